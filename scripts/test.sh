@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up .venv (if needed) with the test dependencies and runs the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+exec .venv/bin/python -m pytest "$@"

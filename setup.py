@@ -1,0 +1,30 @@
+"""Packaging of tb-gpu-advisor: the CLI, and (from the plugin issue on) the TensorBoard tab."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="tb-gpu-advisor",
+    version="0.1.0",
+    description="Tells people training on NVIDIA GPUs why their GPUs idle and what to change, from their "
+                "TensorFlow or JAX profile.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["tb_gpu_advisor", "tb_gpu_advisor.*"]),
+    include_package_data=True,
+    package_data={"tb_gpu_advisor": ["static/*", "static/**/*"]},
+    install_requires=[
+        "protobuf>=4.21",
+        "numpy>=1.24",
+        "tensorboard>=2.15",
+        "tensorboard-plugin-profile>=2.15",
+        "werkzeug>=2.2",
+    ],
+    extras_require={
+        "tf": ["tensorflow-cpu>=2.15", "tensorboard>=2.15"],
+        "test": ["pytest>=7"],
+    },
+    entry_points={
+        "console_scripts": ["tb-gpu-advisor = tb_gpu_advisor.cli:main_exit"],
+    },
+)

@@ -1,0 +1,80 @@
+"""Splits step time into exclusive categories: what the GPUs computed, copied or waited for at each instant.
+
+Each instant of a step counts once, for the highest category active then (order of BREAKDOWN_CATEGORIES), so
+the categories add up to the step time. Device categories are over all GPUs: an instant counts as compute if
+any GPU computes. Transfers and collectives therefore count only where they are exposed (no compute
+overlaps them); host categories only where every GPU is idle.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor.analysis.kernel_names import is_low_precision, is_nccl
+from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
+
+BREAKDOWN_CATEGORIES = ("compute_16bit", "compute_32bit", "collectives", "d2h", "d2d", "h2d", "input_wait",
+                        "launch", "host", "idle")
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Exclusive time per category (ps) for each window, in BREAKDOWN_CATEGORIES order."""
+
+    window_ps: np.ndarray  # one per window
+    category_ps: dict  # category -> np.ndarray, one per window
+    gpu_busy_ps: np.ndarray  # one per window: time at least one GPU is busy
+
+
+def _category_intervals(model):
+    """{category: Intervals} of the raw activity behind each category (host ones not yet exclusive)."""
+    spans = {name: ([], []) for name in BREAKDOWN_CATEGORIES[:6]}
+    for gpu in model.gpus:
+        activity = gpu.activity
+        if not len(activity):
+            continue
+        low = np.array([is_low_precision(n) for n in activity.names], dtype=bool)[activity.name_id]
+        nccl = np.array([is_nccl(n) for n in activity.names], dtype=bool)[activity.name_id]
+        compute = np.isin(activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH)) & ~nccl
+        direction = activity.copy_direction
+        masks = {
+            "compute_16bit": compute & low,
+            "compute_32bit": compute & ~low,
+            "collectives": (activity.kind == ActivityKind.KERNEL) & nccl,
+            "d2h": direction == CopyDirection.D2H,
+            "d2d": ((activity.kind == ActivityKind.MEMCPY) & np.isin(direction, (CopyDirection.D2D,
+                    CopyDirection.P2P, CopyDirection.OTHER))) | (activity.kind == ActivityKind.MEMSET),
+            "h2d": direction == CopyDirection.H2D,
+        }
+        for name, mask in masks.items():
+            spans[name][0].append(activity.start_ps[mask])
+            spans[name][1].append(activity.end_ps[mask])
+    result = {name: intervals.union(np.concatenate(s) if s else [], np.concatenate(e) if e else [])
+              for name, (s, e) in spans.items()}
+    host = model.host_activity
+    result["input_wait"] = host.input_waits
+    result["launch"] = host.launch_busy
+    result["host"] = host.busy
+    return result
+
+
+def breakdown(model, window_start_ps, window_end_ps):
+    """Breakdown of each window [start, end)."""
+    starts = np.asarray(window_start_ps, dtype=np.int64)
+    ends = np.asarray(window_end_ps, dtype=np.int64)
+    raw = _category_intervals(model)
+    covered = intervals.EMPTY
+    covered_before = np.zeros(len(starts), dtype=np.int64)
+    category_ps = {}
+    gpu_busy = None
+    for name in BREAKDOWN_CATEGORIES[:-1]:
+        covered = intervals.union_all(covered, raw[name])
+        covered_now = intervals.covered_ps(covered, starts, ends)
+        category_ps[name] = covered_now - covered_before
+        covered_before = covered_now
+        if name == "h2d":
+            gpu_busy = covered_now.copy()
+    window = ends - starts
+    category_ps["idle"] = window - covered_before
+    return Breakdown(window_ps=window, category_ps=category_ps, gpu_busy_ps=gpu_busy)

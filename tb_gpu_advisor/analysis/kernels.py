@@ -1,0 +1,85 @@
+"""The kernel table: kernels aggregated by XProf's key (name, grid, block, registers, shared memory, op)."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor.analysis.kernel_names import is_tensor_core_eligible, uses_tensor_cores
+from tb_gpu_advisor.model.trace import ActivityKind
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    name: str
+    occurrences: int
+    total_ps: int
+    min_ps: int
+    max_ps: int
+    occupancy_pct: float | None
+    registers_per_thread: int
+    shared_memory_bytes: int
+    grid: tuple
+    block: tuple
+    uses_tensor_cores: bool
+    tensor_core_eligible: bool
+    op_name: str
+
+    @property
+    def avg_ps(self):
+        return self.total_ps / self.occurrences
+
+
+def kernel_table(gpus):
+    """KernelRows over all GPUs, most total time first; only kernels with launch details, like XProf."""
+    rows = []
+    for gpu in gpus:
+        activity = gpu.activity
+        selected = (activity.kind == ActivityKind.KERNEL) & (activity.config_id >= 0)
+        if not selected.any():
+            continue
+        keys = np.stack([activity.name_id[selected], activity.config_id[selected], activity.op_id[selected]],
+                        axis=1)
+        durations = activity.duration_ps[selected]
+        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        totals = np.bincount(inverse, weights=durations, minlength=len(unique))
+        counts = np.bincount(inverse, minlength=len(unique))
+        mins = np.full(len(unique), np.iinfo(np.int64).max, dtype=np.int64)
+        maxs = np.zeros(len(unique), dtype=np.int64)
+        np.minimum.at(mins, inverse, durations)
+        np.maximum.at(maxs, inverse, durations)
+        exact_totals = np.zeros(len(unique), dtype=np.int64)
+        np.add.at(exact_totals, inverse, durations)
+        del totals
+        for index, (name_id, config_id, op_id) in enumerate(unique):
+            rows.append((activity.names[name_id], activity.configs[config_id],
+                         activity.op_names[op_id] if op_id >= 0 else "",
+                         int(counts[index]), int(exact_totals[index]), int(mins[index]), int(maxs[index])))
+    return _merge_and_sort(rows)
+
+
+def _merge_and_sort(rows):
+    """Merges rows with equal keys across GPUs and sorts by total time."""
+    merged = {}
+    for name, config, op_name, count, total, low, high in rows:
+        key = (name, config.grid, config.block, config.registers_per_thread, config.static_shared_bytes,
+               config.dynamic_shared_bytes, op_name)
+        found = merged.get(key)
+        if found is None:
+            merged[key] = [config, count, total, low, high]
+        else:
+            found[1] += count
+            found[2] += total
+            found[3] = min(found[3], low)
+            found[4] = max(found[4], high)
+    table = []
+    for (name, grid, block, regs, _, _, op_name), (config, count, total, low, high) in merged.items():
+        tensor_cores = uses_tensor_cores(name)
+        table.append(KernelRow(
+            name=name, occurrences=count, total_ps=total, min_ps=low, max_ps=high,
+            occupancy_pct=config.occupancy_pct, registers_per_thread=regs,
+            shared_memory_bytes=config.shared_memory_bytes, grid=grid, block=block,
+            uses_tensor_cores=tensor_cores, tensor_core_eligible=is_tensor_core_eligible(op_name, name),
+            op_name=op_name))
+    table.sort(key=lambda r: (-r.total_ps, -r.occurrences, -r.registers_per_thread, r.name, r.grid, r.block))
+    return tuple(table)

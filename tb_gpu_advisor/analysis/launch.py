@@ -1,0 +1,72 @@
+"""Kernel launch overhead: host launch paired with its kernel by correlation id, latency, tiny kernels."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor.constants import TINY_KERNEL_US
+from tb_gpu_advisor.model.trace import ActivityKind
+
+# Histogram bin edges of launch-to-start latency, in microseconds.
+LATENCY_BIN_EDGES_US = (0, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, float("inf"))
+
+
+@dataclass(frozen=True)
+class LaunchStats:
+    kernel_count: int
+    paired_count: int
+    latency_p50_ps: float | None
+    latency_p95_ps: float | None
+    latency_max_ps: int | None
+    latency_histogram: tuple  # counts per LATENCY_BIN_EDGES_US bin
+    tiny_kernel_count: int
+    launches_per_step: float | None
+    launch_call_ps: int  # total host time inside launch calls that launched kernels
+
+
+def pair_launches(host, activity):
+    """Index into the host launch arrays for each device event (-1 when no launch shares its correlation id)."""
+    ids = host.launch_correlation_id
+    if len(ids) == 0 or len(activity) == 0:
+        return np.full(len(activity), -1, dtype=np.int64)
+    position = np.searchsorted(ids, activity.correlation_id)
+    position = np.minimum(position, len(ids) - 1)
+    found = (ids[position] == activity.correlation_id) & (activity.correlation_id >= 0)
+    return np.where(found, position, -1)
+
+
+def launch_stats(model, step_set):
+    """LaunchStats over all GPUs; latency = kernel start on the device - launch call start on the host."""
+    host = model.host_activity
+    latencies, kernel_count, tiny, call_ps, starts = [], 0, 0, 0, []
+    for gpu in model.gpus:
+        activity = gpu.activity
+        kernels = activity.kind == ActivityKind.KERNEL
+        kernel_count += int(kernels.sum())
+        tiny += int((activity.duration_ps[kernels] < TINY_KERNEL_US * 1e6).sum())
+        starts.append(activity.start_ps[kernels])
+        launch_index = pair_launches(host, activity)
+        paired = kernels & (launch_index >= 0)
+        latencies.append(activity.start_ps[paired] - host.launch_start_ps[launch_index[paired]])
+        call_ps += int(host.launch_duration_ps[launch_index[paired]].sum())
+    latency = np.concatenate(latencies) if latencies else np.zeros(0, np.int64)
+    edges_ps = np.array(LATENCY_BIN_EDGES_US) * 1e6
+    histogram = tuple(int(c) for c in np.histogram(latency, bins=edges_ps)[0]) if len(latency) else \
+        tuple(0 for _ in LATENCY_BIN_EDGES_US[1:])
+    per_step = None
+    if step_set.steps:
+        kernel_starts = np.sort(np.concatenate(starts)) if starts else np.zeros(0, np.int64)
+        counts = [np.searchsorted(kernel_starts, s.end_ps) - np.searchsorted(kernel_starts, s.start_ps)
+                  for s in step_set.steps]
+        per_step = float(np.mean(counts))
+    return LaunchStats(
+        kernel_count=kernel_count,
+        paired_count=int(len(latency)),
+        latency_p50_ps=float(np.percentile(latency, 50)) if len(latency) else None,
+        latency_p95_ps=float(np.percentile(latency, 95)) if len(latency) else None,
+        latency_max_ps=int(latency.max()) if len(latency) else None,
+        latency_histogram=histogram,
+        tiny_kernel_count=tiny,
+        launches_per_step=per_step,
+        launch_call_ps=call_ps,
+    )

@@ -1,0 +1,66 @@
+"""Host-to-device, device-to-host and device-to-device copies: bytes, time, bandwidth, pageable, sync."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor.model.trace import COPY_DIRECTION_KEYS, ActivityKind
+
+# Copies under this size are latency-bound: better batched into fewer, larger copies.
+SMALL_COPY_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class TransferStats:
+    """One direction. pageable_count / sync_count are None when the trace does not record them."""
+
+    count: int
+    bytes: int
+    time_ps: int
+    pageable_count: int | None
+    sync_count: int | None
+    small_count: int
+
+    @property
+    def gbps(self):
+        return self.bytes / (self.time_ps / 1e12) / 1e9 if self.time_ps > 0 else None
+
+
+def _tri_state(value):
+    return -1 if value is None else int(value)
+
+
+def transfer_stats(gpus):
+    """{"h2d"|"d2h"|"d2d"|"p2p"|"other": TransferStats} over all GPUs; directions with no copies included."""
+    parts = {key: [] for key in COPY_DIRECTION_KEYS.values()}
+    for gpu in gpus:
+        activity = gpu.activity
+        copies = activity.kind == ActivityKind.MEMCPY
+        if not copies.any():
+            continue
+        table = activity.copies
+        size = np.array([c.size_bytes for c in table] + [0], dtype=np.int64)
+        pageable = np.array([_tri_state(c.has_pageable_side) for c in table] + [-1], dtype=np.int8)
+        is_async = np.array([_tri_state(c.is_async) for c in table] + [-1], dtype=np.int8)
+        copy_id = activity.copy_id[copies]  # -1 picks the trailing "unknown" entry
+        direction = activity.copy_direction[copies]
+        for code, key in COPY_DIRECTION_KEYS.items():
+            chosen = direction == int(code)
+            if chosen.any():
+                ids = copy_id[chosen]
+                parts[key].append((activity.duration_ps[copies][chosen], size[ids], pageable[ids], is_async[ids]))
+    result = {}
+    for key, chunks in parts.items():
+        if not chunks:
+            result[key] = TransferStats(0, 0, 0, 0, 0, 0)
+            continue
+        durations, sizes, pageable, is_async = (np.concatenate(column) for column in zip(*chunks))
+        result[key] = TransferStats(
+            count=int(len(durations)),
+            bytes=int(sizes.sum()),
+            time_ps=int(durations.sum()),
+            pageable_count=int((pageable == 1).sum()) if (pageable >= 0).any() else None,
+            sync_count=int((is_async == 0).sum()) if (is_async >= 0).any() else None,
+            small_count=int((sizes < SMALL_COPY_BYTES).sum()),
+        )
+    return result

@@ -1,0 +1,92 @@
+"""Per-GPU busy time and activity totals, and the host's input wait while every GPU is idle."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor.analysis.kernel_names import is_nccl
+from tb_gpu_advisor.analysis.steps import analysis_window
+from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.trace import ActivityKind
+
+
+@dataclass(frozen=True)
+class DeviceUsage:
+    """How busy one GPU was; percentages are None for a GPU with no activity."""
+
+    ordinal: int
+    name: str
+    busy_pct: float | None
+    busy_ps: int
+    window_ps: int
+    kernel_count: int
+    kernel_ps: int
+    memcpy_count: int
+    memcpy_ps: int
+    memset_count: int
+    memset_ps: int
+    nccl_ps: int
+    largest_gap_ps: int
+    stream_count: int
+
+
+@dataclass(frozen=True)
+class InputWait:
+    """Host time in `IteratorGetNext*` while no GPU is busy, within the analysis window."""
+
+    wait_ps: int
+    window_ps: int
+
+    @property
+    def pct(self):
+        return 100.0 * self.wait_ps / self.window_ps if self.window_ps > 0 else None
+
+
+def busy_intervals(activity):
+    """Union of every kernel, memcpy, memset and graph on one GPU."""
+    return intervals.union(activity.start_ps, activity.end_ps)
+
+
+def all_gpus_busy(model):
+    """Union over GPUs of the time at least one GPU is busy."""
+    return intervals.union_all(*(busy_intervals(gpu.activity) for gpu in model.gpus))
+
+
+def device_usage(gpu, step_set):
+    """DeviceUsage of one GPU: busy inside its step windows, or its own first-to-last span without steps."""
+    activity = gpu.activity
+    busy = busy_intervals(activity)
+    if len(busy) == 0:
+        return DeviceUsage(gpu.ordinal, gpu.name, None, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    windows = step_set.device_windows(gpu.ordinal) if step_set.steps else \
+        intervals.union([busy.start_ps[0]], [busy.end_ps[-1]])
+    busy_ps = int(intervals.covered_ps(busy, windows.start_ps, windows.end_ps).sum())
+    window_ps = windows.total_ps
+    gaps = busy.start_ps[1:] - busy.end_ps[:-1]
+    kernels = activity.mask(ActivityKind.KERNEL)
+    nccl_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
+    nccl = kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
+    return DeviceUsage(
+        ordinal=gpu.ordinal,
+        name=gpu.name,
+        busy_pct=100.0 * busy_ps / window_ps if window_ps > 0 else None,
+        busy_ps=busy_ps,
+        window_ps=window_ps,
+        kernel_count=int(kernels.sum()),
+        kernel_ps=int(activity.duration_ps[kernels].sum()),
+        memcpy_count=int(activity.mask(ActivityKind.MEMCPY).sum()),
+        memcpy_ps=int(activity.duration_ps[activity.mask(ActivityKind.MEMCPY)].sum()),
+        memset_count=int(activity.mask(ActivityKind.MEMSET).sum()),
+        memset_ps=int(activity.duration_ps[activity.mask(ActivityKind.MEMSET)].sum()),
+        nccl_ps=int(activity.duration_ps[nccl].sum()),
+        largest_gap_ps=int(gaps.max()) if len(gaps) else 0,
+        stream_count=int(len(np.unique(activity.stream_id))),
+    )
+
+
+def input_wait(model, step_set):
+    """InputWait over the analysis window (the steps, else the span of activity)."""
+    window = analysis_window(model, step_set)
+    waiting = intervals.subtract(model.host_activity.input_waits, all_gpus_busy(model))
+    wait_ps = int(intervals.covered_ps(waiting, window.start_ps, window.end_ps).sum()) if len(window) else 0
+    return InputWait(wait_ps=wait_ps, window_ps=window.total_ps)

@@ -1,0 +1,1 @@
+"""Helpers that capture real profiles with an installed TensorFlow (optional extra)."""

@@ -1,0 +1,17 @@
+"""Names, suffixes and limits shared across layers."""
+
+SCHEMA_VERSION = 1
+PLUGIN_NAME = "gpu_advisor"
+XPLANE_SUFFIX = ".xplane.pb"
+PROFILE_SUBDIR = ("plugins", "profile")
+
+# Files above this size are refused with a clear message unless the limit is raised (--max-file-mb).
+DEFAULT_MAX_FILE_BYTES = 4 * 1024**3
+
+# XProf's derived-line ids: base 0xdeadbeef as int32, then a block of 390 ids.
+DERIVED_LINE_ID_BASE = -559038737
+DERIVED_LINE_ID_SPAN = 389
+STEPS_LINE_ID = DERIVED_LINE_ID_BASE
+
+# A kernel shorter than this is "tiny": its launch costs about as much as it runs.
+TINY_KERNEL_US = 10.0

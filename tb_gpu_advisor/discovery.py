@@ -1,0 +1,103 @@
+"""Finds profile runs and hosts under a logdir, named exactly as TensorBoard's Profile tab names them.
+
+A run id is `<tb run>/<profile run>` where `<tb run>` is the directory holding `plugins/profile` relative to
+the logdir, or just `<profile run>` when `plugins/profile` sits at the logdir's root. Hosts are the
+`<host>.xplane.pb` files of a run.
+"""
+
+import os
+from dataclasses import dataclass
+
+from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
+from tb_gpu_advisor.errors import ProfileError
+
+
+@dataclass(frozen=True)
+class HostFile:
+    host: str
+    path: str
+
+
+@dataclass(frozen=True)
+class ProfileRun:
+    run: str  # the Profile tab's run id
+    path: str
+    hosts: tuple  # HostFile, sorted by host
+
+
+def _hosts_in(directory):
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return ()
+    return tuple(HostFile(host=name[: -len(XPLANE_SUFFIX)], path=os.path.join(directory, name))
+                 for name in names
+                 if name.endswith(XPLANE_SUFFIX) and os.path.isfile(os.path.join(directory, name)))
+
+
+def discover_runs(logdir):
+    """Every ProfileRun under `logdir`, newest first (profile run names are timestamps), like the Profile tab."""
+    runs = []
+    logdir = os.path.abspath(logdir)
+    for directory, subdirs, _ in os.walk(logdir, followlinks=False):
+        subdirs.sort()
+        if os.path.basename(directory) != PROFILE_SUBDIR[1] or \
+                os.path.basename(os.path.dirname(directory)) != PROFILE_SUBDIR[0]:
+            continue
+        tb_run = os.path.relpath(os.path.dirname(os.path.dirname(directory)), logdir)
+        for profile_run in sorted(subdirs):
+            run_path = os.path.join(directory, profile_run)
+            hosts = _hosts_in(run_path)
+            if hosts:
+                run_id = profile_run if tb_run == "." else f"{tb_run.replace(os.sep, '/')}/{profile_run}"
+                runs.append(ProfileRun(run=run_id, path=run_path, hosts=hosts))
+        subdirs[:] = []
+    runs.sort(key=lambda r: (r.run.rsplit("/", 1)[-1], r.run), reverse=True)
+    return tuple(runs)
+
+
+def resolve_target(path, run=None, host=None):
+    """The (run id, [HostFile]) that `analyze PATH` means: a file, a run directory or a logdir.
+
+    A logdir analyzes its newest run unless `run` names one; `host` keeps one host. Raises ProfileError with
+    the choices when nothing matches.
+    """
+    path = str(path)
+    if not os.path.exists(path):
+        raise ProfileError(path, "no such file or directory")
+    if os.path.isfile(path):
+        if run:
+            raise ProfileError(path, "--run applies to a logdir, not to a single file")
+        files = (HostFile(host=_host_of(path), path=path),)
+        return None, _pick_host(path, files, host)
+    direct = _hosts_in(path)
+    if direct:
+        if run:
+            raise ProfileError(path, "is a run directory; --run applies to a logdir")
+        return os.path.basename(os.path.normpath(path)), _pick_host(path, direct, host)
+    runs = discover_runs(path)
+    if not runs:
+        raise ProfileError(path, "no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/"
+                                 "<host>.xplane.pb (capture one with tf.profiler or jax.profiler.trace)")
+    if run is None:
+        chosen = runs[0]
+    else:
+        matches = [r for r in runs if r.run == run]
+        if not matches:
+            raise ProfileError(path, f"no run {run!r}; runs: {', '.join(r.run for r in runs)}")
+        chosen = matches[0]
+    return chosen.run, _pick_host(chosen.path, chosen.hosts, host)
+
+
+def _host_of(path):
+    base = os.path.basename(path)
+    return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
+
+
+def _pick_host(where, files, host):
+    if host is None:
+        return list(files)
+    chosen = [f for f in files if f.host == host]
+    if not chosen:
+        raise ProfileError(where, f"no host {host!r}; hosts: {', '.join(f.host for f in files)}")
+    return chosen

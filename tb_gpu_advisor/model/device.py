@@ -1,0 +1,213 @@
+"""Builds one GpuDevice from a decoded `/device:GPU:N` plane: activity arrays, capabilities, Steps markers."""
+
+import numpy as np
+
+from tb_gpu_advisor.constants import STEPS_LINE_ID
+from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_details
+from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActivity, DeviceCapabilities,
+                                        GpuDevice, StepMarker)
+from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
+
+_DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "tf_op", "hlo_op",
+                 "theoretical_occupancy_pct"}
+_STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"}
+# Device events that are not GPU work: memory bookkeeping and profiler overhead.
+_NOT_WORK_PREFIXES = ("MemoryResidency", "MemAlloc", "MemFree", "memalloc", "MemFree", "COMPILER",
+                      "BUFFER_FLUSH", "INSTRUMENTATION", "RESOURCE", "Overhead")
+_SKIPPED_LINE_NAMES = ("_counters_", "CUPTI overhead")
+_COPY_NAMES = {"H2D": CopyDirection.H2D, "HTOD": CopyDirection.H2D, "D2H": CopyDirection.D2H,
+               "DTOH": CopyDirection.D2H, "D2D": CopyDirection.D2D, "DTOD": CopyDirection.D2D,
+               "P2P": CopyDirection.P2P, "PTOP": CopyDirection.P2P}
+
+
+def classify_event_name(name):
+    """(ActivityKind or None for non-work, CopyDirection) from a device event name."""
+    if name.startswith("Memcpy"):
+        return ActivityKind.MEMCPY, _COPY_NAMES.get(name[6:].split()[0].upper() if name[6:] else "",
+                                                    CopyDirection.OTHER)
+    if name.startswith("Memset"):
+        return ActivityKind.MEMSET, CopyDirection.NONE
+    if name.startswith("CudaGraphExec"):
+        return ActivityKind.GRAPH, CopyDirection.NONE
+    if name.startswith(_NOT_WORK_PREFIXES):
+        return None, CopyDirection.NONE
+    return ActivityKind.KERNEL, CopyDirection.NONE
+
+
+def op_name_from_tf_op(tf_op):
+    """The name part of a TF op full name `name:type` (XProf's ParseTfOpFullname)."""
+    if not tf_op:
+        return ""
+    name, sep, _ = tf_op.rpartition(":")
+    return name if sep else tf_op
+
+
+def capabilities_from_stats(stats):
+    """DeviceCapabilities from a GPU plane's stats (clock_rate is in kHz, memory_bandwidth in B/s)."""
+    def number(key):
+        value = stats.get(key)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+
+    clock_khz = number("clock_rate")
+    major, minor = stats.get("compute_cap_major"), stats.get("compute_cap_minor")
+    return DeviceCapabilities(
+        model_name=stats.get("gpu_device_name") or None,
+        vendor=stats.get("device_vendor") or None,
+        sm_count=number("core_count"),
+        clock_mhz=clock_khz / 1000.0 if clock_khz else None,
+        memory_bandwidth_bytes_per_s=number("memory_bandwidth"),
+        memory_bytes=number("memory_size"),
+        compute_capability=(int(major), int(minor)) if isinstance(major, int) and major > 0
+        and isinstance(minor, int) else None,
+    )
+
+
+class _Columns:
+    """Growing Python lists for one device's events, turned into arrays once."""
+
+    def __init__(self):
+        self.start, self.duration, self.kind, self.stream, self.correlation = [], [], [], [], []
+        self.name_id, self.config_id, self.op_id, self.copy_direction, self.copy_id = [], [], [], [], []
+
+
+class _Interner:
+    def __init__(self):
+        self.index, self.values = {}, []
+
+    def get(self, value):
+        found = self.index.get(value)
+        if found is None:
+            found = self.index[value] = len(self.values)
+            self.values.append(value)
+        return found
+
+
+def build_gpu_device(plane, ordinal, origin_ns):
+    """GpuDevice from a decoded GPU plane; times are ps relative to `origin_ns`."""
+    names = stat_names(plane)
+    wanted = ids_named(names, _DEVICE_STATS)
+    step_ids = ids_named(names, _STEP_STATS)
+    event_kinds = {}
+    cols = _Columns()
+    name_table, config_table, op_table, copy_table = _Interner(), _Interner(), _Interner(), _Interner()
+    config_cache, copy_cache = {}, {}
+    markers = []
+    for line in plane.lines:
+        if line.id == STEPS_LINE_ID or (is_derived_line(line.id) and line.name == "Steps"):
+            markers.extend(_step_markers(plane, line, step_ids, names, origin_ns))
+            continue
+        if is_derived_line(line.id) or line.name in _SKIPPED_LINE_NAMES:
+            continue
+        base_ps = (line.timestamp_ns - origin_ns) * 1000
+        stream = line.id
+        for event in line.events:
+            duration = event.duration_ps
+            if duration <= 0:
+                continue
+            meta_id = event.metadata_id
+            kind_info = event_kinds.get(meta_id)
+            if kind_info is None:
+                name = plane.event_metadata[meta_id].name if meta_id in plane.event_metadata else ""
+                kind, direction = classify_event_name(name)
+                kind_info = event_kinds[meta_id] = (kind, direction, name_table.get(name))
+            kind, direction, name_id = kind_info
+            if kind is None:
+                continue
+            correlation, config_id, op_id, copy_id = -1, -1, -1, -1
+            tf_op = hlo_op = None
+            occupancy = None
+            for stat in event.stats:
+                key = wanted.get(stat.metadata_id)
+                if key is None:
+                    continue
+                if key == "correlation_id":
+                    value = stat_value(stat, names)
+                    correlation = int(value) if isinstance(value, (int, float)) else -1
+                elif key == "kernel_details" and kind == ActivityKind.KERNEL:
+                    text = stat_value(stat, names)
+                    config_id = config_cache.get(text)
+                    if config_id is None:
+                        config_id = config_cache[text] = config_table.get(parse_kernel_details(text or ""))
+                elif key == "memcpy_details" and kind == ActivityKind.MEMCPY:
+                    text = stat_value(stat, names)
+                    copy_id = copy_cache.get(text)
+                    if copy_id is None:
+                        copy_id = copy_cache[text] = copy_table.get(parse_copy_details(text or ""))
+                elif key == "tf_op":
+                    tf_op = stat_value(stat, names)
+                elif key == "hlo_op":
+                    hlo_op = stat_value(stat, names)
+                elif key == "theoretical_occupancy_pct":
+                    occupancy = stat_value(stat, names)
+            if occupancy is not None and config_id >= 0:
+                config = config_table.values[config_id]
+                if config.occupancy_pct is None and isinstance(occupancy, (int, float)):
+                    config_id = config_table.get(_with_occupancy(config, float(occupancy)))
+            if hlo_op:
+                op_id = op_table.get(str(hlo_op))
+            elif tf_op:
+                op_id = op_table.get(op_name_from_tf_op(str(tf_op)))
+            cols.start.append(base_ps + event.offset_ps)
+            cols.duration.append(duration)
+            cols.kind.append(kind)
+            cols.stream.append(stream)
+            cols.correlation.append(correlation)
+            cols.name_id.append(name_id)
+            cols.config_id.append(config_id)
+            cols.op_id.append(op_id)
+            cols.copy_direction.append(direction)
+            cols.copy_id.append(copy_id)
+    activity = _to_activity(cols, name_table, config_table, op_table, copy_table)
+    return GpuDevice(ordinal=ordinal, name=plane.name,
+                     capabilities=capabilities_from_stats(plane_stats(plane, names)),
+                     activity=activity, step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)))
+
+
+def _with_occupancy(config, occupancy):
+    from dataclasses import replace
+    return replace(config, occupancy_pct=occupancy)
+
+
+def _step_markers(plane, line, step_ids, names, origin_ns):
+    base_ps = (line.timestamp_ns - origin_ns) * 1000
+    markers = []
+    for event in line.events:
+        stats = {step_ids[s.metadata_id]: stat_value(s, names) for s in event.stats if s.metadata_id in step_ids}
+        group = stats.get("group_id")
+        if group is None:
+            continue
+        start = base_ps + event.offset_ps
+        duration = event.duration_ps
+        if isinstance(stats.get("device_offset_ps"), int):
+            start = base_ps + stats["device_offset_ps"]
+        if isinstance(stats.get("device_duration_ps"), int):
+            duration = stats["device_duration_ps"]
+        name = plane.event_metadata[event.metadata_id].name if event.metadata_id in plane.event_metadata else ""
+        markers.append(StepMarker(name=str(stats.get("step_name") or name or group), start_ps=start,
+                                  end_ps=start + duration, source="device", group_id=int(group)))
+    return markers
+
+
+def _to_activity(cols, name_table, config_table, op_table, copy_table):
+    start = np.asarray(cols.start, dtype=np.int64)
+    order = np.argsort(start, kind="stable")
+
+    def column(values, dtype):
+        return np.asarray(values, dtype=dtype)[order]
+
+    return DeviceActivity(
+        start_ps=start[order],
+        duration_ps=column(cols.duration, np.int64),
+        kind=column(cols.kind, np.int8),
+        stream_id=column(cols.stream, np.int64),
+        correlation_id=column(cols.correlation, np.int64),
+        name_id=column(cols.name_id, np.int32),
+        config_id=column(cols.config_id, np.int32),
+        op_id=column(cols.op_id, np.int32),
+        copy_direction=column(cols.copy_direction, np.int8),
+        copy_id=column(cols.copy_id, np.int32),
+        names=tuple(name_table.values),
+        configs=tuple(config_table.values),
+        op_names=tuple(op_table.values),
+        copies=tuple(copy_table.values),
+    )

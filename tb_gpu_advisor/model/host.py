@@ -1,0 +1,136 @@
+"""Builds HostActivity and step markers from the decoded `/host:CPU` plane(s)."""
+
+import numpy as np
+
+from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.trace import HostActivity, StepMarker
+from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
+
+_HOST_STATS = {"correlation_id", "device_id", "step_num", "_r", "graph_type", "iter_num"}
+# Exact names that mark a step (Keras/TF training loops); any event with `_r` and `step_num` does too.
+_MARKER_NAMES = {"train", "test", "TraceContext"}
+_KERAS3_MARKER = "Profiled batch"
+
+
+def _is_input_wait(name):
+    return name[:15].lower() == "iteratorgetnext"
+
+
+class _HostCollector:
+    """Accumulates what the analyses need while host events stream by."""
+
+    def __init__(self):
+        self.launch_corr, self.launch_start, self.launch_dur, self.launch_device = [], [], [], []
+        self.wait_start, self.wait_end = [], []
+        self.busy_start, self.busy_end = [], []
+        self.markers = []
+        self.op_totals = {}
+        self.threads = 0
+
+    def add_plane(self, plane, origin_ns):
+        names = stat_names(plane)
+        wanted = ids_named(names, _HOST_STATS)
+        meta_names = {key: meta.name for key, meta in plane.event_metadata.items()}
+        wait_ids = {key for key, name in meta_names.items() if _is_input_wait(name)}
+        totals = {}
+        for line in plane.lines:
+            if is_derived_line(line.id):
+                continue
+            self.threads += 1
+            base_ps = (line.timestamp_ns - origin_ns) * 1000
+            top_start = top_end = None
+            for event in line.events:
+                meta_id = event.metadata_id
+                start = base_ps + event.offset_ps
+                duration = event.duration_ps
+                end = start + duration
+                entry = totals.get(meta_id)
+                if entry is None:
+                    totals[meta_id] = [1, duration]
+                else:
+                    entry[0] += 1
+                    entry[1] += duration
+                if meta_id in wait_ids and duration > 0:
+                    self.wait_start.append(start)
+                    self.wait_end.append(end)
+                is_marker = False
+                if event.stats:
+                    found = {}
+                    for stat in event.stats:
+                        key = wanted.get(stat.metadata_id)
+                        if key is not None:
+                            found[key] = stat_value(stat, names)
+                    if found:
+                        is_marker = self._note_stats(meta_names.get(meta_id, ""), found, start, duration)
+                elif meta_names.get(meta_id) in _MARKER_NAMES:
+                    is_marker = self._note_stats(meta_names[meta_id], {}, start, duration)
+                if is_marker or duration <= 0:
+                    continue
+                if top_end is None or start >= top_end:
+                    if top_end is not None:
+                        self.busy_start.append(top_start)
+                        self.busy_end.append(top_end)
+                    top_start, top_end = start, end
+                elif end > top_end:
+                    top_end = end
+            if top_end is not None:
+                self.busy_start.append(top_start)
+                self.busy_end.append(top_end)
+        for meta_id, (count, total) in totals.items():
+            entry = self.op_totals.setdefault(meta_names.get(meta_id, ""), [0, 0])
+            entry[0] += count
+            entry[1] += total
+
+    def _note_stats(self, name, found, start, duration):
+        """Records a launch and/or a step marker; True when the event is a step marker."""
+        correlation = found.get("correlation_id")
+        if isinstance(correlation, int) and correlation >= 0:
+            device = found.get("device_id")
+            self.launch_corr.append(correlation)
+            self.launch_start.append(start)
+            self.launch_dur.append(duration)
+            self.launch_device.append(device if isinstance(device, int) else -1)
+            return False
+        step_num = found.get("step_num")
+        has_step = isinstance(step_num, (int, float)) and not isinstance(step_num, bool)
+        is_marker = (name in _MARKER_NAMES or ("_r" in found and has_step)
+                     or (name == _KERAS3_MARKER and has_step))
+        if not is_marker or duration <= 0:
+            return False
+        label = str(found.get("graph_type") or name) if name == "TraceContext" else name
+        number = int(step_num) if has_step else None
+        if number is None and isinstance(found.get("iter_num"), int):
+            number = found["iter_num"]
+        self.markers.append(StepMarker(name=f"{label} {number}" if number is not None else label,
+                                       start_ps=start, end_ps=start + duration, source="host",
+                                       step_num=number))
+        return True
+
+    def result(self):
+        corr = np.asarray(self.launch_corr, dtype=np.int64)
+        order = np.argsort(corr, kind="stable")
+        launch_start = np.asarray(self.launch_start, dtype=np.int64)[order]
+        launch_dur = np.asarray(self.launch_dur, dtype=np.int64)[order]
+        activity = HostActivity(
+            launch_correlation_id=corr[order],
+            launch_start_ps=launch_start,
+            launch_duration_ps=launch_dur,
+            launch_device_id=np.asarray(self.launch_device, dtype=np.int64)[order],
+            input_waits=intervals.union(self.wait_start, self.wait_end),
+            busy=intervals.union(self.busy_start, self.busy_end),
+            launch_busy=intervals.union(launch_start, launch_start + launch_dur),
+            op_totals={name: tuple(v) for name, v in self.op_totals.items()},
+            thread_count=self.threads,
+        )
+        return activity, outermost_markers(self.markers)
+
+
+def outermost_markers(markers):
+    """Drops markers nested inside another marker (a root inside a root belongs to the outer step)."""
+    ordered = sorted(markers, key=lambda m: (m.start_ps, -m.end_ps))
+    kept = []
+    for marker in ordered:
+        if kept and marker.start_ps >= kept[-1].start_ps and marker.end_ps <= kept[-1].end_ps:
+            continue
+        kept.append(marker)
+    return tuple(kept)

@@ -1,0 +1,99 @@
+"""Interval arithmetic on sorted numpy arrays: union, covered length inside windows, subtraction."""
+
+import numpy as np
+
+from tb_gpu_advisor.model.trace import Intervals
+
+EMPTY = Intervals(np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def union(starts, ends):
+    """Merges possibly overlapping [start, end) intervals into sorted disjoint ones."""
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    keep = ends > starts
+    starts, ends = starts[keep], ends[keep]
+    if len(starts) == 0:
+        return EMPTY
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    running_end = np.maximum.accumulate(ends)
+    # A new block starts where an interval begins after everything before it has ended.
+    new_block = np.empty(len(starts), dtype=bool)
+    new_block[0] = True
+    new_block[1:] = starts[1:] > running_end[:-1]
+    block_starts = starts[new_block]
+    block_index = np.cumsum(new_block) - 1
+    block_ends = np.zeros(len(block_starts), dtype=np.int64)
+    np.maximum.at(block_ends, block_index, running_end)
+    return Intervals(block_starts, block_ends)
+
+
+def union_all(*interval_sets):
+    """Union of several Intervals."""
+    sets = [s for s in interval_sets if len(s)]
+    if not sets:
+        return EMPTY
+    return union(np.concatenate([s.start_ps for s in sets]), np.concatenate([s.end_ps for s in sets]))
+
+
+def covered_ps(intervals, window_start, window_end):
+    """Length of `intervals` inside each window [window_start[i], window_end[i]); vectorized over windows."""
+    window_start = np.atleast_1d(np.asarray(window_start, dtype=np.int64))
+    window_end = np.atleast_1d(np.asarray(window_end, dtype=np.int64))
+    if len(intervals) == 0:
+        return np.zeros(len(window_start), dtype=np.int64)
+    starts, ends = intervals.start_ps, intervals.end_ps
+    prefix = np.concatenate([[0], np.cumsum(ends - starts)])
+
+    def covered_before(t):
+        # Length of the union that lies before time t.
+        index = np.searchsorted(ends, t, side="right")  # intervals wholly before t
+        partial = np.where(index < len(starts),
+                           np.clip(t - starts[np.minimum(index, len(starts) - 1)], 0, None), 0)
+        return prefix[index] + partial
+
+    return np.maximum(covered_before(window_end) - covered_before(window_start), 0)
+
+
+def intersect(intervals, other):
+    """Intersection of two Intervals."""
+    if len(intervals) == 0 or len(other) == 0:
+        return EMPTY
+    starts = np.concatenate([intervals.start_ps, other.start_ps])
+    ends = np.concatenate([intervals.end_ps, other.end_ps])
+    points = np.concatenate([starts, ends])
+    delta = np.concatenate([np.ones(len(starts), np.int64), -np.ones(len(ends), np.int64)])
+    order = np.lexsort((delta, points))  # ends before starts at equal times
+    points, depth = points[order], np.cumsum(delta[order])
+    inside = depth == 2
+    seg_start = points[:-1][inside[:-1]]
+    seg_end = points[1:][inside[:-1]]
+    keep = seg_end > seg_start
+    return union(seg_start[keep], seg_end[keep])
+
+
+def subtract(intervals, other):
+    """Parts of `intervals` not covered by `other`."""
+    if len(intervals) == 0 or len(other) == 0:
+        return intervals
+    overlap = intersect(intervals, other)
+    if len(overlap) == 0:
+        return intervals
+    points = np.concatenate([intervals.start_ps, intervals.end_ps, overlap.start_ps, overlap.end_ps])
+    delta = np.concatenate([np.ones(len(intervals), np.int64), -np.ones(len(intervals), np.int64),
+                            -np.ones(len(overlap), np.int64), np.ones(len(overlap), np.int64)])
+    order = np.lexsort((delta, points))
+    points, depth = points[order], np.cumsum(delta[order])
+    inside = depth == 1
+    seg_start = points[:-1][inside[:-1]]
+    seg_end = points[1:][inside[:-1]]
+    keep = seg_end > seg_start
+    return union(seg_start[keep], seg_end[keep])
+
+
+def clip(intervals, start, end):
+    """The part of `intervals` inside [start, end)."""
+    if len(intervals) == 0:
+        return intervals
+    return union(np.clip(intervals.start_ps, start, end), np.clip(intervals.end_ps, start, end))

@@ -1,0 +1,162 @@
+"""Frozen containers of the trace model: devices with columnar activity, host timelines, step markers.
+
+All times are integer picoseconds relative to the model's origin (the earliest line base of the file).
+"""
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+
+class ActivityKind(IntEnum):
+    """What a device event is."""
+
+    KERNEL = 0
+    MEMCPY = 1
+    MEMSET = 2
+    GRAPH = 3  # a CUDA graph launch recorded as one event
+
+
+class CopyDirection(IntEnum):
+    """Direction of a memcpy; NONE for events that are not copies."""
+
+    NONE = -1
+    H2D = 0
+    D2H = 1
+    D2D = 2
+    P2P = 3
+    OTHER = 4
+
+
+COPY_DIRECTION_KEYS = {CopyDirection.H2D: "h2d", CopyDirection.D2H: "d2h", CopyDirection.D2D: "d2d",
+                       CopyDirection.P2P: "p2p", CopyDirection.OTHER: "other"}
+
+
+@dataclass(frozen=True, eq=False)
+class DeviceActivity:
+    """Every activity of one GPU, one array element per event, sorted by start.
+
+    `name_id` indexes `names`, `config_id` indexes `configs` (KernelConfig, -1 = none), `op_id` indexes
+    `op_names` (-1 = none), `copy_id` indexes `copies` (CopyDetails, -1 = none). Tri-state flags use -1 for
+    unknown.
+    """
+
+    start_ps: np.ndarray
+    duration_ps: np.ndarray
+    kind: np.ndarray
+    stream_id: np.ndarray
+    correlation_id: np.ndarray
+    name_id: np.ndarray
+    config_id: np.ndarray
+    op_id: np.ndarray
+    copy_direction: np.ndarray
+    copy_id: np.ndarray
+    names: tuple
+    configs: tuple
+    op_names: tuple
+    copies: tuple
+
+    def __len__(self):
+        return len(self.start_ps)
+
+    @property
+    def end_ps(self):
+        return self.start_ps + self.duration_ps
+
+    def mask(self, kind):
+        return self.kind == int(kind)
+
+
+@dataclass(frozen=True)
+class DeviceCapabilities:
+    """What the trace says about a GPU; any field may be None when the trace omits it."""
+
+    model_name: str | None = None
+    vendor: str | None = None
+    sm_count: int | None = None
+    clock_mhz: float | None = None
+    memory_bandwidth_bytes_per_s: int | None = None
+    memory_bytes: int | None = None
+    compute_capability: tuple | None = None
+
+
+@dataclass(frozen=True)
+class StepMarker:
+    """One step as marked in the trace: by a host annotation or by a pre-grouped device `Steps` line."""
+
+    name: str
+    start_ps: int
+    end_ps: int
+    source: str  # "host" or "device"
+    step_num: int | None = None
+    group_id: int | None = None
+
+    @property
+    def duration_ps(self):
+        return self.end_ps - self.start_ps
+
+
+@dataclass(frozen=True)
+class GpuDevice:
+    """One `/device:GPU:N` plane."""
+
+    ordinal: int
+    name: str
+    capabilities: DeviceCapabilities
+    activity: DeviceActivity
+    step_markers: tuple = ()  # from the plane's pre-grouped `Steps` line, if any
+
+
+@dataclass(frozen=True, eq=False)
+class Intervals:
+    """Sorted, non-overlapping [start, end) intervals."""
+
+    start_ps: np.ndarray
+    end_ps: np.ndarray
+
+    def __len__(self):
+        return len(self.start_ps)
+
+    @property
+    def total_ps(self):
+        return int((self.end_ps - self.start_ps).sum())
+
+
+@dataclass(frozen=True, eq=False)
+class HostActivity:
+    """What the host threads did that the analyses need, not every host event.
+
+    - launches: host events carrying a `correlation_id` (driver API calls: kernel launches, memcpy calls),
+      sorted by correlation id;
+    - input_waits: the union of `IteratorGetNext*` events;
+    - busy: the union of all host events other than step markers;
+    - op_totals: per host event name, (count, total duration ps).
+    """
+
+    launch_correlation_id: np.ndarray
+    launch_start_ps: np.ndarray
+    launch_duration_ps: np.ndarray
+    launch_device_id: np.ndarray
+    input_waits: Intervals
+    busy: Intervals
+    launch_busy: Intervals
+    op_totals: dict = field(default_factory=dict)
+    thread_count: int = 0
+
+
+@dataclass(frozen=True)
+class TraceModel:
+    """One host's profile: the GPUs, the host activity and the steps."""
+
+    path: str
+    host: str
+    gpus: tuple
+    host_activity: HostActivity
+    host_step_markers: tuple
+    profile_span_ps: tuple  # (start, end) over all decoded events, or (0, 0)
+    trace_errors: tuple = ()
+    trace_warnings: tuple = ()
+    environment: dict = field(default_factory=dict)  # e.g. cuda_version, jax_version from /host:metadata
+    format: str = "current"  # "current" (ungrouped CUPTI) or "pre-grouped" (old TF with group_id/Steps)
+    has_host_plane: bool = False

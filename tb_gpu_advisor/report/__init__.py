@@ -1,0 +1,1 @@
+"""The report: the JSON HostReport contract and its text and markdown renderings."""

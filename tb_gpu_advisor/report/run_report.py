@@ -1,0 +1,25 @@
+"""Analyzes the host files of one run into the top-level report: {schema_version, run, hosts, errors}."""
+
+from tb_gpu_advisor.constants import SCHEMA_VERSION
+from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.report.host_report import host_report
+
+
+def analyze_host_file(path, max_bytes=None):
+    """HostReport dict of one `.xplane.pb` file; raises ProfileError for bad input."""
+    return host_report(load_model(path, max_bytes=max_bytes))
+
+
+def run_report(run, host_files, max_bytes=None):
+    """Report over several hosts; a bad host becomes an entry in `errors` and does not stop the others."""
+    hosts, errors = [], []
+    for host_file in host_files:
+        try:
+            report = analyze_host_file(host_file.path, max_bytes=max_bytes)
+        except ProfileError as err:
+            errors.append({"host": host_file.host, "file": err.path, "error": err.problem})
+            continue
+        report["host"] = host_file.host
+        hosts.append(report)
+    return {"schema_version": SCHEMA_VERSION, "run": run, "hosts": hosts, "errors": errors}

@@ -1,0 +1,185 @@
+"""Turns a HostReport dict into titled sections of lines and tables, shared by the text and markdown renderers."""
+
+from dataclasses import dataclass
+
+from tb_gpu_advisor.report import units
+
+KERNELS_LISTED = 10
+STEPS_LISTED = 10
+BREAKDOWN_LABELS = {
+    "compute_16bit": "compute 16-bit", "compute_32bit": "compute 32-bit", "collectives": "collectives",
+    "d2h": "copy D2H", "d2d": "copy D2D/memset", "h2d": "copy H2D", "input_wait": "input wait",
+    "launch": "launch calls", "host": "host busy", "idle": "idle",
+}
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: tuple
+    rows: tuple
+    numeric: tuple  # per column: right-align
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    lines: tuple = ()
+    table: Table | None = None
+
+
+def host_sections(report):
+    """Sections of one host, in reading order: verdict and findings first."""
+    sections = [_summary(report)]
+    findings = _findings(report)
+    if findings:
+        sections.append(findings)
+    if report["notes"]:
+        sections.append(Section("Notes", lines=tuple(report["notes"])))
+    if report["steps"]:
+        sections.append(_steps(report))
+    if report["devices"]:
+        sections.append(_devices(report))
+    if report["kernels"]:
+        sections.append(_kernels(report))
+    if report["launch"]["kernel_count"]:
+        sections.append(_launch(report))
+    if any(t["count"] for t in report["transfers"].values()):
+        sections.append(_transfers(report))
+    return sections
+
+
+def _summary(report):
+    s = report["summary"]
+    st = s["step_time_ms"]
+    lines = []
+    if s.get("bottleneck"):
+        lines.append(f"Verdict: {s['bottleneck']}" + (f" - {s['verdict']}" if s.get("verdict") else ""))
+    gpus = f"GPUs: {s['active_gpu_count']} active of {s['gpu_count']}" if s["gpu_count"] else "GPUs: none"
+    lines.append(f"{gpus}   GPU busy: {units.percent(s['gpu_busy_pct'])}   "
+                 f"input wait: {units.percent(s['input_wait_pct'])}")
+    if st["count"]:
+        spread = f", stdev {units.duration_ms(st['stdev'])}" if st["stdev"] is not None else ""
+        lines.append(f"Steps: {st['count']} ({s['step_source']} markers)   mean {units.duration_ms(st['mean'])}, "
+                     f"median {units.duration_ms(st['median'])}{spread}")
+    else:
+        lines.append(f"Steps: none found; measured over {units.duration_ms(s['analysis_window_ms'])} of activity")
+    shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]
+    shares.sort(key=lambda item: -item[1])
+    if shares:
+        lines.append("Time: " + ", ".join(f"{label} {units.percent(value)}" for label, value in shares))
+    return Section(f"{report['host']}", lines=tuple(lines))
+
+
+def _findings(report):
+    findings = report.get("findings") or []
+    if not findings:
+        return None
+    lines = []
+    for index, finding in enumerate(findings, 1):
+        speedup = finding.get("estimated_speedup")
+        gain = f" (up to {speedup:.2f}x)" if speedup and speedup > 1.005 else ""
+        lines.append(f"{index}. [{finding['severity']}] {finding['title']}{gain}")
+        if finding.get("summary"):
+            lines.append(f"   {finding['summary']}")
+        if finding.get("fix_summary"):
+            lines.append(f"   Fix: {finding['fix_summary']}")
+    return Section("Findings", lines=tuple(lines))
+
+
+STEP_COLUMNS = 3
+SHORT_LABELS = {"compute_16bit": "comp16", "compute_32bit": "comp32", "collectives": "collect", "d2h": "D2H",
+                "d2d": "D2D", "h2d": "H2D", "input_wait": "input", "launch": "launch", "host": "host",
+                "idle": "idle"}
+
+
+def _steps(report):
+    totals = {k: sum(step["breakdown_ms"][k] for step in report["steps"]) for k in BREAKDOWN_LABELS}
+    keys = [k for k in sorted(totals, key=lambda k: -totals[k]) if totals[k] > 0][:STEP_COLUMNS]
+    keys.sort(key=list(BREAKDOWN_LABELS).index)
+    rest = [k for k in BREAKDOWN_LABELS if k not in keys]
+    rows = []
+    for step in report["steps"][:STEPS_LISTED]:
+        other = sum(step["breakdown_ms"][k] for k in rest)
+        rows.append((units.shorten(step["name"], 18), units.duration_ms(step["time_ms"]),
+                     units.percent(step["gpu_busy_pct"]))
+                    + tuple(units.duration_ms(step["breakdown_ms"][k]) for k in keys)
+                    + ((units.duration_ms(other),) if any(totals[k] for k in rest) else ()))
+    title = "Steps" if len(report["steps"]) <= STEPS_LISTED else \
+        f"Steps (first {STEPS_LISTED} of {len(report['steps'])})"
+    headers = ("step", "time", "GPU busy") + tuple(SHORT_LABELS[k] for k in keys) + \
+        (("other",) if any(totals[k] for k in rest) else ())
+    return Section(title, table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)))
+
+
+def _device_model(d):
+    parts = [d["model_name"] or "GPU"]
+    if d["compute_capability"]:
+        parts.append(f"cc {d['compute_capability']}")
+    if d["sm_count"]:
+        parts.append(f"{d['sm_count']} SMs")
+    if d["clock_mhz"]:
+        parts.append(f"{d['clock_mhz']:.0f} MHz")
+    if d["memory_bandwidth_gbps"]:
+        parts.append(f"{d['memory_bandwidth_gbps']:.0f} GB/s HBM")
+    if d["memory_bytes"]:
+        parts.append(f"{d['memory_bytes'] / 2**30:.0f} GiB")
+    return ", ".join(parts)
+
+
+def _devices(report):
+    rows = []
+    idle = [d["name"].rsplit(":", 1)[-1] for d in report["devices"] if d["busy_pct"] is None]
+    models = {}
+    for d in report["devices"]:
+        models.setdefault(_device_model(d), []).append(d["name"].rsplit(":", 1)[-1])
+        if d["busy_pct"] is None:
+            continue
+        rows.append((d["name"], units.percent(d["busy_pct"]), units.count(d["kernel_count"]),
+                     units.duration_us(d["kernel_time_us"]), units.duration_us(d["memcpy_time_us"]),
+                     units.duration_us(d["nccl_time_us"]), units.duration_us(d["largest_gap_us"])))
+    lines = [f"{len(ids)} x {model}" for model, ids in models.items()]
+    if idle:
+        lines.append(f"No activity on GPU {', '.join(idle)}.")
+    return Section("GPUs", lines=tuple(lines),
+                   table=Table(("device", "busy", "kernels", "kernel time", "copies", "NCCL", "largest gap"),
+                               tuple(rows), (False,) + (True,) * 6) if rows else None)
+
+
+def _kernels(report):
+    rows = []
+    for k in report["kernels"][:KERNELS_LISTED]:
+        rows.append((units.shorten(k["name"], 38), units.count(k["occurrences"]), units.duration_us(k["total_us"]),
+                     units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
+                     "yes" if k["uses_tensor_cores"] else "no"))
+    title = "Kernels" if len(report["kernels"]) <= KERNELS_LISTED else \
+        f"Kernels (top {KERNELS_LISTED} of {len(report['kernels'])} by total time)"
+    return Section(title, table=Table(("kernel", "count", "total", "avg", "occupancy", "TC"), tuple(rows),
+                                      (False, True, True, True, True, False)))
+
+
+def _launch(report):
+    launch = report["launch"]
+    latency = launch["latency_us"]
+    lines = (
+        f"{units.count(launch['count'])} of {units.count(launch['kernel_count'])} kernels paired with their host "
+        f"launch; launch-to-start latency p50 {units.duration_us(latency['p50'])}, "
+        f"p95 {units.duration_us(latency['p95'])}",
+        f"Tiny kernels (< 10 us): {units.count(launch['tiny_kernel_count'])} "
+        f"({units.percent(launch['tiny_kernel_pct'])})"
+        + (f"   kernels per step: {launch['per_step']:,.1f}" if launch["per_step"] is not None else ""),
+    )
+    return Section("Kernel launch", lines=lines)
+
+
+def _transfers(report):
+    labels = {"h2d": "host to device", "d2h": "device to host", "d2d": "device to device", "p2p": "peer to peer",
+              "other": "other"}
+    rows = []
+    for key, t in report["transfers"].items():
+        if not t["count"]:
+            continue
+        rows.append((labels[key], units.count(t["count"]), units.size_bytes(t["bytes"]),
+                     units.duration_us(t["time_us"]), units.rate_gbps(t["gbps"]),
+                     units.count(t["pageable_count"]), units.count(t["sync_count"])))
+    return Section("Transfers", table=Table(("direction", "count", "bytes", "time", "bandwidth", "pageable",
+                                             "sync"), tuple(rows), (False,) + (True,) * 6))

@@ -1,0 +1,44 @@
+"""Renders reports as plain text for an 80-column terminal."""
+
+import textwrap
+
+from tb_gpu_advisor.report.sections import host_sections
+
+WIDTH = 80
+
+
+def render_table(table):
+    widths = [max(len(str(cell)) for cell in column) for column in zip(table.headers, *table.rows)]
+    def line(cells):
+        parts = [str(c).rjust(w) if right else str(c).ljust(w)
+                 for c, w, right in zip(cells, widths, table.numeric)]
+        return "  ".join(parts).rstrip()
+    out = [line(table.headers), "  ".join("-" * w for w in widths)]
+    out.extend(line(row) for row in table.rows)
+    return out
+
+
+def render_section(section):
+    out = [section.title, "=" * min(len(section.title), WIDTH)]
+    for text in section.lines:
+        indent = len(text) - len(text.lstrip())
+        out.extend(textwrap.wrap(text, WIDTH, subsequent_indent=" " * (indent + 2), break_long_words=True,
+                                 break_on_hyphens=False) or [""])
+    if section.table:
+        out.extend(render_table(section.table))
+    return out
+
+
+def render_text(report):
+    """The whole report (every host, then any files that could not be read) as text."""
+    out = []
+    if report.get("run"):
+        out.append(f"Run: {report['run']}")
+        out.append("")
+    for host in report["hosts"]:
+        for section in host_sections(host):
+            out.extend(render_section(section))
+            out.append("")
+    for error in report.get("errors", []):
+        out.append(f"error: {error['file']}: {error['error']}")
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,5 @@
+"""Writes schema-faithful `.xplane.pb` traces from a few lines of scenario code (tests, demos, benchmarks)."""
+
+from tb_gpu_advisor.testing.builder import GpuPlane, HostThread, TraceBuilder
+
+__all__ = ["GpuPlane", "HostThread", "TraceBuilder"]
