@@ -1,0 +1,94 @@
+from tb_gpu_advisor.analysis.steps import find_steps, step_time_stats_ms
+from tb_gpu_advisor.testing import TraceBuilder
+from tests.conftest import model_of, report_of, shared_trace
+
+
+def _names(builder):
+    steps = find_steps(model_of(builder))
+    return steps.source, [(s.name, s.start_ps // 10**6, s.duration_ps // 10**6) for s in steps.steps]
+
+
+def test_train_markers_with_step_num_and_root():
+    builder = TraceBuilder()
+    python = builder.thread()
+    python.step(1, 0, 100)
+    python.step(2, 100, 150)
+    assert _names(builder) == ("host", [("train 1", 0, 100), ("train 2", 100, 150)])
+
+
+def test_keras3_profiled_batch_markers():
+    builder = TraceBuilder()
+    builder.thread().event("Profiled batch", 10, 80, step_num=9)
+    assert _names(builder) == ("host", [("Profiled batch 9", 10, 80)])
+
+
+def test_legacy_trace_context_uses_graph_type():
+    builder = TraceBuilder()
+    builder.thread().event("TraceContext", 0, 40, graph_type="train", step_num=5)
+    assert _names(builder) == ("host", [("train 5", 0, 40)])
+
+
+def test_any_root_event_with_step_num_is_a_step_but_function_run_is_not():
+    builder = TraceBuilder()
+    python = builder.thread()
+    python.event("my_train_step", 0, 30, step_num=3, _r=1)
+    python.event("FunctionRun", 40, 30, _r=1)
+    assert _names(builder) == ("host", [("my_train_step 3", 0, 30)])
+
+
+def test_nested_markers_belong_to_the_outer_step():
+    builder = TraceBuilder()
+    python = builder.thread()
+    python.step(1, 0, 100)
+    python.step(7, 20, 30)
+    assert _names(builder) == ("host", [("train 1", 0, 100)])
+
+
+def test_pre_grouped_device_steps_take_the_longest_marker_per_group():
+    builder = TraceBuilder(legacy=True)
+    builder.gpu(0).step_marker(0, 0, 100)
+    builder.gpu(1).step_marker(0, 500, 120)
+    builder.gpu(0).step_marker(1, 200, 50)
+    source, steps = _names(builder)
+    assert source == "device"
+    assert steps == [("0", 500, 120), ("1", 200, 50)] or steps == [("1", 200, 50), ("0", 500, 120)]
+
+
+def test_host_markers_win_over_device_steps():
+    builder = TraceBuilder(legacy=True)
+    builder.gpu(0).step_marker(0, 0, 100)
+    builder.thread().step(3, 0, 90)
+    assert _names(builder)[0] == "host"
+
+
+def test_no_markers_means_no_steps():
+    builder = TraceBuilder()
+    builder.gpu(0).kernel("k", 0, 10)
+    assert _names(builder) == ("none", [])
+    report = report_of(builder)
+    assert report["steps"] == []
+    assert report["summary"]["step_time_ms"] == {"mean": None, "median": None, "stdev": None, "count": 0}
+    assert any("No step markers" in note for note in report["notes"])
+
+
+def test_step_time_stats():
+    builder = TraceBuilder()
+    python = builder.thread()
+    for index, duration in enumerate((1000, 2000, 6000)):
+        python.step(index, index * 10_000, duration)
+    stats = step_time_stats_ms(find_steps(model_of(builder)))
+    assert stats == {"mean": 3.0, "median": 2.0, "stdev": 2.6457513110645907, "count": 3}
+
+
+def test_real_traces_step_sources():
+    keras = report_of_path("tf221_cpu_keras_input_bound.xplane.pb")
+    assert keras["summary"]["step_source"] == "host"
+    assert keras["summary"]["step_time_ms"]["count"] == 21
+    jax = report_of_path("jax0102_cpu_steps.xplane.pb")
+    assert jax["summary"]["step_time_ms"]["count"] == 12
+    assert [s["name"] for s in jax["steps"][:2]] == ["train 0", "train 1"]
+
+
+def report_of_path(name):
+    from tb_gpu_advisor.report.run_report import analyze_host_file
+    return analyze_host_file(shared_trace(name))

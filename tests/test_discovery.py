@@ -1,0 +1,56 @@
+import os
+
+import pytest
+
+from tb_gpu_advisor.discovery import discover_runs, resolve_target
+from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.testing import TraceBuilder
+
+
+def _write(logdir, run, timestamp, host="localhost"):
+    builder = TraceBuilder()
+    builder.gpu(0).kernel("k", 0, 10)
+    return builder.write_run(str(logdir), run=run, timestamp=timestamp, host=host)
+
+
+def test_run_ids_match_the_profile_tab(tmp_path):
+    _write(tmp_path, "train", "2026_01_01_00_00_00")
+    _write(tmp_path, "train", "2026_01_02_00_00_00", host="worker1")
+    _write(tmp_path, "train", "2026_01_02_00_00_00", host="worker0")
+    _write(tmp_path, "exp/a", "2025_12_31_00_00_00")
+    # plugins/profile at the logdir root: the run id is just the timestamp
+    root = TraceBuilder()
+    root.gpu(0).kernel("k", 0, 10)
+    root.write(os.path.join(tmp_path, "plugins", "profile", "2024_06_01_00_00_00", "h.xplane.pb"))
+    runs = discover_runs(tmp_path)
+    assert [r.run for r in runs] == ["train/2026_01_02_00_00_00", "train/2026_01_01_00_00_00",
+                                     "exp/a/2025_12_31_00_00_00", "2024_06_01_00_00_00"]
+    assert [h.host for h in runs[0].hosts] == ["worker0", "worker1"]
+
+
+def test_resolve_logdir_run_dir_and_file(tmp_path):
+    old = _write(tmp_path, "train", "2026_01_01_00_00_00")
+    new = _write(tmp_path, "train", "2026_01_02_00_00_00")
+    run, files = resolve_target(tmp_path)
+    assert run == "train/2026_01_02_00_00_00" and [f.path for f in files] == [new]
+    run, files = resolve_target(tmp_path, run="train/2026_01_01_00_00_00")
+    assert [f.path for f in files] == [old]
+    run, files = resolve_target(os.path.dirname(old))
+    assert run == "2026_01_01_00_00_00" and [f.host for f in files] == ["localhost"]
+    run, files = resolve_target(old)
+    assert run is None and [f.host for f in files] == ["localhost"]
+
+
+def test_unknown_run_or_host_lists_the_choices(tmp_path):
+    _write(tmp_path, "train", "2026_01_01_00_00_00")
+    with pytest.raises(ProfileError, match="no run 'nope'; runs: train/2026_01_01_00_00_00"):
+        resolve_target(tmp_path, run="nope")
+    with pytest.raises(ProfileError, match="no host 'x'; hosts: localhost"):
+        resolve_target(tmp_path, host="x")
+
+
+def test_empty_logdir_explains_the_expected_layout(tmp_path):
+    with pytest.raises(ProfileError, match="no profiles found"):
+        resolve_target(tmp_path)
+    with pytest.raises(ProfileError, match="no such file or directory"):
+        resolve_target(tmp_path / "missing")
