@@ -1,5 +1,7 @@
 """Builds one GpuDevice from a decoded `/device:GPU:N` plane: activity arrays, capabilities, Steps markers."""
 
+from dataclasses import replace
+
 import numpy as np
 
 from tb_gpu_advisor.constants import STEPS_LINE_ID
@@ -12,8 +14,8 @@ _DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "tf_op", 
                  "theoretical_occupancy_pct"}
 _STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"}
 # Device events that are not GPU work: memory bookkeeping and profiler overhead.
-_NOT_WORK_PREFIXES = ("MemoryResidency", "MemAlloc", "MemFree", "memalloc", "MemFree", "COMPILER",
-                      "BUFFER_FLUSH", "INSTRUMENTATION", "RESOURCE", "Overhead")
+_NOT_WORK_PREFIXES = ("MemoryResidency", "MemAlloc", "MemFree", "memalloc", "COMPILER", "BUFFER_FLUSH",
+                      "INSTRUMENTATION", "RESOURCE", "Overhead")
 _SKIPPED_LINE_NAMES = ("_counters_", "CUPTI overhead")
 _COPY_NAMES = {"H2D": CopyDirection.H2D, "HTOD": CopyDirection.H2D, "D2H": CopyDirection.D2H,
                "DTOH": CopyDirection.D2H, "D2D": CopyDirection.D2D, "DTOD": CopyDirection.D2D,
@@ -142,7 +144,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
             if occupancy is not None and config_id >= 0:
                 config = config_table.values[config_id]
                 if config.occupancy_pct is None and isinstance(occupancy, (int, float)):
-                    config_id = config_table.get(_with_occupancy(config, float(occupancy)))
+                    config_id = config_table.get(replace(config, occupancy_pct=float(occupancy)))
             if hlo_op:
                 op_id = op_table.get(str(hlo_op))
             elif tf_op:
@@ -161,11 +163,6 @@ def build_gpu_device(plane, ordinal, origin_ns):
     return GpuDevice(ordinal=ordinal, name=plane.name,
                      capabilities=capabilities_from_stats(plane_stats(plane, names)),
                      activity=activity, step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)))
-
-
-def _with_occupancy(config, occupancy):
-    from dataclasses import replace
-    return replace(config, occupancy_pct=occupancy)
 
 
 def _step_markers(plane, line, step_ids, names, origin_ns):

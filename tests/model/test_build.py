@@ -104,3 +104,23 @@ def test_real_cpu_trace_has_no_gpu():
     assert model.gpus == ()
     assert len(model.host_step_markers) == 21
     assert model.host_step_markers[0].name == "Profiled batch 9"
+
+
+def test_theoretical_occupancy_stat_fills_in_when_details_lack_it():
+    space = _simple().xspace()
+    device = next(p for p in space.planes if p.name == "/device:GPU:0")
+    details_id = next(k for k, m in device.stat_metadata.items() if m.name == "kernel_details")
+    occupancy_id = max(device.stat_metadata) + 1
+    device.stat_metadata[occupancy_id].name = "theoretical_occupancy_pct"
+    plain_details = max(device.stat_metadata) + 1
+    device.stat_metadata[plain_details].name = "regs:64 static_shared:0 dynamic_shared:0 grid:8,1,1 block:64,1,1"
+    for line in device.lines:
+        for event in line.events:
+            for stat in event.stats:
+                if stat.metadata_id == details_id:
+                    stat.ref_value = plain_details
+                    event.stats.add(metadata_id=occupancy_id, double_value=37.5)
+    model = build_model(parse_space(space.SerializeToString(), "x.xplane.pb"))
+    activity = model.gpus[0].activity
+    kernel_index = int(np.flatnonzero(activity.kind == ActivityKind.KERNEL)[0])
+    assert activity.configs[activity.config_id[kernel_index]].occupancy_pct == 37.5
