@@ -1,15 +1,29 @@
-"""XSpace -> TraceModel: the only module that knows which planes hold what."""
+"""XSpace -> TraceModel: the only module that knows which planes hold what.
 
+GPU and host planes take the fast columnar path (xplane.plane_scan, model.device_columns,
+model.host_columns); a plane it does not vouch for (wire_scan.Unusual) takes the reference per-event path
+(model.device, model.host), which gives the same model. `reference=True` forces the reference path.
+"""
+
+import logging
 import os
 import re
 
+from google.protobuf.message import DecodeError
+
+from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.model.device import build_gpu_device
+from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan
 from tb_gpu_advisor.model.host import _HostCollector
+from tb_gpu_advisor.model.host_columns import host_plane_columns
 from tb_gpu_advisor.model.trace import TraceModel
+from tb_gpu_advisor.xplane.plane_scan import scan_plane
 from tb_gpu_advisor.xplane.reader import read_space
 from tb_gpu_advisor.xplane.stats import plane_stats
+from tb_gpu_advisor.xplane.wire_scan import WIRE_LEN, Unusual, read_field, scan_line
 from tb_gpu_advisor.xplane import schema
 
+logger = logging.getLogger(__name__)
 _GPU_PLANE = re.compile(r"^/device:GPU:(\d+)$")
 _HOST_PLANES = ("/host:CPU", "/host:CUPTI")
 _ENV_PLANES = ("/host:metadata", "Task Environment")
@@ -22,31 +36,42 @@ def host_name_of(path):
     return base[: -len(".xplane.pb")] if base.endswith(".xplane.pb") else base
 
 
-def load_model(path, max_bytes=None):
-    """Reads and models one `.xplane.pb` file; raises ProfileError for bad input."""
+def load_model(path, max_bytes=None, reference=False, progress=None):
+    """Reads and models one `.xplane.pb` file; raises ProfileError for bad input.
+
+    `progress(done_bytes, total_bytes)`, if given, is called after each plane.
+    """
     kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
-    return build_model(read_space(path, **kwargs))
+    return build_model(read_space(path, **kwargs), reference=reference, progress=progress)
 
 
-def build_model(space):
+def build_model(space, reference=False, progress=None):
     """TraceModel from a LazySpace, decoding only the GPU, host and metadata planes."""
-    origin_ns = _origin_ns(space)
+    origin_ns = _origin_ns(space, reference)
     gpus = []
     host = _HostCollector()
     environment = {}
     has_host = False
-    for plane in space.planes:
+    total, done = sum(plane.size for plane in space.planes), 0
+    host_planes = [index for index, plane in enumerate(space.planes) if plane.name in _HOST_PLANES]
+    host_result = None
+    for index, plane in enumerate(space.planes):
         match = _GPU_PLANE.match(plane.name)
         if match:
-            gpus.append(build_gpu_device(plane.decode(space.path), int(match.group(1)), origin_ns))
+            gpus.append(_gpu_device(plane, int(match.group(1)), origin_ns, space.path, reference))
         elif plane.name in _HOST_PLANES:
             has_host = True
-            host.add_plane(plane.decode(space.path), origin_ns)
+            _add_host_plane(host, plane, origin_ns, space.path, reference)
         elif plane.name in _ENV_PLANES:
             for key, value in plane_stats(plane.decode(space.path)).items():
                 if isinstance(value, (str, int, float)) and not isinstance(value, bool):
                     environment[key] = value
-    host_activity, markers = host.result()
+        if host_planes and index == host_planes[-1]:
+            host_result = host.result()  # now, so the host's working arrays are freed before the GPUs
+        done += plane.size
+        if progress is not None:
+            progress(done, total)
+    host_activity, markers = host_result or host.result()
     gpus.sort(key=lambda gpu: gpu.ordinal)
     pre_grouped = any(gpu.step_markers for gpu in gpus)
     return TraceModel(
@@ -64,15 +89,57 @@ def build_model(space):
     )
 
 
-def _origin_ns(space):
+def _gpu_device(plane, ordinal, origin_ns, path, reference):
+    if not reference:
+        try:
+            return build_gpu_device_from_scan(scan_plane(plane.raw), ordinal, origin_ns)
+        except Unusual as why:
+            logger.debug("%s: plane %s takes the reference path: %s", path, plane.name, why)
+    return build_gpu_device(plane.decode(path), ordinal, origin_ns)
+
+
+def _add_host_plane(host, plane, origin_ns, path, reference):
+    if not reference:
+        try:
+            host.add_columns(host_plane_columns(scan_plane(plane.raw), origin_ns))
+            return
+        except Unusual as why:
+            logger.debug("%s: plane %s takes the reference path: %s", path, plane.name, why)
+    host.add_plane(plane.decode(path), origin_ns)
+
+
+def _origin_ns(space, reference=False):
     """0 for normalized traces; otherwise the first wall-clock line base, so ps values fit in int64."""
     for plane in space.planes:
         if _GPU_PLANE.match(plane.name) or plane.name in _HOST_PLANES:
-            shell = schema.XPlaneShell.FromString(plane.raw)
-            for raw_line in shell.lines:
-                base = schema.XLineHeader.FromString(raw_line).timestamp_ns
-                if base:
-                    return base if base > _WALL_CLOCK_NS else 0
+            base = _first_line_base(plane, space.path, reference)
+            if base:
+                return base if base > _WALL_CLOCK_NS else 0
+    return 0
+
+
+def _first_line_base(plane, path, reference):
+    """The first non-zero `timestamp_ns` of the plane's lines, or 0."""
+    raw = plane.raw
+    if not reference:
+        try:
+            pos = 0
+            while pos < len(raw):
+                field, wire, value, pos = read_field(raw, pos, len(raw))
+                if field == 3 and wire == WIRE_LEN:
+                    base = scan_line(raw, *value).timestamp_ns
+                    if base:
+                        return base
+            return 0
+        except Unusual:
+            pass
+    try:
+        for raw_line in schema.XPlaneShell.FromString(raw).lines:
+            base = schema.XLineHeader.FromString(raw_line).timestamp_ns
+            if base:
+                return base
+    except (DecodeError, RuntimeError, ValueError):
+        raise ProfileError(path, f"plane {plane.name!r} is corrupt and cannot be decoded") from None
     return 0
 
 

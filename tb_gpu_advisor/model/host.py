@@ -1,5 +1,7 @@
 """Builds HostActivity and step markers from the decoded `/host:CPU` plane(s)."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from tb_gpu_advisor.model import intervals
@@ -26,6 +28,7 @@ class _HostCollector:
         self.markers = []
         self.op_totals = {}
         self.threads = 0
+        self.chunks = []  # HostPlaneColumns added by the fast path, each after the lists flushed before it
 
     def add_plane(self, plane, origin_ns):
         names = stat_names(plane)
@@ -106,23 +109,70 @@ class _HostCollector:
                                        step_num=number))
         return True
 
+    def add_columns(self, columns):
+        """Adds one plane summarized by model.host_columns (the fast path); keeps the order of planes."""
+        self.chunks.append(self._flush())
+        self.chunks.append(columns)
+        self.markers.extend(columns.markers)
+        self.threads += columns.threads
+        for name, (count, total) in columns.op_totals.items():
+            entry = self.op_totals.setdefault(name, [0, 0])
+            entry[0] += count
+            entry[1] += total
+
+    def _flush(self):
+        """The launches, waits and busy blocks appended one by one so far, as arrays (and clears them)."""
+        flushed = _Arrays(*(np.asarray(values, dtype=np.int64) for values in (
+            self.launch_corr, self.launch_start, self.launch_dur, self.launch_device, self.wait_start,
+            self.wait_end, self.busy_start, self.busy_end)))
+        for values in (self.launch_corr, self.launch_start, self.launch_dur, self.launch_device,
+                       self.wait_start, self.wait_end, self.busy_start, self.busy_end):
+            values.clear()
+        return flushed
+
     def result(self):
-        corr = np.asarray(self.launch_corr, dtype=np.int64)
-        order = np.argsort(corr, kind="stable")
-        launch_start = np.asarray(self.launch_start, dtype=np.int64)[order]
-        launch_dur = np.asarray(self.launch_dur, dtype=np.int64)[order]
+        parts = self.chunks + [self._flush()]
+        self.chunks = []
+
+        def joined(field):
+            arrays = [getattr(part, field) for part in parts if len(getattr(part, field))]
+            return arrays[0] if len(arrays) == 1 else np.concatenate(arrays or [np.zeros(0, np.int64)])
+
+        corr = joined("launch_corr")
+        launch_start, launch_dur, launch_device = joined("launch_start"), joined("launch_dur"), joined("launch_device")
+        if (corr[1:] < corr[:-1]).any():
+            order = np.argsort(corr, kind="stable")
+            corr, launch_start, launch_dur, launch_device = (a[order] for a in (corr, launch_start, launch_dur,
+                                                                                 launch_device))
+        input_waits = intervals.union(joined("wait_start"), joined("wait_end"))
+        busy = intervals.union(joined("busy_start"), joined("busy_end"))
+        del parts
         activity = HostActivity(
-            launch_correlation_id=corr[order],
+            launch_correlation_id=corr,
             launch_start_ps=launch_start,
             launch_duration_ps=launch_dur,
-            launch_device_id=np.asarray(self.launch_device, dtype=np.int64)[order],
-            input_waits=intervals.union(self.wait_start, self.wait_end),
-            busy=intervals.union(self.busy_start, self.busy_end),
+            launch_device_id=launch_device,
+            input_waits=input_waits,
+            busy=busy,
             launch_busy=intervals.union(launch_start, launch_start + launch_dur),
             op_totals={name: tuple(v) for name, v in self.op_totals.items()},
             thread_count=self.threads,
         )
         return activity, outermost_markers(self.markers)
+
+
+@dataclass(frozen=True, eq=False)
+class _Arrays:
+    """Launch, input-wait and busy-block columns of one or more planes, in event order."""
+
+    launch_corr: np.ndarray
+    launch_start: np.ndarray
+    launch_dur: np.ndarray
+    launch_device: np.ndarray
+    wait_start: np.ndarray
+    wait_end: np.ndarray
+    busy_start: np.ndarray
+    busy_end: np.ndarray
 
 
 def outermost_markers(markers):

@@ -12,21 +12,27 @@ def union(starts, ends):
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
     keep = ends > starts
-    starts, ends = starts[keep], ends[keep]
+    if not keep.all():
+        starts, ends = starts[keep], ends[keep]
+    del keep
     if len(starts) == 0:
         return EMPTY
-    order = np.argsort(starts, kind="stable")
-    starts, ends = starts[order], ends[order]
+    if (starts[1:] < starts[:-1]).any():
+        order = np.argsort(starts, kind="stable")
+        starts, ends = starts[order], ends[order]
+        del order
     running_end = np.maximum.accumulate(ends)
     # A new block starts where an interval begins after everything before it has ended.
     new_block = np.empty(len(starts), dtype=bool)
     new_block[0] = True
-    new_block[1:] = starts[1:] > running_end[:-1]
-    block_starts = starts[new_block]
-    block_index = np.cumsum(new_block) - 1
-    block_ends = np.zeros(len(block_starts), dtype=np.int64)
-    np.maximum.at(block_ends, block_index, running_end)
-    return Intervals(block_starts, block_ends)
+    np.greater(starts[1:], running_end[:-1], out=new_block[1:])
+    first = np.flatnonzero(new_block)
+    del new_block
+    # running_end never decreases, so a block ends where its last interval's running end is.
+    last = np.empty(len(first), dtype=np.int64)
+    last[:-1] = first[1:] - 1
+    last[-1] = len(starts) - 1
+    return Intervals(starts[first], running_end[last])
 
 
 def union_all(*interval_sets):

@@ -1,4 +1,7 @@
-"""Turns a `.xplane.pb` file into a lazily decoded XSpace, with one-line errors for bad input."""
+"""Turns a `.xplane.pb` file into a lazily decoded XSpace, with one-line errors for bad input.
+
+`read_space` streams: it keeps only each plane's place in the file, so memory holds one plane at a time.
+"""
 
 import os
 from dataclasses import dataclass
@@ -8,6 +11,18 @@ from google.protobuf.message import DecodeError
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.xplane import schema
+from tb_gpu_advisor.xplane.wire_scan import (WIRE_LEN, WIRE_VARINT, Unusual, as_int64, field_extent, read_field,
+                                             utf8)
+
+_HEAD_BYTES = 32  # enough for a top-level tag and length
+
+
+def decode_plane(raw, name, path):
+    """The full XPlane message of a plane's bytes; ProfileError if they are corrupt."""
+    try:
+        return schema.XPlane.FromString(raw)
+    except (DecodeError, RuntimeError, ValueError):
+        raise ProfileError(path, f"plane {name!r} is corrupt and cannot be decoded") from None
 
 
 @dataclass(frozen=True)
@@ -18,12 +33,39 @@ class LazyPlane:
     name: str
     raw: bytes
 
+    @property
+    def size(self):
+        return len(self.raw)
+
     def decode(self, path="<bytes>"):
         """The full XPlane message; ProfileError if its bytes are corrupt."""
+        return decode_plane(self.raw, self.name, path)
+
+
+@dataclass(frozen=True)
+class FilePlane:
+    """One plane of a file: its id and name decoded, its bytes read from the file when asked for."""
+
+    id: int
+    name: str
+    path: str
+    offset: int
+    size: int
+
+    @property
+    def raw(self):
         try:
-            return schema.XPlane.FromString(self.raw)
-        except (DecodeError, RuntimeError, ValueError):
-            raise ProfileError(path, f"plane {self.name!r} is corrupt and cannot be decoded") from None
+            with open(self.path, "rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read(self.size)
+        except OSError as err:
+            raise ProfileError(self.path, f"cannot read: {err.strerror or err}") from None
+        if len(data) != self.size:
+            raise ProfileError(self.path, "the file changed while it was being read")
+        return data
+
+    def decode(self, path="<bytes>"):
+        return decode_plane(self.raw, self.name, path)
 
 
 @dataclass(frozen=True)
@@ -57,11 +99,58 @@ def read_space(path, max_bytes=DEFAULT_MAX_FILE_BYTES):
         raise ProfileError(path, f"file is {size / 1e6:,.0f} MB, above the {max_bytes / 1e6:,.0f} MB limit "
                                  "(raise it with --max-file-mb)")
     try:
+        return _stream_space(path)
+    except Unusual:
+        pass  # not a layout the streaming scan vouches for: let upb judge the whole file
+    except OSError as err:
+        raise ProfileError(path, f"cannot read: {err.strerror or err}") from None
+    try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as err:
         raise ProfileError(path, f"cannot read: {err.strerror or err}") from None
     return parse_space(data, path)
+
+
+def _stream_space(path):
+    """LazySpace of FilePlanes, reading each plane once to check its header as parse_space does."""
+    planes, strings = [], {2: [], 3: [], 4: []}
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        pos = 0
+        while pos < size:
+            handle.seek(pos)
+            head = handle.read(_HEAD_BYTES)
+            field, wire, payload, length = field_extent(head)
+            start, end = pos + payload, pos + length
+            if end > size:
+                raise Unusual("field runs past the end of the file")
+            if wire == WIRE_LEN:
+                if field == 1:
+                    handle.seek(start)
+                    plane_id, name = _plane_header(handle.read(end - start))
+                    planes.append(FilePlane(id=plane_id, name=name, path=path, offset=start, size=end - start))
+                elif field in strings:
+                    handle.seek(start)
+                    data = handle.read(end - start)
+                    strings[field].append(utf8(data, (0, len(data))))
+            pos = end
+    if not planes:
+        raise ProfileError(path, "not an XSpace profile: it holds no planes")
+    return LazySpace(path=path, planes=tuple(planes), hostnames=tuple(strings[4]), errors=tuple(strings[2]),
+                     warnings=tuple(strings[3]))
+
+
+def _plane_header(data):
+    """(id, name) of a serialized XPlane, checking its top-level fields as XPlaneName.FromString does."""
+    plane_id, name, pos = 0, "", 0
+    while pos < len(data):
+        field, wire, value, pos = read_field(data, pos, len(data))
+        if field == 1 and wire == WIRE_VARINT:
+            plane_id = as_int64(value)
+        elif field == 2 and wire == WIRE_LEN:
+            name = utf8(data, value)
+    return plane_id, name
 
 
 def parse_space(data, path="<bytes>"):

@@ -1,0 +1,175 @@
+"""The fast host-plane summary: what `host._HostCollector.add_plane` adds for a decoded plane, from a
+PlaneScan's event columns. Launches, input waits, per-name totals and busy blocks are vectorized; the few
+events that may be step markers go through the reference `_note_stats`.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor.model.host import _HOST_STATS, _MARKER_NAMES, _HostCollector, _is_input_wait
+from tb_gpu_advisor.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
+from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names
+from tb_gpu_advisor.xplane.wire_scan import Unusual
+
+_SAFE_PS = 2**61  # |base|, |offset| and |duration| below this: start and end fit in int64
+
+
+@dataclass(frozen=True, eq=False)
+class HostPlaneColumns:
+    """One host plane's contribution to the HostActivity, in the reference's event order."""
+
+    launch_corr: np.ndarray
+    launch_start: np.ndarray
+    launch_dur: np.ndarray
+    launch_device: np.ndarray
+    wait_start: np.ndarray
+    wait_end: np.ndarray
+    busy_start: np.ndarray
+    busy_end: np.ndarray
+    markers: tuple
+    op_totals: dict  # name -> (count, total ps), in first-event order
+    threads: int
+
+
+class _Busy:
+    """Top-level busy blocks of each thread line, carried across chunks: a block grows while events start
+    before its end (events in file order, as the reference walks them)."""
+
+    def __init__(self):
+        self.starts, self.ends = [], []  # arrays of closed blocks
+        self.line, self.open = None, None  # the open block (start, end) of line `line`
+
+    def add(self, line, starts, ends):
+        if line != self.line:
+            self.close()
+            self.line = line
+        running = np.maximum.accumulate(ends)
+        carry = self.open
+        if carry is not None:
+            running = np.maximum(running, carry[1])
+        new = np.empty(len(starts), dtype=bool)
+        new[0] = carry is None or starts[0] >= carry[1]
+        new[1:] = starts[1:] >= running[:-1]
+        opens = np.flatnonzero(new)
+        block_start = starts[opens]
+        block_end = running[np.append(opens[1:] - 1, len(starts) - 1).astype(np.int64)]
+        if carry is not None:
+            carried_end = carry[1] if new[0] else running[opens[0] - 1 if len(opens) else -1]
+            block_start = np.concatenate([[carry[0]], block_start]).astype(np.int64)
+            block_end = np.concatenate([[carried_end], block_end]).astype(np.int64)
+        self.starts.append(block_start[:-1])
+        self.ends.append(block_end[:-1])
+        self.open = (int(block_start[-1]), int(block_end[-1]))
+
+    def close(self):
+        if self.open is not None:
+            self.starts.append(np.array([self.open[0]], dtype=np.int64))
+            self.ends.append(np.array([self.open[1]], dtype=np.int64))
+        self.open = None
+
+    def arrays(self):
+        self.close()
+        if not self.starts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(self.starts), np.concatenate(self.ends)
+
+
+def host_plane_columns(scan, origin_ns):
+    """HostPlaneColumns of a scanned `/host:CPU` (or `/host:CUPTI`) plane."""
+    meta = scan.meta
+    names = stat_names(meta)
+    meta_names = {key: value.name for key, value in meta.event_metadata.items()}
+    wait_ids = np.array(sorted(k for k, name in meta_names.items() if _is_input_wait(name)), dtype=np.int64)
+    marker_ids = np.array(sorted(k for k, name in meta_names.items() if name in _MARKER_NAMES), dtype=np.int64)
+    thread = np.array([not is_derived_line(line.id) for line in scan.lines], dtype=bool)
+    bases = []
+    for line, is_thread in zip(scan.lines, thread):
+        base = (line.timestamp_ns - origin_ns) * 1000
+        if is_thread and abs(base) >= _SAFE_PS:
+            raise Unusual("line base beyond int64 picoseconds")
+        bases.append(base if is_thread else 0)
+    bases = np.array(bases, dtype=np.int64)
+    scratch = _HostCollector()  # receives the markers of the events that go through _note_stats
+    busy = _Busy()
+    totals, parts = {}, []
+    for chunk in event_chunks(scan, ids_named(names, _HOST_STATS)):
+        rows = np.flatnonzero(thread[chunk.line])
+        offset, duration = chunk.offset_ps[rows], chunk.duration_ps[rows]
+        if len(rows) and max(np.abs(offset).max(), np.abs(duration).max()) >= _SAFE_PS:
+            raise Unusual("event time beyond int64 picoseconds")
+        start = bases[chunk.line[rows]] + offset
+        end = start + duration
+        meta_id = chunk.metadata_id[rows]
+        _add_totals(totals, meta_id, duration)
+        waiting = np.isin(meta_id, wait_ids) & (duration > 0)
+        launch, marker = _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_names,
+                                               marker_ids, scan.data, names)
+        parts.append((launch, start[waiting], end[waiting]))
+        counted = np.flatnonzero(~marker & (duration > 0))
+        lines = chunk.line[rows[counted]]
+        if len(counted):
+            cuts = np.flatnonzero(np.diff(lines)) + 1
+            for piece in np.split(np.arange(len(counted)), cuts):
+                busy.add(int(lines[piece[0]]), start[counted[piece]], end[counted[piece]])
+    busy_start, busy_end = busy.arrays()
+
+    def joined(index, field):
+        values = [part[0][field] if index == 0 else part[index] for part in parts]
+        return np.concatenate(values) if values else np.zeros(0, dtype=np.int64)
+
+    op_totals = {}
+    for meta_id, (count, total) in totals.items():
+        entry = op_totals.setdefault(meta_names.get(meta_id, ""), [0, 0])
+        entry[0] += count
+        entry[1] += total
+    return HostPlaneColumns(
+        launch_corr=joined(0, "corr"), launch_start=joined(0, "start"), launch_dur=joined(0, "dur"),
+        launch_device=joined(0, "device"), wait_start=joined(1, None), wait_end=joined(2, None),
+        busy_start=busy_start, busy_end=busy_end,
+        markers=tuple(scratch.markers), op_totals={k: tuple(v) for k, v in op_totals.items()},
+        threads=int(thread.sum()))
+
+
+def _add_totals(totals, meta_id, duration):
+    """Adds count and total duration per metadata id, new ids in order of their first event."""
+    if not len(meta_id):
+        return
+    if int(np.abs(duration).max()) * len(duration) >= 2**63:
+        raise Unusual("duration totals beyond int64")
+    unique, first, inverse = np.unique(meta_id, return_index=True, return_inverse=True)
+    sums = np.zeros(len(unique), dtype=np.int64)
+    np.add.at(sums, inverse, duration)
+    counts = np.bincount(inverse, minlength=len(unique))
+    for index in np.argsort(first, kind="stable"):
+        entry = totals.setdefault(int(unique[index]), [0, 0])
+        entry[0] += int(counts[index])
+        entry[1] += int(sums[index])
+
+
+def _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_names, marker_ids, data, names):
+    """(launch columns, marker mask): events with a non-negative integer correlation_id are launches; other
+    events with host stats, and stat-less events named like a step, go through the reference `_note_stats`."""
+    columns = {key: column.take(rows) for key, column in chunk.stats.items()}
+    found = np.zeros(len(rows), dtype=bool)
+    for column in columns.values():
+        found |= column.kind != ABSENT
+    launch = np.zeros(len(rows), dtype=bool)
+    corr = device = np.zeros(len(rows), dtype=np.int64)
+    if "correlation_id" in columns:
+        is_int, corr = int64_values(columns["correlation_id"])
+        launch = found & is_int & (corr >= 0)
+    chosen = np.flatnonzero(launch)
+    device = np.full(len(chosen), -1, dtype=np.int64)
+    if "device_id" in columns:
+        is_int, values = int64_values(columns["device_id"].take(chosen))
+        device = np.where(is_int, values, -1)
+    marker = np.zeros(len(rows), dtype=bool)
+    stat_count = chunk.stat_count[rows]
+    slow = np.flatnonzero((found & ~launch) | ((stat_count == 0) & np.isin(meta_id, marker_ids)))
+    for row in slow.tolist():
+        found_stats = {key: python_value(column, row, data, names)
+                       for key, column in columns.items() if column.kind[row] != ABSENT}
+        name = meta_names.get(int(meta_id[row]), "")
+        marker[row] = scratch._note_stats(name, found_stats, int(start[row]), int(duration[row]))
+    return {"corr": corr[chosen], "start": start[chosen], "dur": duration[chosen], "device": device}, marker
