@@ -40,8 +40,7 @@ def kernel_table(gpus):
         keys = np.stack([activity.name_id[selected], activity.config_id[selected], activity.op_id[selected]],
                         axis=1)
         durations = activity.duration_ps[selected]
-        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        unique, inverse = _unique_rows(keys)
         totals = np.bincount(inverse, weights=durations, minlength=len(unique))
         counts = np.bincount(inverse, minlength=len(unique))
         mins = np.full(len(unique), np.iinfo(np.int64).max, dtype=np.int64)
@@ -56,6 +55,20 @@ def kernel_table(gpus):
                          activity.op_names[op_id] if op_id >= 0 else "",
                          int(counts[index]), int(exact_totals[index]), int(mins[index]), int(maxs[index])))
     return _merge_and_sort(rows)
+
+
+def _unique_rows(keys):
+    """np.unique(keys, axis=0, return_inverse=True) for rows of non-negative ids (op id may be -1), via one
+    int64 key per row: the same rows in the same order, without the slow row-wise sort."""
+    shifted = keys.astype(np.int64) + np.array([0, 0, 1])
+    bases = shifted.max(axis=0) + 1
+    if float(bases[0]) * float(bases[1]) * float(bases[2]) >= 2.0**62 or (shifted < 0).any():
+        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+        return unique, inverse.reshape(-1)
+    combined = (shifted[:, 0] * bases[1] + shifted[:, 1]) * bases[2] + shifted[:, 2]
+    unique, inverse = np.unique(combined, return_inverse=True)
+    rows = np.stack([unique // (bases[1] * bases[2]), unique // bases[2] % bases[1], unique % bases[2] - 1], axis=1)
+    return rows.astype(keys.dtype), inverse.reshape(-1)
 
 
 def _merge_and_sort(rows):

@@ -53,7 +53,8 @@ class _Busy:
         new[1:] = starts[1:] >= running[:-1]
         opens = np.flatnonzero(new)
         block_start = starts[opens]
-        block_end = running[np.append(opens[1:] - 1, len(starts) - 1).astype(np.int64)]
+        block_last = np.append(opens[1:] - 1, len(starts) - 1) if len(opens) else opens
+        block_end = running[block_last.astype(np.int64)]
         if carry is not None:
             carried_end = carry[1] if new[0] else running[opens[0] - 1 if len(opens) else -1]
             block_start = np.concatenate([[carry[0]], block_start]).astype(np.int64)

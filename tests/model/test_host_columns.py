@@ -1,0 +1,77 @@
+"""The fast host-plane path adds exactly what the reference `_HostCollector.add_plane` adds."""
+
+from tb_gpu_advisor.testing.large import write_training_trace
+from tb_gpu_advisor.testing.quickstart import write_quickstart
+from tests.model.equivalence import SpaceWriter, compare_paths
+
+
+def _host():
+    writer = SpaceWriter()
+    host = writer.plane("/host:CPU")
+    return writer, host, host.lines.add(id=1, name="python", timestamp_ns=1000)
+
+
+def test_markers_launches_and_their_stat_types(tmp_path, caplog):
+    writer, host, line = _host()
+    add = writer.event
+    add(host, line, "train", 0, 1000)  # no stats: a marker by name
+    add(host, line, "train", 1000, 1000, [("unrelated", "int64_value", 1)])  # stats but none of ours: no marker
+    add(host, line, "train", 2000, 0)  # zero duration: not a marker
+    add(host, line, "TraceContext", 3000, 500, [("graph_type", "str_value", "eval"), ("step_num", "double_value", 4.7)])
+    add(host, line, "Profiled batch", 4000, 500, [("step_num", "uint64_value", 12)])
+    add(host, line, "my_step", 5000, 500, [("_r", "int64_value", 1), ("step_num", "int64_value", -3)])
+    add(host, line, "loop", 6000, 500, [("_r", None, None), ("iter_num", "int64_value", 9)])
+    add(host, line, "test", 7000, 400, [("iter_num", "int64_value", 2)])
+    add(host, line, "cuLaunchKernel", 100, 5, [("correlation_id", "int64_value", 42), ("device_id", "int64_value", 1)])
+    add(host, line, "kernel_a", 110, 5, [("correlation_id", "uint64_value", 41), ("device_id", "str_value", "x")])
+    add(host, line, "kernel_b", 120, 5, [("correlation_id", "int64_value", -1)])  # negative: not a launch
+    add(host, line, "kernel_c", 130, 5, [("correlation_id", "double_value", 43.0)])  # not an int: not a launch
+    add(host, line, "kernel_d", 140, 5, [("correlation_id", "ref", "44")])
+    add(host, line, "train", 150, 5, [("correlation_id", "int64_value", 45)])  # a launch, not a marker
+    add(host, line, "kernel_e", 160, 5, [("device_id", "uint64_value", 2**64 - 1)])  # huge id, not a launch
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    assert model.host_activity.launch_correlation_id.tolist() == [41, 42, 45]
+    assert [m.name for m in model.host_step_markers] == ["train", "eval 4", "Profiled batch 12", "my_step -3",
+                                                         "test 2"]
+
+
+def test_busy_blocks_follow_file_order_across_lines_and_chunks(tmp_path, caplog, monkeypatch):
+    import tb_gpu_advisor.xplane.plane_scan as plane_scan
+    monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (3,))  # blocks must carry across chunks
+    writer, host, line = _host()
+    for start, duration in [(100, 50), (120, 10), (90, 100), (300, 10), (305, 0), (305, 20), (200, 5), (500, 1),
+                            (501, 1), (400, 200), (-50, 10), (-55, 100)]:
+        writer.event(host, line, "op", start, duration)
+    other = host.lines.add(id=2, name="worker", timestamp_ns=3000)
+    for start in range(0, 40, 7):
+        writer.event(host, other, "IteratorGetNextOp::DoCompute", start, 5)
+        writer.event(host, other, "iteratorgetnext_lower", start + 1, 2)
+    host.lines.add(id=3, name="idle thread")
+    derived = host.lines.add(id=-559038737 + 1, name="Launch Stats", timestamp_ns=1000)
+    writer.event(host, derived, "op", 0, 10_000)
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    assert model.host_activity.thread_count == 3
+    assert model.host_activity.op_totals["op"][0] == 12
+
+
+def test_two_host_planes_and_missing_metadata(tmp_path, caplog):
+    writer, host, line = _host()
+    writer.event(host, line, "op", 0, 10, [("correlation_id", "int64_value", 9)])
+    writer.event(host, line, "ghost", 20, 10, metadata_id=777)
+    cupti = writer.plane("/host:CUPTI")
+    thread = cupti.lines.add(id=5, name="cupti", timestamp_ns=2000)
+    writer.event(cupti, thread, "cuLaunchKernel", 0, 4, [("correlation_id", "int64_value", 3),
+                                                          ("device_id", "int64_value", 0)])
+    writer.event(cupti, thread, "op", 50, 1)
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    assert model.host_activity.launch_correlation_id.tolist() == [3, 9]
+    assert model.host_activity.op_totals[""] == (1, 10)
+
+
+def test_quickstart_and_generated_large_trace(tmp_path, caplog):
+    logdir = tmp_path / "logs"
+    quickstart = write_quickstart(str(logdir))
+    compare_paths(open(quickstart, "rb").read(), tmp_path, caplog)
+    size = write_training_trace(tmp_path / "big.xplane.pb", gpus=3, steps=3, kernels_per_step=300)
+    kind, _, model = compare_paths(open(size.path, "rb").read(), tmp_path, caplog)
+    assert kind == "ok" and sum(len(gpu.activity) for gpu in model.gpus) == size.kernels + 3 * 3 * 2
