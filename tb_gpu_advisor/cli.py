@@ -9,6 +9,7 @@ from tb_gpu_advisor import __version__
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.fanout import add_dask_argument, executor_for
 from tb_gpu_advisor.report.markdown import render_markdown
 from tb_gpu_advisor.report.run_report import run_report
 from tb_gpu_advisor.report.text import render_text
@@ -43,6 +44,7 @@ def build_parser():
                                   description="Print busy/idle time, kernels, launch overhead, transfers "
                                               "and the per-step breakdown of each host's GPUs.")
     _add_target_arguments(analyze)
+    add_dask_argument(analyze)
     analyze.add_argument("--format", choices=sorted(RENDERERS), default="text",
                          help="text for a terminal, json for machines, markdown for a pull request")
     analyze.set_defaults(handler=_analyze)
@@ -51,7 +53,8 @@ def build_parser():
 
 def _analyze(args, out, err):
     run, host_files = resolve_target(args.path, run=args.run, host=args.host)
-    report = run_report(run, host_files, max_bytes=int(args.max_file_mb * 2**20))
+    with executor_for(args.dask) as executor:
+        report = run_report(run, host_files, max_bytes=int(args.max_file_mb * 2**20), executor=executor)
     for error in report["errors"]:
         print(f"error: {error['file']}: {error['error']}", file=err)
     if not report["hosts"]:

@@ -2,6 +2,7 @@
 
 import textwrap
 
+from tb_gpu_advisor.report.multi_host import multi_host_sections
 from tb_gpu_advisor.report.sections import host_sections
 
 WIDTH = 80
@@ -39,6 +40,9 @@ def render_text(report):
         for section in host_sections(host):
             out.extend(render_section(section))
             out.append("")
+    for section in multi_host_sections(report):
+        out.extend(render_section(section))
+        out.append("")
     for error in report.get("errors", []):
         out.append(f"error: {error['file']}: {error['error']}")
     return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,127 @@
+"""Analyzes the hosts of a run independently: in this process, on a local process pool, or on a Dask cluster.
+
+`analyze_hosts` returns one HostOutcome per host file, in the given order, whatever ran them, so a run report
+is the same whether it was computed in-process, in the pool or on Dask. Dask is optional
+(`pip install 'tb-gpu-advisor[dask]'`) and imported only when asked for.
+"""
+
+import contextlib
+import multiprocessing
+import os
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
+
+from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.report.host_report import host_report
+
+DASK_CONNECT_TIMEOUT_S = 30
+# Below this much data a process pool costs more (starting workers) than it saves.
+POOL_MIN_BYTES = 32 * 2**20
+
+
+@dataclass(frozen=True)
+class HostOutcome:
+    """One host file's HostReport dict, or the one-line problem that stopped it."""
+
+    host: str
+    path: str
+    report: dict | None
+    error: str | None = None
+    error_file: str | None = None  # the file the error names (ProfileError.path)
+
+
+def analyze_host(host, path, max_bytes=None, progress=None):
+    """HostOutcome of one file; picklable, so it runs the same in a pool worker or on a Dask worker."""
+    try:
+        report = host_report(load_model(path, max_bytes=max_bytes, progress=progress))
+    except ProfileError as err:
+        return HostOutcome(host=host, path=path, report=None, error=err.problem, error_file=err.path)
+    report["host"] = host
+    return HostOutcome(host=host, path=path, report=report)
+
+
+def default_workers(host_count):
+    """Local processes used for `host_count` hosts: one per core, never more than there are hosts."""
+    return max(1, min(host_count, os.cpu_count() or 1))
+
+
+def analyze_hosts(host_files, max_bytes=None, executor=None):
+    """[HostOutcome] for `host_files` (discovery.HostFile), in order.
+
+    executor: None picks a local process pool when there are two hosts or more, cores to use and at least
+    POOL_MIN_BYTES of files, else runs in-process; "inline" forces in-process; any
+    concurrent.futures.Executor (a process pool, or a Dask client's `get_executor()`) runs one task per host.
+    """
+    host_files = list(host_files)
+    if executor is None:
+        workers = default_workers(len(host_files))
+        if workers < 2 or _total_bytes(host_files) < POOL_MIN_BYTES:
+            executor = "inline"
+        else:
+            with local_pool(workers) as pool:
+                return analyze_hosts(host_files, max_bytes, pool)
+    if executor == "inline":
+        return [analyze_host(f.host, f.path, max_bytes) for f in host_files]
+    if not isinstance(executor, Executor):
+        raise TypeError(f"executor must be None, 'inline' or a concurrent.futures.Executor, not {executor!r}")
+    futures = [executor.submit(analyze_host, f.host, f.path, max_bytes) for f in host_files]
+    return [future.result() for future in futures]
+
+
+def _total_bytes(host_files):
+    total = 0
+    for host_file in host_files:
+        try:
+            total += os.path.getsize(host_file.path)
+        except OSError:
+            pass  # reported by the analysis itself
+    return total
+
+
+@contextlib.contextmanager
+def local_pool(workers):
+    """A process pool whose workers start fresh (spawn): safe inside threaded servers such as TensorBoard."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def dask_executor(address, timeout_s=None):
+    """An Executor running tasks on the Dask distributed scheduler at `address` (e.g. tcp://host:8786).
+
+    The workers need tb-gpu-advisor installed and the profile files at the same paths. Raises ProfileError
+    with a clear message when Dask is not installed or the scheduler cannot be reached.
+    """
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ProfileError(address, "--dask needs Dask: pip install 'tb-gpu-advisor[dask]'") from None
+    try:
+        client = Client(address, timeout=timeout_s or DASK_CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError) as err:
+        raise ProfileError(address, f"cannot reach the Dask scheduler: {err}") from None
+    try:
+        yield client.get_executor(pure=False)
+    finally:
+        client.close()
+
+
+def add_dask_argument(parser):
+    """Adds `--dask ADDRESS` to a subcommand that analyzes runs."""
+    parser.add_argument("--dask", metavar="ADDRESS",
+                        help="analyze the hosts on this Dask distributed scheduler (e.g. tcp://10.0.0.5:8786); "
+                             "the workers must see the files at the same paths (default: local processes)")
+
+
+@contextlib.contextmanager
+def executor_for(dask_address=None):
+    """The executor `analyze_hosts` should use for a command line: Dask if an address is given, else None."""
+    if dask_address:
+        with dask_executor(dask_address) as executor:
+            yield executor
+    else:
+        yield None

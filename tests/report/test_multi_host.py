@@ -1,0 +1,48 @@
+"""The multi-host view: per-host step times, the slowest host, imbalance; shown only for two hosts or more."""
+
+from tb_gpu_advisor.report.markdown import render_markdown
+from tb_gpu_advisor.report.multi_host import multi_host_view
+from tb_gpu_advisor.report.run_report import assemble_run_report
+from tb_gpu_advisor.report.text import render_text
+from tb_gpu_advisor.fanout import HostOutcome
+from tests.conftest import report_of
+from tb_gpu_advisor.testing import TraceBuilder
+
+
+def _host_report(host, step_us, steps=3):
+    builder = TraceBuilder(hostname=host)
+    python = builder.thread("python")
+    for step in range(steps):
+        python.step(step, step * step_us, step_us)
+    builder.gpu(0).kernel("k", 10, 5, launch=(python, 1, 2))
+    report = report_of(builder, f"{host}.xplane.pb")
+    report["host"] = host
+    return report
+
+
+def test_slowest_host_and_imbalance():
+    view = multi_host_view([_host_report("a", 100), _host_report("b", 125), _host_report("c", 110, steps=0)])
+    assert view["host_count"] == 3
+    assert [(h["host"], h["step_time_ms"], h["step_count"]) for h in view["hosts"]] == [
+        ("a", 0.1, 3), ("b", 0.125, 3), ("c", None, 0)]
+    assert (view["slowest_host"], view["fastest_host"]) == ("b", "a")
+    assert (view["step_time_ms_min"], view["step_time_ms_max"], view["step_time_spread_ms"]) == (0.1, 0.125, 0.025)
+    assert view["imbalance_pct"] == 20.0
+
+
+def test_without_two_timed_hosts_there_is_no_comparison():
+    view = multi_host_view([_host_report("a", 100), _host_report("c", 110, steps=0)])
+    assert view["slowest_host"] is None and view["imbalance_pct"] is None
+
+
+def test_run_report_adds_the_view_only_for_several_hosts_and_renders_it():
+    one = assemble_run_report("r", [HostOutcome("a", "a.xplane.pb", _host_report("a", 100))])
+    assert "multi_host" not in one and "Hosts (" not in render_text(one)
+    two = assemble_run_report("r", [HostOutcome("a", "a.xplane.pb", _host_report("a", 100)),
+                                    HostOutcome("b", "b.xplane.pb", _host_report("b", 125)),
+                                    HostOutcome("z", "z.xplane.pb", None, "file is empty", "z.xplane.pb")])
+    assert list(two) == ["schema_version", "run", "hosts", "errors", "multi_host"]
+    assert two["errors"] == [{"host": "z", "file": "z.xplane.pb", "error": "file is empty"}]
+    text = render_text(two)
+    assert "Hosts (2)" in text and "Slowest host: b at 125.0 us per step; fastest: a at 100.0 us" in text
+    assert "## Hosts (2)" in render_markdown(two)
