@@ -23,6 +23,7 @@ setup(
     extras_require={
         "tf": ["tensorflow-cpu>=2.15", "tensorboard>=2.15"],
         "test": ["pytest>=7"],
+        "dask": ["dask[distributed]>=2023.1"],
     },
     entry_points={
         "console_scripts": ["tb-gpu-advisor = tb_gpu_advisor.cli:main_exit"],
