@@ -11,8 +11,7 @@ from google.protobuf.message import DecodeError
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.xplane import schema
-from tb_gpu_advisor.xplane.wire_scan import (WIRE_LEN, WIRE_VARINT, Unusual, as_int64, field_extent, read_field,
-                                             utf8)
+from tb_gpu_advisor.xplane.wire_scan import WIRE_LEN, WIRE_VARINT, Unusual, as_int64, field_extent, read_varint, utf8
 
 _HEAD_BYTES = 32  # enough for a top-level tag and length
 
@@ -113,43 +112,51 @@ def read_space(path, max_bytes=DEFAULT_MAX_FILE_BYTES):
 
 
 def _stream_space(path):
-    """LazySpace of FilePlanes, reading each plane once to check its header as parse_space does."""
+    """LazySpace of FilePlanes; checks each plane's top-level fields as parse_space does, reading only their
+    heads (and the plane name), so the file is not read twice."""
     planes, strings = [], {2: [], 3: [], 4: []}
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        pos = 0
-        while pos < size:
-            handle.seek(pos)
-            head = handle.read(_HEAD_BYTES)
-            field, wire, payload, length = field_extent(head)
-            start, end = pos + payload, pos + length
-            if end > size:
-                raise Unusual("field runs past the end of the file")
-            if wire == WIRE_LEN:
-                if field == 1:
-                    handle.seek(start)
-                    plane_id, name = _plane_header(handle.read(end - start))
-                    planes.append(FilePlane(id=plane_id, name=name, path=path, offset=start, size=end - start))
-                elif field in strings:
-                    handle.seek(start)
-                    data = handle.read(end - start)
-                    strings[field].append(utf8(data, (0, len(data))))
-            pos = end
+        for field, wire, start, end in _fields(handle, 0, size):
+            if wire != WIRE_LEN:
+                continue
+            if field == 1:
+                plane_id, name = _plane_header(handle, start, end)
+                planes.append(FilePlane(id=plane_id, name=name, path=path, offset=start, size=end - start))
+            elif field in strings:
+                strings[field].append(_text(handle, start, end))
     if not planes:
         raise ProfileError(path, "not an XSpace profile: it holds no planes")
     return LazySpace(path=path, planes=tuple(planes), hostnames=tuple(strings[4]), errors=tuple(strings[2]),
                      warnings=tuple(strings[3]))
 
 
-def _plane_header(data):
-    """(id, name) of a serialized XPlane, checking its top-level fields as XPlaneName.FromString does."""
-    plane_id, name, pos = 0, "", 0
-    while pos < len(data):
-        field, wire, value, pos = read_field(data, pos, len(data))
+def _fields(handle, pos, end):
+    """(field, wire type, payload start, field end) of each field in the file range [pos, end), by seeking."""
+    while pos < end:
+        handle.seek(pos)
+        field, wire, payload, length = field_extent(handle.read(min(_HEAD_BYTES, end - pos)))
+        if pos + length > end:
+            raise Unusual("field runs past its message")
+        yield field, wire, pos + payload, pos + length
+        pos += length
+
+
+def _text(handle, start, end):
+    handle.seek(start)
+    data = handle.read(end - start)
+    return utf8(data, (0, len(data)))
+
+
+def _plane_header(handle, start, end):
+    """(id, name) of the XPlane at [start, end), checking its top-level fields as XPlaneName.FromString does."""
+    plane_id, name = 0, ""
+    for field, wire, payload, field_end in _fields(handle, start, end):
         if field == 1 and wire == WIRE_VARINT:
-            plane_id = as_int64(value)
+            handle.seek(payload)
+            plane_id = as_int64(read_varint(handle.read(field_end - payload), 0, field_end - payload)[0])
         elif field == 2 and wire == WIRE_LEN:
-            name = utf8(data, value)
+            name = _text(handle, payload, field_end)
     return plane_id, name
 
 

@@ -52,14 +52,15 @@ def read_tag(data, pos, end):
 
 
 def field_extent(head):
-    """(field, wire type, payload offset, field length) of the field `head` begins with, from its first bytes."""
+    """(field, wire type, value offset, field length) of the field `head` begins with, from its first bytes;
+    the value of a LEN field is its payload, after the length."""
     field, wire, pos = read_tag(head, 0, len(head))
     if wire == WIRE_LEN:
         length, payload = read_varint(head, pos, len(head))
         return field, wire, payload, payload + length
     if wire == WIRE_VARINT:
         _, after = read_varint(head, pos, len(head))
-        return field, wire, after, after
+        return field, wire, pos, after
     if wire in (WIRE_FIXED64, WIRE_FIXED32):
         return field, wire, pos, pos + (8 if wire == WIRE_FIXED64 else 4)
     raise Unusual("group or invalid wire type")
