@@ -1,7 +1,5 @@
 """Builds HostActivity and step markers from the decoded `/host:CPU` plane(s)."""
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from tb_gpu_advisor.model import intervals
@@ -28,7 +26,7 @@ class _HostCollector:
         self.markers = []
         self.op_totals = {}
         self.threads = 0
-        self.chunks = []  # HostPlaneColumns added by the fast path, each after the lists flushed before it
+        self.arrays = {field: [] for field in _ARRAY_FIELDS}  # chunks of int64 arrays, in event order
 
     def add_plane(self, plane, origin_ns):
         names = stat_names(plane)
@@ -111,8 +109,9 @@ class _HostCollector:
 
     def add_columns(self, columns):
         """Adds one plane summarized by model.host_columns (the fast path); keeps the order of planes."""
-        self.chunks.append(self._flush())
-        self.chunks.append(columns)
+        self._flush()
+        for field in _ARRAY_FIELDS:
+            self.arrays[field].extend(getattr(columns, field))
         self.markers.extend(columns.markers)
         self.threads += columns.threads
         for name, (count, total) in columns.op_totals.items():
@@ -121,32 +120,32 @@ class _HostCollector:
             entry[1] += total
 
     def _flush(self):
-        """The launches, waits and busy blocks appended one by one so far, as arrays (and clears them)."""
-        flushed = _Arrays(*(np.asarray(values, dtype=np.int64) for values in (
-            self.launch_corr, self.launch_start, self.launch_dur, self.launch_device, self.wait_start,
-            self.wait_end, self.busy_start, self.busy_end)))
-        for values in (self.launch_corr, self.launch_start, self.launch_dur, self.launch_device,
-                       self.wait_start, self.wait_end, self.busy_start, self.busy_end):
-            values.clear()
-        return flushed
+        """Moves the values appended one by one so far (reference path) into the array chunks."""
+        for field, values in zip(_ARRAY_FIELDS, (self.launch_corr, self.launch_start, self.launch_dur,
+                                                 self.launch_device, self.wait_start, self.wait_end,
+                                                 self.busy_start, self.busy_end)):
+            if values:
+                self.arrays[field].append(np.asarray(values, dtype=np.int64))
+                values.clear()
+
+    def _take(self, field):
+        """One field's chunks as one array; the chunks are released as soon as they are joined."""
+        chunks = [chunk for chunk in self.arrays.pop(field) if len(chunk)]
+        return chunks[0] if len(chunks) == 1 else np.concatenate(chunks or [np.zeros(0, np.int64)])
 
     def result(self):
-        parts = self.chunks + [self._flush()]
-        self.chunks = []
-
-        def joined(field):
-            arrays = [getattr(part, field) for part in parts if len(getattr(part, field))]
-            return arrays[0] if len(arrays) == 1 else np.concatenate(arrays or [np.zeros(0, np.int64)])
-
-        corr = joined("launch_corr")
-        launch_start, launch_dur, launch_device = joined("launch_start"), joined("launch_dur"), joined("launch_device")
+        self._flush()
+        corr = self._take("launch_corr")
+        launch = [self._take(field) for field in ("launch_start", "launch_dur", "launch_device")]
         if (corr[1:] < corr[:-1]).any():
             order = np.argsort(corr, kind="stable")
-            corr, launch_start, launch_dur, launch_device = (a[order] for a in (corr, launch_start, launch_dur,
-                                                                                 launch_device))
-        input_waits = intervals.union(joined("wait_start"), joined("wait_end"))
-        busy = intervals.union(joined("busy_start"), joined("busy_end"))
-        del parts
+            corr = corr[order]
+            for index, column in enumerate(launch):
+                launch[index] = column[order]
+            del order
+        launch_start, launch_dur, launch_device = launch
+        input_waits = intervals.union(self._take("wait_start"), self._take("wait_end"))
+        busy = intervals.union(self._take("busy_start"), self._take("busy_end"))
         activity = HostActivity(
             launch_correlation_id=corr,
             launch_start_ps=launch_start,
@@ -161,18 +160,8 @@ class _HostCollector:
         return activity, outermost_markers(self.markers)
 
 
-@dataclass(frozen=True, eq=False)
-class _Arrays:
-    """Launch, input-wait and busy-block columns of one or more planes, in event order."""
-
-    launch_corr: np.ndarray
-    launch_start: np.ndarray
-    launch_dur: np.ndarray
-    launch_device: np.ndarray
-    wait_start: np.ndarray
-    wait_end: np.ndarray
-    busy_start: np.ndarray
-    busy_end: np.ndarray
+_ARRAY_FIELDS = ("launch_corr", "launch_start", "launch_dur", "launch_device", "wait_start", "wait_end",
+                 "busy_start", "busy_end")
 
 
 def outermost_markers(markers):

@@ -17,16 +17,17 @@ _SAFE_PS = 2**61  # |base|, |offset| and |duration| below this: start and end fi
 
 @dataclass(frozen=True, eq=False)
 class HostPlaneColumns:
-    """One host plane's contribution to the HostActivity, in the reference's event order."""
+    """One host plane's contribution to the HostActivity, in the reference's event order; each array field is
+    a list of chunks, joined once by the collector."""
 
-    launch_corr: np.ndarray
-    launch_start: np.ndarray
-    launch_dur: np.ndarray
-    launch_device: np.ndarray
-    wait_start: np.ndarray
-    wait_end: np.ndarray
-    busy_start: np.ndarray
-    busy_end: np.ndarray
+    launch_corr: list
+    launch_start: list
+    launch_dur: list
+    launch_device: list
+    wait_start: list
+    wait_end: list
+    busy_start: list
+    busy_end: list
     markers: tuple
     op_totals: dict  # name -> (count, total ps), in first-event order
     threads: int
@@ -71,9 +72,7 @@ class _Busy:
 
     def arrays(self):
         self.close()
-        if not self.starts:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        return np.concatenate(self.starts), np.concatenate(self.ends)
+        return self.starts, self.ends
 
 
 def host_plane_columns(scan, origin_ns):
@@ -115,9 +114,8 @@ def host_plane_columns(scan, origin_ns):
                 busy.add(int(lines[piece[0]]), start[counted[piece]], end[counted[piece]])
     busy_start, busy_end = busy.arrays()
 
-    def joined(index, field):
-        values = [part[0][field] if index == 0 else part[index] for part in parts]
-        return np.concatenate(values) if values else np.zeros(0, dtype=np.int64)
+    def chunks(index, field=None):
+        return [part[0][field] if index == 0 else part[index] for part in parts]
 
     op_totals = {}
     for meta_id, (count, total) in totals.items():
@@ -125,8 +123,8 @@ def host_plane_columns(scan, origin_ns):
         entry[0] += count
         entry[1] += total
     return HostPlaneColumns(
-        launch_corr=joined(0, "corr"), launch_start=joined(0, "start"), launch_dur=joined(0, "dur"),
-        launch_device=joined(0, "device"), wait_start=joined(1, None), wait_end=joined(2, None),
+        launch_corr=chunks(0, "corr"), launch_start=chunks(0, "start"), launch_dur=chunks(0, "dur"),
+        launch_device=chunks(0, "device"), wait_start=chunks(1), wait_end=chunks(2),
         busy_start=busy_start, busy_end=busy_end,
         markers=tuple(scratch.markers), op_totals={k: tuple(v) for k, v in op_totals.items()},
         threads=int(thread.sum()))
