@@ -1,8 +1,9 @@
 """Times our cold `analyze` against XProf's cold overview_page + kernel_stats conversion on the same traces.
 
 One fresh process per measurement (interpreter start and imports included, as a user sees it), the trace
-read once beforehand so both tools start from the page cache; runs of the two tools alternate. Prints the median wall time, the ratio and each peak RSS (from wait4), the cost curve
-of `analyze` over the trace sizes, and how fast AnalysisService answers a repeated request.
+read once beforehand so both tools start from the page cache; runs of the two tools alternate. Prints the
+median wall time, the ratio and each peak RSS (from wait4), the cost curve of `analyze` over the trace sizes,
+and how fast AnalysisService answers a repeated request.
 
     python benchmarks/run.py                       # all sizes, 3 runs each (writes missing traces first)
     python benchmarks/run.py --sizes 75 300 --runs 5

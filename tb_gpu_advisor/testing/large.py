@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.testing import encode as wire
+from tb_gpu_advisor.testing import encode
 from tb_gpu_advisor.xplane import schema
 
 _PS_PER_US = 1_000_000
@@ -74,28 +74,28 @@ class _Plane:
         self.lines.append(header + b"".join(chunks))
 
     def serialize(self):
-        return self.header.SerializeToString() + b"".join(wire.len_prefixed(3, line) for line in self.lines)
+        return self.header.SerializeToString() + b"".join(encode.len_prefixed(3, line) for line in self.lines)
 
 
 def _events(meta_ids, start_ps, duration_ps, stats):
     """Serialized `events` fields of one line; `stats` holds Rows of already-encoded XStat fields."""
     offset = np.asarray(start_ps, dtype=np.int64) - _LINE_BASE_NS * 1000
-    parts = [wire.varint_field(1, meta_ids), wire.varint_field(2, offset), wire.varint_field(3, duration_ps)]
-    parts += [wire.message_field(4, stat) for stat in stats]
-    return wire.message_field(4, wire.join_rows(*parts)).tobytes()
+    parts = [encode.varint_field(1, meta_ids), encode.varint_field(2, offset), encode.varint_field(3, duration_ps)]
+    parts += [encode.message_field(4, stat) for stat in stats]
+    return encode.message_field(4, encode.join_rows(*parts)).tobytes()
 
 
 def _int_stat(stat_id, values):
-    return wire.join_rows(wire.varint_field(1, np.full(len(values), stat_id)), wire.varint_field(4, values))
+    return encode.join_rows(encode.varint_field(1, np.full(len(values), stat_id)), encode.varint_field(4, values))
 
 
 def _ref_stat(stat_id, refs):
-    return wire.join_rows(wire.varint_field(1, np.full(len(refs), stat_id)), wire.varint_field(7, refs))
+    return encode.join_rows(encode.varint_field(1, np.full(len(refs), stat_id)), encode.varint_field(7, refs))
 
 
 def _str_stat(stat_id, text, count):
-    return wire.join_rows(wire.varint_field(1, np.full(count, stat_id)),
-                          wire.constant(wire.len_prefixed(5, text.encode()), count))
+    return encode.join_rows(encode.varint_field(1, np.full(count, stat_id)),
+                          encode.constant(encode.len_prefixed(5, text.encode()), count))
 
 
 def _program(kernels_per_step, rng):
@@ -144,8 +144,8 @@ def write_training_trace(path, *, gpus=8, steps=20, kernels_per_step=1000, seed=
             host_events += kernels_per_step + 2
         host_lines["python"].append(_events([host.event_id("train")], [step_start], [step_end - step_start], [
             _int_stat(host.stat_id("step_num"), [step]), _int_stat(host.stat_id("_r"), [1])]))
-        host_lines["tf_data"].append(_events([host.event_id("IteratorGetNextOp::DoCompute")], [step_start + 50 * _PS_PER_US],
-                                             [wait_ps], []))
+        host_lines["tf_data"].append(_events([host.event_id("IteratorGetNextOp::DoCompute")],
+                                             [step_start + 50 * _PS_PER_US], [wait_ps], []))
         host_events += 2
         step_start = step_end + 100 * _PS_PER_US
     host.add_line(1001, "python", host_lines.pop("python"))
@@ -162,8 +162,8 @@ def write_training_trace(path, *, gpus=8, steps=20, kernels_per_step=1000, seed=
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "wb") as handle:
         for plane in planes:
-            handle.write(wire.len_prefixed(1, plane))
-        handle.write(wire.len_prefixed(4, b"localhost"))
+            handle.write(encode.len_prefixed(1, plane))
+        handle.write(encode.len_prefixed(4, b"localhost"))
     return TraceSize(path=str(path), bytes=os.path.getsize(path), kernels=gpus * steps * kernels_per_step,
                      host_events=host_events)
 

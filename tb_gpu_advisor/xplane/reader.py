@@ -95,7 +95,7 @@ def read_space(path, max_bytes=DEFAULT_MAX_FILE_BYTES):
     if size == 0:
         raise ProfileError(path, "file is empty (the profiler wrote nothing)")
     if max_bytes and size > max_bytes:
-        raise ProfileError(path, f"file is {size / 1e6:,.0f} MB, above the {max_bytes / 1e6:,.0f} MB limit "
+        raise ProfileError(path, f"file is {_size(size)}, above the {_size(max_bytes)} limit "
                                  "(raise it with --max-file-mb)")
     try:
         return _stream_space(path)
@@ -109,6 +109,14 @@ def read_space(path, max_bytes=DEFAULT_MAX_FILE_BYTES):
     except OSError as err:
         raise ProfileError(path, f"cannot read: {err.strerror or err}") from None
     return parse_space(data, path)
+
+
+def _size(size):
+    """A size in the unit of --max-file-mb (MB of 2**20 bytes); bytes below one MB."""
+    value = size / 2**20
+    if value >= 10:
+        return f"{value:,.0f} MB"
+    return f"{value:.1f} MB" if value >= 1 else f"{size:,} bytes"
 
 
 def _stream_space(path):

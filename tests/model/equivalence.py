@@ -127,7 +127,8 @@ class SpaceWriter:
             header = schema.XPlane()
             header.CopyFrom(plane)
             del header.lines[:]
-            lines = [line.SerializeToString() + b"".join(len_prefixed(4, raw) for raw in self.raw_events.get(id(line), ()))
+            lines = [line.SerializeToString()
+                     + b"".join(len_prefixed(4, raw) for raw in self.raw_events.get(id(line), ()))
                      for line in plane.lines]
             out.append(len_prefixed(1, header.SerializeToString() + b"".join(len_prefixed(3, line) for line in lines)))
         return b"".join(out) + b"".join(len_prefixed(4, host.encode()) for host in self.space.hostnames)

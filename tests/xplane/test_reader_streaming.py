@@ -57,10 +57,21 @@ def test_real_traces_stream_like_parse_space(v100_trace):
         assert _outcome(lambda: read_space(path)) == _outcome(lambda: parse_space(path.read_bytes(), str(path)))
 
 
+def _sparse(tmp_path, size):
+    """A file of `size` bytes that takes no disk space (the limit is checked before reading)."""
+    path = tmp_path / "huge.xplane.pb"
+    with open(path, "wb") as handle:
+        handle.truncate(size)
+    return path
+
+
 def test_size_limit_names_the_file_and_the_option(tmp_path):
     path = tmp_path / "big.xplane.pb"
     path.write_bytes(_builder_bytes())
-    with pytest.raises(ProfileError, match=r"big\.xplane\.pb: file is 0 MB, above the 0 MB limit \(raise it with "
-                                           r"--max-file-mb\)"):
+    size = len(path.read_bytes())
+    with pytest.raises(ProfileError, match=rf"big\.xplane\.pb: file is {size:,} bytes, above the 100 bytes limit "
+                                           r"\(raise it with --max-file-mb\)"):
         read_space(path, max_bytes=100)
+    with pytest.raises(ProfileError, match=r"file is 5,000 MB, above the 4,096 MB limit"):
+        read_space(_sparse(tmp_path, 5000 * 2**20), max_bytes=4096 * 2**20)
     assert read_space(path, max_bytes=len(path.read_bytes())).planes

@@ -1,0 +1,24 @@
+"""The command line's options for big inputs: the file size limit and Dask."""
+
+import io
+import os
+
+from tb_gpu_advisor.cli import build_parser, main
+from tb_gpu_advisor.testing import TraceBuilder
+
+
+def test_max_file_mb_refuses_larger_files_with_a_clear_message(tmp_path):
+    builder = TraceBuilder()
+    builder.gpu(0).kernel("k", 10, 5, launch=(builder.thread(), 1, 2))
+    path = builder.write(str(tmp_path / "w.xplane.pb"))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["analyze", path, "--max-file-mb", "0.0001"], out=out, err=err) == 2
+    assert err.getvalue() == f"error: {path}: file is {os.path.getsize(path):,} bytes, above the 104 bytes limit (raise it with --max-file-mb)\n"
+    assert out.getvalue() == ""
+    assert main(["analyze", path, "--max-file-mb", "1"], out=io.StringIO(), err=io.StringIO()) == 0
+
+
+def test_analyze_takes_a_dask_address():
+    args = build_parser().parse_args(["analyze", "logs", "--dask", "tcp://10.0.0.5:8786"])
+    assert args.dask == "tcp://10.0.0.5:8786"
+    assert build_parser().parse_args(["analyze", "logs"]).dask is None
