@@ -64,7 +64,7 @@ def dask_scheduler(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("dask")
     scheduler_file = workdir / "scheduler.json"
     dask = [sys.executable, "-m", "dask"]
-    env = dict(os.environ, DASK_DISTRIBUTED__WORKER__DAEMON="False")
+    env = dict(os.environ)
     processes = []
     try:
         processes.append(subprocess.Popen(

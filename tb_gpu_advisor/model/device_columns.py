@@ -8,13 +8,14 @@ worth vectorizing (a numeric tf_op, two kernel_details on one kernel, ...) raise
 from dataclasses import replace
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.constants import STEPS_LINE_ID
 from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_details
 from tb_gpu_advisor.model.device import (_DEVICE_STATS, _SKIPPED_LINE_NAMES, _STEP_STATS, _Interner,
                                          _step_markers, capabilities_from_stats, classify_event_name,
                                          op_name_from_tf_op)
-from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection, DeviceActivity, GpuDevice
+from tb_gpu_advisor.model.trace import ActivityKind, DeviceActivity, GpuDevice
 from tb_gpu_advisor.xplane import schema
 from tb_gpu_advisor.xplane.plane_scan import DOUBLE, INT64, UINT64, TextTable, event_chunks, int64_values
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names
@@ -110,7 +111,10 @@ def build_gpu_device_from_scan(scan, ordinal, origin_ns):
         base = (line.timestamp_ns - origin_ns) * 1000
         bases.append(base if abs(base) < _SAFE_PS else 0)
         if line.id == STEPS_LINE_ID or (is_derived_line(line.id) and line.name == "Steps"):
-            decoded = schema.XLine.FromString(scan.data[start:end])
+            try:
+                decoded = schema.XLine.FromString(scan.data[start:end])
+            except (DecodeError, RuntimeError, ValueError):
+                raise Unusual("Steps line does not decode") from None
             markers.extend(_step_markers(meta, decoded, ids_named(names, _STEP_STATS), names, origin_ns))
             work_line.append(False)
         else:

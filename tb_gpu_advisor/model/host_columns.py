@@ -154,7 +154,7 @@ def _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_n
     for column in columns.values():
         found |= column.kind != ABSENT
     launch = np.zeros(len(rows), dtype=bool)
-    corr = device = np.zeros(len(rows), dtype=np.int64)
+    corr = np.zeros(len(rows), dtype=np.int64)
     if "correlation_id" in columns:
         is_int, corr = int64_values(columns["correlation_id"])
         launch = found & is_int & (corr >= 0)
