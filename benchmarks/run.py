@@ -186,14 +186,17 @@ def main():
         results.append(bench_size(size_mb, args.runs, size_mb in xprof_sizes))
         print(json.dumps(results[-1]), flush=True)
     _print_table(results)
-    slope, intercept, r2 = linear_fit([(r["file_mb"], r["ours"]["median_wall_s"]) for r in results])
-    print(f"analyze cost: {slope * 100:.2f} s per 100 MB + {intercept:.2f} s fixed (R^2 = {r2:.4f}); per MB: "
-          + ", ".join(f"{r['ours']['median_wall_s'] / r['file_mb'] * 1000:.0f} ms" for r in results))
+    fit = None
+    if len(results) >= 2:
+        slope, intercept, r2 = linear_fit([(r["file_mb"], r["ours"]["median_wall_s"]) for r in results])
+        fit = {"s_per_mb": slope, "intercept_s": intercept, "r2": r2}
+        print(f"analyze cost: {slope * 100:.2f} s per 100 MB + {intercept:.2f} s fixed (R^2 = {r2:.4f}); per MB: "
+              + ", ".join(f"{r['ours']['median_wall_s'] / r['file_mb'] * 1000:.0f} ms" for r in results))
     wall, rss, cache = measure("cache", ensure_trace(args.cache_size))
     repeat = statistics.median(cache["repeat_ms"])
     print(f"AnalysisService on the {args.cache_size} MB trace: cold {cache['cold_s']:.2f} s, repeated request "
           f"median {repeat:.2f} ms (max {max(cache['repeat_ms']):.2f} ms over {CACHE_REPEATS})")
-    summary = {"machine": info, "results": results, "fit": {"s_per_mb": slope, "intercept_s": intercept, "r2": r2},
+    summary = {"machine": info, "results": results, "fit": fit,
                "cache": {"size_mb": args.cache_size, **cache, "median_repeat_ms": repeat}}
     os.makedirs(DATA_DIR, exist_ok=True)
     out = os.path.join(DATA_DIR, f"results-{datetime.datetime.now():%Y%m%d-%H%M%S}.json")
