@@ -52,8 +52,10 @@ def _summary(report):
     s = report["summary"]
     st = s["step_time_ms"]
     lines = []
-    if s.get("bottleneck"):
-        lines.append(f"Verdict: {s['bottleneck']}" + (f" - {s['verdict']}" if s.get("verdict") else ""))
+    if s.get("verdict"):
+        lines.append(f"Verdict: {s['verdict']}")
+    elif s.get("bottleneck"):
+        lines.append(f"Verdict: {s['bottleneck']}")
     gpus = f"GPUs: {s['active_gpu_count']} active of {s['gpu_count']}" if s["gpu_count"] else "GPUs: none"
     lines.append(f"{gpus}   GPU busy: {units.percent(s['gpu_busy_pct'])}   "
                  f"input wait: {units.percent(s['input_wait_pct'])}")
