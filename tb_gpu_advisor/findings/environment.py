@@ -4,7 +4,7 @@ import re
 
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
-from tb_gpu_advisor.findings.thresholds import (BF16_MIN_CC, MIXED_PRECISION_GAIN, MODELED_HIGH_PCT, MODELED_LOW_PCT,
+from tb_gpu_advisor.findings.thresholds import (BF16_MIN_CC, KERNEL_HIGH_PCT, MIXED_PRECISION_GAIN, MODELED_LOW_PCT,
                                                 MODELED_MEDIUM_PCT, TENSOR_CORE_MIN_CC)
 
 _BF16 = re.compile(r"bf16|bfloat16|__nv_bfloat", re.IGNORECASE)
@@ -50,7 +50,7 @@ def bf16_without_hardware(ctx):
     if bf16_ms <= 0:
         return None
     recoverable = bf16_ms * (1.0 - 1.0 / MIXED_PRECISION_GAIN)
-    severity = grade(ctx.share_pct(recoverable), MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
+    severity = grade(ctx.share_pct(recoverable), KERNEL_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     names = sorted({n for g in ctx.active_gpus for n in g.activity.names if _BF16.search(n)})
     return Finding(
         id="environment.bf16_without_hardware", severity=severity,

@@ -28,12 +28,16 @@ def _op_type(name):
     return name.rpartition(":")[2]
 
 
+def _op_rows(ops):
+    return [{"name": name, "count": count, "total_ms": ms(total)} for name, count, total in ops[:HOST_OPS_LISTED]]
+
+
 def _top_host_ops(ctx, limit_count=HOST_OPS_LISTED):
     """The host events with the most time, leaving out wrappers, step markers and driver calls."""
     device_names = {name for gpu in ctx.model.gpus for name in gpu.activity.names}
     found = ctx.host_ops(lambda name: bool(name) and not _WRAPPERS.match(name) and name not in device_names
                          and not name.startswith(("Memcpy", "Memset", "cu")))
-    return [{"name": name, "count": count, "total_ms": ms(total)} for name, count, total in found[:limit_count]]
+    return _op_rows(found[:limit_count])
 
 
 def gpu_idle_host_busy(ctx):
@@ -82,7 +86,7 @@ def eager_execution(ctx):
         summary=f"{per_step:,.0f} ops per step run eagerly ({total_ms:.2f} ms, {share:.1f}% of the step time).",
         evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share},
                           limit("eager_op_pct", share, EAGER_MIN_PCT, min_ops_per_step=EAGER_MIN_OPS_PER_STEP),
-                          {"host_ops": [{"name": n, "count": c, "total_ms": ms(t)} for n, c, t in ops[:HOST_OPS_LISTED]]}),
+                          {"host_ops": _op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: eager dispatch time on the critical path removed")
 
@@ -133,7 +137,7 @@ def python_function(ctx):
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT)
     if severity is None:
         return None
-    where = " inside the tf.data pipeline the step waits on" if waiting > 0 else ""
+    where = "; tf.data is in use and the step waits for it: likely its map function" if waiting > 0 else ""
     return Finding(
         id="host.python_function", severity=severity,
         summary=f"Python functions (tf.py_function) ran {count:,} times, {total_ms / count:.2f} ms each{where}.",
@@ -143,7 +147,7 @@ def python_function(ctx):
                            "map_threads_busy_cores": ctx.pipeline.map_concurrency, "input_wait_ms": round(waiting, 3),
                            "recoverable_pct": share},
                           ladder("recoverable_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT),
-                          {"host_ops": [{"name": n, "count": c, "total_ms": ms(t)} for n, c, t in ops]}),
+                          {"host_ops": _op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: the input wait (or host time) the Python calls account for removed")
 
@@ -194,8 +198,7 @@ def ops_on_host(ctx):
         summary=f"{len(ops)} compute op(s) ran with CPU kernels in a GPU run ({total_ms:.2f} ms), "
                 f"e.g. {ops[0][0]}.",
         evidence=Evidence({"cpu_ops": len(ops), "cpu_op_ms": total_ms, "recoverable_pct": share},
-                          limit("cpu_ops", len(ops), 0), {"host_ops": [
-                              {"name": n, "count": c, "total_ms": ms(t)} for n, c, t in ops[:HOST_OPS_LISTED]]}),
+                          limit("cpu_ops", len(ops), 0), {"host_ops": _op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: the CPU op time on the critical path (GPU idle) removed")
 

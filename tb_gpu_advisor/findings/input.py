@@ -132,7 +132,8 @@ def demanded_file_reads(ctx):
         ctx, "input.demanded_file_reads",
         f"Files are read on demand ({pipeline.demanded_reads[0]}: {read_ms:.2f} ms of reads).",
         min(wait_ms, read_ms), "upper bound: the input wait spent in on-demand reads removed",
-        extra_metrics={"demanded_read_ms": round(read_ms, 3)}, pointers={"tf_data_stages": list(pipeline.demanded_reads)})
+        extra_metrics={"demanded_read_ms": round(read_ms, 3)},
+        pointers={"tf_data_stages": list(pipeline.demanded_reads)})
 
 
 def no_cache(ctx):

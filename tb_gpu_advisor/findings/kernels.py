@@ -3,8 +3,8 @@
 from tb_gpu_advisor.analysis.kernel_names import is_library_math, is_nccl
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.occupancy import theoretical_occupancy
-from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GOOD_OCCUPANCY_PCT, KERNEL_TUNING_MAX_SAVING,
-                                                LOW_OCCUPANCY_PCT, MODELED_HIGH_PCT, MODELED_LOW_PCT,
+from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GOOD_OCCUPANCY_PCT, KERNEL_HIGH_PCT,
+                                                KERNEL_TUNING_MAX_SAVING, LOW_OCCUPANCY_PCT, MODELED_LOW_PCT,
                                                 MODELED_MEDIUM_PCT)
 
 KERNELS_LISTED = 5
@@ -27,7 +27,7 @@ def _dominant_rows(ctx):
 def _finding(ctx, finding_id, flagged, summary, basis, crossed):
     recoverable = sum(item["saving_ms"] for item in flagged)
     share = ctx.share_pct(recoverable)
-    severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)
+    severity = grade(share, KERNEL_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)
     if severity is None:
         return None
     flagged = sorted(flagged, key=lambda item: -item["share_of_kernel_time_pct"])[:KERNELS_LISTED]

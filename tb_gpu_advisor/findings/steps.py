@@ -60,7 +60,8 @@ def _warmup(ctx):
     first = steps[0]
     rest = np.array([s.duration_ps for s in steps[1:]], dtype=np.float64)
     compile_spans = ctx.host.tagged.get("compile")
-    compiles = compile_spans is not None and intervals.covered_ps(compile_spans, [first.start_ps], [first.end_ps])[0] > 0
+    compiles = compile_spans is not None and \
+        intervals.covered_ps(compile_spans, [first.start_ps], [first.end_ps])[0] > 0
     if compiles and first.duration_ps > WARMUP_FACTOR * np.median(rest):
         return first
     return None

@@ -18,9 +18,11 @@ COLLECTIVES_MEDIUM_PCT = 3.0
 MODELED_HIGH_PCT = 15.0
 MODELED_MEDIUM_PCT = 5.0
 MODELED_LOW_PCT = 1.0
+# Kernel-speed estimates (precision, fusion, occupancy) are the least certain: high only from this share.
+KERNEL_HIGH_PCT = 25.0
 
-# Verdict: a bottleneck must hold at least this share of step time (XProf's moderate input level).
-VERDICT_MIN_PCT = 5.0
+# Verdict: a bottleneck must hold at least this share of step time; below it the run has no single bottleneck.
+VERDICT_MIN_PCT = 10.0
 # GPU idle with nothing on the host to explain it: above this the verdict is unknown, not none.
 UNEXPLAINED_IDLE_PCT = 10.0
 

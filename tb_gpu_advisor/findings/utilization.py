@@ -6,9 +6,9 @@ from tb_gpu_advisor.analysis.kernel_names import is_elementwise, is_fp32_matmul,
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, grade, limit
 from tb_gpu_advisor.findings.thresholds import (
-    BATCH_GPU_BUSY_MAX_PCT, BATCH_SCALE, FUSION_MIN_KERNELS_PER_STEP, FUSION_MIN_SHARE_PCT, FUSION_SAVED_FRACTION,
-    FP32_MATMUL_MIN_SHARE_PCT, INPUT_HIGH_PCT, LOW_PRECISION_MAX_SHARE_PCT, MIXED_PRECISION_GAIN, MODELED_HIGH_PCT,
-    MODELED_LOW_PCT, MODELED_MEDIUM_PCT, SMALL_KERNEL_MEAN_US, TENSOR_CORE_MIN_CC)
+    BATCH_GPU_BUSY_MAX_PCT, BATCH_SCALE, FP32_MATMUL_MIN_SHARE_PCT, FUSION_MIN_KERNELS_PER_STEP, FUSION_MIN_SHARE_PCT,
+    FUSION_SAVED_FRACTION, INPUT_HIGH_PCT, KERNEL_HIGH_PCT, LOW_PRECISION_MAX_SHARE_PCT, MIXED_PRECISION_GAIN,
+    MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, SMALL_KERNEL_MEAN_US, TENSOR_CORE_MIN_CC)
 from tb_gpu_advisor.model.trace import ActivityKind
 
 
@@ -22,9 +22,9 @@ def _top_kernels(ctx, predicate, limit=3):
     return [k["name"] for k in rows[:limit]]
 
 
-def _modeled(ctx, finding_id, summary, recoverable_ms, basis, metrics, crossed, pointers):
+def _modeled(ctx, finding_id, summary, recoverable_ms, basis, metrics, crossed, pointers, high=KERNEL_HIGH_PCT):
     share = ctx.share_pct(recoverable_ms)
-    severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)
+    severity = grade(share, high, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)
     if severity is None:
         return None
     return Finding(id=finding_id, severity=severity, summary=summary,
@@ -55,7 +55,7 @@ def gpu_underused(ctx):
         "twice the examples (upper bound; step time itself grows)",
         {"gpu_busy_pct": busy_pct, "kernel_mean_us": mean_us, "gpu_idle_ms": round(idle_ms, 3)},
         limit("gpu_busy_pct", busy_pct, BATCH_GPU_BUSY_MAX_PCT, "below", kernel_mean_us_below=SMALL_KERNEL_MEAN_US),
-        {"steps": [s["name"] for s in ctx.steps[:3]]})
+        {"steps": [s["name"] for s in ctx.steps[:3]]}, high=MODELED_HIGH_PCT)
     return finding and capped(finding, "medium")
 
 

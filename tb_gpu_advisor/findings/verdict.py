@@ -56,7 +56,7 @@ def decide(ctx, findings):
                  else "no host activity was recorded at those times")
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
     return Verdict("none", f"No bottleneck: the GPU is busy {_p(ctx.summary['gpu_busy_pct'])} of each step and "
-                           "no finding is above low severity.")
+                           f"no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
 
 
 def _unknown(reason):
@@ -64,9 +64,13 @@ def _unknown(reason):
 
 
 def _top(ctx, findings):
-    """The medium-or-high finding with the most recoverable time among those that name a bottleneck."""
-    eligible = [f for f in findings if f.severity in ("high", "medium") and f.category in BOTTLENECK_OF_CATEGORY
-                and ctx.share_pct(f.recoverable_ms) >= VERDICT_MIN_PCT]
+    """The finding with the most recoverable time among those that name a bottleneck: medium or high for lost
+    time, high for kernel-speed estimates (a busy GPU is not "bottlenecked" by a medium estimate)."""
+    def counts(finding):
+        needed = ("high",) if BOTTLENECK_OF_CATEGORY[finding.category] == "kernel" else ("high", "medium")
+        return finding.severity in needed and ctx.share_pct(finding.recoverable_ms) >= VERDICT_MIN_PCT
+
+    eligible = [f for f in findings if f.category in BOTTLENECK_OF_CATEGORY and counts(f)]
     if not eligible:
         return None
     return max(eligible, key=lambda f: (f.recoverable_ms / f.window_ms if f.window_ms else 0.0,

@@ -85,6 +85,7 @@ def _findings(report):
             lines.append(f"   {finding['summary']}")
         if finding.get("fix_summary"):
             lines.append(f"   Fix: {finding['fix_summary']}")
+    lines.append("Fixes with code to paste, evidence and links: --format json (findings[].fix).")
     return Section("Findings", lines=tuple(lines))
 
 
