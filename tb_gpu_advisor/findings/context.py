@@ -50,6 +50,18 @@ class Context:
     def per_step_ms(self, total_ms):
         return round(total_ms / self.step_count, 3) if self.step_count else None
 
+    def time_text(self, total_ms):
+        """`2.37 ms per step`, or `2.37 ms in total` for a profile without steps."""
+        if self.step_count:
+            return f"{total_ms / self.step_count:.2f} ms per step"
+        return f"{total_ms:.2f} ms in total"
+
+    def count_text(self, count, unit):
+        """`665 kernels per step`, or `665 kernels in the profile` without steps."""
+        if self.step_count:
+            return f"{count / self.step_count:,.0f} {unit} per step"
+        return f"{count:,} {unit} in the profile"
+
     def share_pct(self, total_ms):
         return round(100.0 * total_ms / self.window_ms, 2) if self.window_ms > 0 else 0.0
 
@@ -98,8 +110,7 @@ class Context:
 
     @cached_property
     def gpu_busy(self):
-        return intervals.union_all(*(intervals.union(g.activity.start_ps, g.activity.end_ps)
-                                     for g in self.model.gpus))
+        return intervals.union_all(*self.busy_by_gpu.values())
 
     def exposed(self, spans):
         """The part of `spans` no GPU computes during."""
@@ -113,8 +124,21 @@ class Context:
         by_name = np.array([bool(predicate(name)) for name in activity.names] + [False], dtype=bool)
         return by_name[activity.name_id] & (activity.kind == ActivityKind.KERNEL)
 
+    @cached_property
+    def kernel_ps_all(self):
+        """{ordinal: ps} of all kernels inside each GPU's windows."""
+        return self._kernel_ps_by_gpu(lambda name: True)
+
+    @cached_property
+    def busy_by_gpu(self):
+        """{ordinal: Intervals} when each GPU has any activity."""
+        return {gpu.ordinal: intervals.union(gpu.activity.start_ps, gpu.activity.end_ps) for gpu in self.model.gpus}
+
     def kernel_ps_by_gpu(self, predicate):
         """{ordinal: ps} of kernels matching `predicate` inside each GPU's windows (overlaps counted once)."""
+        return self._kernel_ps_by_gpu(predicate)
+
+    def _kernel_ps_by_gpu(self, predicate):
         result = {}
         for gpu in self.active_gpus:
             mask = self.kernel_mask(gpu, predicate)

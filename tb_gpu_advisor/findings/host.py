@@ -54,7 +54,7 @@ def gpu_idle_host_busy(ctx):
     return Finding(
         id="host.gpu_idle_host_busy", severity=severity,
         summary=f"The GPU idles {share:.1f}% of the step while the host runs runtime or Python work "
-                f"({ctx.per_step_ms(host_ms) or host_ms:.2f} ms per step).",
+                f"({ctx.time_text(host_ms)}).",
         evidence=Evidence({"host_exposed_pct": share, "host_exposed_ms": round(host_ms, 3),
                            "host_exposed_ms_per_step": ctx.per_step_ms(host_ms)},
                           ladder("host_exposed_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT),
@@ -83,7 +83,7 @@ def eager_execution(ctx):
     severity = grade(ctx.share_pct(recoverable), HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     return Finding(
         id="host.eager_execution", severity=severity,
-        summary=f"{per_step:,.0f} ops per step run eagerly ({total_ms:.2f} ms, {share:.1f}% of the step time).",
+        summary=f"{ctx.count_text(count, 'ops')} run eagerly ({total_ms:.2f} ms, {share:.1f}% of the step time).",
         evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share},
                           limit("eager_op_pct", share, EAGER_MIN_PCT, min_ops_per_step=EAGER_MIN_OPS_PER_STEP),
                           {"host_ops": _op_rows(ops)}),

@@ -63,7 +63,7 @@ def gpu_waits_for_input(ctx):
     return Finding(
         id="input.gpu_waits_for_input", severity=severity,
         summary=f"The GPU waits for input {share:.1f}% of the step time "
-                f"({ctx.per_step_ms(wait_ms) or wait_ms:.2f} ms per step).",
+                f"({ctx.time_text(wait_ms)}).",
         evidence=Evidence(_wait_metrics(ctx, wait_ms, share),
                           ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT), _wait_pointers(ctx)),
         recoverable_ms=wait_ms, window_ms=ctx.window_ms,
@@ -118,7 +118,7 @@ def python_generator(ctx):
 
 
 def _read_ms(ctx, paths):
-    return sum(ms(ctx.host.op_totals[path][1]) for path in paths)
+    return sum(ms(ctx.host.op_totals.get(path, (0, 0))[1]) for path in paths)
 
 
 def demanded_file_reads(ctx):

@@ -15,7 +15,7 @@ def _dominant_rows(ctx):
     ms is that share of the busiest GPU's kernel time (GPUs run in parallel)."""
     rows = ctx.report["kernels"]
     total = sum(row["total_us"] for row in rows)
-    busiest_ms = max(ctx.kernel_ps_by_gpu(lambda name: True).values(), default=0) / 1e9
+    busiest_ms = max(ctx.kernel_ps_all.values(), default=0) / 1e9
     found = []
     for row in rows:
         share = 100.0 * row["total_us"] / total if total else 0.0

@@ -23,6 +23,13 @@ def _launch_metrics(ctx):
             "tiny_kernel_pct": launch["tiny_kernel_pct"]}
 
 
+def _kernels_text(ctx):
+    launch = ctx.report["launch"]
+    if launch["per_step"] is not None:
+        return f"{launch['per_step']:,.0f} kernels per step"
+    return ctx.count_text(launch["kernel_count"], "kernels")
+
+
 def gpu_starved_by_launches(ctx):
     """Time every GPU idles while a host thread is inside a launch call (XProf's "Kernel Launch")."""
     if not ctx.has_gpu or not ctx.model.has_host_plane:
@@ -36,7 +43,7 @@ def gpu_starved_by_launches(ctx):
     return Finding(
         id="launch.gpu_starved_by_launches", severity=severity,
         summary=f"The GPU idles {share:.1f}% of the step while kernels are being launched "
-                f"({ctx.report['launch']['per_step'] or 0:,.0f} kernels per step).",
+                f"({_kernels_text(ctx)}).",
         evidence=Evidence({"launch_exposed_pct": share, "launch_exposed_ms": round(launch_ms, 3),
                            "launch_exposed_ms_per_step": ctx.per_step_ms(launch_ms), **_launch_metrics(ctx)},
                           ladder("launch_exposed_pct", share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT),
@@ -48,7 +55,7 @@ def gpu_starved_by_launches(ctx):
 
 def _short_gaps(ctx, gpu):
     """(total ps, count, median ps) of the gaps of at most LAUNCH_GAP_MAX_US between a GPU's activities."""
-    busy = intervals.union(gpu.activity.start_ps, gpu.activity.end_ps)
+    busy = ctx.busy_by_gpu[gpu.ordinal]
     if len(busy) < 2:
         return 0, 0, 0
     gap_start, gap_end = busy.end_ps[:-1], busy.start_ps[1:]

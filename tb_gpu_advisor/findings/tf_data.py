@@ -43,8 +43,10 @@ class TfDataPipeline:
 
     @property
     def is_tuned(self):
-        """Prefetches and runs no map sequentially: the local tf.data knobs are already used."""
-        return self.in_use and self.has_prefetch and not self.sequential_maps
+        """Prefetches, runs no map sequentially, reads ahead and has no Python generator: the local tf.data
+        knobs are already used."""
+        return (self.in_use and self.has_prefetch and not self.sequential_maps and not self.demanded_reads
+                and not self.generators)
 
     @property
     def root(self):
@@ -64,7 +66,10 @@ def tf_data_pipeline(op_totals, thread_busy, window_ps):
     busy = thread_busy.get(MAP_THREADS)
     concurrency = busy[1] / window_ps if busy and window_ps > 0 else None
     sequential, reads, demanded, generators = [], [], [], []
-    for path in paths:
+    # Every stage is judged, also those only seen as a prefix of a deeper stage's name.
+    prefixes = sorted({ITERATOR_PREFIX + "::".join(stages_of(path)[:depth]) for path in paths
+                       for depth in range(1, len(stages_of(path)) + 1)})
+    for path in prefixes:
         parts = stages_of(path)
         last = parts[-1]
         if last in SEQUENTIAL_MAP_STAGES or (last in AMBIGUOUS_MAP_STAGES and concurrency is not None

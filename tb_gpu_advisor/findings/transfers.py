@@ -87,7 +87,7 @@ def small_copies(ctx):
         return None
     return _copy_finding(
         ctx, "transfer.small_copies",
-        f"{per_step:,.0f} copies under {SMALL_COPY_BYTES // 1024} KB per step (mean {size / count:,.0f} bytes).",
+        f"{ctx.count_text(count, 'copies')} under {SMALL_COPY_BYTES // 1024} KB (mean {size / count:,.0f} bytes).",
         exposed_ps, exposed,
         {"small_copies": count, "small_copies_per_step": round(per_step, 1), "small_copy_bytes": size,
          "small_copy_ms": ms(busy)},
@@ -127,9 +127,8 @@ def low_bandwidth(ctx):
     return finding
 
 
-def _gaps_after(gpu, mask, windows):
-    """Intervals from the end of each selected copy to the GPU's next activity, clipped to `windows`."""
-    busy = intervals.union(gpu.activity.start_ps, gpu.activity.end_ps)
+def _gaps_after(gpu, busy, mask, windows):
+    """Intervals from the end of each selected copy to the GPU's next activity (`busy`), clipped to `windows`."""
     ends = gpu.activity.end_ps[mask]
     following = np.searchsorted(busy.start_ps, ends, side="left")
     has_next = following < len(busy)
@@ -143,7 +142,7 @@ def d2h_sync_in_step(ctx):
         return None
     worst = (0, 0, None, intervals.EMPTY)
     for gpu, mask in _copies(ctx, lambda c: True, directions=(CopyDirection.D2H,)):
-        gaps = _gaps_after(gpu, mask, ctx.gpu_windows(gpu))
+        gaps = _gaps_after(gpu, ctx.busy_by_gpu[gpu.ordinal], mask, ctx.gpu_windows(gpu))
         gaps = intervals.subtract(gaps, ctx.host.input_waits)
         long = (gaps.end_ps - gaps.start_ps) > SYNC_GAP_MIN_US * 1e6
         gaps = intervals.union(gaps.start_ps[long], gaps.end_ps[long])
@@ -156,7 +155,7 @@ def d2h_sync_in_step(ctx):
     return _copy_finding(
         ctx, "transfer.d2h_sync_in_step",
         f"After {len(gaps):,} device-to-host copies the GPU idles {ms(gap_ps):.2f} ms in total "
-        f"({ctx.per_step_ms(ms(gap_ps)):.2f} ms per step) until the host sends more work.",
+        f"({ctx.time_text(ms(gap_ps))}) until the host sends more work.",
         gap_ps, gaps,
         {"d2h_copies": d2h_count, "d2h_copies_per_step": round(d2h_count / ctx.step_count, 1),
          "stalls_after_d2h": len(gaps), "stall_ms": ms(gap_ps), "host_stream_synchronize_calls": syncs[0],

@@ -73,7 +73,7 @@ def fp32_matmul(ctx):
     ordinal, fp32_ps = _busiest(ctx.kernel_ps_by_gpu(is_target))
     if fp32_ps <= 0:
         return None
-    kernel_ps = ctx.kernel_ps_by_gpu(lambda name: True)[ordinal]
+    kernel_ps = ctx.kernel_ps_all[ordinal]
     share = round(100.0 * fp32_ps / kernel_ps, 2)
     if share < FP32_MATMUL_MIN_SHARE_PCT:
         return None
@@ -106,14 +106,14 @@ def elementwise_kernels(ctx):
     gpu = next(g for g in ctx.active_gpus if g.ordinal == ordinal)
     count = ctx.kernel_count_in_windows(gpu, ctx.kernel_mask(gpu, is_elementwise))
     per_step = count / ctx.step_count if ctx.step_count else float(count)
-    kernel_ps = ctx.kernel_ps_by_gpu(lambda name: True)[ordinal]
+    kernel_ps = ctx.kernel_ps_all[ordinal]
     share = round(100.0 * elementwise_ps / kernel_ps, 2)
     if per_step < FUSION_MIN_KERNELS_PER_STEP or share < FUSION_MIN_SHARE_PCT:
         return None
     elementwise_ms = ms(elementwise_ps)
     return _modeled(
         ctx, "fusion.elementwise_kernels",
-        f"{per_step:.0f} element-wise kernels per step take {share:.1f}% of GPU kernel time "
+        f"{ctx.count_text(count, 'element-wise kernels')} take {share:.1f}% of GPU kernel time "
         f"({elementwise_ms:.2f} ms on {gpu.name}); XLA is not in use.",
         elementwise_ms * FUSION_SAVED_FRACTION,
         f"estimate: fusion removes {FUSION_SAVED_FRACTION:.0%} of the element-wise kernel time",

@@ -42,3 +42,8 @@ def test_map_and_batch_parallelism_comes_from_its_threads():
 def test_generators():
     assert pipeline(["Iterator::Prefetch", "Iterator::Prefetch::Generator"]).generators == (
         "Iterator::Prefetch::Generator",)
+
+
+def test_a_generator_or_demanded_reads_are_not_tuned():
+    assert not pipeline(["Iterator::Prefetch", "Iterator::Prefetch::Generator"]).is_tuned
+    assert not pipeline(["Iterator::Root::Prefetch", "Iterator::Root::Prefetch::Map::TextLine"]).is_tuned
