@@ -13,6 +13,7 @@ def fetch_remote_file(url, max_bytes=None, cache=None):
     cache = cache or default_cache()
     fs, path = open_url(url)
     with remote_errors(url, "read"):
+        fs.invalidate_cache(path)  # the version must be the object's current one, not a listing's memory
         info = fs.info(path)
     if info.get("type") not in (None, "file"):
         raise ProfileError(url, "is a directory, not an .xplane.pb file")

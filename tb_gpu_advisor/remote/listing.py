@@ -18,6 +18,7 @@ def _list(url):
     fs, root = open_url(url)
     root = root.rstrip("/")
     with remote_errors(url, "list"):
+        fs.invalidate_cache(root)  # a long-lived filesystem instance (the plugin's) must see new runs
         info = fs.info(root)
         files = {} if info.get("type") == "file" else fs.find(root, detail=True)
     return fs, root, info, files

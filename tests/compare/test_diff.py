@@ -8,7 +8,7 @@ from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.report.run_report import run_report
 from tb_gpu_advisor.testing.pairs import EXPECTED_DRIVER, PAIRS
 
-from .conftest import host_from_steps
+from .reports import host_from_steps
 
 TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces"
 REAL_PAIR = ("tf221_cpu_keras_input_bound.xplane.pb", "tf221_cpu_keras_input_fixed.xplane.pb")

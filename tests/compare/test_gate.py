@@ -4,7 +4,7 @@ from tb_gpu_advisor.compare.diff import compare_reports
 from tb_gpu_advisor.compare.gate import METRICS, GateError, check_comparison
 from tb_gpu_advisor.testing.pairs import EXPECTED_DRIVER, PAIRS
 
-from .conftest import host_from_steps
+from .reports import host_from_steps
 
 STEADY = [100.0, 100.2, 99.8, 100.1, 99.9] * 4
 

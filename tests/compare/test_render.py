@@ -4,7 +4,7 @@ from tb_gpu_advisor.compare.diff import compare_reports
 from tb_gpu_advisor.compare.render import (COMPARISON_RENDERERS, render_comparison_markdown,
                                            render_comparison_text)
 
-from .conftest import host_from_steps
+from .reports import host_from_steps
 
 
 def test_text_names_the_driver_and_fits_a_terminal(pair_reports):
