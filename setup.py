@@ -22,7 +22,9 @@ setup(
     ],
     extras_require={
         "tf": ["tensorflow-cpu>=2.15", "tensorboard>=2.15"],
-        "test": ["pytest>=7"],
+        "test": ["pytest>=7", "pillow>=9", "moto[server]>=5", "fsspec>=2023.6", "s3fs>=2023.6"],
+        "remote": ["fsspec>=2023.6", "s3fs>=2023.6"],  # s3:// and other fsspec logdirs
+        "gcs": ["fsspec>=2023.6", "gcsfs>=2023.6"],  # gs:// logdirs
     },
     entry_points={
         "console_scripts": ["tb-gpu-advisor = tb_gpu_advisor.cli:main_exit"],
