@@ -92,7 +92,8 @@ def test_real_input_bound_vs_fixed(real_pair):
     assert "input wait fell from 77.12 ms to 33.45 ms per step" in comparison["verdict"]
     assert host["gpu_busy_pct"]["delta_points"] is None
     assert host["kernels"]["counts"] == {"new": 0, "gone": 0, "faster": 0, "slower": 0, "unchanged": 0}
-    assert host["findings"]["resolved"] == host["findings"]["new"] == []
+    assert [f["id"] for f in host["findings"]["resolved"]] == ["input.sequential_map", "input.no_prefetch"]
+    assert host["findings"]["new"] == []
 
 
 def test_real_reverse_and_same(real_pair):

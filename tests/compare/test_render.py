@@ -11,7 +11,7 @@ def test_text_names_the_driver_and_fits_a_terminal(pair_reports):
     reports = pair_reports["transfer"]
     text = render_comparison_text(compare_reports(reports["problem"], reports["fixed"]))
     assert "Verdict: " in text and "copy H2D <-" in text
-    assert "Findings\n========\nNo findings on either side." in text
+    assert "Findings\n========\nResolved: [high]" in text
     assert "Kernels\n=======\nMatched by name, time per step: 0 new, 0 gone" in text
     lines = text.splitlines()
     verdict_at = next(i for i, line in enumerate(lines) if line.startswith("Verdict: "))
