@@ -22,9 +22,11 @@ setup(
     ],
     extras_require={
         "tf": ["tensorflow-cpu>=2.15", "tensorboard>=2.15"],
-        "test": ["pytest>=7"],
+        # playwright drives the system chromium in the browser test (never `playwright install`).
+        "test": ["pytest>=7", "playwright>=1.40"],
     },
     entry_points={
         "console_scripts": ["tb-gpu-advisor = tb_gpu_advisor.cli:main_exit"],
+        "tensorboard_plugins": ["gpu_advisor = tb_gpu_advisor.plugin.loader:GpuAdvisorLoader"],
     },
 )

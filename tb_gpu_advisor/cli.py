@@ -9,6 +9,7 @@ from tb_gpu_advisor import __version__
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.plugin.serve_command import add_serve_command
 from tb_gpu_advisor.report.markdown import render_markdown
 from tb_gpu_advisor.report.run_report import run_report
 from tb_gpu_advisor.report.text import render_text
@@ -46,6 +47,7 @@ def build_parser():
     analyze.add_argument("--format", choices=sorted(RENDERERS), default="text",
                          help="text for a terminal, json for machines, markdown for a pull request")
     analyze.set_defaults(handler=_analyze)
+    add_serve_command(commands)
     return parser
 
 
