@@ -19,17 +19,20 @@ PREFIX = "/data/plugin/gpu_advisor"
 REPO = Path(__file__).resolve().parents[2]
 SHARED_TRACES = REPO / ".." / "shared" / "traces"
 REAL_V100 = SHARED_TRACES / "gpu_multi_worker_v100x8.xplane.pb"
+REAL_CORRUPT = SHARED_TRACES / "tpu_inference_utf8_mangled.xplane.pb"
 
 
-def real_v100_or_none():
-    return str(REAL_V100) if REAL_V100.is_file() else None
+def shared_traces():
+    """The real traces write_plugin_logdir takes, those of ../shared/traces that exist."""
+    return {"real_v100_trace": str(REAL_V100) if REAL_V100.is_file() else None,
+            "real_corrupt_trace": str(REAL_CORRUPT) if REAL_CORRUPT.is_file() else None}
 
 
 @pytest.fixture(scope="session")
 def plugin_logdir(tmp_path_factory):
     """The scenario logdir (plus the real 8xV100 trace when ../shared is there); returns (path, runs)."""
     logdir = tmp_path_factory.mktemp("plugin_logdir")
-    runs = write_plugin_logdir(str(logdir), real_v100_trace=real_v100_or_none())
+    runs = write_plugin_logdir(str(logdir), **shared_traces())
     return str(logdir), runs
 
 

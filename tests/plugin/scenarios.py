@@ -84,8 +84,12 @@ def profile_dir(logdir, run_id):
     return os.path.join(logdir, tb_run, "plugins", "profile", timestamp)
 
 
-def write_plugin_logdir(logdir, real_v100_trace=None):
-    """Writes every scenario under `logdir`; returns {run id: [hosts]} (newest first in discovery order)."""
+def write_plugin_logdir(logdir, real_v100_trace=None, real_corrupt_trace=None):
+    """Writes every scenario under `logdir`; returns {run id: [hosts]}.
+
+    With the shared real traces: the 8xV100 trace as its own run, and the real mangled (corrupt) TPU trace as
+    a second host of the corrupt run.
+    """
     write_quickstart(logdir)
     _busy_two_gpus("worker0").write(os.path.join(profile_dir(logdir, MULTI_HOST), "worker0.xplane.pb"))
     _many_kernels().write(os.path.join(profile_dir(logdir, MULTI_HOST), "worker1.xplane.pb"))
@@ -95,6 +99,9 @@ def write_plugin_logdir(logdir, real_v100_trace=None):
     _write_corrupt(os.path.join(profile_dir(logdir, CORRUPT), "broken.xplane.pb"))
     runs = {QUICKSTART: ["localhost"], MULTI_HOST: ["worker0", "worker1", "worker2"], CPU_ONLY: ["cpu"],
             XSS: ["xss"], CORRUPT: ["broken"]}
+    if real_corrupt_trace and os.path.isfile(real_corrupt_trace):
+        shutil.copyfile(real_corrupt_trace, os.path.join(profile_dir(logdir, CORRUPT), "tpu_mangled.xplane.pb"))
+        runs[CORRUPT].append("tpu_mangled")
     if real_v100_trace and os.path.isfile(real_v100_trace):
         target = os.path.join(profile_dir(logdir, REAL_V100), "v100x8.xplane.pb")
         os.makedirs(os.path.dirname(target), exist_ok=True)

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from scenarios import CORRUPT, CPU_ONLY, MULTI_HOST, QUICKSTART, REAL_V100, XSS, XSS_KERNEL, write_plugin_logdir
+from conftest import shared_traces
 from tb_process import TensorBoardProcess, tensorboard_command
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (scripts/test.sh does)")
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts" / "browser"
-SHARED = REPO / ".." / "shared" / "traces"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
@@ -34,8 +34,7 @@ if not os.path.exists(CHROMIUM):
 @pytest.fixture(scope="module")
 def logdir(tmp_path_factory):
     path = tmp_path_factory.mktemp("browser_logdir")
-    real = SHARED / "gpu_multi_worker_v100x8.xplane.pb"
-    runs = write_plugin_logdir(str(path), real_v100_trace=str(real) if real.is_file() else None)
+    runs = write_plugin_logdir(str(path), **shared_traces())
     return path, runs
 
 

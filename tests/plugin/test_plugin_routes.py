@@ -111,6 +111,16 @@ def test_corrupt_host_is_a_clear_error_and_others_keep_working(client):
     assert get(client, "/timeline", run=CORRUPT, host="broken")[0].status_code == 422
 
 
+def test_the_real_mangled_trace_is_a_clear_error(client, plugin_logdir):
+    if "tpu_mangled" not in plugin_logdir[1][CORRUPT]:
+        pytest.skip("../shared/traces/tpu_inference_utf8_mangled.xplane.pb is not present")
+    response, body = get(client, "/report", run=CORRUPT, host="tpu_mangled")
+    assert response.status_code == 422
+    assert body == {"error": "cannot analyze tpu_mangled.xplane.pb: not a valid XSpace protobuf: the wire "
+                             "format is corrupt or the file is truncated"}
+    assert get(client, "/report", run=QUICKSTART, host="localhost")[0].status_code == 200
+
+
 def test_status_moves_from_idle_to_done(client):
     _, before = get(client, "/status", run=XSS, host="xss")
     assert before == {"run": XSS, "host": "xss", "state": "idle", "error": None, "elapsed_s": None}
@@ -310,3 +320,16 @@ def test_file_size_flag_is_applied(plugin_logdir):
     assert response.status_code == 422
     assert body["error"].startswith("cannot analyze localhost.xplane.pb:")
     instance.service.shutdown()
+
+
+def test_routes_work_under_a_path_prefix(plugin):
+    from werkzeug import test as werkzeug_test
+    from tensorboard.backend import application
+
+    client = werkzeug_test.Client(application.TensorBoardWSGI([plugin], path_prefix="/tb"))
+    assert client.get(f"/tb{PREFIX}/static/views/gpus.js").status_code == 200
+    assert client.get(f"/tb{PREFIX}/static/../plugin.py").status_code == 404
+    response = client.get(f"/tb{PREFIX}/runs")
+    assert response.status_code == 200 and json.loads(response.get_data(as_text=True))
+    listing = json.loads(client.get("/tb/data/plugins_listing").get_data(as_text=True))
+    assert listing["gpu_advisor"]["loading_mechanism"]["module_path"] == f"/tb{PREFIX}/static/index.js"
