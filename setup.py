@@ -22,11 +22,13 @@ setup(
     ],
     extras_require={
         "tf": ["tensorflow-cpu>=2.15", "tensorboard>=2.15"],
-        "test": ["pytest>=7", "pillow>=9", "moto[server]>=5", "fsspec>=2023.6", "s3fs>=2023.6"],
+        # playwright drives the system chromium in the browser test (never `playwright install`).
+        "test": ["pytest>=7", "playwright>=1.40", "pillow>=9", "moto[server]>=5", "fsspec>=2023.6", "s3fs>=2023.6"],
         "remote": ["fsspec>=2023.6", "s3fs>=2023.6"],  # s3:// and other fsspec logdirs
         "gcs": ["fsspec>=2023.6", "gcsfs>=2023.6"],  # gs:// logdirs
     },
     entry_points={
         "console_scripts": ["tb-gpu-advisor = tb_gpu_advisor.cli:main_exit"],
+        "tensorboard_plugins": ["gpu_advisor = tb_gpu_advisor.plugin.loader:GpuAdvisorLoader"],
     },
 )

@@ -11,6 +11,7 @@ from tb_gpu_advisor.commands import check as check_command, compare as compare_c
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.plugin.serve_command import add_serve_command
 from tb_gpu_advisor.report.markdown import render_markdown
 from tb_gpu_advisor.report.run_report import run_report
 from tb_gpu_advisor.report.text import render_text
@@ -50,6 +51,7 @@ def build_parser():
     analyze.set_defaults(handler=_analyze)
     for command in (compare_command, check_command, report_command):
         command.register(commands)
+    add_serve_command(commands)
     return parser
 
 

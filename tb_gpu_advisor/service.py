@@ -1,0 +1,130 @@
+"""Runs analyses off the caller's thread: an LRU cache keyed by (path, size, mtime), in-flight dedup, status.
+
+A file is analyzed once per version: concurrent requests for it share one Future, later ones get the cached
+result (or the cached error: a corrupt file stays corrupt until it changes). Nothing is written to disk.
+"""
+
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
+from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.report.run_report import analyze_host_file
+from tb_gpu_advisor.report.timeline_report import timeline_for_file
+
+logger = logging.getLogger(__name__)
+
+_REPORT = "report"
+
+
+class _Entry:
+    """One computation: its Future and when it started."""
+
+    def __init__(self, future):
+        self.future = future
+        self.started = time.monotonic()
+
+
+class AnalysisService:
+    """Computes HostReports (and timelines) on a small executor, cached and deduplicated per file version."""
+
+    def __init__(self, max_entries=32, max_workers=1, max_bytes=None):
+        self._max_entries = max(1, int(max_entries))
+        self._max_bytes = max_bytes
+        self._executor = ThreadPoolExecutor(max_workers=max(1, int(max_workers)),
+                                            thread_name_prefix="gpu-advisor-analysis")
+        self._lock = threading.Lock()
+        self._entries = OrderedDict()  # (kind, path, size, mtime_ns) -> _Entry, least recently used first
+
+    def submit(self, run, host_file):
+        """Future of the HostReport dict of `host_file` (a discovery.HostFile) of run `run`."""
+        del run  # the report does not depend on the run id; kept so callers need not care
+        return self._submit(_REPORT, host_file, self._report_job)
+
+    def get_host_report(self, run, host_file, timeout=None):
+        """The HostReport dict; raises ProfileError for bad input, TimeoutError if not done in `timeout` s."""
+        return self.submit(run, host_file).result(timeout)
+
+    def submit_timeline(self, run, host_file, bins=DEFAULT_BINS):
+        """Future of the timeline dict (report/timeline_report.py) of `host_file`."""
+        del run
+        return self._submit(("timeline", int(bins)), host_file, lambda hf: self._timeline_job(hf, bins))
+
+    def get_timeline(self, run, host_file, bins=DEFAULT_BINS, timeout=None):
+        return self.submit_timeline(run, host_file, bins).result(timeout)
+
+    def status(self, host_file):
+        """{"state": "idle"|"running"|"done"|"error", "error": message or None, "elapsed_s": float or None}."""
+        try:
+            key = self._key(_REPORT, host_file)
+        except ProfileError as err:
+            return {"state": "error", "error": err.problem, "elapsed_s": None}
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is None:
+            return {"state": "idle", "error": None, "elapsed_s": None}
+        if not entry.future.done():
+            return {"state": "running", "error": None, "elapsed_s": round(time.monotonic() - entry.started, 1)}
+        error = entry.future.exception()
+        if error is not None:
+            return {"state": "error", "error": _problem(error), "elapsed_s": None}
+        return {"state": "done", "error": None, "elapsed_s": None}
+
+    def shutdown(self, wait=False):
+        self._executor.shutdown(wait=wait, cancel_futures=True)
+
+    def _key(self, kind, host_file):
+        try:
+            stat = os.stat(host_file.path)
+        except OSError as err:
+            raise ProfileError(host_file.path, f"cannot read: {err.strerror or err}") from None
+        return (kind, os.path.abspath(host_file.path), stat.st_size, stat.st_mtime_ns)
+
+    def _submit(self, kind, host_file, job):
+        try:
+            key = self._key(kind, host_file)
+        except ProfileError as err:
+            failed = Future()
+            failed.set_exception(err)
+            return failed
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                return entry.future
+            entry = _Entry(self._executor.submit(self._guarded, job, host_file))
+            self._entries[key] = entry
+            self._evict()
+            return entry.future
+
+    def _evict(self):
+        """Drops the least recently used finished entries beyond max_entries (never a running one)."""
+        excess = len(self._entries) - self._max_entries
+        for key in [k for k, e in self._entries.items() if e.future.done()][:max(excess, 0)]:
+            del self._entries[key]
+
+    def _guarded(self, job, host_file):
+        try:
+            return job(host_file)
+        except ProfileError:
+            raise
+        except Exception as err:  # a bug of ours: logged with its traceback, reported as this file's error
+            logger.exception("tb-gpu-advisor: analysis of %s failed", host_file.path)
+            raise ProfileError(host_file.path, f"internal error: {type(err).__name__}: {err} "
+                                               "(please report it)") from err
+
+    def _report_job(self, host_file):
+        report = analyze_host_file(host_file.path, max_bytes=self._max_bytes)
+        report["host"] = host_file.host
+        return report
+
+    def _timeline_job(self, host_file, bins):
+        return timeline_for_file(host_file.path, max_bytes=self._max_bytes, bins=bins)
+
+
+def _problem(error):
+    return error.problem if isinstance(error, ProfileError) else f"{type(error).__name__}: {error}"

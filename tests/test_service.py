@@ -1,0 +1,139 @@
+"""AnalysisService: one computation per file version, cached errors, bounded cache, status, no disk writes."""
+
+import os
+import threading
+
+import pytest
+
+import tb_gpu_advisor.service as service_module
+from tb_gpu_advisor.discovery import HostFile
+from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.report.run_report import analyze_host_file
+from tb_gpu_advisor.service import AnalysisService
+from tb_gpu_advisor.testing.builder import TraceBuilder
+from tb_gpu_advisor.testing.quickstart import write_quickstart
+
+
+@pytest.fixture
+def service():
+    instance = AnalysisService(max_entries=3)
+    yield instance
+    instance.shutdown()
+
+
+@pytest.fixture
+def quickstart(tmp_path):
+    return HostFile("localhost", write_quickstart(str(tmp_path)))
+
+
+def _trace(path, kernel):
+    builder = TraceBuilder()
+    builder.gpu(0).kernel(kernel, 1000, 50)
+    return HostFile(os.path.basename(path).split(".")[0], builder.write(path))
+
+
+def test_the_report_is_the_host_report_with_the_host_name(service, quickstart):
+    report = service.get_host_report("run", quickstart, timeout=30)
+    expected = analyze_host_file(quickstart.path)
+    expected["host"] = "localhost"
+    assert report == expected
+
+
+def test_a_result_is_computed_once_and_then_cached(service, quickstart, monkeypatch):
+    calls = []
+    real = service_module.analyze_host_file
+    monkeypatch.setattr(service_module, "analyze_host_file", lambda p, max_bytes=None: calls.append(p) or real(p))
+    first = service.get_host_report("run", quickstart, timeout=30)
+    assert service.submit("run", quickstart).result(30) is first
+    assert len(calls) == 1
+
+
+def test_concurrent_submits_share_one_future(service, quickstart, monkeypatch):
+    release = threading.Event()
+    calls = []
+    real = service_module.analyze_host_file
+
+    def slow(path, max_bytes=None):
+        calls.append(path)
+        release.wait(30)
+        return real(path)
+
+    monkeypatch.setattr(service_module, "analyze_host_file", slow)
+    futures = [service.submit("run", quickstart) for _ in range(5)]
+    assert len({id(f) for f in futures}) == 1
+    assert service.status(quickstart)["state"] == "running"
+    release.set()
+    assert futures[0].result(30)["host"] == "localhost"
+    assert len(calls) == 1
+    assert service.status(quickstart) == {"state": "done", "error": None, "elapsed_s": None}
+
+
+def test_a_changed_file_is_a_new_version(service, tmp_path):
+    path = str(tmp_path / "h.xplane.pb")
+    first = service.get_host_report("run", _trace(path, "first_kernel"), timeout=30)
+    stat = os.stat(path)
+    host_file = _trace(path, "second_kernel_with_a_longer_name")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    second = service.get_host_report("run", host_file, timeout=30)
+    assert [k["name"] for k in first["kernels"]] == ["first_kernel"]
+    assert [k["name"] for k in second["kernels"]] == ["second_kernel_with_a_longer_name"]
+
+
+def test_a_corrupt_file_raises_and_its_error_is_cached(service, tmp_path, monkeypatch):
+    path = tmp_path / "bad.xplane.pb"
+    path.write_bytes(b"\xff\xff\xff\xff not protobuf")
+    host_file = HostFile("bad", str(path))
+    assert service.status(host_file)["state"] == "idle"
+    with pytest.raises(ProfileError) as raised:
+        service.get_host_report("run", host_file, timeout=30)
+    assert raised.value.path == str(path) and "XSpace" in raised.value.problem
+    monkeypatch.setattr(service_module, "analyze_host_file", lambda *a, **k: pytest.fail("recomputed"))
+    with pytest.raises(ProfileError):
+        service.get_host_report("run", host_file, timeout=30)
+    status = service.status(host_file)
+    assert status["state"] == "error" and "XSpace" in status["error"]
+
+
+def test_a_missing_file_is_a_profile_error(service, tmp_path):
+    host_file = HostFile("gone", str(tmp_path / "gone.xplane.pb"))
+    with pytest.raises(ProfileError, match="cannot read"):
+        service.get_host_report("run", host_file, timeout=30)
+    assert service.status(host_file)["state"] == "error"
+
+
+def test_a_bug_becomes_this_files_error_not_a_crash(service, quickstart, monkeypatch):
+    monkeypatch.setattr(service_module, "analyze_host_file", lambda *a, **k: {}["boom"])
+    with pytest.raises(ProfileError, match="internal error: KeyError"):
+        service.get_host_report("run", quickstart, timeout=30)
+
+
+def test_the_cache_is_bounded(service, tmp_path):
+    files = [_trace(str(tmp_path / f"h{i}.xplane.pb"), f"k{i}") for i in range(6)]
+    for host_file in files:
+        service.get_host_report("run", host_file, timeout=30)
+    assert len(service._entries) == 3
+    assert service.status(files[0])["state"] == "idle"
+    assert service.status(files[-1])["state"] == "done"
+
+
+def test_max_bytes_is_applied(tmp_path):
+    small = AnalysisService(max_bytes=10)
+    host_file = HostFile("localhost", write_quickstart(str(tmp_path)))
+    with pytest.raises(ProfileError):
+        small.get_host_report("run", host_file, timeout=30)
+    small.shutdown()
+
+
+def test_timeline_is_cached_per_bin_count(service, quickstart):
+    sixteen = service.get_timeline("run", quickstart, bins=16, timeout=30)
+    assert sixteen["bins"] == 16
+    assert service.submit_timeline("run", quickstart, 16).result(30) is sixteen
+    assert service.get_timeline("run", quickstart, bins=8, timeout=30)["bins"] == 8
+
+
+def test_nothing_is_written_next_to_the_profile(service, quickstart):
+    directory = os.path.dirname(quickstart.path)
+    before = sorted(os.listdir(directory))
+    service.get_host_report("run", quickstart, timeout=30)
+    service.get_timeline("run", quickstart, timeout=30)
+    assert sorted(os.listdir(directory)) == before
