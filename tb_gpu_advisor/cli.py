@@ -7,6 +7,7 @@ import sys
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.demo import add_demo_command
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.report.markdown import render_markdown
@@ -46,6 +47,7 @@ def build_parser():
     analyze.add_argument("--format", choices=sorted(RENDERERS), default="text",
                          help="text for a terminal, json for machines, markdown for a pull request")
     analyze.set_defaults(handler=_analyze)
+    add_demo_command(commands)
     return parser
 
 
