@@ -21,7 +21,8 @@ setup(
         "werkzeug>=2.2",
     ],
     extras_require={
-        "tf": ["tensorflow-cpu>=2.15", "tensorboard>=2.15"],
+        # Real TensorFlow captures in tests (Keras 3 step markers need TensorFlow 2.16 or newer).
+        "tf": ["tensorflow-cpu>=2.16", "tensorboard>=2.15"],
         "test": ["pytest>=7"],
     },
     entry_points={

@@ -21,14 +21,14 @@ class Run:
     executors: list
 
 
-def new_run(seed, spec, hostname, gpu_count=1, executor_threads=1):
-    """A trace with `gpu_count` GPUs of `spec`, a Python thread and `executor_threads` inter-op threads."""
+def new_run(seed, spec, hostname, gpu_count=1, executor_threads=1, executor_pool="tf_Compute"):
+    """A trace with `gpu_count` GPUs of `spec`, a Python thread and `executor_threads` threads that launch."""
 
     builder = TraceBuilder(hostname=hostname, first_correlation_id=184_213)
     builder.metadata(**CUDA_VERSIONS)
     process = TfProcess(builder, seed)
     gpus = [Gpu(builder.gpu(ordinal, **spec.plane_kwargs()), spec) for ordinal in range(gpu_count)]
-    executors = [process.pool_thread("tf_Compute") for _ in range(executor_threads)]
+    executors = [process.pool_thread(executor_pool) for _ in range(executor_threads)]
     return Run(builder, process, gpus, executors)
 
 

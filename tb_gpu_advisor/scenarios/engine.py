@@ -109,7 +109,7 @@ def launch_ops(thread, gpu, ops, start_us, *, costs=GRAPH_COSTS, stream=COMPUTE_
     return t
 
 
-def copy(thread, gpu, direction, start_us, size_bytes, duration_us, *, src, dst, is_async, stream,
+def memcpy(thread, gpu, direction, start_us, size_bytes, duration_us, *, src, dst, is_async, stream,
          not_before_us=0.0, launch_us=5.0, latency_us=4.0):
     """A memcpy called from `thread` at `start_us`; returns (host end, device end).
 

@@ -3,7 +3,7 @@ GPU kernels, so the H100 starves; and the fix (preprocessing in tf.data, a priva
 
 from tb_gpu_advisor.scenarios.common import new_run, run_steps
 from tb_gpu_advisor.scenarios.devices import H100_SXM5_80GB
-from tb_gpu_advisor.scenarios.engine import Op
+from tb_gpu_advisor.scenarios.engine import Op, transfer_us
 from tb_gpu_advisor.scenarios.tf_host import TEXT_MAP_OPS, PrefetchedPipeline
 from tb_gpu_advisor.scenarios.training import PipelineFeed
 from tb_gpu_advisor.scenarios.transformer import encoder_step
@@ -41,7 +41,9 @@ def build(steps=STEPS):
     """
     run = new_run("host_bound", SPEC, hostname="h100-train-04")
     pipeline = PrefetchedPipeline(run.process, BATCH, 180.0, 1024, workers=2, map_ops=TEXT_MAP_OPS[:1])
-    feed = PipelineFeed(pipeline, ((BATCH * 1024, 4.5),), src="pageable", is_async=False)
+    # The token ids the CPU ops produce are copied from pageable memory, synchronously.
+    token_ids = BATCH * SEQ * 4
+    feed = PipelineFeed(pipeline, ((token_ids, transfer_us(token_ids, 10.0)),), src="pageable", is_async=False)
     run_steps(run, steps, feed, _starved_ops())
     return run.builder
 
@@ -50,8 +52,7 @@ def build_fixed(steps=STEPS):
     """The same model with tokenization in tf.data (parallel map, prefetch) and `TF_GPU_THREAD_MODE=gpu_private`:
     a dedicated `tf_gpu_private` thread launches the kernels back to back, and the GPU is busy most of the step.
     """
-    run = new_run("host_bound_fixed", SPEC, hostname="h100-train-04")
-    run.executors = [run.process.pool_thread("tf_gpu_private_0")]
+    run = new_run("host_bound_fixed", SPEC, hostname="h100-train-04", executor_pool="tf_gpu_private_0")
     pipeline = PrefetchedPipeline(run.process, BATCH, 560.0, SEQ * 4, workers=8, map_ops=TEXT_MAP_OPS)
     tokens = BATCH * SEQ * 4
     feed = PipelineFeed(pipeline, ((tokens, 3.0), (BATCH * 4, 2.0)))

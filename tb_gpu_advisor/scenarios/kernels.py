@@ -20,7 +20,8 @@ _BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "tf32": 4}
 _ARCH_PREFIX = {7: "volta", 8: "ampere", 9: "sm90"}
 
 
-def _duration(spec, flops, nbytes, math_kind):
+def roofline_us(spec, flops, nbytes, math_kind):
+    """Duration of a kernel doing `flops` in `math_kind` and moving `nbytes`, on the 0.5 us grid."""
     rate = _SUSTAINED_TFLOPS[(spec.compute_capability[0], math_kind)] * 1e6  # flop per us
     bandwidth = spec.memory_bandwidth_bytes * _MEMORY_EFFICIENCY / 1e6  # bytes per us
     return half_us(_FIXED_US + flops / rate + nbytes / bandwidth)
@@ -29,27 +30,27 @@ def _duration(spec, flops, nbytes, math_kind):
 def gemm(spec, m, n, k, math_kind, layout="nn", batch=1, tile=(128, 128), hlo_op=None):
     """A cuBLAS GEMM C[m,n] = A[m,k] B[k,n] (`batch` of them), named as cuBLAS names it on `spec`."""
     major = spec.compute_capability[0]
-    arch = _ARCH_PREFIX[major]
     size = _BYTES[math_kind]
-    if math_kind == "fp32":
-        name, block, registers, static, dynamic = f"{arch}_sgemm_{tile[0]}x{tile[1] // 2}_{layout}", 256, 122, \
-            16384, 0
+    tile_name = f"{tile[0]}x{tile[1]}"
+    if math_kind == "fp32":  # SIMT sgemm tiles are half as wide
         tile = (tile[0], tile[1] // 2)
+        name = f"{_ARCH_PREFIX[major]}_sgemm_{tile[0]}x{tile[1]}_{layout}"
+        block, registers, static, dynamic = 256, 122, 16384, 0
     elif major == 7:
-        name, block, registers, static, dynamic = (f"volta_fp16_s884gemm_fp16_{tile[0]}x{tile[1]}_ldg8_f2f_"
-                                                   f"{layout}"), 256, 232, 0, 49152
-    elif math_kind == "tf32":
-        name, block, registers, static, dynamic = (f"ampere_tf32_s1688gemm_tf32_{tile[0]}x{tile[1]}_ldg8_f2f_"
-                                                   f"stages_32x3_{layout}"), 256, 254, 0, 98304
+        name = f"volta_fp16_s884gemm_fp16_{tile_name}_ldg8_f2f_{layout}"
+        block, registers, static, dynamic = 256, 232, 0, 49152
+    elif major == 8 and math_kind == "tf32":
+        name = f"ampere_tf32_s1688gemm_tf32_{tile_name}_ldg8_f2f_stages_32x3_{layout}"
+        block, registers, static, dynamic = 256, 254, 0, 98304
     elif major == 8:
-        name, block, registers, static, dynamic = (f"ampere_fp16_s16816gemm_fp16_{tile[0]}x{tile[1]}_ldg8_f2f_"
-                                                   f"stages_32x5_{layout}"), 256, 234, 0, 81920
+        name = f"ampere_fp16_s16816gemm_fp16_{tile_name}_ldg8_f2f_stages_32x5_{layout}"
+        block, registers, static, dynamic = 256, 234, 0, 81920
     else:
-        name, block, registers, static, dynamic = (f"sm90_xmma_gemm_{math_kind}{math_kind}_{math_kind}f32_f32_"
-                                                   f"{layout}_n_tilesize{tile[0]}x{tile[1]}x64_warpgroupsize2x1x1"
-                                                   f"_execute_segment_k_off_kernel__5x_cublas"), 384, 168, 0, 213_248
+        name = (f"sm90_xmma_gemm_{math_kind}{math_kind}_{math_kind}f32_f32_{layout}_n_tilesize{tile_name}x64_"
+                f"warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas")
+        block, registers, static, dynamic = 384, 168, 0, 213_248
     grid = (math.ceil(n / tile[1]), math.ceil(m / tile[0]), batch)
-    duration = _duration(spec, 2.0 * m * n * k * batch, (m * k + k * n + m * n) * size * batch, math_kind)
+    duration = roofline_us(spec, 2.0 * m * n * k * batch, (m * k + k * n + m * n) * size * batch, math_kind)
     return Kernel(name, duration, grid, (block, 1, 1), registers, static, dynamic, hlo_op)
 
 
@@ -75,7 +76,7 @@ def conv(spec, pass_name, n, h, w, c, k, r, s, stride=1, math_kind="fp16"):
     cols = {"fprop": k, "dgrad": c, "wgrad": c * r * s}[pass_name]
     tile = 256 if pass_name == "fprop" else 128
     grid = (math.ceil(rows / tile), math.ceil(cols / 128), 1)
-    return Kernel(name, _duration(spec, flops, nbytes, math_kind), grid, (block, 1, 1), registers, static,
+    return Kernel(name, roofline_us(spec, flops, nbytes, math_kind), grid, (block, 1, 1), registers, static,
                   dynamic)
 
 
@@ -88,7 +89,7 @@ def memory_bound(spec, name, elements, dtype="fp32", passes=3, registers=24, thr
     """A kernel that streams `passes` tensors of `elements` values (elementwise, reductions, optimizers)."""
     grid, block = _elementwise_grid(spec, elements, threads)
     nbytes = elements * _BYTES[dtype] * passes
-    return Kernel(name, _duration(spec, 0.0, nbytes, "fp32"), grid, block, registers)
+    return Kernel(name, roofline_us(spec, 0.0, nbytes, "fp32"), grid, block, registers)
 
 
 def eigen(functor, dtype="float", binary=True):
@@ -122,7 +123,7 @@ def batch_norm(direction, dtype="__half"):
             f"cudnnTensorStruct, {dtype}*, float const*, float*, float*, float const*, float const*, float)")
 
 
-def nccl_all_reduce(spec, size_bytes, dtype, duration_us, channels=16):
+def nccl_all_reduce(dtype, duration_us, channels=16):
     """NCCL's ring all-reduce kernel (NCCL >= 2.19 names); its duration includes waiting for the peers."""
     return Kernel(f"ncclDevKernel_AllReduce_Sum_{dtype}_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
                   half_us(duration_us), (channels, 1, 1), (640, 1, 1), 96, 0, 0)
@@ -132,5 +133,5 @@ def xla_fusion(spec, hlo_name, elements, dtype="bf16", passes=3, registers=32):
     """An XLA fusion kernel: the kernel is named after its HLO instruction with `.` replaced by `_`."""
     grid, block = _elementwise_grid(spec, elements, 128, vector=4)
     nbytes = elements * _BYTES[dtype] * passes
-    return Kernel(hlo_name.replace(".", "_"), _duration(spec, 0.0, nbytes, "fp32"), grid, block, registers,
+    return Kernel(hlo_name.replace(".", "_"), roofline_us(spec, 0.0, nbytes, "fp32"), grid, block, registers,
                   hlo_op=hlo_name)

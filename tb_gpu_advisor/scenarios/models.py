@@ -125,11 +125,6 @@ def adam(spec, variables):
                (k.memory_bound(spec, name, size, "fp32", 7, 40),)) for index, (_, size) in enumerate(variables)]
 
 
-def nccl_op(tf_op, kernel):
-    """The NcclAllReduce op that launches one NCCL kernel."""
-    return Op(tf_op, (kernel,))
-
-
 def single_kernel_op(tf_op, name, duration_us, grid, block, registers, static_shared=0, dynamic_shared=0):
     """An op with one hand-specified kernel (custom ops, where a roofline would not say how slow they are)."""
     return Op(tf_op, (Kernel(name, duration_us, grid, block, registers, static_shared, dynamic_shared),))

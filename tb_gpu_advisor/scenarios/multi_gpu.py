@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from tb_gpu_advisor.scenarios.common import BETWEEN_STEPS_US, FIRST_STEP, START_US, new_run
 from tb_gpu_advisor.scenarios.devices import A100_PCIE_40GB
-from tb_gpu_advisor.scenarios.engine import (COMPUTE_STREAM, H2D_STREAM, NCCL_STREAM, Op, copy, launch_ops,
+from tb_gpu_advisor.scenarios.engine import (COMPUTE_STREAM, H2D_STREAM, NCCL_STREAM, memcpy, launch_ops,
                                              run_kernel)
 from tb_gpu_advisor.scenarios.kernels import nccl_all_reduce
 from tb_gpu_advisor.scenarios.tf_host import TEXT_MAP_OPS, PrefetchedPipeline
@@ -47,13 +47,13 @@ def _build(name, straggler_slowdown, dtype, packs, micro_batches, steps):
     pipeline = PrefetchedPipeline(process, BATCH * GPUS, 160.0, SEQ * 8, workers=8, map_ops=TEXT_MAP_OPS)
     t = START_US
     for index in range(steps):
-        t = _step(process, gpus, executors, replicas, pipeline, FIRST_STEP + index, t, grad_bytes // packs,
-                  comm_us, packs, dtype, micro_batches) + BETWEEN_STEPS_US
+        t = _step(process, gpus, executors, replicas, pipeline, FIRST_STEP + index, t, comm_us, packs, dtype,
+                  micro_batches) + BETWEEN_STEPS_US
     return run.builder
 
 
-def _step(process, gpus, executors, replicas, pipeline, step, start, pack_bytes, comm_us, packs, dtype,
-          micro_batches):
+def _step(process, gpus, executors, replicas, pipeline, step, start, comm_us, packs, dtype, micro_batches):
+    """One data-parallel step: every replica's forward and backward, the all-reduce packs, the update."""
     link = process.new_link()
     call_start = start + 4.0
     element_id = process.new_id()
@@ -63,7 +63,7 @@ def _step(process, gpus, executors, replicas, pipeline, step, start, pack_bytes,
     for gpu, executor, (forward, backward, update) in zip(gpus, executors, replicas):
         t = got + 4.0 + gpu.plane.ordinal * 1.5
         begin = t - 4.0
-        t, data = copy(executor, gpu, "h2d", t, micro_batches * BATCH * SEQ * 8, 3.0, src="pinned",
+        t, data = memcpy(executor, gpu, "h2d", t, micro_batches * BATCH * SEQ * 8, 3.0, src="pinned",
                        dst="device", is_async=True, stream=H2D_STREAM)
         for _ in range(micro_batches):
             t = launch_ops(executor, gpu, forward, t + 1.0, not_before_us=data)
@@ -79,7 +79,7 @@ def _step(process, gpus, executors, replicas, pipeline, step, start, pack_bytes,
         arrivals = [max(marks[pack][1], gpu.ready(NCCL_STREAM)) for gpu, marks in zip(gpus, ready_at)]
         pack_end = max(max(arrivals), pack_end) + comm_us
         for gpu, executor, marks, arrival in zip(gpus, executors, ready_at, arrivals):
-            kernel = nccl_all_reduce(SPEC, pack_bytes, dtype, pack_end - arrival)
+            kernel = nccl_all_reduce(dtype, pack_end - arrival)
             launched = marks[pack][0]
             executor.event(ALL_REDUCE, launched, 9.0)
             run_kernel(gpu, kernel, arrival, stream=NCCL_STREAM, launch=(executor, launched + 2.0, 5.0),

@@ -6,7 +6,7 @@ train_step(...); loss.numpy()` - the `.numpy()` makes every step wait for its GP
 logging does.
 """
 
-from tb_gpu_advisor.scenarios.engine import (COMPUTE_STREAM, D2H_STREAM, GRAPH_COSTS, H2D_STREAM, copy,
+from tb_gpu_advisor.scenarios.engine import (COMPUTE_STREAM, D2H_STREAM, GRAPH_COSTS, H2D_STREAM, memcpy,
                                              launch_ops)
 
 FUNCTION = "__inference_train_step_5834"
@@ -40,7 +40,7 @@ class PipelineFeed:
         t = copy_start = wait_end + 3.5
         ready = 0.0
         for size, duration in self.copies:
-            host_end, ready = copy(executor, gpu, "h2d", t + 1.0, size, duration, src=self.src, dst="device",
+            host_end, ready = memcpy(executor, gpu, "h2d", t + 1.0, size, duration, src=self.src, dst="device",
                                    is_async=self.is_async, stream=H2D_STREAM)
             t = host_end + 1.0
         executor.event("_Recv:_Recv", copy_start, t - copy_start)
@@ -58,7 +58,7 @@ class NumpyFeed:
         t, ready = start_us, 0.0
         for size, duration in self.copies:
             begin = t
-            host_end, ready = copy(process.python, gpu, "h2d", t + 3.0, size, duration, src="pageable",
+            host_end, ready = memcpy(process.python, gpu, "h2d", t + 3.0, size, duration, src="pageable",
                                    dst="device", is_async=False, stream=H2D_STREAM)
             process.python.event("EagerCopyToDevice", begin, host_end + 2.0 - begin)
             t = host_end + 4.0
@@ -71,7 +71,6 @@ class NumpyFeed:
 def train_step(process, gpu, executor, step, start_us, feed, ops, *, costs=GRAPH_COSTS, loss_bytes=4,
                function=FUNCTION):
     """Writes one step starting at `start_us`; returns when the step marker ends."""
-    python = process.python
     call_start, data_ready = feed.before_call(process, gpu, start_us + 4.0)
     link = process.new_link()
     exec_start = call_start + 30.0
@@ -90,7 +89,7 @@ def fetch_loss(process, gpu, start_us, loss_bytes, step, step_start_us, gpus=Non
     """
     python = process.python
     after = max(g.ready(COMPUTE_STREAM) for g in (gpus or [gpu]))
-    _, d2h_end = copy(python, gpu, "d2h", start_us + 2.0, loss_bytes, 2.0, src="device", dst="pinned",
+    _, d2h_end = memcpy(python, gpu, "d2h", start_us + 2.0, loss_bytes, 2.0, src="device", dst="pinned",
                       is_async=True, stream=D2H_STREAM, not_before_us=after)
     python.event("TFE_TensorHandleResolve", start_us, d2h_end + 2.0 - start_us)
     end = d2h_end + 6.0

@@ -1,12 +1,12 @@
 """Transfer-bound: a segmentation model fed 64 MB NumPy batches through pageable, synchronous copies; and the
 fix, which copies from pinned memory on a side stream while the previous step computes."""
 
-from tb_gpu_advisor.scenarios.common import START_US, FIRST_STEP, BETWEEN_STEPS_US, new_run
+from tb_gpu_advisor.scenarios.common import new_run, run_steps
 from tb_gpu_advisor.scenarios.devices import A100_PCIE_40GB
-from tb_gpu_advisor.scenarios.engine import H2D_STREAM, copy, transfer_us
+from tb_gpu_advisor.scenarios.engine import H2D_STREAM, memcpy, transfer_us
 from tb_gpu_advisor.scenarios.models import unet
 from tb_gpu_advisor.scenarios.tf_host import PrefetchedPipeline
-from tb_gpu_advisor.scenarios.training import NumpyFeed, PipelineFeed, train_step
+from tb_gpu_advisor.scenarios.training import NumpyFeed, PipelineFeed
 
 STEPS = 5
 BATCH, SIZE, BASE = 16, 512, 8
@@ -27,11 +27,7 @@ def build(steps=STEPS):
     """
     run = new_run("transfer_bound", SPEC, hostname="a100-pcie-07")
     feed = NumpyFeed(((IMAGES, transfer_us(IMAGES, PAGEABLE_GBPS)), (MASKS, transfer_us(MASKS, PAGEABLE_GBPS))))
-    ops = unet(SPEC, BATCH, SIZE, BASE)
-    t = START_US
-    for index in range(steps):
-        t = train_step(run.process, run.gpus[0], run.executors[0], FIRST_STEP + index, t, feed, ops)
-        t += BETWEEN_STEPS_US
+    run_steps(run, steps, feed, unet(SPEC, BATCH, SIZE, BASE))
     return run.builder
 
 
@@ -45,7 +41,7 @@ class _PrefetchToDevice(PipelineFeed):
         executor.event("IteratorGetNext:IteratorGetNext", start_us, end + 2.0 - start_us)
         t = self.pipeline.build_batch(end + 6.0, element_id)
         for size, duration in self.copies:
-            t, _ = copy(self.pipeline.producer, gpu, "h2d", t + 2.0, size, duration, src="pinned", dst="device",
+            t, _ = memcpy(self.pipeline.producer, gpu, "h2d", t + 2.0, size, duration, src="pinned", dst="device",
                         is_async=True, stream=H2D_STREAM)
         return end + 3.5, 0.0
 
@@ -58,9 +54,5 @@ def build_fixed(steps=STEPS):
     pipeline = PrefetchedPipeline(run.process, BATCH, 800.0, SIZE * SIZE * 16, workers=8)
     feed = _PrefetchToDevice(pipeline, ((IMAGES, transfer_us(IMAGES, SPEC.host_link_gbps)),
                                         (MASKS, transfer_us(MASKS, SPEC.host_link_gbps))))
-    ops = unet(SPEC, BATCH, SIZE, BASE)
-    t = START_US
-    for index in range(steps):
-        t = train_step(run.process, run.gpus[0], run.executors[0], FIRST_STEP + index, t, feed, ops)
-        t += BETWEEN_STEPS_US
+    run_steps(run, steps, feed, unet(SPEC, BATCH, SIZE, BASE))
     return run.builder
