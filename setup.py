@@ -21,7 +21,8 @@ setup(
         "werkzeug>=2.2",
     ],
     extras_require={
-        "tf": ["tensorflow-cpu>=2.15", "tensorboard>=2.15"],
+        # Real TensorFlow captures in tests (Keras 3 step markers need TensorFlow 2.16 or newer).
+        "tf": ["tensorflow-cpu>=2.16", "tensorboard>=2.15"],
         # playwright drives the system chromium in the browser test (never `playwright install`).
         "test": ["pytest>=7", "playwright>=1.40", "pillow>=9", "moto[server]>=5", "fsspec>=2023.6", "s3fs>=2023.6"],
         "remote": ["fsspec>=2023.6", "s3fs>=2023.6"],  # s3:// and other fsspec logdirs

@@ -9,6 +9,7 @@ import sys
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.commands import check as check_command, compare as compare_command, report as report_command
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.demo import add_demo_command
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.plugin.serve_command import add_serve_command
@@ -52,6 +53,7 @@ def build_parser():
     for command in (compare_command, check_command, report_command):
         command.register(commands)
     add_serve_command(commands)
+    add_demo_command(commands)
     return parser
 
 
