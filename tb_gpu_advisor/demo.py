@@ -1,8 +1,9 @@
-"""`tb-gpu-advisor demo [DIR]`: writes the demo logdir (one run per scenario of the library) or reuses it."""
+"""`tb-gpu-advisor demo [DIR]`: writes (or reuses) the demo logdir, one run per scenario, and serves the tab."""
 
 import os
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
+from tb_gpu_advisor.plugin.serve_command import add_serve_arguments
 from tb_gpu_advisor.scenarios import SCENARIOS
 
 DEMO_TIMESTAMP = "2026_01_15_09_30_00"
@@ -53,6 +54,9 @@ def add_demo_command(commands):
                                description="Write (or reuse, if up to date) a TensorBoard logdir with one run "
                                            "per scenario of the library: GPU training problems and their fixes.")
     demo.add_argument("dir", nargs="?", default=DEFAULT_DIR, help="logdir to write (default: %(default)s)")
+    demo.add_argument("--no-serve", action="store_true",
+                      help="only write the logdir; do not start TensorBoard on it")
+    add_serve_arguments(demo)
     demo.set_defaults(handler=_demo)
 
 
@@ -64,5 +68,11 @@ def _demo(args, out, err):
     for run in runs:
         out.write(f"  {run['name']:<{width}}  {run['title']}\n")
     out.write(f"\nAnalyze one:  tb-gpu-advisor analyze {args.dir} --run {runs[0]['run']}\n")
-    out.write(f"View them:    tensorboard --logdir {args.dir}\n")
-    return 0
+    if args.no_serve:
+        out.write(f"View them:    tb-gpu-advisor serve {args.dir}   (or: tensorboard --logdir {args.dir})\n")
+        return 0
+    out.write("\nStarting TensorBoard with the GPU Advisor tab on it...\n")
+    out.flush()
+    from tb_gpu_advisor.plugin.serve import serve  # imports tensorboard
+
+    return serve(args.dir, port=args.port, host=args.host, out=out, err=err)

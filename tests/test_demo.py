@@ -54,7 +54,7 @@ def test_reuses_an_up_to_date_logdir_and_repairs_a_stale_file(tmp_path):
 def test_cli_demo_lists_the_runs_and_how_to_open_them(demo):
     directory, _ = demo
     out, err = io.StringIO(), io.StringIO()
-    assert main(["demo", str(directory)], out=out, err=err) == 0
+    assert main(["demo", str(directory), "--no-serve"], out=out, err=err) == 0
     text = out.getvalue()
     assert text.startswith(f"Demo logdir {directory}: 15 runs (0 written, 15 up to date)\n")
     assert "  multi_gpu_straggler         4x A100-PCIe data parallel" in text
