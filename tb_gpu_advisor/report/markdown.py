@@ -9,6 +9,23 @@ def _cell(value):
     return html.escape(str(value), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
+def _fixes(findings):
+    """Each finding's full fix and links, folded so the report stays short in a pull request."""
+    out = []
+    for index, finding in enumerate(findings, 1):
+        if not finding.get("fix"):
+            continue
+        out.append(f"<details><summary>{index}. Fix: {_cell(finding['title'])}</summary>")
+        out.append("")
+        fence = "~~~~" if "```" in finding["fix"] else "```"
+        out.extend([fence, finding["fix"].rstrip(), fence])
+        links = " · ".join(f"<{url}>" for url in finding.get("docs", []))
+        if links:
+            out.extend(["", f"Read more: {links}"])
+        out.extend(["", "</details>", ""])
+    return out
+
+
 def render_markdown(report):
     out = []
     title = f"GPU Advisor report: {report['run']}" if report.get("run") else "GPU Advisor report"
@@ -27,6 +44,8 @@ def render_markdown(report):
                 for row in table.rows:
                     out.append("| " + " | ".join(_cell(c) for c in row) + " |")
             out.append("")
+            if section.title == "Findings":
+                out.extend(_fixes(host["findings"]))
     for error in report.get("errors", []):
         out.append(f"> **error**: `{_cell(error['file'])}`: {_cell(error['error'])}")
     return "\n".join(out).rstrip() + "\n"

@@ -25,6 +25,7 @@ class Section:
     title: str
     lines: tuple = ()
     table: Table | None = None
+    terminal_hint: str | None = None  # a last line for the text report only
 
 
 def host_sections(report):
@@ -85,8 +86,8 @@ def _findings(report):
             lines.append(f"   {finding['summary']}")
         if finding.get("fix_summary"):
             lines.append(f"   Fix: {finding['fix_summary']}")
-    lines.append("Fixes with code to paste, evidence and links: --format json (findings[].fix).")
-    return Section("Findings", lines=tuple(lines))
+    return Section("Findings", lines=tuple(lines),
+                   terminal_hint="Fixes with code to paste: --format markdown (or json, findings[].fix).")
 
 
 STEP_COLUMNS = 3
