@@ -150,4 +150,4 @@ def test_markdown_carries_each_findings_full_fix_and_text_points_to_it():
     assert "num_parallel_calls=tf.data.AUTOTUNE" in out and "Fixes with code to paste" not in out
     code, text, _ = run_cli("analyze", demo, "--run", "input_bound/2026_01_15_09_30_00")
     assert "Fixes with code to paste: --format markdown" in text
-    assert text.index("Verdict: Input-bound") < text.index("Findings") < text.index("Steps")
+    assert text.index("Verdict: Input-bound") < text.index("Findings\n===") < text.index("Steps\n===")
