@@ -12,6 +12,7 @@ from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
+from tb_gpu_advisor.compare.diff import compare_reports
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.report.run_report import analyze_host_file
 from tb_gpu_advisor.report.timeline_report import timeline_for_file
@@ -19,6 +20,7 @@ from tb_gpu_advisor.report.timeline_report import timeline_for_file
 logger = logging.getLogger(__name__)
 
 _REPORT = "report"
+_COMPARISON = "comparison"
 
 
 class _Entry:
@@ -30,15 +32,17 @@ class _Entry:
 
 
 class AnalysisService:
-    """Computes HostReports (and timelines) on a small executor, cached and deduplicated per file version."""
+    """Computes HostReports (and timelines, comparisons) on a small executor, cached and deduplicated per file
+    version."""
 
     def __init__(self, max_entries=32, max_workers=1, max_bytes=None):
         self._max_entries = max(1, int(max_entries))
         self._max_bytes = max_bytes
         self._executor = ThreadPoolExecutor(max_workers=max(1, int(max_workers)),
                                             thread_name_prefix="gpu-advisor-analysis")
-        self._lock = threading.Lock()
-        self._entries = OrderedDict()  # (kind, path, size, mtime_ns) -> _Entry, least recently used first
+        self._lock = threading.RLock()  # reentrant: a comparison's start() submits its two reports
+        # (kind, path, size, mtime_ns), or (comparison, report key, report key) -> _Entry, least recently used first
+        self._entries = OrderedDict()
 
     def submit(self, run, host_file):
         """Future of the HostReport dict of `host_file` (a discovery.HostFile) of run `run`."""
@@ -57,12 +61,37 @@ class AnalysisService:
     def get_timeline(self, run, host_file, bins=DEFAULT_BINS, timeout=None):
         return self.submit_timeline(run, host_file, bins).result(timeout)
 
+    def submit_comparison(self, baseline_file, candidate_file):
+        """Future of compare_reports(baseline HostReport, candidate HostReport), cached per version of both files.
+
+        The two reports come from submit() (shared with every other request for them); the comparison job is
+        queued after them, so even a one-worker executor never waits on work queued behind it.
+        """
+        try:
+            key = self._comparison_key(baseline_file, candidate_file)
+        except ProfileError as err:
+            return _failed(err)
+        return self._cached(key, lambda: self._executor.submit(
+            self._guarded, self._comparison_job, (self.submit(None, baseline_file),
+                                                  self.submit(None, candidate_file)), candidate_file.path))
+
     def status(self, host_file):
         """{"state": "idle"|"running"|"done"|"error", "error": message or None, "elapsed_s": float or None}."""
         try:
             key = self._key(_REPORT, host_file)
         except ProfileError as err:
             return {"state": "error", "error": err.problem, "elapsed_s": None}
+        return self._status_of(key)
+
+    def comparison_status(self, baseline_file, candidate_file):
+        """status() of the comparison of two files."""
+        try:
+            key = self._comparison_key(baseline_file, candidate_file)
+        except ProfileError as err:
+            return {"state": "error", "error": err.problem, "elapsed_s": None}
+        return self._status_of(key)
+
+    def _status_of(self, key):
         with self._lock:
             entry = self._entries.get(key)
         if entry is None:
@@ -84,19 +113,24 @@ class AnalysisService:
             raise ProfileError(host_file.path, f"cannot read: {err.strerror or err}") from None
         return (kind, os.path.abspath(host_file.path), stat.st_size, stat.st_mtime_ns)
 
+    def _comparison_key(self, baseline_file, candidate_file):
+        return (_COMPARISON, self._key(_REPORT, baseline_file), self._key(_REPORT, candidate_file))
+
     def _submit(self, kind, host_file, job):
         try:
             key = self._key(kind, host_file)
         except ProfileError as err:
-            failed = Future()
-            failed.set_exception(err)
-            return failed
+            return _failed(err)
+        return self._cached(key, lambda: self._executor.submit(self._guarded, job, host_file, host_file.path))
+
+    def _cached(self, key, start):
+        """The Future cached under `key`, else the one `start()` returns (called under the lock), now cached."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
                 return entry.future
-            entry = _Entry(self._executor.submit(self._guarded, job, host_file))
+            entry = _Entry(start())
             self._entries[key] = entry
             self._evict()
             return entry.future
@@ -107,15 +141,14 @@ class AnalysisService:
         for key in [k for k, e in self._entries.items() if e.future.done()][:max(excess, 0)]:
             del self._entries[key]
 
-    def _guarded(self, job, host_file):
+    def _guarded(self, job, argument, path):
         try:
-            return job(host_file)
+            return job(argument)
         except ProfileError:
             raise
         except Exception as err:  # a bug of ours: logged with its traceback, reported as this file's error
-            logger.exception("tb-gpu-advisor: analysis of %s failed", host_file.path)
-            raise ProfileError(host_file.path, f"internal error: {type(err).__name__}: {err} "
-                                               "(please report it)") from err
+            logger.exception("tb-gpu-advisor: analysis of %s failed", path)
+            raise ProfileError(path, f"internal error: {type(err).__name__}: {err} (please report it)") from err
 
     def _report_job(self, host_file):
         report = analyze_host_file(host_file.path, max_bytes=self._max_bytes)
@@ -124,6 +157,17 @@ class AnalysisService:
 
     def _timeline_job(self, host_file, bins):
         return timeline_for_file(host_file.path, max_bytes=self._max_bytes, bins=bins)
+
+    @staticmethod
+    def _comparison_job(reports):
+        baseline, candidate = (future.result() for future in reports)  # done: they were queued first
+        return compare_reports(baseline, candidate)
+
+
+def _failed(error):
+    future = Future()
+    future.set_exception(error)
+    return future
 
 
 def _problem(error):

@@ -137,3 +137,54 @@ def test_nothing_is_written_next_to_the_profile(service, quickstart):
     service.get_host_report("run", quickstart, timeout=30)
     service.get_timeline("run", quickstart, timeout=30)
     assert sorted(os.listdir(directory)) == before
+
+
+def _pair(tmp_path):
+    from tb_gpu_advisor.testing.pairs import write_input_pair
+
+    return (HostFile("localhost", write_input_pair(str(tmp_path / "a"), fixed=False, seed=0)),
+            HostFile("localhost", write_input_pair(str(tmp_path / "b"), fixed=True, seed=1)))
+
+
+def test_a_comparison_is_compare_reports_of_the_cached_reports(tmp_path):
+    from tb_gpu_advisor.compare.diff import compare_reports
+
+    service = AnalysisService(max_entries=8)  # one worker: the comparison job must not wait behind itself
+    baseline, candidate = _pair(tmp_path)
+    assert service.comparison_status(baseline, candidate)["state"] == "idle"
+    future = service.submit_comparison(baseline, candidate)
+    result = future.result(60)
+    base_report = service.get_host_report("run", baseline, timeout=1)
+    cand_report = service.get_host_report("run", candidate, timeout=1)
+    assert result == compare_reports(base_report, cand_report)
+    assert result["hosts"][0]["change"] == "faster"
+    assert service.submit_comparison(baseline, candidate) is future
+    assert service.comparison_status(baseline, candidate) == {"state": "done", "error": None, "elapsed_s": None}
+    reverse = service.submit_comparison(candidate, baseline).result(60)
+    assert reverse["hosts"][0]["change"] == "slower"
+    assert len(service._entries) == 4  # two reports, two comparisons
+    service.shutdown()
+
+
+def test_a_comparison_is_redone_when_a_file_changes(service, tmp_path):
+    baseline, candidate = _pair(tmp_path)
+    first = service.submit_comparison(baseline, candidate).result(60)
+    stat = os.stat(candidate.path)
+    os.utime(candidate.path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    again = service.submit_comparison(baseline, candidate)
+    assert again.result(60) == first and again.result(60) is not first
+
+
+def test_a_comparison_with_a_corrupt_side_is_its_files_error(service, tmp_path):
+    path = tmp_path / "bad.xplane.pb"
+    path.write_bytes(b"\xff\xff\xff\xff not protobuf")
+    bad = HostFile("bad", str(path))
+    good = HostFile("localhost", write_quickstart(str(tmp_path)))
+    with pytest.raises(ProfileError) as raised:
+        service.submit_comparison(bad, good).result(60)
+    assert raised.value.path == str(path) and "XSpace" in raised.value.problem
+    assert service.comparison_status(bad, good)["state"] == "error"
+    missing = HostFile("gone", str(tmp_path / "gone.xplane.pb"))
+    with pytest.raises(ProfileError, match="cannot read"):
+        service.submit_comparison(good, missing).result(1)
+    assert service.comparison_status(good, missing)["state"] == "error"

@@ -14,7 +14,7 @@ from werkzeug import wrappers
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.plugin import params, static_files
+from tb_gpu_advisor.plugin import comparison, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
 from tb_gpu_advisor.report.kernel_page import (DEFAULT_LIMIT, DEFAULT_SORT, MAX_FILTER_CHARS, MAX_LIMIT,
                                                SORT_KEYS, kernel_page)
@@ -80,6 +80,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/status": self.status_route,
             "/kernels": self.kernels_route,
             "/timeline": self.timeline_route,
+            "/compare": self.compare_route,
             "/static/*": self.static_route,
         }
 
@@ -149,6 +150,17 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         future = self.service.submit_timeline(target[0].run, target[1], bins)
         timeline, pending = self._await(request, future, target)
         return pending or _respond(request, {"run": target[0].run, "host": target[1].host, **timeline})
+
+    @_json_route
+    def compare_route(self, request):
+        """compare_reports(baseline HostReport, candidate HostReport), after the four ids it compares."""
+        baseline, candidate = comparison.comparison_targets(self.index, request.args)
+        future = self.service.submit_comparison(baseline[1], candidate[1])
+        try:
+            result = future.result(self.wait_s)
+        except FutureTimeout:
+            return _respond(request, comparison.pending_body(self.service, baseline, candidate), code=202)
+        return _respond(request, {**comparison.ids(baseline, candidate), **result})
 
     @wrappers.Request.application
     def static_route(self, request):

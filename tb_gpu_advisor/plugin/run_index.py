@@ -55,3 +55,11 @@ class RunIndex:
                     if max_age_s == 0:
                         raise not_found(f"run {run!r} has no host {host!r}")
         raise not_found(f"no run {run!r} in this logdir")
+
+    def lookup_run(self, run):
+        """The ProfileRun of a run id the client sent; rescans once before answering 404."""
+        for max_age_s in (RUNS_TTL_S, 0):
+            for profile_run in self.runs(max_age_s):
+                if profile_run.run == run:
+                    return profile_run
+        raise not_found(f"no run {run!r} in this logdir")

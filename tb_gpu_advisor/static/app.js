@@ -1,9 +1,12 @@
 /**
- * The tab: the run/host picker, the analysis lifecycle (loading, errors) and the report's cards.
+ * The tab: the run/host picker, the analysis lifecycle (loading, errors), the report's cards, or the
+ * comparison's when a baseline is picked.
  */
 
 import {ApiError, getJson, getResult} from './api.js';
+import {comparePicker} from './compare_picker.js';
 import {h, replace} from './dom.js';
+import {comparisonView} from './views/comparison.js';
 import {emptyState, section} from './views/common.js';
 import {findingsView} from './views/findings.js';
 import {gpusView, timelineStrip} from './views/gpus.js';
@@ -60,12 +63,14 @@ export function createApp(root) {
     'Open in Profile tab ↗');
   const refresh = h('button', {type: 'button', title: 'Look for new runs'}, 'Refresh');
   const content = h('main', {class: 'content', 'aria-live': 'polite'});
+  const picker = comparePicker(() => show());
 
   replace(root, h('div', {class: 'app'},
     h('header', {class: 'toolbar'},
       h('span', {class: 'brand'}, 'GPU Advisor'),
       h('label', {}, 'Run ', runSelect),
       h('label', {}, 'Host ', hostSelect),
+      picker.element,
       refresh, profileLink),
     content));
 
@@ -88,7 +93,50 @@ export function createApp(root) {
     fillHosts();
     profileLink.title = `The Profile tab lists the same run: ${state.run}`;
     remember({run: state.run, host: state.host});
-    loadReport();
+    picker.update(state.runs, state.run, state.host);
+    show();
+  }
+
+  function show() {
+    if (picker.baseline()) loadComparison();
+    else loadReport();
+  }
+
+  /** Aborts what was loading, marks `content` as loading and shows a loading card; returns the new signal. */
+  function startLoading(title, progress) {
+    state.controller?.abort();
+    state.controller = new AbortController();
+    const baseline = picker.baseline();
+    Object.assign(content.dataset, {run: state.run, host: state.host, state: 'loading',
+      view: baseline ? 'comparison' : 'report', baseline: baseline ? `${baseline.run}|${baseline.host}` : ''});
+    replace(content, h('section', {class: 'card message loading', role: 'status', 'data-testid': 'loading-message'},
+      h('h2', {}, h('span', {class: 'spinner', 'aria-hidden': 'true'}), title),
+      progress, h('p', {class: 'hint'}, 'Large profiles take a while the first time; the result is kept in memory.')));
+    return state.controller;
+  }
+
+  async function loadComparison() {
+    const {run, host} = state;
+    const baseline = picker.baseline();
+    const progress = h('p', {class: 'progress'}, 'Starting…');
+    const controller = startLoading(`Comparing ${host} of ${run} with ${baseline.host} of ${baseline.run}`, progress);
+    const params = {run, host, baseline_run: baseline.run, baseline_host: baseline.host};
+    const showStatus = (status) => {
+      const side = (name, entry) => `${name}: ${entry?.state === 'running' ? `analyzing… ${entry.elapsed_s ?? 0} s` : entry?.state || '…'}`;
+      if (status) progress.textContent = `${side('baseline', status.baseline)} · ${side('candidate', status.candidate)}`;
+    };
+    try {
+      const answer = await getResult('compare', params, {signal: controller.signal, onProgress: showStatus});
+      if (controller.signal.aborted) return;
+      replace(content, comparisonView(answer));
+      content.dataset.state = 'ready';
+    } catch (error) {
+      if (error.name === 'AbortError') return;
+      replace(content, error instanceof ApiError && error.status === 422 ?
+        messageCard('error', 'These runs cannot be compared', error.message,
+          'Clear the comparison or pick another baseline above.') : errorCard(error, run, host));
+      content.dataset.state = 'error';
+    }
   }
 
   async function loadRuns() {
@@ -116,15 +164,9 @@ export function createApp(root) {
   }
 
   async function loadReport() {
-    state.controller?.abort();
-    const controller = new AbortController();
-    state.controller = controller;
     const {run, host} = state;
-    Object.assign(content.dataset, {run, host, state: 'loading'});
     const progress = h('p', {class: 'progress'}, 'Starting…');
-    replace(content, h('section', {class: 'card message loading', role: 'status', 'data-testid': 'loading-message'},
-      h('h2', {}, h('span', {class: 'spinner', 'aria-hidden': 'true'}), `Analyzing ${host} of ${run}`),
-      progress, h('p', {class: 'hint'}, 'Large profiles take a while the first time; the result is kept in memory.')));
+    const controller = startLoading(`Analyzing ${host} of ${run}`, progress);
     const showStatus = (status) => {
       if (status && status.state === 'running') progress.textContent = `Analyzing the profile… ${status.elapsed_s ?? 0} s`;
     };

@@ -1,9 +1,12 @@
-"""Logdirs for the plugin tests: several runs, hosts with and without GPUs, a corrupt host, HTML in names."""
+"""Logdirs for the plugin tests: several runs, hosts with and without GPUs, a corrupt host, HTML in names,
+and an input-bound run with its prefetch fix for comparisons."""
 
 import os
 import shutil
+import tempfile
 
 from tb_gpu_advisor.testing.builder import TraceBuilder
+from tb_gpu_advisor.testing.pairs import write_input_pair
 from tb_gpu_advisor.testing.quickstart import write_quickstart
 
 XSS_KERNEL = "<img src=x onerror=alert(1)>_kernel<float&amp;>"
@@ -15,6 +18,9 @@ CPU_ONLY = "cpu_only/2026_01_03_00_00_00"
 XSS = "html_names/2026_01_04_00_00_00"
 CORRUPT = "corrupt/2026_01_05_00_00_00"
 REAL_V100 = "real_v100x8/2026_01_06_00_00_00"
+# A problem and its fix (testing/pairs.py): input bound, then prefetching; for comparisons.
+INPUT_BOUND = "input_bound/2026_01_07_00_00_00"
+PREFETCH = "prefetch/2026_01_08_00_00_00"
 
 
 def _busy_two_gpus(hostname):
@@ -84,6 +90,15 @@ def profile_dir(logdir, run_id):
     return os.path.join(logdir, tb_run, "plugins", "profile", timestamp)
 
 
+def _write_pair_run(logdir, run_id, fixed, seed):
+    """One side of the input pair as run `run_id` (pairs.py names its runs itself, so it writes elsewhere first)."""
+    target = os.path.join(profile_dir(logdir, run_id), "localhost.xplane.pb")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        shutil.move(write_input_pair(scratch, fixed, seed), target)
+    return target
+
+
 def write_plugin_logdir(logdir, real_v100_trace=None, real_corrupt_trace=None):
     """Writes every scenario under `logdir`; returns {run id: [hosts]}.
 
@@ -97,8 +112,10 @@ def write_plugin_logdir(logdir, real_v100_trace=None, real_corrupt_trace=None):
     _cpu_only().write(os.path.join(profile_dir(logdir, CPU_ONLY), "cpu.xplane.pb"))
     _html_names().write(os.path.join(profile_dir(logdir, XSS), "xss.xplane.pb"))
     _write_corrupt(os.path.join(profile_dir(logdir, CORRUPT), "broken.xplane.pb"))
+    _write_pair_run(logdir, INPUT_BOUND, fixed=False, seed=0)
+    _write_pair_run(logdir, PREFETCH, fixed=True, seed=1)
     runs = {QUICKSTART: ["localhost"], MULTI_HOST: ["worker0", "worker1", "worker2"], CPU_ONLY: ["cpu"],
-            XSS: ["xss"], CORRUPT: ["broken"]}
+            XSS: ["xss"], CORRUPT: ["broken"], INPUT_BOUND: ["localhost"], PREFETCH: ["localhost"]}
     if real_corrupt_trace and os.path.isfile(real_corrupt_trace):
         shutil.copyfile(real_corrupt_trace, os.path.join(profile_dir(logdir, CORRUPT), "tpu_mangled.xplane.pb"))
         runs[CORRUPT].append("tpu_mangled")

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from scenarios import CORRUPT, CPU_ONLY, MULTI_HOST, QUICKSTART, REAL_V100, XSS, XSS_KERNEL, write_plugin_logdir
+from scenarios import (CORRUPT, CPU_ONLY, INPUT_BOUND, MULTI_HOST, PREFETCH, QUICKSTART, REAL_V100, XSS, XSS_KERNEL,
+                       write_plugin_logdir)
 from conftest import shared_traces
 from tb_process import TensorBoardProcess, tensorboard_command
 
@@ -83,6 +84,18 @@ class Tab:
             "([run, host]) => { const c = document.querySelector('main.content'); "
             "return c.dataset.run === run && c.dataset.host === host && c.dataset.state !== 'loading'; }",
             arg=[run, host])
+        return self.frame.eval_on_selector("main.content", "c => c.dataset.state")
+
+    def compare(self, baseline_run, baseline_host=None):
+        """Picks a baseline in "Compare with" (and its host) and waits until the comparison or an error shows."""
+        self.frame.select_option("[data-testid=baseline-select]", baseline_run)
+        if baseline_host:
+            self.frame.select_option("[data-testid=baseline-host-select]", baseline_host)
+        host = self.frame.eval_on_selector("[data-testid=baseline-host-select]", "s => s.value")
+        self.frame.wait_for_function(
+            "key => { const c = document.querySelector('main.content'); "
+            "return c.dataset.view === 'comparison' && c.dataset.baseline === key && c.dataset.state !== 'loading'; }",
+            arg=f"{baseline_run}|{host}")
         return self.frame.eval_on_selector("main.content", "c => c.dataset.state")
 
     def text(self, selector):
@@ -344,3 +357,96 @@ def test_demo_logdir(browser, demo_board):
         assert demo.errors == [] and demo.dialogs == []
     finally:
         demo.close()
+
+
+def _compare_json(tab, **params):
+    return tab.frame.evaluate("p => fetch('compare?' + new URLSearchParams(p)).then(r => r.json())", params)
+
+
+def test_compare_with_a_baseline_shows_the_comparison_and_clears_back(tab):
+    assert tab.show(PREFETCH) == "ready"
+    options = tab.frame.eval_on_selector_all("[data-testid=baseline-select] option", "os => os.map(o => o.value)")
+    assert options[0] == "" and INPUT_BOUND in options and PREFETCH not in options
+    assert tab.frame.is_disabled("[data-testid=clear-comparison]")
+    assert tab.compare(INPUT_BOUND) == "ready"
+    assert tab.frame.is_hidden("[data-testid=baseline-host-select]")  # the baseline run has one host
+    expected = _compare_json(tab, run=PREFETCH, host="localhost", baseline_run=INPUT_BOUND, baseline_host="localhost")
+    speedup = expected["hosts"][0]["speedup"]
+    verdict = tab.text("[data-testid=compare-verdict]")
+    assert f"{speedup:.2f}x faster" in verdict and "input wait fell from" in verdict
+    assert f"{speedup:.2f}× faster" in tab.text("[data-testid=compare-verdict] .badge")
+    assert tab.text("[data-testid=noise-statement]").startswith("Beyond noise: the 95% confidence interval")
+    tiles = tab.text("#compare-summary .tiles")
+    assert "Mean step time" in tiles and "Median step time" in tiles and "95% CI" in tiles and "→" in tiles
+    input_row = tab.frame.wait_for_selector("#compare-breakdown svg .delta-row[data-category=input_wait]")
+    assert "fell" in input_row.get_attribute("class")
+    zero = float(tab.frame.get_attribute("#compare-breakdown svg line.zero", "x1"))
+    bar = tab.frame.query_selector("#compare-breakdown svg .delta-row[data-category=input_wait] rect")
+    assert float(bar.get_attribute("x")) + float(bar.get_attribute("width")) <= zero + 1e-6
+    assert input_row.evaluate("g => g.querySelector('.row-label').textContent") == "Input wait"
+    assert input_row.evaluate("g => g.querySelector('.row-value').textContent").startswith("\u2212")
+    assert "78.4%" in tab.text("#compare-gpus") and "+63.4 pts" in tab.text("#compare-gpus")
+    persisting = [f["title"] for f in expected["hosts"][0]["findings"]["persisting"]]
+    for title in persisting:
+        assert title in tab.text("#compare-findings")
+    assert "No kernel appeared, disappeared or changed" in tab.text("#compare-kernels")
+    overflow = tab.frame.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, "the comparison scrolls sideways at 1280x800"
+    tab.screenshot("compare_prefetch_vs_input_bound_viewport", full=False)
+    tab.screenshot("compare_prefetch_vs_input_bound")
+    tab.frame.focus("[data-testid=clear-comparison]")
+    tab.frame.press("[data-testid=clear-comparison]", "Enter")
+    tab.frame.wait_for_function(
+        "() => { const c = document.querySelector('main.content'); "
+        "return c.dataset.view === 'report' && c.dataset.state === 'ready'; }")
+    assert tab.frame.eval_on_selector("[data-testid=baseline-select]", "s => s.value") == ""
+    assert tab.frame.evaluate("document.activeElement.dataset.testid") == "baseline-select"
+    assert tab.frame.query_selector("#compare-summary") is None and tab.frame.query_selector("#summary")
+
+
+def test_compare_with_a_multi_host_baseline_lists_kernel_changes(tab):
+    assert tab.show(QUICKSTART) == "ready"
+    tab.frame.select_option("[data-testid=baseline-select]", MULTI_HOST)
+    assert tab.frame.is_visible("[data-testid=baseline-host-select]")  # several hosts, none named localhost
+    assert tab.frame.eval_on_selector("[data-testid=baseline-host-select]", "s => s.value") == "worker0"
+    assert tab.compare(MULTI_HOST, "worker1") == "ready"
+    kinds = tab.frame.eval_on_selector_all("[data-testid=kernel-changes] tbody tr", "rs => rs.map(r => r.dataset.kind)")
+    assert set(kinds) == {"new", "gone"}
+    tab.frame.click("button.kind-filter[data-kind=new]")
+    new = tab.frame.eval_on_selector_all("[data-testid=kernel-changes] tbody tr", "rs => rs.map(r => r.dataset.kind)")
+    assert new and set(new) == {"new"}
+    assert tab.frame.get_attribute("button.kind-filter[data-kind=new]", "aria-pressed") == "true"
+    assert "ampere_sgemm_128x64_tn" in tab.text("[data-testid=kernel-changes]")
+    tab.screenshot("compare_quickstart_vs_multi_host_worker1")
+    tab.show(CPU_ONLY)  # another candidate: the baseline stays
+    assert tab.frame.eval_on_selector("main.content", "c => [c.dataset.view, c.dataset.baseline]") == [
+        "comparison", f"{MULTI_HOST}|worker1"]
+    tab.show(MULTI_HOST, "worker0")  # the baseline's own run: back to the single-run view
+    assert tab.frame.eval_on_selector("main.content", "c => [c.dataset.view, c.dataset.state]") == ["report", "ready"]
+    assert tab.frame.eval_on_selector("[data-testid=baseline-select]", "s => s.value") == ""
+
+
+def test_a_corrupt_baseline_is_a_clear_error_and_clearing_recovers(tab):
+    assert tab.show(PREFETCH) == "ready"
+    assert tab.compare(CORRUPT, "broken") == "error"
+    message = tab.text("[data-testid=error-message]")
+    assert "These runs cannot be compared" in message and "cannot analyze broken.xplane.pb" in message
+    tab.frame.click("[data-testid=clear-comparison]")
+    tab.frame.wait_for_function(
+        "() => { const c = document.querySelector('main.content'); "
+        "return c.dataset.view === 'report' && c.dataset.state === 'ready'; }")
+
+
+def test_the_comparison_in_dark_mode(browser, board):
+    dark = Tab(browser, board.url, color_scheme="dark")
+    try:
+        assert dark.show(PREFETCH) == "ready"
+        assert dark.compare(INPUT_BOUND) == "ready"
+        assert dark.frame.evaluate("document.documentElement.dataset.theme") == "dark"
+        color = dark.frame.evaluate(
+            "getComputedStyle(document.querySelector('#compare-breakdown .row-label')).fill")
+        assert color == "rgb(238, 238, 238)"
+        dark.screenshot("compare_dark", full=False)
+        assert dark.errors == [] and dark.dialogs == []
+    finally:
+        dark.close()

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from conftest import PREFIX, get
-from scenarios import QUICKSTART, XSS, XSS_KERNEL
+from scenarios import INPUT_BOUND, PREFETCH, QUICKSTART, XSS, XSS_KERNEL
 
 
 TRAVERSAL_IDS = [
@@ -36,6 +36,32 @@ def test_encoded_path_tricks_are_refused(client, raw_query):
     response = client.get(f"{PREFIX}/report?{raw_query}")
     assert response.status_code in (400, 404)
     assert "summary" not in json.loads(response.get_data(as_text=True))
+
+
+@pytest.mark.parametrize("value", TRAVERSAL_IDS)
+def test_path_tricks_in_compare_ids_are_refused_before_any_lookup(client, value):
+    valid = {"run": PREFETCH, "host": "localhost", "baseline_run": INPUT_BOUND, "baseline_host": "localhost"}
+    for name in valid:
+        response, body = get(client, "/compare", **{**valid, name: value})
+        assert response.status_code == 400, (value, name)
+        assert set(body) == {"error"}
+        unknown = {**valid, "run": "nope/2026_01_01_00_00_00", name: value} if name != "run" else None
+        if unknown:  # the bad id is refused even when another id is unknown
+            assert get(client, "/compare", **unknown)[0].status_code == 400, (value, name)
+
+
+@pytest.mark.parametrize("raw_query", [
+    "baseline_run=%2e%2e&baseline_host=localhost",
+    "baseline_run=input_bound%2f..%2fcorrupt%2f2026_01_05_00_00_00&baseline_host=broken",
+    "baseline_run=%5c..%5cetc&baseline_host=localhost",
+    "baseline_run=input_bound/2026_01_07_00_00_00&baseline_host=..%2flocalhost",
+    "baseline_run=input_bound/2026_01_07_00_00_00&baseline_host=%00",
+    "baseline_run=%252e%252e",
+])
+def test_encoded_path_tricks_in_compare_are_refused(client, raw_query):
+    response = client.get(f"{PREFIX}/compare?run={PREFETCH}&host=localhost&{raw_query}")
+    assert response.status_code in (400, 404)
+    assert "hosts" not in json.loads(response.get_data(as_text=True))
 
 
 @pytest.mark.parametrize("path", [
