@@ -4,7 +4,8 @@
 
 import {copyText} from '../clipboard.js';
 import {h} from '../dom.js';
-import {formatSpeedup, formatValue, humanizeKey} from '../format.js';
+import {evidenceRows} from '../evidence.js';
+import {formatSpeedup} from '../format.js';
 import {emptyState, section} from './common.js';
 
 const SEVERITIES = new Set(['high', 'medium', 'low']);
@@ -31,9 +32,10 @@ function copyButton(text) {
 }
 
 function evidenceList(evidence) {
-  if (!evidence || typeof evidence !== 'object') return null;
-  const rows = Object.entries(evidence).flatMap(([key, value]) => [
-    h('dt', {}, humanizeKey(key)), h('dd', {}, formatValue(value))]);
+  const rows = evidenceRows(evidence).flatMap(({label, items}) => [
+    h('dt', {}, label),
+    h('dd', {}, h('ul', {class: 'evidence-items'},
+      items.map((item) => h('li', item.title ? {title: item.title} : {}, item.text))))]);
   return rows.length ? h('dl', {class: 'evidence'}, rows) : null;
 }
 
