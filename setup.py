@@ -21,11 +21,16 @@ setup(
         "werkzeug>=2.2",
     ],
     extras_require={
-        "tf": ["tensorflow-cpu>=2.15", "tensorboard>=2.15"],
-        "test": ["pytest>=7"],
-        "dask": ["dask[distributed]>=2023.1"],
+        # Real TensorFlow captures in tests (Keras 3 step markers need TensorFlow 2.16 or newer).
+        "tf": ["tensorflow-cpu>=2.16", "tensorboard>=2.15"],
+        # playwright drives the system chromium in the browser test (never `playwright install`).
+        "test": ["pytest>=7", "playwright>=1.40", "pillow>=9", "moto[server]>=5", "fsspec>=2023.6", "s3fs>=2023.6"],
+        "remote": ["fsspec>=2023.6", "s3fs>=2023.6"],  # s3:// and other fsspec logdirs
+        "gcs": ["fsspec>=2023.6", "gcsfs>=2023.6"],  # gs:// logdirs
+        "dask": ["dask[distributed]>=2023.1"],  # --dask: hosts analyzed on a Dask cluster
     },
     entry_points={
         "console_scripts": ["tb-gpu-advisor = tb_gpu_advisor.cli:main_exit"],
+        "tensorboard_plugins": ["gpu_advisor = tb_gpu_advisor.plugin.loader:GpuAdvisorLoader"],
     },
 )

@@ -1,4 +1,5 @@
-"""The `tb-gpu-advisor` command line: `analyze` prints the report of a logdir, run directory or file."""
+"""The `tb-gpu-advisor` command line: `analyze` prints the report of a logdir, run directory or file (and
+registers compare, check and report from tb_gpu_advisor.commands)."""
 
 import argparse
 import json
@@ -6,10 +7,13 @@ import os
 import sys
 
 from tb_gpu_advisor import __version__
+from tb_gpu_advisor.commands import check as check_command, compare as compare_command, report as report_command
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.demo import add_demo_command
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import add_dask_argument, executor_for
+from tb_gpu_advisor.plugin.serve_command import add_serve_command
 from tb_gpu_advisor.report.markdown import render_markdown
 from tb_gpu_advisor.report.run_report import run_report
 from tb_gpu_advisor.report.text import render_text
@@ -48,6 +52,10 @@ def build_parser():
     analyze.add_argument("--format", choices=sorted(RENDERERS), default="text",
                          help="text for a terminal, json for machines, markdown for a pull request")
     analyze.set_defaults(handler=_analyze)
+    for command in (compare_command, check_command, report_command):
+        command.register(commands)
+    add_serve_command(commands)
+    add_demo_command(commands)
     return parser
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.remote import is_remote_url
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,9 @@ def _hosts_in(directory):
 
 def discover_runs(logdir):
     """Every ProfileRun under `logdir`, newest first (profile run names are timestamps), like the Profile tab."""
+    if is_remote_url(logdir):
+        from tb_gpu_advisor.remote.listing import discover_remote_runs
+        return discover_remote_runs(logdir)
     runs = []
     logdir = os.path.abspath(logdir)
     for directory, subdirs, _ in os.walk(logdir, followlinks=False):
@@ -57,12 +61,16 @@ def discover_runs(logdir):
 
 
 def resolve_target(path, run=None, host=None):
-    """The (run id, [HostFile]) that `analyze PATH` means: a file, a run directory or a logdir.
+    """The (run id, [HostFile]) that `analyze PATH` means: a file, a run directory or a logdir (local, or
+    an fsspec URL such as s3://bucket/logdir, whose host files stay URLs until analyzed).
 
     A logdir analyzes its newest run unless `run` names one; `host` keeps one host. Raises ProfileError with
     the choices when nothing matches.
     """
     path = str(path)
+    if is_remote_url(path):
+        from tb_gpu_advisor.remote.listing import resolve_remote_target
+        return resolve_remote_target(path, run=run, host=host)
     if not os.path.exists(path):
         raise ProfileError(path, "no such file or directory")
     if os.path.isfile(path):

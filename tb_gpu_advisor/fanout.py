@@ -12,8 +12,6 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.report.host_report import host_report
 
 DASK_CONNECT_TIMEOUT_S = 30
 # Below this much data a process pool costs more (starting workers) than it saves.
@@ -32,9 +30,10 @@ class HostOutcome:
 
 
 def analyze_host(host, path, max_bytes=None, progress=None):
-    """HostOutcome of one file; picklable, so it runs the same in a pool worker or on a Dask worker."""
+    """HostOutcome of one file or URL; picklable, so it runs the same in a pool worker or on a Dask worker."""
+    from tb_gpu_advisor.report.run_report import analyze_host_file  # that module imports this one
     try:
-        report = host_report(load_model(path, max_bytes=max_bytes, progress=progress))
+        report = analyze_host_file(path, max_bytes=max_bytes, progress=progress)
     except ProfileError as err:
         return HostOutcome(host=host, path=path, report=None, error=err.problem, error_file=err.path)
     report["host"] = host
@@ -75,7 +74,7 @@ def _total_bytes(host_files):
         try:
             total += os.path.getsize(host_file.path)
         except OSError:
-            pass  # reported by the analysis itself
+            pass  # a remote URL (fetched one by one into the local cache) or an error the analysis reports
     return total
 
 

@@ -1,10 +1,9 @@
-"""Analyses for a long-running server (the TensorBoard plugin): off the caller's thread, cached per file version,
-deduplicated while in flight, with progress. Pure Python; it never imports TensorBoard.
+"""Runs analyses off the caller's thread: an LRU cache keyed by (path, size, mtime), in-flight dedup, status.
 
-A host file is analyzed once per version, keyed by (path, size, mtime_ns): concurrent requests share one
-Future, later ones are answered from the cache (a corrupt file stays an error until it changes). At most
-`max_entries` finished host reports are kept, least recently used dropped first; work in flight is never
-dropped. Reports are stored as JSON text and parsed per request, so callers may modify what they get.
+A file is analyzed once per version: concurrent requests for it share one Future, later ones get the cached
+result (or the cached error: a corrupt file stays corrupt until it changes). Nothing is written to disk.
+A run's report (with its `multi_host` view) is assembled from the cached host reports; a running host report's
+status carries its progress.
 """
 
 import json
@@ -15,82 +14,63 @@ import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
+from tb_gpu_advisor.compare.diff import compare_reports
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.fanout import HostOutcome, analyze_host, local_pool
-from tb_gpu_advisor.report.run_report import assemble_run_report
+from tb_gpu_advisor.fanout import HostOutcome
+from tb_gpu_advisor.model.build import reporting_progress
+from tb_gpu_advisor.report.run_report import analyze_host_file, assemble_run_report
+from tb_gpu_advisor.report.timeline_report import timeline_for_file
 
 logger = logging.getLogger(__name__)
 
-_MODEL_SHARE = 0.9  # progress reached when the model is built; the analyses take the rest
+_REPORT = "report"
+_COMPARISON = "comparison"
+_MODEL_SHARE = 0.9  # progress reached once the model is built; the analyses take the rest
 
 
-class _Task:
-    """One host file version: its Future (of a HostOutcome whose report is JSON text) and its progress."""
+class _Entry:
+    """One computation: its Future, when it started and how far it got (0..1, for host reports)."""
 
-    def __init__(self, size):
-        self.size = size or 0
+    def __init__(self):
         self.future = None
-        self.started = None
-        self.finished = None
+        self.started = time.monotonic()
         self.progress = 0.0
 
-    def state(self):
-        if self.future is not None and self.future.done():
-            return "error" if self.future.cancelled() or self.future.result().report is None else "done"
-        return "running" if self.started is not None else "pending"
-
-    def error(self):
-        if self.future.cancelled():
-            return "analysis cancelled (the service shut down)"
-        return self.future.result().error
+    def model_progress(self, done_bytes, total_bytes):
+        self.progress = _MODEL_SHARE * done_bytes / total_bytes if total_bytes else 0.0
 
 
 class AnalysisService:
-    """HostReports and run reports computed on `max_workers` threads (or fresh processes), cached and shared.
+    """Computes HostReports (and timelines, comparisons) on a small executor, cached and deduplicated per file
+    version."""
 
-    processes=True runs each analysis in a new process, so the server's memory returns to where it was after
-    every analysis; progress is then only known per host as 0 or 1.
-    """
-
-    def __init__(self, max_entries=64, max_workers=2, max_bytes=DEFAULT_MAX_FILE_BYTES, processes=False):
+    def __init__(self, max_entries=32, max_workers=1, max_bytes=None):
         self._max_entries = max(1, int(max_entries))
         self._max_bytes = max_bytes
-        self._processes = processes
-        self._threads = ThreadPoolExecutor(max_workers=max(1, int(max_workers)),
-                                           thread_name_prefix="gpu-advisor-analysis")
-        self._lock = threading.Lock()
-        self._tasks = OrderedDict()  # (path, size, mtime_ns) -> _Task, least recently used first
+        self._executor = ThreadPoolExecutor(max_workers=max(1, int(max_workers)),
+                                            thread_name_prefix="gpu-advisor-analysis")
+        self._lock = threading.RLock()  # reentrant: a comparison's start() submits its two reports
+        # (kind, path, size, mtime_ns), or (comparison, report key, report key) -> _Entry, least recently used first
+        self._entries = OrderedDict()
 
-    @staticmethod
-    def key(host_file):
-        """(path, size, mtime_ns) of a host file; size and mtime are None when it cannot be read."""
-        path = os.path.abspath(host_file.path)
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return path, None, None
-        return path, stat.st_size, stat.st_mtime_ns
+    def submit(self, run, host_file):
+        """Future of the HostReport dict of `host_file` (a discovery.HostFile) of run `run`."""
+        del run  # the report does not depend on the run id; kept so callers need not care
+        return self._submit(_REPORT, host_file, self._report_job)
 
-    def submit_host(self, host_file):
-        """Future of the HostOutcome (fanout.HostOutcome, its report as JSON text) of a discovery.HostFile."""
-        key = self.key(host_file)
-        with self._lock:
-            task = self._tasks.get(key)
-            if task is not None:
-                self._tasks.move_to_end(key)
-                return task.future
-            task = self._tasks[key] = _Task(key[1])
-            task.future = self._threads.submit(self._analyze, task, host_file)
-            self._evict()
-        return task.future
+    def get_host_report(self, run, host_file, timeout=None):
+        """The HostReport dict; raises ProfileError for bad input, TimeoutError if not done in `timeout` s."""
+        return self.submit(run, host_file).result(timeout)
 
-    def submit(self, run, host_files):
-        """Future of the run report (report.run_report's shape) of `host_files`; never blocks."""
-        host_futures = [self.submit_host(host_file) for host_file in host_files]
+    def submit_run(self, run, host_files):
+        """Future of the run report of `host_files` (report.run_report's shape: hosts, errors, and `multi_host`
+        for two hosts or more), assembled from the cached host reports; never blocks."""
+        host_files = list(host_files)
+        futures = [self.submit(run, host_file) for host_file in host_files]
         result = Future()
         result.set_running_or_notify_cancel()
-        remaining = [len(host_futures)]
+        remaining = [len(futures)]
         counter = threading.Lock()
 
         def one_done(_):
@@ -99,96 +79,183 @@ class AnalysisService:
                 if remaining[0]:
                     return
             try:
-                result.set_result(self._assemble(run, host_files, host_futures))
+                result.set_result(_run_report(run, host_files, futures))
             except Exception as err:  # never leave a caller waiting forever
                 result.set_exception(err)
 
-        for future in host_futures:
+        for future in futures:
             future.add_done_callback(one_done)
-        if not host_futures:
+        if not futures:
             result.set_result(assemble_run_report(run, []))
         return result
 
     def get_report(self, run, host_files, timeout=None):
-        """The run report; TimeoutError if it is not ready within `timeout` seconds (it keeps computing)."""
-        return self.submit(run, host_files).result(timeout)
+        """The run report (a fresh copy each call); TimeoutError if not done in `timeout` s (it keeps going)."""
+        return self.submit_run(run, host_files).result(timeout)
 
-    def get_host_report(self, host_file, timeout=None):
-        """The HostReport dict of one file; raises ProfileError for a bad file."""
-        outcome = self.submit_host(host_file).result(timeout)
-        if outcome.report is None:
-            raise ProfileError(outcome.error_file, outcome.error)
-        return json.loads(outcome.report)
-
-    def host_status(self, host_file):
-        """{"state": "idle"|"pending"|"running"|"done"|"error", "progress": 0..1, "error", "elapsed_s"}."""
-        with self._lock:
-            task = self._tasks.get(self.key(host_file))
-        if task is None:
-            return {"state": "idle", "progress": 0.0, "error": None, "elapsed_s": None}
-        state = task.state()
-        error = task.error() if state == "error" else None
-        end = task.finished if task.finished is not None else time.monotonic()
-        return {"state": state, "progress": 1.0 if state in ("done", "error") else round(task.progress, 3),
-                "error": error, "elapsed_s": round(end - task.started, 3) if task.started is not None else None}
-
-    def status(self, run, host_files):
-        """The run's state over its hosts ("error" only if every host failed), progress weighted by file size,
-        and each host's status."""
-        hosts = [dict(self.host_status(host_file), host=host_file.host) for host_file in host_files]
-        sizes = [max(1, self.key(host_file)[1] or 0) for host_file in host_files]
+    def run_status(self, run, host_files):
+        """{"run", "state", "progress", "hosts": [status() with "host"]}: "running" while any host is, "error"
+        only when every host failed; progress weighted by file size."""
+        hosts = [dict(self.status(host_file), host=host_file.host) for host_file in host_files]
         states = {host["state"] for host in hosts}
         if not hosts or states == {"idle"}:
             state = "idle"
         elif states <= {"done", "error"}:
             state = "error" if states == {"error"} else "done"
-        elif states <= {"pending", "idle"}:
-            state = "pending"
         else:
             state = "running"
-        progress = sum(h["progress"] * s for h, s in zip(hosts, sizes)) / sum(sizes) if hosts else 0.0
+        sizes = [max(1, _size(host_file.path)) for host_file in host_files]
+        done = [1.0 if h["state"] in ("done", "error") else h.get("progress", 0.0) for h in hosts]
+        progress = sum(d * s for d, s in zip(done, sizes)) / sum(sizes) if hosts else 0.0
         return {"run": run, "state": state, "progress": round(progress, 3), "hosts": hosts}
 
-    def shutdown(self, wait=False):
-        self._threads.shutdown(wait=wait, cancel_futures=True)
+    def submit_timeline(self, run, host_file, bins=DEFAULT_BINS):
+        """Future of the timeline dict (report/timeline_report.py) of `host_file`."""
+        del run
+        return self._submit(("timeline", int(bins)), host_file, lambda hf: self._timeline_job(hf, bins))
 
-    def _analyze(self, task, host_file):
-        task.started = time.monotonic()
+    def get_timeline(self, run, host_file, bins=DEFAULT_BINS, timeout=None):
+        return self.submit_timeline(run, host_file, bins).result(timeout)
 
-        def progress(done, total):
-            task.progress = _MODEL_SHARE * done / total if total else 0.0
+    def submit_comparison(self, baseline_file, candidate_file):
+        """Future of compare_reports(baseline HostReport, candidate HostReport), cached per version of both files.
 
+        The two reports come from submit() (shared with every other request for them); the comparison job is
+        queued after them, so even a one-worker executor never waits on work queued behind it.
+        """
         try:
-            if self._processes:
-                with local_pool(1) as pool:
-                    outcome = pool.submit(analyze_host, host_file.host, host_file.path, self._max_bytes).result()
-            else:
-                outcome = analyze_host(host_file.host, host_file.path, self._max_bytes, progress=progress)
-        except Exception as err:  # a bug of ours must not take the server down: the file gets an error entry
-            logger.exception("analysis of %s failed", host_file.path)
-            outcome = HostOutcome(host_file.host, host_file.path, None, f"internal error: {type(err).__name__}: "
-                                  f"{err}", host_file.path)
-        task.finished = time.monotonic()
-        task.progress = 1.0
-        report = None if outcome.report is None else json.dumps(outcome.report, allow_nan=False)
-        return HostOutcome(outcome.host, outcome.path, report, outcome.error, outcome.error_file)
+            key = self._comparison_key(baseline_file, candidate_file)
+        except ProfileError as err:
+            return _failed(err)
+        return self._cached(key, lambda entry: self._executor.submit(
+            self._guarded, self._comparison_job, (self.submit(None, baseline_file),
+                                                  self.submit(None, candidate_file)), candidate_file.path))
 
-    def _assemble(self, run, host_files, host_futures):
-        outcomes = []
-        for host_file, future in zip(host_files, host_futures):
-            outcome = future.result()
-            report = None if outcome.report is None else json.loads(outcome.report)
-            if report is not None:
-                report["host"] = host_file.host  # the same file may be a different host name in another run
-            outcomes.append(HostOutcome(host_file.host, outcome.path, report, outcome.error, outcome.error_file))
-        return assemble_run_report(run, outcomes)
+    def status(self, host_file):
+        """{"state": "idle"|"running"|"done"|"error", "error": message or None, "elapsed_s": float or None};
+        a running host report adds "progress" (0..1)."""
+        try:
+            key = self._key(_REPORT, host_file)
+        except ProfileError as err:
+            return {"state": "error", "error": err.problem, "elapsed_s": None}
+        return self._status_of(key)
+
+    def comparison_status(self, baseline_file, candidate_file):
+        """status() of the comparison of two files."""
+        try:
+            key = self._comparison_key(baseline_file, candidate_file)
+        except ProfileError as err:
+            return {"state": "error", "error": err.problem, "elapsed_s": None}
+        return self._status_of(key)
+
+    def _status_of(self, key):
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is None:
+            return {"state": "idle", "error": None, "elapsed_s": None}
+        if not entry.future.done():
+            running = {"state": "running", "error": None, "elapsed_s": round(time.monotonic() - entry.started, 1)}
+            if key[0] == _REPORT:
+                running["progress"] = round(entry.progress, 3)
+            return running
+        error = entry.future.exception()
+        if error is not None:
+            return {"state": "error", "error": _problem(error), "elapsed_s": None}
+        return {"state": "done", "error": None, "elapsed_s": None}
+
+    def shutdown(self, wait=False):
+        self._executor.shutdown(wait=wait, cancel_futures=True)
+
+    def _key(self, kind, host_file):
+        try:
+            stat = os.stat(host_file.path)
+        except OSError as err:
+            raise ProfileError(host_file.path, f"cannot read: {err.strerror or err}") from None
+        return (kind, os.path.abspath(host_file.path), stat.st_size, stat.st_mtime_ns)
+
+    def _comparison_key(self, baseline_file, candidate_file):
+        return (_COMPARISON, self._key(_REPORT, baseline_file), self._key(_REPORT, candidate_file))
+
+    def _submit(self, kind, host_file, job):
+        try:
+            key = self._key(kind, host_file)
+        except ProfileError as err:
+            return _failed(err)
+        return self._cached(key, lambda entry: self._executor.submit(self._with_progress, entry, job, host_file))
+
+    def _cached(self, key, start):
+        """The Future cached under `key`, else the one `start(entry)` returns (called under the lock), now
+        cached."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                return entry.future
+            entry = _Entry()
+            entry.future = start(entry)
+            self._entries[key] = entry
+            self._evict()
+            return entry.future
 
     def _evict(self):
-        """Drops the least recently used finished entries beyond max_entries (called with the lock held)."""
-        excess = len(self._tasks) - self._max_entries
-        for key in list(self._tasks):
-            if excess <= 0:
-                break
-            if self._tasks[key].future.done():
-                del self._tasks[key]
-                excess -= 1
+        """Drops the least recently used finished entries beyond max_entries (never a running one)."""
+        excess = len(self._entries) - self._max_entries
+        for key in [k for k, e in self._entries.items() if e.future.done()][:max(excess, 0)]:
+            del self._entries[key]
+
+    def _guarded(self, job, argument, path):
+        try:
+            return job(argument)
+        except ProfileError:
+            raise
+        except Exception as err:  # a bug of ours: logged with its traceback, reported as this file's error
+            logger.exception("tb-gpu-advisor: analysis of %s failed", path)
+            raise ProfileError(path, f"internal error: {type(err).__name__}: {err} (please report it)") from err
+
+    def _with_progress(self, entry, job, host_file):
+        with reporting_progress(entry.model_progress):
+            return self._guarded(job, host_file, host_file.path)
+
+    def _report_job(self, host_file):
+        report = analyze_host_file(host_file.path, max_bytes=self._max_bytes)
+        report["host"] = host_file.host
+        return report
+
+    def _timeline_job(self, host_file, bins):
+        return timeline_for_file(host_file.path, max_bytes=self._max_bytes, bins=bins)
+
+    @staticmethod
+    def _comparison_job(reports):
+        baseline, candidate = (future.result() for future in reports)  # done: they were queued first
+        return compare_reports(baseline, candidate)
+
+
+def _run_report(run, host_files, futures):
+    """The run report from finished host-report futures; each report is a copy, the cache keeps its own."""
+    outcomes = []
+    for host_file, future in zip(host_files, futures):
+        try:
+            report = json.loads(json.dumps(future.result()))
+        except ProfileError as err:
+            outcomes.append(HostOutcome(host_file.host, host_file.path, None, err.problem, err.path))
+            continue
+        report["host"] = host_file.host
+        outcomes.append(HostOutcome(host_file.host, host_file.path, report))
+    return assemble_run_report(run, outcomes)
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _failed(error):
+    future = Future()
+    future.set_exception(error)
+    return future
+
+
+def _problem(error):
+    return error.problem if isinstance(error, ProfileError) else f"{type(error).__name__}: {error}"

@@ -140,3 +140,14 @@ def test_console_script_and_module_behave_the_same(tmp_path):
     console = subprocess.run([script, "analyze", path, "--format", "json"], capture_output=True, text=True)
     assert module.returncode == console.returncode == 0
     assert module.stdout == console.stdout
+
+
+def test_markdown_carries_each_findings_full_fix_and_text_points_to_it():
+    demo = str(REPO_ROOT / "demo_logs")
+    code, out, _ = run_cli("analyze", demo, "--run", "input_bound/2026_01_15_09_30_00", "--format", "markdown")
+    assert code == 0
+    assert "<details><summary>1. Fix: The GPU waits for the input pipeline</summary>" in out
+    assert "num_parallel_calls=tf.data.AUTOTUNE" in out and "Fixes with code to paste" not in out
+    code, text, _ = run_cli("analyze", demo, "--run", "input_bound/2026_01_15_09_30_00")
+    assert "Fixes with code to paste: --format markdown" in text
+    assert text.index("Verdict: Input-bound") < text.index("Findings\n===") < text.index("Steps\n===")

@@ -1,4 +1,11 @@
-"""Captures real TensorFlow CPU profiles of small trainings into a TensorBoard logdir."""
+"""Captures real TensorFlow CPU profiles of small trainings into a TensorBoard logdir.
+
+`python -m tb_gpu_advisor.capture.tf_cpu --logdir DIR [--variant input_bound|input_fixed|custom_loop|all]`:
+Keras `fit` over a tf.data map that sleeps 2 ms per element without parallelism (`input_bound`, run
+`input_bound/train/<timestamp>`), the same with a parallel map and prefetch (`input_fixed`), and a GradientTape
+loop over the slow pipeline marked with `tf.profiler.experimental.Trace("train", step_num=..., _r=1)`
+(`custom_loop`). TensorFlow is imported only here, lazily: `pip install -e '.[tf]'`.
+"""
 
 import argparse
 import os
@@ -150,7 +157,11 @@ def main(argv=None):
     variants = VARIANTS if args.variant == "all" else (args.variant,)
     for variant in variants:
         started = time.monotonic()
-        path = capture(args.logdir, variant, args.steps)
+        try:
+            path = capture(args.logdir, variant, args.steps)
+        except (ImportError, ValueError, RuntimeError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         print(f"{variant}: {path} ({time.monotonic() - started:.1f} s)")
     return 0
 

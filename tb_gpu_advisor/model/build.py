@@ -5,6 +5,8 @@ model.host_columns); a plane it does not vouch for (wire_scan.Unusual) takes the
 (model.device, model.host), which gives the same model. `reference=True` forces the reference path.
 """
 
+import contextlib
+import contextvars
 import logging
 import os
 import re
@@ -24,6 +26,8 @@ from tb_gpu_advisor.xplane.wire_scan import WIRE_LEN, Unusual, read_field, scan_
 from tb_gpu_advisor.xplane import schema
 
 logger = logging.getLogger(__name__)
+# The progress callback of the analysis running in this thread, for callers that cannot pass one down.
+_PROGRESS = contextvars.ContextVar("tb_gpu_advisor_progress", default=None)
 _GPU_PLANE = re.compile(r"^/device:GPU:(\d+)$")
 _HOST_PLANES = ("/host:CPU", "/host:CUPTI")
 _ENV_PLANES = ("/host:metadata", "Task Environment")
@@ -45,8 +49,26 @@ def load_model(path, max_bytes=None, reference=False, progress=None):
     return build_model(read_space(path, **kwargs), reference=reference, progress=progress)
 
 
+@contextlib.contextmanager
+def reporting_progress(callback):
+    """Within the block, models built in this thread without a `progress` argument report to `callback`."""
+    token = _PROGRESS.set(callback)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+def report_progress(done, total):
+    """Reports to the callback of `reporting_progress`, if any."""
+    callback = _PROGRESS.get()
+    if callback is not None:
+        callback(done, total)
+
+
 def build_model(space, reference=False, progress=None):
     """TraceModel from a LazySpace, decoding only the GPU, host and metadata planes."""
+    progress = progress or _PROGRESS.get()
     origin_ns = _origin_ns(space, reference)
     gpus = []
     host = _HostCollector()

@@ -1,5 +1,7 @@
 """Builds HostActivity and step markers from the decoded `/host:CPU` plane(s)."""
 
+import re
+
 import numpy as np
 
 from tb_gpu_advisor.model import intervals
@@ -16,6 +18,29 @@ def _is_input_wait(name):
     return name[:15].lower() == "iteratorgetnext"
 
 
+# Host events located in time by what they do (HostActivity.tagged): TF op events are named `name:Type`.
+_CHECKPOINT_TYPES = {"SaveV2", "Save", "SaveSlices", "MergeV2Checkpoints", "RestoreV2", "Restore", "RestoreSlice"}
+_COMPILE = re.compile(r"backend_compile|XlaCompil|_XlaCompile", re.IGNORECASE)
+
+
+def event_tag(name):
+    """"checkpoint", "summary", "compile" or None for a host event name."""
+    op_type = name.rpartition(":")[2]
+    if op_type in _CHECKPOINT_TYPES or "checkpoint" in name.lower():
+        return "checkpoint"
+    if "Summary" in op_type or op_type == "ImportEvent":
+        return "summary"
+    if _COMPILE.search(name):
+        return "compile"
+    return None
+
+
+def thread_kind(line_name):
+    """A thread's name without its `/<id>` suffix: `tf_data_private_threadpool/123` -> `tf_data_private_threadpool`."""
+    head, sep, tail = line_name.rpartition("/")
+    return head if sep and tail.lstrip("-").isdigit() else line_name
+
+
 class _HostCollector:
     """Accumulates what the analyses need while host events stream by."""
 
@@ -27,12 +52,15 @@ class _HostCollector:
         self.op_totals = {}
         self.threads = 0
         self.arrays = {field: [] for field in _ARRAY_FIELDS}  # chunks of int64 arrays, in event order
+        self.tagged = {}  # tag -> ([starts], [ends])
+        self.thread_busy = {}  # thread kind -> [thread count, busy ps]
 
     def add_plane(self, plane, origin_ns):
         names = stat_names(plane)
         wanted = ids_named(names, _HOST_STATS)
         meta_names = {key: meta.name for key, meta in plane.event_metadata.items()}
         wait_ids = {key for key, name in meta_names.items() if _is_input_wait(name)}
+        tag_ids = {key: tag for key, name in meta_names.items() if (tag := event_tag(name))}
         totals = {}
         for line in plane.lines:
             if is_derived_line(line.id):
@@ -40,6 +68,7 @@ class _HostCollector:
             self.threads += 1
             base_ps = (line.timestamp_ns - origin_ns) * 1000
             top_start = top_end = None
+            line_busy = 0
             for event in line.events:
                 meta_id = event.metadata_id
                 start = base_ps + event.offset_ps
@@ -54,6 +83,11 @@ class _HostCollector:
                 if meta_id in wait_ids and duration > 0:
                     self.wait_start.append(start)
                     self.wait_end.append(end)
+                tag = tag_ids.get(meta_id)
+                if tag is not None and duration > 0:
+                    spans = self.tagged.setdefault(tag, ([], []))
+                    spans[0].append(start)
+                    spans[1].append(end)
                 is_marker = False
                 if event.stats:
                     found = {}
@@ -71,12 +105,17 @@ class _HostCollector:
                     if top_end is not None:
                         self.busy_start.append(top_start)
                         self.busy_end.append(top_end)
+                        line_busy += top_end - top_start
                     top_start, top_end = start, end
                 elif end > top_end:
                     top_end = end
             if top_end is not None:
                 self.busy_start.append(top_start)
                 self.busy_end.append(top_end)
+                line_busy += top_end - top_start
+            kind = self.thread_busy.setdefault(thread_kind(line.name), [0, 0])
+            kind[0] += 1
+            kind[1] += line_busy
         for meta_id, (count, total) in totals.items():
             entry = self.op_totals.setdefault(meta_names.get(meta_id, ""), [0, 0])
             entry[0] += count
@@ -114,6 +153,14 @@ class _HostCollector:
             self.arrays[field].extend(getattr(columns, field))
         self.markers.extend(columns.markers)
         self.threads += columns.threads
+        for tag, (starts, ends) in columns.tagged.items():
+            spans = self.tagged.setdefault(tag, ([], []))
+            spans[0].extend(starts)
+            spans[1].extend(ends)
+        for kind, (count, busy) in columns.thread_busy.items():
+            entry = self.thread_busy.setdefault(kind, [0, 0])
+            entry[0] += count
+            entry[1] += busy
         for name, (count, total) in columns.op_totals.items():
             entry = self.op_totals.setdefault(name, [0, 0])
             entry[0] += count
@@ -156,6 +203,8 @@ class _HostCollector:
             launch_busy=intervals.union(launch_start, launch_start + launch_dur),
             op_totals={name: tuple(v) for name, v in self.op_totals.items()},
             thread_count=self.threads,
+            tagged={tag: intervals.union(starts, ends) for tag, (starts, ends) in self.tagged.items()},
+            thread_busy={kind: tuple(v) for kind, v in self.thread_busy.items()},
         )
         return activity, outermost_markers(self.markers)
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.model.host import _HOST_STATS, _MARKER_NAMES, _HostCollector, _is_input_wait
+from tb_gpu_advisor.model.host import (_HOST_STATS, _MARKER_NAMES, _HostCollector, _is_input_wait, event_tag,
+                                       thread_kind)
 from tb_gpu_advisor.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names
 from tb_gpu_advisor.xplane.wire_scan import Unusual
@@ -31,6 +32,8 @@ class HostPlaneColumns:
     markers: tuple
     op_totals: dict  # name -> (count, total ps), in first-event order
     threads: int
+    tagged: dict  # tag -> ([starts], [ends]) as Python ints, tags in first-event order
+    thread_busy: dict  # thread kind -> (thread count, busy ps), kinds in line order
 
 
 class _Busy:
@@ -40,6 +43,7 @@ class _Busy:
     def __init__(self):
         self.starts, self.ends = [], []  # arrays of closed blocks
         self.line, self.open = None, None  # the open block (start, end) of line `line`
+        self.line_busy = {}  # line index -> summed length of its blocks
 
     def add(self, line, starts, ends):
         if line != self.line:
@@ -62,13 +66,18 @@ class _Busy:
             block_end = np.concatenate([[carried_end], block_end]).astype(np.int64)
         self.starts.append(block_start[:-1])
         self.ends.append(block_end[:-1])
+        self._count(int((block_end[:-1] - block_start[:-1]).sum()))
         self.open = (int(block_start[-1]), int(block_end[-1]))
 
     def close(self):
         if self.open is not None:
             self.starts.append(np.array([self.open[0]], dtype=np.int64))
             self.ends.append(np.array([self.open[1]], dtype=np.int64))
+            self._count(self.open[1] - self.open[0])
         self.open = None
+
+    def _count(self, length):
+        self.line_busy[self.line] = self.line_busy.get(self.line, 0) + length
 
     def arrays(self):
         self.close()
@@ -81,6 +90,8 @@ def host_plane_columns(scan, origin_ns):
     names = stat_names(meta)
     meta_names = {key: value.name for key, value in meta.event_metadata.items()}
     wait_ids = np.array(sorted(k for k, name in meta_names.items() if _is_input_wait(name)), dtype=np.int64)
+    tag_of = {key: tag for key, name in meta_names.items() if (tag := event_tag(name))}
+    tag_ids = np.array(sorted(tag_of), dtype=np.int64)
     marker_ids = np.array(sorted(k for k, name in meta_names.items() if name in _MARKER_NAMES), dtype=np.int64)
     thread = np.array([not is_derived_line(line.id) for line in scan.lines], dtype=bool)
     bases = []
@@ -92,7 +103,7 @@ def host_plane_columns(scan, origin_ns):
     bases = np.array(bases, dtype=np.int64)
     scratch = _HostCollector()  # receives the markers of the events that go through _note_stats
     busy = _Busy()
-    totals, parts = {}, []
+    totals, parts, tagged = {}, [], {}
     for chunk in event_chunks(scan, ids_named(names, _HOST_STATS)):
         rows = np.flatnonzero(thread[chunk.line])
         offset, duration = chunk.offset_ps[rows], chunk.duration_ps[rows]
@@ -103,6 +114,7 @@ def host_plane_columns(scan, origin_ns):
         meta_id = chunk.metadata_id[rows]
         _add_totals(totals, meta_id, duration)
         waiting = np.isin(meta_id, wait_ids) & (duration > 0)
+        _add_tagged(tagged, tag_of, np.flatnonzero(np.isin(meta_id, tag_ids) & (duration > 0)), meta_id, start, end)
         launch, marker = _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_names,
                                                marker_ids, scan.data, names)
         parts.append((launch, start[waiting], end[waiting]))
@@ -113,6 +125,12 @@ def host_plane_columns(scan, origin_ns):
             for piece in np.split(np.arange(len(counted)), cuts):
                 busy.add(int(lines[piece[0]]), start[counted[piece]], end[counted[piece]])
     busy_start, busy_end = busy.arrays()
+    thread_busy = {}
+    for index, line in enumerate(scan.lines):
+        if thread[index]:
+            entry = thread_busy.setdefault(thread_kind(line.name), [0, 0])
+            entry[0] += 1
+            entry[1] += busy.line_busy.get(index, 0)
 
     def chunks(index, field=None):
         return [part[0][field] if index == 0 else part[index] for part in parts]
@@ -127,7 +145,15 @@ def host_plane_columns(scan, origin_ns):
         launch_device=chunks(0, "device"), wait_start=chunks(1), wait_end=chunks(2),
         busy_start=busy_start, busy_end=busy_end,
         markers=tuple(scratch.markers), op_totals={k: tuple(v) for k, v in op_totals.items()},
-        threads=int(thread.sum()))
+        threads=int(thread.sum()), tagged=tagged, thread_busy={k: tuple(v) for k, v in thread_busy.items()})
+
+
+def _add_tagged(tagged, tag_of, rows, meta_id, start, end):
+    """Appends the spans of tagged events (rare: checkpoints, summaries, compiles), tags in first-event order."""
+    for row in rows.tolist():
+        spans = tagged.setdefault(tag_of[int(meta_id[row])], ([], []))
+        spans[0].append(int(start[row]))
+        spans[1].append(int(end[row]))
 
 
 def _add_totals(totals, meta_id, duration):

@@ -131,7 +131,9 @@ class HostActivity:
       sorted by correlation id;
     - input_waits: the union of `IteratorGetNext*` events;
     - busy: the union of all host events other than step markers;
-    - op_totals: per host event name, (count, total duration ps).
+    - op_totals: per host event name, (count, total duration ps);
+    - tagged: per tag of model.host.event_tag ("checkpoint", "summary", "compile"), the union of those events;
+    - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads).
     """
 
     launch_correlation_id: np.ndarray
@@ -143,6 +145,8 @@ class HostActivity:
     launch_busy: Intervals
     op_totals: dict = field(default_factory=dict)
     thread_count: int = 0
+    tagged: dict = field(default_factory=dict)
+    thread_busy: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US, launch_stats
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
 from tb_gpu_advisor.analysis.transfers import transfer_stats
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
+from tb_gpu_advisor.findings.engine import diagnose
 
 _PS_PER_US = 1e6
 _PS_PER_MS = 1e9
@@ -40,7 +41,7 @@ def host_report(model):
     whole = breakdown(model, window.start_ps, window.end_ps)
     per_step = breakdown(model, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps])
     window_ps = int(whole.window_ps.sum())
-    return {
+    report = {
         "host": model.host,
         "file": model.path,
         "trace_format": model.format,
@@ -66,6 +67,15 @@ def host_report(model):
         "environment": dict(sorted(model.environment.items())),
         "findings": [],
     }
+    return _with_diagnosis(report, diagnose(model, report))
+
+
+def _with_diagnosis(report, diagnosis):
+    """The report with the verdict first in its summary and the findings filled in (docs/findings.md)."""
+    report["summary"] = {**diagnosis.verdict.summary_fields(), **report["summary"]}
+    report["findings"] = [finding.to_dict() for finding in diagnosis.findings]
+    report["notes"].extend(diagnosis.errors)
+    return report
 
 
 def _round_stats(stats):

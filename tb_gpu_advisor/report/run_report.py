@@ -2,15 +2,34 @@
 `multi_host` when two hosts or more were analyzed."""
 
 from tb_gpu_advisor.constants import SCHEMA_VERSION
+from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import analyze_hosts
 from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.remote import is_remote_url
+from tb_gpu_advisor.remote.fetch import fetch_remote_file
 from tb_gpu_advisor.report.host_report import host_report
 from tb_gpu_advisor.report.multi_host import multi_host_view
 
 
-def analyze_host_file(path, max_bytes=None):
-    """HostReport dict of one `.xplane.pb` file; raises ProfileError for bad input."""
-    return host_report(load_model(path, max_bytes=max_bytes))
+def analyze_host_file(path, max_bytes=None, progress=None):
+    """HostReport dict of one `.xplane.pb` file or URL; raises ProfileError for bad input.
+
+    `progress(done_bytes, total_bytes)` is called as the model is built (model.build.load_model).
+    """
+    if is_remote_url(path):
+        return _analyze_remote_file(path, max_bytes, progress)
+    return host_report(load_model(path, max_bytes=max_bytes, progress=progress))
+
+
+def _analyze_remote_file(url, max_bytes, progress=None):
+    """Analyzes the cached local copy of a remote file; errors and the report's `file` name the URL."""
+    local = fetch_remote_file(url, max_bytes=max_bytes)
+    try:
+        report = host_report(load_model(local, max_bytes=max_bytes, progress=progress))
+    except ProfileError as err:
+        raise ProfileError(url, err.problem) from None
+    report["file"] = url
+    return report
 
 
 def run_report(run, host_files, max_bytes=None, executor=None):

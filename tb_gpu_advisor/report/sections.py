@@ -25,6 +25,7 @@ class Section:
     title: str
     lines: tuple = ()
     table: Table | None = None
+    terminal_hint: str | None = None  # a last line for the text report only
 
 
 def host_sections(report):
@@ -52,8 +53,10 @@ def _summary(report):
     s = report["summary"]
     st = s["step_time_ms"]
     lines = []
-    if s.get("bottleneck"):
-        lines.append(f"Verdict: {s['bottleneck']}" + (f" - {s['verdict']}" if s.get("verdict") else ""))
+    if s.get("verdict"):
+        lines.append(f"Verdict: {s['verdict']}")
+    elif s.get("bottleneck"):
+        lines.append(f"Verdict: {s['bottleneck']}")
     gpus = f"GPUs: {s['active_gpu_count']} active of {s['gpu_count']}" if s["gpu_count"] else "GPUs: none"
     lines.append(f"{gpus}   GPU busy: {units.percent(s['gpu_busy_pct'])}   "
                  f"input wait: {units.percent(s['input_wait_pct'])}")
@@ -83,7 +86,8 @@ def _findings(report):
             lines.append(f"   {finding['summary']}")
         if finding.get("fix_summary"):
             lines.append(f"   Fix: {finding['fix_summary']}")
-    return Section("Findings", lines=tuple(lines))
+    return Section("Findings", lines=tuple(lines),
+                   terminal_hint="Fixes with code to paste: --format markdown (or json, findings[].fix).")
 
 
 STEP_COLUMNS = 3

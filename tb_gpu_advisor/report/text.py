@@ -27,6 +27,8 @@ def render_section(section):
                                  break_on_hyphens=False) or [""])
     if section.table:
         out.extend(render_table(section.table))
+    if section.terminal_hint:
+        out.extend(textwrap.wrap(section.terminal_hint, WIDTH))
     return out
 
 

@@ -55,14 +55,14 @@ class _PlaneWriter:
             found = self._lines[line_id] = self.plane.lines.add(id=line_id, name=name, timestamp_ns=base_ns)
         return found
 
-    def set_stat(self, stat, name, value, interned=False):
+    def set_stat(self, stat, name, value, interned=False, unsigned=False):
         stat.metadata_id = self.stat_id(name)
         if interned:
             stat.ref_value = self.stat_id(str(value))
         elif isinstance(value, bool):
             stat.int64_value = int(value)
         elif isinstance(value, int):
-            if value >= 2**63:
+            if value >= 2**63 or (unsigned and value >= 0):
                 stat.uint64_value = value
             else:
                 stat.int64_value = value
@@ -82,8 +82,15 @@ class _PlaneWriter:
                 self.set_stat(event.stats.add(), key, value, interned=key in interned)
         return event
 
-    def add_plane_stat(self, name, value):
-        self.set_stat(self.plane.stats.add(), name, value)
+    def add_plane_stat(self, name, value, unsigned=False):
+        self.set_stat(self.plane.stats.add(), name, value, unsigned=unsigned)
+
+    def sort_lines(self):
+        """Orders each line's events by start, enclosing events first, as the profiler's post-processing does."""
+        for line in self.plane.lines:
+            ordered = sorted(line.events, key=lambda e: (e.offset_ps, -e.duration_ps))
+            del line.events[:]
+            line.events.extend(ordered)
 
 
 class HostThread:
@@ -94,8 +101,8 @@ class HostThread:
         self._writer = writer
         self._line = writer.line(thread_id, name)
 
-    def event(self, name, start_us, duration_us, **stats):
-        """Any TraceMe event; keyword arguments become stats (ints, floats or strings)."""
+    def event(self, name, start_us, duration_us, /, **stats):
+        """Any TraceMe event; keyword arguments become stats (ints, floats or strings), `name=` included."""
         self._writer.add_event(self._line, name, start_us, duration_us, stats.items())
         return self
 
@@ -107,15 +114,16 @@ class HostThread:
         """The host blocked in tf.data's IteratorGetNext."""
         return self.event("IteratorGetNextOp::DoCompute", start_us, duration_us)
 
-    def launch_call(self, name, start_us, duration_us, correlation_id, device_ordinal):
-        legacy = self._builder.legacy
-        stats = [("correlation_id", correlation_id)]
-        if not legacy:
-            stats += [("device_id", device_ordinal), ("context_id", f"$${device_ordinal + 1}")]
+    def launch_call(self, name, start_us, duration_us, correlation_id, device_ordinal, memcpy_details=None):
+        """A CUPTI driver-API callback (kernel launch, memcpy or memset call) on this thread."""
+        if not self._builder.legacy:
+            stats = [("device_id", device_ordinal), ("correlation_id", correlation_id),
+                     ("context_id", f"$${device_ordinal + 1}"), ("memcpy_details", memcpy_details)]
         else:
-            stats += [("kernel_details", "regs:17179869185 shm:7 grid:1,210453397508,0 "
-                                         "block:139910371608800,96,18446744073709551536")]
-        self._writer.add_event(self._line, name, start_us, duration_us, stats)
+            stats = [("correlation_id", correlation_id),
+                     ("kernel_details", "regs:17179869185 shm:7 grid:1,210453397508,0 "
+                                        "block:139910371608800,96,18446744073709551536")]
+        self._writer.add_event(self._line, name, start_us, duration_us, stats, interned=("memcpy_details",))
 
 
 class GpuPlane:
@@ -143,17 +151,28 @@ class GpuPlane:
 
     def kernel(self, name, start_us, duration_us, *, stream=7, grid=(1, 1, 1), block=(128, 1, 1),
                registers=32, static_shared=0, dynamic_shared=0, occupancy_pct=50.0, launch=None,
-               tf_op=None, hlo_op=None, hlo_module=None, group_id=None):
-        """A kernel; `launch=(HostThread, start_us, duration_us)` adds its host launch call."""
+               tf_op=None, hlo_op=None, hlo_module=None, group_id=None, min_grid_size=None,
+               suggested_block_size=None):
+        """A kernel; `launch=(HostThread, start_us, duration_us)` adds its host launch call.
+
+        `min_grid_size` and `suggested_block_size` (current format) add the occupancy stats current XLA writes
+        next to `kernel_details` (`theoretical_occupancy_pct`, `occupancy_min_grid_size`,
+        `occupancy_suggested_block_size`).
+        """
         correlation_id = self._builder.next_correlation_id()
+        occupancy_stats = []
         if self._builder.legacy:
             details = (f"regs:{registers} shm:{static_shared + dynamic_shared} grid:{_dim(grid)} "
                        f"block:{_dim(block)}")
         else:
             details = (f"regs:{registers} static_shared:{static_shared} dynamic_shared:{dynamic_shared} "
                        f"grid:{_dim(grid)} block:{_dim(block)}"
-                       + (f" occ_pct:{occupancy_pct}" if occupancy_pct is not None else ""))
-        stats = self._common_stats(correlation_id, group_id) + [("kernel_details", details)]
+                       + (f" occ_pct:{_six_digits(occupancy_pct)}" if occupancy_pct is not None else ""))
+            if occupancy_pct is not None and min_grid_size is not None:
+                occupancy_stats = [("theoretical_occupancy_pct", float(occupancy_pct)),
+                                   ("occupancy_min_grid_size", min_grid_size),
+                                   ("occupancy_suggested_block_size", suggested_block_size)]
+        stats = self._common_stats(correlation_id, group_id) + occupancy_stats + [("kernel_details", details)]
         if tf_op:
             stats.append(("tf_op", tf_op))
         if hlo_op:
@@ -174,9 +193,13 @@ class GpuPlane:
             details = (f"kind_src:{src} kind_dst:{dst} size:{size_bytes} dest:{self.ordinal} "
                        f"async:{int(is_async)}")
         stats = self._common_stats(correlation_id, group_id) + [("memcpy_details", details)]
-        self._writer.add_event(self._stream(stream, name.replace("Memcpy", "Memcpy")), name, start_us,
-                               duration_us, stats, interned=("memcpy_details",))
-        self._add_launch(launch, name, correlation_id)
+        self._writer.add_event(self._stream(stream, name), name, start_us, duration_us, stats,
+                               interned=("memcpy_details",))
+        # The driver callback of a copy carries memcpy_details too, with memory kinds CUPTI does not know yet.
+        host_details = (None if self._builder.legacy else
+                        f"kind_src:unknown kind_dst:unknown size:{size_bytes} dest:{self.ordinal} "
+                        f"async:{int(is_async)}")
+        self._add_launch(launch, name, correlation_id, host_details)
         return correlation_id
 
     def memset(self, start_us, duration_us, size_bytes, *, stream=7, launch=None):
@@ -193,55 +216,72 @@ class GpuPlane:
         self._writer.add_event(line, name or str(group_id), start_us, duration_us,
                                [("group_id", group_id), ("step_name", name or str(group_id))])
 
-    def _add_launch(self, launch, name, correlation_id):
+    def _add_launch(self, launch, name, correlation_id, memcpy_details=None):
         if launch is None:
             return
         thread, start_us, duration_us = launch
-        thread.launch_call(name, start_us, duration_us, correlation_id, self.ordinal)
+        thread.launch_call(name, start_us, duration_us, correlation_id, self.ordinal, memcpy_details)
 
 
 def _dim(values):
     return ",".join(str(v) for v in values)
 
 
+def _six_digits(value):
+    """A double as absl::StrCat writes it (six significant digits, no trailing zeros): 50 -> "50"."""
+    return f"{float(value):.6g}"
+
+
 class TraceBuilder:
     """Collects planes and writes one host's `.xplane.pb`."""
 
-    def __init__(self, legacy=False, hostname="localhost"):
+    def __init__(self, legacy=False, hostname="localhost", first_correlation_id=1):
         self.legacy = legacy
         self._space = schema.XSpace(hostnames=[hostname])
         self._host = _PlaneWriter(0, "/host:CPU")
         self._gpus = {}
         self._threads = {}
         self._extra = []
-        self._correlation = itertools.count(1)
+        self._correlation = itertools.count(first_correlation_id)
         self._thread_ids = itertools.count(1001)
+
+    @property
+    def hostname(self):
+        return self._space.hostnames[0]
 
     def next_correlation_id(self):
         return next(self._correlation)
 
-    def thread(self, name="python"):
-        """The host thread line named `name` (created on first use)."""
+    def thread(self, name="python", thread_id=None):
+        """The host thread line named `name` (created on first use); `thread_id` is its line id."""
         found = self._threads.get(name)
         if found is None:
-            found = self._threads[name] = HostThread(self, self._host, next(self._thread_ids), name)
+            line_id = next(self._thread_ids) if thread_id is None else thread_id
+            found = self._threads[name] = HostThread(self, self._host, line_id, name)
         return found
 
     def gpu(self, ordinal=0, *, model="NVIDIA A100-SXM4-80GB", compute_capability=(8, 0), sm_count=108,
-            clock_mhz=1410, memory_bandwidth_gbps=2039.0, memory_gb=80):
-        """The GPU plane `/device:GPU:<ordinal>` with its capability stats (created on first use)."""
+            clock_mhz=1410, memory_bandwidth_gbps=2039.0, memory_gb=80, memory_bandwidth_bytes=None,
+            memory_bytes=None):
+        """The GPU plane `/device:GPU:<ordinal>` with its capability stats (created on first use).
+
+        `memory_bandwidth_bytes` (B/s) and `memory_bytes` give the exact values CUDA reports, overriding the
+        rounded GB/s and GiB arguments.
+        """
         found = self._gpus.get(ordinal)
         if found is None:
             writer = _PlaneWriter(ordinal, f"/device:GPU:{ordinal}")
-            writer.add_plane_stat("clock_rate", int(clock_mhz * 1000))
-            writer.add_plane_stat("core_count", sm_count)
-            writer.add_plane_stat("memory_bandwidth", int(memory_bandwidth_gbps * 1e9))
-            writer.add_plane_stat("memory_size", int(memory_gb * 2**30))
-            writer.add_plane_stat("compute_cap_major", compute_capability[0])
-            writer.add_plane_stat("compute_cap_minor", compute_capability[1])
             if not self.legacy:
                 writer.add_plane_stat("device_vendor", "Nvidia")
                 writer.add_plane_stat("gpu_device_name", model)
+            writer.add_plane_stat("clock_rate", int(round(clock_mhz * 1000)))
+            writer.add_plane_stat("core_count", sm_count)
+            writer.add_plane_stat("memory_bandwidth", memory_bandwidth_bytes or int(round(memory_bandwidth_gbps
+                                                                                            * 1e9)),
+                                  unsigned=not self.legacy)
+            writer.add_plane_stat("memory_size", memory_bytes or int(memory_gb * 2**30), unsigned=not self.legacy)
+            writer.add_plane_stat("compute_cap_major", compute_capability[0])
+            writer.add_plane_stat("compute_cap_minor", compute_capability[1])
             found = self._gpus[ordinal] = (writer, GpuPlane(self, writer, ordinal))
         return found[1]
 
@@ -255,8 +295,10 @@ class TraceBuilder:
     def xspace(self):
         space = schema.XSpace()
         space.CopyFrom(self._space)
+        self._host.sort_lines()
         space.planes.add().CopyFrom(self._host.plane)
         for ordinal in sorted(self._gpus):
+            self._gpus[ordinal][0].sort_lines()
             space.planes.add().CopyFrom(self._gpus[ordinal][0].plane)
         for writer in self._extra:
             space.planes.add().CopyFrom(writer.plane)
@@ -268,7 +310,8 @@ class TraceBuilder:
         return space
 
     def to_bytes(self):
-        return self.xspace().SerializeToString()
+        """The serialized XSpace; deterministic, so the same scenario code always gives the same bytes."""
+        return self.xspace().SerializeToString(deterministic=True)
 
     def write(self, path):
         """Writes the trace to `path` and returns it."""

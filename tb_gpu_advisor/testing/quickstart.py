@@ -1,4 +1,4 @@
-"""Writes the small quick-start demo logdir: one input-bound run on an A100 (`python -m ...quickstart DIR`)."""
+"""Writes a small input-bound run on an A100: a quick fixture for tests of the tab and the service."""
 
 import sys
 

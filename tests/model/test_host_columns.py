@@ -75,3 +75,22 @@ def test_quickstart_and_generated_large_trace(tmp_path, caplog):
     size = write_training_trace(tmp_path / "big.xplane.pb", gpus=3, steps=3, kernels_per_step=300)
     kind, _, model = compare_paths(open(size.path, "rb").read(), tmp_path, caplog)
     assert kind == "ok" and sum(len(gpu.activity) for gpu in model.gpus) == size.kernels + 3 * 3 * 2
+
+
+def test_tagged_events_and_thread_kinds(tmp_path, caplog, monkeypatch):
+    import tb_gpu_advisor.xplane.plane_scan as plane_scan
+    monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (4,))
+    writer, host, line = _host()
+    line.name = "tf_data_private_threadpool/123"
+    other = host.lines.add(id=2, name="tf_data_private_threadpool/456", timestamp_ns=1000)
+    third = host.lines.add(id=3, name="python", timestamp_ns=1000)
+    for thread, offset in ((line, 0), (other, 7), (third, 3)):
+        writer.event(host, thread, "save/SaveV2:SaveV2", offset, 40)
+        writer.event(host, thread, "loss/ScalarSummary:WriteScalarSummary", offset + 50, 5)
+        writer.event(host, thread, "cluster_0/XlaCompile", offset + 60, 30)
+        writer.event(host, thread, "checkpoint_restore", offset + 95, 0)  # zero duration: not tagged
+        writer.event(host, thread, "op", offset + 100, 10)
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    activity = model.host_activity
+    assert list(activity.tagged) == ["checkpoint", "summary", "compile"]
+    assert activity.thread_busy == {"tf_data_private_threadpool": (2, 2 * 85), "python": (1, 85)}

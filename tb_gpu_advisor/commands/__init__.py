@@ -1,0 +1,1 @@
+"""Subcommands beyond `analyze`, each registering itself on the CLI's subparsers."""

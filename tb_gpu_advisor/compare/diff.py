@@ -1,0 +1,179 @@
+"""Compares two reports (baseline, candidate) into a JSON-ready Comparison dict (docs/report.md, Comparison)."""
+
+from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
+from tb_gpu_advisor.compare.matching import compare_findings, compare_kernels
+from tb_gpu_advisor.compare.stats import mean_difference, median_difference
+from tb_gpu_advisor.compare.verdict import change_of, driver_of, verdict_of
+from tb_gpu_advisor.constants import SCHEMA_VERSION
+from tb_gpu_advisor.report.sections import BREAKDOWN_LABELS
+
+
+def compare_reports(baseline_report, candidate_report):
+    """The Comparison of two run reports (`run_report`) or two HostReports; pure, JSON-ready.
+
+    Hosts are matched by name; a run with one host on each side is matched whatever the names.
+    """
+    baseline, candidate = _as_run_report(baseline_report), _as_run_report(candidate_report)
+    pairs, base_only, cand_only = _pair_hosts(baseline["hosts"], candidate["hosts"])
+    comparisons = [compare_hosts(b, c) for b, c in pairs]
+    if comparisons:
+        verdict = comparisons[0]["verdict"]
+        if len(comparisons) > 1:
+            verdict = f"{comparisons[0]['baseline_host']}: {verdict}"
+    else:
+        verdict = "Nothing to compare: no host of the baseline matches a host of the candidate."
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "comparison",
+        "baseline": _side(baseline),
+        "candidate": _side(candidate),
+        "verdict": verdict,
+        "hosts": comparisons,
+        "unmatched_hosts": {"baseline": base_only, "candidate": cand_only},
+    }
+
+
+def _as_run_report(report):
+    if "hosts" in report:
+        return report
+    return {"run": None, "hosts": [report], "errors": []}
+
+
+def _side(report):
+    return {"run": report.get("run"), "hosts": [h["host"] for h in report["hosts"]],
+            "errors": list(report.get("errors") or [])}
+
+
+def _pair_hosts(base_hosts, cand_hosts):
+    if len(base_hosts) == 1 and len(cand_hosts) == 1:
+        return [(base_hosts[0], cand_hosts[0])], [], []
+    cand_by_name = {h["host"]: h for h in cand_hosts}
+    pairs = [(h, cand_by_name[h["host"]]) for h in base_hosts if h["host"] in cand_by_name]
+    base_names = {h["host"] for h in base_hosts}
+    return (pairs, [h["host"] for h in base_hosts if h["host"] not in cand_by_name],
+            [h["host"] for h in cand_hosts if h["host"] not in base_names])
+
+
+def _round(value, digits=6):
+    return None if value is None else round(float(value), digits)
+
+
+def difference_dict(difference):
+    """A stats.Difference as JSON, with the change and its interval also as % of the baseline."""
+    base = difference.baseline
+    def pct(value):
+        return None if value is None or not base else round(100.0 * value / base, 3)
+    return {
+        "baseline": _round(difference.baseline),
+        "candidate": _round(difference.candidate),
+        "delta": _round(difference.delta),
+        "delta_pct": pct(difference.delta),
+        "ci_low": _round(difference.low),
+        "ci_high": _round(difference.high),
+        "ci_low_pct": pct(difference.low),
+        "ci_high_pct": pct(difference.high),
+        "significant": difference.significant,
+        "method": difference.method,
+    }
+
+
+def _step_times(host):
+    return [s["time_ms"] for s in host["steps"] if s["time_ms"] is not None]
+
+
+def _step_time(base, cand):
+    base_times, cand_times = _step_times(base), _step_times(cand)
+    result = {"baseline": base["summary"]["step_time_ms"], "candidate": cand["summary"]["step_time_ms"],
+              "mean": None, "median": None}
+    if base_times and cand_times:
+        result["mean"] = difference_dict(mean_difference(base_times, cand_times))
+        result["median"] = difference_dict(median_difference(base_times, cand_times))
+    return result
+
+
+def _breakdown(base, cand):
+    rows = []
+    for category in BREAKDOWN_CATEGORIES:
+        base_pct = base["summary"]["breakdown_pct"].get(category)
+        cand_pct = cand["summary"]["breakdown_pct"].get(category)
+        base_ms = [s["breakdown_ms"][category] for s in base["steps"]]
+        cand_ms = [s["breakdown_ms"][category] for s in cand["steps"]]
+        rows.append({
+            "category": category,
+            "label": BREAKDOWN_LABELS[category],
+            "baseline_pct": base_pct,
+            "candidate_pct": cand_pct,
+            "delta_pct_points": None if base_pct is None or cand_pct is None else round(cand_pct - base_pct, 2),
+            "per_step_ms": difference_dict(mean_difference(base_ms, cand_ms)) if base_ms and cand_ms else None,
+        })
+    return rows
+
+
+def _gpu_busy(base, cand):
+    base_pct, cand_pct = base["summary"]["gpu_busy_pct"], cand["summary"]["gpu_busy_pct"]
+    available = base_pct is not None and cand_pct is not None
+    base_steps = [s["gpu_busy_pct"] for s in base["steps"] if s["gpu_busy_pct"] is not None]
+    cand_steps = [s["gpu_busy_pct"] for s in cand["steps"] if s["gpu_busy_pct"] is not None]
+    return {
+        "baseline": base_pct,
+        "candidate": cand_pct,
+        "delta_points": round(cand_pct - base_pct, 2) if available else None,
+        "per_step": difference_dict(mean_difference(base_steps, cand_steps))
+        if available and base_steps and cand_steps else None,
+    }
+
+
+def _devices(base, cand):
+    cand_by_name = {d["name"]: d for d in cand["devices"]}
+    rows = []
+    for device in base["devices"]:
+        other = cand_by_name.get(device["name"])
+        if other is None:
+            continue
+        busy = (device["busy_pct"], other["busy_pct"])
+        rows.append({"name": device["name"], "baseline_busy_pct": busy[0], "candidate_busy_pct": busy[1],
+                     "delta_points": None if None in busy else round(busy[1] - busy[0], 2)})
+    return rows
+
+
+def compare_hosts(base, cand):
+    """The comparison of one host's HostReport before (base) and after (cand)."""
+    step_time = _step_time(base, cand)
+    breakdown = _breakdown(base, cand)
+    change = change_of(step_time)
+    driver = driver_of(change, breakdown)
+    gpu_busy = _gpu_busy(base, cand)
+    mean = step_time["mean"]
+    speedup = mean["baseline"] / mean["candidate"] if mean and mean["candidate"] else None
+    comparison = {
+        "baseline_host": base["host"],
+        "candidate_host": cand["host"],
+        "baseline_file": base.get("file"),
+        "candidate_file": cand.get("file"),
+        "change": change,
+        "speedup": _round(speedup, 4),
+        "step_time_ms": step_time,
+        "gpu_busy_pct": gpu_busy,
+        "breakdown": breakdown,
+        "driver": driver,
+        "devices": _devices(base, cand),
+        "kernels": compare_kernels(base, cand),
+        "findings": compare_findings(base, cand),
+        "notes": _notes(base, cand),
+    }
+    comparison["verdict"] = verdict_of(comparison)
+    return comparison
+
+
+def _notes(base, cand):
+    notes = []
+    for side, host in (("baseline", base), ("candidate", cand)):
+        count = host["summary"]["step_time_ms"]["count"]
+        if count == 0:
+            notes.append(f"The {side} has no step markers: step time cannot be compared.")
+        elif count == 1:
+            notes.append(f"The {side} has a single step: the step-to-step noise cannot be estimated.")
+    if base["summary"]["step_source"] != cand["summary"]["step_source"]:
+        notes.append(f"Steps come from different sources ({base['summary']['step_source']} markers vs "
+                     f"{cand['summary']['step_source']} markers): step times may not be comparable.")
+    return notes

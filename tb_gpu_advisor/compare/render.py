@@ -1,0 +1,174 @@
+"""Renders a Comparison dict as text for a terminal or markdown for a pull request."""
+
+import html
+import json
+
+from tb_gpu_advisor.report import units
+from tb_gpu_advisor.report.sections import Section, Table
+from tb_gpu_advisor.report.text import render_section
+
+KERNELS_SHOWN = 8
+NAME_WIDTH = 60
+_KERNEL_GROUP_TITLES = {"slower": "Slower kernels", "faster": "Faster kernels", "new": "New kernels",
+                        "gone": "Kernels gone"}
+
+
+def _signed_ms(value):
+    if value is None:
+        return "-"
+    return ("+" if value > 0 else "-" if value < 0 else "") + units.duration_ms(abs(value))
+
+
+def _signed_pct(value, suffix="%"):
+    return "-" if value is None else f"{value:+.1f}{suffix}"
+
+
+def _interval_pct(diff):
+    if diff is None or diff["ci_low_pct"] is None:
+        return "-"
+    return f"{diff['ci_low_pct']:+.1f}% to {diff['ci_high_pct']:+.1f}%"
+
+
+def _side_line(label, run, file, host):
+    where = f"run {run}, host {host}" if run else (file or host)
+    return f"{label}: {where}"
+
+
+def _step_section(host):
+    st = host["step_time_ms"]
+    rows = []
+    for key in ("mean", "median"):
+        diff = st[key]
+        if diff is not None:
+            rows.append((key, units.duration_ms(diff["baseline"]), units.duration_ms(diff["candidate"]),
+                         f"{_signed_ms(diff['delta'])} ({_signed_pct(diff['delta_pct'])})", _interval_pct(diff),
+                         "yes" if diff["significant"] else "no"))
+    rows.append(("steps", str(st["baseline"]["count"]), str(st["candidate"]["count"]), "", "", ""))
+    rows.append(("stdev", units.duration_ms(st["baseline"]["stdev"]), units.duration_ms(st["candidate"]["stdev"]),
+                 "", "", ""))
+    headers = ("step time", "baseline", "candidate", "change", "95% CI", "beyond noise")
+    return Section("Step time", table=Table(headers, tuple(rows), (False, True, True, True, True, False)))
+
+
+def _breakdown_section(host):
+    rows = []
+    for row in host["breakdown"]:
+        per_step = row["per_step_ms"]
+        shares = (row["baseline_pct"], row["candidate_pct"])
+        if not any(shares) and not (per_step and (per_step["baseline"] or per_step["candidate"])):
+            continue
+        marker = " <-" if host["driver"] and host["driver"]["category"] == row["category"] else ""
+        rows.append((row["label"] + marker,
+                     units.duration_ms(per_step["baseline"]) if per_step else "-",
+                     units.duration_ms(per_step["candidate"]) if per_step else "-",
+                     _signed_ms(per_step["delta"]) if per_step else "-",
+                     units.percent(shares[0]), units.percent(shares[1]),
+                     _signed_pct(row["delta_pct_points"], " pt")))
+    headers = ("category", "base/step", "cand/step", "change", "base share", "cand share", "share change")
+    lines = ("Time per step in each category (each instant counted once); <- marks the change that made the "
+             "difference.",) if host["driver"] else ()
+    return Section("Where the time went", lines=lines,
+                   table=Table(headers, tuple(rows), (False,) + (True,) * 6) if rows else None)
+
+
+def _gpu_section(host):
+    busy = host["gpu_busy_pct"]
+    if busy["delta_points"] is None:
+        return Section("GPU busy", lines=("Not available: a side has no GPU activity.",))
+    lines = [f"GPU busy {units.percent(busy['baseline'])} -> {units.percent(busy['candidate'])} "
+             f"({_signed_pct(busy['delta_points'], ' points')})"]
+    rows = tuple((d["name"], units.percent(d["baseline_busy_pct"]), units.percent(d["candidate_busy_pct"]),
+                  _signed_pct(d["delta_points"], " pt")) for d in host["devices"])
+    table = Table(("device", "baseline", "candidate", "change"), rows, (False, True, True, True)) \
+        if len(rows) > 1 else None
+    return Section("GPU busy", lines=tuple(lines), table=table)
+
+
+def _kernel_sections(host):
+    kernels = host["kernels"]
+    counts = kernels["counts"]
+    if not any(counts.values()):
+        return [Section("Kernels", lines=("No kernels on either side.",))]
+    basis = "per step" if kernels["basis"] == "per_step" else "over each profile"
+    summary = (f"Matched by name, time {basis}: {counts['new']} new, {counts['gone']} gone, {counts['faster']} "
+               f"faster, {counts['slower']} slower, {counts['unchanged']} unchanged.")
+    sections = [Section("Kernels", lines=(summary,))]
+    for group in ("slower", "faster", "new", "gone"):
+        entries = kernels[group][:KERNELS_SHOWN]
+        if not entries:
+            continue
+        rows = tuple((units.shorten(e["name"], NAME_WIDTH), units.duration_us(e["baseline_us"]),
+                      units.duration_us(e["candidate_us"]), _signed_pct(e["delta_pct"])) for e in entries)
+        title = _KERNEL_GROUP_TITLES[group] + (f" (top {KERNELS_SHOWN} of {counts[group]})"
+                                      if counts[group] > KERNELS_SHOWN else "")
+        sections.append(Section(title, table=Table(("kernel", "baseline", "candidate", "change"), rows,
+                                                   (False, True, True, True))))
+    return sections
+
+
+def _findings_section(host):
+    findings = host["findings"]
+    if not findings["baseline_count"] and not findings["candidate_count"]:
+        return Section("Findings", lines=("No findings on either side.",))
+    lines = []
+    for group, label in (("resolved", "Resolved"), ("new", "New"), ("persisting", "Still present")):
+        for f in findings[group]:
+            lines.append(f"{label}: [{f['severity']}] {f['title']} ({f['id']})")
+    return Section("Findings", lines=tuple(lines) or ("The same findings on both sides.",))
+
+
+def comparison_sections(comparison):
+    """Sections for every matched host pair, verdict first."""
+    sections = []
+    for host in comparison["hosts"]:
+        lines = (_side_line("Baseline", comparison["baseline"]["run"], host["baseline_file"], host["baseline_host"]),
+                 _side_line("Candidate", comparison["candidate"]["run"], host["candidate_file"],
+                            host["candidate_host"]),
+                 f"Verdict: {host['verdict']}")
+        title = "Comparison" if len(comparison["hosts"]) == 1 else f"Comparison: {host['baseline_host']}"
+        sections.append(Section(title, lines=lines))
+        sections += [_step_section(host), _breakdown_section(host), _gpu_section(host)]
+        sections += _kernel_sections(host) + [_findings_section(host)]
+        if host["notes"]:
+            sections.append(Section("Notes", lines=tuple(host["notes"])))
+    unmatched = comparison["unmatched_hosts"]
+    lines = [f"Only in the {side}: {', '.join(names)}" for side, names in unmatched.items() if names]
+    for side in ("baseline", "candidate"):
+        lines += [f"{side} error: {e['file']}: {e['error']}" for e in comparison[side]["errors"]]
+    if lines or not comparison["hosts"]:
+        sections.append(Section("Not compared", lines=tuple(lines) or (comparison["verdict"],)))
+    return sections
+
+
+def render_comparison_text(comparison):
+    out = []
+    for section in comparison_sections(comparison):
+        out.extend(render_section(section))
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md(value):
+    return html.escape(str(value), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def render_comparison_markdown(comparison):
+    out = ["# GPU Advisor comparison", "", f"**Verdict:** {_md(comparison['verdict'])}", ""]
+    single = len(comparison["hosts"]) == 1
+    for section in comparison_sections(comparison):
+        out += [f"## {_md(section.title)}", ""]
+        out += [f"{_md(line)}  " for line in section.lines if not (single and line.startswith("Verdict: "))]
+        if section.table:
+            table = section.table
+            out.append("| " + " | ".join(_md(h) for h in table.headers) + " |")
+            out.append("|" + "|".join("---:" if right else "---" for right in table.numeric) + "|")
+            out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in table.rows]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+COMPARISON_RENDERERS = {
+    "text": render_comparison_text,
+    "markdown": render_comparison_markdown,
+    "json": lambda comparison: json.dumps(comparison, indent=2, allow_nan=False) + "\n",
+}

@@ -1,0 +1,108 @@
+"""Confidence intervals for the difference between two sets of per-step samples (deterministic)."""
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+_BOOTSTRAP_CHUNK_VALUES = 2_000_000  # resample matrices are built in chunks of about this many values
+_LARGE_DF = 1e4  # above this many degrees of freedom Student's t is the normal distribution
+
+
+@dataclass(frozen=True)
+class Difference:
+    """candidate - baseline of a statistic, with its confidence interval (None when it cannot be estimated)."""
+
+    baseline: float
+    candidate: float
+    delta: float
+    low: float | None
+    high: float | None
+    method: str
+
+    @property
+    def has_interval(self):
+        return self.low is not None and self.high is not None
+
+    @property
+    def significant(self):
+        """True when the interval excludes zero: the difference is beyond the step-to-step noise."""
+        return self.has_interval and (self.low > 0 or self.high < 0)
+
+
+def _t_pdf(x, df):
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return np.exp(log_norm - (df + 1) / 2 * np.log1p(x * x / df))
+
+
+def _t_cdf_above_zero(x, df, intervals=4000):
+    """P(0 <= T <= x) by Simpson's rule on the density (smooth, so 4000 intervals give ~1e-10)."""
+    grid = np.linspace(0.0, x, intervals + 1)
+    weights = np.ones(intervals + 1)
+    weights[1:-1:2] = 4
+    weights[2:-1:2] = 2
+    return float((x / intervals) / 3 * np.dot(weights, _t_pdf(grid, df)))
+
+
+def t_quantile(probability, df):
+    """The `probability` quantile (> 0.5) of Student's t with `df` (possibly fractional) degrees of freedom."""
+    if df >= _LARGE_DF:
+        return NormalDist().inv_cdf(probability)
+    target = probability - 0.5
+    low, high = 0.0, 1.0
+    while _t_cdf_above_zero(high, df) < target:
+        high *= 2
+    for _ in range(60):
+        middle = (low + high) / 2
+        if _t_cdf_above_zero(middle, df) < target:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def mean_difference(baseline, candidate, confidence=CONFIDENCE):
+    """Difference of means with Welch's t interval (unequal variances); no interval below 2 samples a side."""
+    a = np.asarray(baseline, dtype=np.float64)
+    b = np.asarray(candidate, dtype=np.float64)
+    delta = float(b.mean() - a.mean())
+    method = f"Welch's t, {confidence:.0%} interval"
+    if len(a) < 2 or len(b) < 2:
+        return Difference(float(a.mean()), float(b.mean()), delta, None, None, method)
+    var_a, var_b = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    standard_error = math.sqrt(var_a + var_b)
+    if standard_error == 0:
+        return Difference(float(a.mean()), float(b.mean()), delta, delta, delta, method)
+    df = (var_a + var_b) ** 2 / (var_a ** 2 / (len(a) - 1) + var_b ** 2 / (len(b) - 1))
+    half_width = t_quantile(0.5 + confidence / 2, df) * standard_error
+    return Difference(float(a.mean()), float(b.mean()), delta, delta - half_width, delta + half_width, method)
+
+
+def median_difference(baseline, candidate, confidence=CONFIDENCE, resamples=BOOTSTRAP_RESAMPLES,
+                      seed=BOOTSTRAP_SEED):
+    """Difference of medians with a percentile bootstrap interval (fixed seed: the same input gives the same
+    interval); no interval below 2 samples a side."""
+    a = np.asarray(baseline, dtype=np.float64)
+    b = np.asarray(candidate, dtype=np.float64)
+    delta = float(np.median(b) - np.median(a))
+    method = f"bootstrap, {resamples} resamples, seed {seed}, {confidence:.0%} interval"
+    if len(a) < 2 or len(b) < 2:
+        return Difference(float(np.median(a)), float(np.median(b)), delta, None, None, method)
+    rng = np.random.default_rng(seed)
+    differences = np.concatenate([
+        np.median(b[rng.integers(0, len(b), (count, len(b)))], axis=1)
+        - np.median(a[rng.integers(0, len(a), (count, len(a)))], axis=1)
+        for count in _chunks(resamples, max(1, _BOOTSTRAP_CHUNK_VALUES // (len(a) + len(b))))])
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(differences, [tail, 100 - tail])
+    return Difference(float(np.median(a)), float(np.median(b)), delta, float(low), float(high), method)
+
+
+def _chunks(total, size):
+    while total > 0:
+        yield min(total, size)
+        total -= size

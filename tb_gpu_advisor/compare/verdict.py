@@ -1,0 +1,80 @@
+"""Decides whether a candidate is faster, slower or within noise, names the category behind it, and words it."""
+
+from tb_gpu_advisor.report import units
+
+# A step-time change smaller than this share of the baseline is within noise even when it is significant.
+NOISE_FLOOR_PCT = 1.0
+
+
+def change_of(step_time):
+    """"faster", "slower", "within_noise", or "unknown" (a side without steps), from the mean step time.
+
+    Faster or slower needs the 95% interval of the difference of means to exclude zero and the change to be
+    at least NOISE_FLOOR_PCT; with a single step on a side (no interval) the point estimate decides.
+    """
+    mean = step_time["mean"]
+    if mean is None or mean["delta_pct"] is None:
+        return "unknown"
+    has_interval = mean["ci_low"] is not None
+    if abs(mean["delta_pct"]) < NOISE_FLOOR_PCT or (has_interval and not mean["significant"]):
+        return "within_noise"
+    return "faster" if mean["delta"] < 0 else "slower"
+
+
+def driver_of(change, breakdown):
+    """The breakdown category whose time per step fell most (faster) or rose most (slower), or None."""
+    if change not in ("faster", "slower"):
+        return None
+    candidates = [row for row in breakdown if row["per_step_ms"] is not None]
+    sign = -1 if change == "faster" else 1
+    candidates = [row for row in candidates if sign * row["per_step_ms"]["delta"] > 0]
+    if not candidates:
+        return None
+    row = max(candidates, key=lambda r: sign * r["per_step_ms"]["delta"])
+    per_step = row["per_step_ms"]
+    return {
+        "category": row["category"],
+        "label": row["label"],
+        "direction": "fell" if change == "faster" else "rose",
+        "baseline_ms": per_step["baseline"],
+        "candidate_ms": per_step["candidate"],
+        "delta_ms": per_step["delta"],
+        "baseline_pct": row["baseline_pct"],
+        "candidate_pct": row["candidate_pct"],
+    }
+
+
+def _signed_pct(value):
+    return "-" if value is None else f"{value:+.1f}%"
+
+
+def _interval(mean):
+    if mean["ci_low_pct"] is None:
+        return "noise unknown"
+    return f"95% CI {_signed_pct(mean['ci_low_pct'])} to {_signed_pct(mean['ci_high_pct'])}"
+
+
+def verdict_of(comparison):
+    """One line: "2.17x faster (mean step 83.42 ms -> 38.43 ms): input wait fell from 77.2 ms to 33.4 ms ..."."""
+    change = comparison["change"]
+    mean = comparison["step_time_ms"]["mean"]
+    busy = comparison["gpu_busy_pct"]
+    busy_text = (f"GPU busy {units.percent(busy['baseline'])} -> {units.percent(busy['candidate'])}"
+                 if busy["delta_points"] is not None else "")
+    if change == "unknown":
+        text = "Step time cannot be compared: a side has no step markers"
+        return f"{text}; {busy_text}." if busy_text else f"{text}."
+    steps = (f"mean step {units.duration_ms(mean['baseline'])} -> {units.duration_ms(mean['candidate'])}")
+    if change == "within_noise":
+        return f"Within noise: {steps} ({_signed_pct(mean['delta_pct'])}, {_interval(mean)})."
+    ratio = mean["baseline"] / mean["candidate"] if change == "faster" else mean["candidate"] / mean["baseline"]
+    head = f"{ratio:.2f}x {change} ({steps}, {_interval(mean)})"
+    driver = comparison["driver"]
+    if driver is None:
+        return f"{head}; no single time category explains it" + (f"; {busy_text}." if busy_text else ".")
+    shares = ""
+    if driver["baseline_pct"] is not None and driver["candidate_pct"] is not None:
+        shares = (f" ({units.percent(driver['baseline_pct'])} -> {units.percent(driver['candidate_pct'])} "
+                  "of the time)")
+    return (f"{head}: {driver['label']} {driver['direction']} from {units.duration_ms(driver['baseline_ms'])} "
+            f"to {units.duration_ms(driver['candidate_ms'])} per step{shares}.")

@@ -1,0 +1,200 @@
+"""What every rule reads: the model, the HostReport so far, the steps and windows, and shared measurements."""
+
+from functools import cached_property
+
+import numpy as np
+
+from tb_gpu_advisor.analysis.kernel_names import is_nccl
+from tb_gpu_advisor.analysis.steps import analysis_window, find_steps
+from tb_gpu_advisor.findings.tf_data import tf_data_pipeline
+from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.trace import ActivityKind
+
+PS_PER_MS = 1e9
+PS_PER_US = 1e6
+
+
+def ms(ps):
+    """Picoseconds as milliseconds with 3 decimals (the unit of evidence times)."""
+    return round(float(ps) / PS_PER_MS, 3)
+
+
+def pct(value):
+    return None if value is None else round(float(value), 2)
+
+
+class Context:
+    """Read-only inputs of the rules; derived measurements are computed once, on first use."""
+
+    def __init__(self, model, report):
+        self.model = model
+        self.report = report
+        self.summary = report["summary"]
+        self.steps = report["steps"]
+        self.step_set = find_steps(model)
+        self.window = analysis_window(model, self.step_set)
+        self.window_ps = self.window.total_ps
+        self.window_ms = self.window_ps / PS_PER_MS
+        self.host = model.host_activity
+
+    # --- time shares ---------------------------------------------------------------------------------------
+    @property
+    def step_count(self):
+        return len(self.steps)
+
+    @property
+    def mean_step_ms(self):
+        mean = self.summary["step_time_ms"]["mean"]
+        return None if mean is None else round(mean, 3)
+
+    def per_step_ms(self, total_ms):
+        return round(total_ms / self.step_count, 3) if self.step_count else None
+
+    def time_text(self, total_ms):
+        """`2.37 ms per step`, or `2.37 ms in total` for a profile without steps."""
+        if self.step_count:
+            return f"{total_ms / self.step_count:.2f} ms per step"
+        return f"{total_ms:.2f} ms in total"
+
+    def count_text(self, count, unit):
+        """`665 kernels per step`, or `665 kernels in the profile` without steps."""
+        if self.step_count:
+            return f"{count / self.step_count:,.0f} {unit} per step"
+        return f"{count:,} {unit} in the profile"
+
+    def share_pct(self, total_ms):
+        return round(100.0 * total_ms / self.window_ms, 2) if self.window_ms > 0 else 0.0
+
+    def category_ms(self, name):
+        """Exposed time of one breakdown category over the analysis window, in ms."""
+        if self.steps:
+            return round(sum(step["breakdown_ms"][name] for step in self.steps), 6)
+        share = self.summary["breakdown_pct"].get(name)
+        return round(share * self.window_ms / 100.0, 6) if share else 0.0
+
+    def in_window_ps(self, spans):
+        if len(spans) == 0 or len(self.window) == 0:
+            return 0
+        return int(intervals.covered_ps(spans, self.window.start_ps, self.window.end_ps).sum())
+
+    # --- GPUs ----------------------------------------------------------------------------------------------
+    @cached_property
+    def active_gpus(self):
+        """GPUs with activity that took part in the steps (pre-grouped traces: those with Steps markers)."""
+        return tuple(gpu for gpu in self.model.gpus if len(gpu.activity) and (
+            self.step_set.source != "device" or gpu.ordinal in self.step_set.device_markers))
+
+    @property
+    def has_gpu(self):
+        return bool(self.active_gpus)
+
+    def gpu_windows(self, gpu):
+        """The windows a GPU's own time is measured in (its own Steps markers in pre-grouped traces)."""
+        return self.step_set.device_windows(gpu.ordinal) if self.step_set.steps else self.window
+
+    def covered_ps(self, gpu, spans):
+        windows = self.gpu_windows(gpu)
+        if len(spans) == 0 or len(windows) == 0:
+            return 0
+        return int(intervals.covered_ps(spans, windows.start_ps, windows.end_ps).sum())
+
+    @cached_property
+    def compute_busy(self):
+        """Union over GPUs of compute: kernels other than NCCL, and CUDA graphs."""
+        parts = []
+        for gpu in self.model.gpus:
+            activity = gpu.activity
+            mask = self.kernel_mask(gpu, lambda name: not is_nccl(name)) | (activity.kind == ActivityKind.GRAPH)
+            parts.append(intervals.union(activity.start_ps[mask], activity.end_ps[mask]))
+        return intervals.union_all(*parts)
+
+    @cached_property
+    def gpu_busy(self):
+        return intervals.union_all(*self.busy_by_gpu.values())
+
+    def exposed(self, spans):
+        """The part of `spans` no GPU computes during."""
+        return intervals.subtract(spans, self.compute_busy)
+
+    def kernel_mask(self, gpu, predicate):
+        """Boolean mask over a GPU's events: kernels whose name satisfies `predicate`."""
+        activity = gpu.activity
+        if not len(activity):
+            return np.zeros(0, dtype=bool)
+        by_name = np.array([bool(predicate(name)) for name in activity.names] + [False], dtype=bool)
+        return by_name[activity.name_id] & (activity.kind == ActivityKind.KERNEL)
+
+    @cached_property
+    def kernel_ps_all(self):
+        """{ordinal: ps} of all kernels inside each GPU's windows."""
+        return self._kernel_ps_by_gpu(lambda name: True)
+
+    @cached_property
+    def busy_by_gpu(self):
+        """{ordinal: Intervals} when each GPU has any activity."""
+        return {gpu.ordinal: intervals.union(gpu.activity.start_ps, gpu.activity.end_ps) for gpu in self.model.gpus}
+
+    def kernel_ps_by_gpu(self, predicate):
+        """{ordinal: ps} of kernels matching `predicate` inside each GPU's windows (overlaps counted once)."""
+        return self._kernel_ps_by_gpu(predicate)
+
+    def _kernel_ps_by_gpu(self, predicate):
+        result = {}
+        for gpu in self.active_gpus:
+            mask = self.kernel_mask(gpu, predicate)
+            spans = intervals.union(gpu.activity.start_ps[mask], gpu.activity.end_ps[mask])
+            result[gpu.ordinal] = self.covered_ps(gpu, spans)
+        return result
+
+    def kernel_count_in_windows(self, gpu, mask):
+        windows = self.gpu_windows(gpu)
+        starts = gpu.activity.start_ps[mask]
+        if len(windows) == 0:
+            return 0
+        index = np.searchsorted(windows.end_ps, starts, side="right")
+        inside = index < len(windows)
+        inside[inside] = starts[inside] >= windows.start_ps[index[inside]]
+        return int(inside.sum())
+
+    @cached_property
+    def compute_capability(self):
+        """The lowest compute capability among the active GPUs, or None when the trace omits it."""
+        found = [g.capabilities.compute_capability for g in self.active_gpus if g.capabilities.compute_capability]
+        return min(found) if found else None
+
+    @cached_property
+    def sm_count(self):
+        found = [g.capabilities.sm_count for g in self.active_gpus if g.capabilities.sm_count]
+        return min(found) if found else None
+
+    # --- host ----------------------------------------------------------------------------------------------
+    @cached_property
+    def pipeline(self):
+        return tf_data_pipeline(self.host.op_totals, self.host.thread_busy, self.window_ps)
+
+    def host_ops(self, predicate):
+        """[(name, count, total_ps)] of host event names matching `predicate`, most time first."""
+        found = [(name, count, total) for name, (count, total) in self.host.op_totals.items() if predicate(name)]
+        return sorted(found, key=lambda item: (-item[2], item[0]))
+
+    def has_thread(self, prefix):
+        return any(kind.startswith(prefix) for kind in self.host.thread_busy)
+
+    def steps_overlapping(self, spans, limit=3):
+        """[{name, time_ms, overlap_ms}] of the steps that overlap `spans` most."""
+        found = []
+        for step in self.step_set.steps:
+            overlap = int(intervals.covered_ps(spans, [step.start_ps], [step.end_ps])[0]) if len(spans) else 0
+            if overlap > 0:
+                found.append({"step": step.name, "time_ms": ms(step.duration_ps), "overlap_ms": ms(overlap)})
+        found.sort(key=lambda item: (-item["overlap_ms"], item["step"]))
+        return found[:limit]
+
+    def longest_ranges_ms(self, spans, limit=3):
+        """The `limit` longest intervals of `spans` inside the window, as [start_ms, end_ms]."""
+        clipped = intervals.intersect(spans, self.window) if len(self.window) else spans
+        if len(clipped) == 0:
+            return []
+        lengths = clipped.end_ps - clipped.start_ps
+        order = np.argsort(-lengths, kind="stable")[:limit]
+        return [[ms(clipped.start_ps[i]), ms(clipped.end_ps[i])] for i in sorted(order)]

@@ -1,0 +1,113 @@
+"""The Finding: one diagnosis with its evidence, estimated speedup and fix; and its JSON shape."""
+
+from dataclasses import dataclass, field, replace
+
+from tb_gpu_advisor.findings.catalog import CATALOG
+
+SEVERITIES = ("high", "medium", "low")
+CATEGORIES = ("input", "host", "launch", "transfer", "occupancy", "precision", "fusion", "communication",
+              "memory", "threading", "placement", "batch", "sync", "other")
+# Recoverable time is capped just below the whole window so the ratio stays finite.
+MAX_RECOVERABLE_FRACTION = 0.99
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Measured numbers (units in the key names), the threshold the rule crossed, and where to look."""
+
+    metrics: dict
+    threshold: dict
+    pointers: dict = field(default_factory=dict)
+
+    def to_dict(self):
+        return {"metrics": dict(self.metrics), "threshold": dict(self.threshold),
+                "pointers": {key: value for key, value in self.pointers.items() if value}}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding; `id` is stable and documented in docs/findings.md, the text comes from the catalog."""
+
+    id: str
+    severity: str
+    summary: str
+    evidence: Evidence
+    recoverable_ms: float
+    window_ms: float
+    speedup_basis: str
+    fix_note: str = ""  # a sentence about this profile put before the catalog's fix text
+
+    def __post_init__(self):
+        if self.id not in CATALOG:
+            raise ValueError(f"finding id {self.id!r} is not in the catalog")
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity {self.severity!r} is not one of {SEVERITIES}")
+
+    @property
+    def entry(self):
+        return CATALOG[self.id]
+
+    @property
+    def category(self):
+        return self.entry.category
+
+    @property
+    def estimated_speedup(self):
+        return speedup(self.recoverable_ms, self.window_ms)
+
+    def to_dict(self):
+        entry = self.entry
+        return {
+            "id": self.id,
+            "category": entry.category,
+            "severity": self.severity,
+            "title": entry.title,
+            "summary": self.summary,
+            "evidence": self.evidence.to_dict(),
+            "estimated_speedup": self.estimated_speedup,
+            "recoverable_ms": round(self.recoverable_ms, 3),
+            "speedup_basis": self.speedup_basis,
+            "fix_summary": entry.fix_summary,
+            "fix": f"{self.fix_note}\n\n{entry.fix}" if self.fix_note else entry.fix,
+            "docs": list(entry.docs),
+        }
+
+
+def speedup(recoverable_ms, window_ms):
+    """Step-time ratio if `recoverable_ms` of `window_ms` went away: an upper bound, >= 1.0, 2 decimals."""
+    if window_ms <= 0 or recoverable_ms <= 0:
+        return 1.0
+    kept = window_ms - min(recoverable_ms, window_ms * MAX_RECOVERABLE_FRACTION)
+    return max(1.0, round(window_ms / kept, 2))
+
+
+def grade(value, high, medium, low=None):
+    """"high", "medium", "low" or None for a value against a rule's thresholds (None: below all)."""
+    if value is None:
+        return None
+    if value >= high:
+        return "high"
+    if value >= medium:
+        return "medium"
+    if low is not None and value >= low:
+        return "low"
+    return None
+
+
+def ladder(metric, value, high, medium, low=None):
+    """Evidence threshold of a severity ladder: the metric, its value, the levels and the one crossed."""
+    levels = {"high": high, "medium": medium} if low is None else {"high": high, "medium": medium, "low": low}
+    return {"metric": metric, "value": value, **levels, "crossed": grade(value, high, medium, low)}
+
+
+def limit(metric, value, level, direction="above", **more):
+    """Evidence threshold of a firing condition: the metric went `direction` `level`."""
+    return {"metric": metric, "value": value, "direction": direction, "level": level, **more}
+
+
+def capped(finding, severity):
+    """The finding with its severity lowered to at most `severity` (advice that is a larger change)."""
+    return replace(finding, severity=min(finding.severity, severity, key=_ORDER.index))
+
+
+_ORDER = ("low", "medium", "high")

@@ -1,0 +1,92 @@
+"""Named thresholds of every rule; docs/findings.md gives each one's rationale and its XProf counterpart."""
+
+# Severity ladders on the share of step time a finding measures or could recover (percent).
+# XProf InputAnalysis: input >= 20 "HIGHLY", >= 5 "MODERATELY" input-bound.
+INPUT_HIGH_PCT = 20.0
+INPUT_MEDIUM_PCT = 5.0
+# XProf: kernel launch ("host prepare") >= 15 high, >= 3 moderate.
+LAUNCH_HIGH_PCT = 15.0
+LAUNCH_MEDIUM_PCT = 3.0
+# XProf: "All Others" >= 15 high, >= 3 moderate; we split it into host work and unattributed idle.
+HOST_HIGH_PCT = 15.0
+HOST_MEDIUM_PCT = 3.0
+# XProf: device collectives >= 15 high, >= 3 moderate.
+COLLECTIVES_HIGH_PCT = 15.0
+COLLECTIVES_MEDIUM_PCT = 3.0
+# Rules whose recoverable time is modelled (kernel speed, copies, stalls): same shape as XProf's host ladders,
+# plus a low level so small but real items are listed without alarming.
+MODELED_HIGH_PCT = 15.0
+MODELED_MEDIUM_PCT = 5.0
+MODELED_LOW_PCT = 1.0
+# Kernel-speed estimates (precision, fusion, occupancy) are the least certain: high only from this share.
+KERNEL_HIGH_PCT = 25.0
+
+# Verdict: a bottleneck must hold at least this share of step time; below it the run has no single bottleneck.
+VERDICT_MIN_PCT = 10.0
+# GPU idle with nothing on the host to explain it: above this the verdict is unknown, not none.
+UNEXPLAINED_IDLE_PCT = 10.0
+
+# tf.data: the map function's threads busy less than this many cores' worth of wall time = one element at a time.
+MAP_SEQUENTIAL_CONCURRENCY = 1.2
+# tf.data service pays off only for a pipeline already tuned and still starving several GPUs this much.
+TF_DATA_SERVICE_MIN_GPUS = 2
+
+# Utilization (torch-tb-profiler: GPU utilization < 50% -> larger batch).
+BATCH_GPU_BUSY_MAX_PCT = 50.0
+# Kernels this short (mean) are "small": per-kernel overhead is a large share of their cost.
+SMALL_KERNEL_MEAN_US = 20.0
+# The batch estimate doubles the batch: per-example time gains (idle time)/2 at most.
+BATCH_SCALE = 2.0
+
+# Precision (XProf: 16-bit share of device compute < 10%); Tensor Cores from compute capability 7.0.
+TENSOR_CORE_MIN_CC = (7, 0)
+BF16_MIN_CC = (8, 0)
+FP32_MATMUL_MIN_SHARE_PCT = 10.0  # of GPU kernel time
+LOW_PRECISION_MAX_SHARE_PCT = 10.0  # XProf's level, reported as evidence
+# 32-bit matmul/conv kernels are assumed to take half the time in 16 bits (Tensor Core peak ratios are 2x on
+# A100/H100 (TF32 -> FP16/BF16) to 8x on V100 (FP32 -> FP16); measured model speedups are usually 1.5-3x).
+MIXED_PRECISION_GAIN = 2.0
+
+# Fusion: element-wise kernels per step and their share of kernel time before XLA is worth suggesting.
+FUSION_MIN_KERNELS_PER_STEP = 50
+FUSION_MIN_SHARE_PCT = 20.0
+# Share of element-wise kernel time assumed to go away when XLA fuses chains of them (memory round trips).
+FUSION_SAVED_FRACTION = 0.5
+
+# Launch: share of kernels running shorter than their own host launch call; GPU gaps this short are the
+# launch rhythm (kernel-to-kernel), longer ones have other causes.
+TINY_KERNEL_MIN_SHARE_PCT = 50.0
+LAUNCH_GAP_MAX_US = 50.0
+LAUNCH_GPU_BUSY_MAX_PCT = 90.0
+
+# Kernel efficiency: a kernel "dominates" from this share of its GPU's kernel time.
+DOMINANT_KERNEL_SHARE_PCT = 5.0
+LOW_OCCUPANCY_PCT = 25.0
+# Occupancy above this is enough to hide latency for most kernels (the estimate stops there).
+GOOD_OCCUPANCY_PCT = 50.0
+# A kernel-tuning estimate never claims more than this share of the kernel's time.
+KERNEL_TUNING_MAX_SAVING = 0.5
+
+# Transfers (nsys: pageable and synchronous memcpy rules; HTA: bandwidth).
+SMALL_COPY_BYTES = 64 * 1024
+SMALL_COPIES_MIN_PER_STEP = 20
+LARGE_COPY_BYTES = 1024 * 1024
+LOW_BANDWIDTH_FRACTION = 0.25  # of the practical host link bandwidth
+# Practical host-to-device bandwidth (GB/s) of the PCIe generation GPUs of a compute capability ship with.
+PCIE_GBPS_BY_CC = (((9, 0), 48.0), ((8, 0), 24.0), ((0, 0), 12.0))
+# GPU idle after a device-to-host copy longer than this means the host waited for the value (a sync).
+SYNC_GAP_MIN_US = 50.0
+
+# Host: XProf flags eager op time > 10% and expensive (retraced) tf.functions >= 20%.
+EAGER_MIN_PCT = 10.0
+EAGER_MIN_OPS_PER_STEP = 10
+RETRACE_MIN_VARIANTS = 2
+
+# Multi-GPU: busy-% spread across GPUs that marks a straggler; NCCL overlap reported as evidence.
+IMBALANCE_SPREAD_PCT = 10.0
+
+# Steps: coefficient of variation of step time above which steps are "uneven".
+STEP_CV_MIN = 0.2
+STEP_MIN_COUNT = 3
+# A stall must cost at least this share of step time to be reported.
+STALL_MIN_PCT = 1.0

@@ -1,0 +1,101 @@
+"""The verdict: the single bottleneck that holds the run back most, in one sentence with its number."""
+
+from dataclasses import dataclass
+
+from tb_gpu_advisor.findings.thresholds import UNEXPLAINED_IDLE_PCT, VERDICT_MIN_PCT
+
+BOTTLENECKS = ("input", "host", "launch", "transfer", "kernel", "communication", "none", "unknown")
+# Finding category -> the bottleneck it is evidence of. Batch and "other" findings are advice, not a bottleneck.
+BOTTLENECK_OF_CATEGORY = {
+    "input": "input", "host": "host", "threading": "host", "placement": "host", "launch": "launch",
+    "transfer": "transfer", "sync": "transfer", "occupancy": "kernel", "precision": "kernel", "fusion": "kernel",
+    "memory": "kernel", "communication": "communication",
+}
+# The finding whose recoverable time is exactly the breakdown category of a bottleneck.
+DIRECT = {"input.gpu_waits_for_input": "input", "host.gpu_idle_host_busy": "host",
+          "launch.gpu_starved_by_launches": "launch", "communication.allreduce_exposed": "communication"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    bottleneck: str
+    sentence: str
+    reason: str | None = None
+    finding_id: str | None = None
+
+    def summary_fields(self):
+        return {"bottleneck": self.bottleneck, "verdict": self.sentence, "bottleneck_reason": self.reason,
+                "bottleneck_finding": self.finding_id}
+
+
+def _p(value):
+    """A share as people say it: 60%, 8.5%."""
+    value = value or 0.0
+    return f"{value:.0f}%" if value >= 10 else f"{value:.1f}%"
+
+
+def decide(ctx, findings):
+    """Verdict from the ranked findings and the step-time breakdown of `ctx`."""
+    breakdown = ctx.summary["breakdown_pct"]
+    if ctx.window_ms <= 0:
+        return _unknown("the profile has no GPU or host activity to measure.")
+    if not ctx.has_gpu:
+        wait = breakdown.get("input_wait") or 0.0
+        if wait >= VERDICT_MIN_PCT:
+            related = next((f.id for f in findings if f.category == "input"), None)
+            return Verdict("input", f"Input-bound: the training step waits for tf.data {_p(wait)} of its time "
+                                    "(no GPU work in this profile).", finding_id=related)
+        return _unknown("no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
+                        "bottlenecks cannot be measured.")
+    top = _top(ctx, findings)
+    if top is not None:
+        return _sentence(ctx, BOTTLENECK_OF_CATEGORY[top.category], top)
+    idle = breakdown.get("idle") or 0.0
+    if idle >= UNEXPLAINED_IDLE_PCT:
+        cause = ("no /host:CPU plane was recorded, so the cause cannot be told" if not ctx.model.has_host_plane
+                 else "no host activity was recorded at those times")
+        return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
+    return Verdict("none", f"No bottleneck: the GPU is busy {_p(ctx.summary['gpu_busy_pct'])} of each step and "
+                           f"no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
+
+
+def _unknown(reason):
+    return Verdict("unknown", f"Unknown: {reason[0].upper()}{reason[1:]}", reason=reason)
+
+
+def _top(ctx, findings):
+    """The finding with the most recoverable time among those that name a bottleneck: medium or high for lost
+    time, high for kernel-speed estimates (a busy GPU is not "bottlenecked" by a medium estimate)."""
+    def counts(finding):
+        needed = ("high",) if BOTTLENECK_OF_CATEGORY[finding.category] == "kernel" else ("high", "medium")
+        return finding.severity in needed and ctx.share_pct(finding.recoverable_ms) >= VERDICT_MIN_PCT
+
+    eligible = [f for f in findings if f.category in BOTTLENECK_OF_CATEGORY and counts(f)]
+    if not eligible:
+        return None
+    return max(eligible, key=lambda f: (f.recoverable_ms / f.window_ms if f.window_ms else 0.0,
+                                        -findings.index(f)))
+
+
+def _sentence(ctx, bottleneck, top):
+    breakdown = ctx.summary["breakdown_pct"]
+    share = _p(ctx.share_pct(top.recoverable_ms))
+    if DIRECT.get(top.id) == "input":
+        source = "tf.data" if ctx.pipeline.in_use else "input"
+        text = f"Input-bound: the GPU waits for {source} {_p(breakdown['input_wait'])} of each step."
+    elif DIRECT.get(top.id) == "host":
+        text = f"Host-bound: the GPU idles {_p(breakdown['host'])} of each step while the host works."
+    elif DIRECT.get(top.id) == "launch":
+        text = f"Launch-bound: the GPU idles {_p(breakdown['launch'])} of each step during kernel launches."
+    elif DIRECT.get(top.id) == "communication":
+        text = (f"Communication-bound: collectives with no compute beside them take "
+                f"{_p(breakdown['collectives'])} of each step.")
+    elif bottleneck == "kernel":
+        compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
+        text = (f"Kernel-bound: the GPU computes {_p(compute)} of each step, and {top.entry.title[0].lower()}"
+                f"{top.entry.title[1:]} (up to {share} of the step recoverable).")
+    else:
+        label = {"input": "Input", "host": "Host", "launch": "Launch", "transfer": "Transfer",
+                 "communication": "Communication"}[bottleneck]
+        text = f"{label}-bound: {top.entry.title[0].lower()}{top.entry.title[1:]} (up to {share} of each step)."
+    return Verdict(bottleneck, text, finding_id=top.id)

@@ -1,0 +1,1 @@
+"""The TensorBoard "GPU Advisor" tab: the only package that imports tensorboard."""

@@ -1,0 +1,37 @@
+"""The `tensorboard_plugins` entry point: defines the --gpu_advisor_* flags and builds the plugin lazily."""
+
+import logging
+
+from tensorboard.plugins import base_plugin
+
+from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CACHE_ENTRIES = 32
+
+
+class GpuAdvisorLoader(base_plugin.TBLoader):
+    """Loads the GPU Advisor plugin; a failure to import it is logged and the tab left out, never fatal."""
+
+    def define_flags(self, parser):
+        group = parser.add_argument_group("GPU Advisor plugin")
+        group.add_argument("--gpu_advisor_max_file_mb", metavar="MB", type=float,
+                           default=DEFAULT_MAX_FILE_BYTES / 2**20,
+                           help="refuse .xplane.pb files larger than this many MiB (default: %(default).0f)")
+        group.add_argument("--gpu_advisor_cache_entries", metavar="N", type=int, default=DEFAULT_CACHE_ENTRIES,
+                           help="analyses kept in memory (default: %(default)s)")
+
+    def fix_flags(self, flags):
+        if getattr(flags, "gpu_advisor_max_file_mb", 1) <= 0:
+            raise base_plugin.FlagsError("--gpu_advisor_max_file_mb must be positive")
+        if getattr(flags, "gpu_advisor_cache_entries", 1) < 1:
+            raise base_plugin.FlagsError("--gpu_advisor_cache_entries must be at least 1")
+
+    def load(self, context):
+        try:
+            from tb_gpu_advisor.plugin.plugin import GpuAdvisorPlugin
+        except ImportError as err:  # e.g. numpy or protobuf missing or too old
+            logger.warning("GPU Advisor tab disabled: cannot import its dependencies: %s", err)
+            return None
+        return GpuAdvisorPlugin(context)

@@ -1,0 +1,176 @@
+"""The GPU Advisor TBPlugin: JSON routes over the AnalysisService, the static files, listing metadata.
+
+Every response goes through tensorboard's http_util.Respond (nosniff, no-cache, CSP); errors are JSON
+{"error": message} with 400 (malformed request), 404 (unknown run, host or file), 405 (not GET) or 422 (the
+profile itself cannot be analyzed). docs/http_api.md documents each route.
+"""
+
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from tensorboard.backend import http_util
+from tensorboard.plugins import base_plugin
+from werkzeug import wrappers
+
+from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
+from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME
+from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.plugin import comparison, params, static_files
+from tb_gpu_advisor.plugin.run_index import RunIndex
+from tb_gpu_advisor.report.kernel_page import (DEFAULT_LIMIT, DEFAULT_SORT, MAX_FILTER_CHARS, MAX_LIMIT,
+                                               SORT_KEYS, kernel_page)
+from tb_gpu_advisor.service import AnalysisService
+
+JSON = "application/json"
+STATIC_PREFIX = f"/data/plugin/{PLUGIN_NAME}/static/"
+# A request waits this long for an analysis, then gets 202 {"state": "running"} and asks again.
+REQUEST_WAIT_S = 20.0
+MAX_TIMELINE_BINS = 1000
+
+
+def _respond(request, body, code=200, headers=None):
+    return http_util.Respond(request, body, JSON, code=code, headers=headers)
+
+
+def _error(request, code, message, headers=None):
+    return _respond(request, {"error": message}, code=code, headers=headers)
+
+
+def _json_route(handler):
+    """A GET route answering JSON: RequestError -> 400/404, ProfileError -> 422, other methods -> 405."""
+
+    @wrappers.Request.application
+    def route(self, request):
+        if request.method not in ("GET", "HEAD"):
+            return _error(request, 405, f"method {request.method} not allowed", headers=[("Allow", "GET, HEAD")])
+        try:
+            return handler(self, request)
+        except params.RequestError as err:
+            return _error(request, err.http_code, err.message)
+        except ProfileError as err:
+            return _error(request, 422, f"cannot analyze {_basename(err.path)}: {err.problem}")
+
+    route.__name__ = handler.__name__
+    route.__doc__ = handler.__doc__
+    return route
+
+
+def _basename(path):
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+class GpuAdvisorPlugin(base_plugin.TBPlugin):
+    """Serves the GPU Advisor tab for the profiles under the logdir."""
+
+    plugin_name = PLUGIN_NAME
+
+    def __init__(self, context):
+        flags = context.flags
+        max_mb = getattr(flags, "gpu_advisor_max_file_mb", None)
+        entries = getattr(flags, "gpu_advisor_cache_entries", None) or 32
+        self.index = RunIndex(context.logdir)
+        self.service = AnalysisService(max_entries=entries,
+                                       max_bytes=int(max_mb * 2**20) if max_mb else DEFAULT_MAX_FILE_BYTES)
+        self.wait_s = REQUEST_WAIT_S
+        self._static = static_files.allowed_files()
+
+    def get_plugin_apps(self):
+        return {
+            "/runs": self.runs_route,
+            "/report": self.report_route,
+            "/status": self.status_route,
+            "/kernels": self.kernels_route,
+            "/timeline": self.timeline_route,
+            "/compare": self.compare_route,
+            "/static/*": self.static_route,
+        }
+
+    def is_active(self):
+        return self.index.is_active()
+
+    def frontend_metadata(self):
+        return base_plugin.FrontendMetadata(es_module_path="/static/index.js", tab_name="GPU Advisor",
+                                            disable_reload=True)
+
+    def _target(self, request):
+        run = params.identifier(request.args, "run", allow_slash=True)
+        host = params.identifier(request.args, "host")
+        return self.index.lookup(run, host)
+
+    def _await(self, request, future, target):
+        """The future's result, or a 202 status response when the analysis is still running."""
+        try:
+            return future.result(self.wait_s), None
+        except FutureTimeout:
+            profile_run, host_file = target
+            body = {"run": profile_run.run, "host": host_file.host, **self.service.status(host_file)}
+            return None, _respond(request, body, code=202)
+
+    @_json_route
+    def runs_route(self, request):
+        """[{run, hosts}] newest first, as the Profile tab lists them."""
+        return _respond(request, [{"run": r.run, "hosts": [h.host for h in r.hosts]} for r in self.index.runs()])
+
+    @_json_route
+    def report_route(self, request):
+        """The HostReport of one run and host: what `analyze --format json` prints under hosts[]."""
+        target = self._target(request)
+        report, pending = self._await(request, self.service.submit(target[0].run, target[1]), target)
+        return pending or _respond(request, report)
+
+    @_json_route
+    def status_route(self, request):
+        """{run, host, state, error, elapsed_s}: idle, running, done or error; never starts an analysis."""
+        profile_run, host_file = self._target(request)
+        return _respond(request, {"run": profile_run.run, "host": host_file.host,
+                                  **self.service.status(host_file)})
+
+    @_json_route
+    def kernels_route(self, request):
+        """One page of the kernel table, filtered and sorted server-side."""
+        target = self._target(request)
+        args = request.args
+        page_args = dict(
+            offset=params.integer(args, "offset", 0, 0),
+            limit=params.integer(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT, clamp=True),
+            sort=params.choice(args, "sort", SORT_KEYS, DEFAULT_SORT),
+            order=params.choice(args, "order", ("asc", "desc"), "desc"),
+            text_filter=params.text(args, "filter", MAX_FILTER_CHARS),
+        )
+        report, pending = self._await(request, self.service.submit(target[0].run, target[1]), target)
+        if pending:
+            return pending
+        return _respond(request, {"run": target[0].run, "host": target[1].host,
+                                  **kernel_page(report["kernels"], **page_args)})
+
+    @_json_route
+    def timeline_route(self, request):
+        """Per-GPU busy fraction in equal time bins over the analysis window, and the host's input wait."""
+        target = self._target(request)
+        bins = params.integer(request.args, "bins", DEFAULT_BINS, 1, MAX_TIMELINE_BINS, clamp=True)
+        future = self.service.submit_timeline(target[0].run, target[1], bins)
+        timeline, pending = self._await(request, future, target)
+        return pending or _respond(request, {"run": target[0].run, "host": target[1].host, **timeline})
+
+    @_json_route
+    def compare_route(self, request):
+        """compare_reports(baseline HostReport, candidate HostReport), after the four ids it compares."""
+        baseline, candidate = comparison.comparison_targets(self.index, request.args)
+        future = self.service.submit_comparison(baseline[1], candidate[1])
+        try:
+            result = future.result(self.wait_s)
+        except FutureTimeout:
+            return _respond(request, comparison.pending_body(self.service, baseline, candidate), code=202)
+        return _respond(request, {**comparison.ids(baseline, candidate), **result})
+
+    @wrappers.Request.application
+    def static_route(self, request):
+        if request.method not in ("GET", "HEAD"):
+            return _error(request, 405, f"method {request.method} not allowed", headers=[("Allow", "GET, HEAD")])
+        path = request.path
+        name = path[len(STATIC_PREFIX):] if path.startswith(STATIC_PREFIX) else None
+        target = self._static.get(name) if name else None
+        if target is None:
+            return _error(request, 404, "no such static file")
+        with open(target, "rb") as handle:
+            body = handle.read()
+        return http_util.Respond(request, body, static_files.content_type(name))

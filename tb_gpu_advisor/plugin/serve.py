@@ -1,0 +1,47 @@
+"""`tb-gpu-advisor serve LOGDIR`: TensorBoard with its default plugins and the GPU Advisor tab next to Profile."""
+
+import sys
+import threading
+
+from tensorboard import default, program
+from tensorboard.plugins import base_plugin
+
+from tb_gpu_advisor.constants import PLUGIN_NAME
+from tb_gpu_advisor.plugin.loader import GpuAdvisorLoader
+
+
+def ordered_plugins():
+    """TensorBoard's static and dynamic plugins with ours placed right after the Profile tab's loader."""
+    others = [p for p in default.get_dynamic_plugins() if p is not GpuAdvisorLoader]
+    profile = [i for i, p in enumerate(others) if "profile" in getattr(p, "__module__", "")]
+    at = profile[-1] + 1 if profile else len(others)
+    return default.get_static_plugins() + others[:at] + [GpuAdvisorLoader] + others[at:]
+
+
+def start(logdir, port=6006, host="127.0.0.1", extra_flags=()):
+    """Starts TensorBoard in a daemon thread; returns the URL of the GPU Advisor tab."""
+    board = program.TensorBoard(plugins=ordered_plugins())
+    board.configure(["tensorboard", "--logdir", str(logdir), "--port", str(port), "--host", host,
+                     *extra_flags])
+    return f"{board.launch()}#{PLUGIN_NAME}"
+
+
+def serve(logdir, port=6006, host="127.0.0.1", out=None, err=None, stop=None):
+    """Starts TensorBoard, prints the tab's URL and serves until Ctrl-C (or until `stop` is set).
+
+    Returns 0, or 2 when TensorBoard cannot start (port in use, bad address).
+    """
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        url = start(logdir, port=port, host=host)
+    except (program.TensorBoardServerException, base_plugin.FlagsError, ValueError) as error:
+        print(f"error: cannot start TensorBoard: {getattr(error, 'msg', error)}", file=err)
+        return 2
+    print(f"GPU Advisor at {url} (Ctrl-C to stop)", file=out, flush=True)
+    stop = stop or threading.Event()
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,13 @@
+"""Remote logdirs (gs://, s3://, any fsspec URL): listed in place, host files fetched into a bounded cache.
+
+This package's `__init__` imports nothing heavy: `is_remote_url` is safe to call everywhere.
+"""
+
+import re
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def is_remote_url(path):
+    """True for `scheme://...` paths (s3://, gs://, gcs://, az://, http://, memory://, file://...)."""
+    return bool(_URL.match(str(path)))

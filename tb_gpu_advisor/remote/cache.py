@@ -1,0 +1,113 @@
+"""A bounded local cache of remote files: keyed by URL and object version, least recently used evicted first."""
+
+import hashlib
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+
+DEFAULT_CACHE_MB = 2048
+STALE_PARTIAL_S = 3600  # an unfinished download older than this is from a process that died
+_PARTIAL = ".partial-"
+
+
+def default_cache_dir():
+    """$TB_GPU_ADVISOR_CACHE, else $XDG_CACHE_HOME/tb-gpu-advisor, else ~/.cache/tb-gpu-advisor."""
+    if os.environ.get("TB_GPU_ADVISOR_CACHE"):
+        return os.environ["TB_GPU_ADVISOR_CACHE"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tb-gpu-advisor")
+
+
+def default_cache_bytes():
+    """$TB_GPU_ADVISOR_CACHE_MB megabytes (default 2048)."""
+    try:
+        megabytes = float(os.environ.get("TB_GPU_ADVISOR_CACHE_MB", DEFAULT_CACHE_MB))
+    except ValueError:
+        megabytes = DEFAULT_CACHE_MB
+    return int(max(megabytes, 0) * 2**20)
+
+
+def object_version(info):
+    """What identifies one version of a remote object: size, ETag (or generation/md5) and modification time."""
+    tag = next((info[k] for k in ("ETag", "etag", "generation", "md5Hash", "version_id") if info.get(k)), "")
+    modified = next((info[k] for k in ("LastModified", "mtime", "updated", "last_modified") if info.get(k)), "")
+    return f"{info.get('size')}|{tag}|{modified}"
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    path: str
+    size: int
+    last_used: float
+
+
+@dataclass(frozen=True)
+class FileCache:
+    """Files under `root/<key>/<basename>`; after each insert the total is cut to `max_bytes`, oldest use first
+    (an entry bigger than the whole cap is kept until the next insert, so the analysis that needs it can run)."""
+
+    root: str
+    max_bytes: int
+
+    def key(self, url, version):
+        return hashlib.sha256(f"{url}\0{version}".encode("utf-8")).hexdigest()[:32]
+
+    def fetch(self, url, version, download):
+        """Local path of `url` at `version`; `download(dest_path)` writes it on a miss. Never touches `url`."""
+        directory = os.path.join(self.root, self.key(url, version))
+        path = os.path.join(directory, os.path.basename(url.rstrip("/")) or "file")
+        if os.path.isfile(path):
+            os.utime(path)
+            return path
+        os.makedirs(directory, exist_ok=True)
+        handle, partial = tempfile.mkstemp(prefix=_PARTIAL, dir=directory)
+        os.close(handle)
+        try:
+            download(partial)
+            os.replace(partial, path)
+        finally:
+            if os.path.exists(partial):
+                os.remove(partial)
+        self.evict(keep=path)
+        return path
+
+    def entries(self):
+        """CacheEntry of every cached file, least recently used first."""
+        found = []
+        if not os.path.isdir(self.root):
+            return found
+        for key in os.listdir(self.root):
+            directory = os.path.join(self.root, key)
+            if not os.path.isdir(directory):
+                continue
+            for name in os.listdir(directory):
+                path = os.path.join(directory, name)
+                try:
+                    stat = os.stat(path)
+                except FileNotFoundError:
+                    continue
+                if name.startswith(_PARTIAL) and time.time() - stat.st_mtime < STALE_PARTIAL_S:
+                    continue  # another process is downloading it
+                found.append(CacheEntry(path, stat.st_size, stat.st_mtime))
+        found.sort(key=lambda e: (e.last_used, e.path))
+        return found
+
+    def evict(self, keep=None):
+        """Removes least recently used files (and dead partial downloads) until the cache fits `max_bytes`."""
+        entries = self.entries()
+        total = sum(e.size for e in entries)
+        for entry in entries:
+            dead = os.path.basename(entry.path).startswith(_PARTIAL)
+            if (total <= self.max_bytes and not dead) or entry.path == keep:
+                continue
+            try:
+                os.remove(entry.path)
+                total -= entry.size
+                os.rmdir(os.path.dirname(entry.path))
+            except OSError:
+                pass  # gone already, or the directory holds another file
+
+
+def default_cache():
+    return FileCache(root=default_cache_dir(), max_bytes=default_cache_bytes())

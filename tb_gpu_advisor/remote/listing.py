@@ -1,0 +1,84 @@
+"""Finds profile runs and hosts under a remote logdir by listing it (no file is downloaded), as discovery does."""
+
+import posixpath
+
+from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
+from tb_gpu_advisor.discovery import HostFile, ProfileRun
+from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
+
+
+def _host_file(fs, path):
+    name = posixpath.basename(path)
+    return HostFile(host=name[: -len(XPLANE_SUFFIX)], path=fs.unstrip_protocol(path))
+
+
+def _list(url):
+    """(fs, root, root info, {path: info} of every file below root); one listing call for a directory."""
+    fs, root = open_url(url)
+    root = root.rstrip("/")
+    with remote_errors(url, "list"):
+        fs.invalidate_cache(root)  # a long-lived filesystem instance (the plugin's) must see new runs
+        info = fs.info(root)
+        files = {} if info.get("type") == "file" else fs.find(root, detail=True)
+    return fs, root, info, files
+
+
+def _runs(fs, root, files):
+    runs = {}
+    for path in sorted(files):
+        if not path.endswith(XPLANE_SUFFIX) or files[path].get("type", "file") != "file":
+            continue
+        parts = posixpath.relpath(path, root).split("/")
+        if len(parts) < 4 or tuple(parts[-4:-2]) != PROFILE_SUBDIR:
+            continue
+        tb_run, profile_run = "/".join(parts[:-4]), parts[-2]
+        run_id = f"{tb_run}/{profile_run}" if tb_run else profile_run
+        runs.setdefault(run_id, (posixpath.dirname(path), []))[1].append(_host_file(fs, path))
+    found = [ProfileRun(run=run_id, path=fs.unstrip_protocol(directory), hosts=tuple(hosts))
+             for run_id, (directory, hosts) in runs.items()]
+    found.sort(key=lambda r: (r.run.rsplit("/", 1)[-1], r.run), reverse=True)
+    return tuple(found)
+
+
+def discover_remote_runs(url):
+    """Every ProfileRun under a remote logdir, newest first; their paths are URLs. Raises ProfileError."""
+    fs, root, _, files = _list(url)
+    return _runs(fs, root, files)
+
+
+def _pick_host(where, files, host):
+    if host is None:
+        return list(files)
+    chosen = [f for f in files if f.host == host]
+    if not chosen:
+        raise ProfileError(where, f"no host {host!r}; hosts: {', '.join(f.host for f in files)}")
+    return chosen
+
+
+def resolve_remote_target(url, run=None, host=None):
+    """discovery.resolve_target for a URL: a file, a run directory or a logdir; host files stay URLs."""
+    fs, root, info, files = _list(url)
+    if info.get("type") == "file":
+        if run:
+            raise ProfileError(url, "--run applies to a logdir, not to a single file")
+        name = posixpath.basename(root)
+        host_name = name[: -len(XPLANE_SUFFIX)] if name.endswith(XPLANE_SUFFIX) else name
+        return None, _pick_host(url, [HostFile(host=host_name, path=url)], host)
+    direct = [_host_file(fs, path) for path in sorted(files)
+              if posixpath.dirname(path) == root and path.endswith(XPLANE_SUFFIX)]
+    if direct:
+        if run:
+            raise ProfileError(url, "is a run directory; --run applies to a logdir")
+        return posixpath.basename(root), _pick_host(url, direct, host)
+    runs = _runs(fs, root, files)
+    if not runs:
+        raise ProfileError(url, "no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/"
+                                "<host>.xplane.pb")
+    if run is None:
+        chosen = runs[0]
+    else:
+        chosen = next((r for r in runs if r.run == run), None)
+        if chosen is None:
+            raise ProfileError(url, f"no run {run!r}; runs: {', '.join(r.run for r in runs)}")
+    return chosen.run, _pick_host(chosen.path, chosen.hosts, host)

@@ -1,0 +1,114 @@
+"""Inline SVG charts for the HTML report: stacked step bars, horizontal bars, a histogram (no scripts)."""
+
+import math
+from html import escape
+
+CATEGORY_COLORS = {
+    "compute_16bit": "#1b7837", "compute_32bit": "#7fbf7b", "collectives": "#9970ab", "d2h": "#fdb863",
+    "d2d": "#b35806", "h2d": "#e08214", "input_wait": "#d73027", "launch": "#4575b4", "host": "#91bfdb",
+    "idle": "#d0d0d0",
+}
+BAR_COLOR = "#4575b4"
+WIDTH = 880
+_CHAR_WIDTH = 7.5  # about the width of one 12px bold character, to decide whether a label fits
+
+
+def _attr(value):
+    return escape(str(value), quote=True)
+
+
+def _nice_step(span, ticks=5):
+    """A 1, 2 or 5 times a power of ten step giving about `ticks` ticks over `span`."""
+    raw = span / ticks if span > 0 else 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if raw <= factor * power:
+            return factor * power
+    return 10 * power
+
+
+def _svg(height, body, label):
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {height}" '
+            f'width="{WIDTH}" height="{height}" role="img" aria-label="{_attr(label)}">'
+            f'<title>{escape(label)}</title>{"".join(body)}</svg>')
+
+
+def _text(x, y, text, anchor="start", css="label"):
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" class="{css}">{escape(str(text))}</text>'
+
+
+def _rect(x, y, width, height, color, title):
+    return (f'<rect x="{x:.2f}" y="{y:.2f}" width="{max(width, 0):.2f}" height="{max(height, 0):.2f}" '
+            f'fill="{color}"><title>{escape(title)}</title></rect>')
+
+
+def legend(items):
+    """An HTML legend: [(label, color)]."""
+    return '<div class="legend">' + "".join(
+        f'<span><i style="background:{_attr(color)}"></i>{escape(label)}</span>' for label, color in items) + "</div>"
+
+
+def stacked_columns(columns, series, value_format, label, axis_label):
+    """Vertical stacked bars: columns = [(name, {series_key: value})], series = [(key, label, color)]."""
+    height, left, bottom, top = 280, 84, 36, 12
+    plot_h = height - bottom - top
+    plot_w = WIDTH - left - 10
+    peak = max((sum(values.values()) for _, values in columns), default=0) or 1.0
+    step = _nice_step(peak)
+    scale_max = math.ceil(peak / step) * step
+    body = [_text(14, top + plot_h / 2, axis_label, "middle", "axis-title").replace(
+        "<text ", f'<text transform="rotate(-90 14 {top + plot_h / 2:.1f})" ', 1)]
+    tick = 0.0
+    while tick <= scale_max + step / 2:
+        y = top + plot_h * (1 - tick / scale_max)
+        body.append(f'<line x1="{left}" x2="{WIDTH - 10}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
+        body.append(_text(left - 6, y + 4, value_format(tick), "end"))
+        tick += step
+    slot = plot_w / max(len(columns), 1)
+    bar_w = min(max(slot * 0.75, 1.0), 64.0)
+    label_every = max(1, math.ceil(len(columns) / 20))
+    for index, (name, values) in enumerate(columns):
+        x = left + index * slot + (slot - bar_w) / 2
+        y = top + plot_h
+        for key, series_label, color in series:
+            value = values.get(key) or 0.0
+            if value <= 0:
+                continue
+            h = plot_h * value / scale_max
+            y -= h
+            body.append(_rect(x, y, bar_w, h, color, f"{name}: {series_label} {value_format(value)}"))
+        if index % label_every == 0:
+            body.append(_text(x + bar_w / 2, top + plot_h + 16, name, "middle"))
+    return _svg(height, body, label)
+
+
+def horizontal_bars(rows, value_format, label, max_value=None, color=BAR_COLOR):
+    """One bar per row: rows = [(label, value, tooltip)]; values scaled to max_value (default: the largest)."""
+    bar_h, gap, left, right = 18, 8, 300, 110
+    height = len(rows) * (bar_h + gap) + gap
+    peak = max_value or max((value for _, value, _ in rows), default=0) or 1.0
+    body = []
+    for index, (name, value, tooltip) in enumerate(rows):
+        y = gap + index * (bar_h + gap)
+        width = (WIDTH - left - right) * (value or 0) / peak
+        body.append(_rect(left, y, WIDTH - left - right, bar_h, "#f2f2f2", tooltip))
+        body.append(_rect(left, y, width, bar_h, color, tooltip))
+        body.append(_text(left - 8, y + bar_h - 5, name, "end"))
+        body.append(_text(left + width + 6, y + bar_h - 5, value_format(value)))
+    return _svg(height, body, label)
+
+
+def share_bar(shares, label):
+    """One 100% bar split by share: shares = [(label, percent, color)]."""
+    height = 40
+    body, x = [], 0.0
+    total = sum(pct for _, pct, _ in shares) or 1.0
+    for name, pct, color in shares:
+        width = WIDTH * pct / total
+        body.append(_rect(x, 4, width, 32, color, f"{name}: {pct:.1f}%"))
+        fitting = next((text for text in (f"{name} {pct:.0f}%", f"{pct:.0f}%")
+                        if len(text) * _CHAR_WIDTH + 12 < width), None)
+        if fitting:
+            body.append(_text(x + width / 2, 25, fitting, "middle", "on-bar"))
+        x += width
+    return _svg(height, body, label)

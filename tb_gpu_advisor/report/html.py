@@ -1,0 +1,195 @@
+"""Renders a run report as one self-contained HTML page: inline CSS and SVG charts, no scripts, no network."""
+
+from html import escape
+
+from tb_gpu_advisor import __version__
+from tb_gpu_advisor.report import charts, units
+from tb_gpu_advisor.report.sections import BREAKDOWN_LABELS, host_sections
+
+STEPS_CHARTED = 60
+KERNELS_CHARTED = 10
+KERNELS_TABULATED = 25
+BAR_LABEL_WIDTH = 44
+NAME_SHOWN = 90  # longer kernel names are shortened in tables, the full name one click away
+# No scripts, no fetches: only inline styles and data: images may load, even if a string slipped through.
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;margin:0;background:#f6f8fa}
+main{max-width:920px;margin:0 auto;padding:24px 20px 48px;background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;
+padding-bottom:4px}h3{font-size:15px;margin:20px 0 6px}.meta{color:#59636e;margin:0}
+.verdict{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:10px 14px;margin:12px 0;
+font-weight:600}.cards{display:flex;gap:10px;flex-wrap:wrap;margin:12px 0}.card{border:1px solid #d0d7de;
+border-radius:6px;padding:8px 12px;min-width:130px}.card b{display:block;font-size:20px}.card span{color:#59636e;
+font-size:12px}ol.findings li{margin-bottom:8px}.sev{display:inline-block;border-radius:10px;padding:0 8px;
+font-size:12px;color:#fff;background:#59636e;margin-right:6px}.sev-high{background:#cf222e}
+.sev-medium{background:#bc4c00}.sev-low{background:#0969da}.fix{color:#1a7f37}.notes li{color:#59636e}
+table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}th,td{border-bottom:1px solid #eaeef2;
+padding:3px 8px;text-align:left;vertical-align:top}th{background:#f6f8fa}td.num,th.num{text-align:right;
+white-space:nowrap}td.name{word-break:break-all;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;
+font-size:12px}td.name summary{cursor:pointer}svg.chart{display:block;width:100%;height:auto}
+svg .label{font-size:12px;fill:#1f2328}
+svg .axis-title{font-size:12px;fill:#59636e}svg .on-bar{font-size:12px;fill:#fff;font-weight:600}
+svg .grid{stroke:#eaeef2}.legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;margin:4px 0 10px}
+.legend i{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px}
+.error{color:#cf222e}figure{margin:8px 0 16px}figcaption{font-size:12px;color:#59636e}
+"""
+
+
+def _e(value):
+    return escape(str(value), quote=True)
+
+
+def render_html(report):
+    """The whole report as an HTML document string; every string from the profile is escaped."""
+    title = f"GPU Advisor report: {report['run']}" if report.get("run") else "GPU Advisor report"
+    body = [f"<h1>{_e(title)}</h1>",
+            f'<p class="meta">{len(report["hosts"])} host(s) · tb-gpu-advisor {_e(__version__)}</p>']
+    for host in report["hosts"]:
+        body.extend(_host(host))
+    for error in report.get("errors", []):
+        body.append(f'<p class="error">Error: {_e(error["file"])}: {_e(error["error"])}</p>')
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>\n"
+            + "\n".join(body) + "\n</main></body></html>\n")
+
+
+def _verdict(host):
+    summary = host["summary"]
+    if summary.get("verdict"):
+        head = f"{summary['bottleneck']}: " if summary.get("bottleneck") else ""
+        return head + summary["verdict"]
+    if host.get("findings"):
+        return host["findings"][0]["title"]
+    shares = sorted(((v, k) for k, v in summary["breakdown_pct"].items() if v), reverse=True)
+    if not shares:
+        return "No activity to break down in this profile."
+    value, key = shares[0]
+    return f"Most of the time is {BREAKDOWN_LABELS[key]} ({units.percent(value)})."
+
+
+def _host(host):
+    s = host["summary"]
+    st = s["step_time_ms"]
+    out = [f"<h2>{_e(host['host'])}</h2>", f'<div class="verdict">{_e(_verdict(host))}</div>',
+           '<div class="cards">']
+    cards = [("GPU busy", units.percent(s["gpu_busy_pct"])), ("input wait", units.percent(s["input_wait_pct"])),
+             ("mean step", units.duration_ms(st["mean"])), ("steps", str(st["count"])),
+             ("GPUs active", f"{s['active_gpu_count']} of {s['gpu_count']}")]
+    out += [f'<div class="card"><b>{_e(value)}</b><span>{_e(name)}</span></div>' for name, value in cards]
+    out.append("</div>")
+    out += _findings(host.get("findings") or [])
+    if host["notes"]:
+        out.append('<h3>Notes</h3><ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in host["notes"])
+                   + "</ul>")
+    out += _charts(host)
+    out += _tables(host)
+    return out
+
+
+def _findings(findings):
+    if not findings:
+        return []
+    out = ['<h3>Findings</h3><ol class="findings">']
+    for finding in findings:
+        severity = str(finding.get("severity") or "info")
+        item = f'<li><span class="sev sev-{_e(severity)}">{_e(severity)}</span><b>{_e(finding["title"])}</b>'
+        if finding.get("summary"):
+            item += f"<br>{_e(finding['summary'])}"
+        if finding.get("fix_summary"):
+            item += f'<br><span class="fix">Fix: {_e(finding["fix_summary"])}</span>'
+        out.append(item + "</li>")
+    return out + ["</ol>"]
+
+
+def _figure(caption, svg, extra=""):
+    return f"<figure>{svg}{extra}<figcaption>{_e(caption)}</figcaption></figure>"
+
+
+def _charts(host):
+    s = host["summary"]
+    series = [(key, label, charts.CATEGORY_COLORS[key]) for key, label in BREAKDOWN_LABELS.items()]
+    out = ["<h3>Charts</h3>"]
+    shares = [(BREAKDOWN_LABELS[k], v, charts.CATEGORY_COLORS[k]) for k, v in s["breakdown_pct"].items() if v]
+    if shares:
+        out.append(_figure("Where the time went: share of the analysed time per category.",
+                           charts.share_bar(shares, "time breakdown")))
+    steps = host["steps"][:STEPS_CHARTED]
+    if steps:
+        used = [(k, label, color) for k, label, color in series if any(st["breakdown_ms"][k] for st in steps)]
+        columns = [(str(st["step_num"] if st["step_num"] is not None else index), st["breakdown_ms"])
+                   for index, st in enumerate(steps)]
+        more = f" (first {STEPS_CHARTED} of {len(host['steps'])})" if len(host["steps"]) > STEPS_CHARTED else ""
+        out.append(_figure(f"Step time breakdown per step{more}.",
+                           charts.stacked_columns(columns, used, units.duration_ms, "step breakdown", "step time"),
+                           charts.legend([(label, color) for _, label, color in used])))
+    devices = [d for d in host["devices"] if d["busy_pct"] is not None]
+    if devices:
+        rows = [(d["name"], d["busy_pct"], f"{d['name']}: busy {units.percent(d['busy_pct'])}") for d in devices]
+        out.append(_figure("GPU busy per device (share of the step windows with a kernel, copy or memset).",
+                           charts.horizontal_bars(rows, units.percent, "GPU busy per device", max_value=100.0)))
+    kernels = host["kernels"][:KERNELS_CHARTED]
+    if kernels:
+        rows = [(units.shorten(k["name"], BAR_LABEL_WIDTH), k["total_us"],
+                 f"{k['name']}: {units.duration_us(k['total_us'])} in {k['occurrences']} launches") for k in kernels]
+        out.append(_figure(f"Top {len(kernels)} kernels by total time (hover for the full name).",
+                           charts.horizontal_bars(rows, units.duration_us, "top kernels", color="#1b7837")))
+    histogram = host["launch"]["latency_histogram"]
+    if any(histogram["counts"]):
+        edges = histogram["edges_us"]
+        columns = [(f"<{_compact_us(high)}" if high is not None else f"\u2265{_compact_us(low)}", {"count": count})
+                   for low, high, count in zip(edges, edges[1:], histogram["counts"])]
+        out.append(_figure("Kernel launch latency (host launch call start to kernel start), kernels per bin.",
+                           charts.stacked_columns(columns, [("count", "kernels", charts.BAR_COLOR)],
+                                                  lambda v: f"{v:,.0f}", "launch latency histogram", "kernels")))
+    return out if len(out) > 1 else []
+
+
+def _compact_us(value):
+    return f"{value:g} us" if value < 1000 else f"{value / 1000:g} ms"
+
+
+def _table(headers, rows, numeric, name_column=None):
+    head = "".join(f'<th class="{"num" if right else ""}">{_e(h)}</th>' for h, right in zip(headers, numeric))
+    body = []
+    for row in rows:
+        cells = []
+        for index, (cell, right) in enumerate(zip(row, numeric)):
+            if index == name_column and len(str(cell)) > NAME_SHOWN:
+                cells.append(f'<td class="name"><details><summary>{_e(units.shorten(str(cell), NAME_SHOWN))}'
+                             f"</summary>{_e(cell)}</details></td>")
+                continue
+            css = "num" if right else ("name" if index == name_column else "")
+            cells.append(f'<td class="{css}">{_e(cell)}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _kernel_table(host):
+    kernels = host["kernels"][:KERNELS_TABULATED]
+    rows = [(k["name"], units.count(k["occurrences"]), units.duration_us(k["total_us"]),
+             units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
+             "yes" if k["uses_tensor_cores"] else "no") for k in kernels]
+    title = "Kernels" if len(host["kernels"]) <= KERNELS_TABULATED else \
+        f"Kernels (top {KERNELS_TABULATED} of {len(host['kernels'])} by total time)"
+    return [f"<h3>{_e(title)}</h3>",
+            _table(("kernel", "count", "total", "avg", "occupancy", "Tensor Cores"), rows,
+                   (False, True, True, True, True, False), name_column=0)]
+
+
+def _tables(host):
+    out = []
+    for index, section in enumerate(host_sections(host)):
+        if index == 0 or section.title in ("Findings", "Notes"):
+            continue
+        if section.title.startswith("Kernels"):
+            out += _kernel_table(host)
+            continue
+        out.append(f"<h3>{_e(section.title)}</h3>")
+        out += [f"<p>{_e(line.strip())}</p>" for line in section.lines]
+        if section.table:
+            out.append(_table(section.table.headers, section.table.rows, section.table.numeric))
+    return out

@@ -1,0 +1,52 @@
+"""The Timeline as a JSON-ready dict (served by the plugin's /timeline route, docs/http_api.md)."""
+
+import numpy as np
+
+from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, gpu_timeline
+from tb_gpu_advisor.model.build import load_model
+
+_PS_PER_MS = 1e9
+
+
+def _ms(ps):
+    return round(ps / _PS_PER_MS, 6)
+
+
+def _fractions(values):
+    return [round(float(v), 4) for v in values]
+
+
+def timeline_report(model, bins=DEFAULT_BINS):
+    """{start_ms, end_ms, bins, input_wait, steps_ms, devices[{ordinal, name, start_ms, end_ms, busy_pct, busy}]}.
+
+    Times are ms from the profile's origin, as `steps[].start_ms` of the HostReport; `busy` and `input_wait`
+    are fractions 0..1 per equal bin of the row's own [start_ms, end_ms).
+    """
+    timeline = gpu_timeline(model, bins)
+    return {
+        "start_ms": _ms(timeline.start_ps),
+        "end_ms": _ms(timeline.end_ps),
+        "bins": timeline.bin_count,
+        "input_wait": _fractions(timeline.input_wait_fraction),
+        "steps_ms": [[_ms(start), _ms(end)] for start, end in timeline.step_bounds_ps],
+        "devices": [_device(device) for device in timeline.devices],
+    }
+
+
+def _device(device):
+    edges = device.bin_edges_ps
+    span_ps = int(edges[-1] - edges[0]) if len(edges) else 0
+    busy_ps = float((device.busy_fraction * np.diff(edges)).sum()) if span_ps else 0.0
+    return {
+        "ordinal": device.ordinal,
+        "name": device.name,
+        "start_ms": _ms(int(edges[0])) if span_ps else None,
+        "end_ms": _ms(int(edges[-1])) if span_ps else None,
+        "busy_pct": round(100.0 * busy_ps / span_ps, 2) if span_ps else None,
+        "busy": _fractions(device.busy_fraction),
+    }
+
+
+def timeline_for_file(path, max_bytes=None, bins=DEFAULT_BINS):
+    """timeline_report of one `.xplane.pb` file; raises ProfileError for bad input."""
+    return timeline_report(load_model(path, max_bytes=max_bytes), bins)

@@ -1,0 +1,222 @@
+/**
+ * The tab: the run/host picker, the analysis lifecycle (loading, errors), the report's cards, or the
+ * comparison's when a baseline is picked.
+ */
+
+import {ApiError, getJson, getResult} from './api.js';
+import {comparePicker} from './compare_picker.js';
+import {h, replace} from './dom.js';
+import {comparisonView} from './views/comparison.js';
+import {emptyState, section} from './views/common.js';
+import {findingsView} from './views/findings.js';
+import {gpusView, timelineStrip} from './views/gpus.js';
+import {kernelTableView} from './views/kernel_table.js';
+import {launchView} from './views/launch_histogram.js';
+import {stepsView} from './views/steps_chart.js';
+import {summaryView} from './views/summary.js';
+import {transfersView} from './views/transfers.js';
+
+const STORAGE_KEY = 'tb_gpu_advisor.selection';
+const STATUS_POLL_MS = 1000;
+
+function remembered() {
+  try {
+    return JSON.parse(window.localStorage.getItem(STORAGE_KEY) || '{}') || {};
+  } catch (error) {
+    return {};
+  }
+}
+
+function remember(selection) {
+  try {
+    window.localStorage.setItem(STORAGE_KEY, JSON.stringify(selection));
+  } catch (error) {
+    // storage disabled: the choice is simply not kept
+  }
+}
+
+function messageCard(kind, title, ...lines) {
+  return h('section', {class: ['card', 'message', kind], role: kind === 'error' ? 'alert' : 'status',
+    'data-testid': `${kind}-message`},
+  h('h2', {}, title), lines.map((line) => h('p', {}, line)));
+}
+
+/** Switches the TensorBoard page (our parent, same origin) to the Profile tab. */
+function openProfileTab(event) {
+  try {
+    const top = window.top;
+    if (top && top !== window) {
+      event.preventDefault();
+      top.location.hash = 'profile';
+    }
+  } catch (error) {
+    // not inside TensorBoard: the plain link is all we can do
+  }
+}
+
+/** Builds the app into `root` and loads the runs. */
+export function createApp(root) {
+  const state = {runs: [], run: null, host: null, controller: null};
+  const runSelect = h('select', {'aria-label': 'Run', 'data-testid': 'run-select'});
+  const hostSelect = h('select', {'aria-label': 'Host', 'data-testid': 'host-select'});
+  const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_top', onclick: openProfileTab},
+    'Open in Profile tab ↗');
+  const refresh = h('button', {type: 'button', title: 'Look for new runs'}, 'Refresh');
+  const content = h('main', {class: 'content', 'aria-live': 'polite'});
+  const picker = comparePicker(() => show());
+
+  replace(root, h('div', {class: 'app'},
+    h('header', {class: 'toolbar'},
+      h('span', {class: 'brand'}, 'GPU Advisor'),
+      h('label', {}, 'Run ', runSelect),
+      h('label', {}, 'Host ', hostSelect),
+      picker.element,
+      refresh, profileLink),
+    content));
+
+  runSelect.addEventListener('change', () => select(runSelect.value, null));
+  hostSelect.addEventListener('change', () => select(state.run, hostSelect.value));
+  refresh.addEventListener('click', () => loadRuns());
+
+  function fillHosts() {
+    const entry = state.runs.find((r) => r.run === state.run);
+    replace(hostSelect, (entry?.hosts || []).map((host) => h('option', {value: host}, host)));
+    hostSelect.value = state.host;
+    hostSelect.disabled = !entry || entry.hosts.length < 2;
+  }
+
+  function select(run, host) {
+    const entry = state.runs.find((r) => r.run === run) || state.runs[0];
+    state.run = entry.run;
+    state.host = entry.hosts.includes(host) ? host : entry.hosts[0];
+    runSelect.value = state.run;
+    fillHosts();
+    profileLink.title = `The Profile tab lists the same run: ${state.run}`;
+    remember({run: state.run, host: state.host});
+    picker.update(state.runs, state.run, state.host);
+    show();
+  }
+
+  function show() {
+    if (picker.baseline()) loadComparison();
+    else loadReport();
+  }
+
+  /** Aborts what was loading, marks `content` as loading and shows a loading card; returns the new signal. */
+  function startLoading(title, progress) {
+    state.controller?.abort();
+    state.controller = new AbortController();
+    const baseline = picker.baseline();
+    Object.assign(content.dataset, {run: state.run, host: state.host, state: 'loading',
+      view: baseline ? 'comparison' : 'report', baseline: baseline ? `${baseline.run}|${baseline.host}` : ''});
+    replace(content, h('section', {class: 'card message loading', role: 'status', 'data-testid': 'loading-message'},
+      h('h2', {}, h('span', {class: 'spinner', 'aria-hidden': 'true'}), title),
+      progress, h('p', {class: 'hint'}, 'Large profiles take a while the first time; the result is kept in memory.')));
+    return state.controller;
+  }
+
+  async function loadComparison() {
+    const {run, host} = state;
+    const baseline = picker.baseline();
+    const progress = h('p', {class: 'progress'}, 'Starting…');
+    const controller = startLoading(`Comparing ${host} of ${run} with ${baseline.host} of ${baseline.run}`, progress);
+    const params = {run, host, baseline_run: baseline.run, baseline_host: baseline.host};
+    const showStatus = (status) => {
+      const side = (name, entry) => `${name}: ${entry?.state === 'running' ? `analyzing… ${entry.elapsed_s ?? 0} s` : entry?.state || '…'}`;
+      if (status) progress.textContent = `${side('baseline', status.baseline)} · ${side('candidate', status.candidate)}`;
+    };
+    try {
+      const answer = await getResult('compare', params, {signal: controller.signal, onProgress: showStatus});
+      if (controller.signal.aborted) return;
+      replace(content, comparisonView(answer));
+      content.dataset.state = 'ready';
+    } catch (error) {
+      if (error.name === 'AbortError') return;
+      replace(content, error instanceof ApiError && error.status === 422 ?
+        messageCard('error', 'These runs cannot be compared', error.message,
+          'Clear the comparison or pick another baseline above.') : errorCard(error, run, host));
+      content.dataset.state = 'error';
+    }
+  }
+
+  async function loadRuns() {
+    replace(content, messageCard('loading', 'Looking for profiles…'));
+    try {
+      const {body} = await getJson('runs');
+      state.runs = Array.isArray(body) ? body : [];
+    } catch (error) {
+      replace(content, messageCard('error', 'Cannot list the runs', error.message));
+      content.dataset.state = 'error';
+      return;
+    }
+    replace(runSelect, state.runs.map((r) => h('option', {value: r.run}, r.run)));
+    runSelect.disabled = state.runs.length === 0;
+    if (!state.runs.length) {
+      replace(hostSelect);
+      replace(content, messageCard('info', 'No profiles in this logdir',
+        'The GPU Advisor reads the same files as the Profile tab: <logdir>/<run>/plugins/profile/<timestamp>/<host>.xplane.pb.',
+        'Capture one with tf.profiler.experimental.start(logdir) … stop(), the Keras TensorBoard callback (profile_batch=…) or jax.profiler.trace(logdir), then press Refresh.'));
+      content.dataset.state = 'empty';
+      return;
+    }
+    const saved = remembered();
+    select(state.runs.some((r) => r.run === saved.run) ? saved.run : state.runs[0].run, saved.host);
+  }
+
+  async function loadReport() {
+    const {run, host} = state;
+    const progress = h('p', {class: 'progress'}, 'Starting…');
+    const controller = startLoading(`Analyzing ${host} of ${run}`, progress);
+    const showStatus = (status) => {
+      if (status && status.state === 'running') progress.textContent = `Analyzing the profile… ${status.elapsed_s ?? 0} s`;
+    };
+    const poll = setInterval(() => {
+      getJson('status', {run, host}, {signal: controller.signal}).then(({body}) => showStatus(body)).catch(() => {});
+    }, STATUS_POLL_MS);
+    try {
+      const report = await getResult('report', {run, host}, {signal: controller.signal, onProgress: showStatus});
+      if (controller.signal.aborted) return;
+      renderReport(report);
+      content.dataset.state = 'ready';
+    } catch (error) {
+      if (error.name === 'AbortError') return;
+      replace(content, errorCard(error, run, host));
+      content.dataset.state = 'error';
+    } finally {
+      clearInterval(poll);
+    }
+  }
+
+  function errorCard(error, run, host) {
+    if (error instanceof ApiError && error.status === 422) {
+      return messageCard('error', `Host ${host} of run ${run} cannot be analyzed`, error.message,
+        'Other runs and hosts are not affected: pick another one above.');
+    }
+    if (error instanceof ApiError && error.status === 404) {
+      return messageCard('error', 'This run or host is gone', error.message, 'Press Refresh to list the runs again.');
+    }
+    return messageCard('error', 'The analysis failed', error.message);
+  }
+
+  function renderReport(report) {
+    const timelineSlot = h('div', {class: 'timeline-slot'}, emptyState('Loading the timeline…'));
+    const hasGpu = Array.isArray(report.devices) && report.devices.length > 0;
+    replace(content,
+      summaryView(report),
+      findingsView(report),
+      h('div', {class: 'grid'}, stepsView(report), gpusView(report, timelineSlot)),
+      hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0) :
+        section('Kernels', {id: 'kernels', wide: true}, emptyState('No GPU in this profile, so no kernels.')),
+      h('div', {class: 'grid'}, launchView(report), transfersView(report)));
+    if (hasGpu) {
+      getResult('timeline', {run: state.run, host: state.host}, {signal: state.controller.signal})
+        .then((timeline) => replace(timelineSlot, timelineStrip(timeline)))
+        .catch((error) => {
+          if (error.name !== 'AbortError') replace(timelineSlot, h('p', {class: 'error'}, error.message));
+        });
+    }
+  }
+
+  loadRuns();
+  return state;
+}

@@ -1,0 +1,69 @@
+/**
+ * Pure chart geometry (no DOM): axis ticks, stacked segments, bars. Views turn the numbers into SVG.
+ */
+
+/** A round axis maximum >= value: 1, 2, 2.5, 5 or 10 times a power of ten. */
+export function niceMax(value) {
+  if (!(value > 0) || !Number.isFinite(value)) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  for (const step of [1, 2, 2.5, 5, 10]) {
+    if (value <= step * power * (1 + 1e-9)) return step * power;
+  }
+  return 10 * power;
+}
+
+/**
+ * Evenly spaced round ticks from 0 to niceMax(max): 4 steps for a 2×10^k top, else 5. With `integer`
+ * (counts) no tick falls between whole numbers.
+ */
+export function ticks(max, {integer = false} = {}) {
+  const top = integer ? Math.max(1, niceMax(Math.ceil(max))) : niceMax(max);
+  const mantissa = Math.round(top / 10 ** Math.floor(Math.log10(top) + 1e-9));
+  const count = integer && top <= 5 ? Math.round(top) : mantissa === 2 ? 4 : 5;
+  return Array.from({length: count + 1}, (_, i) => Number(((top * i) / count).toPrecision(12)));
+}
+
+/**
+ * Stacked segments of one bar: [{key, value, y0, y1}] from the bottom, skipping non-positive values.
+ * `scale` maps a value to a length (pixels).
+ */
+export function stackSegments(values, keys, scale) {
+  const segments = [];
+  let at = 0;
+  for (const key of keys) {
+    const value = values[key];
+    if (!(value > 0)) continue;
+    const length = value * scale;
+    segments.push({key, value, y0: at, y1: at + length});
+    at += length;
+  }
+  return segments;
+}
+
+/** Evenly spaced bars over `width`: [{x, width}], `gap` (fraction of a slot) apart, at most `maxBar` wide. */
+export function barSlots(count, width, gap = 0.2, maxBar = 56) {
+  if (count <= 0) return [];
+  const slot = width / count;
+  const bar = Math.min(maxBar, Math.max(1, slot * (1 - gap)));
+  return Array.from({length: count}, (_, i) => ({x: i * slot + (slot - bar) / 2, width: bar}));
+}
+
+/** At most `max` items, evenly spread over `items`, first and last kept: for long step lists. */
+export function sampleEvenly(items, max) {
+  if (items.length <= max) return items.slice();
+  const picked = [];
+  for (let i = 0; i < max; i += 1) picked.push(items[Math.round((i * (items.length - 1)) / (max - 1))]);
+  return picked;
+}
+
+/** Runs of equal busy level for a timeline strip: [{start, end, level}] in bin units, level 0..4. */
+export function timelineRuns(fractions, levels = 4) {
+  const runs = [];
+  fractions.forEach((fraction, index) => {
+    const level = fraction <= 0 ? 0 : Math.max(1, Math.round(Math.min(fraction, 1) * levels));
+    const last = runs[runs.length - 1];
+    if (last && last.level === level && last.end === index) last.end = index + 1;
+    else runs.push({start: index, end: index + 1, level});
+  });
+  return runs;
+}

@@ -1,0 +1,86 @@
+/**
+ * A finding's evidence as readable rows: metrics with their units, the threshold crossed, and pointers
+ * (time ranges, steps, kernels, devices) spelled out. Pure: returns plain data, the view builds the DOM.
+ */
+
+import {formatBytes, formatGbps, formatMs, formatPct, formatUs, formatValue, humanizeKey, shortKernelName}
+  from './format.js';
+
+const KERNEL_CHARS = 60;
+const LISTED = 8;
+
+const PER = /_(pct|ms|us|bytes|gbps)_((?:per_)?(?:[a-z]+))$/;
+
+/** One metric value with the unit its key names (`x_ms`, and `x_ms_per_step` too). */
+export function formatMetric(key, value) {
+  if (typeof value !== 'number') return formatValue(value);
+  const per = PER.exec(key);
+  if (per) key = `${key.slice(0, per.index)}_${per[1]}`;
+  if (key.endsWith('_pct')) return formatPct(value, 2);
+  if (key.endsWith('_ms')) return formatMs(value);
+  if (key.endsWith('_us')) return formatUs(value);
+  if (key.endsWith('_bytes') || key === 'bytes') return formatBytes(value);
+  if (key.endsWith('_gbps')) return formatGbps(value);
+  return formatValue(value);
+}
+
+function metricLabel(key) {
+  const per = PER.exec(key);
+  if (per) return `${metricLabel(key.slice(0, per.index))} ${per[2].replace('_', ' ')}`;
+  return humanizeKey(key).replace(/ \([^)]*\)$/, '');
+}
+
+function thresholdText(threshold) {
+  if (!threshold || typeof threshold !== 'object') return formatValue(threshold);
+  const metric = threshold.metric ? metricLabel(threshold.metric) : 'value';
+  const value = threshold.metric ? formatMetric(threshold.metric, threshold.value) : formatValue(threshold.value);
+  const limits = [];
+  if (threshold.high !== undefined) limits.push(`high at ${formatValue(threshold.high)}`);
+  if (threshold.medium !== undefined) limits.push(`medium at ${formatValue(threshold.medium)}`);
+  if (threshold.level !== undefined) limits.push(`${threshold.direction || 'limit'} ${formatValue(threshold.level)}`);
+  const crossed = threshold.crossed ? `, crossed ${threshold.crossed}` : '';
+  return `${metric} ${value}` + (limits.length ? ` (${limits.join(', ')}${crossed})` : crossed);
+}
+
+function pointerItems(key, value) {
+  const list = Array.isArray(value) ? value : [value];
+  const items = list.slice(0, LISTED).map((item) => {
+    if (key === 'time_ranges_ms' && Array.isArray(item) && item.length === 2) {
+      return {text: `${formatMs(item[0])} – ${formatMs(item[1])}`};
+    }
+    if (key === 'steps' && item && typeof item === 'object') {
+      const parts = [item.time_ms !== undefined ? `${formatMs(item.time_ms)} step` : null,
+        item.overlap_ms !== undefined ? `${formatMs(item.overlap_ms)} affected` : null].filter(Boolean);
+      return {text: `${item.step ?? item.name ?? '?'}` + (parts.length ? ` (${parts.join(', ')})` : '')};
+    }
+    if (key === 'kernels' && typeof item === 'string') {
+      return {text: shortKernelName(item, KERNEL_CHARS), title: item};
+    }
+    return {text: formatValue(item)};
+  });
+  if (list.length > LISTED) items.push({text: `… ${list.length - LISTED} more`});
+  return items;
+}
+
+/** [{label, items: [{text, title?}]}] for an evidence object {metrics, threshold, pointers, ...}. */
+export function evidenceRows(evidence) {
+  if (!evidence || typeof evidence !== 'object') return [];
+  const rows = [];
+  const {metrics, threshold, pointers, ...rest} = evidence;
+  if (metrics && typeof metrics === 'object') {
+    const items = Object.entries(metrics)
+      .filter(([, v]) => v === null || typeof v !== 'object')
+      .map(([k, v]) => ({text: `${metricLabel(k)}: ${formatMetric(k, v)}`}));
+    if (items.length) rows.push({label: 'Measured', items});
+  }
+  if (threshold !== undefined) rows.push({label: 'Threshold', items: [{text: thresholdText(threshold)}]});
+  if (pointers && typeof pointers === 'object') {
+    for (const [key, value] of Object.entries(pointers)) {
+      rows.push({label: metricLabel(key), items: pointerItems(key, value)});
+    }
+  }
+  for (const [key, value] of Object.entries(rest)) {
+    rows.push({label: metricLabel(key), items: [{text: formatMetric(key, value)}]});
+  }
+  return rows;
+}

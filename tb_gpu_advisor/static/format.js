@@ -1,0 +1,210 @@
+/**
+ * Pure formatting of the report's numbers for display (no DOM): durations, sizes, rates, names.
+ */
+
+const DASH = '\u2014';
+
+function finite(value) {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+function trim(value, digits) {
+  return Number(value.toFixed(digits)).toLocaleString('en-US', {maximumFractionDigits: digits});
+}
+
+/** Milliseconds as a readable duration: 0.42 ms -> "420 µs", 1234 ms -> "1.23 s". */
+export function formatMs(ms) {
+  if (!finite(ms)) return DASH;
+  const abs = Math.abs(ms);
+  if (abs === 0) return '0 ms';
+  if (abs < 0.001) return `${trim(ms * 1e6, 0)} ns`;
+  if (abs < 1) return `${trim(ms * 1000, abs < 0.01 ? 2 : 1)} µs`;
+  if (abs < 1000) return `${trim(ms, abs < 10 ? 2 : 1)} ms`;
+  return `${trim(ms / 1000, 2)} s`;
+}
+
+/** Microseconds as a readable duration. */
+export function formatUs(us) {
+  return finite(us) ? formatMs(us / 1000) : DASH;
+}
+
+/** A percentage with one decimal: 12.345 -> "12.3%". */
+export function formatPct(pct, digits = 1) {
+  return finite(pct) ? `${trim(pct, digits)}%` : DASH;
+}
+
+/** A count with thousands separators. */
+export function formatCount(count) {
+  return finite(count) ? Math.round(count).toLocaleString('en-US') : DASH;
+}
+
+/** Bytes in binary units: 393216 -> "384 KiB". */
+export function formatBytes(bytes) {
+  if (!finite(bytes)) return DASH;
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${trim(value, unit === 0 ? 0 : value < 10 ? 2 : 1)} ${units[unit]}`;
+}
+
+/** A bandwidth in GB/s (decimal, as the report). */
+export function formatGbps(gbps) {
+  return finite(gbps) ? `${trim(gbps, gbps < 10 ? 2 : 1)} GB/s` : DASH;
+}
+
+/** The step-time ratio of a finding: 1.8 -> "up to 1.8× faster". */
+export function formatSpeedup(ratio) {
+  if (!finite(ratio)) return null;
+  return `up to ${trim(ratio, ratio < 10 ? 2 : 1)}\u00d7 faster`;
+}
+
+/**
+ * A kernel's display name: C++ templates collapsed, the function kept.
+ * "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<float>, long>(int)" -> "Eigen::internal::EigenMetaKernel<…>"
+ */
+export function shortKernelName(name, maxChars = 80) {
+  if (typeof name !== 'string' || name === '') return DASH;
+  let text = name.replace(/^void\s+/, '');
+  const paren = findTopLevel(text, '(');
+  if (paren > 0) text = text.slice(0, paren);
+  text = collapseTemplates(text);
+  if (text.length > maxChars) text = `${text.slice(0, maxChars - 1)}\u2026`;
+  return text;
+}
+
+function findTopLevel(text, char) {
+  let depth = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '<') depth += 1;
+    else if (c === '>') depth = Math.max(0, depth - 1);
+    else if (c === char && depth === 0) return i;
+  }
+  return -1;
+}
+
+function collapseTemplates(text) {
+  let out = '';
+  let depth = 0;
+  for (const c of text) {
+    if (c === '<') {
+      if (depth === 0) out += '<\u2026>';
+      depth += 1;
+    } else if (c === '>') {
+      depth = Math.max(0, depth - 1);
+    } else if (depth === 0) {
+      out += c;
+    }
+  }
+  return out;
+}
+
+const UNIT_SUFFIXES = [
+  ['_pct', '%'], ['_ms', 'ms'], ['_us', 'µs'], ['_ns', 'ns'], ['_bytes', 'bytes'], ['_gbps', 'GB/s'],
+  ['_mhz', 'MHz'], ['_count', 'count'],
+];
+
+/** An evidence key as a label: "input_wait_pct" -> "Input wait (%)". */
+export function humanizeKey(key) {
+  let base = String(key);
+  let unit = null;
+  for (const [suffix, label] of UNIT_SUFFIXES) {
+    if (base.endsWith(suffix) && base.length > suffix.length) {
+      base = base.slice(0, -suffix.length);
+      unit = label;
+      break;
+    }
+  }
+  const words = base.replace(/_/g, ' ').trim();
+  const label = words.charAt(0).toUpperCase() + words.slice(1);
+  return unit && unit !== 'count' ? `${label} (${unit})` : label;
+}
+
+/** Any evidence value as short text: numbers rounded, lists joined, objects as "k: v" pairs. */
+export function formatValue(value, depth = 0) {
+  if (value === null || value === undefined) return DASH;
+  if (typeof value === 'number') return Number.isFinite(value) ? trim(value, Math.abs(value) < 1 ? 4 : 3) : DASH;
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    const shown = value.slice(0, 8).map((v) => formatValue(v, depth + 1));
+    return shown.join(', ') + (value.length > 8 ? `, … (${value.length} in all)` : '');
+  }
+  if (depth > 2) return '…';
+  return Object.entries(value).map(([k, v]) => `${k}: ${formatValue(v, depth + 1)}`).join('; ');
+}
+
+/** The breakdown categories of the report, in its order, with display labels. */
+export const BREAKDOWN_LABELS = {
+  compute_16bit: 'Compute (16-bit)',
+  compute_32bit: 'Compute (32-bit)',
+  collectives: 'Collectives',
+  d2h: 'Device→host copy',
+  d2d: 'Device→device copy',
+  h2d: 'Host→device copy',
+  input_wait: 'Input wait',
+  launch: 'Kernel launch',
+  host: 'Host compute',
+  idle: 'Idle',
+};
+
+/** The bottleneck ids of summary.bottleneck, as words. */
+export const BOTTLENECK_LABELS = {
+  input: 'Input-bound',
+  host: 'Host-bound',
+  launch: 'Launch-bound',
+  transfer: 'Transfer-bound',
+  kernel: 'Kernel-bound',
+  communication: 'Communication-bound',
+  none: 'Healthy',
+  unknown: 'Not enough data',
+};
+
+function compactUs(us) {
+  return us >= 1000 ? [trim(us / 1000, 3), 'ms'] : [trim(us, 3), 'µs'];
+}
+
+/** The latency histogram's bin labels from its edges in µs (null = no upper bound): "10–20µs", "≥10ms". */
+export function binLabels(edgesUs) {
+  const labels = [];
+  for (let i = 0; i + 1 < edgesUs.length; i += 1) {
+    const [low, lowUnit] = compactUs(edgesUs[i]);
+    if (edgesUs[i + 1] === null) {
+      labels.push(`≥${low}${lowUnit}`);
+      continue;
+    }
+    const [high, highUnit] = compactUs(edgesUs[i + 1]);
+    labels.push(lowUnit === highUnit || edgesUs[i] === 0 ? `${low}–${high}${highUnit}` : `${low}${lowUnit}–${high}${highUnit}`);
+  }
+  return labels;
+}
+
+const PLUMBING = new Set(['Eigen', 'internal', 'tensorflow', 'functor', 'TensorEvaluator', 'TensorAssignOp',
+  'TensorMap', 'Tensor', 'MakePointer', 'GpuDevice', 'ThreadPoolDevice', 'const', 'long', 'int', 'unsigned',
+  'char', 'short', 'bool', 'float', 'double', 'half', 'bfloat16', 'void', 'std', 'DSizes', 'array', 'Aligned',
+  'Unaligned', 'type2index', 'IndexList', 'cutlass', 'detail', 'Params', 'true', 'false', 'signed', 'size_t']);
+
+/**
+ * What tells apart kernels whose short names are alike (Eigen's EigenMetaKernel<…> above all): the first
+ * distinctive identifiers of the template arguments. "" when there are none.
+ */
+export function kernelDetail(name, count = 3) {
+  if (typeof name !== 'string') return '';
+  const text = name.replace(/^void\s+/, '');
+  const open = text.indexOf('<');
+  const paren = findTopLevel(text, '(');
+  if (open < 0 || (paren >= 0 && paren < open)) return '';
+  const args = text.slice(open, paren > open ? paren : undefined);
+  const seen = [];
+  for (const match of args.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)) {
+    const word = match[0];
+    if (PLUMBING.has(word) || word.length < 3 || seen.includes(word)) continue;
+    seen.push(word);
+    if (seen.length === count) break;
+  }
+  return seen.join(' · ');
+}

@@ -1,0 +1,115 @@
+/**
+ * The comparison of two runs (a /compare answer): verdict and step times, breakdown change, GPU busy change,
+ * findings resolved and new, kernels matched by name.
+ */
+
+import {h} from '../dom.js';
+import {CHANGE_LABELS, arrow, differenceText, formatPoints, noiseStatement, pointsDifferenceText, ratioText}
+  from '../comparison_format.js';
+import {formatCount, formatMs, formatPct} from '../format.js';
+import {emptyState, meter, section, tile} from './common.js';
+import {breakdownDeltaView} from './comparison_breakdown.js';
+import {kernelChangesView} from './comparison_kernels.js';
+
+function stepTile(label, difference) {
+  if (!difference) return tile(label, '\u2014', 'a side has no steps');
+  return tile(label, arrow(difference.baseline, difference.candidate, formatMs), differenceText(difference));
+}
+
+function summaryCard(answer, comparison) {
+  const change = CHANGE_LABELS[comparison.change] || CHANGE_LABELS.unknown;
+  const stepTimes = comparison.step_time_ms || {};
+  const busy = comparison.gpu_busy_pct || {};
+  const counts = [stepTimes.baseline?.count, stepTimes.candidate?.count];
+  const notes = [...(comparison.notes || [])];
+  return section('Comparison', {id: 'compare-summary',
+    subtitle: `baseline ${answer.baseline_run} · ${answer.baseline_host}  →  candidate ${answer.run} · ${answer.host}`},
+  h('div', {class: 'verdict', 'data-testid': 'compare-verdict'},
+    h('span', {class: ['badge', 'change', `tone-${change.tone}`]}, ratioText(comparison) || change.text),
+    h('span', {class: 'verdict-text'}, answer.verdict || comparison.verdict || '')),
+  h('div', {class: 'tiles'},
+    stepTile('Mean step time', stepTimes.mean),
+    stepTile('Median step time', stepTimes.median),
+    tile('GPU busy', arrow(busy.baseline, busy.candidate, formatPct),
+      Number.isFinite(busy.delta_points) ? `${formatPoints(busy.delta_points)}` : 'no GPU activity on a side'),
+    tile('Steps', `${formatCount(counts[0])} \u2192 ${formatCount(counts[1])}`, 'samples on each side'),
+    tile('Speedup', Number.isFinite(comparison.speedup) ? `${comparison.speedup.toFixed(2)}\u00d7` : '\u2014',
+      'baseline mean / candidate mean')),
+  h('p', {class: ['noise', `tone-${change.tone}`], 'data-testid': 'noise-statement'}, noiseStatement(comparison)),
+  notes.length ? h('ul', {class: 'notes'}, notes.map((note) => h('li', {}, note))) : null);
+}
+
+function deviceLabel(name) {
+  return String(name || '').replace('/device:', '');
+}
+
+function busyCard(comparison) {
+  const busy = comparison.gpu_busy_pct || {};
+  const devices = comparison.devices || [];
+  if (!Number.isFinite(busy.baseline) && !Number.isFinite(busy.candidate)) {
+    return section('GPU busy', {id: 'compare-gpus'}, emptyState('No GPU activity in either profile.'));
+  }
+  const bar = (label, pct) => h('div', {class: 'gpu-row'},
+    h('div', {class: 'gpu-label'}, label),
+    meter(Number.isFinite(pct) ? pct : 0, 'busy', `${label} busy ${formatPct(pct)}`),
+    h('div', {class: 'gpu-value'}, formatPct(pct)));
+  const rows = devices.length > 1 ? devices.map((device) => h('tr', {},
+    h('td', {title: device.name}, deviceLabel(device.name)),
+    h('td', {class: 'num'}, formatPct(device.baseline_busy_pct)),
+    h('td', {class: 'num'}, formatPct(device.candidate_busy_pct)),
+    h('td', {class: 'num'}, formatPoints(device.delta_points)))) : [];
+  return section('GPU busy', {id: 'compare-gpus',
+    subtitle: Number.isFinite(busy.delta_points) ? `${formatPoints(busy.delta_points)}, mean over active GPUs` : null},
+  h('div', {class: 'gpu-rows'}, bar('Baseline', busy.baseline), bar('Candidate', busy.candidate)),
+  busy.per_step ? h('p', {class: 'hint'}, `Per step: ${pointsDifferenceText(busy.per_step)}`) : null,
+  rows.length ? h('div', {class: 'table-wrap'}, h('table', {},
+    h('thead', {}, h('tr', {}, h('th', {}, 'GPU'), h('th', {class: 'num'}, 'Baseline'),
+      h('th', {class: 'num'}, 'Candidate'), h('th', {class: 'num'}, 'Change'))),
+    h('tbody', {}, rows))) : null);
+}
+
+const SEVERITIES = ['high', 'medium', 'low'];
+
+function severityBadge(item) {
+  const severity = SEVERITIES.includes(item.severity) ? item.severity : 'low';
+  const moved = item.baseline_severity && item.baseline_severity !== item.severity;
+  return h('span', {class: ['badge', `severity-${severity}`], title: moved ? 'severity in the baseline → now' : null},
+    moved ? `${item.baseline_severity} \u2192 ${severity}` : severity);
+}
+
+function findingList(title, kind, items) {
+  if (!items.length) return null;
+  return [h('h3', {}, `${title} (${items.length})`),
+    h('ul', {class: ['finding-changes', kind], 'data-testid': `findings-${kind}`}, items.map((item) => h('li', {},
+      h('span', {class: ['badge', `change-${kind}`]}, kind === 'persisting' ? 'still there' : kind),
+      severityBadge(item),
+      h('span', {class: 'finding-title'}, item.title || item.id),
+      item.id ? h('span', {class: 'finding-id'}, item.id) : null)))];
+}
+
+function findingsCard(comparison) {
+  const findings = comparison.findings || {};
+  const resolved = findings.resolved || [];
+  const added = findings.new || [];
+  const persisting = findings.persisting || [];
+  const none = !findings.baseline_count && !findings.candidate_count;
+  return section('Findings', {id: 'compare-findings',
+    subtitle: `${formatCount(findings.baseline_count)} \u2192 ${formatCount(findings.candidate_count)}`},
+  none ? emptyState('No findings on either side.') :
+    [findingList('Resolved', 'resolved', resolved), findingList('New', 'new', added),
+      findingList('Still there', 'persisting', persisting)]);
+}
+
+/** Every card of a /compare answer (its first matched host). */
+export function comparisonView(answer) {
+  const comparison = answer.hosts?.[0];
+  if (!comparison) {
+    return section('Comparison', {id: 'compare-summary'}, emptyState(answer.verdict || 'Nothing to compare.'));
+  }
+  return [
+    summaryCard(answer, comparison),
+    h('div', {class: 'grid'}, breakdownDeltaView(comparison), busyCard(comparison)),
+    findingsCard(comparison),
+    kernelChangesView(comparison),
+  ];
+}

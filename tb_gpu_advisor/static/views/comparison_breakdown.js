@@ -1,0 +1,67 @@
+/**
+ * The comparison's per-category change as a diverging bar chart (SVG): less time left of zero (green), more
+ * right (red); each row's swatch is its category's color elsewhere in the tab.
+ */
+
+import {h, s, tooltip} from '../dom.js';
+import {arrow, breakdownDeltas, divergingLayout, formatPoints, formatSignedMs} from '../comparison_format.js';
+import {BREAKDOWN_LABELS, formatMs, formatPct} from '../format.js';
+import {emptyState, section} from './common.js';
+
+const W = 600;
+const ROW = 26;
+const M = {left: 132, right: 150, top: 8, bottom: 40};
+
+function rowTooltip(row, unit) {
+  const change = unit === 'ms' ? formatSignedMs(row.delta) : formatPoints(row.delta);
+  const values = unit === 'ms' ? arrow(row.baseline, row.candidate, formatMs) : arrow(row.baseline, row.candidate, formatPct);
+  const interval = Number.isFinite(row.low) ? `, 95% CI ${formatSignedMs(row.low)} to ${formatSignedMs(row.high)}` : '';
+  return `${row.label}: ${values} per step (${change}${interval}); share of the time ${arrow(row.baselinePct, row.candidatePct, formatPct)}`;
+}
+
+function chart(rows, unit) {
+  const plotW = W - M.left - M.right;
+  const height = M.top + rows.length * ROW + M.bottom;
+  const axisY = M.top + rows.length * ROW;
+  const layout = divergingLayout(rows, M.left, plotW);
+  const format = unit === 'ms' ? formatSignedMs : formatPoints;
+  const grid = layout.ticks.map((tick) => s('g', {class: 'tick'},
+    s('line', {x1: tick.x, x2: tick.x, y1: M.top, y2: axisY}),
+    s('text', {x: tick.x, y: axisY + 14, 'text-anchor': 'middle'}, tick.value === 0 ? '0' : format(tick.value))));
+  const bars = rows.map((row, i) => {
+    const bar = layout.bars[i];
+    const y = M.top + i * ROW;
+    const mid = y + ROW / 2;
+    const grew = row.delta > 0;
+    return s('g', {class: ['delta-row', grew ? 'grew' : 'fell'], 'data-category': row.key},
+      s('rect', {class: `cat-${row.key}`, x: 4, y: mid - 4, width: 8, height: 8, rx: 2}),
+      s('text', {class: 'row-label', x: M.left - 8, y: mid + 4, 'text-anchor': 'end'}, row.label),
+      s('rect', {class: 'delta-bar', x: bar.x, y: y + 5, width: Math.max(bar.width, 0.5), height: ROW - 10},
+        tooltip(rowTooltip(row, unit))),
+      bar.ci ? s('g', {class: 'ci'},
+        s('line', {x1: bar.ci[0], x2: bar.ci[1], y1: mid, y2: mid}),
+        s('line', {x1: bar.ci[0], x2: bar.ci[0], y1: mid - 4, y2: mid + 4}),
+        s('line', {x1: bar.ci[1], x2: bar.ci[1], y1: mid - 4, y2: mid + 4})) : null,
+      s('text', {class: 'row-value', x: W - M.right + 8, y: mid + 4}, format(row.delta)),
+      s('text', {class: 'row-share', x: W - 4, y: mid + 4, 'text-anchor': 'end'},
+        arrow(row.baselinePct, row.candidatePct, (v) => formatPct(v, 0))));
+  });
+  return s('svg', {class: 'chart diverging', viewBox: `0 0 ${W} ${height}`, role: 'img',
+    'aria-label': `Change of the time per step by category, candidate minus baseline: ${rows.map((row) =>
+      `${row.label} ${format(row.delta)}`).join(', ')}`},
+  grid,
+  s('line', {class: 'zero', x1: layout.zero, x2: layout.zero, y1: M.top - 4, y2: axisY}),
+  bars,
+  s('text', {class: 'axis-title', x: M.left, y: height - 4}, '\u2190 less time'),
+  s('text', {class: 'axis-title', x: M.left + plotW, y: height - 4, 'text-anchor': 'end'}, 'more time \u2192'),
+  s('text', {class: 'axis-title', x: W - 4, y: M.top + rows.length * ROW + 14, 'text-anchor': 'end'}, 'share of time'));
+}
+
+/** The breakdown-change card of a HostComparison. */
+export function breakdownDeltaView(comparison) {
+  const {unit, rows} = breakdownDeltas(comparison.breakdown, BREAKDOWN_LABELS);
+  const subtitle = unit === 'ms' ? 'candidate − baseline, mean ms per step, with 95% CI' :
+    'candidate − baseline, share of the time (no steps on a side)';
+  return section('Where the time went', {id: 'compare-breakdown', subtitle},
+    rows.length ? chart(rows, unit) : emptyState('Neither profile has a time breakdown.'));
+}

@@ -1,0 +1,78 @@
+/**
+ * The verdict card: bottleneck, verdict sentence, headline numbers, the whole-window breakdown, notes.
+ */
+
+import {h, s, tooltip} from '../dom.js';
+import {BOTTLENECK_LABELS, BREAKDOWN_LABELS, formatCount, formatMs, formatPct} from '../format.js';
+import {legend, section, tile} from './common.js';
+
+const COMPUTE = new Set(['compute_16bit', 'compute_32bit']);
+
+function largestLoss(breakdown) {
+  let best = null;
+  for (const [key, pct] of Object.entries(breakdown || {})) {
+    if (COMPUTE.has(key) || !(pct > 0)) continue;
+    if (!best || pct > best.pct) best = {key, pct};
+  }
+  return best;
+}
+
+function headline(summary) {
+  const bottleneck = typeof summary.bottleneck === 'string' ? summary.bottleneck : null;
+  const verdict = [summary.verdict, summary.bottleneck_reason].find((text) => typeof text === 'string' && text) || null;
+  const parts = [];
+  if (bottleneck) {
+    parts.push(h('span', {class: ['badge', 'bottleneck', `bottleneck-${bottleneck in BOTTLENECK_LABELS ? bottleneck : 'other'}`]},
+      BOTTLENECK_LABELS[bottleneck] || bottleneck));
+  }
+  if (verdict) {
+    parts.push(h('span', {class: 'verdict-text'}, verdict));
+  } else {
+    const loss = largestLoss(summary.breakdown_pct);
+    const compute = (summary.breakdown_pct?.compute_16bit || 0) + (summary.breakdown_pct?.compute_32bit || 0);
+    parts.push(h('span', {class: 'verdict-text'}, loss ?
+      `GPUs computed ${formatPct(compute)} of the time; the largest loss is ${BREAKDOWN_LABELS[loss.key] || loss.key} (${formatPct(loss.pct)}).` :
+      'No time breakdown is available for this profile.'));
+  }
+  return h('div', {class: 'verdict', 'data-testid': 'verdict'}, parts);
+}
+
+function breakdownBar(breakdown) {
+  const keys = Object.keys(BREAKDOWN_LABELS).filter((key) => breakdown?.[key] > 0);
+  if (!keys.length) return null;
+  let x = 0;
+  const rects = keys.map((key) => {
+    const width = breakdown[key];
+    const rect = s('rect', {class: `cat-${key}`, x, y: 0, width, height: 10},
+      tooltip(`${BREAKDOWN_LABELS[key]}: ${formatPct(width)}`));
+    x += width;
+    return rect;
+  });
+  return h('div', {class: 'breakdown-overall'},
+    s('svg', {class: 'breakdown-bar', viewBox: `0 0 ${Math.max(x, 100)} 10`, preserveAspectRatio: 'none',
+      role: 'img', 'aria-label': 'Share of the analysis window by category'}, rects),
+    legend(keys.map((key) => ({key, label: `${BREAKDOWN_LABELS[key]} ${formatPct(breakdown[key])}`}))));
+}
+
+function stepTime(stats) {
+  if (!stats || !stats.count) return ['—', 'no step markers'];
+  const spread = Number.isFinite(stats.stdev) ? ` ± ${formatMs(stats.stdev)}` : '';
+  return [`${formatMs(stats.mean)}${spread}`, `${formatCount(stats.count)} step${stats.count === 1 ? '' : 's'}`];
+}
+
+/** The verdict card of a HostReport. */
+export function summaryView(report) {
+  const summary = report.summary || {};
+  const [stepValue, stepHint] = stepTime(summary.step_time_ms);
+  const notes = (report.notes || []).map((note) => h('li', {}, note));
+  return section('Verdict', {id: 'summary', subtitle: `${report.host} · ${report.trace_format || ''} format`},
+    headline(summary),
+    h('div', {class: 'tiles'},
+      tile('GPU busy', formatPct(summary.gpu_busy_pct), 'mean over active GPUs'),
+      tile('Input wait', formatPct(summary.input_wait_pct), 'host waits for data, GPUs idle'),
+      tile('Step time', stepValue, stepHint),
+      tile('GPUs', `${formatCount(summary.active_gpu_count)} / ${formatCount(summary.gpu_count)}`, 'active / in profile'),
+      tile('Analyzed', formatMs(summary.analysis_window_ms), `window (${summary.step_source || 'none'} steps)`)),
+    breakdownBar(summary.breakdown_pct),
+    notes.length ? h('ul', {class: 'notes', 'data-testid': 'notes'}, notes) : null);
+}

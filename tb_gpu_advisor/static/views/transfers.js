@@ -1,0 +1,31 @@
+/**
+ * The transfers table: count, volume, time, achieved bandwidth and the risky kinds per direction.
+ */
+
+import {h} from '../dom.js';
+import {formatBytes, formatCount, formatGbps, formatUs} from '../format.js';
+import {emptyState, section} from './common.js';
+
+const DIRECTIONS = {h2d: 'Host → device', d2h: 'Device → host', d2d: 'Device → device', p2p: 'Peer → peer', other: 'Other'};
+
+/** The transfers card of a HostReport. */
+export function transfersView(report) {
+  const transfers = report.transfers || {};
+  const rows = Object.entries(DIRECTIONS).filter(([key]) => transfers[key]?.count > 0).map(([key, label]) => {
+    const t = transfers[key];
+    return h('tr', {},
+      h('th', {scope: 'row'}, label),
+      h('td', {class: 'num'}, formatCount(t.count)),
+      h('td', {class: 'num'}, formatBytes(t.bytes)),
+      h('td', {class: 'num'}, formatUs(t.time_us)),
+      h('td', {class: 'num'}, formatGbps(t.gbps)),
+      h('td', {class: 'num', title: 'from or to pageable (not pinned) host memory'}, t.pageable_count === null ? 'n/a' : formatCount(t.pageable_count)),
+      h('td', {class: 'num'}, formatCount(t.sync_count)),
+      h('td', {class: 'num'}, formatCount(t.small_count)));
+  });
+  return section('Transfers', {id: 'transfers', subtitle: 'memory copies by direction'},
+    rows.length ? h('div', {class: 'table-wrap'}, h('table', {class: 'transfers', 'data-testid': 'transfers'},
+      h('thead', {}, h('tr', {}, ['Direction', 'Count', 'Bytes', 'Time', 'Bandwidth', 'Pageable', 'Synchronous', 'Small']
+        .map((label, i) => h('th', {scope: 'col', class: i ? 'num' : null}, label)))),
+      h('tbody', {}, rows))) : emptyState('No memory copies in this profile.'));
+}

@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from tb_gpu_advisor.compare.stats import mean_difference, median_difference, t_quantile
+
+# Student's t 97.5% quantiles from any statistics table.
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 5: 2.571, 8: 2.306, 10: 2.228, 30: 2.042, 120: 1.980}
+
+
+@pytest.mark.parametrize("df,expected", sorted(T_975.items()))
+def test_t_quantile_matches_the_table(df, expected):
+    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-3)
+
+
+def test_t_quantile_is_the_normal_one_for_huge_df():
+    assert t_quantile(0.975, 1e6) == pytest.approx(1.95996, abs=1e-4)
+
+
+def test_welch_interval_by_hand():
+    # Equal variances 2.5, n = 5: standard error 1, Welch df 8, half width t(0.975, 8) = 2.306.
+    diff = mean_difference([1, 2, 3, 4, 5], [2, 3, 4, 5, 6])
+    assert diff.delta == pytest.approx(1.0)
+    assert diff.low == pytest.approx(1 - 2.306, abs=1e-3)
+    assert diff.high == pytest.approx(1 + 2.306, abs=1e-3)
+    assert not diff.significant
+
+
+def test_welch_with_unequal_variances_uses_the_satterthwaite_df():
+    a, b = [10.0, 10.5, 9.5, 10.2], [5.0, 7.0, 3.0, 6.0, 4.0, 5.0]
+    diff = mean_difference(a, b)
+    va, vb = np.var(a, ddof=1) / 4, np.var(b, ddof=1) / 6
+    df = (va + vb) ** 2 / (va ** 2 / 3 + vb ** 2 / 5)
+    half = t_quantile(0.975, df) * (va + vb) ** 0.5
+    assert (diff.low, diff.high) == pytest.approx((diff.delta - half, diff.delta + half))
+    assert diff.significant and diff.high < 0
+
+
+def test_constant_samples_have_a_zero_width_interval():
+    assert mean_difference([5, 5, 5], [4, 4, 4]).significant
+    same = mean_difference([5, 5, 5], [5, 5, 5])
+    assert (same.low, same.high) == (0.0, 0.0) and not same.significant
+
+
+def test_a_single_step_has_no_interval():
+    diff = mean_difference([5.0], [4.0, 4.1])
+    assert diff.delta == pytest.approx(-0.95) and not diff.has_interval and not diff.significant
+    assert not median_difference([5.0, 5.1], [4.0]).has_interval
+
+
+def test_median_bootstrap_is_deterministic_and_covers_a_shift():
+    rng = np.random.default_rng(42)
+    a = rng.normal(100, 5, 30)
+    first, second = median_difference(a, a + 10), median_difference(a, a + 10)
+    assert first == second
+    assert first.delta == pytest.approx(10.0)
+    assert first.low <= 10.0 <= first.high and first.significant
+    same = median_difference(a, a)
+    assert same.low < 0 < same.high and not same.significant

@@ -1,0 +1,59 @@
+import io
+
+from tb_gpu_advisor import cli
+from tb_gpu_advisor.findings import engine
+from tb_gpu_advisor.testing import TraceBuilder
+from tests.findings.scenarios import EIGEN, findings_by_id, kernels, report_of, step_starts
+
+SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+def mixed_trace():
+    """Input-bound steps whose compute is many element-wise kernels, with a small summary stall."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    for start in step_starts(python):
+        python.input_wait(start, 5_000)
+        kernels(gpu, start + 5_000, 4_800, name=EIGEN, count=60, gap_us=5.0, grid=(216, 1, 1), block=(256, 1, 1))
+        python.event("summary/WriteScalarSummary:WriteScalarSummary", start + 9_850, 150)
+    return builder
+
+
+def test_findings_are_ranked_by_severity_then_speedup():
+    findings = report_of(mixed_trace())["findings"]
+    keys = [(SEVERITY_ORDER[f["severity"]], -f["estimated_speedup"]) for f in findings]
+    assert keys == sorted(keys)
+    assert [f["id"] for f in findings][:2] == ["input.gpu_waits_for_input", "fusion.elementwise_kernels"]
+    assert findings[-1]["severity"] == "low"
+
+
+def test_a_failing_rule_becomes_a_note_and_the_others_still_run(monkeypatch):
+    def broken(ctx):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(engine, "RULES", (broken,) + engine.RULES)
+    report = report_of(mixed_trace())
+    assert "input.gpu_waits_for_input" in findings_by_id(report)
+    assert any(note.startswith("Finding rule test_engine.broken failed on this trace (ZeroDivisionError")
+               for note in report["notes"])
+
+
+def test_text_report_leads_with_the_verdict_and_findings_in_80_columns(tmp_path):
+    path = mixed_trace().write(str(tmp_path / "worker0.xplane.pb"))
+    out = io.StringIO()
+    assert cli.main(["analyze", path, "--format", "text"], out=out, err=io.StringIO()) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "worker0"
+    assert lines[2] == "Verdict: Input-bound: the GPU waits for input 50% of each step."
+    assert lines.index("Findings") < lines.index("Steps")
+    assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00x)"
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_markdown_and_json_carry_the_findings(tmp_path):
+    path = mixed_trace().write(str(tmp_path / "worker0.xplane.pb"))
+    out = io.StringIO()
+    cli.main(["analyze", path, "--format", "markdown"], out=out, err=io.StringIO())
+    assert "### Findings" in out.getvalue()
+    assert "Verdict: Input-bound" in out.getvalue()

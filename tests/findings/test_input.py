@@ -1,0 +1,150 @@
+from tb_gpu_advisor.testing import TraceBuilder
+from tests.findings.scenarios import findings_by_id, healthy, kernels, report_of, step_starts
+
+INPUT_IDS = {"input.gpu_waits_for_input", "input.no_prefetch", "input.sequential_map", "input.python_generator",
+             "input.demanded_file_reads", "input.no_cache", "input.tf_data_service"}
+
+
+def waiting_loop(stages=(), gpus=1, private_threads=()):
+    """4 steps of 10 ms: 6 ms blocked in IteratorGetNext (GPU idle), then 4 ms of Tensor Core GEMMs.
+
+    `stages` are (Iterator name, offset us, duration us) recorded on the consumer thread in every step;
+    `private_threads` are (thread name, Iterator/function name, duration us) per step on other threads."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    consumer = builder.thread("tf_data_iterator_get_next/1")
+    for start in step_starts(python):
+        consumer.input_wait(start, 6_000)
+        for name, offset, duration in stages:
+            consumer.event(name, start + offset, duration)
+        for thread, name, duration in private_threads:
+            builder.thread(thread).event(name, start + 6_000, duration)
+        for ordinal in range(gpus):
+            kernels(builder.gpu(ordinal), start + 6_000, 4_000)
+    return builder
+
+
+def test_gpu_waits_for_input_measures_the_wait_and_the_speedup():
+    report = report_of(waiting_loop())
+    finding = findings_by_id(report)["input.gpu_waits_for_input"]
+    assert finding["severity"] == "high"
+    assert finding["category"] == "input"
+    assert finding["evidence"]["metrics"] == {"input_wait_pct": 60.0, "input_wait_ms": 24.0,
+                                              "input_wait_ms_per_step": 6.0, "step_time_ms_mean": 10.0}
+    assert finding["evidence"]["threshold"] == {"metric": "input_wait_pct", "value": 60.0, "high": 20.0,
+                                                "medium": 5.0, "crossed": "high"}
+    assert finding["evidence"]["pointers"]["time_ranges_ms"] == [[1.0, 7.0], [11.0, 17.0], [21.0, 27.0]]
+    assert finding["estimated_speedup"] == 2.5
+    assert finding["recoverable_ms"] == 24.0
+    assert "upper bound" in finding["speedup_basis"]
+    assert report["summary"]["bottleneck"] == "input"
+    assert report["summary"]["verdict"] == "Input-bound: the GPU waits for input 60% of each step."
+    assert report["summary"]["bottleneck_finding"] == "input.gpu_waits_for_input"
+    assert report["findings"][0]["id"] == "input.gpu_waits_for_input"
+    # no Iterator:: events: the stage rules cannot tell anything and stay quiet
+    assert set(findings_by_id(report)) & INPUT_IDS == {"input.gpu_waits_for_input"}
+
+
+def test_moderate_wait_is_medium_and_small_wait_is_quiet():
+    def loop(wait_us):
+        builder = TraceBuilder()
+        python = builder.thread("python")
+        for start in step_starts(python):
+            python.input_wait(start, wait_us)
+            kernels(builder.gpu(0), start + wait_us, 10_000 - wait_us)
+        return report_of(builder)
+
+    assert findings_by_id(loop(1_000))["input.gpu_waits_for_input"]["severity"] == "medium"
+    assert "input.gpu_waits_for_input" not in findings_by_id(loop(400))
+
+
+def test_sequential_map_without_prefetch_reading_files_on_demand():
+    stages = (("Iterator::Root", 0, 5_900), ("Iterator::Root::Map", 10, 5_800),
+              ("Iterator::Root::Map::TFRecord", 20, 2_000))
+    found = findings_by_id(report_of(waiting_loop(stages)))
+    no_prefetch = found["input.no_prefetch"]
+    # prefetch can hide at most min(wait, rest of the step) = min(6, 4) ms per step
+    assert no_prefetch["recoverable_ms"] == 16.0
+    assert no_prefetch["estimated_speedup"] == 1.67
+    assert no_prefetch["severity"] == "high"
+    assert no_prefetch["evidence"]["metrics"]["recoverable_pct"] == 40.0
+    sequential = found["input.sequential_map"]
+    assert sequential["recoverable_ms"] == 24.0 and sequential["estimated_speedup"] == 2.5
+    assert sequential["evidence"]["pointers"]["tf_data_stages"] == ["Iterator::Root::Map"]
+    assert "one element at a time" in sequential["summary"]
+    demanded = found["input.demanded_file_reads"]
+    assert demanded["evidence"]["metrics"]["demanded_read_ms"] == 8.0
+    assert demanded["recoverable_ms"] == 8.0 and demanded["estimated_speedup"] == 1.25
+    assert demanded["severity"] == "high"
+    no_cache = found["input.no_cache"]
+    assert no_cache["evidence"]["metrics"]["file_read_ms"] == 8.0
+    assert no_cache["estimated_speedup"] == 1.25
+    assert "input.python_generator" not in found and "input.tf_data_service" not in found
+
+
+def test_tuned_pipeline_gets_no_stage_advice_and_says_so():
+    stages = (("Iterator::Root", 0, 5_900), ("Iterator::Root::Prefetch", 10, 5_800))
+    private = (("tf_data_iterator_resource/7", "Iterator::Root::Prefetch::ParallelMapV2", 3_000),
+               ("tf_data_iterator_resource/8", "Iterator::Root::Prefetch::ParallelMapV2::Interleave::TFRecord",
+                1_000), ("tf_data_iterator_resource/8", "Iterator::Root::Prefetch::ParallelMapV2::Cache", 500))
+    found = findings_by_id(report_of(waiting_loop(stages, private_threads=private)))
+    assert set(found) & INPUT_IDS == {"input.gpu_waits_for_input"}
+    assert found["input.gpu_waits_for_input"]["fix"].startswith(
+        "This pipeline already prefetches and maps in parallel (Iterator::Root::Prefetch::ParallelMapV2::"
+        "Interleave::TFRecord)")
+
+
+def test_map_and_batch_is_sequential_when_its_threads_keep_one_core_busy():
+    stages = (("Iterator::Root", 0, 5_900), ("Iterator::Root::MapAndBatch", 10, 5_800))
+    one_core = (("tf_data_private_threadpool/5", "EagerPyFunc:EagerPyFunc", 5_000),)
+    found = findings_by_id(report_of(waiting_loop(stages, private_threads=one_core)))
+    assert found["input.sequential_map"]["evidence"]["metrics"]["map_threads_busy_cores"] == 0.5
+    assert "keep 0.50 cores busy" in found["input.sequential_map"]["summary"]
+    two_cores = (("tf_data_private_threadpool/5", "EagerPyFunc:EagerPyFunc", 8_000),
+                 ("tf_data_private_threadpool/6", "EagerPyFunc:EagerPyFunc", 8_000))
+    assert "input.sequential_map" not in findings_by_id(report_of(waiting_loop(stages, private_threads=two_cores)))
+
+
+def test_python_generator():
+    stages = (("Iterator::Root", 0, 5_900), ("Iterator::Root::Prefetch", 10, 5_800))
+    private = (("tf_data_iterator_resource/7", "Iterator::Root::Prefetch::Generator", 3_000),)
+    found = findings_by_id(report_of(waiting_loop(stages, private_threads=private)))
+    generator = found["input.python_generator"]
+    assert generator["evidence"]["metrics"]["generator_calls"] == 4
+    assert generator["evidence"]["metrics"]["generator_ms"] == 12.0
+    assert generator["estimated_speedup"] == 2.5 and generator["severity"] == "high"
+    assert "input.no_prefetch" not in found
+
+
+def test_tf_data_service_for_several_starving_gpus_behind_a_tuned_pipeline():
+    stages = (("Iterator::Root", 0, 5_900), ("Iterator::Root::Prefetch", 10, 5_800))
+    private = (("tf_data_iterator_resource/7", "Iterator::Root::Prefetch::ParallelMapV2::TensorSlice", 3_000),)
+    found = findings_by_id(report_of(waiting_loop(stages, gpus=2, private_threads=private)))
+    service = found["input.tf_data_service"]
+    assert service["severity"] == "medium"  # an infrastructure change: never above medium
+    assert service["evidence"]["metrics"]["active_gpus"] == 2
+    assert service["estimated_speedup"] == 2.5
+    single = findings_by_id(report_of(waiting_loop(stages, gpus=1, private_threads=private)))
+    assert "input.tf_data_service" not in single
+
+
+def test_input_rules_are_quiet_on_the_healthy_trace():
+    assert not set(findings_by_id(report_of(healthy()))) & INPUT_IDS
+
+
+def test_cpu_only_trace_gets_stage_findings_but_no_gpu_wait_finding():
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    consumer = builder.thread("tf_data_iterator_get_next/1")
+    for start in step_starts(python):
+        consumer.input_wait(start, 9_000)
+        consumer.event("Iterator::Root::Map", start + 10, 8_900)
+        python.event("train_function", start + 9_000, 1_000)
+    report = report_of(builder)
+    found = findings_by_id(report)
+    assert "input.gpu_waits_for_input" not in found
+    assert {"input.no_prefetch", "input.sequential_map"} <= set(found)
+    assert report["summary"]["bottleneck"] == "input"
+    assert report["summary"]["verdict"] == ("Input-bound: the training step waits for tf.data 90% of its time "
+                                            "(no GPU work in this profile).")
+    assert report["summary"]["bottleneck_finding"] == report["findings"][0]["id"]

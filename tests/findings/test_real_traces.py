@@ -1,0 +1,70 @@
+"""The findings on the real traces in ../shared/traces (skipped when absent); docs/findings.md explains them."""
+
+from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.report.host_report import host_report
+from tests.conftest import shared_trace
+from tests.findings.scenarios import findings_by_id
+
+
+def report(name):
+    return host_report(load_model(shared_trace(name)))
+
+
+def test_v100_multi_worker_trace():
+    result = report("gpu_multi_worker_v100x8.xplane.pb")
+    summary = result["summary"]
+    found = findings_by_id(result)
+    assert not [note for note in result["notes"] if note.startswith("Finding rule")]
+    # XProf: "POTENTIALLY input-bound because 30.2% ... 'All Others'". We split that 30%: input wait 11.1%,
+    # host work 10.5%, launch calls 6.3%, idle 2.2%; the GPU's own 70% is element-wise (dropout, casts).
+    assert summary["bottleneck"] == "kernel"
+    assert summary["bottleneck_finding"] == "fusion.elementwise_kernels"
+    assert summary["verdict"].startswith("Kernel-bound: the GPU computes 70% of each step")
+    fusion = found["fusion.elementwise_kernels"]
+    assert fusion["evidence"]["metrics"]["elementwise_kernels_per_step"] == 665.0
+    assert fusion["evidence"]["metrics"]["elementwise_ms"] == 14.865
+    assert fusion["estimated_speedup"] == 1.54
+    wait = found["input.gpu_waits_for_input"]
+    assert (wait["severity"], wait["evidence"]["metrics"]["input_wait_pct"], wait["estimated_speedup"]) == \
+        ("medium", 11.1, 1.12)
+    assert found["input.python_generator"]["evidence"]["pointers"]["tf_data_stages"] == [
+        "Iterator::Prefetch::Generator"]
+    assert found["host.gpu_idle_host_busy"]["evidence"]["metrics"]["host_exposed_pct"] == 10.47
+    assert found["launch.gpu_starved_by_launches"]["evidence"]["metrics"]["launch_exposed_pct"] == 6.26
+    # the run already uses TF_GPU_THREAD_MODE=gpu_private (tf_gpu_private_* threads): no threading advice
+    assert "threading.tf_data_contention" not in found
+    # one profiled step, GPUs 4 and 6 at 74.9% and 69.9% busy: no straggler, no variance claim
+    assert "communication.gpu_imbalance" not in found and "steps.uneven_step_time" not in found
+    assert not [f for f in result["findings"] if f["severity"] == "high" and f["category"] == "input"]
+
+
+def test_tf_cpu_input_bound_gets_input_findings():
+    result = report("tf221_cpu_keras_input_bound.xplane.pb")
+    found = findings_by_id(result)
+    input_ids = {key for key, f in found.items() if f["category"] == "input"}
+    assert input_ids == {"input.sequential_map", "input.no_prefetch"}
+    assert found["input.sequential_map"]["severity"] == "high"
+    assert found["input.sequential_map"]["evidence"]["metrics"]["map_threads_busy_cores"] == 1.0
+    assert found["input.no_prefetch"]["evidence"]["pointers"]["tf_data_stages"][0] == \
+        "Iterator::Root::MapAndBatch::TensorSlice"
+    assert result["summary"]["bottleneck"] == "input"
+    assert result["summary"]["verdict"] == ("Input-bound: the training step waits for tf.data 92% of its time "
+                                            "(no GPU work in this profile).")
+
+
+def test_tf_cpu_input_fixed_gets_no_input_findings():
+    result = report("tf221_cpu_keras_input_fixed.xplane.pb")
+    found = findings_by_id(result)
+    # Prefetch and parallel map are in place (Iterator::Root::Prefetch::MapAndBatch, its threads keep 1.9 cores
+    # busy): no tf.data advice is left. What remains is the Python function itself (a host finding).
+    assert not [f for f in result["findings"] if f["category"] == "input"]
+    python = found["host.python_function"]
+    assert python["evidence"]["metrics"]["py_function_calls"] == 670
+    assert python["evidence"]["metrics"]["map_threads_busy_cores"] == 1.91
+    assert set(found) == {"host.python_function"}
+
+
+def test_jax_cpu_trace():
+    result = report("jax0102_cpu_steps.xplane.pb")
+    assert result["summary"]["bottleneck"] == "unknown"
+    assert set(findings_by_id(result)) == {"steps.warmup_in_profile"}

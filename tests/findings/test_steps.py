@@ -1,0 +1,66 @@
+from tb_gpu_advisor.testing import TraceBuilder
+from tests.findings.scenarios import findings_by_id, healthy, kernels, report_of, step_starts
+
+
+def test_checkpoint_stall():
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    for index, start in enumerate(step_starts(python, durations=[10_000, 10_000, 10_000, 14_000])):
+        kernels(gpu, start, 9_900)
+        if index == 3:
+            python.event("save/SaveV2:SaveV2", start + 10_000, 4_000)
+    finding = findings_by_id(report_of(builder))["steps.checkpoint_stall"]
+    assert finding["evidence"]["metrics"] == {"stall_ms": 4.0, "stall_pct": 9.09, "profiled_span_ms": 44.0,
+                                              "step_time_ms_median": 10.0}
+    assert finding["evidence"]["pointers"]["steps"] == [{"step": "train 3", "time_ms": 14.0, "overlap_ms": 4.0}]
+    assert finding["severity"] == "medium" and finding["estimated_speedup"] == 1.1
+
+
+def test_summary_stall():
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    for start in step_starts(python):
+        kernels(gpu, start, 8_000)
+        python.event("summary/WriteScalarSummary:WriteScalarSummary", start + 8_000, 2_000)
+    finding = findings_by_id(report_of(builder))["steps.summary_stall"]
+    assert finding["evidence"]["metrics"]["stall_pct"] == 20.0
+    assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.25
+
+
+def test_uneven_step_time_lists_the_slow_steps():
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    durations = [10_000, 10_000, 20_000, 10_000, 10_000]
+    for start, duration in zip(step_starts(python, 5, durations=durations), durations):
+        kernels(gpu, start, duration - 100)
+    finding = findings_by_id(report_of(builder))["steps.uneven_step_time"]
+    metrics = finding["evidence"]["metrics"]
+    assert (metrics["step_time_ms_mean"], metrics["step_time_ms_median"], metrics["step_time_ms_stdev"]) == \
+        (12.0, 10.0, 4.472)
+    assert (metrics["coefficient_of_variation"], metrics["excess_over_median_ms"]) == (0.373, 10.0)
+    assert finding["evidence"]["pointers"]["steps"][0] == {"step": "train 2", "time_ms": 20.0}
+    assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.2
+
+
+def test_warm_up_step_is_reported_and_left_out_of_the_variance():
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    durations = [30_000, 10_000, 10_000, 10_000]
+    for index, start in enumerate(step_starts(python, durations=durations)):
+        if index == 0:
+            python.event("backend_compile_and_load", start, 20_000)
+        kernels(gpu, start + durations[index] - 9_900, 9_900)
+    found = findings_by_id(report_of(builder))
+    warmup = found["steps.warmup_in_profile"]
+    assert warmup["severity"] == "low" and warmup["estimated_speedup"] == 1.0
+    assert warmup["evidence"]["metrics"] == {"first_step_ms": 30.0, "other_steps_median_ms": 10.0}
+    assert "steps.uneven_step_time" not in found and "host.retracing" not in found
+
+
+def test_step_rules_are_quiet_on_the_healthy_trace():
+    found = findings_by_id(report_of(healthy()))
+    assert not [key for key in found if key.startswith("steps.")]

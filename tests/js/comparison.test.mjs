@@ -1,0 +1,121 @@
+// Unit tests of the comparison view's pure helpers (run by tests/plugin/test_js_helpers.py with node --test).
+import assert from 'node:assert/strict';
+import {test} from 'node:test';
+
+import {
+  arrow, breakdownDeltas, differenceText, divergingLayout, formatPoints, formatSignedMs, formatSignedPct,
+  formatSignedUs, intervalText, kernelChanges, noiseStatement, pointsDifferenceText, ratioText,
+} from '../../tb_gpu_advisor/static/comparison_format.js';
+import {defaultBaselineHost} from '../../tb_gpu_advisor/static/compare_picker.js';
+
+const MINUS = '\u2212';
+
+function difference(overrides = {}) {
+  return {baseline: 7.26, candidate: 1.38, delta: -5.88, delta_pct: -80.97, ci_low: -5.94, ci_high: -5.82,
+    ci_low_pct: -81.81, ci_high_pct: -80.13, significant: true, ...overrides};
+}
+
+test('signed values carry an explicit sign, zero none', () => {
+  assert.equal(formatSignedPct(-80.97), `${MINUS}81%`);
+  assert.equal(formatSignedPct(12.34), '+12.3%');
+  assert.equal(formatSignedPct(0.01), '0%');
+  assert.equal(formatSignedMs(-5.88), `${MINUS}5.88 ms`);
+  assert.equal(formatSignedMs(0.25), '+250 µs');
+  assert.equal(formatSignedUs(-1500), `${MINUS}1.5 ms`);
+  assert.equal(formatPoints(63.42), '+63.4 pts');
+  assert.equal(formatPoints(-0.04), '0 pts');
+  assert.equal(formatSignedPct(null), '\u2014');
+  assert.equal(arrow(14.95, 78.37, (v) => `${v}%`), '14.95% \u2192 78.37%');
+});
+
+test('a difference reads as its change and interval, or says the noise is unknown', () => {
+  assert.equal(intervalText(difference()), `${MINUS}81.8% to ${MINUS}80.1%`);
+  assert.equal(differenceText(difference()), `${MINUS}81% (95% CI ${MINUS}81.8% to ${MINUS}80.1%)`);
+  const single = difference({ci_low: null, ci_high: null, ci_low_pct: null, ci_high_pct: null, significant: false});
+  assert.equal(intervalText(single), null);
+  assert.equal(differenceText(single), `${MINUS}81% (noise unknown)`);
+  assert.equal(differenceText(null), 'not available');
+});
+
+test('a difference of percentages reads in points', () => {
+  assert.equal(pointsDifferenceText({delta: 63.41, ci_low: 63.24, ci_high: 63.57}), '+63.4 pts (95% CI +63.2 to +63.6 pts)');
+  assert.equal(pointsDifferenceText({delta: -2, ci_low: null, ci_high: null}), `${MINUS}2 pts (noise unknown)`);
+  assert.equal(pointsDifferenceText(null), 'not available');
+});
+
+test('the speedup ratio is worded by the change', () => {
+  assert.equal(ratioText({change: 'faster', speedup: 5.2555}), '5.26× faster');
+  assert.equal(ratioText({change: 'slower', speedup: 0.8}), '1.25× slower');
+  assert.equal(ratioText({change: 'within_noise', speedup: 1.001}), null);
+  assert.equal(ratioText({change: 'unknown', speedup: null}), null);
+});
+
+test('the noise statement follows the change and the interval', () => {
+  const faster = {change: 'faster', step_time_ms: {mean: difference()}};
+  assert.equal(noiseStatement(faster),
+    `Beyond noise: the 95% confidence interval of the mean step-time change (${MINUS}81.8% to ${MINUS}80.1%) excludes zero.`);
+  const noise = {change: 'within_noise', step_time_ms: {mean: difference({delta_pct: 0.4, ci_low_pct: -1.2,
+    ci_high_pct: 2.0, significant: false})}};
+  assert.equal(noiseStatement(noise),
+    `Within noise: the 95% confidence interval of the mean step-time change (${MINUS}1.2% to +2%) includes zero.`);
+  const tiny = {change: 'within_noise', step_time_ms: {mean: difference({delta_pct: 0.6, ci_low_pct: 0.2,
+    ci_high_pct: 1.0, significant: true})}};
+  assert.equal(noiseStatement(tiny), 'Within noise: the mean step time moved +0.6%, less than 1% of the baseline.');
+  const single = {change: 'faster', step_time_ms: {mean: difference({ci_low_pct: null, ci_high_pct: null})}};
+  assert.match(noiseStatement(single), /^Noise unknown: a side has a single step/);
+  assert.equal(noiseStatement({change: 'unknown', step_time_ms: {mean: null}}),
+    'Step times cannot be compared: a side has no step markers.');
+});
+
+function breakdownRow(category, basePct, candPct, perStep) {
+  return {category, label: category, baseline_pct: basePct, candidate_pct: candPct,
+    delta_pct_points: candPct - basePct, per_step_ms: perStep};
+}
+
+test('breakdown deltas keep used categories, per step in ms, else in points', () => {
+  const rows = [
+    breakdownRow('compute_16bit', 0, 0, {baseline: 0, candidate: 0, delta: 0, ci_low: 0, ci_high: 0}),
+    breakdownRow('compute_32bit', 15, 78, {baseline: 1.09, candidate: 1.08, delta: -0.01, ci_low: -0.02, ci_high: 0.01}),
+    breakdownRow('input_wait', 83, 11, {baseline: 6.03, candidate: 0.15, delta: -5.88, ci_low: -5.9, ci_high: -5.8}),
+  ];
+  const perStep = breakdownDeltas(rows, {input_wait: 'Input wait'});
+  assert.equal(perStep.unit, 'ms');
+  assert.deepEqual(perStep.rows.map((r) => [r.key, r.label, r.delta, r.low, r.high]),
+    [['compute_32bit', 'compute_32bit', -0.01, -0.02, 0.01], ['input_wait', 'Input wait', -5.88, -5.9, -5.8]]);
+  const noSteps = breakdownDeltas(rows.map((row) => ({...row, per_step_ms: null})));
+  assert.equal(noSteps.unit, 'points');
+  assert.deepEqual(noSteps.rows.map((r) => [r.key, r.delta, r.low]), [['compute_32bit', 63, null], ['input_wait', -72, null]]);
+  assert.deepEqual(breakdownDeltas(undefined), {unit: 'points', rows: []});
+});
+
+test('the diverging layout puts zero in the middle and covers every interval', () => {
+  const layout = divergingLayout([{delta: -5.88, low: -5.94, high: -5.82}, {delta: 1.2, low: 0.5, high: 1.9}], 100, 400);
+  assert.equal(layout.extent, 10);
+  assert.equal(layout.zero, 300);
+  assert.deepEqual(layout.ticks.map((t) => [t.value, t.x]), [[-10, 100], [-5, 200], [0, 300], [5, 400], [10, 500]]);
+  const [fell, grew] = layout.bars;
+  assert.ok(Math.abs(fell.x - (300 - 117.6)) < 1e-9 && Math.abs(fell.width - 117.6) < 1e-9);
+  assert.ok(Math.abs(fell.ci[0] - (300 - 118.8)) < 1e-9 && fell.ci[0] < fell.ci[1]);
+  assert.ok(grew.x === 300 && Math.abs(grew.width - 24) < 1e-9 && Math.abs(grew.ci[1] - 338) < 1e-9);
+  const flat = divergingLayout([{delta: 0, low: null, high: null}], 0, 100);
+  assert.equal(flat.extent, 1);
+  assert.deepEqual([flat.bars[0].width, flat.bars[0].ci], [0, null]);
+});
+
+test('kernel changes merge the kinds, largest absolute change first', () => {
+  const kernels = {
+    new: [{name: 'fused_1', delta_us: 160}, {name: 'fused_0', delta_us: 160}],
+    gone: [{name: 'elementwise', delta_us: -600}],
+    faster: [],
+    slower: [{name: 'gemm', delta_us: 20}],
+  };
+  assert.deepEqual(kernelChanges(kernels).map((r) => [r.kind, r.name]),
+    [['gone', 'elementwise'], ['new', 'fused_0'], ['new', 'fused_1'], ['slower', 'gemm']]);
+  assert.deepEqual(kernelChanges(kernels, 'slower').map((r) => r.name), ['gemm']);
+  assert.deepEqual(kernelChanges({}, 'all'), []);
+});
+
+test('the baseline host defaults to the same name, else the first', () => {
+  assert.equal(defaultBaselineHost(['worker0', 'worker1'], 'worker1'), 'worker1');
+  assert.equal(defaultBaselineHost(['localhost'], 'worker1'), 'localhost');
+});

@@ -1,0 +1,77 @@
+// Unit tests of the tab's pure formatting helpers (run by tests/plugin/test_js_helpers.py with node --test).
+import assert from 'node:assert/strict';
+import {test} from 'node:test';
+
+import {
+  binLabels, formatBytes, formatCount, formatGbps, formatMs, formatPct, formatSpeedup, formatUs, formatValue,
+  humanizeKey, kernelDetail, shortKernelName,
+} from '../../tb_gpu_advisor/static/format.js';
+
+test('durations pick a readable unit', () => {
+  assert.equal(formatMs(0), '0 ms');
+  assert.equal(formatMs(0.42), '420 µs');
+  assert.equal(formatMs(0.0042), '4.2 µs');
+  assert.equal(formatMs(2.345), '2.35 ms');
+  assert.equal(formatMs(21.310352), '21.3 ms');
+  assert.equal(formatMs(1234), '1.23 s');
+  assert.equal(formatUs(250), '250 µs');
+  assert.equal(formatUs(7908.309), '7.91 ms');
+  assert.equal(formatMs(null), '\u2014');
+  assert.equal(formatMs(NaN), '\u2014');
+});
+
+test('percentages, counts, bytes and rates', () => {
+  assert.equal(formatPct(72.394), '72.4%');
+  assert.equal(formatPct(50, 0), '50%');
+  assert.equal(formatPct(undefined), '\u2014');
+  assert.equal(formatCount(1330), '1,330');
+  assert.equal(formatBytes(0), '0 B');
+  assert.equal(formatBytes(393216), '384 KiB');
+  assert.equal(formatBytes(4 << 20), '4 MiB');
+  assert.equal(formatBytes(81118), '79.2 KiB');
+  assert.equal(formatGbps(0.206), '0.21 GB/s');
+  assert.equal(formatGbps(13.1072), '13.1 GB/s');
+});
+
+test('speedup is the step-time ratio, stated as an upper bound', () => {
+  assert.equal(formatSpeedup(1.8), 'up to 1.8\u00d7 faster');
+  assert.equal(formatSpeedup(2.456), 'up to 2.46\u00d7 faster');
+  assert.equal(formatSpeedup(null), null);
+});
+
+test('kernel names: templates collapsed, arguments dropped, long names cut', () => {
+  assert.equal(shortKernelName('void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<float>, long>(int)'),
+    'Eigen::internal::EigenMetaKernel<\u2026>');
+  assert.equal(shortKernelName('ampere_sgemm_128x64_tn'), 'ampere_sgemm_128x64_tn');
+  assert.equal(shortKernelName('<img src=x onerror=alert(1)>_kernel'), '<\u2026>_kernel');
+  assert.equal(shortKernelName('a'.repeat(100), 10), `${'a'.repeat(9)}\u2026`);
+  assert.equal(shortKernelName(''), '\u2014');
+});
+
+test('kernel detail tells Eigen kernels apart by their template arguments', () => {
+  const conversion = 'void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<' +
+    'Eigen::TensorMap<Eigen::Tensor<Eigen::half, 1, 1, long>, 16, Eigen::MakePointer>, Eigen::TensorConversionOp<' +
+    'Eigen::half, Eigen::TensorMap<Eigen::Tensor<float const, 1, 1, long>, 16, Eigen::MakePointer> const> const> ' +
+    'const, Eigen::GpuDevice>, long>(Eigen::TensorEvaluator<int>, long)';
+  assert.equal(kernelDetail(conversion), 'TensorConversionOp');
+  assert.equal(kernelDetail('ampere_sgemm_128x64_tn'), '');
+  assert.equal(kernelDetail('void f(std::vector<int>)'), '');
+});
+
+test('evidence keys and values read as text', () => {
+  assert.equal(humanizeKey('input_wait_pct'), 'Input wait (%)');
+  assert.equal(humanizeKey('step_time_ms'), 'Step time (ms)');
+  assert.equal(humanizeKey('kernel_count'), 'Kernel');
+  assert.equal(humanizeKey('threshold'), 'Threshold');
+  assert.equal(formatValue(12.34567), '12.346');
+  assert.equal(formatValue(0.123456), '0.1235');
+  assert.equal(formatValue([1, 2, 3]), '1, 2, 3');
+  assert.equal(formatValue({a: 1, b: 'x'}), 'a: 1; b: x');
+  assert.equal(formatValue(true), 'yes');
+  assert.equal(formatValue(Array.from({length: 10}, (_, i) => i)), '0, 1, 2, 3, 4, 5, 6, 7, … (10 in all)');
+});
+
+test('latency histogram labels', () => {
+  assert.deepEqual(binLabels([0, 5, 10, 500, 1000, 2000, null]),
+    ['0–5µs', '5–10µs', '10–500µs', '500µs–1ms', '1–2ms', '≥2ms']);
+});

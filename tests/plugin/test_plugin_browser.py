@@ -1,0 +1,452 @@
+"""End to end: a real `tensorboard` process and Debian's chromium (Playwright) drive the GPU Advisor tab.
+
+Screenshots go to artifacts/browser/ (git-ignored). Skips with the reason when playwright or chromium is
+missing; scripts/test.sh installs both.
+"""
+
+import gzip
+import json
+import os
+import shutil
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from scenarios import (CORRUPT, CPU_ONLY, INPUT_BOUND, MULTI_HOST, PREFETCH, QUICKSTART, REAL_V100, XSS, XSS_KERNEL,
+                       write_plugin_logdir)
+from conftest import shared_traces
+from tb_process import TensorBoardProcess, tensorboard_command
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (scripts/test.sh does)")
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "artifacts" / "browser"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
+TIMEOUT_MS = 60_000
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip("chromium is not installed (scripts/test.sh installs it with apt-get as root)",
+                allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def logdir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("browser_logdir")
+    runs = write_plugin_logdir(str(path), **shared_traces())
+    return path, runs
+
+
+@pytest.fixture(scope="module")
+def board(logdir):
+    with TensorBoardProcess(tensorboard_command(logdir[0])) as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+class Tab:
+    """The TensorBoard page opened on #gpu_advisor, and our iframe inside it."""
+
+    def __init__(self, browser, url, color_scheme="light"):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme=color_scheme)
+        self.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.dialogs, self.errors, self.failed = [], [], []
+        self.page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("response", self._record_failure)
+        self.page.goto(url + "#gpu_advisor")
+        self.frame = self.page.wait_for_selector('iframe[src*="name=gpu_advisor"]').content_frame()
+        self.frame.wait_for_selector("[data-testid=run-select] option", state="attached")
+
+    def _record_failure(self, response):
+        if response.status >= 400 and "/data/plugin/gpu_advisor/" in response.url:
+            self.failed.append((response.status, response.url))
+
+    def show(self, run, host=None):
+        """Picks run (and host) in the picker and waits until the report or an error is shown."""
+        self.frame.select_option("[data-testid=run-select]", run)
+        current = self.frame.eval_on_selector("[data-testid=host-select]", "s => s.value")
+        if host and host != current:  # a run with one host has its host picker disabled
+            self.frame.select_option("[data-testid=host-select]", host)
+        host = host or current
+        self.frame.wait_for_function(
+            "([run, host]) => { const c = document.querySelector('main.content'); "
+            "return c.dataset.run === run && c.dataset.host === host && c.dataset.state !== 'loading'; }",
+            arg=[run, host])
+        return self.frame.eval_on_selector("main.content", "c => c.dataset.state")
+
+    def compare(self, baseline_run, baseline_host=None):
+        """Picks a baseline in "Compare with" (and its host) and waits until the comparison or an error shows."""
+        self.frame.select_option("[data-testid=baseline-select]", baseline_run)
+        if baseline_host:
+            self.frame.select_option("[data-testid=baseline-host-select]", baseline_host)
+        host = self.frame.eval_on_selector("[data-testid=baseline-host-select]", "s => s.value")
+        self.frame.wait_for_function(
+            "key => { const c = document.querySelector('main.content'); "
+            "return c.dataset.view === 'comparison' && c.dataset.baseline === key && c.dataset.state !== 'loading'; }",
+            arg=f"{baseline_run}|{host}")
+        return self.frame.eval_on_selector("main.content", "c => c.dataset.state")
+
+    def text(self, selector):
+        return self.frame.inner_text(selector)
+
+    def screenshot(self, name, full=True):
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        if full:  # the iframe's own document, whole length, as the user scrolls through it
+            height = self.frame.evaluate("document.documentElement.scrollHeight")
+            self.page.set_viewport_size({"width": 1280, "height": min(max(height + 64, 800), 4000)})
+        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+        self.page.set_viewport_size({"width": 1280, "height": 800})
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture
+def tab(browser, board):
+    opened = Tab(browser, board.url)
+    yield opened
+    assert opened.errors == [], opened.errors
+    assert opened.dialogs == [], opened.dialogs
+    opened.close()
+
+
+def _profile_tab_runs(url):
+    with urllib.request.urlopen(url + "data/plugin/profile/runs", timeout=60) as response:
+        body = response.read()
+        if response.headers.get("Content-Encoding") == "gzip":  # xprof gzips whatever the request accepts
+            body = gzip.decompress(body)
+    return json.loads(body)
+
+
+def test_the_picker_lists_the_profile_tabs_runs(tab, board, logdir):
+    options = tab.frame.eval_on_selector_all("[data-testid=run-select] option", "os => os.map(o => o.value)")
+    assert options == sorted(logdir[1], key=lambda run: run.rsplit("/", 1)[-1], reverse=True)  # newest first
+    assert sorted(options) == sorted(_profile_tab_runs(board.url))
+    listing = tab.page.evaluate("fetch('data/plugins_listing').then(r => r.json())")
+    assert listing["gpu_advisor"]["enabled"] is True and listing["gpu_advisor"]["tab_name"] == "GPU Advisor"
+
+
+def test_every_run_and_host_shows_its_report_or_a_clear_error(tab, logdir):
+    for run, hosts in logdir[1].items():
+        for host in hosts:
+            state = tab.show(run, host)
+            name = f"run_{run.split('/')[0]}_{host}"
+            tab.screenshot(name)
+            if run == CORRUPT or host == "worker2":
+                assert state == "error", name
+                assert "cannot be analyzed" in tab.text("[data-testid=error-message]")
+                continue
+            assert state == "ready", name
+            assert tab.text("[data-testid=verdict]").strip()
+            assert tab.frame.query_selector("[data-testid=findings]") is not None
+            if run == CPU_ONLY:
+                assert "No GPU in this profile" in tab.text("[data-testid=notes]")
+                assert "No GPU in this profile, so no kernels." in tab.text("#kernels")
+            else:
+                tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+                tab.frame.wait_for_selector("[data-testid=timeline]")
+    assert sorted(set(code for code, _ in tab.failed)) == [422]
+
+
+def test_quickstart_shows_verdict_charts_and_no_findings_message(tab):
+    assert tab.show(QUICKSTART) == "ready"
+    verdict = tab.text("[data-testid=verdict]")
+    assert "Input wait (60%)" in verdict or "input" in verdict.lower()
+    tiles = tab.text("#summary .tiles")
+    assert "13.5%" in tiles and "60%" in tiles and "10 ms" in tiles
+    findings = tab.text("[data-testid=findings]")
+    if not tab.frame.query_selector_all("[data-testid=finding]"):
+        assert "No findings" in findings
+    assert len(tab.frame.query_selector_all("#steps svg .step-bar")) == 8
+    assert len(tab.frame.query_selector_all("#launch svg rect.cat-launch")) == 12
+    assert "Host → device" in tab.text("[data-testid=transfers]")
+    overflow = tab.frame.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, "the tab scrolls sideways at 1280x800"
+    tab.screenshot("quickstart_viewport", full=False)
+
+
+def _first_cells(tab):
+    return tab.frame.eval_on_selector_all("[data-testid=kernel-table] tbody tr td.kernel-name",
+                                          "tds => tds.map(td => td.getAttribute('title'))")
+
+
+def _wait_first_cell(tab, name):
+    tab.frame.wait_for_function(
+        "name => { const td = document.querySelector('[data-testid=kernel-table] tbody td.kernel-name'); "
+        "return td && td.getAttribute('title') === name; }", arg=name)
+
+
+def test_kernel_table_sorts_pages_and_filters(tab):
+    assert tab.show(MULTI_HOST, "worker1") == "ready"
+    tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+    assert _first_cells(tab)[0] == "kernel_059"  # most total time first
+    assert "1–25 of 60" in tab.text(".pager-status")
+    tab.frame.click("button.sort[data-sort=name]")
+    _wait_first_cell(tab, "kernel_000")
+    assert _first_cells(tab)[:3] == ["kernel_000", "kernel_001", "kernel_002"]
+    assert tab.frame.get_attribute("th:has(button[data-sort=name])", "aria-sort") == "ascending"
+    tab.frame.click("button.sort[data-sort=name]")
+    _wait_first_cell(tab, "kernel_059")
+    tab.frame.click("text=Next ›")
+    _wait_first_cell(tab, "kernel_034")
+    assert "26–50 of 60" in tab.text(".pager-status")
+    tab.frame.fill("[aria-label='Filter kernels']", "kernel_00")
+    _wait_first_cell(tab, "kernel_009")
+    tab.frame.wait_for_function("() => document.querySelector('.pager-status').textContent.includes('of 10')")
+    assert "1–10 of 10 (filtered from 60)" in tab.text(".pager-status")
+    occupancy = tab.frame.query_selector_all("[data-testid=kernel-table] td .occupancy svg.meter")
+    assert len(occupancy) == 10
+    tab.screenshot("kernel_table_filtered", full=False)
+
+
+def test_tensor_core_badge_and_full_name_on_hover(tab):
+    assert tab.show(MULTI_HOST, "worker0") == "ready"
+    tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+    badges = tab.frame.eval_on_selector_all("[data-testid=kernel-table] .badge.tc", "bs => bs.length")
+    rows = tab.frame.eval_on_selector_all("[data-testid=kernel-table] tbody tr", "rs => rs.length")
+    assert badges == rows == 9  # two Tensor Core GEMMs under nine distinct ops
+    titles = _first_cells(tab)
+    assert any(title.startswith("void cutlass::Kernel<cutlass_80_tensorop") for title in titles)
+
+
+def _finding(fix):
+    return {"id": "GA-TEST-001", "category": "input", "severity": "high", "title": "GPU idle waiting for input",
+            "summary": "The host waits for tf.data while every GPU idles.",
+            "evidence": {"input_wait_pct": 60.0, "steps": ["0", "1"], "threshold_pct": 10},
+            "estimated_speedup": 2.5, "fix_summary": "Parallelize and prefetch the input pipeline.", "fix": fix,
+            "docs": ["https://www.tensorflow.org/guide/data_performance", "javascript:alert(1)"]}
+
+
+def test_copy_a_fix_to_the_clipboard(tab):
+    """Uses the report's own findings when it has some; else the same report with one finding added."""
+    fix = ("dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
+           "dataset = dataset.prefetch(tf.data.AUTOTUNE)  # <script>alert(1)</script> & done")
+
+    def add_finding(route):
+        response = route.fetch()
+        report = response.json()
+        if not report.get("findings"):
+            report["findings"] = [_finding(fix)]
+        if "bottleneck" not in report["summary"]:
+            report["summary"].update(bottleneck="input", verdict="The GPUs wait for the input pipeline <i>60%</i>.")
+        route.fulfill(response=response, body=json.dumps(report))
+
+    tab.page.route("**/data/plugin/gpu_advisor/report?*", add_finding)
+    assert tab.show(QUICKSTART) == "ready"
+    card = tab.frame.wait_for_selector("[data-testid=finding]")
+    expected = tab.frame.eval_on_selector("[data-testid=finding] .fix code", "c => c.textContent")
+    if expected == fix:
+        assert "up to 2.5× faster" in card.inner_text()
+        assert "Input wait (%)" in card.inner_text() and "60" in card.inner_text()
+        links = tab.frame.eval_on_selector_all("[data-testid=finding] .docs a", "as => as.map(a => a.href)")
+        assert links == ["https://www.tensorflow.org/guide/data_performance"]
+    verdict = tab.text("[data-testid=verdict]")
+    assert "Input-bound" in verdict
+    if "<i>" in verdict:  # our injected verdict: markup in it stays text
+        assert tab.frame.query_selector("[data-testid=verdict] i") is None
+    tab.frame.click("[data-testid=finding] button.copy")
+    tab.frame.wait_for_selector("[data-testid=finding] button.copy.copied")
+    assert tab.frame.evaluate("navigator.clipboard.readText()") == expected
+    assert tab.frame.query_selector("[data-testid=finding] script") is None
+    tab.screenshot("finding_copied", full=False)
+
+
+def test_a_corrupt_run_shows_its_error_and_the_others_still_work(tab):
+    assert tab.show(CORRUPT) == "error"
+    message = tab.text("[data-testid=error-message]")
+    assert "cannot be analyzed" in message and "not a valid XSpace protobuf" in message
+    assert "Other runs and hosts are not affected" in message
+    tab.screenshot("corrupt_run", full=False)
+    assert tab.show(QUICKSTART) == "ready"
+
+
+def test_html_in_kernel_names_renders_as_text(tab):
+    assert tab.show(XSS) == "ready"
+    tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+    assert XSS_KERNEL in _first_cells(tab)
+    assert tab.frame.query_selector_all("img") == []
+    assert tab.frame.query_selector_all("[data-testid=kernel-table] b") == []
+    assert "<b>op</b>" in tab.text("[data-testid=kernel-table] .op")
+    on_attributes = tab.frame.evaluate(
+        "Array.from(document.querySelectorAll('*')).flatMap(e => Array.from(e.attributes))"
+        ".filter(a => a.name.startsWith('on')).length")
+    assert on_attributes == 0
+    assert tab.frame.query_selector_all("script") == []  # the app adds none (and replaces TB's loader)
+    assert tab.dialogs == []
+
+
+def test_the_tab_runs_under_tensorboards_strict_script_policy(tab):
+    entry = tab.page.evaluate(
+        "fetch('data/plugin_entry.html?name=gpu_advisor').then(async r => "
+        "({csp: r.headers.get('content-security-policy'), html: await r.text()}))")
+    script_src = next(part for part in entry["csp"].split(";") if part.strip().startswith("script-src"))
+    assert "'unsafe-inline'" not in script_src and "sha256-" in script_src
+    assert entry["html"].count("<script") == 1 and 'import("./static/index.js")' in entry["html"]
+    loaded = tab.frame.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+    assert any(name.endswith("/data/plugin/gpu_advisor/static/index.js") for name in loaded)
+    origin = tab.page.url.split("#")[0]
+    assert all(name.startswith(origin) for name in loaded), "the tab loaded something from another origin"
+
+
+def test_follows_tensorboards_dark_mode(browser, board):
+    dark = Tab(browser, board.url, color_scheme="dark")
+    try:
+        assert dark.show(QUICKSTART) == "ready"
+        assert dark.page.evaluate("document.body.classList.contains('dark-mode')")
+        assert dark.frame.evaluate("document.documentElement.dataset.theme") == "dark"
+        background = dark.frame.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(48, 48, 48)"
+        dark.screenshot("quickstart_dark", full=False)
+        dark.page.evaluate("document.body.classList.remove('dark-mode')")
+        dark.frame.wait_for_function("() => document.documentElement.dataset.theme === 'light'")
+    finally:
+        dark.close()
+
+
+def test_profile_link_opens_the_profile_tab(tab):
+    assert tab.show(MULTI_HOST, "worker0") == "ready"
+    assert MULTI_HOST in tab.frame.get_attribute("a.profile-link", "title")
+    tab.frame.click("a.profile-link")
+    tab.page.wait_for_function("() => location.hash === '#profile'")
+    tab.page.wait_for_selector('iframe[src*="name=profile"]')
+
+
+def test_real_v100_trace(tab, logdir):
+    if REAL_V100 not in logdir[1]:
+        pytest.skip("../shared/traces/gpu_multi_worker_v100x8.xplane.pb is not present")
+    assert tab.show(REAL_V100) == "ready"
+    assert "72.4%" in tab.text("#summary .tiles")
+    assert len(tab.frame.query_selector_all("#gpus .gpu-row")) == 8
+    tab.frame.wait_for_selector("[data-testid=timeline]")
+    assert "each GPU row spans its own step markers" in tab.text("[data-testid=timeline]")
+    tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+    assert "1–15 of 15" in tab.text(".pager-status")
+    tab.screenshot("real_v100x8")
+
+
+@pytest.fixture(scope="module")
+def demo_board():
+    demo = REPO / "demo_logs"
+    if not demo.is_dir():
+        pytest.skip("demo_logs/ is not in this checkout")
+    with TensorBoardProcess(tensorboard_command(demo)) as process:
+        yield process
+
+
+def test_demo_logdir(browser, demo_board):
+    demo = Tab(browser, demo_board.url)
+    try:
+        runs = demo.frame.eval_on_selector_all("[data-testid=run-select] option", "os => os.map(o => o.value)")
+        assert runs
+        for run in runs:
+            assert demo.show(run) == "ready", run
+            demo.frame.wait_for_selector("[data-testid=timeline]")
+            demo.screenshot(f"demo_{run.split('/')[0]}")  # docs/gpu_advisor_tab.png is made from these
+        assert demo.errors == [] and demo.dialogs == []
+    finally:
+        demo.close()
+
+
+def _compare_json(tab, **params):
+    return tab.frame.evaluate("p => fetch('compare?' + new URLSearchParams(p)).then(r => r.json())", params)
+
+
+def test_compare_with_a_baseline_shows_the_comparison_and_clears_back(tab):
+    assert tab.show(PREFETCH) == "ready"
+    options = tab.frame.eval_on_selector_all("[data-testid=baseline-select] option", "os => os.map(o => o.value)")
+    assert options[0] == "" and INPUT_BOUND in options and PREFETCH not in options
+    assert tab.frame.is_disabled("[data-testid=clear-comparison]")
+    assert tab.compare(INPUT_BOUND) == "ready"
+    assert tab.frame.is_hidden("[data-testid=baseline-host-select]")  # the baseline run has one host
+    expected = _compare_json(tab, run=PREFETCH, host="localhost", baseline_run=INPUT_BOUND, baseline_host="localhost")
+    speedup = expected["hosts"][0]["speedup"]
+    verdict = tab.text("[data-testid=compare-verdict]")
+    assert f"{speedup:.2f}x faster" in verdict and "input wait fell from" in verdict
+    assert f"{speedup:.2f}× faster" in tab.text("[data-testid=compare-verdict] .badge")
+    assert tab.text("[data-testid=noise-statement]").startswith("Beyond noise: the 95% confidence interval")
+    tiles = tab.text("#compare-summary .tiles")
+    assert "Mean step time" in tiles and "Median step time" in tiles and "95% CI" in tiles and "→" in tiles
+    input_row = tab.frame.wait_for_selector("#compare-breakdown svg .delta-row[data-category=input_wait]")
+    assert "fell" in input_row.get_attribute("class")
+    zero = float(tab.frame.get_attribute("#compare-breakdown svg line.zero", "x1"))
+    bar = tab.frame.query_selector("#compare-breakdown svg .delta-row[data-category=input_wait] rect")
+    assert float(bar.get_attribute("x")) + float(bar.get_attribute("width")) <= zero + 1e-6
+    assert input_row.evaluate("g => g.querySelector('.row-label').textContent") == "Input wait"
+    assert input_row.evaluate("g => g.querySelector('.row-value').textContent").startswith("\u2212")
+    assert "78.4%" in tab.text("#compare-gpus") and "+63.4 pts" in tab.text("#compare-gpus")
+    persisting = [f["title"] for f in expected["hosts"][0]["findings"]["persisting"]]
+    for title in persisting:
+        assert title in tab.text("#compare-findings")
+    assert "No kernel appeared, disappeared or changed" in tab.text("#compare-kernels")
+    overflow = tab.frame.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, "the comparison scrolls sideways at 1280x800"
+    tab.screenshot("compare_prefetch_vs_input_bound_viewport", full=False)
+    tab.screenshot("compare_prefetch_vs_input_bound")
+    tab.frame.focus("[data-testid=clear-comparison]")
+    tab.frame.press("[data-testid=clear-comparison]", "Enter")
+    tab.frame.wait_for_function(
+        "() => { const c = document.querySelector('main.content'); "
+        "return c.dataset.view === 'report' && c.dataset.state === 'ready'; }")
+    assert tab.frame.eval_on_selector("[data-testid=baseline-select]", "s => s.value") == ""
+    assert tab.frame.evaluate("document.activeElement.dataset.testid") == "baseline-select"
+    assert tab.frame.query_selector("#compare-summary") is None and tab.frame.query_selector("#summary")
+
+
+def test_compare_with_a_multi_host_baseline_lists_kernel_changes(tab):
+    assert tab.show(QUICKSTART) == "ready"
+    tab.frame.select_option("[data-testid=baseline-select]", MULTI_HOST)
+    assert tab.frame.is_visible("[data-testid=baseline-host-select]")  # several hosts, none named localhost
+    assert tab.frame.eval_on_selector("[data-testid=baseline-host-select]", "s => s.value") == "worker0"
+    assert tab.compare(MULTI_HOST, "worker1") == "ready"
+    kinds = tab.frame.eval_on_selector_all("[data-testid=kernel-changes] tbody tr", "rs => rs.map(r => r.dataset.kind)")
+    assert set(kinds) == {"new", "gone"}
+    tab.frame.click("button.kind-filter[data-kind=new]")
+    new = tab.frame.eval_on_selector_all("[data-testid=kernel-changes] tbody tr", "rs => rs.map(r => r.dataset.kind)")
+    assert new and set(new) == {"new"}
+    assert tab.frame.get_attribute("button.kind-filter[data-kind=new]", "aria-pressed") == "true"
+    assert "ampere_sgemm_128x64_tn" in tab.text("[data-testid=kernel-changes]")
+    tab.screenshot("compare_quickstart_vs_multi_host_worker1")
+    tab.show(CPU_ONLY)  # another candidate: the baseline stays
+    assert tab.frame.eval_on_selector("main.content", "c => [c.dataset.view, c.dataset.baseline]") == [
+        "comparison", f"{MULTI_HOST}|worker1"]
+    tab.show(MULTI_HOST, "worker0")  # the baseline's own run: back to the single-run view
+    assert tab.frame.eval_on_selector("main.content", "c => [c.dataset.view, c.dataset.state]") == ["report", "ready"]
+    assert tab.frame.eval_on_selector("[data-testid=baseline-select]", "s => s.value") == ""
+
+
+def test_a_corrupt_baseline_is_a_clear_error_and_clearing_recovers(tab):
+    assert tab.show(PREFETCH) == "ready"
+    assert tab.compare(CORRUPT, "broken") == "error"
+    message = tab.text("[data-testid=error-message]")
+    assert "These runs cannot be compared" in message and "cannot analyze broken.xplane.pb" in message
+    tab.frame.click("[data-testid=clear-comparison]")
+    tab.frame.wait_for_function(
+        "() => { const c = document.querySelector('main.content'); "
+        "return c.dataset.view === 'report' && c.dataset.state === 'ready'; }")
+
+
+def test_the_comparison_in_dark_mode(browser, board):
+    dark = Tab(browser, board.url, color_scheme="dark")
+    try:
+        assert dark.show(PREFETCH) == "ready"
+        assert dark.compare(INPUT_BOUND) == "ready"
+        assert dark.frame.evaluate("document.documentElement.dataset.theme") == "dark"
+        color = dark.frame.evaluate(
+            "getComputedStyle(document.querySelector('#compare-breakdown .row-label')).fill")
+        assert color == "rgb(238, 238, 238)"
+        dark.screenshot("compare_dark", full=False)
+        assert dark.errors == [] and dark.dialogs == []
+    finally:
+        dark.close()

@@ -1,0 +1,34 @@
+"""Exact numbers of the FP32-on-A100 DistilBERT scenario and its mixed-precision fix."""
+
+from scenario_checks import breakdown, summary
+
+
+def test_fp32_run_uses_no_tensor_cores(built):
+    report = built("fp32_on_tensor_cores").report
+    assert summary(report) == {"busy": 99.88, "input_wait": 0.04, "step_ms": 74.4155, "steps": 5, "stdev": 0.0,
+                               "source": "host", "kernels": 1470, "kernel_rows": 294}
+    assert breakdown(report) == {"compute_32bit": 99.86, "h2d": 0.01, "input_wait": 0.04, "launch": 0.02,
+                                 "host": 0.05, "idle": 0.01}
+    kernels = report["kernels"]
+    assert not any(k["uses_tensor_cores"] for k in kernels)
+    sgemm = [k for k in kernels if k["name"].startswith("ampere_sgemm_")]
+    assert len(sgemm) == 145
+    # XProf's eligibility rule looks at op names: `.../MatMul` is eligible, `.../MatMul_1` (the second matmul of
+    # attention, and the second gradient of every matmul) is not, though all of them could use Tensor Cores.
+    assert sum(k["tensor_core_eligible"] for k in sgemm) == 91
+    share = sum(k["total_us"] for k in sgemm) / sum(k["total_us"] for k in kernels)
+    assert round(100 * share, 1) == 93.1
+    assert report["devices"][0]["compute_capability"] == "8.0"
+
+
+def test_mixed_precision_runs_matmuls_on_tensor_cores(built):
+    report = built("fp32_on_tensor_cores_fixed").report
+    assert summary(report) == {"busy": 98.99, "input_wait": 0.18, "step_ms": 15.255, "steps": 5, "stdev": 0.0,
+                               "source": "host", "kernels": 1655, "kernel_rows": 331}
+    assert report["summary"]["breakdown_pct"]["compute_16bit"] == 85.85
+    gemms = [k for k in report["kernels"] if "gemm" in k["name"]]
+    # Every matmul but the float32 classifier head (2 outputs) runs in float16 on the Tensor Cores.
+    assert {k["op_name"] for k in gemms if not k["uses_tensor_cores"]} == {"distilbert/classifier/MatMul"}
+    assert len([k for k in gemms if k["name"].startswith("ampere_fp16_s16816gemm_fp16_")]) == 144
+    # 37 more kernels per step: the float32 -> float16 casts of the weights.
+    assert report["launch"]["per_step"] - built("fp32_on_tensor_cores").report["launch"]["per_step"] == 37
