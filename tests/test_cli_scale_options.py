@@ -18,7 +18,9 @@ def test_max_file_mb_refuses_larger_files_with_a_clear_message(tmp_path):
     assert main(["analyze", path, "--max-file-mb", "1"], out=io.StringIO(), err=io.StringIO()) == 0
 
 
-def test_analyze_takes_a_dask_address():
-    args = build_parser().parse_args(["analyze", "logs", "--dask", "tcp://10.0.0.5:8786"])
-    assert args.dask == "tcp://10.0.0.5:8786"
-    assert build_parser().parse_args(["analyze", "logs"]).dask is None
+def test_analyze_report_compare_and_check_take_a_dask_address():
+    address = "tcp://10.0.0.5:8786"
+    for argv in (["analyze", "logs"], ["report", "logs"], ["compare", "a", "b"],
+                 ["check", "--baseline", "a", "--candidate", "b"]):
+        assert build_parser().parse_args(argv + ["--dask", address]).dask == address
+        assert build_parser().parse_args(argv).dask is None

@@ -120,6 +120,9 @@ def test_dask_cluster_gives_the_same_report(logdir, dask_scheduler):
     assert main(["analyze", logdir, "--dask", dask_scheduler, "--format", "json"], out=out, err=err) == 0
     assert json.loads(out.getvalue()) == json.loads(_json(inline))
     assert "worker3.xplane.pb" in err.getvalue()
+    out = io.StringIO()
+    assert main(["report", logdir, "--dask", dask_scheduler, "--format", "json"], out=out, err=io.StringIO()) == 0
+    assert json.loads(out.getvalue()) == json.loads(_json(inline))
 
 
 def test_unreachable_scheduler_is_a_clear_error(logdir, monkeypatch):
