@@ -56,8 +56,7 @@ def discover_runs(logdir):
                 run_id = profile_run if tb_run == "." else f"{tb_run.replace(os.sep, '/')}/{profile_run}"
                 runs.append(ProfileRun(run=run_id, path=run_path, hosts=hosts))
         subdirs[:] = []
-    runs.sort(key=lambda r: (r.run.rsplit("/", 1)[-1], r.run), reverse=True)
-    return tuple(runs)
+    return newest_first(runs)
 
 
 def resolve_target(path, run=None, host=None):
@@ -77,12 +76,12 @@ def resolve_target(path, run=None, host=None):
         if run:
             raise ProfileError(path, "--run applies to a logdir, not to a single file")
         files = (HostFile(host=_host_of(path), path=path),)
-        return None, _pick_host(path, files, host)
+        return None, pick_host(path, files, host)
     direct = _hosts_in(path)
     if direct:
         if run:
             raise ProfileError(path, "is a run directory; --run applies to a logdir")
-        return os.path.basename(os.path.normpath(path)), _pick_host(path, direct, host)
+        return os.path.basename(os.path.normpath(path)), pick_host(path, direct, host)
     runs = discover_runs(path)
     if not runs:
         raise ProfileError(path, "no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/"
@@ -94,7 +93,12 @@ def resolve_target(path, run=None, host=None):
         if not matches:
             raise ProfileError(path, f"no run {run!r}; runs: {', '.join(r.run for r in runs)}")
         chosen = matches[0]
-    return chosen.run, _pick_host(chosen.path, chosen.hosts, host)
+    return chosen.run, pick_host(chosen.path, chosen.hosts, host)
+
+
+def newest_first(runs):
+    """Runs sorted newest first: profile run names are timestamps."""
+    return tuple(sorted(runs, key=lambda r: (r.run.rsplit("/", 1)[-1], r.run), reverse=True))
 
 
 def _host_of(path):
@@ -102,7 +106,8 @@ def _host_of(path):
     return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 
-def _pick_host(where, files, host):
+def pick_host(where, files, host):
+    """All `files`, or the one of `host`; ProfileError listing the hosts when there is none."""
     if host is None:
         return list(files)
     chosen = [f for f in files if f.host == host]

@@ -2,7 +2,7 @@
 
 import argparse
 
-from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, add_side_arguments, load_side
+from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, add_side_arguments, load_sides
 from tb_gpu_advisor.compare.diff import compare_reports
 from tb_gpu_advisor.compare.gate import DEFAULT_MAX_REGRESSION_PCT, METRICS, GateError, check_comparison
 
@@ -35,10 +35,10 @@ def register(commands):
 
 
 def run(args, out, err):
-    baseline = load_side(args, "baseline", args.baseline, err)
-    candidate = load_side(args, "candidate", args.candidate, err) if baseline else None
-    if baseline is None or candidate is None:
+    sides = load_sides(args, err)
+    if sides is None:
         return EXIT_BAD_INPUT
+    baseline, candidate = sides
     try:
         result = check_comparison(compare_reports(baseline, candidate), args.metric, args.max_regression)
     except GateError as error:

@@ -41,6 +41,13 @@ def load_report(path, run, host, max_file_mb, err, dask=None):
     return None
 
 
+def load_sides(args, err):
+    """(baseline, candidate) run reports named on the command line, or None after printing why."""
+    baseline = load_side(args, "baseline", args.baseline, err)
+    candidate = load_side(args, "candidate", args.candidate, err) if baseline else None
+    return None if baseline is None or candidate is None else (baseline, candidate)
+
+
 def load_side(args, side, path, err):
     """The run report of the baseline or candidate named on the command line."""
     host = getattr(args, f"{side}_host") or args.host

@@ -1,6 +1,6 @@
 """`tb-gpu-advisor compare BASELINE CANDIDATE`: what changed between two profiles, and whether beyond noise."""
 
-from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_side_arguments, load_side
+from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_side_arguments, load_sides
 from tb_gpu_advisor.compare.diff import compare_reports
 from tb_gpu_advisor.compare.render import COMPARISON_RENDERERS
 
@@ -20,9 +20,9 @@ def register(commands):
 
 
 def run(args, out, err):
-    baseline = load_side(args, "baseline", args.baseline, err)
-    candidate = load_side(args, "candidate", args.candidate, err) if baseline else None
-    if baseline is None or candidate is None:
+    sides = load_sides(args, err)
+    if sides is None:
         return EXIT_BAD_INPUT
+    baseline, candidate = sides
     out.write(COMPARISON_RENDERERS[args.format](compare_reports(baseline, candidate)))
     return EXIT_OK

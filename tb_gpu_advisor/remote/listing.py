@@ -3,7 +3,7 @@
 import posixpath
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
-from tb_gpu_advisor.discovery import HostFile, ProfileRun
+from tb_gpu_advisor.discovery import HostFile, ProfileRun, newest_first, pick_host
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
@@ -37,23 +37,13 @@ def _runs(fs, root, files):
         runs.setdefault(run_id, (posixpath.dirname(path), []))[1].append(_host_file(fs, path))
     found = [ProfileRun(run=run_id, path=fs.unstrip_protocol(directory), hosts=tuple(hosts))
              for run_id, (directory, hosts) in runs.items()]
-    found.sort(key=lambda r: (r.run.rsplit("/", 1)[-1], r.run), reverse=True)
-    return tuple(found)
+    return newest_first(found)
 
 
 def discover_remote_runs(url):
     """Every ProfileRun under a remote logdir, newest first; their paths are URLs. Raises ProfileError."""
     fs, root, _, files = _list(url)
     return _runs(fs, root, files)
-
-
-def _pick_host(where, files, host):
-    if host is None:
-        return list(files)
-    chosen = [f for f in files if f.host == host]
-    if not chosen:
-        raise ProfileError(where, f"no host {host!r}; hosts: {', '.join(f.host for f in files)}")
-    return chosen
 
 
 def resolve_remote_target(url, run=None, host=None):
@@ -64,13 +54,13 @@ def resolve_remote_target(url, run=None, host=None):
             raise ProfileError(url, "--run applies to a logdir, not to a single file")
         name = posixpath.basename(root)
         host_name = name[: -len(XPLANE_SUFFIX)] if name.endswith(XPLANE_SUFFIX) else name
-        return None, _pick_host(url, [HostFile(host=host_name, path=url)], host)
+        return None, pick_host(url, [HostFile(host=host_name, path=url)], host)
     direct = [_host_file(fs, path) for path in sorted(files)
               if posixpath.dirname(path) == root and path.endswith(XPLANE_SUFFIX)]
     if direct:
         if run:
             raise ProfileError(url, "is a run directory; --run applies to a logdir")
-        return posixpath.basename(root), _pick_host(url, direct, host)
+        return posixpath.basename(root), pick_host(url, direct, host)
     runs = _runs(fs, root, files)
     if not runs:
         raise ProfileError(url, "no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/"
@@ -81,4 +71,4 @@ def resolve_remote_target(url, run=None, host=None):
         chosen = next((r for r in runs if r.run == run), None)
         if chosen is None:
             raise ProfileError(url, f"no run {run!r}; runs: {', '.join(r.run for r in runs)}")
-    return chosen.run, _pick_host(chosen.path, chosen.hosts, host)
+    return chosen.run, pick_host(chosen.path, chosen.hosts, host)
