@@ -6,6 +6,7 @@
 import {ApiError, getJson, getResult} from './api.js';
 import {comparePicker} from './compare_picker.js';
 import {h, replace} from './dom.js';
+import {analysisProgress} from './format.js';
 import {comparisonView} from './views/comparison.js';
 import {emptyState, section} from './views/common.js';
 import {findingsView} from './views/findings.js';
@@ -122,7 +123,7 @@ export function createApp(root) {
     const controller = startLoading(`Comparing ${host} of ${run} with ${baseline.host} of ${baseline.run}`, progress);
     const params = {run, host, baseline_run: baseline.run, baseline_host: baseline.host};
     const showStatus = (status) => {
-      const side = (name, entry) => `${name}: ${entry?.state === 'running' ? `analyzing… ${entry.elapsed_s ?? 0} s` : entry?.state || '…'}`;
+      const side = (name, entry) => `${name}: ${entry?.state === 'running' ? `analyzing… ${analysisProgress(entry)}` : entry?.state || '…'}`;
       if (status) progress.textContent = `${side('baseline', status.baseline)} · ${side('candidate', status.candidate)}`;
     };
     try {
@@ -168,7 +169,7 @@ export function createApp(root) {
     const progress = h('p', {class: 'progress'}, 'Starting…');
     const controller = startLoading(`Analyzing ${host} of ${run}`, progress);
     const showStatus = (status) => {
-      if (status && status.state === 'running') progress.textContent = `Analyzing the profile… ${status.elapsed_s ?? 0} s`;
+      if (status && status.state === 'running') progress.textContent = `Analyzing the profile… ${analysisProgress(status)}`;
     };
     const poll = setInterval(() => {
       getJson('status', {run, host}, {signal: controller.signal}).then(({body}) => showStatus(body)).catch(() => {});

@@ -208,3 +208,13 @@ export function kernelDetail(name, count = 3) {
   }
   return seen.join(' · ');
 }
+
+/** "42% · 3 s" for an analysis status {progress: 0..1, elapsed_s}; the fraction is left out when unknown. */
+export function analysisProgress(status) {
+  const parts = [];
+  if (status && typeof status.progress === 'number' && Number.isFinite(status.progress)) {
+    parts.push(`${Math.round(Math.min(1, Math.max(0, status.progress)) * 100)}%`);
+  }
+  parts.push(`${status?.elapsed_s ?? 0} s`);
+  return parts.join(' · ');
+}

@@ -75,3 +75,10 @@ test('latency histogram labels', () => {
   assert.deepEqual(binLabels([0, 5, 10, 500, 1000, 2000, null]),
     ['0–5µs', '5–10µs', '10–500µs', '500µs–1ms', '1–2ms', '≥2ms']);
 });
+
+test('analysis progress shows the fraction when the server knows it', async () => {
+  const {analysisProgress} = await import('../../tb_gpu_advisor/static/format.js');
+  assert.equal(analysisProgress({state: 'running', progress: 0.423, elapsed_s: 3}), '42% · 3 s');
+  assert.equal(analysisProgress({state: 'running', elapsed_s: 5}), '5 s');
+  assert.equal(analysisProgress({progress: 1.7}), '100% · 0 s');
+});
