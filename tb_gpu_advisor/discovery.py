@@ -31,7 +31,7 @@ def _hosts_in(directory):
         names = sorted(os.listdir(directory))
     except OSError:
         return ()
-    return tuple(HostFile(host=name[: -len(XPLANE_SUFFIX)], path=os.path.join(directory, name))
+    return tuple(HostFile(host=host_name(name), path=os.path.join(directory, name))
                  for name in names
                  if name.endswith(XPLANE_SUFFIX) and os.path.isfile(os.path.join(directory, name)))
 
@@ -75,7 +75,7 @@ def resolve_target(path, run=None, host=None):
     if os.path.isfile(path):
         if run:
             raise ProfileError(path, "--run applies to a logdir, not to a single file")
-        files = (HostFile(host=_host_of(path), path=path),)
+        files = (HostFile(host=host_name(path), path=path),)
         return None, pick_host(path, files, host)
     direct = _hosts_in(path)
     if direct:
@@ -101,8 +101,9 @@ def newest_first(runs):
     return tuple(sorted(runs, key=lambda r: (r.run.rsplit("/", 1)[-1], r.run), reverse=True))
 
 
-def _host_of(path):
-    base = os.path.basename(path)
+def host_name(path):
+    """The host a profile file is of: its file name without `.xplane.pb`."""
+    base = os.path.basename(str(path))
     return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 

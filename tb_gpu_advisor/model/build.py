@@ -8,11 +8,11 @@ model.host_columns); a plane it does not vouch for (wire_scan.Unusual) takes the
 import contextlib
 import contextvars
 import logging
-import os
 import re
 
 from google.protobuf.message import DecodeError
 
+from tb_gpu_advisor.discovery import host_name
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.model.device import build_gpu_device
 from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan
@@ -33,11 +33,6 @@ _HOST_PLANES = ("/host:CPU", "/host:CUPTI")
 _ENV_PLANES = ("/host:metadata", "Task Environment")
 # Line bases above this are wall-clock nanoseconds, not offsets from the profile start.
 _WALL_CLOCK_NS = 10**15
-
-
-def host_name_of(path):
-    base = os.path.basename(str(path))
-    return base[: -len(".xplane.pb")] if base.endswith(".xplane.pb") else base
 
 
 def load_model(path, max_bytes=None, reference=False, progress=None):
@@ -98,7 +93,7 @@ def build_model(space, reference=False, progress=None):
     pre_grouped = any(gpu.step_markers for gpu in gpus)
     return TraceModel(
         path=space.path,
-        host=host_name_of(space.path),
+        host=host_name(space.path),
         gpus=tuple(gpus),
         host_activity=host_activity,
         host_step_markers=markers,

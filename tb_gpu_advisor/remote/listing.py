@@ -3,14 +3,14 @@
 import posixpath
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
-from tb_gpu_advisor.discovery import HostFile, ProfileRun, newest_first, pick_host
+from tb_gpu_advisor.discovery import HostFile, ProfileRun, host_name, newest_first, pick_host
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
 
 def _host_file(fs, path):
     name = posixpath.basename(path)
-    return HostFile(host=name[: -len(XPLANE_SUFFIX)], path=fs.unstrip_protocol(path))
+    return HostFile(host=host_name(name), path=fs.unstrip_protocol(path))
 
 
 def _list(url):
@@ -52,9 +52,7 @@ def resolve_remote_target(url, run=None, host=None):
     if info.get("type") == "file":
         if run:
             raise ProfileError(url, "--run applies to a logdir, not to a single file")
-        name = posixpath.basename(root)
-        host_name = name[: -len(XPLANE_SUFFIX)] if name.endswith(XPLANE_SUFFIX) else name
-        return None, pick_host(url, [HostFile(host=host_name, path=url)], host)
+        return None, pick_host(url, [HostFile(host=host_name(posixpath.basename(root)), path=url)], host)
     direct = [_host_file(fs, path) for path in sorted(files)
               if posixpath.dirname(path) == root and path.endswith(XPLANE_SUFFIX)]
     if direct:
