@@ -6,7 +6,7 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps
-from tb_gpu_advisor.findings.tf_data import tf_data_pipeline
+from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 

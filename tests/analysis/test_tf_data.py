@@ -1,4 +1,4 @@
-from tb_gpu_advisor.findings.tf_data import tf_data_pipeline
+from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 
 MS = 10**9
 

@@ -1,4 +1,4 @@
-from tb_gpu_advisor.findings.occupancy import sm_limits, theoretical_occupancy
+from tb_gpu_advisor.analysis.occupancy import sm_limits, theoretical_occupancy
 
 
 def test_limiters():

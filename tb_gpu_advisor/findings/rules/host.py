@@ -1,35 +1,111 @@
-"""Host-side rules: host work while the GPU idles, eager ops, retracing, Python functions, threads, placement."""
+"""Host findings: host work while the GPU idles, eager ops, retracing, Python functions."""
 
 import re
 
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, grade, ladder, limit
+from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
+from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
 from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, HOST_HIGH_PCT, HOST_MEDIUM_PCT,
-                                                LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT, MODELED_LOW_PCT,
-                                                RETRACE_MIN_VARIANTS)
+                                                MODELED_LOW_PCT, RETRACE_MIN_VARIANTS)
 from tb_gpu_advisor.model import intervals
 
-HOST_OPS_LISTED = 5
+ENTRIES = register("host", {
+    "host.gpu_idle_host_busy": Entry(
+        category="host",
+        title="The GPU idles while the host works",
+        fix_summary="Move per-step Python/runtime work off the critical path: tf.function, jit, fewer calls.",
+        fix="""\
+Part of every step the GPUs have nothing to do while host threads run TensorFlow runtime or Python code.
+Put the whole step in one compiled function and run several steps per call:
+
+    @tf.function(jit_compile=True)
+    def train_step(x, y): ...
+    model.compile(..., steps_per_execution=32)     # Keras: many steps per Python call
+
+Keep Python (logging, metric reads, callbacks, data conversion) out of the step, or do it every N steps.
+The evidence lists the host events that took the most time. JAX: jax.jit the entire step, avoid Python
+loops and per-step host computations; run independent host work in a background thread.""",
+        docs=(L.TF_FUNCTION, L.TF_GPU_PERFORMANCE, L.KERAS_TRAINING, L.JAX_JIT),
+    ),
+    "host.eager_execution": Entry(
+        category="host",
+        title="Ops run eagerly, one Python call each",
+        fix_summary="Wrap the training step in @tf.function (jit_compile=True) instead of running eagerly.",
+        fix="""\
+Many individual ops execute eagerly each step (EagerLocalExecute per op): each pays Python and dispatch
+overhead. Compile the step:
+
+    @tf.function(jit_compile=True)   # or plain @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                      model.trainable_variables))
+        return loss
+
+Keras: do not pass run_eagerly=True to model.compile. JAX: put the step under jax.jit.""",
+        docs=(L.TF_FUNCTION, L.JAX_JIT),
+    ),
+    "host.retracing": Entry(
+        category="host",
+        title="Functions are traced or compiled again during training",
+        fix_summary="Give tf.function a fixed input_signature (JAX: static shapes) so it compiles once.",
+        fix="""\
+The same function was traced/compiled more than once inside the profiled steps: each new input shape,
+dtype or Python argument value makes a new graph. Fix the signature:
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 224, 224, 3], tf.float32),
+                                  tf.TensorSpec([None], tf.int32)], jit_compile=True)
+    def train_step(x, y): ...
+    # pass tensors, not Python numbers; use drop_remainder=True so the last batch keeps its shape
+    # tf.function(reduce_retracing=True) lets TF generalize shapes automatically
+
+JAX: keep shapes static (pad the last batch), mark real constants with static_argnums, and check with
+jax.config.update("jax_log_compiles", True).""",
+        docs=(L.TF_FUNCTION, L.JAX_JIT),
+    ),
+    "host.python_function": Entry(
+        category="host",
+        title="Python functions run for every element or step",
+        fix_summary="Replace tf.py_function/tf.numpy_function with TensorFlow ops (or precompute offline).",
+        fix="""\
+tf.py_function / tf.numpy_function call back into Python: each call takes the GIL, so they barely run in
+parallel and cannot be optimized or fused. Where they sit in a tf.data map they set the speed of the
+whole input pipeline. Options, best first:
+
+    # 1. Express the work with TensorFlow ops (tf.image, tf.strings, tf.io, tf.signal ...)
+    ds = ds.map(lambda x: tf.image.resize(tf.io.decode_jpeg(x), (224, 224)),
+                num_parallel_calls=tf.data.AUTOTUNE)
+    # 2. Run the Python once, offline, and store its output (TFRecord, NumPy files)
+    # 3. Cache its output if it is deterministic: ds.map(py_fn_wrapper).cache()
+
+JAX pipelines: move the per-element Python into NumPy vectorized over the batch, or into worker
+processes (grain, multiprocessing).""",
+        docs=(L.TF_DATA_PERFORMANCE, L.TF_FUNCTION),
+    ),
+})
+
+
 # Host events that wrap others or mark steps: not "what the host did".
 _WRAPPERS = re.compile(r"^(ExecutorState::Process|EagerExecute|EagerKernelExecute|EagerLocalExecute|"
                        r"KernelAndDeviceFunc|TFE_Py|FunctionRun|ExecutorDoneCallback|ExecutorPropagateOutputs|"
                        r"IteratorGetNext|Iterator::|train$|test$|TraceContext|Profiled batch|\$)")
+
+
 _EAGER_OP = re.compile(r"^EagerLocalExecute: (?!__inference_|__forward_|__backward_|StatefulPartitionedCall|"
                        r"PartitionedCall)(.+)$")
+
+
 _FUNCTION_CALL = re.compile(r"^EagerLocalExecute: __inference_(.+)_(\d+)$")
+
+
 _PY_FUNCTION_TYPES = {"EagerPyFunc", "PyFunc", "PyFuncStateless"}
-# CPU-only kernels (oneDNN/MKL) and compute-heavy op types: on the host in a GPU run they ran on the CPU.
-_CPU_KERNEL_TYPE = re.compile(r"^_Mkl|^_MklNative")
-_COMPUTE_TYPES = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "Conv2D", "Conv2DBackpropInput",
-                  "Conv2DBackpropFilter", "Conv3D", "_FusedMatMul", "_FusedConv2D", "FusedBatchNormV3", "Einsum"}
 
 
 def _op_type(name):
     return name.rpartition(":")[2]
-
-
-def _op_rows(ops):
-    return [{"name": name, "count": count, "total_ms": ms(total)} for name, count, total in ops[:HOST_OPS_LISTED]]
 
 
 def _top_host_ops(ctx, limit_count=HOST_OPS_LISTED):
@@ -37,7 +113,7 @@ def _top_host_ops(ctx, limit_count=HOST_OPS_LISTED):
     device_names = {name for gpu in ctx.model.gpus for name in gpu.activity.names}
     found = ctx.host_ops(lambda name: bool(name) and not _WRAPPERS.match(name) and name not in device_names
                          and not name.startswith(("Memcpy", "Memset", "cu")))
-    return _op_rows(found[:limit_count])
+    return op_rows(found[:limit_count])
 
 
 def gpu_idle_host_busy(ctx):
@@ -64,11 +140,6 @@ def gpu_idle_host_busy(ctx):
         speedup_basis="upper bound: the step time if the GPU never idled during host work")
 
 
-def _host_critical_ms(ctx):
-    """Host time on the critical path: when no GPU works and the host is busy or launching."""
-    return ctx.category_ms("host") + ctx.category_ms("launch")
-
-
 def eager_execution(ctx):
     """Individual ops dispatched eagerly (`EagerLocalExecute: <Op>`), many per step, taking >10% of the time."""
     ops = ctx.host_ops(lambda name: bool(_EAGER_OP.match(name)))
@@ -78,7 +149,7 @@ def eager_execution(ctx):
     share = ctx.share_pct(total_ms)
     if per_step < EAGER_MIN_OPS_PER_STEP or share < EAGER_MIN_PCT:
         return None
-    critical = _host_critical_ms(ctx) if ctx.has_gpu else total_ms
+    critical = host_critical_ms(ctx) if ctx.has_gpu else total_ms
     recoverable = min(total_ms, critical)
     severity = grade(ctx.share_pct(recoverable), HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     return Finding(
@@ -86,7 +157,7 @@ def eager_execution(ctx):
         summary=f"{ctx.count_text(count, 'ops')} run eagerly ({total_ms:.2f} ms, {share:.1f}% of the step time).",
         evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share},
                           limit("eager_op_pct", share, EAGER_MIN_PCT, min_ops_per_step=EAGER_MIN_OPS_PER_STEP),
-                          {"host_ops": _op_rows(ops)}),
+                          {"host_ops": op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: eager dispatch time on the critical path removed")
 
@@ -131,7 +202,7 @@ def python_function(ctx):
     count = sum(c for _, c, _ in ops)
     total_ms = ms(sum(t for _, _, t in ops))
     waiting = ctx.category_ms("input_wait") if ctx.pipeline.in_use else 0.0
-    recoverable = min(total_ms, waiting + _host_critical_ms(ctx)) if ctx.has_gpu else min(total_ms, max(
+    recoverable = min(total_ms, waiting + host_critical_ms(ctx)) if ctx.has_gpu else min(total_ms, max(
         waiting, ctx.category_ms("host")))
     share = ctx.share_pct(recoverable)
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT)
@@ -147,60 +218,9 @@ def python_function(ctx):
                            "map_threads_busy_cores": ctx.pipeline.map_concurrency, "input_wait_ms": round(waiting, 3),
                            "recoverable_pct": share},
                           ladder("recoverable_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT),
-                          {"host_ops": _op_rows(ops)}),
+                          {"host_ops": op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: the input wait (or host time) the Python calls account for removed")
 
 
-def tf_data_contention(ctx):
-    """Launch calls starve the GPU while tf.data runs on the same host, and GPU threads are not private."""
-    if not ctx.has_gpu or not ctx.pipeline.in_use or ctx.has_thread("tf_gpu_private") or ctx.has_thread("gpu_private"):
-        return None
-    launch_ms = ctx.category_ms("launch")
-    share = ctx.share_pct(launch_ms)
-    if share < LAUNCH_MEDIUM_PCT:
-        return None
-    busy = {kind: round(total / 1e9, 3) for kind, (_, total) in sorted(ctx.host.thread_busy.items())
-            if kind.startswith("tf_data")}
-    finding = Finding(
-        id="threading.tf_data_contention", severity=grade(share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT),
-        summary=f"The GPU idles {share:.1f}% of the step during launch calls while tf.data threads share the CPU.",
-        evidence=Evidence({"launch_exposed_pct": share, "tf_data_thread_busy_ms": busy},
-                          limit("launch_exposed_pct", share, LAUNCH_MEDIUM_PCT, gpu_private_threads=False),
-                          {"threads": sorted(busy)}),
-        recoverable_ms=launch_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the GPU idle during launch calls removed")
-    return capped(finding, "medium")
-
-
-def ops_on_host(ctx):
-    """Compute ops with CPU kernels in a run that has a GPU."""
-    if not ctx.has_gpu:
-        return None
-    device_ops = {name for gpu in ctx.active_gpus for name in gpu.activity.op_names}
-
-    def on_cpu(name):
-        op_name, sep, op_type = name.rpartition(":")
-        if not sep or not op_name or " " in op_type:
-            return False
-        return bool(_CPU_KERNEL_TYPE.match(op_type)) or (
-            bool(device_ops) and op_type in _COMPUTE_TYPES and op_name not in device_ops)
-
-    ops = ctx.host_ops(on_cpu)
-    if not ops:
-        return None
-    total_ms = ms(sum(t for _, _, t in ops))
-    recoverable = min(total_ms, _host_critical_ms(ctx))
-    share = ctx.share_pct(recoverable)
-    severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
-    return Finding(
-        id="placement.ops_on_host", severity=severity,
-        summary=f"{len(ops)} compute op(s) ran with CPU kernels in a GPU run ({total_ms:.2f} ms), "
-                f"e.g. {ops[0][0]}.",
-        evidence=Evidence({"cpu_ops": len(ops), "cpu_op_ms": total_ms, "recoverable_pct": share},
-                          limit("cpu_ops", len(ops), 0), {"host_ops": _op_rows(ops)}),
-        recoverable_ms=recoverable, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the CPU op time on the critical path (GPU idle) removed")
-
-
-RULES = (gpu_idle_host_busy, eager_execution, retracing, python_function, tf_data_contention, ops_on_host)
+RULES = (gpu_idle_host_busy, eager_execution, retracing, python_function)

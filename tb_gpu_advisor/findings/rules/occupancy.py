@@ -1,11 +1,43 @@
-"""Kernel-efficiency rules: low occupancy and grids smaller than the GPU, on kernels that dominate time."""
+"""Occupancy findings: dominant kernels with low occupancy or a grid too small for the GPU."""
 
 from tb_gpu_advisor.analysis.kernel_names import is_library_math, is_nccl
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
-from tb_gpu_advisor.findings.occupancy import theoretical_occupancy
+from tb_gpu_advisor.analysis.occupancy import theoretical_occupancy
 from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GOOD_OCCUPANCY_PCT, KERNEL_HIGH_PCT,
                                                 KERNEL_TUNING_MAX_SAVING, LOW_OCCUPANCY_PCT, MODELED_LOW_PCT,
                                                 MODELED_MEDIUM_PCT)
+
+ENTRIES = register("occupancy", {
+    "occupancy.low_occupancy": Entry(
+        category="occupancy",
+        title="Time-dominant kernels run at low occupancy",
+        fix_summary="Raise occupancy of the named kernels (registers, shared memory or block size).",
+        fix="""\
+These kernels keep few warps resident per SM, so the SM cannot hide memory latency. The limiter is in the
+evidence:
+- registers: for your own CUDA/Triton kernels cap them (__launch_bounds__(threads, minBlocks) or
+  -maxrregcount; Triton: smaller BLOCK sizes / num_warps);
+- shared memory: use smaller tiles or fewer pipeline stages;
+- block size: launch blocks of 128-256 threads so more warps fit per SM.
+For framework kernels you do not own, change what they are given: larger batch or hidden sizes, fused
+ops (jit_compile=True), a different layout (channels_last for convolutions). cuBLAS/cuDNN GEMMs are
+excluded: they trade occupancy for large tiles by design.""",
+        docs=(L.CUDA_OCCUPANCY, L.NVIDIA_DL_PERFORMANCE),
+    ),
+    "occupancy.tiny_grid": Entry(
+        category="occupancy",
+        title="Time-dominant kernels launch fewer blocks than the GPU has SMs",
+        fix_summary="Give these kernels more parallel work (larger batch, fused ops) so every SM is used.",
+        fix="""\
+These kernels launch fewer thread blocks than the GPU has SMs, so most SMs sit idle while they run. Give
+them more parallel work: a larger batch, larger tensors per op (fuse small ops with jit_compile=True), or,
+for your own kernels, split the work into more, smaller blocks (grid-stride loops, split-K for GEMMs).""",
+        docs=(L.NVIDIA_DL_PERFORMANCE, L.CUDA_OCCUPANCY),
+    ),
+})
+
 
 KERNELS_LISTED = 5
 

@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass
 
-from tb_gpu_advisor.findings.thresholds import MAP_SEQUENTIAL_CONCURRENCY
-
+# The map function's threads busy less than this many cores' worth of wall time = one element at a time.
+MAP_SEQUENTIAL_CONCURRENCY = 1.2
 ITERATOR_PREFIX = "Iterator::"
 PREFETCH_STAGES = {"Prefetch", "PrefetchToDevice", "PrefetchDataset"}
 SEQUENTIAL_MAP_STAGES = {"Map"}

@@ -1,16 +1,70 @@
-"""Environment rules: compute capability against what the advice assumes, and CUDA/driver versions when recorded."""
+"""Environment findings: GPU generation, precision support, CUDA and driver versions."""
 
 import re
 
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.thresholds import (BF16_MIN_CC, KERNEL_HIGH_PCT, MIXED_PRECISION_GAIN, MODELED_LOW_PCT,
                                                 MODELED_MEDIUM_PCT, TENSOR_CORE_MIN_CC)
 
+ENTRIES = register("environment", {
+    "environment.no_tensor_cores": Entry(
+        category="other",
+        title="This GPU has no Tensor Cores",
+        fix_summary="Mixed precision will save memory but not speed up math on this GPU (cc < 7.0).",
+        fix="""\
+GPUs before compute capability 7.0 (Pascal and older) have no Tensor Cores: float16 math is not faster than
+float32 there (and much slower on most consumer Pascal cards), so the precision advice does not apply. For
+training speed the options are a newer GPU (cc >= 7.0 for float16 Tensor Cores, >= 8.0 for bfloat16 and
+TF32) or the other findings of this report.""",
+        docs=(L.CUDA_GPUS, L.NVIDIA_MIXED_PRECISION),
+    ),
+    "environment.bf16_without_hardware": Entry(
+        category="precision",
+        title="bfloat16 kernels on a GPU without bfloat16 Tensor Cores",
+        fix_summary="On compute capability 7.x use float16: set_global_policy('mixed_float16').",
+        fix="""\
+bfloat16 Tensor Core math needs compute capability 8.0 (Ampere) or newer; on this GPU bfloat16 kernels fall
+back to slower paths. Use float16 with loss scaling instead:
+
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    # JAX: cast to jnp.float16 and scale the loss (e.g. jmp.DynamicLossScale)""",
+        docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
+    ),
+    "environment.cuda_older_than_gpu": Entry(
+        category="other",
+        title="The CUDA version predates this GPU",
+        fix_summary="Use a CUDA (and framework build) that supports this GPU's compute capability natively.",
+        fix="""\
+The CUDA version recorded in the profile is older than the first one with native support for this GPU's
+compute capability: kernels run from PTX compiled just in time (slow start-up, often slower kernels) or
+come from generic code paths. Install a TensorFlow/JAX build for a newer CUDA (pip install
+tensorflow[and-cuda], pip install -U "jax[cuda12]") and a matching driver.""",
+        docs=(L.CUDA_COMPATIBILITY, L.CUDA_GPUS),
+    ),
+    "environment.driver_older_than_runtime": Entry(
+        category="other",
+        title="The NVIDIA driver is older than the CUDA runtime",
+        fix_summary="Upgrade the NVIDIA driver to one that supports the CUDA runtime in use.",
+        fix="""\
+The CUDA version the driver supports is older than the CUDA runtime the framework uses. It runs only through
+minor-version compatibility, which disables PTX just-in-time compilation and some features, or through
+the forward-compatibility package. Upgrade the driver (nvidia-smi shows the CUDA version it supports).""",
+        docs=(L.CUDA_COMPATIBILITY,),
+    ),
+})
+
+
 _BF16 = re.compile(r"bf16|bfloat16|__nv_bfloat", re.IGNORECASE)
+
+
 # First CUDA version with native (SASS) support for a compute capability.
 CUDA_FOR_CC = {(6, 0): (8, 0), (7, 0): (9, 0), (7, 5): (10, 0), (8, 0): (11, 0), (8, 6): (11, 1), (8, 9): (11, 8),
                (9, 0): (11, 8), (10, 0): (12, 8), (12, 0): (12, 8)}
+
+
 NOT_A_SPEEDUP = "none: a correctness/compatibility note, no time is measured as recoverable"
 
 

@@ -1,13 +1,76 @@
-"""Step-level rules: checkpoint and summary writes stalling steps, uneven step times, warm-up in the profile."""
+"""Step findings: checkpoint and summary stalls, warm-up in the profile, uneven step times."""
 
 import numpy as np
 
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.thresholds import (MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, STALL_MIN_PCT,
                                                 STEP_CV_MIN, STEP_MIN_COUNT)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import event_tag
+
+ENTRIES = register("steps", {
+    "steps.checkpoint_stall": Entry(
+        category="other",
+        title="Checkpoint writes stall training",
+        fix_summary="Checkpoint less often, or asynchronously (tf.train.CheckpointOptions(enable_async=True)).",
+        fix="""\
+Saving checkpoints holds up the steps it falls into while the GPU idles. Save less often and off the
+critical path:
+
+    ckpt_options = tf.train.CheckpointOptions(enable_async=True)   # TF >= 2.12
+    manager = tf.train.CheckpointManager(ckpt, directory, max_to_keep=3)
+    if step % 2000 == 0:
+        manager.save(options=ckpt_options)
+    # Keras: tf.keras.callbacks.ModelCheckpoint(..., save_freq=2000) instead of every epoch/batch
+
+Write to fast local storage and copy to remote storage in the background. JAX: orbax
+(ocp.CheckpointManager with async checkpointing) saves without blocking the step.""",
+        docs=(L.TF_CHECKPOINT,),
+    ),
+    "steps.summary_stall": Entry(
+        category="other",
+        title="Summary writes stall training",
+        fix_summary="Write summaries every N steps (tf.summary.record_if / update_freq), not every step.",
+        fix="""\
+Writing TensorBoard summaries (and flushing the writer) takes a visible part of the steps. Write them less
+often:
+
+    with writer.as_default(), tf.summary.record_if(lambda: step % 100 == 0):
+        tf.summary.scalar("loss", loss, step=step)
+    # Keras: tf.keras.callbacks.TensorBoard(update_freq=100) (or "epoch"), histogram_freq=0
+
+Avoid histogram and image summaries inside the step; do not flush the writer every step.""",
+        docs=(L.TF_SUMMARY,),
+    ),
+    "steps.uneven_step_time": Entry(
+        category="other",
+        title="Step time varies a lot from step to step",
+        fix_summary="Find what the slow steps do differently (listed) and remove or spread it.",
+        fix="""\
+Some steps take much longer than the median. The slow steps are listed in the evidence: open them in the
+Trace Viewer. Usual causes: periodic work inside some steps (evaluation, checkpoints, summaries, logging),
+input that is slow for some batches (uneven file sizes, cache misses), Python garbage collection, memory
+allocation growth, or recompilation for new shapes (pad batches to fixed shapes, drop_remainder=True).""",
+        docs=(L.TF_PROFILER, L.TF_GPU_PERFORMANCE),
+    ),
+    "steps.warmup_in_profile": Entry(
+        category="other",
+        title="The profile includes warm-up (compilation)",
+        fix_summary="Profile steady-state steps: skip the first ones (profile_batch=(10, 20)).",
+        fix="""\
+The first profiled step compiles or traces the program and is much slower than the rest; it is left out of
+the step-variance finding. Profile later steps so averages describe steady state:
+
+    tf.keras.callbacks.TensorBoard(log_dir, profile_batch=(10, 20))
+    # custom loops: start tf.profiler.experimental.start(logdir) after a few warm-up steps
+    # JAX: run a few steps, then jax.profiler.start_trace(logdir)""",
+        docs=(L.TF_PROFILER, L.JAX_PROFILING),
+    ),
+})
+
 
 WARMUP_FACTOR = 2.0  # a first step this many times the median of the others is warm-up
 

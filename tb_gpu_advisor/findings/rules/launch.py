@@ -1,17 +1,54 @@
-"""Launch-overhead rules: the GPU idle during launch calls, and kernels shorter than their own launch.
-
-High launch latency while the GPU is busy is queueing ahead of the GPU, not a problem: no rule fires on it.
-"""
+"""Launch findings: the GPU starved by kernel launches, and kernels too short to hide them."""
 
 import numpy as np
 
 from tb_gpu_advisor.analysis.launch import pair_launches
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
 from tb_gpu_advisor.findings.thresholds import (LAUNCH_GAP_MAX_US, LAUNCH_GPU_BUSY_MAX_PCT, LAUNCH_HIGH_PCT,
                                                 LAUNCH_MEDIUM_PCT, MODELED_LOW_PCT, TINY_KERNEL_MIN_SHARE_PCT)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
+
+ENTRIES = register("launch", {
+    "launch.gpu_starved_by_launches": Entry(
+        category="launch",
+        title="The GPU idles while kernels are being launched",
+        fix_summary="Launch fewer, larger kernels: XLA jit_compile=True, larger batch, CUDA graphs.",
+        fix="""\
+Between kernels the GPU waits for the host to launch the next one. Fewer, bigger kernels fix it:
+
+    @tf.function(jit_compile=True)        # XLA fuses kernels, so fewer launches per step
+    def train_step(x, y): ...
+    model.compile(..., jit_compile=True, steps_per_execution=32)   # Keras
+
+If tf.data also runs on this host, give the GPU its own launch threads (before TensorFlow starts):
+
+    TF_GPU_THREAD_MODE=gpu_private TF_GPU_THREAD_COUNT=2 python train.py
+
+JAX: jit the entire step (one launch of a compiled program); recent XLA versions can also replay it as
+CUDA graphs (see the XLA flag --xla_gpu_enable_command_buffer).""",
+        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA, L.CUDA_GRAPHS, L.JAX_GPU_TIPS),
+    ),
+    "launch.tiny_kernels": Entry(
+        category="launch",
+        title="Kernels run shorter than it takes to launch them",
+        fix_summary="Fuse tiny kernels (XLA jit_compile=True) or do more work per kernel (larger batch).",
+        fix="""\
+Most kernels finish sooner than the host needs to launch them, so the GPU runs in short bursts with gaps in
+between. Make each launch do more:
+
+    @tf.function(jit_compile=True)
+    def train_step(x, y): ...
+    ds = ds.batch(2 * BATCH)             # more work per kernel, if memory allows
+
+Avoid Python-side loops over small tensors inside the step (vectorize them: tf.vectorized_map, batched
+ops). JAX: jax.jit the whole step and use jax.vmap / jax.lax.scan instead of Python loops.""",
+        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA, L.JAX_JIT),
+    ),
+})
 
 
 def _launch_metrics(ctx):

@@ -1,4 +1,4 @@
-from tb_gpu_advisor.findings.environment import cuda_version
+from tb_gpu_advisor.findings.rules.environment import cuda_version
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.findings.scenarios import findings_by_id, healthy, kernels, report_of, step_starts
 
