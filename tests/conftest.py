@@ -5,7 +5,7 @@ import pathlib
 import pytest
 
 from tb_gpu_advisor.model.build import build_model
-from tb_gpu_advisor.report.host_report import host_report
+from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.xplane.reader import parse_space
 from tests.data import real_trace
 

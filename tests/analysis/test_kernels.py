@@ -1,6 +1,6 @@
 import json
 
-from tb_gpu_advisor.report.run_report import analyze_host_file
+from tb_gpu_advisor.pipeline import analyze_host_file
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.conftest import report_of
 from tests.data import xprof_reference

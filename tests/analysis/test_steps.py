@@ -91,5 +91,5 @@ def test_real_traces_step_sources():
 
 
 def report_of_path(name):
-    from tb_gpu_advisor.report.run_report import analyze_host_file
+    from tb_gpu_advisor.pipeline import analyze_host_file
     return analyze_host_file(real_trace(name))

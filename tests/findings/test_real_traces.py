@@ -1,7 +1,7 @@
 """The findings on the real traces in ../shared/traces (skipped when absent); docs/findings.md explains them."""
 
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.report.host_report import host_report
+from tb_gpu_advisor.pipeline import host_report
 from tests.data import real_trace
 from tests.findings.scenarios import findings_by_id
 

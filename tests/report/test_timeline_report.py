@@ -2,8 +2,7 @@
 
 import pytest
 
-from tb_gpu_advisor.report.run_report import analyze_host_file
-from tb_gpu_advisor.report.timeline_report import timeline_for_file
+from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.testing.quickstart import write_quickstart
 from tests.data import real_trace
 
