@@ -33,7 +33,7 @@ def host_report(model):
     """The HostReport of one host's TraceModel, as a JSON-ready dict: analyses computed once, then the rules."""
     analysis = analyze_host(model)
     report = render_host_report(model, analysis)
-    return with_diagnosis(report, diagnose(model, analysis, report))
+    return with_diagnosis(report, diagnose(model, analysis))
 
 
 def load_host_model(path, max_bytes=None, progress=None):

@@ -80,6 +80,10 @@ def test_the_checker_sees_a_cycle_made_by_a_function_level_import(tmp_path):
     assert imports_of("tb_gpu_advisor.m", source, {"tb_gpu_advisor.errors"}) == {"tb_gpu_advisor.errors"}
 
 
+def test_no_import_cycles_among_the_package_modules():
+    assert cycles(import_graph()) == []
+
+
 if __name__ == "__main__":
     for component in cycles(import_graph()):
         print(" <-> ".join(component))

@@ -27,6 +27,19 @@ class Breakdown:
     gpu_busy_ps: np.ndarray  # one per window: time at least one GPU is busy
 
 
+def compute_mask(activity):
+    """Boolean mask over a GPU's activity: compute, i.e. kernels and CUDA graphs other than NCCL collectives."""
+    nccl = np.array([is_nccl(n) for n in activity.names] + [False], dtype=bool)[activity.name_id]
+    return np.isin(activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH)) & ~nccl
+
+
+def compute_busy(model):
+    """Intervals when any GPU computes (compute_mask)."""
+    parts = [intervals.union(gpu.activity.start_ps[mask], gpu.activity.end_ps[mask])
+             for gpu in model.gpus for mask in [compute_mask(gpu.activity)]]
+    return intervals.union_all(*parts)
+
+
 def _category_intervals(model):
     """{category: Intervals} of the raw activity behind each category (host ones not yet exclusive)."""
     spans = {name: ([], []) for name in BREAKDOWN_CATEGORIES[:6]}
@@ -36,7 +49,7 @@ def _category_intervals(model):
             continue
         low = np.array([is_low_precision(n) for n in activity.names], dtype=bool)[activity.name_id]
         nccl = np.array([is_nccl(n) for n in activity.names], dtype=bool)[activity.name_id]
-        compute = np.isin(activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH)) & ~nccl
+        compute = compute_mask(activity)
         direction = activity.copy_direction
         masks = {
             "compute_16bit": compute & low,

@@ -3,10 +3,11 @@
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.balance import balance
-from tb_gpu_advisor.analysis.breakdown import breakdown
+from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown, compute_busy
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
-from tb_gpu_advisor.analysis.steps import analysis_window, find_steps
+from tb_gpu_advisor.analysis.rounding import ms, pct
+from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
 from tb_gpu_advisor.analysis.transfers import transfer_stats
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
 
@@ -16,7 +17,8 @@ class HostAnalysis:
     step_set: object  # steps.StepSet
     window: object  # model.intervals.Intervals: the analysis window (the steps, or the span of activity)
     usages: tuple  # utilization.DeviceUsage per GPU, in model.gpus order
-    active_busy_pct: tuple  # busy % of the GPUs that took part in the steps
+    active_ordinals: tuple  # the GPUs that took part in the steps
+    compute_busy: object  # Intervals when any GPU computes (breakdown.compute_mask)
     input_wait: object  # utilization.InputWait
     kernels: tuple  # kernels.KernelRow, most time first
     launch: object  # launch.LaunchStats
@@ -25,6 +27,43 @@ class HostAnalysis:
     transfers: dict  # transfers.TransferStats per direction key
     balance: object  # balance.Balance
 
+    @property
+    def active_busy_pct(self):
+        """Busy % of the GPUs that took part in the steps."""
+        return tuple(u.busy_pct for u in self.usages if u.ordinal in self.active_ordinals)
+
+    # The summary numbers, at the report's precision: the report shows them and the rules quote them.
+    @property
+    def gpu_busy_pct(self):
+        """Mean busy % of the GPUs that took part in the steps."""
+        active = self.active_busy_pct
+        return pct(sum(active) / len(active)) if active else None
+
+    @property
+    def input_wait_pct(self):
+        return pct(self.input_wait.pct)
+
+    @property
+    def step_time_ms(self):
+        """{mean, median, stdev, count} of the step times in ms."""
+        stats = step_time_stats_ms(self.step_set)
+        return {key: (round(value, 6) if isinstance(value, float) else value) for key, value in stats.items()}
+
+    @property
+    def window_ps(self):
+        return int(self.whole.window_ps.sum())
+
+    @property
+    def breakdown_pct(self):
+        """{category: % of the analysis window} (None for an empty window)."""
+        window_ps = self.window_ps
+        return {name: pct(100.0 * int(self.whole.category_ps[name].sum()) / window_ps) if window_ps else None
+                for name in BREAKDOWN_CATEGORIES}
+
+    def step_breakdown_ms(self, index):
+        """{category: ms} of step `index`."""
+        return {name: ms(int(self.per_step.category_ps[name][index])) for name in BREAKDOWN_CATEGORIES}
+
 
 def analyze_host(model):
     """The HostAnalysis of a TraceModel."""
@@ -32,14 +71,15 @@ def analyze_host(model):
     usages = tuple(device_usage(gpu, step_set) for gpu in model.gpus)
     # In pre-grouped traces a GPU without its own Steps marker took no part in any step (e.g. GPU:1 of the
     # real 8xV100 trace, which only ran 19 copies before the step): it does not lower the mean.
-    active = tuple(u.busy_pct for u in usages if u.busy_pct is not None
+    active = tuple(u.ordinal for u in usages if u.busy_pct is not None
                    and (step_set.source != "device" or u.ordinal in step_set.device_markers))
     window = analysis_window(model, step_set)
     return HostAnalysis(
         step_set=step_set,
         window=window,
         usages=usages,
-        active_busy_pct=active,
+        active_ordinals=active,
+        compute_busy=compute_busy(model),
         input_wait=input_wait(model, step_set),
         kernels=tuple(kernel_table(model.gpus)),
         launch=launch_stats(model, step_set),

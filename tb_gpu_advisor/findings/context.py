@@ -4,7 +4,6 @@ from functools import cached_property
 
 import numpy as np
 
-from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
@@ -17,19 +16,12 @@ def ms(ps):
     return round(float(ps) / PS_PER_MS, 3)
 
 
-def pct(value):
-    return None if value is None else round(float(value), 2)
-
-
 class Context:
     """Read-only inputs of the rules; derived measurements are computed once, on first use."""
 
-    def __init__(self, model, analysis, report):
+    def __init__(self, model, analysis):
         self.model = model
         self.analysis = analysis
-        self.report = report
-        self.summary = report["summary"]
-        self.steps = report["steps"]
         self.step_set = analysis.step_set
         self.window = analysis.window
         self.window_ps = self.window.total_ps
@@ -39,11 +31,11 @@ class Context:
     # --- time shares ---------------------------------------------------------------------------------------
     @property
     def step_count(self):
-        return len(self.steps)
+        return len(self.step_set.steps)
 
     @property
     def mean_step_ms(self):
-        mean = self.summary["step_time_ms"]["mean"]
+        mean = self.analysis.step_time_ms["mean"]
         return None if mean is None else round(mean, 3)
 
     def per_step_ms(self, total_ms):
@@ -66,9 +58,10 @@ class Context:
 
     def category_ms(self, name):
         """Exposed time of one breakdown category over the analysis window, in ms."""
-        if self.steps:
-            return round(sum(step["breakdown_ms"][name] for step in self.steps), 6)
-        share = self.summary["breakdown_pct"].get(name)
+        if self.step_set.steps:
+            return round(sum(self.analysis.step_breakdown_ms(index)[name]
+                             for index in range(len(self.step_set.steps))), 6)
+        share = self.analysis.breakdown_pct.get(name)
         return round(share * self.window_ms / 100.0, 6) if share else 0.0
 
     def in_window_ps(self, spans):
@@ -79,9 +72,8 @@ class Context:
     # --- GPUs ----------------------------------------------------------------------------------------------
     @cached_property
     def active_gpus(self):
-        """GPUs with activity that took part in the steps (pre-grouped traces: those with Steps markers)."""
-        return tuple(gpu for gpu in self.model.gpus if len(gpu.activity) and (
-            self.step_set.source != "device" or gpu.ordinal in self.step_set.device_markers))
+        """GPUs that took part in the steps (pre-grouped traces: those with Steps markers)."""
+        return tuple(gpu for gpu in self.model.gpus if gpu.ordinal in self.analysis.active_ordinals)
 
     @property
     def has_gpu(self):
@@ -97,15 +89,10 @@ class Context:
             return 0
         return int(intervals.covered_ps(spans, windows.start_ps, windows.end_ps).sum())
 
-    @cached_property
+    @property
     def compute_busy(self):
-        """Union over GPUs of compute: kernels other than NCCL, and CUDA graphs."""
-        parts = []
-        for gpu in self.model.gpus:
-            activity = gpu.activity
-            mask = self.kernel_mask(gpu, lambda name: not is_nccl(name)) | (activity.kind == ActivityKind.GRAPH)
-            parts.append(intervals.union(activity.start_ps[mask], activity.end_ps[mask]))
-        return intervals.union_all(*parts)
+        """Union over GPUs of compute: kernels and CUDA graphs other than NCCL."""
+        return self.analysis.compute_busy
 
     @cached_property
     def gpu_busy(self):

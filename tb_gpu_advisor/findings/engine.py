@@ -15,10 +15,10 @@ class Diagnosis:
     errors: tuple  # one line per rule that failed on this trace
 
 
-def diagnose(model, analysis, report):
-    """Diagnosis of one host from its model, HostAnalysis and rendered report: every rule, ranked by severity
-    then estimated speedup, and the verdict."""
-    ctx = Context(model, analysis, report)
+def diagnose(model, analysis):
+    """Diagnosis of one host from its model and HostAnalysis: every rule, ranked by severity then estimated
+    speedup, and the verdict."""
+    ctx = Context(model, analysis)
     found, errors = [], []
     for order, rule in enumerate(RULES):
         try:

@@ -10,8 +10,7 @@ def busiest_gpu(by_gpu):
 
 
 def top_kernel_names(ctx, predicate, limit=3):
-    rows = [k for k in ctx.report["kernels"] if predicate(k["name"])]
-    return [k["name"] for k in rows[:limit]]
+    return [row.name for row in ctx.analysis.kernels if predicate(row.name)][:limit]
 
 
 def modeled_finding(ctx, finding_id, summary, recoverable_ms, basis, metrics, crossed, pointers, high=KERNEL_HIGH_PCT):

@@ -36,7 +36,7 @@ def _p(value):
 
 def decide(ctx, findings):
     """Verdict from the ranked findings and the step-time breakdown of `ctx`."""
-    breakdown = ctx.summary["breakdown_pct"]
+    breakdown = ctx.analysis.breakdown_pct
     if ctx.window_ms <= 0:
         return _unknown("the profile has no GPU or host activity to measure.")
     if not ctx.has_gpu:
@@ -55,7 +55,7 @@ def decide(ctx, findings):
         cause = ("no /host:CPU plane was recorded, so the cause cannot be told" if not ctx.model.has_host_plane
                  else "no host activity was recorded at those times")
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
-    return Verdict("none", f"No bottleneck: the GPU is busy {_p(ctx.summary['gpu_busy_pct'])} of each step and "
+    return Verdict("none", f"No bottleneck: the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} of each step and "
                            f"no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
 
 
@@ -78,7 +78,7 @@ def _top(ctx, findings):
 
 
 def _sentence(ctx, bottleneck, top):
-    breakdown = ctx.summary["breakdown_pct"]
+    breakdown = ctx.analysis.breakdown_pct
     share = _p(ctx.share_pct(top.recoverable_ms))
     if DIRECT.get(top.id) == "input":
         source = "tf.data" if ctx.pipeline.in_use else "input"

@@ -33,10 +33,10 @@ jitted step the same way. The estimate is per example (throughput), for a double
 
 def gpu_underused(ctx):
     """GPU busy under half the step with small kernels, and not input-bound (a larger batch would not help)."""
-    busy_pct = ctx.summary["gpu_busy_pct"]
+    busy_pct = ctx.analysis.gpu_busy_pct
     if not ctx.has_gpu or busy_pct is None or busy_pct >= BATCH_GPU_BUSY_MAX_PCT:
         return None
-    if (ctx.summary["input_wait_pct"] or 0.0) >= INPUT_HIGH_PCT:
+    if (ctx.analysis.input_wait_pct or 0.0) >= INPUT_HIGH_PCT:
         return None
     durations = np.concatenate([g.activity.duration_ps[g.activity.kind == ActivityKind.KERNEL]
                                 for g in ctx.active_gpus])
@@ -54,7 +54,7 @@ def gpu_underused(ctx):
         "twice the examples (upper bound; step time itself grows)",
         {"gpu_busy_pct": busy_pct, "kernel_mean_us": mean_us, "gpu_idle_ms": round(idle_ms, 3)},
         limit("gpu_busy_pct", busy_pct, BATCH_GPU_BUSY_MAX_PCT, "below", kernel_mean_us_below=SMALL_KERNEL_MEAN_US),
-        {"steps": [s["name"] for s in ctx.steps[:3]]}, high=MODELED_HIGH_PCT)
+        {"steps": [s.name for s in ctx.step_set.steps[:3]]}, high=MODELED_HIGH_PCT)
     return finding and capped(finding, "medium")
 
 

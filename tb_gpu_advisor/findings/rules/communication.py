@@ -1,6 +1,7 @@
 """Communication findings: exposed all-reduce and unevenly busy GPUs."""
 
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
+from tb_gpu_advisor.analysis.rounding import pct
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.context import ms
@@ -87,7 +88,7 @@ def allreduce_exposed(ctx):
         evidence=Evidence({"collectives_exposed_pct": share, "collectives_exposed_ms": round(exposed_ms, 3),
                            "collectives_exposed_ms_per_step": ctx.per_step_ms(exposed_ms), "nccl_ms": ms(nccl_ps),
                            "nccl_overlap_with_compute_pct": overlap_pct,
-                           "nccl_share_of_kernel_time_pct": ctx.report["balance"]["nccl_share_pct"],
+                           "nccl_share_of_kernel_time_pct": pct(ctx.analysis.balance.nccl_share_pct),
                            "active_gpus": len(ctx.active_gpus)},
                           ladder("collectives_exposed_pct", share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
                           {"kernels": names[:5]}),

@@ -4,6 +4,7 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, grade, ladder
+from tb_gpu_advisor.analysis.rounding import ms as ms6
 from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
 from tb_gpu_advisor.findings.thresholds import INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, TF_DATA_SERVICE_MIN_GPUS
 from tb_gpu_advisor.model import intervals
@@ -206,10 +207,11 @@ def no_prefetch(ctx):
     """tf.data in use, no Prefetch stage: producer and step take turns. Prefetch can hide at most the part of
     the wait that the rest of the step could cover, per step."""
     pipeline = ctx.pipeline
-    if not pipeline.in_use or pipeline.has_prefetch or not _waits_enough(ctx) or not ctx.steps:
+    steps = ctx.step_set.steps
+    if not pipeline.in_use or pipeline.has_prefetch or not _waits_enough(ctx) or not steps:
         return None
-    overlap = sum(min(s["breakdown_ms"]["input_wait"], s["time_ms"] - s["breakdown_ms"]["input_wait"])
-                  for s in ctx.steps)
+    waits = [ctx.analysis.step_breakdown_ms(index)["input_wait"] for index in range(len(steps))]
+    overlap = sum(min(wait, ms6(step.duration_ps) - wait) for step, wait in zip(steps, waits))
     return _input_finding(
         ctx, "input.no_prefetch",
         f"No Prefetch stage in the tf.data pipeline ({pipeline.paths[0]}); input and step do not overlap.",

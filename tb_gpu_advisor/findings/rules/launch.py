@@ -3,6 +3,7 @@
 import numpy as np
 
 from tb_gpu_advisor.analysis.launch import pair_launches
+from tb_gpu_advisor.analysis.rounding import pct, us
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.context import ms
@@ -51,20 +52,25 @@ ops). JAX: jax.jit the whole step and use jax.vmap / jax.lax.scan instead of Pyt
 })
 
 
+def _kernels_per_step(launch):
+    return None if launch.launches_per_step is None else round(launch.launches_per_step, 3)
+
+
 def _launch_metrics(ctx):
-    launch = ctx.report["launch"]
-    calls = launch["count"]
-    return {"kernels_per_step": launch["per_step"], "launch_latency_p50_us": launch["latency_us"]["p50"],
-            "launch_latency_p95_us": launch["latency_us"]["p95"],
-            "launch_call_mean_us": round(launch["launch_call_time_us"] / calls, 3) if calls else None,
-            "tiny_kernel_pct": launch["tiny_kernel_pct"]}
+    launch = ctx.analysis.launch
+    calls = launch.paired_count
+    return {"kernels_per_step": _kernels_per_step(launch), "launch_latency_p50_us": us(launch.latency_p50_ps),
+            "launch_latency_p95_us": us(launch.latency_p95_ps),
+            "launch_call_mean_us": round(us(launch.launch_call_ps) / calls, 3) if calls else None,
+            "tiny_kernel_pct": pct(100.0 * launch.tiny_kernel_count / launch.kernel_count)
+            if launch.kernel_count else None}
 
 
 def _kernels_text(ctx):
-    launch = ctx.report["launch"]
-    if launch["per_step"] is not None:
-        return f"{launch['per_step']:,.0f} kernels per step"
-    return ctx.count_text(launch["kernel_count"], "kernels")
+    launch = ctx.analysis.launch
+    if launch.launches_per_step is not None:
+        return f"{_kernels_per_step(launch):,.0f} kernels per step"
+    return ctx.count_text(launch.kernel_count, "kernels")
 
 
 def gpu_starved_by_launches(ctx):
@@ -106,7 +112,7 @@ def _short_gaps(ctx, gpu):
 
 def tiny_kernels(ctx):
     """Most kernels run shorter than their launch call and the GPU works in bursts with short gaps."""
-    busy_pct = ctx.summary["gpu_busy_pct"]
+    busy_pct = ctx.analysis.gpu_busy_pct
     if not ctx.has_gpu or busy_pct is None or busy_pct >= LAUNCH_GPU_BUSY_MAX_PCT:
         return None
     paired = shorter = 0

@@ -5,6 +5,7 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.analysis.occupancy import theoretical_occupancy
+from tb_gpu_advisor.analysis.rounding import pct, us
 from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GOOD_OCCUPANCY_PCT, KERNEL_HIGH_PCT,
                                                 KERNEL_TUNING_MAX_SAVING, LOW_OCCUPANCY_PCT, MODELED_LOW_PCT,
                                                 MODELED_MEDIUM_PCT)
@@ -45,13 +46,13 @@ KERNELS_LISTED = 5
 def _dominant_rows(ctx):
     """[(row, share %, wall ms)]: kernel rows with at least DOMINANT_KERNEL_SHARE_PCT of all kernel time; wall
     ms is that share of the busiest GPU's kernel time (GPUs run in parallel)."""
-    rows = ctx.report["kernels"]
-    total = sum(row["total_us"] for row in rows)
+    rows = ctx.analysis.kernels
+    total = sum(us(row.total_ps) for row in rows)
     busiest_ms = max(ctx.kernel_ps_all.values(), default=0) / 1e9
     found = []
     for row in rows:
-        share = 100.0 * row["total_us"] / total if total else 0.0
-        if share >= DOMINANT_KERNEL_SHARE_PCT and not is_nccl(row["name"]):
+        share = 100.0 * us(row.total_ps) / total if total else 0.0
+        if share >= DOMINANT_KERNEL_SHARE_PCT and not is_nccl(row.name):
             found.append((row, round(share, 2), busiest_ms * share / 100.0))
     return found
 
@@ -78,19 +79,20 @@ def low_occupancy(ctx):
         return None
     flagged = []
     for row, share, wall_ms in _dominant_rows(ctx):
-        if row["uses_tensor_cores"] or is_library_math(row["name"]):
+        if row.uses_tensor_cores or is_library_math(row.name):
             continue
-        threads = row["block"][0] * row["block"][1] * row["block"][2]
-        computed, limiter = theoretical_occupancy(cc, threads, row["registers_per_thread"],
-                                                  row["shared_memory_bytes"]) if cc else (None, None)
-        occupancy = row["occupancy_pct"] if row["occupancy_pct"] else computed
+        threads = row.block[0] * row.block[1] * row.block[2]
+        computed, limiter = theoretical_occupancy(cc, threads, row.registers_per_thread,
+                                                  row.shared_memory_bytes) if cc else (None, None)
+        recorded = pct(row.occupancy_pct)
+        occupancy = recorded if recorded else computed
         if occupancy is None or occupancy >= LOW_OCCUPANCY_PCT:
             continue
         saving = min(1.0 - occupancy / GOOD_OCCUPANCY_PCT, KERNEL_TUNING_MAX_SAVING)
-        flagged.append({"kernel": row["name"], "share_of_kernel_time_pct": share, "occupancy_pct": occupancy,
-                        "occupancy_source": "recorded" if row["occupancy_pct"] else "computed",
-                        "limiter": limiter, "registers_per_thread": row["registers_per_thread"],
-                        "shared_memory_bytes": row["shared_memory_bytes"], "threads_per_block": threads,
+        flagged.append({"kernel": row.name, "share_of_kernel_time_pct": share, "occupancy_pct": occupancy,
+                        "occupancy_source": "recorded" if recorded else "computed",
+                        "limiter": limiter, "registers_per_thread": row.registers_per_thread,
+                        "shared_memory_bytes": row.shared_memory_bytes, "threads_per_block": threads,
                         "saving_ms": wall_ms * saving})
     if not flagged:
         return None
@@ -112,10 +114,10 @@ def tiny_grid(ctx):
         return None
     flagged = []
     for row, share, wall_ms in _dominant_rows(ctx):
-        blocks = row["grid"][0] * row["grid"][1] * row["grid"][2]
+        blocks = row.grid[0] * row.grid[1] * row.grid[2]
         if blocks >= sms:
             continue
-        flagged.append({"kernel": row["name"], "share_of_kernel_time_pct": share, "blocks": blocks, "sm_count": sms,
+        flagged.append({"kernel": row.name, "share_of_kernel_time_pct": share, "blocks": blocks, "sm_count": sms,
                         "saving_ms": wall_ms * min(1.0 - blocks / sms, KERNEL_TUNING_MAX_SAVING)})
     if not flagged:
         return None

@@ -36,8 +36,7 @@ def fp32_matmul(ctx):
     cc = ctx.compute_capability
     if not ctx.has_gpu or cc is None or cc < TENSOR_CORE_MIN_CC:
         return None
-    eligible = {k["name"] for k in ctx.report["kernels"]
-                if k["tensor_core_eligible"] and not k["uses_tensor_cores"]}
+    eligible = {row.name for row in ctx.analysis.kernels if row.tensor_core_eligible and not row.uses_tensor_cores}
 
     def is_target(name):
         return is_fp32_matmul(name) or (name in eligible and not is_low_precision(name))
@@ -49,7 +48,7 @@ def fp32_matmul(ctx):
     share = round(100.0 * fp32_ps / kernel_ps, 2)
     if share < FP32_MATMUL_MIN_SHARE_PCT:
         return None
-    breakdown = ctx.summary["breakdown_pct"]
+    breakdown = ctx.analysis.breakdown_pct
     compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
     low_share = round(100.0 * (breakdown["compute_16bit"] or 0.0) / compute, 2) if compute else None
     fp32_ms = ms(fp32_ps)

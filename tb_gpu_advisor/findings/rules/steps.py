@@ -99,7 +99,7 @@ def _stall(ctx, tag, finding_id, what):
         id=finding_id, severity=severity,
         summary=f"{what} took {stall_ms:.2f} ms ({share:.1f}% of the profiled steps) while the GPU idled.",
         evidence=Evidence({"stall_ms": stall_ms, "stall_pct": share, "profiled_span_ms": round(span_ms, 3),
-                           "step_time_ms_median": ctx.summary["step_time_ms"]["median"]},
+                           "step_time_ms_median": ctx.analysis.step_time_ms["median"]},
                           limit("stall_pct", share, STALL_MIN_PCT),
                           {"host_ops": [{"name": n, "count": c, "total_ms": ms(t)} for n, c, t in ops[:5]],
                            "steps": ctx.steps_overlapping(stalled), "time_ranges_ms": ctx.longest_ranges_ms(stalled)}),
