@@ -7,6 +7,8 @@ PROFILE_SUBDIR = ("plugins", "profile")
 
 # Files above this size are refused with a clear message unless the limit is raised (--max-file-mb).
 DEFAULT_MAX_FILE_BYTES = 4 * 1024**3
+# Analyses the tab keeps in memory (--gpu_advisor_cache_entries).
+DEFAULT_CACHE_ENTRIES = 32
 
 # XProf's derived-line ids: base 0xdeadbeef as int32, then a block of 390 ids.
 DERIVED_LINE_ID_BASE = -559038737

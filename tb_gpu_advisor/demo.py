@@ -1,9 +1,8 @@
-"""`tb-gpu-advisor demo [DIR]`: writes (or reuses) the demo logdir, one run per scenario, and serves the tab."""
+"""The demo logdir: one run per scenario of the library, written (or reused when up to date)."""
 
 import os
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
-from tb_gpu_advisor.plugin.serve_command import add_serve_arguments
 from tb_gpu_advisor.scenarios import SCENARIOS
 
 DEMO_TIMESTAMP = "2026_01_15_09_30_00"
@@ -46,33 +45,3 @@ def write_demo_logdir(directory, names=None):
         runs.append({"name": name, "run": f"{name}/{DEMO_TIMESTAMP}", "path": path, "title": scenario.title,
                      "written": written})
     return runs
-
-
-def add_demo_command(commands):
-    """Registers `demo` on the CLI's subparsers."""
-    demo = commands.add_parser("demo", help="write the demo logdir: realistic GPU problems and their fixes",
-                               description="Write (or reuse, if up to date) a TensorBoard logdir with one run "
-                                           "per scenario of the library: GPU training problems and their fixes.")
-    demo.add_argument("dir", nargs="?", default=DEFAULT_DIR, help="logdir to write (default: %(default)s)")
-    demo.add_argument("--no-serve", action="store_true",
-                      help="only write the logdir; do not start TensorBoard on it")
-    add_serve_arguments(demo)
-    demo.set_defaults(handler=_demo)
-
-
-def _demo(args, out, err):
-    runs = write_demo_logdir(args.dir)
-    written = sum(run["written"] for run in runs)
-    out.write(f"Demo logdir {args.dir}: {len(runs)} runs ({written} written, {len(runs) - written} up to date)\n")
-    width = max(len(run["name"]) for run in runs)
-    for run in runs:
-        out.write(f"  {run['name']:<{width}}  {run['title']}\n")
-    out.write(f"\nAnalyze one:  tb-gpu-advisor analyze {args.dir} --run {runs[0]['run']}\n")
-    if args.no_serve:
-        out.write(f"View them:    tb-gpu-advisor serve {args.dir}   (or: tensorboard --logdir {args.dir})\n")
-        return 0
-    out.write("\nStarting TensorBoard with the GPU Advisor tab on it...\n")
-    out.flush()
-    from tb_gpu_advisor.plugin.serve import serve  # imports tensorboard
-
-    return serve(args.dir, port=args.port, host=args.host, out=out, err=err)

@@ -86,13 +86,6 @@ def dask_executor(address, timeout_s=None):
         client.close()
 
 
-def add_dask_argument(parser):
-    """Adds `--dask ADDRESS` to a subcommand that analyzes runs."""
-    parser.add_argument("--dask", metavar="ADDRESS",
-                        help="analyze the hosts on this Dask distributed scheduler (e.g. tcp://10.0.0.5:8786); "
-                             "the workers must see the files at the same paths (default: local processes)")
-
-
 @contextlib.contextmanager
 def executor_for(dask_address=None):
     """The executor `analyze_hosts` should use for a command line: Dask if an address is given, else None."""

@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
 from tb_gpu_advisor.compare.diff import compare_reports
+from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES
 from tb_gpu_advisor.discovery import version
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.model.build import reporting_progress
@@ -45,7 +46,7 @@ class AnalysisService:
     """Computes HostReports (and timelines, comparisons) on a small executor, cached and deduplicated per file
     version."""
 
-    def __init__(self, max_entries=32, max_workers=1, max_bytes=None):
+    def __init__(self, max_entries=DEFAULT_CACHE_ENTRIES, max_workers=1, max_bytes=None):
         self._max_entries = max(1, int(max_entries))
         self._max_bytes = max_bytes
         self._executor = ThreadPoolExecutor(max_workers=max(1, int(max_workers)),

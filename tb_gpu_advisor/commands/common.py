@@ -1,19 +1,43 @@
-"""What the comparison and report subcommands share: exit codes, target options, loading a run report."""
+"""What the subcommands share: exit codes, the target and scale options, renderers, loading a run report."""
+
+import json
 
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.fanout import add_dask_argument, executor_for
+from tb_gpu_advisor.fanout import executor_for
 from tb_gpu_advisor.pipeline import run_report
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+
+
+def render_json(report):
+    """The machine contract (docs/report.md): indented JSON, no NaN."""
+    return json.dumps(report, indent=2, allow_nan=False) + "\n"
 
 
 def add_max_file_argument(parser):
     parser.add_argument("--max-file-mb", type=float, default=DEFAULT_MAX_FILE_BYTES / 2**20,
                         help="refuse .xplane.pb files larger than this (default: %(default).0f)")
+
+
+def add_dask_argument(parser):
+    """Adds `--dask ADDRESS` to a subcommand that analyzes runs."""
+    parser.add_argument("--dask", metavar="ADDRESS",
+                        help="analyze the hosts on this Dask distributed scheduler (e.g. tcp://10.0.0.5:8786); "
+                             "the workers must see the files at the same paths (default: local processes)")
+
+
+def add_target_arguments(parser, host_help="analyze only this host"):
+    """PATH, --run, --host, --max-file-mb and --dask: one profile target to analyze."""
+    parser.add_argument("path", help="a logdir, a run directory (holding <host>.xplane.pb files) or one file")
+    parser.add_argument("--run", help="run id as the Profile tab shows it (default: the newest run)")
+    parser.add_argument("--host", help=host_help)
+    add_max_file_argument(parser)
+    add_dask_argument(parser)
 
 
 def add_side_arguments(parser):

@@ -1,17 +1,10 @@
 """`tb-gpu-advisor report PATH`: a shareable report (self-contained HTML, markdown or JSON), to stdout or -o FILE."""
 
-import json
-
-from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_max_file_argument, load_report
-from tb_gpu_advisor.fanout import add_dask_argument
+from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_target_arguments, load_report, render_json
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.report.markdown import render_markdown
 
-REPORT_RENDERERS = {
-    "html": render_html,
-    "markdown": render_markdown,
-    "json": lambda report: json.dumps(report, indent=2, allow_nan=False) + "\n",
-}
+REPORT_RENDERERS = {"html": render_html, "markdown": render_markdown, "json": render_json}
 
 
 def register(commands):
@@ -19,14 +12,10 @@ def register(commands):
         "report", help="write a shareable report: self-contained HTML, markdown or JSON",
         description="Write the report of a logdir, run directory or file as one HTML page (inline CSS and "
                     "SVG charts: opens offline, attach it to a ticket), markdown for a pull request, or JSON.")
-    parser.add_argument("path", help="a logdir, a run directory (holding <host>.xplane.pb files) or one file")
-    parser.add_argument("--run", help="run id as the Profile tab shows it (default: the newest run)")
-    parser.add_argument("--host", help="report only this host")
+    add_target_arguments(parser, host_help="report only this host")
     parser.add_argument("--format", choices=sorted(REPORT_RENDERERS), default="html",
                         help="default: %(default)s")
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
-    add_max_file_argument(parser)
-    add_dask_argument(parser)
     parser.set_defaults(handler=run)
 
 

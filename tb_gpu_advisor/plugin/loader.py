@@ -4,11 +4,9 @@ import logging
 
 from tensorboard.plugins import base_plugin
 
-from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_CACHE_ENTRIES = 32
 
 
 class GpuAdvisorLoader(base_plugin.TBLoader):

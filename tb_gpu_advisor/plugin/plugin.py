@@ -12,7 +12,7 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
-from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME
+from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.plugin import comparison, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
@@ -66,7 +66,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def __init__(self, context):
         flags = context.flags
         max_mb = getattr(flags, "gpu_advisor_max_file_mb", None)
-        entries = getattr(flags, "gpu_advisor_cache_entries", None) or 32
+        entries = getattr(flags, "gpu_advisor_cache_entries", None) or DEFAULT_CACHE_ENTRIES
         self.index = RunIndex(context.logdir)
         self.service = AnalysisService(max_entries=entries,
                                        max_bytes=int(max_mb * 2**20) if max_mb else DEFAULT_MAX_FILE_BYTES)

@@ -1,4 +1,4 @@
-"""The `serve` subcommand's arguments; tensorboard is imported only when the command runs."""
+"""`tb-gpu-advisor serve LOGDIR`: TensorBoard with the GPU Advisor tab; tensorboard is imported only when it runs."""
 
 import os
 
@@ -9,25 +9,25 @@ DEFAULT_HOST = "127.0.0.1"
 
 
 def add_serve_arguments(parser):
-    """--port and --host, shared by `serve` and (after the merge) `demo`."""
+    """--port and --host, shared by `serve` and `demo`."""
     parser.add_argument("--port", type=int, default=DEFAULT_PORT,
                         help="port to serve on, 0 for any free port (default: %(default)s)")
     parser.add_argument("--host", default=DEFAULT_HOST,
                         help="address to listen on (default: %(default)s, this machine only)")
 
 
-def add_serve_command(commands):
+def register(commands):
     """Registers `serve LOGDIR [--port N] [--host ADDR]` on the CLI's subparsers."""
     serve = commands.add_parser("serve", help="start TensorBoard with the GPU Advisor tab on a logdir",
                                 description="Start TensorBoard (all its usual tabs) with the GPU Advisor tab "
                                             "on LOGDIR and print the tab's URL.")
     serve.add_argument("logdir", help="the logdir TensorBoard should read")
     add_serve_arguments(serve)
-    serve.set_defaults(handler=run_serve)
+    serve.set_defaults(handler=run)
     return serve
 
 
-def run_serve(args, out, err):
+def run(args, out, err):
     if not os.path.isdir(args.logdir):
         raise ProfileError(args.logdir, "no such directory")
     from tb_gpu_advisor.plugin.serve import serve  # imports tensorboard
