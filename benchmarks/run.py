@@ -52,14 +52,14 @@ def _child_cache(path):
     from tb_gpu_advisor.profile_files import HostFile
     from tb_gpu_advisor.service import AnalysisService
     service = AnalysisService()
-    hosts = [HostFile("host", path)]
+    host = HostFile("host", path)
     started = time.perf_counter()
-    service.get_report("bench", hosts)
+    service.submit("bench", host).result()
     cold = time.perf_counter() - started
     repeats = []
     for _ in range(CACHE_REPEATS):
         started = time.perf_counter()
-        service.get_report("bench", hosts)
+        service.submit("bench", host).result()
         repeats.append((time.perf_counter() - started) * 1000)
     service.shutdown()
     return {"cold_s": cold, "repeat_ms": repeats}

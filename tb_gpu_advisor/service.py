@@ -2,11 +2,9 @@
 
 A file is analyzed once per version: concurrent requests for it share one Future, later ones get the cached
 result (or the cached error: a corrupt file stays corrupt until it changes). Nothing is written to disk.
-A run's report (with its `multi_host` view) is assembled from the cached host reports; a running host report's
-status carries its progress.
+A running host report's status carries its progress.
 """
 
-import json
 import logging
 import os
 import threading
@@ -20,7 +18,7 @@ from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES
 from tb_gpu_advisor.discovery import version
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.model.build import reporting_progress
-from tb_gpu_advisor.pipeline import HostOutcome, analyze_host_file, assemble_run_report, timeline_for_file
+from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.remote import is_remote_url
 
 logger = logging.getLogger(__name__)
@@ -60,63 +58,10 @@ class AnalysisService:
         del run  # the report does not depend on the run id; kept so callers need not care
         return self._submit(_REPORT, host_file, self._report_job)
 
-    def get_host_report(self, run, host_file, timeout=None):
-        """The HostReport dict; raises ProfileError for bad input, TimeoutError if not done in `timeout` s."""
-        return self.submit(run, host_file).result(timeout)
-
-    def submit_run(self, run, host_files):
-        """Future of the run report of `host_files` (report.run_report's shape: hosts, errors, and `multi_host`
-        for two hosts or more), assembled from the cached host reports; never blocks."""
-        host_files = list(host_files)
-        futures = [self.submit(run, host_file) for host_file in host_files]
-        result = Future()
-        result.set_running_or_notify_cancel()
-        remaining = [len(futures)]
-        counter = threading.Lock()
-
-        def one_done(_):
-            with counter:
-                remaining[0] -= 1
-                if remaining[0]:
-                    return
-            try:
-                result.set_result(_run_report(run, host_files, futures))
-            except Exception as err:  # never leave a caller waiting forever
-                result.set_exception(err)
-
-        for future in futures:
-            future.add_done_callback(one_done)
-        if not futures:
-            result.set_result(assemble_run_report(run, []))
-        return result
-
-    def get_report(self, run, host_files, timeout=None):
-        """The run report (a fresh copy each call); TimeoutError if not done in `timeout` s (it keeps going)."""
-        return self.submit_run(run, host_files).result(timeout)
-
-    def run_status(self, run, host_files):
-        """{"run", "state", "progress", "hosts": [status() with "host"]}: "running" while any host is, "error"
-        only when every host failed; progress weighted by file size."""
-        hosts = [dict(self.status(host_file), host=host_file.host) for host_file in host_files]
-        states = {host["state"] for host in hosts}
-        if not hosts or states == {"idle"}:
-            state = "idle"
-        elif states <= {"done", "error"}:
-            state = "error" if states == {"error"} else "done"
-        else:
-            state = "running"
-        sizes = [max(1, _size(host_file.path)) for host_file in host_files]
-        done = [1.0 if h["state"] in ("done", "error") else h.get("progress", 0.0) for h in hosts]
-        progress = sum(d * s for d, s in zip(done, sizes)) / sum(sizes) if hosts else 0.0
-        return {"run": run, "state": state, "progress": round(progress, 3), "hosts": hosts}
-
     def submit_timeline(self, run, host_file, bins=DEFAULT_BINS):
         """Future of the timeline dict (report/timeline_report.py) of `host_file`."""
         del run
         return self._submit(("timeline", int(bins)), host_file, lambda hf: self._timeline_job(hf, bins))
-
-    def get_timeline(self, run, host_file, bins=DEFAULT_BINS, timeout=None):
-        return self.submit_timeline(run, host_file, bins).result(timeout)
 
     def submit_comparison(self, baseline_file, candidate_file):
         """Future of compare_reports(baseline HostReport, candidate HostReport), cached per version of both files.
@@ -226,27 +171,6 @@ class AnalysisService:
     def _comparison_job(reports):
         baseline, candidate = (future.result() for future in reports)  # done: they were queued first
         return compare_reports(baseline, candidate)
-
-
-def _run_report(run, host_files, futures):
-    """The run report from finished host-report futures; each report is a copy, the cache keeps its own."""
-    outcomes = []
-    for host_file, future in zip(host_files, futures):
-        try:
-            report = json.loads(json.dumps(future.result()))
-        except ProfileError as err:
-            outcomes.append(HostOutcome(host_file.host, host_file.path, None, err.problem, err.path))
-            continue
-        report["host"] = host_file.host
-        outcomes.append(HostOutcome(host_file.host, host_file.path, report))
-    return assemble_run_report(run, outcomes)
-
-
-def _size(path):
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 def _failed(error):

@@ -24,10 +24,6 @@ class KernelRow:
     tensor_core_eligible: bool
     op_name: str
 
-    @property
-    def avg_ps(self):
-        return self.total_ps / self.occurrences
-
 
 def kernel_table(gpus):
     """KernelRows over all GPUs, most total time first; only kernels with launch details, like XProf."""

@@ -143,11 +143,6 @@ def capture(logdir: str, variant: str, steps: int = DEFAULT_STEPS) -> pathlib.Pa
     return max(written, key=after.get)
 
 
-def capture_all(logdir: str, steps: int = DEFAULT_STEPS) -> dict:
-    """Captures every variant; maps variant name to the written `.xplane.pb`."""
-    return {variant: capture(logdir, variant, steps) for variant in VARIANTS}
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.tf_cpu", description=__doc__)
     parser.add_argument("--logdir", required=True, help="TensorBoard logdir to write runs into")

@@ -109,7 +109,7 @@ def build_model(space, reference=False, progress=None):
 def _gpu_device(plane, ordinal, origin_ns, path, reference):
     if not reference:
         try:
-            return build_gpu_device_from_scan(scan_plane(plane.raw), ordinal, origin_ns)
+            return build_gpu_device_from_scan(scan_plane(plane.read_bytes()), ordinal, origin_ns)
         except Unusual as why:
             logger.debug("%s: plane %s takes the reference path: %s", path, plane.name, why)
     return build_gpu_device(plane.decode(path), ordinal, origin_ns)
@@ -118,7 +118,7 @@ def _gpu_device(plane, ordinal, origin_ns, path, reference):
 def _add_host_plane(host, plane, origin_ns, path, reference):
     if not reference:
         try:
-            host.add_columns(host_plane_columns(scan_plane(plane.raw), origin_ns))
+            host.add_columns(host_plane_columns(scan_plane(plane.read_bytes()), origin_ns))
             return
         except Unusual as why:
             logger.debug("%s: plane %s takes the reference path: %s", path, plane.name, why)
@@ -137,7 +137,7 @@ def _origin_ns(space, reference=False):
 
 def _first_line_base(plane, path, reference):
     """The first non-zero `timestamp_ns` of the plane's lines, or 0."""
-    raw = plane.raw
+    raw = plane.read_bytes()
     if not reference:
         try:
             pos = 0

@@ -2,9 +2,6 @@
 
 from dataclasses import dataclass
 
-MEMORY_KINDS = ("pageable", "pinned", "device", "array", "managed", "device_static", "managed_static", "unknown")
-
-
 @dataclass(frozen=True)
 class KernelConfig:
     """Launch configuration of one kernel; occupancy is None when the trace does not record it."""

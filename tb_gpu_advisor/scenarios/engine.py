@@ -41,10 +41,6 @@ class Op:
     kernels: tuple = ()
     host_us: float = 0.0
 
-    @property
-    def gpu_us(self):
-        return sum(kernel.duration_us for kernel in self.kernels)
-
 
 @dataclass(frozen=True)
 class HostCosts:

@@ -36,6 +36,10 @@ class LazyPlane:
     def size(self):
         return len(self.raw)
 
+    def read_bytes(self):
+        """The plane's serialized bytes (kept in memory)."""
+        return self.raw
+
     def decode(self, path="<bytes>"):
         """The full XPlane message; ProfileError if its bytes are corrupt."""
         return decode_plane(self.raw, self.name, path)
@@ -43,7 +47,7 @@ class LazyPlane:
 
 @dataclass(frozen=True)
 class FilePlane:
-    """One plane of a file: its id and name decoded, its bytes read from the file when asked for."""
+    """One plane of a file: its id and name decoded, its bytes read from the file by `read_bytes()`."""
 
     id: int
     name: str
@@ -51,8 +55,8 @@ class FilePlane:
     offset: int
     size: int
 
-    @property
-    def raw(self):
+    def read_bytes(self):
+        """The plane's serialized bytes, read from the file now (each call reads the disk)."""
         try:
             with open(self.path, "rb") as handle:
                 handle.seek(self.offset)
@@ -64,7 +68,7 @@ class FilePlane:
         return data
 
     def decode(self, path="<bytes>"):
-        return decode_plane(self.raw, self.name, path)
+        return decode_plane(self.read_bytes(), self.name, path)
 
 
 @dataclass(frozen=True)
@@ -76,9 +80,6 @@ class LazySpace:
     hostnames: tuple
     errors: tuple
     warnings: tuple
-
-    def planes_named(self, predicate):
-        return [plane for plane in self.planes if predicate(plane.name)]
 
 
 def read_space(path, max_bytes=DEFAULT_MAX_FILE_BYTES):

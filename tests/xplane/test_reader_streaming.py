@@ -14,7 +14,7 @@ def _outcome(read):
         space = read()
     except ProfileError as err:
         return str(err)
-    return [(p.id, p.name, p.raw) for p in space.planes], space.hostnames, space.errors, space.warnings
+    return [(p.id, p.name, p.read_bytes()) for p in space.planes], space.hostnames, space.errors, space.warnings
 
 
 def _builder_bytes():
