@@ -13,7 +13,7 @@ from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
-from tb_gpu_advisor.compare.diff import compare_reports
+from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES
 from tb_gpu_advisor.discovery import version
 from tb_gpu_advisor.errors import ProfileError

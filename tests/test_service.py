@@ -152,7 +152,7 @@ def _pair(tmp_path):
 
 
 def test_a_comparison_is_compare_reports_of_the_cached_reports(tmp_path):
-    from tb_gpu_advisor.compare.diff import compare_reports
+    from tb_gpu_advisor.comparison.diff import compare_reports
 
     service = AnalysisService(max_entries=8)  # one worker: the comparison job must not wait behind itself
     baseline, candidate = _pair(tmp_path)

@@ -3,8 +3,8 @@
 import argparse
 
 from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, add_side_arguments, load_sides
-from tb_gpu_advisor.compare.diff import compare_reports
-from tb_gpu_advisor.compare.gate import DEFAULT_MAX_REGRESSION_PCT, METRICS, GateError, check_comparison
+from tb_gpu_advisor.comparison.diff import compare_reports
+from tb_gpu_advisor.comparison.gate import DEFAULT_MAX_REGRESSION_PCT, METRICS, GateError, check_comparison
 
 
 def _percent(text):

@@ -2,11 +2,10 @@
 
 import json
 
+from tb_gpu_advisor.api import analyze
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
-from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import executor_for
-from tb_gpu_advisor.pipeline import run_report
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -53,9 +52,8 @@ def add_side_arguments(parser):
 def load_report(path, run, host, max_file_mb, err, dask=None):
     """The run report of a target, or None when no host could be read (each bad host printed to `err` as one
     line); ProfileError when the target itself is bad. `dask`: a scheduler address to analyze the hosts on."""
-    run_id, host_files = resolve_target(path, run=run, host=host)
     with executor_for(dask) as executor:
-        report = run_report(run_id, host_files, max_bytes=int(max_file_mb * 2**20), executor=executor)
+        report = analyze(path, run=run, host=host, max_bytes=int(max_file_mb * 2**20), executor=executor)
     for error in report["errors"]:
         print(f"error: {error['file']}: {error['error']}", file=err)
     if report["hosts"]:

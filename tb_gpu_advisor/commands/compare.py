@@ -1,8 +1,8 @@
 """`tb-gpu-advisor compare BASELINE CANDIDATE`: what changed between two profiles, and whether beyond noise."""
 
 from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_side_arguments, load_sides
-from tb_gpu_advisor.compare.diff import compare_reports
-from tb_gpu_advisor.compare.render import COMPARISON_RENDERERS
+from tb_gpu_advisor.comparison.diff import compare_reports
+from tb_gpu_advisor.comparison.render import COMPARISON_RENDERERS
 
 
 def register(commands):

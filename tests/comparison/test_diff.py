@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from tb_gpu_advisor.compare.diff import compare_reports
+from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing.pairs import EXPECTED_DRIVER, PAIRS

@@ -1,9 +1,9 @@
 """Compares two reports (baseline, candidate) into a JSON-ready Comparison dict (docs/report.md, Comparison)."""
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
-from tb_gpu_advisor.compare.matching import compare_findings, compare_kernels
-from tb_gpu_advisor.compare.stats import mean_difference, median_difference
-from tb_gpu_advisor.compare.verdict import change_of, driver_of, verdict_of
+from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
+from tb_gpu_advisor.comparison.stats import mean_difference, median_difference
+from tb_gpu_advisor.comparison.verdict import change_of, driver_of, verdict_of
 from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.report.sections import BREAKDOWN_LABELS
 

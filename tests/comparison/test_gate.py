@@ -1,7 +1,7 @@
 import pytest
 
-from tb_gpu_advisor.compare.diff import compare_reports
-from tb_gpu_advisor.compare.gate import METRICS, GateError, check_comparison
+from tb_gpu_advisor.comparison.diff import compare_reports
+from tb_gpu_advisor.comparison.gate import METRICS, GateError, check_comparison
 from tb_gpu_advisor.testing.pairs import EXPECTED_DRIVER, PAIRS
 
 from .reports import host_from_steps

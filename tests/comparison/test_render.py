@@ -1,7 +1,7 @@
 import json
 
-from tb_gpu_advisor.compare.diff import compare_reports
-from tb_gpu_advisor.compare.render import (COMPARISON_RENDERERS, render_comparison_markdown,
+from tb_gpu_advisor.comparison.diff import compare_reports
+from tb_gpu_advisor.comparison.render import (COMPARISON_RENDERERS, render_comparison_markdown,
                                            render_comparison_text)
 
 from .reports import host_from_steps

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.compare.stats import mean_difference, median_difference, t_quantile
+from tb_gpu_advisor.comparison.stats import mean_difference, median_difference, t_quantile
 
 # Student's t 97.5% quantiles from any statistics table.
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 5: 2.571, 8: 2.306, 10: 2.228, 30: 2.042, 120: 1.980}
