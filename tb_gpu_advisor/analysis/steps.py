@@ -1,6 +1,6 @@
 """Finds the steps of a profile: host step markers first, else pre-grouped device `Steps` lines, else none."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -9,23 +9,10 @@ from tb_gpu_advisor.model.trace import Intervals
 
 
 @dataclass(frozen=True)
-class Step:
-    name: str
-    start_ps: int
-    end_ps: int
-    step_num: int | None = None
-    group_id: int | None = None
-
-    @property
-    def duration_ps(self):
-        return self.end_ps - self.start_ps
-
-
-@dataclass(frozen=True)
 class StepSet:
     """The steps and where they came from: "host" markers, "device" Steps lines, or "none"."""
 
-    steps: tuple
+    steps: tuple  # model.trace.StepMarker, in time order
     source: str
     device_markers: dict  # ordinal -> tuple of the device's own (group_id, start, end), for "device" steps
 
@@ -45,8 +32,7 @@ class StepSet:
 def find_steps(model):
     """StepSet of the model, following the documented precedence."""
     if model.host_step_markers:
-        steps = tuple(Step(name=m.name, start_ps=m.start_ps, end_ps=m.end_ps, step_num=m.step_num)
-                      for m in model.host_step_markers)
+        steps = tuple(replace(m, group_id=None) for m in model.host_step_markers)
         return StepSet(steps=steps, source="host", device_markers={})
     longest = {}
     device_markers = {}
@@ -57,8 +43,7 @@ def find_steps(model):
             if best is None or marker.duration_ps > best.duration_ps:
                 longest[marker.group_id] = marker
     if longest:
-        steps = tuple(sorted((Step(name=m.name, start_ps=m.start_ps, end_ps=m.end_ps, group_id=m.group_id)
-                              for m in longest.values()), key=lambda s: s.start_ps))
+        steps = tuple(sorted((replace(m, step_num=None) for m in longest.values()), key=lambda s: s.start_ps))
         return StepSet(steps=steps, source="device",
                        device_markers={k: tuple(v) for k, v in device_markers.items()})
     return StepSet(steps=(), source="none", device_markers={})

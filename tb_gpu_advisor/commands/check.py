@@ -2,8 +2,8 @@
 
 import argparse
 
-from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, add_side_arguments, load_sides
-from tb_gpu_advisor.comparison.diff import compare_reports
+from tb_gpu_advisor.commands.common import (EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, add_side_arguments,
+                                            load_comparison)
 from tb_gpu_advisor.comparison.gate import DEFAULT_MAX_REGRESSION_PCT, METRICS, GateError, check_comparison
 
 
@@ -35,12 +35,11 @@ def register(commands):
 
 
 def run(args, out, err):
-    sides = load_sides(args, err)
-    if sides is None:
+    comparison = load_comparison(args, err)
+    if comparison is None:
         return EXIT_BAD_INPUT
-    baseline, candidate = sides
     try:
-        result = check_comparison(compare_reports(baseline, candidate), args.metric, args.max_regression)
+        result = check_comparison(comparison, args.metric, args.max_regression)
     except GateError as error:
         print(f"error: {error}", file=err)
         return EXIT_BAD_INPUT

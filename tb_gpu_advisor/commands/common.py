@@ -3,6 +3,7 @@
 import json
 
 from tb_gpu_advisor.api import analyze
+from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import executor_for
@@ -63,11 +64,11 @@ def load_report(path, run, host, max_file_mb, err, dask=None):
     return None
 
 
-def load_sides(args, err):
-    """(baseline, candidate) run reports named on the command line, or None after printing why."""
+def load_comparison(args, err):
+    """The Comparison of the baseline and candidate named on the command line, or None after printing why."""
     baseline = load_side(args, "baseline", args.baseline, err)
     candidate = load_side(args, "candidate", args.candidate, err) if baseline else None
-    return None if baseline is None or candidate is None else (baseline, candidate)
+    return None if baseline is None or candidate is None else compare_reports(baseline, candidate)
 
 
 def load_side(args, side, path, err):

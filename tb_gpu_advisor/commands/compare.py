@@ -1,7 +1,6 @@
 """`tb-gpu-advisor compare BASELINE CANDIDATE`: what changed between two profiles, and whether beyond noise."""
 
-from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_side_arguments, load_sides
-from tb_gpu_advisor.comparison.diff import compare_reports
+from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_side_arguments, load_comparison
 from tb_gpu_advisor.comparison.render import COMPARISON_RENDERERS
 
 
@@ -20,9 +19,8 @@ def register(commands):
 
 
 def run(args, out, err):
-    sides = load_sides(args, err)
-    if sides is None:
+    comparison = load_comparison(args, err)
+    if comparison is None:
         return EXIT_BAD_INPUT
-    baseline, candidate = sides
-    out.write(COMPARISON_RENDERERS[args.format](compare_reports(baseline, candidate)))
+    out.write(COMPARISON_RENDERERS[args.format](comparison))
     return EXIT_OK
