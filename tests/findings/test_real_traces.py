@@ -1,4 +1,4 @@
-"""The findings on the real traces in ../shared/traces (skipped when absent); docs/findings.md explains them."""
+"""The findings on the committed real traces (tests/data/real); docs/findings.md explains them."""
 
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.pipeline import host_report
