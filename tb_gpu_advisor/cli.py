@@ -6,8 +6,7 @@ import sys
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.commands import analyze, check, compare, demo, report, serve
-from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
-from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, ProfileError
 
 COMMANDS = (analyze, compare, check, report, serve, demo)
 

@@ -13,6 +13,8 @@ import pathlib
 import sys
 import time
 
+from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_OK
+
 VARIANTS = ("input_bound", "input_fixed", "custom_loop")
 DEFAULT_STEPS = 20
 WARMUP_STEPS = 3  # run before profiling starts, so tracing of tf.functions stays out of the profile
@@ -156,9 +158,9 @@ def main(argv=None):
             path = capture(args.logdir, variant, args.steps)
         except (ImportError, ValueError, RuntimeError) as error:
             print(f"error: {error}", file=sys.stderr)
-            return 2
+            return EXIT_BAD_INPUT
         print(f"{variant}: {path} ({time.monotonic() - started:.1f} s)")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """`tb-gpu-advisor analyze PATH`: the report of a logdir, run directory or file, as text, markdown or JSON."""
 
-from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_target_arguments, load_report, render_json
+from tb_gpu_advisor.commands.common import add_target_arguments, load_report, render_json
+from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_OK
 from tb_gpu_advisor.report.markdown import render_markdown
 from tb_gpu_advisor.report.text import render_text
 

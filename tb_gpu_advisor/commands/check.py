@@ -2,9 +2,9 @@
 
 import argparse
 
-from tb_gpu_advisor.commands.common import (EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, add_side_arguments,
-                                            load_comparison)
+from tb_gpu_advisor.commands.common import add_side_arguments, load_comparison
 from tb_gpu_advisor.comparison.gate import DEFAULT_MAX_REGRESSION_PCT, METRICS, GateError, check_comparison
+from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION
 
 
 def _percent(text):

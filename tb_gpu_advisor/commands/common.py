@@ -1,4 +1,4 @@
-"""What the subcommands share: exit codes, the target and scale options, renderers, loading a run report."""
+"""What the subcommands share: the target and scale options, the JSON renderer, loading reports."""
 
 import json
 
@@ -7,11 +7,6 @@ from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import executor_for
-
-EXIT_OK = 0
-EXIT_REGRESSION = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 3
 
 
 def render_json(report):

@@ -1,7 +1,8 @@
 """`tb-gpu-advisor compare BASELINE CANDIDATE`: what changed between two profiles, and whether beyond noise."""
 
-from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_side_arguments, load_comparison
+from tb_gpu_advisor.commands.common import add_side_arguments, load_comparison
 from tb_gpu_advisor.comparison.render import COMPARISON_RENDERERS
+from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_OK
 
 
 def register(commands):

@@ -1,8 +1,8 @@
 """`tb-gpu-advisor demo [DIR]`: writes (or reuses) the demo logdir, one run per scenario, and serves the tab."""
 
-from tb_gpu_advisor.commands.common import EXIT_OK
 from tb_gpu_advisor.commands.serve import add_serve_arguments
 from tb_gpu_advisor.demo import DEFAULT_DIR, write_demo_logdir
+from tb_gpu_advisor.errors import EXIT_OK
 
 
 def register(commands):

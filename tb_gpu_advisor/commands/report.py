@@ -1,6 +1,7 @@
 """`tb-gpu-advisor report PATH`: a shareable report (self-contained HTML, markdown or JSON), to stdout or -o FILE."""
 
-from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_target_arguments, load_report, render_json
+from tb_gpu_advisor.commands.common import add_target_arguments, load_report, render_json
+from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_OK
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.report.markdown import render_markdown
 

@@ -7,6 +7,7 @@ from tensorboard import default, program
 from tensorboard.plugins import base_plugin
 
 from tb_gpu_advisor.constants import PLUGIN_NAME
+from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_OK
 from tb_gpu_advisor.plugin.loader import GpuAdvisorLoader
 
 
@@ -29,14 +30,14 @@ def start(logdir, port=6006, host="127.0.0.1", extra_flags=()):
 def serve(logdir, port=6006, host="127.0.0.1", out=None, err=None, stop=None):
     """Starts TensorBoard, prints the tab's URL and serves until Ctrl-C (or until `stop` is set).
 
-    Returns 0, or 2 when TensorBoard cannot start (port in use, bad address).
+    Returns EXIT_OK, or EXIT_BAD_INPUT when TensorBoard cannot start (port in use, bad address).
     """
     out, err = out or sys.stdout, err or sys.stderr
     try:
         url = start(logdir, port=port, host=host)
     except (program.TensorBoardServerException, base_plugin.FlagsError, ValueError) as error:
         print(f"error: cannot start TensorBoard: {getattr(error, 'msg', error)}", file=err)
-        return 2
+        return EXIT_BAD_INPUT
     print(f"GPU Advisor at {url} (Ctrl-C to stop)", file=out, flush=True)
     stop = stop or threading.Event()
     try:
@@ -44,4 +45,4 @@ def serve(logdir, port=6006, host="127.0.0.1", out=None, err=None, stop=None):
             pass
     except KeyboardInterrupt:
         pass
-    return 0
+    return EXIT_OK
