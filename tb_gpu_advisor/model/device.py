@@ -8,6 +8,7 @@ from tb_gpu_advisor.constants import STEPS_LINE_ID
 from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_details
 from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActivity, DeviceCapabilities,
                                         GpuDevice, StepMarker)
+from tb_gpu_advisor.model.vendor import NVIDIA, device_arch, infer_vendor
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
 _DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "tf_op", "hlo_op",
@@ -44,23 +45,31 @@ def op_name_from_tf_op(tf_op):
     return name if sep else tf_op
 
 
-def capabilities_from_stats(stats):
-    """DeviceCapabilities from a GPU plane's stats (clock_rate is in kHz, memory_bandwidth in B/s)."""
+def capabilities_from_stats(stats, kernel_names=()):
+    """DeviceCapabilities from a GPU plane's stats (clock_rate is in kHz, memory_bandwidth in B/s) and the
+    names of its events (they tell ROCm traces apart and name the gfx target of Tensile kernels)."""
     def number(key):
         value = stats.get(key)
         return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
     clock_khz = number("clock_rate")
     major, minor = stats.get("compute_cap_major"), stats.get("compute_cap_minor")
+    capability = (int(major), int(minor)) if isinstance(major, int) and not isinstance(major, bool) and major > 0 \
+        and isinstance(minor, int) and not isinstance(minor, bool) and minor >= 0 else None
+    vendor = infer_vendor(stats.get("device_vendor"), capability, kernel_names)
+    if vendor != NVIDIA:
+        capability = None  # AMD writes its gfx major/minor there: not a CUDA compute capability
+    strings = [value for value in stats.values() if isinstance(value, str)]
+    model_name = stats.get("gpu_device_name")
     return DeviceCapabilities(
-        model_name=stats.get("gpu_device_name") or None,
-        vendor=stats.get("device_vendor") or None,
+        model_name=model_name if isinstance(model_name, str) and model_name else None,
+        vendor=vendor,
         sm_count=number("core_count"),
         clock_mhz=clock_khz / 1000.0 if clock_khz else None,
         memory_bandwidth_bytes_per_s=number("memory_bandwidth"),
         memory_bytes=number("memory_size"),
-        compute_capability=(int(major), int(minor)) if isinstance(major, int) and major > 0
-        and isinstance(minor, int) else None,
+        compute_capability=capability,
+        arch=device_arch(vendor, capability, strings, kernel_names),
     )
 
 
@@ -161,7 +170,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
             cols.copy_id.append(copy_id)
     activity = _to_activity(cols, name_table, config_table, op_table, copy_table)
     return GpuDevice(ordinal=ordinal, name=plane.name,
-                     capabilities=capabilities_from_stats(plane_stats(plane, names)),
+                     capabilities=capabilities_from_stats(plane_stats(plane, names), activity.names),
                      activity=activity, step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)))
 
 

@@ -132,8 +132,10 @@ def build_gpu_device_from_scan(scan, ordinal, origin_ns):
         rows, kind, direction, name_id = kept[work], kind[work], direction[work], name_id[work]
         columns.append(_work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_of, position))
         position += len(rows)
-    return GpuDevice(ordinal=ordinal, name=meta.name, capabilities=capabilities_from_stats(plane_stats(meta, names)),
-                     activity=_activity(columns, tables),
+    activity = _activity(columns, tables)
+    return GpuDevice(ordinal=ordinal, name=meta.name,
+                     capabilities=capabilities_from_stats(plane_stats(meta, names), activity.names),
+                     activity=activity,
                      step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)))
 
 

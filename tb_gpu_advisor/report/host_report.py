@@ -117,6 +117,7 @@ def _capability_fields(caps):
         "memory_bandwidth_gbps": round(bandwidth / 1e9, 3) if bandwidth else None,
         "memory_bytes": caps.memory_bytes,
         "compute_capability": ".".join(map(str, caps.compute_capability)) if caps.compute_capability else None,
+        "arch": caps.arch,
     }
 
 

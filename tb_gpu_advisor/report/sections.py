@@ -119,6 +119,8 @@ def _device_model(d):
     parts = [d["model_name"] or "GPU"]
     if d["compute_capability"]:
         parts.append(f"cc {d['compute_capability']}")
+    elif d.get("arch"):
+        parts.append(d["arch"])
     if d["sm_count"]:
         parts.append(f"{d['sm_count']} SMs")
     if d["clock_mhz"]:

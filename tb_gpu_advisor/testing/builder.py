@@ -262,18 +262,21 @@ class TraceBuilder:
 
     def gpu(self, ordinal=0, *, model="NVIDIA A100-SXM4-80GB", compute_capability=(8, 0), sm_count=108,
             clock_mhz=1410, memory_bandwidth_gbps=2039.0, memory_gb=80, memory_bandwidth_bytes=None,
-            memory_bytes=None):
+            memory_bytes=None, vendor="Nvidia"):
         """The GPU plane `/device:GPU:<ordinal>` with its capability stats (created on first use).
 
         `memory_bandwidth_bytes` (B/s) and `memory_bytes` give the exact values CUDA reports, overriding the
-        rounded GB/s and GiB arguments.
+        rounded GB/s and GiB arguments. `vendor` is the `device_vendor` stat (None: not written); `model=None`
+        writes no `gpu_device_name`, as ROCm traces do not.
         """
         found = self._gpus.get(ordinal)
         if found is None:
             writer = _PlaneWriter(ordinal, f"/device:GPU:{ordinal}")
             if not self.legacy:
-                writer.add_plane_stat("device_vendor", "Nvidia")
-                writer.add_plane_stat("gpu_device_name", model)
+                if vendor is not None:
+                    writer.add_plane_stat("device_vendor", vendor)
+                if model is not None:
+                    writer.add_plane_stat("gpu_device_name", model)
             writer.add_plane_stat("clock_rate", int(round(clock_mhz * 1000)))
             writer.add_plane_stat("core_count", sm_count)
             writer.add_plane_stat("memory_bandwidth", memory_bandwidth_bytes or int(round(memory_bandwidth_gbps
