@@ -2,6 +2,8 @@
 
 import re
 
+from tb_gpu_advisor.model.vendor import AMD
+
 # XProf's list of substrings that mark a Tensor Core kernel, plus Hopper/Ampere CUTLASS and cuBLAS spellings.
 _TENSOR_CORE_PATTERNS = (
     "16816", "c1688", "conv1x1", "conv2d_c1_k1", "dgrad_1x1_stride_2x2", "direct_group",
@@ -24,6 +26,13 @@ _TC_ELIGIBLE_SUFFIXES = ("Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput"
 _TC_ELIGIBLE_PARTS = ("BatchMatMul", "CudnnRNNV", "CudnnRNNForward", "CudnnRNNBackprop")
 # XLA instruction names of matrix multiplies and convolutions (JAX and TF-XLA kernels carry `hlo_op`).
 _XLA_DOT = re.compile(r"^(dot|convolution|cublas|cudnn|triton_gemm|gemm)", re.IGNORECASE)
+_JAX_DOT = re.compile(r"^(dot_general|conv_general_dilated|einsum|matmul)\b")
+
+
+# AMD matrix-core (MFMA) kernels: hipBLASLt/Tensile GEMMs tagged with their MFMA instruction (`_MI16x16x16`),
+# composable-kernel GEMMs (`ck::`, `ck_tile::`), and XLA's GEMM fusions, which Triton compiles to MFMA on CDNA.
+_AMD_MATRIX_CORE = re.compile(r"^Cijk_.*_MI\d+x\d+x\d+|\bck_tile::|\bck::|^gemm_fusion|^triton_gemm",
+                              re.IGNORECASE)
 
 
 def is_nccl(name):
@@ -33,6 +42,13 @@ def is_nccl(name):
 
 def uses_tensor_cores(name):
     return any(pattern in name for pattern in _TENSOR_CORE_PATTERNS) or bool(_EXTRA_TENSOR_CORE.search(name))
+
+
+def uses_matrix_units(name, vendor=None):
+    """Tensor Cores on NVIDIA (and when the vendor is unknown); matrix cores on AMD."""
+    if vendor == AMD:
+        return bool(_AMD_MATRIX_CORE.search(name))
+    return uses_tensor_cores(name)
 
 
 def is_low_precision(name):
@@ -53,7 +69,8 @@ def is_tensor_core_eligible(op_name, kernel_name):
         return False
     if op_name.endswith(_TC_ELIGIBLE_SUFFIXES) or any(part in op_name for part in _TC_ELIGIBLE_PARTS):
         return True
-    return bool(_XLA_DOT.match(op_name))
+    # XLA instruction names (`dot.7`) and JAX op names, whose last part is the primitive (`jit(f)/dot_general`).
+    return bool(_XLA_DOT.match(op_name) or _JAX_DOT.match(op_name.rpartition("/")[2]))
 
 
 # Element-wise (and small reduction) kernels of TensorFlow's Eigen/functor library and of PyTorch-style

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.analysis.kernel_names import is_tensor_core_eligible, uses_tensor_cores
+from tb_gpu_advisor.analysis.kernel_names import is_tensor_core_eligible, uses_matrix_units
 from tb_gpu_advisor.model.trace import ActivityKind
 
 
@@ -53,7 +53,8 @@ def kernel_table(gpus):
         for index, (name_id, config_id, op_id) in enumerate(unique):
             rows.append((activity.names[name_id], activity.configs[config_id],
                          activity.op_names[op_id] if op_id >= 0 else "",
-                         int(counts[index]), int(exact_totals[index]), int(mins[index]), int(maxs[index])))
+                         int(counts[index]), int(exact_totals[index]), int(mins[index]), int(maxs[index]),
+                         gpu.capabilities.vendor))
     return _merge_and_sort(rows)
 
 
@@ -74,25 +75,26 @@ def _unique_rows(keys):
 def _merge_and_sort(rows):
     """Merges rows with equal keys across GPUs and sorts by total time."""
     merged = {}
-    for name, config, op_name, count, total, low, high in rows:
+    for name, config, op_name, count, total, low, high, vendor in rows:
         key = (name, config.grid, config.block, config.registers_per_thread, config.static_shared_bytes,
                config.dynamic_shared_bytes, op_name)
         found = merged.get(key)
         if found is None:
-            merged[key] = [config, count, total, low, high]
+            merged[key] = [config, count, total, low, high, vendor]
         else:
             found[1] += count
             found[2] += total
             found[3] = min(found[3], low)
             found[4] = max(found[4], high)
     table = []
-    for (name, grid, block, regs, _, _, op_name), (config, count, total, low, high) in merged.items():
-        tensor_cores = uses_tensor_cores(name)
+    for (name, grid, block, regs, _, _, op_name), (config, count, total, low, high, vendor) in merged.items():
+        tensor_cores = uses_matrix_units(name, vendor)
         table.append(KernelRow(
             name=name, occurrences=count, total_ps=total, min_ps=low, max_ps=high,
             occupancy_pct=config.occupancy_pct, registers_per_thread=regs,
             shared_memory_bytes=config.shared_memory_bytes, grid=grid, block=block,
-            uses_tensor_cores=tensor_cores, tensor_core_eligible=is_tensor_core_eligible(op_name, name),
+            uses_tensor_cores=tensor_cores,
+            tensor_core_eligible=tensor_cores or is_tensor_core_eligible(op_name, name),
             op_name=op_name))
     table.sort(key=lambda r: (-r.total_ps, -r.occurrences, -r.registers_per_thread, r.name, r.grid, r.block))
     return tuple(table)

@@ -1,5 +1,6 @@
 """Builds one GpuDevice from a decoded `/device:GPU:N` plane: activity arrays, capabilities, Steps markers."""
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -11,7 +12,7 @@ from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActiv
 from tb_gpu_advisor.model.vendor import NVIDIA, device_arch, infer_vendor
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
-_DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "tf_op", "hlo_op",
+_DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "tf_op", "hlo_op", "name",
                  "theoretical_occupancy_pct"}
 _STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"}
 # Device events that are not GPU work: memory bookkeeping and profiler overhead.
@@ -21,6 +22,14 @@ _SKIPPED_LINE_NAMES = ("_counters_", "CUPTI overhead")
 _COPY_NAMES = {"H2D": CopyDirection.H2D, "HTOD": CopyDirection.H2D, "D2H": CopyDirection.D2H,
                "DTOH": CopyDirection.D2H, "D2D": CopyDirection.D2D, "DTOD": CopyDirection.D2D,
                "P2P": CopyDirection.P2P, "PTOP": CopyDirection.P2P}
+# ROCm spells copies out: CopyHostToDevice, CopyDeviceToHost, CopyDeviceToDevice (on `Stream #N(MemcpyOther)`).
+_SPELLED_COPY = re.compile(r"^Copy(Host|Device|Peer)To(Host|Device|Peer)\b")
+_MEMORY_SIDE = {"pageable": "host", "pinned": "host", "device": "device", "array": "device",
+                "managed": "device", "device_static": "device", "managed_static": "device"}
+_KIND_WORDS = (("HOSTTODEVICE", CopyDirection.H2D), ("HTOD", CopyDirection.H2D), ("H2D", CopyDirection.H2D),
+               ("DEVICETOHOST", CopyDirection.D2H), ("DTOH", CopyDirection.D2H), ("D2H", CopyDirection.D2H),
+               ("DEVICETODEVICE", CopyDirection.D2D), ("DTOD", CopyDirection.D2D), ("D2D", CopyDirection.D2D),
+               ("PEERTOPEER", CopyDirection.P2P), ("PTOP", CopyDirection.P2P), ("P2P", CopyDirection.P2P))
 
 
 def classify_event_name(name):
@@ -28,6 +37,9 @@ def classify_event_name(name):
     if name.startswith("Memcpy"):
         return ActivityKind.MEMCPY, _COPY_NAMES.get(name[6:].split()[0].upper() if name[6:] else "",
                                                     CopyDirection.OTHER)
+    spelled = _SPELLED_COPY.match(name)
+    if spelled:
+        return ActivityKind.MEMCPY, _copy_direction(spelled.group(1), spelled.group(2))
     if name.startswith("Memset"):
         return ActivityKind.MEMSET, CopyDirection.NONE
     if name.startswith("CudaGraphExec"):
@@ -35,6 +47,50 @@ def classify_event_name(name):
     if name.startswith(_NOT_WORK_PREFIXES):
         return None, CopyDirection.NONE
     return ActivityKind.KERNEL, CopyDirection.NONE
+
+
+def _copy_direction(src, dst):
+    src, dst = src.lower(), dst.lower()
+    if src == "host" and dst == "device":
+        return CopyDirection.H2D
+    if src == "device" and dst == "host":
+        return CopyDirection.D2H
+    if src == "device" and dst == "device":
+        return CopyDirection.D2D
+    if src == "peer" or dst == "peer":
+        return CopyDirection.P2P
+    return CopyDirection.OTHER
+
+
+def copy_direction_from_details(details):
+    """The direction of an event classified as a copy only by its `memcpy_details` (XProf's rule): from the
+    memory kinds (`kind_src`/`kind_dst`) or a `kind:` field naming it, else OTHER."""
+    src, dst = _MEMORY_SIDE.get(details.src_kind), _MEMORY_SIDE.get(details.dst_kind)
+    if src and dst:
+        return _copy_direction(src, dst)
+    return CopyDirection.OTHER
+
+
+def reclassified_copy(kind, direction, details_text):
+    """(kind, direction) of an event that carries `memcpy_details`: any such event is a copy, as in XProf."""
+    if kind != ActivityKind.KERNEL:
+        return kind, direction
+    text = details_text if isinstance(details_text, str) else ""
+    found = copy_direction_from_details(parse_copy_details(text))
+    if found == CopyDirection.OTHER:
+        found = _kind_field_direction(text)
+    return ActivityKind.MEMCPY, found
+
+
+def _kind_field_direction(text):
+    for token in text.split():
+        key, _, value = token.partition(":")
+        if key == "kind":
+            compact = value.replace("_", "").upper()
+            for words, direction in _KIND_WORDS:
+                if words in compact:
+                    return direction
+    return CopyDirection.OTHER
 
 
 def op_name_from_tf_op(tf_op):
@@ -125,8 +181,15 @@ def build_gpu_device(plane, ordinal, origin_ns):
             if kind is None:
                 continue
             correlation, config_id, op_id, copy_id = -1, -1, -1, -1
-            tf_op = hlo_op = None
+            tf_op = hlo_op = op_label = None
             occupancy = None
+            found = {}
+            for stat in event.stats:
+                key = wanted.get(stat.metadata_id)
+                if key is not None:
+                    found[key] = stat
+            if "memcpy_details" in found and kind == ActivityKind.KERNEL:
+                kind, direction = reclassified_copy(kind, direction, stat_value(found["memcpy_details"], names))
             for stat in event.stats:
                 key = wanted.get(stat.metadata_id)
                 if key is None:
@@ -148,6 +211,8 @@ def build_gpu_device(plane, ordinal, origin_ns):
                     tf_op = stat_value(stat, names)
                 elif key == "hlo_op":
                     hlo_op = stat_value(stat, names)
+                elif key == "name":
+                    op_label = stat_value(stat, names)
                 elif key == "theoretical_occupancy_pct":
                     occupancy = stat_value(stat, names)
             if occupancy is not None and config_id >= 0:
@@ -155,7 +220,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
                 if config.occupancy_pct is None and isinstance(occupancy, (int, float)):
                     config_id = config_table.get(replace(config, occupancy_pct=float(occupancy)))
             if hlo_op:
-                op_id = op_table.get(str(hlo_op))
+                op_id = op_table.get(str(op_label) if op_label else str(hlo_op))
             elif tf_op:
                 op_id = op_table.get(op_name_from_tf_op(str(tf_op)))
             cols.start.append(base_ps + event.offset_ps)
