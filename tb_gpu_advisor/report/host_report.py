@@ -56,7 +56,7 @@ def host_report(model):
             "breakdown_pct": {name: _pct(100.0 * int(whole.category_ps[name].sum()) / window_ps)
                               if window_ps else None for name in BREAKDOWN_CATEGORIES},
         },
-        "notes": _notes(model, step_set, usages),
+        "notes": _notes(model, step_set, usages) + _implausible_notes(table),
         "devices": [_device(gpu, usage) for gpu, usage in zip(model.gpus, usages)],
         "kernels": [_kernel(row) for row in table],
         "launch": _launch(launch),
@@ -104,6 +104,16 @@ def _notes(model, step_set, usages):
         notes.append(f"Profiler warning: {warning}")
     for error in model.trace_errors:
         notes.append(f"Profiler error: {error}")
+    return notes
+
+
+def _implausible_notes(table):
+    """One note per kernel row carrying a launch value no GPU allows (shown as unknown, never advice)."""
+    notes = []
+    for row in table:
+        for item in row.implausible:
+            notes.append(f"Kernel {row.name}: {item.field.replace('_', ' ')} {item.value} is {item.limit}; "
+                         "the trace's value is corrupt, so it is shown as unknown and no advice uses it.")
     return notes
 
 
@@ -155,7 +165,7 @@ def _kernel(row):
         "registers_per_thread": row.registers_per_thread,
         "shared_memory_bytes": row.shared_memory_bytes,
         "grid": list(row.grid),
-        "block": list(row.block),
+        "block": None if row.block is None else list(row.block),
         "uses_tensor_cores": row.uses_tensor_cores,
         "tensor_core_eligible": row.tensor_core_eligible,
         "op_name": row.op_name,
