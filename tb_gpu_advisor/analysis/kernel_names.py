@@ -15,6 +15,10 @@ _EXTRA_TENSOR_CORE = re.compile(r"sm90_xmma|gmma|wgmma|tensorop|_tf32_|bf16gemm|
 # Names that say the kernel computes in 16 bits or fewer (XProf checks `half` and `fp16` only).
 _LOW_PRECISION = re.compile(r"half|fp16|bf16|bfloat16|__nv_bfloat|\bf16\b|_f16|f16_|h884|h1688|h16816|hmma|"
                             r"hgemm|e4m3|e5m2|fp8", re.IGNORECASE)
+# Tensile/hipBLASLt GEMM names spell their data types after the index order: `Cijk_Ailk_Bljk_BBS_...` is bf16
+# inputs and output with fp32 compute (H half, B bf16, S float, D double, F8/B8 fp8/bf8, I8 int8).
+_TENSILE_TYPES = re.compile(r"^Cijk_A[a-z]+_B[a-z]+_([A-Za-z0-9]+)_")
+_TENSILE_LOW_PRECISION = ("H", "B", "F8", "I8", "4xi8")
 # Kernels that do 32-bit floating-point matrix math without Tensor Cores: candidates for mixed precision.
 _FP32_MATMUL = re.compile(r"sgemm|gemm.*f32|f32.*gemm|fp32.*gemm|gemm.*fp32|scudnn|implicit_convolve_sgemm|"
                           r"sm\d+_xmma_.*f32f32_f32f32|cutlass.*sgemm|gemv2T_kernel_val<.*float|"
@@ -35,6 +39,16 @@ _AMD_MATRIX_CORE = re.compile(r"^Cijk_.*_MI\d+x\d+x\d+|\bck_tile::|\bck::|^gemm_
                               re.IGNORECASE)
 
 
+# The HIP runtime's own copy and fill kernels (hipMemcpy between device buffers, hipMemset): kernels to the
+# profiler and to XProf's kernel table, copies and memsets to the time breakdown.
+_RUNTIME_COPY = re.compile(r"^__amd_rocclr_(copy|fill)", re.IGNORECASE)
+
+
+def is_runtime_copy(name):
+    """A kernel the GPU runtime launches to copy or fill memory (ROCm's `__amd_rocclr_copyBuffer*`/`fillBuffer*`)."""
+    return bool(_RUNTIME_COPY.match(name))
+
+
 def is_nccl(name):
     """XProf's rule: a collective kernel's name starts with `nccl` (any case)."""
     return name[:4].lower() == "nccl"
@@ -53,6 +67,9 @@ def uses_matrix_units(name, vendor=None):
 
 def is_low_precision(name):
     """True when the kernel name says it computes in 16-bit (or 8-bit) floating point."""
+    if name.startswith("Cijk_"):
+        types = _TENSILE_TYPES.match(name)
+        return bool(types) and types.group(1).startswith(_TENSILE_LOW_PRECISION)
     return bool(_LOW_PRECISION.search(name))
 
 

@@ -37,6 +37,9 @@ def _p(value):
 def decide(ctx, findings):
     """Verdict from the ranked findings and the step-time breakdown of `ctx`."""
     breakdown = ctx.summary["breakdown_pct"]
+    if not ctx.has_gpu and ctx.model.tpu_count and not ctx.model.gpus:
+        return _unknown(f"this is a TPU profile ({ctx.model.tpu_count} TPU planes, no GPU); XProf's TPU tools in "
+                        "TensorBoard's Profile tab analyze it.")
     if ctx.window_ms <= 0:
         return _unknown("the profile has no GPU or host activity to measure.")
     if not ctx.has_gpu:

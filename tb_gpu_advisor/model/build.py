@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 # The progress callback of the analysis running in this thread, for callers that cannot pass one down.
 _PROGRESS = contextvars.ContextVar("tb_gpu_advisor_progress", default=None)
 _GPU_PLANE = re.compile(r"^/device:GPU:(\d+)$")
+_TPU_PLANE = re.compile(r"^/device:TPU:(\d+)$")
 _HOST_PLANES = ("/host:CPU", "/host:CUPTI")
 _ENV_PLANES = ("/host:metadata", "Task Environment")
 # Line bases above this are wall-clock nanoseconds, not offsets from the profile start.
@@ -103,6 +104,7 @@ def build_model(space, reference=False, progress=None):
         environment=environment,
         format="pre-grouped" if pre_grouped else "current",
         has_host_plane=has_host,
+        tpu_count=sum(1 for plane in space.planes if _TPU_PLANE.match(plane.name)),
     )
 
 

@@ -169,3 +169,4 @@ class TraceModel:
     environment: dict = field(default_factory=dict)  # e.g. cuda_version, jax_version from /host:metadata
     format: str = "current"  # "current" (ungrouped CUPTI) or "pre-grouped" (old TF with group_id/Steps)
     has_host_plane: bool = False
+    tpu_count: int = 0  # `/device:TPU:N` planes: a TPU profile, which XProf's TPU tools analyze

@@ -84,9 +84,12 @@ def _round_stats(stats):
 
 def _notes(model, step_set, usages):
     notes = []
-    if not model.gpus:
+    if not model.gpus and model.tpu_count:
+        notes.append(f"This is a TPU profile ({model.tpu_count} /device:TPU planes, no GPU): this advisor measures "
+                     "GPUs; open it in TensorBoard's Profile tab, whose XProf tools analyze TPUs.")
+    elif not model.gpus:
         notes.append("No GPU in this profile: it has no /device:GPU:N plane, so GPU metrics are not available "
-                      "(was it captured on a CPU-only machine, or without the GPU tracer?).")
+                     "(was it captured on a CPU-only machine, or without the GPU tracer?).")
     elif not any(u.busy_pct is not None for u in usages):
         notes.append("The GPU planes hold no kernels, copies or memsets: the GPUs did no traced work.")
     if not model.has_host_plane:

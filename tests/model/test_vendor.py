@@ -1,6 +1,7 @@
 from tb_gpu_advisor.model.vendor import AMD, NVIDIA, amd_arch, infer_vendor, normalize_vendor
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.report.run_report import analyze_host_file
 from tests.conftest import report_of, shared_trace
 
 _TENSILE = "Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI16x16x16x1_SN_ISA942_IU1_K1_WG64_4_1_WGM16.kd"
@@ -44,3 +45,10 @@ def test_real_traces_vendor_and_arch():
         == {(AMD, "gfx942", None)}
     v100 = load_model(str(shared_trace("gpu_multi_worker_v100x8.xplane.pb")))
     assert {(g.capabilities.vendor, g.capabilities.arch) for g in v100.gpus} == {(NVIDIA, "sm_70")}
+
+
+def test_tpu_profile_says_so():
+    report = analyze_host_file(str(shared_trace("tpu_v6e_inference_4chip.xplane.pb")))
+    assert report["summary"]["verdict"].startswith("Unknown: This is a TPU profile (4 TPU planes, no GPU)")
+    assert report["notes"][0].startswith("This is a TPU profile (4 /device:TPU planes, no GPU)")
+    assert not any("CPU-only" in note for note in report["notes"])

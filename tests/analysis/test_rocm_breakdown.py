@@ -1,0 +1,40 @@
+"""AMD: runtime copy/fill kernels are copy time in the breakdown, Tensile bf16 GEMMs are 16-bit compute."""
+
+from tb_gpu_advisor.analysis.kernel_names import is_low_precision, is_runtime_copy, uses_matrix_units
+from tb_gpu_advisor.testing.rocm import COPY_KERNEL, FILL_KERNEL, TENSILE_GEMM, rocm_gemm_trace
+from tb_gpu_advisor.report.run_report import analyze_host_file
+from tests.conftest import report_of, shared_trace
+
+
+def test_runtime_copy_kernels_stay_kernels_but_count_as_copies():
+    report = report_of(rocm_gemm_trace())
+    names = {k["name"] for k in report["kernels"]}
+    assert {COPY_KERNEL, FILL_KERNEL} <= names
+    window = report["summary"]["analysis_window_ms"]
+    breakdown_ms = {k: round(v * window / 100, 4) for k, v in report["summary"]["breakdown_pct"].items() if v}
+    # copyBuffer 4 us + fillBuffer 2 us + the two CopyDeviceToDevice (8 + 4 us) are copy time; the GEMM (100 us)
+    # is 16-bit compute (BBS: bf16), the broadcast (10 us) 32-bit.
+    assert breakdown_ms["d2d"] == 0.018
+    assert breakdown_ms["h2d"] == 0.02
+    assert breakdown_ms["compute_16bit"] == 0.1
+    assert breakdown_ms["compute_32bit"] == 0.01
+
+
+def test_amd_names():
+    assert is_runtime_copy(COPY_KERNEL) and is_runtime_copy(FILL_KERNEL) and not is_runtime_copy(TENSILE_GEMM)
+    assert is_low_precision(TENSILE_GEMM)
+    assert is_low_precision("Cijk_Alik_Bljk_HHS_BH_MT64x64x32_MI32x32x8x1_SN_ISA90a.kd")
+    assert not is_low_precision("Cijk_Ailk_Bljk_SB_MT64x64x8_SN_ISA908.kd")
+    assert uses_matrix_units(TENSILE_GEMM, "AMD") and not uses_matrix_units(TENSILE_GEMM, "NVIDIA")
+    assert not uses_matrix_units("Cijk_Ailk_Bljk_SB_MT64x64x8_SN_ISA908.kd", "AMD")  # no MFMA tag
+    assert uses_matrix_units("ck_tile::kentry<GemmKernel<...>>", "AMD")
+    assert uses_matrix_units("gemm_fusion_dot_general_1.kd", "AMD")
+
+
+def test_real_mi300x_breakdown_and_no_nvidia_advice():
+    report = analyze_host_file(str(shared_trace("amd_mi300x_jax08_gemm.xplane.pb")))
+    pct = report["summary"]["breakdown_pct"]
+    assert pct["compute_16bit"] > pct["compute_32bit"] > 0  # the bf16 Tensile GEMMs dominate
+    assert pct["d2d"] > 0  # 24 copyBuffer kernels
+    nvidia_only = ("fp32", "tensor_core", "cuda", "occupancy.low_occupancy", "environment.")
+    assert not [f["id"] for f in report["findings"] if any(word in f["id"] for word in nvidia_only)]
