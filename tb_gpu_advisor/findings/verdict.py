@@ -58,8 +58,12 @@ def decide(ctx, findings):
         cause = ("no /host:CPU plane was recorded, so the cause cannot be told" if not ctx.model.has_host_plane
                  else "no host activity was recorded at those times")
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
-    return Verdict("none", f"No bottleneck: the GPU is busy {_p(ctx.summary['gpu_busy_pct'])} of each step and "
-                           f"no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
+    if ctx.summary["active_gpu_count"] > 1 and ctx.summary.get("gpu_compute_busy_pct") is not None:
+        busy = (f"the GPUs compute {_p(ctx.summary['gpu_compute_busy_pct'])} of each step (busy "
+                f"{_p(ctx.summary['gpu_busy_pct'])} with collectives)")
+    else:
+        busy = f"the GPU is busy {_p(ctx.summary['gpu_busy_pct'])} of each step"
+    return Verdict("none", f"No bottleneck: {busy} and no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
 
 
 def _unknown(reason):

@@ -29,15 +29,17 @@ def _pct(value):
 def host_report(model):
     """The HostReport of one host's profile, as a JSON-ready dict."""
     step_set = find_steps(model)
-    usages = [device_usage(gpu, step_set) for gpu in model.gpus]
+    window = analysis_window(model, step_set)
+    usages = [device_usage(gpu, step_set, window) for gpu in model.gpus]
     # In pre-grouped traces a GPU without its own Steps marker took no part in any step (e.g. GPU:1 of the
     # real 8xV100 trace, which only ran 19 copies before the step): it does not lower the mean.
-    active = [u.busy_pct for u in usages if u.busy_pct is not None
-              and (step_set.source != "device" or u.ordinal in step_set.device_markers)]
+    active_usages = [u for u in usages if u.busy_pct is not None
+                     and (step_set.source != "device" or u.ordinal in step_set.device_markers)]
+    active = [u.busy_pct for u in active_usages]
+    compute = [u.compute_busy_pct for u in active_usages]
     wait = input_wait(model, step_set)
     table = kernel_table(model.gpus)
     launch = launch_stats(model, step_set)
-    window = analysis_window(model, step_set)
     whole = breakdown(model, window.start_ps, window.end_ps)
     per_step = breakdown(model, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps])
     window_ps = int(whole.window_ps.sum())
@@ -47,6 +49,7 @@ def host_report(model):
         "trace_format": model.format,
         "summary": {
             "gpu_busy_pct": _pct(sum(active) / len(active)) if active else None,
+            "gpu_compute_busy_pct": _pct(sum(compute) / len(compute)) if compute else None,
             "input_wait_pct": _pct(wait.pct),
             "step_time_ms": _round_stats(step_time_stats_ms(step_set)),
             "step_source": step_set.source,
@@ -139,6 +142,8 @@ def _device(gpu, usage):
         "name": gpu.name,
         "ordinal": gpu.ordinal,
         "busy_pct": _pct(usage.busy_pct),
+        "compute_busy_pct": _pct(usage.compute_busy_pct),
+        "collective_busy_pct": _pct(usage.collective_busy_pct),
         "busy_time_us": _us(usage.busy_ps),
         "window_us": _us(usage.window_ps),
         "kernel_count": usage.kernel_count,

@@ -58,8 +58,12 @@ def _summary(report):
     elif s.get("bottleneck"):
         lines.append(f"Verdict: {s['bottleneck']}")
     gpus = f"GPUs: {s['active_gpu_count']} active of {s['gpu_count']}" if s["gpu_count"] else "GPUs: none"
-    lines.append(f"{gpus}   GPU busy: {units.percent(s['gpu_busy_pct'])}   "
-                 f"input wait: {units.percent(s['input_wait_pct'])}")
+    if s["active_gpu_count"] > 1 and s.get("gpu_compute_busy_pct") is not None:
+        busy = (f"GPU compute busy: {units.percent(s['gpu_compute_busy_pct'])} "
+                f"(with collectives {units.percent(s['gpu_busy_pct'])})")
+    else:
+        busy = f"GPU busy: {units.percent(s['gpu_busy_pct'])}"
+    lines.append(f"{gpus}   {busy}   input wait: {units.percent(s['input_wait_pct'])}")
     if st["count"]:
         spread = f", stdev {units.duration_ms(st['stdev'])}" if st["stdev"] is not None else ""
         lines.append(f"Steps: {st['count']} ({s['step_source']} markers)   mean {units.duration_ms(st['mean'])}, "
@@ -136,19 +140,24 @@ def _devices(report):
     rows = []
     idle = [d["name"].rsplit(":", 1)[-1] for d in report["devices"] if d["busy_pct"] is None]
     models = {}
+    multi = report["summary"]["active_gpu_count"] > 1
     for d in report["devices"]:
         models.setdefault(_device_model(d), []).append(d["name"].rsplit(":", 1)[-1])
         if d["busy_pct"] is None:
             continue
-        rows.append((d["name"], units.percent(d["busy_pct"]), units.count(d["kernel_count"]),
-                     units.duration_us(d["kernel_time_us"]), units.duration_us(d["memcpy_time_us"]),
-                     units.duration_us(d["nccl_time_us"]), units.duration_us(d["largest_gap_us"])))
+        split = (units.percent(d.get("compute_busy_pct")), units.percent(d.get("collective_busy_pct"))) if multi \
+            else ()
+        rows.append((d["name"], units.percent(d["busy_pct"])) + split + (
+            units.count(d["kernel_count"]), units.duration_us(d["kernel_time_us"]),
+            units.duration_us(d["memcpy_time_us"]), units.duration_us(d["nccl_time_us"]),
+            units.duration_us(d["largest_gap_us"])))
     lines = [f"{len(ids)} x {model}" for model, ids in models.items()]
     if idle:
         lines.append(f"No activity on GPU {', '.join(idle)}.")
+    headers = ("device", "busy") + (("compute", "collectives only") if multi else ()) + (
+        "kernels", "kernel time", "copies", "NCCL", "largest gap")
     return Section("GPUs", lines=tuple(lines),
-                   table=Table(("device", "busy", "kernels", "kernel time", "copies", "NCCL", "largest gap"),
-                               tuple(rows), (False,) + (True,) * 6) if rows else None)
+                   table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)) if rows else None)
 
 
 def _kernels(report):
