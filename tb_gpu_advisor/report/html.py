@@ -148,7 +148,7 @@ def _charts(host):
                                                       max_value=100.0)))
     kernels = host["kernels"][:KERNELS_CHARTED]
     if kernels:
-        rows = [(units.shorten(k["name"], BAR_LABEL_WIDTH), k["total_us"],
+        rows = [(units.kernel_name(k["name"], BAR_LABEL_WIDTH), k["total_us"],
                  f"{k['name']}: {units.duration_us(k['total_us'])} in {k['occurrences']} launches") for k in kernels]
         out.append(_figure(f"Top {len(kernels)} kernels by total time (hover for the full name).",
                            charts.horizontal_bars(rows, units.duration_us, "top kernels", color="#1b7837")))
@@ -174,7 +174,7 @@ def _table(headers, rows, numeric, name_column=None):
         cells = []
         for index, (cell, right) in enumerate(zip(row, numeric)):
             if index == name_column and len(str(cell)) > NAME_SHOWN:
-                cells.append(f'<td class="name"><details><summary>{_e(units.shorten(str(cell), NAME_SHOWN))}'
+                cells.append(f'<td class="name"><details><summary>{_e(units.kernel_name(str(cell), NAME_SHOWN))}'
                              f"</summary>{_e(cell)}</details></td>")
                 continue
             css = "num" if right else ("name" if index == name_column else "")
@@ -185,14 +185,14 @@ def _table(headers, rows, numeric, name_column=None):
 
 def _kernel_table(host):
     kernels = host["kernels"][:KERNELS_TABULATED]
-    rows = [(k["name"], units.count(k["occurrences"]), units.duration_us(k["total_us"]),
-             units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
+    rows = [(k["name"], k["op_name"] or "-", units.launch_dims(k["grid"], k["block"]), units.count(k["occurrences"]),
+             units.duration_us(k["total_us"]), units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
              "yes" if k["uses_tensor_cores"] else "no") for k in kernels]
     title = "Kernels" if len(host["kernels"]) <= KERNELS_TABULATED else \
         f"Kernels (top {KERNELS_TABULATED} of {len(host['kernels'])} by total time)"
     return [f"<h3>{_e(title)}</h3>",
-            _table(("kernel", "count", "total", "avg", "occupancy", "Tensor Cores"), rows,
-                   (False, True, True, True, True, False), name_column=0)]
+            _table(("kernel", "op", "grid / block", "count", "total", "avg", "occupancy", "Tensor Cores"), rows,
+                   (False, False, False, True, True, True, True, False), name_column=0)]
 
 
 def _tables(host):

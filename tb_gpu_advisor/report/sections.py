@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.report import units
 
 KERNELS_LISTED = 10
+KERNEL_WIDTH = 38  # characters of a kernel name in the text table
 STEPS_LISTED = 10
 BREAKDOWN_LABELS = {
     "compute_16bit": "compute 16-bit", "compute_32bit": "compute 32-bit", "collectives": "collectives",
@@ -160,10 +161,36 @@ def _devices(report):
                    table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)) if rows else None)
 
 
+def kernel_row_labels(kernels, width):
+    """A label of at most `width` characters per kernel row. Rows are XProf's (name, launch configuration, op)
+    groups: rows whose shortened names are equal get the grid / block and, where that is equal too, the op that
+    tells them apart, in brackets."""
+    names = [units.kernel_name(k["name"], width) for k in kernels]
+    groups = {}
+    for index, name in enumerate(names):
+        groups.setdefault(name, []).append(index)
+    labels = list(names)
+    for indexes in groups.values():
+        if len(indexes) < 2:
+            continue
+        launches = [units.launch_dims(kernels[i]["grid"], kernels[i]["block"]) for i in indexes]
+        ops = [kernels[i]["op_name"] or "no op" for i in indexes]
+        need_launch = len(set(launches)) > 1
+        need_op = len(set(zip(launches, ops))) > len(set(launches))
+        for index, launch, op in zip(indexes, launches, ops):
+            parts = ([launch] if need_launch else []) + ([op] if need_op else [])
+            if not parts:
+                continue
+            suffix = units.shorten(", ".join(parts), width // 2)
+            labels[index] = f"{units.kernel_name(kernels[index]['name'], width - len(suffix) - 3)} [{suffix}]"
+    return labels
+
+
 def _kernels(report):
+    listed = report["kernels"][:KERNELS_LISTED]
     rows = []
-    for k in report["kernels"][:KERNELS_LISTED]:
-        rows.append((units.shorten(k["name"], 38), units.count(k["occurrences"]), units.duration_us(k["total_us"]),
+    for k, name in zip(listed, kernel_row_labels(listed, KERNEL_WIDTH)):
+        rows.append((name, units.count(k["occurrences"]), units.duration_us(k["total_us"]),
                      units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
                      "yes" if k["uses_tensor_cores"] else "no"))
     title = "Kernels" if len(report["kernels"]) <= KERNELS_LISTED else \
