@@ -1,6 +1,7 @@
 """A GPU plane's vendor and architecture: NVIDIA (CUDA compute capability, `sm_XY`) or AMD (a gfx name)."""
 
 import re
+from dataclasses import replace
 
 NVIDIA = "NVIDIA"
 AMD = "AMD"
@@ -55,3 +56,25 @@ def device_arch(vendor, compute_capability, plane_strings, kernel_names):
     if vendor == AMD:
         return amd_arch(plane_strings, kernel_names)
     return None
+
+
+def shared_arch(gpus):
+    """The GpuDevices with the arch of their identical siblings filled in: a ROCm trace names the gfx target only
+    through the kernels a GPU ran, so idle GPUs of the same vendor, model, compute-unit count, clock and memory
+    take the one gfx name their siblings show (none when the siblings disagree)."""
+    def kind(gpu):
+        caps = gpu.capabilities
+        return (caps.vendor, caps.model_name, caps.sm_count, caps.clock_mhz, caps.memory_bytes,
+                caps.memory_bandwidth_bytes_per_s)
+
+    named = {}
+    for gpu in gpus:
+        if gpu.capabilities.arch:
+            named.setdefault(kind(gpu), set()).add(gpu.capabilities.arch)
+    out = []
+    for gpu in gpus:
+        found = named.get(kind(gpu), set())
+        if gpu.capabilities.arch is None and gpu.capabilities.vendor == AMD and len(found) == 1:
+            gpu = replace(gpu, capabilities=replace(gpu.capabilities, arch=next(iter(found))))
+        out.append(gpu)
+    return out

@@ -127,7 +127,7 @@ def _device_model(d):
     elif d.get("arch"):
         parts.append(d["arch"])
     if d["sm_count"]:
-        parts.append(f"{d['sm_count']} SMs")
+        parts.append(f"{d['sm_count']} {'CUs' if d.get('vendor') == 'AMD' else 'SMs'}")
     if d["clock_mhz"]:
         parts.append(f"{d['clock_mhz']:.0f} MHz")
     if d["memory_bandwidth_gbps"]:

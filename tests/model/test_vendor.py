@@ -52,3 +52,12 @@ def test_tpu_profile_says_so():
     assert report["summary"]["verdict"].startswith("Unknown: This is a TPU profile (4 TPU planes, no GPU)")
     assert report["notes"][0].startswith("This is a TPU profile (4 /device:TPU planes, no GPU)")
     assert not any("CPU-only" in note for note in report["notes"])
+
+
+def test_idle_sibling_gpus_take_the_gfx_name_their_twin_shows():
+    builder = TraceBuilder()
+    for ordinal in range(3):
+        builder.gpu(ordinal, vendor="AMD", model=None, compute_capability=(9, 4), sm_count=304)
+    builder.gpu(3, vendor="AMD", model=None, compute_capability=(9, 0), sm_count=104)  # another model: unknown
+    builder.gpu(0).kernel(_TENSILE, 0, 10)
+    assert [d["arch"] for d in report_of(builder)["devices"]] == ["gfx942", "gfx942", "gfx942", None]

@@ -9,7 +9,8 @@ import {emptyState, legend, meter, section} from './common.js';
 
 function deviceLabel(device) {
   const short = String(device.name || '').replace('/device:', '');
-  return device.model_name ? `${short} · ${device.model_name}` : short;
+  const model = [device.model_name, device.arch].filter((part) => typeof part === 'string' && part).join(' ');
+  return model ? `${short} · ${model}` : short;
 }
 
 function busyRow(device, multi) {
