@@ -221,6 +221,14 @@ def test_tensor_core_badge_and_full_name_on_hover(tab):
     assert any(title.startswith("void cutlass::Kernel<cutlass_80_tensorop") for title in titles)
 
 
+def test_multi_gpu_run_leads_with_compute_busy(tab):
+    assert tab.show(MULTI_HOST, "worker0") == "ready"
+    tiles = tab.text("#summary .tiles")
+    assert "GPU compute busy" in tiles and "with collectives" in tiles
+    hints = tab.frame.eval_on_selector_all("#gpus .gpu-hint", "hs => hs.map(h => h.textContent)")
+    assert len(hints) == 2 and all(hint.startswith("compute ") and "collectives only 0%" in hint for hint in hints)
+
+
 def _finding(fix):
     return {"id": "GA-TEST-001", "category": "input", "severity": "high", "title": "GPU idle waiting for input",
             "summary": "The host waits for tf.data while every GPU idles.",
