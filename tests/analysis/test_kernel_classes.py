@@ -5,7 +5,7 @@ import pathlib
 import pytest
 
 from tb_gpu_advisor.analysis.kernel_names import KERNEL_CLASSES, is_elementwise, kernel_class
-from tests.conftest import TRACES
+from tests.data import REAL
 from tests.data.extract_kernel_names import all_kernel_names
 
 TABLE = pathlib.Path(__file__).resolve().parents[1] / "data" / "kernel_classes.tsv"
@@ -45,7 +45,6 @@ def test_library_kernels_are_never_elementwise_even_with_relu_in_the_name():
 
 
 def test_every_kernel_name_of_the_real_traces_is_labelled():
-    if not TRACES.is_dir():
-        pytest.skip(f"{TRACES} is absent")
-    found = {name for _, name in all_kernel_names(TRACES)}
+    found = {name for _, name in all_kernel_names(REAL)}
+    assert len(found) == 289
     assert found <= {name for _, _, name in LABELLED}

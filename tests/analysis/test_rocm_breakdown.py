@@ -1,9 +1,10 @@
 """AMD: runtime copy/fill kernels are copy time in the breakdown, Tensile bf16 GEMMs are 16-bit compute."""
 
 from tb_gpu_advisor.analysis.kernel_names import is_low_precision, is_runtime_copy, uses_matrix_units
+from tb_gpu_advisor.pipeline import analyze_host_file
 from tb_gpu_advisor.testing.rocm import COPY_KERNEL, FILL_KERNEL, TENSILE_GEMM, rocm_gemm_trace
-from tb_gpu_advisor.report.run_report import analyze_host_file
-from tests.conftest import report_of, shared_trace
+from tests.conftest import report_of
+from tests.data import real_trace
 
 
 def test_runtime_copy_kernels_stay_kernels_but_count_as_copies():
@@ -32,7 +33,7 @@ def test_amd_names():
 
 
 def test_real_mi300x_breakdown_and_no_nvidia_advice():
-    report = analyze_host_file(str(shared_trace("amd_mi300x_jax08_gemm.xplane.pb")))
+    report = analyze_host_file(str(real_trace("amd_mi300x_jax08_gemm.xplane.pb")))
     pct = report["summary"]["breakdown_pct"]
     assert pct["compute_16bit"] > pct["compute_32bit"] > 0  # the bf16 Tensile GEMMs dominate
     assert pct["d2d"] > 0  # 24 copyBuffer kernels

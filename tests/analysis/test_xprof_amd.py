@@ -12,9 +12,9 @@ from collections import Counter
 os.environ.setdefault("GLOG_minloglevel", "2")  # XProf's C++ logging: warnings and errors only
 from xprof.convert import raw_to_tool_data  # noqa: E402
 
-from tb_gpu_advisor.report.run_report import analyze_host_file  # noqa: E402
+from tb_gpu_advisor.pipeline import analyze_host_file  # noqa: E402
 from tb_gpu_advisor.testing.rocm import COPY_KERNEL, rocm_gemm_trace  # noqa: E402
-from tests.conftest import shared_trace  # noqa: E402
+from tests.data import real_trace  # noqa: E402
 
 
 def _xprof_kernels(source, tmp_path):
@@ -49,7 +49,7 @@ def _compare(ours, theirs):
 
 
 def test_real_mi300x_kernels_match_xprof(tmp_path):
-    source = shared_trace("amd_mi300x_jax08_gemm.xplane.pb")
+    source = real_trace("amd_mi300x_jax08_gemm.xplane.pb")
     report = analyze_host_file(str(source))
     ours, theirs = report["kernels"], _xprof_kernels(source, tmp_path)
     assert (sum(r["occurrences"] for r in ours), round(sum(r["total_us"] for r in ours), 3)) == (54, 3475.484)

@@ -1,6 +1,6 @@
-"""Test-data generation step: every kernel name of every real trace in ../shared/traces, one per line.
+"""Test-data generation step: every kernel name of every real trace in tests/data/real, one per line.
 
-    python tests/data/extract_kernel_names.py ../shared/traces > /tmp/names.tsv
+    python -m tests.data.extract_kernel_names tests/data/real > /tmp/names.tsv
 
 Prints `<trace file>\\t<kernel name>` for each distinct (file, name); XPlane traces through our reader,
 Kineto JSON (`kineto/*.json.gz`) with gzip + json (events of category `kernel`). The names were then labelled by
@@ -47,5 +47,5 @@ def all_kernel_names(folder):
 
 
 if __name__ == "__main__":
-    for source, name in sorted(all_kernel_names(sys.argv[1] if len(sys.argv) > 1 else "../shared/traces")):
+    for source, name in sorted(all_kernel_names(sys.argv[1] if len(sys.argv) > 1 else "tests/data/real")):
         print(f"{source}\t{name}")

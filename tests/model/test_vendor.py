@@ -1,8 +1,9 @@
-from tb_gpu_advisor.model.vendor import AMD, NVIDIA, amd_arch, infer_vendor, normalize_vendor
-from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.report.run_report import analyze_host_file
-from tests.conftest import report_of, shared_trace
+from tb_gpu_advisor.model.vendor import AMD, NVIDIA, amd_arch, infer_vendor, normalize_vendor
+from tb_gpu_advisor.pipeline import analyze_host_file
+from tb_gpu_advisor.testing import TraceBuilder
+from tests.conftest import report_of
+from tests.data import real_trace
 
 _TENSILE = "Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI16x16x16x1_SN_ISA942_IU1_K1_WG64_4_1_WGM16.kd"
 
@@ -40,15 +41,15 @@ def test_nvidia_device_arch_from_its_compute_capability():
 
 
 def test_real_traces_vendor_and_arch():
-    amd = load_model(str(shared_trace("amd_mi300x_jax08_gemm.xplane.pb")))
+    amd = load_model(str(real_trace("amd_mi300x_jax08_gemm.xplane.pb")))
     assert {(g.capabilities.vendor, g.capabilities.arch, g.capabilities.compute_capability) for g in amd.gpus[:1]} \
         == {(AMD, "gfx942", None)}
-    v100 = load_model(str(shared_trace("gpu_multi_worker_v100x8.xplane.pb")))
+    v100 = load_model(str(real_trace("gpu_multi_worker_v100x8.xplane.pb")))
     assert {(g.capabilities.vendor, g.capabilities.arch) for g in v100.gpus} == {(NVIDIA, "sm_70")}
 
 
 def test_tpu_profile_says_so():
-    report = analyze_host_file(str(shared_trace("tpu_v6e_inference_4chip.xplane.pb")))
+    report = analyze_host_file(str(real_trace("tpu_v6e_inference_4chip.xplane.pb")))
     assert report["summary"]["verdict"].startswith("Unknown: This is a TPU profile (4 TPU planes, no GPU)")
     assert report["notes"][0].startswith("This is a TPU profile (4 /device:TPU planes, no GPU)")
     assert not any("CPU-only" in note for note in report["notes"])
