@@ -12,7 +12,7 @@ from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActiv
 from tb_gpu_advisor.model.vendor import NVIDIA, device_arch, infer_vendor
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
-_DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "tf_op", "hlo_op", "name",
+_DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "memset_details", "tf_op", "hlo_op", "name",
                  "theoretical_occupancy_pct"}
 _STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"}
 # Device events that are not GPU work: memory bookkeeping and profiler overhead.
@@ -190,6 +190,8 @@ def build_gpu_device(plane, ordinal, origin_ns):
                     found[key] = stat
             if "memcpy_details" in found and kind == ActivityKind.KERNEL:
                 kind, direction = reclassified_copy(kind, direction, stat_value(found["memcpy_details"], names))
+            elif "memset_details" in found and kind == ActivityKind.KERNEL:
+                kind = ActivityKind.MEMSET
             for stat in event.stats:
                 key = wanted.get(stat.metadata_id)
                 if key is None:

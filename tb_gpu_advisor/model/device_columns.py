@@ -145,13 +145,16 @@ def _text_column(tables, chunk, key, rows):
 
 
 def _copies_by_details(tables, chunk, rows, kind, direction):
-    """kind and direction with every kernel that carries `memcpy_details` turned into a copy (XProf's rule)."""
+    """kind and direction with every kernel that carries `memcpy_details` turned into a copy (XProf's rule), and
+    every other one with `memset_details` into a memset."""
     kernels = np.flatnonzero(kind == ActivityKind.KERNEL)
     text = _text_column(tables, chunk, "memcpy_details", rows[kernels])
     turned = np.flatnonzero(text >= 0)
-    if not len(turned):
+    fills = kernels[(text < 0) & (_text_column(tables, chunk, "memset_details", rows[kernels]) >= 0)]
+    if not len(turned) and not len(fills):
         return kind, direction
     kind, direction = kind.copy(), direction.copy()
+    kind[fills] = ActivityKind.MEMSET
     values = tables.texts.values
     for index in turned.tolist():
         found = tables.copy_direction_of_text.get(int(text[index]))

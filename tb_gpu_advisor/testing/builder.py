@@ -223,6 +223,16 @@ class GpuPlane:
         self._add_launch(launch, "hipMemcpyAsync", correlation_id)
         return correlation_id
 
+    def rocm_fill(self, start_us, duration_us, size_bytes, *, name="FillBuffer", stream=12):
+        """A memset as the ROCm tracer writes it: a runtime-named event with `memset_details` and no
+        `kernel_details`."""
+        correlation_id = self._builder.next_correlation_id()
+        stats = [("correlation_id", correlation_id),
+                 ("memset_details", f"kind:Unknown num_bytes:{size_bytes} async:1")]
+        self._writer.add_event(self._stream(stream, "Memset"), name, start_us, duration_us, stats,
+                               interned=("memset_details",))
+        return correlation_id
+
     def memset(self, start_us, duration_us, size_bytes, *, stream=7, launch=None):
         correlation_id = self._builder.next_correlation_id()
         stats = self._common_stats(correlation_id, None) + [

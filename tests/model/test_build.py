@@ -27,7 +27,8 @@ def test_current_format_model():
     assert model.format == "current"
     (gpu,) = model.gpus
     caps = gpu.capabilities
-    assert (caps.sm_count, caps.clock_mhz, caps.compute_capability, caps.vendor, caps.arch) == (132, 1980.0, (9, 0), "NVIDIA", "sm_90")
+    assert (caps.sm_count, caps.clock_mhz, caps.compute_capability, caps.vendor, caps.arch) == \
+        (132, 1980.0, (9, 0), "NVIDIA", "sm_90")
     assert caps.memory_bandwidth_bytes_per_s == 3350 * 10**9
     assert caps.model_name == "NVIDIA H100 80GB HBM3"
     activity = gpu.activity

@@ -39,3 +39,13 @@ def test_a_copy_named_like_a_kernel_with_memcpy_details_is_a_copy():
 def test_fast_and_reference_paths_agree_on_rocm_copies(tmp_path, caplog):
     kind, _, model = compare_paths(rocm_gemm_trace().to_bytes(), tmp_path, caplog)
     assert kind == "ok" and len(model.gpus[0].activity) == 7
+
+
+def test_memset_details_make_a_memset_whatever_the_name(tmp_path, caplog):
+    builder = rocm_builder()
+    gpu = builder.gpu(0)
+    gpu.rocm_copy(0, 5, 4096)
+    gpu.rocm_fill(10, 3, 256)
+    kind, _, model = compare_paths(builder.to_bytes(), tmp_path, caplog)
+    assert kind == "ok"
+    assert [ActivityKind(k) for k in model.gpus[0].activity.kind] == [ActivityKind.MEMCPY, ActivityKind.MEMSET]
