@@ -50,8 +50,8 @@ def is_runtime_copy(name):
 
 
 def is_nccl(name):
-    """XProf's rule: a collective kernel's name starts with `nccl` (any case)."""
-    return name[:4].lower() == "nccl"
+    """XProf's rule: a collective kernel's name starts with `nccl` (any case); RCCL's own `rccl` prefix too."""
+    return name[:4].lower() in ("nccl", "rccl")
 
 
 def uses_tensor_cores(name):
@@ -117,7 +117,7 @@ _LIBRARY_MATH = re.compile(r"gemm|gemv|cutlass|cublas|cudnn|xmma|conv|implicit|w
 def kernel_class(name):
     """One of KERNEL_CLASSES: collective, the runtime's copy/fill, XLA-generated, vendor library, a framework's
     element-wise kernel, or other (reductions, normalization, sort, embedding...)."""
-    if is_nccl(name) or name[:4].lower() == "rccl":
+    if is_nccl(name):
         return "collective"
     if is_runtime_copy(name):
         return "runtime_copy"
@@ -167,5 +167,6 @@ def is_xla_kernel(name):
 
 
 def is_library_math(name):
-    """A cuBLAS/cuDNN/CUTLASS matrix-multiply or convolution kernel."""
-    return bool(_LIBRARY_MATH.search(name))
+    """A vendor library's kernel (cuBLAS, cuDNN, CUTLASS, hipBLASLt/Tensile, composable kernel...) or a
+    matrix-multiply or convolution kernel: tuned tiles whose occupancy the user does not choose."""
+    return bool(_LIBRARY_MATH.search(name)) or kernel_class(name) == "library"
