@@ -152,10 +152,6 @@ def without_parameters(name):
     return name
 
 
-def is_library_kernel(name):
-    return kernel_class(name) == "library"
-
-
 def is_elementwise(name):
     """A framework element-wise kernel: never a library, collective or XLA-generated one."""
     return kernel_class(name) == "elementwise"
