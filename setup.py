@@ -5,7 +5,7 @@ from setuptools import find_packages, setup
 setup(
     name="tb-gpu-advisor",
     version="0.1.0",
-    description="Tells people training on NVIDIA GPUs why their GPUs idle and what to change, from their "
+    description="Tells people training on NVIDIA or AMD GPUs why their GPUs idle and what to change, from their "
                 "TensorFlow or JAX profile.",
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",

@@ -43,6 +43,9 @@ test('kernel names: templates collapsed, arguments dropped, long names cut', () 
   assert.equal(shortKernelName('void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<float>, long>(int)'),
     'Eigen::internal::EigenMetaKernel<\u2026>');
   assert.equal(shortKernelName('ampere_sgemm_128x64_tn'), 'ampere_sgemm_128x64_tn');
+  // "(anonymous namespace)" is part of the qualified name, not the parameter list.
+  assert.equal(shortKernelName('void tensorflow::(anonymous namespace)::GenerateNormalizedProb<float, float, 4>(float const*, float*, int)'),
+    'tensorflow::(anonymous namespace)::GenerateNormalizedProb<\u2026>');
   assert.equal(shortKernelName('<img src=x onerror=alert(1)>_kernel'), '<\u2026>_kernel');
   assert.equal(shortKernelName('a'.repeat(100), 10), `${'a'.repeat(9)}\u2026`);
   assert.equal(shortKernelName(''), '\u2014');

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.analysis.kernel_names import is_low_precision, is_nccl
+from tb_gpu_advisor.analysis.kernel_names import is_low_precision, is_nccl, is_runtime_copy
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 
@@ -49,7 +49,9 @@ def _category_intervals(model):
             continue
         low = np.array([is_low_precision(n) for n in activity.names], dtype=bool)[activity.name_id]
         nccl = np.array([is_nccl(n) for n in activity.names], dtype=bool)[activity.name_id]
-        compute = compute_mask(activity)
+        runtime_copy = (activity.kind == ActivityKind.KERNEL) & \
+            np.array([is_runtime_copy(n) for n in activity.names], dtype=bool)[activity.name_id]
+        compute = compute_mask(activity) & ~runtime_copy
         direction = activity.copy_direction
         masks = {
             "compute_16bit": compute & low,
@@ -57,7 +59,8 @@ def _category_intervals(model):
             "collectives": (activity.kind == ActivityKind.KERNEL) & nccl,
             "d2h": direction == CopyDirection.D2H,
             "d2d": ((activity.kind == ActivityKind.MEMCPY) & np.isin(direction, (CopyDirection.D2D,
-                    CopyDirection.P2P, CopyDirection.OTHER))) | (activity.kind == ActivityKind.MEMSET),
+                    CopyDirection.P2P, CopyDirection.OTHER))) | (activity.kind == ActivityKind.MEMSET)
+            | runtime_copy,
             "h2d": direction == CopyDirection.H2D,
         }
         for name, mask in masks.items():

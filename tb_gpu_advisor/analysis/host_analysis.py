@@ -32,11 +32,22 @@ class HostAnalysis:
         """Busy % of the GPUs that took part in the steps."""
         return tuple(u.busy_pct for u in self.usages if u.ordinal in self.active_ordinals)
 
+    @property
+    def active_compute_busy_pct(self):
+        """Compute busy % (collectives alone excluded) of the GPUs that took part in the steps."""
+        return tuple(u.compute_busy_pct for u in self.usages if u.ordinal in self.active_ordinals)
+
     # The summary numbers, at the report's precision: the report shows them and the rules quote them.
     @property
     def gpu_busy_pct(self):
         """Mean busy % of the GPUs that took part in the steps."""
         active = self.active_busy_pct
+        return pct(sum(active) / len(active)) if active else None
+
+    @property
+    def gpu_compute_busy_pct(self):
+        """Mean compute busy % of the GPUs that took part in the steps."""
+        active = self.active_compute_busy_pct
         return pct(sum(active) / len(active)) if active else None
 
     @property
@@ -68,12 +79,12 @@ class HostAnalysis:
 def analyze_host(model):
     """The HostAnalysis of a TraceModel."""
     step_set = find_steps(model)
-    usages = tuple(device_usage(gpu, step_set) for gpu in model.gpus)
+    window = analysis_window(model, step_set)
+    usages = tuple(device_usage(gpu, step_set, window) for gpu in model.gpus)
     # In pre-grouped traces a GPU without its own Steps marker took no part in any step (e.g. GPU:1 of the
     # real 8xV100 trace, which only ran 19 copies before the step): it does not lower the mean.
     active = tuple(u.ordinal for u in usages if u.busy_pct is not None
                    and (step_set.source != "device" or u.ordinal in step_set.device_markers))
-    window = analysis_window(model, step_set)
     return HostAnalysis(
         step_set=step_set,
         window=window,

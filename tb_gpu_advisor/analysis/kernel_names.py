@@ -2,6 +2,8 @@
 
 import re
 
+from tb_gpu_advisor.model.vendor import AMD
+
 # XProf's list of substrings that mark a Tensor Core kernel, plus Hopper/Ampere CUTLASS and cuBLAS spellings.
 _TENSOR_CORE_PATTERNS = (
     "16816", "c1688", "conv1x1", "conv2d_c1_k1", "dgrad_1x1_stride_2x2", "direct_group",
@@ -13,6 +15,10 @@ _EXTRA_TENSOR_CORE = re.compile(r"sm90_xmma|gmma|wgmma|tensorop|_tf32_|bf16gemm|
 # Names that say the kernel computes in 16 bits or fewer (XProf checks `half` and `fp16` only).
 _LOW_PRECISION = re.compile(r"half|fp16|bf16|bfloat16|__nv_bfloat|\bf16\b|_f16|f16_|h884|h1688|h16816|hmma|"
                             r"hgemm|e4m3|e5m2|fp8", re.IGNORECASE)
+# Tensile/hipBLASLt GEMM names spell their data types after the index order: `Cijk_Ailk_Bljk_BBS_...` is bf16
+# inputs and output with fp32 compute (H half, B bf16, S float, D double, F8/B8 fp8/bf8, I8 int8).
+_TENSILE_TYPES = re.compile(r"^Cijk_A[a-z]+_B[a-z]+_([A-Za-z0-9]+)_")
+_TENSILE_LOW_PRECISION = ("H", "B", "F8", "I8", "4xi8")
 # Kernels that do 32-bit floating-point matrix math without Tensor Cores: candidates for mixed precision.
 _FP32_MATMUL = re.compile(r"sgemm|gemm.*f32|f32.*gemm|fp32.*gemm|gemm.*fp32|scudnn|implicit_convolve_sgemm|"
                           r"sm\d+_xmma_.*f32f32_f32f32|cutlass.*sgemm|gemv2T_kernel_val<.*float|"
@@ -24,19 +30,46 @@ _TC_ELIGIBLE_SUFFIXES = ("Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput"
 _TC_ELIGIBLE_PARTS = ("BatchMatMul", "CudnnRNNV", "CudnnRNNForward", "CudnnRNNBackprop")
 # XLA instruction names of matrix multiplies and convolutions (JAX and TF-XLA kernels carry `hlo_op`).
 _XLA_DOT = re.compile(r"^(dot|convolution|cublas|cudnn|triton_gemm|gemm)", re.IGNORECASE)
+_JAX_DOT = re.compile(r"^(dot_general|conv_general_dilated|einsum|matmul)\b")
+
+
+# AMD matrix-core (MFMA) kernels: hipBLASLt/Tensile GEMMs tagged with their MFMA instruction (`_MI16x16x16`),
+# composable-kernel GEMMs (`ck::`, `ck_tile::`), and XLA's GEMM fusions, which Triton compiles to MFMA on CDNA.
+_AMD_MATRIX_CORE = re.compile(r"^Cijk_.*_MI\d+x\d+x\d+|\bck_tile::|\bck::|^gemm_fusion|^triton_gemm",
+                              re.IGNORECASE)
+
+
+# The HIP runtime's own copy and fill kernels (hipMemcpy between device buffers, hipMemset): kernels to the
+# profiler and to XProf's kernel table, copies and memsets to the time breakdown.
+_RUNTIME_COPY = re.compile(r"^__amd_rocclr_(copy|fill)", re.IGNORECASE)
+
+
+def is_runtime_copy(name):
+    """A kernel the GPU runtime launches to copy or fill memory (ROCm's `__amd_rocclr_copyBuffer*`/`fillBuffer*`)."""
+    return bool(_RUNTIME_COPY.match(name))
 
 
 def is_nccl(name):
-    """XProf's rule: a collective kernel's name starts with `nccl` (any case)."""
-    return name[:4].lower() == "nccl"
+    """XProf's rule: a collective kernel's name starts with `nccl` (any case); RCCL's own `rccl` prefix too."""
+    return name[:4].lower() in ("nccl", "rccl")
 
 
 def uses_tensor_cores(name):
     return any(pattern in name for pattern in _TENSOR_CORE_PATTERNS) or bool(_EXTRA_TENSOR_CORE.search(name))
 
 
+def uses_matrix_units(name, vendor=None):
+    """Tensor Cores on NVIDIA (and when the vendor is unknown); matrix cores on AMD."""
+    if vendor == AMD:
+        return bool(_AMD_MATRIX_CORE.search(name))
+    return uses_tensor_cores(name)
+
+
 def is_low_precision(name):
     """True when the kernel name says it computes in 16-bit (or 8-bit) floating point."""
+    if name.startswith("Cijk_"):
+        types = _TENSILE_TYPES.match(name)
+        return bool(types) and types.group(1).startswith(_TENSILE_LOW_PRECISION)
     return bool(_LOW_PRECISION.search(name))
 
 
@@ -53,14 +86,26 @@ def is_tensor_core_eligible(op_name, kernel_name):
         return False
     if op_name.endswith(_TC_ELIGIBLE_SUFFIXES) or any(part in op_name for part in _TC_ELIGIBLE_PARTS):
         return True
-    return bool(_XLA_DOT.match(op_name))
+    # XLA instruction names (`dot.7`) and JAX op names, whose last part is the primitive (`jit(f)/dot_general`).
+    return bool(_XLA_DOT.match(op_name) or _JAX_DOT.match(op_name.rpartition("/")[2]))
 
 
 # Element-wise (and small reduction) kernels of TensorFlow's Eigen/functor library and of PyTorch-style
 # naming: the kernels XLA fuses into a few.
 _ELEMENTWISE = re.compile(r"EigenMetaKernel|elementwise|Cwise|scalar_|BiasNHWC|BiasNCHW|BiasGrad|Philox|"
                           r"functor::|Relu|Sigmoid|Tanh|Softplus|ApplyAdam|ApplyGradientDescent|ApplyMomentum|"
-                          r"SparseApply|_kernel_cast|CastKernel", re.IGNORECASE)
+                          r"SparseApply|_kernel_cast|CastKernel|multi_tensor_apply|dropout", re.IGNORECASE)
+# Kernels of vendor math and communication libraries, never element-wise however they are named (cuDNN's
+# `volta_fp16_s884cudnn_..._relu_...` fuses a ReLU into a convolution): cuDNN, cuBLAS/cuBLASLt, CUTLASS, xmma,
+# per-architecture SASS kernels (`sm80_`, `volta_`, `ampere_`...), MAGMA, cuFFT, hipBLASLt/Tensile (`Cijk_`),
+# rocBLAS, MIOpen, composable kernel (`ck::`, `ck_tile::`).
+_LIBRARY_KERNEL = re.compile(
+    r"cudnn|cublas|cutlass|xmma|magma_|rocblas|hipblas|miopen|Cijk_|\bck_tile::|\bck::|internal::gemvx|"
+    r"splitKreduce|^(void )?(sm\d{2,3}_|maxwell_|pascal_|volta_|turing_|ampere_|ada_|hopper_|blackwell_|"
+    r"gemm|gemv|fft2d_)", re.IGNORECASE)
+# Names XLA gives the kernels it emits, checked before library names (`gemm_fusion_dot` is XLA's, not cuBLAS's).
+_XLA_PREFIX = re.compile(r"^(fusion|gemm_fusion|triton_|wrapped_|loop_|input_)", re.IGNORECASE)
+KERNEL_CLASSES = ("collective", "runtime_copy", "xla", "library", "elementwise", "other")
 # Kernels generated by XLA are named after their fusion or emitter (loop_add_fusion, input_reduce_fusion_3,
 # fusion_12, triton_gemm_dot_1, wrapped_convert ...).
 _XLA_KERNEL = re.compile(r"fusion|^triton_|^wrapped_|^loop_|^input_", re.IGNORECASE)
@@ -69,9 +114,47 @@ _LIBRARY_MATH = re.compile(r"gemm|gemv|cutlass|cublas|cudnn|xmma|conv|implicit|w
                            re.IGNORECASE)
 
 
+def kernel_class(name):
+    """One of KERNEL_CLASSES: collective, the runtime's copy/fill, XLA-generated, vendor library, a framework's
+    element-wise kernel, or other (reductions, normalization, sort, embedding...)."""
+    if is_nccl(name):
+        return "collective"
+    if is_runtime_copy(name):
+        return "runtime_copy"
+    if _XLA_PREFIX.match(name):
+        return "xla"
+    if _LIBRARY_KERNEL.search(name):
+        return "library"
+    if is_xla_kernel(name):
+        return "xla"
+    if _ELEMENTWISE.search(without_parameters(name)):
+        return "elementwise"
+    return "other"
+
+
+def without_parameters(name):
+    """A demangled signature without its parameter list: `void f<T>(float*, Philox)` -> `void f<T>`, so the
+    types a kernel takes do not classify it."""
+    depth = 0
+    index = 0
+    while index < len(name):
+        char = name[index]
+        if char == "<":
+            depth += 1
+        elif char == ">" and depth:
+            depth -= 1
+        elif char == "(" and depth == 0:
+            if name.startswith("(anonymous namespace)", index):
+                index += len("(anonymous namespace)")
+                continue
+            return name[:index]
+        index += 1
+    return name
+
+
 def is_elementwise(name):
-    """A framework element-wise or simple reduction kernel (not XLA-generated)."""
-    return bool(_ELEMENTWISE.search(name)) and not is_xla_kernel(name)
+    """A framework element-wise kernel: never a library, collective or XLA-generated one."""
+    return kernel_class(name) == "elementwise"
 
 
 def is_xla_kernel(name):
@@ -80,5 +163,6 @@ def is_xla_kernel(name):
 
 
 def is_library_math(name):
-    """A cuBLAS/cuDNN/CUTLASS matrix-multiply or convolution kernel."""
-    return bool(_LIBRARY_MATH.search(name))
+    """A vendor library's kernel (cuBLAS, cuDNN, CUTLASS, hipBLASLt/Tensile, composable kernel...) or a
+    matrix-multiply or convolution kernel: tuned tiles whose occupancy the user does not choose."""
+    return bool(_LIBRARY_MATH.search(name)) or kernel_class(name) == "library"

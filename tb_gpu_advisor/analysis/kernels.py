@@ -4,25 +4,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.analysis.kernel_names import is_tensor_core_eligible, uses_tensor_cores
+from tb_gpu_advisor.analysis.kernel_names import is_tensor_core_eligible, uses_matrix_units
+from tb_gpu_advisor.analysis.plausibility import implausible_values, recorded_occupancy
 from tb_gpu_advisor.model.trace import ActivityKind
 
 
 @dataclass(frozen=True)
 class KernelRow:
+    """One row of the kernel table; a launch value no GPU allows is None, and listed in `implausible`."""
+
     name: str
     occurrences: int
     total_ps: int
     min_ps: int
     max_ps: int
     occupancy_pct: float | None
-    registers_per_thread: int
-    shared_memory_bytes: int
+    registers_per_thread: int | None
+    shared_memory_bytes: int | None
     grid: tuple
-    block: tuple
+    block: tuple | None
     uses_tensor_cores: bool
     tensor_core_eligible: bool
     op_name: str
+    implausible: tuple = ()  # analysis.plausibility.Implausible
 
 
 def kernel_table(gpus):
@@ -49,7 +53,8 @@ def kernel_table(gpus):
         for index, (name_id, config_id, op_id) in enumerate(unique):
             rows.append((activity.names[name_id], activity.configs[config_id],
                          activity.op_names[op_id] if op_id >= 0 else "",
-                         int(counts[index]), int(exact_totals[index]), int(mins[index]), int(maxs[index])))
+                         int(counts[index]), int(exact_totals[index]), int(mins[index]), int(maxs[index]),
+                         gpu.capabilities))
     return _merge_and_sort(rows)
 
 
@@ -70,25 +75,31 @@ def _unique_rows(keys):
 def _merge_and_sort(rows):
     """Merges rows with equal keys across GPUs and sorts by total time."""
     merged = {}
-    for name, config, op_name, count, total, low, high in rows:
+    for name, config, op_name, count, total, low, high, capabilities in rows:
         key = (name, config.grid, config.block, config.registers_per_thread, config.static_shared_bytes,
                config.dynamic_shared_bytes, op_name)
         found = merged.get(key)
         if found is None:
-            merged[key] = [config, count, total, low, high]
+            merged[key] = [config, count, total, low, high, capabilities]
         else:
             found[1] += count
             found[2] += total
             found[3] = min(found[3], low)
             found[4] = max(found[4], high)
     table = []
-    for (name, grid, block, regs, _, _, op_name), (config, count, total, low, high) in merged.items():
-        tensor_cores = uses_tensor_cores(name)
+    for (name, grid, block, regs, _, _, op_name), (config, count, total, low, high, capabilities) in merged.items():
+        tensor_cores = uses_matrix_units(name, capabilities.vendor)
+        implausible = implausible_values(config, capabilities)
+        bad = {item.field for item in implausible}
         table.append(KernelRow(
             name=name, occurrences=count, total_ps=total, min_ps=low, max_ps=high,
-            occupancy_pct=config.occupancy_pct, registers_per_thread=regs,
-            shared_memory_bytes=config.shared_memory_bytes, grid=grid, block=block,
-            uses_tensor_cores=tensor_cores, tensor_core_eligible=is_tensor_core_eligible(op_name, name),
+            occupancy_pct=recorded_occupancy(config, implausible),
+            registers_per_thread=None if "registers_per_thread" in bad else regs,
+            shared_memory_bytes=None if "shared_memory_bytes" in bad else config.shared_memory_bytes, grid=grid,
+            block=None if "block" in bad else block, implausible=implausible,
+            uses_tensor_cores=tensor_cores,
+            tensor_core_eligible=tensor_cores or is_tensor_core_eligible(op_name, name),
             op_name=op_name))
-    table.sort(key=lambda r: (-r.total_ps, -r.occurrences, -r.registers_per_thread, r.name, r.grid, r.block))
+    table.sort(key=lambda r: (-r.total_ps, -r.occurrences, -(r.registers_per_thread or 0), r.name, r.grid,
+                              r.block or ()))
     return tuple(table)

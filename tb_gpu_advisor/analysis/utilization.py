@@ -28,6 +28,17 @@ class DeviceUsage:
     nccl_ps: int
     largest_gap_ps: int
     stream_count: int
+    compute_busy_ps: int = 0  # any kernel other than a collective, copy, memset or graph: busy_ps split in two
+    collective_busy_ps: int = 0  # collective kernels with no other activity beside them on this GPU
+
+    @property
+    def compute_busy_pct(self):
+        return 100.0 * self.compute_busy_ps / self.window_ps if self.busy_pct is not None and self.window_ps else None
+
+    @property
+    def collective_busy_pct(self):
+        return 100.0 * self.collective_busy_ps / self.window_ps if self.busy_pct is not None and self.window_ps \
+            else None
 
 
 @dataclass(frozen=True)
@@ -52,20 +63,28 @@ def all_gpus_busy(model):
     return intervals.union_all(*(busy_intervals(gpu.activity) for gpu in model.gpus))
 
 
-def device_usage(gpu, step_set):
-    """DeviceUsage of one GPU: busy inside its step windows, or its own first-to-last span without steps."""
+def device_usage(gpu, step_set, window=None):
+    """DeviceUsage of one GPU inside `window` (Intervals): the host's analysis window, shared by all its GPUs so
+    their busy times compare (a GPU that starts late and ends early is not "busier"). Pre-grouped traces keep
+    each GPU's own Steps markers, which lie at different times on each GPU's timeline. Without a window, the
+    GPU's step windows, else its own first-to-last span."""
     activity = gpu.activity
     busy = busy_intervals(activity)
     if len(busy) == 0:
         return DeviceUsage(gpu.ordinal, gpu.name, None, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    windows = step_set.device_windows(gpu.ordinal) if step_set.steps else \
-        intervals.union([busy.start_ps[0]], [busy.end_ps[-1]])
+    if window is not None and len(window) and step_set.source != "device":
+        windows = window
+    else:
+        windows = step_set.device_windows(gpu.ordinal) if step_set.steps else \
+            intervals.union([busy.start_ps[0]], [busy.end_ps[-1]])
     busy_ps = int(intervals.covered_ps(busy, windows.start_ps, windows.end_ps).sum())
     window_ps = windows.total_ps
     gaps = busy.start_ps[1:] - busy.end_ps[:-1]
     kernels = activity.mask(ActivityKind.KERNEL)
     nccl_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
     nccl = kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
+    compute = intervals.union(activity.start_ps[~nccl], activity.end_ps[~nccl])
+    compute_ps = int(intervals.covered_ps(compute, windows.start_ps, windows.end_ps).sum())
     return DeviceUsage(
         ordinal=gpu.ordinal,
         name=gpu.name,
@@ -81,6 +100,8 @@ def device_usage(gpu, step_set):
         nccl_ps=int(activity.duration_ps[nccl].sum()),
         largest_gap_ps=int(gaps.max()) if len(gaps) else 0,
         stream_count=int(len(np.unique(activity.stream_id))),
+        compute_busy_ps=compute_ps,
+        collective_busy_ps=busy_ps - compute_ps,
     )
 
 

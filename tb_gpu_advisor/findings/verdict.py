@@ -2,7 +2,8 @@
 
 from dataclasses import dataclass
 
-from tb_gpu_advisor.findings.thresholds import UNEXPLAINED_IDLE_PCT, VERDICT_MIN_PCT
+from tb_gpu_advisor.findings.thresholds import LAUNCH_GAP_MAX_US, UNEXPLAINED_IDLE_PCT, VERDICT_MIN_PCT
+from tb_gpu_advisor.model import intervals
 
 BOTTLENECKS = ("input", "host", "launch", "transfer", "kernel", "communication", "none", "unknown")
 # Finding category -> the bottleneck it is evidence of. Batch and "other" findings are advice, not a bottleneck.
@@ -37,6 +38,9 @@ def _p(value):
 def decide(ctx, findings):
     """Verdict from the ranked findings and the step-time breakdown of `ctx`."""
     breakdown = ctx.analysis.breakdown_pct
+    if not ctx.has_gpu and ctx.model.tpu_count and not ctx.model.gpus:
+        return _unknown(f"this is a TPU profile ({ctx.model.tpu_count} TPU planes, no GPU); XProf's TPU tools in "
+                        "TensorBoard's Profile tab analyze it.")
     if ctx.window_ms <= 0:
         return _unknown("the profile has no GPU or host activity to measure.")
     if not ctx.has_gpu:
@@ -55,8 +59,12 @@ def decide(ctx, findings):
         cause = ("no /host:CPU plane was recorded, so the cause cannot be told" if not ctx.model.has_host_plane
                  else "no host activity was recorded at those times")
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
-    return Verdict("none", f"No bottleneck: the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} of each step and "
-                           f"no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
+    if len(ctx.analysis.active_busy_pct) > 1 and ctx.analysis.gpu_compute_busy_pct is not None:
+        busy = (f"the GPUs compute {_p(ctx.analysis.gpu_compute_busy_pct)} of each step (busy "
+                f"{_p(ctx.analysis.gpu_busy_pct)} with collectives)")
+    else:
+        busy = f"the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} of each step"
+    return Verdict("none", f"No bottleneck: {busy} and no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
 
 
 def _unknown(reason):
@@ -80,22 +88,39 @@ def _top(ctx, findings):
 def _sentence(ctx, bottleneck, top):
     breakdown = ctx.analysis.breakdown_pct
     share = _p(ctx.share_pct(top.recoverable_ms))
+    each = "of each step" if ctx.step_set.steps else "of the profiled time"
     if DIRECT.get(top.id) == "input":
         source = "tf.data" if ctx.pipeline.in_use else "input"
-        text = f"Input-bound: the GPU waits for {source} {_p(breakdown['input_wait'])} of each step."
+        text = f"Input-bound: the GPU waits for {source} {_p(breakdown['input_wait'])} {each}."
     elif DIRECT.get(top.id) == "host":
-        text = f"Host-bound: the GPU idles {_p(breakdown['host'])} of each step while the host works."
+        text = f"Host-bound: the GPU idles {_p(breakdown['host'])} {each} while the host works."
     elif DIRECT.get(top.id) == "launch":
-        text = f"Launch-bound: the GPU idles {_p(breakdown['launch'])} of each step during kernel launches."
+        text = f"Launch-bound: the GPU idles {_p(breakdown['launch'])} {each} during kernel launches."
     elif DIRECT.get(top.id) == "communication":
         text = (f"Communication-bound: collectives with no compute beside them take "
-                f"{_p(breakdown['collectives'])} of each step.")
+                f"{_p(breakdown['collectives'])} {each}.")
     elif bottleneck == "kernel":
         compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
-        text = (f"Kernel-bound: the GPU computes {_p(compute)} of each step, and {top.entry.title[0].lower()}"
-                f"{top.entry.title[1:]} (up to {share} of the step recoverable).")
+        text = (f"Kernel-bound: the GPU computes {_p(compute)} {each}, and {top.entry.title[0].lower()}"
+                f"{top.entry.title[1:]} (up to {share} {'of the step' if ctx.step_set.steps else each} "
+                "recoverable).")
     else:
         label = {"input": "Input", "host": "Host", "launch": "Launch", "transfer": "Transfer",
                  "communication": "Communication"}[bottleneck]
-        text = f"{label}-bound: {top.entry.title[0].lower()}{top.entry.title[1:]} (up to {share} of each step)."
+        text = f"{label}-bound: {top.entry.title[0].lower()}{top.entry.title[1:]} (up to {share} {each})."
+    if not ctx.step_set.steps and bottleneck in ("input", "host", "launch"):
+        text += _without_steps(ctx)
     return Verdict(bottleneck, text, finding_id=top.id)
+
+
+def _without_steps(ctx):
+    """What host-side idle time means in a profile without step markers: setup or a benchmark between calls
+    looks the same as a slow training step."""
+    busy = intervals.intersect(ctx.gpu_busy, ctx.window) if len(ctx.window) else ctx.gpu_busy
+    gaps = busy.start_ps[1:] - busy.end_ps[:-1]
+    bursts = 1 + int((gaps > LAUNCH_GAP_MAX_US * 1e6).sum())
+    shape = (f" The GPU works in {bursts} separate bursts with host time between them, as a micro-benchmark or "
+             "setup code does." if bursts > 1 else "")
+    return (f" No step markers, so this is over all {ctx.window_ms:.3g} ms of activity, not a training step."
+            f"{shape} Mark the step (jax.profiler.StepTraceAnnotation or tf.profiler.experimental.Trace) to "
+            "measure it.")

@@ -19,6 +19,7 @@ from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan
 from tb_gpu_advisor.model.host import _HostCollector
 from tb_gpu_advisor.model.host_columns import host_plane_columns
 from tb_gpu_advisor.model.trace import TraceModel
+from tb_gpu_advisor.model.vendor import shared_arch
 from tb_gpu_advisor.xplane.plane_scan import scan_plane
 from tb_gpu_advisor.xplane.reader import read_space
 from tb_gpu_advisor.xplane.stats import plane_stats
@@ -29,6 +30,7 @@ logger = logging.getLogger(__name__)
 # The progress callback of the analysis running in this thread, for callers that cannot pass one down.
 _PROGRESS = contextvars.ContextVar("tb_gpu_advisor_progress", default=None)
 _GPU_PLANE = re.compile(r"^/device:GPU:(\d+)$")
+_TPU_PLANE = re.compile(r"^/device:TPU:(\d+)$")
 _HOST_PLANES = ("/host:CPU", "/host:CUPTI")
 _ENV_PLANES = ("/host:metadata", "Task Environment")
 # Line bases above this are wall-clock nanoseconds, not offsets from the profile start.
@@ -89,7 +91,7 @@ def build_model(space, reference=False, progress=None):
         if progress is not None:
             progress(done, total)
     host_activity, markers = host_result or host.result()
-    gpus.sort(key=lambda gpu: gpu.ordinal)
+    gpus = shared_arch(sorted(gpus, key=lambda gpu: gpu.ordinal))
     pre_grouped = any(gpu.step_markers for gpu in gpus)
     return TraceModel(
         path=space.path,
@@ -103,6 +105,7 @@ def build_model(space, reference=False, progress=None):
         environment=environment,
         format="pre-grouped" if pre_grouped else "current",
         has_host_plane=has_host,
+        tpu_count=sum(1 for plane in space.planes if _TPU_PLANE.match(plane.name)),
     )
 
 

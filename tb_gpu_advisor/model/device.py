@@ -5,12 +5,14 @@ from dataclasses import replace
 import numpy as np
 
 from tb_gpu_advisor.constants import STEPS_LINE_ID
+from tb_gpu_advisor.model.copies import reclassified_copy, spelled_copy_direction
 from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_details
 from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActivity, DeviceCapabilities,
                                         GpuDevice, StepMarker)
+from tb_gpu_advisor.model.vendor import NVIDIA, device_arch, infer_vendor
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
-_DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "tf_op", "hlo_op",
+_DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "memset_details", "tf_op", "hlo_op", "name",
                  "theoretical_occupancy_pct"}
 _STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"}
 # Device events that are not GPU work: memory bookkeeping and profiler overhead.
@@ -27,6 +29,9 @@ def classify_event_name(name):
     if name.startswith("Memcpy"):
         return ActivityKind.MEMCPY, _COPY_NAMES.get(name[6:].split()[0].upper() if name[6:] else "",
                                                     CopyDirection.OTHER)
+    spelled = spelled_copy_direction(name)
+    if spelled is not None:
+        return ActivityKind.MEMCPY, spelled
     if name.startswith("Memset"):
         return ActivityKind.MEMSET, CopyDirection.NONE
     if name.startswith("CudaGraphExec"):
@@ -44,23 +49,31 @@ def op_name_from_tf_op(tf_op):
     return name if sep else tf_op
 
 
-def capabilities_from_stats(stats):
-    """DeviceCapabilities from a GPU plane's stats (clock_rate is in kHz, memory_bandwidth in B/s)."""
+def capabilities_from_stats(stats, kernel_names=()):
+    """DeviceCapabilities from a GPU plane's stats (clock_rate is in kHz, memory_bandwidth in B/s) and the
+    names of its events (they tell ROCm traces apart and name the gfx target of Tensile kernels)."""
     def number(key):
         value = stats.get(key)
         return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
     clock_khz = number("clock_rate")
     major, minor = stats.get("compute_cap_major"), stats.get("compute_cap_minor")
+    capability = (int(major), int(minor)) if isinstance(major, int) and not isinstance(major, bool) and major > 0 \
+        and isinstance(minor, int) and not isinstance(minor, bool) and minor >= 0 else None
+    vendor = infer_vendor(stats.get("device_vendor"), capability, kernel_names)
+    if vendor != NVIDIA:
+        capability = None  # AMD writes its gfx major/minor there: not a CUDA compute capability
+    strings = [value for value in stats.values() if isinstance(value, str)]
+    model_name = stats.get("gpu_device_name")
     return DeviceCapabilities(
-        model_name=stats.get("gpu_device_name") or None,
-        vendor=stats.get("device_vendor") or None,
+        model_name=model_name if isinstance(model_name, str) and model_name else None,
+        vendor=vendor,
         sm_count=number("core_count"),
         clock_mhz=clock_khz / 1000.0 if clock_khz else None,
         memory_bandwidth_bytes_per_s=number("memory_bandwidth"),
         memory_bytes=number("memory_size"),
-        compute_capability=(int(major), int(minor)) if isinstance(major, int) and major > 0
-        and isinstance(minor, int) else None,
+        compute_capability=capability,
+        arch=device_arch(vendor, capability, strings, kernel_names),
     )
 
 
@@ -116,8 +129,17 @@ def build_gpu_device(plane, ordinal, origin_ns):
             if kind is None:
                 continue
             correlation, config_id, op_id, copy_id = -1, -1, -1, -1
-            tf_op = hlo_op = None
+            tf_op = hlo_op = op_label = None
             occupancy = None
+            found = {}
+            for stat in event.stats:
+                key = wanted.get(stat.metadata_id)
+                if key is not None:
+                    found[key] = stat
+            if "memcpy_details" in found and kind == ActivityKind.KERNEL:
+                kind, direction = reclassified_copy(kind, direction, stat_value(found["memcpy_details"], names))
+            elif "memset_details" in found and kind == ActivityKind.KERNEL:
+                kind = ActivityKind.MEMSET
             for stat in event.stats:
                 key = wanted.get(stat.metadata_id)
                 if key is None:
@@ -139,6 +161,8 @@ def build_gpu_device(plane, ordinal, origin_ns):
                     tf_op = stat_value(stat, names)
                 elif key == "hlo_op":
                     hlo_op = stat_value(stat, names)
+                elif key == "name":
+                    op_label = stat_value(stat, names)
                 elif key == "theoretical_occupancy_pct":
                     occupancy = stat_value(stat, names)
             if occupancy is not None and config_id >= 0:
@@ -146,7 +170,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
                 if config.occupancy_pct is None and isinstance(occupancy, (int, float)):
                     config_id = config_table.get(replace(config, occupancy_pct=float(occupancy)))
             if hlo_op:
-                op_id = op_table.get(str(hlo_op))
+                op_id = op_table.get(str(op_label) if op_label else str(hlo_op))
             elif tf_op:
                 op_id = op_table.get(op_name_from_tf_op(str(tf_op)))
             cols.start.append(base_ps + event.offset_ps)
@@ -161,7 +185,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
             cols.copy_id.append(copy_id)
     activity = _to_activity(cols, name_table, config_table, op_table, copy_table)
     return GpuDevice(ordinal=ordinal, name=plane.name,
-                     capabilities=capabilities_from_stats(plane_stats(plane, names)),
+                     capabilities=capabilities_from_stats(plane_stats(plane, names), activity.names),
                      activity=activity, step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)))
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.constants import STEPS_LINE_ID
+from tb_gpu_advisor.model.copies import reclassified_copy
 from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_details
 from tb_gpu_advisor.model.device import (_DEVICE_STATS, _SKIPPED_LINE_NAMES, _STEP_STATS, _Interner,
                                          _step_markers, capabilities_from_stats, classify_event_name,
@@ -35,6 +36,7 @@ class _Tables:
         self.event_kinds = {}  # metadata id -> (kind or _NO_KIND, direction, name id)
         self.config_of_text, self.config_with_occupancy, self.op_of_key, self.copy_of_text = {}, {}, {}, {}
         self.parsed = {}  # text id -> KernelConfig parsed from it
+        self.copy_direction_of_text = {}  # memcpy_details text id -> direction of a kernel-named copy
 
     def kinds(self, metadata_ids):
         """(kind, direction, name id) arrays for the events, interning names in first-event order."""
@@ -132,8 +134,10 @@ def build_gpu_device_from_scan(scan, ordinal, origin_ns):
         rows, kind, direction, name_id = kept[work], kind[work], direction[work], name_id[work]
         columns.append(_work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_of, position))
         position += len(rows)
-    return GpuDevice(ordinal=ordinal, name=meta.name, capabilities=capabilities_from_stats(plane_stats(meta, names)),
-                     activity=_activity(columns, tables),
+    activity = _activity(columns, tables)
+    return GpuDevice(ordinal=ordinal, name=meta.name,
+                     capabilities=capabilities_from_stats(plane_stats(meta, names), activity.names),
+                     activity=activity,
                      step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)))
 
 
@@ -141,7 +145,30 @@ def _text_column(tables, chunk, key, rows):
     return tables.texts.ids(chunk.stats[key].take(rows)) if key in chunk.stats else np.full(len(rows), -1)
 
 
+def _copies_by_details(tables, chunk, rows, kind, direction):
+    """kind and direction with every kernel that carries `memcpy_details` turned into a copy (XProf's rule), and
+    every other one with `memset_details` into a memset."""
+    kernels = np.flatnonzero(kind == ActivityKind.KERNEL)
+    text = _text_column(tables, chunk, "memcpy_details", rows[kernels])
+    turned = np.flatnonzero(text >= 0)
+    fills = kernels[(text < 0) & (_text_column(tables, chunk, "memset_details", rows[kernels]) >= 0)]
+    if not len(turned) and not len(fills):
+        return kind, direction
+    kind, direction = kind.copy(), direction.copy()
+    kind[fills] = ActivityKind.MEMSET
+    values = tables.texts.values
+    for index in turned.tolist():
+        found = tables.copy_direction_of_text.get(int(text[index]))
+        if found is None:
+            found = tables.copy_direction_of_text[int(text[index])] = int(
+                reclassified_copy(ActivityKind.KERNEL, None, values[int(text[index])])[1])
+        kind[kernels[index]] = ActivityKind.MEMCPY
+        direction[kernels[index]] = found
+    return kind, direction
+
+
 def _work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_of, position):
+    kind, direction = _copies_by_details(tables, chunk, rows, kind, direction)
     offsets = chunk.offset_ps[rows]
     if len(offsets) and np.abs(offsets).max() >= _SAFE_PS:
         raise Unusual("offset beyond int64 picoseconds")
@@ -194,19 +221,22 @@ def _occupancy(chunk, rows):
 
 
 def _op_ids(tables, chunk, rows, positions):
-    """op id per event: the hlo_op if it is non-empty, else the name part of a non-empty tf_op."""
+    """op id per event: for XLA kernels (non-empty hlo_op) the framework op `name` JAX writes beside it, else
+    the hlo_op; otherwise the name part of a non-empty tf_op."""
     hlo = _text_column(tables, chunk, "hlo_op", rows)
     tf = _text_column(tables, chunk, "tf_op", rows)
+    label = _text_column(tables, chunk, "name", rows)
     truthy = np.array([bool(text) for text in tables.texts.values], dtype=bool)
     use_hlo = (hlo >= 0) & truthy[np.maximum(hlo, 0)]
+    use_label = use_hlo & (label >= 0) & truthy[np.maximum(label, 0)]
     use_tf = ~use_hlo & (tf >= 0) & truthy[np.maximum(tf, 0)]
-    keys = np.where(use_hlo, 2 * hlo, 2 * tf + 1)
+    keys = np.where(use_label, 3 * label + 2, np.where(use_hlo, 3 * hlo, 3 * tf + 1))
     chosen = np.flatnonzero(use_hlo | use_tf)
     texts = tables.texts.values
 
     def op_name(key):
-        text = texts[key[0] // 2]
-        return str(text) if key[0] % 2 == 0 else op_name_from_tf_op(str(text))
+        text = texts[key[0] // 3]
+        return op_name_from_tf_op(str(text)) if key[0] % 3 == 1 else str(text)
 
     op_id = np.full(len(rows), -1, dtype=np.int64)
     op_id[chosen] = _intern_in_order(keys[chosen], positions[chosen], tables.op_of_key, op_name, tables.ops)

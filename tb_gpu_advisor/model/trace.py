@@ -70,7 +70,11 @@ class DeviceActivity:
 
 @dataclass(frozen=True)
 class DeviceCapabilities:
-    """What the trace says about a GPU; any field may be None when the trace omits it."""
+    """What the trace says about a GPU; any field may be None when the trace omits it.
+
+    `vendor` is "NVIDIA", "AMD" (model.vendor) or the trace's own spelling of another; `arch` is `sm_XY` on
+    NVIDIA and the gfx name on AMD; `compute_capability` is a CUDA compute capability, so NVIDIA only.
+    """
 
     model_name: str | None = None
     vendor: str | None = None
@@ -79,6 +83,7 @@ class DeviceCapabilities:
     memory_bandwidth_bytes_per_s: int | None = None
     memory_bytes: int | None = None
     compute_capability: tuple | None = None
+    arch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,3 +169,4 @@ class TraceModel:
     environment: dict = field(default_factory=dict)  # e.g. cuda_version, jax_version from /host:metadata
     format: str = "current"  # "current" (ungrouped CUPTI) or "pre-grouped" (old TF with group_id/Steps)
     has_host_plane: bool = False
+    tpu_count: int = 0  # `/device:TPU:N` planes: a TPU profile, which XProf's TPU tools analyze

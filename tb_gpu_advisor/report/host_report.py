@@ -15,6 +15,7 @@ def render_host_report(model, analysis):
         "trace_format": model.format,
         "summary": {
             "gpu_busy_pct": analysis.gpu_busy_pct,
+            "gpu_compute_busy_pct": analysis.gpu_compute_busy_pct,
             "input_wait_pct": analysis.input_wait_pct,
             "step_time_ms": analysis.step_time_ms,
             "step_source": step_set.source,
@@ -23,7 +24,7 @@ def render_host_report(model, analysis):
             "analysis_window_ms": ms(analysis.window_ps),
             "breakdown_pct": analysis.breakdown_pct,
         },
-        "notes": _notes(model, step_set, analysis.usages),
+        "notes": _notes(model, step_set, analysis.usages) + _implausible_notes(analysis.kernels),
         "devices": [_device(gpu, usage) for gpu, usage in zip(model.gpus, analysis.usages)],
         "kernels": [_kernel(row) for row in analysis.kernels],
         "launch": _launch(analysis.launch),
@@ -46,7 +47,10 @@ def with_diagnosis(report, diagnosis):
 
 def _notes(model, step_set, usages):
     notes = []
-    if not model.gpus:
+    if not model.gpus and model.tpu_count:
+        notes.append(f"This is a TPU profile ({model.tpu_count} /device:TPU planes, no GPU): this advisor measures "
+                     "GPUs; open it in TensorBoard's Profile tab, whose XProf tools analyze TPUs.")
+    elif not model.gpus:
         notes.append("No GPU in this profile: it has no /device:GPU:N plane, so GPU metrics are not available "
                       "(was it captured on a CPU-only machine, or without the GPU tracer?).")
     elif not any(u.busy_pct is not None for u in usages):
@@ -69,6 +73,16 @@ def _notes(model, step_set, usages):
     return notes
 
 
+def _implausible_notes(table):
+    """One note per kernel row carrying a launch value no GPU allows (shown as unknown, never advice)."""
+    notes = []
+    for row in table:
+        for item in row.implausible:
+            notes.append(f"Kernel {row.name}: {item.field.replace('_', ' ')} {item.value} is {item.limit}; "
+                         "the trace's value is corrupt, so it is shown as unknown and no advice uses it.")
+    return notes
+
+
 def _capability_fields(caps):
     bandwidth = caps.memory_bandwidth_bytes_per_s
     return {
@@ -79,6 +93,7 @@ def _capability_fields(caps):
         "memory_bandwidth_gbps": round(bandwidth / 1e9, 3) if bandwidth else None,
         "memory_bytes": caps.memory_bytes,
         "compute_capability": ".".join(map(str, caps.compute_capability)) if caps.compute_capability else None,
+        "arch": caps.arch,
     }
 
 
@@ -87,6 +102,8 @@ def _device(gpu, usage):
         "name": gpu.name,
         "ordinal": gpu.ordinal,
         "busy_pct": pct(usage.busy_pct),
+        "compute_busy_pct": pct(usage.compute_busy_pct),
+        "collective_busy_pct": pct(usage.collective_busy_pct),
         "busy_time_us": us(usage.busy_ps),
         "window_us": us(usage.window_ps),
         "kernel_count": usage.kernel_count,
@@ -116,7 +133,7 @@ def _kernel(row):
         "registers_per_thread": row.registers_per_thread,
         "shared_memory_bytes": row.shared_memory_bytes,
         "grid": list(row.grid),
-        "block": list(row.block),
+        "block": None if row.block is None else list(row.block),
         "uses_tensor_cores": row.uses_tensor_cores,
         "tensor_core_eligible": row.tensor_core_eligible,
         "op_name": row.op_name,

@@ -76,7 +76,12 @@ def _host(host):
     st = s["step_time_ms"]
     out = [f"<h2>{_e(host['host'])}</h2>", f'<div class="verdict">{_e(_verdict(host))}</div>',
            '<div class="cards">']
-    cards = [("GPU busy", units.percent(s["gpu_busy_pct"])), ("input wait", units.percent(s["input_wait_pct"])),
+    if s["active_gpu_count"] > 1 and s.get("gpu_compute_busy_pct") is not None:
+        busy = [("GPU compute busy", units.percent(s["gpu_compute_busy_pct"])),
+                ("GPU busy with collectives", units.percent(s["gpu_busy_pct"]))]
+    else:
+        busy = [("GPU busy", units.percent(s["gpu_busy_pct"]))]
+    cards = busy + [("input wait", units.percent(s["input_wait_pct"])),
              ("mean step", units.duration_ms(st["mean"])), ("steps", str(st["count"])),
              ("GPUs active", f"{s['active_gpu_count']} of {s['gpu_count']}")]
     out += [f'<div class="card"><b>{_e(value)}</b><span>{_e(name)}</span></div>' for name, value in cards]
@@ -128,12 +133,22 @@ def _charts(host):
                            charts.legend([(label, color) for _, label, color in used])))
     devices = [d for d in host["devices"] if d["busy_pct"] is not None]
     if devices:
-        rows = [(d["name"], d["busy_pct"], f"{d['name']}: busy {units.percent(d['busy_pct'])}") for d in devices]
-        out.append(_figure("GPU busy per device (share of the step windows with a kernel, copy or memset).",
+        rows = [(d["name"], d["busy_pct"], f"{d['name']}: busy {units.percent(d['busy_pct'])}, compute "
+                 f"{units.percent(d.get('compute_busy_pct'))}, collectives only "
+                 f"{units.percent(d.get('collective_busy_pct'))}") for d in devices]
+        out.append(_figure("GPU busy per device (share of the host's analysis window with a kernel, copy or memset; "
+                           "hover for compute and collectives-only time).",
                            charts.horizontal_bars(rows, units.percent, "GPU busy per device", max_value=100.0)))
+        if len(devices) > 1:
+            rows = [(d["name"], d.get("compute_busy_pct") or 0.0,
+                     f"{d['name']}: compute busy {units.percent(d.get('compute_busy_pct'))}") for d in devices]
+            out.append(_figure("GPU compute busy per device (busy time outside collectives: a straggler shows "
+                               "least).",
+                               charts.horizontal_bars(rows, units.percent, "GPU compute busy per device",
+                                                      max_value=100.0)))
     kernels = host["kernels"][:KERNELS_CHARTED]
     if kernels:
-        rows = [(units.shorten(k["name"], BAR_LABEL_WIDTH), k["total_us"],
+        rows = [(units.kernel_name(k["name"], BAR_LABEL_WIDTH), k["total_us"],
                  f"{k['name']}: {units.duration_us(k['total_us'])} in {k['occurrences']} launches") for k in kernels]
         out.append(_figure(f"Top {len(kernels)} kernels by total time (hover for the full name).",
                            charts.horizontal_bars(rows, units.duration_us, "top kernels", color="#1b7837")))
@@ -159,7 +174,7 @@ def _table(headers, rows, numeric, name_column=None):
         cells = []
         for index, (cell, right) in enumerate(zip(row, numeric)):
             if index == name_column and len(str(cell)) > NAME_SHOWN:
-                cells.append(f'<td class="name"><details><summary>{_e(units.shorten(str(cell), NAME_SHOWN))}'
+                cells.append(f'<td class="name"><details><summary>{_e(units.kernel_name(str(cell), NAME_SHOWN))}'
                              f"</summary>{_e(cell)}</details></td>")
                 continue
             css = "num" if right else ("name" if index == name_column else "")
@@ -170,14 +185,14 @@ def _table(headers, rows, numeric, name_column=None):
 
 def _kernel_table(host):
     kernels = host["kernels"][:KERNELS_TABULATED]
-    rows = [(k["name"], units.count(k["occurrences"]), units.duration_us(k["total_us"]),
-             units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
+    rows = [(k["name"], k["op_name"] or "-", units.launch_dims(k["grid"], k["block"]), units.count(k["occurrences"]),
+             units.duration_us(k["total_us"]), units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
              "yes" if k["uses_tensor_cores"] else "no") for k in kernels]
     title = "Kernels" if len(host["kernels"]) <= KERNELS_TABULATED else \
         f"Kernels (top {KERNELS_TABULATED} of {len(host['kernels'])} by total time)"
     return [f"<h3>{_e(title)}</h3>",
-            _table(("kernel", "count", "total", "avg", "occupancy", "Tensor Cores"), rows,
-                   (False, True, True, True, True, False), name_column=0)]
+            _table(("kernel", "op", "grid / block", "count", "total", "avg", "occupancy", "Tensor Cores"), rows,
+                   (False, False, False, True, True, True, True, False), name_column=0)]
 
 
 def _tables(host):

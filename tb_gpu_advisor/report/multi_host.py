@@ -20,6 +20,7 @@ def multi_host_view(host_reports):
             "step_time_median_ms": steps["median"],
             "step_count": steps["count"],
             "gpu_busy_pct": summary["gpu_busy_pct"],
+            "gpu_compute_busy_pct": summary.get("gpu_compute_busy_pct"),
             "input_wait_pct": summary["input_wait_pct"],
         })
     timed = [h for h in hosts if h["step_time_ms"] is not None]
@@ -53,6 +54,8 @@ def multi_host_sections(run_report):
     else:
         lines.append("Fewer than two hosts have step markers: no cross-host comparison of step times.")
     rows = tuple((h["host"], units.duration_ms(h["step_time_ms"]), units.count(h["step_count"]),
-                  units.percent(h["gpu_busy_pct"]), units.percent(h["input_wait_pct"])) for h in view["hosts"])
-    table = Table(("host", "mean step", "steps", "GPU busy", "input wait"), rows, (False, True, True, True, True))
+                  units.percent(h.get("gpu_compute_busy_pct")), units.percent(h["gpu_busy_pct"]),
+                  units.percent(h["input_wait_pct"])) for h in view["hosts"])
+    table = Table(("host", "mean step", "steps", "compute busy", "GPU busy", "input wait"), rows,
+                  (False, True, True, True, True, True))
     return [Section(f"Hosts ({view['host_count']})", lines=tuple(lines), table=table)]

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.report import units
 
 KERNELS_LISTED = 10
+KERNEL_WIDTH = 38  # characters of a kernel name in the text table
 STEPS_LISTED = 10
 BREAKDOWN_LABELS = {
     "compute_16bit": "compute 16-bit", "compute_32bit": "compute 32-bit", "collectives": "collectives",
@@ -58,8 +59,12 @@ def _summary(report):
     elif s.get("bottleneck"):
         lines.append(f"Verdict: {s['bottleneck']}")
     gpus = f"GPUs: {s['active_gpu_count']} active of {s['gpu_count']}" if s["gpu_count"] else "GPUs: none"
-    lines.append(f"{gpus}   GPU busy: {units.percent(s['gpu_busy_pct'])}   "
-                 f"input wait: {units.percent(s['input_wait_pct'])}")
+    if s["active_gpu_count"] > 1 and s.get("gpu_compute_busy_pct") is not None:
+        busy = (f"GPU compute busy: {units.percent(s['gpu_compute_busy_pct'])} "
+                f"(with collectives {units.percent(s['gpu_busy_pct'])})")
+    else:
+        busy = f"GPU busy: {units.percent(s['gpu_busy_pct'])}"
+    lines.append(f"{gpus}   {busy}   input wait: {units.percent(s['input_wait_pct'])}")
     if st["count"]:
         spread = f", stdev {units.duration_ms(st['stdev'])}" if st["stdev"] is not None else ""
         lines.append(f"Steps: {st['count']} ({s['step_source']} markers)   mean {units.duration_ms(st['mean'])}, "
@@ -119,8 +124,10 @@ def _device_model(d):
     parts = [d["model_name"] or "GPU"]
     if d["compute_capability"]:
         parts.append(f"cc {d['compute_capability']}")
+    elif d.get("arch"):
+        parts.append(d["arch"])
     if d["sm_count"]:
-        parts.append(f"{d['sm_count']} SMs")
+        parts.append(f"{d['sm_count']} {'CUs' if d.get('vendor') == 'AMD' else 'SMs'}")
     if d["clock_mhz"]:
         parts.append(f"{d['clock_mhz']:.0f} MHz")
     if d["memory_bandwidth_gbps"]:
@@ -134,25 +141,56 @@ def _devices(report):
     rows = []
     idle = [d["name"].rsplit(":", 1)[-1] for d in report["devices"] if d["busy_pct"] is None]
     models = {}
+    multi = report["summary"]["active_gpu_count"] > 1
     for d in report["devices"]:
         models.setdefault(_device_model(d), []).append(d["name"].rsplit(":", 1)[-1])
         if d["busy_pct"] is None:
             continue
-        rows.append((d["name"], units.percent(d["busy_pct"]), units.count(d["kernel_count"]),
-                     units.duration_us(d["kernel_time_us"]), units.duration_us(d["memcpy_time_us"]),
-                     units.duration_us(d["nccl_time_us"]), units.duration_us(d["largest_gap_us"])))
+        split = (units.percent(d.get("compute_busy_pct")), units.percent(d.get("collective_busy_pct"))) if multi \
+            else ()
+        rows.append((d["name"], units.percent(d["busy_pct"])) + split + (
+            units.count(d["kernel_count"]), units.duration_us(d["kernel_time_us"]),
+            units.duration_us(d["memcpy_time_us"]), units.duration_us(d["nccl_time_us"]),
+            units.duration_us(d["largest_gap_us"])))
     lines = [f"{len(ids)} x {model}" for model, ids in models.items()]
     if idle:
         lines.append(f"No activity on GPU {', '.join(idle)}.")
+    headers = ("device", "busy") + (("compute", "collectives only") if multi else ()) + (
+        "kernels", "kernel time", "copies", "NCCL", "largest gap")
     return Section("GPUs", lines=tuple(lines),
-                   table=Table(("device", "busy", "kernels", "kernel time", "copies", "NCCL", "largest gap"),
-                               tuple(rows), (False,) + (True,) * 6) if rows else None)
+                   table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)) if rows else None)
+
+
+def kernel_row_labels(kernels, width):
+    """A label of at most `width` characters per kernel row. Rows are XProf's (name, launch configuration, op)
+    groups: rows whose shortened names are equal get the grid / block and, where that is equal too, the op that
+    tells them apart, in brackets."""
+    names = [units.kernel_name(k["name"], width) for k in kernels]
+    groups = {}
+    for index, name in enumerate(names):
+        groups.setdefault(name, []).append(index)
+    labels = list(names)
+    for indexes in groups.values():
+        if len(indexes) < 2:
+            continue
+        launches = [units.launch_dims(kernels[i]["grid"], kernels[i]["block"]) for i in indexes]
+        ops = [kernels[i]["op_name"] or "no op" for i in indexes]
+        need_launch = len(set(launches)) > 1
+        need_op = len(set(zip(launches, ops))) > len(set(launches))
+        for index, launch, op in zip(indexes, launches, ops):
+            parts = ([launch] if need_launch else []) + ([op] if need_op else [])
+            if not parts:
+                continue
+            suffix = units.shorten(", ".join(parts), width // 2)
+            labels[index] = f"{units.kernel_name(kernels[index]['name'], width - len(suffix) - 3)} [{suffix}]"
+    return labels
 
 
 def _kernels(report):
+    listed = report["kernels"][:KERNELS_LISTED]
     rows = []
-    for k in report["kernels"][:KERNELS_LISTED]:
-        rows.append((units.shorten(k["name"], 38), units.count(k["occurrences"]), units.duration_us(k["total_us"]),
+    for k, name in zip(listed, kernel_row_labels(listed, KERNEL_WIDTH)):
+        rows.append((name, units.count(k["occurrences"]), units.duration_us(k["total_us"]),
                      units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
                      "yes" if k["uses_tensor_cores"] else "no"))
     title = "Kernels" if len(report["kernels"]) <= KERNELS_LISTED else \

@@ -39,6 +39,47 @@ def count(value):
     return "-" if value is None else f"{value:,}"
 
 
+_ANONYMOUS = "(anonymous namespace)"
+
+
+def kernel_name(name, width):
+    """A kernel's display name: no `void`, no parameter list, template arguments collapsed to `<...>`, the
+    qualified name kept (`tensorflow::(anonymous namespace)::GenerateNormalizedProb<...>`); then `shorten`."""
+    text = name[5:] if name.startswith("void ") else name
+    out, depth, index = [], 0, 0
+    while index < len(text):
+        char = text[index]
+        if depth == 0 and text.startswith(_ANONYMOUS, index):
+            out.append(_ANONYMOUS)
+            index += len(_ANONYMOUS)
+            continue
+        if char == "<":
+            if depth == 0:
+                out.append("<...>")
+            depth += 1
+        elif char == ">" and depth:
+            depth -= 1
+        elif char == "(" and depth == 0 and out:
+            break
+        elif depth == 0:
+            out.append(char)
+        index += 1
+    return shorten("".join(out).strip() or name, width)
+
+
+def launch_dims(grid, block):
+    """`32x37 / 256`: grid and block without trailing 1s; `?` for a value no GPU allows (null)."""
+    def dims(values):
+        if values is None:
+            return "?"
+        values = list(values)
+        while len(values) > 1 and values[-1] == 1:
+            values.pop()
+        return "x".join(str(v) for v in values)
+
+    return f"{dims(grid)} / {dims(block)}"
+
+
 def shorten(name, width):
     """Keeps the start and end of a long (C++ template) name."""
     if len(name) <= width:

@@ -76,12 +76,15 @@ export function shortKernelName(name, maxChars = 80) {
   return text;
 }
 
+const ANONYMOUS = '(anonymous namespace)';
+
 function findTopLevel(text, char) {
   let depth = 0;
   for (let i = 0; i < text.length; i += 1) {
     const c = text[i];
     if (c === '<') depth += 1;
     else if (c === '>') depth = Math.max(0, depth - 1);
+    else if (depth === 0 && text.startsWith(ANONYMOUS, i)) i += ANONYMOUS.length - 1;  // part of the name
     else if (c === char && depth === 0) return i;
   }
   return -1;

@@ -152,8 +152,12 @@ class GpuPlane:
     def kernel(self, name, start_us, duration_us, *, stream=7, grid=(1, 1, 1), block=(128, 1, 1),
                registers=32, static_shared=0, dynamic_shared=0, occupancy_pct=50.0, launch=None,
                tf_op=None, hlo_op=None, hlo_module=None, group_id=None, min_grid_size=None,
-               suggested_block_size=None):
+               suggested_block_size=None, details=None, op_name=None):
         """A kernel; `launch=(HostThread, start_us, duration_us)` adds its host launch call.
+
+        `details` replaces the whole `kernel_details` text (ROCm writes
+        ` grid:1,1,1 block:512,1,1 private_mem:0 group_mem:0 occ_pct:0`); `op_name` adds the `name` stat JAX
+        writes beside `hlo_op` (`jit(dot)/dot_general`).
 
         `min_grid_size` and `suggested_block_size` (current format) add the occupancy stats current XLA writes
         next to `kernel_details` (`theoretical_occupancy_pct`, `occupancy_min_grid_size`,
@@ -161,6 +165,7 @@ class GpuPlane:
         """
         correlation_id = self._builder.next_correlation_id()
         occupancy_stats = []
+        details_override = details
         if self._builder.legacy:
             details = (f"regs:{registers} shm:{static_shared + dynamic_shared} grid:{_dim(grid)} "
                        f"block:{_dim(block)}")
@@ -172,13 +177,17 @@ class GpuPlane:
                 occupancy_stats = [("theoretical_occupancy_pct", float(occupancy_pct)),
                                    ("occupancy_min_grid_size", min_grid_size),
                                    ("occupancy_suggested_block_size", suggested_block_size)]
+        if details_override is not None:
+            details = details_override
         stats = self._common_stats(correlation_id, group_id) + occupancy_stats + [("kernel_details", details)]
+        if op_name:
+            stats.append(("name", op_name))
         if tf_op:
             stats.append(("tf_op", tf_op))
         if hlo_op:
             stats += [("hlo_op", hlo_op), ("hlo_module", hlo_module or "jit_train_step"), ("tf_op", "XlaModule:")]
         self._writer.add_event(self._stream(stream, "Compute"), name, start_us, duration_us, stats,
-                               interned=("kernel_details", "tf_op", "hlo_op", "hlo_module"))
+                               interned=("kernel_details", "tf_op", "hlo_op", "hlo_module", "name"))
         self._add_launch(launch, name, correlation_id)
         return correlation_id
 
@@ -200,6 +209,28 @@ class GpuPlane:
                         f"kind_src:unknown kind_dst:unknown size:{size_bytes} dest:{self.ordinal} "
                         f"async:{int(is_async)}")
         self._add_launch(launch, name, correlation_id, host_details)
+        return correlation_id
+
+    def rocm_copy(self, start_us, duration_us, size_bytes, *, name="CopyDeviceToDevice", stream=12, is_async=True,
+                  launch=None):
+        """A copy as XLA's ROCm tracer writes it: a `Copy...To...` event on a `Stream #N(MemcpyOther)` line
+        with `memcpy_details` `kind:Unknown size:.. dest:.. async:..` (ROCm does not know memory kinds)."""
+        correlation_id = self._builder.next_correlation_id()
+        details = f"kind:Unknown size:{size_bytes} dest:{self.ordinal} async:{int(is_async)}"
+        stats = [("correlation_id", correlation_id), ("memcpy_details", details)]
+        self._writer.add_event(self._stream(stream, "MemcpyOther"), name, start_us, duration_us, stats,
+                               interned=("memcpy_details",))
+        self._add_launch(launch, "hipMemcpyAsync", correlation_id)
+        return correlation_id
+
+    def rocm_fill(self, start_us, duration_us, size_bytes, *, name="FillBuffer", stream=12):
+        """A memset as the ROCm tracer writes it: a runtime-named event with `memset_details` and no
+        `kernel_details`."""
+        correlation_id = self._builder.next_correlation_id()
+        stats = [("correlation_id", correlation_id),
+                 ("memset_details", f"kind:Unknown num_bytes:{size_bytes} async:1")]
+        self._writer.add_event(self._stream(stream, "Memset"), name, start_us, duration_us, stats,
+                               interned=("memset_details",))
         return correlation_id
 
     def memset(self, start_us, duration_us, size_bytes, *, stream=7, launch=None):
@@ -262,18 +293,21 @@ class TraceBuilder:
 
     def gpu(self, ordinal=0, *, model="NVIDIA A100-SXM4-80GB", compute_capability=(8, 0), sm_count=108,
             clock_mhz=1410, memory_bandwidth_gbps=2039.0, memory_gb=80, memory_bandwidth_bytes=None,
-            memory_bytes=None):
+            memory_bytes=None, vendor="Nvidia"):
         """The GPU plane `/device:GPU:<ordinal>` with its capability stats (created on first use).
 
         `memory_bandwidth_bytes` (B/s) and `memory_bytes` give the exact values CUDA reports, overriding the
-        rounded GB/s and GiB arguments.
+        rounded GB/s and GiB arguments. `vendor` is the `device_vendor` stat (None: not written); `model=None`
+        writes no `gpu_device_name`, as ROCm traces do not.
         """
         found = self._gpus.get(ordinal)
         if found is None:
             writer = _PlaneWriter(ordinal, f"/device:GPU:{ordinal}")
             if not self.legacy:
-                writer.add_plane_stat("device_vendor", "Nvidia")
-                writer.add_plane_stat("gpu_device_name", model)
+                if vendor is not None:
+                    writer.add_plane_stat("device_vendor", vendor)
+                if model is not None:
+                    writer.add_plane_stat("gpu_device_name", model)
             writer.add_plane_stat("clock_rate", int(round(clock_mhz * 1000)))
             writer.add_plane_stat("core_count", sm_count)
             writer.add_plane_stat("memory_bandwidth", memory_bandwidth_bytes or int(round(memory_bandwidth_gbps

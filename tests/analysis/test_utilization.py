@@ -97,3 +97,41 @@ def test_nccl_time_per_device(pattern):
     report = report_of(builder)
     assert report["devices"][0]["nccl_time_us"] == 100.0
     assert report["balance"]["nccl_share_pct"] == 25.0
+
+
+def test_without_steps_every_gpu_shares_one_window_so_the_straggler_is_least_busy():
+    builder = TraceBuilder()
+    builder.gpu(0).kernel("short_and_dense", 100, 100)  # 100 us of work in its own 100 us span
+    builder.gpu(1).kernel("a", 0, 300)
+    builder.gpu(1).kernel("b", 350, 650)  # 950 us of work over the host's 1000 us window
+    report = report_of(builder)
+    assert [(d["busy_pct"], d["window_us"]) for d in report["devices"]] == [(10.0, 1000.0), (95.0, 1000.0)]
+    assert report["balance"]["least_busy_device"] == "/device:GPU:0"
+
+
+def test_compute_and_collective_busy_split_busy_time():
+    builder = TraceBuilder()
+    builder.thread().step(0, 0, 1000)
+    for ordinal in range(4):
+        gpu = builder.gpu(ordinal)
+        gpu.kernel("volta_sgemm_128x64_nn", 0, 400)
+        gpu.kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 300, 550 + 10 * ordinal, stream=13)
+        gpu.memcpy("d2h", 900, 50, 1 << 20)
+    report = report_of(builder)
+    devices = report["devices"]
+    # busy: 0-850(+10 per GPU) and 900-950; compute: the GEMM 0-400 and the copy 900-950; collectives alone:
+    # 400-850(+10 per GPU).
+    assert [(d["busy_pct"], d["compute_busy_pct"], d["collective_busy_pct"]) for d in devices] == [
+        (90.0, 45.0, 45.0), (91.0, 45.0, 46.0), (92.0, 45.0, 47.0), (93.0, 45.0, 48.0)]
+    assert (report["summary"]["gpu_busy_pct"], report["summary"]["gpu_compute_busy_pct"]) == (91.5, 45.0)
+
+
+def test_single_gpu_without_collectives_compute_busy_is_busy():
+    builder = TraceBuilder()
+    gpu = builder.gpu(0)
+    gpu.kernel("a", 1000, 100)
+    gpu.memset(1300, 100, 64)
+    report = report_of(builder)
+    device = report["devices"][0]
+    assert (device["busy_pct"], device["compute_busy_pct"], device["collective_busy_pct"]) == (50.0, 50.0, 0.0)
+    assert report["summary"]["gpu_compute_busy_pct"] == 50.0

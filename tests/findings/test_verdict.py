@@ -62,3 +62,23 @@ def test_gpu_idle_with_nothing_on_the_host_is_unknown():
 
 def test_bottleneck_values():
     assert BOTTLENECKS == ("input", "host", "launch", "transfer", "kernel", "communication", "none", "unknown")
+
+
+def test_host_bound_without_steps_says_it_is_not_a_training_step():
+    from tb_gpu_advisor.testing import TraceBuilder
+    from tests.conftest import report_of
+
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    for call in range(5):  # five jitted calls, each 100 us of GPU work after 400 us of host work
+        start = call * 500
+        python.event("PjitFunction(matmul)", start, 400)
+        gpu.kernel("loop_fusion", start + 400, 100, launch=(python, start + 390, 5), hlo_op="fusion")
+    summary = report_of(builder)["summary"]
+    assert summary["step_source"] == "none"
+    assert summary["bottleneck"] == "host"
+    verdict = summary["verdict"]
+    assert "of each step" not in verdict
+    assert "No step markers, so this is over all 2.1 ms of activity, not a training step." in verdict
+    assert "The GPU works in 5 separate bursts with host time between them" in verdict

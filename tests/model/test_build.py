@@ -27,7 +27,8 @@ def test_current_format_model():
     assert model.format == "current"
     (gpu,) = model.gpus
     caps = gpu.capabilities
-    assert (caps.sm_count, caps.clock_mhz, caps.compute_capability, caps.vendor) == (132, 1980.0, (9, 0), "Nvidia")
+    assert (caps.sm_count, caps.clock_mhz, caps.compute_capability, caps.vendor, caps.arch) == \
+        (132, 1980.0, (9, 0), "NVIDIA", "sm_90")
     assert caps.memory_bandwidth_bytes_per_s == 3350 * 10**9
     assert caps.model_name == "NVIDIA H100 80GB HBM3"
     activity = gpu.activity
@@ -50,7 +51,7 @@ def test_legacy_format_model():
     model = model_of(builder)
     assert model.format == "pre-grouped"
     (gpu,) = model.gpus
-    assert gpu.capabilities.vendor is None
+    assert (gpu.capabilities.vendor, gpu.capabilities.arch) == ("NVIDIA", "sm_90")  # inferred: CUDA cc, no ROCm names
     assert [(m.group_id, m.start_ps, m.end_ps) for m in gpu.step_markers] == [(0, 0, 300_000_000)]
     kernel = gpu.activity.configs[gpu.activity.config_id[1]]
     assert kernel.occupancy_pct is None

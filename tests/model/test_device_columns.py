@@ -5,6 +5,7 @@ import struct
 import pytest
 
 from tb_gpu_advisor.constants import STEPS_LINE_ID
+from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.encode import len_prefixed
 from tests.data import real_trace
@@ -50,6 +51,7 @@ def test_builder_traces_match(tmp_path, caplog, legacy):
 
 
 @pytest.mark.parametrize("name", ["gpu_multi_worker_v100x8.xplane.pb", "jax0102_cpu_steps.xplane.pb",
+                                  "amd_mi300x_jax08_gemm.xplane.pb", "tpu_v6e_inference_4chip.xplane.pb",
                                   "tf221_cpu_keras_input_bound.xplane.pb", "tf221_cpu_keras_input_fixed.xplane.pb",
                                   "tpu_inference_utf8_mangled.xplane.pb"])
 def test_real_traces_match(tmp_path, caplog, name):
@@ -188,3 +190,29 @@ def test_unusual_planes_fall_back_to_the_reference(tmp_path, caplog, case):
         assert kind == "error" and "corrupt" in outcome
     if case == "huge_correlation":
         assert kind == "exception"
+
+
+def test_copies_by_memcpy_details_and_jax_op_names(tmp_path, caplog):
+    writer, gpu, line = _gpu_space()
+    copies = gpu.lines.add(id=12, name="Stream #12(MemcpyOther)", timestamp_ns=1000)
+    writer.event(gpu, copies, "CopyDeviceToDevice", 100, 50, [("memcpy_details", "ref", "kind:Unknown size:64 dest:0 "
+                                                                                      "async:1")])
+    writer.event(gpu, copies, "RuntimeCopy", 200, 50, [("memcpy_details", "str_value", "kind:DeviceToHost size:8")])
+    writer.event(gpu, copies, "bare_copy", 300, 50, [("memcpy_details", None, None)])
+    writer.event(gpu, line, "both", 400, 50, [("kernel_details", "ref", _DETAILS),
+                                               ("memcpy_details", "ref", "kind_src:pinned kind_dst:device size:4")])
+    writer.event(gpu, line, "jax_kernel", 500, 50, [("kernel_details", "ref", _DETAILS), ("hlo_op", "ref", "dot.1"),
+                                                     ("name", "ref", "jit(f)/dot_general")])
+    writer.event(gpu, line, "xla_kernel", 600, 50, [("kernel_details", "ref", _DETAILS), ("hlo_op", "ref", "add.2"),
+                                                     ("name", None, None)])
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    activity = model.gpus[0].activity
+    rows = {activity.names[n]: (ActivityKind(k), CopyDirection(d), activity.config_id[i] >= 0)
+            for i, (n, k, d) in enumerate(zip(activity.name_id, activity.kind, activity.copy_direction))}
+    assert rows == {"CopyDeviceToDevice": (ActivityKind.MEMCPY, CopyDirection.D2D, False),
+                    "RuntimeCopy": (ActivityKind.MEMCPY, CopyDirection.D2H, False),
+                    "bare_copy": (ActivityKind.MEMCPY, CopyDirection.OTHER, False),
+                    "both": (ActivityKind.MEMCPY, CopyDirection.H2D, False),
+                    "jax_kernel": (ActivityKind.KERNEL, CopyDirection.NONE, True),
+                    "xla_kernel": (ActivityKind.KERNEL, CopyDirection.NONE, True)}
+    assert [activity.op_names[o] for o in activity.op_id if o >= 0] == ["jit(f)/dot_general", "add.2"]

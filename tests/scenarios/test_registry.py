@@ -54,7 +54,7 @@ def test_traces_look_like_current_tensorflow_gpu_captures(built):
         assert report["environment"]["cuda_version"] == "12050"
         # Every kernel and copy was launched from a host thread, paired by correlation id.
         assert report["launch"]["unpaired_count"] == 0, name
-        assert all(device["vendor"] == "Nvidia" for device in report["devices"]), name
+        assert all(device["vendor"] == "NVIDIA" for device in report["devices"]), name
         assert all(kernel["occupancy_pct"] is not None for kernel in report["kernels"]), name
         names = set(scenario.model.host_activity.op_totals)
         assert {"EagerExecute", "KernelAndDeviceFunc::Run", "FunctionRun", "ExecutorState::Process",

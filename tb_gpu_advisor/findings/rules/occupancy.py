@@ -81,6 +81,8 @@ def low_occupancy(ctx):
     for row, share, wall_ms in _dominant_rows(ctx):
         if row.uses_tensor_cores or is_library_math(row.name):
             continue
+        if row.block is None or row.registers_per_thread is None or row.shared_memory_bytes is None:
+            continue  # a value no GPU allows: unknown, never advice
         threads = row.block[0] * row.block[1] * row.block[2]
         computed, limiter = theoretical_occupancy(cc, threads, row.registers_per_thread,
                                                   row.shared_memory_bytes) if cc else (None, None)

@@ -9,12 +9,16 @@ import {emptyState, legend, meter, section} from './common.js';
 
 function deviceLabel(device) {
   const short = String(device.name || '').replace('/device:', '');
-  return device.model_name ? `${short} · ${device.model_name}` : short;
+  const model = [device.model_name, device.arch].filter((part) => typeof part === 'string' && part).join(' ');
+  return model ? `${short} · ${model}` : short;
 }
 
-function busyRow(device) {
+function busyRow(device, multi) {
   const active = Number.isFinite(device.busy_pct);
-  const hint = `kernels ${formatUs(device.kernel_time_us)} · copies ${formatUs(device.memcpy_time_us)} · ` +
+  const split = multi && Number.isFinite(device.compute_busy_pct)
+    ? `compute ${formatPct(device.compute_busy_pct)} · collectives only ${formatPct(device.collective_busy_pct)} · `
+    : '';
+  const hint = `${split}kernels ${formatUs(device.kernel_time_us)} · copies ${formatUs(device.memcpy_time_us)} · ` +
     `largest gap ${formatUs(device.largest_gap_us)}`;
   return h('div', {class: 'gpu-row'},
     h('div', {class: 'gpu-label', title: device.name}, deviceLabel(device)),
@@ -58,8 +62,9 @@ export function timelineStrip(timeline) {
 export function gpusView(report, timelineSlot) {
   const devices = Array.isArray(report.devices) ? report.devices : [];
   if (!devices.length) return section('GPUs', {id: 'gpus'}, emptyState('No GPU in this profile.'));
+  const multi = devices.filter((device) => Number.isFinite(device.busy_pct)).length > 1;
   return section('GPUs', {id: 'gpus', subtitle: 'busy share of the analysis window'},
-    h('div', {class: 'gpu-rows'}, devices.map(busyRow)),
+    h('div', {class: 'gpu-rows'}, devices.map((device) => busyRow(device, multi))),
     h('h3', {}, 'Activity over time'),
     timelineSlot);
 }

@@ -60,6 +60,17 @@ function stepTime(stats) {
   return [`${formatMs(stats.mean)}${spread}`, `${formatCount(stats.count)} step${stats.count === 1 ? '' : 's'}`];
 }
 
+/** GPU busy tiles: on multi-GPU runs compute busy leads, with busy including collectives beside it. */
+function busyTiles(summary) {
+  if (summary.active_gpu_count > 1 && Number.isFinite(summary.gpu_compute_busy_pct)) {
+    return [
+      tile('GPU compute busy', formatPct(summary.gpu_compute_busy_pct), 'mean over active GPUs, collectives excluded'),
+      tile('GPU busy', formatPct(summary.gpu_busy_pct), 'with collectives'),
+    ];
+  }
+  return [tile('GPU busy', formatPct(summary.gpu_busy_pct), 'mean over active GPUs')];
+}
+
 /** The verdict card of a HostReport. */
 export function summaryView(report) {
   const summary = report.summary || {};
@@ -68,7 +79,7 @@ export function summaryView(report) {
   return section('Verdict', {id: 'summary', subtitle: `${report.host} · ${report.trace_format || ''} format`},
     headline(summary),
     h('div', {class: 'tiles'},
-      tile('GPU busy', formatPct(summary.gpu_busy_pct), 'mean over active GPUs'),
+      ...busyTiles(summary),
       tile('Input wait', formatPct(summary.input_wait_pct), 'host waits for data, GPUs idle'),
       tile('Step time', stepValue, stepHint),
       tile('GPUs', `${formatCount(summary.active_gpu_count)} / ${formatCount(summary.gpu_count)}`, 'active / in profile'),
