@@ -2,7 +2,6 @@
 registers compare, check and report from tb_gpu_advisor.commands)."""
 
 import argparse
-import json
 import os
 import sys
 
@@ -16,7 +15,9 @@ from tb_gpu_advisor.fanout import add_dask_argument, executor_for
 from tb_gpu_advisor.plugin.serve_command import add_serve_command
 from tb_gpu_advisor.report.markdown import render_markdown
 from tb_gpu_advisor.report.run_report import run_report
+from tb_gpu_advisor.report.safe_text import EscapingWriter
 from tb_gpu_advisor.report.text import render_text
+from tb_gpu_advisor.report.finite import to_json
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -25,7 +26,7 @@ EXIT_INTERNAL = 3
 RENDERERS = {
     "text": render_text,
     "markdown": render_markdown,
-    "json": lambda report: json.dumps(report, indent=2, allow_nan=False) + "\n",
+    "json": to_json,
 }
 
 
@@ -72,8 +73,8 @@ def _analyze(args, out, err):
 
 
 def main(argv=None, out=None, err=None):
-    out = out or sys.stdout
-    err = err or sys.stderr
+    out = EscapingWriter(out or sys.stdout)
+    err = EscapingWriter(err or sys.stderr)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

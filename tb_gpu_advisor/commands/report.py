@@ -1,16 +1,16 @@
 """`tb-gpu-advisor report PATH`: a shareable report (self-contained HTML, markdown or JSON), to stdout or -o FILE."""
 
-import json
 
 from tb_gpu_advisor.commands.common import EXIT_BAD_INPUT, EXIT_OK, add_max_file_argument, load_report
 from tb_gpu_advisor.fanout import add_dask_argument
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.report.markdown import render_markdown
+from tb_gpu_advisor.report.finite import to_json
 
 REPORT_RENDERERS = {
     "html": render_html,
     "markdown": render_markdown,
-    "json": lambda report: json.dumps(report, indent=2, allow_nan=False) + "\n",
+    "json": to_json,
 }
 
 

@@ -18,6 +18,7 @@ from tb_gpu_advisor.model.device import build_gpu_device
 from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan
 from tb_gpu_advisor.model.host import _HostCollector
 from tb_gpu_advisor.model.host_columns import host_plane_columns
+from tb_gpu_advisor.model.limits import check_model_times
 from tb_gpu_advisor.model.trace import TraceModel
 from tb_gpu_advisor.xplane.plane_scan import scan_plane
 from tb_gpu_advisor.xplane.reader import read_space
@@ -62,8 +63,18 @@ def report_progress(done, total):
 
 
 def build_model(space, reference=False, progress=None):
-    """TraceModel from a LazySpace, decoding only the GPU, host and metadata planes."""
-    progress = progress or _PROGRESS.get()
+    """TraceModel from a LazySpace, decoding only the GPU, host and metadata planes; ProfileError when it
+    holds times further out than a profile can (model.limits)."""
+    try:
+        model = _build_model(space, reference, progress or _PROGRESS.get())
+    except OverflowError:  # a time that does not fit int64 picoseconds, met by the per-event path
+        raise ProfileError(space.path, "an event time does not fit in 64-bit picoseconds: the file is corrupt "
+                                       "or not a profile") from None
+    check_model_times(model)
+    return model
+
+
+def _build_model(space, reference, progress):
     origin_ns = _origin_ns(space, reference)
     gpus = []
     host = _HostCollector()

@@ -1,5 +1,6 @@
 """Parses CUPTI's `kernel_details` and `memcpy_details` strings, in both the current and the old format."""
 
+import math
 from dataclasses import dataclass
 
 MEMORY_KINDS = ("pageable", "pinned", "device", "array", "managed", "device_static", "managed_static", "unknown")
@@ -85,6 +86,8 @@ def parse_kernel_details(text):
         try:
             occupancy = float(fields["occ_pct"])
         except ValueError:
+            occupancy = None
+        if occupancy is not None and not math.isfinite(occupancy):
             occupancy = None
     return KernelConfig(
         registers_per_thread=_u32(fields.get("regs"), 0),

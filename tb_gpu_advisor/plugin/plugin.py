@@ -16,6 +16,7 @@ from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.plugin import comparison, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
+from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.kernel_page import (DEFAULT_LIMIT, DEFAULT_SORT, MAX_FILTER_CHARS, MAX_LIMIT,
                                                SORT_KEYS, kernel_page)
 from tb_gpu_advisor.service import AnalysisService
@@ -28,7 +29,7 @@ MAX_TIMELINE_BINS = 1000
 
 
 def _respond(request, body, code=200, headers=None):
-    return http_util.Respond(request, body, JSON, code=code, headers=headers)
+    return http_util.Respond(request, finite(body), JSON, code=code, headers=headers)
 
 
 def _error(request, code, message, headers=None):

@@ -8,6 +8,7 @@ from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time
 from tb_gpu_advisor.analysis.transfers import transfer_stats
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
 from tb_gpu_advisor.findings.engine import diagnose
+from tb_gpu_advisor.report.finite import finite
 
 _PS_PER_US = 1e6
 _PS_PER_MS = 1e9
@@ -67,7 +68,7 @@ def host_report(model):
         "environment": dict(sorted(model.environment.items())),
         "findings": [],
     }
-    return _with_diagnosis(report, diagnose(model, report))
+    return finite(_with_diagnosis(report, diagnose(model, report)))
 
 
 def _with_diagnosis(report, diagnosis):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
-from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, MAX_PLANES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.xplane import schema
 from tb_gpu_advisor.xplane.wire_scan import WIRE_LEN, WIRE_VARINT, Unusual, as_int64, field_extent, read_varint, utf8
@@ -129,6 +129,7 @@ def _stream_space(path):
             if wire != WIRE_LEN:
                 continue
             if field == 1:
+                _check_plane_count(path, len(planes) + 1)
                 plane_id, name = _plane_header(handle, start, end)
                 planes.append(FilePlane(id=plane_id, name=name, path=path, offset=start, size=end - start))
             elif field in strings:
@@ -168,10 +169,17 @@ def _plane_header(handle, start, end):
     return plane_id, name
 
 
+def _check_plane_count(path, count):
+    if count > MAX_PLANES:
+        raise ProfileError(path, f"holds more than {MAX_PLANES:,} planes, more than any profiled machine has: "
+                                 "the file is corrupt or not a profile")
+
+
 def parse_space(data, path="<bytes>"):
     """Splits serialized XSpace bytes into planes; raises ProfileError when they are not an XSpace."""
     try:
         shell = schema.XSpaceShell.FromString(data)
+        _check_plane_count(path, len(shell.planes))
         planes = []
         for raw in shell.planes:
             header = schema.XPlaneName.FromString(raw)
