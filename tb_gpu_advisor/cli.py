@@ -7,7 +7,7 @@ import sys
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.commands import check as check_command, compare as compare_command, report as report_command
-from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.commands.common import add_max_file_argument
 from tb_gpu_advisor.demo import add_demo_command
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
@@ -34,8 +34,7 @@ def _add_target_arguments(parser):
     parser.add_argument("path", help="a logdir, a run directory (holding <host>.xplane.pb files) or one file")
     parser.add_argument("--run", help="run id as the Profile tab shows it (default: the newest run)")
     parser.add_argument("--host", help="analyze only this host")
-    parser.add_argument("--max-file-mb", type=float, default=DEFAULT_MAX_FILE_BYTES / 2**20,
-                        help="refuse .xplane.pb files larger than this (default: %(default).0f)")
+    add_max_file_argument(parser)
 
 
 def build_parser():

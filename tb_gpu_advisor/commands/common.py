@@ -1,5 +1,8 @@
 """What the comparison and report subcommands share: exit codes, target options, loading a run report."""
 
+import argparse
+import math
+
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
@@ -11,8 +14,19 @@ EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
 
 
+def megabytes(text):
+    """argparse type of --max-file-mb: a finite number of MB above zero (a usage error, exit 2, otherwise)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of MB above 0, not {text!r}")
+    return value
+
+
 def add_max_file_argument(parser):
-    parser.add_argument("--max-file-mb", type=float, default=DEFAULT_MAX_FILE_BYTES / 2**20,
+    parser.add_argument("--max-file-mb", type=megabytes, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="MB",
                         help="refuse .xplane.pb files larger than this (default: %(default).0f)")
 
 

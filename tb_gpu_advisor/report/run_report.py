@@ -11,21 +11,28 @@ from tb_gpu_advisor.report.host_report import host_report
 from tb_gpu_advisor.report.multi_host import multi_host_view
 
 
-def analyze_host_file(path, max_bytes=None, progress=None):
+def analyze_host_file(path, max_bytes=None, progress=None, on_model=None):
     """HostReport dict of one `.xplane.pb` file or URL; raises ProfileError for bad input.
 
-    `progress(done_bytes, total_bytes)` is called as the model is built (model.build.load_model).
+    `progress(done_bytes, total_bytes)` is called as the model is built (model.build.load_model);
+    `on_model(model)` once it is built, for a caller that keeps a summary of it (the server's timelines).
     """
     if is_remote_url(path):
-        return _analyze_remote_file(path, max_bytes, progress)
-    return host_report(load_model(path, max_bytes=max_bytes, progress=progress))
+        return _analyze_remote_file(path, max_bytes, progress, on_model)
+    return _report(load_model(path, max_bytes=max_bytes, progress=progress), on_model)
 
 
-def _analyze_remote_file(url, max_bytes, progress=None):
+def _report(model, on_model):
+    if on_model is not None:
+        on_model(model)
+    return host_report(model)
+
+
+def _analyze_remote_file(url, max_bytes, progress=None, on_model=None):
     """Analyzes the cached local copy of a remote file; errors and the report's `file` name the URL."""
     local = fetch_remote_file(url, max_bytes=max_bytes)
     try:
-        report = host_report(load_model(local, max_bytes=max_bytes, progress=progress))
+        report = _report(load_model(local, max_bytes=max_bytes, progress=progress), on_model)
     except ProfileError as err:
         raise ProfileError(url, err.problem) from None
     report["file"] = url

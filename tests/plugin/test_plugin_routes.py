@@ -135,7 +135,7 @@ def test_report_answers_202_while_the_analysis_runs(plugin_logdir, monkeypatch):
 
     release = threading.Event()
     real = AnalysisService._report_job
-    monkeypatch.setattr(AnalysisService, "_report_job", lambda self, hf: release.wait(30) and real(self, hf))
+    monkeypatch.setattr(AnalysisService, "_report_job", lambda self, *job: release.wait(30) and real(self, *job))
     instance = make_plugin(plugin_logdir[0])
     instance.wait_s = 0.05
     client = werkzeug_test.Client(application.TensorBoardWSGI([instance]))
@@ -158,10 +158,10 @@ def test_concurrent_requests_for_one_uncached_report_compute_it_once(plugin_logd
     release = threading.Event()
     real = service_module.analyze_host_file
 
-    def counted(path, max_bytes=None):
+    def counted(path, **options):
         calls.append(path)
         release.wait(30)
-        return real(path, max_bytes=max_bytes)
+        return real(path, **options)
 
     monkeypatch.setattr(service_module, "analyze_host_file", counted)
     instance = make_plugin(plugin_logdir[0])
