@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.regular_files import kind_problem
 from tb_gpu_advisor.remote import is_remote_url
 
 
@@ -17,6 +18,7 @@ from tb_gpu_advisor.remote import is_remote_url
 class HostFile:
     host: str
     path: str
+    problem: str | None = None  # why this host is refused before it is read (e.g. a link out of the logdir)
 
 
 @dataclass(frozen=True)
@@ -26,23 +28,45 @@ class ProfileRun:
     hosts: tuple  # HostFile, sorted by host
 
 
-def _hosts_in(directory):
+OUTSIDE_LOGDIR = ("is a symbolic link to a place outside the logdir: refused (start TensorBoard with "
+                  "--gpu_advisor_follow_symlinks to allow it)")
+
+
+def _hosts_in(directory, logdir_real=None):
+    """The HostFiles of every `*.xplane.pb` entry of `directory`, whatever it is: one that is not a regular file
+    fails with a line saying what it is when analyzed. With `logdir_real`, an entry whose real path lies outside
+    it is refused (HostFile.problem)."""
     try:
         names = sorted(os.listdir(directory))
     except OSError:
         return ()
-    return tuple(HostFile(host=host_name(name), path=os.path.join(directory, name))
-                 for name in names
-                 if name.endswith(XPLANE_SUFFIX) and os.path.isfile(os.path.join(directory, name)))
+    hosts = []
+    for name in names:
+        if not name.endswith(XPLANE_SUFFIX):
+            continue
+        path = os.path.join(directory, name)
+        problem = OUTSIDE_LOGDIR if logdir_real and not _inside(path, logdir_real) else None
+        hosts.append(HostFile(host=host_name(name), path=path, problem=problem))
+    return tuple(hosts)
 
 
-def discover_runs(logdir):
-    """Every ProfileRun under `logdir`, newest first (profile run names are timestamps), like the Profile tab."""
+def _inside(path, root_real):
+    real = os.path.realpath(path)
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def discover_runs(logdir, follow_symlinks=True):
+    """Every ProfileRun under `logdir`, newest first (profile run names are timestamps), like the Profile tab.
+
+    follow_symlinks=False refuses host files and run directories that are symbolic links to places outside
+    the logdir: their hosts are listed with HostFile.problem set (the server's default).
+    """
     if is_remote_url(logdir):
         from tb_gpu_advisor.remote.listing import discover_remote_runs
         return discover_remote_runs(logdir)
     runs = []
     logdir = os.path.abspath(logdir)
+    logdir_real = None if follow_symlinks else os.path.realpath(logdir)
     for directory, subdirs, _ in os.walk(logdir, followlinks=False):
         subdirs.sort()
         if os.path.basename(directory) != PROFILE_SUBDIR[1] or \
@@ -51,7 +75,7 @@ def discover_runs(logdir):
         tb_run = os.path.relpath(os.path.dirname(os.path.dirname(directory)), logdir)
         for profile_run in sorted(subdirs):
             run_path = os.path.join(directory, profile_run)
-            hosts = _hosts_in(run_path)
+            hosts = _hosts_in(run_path, logdir_real)
             if hosts:
                 run_id = profile_run if tb_run == "." else f"{tb_run.replace(os.sep, '/')}/{profile_run}"
                 runs.append(ProfileRun(run=run_id, path=run_path, hosts=hosts))
@@ -70,8 +94,10 @@ def resolve_target(path, run=None, host=None):
     if is_remote_url(path):
         from tb_gpu_advisor.remote.listing import resolve_remote_target
         return resolve_remote_target(path, run=run, host=host)
-    if not os.path.exists(path):
-        raise ProfileError(path, "no such file or directory")
+    if not os.path.isdir(path):
+        problem = kind_problem(path)
+        if problem:
+            raise ProfileError(path, "no such file or directory" if problem == "no such file" else problem)
     if os.path.isfile(path):
         if run:
             raise ProfileError(path, "--run applies to a logdir, not to a single file")
@@ -83,6 +109,8 @@ def resolve_target(path, run=None, host=None):
             raise ProfileError(path, "is a run directory; --run applies to a logdir")
         return os.path.basename(os.path.normpath(path)), pick_host(path, direct, host)
     runs = discover_runs(path)
+    if not runs and path.rstrip("/" + os.sep).endswith(XPLANE_SUFFIX):
+        raise ProfileError(path, "is a directory, not an .xplane.pb file")
     if not runs:
         raise ProfileError(path, "no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/"
                                  "<host>.xplane.pb (capture one with tf.profiler or jax.profiler.trace)")

@@ -178,6 +178,8 @@ class AnalysisService:
         self._pool.shutdown(wait=wait, cancel_futures=True)
 
     def _key(self, kind, host_file):
+        if getattr(host_file, "problem", None):
+            raise ProfileError(host_file.path, host_file.problem)
         try:
             stat = os.stat(host_file.path)
         except OSError as err:

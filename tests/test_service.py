@@ -65,6 +65,10 @@ def test_concurrent_submits_share_one_future(service, quickstart, monkeypatch):
     monkeypatch.setattr(service_module, "analyze_host_file", slow)
     futures = [service.submit("run", quickstart) for _ in range(5)]
     assert len({id(f) for f in futures}) == 1
+    for _ in range(3000):  # until the job has started and reported its progress (at most ~30 s)
+        if service.status(quickstart).get("progress"):
+            break
+        threading.Event().wait(0.01)
     assert service.status(quickstart)["state"] == "running"
     assert service.status(quickstart)["progress"] == 0.225  # a quarter of the bytes: 0.9 x 1/4
     release.set()

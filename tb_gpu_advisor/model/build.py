@@ -20,6 +20,7 @@ from tb_gpu_advisor.model.host import _HostCollector
 from tb_gpu_advisor.model.host_columns import host_plane_columns
 from tb_gpu_advisor.model.limits import check_model_times
 from tb_gpu_advisor.model.trace import TraceModel
+from tb_gpu_advisor.regular_files import FileChanged
 from tb_gpu_advisor.xplane.plane_scan import scan_plane
 from tb_gpu_advisor.xplane.reader import read_space
 from tb_gpu_advisor.xplane.stats import plane_stats
@@ -39,9 +40,14 @@ _WALL_CLOCK_NS = 10**15
 def load_model(path, max_bytes=None, reference=False, progress=None):
     """Reads and models one `.xplane.pb` file; raises ProfileError for bad input.
 
-    `progress(done_bytes, total_bytes)`, if given, is called after each plane.
+    `progress(done_bytes, total_bytes)`, if given, is called after each plane. Every plane is read from one
+    version of the file; a file that changes while it is read is read once more, then FileChanged.
     """
     kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
+    try:
+        return build_model(read_space(path, **kwargs), reference=reference, progress=progress)
+    except FileChanged:  # replaced or rewritten while read: once more, from the version now there
+        logger.info("%s changed while it was read; reading it again", path)
     return build_model(read_space(path, **kwargs), reference=reference, progress=progress)
 
 

@@ -22,6 +22,9 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
                            help="refuse .xplane.pb files larger than this many MiB (default: %(default).0f)")
         group.add_argument("--gpu_advisor_cache_entries", metavar="N", type=int, default=DEFAULT_CACHE_ENTRIES,
                            help="analyses kept in memory (default: %(default)s)")
+        group.add_argument("--gpu_advisor_follow_symlinks", action="store_true",
+                           help="analyze host files and run directories that are symbolic links to places "
+                                "outside the logdir (default: refused, with a message naming the file)")
 
     def fix_flags(self, flags):
         max_mb = getattr(flags, "gpu_advisor_max_file_mb", 1)

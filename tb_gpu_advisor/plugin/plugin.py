@@ -56,6 +56,7 @@ def _json_route(handler):
 
 
 def _basename(path):
+    """The file name only: responses name files relative to their run, never by the server's path."""
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
@@ -68,7 +69,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         flags = context.flags
         max_mb = getattr(flags, "gpu_advisor_max_file_mb", None)
         entries = getattr(flags, "gpu_advisor_cache_entries", None) or 32
-        self.index = RunIndex(context.logdir)
+        self.index = RunIndex(context.logdir,
+                              follow_symlinks=bool(getattr(flags, "gpu_advisor_follow_symlinks", False)))
         self.service = AnalysisService(max_entries=entries,
                                        max_bytes=int(max_mb * 2**20) if max_mb else DEFAULT_MAX_FILE_BYTES)
         self.wait_s = REQUEST_WAIT_S
@@ -116,7 +118,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         """The HostReport of one run and host: what `analyze --format json` prints under hosts[]."""
         target = self._target(request)
         report, pending = self._await(request, self.service.submit(target[0].run, target[1]), target)
-        return pending or _respond(request, report)
+        return pending or _respond(request, {**report, "file": _basename(report["file"])})
 
     @_json_route
     def status_route(self, request):
@@ -161,7 +163,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             result = future.result(self.wait_s)
         except FutureTimeout:
             return _respond(request, comparison.pending_body(self.service, baseline, candidate), code=202)
-        return _respond(request, {**comparison.ids(baseline, candidate), **result})
+        names = {key: _basename(result[key]) for key in ("baseline_file", "candidate_file") if result.get(key)}
+        return _respond(request, {**comparison.ids(baseline, candidate), **result, **names})
 
     @wrappers.Request.application
     def static_route(self, request):

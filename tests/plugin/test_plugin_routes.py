@@ -50,7 +50,7 @@ def test_inactive_answer_is_rechecked_only_after_a_while(tmp_path, monkeypatch):
     now = [100.0]
     index = run_index.RunIndex(str(tmp_path), clock=lambda: now[0])
     calls = []
-    monkeypatch.setattr(run_index, "discover_runs", lambda logdir: calls.append(logdir) or ())
+    monkeypatch.setattr(run_index, "discover_runs", lambda logdir, **_: calls.append(logdir) or ())
     assert index.is_active() is False
     assert index.is_active() is False
     assert len(calls) == 1
@@ -87,7 +87,8 @@ def test_headers_are_tensorboards(client):
 def test_report_equals_the_cli_host_report(client, plugin_logdir, run, host):
     response, body = get(client, "/report", run=run, host=host)
     assert response.status_code == 200
-    assert body == cli_host_report(plugin_logdir[0], run, host)
+    expected = cli_host_report(plugin_logdir[0], run, host)
+    assert body == {**expected, "file": f"{host}.xplane.pb"}  # run-relative: not the server's path
 
 
 def test_report_of_the_real_v100_trace_equals_the_cli(client, plugin_logdir):
