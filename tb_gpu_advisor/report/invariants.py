@@ -1,19 +1,18 @@
-"""What every host or run report must satisfy, checked by the tests and the fuzz test: every number finite, and
-every share or utilization (a `*_pct` value, or a value inside a `*_pct` mapping) within 0-100."""
+"""What every report must satisfy, checked by the tests and the fuzz test: every number finite, and in host and
+run reports every share or utilization (a `*_pct` value, or a value inside a `*_pct` mapping) within 0-100
+(a comparison's `*_pct` are signed changes: only finite)."""
 
 import math
 
-_SIGNED = ("change_pct", "delta_pct", "diff_pct")  # signed changes between two profiles may be negative
-
-
-def report_problems(report, where="report"):
-    """Human-readable violations of the invariants in `report` (a JSON-ready dict); [] when it holds."""
+def report_problems(report, where="report", shares=True):
+    """Human-readable violations of the invariants in `report` (a JSON-ready dict); [] when it holds.
+    shares=False checks only that numbers are finite (comparisons)."""
     problems = []
-    _walk(report, where, False, problems)
+    _walk(report, where, False, problems, shares)
     return problems
 
 
-def _walk(value, where, is_share, problems):
+def _walk(value, where, is_share, problems, shares):
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return
     if isinstance(value, (int, float)):
@@ -25,8 +24,8 @@ def _walk(value, where, is_share, problems):
     if isinstance(value, dict):
         for key, item in value.items():
             key = str(key)
-            share = key.endswith("_pct") and not key.endswith(_SIGNED)
-            _walk(item, f"{where}.{key}", share or (is_share and isinstance(item, (int, float))), problems)
+            share = shares and (key.endswith("_pct") or (is_share and isinstance(item, (int, float))))
+            _walk(item, f"{where}.{key}", share, problems, shares)
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            _walk(item, f"{where}[{index}]", is_share, problems)
+            _walk(item, f"{where}[{index}]", is_share, problems, shares)
