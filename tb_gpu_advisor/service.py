@@ -1,4 +1,4 @@
-"""Runs analyses off the caller's thread: an LRU cache keyed by (path, size, mtime), in-flight dedup, status.
+"""Runs analyses off the caller's thread: an LRU cache keyed by path and version, in-flight dedup, status.
 
 A file is analyzed once per version: concurrent requests for it share one Future, later ones get the cached
 result (or the cached error: a corrupt file stays corrupt until it changes). Nothing is written to disk.
@@ -19,10 +19,11 @@ from concurrent.futures import Future
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, timeline_source
 from tb_gpu_advisor.compare.diff import compare_reports
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.fanout import HostOutcome
+from tb_gpu_advisor.discovery import version
 from tb_gpu_advisor.model.build import reporting_progress
-from tb_gpu_advisor.report.run_report import analyze_host_file, assemble_run_report
-from tb_gpu_advisor.report.timeline_report import source_timeline_report, timeline_for_file
+from tb_gpu_advisor.pipeline import HostOutcome, analyze_host_file, assemble_run_report, timeline_for_file
+from tb_gpu_advisor.remote import is_remote_url
+from tb_gpu_advisor.report.timeline_report import source_timeline_report
 from tb_gpu_advisor.scheduling import FairPool
 
 logger = logging.getLogger(__name__)
@@ -56,11 +57,11 @@ class AnalysisService:
         self._max_bytes = max_bytes
         self._pool = FairPool(workers=max_workers, small_size=small_bytes, name="gpu-advisor-analysis")
         self._lock = threading.RLock()  # reentrant: a comparison's start() submits its two reports
-        # (kind, path, size, mtime_ns), or (comparison, report key, report key) -> _Entry, least recently used first
+        # (kind, path, discovery.version), or (comparison, report key, report key) -> _Entry, least recently used first
         self._entries = OrderedDict()
 
     def submit(self, run, host_file):
-        """Future of the HostReport dict of `host_file` (a discovery.HostFile) of run `run`."""
+        """Future of the HostReport dict of `host_file` (a profile_files.HostFile) of run `run`."""
         del run  # the report does not depend on the run id; kept so callers need not care
         return self._submit(_REPORT, host_file, self._report_job)
 
@@ -180,11 +181,8 @@ class AnalysisService:
     def _key(self, kind, host_file):
         if getattr(host_file, "problem", None):
             raise ProfileError(host_file.path, host_file.problem)
-        try:
-            stat = os.stat(host_file.path)
-        except OSError as err:
-            raise ProfileError(host_file.path, f"cannot read: {err.strerror or err}") from None
-        return (kind, os.path.abspath(host_file.path), stat.st_size, stat.st_mtime_ns)
+        path = host_file.path
+        return (kind, path if is_remote_url(path) else os.path.abspath(path), version(path))
 
     def _comparison_key(self, baseline_file, candidate_file):
         return (_COMPARISON, self._key(_REPORT, baseline_file), self._key(_REPORT, candidate_file))
@@ -198,7 +196,8 @@ class AnalysisService:
     def _entry(self, kind, host_file, job):
         """The cache entry of `job` on this version of `host_file`, queued by file size if new."""
         key = self._key(kind, host_file)
-        return self._cached(key, lambda entry: self._pool.submit(key[2], self._with_progress, entry, job, host_file))
+        size = _version_size(key[2])
+        return self._cached(key, lambda entry: self._pool.submit(size, self._with_progress, entry, job, host_file))
 
     def _cached(self, key, start):
         """The entry cached under `key`, else a new one whose Future `start(entry)` returns (called under the
@@ -267,6 +266,12 @@ def _run_report(run, host_files, futures):
         report["host"] = host_file.host
         outcomes.append(HostOutcome(host_file.host, host_file.path, report))
     return assemble_run_report(run, outcomes)
+
+
+def _version_size(file_version):
+    """The size in bytes a discovery.version string starts with (local and remote versions alike), else 0."""
+    head = str(file_version).split("|", 1)[0]
+    return int(head) if head.isdigit() else 0
 
 
 def _size(path):

@@ -57,7 +57,8 @@ def test_empty_logdir_explains_the_expected_layout(tmp_path):
 
 
 def test_links_out_of_the_logdir_are_refused_unless_followed(tmp_path):
-    from tb_gpu_advisor.discovery import OUTSIDE_LOGDIR, discover_runs
+    from tb_gpu_advisor.discovery import discover_runs
+    from tb_gpu_advisor.local_listing import OUTSIDE_LOGDIR
     from tb_gpu_advisor.testing import TraceBuilder
 
     outside = tmp_path / "elsewhere"

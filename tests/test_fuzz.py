@@ -20,7 +20,7 @@ from tb_gpu_advisor.constants import MAX_PLANES
 from tb_gpu_advisor.report.invariants import report_problems
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.xplane import schema
-from tests.conftest import TRACES
+from tests.data import REAL
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUDGET_S = float(os.environ.get("TB_GPU_ADVISOR_FUZZ_S", "60"))
@@ -81,9 +81,9 @@ ODD = ("directory", "loop", "dangling", "fifo", "device")
 def _real_traces():
     demo = [os.path.join(d, f) for d, _, files in os.walk(os.path.join(REPO, "demo_logs")) for f in files
             if f.endswith(".xplane.pb")]
-    shared = [str(TRACES / n) for n in ("amd_mi300x_jax08_gemm.xplane.pb", "jax0102_cpu_steps.xplane.pb",
-                                        "tf221_cpu_keras_input_bound.xplane.pb") if (TRACES / n).exists()]
-    return sorted(demo) + shared
+    committed = [str(REAL / n) for n in ("amd_mi300x_jax08_gemm.xplane.pb", "jax0102_cpu_steps.xplane.pb",
+                                         "tf221_cpu_keras_input_bound.xplane.pb")]
+    return sorted(demo) + committed
 
 
 def _mutated(rng, data):

@@ -13,6 +13,17 @@ class _Changed(Exception):
     """The object changed while it was downloaded."""
 
 
+def remote_version(url):
+    """discovery.version of a URL: the object's current size, ETag (or generation) and modification time."""
+    return object_version(_current_info(url)[2])
+
+
+def _current_info(url):
+    """(filesystem, path, info) of the object as it is now, not as a listing remembers it."""
+    fs, path = open_url(url)
+    return fs, path, _info(fs, path, url)
+
+
 def fetch_remote_file(url, max_bytes=None, cache=None):
     """Local path of a cached copy of `url`; downloads it only when the cache lacks this version of it.
 
