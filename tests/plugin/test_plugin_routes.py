@@ -94,7 +94,7 @@ def test_report_equals_the_cli_host_report(client, plugin_logdir, run, host):
 def test_report_of_the_real_v100_trace_equals_the_cli(client, plugin_logdir):
     response, body = get(client, "/report", run=REAL_V100, host="v100x8")
     assert response.status_code == 200
-    assert body == cli_host_report(plugin_logdir[0], REAL_V100, "v100x8")
+    assert body == {**cli_host_report(plugin_logdir[0], REAL_V100, "v100x8"), "file": "v100x8.xplane.pb"}
     assert body["summary"]["gpu_count"] == 8
 
 

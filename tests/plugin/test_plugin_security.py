@@ -101,7 +101,7 @@ def test_a_host_linked_from_outside_the_logdir_is_refused_unless_the_flag_allows
     from werkzeug import test as werkzeug_test
     from tensorboard.backend import application
 
-    from conftest import make_plugin
+    from tests.plugin.conftest import make_plugin
     from tb_gpu_advisor.testing import TraceBuilder
 
     builder = TraceBuilder()
