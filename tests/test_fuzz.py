@@ -13,13 +13,11 @@ import random
 import time
 
 import fsspec
-import pytest
 
 from tb_gpu_advisor import cli
 from tb_gpu_advisor.constants import MAX_PLANES
 from tb_gpu_advisor.report.invariants import report_problems
 from tb_gpu_advisor.testing import TraceBuilder
-from tb_gpu_advisor.xplane import schema
 from tests.data import REAL
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
