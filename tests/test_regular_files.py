@@ -117,3 +117,23 @@ def test_a_file_that_keeps_changing_fails_clearly(tmp_path, monkeypatch):
     monkeypatch.setattr(build, "build_model", touch_then_build)
     with pytest.raises(FileChanged, match="changed while it was being read"):
         load_model(str(path))
+
+
+def test_a_file_replaced_after_its_first_plane_was_modelled_is_never_a_mix(tmp_path):
+    path = tmp_path / "h.xplane.pb"
+    _trace("old_kernel").write(str(path))
+    replacement = tmp_path / "new.xplane.pb"
+    new = TraceBuilder()
+    new.thread("python").step(0, 0, 10_000)
+    new.gpu(0).kernel("new_kernel", 1_000, 50)
+    new.gpu(1).kernel("new_kernel_on_gpu1", 1_000, 50)
+    new.write(str(replacement))
+    replaced = []
+
+    def replace_once(done, total):
+        if not replaced:
+            replaced.append(done)
+            os.replace(replacement, path)  # mid-analysis, as a profiler rewriting its output would
+
+    model = load_model(str(path), progress=replace_once)
+    assert replaced and [gpu.activity.names for gpu in model.gpus] == [("new_kernel",), ("new_kernel_on_gpu1",)]
