@@ -9,6 +9,7 @@ from tb_gpu_advisor.commands import analyze, check, compare, demo, report, serve
 from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, ProfileError
 
 COMMANDS = (analyze, compare, check, report, serve, demo)
+from tb_gpu_advisor.report.safe_text import EscapingWriter
 
 
 def build_parser():
@@ -24,8 +25,8 @@ def build_parser():
 
 
 def main(argv=None, out=None, err=None):
-    out = out or sys.stdout
-    err = err or sys.stderr
+    out = EscapingWriter(out or sys.stdout)
+    err = EscapingWriter(err or sys.stderr)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

@@ -5,6 +5,10 @@ PLUGIN_NAME = "gpu_advisor"
 XPLANE_SUFFIX = ".xplane.pb"
 PROFILE_SUBDIR = ("plugins", "profile")
 
+# More planes than any profiled machine has (XProf writes one per GPU or TPU and one per host plane kind): a
+# file holding more is refused as it is read.
+MAX_PLANES = 4096
+
 # Files above this size are refused with a clear message unless the limit is raised (--max-file-mb).
 DEFAULT_MAX_FILE_BYTES = 4 * 1024**3
 # Analyses the tab keeps in memory (--gpu_advisor_cache_entries).

@@ -9,12 +9,16 @@ from tb_gpu_advisor.profile_files import resolve
 from tb_gpu_advisor.remote import is_remote_url
 
 
-def discover_runs(logdir):
-    """Every ProfileRun under `logdir`, newest first (profile run names are timestamps), like the Profile tab."""
+def discover_runs(logdir, follow_symlinks=True):
+    """Every ProfileRun under `logdir`, newest first (profile run names are timestamps), like the Profile tab.
+
+    follow_symlinks=False refuses local host files and run directories that are symbolic links to places
+    outside the logdir: their hosts are listed with HostFile.problem set (the server's default).
+    """
     if is_remote_url(logdir):
         from tb_gpu_advisor.remote.listing import remote_runs  # fsspec only when a URL asks for it
         return remote_runs(logdir)
-    return local_runs(logdir)
+    return local_runs(logdir, follow_symlinks=follow_symlinks)
 
 
 def resolve_target(path, run=None, host=None):

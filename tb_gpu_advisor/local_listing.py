@@ -4,24 +4,35 @@ import os
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.regular_files import kind_problem
 from tb_gpu_advisor.profile_files import HostFile, ProfileRun, Target, host_name, newest_first, run_id
 
 
+OUTSIDE_LOGDIR = ("is a symbolic link to a place outside the logdir: refused (start TensorBoard with "
+                  "--gpu_advisor_follow_symlinks to allow it)")
+
+
 def local_target(path):
-    """The Target of a local path; ProfileError when it does not exist."""
-    if not os.path.exists(path):
-        raise ProfileError(path, "no such file or directory")
-    if os.path.isfile(path):
+    """The Target of a local path; ProfileError saying what it is when it is neither a directory nor a regular
+    file (missing, a dangling link, a link loop, a FIFO, a device)."""
+    if not os.path.isdir(path):
+        problem = kind_problem(path)
+        if problem:
+            raise ProfileError(path, "no such file or directory" if problem == "no such file" else problem)
         return Target(path=path, name=os.path.basename(path), is_file=True)
     direct = _hosts_in(path)
-    return Target(path=path, name=os.path.basename(os.path.normpath(path)), is_file=False, hosts=direct,
-                  runs=() if direct else local_runs(path))
+    runs = () if direct else local_runs(path)
+    if not direct and not runs and os.path.normpath(path).endswith(XPLANE_SUFFIX):
+        raise ProfileError(path, "is a directory, not an .xplane.pb file")
+    return Target(path=path, name=os.path.basename(os.path.normpath(path)), is_file=False, hosts=direct, runs=runs)
 
 
-def local_runs(logdir):
-    """Every ProfileRun under a local `logdir`, newest first, with absolute paths."""
+def local_runs(logdir, follow_symlinks=True):
+    """Every ProfileRun under a local `logdir`, newest first, with absolute paths. follow_symlinks=False
+    refuses (HostFile.problem) host files and run directories that are links to places outside the logdir."""
     runs = []
     logdir = os.path.abspath(logdir)
+    logdir_real = None if follow_symlinks else os.path.realpath(logdir)
     for directory, subdirs, _ in os.walk(logdir, followlinks=False):
         subdirs.sort()
         if os.path.basename(directory) != PROFILE_SUBDIR[1] or \
@@ -30,7 +41,7 @@ def local_runs(logdir):
         tb_run = os.path.relpath(os.path.dirname(os.path.dirname(directory)), logdir)
         for profile_run in sorted(subdirs):
             run_path = os.path.join(directory, profile_run)
-            hosts = _hosts_in(run_path)
+            hosts = _hosts_in(run_path, logdir_real)
             if hosts:
                 tb_run_id = "" if tb_run == "." else tb_run.replace(os.sep, "/")
                 runs.append(ProfileRun(run=run_id(tb_run_id, profile_run), path=run_path, hosts=hosts))
@@ -38,11 +49,24 @@ def local_runs(logdir):
     return newest_first(runs)
 
 
-def _hosts_in(directory):
+def _hosts_in(directory, logdir_real=None):
+    """The HostFiles of every `*.xplane.pb` entry of `directory`, whatever it is: one that is not a regular file
+    fails with a line saying what it is when analyzed (regular_files). With `logdir_real`, an entry whose real
+    path lies outside it is refused (HostFile.problem)."""
     try:
         names = sorted(os.listdir(directory))
     except OSError:
         return ()
-    return tuple(HostFile(host=host_name(name), path=os.path.join(directory, name))
-                 for name in names
-                 if name.endswith(XPLANE_SUFFIX) and os.path.isfile(os.path.join(directory, name)))
+    hosts = []
+    for name in names:
+        if not name.endswith(XPLANE_SUFFIX):
+            continue
+        path = os.path.join(directory, name)
+        problem = OUTSIDE_LOGDIR if logdir_real and not _inside(path, logdir_real) else None
+        hosts.append(HostFile(host=host_name(name), path=path, problem=problem))
+    return tuple(hosts)
+
+
+def _inside(path, root_real):
+    real = os.path.realpath(path)
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)

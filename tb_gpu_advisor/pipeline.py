@@ -13,6 +13,7 @@ from tb_gpu_advisor.findings.engine import diagnose
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.remote import is_remote_url
 from tb_gpu_advisor.remote.fetch import fetch_remote_file
+from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.host_report import render_host_report, with_diagnosis
 from tb_gpu_advisor.report.multi_host import multi_host_view
 from tb_gpu_advisor.report.timeline_report import timeline_report
@@ -33,7 +34,7 @@ def host_report(model):
     """The HostReport of one host's TraceModel, as a JSON-ready dict: analyses computed once, then the rules."""
     analysis = analyze_host(model)
     report = render_host_report(model, analysis)
-    return with_diagnosis(report, diagnose(model, analysis))
+    return finite(with_diagnosis(report, diagnose(model, analysis)))
 
 
 def load_host_model(path, max_bytes=None, progress=None):
@@ -48,9 +49,13 @@ def load_host_model(path, max_bytes=None, progress=None):
         raise ProfileError(path, err.problem) from None
 
 
-def analyze_host_file(path, max_bytes=None, progress=None):
-    """HostReport dict of one `.xplane.pb` file or URL; raises ProfileError for bad input."""
-    report = host_report(load_host_model(path, max_bytes=max_bytes, progress=progress))
+def analyze_host_file(path, max_bytes=None, progress=None, on_model=None):
+    """HostReport dict of one `.xplane.pb` file or URL; raises ProfileError for bad input. `on_model(model)`
+    is called once the model is built, for a caller that keeps a summary of it (the server's timelines)."""
+    model = load_host_model(path, max_bytes=max_bytes, progress=progress)
+    if on_model is not None:
+        on_model(model)
+    report = host_report(model)
     if is_remote_url(path):
         report["file"] = path  # the model read the cached copy; the report names the URL
     return report

@@ -20,6 +20,7 @@ NO_PROFILES = ("no profiles found: expected <logdir>/<run>/plugins/profile/<time
 class HostFile:
     host: str
     path: str
+    problem: str | None = None  # why this host is refused before it is read (e.g. a link out of the logdir)
 
 
 @dataclass(frozen=True)

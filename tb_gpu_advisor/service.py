@@ -2,7 +2,10 @@
 
 A file is analyzed once per version: concurrent requests for it share one Future, later ones get the cached
 result (or the cached error: a corrupt file stays corrupt until it changes). Nothing is written to disk.
-A running host report's status carries its progress.
+Analyses run on a scheduling.FairPool (smallest file first; one express thread for small files), so a small run
+is answered while a large one is analyzed. Timelines of any bin count are binned from a summary kept beside the
+cached report (analysis.timeline.TimelineSource), never by reading the file again; comparisons and run reports
+are assembled from the cached host reports. A running host report's status carries its progress.
 """
 
 import logging
@@ -10,22 +13,26 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
-from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
+from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, timeline_source
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES
-from tb_gpu_advisor.discovery import version
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.discovery import version
 from tb_gpu_advisor.model.build import reporting_progress
 from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.remote import is_remote_url
+from tb_gpu_advisor.report.timeline_report import source_timeline_report
+from tb_gpu_advisor.scheduling import FairPool
 
 logger = logging.getLogger(__name__)
 
 _REPORT = "report"
 _COMPARISON = "comparison"
 _MODEL_SHARE = 0.9  # progress reached once the model is built; the analyses take the rest
+DEFAULT_WORKERS = 2  # threads for any file; one more takes only files up to SMALL_FILE_BYTES
+SMALL_FILE_BYTES = 16 * 2**20
 
 
 class _Entry:
@@ -35,6 +42,7 @@ class _Entry:
         self.future = None
         self.started = time.monotonic()
         self.progress = 0.0
+        self.timeline = None  # the TimelineSource of a host report's model, once built
 
     def model_progress(self, done_bytes, total_bytes):
         self.progress = _MODEL_SHARE * done_bytes / total_bytes if total_bytes else 0.0
@@ -44,11 +52,11 @@ class AnalysisService:
     """Computes HostReports (and timelines, comparisons) on a small executor, cached and deduplicated per file
     version."""
 
-    def __init__(self, max_entries=DEFAULT_CACHE_ENTRIES, max_workers=1, max_bytes=None):
+    def __init__(self, max_entries=DEFAULT_CACHE_ENTRIES, max_workers=DEFAULT_WORKERS, max_bytes=None,
+                 small_bytes=SMALL_FILE_BYTES):
         self._max_entries = max(1, int(max_entries))
         self._max_bytes = max_bytes
-        self._executor = ThreadPoolExecutor(max_workers=max(1, int(max_workers)),
-                                            thread_name_prefix="gpu-advisor-analysis")
+        self._pool = FairPool(workers=max_workers, small_size=small_bytes, name="gpu-advisor-analysis")
         self._lock = threading.RLock()  # reentrant: a comparison's start() submits its two reports
         # (kind, path, discovery.version), or (comparison, report key, report key) -> _Entry, least recently used first
         self._entries = OrderedDict()
@@ -59,23 +67,29 @@ class AnalysisService:
         return self._submit(_REPORT, host_file, self._report_job)
 
     def submit_timeline(self, run, host_file, bins=DEFAULT_BINS):
-        """Future of the timeline dict (report/timeline_report.py) of `host_file`."""
+        """Future of the timeline dict (report/timeline_report.py) of `host_file`, binned from the summary kept
+        beside its cached report: a new bin count costs no analysis."""
         del run
-        return self._submit(("timeline", int(bins)), host_file, lambda hf: self._timeline_job(hf, bins))
+        try:
+            entry = self._entry(_REPORT, host_file, self._report_job)
+        except ProfileError as err:
+            return _failed(err)
+        return _then(entry.future, lambda _: self._timeline_of(entry, host_file, bins))
 
     def submit_comparison(self, baseline_file, candidate_file):
-        """Future of compare_reports(baseline HostReport, candidate HostReport), cached per version of both files.
-
-        The two reports come from submit() (shared with every other request for them); the comparison job is
-        queued after them, so even a one-worker executor never waits on work queued behind it.
-        """
+        """Future of compare_reports(baseline HostReport, candidate HostReport), cached per version of both files;
+        computed when both reports (shared with every other request for them) are done, on no pool thread."""
         try:
             key = self._comparison_key(baseline_file, candidate_file)
         except ProfileError as err:
             return _failed(err)
-        return self._cached(key, lambda entry: self._executor.submit(
-            self._guarded, self._comparison_job, (self.submit(None, baseline_file),
-                                                  self.submit(None, candidate_file)), candidate_file.path))
+
+        def start(entry):
+            reports = [self.submit(None, baseline_file), self.submit(None, candidate_file)]
+            return _then(_all(reports), lambda _: self._guarded(self._comparison_job, reports,
+                                                                candidate_file.path))
+
+        return self._cached(key, start).future
 
     def status(self, host_file):
         """{"state": "idle"|"running"|"done"|"error", "error": message or None, "elapsed_s": float or None};
@@ -110,9 +124,11 @@ class AnalysisService:
         return {"state": "done", "error": None, "elapsed_s": None}
 
     def shutdown(self, wait=False):
-        self._executor.shutdown(wait=wait, cancel_futures=True)
+        self._pool.shutdown(wait=wait, cancel_futures=True)
 
     def _key(self, kind, host_file):
+        if getattr(host_file, "problem", None):
+            raise ProfileError(host_file.path, host_file.problem)
         path = host_file.path
         return (kind, path if is_remote_url(path) else os.path.abspath(path), version(path))
 
@@ -121,30 +137,38 @@ class AnalysisService:
 
     def _submit(self, kind, host_file, job):
         try:
-            key = self._key(kind, host_file)
+            return self._entry(kind, host_file, job).future
         except ProfileError as err:
             return _failed(err)
-        return self._cached(key, lambda entry: self._executor.submit(self._with_progress, entry, job, host_file))
+
+    def _entry(self, kind, host_file, job):
+        """The cache entry of `job` on this version of `host_file`, queued by file size if new."""
+        key = self._key(kind, host_file)
+        size = _version_size(key[2])
+        return self._cached(key, lambda entry: self._pool.submit(size, self._with_progress, entry, job, host_file))
 
     def _cached(self, key, start):
-        """The Future cached under `key`, else the one `start(entry)` returns (called under the lock), now
-        cached."""
+        """The entry cached under `key`, else a new one whose Future `start(entry)` returns (called under the
+        lock), now cached."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
-                return entry.future
+                return entry
             entry = _Entry()
             entry.future = start(entry)
             self._entries[key] = entry
             self._evict()
-            return entry.future
+        entry.future.add_done_callback(lambda _: self._evict())
+        return entry
 
     def _evict(self):
-        """Drops the least recently used finished entries beyond max_entries (never a running one)."""
-        excess = len(self._entries) - self._max_entries
-        for key in [k for k, e in self._entries.items() if e.future.done()][:max(excess, 0)]:
-            del self._entries[key]
+        """Drops the least recently used finished entries while more than max_entries are finished; running
+        ones stay (the pool bounds how many run) and are counted once they finish."""
+        with self._lock:
+            finished = [key for key, entry in self._entries.items() if entry.future.done()]
+            for key in finished[:max(len(finished) - self._max_entries, 0)]:
+                del self._entries[key]
 
     def _guarded(self, job, argument, path):
         try:
@@ -157,20 +181,81 @@ class AnalysisService:
 
     def _with_progress(self, entry, job, host_file):
         with reporting_progress(entry.model_progress):
-            return self._guarded(job, host_file, host_file.path)
+            return self._guarded(lambda hf: job(entry, hf), host_file, host_file.path)
 
-    def _report_job(self, host_file):
-        report = analyze_host_file(host_file.path, max_bytes=self._max_bytes)
+    def _report_job(self, entry, host_file):
+        def keep_timeline(model):
+            entry.timeline = timeline_source(model)
+
+        report = analyze_host_file(host_file.path, max_bytes=self._max_bytes, on_model=keep_timeline)
         report["host"] = host_file.host
         return report
 
-    def _timeline_job(self, host_file, bins):
-        return timeline_for_file(host_file.path, max_bytes=self._max_bytes, bins=bins)
+    def _timeline_of(self, entry, host_file, bins):
+        if entry.timeline is None:  # a report computed without its model at hand: read the file once more
+            return timeline_for_file(host_file.path, max_bytes=self._max_bytes, bins=bins)
+        return source_timeline_report(entry.timeline, bins)
 
     @staticmethod
     def _comparison_job(reports):
-        baseline, candidate = (future.result() for future in reports)  # done: they were queued first
+        baseline, candidate = (future.result() for future in reports)  # both done
         return compare_reports(baseline, candidate)
+
+
+def _version_size(file_version):
+    """The size in bytes a discovery.version string starts with (local and remote versions alike), else 0."""
+    head = str(file_version).split("|", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _all(futures):
+    """A Future done when every one of `futures` is (its result: the list of them); the first error if any."""
+    result = Future()
+    result.set_running_or_notify_cancel()
+    remaining = [len(futures)]
+    counter = threading.Lock()
+
+    def one_done(_):
+        with counter:
+            remaining[0] -= 1
+            if remaining[0]:
+                return
+        errors = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
+        if errors:
+            result.set_exception(errors[0])
+        else:
+            result.set_result(futures)
+
+    for future in futures:
+        future.add_done_callback(one_done)
+    return result
+
+
+def _then(future, fn):
+    """A Future of fn(future) once `future` is done; its exception if it failed. fn runs on the thread that
+    completes `future` (or this one, if it is done already)."""
+    result = Future()
+    result.set_running_or_notify_cancel()
+
+    def done(source):
+        error = source.exception() if not source.cancelled() else ProfileError("<analysis>", "cancelled")
+        if error is not None:
+            result.set_exception(error)
+            return
+        try:
+            result.set_result(fn(source))
+        except BaseException as err:  # handed to whoever waits, as an Executor does
+            result.set_exception(err)
+
+    future.add_done_callback(done)
+    return result
 
 
 def _failed(error):

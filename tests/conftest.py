@@ -1,11 +1,44 @@
 """Shared fixtures: the committed real V100 trace and trace-building helpers."""
 
 import pathlib
+import sys
 
 import pytest
 
+import tb_gpu_advisor.pipeline as _pipeline
 from tb_gpu_advisor.model.build import build_model
-from tb_gpu_advisor.pipeline import host_report
+from tb_gpu_advisor.report.invariants import report_problems
+
+
+def _checked(produce):
+    def host_report(model):
+        report = produce(model)
+        problems = report_problems(report, where=f"HostReport of {model.path}")
+        assert not problems, "a report broke the invariants (finite numbers, shares in 0-100): " + \
+            "; ".join(problems[:5])
+        return report
+    host_report.__wrapped__ = produce
+    return host_report
+
+
+def _check_every_report():
+    """Every HostReport any test produces in this process is checked against report.invariants: the
+    function is replaced wherever it was imported by name, now and in modules imported later."""
+    original = getattr(_pipeline.host_report, "__wrapped__", _pipeline.host_report)
+    checked = _checked(original)
+    for module in list(sys.modules.values()):
+        if getattr(module, "host_report", None) is original:
+            module.host_report = checked
+
+
+_check_every_report()
+
+
+def pytest_collection_finish(session):
+    _check_every_report()  # test modules imported during collection bound the name themselves
+
+
+from tb_gpu_advisor.pipeline import host_report  # noqa: E402 (the checked one)
 from tb_gpu_advisor.xplane.reader import parse_space
 from tests.data import real_trace
 

@@ -152,3 +152,13 @@ def test_markdown_carries_each_findings_full_fix_and_text_points_to_it():
     code, text, _ = run_cli("analyze", demo, "--run", "input_bound/2026_01_15_09_30_00")
     assert "Fixes with code to paste: --format markdown" in text
     assert text.index("Verdict: Input-bound") < text.index("Findings\n===") < text.index("Steps\n===")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "lots"])
+@pytest.mark.parametrize("command", [["analyze", "x"], ["report", "x"], ["compare", "a", "b"],
+                                     ["check", "--baseline", "a", "--candidate", "b"]])
+def test_max_file_mb_must_be_a_finite_number_above_zero(command, value, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main([*command, f"--max-file-mb={value}"])
+    assert stopped.value.code == 2
+    assert "--max-file-mb" in capsys.readouterr().err

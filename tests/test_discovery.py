@@ -54,3 +54,25 @@ def test_empty_logdir_explains_the_expected_layout(tmp_path):
         resolve_target(tmp_path)
     with pytest.raises(ProfileError, match="no such file or directory"):
         resolve_target(tmp_path / "missing")
+
+
+def test_links_out_of_the_logdir_are_refused_unless_followed(tmp_path):
+    from tb_gpu_advisor.discovery import discover_runs
+    from tb_gpu_advisor.local_listing import OUTSIDE_LOGDIR
+    from tb_gpu_advisor.testing import TraceBuilder
+
+    outside = tmp_path / "elsewhere"
+    builder = TraceBuilder()
+    builder.gpu(0).kernel("k", 1_000, 50)
+    secret = builder.write(str(outside / "secret.xplane.pb"))
+    run = tmp_path / "logdir" / "plugins" / "profile"
+    builder.write(str(run / "2026_01_01_00_00_00" / "inside.xplane.pb"))
+    os.symlink(secret, run / "2026_01_01_00_00_00" / "linked.xplane.pb")
+    os.symlink(outside, run / "2026_01_02_00_00_00")  # a whole run directory outside
+    logdir = str(tmp_path / "logdir")
+    refused = {(r.run, h.host): h.problem for r in discover_runs(logdir, follow_symlinks=False) for h in r.hosts}
+    assert refused == {("2026_01_02_00_00_00", "secret"): OUTSIDE_LOGDIR,
+                       ("2026_01_01_00_00_00", "inside"): None,
+                       ("2026_01_01_00_00_00", "linked"): OUTSIDE_LOGDIR}
+    followed = [h.problem for r in discover_runs(logdir) for h in r.hosts]
+    assert followed == [None, None, None]

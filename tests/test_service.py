@@ -7,8 +7,9 @@ import pytest
 
 import tb_gpu_advisor.service as service_module
 from tb_gpu_advisor.errors import ProfileError
+import tb_gpu_advisor.model.build as model_build
 from tb_gpu_advisor.model.build import report_progress
-from tb_gpu_advisor.pipeline import analyze_host_file
+from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.profile_files import HostFile
 from tb_gpu_advisor.service import AnalysisService
 from tb_gpu_advisor.testing.builder import TraceBuilder
@@ -43,7 +44,7 @@ def test_the_report_is_the_host_report_with_the_host_name(service, quickstart):
 def test_a_result_is_computed_once_and_then_cached(service, quickstart, monkeypatch):
     calls = []
     real = service_module.analyze_host_file
-    monkeypatch.setattr(service_module, "analyze_host_file", lambda p, max_bytes=None: calls.append(p) or real(p))
+    monkeypatch.setattr(service_module, "analyze_host_file", lambda p, max_bytes=None, **_: calls.append(p) or real(p))
     first = service.submit("run", quickstart).result(30)
     assert service.submit("run", quickstart).result(30) is first
     assert len(calls) == 1
@@ -54,7 +55,7 @@ def test_concurrent_submits_share_one_future(service, quickstart, monkeypatch):
     calls = []
     real = service_module.analyze_host_file
 
-    def slow(path, max_bytes=None):
+    def slow(path, max_bytes=None, **_):
         calls.append(path)
         report_progress(1, 4)  # as load_model does after each plane
         reported.set()
@@ -121,6 +122,17 @@ def test_the_cache_is_bounded(service, tmp_path):
     assert service.status(files[-1])["state"] == "done"
 
 
+def test_finished_entries_never_exceed_the_limit_even_when_many_finish_together(tmp_path):
+    service = AnalysisService(max_entries=4, max_workers=4)
+    files = [_trace(str(tmp_path / f"h{i}.xplane.pb"), f"k{i}") for i in range(12)]
+    futures = [service.submit("run", host_file) for host_file in files]
+    for future in futures:
+        future.result(30)
+    assert sum(entry.future.done() for entry in service._entries.values()) <= 4
+    assert len(service._entries) == 4
+    service.shutdown()
+
+
 def test_max_bytes_is_applied(tmp_path):
     small = AnalysisService(max_bytes=10)
     host_file = HostFile("localhost", write_quickstart(str(tmp_path)))
@@ -129,11 +141,25 @@ def test_max_bytes_is_applied(tmp_path):
     small.shutdown()
 
 
-def test_timeline_is_cached_per_bin_count(service, quickstart):
-    sixteen = service.submit_timeline("run", quickstart, bins=16).result(30)
-    assert sixteen["bins"] == 16
-    assert service.submit_timeline("run", quickstart, 16).result(30) is sixteen
+def test_timelines_of_any_bin_count_come_from_the_cached_analysis(service, quickstart, monkeypatch):
+    loads = []
+    real = model_build.read_space
+    monkeypatch.setattr(model_build, "read_space", lambda *a, **k: loads.append(a) or real(*a, **k))
+    service.submit("run", quickstart).result(30)
+    for bins in range(100, 112):
+        timeline = service.submit_timeline("run", quickstart, bins=bins).result(30)
+        assert timeline == timeline_for_file(quickstart.path, bins=bins)
+    assert len(loads) == 1 + 12  # the report's analysis, then only timeline_for_file's own reads above
+    assert len(service._entries) == 1  # bin counts take no cache entries
+
+
+def test_a_timeline_before_its_report_shares_the_one_analysis(service, quickstart, monkeypatch):
+    calls = []
+    real = service_module.analyze_host_file
+    monkeypatch.setattr(service_module, "analyze_host_file", lambda p, **k: calls.append(p) or real(p, **k))
     assert service.submit_timeline("run", quickstart, bins=8).result(30)["bins"] == 8
+    service.submit("run", quickstart).result(30)
+    assert len(calls) == 1
 
 
 def test_nothing_is_written_next_to_the_profile(service, quickstart):

@@ -57,23 +57,63 @@ def _fractions(busy, edges):
     return np.where(widths > 0, covered / np.maximum(widths, 1), 0.0)
 
 
-def gpu_timeline(model, bins=DEFAULT_BINS):
-    """Timeline of every GPU over the analysis window (the steps, else the span of GPU activity)."""
+@dataclass(frozen=True, eq=False)
+class DeviceBusy:
+    """One GPU's busy intervals and the window it is binned over (start_ps == end_ps: nothing to bin)."""
+
+    ordinal: int
+    name: str
+    start_ps: int
+    end_ps: int
+    busy: intervals.Intervals
+
+
+@dataclass(frozen=True, eq=False)
+class TimelineSource:
+    """What binning needs, computed once per model so that any bin count is cheap: the common window, each
+    GPU's busy intervals and own window, the host's input waits and the step bounds."""
+
+    start_ps: int
+    end_ps: int
+    devices: tuple  # DeviceBusy
+    input_waits: intervals.Intervals
+    step_bounds_ps: tuple
+
+
+def timeline_source(model):
+    """TimelineSource of a model over its analysis window (the steps, else the span of GPU activity)."""
     step_set = find_steps(model)
     window = analysis_window(model, step_set)
+    steps = tuple((s.start_ps, s.end_ps) for s in step_set.steps)
     if len(window) == 0:
-        no_edges, empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        return Timeline(0, 0, no_edges, tuple(DeviceTimeline(g.ordinal, g.name, no_edges, empty)
-                                              for g in model.gpus), empty, ())
+        return TimelineSource(0, 0, tuple(DeviceBusy(g.ordinal, g.name, 0, 0, busy_intervals(g.activity))
+                                          for g in model.gpus), model.host_activity.input_waits, ())
     start_ps, end_ps = int(window.start_ps[0]), int(window.end_ps[-1])
-    edges = _bin_edges(start_ps, end_ps, bins)
     devices = []
     for gpu in model.gpus:
         own = step_set.device_windows(gpu.ordinal) if step_set.source == "device" else window
-        own_edges = edges if own is window or len(own) == 0 else \
-            _bin_edges(int(own.start_ps[0]), int(own.end_ps[-1]), bins)
-        devices.append(DeviceTimeline(gpu.ordinal, gpu.name, own_edges,
-                                      _fractions(busy_intervals(gpu.activity), own_edges)))
-    steps = tuple((s.start_ps, s.end_ps) for s in step_set.steps)
-    return Timeline(start_ps, end_ps, edges, tuple(devices),
-                    _fractions(model.host_activity.input_waits, edges), steps)
+        own_start, own_end = (start_ps, end_ps) if own is window or len(own) == 0 else \
+            (int(own.start_ps[0]), int(own.end_ps[-1]))
+        devices.append(DeviceBusy(gpu.ordinal, gpu.name, own_start, own_end, busy_intervals(gpu.activity)))
+    return TimelineSource(start_ps, end_ps, tuple(devices), model.host_activity.input_waits, steps)
+
+
+def bin_timeline(source, bins=DEFAULT_BINS):
+    """Timeline of a TimelineSource cut into `bins` equal bins."""
+    no_edges, empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    if source.end_ps <= source.start_ps:
+        return Timeline(0, 0, no_edges, tuple(DeviceTimeline(d.ordinal, d.name, no_edges, empty)
+                                              for d in source.devices), empty, ())
+    edges = _bin_edges(source.start_ps, source.end_ps, bins)
+    devices = []
+    for device in source.devices:
+        own_edges = edges if (device.start_ps, device.end_ps) == (source.start_ps, source.end_ps) else \
+            _bin_edges(device.start_ps, device.end_ps, bins)
+        devices.append(DeviceTimeline(device.ordinal, device.name, own_edges, _fractions(device.busy, own_edges)))
+    return Timeline(source.start_ps, source.end_ps, edges, tuple(devices), _fractions(source.input_waits, edges),
+                    source.step_bounds_ps)
+
+
+def gpu_timeline(model, bins=DEFAULT_BINS):
+    """Timeline of every GPU over the analysis window (the steps, else the span of GPU activity)."""
+    return bin_timeline(timeline_source(model), bins)

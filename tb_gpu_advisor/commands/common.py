@@ -1,21 +1,34 @@
 """What the subcommands share: the target and scale options, the JSON renderer, loading reports."""
 
-import json
+import argparse
+import math
 
 from tb_gpu_advisor.api import analyze
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import executor_for
+from tb_gpu_advisor.report.finite import to_json
 
 
 def render_json(report):
-    """The machine contract (docs/report.md): indented JSON, no NaN."""
-    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+    """The machine contract (docs/report.md): indented JSON, non-finite numbers as null."""
+    return to_json(report)
+
+
+def megabytes(text):
+    """argparse type of --max-file-mb: a finite number of MB above zero (a usage error, exit 2, otherwise)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of MB above 0, not {text!r}")
+    return value
 
 
 def add_max_file_argument(parser):
-    parser.add_argument("--max-file-mb", type=float, default=DEFAULT_MAX_FILE_BYTES / 2**20,
+    parser.add_argument("--max-file-mb", type=megabytes, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="MB",
                         help="refuse .xplane.pb files larger than this (default: %(default).0f)")
 
 

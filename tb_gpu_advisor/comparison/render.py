@@ -1,11 +1,12 @@
 """Renders a Comparison dict as text for a terminal or markdown for a pull request."""
 
 import html
-import json
 
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.sections import Section, Table
 from tb_gpu_advisor.report.text import render_section
+from tb_gpu_advisor.report.finite import to_json
+from tb_gpu_advisor.report.safe_text import escape_controls
 
 KERNELS_SHOWN = 8
 NAME_WIDTH = 60
@@ -145,7 +146,7 @@ def render_comparison_text(comparison):
     for section in comparison_sections(comparison):
         out.extend(render_section(section))
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    return escape_controls("\n".join(out).rstrip() + "\n")
 
 
 def _md(value):
@@ -164,11 +165,11 @@ def render_comparison_markdown(comparison):
             out.append("|" + "|".join("---:" if right else "---" for right in table.numeric) + "|")
             out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in table.rows]
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    return escape_controls("\n".join(out).rstrip() + "\n")
 
 
 COMPARISON_RENDERERS = {
     "text": render_comparison_text,
     "markdown": render_comparison_markdown,
-    "json": lambda comparison: json.dumps(comparison, indent=2, allow_nan=False) + "\n",
+    "json": to_json,
 }

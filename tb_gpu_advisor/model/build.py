@@ -18,8 +18,10 @@ from tb_gpu_advisor.model.device import build_gpu_device
 from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan
 from tb_gpu_advisor.model.host import _HostCollector
 from tb_gpu_advisor.model.host_columns import host_plane_columns
+from tb_gpu_advisor.model.limits import check_model_times
 from tb_gpu_advisor.model.trace import TraceModel
 from tb_gpu_advisor.model.vendor import shared_arch
+from tb_gpu_advisor.regular_files import FileChanged
 from tb_gpu_advisor.xplane.plane_scan import scan_plane
 from tb_gpu_advisor.xplane.reader import read_space
 from tb_gpu_advisor.xplane.stats import plane_stats
@@ -40,9 +42,14 @@ _WALL_CLOCK_NS = 10**15
 def load_model(path, max_bytes=None, reference=False, progress=None):
     """Reads and models one `.xplane.pb` file; raises ProfileError for bad input.
 
-    `progress(done_bytes, total_bytes)`, if given, is called after each plane.
+    `progress(done_bytes, total_bytes)`, if given, is called after each plane. Every plane is read from one
+    version of the file; a file that changes while it is read is read once more, then FileChanged.
     """
     kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
+    try:
+        return build_model(read_space(path, **kwargs), reference=reference, progress=progress)
+    except FileChanged:  # replaced or rewritten while read: once more, from the version now there
+        logger.info("%s changed while it was read; reading it again", path)
     return build_model(read_space(path, **kwargs), reference=reference, progress=progress)
 
 
@@ -64,8 +71,18 @@ def report_progress(done, total):
 
 
 def build_model(space, reference=False, progress=None):
-    """TraceModel from a LazySpace, decoding only the GPU, host and metadata planes."""
-    progress = progress or _PROGRESS.get()
+    """TraceModel from a LazySpace, decoding only the GPU, host and metadata planes; ProfileError when it
+    holds times further out than a profile can (model.limits)."""
+    try:
+        model = _build_model(space, reference, progress or _PROGRESS.get())
+    except OverflowError:  # a time that does not fit int64 picoseconds, met by the per-event path
+        raise ProfileError(space.path, "an event time does not fit in 64-bit picoseconds: the file is corrupt "
+                                       "or not a profile") from None
+    check_model_times(model)
+    return model
+
+
+def _build_model(space, reference, progress):
     origin_ns = _origin_ns(space, reference)
     gpus = []
     host = _HostCollector()

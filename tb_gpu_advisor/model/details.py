@@ -1,5 +1,6 @@
 """Parses CUPTI's `kernel_details` and `memcpy_details` strings, in both the current and the old format."""
 
+import math
 from dataclasses import dataclass
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ def parse_kernel_details(text):
             occupancy = float(fields["occ_pct"])
         except ValueError:
             occupancy = None
+        if occupancy is not None and not (math.isfinite(occupancy) and 0 <= occupancy <= 100):
+            occupancy = None  # not a share: unknown rather than a wrong number
     return KernelConfig(
         registers_per_thread=_u32(fields.get("regs"), 0),
         static_shared_bytes=_u32(fields.get("static_shared"), 0),

@@ -1,5 +1,6 @@
 """Builds one GpuDevice from a decoded `/device:GPU:N` plane: activity arrays, capabilities, Steps markers."""
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -77,6 +78,13 @@ def capabilities_from_stats(stats, kernel_names=()):
     )
 
 
+def _int64_or(value, default):
+    """A numeric stat as an int64 id (a float truncated, as the fast path does), else `default`."""
+    if isinstance(value, float):
+        value = int(value) if math.isfinite(value) else None
+    return value if isinstance(value, int) and -2**63 <= value < 2**63 else default
+
+
 class _Columns:
     """Growing Python lists for one device's events, turned into arrays once."""
 
@@ -146,7 +154,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
                     continue
                 if key == "correlation_id":
                     value = stat_value(stat, names)
-                    correlation = int(value) if isinstance(value, (int, float)) else -1
+                    correlation = _int64_or(value, -1)
                 elif key == "kernel_details" and kind == ActivityKind.KERNEL:
                     text = stat_value(stat, names)
                     config_id = config_cache.get(text)
@@ -167,7 +175,8 @@ def build_gpu_device(plane, ordinal, origin_ns):
                     occupancy = stat_value(stat, names)
             if occupancy is not None and config_id >= 0:
                 config = config_table.values[config_id]
-                if config.occupancy_pct is None and isinstance(occupancy, (int, float)):
+                if config.occupancy_pct is None and isinstance(occupancy, (int, float)) \
+                        and math.isfinite(occupancy) and 0 <= occupancy <= 100:
                     config_id = config_table.get(replace(config, occupancy_pct=float(occupancy)))
             if hlo_op:
                 op_id = op_table.get(str(op_label) if op_label else str(hlo_op))
@@ -194,7 +203,7 @@ def _step_markers(plane, line, step_ids, names, origin_ns):
     markers = []
     for event in line.events:
         stats = {step_ids[s.metadata_id]: stat_value(s, names) for s in event.stats if s.metadata_id in step_ids}
-        group = stats.get("group_id")
+        group = _int64_or(stats.get("group_id"), None)
         if group is None:
             continue
         start = base_ps + event.offset_ps
@@ -205,7 +214,7 @@ def _step_markers(plane, line, step_ids, names, origin_ns):
             duration = stats["device_duration_ps"]
         name = plane.event_metadata[event.metadata_id].name if event.metadata_id in plane.event_metadata else ""
         markers.append(StepMarker(name=str(stats.get("step_name") or name or group), start_ps=start,
-                                  end_ps=start + duration, source="device", group_id=int(group)))
+                                  end_ps=start + duration, source="device", group_id=group))
     return markers
 
 

@@ -80,8 +80,6 @@ def _configs(tables, text_ids, occupancy_ok, occupancy, positions):
             parsed[text_id] = parse_kernel_details(texts[text_id] or "")
     lacking = np.array([parsed[t].occupancy_pct is None for t in unique.tolist()], dtype=bool)[inverse]
     variant = np.flatnonzero(occupancy_ok & lacking)
-    if np.isnan(occupancy[variant]).any():
-        raise Unusual("NaN occupancy")
     pending = [(2 * int(positions[first[i]]), 0, t) for i, t in enumerate(unique.tolist())
                if t not in tables.config_of_text]
     keys = np.stack([text_ids[variant], occupancy[variant].view(np.int64)], axis=1)
@@ -210,14 +208,17 @@ def _work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_o
 
 
 def _occupancy(chunk, rows):
-    """(usable, value) of the theoretical_occupancy_pct stat: a number, as float, like the reference."""
+    """(usable, value) of the theoretical_occupancy_pct stat: a number within 0-100, as float, like the
+    reference."""
     if "theoretical_occupancy_pct" not in chunk.stats:
         return np.zeros(len(rows), dtype=bool), np.zeros(len(rows))
     column = chunk.stats["theoretical_occupancy_pct"].take(rows)
     raw = column.raw
     value = np.where(column.kind == DOUBLE, raw.view(np.float64),
                      np.where(column.kind == INT64, raw.view(np.int64).astype(np.float64), raw.astype(np.float64)))
-    return np.isin(column.kind, (DOUBLE, UINT64, INT64)), value
+    with np.errstate(invalid="ignore"):
+        share = np.isfinite(value) & (value >= 0) & (value <= 100)
+    return np.isin(column.kind, (DOUBLE, UINT64, INT64)) & share, value
 
 
 def _op_ids(tables, chunk, rows, positions):

@@ -1,5 +1,6 @@
 """Builds HostActivity and step markers from the decoded `/host:CPU` plane(s)."""
 
+import math
 import re
 
 import numpy as np
@@ -124,15 +125,16 @@ class _HostCollector:
     def _note_stats(self, name, found, start, duration):
         """Records a launch and/or a step marker; True when the event is a step marker."""
         correlation = found.get("correlation_id")
-        if isinstance(correlation, int) and correlation >= 0:
+        if isinstance(correlation, int) and 0 <= correlation < 2**63:
             device = found.get("device_id")
             self.launch_corr.append(correlation)
             self.launch_start.append(start)
             self.launch_dur.append(duration)
-            self.launch_device.append(device if isinstance(device, int) else -1)
+            self.launch_device.append(device if isinstance(device, int) and -2**63 <= device < 2**63 else -1)
             return False
         step_num = found.get("step_num")
-        has_step = isinstance(step_num, (int, float)) and not isinstance(step_num, bool)
+        has_step = isinstance(step_num, (int, float)) and not isinstance(step_num, bool) \
+            and math.isfinite(step_num)
         is_marker = (name in _MARKER_NAMES or ("_r" in found and has_step)
                      or (name == _KERAS3_MARKER and has_step))
         if not is_marker or duration <= 0:

@@ -1,6 +1,7 @@
 """The `tensorboard_plugins` entry point: defines the --gpu_advisor_* flags and builds the plugin lazily."""
 
 import logging
+import math
 
 from tensorboard.plugins import base_plugin
 
@@ -19,10 +20,14 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
                            help="refuse .xplane.pb files larger than this many MiB (default: %(default).0f)")
         group.add_argument("--gpu_advisor_cache_entries", metavar="N", type=int, default=DEFAULT_CACHE_ENTRIES,
                            help="analyses kept in memory (default: %(default)s)")
+        group.add_argument("--gpu_advisor_follow_symlinks", action="store_true",
+                           help="analyze host files and run directories that are symbolic links to places "
+                                "outside the logdir (default: refused, with a message naming the file)")
 
     def fix_flags(self, flags):
-        if getattr(flags, "gpu_advisor_max_file_mb", 1) <= 0:
-            raise base_plugin.FlagsError("--gpu_advisor_max_file_mb must be positive")
+        max_mb = getattr(flags, "gpu_advisor_max_file_mb", 1)
+        if not (math.isfinite(max_mb) and max_mb > 0):
+            raise base_plugin.FlagsError("--gpu_advisor_max_file_mb must be a finite number above 0")
         if getattr(flags, "gpu_advisor_cache_entries", 1) < 1:
             raise base_plugin.FlagsError("--gpu_advisor_cache_entries must be at least 1")
 

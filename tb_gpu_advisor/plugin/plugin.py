@@ -16,6 +16,7 @@ from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYT
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.plugin import comparison, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
+from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.kernel_page import (DEFAULT_LIMIT, DEFAULT_SORT, MAX_FILTER_CHARS, MAX_LIMIT,
                                                SORT_KEYS, kernel_page)
 from tb_gpu_advisor.service import AnalysisService
@@ -28,7 +29,7 @@ MAX_TIMELINE_BINS = 1000
 
 
 def _respond(request, body, code=200, headers=None):
-    return http_util.Respond(request, body, JSON, code=code, headers=headers)
+    return http_util.Respond(request, finite(body), JSON, code=code, headers=headers)
 
 
 def _error(request, code, message, headers=None):
@@ -55,6 +56,7 @@ def _json_route(handler):
 
 
 def _basename(path):
+    """The file name only: responses name files relative to their run, never by the server's path."""
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
@@ -67,7 +69,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         flags = context.flags
         max_mb = getattr(flags, "gpu_advisor_max_file_mb", None)
         entries = getattr(flags, "gpu_advisor_cache_entries", None) or DEFAULT_CACHE_ENTRIES
-        self.index = RunIndex(context.logdir)
+        self.index = RunIndex(context.logdir,
+                              follow_symlinks=bool(getattr(flags, "gpu_advisor_follow_symlinks", False)))
         self.service = AnalysisService(max_entries=entries,
                                        max_bytes=int(max_mb * 2**20) if max_mb else DEFAULT_MAX_FILE_BYTES)
         self.wait_s = REQUEST_WAIT_S
@@ -115,7 +118,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         """The HostReport of one run and host: what `analyze --format json` prints under hosts[]."""
         target = self._target(request)
         report, pending = self._await(request, self.service.submit(target[0].run, target[1]), target)
-        return pending or _respond(request, report)
+        return pending or _respond(request, {**report, "file": _basename(report["file"])})
 
     @_json_route
     def status_route(self, request):
@@ -160,7 +163,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             result = future.result(self.wait_s)
         except FutureTimeout:
             return _respond(request, comparison.pending_body(self.service, baseline, candidate), code=202)
-        return _respond(request, {**comparison.ids(baseline, candidate), **result})
+        names = {key: _basename(result[key]) for key in ("baseline_file", "candidate_file") if result.get(key)}
+        return _respond(request, {**comparison.ids(baseline, candidate), **result, **names})
 
     @wrappers.Request.application
     def static_route(self, request):

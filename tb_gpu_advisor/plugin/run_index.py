@@ -13,8 +13,9 @@ INACTIVE_RECHECK_S = 30.0
 class RunIndex:
     """Maps the Profile tab's run ids to their host files. Ids are keys: nothing a client sends becomes a path."""
 
-    def __init__(self, logdir, clock=time.monotonic):
+    def __init__(self, logdir, clock=time.monotonic, follow_symlinks=False):
         self._logdir = logdir or ""
+        self._follow_symlinks = follow_symlinks
         self._clock = clock
         self._lock = threading.Lock()
         self._runs = ()
@@ -27,7 +28,7 @@ class RunIndex:
         with self._lock:
             now = self._clock()
             if self._listed_at is None or now - self._listed_at > max_age_s:
-                self._runs = discover_runs(self._logdir) if self._logdir else ()
+                self._runs = discover_runs(self._logdir, follow_symlinks=self._follow_symlinks) if self._logdir else ()
                 self._listed_at = now
                 self._active = self._active or bool(self._runs)
             return self._runs

@@ -53,18 +53,23 @@ class FileCache:
     def key(self, url, version):
         return hashlib.sha256(f"{url}\0{version}".encode("utf-8")).hexdigest()[:32]
 
+    def _path(self, url, version):
+        return os.path.join(self.root, self.key(url, version), os.path.basename(url.rstrip("/")) or "file")
+
     def fetch(self, url, version, download):
-        """Local path of `url` at `version`; `download(dest_path)` writes it on a miss. Never touches `url`."""
-        directory = os.path.join(self.root, self.key(url, version))
-        path = os.path.join(directory, os.path.basename(url.rstrip("/")) or "file")
+        """Local path of `url` at `version`; `download(dest_path)` writes it on a miss and may return the version
+        it actually wrote (the object may have changed since `version` was read): the copy is kept under that.
+        Never touches `url`."""
+        path = self._path(url, version)
         if os.path.isfile(path):
             os.utime(path)
             return path
-        os.makedirs(directory, exist_ok=True)
-        handle, partial = tempfile.mkstemp(prefix=_PARTIAL, dir=directory)
+        os.makedirs(self.root, exist_ok=True)
+        handle, partial = tempfile.mkstemp(prefix=_PARTIAL, dir=self.root)
         os.close(handle)
         try:
-            download(partial)
+            path = self._path(url, download(partial) or version)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             os.replace(partial, path)
         finally:
             if os.path.exists(partial):
@@ -79,9 +84,13 @@ class FileCache:
             return found
         for key in os.listdir(self.root):
             directory = os.path.join(self.root, key)
-            if not os.path.isdir(directory):
+            if key.startswith(_PARTIAL):  # a download in progress, or left by a process that died
+                directory, names = self.root, [key]
+            elif os.path.isdir(directory):
+                names = os.listdir(directory)
+            else:
                 continue
-            for name in os.listdir(directory):
+            for name in names:
                 path = os.path.join(directory, name)
                 try:
                     stat = os.stat(path)
@@ -104,7 +113,8 @@ class FileCache:
             try:
                 os.remove(entry.path)
                 total -= entry.size
-                os.rmdir(os.path.dirname(entry.path))
+                if not dead:
+                    os.rmdir(os.path.dirname(entry.path))
             except OSError:
                 pass  # gone already, or the directory holds another file
 

@@ -1,8 +1,16 @@
-"""Brings one remote host file into the local cache (reading the bucket only), checking its size first."""
+"""Brings one remote host file into the local cache (reading the bucket only), enforcing the size limit before
+and while it streams, and keeping the copy under the version that was actually downloaded."""
 
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.remote.cache import default_cache, object_version
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
+
+CHUNK_BYTES = 4 * 2**20
+ATTEMPTS = 2  # an object replaced during its download is fetched once more
+
+
+class _Changed(Exception):
+    """The object changed while it was downloaded."""
 
 
 def remote_version(url):
@@ -13,32 +21,60 @@ def remote_version(url):
 def _current_info(url):
     """(filesystem, path, info) of the object as it is now, not as a listing remembers it."""
     fs, path = open_url(url)
-    with remote_errors(url, "read"):
-        fs.invalidate_cache(path)
-        info = fs.info(path)
-    return fs, path, info
+    return fs, path, _info(fs, path, url)
 
 
 def fetch_remote_file(url, max_bytes=None, cache=None):
     """Local path of a cached copy of `url`; downloads it only when the cache lacks this version of it.
 
-    Raises ProfileError naming the URL when it is missing, empty, above `max_bytes` or cannot be read.
+    Raises ProfileError naming the URL when it is missing, empty, above `max_bytes` (before or while it is
+    downloaded), keeps changing while it is downloaded, or cannot be read.
     """
     cache = cache or default_cache()
-    fs, path, info = _current_info(url)
-    if info.get("type") not in (None, "file"):
-        raise ProfileError(url, "is a directory, not an .xplane.pb file")
-    size = info.get("size")
-    if size == 0:
-        raise ProfileError(url, "file is empty (the profiler wrote nothing)")
-    if max_bytes and size and size > max_bytes:
-        raise ProfileError(url, f"file is {size / 1e6:,.0f} MB, above the {max_bytes / 1e6:,.0f} MB limit "
-                                "(raise it with --max-file-mb)")
-    def download(destination):
-        with remote_errors(url, "download"):
-            fs.get_file(path, destination)
+    fs, path = open_url(url)
+    for attempt in range(ATTEMPTS):
+        info = _info(fs, path, url)
+        if info.get("type") not in (None, "file"):
+            raise ProfileError(url, "is a directory, not an .xplane.pb file")
+        size = info.get("size")
+        if size == 0:
+            raise ProfileError(url, "file is empty (the profiler wrote nothing)")
+        if max_bytes and size and size > max_bytes:
+            raise ProfileError(url, _too_big(size, max_bytes))
+        try:
+            return cache.fetch(url, object_version(info), lambda destination: _download(
+                fs, path, url, destination, max_bytes, object_version(info)))
+        except _Changed:
+            continue
+        except OSError as err:  # download errors are ProfileErrors already: this is the local cache directory
+            raise ProfileError(url, f"cannot keep a local copy in {cache.root}: {err.strerror or err}") from None
+    raise ProfileError(url, "the object changed while it was being downloaded (it is being written or "
+                            "replaced); try again once it is complete")
 
-    try:
-        return cache.fetch(url, object_version(info), download)
-    except OSError as err:  # download errors are ProfileErrors already: this is the local cache directory
-        raise ProfileError(url, f"cannot keep a local copy in {cache.root}: {err.strerror or err}") from None
+
+def _info(fs, path, url):
+    with remote_errors(url, "read"):
+        fs.invalidate_cache(path)  # the version must be the object's current one, not a listing's memory
+        return fs.info(path)
+
+
+def _too_big(size, max_bytes, at_least=False):
+    return (f"file is {'more than ' if at_least else ''}{size / 2**20:,.0f} MB, above the "
+            f"{max_bytes / 2**20:,.0f} MB limit (raise it with --max-file-mb)")
+
+
+def _download(fs, path, url, destination, max_bytes, version):
+    """Streams the object into `destination`, stopping as soon as it passes `max_bytes`; returns the version
+    downloaded, or raises _Changed when the object is not the same after the download as before it."""
+    written = 0
+    with remote_errors(url, "download"):
+        with fs.open(path, "rb") as source, open(destination, "wb") as target:
+            while chunk := source.read(CHUNK_BYTES):
+                written += len(chunk)
+                if max_bytes and written > max_bytes:
+                    raise ProfileError(url, _too_big(written, max_bytes, at_least=True))
+                target.write(chunk)
+    after = _info(fs, path, url)
+    if object_version(after) != version or after.get("size") not in (None, written):
+        raise _Changed()
+    return version

@@ -3,6 +3,7 @@
 import html
 
 from tb_gpu_advisor.report.multi_host import multi_host_sections
+from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections
 
 
@@ -55,4 +56,4 @@ def render_markdown(report):
         _render_section(out, section, "##")
     for error in report.get("errors", []):
         out.append(f"> **error**: `{_cell(error['file'])}`: {_cell(error['error'])}")
-    return "\n".join(out).rstrip() + "\n"
+    return escape_controls("\n".join(out).rstrip() + "\n")

@@ -3,19 +3,21 @@
 import textwrap
 
 from tb_gpu_advisor.report.multi_host import multi_host_sections
+from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections
 
 WIDTH = 80
 
 
 def render_table(table):
-    widths = [max(len(str(cell)) for cell in column) for column in zip(table.headers, *table.rows)]
+    headers = [escape_controls(cell, keep="") for cell in table.headers]
+    rows = [[escape_controls(cell, keep="") for cell in row] for row in table.rows]
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows)]
     def line(cells):
-        parts = [str(c).rjust(w) if right else str(c).ljust(w)
-                 for c, w, right in zip(cells, widths, table.numeric)]
+        parts = [c.rjust(w) if right else c.ljust(w) for c, w, right in zip(cells, widths, table.numeric)]
         return "  ".join(parts).rstrip()
-    out = [line(table.headers), "  ".join("-" * w for w in widths)]
-    out.extend(line(row) for row in table.rows)
+    out = [line(headers), "  ".join("-" * w for w in widths)]
+    out.extend(line(row) for row in rows)
     return out
 
 
@@ -47,4 +49,4 @@ def render_text(report):
         out.append("")
     for error in report.get("errors", []):
         out.append(f"error: {error['file']}: {error['error']}")
-    return "\n".join(out).rstrip() + "\n"
+    return escape_controls("\n".join(out).rstrip() + "\n")

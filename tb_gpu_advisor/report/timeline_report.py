@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, gpu_timeline
+from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, bin_timeline, timeline_source
 
 _PS_PER_MS = 1e9
 
@@ -16,12 +16,18 @@ def _fractions(values):
 
 
 def timeline_report(model, bins=DEFAULT_BINS):
+    """source_timeline_report of a TraceModel."""
+    return source_timeline_report(timeline_source(model), bins)
+
+
+def source_timeline_report(source, bins=DEFAULT_BINS):
     """{start_ms, end_ms, bins, input_wait, steps_ms, devices[{ordinal, name, start_ms, end_ms, busy_pct, busy}]}.
 
     Times are ms from the profile's origin, as `steps[].start_ms` of the HostReport; `busy` and `input_wait`
-    are fractions 0..1 per equal bin of the row's own [start_ms, end_ms).
+    are fractions 0..1 per equal bin of the row's own [start_ms, end_ms). `source` is an
+    analysis.timeline.TimelineSource: kept beside a cached report, any bin count costs no re-read of the file.
     """
-    timeline = gpu_timeline(model, bins)
+    timeline = bin_timeline(source, bins)
     return {
         "start_ms": _ms(timeline.start_ps),
         "end_ms": _ms(timeline.end_ps),

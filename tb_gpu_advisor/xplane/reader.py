@@ -3,13 +3,13 @@
 `read_space` streams: it keeps only each plane's place in the file, so memory holds one plane at a time.
 """
 
-import os
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
-from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, MAX_PLANES
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.regular_files import FileChanged, Identity, check_unchanged, open_regular
 from tb_gpu_advisor.xplane import schema
 from tb_gpu_advisor.xplane.wire_scan import WIRE_LEN, WIRE_VARINT, Unusual, as_int64, field_extent, read_varint, utf8
 
@@ -47,24 +47,31 @@ class LazyPlane:
 
 @dataclass(frozen=True)
 class FilePlane:
-    """One plane of a file: its id and name decoded, its bytes read from the file by `read_bytes()`."""
+    """One plane of a file: its id and name decoded, its bytes read from the file by `read_bytes()` (from the
+    same version of the file, by its identity, or FileChanged)."""
 
     id: int
     name: str
     path: str
     offset: int
     size: int
+    identity: Identity = None
 
     def read_bytes(self):
         """The plane's serialized bytes, read from the file now (each call reads the disk)."""
-        try:
-            with open(self.path, "rb") as handle:
+        handle, identity = open_regular(self.path)
+        with handle:
+            if self.identity is not None and identity != self.identity:
+                raise FileChanged(self.path)
+            try:
                 handle.seek(self.offset)
                 data = handle.read(self.size)
-        except OSError as err:
-            raise ProfileError(self.path, f"cannot read: {err.strerror or err}") from None
-        if len(data) != self.size:
-            raise ProfileError(self.path, "the file changed while it was being read")
+            except OSError as err:
+                raise ProfileError(self.path, f"cannot read: {err.strerror or err}") from None
+            if len(data) != self.size:
+                raise FileChanged(self.path)
+            if self.identity is not None:
+                check_unchanged(self.path, handle, self.identity)
         return data
 
     def decode(self, path="<bytes>"):
@@ -83,33 +90,31 @@ class LazySpace:
 
 
 def read_space(path, max_bytes=DEFAULT_MAX_FILE_BYTES):
-    """Reads `path` into a LazySpace, raising ProfileError with a clear reason for bad input."""
+    """Reads `path` into a LazySpace, raising ProfileError with a clear reason for bad input (FileChanged when
+    the file changes while it is read). Only a regular file is opened."""
     path = str(path)
-    try:
-        size = os.path.getsize(path)
-    except FileNotFoundError:
-        raise ProfileError(path, "no such file") from None
-    except OSError as err:
-        raise ProfileError(path, f"cannot read: {err.strerror or err}") from None
-    if os.path.isdir(path):
-        raise ProfileError(path, "is a directory, not an .xplane.pb file")
-    if size == 0:
-        raise ProfileError(path, "file is empty (the profiler wrote nothing)")
-    if max_bytes and size > max_bytes:
-        raise ProfileError(path, f"file is {_size(size)}, above the {_size(max_bytes)} limit "
-                                 "(raise it with --max-file-mb)")
-    try:
-        return _stream_space(path)
-    except Unusual:
-        pass  # not a layout the streaming scan vouches for: let upb judge the whole file
-    except OSError as err:
-        raise ProfileError(path, f"cannot read: {err.strerror or err}") from None
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
-        raise ProfileError(path, f"cannot read: {err.strerror or err}") from None
-    return parse_space(data, path)
+    handle, identity = open_regular(path)
+    with handle:
+        size = identity.size
+        if size == 0:
+            raise ProfileError(path, "file is empty (the profiler wrote nothing)")
+        if max_bytes and size > max_bytes:
+            raise ProfileError(path, f"file is {_size(size)}, above the {_size(max_bytes)} limit "
+                                     "(raise it with --max-file-mb)")
+        try:
+            space = _stream_space(path, handle, identity)
+        except Unusual:
+            space = None  # not a layout the streaming scan vouches for: let upb judge the whole file
+        except OSError as err:
+            raise ProfileError(path, f"cannot read: {err.strerror or err}") from None
+        if space is None:
+            try:
+                handle.seek(0)
+                data = handle.read()
+            except OSError as err:
+                raise ProfileError(path, f"cannot read: {err.strerror or err}") from None
+        check_unchanged(path, handle, identity)
+    return space if space is not None else parse_space(data, path)
 
 
 def _size(size):
@@ -120,20 +125,20 @@ def _size(size):
     return f"{value:.1f} MB" if value >= 1 else f"{size:,} bytes"
 
 
-def _stream_space(path):
+def _stream_space(path, handle, identity):
     """LazySpace of FilePlanes; checks each plane's top-level fields as parse_space does, reading only their
     heads (and the plane name), so the file is not read twice."""
     planes, strings = [], {2: [], 3: [], 4: []}
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        for field, wire, start, end in _fields(handle, 0, size):
-            if wire != WIRE_LEN:
-                continue
-            if field == 1:
-                plane_id, name = _plane_header(handle, start, end)
-                planes.append(FilePlane(id=plane_id, name=name, path=path, offset=start, size=end - start))
-            elif field in strings:
-                strings[field].append(_text(handle, start, end))
+    for field, wire, start, end in _fields(handle, 0, identity.size):
+        if wire != WIRE_LEN:
+            continue
+        if field == 1:
+            _check_plane_count(path, len(planes) + 1)
+            plane_id, name = _plane_header(handle, start, end)
+            planes.append(FilePlane(id=plane_id, name=name, path=path, offset=start, size=end - start,
+                                    identity=identity))
+        elif field in strings:
+            strings[field].append(_text(handle, start, end))
     if not planes:
         raise ProfileError(path, "not an XSpace profile: it holds no planes")
     return LazySpace(path=path, planes=tuple(planes), hostnames=tuple(strings[4]), errors=tuple(strings[2]),
@@ -169,10 +174,17 @@ def _plane_header(handle, start, end):
     return plane_id, name
 
 
+def _check_plane_count(path, count):
+    if count > MAX_PLANES:
+        raise ProfileError(path, f"holds more than {MAX_PLANES:,} planes, more than any profiled machine has: "
+                                 "the file is corrupt or not a profile")
+
+
 def parse_space(data, path="<bytes>"):
     """Splits serialized XSpace bytes into planes; raises ProfileError when they are not an XSpace."""
     try:
         shell = schema.XSpaceShell.FromString(data)
+        _check_plane_count(path, len(shell.planes))
         planes = []
         for raw in shell.planes:
             header = schema.XPlaneName.FromString(raw)

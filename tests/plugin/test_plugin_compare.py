@@ -99,7 +99,7 @@ def _client(instance):
 def test_compare_answers_202_with_both_sides_while_they_are_analyzed(plugin_logdir, monkeypatch):
     release = threading.Event()
     real = AnalysisService._report_job
-    monkeypatch.setattr(AnalysisService, "_report_job", lambda self, hf: release.wait(30) and real(self, hf))
+    monkeypatch.setattr(AnalysisService, "_report_job", lambda self, *job: release.wait(30) and real(self, *job))
     instance = make_plugin(plugin_logdir[0])
     instance.wait_s = 0.05
     client = _client(instance)
@@ -122,10 +122,10 @@ def test_concurrent_requests_share_the_analyses_and_the_comparison(plugin_logdir
     release = threading.Event()
     real_analyze, real_compare = service_module.analyze_host_file, service_module.compare_reports
 
-    def slow_analyze(path, max_bytes=None):
+    def slow_analyze(path, **options):
         analyzed.append(path)
         release.wait(30)
-        return real_analyze(path, max_bytes=max_bytes)
+        return real_analyze(path, **options)
 
     monkeypatch.setattr(service_module, "analyze_host_file", slow_analyze)
     monkeypatch.setattr(service_module, "compare_reports", lambda b, c: compared.append(1) or real_compare(b, c))

@@ -50,7 +50,7 @@ def test_inactive_answer_is_rechecked_only_after_a_while(tmp_path, monkeypatch):
     now = [100.0]
     index = run_index.RunIndex(str(tmp_path), clock=lambda: now[0])
     calls = []
-    monkeypatch.setattr(run_index, "discover_runs", lambda logdir: calls.append(logdir) or ())
+    monkeypatch.setattr(run_index, "discover_runs", lambda logdir, **_: calls.append(logdir) or ())
     assert index.is_active() is False
     assert index.is_active() is False
     assert len(calls) == 1
@@ -87,13 +87,14 @@ def test_headers_are_tensorboards(client):
 def test_report_equals_the_cli_host_report(client, plugin_logdir, run, host):
     response, body = get(client, "/report", run=run, host=host)
     assert response.status_code == 200
-    assert body == cli_host_report(plugin_logdir[0], run, host)
+    expected = cli_host_report(plugin_logdir[0], run, host)
+    assert body == {**expected, "file": f"{host}.xplane.pb"}  # run-relative: not the server's path
 
 
 def test_report_of_the_real_v100_trace_equals_the_cli(client, plugin_logdir):
     response, body = get(client, "/report", run=REAL_V100, host="v100x8")
     assert response.status_code == 200
-    assert body == cli_host_report(plugin_logdir[0], REAL_V100, "v100x8")
+    assert body == {**cli_host_report(plugin_logdir[0], REAL_V100, "v100x8"), "file": "v100x8.xplane.pb"}
     assert body["summary"]["gpu_count"] == 8
 
 
@@ -131,7 +132,7 @@ def test_report_answers_202_while_the_analysis_runs(plugin_logdir, monkeypatch):
 
     release = threading.Event()
     real = AnalysisService._report_job
-    monkeypatch.setattr(AnalysisService, "_report_job", lambda self, hf: release.wait(30) and real(self, hf))
+    monkeypatch.setattr(AnalysisService, "_report_job", lambda self, *job: release.wait(30) and real(self, *job))
     instance = make_plugin(plugin_logdir[0])
     instance.wait_s = 0.05
     client = werkzeug_test.Client(application.TensorBoardWSGI([instance]))
@@ -154,10 +155,10 @@ def test_concurrent_requests_for_one_uncached_report_compute_it_once(plugin_logd
     release = threading.Event()
     real = service_module.analyze_host_file
 
-    def counted(path, max_bytes=None):
+    def counted(path, **options):
         calls.append(path)
         release.wait(30)
-        return real(path, max_bytes=max_bytes)
+        return real(path, **options)
 
     monkeypatch.setattr(service_module, "analyze_host_file", counted)
     instance = make_plugin(plugin_logdir[0])

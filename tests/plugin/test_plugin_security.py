@@ -92,3 +92,31 @@ def test_static_files_have_no_html_sink_and_no_inline_script():
 def test_html_in_kernel_names_is_data(client):
     _, page = get(client, "/kernels", run=XSS, host="xss")
     assert XSS_KERNEL in [row["name"] for row in page["rows"]]
+
+
+@pytest.mark.parametrize("follow", [False, True])
+def test_a_host_linked_from_outside_the_logdir_is_refused_unless_the_flag_allows(tmp_path, follow):
+    import os
+
+    from werkzeug import test as werkzeug_test
+    from tensorboard.backend import application
+
+    from tests.plugin.conftest import make_plugin
+    from tb_gpu_advisor.testing import TraceBuilder
+
+    builder = TraceBuilder()
+    builder.gpu(0).kernel("k", 1_000, 50)
+    secret = builder.write(str(tmp_path / "elsewhere" / "secret.xplane.pb"))
+    run = tmp_path / "logdir" / "plugins" / "profile" / "2026_01_01_00_00_00"
+    builder.write(str(run / "inside.xplane.pb"))
+    os.symlink(secret, run / "linked.xplane.pb")
+    instance = make_plugin(str(tmp_path / "logdir"), gpu_advisor_follow_symlinks=follow)
+    client = werkzeug_test.Client(application.TensorBoardWSGI([instance]))
+    response, body = get(client, "/report", run="2026_01_01_00_00_00", host="linked")
+    if follow:
+        assert response.status_code == 200 and body["file"] == "linked.xplane.pb"
+    else:
+        assert response.status_code == 422 and "outside the logdir" in body["error"]
+        assert str(tmp_path) not in body["error"]
+    assert get(client, "/report", run="2026_01_01_00_00_00", host="inside")[0].status_code == 200
+    instance.service.shutdown()

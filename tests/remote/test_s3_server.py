@@ -150,3 +150,19 @@ def test_missing_paths_are_one_line_errors(bucket, cli):
     assert result.stderr == f"error: s3://{BUCKET}/nothing-here: no such file or directory\n"
     result = cli("analyze", f"s3://{BUCKET}/logs", "--run", "nope")
     assert result.returncode == 2 and result.stderr.startswith(f"error: s3://{BUCKET}/logs: no run 'nope'; runs: ")
+
+
+def test_an_overflowing_host_in_a_bucket_is_one_line_and_the_other_host_is_reported(bucket, cli, tmp_path):
+    from tests.model.test_limits import mutated
+
+    run = f"{BUCKET}/hostile/plugins/profile/2026_01_01_00_00_00"
+    bucket.pipe(f"{run}/bad.xplane.pb", mutated("gpu_offset_max"))
+    bucket.pipe(f"{run}/good.xplane.pb", bucket.cat(f"{BUCKET}/logs/{BOUND.replace('/', '/plugins/profile/')}"
+                                                    "/localhost.xplane.pb"))
+    result = cli("analyze", f"s3://{BUCKET}/hostile", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert [host["host"] for host in json.loads(result.stdout)["hosts"]] == ["good"]
+    assert result.stderr.splitlines() == [f"error: s3://{run}/bad.xplane.pb: an event time does not fit in 64-bit "
+                                          "picoseconds: the file is corrupt or not a profile"]
+    alone = cli("analyze", f"s3://{run}/bad.xplane.pb")
+    assert alone.returncode == 2 and len(alone.stderr.splitlines()) == 1 and "Traceback" not in alone.stderr
