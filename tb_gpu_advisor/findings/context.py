@@ -4,6 +4,7 @@ from functools import cached_property
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps
 from tb_gpu_advisor.findings.tf_data import tf_data_pipeline
@@ -26,9 +27,11 @@ def pct(value):
 class Context:
     """Read-only inputs of the rules; derived measurements are computed once, on first use."""
 
-    def __init__(self, model, report):
+    def __init__(self, model, report, framework=None, confidence=None):
         self.model = model
         self.report = report
+        self.framework = framework or detect_framework(model)
+        self.confidence = confidence
         self.summary = report["summary"]
         self.steps = report["steps"]
         self.step_set = find_steps(model)

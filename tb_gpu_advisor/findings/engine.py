@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from tb_gpu_advisor.findings import (environment, host, input, kernels, launch, multi_gpu, steps, transfers,
                                      utilization)
 from tb_gpu_advisor.findings.context import Context
-from tb_gpu_advisor.findings.finding import SEVERITIES
-from tb_gpu_advisor.findings.verdict import decide
+from tb_gpu_advisor.findings.finding import SEVERITIES, capped
+from tb_gpu_advisor.findings.verdict import decide, not_enough
 
 FAMILIES = (input, utilization, launch, kernels, transfers, host, multi_gpu, steps, environment)
 RULES = tuple(rule for family in FAMILIES for rule in family.RULES)
@@ -19,9 +19,12 @@ class Diagnosis:
     errors: tuple  # one line per rule that failed on this trace
 
 
-def diagnose(model, report):
-    """Diagnosis of one host: every rule, ranked by severity then estimated speedup, and the verdict."""
-    ctx = Context(model, report)
+def diagnose(model, report, framework=None, confidence=None):
+    """Diagnosis of one host: every rule, ranked by severity then estimated speedup, and the verdict.
+
+    With `confidence` low, no finding is high and the verdict says the trace is not enough.
+    """
+    ctx = Context(model, report, framework, confidence)
     found, errors = [], []
     for order, rule in enumerate(RULES):
         try:
@@ -34,4 +37,10 @@ def diagnose(model, report):
             found.append((order, result))
     found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
     findings = tuple(finding for _, finding in found)
-    return Diagnosis(verdict=decide(ctx, findings), findings=findings, errors=tuple(errors))
+    verdict = decide(ctx, findings)
+    if confidence is not None and confidence.level == "low":
+        verdict = not_enough(verdict, confidence)
+        found = [(order, capped(finding, "medium")) for order, finding in found]
+        found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
+        findings = tuple(finding for _, finding in found)
+    return Diagnosis(verdict=verdict, findings=findings, errors=tuple(errors))

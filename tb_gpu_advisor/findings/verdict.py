@@ -59,6 +59,14 @@ def decide(ctx, findings):
                            f"no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
 
 
+def not_enough(verdict, confidence):
+    """The verdict of a low-confidence trace: it says the trace is not enough, then what it shows as captured."""
+    why = "; ".join(confidence.labels)
+    shown = verdict.sentence[0].lower() + verdict.sentence[1:]
+    return Verdict(verdict.bottleneck, f"Not enough trace for a verdict ({why}; see confidence). As captured: "
+                                       f"{shown}", verdict.reason, verdict.finding_id)
+
+
 def _unknown(reason):
     return Verdict("unknown", f"Unknown: {reason[0].upper()}{reason[1:]}", reason=reason)
 

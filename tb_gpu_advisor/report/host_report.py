@@ -2,6 +2,8 @@
 
 from tb_gpu_advisor.analysis.balance import balance
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown
+from tb_gpu_advisor.analysis.confidence import trace_confidence
+from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US, launch_stats
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
@@ -41,11 +43,16 @@ def host_report(model):
     whole = breakdown(model, window.start_ps, window.end_ps)
     per_step = breakdown(model, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps])
     window_ps = int(whole.window_ps.sum())
+    framework = detect_framework(model)
+    confidence = trace_confidence(model, step_set, framework)
     report = {
         "host": model.host,
         "file": model.path,
         "trace_format": model.format,
         "summary": {
+            "confidence": confidence.to_dict(),
+            "framework": framework.name,
+            "framework_evidence": list(framework.evidence),
             "gpu_busy_pct": _pct(sum(active) / len(active)) if active else None,
             "input_wait_pct": _pct(wait.pct),
             "step_time_ms": _round_stats(step_time_stats_ms(step_set)),
@@ -56,7 +63,7 @@ def host_report(model):
             "breakdown_pct": {name: _pct(100.0 * int(whole.category_ps[name].sum()) / window_ps)
                               if window_ps else None for name in BREAKDOWN_CATEGORIES},
         },
-        "notes": _notes(model, step_set, usages),
+        "notes": _notes(model, step_set, usages) + list(confidence.notes),
         "devices": [_device(gpu, usage) for gpu, usage in zip(model.gpus, usages)],
         "kernels": [_kernel(row) for row in table],
         "launch": _launch(launch),
@@ -67,7 +74,7 @@ def host_report(model):
         "environment": dict(sorted(model.environment.items())),
         "findings": [],
     }
-    return _with_diagnosis(report, diagnose(model, report))
+    return _with_diagnosis(report, diagnose(model, report, framework, confidence))
 
 
 def _with_diagnosis(report, diagnosis):

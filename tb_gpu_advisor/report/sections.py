@@ -57,6 +57,7 @@ def _summary(report):
         lines.append(f"Verdict: {s['verdict']}")
     elif s.get("bottleneck"):
         lines.append(f"Verdict: {s['bottleneck']}")
+    lines.extend(confidence_lines(s))
     gpus = f"GPUs: {s['active_gpu_count']} active of {s['gpu_count']}" if s["gpu_count"] else "GPUs: none"
     lines.append(f"{gpus}   GPU busy: {units.percent(s['gpu_busy_pct'])}   "
                  f"input wait: {units.percent(s['input_wait_pct'])}")
@@ -71,6 +72,16 @@ def _summary(report):
     if shares:
         lines.append("Time: " + ", ".join(f"{label} {units.percent(value)}" for label, value in shares))
     return Section(f"{report['host']}", lines=tuple(lines))
+
+
+def confidence_lines(summary):
+    """`Confidence: low (framework: tensorflow)` and each reason as an indented line; none for older reports."""
+    confidence = summary.get("confidence")
+    if not isinstance(confidence, dict) or not confidence.get("level"):
+        return []
+    framework = summary.get("framework")
+    head = f"Confidence: {confidence['level']}" + (f"   Framework: {framework}" if framework else "")
+    return [head] + [f"   - {reason}" for reason in confidence.get("reasons") or []]
 
 
 def _findings(report):
