@@ -40,6 +40,14 @@ class Context:
         self.window_ms = self.window_ps / PS_PER_MS
         self.host = model.host_activity
 
+    def say(self, tensorflow, jax):
+        """A sentence in the idiom of the framework that ran: TensorFlow's, JAX's, or both when unknown."""
+        if self.framework.name == "tensorflow":
+            return tensorflow
+        if self.framework.name == "jax":
+            return jax
+        return f"TensorFlow: {tensorflow} JAX: {jax}"
+
     # --- time shares ---------------------------------------------------------------------------------------
     @property
     def step_count(self):

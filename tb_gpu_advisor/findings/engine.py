@@ -1,6 +1,6 @@
 """Runs every rule family over (TraceModel, HostReport so far) and returns the ranked findings and the verdict."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.findings import (environment, host, input, kernels, launch, multi_gpu, steps, transfers,
                                      utilization)
@@ -34,7 +34,7 @@ def diagnose(model, report, framework=None, confidence=None):
                           f"trace ({type(error).__name__}: {error}); its finding is missing.")
             continue
         if result is not None:
-            found.append((order, result))
+            found.append((order, replace(result, framework=ctx.framework.name)))
     found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
     findings = tuple(finding for _, finding in found)
     verdict = decide(ctx, findings)

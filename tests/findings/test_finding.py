@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from tb_gpu_advisor.findings.catalog import CATALOG
@@ -32,7 +34,7 @@ def test_grade_and_thresholds():
 def test_json_shape():
     data = make(note="This profile: x.").to_dict()
     assert list(data) == ["id", "category", "severity", "title", "summary", "evidence", "estimated_speedup",
-                          "recoverable_ms", "speedup_basis", "fix_summary", "fix", "docs"]
+                          "recoverable_ms", "speedup_basis", "overlaps_with", "fix_summary", "fix", "docs"]
     assert data["evidence"] == {"metrics": {"a_ms": 1.0}, "threshold": {}, "pointers": {}}  # empty pointers dropped
     assert data["estimated_speedup"] == 2.5
     assert data["fix"].startswith("This profile: x.\n\n")
@@ -58,6 +60,35 @@ def test_catalog_entries_are_complete():
         assert entry.category in CATEGORIES, key
         assert entry.title and entry.fix_summary and entry.fix, key
         assert len(entry.fix_summary) <= 100, key
+        for idiom in (entry.jax, *(variant for _, variant in entry.variants)):
+            if idiom is not None:
+                assert idiom.fix_summary and idiom.fix and idiom.docs and len(idiom.fix_summary) <= 100, key
+
+
+def test_fixes_are_written_in_the_frameworks_idiom():
+    tf = make(finding_id="fusion.elementwise_kernels").to_dict()
+    assert "jit_compile=True" in tf["fix"]  # the default framework is unknown: both idioms
+    from dataclasses import replace
+    finding = make(finding_id="fusion.elementwise_kernels")
+    tf = replace(finding, framework="tensorflow").to_dict()
+    jax = replace(finding, framework="jax").to_dict()
+    both = replace(finding, framework="unknown").to_dict()
+    assert "jit_compile" in tf["fix"] and "jax" not in tf["fix"].lower() and "jax" not in tf["fix_summary"].lower()
+    assert "jax.jit" in jax["fix"] and "tf." not in jax["fix"] + jax["fix_summary"]
+    assert both["fix"].startswith("TensorFlow:\n\n") and "\n\nJAX:\n\n" in both["fix"]
+    assert both["fix_summary"].startswith("TensorFlow: ") and " JAX: " in both["fix_summary"]
+    assert set(tf["docs"]) | set(jax["docs"]) == set(both["docs"])
+    blocked = replace(finding, framework="tensorflow", condition="xla_blocked").to_dict()
+    assert "would fail" in blocked["fix"]
+
+
+def test_no_tensorflow_fix_mentions_jax_and_no_jax_fix_mentions_tensorflow_apis():
+    for key, entry in CATALOG.items():
+        for idiom in [entry.idiom("tensorflow")] + [variant for _, variant in entry.variants]:
+            assert "jax" not in (idiom.fix + idiom.fix_summary).lower(), key
+        if entry.jax is not None:  # JAX programs may read with tf.data; no other TensorFlow API
+            assert not re.search(r"\btf\.(?!data)", entry.jax.fix + entry.jax.fix_summary), key
+            assert "jit_compile" not in entry.jax.fix, key
         assert entry.docs and all(url.startswith("https://") for url in entry.docs), key
 
 

@@ -2,14 +2,44 @@
 
 from dataclasses import dataclass
 
+ADVICE_FRAMEWORKS = ("tensorflow", "jax")
+
+
+@dataclass(frozen=True)
+class Idiom:
+    """A fix written for one framework: the one-line fix, the text with code, the links."""
+
+    fix_summary: str
+    fix: str
+    docs: tuple = ()
+
 
 @dataclass(frozen=True)
 class Entry:
+    """`fix_summary`/`fix`/`docs` are the TensorFlow fix, or a framework-neutral one when `jax` is None.
+
+    `variants` are TensorFlow fixes for a condition a rule detected in the trace (e.g. "xla_blocked": the step
+    runs ops XLA cannot compile, so jit_compile=True must not be advised as is).
+    """
+
     category: str
     title: str
     fix_summary: str
     fix: str
     docs: tuple
+    jax: Idiom | None = None
+    variants: tuple = ()  # ((condition, Idiom), ...)
+
+    def idiom(self, framework, condition=None):
+        """The fix in `framework`'s idiom; for "unknown" (or "pytorch", not written yet) TensorFlow and JAX both."""
+        tensorflow = dict(self.variants).get(condition) or Idiom(self.fix_summary, self.fix, self.docs)
+        if self.jax is None or framework == "tensorflow":
+            return tensorflow
+        if framework == "jax":
+            return self.jax
+        return Idiom(f"TensorFlow: {tensorflow.fix_summary} JAX: {self.jax.fix_summary}",
+                     f"TensorFlow:\n\n{tensorflow.fix}\n\nJAX:\n\n{self.jax.fix}",
+                     tuple(dict.fromkeys(tensorflow.docs + self.jax.docs)))
 
 
 def _merge():

@@ -1,6 +1,6 @@
 """Catalog entries of the GPU-side findings: batch size, precision, fusion, launch overhead, occupancy."""
 
-from tb_gpu_advisor.findings.catalog import Entry
+from tb_gpu_advisor.findings.catalog import Entry, Idiom
 from tb_gpu_advisor.findings.catalog import links as L
 
 ENTRIES = {
@@ -17,14 +17,26 @@ work) costs about as much as the math. A larger batch does more work per launch 
     optimizer.learning_rate = base_lr * BATCH / base_batch   # keep convergence: scale LR (or warm up)
 
 If memory is the limit, combine with mixed precision (halves activation memory). Keras:
-model.compile(..., steps_per_execution=N) also cuts per-step overhead. JAX: raise the batch passed to the
-jitted step the same way. The estimate is per example (throughput), for a doubled batch.""",
+model.compile(..., steps_per_execution=N) also cuts per-step overhead. The estimate is per example
+(throughput), for a doubled batch.""",
         docs=(L.TF_GPU_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE),
+        jax=Idiom(
+            fix_summary="Raise the per-device batch passed to the jitted step (as memory allows).",
+            fix="""\
+The GPU is busy less than half of each step and its kernels are small: per-step overhead (dispatch, host
+work) costs about as much as the math. Give each jitted step more work:
+
+    BATCH = 2 * BATCH                              # try doubling; watch jax.devices()[0].memory_stats()
+    learning_rate = base_lr * BATCH / base_batch   # keep convergence: scale LR (or warm up)
+
+or run several steps per dispatch with jax.lax.scan over a stack of micro-batches inside one jitted
+function. The estimate is per example (throughput), for a doubled batch.""",
+            docs=(L.JAX_GPU_TIPS, L.NVIDIA_DL_PERFORMANCE)),
     ),
     "precision.fp32_matmul": Entry(
         category="precision",
         title="Matrix math runs in 32-bit on a Tensor Core GPU",
-        fix_summary="Enable mixed precision: tf.keras.mixed_precision.set_global_policy('mixed_float16').",
+        fix_summary="Enable mixed precision: set_global_policy('mixed_bfloat16') (cc 8.0+) or 'mixed_float16'.",
         fix="""\
 Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
 and keep variables in 32 bits:
@@ -34,15 +46,46 @@ and keep variables in 32 bits:
     # keep the final softmax/logits in float32: layers.Activation("softmax", dtype="float32")
     # custom loops with float16: optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
 
-Keep layer sizes (units, channels, batch) multiples of 8 so Tensor Cores apply. JAX: cast parameters and
-inputs to jnp.bfloat16 (params = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)), or at least
-allow TF32 with jax.config.update("jax_default_matmul_precision", "tensorfloat32").""",
-        docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION, L.JAX_MATMUL_PRECISION),
+Keep layer sizes (units, channels, batch) multiples of 8 so Tensor Cores apply.""",
+        docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
+        variants=(("tf32_off", Idiom(
+            fix_summary="Turn TF32 back on (it is on by default on Ampere+; something disabled it), then mixed "
+                        "precision.",
+            fix="""\
+On Ampere and newer GPUs TensorFlow (2.4+) runs float32 matmuls and convolutions on Tensor Cores in TF32 by
+default; plain 32-bit kernels (sgemm, scudnn) mean something turned that off. Look for and remove:
+
+    NVIDIA_TF32_OVERRIDE=0                                            # environment variable
+    tf.config.experimental.enable_tensor_float_32_execution(False)   # in the code or a library
+
+and turn it back on explicitly (before building the model):
+
+    tf.config.experimental.enable_tensor_float_32_execution(True)
+
+If full float32 precision is needed for these ops, keep TF32 off and use mixed precision instead, which is
+faster still: compute in 16 bits, keep variables in float32:
+
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    # keep the final softmax/logits in float32: layers.Activation("softmax", dtype="float32")""",
+            docs=(L.TF_TF32, L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION))),),
+        jax=Idiom(
+            fix_summary="Compute in bfloat16 (jmp / jnp.bfloat16 casts), or at least let matmuls use TF32.",
+            fix="""\
+Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
+and keep the parameters (and the optimizer state) in float32:
+
+    compute_params = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)   # inside the jitted step
+    logits = model.apply(compute_params, x.astype(jnp.bfloat16)).astype(jnp.float32)
+    # Flax: nn.Dense(..., dtype=jnp.bfloat16, param_dtype=jnp.float32); or the jmp library's policies
+
+bfloat16 needs compute capability 8.0; on 7.x use float16 with loss scaling (jmp.DynamicLossScale). Keep
+dimensions multiples of 8.""",
+            docs=(L.JAX_MATMUL_PRECISION, L.NVIDIA_MIXED_PRECISION)),
     ),
     "fusion.elementwise_kernels": Entry(
         category="fusion",
         title="Many small element-wise kernels that XLA could fuse",
-        fix_summary="Compile the step with XLA: @tf.function(jit_compile=True) (JAX: jax.jit the whole step).",
+        fix_summary="Compile the step with XLA: @tf.function(jit_compile=True) (Keras: compile(jit_compile=True)).",
         fix="""\
 Most GPU kernels are separate element-wise operations (casts, adds, activations, dropout), each reading
 and writing memory and costing a launch. XLA fuses chains of them into a few kernels:
@@ -52,14 +95,41 @@ and writing memory and costing a launch. XLA fuses chains of them into a few ker
     # Keras: model.compile(..., jit_compile=True)
     # or for the whole program: TF_XLA_FLAGS=--tf_xla_auto_jit=2 python train.py
 
-Check the next profile: kernel names become fusion_* / loop_* and their count per step drops. JAX: wrap
-the whole training step in jax.jit (not just the model call), so the optimizer update is fused too.""",
-        docs=(L.TF_XLA, L.JAX_JIT),
+Check the next profile: kernel names become fusion_* / loop_* and their count per step drops.""",
+        docs=(L.TF_XLA,),
+        jax=Idiom(
+            fix_summary="jax.jit the whole training step (model, loss, gradients and optimizer update).",
+            fix="""\
+Most GPU kernels are separate element-wise operations, each reading and writing memory and costing a
+launch. Under jax.jit XLA fuses them; make sure the whole step is one jitted function:
+
+    @jax.jit
+    def train_step(state, batch):
+        loss, grads = jax.value_and_grad(loss_fn)(state.params, batch)
+        return state.apply_gradients(grads=grads), loss
+
+Check the next profile: kernel names become fusion_* / loop_* and their count per step drops.""",
+            docs=(L.JAX_JIT,)),
+        variants=(("xla_blocked", Idiom(
+            fix_summary="Move the ops XLA cannot compile out of the step (into tf.data), then jit_compile=True.",
+            fix="""\
+Most GPU kernels are separate element-wise operations that XLA would fuse, but the step also runs ops XLA
+cannot compile (named above): @tf.function(jit_compile=True) on this step would fail. Move those ops out
+of the step first, usually into the input pipeline, then compile the step:
+
+    ds = ds.map(tokenize_or_py_fn, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+    @tf.function(jit_compile=True)       # now only tensor math inside
+    def train_step(x, y): ...
+
+If some of them must stay, compile only the model part: wrap the model call and loss in a
+tf.function(jit_compile=True) helper and keep the string/Python ops outside it.""",
+            docs=(L.TF_XLA, L.TF_DATA_PERFORMANCE))),),
     ),
     "launch.gpu_starved_by_launches": Entry(
         category="launch",
         title="The GPU idles while kernels are being launched",
-        fix_summary="Launch fewer, larger kernels: XLA jit_compile=True, larger batch, CUDA graphs.",
+        fix_summary="Launch fewer, larger kernels: XLA jit_compile=True, steps_per_execution, larger batch.",
         fix="""\
 Between kernels the GPU waits for the host to launch the next one. Fewer, bigger kernels fix it:
 
@@ -69,11 +139,33 @@ Between kernels the GPU waits for the host to launch the next one. Fewer, bigger
 
 If tf.data also runs on this host, give the GPU its own launch threads (before TensorFlow starts):
 
-    TF_GPU_THREAD_MODE=gpu_private TF_GPU_THREAD_COUNT=2 python train.py
+    TF_GPU_THREAD_MODE=gpu_private TF_GPU_THREAD_COUNT=2 python train.py""",
+        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA),
+        jax=Idiom(
+            fix_summary="jax.jit the entire step so it runs as one compiled program; let XLA use CUDA graphs.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one. Run the whole step as one compiled
+program (not op by op, not several small jitted functions called from Python):
 
-JAX: jit the entire step (one launch of a compiled program); recent XLA versions can also replay it as
-CUDA graphs (see the XLA flag --xla_gpu_enable_command_buffer).""",
-        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA, L.CUDA_GRAPHS, L.JAX_GPU_TIPS),
+    train_step = jax.jit(train_step, donate_argnums=0)   # one dispatch per step
+
+XLA can replay the compiled step's kernels as CUDA graphs (XLA_FLAGS=--xla_gpu_enable_command_buffer=...,
+on by default for some op kinds in recent versions), and jax.lax.scan over several micro-batches runs more
+work per dispatch.""",
+            docs=(L.JAX_JIT, L.JAX_GPU_TIPS, L.CUDA_GRAPHS)),
+        variants=(("xla_blocked", Idiom(
+            fix_summary="Launch less often: steps_per_execution, gpu_private threads; XLA after moving out "
+                        "string ops.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one. The step runs ops XLA cannot compile
+(named above), so jit_compile=True would fail on it as it is. First cut per-step host overhead:
+
+    model.compile(..., steps_per_execution=32)                  # Keras: many steps per call
+    TF_GPU_THREAD_MODE=gpu_private TF_GPU_THREAD_COUNT=2 python train.py   # dedicated launch threads
+
+then move the string/Python ops into tf.data (ds.map(..., num_parallel_calls=tf.data.AUTOTUNE)) and
+compile the remaining step with @tf.function(jit_compile=True) so XLA fuses kernels.""",
+            docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),),
     ),
     "launch.tiny_kernels": Entry(
         category="launch",
@@ -88,8 +180,27 @@ between. Make each launch do more:
     ds = ds.batch(2 * BATCH)             # more work per kernel, if memory allows
 
 Avoid Python-side loops over small tensors inside the step (vectorize them: tf.vectorized_map, batched
-ops). JAX: jax.jit the whole step and use jax.vmap / jax.lax.scan instead of Python loops.""",
-        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA, L.JAX_JIT),
+ops).""",
+        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA),
+        jax=Idiom(
+            fix_summary="jax.jit the whole step; jax.vmap / jax.lax.scan instead of Python loops; larger batch.",
+            fix="""\
+Most kernels finish sooner than the host needs to launch them, so the GPU runs in short bursts with gaps in
+between. Make each dispatch do more: jax.jit the whole step (XLA fuses small ops), replace Python loops
+over small arrays with jax.vmap or jax.lax.scan, and raise the batch if memory allows.""",
+            docs=(L.JAX_JIT, L.JAX_GPU_TIPS)),
+        variants=(("xla_blocked", Idiom(
+            fix_summary="Do more work per kernel (larger batch, vectorized ops); XLA after moving out string "
+                        "ops.",
+            fix="""\
+Most kernels finish sooner than the host needs to launch them. The step runs ops XLA cannot compile (named
+above), so jit_compile=True would fail on it as it is. Make each launch do more:
+
+    ds = ds.batch(2 * BATCH)             # more work per kernel, if memory allows
+
+vectorize Python-side loops (tf.vectorized_map, batched ops), and move the string/Python ops into
+tf.data so the rest of the step can be compiled with @tf.function(jit_compile=True).""",
+            docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),),
     ),
     "occupancy.low_occupancy": Entry(
         category="occupancy",
@@ -103,8 +214,7 @@ evidence:
 - shared memory: use smaller tiles or fewer pipeline stages;
 - block size: launch blocks of 128-256 threads so more warps fit per SM.
 For framework kernels you do not own, change what they are given: larger batch or hidden sizes, fused
-ops (jit_compile=True), a different layout (channels_last for convolutions). cuBLAS/cuDNN GEMMs are
-excluded: they trade occupancy for large tiles by design.""",
+ops (XLA compilation of the step), a different layout (channels_last for convolutions). cuBLAS/cuDNN GEMMs are excluded: they trade occupancy for large tiles by design.""",
         docs=(L.CUDA_OCCUPANCY, L.NVIDIA_DL_PERFORMANCE),
     ),
     "occupancy.tiny_grid": Entry(
@@ -113,8 +223,8 @@ excluded: they trade occupancy for large tiles by design.""",
         fix_summary="Give these kernels more parallel work (larger batch, fused ops) so every SM is used.",
         fix="""\
 These kernels launch fewer thread blocks than the GPU has SMs, so most SMs sit idle while they run. Give
-them more parallel work: a larger batch, larger tensors per op (fuse small ops with jit_compile=True), or,
-for your own kernels, split the work into more, smaller blocks (grid-stride loops, split-K for GEMMs).""",
+them more parallel work: a larger batch, larger tensors per op (fuse small ops with XLA), or, for your own
+kernels, split the work into more, smaller blocks (grid-stride loops, split-K for GEMMs).""",
         docs=(L.NVIDIA_DL_PERFORMANCE, L.CUDA_OCCUPANCY),
     ),
 }

@@ -1,6 +1,6 @@
 """Catalog entries of the input-pipeline findings (tf.data)."""
 
-from tb_gpu_advisor.findings.catalog import Entry
+from tb_gpu_advisor.findings.catalog import Entry, Idiom
 from tb_gpu_advisor.findings.catalog import links as L
 
 ENTRIES = {
@@ -13,16 +13,32 @@ The training step blocks in IteratorGetNext while no GPU works: the input pipeli
 slowly than the GPU consumes them. Make it produce in parallel and ahead of time:
 
     ds = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)  # or interleave(...)
-    ds = ds.map(parse_and_augment, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
-    ds = ds.cache()               # after expensive, deterministic steps, if it fits in memory or on disk
-    ds = ds.shuffle(10_000).batch(batch_size, drop_remainder=True)
+    ds = ds.map(parse_and_decode, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    ds = ds.cache()               # after the deterministic decode, if it fits in memory or on disk
+    ds = ds.shuffle(10_000).map(augment, num_parallel_calls=tf.data.AUTOTUNE)   # random work after cache()
+    ds = ds.batch(batch_size, drop_remainder=True)
     ds = ds.prefetch(tf.data.AUTOTUNE)  # always last
 
+Never cache() after a random augmentation: the cache would replay the first epoch's random choices.
 Measure the pipeline alone (iterate it without the model) to know its ceiling; if it is still slower than
-the step, move decoding/augmentation offline or to the GPU, or spread it over more hosts (tf.data service).
-JAX: feed jitted steps from the same tf.data pipeline (ds.as_numpy_iterator()) or a grain/PyTorch loader
-with workers, and keep the next batch on the device before the step needs it (see the transfer advice).""",
+the step, move decoding/augmentation offline or to the GPU, or spread it over more hosts (tf.data service).""",
         docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS, L.TF_GPU_PERFORMANCE),
+        jax=Idiom(
+            fix_summary="Parallelize and prefetch the tf.data pipeline; put the next batch on the device ahead.",
+            fix="""\
+The training loop blocks in tf.data's IteratorGetNext while no GPU works: the input pipeline produces
+batches more slowly than the jitted step consumes them. Make it produce in parallel and ahead of time, and
+copy the next batch to the device while the current step runs:
+
+    ds = ds.map(parse_and_decode, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    ds = ds.cache()                                  # after the deterministic decode, never after augmenting
+    ds = ds.shuffle(10_000).map(augment, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+    batches = flax.jax_utils.prefetch_to_device(ds.as_numpy_iterator(), 2)   # or jax.device_put one ahead
+
+Measure the pipeline alone to know its ceiling; if it is still slower than the step, preprocess offline,
+or use a loader with worker processes (grain).""",
+            docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT)),
     ),
     "input.no_prefetch": Entry(
         category="input",
@@ -36,11 +52,19 @@ the producer and the training step take turns instead of overlapping. Add prefet
 
 For GPU input, prefetching to the device also hides the host-to-device copy:
 
-    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))  # single GPU, as the last stage
+    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))  # single GPU, as the last stage""",
+        docs=(L.TF_DATA_PERFORMANCE,),
+        jax=Idiom(
+            fix_summary="End the pipeline with ds.prefetch(tf.data.AUTOTUNE) and keep one batch in flight on the "
+                        "device.",
+            fix="""\
+No Prefetch stage appears in the tf.data pipeline, so each batch is produced only when the step asks for
+it. Prefetch on the host and keep the next batch on the device:
 
-JAX: keep one batch in flight on the device, e.g. with flax.jax_utils.prefetch_to_device(iterator, 2) or
-by calling jax.device_put on batch n+1 before running step n.""",
-        docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT),
+    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    batches = flax.jax_utils.prefetch_to_device(ds.as_numpy_iterator(), 2)
+    # or: next_batch = jax.device_put(host_batch) for step n+1 before running step n""",
+            docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT)),
     ),
     "input.sequential_map": Entry(
         category="input",
@@ -126,8 +150,8 @@ machines with the tf.data service:
         processing_mode="parallel_epochs", service="grpc://dispatcher:5000"))
     ds = ds.prefetch(tf.data.AUTOTUNE)
 
-Alternatives: preprocess offline once (write the augmented/decoded data), lighten per-element work, or
-cache decoded data. JAX: the same tf.data service pipeline works with ds.as_numpy_iterator().""",
+Alternatives: preprocess offline once (write the decoded data), lighten per-element work, or cache decoded
+data (before any random augmentation).""",
         docs=(L.TF_DATA_SERVICE, L.TF_DATA_PERFORMANCE),
     ),
 }

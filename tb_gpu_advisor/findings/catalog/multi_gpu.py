@@ -1,6 +1,6 @@
 """Catalog entries of the multi-GPU findings: exposed collectives and imbalance."""
 
-from tb_gpu_advisor.findings.catalog import Entry
+from tb_gpu_advisor.findings.catalog import Entry, Idiom
 from tb_gpu_advisor.findings.catalog import links as L
 
 ENTRIES = {
@@ -19,15 +19,46 @@ Collective (NCCL) kernels run while no GPU computes, so every step waits for com
         bytes_per_pack=32 * 1024 * 1024)   # fewer, larger all-reduces that overlap backprop
     strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
 
-Also: mixed precision halves the bytes of float16 gradients; a larger per-GPU batch or gradient
-accumulation syncs less often per example:
+A larger per-GPU batch or gradient accumulation syncs less often per example:
 
     if (step + 1) % accum_steps == 0:
         optimizer.apply_gradients(zip(accumulated, model.trainable_variables))  # all-reduce once per N
 
-JAX: jit the step with sharded inputs so XLA schedules the all-reduce; enable overlap with
-XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true.""",
-        docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE, L.JAX_SHARDING, L.JAX_GPU_TIPS),
+Keras mixed precision keeps variables and gradients in float32, so it does not shrink the all-reduce by
+itself; the evidence gives the dtype the NCCL kernels reduce in.""",
+        docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
+        jax=Idiom(
+            fix_summary="Let XLA overlap the all-reduce with backprop (latency-hiding scheduler), or sync less "
+                        "often.",
+            fix="""\
+Collective (NCCL) kernels run while no GPU computes, so every step waits for communication. Jit the whole
+step with sharded inputs so XLA schedules the all-reduce itself, and let it overlap with the backward pass:
+
+    XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=true" python train.py
+
+A larger per-device batch or gradient accumulation (jax.lax.scan over micro-batches, reduce once) syncs
+less often per example. The evidence gives the dtype the NCCL kernels reduce in.""",
+            docs=(L.JAX_SHARDING, L.JAX_GPU_TIPS, L.NCCL_GUIDE)),
+        variants=(("fp32_allreduce", Idiom(
+            fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: reduce them in bf16/fp16.",
+            fix="""\
+The step computes in 16 bits but the NCCL kernels reduce float32 gradients: Keras mixed precision keeps
+variables and gradients in float32, so the all-reduce moves twice the bytes it could. In a custom training
+loop, cast before reducing and back after:
+
+    grads = tape.gradient(loss, model.trainable_variables)
+    ctx = tf.distribute.get_replica_context()
+    low = [tf.cast(g, tf.bfloat16) for g in grads]     # float16 on 7.x: mind overflow, see below
+    low = ctx.all_reduce(tf.distribute.ReduceOp.MEAN, low)
+    grads = [tf.cast(g, tf.float32) for g in low]
+    optimizer.apply_gradients(zip(grads, model.trainable_variables), skip_gradients_aggregation=True)
+    # legacy tf.keras optimizers: apply_gradients(..., experimental_aggregate_gradients=False)
+
+bfloat16 keeps float32's range (no overflow) with fewer mantissa bits; float16 can overflow when many
+replicas sum large gradients: reduce with MEAN, and with a LossScaleOptimizer unscale the gradients
+(optimizer.get_unscaled_gradients) before casting, or keep loss scaling dynamic so overflowing steps are
+skipped. Then overlap what remains: CommunicationOptions(bytes_per_pack=32 * 1024 * 1024).""",
+            docs=(L.TF_DISTRIBUTED, L.TF_MIXED_PRECISION, L.NCCL_GUIDE))),),
     ),
     "communication.gpu_imbalance": Entry(
         category="communication",
@@ -41,8 +72,19 @@ for the slowest one (the others wait inside NCCL kernels). Check:
 - work done on one GPU only (metrics, summaries, checkpoint or evaluation on replica 0);
 - the same input path for every GPU (one GPU's tf.data placed differently, or a shared PCIe switch);
 - hardware: clocks/thermals (nvidia-smi -q -d CLOCK,PERFORMANCE) and the NVLink/PCIe topology
-  (nvidia-smi topo -m).
-JAX: shard the batch evenly with jax.sharding.NamedSharding and keep host-side work off one device.""",
+  (nvidia-smi topo -m).""",
         docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
+        jax=Idiom(
+            fix_summary="Balance work per device: shard the batch evenly, no device doing extras; check its "
+                        "clocks.",
+            fix="""\
+Some GPUs are busy much longer than others in the same step; with synchronous training every step waits
+for the slowest one (the others wait inside NCCL kernels). Check:
+- the batch is sharded evenly (jax.sharding.NamedSharding over a Mesh of all devices, a global batch
+  divisible by the device count);
+- no device does extra work (metrics, host callbacks, evaluation placed on device 0);
+- hardware: clocks/thermals (nvidia-smi -q -d CLOCK,PERFORMANCE) and the NVLink/PCIe topology
+  (nvidia-smi topo -m).""",
+            docs=(L.JAX_SHARDING, L.NCCL_GUIDE)),
     ),
 }

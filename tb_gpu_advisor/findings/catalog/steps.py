@@ -1,6 +1,6 @@
 """Catalog entries of the step-level and environment findings."""
 
-from tb_gpu_advisor.findings.catalog import Entry
+from tb_gpu_advisor.findings.catalog import Entry, Idiom
 from tb_gpu_advisor.findings.catalog import links as L
 
 ENTRIES = {
@@ -18,9 +18,20 @@ critical path:
         manager.save(options=ckpt_options)
     # Keras: tf.keras.callbacks.ModelCheckpoint(..., save_freq=2000) instead of every epoch/batch
 
-Write to fast local storage and copy to remote storage in the background. JAX: orbax
-(ocp.CheckpointManager with async checkpointing) saves without blocking the step.""",
+Write to fast local storage and copy to remote storage in the background.""",
         docs=(L.TF_CHECKPOINT,),
+        jax=Idiom(
+            fix_summary="Checkpoint less often and asynchronously (orbax CheckpointManager, async saves).",
+            fix="""\
+Saving checkpoints holds up the steps it falls into while the GPU idles. Save less often and without
+blocking the step:
+
+    manager = ocp.CheckpointManager(directory, options=ocp.CheckpointManagerOptions(
+        save_interval_steps=2000, max_to_keep=3, enable_async_checkpointing=True))
+    manager.save(step, args=ocp.args.StandardSave(state))
+
+Write to fast local storage and copy to remote storage in the background.""",
+            docs=(L.ORBAX_CHECKPOINT,)),
     ),
     "steps.summary_stall": Entry(
         category="other",
@@ -57,9 +68,23 @@ The first profiled step compiles or traces the program and is much slower than t
 the step-variance finding. Profile later steps so averages describe steady state:
 
     tf.keras.callbacks.TensorBoard(log_dir, profile_batch=(10, 20))
-    # custom loops: start tf.profiler.experimental.start(logdir) after a few warm-up steps
-    # JAX: run a few steps, then jax.profiler.start_trace(logdir)""",
-        docs=(L.TF_PROFILER, L.JAX_PROFILING),
+    # custom loops: start tf.profiler.experimental.start(logdir) after a few warm-up steps""",
+        docs=(L.TF_PROFILER,),
+        jax=Idiom(
+            fix_summary="Profile steady-state steps: start jax.profiler after the first steps have compiled.",
+            fix="""\
+The first profiled step compiles or traces the program and is much slower than the rest; it is left out of
+the step-variance finding. Profile later steps so averages describe steady state:
+
+    for step, batch in enumerate(batches):
+        if step == 10:
+            jax.profiler.start_trace(logdir)
+        with jax.profiler.StepTraceAnnotation("train", step_num=step):
+            state, metrics = train_step(state, batch)
+        if step == 20:
+            jax.block_until_ready(state)
+            jax.profiler.stop_trace()""",
+            docs=(L.JAX_PROFILING,)),
     ),
     "environment.no_tensor_cores": Entry(
         category="other",
@@ -80,9 +105,16 @@ TF32) or the other findings of this report.""",
 bfloat16 Tensor Core math needs compute capability 8.0 (Ampere) or newer; on this GPU bfloat16 kernels fall
 back to slower paths. Use float16 with loss scaling instead:
 
-    tf.keras.mixed_precision.set_global_policy("mixed_float16")
-    # JAX: cast to jnp.float16 and scale the loss (e.g. jmp.DynamicLossScale)""",
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")   # Keras applies loss scaling itself""",
         docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
+        jax=Idiom(
+            fix_summary="On compute capability 7.x compute in float16 with loss scaling instead of bfloat16.",
+            fix="""\
+bfloat16 Tensor Core math needs compute capability 8.0 (Ampere) or newer; on this GPU bfloat16 kernels fall
+back to slower paths. Cast to jnp.float16 instead and scale the loss so small gradients do not underflow
+(e.g. the jmp library: jmp.get_policy("params=float32,compute=float16,output=float32") with
+jmp.DynamicLossScale).""",
+            docs=(L.NVIDIA_MIXED_PRECISION,)),
     ),
     "environment.cuda_older_than_gpu": Entry(
         category="other",
@@ -91,9 +123,16 @@ back to slower paths. Use float16 with loss scaling instead:
         fix="""\
 The CUDA version recorded in the profile is older than the first one with native support for this GPU's
 compute capability: kernels run from PTX compiled just in time (slow start-up, often slower kernels) or
-come from generic code paths. Install a TensorFlow/JAX build for a newer CUDA (pip install
-tensorflow[and-cuda], pip install -U "jax[cuda12]") and a matching driver.""",
+come from generic code paths. Install a TensorFlow build for a newer CUDA (pip install
+tensorflow[and-cuda]) and a matching driver.""",
         docs=(L.CUDA_COMPATIBILITY, L.CUDA_GPUS),
+        jax=Idiom(
+            fix_summary="Use a jaxlib built for a CUDA that supports this GPU's compute capability natively.",
+            fix="""\
+The CUDA version recorded in the profile is older than the first one with native support for this GPU's
+compute capability: kernels run from PTX compiled just in time or come from generic code paths. Install
+a jaxlib for a newer CUDA (pip install -U "jax[cuda12]") and a matching driver.""",
+            docs=(L.CUDA_COMPATIBILITY, L.CUDA_GPUS)),
     ),
     "environment.driver_older_than_runtime": Entry(
         category="other",
