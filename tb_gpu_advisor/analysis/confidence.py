@@ -10,11 +10,6 @@ from tb_gpu_advisor.model.trace import ActivityKind
 LEVELS = ("high", "medium", "low")
 MIN_STEPS = 2
 RECOMMENDED_STEPS = 10
-# TensorFlow and JAX events that only a multi-device job writes: distribution strategies and collectives.
-# (TensorFlow op events are named `name:Type`; JAX multi-device jobs show as kernels on several GPUs.)
-_STRATEGY_EVENT = re.compile(r"MultiDeviceIterator|:(CollectiveReduceV\d|CollectiveGatherV\d|CollectiveBcast\w*|"
-                             r"CollectiveAllToAllV\d|NcclAllReduce)$")
-_STRATEGY_THREADS = ("collective_ops", "tf_data_multi_device_iterator")
 _DROPPED = re.compile(r"drop|lost|overflow|exceed|buffer.*full|truncat|missing events", re.IGNORECASE)
 
 
@@ -46,7 +41,7 @@ def trace_confidence(model, step_set, framework):
     kernel_gpus = [gpu for gpu in model.gpus if _has_kernels(gpu)]
     idle_gpus = [gpu for gpu in model.gpus if not _has_kernels(gpu)]
     collectives = sorted({name for gpu in model.gpus for name in gpu.activity.names if is_nccl(name)})
-    strategy = _strategy_evidence(model)
+    strategy = f"a distribution strategy: {framework.strategy}" if framework.strategy else None
     multi_gpu = bool(collectives or strategy or len(kernel_gpus) >= 2)
 
     if step_set.source == "none":
@@ -97,18 +92,6 @@ def _has_kernels(gpu):
 def _ordinals(gpus):
     shown = ", ".join(f"GPU {gpu.ordinal}" for gpu in gpus[:8])
     return shown + (", ..." if len(gpus) > 8 else "")
-
-
-def _strategy_evidence(model):
-    """"a distribution strategy (<what shows it>)", or None; only for traces with GPU planes."""
-    if not model.gpus:
-        return None
-    found = [f"{kind} threads" for kind in sorted(model.host_activity.thread_busy)
-             if kind.startswith(_STRATEGY_THREADS)]
-    events = sorted(name for name in model.host_activity.op_totals if _STRATEGY_EVENT.search(name))
-    if events:
-        found.append(f"{events[0].rpartition(':')[2]} ops")
-    return f"a distribution strategy: {', '.join(found[:2])}" if found else None
 
 
 def _all_warmup(model, steps):

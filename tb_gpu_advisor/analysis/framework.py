@@ -18,6 +18,10 @@ _JAX_MODULE = re.compile(r"^jit_\w+")
 # PyTorch (Kineto traces): ATen operators and the profiler's step annotations.
 _TORCH_EVENT = re.compile(r"^(aten::|ProfilerStep#|autograd::|torch/|c10d::|nccl:all_reduce)")
 _KERAS_MARKER = "Profiled batch"
+# tf.distribute at work: its collective threads, its per-device iterators, its collective ops (`name:Type`).
+_STRATEGY_THREADS = ("collective_ops", "tf_data_multi_device_iterator")
+_STRATEGY_EVENT = re.compile(r"MultiDeviceIterator|:(CollectiveReduceV\d|CollectiveGatherV\d|CollectiveBcast\w*|"
+                             r"CollectiveAllToAllV\d|NcclAllReduce)$")
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class Framework:
     evidence: tuple  # short sentences naming what was seen
     keras: bool = False  # Keras's `Profiled batch` step markers (Keras 3, any backend)
     tf_data: bool = False  # tf.data iterators feed the program (possible under JAX too)
+    strategy: str | None = None  # what shows a tf.distribute strategy at work, e.g. "collective_ops threads"
 
     @property
     def is_tensorflow(self):
@@ -70,12 +75,25 @@ def detect_framework(model):
         (jax if jax else tf).append("tf.data iterator events (Iterator::, IteratorGetNext)")
     if keras:
         (jax if jax else tf).append(f"Keras step markers ('{_KERAS_MARKER}')")
+    strategy = distribution_strategy(model)
     # The model's framework wins over the input library's: JAX with tf.data input is a JAX program.
     for name, evidence in (("jax", jax), ("pytorch", torch), ("tensorflow", tf)):
         if evidence:
-            return Framework(name, tuple(evidence), keras=keras, tf_data=tf_data)
+            return Framework(name, tuple(evidence), keras=keras, tf_data=tf_data, strategy=strategy)
     return Framework("unknown", ("no framework-specific events, threads or metadata in the trace",),
-                     keras=keras, tf_data=tf_data)
+                     keras=keras, tf_data=tf_data, strategy=strategy)
+
+
+def distribution_strategy(model):
+    """What shows a tf.distribute strategy at work in a trace with GPUs (threads, ops), or None."""
+    if not model.gpus:
+        return None
+    found = [f"{kind} threads" for kind in sorted(model.host_activity.thread_busy)
+             if kind.startswith(_STRATEGY_THREADS)]
+    events = sorted(name for name in model.host_activity.op_totals if _STRATEGY_EVENT.search(name))
+    if events:
+        found.append(f"{events[0].rpartition(':')[2]} ops")
+    return ", ".join(found[:2]) or None
 
 
 def _module_names(gpu):

@@ -6,6 +6,7 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
+from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps
 from tb_gpu_advisor.findings.tf_data import tf_data_pipeline
 from tb_gpu_advisor.model import intervals
@@ -187,6 +188,19 @@ class Context:
         """[(name, count, total_ps)] of host event names matching `predicate`, most time first."""
         found = [(name, count, total) for name, (count, total) in self.host.op_totals.items() if predicate(name)]
         return sorted(found, key=lambda item: (-item[2], item[0]))
+
+    @cached_property
+    def step_ops(self):
+        """analysis.step_ops.StepOps: the step's own host ops, tf.data's per-element ops, XLA blockers."""
+        return step_ops(self.host.op_totals, self.step_count)
+
+    def xla_blocked(self):
+        """(condition, note) for fixes that would advise XLA: ("xla_blocked", why) when the step runs ops XLA
+        cannot compile (TensorFlow; JAX steps are compiled already), else (None, "")."""
+        blockers = self.step_ops.xla_blockers
+        if not blockers or self.framework.is_jax:
+            return None, ""
+        return "xla_blocked", f"Ops in this step that XLA cannot compile: {', '.join(blockers[:4])}."
 
     def has_thread(self, prefix):
         return any(kind.startswith(prefix) for kind in self.host.thread_busy)

@@ -2,6 +2,7 @@
 
 import re
 
+from tb_gpu_advisor.analysis.step_ops import STEP_OP_MAX_CALLS_PER_STEP, is_producer_event
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, grade, ladder, limit
 from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, HOST_HIGH_PCT, HOST_MEDIUM_PCT,
@@ -33,11 +34,18 @@ def _op_rows(ops):
 
 
 def _top_host_ops(ctx, limit_count=HOST_OPS_LISTED):
-    """The host events with the most time, leaving out wrappers, step markers and driver calls."""
+    """The ops that block the step, most time first: the step's own TensorFlow ops (a few calls per step), then
+    other host events; never wrappers, step markers, driver calls or tf.data's background producers."""
+    step = [(op.name, op.count, op.total_ps) for op in ctx.step_ops.step_ops]
+    if len(step) >= limit_count:
+        return _op_rows(step[:limit_count])
     device_names = {name for gpu in ctx.model.gpus for name in gpu.activity.names}
-    found = ctx.host_ops(lambda name: bool(name) and not _WRAPPERS.match(name) and name not in device_names
-                         and not name.startswith(("Memcpy", "Memset", "cu")))
-    return _op_rows(found[:limit_count])
+    per_element = {op.name for op in ctx.step_ops.per_element_ops}
+    listed = {name for name, _, _ in step}
+    others = ctx.host_ops(lambda name: bool(name) and not _WRAPPERS.match(name) and name not in device_names
+                          and not name.startswith(("Memcpy", "Memset", "cu")) and not is_producer_event(name)
+                          and name not in per_element and name not in listed)
+    return _op_rows((step + others)[:limit_count])
 
 
 def gpu_idle_host_busy(ctx):
@@ -51,6 +59,7 @@ def gpu_idle_host_busy(ctx):
         return None
     idle_host = intervals.subtract(intervals.subtract(ctx.host.busy, ctx.gpu_busy),
                                    intervals.union_all(ctx.host.input_waits, ctx.host.launch_busy))
+    condition, note = ctx.xla_blocked()
     return Finding(
         id="host.gpu_idle_host_busy", severity=severity,
         summary=f"The GPU idles {share:.1f}% of the step while the host runs runtime or Python work "
@@ -59,9 +68,11 @@ def gpu_idle_host_busy(ctx):
                            "host_exposed_ms_per_step": ctx.per_step_ms(host_ms)},
                           ladder("host_exposed_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT),
                           {"host_ops": _top_host_ops(ctx), "time_ranges_ms": ctx.longest_ranges_ms(idle_host),
-                           "steps": ctx.steps_overlapping(idle_host)}),
+                           "steps": ctx.steps_overlapping(idle_host),
+                           "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition else []}),
         recoverable_ms=host_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the step time if the GPU never idled during host work")
+        speedup_basis="upper bound: the step time if the GPU never idled during host work",
+        condition=condition, fix_note=note)
 
 
 def _host_critical_ms(ctx):
@@ -137,7 +148,14 @@ def python_function(ctx):
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT)
     if severity is None:
         return None
-    where = "; tf.data is in use and the step waits for it: likely its map function" if waiting > 0 else ""
+    per_step = count / ctx.step_count if ctx.step_count else None
+    if per_step is not None and per_step <= STEP_OP_MAX_CALLS_PER_STEP:
+        times = "once" if per_step <= 1.0 else f"{round(per_step, 1):g} times"
+        where = f" ({times} per step: it runs inside the training step, which waits for it)"
+    elif waiting > 0:
+        where = "; tf.data is in use and the step waits for it: its map function calls it per element"
+    else:
+        where = ""
     return Finding(
         id="host.python_function", severity=severity,
         summary=f"Python functions (tf.py_function) ran {count:,} times, {total_ms / count:.2f} ms each{where}.",

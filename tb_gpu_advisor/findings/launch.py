@@ -40,6 +40,7 @@ def gpu_starved_by_launches(ctx):
     if severity is None:
         return None
     starved = intervals.subtract(ctx.host.launch_busy, ctx.gpu_busy)
+    condition, note = ctx.xla_blocked()
     return Finding(
         id="launch.gpu_starved_by_launches", severity=severity,
         summary=f"The GPU idles {share:.1f}% of the step while kernels are being launched "
@@ -48,9 +49,11 @@ def gpu_starved_by_launches(ctx):
                            "launch_exposed_ms_per_step": ctx.per_step_ms(launch_ms), **_launch_metrics(ctx)},
                           ladder("launch_exposed_pct", share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT),
                           {"time_ranges_ms": ctx.longest_ranges_ms(starved),
-                           "steps": ctx.steps_overlapping(starved)}),
+                           "steps": ctx.steps_overlapping(starved),
+                           "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition else []}),
         recoverable_ms=launch_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the step time if the GPU never idled during launch calls")
+        speedup_basis="upper bound: the step time if the GPU never idled during launch calls",
+        condition=condition, fix_note=note)
 
 
 def _short_gaps(ctx, gpu):
@@ -91,6 +94,7 @@ def tiny_kernels(ctx):
     severity = grade(share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT, MODELED_LOW_PCT)
     if shorter_pct < TINY_KERNEL_MIN_SHARE_PCT or severity is None:
         return None
+    condition, note = ctx.xla_blocked()
     return Finding(
         id="launch.tiny_kernels", severity=severity,
         summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU sits in "
@@ -101,9 +105,11 @@ def tiny_kernels(ctx):
                            "gpu_busy_pct": busy_pct, **_launch_metrics(ctx)},
                           limit("kernels_shorter_than_launch_pct", shorter_pct, TINY_KERNEL_MIN_SHARE_PCT,
                                 gap_max_us=LAUNCH_GAP_MAX_US, gpu_busy_pct_below=LAUNCH_GPU_BUSY_MAX_PCT),
-                          {"device": worst[3]}),
+                          {"device": worst[3],
+                           "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition else []}),
         recoverable_ms=gap_ms, window_ms=ctx.window_ms,
-        speedup_basis=f"upper bound: the step time without the GPU's gaps of at most {LAUNCH_GAP_MAX_US:g} us")
+        speedup_basis=f"upper bound: the step time without the GPU's gaps of at most {LAUNCH_GAP_MAX_US:g} us",
+        condition=condition, fix_note=note)
 
 
 RULES = (gpu_starved_by_launches, tiny_kernels)

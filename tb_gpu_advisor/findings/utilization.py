@@ -22,14 +22,16 @@ def _top_kernels(ctx, predicate, limit=3):
     return [k["name"] for k in rows[:limit]]
 
 
-def _modeled(ctx, finding_id, summary, recoverable_ms, basis, metrics, crossed, pointers, high=KERNEL_HIGH_PCT):
+def _modeled(ctx, finding_id, summary, recoverable_ms, basis, metrics, crossed, pointers, high=KERNEL_HIGH_PCT,
+             condition=None, fix_note=""):
     share = ctx.share_pct(recoverable_ms)
     severity = grade(share, high, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)
     if severity is None:
         return None
     return Finding(id=finding_id, severity=severity, summary=summary,
                    evidence=Evidence({**metrics, "recoverable_pct": share}, crossed, pointers),
-                   recoverable_ms=recoverable_ms, window_ms=ctx.window_ms, speedup_basis=basis)
+                   recoverable_ms=recoverable_ms, window_ms=ctx.window_ms, speedup_basis=basis,
+                   condition=condition, fix_note=fix_note)
 
 
 def gpu_underused(ctx):
@@ -111,6 +113,9 @@ def elementwise_kernels(ctx):
     if per_step < FUSION_MIN_KERNELS_PER_STEP or share < FUSION_MIN_SHARE_PCT:
         return None
     elementwise_ms = ms(elementwise_ps)
+    condition, note = ctx.xla_blocked()
+    pointers = {"kernels": _top_kernels(ctx, is_elementwise), "device": gpu.name,
+                "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition else []}
     return _modeled(
         ctx, "fusion.elementwise_kernels",
         f"{ctx.count_text(count, 'element-wise kernels')} take {share:.1f}% of GPU kernel time "
@@ -122,7 +127,21 @@ def elementwise_kernels(ctx):
          "elementwise_kernel_mean_us": round(elementwise_ms * 1000.0 / count, 3) if count else None},
         limit("elementwise_kernels_per_step", round(per_step, 1), FUSION_MIN_KERNELS_PER_STEP,
               share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT),
-        {"kernels": _top_kernels(ctx, is_elementwise), "device": gpu.name})
+        pointers, condition=condition, fix_note=_keras_auto_note(ctx, note))
+
+
+def _keras_auto_note(ctx, note):
+    """Keras 3's model.compile(jit_compile="auto") uses XLA on GPU, except under a tf.distribute strategy."""
+    if note or not ctx.framework.keras or not ctx.framework.is_tensorflow:
+        return note
+    if ctx.framework.strategy:
+        keras = ("Keras 3's default model.compile(jit_compile=\"auto\") does not use XLA under a tf.distribute "
+                 f"strategy, and this run uses one ({ctx.framework.strategy}): pass jit_compile=True explicitly.")
+    else:
+        keras = ("Keras 3's default model.compile(jit_compile=\"auto\") uses XLA on a GPU (not on CPU, not under a "
+                 "tf.distribute strategy), yet no XLA kernel appears here: jit_compile=False was passed, or a "
+                 "layer does not support XLA (pass jit_compile=True to see which).")
+    return f"{note} {keras}".strip()
 
 
 RULES = (gpu_underused, fp32_matmul, elementwise_kernels)

@@ -1,21 +1,22 @@
 """Trace confidence: each rule of docs/report.md on a generated trace, and the real V100 trace's `low`."""
 
+from dataclasses import replace
+
 from tb_gpu_advisor.analysis.confidence import trace_confidence
-from tb_gpu_advisor.analysis.framework import Framework, detect_framework
+from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.steps import find_steps
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.conftest import model_of, shared_trace
 from tests.findings.scenarios import healthy, kernels, step_starts
 
-TF = Framework("tensorflow", ("test",))
-JAX = Framework("jax", ("test",))
-UNKNOWN = Framework("unknown", ("test",))
+TF, JAX, UNKNOWN = "tensorflow", "jax", "unknown"
 
 
 def confidence(builder, framework=TF):
+    """Confidence of a generated trace, with the framework detected and its name set to `framework`."""
     model = model_of(builder)
-    return trace_confidence(model, find_steps(model), framework)
+    return trace_confidence(model, find_steps(model), replace(detect_framework(model), name=framework))
 
 
 def test_ten_steps_on_one_gpu_is_high():
