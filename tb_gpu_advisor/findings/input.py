@@ -55,7 +55,12 @@ def gpu_waits_for_input(ctx):
     wait_ms, share = _wait(ctx)
     pipeline = ctx.pipeline
     note = ""
-    if pipeline.is_tuned:
+    if pipeline.per_device_generators:
+        note = (f"The trace shows tf.distribute's per-device feed ({pipeline.per_device_generators[0]}), which "
+                "pulls batches from the source dataset through RemoteCall __inference__next_func; the source "
+                "pipeline's own stages are not in the trace. Tune the source dataset (below) before "
+                "strategy.experimental_distribute_dataset(ds).")
+    elif pipeline.is_tuned:
         note = (f"This pipeline already prefetches and maps in parallel ({pipeline.paths[0]}), so the producer "
                 "itself is too slow: see the other findings, cache decoded data, precompute offline, or use "
                 "the tf.data service.")

@@ -137,9 +137,7 @@ Between kernels the GPU waits for the host to launch the next one. Fewer, bigger
     def train_step(x, y): ...
     model.compile(..., jit_compile=True, steps_per_execution=32)   # Keras
 
-If tf.data also runs on this host, give the GPU its own launch threads (before TensorFlow starts):
-
-    TF_GPU_THREAD_MODE=gpu_private TF_GPU_THREAD_COUNT=2 python train.py""",
+A custom loop can run several steps per call: loop over N batches inside one tf.function.""",
         docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA),
         jax=Idiom(
             fix_summary="jax.jit the entire step so it runs as one compiled program; let XLA use CUDA graphs.",
