@@ -8,7 +8,7 @@ from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, grade, li
 from tb_gpu_advisor.findings.thresholds import (
     BATCH_GPU_BUSY_MAX_PCT, BATCH_SCALE, FP32_MATMUL_MIN_SHARE_PCT, FUSION_MIN_KERNELS_PER_STEP, FUSION_MIN_SHARE_PCT,
     FUSION_SAVED_FRACTION, INPUT_HIGH_PCT, KERNEL_HIGH_PCT, LOW_PRECISION_MAX_SHARE_PCT, MIXED_PRECISION_GAIN,
-    MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, SMALL_KERNEL_MEAN_US, TENSOR_CORE_MIN_CC)
+    MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, SMALL_KERNEL_MEAN_US, TENSOR_CORE_MIN_CC, TF32_MIN_CC)
 from tb_gpu_advisor.model.trace import ActivityKind
 
 
@@ -83,6 +83,7 @@ def fp32_matmul(ctx):
     compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
     low_share = round(100.0 * (breakdown["compute_16bit"] or 0.0) / compute, 2) if compute else None
     fp32_ms = ms(fp32_ps)
+    condition, note = _tf32_off(ctx, cc)
     return _modeled(
         ctx, "precision.fp32_matmul",
         f"32-bit matmul/conv kernels without Tensor Cores take {share:.1f}% of GPU kernel time "
@@ -93,7 +94,23 @@ def fp32_matmul(ctx):
          "compute_16bit_share_pct": low_share, "compute_capability": f"{cc[0]}.{cc[1]}"},
         limit("fp32_matmul_share_of_kernel_time_pct", share, FP32_MATMUL_MIN_SHARE_PCT,
               xprof_16bit_share_below_pct=LOW_PRECISION_MAX_SHARE_PCT),
-        {"kernels": _top_kernels(ctx, is_target)})
+        {"kernels": _top_kernels(ctx, is_target)}, condition=condition, fix_note=note)
+
+
+def _tf32_off(ctx, cc):
+    """On NVIDIA Ampere or newer, 32-bit SIMT matmul kernels mean TF32 (on by default) was turned off."""
+    vendors = {(g.capabilities.vendor or "nvidia").lower() for g in ctx.active_gpus}
+    if cc < TF32_MIN_CC or not vendors <= {"nvidia"}:
+        return None, ""
+    if ctx.framework.is_tensorflow:
+        return "tf32_off", ""  # the catalog's tf32_off variant says it all
+    jax = (f"On compute capability {cc[0]}.{cc[1]} JAX runs float32 matmuls in TF32 on Tensor Cores by default; "
+           "these 32-bit kernels mean it was turned off: jax_default_matmul_precision set to \"highest\" or "
+           "\"float32\", precision=jax.lax.Precision.HIGHEST on these dots, or NVIDIA_TF32_OVERRIDE=0. Where full "
+           "float32 is not needed, allow TF32 again: jax.config.update(\"jax_default_matmul_precision\", "
+           "\"tensorfloat32\") (or the jax.default_matmul_precision(\"tensorfloat32\") context manager), or "
+           "compute in bfloat16 as below.")
+    return "tf32_off", jax if ctx.framework.is_jax else f"JAX: {jax}"
 
 
 def elementwise_kernels(ctx):

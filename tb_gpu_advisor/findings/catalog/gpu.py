@@ -62,8 +62,9 @@ and turn it back on explicitly (before building the model):
 
     tf.config.experimental.enable_tensor_float_32_execution(True)
 
-If full float32 precision is needed for these ops, keep TF32 off and use mixed precision instead, which is
-faster still: compute in 16 bits, keep variables in float32:
+If these ops need full float32 precision (TF32 keeps float32's range with a 10-bit mantissa), keep TF32 off
+and this finding does not apply to them. Otherwise mixed precision is faster still: compute in 16 bits,
+keep variables in float32:
 
     tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
     # keep the final softmax/logits in float32: layers.Activation("softmax", dtype="float32")""",
