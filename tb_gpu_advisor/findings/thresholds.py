@@ -40,6 +40,7 @@ BATCH_SCALE = 2.0
 
 # Precision (XProf: 16-bit share of device compute < 10%); Tensor Cores from compute capability 7.0.
 TENSOR_CORE_MIN_CC = (7, 0)
+STRAGGLER_SLOWDOWN_MIN = 1.1  # the straggler's common kernels this much slower than on the other GPUs: hardware
 TF32_MIN_CC = (8, 0)  # TF32 Tensor Cores (Ampere), on by default in TensorFlow 2.4+ and JAX for float32 matmuls
 BF16_MIN_CC = (8, 0)
 FP32_MATMUL_MIN_SHARE_PCT = 10.0  # of GPU kernel time

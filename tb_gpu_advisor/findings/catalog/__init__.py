@@ -18,8 +18,9 @@ class Idiom:
 class Entry:
     """`fix_summary`/`fix`/`docs` are the TensorFlow fix, or a framework-neutral one when `jax` is None.
 
-    `variants` are TensorFlow fixes for a condition a rule detected in the trace (e.g. "xla_blocked": the step
-    runs ops XLA cannot compile, so jit_compile=True must not be advised as is).
+    `variants` are fixes for a condition a rule detected in the trace: `condition` for TensorFlow (e.g.
+    "xla_blocked": the step runs ops XLA cannot compile, so jit_compile=True must not be advised as is),
+    `jax:condition` for JAX, and `any:condition` for a framework-neutral fix that replaces every idiom.
     """
 
     category: str
@@ -32,14 +33,18 @@ class Entry:
 
     def idiom(self, framework, condition=None):
         """The fix in `framework`'s idiom; for "unknown" (or "pytorch", not written yet) TensorFlow and JAX both."""
-        tensorflow = dict(self.variants).get(condition) or Idiom(self.fix_summary, self.fix, self.docs)
-        if self.jax is None or framework == "tensorflow":
+        variants = dict(self.variants)
+        if condition is not None and f"any:{condition}" in variants:
+            return variants[f"any:{condition}"]
+        tensorflow = variants.get(condition) or Idiom(self.fix_summary, self.fix, self.docs)
+        jax = variants.get(f"jax:{condition}") or self.jax
+        if jax is None or framework == "tensorflow":
             return tensorflow
         if framework == "jax":
-            return self.jax
-        return Idiom(f"TensorFlow: {tensorflow.fix_summary} JAX: {self.jax.fix_summary}",
-                     f"TensorFlow:\n\n{tensorflow.fix}\n\nJAX:\n\n{self.jax.fix}",
-                     tuple(dict.fromkeys(tensorflow.docs + self.jax.docs)))
+            return jax
+        return Idiom(f"TensorFlow: {tensorflow.fix_summary} JAX: {jax.fix_summary}",
+                     f"TensorFlow:\n\n{tensorflow.fix}\n\nJAX:\n\n{jax.fix}",
+                     tuple(dict.fromkeys(tensorflow.docs + jax.docs)))
 
 
 def _merge():

@@ -58,7 +58,20 @@ bfloat16 keeps float32's range (no overflow) with fewer mantissa bits; float16 c
 replicas sum large gradients: reduce with MEAN, and with a LossScaleOptimizer unscale the gradients
 (optimizer.get_unscaled_gradients) before casting, or keep loss scaling dynamic so overflowing steps are
 skipped. Then overlap what remains: CommunicationOptions(bytes_per_pack=32 * 1024 * 1024).""",
-            docs=(L.TF_DISTRIBUTED, L.TF_MIXED_PRECISION, L.NCCL_GUIDE))),),
+            docs=(L.TF_DISTRIBUTED, L.TF_MIXED_PRECISION, L.NCCL_GUIDE))),
+                  ("jax:fp32_allreduce", Idiom(
+            fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: reduce them in bfloat16.",
+            fix="""\
+The step computes in 16 bits but the NCCL kernels reduce float32 gradients, twice the bytes they could
+move. Reduce in bfloat16 (float32's range, so no overflow) and cast back for the update:
+
+    # inside shard_map / pmap over the data axis
+    grads = jax.tree.map(lambda g: jax.lax.pmean(g.astype(jnp.bfloat16), "data").astype(jnp.float32), grads)
+
+Under jit with sharded arrays, cast the per-device gradients to bfloat16 where they are combined. float16
+can overflow when many replicas sum large values: reduce with a mean, and keep loss scaling dynamic. Then
+let XLA overlap what remains: XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true.""",
+            docs=(L.JAX_SHARDING, L.NCCL_GUIDE)))),
     ),
     "communication.gpu_imbalance": Entry(
         category="communication",
@@ -86,5 +99,18 @@ for the slowest one (the others wait inside NCCL kernels). Check:
 - hardware: clocks/thermals (nvidia-smi -q -d CLOCK,PERFORMANCE) and the NVLink/PCIe topology
   (nvidia-smi topo -m).""",
             docs=(L.JAX_SHARDING, L.NCCL_GUIDE)),
+        variants=(("any:hardware", Idiom(
+            fix_summary="Fix the slow GPU: check its clocks, power cap, temperature and PCIe/NVLink placement.",
+            fix="""\
+The same kernels run slower on one GPU than on the others, so every synchronous step waits for it (the
+others wait inside NCCL kernels). Balancing the batch does not help; the GPU itself is slower:
+
+    nvidia-smi -q -d CLOCK,PERFORMANCE,TEMPERATURE,POWER   # "Clocks Event Reasons": power cap, thermal, HW slowdown
+    nvidia-smi -q -d POWER                                  # a lower power limit than its peers (nvidia-smi -pl)
+    nvidia-smi topo -m                                      # a GPU behind another PCIe switch/socket than its peers
+
+Fix cooling or the power limit, reset application clocks (nvidia-smi -rac), or move the job off that GPU;
+if it sits on a slower link, place the replicas so the ring does not cross it.""",
+            docs=(L.NCCL_GUIDE, L.NVIDIA_SMI))),),
     ),
 }
