@@ -6,6 +6,7 @@ from tb_gpu_advisor.findings import (environment, host, input, kernels, launch, 
                                      utilization)
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES, capped
+from tb_gpu_advisor.findings.overlaps import with_overlaps
 from tb_gpu_advisor.findings.verdict import decide, not_enough
 
 FAMILIES = (input, utilization, launch, kernels, transfers, host, multi_gpu, steps, environment)
@@ -43,4 +44,4 @@ def diagnose(model, report, framework=None, confidence=None):
         found = [(order, capped(finding, "medium")) for order, finding in found]
         found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
         findings = tuple(finding for _, finding in found)
-    return Diagnosis(verdict=verdict, findings=findings, errors=tuple(errors))
+    return Diagnosis(verdict=verdict, findings=with_overlaps(findings), errors=tuple(errors))

@@ -35,7 +35,7 @@ svg .grid{stroke:#eaeef2}.legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-s
 .legend i{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px}
 .confidence{border-left:4px solid #1a7f37;padding:4px 12px;margin:0 0 12px}.confidence ul{margin:4px 0;
 padding-left:18px;color:#59636e}.confidence-medium{border-color:#bc4c00}.confidence-low{border-color:#cf222e;
-background:#fff5f5}.error{color:#cf222e}figure{margin:8px 0 16px}figcaption{font-size:12px;color:#59636e}
+background:#fff5f5}.overlap{color:#59636e;font-style:italic}.error{color:#cf222e}figure{margin:8px 0 16px}figcaption{font-size:12px;color:#59636e}
 """
 
 
@@ -111,11 +111,16 @@ def _findings(findings):
     if not findings:
         return []
     out = ['<h3>Findings</h3><ol class="findings">']
+    number = {finding.get("id"): index for index, finding in enumerate(findings, 1)}
     for finding in findings:
         severity = str(finding.get("severity") or "info")
         item = f'<li><span class="sev sev-{_e(severity)}">{_e(severity)}</span><b>{_e(finding["title"])}</b>'
         if finding.get("summary"):
             item += f"<br>{_e(finding['summary'])}"
+        shared = [f"#{number[other]}" for other in finding.get("overlaps_with") or [] if other in number]
+        if shared:
+            item += f'<br><span class="overlap">Shares recoverable time with {_e(", ".join(shared))}: their ' \
+                    "speedups do not add up.</span>"
         if finding.get("fix_summary"):
             item += f'<br><span class="fix">Fix: {_e(finding["fix_summary"])}</span>'
         out.append(item + "</li>")

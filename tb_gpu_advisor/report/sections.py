@@ -89,9 +89,12 @@ def _findings(report):
     if not findings:
         return None
     lines = []
+    number = {finding.get("id"): index for index, finding in enumerate(findings, 1)}
     for index, finding in enumerate(findings, 1):
         speedup = finding.get("estimated_speedup")
-        gain = f" (up to {speedup:.2f}x)" if speedup and speedup > 1.005 else ""
+        shared = [f"#{number[other]}" for other in finding.get("overlaps_with") or [] if other in number]
+        overlap = f"; shares time with {', '.join(shared)}" if shared else ""
+        gain = f" (up to {speedup:.2f}x{overlap})" if speedup and speedup > 1.005 else ""
         lines.append(f"{index}. [{finding['severity']}] {finding['title']}{gain}")
         if finding.get("summary"):
             lines.append(f"   {finding['summary']}")
