@@ -77,3 +77,18 @@ def test_jax_cpu_trace():
     result = report("jax0102_cpu_steps.xplane.pb")
     assert result["summary"]["bottleneck"] == "unknown"
     assert set(findings_by_id(result)) == {"steps.warmup_in_profile"}
+    assert result["summary"]["framework"] == "jax" and result["summary"]["confidence"]["level"] == "high"
+    warmup = findings_by_id(result)["steps.warmup_in_profile"]
+    # JAX's idiom only: no Keras profile_batch, no tf.profiler
+    assert "jax.profiler.start_trace(logdir)" in warmup["fix"] and "StepTraceAnnotation" in warmup["fix"]
+    assert "tf." not in warmup["fix"] + warmup["fix_summary"] and "profile_batch" not in warmup["fix"]
+
+
+def test_keras_cpu_pair_gets_tensorflow_fixes_only():
+    for name in ("tf221_cpu_keras_input_bound.xplane.pb", "tf221_cpu_keras_input_fixed.xplane.pb"):
+        result = report(name)
+        assert result["summary"]["framework"] == "tensorflow", name
+        assert result["summary"]["confidence"] == {"level": "high", "reasons": []}, name
+        for finding in result["findings"]:
+            text = finding["fix"] + finding["fix_summary"]
+            assert "jax" not in text.lower() and "JAX:" not in text, (name, finding["id"])
