@@ -202,6 +202,26 @@ class Context:
             return None, ""
         return "xla_blocked", f"Ops in this step that XLA cannot compile: {', '.join(blockers[:4])}."
 
+    def xla_advice(self):
+        """(condition, note) for a fix that advises XLA: the blockers first; else, for TensorFlow, what a
+        tf.distribute strategy and Keras 3's jit_compile="auto" mean for it."""
+        condition, note = self.xla_blocked()
+        if condition or not self.framework.is_tensorflow:
+            return condition, note
+        notes = []
+        if self.framework.strategy:
+            notes.append(f"This run uses a tf.distribute strategy ({self.framework.strategy}): compile the "
+                         "per-replica computation (forward pass, loss, gradients) with "
+                         "tf.function(jit_compile=True) and keep the cross-replica all-reduce and the optimizer "
+                         "update outside it.")
+        if self.framework.keras:
+            notes.append("Keras 3's default model.compile(jit_compile=\"auto\") does not use XLA under a "
+                         "tf.distribute strategy: pass jit_compile=True explicitly." if self.framework.strategy else
+                         "Keras 3's default model.compile(jit_compile=\"auto\") uses XLA on a GPU (not on CPU, "
+                         "not under a tf.distribute strategy), yet no XLA kernel appears here: jit_compile=False "
+                         "was passed, or a layer does not support XLA (pass jit_compile=True to see which).")
+        return None, " ".join(notes)
+
     def has_thread(self, prefix):
         return any(kind.startswith(prefix) for kind in self.host.thread_busy)
 

@@ -40,7 +40,7 @@ def gpu_starved_by_launches(ctx):
     if severity is None:
         return None
     starved = intervals.subtract(ctx.host.launch_busy, ctx.gpu_busy)
-    condition, note = ctx.xla_blocked()
+    condition, note = ctx.xla_advice()
     return Finding(
         id="launch.gpu_starved_by_launches", severity=severity,
         summary=f"The GPU idles {share:.1f}% of the step while kernels are being launched "
@@ -94,7 +94,7 @@ def tiny_kernels(ctx):
     severity = grade(share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT, MODELED_LOW_PCT)
     if shorter_pct < TINY_KERNEL_MIN_SHARE_PCT or severity is None:
         return None
-    condition, note = ctx.xla_blocked()
+    condition, note = ctx.xla_advice()
     return Finding(
         id="launch.tiny_kernels", severity=severity,
         summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU sits in "

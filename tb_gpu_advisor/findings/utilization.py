@@ -130,7 +130,7 @@ def elementwise_kernels(ctx):
     if per_step < FUSION_MIN_KERNELS_PER_STEP or share < FUSION_MIN_SHARE_PCT:
         return None
     elementwise_ms = ms(elementwise_ps)
-    condition, note = ctx.xla_blocked()
+    condition, note = ctx.xla_advice()
     pointers = {"kernels": _top_kernels(ctx, is_elementwise), "device": gpu.name,
                 "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition else []}
     return _modeled(
@@ -144,21 +144,7 @@ def elementwise_kernels(ctx):
          "elementwise_kernel_mean_us": round(elementwise_ms * 1000.0 / count, 3) if count else None},
         limit("elementwise_kernels_per_step", round(per_step, 1), FUSION_MIN_KERNELS_PER_STEP,
               share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT),
-        pointers, condition=condition, fix_note=_keras_auto_note(ctx, note))
-
-
-def _keras_auto_note(ctx, note):
-    """Keras 3's model.compile(jit_compile="auto") uses XLA on GPU, except under a tf.distribute strategy."""
-    if note or not ctx.framework.keras or not ctx.framework.is_tensorflow:
-        return note
-    if ctx.framework.strategy:
-        keras = ("Keras 3's default model.compile(jit_compile=\"auto\") does not use XLA under a tf.distribute "
-                 f"strategy, and this run uses one ({ctx.framework.strategy}): pass jit_compile=True explicitly.")
-    else:
-        keras = ("Keras 3's default model.compile(jit_compile=\"auto\") uses XLA on a GPU (not on CPU, not under a "
-                 "tf.distribute strategy), yet no XLA kernel appears here: jit_compile=False was passed, or a "
-                 "layer does not support XLA (pass jit_compile=True to see which).")
-    return f"{note} {keras}".strip()
+        pointers, condition=condition, fix_note=note)
 
 
 RULES = (gpu_underused, fp32_matmul, elementwise_kernels)

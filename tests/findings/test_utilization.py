@@ -110,6 +110,19 @@ def test_many_elementwise_kernels_suggest_xla():
     assert report["summary"]["bottleneck"] == "kernel"
 
 
+def test_fusion_under_a_strategy_and_with_keras_3_says_what_jit_compile_auto_does():
+    builder = elementwise_loop()
+    builder.thread("collective_ops/9").event("CollectiveReduceV2:CollectiveReduceV2", 0, 10)
+    builder.thread("python").event("Profiled batch", 0, 5, step_num=1)
+    fix = findings_by_id(report_of(builder))["fusion.elementwise_kernels"]["fix"]
+    assert fix.startswith("This run uses a tf.distribute strategy (collective_ops threads, CollectiveReduceV2 ops)")
+    assert "does not use XLA under a tf.distribute strategy: pass jit_compile=True explicitly" in fix
+    keras_alone = elementwise_loop()
+    keras_alone.thread("python").event("Profiled batch", 0, 5, step_num=1)
+    fix = findings_by_id(report_of(keras_alone))["fusion.elementwise_kernels"]["fix"]
+    assert fix.startswith("Keras 3's default model.compile(jit_compile=\"auto\") uses XLA on a GPU (not on CPU")
+
+
 def test_no_fusion_advice_when_xla_is_already_used():
     assert "fusion.elementwise_kernels" not in findings_by_id(report_of(elementwise_loop(name="loop_add_fusion_3")))
     assert "fusion.elementwise_kernels" not in findings_by_id(report_of(elementwise_loop(jax_version="0.4.30")))

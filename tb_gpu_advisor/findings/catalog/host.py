@@ -11,9 +11,9 @@ ENTRIES = {
                     "steps_per_execution.",
         fix="""\
 Part of every step the GPUs have nothing to do while host threads run TensorFlow runtime or Python code.
-Put the whole step in one compiled function and run several steps per call:
+Put the whole step in one graph function and run several steps per call:
 
-    @tf.function(jit_compile=True)
+    @tf.function                                   # one graph per step, no per-op Python dispatch
     def train_step(x, y): ...
     model.compile(..., steps_per_execution=32)     # Keras: many steps per Python call
 
