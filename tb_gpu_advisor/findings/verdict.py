@@ -55,7 +55,8 @@ def decide(ctx, findings):
         cause = ("no /host:CPU plane was recorded, so the cause cannot be told" if not ctx.model.has_host_plane
                  else "no host activity was recorded at those times")
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
-    return Verdict("none", f"No bottleneck: the GPU is busy {_p(ctx.summary['gpu_busy_pct'])} of each step and "
+    each = "of each step" if ctx.step_count else "of the profiled time"
+    return Verdict("none", f"No bottleneck: the GPU is busy {_p(ctx.summary['gpu_busy_pct'])} {each} and "
                            f"no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
 
 
@@ -87,23 +88,24 @@ def _top(ctx, findings):
 
 def _sentence(ctx, bottleneck, top):
     breakdown = ctx.summary["breakdown_pct"]
+    each = "of each step" if ctx.step_count else "of the profiled time"
     share = _p(ctx.share_pct(top.recoverable_ms))
     if DIRECT.get(top.id) == "input":
         source = "tf.data" if ctx.pipeline.in_use else "input"
-        text = f"Input-bound: the GPU waits for {source} {_p(breakdown['input_wait'])} of each step."
+        text = f"Input-bound: the GPU waits for {source} {_p(breakdown['input_wait'])} {each}."
     elif DIRECT.get(top.id) == "host":
-        text = f"Host-bound: the GPU idles {_p(breakdown['host'])} of each step while the host works."
+        text = f"Host-bound: the GPU idles {_p(breakdown['host'])} {each} while the host works."
     elif DIRECT.get(top.id) == "launch":
-        text = f"Launch-bound: the GPU idles {_p(breakdown['launch'])} of each step during kernel launches."
+        text = f"Launch-bound: the GPU idles {_p(breakdown['launch'])} {each} during kernel launches."
     elif DIRECT.get(top.id) == "communication":
         text = (f"Communication-bound: collectives with no compute beside them take "
-                f"{_p(breakdown['collectives'])} of each step.")
+                f"{_p(breakdown['collectives'])} {each}.")
     elif bottleneck == "kernel":
         compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
-        text = (f"Kernel-bound: the GPU computes {_p(compute)} of each step, and {top.entry.title[0].lower()}"
-                f"{top.entry.title[1:]} (up to {share} of the step recoverable).")
+        text = (f"Kernel-bound: the GPU computes {_p(compute)} {each}, and {top.entry.title[0].lower()}"
+                f"{top.entry.title[1:]} (up to {share} of {'the step' if ctx.step_count else 'it'} recoverable).")
     else:
         label = {"input": "Input", "host": "Host", "launch": "Launch", "transfer": "Transfer",
                  "communication": "Communication"}[bottleneck]
-        text = f"{label}-bound: {top.entry.title[0].lower()}{top.entry.title[1:]} (up to {share} of each step)."
+        text = f"{label}-bound: {top.entry.title[0].lower()}{top.entry.title[1:]} (up to {share} {each})."
     return Verdict(bottleneck, text, finding_id=top.id)

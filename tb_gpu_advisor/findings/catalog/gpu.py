@@ -141,16 +141,16 @@ Between kernels the GPU waits for the host to launch the next one. Fewer, bigger
 A custom loop can run several steps per call: loop over N batches inside one tf.function.""",
         docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA),
         jax=Idiom(
-            fix_summary="jax.jit the entire step so it runs as one compiled program; let XLA use CUDA graphs.",
+            fix_summary="jax.jit the entire step so it runs as one compiled program; scan over micro-batches.",
             fix="""\
 Between kernels the GPU waits for the host to launch the next one. Run the whole step as one compiled
 program (not op by op, not several small jitted functions called from Python):
 
     train_step = jax.jit(train_step, donate_argnums=0)   # one dispatch per step
 
-XLA can replay the compiled step's kernels as CUDA graphs (XLA_FLAGS=--xla_gpu_enable_command_buffer=...,
-on by default for some op kinds in recent versions), and jax.lax.scan over several micro-batches runs more
-work per dispatch.""",
+XLA can replay the compiled step's kernels as command buffers (CUDA graphs on NVIDIA, HIP graphs on ROCm;
+see XLA_FLAGS=--xla_gpu_enable_command_buffer), and jax.lax.scan over several micro-batches runs more work
+per dispatch.""",
             docs=(L.JAX_JIT, L.JAX_GPU_TIPS, L.CUDA_GRAPHS)),
         variants=(("xla_blocked", Idiom(
             fix_summary="Launch less often: steps_per_execution, gpu_private threads; XLA after moving out "
