@@ -98,11 +98,7 @@ def _notes(model, step_set, usages):
         notes.append("The GPU planes hold no kernels, copies or memsets: the GPUs did no traced work.")
     if not model.has_host_plane:
         notes.append("No /host:CPU plane: launch latency, input wait and host time are not available.")
-    if step_set.source == "none":
-        notes.append("No step markers found: percentages use the span of activity instead of step windows. "
-                     "Mark steps with tf.profiler.experimental.Trace('train', step_num=i, _r=1) or "
-                     "jax.profiler.StepTraceAnnotation('train', step_num=i).")
-    elif step_set.source == "device":
+    if step_set.source == "device":  # no step markers: summary.confidence says so, with how to add them
         notes.append("Steps come from the pre-grouped device Steps lines of an older TensorFlow: a step's time "
                      "is its longest GPU marker, as in XProf.")
     if model.gpus and model.format == "pre-grouped":
