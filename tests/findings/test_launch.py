@@ -2,7 +2,7 @@ from tb_gpu_advisor.testing import TraceBuilder
 from tests.findings.scenarios import CUSTOM, findings_by_id, healthy, report_of, step_starts
 
 
-def launch_bound(tf_data=False, private_gpu_threads=False, tf_data_busy_us=5, cpu_count=None):
+def launch_bound(tf_data=False, private_gpu_threads=False, tf_data_busy_us=5, cpu_count=None, kernel=CUSTOM):
     """Each step: 200 kernels of 10 us, each launched by a 40 us call just before it runs."""
     builder = TraceBuilder()
     python = builder.thread("python")
@@ -16,7 +16,7 @@ def launch_bound(tf_data=False, private_gpu_threads=False, tf_data_busy_us=5, cp
             builder.thread("tf_data_iterator_resource/3").event("Iterator::Root::Prefetch", start, tf_data_busy_us)
         t = start
         for _ in range(200):
-            gpu.kernel(CUSTOM, t + 40, 10, grid=(216, 1, 1), block=(256, 1, 1), launch=(python, t, 40))
+            gpu.kernel(kernel, t + 40, 10, grid=(216, 1, 1), block=(256, 1, 1), launch=(python, t, 40))
             t += 50
     return builder
 
@@ -81,3 +81,13 @@ def test_tf_data_contention_with_the_core_count_needs_busy_cores():
     assert finding["evidence"]["threshold"]["level"] == 0.9
     eight_cores = findings_by_id(report_of(launch_bound(tf_data=True, tf_data_busy_us=9_000, cpu_count=8)))
     assert "threading.tf_data_contention" not in eight_cores  # cores to spare: no contention
+
+
+def test_launch_fixes_do_not_advise_xla_to_a_step_already_compiled_with_it():
+    builder = launch_bound(kernel="loop_add_fusion_12")
+    builder.thread("tf_Compute").event("EagerLocalExecute: __inference_train_step_9", 0, 5)
+    found = findings_by_id(report_of(builder))
+    for finding_id in ("launch.gpu_starved_by_launches", "launch.tiny_kernels"):
+        fix = found[finding_id]
+        assert fix["fix_summary"].startswith("XLA is in use already"), finding_id
+        assert "jit_compile=True" not in fix["fix"], finding_id

@@ -164,7 +164,19 @@ Between kernels the GPU waits for the host to launch the next one. The step runs
 
 then move the string/Python ops into tf.data (ds.map(..., num_parallel_calls=tf.data.AUTOTUNE)) and
 compile the remaining step with @tf.function(jit_compile=True) so XLA fuses kernels.""",
-            docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),),
+            docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),
+                  ("xla_in_use", Idiom(
+            fix_summary="XLA is in use already: run several steps per call, larger batch, XLA command buffers.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one, and the step is already compiled with
+XLA (its kernels are fusions). What is left is fewer launches per example:
+
+    model.compile(..., steps_per_execution=32)      # Keras: many steps per call
+    XLA_FLAGS=--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN python train.py   # replay as CUDA graphs
+
+a larger batch (more work per kernel), and, if tf.data shares the CPU with the launch threads,
+TF_GPU_THREAD_MODE=gpu_private.""",
+            docs=(L.TF_GPU_PERFORMANCE, L.CUDA_GRAPHS)))),
     ),
     "launch.tiny_kernels": Entry(
         category="launch",
@@ -199,7 +211,15 @@ above), so jit_compile=True would fail on it as it is. Make each launch do more:
 
 vectorize Python-side loops (tf.vectorized_map, batched ops), and move the string/Python ops into
 tf.data so the rest of the step can be compiled with @tf.function(jit_compile=True).""",
-            docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),),
+            docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),
+                  ("xla_in_use", Idiom(
+            fix_summary="XLA is in use already: do more work per kernel (larger batch, vectorized loops).",
+            fix="""\
+Most kernels finish sooner than the host needs to launch them, and the step is already compiled with XLA.
+Make each kernel do more: a larger batch (ds.batch(2 * BATCH), if memory allows), vectorized instead of
+Python-unrolled loops (tf.vectorized_map, tf.while_loop over batched tensors), and several steps per call
+(Keras steps_per_execution).""",
+            docs=(L.TF_GPU_PERFORMANCE,)))),
     ),
     "occupancy.low_occupancy": Entry(
         category="occupancy",
