@@ -46,18 +46,18 @@ The step computes in 16 bits but the NCCL kernels reduce float32 gradients: Kera
 variables and gradients in float32, so the all-reduce moves twice the bytes it could. In a custom training
 loop, cast before reducing and back after:
 
-    grads = tape.gradient(loss, model.trainable_variables)
+    grads = tape.gradient(loss, model.trainable_variables)   # loss averaged over the global batch
     ctx = tf.distribute.get_replica_context()
-    low = [tf.cast(g, tf.bfloat16) for g in grads]     # float16 on 7.x: mind overflow, see below
-    low = ctx.all_reduce(tf.distribute.ReduceOp.MEAN, low)
+    low = [tf.cast(g, tf.bfloat16) for g in grads]     # cc 8.0+; float16 on 7.x, see below
+    low = ctx.all_reduce(tf.distribute.ReduceOp.SUM, low)    # SUM, as apply_gradients would
     grads = [tf.cast(g, tf.float32) for g in low]
     optimizer.apply_gradients(zip(grads, model.trainable_variables), skip_gradients_aggregation=True)
     # legacy tf.keras optimizers: apply_gradients(..., experimental_aggregate_gradients=False)
 
-bfloat16 keeps float32's range (no overflow) with fewer mantissa bits; float16 can overflow when many
-replicas sum large gradients: reduce with MEAN, and with a LossScaleOptimizer unscale the gradients
-(optimizer.get_unscaled_gradients) before casting, or keep loss scaling dynamic so overflowing steps are
-skipped. Then overlap what remains: CommunicationOptions(bytes_per_pack=32 * 1024 * 1024).""",
+bfloat16 keeps float32's range (no overflow) with fewer mantissa bits. float16 sums can overflow across
+many replicas, loss-scaled gradients especially: with a LossScaleOptimizer unscale first
+(optimizer.get_unscaled_gradients) and keep loss scaling dynamic so overflowing steps are skipped. Then
+overlap what remains: CommunicationOptions(bytes_per_pack=32 * 1024 * 1024).""",
             docs=(L.TF_DISTRIBUTED, L.TF_MIXED_PRECISION, L.NCCL_GUIDE))),
                   ("jax:fp32_allreduce", Idiom(
             fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: reduce them in bfloat16.",
