@@ -1,16 +1,12 @@
-"""Runs every rule family over (TraceModel, HostReport so far) and returns the ranked findings and the verdict."""
+"""Runs every rule family over a host's model and analyses and returns the ranked findings and the verdict."""
 
 from dataclasses import dataclass, replace
 
-from tb_gpu_advisor.findings import (environment, host, input, kernels, launch, multi_gpu, steps, transfers,
-                                     utilization)
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES, capped
 from tb_gpu_advisor.findings.overlaps import with_overlaps
+from tb_gpu_advisor.findings.rules import RULES
 from tb_gpu_advisor.findings.verdict import decide, not_enough
-
-FAMILIES = (input, utilization, launch, kernels, transfers, host, multi_gpu, steps, environment)
-RULES = tuple(rule for family in FAMILIES for rule in family.RULES)
 
 
 @dataclass(frozen=True)
@@ -20,12 +16,11 @@ class Diagnosis:
     errors: tuple  # one line per rule that failed on this trace
 
 
-def diagnose(model, report, framework=None, confidence=None):
-    """Diagnosis of one host: every rule, ranked by severity then estimated speedup, and the verdict.
-
-    With `confidence` low, no finding is high and the verdict says the trace is not enough.
-    """
-    ctx = Context(model, report, framework, confidence)
+def diagnose(model, analysis, report):
+    """Diagnosis of one host from its model, HostAnalysis and rendered report: every rule, ranked by severity
+    then estimated speedup, and the verdict. With the trace's confidence low, no finding is high and the verdict
+    says the trace is not enough."""
+    ctx = Context(model, analysis, report)
     found, errors = [], []
     for order, rule in enumerate(RULES):
         try:
@@ -39,8 +34,8 @@ def diagnose(model, report, framework=None, confidence=None):
     found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
     findings = tuple(finding for _, finding in found)
     verdict = decide(ctx, findings)
-    if confidence is not None and confidence.level == "low":
-        verdict = not_enough(verdict, confidence)
+    if ctx.confidence.level == "low":
+        verdict = not_enough(verdict, ctx.confidence)
         found = [(order, capped(finding, "medium")) for order, finding in found]
         found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
         findings = tuple(finding for _, finding in found)

@@ -7,7 +7,8 @@ from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.steps import find_steps
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.testing import TraceBuilder
-from tests.conftest import model_of, shared_trace
+from tests.conftest import model_of
+from tests.data import real_trace
 from tests.findings.scenarios import healthy, kernels, step_starts
 
 TF, JAX, UNKNOWN = "tensorflow", "jax", "unknown"
@@ -121,7 +122,7 @@ def test_only_warmup_steps_is_medium():
 
 
 def test_real_v100_trace_is_low_with_its_reasons():
-    model = load_model(shared_trace("gpu_multi_worker_v100x8.xplane.pb"))
+    model = load_model(real_trace("gpu_multi_worker_v100x8.xplane.pb"))
     found = trace_confidence(model, find_steps(model), detect_framework(model))
     assert found.level == "low"
     assert found.labels == ("1 step", "6 of 8 GPUs without kernels, no collective kernels")
@@ -131,5 +132,5 @@ def test_real_v100_trace_is_low_with_its_reasons():
 
 def test_real_cpu_captures_are_high():
     for name in ("tf221_cpu_keras_input_bound.xplane.pb", "jax0102_cpu_steps.xplane.pb"):
-        model = load_model(shared_trace(name))
+        model = load_model(real_trace(name))
         assert trace_confidence(model, find_steps(model), detect_framework(model)).level == "high", name

@@ -5,7 +5,8 @@ import pytest
 from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.testing import TraceBuilder
-from tests.conftest import model_of, shared_trace
+from tests.conftest import model_of
+from tests.data import real_trace
 from tests.findings.scenarios import healthy, kernels
 
 
@@ -91,5 +92,5 @@ def test_tsl_thread_names_of_jax_are_not_tensorflow():
     ("amd_mi300x_jax08_gemm.xplane.pb", "jax", False, False),
 ])
 def test_real_traces(name, framework, keras, tf_data):
-    found = detect_framework(load_model(shared_trace(name)))
+    found = detect_framework(load_model(real_trace(name)))
     assert (found.name, found.keras, found.tf_data) == (framework, keras, tf_data)

@@ -5,7 +5,7 @@ from tb_gpu_advisor.findings.catalog import CATALOG
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.report.text import render_text
 from tests.findings.scenarios import findings_by_id, report_of
-from tests.findings.test_input import waiting_loop
+from tests.findings.rules.test_input import waiting_loop
 
 
 def _sequential_map_report():

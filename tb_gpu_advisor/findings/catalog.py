@@ -1,0 +1,66 @@
+"""The catalog of findings: per stable id, its category, title, one-line fix, fix text with code, and docs.
+
+Each rule family (findings/rules/<family>.py) registers its entries beside its rules; an id is
+`<family>.<name>`, the family being the module that defines it.
+"""
+
+from dataclasses import dataclass
+
+
+ADVICE_FRAMEWORKS = ("tensorflow", "jax")
+
+
+@dataclass(frozen=True)
+class Idiom:
+    """A fix written for one framework: the one-line fix, the text with code, the links."""
+
+    fix_summary: str
+    fix: str
+    docs: tuple = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """`fix_summary`/`fix`/`docs` are the TensorFlow fix, or a framework-neutral one when `jax` is None.
+
+    `variants` are fixes for a condition a rule detected in the trace: `condition` for TensorFlow (e.g.
+    "xla_blocked": the step runs ops XLA cannot compile, so jit_compile=True must not be advised as is),
+    `jax:condition` for JAX, and `any:condition` for a framework-neutral fix that replaces every idiom.
+    """
+
+    category: str
+    title: str
+    fix_summary: str
+    fix: str
+    docs: tuple
+    jax: Idiom | None = None
+    variants: tuple = ()  # ((condition, Idiom), ...)
+
+    def idiom(self, framework, condition=None):
+        """The fix in `framework`'s idiom; for "unknown" (or "pytorch", not written yet) TensorFlow and JAX both."""
+        variants = dict(self.variants)
+        if condition is not None and f"any:{condition}" in variants:
+            return variants[f"any:{condition}"]
+        tensorflow = variants.get(condition) or Idiom(self.fix_summary, self.fix, self.docs)
+        jax = variants.get(f"jax:{condition}") or self.jax
+        if jax is None or framework == "tensorflow":
+            return tensorflow
+        if framework == "jax":
+            return jax
+        return Idiom(f"TensorFlow: {tensorflow.fix_summary} JAX: {jax.fix_summary}",
+                     f"TensorFlow:\n\n{tensorflow.fix}\n\nJAX:\n\n{jax.fix}",
+                     tuple(dict.fromkeys(tensorflow.docs + jax.docs)))
+
+
+CATALOG = {}
+
+
+def register(family, entries):
+    """Adds a family's entries to CATALOG and returns them; every id must start with `<family>.` and be new."""
+    for key, entry in entries.items():
+        if key.split(".", 1)[0] != family:
+            raise ValueError(f"finding id {key} does not belong to family {family}")
+        if key in CATALOG:
+            raise ValueError(f"finding id {key} is defined twice")
+        CATALOG[key] = entry
+    return entries

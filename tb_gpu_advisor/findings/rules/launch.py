@@ -1,0 +1,211 @@
+"""Launch findings: the GPU starved by kernel launches, and kernels too short to hide them."""
+
+import numpy as np
+
+from tb_gpu_advisor.analysis.launch import pair_launches
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
+from tb_gpu_advisor.findings.context import ms
+from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
+from tb_gpu_advisor.findings.thresholds import (LAUNCH_GAP_MAX_US, LAUNCH_GPU_BUSY_MAX_PCT, LAUNCH_HIGH_PCT,
+                                                LAUNCH_MEDIUM_PCT, MODELED_LOW_PCT, TINY_KERNEL_MIN_SHARE_PCT)
+from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.trace import ActivityKind
+
+ENTRIES = register("launch", {
+    "launch.gpu_starved_by_launches": Entry(
+        category="launch",
+        title="The GPU idles while kernels are being launched",
+        fix_summary="Launch fewer, larger kernels: XLA jit_compile=True, steps_per_execution, larger batch.",
+        fix="""\
+Between kernels the GPU waits for the host to launch the next one. Fewer, bigger kernels fix it:
+
+    @tf.function(jit_compile=True)        # XLA fuses kernels, so fewer launches per step
+    def train_step(x, y): ...
+    model.compile(..., jit_compile=True, steps_per_execution=32)   # Keras
+
+A custom loop can run several steps per call: loop over N batches inside one tf.function.""",
+        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA),
+        jax=Idiom(
+            fix_summary="jax.jit the entire step so it runs as one compiled program; scan over micro-batches.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one. Run the whole step as one compiled
+program (not op by op, not several small jitted functions called from Python):
+
+    train_step = jax.jit(train_step, donate_argnums=0)   # one dispatch per step
+
+XLA can replay the compiled step's kernels as command buffers (CUDA graphs on NVIDIA, HIP graphs on ROCm;
+see XLA_FLAGS=--xla_gpu_enable_command_buffer), and jax.lax.scan over several micro-batches runs more work
+per dispatch.""",
+            docs=(L.JAX_JIT, L.JAX_GPU_TIPS, L.CUDA_GRAPHS)),
+        variants=(("xla_blocked", Idiom(
+            fix_summary="Launch less often: steps_per_execution, gpu_private threads; XLA after moving out "
+                        "string ops.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one. The step runs ops XLA cannot compile
+(named above), so jit_compile=True would fail on it as it is. First cut per-step host overhead:
+
+    model.compile(..., steps_per_execution=32)                  # Keras: many steps per call
+    TF_GPU_THREAD_MODE=gpu_private TF_GPU_THREAD_COUNT=2 python train.py   # dedicated launch threads
+
+then move the string/Python ops into tf.data (ds.map(..., num_parallel_calls=tf.data.AUTOTUNE)) and
+compile the remaining step with @tf.function(jit_compile=True) so XLA fuses kernels.""",
+            docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),
+                  ("xla_in_use", Idiom(
+            fix_summary="XLA is in use already: run several steps per call, larger batch, XLA command buffers.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one, and the step is already compiled with
+XLA (its kernels are fusions). What is left is fewer launches per example:
+
+    model.compile(..., steps_per_execution=32)      # Keras: many steps per call
+    XLA_FLAGS=--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN python train.py   # replay as CUDA graphs
+
+a larger batch (more work per kernel), and, if tf.data shares the CPU with the launch threads,
+TF_GPU_THREAD_MODE=gpu_private.""",
+            docs=(L.TF_GPU_PERFORMANCE, L.CUDA_GRAPHS)))),
+    ),
+    "launch.tiny_kernels": Entry(
+        category="launch",
+        title="Kernels run shorter than it takes to launch them",
+        fix_summary="Fuse tiny kernels (XLA jit_compile=True) or do more work per kernel (larger batch).",
+        fix="""\
+Most kernels finish sooner than the host needs to launch them, so the GPU runs in short bursts with gaps in
+between. Make each launch do more:
+
+    @tf.function(jit_compile=True)
+    def train_step(x, y): ...
+    ds = ds.batch(2 * BATCH)             # more work per kernel, if memory allows
+
+Avoid Python-side loops over small tensors inside the step (vectorize them: tf.vectorized_map, batched
+ops).""",
+        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA),
+        jax=Idiom(
+            fix_summary="jax.jit the whole step; jax.vmap / jax.lax.scan instead of Python loops; larger batch.",
+            fix="""\
+Most kernels finish sooner than the host needs to launch them, so the GPU runs in short bursts with gaps in
+between. Make each dispatch do more: jax.jit the whole step (XLA fuses small ops), replace Python loops
+over small arrays with jax.vmap or jax.lax.scan, and raise the batch if memory allows.""",
+            docs=(L.JAX_JIT, L.JAX_GPU_TIPS)),
+        variants=(("xla_blocked", Idiom(
+            fix_summary="Do more work per kernel (larger batch, vectorized ops); XLA after moving out string "
+                        "ops.",
+            fix="""\
+Most kernels finish sooner than the host needs to launch them. The step runs ops XLA cannot compile (named
+above), so jit_compile=True would fail on it as it is. Make each launch do more:
+
+    ds = ds.batch(2 * BATCH)             # more work per kernel, if memory allows
+
+vectorize Python-side loops (tf.vectorized_map, batched ops), and move the string/Python ops into
+tf.data so the rest of the step can be compiled with @tf.function(jit_compile=True).""",
+            docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),
+                  ("xla_in_use", Idiom(
+            fix_summary="XLA is in use already: do more work per kernel (larger batch, vectorized loops).",
+            fix="""\
+Most kernels finish sooner than the host needs to launch them, and the step is already compiled with XLA.
+Make each kernel do more: a larger batch (ds.batch(2 * BATCH), if memory allows), vectorized instead of
+Python-unrolled loops (tf.vectorized_map, tf.while_loop over batched tensors), and several steps per call
+(Keras steps_per_execution).""",
+            docs=(L.TF_GPU_PERFORMANCE,)))),
+    ),
+})
+
+
+def _launch_metrics(ctx):
+    launch = ctx.report["launch"]
+    calls = launch["count"]
+    return {"kernels_per_step": launch["per_step"], "launch_latency_p50_us": launch["latency_us"]["p50"],
+            "launch_latency_p95_us": launch["latency_us"]["p95"],
+            "launch_call_mean_us": round(launch["launch_call_time_us"] / calls, 3) if calls else None,
+            "tiny_kernel_pct": launch["tiny_kernel_pct"]}
+
+
+def _kernels_text(ctx):
+    launch = ctx.report["launch"]
+    if launch["per_step"] is not None:
+        return f"{launch['per_step']:,.0f} kernels per step"
+    return ctx.count_text(launch["kernel_count"], "kernels")
+
+
+def gpu_starved_by_launches(ctx):
+    """Time every GPU idles while a host thread is inside a launch call (XProf's "Kernel Launch")."""
+    if not ctx.has_gpu or not ctx.model.has_host_plane:
+        return None
+    launch_ms = ctx.category_ms("launch")
+    share = ctx.share_pct(launch_ms)
+    severity = grade(share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT)
+    if severity is None:
+        return None
+    starved = intervals.subtract(ctx.host.launch_busy, ctx.gpu_busy)
+    condition, note = ctx.xla_advice()
+    return Finding(
+        id="launch.gpu_starved_by_launches", severity=severity,
+        summary=f"The GPU idles {share:.1f}% of the step while kernels are being launched "
+                f"({_kernels_text(ctx)}).",
+        evidence=Evidence({"launch_exposed_pct": share, "launch_exposed_ms": round(launch_ms, 3),
+                           "launch_exposed_ms_per_step": ctx.per_step_ms(launch_ms), **_launch_metrics(ctx)},
+                          ladder("launch_exposed_pct", share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT),
+                          {"time_ranges_ms": ctx.longest_ranges_ms(starved),
+                           "steps": ctx.steps_overlapping(starved),
+                           "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}),
+        recoverable_ms=launch_ms, window_ms=ctx.window_ms,
+        speedup_basis="upper bound: the step time if the GPU never idled during launch calls",
+        condition=condition, fix_note=note)
+
+
+def _short_gaps(ctx, gpu):
+    """(total ps, count, median ps) of the gaps of at most LAUNCH_GAP_MAX_US between a GPU's activities."""
+    busy = ctx.busy_by_gpu[gpu.ordinal]
+    if len(busy) < 2:
+        return 0, 0, 0
+    gap_start, gap_end = busy.end_ps[:-1], busy.start_ps[1:]
+    short = (gap_end - gap_start) <= LAUNCH_GAP_MAX_US * 1e6
+    gaps = intervals.union(gap_start[short], gap_end[short])
+    windows = ctx.gpu_windows(gpu)
+    inside = intervals.intersect(gaps, windows) if len(windows) else gaps
+    lengths = inside.end_ps - inside.start_ps
+    return int(lengths.sum()), int(len(lengths)), int(np.median(lengths)) if len(lengths) else 0
+
+
+def tiny_kernels(ctx):
+    """Most kernels run shorter than their launch call and the GPU works in bursts with short gaps."""
+    busy_pct = ctx.summary["gpu_busy_pct"]
+    if not ctx.has_gpu or busy_pct is None or busy_pct >= LAUNCH_GPU_BUSY_MAX_PCT:
+        return None
+    paired = shorter = 0
+    worst = (0, 0, 0, None)
+    for gpu in ctx.active_gpus:
+        activity = gpu.activity
+        index = pair_launches(ctx.host, activity)
+        kernels = (activity.kind == ActivityKind.KERNEL) & (index >= 0)
+        paired += int(kernels.sum())
+        shorter += int((activity.duration_ps[kernels] < ctx.host.launch_duration_ps[index[kernels]]).sum())
+        gaps = _short_gaps(ctx, gpu)
+        if gaps[0] > worst[0]:
+            worst = (*gaps, gpu.name)
+    if not paired:
+        return None
+    shorter_pct = round(100.0 * shorter / paired, 2)
+    gap_ms = ms(worst[0])
+    share = ctx.share_pct(gap_ms)
+    severity = grade(share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT, MODELED_LOW_PCT)
+    if shorter_pct < TINY_KERNEL_MIN_SHARE_PCT or severity is None:
+        return None
+    condition, note = ctx.xla_advice()
+    return Finding(
+        id="launch.tiny_kernels", severity=severity,
+        summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU sits in "
+                f"{worst[1]:,} short gaps ({gap_ms:.2f} ms, {share:.1f}% of the step time).",
+        evidence=Evidence({"kernels_shorter_than_launch_pct": shorter_pct, "kernels_shorter_than_launch": shorter,
+                           "kernels_paired": paired, "short_gap_ms": gap_ms, "short_gap_count": worst[1],
+                           "short_gap_median_us": round(worst[2] / 1e6, 3), "short_gap_pct": share,
+                           "gpu_busy_pct": busy_pct, **_launch_metrics(ctx)},
+                          limit("kernels_shorter_than_launch_pct", shorter_pct, TINY_KERNEL_MIN_SHARE_PCT,
+                                gap_max_us=LAUNCH_GAP_MAX_US, gpu_busy_pct_below=LAUNCH_GPU_BUSY_MAX_PCT),
+                          {"device": worst[3],
+                           "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}),
+        recoverable_ms=gap_ms, window_ms=ctx.window_ms,
+        speedup_basis=f"upper bound: the step time without the GPU's gaps of at most {LAUNCH_GAP_MAX_US:g} us",
+        condition=condition, fix_note=note)
+
+
+RULES = (gpu_starved_by_launches, tiny_kernels)

@@ -1,0 +1,118 @@
+"""Precision findings: FP32 matrix multiplies on GPUs with Tensor Cores."""
+
+from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, is_low_precision
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
+from tb_gpu_advisor.findings.context import ms
+from tb_gpu_advisor.findings.finding import limit
+from tb_gpu_advisor.findings.modeled import busiest_gpu, modeled_finding, top_kernel_names
+from tb_gpu_advisor.findings.thresholds import (FP32_MATMUL_MIN_SHARE_PCT, LOW_PRECISION_MAX_SHARE_PCT,
+                                                MIXED_PRECISION_GAIN, TENSOR_CORE_MIN_CC, TF32_MIN_CC)
+
+ENTRIES = register("precision", {
+    "precision.fp32_matmul": Entry(
+        category="precision",
+        title="Matrix math runs in 32-bit on a Tensor Core GPU",
+        fix_summary="Enable mixed precision: set_global_policy('mixed_bfloat16') (cc 8.0+) or 'mixed_float16'.",
+        fix="""\
+Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
+and keep variables in 32 bits:
+
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")  # Ampere (cc 8.0) and newer
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")   # Volta/Turing (cc 7.x)
+    # keep the final softmax/logits in float32: layers.Activation("softmax", dtype="float32")
+    # custom loops with float16: optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+
+Keep layer sizes (units, channels, batch) multiples of 8 so Tensor Cores apply.""",
+        docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
+        variants=(("tf32_off", Idiom(
+            fix_summary="Turn TF32 back on (it is on by default on Ampere+; something disabled it), then mixed "
+                        "precision.",
+            fix="""\
+On Ampere and newer GPUs TensorFlow (2.4+) runs float32 matmuls and convolutions on Tensor Cores in TF32 by
+default; plain 32-bit kernels (sgemm, scudnn) mean something turned that off. Look for and remove:
+
+    NVIDIA_TF32_OVERRIDE=0                                            # environment variable
+    tf.config.experimental.enable_tensor_float_32_execution(False)   # in the code or a library
+
+and turn it back on explicitly (before building the model):
+
+    tf.config.experimental.enable_tensor_float_32_execution(True)
+
+If these ops need full float32 precision (TF32 keeps float32's range with a 10-bit mantissa), keep TF32 off
+and this finding does not apply to them. Otherwise mixed precision is faster still: compute in 16 bits,
+keep variables in float32:
+
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    # keep the final softmax/logits in float32: layers.Activation("softmax", dtype="float32")""",
+            docs=(L.TF_TF32, L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION))),),
+        jax=Idiom(
+            fix_summary="Compute in bfloat16 (jmp / jnp.bfloat16 casts), or at least let matmuls use TF32.",
+            fix="""\
+Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
+and keep the parameters (and the optimizer state) in float32:
+
+    compute_params = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)   # inside the jitted step
+    logits = model.apply(compute_params, x.astype(jnp.bfloat16)).astype(jnp.float32)
+    # Flax: nn.Dense(..., dtype=jnp.bfloat16, param_dtype=jnp.float32); or the jmp library's policies
+
+bfloat16 needs compute capability 8.0; on 7.x use float16 with loss scaling (jmp.DynamicLossScale). Keep
+dimensions multiples of 8.""",
+            docs=(L.JAX_MATMUL_PRECISION, L.NVIDIA_MIXED_PRECISION)),
+    ),
+})
+
+
+def fp32_matmul(ctx):
+    """32-bit matrix math without Tensor Cores on a GPU that has them."""
+    cc = ctx.compute_capability
+    if not ctx.has_gpu or cc is None or cc < TENSOR_CORE_MIN_CC:
+        return None
+    eligible = {k["name"] for k in ctx.report["kernels"]
+                if k["tensor_core_eligible"] and not k["uses_tensor_cores"]}
+
+    def is_target(name):
+        return is_fp32_matmul(name) or (name in eligible and not is_low_precision(name))
+
+    ordinal, fp32_ps = busiest_gpu(ctx.kernel_ps_by_gpu(is_target))
+    if fp32_ps <= 0:
+        return None
+    kernel_ps = ctx.kernel_ps_all[ordinal]
+    share = round(100.0 * fp32_ps / kernel_ps, 2)
+    if share < FP32_MATMUL_MIN_SHARE_PCT:
+        return None
+    breakdown = ctx.summary["breakdown_pct"]
+    compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
+    low_share = round(100.0 * (breakdown["compute_16bit"] or 0.0) / compute, 2) if compute else None
+    fp32_ms = ms(fp32_ps)
+    condition, note = _tf32_off(ctx, cc)
+    return modeled_finding(
+        ctx, "precision.fp32_matmul",
+        f"32-bit matmul/conv kernels without Tensor Cores take {share:.1f}% of GPU kernel time "
+        f"on a compute capability {cc[0]}.{cc[1]} GPU.",
+        fp32_ms * (1.0 - 1.0 / MIXED_PRECISION_GAIN),
+        f"estimate: those kernels {MIXED_PRECISION_GAIN:g}x faster in 16 bits, nothing else changing",
+        {"fp32_matmul_ms": fp32_ms, "fp32_matmul_share_of_kernel_time_pct": share,
+         "compute_16bit_share_pct": low_share, "compute_capability": f"{cc[0]}.{cc[1]}"},
+        limit("fp32_matmul_share_of_kernel_time_pct", share, FP32_MATMUL_MIN_SHARE_PCT,
+              xprof_16bit_share_below_pct=LOW_PRECISION_MAX_SHARE_PCT),
+        {"kernels": top_kernel_names(ctx, is_target)}, condition=condition, fix_note=note)
+
+
+def _tf32_off(ctx, cc):
+    """On NVIDIA Ampere or newer, 32-bit SIMT matmul kernels mean TF32 (on by default) was turned off."""
+    vendors = {(g.capabilities.vendor or "nvidia").lower() for g in ctx.active_gpus}
+    if cc < TF32_MIN_CC or not vendors <= {"nvidia"}:
+        return None, ""
+    if ctx.framework.is_tensorflow:
+        return "tf32_off", ""  # the catalog's tf32_off variant says it all
+    jax = (f"On compute capability {cc[0]}.{cc[1]} JAX runs float32 matmuls in TF32 on Tensor Cores by default; "
+           "these 32-bit kernels mean it was turned off: jax_default_matmul_precision set to \"highest\" or "
+           "\"float32\", precision=jax.lax.Precision.HIGHEST on these dots, or NVIDIA_TF32_OVERRIDE=0. Where full "
+           "float32 is not needed, allow TF32 again: jax.config.update(\"jax_default_matmul_precision\", "
+           "\"tensorfloat32\") (or the jax.default_matmul_precision(\"tensorfloat32\") context manager), or "
+           "compute in bfloat16 as below.")
+    return "tf32_off", jax if ctx.framework.is_jax else f"JAX: {jax}"
+
+
+RULES = (fp32_matmul,)
