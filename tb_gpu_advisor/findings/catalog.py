@@ -7,7 +7,7 @@ Each rule family (findings/rules/<family>.py) registers its entries beside its r
 from dataclasses import dataclass
 
 
-ADVICE_FRAMEWORKS = ("tensorflow", "jax")
+ADVICE_FRAMEWORKS = ("tensorflow", "jax", "pytorch")
 
 
 @dataclass(frozen=True)
@@ -21,11 +21,13 @@ class Idiom:
 
 @dataclass(frozen=True)
 class Entry:
-    """`fix_summary`/`fix`/`docs` are the TensorFlow fix, or a framework-neutral one when `jax` is None.
+    """`fix_summary`/`fix`/`docs` are the TensorFlow fix, or a framework-neutral one when `jax` is None;
+    `jax` and `pytorch` are the same fix in those frameworks' idioms.
 
     `variants` are fixes for a condition a rule detected in the trace: `condition` for TensorFlow (e.g.
     "xla_blocked": the step runs ops XLA cannot compile, so jit_compile=True must not be advised as is),
-    `jax:condition` for JAX, and `any:condition` for a framework-neutral fix that replaces every idiom.
+    `jax:condition` / `pytorch:condition` for those, and `any:condition` for a framework-neutral fix that replaces
+    every idiom.
     """
 
     category: str
@@ -34,14 +36,17 @@ class Entry:
     fix: str
     docs: tuple
     jax: Idiom | None = None
+    pytorch: Idiom | None = None
     variants: tuple = ()  # ((condition, Idiom), ...)
 
     def idiom(self, framework, condition=None):
-        """The fix in `framework`'s idiom; for "unknown" (or "pytorch", not written yet) TensorFlow and JAX both."""
+        """The fix in `framework`'s idiom; for "unknown" TensorFlow's and JAX's both (labelled)."""
         variants = dict(self.variants)
         if condition is not None and f"any:{condition}" in variants:
             return variants[f"any:{condition}"]
         tensorflow = variants.get(condition) or Idiom(self.fix_summary, self.fix, self.docs)
+        if framework == "pytorch":  # without a PyTorch idiom the fix is about what TensorFlow wrote (tf.data)
+            return variants.get(f"pytorch:{condition}") or self.pytorch or tensorflow
         jax = variants.get(f"jax:{condition}") or self.jax
         if jax is None or framework == "tensorflow":
             return tensorflow

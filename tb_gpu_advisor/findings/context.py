@@ -39,12 +39,15 @@ class Context:
         self.window_ms = self.window_ps / PS_PER_MS
         self.host = model.host_activity
 
-    def say(self, tensorflow, jax):
-        """A sentence in the idiom of the framework that ran: TensorFlow's, JAX's, or both when unknown."""
+    def say(self, tensorflow, jax, pytorch=None):
+        """A sentence in the idiom of the framework that ran: TensorFlow's, JAX's, PyTorch's, or TensorFlow's and
+        JAX's when unknown."""
         if self.framework.name == "tensorflow":
             return tensorflow
         if self.framework.name == "jax":
             return jax
+        if self.framework.name == "pytorch" and pytorch is not None:
+            return pytorch
         return f"TensorFlow: {tensorflow} JAX: {jax}"
 
     # --- time shares ---------------------------------------------------------------------------------------

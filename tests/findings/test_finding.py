@@ -84,9 +84,24 @@ def test_fixes_are_written_in_the_frameworks_idiom():
     assert "would fail" in blocked["fix"]
 
 
+def test_pytorch_traces_get_pytorch_fixes():
+    from dataclasses import replace
+    finding = replace(make(finding_id="fusion.elementwise_kernels"), framework="pytorch").to_dict()
+    assert "torch.compile" in finding["fix"] and "jit_compile" not in finding["fix"] and "jax" not in finding["fix"]
+    tf32 = replace(make(finding_id="precision.fp32_matmul"), framework="pytorch", condition="tf32_off").to_dict()
+    assert "set_float32_matmul_precision" in tf32["fix"] and "off by default in PyTorch" in tf32["fix_summary"]
+    for key, entry in CATALOG.items():
+        idioms = [entry.pytorch] + [v for c, v in entry.variants if c.startswith("pytorch:")]
+        for idiom in filter(None, idioms):
+            text = idiom.fix + idiom.fix_summary
+            assert "jax" not in text.lower() and not re.search(r"\btf\.", text), key
+            assert len(idiom.fix_summary) <= 100 and idiom.docs, key
+
+
 def test_no_tensorflow_fix_mentions_jax_and_no_jax_fix_mentions_tensorflow_apis():
     for key, entry in CATALOG.items():
         tensorflow = [variant for condition, variant in entry.variants if ":" not in condition]
+        assert entry.pytorch is None or entry.jax is not None, key  # every framework-specific entry has JAX too
         for idiom in [entry.idiom("tensorflow")] + tensorflow:
             assert "jax" not in (idiom.fix + idiom.fix_summary).lower(), key
         for condition, variant in entry.variants:

@@ -48,7 +48,31 @@ step with sharded inputs so XLA schedules the all-reduce itself, and let it over
 A larger per-device batch or gradient accumulation (jax.lax.scan over micro-batches, reduce once) syncs
 less often per example. The evidence gives the dtype the NCCL kernels reduce in.""",
             docs=(L.JAX_SHARDING, L.JAX_GPU_TIPS, L.NCCL_GUIDE)),
-        variants=(("fp32_allreduce", Idiom(
+        pytorch=Idiom(
+            fix_summary="Overlap the DDP all-reduce with backward (bucket size), or sync less often.",
+            fix="""\
+Collective (NCCL) kernels run while no GPU computes, so every step waits for communication. DDP overlaps
+the all-reduce of each gradient bucket with the rest of the backward pass; tune it and sync less often:
+
+    model = DDP(model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)
+    with model.no_sync():                     # gradient accumulation: all-reduce once per N micro-batches
+        loss_fn(model(x), y).backward()
+
+The evidence gives the dtype the NCCL kernels reduce in.""",
+            docs=(L.TORCH_DDP, L.NCCL_GUIDE)),
+        variants=(("pytorch:fp32_allreduce", Idiom(
+            fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: a bf16 DDP comm hook.",
+            fix="""\
+The step computes in 16 bits (autocast) but the NCCL kernels reduce float32 gradients: autocast keeps the
+parameters and gradients in float32. Compress them for the all-reduce with a DDP communication hook:
+
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    model.register_comm_hook(state=None, hook=default_hooks.bf16_compress_hook)   # cc 8.0+
+    # float16: default_hooks.fp16_compress_hook (mind overflow with many ranks)
+
+bfloat16 keeps float32's range (no overflow) with fewer mantissa bits. Then tune overlap: bucket_cap_mb.""",
+            docs=(L.TORCH_DDP_HOOKS,))),
+                  ("fp32_allreduce", Idiom(
             fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: reduce them in bf16/fp16.",
             fix="""\
 The step computes in 16 bits but the NCCL kernels reduce float32 gradients: Keras mixed precision keeps
@@ -108,6 +132,14 @@ for the slowest one (the others wait inside NCCL kernels). Check:
 - hardware: clocks/thermals (nvidia-smi -q -d CLOCK,PERFORMANCE) and the NVLink/PCIe topology
   (nvidia-smi topo -m).""",
             docs=(L.JAX_SHARDING, L.NCCL_GUIDE)),
+        pytorch=Idiom(
+            fix_summary="Balance work per rank: equal batches (DistributedSampler), no rank doing extras.",
+            fix="""\
+Some GPUs are busy much longer than others in the same step; with synchronous training every step waits
+for the slowest one (the others wait inside NCCL kernels). Check: equal per-rank batches
+(DistributedSampler, drop_last=True), no work on rank 0 only (metrics, evaluation, checkpoints inside the
+step), and the hardware (nvidia-smi -q -d CLOCK,PERFORMANCE; nvidia-smi topo -m).""",
+            docs=(L.TORCH_DDP, L.NCCL_GUIDE)),
         variants=(("any:hardware", Idiom(
             fix_summary="Fix the slow GPU: check its clocks, power cap, temperature and PCIe/NVLink placement.",
             fix="""\

@@ -39,6 +39,17 @@ back to slower paths. Cast to jnp.float16 instead and scale the loss so small gr
 (e.g. the jmp library: jmp.get_policy("params=float32,compute=float16,output=float32") with
 jmp.DynamicLossScale).""",
             docs=(L.NVIDIA_MIXED_PRECISION,)),
+        pytorch=Idiom(
+            fix_summary="On compute capability 7.x use float16 autocast with a GradScaler instead of bfloat16.",
+            fix="""\
+bfloat16 Tensor Core math needs compute capability 8.0 (Ampere) or newer; on this GPU bfloat16 kernels fall
+back to slower paths. Use float16 with loss scaling:
+
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast(device_type="cuda", dtype=torch.float16):
+        loss = loss_fn(model(x), y)
+    scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()""",
+            docs=(L.TORCH_AMP,)),
     ),
     "environment.cuda_older_than_gpu": Entry(
         category="other",
@@ -57,6 +68,14 @@ The CUDA version recorded in the profile is older than the first one with native
 compute capability: kernels run from PTX compiled just in time or come from generic code paths. Install
 a jaxlib for a newer CUDA (pip install -U "jax[cuda12]") and a matching driver.""",
             docs=(L.CUDA_COMPATIBILITY, L.CUDA_GPUS)),
+        pytorch=Idiom(
+            fix_summary="Use a PyTorch build for a CUDA that supports this GPU's compute capability.",
+            fix="""\
+The CUDA version recorded in the profile is older than the first one with native support for this GPU's
+compute capability: kernels run from PTX compiled just in time or come from generic code paths. Install a
+PyTorch wheel built for a newer CUDA (pip install torch --index-url https://download.pytorch.org/whl/cu124)
+and a matching driver; torch.cuda.get_arch_list() must include this GPU's sm_XY.""",
+            docs=(L.CUDA_COMPATIBILITY,)),
     ),
     "environment.driver_older_than_runtime": Entry(
         category="other",

@@ -44,6 +44,18 @@ whole step as one jitted function and keep the loop around it thin:
 Avoid Python loops and NumPy work on each batch inside the loop; run independent host work in a
 background thread. The evidence lists the host events that took the most time.""",
             docs=(L.JAX_JIT, L.JAX_GPU_TIPS)),
+        pytorch=Idiom(
+            fix_summary="Take Python work off the step: torch.compile, no per-step host syncs, DataLoader workers.",
+            fix="""\
+Part of every step the GPU has nothing to do while the host runs Python. Cut per-step host work:
+
+    model = torch.compile(model)             # fewer Python-level op dispatches
+    if step % 100 == 0:
+        print(loss.item())                   # read values rarely: .item() waits for the GPU
+
+Move data preparation into DataLoader workers (num_workers > 0) and keep logging and metric reads out of
+the step. The evidence lists the host events that took the most time.""",
+            docs=(L.TORCH_PERFORMANCE, L.TORCH_COMPILE)),
         variants=(("xla_blocked", Idiom(
             fix_summary="Move the step's string/Python ops into tf.data (parallel map, prefetch); then "
                         "tf.function/XLA.",
@@ -110,6 +122,16 @@ static argument value makes a new compilation. Keep them fixed:
 
 Pass arrays, not Python scalars that change every step, as non-static arguments.""",
             docs=(L.JAX_JIT,)),
+        pytorch=Idiom(
+            fix_summary="Keep shapes static (or mark them dynamic) so torch.compile does not recompile.",
+            fix="""\
+The same function was compiled more than once inside the profiled steps: new input shapes or changing
+Python values make torch.compile recompile. See why with TORCH_LOGS=recompiles, then keep shapes fixed
+(drop_last=True, pad to a few bucket sizes) or declare the varying dimension:
+
+    torch._dynamo.mark_dynamic(x, 0)          # the batch dimension varies
+    model = torch.compile(model, dynamic=True)""",
+            docs=(L.TORCH_COMPILE,)),
     ),
     "host.python_function": Entry(
         category="host",

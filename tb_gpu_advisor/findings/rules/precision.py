@@ -25,7 +25,34 @@ and keep variables in 32 bits:
 
 Keep layer sizes (units, channels, batch) multiples of 8 so Tensor Cores apply.""",
         docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
-        variants=(("tf32_off", Idiom(
+        pytorch=Idiom(
+            fix_summary="Use torch.autocast(device_type='cuda', dtype=torch.bfloat16) for the forward pass and loss.",
+            fix="""\
+Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
+with automatic mixed precision and keep the parameters in float32:
+
+    with torch.autocast(device_type="cuda", dtype=torch.bfloat16):   # cc 8.0+; float16 on 7.x
+        loss = loss_fn(model(x), y)
+    loss.backward()
+    # float16: scaler = torch.amp.GradScaler("cuda"); scaler.scale(loss).backward(); scaler.step(optimizer)
+
+Keep dimensions multiples of 8 so Tensor Cores apply.""",
+            docs=(L.TORCH_AMP,)),
+        variants=(("pytorch:tf32_off", Idiom(
+            fix_summary="Allow TF32 for matmuls (off by default in PyTorch): set_float32_matmul_precision('high').",
+            fix="""\
+On Ampere and newer GPUs these float32 matmuls could run on Tensor Cores in TF32, but PyTorch leaves TF32
+off for matmuls by default (convolutions use it by default). Allow it where full float32 is not needed:
+
+    torch.set_float32_matmul_precision("high")      # TF32 for float32 matmuls
+    torch.backends.cudnn.allow_tf32 = True          # convolutions (the default)
+
+Mixed precision is faster still: compute the forward pass and loss in bfloat16:
+
+    with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+        loss = loss_fn(model(x), y)""",
+            docs=(L.TORCH_TF32, L.TORCH_AMP))),
+                  ("tf32_off", Idiom(
             fix_summary="Turn TF32 back on (it is on by default on Ampere+; something disabled it), then mixed "
                         "precision.",
             fix="""\
@@ -104,8 +131,8 @@ def _tf32_off(ctx, cc):
     vendors = {(g.capabilities.vendor or "nvidia").lower() for g in ctx.active_gpus}
     if cc < TF32_MIN_CC or not vendors <= {"nvidia"}:
         return None, ""
-    if ctx.framework.is_tensorflow:
-        return "tf32_off", ""  # the catalog's tf32_off variant says it all
+    if ctx.framework.name in ("tensorflow", "pytorch"):
+        return "tf32_off", ""  # the catalog's tf32_off variants say it all
     jax = (f"On compute capability {cc[0]}.{cc[1]} JAX runs float32 matmuls in TF32 on Tensor Cores by default; "
            "these 32-bit kernels mean it was turned off: jax_default_matmul_precision set to \"highest\" or "
            "\"float32\", precision=jax.lax.Precision.HIGHEST on these dots, or NVIDIA_TF32_OVERRIDE=0. Where full "

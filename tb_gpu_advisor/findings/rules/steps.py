@@ -40,6 +40,17 @@ blocking the step:
 
 Write to fast local storage and copy to remote storage in the background.""",
             docs=(L.ORBAX_CHECKPOINT,)),
+        pytorch=Idiom(
+            fix_summary="Checkpoint less often and asynchronously (torch.distributed.checkpoint.async_save).",
+            fix="""\
+Saving checkpoints holds up the steps it falls into while the GPU idles. Save less often and off the
+critical path:
+
+    if step % 2000 == 0:
+        future = torch.distributed.checkpoint.async_save({"model": model.state_dict()}, checkpoint_id=path)
+
+Write to fast local storage and copy to remote storage in the background.""",
+            docs=(L.TORCH_DCP,)),
     ),
     "steps.summary_stall": Entry(
         category="other",
@@ -93,6 +104,18 @@ the step-variance finding. Profile later steps so averages describe steady state
             jax.block_until_ready(state)
             jax.profiler.stop_trace()""",
             docs=(L.JAX_PROFILING,)),
+        pytorch=Idiom(
+            fix_summary="Profile steady-state steps: torch.profiler.schedule(wait=5, warmup=2, active=10).",
+            fix="""\
+The first profiled step compiles or warms up and is much slower than the rest; it is left out of the
+step-variance finding. Profile later steps so averages describe steady state:
+
+    with torch.profiler.profile(schedule=torch.profiler.schedule(wait=5, warmup=2, active=10),
+                                on_trace_ready=torch.profiler.tensorboard_trace_handler(logdir)) as prof:
+        for batch in loader:
+            train_step(batch)
+            prof.step()""",
+            docs=(L.TORCH_PROFILER,)),
     ),
 })
 
