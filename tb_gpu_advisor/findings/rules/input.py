@@ -153,6 +153,7 @@ the expensive deterministic work and before random augmentation:
     ds = ds.shuffle(buffer).map(augment, num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
 
+If one map function both decodes and randomly augments, split it in two so the cache can sit between them.
 The first epoch fills the cache; later epochs read from it.""",
         docs=(L.TF_DATA_PERFORMANCE,),
     ),
