@@ -44,7 +44,12 @@ def trace_confidence(model, step_set, framework):
     strategy = f"a distribution strategy: {framework.strategy}" if framework.strategy else None
     multi_gpu = bool(collectives or strategy or len(kernel_gpus) >= 2)
 
-    if step_set.source == "none":
+    fetches = _input_fetches(model)
+    if step_set.source == "none" and framework.tf_data and fetches < MIN_STEPS:
+        reasons.append(_Reason("low", f"The profile is shorter than two steps: no step marker, and only {fetches} "
+                                      "call to the input iterator, which a training loop makes once per step. "
+                                      f"{how.more_steps()}", "profile shorter than two steps"))
+    elif step_set.source == "none":
         reasons.append(_Reason("medium", "No step markers: every share is over the span of activity, not over "
                                          f"training steps. {how.mark_steps()}", "no step markers"))
     elif len(steps) < MIN_STEPS:
@@ -83,6 +88,12 @@ def trace_confidence(model, step_set, framework):
     ordered = sorted(reasons, key=lambda reason: -LEVELS.index(reason.level))
     return Confidence(level, tuple(reason.text for reason in ordered), tuple(notes),
                       tuple(reason.label for reason in ordered))
+
+
+def _input_fetches(model):
+    """Calls to tf.data's iterator (`IteratorGetNext*`): one per training step in TensorFlow loops."""
+    return sum(count for name, (count, _) in model.host_activity.op_totals.items()
+               if name[:15].lower() == "iteratorgetnext")
 
 
 def _has_kernels(gpu):

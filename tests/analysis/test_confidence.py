@@ -55,6 +55,23 @@ def test_no_step_markers_is_medium():
     assert "tf.profiler.experimental.Trace('train', step_num=step, _r=1)" in found.reasons[0]
 
 
+def test_a_profile_shorter_than_two_steps_is_low():
+    """No step marker and one input fetch (training loops fetch once per step): less than two steps captured."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    python.input_wait(0, 2_000)
+    kernels(builder.gpu(0), 2_100, 5_000, count=4, launch_thread=python)
+    found = confidence(builder)
+    assert found.level == "low" and found.labels == ("profile shorter than two steps",)
+    assert "only 1 call to the input iterator" in found.reasons[0]
+    longer = TraceBuilder()
+    python = longer.thread("python")
+    for start in (0, 10_000, 20_000):
+        python.input_wait(start, 2_000)
+        kernels(longer.gpu(0), start + 2_100, 5_000, count=4, launch_thread=python)
+    assert confidence(longer).labels == ("no step markers",)
+
+
 def _two_gpus(idle=(), nccl=True, strategy=False, step_count=4):
     builder = TraceBuilder()
     python = builder.thread("python")
