@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.balance import balance
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown, compute_busy
+from tb_gpu_advisor.analysis.confidence import trace_confidence
+from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.rounding import ms, pct
@@ -26,6 +28,8 @@ class HostAnalysis:
     per_step: object  # breakdown.Breakdown per step
     transfers: dict  # transfers.TransferStats per direction key
     balance: object  # balance.Balance
+    framework: object  # framework.Framework: whose idiom the fixes are written in
+    confidence: object  # confidence.Confidence: how far the capture supports a verdict
 
     @property
     def active_busy_pct(self):
@@ -85,6 +89,7 @@ def analyze_host(model):
     # real 8xV100 trace, which only ran 19 copies before the step): it does not lower the mean.
     active = tuple(u.ordinal for u in usages if u.busy_pct is not None
                    and (step_set.source != "device" or u.ordinal in step_set.device_markers))
+    framework = detect_framework(model)
     return HostAnalysis(
         step_set=step_set,
         window=window,
@@ -98,4 +103,6 @@ def analyze_host(model):
         per_step=breakdown(model, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps]),
         transfers=transfer_stats(model.gpus),
         balance=balance(list(usages)),
+        framework=framework,
+        confidence=trace_confidence(model, step_set, framework),
     )

@@ -166,3 +166,24 @@ def is_library_math(name):
     """A vendor library's kernel (cuBLAS, cuDNN, CUTLASS, hipBLASLt/Tensile, composable kernel...) or a
     matrix-multiply or convolution kernel: tuned tiles whose occupancy the user does not choose."""
     return bool(_LIBRARY_MATH.search(name)) or kernel_class(name) == "library"
+
+
+# The element type in NCCL/RCCL kernel names, in their several spellings across versions:
+# ncclDevKernel_AllReduce_Sum_f32_RING_LL, ncclKernel_AllReduce_RING_LL_Sum_float, ncclAllReduceRingLLKernel_sum_f16.
+_COLLECTIVE_DTYPE = re.compile(r"(?<![a-z0-9])(bf16|bfloat16|f16|half|float16|f32|float32|float|f64|double|"
+                               r"f8e4m3|f8e5m2|i8|int8|u8|uint8|i32|int32|u32|uint32|i64|int64|u64|uint64)(?![a-z0-9])",
+                               re.IGNORECASE)
+_DTYPE_NAMES = {"bfloat16": "bf16", "half": "f16", "float16": "f16", "float": "f32", "float32": "f32",
+                "double": "f64", "int8": "i8", "uint8": "u8", "int32": "i32", "uint32": "u32", "int64": "i64",
+                "uint64": "u64"}
+
+
+def collective_dtype(kernel_name, op_name=None):
+    """"f32", "bf16", "f16", ... the collective reduces in, from its kernel name, else its op (HLO) name; None when
+    neither says (e.g. `ncclDevKernel_Generic`)."""
+    for text in (kernel_name, op_name or ""):
+        found = _COLLECTIVE_DTYPE.search(text.replace("_", " "))
+        if found:
+            value = found.group(1).lower()
+            return _DTYPE_NAMES.get(value, value)
+    return None

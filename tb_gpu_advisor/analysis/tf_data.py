@@ -17,6 +17,10 @@ CACHE_STAGES = {"Cache", "CacheV2", "MemoryCache", "MemoryReader", "MemoryWriter
 FILE_READ_STAGES = {"TFRecord", "TextLine", "FixedLengthRecord", "SSTable", "RecordIO", "ArrayRecord"}
 ADVANCING_STAGES = {"MemoryReader", "MemoryWriter", "Interleave", "Prefetch", "ParallelMap"} | PARALLEL_STAGES
 GENERATOR_STAGES = {"Generator", "FromGenerator"}
+# tf.distribute's MultiDeviceIterator feeds each device through a GeneratorDataset that calls the source
+# iterator remotely (`RemoteCall ... __inference__next_func`): a Generator stage that is not from_generator,
+# which puts its generator under a FlatMap.
+_PER_DEVICE_FEED = ("MultiDeviceIterator", "RemoteCall")
 MAP_THREADS = "tf_data_private_threadpool"
 
 
@@ -30,7 +34,8 @@ class TfDataPipeline:
     sequential_maps: tuple  # paths whose map runs one element at a time
     demanded_reads: tuple  # file-read paths with nothing above them reading ahead
     file_reads: tuple
-    generators: tuple
+    generators: tuple  # Dataset.from_generator stages (Python generators)
+    per_device_generators: tuple  # tf.distribute's per-device Generator stages (not Python generators)
     map_concurrency: float | None  # busy time of tf.data's private threads / wall time
 
     @property
@@ -44,9 +49,10 @@ class TfDataPipeline:
     @property
     def is_tuned(self):
         """Prefetches, runs no map sequentially, reads ahead and has no Python generator: the local tf.data
-        knobs are already used."""
+        knobs are already used. Behind tf.distribute's per-device feed the source pipeline is not in the trace,
+        so it cannot be called tuned."""
         return (self.in_use and self.has_prefetch and not self.sequential_maps and not self.demanded_reads
-                and not self.generators)
+                and not self.generators and not self.per_device_generators)
 
     @property
     def root(self):
@@ -65,7 +71,9 @@ def tf_data_pipeline(op_totals, thread_busy, window_ps):
     stages = frozenset(stage for path in paths for stage in stages_of(path))
     busy = thread_busy.get(MAP_THREADS)
     concurrency = busy[1] / window_ps if busy and window_ps > 0 else None
-    sequential, reads, demanded, generators = [], [], [], []
+    sequential, reads, demanded, generators, per_device = [], [], [], [], []
+    distributed = any(name.startswith(_PER_DEVICE_FEED) and ("MultiDeviceIterator" in name or "__next_func" in name)
+                      for name in op_totals)
     # Every stage is judged, also those only seen as a prefix of a deeper stage's name.
     prefixes = sorted({ITERATOR_PREFIX + "::".join(stages_of(path)[:depth]) for path in paths
                        for depth in range(1, len(stages_of(path)) + 1)})
@@ -80,8 +88,10 @@ def tf_data_pipeline(op_totals, thread_busy, window_ps):
             if not set(parts[:-1]) & ADVANCING_STAGES:
                 demanded.append(path)
         if last in GENERATOR_STAGES:
-            generators.append(path)
+            from_generator = len(parts) > 1 and parts[-2] == "FlatMap"
+            (per_device if distributed and not from_generator else generators).append(path)
     return TfDataPipeline(in_use=bool(paths), paths=tuple(paths), stages=stages,
                           sequential_maps=tuple(sequential), demanded_reads=tuple(demanded),
                           file_reads=tuple(reads), generators=tuple(generators),
+                          per_device_generators=tuple(per_device),
                           map_concurrency=None if concurrency is None else round(concurrency, 2))

@@ -7,13 +7,54 @@ Each rule family (findings/rules/<family>.py) registers its entries beside its r
 from dataclasses import dataclass
 
 
+ADVICE_FRAMEWORKS = ("tensorflow", "jax", "pytorch")
+
+
+@dataclass(frozen=True)
+class Idiom:
+    """A fix written for one framework: the one-line fix, the text with code, the links."""
+
+    fix_summary: str
+    fix: str
+    docs: tuple = ()
+
+
 @dataclass(frozen=True)
 class Entry:
+    """`fix_summary`/`fix`/`docs` are the TensorFlow fix, or a framework-neutral one when `jax` is None;
+    `jax` and `pytorch` are the same fix in those frameworks' idioms.
+
+    `variants` are fixes for a condition a rule detected in the trace: `condition` for TensorFlow (e.g.
+    "xla_blocked": the step runs ops XLA cannot compile, so jit_compile=True must not be advised as is),
+    `jax:condition` / `pytorch:condition` for those, and `any:condition` for a framework-neutral fix that replaces
+    every idiom.
+    """
+
     category: str
     title: str
     fix_summary: str
     fix: str
     docs: tuple
+    jax: Idiom | None = None
+    pytorch: Idiom | None = None
+    variants: tuple = ()  # ((condition, Idiom), ...)
+
+    def idiom(self, framework, condition=None):
+        """The fix in `framework`'s idiom; for "unknown" TensorFlow's and JAX's both (labelled)."""
+        variants = dict(self.variants)
+        if condition is not None and f"any:{condition}" in variants:
+            return variants[f"any:{condition}"]
+        tensorflow = variants.get(condition) or Idiom(self.fix_summary, self.fix, self.docs)
+        if framework == "pytorch":  # without a PyTorch idiom the fix is about what TensorFlow wrote (tf.data)
+            return variants.get(f"pytorch:{condition}") or self.pytorch or tensorflow
+        jax = variants.get(f"jax:{condition}") or self.jax
+        if jax is None or framework == "tensorflow":
+            return tensorflow
+        if framework == "jax":
+            return jax
+        return Idiom(f"TensorFlow: {tensorflow.fix_summary} JAX: {jax.fix_summary}",
+                     f"TensorFlow:\n\n{tensorflow.fix}\n\nJAX:\n\n{jax.fix}",
+                     tuple(dict.fromkeys(tensorflow.docs + jax.docs)))
 
 
 CATALOG = {}

@@ -1,11 +1,12 @@
 """Runs every rule family over a host's model and analyses and returns the ranked findings and the verdict."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.findings.context import Context
-from tb_gpu_advisor.findings.finding import SEVERITIES
+from tb_gpu_advisor.findings.finding import SEVERITIES, capped
+from tb_gpu_advisor.findings.overlaps import with_overlaps
 from tb_gpu_advisor.findings.rules import RULES
-from tb_gpu_advisor.findings.verdict import decide
+from tb_gpu_advisor.findings.verdict import decide, not_enough
 
 
 @dataclass(frozen=True)
@@ -16,8 +17,9 @@ class Diagnosis:
 
 
 def diagnose(model, analysis):
-    """Diagnosis of one host from its model and HostAnalysis: every rule, ranked by severity then estimated
-    speedup, and the verdict."""
+    """Diagnosis of one host from its model and HostAnalysis: every rule, ranked by severity
+    then estimated speedup, and the verdict. With the trace's confidence low, no finding is high and the verdict
+    says the trace is not enough."""
     ctx = Context(model, analysis)
     found, errors = [], []
     for order, rule in enumerate(RULES):
@@ -28,7 +30,13 @@ def diagnose(model, analysis):
                           f"trace ({type(error).__name__}: {error}); its finding is missing.")
             continue
         if result is not None:
-            found.append((order, result))
+            found.append((order, replace(result, framework=ctx.framework.name)))
     found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
     findings = tuple(finding for _, finding in found)
-    return Diagnosis(verdict=decide(ctx, findings), findings=findings, errors=tuple(errors))
+    verdict = decide(ctx, findings)
+    if ctx.confidence.level == "low":
+        verdict = not_enough(verdict, ctx.confidence)
+        found = [(order, capped(finding, "medium")) for order, finding in found]
+        found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
+        findings = tuple(finding for _, finding in found)
+    return Diagnosis(verdict=verdict, findings=with_overlaps(findings), errors=tuple(errors))

@@ -36,6 +36,9 @@ class Finding:
     window_ms: float
     speedup_basis: str
     fix_note: str = ""  # a sentence about this profile put before the catalog's fix text
+    framework: str = "unknown"  # whose idiom the fix is written in (set by the engine from analysis.framework)
+    condition: str | None = None  # a catalog variant of the TensorFlow fix the rule chose (catalog.Entry)
+    overlaps_with: tuple = ()  # ids of other findings whose recoverable time is partly the same time
 
     def __post_init__(self):
         if self.id not in CATALOG:
@@ -57,6 +60,7 @@ class Finding:
 
     def to_dict(self):
         entry = self.entry
+        idiom = entry.idiom(self.framework, self.condition)
         return {
             "id": self.id,
             "category": entry.category,
@@ -67,9 +71,10 @@ class Finding:
             "estimated_speedup": self.estimated_speedup,
             "recoverable_ms": round(self.recoverable_ms, 3),
             "speedup_basis": self.speedup_basis,
-            "fix_summary": entry.fix_summary,
-            "fix": f"{self.fix_note}\n\n{entry.fix}" if self.fix_note else entry.fix,
-            "docs": list(entry.docs),
+            "overlaps_with": list(self.overlaps_with),
+            "fix_summary": idiom.fix_summary,
+            "fix": f"{self.fix_note}\n\n{idiom.fix}" if self.fix_note else idiom.fix,
+            "docs": list(idiom.docs),
         }
 
 

@@ -59,12 +59,21 @@ def decide(ctx, findings):
         cause = ("no /host:CPU plane was recorded, so the cause cannot be told" if not ctx.model.has_host_plane
                  else "no host activity was recorded at those times")
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
+    each = "of each step" if ctx.step_set.steps else "of the profiled time"
     if len(ctx.analysis.active_busy_pct) > 1 and ctx.analysis.gpu_compute_busy_pct is not None:
-        busy = (f"the GPUs compute {_p(ctx.analysis.gpu_compute_busy_pct)} of each step (busy "
+        busy = (f"the GPUs compute {_p(ctx.analysis.gpu_compute_busy_pct)} {each} (busy "
                 f"{_p(ctx.analysis.gpu_busy_pct)} with collectives)")
     else:
-        busy = f"the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} of each step"
+        busy = f"the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} {each}"
     return Verdict("none", f"No bottleneck: {busy} and no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
+
+
+def not_enough(verdict, confidence):
+    """The verdict of a low-confidence trace: it says the trace is not enough, then what it shows as captured."""
+    why = "; ".join(confidence.labels)
+    shown = verdict.sentence[0].lower() + verdict.sentence[1:]
+    return Verdict(verdict.bottleneck, f"Not enough trace for a verdict ({why}; see confidence). As captured: "
+                                       f"{shown}", verdict.reason, verdict.finding_id)
 
 
 def _unknown(reason):

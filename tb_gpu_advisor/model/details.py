@@ -84,8 +84,8 @@ def parse_kernel_details(text):
             occupancy = float(fields["occ_pct"])
         except ValueError:
             occupancy = None
-        if occupancy is not None and not (math.isfinite(occupancy) and 0 <= occupancy <= 100):
-            occupancy = None  # not a share: unknown rather than a wrong number
+        if occupancy is not None and not math.isfinite(occupancy):
+            occupancy = None  # not a number: unknown (out-of-range shares are nulled with a note by plausibility)
     return KernelConfig(
         registers_per_thread=_u32(fields.get("regs"), 0),
         static_shared_bytes=_u32(fields.get("static_shared"), 0),

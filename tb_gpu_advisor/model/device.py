@@ -176,7 +176,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
             if occupancy is not None and config_id >= 0:
                 config = config_table.values[config_id]
                 if config.occupancy_pct is None and isinstance(occupancy, (int, float)) \
-                        and math.isfinite(occupancy) and 0 <= occupancy <= 100:
+                        and math.isfinite(occupancy):
                     config_id = config_table.get(replace(config, occupancy_pct=float(occupancy)))
             if hlo_op:
                 op_id = op_table.get(str(op_label) if op_label else str(hlo_op))

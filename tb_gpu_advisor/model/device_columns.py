@@ -208,8 +208,8 @@ def _work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_o
 
 
 def _occupancy(chunk, rows):
-    """(usable, value) of the theoretical_occupancy_pct stat: a number within 0-100, as float, like the
-    reference."""
+    """(usable, value) of the theoretical_occupancy_pct stat: a finite number, as float, like the reference
+    (analysis.plausibility nulls shares outside 0-100 with a note)."""
     if "theoretical_occupancy_pct" not in chunk.stats:
         return np.zeros(len(rows), dtype=bool), np.zeros(len(rows))
     column = chunk.stats["theoretical_occupancy_pct"].take(rows)
@@ -217,7 +217,7 @@ def _occupancy(chunk, rows):
     value = np.where(column.kind == DOUBLE, raw.view(np.float64),
                      np.where(column.kind == INT64, raw.view(np.int64).astype(np.float64), raw.astype(np.float64)))
     with np.errstate(invalid="ignore"):
-        share = np.isfinite(value) & (value >= 0) & (value <= 100)
+        share = np.isfinite(value)
     return np.isin(column.kind, (DOUBLE, UINT64, INT64)) & share, value
 
 

@@ -9,11 +9,15 @@ HOST_OPS_LISTED = 25
 def render_host_report(model, analysis):
     """The HostReport dict of a model and its HostAnalysis, without findings (with_diagnosis adds them)."""
     step_set = analysis.step_set
+    confidence, framework = analysis.confidence, analysis.framework
     return {
         "host": model.host,
         "file": model.path,
         "trace_format": model.format,
         "summary": {
+            "confidence": confidence.to_dict(),
+            "framework": framework.name,
+            "framework_evidence": list(framework.evidence),
             "gpu_busy_pct": analysis.gpu_busy_pct,
             "gpu_compute_busy_pct": analysis.gpu_compute_busy_pct,
             "input_wait_pct": analysis.input_wait_pct,
@@ -24,7 +28,7 @@ def render_host_report(model, analysis):
             "analysis_window_ms": ms(analysis.window_ps),
             "breakdown_pct": analysis.breakdown_pct,
         },
-        "notes": _notes(model, step_set, analysis.usages) + _implausible_notes(analysis.kernels),
+        "notes": _notes(model, step_set, analysis.usages) + _implausible_notes(analysis.kernels) + list(confidence.notes),
         "devices": [_device(gpu, usage) for gpu, usage in zip(model.gpus, analysis.usages)],
         "kernels": [_kernel(row) for row in analysis.kernels],
         "launch": _launch(analysis.launch),
@@ -57,11 +61,7 @@ def _notes(model, step_set, usages):
         notes.append("The GPU planes hold no kernels, copies or memsets: the GPUs did no traced work.")
     if not model.has_host_plane:
         notes.append("No /host:CPU plane: launch latency, input wait and host time are not available.")
-    if step_set.source == "none":
-        notes.append("No step markers found: percentages use the span of activity instead of step windows. "
-                     "Mark steps with tf.profiler.experimental.Trace('train', step_num=i, _r=1) or "
-                     "jax.profiler.StepTraceAnnotation('train', step_num=i).")
-    elif step_set.source == "device":
+    if step_set.source == "device":  # no step markers: summary.confidence says so, with how to add them
         notes.append("Steps come from the pre-grouped device Steps lines of an older TensorFlow: a step's time "
                      "is its longest GPU marker, as in XProf.")
     if model.gpus and model.format == "pre-grouped":

@@ -33,7 +33,9 @@ svg .label{font-size:12px;fill:#1f2328}
 svg .axis-title{font-size:12px;fill:#59636e}svg .on-bar{font-size:12px;fill:#fff;font-weight:600}
 svg .grid{stroke:#eaeef2}.legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;margin:4px 0 10px}
 .legend i{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px}
-.error{color:#cf222e}figure{margin:8px 0 16px}figcaption{font-size:12px;color:#59636e}
+.confidence{border-left:4px solid #1a7f37;padding:4px 12px;margin:0 0 12px}.confidence ul{margin:4px 0;
+padding-left:18px;color:#59636e}.confidence-medium{border-color:#bc4c00}.confidence-low{border-color:#cf222e;
+background:#fff5f5}.overlap{color:#59636e;font-style:italic}.error{color:#cf222e}figure{margin:8px 0 16px}figcaption{font-size:12px;color:#59636e}
 """
 
 
@@ -71,11 +73,26 @@ def _verdict(host):
     return f"Most of the time is {BREAKDOWN_LABELS[key]} ({units.percent(value)})."
 
 
+def _confidence(summary):
+    """The trace confidence beside the verdict, with each reason and how to recapture."""
+    confidence = summary.get("confidence")
+    if not isinstance(confidence, dict) or not confidence.get("level"):
+        return []
+    level = str(confidence["level"])
+    framework = f" · framework: {_e(summary['framework'])}" if summary.get("framework") else ""
+    out = [f'<div class="confidence confidence-{_e(level)}"><b>Confidence: {_e(level)}</b>{framework}']
+    reasons = confidence.get("reasons") or []
+    if reasons:
+        out.append("<ul>" + "".join(f"<li>{_e(reason)}</li>" for reason in reasons) + "</ul>")
+    out.append("</div>")
+    return ["".join(out)]
+
+
 def _host(host):
     s = host["summary"]
     st = s["step_time_ms"]
     out = [f"<h2>{_e(host['host'])}</h2>", f'<div class="verdict">{_e(_verdict(host))}</div>',
-           '<div class="cards">']
+           *_confidence(s), '<div class="cards">']
     if s["active_gpu_count"] > 1 and s.get("gpu_compute_busy_pct") is not None:
         busy = [("GPU compute busy", units.percent(s["gpu_compute_busy_pct"])),
                 ("GPU busy with collectives", units.percent(s["gpu_busy_pct"]))]
@@ -99,11 +116,16 @@ def _findings(findings):
     if not findings:
         return []
     out = ['<h3>Findings</h3><ol class="findings">']
+    number = {finding.get("id"): index for index, finding in enumerate(findings, 1)}
     for finding in findings:
         severity = str(finding.get("severity") or "info")
         item = f'<li><span class="sev sev-{_e(severity)}">{_e(severity)}</span><b>{_e(finding["title"])}</b>'
         if finding.get("summary"):
             item += f"<br>{_e(finding['summary'])}"
+        shared = [f"#{number[other]}" for other in finding.get("overlaps_with") or [] if other in number]
+        if shared:
+            item += f'<br><span class="overlap">Shares recoverable time with {_e(", ".join(shared))}: their ' \
+                    "speedups do not add up.</span>"
         if finding.get("fix_summary"):
             item += f'<br><span class="fix">Fix: {_e(finding["fix_summary"])}</span>'
         out.append(item + "</li>")

@@ -58,6 +58,7 @@ def _summary(report):
         lines.append(f"Verdict: {s['verdict']}")
     elif s.get("bottleneck"):
         lines.append(f"Verdict: {s['bottleneck']}")
+    lines.extend(confidence_lines(s))
     gpus = f"GPUs: {s['active_gpu_count']} active of {s['gpu_count']}" if s["gpu_count"] else "GPUs: none"
     if s["active_gpu_count"] > 1 and s.get("gpu_compute_busy_pct") is not None:
         busy = (f"GPU compute busy: {units.percent(s['gpu_compute_busy_pct'])} "
@@ -78,14 +79,27 @@ def _summary(report):
     return Section(f"{report['host']}", lines=tuple(lines))
 
 
+def confidence_lines(summary):
+    """`Confidence: low (framework: tensorflow)` and each reason as an indented line; none for older reports."""
+    confidence = summary.get("confidence")
+    if not isinstance(confidence, dict) or not confidence.get("level"):
+        return []
+    framework = summary.get("framework")
+    head = f"Confidence: {confidence['level']}" + (f"   Framework: {framework}" if framework else "")
+    return [head] + [f"   - {reason}" for reason in confidence.get("reasons") or []]
+
+
 def _findings(report):
     findings = report.get("findings") or []
     if not findings:
         return None
     lines = []
+    number = {finding.get("id"): index for index, finding in enumerate(findings, 1)}
     for index, finding in enumerate(findings, 1):
         speedup = finding.get("estimated_speedup")
-        gain = f" (up to {speedup:.2f}x)" if speedup and speedup > 1.005 else ""
+        shared = [f"#{number[other]}" for other in finding.get("overlaps_with") or [] if other in number]
+        overlap = f"; shares time with {', '.join(shared)}" if shared else ""
+        gain = f" (up to {speedup:.2f}x{overlap})" if speedup and speedup > 1.005 else ""
         lines.append(f"{index}. [{finding['severity']}] {finding['title']}{gain}")
         if finding.get("summary"):
             lines.append(f"   {finding['summary']}")

@@ -326,6 +326,14 @@ class TraceBuilder:
             writer.add_plane_stat(key, value)
         self._extra.append(writer)
 
+    def profiler_warning(self, text):
+        """A line in XSpace.warnings, where the profiler reports e.g. dropped events."""
+        self._space.warnings.append(text)
+
+    def profiler_error(self, text):
+        """A line in XSpace.errors."""
+        self._space.errors.append(text)
+
     def xspace(self):
         space = schema.XSpace()
         space.CopyFrom(self._space)

@@ -69,7 +69,8 @@ def test_no_markers_means_no_steps():
     report = report_of(builder)
     assert report["steps"] == []
     assert report["summary"]["step_time_ms"] == {"mean": None, "median": None, "stdev": None, "count": 0}
-    assert any("No step markers" in note for note in report["notes"])
+    assert report["summary"]["confidence"]["level"] == "medium"
+    assert report["summary"]["confidence"]["reasons"][0].startswith("No step markers")
 
 
 def test_step_time_stats():

@@ -47,3 +47,16 @@ def test_generators():
 def test_a_generator_or_demanded_reads_are_not_tuned():
     assert not pipeline(["Iterator::Prefetch", "Iterator::Prefetch::Generator"]).is_tuned
     assert not pipeline(["Iterator::Root::Prefetch", "Iterator::Root::Prefetch::Map::TextLine"]).is_tuned
+
+
+def test_tf_distribute_per_device_generator_is_not_from_generator():
+    """MultiDeviceIterator feeds each device through a Generator stage that calls the source remotely."""
+    distributed = pipeline(["Iterator::Prefetch::Generator", "MultiDeviceIteratorGetNextFromShard:"
+                            "MultiDeviceIteratorGetNextFromShard", "RemoteCall____inference__next_func_441:RemoteCall"])
+    assert distributed.generators == () and distributed.per_device_generators == ("Iterator::Prefetch::Generator",)
+    assert not distributed.is_tuned  # the source pipeline is not in the trace
+    user = pipeline(["Iterator::Root::Prefetch::FlatMap::Generator", "MultiDeviceIteratorGetNextFromShard:"
+                     "MultiDeviceIteratorGetNextFromShard"])
+    assert user.generators == ("Iterator::Root::Prefetch::FlatMap::Generator",)
+    local = pipeline(["Iterator::Root::Prefetch::Generator"])
+    assert local.generators == ("Iterator::Root::Prefetch::Generator",) and local.per_device_generators == ()

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from tb_gpu_advisor.findings.catalog import CATALOG
@@ -33,7 +35,7 @@ def test_grade_and_thresholds():
 def test_json_shape():
     data = make(note="This profile: x.").to_dict()
     assert list(data) == ["id", "category", "severity", "title", "summary", "evidence", "estimated_speedup",
-                          "recoverable_ms", "speedup_basis", "fix_summary", "fix", "docs"]
+                          "recoverable_ms", "speedup_basis", "overlaps_with", "fix_summary", "fix", "docs"]
     assert data["evidence"] == {"metrics": {"a_ms": 1.0}, "threshold": {}, "pointers": {}}  # empty pointers dropped
     assert data["estimated_speedup"] == 2.5
     assert data["fix"].startswith("This profile: x.\n\n")
@@ -60,6 +62,54 @@ def test_catalog_entries_are_complete():
         assert entry.category in CATEGORIES, key
         assert entry.title and entry.fix_summary and entry.fix, key
         assert len(entry.fix_summary) <= 100, key
+        for idiom in (entry.jax, *(variant for _, variant in entry.variants)):
+            if idiom is not None:
+                assert idiom.fix_summary and idiom.fix and idiom.docs and len(idiom.fix_summary) <= 100, key
+
+
+def test_fixes_are_written_in_the_frameworks_idiom():
+    tf = make(finding_id="fusion.elementwise_kernels").to_dict()
+    assert "jit_compile=True" in tf["fix"]  # the default framework is unknown: both idioms
+    from dataclasses import replace
+    finding = make(finding_id="fusion.elementwise_kernels")
+    tf = replace(finding, framework="tensorflow").to_dict()
+    jax = replace(finding, framework="jax").to_dict()
+    both = replace(finding, framework="unknown").to_dict()
+    assert "jit_compile" in tf["fix"] and "jax" not in tf["fix"].lower() and "jax" not in tf["fix_summary"].lower()
+    assert "jax.jit" in jax["fix"] and "tf." not in jax["fix"] + jax["fix_summary"]
+    assert both["fix"].startswith("TensorFlow:\n\n") and "\n\nJAX:\n\n" in both["fix"]
+    assert both["fix_summary"].startswith("TensorFlow: ") and " JAX: " in both["fix_summary"]
+    assert set(tf["docs"]) | set(jax["docs"]) == set(both["docs"])
+    blocked = replace(finding, framework="tensorflow", condition="xla_blocked").to_dict()
+    assert "would fail" in blocked["fix"]
+
+
+def test_pytorch_traces_get_pytorch_fixes():
+    from dataclasses import replace
+    finding = replace(make(finding_id="fusion.elementwise_kernels"), framework="pytorch").to_dict()
+    assert "torch.compile" in finding["fix"] and "jit_compile" not in finding["fix"] and "jax" not in finding["fix"]
+    tf32 = replace(make(finding_id="precision.fp32_matmul"), framework="pytorch", condition="tf32_off").to_dict()
+    assert "set_float32_matmul_precision" in tf32["fix"] and "off by default in PyTorch" in tf32["fix_summary"]
+    for key, entry in CATALOG.items():
+        idioms = [entry.pytorch] + [v for c, v in entry.variants if c.startswith("pytorch:")]
+        for idiom in filter(None, idioms):
+            text = idiom.fix + idiom.fix_summary
+            assert "jax" not in text.lower() and not re.search(r"\btf\.", text), key
+            assert len(idiom.fix_summary) <= 100 and idiom.docs, key
+
+
+def test_no_tensorflow_fix_mentions_jax_and_no_jax_fix_mentions_tensorflow_apis():
+    for key, entry in CATALOG.items():
+        tensorflow = [variant for condition, variant in entry.variants if ":" not in condition]
+        assert entry.pytorch is None or entry.jax is not None, key  # every framework-specific entry has JAX too
+        for idiom in [entry.idiom("tensorflow")] + tensorflow:
+            assert "jax" not in (idiom.fix + idiom.fix_summary).lower(), key
+        for condition, variant in entry.variants:
+            if condition.startswith("jax:"):
+                assert not re.search(r"\btf\.(?!data)", variant.fix + variant.fix_summary), key
+        if entry.jax is not None:  # JAX programs may read with tf.data; no other TensorFlow API
+            assert not re.search(r"\btf\.(?!data)", entry.jax.fix + entry.jax.fix_summary), key
+            assert "jit_compile" not in entry.jax.fix, key
         assert entry.docs and all(url.startswith("https://") for url in entry.docs), key
 
 

@@ -82,3 +82,28 @@ def test_host_bound_without_steps_says_it_is_not_a_training_step():
     assert "of each step" not in verdict
     assert "No step markers, so this is over all 2.1 ms of activity, not a training step." in verdict
     assert "The GPU works in 5 separate bursts with host time between them" in verdict
+
+
+def test_confidence_and_framework_follow_the_verdict_in_the_summary():
+    summary = report_of(healthy())["summary"]
+    assert list(summary)[4:7] == ["confidence", "framework", "framework_evidence"]
+    assert summary["confidence"] == {"level": "high", "reasons": []}
+    assert summary["framework"] == "tensorflow"  # tf.data's IteratorGetNext
+
+
+def test_a_low_confidence_trace_says_it_is_not_enough_and_has_no_high_finding():
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    python.step(0, 0, 10_000)
+    python.input_wait(0, 6_000)
+    kernels(gpu, 6_100, 3_800, launch_thread=python)
+    report = report_of(builder)
+    summary = report["summary"]
+    assert summary["confidence"]["level"] == "low"
+    assert summary["bottleneck"] == "input"
+    assert summary["verdict"] == ("Not enough trace for a verdict (1 step; see confidence). As captured: "
+                                  "input-bound: the GPU waits for input 60% of each step.")
+    wait = next(f for f in report["findings"] if f["id"] == "input.gpu_waits_for_input")
+    assert wait["severity"] == "medium"  # 60% would be high on a trace that can support it
+    assert not [f for f in report["findings"] if f["severity"] == "high"]

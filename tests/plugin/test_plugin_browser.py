@@ -163,6 +163,7 @@ def test_quickstart_shows_verdict_charts_and_no_findings_message(tab):
     assert tab.show(QUICKSTART) == "ready"
     verdict = tab.text("[data-testid=verdict]")
     assert "Input wait (60%)" in verdict or "input" in verdict.lower()
+    assert tab.text("[data-testid=confidence]").startswith("confidence: high")
     tiles = tab.text("#summary .tiles")
     assert "13.5%" in tiles and "60%" in tiles and "10 ms" in tiles
     findings = tab.text("[data-testid=findings]")
@@ -453,3 +454,19 @@ def test_the_comparison_in_dark_mode(browser, board):
         assert dark.errors == [] and dark.dialogs == []
     finally:
         dark.close()
+
+
+def test_the_confidence_shows_beside_the_verdict_with_its_reasons(tab):
+    """A low confidence with a reason carrying markup, which stays text."""
+    def low(route):
+        response = route.fetch()
+        report = response.json()
+        report["summary"]["confidence"] = {"level": "low", "reasons": ["Only 1 complete step <b>here</b>."]}
+        route.fulfill(response=response, body=json.dumps(report))
+
+    tab.page.route("**/data/plugin/gpu_advisor/report?*", low)
+    assert tab.show(QUICKSTART) == "ready"
+    shown = tab.text("[data-testid=confidence]")
+    assert "confidence: low" in shown and "Only 1 complete step <b>here</b>." in shown
+    assert tab.frame.query_selector("[data-testid=confidence] b") is None
+    assert tab.frame.query_selector("#summary [data-testid=verdict] + [data-testid=confidence]") is not None

@@ -36,3 +36,36 @@ def _host_lines(path):
     space = read_space(path)
     host = next(plane for plane in space.planes if plane.name == "/host:CPU")
     return host.decode(path).lines
+
+
+def test_no_fix_advises_jit_compile_on_a_step_with_string_ops_and_py_function(built):
+    """The step runs StringSplitV2 and a tf.py_function: jit_compile=True on it would fail to compile. The
+    fixes move that work into tf.data first, and the evidence names the step's own ops, not tf.data's."""
+    report = built("host_bound").report
+    assert report["summary"]["framework"] == "tensorflow"
+    for finding in report["findings"]:
+        code = [line for line in finding["fix"].splitlines() if line.startswith("    ")]
+        assert not any("jit_compile=True" in line and "#" not in line.split("jit_compile=True")[0]
+                       and "now only tensor math" not in line for line in code), finding["id"]
+    host = next(f for f in report["findings"] if f["id"] == "host.gpu_idle_host_busy")
+    assert host["fix_summary"].startswith("Move the step's string/Python ops into tf.data")
+    assert host["evidence"]["pointers"]["xla_incompatible_ops"] == [
+        "EagerPyFunc (tf.py_function)", "StringSplitV2", "StringToHashBucketFast", "RaggedTensorToTensor"]
+    names = [op["name"] for op in host["evidence"]["pointers"]["host_ops"]]
+    assert names[:4] == ["feature_hashing/EagerPyFunc:EagerPyFunc", "StringSplit/StringSplitV2:StringSplitV2",
+                         "StringToHashBucketFast:StringToHashBucketFast",
+                         "RaggedToTensor/RaggedTensorToTensor:RaggedTensorToTensor"]
+    assert not any(name.endswith("Produce") or name.startswith("Iterator::") for name in names)
+    python = next(f for f in report["findings"] if f["id"] == "host.python_function")
+    assert "once per step: it runs inside the training step" in python["summary"]
+    assert "map function" not in python["summary"]
+    fusion = next(f for f in report["findings"] if f["id"] == "fusion.elementwise_kernels")
+    assert fusion["fix_summary"].startswith("Move the ops XLA cannot compile out of the step")
+
+
+def test_the_fixed_run_may_compile_its_step(built):
+    """Tokenization moved into tf.data (many calls per step, on tf.data's threads): the step itself is clean."""
+    report = built("host_bound_fixed").report
+    fusion = next(f for f in report["findings"] if f["id"] == "fusion.elementwise_kernels")
+    assert fusion["fix_summary"].startswith("Compile the step with XLA")
+    assert "xla_incompatible_ops" not in fusion["evidence"]["pointers"]

@@ -3,7 +3,7 @@
 import numpy as np
 
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.finding import capped, limit
 from tb_gpu_advisor.findings.modeled import modeled_finding
 from tb_gpu_advisor.findings.thresholds import (BATCH_GPU_BUSY_MAX_PCT, BATCH_SCALE, INPUT_HIGH_PCT, MODELED_HIGH_PCT,
@@ -24,9 +24,34 @@ work) costs about as much as the math. A larger batch does more work per launch 
     optimizer.learning_rate = base_lr * BATCH / base_batch   # keep convergence: scale LR (or warm up)
 
 If memory is the limit, combine with mixed precision (halves activation memory). Keras:
-model.compile(..., steps_per_execution=N) also cuts per-step overhead. JAX: raise the batch passed to the
-jitted step the same way. The estimate is per example (throughput), for a doubled batch.""",
+model.compile(..., steps_per_execution=N) also cuts per-step overhead. The estimate is per example
+(throughput), for a doubled batch.""",
         docs=(L.TF_GPU_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE),
+        jax=Idiom(
+            fix_summary="Raise the per-device batch passed to the jitted step (as memory allows).",
+            fix="""\
+The GPU is busy less than half of each step and its kernels are small: per-step overhead (dispatch, host
+work) costs about as much as the math. Give each jitted step more work:
+
+    BATCH = 2 * BATCH                              # try doubling; watch jax.devices()[0].memory_stats()
+    learning_rate = base_lr * BATCH / base_batch   # keep convergence: scale LR (or warm up)
+
+or run several steps per dispatch with jax.lax.scan over a stack of micro-batches inside one jitted
+function. The estimate is per example (throughput), for a doubled batch.""",
+            docs=(L.JAX_GPU_TIPS, L.NVIDIA_DL_PERFORMANCE)),
+        pytorch=Idiom(
+            fix_summary="Raise the per-GPU batch size (as memory allows) so fixed per-step costs amortize.",
+            fix="""\
+The GPU is busy less than half of each step and its kernels are small: per-step overhead (launches, Python)
+costs about as much as the math. Give each step more work:
+
+    loader = DataLoader(dataset, batch_size=2 * batch_size, ...)   # watch torch.cuda.max_memory_allocated()
+    for group in optimizer.param_groups:
+        group["lr"] = base_lr * 2                                    # keep convergence: scale LR (or warm up)
+
+If memory is the limit, combine with torch.autocast (halves activation memory). The estimate is per example
+(throughput), for a doubled batch.""",
+            docs=(L.TORCH_PERFORMANCE,)),
     ),
 })
 

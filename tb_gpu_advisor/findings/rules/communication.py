@@ -1,13 +1,16 @@
 """Communication findings: exposed all-reduce and unevenly busy GPUs."""
 
-from tb_gpu_advisor.analysis.kernel_names import is_nccl
+import numpy as np
+
+from tb_gpu_advisor.analysis.kernel_names import collective_dtype, is_nccl
 from tb_gpu_advisor.analysis.rounding import pct
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
 from tb_gpu_advisor.findings.thresholds import (COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT, IMBALANCE_SPREAD_PCT,
-                                                MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT)
+                                                MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
+                                                STRAGGLER_SLOWDOWN_MIN)
 from tb_gpu_advisor.model import intervals
 
 ENTRIES = register("communication", {
@@ -26,15 +29,83 @@ Collective (NCCL) kernels run while no GPU computes, so every step waits for com
         bytes_per_pack=32 * 1024 * 1024)   # fewer, larger all-reduces that overlap backprop
     strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
 
-Also: mixed precision halves the bytes of float16 gradients; a larger per-GPU batch or gradient
-accumulation syncs less often per example:
+A larger per-GPU batch or gradient accumulation syncs less often per example:
 
     if (step + 1) % accum_steps == 0:
         optimizer.apply_gradients(zip(accumulated, model.trainable_variables))  # all-reduce once per N
 
-JAX: jit the step with sharded inputs so XLA schedules the all-reduce; enable overlap with
-XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true.""",
-        docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE, L.JAX_SHARDING, L.JAX_GPU_TIPS),
+Keras mixed precision keeps variables and gradients in float32, so it does not shrink the all-reduce by
+itself; the evidence gives the dtype the NCCL kernels reduce in.""",
+        docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
+        jax=Idiom(
+            fix_summary="Let XLA overlap the all-reduce with backprop (latency-hiding scheduler), or sync less "
+                        "often.",
+            fix="""\
+Collective (NCCL) kernels run while no GPU computes, so every step waits for communication. Jit the whole
+step with sharded inputs so XLA schedules the all-reduce itself, and let it overlap with the backward pass:
+
+    XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=true" python train.py
+
+A larger per-device batch or gradient accumulation (jax.lax.scan over micro-batches, reduce once) syncs
+less often per example. The evidence gives the dtype the NCCL kernels reduce in.""",
+            docs=(L.JAX_SHARDING, L.JAX_GPU_TIPS, L.NCCL_GUIDE)),
+        pytorch=Idiom(
+            fix_summary="Overlap the DDP all-reduce with backward (bucket size), or sync less often.",
+            fix="""\
+Collective (NCCL) kernels run while no GPU computes, so every step waits for communication. DDP overlaps
+the all-reduce of each gradient bucket with the rest of the backward pass; tune it and sync less often:
+
+    model = DDP(model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)
+    with model.no_sync():                     # gradient accumulation: all-reduce once per N micro-batches
+        loss_fn(model(x), y).backward()
+
+The evidence gives the dtype the NCCL kernels reduce in.""",
+            docs=(L.TORCH_DDP, L.NCCL_GUIDE)),
+        variants=(("pytorch:fp32_allreduce", Idiom(
+            fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: a bf16 DDP comm hook.",
+            fix="""\
+The step computes in 16 bits (autocast) but the NCCL kernels reduce float32 gradients: autocast keeps the
+parameters and gradients in float32. Compress them for the all-reduce with a DDP communication hook:
+
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    model.register_comm_hook(state=None, hook=default_hooks.bf16_compress_hook)   # cc 8.0+
+    # float16: default_hooks.fp16_compress_hook (mind overflow with many ranks)
+
+bfloat16 keeps float32's range (no overflow) with fewer mantissa bits. Then tune overlap: bucket_cap_mb.""",
+            docs=(L.TORCH_DDP_HOOKS,))),
+                  ("fp32_allreduce", Idiom(
+            fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: reduce them in bf16/fp16.",
+            fix="""\
+The step computes in 16 bits but the NCCL kernels reduce float32 gradients: Keras mixed precision keeps
+variables and gradients in float32, so the all-reduce moves twice the bytes it could. In a custom training
+loop, cast before reducing and back after:
+
+    grads = tape.gradient(loss, model.trainable_variables)   # loss averaged over the global batch
+    ctx = tf.distribute.get_replica_context()
+    low = [tf.cast(g, tf.bfloat16) for g in grads]     # cc 8.0+; float16 on 7.x, see below
+    low = ctx.all_reduce(tf.distribute.ReduceOp.SUM, low)    # SUM, as apply_gradients would
+    grads = [tf.cast(g, tf.float32) for g in low]
+    optimizer.apply_gradients(zip(grads, model.trainable_variables), skip_gradients_aggregation=True)
+    # legacy tf.keras optimizers: apply_gradients(..., experimental_aggregate_gradients=False)
+
+bfloat16 keeps float32's range (no overflow) with fewer mantissa bits. float16 sums can overflow across
+many replicas, loss-scaled gradients especially: with a LossScaleOptimizer unscale first
+(optimizer.get_unscaled_gradients) and keep loss scaling dynamic so overflowing steps are skipped. Then
+overlap what remains: CommunicationOptions(bytes_per_pack=32 * 1024 * 1024).""",
+            docs=(L.TF_DISTRIBUTED, L.TF_MIXED_PRECISION, L.NCCL_GUIDE))),
+                  ("jax:fp32_allreduce", Idiom(
+            fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: reduce them in bfloat16.",
+            fix="""\
+The step computes in 16 bits but the NCCL kernels reduce float32 gradients, twice the bytes they could
+move. Reduce in bfloat16 (float32's range, so no overflow) and cast back for the update:
+
+    # inside shard_map / pmap over the data axis
+    grads = jax.tree.map(lambda g: jax.lax.pmean(g.astype(jnp.bfloat16), "data").astype(jnp.float32), grads)
+
+Under jit with sharded arrays, cast the per-device gradients to bfloat16 where they are combined. float16
+can overflow when many replicas sum large values: reduce with a mean, and keep loss scaling dynamic. Then
+let XLA overlap what remains: XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true.""",
+            docs=(L.JAX_SHARDING, L.NCCL_GUIDE)))),
     ),
     "communication.gpu_imbalance": Entry(
         category="communication",
@@ -48,9 +119,41 @@ for the slowest one (the others wait inside NCCL kernels). Check:
 - work done on one GPU only (metrics, summaries, checkpoint or evaluation on replica 0);
 - the same input path for every GPU (one GPU's tf.data placed differently, or a shared PCIe switch);
 - hardware: clocks/thermals (nvidia-smi -q -d CLOCK,PERFORMANCE) and the NVLink/PCIe topology
-  (nvidia-smi topo -m).
-JAX: shard the batch evenly with jax.sharding.NamedSharding and keep host-side work off one device.""",
+  (nvidia-smi topo -m).""",
         docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
+        jax=Idiom(
+            fix_summary="Balance work per device: shard the batch evenly, no device doing extras; check its "
+                        "clocks.",
+            fix="""\
+Some GPUs are busy much longer than others in the same step; with synchronous training every step waits
+for the slowest one (the others wait inside NCCL kernels). Check:
+- the batch is sharded evenly (jax.sharding.NamedSharding over a Mesh of all devices, a global batch
+  divisible by the device count);
+- no device does extra work (metrics, host callbacks, evaluation placed on device 0);
+- hardware: clocks/thermals (nvidia-smi -q -d CLOCK,PERFORMANCE) and the NVLink/PCIe topology
+  (nvidia-smi topo -m).""",
+            docs=(L.JAX_SHARDING, L.NCCL_GUIDE)),
+        pytorch=Idiom(
+            fix_summary="Balance work per rank: equal batches (DistributedSampler), no rank doing extras.",
+            fix="""\
+Some GPUs are busy much longer than others in the same step; with synchronous training every step waits
+for the slowest one (the others wait inside NCCL kernels). Check: equal per-rank batches
+(DistributedSampler, drop_last=True), no work on rank 0 only (metrics, evaluation, checkpoints inside the
+step), and the hardware (nvidia-smi -q -d CLOCK,PERFORMANCE; nvidia-smi topo -m).""",
+            docs=(L.TORCH_DDP, L.NCCL_GUIDE)),
+        variants=(("any:hardware", Idiom(
+            fix_summary="Fix the slow GPU: check its clocks, power cap, temperature and PCIe/NVLink placement.",
+            fix="""\
+The same kernels run slower on one GPU than on the others, so every synchronous step waits for it (the
+others wait inside NCCL kernels). Balancing the batch does not help; the GPU itself is slower:
+
+    nvidia-smi -q -d CLOCK,PERFORMANCE,TEMPERATURE,POWER   # "Clocks Event Reasons": power cap, thermal, HW slowdown
+    nvidia-smi -q -d POWER                                  # a lower power limit than its peers (nvidia-smi -pl)
+    nvidia-smi topo -m                                      # a GPU behind another PCIe switch/socket than its peers
+
+Fix cooling or the power limit, reset application clocks (nvidia-smi -rac), or move the job off that GPU;
+if it sits on a slower link, place the replicas so the ring does not cross it.""",
+            docs=(L.NCCL_GUIDE, L.NVIDIA_SMI))),),
     ),
 })
 
@@ -81,6 +184,9 @@ def allreduce_exposed(ctx):
     nccl_ps, overlapped_ps = _nccl_overlap(ctx)
     overlap_pct = round(100.0 * overlapped_ps / nccl_ps, 2) if nccl_ps else None
     names = sorted({name for gpu in ctx.active_gpus for name in gpu.activity.names if is_nccl(name)})
+    dtype = _allreduce_dtype(ctx)
+    compute_16bit_pct = _compute_16bit_share(ctx)
+    condition, note = _fp32_allreduce(ctx, dtype, compute_16bit_pct)
     return Finding(
         id="communication.allreduce_exposed", severity=severity,
         summary=f"Collectives run with no compute beside them {share:.1f}% of the step time; "
@@ -89,11 +195,39 @@ def allreduce_exposed(ctx):
                            "collectives_exposed_ms_per_step": ctx.per_step_ms(exposed_ms), "nccl_ms": ms(nccl_ps),
                            "nccl_overlap_with_compute_pct": overlap_pct,
                            "nccl_share_of_kernel_time_pct": pct(ctx.analysis.balance.nccl_share_pct),
-                           "active_gpus": len(ctx.active_gpus)},
+                           "active_gpus": len(ctx.active_gpus), "allreduce_dtype": dtype,
+                           "compute_16bit_share_pct": compute_16bit_pct},
                           ladder("collectives_exposed_pct", share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
                           {"kernels": names[:5]}),
         recoverable_ms=exposed_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: collectives fully overlapped with compute")
+        speedup_basis="upper bound: collectives fully overlapped with compute", condition=condition, fix_note=note)
+
+
+def _allreduce_dtype(ctx):
+    """The element type the busiest collective kernels reduce in (kernel name, else op/HLO name), or None."""
+    by_dtype = {}
+    for gpu in ctx.active_gpus:
+        activity = gpu.activity
+        mask = ctx.kernel_mask(gpu, is_nccl)
+        for index in np.flatnonzero(mask):
+            op = activity.op_names[activity.op_id[index]] if activity.op_id[index] >= 0 else None
+            dtype = collective_dtype(activity.names[activity.name_id[index]], op)
+            if dtype is not None:
+                by_dtype[dtype] = by_dtype.get(dtype, 0) + int(activity.duration_ps[index])
+    return max(by_dtype, key=by_dtype.get) if by_dtype else None
+
+
+def _compute_16bit_share(ctx):
+    breakdown = ctx.analysis.breakdown_pct
+    compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
+    return round(100.0 * (breakdown["compute_16bit"] or 0.0) / compute, 2) if compute else None
+
+
+def _fp32_allreduce(ctx, dtype, compute_16bit_pct):
+    """Mixed precision computes in 16 bits but keeps float32 gradients: the all-reduce moves 4 bytes a value."""
+    if dtype != "f32" or compute_16bit_pct is None or compute_16bit_pct < 50.0:
+        return None, ""
+    return "fp32_allreduce", ""  # the catalog's variants say it, in each idiom
 
 
 def gpu_imbalance(ctx):
@@ -102,10 +236,11 @@ def gpu_imbalance(ctx):
         return None
     compute = ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name))
     nccl = ctx.kernel_ps_by_gpu(is_nccl)
-    rows = []
+    rows, gpus = [], []
     for gpu in ctx.active_gpus:
         window_ps = ctx.gpu_windows(gpu).total_ps
         if window_ps > 0:
+            gpus.append(gpu)
             rows.append({"device": gpu.name, "compute_pct": round(100.0 * compute[gpu.ordinal] / window_ps, 2),
                          "compute_ms": ms(compute[gpu.ordinal]), "nccl_ms": ms(nccl[gpu.ordinal])})
     if len(rows) < 2:
@@ -115,21 +250,69 @@ def gpu_imbalance(ctx):
     if spread < IMBALANCE_SPREAD_PCT:
         return None
     mean = sum(values) / len(values)
-    recoverable = (max(values) - mean) / 100.0 * ctx.window_ms
+    slowest = max(range(len(rows)), key=lambda i: (rows[i]["compute_ms"], -i))
+    others = [i for i in range(len(rows)) if i != slowest]
+    # Synchronous steps wait for the slowest GPU; without its excess they wait for the next slowest.
+    recoverable = rows[slowest]["compute_ms"] - max(rows[i]["compute_ms"] for i in others)
+    cause, cause_metrics, note = _straggler_cause(ctx, gpus[slowest], [gpus[i] for i in others])
     share = ctx.share_pct(recoverable)
     severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     least = min(rows, key=lambda row: row["compute_pct"])
-    most = max(rows, key=lambda row: row["compute_pct"])
+    most = rows[slowest]
     return Finding(
         id="communication.gpu_imbalance", severity=severity,
         summary=f"GPU compute ranges from {least['compute_pct']:.1f}% ({least['device']}) to "
-                f"{most['compute_pct']:.1f}% ({most['device']}) of the step.",
-        evidence=Evidence({"compute_pct_spread": spread, "compute_pct_mean": round(mean, 2), "per_gpu": rows,
+                f"{most['compute_pct']:.1f}% ({most['device']}) of the step; cause: {cause}.",
+        evidence=Evidence({"cause": cause, "compute_pct_spread": spread, "compute_pct_mean": round(mean, 2),
+                           "slowest_excess_ms": round(recoverable, 3), **cause_metrics, "per_gpu": rows,
                            "recoverable_pct": share},
                           limit("compute_pct_spread", spread, IMBALANCE_SPREAD_PCT),
                           {"devices": [least["device"], most["device"]]}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
-        speedup_basis="estimate: every GPU computing as long as the mean, so steps wait less for the busiest")
+        speedup_basis="upper bound: the slowest GPU computing no longer than the next slowest, so the step "
+                      "waits that much less", fix_note=note, condition=cause)
+
+
+def _kernel_stats(ctx, gpu):
+    """{kernel name: (count, total ps)} of a GPU's non-collective kernels starting inside its windows."""
+    activity = gpu.activity
+    mask = ctx.kernel_mask(gpu, lambda name: not is_nccl(name))
+    windows = ctx.gpu_windows(gpu)
+    index = np.flatnonzero(mask)
+    if len(windows):
+        starts = activity.start_ps[index]
+        slot = np.searchsorted(windows.end_ps, starts, side="right")
+        inside = slot < len(windows)
+        inside[inside] = starts[inside] >= windows.start_ps[slot[inside]]
+        index = index[inside]
+    stats = {}
+    for name_id, duration in zip(activity.name_id[index], activity.duration_ps[index]):
+        count, total = stats.get(int(name_id), (0, 0))
+        stats[int(name_id)] = (count + 1, total + int(duration))
+    return {activity.names[key]: value for key, value in stats.items()}
+
+
+def _straggler_cause(ctx, slow, others):
+    """("hardware" | "workload", metrics, fix note): the same kernels slower on the straggler, or more work on it."""
+    mine = _kernel_stats(ctx, slow)
+    theirs = [_kernel_stats(ctx, gpu) for gpu in others]
+    common = [name for name in mine if all(name in stats for stats in theirs)]
+    slow_ps = sum(mine[name][1] for name in common)
+    expected_ps = sum(mine[name][0] * np.mean([stats[name][1] / stats[name][0] for stats in theirs])
+                      for name in common)
+    slowdown = round(slow_ps / expected_ps, 3) if expected_ps > 0 else None
+    extra_kernels = sum(count for count, _ in mine.values()) - \
+        round(np.mean([sum(count for count, _ in stats.values()) for stats in theirs]))
+    metrics = {"same_kernels_slowdown": slowdown, "extra_kernels_on_slowest": int(extra_kernels)}
+    if slowdown is not None and slowdown >= STRAGGLER_SLOWDOWN_MIN:
+        note = (f"Cause: hardware. {slow.name} runs the same kernels {slowdown:.2f}x slower than the other GPUs "
+                f"({len(common)} kernel names in common).")
+        return "hardware", metrics, note
+    note = (f"Cause: workload. {slow.name} runs the same kernels at the same speed"
+            + (f" ({slowdown:.2f}x)" if slowdown is not None else "")
+            + f" but more of them ({extra_kernels:+d} kernels per profile than the others' mean): it is given more "
+              "work. Give every replica the same work (see below).")
+    return "workload", metrics, note
 
 
 RULES = (allreduce_exposed, gpu_imbalance)

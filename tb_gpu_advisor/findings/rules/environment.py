@@ -3,7 +3,7 @@
 import re
 
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.thresholds import (BF16_MIN_CC, KERNEL_HIGH_PCT, MIXED_PRECISION_GAIN, MODELED_LOW_PCT,
@@ -29,9 +29,27 @@ TF32) or the other findings of this report.""",
 bfloat16 Tensor Core math needs compute capability 8.0 (Ampere) or newer; on this GPU bfloat16 kernels fall
 back to slower paths. Use float16 with loss scaling instead:
 
-    tf.keras.mixed_precision.set_global_policy("mixed_float16")
-    # JAX: cast to jnp.float16 and scale the loss (e.g. jmp.DynamicLossScale)""",
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")   # Keras applies loss scaling itself""",
         docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
+        jax=Idiom(
+            fix_summary="On compute capability 7.x compute in float16 with loss scaling instead of bfloat16.",
+            fix="""\
+bfloat16 Tensor Core math needs compute capability 8.0 (Ampere) or newer; on this GPU bfloat16 kernels fall
+back to slower paths. Cast to jnp.float16 instead and scale the loss so small gradients do not underflow
+(e.g. the jmp library: jmp.get_policy("params=float32,compute=float16,output=float32") with
+jmp.DynamicLossScale).""",
+            docs=(L.NVIDIA_MIXED_PRECISION,)),
+        pytorch=Idiom(
+            fix_summary="On compute capability 7.x use float16 autocast with a GradScaler instead of bfloat16.",
+            fix="""\
+bfloat16 Tensor Core math needs compute capability 8.0 (Ampere) or newer; on this GPU bfloat16 kernels fall
+back to slower paths. Use float16 with loss scaling:
+
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast(device_type="cuda", dtype=torch.float16):
+        loss = loss_fn(model(x), y)
+    scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()""",
+            docs=(L.TORCH_AMP,)),
     ),
     "environment.cuda_older_than_gpu": Entry(
         category="other",
@@ -40,9 +58,24 @@ back to slower paths. Use float16 with loss scaling instead:
         fix="""\
 The CUDA version recorded in the profile is older than the first one with native support for this GPU's
 compute capability: kernels run from PTX compiled just in time (slow start-up, often slower kernels) or
-come from generic code paths. Install a TensorFlow/JAX build for a newer CUDA (pip install
-tensorflow[and-cuda], pip install -U "jax[cuda12]") and a matching driver.""",
+come from generic code paths. Install a TensorFlow build for a newer CUDA (pip install
+tensorflow[and-cuda]) and a matching driver.""",
         docs=(L.CUDA_COMPATIBILITY, L.CUDA_GPUS),
+        jax=Idiom(
+            fix_summary="Use a jaxlib built for a CUDA that supports this GPU's compute capability natively.",
+            fix="""\
+The CUDA version recorded in the profile is older than the first one with native support for this GPU's
+compute capability: kernels run from PTX compiled just in time or come from generic code paths. Install
+a jaxlib for a newer CUDA (pip install -U "jax[cuda12]") and a matching driver.""",
+            docs=(L.CUDA_COMPATIBILITY, L.CUDA_GPUS)),
+        pytorch=Idiom(
+            fix_summary="Use a PyTorch build for a CUDA that supports this GPU's compute capability.",
+            fix="""\
+The CUDA version recorded in the profile is older than the first one with native support for this GPU's
+compute capability: kernels run from PTX compiled just in time or come from generic code paths. Install a
+PyTorch wheel built for a newer CUDA (pip install torch --index-url https://download.pytorch.org/whl/cu124)
+and a matching driver; torch.cuda.get_arch_list() must include this GPU's sm_XY.""",
+            docs=(L.CUDA_COMPATIBILITY,)),
     ),
     "environment.driver_older_than_runtime": Entry(
         category="other",

@@ -2,7 +2,7 @@
 
 from tb_gpu_advisor.analysis.kernel_names import is_elementwise, is_xla_kernel
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import limit
 from tb_gpu_advisor.findings.modeled import busiest_gpu, modeled_finding, top_kernel_names
@@ -12,7 +12,7 @@ ENTRIES = register("fusion", {
     "fusion.elementwise_kernels": Entry(
         category="fusion",
         title="Many small element-wise kernels that XLA could fuse",
-        fix_summary="Compile the step with XLA: @tf.function(jit_compile=True) (JAX: jax.jit the whole step).",
+        fix_summary="Compile the step with XLA: @tf.function(jit_compile=True) (Keras: compile(jit_compile=True)).",
         fix="""\
 Most GPU kernels are separate element-wise operations (casts, adds, activations, dropout), each reading
 and writing memory and costing a launch. XLA fuses chains of them into a few kernels:
@@ -22,9 +22,46 @@ and writing memory and costing a launch. XLA fuses chains of them into a few ker
     # Keras: model.compile(..., jit_compile=True)
     # or for the whole program: TF_XLA_FLAGS=--tf_xla_auto_jit=2 python train.py
 
-Check the next profile: kernel names become fusion_* / loop_* and their count per step drops. JAX: wrap
-the whole training step in jax.jit (not just the model call), so the optimizer update is fused too.""",
-        docs=(L.TF_XLA, L.JAX_JIT),
+Check the next profile: kernel names become fusion_* / loop_* and their count per step drops.""",
+        docs=(L.TF_XLA,),
+        jax=Idiom(
+            fix_summary="jax.jit the whole training step (model, loss, gradients and optimizer update).",
+            fix="""\
+Most GPU kernels are separate element-wise operations, each reading and writing memory and costing a
+launch. Under jax.jit XLA fuses them; make sure the whole step is one jitted function:
+
+    @jax.jit
+    def train_step(state, batch):
+        loss, grads = jax.value_and_grad(loss_fn)(state.params, batch)
+        return state.apply_gradients(grads=grads), loss
+
+Check the next profile: kernel names become fusion_* / loop_* and their count per step drops.""",
+            docs=(L.JAX_JIT,)),
+        pytorch=Idiom(
+            fix_summary="Compile the model (and loss) with torch.compile so element-wise ops fuse.",
+            fix="""\
+Most GPU kernels are separate element-wise operations, each reading and writing memory and costing a
+launch. torch.compile fuses chains of them into a few Triton kernels:
+
+    model = torch.compile(model)                 # or compile the whole step function
+
+Check the next profile: kernel names become triton_* and their count per step drops.""",
+            docs=(L.TORCH_COMPILE,)),
+        variants=(("xla_blocked", Idiom(
+            fix_summary="Move the ops XLA cannot compile out of the step (into tf.data), then jit_compile=True.",
+            fix="""\
+Most GPU kernels are separate element-wise operations that XLA would fuse, but the step also runs ops XLA
+cannot compile (named above): @tf.function(jit_compile=True) on this step would fail. Move those ops out
+of the step first, usually into the input pipeline, then compile the step:
+
+    ds = ds.map(tokenize_or_py_fn, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+    @tf.function(jit_compile=True)       # now only tensor math inside
+    def train_step(x, y): ...
+
+If some of them must stay, compile only the model part: wrap the model call and loss in a
+tf.function(jit_compile=True) helper and keep the string/Python ops outside it.""",
+            docs=(L.TF_XLA, L.TF_DATA_PERFORMANCE))),),
     ),
 })
 
@@ -46,6 +83,9 @@ def elementwise_kernels(ctx):
     if per_step < FUSION_MIN_KERNELS_PER_STEP or share < FUSION_MIN_SHARE_PCT:
         return None
     elementwise_ms = ms(elementwise_ps)
+    condition, note = ctx.xla_advice()
+    pointers = {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name,
+                "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}
     return modeled_finding(
         ctx, "fusion.elementwise_kernels",
         f"{ctx.count_text(count, 'element-wise kernels')} take {share:.1f}% of GPU kernel time "
@@ -57,7 +97,7 @@ def elementwise_kernels(ctx):
          "elementwise_kernel_mean_us": round(elementwise_ms * 1000.0 / count, 3) if count else None},
         limit("elementwise_kernels_per_step", round(per_step, 1), FUSION_MIN_KERNELS_PER_STEP,
               share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT),
-        {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name})
+        pointers, condition=condition, fix_note=note)
 
 
 RULES = (elementwise_kernels,)

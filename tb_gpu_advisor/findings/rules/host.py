@@ -2,8 +2,9 @@
 
 import re
 
+from tb_gpu_advisor.analysis.step_ops import STEP_OP_MAX_CALLS_PER_STEP, is_producer_event
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
@@ -15,19 +16,65 @@ ENTRIES = register("host", {
     "host.gpu_idle_host_busy": Entry(
         category="host",
         title="The GPU idles while the host works",
-        fix_summary="Move per-step Python/runtime work off the critical path: tf.function, jit, fewer calls.",
+        fix_summary="Move per-step Python/runtime work off the critical path: one tf.function step, "
+                    "steps_per_execution.",
         fix="""\
 Part of every step the GPUs have nothing to do while host threads run TensorFlow runtime or Python code.
-Put the whole step in one compiled function and run several steps per call:
+Put the whole step in one graph function and run several steps per call:
 
-    @tf.function(jit_compile=True)
+    @tf.function                                   # one graph per step, no per-op Python dispatch
     def train_step(x, y): ...
     model.compile(..., steps_per_execution=32)     # Keras: many steps per Python call
 
 Keep Python (logging, metric reads, callbacks, data conversion) out of the step, or do it every N steps.
-The evidence lists the host events that took the most time. JAX: jax.jit the entire step, avoid Python
-loops and per-step host computations; run independent host work in a background thread.""",
-        docs=(L.TF_FUNCTION, L.TF_GPU_PERFORMANCE, L.KERAS_TRAINING, L.JAX_JIT),
+The evidence lists the step's host ops that took the most time.""",
+        docs=(L.TF_FUNCTION, L.TF_GPU_PERFORMANCE, L.KERAS_TRAINING),
+        jax=Idiom(
+            fix_summary="jax.jit the entire step; keep Python and host computations out of the step loop.",
+            fix="""\
+Part of every step the GPUs have nothing to do while the host runs Python or runtime work. Dispatch the
+whole step as one jitted function and keep the loop around it thin:
+
+    train_step = jax.jit(train_step, donate_argnums=0)
+    for batch in batches:
+        state, metrics = train_step(state, batch)      # returns immediately (asynchronous dispatch)
+        if step % 100 == 0:
+            log(jax.device_get(metrics))                # read values rarely
+
+Avoid Python loops and NumPy work on each batch inside the loop; run independent host work in a
+background thread. The evidence lists the host events that took the most time.""",
+            docs=(L.JAX_JIT, L.JAX_GPU_TIPS)),
+        pytorch=Idiom(
+            fix_summary="Take Python work off the step: torch.compile, no per-step host syncs, DataLoader workers.",
+            fix="""\
+Part of every step the GPU has nothing to do while the host runs Python. Cut per-step host work:
+
+    model = torch.compile(model)             # fewer Python-level op dispatches
+    if step % 100 == 0:
+        print(loss.item())                   # read values rarely: .item() waits for the GPU
+
+Move data preparation into DataLoader workers (num_workers > 0) and keep logging and metric reads out of
+the step. The evidence lists the host events that took the most time.""",
+            docs=(L.TORCH_PERFORMANCE, L.TORCH_COMPILE)),
+        variants=(("xla_blocked", Idiom(
+            fix_summary="Move the step's string/Python ops into tf.data (parallel map, prefetch); then "
+                        "tf.function/XLA.",
+            fix="""\
+Part of every step the GPUs have nothing to do while the host runs ops inside the step, and those ops
+(named above: string ops, tf.py_function, ragged conversions) run on the CPU and cannot be compiled by XLA:
+jit_compile=True on this step would fail. Move them into the input pipeline, where they run in parallel
+and ahead of the step:
+
+    ds = ds.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)   # tf.strings / tf.py_function work here
+    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+    @tf.function                      # the step now gets tensors; add jit_compile=True once it holds only
+    def train_step(x, y): ...         # tensor math
+    # Keras: model.compile(..., steps_per_execution=32)
+
+If tf.data and the step still share the CPU, give the GPU its own launch threads:
+TF_GPU_THREAD_MODE=gpu_private.""",
+            docs=(L.TF_DATA_PERFORMANCE, L.TF_FUNCTION, L.TF_GPU_PERFORMANCE))),),
     ),
     "host.eager_execution": Entry(
         category="host",
@@ -45,13 +92,14 @@ overhead. Compile the step:
                                       model.trainable_variables))
         return loss
 
-Keras: do not pass run_eagerly=True to model.compile. JAX: put the step under jax.jit.""",
-        docs=(L.TF_FUNCTION, L.JAX_JIT),
+Keras: do not pass run_eagerly=True to model.compile. If the step runs string ops or tf.py_function,
+leave jit_compile out (plain @tf.function) or move those ops into tf.data first.""",
+        docs=(L.TF_FUNCTION,),
     ),
     "host.retracing": Entry(
         category="host",
         title="Functions are traced or compiled again during training",
-        fix_summary="Give tf.function a fixed input_signature (JAX: static shapes) so it compiles once.",
+        fix_summary="Give tf.function a fixed input_signature so it traces and compiles once.",
         fix="""\
 The same function was traced/compiled more than once inside the profiled steps: each new input shape,
 dtype or Python argument value makes a new graph. Fix the signature:
@@ -60,11 +108,30 @@ dtype or Python argument value makes a new graph. Fix the signature:
                                   tf.TensorSpec([None], tf.int32)], jit_compile=True)
     def train_step(x, y): ...
     # pass tensors, not Python numbers; use drop_remainder=True so the last batch keeps its shape
-    # tf.function(reduce_retracing=True) lets TF generalize shapes automatically
+    # tf.function(reduce_retracing=True) lets TF generalize shapes automatically""",
+        docs=(L.TF_FUNCTION,),
+        jax=Idiom(
+            fix_summary="Keep input shapes and static arguments fixed so the jitted step compiles once.",
+            fix="""\
+The same function was compiled more than once inside the profiled steps: each new input shape, dtype or
+static argument value makes a new compilation. Keep them fixed:
 
-JAX: keep shapes static (pad the last batch), mark real constants with static_argnums, and check with
-jax.config.update("jax_log_compiles", True).""",
-        docs=(L.TF_FUNCTION, L.JAX_JIT),
+    jax.config.update("jax_log_compiles", True)   # logs each compilation and why
+    # pad the last batch to the full batch size (or drop it); bucket variable lengths to a few sizes
+    train_step = jax.jit(train_step, static_argnames=("training",))   # only true constants are static
+
+Pass arrays, not Python scalars that change every step, as non-static arguments.""",
+            docs=(L.JAX_JIT,)),
+        pytorch=Idiom(
+            fix_summary="Keep shapes static (or mark them dynamic) so torch.compile does not recompile.",
+            fix="""\
+The same function was compiled more than once inside the profiled steps: new input shapes or changing
+Python values make torch.compile recompile. See why with TORCH_LOGS=recompiles, then keep shapes fixed
+(drop_last=True, pad to a few bucket sizes) or declare the varying dimension:
+
+    torch._dynamo.mark_dynamic(x, 0)          # the batch dimension varies
+    model = torch.compile(model, dynamic=True)""",
+            docs=(L.TORCH_COMPILE,)),
     ),
     "host.python_function": Entry(
         category="host",
@@ -79,10 +146,11 @@ whole input pipeline. Options, best first:
     ds = ds.map(lambda x: tf.image.resize(tf.io.decode_jpeg(x), (224, 224)),
                 num_parallel_calls=tf.data.AUTOTUNE)
     # 2. Run the Python once, offline, and store its output (TFRecord, NumPy files)
-    # 3. Cache its output if it is deterministic: ds.map(py_fn_wrapper).cache()
+    # 3. Cache its output if it is deterministic (not a random augmentation): ds.map(py_fn_wrapper).cache()
 
-JAX pipelines: move the per-element Python into NumPy vectorized over the batch, or into worker
-processes (grain, multiprocessing).""",
+Called once per step inside the training step (not in tf.data), it also blocks the GPU: move it into the
+pipeline with ds.map(..., num_parallel_calls=tf.data.AUTOTUNE), and keep it out of any jit_compile=True
+function (XLA cannot compile it).""",
         docs=(L.TF_DATA_PERFORMANCE, L.TF_FUNCTION),
     ),
 })
@@ -109,11 +177,18 @@ def _op_type(name):
 
 
 def _top_host_ops(ctx, limit_count=HOST_OPS_LISTED):
-    """The host events with the most time, leaving out wrappers, step markers and driver calls."""
+    """The ops that block the step, most time first: the step's own TensorFlow ops (a few calls per step), then
+    other host events; never wrappers, step markers, driver calls or tf.data's background producers."""
+    step = [(op.name, op.count, op.total_ps) for op in ctx.step_ops.step_ops]
+    if len(step) >= limit_count:
+        return op_rows(step[:limit_count])
     device_names = {name for gpu in ctx.model.gpus for name in gpu.activity.names}
-    found = ctx.host_ops(lambda name: bool(name) and not _WRAPPERS.match(name) and name not in device_names
-                         and not name.startswith(("Memcpy", "Memset", "cu")))
-    return op_rows(found[:limit_count])
+    per_element = {op.name for op in ctx.step_ops.per_element_ops}
+    listed = {name for name, _, _ in step}
+    others = ctx.host_ops(lambda name: bool(name) and not _WRAPPERS.match(name) and name not in device_names
+                          and not name.startswith(("Memcpy", "Memset", "cu")) and not is_producer_event(name)
+                          and name not in per_element and name not in listed)
+    return op_rows((step + others)[:limit_count])
 
 
 def gpu_idle_host_busy(ctx):
@@ -127,6 +202,7 @@ def gpu_idle_host_busy(ctx):
         return None
     idle_host = intervals.subtract(intervals.subtract(ctx.host.busy, ctx.gpu_busy),
                                    intervals.union_all(ctx.host.input_waits, ctx.host.launch_busy))
+    condition, note = ctx.xla_blocked()
     return Finding(
         id="host.gpu_idle_host_busy", severity=severity,
         summary=f"The GPU idles {share:.1f}% of the step while the host runs runtime or Python work "
@@ -135,9 +211,11 @@ def gpu_idle_host_busy(ctx):
                            "host_exposed_ms_per_step": ctx.per_step_ms(host_ms)},
                           ladder("host_exposed_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT),
                           {"host_ops": _top_host_ops(ctx), "time_ranges_ms": ctx.longest_ranges_ms(idle_host),
-                           "steps": ctx.steps_overlapping(idle_host)}),
+                           "steps": ctx.steps_overlapping(idle_host),
+                           "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}),
         recoverable_ms=host_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the step time if the GPU never idled during host work")
+        speedup_basis="upper bound: the step time if the GPU never idled during host work",
+        condition=condition, fix_note=note)
 
 
 def eager_execution(ctx):
@@ -208,7 +286,14 @@ def python_function(ctx):
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT)
     if severity is None:
         return None
-    where = "; tf.data is in use and the step waits for it: likely its map function" if waiting > 0 else ""
+    per_step = count / ctx.step_count if ctx.step_count else None
+    if per_step is not None and per_step <= STEP_OP_MAX_CALLS_PER_STEP:
+        times = "once" if per_step <= 1.0 else f"{round(per_step, 1):g} times"
+        where = f" ({times} per step: it runs inside the training step, which waits for it)"
+    elif waiting > 0:
+        where = "; tf.data is in use and the step waits for it: its map function calls it per element"
+    else:
+        where = ""
     return Finding(
         id="host.python_function", severity=severity,
         summary=f"Python functions (tf.py_function) ran {count:,} times, {total_ms / count:.2f} ms each{where}.",

@@ -1,7 +1,7 @@
 """Input pipeline findings: the GPU waits for input, and the tf.data stages that make it wait."""
 
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, grade, ladder
 from tb_gpu_advisor.analysis.rounding import ms as ms6
@@ -19,16 +19,47 @@ The training step blocks in IteratorGetNext while no GPU works: the input pipeli
 slowly than the GPU consumes them. Make it produce in parallel and ahead of time:
 
     ds = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)  # or interleave(...)
-    ds = ds.map(parse_and_augment, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
-    ds = ds.cache()               # after expensive, deterministic steps, if it fits in memory or on disk
-    ds = ds.shuffle(10_000).batch(batch_size, drop_remainder=True)
+    ds = ds.map(parse_and_decode, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    ds = ds.cache()               # after the deterministic decode, if it fits in memory or on disk
+    ds = ds.shuffle(10_000).map(augment, num_parallel_calls=tf.data.AUTOTUNE)   # random work after cache()
+    ds = ds.batch(batch_size, drop_remainder=True)
     ds = ds.prefetch(tf.data.AUTOTUNE)  # always last
 
+Never cache() after a random augmentation: the cache would replay the first epoch's random choices.
 Measure the pipeline alone (iterate it without the model) to know its ceiling; if it is still slower than
-the step, move decoding/augmentation offline or to the GPU, or spread it over more hosts (tf.data service).
-JAX: feed jitted steps from the same tf.data pipeline (ds.as_numpy_iterator()) or a grain/PyTorch loader
-with workers, and keep the next batch on the device before the step needs it (see the transfer advice).""",
+the step, move decoding/augmentation offline or to the GPU, or spread it over more hosts (tf.data service).""",
         docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS, L.TF_GPU_PERFORMANCE),
+        jax=Idiom(
+            fix_summary="Parallelize and prefetch the tf.data pipeline; put the next batch on the device ahead.",
+            fix="""\
+The training loop blocks in tf.data's IteratorGetNext while no GPU works: the input pipeline produces
+batches more slowly than the jitted step consumes them. Make it produce in parallel and ahead of time, and
+copy the next batch to the device while the current step runs:
+
+    ds = ds.map(parse_and_decode, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    ds = ds.cache()                                  # after the deterministic decode, never after augmenting
+    ds = ds.shuffle(10_000).map(augment, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+    batches = flax.jax_utils.prefetch_to_device(ds.as_numpy_iterator(), 2)   # or jax.device_put one ahead
+
+Measure the pipeline alone to know its ceiling; if it is still slower than the step, preprocess offline,
+or use a loader with worker processes (grain).""",
+            docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT)),
+        pytorch=Idiom(
+            fix_summary="Feed the GPU from a DataLoader with worker processes, pinned memory and prefetching.",
+            fix="""\
+The training loop waits for the next batch while no GPU works: the data loading produces batches more
+slowly than the GPU consumes them. Load in parallel worker processes and ahead of time:
+
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                         num_workers=8, pin_memory=True, persistent_workers=True,
+                                         prefetch_factor=4, drop_last=True)
+    for x, y in loader:
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+
+Decode once and cache deterministic work; apply random augmentation after the cache, never before it.
+Measure the loader alone (iterate it without the model) to know its ceiling.""",
+            docs=(L.TORCH_DATA,)),
     ),
     "input.no_prefetch": Entry(
         category="input",
@@ -42,11 +73,19 @@ the producer and the training step take turns instead of overlapping. Add prefet
 
 For GPU input, prefetching to the device also hides the host-to-device copy:
 
-    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))  # single GPU, as the last stage
+    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))  # single GPU, as the last stage""",
+        docs=(L.TF_DATA_PERFORMANCE,),
+        jax=Idiom(
+            fix_summary="End the pipeline with ds.prefetch(tf.data.AUTOTUNE) and keep one batch in flight on the "
+                        "device.",
+            fix="""\
+No Prefetch stage appears in the tf.data pipeline, so each batch is produced only when the step asks for
+it. Prefetch on the host and keep the next batch on the device:
 
-JAX: keep one batch in flight on the device, e.g. with flax.jax_utils.prefetch_to_device(iterator, 2) or
-by calling jax.device_put on batch n+1 before running step n.""",
-        docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT),
+    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    batches = flax.jax_utils.prefetch_to_device(ds.as_numpy_iterator(), 2)
+    # or: next_batch = jax.device_put(host_batch) for step n+1 before running step n""",
+            docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT)),
     ),
     "input.sequential_map": Entry(
         category="input",
@@ -115,6 +154,7 @@ the expensive deterministic work and before random augmentation:
     ds = ds.shuffle(buffer).map(augment, num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
 
+If one map function both decodes and randomly augments, split it in two so the cache can sit between them.
 The first epoch fills the cache; later epochs read from it.""",
         docs=(L.TF_DATA_PERFORMANCE,),
     ),
@@ -132,8 +172,8 @@ machines with the tf.data service:
         processing_mode="parallel_epochs", service="grpc://dispatcher:5000"))
     ds = ds.prefetch(tf.data.AUTOTUNE)
 
-Alternatives: preprocess offline once (write the augmented/decoded data), lighten per-element work, or
-cache decoded data. JAX: the same tf.data service pipeline works with ds.as_numpy_iterator().""",
+Alternatives: preprocess offline once (write the decoded data), lighten per-element work, or cache decoded
+data (before any random augmentation).""",
         docs=(L.TF_DATA_SERVICE, L.TF_DATA_PERFORMANCE),
     ),
 })
@@ -188,7 +228,12 @@ def gpu_waits_for_input(ctx):
     wait_ms, share = _wait(ctx)
     pipeline = ctx.pipeline
     note = ""
-    if pipeline.is_tuned:
+    if pipeline.per_device_generators:
+        note = (f"The trace shows tf.distribute's per-device feed ({pipeline.per_device_generators[0]}), which "
+                "pulls batches from the source dataset through RemoteCall __inference__next_func; the source "
+                "pipeline's own stages are not in the trace. Tune the source dataset (below) before "
+                "strategy.experimental_distribute_dataset(ds).")
+    elif pipeline.is_tuned:
         note = (f"This pipeline already prefetches and maps in parallel ({pipeline.paths[0]}), so the producer "
                 "itself is too slow: see the other findings, cache decoded data, precompute offline, or use "
                 "the tf.data service.")

@@ -5,7 +5,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.analysis.rounding import pct, us
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
 from tb_gpu_advisor.findings.thresholds import (LAUNCH_GAP_MAX_US, LAUNCH_GPU_BUSY_MAX_PCT, LAUNCH_HIGH_PCT,
@@ -17,7 +17,7 @@ ENTRIES = register("launch", {
     "launch.gpu_starved_by_launches": Entry(
         category="launch",
         title="The GPU idles while kernels are being launched",
-        fix_summary="Launch fewer, larger kernels: XLA jit_compile=True, larger batch, CUDA graphs.",
+        fix_summary="Launch fewer, larger kernels: XLA jit_compile=True, steps_per_execution, larger batch.",
         fix="""\
 Between kernels the GPU waits for the host to launch the next one. Fewer, bigger kernels fix it:
 
@@ -25,13 +25,55 @@ Between kernels the GPU waits for the host to launch the next one. Fewer, bigger
     def train_step(x, y): ...
     model.compile(..., jit_compile=True, steps_per_execution=32)   # Keras
 
-If tf.data also runs on this host, give the GPU its own launch threads (before TensorFlow starts):
+A custom loop can run several steps per call: loop over N batches inside one tf.function.""",
+        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA),
+        jax=Idiom(
+            fix_summary="jax.jit the entire step so it runs as one compiled program; scan over micro-batches.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one. Run the whole step as one compiled
+program (not op by op, not several small jitted functions called from Python):
 
-    TF_GPU_THREAD_MODE=gpu_private TF_GPU_THREAD_COUNT=2 python train.py
+    train_step = jax.jit(train_step, donate_argnums=0)   # one dispatch per step
 
-JAX: jit the entire step (one launch of a compiled program); recent XLA versions can also replay it as
-CUDA graphs (see the XLA flag --xla_gpu_enable_command_buffer).""",
-        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA, L.CUDA_GRAPHS, L.JAX_GPU_TIPS),
+XLA can replay the compiled step's kernels as command buffers (CUDA graphs on NVIDIA, HIP graphs on ROCm;
+see XLA_FLAGS=--xla_gpu_enable_command_buffer), and jax.lax.scan over several micro-batches runs more work
+per dispatch.""",
+            docs=(L.JAX_JIT, L.JAX_GPU_TIPS, L.CUDA_GRAPHS)),
+        pytorch=Idiom(
+            fix_summary="Launch less often: torch.compile(mode='reduce-overhead') replays CUDA graphs.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one. Fuse and replay:
+
+    model = torch.compile(model, mode="reduce-overhead")   # fused kernels replayed as CUDA graphs
+    # or capture a static step yourself with torch.cuda.graphs (torch.cuda.CUDAGraph)
+
+Keep shapes static (drop_last=True in the DataLoader) so the graphs can be reused.""",
+            docs=(L.TORCH_COMPILE, L.CUDA_GRAPHS)),
+        variants=(("xla_blocked", Idiom(
+            fix_summary="Launch less often: steps_per_execution, gpu_private threads; XLA after moving out "
+                        "string ops.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one. The step runs ops XLA cannot compile
+(named above), so jit_compile=True would fail on it as it is. First cut per-step host overhead:
+
+    model.compile(..., steps_per_execution=32)                  # Keras: many steps per call
+    TF_GPU_THREAD_MODE=gpu_private TF_GPU_THREAD_COUNT=2 python train.py   # dedicated launch threads
+
+then move the string/Python ops into tf.data (ds.map(..., num_parallel_calls=tf.data.AUTOTUNE)) and
+compile the remaining step with @tf.function(jit_compile=True) so XLA fuses kernels.""",
+            docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),
+                  ("xla_in_use", Idiom(
+            fix_summary="XLA is in use already: run several steps per call, larger batch, XLA command buffers.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one, and the step is already compiled with
+XLA (its kernels are fusions). What is left is fewer launches per example:
+
+    model.compile(..., steps_per_execution=32)      # Keras: many steps per call
+    XLA_FLAGS=--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN python train.py   # replay as CUDA graphs
+
+a larger batch (more work per kernel), and, if tf.data shares the CPU with the launch threads,
+TF_GPU_THREAD_MODE=gpu_private.""",
+            docs=(L.TF_GPU_PERFORMANCE, L.CUDA_GRAPHS)))),
     ),
     "launch.tiny_kernels": Entry(
         category="launch",
@@ -46,8 +88,42 @@ between. Make each launch do more:
     ds = ds.batch(2 * BATCH)             # more work per kernel, if memory allows
 
 Avoid Python-side loops over small tensors inside the step (vectorize them: tf.vectorized_map, batched
-ops). JAX: jax.jit the whole step and use jax.vmap / jax.lax.scan instead of Python loops.""",
-        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA, L.JAX_JIT),
+ops).""",
+        docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA),
+        jax=Idiom(
+            fix_summary="jax.jit the whole step; jax.vmap / jax.lax.scan instead of Python loops; larger batch.",
+            fix="""\
+Most kernels finish sooner than the host needs to launch them, so the GPU runs in short bursts with gaps in
+between. Make each dispatch do more: jax.jit the whole step (XLA fuses small ops), replace Python loops
+over small arrays with jax.vmap or jax.lax.scan, and raise the batch if memory allows.""",
+            docs=(L.JAX_JIT, L.JAX_GPU_TIPS)),
+        pytorch=Idiom(
+            fix_summary="Fuse tiny kernels (torch.compile) or do more work per kernel (larger batch).",
+            fix="""\
+Most kernels finish sooner than the host needs to launch them, so the GPU runs in short bursts. Make each
+launch do more: torch.compile the model (fusion, and CUDA graphs with mode="reduce-overhead"), replace
+Python loops over small tensors with batched ops (torch.vmap, bmm), and raise the batch if memory allows.""",
+            docs=(L.TORCH_COMPILE,)),
+        variants=(("xla_blocked", Idiom(
+            fix_summary="Do more work per kernel (larger batch, vectorized ops); XLA after moving out string "
+                        "ops.",
+            fix="""\
+Most kernels finish sooner than the host needs to launch them. The step runs ops XLA cannot compile (named
+above), so jit_compile=True would fail on it as it is. Make each launch do more:
+
+    ds = ds.batch(2 * BATCH)             # more work per kernel, if memory allows
+
+vectorize Python-side loops (tf.vectorized_map, batched ops), and move the string/Python ops into
+tf.data so the rest of the step can be compiled with @tf.function(jit_compile=True).""",
+            docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),
+                  ("xla_in_use", Idiom(
+            fix_summary="XLA is in use already: do more work per kernel (larger batch, vectorized loops).",
+            fix="""\
+Most kernels finish sooner than the host needs to launch them, and the step is already compiled with XLA.
+Make each kernel do more: a larger batch (ds.batch(2 * BATCH), if memory allows), vectorized instead of
+Python-unrolled loops (tf.vectorized_map, tf.while_loop over batched tensors), and several steps per call
+(Keras steps_per_execution).""",
+            docs=(L.TF_GPU_PERFORMANCE,)))),
     ),
 })
 
@@ -83,6 +159,7 @@ def gpu_starved_by_launches(ctx):
     if severity is None:
         return None
     starved = intervals.subtract(ctx.host.launch_busy, ctx.gpu_busy)
+    condition, note = ctx.xla_advice()
     return Finding(
         id="launch.gpu_starved_by_launches", severity=severity,
         summary=f"The GPU idles {share:.1f}% of the step while kernels are being launched "
@@ -91,9 +168,11 @@ def gpu_starved_by_launches(ctx):
                            "launch_exposed_ms_per_step": ctx.per_step_ms(launch_ms), **_launch_metrics(ctx)},
                           ladder("launch_exposed_pct", share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT),
                           {"time_ranges_ms": ctx.longest_ranges_ms(starved),
-                           "steps": ctx.steps_overlapping(starved)}),
+                           "steps": ctx.steps_overlapping(starved),
+                           "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}),
         recoverable_ms=launch_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the step time if the GPU never idled during launch calls")
+        speedup_basis="upper bound: the step time if the GPU never idled during launch calls",
+        condition=condition, fix_note=note)
 
 
 def _short_gaps(ctx, gpu):
@@ -134,6 +213,7 @@ def tiny_kernels(ctx):
     severity = grade(share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT, MODELED_LOW_PCT)
     if shorter_pct < TINY_KERNEL_MIN_SHARE_PCT or severity is None:
         return None
+    condition, note = ctx.xla_advice()
     return Finding(
         id="launch.tiny_kernels", severity=severity,
         summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU sits in "
@@ -144,9 +224,11 @@ def tiny_kernels(ctx):
                            "gpu_busy_pct": busy_pct, **_launch_metrics(ctx)},
                           limit("kernels_shorter_than_launch_pct", shorter_pct, TINY_KERNEL_MIN_SHARE_PCT,
                                 gap_max_us=LAUNCH_GAP_MAX_US, gpu_busy_pct_below=LAUNCH_GPU_BUSY_MAX_PCT),
-                          {"device": worst[3]}),
+                          {"device": worst[3],
+                           "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}),
         recoverable_ms=gap_ms, window_ms=ctx.window_ms,
-        speedup_basis=f"upper bound: the step time without the GPU's gaps of at most {LAUNCH_GAP_MAX_US:g} us")
+        speedup_basis=f"upper bound: the step time without the GPU's gaps of at most {LAUNCH_GAP_MAX_US:g} us",
+        condition=condition, fix_note=note)
 
 
 RULES = (gpu_starved_by_launches, tiny_kernels)

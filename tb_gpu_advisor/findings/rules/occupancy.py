@@ -23,8 +23,7 @@ evidence:
 - shared memory: use smaller tiles or fewer pipeline stages;
 - block size: launch blocks of 128-256 threads so more warps fit per SM.
 For framework kernels you do not own, change what they are given: larger batch or hidden sizes, fused
-ops (jit_compile=True), a different layout (channels_last for convolutions). cuBLAS/cuDNN GEMMs are
-excluded: they trade occupancy for large tiles by design.""",
+ops (XLA compilation of the step), a different layout (channels_last for convolutions). cuBLAS/cuDNN GEMMs are excluded: they trade occupancy for large tiles by design.""",
         docs=(L.CUDA_OCCUPANCY, L.NVIDIA_DL_PERFORMANCE),
     ),
     "occupancy.tiny_grid": Entry(
@@ -33,8 +32,8 @@ excluded: they trade occupancy for large tiles by design.""",
         fix_summary="Give these kernels more parallel work (larger batch, fused ops) so every SM is used.",
         fix="""\
 These kernels launch fewer thread blocks than the GPU has SMs, so most SMs sit idle while they run. Give
-them more parallel work: a larger batch, larger tensors per op (fuse small ops with jit_compile=True), or,
-for your own kernels, split the work into more, smaller blocks (grid-stride loops, split-K for GEMMs).""",
+them more parallel work: a larger batch, larger tensors per op (fuse small ops with XLA), or, for your own
+kernels, split the work into more, smaller blocks (grid-stride loops, split-K for GEMMs).""",
         docs=(L.NVIDIA_DL_PERFORMANCE, L.CUDA_OCCUPANCY),
     ),
 })

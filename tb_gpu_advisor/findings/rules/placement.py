@@ -22,8 +22,7 @@ int64 or string input, or an explicit tf.device("/cpu:0"). Find them:
     tf.config.set_soft_device_placement(False)   # fail instead of silently falling back to the CPU
 
 then use GPU-supported dtypes (float32/float16 rather than int64/float64), move the op out of a
-`with tf.device("/cpu:0")` block, or move preprocessing ops into tf.data where CPU is intended.
-JAX: check jax.devices() and that arrays live on the GPU (x.devices()); install the CUDA jaxlib.""",
+`with tf.device("/cpu:0")` block, or move preprocessing ops into tf.data where CPU is intended.""",
         docs=(L.TF_GPU_GUIDE,),
     ),
 })

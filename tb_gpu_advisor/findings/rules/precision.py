@@ -2,18 +2,18 @@
 
 from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, is_low_precision
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import limit
 from tb_gpu_advisor.findings.modeled import busiest_gpu, modeled_finding, top_kernel_names
 from tb_gpu_advisor.findings.thresholds import (FP32_MATMUL_MIN_SHARE_PCT, LOW_PRECISION_MAX_SHARE_PCT,
-                                                MIXED_PRECISION_GAIN, TENSOR_CORE_MIN_CC)
+                                                MIXED_PRECISION_GAIN, TENSOR_CORE_MIN_CC, TF32_MIN_CC)
 
 ENTRIES = register("precision", {
     "precision.fp32_matmul": Entry(
         category="precision",
         title="Matrix math runs in 32-bit on a Tensor Core GPU",
-        fix_summary="Enable mixed precision: tf.keras.mixed_precision.set_global_policy('mixed_float16').",
+        fix_summary="Enable mixed precision: set_global_policy('mixed_bfloat16') (cc 8.0+) or 'mixed_float16'.",
         fix="""\
 Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
 and keep variables in 32 bits:
@@ -23,10 +23,69 @@ and keep variables in 32 bits:
     # keep the final softmax/logits in float32: layers.Activation("softmax", dtype="float32")
     # custom loops with float16: optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
 
-Keep layer sizes (units, channels, batch) multiples of 8 so Tensor Cores apply. JAX: cast parameters and
-inputs to jnp.bfloat16 (params = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)), or at least
-allow TF32 with jax.config.update("jax_default_matmul_precision", "tensorfloat32").""",
-        docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION, L.JAX_MATMUL_PRECISION),
+Keep layer sizes (units, channels, batch) multiples of 8 so Tensor Cores apply.""",
+        docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
+        pytorch=Idiom(
+            fix_summary="Use torch.autocast(device_type='cuda', dtype=torch.bfloat16) for the forward pass and loss.",
+            fix="""\
+Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
+with automatic mixed precision and keep the parameters in float32:
+
+    with torch.autocast(device_type="cuda", dtype=torch.bfloat16):   # cc 8.0+; float16 on 7.x
+        loss = loss_fn(model(x), y)
+    loss.backward()
+    # float16: scaler = torch.amp.GradScaler("cuda"); scaler.scale(loss).backward(); scaler.step(optimizer)
+
+Keep dimensions multiples of 8 so Tensor Cores apply.""",
+            docs=(L.TORCH_AMP,)),
+        variants=(("pytorch:tf32_off", Idiom(
+            fix_summary="Allow TF32 for matmuls (off by default in PyTorch): set_float32_matmul_precision('high').",
+            fix="""\
+On Ampere and newer GPUs these float32 matmuls could run on Tensor Cores in TF32, but PyTorch leaves TF32
+off for matmuls by default (convolutions use it by default). Allow it where full float32 is not needed:
+
+    torch.set_float32_matmul_precision("high")      # TF32 for float32 matmuls
+    torch.backends.cudnn.allow_tf32 = True          # convolutions (the default)
+
+Mixed precision is faster still: compute the forward pass and loss in bfloat16:
+
+    with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+        loss = loss_fn(model(x), y)""",
+            docs=(L.TORCH_TF32, L.TORCH_AMP))),
+                  ("tf32_off", Idiom(
+            fix_summary="Turn TF32 back on (it is on by default on Ampere+; something disabled it), then mixed "
+                        "precision.",
+            fix="""\
+On Ampere and newer GPUs TensorFlow (2.4+) runs float32 matmuls and convolutions on Tensor Cores in TF32 by
+default; plain 32-bit kernels (sgemm, scudnn) mean something turned that off. Look for and remove:
+
+    NVIDIA_TF32_OVERRIDE=0                                            # environment variable
+    tf.config.experimental.enable_tensor_float_32_execution(False)   # in the code or a library
+
+and turn it back on explicitly (before building the model):
+
+    tf.config.experimental.enable_tensor_float_32_execution(True)
+
+If these ops need full float32 precision (TF32 keeps float32's range with a 10-bit mantissa), keep TF32 off
+and this finding does not apply to them. Otherwise mixed precision is faster still: compute in 16 bits,
+keep variables in float32:
+
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    # keep the final softmax/logits in float32: layers.Activation("softmax", dtype="float32")""",
+            docs=(L.TF_TF32, L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION))),),
+        jax=Idiom(
+            fix_summary="Compute in bfloat16 (jmp / jnp.bfloat16 casts), or at least let matmuls use TF32.",
+            fix="""\
+Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
+and keep the parameters (and the optimizer state) in float32:
+
+    compute_params = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)   # inside the jitted step
+    logits = model.apply(compute_params, x.astype(jnp.bfloat16)).astype(jnp.float32)
+    # Flax: nn.Dense(..., dtype=jnp.bfloat16, param_dtype=jnp.float32); or the jmp library's policies
+
+bfloat16 needs compute capability 8.0; on 7.x use float16 with loss scaling (jmp.DynamicLossScale). Keep
+dimensions multiples of 8.""",
+            docs=(L.JAX_MATMUL_PRECISION, L.NVIDIA_MIXED_PRECISION)),
     ),
 })
 
@@ -52,6 +111,7 @@ def fp32_matmul(ctx):
     compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
     low_share = round(100.0 * (breakdown["compute_16bit"] or 0.0) / compute, 2) if compute else None
     fp32_ms = ms(fp32_ps)
+    condition, note = _tf32_off(ctx, cc)
     return modeled_finding(
         ctx, "precision.fp32_matmul",
         f"32-bit matmul/conv kernels without Tensor Cores take {share:.1f}% of GPU kernel time "
@@ -62,7 +122,23 @@ def fp32_matmul(ctx):
          "compute_16bit_share_pct": low_share, "compute_capability": f"{cc[0]}.{cc[1]}"},
         limit("fp32_matmul_share_of_kernel_time_pct", share, FP32_MATMUL_MIN_SHARE_PCT,
               xprof_16bit_share_below_pct=LOW_PRECISION_MAX_SHARE_PCT),
-        {"kernels": top_kernel_names(ctx, is_target)})
+        {"kernels": top_kernel_names(ctx, is_target)}, condition=condition, fix_note=note)
+
+
+def _tf32_off(ctx, cc):
+    """On NVIDIA Ampere or newer, 32-bit SIMT matmul kernels mean TF32 (on by default) was turned off."""
+    vendors = {(g.capabilities.vendor or "nvidia").lower() for g in ctx.active_gpus}
+    if cc < TF32_MIN_CC or not vendors <= {"nvidia"}:
+        return None, ""
+    if ctx.framework.name in ("tensorflow", "pytorch"):
+        return "tf32_off", ""  # the catalog's tf32_off variants say it all
+    jax = (f"On compute capability {cc[0]}.{cc[1]} JAX runs float32 matmuls in TF32 on Tensor Cores by default; "
+           "these 32-bit kernels mean it was turned off: jax_default_matmul_precision set to \"highest\" or "
+           "\"float32\", precision=jax.lax.Precision.HIGHEST on these dots, or NVIDIA_TF32_OVERRIDE=0. Where full "
+           "float32 is not needed, allow TF32 again: jax.config.update(\"jax_default_matmul_precision\", "
+           "\"tensorfloat32\") (or the jax.default_matmul_precision(\"tensorfloat32\") context manager), or "
+           "compute in bfloat16 as below.")
+    return "tf32_off", jax if ctx.framework.is_jax else f"JAX: {jax}"
 
 
 RULES = (fp32_matmul,)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.thresholds import (MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, STALL_MIN_PCT,
@@ -26,9 +26,31 @@ critical path:
         manager.save(options=ckpt_options)
     # Keras: tf.keras.callbacks.ModelCheckpoint(..., save_freq=2000) instead of every epoch/batch
 
-Write to fast local storage and copy to remote storage in the background. JAX: orbax
-(ocp.CheckpointManager with async checkpointing) saves without blocking the step.""",
+Write to fast local storage and copy to remote storage in the background.""",
         docs=(L.TF_CHECKPOINT,),
+        jax=Idiom(
+            fix_summary="Checkpoint less often and asynchronously (orbax CheckpointManager, async saves).",
+            fix="""\
+Saving checkpoints holds up the steps it falls into while the GPU idles. Save less often and without
+blocking the step:
+
+    manager = ocp.CheckpointManager(directory, options=ocp.CheckpointManagerOptions(
+        save_interval_steps=2000, max_to_keep=3, enable_async_checkpointing=True))
+    manager.save(step, args=ocp.args.StandardSave(state))
+
+Write to fast local storage and copy to remote storage in the background.""",
+            docs=(L.ORBAX_CHECKPOINT,)),
+        pytorch=Idiom(
+            fix_summary="Checkpoint less often and asynchronously (torch.distributed.checkpoint.async_save).",
+            fix="""\
+Saving checkpoints holds up the steps it falls into while the GPU idles. Save less often and off the
+critical path:
+
+    if step % 2000 == 0:
+        future = torch.distributed.checkpoint.async_save({"model": model.state_dict()}, checkpoint_id=path)
+
+Write to fast local storage and copy to remote storage in the background.""",
+            docs=(L.TORCH_DCP,)),
     ),
     "steps.summary_stall": Entry(
         category="other",
@@ -65,9 +87,35 @@ The first profiled step compiles or traces the program and is much slower than t
 the step-variance finding. Profile later steps so averages describe steady state:
 
     tf.keras.callbacks.TensorBoard(log_dir, profile_batch=(10, 20))
-    # custom loops: start tf.profiler.experimental.start(logdir) after a few warm-up steps
-    # JAX: run a few steps, then jax.profiler.start_trace(logdir)""",
-        docs=(L.TF_PROFILER, L.JAX_PROFILING),
+    # custom loops: start tf.profiler.experimental.start(logdir) after a few warm-up steps""",
+        docs=(L.TF_PROFILER,),
+        jax=Idiom(
+            fix_summary="Profile steady-state steps: start jax.profiler after the first steps have compiled.",
+            fix="""\
+The first profiled step compiles or traces the program and is much slower than the rest; it is left out of
+the step-variance finding. Profile later steps so averages describe steady state:
+
+    for step, batch in enumerate(batches):
+        if step == 10:
+            jax.profiler.start_trace(logdir)
+        with jax.profiler.StepTraceAnnotation("train", step_num=step):
+            state, metrics = train_step(state, batch)
+        if step == 20:
+            jax.block_until_ready(state)
+            jax.profiler.stop_trace()""",
+            docs=(L.JAX_PROFILING,)),
+        pytorch=Idiom(
+            fix_summary="Profile steady-state steps: torch.profiler.schedule(wait=5, warmup=2, active=10).",
+            fix="""\
+The first profiled step compiles or warms up and is much slower than the rest; it is left out of the
+step-variance finding. Profile later steps so averages describe steady state:
+
+    with torch.profiler.profile(schedule=torch.profiler.schedule(wait=5, warmup=2, active=10),
+                                on_trace_ready=torch.profiler.tensorboard_trace_handler(logdir)) as prof:
+        for batch in loader:
+            train_step(batch)
+            prof.step()""",
+            docs=(L.TORCH_PROFILER,)),
     ),
 })
 

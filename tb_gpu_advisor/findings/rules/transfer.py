@@ -3,7 +3,7 @@
 import numpy as np
 
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.thresholds import (LARGE_COPY_BYTES, LOW_BANDWIDTH_FRACTION, MODELED_HIGH_PCT,
@@ -16,7 +16,7 @@ ENTRIES = register("transfer", {
     "transfer.pageable_memory": Entry(
         category="transfer",
         title="Copies use pageable host memory",
-        fix_summary="Copy from pinned memory and overlap it: prefetch_to_device / jax.device_put ahead.",
+        fix_summary="Copy from pinned memory and overlap it: tf.data prefetch_to_device as the last stage.",
         fix="""\
 These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
 which halves bandwidth and makes them synchronous, so they cannot overlap compute. In TensorFlow let
@@ -27,27 +27,58 @@ tf.data place the batch on the GPU ahead of the step (it uses pinned staging mem
     # tf.distribute: strategy.experimental_distribute_dataset(ds) prefetches to each replica
 
 Avoid feeding NumPy arrays into model calls each step (that copies from pageable memory).
-JAX: transfer the next batch before it is needed (double-buffering):
+Own CUDA code: allocate host buffers with cudaMallocHost / cudaHostRegister and use cudaMemcpyAsync.""",
+        docs=(L.CUDA_PINNED, L.TF_DATA_PERFORMANCE),
+        jax=Idiom(
+            fix_summary="Transfer the next batch ahead of the step (jax.device_put one step early) so copies "
+                        "overlap compute.",
+            fix="""\
+These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
+which halves bandwidth and makes them synchronous, so they cannot overlap compute. Issue the transfer of
+the next batch before it is needed (double-buffering), so it overlaps the current step:
 
-    next_batch = jax.device_put(host_batch, device)  # issued one step ahead; returns immediately
-    # e.g. flax.jax_utils.prefetch_to_device(iterator, 2)
+    next_batch = jax.device_put(host_batch, device)  # one step ahead; returns immediately
+    # e.g. batches = flax.jax_utils.prefetch_to_device(iterator, 2)
 
-CUDA: allocate host buffers with cudaMallocHost / cudaHostRegister and use cudaMemcpyAsync on a stream.""",
-        docs=(L.CUDA_PINNED, L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT),
+Do not pass NumPy arrays straight into the jitted step each call (each one is a synchronous copy).""",
+            docs=(L.JAX_DEVICE_PUT, L.CUDA_PINNED)),
+        pytorch=Idiom(
+            fix_summary="Pin host memory (DataLoader pin_memory=True) and copy with non_blocking=True.",
+            fix="""\
+These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
+which halves bandwidth and makes them synchronous, so they cannot overlap compute:
+
+    loader = DataLoader(dataset, ..., pin_memory=True)
+    x = x.cuda(non_blocking=True)             # asynchronous from pinned memory""",
+            docs=(L.TORCH_PINNED,)),
     ),
     "transfer.sync_copies": Entry(
         category="sync",
         title="Synchronous copies block the host",
-        fix_summary="Make copies asynchronous and ahead of use (prefetch_to_device, jax.device_put early).",
+        fix_summary="Make copies asynchronous and ahead of use (tf.data prefetch_to_device).",
         fix="""\
 These copies were issued synchronously (cudaMemcpy, not cudaMemcpyAsync): the host thread stops until the
-copy ends and cannot launch more work meanwhile. Let the framework stage data asynchronously:
+copy ends and cannot launch more work meanwhile. Let tf.data stage data asynchronously:
 
-    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))   # TF, single GPU
-    next_batch = jax.device_put(host_batch, device)                    # JAX, one step ahead
+    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))   # single GPU, last stage
 
-Avoid tf.constant(numpy_array) / jnp.asarray(numpy_array) inside the step; create device arrays once.""",
-        docs=(L.CUDA_BEST_PRACTICES, L.JAX_DEVICE_PUT),
+Avoid tf.constant(numpy_array) inside the step; create device tensors once.""",
+        docs=(L.CUDA_BEST_PRACTICES, L.TF_DATA_PERFORMANCE),
+        jax=Idiom(
+            fix_summary="Transfer ahead of use with jax.device_put one step early; no jnp.asarray(numpy) in the "
+                        "loop.",
+            fix="""\
+These copies were issued synchronously: the host thread stops until the copy ends and cannot dispatch more
+work meanwhile. Transfer the next batch one step ahead (next_batch = jax.device_put(host_batch, device)),
+and avoid jnp.asarray(numpy_array) inside the loop; create device arrays once.""",
+            docs=(L.JAX_DEVICE_PUT, L.CUDA_BEST_PRACTICES)),
+        pytorch=Idiom(
+            fix_summary="Copy asynchronously from pinned memory: tensor.to('cuda', non_blocking=True).",
+            fix="""\
+These copies were issued synchronously: the host thread stops until the copy ends and cannot launch more
+work meanwhile. Use pinned memory (DataLoader pin_memory=True) and x.to("cuda", non_blocking=True), and do
+not create tensors from NumPy inside the step (torch.tensor(array).cuda()); create device tensors once.""",
+            docs=(L.TORCH_PINNED,)),
     ),
     "transfer.small_copies": Entry(
         category="transfer",
@@ -55,11 +86,25 @@ Avoid tf.constant(numpy_array) / jnp.asarray(numpy_array) inside the step; creat
         fix_summary="Batch small copies into one: stack tensors on the host, copy once per step.",
         fix="""\
 Each step issues many copies below 64 KB; each one pays the fixed cost of a copy (microseconds) for little
-data. Copy once per step instead: stack per-example or per-feature arrays on the host (tf.stack / np.stack
-in the input pipeline, one batched tensor per input), keep constants and lookup tables on the GPU instead
-of re-sending them, and read back scalars together (one tf.stack of metrics, or jax.device_get on a pytree
-once per N steps).""",
+data. Copy once per step instead: stack per-example or per-feature arrays on the host (batch them in the
+tf.data pipeline, one batched tensor per input), keep constants and lookup tables on the GPU instead of
+re-sending them, and read back scalars together (one tf.stack of metrics, read every N steps).""",
         docs=(L.CUDA_BEST_PRACTICES, L.TF_DATA_PERFORMANCE),
+        jax=Idiom(
+            fix_summary="Batch small copies into one: stack arrays on the host, one jax.device_put per step.",
+            fix="""\
+Each step issues many copies below 64 KB; each one pays the fixed cost of a copy for little data. Stack
+per-example or per-feature arrays with np.stack and transfer one pytree per step (jax.device_put), keep
+constants on the device (closed over or passed once), and read metrics back together with one
+jax.device_get every N steps.""",
+            docs=(L.CUDA_BEST_PRACTICES, L.JAX_DEVICE_PUT)),
+        pytorch=Idiom(
+            fix_summary="Batch small copies into one: collate on the host, one .cuda(non_blocking=True) per step.",
+            fix="""\
+Each step issues many copies below 64 KB; each pays the fixed cost of a copy for little data. Collate the
+inputs into a few batched tensors in the DataLoader, keep constants on the GPU instead of re-sending them,
+and read metrics back together (torch.stack(...).cpu() every N steps).""",
+            docs=(L.TORCH_PINNED,)),
     ),
     "transfer.low_bandwidth": Entry(
         category="transfer",
@@ -69,9 +114,26 @@ once per N steps).""",
 Large copies should reach most of the PCIe bandwidth; these do not. Usual causes: pageable source memory
 (see transfer.pageable_memory), non-contiguous tensors copied piece by piece, several GPUs sharing one
 PCIe switch, or a GPU in a slot with fewer lanes (check with `nvidia-smi -q | grep -A3 "Link Width"`).
-Copy from pinned memory (prefetch_to_device in tf.data, jax.device_put ahead of time) and send one
+Copy from pinned memory ahead of time (tf.data's prefetch_to_device as the last stage) and send one
 contiguous batch per step.""",
         docs=(L.CUDA_PINNED, L.CUDA_BEST_PRACTICES),
+        jax=Idiom(
+            fix_summary="Use larger contiguous copies issued ahead (jax.device_put one step early); check the "
+                        "PCIe link.",
+            fix="""\
+Large copies should reach most of the PCIe bandwidth; these do not. Usual causes: pageable source memory
+(see transfer.pageable_memory), non-contiguous arrays copied piece by piece, several GPUs sharing one PCIe
+switch, or a GPU in a slot with fewer lanes (check with `nvidia-smi -q | grep -A3 "Link Width"`). Send one
+contiguous batch per step (np.ascontiguousarray, one pytree per jax.device_put) issued a step ahead.""",
+            docs=(L.CUDA_PINNED, L.JAX_DEVICE_PUT)),
+        pytorch=Idiom(
+            fix_summary="Use pinned memory and larger contiguous copies; check the GPU's PCIe link.",
+            fix="""\
+Large copies should reach most of the PCIe bandwidth; these do not. Usual causes: pageable memory (see
+transfer.pageable_memory), non-contiguous tensors (.contiguous() before .cuda()), several GPUs on one PCIe
+switch, or a slot with fewer lanes (nvidia-smi -q | grep -A3 "Link Width"). Copy one contiguous, pinned
+batch per step with non_blocking=True.""",
+            docs=(L.TORCH_PINNED,)),
     ),
     "transfer.d2h_sync_in_step": Entry(
         category="sync",
@@ -85,11 +147,29 @@ on the device and read them rarely:
     if step % 100 == 0:
         print(float(loss))                # not every step
     # Keras: model.fit(..., steps_per_execution=N) and keep callbacks light
-    # metrics: update tf.keras.metrics objects inside tf.function; read .result() once per epoch
+    # metrics: update tf.keras.metrics objects inside tf.function; read .result() once per epoch""",
+        docs=(L.TF_GPU_PERFORMANCE,),
+        jax=Idiom(
+            fix_summary="Stop reading values back every step: no float()/.item()/np.asarray() on results in "
+                        "the loop.",
+            fix="""\
+Inside the step the host copies a value back from the GPU and the GPU then idles: the loop waited for that
+value (float(loss), .item(), np.asarray(x), printing, a Python `if` on an array). JAX dispatches
+asynchronously until a value is read, so read rarely:
 
-JAX: do not call float(), .item() or np.asarray() on results each step; jax.device_get the metrics every N
-steps (JAX dispatches asynchronously until you read a value).""",
-        docs=(L.TF_GPU_PERFORMANCE, L.JAX_PROFILING),
+    if step % 100 == 0:
+        print(jax.device_get(metrics))     # not every step""",
+            docs=(L.JAX_PROFILING,)),
+        pytorch=Idiom(
+            fix_summary="Stop reading values back every step: no .item()/.cpu()/print(tensor) inside the loop.",
+            fix="""\
+Inside the step the host copies a value back from the GPU and the GPU then idles: the loop waited for that
+value (loss.item(), tensor.cpu(), printing, a Python `if` on a CUDA tensor). Read rarely:
+
+    if step % 100 == 0:
+        print(loss.item())                   # not every step
+    # torch.cuda.set_sync_debug_mode("warn") reports every synchronizing call""",
+            docs=(L.TORCH_PERFORMANCE,)),
     ),
 })
 

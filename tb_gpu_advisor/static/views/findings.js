@@ -39,7 +39,15 @@ function evidenceList(evidence) {
   return rows.length ? h('dl', {class: 'evidence'}, rows) : null;
 }
 
-function findingCard(finding, index) {
+/** "Shares recoverable time with #2, #5": speedups of overlapping findings do not add up. */
+function overlapNote(finding, numbers) {
+  const shared = (Array.isArray(finding.overlaps_with) ? finding.overlaps_with : [])
+    .filter((id) => numbers.has(id)).map((id) => `#${numbers.get(id)}`);
+  return shared.length ? h('p', {class: 'overlap', 'data-testid': 'overlap'},
+    `Shares recoverable time with ${shared.join(', ')}: their speedups do not add up.`) : null;
+}
+
+function findingCard(finding, index, numbers) {
   const severity = SEVERITIES.has(finding.severity) ? finding.severity : 'low';
   const speedup = formatSpeedup(finding.estimated_speedup);
   const fix = typeof finding.fix === 'string' && finding.fix.trim() ? finding.fix : null;
@@ -47,11 +55,13 @@ function findingCard(finding, index) {
   return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding'},
     h('summary', {},
       h('span', {class: ['badge', `severity-${severity}`]}, severity),
+      h('span', {class: 'finding-number'}, `#${index + 1}`),
       h('span', {class: 'finding-title'}, finding.title || finding.id || 'Finding'),
       speedup ? h('span', {class: 'badge speedup', title: 'Upper bound: the step time if the recoverable time were removed'}, speedup) : null,
       finding.category ? h('span', {class: 'chip'}, finding.category) : null),
     h('div', {class: 'finding-body'},
       finding.summary ? h('p', {}, finding.summary) : null,
+      overlapNote(finding, numbers),
       evidenceList(finding.evidence),
       finding.fix_summary ? h('p', {class: 'fix-summary'}, h('strong', {}, 'Fix: '), finding.fix_summary) : null,
       fix ? h('div', {class: 'fix'}, copyButton(fix), h('pre', {}, h('code', {}, fix))) : null,
@@ -64,7 +74,8 @@ export function findingsView(report) {
   const findings = Array.isArray(report.findings) ? report.findings : null;
   const body = findings === null ? emptyState('This report has no findings section.') :
     findings.length === 0 ? emptyState('No findings: nothing in this profile crossed a threshold.') :
-      findings.map(findingCard);
+      findings.map((finding, index) => findingCard(finding, index,
+        new Map(findings.map((f, i) => [f.id, i + 1]))));
   return section('Findings', {id: 'findings', subtitle: findings?.length ? `${findings.length}, most impactful first` : null},
     h('div', {'data-testid': 'findings'}, body));
 }

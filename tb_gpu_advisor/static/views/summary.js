@@ -37,6 +37,21 @@ function headline(summary) {
   return h('div', {class: 'verdict', 'data-testid': 'verdict'}, parts);
 }
 
+const CONFIDENCE_LEVELS = new Set(['high', 'medium', 'low']);
+
+/** How far the trace supports the verdict (summary.confidence), with each reason; null for older reports. */
+export function confidenceView(summary) {
+  const confidence = summary?.confidence;
+  if (!confidence || typeof confidence.level !== 'string') return null;
+  const level = CONFIDENCE_LEVELS.has(confidence.level) ? confidence.level : 'other';
+  const reasons = Array.isArray(confidence.reasons) ? confidence.reasons.filter((r) => typeof r === 'string') : [];
+  const framework = typeof summary.framework === 'string' ? summary.framework : null;
+  return h('div', {class: ['confidence', `confidence-${level}`], 'data-testid': 'confidence'},
+    h('span', {class: ['badge', 'confidence-level', `confidence-${level}`]}, `confidence: ${confidence.level}`),
+    framework ? h('span', {class: 'framework', 'data-testid': 'framework'}, `framework: ${framework}`) : null,
+    reasons.length ? h('ul', {class: 'confidence-reasons'}, reasons.map((reason) => h('li', {}, reason))) : null);
+}
+
 function breakdownBar(breakdown) {
   const keys = Object.keys(BREAKDOWN_LABELS).filter((key) => breakdown?.[key] > 0);
   if (!keys.length) return null;
@@ -78,6 +93,7 @@ export function summaryView(report) {
   const notes = (report.notes || []).map((note) => h('li', {}, note));
   return section('Verdict', {id: 'summary', subtitle: `${report.host} · ${report.trace_format || ''} format`},
     headline(summary),
+    confidenceView(summary),
     h('div', {class: 'tiles'},
       ...busyTiles(summary),
       tile('Input wait', formatPct(summary.input_wait_pct), 'host waits for data, GPUs idle'),

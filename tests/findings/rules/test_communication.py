@@ -19,8 +19,27 @@ def test_exposed_all_reduce():
     assert (metrics["collectives_exposed_pct"], metrics["collectives_exposed_ms_per_step"]) == (30.0, 3.0)
     assert (metrics["nccl_ms"], metrics["nccl_overlap_with_compute_pct"]) == (24.0, 0.0)
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.43
-    assert "NcclAllReduce" in finding["fix"] and "MultiWorkerMirroredStrategy" in finding["fix"]
+    assert "bytes_per_pack" in finding["fix"]
     assert report["summary"]["bottleneck"] == "communication"
+    # bf16 Tensor Core compute, float32 all-reduce: the gradients are reduced in 32 bits
+    assert (metrics["allreduce_dtype"], metrics["compute_16bit_share_pct"]) == ("f32", 100.0)
+    assert "tf.cast(g, tf.bfloat16)" in finding["fix"] and "overflow" in finding["fix"]
+    assert "jax.lax.pmean(g.astype(jnp.bfloat16)" in finding["fix"]  # framework unknown: JAX too
+    assert finding["fix_summary"].startswith("TensorFlow: Gradients are all-reduced in float32")
+
+
+def test_all_reduce_dtype_unknown_from_a_generic_kernel_is_not_guessed():
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    for start in step_starts(python):
+        for ordinal in range(2):
+            gpu = builder.gpu(ordinal)
+            end = kernels(gpu, start, 6_000)
+            kernels(gpu, end, 3_000, name="ncclDevKernel_Generic", stream=20, **NCCL_CONFIG)
+    finding = findings_by_id(report_of(builder))["communication.allreduce_exposed"]
+    assert finding["evidence"]["metrics"]["allreduce_dtype"] is None
+    assert not finding["fix_summary"].startswith("Gradients are all-reduced in float32")
+    assert "mixed precision halves" not in finding["fix"]
 
 
 def test_all_reduce_overlapped_with_compute_is_quiet():
@@ -46,8 +65,31 @@ def test_straggler_gpu():
     assert (metrics["compute_pct_spread"], metrics["compute_pct_mean"]) == (40.0, 60.0)
     assert [row["compute_pct"] for row in metrics["per_gpu"]] == [80.0, 40.0]
     assert [row["nccl_ms"] for row in metrics["per_gpu"]] == [0.0, 16.0]
-    assert finding["recoverable_ms"] == 8.0 and finding["estimated_speedup"] == 1.25
+    # the same GEMM takes 8 ms on GPU 0 and 4 ms on GPU 1: the straggler is slower hardware
+    assert (metrics["cause"], metrics["same_kernels_slowdown"], metrics["extra_kernels_on_slowest"]) == \
+        ("hardware", 2.0, 0)
+    # its excess over the other GPU, not over the mean: 4 ms per step
+    assert finding["recoverable_ms"] == 16.0 and finding["estimated_speedup"] == 1.67
     assert finding["evidence"]["pointers"]["devices"] == ["/device:GPU:1", "/device:GPU:0"]
+    assert finding["fix"].startswith("Cause: hardware. /device:GPU:0 runs the same kernels 2.00x slower")
+    assert finding["fix_summary"].startswith("Fix the slow GPU: check its clocks")
+
+
+def test_straggler_with_more_work_is_a_workload_cause_and_recovers_its_excess_over_the_next_slowest():
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    for start in step_starts(python):
+        for ordinal, count in ((0, 4), (1, 3), (2, 2)):
+            end = kernels(builder.gpu(ordinal), start, 2_000 * count, count=count)
+            if count < 4:
+                kernels(builder.gpu(ordinal), end, 8_000 - 2_000 * count, name=NCCL, stream=20, **NCCL_CONFIG)
+    finding = findings_by_id(report_of(builder))["communication.gpu_imbalance"]
+    metrics = finding["evidence"]["metrics"]
+    assert (metrics["cause"], metrics["same_kernels_slowdown"], metrics["extra_kernels_on_slowest"]) == \
+        ("workload", 1.0, 6)
+    assert metrics["slowest_excess_ms"] == 8.0 == finding["recoverable_ms"]  # 2 ms per step over GPU 1, not GPU 2
+    assert finding["fix"].startswith("Cause: workload. /device:GPU:0 runs the same kernels at the same speed")
+    assert finding["fix_summary"].startswith("TensorFlow: Balance work per GPU")
 
 
 def test_multi_gpu_rules_are_quiet_on_the_healthy_trace():

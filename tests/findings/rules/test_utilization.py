@@ -33,9 +33,13 @@ def test_no_batch_advice_when_input_bound():
     assert "batch.gpu_underused" not in findings_by_id(report_of(builder))
 
 
-def fp32_loop(compute_capability=(8, 0)):
+def fp32_loop(compute_capability=(8, 0), framework=None):
     builder = TraceBuilder()
     python = builder.thread("python")
+    if framework == "tensorflow":
+        builder.thread("tf_Compute").event("EagerLocalExecute: __inference_train_step_7", 0, 10)
+    elif framework == "jax":
+        builder.metadata(jax_version="0.4.30")
     gpu = builder.gpu(0, compute_capability=compute_capability)
     for start in step_starts(python):
         end = kernels(gpu, start, 8_000, name=SGEMM, grid=(432, 1, 1), block=(256, 1, 1), registers=120,
@@ -53,10 +57,26 @@ def test_fp32_matmul_on_a_tensor_core_gpu():
     assert finding["evidence"]["pointers"]["kernels"] == [SGEMM]
     assert finding["severity"] == "high"
     assert finding["estimated_speedup"] == 1.67
-    assert "mixed_float16" in finding["fix"] and "jnp.bfloat16" in finding["fix"]
+    # unknown framework: both idioms; cc 8.0: TF32 (on by default) was turned off, which comes first
+    assert "enable_tensor_float_32_execution(True)" in finding["fix"] and "jnp.bfloat16" in finding["fix"]
+    assert "jax_default_matmul_precision" in finding["fix"]
     assert report["summary"]["bottleneck"] == "kernel"
     assert report["summary"]["verdict"] == ("Kernel-bound: the GPU computes 99% of each step, and matrix math runs "
                                             "in 32-bit on a Tensor Core GPU (up to 40% of the step recoverable).")
+
+
+def test_tf32_off_on_ampere_leads_the_fix_in_each_frameworks_idiom():
+    tf = findings_by_id(report_of(fp32_loop(framework="tensorflow")))["precision.fp32_matmul"]
+    assert tf["fix_summary"].startswith("Turn TF32 back on")
+    assert tf["fix"].index("NVIDIA_TF32_OVERRIDE=0") < tf["fix"].index("enable_tensor_float_32_execution(True)") \
+        < tf["fix"].index("mixed_bfloat16")
+    assert "jax" not in tf["fix"].lower()
+    jax = findings_by_id(report_of(fp32_loop(framework="jax")))["precision.fp32_matmul"]
+    assert jax["fix"].startswith("On compute capability 8.0 JAX runs float32 matmuls in TF32")
+    assert "jax_default_matmul_precision" in jax["fix"] and "tf." not in jax["fix"]
+    volta = findings_by_id(report_of(fp32_loop(compute_capability=(7, 0), framework="tensorflow")))
+    fix = volta["precision.fp32_matmul"]
+    assert "TF32" not in fix["fix"] and fix["fix_summary"].startswith("Enable mixed precision")
 
 
 def test_no_precision_advice_without_tensor_cores():
@@ -86,8 +106,21 @@ def test_many_elementwise_kernels_suggest_xla():
         "elementwise_kernel_mean_us": 80.0, "recoverable_pct": 40.0}
     assert finding["severity"] == "high"
     assert finding["estimated_speedup"] == 1.67
-    assert "jit_compile=True" in finding["fix"] and "jax.jit" in finding["fix"]
+    assert "jit_compile=True" in finding["fix"] and "jax.jit" in finding["fix"]  # framework unknown: both
     assert report["summary"]["bottleneck"] == "kernel"
+
+
+def test_fusion_under_a_strategy_and_with_keras_3_says_what_jit_compile_auto_does():
+    builder = elementwise_loop()
+    builder.thread("collective_ops/9").event("CollectiveReduceV2:CollectiveReduceV2", 0, 10)
+    builder.thread("python").event("Profiled batch", 0, 5, step_num=1)
+    fix = findings_by_id(report_of(builder))["fusion.elementwise_kernels"]["fix"]
+    assert fix.startswith("This run uses a tf.distribute strategy (collective_ops threads, CollectiveReduceV2 ops)")
+    assert "does not use XLA under a tf.distribute strategy: pass jit_compile=True explicitly" in fix
+    keras_alone = elementwise_loop()
+    keras_alone.thread("python").event("Profiled batch", 0, 5, step_num=1)
+    fix = findings_by_id(report_of(keras_alone))["fusion.elementwise_kernels"]["fix"]
+    assert fix.startswith("Keras 3's default model.compile(jit_compile=\"auto\") uses XLA on a GPU (not on CPU")
 
 
 def test_no_fusion_advice_when_xla_is_already_used():

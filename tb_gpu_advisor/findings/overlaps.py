@@ -1,0 +1,50 @@
+"""Which findings claim the same recoverable time: their speedups overlap and must not be added up.
+
+Each rule's recoverable time comes out of one or more pools of the step's time: the input wait, host work,
+launch calls, GPU idle, kernel time, exposed collectives, exposed copies, or the excess of slow steps. Two
+findings overlap when they draw from a common pool.
+"""
+
+from dataclasses import replace
+
+POOLS = {
+    "input.gpu_waits_for_input": {"input_wait"},
+    "input.no_prefetch": {"input_wait"},
+    "input.sequential_map": {"input_wait"},
+    "input.python_generator": {"input_wait"},
+    "input.demanded_file_reads": {"input_wait"},
+    "input.no_cache": {"input_wait"},
+    "input.tf_data_service": {"input_wait"},
+    "batch.gpu_underused": {"input_wait", "host", "launch", "idle"},
+    "precision.fp32_matmul": {"kernel"},
+    "fusion.elementwise_kernels": {"kernel"},
+    "occupancy.low_occupancy": {"kernel"},
+    "occupancy.tiny_grid": {"kernel"},
+    "environment.bf16_without_hardware": {"kernel"},
+    "communication.gpu_imbalance": {"kernel"},
+    "launch.gpu_starved_by_launches": {"launch"},
+    "launch.tiny_kernels": {"launch", "host", "idle"},
+    "threading.tf_data_contention": {"launch"},
+    "host.gpu_idle_host_busy": {"host"},
+    "host.eager_execution": {"host", "launch"},
+    "host.retracing": {"host"},
+    "host.python_function": {"input_wait", "host", "launch"},
+    "placement.ops_on_host": {"host", "launch"},
+    "transfer.pageable_memory": {"copies"},
+    "transfer.sync_copies": {"copies"},
+    "transfer.small_copies": {"copies"},
+    "transfer.low_bandwidth": {"copies"},
+    "transfer.d2h_sync_in_step": {"host", "idle"},
+    "communication.allreduce_exposed": {"collectives"},
+    "steps.checkpoint_stall": {"host", "slow_steps"},
+    "steps.summary_stall": {"host", "slow_steps"},
+    "steps.uneven_step_time": {"slow_steps"},
+}
+
+
+def with_overlaps(findings):
+    """The findings, each with `overlaps_with` = the ids of the others (in the given order) sharing a pool."""
+    pools = {f.id: POOLS.get(f.id, set()) if f.recoverable_ms > 0 else set() for f in findings}
+    return tuple(replace(f, overlaps_with=tuple(other.id for other in findings
+                                                if other.id != f.id and pools[f.id] & pools[other.id]))
+                 for f in findings)
