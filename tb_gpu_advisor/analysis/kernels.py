@@ -1,4 +1,5 @@
-"""The kernel table: kernels aggregated by XProf's key (name, grid, block, registers, shared memory, op)."""
+"""The kernel table: kernels aggregated by XProf's key (name, grid, block, registers, shared memory, op), with
+the FLOPs and logical bytes of the HLO instruction each kernel runs where the trace carries its module."""
 
 from dataclasses import dataclass
 
@@ -23,14 +24,21 @@ class KernelRow:
     uses_tensor_cores: bool
     tensor_core_eligible: bool
     op_name: str
+    flops: float | None = None  # summed over occurrences; None unless every occurrence was costed
+    bytes: float | None = None  # logical bytes, summed like flops
+    compute: str | None = None  # "matrix" or "vector": the compute roof of the op (hlo.cost)
+    dtype: str | None = None
 
     @property
     def avg_ps(self):
         return self.total_ps / self.occurrences
 
 
-def kernel_table(gpus):
-    """KernelRows over all GPUs, most total time first; only kernels with launch details, like XProf."""
+def kernel_table(gpus, costs=None):
+    """KernelRows over all GPUs, most total time first; only kernels with launch details, like XProf.
+
+    `costs` ({(program id, op name): OpCost or None}, analysis.roofline.kernel_costs) fills the FLOPs and bytes.
+    """
     rows = []
     for gpu in gpus:
         activity = gpu.activity
@@ -50,11 +58,57 @@ def kernel_table(gpus):
         exact_totals = np.zeros(len(unique), dtype=np.int64)
         np.add.at(exact_totals, inverse, durations)
         del totals
+        work = _row_work(activity, selected, inverse, len(unique), costs or {})
         for index, (name_id, config_id, op_id) in enumerate(unique):
             rows.append((activity.names[name_id], activity.configs[config_id],
                          activity.op_names[op_id] if op_id >= 0 else "",
-                         int(counts[index]), int(exact_totals[index]), int(mins[index]), int(maxs[index])))
+                         int(counts[index]), int(exact_totals[index]), int(mins[index]), int(maxs[index]),
+                         work[index]))
     return _merge_and_sort(rows)
+
+
+def event_costs(activity, costs):
+    """Per event: (FLOPs, logical bytes) as float arrays, NaN where unknown, and the OpCost (or None) list."""
+    flops = np.full(len(activity), np.nan)
+    nbytes = np.full(len(activity), np.nan)
+    found = [None] * len(activity)
+    if not costs or activity.program_id is None:
+        return flops, nbytes, found
+    keyed = np.flatnonzero((activity.program_id >= 0) & (activity.op_id >= 0))
+    pairs = np.stack([activity.program_id[keyed], activity.op_id[keyed]], axis=1)
+    unique, inverse = np.unique(pairs, axis=0, return_inverse=True) if len(keyed) else (pairs, keyed)
+    inverse = np.asarray(inverse).reshape(-1)
+    for index, (program_id, op_id) in enumerate(unique.tolist()):
+        cost = costs.get((program_id, activity.op_names[op_id]))
+        if cost is None:
+            continue
+        events = keyed[inverse == index]
+        if cost.flops is not None:
+            flops[events] = cost.flops
+        if cost.bytes is not None:
+            nbytes[events] = cost.bytes
+        for event in events.tolist():
+            found[event] = cost
+    return flops, nbytes, found
+
+
+def _row_work(activity, selected, inverse, count, costs):
+    """(FLOPs, bytes, OpCost of the row's first event) per row; a total is None if an occurrence is unknown."""
+    if not costs:
+        return [(None, None, None)] * count
+    flops, nbytes, found = event_costs(activity, costs)
+    indices = np.flatnonzero(selected)
+    result = []
+    sums = []
+    for values in (flops[selected], nbytes[selected]):
+        known = np.bincount(inverse, weights=np.nan_to_num(values), minlength=count)
+        unknown = np.bincount(inverse, weights=np.isnan(values), minlength=count)
+        sums.append([None if missing else float(total) for total, missing in zip(known, unknown)])
+    first = np.full(count, -1, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(inverse))[::-1]
+    for index in range(count):
+        result.append((sums[0][index], sums[1][index], found[indices[first[index]]]))
+    return result
 
 
 def _unique_rows(keys):
@@ -74,25 +128,30 @@ def _unique_rows(keys):
 def _merge_and_sort(rows):
     """Merges rows with equal keys across GPUs and sorts by total time."""
     merged = {}
-    for name, config, op_name, count, total, low, high in rows:
+    for name, config, op_name, count, total, low, high, (flops, nbytes, cost) in rows:
         key = (name, config.grid, config.block, config.registers_per_thread, config.static_shared_bytes,
                config.dynamic_shared_bytes, op_name)
         found = merged.get(key)
         if found is None:
-            merged[key] = [config, count, total, low, high]
+            merged[key] = [config, count, total, low, high, flops, nbytes, cost]
         else:
             found[1] += count
             found[2] += total
             found[3] = min(found[3], low)
             found[4] = max(found[4], high)
+            found[5] = None if found[5] is None or flops is None else found[5] + flops
+            found[6] = None if found[6] is None or nbytes is None else found[6] + nbytes
+            found[7] = found[7] or cost
     table = []
-    for (name, grid, block, regs, _, _, op_name), (config, count, total, low, high) in merged.items():
+    for (name, grid, block, regs, _, _, op_name), (config, count, total, low, high, flops, nbytes,
+                                                    cost) in merged.items():
         tensor_cores = uses_tensor_cores(name)
         table.append(KernelRow(
             name=name, occurrences=count, total_ps=total, min_ps=low, max_ps=high,
             occupancy_pct=config.occupancy_pct, registers_per_thread=regs,
             shared_memory_bytes=config.shared_memory_bytes, grid=grid, block=block,
             uses_tensor_cores=tensor_cores, tensor_core_eligible=is_tensor_core_eligible(op_name, name),
-            op_name=op_name))
+            op_name=op_name, flops=flops, bytes=nbytes, compute=cost.compute if cost else None,
+            dtype=cost.dtype if cost else None))
     table.sort(key=lambda r: (-r.total_ps, -r.occurrences, -r.registers_per_thread, r.name, r.grid, r.block))
     return tuple(table)

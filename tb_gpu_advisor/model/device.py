@@ -11,7 +11,7 @@ from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActiv
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
 _DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "tf_op", "hlo_op",
-                 "theoretical_occupancy_pct"}
+                 "theoretical_occupancy_pct", "program_id"}
 _STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"}
 # Device events that are not GPU work: memory bookkeeping and profiler overhead.
 _NOT_WORK_PREFIXES = ("MemoryResidency", "MemAlloc", "MemFree", "memalloc", "COMPILER", "BUFFER_FLUSH",
@@ -70,6 +70,7 @@ class _Columns:
     def __init__(self):
         self.start, self.duration, self.kind, self.stream, self.correlation = [], [], [], [], []
         self.name_id, self.config_id, self.op_id, self.copy_direction, self.copy_id = [], [], [], [], []
+        self.program_id = []
 
 
 class _Interner:
@@ -115,7 +116,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
             kind, direction, name_id = kind_info
             if kind is None:
                 continue
-            correlation, config_id, op_id, copy_id = -1, -1, -1, -1
+            correlation, config_id, op_id, copy_id, program = -1, -1, -1, -1, -1
             tf_op = hlo_op = None
             occupancy = None
             for stat in event.stats:
@@ -141,6 +142,10 @@ def build_gpu_device(plane, ordinal, origin_ns):
                     hlo_op = stat_value(stat, names)
                 elif key == "theoretical_occupancy_pct":
                     occupancy = stat_value(stat, names)
+                elif key == "program_id":
+                    value = stat_value(stat, names)
+                    program = (value if isinstance(value, int) and stat.WhichOneof("value") != "ref_value"
+                               and -2**63 <= value < 2**63 else -1)
             if occupancy is not None and config_id >= 0:
                 config = config_table.values[config_id]
                 if config.occupancy_pct is None and isinstance(occupancy, (int, float)):
@@ -159,6 +164,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
             cols.op_id.append(op_id)
             cols.copy_direction.append(direction)
             cols.copy_id.append(copy_id)
+            cols.program_id.append(program)
     activity = _to_activity(cols, name_table, config_table, op_table, copy_table)
     return GpuDevice(ordinal=ordinal, name=plane.name,
                      capabilities=capabilities_from_stats(plane_stats(plane, names)),
@@ -207,4 +213,5 @@ def _to_activity(cols, name_table, config_table, op_table, copy_table):
         configs=tuple(config_table.values),
         op_names=tuple(op_table.values),
         copies=tuple(copy_table.values),
+        program_id=column(cols.program_id, np.int64),
     )

@@ -154,6 +154,10 @@ def _work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_o
             raise Unusual("floating-point correlation id")
         is_int, values = int64_values(column)
         correlation = np.where(is_int, values, -1)
+    program = np.full(len(rows), -1, dtype=np.int64)
+    if "program_id" in chunk.stats:
+        is_int, values = int64_values(chunk.stats["program_id"].take(rows))
+        program = np.where(is_int, values, -1)
     config_id = np.full(len(rows), -1, dtype=np.int64)
     kernels = np.flatnonzero(kind == ActivityKind.KERNEL)
     kernel_text = _text_column(tables, chunk, "kernel_details", rows[kernels])
@@ -179,6 +183,7 @@ def _work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_o
         "start": bases[line] + offsets, "duration": chunk.duration_ps[rows], "kind": kind,
         "stream": stream_of[line], "correlation": correlation, "name_id": name_id, "config_id": config_id,
         "op_id": _op_ids(tables, chunk, rows, positions), "direction": direction, "copy_id": copy_id,
+        "program_id": program,
     }
 
 
@@ -234,4 +239,5 @@ def _activity(columns, tables):
         configs=tuple(tables.configs.values),
         op_names=tuple(tables.ops.values),
         copies=tuple(tables.copies.values),
+        program_id=joined("program_id", np.int64)[order],
     )

@@ -38,8 +38,8 @@ class DeviceActivity:
     """Every activity of one GPU, one array element per event, sorted by start.
 
     `name_id` indexes `names`, `config_id` indexes `configs` (KernelConfig, -1 = none), `op_id` indexes
-    `op_names` (-1 = none), `copy_id` indexes `copies` (CopyDetails, -1 = none). Tri-state flags use -1 for
-    unknown.
+    `op_names` (-1 = none), `copy_id` indexes `copies` (CopyDetails, -1 = none), `program_id` is the XLA
+    program (HLO module) id of the event (-1 = none). Tri-state flags use -1 for unknown.
     """
 
     start_ps: np.ndarray
@@ -56,6 +56,7 @@ class DeviceActivity:
     configs: tuple
     op_names: tuple
     copies: tuple
+    program_id: np.ndarray = None
 
     def __len__(self):
         return len(self.start_ps)
@@ -164,3 +165,4 @@ class TraceModel:
     environment: dict = field(default_factory=dict)  # e.g. cuda_version, jax_version from /host:metadata
     format: str = "current"  # "current" (ungrouped CUPTI) or "pre-grouped" (old TF with group_id/Steps)
     has_host_plane: bool = False
+    hlo_protos: dict = field(default_factory=dict)  # XLA program id -> serialized HloProto (/host:metadata)

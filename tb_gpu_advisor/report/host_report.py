@@ -4,6 +4,8 @@ from tb_gpu_advisor.analysis.balance import balance
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US, launch_stats
+from tb_gpu_advisor.analysis.peaks import device_peaks
+from tb_gpu_advisor.analysis.roofline import flop_utilization, kernel_costs, kernel_roofline, shared_peaks
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
 from tb_gpu_advisor.analysis.transfers import transfer_stats
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
@@ -32,15 +34,20 @@ def host_report(model):
     usages = [device_usage(gpu, step_set) for gpu in model.gpus]
     # In pre-grouped traces a GPU without its own Steps marker took no part in any step (e.g. GPU:1 of the
     # real 8xV100 trace, which only ran 19 copies before the step): it does not lower the mean.
-    active = [u.busy_pct for u in usages if u.busy_pct is not None
-              and (step_set.source != "device" or u.ordinal in step_set.device_markers)]
+    active_usages = [u for u in usages if u.busy_pct is not None
+                     and (step_set.source != "device" or u.ordinal in step_set.device_markers)]
+    active = [u.busy_pct for u in active_usages]
     wait = input_wait(model, step_set)
-    table = kernel_table(model.gpus)
+    costs = kernel_costs(model)
+    table = kernel_table(model.gpus, costs)
+    peaks = shared_peaks(model.gpus)
     launch = launch_stats(model, step_set)
     window = analysis_window(model, step_set)
     whole = breakdown(model, window.start_ps, window.end_ps)
     per_step = breakdown(model, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps])
     window_ps = int(whole.window_ps.sum())
+    active_ordinals = {u.ordinal for u in active_usages}
+    utilization = flop_utilization([g for g in model.gpus if g.ordinal in active_ordinals], costs, window)
     report = {
         "host": model.host,
         "file": model.path,
@@ -55,10 +62,12 @@ def host_report(model):
             "analysis_window_ms": _ms(window_ps),
             "breakdown_pct": {name: _pct(100.0 * int(whole.category_ps[name].sum()) / window_ps)
                               if window_ps else None for name in BREAKDOWN_CATEGORIES},
+            "flops_utilization_pct": _pct(utilization.pct),
+            "costed_kernel_time_pct": _pct(utilization.costed_kernel_time_pct),
         },
         "notes": _notes(model, step_set, usages),
         "devices": [_device(gpu, usage) for gpu, usage in zip(model.gpus, usages)],
-        "kernels": [_kernel(row) for row in table],
+        "kernels": [_kernel(row, kernel_roofline(row, peaks)) for row in table],
         "launch": _launch(launch),
         "transfers": {key: _transfer(stats) for key, stats in transfer_stats(model.gpus).items()},
         "steps": [_step(step, per_step, index) for index, step in enumerate(step_set.steps)],
@@ -121,6 +130,7 @@ def _capability_fields(caps):
 
 
 def _device(gpu, usage):
+    peaks = device_peaks(gpu.capabilities)
     return {
         "name": gpu.name,
         "ordinal": gpu.ordinal,
@@ -137,10 +147,19 @@ def _device(gpu, usage):
         "largest_gap_us": _us(usage.largest_gap_ps),
         "stream_count": usage.stream_count,
         **_capability_fields(gpu.capabilities),
+        "peak_tflops": _sig(peaks.matrix_tflops),
+        "peak_vector_tflops": _sig(peaks.vector_tflops),
+        "peak_gbps": _sig(peaks.hbm_gbps),
+        "peak_source": peaks.source,
     }
 
 
-def _kernel(row):
+def _sig(value, digits=6):
+    """A float rounded to `digits` significant digits (None stays None)."""
+    return None if value is None else float(f"{value:.{digits}g}")
+
+
+def _kernel(row, roof):
     total_ns = row.total_ps // 1000
     return {
         "name": row.name,
@@ -158,6 +177,14 @@ def _kernel(row):
         "uses_tensor_cores": row.uses_tensor_cores,
         "tensor_core_eligible": row.tensor_core_eligible,
         "op_name": row.op_name,
+        "flops": None if roof.flops is None else round(roof.flops),
+        "bytes": None if roof.bytes is None else round(roof.bytes),
+        "achieved_tflops": _sig(roof.achieved_tflops),
+        "achieved_gbps": _sig(roof.achieved_gbps),
+        "arithmetic_intensity": _sig(roof.arithmetic_intensity),
+        "bound": roof.bound,
+        "roof_tflops": _sig(roof.roof_tflops),
+        "peak_pct": _pct(roof.peak_pct),
     }
 
 
