@@ -98,6 +98,7 @@ def _cls(name):
 ShapeProto = _cls("ShapeProto")
 DotDimensionNumbers = _cls("DotDimensionNumbers")
 ConvolutionDimensionNumbers = _cls("ConvolutionDimensionNumbers")
+WindowDimension = _cls("WindowDimension")
 Window = _cls("Window")
 HloInstructionProto = _cls("HloInstructionProto")
 HloComputationProto = _cls("HloComputationProto")
