@@ -122,4 +122,4 @@ def device_peaks(caps):
     matrix, vector, fp8, tf32 = per_clock
     cycles = caps.sm_count * caps.clock_mhz * 1e6
     return DevicePeaks(matrix * cycles / _TERA, vector * cycles / _TERA, hbm, fp8, tf32,
-                       f"{arch}: {matrix} FLOP/clock per SM x {caps.sm_count} x {caps.clock_mhz:g} MHz")
+                       f"{arch}: {matrix} FLOP/clock per SM (CU) x {caps.sm_count} x {caps.clock_mhz:g} MHz")
