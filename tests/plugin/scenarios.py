@@ -21,6 +21,9 @@ REAL_V100 = "real_v100x8/2026_01_06_00_00_00"
 # A problem and its fix (testing/pairs.py): input bound, then prefetching; for comparisons.
 INPUT_BOUND = "input_bound/2026_01_07_00_00_00"
 PREFETCH = "prefetch/2026_01_08_00_00_00"
+ROOFLINE_MI300X = "roofline_mi300x/2026_01_09_00_00_00"  # the committed real MI300X JAX trace, with HLO
+REAL_MI300X = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "real",
+                           "amd_mi300x_jax08_gemm.xplane.pb")
 
 
 def _busy_two_gpus(hostname):
@@ -114,8 +117,11 @@ def write_plugin_logdir(logdir, real_v100_trace=None, real_corrupt_trace=None):
     _write_corrupt(os.path.join(profile_dir(logdir, CORRUPT), "broken.xplane.pb"))
     _write_pair_run(logdir, INPUT_BOUND, fixed=False, seed=0)
     _write_pair_run(logdir, PREFETCH, fixed=True, seed=1)
+    os.makedirs(profile_dir(logdir, ROOFLINE_MI300X), exist_ok=True)
+    shutil.copyfile(REAL_MI300X, os.path.join(profile_dir(logdir, ROOFLINE_MI300X), "mi300x.xplane.pb"))
     runs = {QUICKSTART: ["localhost"], MULTI_HOST: ["worker0", "worker1", "worker2"], CPU_ONLY: ["cpu"],
-            XSS: ["xss"], CORRUPT: ["broken"], INPUT_BOUND: ["localhost"], PREFETCH: ["localhost"]}
+            XSS: ["xss"], CORRUPT: ["broken"], INPUT_BOUND: ["localhost"], PREFETCH: ["localhost"],
+            ROOFLINE_MI300X: ["mi300x"]}
     if real_corrupt_trace and os.path.isfile(real_corrupt_trace):
         shutil.copyfile(real_corrupt_trace, os.path.join(profile_dir(logdir, CORRUPT), "tpu_mangled.xplane.pb"))
         runs[CORRUPT].append("tpu_mangled")
