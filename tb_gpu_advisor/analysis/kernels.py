@@ -28,6 +28,7 @@ class KernelRow:
     bytes: float | None = None  # logical bytes, summed like flops
     compute: str | None = None  # "matrix" or "vector": the compute roof of the op (hlo.cost)
     dtype: str | None = None
+    matrix_dims: tuple | None = None  # (batch, M, N, K) of its GEMM or first dot
 
     @property
     def avg_ps(self):
@@ -152,6 +153,6 @@ def _merge_and_sort(rows):
             shared_memory_bytes=config.shared_memory_bytes, grid=grid, block=block,
             uses_tensor_cores=tensor_cores, tensor_core_eligible=is_tensor_core_eligible(op_name, name),
             op_name=op_name, flops=flops, bytes=nbytes, compute=cost.compute if cost else None,
-            dtype=cost.dtype if cost else None))
+            dtype=cost.dtype if cost else None, matrix_dims=cost.matrix_dims if cost else None))
     table.sort(key=lambda r: (-r.total_ps, -r.occurrences, -r.registers_per_thread, r.name, r.grid, r.block))
     return tuple(table)

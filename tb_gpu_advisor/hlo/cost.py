@@ -49,6 +49,7 @@ class OpCost:
     compute: str  # MATRIX (dot, convolution, GEMM, attention) or VECTOR: which compute roof applies
     dtype: str | None  # element type of the matrix inputs, or of the result for vector work
     method: str  # what the FLOPs were counted from
+    matrix_dims: tuple | None = None  # (batch, M, N, K) of a GEMM or of a fusion's first dot
 
 
 class ModuleIndex:
@@ -79,13 +80,16 @@ def instruction_cost(instruction, index):
     if opcode == "fusion":
         flops, matrix_dtype = _computation_flops(instruction.called_computation_ids, index, set())
         if matrix_dtype:
-            return OpCost(flops, logical, MATRIX, matrix_dtype, "fusion with a dot or convolution")
+            return OpCost(flops, logical, MATRIX, matrix_dtype, "fusion with a dot or convolution",
+                          _first_dot_dims(instruction.called_computation_ids, index, set()))
         return OpCost(flops, logical, VECTOR, _result_type(instruction), "element-wise/reduction fusion")
     flops, matrix_dtype = _op_flops(instruction, operands, index, set())
     if flops is _NOT_COSTED:
         return None
     if matrix_dtype:
-        return OpCost(flops, logical, MATRIX, matrix_dtype, opcode)
+        dims = (_dot_dims(instruction.dot_dimension_numbers, operands[0].shape, operands[1].shape)
+                if opcode == "dot" else None)
+        return OpCost(flops, logical, MATRIX, matrix_dtype, opcode, dims)
     return OpCost(flops, logical, VECTOR, _result_type(instruction), opcode)
 
 
@@ -150,6 +154,38 @@ def _op_flops(instruction, operands, index, seen):
         inputs = elements(operands[0].shape)
         return (inputs - elements(instruction.shape)) * per_reduction, None
     return _NOT_COSTED, None
+
+
+def _first_dot_dims(computation_ids, index, seen):
+    """(batch, M, N, K) of the first dot in the computations (nested fusions searched), or None."""
+    for computation_id in computation_ids:
+        computation = index.computations.get(computation_id)
+        if computation is None or computation_id in seen:
+            continue
+        for instruction in computation.instructions:
+            operands = index.operands(instruction)
+            if instruction.opcode == "dot" and operands:
+                return _dot_dims(instruction.dot_dimension_numbers, operands[0].shape, operands[1].shape)
+            if instruction.opcode == "fusion":
+                found = _first_dot_dims(instruction.called_computation_ids, index, seen | {computation_id})
+                if found:
+                    return found
+    return None
+
+
+def _dot_dims(numbers, lhs, rhs):
+    """(batch, M, N, K) of a dot: M and N the products of the free dimensions; None for bad dimensions."""
+    lhs_dims, rhs_dims = list(lhs.dimensions), list(rhs.dimensions)
+    try:
+        batch = math.prod(lhs_dims[d] for d in numbers.lhs_batch_dimensions)
+        contracting = math.prod(lhs_dims[d] for d in numbers.lhs_contracting_dimensions)
+        m = math.prod(s for d, s in enumerate(lhs_dims)
+                      if d not in numbers.lhs_batch_dimensions and d not in numbers.lhs_contracting_dimensions)
+        n = math.prod(s for d, s in enumerate(rhs_dims)
+                      if d not in numbers.rhs_batch_dimensions and d not in numbers.rhs_contracting_dimensions)
+    except IndexError:
+        return None
+    return (batch, m, n, contracting)
 
 
 def _dot_flops(numbers, lhs, rhs, result=None):
@@ -252,13 +288,15 @@ def _custom_call(instruction, operands, logical):
 def _gemm(instruction, operands, logical):
     config = (_backend_config(instruction) or {}).get("gemm_backend_config")
     dtype = type_name(operands[0].shape.element_type) if operands else None
-    flops = None
+    flops = dims = None
     if isinstance(config, dict) and isinstance(config.get("dot_dimension_numbers"), dict) and len(operands) >= 2:
         try:
-            flops = _dot_flops(_Dims(config["dot_dimension_numbers"]), operands[0].shape, operands[1].shape)
+            numbers = _Dims(config["dot_dimension_numbers"])
+            flops = _dot_flops(numbers, operands[0].shape, operands[1].shape)
+            dims = _dot_dims(numbers, operands[0].shape, operands[1].shape) if flops is not None else None
         except (TypeError, ValueError):
             flops = None
-    return OpCost(flops, logical, MATRIX, dtype, "GEMM custom-call shapes and dot_dimension_numbers")
+    return OpCost(flops, logical, MATRIX, dtype, "GEMM custom-call shapes and dot_dimension_numbers", dims)
 
 
 def _attention(instruction, operands, logical):

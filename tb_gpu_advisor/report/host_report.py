@@ -185,6 +185,9 @@ def _kernel(row, roof):
         "bound": roof.bound,
         "roof_tflops": _sig(roof.roof_tflops),
         "peak_pct": _pct(roof.peak_pct),
+        "compute_roof": row.compute,
+        "dtype": row.dtype,
+        "matrix_dims": dict(zip(("batch", "m", "n", "k"), row.matrix_dims)) if row.matrix_dims else None,
     }
 
 

@@ -117,4 +117,23 @@ them more parallel work: a larger batch, larger tensors per op (fuse small ops w
 for your own kernels, split the work into more, smaller blocks (grid-stride loops, split-K for GEMMs).""",
         docs=(L.NVIDIA_DL_PERFORMANCE, L.CUDA_OCCUPANCY),
     ),
+    "kernel.gemm_below_roof": Entry(
+        category="kernel",
+        title="Time-dominant GEMMs run far below the GPU's matrix roof",
+        fix_summary="Pad GEMM dimensions to multiples of 8 (16-bit) / 64, raise the batch, and compute in bf16.",
+        fix="""\
+These matrix multiplies reach a small share of the roof that binds them (the dense matrix peak, or HBM
+bandwidth for their FLOPs per byte), and their shapes or precision explain it:
+- dimensions that are not multiples of 8 (16-bit; 4 for f32, 16 for 8-bit) keep cuBLAS/hipBLASLt off the
+  Tensor Core / matrix-core fast paths or force padding inside the kernel: pad hidden sizes, vocabulary and
+  head dims to multiples of 64 (128 is better still):
+      vocab_size = (vocab_size + 63) // 64 * 64     # pad, mask the extra logits
+- small M or N (a small batch or sequence) fills only part of the GPU's tiles and SMs: raise the batch per
+  GPU, or concatenate small GEMMs (batch the heads, fuse QKV projections into one matmul);
+- f32 inputs run at the TF32 rate at best: compute in bf16 (keep f32 master weights):
+      JAX:   params_bf16 = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)
+      Keras: tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+The estimate assumes each GEMM reaches 70% of its roof once reshaped; roofs are upper bounds at boost clock.""",
+        docs=(L.NVIDIA_MATMUL_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE),
+    ),
 }
