@@ -1,5 +1,6 @@
 """Our own protobuf schema of the parts of XLA's HloProto (xla/service/hlo.proto, xla/xla_data.proto) that
-costing reads, built at import time with the real field numbers; unknown fields are skipped by the parser."""
+costing reads, plus the few a module needs to be valid for XLA (layouts, program shapes, parameter numbers,
+written by testing.hlo), built at import time with the real field numbers; the parser skips unknown fields."""
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
@@ -21,10 +22,17 @@ def _message(file_proto, name, fields):
 
 def _build_file():
     fp = descriptor_pb2.FileDescriptorProto(name="tb_gpu_advisor_hlo.proto", package=_PACKAGE, syntax="proto3")
+    _message(fp, "LayoutProto", [("minor_to_major", 1, _INT64, True, None)])
     _message(fp, "ShapeProto", [
         ("element_type", 2, _INT32, False, None),  # xla.PrimitiveType, an open enum on the wire
         ("dimensions", 3, _INT64, True, None),
         ("tuple_shapes", 4, _MESSAGE, True, "ShapeProto"),
+        ("layout", 5, _MESSAGE, False, "LayoutProto"),
+    ])
+    _message(fp, "ProgramShapeProto", [
+        ("parameters", 1, _MESSAGE, True, "ShapeProto"),
+        ("result", 2, _MESSAGE, False, "ShapeProto"),
+        ("parameter_names", 3, _STRING, True, None),
     ])
     _message(fp, "DotDimensionNumbers", [
         ("lhs_contracting_dimensions", 1, _INT64, True, None),
@@ -57,7 +65,9 @@ def _build_file():
         ("name", 1, _STRING, False, None),
         ("opcode", 2, _STRING, False, None),
         ("shape", 3, _MESSAGE, False, "ShapeProto"),
+        ("parameter_number", 9, _INT64, False, None),
         ("fusion_kind", 11, _STRING, False, None),
+        ("tuple_index", 13, _INT64, False, None),
         ("dimensions", 14, _INT64, True, None),
         ("window", 15, _MESSAGE, False, "Window"),
         ("convolution_dimension_numbers", 16, _MESSAGE, False, "ConvolutionDimensionNumbers"),
@@ -73,6 +83,7 @@ def _build_file():
     _message(fp, "HloComputationProto", [
         ("name", 1, _STRING, False, None),
         ("instructions", 2, _MESSAGE, True, "HloInstructionProto"),
+        ("program_shape", 4, _MESSAGE, False, "ProgramShapeProto"),
         ("id", 5, _INT64, False, None),
         ("root_id", 6, _INT64, False, None),
     ])
@@ -80,6 +91,7 @@ def _build_file():
         ("name", 1, _STRING, False, None),
         ("entry_computation_name", 2, _STRING, False, None),
         ("computations", 3, _MESSAGE, True, "HloComputationProto"),
+        ("host_program_shape", 4, _MESSAGE, False, "ProgramShapeProto"),
         ("id", 5, _INT64, False, None),
         ("entry_computation_id", 6, _INT64, False, None),
     ])
@@ -95,7 +107,9 @@ def _cls(name):
     return message_factory.GetMessageClass(_POOL.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
 
 
+LayoutProto = _cls("LayoutProto")
 ShapeProto = _cls("ShapeProto")
+ProgramShapeProto = _cls("ProgramShapeProto")
 DotDimensionNumbers = _cls("DotDimensionNumbers")
 ConvolutionDimensionNumbers = _cls("ConvolutionDimensionNumbers")
 WindowDimension = _cls("WindowDimension")

@@ -11,8 +11,9 @@ _TUPLE = 13
 
 
 def shape(dtype, *dims):
-    """A ShapeProto of an array: shape("bf16", 4, 4); a scalar is shape("f32")."""
-    return schema.ShapeProto(element_type=ELEMENT_TYPES[dtype], dimensions=list(dims))
+    """A ShapeProto of an array with the default (row-major) layout: shape("bf16", 4, 4); a scalar is shape("f32")."""
+    return schema.ShapeProto(element_type=ELEMENT_TYPES[dtype], dimensions=list(dims),
+                             layout=schema.LayoutProto(minor_to_major=list(range(len(dims) - 1, -1, -1))))
 
 
 def tuple_shape(*leaves):
@@ -25,6 +26,7 @@ class Computation:
     def __init__(self, module, name, computation_id):
         self._module = module
         self.proto = module.proto.computations.add(name=name, id=computation_id)
+        self.parameters = []
 
     def add(self, name, opcode, result_shape, operands=(), **fields):
         instruction = self.proto.instructions.add(name=name, opcode=opcode, id=self._module.next_id(),
@@ -45,7 +47,20 @@ class Computation:
         return instruction
 
     def parameter(self, name, result_shape):
-        return self.add(name, "parameter", result_shape)
+        instruction = self.add(name, "parameter", result_shape, parameter_number=len(self.parameters))
+        self.parameters.append(instruction)
+        return instruction
+
+    def seal(self):
+        """Fills the program shape (parameters in order, root result) XLA requires of a computation."""
+        program = self.proto.program_shape
+        del program.parameters[:]
+        del program.parameter_names[:]
+        program.parameters.extend(p.shape for p in self.parameters)
+        program.parameter_names.extend(p.name for p in self.parameters)
+        root = next(i for i in self.proto.instructions if i.id == self.proto.root_id)
+        program.result.CopyFrom(root.shape)
+        return program
 
 
 class HloModuleBuilder:
@@ -55,6 +70,7 @@ class HloModuleBuilder:
         self.proto = schema.HloModuleProto(name=name, id=module_id, entry_computation_name="main")
         self._ids = itertools.count(1)
         self._computations = itertools.count(1)
+        self._all = []
         self.entry = self.computation("main")
         self.proto.entry_computation_id = self.entry.proto.id
 
@@ -62,10 +78,23 @@ class HloModuleBuilder:
         return next(self._ids)
 
     def computation(self, name):
-        return Computation(self, name, next(self._computations))
+        computation = Computation(self, name, next(self._computations))
+        self._all.append(computation)
+        return computation
 
     def to_bytes(self):
-        return schema.HloProto(hlo_module=self.proto).SerializeToString(deterministic=True)
+        for computation in self._all:
+            computation.seal()
+        self.proto.host_program_shape.CopyFrom(self.entry.proto.program_shape)
+        module = schema.HloModuleProto()
+        module.CopyFrom(self.proto)
+        # XLA reads computations callees first: the entry computation goes last.
+        ordered = [c for c in module.computations if c.id != module.entry_computation_id]
+        ordered += [c for c in module.computations if c.id == module.entry_computation_id]
+        copies = [schema.HloComputationProto.FromString(c.SerializeToString()) for c in ordered]
+        del module.computations[:]
+        module.computations.extend(copies)
+        return schema.HloProto(hlo_module=module).SerializeToString(deterministic=True)
 
 
 def dot_numbers(lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):

@@ -42,7 +42,7 @@ def _gemm_module():
     call = module.entry.add("custom-call.1", "custom-call",
                             tuple_shape(shape("bf16", 8, 512, 256), shape("s8", 4194304)), (a, b),
                             custom_call_target="__cublas$lt$matmul", backend_config=gemm_config((2,), (1,), (0,), (0,)))
-    module.entry.add("get-tuple-element.1", "get-tuple-element", shape("bf16", 8, 512, 256), (call,))
+    module.entry.add("get-tuple-element.1", "get-tuple-element", shape("bf16", 8, 512, 256), (call,), tuple_index=0)
     return module
 
 
@@ -66,8 +66,10 @@ def _attention_module():
         "custom-call.2", "custom-call",
         tuple_shape(shape("bf16", B, T, N, H), shape("f32", B, N, T), shape("u8", 0)), qkv,
         custom_call_target="__cudnn$fmhaSoftmax", backend_config=fmha_config(B, N, T, T, "CAUSAL"))
-    output = module.entry.add("get-tuple-element.2", "get-tuple-element", shape("bf16", B, T, N, H), (forward,))
-    stats = module.entry.add("get-tuple-element.3", "get-tuple-element", shape("f32", B, N, T), (forward,))
+    output = module.entry.add("get-tuple-element.2", "get-tuple-element", shape("bf16", B, T, N, H), (forward,),
+                              tuple_index=0)
+    stats = module.entry.add("get-tuple-element.3", "get-tuple-element", shape("f32", B, N, T), (forward,),
+                             tuple_index=1)
     grad = module.entry.parameter("d_out", shape("bf16", B, T, N, H))
     module.entry.add(
         "custom-call.3", "custom-call",

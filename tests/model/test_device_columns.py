@@ -188,3 +188,31 @@ def test_unusual_planes_fall_back_to_the_reference(tmp_path, caplog, case):
         assert kind == "error" and "corrupt" in outcome
     if case == "huge_correlation":
         assert kind == "exception"
+
+
+def test_program_ids_match_in_both_paths(tmp_path, caplog):
+    """program_id (int64, uint64, ref, str, absent, above int64) joins kernels to HLO: both paths agree."""
+    writer, gpu, line = _gpu_space()
+    for offset, value in enumerate([("int64_value", 5), ("uint64_value", 7), ("ref", "9"), ("str_value", "11"),
+                                    (None, None), ("int64_value", -3)]):
+        stats = [("kernel_details", "ref", _DETAILS), ("hlo_op", "ref", "fusion.1")]
+        if value[0] is not None:
+            stats.append(("program_id", value[0], value[1]))
+        writer.event(gpu, line, "k", 100 + offset * 100, 50, stats)
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    assert list(model.gpus[0].activity.program_id) == [5, 7, -1, -1, -1, -3]
+
+
+def test_program_id_above_int64_falls_back_and_is_unknown(tmp_path, caplog):
+    writer, gpu, line = _gpu_space()
+    writer.event(gpu, line, "k", 100, 50, [("kernel_details", "ref", _DETAILS), ("program_id", "uint64_value", 2**63)])
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog, expect_fallback=True)
+    assert list(model.gpus[0].activity.program_id) == [-1]
+
+
+def test_generated_and_real_traces_with_hlo_match(tmp_path, caplog):
+    from tb_gpu_advisor.testing.roofline_trace import roofline_builder
+    from tests.analysis.test_roofline import AMD_TRACE
+    for data in (roofline_builder().to_bytes(), AMD_TRACE.read_bytes()):
+        kind, outcome, model = compare_paths(data, tmp_path, caplog)
+        assert kind == "ok" and model.hlo_protos and (model.gpus[0].activity.program_id >= 0).any(), outcome
