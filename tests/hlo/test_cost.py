@@ -119,3 +119,16 @@ def test_collectives_and_unknown_names_are_not_costed():
 def test_a_corrupt_module_is_skipped():
     assert parse_module(b"\xff\xff\xff") is None
     assert op_costs({1: b"\xff\xff\xff"}, [(1, "x")]) == {(1, "x"): None}
+
+
+def test_real_jax_cpu_modules_parse_and_cost():
+    """The HLO of a real JAX 0.10 CPU capture: every module decodes; its matmul is 2 x 256 x 512 x 512."""
+    from tb_gpu_advisor.model.build import load_model
+    from tests.conftest import shared_trace
+    model = load_model(str(shared_trace("jax0102_cpu_steps.xplane.pb")))
+    assert sorted(model.hlo_protos) == [1, 2, 3, 4, 5]
+    costs = op_costs(model.hlo_protos, [(5, "dot_general.0"), (5, "multiply_subtract_fusion"), (5, "wrapped_tanh")])
+    assert costs[(5, "dot_general.0")].flops == 2 * 256 * 512 * 512
+    assert costs[(5, "dot_general.0")].matrix_dims == (1, 256, 512, 512)
+    assert costs[(5, "multiply_subtract_fusion")].flops == 2 * 512 * 512  # multiply and subtract, f32[512,512]
+    assert costs[(5, "wrapped_tanh")].flops == 0  # a transcendental
