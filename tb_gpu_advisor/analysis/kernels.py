@@ -75,21 +75,28 @@ def event_costs(activity, costs):
     found = [None] * len(activity)
     if not costs or activity.program_id is None:
         return flops, nbytes, found
-    keyed = np.flatnonzero((activity.program_id >= 0) & (activity.op_id >= 0))
-    pairs = np.stack([activity.program_id[keyed], activity.op_id[keyed]], axis=1)
-    unique, inverse = np.unique(pairs, axis=0, return_inverse=True) if len(keyed) else (pairs, keyed)
-    inverse = np.asarray(inverse).reshape(-1)
-    for index, (program_id, op_id) in enumerate(unique.tolist()):
-        cost = costs.get((program_id, activity.op_names[op_id]))
+
+    def fill(events, cost):
         if cost is None:
-            continue
-        events = keyed[inverse == index]
+            return
         if cost.flops is not None:
             flops[events] = cost.flops
         if cost.bytes is not None:
             nbytes[events] = cost.bytes
         for event in events.tolist():
             found[event] = cost
+
+    keyed = np.flatnonzero((activity.program_id >= 0) & (activity.op_id >= 0))
+    pairs = np.stack([activity.program_id[keyed], activity.op_id[keyed]], axis=1)
+    unique, inverse = np.unique(pairs, axis=0, return_inverse=True) if len(keyed) else (pairs, keyed)
+    inverse = np.asarray(inverse).reshape(-1)
+    for index, (program_id, op_id) in enumerate(unique.tolist()):
+        fill(keyed[inverse == index], costs.get((program_id, activity.op_names[op_id])))
+    if activity.tf_signature_id is not None and activity.tf_signatures:
+        signed = np.flatnonzero(activity.tf_signature_id >= 0)
+        ids = activity.tf_signature_id[signed]
+        for signature_id in np.unique(ids).tolist():
+            fill(signed[ids == signature_id], costs.get(("tf",) + tuple(activity.tf_signatures[signature_id])))
     return flops, nbytes, found
 
 

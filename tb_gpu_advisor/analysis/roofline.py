@@ -7,6 +7,7 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.kernels import event_costs
 from tb_gpu_advisor.analysis.peaks import device_peaks
+from tb_gpu_advisor.analysis.tf_op_cost import tf_op_cost
 from tb_gpu_advisor.hlo.cost import MATRIX
 from tb_gpu_advisor.hlo.modules import op_costs
 from tb_gpu_advisor.model.trace import ActivityKind
@@ -43,18 +44,19 @@ class FlopUtilization:
 
 
 def kernel_costs(model):
-    """{(program id, op name): OpCost or None} for every op a GPU kernel of the model runs."""
-    if not model.hlo_protos:
-        return {}
-    pairs = set()
+    """{(program id, op name) or ("tf", op type, shape): OpCost or None} for every op a GPU kernel runs: XLA
+    kernels through their HLO module, TensorFlow kernels outside XLA through their op type and input shapes."""
+    pairs, costs = set(), {}
     for gpu in model.gpus:
         activity = gpu.activity
-        if activity.program_id is None:
-            continue
-        keyed = np.flatnonzero((activity.program_id >= 0) & (activity.op_id >= 0))
-        for program_id, op_id in set(zip(activity.program_id[keyed].tolist(), activity.op_id[keyed].tolist())):
-            pairs.add((program_id, activity.op_names[op_id]))
-    return op_costs(model.hlo_protos, pairs)
+        if activity.program_id is not None and model.hlo_protos:
+            keyed = np.flatnonzero((activity.program_id >= 0) & (activity.op_id >= 0))
+            for program_id, op_id in set(zip(activity.program_id[keyed].tolist(), activity.op_id[keyed].tolist())):
+                pairs.add((program_id, activity.op_names[op_id]))
+        for op_type, shape in activity.tf_signatures:
+            costs[("tf", op_type, shape)] = tf_op_cost(op_type, shape)
+    costs.update(op_costs(model.hlo_protos, pairs) if pairs else {})
+    return costs
 
 
 def shared_peaks(gpus):

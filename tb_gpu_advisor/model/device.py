@@ -11,7 +11,7 @@ from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActiv
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
 _DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "tf_op", "hlo_op",
-                 "theoretical_occupancy_pct", "program_id"}
+                 "theoretical_occupancy_pct", "program_id", "annotation", "shape"}
 _STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"}
 # Device events that are not GPU work: memory bookkeeping and profiler overhead.
 _NOT_WORK_PREFIXES = ("MemoryResidency", "MemAlloc", "MemFree", "memalloc", "COMPILER", "BUFFER_FLUSH",
@@ -44,6 +44,20 @@ def op_name_from_tf_op(tf_op):
     return name if sep else tf_op
 
 
+def tf_signature(tf_op, annotation, shape):
+    """(op type, input shape text) of a TensorFlow kernel: the type from `tf_op` ("name:Type"), else from the
+    innermost level of its `annotation` ("outer::name:Type#shape=...#"); None without a shape or a type."""
+    if not isinstance(shape, str) or not shape:
+        return None
+    source = tf_op if isinstance(tf_op, str) and tf_op else None
+    if source is None and isinstance(annotation, str) and annotation:
+        source = annotation.rsplit("::", 1)[-1].split("#", 1)[0]
+    if not source or ":" not in source:
+        return None
+    op_type = source.rpartition(":")[2]
+    return (op_type, shape) if op_type and op_type != "XlaModule" else None
+
+
 def capabilities_from_stats(stats):
     """DeviceCapabilities from a GPU plane's stats (clock_rate is in kHz, memory_bandwidth in B/s)."""
     def number(key):
@@ -70,7 +84,7 @@ class _Columns:
     def __init__(self):
         self.start, self.duration, self.kind, self.stream, self.correlation = [], [], [], [], []
         self.name_id, self.config_id, self.op_id, self.copy_direction, self.copy_id = [], [], [], [], []
-        self.program_id = []
+        self.program_id, self.tf_signature_id = [], []
 
 
 class _Interner:
@@ -93,6 +107,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
     event_kinds = {}
     cols = _Columns()
     name_table, config_table, op_table, copy_table = _Interner(), _Interner(), _Interner(), _Interner()
+    signature_table = _Interner()
     config_cache, copy_cache = {}, {}
     markers = []
     for line in plane.lines:
@@ -117,7 +132,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
             if kind is None:
                 continue
             correlation, config_id, op_id, copy_id, program = -1, -1, -1, -1, -1
-            tf_op = hlo_op = None
+            tf_op = hlo_op = annotation = shape = None
             occupancy = None
             for stat in event.stats:
                 key = wanted.get(stat.metadata_id)
@@ -142,6 +157,10 @@ def build_gpu_device(plane, ordinal, origin_ns):
                     hlo_op = stat_value(stat, names)
                 elif key == "theoretical_occupancy_pct":
                     occupancy = stat_value(stat, names)
+                elif key == "annotation":
+                    annotation = stat_value(stat, names)
+                elif key == "shape":
+                    shape = stat_value(stat, names)
                 elif key == "program_id":
                     value = stat_value(stat, names)
                     program = (value if isinstance(value, int) and stat.WhichOneof("value") != "ref_value"
@@ -165,7 +184,9 @@ def build_gpu_device(plane, ordinal, origin_ns):
             cols.copy_direction.append(direction)
             cols.copy_id.append(copy_id)
             cols.program_id.append(program)
-    activity = _to_activity(cols, name_table, config_table, op_table, copy_table)
+            signature = tf_signature(tf_op, annotation, shape) if kind == ActivityKind.KERNEL else None
+            cols.tf_signature_id.append(signature_table.get(signature) if signature else -1)
+    activity = _to_activity(cols, name_table, config_table, op_table, copy_table, signature_table)
     return GpuDevice(ordinal=ordinal, name=plane.name,
                      capabilities=capabilities_from_stats(plane_stats(plane, names)),
                      activity=activity, step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)))
@@ -191,7 +212,7 @@ def _step_markers(plane, line, step_ids, names, origin_ns):
     return markers
 
 
-def _to_activity(cols, name_table, config_table, op_table, copy_table):
+def _to_activity(cols, name_table, config_table, op_table, copy_table, signature_table):
     start = np.asarray(cols.start, dtype=np.int64)
     order = np.argsort(start, kind="stable")
 
@@ -214,4 +235,6 @@ def _to_activity(cols, name_table, config_table, op_table, copy_table):
         op_names=tuple(op_table.values),
         copies=tuple(copy_table.values),
         program_id=column(cols.program_id, np.int64),
+        tf_signature_id=column(cols.tf_signature_id, np.int32),
+        tf_signatures=tuple(signature_table.values),
     )

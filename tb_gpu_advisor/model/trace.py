@@ -39,7 +39,9 @@ class DeviceActivity:
 
     `name_id` indexes `names`, `config_id` indexes `configs` (KernelConfig, -1 = none), `op_id` indexes
     `op_names` (-1 = none), `copy_id` indexes `copies` (CopyDetails, -1 = none), `program_id` is the XLA
-    program (HLO module) id of the event (-1 = none). Tri-state flags use -1 for unknown.
+    program (HLO module) id of the event (-1 = none), `tf_signature_id` indexes `tf_signatures` ((TF op type,
+    input `shape` text) of a kernel run by a TensorFlow op outside XLA, -1 = none). Tri-state flags use -1 for
+    unknown.
     """
 
     start_ps: np.ndarray
@@ -57,6 +59,8 @@ class DeviceActivity:
     op_names: tuple
     copies: tuple
     program_id: np.ndarray = None
+    tf_signature_id: np.ndarray = None
+    tf_signatures: tuple = ()
 
     def __len__(self):
         return len(self.start_ps)

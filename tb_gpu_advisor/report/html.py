@@ -151,7 +151,7 @@ def _charts(host):
 
 def _roofline(host):
     """The roofline of the first active device with known peaks, one dot per costed kernel row."""
-    device = next((d for d in host["devices"] if d["busy_pct"] is not None and d.get("peak_tflops")
+    device = next((d for d in host["devices"] if d.get("kernel_count") and d.get("peak_tflops")
                    and d.get("peak_gbps")), None)
     placed = [k for k in host["kernels"] if k.get("arithmetic_intensity") and k.get("achieved_tflops")]
     if device is None or not placed:

@@ -180,10 +180,9 @@ def _roofline(report):
     lines = []
     if s.get("flops_utilization_pct") is not None:
         lines.append(f"FLOP utilization: {units.percent(s['flops_utilization_pct'])} of the dense 16-bit peak "
-                     f"over the window ({units.percent(s['costed_kernel_time_pct'])} of kernel time costed "
-                     "from the HLO).")
+                     f"over the window ({units.percent(s['costed_kernel_time_pct'])} of kernel time costed).")
     for d in report["devices"]:
-        if d.get("peak_tflops") is not None and d["busy_pct"] is not None:
+        if d.get("peak_tflops") is not None and d.get("kernel_count"):
             lines.append(f"Peaks of {d['name']}: {d['peak_tflops']:g} TFLOP/s matrix, {d['peak_gbps']:g} GB/s "
                          f"HBM ({d['peak_source']}; upper bounds at boost clock).")
             break

@@ -92,3 +92,14 @@ def test_amd_costs_every_hlo_kernel(amd):
     uncosted = {row["name"] for row in amd["kernels"] if row["flops"] is None}
     assert uncosted == {"__amd_rocclr_copyBuffer.kd"}  # runtime copies that run no HLO op
     assert amd["summary"]["costed_kernel_time_pct"] == 98.27
+
+
+def test_real_v100_tensorflow_kernels_costed_from_op_and_shapes():
+    """TF without XLA: the dropout Mul/GreaterEqual kernels of the real 8xV100 trace, from tf op and shapes."""
+    from tests.conftest import shared_trace
+    report = host_report(load_model(str(shared_trace("gpu_multi_worker_v100x8.xplane.pb"))))
+    costed = [row for row in report["kernels"] if row["flops"] is not None]
+    assert costed and all(row["bound"] == "memory" and row["peak_pct"] <= 100 for row in costed)
+    assert report["summary"]["costed_kernel_time_pct"] == pytest.approx(30.5, abs=0.1)
+    device = next(d for d in report["devices"] if d["kernel_count"])
+    assert device["peak_tflops"] == pytest.approx(125.338, abs=0.001)  # sm_70: 1024 x 80 SMs x 1530 MHz

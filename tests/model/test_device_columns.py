@@ -216,3 +216,24 @@ def test_generated_and_real_traces_with_hlo_match(tmp_path, caplog):
     for data in (roofline_builder().to_bytes(), AMD_TRACE.read_bytes()):
         kind, outcome, model = compare_paths(data, tmp_path, caplog)
         assert kind == "ok" and model.hlo_protos and (model.gpus[0].activity.program_id >= 0).any(), outcome
+
+
+def test_tf_signatures_match_in_both_paths(tmp_path, caplog):
+    """(op type, input shapes) of TensorFlow kernels from tf_op or the annotation, interned in the same order."""
+    writer, gpu, line = _gpu_space()
+    cases = [
+        [("tf_op", "ref", "model/dense/MatMul:MatMul"), ("shape", "str_value", "(half[8,16];half[16,4])")],
+        [("annotation", "str_value", "outer::model/mul:Mul#shape=(half[4];half[])#"),
+         ("shape", "ref", "(half[4];half[])")],
+        [("tf_op", "ref", "model/dense/MatMul:MatMul"), ("shape", "str_value", "(half[8,16];half[16,4])")],
+        [("tf_op", "ref", "XlaModule:"), ("shape", "str_value", "(half[4])")],  # XLA: its HLO costs it
+        [("tf_op", "ref", "no_type"), ("shape", "str_value", "(half[4])")],
+        [("annotation", "str_value", "a:Add#x#"), ("shape", None, None)],
+        [("tf_op", "ref", "x:Exp")],
+    ]
+    for offset, stats in enumerate(cases):
+        writer.event(gpu, line, "k", 100 + offset * 100, 50, [("kernel_details", "ref", _DETAILS)] + stats)
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    activity = model.gpus[0].activity
+    assert activity.tf_signatures == (("MatMul", "(half[8,16];half[16,4])"), ("Mul", "(half[4];half[])"))
+    assert list(activity.tf_signature_id) == [0, 1, 0, -1, -1, -1, -1]

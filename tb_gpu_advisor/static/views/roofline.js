@@ -16,10 +16,9 @@ function compact(value) {
   return value >= 1 ? value.toLocaleString('en-US', {maximumFractionDigits: 0}) : String(Number(value.toPrecision(1)));
 }
 
-/** The device whose roofs are drawn: the first busy one with known peaks. */
+/** The device whose roofs are drawn: the first one with kernels and known peaks. */
 export function rooflineDevice(report) {
-  return (report.devices || []).find((d) => Number.isFinite(d.busy_pct) && d.peak_tflops > 0 && d.peak_gbps > 0) ||
-    null;
+  return (report.devices || []).find((d) => d.kernel_count > 0 && d.peak_tflops > 0 && d.peak_gbps > 0) || null;
 }
 
 /** Kernel rows that can be placed: positive intensity and achieved TFLOP/s. */
@@ -73,7 +72,7 @@ export function rooflineView(report) {
   const facts = h('p', {class: 'facts'},
     Number.isFinite(summary.flops_utilization_pct) ?
       `${formatPct(summary.flops_utilization_pct)} of the ${device.peak_tflops} TFLOP/s peak used over the window · ` +
-      `${formatPct(summary.costed_kernel_time_pct)} of kernel time costed from the HLO · ` : '',
+      `${formatPct(summary.costed_kernel_time_pct)} of kernel time costed · ` : '',
     `roofs are upper bounds at boost clock (${device.peak_source})`);
   return section('Roofline', {id: 'roofline', subtitle: `${device.name}: one dot per kernel row, area by time`,
     wide: true}, facts, chart(device, points));
