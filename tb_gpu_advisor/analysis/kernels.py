@@ -69,44 +69,43 @@ def kernel_table(gpus, costs=None):
 
 
 def event_costs(activity, costs):
-    """Per event: (FLOPs, logical bytes) as float arrays, NaN where unknown, and the OpCost (or None) list."""
-    flops = np.full(len(activity), np.nan)
-    nbytes = np.full(len(activity), np.nan)
-    found = [None] * len(activity)
-    if not costs or activity.program_id is None:
-        return flops, nbytes, found
+    """Per event: (FLOPs, logical bytes) as float arrays, NaN where unknown, the index of its OpCost in the
+    returned list (0: none) and that list (`[None, OpCost, ...]`). An HLO cost wins over a TF signature's."""
+    count = len(activity)
+    index = np.zeros(count, dtype=np.int64)
+    found = [None]
+    if costs and activity.program_id is not None:
+        if activity.tf_signature_id is not None and activity.tf_signatures:
+            table = np.array([_add(found, costs.get(("tf",) + tuple(signature)))
+                              for signature in activity.tf_signatures], dtype=np.int64)
+            signed = np.flatnonzero(activity.tf_signature_id >= 0)
+            index[signed] = table[activity.tf_signature_id[signed]]
+        keyed = np.flatnonzero((activity.program_id >= 0) & (activity.op_id >= 0))
+        if len(keyed):
+            pairs = np.stack([activity.program_id[keyed], activity.op_id[keyed]], axis=1)
+            unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+            table = np.array([_add(found, costs.get((program_id, activity.op_names[op_id])))
+                              for program_id, op_id in unique.tolist()], dtype=np.int64)
+            chosen = table[np.asarray(inverse).reshape(-1)]
+            index[keyed[chosen > 0]] = chosen[chosen > 0]
+    flops = np.array([np.nan] + [np.nan if c.flops is None else float(c.flops) for c in found[1:]])[index]
+    nbytes = np.array([np.nan] + [np.nan if c.bytes is None else float(c.bytes) for c in found[1:]])[index]
+    return flops, nbytes, index, found
 
-    def fill(events, cost):
-        if cost is None:
-            return
-        if cost.flops is not None:
-            flops[events] = cost.flops
-        if cost.bytes is not None:
-            nbytes[events] = cost.bytes
-        for event in events.tolist():
-            found[event] = cost
 
-    keyed = np.flatnonzero((activity.program_id >= 0) & (activity.op_id >= 0))
-    pairs = np.stack([activity.program_id[keyed], activity.op_id[keyed]], axis=1)
-    unique, inverse = np.unique(pairs, axis=0, return_inverse=True) if len(keyed) else (pairs, keyed)
-    inverse = np.asarray(inverse).reshape(-1)
-    for index, (program_id, op_id) in enumerate(unique.tolist()):
-        fill(keyed[inverse == index], costs.get((program_id, activity.op_names[op_id])))
-    if activity.tf_signature_id is not None and activity.tf_signatures:
-        signed = np.flatnonzero(activity.tf_signature_id >= 0)
-        ids = activity.tf_signature_id[signed]
-        for signature_id in np.unique(ids).tolist():
-            fill(signed[ids == signature_id], costs.get(("tf",) + tuple(activity.tf_signatures[signature_id])))
-    return flops, nbytes, found
+def _add(found, cost):
+    """Appends a cost to the list and returns its index; 0 for None."""
+    if cost is None:
+        return 0
+    found.append(cost)
+    return len(found) - 1
 
 
 def _row_work(activity, selected, inverse, count, costs):
     """(FLOPs, bytes, OpCost of the row's first event) per row; a total is None if an occurrence is unknown."""
     if not costs:
         return [(None, None, None)] * count
-    flops, nbytes, found = event_costs(activity, costs)
-    indices = np.flatnonzero(selected)
-    result = []
+    flops, nbytes, index, found = event_costs(activity, costs)
     sums = []
     for values in (flops[selected], nbytes[selected]):
         known = np.bincount(inverse, weights=np.nan_to_num(values), minlength=count)
@@ -114,9 +113,8 @@ def _row_work(activity, selected, inverse, count, costs):
         sums.append([None if missing else float(total) for total, missing in zip(known, unknown)])
     first = np.full(count, -1, dtype=np.int64)
     first[inverse[::-1]] = np.arange(len(inverse))[::-1]
-    for index in range(count):
-        result.append((sums[0][index], sums[1][index], found[indices[first[index]]]))
-    return result
+    chosen = index[selected]
+    return [(sums[0][row], sums[1][row], found[chosen[first[row]]]) for row in range(count)]
 
 
 def _unique_rows(keys):

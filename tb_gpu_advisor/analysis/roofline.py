@@ -101,7 +101,7 @@ def flop_utilization(gpus, costs, window):
             slot = np.searchsorted(window.start_ps, activity.start_ps, side="right") - 1
             inside = (slot >= 0) & (activity.start_ps < window.end_ps[np.maximum(slot, 0)])
             kernels &= inside
-        flops, _, _ = event_costs(activity, costs)
+        flops, _, _, _ = event_costs(activity, costs)
         known = kernels & ~np.isnan(flops)
         flops_total += float(flops[known].sum())
         costed_ps += float(activity.duration_ps[known].sum())

@@ -38,6 +38,7 @@ _CONV_TARGETS = {"__cudnn$convForward": "forward", "__cudnn$convBiasActivationFo
 _FMHA_PREFIX = "__cudnn$fmha"
 _CAUSAL_MASKS = ("CAUSAL", "PADDING_CAUSAL")
 ATTENTION_BACKWARD_FACTOR = 2.5
+_NOT_COSTED = object()  # an op whose FLOPs we do not model: the FLOPs of what contains it are unknown
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def instruction_cost(instruction, index):
     logical = _logical_bytes(instruction, operands)
     opcode = instruction.opcode
     if opcode == "custom-call":
-        return _custom_call(instruction, operands, logical)
+        return _custom_call(instruction, operands)
     if opcode == "fusion":
         flops, matrix_dtype = _computation_flops(instruction.called_computation_ids, index, set())
         if matrix_dtype:
@@ -91,9 +92,6 @@ def instruction_cost(instruction, index):
                 if opcode == "dot" else None)
         return OpCost(flops, logical, MATRIX, matrix_dtype, opcode, dims)
     return OpCost(flops, logical, VECTOR, _result_type(instruction), opcode)
-
-
-_NOT_COSTED = object()
 
 
 def _result_type(instruction):
@@ -264,7 +262,7 @@ class _Dims:
         self.rhs_batch_dimensions = ints("rhs_batch_dimensions")
 
 
-def _custom_call(instruction, operands, logical):
+def _custom_call(instruction, operands):
     target = instruction.custom_call_target
     results = result_leaves(instruction.shape)
     logical = _logical_bytes(instruction, operands, results)
