@@ -1,16 +1,15 @@
 """Kernel rows on the roofline: exact FLOPs and bytes joined from embedded HLO, peaks, bound and peak share."""
 
-import pathlib
-
 import pytest
 
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.report.host_report import host_report
+from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.roofline_trace import EXPECTED, roofline_builder
 from tests.conftest import report_of
+from tests.data import real_trace
 
-AMD_TRACE = pathlib.Path(__file__).resolve().parents[1] / "data" / "real" / "amd_mi300x_jax08_gemm.xplane.pb"
+AMD_TRACE = real_trace("amd_mi300x_jax08_gemm.xplane.pb")
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +95,7 @@ def test_amd_costs_every_hlo_kernel(amd):
 
 def test_real_v100_tensorflow_kernels_costed_from_op_and_shapes():
     """TF without XLA: the dropout Mul/GreaterEqual kernels of the real 8xV100 trace, from tf op and shapes."""
-    from tests.conftest import shared_trace
-    report = host_report(load_model(str(shared_trace("gpu_multi_worker_v100x8.xplane.pb"))))
+    report = host_report(load_model(str(real_trace("gpu_multi_worker_v100x8.xplane.pb"))))
     costed = [row for row in report["kernels"] if row["flops"] is not None]
     assert costed and all(row["bound"] == "memory" and row["peak_pct"] <= 100 for row in costed)
     assert report["summary"]["costed_kernel_time_pct"] == pytest.approx(30.5, abs=0.1)

@@ -2,7 +2,7 @@
 fusions near the HBM roof do not."""
 
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.report.host_report import host_report
+from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, gemm_config, shape, tuple_shape
 from tests.analysis.test_roofline import AMD_TRACE

@@ -124,8 +124,8 @@ def test_a_corrupt_module_is_skipped():
 def test_real_jax_cpu_modules_parse_and_cost():
     """The HLO of a real JAX 0.10 CPU capture: every module decodes; its matmul is 2 x 256 x 512 x 512."""
     from tb_gpu_advisor.model.build import load_model
-    from tests.conftest import shared_trace
-    model = load_model(str(shared_trace("jax0102_cpu_steps.xplane.pb")))
+    from tests.data import real_trace
+    model = load_model(str(real_trace("jax0102_cpu_steps.xplane.pb")))
     assert sorted(model.hlo_protos) == [1, 2, 3, 4, 5]
     costs = op_costs(model.hlo_protos, [(5, "dot_general.0"), (5, "multiply_subtract_fusion"), (5, "wrapped_tanh")])
     assert costs[(5, "dot_general.0")].flops == 2 * 256 * 512 * 512
