@@ -74,7 +74,9 @@ def instruction_cost(instruction, index):
     operands = index.operands(instruction)
     if operands is None:
         return None
-    logical = _logical_bytes(instruction, operands)
+    logical = _in_place_bytes(instruction, operands, index)
+    if logical is None:
+        logical = _logical_bytes(instruction, operands)
     opcode = instruction.opcode
     if opcode == "custom-call":
         return _custom_call(instruction, operands)
@@ -92,6 +94,29 @@ def instruction_cost(instruction, index):
                 if opcode == "dot" else None)
         return OpCost(flops, logical, MATRIX, matrix_dtype, opcode, dims)
     return OpCost(flops, logical, VECTOR, _result_type(instruction), opcode)
+
+
+def _in_place_bytes(instruction, operands, index):
+    """Bytes of a dynamic-update-slice (alone, or the root of a fusion), which updates its buffer in place: the
+    other operands read and the update written, not the whole buffer. None for anything else."""
+    root, buffer_operand = instruction, 0
+    if instruction.opcode == "fusion" and len(instruction.called_computation_ids) == 1:
+        computation = index.computations.get(instruction.called_computation_ids[0])
+        root = index.by_id.get(computation.root_id) if computation is not None else None
+        if root is None or root.opcode != "dynamic-update-slice" or not root.operand_ids:
+            return None
+        buffer = index.by_id.get(root.operand_ids[0])
+        if buffer is None or buffer.opcode != "parameter":
+            return None
+        buffer_operand = buffer.parameter_number
+    elif instruction.opcode != "dynamic-update-slice":
+        return None
+    root_operands = index.operands(root)
+    if not root_operands or len(root_operands) < 2 or buffer_operand >= len(operands):
+        return None
+    sizes = [byte_size(o.shape) for i, o in enumerate(operands) if i != buffer_operand]
+    sizes.append(byte_size(root_operands[1].shape))  # the update, written into the buffer
+    return None if any(size is None for size in sizes) else sum(sizes)
 
 
 def _result_type(instruction):

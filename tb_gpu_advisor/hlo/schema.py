@@ -1,6 +1,6 @@
 """Our own protobuf schema of the parts of XLA's HloProto (xla/service/hlo.proto, xla/xla_data.proto) that
 costing reads, plus the few a module needs to be valid for XLA (layouts, program shapes, parameter numbers,
-written by testing.hlo), built at import time with the real field numbers; the parser skips unknown fields."""
+written by testing.hlo; parameter numbers are also read), built at import time with the real field numbers; the parser skips unknown fields."""
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 

@@ -132,3 +132,22 @@ def test_real_jax_cpu_modules_parse_and_cost():
     assert costs[(5, "dot_general.0")].matrix_dims == (1, 256, 512, 512)
     assert costs[(5, "multiply_subtract_fusion")].flops == 2 * 512 * 512  # multiply and subtract, f32[512,512]
     assert costs[(5, "wrapped_tanh")].flops == 0  # a transcendental
+
+
+def test_dynamic_update_slice_counts_the_update_not_the_buffer():
+    """In place: a 1 MiB slice written into a 64 MiB buffer moves the slice (and the indices), not the buffer."""
+    module = HloModuleBuilder()
+    fused = module.computation("fused_update")
+    buffer = fused.parameter("param_0", shape("f32", 16384, 1024))
+    update = fused.parameter("param_1", shape("f32", 256, 1024))
+    row = fused.parameter("param_2", shape("s32"))
+    zero = fused.add("zero", "constant", shape("s32"))
+    fused.add("dus", "dynamic-update-slice", shape("f32", 16384, 1024), (buffer, update, row, zero))
+    args = [module.entry.parameter(n, s) for n, s in (("buf", shape("f32", 16384, 1024)),
+                                                        ("upd", shape("f32", 256, 1024)), ("i", shape("s32")))]
+    module.entry.add("update_fusion", "fusion", shape("f32", 16384, 1024), args, fusion_kind="kLoop",
+                     called=[fused])
+    module.entry.add("plain_dus", "dynamic-update-slice", shape("f32", 16384, 1024),
+                     (args[0], args[1], args[2], args[2]))
+    assert _cost(module, "update_fusion").bytes == 256 * 1024 * 4 + 4 + 256 * 1024 * 4
+    assert _cost(module, "plain_dus").bytes == 256 * 1024 * 4 + 4 + 4 + 256 * 1024 * 4
