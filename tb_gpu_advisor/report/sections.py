@@ -189,7 +189,7 @@ def _roofline(report):
     rows = []
     for k in sorted(placed, key=lambda k: -lost_time_us(k))[:KERNELS_LISTED]:
         rows.append((units.shorten(k["name"], 22), units.duration_us(k["total_us"]),
-                     f"{k['achieved_tflops']:.3g}", f"{k['achieved_gbps']:.3g}", k["bound"],
+                     units.rate(k["achieved_tflops"]), units.rate(k["achieved_gbps"]), k["bound"],
                      units.percent(k["peak_pct"]), units.duration_us(round(lost_time_us(k), 3))))
     return Section("Roofline (kernels by time lost below their roof)", lines=tuple(lines),
                    table=Table(("kernel", "total", "TFLOP/s", "GB/s", "bound", "of roof", "lost"), tuple(rows),
