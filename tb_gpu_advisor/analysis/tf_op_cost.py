@@ -4,7 +4,7 @@ stat, e.g. "(half[4,384,1024];half[])"): only what those determine exactly, else
 import math
 import re
 
-from tb_gpu_advisor.hlo.cost import MATRIX, VECTOR, OpCost
+from tb_gpu_advisor.hlo.cost import MATRIX, MAX_KERNEL_WORK, VECTOR, OpCost
 
 # TF dtype name -> (our dtype name, bytes per element).
 _DTYPES = {"half": ("f16", 2), "float": ("f32", 4), "double": ("f64", 8), "bfloat16": ("bf16", 2),
@@ -50,7 +50,15 @@ def _bytes(dtype, dims):
 
 
 def tf_op_cost(op_type, shape_text):
-    """OpCost of one execution of a TF op, or None when its inputs do not determine the work exactly."""
+    """OpCost of one execution of a TF op, or None when its inputs do not determine the work exactly (or the
+    shapes give impossible work, beyond MAX_KERNEL_WORK)."""
+    cost = _cost(op_type, shape_text)
+    if cost is None or cost.flops > MAX_KERNEL_WORK or cost.bytes > MAX_KERNEL_WORK:
+        return None
+    return cost
+
+
+def _cost(op_type, shape_text):
     inputs = parse_shapes(shape_text)
     if not inputs:
         return None

@@ -12,7 +12,7 @@ count exactly gets None, never an estimate.
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,6 +38,10 @@ _CONV_TARGETS = {"__cudnn$convForward": "forward", "__cudnn$convBiasActivationFo
 _FMHA_PREFIX = "__cudnn$fmha"
 _CAUSAL_MASKS = ("CAUSAL", "PADDING_CAUSAL")
 ATTENTION_BACKWARD_FACTOR = 2.5
+# More work than this in one kernel is an impossible value (a corrupt or hostile module): not costed.
+MAX_KERNEL_WORK = 10**24
+MAX_WINDOW = 10**6  # window positions of one spatial dimension we count
+MAX_CONV_POSITIONS = 10**8  # output x window positions of a base-dilated dimension, counted one by one
 _NOT_COSTED = object()  # an op whose FLOPs we do not model: the FLOPs of what contains it are unknown
 
 
@@ -70,7 +74,20 @@ class ModuleIndex:
 
 
 def instruction_cost(instruction, index):
-    """OpCost of one instruction of the module `index`; None if it is not work we cost (collectives, control)."""
+    """OpCost of one instruction of the module `index`; None if it is not work we cost (collectives, control)
+    or the module is malformed. FLOPs or bytes beyond MAX_KERNEL_WORK become None."""
+    try:
+        cost = _instruction_cost(instruction, index)
+    except (RecursionError, ValueError, TypeError, IndexError, OverflowError, KeyError, AttributeError):
+        return None  # a malformed module (cyclic or too deep, bad dimension numbers): not costed
+    if cost is None:
+        return None
+    flops = cost.flops if cost.flops is None or 0 <= cost.flops <= MAX_KERNEL_WORK else None
+    nbytes = cost.bytes if cost.bytes is None or 0 <= cost.bytes <= MAX_KERNEL_WORK else None
+    return replace(cost, flops=flops, bytes=nbytes)
+
+
+def _instruction_cost(instruction, index):
     operands = index.operands(instruction)
     if operands is None:
         return None
@@ -238,9 +255,20 @@ def _valid_positions(window_dim, input_size, output_size):
     stride = window_dim.stride or 1
     dilation = window_dim.window_dilation or 1
     base = window_dim.base_dilation or 1
+    if min(stride, dilation, base, window_dim.size, input_size, output_size) < 0 or window_dim.size > MAX_WINDOW:
+        raise ValueError("convolution window out of range")
     extent = (input_size - 1) * base  # last position of the base-dilated input
-    outputs = np.arange(output_size, dtype=np.int64) * stride - window_dim.padding_low
     count = 0
+    if base == 1:  # closed form per window position: the outputs o with 0 <= o*stride + offset <= extent
+        for k in range(window_dim.size):
+            offset = k * dilation - window_dim.padding_low
+            low = -(offset // stride) if offset < 0 else 0  # ceil(-offset / stride)
+            high = min(output_size - 1, (extent - offset) // stride) if extent >= offset else -1
+            count += max(0, high - low + 1)
+        return count
+    if output_size * window_dim.size > MAX_CONV_POSITIONS:
+        raise ValueError("dilated convolution too large to count")
+    outputs = np.arange(output_size, dtype=np.int64) * stride - window_dim.padding_low
     for k in range(window_dim.size):
         positions = outputs + k * dilation
         count += int(np.count_nonzero((positions >= 0) & (positions <= extent) & (positions % base == 0)))

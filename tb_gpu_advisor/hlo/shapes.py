@@ -33,7 +33,8 @@ def elements(shape):
 
 
 def byte_size(shape):
-    """Logical bytes of a shape, summed over tuple leaves; None if an element type is unknown."""
+    """Logical bytes of a shape, summed over tuple leaves; None if an element type is unknown or a dimension
+    negative."""
     if shape.element_type == TUPLE:
         total = 0
         for leaf in shape.tuple_shapes:
@@ -43,7 +44,7 @@ def byte_size(shape):
             total += size
         return total
     width = _BITS.get(shape.element_type)
-    if width is None:
+    if width is None or any(d < 0 for d in shape.dimensions):
         return None
     return (elements(shape) * width + 7) // 8
 

@@ -51,3 +51,7 @@ def test_batch_matmul_broadcasts_batch_dims():
                                        ("Mul", "(half[3];float[3])"), ("Add", "(float[3];float[4])")])
 def test_undetermined_ops_are_null(op, shape):
     assert tf_op_cost(op, shape) is None
+
+
+def test_impossible_shapes_are_null():
+    assert tf_op_cost("Mul", "(float[99999999999999999999999999,99999999999999];float[])") is None

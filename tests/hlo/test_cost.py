@@ -151,3 +151,34 @@ def test_dynamic_update_slice_counts_the_update_not_the_buffer():
                      (args[0], args[1], args[2], args[2]))
     assert _cost(module, "update_fusion").bytes == 256 * 1024 * 4 + 4 + 256 * 1024 * 4
     assert _cost(module, "plain_dus").bytes == 256 * 1024 * 4 + 4 + 4 + 256 * 1024 * 4
+
+
+@pytest.mark.parametrize("stride, pad, dilation, size, window", [(1, 0, 1, 1, 1), (3, 5, 2, 7, 4), (2, 7, 3, 5, 6),
+                                                                 (1, 30, 1, 4, 3), (4, 0, 1, 50, 50)])
+def test_closed_form_conv_positions_match_brute_force(stride, pad, dilation, size, window):
+    from tb_gpu_advisor.hlo.cost import _valid_positions
+    out = max(1, (size + 2 * pad - ((window - 1) * dilation + 1)) // stride + 1)
+    dim = schema.WindowDimension(size=window, stride=stride, padding_low=pad, padding_high=pad,
+                                 window_dilation=dilation)
+    assert _valid_positions(dim, size, out) == _brute_force_conv_macs(size, window, stride, pad, dilation, 1, out)
+
+
+def test_hostile_modules_are_not_costed_and_never_raise():
+    """Impossible sizes, negative dims, self-calling fusions: None, never an exception or a huge number."""
+    module = HloModuleBuilder()
+    x = module.entry.parameter("x", shape("f32", 2**40, 2**40))
+    module.entry.add("huge", "dot", shape("f32", 2**40, 2**40), (x, x),
+                     dot_dimension_numbers=schema.DotDimensionNumbers(lhs_contracting_dimensions=[1],
+                                                                      rhs_contracting_dimensions=[0]))
+    neg = module.entry.parameter("neg", shape("f32", -4))
+    module.entry.add("negative", "add", shape("f32", -4), (neg, neg))
+    loop = module.computation("loop")
+    p = loop.parameter("p", shape("f32", 4))
+    inner = loop.add("inner", "fusion", shape("f32", 4), (p,))
+    inner.called_computation_ids.append(loop.proto.id)  # calls itself
+    y = module.entry.parameter("y", shape("f32", 4))
+    module.entry.add("cyclic", "fusion", shape("f32", 4), (y,), called=[loop])
+    costs = op_costs({1: module.to_bytes()}, [(1, "huge"), (1, "negative"), (1, "cyclic")])
+    assert costs[(1, "huge")].flops is None and costs[(1, "huge")].bytes is None  # 2^121 FLOPs: impossible
+    assert costs[(1, "negative")].bytes is None
+    assert costs[(1, "cyclic")].flops is None and costs[(1, "cyclic")].bytes == 32
