@@ -8,7 +8,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.kernels import event_costs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.tf_op_cost import tf_op_cost
-from tb_gpu_advisor.hlo.cost import MATRIX
+from tb_gpu_advisor.hlo.op_cost import MATRIX
 from tb_gpu_advisor.hlo.modules import op_costs
 from tb_gpu_advisor.model.trace import ActivityKind
 

@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from tb_gpu_advisor.hlo import schema
-from tb_gpu_advisor.hlo.cost import MATRIX, VECTOR
+from tb_gpu_advisor.hlo.op_cost import MATRIX, VECTOR
 from tb_gpu_advisor.hlo.modules import op_costs, parse_module
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, fmha_config, gemm_config, shape, tuple_shape
 from tb_gpu_advisor.testing.roofline_trace import EXPECTED, MODULES
@@ -156,11 +156,11 @@ def test_dynamic_update_slice_counts_the_update_not_the_buffer():
 @pytest.mark.parametrize("stride, pad, dilation, size, window", [(1, 0, 1, 1, 1), (3, 5, 2, 7, 4), (2, 7, 3, 5, 6),
                                                                  (1, 30, 1, 4, 3), (4, 0, 1, 50, 50)])
 def test_closed_form_conv_positions_match_brute_force(stride, pad, dilation, size, window):
-    from tb_gpu_advisor.hlo.cost import _valid_positions
+    from tb_gpu_advisor.hlo.op_math import valid_positions
     out = max(1, (size + 2 * pad - ((window - 1) * dilation + 1)) // stride + 1)
     dim = schema.WindowDimension(size=window, stride=stride, padding_low=pad, padding_high=pad,
                                  window_dilation=dilation)
-    assert _valid_positions(dim, size, out) == _brute_force_conv_macs(size, window, stride, pad, dilation, 1, out)
+    assert valid_positions(dim, size, out) == _brute_force_conv_macs(size, window, stride, pad, dilation, 1, out)
 
 
 def test_hostile_modules_are_not_costed_and_never_raise():
