@@ -47,3 +47,17 @@ test('timeline runs merge equal busy levels', () => {
     {start: 5, end: 6, level: 0}]);
   assert.deepEqual(timelineRuns([0.01]), [{start: 0, end: 1, level: 1}]);
 });
+
+test('roofline axes cover the points and the roofs; each roof starts at its ridge point', async () => {
+  const {decades, logScale, rooflineGeometry} = await import('../../tb_gpu_advisor/static/charts.js');
+  const points = [{x: 2048, y: 900, weight: 1833}, {x: 85.3, y: 6.7, weight: 15}];
+  const g = rooflineGeometry(points, [{label: 'matrix', tflops: 1307.44}, {label: 'vector', tflops: 163.43}], 5324.8);
+  assert.deepEqual(g.x, [10, 10000]);
+  assert.deepEqual(g.y, [1, 10000]);
+  assert.ok(Math.abs(g.roofs[0].ridge - 1307.44 / 5.3248) < 1e-9);
+  assert.ok(Math.abs(g.memory[1][0] - g.roofs[0].ridge) < 1e-9 && g.memory[1][1] === 1307.44);
+  assert.deepEqual(decades(10, 1000), [10, 100, 1000]);
+  const scale = logScale(1, 100, 200);
+  assert.equal(scale(10), 100);
+  assert.equal(scale(1e6), 200);
+});

@@ -8,6 +8,8 @@ from tb_gpu_advisor.analysis.confidence import trace_confidence
 from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
+from tb_gpu_advisor.analysis.peaks import device_peaks
+from tb_gpu_advisor.analysis.roofline import flop_utilization, kernel_costs, kernel_roofline, shared_peaks
 from tb_gpu_advisor.analysis.rounding import ms, pct
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
 from tb_gpu_advisor.analysis.transfers import transfer_stats
@@ -30,6 +32,9 @@ class HostAnalysis:
     balance: object  # balance.Balance
     framework: object  # framework.Framework: whose idiom the fixes are written in
     confidence: object  # confidence.Confidence: how far the capture supports a verdict
+    roofline: tuple = ()  # roofline.KernelRoofline per kernel row, in `kernels` order
+    device_peaks: tuple = ()  # peaks.DevicePeaks per GPU, in model.gpus order
+    flop_utilization: object = None  # roofline.FlopUtilization of the active GPUs over the window
 
     @property
     def active_busy_pct(self):
@@ -90,6 +95,10 @@ def analyze_host(model):
     active = tuple(u.ordinal for u in usages if u.busy_pct is not None
                    and (step_set.source != "device" or u.ordinal in step_set.device_markers))
     framework = detect_framework(model)
+    costs = kernel_costs(model)
+    kernels = tuple(kernel_table(model.gpus, costs))
+    peaks = shared_peaks(model.gpus)
+    active_gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active)]
     return HostAnalysis(
         step_set=step_set,
         window=window,
@@ -97,7 +106,7 @@ def analyze_host(model):
         active_ordinals=active,
         compute_busy=compute_busy(model),
         input_wait=input_wait(model, step_set),
-        kernels=tuple(kernel_table(model.gpus)),
+        kernels=kernels,
         launch=launch_stats(model, step_set),
         whole=breakdown(model, window.start_ps, window.end_ps),
         per_step=breakdown(model, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps]),
@@ -105,4 +114,7 @@ def analyze_host(model):
         balance=balance(list(usages)),
         framework=framework,
         confidence=trace_confidence(model, step_set, framework),
+        roofline=tuple(kernel_roofline(row, peaks) for row in kernels),
+        device_peaks=tuple(device_peaks(gpu.capabilities) for gpu in model.gpus),
+        flop_utilization=flop_utilization(active_gpus, costs, window),
     )

@@ -1,4 +1,5 @@
-"""The kernel table: kernels aggregated by XProf's key (name, grid, block, registers, shared memory, op)."""
+"""The kernel table: kernels aggregated by XProf's key (name, grid, block, registers, shared memory, op), with
+the FLOPs and logical bytes of the HLO instruction each kernel runs where the trace carries its module."""
 
 from dataclasses import dataclass
 
@@ -27,10 +28,19 @@ class KernelRow:
     tensor_core_eligible: bool
     op_name: str
     implausible: tuple = ()  # analysis.plausibility.Implausible
+    flops: float | None = None  # summed over occurrences; None unless every occurrence was costed
+    bytes: float | None = None  # logical bytes, summed like flops
+    compute: str | None = None  # "matrix" or "vector": the compute roof of the op (hlo.cost)
+    dtype: str | None = None
+    matrix_dims: tuple | None = None  # (batch, M, N, K) of its GEMM or first dot
 
 
-def kernel_table(gpus):
-    """KernelRows over all GPUs, most total time first; only kernels with launch details, like XProf."""
+
+def kernel_table(gpus, costs=None):
+    """KernelRows over all GPUs, most total time first; only kernels with launch details, like XProf.
+
+    `costs` ({(program id, op name): OpCost or None}, analysis.roofline.kernel_costs) fills the FLOPs and bytes.
+    """
     rows = []
     for gpu in gpus:
         activity = gpu.activity
@@ -50,12 +60,62 @@ def kernel_table(gpus):
         exact_totals = np.zeros(len(unique), dtype=np.int64)
         np.add.at(exact_totals, inverse, durations)
         del totals
+        work = _row_work(activity, selected, inverse, len(unique), costs or {})
         for index, (name_id, config_id, op_id) in enumerate(unique):
             rows.append((activity.names[name_id], activity.configs[config_id],
                          activity.op_names[op_id] if op_id >= 0 else "",
                          int(counts[index]), int(exact_totals[index]), int(mins[index]), int(maxs[index]),
-                         gpu.capabilities))
+                         gpu.capabilities, work[index]))
     return _merge_and_sort(rows)
+
+
+def event_costs(activity, costs):
+    """Per event: (FLOPs, logical bytes) as float arrays, NaN where unknown, the index of its OpCost in the
+    returned list (0: none) and that list (`[None, OpCost, ...]`). An HLO cost wins over a TF signature's."""
+    count = len(activity)
+    index = np.zeros(count, dtype=np.int64)
+    found = [None]
+    if costs and activity.program_id is not None:
+        if activity.tf_signature_id is not None and activity.tf_signatures:
+            table = np.array([_add(found, costs.get(("tf",) + tuple(signature)))
+                              for signature in activity.tf_signatures], dtype=np.int64)
+            signed = np.flatnonzero(activity.tf_signature_id >= 0)
+            index[signed] = table[activity.tf_signature_id[signed]]
+        keyed = np.flatnonzero((activity.program_id >= 0) & (activity.op_id >= 0))
+        if len(keyed):
+            pairs = np.stack([activity.program_id[keyed], activity.op_id[keyed]], axis=1)
+            unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+            table = np.array([_add(found, costs.get((program_id, activity.op_names[op_id])))
+                              for program_id, op_id in unique.tolist()], dtype=np.int64)
+            chosen = table[np.asarray(inverse).reshape(-1)]
+            index[keyed[chosen > 0]] = chosen[chosen > 0]
+    flops = np.array([np.nan] + [np.nan if c.flops is None else float(c.flops) for c in found[1:]])[index]
+    nbytes = np.array([np.nan] + [np.nan if c.bytes is None else float(c.bytes) for c in found[1:]])[index]
+    return flops, nbytes, index, found
+
+
+def _add(found, cost):
+    """Appends a cost to the list and returns its index; 0 for None."""
+    if cost is None:
+        return 0
+    found.append(cost)
+    return len(found) - 1
+
+
+def _row_work(activity, selected, inverse, count, costs):
+    """(FLOPs, bytes, OpCost of the row's first event) per row; a total is None if an occurrence is unknown."""
+    if not costs:
+        return [(None, None, None)] * count
+    flops, nbytes, index, found = event_costs(activity, costs)
+    sums = []
+    for values in (flops[selected], nbytes[selected]):
+        known = np.bincount(inverse, weights=np.nan_to_num(values), minlength=count)
+        unknown = np.bincount(inverse, weights=np.isnan(values), minlength=count)
+        sums.append([None if missing else float(total) for total, missing in zip(known, unknown)])
+    first = np.full(count, -1, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(inverse))[::-1]
+    chosen = index[selected]
+    return [(sums[0][row], sums[1][row], found[chosen[first[row]]]) for row in range(count)]
 
 
 def _unique_rows(keys):
@@ -75,19 +135,23 @@ def _unique_rows(keys):
 def _merge_and_sort(rows):
     """Merges rows with equal keys across GPUs and sorts by total time."""
     merged = {}
-    for name, config, op_name, count, total, low, high, capabilities in rows:
+    for name, config, op_name, count, total, low, high, capabilities, (flops, nbytes, cost) in rows:
         key = (name, config.grid, config.block, config.registers_per_thread, config.static_shared_bytes,
                config.dynamic_shared_bytes, op_name)
         found = merged.get(key)
         if found is None:
-            merged[key] = [config, count, total, low, high, capabilities]
+            merged[key] = [config, count, total, low, high, capabilities, flops, nbytes, cost]
         else:
             found[1] += count
             found[2] += total
             found[3] = min(found[3], low)
             found[4] = max(found[4], high)
+            found[6] = None if found[6] is None or flops is None else found[6] + flops
+            found[7] = None if found[7] is None or nbytes is None else found[7] + nbytes
+            found[8] = found[8] or cost
     table = []
-    for (name, grid, block, regs, _, _, op_name), (config, count, total, low, high, capabilities) in merged.items():
+    for (name, grid, block, regs, _, _, op_name), (config, count, total, low, high, capabilities, flops, nbytes,
+                                                    cost) in merged.items():
         tensor_cores = uses_matrix_units(name, capabilities.vendor)
         implausible = implausible_values(config, capabilities)
         bad = {item.field for item in implausible}
@@ -99,7 +163,8 @@ def _merge_and_sort(rows):
             block=None if "block" in bad else block, implausible=implausible,
             uses_tensor_cores=tensor_cores,
             tensor_core_eligible=tensor_cores or is_tensor_core_eligible(op_name, name),
-            op_name=op_name))
+            op_name=op_name, flops=flops, bytes=nbytes, compute=cost.compute if cost else None,
+            dtype=cost.dtype if cost else None, matrix_dims=cost.matrix_dims if cost else None))
     table.sort(key=lambda r: (-r.total_ps, -r.occurrences, -(r.registers_per_thread or 0), r.name, r.grid,
                               r.block or ()))
     return tuple(table)

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field, replace
 from tb_gpu_advisor.findings.catalog import CATALOG
 
 SEVERITIES = ("high", "medium", "low")
-CATEGORIES = ("input", "host", "launch", "transfer", "occupancy", "precision", "fusion", "communication",
+CATEGORIES = ("input", "host", "launch", "transfer", "occupancy", "kernel", "precision", "fusion", "communication",
               "memory", "threading", "placement", "batch", "sync", "other")
 # Recoverable time is capped just below the whole window so the ratio stays finite.
 MAX_RECOVERABLE_FRACTION = 0.99

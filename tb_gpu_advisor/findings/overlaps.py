@@ -20,6 +20,7 @@ POOLS = {
     "fusion.elementwise_kernels": {"kernel"},
     "occupancy.low_occupancy": {"kernel"},
     "occupancy.tiny_grid": {"kernel"},
+    "kernel.gemm_below_roof": {"kernel"},
     "environment.bf16_without_hardware": {"kernel"},
     "communication.gpu_imbalance": {"kernel"},
     "launch.gpu_starved_by_launches": {"launch"},

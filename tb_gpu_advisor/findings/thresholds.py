@@ -93,3 +93,13 @@ STEP_CV_MIN = 0.2
 STEP_MIN_COUNT = 3
 # A stall must cost at least this share of step time to be reported.
 STALL_MIN_PCT = 1.0
+
+# A GEMM (or fusion with a dot) under this share of the roof that binds it is far below what the hardware and
+# the library reach on well-shaped problems (large aligned GEMMs commonly run at 60-80% of the dense peak).
+GEMM_FAR_BELOW_ROOF_PCT = 40.0
+# The share of its roof a reshaped GEMM is modeled to reach: the saving estimate is time x (1 - now/this).
+GEMM_REACHABLE_ROOF_PCT = 70.0
+# A matrix dimension below this fills only part of one tile of the GEMM libraries' common 128x128 tiles.
+GEMM_SMALL_DIM = 128
+# Tensor Core / matrix-core inputs are fetched in 16-byte vectors: dims should be multiples of 16 bytes.
+GEMM_ALIGN_BYTES = 16

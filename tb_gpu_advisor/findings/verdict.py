@@ -9,7 +9,7 @@ BOTTLENECKS = ("input", "host", "launch", "transfer", "kernel", "communication",
 # Finding category -> the bottleneck it is evidence of. Batch and "other" findings are advice, not a bottleneck.
 BOTTLENECK_OF_CATEGORY = {
     "input": "input", "host": "host", "threading": "host", "placement": "host", "launch": "launch",
-    "transfer": "transfer", "sync": "transfer", "occupancy": "kernel", "precision": "kernel", "fusion": "kernel",
+    "transfer": "transfer", "sync": "transfer", "occupancy": "kernel", "kernel": "kernel", "precision": "kernel", "fusion": "kernel",
     "memory": "kernel", "communication": "communication",
 }
 # The finding whose recoverable time is exactly the breakdown category of a bottleneck.

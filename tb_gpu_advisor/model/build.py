@@ -35,6 +35,7 @@ _GPU_PLANE = re.compile(r"^/device:GPU:(\d+)$")
 _TPU_PLANE = re.compile(r"^/device:TPU:(\d+)$")
 _HOST_PLANES = ("/host:CPU", "/host:CUPTI")
 _ENV_PLANES = ("/host:metadata", "Task Environment")
+HLO_PROTO_STAT = "Hlo Proto"
 # Line bases above this are wall-clock nanoseconds, not offsets from the profile start.
 _WALL_CLOCK_NS = 10**15
 
@@ -87,6 +88,7 @@ def _build_model(space, reference, progress):
     gpus = []
     host = _HostCollector()
     environment = {}
+    hlo_protos = {}
     has_host = False
     total, done = sum(plane.size for plane in space.planes), 0
     host_planes = [index for index, plane in enumerate(space.planes) if plane.name in _HOST_PLANES]
@@ -99,9 +101,11 @@ def _build_model(space, reference, progress):
             has_host = True
             _add_host_plane(host, plane, origin_ns, space.path, reference)
         elif plane.name in _ENV_PLANES:
-            for key, value in plane_stats(plane.decode(space.path)).items():
+            decoded = plane.decode(space.path)
+            for key, value in plane_stats(decoded).items():
                 if isinstance(value, (str, int, float)) and not isinstance(value, bool):
                     environment[key] = value
+            hlo_protos.update(_hlo_protos(decoded))
         if host_planes and index == host_planes[-1]:
             host_result = host.result()  # now, so the host's working arrays are freed before the GPUs
         done += plane.size
@@ -123,7 +127,20 @@ def _build_model(space, reference, progress):
         format="pre-grouped" if pre_grouped else "current",
         has_host_plane=has_host,
         tpu_count=sum(1 for plane in space.planes if _TPU_PLANE.match(plane.name)),
+        hlo_protos=hlo_protos,
     )
+
+
+def _hlo_protos(plane):
+    """{XLA program id: serialized HloProto} of a metadata plane: one event metadata per module, its id the
+    program id the kernels' `program_id` stats name, its `Hlo Proto` stat the module."""
+    names = {key: meta.name for key, meta in plane.stat_metadata.items()}
+    found = {}
+    for meta_id, meta in plane.event_metadata.items():
+        for stat in meta.stats:
+            if names.get(stat.metadata_id) == HLO_PROTO_STAT and stat.WhichOneof("value") == "bytes_value":
+                found[int(meta_id)] = bytes(stat.bytes_value)
+    return found
 
 
 def _gpu_device(plane, ordinal, origin_ns, path, reference):

@@ -14,7 +14,7 @@ from tb_gpu_advisor.model.vendor import NVIDIA, device_arch, infer_vendor
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
 _DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "memset_details", "tf_op", "hlo_op", "name",
-                 "theoretical_occupancy_pct"}
+                 "theoretical_occupancy_pct", "program_id", "annotation", "shape"}
 _STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"}
 # Device events that are not GPU work: memory bookkeeping and profiler overhead.
 _NOT_WORK_PREFIXES = ("MemoryResidency", "MemAlloc", "MemFree", "memalloc", "COMPILER", "BUFFER_FLUSH",
@@ -48,6 +48,20 @@ def op_name_from_tf_op(tf_op):
         return ""
     name, sep, _ = tf_op.rpartition(":")
     return name if sep else tf_op
+
+
+def tf_signature(tf_op, annotation, shape):
+    """(op type, input shape text) of a TensorFlow kernel: the type from `tf_op` ("name:Type"), else from the
+    innermost level of its `annotation` ("outer::name:Type#shape=...#"); None without a shape or a type."""
+    if not isinstance(shape, str) or not shape:
+        return None
+    source = tf_op if isinstance(tf_op, str) and tf_op else None
+    if source is None and isinstance(annotation, str) and annotation:
+        source = annotation.rsplit("::", 1)[-1].split("#", 1)[0]
+    if not source or ":" not in source:
+        return None
+    op_type = source.rpartition(":")[2]
+    return (op_type, shape) if op_type and op_type != "XlaModule" else None
 
 
 def capabilities_from_stats(stats, kernel_names=()):
@@ -91,6 +105,7 @@ class _Columns:
     def __init__(self):
         self.start, self.duration, self.kind, self.stream, self.correlation = [], [], [], [], []
         self.name_id, self.config_id, self.op_id, self.copy_direction, self.copy_id = [], [], [], [], []
+        self.program_id, self.tf_signature_id = [], []
 
 
 class _Interner:
@@ -113,6 +128,7 @@ def build_gpu_device(plane, ordinal, origin_ns):
     event_kinds = {}
     cols = _Columns()
     name_table, config_table, op_table, copy_table = _Interner(), _Interner(), _Interner(), _Interner()
+    signature_table = _Interner()
     config_cache, copy_cache = {}, {}
     markers = []
     for line in plane.lines:
@@ -136,8 +152,8 @@ def build_gpu_device(plane, ordinal, origin_ns):
             kind, direction, name_id = kind_info
             if kind is None:
                 continue
-            correlation, config_id, op_id, copy_id = -1, -1, -1, -1
-            tf_op = hlo_op = op_label = None
+            correlation, config_id, op_id, copy_id, program = -1, -1, -1, -1, -1
+            tf_op = hlo_op = annotation = shape = None
             occupancy = None
             found = {}
             for stat in event.stats:
@@ -170,16 +186,24 @@ def build_gpu_device(plane, ordinal, origin_ns):
                 elif key == "hlo_op":
                     hlo_op = stat_value(stat, names)
                 elif key == "name":
-                    op_label = stat_value(stat, names)
+                    pass  # JAX's framework op name: the op column keeps the HLO instruction the roofline joins on
                 elif key == "theoretical_occupancy_pct":
                     occupancy = stat_value(stat, names)
+                elif key == "annotation":
+                    annotation = stat_value(stat, names)
+                elif key == "shape":
+                    shape = stat_value(stat, names)
+                elif key == "program_id":
+                    value = stat_value(stat, names)
+                    program = (value if isinstance(value, int) and stat.WhichOneof("value") != "ref_value"
+                               and -2**63 <= value < 2**63 else -1)
             if occupancy is not None and config_id >= 0:
                 config = config_table.values[config_id]
                 if config.occupancy_pct is None and isinstance(occupancy, (int, float)) \
                         and math.isfinite(occupancy):
                     config_id = config_table.get(replace(config, occupancy_pct=float(occupancy)))
             if hlo_op:
-                op_id = op_table.get(str(op_label) if op_label else str(hlo_op))
+                op_id = op_table.get(str(hlo_op))  # the instruction: the roofline joins kernels to the HLO by it
             elif tf_op:
                 op_id = op_table.get(op_name_from_tf_op(str(tf_op)))
             cols.start.append(base_ps + event.offset_ps)
@@ -192,7 +216,10 @@ def build_gpu_device(plane, ordinal, origin_ns):
             cols.op_id.append(op_id)
             cols.copy_direction.append(direction)
             cols.copy_id.append(copy_id)
-    activity = _to_activity(cols, name_table, config_table, op_table, copy_table)
+            cols.program_id.append(program)
+            signature = tf_signature(tf_op, annotation, shape) if kind == ActivityKind.KERNEL else None
+            cols.tf_signature_id.append(signature_table.get(signature) if signature else -1)
+    activity = _to_activity(cols, name_table, config_table, op_table, copy_table, signature_table)
     return GpuDevice(ordinal=ordinal, name=plane.name,
                      capabilities=capabilities_from_stats(plane_stats(plane, names), activity.names),
                      activity=activity, step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)))
@@ -218,7 +245,7 @@ def _step_markers(plane, line, step_ids, names, origin_ns):
     return markers
 
 
-def _to_activity(cols, name_table, config_table, op_table, copy_table):
+def _to_activity(cols, name_table, config_table, op_table, copy_table, signature_table):
     start = np.asarray(cols.start, dtype=np.int64)
     order = np.argsort(start, kind="stable")
 
@@ -240,4 +267,7 @@ def _to_activity(cols, name_table, config_table, op_table, copy_table):
         configs=tuple(config_table.values),
         op_names=tuple(op_table.values),
         copies=tuple(copy_table.values),
+        program_id=column(cols.program_id, np.int64),
+        tf_signature_id=column(cols.tf_signature_id, np.int32),
+        tf_signatures=tuple(signature_table.values),
     )

@@ -15,7 +15,7 @@ from tb_gpu_advisor.model.copies import reclassified_copy
 from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_details
 from tb_gpu_advisor.model.device import (_DEVICE_STATS, _SKIPPED_LINE_NAMES, _STEP_STATS, _Interner,
                                          _step_markers, capabilities_from_stats, classify_event_name,
-                                         op_name_from_tf_op)
+                                         op_name_from_tf_op, tf_signature)
 from tb_gpu_advisor.model.trace import ActivityKind, DeviceActivity, GpuDevice
 from tb_gpu_advisor.xplane import schema
 from tb_gpu_advisor.xplane.plane_scan import DOUBLE, INT64, UINT64, TextTable, event_chunks, int64_values
@@ -33,6 +33,8 @@ class _Tables:
         self.meta = scan.meta
         self.texts = TextTable(scan.data, names)
         self.names, self.configs, self.ops, self.copies = _Interner(), _Interner(), _Interner(), _Interner()
+        self.signatures = _Interner()
+        self.signature_of_key = {}  # (tf_op, annotation, shape) text ids -> signature or None
         self.event_kinds = {}  # metadata id -> (kind or _NO_KIND, direction, name id)
         self.config_of_text, self.config_with_occupancy, self.op_of_key, self.copy_of_text = {}, {}, {}, {}
         self.parsed = {}  # text id -> KernelConfig parsed from it
@@ -179,6 +181,10 @@ def _work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_o
             raise Unusual("floating-point correlation id")
         is_int, values = int64_values(column)
         correlation = np.where(is_int, values, -1)
+    program = np.full(len(rows), -1, dtype=np.int64)
+    if "program_id" in chunk.stats:
+        is_int, values = int64_values(chunk.stats["program_id"].take(rows))
+        program = np.where(is_int, values, -1)
     config_id = np.full(len(rows), -1, dtype=np.int64)
     kernels = np.flatnonzero(kind == ActivityKind.KERNEL)
     kernel_text = _text_column(tables, chunk, "kernel_details", rows[kernels])
@@ -204,7 +210,35 @@ def _work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_o
         "start": bases[line] + offsets, "duration": chunk.duration_ps[rows], "kind": kind,
         "stream": stream_of[line], "correlation": correlation, "name_id": name_id, "config_id": config_id,
         "op_id": _op_ids(tables, chunk, rows, positions), "direction": direction, "copy_id": copy_id,
+        "program_id": program,
+        "tf_signature_id": _signature_ids(tables, chunk, rows, kind, positions),
     }
+
+
+def _signature_ids(tables, chunk, rows, kind, positions):
+    """tf signature id per event (kernels with a `shape`), interned in the reference's first-event order."""
+    out = np.full(len(rows), -1, dtype=np.int64)
+    kernels = np.flatnonzero(kind == ActivityKind.KERNEL)
+    shape = _text_column(tables, chunk, "shape", rows[kernels])
+    shaped = kernels[shape > 0]
+    if not len(shaped):
+        return out
+    keys = np.stack([_text_column(tables, chunk, "tf_op", rows[shaped]),
+                     _text_column(tables, chunk, "annotation", rows[shaped]), shape[shape > 0]], axis=1)
+    unique, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    texts = tables.texts.values
+    signatures = []
+    for key in unique.tolist():
+        key = tuple(key)
+        if key not in tables.signature_of_key:
+            tables.signature_of_key[key] = tf_signature(*(texts[i] if i >= 0 else None for i in key))
+        signatures.append(tables.signature_of_key[key])
+    for index in np.argsort(positions[shaped][first], kind="stable").tolist():
+        if signatures[index] is not None:
+            tables.signatures.get(signatures[index])
+    ids = np.array([tables.signatures.index[s] if s is not None else -1 for s in signatures], dtype=np.int64)
+    out[shaped] = ids[inverse.reshape(-1)]
+    return out
 
 
 def _occupancy(chunk, rows):
@@ -222,16 +256,14 @@ def _occupancy(chunk, rows):
 
 
 def _op_ids(tables, chunk, rows, positions):
-    """op id per event: for XLA kernels (non-empty hlo_op) the framework op `name` JAX writes beside it, else
-    the hlo_op; otherwise the name part of a non-empty tf_op."""
+    """op id per event: for XLA kernels the non-empty hlo_op (the instruction the roofline joins on); otherwise
+    the name part of a non-empty tf_op."""
     hlo = _text_column(tables, chunk, "hlo_op", rows)
     tf = _text_column(tables, chunk, "tf_op", rows)
-    label = _text_column(tables, chunk, "name", rows)
     truthy = np.array([bool(text) for text in tables.texts.values], dtype=bool)
     use_hlo = (hlo >= 0) & truthy[np.maximum(hlo, 0)]
-    use_label = use_hlo & (label >= 0) & truthy[np.maximum(label, 0)]
     use_tf = ~use_hlo & (tf >= 0) & truthy[np.maximum(tf, 0)]
-    keys = np.where(use_label, 3 * label + 2, np.where(use_hlo, 3 * hlo, 3 * tf + 1))
+    keys = np.where(use_hlo, 3 * hlo, 3 * tf + 1)
     chosen = np.flatnonzero(use_hlo | use_tf)
     texts = tables.texts.values
 
@@ -265,4 +297,7 @@ def _activity(columns, tables):
         configs=tuple(tables.configs.values),
         op_names=tuple(tables.ops.values),
         copies=tuple(tables.copies.values),
+        program_id=joined("program_id", np.int64)[order],
+        tf_signature_id=joined("tf_signature_id", np.int32)[order],
+        tf_signatures=tuple(tables.signatures.values),
     )

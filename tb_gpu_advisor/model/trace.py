@@ -38,7 +38,9 @@ class DeviceActivity:
     """Every activity of one GPU, one array element per event, sorted by start.
 
     `name_id` indexes `names`, `config_id` indexes `configs` (KernelConfig, -1 = none), `op_id` indexes
-    `op_names` (-1 = none), `copy_id` indexes `copies` (CopyDetails, -1 = none). Tri-state flags use -1 for
+    `op_names` (-1 = none), `copy_id` indexes `copies` (CopyDetails, -1 = none), `program_id` is the XLA
+    program (HLO module) id of the event (-1 = none), `tf_signature_id` indexes `tf_signatures` ((TF op type,
+    input `shape` text) of a kernel run by a TensorFlow op outside XLA, -1 = none). Tri-state flags use -1 for
     unknown.
     """
 
@@ -56,6 +58,9 @@ class DeviceActivity:
     configs: tuple
     op_names: tuple
     copies: tuple
+    program_id: np.ndarray = None
+    tf_signature_id: np.ndarray = None
+    tf_signatures: tuple = ()
 
     def __len__(self):
         return len(self.start_ps)
@@ -170,3 +175,4 @@ class TraceModel:
     format: str = "current"  # "current" (ungrouped CUPTI) or "pre-grouped" (old TF with group_id/Steps)
     has_host_plane: bool = False
     tpu_count: int = 0  # `/device:TPU:N` planes: a TPU profile, which XProf's TPU tools analyze
+    hlo_protos: dict = field(default_factory=dict)  # XLA program id -> serialized HloProto (/host:metadata)

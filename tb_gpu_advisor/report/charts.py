@@ -112,3 +112,57 @@ def share_bar(shares, label):
             body.append(_text(x + width / 2, 25, fitting, "middle", "on-bar"))
         x += width
     return _svg(height, body, label)
+
+
+def _decades(low, high):
+    return [10.0 ** e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)]
+
+
+def roofline(points, roofs, bandwidth_gbps, label):
+    """Log-log roofline: x FLOPs per byte, y TFLOP/s. points = [(intensity, tflops, weight, tooltip)] with
+    positive values (dot area grows with weight); roofs = [(name, tflops)] flat compute roofs, each meeting
+    the memory roof (intensity x bandwidth)."""
+    height, left, bottom, top, right = 340, 70, 40, 12, 16
+    plot_w, plot_h = WIDTH - left - right, height - bottom - top
+    ridges = [tflops * 1e3 / bandwidth_gbps for _, tflops in roofs]
+    xs = [p[0] for p in points] + ridges
+    ys = [p[1] for p in points] + [t for _, t in roofs]
+    x_lo, x_hi = 10 ** math.floor(math.log10(min(xs) / 2)), 10 ** math.ceil(math.log10(max(xs) * 2))
+    y_hi = 10 ** math.ceil(math.log10(max(ys) * 1.5))
+    y_lo = 10 ** math.floor(math.log10(max(min(ys) / 2, y_hi / 1e7)))
+
+    def px(x):
+        return left + plot_w * (math.log10(x) - math.log10(x_lo)) / (math.log10(x_hi) - math.log10(x_lo))
+
+    def py(y):
+        y = min(max(y, y_lo), y_hi)
+        return top + plot_h * (1 - (math.log10(y) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo)))
+
+    body = [_text(left + plot_w / 2, height - 6, "arithmetic intensity (FLOPs per logical byte)", "middle",
+                  "axis-title"),
+            _text(14, top + plot_h / 2, "TFLOP/s", "middle", "axis-title").replace(
+                "<text ", f'<text transform="rotate(-90 14 {top + plot_h / 2:.1f})" ', 1)]
+    for x in _decades(x_lo, x_hi):
+        body.append(f'<line x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{top}" y2="{top + plot_h}" class="grid"/>')
+        body.append(_text(px(x), top + plot_h + 16, f"{x:g}", "middle"))
+    for y in _decades(y_lo, y_hi):
+        body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(y):.1f}" y2="{py(y):.1f}" class="grid"/>')
+        body.append(_text(left - 6, py(y) + 4, f"{y:g}", "end"))
+    memory_top = max(t for _, t in roofs)
+    ridge_top = memory_top * 1e3 / bandwidth_gbps
+    x_start = max(x_lo, y_lo * 1e3 / bandwidth_gbps)
+    body.append(f'<line x1="{px(x_start):.1f}" y1="{py(x_start * bandwidth_gbps / 1e3):.1f}" '
+                f'x2="{px(ridge_top):.1f}" y2="{py(memory_top):.1f}" stroke="#59636e" stroke-width="2">'
+                f'<title>{escape(f"HBM roof: {bandwidth_gbps:g} GB/s")}</title></line>')
+    for name, tflops in roofs:
+        ridge = tflops * 1e3 / bandwidth_gbps
+        body.append(f'<line x1="{px(ridge):.1f}" y1="{py(tflops):.1f}" x2="{left + plot_w}" y2="{py(tflops):.1f}" '
+                    f'stroke="#59636e" stroke-width="2" stroke-dasharray="{"" if tflops == memory_top else "5 3"}">'
+                    f'<title>{escape(f"{name} roof: {tflops:g} TFLOP/s")}</title></line>')
+        body.append(_text(left + plot_w - 4, py(tflops) - 5, f"{name} {tflops:g} TFLOP/s", "end"))
+    heaviest = max((p[2] for p in points), default=1) or 1
+    for intensity, tflops, weight, tooltip in sorted(points, key=lambda p: -p[2]):
+        radius = 3 + 11 * math.sqrt(weight / heaviest)
+        body.append(f'<circle cx="{px(intensity):.1f}" cy="{py(tflops):.1f}" r="{radius:.1f}" fill="#1b7837" '
+                    f'fill-opacity="0.55" stroke="#1b7837"><title>{escape(tooltip)}</title></circle>')
+    return _svg(height, body, label)

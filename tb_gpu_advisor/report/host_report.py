@@ -27,10 +27,13 @@ def render_host_report(model, analysis):
             "active_gpu_count": len(analysis.active_busy_pct),
             "analysis_window_ms": ms(analysis.window_ps),
             "breakdown_pct": analysis.breakdown_pct,
+            "flops_utilization_pct": pct(analysis.flop_utilization.pct),
+            "costed_kernel_time_pct": pct(analysis.flop_utilization.costed_kernel_time_pct),
         },
         "notes": _notes(model, step_set, analysis.usages) + _implausible_notes(analysis.kernels) + list(confidence.notes),
-        "devices": [_device(gpu, usage) for gpu, usage in zip(model.gpus, analysis.usages)],
-        "kernels": [_kernel(row) for row in analysis.kernels],
+        "devices": [_device(gpu, usage, peaks)
+                    for gpu, usage, peaks in zip(model.gpus, analysis.usages, analysis.device_peaks)],
+        "kernels": [_kernel(row, roof) for row, roof in zip(analysis.kernels, analysis.roofline)],
         "launch": _launch(analysis.launch),
         "transfers": {key: _transfer(stats) for key, stats in analysis.transfers.items()},
         "steps": [_step(step, analysis, index) for index, step in enumerate(step_set.steps)],
@@ -97,7 +100,7 @@ def _capability_fields(caps):
     }
 
 
-def _device(gpu, usage):
+def _device(gpu, usage, peaks):
     return {
         "name": gpu.name,
         "ordinal": gpu.ordinal,
@@ -116,10 +119,19 @@ def _device(gpu, usage):
         "largest_gap_us": us(usage.largest_gap_ps),
         "stream_count": usage.stream_count,
         **_capability_fields(gpu.capabilities),
+        "peak_tflops": _sig(peaks.matrix_tflops),
+        "peak_vector_tflops": _sig(peaks.vector_tflops),
+        "peak_gbps": _sig(peaks.hbm_gbps),
+        "peak_source": peaks.source,
     }
 
 
-def _kernel(row):
+def _sig(value, digits=6):
+    """A float rounded to `digits` significant digits (None stays None)."""
+    return None if value is None else float(f"{value:.{digits}g}")
+
+
+def _kernel(row, roof):
     total_ns = row.total_ps // 1000
     return {
         "name": row.name,
@@ -137,6 +149,17 @@ def _kernel(row):
         "uses_tensor_cores": row.uses_tensor_cores,
         "tensor_core_eligible": row.tensor_core_eligible,
         "op_name": row.op_name,
+        "flops": None if roof.flops is None else round(roof.flops),
+        "bytes": None if roof.bytes is None else round(roof.bytes),
+        "achieved_tflops": _sig(roof.achieved_tflops),
+        "achieved_gbps": _sig(roof.achieved_gbps),
+        "arithmetic_intensity": _sig(roof.arithmetic_intensity),
+        "bound": roof.bound,
+        "roof_tflops": _sig(roof.roof_tflops),
+        "peak_pct": pct(roof.peak_pct),
+        "compute_roof": row.compute,
+        "dtype": row.dtype,
+        "matrix_dims": dict(zip(("batch", "m", "n", "k"), row.matrix_dims)) if row.matrix_dims else None,
     }
 
 

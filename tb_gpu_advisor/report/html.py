@@ -174,6 +174,7 @@ def _charts(host):
                  f"{k['name']}: {units.duration_us(k['total_us'])} in {k['occurrences']} launches") for k in kernels]
         out.append(_figure(f"Top {len(kernels)} kernels by total time (hover for the full name).",
                            charts.horizontal_bars(rows, units.duration_us, "top kernels", color="#1b7837")))
+    out += _roofline(host)
     histogram = host["launch"]["latency_histogram"]
     if any(histogram["counts"]):
         edges = histogram["edges_us"]
@@ -183,6 +184,26 @@ def _charts(host):
                            charts.stacked_columns(columns, [("count", "kernels", charts.BAR_COLOR)],
                                                   lambda v: f"{v:,.0f}", "launch latency histogram", "kernels")))
     return out if len(out) > 1 else []
+
+
+def _roofline(host):
+    """The roofline of the first active device with known peaks, one dot per costed kernel row."""
+    device = next((d for d in host["devices"] if d.get("kernel_count") and d.get("peak_tflops")
+                   and d.get("peak_gbps")), None)
+    placed = [k for k in host["kernels"] if k.get("arithmetic_intensity") and k.get("achieved_tflops")]
+    if device is None or not placed:
+        return []
+    points = [(k["arithmetic_intensity"], k["achieved_tflops"], k["total_us"],
+               f"{k['name']}: {k['achieved_tflops']:.3g} TFLOP/s at {k['arithmetic_intensity']:.3g} FLOP/B, "
+               f"{units.percent(k['peak_pct'])} of its roof, {units.duration_us(k['total_us'])}") for k in placed]
+    roofs = [("matrix 16-bit", device["peak_tflops"])]
+    if device.get("peak_vector_tflops"):
+        roofs.append(("vector fp32", device["peak_vector_tflops"]))
+    left_out = sum(1 for k in host["kernels"] if k.get("flops") is not None) - len(placed)
+    more = f" {left_out} costed rows without FLOPs (pure data movement) are not placed." if left_out else ""
+    return [_figure(f"Roofline of {device['name']}: one dot per kernel row, area by total time; roofs are upper "
+                    f"bounds at boost clock ({device['peak_source']}).{more}",
+                    charts.roofline(points, roofs, device["peak_gbps"], "roofline"))]
 
 
 def _compact_us(value):
@@ -209,12 +230,12 @@ def _kernel_table(host):
     kernels = host["kernels"][:KERNELS_TABULATED]
     rows = [(k["name"], k["op_name"] or "-", units.launch_dims(k["grid"], k["block"]), units.count(k["occurrences"]),
              units.duration_us(k["total_us"]), units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
-             "yes" if k["uses_tensor_cores"] else "no") for k in kernels]
+             "yes" if k["uses_tensor_cores"] else "no", units.percent(k.get("peak_pct"))) for k in kernels]
     title = "Kernels" if len(host["kernels"]) <= KERNELS_TABULATED else \
         f"Kernels (top {KERNELS_TABULATED} of {len(host['kernels'])} by total time)"
     return [f"<h3>{_e(title)}</h3>",
-            _table(("kernel", "op", "grid / block", "count", "total", "avg", "occupancy", "Tensor Cores"), rows,
-                   (False, False, False, True, True, True, True, False), name_column=0)]
+            _table(("kernel", "op", "grid / block", "count", "total", "avg", "occupancy", "Tensor Cores", "of roof"),
+                   rows, (False, False, False, True, True, True, True, False, True), name_column=0)]
 
 
 def _tables(host):

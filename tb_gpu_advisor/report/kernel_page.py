@@ -1,7 +1,8 @@
 """One page of a HostReport's kernel table: filtered by name or op, sorted by a column, sliced."""
 
 SORT_KEYS = ("name", "occurrences", "total_us", "avg_us", "min_us", "max_us", "occupancy_pct",
-             "registers_per_thread", "shared_memory_bytes", "uses_tensor_cores", "op_name")
+             "registers_per_thread", "shared_memory_bytes", "uses_tensor_cores", "op_name", "peak_pct",
+             "achieved_tflops", "flops")
 DEFAULT_SORT = "total_us"
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.report import units
 
 KERNELS_LISTED = 10
-KERNEL_WIDTH = 38  # characters of a kernel name in the text table
+KERNEL_WIDTH = 28  # characters of a kernel name in the text table
 STEPS_LISTED = 10
 BREAKDOWN_LABELS = {
     "compute_16bit": "compute 16-bit", "compute_32bit": "compute 32-bit", "collectives": "collectives",
@@ -43,6 +43,9 @@ def host_sections(report):
         sections.append(_devices(report))
     if report["kernels"]:
         sections.append(_kernels(report))
+    roofline = _roofline(report)
+    if roofline:
+        sections.append(roofline)
     if report["launch"]["kernel_count"]:
         sections.append(_launch(report))
     if any(t["count"] for t in report["transfers"].values()):
@@ -206,11 +209,43 @@ def _kernels(report):
     for k, name in zip(listed, kernel_row_labels(listed, KERNEL_WIDTH)):
         rows.append((name, units.count(k["occurrences"]), units.duration_us(k["total_us"]),
                      units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
-                     "yes" if k["uses_tensor_cores"] else "no"))
+                     "yes" if k["uses_tensor_cores"] else "no", units.percent(k.get("peak_pct"))))
     title = "Kernels" if len(report["kernels"]) <= KERNELS_LISTED else \
         f"Kernels (top {KERNELS_LISTED} of {len(report['kernels'])} by total time)"
-    return Section(title, table=Table(("kernel", "count", "total", "avg", "occupancy", "TC"), tuple(rows),
-                                      (False, True, True, True, True, False)))
+    return Section(title, table=Table(("kernel", "count", "total", "avg", "occupancy", "TC", "of roof"),
+                                      tuple(rows), (False, True, True, True, True, False, True)))
+
+
+def lost_time_us(kernel):
+    """Kernel time not spent at the roof that binds: total x (1 - peak share); None if the share is unknown."""
+    if kernel.get("peak_pct") is None or kernel.get("total_us") is None:
+        return None
+    return kernel["total_us"] * max(0.0, 1.0 - kernel["peak_pct"] / 100.0)
+
+
+def _roofline(report):
+    """Peaks, the FLOP utilization and the kernels that lose the most time below their roof."""
+    s = report["summary"]
+    placed = [k for k in report["kernels"] if lost_time_us(k) is not None]
+    if not placed and s.get("flops_utilization_pct") is None:
+        return None
+    lines = []
+    if s.get("flops_utilization_pct") is not None:
+        lines.append(f"FLOP utilization: {units.percent(s['flops_utilization_pct'])} of the dense 16-bit peak "
+                     f"over the window ({units.percent(s['costed_kernel_time_pct'])} of kernel time costed).")
+    for d in report["devices"]:
+        if d.get("peak_tflops") is not None and d.get("kernel_count"):
+            lines.append(f"Peaks of {d['name']}: {d['peak_tflops']:g} TFLOP/s matrix, {d['peak_gbps']:g} GB/s "
+                         f"HBM ({d['peak_source']}; upper bounds at boost clock).")
+            break
+    rows = []
+    for k in sorted(placed, key=lambda k: -lost_time_us(k))[:KERNELS_LISTED]:
+        rows.append((units.shorten(k["name"], 22), units.duration_us(k["total_us"]),
+                     units.rate(k["achieved_tflops"]), units.rate(k["achieved_gbps"]), k["bound"],
+                     units.percent(k["peak_pct"]), units.duration_us(round(lost_time_us(k), 3))))
+    return Section("Roofline (kernels by time lost below their roof)", lines=tuple(lines),
+                   table=Table(("kernel", "total", "TFLOP/s", "GB/s", "bound", "of roof", "lost"), tuple(rows),
+                               (False, True, True, True, False, True, True)) if rows else None)
 
 
 def _launch(report):

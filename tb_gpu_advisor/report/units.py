@@ -35,6 +35,15 @@ def rate_gbps(value):
     return "-" if value is None else f"{value:.2f} GB/s"
 
 
+def rate(value):
+    """A rate without its unit, 3 significant digits below 1000 and whole above: `0.0017`, `6.71`, `2237`."""
+    if value is None:
+        return "-"
+    if value >= 1000:
+        return f"{value:.0f}"
+    return f"{value:.3g}" if value >= 0.001 or value == 0 else "<0.001"
+
+
 def count(value):
     return "-" if value is None else f"{value:,}"
 

@@ -13,6 +13,7 @@ import {findingsView} from './views/findings.js';
 import {gpusView, timelineStrip} from './views/gpus.js';
 import {kernelTableView} from './views/kernel_table.js';
 import {launchView} from './views/launch_histogram.js';
+import {rooflineView} from './views/roofline.js';
 import {stepsView} from './views/steps_chart.js';
 import {summaryView} from './views/summary.js';
 import {transfersView} from './views/transfers.js';
@@ -208,6 +209,7 @@ export function createApp(root) {
       h('div', {class: 'grid'}, stepsView(report), gpusView(report, timelineSlot)),
       hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0) :
         section('Kernels', {id: 'kernels', wide: true}, emptyState('No GPU in this profile, so no kernels.')),
+      hasGpu ? rooflineView(report) : null,
       h('div', {class: 'grid'}, launchView(report), transfersView(report)));
     if (hasGpu) {
       getResult('timeline', {run: state.run, host: state.host}, {signal: state.controller.signal})

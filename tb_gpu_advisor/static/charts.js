@@ -67,3 +67,36 @@ export function timelineRuns(fractions, levels = 4) {
   });
   return runs;
 }
+
+/** Powers of ten covering [lo, hi] on a log axis: [10^floor(log lo), ..., 10^ceil(log hi)]. */
+export function decades(lo, hi) {
+  const out = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e += 1) out.push(10 ** e);
+  return out;
+}
+
+/** A log10 scale mapping [lo, hi] onto [0, length]; values are clamped to the range. */
+export function logScale(lo, hi, length) {
+  const a = Math.log10(lo);
+  const span = Math.log10(hi) - a || 1;
+  return (value) => (length * (Math.log10(Math.min(Math.max(value, lo), hi)) - a)) / span;
+}
+
+/**
+ * Roofline axes and roofs (no DOM): points [{x: FLOPs/byte, y: TFLOP/s, weight}], roofs [{label, tflops}] and the
+ * HBM bandwidth in GB/s. Returns {x: [lo, hi], y: [lo, hi], memory: [[x, y], [x, y]], roofs: [{label, tflops,
+ * ridge}]} in data units; each roof starts at its ridge point (tflops / bandwidth).
+ */
+export function rooflineGeometry(points, roofs, bandwidthGbps) {
+  const tbps = bandwidthGbps / 1000;
+  const withRidge = roofs.map((roof) => ({...roof, ridge: roof.tflops / tbps}));
+  const xs = points.map((p) => p.x).concat(withRidge.map((r) => r.ridge));
+  const ys = points.map((p) => p.y).concat(roofs.map((r) => r.tflops));
+  const xHi = 10 ** Math.ceil(Math.log10(Math.max(...xs) * 2));
+  const xLo = 10 ** Math.floor(Math.log10(Math.min(...xs) / 2));
+  const yHi = 10 ** Math.ceil(Math.log10(Math.max(...ys) * 1.5));
+  const yLo = 10 ** Math.floor(Math.log10(Math.max(Math.min(...ys) / 2, yHi / 1e7)));
+  const top = Math.max(...roofs.map((r) => r.tflops));
+  const start = Math.max(xLo, yLo / tbps);
+  return {x: [xLo, xHi], y: [yLo, yHi], memory: [[start, start * tbps], [top / tbps, top]], roofs: withRidge};
+}

@@ -152,8 +152,9 @@ class GpuPlane:
     def kernel(self, name, start_us, duration_us, *, stream=7, grid=(1, 1, 1), block=(128, 1, 1),
                registers=32, static_shared=0, dynamic_shared=0, occupancy_pct=50.0, launch=None,
                tf_op=None, hlo_op=None, hlo_module=None, group_id=None, min_grid_size=None,
-               suggested_block_size=None, details=None, op_name=None):
-        """A kernel; `launch=(HostThread, start_us, duration_us)` adds its host launch call.
+               suggested_block_size=None, details=None, op_name=None, program_id=None):
+        """A kernel; `launch=(HostThread, start_us, duration_us)` adds its host launch call; `program_id` names
+        the XLA module (TraceBuilder.hlo_module) whose `hlo_op` instruction it runs.
 
         `details` replaces the whole `kernel_details` text (ROCm writes
         ` grid:1,1,1 block:512,1,1 private_mem:0 group_mem:0 occ_pct:0`); `op_name` adds the `name` stat JAX
@@ -186,6 +187,8 @@ class GpuPlane:
             stats.append(("tf_op", tf_op))
         if hlo_op:
             stats += [("hlo_op", hlo_op), ("hlo_module", hlo_module or "jit_train_step"), ("tf_op", "XlaModule:")]
+        if program_id is not None:
+            stats.append(("program_id", program_id))
         self._writer.add_event(self._stream(stream, "Compute"), name, start_us, duration_us, stats,
                                interned=("kernel_details", "tf_op", "hlo_op", "hlo_module", "name"))
         self._add_launch(launch, name, correlation_id)
@@ -321,10 +324,26 @@ class TraceBuilder:
 
     def metadata(self, **stats):
         """A `/host:metadata` plane with plane stats such as cuda_version or jax_version."""
-        writer = _PlaneWriter(0, "/host:metadata")
+        writer = self._metadata_writer()
         for key, value in stats.items():
             writer.add_plane_stat(key, value)
+
+    def hlo_module(self, program_id, name, hlo_proto):
+        """Stores a module as XLA does: an event metadata of `/host:metadata` with id `program_id`, named
+        `name(program_id)`, holding the serialized HloProto (testing.hlo.HloModuleBuilder) in `Hlo Proto`."""
+        writer = self._metadata_writer()
+        meta = writer.plane.event_metadata[program_id]
+        meta.id = program_id
+        meta.name = f"{name}({program_id})"
+        writer.set_stat(meta.stats.add(), "Hlo Proto", bytes(hlo_proto))
+
+    def _metadata_writer(self):
+        for writer in self._extra:
+            if writer.plane.name == "/host:metadata":
+                return writer
+        writer = _PlaneWriter(0, "/host:metadata")
         self._extra.append(writer)
+        return writer
 
     def profiler_warning(self, text):
         """A line in XSpace.warnings, where the profiler reports e.g. dropped events."""

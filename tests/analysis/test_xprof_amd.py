@@ -13,7 +13,7 @@ os.environ.setdefault("GLOG_minloglevel", "2")  # XProf's C++ logging: warnings 
 from xprof.convert import raw_to_tool_data  # noqa: E402
 
 from tb_gpu_advisor.pipeline import analyze_host_file  # noqa: E402
-from tb_gpu_advisor.testing.rocm import COPY_KERNEL, rocm_gemm_trace  # noqa: E402
+from tb_gpu_advisor.testing.rocm import rocm_gemm_trace  # noqa: E402
 from tests.data import real_trace  # noqa: E402
 
 
@@ -56,13 +56,9 @@ def test_real_mi300x_kernels_match_xprof(tmp_path):
     assert (sum(r["occurrences"] for r in theirs), round(sum(r["total_duration_us"] for r in theirs), 3)) == \
         (54, 3475.484)
     _compare(ours, theirs)
-    # Op names: JAX's `name` stat is the op name XProf finds in the HLO proto. The one difference: XProf's HLO
-    # lookup gives `copy.1` no op name, so it merges the runtime copy kernels of copy.1 with the unlabelled ones
-    # (24 in one row); we keep the instruction name and two rows.
-    ours_ops = Counter((r["name"], r["op_name"]) for r in ours for _ in range(r["occurrences"]))
-    their_ops = Counter((r["kernel_name"], r["op_name"]) for r in theirs for _ in range(int(r["occurrences"])))
-    assert ours_ops - their_ops == Counter({(COPY_KERNEL, "copy.1"): 12})
-    assert their_ops - ours_ops == Counter({(COPY_KERNEL, ""): 12})
+    # Op names differ on purpose: XProf shows JAX's framework op name (`jit(dot)/dot_general`), we show the HLO
+    # instruction (`dot.1`), the key the roofline joins kernels to their HLO by. Rows: XProf's HLO lookup gives
+    # `copy.1` no op name, so it merges the runtime copy kernels of copy.1 with the unlabelled ones.
     assert (len(ours), len(theirs)) == (13, 12)
     device = report["devices"][0]
     assert (device["vendor"], device["arch"], device["compute_capability"]) == ("AMD", "gfx942", None)

@@ -193,7 +193,7 @@ def test_unusual_planes_fall_back_to_the_reference(tmp_path, caplog, case):
         assert kind == "ok" and model.gpus[0].activity.correlation_id.tolist() == [-1]
 
 
-def test_copies_by_memcpy_details_and_jax_op_names(tmp_path, caplog):
+def test_copies_by_memcpy_details_and_hlo_op_names(tmp_path, caplog):
     writer, gpu, line = _gpu_space()
     copies = gpu.lines.add(id=12, name="Stream #12(MemcpyOther)", timestamp_ns=1000)
     writer.event(gpu, copies, "CopyDeviceToDevice", 100, 50, [("memcpy_details", "ref", "kind:Unknown size:64 dest:0 "
@@ -216,4 +216,53 @@ def test_copies_by_memcpy_details_and_jax_op_names(tmp_path, caplog):
                     "both": (ActivityKind.MEMCPY, CopyDirection.H2D, False),
                     "jax_kernel": (ActivityKind.KERNEL, CopyDirection.NONE, True),
                     "xla_kernel": (ActivityKind.KERNEL, CopyDirection.NONE, True)}
-    assert [activity.op_names[o] for o in activity.op_id if o >= 0] == ["jit(f)/dot_general", "add.2"]
+    assert [activity.op_names[o] for o in activity.op_id if o >= 0] == ["dot.1", "add.2"]
+
+
+def test_program_ids_match_in_both_paths(tmp_path, caplog):
+    """program_id (int64, uint64, ref, str, absent, above int64) joins kernels to HLO: both paths agree."""
+    writer, gpu, line = _gpu_space()
+    for offset, value in enumerate([("int64_value", 5), ("uint64_value", 7), ("ref", "9"), ("str_value", "11"),
+                                    (None, None), ("int64_value", -3)]):
+        stats = [("kernel_details", "ref", _DETAILS), ("hlo_op", "ref", "fusion.1")]
+        if value[0] is not None:
+            stats.append(("program_id", value[0], value[1]))
+        writer.event(gpu, line, "k", 100 + offset * 100, 50, stats)
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    assert list(model.gpus[0].activity.program_id) == [5, 7, -1, -1, -1, -3]
+
+
+def test_program_id_above_int64_falls_back_and_is_unknown(tmp_path, caplog):
+    writer, gpu, line = _gpu_space()
+    writer.event(gpu, line, "k", 100, 50, [("kernel_details", "ref", _DETAILS), ("program_id", "uint64_value", 2**63)])
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog, expect_fallback=True)
+    assert list(model.gpus[0].activity.program_id) == [-1]
+
+
+def test_generated_and_real_traces_with_hlo_match(tmp_path, caplog):
+    from tb_gpu_advisor.testing.roofline_trace import roofline_builder
+    from tests.analysis.test_roofline import AMD_TRACE
+    for data in (roofline_builder().to_bytes(), AMD_TRACE.read_bytes()):
+        kind, outcome, model = compare_paths(data, tmp_path, caplog)
+        assert kind == "ok" and model.hlo_protos and (model.gpus[0].activity.program_id >= 0).any(), outcome
+
+
+def test_tf_signatures_match_in_both_paths(tmp_path, caplog):
+    """(op type, input shapes) of TensorFlow kernels from tf_op or the annotation, interned in the same order."""
+    writer, gpu, line = _gpu_space()
+    cases = [
+        [("tf_op", "ref", "model/dense/MatMul:MatMul"), ("shape", "str_value", "(half[8,16];half[16,4])")],
+        [("annotation", "str_value", "outer::model/mul:Mul#shape=(half[4];half[])#"),
+         ("shape", "ref", "(half[4];half[])")],
+        [("tf_op", "ref", "model/dense/MatMul:MatMul"), ("shape", "str_value", "(half[8,16];half[16,4])")],
+        [("tf_op", "ref", "XlaModule:"), ("shape", "str_value", "(half[4])")],  # XLA: its HLO costs it
+        [("tf_op", "ref", "no_type"), ("shape", "str_value", "(half[4])")],
+        [("annotation", "str_value", "a:Add#x#"), ("shape", None, None)],
+        [("tf_op", "ref", "x:Exp")],
+    ]
+    for offset, stats in enumerate(cases):
+        writer.event(gpu, line, "k", 100 + offset * 100, 50, [("kernel_details", "ref", _DETAILS)] + stats)
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    activity = model.gpus[0].activity
+    assert activity.tf_signatures == (("MatMul", "(half[8,16];half[16,4])"), ("Mul", "(half[4];half[])"))
+    assert list(activity.tf_signature_id) == [0, 1, 0, -1, -1, -1, -1]

@@ -22,6 +22,7 @@ REAL_V100 = "real_v100x8/2026_01_06_00_00_00"
 # A problem and its fix (testing/pairs.py): input bound, then prefetching; for comparisons.
 INPUT_BOUND = "input_bound/2026_01_07_00_00_00"
 PREFETCH = "prefetch/2026_01_08_00_00_00"
+ROOFLINE_MI300X = "roofline_mi300x/2026_01_09_00_00_00"  # the committed real MI300X JAX trace, with its HLO
 
 
 def _busy_two_gpus(hostname):
@@ -124,4 +125,8 @@ def write_plugin_logdir(logdir):
     os.makedirs(os.path.dirname(target), exist_ok=True)
     shutil.copyfile(real_trace("gpu_multi_worker_v100x8.xplane.pb"), target)
     runs[REAL_V100] = ["v100x8"]
+    os.makedirs(profile_dir(logdir, ROOFLINE_MI300X), exist_ok=True)
+    shutil.copyfile(real_trace("amd_mi300x_jax08_gemm.xplane.pb"),
+                    os.path.join(profile_dir(logdir, ROOFLINE_MI300X), "mi300x.xplane.pb"))
+    runs[ROOFLINE_MI300X] = ["mi300x"]
     return runs

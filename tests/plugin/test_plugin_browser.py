@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.scenarios import (CORRUPT, CPU_ONLY, INPUT_BOUND, MULTI_HOST, PREFETCH, QUICKSTART, REAL_V100, XSS, XSS_KERNEL,
-                       write_plugin_logdir)
+from tests.plugin.scenarios import (CORRUPT, CPU_ONLY, INPUT_BOUND, MULTI_HOST, PREFETCH, QUICKSTART, REAL_V100,
+                                    ROOFLINE_MI300X, XSS, XSS_KERNEL, write_plugin_logdir)
 from tests.plugin.tb_process import TensorBoardProcess, tensorboard_command
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (scripts/test.sh does)")
@@ -235,6 +235,22 @@ def _finding(fix):
             "evidence": {"input_wait_pct": 60.0, "steps": ["0", "1"], "threshold_pct": 10},
             "estimated_speedup": 2.5, "fix_summary": "Parallelize and prefetch the input pipeline.", "fix": fix,
             "docs": ["https://www.tensorflow.org/guide/data_performance", "javascript:alert(1)"]}
+
+
+def test_roofline_card_and_kernel_column_on_the_real_mi300x_trace(tab):
+    """The hipBLASLt GEMMs of the real MI300X JAX trace as dots under the gfx942 roofs; 'Of roof' in the table."""
+    assert tab.show(ROOFLINE_MI300X) == "ready"
+    tab.frame.wait_for_selector("#roofline svg.roofline")
+    dots = tab.frame.eval_on_selector_all("#roofline circle.roof-dot", "cs => cs.map(c => c.textContent)")
+    assert len(dots) == 6  # five GEMM custom-calls and the Triton GEMM fusion; pure copies have no intensity
+    assert any("900 TFLOP/s" in d for d in dots), dots
+    roofs = tab.frame.eval_on_selector_all("#roofline line.roof", "ls => ls.map(l => l.textContent)")
+    assert "matrix 16-bit roof: 1307.44 TFLOP/s" in roofs and "HBM roof: 5324.8 GB/s" in roofs
+    assert "21.7% of the 1307.44 TFLOP/s peak" in tab.text("#roofline .facts")
+    tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+    first = tab.frame.eval_on_selector("[data-testid=kernel-table] tbody tr", "tr => tr.lastElementChild.textContent")
+    assert first == "69%"
+    tab.screenshot("roofline_mi300x")
 
 
 def test_copy_a_fix_to_the_clipboard(tab):

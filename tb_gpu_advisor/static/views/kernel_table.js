@@ -18,6 +18,7 @@ const COLUMNS = [
   {key: 'shared_memory_bytes', label: 'Shared mem', numeric: true},
   {key: null, label: 'Grid × Block', numeric: false},
   {key: 'uses_tensor_cores', label: 'Tensor Cores', numeric: false},
+  {key: 'peak_pct', label: 'Of roof', numeric: true},
 ];
 const PAGE_SIZES = [25, 50, 100];
 
@@ -32,6 +33,16 @@ function tensorCoreBadge(row) {
 function occupancyCell(pct) {
   if (!Number.isFinite(pct)) return h('span', {class: 'muted', title: 'Not recorded by this profiler version'}, 'n/a');
   return h('span', {class: 'occupancy'}, meter(pct, 'occupancy', `occupancy ${formatPct(pct)}`), h('span', {}, formatPct(pct, 0)));
+}
+
+function roofCell(row) {
+  if (!Number.isFinite(row.peak_pct)) {
+    return h('span', {class: 'muted', title: 'FLOPs or bytes unknown: no HLO for this kernel, or an op we do not cost'}, 'n/a');
+  }
+  const detail = `${row.achieved_tflops} TFLOP/s, ${row.achieved_gbps} GB/s (logical), ${row.bound}-bound: ` +
+    `${formatPct(row.peak_pct)} of the ${row.bound === 'compute' ? `${row.roof_tflops} TFLOP/s` : 'HBM'} roof`;
+  return h('span', {class: 'occupancy', title: detail}, meter(row.peak_pct, 'roof', detail),
+    h('span', {}, formatPct(row.peak_pct, 0)));
 }
 
 function kernelRow(row) {
@@ -49,7 +60,8 @@ function kernelRow(row) {
     h('td', {class: 'num'}, formatCount(row.registers_per_thread)),
     h('td', {class: 'num'}, formatBytes(row.shared_memory_bytes)),
     h('td', {class: 'dims'}, dims),
-    h('td', {}, tensorCoreBadge(row)));
+    h('td', {}, tensorCoreBadge(row)),
+    h('td', {class: 'num'}, roofCell(row)));
 }
 
 /** The kernel card for one run and host; it fetches its own pages. */

@@ -1,0 +1,23 @@
+// Unit tests of the roofline card's data selection (run by tests/plugin/test_js_helpers.py with node --test).
+import assert from 'node:assert/strict';
+import {test} from 'node:test';
+
+import {rooflineDevice, rooflinePoints} from '../../tb_gpu_advisor/static/views/roofline.js';
+
+test('the roofs are those of the first device with kernels and known peaks', () => {
+  const report = {devices: [
+    {name: '/device:GPU:0', kernel_count: 0, peak_tflops: 312, peak_gbps: 2039},
+    {name: '/device:GPU:1', kernel_count: 5, peak_tflops: null, peak_gbps: 2039},
+    {name: '/device:GPU:2', kernel_count: 5, peak_tflops: 312, peak_gbps: 2039}]};
+  assert.equal(rooflineDevice(report).name, '/device:GPU:2');
+  assert.equal(rooflineDevice({devices: []}), null);
+});
+
+test('only rows with a positive intensity and rate are placed, weighted by total time', () => {
+  const report = {kernels: [
+    {name: 'gemm', arithmetic_intensity: 2048, achieved_tflops: 900, total_us: 1833},
+    {name: 'copy', arithmetic_intensity: 0, achieved_tflops: 0, total_us: 27},
+    {name: 'nccl', arithmetic_intensity: null, achieved_tflops: null, total_us: 60}]};
+  const points = rooflinePoints(report);
+  assert.deepEqual(points.map((p) => [p.row.name, p.x, p.y, p.weight]), [['gemm', 2048, 900, 1833]]);
+});

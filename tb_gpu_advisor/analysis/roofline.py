@@ -1,0 +1,115 @@
+"""Roofline of each kernel row (achieved FLOP/s and bytes/s against the device's roofs) and the FLOP
+utilization of the window (docs/report.md, "Roofline")."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor.analysis.kernels import event_costs
+from tb_gpu_advisor.analysis.peaks import device_peaks
+from tb_gpu_advisor.analysis.tf_op_cost import tf_op_cost
+from tb_gpu_advisor.hlo.op_cost import MATRIX
+from tb_gpu_advisor.hlo.modules import op_costs
+from tb_gpu_advisor.model.trace import ActivityKind
+
+_PS_PER_S = 1e12
+COMPUTE, MEMORY = "compute", "memory"
+
+
+@dataclass(frozen=True)
+class KernelRoofline:
+    """One kernel row on the roofline; every field None where its FLOPs, bytes or the roofs are unknown."""
+
+    flops: float | None  # per occurrence
+    bytes: float | None  # per occurrence, logical
+    achieved_tflops: float | None
+    achieved_gbps: float | None
+    arithmetic_intensity: float | None  # FLOPs per logical byte
+    bound: str | None  # COMPUTE or MEMORY: the roof under the kernel's arithmetic intensity
+    roof_tflops: float | None  # the compute roof of its kind and precision
+    peak_pct: float | None  # achieved share of the roof that binds
+
+    @property
+    def lost_fraction(self):
+        return None if self.peak_pct is None else max(0.0, 1.0 - self.peak_pct / 100.0)
+
+
+@dataclass(frozen=True)
+class FlopUtilization:
+    """Costed FLOPs of the window over the active GPUs' dense 16-bit matrix peak."""
+
+    flops: float
+    pct: float | None
+    costed_kernel_time_pct: float | None
+
+
+def kernel_costs(model):
+    """{(program id, op name) or ("tf", op type, shape): OpCost or None} for every op a GPU kernel runs: XLA
+    kernels through their HLO module, TensorFlow kernels outside XLA through their op type and input shapes."""
+    pairs, costs = set(), {}
+    for gpu in model.gpus:
+        activity = gpu.activity
+        if activity.program_id is not None and model.hlo_protos:
+            keyed = np.flatnonzero((activity.program_id >= 0) & (activity.op_id >= 0))
+            for program_id, op_id in set(zip(activity.program_id[keyed].tolist(), activity.op_id[keyed].tolist())):
+                pairs.add((program_id, activity.op_names[op_id]))
+        for op_type, shape in activity.tf_signatures:
+            costs[("tf", op_type, shape)] = tf_op_cost(op_type, shape)
+    costs.update(op_costs(model.hlo_protos, pairs) if pairs else {})
+    return costs
+
+
+def shared_peaks(gpus):
+    """The DevicePeaks all GPUs with kernels share, or None if they differ (rows merge across GPUs)."""
+    found = {device_peaks(gpu.capabilities) for gpu in gpus if len(gpu.activity)}
+    return found.pop() if len(found) == 1 else None
+
+
+def kernel_roofline(row, peaks):
+    """KernelRoofline of a KernelRow under DevicePeaks (or None peaks)."""
+    seconds = row.total_ps / _PS_PER_S
+    flops = None if row.flops is None else row.flops / row.occurrences
+    nbytes = None if row.bytes is None else row.bytes / row.occurrences
+    tflops = None if row.flops is None or seconds <= 0 else row.flops / seconds / 1e12
+    gbps = None if row.bytes is None or seconds <= 0 else row.bytes / seconds / 1e9
+    intensity = None if flops is None or not nbytes else flops / nbytes
+    roof = None
+    if peaks is not None and row.compute is not None:
+        roof = peaks.matrix_roof(row.dtype) if row.compute == MATRIX else peaks.vector_roof(row.dtype)
+    bound = pct = None
+    hbm = peaks.hbm_gbps if peaks is not None else None
+    if flops is not None and nbytes is not None and roof and hbm:
+        ridge = roof * 1e12 / (hbm * 1e9)
+        bound = COMPUTE if nbytes == 0 or (intensity is not None and intensity >= ridge) else MEMORY
+        if bound == COMPUTE and tflops is not None:
+            pct = 100.0 * tflops / roof
+        elif bound == MEMORY and gbps is not None:
+            pct = 100.0 * gbps / hbm
+    return KernelRoofline(flops=flops, bytes=nbytes, achieved_tflops=tflops, achieved_gbps=gbps,
+                          arithmetic_intensity=intensity, bound=bound, roof_tflops=roof, peak_pct=pct)
+
+
+def flop_utilization(gpus, costs, window):
+    """FlopUtilization of kernels starting in the window's intervals on `gpus` (the active ones)."""
+    flops_total = costed_ps = kernel_ps = 0.0
+    peak_tflops = 0.0
+    window_s = window.total_ps / _PS_PER_S
+    for gpu in gpus:
+        activity = gpu.activity
+        kernels = activity.kind == ActivityKind.KERNEL
+        if len(window):
+            slot = np.searchsorted(window.start_ps, activity.start_ps, side="right") - 1
+            inside = (slot >= 0) & (activity.start_ps < window.end_ps[np.maximum(slot, 0)])
+            kernels &= inside
+        flops, _, _, _ = event_costs(activity, costs)
+        known = kernels & ~np.isnan(flops)
+        flops_total += float(flops[known].sum())
+        costed_ps += float(activity.duration_ps[known].sum())
+        kernel_ps += float(activity.duration_ps[kernels].sum())
+        peak = device_peaks(gpu.capabilities).matrix_tflops
+        peak_tflops = None if peak is None or peak_tflops is None else peak_tflops + peak
+    pct = None
+    if peak_tflops and window_s > 0 and costed_ps > 0:
+        pct = 100.0 * flops_total / (peak_tflops * 1e12 * window_s)
+    return FlopUtilization(flops=flops_total, pct=pct,
+                           costed_kernel_time_pct=100.0 * costed_ps / kernel_ps if kernel_ps else None)

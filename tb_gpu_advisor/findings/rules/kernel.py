@@ -1,0 +1,124 @@
+"""Kernel-efficiency findings from the roofline: time-dominant GEMMs far below the roof that binds them, when
+their shapes or precision say why (docs/report.md, "Roofline")."""
+
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
+from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
+from tb_gpu_advisor.findings.rules.occupancy import KERNELS_LISTED, _dominant_rows
+from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GEMM_ALIGN_BYTES, GEMM_FAR_BELOW_ROOF_PCT,
+                                                GEMM_REACHABLE_ROOF_PCT, GEMM_SMALL_DIM, KERNEL_HIGH_PCT,
+                                                KERNEL_TUNING_MAX_SAVING, MODELED_LOW_PCT, MODELED_MEDIUM_PCT)
+
+ENTRIES = register("kernel", {
+    "kernel.gemm_below_roof": Entry(
+        category="kernel",
+        title="Time-dominant GEMMs run far below the GPU's matrix roof",
+        fix_summary="Pad GEMM dimensions to multiples of 8 (16-bit) / 64, raise the batch, and compute in bf16.",
+        fix="""\
+These matrix multiplies reach a small share of the roof that binds them (the dense matrix peak, or HBM
+bandwidth for their FLOPs per byte), and their shapes or precision explain it:
+- dimensions that are not multiples of 8 (16-bit; 4 for f32, 16 for 8-bit) keep cuBLAS/hipBLASLt off the
+  Tensor Core / matrix-core fast paths or force padding inside the kernel: pad hidden sizes, vocabulary and
+  head dims to multiples of 64 (128 is better still):
+      vocab_size = (vocab_size + 63) // 64 * 64     # pad, mask the extra logits
+- small M or N (a small batch or sequence) fills only part of the GPU's tiles and SMs: raise the batch per
+  GPU, or concatenate small GEMMs (batch the heads, fuse QKV projections into one matmul);
+- f32 inputs run at the TF32 rate at best: compute in bf16 (keep f32 master weights):
+      tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+The estimate assumes each GEMM reaches 70% of its roof once reshaped; roofs are upper bounds at boost clock.""",
+        docs=(L.NVIDIA_MATMUL_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE),
+        jax=Idiom(
+            fix_summary="Pad GEMM dimensions to multiples of 8 (16-bit) / 64, raise the batch, and compute in bf16.",
+            fix="""\
+These matrix multiplies reach a small share of the roof that binds them (the dense matrix peak, or HBM
+bandwidth for their FLOPs per byte), and their shapes or precision explain it:
+- dimensions that are not multiples of 8 (16-bit; 4 for f32, 16 for 8-bit) keep cuBLAS/hipBLASLt off the
+  Tensor Core / matrix-core fast paths or force padding inside the kernel: pad hidden sizes, vocabulary and
+  head dims to multiples of 64 (128 is better still):
+      vocab_size = (vocab_size + 63) // 64 * 64     # pad, mask the extra logits
+- small M or N (a small batch or sequence) fills only part of the GPU's tiles and SMs: raise the batch per
+  GPU, or concatenate small GEMMs (batch the heads, fuse QKV projections into one matmul);
+- f32 inputs run at the TF32 rate at best: compute in bf16 (keep f32 master weights):
+      params_bf16 = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)
+The estimate assumes each GEMM reaches 70% of its roof once reshaped; roofs are upper bounds at boost clock.""",
+            docs=(L.NVIDIA_MATMUL_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE)),
+    ),
+})
+
+_BYTES_PER_ELEMENT = {"f32": 4, "bf16": 2, "f16": 2, "f64": 8}
+
+
+def _reasons(row):
+    """What in the GEMM's shape or precision keeps it off the roof: a list of short codes (empty: none seen)."""
+    dims = row.get("matrix_dims") or {}
+    reasons = []
+    width = _BYTES_PER_ELEMENT.get(row.get("dtype"), 1)
+    multiple = max(1, GEMM_ALIGN_BYTES // width)
+    if any(dims.get(key, 0) % multiple for key in ("m", "n", "k")):
+        reasons.append(f"dims_not_multiple_of_{multiple}")
+    if min(dims.get("m", 0), dims.get("n", 0)) < GEMM_SMALL_DIM or dims.get("k", 0) < GEMM_SMALL_DIM:
+        reasons.append("small_dims")
+    if row.get("dtype") in ("f32", "f64"):
+        reasons.append(f"{row['dtype']}_inputs")
+    return reasons
+
+
+def _roof_view(row, roof):
+    """The fields the rule reads of a KernelRow and its roofline.KernelRoofline, at the report's precision."""
+    def sig(value):
+        return None if value is None else float(f"{value:.6g}")
+    return {"name": row.name, "op_name": row.op_name, "compute_roof": row.compute, "dtype": row.dtype,
+            "matrix_dims": dict(zip(("batch", "m", "n", "k"), row.matrix_dims)) if row.matrix_dims else None,
+            "peak_pct": None if roof is None or roof.peak_pct is None else round(roof.peak_pct, 2),
+            "bound": roof.bound if roof else None, "achieved_tflops": sig(roof.achieved_tflops) if roof else None,
+            "roof_tflops": sig(roof.roof_tflops) if roof else None}
+
+
+def gemm_below_roof(ctx):
+    """Dominant matrix kernels at < GEMM_FAR_BELOW_ROOF_PCT of their binding roof with odd/small shapes or f32."""
+    if not ctx.has_gpu:
+        return None
+    flagged = []
+    roofs = {id(row): roof for row, roof in zip(ctx.analysis.kernels, ctx.analysis.roofline)}
+    for kernel_row, share, wall_ms in _dominant_rows(ctx):
+        row = _roof_view(kernel_row, roofs.get(id(kernel_row)))
+        pct = row.get("peak_pct")
+        if row.get("compute_roof") != "matrix" or pct is None or pct >= GEMM_FAR_BELOW_ROOF_PCT:
+            continue
+        reasons = _reasons(row)
+        if not reasons:  # well-shaped 16-bit GEMM: reshaping advice would not apply
+            continue
+        saving = min(1.0 - pct / GEMM_REACHABLE_ROOF_PCT, KERNEL_TUNING_MAX_SAVING)
+        flagged.append({"kernel": row["name"], "op_name": row["op_name"], "share_of_kernel_time_pct": share,
+                        "peak_pct": pct, "bound": row["bound"], "achieved_tflops": row["achieved_tflops"],
+                        "roof_tflops": row["roof_tflops"], "dtype": row["dtype"], "matrix_dims": row["matrix_dims"],
+                        "reasons": reasons, "saving_ms": wall_ms * saving})
+    if not flagged:
+        return None
+    recoverable = sum(item["saving_ms"] for item in flagged)
+    share = ctx.share_pct(recoverable)
+    severity = grade(share, KERNEL_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)
+    if severity is None:
+        return None
+    flagged = sorted(flagged, key=lambda item: -item["share_of_kernel_time_pct"])[:KERNELS_LISTED]
+    top = flagged[0]
+    dims = top["matrix_dims"] or {}
+    shape = f"{dims.get('batch', 1)}x{dims.get('m')}x{dims.get('n')}x{dims.get('k')} (batch x M x N x K)"
+    return Finding(
+        id="kernel.gemm_below_roof", severity=severity,
+        summary=(f"{len(flagged)} time-dominant GEMM(s) run far below their roof, e.g. {top['op_name'] or top['kernel']}"
+                 f" at {top['peak_pct']:.0f}% of its {top['bound']} roof, {top['dtype']} {shape} "
+                 f"({top['share_of_kernel_time_pct']:.1f}% of kernel time)."),
+        evidence=Evidence({"kernels_flagged": len(flagged), "recoverable_pct": share,
+                           "per_kernel": [{k: v for k, v in item.items() if k != "saving_ms"} for item in flagged]},
+                          limit("peak_pct", min(item["peak_pct"] for item in flagged), GEMM_FAR_BELOW_ROOF_PCT,
+                                "below", min_share_of_kernel_time_pct=DOMINANT_KERNEL_SHARE_PCT),
+                          {"kernels": [item["kernel"] for item in flagged]}),
+        recoverable_ms=recoverable, window_ms=ctx.window_ms,
+        speedup_basis=(f"model: each GEMM reaching {GEMM_REACHABLE_ROOF_PCT:g}% of its roof, saving at most "
+                       f"{KERNEL_TUNING_MAX_SAVING:.0%}; roofs are upper bounds at boost clock"),
+        fix_note="Why here: " + "; ".join(sorted({reason.replace("_", " ") for item in flagged
+                                                   for reason in item["reasons"]})) + ".")
+
+
+RULES = (gemm_below_roof,)

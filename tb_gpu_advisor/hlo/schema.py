@@ -1,0 +1,120 @@
+"""Our own protobuf schema of the parts of XLA's HloProto (xla/service/hlo.proto, xla/xla_data.proto) that
+costing reads, plus the few a module needs to be valid for XLA (layouts, program shapes, parameter numbers,
+written by testing.hlo; parameter numbers are also read), built at import time with the real field numbers; the parser skips unknown fields."""
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+_PACKAGE = "tb_gpu_advisor.hlo"
+_F = descriptor_pb2.FieldDescriptorProto
+_INT32, _INT64, _BOOL = _F.TYPE_INT32, _F.TYPE_INT64, _F.TYPE_BOOL
+_STRING, _BYTES, _MESSAGE = _F.TYPE_STRING, _F.TYPE_BYTES, _F.TYPE_MESSAGE
+_OPTIONAL, _REPEATED = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
+
+
+def _message(file_proto, name, fields):
+    """Adds a message; `fields` holds (name, number, type, repeated, message type name or None)."""
+    msg = file_proto.message_type.add(name=name)
+    for fname, number, ftype, repeated, type_name in fields:
+        field = msg.field.add(name=fname, number=number, type=ftype, label=_REPEATED if repeated else _OPTIONAL)
+        if type_name:
+            field.type_name = f".{_PACKAGE}.{type_name}"
+
+
+def _build_file():
+    fp = descriptor_pb2.FileDescriptorProto(name="tb_gpu_advisor_hlo.proto", package=_PACKAGE, syntax="proto3")
+    _message(fp, "LayoutProto", [("minor_to_major", 1, _INT64, True, None)])
+    _message(fp, "ShapeProto", [
+        ("element_type", 2, _INT32, False, None),  # xla.PrimitiveType, an open enum on the wire
+        ("dimensions", 3, _INT64, True, None),
+        ("tuple_shapes", 4, _MESSAGE, True, "ShapeProto"),
+        ("layout", 5, _MESSAGE, False, "LayoutProto"),
+    ])
+    _message(fp, "ProgramShapeProto", [
+        ("parameters", 1, _MESSAGE, True, "ShapeProto"),
+        ("result", 2, _MESSAGE, False, "ShapeProto"),
+        ("parameter_names", 3, _STRING, True, None),
+    ])
+    _message(fp, "DotDimensionNumbers", [
+        ("lhs_contracting_dimensions", 1, _INT64, True, None),
+        ("rhs_contracting_dimensions", 2, _INT64, True, None),
+        ("lhs_batch_dimensions", 3, _INT64, True, None),
+        ("rhs_batch_dimensions", 4, _INT64, True, None),
+    ])
+    _message(fp, "ConvolutionDimensionNumbers", [
+        ("kernel_input_feature_dimension", 3, _INT64, False, None),
+        ("kernel_output_feature_dimension", 4, _INT64, False, None),
+        ("kernel_spatial_dimensions", 6, _INT64, True, None),
+        ("input_batch_dimension", 7, _INT64, False, None),
+        ("input_feature_dimension", 8, _INT64, False, None),
+        ("output_batch_dimension", 9, _INT64, False, None),
+        ("output_feature_dimension", 10, _INT64, False, None),
+        ("input_spatial_dimensions", 11, _INT64, True, None),
+        ("output_spatial_dimensions", 12, _INT64, True, None),
+    ])
+    _message(fp, "WindowDimension", [
+        ("size", 1, _INT64, False, None),
+        ("stride", 2, _INT64, False, None),
+        ("padding_low", 3, _INT64, False, None),
+        ("padding_high", 4, _INT64, False, None),
+        ("window_dilation", 5, _INT64, False, None),
+        ("base_dilation", 6, _INT64, False, None),
+        ("window_reversal", 7, _BOOL, False, None),
+    ])
+    _message(fp, "Window", [("dimensions", 1, _MESSAGE, True, "WindowDimension")])
+    _message(fp, "HloInstructionProto", [
+        ("name", 1, _STRING, False, None),
+        ("opcode", 2, _STRING, False, None),
+        ("shape", 3, _MESSAGE, False, "ShapeProto"),
+        ("parameter_number", 9, _INT64, False, None),
+        ("fusion_kind", 11, _STRING, False, None),
+        ("tuple_index", 13, _INT64, False, None),
+        ("dimensions", 14, _INT64, True, None),
+        ("window", 15, _MESSAGE, False, "Window"),
+        ("convolution_dimension_numbers", 16, _MESSAGE, False, "ConvolutionDimensionNumbers"),
+        ("custom_call_target", 28, _STRING, False, None),
+        ("dot_dimension_numbers", 30, _MESSAGE, False, "DotDimensionNumbers"),
+        ("id", 35, _INT64, False, None),
+        ("operand_ids", 36, _INT64, True, None),
+        ("called_computation_ids", 38, _INT64, True, None),
+        ("backend_config", 43, _BYTES, False, None),
+        ("feature_group_count", 50, _INT64, False, None),
+        ("batch_group_count", 58, _INT64, False, None),
+    ])
+    _message(fp, "HloComputationProto", [
+        ("name", 1, _STRING, False, None),
+        ("instructions", 2, _MESSAGE, True, "HloInstructionProto"),
+        ("program_shape", 4, _MESSAGE, False, "ProgramShapeProto"),
+        ("id", 5, _INT64, False, None),
+        ("root_id", 6, _INT64, False, None),
+    ])
+    _message(fp, "HloModuleProto", [
+        ("name", 1, _STRING, False, None),
+        ("entry_computation_name", 2, _STRING, False, None),
+        ("computations", 3, _MESSAGE, True, "HloComputationProto"),
+        ("host_program_shape", 4, _MESSAGE, False, "ProgramShapeProto"),
+        ("id", 5, _INT64, False, None),
+        ("entry_computation_id", 6, _INT64, False, None),
+    ])
+    _message(fp, "HloProto", [("hlo_module", 1, _MESSAGE, False, "HloModuleProto")])
+    return fp
+
+
+_POOL = descriptor_pool.DescriptorPool()
+_POOL.Add(_build_file())
+
+
+def _cls(name):
+    return message_factory.GetMessageClass(_POOL.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
+
+
+LayoutProto = _cls("LayoutProto")
+ShapeProto = _cls("ShapeProto")
+ProgramShapeProto = _cls("ProgramShapeProto")
+DotDimensionNumbers = _cls("DotDimensionNumbers")
+ConvolutionDimensionNumbers = _cls("ConvolutionDimensionNumbers")
+WindowDimension = _cls("WindowDimension")
+Window = _cls("Window")
+HloInstructionProto = _cls("HloInstructionProto")
+HloComputationProto = _cls("HloComputationProto")
+HloModuleProto = _cls("HloModuleProto")
+HloProto = _cls("HloProto")
