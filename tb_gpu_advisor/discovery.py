@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.kineto.files import is_kineto_file, worker_and_span
 from tb_gpu_advisor.remote import is_remote_url
 
 
@@ -102,8 +103,10 @@ def newest_first(runs):
 
 
 def host_name(path):
-    """The host a profile file is of: its file name without `.xplane.pb`."""
+    """The host a profile file is of: its file name without `.xplane.pb`, or a Kineto file's worker."""
     base = os.path.basename(str(path))
+    if is_kineto_file(base):
+        return worker_and_span(base)[0]
     return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 

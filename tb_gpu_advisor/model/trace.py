@@ -150,6 +150,24 @@ class HostActivity:
 
 
 @dataclass(frozen=True)
+class CollectiveCall:
+    """One collective: an NCCL kernel on a GPU (source "kernel") or the host op that issued it ("host").
+
+    Sizes and dtype are None when the trace does not record them (Kineto before PyTorch 2.1, XPlane).
+    """
+
+    source: str
+    device: int  # GPU ordinal; -1 for host ops
+    collective: str  # e.g. "allreduce", "allgather", "sendrecv"
+    start_ps: int
+    duration_ps: int
+    in_bytes: int | None = None
+    out_bytes: int | None = None
+    dtype: str | None = None
+    group_size: int | None = None
+
+
+@dataclass(frozen=True)
 class TraceModel:
     """One host's profile: the GPUs, the host activity and the steps."""
 
@@ -162,5 +180,6 @@ class TraceModel:
     trace_errors: tuple = ()
     trace_warnings: tuple = ()
     environment: dict = field(default_factory=dict)  # e.g. cuda_version, jax_version from /host:metadata
-    format: str = "current"  # "current" (ungrouped CUPTI) or "pre-grouped" (old TF with group_id/Steps)
+    format: str = "current"  # "current" (ungrouped CUPTI), "pre-grouped" (old TF with group_id/Steps), "kineto"
     has_host_plane: bool = False
+    collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader
