@@ -2,7 +2,8 @@
 
 A run id is `<tb run>/<profile run>` where `<tb run>` is the directory holding `plugins/profile` relative to
 the logdir, or just `<profile run>` when `plugins/profile` sits at the logdir's root. Hosts are the
-`<host>.xplane.pb` files of a run.
+`<host>.xplane.pb` files of a run. PyTorch (Kineto) runs are the directories holding
+`<worker>.<span>.pt.trace.json[.gz]` files, grouped by kineto.runs; their hosts are the workers.
 """
 
 import os
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.kineto.files import is_kineto_file, worker_and_span
+from tb_gpu_advisor.kineto.runs import kineto_runs
 from tb_gpu_advisor.remote import is_remote_url
 
 
@@ -44,8 +46,9 @@ def discover_runs(logdir):
         return discover_remote_runs(logdir)
     runs = []
     logdir = os.path.abspath(logdir)
-    for directory, subdirs, _ in os.walk(logdir, followlinks=False):
+    for directory, subdirs, files in os.walk(logdir, followlinks=False):
         subdirs.sort()
+        runs.extend(_kineto_runs_in(logdir, directory, files))
         if os.path.basename(directory) != PROFILE_SUBDIR[1] or \
                 os.path.basename(os.path.dirname(directory)) != PROFILE_SUBDIR[0]:
             continue
@@ -58,6 +61,16 @@ def discover_runs(logdir):
                 runs.append(ProfileRun(run=run_id, path=run_path, hosts=hosts))
         subdirs[:] = []
     return newest_first(runs)
+
+
+def _kineto_runs_in(logdir, directory, files):
+    """ProfileRuns of the Kineto files directly in `directory`; at the logdir's root the run is its name."""
+    relative = os.path.relpath(directory, logdir)
+    run_dir = os.path.basename(logdir) if relative == "." else relative.replace(os.sep, "/")
+    return [ProfileRun(run=run_id, path=directory,
+                       hosts=tuple(HostFile(host=worker, path=os.path.join(directory, name))
+                                   for worker, name in members))
+            for run_id, members in kineto_runs(run_dir, [f for f in files if is_kineto_file(f)])]
 
 
 def resolve_target(path, run=None, host=None):
@@ -86,7 +99,8 @@ def resolve_target(path, run=None, host=None):
     runs = discover_runs(path)
     if not runs:
         raise ProfileError(path, "no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/"
-                                 "<host>.xplane.pb (capture one with tf.profiler or jax.profiler.trace)")
+                                 "<host>.xplane.pb (capture one with tf.profiler or jax.profiler.trace) or "
+                                 "<logdir>/<run>/<worker>.<span>.pt.trace.json[.gz] (torch.profiler)")
     if run is None:
         chosen = runs[0]
     else:

@@ -279,7 +279,7 @@ def _model(path, c, metadata):
         _shift_array(ends, shift)
     markers = [StepMarker(name=m.name, start_ps=m.start_ps - shift, end_ps=m.end_ps - shift, source="host",
                           step_num=m.step_num) for m in c.markers]
-    host = _host_activity(c)
+    host = _host_activity(c, _device_correlations(c))
     op_of_correlation = launch_ops(host, _column(c.launch_tid, np.int64)[np.argsort(
         _column(c.launch_corr, np.int64), kind="stable")] if len(c.launch_corr) else np.zeros(0, np.int64),
         {thread: (_column(s, np.int64), _column(e, np.int64), _column(n, np.int32))
@@ -328,12 +328,21 @@ def _shift_array(values, shift):
         shifted -= shift
 
 
-def _host_activity(c):
+def _device_correlations(c):
+    """Sorted correlation ids of all device events."""
+    ids = [_column(device.correlation, np.int64) for device in c.devices.values()]
+    return np.unique(np.concatenate(ids)) if ids else np.zeros(0, np.int64)
+
+
+def _host_activity(c, device_correlations):
+    """HostActivity; `launch_busy` covers only the runtime calls that put work on a device (a 30 s first
+    call that initializes CUDA is host time, not launch time)."""
     corr = _column(c.launch_corr, np.int64)
     start = _column(c.launch_start, np.int64)
     duration = _column(c.launch_dur, np.int64)
     order = np.argsort(corr, kind="stable")
     corr, start, duration = corr[order], start[order], duration[order]
+    launched = np.isin(corr, device_correlations)
     tagged = {tag: intervals.union(_column(s, np.int64), _column(e, np.int64)) for tag, (s, e) in c.tagged.items()}
     if len(c.sync_start):
         tagged["sync"] = intervals.union(_column(c.sync_start, np.int64), _column(c.sync_end, np.int64))
@@ -344,7 +353,7 @@ def _host_activity(c):
         launch_device_id=np.full(len(corr), -1, dtype=np.int64),
         input_waits=intervals.union(_column(c.wait_start, np.int64), _column(c.wait_end, np.int64)),
         busy=intervals.union(_column(c.busy_start, np.int64), _column(c.busy_end, np.int64)),
-        launch_busy=intervals.union(start, start + duration),
+        launch_busy=intervals.union(start[launched], start[launched] + duration[launched]),
         op_totals={name: tuple(value) for name, value in c.op_totals.items()},
         thread_count=len(c.threads),
         tagged=tagged,

@@ -5,6 +5,8 @@ import posixpath
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.discovery import HostFile, ProfileRun, host_name, newest_first, pick_host
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.kineto.files import is_kineto_file
+from tb_gpu_advisor.kineto.runs import kineto_runs
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
 
@@ -24,6 +26,23 @@ def _list(url):
     return fs, root, info, files
 
 
+def _kineto_runs(fs, root, files):
+    """ProfileRuns of the Kineto trace files, grouped per directory as discovery does locally."""
+    by_dir = {}
+    for path in sorted(files):
+        if is_kineto_file(path) and files[path].get("type", "file") == "file":
+            by_dir.setdefault(posixpath.dirname(path), []).append(posixpath.basename(path))
+    found = []
+    for directory, names in by_dir.items():
+        relative = posixpath.relpath(directory, root)
+        run_dir = posixpath.basename(root) if relative == "." else relative
+        for run_id, members in kineto_runs(run_dir, names):
+            found.append(ProfileRun(run=run_id, path=fs.unstrip_protocol(directory),
+                                    hosts=tuple(HostFile(host=worker, path=fs.unstrip_protocol(
+                                        posixpath.join(directory, name))) for worker, name in members)))
+    return found
+
+
 def _runs(fs, root, files):
     runs = {}
     for path in sorted(files):
@@ -37,7 +56,7 @@ def _runs(fs, root, files):
         runs.setdefault(run_id, (posixpath.dirname(path), []))[1].append(_host_file(fs, path))
     found = [ProfileRun(run=run_id, path=fs.unstrip_protocol(directory), hosts=tuple(hosts))
              for run_id, (directory, hosts) in runs.items()]
-    return newest_first(found)
+    return newest_first(found + _kineto_runs(fs, root, files))
 
 
 def discover_remote_runs(url):
