@@ -1,0 +1,20 @@
+"""The committed real Kineto traces."""
+
+import pathlib
+
+import pytest
+
+KINETO_DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "real" / "kineto"
+REAL_TRACES = ("a100_8rank_control", "v100_2rank_test", "a100_2rank_nccl", "a100_alexnet_sync",
+               "mi250_minitoy_train")
+
+
+def real_kineto(name):
+    return KINETO_DATA / f"{name}.pt.trace.json.gz"
+
+
+@pytest.fixture(scope="session")
+def kineto_models():
+    """name -> TraceModel of each committed real trace, read once per session."""
+    from tb_gpu_advisor.kineto.build import load_kineto_model
+    return {name: load_kineto_model(real_kineto(name)) for name in REAL_TRACES}
