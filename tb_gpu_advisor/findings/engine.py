@@ -2,13 +2,13 @@
 
 from dataclasses import dataclass
 
-from tb_gpu_advisor.findings import (environment, host, input, kernels, launch, multi_gpu, steps, transfers,
-                                     utilization)
+from tb_gpu_advisor.findings import (environment, host, input, kernels, launch, multi_gpu, pytorch, steps,
+                                     transfers, utilization)
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES
 from tb_gpu_advisor.findings.verdict import decide
 
-FAMILIES = (input, utilization, launch, kernels, transfers, host, multi_gpu, steps, environment)
+FAMILIES = (input, utilization, launch, kernels, transfers, host, multi_gpu, steps, environment, pytorch)
 RULES = tuple(rule for family in FAMILIES for rule in family.RULES)
 
 

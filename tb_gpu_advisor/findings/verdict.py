@@ -43,8 +43,8 @@ def decide(ctx, findings):
         wait = breakdown.get("input_wait") or 0.0
         if wait >= VERDICT_MIN_PCT:
             related = next((f.id for f in findings if f.category == "input"), None)
-            return Verdict("input", f"Input-bound: the training step waits for tf.data {_p(wait)} of its time "
-                                    "(no GPU work in this profile).", finding_id=related)
+            return Verdict("input", f"Input-bound: the training step waits for {_input_source(ctx, 'tf.data')} "
+                                    f"{_p(wait)} of its time (no GPU work in this profile).", finding_id=related)
         return _unknown("no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
                         "bottlenecks cannot be measured.")
     top = _top(ctx, findings)
@@ -57,6 +57,13 @@ def decide(ctx, findings):
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
     return Verdict("none", f"No bottleneck: the GPU is busy {_p(ctx.summary['gpu_busy_pct'])} of each step and "
                            f"no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
+
+
+def _input_source(ctx, otherwise=None):
+    """What the step waits on for input, in the framework's words."""
+    if ctx.model.environment.get("framework") == "pytorch":
+        return "the DataLoader"
+    return otherwise or ("tf.data" if ctx.pipeline.in_use else "input")
 
 
 def _unknown(reason):
@@ -81,7 +88,7 @@ def _sentence(ctx, bottleneck, top):
     breakdown = ctx.summary["breakdown_pct"]
     share = _p(ctx.share_pct(top.recoverable_ms))
     if DIRECT.get(top.id) == "input":
-        source = "tf.data" if ctx.pipeline.in_use else "input"
+        source = _input_source(ctx)
         text = f"Input-bound: the GPU waits for {source} {_p(breakdown['input_wait'])} of each step."
     elif DIRECT.get(top.id) == "host":
         text = f"Host-bound: the GPU idles {_p(breakdown['host'])} of each step while the host works."

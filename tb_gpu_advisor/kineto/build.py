@@ -35,6 +35,8 @@ _LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 _DEVICE_SIDE = {"gpu_user_annotation", "cuda_sync", "ac2g", "Trace", "cuda_profiler_range"}
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 _INPUT_WAIT_PREFIX = "enumerate(DataLoader)"
+_ZERO_GRAD_PREFIX = "Optimizer.zero_grad"
+_FILL_OPS = {"aten::zero_", "aten::fill_"}
 # Host calls that block until the device is done (the runtime API and HIP spellings).
 _SYNC_CALLS = re.compile(r"^(cuda|hip)(Device|Stream|Event|Ctx)Synchroni[sz]e$|"
                          r"^(cuda|hip)Memcpy$")
@@ -102,6 +104,8 @@ class _Collector:
         self.busy_start, self.busy_end = array("q"), array("q")
         self.wait_start, self.wait_end = array("q"), array("q")
         self.sync_start, self.sync_end = array("q"), array("q")
+        self.zero_grad_start, self.zero_grad_end = array("q"), array("q")
+        self.fill_start, self.fill_end = array("q"), array("q")
         self.tagged = {}
         self.markers = []
         self.op_totals = {}
@@ -219,6 +223,10 @@ class _Collector:
             return
         if name.startswith(_INPUT_WAIT_PREFIX):
             self._span(self.wait_start, self.wait_end, start, duration)
+        elif name.startswith(_ZERO_GRAD_PREFIX):
+            self._span(self.zero_grad_start, self.zero_grad_end, start, duration)
+        elif name in _FILL_OPS:
+            self._span(self.fill_start, self.fill_end, start, duration)
         if cat == "cpu_op":
             columns = self.ops.get(thread)
             if columns is None:
@@ -269,7 +277,8 @@ def _model(path, c, metadata):
     shift = _shift(c)
     for device in c.devices.values():
         _shift_array(device.start, shift)
-    for columns in (c.launch_start, c.busy_start, c.busy_end, c.wait_start, c.wait_end, c.sync_start, c.sync_end):
+    for columns in (c.launch_start, c.busy_start, c.busy_end, c.wait_start, c.wait_end, c.sync_start, c.sync_end,
+                    c.zero_grad_start, c.zero_grad_end, c.fill_start, c.fill_end):
         _shift_array(columns, shift)
     for starts, ends, _ in c.ops.values():
         _shift_array(starts, shift)
@@ -346,6 +355,11 @@ def _host_activity(c, device_correlations):
     tagged = {tag: intervals.union(_column(s, np.int64), _column(e, np.int64)) for tag, (s, e) in c.tagged.items()}
     if len(c.sync_start):
         tagged["sync"] = intervals.union(_column(c.sync_start, np.int64), _column(c.sync_end, np.int64))
+    fills = intervals.intersect(intervals.union(_column(c.fill_start, np.int64), _column(c.fill_end, np.int64)),
+                                intervals.union(_column(c.zero_grad_start, np.int64),
+                                                _column(c.zero_grad_end, np.int64)))
+    if len(fills):
+        tagged["zero_grad_fill"] = fills
     return HostActivity(
         launch_correlation_id=corr,
         launch_start_ps=start,

@@ -46,6 +46,7 @@ def host_report(model):
         "file": model.path,
         "trace_format": model.format,
         "summary": {
+            "framework": framework_of(model),
             "gpu_busy_pct": _pct(sum(active) / len(active)) if active else None,
             "input_wait_pct": _pct(wait.pct),
             "step_time_ms": _round_stats(step_time_stats_ms(step_set)),
@@ -73,9 +74,15 @@ def host_report(model):
 def _with_diagnosis(report, diagnosis):
     """The report with the verdict first in its summary and the findings filled in (docs/findings.md)."""
     report["summary"] = {**diagnosis.verdict.summary_fields(), **report["summary"]}
-    report["findings"] = [finding.to_dict() for finding in diagnosis.findings]
+    framework = report["summary"].get("framework")
+    report["findings"] = [finding.to_dict(framework) for finding in diagnosis.findings]
     report["notes"].extend(diagnosis.errors)
     return report
+
+
+def framework_of(model):
+    """"pytorch" for Kineto traces; XPlane traces say "unknown" here (tensorflow|jax come from their metadata)."""
+    return model.environment.get("framework") or "unknown"
 
 
 def _round_stats(stats):
@@ -84,14 +91,25 @@ def _round_stats(stats):
 
 def _notes(model, step_set, usages):
     notes = []
-    if not model.gpus:
+    if not model.gpus and model.format == "kineto":
+        notes.append("No GPU in this profile: the trace has no kernel, gpu_memcpy or gpu_memset events, so GPU "
+                     "metrics are not available (was it captured on a CPU-only machine, or without "
+                     "ProfilerActivity.CUDA?).")
+    elif not model.gpus:
         notes.append("No GPU in this profile: it has no /device:GPU:N plane, so GPU metrics are not available "
                       "(was it captured on a CPU-only machine, or without the GPU tracer?).")
     elif not any(u.busy_pct is not None for u in usages):
         notes.append("The GPU planes hold no kernels, copies or memsets: the GPUs did no traced work.")
+    pytorch = model.format == "kineto"
     if not model.has_host_plane:
-        notes.append("No /host:CPU plane: launch latency, input wait and host time are not available.")
-    if step_set.source == "none":
+        notes.append("No host events (cpu_op, cuda_runtime) in this trace: launch latency, input wait and host "
+                     "time are not available." if pytorch else
+                     "No /host:CPU plane: launch latency, input wait and host time are not available.")
+    if step_set.source == "none" and pytorch:
+        notes.append("No ProfilerStep#N markers found: percentages use the span of activity instead of step "
+                     "windows. Profile with torch.profiler.profile(schedule=torch.profiler.schedule(...)) and "
+                     "call prof.step() at the end of each training step.")
+    elif step_set.source == "none":
         notes.append("No step markers found: percentages use the span of activity instead of step windows. "
                      "Mark steps with tf.profiler.experimental.Trace('train', step_num=i, _r=1) or "
                      "jax.profiler.StepTraceAnnotation('train', step_num=i).")
