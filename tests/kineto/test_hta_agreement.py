@@ -14,7 +14,7 @@ import pytest
 
 from tb_gpu_advisor.analysis.kernel_types import kernel_types
 from tb_gpu_advisor.analysis.launch import pair_launches
-from tests.kineto.conftest import real_kineto
+from tests.kineto.real import kineto_models, real_kineto  # noqa: F401 (fixture)
 from tests.kineto.hta_side import hta_figures
 
 pytest.importorskip("hta")

@@ -9,21 +9,12 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.kineto.build import load_kineto_model
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
+from tb_gpu_advisor.testing.kineto_trace import trace_text as _trace_text
+from tb_gpu_advisor.testing.kineto_trace import x_event as _x
+from tests.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PROPS = [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 85_899_345_920, "computeMajor": 8,
           "computeMinor": 0, "numSms": 108}]
-
-
-def _trace_text(events, **top):
-    # Written by hand, not json.dumps, so that timestamps keep the digits a float would lose.
-    body = ",\n".join(events)
-    extra = "".join(f'"{key}": {json.dumps(value)}, ' for key, value in top.items())
-    return "{" + extra + '"traceEvents": [\n' + body + "\n]}"
-
-
-def _x(cat, name, ts, dur, pid=1, tid=1, **args):
-    return (f'{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, '
-            f'"dur": {dur}, "args": {json.dumps(args)}}}')
 
 
 STEP_TRACE = [

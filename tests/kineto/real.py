@@ -1,4 +1,4 @@
-"""The committed real Kineto traces."""
+"""The committed real Kineto traces; test modules import `kineto_models` to use the fixture."""
 
 import pathlib
 
