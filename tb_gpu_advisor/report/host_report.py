@@ -1,7 +1,10 @@
 """Runs every analysis on a TraceModel and assembles the HostReport dict (schema_version 1, docs/report.md)."""
 
+import numpy as np
+
 from tb_gpu_advisor.analysis.balance import balance
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown
+from tb_gpu_advisor.analysis.kernel_types import kernel_types
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US, launch_stats
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
@@ -58,13 +61,15 @@ def host_report(model):
                               if window_ps else None for name in BREAKDOWN_CATEGORIES},
         },
         "notes": _notes(model, step_set, usages),
-        "devices": [_device(gpu, usage) for gpu, usage in zip(model.gpus, usages)],
+        "devices": [{**_device(gpu, usage), **_work_by_type(gpu, window)}
+                    for gpu, usage in zip(model.gpus, usages)],
         "kernels": [_kernel(row) for row in table],
         "launch": _launch(launch),
         "transfers": {key: _transfer(stats) for key, stats in transfer_stats(model.gpus).items()},
         "steps": [_step(step, per_step, index) for index, step in enumerate(step_set.steps)],
         "balance": _balance(balance(usages)),
         "host_ops": _host_ops(model),
+        "collectives": _collectives(model.collectives),
         "environment": dict(sorted(model.environment.items())),
         "findings": [],
     }
@@ -156,6 +161,48 @@ def _device(gpu, usage):
         "stream_count": usage.stream_count,
         **_capability_fields(gpu.capabilities),
     }
+
+
+def _work_by_type(gpu, window):
+    """HTA's per-GPU views over the device events that start inside the analysis window."""
+    starts = gpu.activity.start_ps
+    position = np.searchsorted(window.start_ps, starts, side="right") - 1
+    inside = (position >= 0) & (starts < window.end_ps[np.maximum(position, 0)]) if len(window) else \
+        np.zeros(len(starts), dtype=bool)
+    times = kernel_types(gpu.activity, inside)
+    temporal = times.temporal_pct()
+    return {
+        "work_by_type_pct": {key: _pct(value) for key, value in times.exclusive_pct().items()},
+        "collective_overlap_pct": _pct(times.overlap_pct),
+        "temporal_pct": {key: _pct(value) for key, value in temporal.items()} if temporal else None,
+    }
+
+
+def _collectives(calls):
+    """Collective calls grouped by where they were recorded and which collective; sizes where recorded."""
+    groups = {}
+    for call in calls:
+        entry = groups.setdefault((call.source, call.collective), {
+            "source": call.source, "collective": call.collective, "calls": 0, "time_us": 0.0,
+            "in_bytes": 0, "out_bytes": 0, "sized_calls": 0, "dtypes": set(), "group_sizes": set()})
+        entry["calls"] += 1
+        entry["time_us"] += call.duration_ps / _PS_PER_US
+        if call.in_bytes is not None:
+            entry["sized_calls"] += 1
+            entry["in_bytes"] += call.in_bytes
+            entry["out_bytes"] += call.out_bytes or 0
+        if call.dtype:
+            entry["dtypes"].add(call.dtype)
+        if call.group_size is not None:
+            entry["group_sizes"].add(call.group_size)
+    rows = []
+    for entry in groups.values():
+        sized = entry.pop("sized_calls")
+        rows.append({**entry, "time_us": round(entry["time_us"], 3),
+                     "in_bytes": entry["in_bytes"] if sized else None,
+                     "out_bytes": entry["out_bytes"] if sized else None,
+                     "dtypes": sorted(entry["dtypes"]), "group_sizes": sorted(entry["group_sizes"])})
+    return sorted(rows, key=lambda row: (row["source"], -row["time_us"], row["collective"]))
 
 
 def _kernel(row):
