@@ -61,7 +61,7 @@ def decide(ctx, findings):
 
 def _input_source(ctx, otherwise=None):
     """What the step waits on for input, in the framework's words."""
-    if ctx.model.environment.get("framework") == "pytorch":
+    if ctx.framework == "pytorch":
         return "the DataLoader"
     return otherwise or ("tf.data" if ctx.pipeline.in_use else "input")
 

@@ -15,7 +15,7 @@ import pytest
 from tb_gpu_advisor.capture import torch_cpu
 from tb_gpu_advisor.discovery import discover_runs
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.report.host_report import host_report
+from tb_gpu_advisor.pipeline import host_report
 
 STEPS = 8
 SLOW_OVER_FIXED_MARGIN = 1.3

@@ -1,16 +1,15 @@
 """The committed real Kineto traces; test modules import `kineto_models` to use the fixture."""
 
-import pathlib
-
 import pytest
 
-KINETO_DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "real" / "kineto"
+from tests.data import real_trace
+
 REAL_TRACES = ("a100_8rank_control", "v100_2rank_test", "a100_2rank_nccl", "a100_alexnet_sync",
                "mi250_minitoy_train")
 
 
 def real_kineto(name):
-    return KINETO_DATA / f"{name}.pt.trace.json.gz"
+    return real_trace(f"kineto/{name}.pt.trace.json.gz")
 
 
 @pytest.fixture(scope="session")
