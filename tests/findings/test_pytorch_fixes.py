@@ -107,3 +107,15 @@ def test_real_traces_get_findings_in_pytorch_terms(name, expected, kineto_models
         assert "tf.data" not in finding["fix"] and "tf.keras" not in finding["fix"], finding["id"]
     ddp = _finding(report, "communication.allreduce_exposed")
     assert "gradient_as_bucket_view=True" in ddp["fix"] and "no_sync()" in ddp["fix"]
+
+
+def test_every_pytorch_variant_rewords_a_known_finding_of_the_same_category():
+    from tb_gpu_advisor.findings.catalog import CATALOG, VARIANTS, entry_for
+
+    entry_for("input.gpu_waits_for_input", "pytorch")  # loads the variants
+    assert VARIANTS["pytorch"]
+    for key, entry in VARIANTS["pytorch"].items():
+        assert key in CATALOG and CATALOG[key].category == entry.category, key
+        assert entry.title and entry.fix and len(entry.fix_summary) <= 100, key
+        assert entry.docs and all(url.startswith("https://") for url in entry.docs), key
+    assert entry_for("input.gpu_waits_for_input", "tensorflow") is CATALOG["input.gpu_waits_for_input"]

@@ -7,7 +7,7 @@ import time
 import pytest
 from werkzeug import test as werkzeug_test
 
-from conftest import PREFIX, make_plugin, snapshot
+from tests.plugin.conftest import PREFIX, make_plugin, snapshot
 from tb_gpu_advisor.demo import write_demo_logdir
 from tests.kineto.real import real_kineto
 
