@@ -4,10 +4,11 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.balance import balance
 from tb_gpu_advisor.analysis.breakdown import breakdown
-from tb_gpu_advisor.analysis.kernel_types import kernel_types_in_window
+from tb_gpu_advisor.analysis.kernel_types import in_window, kernel_types_in_window
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps
+from tb_gpu_advisor.analysis.stream_idle import stream_idle
 from tb_gpu_advisor.analysis.transfers import transfer_stats
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
 
@@ -26,6 +27,7 @@ class HostAnalysis:
     transfers: dict  # transfers.TransferStats per direction key
     balance: object  # balance.Balance
     work_by_type: tuple  # kernel_types.KernelTypeTimes per GPU over the window, in model.gpus order
+    stream_idle: tuple  # stream_idle.stream_idle per GPU over the window, in model.gpus order
 
 
 def analyze_host(model):
@@ -50,4 +52,6 @@ def analyze_host(model):
         transfers=transfer_stats(model.gpus),
         balance=balance(list(usages)),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
+        stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))
+                          for gpu in model.gpus),
     )

@@ -77,14 +77,18 @@ def kernel_types(activity, keep=None):
                            span_ps=span, idle_ps=span - busy.total_ps, computation_union_ps=comp_union.total_ps)
 
 
-def kernel_types_in_window(activity, window):
-    """KernelTypeTimes over the events that start inside `window` (Intervals)."""
+def in_window(activity, window):
+    """Mask of the events that start inside `window` (Intervals)."""
     starts = activity.start_ps
     if not len(window):
-        return kernel_types(activity, np.zeros(len(starts), dtype=bool))
+        return np.zeros(len(starts), dtype=bool)
     position = np.searchsorted(window.start_ps, starts, side="right") - 1
-    inside = (position >= 0) & (starts < window.end_ps[np.maximum(position, 0)])
-    return kernel_types(activity, inside)
+    return (position >= 0) & (starts < window.end_ps[np.maximum(position, 0)])
+
+
+def kernel_types_in_window(activity, window):
+    """KernelTypeTimes over the events that start inside `window` (Intervals)."""
+    return kernel_types(activity, in_window(activity, window))
 
 
 def _exclusive(unions):

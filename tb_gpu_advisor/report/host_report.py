@@ -44,8 +44,9 @@ def render_host_report(model, analysis):
                               if window_ps else None for name in BREAKDOWN_CATEGORIES},
         },
         "notes": _notes(model, step_set, analysis.usages),
-        "devices": [{**_device(gpu, usage), **_work_by_type(times)}
-                    for gpu, usage, times in zip(model.gpus, analysis.usages, analysis.work_by_type)],
+        "devices": [{**_device(gpu, usage), **_work_by_type(times), "stream_idle_us": _stream_idle(idle)}
+                    for gpu, usage, times, idle in zip(model.gpus, analysis.usages, analysis.work_by_type,
+                                                       analysis.stream_idle)],
         "kernels": [_kernel(row) for row in analysis.kernels],
         "launch": _launch(analysis.launch),
         "transfers": {key: _transfer(stats) for key, stats in analysis.transfers.items()},
@@ -153,6 +154,11 @@ def _work_by_type(times):
         "collective_overlap_pct": _pct(times.overlap_pct),
         "temporal_pct": {key: _pct(value) for key, value in temporal.items()} if temporal else None,
     }
+
+
+def _stream_idle(by_stream):
+    """{stream id (text): {host_wait, kernel_wait, other}} idle µs between the events of each stream."""
+    return {str(stream): {cause: _us(ps) for cause, ps in causes.items()} for stream, causes in by_stream.items()}
 
 
 def _collectives(calls):

@@ -24,3 +24,16 @@ def hta_figures(trace_path, rank):
                          for _, row in kernel_types.iterrows()},
         "overlap_pct": float(overlap["comp_comm_overlap_pctg"]),
     }
+
+
+def hta_idle_breakdown(trace_path, rank):
+    """{stream: {host_wait|kernel_wait|other: idle µs}} of HTA's get_idle_time_breakdown for one rank."""
+    from hta.trace_analysis import TraceAnalysis
+    logging.getLogger("hta").setLevel(logging.ERROR)
+    with tempfile.TemporaryDirectory() as folder:
+        shutil.copy(trace_path, os.path.join(folder, os.path.basename(trace_path)))
+        frame = TraceAnalysis(trace_dir=folder).get_idle_time_breakdown(ranks=[rank], visualize=False)[0]
+    result = {}
+    for _, row in frame.iterrows():
+        result.setdefault(int(row["stream"]), {})[row["idle_category"]] = float(row["idle_time"])
+    return result

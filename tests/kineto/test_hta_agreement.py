@@ -1,5 +1,8 @@
 """Our per-GPU figures on real Kineto traces against Holistic Trace Analysis run on the same files.
 
+Compared: the temporal breakdown, communication/computation overlap, kernel type breakdown and the idle time
+breakdown per stream (host wait, kernel wait, other).
+
 HTA's scope is reproduced on our model: device events whose launch it can pair with a host event, launched
 before the last ProfilerStep starts (HTA leaves the last step out). With HTA_DISABLE_NS_ROUNDING=1 both read
 the same times and agree to 0.01 points except HTA's kernel type shares (within 1 point); with HTA's default
@@ -14,8 +17,9 @@ import pytest
 
 from tb_gpu_advisor.analysis.kernel_types import kernel_types
 from tb_gpu_advisor.analysis.launch import pair_launches
+from tb_gpu_advisor.analysis.stream_idle import stream_idle
 from tests.kineto.real import kineto_models, real_kineto  # noqa: F401 (fixture)
-from tests.kineto.hta_side import hta_figures
+from tests.kineto.hta_side import hta_figures, hta_idle_breakdown
 
 pytest.importorskip("hta")
 
@@ -83,3 +87,20 @@ def test_hta_default_rounding_moves_temporal_breakdown_less_than_a_point(name, k
     for key in ("idle", "computation", "non_computation"):
         assert temporal[key] == pytest.approx(hta["temporal"][key], abs=1.0), key
     assert hta["temporal"]["idle"] != pytest.approx(temporal["idle"], abs=0.01)  # the rounding shows
+
+
+@pytest.mark.parametrize("name", sorted(OURS))
+def test_idle_time_breakdown_per_stream_matches_hta(name, kineto_models, monkeypatch):
+    monkeypatch.setenv("HTA_DISABLE_NS_ROUNDING", "1")
+    model = kineto_models[name]
+    (gpu,) = model.gpus
+    idle = stream_idle(gpu.activity, model.host_activity, hta_scope(model, gpu))
+    rank = model.environment.get("rank", 0)
+    hta = hta_idle_breakdown(real_kineto(name), rank)
+    assert set(idle) == set(hta)
+    for stream, causes in idle.items():
+        for cause, ps in causes.items():
+            # HTA sums float microseconds: its totals drift by hundredths of a microsecond.
+            assert ps / 1e6 == pytest.approx(hta[stream].get(cause, 0.0), abs=0.1), (stream, cause)
+    total = sum(sum(causes.values()) for causes in idle.values())
+    assert total > 0
