@@ -30,18 +30,19 @@ RENDERERS = {
 
 
 def _add_target_arguments(parser):
-    parser.add_argument("path", help="a logdir, a run directory (holding <host>.xplane.pb files) or one file")
+    parser.add_argument("path", help="a logdir, a run directory (holding <host>.xplane.pb or "
+                                     "<worker>.<span>.pt.trace.json[.gz] files) or one file")
     parser.add_argument("--run", help="run id as the Profile tab shows it (default: the newest run)")
     parser.add_argument("--host", help="analyze only this host")
     parser.add_argument("--max-file-mb", type=float, default=DEFAULT_MAX_FILE_BYTES / 2**20,
-                        help="refuse .xplane.pb files larger than this (default: %(default).0f)")
+                        help="refuse profile files larger than this (default: %(default).0f)")
 
 
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="tb-gpu-advisor",
         description="Why are my GPUs not busy, and what should I change? Analyzes TensorFlow and JAX "
-                    "profiles (.xplane.pb).")
+                    "profiles (.xplane.pb) and PyTorch profiler traces (.pt.trace.json[.gz]).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     analyze = commands.add_parser("analyze", help="print the report of a profile",

@@ -13,7 +13,7 @@ EXIT_BAD_INPUT = 2
 
 def add_max_file_argument(parser):
     parser.add_argument("--max-file-mb", type=float, default=DEFAULT_MAX_FILE_BYTES / 2**20,
-                        help="refuse .xplane.pb files larger than this (default: %(default).0f)")
+                        help="refuse profile files larger than this (default: %(default).0f)")
 
 
 def add_side_arguments(parser):

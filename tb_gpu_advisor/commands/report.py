@@ -19,7 +19,8 @@ def register(commands):
         "report", help="write a shareable report: self-contained HTML, markdown or JSON",
         description="Write the report of a logdir, run directory or file as one HTML page (inline CSS and "
                     "SVG charts: opens offline, attach it to a ticket), markdown for a pull request, or JSON.")
-    parser.add_argument("path", help="a logdir, a run directory (holding <host>.xplane.pb files) or one file")
+    parser.add_argument("path", help="a logdir, a run directory (holding <host>.xplane.pb or "
+                                     "<worker>.<span>.pt.trace.json[.gz] files) or one file")
     parser.add_argument("--run", help="run id as the Profile tab shows it (default: the newest run)")
     parser.add_argument("--host", help="report only this host")
     parser.add_argument("--format", choices=sorted(REPORT_RENDERERS), default="html",
