@@ -17,7 +17,9 @@ def stream_idle(activity, host, keep=None, kernel_wait_ps=int(KERNEL_WAIT_US * 1
     """{stream: {cause: idle ps}} over the events `keep` selects (all by default), streams in id order."""
     keep = np.ones(len(activity), dtype=bool) if keep is None else keep
     launch = pair_launches(host, activity)
-    launch_start = np.where(launch >= 0, host.launch_start_ps[np.maximum(launch, 0)] if len(launch) else 0, -1)
+    launch_start = np.full(len(activity), -1, dtype=np.int64)  # -1: no host launch found
+    paired = launch >= 0
+    launch_start[paired] = host.launch_start_ps[launch[paired]]
     result = {}
     for stream in np.unique(activity.stream_id[keep]):
         mine = np.flatnonzero(keep & (activity.stream_id == stream))

@@ -46,18 +46,30 @@ def test_runs_list_both_kinds_each_span_its_own_run(mixed):
     assert "healthy/2026_01_15_09_30_00" in listed
 
 
+def _ready(client, route, **params):
+    """The route's answer once the analysis behind it has finished (202 while it runs)."""
+    for _ in range(600):
+        status, body = _get(client, route, **params)
+        if status != 202:
+            return status, body
+        time.sleep(0.1)
+    raise AssertionError(f"{route} still running")
+
+
 def test_kineto_report_kernels_and_timeline(mixed):
     logdir, client = mixed
     before = snapshot(logdir)
-    status, report = _get(client, "/report", run="ddp", host="rank0")
-    for _ in range(600):
-        if status != 202:
-            break
-        time.sleep(0.1)
-        status, report = _get(client, "/report", run="ddp", host="rank0")
+    status, report = _ready(client, "/report", run="ddp", host="rank0")
     assert status == 200
     assert report["trace_format"] == "kineto" and report["summary"]["framework"] == "pytorch"
     assert report["summary"]["step_time_ms"]["count"] == 3
     assert _get(client, "/kernels", run="ddp", host="rank0")[0] == 200
     assert _get(client, "/timeline", run="ddp", host="rank0")[0] == 200
     assert snapshot(logdir) == before  # nothing written into the logdir
+
+
+def test_compare_across_pytorch_runs(mixed):
+    _, client = mixed
+    status, body = _ready(client, "/compare", run="ddp", host="rank1", baseline_run="ddp", baseline_host="rank0")
+    assert status == 200, body
+    assert (body["baseline_host"], body["host"]) == ("rank0", "rank1")
