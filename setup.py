@@ -24,7 +24,11 @@ setup(
         # Real TensorFlow captures in tests (Keras 3 step markers need TensorFlow 2.16 or newer).
         "tf": ["tensorflow-cpu>=2.16", "tensorboard>=2.15"],
         # playwright drives the system chromium in the browser test (never `playwright install`).
-        "test": ["pytest>=7", "playwright>=1.40", "pillow>=9", "moto[server]>=5", "fsspec>=2023.6", "s3fs>=2023.6"],
+        # holistictraceanalysis: HTA, the reference our Kineto figures are checked against.
+        "test": ["pytest>=7", "playwright>=1.40", "pillow>=9", "moto[server]>=5", "fsspec>=2023.6", "s3fs>=2023.6",
+                 "holistictraceanalysis>=0.5"],
+        # Real PyTorch CPU captures in tests; the exact pin takes the CPU wheel, not a several-GB CUDA build.
+        "torch": ["torch==2.13.0"],
         "remote": ["fsspec>=2023.6", "s3fs>=2023.6"],  # s3:// and other fsspec logdirs
         "gcs": ["fsspec>=2023.6", "gcsfs>=2023.6"],  # gs:// logdirs
         "dask": ["dask[distributed]>=2023.1"],  # --dask: hosts analyzed on a Dask cluster

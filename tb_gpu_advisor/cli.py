@@ -16,7 +16,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="tb-gpu-advisor",
         description="Why are my GPUs not busy, and what should I change? Analyzes TensorFlow and JAX "
-                    "profiles (.xplane.pb).")
+                    "profiles (.xplane.pb) and PyTorch profiler traces (.pt.trace.json[.gz]).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:

@@ -4,8 +4,10 @@ import os
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.kineto.files import is_kineto_file
 from tb_gpu_advisor.regular_files import kind_problem
-from tb_gpu_advisor.profile_files import HostFile, ProfileRun, Target, host_name, newest_first, run_id
+from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, host_name, kineto_profile_runs, newest_first,
+                                          run_id)
 
 
 OUTSIDE_LOGDIR = ("is a symbolic link to a place outside the logdir: refused (start TensorBoard with "
@@ -33,8 +35,12 @@ def local_runs(logdir, follow_symlinks=True):
     runs = []
     logdir = os.path.abspath(logdir)
     logdir_real = None if follow_symlinks else os.path.realpath(logdir)
-    for directory, subdirs, _ in os.walk(logdir, followlinks=False):
+    for directory, subdirs, files in os.walk(logdir, followlinks=False):
         subdirs.sort()
+        relative = os.path.relpath(directory, logdir)
+        runs.extend(kineto_profile_runs(os.path.basename(logdir) if relative == "." else
+                                        relative.replace(os.sep, "/"), directory,
+                                        [name for name in files if is_kineto_file(name)], os.path.join))
         if os.path.basename(directory) != PROFILE_SUBDIR[1] or \
                 os.path.basename(os.path.dirname(directory)) != PROFILE_SUBDIR[0]:
             continue

@@ -2,8 +2,9 @@
 
 A run id is `<tb run>/<profile run>` where `<tb run>` is the directory holding `plugins/profile` relative to
 the logdir, or just `<profile run>` when `plugins/profile` sits at the logdir's root (as TensorBoard's Profile
-tab names them). Hosts are the `<host>.xplane.pb` files of a run. This module reads no file system: local.py
-and remote/listing.py list directories into the shapes below.
+tab names them). Hosts are the `<host>.xplane.pb` files of a run. PyTorch (Kineto) runs are the directories
+holding `<worker>.<span>.pt.trace.json[.gz]` files, grouped by kineto.runs; their hosts are the workers. This
+module reads no file system: local_listing.py and remote/listing.py list directories into the shapes below.
 """
 
 import os
@@ -11,9 +12,12 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.constants import XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.kineto.files import is_kineto_file, worker_and_span
+from tb_gpu_advisor.kineto.runs import kineto_runs
 
 NO_PROFILES = ("no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/<host>.xplane.pb "
-               "(capture one with tf.profiler or jax.profiler.trace)")
+               "(capture one with tf.profiler or jax.profiler.trace) or <logdir>/<run>/<worker>.<span>.pt.trace.json"
+               "[.gz] (torch.profiler.tensorboard_trace_handler)")
 
 
 @dataclass(frozen=True)
@@ -42,9 +46,18 @@ class Target:
 
 
 def host_name(path):
-    """The host a profile file is of: its file name without `.xplane.pb`."""
+    """The host a profile file is of: its file name without `.xplane.pb`, or a Kineto file's worker."""
     base = os.path.basename(str(path))
+    if is_kineto_file(base):
+        return worker_and_span(base)[0]
     return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
+
+
+def kineto_profile_runs(run_dir, directory, names, join):
+    """ProfileRuns of the Kineto files among `names` of `directory` (kineto.runs), `join` making their paths."""
+    return [ProfileRun(run=key, path=directory,
+                       hosts=tuple(HostFile(host=worker, path=join(directory, name)) for worker, name in members))
+            for key, members in kineto_runs(run_dir, names)]
 
 
 def run_id(tb_run, profile_run):

@@ -12,6 +12,8 @@ from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.roofline import flop_utilization, kernel_costs, kernel_roofline, shared_peaks
 from tb_gpu_advisor.analysis.rounding import ms, pct
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
+from tb_gpu_advisor.analysis.kernel_types import in_window, kernel_types_in_window
+from tb_gpu_advisor.analysis.stream_idle import stream_idle
 from tb_gpu_advisor.analysis.transfers import transfer_stats
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
 
@@ -32,6 +34,8 @@ class HostAnalysis:
     balance: object  # balance.Balance
     framework: object  # framework.Framework: whose idiom the fixes are written in
     confidence: object  # confidence.Confidence: how far the capture supports a verdict
+    work_by_type: tuple  # kernel_types.KernelTypeTimes per GPU over the window, in model.gpus order
+    stream_idle: tuple  # stream_idle.stream_idle per GPU over the window, in model.gpus order
     roofline: tuple = ()  # roofline.KernelRoofline per kernel row, in `kernels` order
     device_peaks: tuple = ()  # peaks.DevicePeaks per GPU, in model.gpus order
     flop_utilization: object = None  # roofline.FlopUtilization of the active GPUs over the window
@@ -117,4 +121,7 @@ def analyze_host(model):
         roofline=tuple(kernel_roofline(row, peaks) for row in kernels),
         device_peaks=tuple(device_peaks(gpu.capabilities) for gpu in model.gpus),
         flop_utilization=flop_utilization(active_gpus, costs, window),
+        work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
+        stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))
+                          for gpu in model.gpus),
     )

@@ -41,7 +41,8 @@ def add_dask_argument(parser):
 
 def add_target_arguments(parser, host_help="analyze only this host"):
     """PATH, --run, --host, --max-file-mb and --dask: one profile target to analyze."""
-    parser.add_argument("path", help="a logdir, a run directory (holding <host>.xplane.pb files) or one file")
+    parser.add_argument("path", help="a logdir, a run directory (holding <host>.xplane.pb or "
+                                     "<worker>.<span>.pt.trace.json[.gz] files) or one file")
     parser.add_argument("--run", help="run id as the Profile tab shows it (default: the newest run)")
     parser.add_argument("--host", help=host_help)
     add_max_file_argument(parser)

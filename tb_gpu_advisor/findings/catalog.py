@@ -69,3 +69,21 @@ def register(family, entries):
             raise ValueError(f"finding id {key} is defined twice")
         CATALOG[key] = entry
     return entries
+
+
+# framework -> {finding id: Entry}: a framework's own wording of shared findings (findings/pytorch_fixes.py).
+VARIANTS = {}
+
+
+def register_variants(framework, entries):
+    """Adds a framework's wording of findings; each must keep its finding's category."""
+    for key, entry in entries.items():
+        if key in CATALOG and CATALOG[key].category != entry.category:
+            raise ValueError(f"{framework} variant of {key} changes its category")
+    VARIANTS.setdefault(framework, {}).update(entries)
+    return entries
+
+
+def entry_for(finding_id, framework=None):
+    """The catalog entry of a finding, in the framework's idiom when it has one."""
+    return VARIANTS.get(framework, {}).get(finding_id) or CATALOG[finding_id]

@@ -7,6 +7,7 @@ from tb_gpu_advisor.findings.finding import SEVERITIES, capped
 from tb_gpu_advisor.findings.overlaps import with_overlaps
 from tb_gpu_advisor.findings.rules import RULES
 from tb_gpu_advisor.findings.verdict import decide, not_enough
+from tb_gpu_advisor.findings import pytorch_fixes  # noqa: F401 (registers PyTorch's wording of the findings)
 
 
 @dataclass(frozen=True)

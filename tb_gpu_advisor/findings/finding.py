@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field, replace
 
-from tb_gpu_advisor.findings.catalog import CATALOG
+from tb_gpu_advisor.findings.catalog import CATALOG, entry_for
 
 SEVERITIES = ("high", "medium", "low")
 CATEGORIES = ("input", "host", "launch", "transfer", "occupancy", "kernel", "precision", "fusion", "communication",
@@ -58,8 +58,9 @@ class Finding:
     def estimated_speedup(self):
         return speedup(self.recoverable_ms, self.window_ms)
 
-    def to_dict(self):
-        entry = self.entry
+    def to_dict(self, framework=None):
+        """The JSON shape; `framework` ("pytorch") picks the catalog's wording for that framework's users."""
+        entry = entry_for(self.id, framework) if framework == "pytorch" else self.entry
         idiom = entry.idiom(self.framework, self.condition)
         return {
             "id": self.id,

@@ -36,6 +36,8 @@ POOLS = {
     "transfer.small_copies": {"copies"},
     "transfer.low_bandwidth": {"copies"},
     "transfer.d2h_sync_in_step": {"host", "idle"},
+    "sync.host_syncs_in_step": {"host", "idle"},
+    "memory.zero_grad_fills": {"kernel"},
     "communication.allreduce_exposed": {"collectives"},
     "steps.checkpoint_stall": {"host", "slow_steps"},
     "steps.summary_stall": {"host", "slow_steps"},

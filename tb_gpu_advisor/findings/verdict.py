@@ -47,8 +47,8 @@ def decide(ctx, findings):
         wait = breakdown.get("input_wait") or 0.0
         if wait >= VERDICT_MIN_PCT:
             related = next((f.id for f in findings if f.category == "input"), None)
-            return Verdict("input", f"Input-bound: the training step waits for tf.data {_p(wait)} of its time "
-                                    "(no GPU work in this profile).", finding_id=related)
+            return Verdict("input", f"Input-bound: the training step waits for {_input_source(ctx, 'tf.data')} "
+                                    f"{_p(wait)} of its time (no GPU work in this profile).", finding_id=related)
         return _unknown("no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
                         "bottlenecks cannot be measured.")
     top = _top(ctx, findings)
@@ -76,6 +76,13 @@ def not_enough(verdict, confidence):
                                        f"{shown}", verdict.reason, verdict.finding_id)
 
 
+def _input_source(ctx, otherwise=None):
+    """What the step waits on for input, in the framework's words."""
+    if ctx.framework.name == "pytorch":
+        return "the DataLoader"
+    return otherwise or ("tf.data" if ctx.pipeline.in_use else "input")
+
+
 def _unknown(reason):
     return Verdict("unknown", f"Unknown: {reason[0].upper()}{reason[1:]}", reason=reason)
 
@@ -99,7 +106,7 @@ def _sentence(ctx, bottleneck, top):
     share = _p(ctx.share_pct(top.recoverable_ms))
     each = "of each step" if ctx.step_set.steps else "of the profiled time"
     if DIRECT.get(top.id) == "input":
-        source = "tf.data" if ctx.pipeline.in_use else "input"
+        source = _input_source(ctx)
         text = f"Input-bound: the GPU waits for {source} {_p(breakdown['input_wait'])} {each}."
     elif DIRECT.get(top.id) == "host":
         text = f"Host-bound: the GPU idles {_p(breakdown['host'])} {each} while the host works."

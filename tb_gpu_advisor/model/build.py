@@ -14,6 +14,7 @@ from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.profile_files import host_name
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.kineto.files import is_kineto_trace
 from tb_gpu_advisor.model.device import build_gpu_device
 from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan
 from tb_gpu_advisor.model.host import _HostCollector
@@ -41,12 +42,15 @@ _WALL_CLOCK_NS = 10**15
 
 
 def load_model(path, max_bytes=None, reference=False, progress=None):
-    """Reads and models one `.xplane.pb` file; raises ProfileError for bad input.
+    """Reads and models one `.xplane.pb` or PyTorch `.pt.trace.json[.gz]` file; raises ProfileError for bad input.
 
     `progress(done_bytes, total_bytes)`, if given, is called after each plane. Every plane is read from one
     version of the file; a file that changes while it is read is read once more, then FileChanged.
     """
     kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
+    if is_kineto_trace(path):
+        from tb_gpu_advisor.kineto.build import load_kineto_model
+        return load_kineto_model(path, **kwargs)
     try:
         return build_model(read_space(path, **kwargs), reference=reference, progress=progress)
     except FileChanged:  # replaced or rewritten while read: once more, from the version now there

@@ -143,6 +143,8 @@ class HostActivity:
     - busy: the union of all host events other than step markers;
     - op_totals: per host event name, (count, total duration ps);
     - tagged: per tag of model.host.event_tag ("checkpoint", "summary", "compile"), the union of those events;
+      Kineto traces add "sync" (the host blocked on the device: cuda_sync events and *Synchronize calls) and
+      "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False);
     - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads).
     """
 
@@ -160,6 +162,24 @@ class HostActivity:
 
 
 @dataclass(frozen=True)
+class CollectiveCall:
+    """One collective: an NCCL kernel on a GPU (source "kernel") or the host op that issued it ("host").
+
+    Sizes and dtype are None when the trace does not record them (Kineto before PyTorch 2.1, XPlane).
+    """
+
+    source: str
+    device: int  # GPU ordinal; -1 for host ops
+    collective: str  # e.g. "allreduce", "allgather", "sendrecv"
+    start_ps: int
+    duration_ps: int
+    in_bytes: int | None = None
+    out_bytes: int | None = None
+    dtype: str | None = None
+    group_size: int | None = None
+
+
+@dataclass(frozen=True)
 class TraceModel:
     """One host's profile: the GPUs, the host activity and the steps."""
 
@@ -172,7 +192,8 @@ class TraceModel:
     trace_errors: tuple = ()
     trace_warnings: tuple = ()
     environment: dict = field(default_factory=dict)  # e.g. cuda_version, jax_version from /host:metadata
-    format: str = "current"  # "current" (ungrouped CUPTI) or "pre-grouped" (old TF with group_id/Steps)
+    format: str = "current"  # "current" (ungrouped CUPTI), "pre-grouped" (old TF with group_id/Steps), "kineto"
     has_host_plane: bool = False
     tpu_count: int = 0  # `/device:TPU:N` planes: a TPU profile, which XProf's TPU tools analyze
     hlo_protos: dict = field(default_factory=dict)  # XLA program id -> serialized HloProto (/host:metadata)
+    collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader

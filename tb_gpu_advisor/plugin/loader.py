@@ -17,7 +17,8 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
         group = parser.add_argument_group("GPU Advisor plugin")
         group.add_argument("--gpu_advisor_max_file_mb", metavar="MB", type=float,
                            default=DEFAULT_MAX_FILE_BYTES / 2**20,
-                           help="refuse .xplane.pb files larger than this many MiB (default: %(default).0f)")
+                           help="refuse profile files larger than this many MiB "
+                                "(default: %(default).0f)")
         group.add_argument("--gpu_advisor_cache_entries", metavar="N", type=int, default=DEFAULT_CACHE_ENTRIES,
                            help="analyses kept in memory (default: %(default)s)")
         group.add_argument("--gpu_advisor_follow_symlinks", action="store_true",

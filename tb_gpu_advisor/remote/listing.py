@@ -3,7 +3,9 @@
 import posixpath
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
-from tb_gpu_advisor.profile_files import HostFile, ProfileRun, Target, host_name, newest_first, run_id
+from tb_gpu_advisor.kineto.files import is_kineto_file
+from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, host_name, kineto_profile_runs, newest_first,
+                                          run_id)
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
 
@@ -23,6 +25,20 @@ def _list(url):
     return fs, root, info, files
 
 
+def _kineto_runs(fs, root, files):
+    """ProfileRuns of the Kineto trace files, grouped per directory as local_listing does."""
+    by_dir = {}
+    for path in sorted(files):
+        if is_kineto_file(path) and files[path].get("type", "file") == "file":
+            by_dir.setdefault(posixpath.dirname(path), []).append(posixpath.basename(path))
+    found = []
+    for directory, names in by_dir.items():
+        relative = posixpath.relpath(directory, root)
+        found += kineto_profile_runs(posixpath.basename(root) if relative == "." else relative,
+                                     fs.unstrip_protocol(directory), names, posixpath.join)
+    return found
+
+
 def _runs(fs, root, files):
     runs = {}
     for path in sorted(files):
@@ -35,7 +51,7 @@ def _runs(fs, root, files):
         runs.setdefault(run_id(tb_run, profile_run), (posixpath.dirname(path), []))[1].append(_host_file(fs, path))
     found = [ProfileRun(run=key, path=fs.unstrip_protocol(directory), hosts=tuple(hosts))
              for key, (directory, hosts) in runs.items()]
-    return newest_first(found)
+    return newest_first(found + _kineto_runs(fs, root, files))
 
 
 def remote_runs(url):

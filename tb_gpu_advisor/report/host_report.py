@@ -31,14 +31,16 @@ def render_host_report(model, analysis):
             "costed_kernel_time_pct": pct(analysis.flop_utilization.costed_kernel_time_pct),
         },
         "notes": _notes(model, step_set, analysis.usages) + _implausible_notes(analysis.kernels) + list(confidence.notes),
-        "devices": [_device(gpu, usage, peaks)
-                    for gpu, usage, peaks in zip(model.gpus, analysis.usages, analysis.device_peaks)],
+        "devices": [{**_device(gpu, usage, peaks), **_work_by_type(times), "stream_idle_us": _stream_idle(idle)}
+                    for gpu, usage, peaks, times, idle in zip(model.gpus, analysis.usages, analysis.device_peaks,
+                                                              analysis.work_by_type, analysis.stream_idle)],
         "kernels": [_kernel(row, roof) for row, roof in zip(analysis.kernels, analysis.roofline)],
         "launch": _launch(analysis.launch),
         "transfers": {key: _transfer(stats) for key, stats in analysis.transfers.items()},
         "steps": [_step(step, analysis, index) for index, step in enumerate(step_set.steps)],
         "balance": _balance(analysis.balance),
         "host_ops": _host_ops(model),
+        "collectives": _collectives(model.collectives),
         "environment": dict(sorted(model.environment.items())),
         "findings": [],
     }
@@ -47,14 +49,19 @@ def render_host_report(model, analysis):
 def with_diagnosis(report, diagnosis):
     """The report with the verdict first in its summary and the findings filled in (docs/findings.md)."""
     report["summary"] = {**diagnosis.verdict.summary_fields(), **report["summary"]}
-    report["findings"] = [finding.to_dict() for finding in diagnosis.findings]
+    framework = report["summary"].get("framework")
+    report["findings"] = [finding.to_dict(framework) for finding in diagnosis.findings]
     report["notes"].extend(diagnosis.errors)
     return report
 
 
 def _notes(model, step_set, usages):
     notes = []
-    if not model.gpus and model.tpu_count:
+    if not model.gpus and model.format == "kineto":
+        notes.append("No GPU in this profile: the trace has no kernel, gpu_memcpy or gpu_memset events, so GPU "
+                     "metrics are not available (was it captured on a CPU-only machine, or without "
+                     "ProfilerActivity.CUDA?).")
+    elif not model.gpus and model.tpu_count:
         notes.append(f"This is a TPU profile ({model.tpu_count} /device:TPU planes, no GPU): this advisor measures "
                      "GPUs; open it in TensorBoard's Profile tab, whose XProf tools analyze TPUs.")
     elif not model.gpus:
@@ -62,8 +69,11 @@ def _notes(model, step_set, usages):
                       "(was it captured on a CPU-only machine, or without the GPU tracer?).")
     elif not any(u.busy_pct is not None for u in usages):
         notes.append("The GPU planes hold no kernels, copies or memsets: the GPUs did no traced work.")
+    pytorch = model.format == "kineto"
     if not model.has_host_plane:
-        notes.append("No /host:CPU plane: launch latency, input wait and host time are not available.")
+        notes.append("No host events (cpu_op, cuda_runtime) in this trace: launch latency, input wait and host "
+                     "time are not available." if pytorch else
+                     "No /host:CPU plane: launch latency, input wait and host time are not available.")
     if step_set.source == "device":  # no step markers: summary.confidence says so, with how to add them
         notes.append("Steps come from the pre-grouped device Steps lines of an older TensorFlow: a step's time "
                      "is its longest GPU marker, as in XProf.")
@@ -129,6 +139,48 @@ def _device(gpu, usage, peaks):
 def _sig(value, digits=6):
     """A float rounded to `digits` significant digits (None stays None)."""
     return None if value is None else float(f"{value:.{digits}g}")
+
+
+def _work_by_type(times):
+    """HTA's per-GPU views (analysis.kernel_types) over the device events inside the analysis window."""
+    temporal = times.temporal_pct()
+    return {
+        "work_by_type_pct": {key: pct(value) for key, value in times.exclusive_pct().items()},
+        "collective_overlap_pct": pct(times.overlap_pct),
+        "temporal_pct": {key: pct(value) for key, value in temporal.items()} if temporal else None,
+    }
+
+
+def _stream_idle(by_stream):
+    """{stream id (text): {host_wait, kernel_wait, other}} idle µs between the events of each stream."""
+    return {str(stream): {cause: us(ps) for cause, ps in causes.items()} for stream, causes in by_stream.items()}
+
+
+def _collectives(calls):
+    """Collective calls grouped by where they were recorded and which collective; sizes where recorded."""
+    groups = {}
+    for call in calls:
+        entry = groups.setdefault((call.source, call.collective), {
+            "source": call.source, "collective": call.collective, "calls": 0, "time_us": 0.0,
+            "in_bytes": 0, "out_bytes": 0, "sized_calls": 0, "dtypes": set(), "group_sizes": set()})
+        entry["calls"] += 1
+        entry["time_us"] += call.duration_ps / 1e6
+        if call.in_bytes is not None:
+            entry["sized_calls"] += 1
+            entry["in_bytes"] += call.in_bytes
+            entry["out_bytes"] += call.out_bytes or 0
+        if call.dtype:
+            entry["dtypes"].add(call.dtype)
+        if call.group_size is not None:
+            entry["group_sizes"].add(call.group_size)
+    rows = []
+    for entry in groups.values():
+        sized = entry.pop("sized_calls")
+        rows.append({**entry, "time_us": round(entry["time_us"], 3),
+                     "in_bytes": entry["in_bytes"] if sized else None,
+                     "out_bytes": entry["out_bytes"] if sized else None,
+                     "dtypes": sorted(entry["dtypes"]), "group_sizes": sorted(entry["group_sizes"])})
+    return sorted(rows, key=lambda row: (row["source"], -row["time_us"], row["collective"]))
 
 
 def _kernel(row, roof):

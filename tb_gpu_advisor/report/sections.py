@@ -50,7 +50,18 @@ def host_sections(report):
         sections.append(_launch(report))
     if any(t["count"] for t in report["transfers"].values()):
         sections.append(_transfers(report))
+    if report.get("collectives"):
+        sections.append(_collectives(report))
     return sections
+
+
+def _collectives(report):
+    rows = tuple((row["source"], row["collective"], units.count(row["calls"]), units.duration_us(row["time_us"]),
+                  units.size_bytes(row["in_bytes"]) if row["in_bytes"] is not None else "-",
+                  ", ".join(row["dtypes"]) or "-", ", ".join(map(str, row["group_sizes"])) or "-")
+                 for row in report["collectives"])
+    return Section("Collectives", table=Table(("recorded on", "collective", "calls", "time", "bytes in", "dtype",
+                                               "group"), rows, (False, False, True, True, True, False, True)))
 
 
 def _summary(report):

@@ -58,3 +58,21 @@ def test_exit_codes_as_a_ci_step(real_pair, tmp_path):
     usage = _cli("check", "--baseline", bound, "--candidate", fixed, "--max-regression", "-3")
     assert usage.returncode == 2 and "must be a finite number >= 0" in usage.stderr
     assert _cli("check", "--baseline", bound).returncode == 2
+
+
+
+def test_check_reads_pytorch_traces(run_cli, tmp_path):
+    """HTA's trace_diff pair (an A100 control rank, a V100 test rank): the slower V100 steps are a regression."""
+    import shutil
+
+    from tests.kineto.real import real_kineto
+
+    control, test = tmp_path / "control", tmp_path / "test"
+    control.mkdir(), test.mkdir()
+    shutil.copy(real_kineto("a100_8rank_control"), control / "rank3.1661203462000.pt.trace.json.gz")
+    shutil.copy(real_kineto("v100_2rank_test"), test / "rank1.1661938466000.pt.trace.json.gz")
+    code, out, err = run_cli("check", "--baseline", str(control), "--candidate", str(test))
+    assert code == 1 and err == "", err
+    assert out.startswith("regression: mean step time") and out.count("\n") == 1
+    code, out, _ = run_cli("check", "--baseline", str(test), "--candidate", str(control))
+    assert code == 0 and out.startswith("ok: mean step time")

@@ -103,3 +103,24 @@ def test_corrupt_remote_file_error_names_the_url(memory_logdir):
     report = run_report(*resolve_target(url))
     assert report["errors"][0]["file"] == url
     assert report["errors"][0]["error"].startswith("not a valid XSpace protobuf")
+
+
+def test_pytorch_runs_are_listed_and_analyzed_from_object_storage(monkeypatch, tmp_path):
+    from tests.kineto.real import real_kineto
+
+    monkeypatch.setenv("TB_GPU_ADVISOR_CACHE", str(tmp_path / "cache"))
+    fs = fsspec.filesystem("memory")
+    root = f"/{uuid.uuid4().hex}"
+    data = real_kineto("mi250_minitoy_train").read_bytes()
+    fs.pipe(f"{root}/logs/toy/node0.1700000000000.pt.trace.json.gz", data)
+    fs.pipe(f"{root}/logs/toy/node1.1700000000004.pt.trace.json.gz", data)
+    fs.pipe(f"{root}/logs/train/plugins/profile/2026_01_01_00_00_00/w0.xplane.pb", _trace_bytes())
+    try:
+        runs = {run.run: run for run in remote_runs(f"memory://{root}/logs")}
+        assert sorted(runs) == ["toy", "train/2026_01_01_00_00_00"]
+        assert [h.host for h in runs["toy"].hosts] == ["node0", "node1"]
+        report = run_report("toy", runs["toy"].hosts, executor="inline")
+        assert [host["trace_format"] for host in report["hosts"]] == ["kineto", "kineto"]
+        assert report["hosts"][0]["file"] == f"memory://{root}/logs/toy/node0.1700000000000.pt.trace.json.gz"
+    finally:
+        fs.rm(root, recursive=True)

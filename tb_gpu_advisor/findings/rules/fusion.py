@@ -72,6 +72,9 @@ def elementwise_kernels(ctx):
         return None
     if any(is_xla_kernel(name) for gpu in ctx.active_gpus for name in gpu.activity.names):
         return None
+    pytorch = ctx.framework.name == "pytorch"
+    if pytorch and any(name.startswith("triton_") for gpu in ctx.active_gpus for name in gpu.activity.names):
+        return None  # torch.compile's Inductor kernels: fusion is already in use
     ordinal, elementwise_ps = busiest_gpu(ctx.kernel_ps_by_gpu(is_elementwise))
     if elementwise_ps <= 0:
         return None
@@ -89,7 +92,7 @@ def elementwise_kernels(ctx):
     return modeled_finding(
         ctx, "fusion.elementwise_kernels",
         f"{ctx.count_text(count, 'element-wise kernels')} take {share:.1f}% of GPU kernel time "
-        f"({elementwise_ms:.2f} ms on {gpu.name}); XLA is not in use.",
+        f"({elementwise_ms:.2f} ms on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not in use.",
         elementwise_ms * FUSION_SAVED_FRACTION,
         f"estimate: fusion removes {FUSION_SAVED_FRACTION:.0%} of the element-wise kernel time",
         {"elementwise_kernels_per_step": round(per_step, 1), "elementwise_ms": elementwise_ms,

@@ -1,0 +1,1 @@
+"""Reader of PyTorch profiler (Kineto) Chrome-trace JSON files into the trace model."""

@@ -1,0 +1,121 @@
+"""PyTorch rules and PyTorch wording, on small written Kineto traces (exact numbers) and the real ones."""
+
+import pytest
+
+from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.pipeline import host_report
+from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
+from tests.kineto.real import kineto_models  # noqa: F401 (fixture)
+
+PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
+          "computeMinor": 0, "numSms": 132}]
+
+
+def _report(tmp_path, events):
+    path = tmp_path / "rank0.1.pt.trace.json"
+    path.write_text(trace_text(events, deviceProperties=PROPS))
+    return host_report(load_model(path))
+
+
+def _finding(report, finding_id):
+    return next((f for f in report["findings"] if f["id"] == finding_id), None)
+
+
+def _step(n, start):
+    return x_event("user_annotation", f"ProfilerStep#{n}", start, 1000)
+
+
+def test_gpu_idle_after_a_host_sync_is_the_finding(tmp_path):
+    # Each 1 ms step: a kernel 10-110 us, the host syncs 20-110 us, the next launch only at 310 us (kernel
+    # 320-420 us): after the sync the GPU idles 110 -> 320 us = 210 us per step, 21% of the step.
+    events = []
+    for n, base in ((1, 0), (2, 1000)):
+        events += [_step(n, base), launch(base + 5, 4, 100 * n), kernel("gemm_kernel", base + 10, 100, 100 * n),
+                   launch(base + 20, 90, 100 * n + 1, name="cudaStreamSynchronize"),
+                   launch(base + 310, 4, 100 * n + 2), kernel("gemm_kernel", base + 320, 100, 100 * n + 2)]
+    report = _report(tmp_path, events)
+    assert report["summary"]["framework"] == "pytorch"
+    finding = _finding(report, "sync.host_syncs_in_step")
+    assert finding["severity"] == "high"
+    assert finding["evidence"]["metrics"]["syncs_per_step"] == 1.0
+    assert finding["evidence"]["metrics"]["idle_after_sync_ms"] == 0.42
+    assert finding["evidence"]["metrics"]["idle_after_sync_pct"] == 21.0
+    assert "torch.cuda.synchronize()" in finding["fix"]
+
+
+def test_a_sync_that_waits_for_a_device_to_host_read_is_left_to_the_copy_rule(tmp_path):
+    events = [_step(1, 0), _step(2, 1000)]
+    for n, base in ((1, 0), (2, 1000)):
+        events += [launch(base + 5, 4, 100 * n), kernel("gemm_kernel", base + 10, 100, 100 * n),
+                   launch(base + 110, 2, 100 * n + 1, name="cudaMemcpyAsync"),
+                   x_event("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", base + 111, 2, pid=0, tid=7, device=0,
+                           stream=7, correlation=100 * n + 1, bytes=4),
+                   launch(base + 112, 2, 100 * n + 3, name="cudaStreamSynchronize"),
+                   launch(base + 310, 4, 100 * n + 2), kernel("gemm_kernel", base + 320, 100, 100 * n + 2)]
+    report = _report(tmp_path, events)
+    assert _finding(report, "sync.host_syncs_in_step") is None
+    copy_rule = _finding(report, "transfer.d2h_sync_in_step")
+    assert copy_rule is not None and ".item()" in copy_rule["fix_summary"]
+
+
+def test_zero_grad_filling_gradients(tmp_path):
+    events = [_step(1, 0), _step(2, 1000)]
+    for base in (0, 1000):
+        events += [x_event("user_annotation", "Optimizer.zero_grad#SGD.zero_grad", base + 500, 100),
+                   x_event("cpu_op", "aten::zero_", base + 510, 10), x_event("cpu_op", "aten::zero_", base + 530, 10),
+                   x_event("cpu_op", "aten::zero_", base + 700, 10)]  # outside zero_grad: not counted
+    finding = _finding(_report(tmp_path, events), "memory.zero_grad_fills")
+    assert finding["severity"] == "low"
+    assert finding["evidence"]["metrics"]["zero_grad_fill_ms"] == 0.04
+    assert "set_to_none=True" in finding["fix_summary"]
+
+
+def test_no_pytorch_rule_on_a_set_to_none_loop(tmp_path):
+    events = [_step(1, 0), _step(2, 1000),
+              x_event("user_annotation", "Optimizer.zero_grad#SGD.zero_grad", 500, 5)]
+    report = _report(tmp_path, events)
+    assert {f["id"] for f in report["findings"]} & {"memory.zero_grad_fills", "sync.host_syncs_in_step"} == set()
+
+
+def test_dataloader_wait_reads_as_pytorch(tmp_path):
+    events = []
+    for n, base in ((1, 0), (2, 1000)):
+        events += [_step(n, base),
+                   x_event("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                           base + 1, 600),
+                   launch(base + 610, 4, n), kernel("gemm_kernel", base + 620, 300, n)]
+    report = _report(tmp_path, events)
+    assert report["summary"]["verdict"].startswith("Input-bound: the GPU waits for the DataLoader")
+    finding = _finding(report, "input.gpu_waits_for_input")
+    assert finding["title"] == "The GPU waits for the DataLoader"
+    assert "num_workers" in finding["fix"] and "tf.data" not in finding["fix"]
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("a100_8rank_control", {"communication.allreduce_exposed": "high", "host.gpu_idle_host_busy": "medium",
+                            "fusion.elementwise_kernels": "medium", "transfer.d2h_sync_in_step": "low"}),
+    ("v100_2rank_test", {"steps.uneven_step_time": "medium", "precision.fp32_matmul": "medium",
+                         "communication.allreduce_exposed": "medium",
+                         "transfer.d2h_sync_in_step": "low"}),
+    ("a100_2rank_nccl", {"host.gpu_idle_host_busy": "high", "communication.allreduce_exposed": "medium",
+                         "launch.gpu_starved_by_launches": "medium", "sync.host_syncs_in_step": "low"}),
+])
+def test_real_traces_get_findings_in_pytorch_terms(name, expected, kineto_models):
+    report = host_report(kineto_models[name])
+    assert {f["id"]: f["severity"] for f in report["findings"]} == expected
+    for finding in report["findings"]:
+        assert "tf.data" not in finding["fix"] and "tf.keras" not in finding["fix"], finding["id"]
+    ddp = _finding(report, "communication.allreduce_exposed")
+    assert "gradient_as_bucket_view=True" in ddp["fix"] and "no_sync()" in ddp["fix"]
+
+
+def test_every_pytorch_variant_rewords_a_known_finding_of_the_same_category():
+    from tb_gpu_advisor.findings.catalog import CATALOG, VARIANTS, entry_for
+
+    entry_for("input.gpu_waits_for_input", "pytorch")  # loads the variants
+    assert VARIANTS["pytorch"]
+    for key, entry in VARIANTS["pytorch"].items():
+        assert key in CATALOG and CATALOG[key].category == entry.category, key
+        assert entry.title and entry.fix and len(entry.fix_summary) <= 100, key
+        assert entry.docs and all(url.startswith("https://") for url in entry.docs), key
+    assert entry_for("input.gpu_waits_for_input", "tensorflow") is CATALOG["input.gpu_waits_for_input"]
