@@ -1,0 +1,184 @@
+"""Shrinks a captured `.xplane.pb` to its first profiled steps so that it fits a size limit (for test fixtures).
+
+`python -m tb_gpu_advisor.capture.trim FILE... [--max-mb 3] [--marker train]`: rewrites each file in place when
+it is larger than the limit, keeping every plane, line, metadata entry and plane stat (so the HLO protos JAX
+embeds in `/host:metadata` stay) and dropping, first, the HLO modules no event ran (JAX embeds every module compiled in the process), then the
+events that start after the end of the last kept step. Steps
+are the host events named by `--marker` (`jax.profiler.StepTraceAnnotation` / `tf.profiler.experimental.Trace`
+names) that carry a `step_num` stat; the most steps that fit are kept. Only for files this project captured
+itself: it rewrites the file it is given.
+"""
+
+import argparse
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from tb_gpu_advisor.xplane import schema
+
+DEFAULT_MAX_MB = 3.0
+DEFAULT_MARKER = "train"
+MIN_STEPS_KEPT = 3
+_HOST_PLANE_PREFIX = "/host:CPU"
+_METADATA_PLANE = "/host:metadata"
+_PROGRAM_SUFFIX = re.compile(r"\((\d+)\)$")
+
+
+@dataclass(frozen=True)
+class StepMarker:
+    step_num: int
+    start_ps: int  # absolute: the line's timestamp_ns * 1000 + the event's offset_ps
+    end_ps: int
+
+
+@dataclass(frozen=True)
+class TrimResult:
+    path: str
+    bytes_before: int
+    bytes_after: int
+    steps_before: int
+    steps_after: int
+
+
+def _step_num_stat_ids(plane):
+    return {key for key, meta in plane.stat_metadata.items() if meta.name == "step_num"}
+
+
+def step_markers(space, marker=DEFAULT_MARKER):
+    """The host step markers named `marker` with a `step_num` stat, sorted by start."""
+    found = []
+    for plane in space.planes:
+        if not plane.name.startswith(_HOST_PLANE_PREFIX):
+            continue
+        names = {key for key, meta in plane.event_metadata.items() if meta.name == marker}
+        step_ids = _step_num_stat_ids(plane)
+        if not names or not step_ids:
+            continue
+        for line in plane.lines:
+            base_ps = line.timestamp_ns * 1000
+            for event in line.events:
+                if event.metadata_id not in names:
+                    continue
+                step = next((s.int64_value or s.uint64_value for s in event.stats if s.metadata_id in step_ids),
+                            None)
+                if step is not None:
+                    start = base_ps + event.offset_ps
+                    found.append(StepMarker(int(step), start, start + event.duration_ps))
+    return sorted(found, key=lambda m: m.start_ps)
+
+
+def _cut(space, cutoff_ps):
+    """A copy of `space` without the events that start after `cutoff_ps`."""
+    trimmed = schema.XSpace()
+    trimmed.CopyFrom(space)
+    for plane in trimmed.planes:
+        for line in plane.lines:
+            base_ps = line.timestamp_ns * 1000
+            kept = [event for event in line.events
+                    if event.WhichOneof("data") != "offset_ps" or base_ps + event.offset_ps <= cutoff_ps]
+            if len(kept) != len(line.events):
+                del line.events[:]
+                line.events.extend(kept)
+    return trimmed
+
+
+def _referenced_program_ids(space):
+    """Program ids that events outside `/host:metadata` name in a `program_id` stat."""
+    found = set()
+    for plane in space.planes:
+        if plane.name == _METADATA_PLANE:
+            continue
+        ids = {key for key, meta in plane.stat_metadata.items() if meta.name == "program_id"}
+        if not ids:
+            continue
+        for line in plane.lines:
+            for event in line.events:
+                found.update(s.int64_value or s.uint64_value for s in event.stats if s.metadata_id in ids)
+    return found
+
+
+def prune_unused_modules(space):
+    """A copy of `space` whose `/host:metadata` keeps only the HLO modules (named `<name>(<program id>)`) that
+    the trace's events ran; the space itself when no event names a program id (nothing to match against).
+
+    JAX embeds every module compiled in the process so far, also those of earlier, unprofiled work."""
+    used = _referenced_program_ids(space)
+    if not used:
+        return space
+    pruned = schema.XSpace()
+    pruned.CopyFrom(space)
+    for plane in pruned.planes:
+        if plane.name != _METADATA_PLANE:
+            continue
+        for key in [key for key, meta in plane.event_metadata.items()
+                    if (match := _PROGRAM_SUFFIX.search(meta.name)) and int(match.group(1)) not in used]:
+            del plane.event_metadata[key]
+    return pruned
+
+
+def trim_space(space, max_bytes, marker=DEFAULT_MARKER):
+    """(space, steps kept) fitting `max_bytes`: the space itself if it fits; else without the HLO modules no
+    event ran; else also only the most leading steps that fit.
+
+    Raises ValueError when the file has too few step markers or even MIN_STEPS_KEPT steps do not fit."""
+    markers = step_markers(space, marker)
+    if space.ByteSize() <= max_bytes:
+        return space, len(markers)
+    space = prune_unused_modules(space)
+    if space.ByteSize() <= max_bytes:
+        return space, len(markers)
+    if len(markers) < MIN_STEPS_KEPT:
+        raise ValueError(f"it has {len(markers)} '{marker}' step markers; cannot trim by steps")
+    low, high, best = MIN_STEPS_KEPT, len(markers), None
+    while low <= high:
+        keep = (low + high) // 2
+        candidate = _cut(space, markers[keep - 1].end_ps)
+        if candidate.ByteSize() <= max_bytes:
+            best, low = (candidate, keep), keep + 1
+        else:
+            high = keep - 1
+    if best is None:
+        raise ValueError(f"even its first {MIN_STEPS_KEPT} steps are larger than {max_bytes / 2**20:.1f} MiB")
+    return best
+
+
+def trim_file(path, max_mb=DEFAULT_MAX_MB, marker=DEFAULT_MARKER):
+    """Rewrites `path` in place with the leading steps that fit `max_mb`; returns a TrimResult."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    space = schema.XSpace.FromString(data)
+    before = len(step_markers(space, marker))
+    trimmed, kept = trim_space(space, int(max_mb * 2**20), marker)
+    if trimmed.ByteSize() != len(data):
+        tmp = f"{path}.trim-tmp"
+        with open(tmp, "wb") as handle:
+            handle.write(trimmed.SerializeToString())
+        os.replace(tmp, path)
+    return TrimResult(path, len(data), os.path.getsize(path), before, kept)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.trim", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="+", help=".xplane.pb files to shrink in place")
+    parser.add_argument("--max-mb", type=float, default=DEFAULT_MAX_MB, help="size limit per file (MiB)")
+    parser.add_argument("--marker", default=DEFAULT_MARKER, help="name of the step marker events")
+    args = parser.parse_args(argv)
+    status = 0
+    for path in args.files:
+        try:
+            result = trim_file(path, args.max_mb, args.marker)
+        except (OSError, ValueError, DecodeError) as error:
+            print(f"error: {path}: {error}", file=sys.stderr)
+            status = 2
+            continue
+        print(f"{path}: {result.bytes_before / 2**20:.2f} MiB -> {result.bytes_after / 2**20:.2f} MiB, "
+              f"steps {result.steps_before} -> {result.steps_after}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
