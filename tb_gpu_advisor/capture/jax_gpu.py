@@ -106,8 +106,9 @@ class RunResult:
     path: str
     bytes: int
     steps: int
-    step_ms_mean: float  # wall time per profiled step measured by the script
+    step_ms_mean: float  # wall time per step the file holds, measured by the script
     seconds: float
+    step_times_ms: tuple = ()  # each step's wall time, of the steps the file holds
     trimmed_from_steps: int = 0
 
 
@@ -123,8 +124,9 @@ def _import_jax():
 class Workload:
     """The models, data and step functions of every run, built once per process."""
 
-    def __init__(self, jax, jnp, sizes):
+    def __init__(self, jax, jnp, sizes, loader_over_step=LOADER_OVER_STEP, loader_read_share=LOADER_READ_SHARE):
         self.jax, self.jnp, self.sizes = jax, jnp, sizes
+        self.loader_over_step, self.loader_read_share = loader_over_step, loader_read_share
         self.device = jax.devices()[0]
         self._train_steps = {}
         self._loader_cost = None
@@ -205,34 +207,35 @@ class Workload:
         return batch
 
     def loader_cost(self):
-        """(read wait s, NumPy work units) per batch: together LOADER_OVER_STEP of the healthy step time measured
-        on this machine, LOADER_READ_SHARE of it waiting as a storage read would, the rest NumPy work."""
+        """(read wait s, NumPy work units) per batch: together `loader_over_step` of the healthy step time measured
+        on this machine, `loader_read_share` of it waiting as a storage read would, the rest NumPy work."""
         if self._loader_cost is None:
             import numpy as np
-            target_ms = LOADER_OVER_STEP * self.measure_healthy_step_ms()
+            target_ms = self.loader_over_step * self.measure_healthy_step_ms()
             rng = np.random.default_rng(1)
             keys = rng.random(LOADER_UNIT_ELEMENTS, dtype=np.float32)
             started = time.perf_counter()
             for _ in range(8):
                 keys = np.sort(keys + np.float32(0.5) * rng.random(LOADER_UNIT_ELEMENTS, dtype=np.float32))
             unit_ms = (time.perf_counter() - started) * 1e3 / 8
-            self._loader_cost = (LOADER_READ_SHARE * target_ms / 1e3,
-                                 max(1, round((1 - LOADER_READ_SHARE) * target_ms / unit_ms)))
+            self._loader_cost = (self.loader_read_share * target_ms / 1e3,
+                                 max(1, round((1 - self.loader_read_share) * target_ms / unit_ms)))
         return self._loader_cost
 
     def measure_healthy_step_ms(self):
-        """Median wall time of the healthy bf16 step after compilation."""
+        """Fastest wall time of the healthy bf16 step after compilation (on a shared machine the fastest is the
+        one least slowed by others)."""
         if self.step_ms_estimate is None:
             step = self.train_step()
             params = self.init_block(self.jnp.bfloat16)
             tokens = self.jax.device_put(self.tokens(0), self.device)
             times = []
-            for _ in range(WARMUP_STEPS + 3):
+            for _ in range(WARMUP_STEPS + 8):
                 started = time.perf_counter()
                 params, loss = step(params, tokens, None)
                 float(loss)
                 times.append((time.perf_counter() - started) * 1e3)
-            self.step_ms_estimate = sorted(times[WARMUP_STEPS:])[1]
+            self.step_ms_estimate = min(times[WARMUP_STEPS:])
         return self.step_ms_estimate
 
     # --- the small deep MLP (launch pair) -------------------------------------------------------------------
@@ -265,7 +268,8 @@ class Workload:
 
 
 def _profiled_loop(jax, run_dir, steps, step_fn, python_tracer):
-    """Warm-up steps, then `steps` steps under the profiler, each inside a step marker; returns wall ms/step."""
+    """Warm-up steps, then `steps` steps under the profiler, each inside a step marker; returns each step's
+    wall time (ms)."""
     for i in range(WARMUP_STEPS):
         step_fn(i)
     options = jax.profiler.ProfileOptions()
@@ -278,7 +282,7 @@ def _profiled_loop(jax, run_dir, steps, step_fn, python_tracer):
             with jax.profiler.StepTraceAnnotation(MARKER, step_num=i):
                 step_fn(i)
             times.append((time.perf_counter() - started) * 1e3)
-    return sum(times) / len(times)
+    return times
 
 
 def _block_loop(work, dtype, precision=None, feed=None, table_for_step=None):
@@ -378,7 +382,7 @@ def capture_run(work, outdir, name, steps, trim_mb=None, python_tracer=False):
     started = time.monotonic()
     closers = []
     try:
-        step_ms = _profiled_loop(work.jax, pathlib.Path(outdir) / name, steps, _run_step_fn(work, name, closers),
+        times = _profiled_loop(work.jax, pathlib.Path(outdir) / name, steps, _run_step_fn(work, name, closers),
                                  python_tracer)
     finally:
         for close in closers:
@@ -390,8 +394,10 @@ def capture_run(work, outdir, name, steps, trim_mb=None, python_tracer=False):
         trimmed_from = result.steps_before if result.steps_after != result.steps_before else 0
     with open(path, "rb") as handle:
         markers = trim_module.step_markers(trim_module.schema.XSpace.FromString(handle.read()), MARKER)
-    return RunResult(name, str(path), path.stat().st_size, len(markers), round(step_ms, 3),
-                     round(time.monotonic() - started, 1), trimmed_from)
+    kept = times[:len(markers)]
+    return RunResult(name, str(path), path.stat().st_size, len(markers), round(sum(kept) / len(kept), 3),
+                     round(time.monotonic() - started, 1), step_times_ms=tuple(round(t, 3) for t in kept),
+                     trimmed_from_steps=trimmed_from)
 
 
 def _skip_reason(spec, on_gpu):

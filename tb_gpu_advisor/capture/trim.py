@@ -1,9 +1,10 @@
 """Shrinks a captured `.xplane.pb` to its first profiled steps so that it fits a size limit (for test fixtures).
 
-`python -m tb_gpu_advisor.capture.trim FILE... [--max-mb 3] [--marker train]`: rewrites each file in place when
-it is larger than the limit, keeping every plane, line, metadata entry and plane stat (so the HLO protos JAX
-embeds in `/host:metadata` stay) and dropping, first, the HLO modules no event ran (JAX embeds every module compiled in the process), then the
-events that start after the end of the last kept step. Steps
+`python -m tb_gpu_advisor.capture.trim FILE... [--max-mb 3] [--marker train]`: rewrites each file in place without
+the HLO modules that no event ran (JAX embeds in `/host:metadata` every module compiled in the process so far,
+also by earlier, unprofiled work) and, when it is still larger than the limit, without the events that start
+after the end of the last step that fits. Every plane, line, plane stat and the HLO protos of the modules that
+ran stay. Steps
 are the host events named by `--marker` (`jax.profiler.StepTraceAnnotation` / `tf.profiler.experimental.Trace`
 names) that carry a `step_num` stat; the most steps that fit are kept. Only for files this project captured
 itself: it rewrites the file it is given.
@@ -120,13 +121,11 @@ def prune_unused_modules(space):
 
 
 def trim_space(space, max_bytes, marker=DEFAULT_MARKER):
-    """(space, steps kept) fitting `max_bytes`: the space itself if it fits; else without the HLO modules no
-    event ran; else also only the most leading steps that fit.
+    """(space, steps kept) fitting `max_bytes`: without the HLO modules no event ran, and if that is still too
+    large, only the most leading steps that fit.
 
     Raises ValueError when the file has too few step markers or even MIN_STEPS_KEPT steps do not fit."""
     markers = step_markers(space, marker)
-    if space.ByteSize() <= max_bytes:
-        return space, len(markers)
     space = prune_unused_modules(space)
     if space.ByteSize() <= max_bytes:
         return space, len(markers)

@@ -1,0 +1,100 @@
+"""Regression on the committed real CPU problem/fix pairs (tests/data/real/cpu_pairs, made by capture.cpu_pairs).
+
+Each pair: both sides' steps are found, the problem side gets the finding its fix addresses and the fix side does
+not, and compare calls the fix faster, beyond noise, with that finding resolved. Where no rule can see a JAX
+problem yet, the finding check is an expected failure that names the gap (strict: it fails once a rule exists, so
+this file gets updated with it).
+"""
+
+import io
+import json
+import pathlib
+
+import pytest
+
+from tb_gpu_advisor.capture import cpu_pairs
+from tb_gpu_advisor.cli import main as cli_main
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "real" / "cpu_pairs"
+SUMMARY = json.loads((DATA / "pairs.json").read_text(encoding="utf-8"))
+# The finding each pair's fix addresses, as our rules name it.
+EXPECTED_FINDING = {
+    "tf_map": "input.sequential_map",
+    "tf_prefetch": "input.no_prefetch",
+    "tf_eager": "host.eager_execution",
+}
+NO_RULE_YET = {
+    "jax_loader": "no rule sees a JAX loader inside the step yet: the host waits in Python/NumPy with no "
+                  "IteratorGetNext to mark it as input, and without a GPU the wait is not idle hardware",
+    "jax_jit": "no rule sees op-by-op JAX dispatch yet: host.eager_execution matches TensorFlow's "
+               "EagerLocalExecute events only",
+}
+MAX_FILE_BYTES = int(1.5 * 2**20)
+
+
+def cli_json(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = cli_main([*argv, "--format", "json"], out=out, err=err)
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue())
+
+
+def side_path(pair, role):
+    return DATA / SUMMARY["pairs"][pair][role]["path"]
+
+
+@pytest.fixture(scope="module")
+def analyses():
+    return {(pair, role): cli_json("analyze", str(side_path(pair, role)))["hosts"][0]
+            for pair in SUMMARY["pairs"] for role in ("problem", "fix")}
+
+
+def test_every_pair_of_the_script_is_committed_small():
+    assert sorted(SUMMARY["pairs"]) == sorted(cpu_pairs.PAIR_NAMES)
+    assert set(EXPECTED_FINDING) | set(NO_RULE_YET) == set(cpu_pairs.PAIR_NAMES)
+    assert {pair.framework for pair in cpu_pairs.PAIRS} == {"tf", "jax"}
+    for pair in SUMMARY["pairs"]:
+        for role in ("problem", "fix"):
+            assert side_path(pair, role).stat().st_size <= MAX_FILE_BYTES, (pair, role)
+
+
+@pytest.mark.parametrize("pair", cpu_pairs.PAIR_NAMES)
+def test_both_sides_steps_are_found(pair, analyses):
+    for role in ("problem", "fix"):
+        report = analyses[pair, role]
+        expected = SUMMARY["pairs"][pair][role]["steps"]
+        assert expected >= 10
+        assert (report["summary"]["step_source"], report["summary"]["step_time_ms"]["count"]) == ("host", expected)
+        first = cpu_pairs.WARMUP_STEPS
+        assert [step["name"] for step in report["steps"]] == [f"train {n}" for n in range(first, first + expected)]
+
+
+@pytest.mark.parametrize("pair", sorted(EXPECTED_FINDING))
+def test_the_problem_side_gets_its_finding_and_the_fix_side_does_not(pair, analyses):
+    finding = EXPECTED_FINDING[pair]
+    problem = {f["id"]: f for f in analyses[pair, "problem"]["findings"]}
+    assert finding in problem, sorted(problem)
+    assert problem[finding]["severity"] in ("high", "medium")
+    assert problem[finding]["estimated_speedup"] > 1.0
+    assert finding not in {f["id"] for f in analyses[pair, "fix"]["findings"]}
+
+
+@pytest.mark.parametrize("pair", sorted(NO_RULE_YET))
+def test_jax_problem_sides_get_a_finding(pair, analyses, request):
+    request.applymarker(pytest.mark.xfail(reason=NO_RULE_YET[pair], strict=True))
+    problem_ids = {f["id"] for f in analyses[pair, "problem"]["findings"]}
+    fix_ids = {f["id"] for f in analyses[pair, "fix"]["findings"]}
+    assert problem_ids - fix_ids - {"steps.uneven_step_time"}
+
+
+@pytest.mark.parametrize("pair", cpu_pairs.PAIR_NAMES)
+def test_compare_reports_the_improvement(pair):
+    comparison = cli_json("compare", str(side_path(pair, "problem")), str(side_path(pair, "fix")))
+    host = comparison["hosts"][0]
+    assert host["change"] == "faster", comparison["verdict"]
+    assert host["step_time_ms"]["mean"]["significant"]
+    measured = SUMMARY["pairs"][pair]["problem"]["step_ms_mean"] / SUMMARY["pairs"][pair]["fix"]["step_ms_mean"]
+    # The analyzer's step times are the script's wall-clock timings of the same steps, seen from the trace.
+    assert host["speedup"] == pytest.approx(measured, rel=0.15)
+    if pair in EXPECTED_FINDING:
+        assert EXPECTED_FINDING[pair] in {f["id"] for f in host["findings"]["resolved"]}
