@@ -86,28 +86,45 @@ def _cut(space, cutoff_ps):
     return trimmed
 
 
-def _referenced_program_ids(space):
-    """Program ids that events outside `/host:metadata` name in a `program_id` stat."""
-    found = set()
+def _stat_value(plane, stat):
+    """A stat's value; an interned string (`ref_value`) is the name of the stat metadata it points to."""
+    kind = stat.WhichOneof("value")
+    if kind == "ref_value":
+        meta = plane.stat_metadata.get(stat.ref_value)
+        return meta.name if meta is not None else None
+    return getattr(stat, kind) if kind else None
+
+
+def referenced_modules(space):
+    """(program ids, module names) that events outside `/host:metadata` name in `program_id` and `hlo_module`
+    stats: the HLO modules the trace ran."""
+    ids, names = set(), set()
     for plane in space.planes:
         if plane.name == _METADATA_PLANE:
             continue
-        ids = {key for key, meta in plane.stat_metadata.items() if meta.name == "program_id"}
-        if not ids:
+        wanted = {key: meta.name for key, meta in plane.stat_metadata.items()
+                  if meta.name in ("program_id", "hlo_module")}
+        if not wanted:
             continue
         for line in plane.lines:
             for event in line.events:
-                found.update(s.int64_value or s.uint64_value for s in event.stats if s.metadata_id in ids)
-    return found
+                for stat in event.stats:
+                    kind = wanted.get(stat.metadata_id)
+                    if kind == "program_id":
+                        ids.add(int(stat.int64_value or stat.uint64_value))
+                    elif kind == "hlo_module" and (value := _stat_value(plane, stat)):
+                        names.add(str(value))
+    return ids, names
 
 
 def prune_unused_modules(space):
     """A copy of `space` whose `/host:metadata` keeps only the HLO modules (named `<name>(<program id>)`) that
-    the trace's events ran; the space itself when no event names a program id (nothing to match against).
+    the trace's events ran, matched by program id or, where events name only a module, by module name (every
+    variant of that name stays); the space itself when no event names a module (nothing to match against).
 
     JAX embeds every module compiled in the process so far, also those of earlier, unprofiled work."""
-    used = _referenced_program_ids(space)
-    if not used:
+    ids, names = referenced_modules(space)
+    if not ids and not names:
         return space
     pruned = schema.XSpace()
     pruned.CopyFrom(space)
@@ -115,7 +132,8 @@ def prune_unused_modules(space):
         if plane.name != _METADATA_PLANE:
             continue
         for key in [key for key, meta in plane.event_metadata.items()
-                    if (match := _PROGRAM_SUFFIX.search(meta.name)) and int(match.group(1)) not in used]:
+                    if (match := _PROGRAM_SUFFIX.search(meta.name)) and int(match.group(1)) not in ids
+                    and meta.name[:match.start()] not in names]:
             del plane.event_metadata[key]
     return pruned
 

@@ -116,7 +116,8 @@ def test_trim_keeps_the_leading_steps_and_the_modules_that_ran(capture, tmp_path
     path = tmp_path / "launch_bound.xplane.pb"
     shutil.copy(outdir / summary["runs"]["launch_bound"]["path"], path)
     before = schema.XSpace.FromString(path.read_bytes())
-    used = trim._referenced_program_ids(before)
+    used, used_names = trim.referenced_modules(before)
+    assert used and "jit_tanh" in used_names
     limit_mb = before.ByteSize() / 2**20 * 0.4
     result = trim.trim_file(str(path), limit_mb)
     after = schema.XSpace.FromString(path.read_bytes())
@@ -126,8 +127,9 @@ def test_trim_keeps_the_leading_steps_and_the_modules_that_ran(capture, tmp_path
         :result.steps_after]
     kept = {meta.name for plane in after.planes if plane.name == "/host:metadata"
             for meta in plane.event_metadata.values()}
-    assert {int(name.rsplit("(", 1)[1][:-1]) for name in kept} <= used
-    assert trim._referenced_program_ids(after) <= {int(name.rsplit("(", 1)[1][:-1]) for name in kept}
+    assert all(int(name.rsplit("(", 1)[1][:-1]) in used or name.rsplit("(", 1)[0] in used_names for name in kept)
+    assert trim.referenced_modules(after)[0] <= {int(name.rsplit("(", 1)[1][:-1]) for name in kept}
+    assert not any(name.startswith("jit__normal(") for name in kept)  # parameter init ran before the profile
     report = cli_json("analyze", str(path))["hosts"][0]
     assert report["summary"]["step_time_ms"]["count"] == result.steps_after
 
