@@ -49,7 +49,7 @@ def _child_xprof(path):
 
 
 def _child_cache(path):
-    from tb_gpu_advisor.discovery import HostFile
+    from tb_gpu_advisor.profile_files import HostFile
     from tb_gpu_advisor.service import AnalysisService
     service = AnalysisService()
     hosts = [HostFile("host", path)]

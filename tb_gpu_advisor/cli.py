@@ -15,7 +15,7 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import add_dask_argument, executor_for
 from tb_gpu_advisor.plugin.serve_command import add_serve_command
 from tb_gpu_advisor.report.markdown import render_markdown
-from tb_gpu_advisor.report.run_report import run_report
+from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.report.text import render_text
 
 EXIT_OK = 0

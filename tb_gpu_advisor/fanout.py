@@ -1,7 +1,7 @@
-"""Analyzes the hosts of a run independently: in this process, on a local process pool, or on a Dask cluster.
+"""Runs one task per host of a run independently: in this process, on a local process pool, or on a Dask cluster.
 
-`analyze_hosts` returns one HostOutcome per host file, in the given order, whatever ran them, so a run report
-is the same whether it was computed in-process, in the pool or on Dask. Dask is optional
+`map_hosts` returns the results in the order of the host files, whatever ran them, so a run report is the same
+whether it was computed in-process, in the pool or on Dask. Dask is optional
 (`pip install 'tb-gpu-advisor[dask]'`) and imported only when asked for.
 """
 
@@ -9,7 +9,6 @@ import contextlib
 import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass
 
 from tb_gpu_advisor.errors import ProfileError
 
@@ -18,35 +17,13 @@ DASK_CONNECT_TIMEOUT_S = 30
 POOL_MIN_BYTES = 32 * 2**20
 
 
-@dataclass(frozen=True)
-class HostOutcome:
-    """One host file's HostReport dict, or the one-line problem that stopped it."""
-
-    host: str
-    path: str
-    report: dict | None
-    error: str | None = None
-    error_file: str | None = None  # the file the error names (ProfileError.path)
-
-
-def analyze_host(host, path, max_bytes=None, progress=None):
-    """HostOutcome of one file or URL; picklable, so it runs the same in a pool worker or on a Dask worker."""
-    from tb_gpu_advisor.report.run_report import analyze_host_file  # that module imports this one
-    try:
-        report = analyze_host_file(path, max_bytes=max_bytes, progress=progress)
-    except ProfileError as err:
-        return HostOutcome(host=host, path=path, report=None, error=err.problem, error_file=err.path)
-    report["host"] = host
-    return HostOutcome(host=host, path=path, report=report)
-
-
 def default_workers(host_count):
     """Local processes used for `host_count` hosts: one per core, never more than there are hosts."""
     return max(1, min(host_count, os.cpu_count() or 1))
 
 
-def analyze_hosts(host_files, max_bytes=None, executor=None):
-    """[HostOutcome] for `host_files` (discovery.HostFile), in order.
+def map_hosts(task, host_files, executor=None):
+    """[task(host, path)] for `host_files` (profile_files.HostFile), in order; `task` must be picklable.
 
     executor: None picks a local process pool when there are two hosts or more, cores to use and at least
     POOL_MIN_BYTES of files, else runs in-process; "inline" forces in-process; any
@@ -59,12 +36,12 @@ def analyze_hosts(host_files, max_bytes=None, executor=None):
             executor = "inline"
         else:
             with local_pool(workers) as pool:
-                return analyze_hosts(host_files, max_bytes, pool)
+                return map_hosts(task, host_files, pool)
     if executor == "inline":
-        return [analyze_host(f.host, f.path, max_bytes) for f in host_files]
+        return [task(f.host, f.path) for f in host_files]
     if not isinstance(executor, Executor):
         raise TypeError(f"executor must be None, 'inline' or a concurrent.futures.Executor, not {executor!r}")
-    futures = [executor.submit(analyze_host, f.host, f.path, max_bytes) for f in host_files]
+    futures = [executor.submit(task, f.host, f.path) for f in host_files]
     return [future.result() for future in futures]
 
 

@@ -1,4 +1,4 @@
-"""Runs analyses off the caller's thread: an LRU cache keyed by (path, size, mtime), in-flight dedup, status.
+"""Runs analyses off the caller's thread: an LRU cache keyed by path and version, in-flight dedup, status.
 
 A file is analyzed once per version: concurrent requests for it share one Future, later ones get the cached
 result (or the cached error: a corrupt file stays corrupt until it changes). Nothing is written to disk.
@@ -16,11 +16,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
 from tb_gpu_advisor.compare.diff import compare_reports
+from tb_gpu_advisor.discovery import version
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.fanout import HostOutcome
 from tb_gpu_advisor.model.build import reporting_progress
-from tb_gpu_advisor.report.run_report import analyze_host_file, assemble_run_report
-from tb_gpu_advisor.report.timeline_report import timeline_for_file
+from tb_gpu_advisor.pipeline import HostOutcome, analyze_host_file, assemble_run_report, timeline_for_file
+from tb_gpu_advisor.remote import is_remote_url
 
 logger = logging.getLogger(__name__)
 
@@ -51,11 +51,11 @@ class AnalysisService:
         self._executor = ThreadPoolExecutor(max_workers=max(1, int(max_workers)),
                                             thread_name_prefix="gpu-advisor-analysis")
         self._lock = threading.RLock()  # reentrant: a comparison's start() submits its two reports
-        # (kind, path, size, mtime_ns), or (comparison, report key, report key) -> _Entry, least recently used first
+        # (kind, path, discovery.version), or (comparison, report key, report key) -> _Entry, least recently used first
         self._entries = OrderedDict()
 
     def submit(self, run, host_file):
-        """Future of the HostReport dict of `host_file` (a discovery.HostFile) of run `run`."""
+        """Future of the HostReport dict of `host_file` (a profile_files.HostFile) of run `run`."""
         del run  # the report does not depend on the run id; kept so callers need not care
         return self._submit(_REPORT, host_file, self._report_job)
 
@@ -167,11 +167,8 @@ class AnalysisService:
         self._executor.shutdown(wait=wait, cancel_futures=True)
 
     def _key(self, kind, host_file):
-        try:
-            stat = os.stat(host_file.path)
-        except OSError as err:
-            raise ProfileError(host_file.path, f"cannot read: {err.strerror or err}") from None
-        return (kind, os.path.abspath(host_file.path), stat.st_size, stat.st_mtime_ns)
+        path = host_file.path
+        return (kind, path if is_remote_url(path) else os.path.abspath(path), version(path))
 
     def _comparison_key(self, baseline_file, candidate_file):
         return (_COMPARISON, self._key(_REPORT, baseline_file), self._key(_REPORT, candidate_file))

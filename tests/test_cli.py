@@ -9,7 +9,8 @@ import pytest
 
 from tb_gpu_advisor.cli import main
 from tb_gpu_advisor.testing import TraceBuilder
-from tests.conftest import REPO_ROOT, shared_trace
+from tests.conftest import REPO_ROOT
+from tests.data import real_trace
 
 
 def run_cli(*argv):
@@ -83,7 +84,7 @@ def test_run_dir_with_one_good_and_one_corrupt_host_reports_the_good_one(tmp_pat
     run_dir = tmp_path / "logs" / "plugins" / "profile" / "2026_01_01_00_00_00"
     run_dir.mkdir(parents=True)
     _gpu_trace(run_dir / "good.xplane.pb")
-    corrupt = shared_trace("tpu_inference_utf8_mangled.xplane.pb")
+    corrupt = real_trace("tpu_inference_utf8_mangled.xplane.pb")
     shutil.copy(corrupt, run_dir / "bad.xplane.pb")
     code, out, err = run_cli("analyze", str(tmp_path / "logs"), "--format", "json")
     assert code == 0
@@ -96,7 +97,7 @@ def test_run_dir_with_one_good_and_one_corrupt_host_reports_the_good_one(tmp_pat
 
 
 def test_real_corrupt_file_never_prints_a_traceback():
-    path = shared_trace("tpu_inference_utf8_mangled.xplane.pb")
+    path = real_trace("tpu_inference_utf8_mangled.xplane.pb")
     result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor", "analyze", str(path)], capture_output=True,
                             text=True, cwd=REPO_ROOT)
     assert result.returncode == 2
@@ -106,7 +107,7 @@ def test_real_corrupt_file_never_prints_a_traceback():
 
 
 def test_cpu_trace_says_there_is_no_gpu():
-    path = shared_trace("tf221_cpu_keras_input_bound.xplane.pb")
+    path = real_trace("tf221_cpu_keras_input_bound.xplane.pb")
     code, out, _ = run_cli("analyze", str(path))
     assert code == 0
     assert "No GPU in this profile" in out

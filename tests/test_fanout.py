@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from tb_gpu_advisor import fanout
+from tb_gpu_advisor import fanout, pipeline
 from tb_gpu_advisor.cli import main
 from tb_gpu_advisor.discovery import resolve_target
-from tb_gpu_advisor.report.run_report import run_report
+from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing import TraceBuilder
 
 _STARTUP_S = 90
@@ -136,7 +136,7 @@ def test_unreachable_scheduler_is_a_clear_error(logdir, monkeypatch):
 
 def test_executor_must_be_an_executor():
     with pytest.raises(TypeError):
-        fanout.analyze_hosts([], executor="threads")
+        pipeline.analyze_hosts([], executor="threads")
 
 
 def test_small_runs_stay_in_process_and_big_ones_use_a_pool(logdir, monkeypatch):
@@ -150,8 +150,8 @@ def test_small_runs_stay_in_process_and_big_ones_use_a_pool(logdir, monkeypatch)
 
     monkeypatch.setattr(fanout, "ProcessPoolExecutor", Recorder)
     monkeypatch.setattr(fanout.os, "cpu_count", lambda: 2)
-    small = fanout.analyze_hosts(host_files)
+    small = pipeline.analyze_hosts(host_files)
     assert pools == []
     monkeypatch.setattr(fanout, "POOL_MIN_BYTES", 1)
-    assert fanout.analyze_hosts(host_files) == small
+    assert pipeline.analyze_hosts(host_files) == small
     assert pools == [2]

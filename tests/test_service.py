@@ -6,10 +6,10 @@ import threading
 import pytest
 
 import tb_gpu_advisor.service as service_module
-from tb_gpu_advisor.discovery import HostFile
+from tb_gpu_advisor.profile_files import HostFile
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.model.build import report_progress
-from tb_gpu_advisor.report.run_report import analyze_host_file
+from tb_gpu_advisor.pipeline import analyze_host_file
 from tb_gpu_advisor.service import AnalysisService
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.quickstart import write_quickstart
@@ -203,7 +203,7 @@ def _gpu_host(path, step_us):
 
 
 def test_a_run_report_is_run_report_from_the_cache(service, tmp_path, monkeypatch):
-    from tb_gpu_advisor.report.run_report import run_report
+    from tb_gpu_advisor.pipeline import run_report
 
     bad = tmp_path / "c.xplane.pb"
     bad.write_bytes(b"\x0a\x05abc")

@@ -4,7 +4,7 @@ from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import add_dask_argument, executor_for
-from tb_gpu_advisor.report.run_report import run_report
+from tb_gpu_advisor.pipeline import run_report
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1

@@ -5,13 +5,11 @@ from functools import cached_property
 import numpy as np
 
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
-from tb_gpu_advisor.analysis.steps import analysis_window, find_steps
-from tb_gpu_advisor.findings.tf_data import tf_data_pipeline
+from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 
 PS_PER_MS = 1e9
-PS_PER_US = 1e6
 
 
 def ms(ps):
@@ -26,13 +24,14 @@ def pct(value):
 class Context:
     """Read-only inputs of the rules; derived measurements are computed once, on first use."""
 
-    def __init__(self, model, report):
+    def __init__(self, model, analysis, report):
         self.model = model
+        self.analysis = analysis
         self.report = report
         self.summary = report["summary"]
         self.steps = report["steps"]
-        self.step_set = find_steps(model)
-        self.window = analysis_window(model, self.step_set)
+        self.step_set = analysis.step_set
+        self.window = analysis.window
         self.window_ps = self.window.total_ps
         self.window_ms = self.window_ps / PS_PER_MS
         self.host = model.host_activity

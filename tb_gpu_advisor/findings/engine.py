@@ -1,15 +1,11 @@
-"""Runs every rule family over (TraceModel, HostReport so far) and returns the ranked findings and the verdict."""
+"""Runs every rule family over a host's model and analyses and returns the ranked findings and the verdict."""
 
 from dataclasses import dataclass
 
-from tb_gpu_advisor.findings import (environment, host, input, kernels, launch, multi_gpu, steps, transfers,
-                                     utilization)
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES
+from tb_gpu_advisor.findings.rules import RULES
 from tb_gpu_advisor.findings.verdict import decide
-
-FAMILIES = (input, utilization, launch, kernels, transfers, host, multi_gpu, steps, environment)
-RULES = tuple(rule for family in FAMILIES for rule in family.RULES)
 
 
 @dataclass(frozen=True)
@@ -19,9 +15,10 @@ class Diagnosis:
     errors: tuple  # one line per rule that failed on this trace
 
 
-def diagnose(model, report):
-    """Diagnosis of one host: every rule, ranked by severity then estimated speedup, and the verdict."""
-    ctx = Context(model, report)
+def diagnose(model, analysis, report):
+    """Diagnosis of one host from its model, HostAnalysis and rendered report: every rule, ranked by severity
+    then estimated speedup, and the verdict."""
+    ctx = Context(model, analysis, report)
     found, errors = [], []
     for order, rule in enumerate(RULES):
         try:

@@ -26,8 +26,6 @@ VERDICT_MIN_PCT = 10.0
 # GPU idle with nothing on the host to explain it: above this the verdict is unknown, not none.
 UNEXPLAINED_IDLE_PCT = 10.0
 
-# tf.data: the map function's threads busy less than this many cores' worth of wall time = one element at a time.
-MAP_SEQUENTIAL_CONCURRENCY = 1.2
 # tf.data service pays off only for a pipeline already tuned and still starving several GPUs this much.
 TF_DATA_SERVICE_MIN_GPUS = 2
 

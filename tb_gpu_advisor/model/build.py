@@ -12,7 +12,7 @@ import re
 
 from google.protobuf.message import DecodeError
 
-from tb_gpu_advisor.discovery import host_name
+from tb_gpu_advisor.profile_files import host_name
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.model.device import build_gpu_device
 from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan

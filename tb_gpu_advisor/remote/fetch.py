@@ -5,16 +5,27 @@ from tb_gpu_advisor.remote.cache import default_cache, object_version
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
 
+def remote_version(url):
+    """discovery.version of a URL: the object's current size, ETag (or generation) and modification time."""
+    return object_version(_current_info(url)[2])
+
+
+def _current_info(url):
+    """(filesystem, path, info) of the object as it is now, not as a listing remembers it."""
+    fs, path = open_url(url)
+    with remote_errors(url, "read"):
+        fs.invalidate_cache(path)
+        info = fs.info(path)
+    return fs, path, info
+
+
 def fetch_remote_file(url, max_bytes=None, cache=None):
     """Local path of a cached copy of `url`; downloads it only when the cache lacks this version of it.
 
     Raises ProfileError naming the URL when it is missing, empty, above `max_bytes` or cannot be read.
     """
     cache = cache or default_cache()
-    fs, path = open_url(url)
-    with remote_errors(url, "read"):
-        fs.invalidate_cache(path)  # the version must be the object's current one, not a listing's memory
-        info = fs.info(path)
+    fs, path, info = _current_info(url)
     if info.get("type") not in (None, "file"):
         raise ProfileError(url, "is a directory, not an .xplane.pb file")
     size = info.get("size")

@@ -1,10 +1,9 @@
-"""Finds profile runs and hosts under a remote logdir by listing it (no file is downloaded), as discovery does."""
+"""Lists a remote logdir (no file is downloaded) into profile_files shapes: runs, host files, a Target."""
 
 import posixpath
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
-from tb_gpu_advisor.discovery import HostFile, ProfileRun, host_name, newest_first, pick_host
-from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.profile_files import HostFile, ProfileRun, Target, host_name, newest_first, run_id
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
 
@@ -33,40 +32,24 @@ def _runs(fs, root, files):
         if len(parts) < 4 or tuple(parts[-4:-2]) != PROFILE_SUBDIR:
             continue
         tb_run, profile_run = "/".join(parts[:-4]), parts[-2]
-        run_id = f"{tb_run}/{profile_run}" if tb_run else profile_run
-        runs.setdefault(run_id, (posixpath.dirname(path), []))[1].append(_host_file(fs, path))
-    found = [ProfileRun(run=run_id, path=fs.unstrip_protocol(directory), hosts=tuple(hosts))
-             for run_id, (directory, hosts) in runs.items()]
+        runs.setdefault(run_id(tb_run, profile_run), (posixpath.dirname(path), []))[1].append(_host_file(fs, path))
+    found = [ProfileRun(run=key, path=fs.unstrip_protocol(directory), hosts=tuple(hosts))
+             for key, (directory, hosts) in runs.items()]
     return newest_first(found)
 
 
-def discover_remote_runs(url):
+def remote_runs(url):
     """Every ProfileRun under a remote logdir, newest first; their paths are URLs. Raises ProfileError."""
     fs, root, _, files = _list(url)
     return _runs(fs, root, files)
 
 
-def resolve_remote_target(url, run=None, host=None):
-    """discovery.resolve_target for a URL: a file, a run directory or a logdir; host files stay URLs."""
+def remote_target(url):
+    """The profile_files.Target of a URL: a file, a run directory's host files or a logdir's runs (URLs)."""
     fs, root, info, files = _list(url)
+    name = posixpath.basename(root)
     if info.get("type") == "file":
-        if run:
-            raise ProfileError(url, "--run applies to a logdir, not to a single file")
-        return None, pick_host(url, [HostFile(host=host_name(posixpath.basename(root)), path=url)], host)
-    direct = [_host_file(fs, path) for path in sorted(files)
-              if posixpath.dirname(path) == root and path.endswith(XPLANE_SUFFIX)]
-    if direct:
-        if run:
-            raise ProfileError(url, "is a run directory; --run applies to a logdir")
-        return posixpath.basename(root), pick_host(url, direct, host)
-    runs = _runs(fs, root, files)
-    if not runs:
-        raise ProfileError(url, "no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/"
-                                "<host>.xplane.pb")
-    if run is None:
-        chosen = runs[0]
-    else:
-        chosen = next((r for r in runs if r.run == run), None)
-        if chosen is None:
-            raise ProfileError(url, f"no run {run!r}; runs: {', '.join(r.run for r in runs)}")
-    return chosen.run, pick_host(chosen.path, chosen.hosts, host)
+        return Target(path=url, name=name, is_file=True)
+    direct = tuple(_host_file(fs, path) for path in sorted(files)
+                   if posixpath.dirname(path) == root and path.endswith(XPLANE_SUFFIX))
+    return Target(path=url, name=name, is_file=False, hosts=direct, runs=() if direct else _runs(fs, root, files))

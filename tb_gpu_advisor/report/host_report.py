@@ -1,13 +1,8 @@
-"""Runs every analysis on a TraceModel and assembles the HostReport dict (schema_version 1, docs/report.md)."""
+"""Renders a host's analyses and diagnosis as the HostReport dict (schema_version 1, docs/report.md)."""
 
-from tb_gpu_advisor.analysis.balance import balance
-from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown
-from tb_gpu_advisor.analysis.kernels import kernel_table
-from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US, launch_stats
-from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
-from tb_gpu_advisor.analysis.transfers import transfer_stats
-from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
-from tb_gpu_advisor.findings.engine import diagnose
+from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
+from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
+from tb_gpu_advisor.analysis.steps import step_time_stats_ms
 
 _PS_PER_US = 1e6
 _PS_PER_MS = 1e9
@@ -26,28 +21,19 @@ def _pct(value):
     return None if value is None else round(float(value), 2)
 
 
-def host_report(model):
-    """The HostReport of one host's profile, as a JSON-ready dict."""
-    step_set = find_steps(model)
-    usages = [device_usage(gpu, step_set) for gpu in model.gpus]
-    # In pre-grouped traces a GPU without its own Steps marker took no part in any step (e.g. GPU:1 of the
-    # real 8xV100 trace, which only ran 19 copies before the step): it does not lower the mean.
-    active = [u.busy_pct for u in usages if u.busy_pct is not None
-              and (step_set.source != "device" or u.ordinal in step_set.device_markers)]
-    wait = input_wait(model, step_set)
-    table = kernel_table(model.gpus)
-    launch = launch_stats(model, step_set)
-    window = analysis_window(model, step_set)
-    whole = breakdown(model, window.start_ps, window.end_ps)
-    per_step = breakdown(model, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps])
+def render_host_report(model, analysis):
+    """The HostReport dict of a model and its HostAnalysis, without findings (with_diagnosis adds them)."""
+    step_set = analysis.step_set
+    whole = analysis.whole
     window_ps = int(whole.window_ps.sum())
-    report = {
+    active = analysis.active_busy_pct
+    return {
         "host": model.host,
         "file": model.path,
         "trace_format": model.format,
         "summary": {
             "gpu_busy_pct": _pct(sum(active) / len(active)) if active else None,
-            "input_wait_pct": _pct(wait.pct),
+            "input_wait_pct": _pct(analysis.input_wait.pct),
             "step_time_ms": _round_stats(step_time_stats_ms(step_set)),
             "step_source": step_set.source,
             "gpu_count": len(model.gpus),
@@ -56,21 +42,20 @@ def host_report(model):
             "breakdown_pct": {name: _pct(100.0 * int(whole.category_ps[name].sum()) / window_ps)
                               if window_ps else None for name in BREAKDOWN_CATEGORIES},
         },
-        "notes": _notes(model, step_set, usages),
-        "devices": [_device(gpu, usage) for gpu, usage in zip(model.gpus, usages)],
-        "kernels": [_kernel(row) for row in table],
-        "launch": _launch(launch),
-        "transfers": {key: _transfer(stats) for key, stats in transfer_stats(model.gpus).items()},
-        "steps": [_step(step, per_step, index) for index, step in enumerate(step_set.steps)],
-        "balance": _balance(balance(usages)),
+        "notes": _notes(model, step_set, analysis.usages),
+        "devices": [_device(gpu, usage) for gpu, usage in zip(model.gpus, analysis.usages)],
+        "kernels": [_kernel(row) for row in analysis.kernels],
+        "launch": _launch(analysis.launch),
+        "transfers": {key: _transfer(stats) for key, stats in analysis.transfers.items()},
+        "steps": [_step(step, analysis.per_step, index) for index, step in enumerate(step_set.steps)],
+        "balance": _balance(analysis.balance),
         "host_ops": _host_ops(model),
         "environment": dict(sorted(model.environment.items())),
         "findings": [],
     }
-    return _with_diagnosis(report, diagnose(model, report))
 
 
-def _with_diagnosis(report, diagnosis):
+def with_diagnosis(report, diagnosis):
     """The report with the verdict first in its summary and the findings filled in (docs/findings.md)."""
     report["summary"] = {**diagnosis.verdict.summary_fields(), **report["summary"]}
     report["findings"] = [finding.to_dict() for finding in diagnosis.findings]

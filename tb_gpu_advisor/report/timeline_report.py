@@ -3,7 +3,6 @@
 import numpy as np
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, gpu_timeline
-from tb_gpu_advisor.model.build import load_model
 
 _PS_PER_MS = 1e9
 
@@ -46,7 +45,3 @@ def _device(device):
         "busy": _fractions(device.busy_fraction),
     }
 
-
-def timeline_for_file(path, max_bytes=None, bins=DEFAULT_BINS):
-    """timeline_report of one `.xplane.pb` file; raises ProfileError for bad input."""
-    return timeline_report(load_model(path, max_bytes=max_bytes), bins)

@@ -1,7 +1,7 @@
 import pytest
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
-from tb_gpu_advisor.report.run_report import analyze_host_file
+from tb_gpu_advisor.pipeline import analyze_host_file
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.conftest import report_of
 

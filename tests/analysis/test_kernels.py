@@ -1,8 +1,9 @@
 import json
 
-from tb_gpu_advisor.report.run_report import analyze_host_file
+from tb_gpu_advisor.pipeline import analyze_host_file
 from tb_gpu_advisor.testing import TraceBuilder
-from tests.conftest import report_of, shared_reference
+from tests.conftest import report_of
+from tests.data import xprof_reference
 
 
 def test_aggregation_key_and_statistics():
@@ -51,7 +52,7 @@ def test_old_format_occupancy_is_null():
 
 
 def test_kernel_table_matches_xprof_on_the_real_v100_trace(v100_trace):
-    reference = json.loads(shared_reference("xprof_gpu_multi_worker", "kernel_stats.json").read_text())
+    reference = json.loads(xprof_reference("xprof_gpu_multi_worker", "kernel_stats.json").read_text())
     expected = [[cell["v"] for cell in row["c"]] for row in reference["rows"]]
     kernels = analyze_host_file(v100_trace)["kernels"]
     assert len(kernels) == len(expected) == 15

@@ -1,6 +1,7 @@
 from tb_gpu_advisor.analysis.steps import find_steps, step_time_stats_ms
 from tb_gpu_advisor.testing import TraceBuilder
-from tests.conftest import model_of, report_of, shared_trace
+from tests.conftest import model_of, report_of
+from tests.data import real_trace
 
 
 def _names(builder):
@@ -90,5 +91,5 @@ def test_real_traces_step_sources():
 
 
 def report_of_path(name):
-    from tb_gpu_advisor.report.run_report import analyze_host_file
-    return analyze_host_file(shared_trace(name))
+    from tb_gpu_advisor.pipeline import analyze_host_file
+    return analyze_host_file(real_trace(name))

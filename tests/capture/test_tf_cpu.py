@@ -14,7 +14,7 @@ import pytest
 from tb_gpu_advisor.capture import tf_cpu
 from tb_gpu_advisor.discovery import discover_runs
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.report.host_report import host_report
+from tb_gpu_advisor.pipeline import host_report
 
 STEPS = 10
 SLOW_OVER_FIXED_MARGIN = 1.3

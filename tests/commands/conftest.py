@@ -1,14 +1,11 @@
 """Fixtures for subcommand tests: a logdir with the scenario pairs as runs, the real TF pair, a CLI runner."""
 
 import io
-from pathlib import Path
-
 import pytest
 
 from tb_gpu_advisor import cli
 from tb_gpu_advisor.testing.pairs import write_input_pair
-
-TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces"
+from tests.data import real_trace
 
 
 @pytest.fixture(scope="session")
@@ -22,10 +19,7 @@ def input_logdir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def real_pair():
-    paths = [TRACES / f"tf221_cpu_keras_input_{kind}.xplane.pb" for kind in ("bound", "fixed")]
-    if not all(p.exists() for p in paths):
-        pytest.skip(f"shared traces not found in {TRACES}")
-    return [str(p) for p in paths]
+    return [str(real_trace(f"tf221_cpu_keras_input_{kind}.xplane.pb")) for kind in ("bound", "fixed")]
 
 
 @pytest.fixture

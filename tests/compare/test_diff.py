@@ -1,25 +1,21 @@
 import json
-from pathlib import Path
 
 import pytest
 
 from tb_gpu_advisor.compare.diff import compare_reports
 from tb_gpu_advisor.discovery import resolve_target
-from tb_gpu_advisor.report.run_report import run_report
+from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing.pairs import EXPECTED_DRIVER, PAIRS
+from tests.data import real_trace
 
 from .reports import host_from_steps
 
-TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces"
 REAL_PAIR = ("tf221_cpu_keras_input_bound.xplane.pb", "tf221_cpu_keras_input_fixed.xplane.pb")
 
 
 @pytest.fixture(scope="module")
 def real_pair():
-    paths = [TRACES / name for name in REAL_PAIR]
-    if not all(p.exists() for p in paths):
-        pytest.skip(f"shared traces not found in {TRACES}")
-    return [run_report(*resolve_target(str(p))) for p in paths]
+    return [run_report(*resolve_target(str(real_trace(name)))) for name in REAL_PAIR]
 
 
 @pytest.mark.parametrize("pair", sorted(PAIRS))

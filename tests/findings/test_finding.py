@@ -1,6 +1,7 @@
 import pytest
 
 from tb_gpu_advisor.findings.catalog import CATALOG
+from tb_gpu_advisor.findings.rules import RULES
 from tb_gpu_advisor.findings.finding import CATEGORIES, Evidence, Finding, capped, grade, ladder, limit, speedup
 
 
@@ -52,6 +53,7 @@ def test_capped_only_lowers():
 
 
 def test_catalog_entries_are_complete():
+    assert len(CATALOG) == len(RULES)  # one entry per rule, registered as the rule families load
     for key, entry in CATALOG.items():
         family = key.split(".")[0]
         assert family in CATEGORIES + ("steps", "environment"), key

@@ -1,13 +1,13 @@
 """The findings on the real traces in ../shared/traces (skipped when absent); docs/findings.md explains them."""
 
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.report.host_report import host_report
-from tests.conftest import shared_trace
+from tb_gpu_advisor.pipeline import host_report
+from tests.data import real_trace
 from tests.findings.scenarios import findings_by_id
 
 
 def report(name):
-    return host_report(load_model(shared_trace(name)))
+    return host_report(load_model(real_trace(name)))
 
 
 def test_v100_multi_worker_trace():

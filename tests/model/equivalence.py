@@ -8,7 +8,7 @@ import numpy as np
 
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.model.build import build_model, load_model
-from tb_gpu_advisor.report.host_report import host_report
+from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.encode import len_prefixed
 from tb_gpu_advisor.xplane import schema
 from tb_gpu_advisor.xplane.reader import parse_space

@@ -5,7 +5,8 @@ from tb_gpu_advisor.model.build import build_model
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.xplane.reader import parse_space
-from tests.conftest import model_of, shared_trace
+from tests.conftest import model_of
+from tests.data import real_trace
 
 
 def _simple(legacy=False):
@@ -99,7 +100,7 @@ def test_real_v100_trace_model(v100_trace):
 
 
 def test_real_cpu_trace_has_no_gpu():
-    path = shared_trace("tf221_cpu_keras_input_bound.xplane.pb")
+    path = real_trace("tf221_cpu_keras_input_bound.xplane.pb")
     model = build_model(parse_space(path.read_bytes(), str(path)))
     assert model.gpus == ()
     assert len(model.host_step_markers) == 21

@@ -7,7 +7,7 @@ import pytest
 from tb_gpu_advisor.constants import STEPS_LINE_ID
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.encode import len_prefixed
-from tests.conftest import shared_trace
+from tests.data import real_trace
 from tests.model.equivalence import SpaceWriter, compare_paths
 
 _DETAILS = "regs:32 static_shared:0 dynamic_shared:0 grid:4,1,1 block:128,1,1"
@@ -53,7 +53,7 @@ def test_builder_traces_match(tmp_path, caplog, legacy):
                                   "tf221_cpu_keras_input_bound.xplane.pb", "tf221_cpu_keras_input_fixed.xplane.pb",
                                   "tpu_inference_utf8_mangled.xplane.pb"])
 def test_real_traces_match(tmp_path, caplog, name):
-    kind, outcome, _ = compare_paths(shared_trace(name).read_bytes(), tmp_path, caplog)
+    kind, outcome, _ = compare_paths(real_trace(name).read_bytes(), tmp_path, caplog)
     assert kind == ("error" if "mangled" in name else "ok"), outcome
 
 

@@ -2,7 +2,6 @@
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
@@ -12,27 +11,17 @@ from tensorboard.backend import application  # noqa: E402
 from tensorboard.plugins import base_plugin  # noqa: E402
 from werkzeug import test as werkzeug_test  # noqa: E402
 
-from scenarios import write_plugin_logdir  # noqa: E402
+from tests.plugin.scenarios import write_plugin_logdir  # noqa: E402
 from tb_gpu_advisor.plugin.plugin import GpuAdvisorPlugin  # noqa: E402
 
 PREFIX = "/data/plugin/gpu_advisor"
-REPO = Path(__file__).resolve().parents[2]
-SHARED_TRACES = REPO / ".." / "shared" / "traces"
-REAL_V100 = SHARED_TRACES / "gpu_multi_worker_v100x8.xplane.pb"
-REAL_CORRUPT = SHARED_TRACES / "tpu_inference_utf8_mangled.xplane.pb"
-
-
-def shared_traces():
-    """The real traces write_plugin_logdir takes, those of ../shared/traces that exist."""
-    return {"real_v100_trace": str(REAL_V100) if REAL_V100.is_file() else None,
-            "real_corrupt_trace": str(REAL_CORRUPT) if REAL_CORRUPT.is_file() else None}
 
 
 @pytest.fixture(scope="session")
 def plugin_logdir(tmp_path_factory):
-    """The scenario logdir (plus the real 8xV100 trace when ../shared is there); returns (path, runs)."""
+    """The scenario logdir with the real 8xV100 and corrupt TPU traces; returns (path, runs)."""
     logdir = tmp_path_factory.mktemp("plugin_logdir")
-    runs = write_plugin_logdir(str(logdir), **shared_traces())
+    runs = write_plugin_logdir(str(logdir))
     return str(logdir), runs
 
 

@@ -8,6 +8,7 @@ import tempfile
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.pairs import write_input_pair
 from tb_gpu_advisor.testing.quickstart import write_quickstart
+from tests.data import real_trace
 
 XSS_KERNEL = "<img src=x onerror=alert(1)>_kernel<float&amp;>"
 CORRUPT_BYTES = b"\x0a\xff\xff\xff\xff\x0f this is not an XSpace \xef\xbf\xbd"
@@ -99,10 +100,10 @@ def _write_pair_run(logdir, run_id, fixed, seed):
     return target
 
 
-def write_plugin_logdir(logdir, real_v100_trace=None, real_corrupt_trace=None):
+def write_plugin_logdir(logdir):
     """Writes every scenario under `logdir`; returns {run id: [hosts]}.
 
-    With the shared real traces: the 8xV100 trace as its own run, and the real mangled (corrupt) TPU trace as
+    With the committed real traces: the 8xV100 trace as its own run, and the real mangled (corrupt) TPU trace as
     a second host of the corrupt run.
     """
     write_quickstart(logdir)
@@ -116,12 +117,11 @@ def write_plugin_logdir(logdir, real_v100_trace=None, real_corrupt_trace=None):
     _write_pair_run(logdir, PREFETCH, fixed=True, seed=1)
     runs = {QUICKSTART: ["localhost"], MULTI_HOST: ["worker0", "worker1", "worker2"], CPU_ONLY: ["cpu"],
             XSS: ["xss"], CORRUPT: ["broken"], INPUT_BOUND: ["localhost"], PREFETCH: ["localhost"]}
-    if real_corrupt_trace and os.path.isfile(real_corrupt_trace):
-        shutil.copyfile(real_corrupt_trace, os.path.join(profile_dir(logdir, CORRUPT), "tpu_mangled.xplane.pb"))
-        runs[CORRUPT].append("tpu_mangled")
-    if real_v100_trace and os.path.isfile(real_v100_trace):
-        target = os.path.join(profile_dir(logdir, REAL_V100), "v100x8.xplane.pb")
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copyfile(real_v100_trace, target)
-        runs[REAL_V100] = ["v100x8"]
+    shutil.copyfile(real_trace("tpu_inference_utf8_mangled.xplane.pb"),
+                    os.path.join(profile_dir(logdir, CORRUPT), "tpu_mangled.xplane.pb"))
+    runs[CORRUPT].append("tpu_mangled")
+    target = os.path.join(profile_dir(logdir, REAL_V100), "v100x8.xplane.pb")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    shutil.copyfile(real_trace("gpu_multi_worker_v100x8.xplane.pb"), target)
+    runs[REAL_V100] = ["v100x8"]
     return runs

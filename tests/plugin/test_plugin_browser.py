@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from scenarios import (CORRUPT, CPU_ONLY, INPUT_BOUND, MULTI_HOST, PREFETCH, QUICKSTART, REAL_V100, XSS, XSS_KERNEL,
+from tests.plugin.scenarios import (CORRUPT, CPU_ONLY, INPUT_BOUND, MULTI_HOST, PREFETCH, QUICKSTART, REAL_V100, XSS, XSS_KERNEL,
                        write_plugin_logdir)
-from conftest import shared_traces
-from tb_process import TensorBoardProcess, tensorboard_command
+from tests.plugin.tb_process import TensorBoardProcess, tensorboard_command
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (scripts/test.sh does)")
 
@@ -35,7 +34,7 @@ if not os.path.exists(CHROMIUM):
 @pytest.fixture(scope="module")
 def logdir(tmp_path_factory):
     path = tmp_path_factory.mktemp("browser_logdir")
-    runs = write_plugin_logdir(str(path), **shared_traces())
+    runs = write_plugin_logdir(str(path))
     return path, runs
 
 
@@ -324,8 +323,6 @@ def test_profile_link_opens_the_profile_tab(tab):
 
 
 def test_real_v100_trace(tab, logdir):
-    if REAL_V100 not in logdir[1]:
-        pytest.skip("../shared/traces/gpu_multi_worker_v100x8.xplane.pb is not present")
     assert tab.show(REAL_V100) == "ready"
     assert "72.4%" in tab.text("#summary .tiles")
     assert len(tab.frame.query_selector_all("#gpus .gpu-row")) == 8
@@ -339,8 +336,6 @@ def test_real_v100_trace(tab, logdir):
 @pytest.fixture(scope="module")
 def demo_board():
     demo = REPO / "demo_logs"
-    if not demo.is_dir():
-        pytest.skip("demo_logs/ is not in this checkout")
     with TensorBoardProcess(tensorboard_command(demo)) as process:
         yield process
 
@@ -428,9 +423,9 @@ def test_compare_with_a_multi_host_baseline_lists_kernel_changes(tab):
 
 def test_a_corrupt_baseline_is_a_clear_error_and_clearing_recovers(tab):
     assert tab.show(PREFETCH) == "ready"
-    assert tab.compare(CORRUPT, "broken") == "error"
+    assert tab.compare(CORRUPT, "tpu_mangled") == "error"  # the committed real corrupt trace, a second host
     message = tab.text("[data-testid=error-message]")
-    assert "These runs cannot be compared" in message and "cannot analyze broken.xplane.pb" in message
+    assert "These runs cannot be compared" in message and "cannot analyze tpu_mangled.xplane.pb" in message
     tab.frame.click("[data-testid=clear-comparison]")
     tab.frame.wait_for_function(
         "() => { const c = document.querySelector('main.content'); "

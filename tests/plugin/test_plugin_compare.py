@@ -6,9 +6,9 @@ import pytest
 from tensorboard.backend import application
 from werkzeug import test as werkzeug_test
 
-from conftest import PREFIX, get, make_plugin, snapshot
-from scenarios import CORRUPT, INPUT_BOUND, MULTI_HOST, PREFETCH, QUICKSTART
-from test_plugin_routes import cli_host_report
+from tests.plugin.conftest import PREFIX, get, make_plugin, snapshot
+from tests.plugin.scenarios import CORRUPT, INPUT_BOUND, MULTI_HOST, PREFETCH, QUICKSTART
+from tests.plugin.test_plugin_routes import cli_host_report
 import tb_gpu_advisor.service as service_module
 from tb_gpu_advisor.compare.diff import compare_reports
 from tb_gpu_advisor.service import AnalysisService

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from conftest import PREFIX, get, make_plugin, snapshot
-from scenarios import CORRUPT, CPU_ONLY, MULTI_HOST, QUICKSTART, REAL_V100, XSS
+from tests.plugin.conftest import PREFIX, get, make_plugin, snapshot
+from tests.plugin.scenarios import CORRUPT, CPU_ONLY, MULTI_HOST, QUICKSTART, REAL_V100, XSS
 from tb_gpu_advisor import cli
 from tb_gpu_advisor.report import kernel_page
 from tb_gpu_advisor.service import AnalysisService
@@ -91,8 +91,6 @@ def test_report_equals_the_cli_host_report(client, plugin_logdir, run, host):
 
 
 def test_report_of_the_real_v100_trace_equals_the_cli(client, plugin_logdir):
-    if REAL_V100 not in plugin_logdir[1]:
-        pytest.skip("../shared/traces/gpu_multi_worker_v100x8.xplane.pb is not present")
     response, body = get(client, "/report", run=REAL_V100, host="v100x8")
     assert response.status_code == 200
     assert body == cli_host_report(plugin_logdir[0], REAL_V100, "v100x8")
@@ -112,8 +110,6 @@ def test_corrupt_host_is_a_clear_error_and_others_keep_working(client):
 
 
 def test_the_real_mangled_trace_is_a_clear_error(client, plugin_logdir):
-    if "tpu_mangled" not in plugin_logdir[1][CORRUPT]:
-        pytest.skip("../shared/traces/tpu_inference_utf8_mangled.xplane.pb is not present")
     response, body = get(client, "/report", run=CORRUPT, host="tpu_mangled")
     assert response.status_code == 422
     assert body == {"error": "cannot analyze tpu_mangled.xplane.pb: not a valid XSpace protobuf: the wire "

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from conftest import PREFIX, get
-from scenarios import INPUT_BOUND, PREFETCH, QUICKSTART, XSS, XSS_KERNEL
+from tests.plugin.conftest import PREFIX, get
+from tests.plugin.scenarios import INPUT_BOUND, PREFETCH, QUICKSTART, XSS, XSS_KERNEL
 
 
 TRAVERSAL_IDS = [

@@ -9,7 +9,7 @@ from tb_gpu_advisor import cli
 from tb_gpu_advisor.plugin.loader import GpuAdvisorLoader
 from tb_gpu_advisor.plugin.serve import ordered_plugins
 from tb_gpu_advisor.testing.quickstart import write_quickstart
-from tb_process import TensorBoardProcess, serve_command
+from tests.plugin.tb_process import TensorBoardProcess, serve_command
 
 
 def test_our_loader_follows_the_profile_loader_once():

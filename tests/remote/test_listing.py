@@ -8,8 +8,8 @@ fsspec = pytest.importorskip("fsspec", reason="remote logdirs need fsspec (pip i
 
 from tb_gpu_advisor.discovery import discover_runs, resolve_target  # noqa: E402
 from tb_gpu_advisor.errors import ProfileError  # noqa: E402
-from tb_gpu_advisor.remote.listing import discover_remote_runs  # noqa: E402
-from tb_gpu_advisor.report.run_report import run_report  # noqa: E402
+from tb_gpu_advisor.remote.listing import remote_runs  # noqa: E402
+from tb_gpu_advisor.pipeline import run_report  # noqa: E402
 from tb_gpu_advisor.testing.builder import TraceBuilder  # noqa: E402
 
 
@@ -42,7 +42,7 @@ def memory_logdir(monkeypatch, tmp_path):
 
 
 def test_runs_are_named_and_ordered_like_the_profile_tab(memory_logdir):
-    runs = discover_remote_runs(f"{memory_logdir}/logs")
+    runs = remote_runs(f"{memory_logdir}/logs")
     assert [r.run for r in runs] == ["train/2026_01_02_00_00_00", "eval/sub/2026_01_01_12_00_00",
                                      "train/2026_01_01_00_00_00", "2025_12_31_00_00_00"]
     assert [h.host for h in runs[0].hosts] == ["w0", "w1"]

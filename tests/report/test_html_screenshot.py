@@ -9,7 +9,7 @@ import pytest
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.report.charts import CATEGORY_COLORS
 from tb_gpu_advisor.report.html import render_html
-from tb_gpu_advisor.report.run_report import run_report
+from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing.pairs import write_launch_pair
 
 Image = pytest.importorskip("PIL.Image", reason="Pillow reads the screenshot (pip install -e '.[test]')")

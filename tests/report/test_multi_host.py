@@ -2,9 +2,9 @@
 
 from tb_gpu_advisor.report.markdown import render_markdown
 from tb_gpu_advisor.report.multi_host import multi_host_view
-from tb_gpu_advisor.report.run_report import assemble_run_report
+from tb_gpu_advisor.pipeline import assemble_run_report
 from tb_gpu_advisor.report.text import render_text
-from tb_gpu_advisor.fanout import HostOutcome
+from tb_gpu_advisor.pipeline import HostOutcome
 from tests.conftest import report_of
 from tb_gpu_advisor.testing import TraceBuilder
 

@@ -1,14 +1,12 @@
 """timeline_report: the /timeline JSON, on a generated trace and on the real 8xV100 trace."""
 
-from pathlib import Path
-
 import pytest
 
-from tb_gpu_advisor.report.run_report import analyze_host_file
-from tb_gpu_advisor.report.timeline_report import timeline_for_file
+from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.testing.quickstart import write_quickstart
+from tests.data import real_trace
 
-REAL_V100 = Path(__file__).resolve().parents[2] / ".." / "shared" / "traces" / "gpu_multi_worker_v100x8.xplane.pb"
+REAL_V100 = real_trace("gpu_multi_worker_v100x8.xplane.pb")
 
 
 def test_quickstart_timeline(tmp_path):
@@ -27,7 +25,6 @@ def test_device_busy_pct_agrees_with_the_report(tmp_path):
     assert timeline_for_file(path)["devices"][0]["busy_pct"] == analyze_host_file(path)["devices"][0]["busy_pct"]
 
 
-@pytest.mark.skipif(not REAL_V100.is_file(), reason="../shared/traces/gpu_multi_worker_v100x8.xplane.pb is absent")
 def test_real_v100_timeline_agrees_with_the_report():
     timeline = timeline_for_file(str(REAL_V100))
     report = analyze_host_file(str(REAL_V100))

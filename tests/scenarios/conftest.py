@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.report.host_report import host_report
+from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.scenarios import SCENARIOS
 
 

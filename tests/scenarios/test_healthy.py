@@ -1,6 +1,6 @@
 """Exact numbers of the healthy H100 run."""
 
-from scenario_checks import breakdown, summary
+from tests.scenarios.scenario_checks import breakdown, summary
 
 
 def test_healthy_run_is_busy_with_large_tensor_core_kernels(built):

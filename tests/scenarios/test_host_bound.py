@@ -1,6 +1,6 @@
 """Exact numbers of the host-bound text classifier and its fix."""
 
-from scenario_checks import breakdown, host_op_names, summary, transfer
+from tests.scenarios.scenario_checks import breakdown, host_op_names, summary, transfer
 
 from tb_gpu_advisor.scenarios import host_bound
 

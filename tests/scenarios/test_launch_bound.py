@@ -1,6 +1,6 @@
 """Exact numbers of the launch-bound LSTM scenario and its XLA fix."""
 
-from scenario_checks import breakdown, summary
+from tests.scenarios.scenario_checks import breakdown, summary
 
 from tb_gpu_advisor.analysis.kernel_names import is_low_precision
 

@@ -1,6 +1,6 @@
 """Exact numbers of the low-occupancy PointNet++ scenario and its fix."""
 
-from scenario_checks import summary
+from tests.scenarios.scenario_checks import summary
 
 
 def test_dominant_kernel_runs_16_blocks_of_one_warp(built):

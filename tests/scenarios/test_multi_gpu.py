@@ -1,6 +1,6 @@
 """Exact numbers of the 4-GPU NCCL-bound scenario with a straggler, and its fix."""
 
-from scenario_checks import breakdown, summary
+from tests.scenarios.scenario_checks import breakdown, summary
 
 from tb_gpu_advisor.scenarios import multi_gpu
 

@@ -1,6 +1,6 @@
 """Exact numbers of the FP32-on-A100 DistilBERT scenario and its mixed-precision fix."""
 
-from scenario_checks import breakdown, summary
+from tests.scenarios.scenario_checks import breakdown, summary
 
 
 def test_fp32_run_uses_no_tensor_cores(built):

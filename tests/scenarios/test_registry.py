@@ -4,11 +4,9 @@ import hashlib
 import subprocess
 import sys
 
+from tb_gpu_advisor.findings.finding import CATEGORIES as FINDING_CATEGORIES
+from tb_gpu_advisor.findings.verdict import BOTTLENECKS
 from tb_gpu_advisor.scenarios import SCENARIOS, Scenario, fixed_pairs
-
-BOTTLENECKS = {"input", "host", "launch", "transfer", "kernel", "communication", "none", "unknown"}
-FINDING_CATEGORIES = {"input", "host", "launch", "transfer", "occupancy", "precision", "fusion", "communication",
-                      "memory", "threading", "placement", "batch", "sync", "other"}
 
 
 def test_every_problem_has_its_fix():

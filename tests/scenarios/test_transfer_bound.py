@@ -1,6 +1,6 @@
 """Exact numbers of the transfer-bound U-Net scenario and its prefetch-to-device fix."""
 
-from scenario_checks import breakdown, summary, transfer
+from tests.scenarios.scenario_checks import breakdown, summary, transfer
 
 from tb_gpu_advisor.scenarios import transfer_bound
 

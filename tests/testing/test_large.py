@@ -1,7 +1,7 @@
 """The large-trace scenario writes a valid multi-GPU training trace with what it says it holds."""
 
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.report.host_report import host_report
+from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.large import write_training_trace
 
 

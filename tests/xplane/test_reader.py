@@ -4,7 +4,7 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.xplane import schema
 from tb_gpu_advisor.xplane.reader import parse_space, read_space
-from tests.conftest import shared_trace
+from tests.data import real_trace
 
 
 def _valid_bytes():
@@ -67,7 +67,7 @@ def test_size_limit(tmp_path):
 
 
 def test_real_corrupt_file_gives_a_clear_error():
-    path = shared_trace("tpu_inference_utf8_mangled.xplane.pb")
+    path = real_trace("tpu_inference_utf8_mangled.xplane.pb")
     with pytest.raises(ProfileError) as caught:
         read_space(path)
     assert "tpu_inference_utf8_mangled.xplane.pb: not a valid XSpace protobuf" in str(caught.value)

@@ -6,7 +6,7 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.encode import len_prefixed
 from tb_gpu_advisor.xplane.reader import FilePlane, parse_space, read_space
-from tests.conftest import shared_trace
+from tests.data import real_trace
 
 
 def _outcome(read):
@@ -52,7 +52,7 @@ def test_damaged_files_give_the_same_errors(tmp_path, damage):
 
 
 def test_real_traces_stream_like_parse_space(v100_trace):
-    mangled = shared_trace("tpu_inference_utf8_mangled.xplane.pb")
+    mangled = real_trace("tpu_inference_utf8_mangled.xplane.pb")
     for path in (v100_trace, mangled):
         assert _outcome(lambda: read_space(path)) == _outcome(lambda: parse_space(path.read_bytes(), str(path)))
 

@@ -1,0 +1,87 @@
+"""What the `Iterator::...` host events say about a tf.data pipeline: its stages, prefetch, parallelism, reads."""
+
+from dataclasses import dataclass
+
+# The map function's threads busy less than this many cores' worth of wall time = one element at a time.
+MAP_SEQUENTIAL_CONCURRENCY = 1.2
+ITERATOR_PREFIX = "Iterator::"
+PREFETCH_STAGES = {"Prefetch", "PrefetchToDevice", "PrefetchDataset"}
+SEQUENTIAL_MAP_STAGES = {"Map"}
+AMBIGUOUS_MAP_STAGES = {"MapAndBatch"}  # parallel or not depending on num_parallel_calls
+PARALLEL_STAGES = {"ParallelMap", "ParallelMapV2", "ParallelInterleave", "ParallelInterleaveV2",
+                   "ParallelInterleaveV3", "ParallelInterleaveV4", "LegacyParallelInterleaveV2",
+                   "ParallelBatch", "ParallelFilter"}
+CACHE_STAGES = {"Cache", "CacheV2", "MemoryCache", "MemoryReader", "MemoryWriter", "Snapshot", "SaveDataset",
+                "LoadDataset"}
+# XProf's file readers; a read is "advanced" when one of ADVANCING_STAGES sits above it, else "demanded".
+FILE_READ_STAGES = {"TFRecord", "TextLine", "FixedLengthRecord", "SSTable", "RecordIO", "ArrayRecord"}
+ADVANCING_STAGES = {"MemoryReader", "MemoryWriter", "Interleave", "Prefetch", "ParallelMap"} | PARALLEL_STAGES
+GENERATOR_STAGES = {"Generator", "FromGenerator"}
+MAP_THREADS = "tf_data_private_threadpool"
+
+
+@dataclass(frozen=True)
+class TfDataPipeline:
+    """The pipeline as the trace shows it; `in_use` is False when no `Iterator::` event was recorded."""
+
+    in_use: bool
+    paths: tuple  # every Iterator::... name, longest (innermost) first
+    stages: frozenset  # every stage name that appears
+    sequential_maps: tuple  # paths whose map runs one element at a time
+    demanded_reads: tuple  # file-read paths with nothing above them reading ahead
+    file_reads: tuple
+    generators: tuple
+    map_concurrency: float | None  # busy time of tf.data's private threads / wall time
+
+    @property
+    def has_prefetch(self):
+        return bool(self.stages & PREFETCH_STAGES)
+
+    @property
+    def has_cache(self):
+        return bool(self.stages & CACHE_STAGES)
+
+    @property
+    def is_tuned(self):
+        """Prefetches, runs no map sequentially, reads ahead and has no Python generator: the local tf.data
+        knobs are already used."""
+        return (self.in_use and self.has_prefetch and not self.sequential_maps and not self.demanded_reads
+                and not self.generators)
+
+    @property
+    def root(self):
+        """The outermost path under Root (e.g. `Iterator::Root::Prefetch::MapAndBatch::TensorSlice`)."""
+        return self.paths[0] if self.paths else None
+
+
+def stages_of(path):
+    return path[len(ITERATOR_PREFIX):].split("::")
+
+
+def tf_data_pipeline(op_totals, thread_busy, window_ps):
+    """TfDataPipeline from HostActivity.op_totals and thread_busy over an analysis window of `window_ps`."""
+    paths = sorted((name for name in op_totals if name.startswith(ITERATOR_PREFIX)),
+                   key=lambda name: (-name.count("::"), name))
+    stages = frozenset(stage for path in paths for stage in stages_of(path))
+    busy = thread_busy.get(MAP_THREADS)
+    concurrency = busy[1] / window_ps if busy and window_ps > 0 else None
+    sequential, reads, demanded, generators = [], [], [], []
+    # Every stage is judged, also those only seen as a prefix of a deeper stage's name.
+    prefixes = sorted({ITERATOR_PREFIX + "::".join(stages_of(path)[:depth]) for path in paths
+                       for depth in range(1, len(stages_of(path)) + 1)})
+    for path in prefixes:
+        parts = stages_of(path)
+        last = parts[-1]
+        if last in SEQUENTIAL_MAP_STAGES or (last in AMBIGUOUS_MAP_STAGES and concurrency is not None
+                                              and concurrency < MAP_SEQUENTIAL_CONCURRENCY):
+            sequential.append(path)
+        if last in FILE_READ_STAGES:
+            reads.append(path)
+            if not set(parts[:-1]) & ADVANCING_STAGES:
+                demanded.append(path)
+        if last in GENERATOR_STAGES:
+            generators.append(path)
+    return TfDataPipeline(in_use=bool(paths), paths=tuple(paths), stages=stages,
+                          sequential_maps=tuple(sequential), demanded_reads=tuple(demanded),
+                          file_reads=tuple(reads), generators=tuple(generators),
+                          map_concurrency=None if concurrency is None else round(concurrency, 2))

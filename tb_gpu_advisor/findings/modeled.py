@@ -1,0 +1,24 @@
+"""Helpers of the findings whose recoverable time is modeled kernel time: severity, busiest GPU, top kernels."""
+
+from tb_gpu_advisor.findings.finding import Evidence, Finding, grade
+from tb_gpu_advisor.findings.thresholds import KERNEL_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT
+
+
+def busiest_gpu(by_gpu):
+    """(ordinal, ps) of the GPU with the most time in `by_gpu`; GPUs run in parallel, so the max is wall time."""
+    return max(by_gpu.items(), key=lambda item: (item[1], -item[0])) if by_gpu else (None, 0)
+
+
+def top_kernel_names(ctx, predicate, limit=3):
+    rows = [k for k in ctx.report["kernels"] if predicate(k["name"])]
+    return [k["name"] for k in rows[:limit]]
+
+
+def modeled_finding(ctx, finding_id, summary, recoverable_ms, basis, metrics, crossed, pointers, high=KERNEL_HIGH_PCT):
+    share = ctx.share_pct(recoverable_ms)
+    severity = grade(share, high, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)
+    if severity is None:
+        return None
+    return Finding(id=finding_id, severity=severity, summary=summary,
+                   evidence=Evidence({**metrics, "recoverable_pct": share}, crossed, pointers),
+                   recoverable_ms=recoverable_ms, window_ms=ctx.window_ms, speedup_basis=basis)

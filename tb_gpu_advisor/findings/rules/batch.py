@@ -1,0 +1,61 @@
+"""Batch findings: a GPU underused by small kernels, which a larger batch would fill."""
+
+import numpy as np
+
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.finding import capped, limit
+from tb_gpu_advisor.findings.modeled import modeled_finding
+from tb_gpu_advisor.findings.thresholds import (BATCH_GPU_BUSY_MAX_PCT, BATCH_SCALE, INPUT_HIGH_PCT, MODELED_HIGH_PCT,
+                                                SMALL_KERNEL_MEAN_US)
+from tb_gpu_advisor.model.trace import ActivityKind
+
+ENTRIES = register("batch", {
+    "batch.gpu_underused": Entry(
+        category="batch",
+        title="Small kernels leave the GPU underused",
+        fix_summary="Raise the per-GPU batch size (as memory allows) so fixed per-step costs amortize.",
+        fix="""\
+The GPU is busy less than half of each step and its kernels are small: per-step overhead (launches, host
+work) costs about as much as the math. A larger batch does more work per launch and per step:
+
+    BATCH = 2 * BATCH                       # try doubling; watch memory (tf.config.experimental.get_memory_info)
+    ds = ds.batch(BATCH, drop_remainder=True)
+    optimizer.learning_rate = base_lr * BATCH / base_batch   # keep convergence: scale LR (or warm up)
+
+If memory is the limit, combine with mixed precision (halves activation memory). Keras:
+model.compile(..., steps_per_execution=N) also cuts per-step overhead. JAX: raise the batch passed to the
+jitted step the same way. The estimate is per example (throughput), for a doubled batch.""",
+        docs=(L.TF_GPU_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE),
+    ),
+})
+
+
+def gpu_underused(ctx):
+    """GPU busy under half the step with small kernels, and not input-bound (a larger batch would not help)."""
+    busy_pct = ctx.summary["gpu_busy_pct"]
+    if not ctx.has_gpu or busy_pct is None or busy_pct >= BATCH_GPU_BUSY_MAX_PCT:
+        return None
+    if (ctx.summary["input_wait_pct"] or 0.0) >= INPUT_HIGH_PCT:
+        return None
+    durations = np.concatenate([g.activity.duration_ps[g.activity.kind == ActivityKind.KERNEL]
+                                for g in ctx.active_gpus])
+    if not len(durations):
+        return None
+    mean_us = round(float(durations.mean()) / 1e6, 3)
+    if mean_us >= SMALL_KERNEL_MEAN_US:
+        return None
+    idle_ms = ctx.window_ms * (100.0 - busy_pct) / 100.0
+    recoverable = idle_ms * (1.0 - 1.0 / BATCH_SCALE)
+    finding = modeled_finding(
+        ctx, "batch.gpu_underused",
+        f"The GPU is busy {busy_pct:.1f}% of the step and its kernels average {mean_us:.1f} us.",
+        recoverable, f"per-example estimate for a {BATCH_SCALE:g}x batch: the per-step idle time is shared by "
+        "twice the examples (upper bound; step time itself grows)",
+        {"gpu_busy_pct": busy_pct, "kernel_mean_us": mean_us, "gpu_idle_ms": round(idle_ms, 3)},
+        limit("gpu_busy_pct", busy_pct, BATCH_GPU_BUSY_MAX_PCT, "below", kernel_mean_us_below=SMALL_KERNEL_MEAN_US),
+        {"steps": [s["name"] for s in ctx.steps[:3]]}, high=MODELED_HIGH_PCT)
+    return finding and capped(finding, "medium")
+
+
+RULES = (gpu_underused,)

@@ -1,0 +1,299 @@
+"""Input pipeline findings: the GPU waits for input, and the tf.data stages that make it wait."""
+
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.context import ms
+from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, grade, ladder
+from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
+from tb_gpu_advisor.findings.thresholds import INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, TF_DATA_SERVICE_MIN_GPUS
+from tb_gpu_advisor.model import intervals
+
+ENTRIES = register("input", {
+    "input.gpu_waits_for_input": Entry(
+        category="input",
+        title="The GPU waits for the input pipeline",
+        fix_summary="Overlap and parallelize tf.data: map(num_parallel_calls=AUTOTUNE), prefetch(AUTOTUNE).",
+        fix="""\
+The training step blocks in IteratorGetNext while no GPU works: the input pipeline produces batches more
+slowly than the GPU consumes them. Make it produce in parallel and ahead of time:
+
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)  # or interleave(...)
+    ds = ds.map(parse_and_augment, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    ds = ds.cache()               # after expensive, deterministic steps, if it fits in memory or on disk
+    ds = ds.shuffle(10_000).batch(batch_size, drop_remainder=True)
+    ds = ds.prefetch(tf.data.AUTOTUNE)  # always last
+
+Measure the pipeline alone (iterate it without the model) to know its ceiling; if it is still slower than
+the step, move decoding/augmentation offline or to the GPU, or spread it over more hosts (tf.data service).
+JAX: feed jitted steps from the same tf.data pipeline (ds.as_numpy_iterator()) or a grain/PyTorch loader
+with workers, and keep the next batch on the device before the step needs it (see the transfer advice).""",
+        docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS, L.TF_GPU_PERFORMANCE),
+    ),
+    "input.no_prefetch": Entry(
+        category="input",
+        title="The tf.data pipeline does not prefetch",
+        fix_summary="End the pipeline with ds.prefetch(tf.data.AUTOTUNE) to overlap input with the step.",
+        fix="""\
+No Prefetch stage appears in the pipeline, so each batch is produced only when the step asks for it and
+the producer and the training step take turns instead of overlapping. Add prefetch as the last stage:
+
+    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+For GPU input, prefetching to the device also hides the host-to-device copy:
+
+    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))  # single GPU, as the last stage
+
+JAX: keep one batch in flight on the device, e.g. with flax.jax_utils.prefetch_to_device(iterator, 2) or
+by calling jax.device_put on batch n+1 before running step n.""",
+        docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT),
+    ),
+    "input.sequential_map": Entry(
+        category="input",
+        title="tf.data map runs one element at a time",
+        fix_summary="Use ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE) so preprocessing uses every core.",
+        fix="""\
+The map function of the pipeline runs sequentially (a Map stage, or MapAndBatch whose worker threads are
+busy about one core's worth of time). Let tf.data run it on several cores:
+
+    ds = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+
+If the function is cheap per element, vectorize it instead: batch first, then map over whole batches:
+
+    ds = ds.batch(batch_size).map(preprocess_batch, num_parallel_calls=tf.data.AUTOTUNE)
+
+Note: tf.py_function and tf.numpy_function hold Python's GIL, so parallel calls help only while the
+function waits (I/O, sleep) or releases the GIL; rewrite hot Python in TensorFlow ops.""",
+        docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS),
+    ),
+    "input.python_generator": Entry(
+        category="input",
+        title="The input comes from a Python generator",
+        fix_summary="Replace tf.data.Dataset.from_generator with TFRecord files or from_tensor_slices.",
+        fix="""\
+A Generator stage (tf.data.Dataset.from_generator) runs your Python generator under the GIL: it cannot run
+in parallel or ahead of Python-side work. Preferred fixes, best first:
+
+    # 1. Write the data once to TFRecord files and read them in parallel
+    ds = tf.data.Dataset.from_tensor_slices(filenames).interleave(
+        tf.data.TFRecordDataset, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    # 2. If the data fits in memory, slice arrays instead of yielding them
+    ds = tf.data.Dataset.from_tensor_slices((features, labels))
+    # 3. Otherwise shard the generator and interleave several of them
+    ds = tf.data.Dataset.range(num_shards).interleave(
+        lambda i: tf.data.Dataset.from_generator(gen, args=(i,), output_signature=signature),
+        num_parallel_calls=tf.data.AUTOTUNE)
+
+and end the pipeline with .prefetch(tf.data.AUTOTUNE).""",
+        docs=(L.TF_DATA_PERFORMANCE,),
+    ),
+    "input.demanded_file_reads": Entry(
+        category="input",
+        title="Files are read on demand, not interleaved",
+        fix_summary="Read files in parallel: interleave(TFRecordDataset, num_parallel_calls=AUTOTUNE).",
+        fix="""\
+A file-reading stage has no Interleave, parallel map or Prefetch above it, so every read happens when the
+step asks for data and waits on storage latency. Read several files concurrently and ahead of time:
+
+    files = tf.data.Dataset.list_files(pattern, shuffle=True)
+    ds = files.interleave(tf.data.TFRecordDataset, cycle_length=tf.data.AUTOTUNE,
+                          num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    # or: tf.data.TFRecordDataset(filenames, num_parallel_reads=tf.data.AUTOTUNE)
+    ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE).batch(batch_size).prefetch(tf.data.AUTOTUNE)""",
+        docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS),
+    ),
+    "input.no_cache": Entry(
+        category="input",
+        title="Files are re-read and re-decoded every epoch",
+        fix_summary="Add ds.cache() after the deterministic decode step (memory, or cache(filename) on disk).",
+        fix="""\
+The pipeline reads files and has no cache stage, so every epoch repeats the reads and decoding. Cache after
+the expensive deterministic work and before random augmentation:
+
+    ds = ds.map(decode, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.cache()                     # in memory; ds.cache("/local_ssd/cache") on disk if it does not fit
+    ds = ds.shuffle(buffer).map(augment, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+The first epoch fills the cache; later epochs read from it.""",
+        docs=(L.TF_DATA_PERFORMANCE,),
+    ),
+    "input.tf_data_service": Entry(
+        category="input",
+        title="A tuned input pipeline still starves several GPUs",
+        fix_summary="Offload preprocessing to more CPUs with tf.data service (distribute on CPU workers).",
+        fix="""\
+The pipeline already prefetches and runs its maps in parallel, yet the GPUs of this host still wait for
+it: this host's CPUs cannot produce data fast enough for all its GPUs. Move preprocessing to dedicated CPU
+machines with the tf.data service:
+
+    # on CPU machines: tf.data.experimental.service.DispatchServer / WorkerServer
+    ds = ds.apply(tf.data.experimental.service.distribute(
+        processing_mode="parallel_epochs", service="grpc://dispatcher:5000"))
+    ds = ds.prefetch(tf.data.AUTOTUNE)
+
+Alternatives: preprocess offline once (write the augmented/decoded data), lighten per-element work, or
+cache decoded data. JAX: the same tf.data service pipeline works with ds.as_numpy_iterator().""",
+        docs=(L.TF_DATA_SERVICE, L.TF_DATA_PERFORMANCE),
+    ),
+})
+
+
+UPPER_BOUND = "upper bound: the step time if all of the {what} went away"
+
+
+def _wait(ctx):
+    """(exposed input wait ms, its share %) over the analysis window."""
+    wait_ms = ctx.category_ms("input_wait")
+    return wait_ms, ctx.share_pct(wait_ms)
+
+
+def _wait_metrics(ctx, wait_ms, share):
+    return {"input_wait_pct": share, "input_wait_ms": round(wait_ms, 3),
+            "input_wait_ms_per_step": ctx.per_step_ms(wait_ms), "step_time_ms_mean": ctx.mean_step_ms}
+
+
+def _wait_pointers(ctx):
+    waits = intervals.subtract(ctx.host.input_waits, ctx.gpu_busy)
+    return {"time_ranges_ms": ctx.longest_ranges_ms(waits), "steps": ctx.steps_overlapping(waits),
+            "tf_data_stages": list(ctx.pipeline.paths[:5])}
+
+
+def _input_finding(ctx, finding_id, summary, recoverable_ms, basis, extra_metrics=None, pointers=None,
+                   fix_note=""):
+    """A finding graded on the input ladder by its recoverable share; None below the medium level."""
+    wait_ms, share = _wait(ctx)
+    recoverable_share = ctx.share_pct(recoverable_ms)
+    severity = grade(recoverable_share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, low=0.0)
+    metrics = {**_wait_metrics(ctx, wait_ms, share), **(extra_metrics or {}),
+               "recoverable_pct": recoverable_share}
+    return Finding(id=finding_id, severity=severity, summary=summary,
+                   evidence=Evidence(metrics, ladder("input_wait_pct", share, INPUT_HIGH_PCT,
+                                                        INPUT_MEDIUM_PCT),
+                                     {**_wait_pointers(ctx), **(pointers or {})}),
+                   recoverable_ms=recoverable_ms, window_ms=ctx.window_ms, speedup_basis=basis,
+                   fix_note=fix_note)
+
+
+def _waits_enough(ctx):
+    wait_ms, share = _wait(ctx)
+    return wait_ms > 0 and share >= INPUT_MEDIUM_PCT
+
+
+def gpu_waits_for_input(ctx):
+    """The GPU idles while the step blocks in IteratorGetNext (only with a GPU: on CPU-only runs the same
+    cores produce and consume, so waiting is not idle hardware)."""
+    if not ctx.has_gpu or not _waits_enough(ctx):
+        return None
+    wait_ms, share = _wait(ctx)
+    pipeline = ctx.pipeline
+    note = ""
+    if pipeline.is_tuned:
+        note = (f"This pipeline already prefetches and maps in parallel ({pipeline.paths[0]}), so the producer "
+                "itself is too slow: see the other findings, cache decoded data, precompute offline, or use "
+                "the tf.data service.")
+    severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
+    return Finding(
+        id="input.gpu_waits_for_input", severity=severity,
+        summary=f"The GPU waits for input {share:.1f}% of the step time "
+                f"({ctx.time_text(wait_ms)}).",
+        evidence=Evidence(_wait_metrics(ctx, wait_ms, share),
+                          ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT), _wait_pointers(ctx)),
+        recoverable_ms=wait_ms, window_ms=ctx.window_ms,
+        speedup_basis=UPPER_BOUND.format(what="GPU idle time spent waiting for input"), fix_note=note)
+
+
+def no_prefetch(ctx):
+    """tf.data in use, no Prefetch stage: producer and step take turns. Prefetch can hide at most the part of
+    the wait that the rest of the step could cover, per step."""
+    pipeline = ctx.pipeline
+    if not pipeline.in_use or pipeline.has_prefetch or not _waits_enough(ctx) or not ctx.steps:
+        return None
+    overlap = sum(min(s["breakdown_ms"]["input_wait"], s["time_ms"] - s["breakdown_ms"]["input_wait"])
+                  for s in ctx.steps)
+    return _input_finding(
+        ctx, "input.no_prefetch",
+        f"No Prefetch stage in the tf.data pipeline ({pipeline.paths[0]}); input and step do not overlap.",
+        overlap, "upper bound: each step's input wait overlapped with the rest of that step",
+        pointers={"tf_data_stages": list(pipeline.paths[:5])})
+
+
+def sequential_map(ctx):
+    """A Map stage, or a MapAndBatch whose worker threads are busy ~one core, while the step waits."""
+    pipeline = ctx.pipeline
+    if not pipeline.sequential_maps or not _waits_enough(ctx):
+        return None
+    wait_ms, _ = _wait(ctx)
+    stage = pipeline.sequential_maps[0]
+    concurrency = pipeline.map_concurrency
+    how = f"its worker threads keep {concurrency:.2f} cores busy on average" if concurrency is not None and \
+        not stage.endswith("::Map") else "a Map stage runs its function one element at a time"
+    return _input_finding(
+        ctx, "input.sequential_map", f"The tf.data map runs sequentially ({stage}: {how}).", wait_ms,
+        UPPER_BOUND.format(what="input wait (a parallel map can hide at most all of it)"),
+        extra_metrics={"map_threads_busy_cores": concurrency},
+        pointers={"tf_data_stages": list(pipeline.sequential_maps)})
+
+
+def python_generator(ctx):
+    """A Generator stage (Dataset.from_generator) feeds a pipeline the step waits on."""
+    pipeline = ctx.pipeline
+    if not pipeline.generators or not _waits_enough(ctx):
+        return None
+    wait_ms, _ = _wait(ctx)
+    count, total = ctx.host.op_totals.get(pipeline.generators[0], (0, 0))
+    return _input_finding(
+        ctx, "input.python_generator",
+        f"The input comes from a Python generator ({pipeline.generators[0]}), which runs under the GIL.",
+        wait_ms, UPPER_BOUND.format(what="input wait"),
+        extra_metrics={"generator_calls": count, "generator_ms": ms(total)},
+        pointers={"tf_data_stages": list(pipeline.generators)})
+
+
+def _read_ms(ctx, paths):
+    return sum(ms(ctx.host.op_totals.get(path, (0, 0))[1]) for path in paths)
+
+
+def demanded_file_reads(ctx):
+    """XProf's "demanded" reads: a file reader with nothing above it that reads ahead."""
+    pipeline = ctx.pipeline
+    if not pipeline.demanded_reads or not _waits_enough(ctx):
+        return None
+    wait_ms, _ = _wait(ctx)
+    read_ms = _read_ms(ctx, pipeline.demanded_reads)
+    return _input_finding(
+        ctx, "input.demanded_file_reads",
+        f"Files are read on demand ({pipeline.demanded_reads[0]}: {read_ms:.2f} ms of reads).",
+        min(wait_ms, read_ms), "upper bound: the input wait spent in on-demand reads removed",
+        extra_metrics={"demanded_read_ms": round(read_ms, 3)},
+        pointers={"tf_data_stages": list(pipeline.demanded_reads)})
+
+
+def no_cache(ctx):
+    """Files are read and the pipeline has no cache stage while the step waits."""
+    pipeline = ctx.pipeline
+    if not pipeline.file_reads or pipeline.has_cache or not _waits_enough(ctx):
+        return None
+    wait_ms, _ = _wait(ctx)
+    read_ms = _read_ms(ctx, pipeline.file_reads)
+    return _input_finding(
+        ctx, "input.no_cache", f"Files are read every epoch and nothing is cached ({read_ms:.2f} ms of reads).",
+        min(wait_ms, read_ms), "upper bound: the input wait spent reading files removed",
+        extra_metrics={"file_read_ms": round(read_ms, 3)},
+        pointers={"tf_data_stages": [p for p in pipeline.file_reads if p.rpartition("::")[2] in FILE_READ_STAGES]})
+
+
+def tf_data_service(ctx):
+    """Several GPUs starve behind a pipeline that already prefetches and maps in parallel."""
+    pipeline = ctx.pipeline
+    wait_ms, share = _wait(ctx)
+    if len(ctx.active_gpus) < TF_DATA_SERVICE_MIN_GPUS or not pipeline.is_tuned or share < INPUT_HIGH_PCT:
+        return None
+    finding = _input_finding(
+        ctx, "input.tf_data_service",
+        f"{len(ctx.active_gpus)} GPUs wait {share:.1f}% of the step on a pipeline that already prefetches and "
+        "maps in parallel.", wait_ms, UPPER_BOUND.format(what="input wait"),
+        extra_metrics={"active_gpus": len(ctx.active_gpus)})
+    return capped(finding, "medium")
+
+
+RULES = (gpu_waits_for_input, no_prefetch, sequential_map, python_generator, demanded_file_reads, no_cache, tf_data_service)

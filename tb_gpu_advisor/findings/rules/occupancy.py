@@ -1,0 +1,131 @@
+"""Occupancy findings: dominant kernels with low occupancy or a grid too small for the GPU."""
+
+from tb_gpu_advisor.analysis.kernel_names import is_library_math, is_nccl
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
+from tb_gpu_advisor.analysis.occupancy import theoretical_occupancy
+from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GOOD_OCCUPANCY_PCT, KERNEL_HIGH_PCT,
+                                                KERNEL_TUNING_MAX_SAVING, LOW_OCCUPANCY_PCT, MODELED_LOW_PCT,
+                                                MODELED_MEDIUM_PCT)
+
+ENTRIES = register("occupancy", {
+    "occupancy.low_occupancy": Entry(
+        category="occupancy",
+        title="Time-dominant kernels run at low occupancy",
+        fix_summary="Raise occupancy of the named kernels (registers, shared memory or block size).",
+        fix="""\
+These kernels keep few warps resident per SM, so the SM cannot hide memory latency. The limiter is in the
+evidence:
+- registers: for your own CUDA/Triton kernels cap them (__launch_bounds__(threads, minBlocks) or
+  -maxrregcount; Triton: smaller BLOCK sizes / num_warps);
+- shared memory: use smaller tiles or fewer pipeline stages;
+- block size: launch blocks of 128-256 threads so more warps fit per SM.
+For framework kernels you do not own, change what they are given: larger batch or hidden sizes, fused
+ops (jit_compile=True), a different layout (channels_last for convolutions). cuBLAS/cuDNN GEMMs are
+excluded: they trade occupancy for large tiles by design.""",
+        docs=(L.CUDA_OCCUPANCY, L.NVIDIA_DL_PERFORMANCE),
+    ),
+    "occupancy.tiny_grid": Entry(
+        category="occupancy",
+        title="Time-dominant kernels launch fewer blocks than the GPU has SMs",
+        fix_summary="Give these kernels more parallel work (larger batch, fused ops) so every SM is used.",
+        fix="""\
+These kernels launch fewer thread blocks than the GPU has SMs, so most SMs sit idle while they run. Give
+them more parallel work: a larger batch, larger tensors per op (fuse small ops with jit_compile=True), or,
+for your own kernels, split the work into more, smaller blocks (grid-stride loops, split-K for GEMMs).""",
+        docs=(L.NVIDIA_DL_PERFORMANCE, L.CUDA_OCCUPANCY),
+    ),
+})
+
+
+KERNELS_LISTED = 5
+
+
+def _dominant_rows(ctx):
+    """[(row, share %, wall ms)]: kernel rows with at least DOMINANT_KERNEL_SHARE_PCT of all kernel time; wall
+    ms is that share of the busiest GPU's kernel time (GPUs run in parallel)."""
+    rows = ctx.report["kernels"]
+    total = sum(row["total_us"] for row in rows)
+    busiest_ms = max(ctx.kernel_ps_all.values(), default=0) / 1e9
+    found = []
+    for row in rows:
+        share = 100.0 * row["total_us"] / total if total else 0.0
+        if share >= DOMINANT_KERNEL_SHARE_PCT and not is_nccl(row["name"]):
+            found.append((row, round(share, 2), busiest_ms * share / 100.0))
+    return found
+
+
+def _finding(ctx, finding_id, flagged, summary, basis, crossed):
+    recoverable = sum(item["saving_ms"] for item in flagged)
+    share = ctx.share_pct(recoverable)
+    severity = grade(share, KERNEL_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)
+    if severity is None:
+        return None
+    flagged = sorted(flagged, key=lambda item: -item["share_of_kernel_time_pct"])[:KERNELS_LISTED]
+    return Finding(id=finding_id, severity=severity, summary=summary(flagged[0]),
+                   evidence=Evidence({"kernels_flagged": len(flagged), "recoverable_pct": share,
+                                      "per_kernel": [{k: v for k, v in item.items() if k != "saving_ms"}
+                                                     for item in flagged]},
+                                     crossed, {"kernels": [item["kernel"] for item in flagged]}),
+                   recoverable_ms=recoverable, window_ms=ctx.window_ms, speedup_basis=basis)
+
+
+def low_occupancy(ctx):
+    """Dominant non-library kernels whose (recorded, else computed) occupancy is below LOW_OCCUPANCY_PCT."""
+    cc = ctx.compute_capability
+    if not ctx.has_gpu:
+        return None
+    flagged = []
+    for row, share, wall_ms in _dominant_rows(ctx):
+        if row["uses_tensor_cores"] or is_library_math(row["name"]):
+            continue
+        threads = row["block"][0] * row["block"][1] * row["block"][2]
+        computed, limiter = theoretical_occupancy(cc, threads, row["registers_per_thread"],
+                                                  row["shared_memory_bytes"]) if cc else (None, None)
+        occupancy = row["occupancy_pct"] if row["occupancy_pct"] else computed
+        if occupancy is None or occupancy >= LOW_OCCUPANCY_PCT:
+            continue
+        saving = min(1.0 - occupancy / GOOD_OCCUPANCY_PCT, KERNEL_TUNING_MAX_SAVING)
+        flagged.append({"kernel": row["name"], "share_of_kernel_time_pct": share, "occupancy_pct": occupancy,
+                        "occupancy_source": "recorded" if row["occupancy_pct"] else "computed",
+                        "limiter": limiter, "registers_per_thread": row["registers_per_thread"],
+                        "shared_memory_bytes": row["shared_memory_bytes"], "threads_per_block": threads,
+                        "saving_ms": wall_ms * saving})
+    if not flagged:
+        return None
+    return _finding(
+        ctx, "occupancy.low_occupancy", flagged,
+        lambda top: f"{len(flagged)} time-dominant kernel(s) run at low occupancy, e.g. "
+                    f"{top['occupancy_pct']:.0f}% limited by {top['limiter'] or 'an unknown resource'} "
+                    f"({top['share_of_kernel_time_pct']:.1f}% of kernel time).",
+        f"estimate: each kernel faster by 1 - occupancy/{GOOD_OCCUPANCY_PCT:g}%, at most "
+        f"{KERNEL_TUNING_MAX_SAVING:.0%}",
+        limit("occupancy_pct", min(item["occupancy_pct"] for item in flagged), LOW_OCCUPANCY_PCT, "below",
+              min_share_of_kernel_time_pct=DOMINANT_KERNEL_SHARE_PCT))
+
+
+def tiny_grid(ctx):
+    """Dominant kernels launching fewer blocks than the GPU has SMs."""
+    sms = ctx.sm_count
+    if not ctx.has_gpu or not sms:
+        return None
+    flagged = []
+    for row, share, wall_ms in _dominant_rows(ctx):
+        blocks = row["grid"][0] * row["grid"][1] * row["grid"][2]
+        if blocks >= sms:
+            continue
+        flagged.append({"kernel": row["name"], "share_of_kernel_time_pct": share, "blocks": blocks, "sm_count": sms,
+                        "saving_ms": wall_ms * min(1.0 - blocks / sms, KERNEL_TUNING_MAX_SAVING)})
+    if not flagged:
+        return None
+    return _finding(
+        ctx, "occupancy.tiny_grid", flagged,
+        lambda top: f"{len(flagged)} time-dominant kernel(s) launch fewer blocks than the {sms} SMs, e.g. "
+                    f"{top['blocks']} block(s) ({top['share_of_kernel_time_pct']:.1f}% of kernel time).",
+        f"estimate: each kernel faster by 1 - blocks/SMs, at most {KERNEL_TUNING_MAX_SAVING:.0%}",
+        limit("blocks", min(item["blocks"] for item in flagged), sms, "below",
+              min_share_of_kernel_time_pct=DOMINANT_KERNEL_SHARE_PCT))
+
+
+RULES = (low_occupancy, tiny_grid)

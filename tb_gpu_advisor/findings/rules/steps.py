@@ -1,0 +1,181 @@
+"""Step findings: checkpoint and summary stalls, warm-up in the profile, uneven step times."""
+
+import numpy as np
+
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.context import ms
+from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
+from tb_gpu_advisor.findings.thresholds import (MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, STALL_MIN_PCT,
+                                                STEP_CV_MIN, STEP_MIN_COUNT)
+from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import event_tag
+
+ENTRIES = register("steps", {
+    "steps.checkpoint_stall": Entry(
+        category="other",
+        title="Checkpoint writes stall training",
+        fix_summary="Checkpoint less often, or asynchronously (tf.train.CheckpointOptions(enable_async=True)).",
+        fix="""\
+Saving checkpoints holds up the steps it falls into while the GPU idles. Save less often and off the
+critical path:
+
+    ckpt_options = tf.train.CheckpointOptions(enable_async=True)   # TF >= 2.12
+    manager = tf.train.CheckpointManager(ckpt, directory, max_to_keep=3)
+    if step % 2000 == 0:
+        manager.save(options=ckpt_options)
+    # Keras: tf.keras.callbacks.ModelCheckpoint(..., save_freq=2000) instead of every epoch/batch
+
+Write to fast local storage and copy to remote storage in the background. JAX: orbax
+(ocp.CheckpointManager with async checkpointing) saves without blocking the step.""",
+        docs=(L.TF_CHECKPOINT,),
+    ),
+    "steps.summary_stall": Entry(
+        category="other",
+        title="Summary writes stall training",
+        fix_summary="Write summaries every N steps (tf.summary.record_if / update_freq), not every step.",
+        fix="""\
+Writing TensorBoard summaries (and flushing the writer) takes a visible part of the steps. Write them less
+often:
+
+    with writer.as_default(), tf.summary.record_if(lambda: step % 100 == 0):
+        tf.summary.scalar("loss", loss, step=step)
+    # Keras: tf.keras.callbacks.TensorBoard(update_freq=100) (or "epoch"), histogram_freq=0
+
+Avoid histogram and image summaries inside the step; do not flush the writer every step.""",
+        docs=(L.TF_SUMMARY,),
+    ),
+    "steps.uneven_step_time": Entry(
+        category="other",
+        title="Step time varies a lot from step to step",
+        fix_summary="Find what the slow steps do differently (listed) and remove or spread it.",
+        fix="""\
+Some steps take much longer than the median. The slow steps are listed in the evidence: open them in the
+Trace Viewer. Usual causes: periodic work inside some steps (evaluation, checkpoints, summaries, logging),
+input that is slow for some batches (uneven file sizes, cache misses), Python garbage collection, memory
+allocation growth, or recompilation for new shapes (pad batches to fixed shapes, drop_remainder=True).""",
+        docs=(L.TF_PROFILER, L.TF_GPU_PERFORMANCE),
+    ),
+    "steps.warmup_in_profile": Entry(
+        category="other",
+        title="The profile includes warm-up (compilation)",
+        fix_summary="Profile steady-state steps: skip the first ones (profile_batch=(10, 20)).",
+        fix="""\
+The first profiled step compiles or traces the program and is much slower than the rest; it is left out of
+the step-variance finding. Profile later steps so averages describe steady state:
+
+    tf.keras.callbacks.TensorBoard(log_dir, profile_batch=(10, 20))
+    # custom loops: start tf.profiler.experimental.start(logdir) after a few warm-up steps
+    # JAX: run a few steps, then jax.profiler.start_trace(logdir)""",
+        docs=(L.TF_PROFILER, L.JAX_PROFILING),
+    ),
+})
+
+
+WARMUP_FACTOR = 2.0  # a first step this many times the median of the others is warm-up
+
+
+def _span(ctx):
+    """[first step start, last step end) (the analysis window without steps): stalls between steps count."""
+    steps = ctx.step_set.steps
+    if steps:
+        return intervals.union([steps[0].start_ps], [max(s.end_ps for s in steps)])
+    return ctx.window
+
+
+def _stall(ctx, tag, finding_id, what):
+    spans = ctx.host.tagged.get(tag)
+    if spans is None or not len(spans):
+        return None
+    span = _span(ctx)
+    stalled = intervals.intersect(intervals.subtract(spans, ctx.gpu_busy), span)
+    stall_ms, span_ms = ms(stalled.total_ps), span.total_ps / 1e9
+    share = round(100.0 * stall_ms / span_ms, 2) if span_ms else 0.0
+    severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, STALL_MIN_PCT)
+    if severity is None:
+        return None
+    ops = ctx.host_ops(lambda name: event_tag(name) == tag)
+    return Finding(
+        id=finding_id, severity=severity,
+        summary=f"{what} took {stall_ms:.2f} ms ({share:.1f}% of the profiled steps) while the GPU idled.",
+        evidence=Evidence({"stall_ms": stall_ms, "stall_pct": share, "profiled_span_ms": round(span_ms, 3),
+                           "step_time_ms_median": ctx.summary["step_time_ms"]["median"]},
+                          limit("stall_pct", share, STALL_MIN_PCT),
+                          {"host_ops": [{"name": n, "count": c, "total_ms": ms(t)} for n, c, t in ops[:5]],
+                           "steps": ctx.steps_overlapping(stalled), "time_ranges_ms": ctx.longest_ranges_ms(stalled)}),
+        recoverable_ms=stall_ms, window_ms=span_ms,
+        speedup_basis="upper bound: the profiled span without the stall")
+
+
+def checkpoint_stall(ctx):
+    return _stall(ctx, "checkpoint", "steps.checkpoint_stall", "Checkpoint writes")
+
+
+def summary_stall(ctx):
+    return _stall(ctx, "summary", "steps.summary_stall", "Summary writes")
+
+
+def _warmup(ctx):
+    """The first step when it is warm-up: much slower than the rest and compiling."""
+    steps = ctx.step_set.steps
+    if len(steps) < STEP_MIN_COUNT:
+        return None
+    first = steps[0]
+    rest = np.array([s.duration_ps for s in steps[1:]], dtype=np.float64)
+    compile_spans = ctx.host.tagged.get("compile")
+    compiles = compile_spans is not None and \
+        intervals.covered_ps(compile_spans, [first.start_ps], [first.end_ps])[0] > 0
+    if compiles and first.duration_ps > WARMUP_FACTOR * np.median(rest):
+        return first
+    return None
+
+
+def warmup_in_profile(ctx):
+    first = _warmup(ctx)
+    if first is None:
+        return None
+    rest_ms = np.array([s.duration_ps for s in ctx.step_set.steps[1:]], dtype=np.float64) / 1e9
+    median = round(float(np.median(rest_ms)), 3)
+    return Finding(
+        id="steps.warmup_in_profile", severity="low",
+        summary=f"The first profiled step ({first.name}, {ms(first.duration_ps):.2f} ms) compiles and takes "
+                f"{ms(first.duration_ps) / median:.1f}x the median of the others ({median:.2f} ms).",
+        evidence=Evidence({"first_step_ms": ms(first.duration_ps), "other_steps_median_ms": median},
+                          limit("first_step_over_median", round(ms(first.duration_ps) / median, 2), WARMUP_FACTOR),
+                          {"steps": [first.name], "time_ranges_ms": [[ms(first.start_ps), ms(first.end_ps)]]}),
+        recoverable_ms=0.0, window_ms=ctx.window_ms,
+        speedup_basis="none: warm-up happens once; it only distorts this profile's averages")
+
+
+def uneven_step_time(ctx):
+    """Step times vary (coefficient of variation >= STEP_CV_MIN), warm-up excluded."""
+    steps = list(ctx.step_set.steps)
+    if _warmup(ctx) is not None:
+        steps = steps[1:]
+    if len(steps) < STEP_MIN_COUNT:
+        return None
+    times = np.array([s.duration_ps for s in steps], dtype=np.float64) / 1e9
+    mean, median, stdev = float(times.mean()), float(np.median(times)), float(times.std(ddof=1))
+    cv = round(stdev / mean, 3) if mean > 0 else 0.0
+    if cv < STEP_CV_MIN:
+        return None
+    excess = float(np.clip(times - median, 0, None).sum())
+    window = float(times.sum())
+    share = round(100.0 * excess / window, 2)
+    severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
+    slowest = sorted(steps, key=lambda s: (-s.duration_ps, s.start_ps))[:3]
+    return Finding(
+        id="steps.uneven_step_time", severity=severity,
+        summary=f"Step time varies by {cv:.0%} (stdev {stdev:.2f} ms on a {median:.2f} ms median); the slowest "
+                f"step ({slowest[0].name}) takes {ms(slowest[0].duration_ps):.2f} ms.",
+        evidence=Evidence({"step_time_ms_mean": round(mean, 3), "step_time_ms_median": round(median, 3),
+                           "step_time_ms_stdev": round(stdev, 3), "coefficient_of_variation": cv,
+                           "excess_over_median_ms": round(excess, 3), "steps_measured": len(steps)},
+                          limit("coefficient_of_variation", cv, STEP_CV_MIN),
+                          {"steps": [{"step": s.name, "time_ms": ms(s.duration_ps)} for s in slowest],
+                           "time_ranges_ms": [[ms(s.start_ps), ms(s.end_ps)] for s in slowest]}),
+        recoverable_ms=excess, window_ms=window,
+        speedup_basis="upper bound: every step as fast as the median")
+
+
+RULES = (checkpoint_stall, summary_stall, uneven_step_time, warmup_in_profile)

@@ -1,0 +1,251 @@
+"""Transfer findings: pageable, synchronous, small or slow copies between host and GPU."""
+
+import numpy as np
+
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.context import ms
+from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
+from tb_gpu_advisor.findings.thresholds import (LARGE_COPY_BYTES, LOW_BANDWIDTH_FRACTION, MODELED_HIGH_PCT,
+                                                MODELED_LOW_PCT, MODELED_MEDIUM_PCT, PCIE_GBPS_BY_CC,
+                                                SMALL_COPIES_MIN_PER_STEP, SMALL_COPY_BYTES, SYNC_GAP_MIN_US)
+from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
+
+ENTRIES = register("transfer", {
+    "transfer.pageable_memory": Entry(
+        category="transfer",
+        title="Copies use pageable host memory",
+        fix_summary="Copy from pinned memory and overlap it: prefetch_to_device / jax.device_put ahead.",
+        fix="""\
+These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
+which halves bandwidth and makes them synchronous, so they cannot overlap compute. In TensorFlow let
+tf.data place the batch on the GPU ahead of the step (it uses pinned staging memory):
+
+    ds = ds.prefetch(tf.data.AUTOTUNE)
+    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))  # last stage, single GPU
+    # tf.distribute: strategy.experimental_distribute_dataset(ds) prefetches to each replica
+
+Avoid feeding NumPy arrays into model calls each step (that copies from pageable memory).
+JAX: transfer the next batch before it is needed (double-buffering):
+
+    next_batch = jax.device_put(host_batch, device)  # issued one step ahead; returns immediately
+    # e.g. flax.jax_utils.prefetch_to_device(iterator, 2)
+
+CUDA: allocate host buffers with cudaMallocHost / cudaHostRegister and use cudaMemcpyAsync on a stream.""",
+        docs=(L.CUDA_PINNED, L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT),
+    ),
+    "transfer.sync_copies": Entry(
+        category="sync",
+        title="Synchronous copies block the host",
+        fix_summary="Make copies asynchronous and ahead of use (prefetch_to_device, jax.device_put early).",
+        fix="""\
+These copies were issued synchronously (cudaMemcpy, not cudaMemcpyAsync): the host thread stops until the
+copy ends and cannot launch more work meanwhile. Let the framework stage data asynchronously:
+
+    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))   # TF, single GPU
+    next_batch = jax.device_put(host_batch, device)                    # JAX, one step ahead
+
+Avoid tf.constant(numpy_array) / jnp.asarray(numpy_array) inside the step; create device arrays once.""",
+        docs=(L.CUDA_BEST_PRACTICES, L.JAX_DEVICE_PUT),
+    ),
+    "transfer.small_copies": Entry(
+        category="transfer",
+        title="Many small copies per step",
+        fix_summary="Batch small copies into one: stack tensors on the host, copy once per step.",
+        fix="""\
+Each step issues many copies below 64 KB; each one pays the fixed cost of a copy (microseconds) for little
+data. Copy once per step instead: stack per-example or per-feature arrays on the host (tf.stack / np.stack
+in the input pipeline, one batched tensor per input), keep constants and lookup tables on the GPU instead
+of re-sending them, and read back scalars together (one tf.stack of metrics, or jax.device_get on a pytree
+once per N steps).""",
+        docs=(L.CUDA_BEST_PRACTICES, L.TF_DATA_PERFORMANCE),
+    ),
+    "transfer.low_bandwidth": Entry(
+        category="transfer",
+        title="Large host-to-device copies run far below the link's bandwidth",
+        fix_summary="Use pinned memory and larger contiguous copies; check the GPU's PCIe link.",
+        fix="""\
+Large copies should reach most of the PCIe bandwidth; these do not. Usual causes: pageable source memory
+(see transfer.pageable_memory), non-contiguous tensors copied piece by piece, several GPUs sharing one
+PCIe switch, or a GPU in a slot with fewer lanes (check with `nvidia-smi -q | grep -A3 "Link Width"`).
+Copy from pinned memory (prefetch_to_device in tf.data, jax.device_put ahead of time) and send one
+contiguous batch per step.""",
+        docs=(L.CUDA_PINNED, L.CUDA_BEST_PRACTICES),
+    ),
+    "transfer.d2h_sync_in_step": Entry(
+        category="sync",
+        title="Device-to-host reads stall the GPU inside the step",
+        fix_summary="Stop reading values back every step: no .numpy()/float() on tensors inside the loop.",
+        fix="""\
+Inside the step the host copies a value back from the GPU and the GPU then idles: the program waited for
+that value (tensor.numpy(), float(loss), printing or logging metrics, Python `if` on a tensor). Keep values
+on the device and read them rarely:
+
+    if step % 100 == 0:
+        print(float(loss))                # not every step
+    # Keras: model.fit(..., steps_per_execution=N) and keep callbacks light
+    # metrics: update tf.keras.metrics objects inside tf.function; read .result() once per epoch
+
+JAX: do not call float(), .item() or np.asarray() on results each step; jax.device_get the metrics every N
+steps (JAX dispatches asynchronously until you read a value).""",
+        docs=(L.TF_GPU_PERFORMANCE, L.JAX_PROFILING),
+    ),
+})
+
+
+HOST_SIDE = (CopyDirection.H2D, CopyDirection.D2H)
+
+
+def _copies(ctx, predicate, directions=HOST_SIDE):
+    """[(gpu, mask)] of copies in `directions` whose CopyDetails satisfy `predicate`."""
+    found = []
+    for gpu in ctx.active_gpus:
+        activity = gpu.activity
+        chosen = np.array([bool(predicate(c)) for c in activity.copies] + [False], dtype=bool)
+        mask = (activity.kind == ActivityKind.MEMCPY) & chosen[activity.copy_id] & \
+            np.isin(activity.copy_direction, [int(d) for d in directions])
+        found.append((gpu, mask))
+    return found
+
+
+def _summarize(ctx, selected):
+    """count, bytes, busy ps, exposed ps (inside the window, while no GPU computes) of selected copies."""
+    count = size = busy = 0
+    spans = []
+    for gpu, mask in selected:
+        activity = gpu.activity
+        count += int(mask.sum())
+        size += sum(activity.copies[i].size_bytes for i in activity.copy_id[mask])
+        busy += int(activity.duration_ps[mask].sum())
+        spans.append(intervals.union(activity.start_ps[mask], activity.end_ps[mask]))
+    exposed = ctx.exposed(intervals.union_all(*spans))
+    return count, size, busy, ctx.in_window_ps(exposed), exposed
+
+
+def _copy_finding(ctx, finding_id, summary, exposed_ps, exposed, metrics, crossed, basis):
+    exposed_ms = ms(exposed_ps)
+    share = ctx.share_pct(exposed_ms)
+    severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)
+    if severity is None:
+        return None
+    return Finding(id=finding_id, severity=severity, summary=summary,
+                   evidence=Evidence({**metrics, "exposed_ms": exposed_ms, "exposed_pct": share}, crossed,
+                                     {"time_ranges_ms": ctx.longest_ranges_ms(exposed),
+                                      "steps": ctx.steps_overlapping(exposed)}),
+                   recoverable_ms=exposed_ms, window_ms=ctx.window_ms, speedup_basis=basis)
+
+
+def pageable_memory(ctx):
+    """Host-side copies from or to pageable memory (only traces that record memory kinds)."""
+    count, size, busy, exposed_ps, exposed = _summarize(ctx, _copies(ctx, lambda c: c.has_pageable_side))
+    if not count:
+        return None
+    return _copy_finding(
+        ctx, "transfer.pageable_memory",
+        f"{count:,} copies ({size / 1e6:.2f} MB) use pageable host memory; {ms(exposed_ps):.2f} ms of them "
+        "run while no GPU computes.", exposed_ps, exposed,
+        {"pageable_copies": count, "pageable_bytes": size, "pageable_copy_ms": ms(busy)},
+        limit("pageable_copies", count, 0), "upper bound: pinned, asynchronous copies fully overlapped with compute")
+
+
+def sync_copies(ctx):
+    """Synchronous copies that are not pageable (pageable ones are covered by pageable_memory)."""
+    selected = _copies(ctx, lambda c: c.is_async is False and not c.has_pageable_side)
+    count, size, busy, exposed_ps, exposed = _summarize(ctx, selected)
+    if not count:
+        return None
+    return _copy_finding(
+        ctx, "transfer.sync_copies",
+        f"{count:,} synchronous copies ({size / 1e6:.2f} MB) block the host; {ms(exposed_ps):.2f} ms run while "
+        "no GPU computes.", exposed_ps, exposed,
+        {"sync_copies": count, "sync_bytes": size, "sync_copy_ms": ms(busy)},
+        limit("sync_copies", count, 0), "upper bound: asynchronous copies fully overlapped with compute")
+
+
+def small_copies(ctx):
+    """Many copies below SMALL_COPY_BYTES per step."""
+    count, size, busy, exposed_ps, exposed = _summarize(ctx, _copies(ctx, lambda c: c.size_bytes < SMALL_COPY_BYTES))
+    per_step = count / ctx.step_count if ctx.step_count else float(count)
+    if per_step < SMALL_COPIES_MIN_PER_STEP:
+        return None
+    return _copy_finding(
+        ctx, "transfer.small_copies",
+        f"{ctx.count_text(count, 'copies')} under {SMALL_COPY_BYTES // 1024} KB (mean {size / count:,.0f} bytes).",
+        exposed_ps, exposed,
+        {"small_copies": count, "small_copies_per_step": round(per_step, 1), "small_copy_bytes": size,
+         "small_copy_ms": ms(busy)},
+        limit("small_copies_per_step", round(per_step, 1), SMALL_COPIES_MIN_PER_STEP),
+        "upper bound: the exposed time of the small copies removed (batched into one)")
+
+
+def _link_gbps(cc):
+    for minimum, gbps in PCIE_GBPS_BY_CC:
+        if cc >= minimum:
+            return gbps
+    return PCIE_GBPS_BY_CC[-1][1]
+
+
+def low_bandwidth(ctx):
+    """Large host-to-device copies well below the practical PCIe bandwidth of the GPU's generation."""
+    cc = ctx.compute_capability
+    if cc is None:
+        return None
+    selected = _copies(ctx, lambda c: c.size_bytes >= LARGE_COPY_BYTES, directions=(CopyDirection.H2D,))
+    count, size, busy, exposed_ps, exposed = _summarize(ctx, selected)
+    if not count or busy <= 0:
+        return None
+    achieved = round(size / (busy / 1e12) / 1e9, 3)
+    expected = _link_gbps(cc)
+    if achieved >= LOW_BANDWIDTH_FRACTION * expected:
+        return None
+    recoverable_ps = exposed_ps * (1.0 - achieved / expected)
+    finding = _copy_finding(
+        ctx, "transfer.low_bandwidth",
+        f"{count:,} large host-to-device copies reach {achieved:.2f} GB/s, under "
+        f"{LOW_BANDWIDTH_FRACTION:.0%} of the ~{expected:g} GB/s the link should give.",
+        recoverable_ps, exposed,
+        {"large_copies": count, "large_copy_bytes": size, "achieved_gbps": achieved, "expected_link_gbps": expected},
+        limit("achieved_gbps", achieved, round(LOW_BANDWIDTH_FRACTION * expected, 3), "below"),
+        "upper bound: the exposed copy time at the link's practical bandwidth")
+    return finding
+
+
+def _gaps_after(gpu, busy, mask, windows):
+    """Intervals from the end of each selected copy to the GPU's next activity (`busy`), clipped to `windows`."""
+    ends = gpu.activity.end_ps[mask]
+    following = np.searchsorted(busy.start_ps, ends, side="left")
+    has_next = following < len(busy)
+    gaps = intervals.union(ends[has_next], busy.start_ps[following[has_next]])
+    return intervals.intersect(gaps, windows) if len(windows) else gaps
+
+
+def d2h_sync_in_step(ctx):
+    """Device-to-host copies inside steps after which the GPU idles (the host waited for the value)."""
+    if not ctx.step_count:
+        return None
+    worst = (0, 0, None, intervals.EMPTY)
+    for gpu, mask in _copies(ctx, lambda c: True, directions=(CopyDirection.D2H,)):
+        gaps = _gaps_after(gpu, ctx.busy_by_gpu[gpu.ordinal], mask, ctx.gpu_windows(gpu))
+        gaps = intervals.subtract(gaps, ctx.host.input_waits)
+        long = (gaps.end_ps - gaps.start_ps) > SYNC_GAP_MIN_US * 1e6
+        gaps = intervals.union(gaps.start_ps[long], gaps.end_ps[long])
+        if gaps.total_ps > worst[0]:
+            worst = (gaps.total_ps, int(mask.sum()), gpu.name, gaps)
+    gap_ps, d2h_count, device, gaps = worst
+    if gap_ps <= 0:
+        return None
+    syncs = ctx.host.op_totals.get("cuStreamSynchronize", (0, 0))
+    return _copy_finding(
+        ctx, "transfer.d2h_sync_in_step",
+        f"After {len(gaps):,} device-to-host copies the GPU idles {ms(gap_ps):.2f} ms in total "
+        f"({ctx.time_text(ms(gap_ps))}) until the host sends more work.",
+        gap_ps, gaps,
+        {"d2h_copies": d2h_count, "d2h_copies_per_step": round(d2h_count / ctx.step_count, 1),
+         "stalls_after_d2h": len(gaps), "stall_ms": ms(gap_ps), "host_stream_synchronize_calls": syncs[0],
+         "host_stream_synchronize_ms": ms(syncs[1])},
+        limit("stalls_after_d2h", len(gaps), 0, gap_min_us=SYNC_GAP_MIN_US),
+        "upper bound: the step time without the GPU idle that follows device-to-host reads")
+
+
+RULES = (pageable_memory, sync_copies, small_copies, low_bandwidth, d2h_sync_in_step)

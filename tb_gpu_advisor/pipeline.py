@@ -1,0 +1,95 @@
+"""The analysis pipeline: host file -> TraceModel -> HostAnalysis -> findings -> HostReport, and the hosts of a
+run -> run report (`{schema_version, run, hosts, errors}` plus `multi_host` for two hosts or more)."""
+
+import functools
+from dataclasses import dataclass
+
+from tb_gpu_advisor.analysis.host_analysis import analyze_host
+from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
+from tb_gpu_advisor.constants import SCHEMA_VERSION
+from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.fanout import map_hosts
+from tb_gpu_advisor.findings.engine import diagnose
+from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.remote import is_remote_url
+from tb_gpu_advisor.remote.fetch import fetch_remote_file
+from tb_gpu_advisor.report.host_report import render_host_report, with_diagnosis
+from tb_gpu_advisor.report.multi_host import multi_host_view
+from tb_gpu_advisor.report.timeline_report import timeline_report
+
+
+@dataclass(frozen=True)
+class HostOutcome:
+    """One host file's HostReport dict, or the one-line problem that stopped it."""
+
+    host: str
+    path: str
+    report: dict | None
+    error: str | None = None
+    error_file: str | None = None  # the file the error names (ProfileError.path)
+
+
+def host_report(model):
+    """The HostReport of one host's TraceModel, as a JSON-ready dict: analyses computed once, then the rules."""
+    analysis = analyze_host(model)
+    report = render_host_report(model, analysis)
+    return with_diagnosis(report, diagnose(model, analysis, report))
+
+
+def load_host_model(path, max_bytes=None, progress=None):
+    """The TraceModel of a local file or a URL (fetched into the local cache); ProfileError naming `path` for
+    bad input. `progress(done_bytes, total_bytes)` follows the model build."""
+    if not is_remote_url(path):
+        return load_model(path, max_bytes=max_bytes, progress=progress)
+    local = fetch_remote_file(path, max_bytes=max_bytes)
+    try:
+        return load_model(local, max_bytes=max_bytes, progress=progress)
+    except ProfileError as err:
+        raise ProfileError(path, err.problem) from None
+
+
+def analyze_host_file(path, max_bytes=None, progress=None):
+    """HostReport dict of one `.xplane.pb` file or URL; raises ProfileError for bad input."""
+    report = host_report(load_host_model(path, max_bytes=max_bytes, progress=progress))
+    if is_remote_url(path):
+        report["file"] = path  # the model read the cached copy; the report names the URL
+    return report
+
+
+def timeline_for_file(path, max_bytes=None, bins=DEFAULT_BINS):
+    """The timeline dict (report/timeline_report.py) of one `.xplane.pb` file or URL; ProfileError for bad input."""
+    return timeline_report(load_host_model(path, max_bytes=max_bytes), bins)
+
+
+def analyze_host_outcome(host, path, max_bytes=None):
+    """HostOutcome of one file or URL; picklable, so it runs the same in a pool worker or on a Dask worker."""
+    try:
+        report = analyze_host_file(path, max_bytes=max_bytes)
+    except ProfileError as err:
+        return HostOutcome(host=host, path=path, report=None, error=err.problem, error_file=err.path)
+    report["host"] = host
+    return HostOutcome(host=host, path=path, report=report)
+
+
+def analyze_hosts(host_files, max_bytes=None, executor=None):
+    """[HostOutcome] for `host_files` (profile_files.HostFile), in order, on `executor` (see fanout.map_hosts)."""
+    return map_hosts(functools.partial(analyze_host_outcome, max_bytes=max_bytes), host_files, executor)
+
+
+def run_report(run, host_files, max_bytes=None, executor=None):
+    """Report over several hosts; a bad host becomes an entry in `errors` and does not stop the others.
+
+    `executor` is fanout.map_hosts's: None (local processes for big multi-host runs), "inline", or an Executor
+    such as a Dask client's; the report is the same whichever runs it.
+    """
+    return assemble_run_report(run, analyze_hosts(host_files, max_bytes=max_bytes, executor=executor))
+
+
+def assemble_run_report(run, outcomes):
+    """The run report from HostOutcomes, in host order."""
+    hosts = [outcome.report for outcome in outcomes if outcome.report is not None]
+    errors = [{"host": o.host, "file": o.error_file, "error": o.error} for o in outcomes if o.report is None]
+    report = {"schema_version": SCHEMA_VERSION, "run": run, "hosts": hosts, "errors": errors}
+    if len(hosts) >= 2:
+        report["multi_host"] = multi_host_view(hosts)
+    return report

@@ -1,0 +1,35 @@
+"""The catalog: each finding id is `<family>.<name>`, defined with its rules in findings/rules/<family>.py."""
+
+import inspect
+import re
+
+import pytest
+
+from tb_gpu_advisor.findings.catalog import CATALOG, Entry, register
+from tb_gpu_advisor.findings.finding import CATEGORIES
+from tb_gpu_advisor.findings.rules import FAMILIES
+
+_ID_LITERAL = re.compile(r"""["']([a-z0-9_]+\.[a-z0-9_]+)["']""")
+
+
+def test_each_id_prefix_names_the_module_defining_it():
+    for family in FAMILIES:
+        name = family.__name__.rsplit(".", 1)[-1]
+        assert family.ENTRIES and family.RULES, name
+        assert all(key.split(".", 1)[0] == name for key in family.ENTRIES), name
+        source = inspect.getsource(family).split("\nRULES = ")[0].split("})\n", 1)[1]  # the rules, after ENTRIES
+        produced = {key for key in _ID_LITERAL.findall(source) if key in CATALOG}
+        assert produced == set(family.ENTRIES), name
+
+
+def test_the_catalog_is_every_family_entry_with_a_known_category():
+    assert CATALOG == {key: entry for family in FAMILIES for key, entry in family.ENTRIES.items()}
+    assert all(entry.category in CATEGORIES for entry in CATALOG.values())
+
+
+def test_register_refuses_an_id_of_another_family_or_a_second_definition():
+    entry = Entry(category="other", title="t", fix_summary="f", fix="x", docs=())
+    with pytest.raises(ValueError, match="does not belong to family launch"):
+        register("launch", {"host.something_new": entry})
+    with pytest.raises(ValueError, match="defined twice"):
+        register("input", {"input.gpu_waits_for_input": entry})
