@@ -8,14 +8,14 @@ this file gets updated with it).
 
 import io
 import json
-import pathlib
 
 import pytest
 
 from tb_gpu_advisor.capture import cpu_pairs
 from tb_gpu_advisor.cli import main as cli_main
+from tests.data import REAL
 
-DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "real" / "cpu_pairs"
+DATA = REAL / "cpu_pairs"
 SUMMARY = json.loads((DATA / "pairs.json").read_text(encoding="utf-8"))
 # The finding each pair's fix addresses, as our rules name it.
 EXPECTED_FINDING = {
