@@ -267,16 +267,23 @@ class Workload:
         return values.astype(self.jnp.bfloat16)
 
 
+def _profiler_options(jax, python_tracer):
+    """Keyword arguments of jax.profiler.trace: the Python tracer off unless asked for (a JAX without
+    ProfileOptions gets its defaults)."""
+    if python_tracer or not hasattr(jax.profiler, "ProfileOptions"):
+        return {}
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    return {"profiler_options": options}
+
+
 def _profiled_loop(jax, run_dir, steps, step_fn, python_tracer):
     """Warm-up steps, then `steps` steps under the profiler, each inside a step marker; returns each step's
     wall time (ms)."""
     for i in range(WARMUP_STEPS):
         step_fn(i)
-    options = jax.profiler.ProfileOptions()
-    if not python_tracer:
-        options.python_tracer_level = 0
     times = []
-    with jax.profiler.trace(str(run_dir), profiler_options=options):
+    with jax.profiler.trace(str(run_dir), **_profiler_options(jax, python_tracer)):
         for i in range(WARMUP_STEPS, WARMUP_STEPS + steps):
             started = time.perf_counter()
             with jax.profiler.StepTraceAnnotation(MARKER, step_num=i):

@@ -157,3 +157,17 @@ def test_device_script_is_valid_bash_and_runs_the_capture_under_a_timeout():
     assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
     text = script.read_text()
     assert "timeout" in text and "-m tb_gpu_advisor.capture.jax_gpu" in text and "--trim" in text
+
+
+def test_the_pinned_copy_path_runs_on_this_backend():
+    """Its timing means something only on a GPU, but its calls (pinned_host memory, copies to the device) must
+    not be what fails on the device machine."""
+    import jax
+    import jax.numpy as jnp
+
+    work = jax_gpu.Workload(jax, jnp, jax_gpu.SIZES["small"])
+    closers = []
+    step = jax_gpu._run_step_fn(work, "transfer_pinned", closers)
+    step(0)
+    step(1)
+    assert closers == []
