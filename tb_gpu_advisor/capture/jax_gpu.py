@@ -292,7 +292,7 @@ def _profiled_loop(jax, run_dir, steps, step_fn, python_tracer):
     return times
 
 
-def _block_loop(work, dtype, precision=None, feed=None, table_for_step=None):
+def _block_step(work, dtype, precision=None, feed=None, table_for_step=None):
     """A step function over the jitted block: `feed(i)` gives the tokens on the device, `table_for_step(i)`
     the frozen table argument (or None)."""
     step = work.train_step(precision)
@@ -341,30 +341,32 @@ def _run_step_fn(work, name, closers):
     """The step function of run `name`; resources to release afterwards go into `closers`."""
     jax, jnp = work.jax, work.jnp
     if name in ("healthy", "precision_bf16"):
-        return _block_loop(work, jnp.bfloat16)
+        return _block_step(work, jnp.bfloat16)
     if name == "precision_fp32":
-        def fp32(i, inner=_block_loop(work, jnp.float32, precision="highest")):
-            with jax.default_matmul_precision("highest"):
+        inner = _block_step(work, jnp.float32, precision="highest")
+
+        def fp32(i):
+            with jax.default_matmul_precision("highest"):  # active while jit traces the step
                 inner(i)
         return fp32
     if name == "input_bound":
         work.loader_cost()
-        return _block_loop(work, jnp.bfloat16, feed=lambda i: jax.device_put(work.load_batch(i), work.device))
+        return _block_step(work, jnp.bfloat16, feed=lambda i: jax.device_put(work.load_batch(i), work.device))
     if name == "input_prefetch":
         work.loader_cost()
         prefetcher = _Prefetcher(work)
         closers.append(prefetcher.close)
-        return _block_loop(work, jnp.bfloat16, feed=prefetcher.next)
+        return _block_step(work, jnp.bfloat16, feed=prefetcher.next)
     if name.startswith("transfer_"):
         table = work.frozen_table()
         if name == "transfer_pageable":
-            return _block_loop(work, jnp.bfloat16, table_for_step=lambda i: jax.device_put(table, work.device))
+            return _block_step(work, jnp.bfloat16, table_for_step=lambda i: jax.device_put(table, work.device))
         on_device = jax.sharding.SingleDeviceSharding(work.device, memory_kind="device")
         if name == "transfer_pinned":
             pinned = jax.device_put(table, jax.sharding.SingleDeviceSharding(work.device, memory_kind="pinned_host"))
-            return _block_loop(work, jnp.bfloat16, table_for_step=lambda i: jax.device_put(pinned, on_device))
+            return _block_step(work, jnp.bfloat16, table_for_step=lambda i: jax.device_put(pinned, on_device))
         resident = jax.device_put(table, on_device)
-        return _block_loop(work, jnp.bfloat16, table_for_step=lambda i: resident)
+        return _block_step(work, jnp.bfloat16, table_for_step=lambda i: resident)
     if name in ("launch_bound", "launch_jit"):
         params, x = work.init_tiny()
         state = {"params": params}
@@ -401,6 +403,8 @@ def capture_run(work, outdir, name, steps, trim_mb=None, python_tracer=False):
         trimmed_from = result.steps_before if result.steps_after != result.steps_before else 0
     with open(path, "rb") as handle:
         markers = trim_module.step_markers(trim_module.schema.XSpace.FromString(handle.read()), MARKER)
+    if not markers:
+        raise RuntimeError(f"no '{MARKER}' step markers in {path}")
     kept = times[:len(markers)]
     return RunResult(name, str(path), path.stat().st_size, len(markers), round(sum(kept) / len(kept), 3),
                      round(time.monotonic() - started, 1), step_times_ms=tuple(round(t, 3) for t in kept),
