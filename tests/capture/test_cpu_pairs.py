@@ -6,8 +6,11 @@ problem yet, the finding check is an expected failure that names the gap (strict
 this file gets updated with it).
 """
 
+import importlib.util
 import io
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -98,3 +101,26 @@ def test_compare_reports_the_improvement(pair):
     assert host["speedup"] == pytest.approx(measured, rel=0.15)
     if pair in EXPECTED_FINDING:
         assert EXPECTED_FINDING[pair] in {f["id"] for f in host["findings"]["resolved"]}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("jax") is None,
+                    reason="the capture needs TensorFlow and JAX (pip install -e '.[tf,jax]'; scripts/test.sh does)")
+def test_the_script_captures_a_pair_of_each_framework(tmp_path):
+    """The script itself, run now (about 30 s on 2 cores): one TensorFlow and one JAX pair, exported flat."""
+    export = tmp_path / "export"
+    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(tmp_path / "logdir"),
+                             "--pair", "tf_eager", "--pair", "jax_jit", "--steps", "10", "--export", str(export)],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((export / "pairs.json").read_text())
+    assert sorted(summary["pairs"]) == ["jax_jit", "tf_eager"]
+    assert summary["machine"]["cpu_count"] and {"tensorflow", "jax"} <= set(summary["versions"])
+    for pair, entry in summary["pairs"].items():
+        for role in ("problem", "fix"):
+            side = entry[role]
+            assert len(side["step_times_ms"]) == side["steps"] >= 3
+            assert (export / side["path"]).stat().st_size <= MAX_FILE_BYTES
+            report = cli_json("analyze", str(export / side["path"]))["hosts"][0]
+            assert report["summary"]["step_time_ms"]["count"] == side["steps"], (pair, role)
+        comparison = cli_json("compare", str(export / entry["problem"]["path"]), str(export / entry["fix"]["path"]))
+        assert comparison["hosts"][0]["change"] == "faster", (pair, comparison["verdict"])
