@@ -17,8 +17,9 @@ with). `--export DIR` also copies each side's file to `DIR/<pair>_<side>.xplane.
                                            thread with jax.device_put ahead
   jax_jit      op_by_op -> jit             capture.jax_gpu's launch pair (small sizes): op by op vs jax.jit
 
-Costs are calibrated on the machine: the consumer step is timed first and the input work set as a multiple of
-it, so each pair shows the same effect on a faster or a slower machine. TensorFlow and JAX each run in their own
+Costs are calibrated on the machine: the consumer step is timed first (the fastest of 8) and the input work set
+as a multiple of it, so each pair is built for the same effect on a faster or a slower machine; the load of a
+shared machine still moves the timings (`pairs.json` records it). TensorFlow and JAX each run in their own
 subprocess (they are imported only there).
 """
 
