@@ -32,6 +32,8 @@ setup(
         "remote": ["fsspec>=2023.6", "s3fs>=2023.6"],  # s3:// and other fsspec logdirs
         "gcs": ["fsspec>=2023.6", "gcsfs>=2023.6"],  # gs:// logdirs
         "dask": ["dask[distributed]>=2023.1"],  # --dask: hosts analyzed on a Dask cluster
+        # Real JAX captures in tests (capture.jax_gpu on the CPU backend; capture.cpu_pairs); jaxlib comes with it.
+        "jax": ["jax>=0.6"],
     },
     entry_points={
         "console_scripts": ["tb-gpu-advisor = tb_gpu_advisor.cli:main_exit"],

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up .venv (if needed) with the test dependencies (TensorFlow and PyTorch for the real-capture tests) and runs the
+# Sets up .venv (if needed) with the test dependencies (TensorFlow, JAX and PyTorch for the real-capture tests) and runs the
 # whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,5 +13,5 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
       "${missing[@]}"; } >/dev/null 2>&1 || echo "warning: could not install ${missing[*]}" >&2
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,tf,dask,torch]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,tf,dask,torch,jax]'
 exec .venv/bin/python -m pytest "$@"

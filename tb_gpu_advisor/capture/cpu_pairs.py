@@ -1,0 +1,350 @@
+"""Captures real CPU problem/fix pairs with TensorFlow and JAX, for regression tests and speedup calibration.
+
+`python -m tb_gpu_advisor.capture.cpu_pairs OUTDIR [--pair NAME]... [--steps N] [--max-mb MB] [--export DIR]`
+writes one TensorBoard run per side, `OUTDIR/<pair>_<side>/plugins/profile/<timestamp>/<host>.xplane.pb`, each
+with `--steps` steps marked `train N` (`tf.profiler.experimental.Trace("train", step_num=N, _r=1)` or
+`jax.profiler.StepTraceAnnotation`) after warm-up steps, trims each file to `--max-mb`, and writes
+`OUTDIR/pairs.json` (versions, CPU count, per side: file, steps, wall ms/step, the costs the pair was built
+with). `--export DIR` also copies each side's file to `DIR/<pair>_<side>.xplane.pb`. Pairs (problem -> fix):
+
+  tf_map       sequential -> parallel      tf.data map of a per-element read (a 'read' wait in a numpy_function),
+                                           sequential vs num_parallel_calls=AUTOTUNE; both prefetch
+  tf_prefetch  no_prefetch -> prefetch     the same read mapped over whole batches (batch, then a sequential
+                                           map), 0.8x the step time per batch; the fix adds prefetch(AUTOTUNE)
+  tf_eager     eager -> function           a GradientTape step of a deep small MLP run eagerly vs tf.function
+  jax_loader   inline -> background        capture.jax_gpu's input pair (small sizes), its loader taking 0.8x
+                                           the step time, 90% of it a read wait: inside the step vs a background
+                                           thread with jax.device_put ahead
+  jax_jit      op_by_op -> jit             capture.jax_gpu's launch pair (small sizes): op by op vs jax.jit
+
+Costs are calibrated on the machine: the consumer step is timed first (the fastest of 8) and the input work set
+as a multiple of it, so each pair is built for the same effect on a faster or a slower machine; the load of a
+shared machine still moves the timings (`pairs.json` records it). TensorFlow and JAX each run in their own
+subprocess (they are imported only there).
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+from tb_gpu_advisor.capture import trim as trim_module
+
+MARKER = "train"
+DEFAULT_STEPS = 20
+DEFAULT_MAX_MB = 1.4
+WARMUP_STEPS = 3
+TF_BATCH = 32
+TF_FEATURES = 64
+TF_CLASSES = 10
+# Sequential producer time per batch over the consumer step: the map pair starts clearly input-bound and stays
+# so after a 2-way parallel map; the prefetch pair's producer takes a bit less than its step, so overlap can
+# nearly halve the step.
+MAP_PRODUCER_OVER_STEP = 3.0
+PREFETCH_PRODUCER_OVER_STEP = 0.8
+# The JAX loader: mostly a read wait, which a background thread hides even when the step keeps both cores busy
+# (capture.jax_gpu's default, half NumPy work, needs spare cores that a 2-core machine does not have).
+JAX_LOADER_OVER_STEP = 0.8
+JAX_LOADER_READ_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class Pair:
+    name: str
+    framework: str
+    problem: str
+    fix: str
+    what: str
+
+
+PAIRS = (
+    Pair("tf_map", "tf", "sequential", "parallel", "tf.data map sequential vs num_parallel_calls=AUTOTUNE"),
+    Pair("tf_prefetch", "tf", "no_prefetch", "prefetch", "tf.data without vs with prefetch(AUTOTUNE)"),
+    Pair("tf_eager", "tf", "eager", "function", "GradientTape step eagerly vs under tf.function"),
+    Pair("jax_loader", "jax", "inline", "background", "NumPy loader in the step vs a background prefetch thread"),
+    Pair("jax_jit", "jax", "op_by_op", "jit", "small deep MLP step op by op vs jax.jit"),
+)
+PAIR_NAMES = tuple(pair.name for pair in PAIRS)
+
+
+@dataclass(frozen=True)
+class SideResult:
+    pair: str
+    side: str
+    role: str  # "problem" or "fix"
+    path: str
+    bytes: int
+    steps: int
+    step_ms_mean: float  # wall time per step the file holds, measured by the script
+    step_times_ms: tuple
+    costs: dict
+
+
+def _pair(name):
+    return next(pair for pair in PAIRS if pair.name == name)
+
+
+def _newest_xplane(run_dir):
+    files = sorted(pathlib.Path(run_dir).glob("**/plugins/profile/*/*.xplane.pb"), key=lambda p: p.stat().st_mtime_ns)
+    if not files:
+        raise RuntimeError(f"the profiler wrote no .xplane.pb under {run_dir}")
+    return files[-1]
+
+
+def _finish(pair, side, run_dir, times, costs, max_mb):
+    """Trims the side's file; its timings are those of the steps the file keeps."""
+    path = _newest_xplane(run_dir)
+    result = trim_module.trim_file(str(path), max_mb, MARKER)
+    role = "problem" if side == pair.problem else "fix"
+    kept = times[:result.steps_after]
+    return SideResult(pair.name, side, role, str(path), result.bytes_after, result.steps_after,
+                      round(sum(kept) / len(kept), 3), tuple(round(t, 3) for t in kept), costs)
+
+
+# --- TensorFlow ------------------------------------------------------------------------------------------------
+
+def _import_tensorflow():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
+    import tensorflow as tf
+    tf.get_logger().setLevel("ERROR")
+    return tf
+
+
+class _TensorFlowPairs:
+    """The TensorFlow sides: one custom training loop, different input pipelines or execution modes."""
+
+    def __init__(self, tf, steps):
+        self.tf, self.steps = tf, steps
+
+    def _model(self, width, depth):
+        tf = self.tf
+        tf.keras.utils.set_random_seed(0)
+        layers = [tf.keras.Input(shape=(TF_FEATURES,))]
+        layers += [tf.keras.layers.Dense(width, activation="relu") for _ in range(depth)]
+        return tf.keras.Sequential(layers + [tf.keras.layers.Dense(TF_CLASSES)])
+
+    def _step_fn(self, model, compiled):
+        tf = self.tf
+        optimizer = tf.keras.optimizers.SGD(0.01)
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        return tf.function(step) if compiled else step
+
+    def _batch(self, seed=0):
+        import numpy as np
+        rng = np.random.default_rng(seed)
+        return (rng.standard_normal((TF_BATCH, TF_FEATURES)).astype("float32"),
+                rng.integers(0, TF_CLASSES, TF_BATCH).astype("int32"))
+
+    def consumer_ms(self, width, depth):
+        """Fastest wall time of the compiled step on a batch already in memory (the one least slowed by others)."""
+        step = self._step_fn(self._model(width, depth), compiled=True)
+        x, y = self._batch()
+        times = []
+        for _ in range(WARMUP_STEPS + 8):
+            started = time.perf_counter()
+            float(step(x, y))
+            times.append((time.perf_counter() - started) * 1e3)
+        return min(times[WARMUP_STEPS:])
+
+    def dataset(self, element_s, parallel_map, prefetch, batch_first=False):
+        """Batches of `TF_BATCH` elements, each read by a numpy_function that waits `element_s` (a storage read);
+        with `element_s` None, straight from memory. `batch_first` maps whole batches (a vectorized map) with
+        a plain Map stage, which, unlike the MapAndBatch that map-then-batch becomes, computes only when asked:
+        without prefetch, reading and the step take turns."""
+        tf = self.tf
+        import numpy as np
+        rng = np.random.default_rng(0)
+        count = (WARMUP_STEPS + self.steps + 4) * TF_BATCH
+        features = rng.standard_normal((count, TF_FEATURES)).astype("float32")
+        labels = rng.integers(0, TF_CLASSES, size=count).astype("int32")
+
+        def read(x):
+            time.sleep(element_s * (len(x) if x.ndim > 1 else 1))
+            return x
+
+        def preprocess(x, y):
+            shape = [None, TF_FEATURES] if batch_first else [TF_FEATURES]
+            return tf.ensure_shape(tf.numpy_function(read, [x], tf.float32), shape), y
+
+        dataset = tf.data.Dataset.from_tensor_slices((features, labels))
+        parallelism = tf.data.AUTOTUNE if parallel_map else None
+        if batch_first:
+            dataset = dataset.batch(TF_BATCH).map(preprocess, num_parallel_calls=parallelism)
+        else:
+            if element_s is not None:
+                dataset = dataset.map(preprocess, num_parallel_calls=parallelism)
+            dataset = dataset.batch(TF_BATCH)
+        if prefetch:
+            return dataset.prefetch(tf.data.AUTOTUNE)
+        # TensorFlow injects a prefetch after a final synchronous map by default: the pipeline without prefetch
+        # the pair is about must turn that off.
+        options = tf.data.Options()
+        options.experimental_optimization.inject_prefetch = False
+        return dataset.with_options(options)
+
+    def loop(self, run_dir, step, batches):
+        """Warm-up steps, then the profiled steps; next() sits inside the marker. Returns each step's wall ms."""
+        tf = self.tf
+        for _ in range(WARMUP_STEPS):
+            float(step(*next(batches)))
+        times = []
+        tf.profiler.experimental.start(str(run_dir))
+        try:
+            for number in range(WARMUP_STEPS, WARMUP_STEPS + self.steps):
+                started = time.perf_counter()
+                with tf.profiler.experimental.Trace(MARKER, step_num=number, _r=1):
+                    float(step(*next(batches)))
+                times.append((time.perf_counter() - started) * 1e3)
+        finally:
+            tf.profiler.experimental.stop()
+        return times
+
+    def capture(self, pair, outdir, max_mb):
+        width, depth = {"tf_eager": (32, 12), "tf_map": (1024, 4), "tf_prefetch": (1024, 4)}[pair.name]
+        results = []
+        if pair.name == "tf_eager":
+            costs = {"width": width, "depth": depth}
+            for side, compiled in ((pair.problem, False), (pair.fix, True)):
+                step = self._step_fn(self._model(width, depth), compiled)
+                batches = iter(self.dataset(None, parallel_map=False, prefetch=True))
+                run_dir = pathlib.Path(outdir) / f"{pair.name}_{side}"
+                results.append(_finish(pair, side, run_dir, self.loop(run_dir, step, batches), costs, max_mb))
+            return results
+        ratio = MAP_PRODUCER_OVER_STEP if pair.name == "tf_map" else PREFETCH_PRODUCER_OVER_STEP
+        consumer_ms = self.consumer_ms(width, depth)
+        element_s = ratio * consumer_ms / 1e3 / TF_BATCH
+        costs = {"width": width, "depth": depth, "consumer_ms": round(consumer_ms, 3),
+                 "element_read_ms": round(element_s * 1e3, 4), "producer_over_step": ratio}
+        sides = ((pair.problem, False, True), (pair.fix, True, True)) if pair.name == "tf_map" else \
+            ((pair.problem, False, False), (pair.fix, False, True))
+        for side, parallel_map, prefetch in sides:
+            step = self._step_fn(self._model(width, depth), compiled=True)
+            batches = iter(self.dataset(element_s, parallel_map, prefetch, batch_first=pair.name == "tf_prefetch"))
+            run_dir = pathlib.Path(outdir) / f"{pair.name}_{side}"
+            results.append(_finish(pair, side, run_dir, self.loop(run_dir, step, batches), costs, max_mb))
+        return results
+
+
+# --- JAX -------------------------------------------------------------------------------------------------------
+
+def _capture_jax(pairs, outdir, steps, max_mb):
+    from tb_gpu_advisor.capture import jax_gpu
+    jax, jnp = jax_gpu._import_jax()
+    work = jax_gpu.Workload(jax, jnp, jax_gpu.SIZES["small"], loader_over_step=JAX_LOADER_OVER_STEP,
+                            loader_read_share=JAX_LOADER_READ_SHARE)
+    runs = {"jax_loader": ("input_bound", "input_prefetch"), "jax_jit": ("launch_bound", "launch_jit")}
+    results = []
+    for pair in pairs:
+        for side, run in zip((pair.problem, pair.fix), runs[pair.name]):
+            captured = jax_gpu.capture_run(work, outdir, run, steps)
+            run_dir = pathlib.Path(outdir) / f"{pair.name}_{side}"
+            shutil.rmtree(run_dir, ignore_errors=True)
+            shutil.move(str(pathlib.Path(outdir) / run), str(run_dir))
+            costs = {"sizes": asdict(work.sizes)}
+            if pair.name == "jax_loader":
+                read_s, units = work.loader_cost()
+                costs.update(loader_read_ms=round(read_s * 1e3, 3), loader_numpy_units=units,
+                             loader_over_step=JAX_LOADER_OVER_STEP, loader_read_share=JAX_LOADER_READ_SHARE,
+                             healthy_step_ms=round(work.step_ms_estimate, 3))
+            results.append(_finish(pair, side, run_dir, list(captured.step_times_ms), costs, max_mb))
+    return results, {"jax": jax.__version__, "jaxlib": jax_gpu._jaxlib_version()}
+
+
+def _capture_framework(framework, names, outdir, steps, max_mb):
+    """Captures the named pairs of one framework in this process; returns (results, versions)."""
+    pairs = [_pair(name) for name in names]
+    if framework == "jax":
+        return _capture_jax(pairs, outdir, steps, max_mb)
+    tf = _import_tensorflow()
+    capturer = _TensorFlowPairs(tf, steps)
+    results = [result for pair in pairs for result in capturer.capture(pair, outdir, max_mb)]
+    return results, {"tensorflow": tf.__version__}
+
+
+def _run_in_subprocess(framework, names, args):
+    """Runs one framework's pairs in a child process (TensorFlow and JAX stay apart); returns its JSON."""
+    command = [sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(args.outdir), "--framework-only",
+               framework, "--steps", str(args.steps), "--max-mb", str(args.max_mb)]
+    for name in names:
+        command += ["--pair", name]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    sys.stderr.write(completed.stderr[-4000:] if completed.returncode else "")
+    if completed.returncode != 0:
+        raise RuntimeError(f"the {framework} capture failed (exit {completed.returncode})")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.cpu_pairs", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("outdir", type=pathlib.Path, help="logdir to write the runs into (created if missing)")
+    parser.add_argument("--pair", action="append", choices=PAIR_NAMES, help="capture only this pair (repeatable)")
+    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="profiled steps per side")
+    parser.add_argument("--max-mb", type=float, default=DEFAULT_MAX_MB, help="trim each file under this size")
+    parser.add_argument("--export", type=pathlib.Path, help="also copy each side to DIR/<pair>_<side>.xplane.pb")
+    parser.add_argument("--framework-only", choices=("tf", "jax"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    names = args.pair or list(PAIR_NAMES)
+    args.outdir.mkdir(parents=True, exist_ok=True)
+    if args.framework_only:
+        chosen = [name for name in names if _pair(name).framework == args.framework_only]
+        results, versions = _capture_framework(args.framework_only, chosen, args.outdir, args.steps, args.max_mb)
+        print(json.dumps({"versions": versions, "sides": [asdict(r) for r in results]}))
+        return 0
+    started = time.monotonic()
+    load_before = list(os.getloadavg())  # the machine may be shared: what else ran shows here
+    sides, versions = [], {}
+    for framework in ("tf", "jax"):
+        chosen = [name for name in names if _pair(name).framework == framework]
+        if not chosen:
+            continue
+        try:
+            child = _run_in_subprocess(framework, chosen, args)
+        except (RuntimeError, subprocess.TimeoutExpired, ValueError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        sides += child["sides"]
+        versions.update(child["versions"])
+    import numpy as np
+    summary = {"versions": {**versions, "numpy": np.__version__, "python": platform.python_version()},
+               "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                           "load_average_before": load_before, "load_average_after": list(os.getloadavg())},
+               "steps": args.steps, "warmup_steps": WARMUP_STEPS, "pairs": {}}
+    for side in sides:
+        entry = summary["pairs"].setdefault(side["pair"], {"what": _pair(side["pair"]).what})
+        entry[side["role"]] = {**side, "path": os.path.relpath(side["path"], args.outdir)}
+        print(f"{side['pair']} {side['role']} ({side['side']}): {side['steps']} steps, {side['step_ms_mean']:.2f} "
+              f"ms/step, {side['bytes'] / 2**20:.2f} MiB: {side['path']}")
+        if args.export:
+            args.export.mkdir(parents=True, exist_ok=True)
+            shutil.copy(side["path"], args.export / f"{side['pair']}_{side['side']}.xplane.pb")
+    (args.outdir / "pairs.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if args.export:
+        for entry in summary["pairs"].values():
+            for role in ("problem", "fix"):
+                if role in entry:
+                    entry[role]["path"] = f"{entry[role]['pair']}_{entry[role]['side']}.xplane.pb"
+        (args.export / "pairs.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    print(f"captured {len(sides)} sides in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
