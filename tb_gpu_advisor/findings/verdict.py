@@ -138,5 +138,6 @@ def _without_steps(ctx):
     shape = (f" The GPU works in {bursts} separate bursts with host time between them, as a micro-benchmark or "
              "setup code does." if bursts > 1 else "")
     return (f" No step markers, so this is over all {ctx.window_ms:.3g} ms of activity, not a training step."
-            f"{shape} Mark the step (jax.profiler.StepTraceAnnotation or tf.profiler.experimental.Trace) to "
-            "measure it.")
+            f"{shape} " + ctx.say("Mark the step (tf.profiler.experimental.Trace) to measure it.",
+                                  "Mark the step (jax.profiler.StepTraceAnnotation) to measure it.",
+                                  "Mark the step (prof.step() after each step under torch.profiler) to measure it."))
