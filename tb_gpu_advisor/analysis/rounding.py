@@ -17,3 +17,8 @@ def ms(ps):
 def pct(value):
     """A percentage with 2 decimals."""
     return None if value is None else round(float(value), 2)
+
+
+def sig(value, digits=6):
+    """A float rounded to `digits` significant digits (None stays None)."""
+    return None if value is None else float(f"{value:.{digits}g}")

@@ -1,7 +1,7 @@
 """Renders a host's analyses and diagnosis as the HostReport dict (schema_version 1, docs/report.md)."""
 
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
-from tb_gpu_advisor.analysis.rounding import ms, pct, us
+from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
 
 HOST_OPS_LISTED = 25
 
@@ -129,16 +129,11 @@ def _device(gpu, usage, peaks):
         "largest_gap_us": us(usage.largest_gap_ps),
         "stream_count": usage.stream_count,
         **_capability_fields(gpu.capabilities),
-        "peak_tflops": _sig(peaks.matrix_tflops),
-        "peak_vector_tflops": _sig(peaks.vector_tflops),
-        "peak_gbps": _sig(peaks.hbm_gbps),
+        "peak_tflops": sig(peaks.matrix_tflops),
+        "peak_vector_tflops": sig(peaks.vector_tflops),
+        "peak_gbps": sig(peaks.hbm_gbps),
         "peak_source": peaks.source,
     }
-
-
-def _sig(value, digits=6):
-    """A float rounded to `digits` significant digits (None stays None)."""
-    return None if value is None else float(f"{value:.{digits}g}")
 
 
 def _work_by_type(times):
@@ -203,11 +198,11 @@ def _kernel(row, roof):
         "op_name": row.op_name,
         "flops": None if roof.flops is None else round(roof.flops),
         "bytes": None if roof.bytes is None else round(roof.bytes),
-        "achieved_tflops": _sig(roof.achieved_tflops),
-        "achieved_gbps": _sig(roof.achieved_gbps),
-        "arithmetic_intensity": _sig(roof.arithmetic_intensity),
+        "achieved_tflops": sig(roof.achieved_tflops),
+        "achieved_gbps": sig(roof.achieved_gbps),
+        "arithmetic_intensity": sig(roof.arithmetic_intensity),
         "bound": roof.bound,
-        "roof_tflops": _sig(roof.roof_tflops),
+        "roof_tflops": sig(roof.roof_tflops),
         "peak_pct": pct(roof.peak_pct),
         "compute_roof": row.compute,
         "dtype": row.dtype,

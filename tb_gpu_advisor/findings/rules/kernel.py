@@ -1,6 +1,7 @@
 """Kernel-efficiency findings from the roofline: time-dominant GEMMs far below the roof that binds them, when
 their shapes or precision say why (docs/report.md, "Roofline")."""
 
+from tb_gpu_advisor.analysis.rounding import pct, sig
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
@@ -9,39 +10,31 @@ from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GEMM_
                                                 GEMM_REACHABLE_ROOF_PCT, GEMM_SMALL_DIM, KERNEL_HIGH_PCT,
                                                 KERNEL_TUNING_MAX_SAVING, MODELED_LOW_PCT, MODELED_MEDIUM_PCT)
 
+_SUMMARY = "Pad GEMM dimensions to multiples of 8 (16-bit) / 64, raise the batch, and compute in bf16."
+_DOCS = (L.NVIDIA_MATMUL_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE)
+_FIX = """\
+These matrix multiplies reach a small share of the roof that binds them (the dense matrix peak, or HBM
+bandwidth for their FLOPs per byte), and their shapes or precision explain it:
+- dimensions that are not multiples of 8 (16-bit; 4 for f32, 16 for 8-bit) keep cuBLAS/hipBLASLt off the
+  Tensor Core / matrix-core fast paths or force padding inside the kernel: pad hidden sizes, vocabulary and
+  head dims to multiples of 64 (128 is better still):
+      vocab_size = (vocab_size + 63) // 64 * 64     # pad, mask the extra logits
+- small M or N (a small batch or sequence) fills only part of the GPU's tiles and SMs: raise the batch per
+  GPU, or concatenate small GEMMs (batch the heads, fuse QKV projections into one matmul);
+- f32 inputs run at the TF32 rate at best: compute in bf16 (keep f32 master weights):
+      {bf16_code}
+The estimate assumes each GEMM reaches 70% of its roof once reshaped; roofs are upper bounds at boost clock."""
+
 ENTRIES = register("kernel", {
     "kernel.gemm_below_roof": Entry(
         category="kernel",
         title="Time-dominant GEMMs run far below the GPU's matrix roof",
-        fix_summary="Pad GEMM dimensions to multiples of 8 (16-bit) / 64, raise the batch, and compute in bf16.",
-        fix="""\
-These matrix multiplies reach a small share of the roof that binds them (the dense matrix peak, or HBM
-bandwidth for their FLOPs per byte), and their shapes or precision explain it:
-- dimensions that are not multiples of 8 (16-bit; 4 for f32, 16 for 8-bit) keep cuBLAS/hipBLASLt off the
-  Tensor Core / matrix-core fast paths or force padding inside the kernel: pad hidden sizes, vocabulary and
-  head dims to multiples of 64 (128 is better still):
-      vocab_size = (vocab_size + 63) // 64 * 64     # pad, mask the extra logits
-- small M or N (a small batch or sequence) fills only part of the GPU's tiles and SMs: raise the batch per
-  GPU, or concatenate small GEMMs (batch the heads, fuse QKV projections into one matmul);
-- f32 inputs run at the TF32 rate at best: compute in bf16 (keep f32 master weights):
-      tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
-The estimate assumes each GEMM reaches 70% of its roof once reshaped; roofs are upper bounds at boost clock.""",
-        docs=(L.NVIDIA_MATMUL_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE),
-        jax=Idiom(
-            fix_summary="Pad GEMM dimensions to multiples of 8 (16-bit) / 64, raise the batch, and compute in bf16.",
-            fix="""\
-These matrix multiplies reach a small share of the roof that binds them (the dense matrix peak, or HBM
-bandwidth for their FLOPs per byte), and their shapes or precision explain it:
-- dimensions that are not multiples of 8 (16-bit; 4 for f32, 16 for 8-bit) keep cuBLAS/hipBLASLt off the
-  Tensor Core / matrix-core fast paths or force padding inside the kernel: pad hidden sizes, vocabulary and
-  head dims to multiples of 64 (128 is better still):
-      vocab_size = (vocab_size + 63) // 64 * 64     # pad, mask the extra logits
-- small M or N (a small batch or sequence) fills only part of the GPU's tiles and SMs: raise the batch per
-  GPU, or concatenate small GEMMs (batch the heads, fuse QKV projections into one matmul);
-- f32 inputs run at the TF32 rate at best: compute in bf16 (keep f32 master weights):
-      params_bf16 = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)
-The estimate assumes each GEMM reaches 70% of its roof once reshaped; roofs are upper bounds at boost clock.""",
-            docs=(L.NVIDIA_MATMUL_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE)),
+        fix_summary=_SUMMARY,
+        fix=_FIX.format(bf16_code='tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")'),
+        docs=_DOCS,
+        jax=Idiom(_SUMMARY,
+                  _FIX.format(bf16_code="params_bf16 = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)"),
+                  _DOCS),
     ),
 })
 
@@ -65,11 +58,9 @@ def _reasons(row):
 
 def _roof_view(row, roof):
     """The fields the rule reads of a KernelRow and its roofline.KernelRoofline, at the report's precision."""
-    def sig(value):
-        return None if value is None else float(f"{value:.6g}")
     return {"name": row.name, "op_name": row.op_name, "compute_roof": row.compute, "dtype": row.dtype,
             "matrix_dims": dict(zip(("batch", "m", "n", "k"), row.matrix_dims)) if row.matrix_dims else None,
-            "peak_pct": None if roof is None or roof.peak_pct is None else round(roof.peak_pct, 2),
+            "peak_pct": pct(roof.peak_pct) if roof else None,
             "bound": roof.bound if roof else None, "achieved_tflops": sig(roof.achieved_tflops) if roof else None,
             "roof_tflops": sig(roof.roof_tflops) if roof else None}
 
@@ -82,15 +73,15 @@ def gemm_below_roof(ctx):
     roofs = {id(row): roof for row, roof in zip(ctx.analysis.kernels, ctx.analysis.roofline)}
     for kernel_row, share, wall_ms in _dominant_rows(ctx):
         row = _roof_view(kernel_row, roofs.get(id(kernel_row)))
-        pct = row.get("peak_pct")
-        if row.get("compute_roof") != "matrix" or pct is None or pct >= GEMM_FAR_BELOW_ROOF_PCT:
+        peak = row.get("peak_pct")
+        if row.get("compute_roof") != "matrix" or peak is None or peak >= GEMM_FAR_BELOW_ROOF_PCT:
             continue
         reasons = _reasons(row)
         if not reasons:  # well-shaped 16-bit GEMM: reshaping advice would not apply
             continue
-        saving = min(1.0 - pct / GEMM_REACHABLE_ROOF_PCT, KERNEL_TUNING_MAX_SAVING)
+        saving = min(1.0 - peak / GEMM_REACHABLE_ROOF_PCT, KERNEL_TUNING_MAX_SAVING)
         flagged.append({"kernel": row["name"], "op_name": row["op_name"], "share_of_kernel_time_pct": share,
-                        "peak_pct": pct, "bound": row["bound"], "achieved_tflops": row["achieved_tflops"],
+                        "peak_pct": peak, "bound": row["bound"], "achieved_tflops": row["achieved_tflops"],
                         "roof_tflops": row["roof_tflops"], "dtype": row["dtype"], "matrix_dims": row["matrix_dims"],
                         "reasons": reasons, "saving_ms": wall_ms * saving})
     if not flagged:
