@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
 import {
-  arrow, breakdownDeltas, differenceText, divergingLayout, formatPoints, formatSignedMs, formatSignedPct,
+  arrow, breakdownDeltas, differenceText, divergingLayout, estimateText, formatPoints, formatSignedMs, formatSignedPct,
+  measuredText, speedChangeText,
   formatSignedUs, intervalText, kernelChanges, noiseStatement, pointsDifferenceText, ratioText,
 } from '../../tb_gpu_advisor/static/comparison_format.js';
 import {defaultBaselineHost} from '../../tb_gpu_advisor/static/compare_picker.js';
@@ -118,4 +119,16 @@ test('kernel changes merge the kinds, largest absolute change first', () => {
 test('the baseline host defaults to the same name, else the first', () => {
   assert.equal(defaultBaselineHost(['worker0', 'worker1'], 'worker1'), 'worker1');
   assert.equal(defaultBaselineHost(['localhost'], 'worker1'), 'localhost');
+});
+
+test('predicted and measured speedups say their kind and direction', () => {
+  assert.equal(estimateText(1.3, 'model'), 'about 1.30\u00d7');
+  assert.equal(estimateText(3.5, 'bound'), 'up to 3.50\u00d7');
+  assert.equal(estimateText(null, 'bound'), '\u2014');
+  assert.equal(speedChangeText(2.1666), '2.17\u00d7 faster');
+  assert.equal(speedChangeText(0.29), '3.45\u00d7 slower');
+  assert.equal(speedChangeText(1.001), 'same speed');
+  assert.equal(measuredText({value: 2, low: 1.9, high: 2.1}), '2.00\u00d7 faster (95% CI 1.90\u00d7 to 2.10\u00d7)');
+  assert.equal(measuredText({value: 2, low: null, high: null}), '2.00\u00d7 faster (noise unknown)');
+  assert.equal(measuredText(null), '\u2014');
 });

@@ -96,3 +96,19 @@ def shorten(name, width):
     head = (width - 3) * 2 // 3
     tail = width - 3 - head
     return f"{name[:head]}...{name[-tail:]}"
+
+
+def speed_change(ratio):
+    """A measured step-time ratio (baseline / candidate) in words: `2.17x faster`, `3.45x slower`, `same speed`."""
+    if ratio is None or ratio <= 0:
+        return "-"
+    if round(ratio, 2) == 1.0:
+        return "same speed"
+    return f"{ratio:.2f}x faster" if ratio > 1 else f"{1 / ratio:.2f}x slower"
+
+
+def estimate(speedup, kind):
+    """A predicted speedup with its kind: `about 1.30x` (a what-if model) or `up to 3.50x` (an upper bound)."""
+    if speedup is None:
+        return "-"
+    return f"about {speedup:.2f}x" if kind == "model" else f"up to {speedup:.2f}x"
