@@ -96,3 +96,11 @@ def shorten(name, width):
     head = (width - 3) * 2 // 3
     tail = width - 3 - head
     return f"{name[:head]}...{name[-tail:]}"
+
+
+def speedup_phrase(value, kind):
+    """A finding's estimated speedup as people say it: a model `about 1.32x`, a bound `up to 3.48x`; None at 1.0."""
+    if not isinstance(value, (int, float)) or value <= 1.005:
+        return None
+    number = f"{value:.2f}" if value < 10 else f"{value:.1f}"
+    return f"about {number}x" if kind == "model" else f"up to {number}x"
