@@ -129,6 +129,10 @@ def measured_text(measured):
     return f"{text} (95% CI {measured['low']:.2f}x to {measured['high']:.2f}x)"
 
 
+def _estimate(value, kind):
+    return units.speedup_phrase(value, kind) or "none"
+
+
 _PREDICTION_STATUS = {"resolved": "resolved", "reduced": "reduced"}
 
 
@@ -144,9 +148,9 @@ def _predictions_section(host):
         within = {True: "yes", False: "no", None: "-"}[row["within_tolerance"]]
         status = _PREDICTION_STATUS[row["status"]]
         if row["candidate_estimate"] is not None:
-            status += f" (now {units.estimate(row['candidate_estimate'], row['predicted_kind'])})"
+            status += f" (now {_estimate(row['candidate_estimate'], row['predicted_kind'])})"
         table_rows.append((units.shorten(row["title"] or row["id"], NAME_WIDTH), status,
-                           units.estimate(row["predicted"], row["predicted_kind"]),
+                           _estimate(row["predicted"], row["predicted_kind"]),
                            "-" if row["ratio"] is None else f"{row['ratio']:.2f}", within))
     lines = (f"Measured: {measured_text(measured)}, {basis}, baseline / candidate.",
              f"Each finding the candidate resolved or reduced, with the speedup the baseline predicted for its fix; "

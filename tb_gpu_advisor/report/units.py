@@ -107,8 +107,9 @@ def speed_change(ratio):
     return f"{ratio:.2f}x faster" if ratio > 1 else f"{1 / ratio:.2f}x slower"
 
 
-def estimate(speedup, kind):
-    """A predicted speedup with its kind: `about 1.30x` (a what-if model) or `up to 3.50x` (an upper bound)."""
-    if speedup is None:
-        return "-"
-    return f"about {speedup:.2f}x" if kind == "model" else f"up to {speedup:.2f}x"
+def speedup_phrase(value, kind):
+    """A finding's estimated speedup as people say it: a model `about 1.32x`, a bound `up to 3.48x`; None at 1.0."""
+    if not isinstance(value, (int, float)) or value <= 1.005:
+        return None
+    number = f"{value:.2f}" if value < 10 else f"{value:.1f}"
+    return f"about {number}x" if kind == "model" else f"up to {number}x"

@@ -85,12 +85,6 @@ export function speedChangeText(ratio) {
   return ratio > 1 ? `${ratio.toFixed(2)}\u00d7 faster` : `${(1 / ratio).toFixed(2)}\u00d7 slower`;
 }
 
-/** A predicted speedup with its kind: "about 1.30×" (a what-if model) or "up to 3.50×" (an upper bound). */
-export function estimateText(speedup, kind) {
-  if (!finite(speedup)) return DASH;
-  return `${kind === 'model' ? 'about' : 'up to'} ${speedup.toFixed(2)}\u00d7`;
-}
-
 /** The measured speedup of a prediction check with its interval: "2.17× faster (95% CI 1.98× to 2.40×)". */
 export function measuredText(measured) {
   if (!measured) return DASH;

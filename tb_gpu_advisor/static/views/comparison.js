@@ -4,9 +4,9 @@
  */
 
 import {h} from '../dom.js';
-import {CHANGE_LABELS, arrow, differenceText, estimateText, formatPoints, measuredText, noiseStatement,
+import {CHANGE_LABELS, arrow, differenceText, formatPoints, measuredText, noiseStatement,
   pointsDifferenceText, ratioText} from '../comparison_format.js';
-import {formatCount, formatMs, formatPct} from '../format.js';
+import {formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
 import {emptyState, meter, section, tile} from './common.js';
 import {breakdownDeltaView} from './comparison_breakdown.js';
 import {kernelChangesView} from './comparison_kernels.js';
@@ -104,13 +104,13 @@ const WITHIN = {true: 'yes', false: 'no'};
 
 function predictionRow(row) {
   const status = row.candidate_estimate == null ? row.status :
-    `${row.status} (now ${estimateText(row.candidate_estimate, row.predicted_kind)})`;
+    `${row.status} (now ${formatSpeedup(row.candidate_estimate, row.predicted_kind)})`;
   const within = WITHIN[row.within_tolerance] || '\u2014';
   return h('tr', {'data-status': row.status},
     h('td', {}, h('span', {class: 'finding-title'}, row.title || row.id), ' ',
       h('span', {class: 'finding-id'}, row.id)),
     h('td', {}, status),
-    h('td', {class: 'num'}, estimateText(row.predicted, row.predicted_kind)),
+    h('td', {class: 'num'}, formatSpeedup(row.predicted, row.predicted_kind) || '\u2014'),
     h('td', {class: 'num'}, Number.isFinite(row.ratio) ? row.ratio.toFixed(2) : '\u2014'),
     h('td', {class: ['num', row.within_tolerance === false ? 'tone-bad' : null]}, within));
 }
