@@ -25,7 +25,7 @@ def check(predicted, measured):
             "within_tolerance": abs(predicted - measured) <= TOLERANCE * measured + 1e-9}
 
 
-def _row(finding, status, measured, candidate_estimate=None):
+def _row(finding, status, measured, candidate=None):
     predicted = finding.get("estimated_speedup")
     return {
         "id": finding.get("id"),
@@ -33,7 +33,8 @@ def _row(finding, status, measured, candidate_estimate=None):
         "status": status,
         "predicted": predicted,
         "predicted_kind": finding.get("speedup_kind") or DEFAULT_KIND,
-        "candidate_estimate": candidate_estimate,
+        "candidate_estimate": None if candidate is None else candidate.get("estimated_speedup"),
+        "candidate_kind": None if candidate is None else candidate.get("speedup_kind") or DEFAULT_KIND,
         **check(predicted, measured["value"] if measured else None),
     }
 
@@ -51,5 +52,5 @@ def prediction_checks(baseline, candidate, measured):
         if other is None:
             rows.append(_row(finding, "resolved", measured))
         elif (other.get("estimated_speedup") or 1.0) < (finding.get("estimated_speedup") or 1.0):
-            rows.append(_row(finding, "reduced", measured, other.get("estimated_speedup")))
+            rows.append(_row(finding, "reduced", measured, other))
     return rows

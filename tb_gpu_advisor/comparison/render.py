@@ -148,7 +148,7 @@ def _predictions_section(host):
         within = {True: "yes", False: "no", None: "-"}[row["within_tolerance"]]
         status = _PREDICTION_STATUS[row["status"]]
         if row["candidate_estimate"] is not None:
-            status += f" (now {_estimate(row['candidate_estimate'], row['predicted_kind'])})"
+            status += f" (now {_estimate(row['candidate_estimate'], row['candidate_kind'])})"
         table_rows.append((units.shorten(row["title"] or row["id"], NAME_WIDTH), status,
                            _estimate(row["predicted"], row["predicted_kind"]),
                            "-" if row["ratio"] is None else f"{row['ratio']:.2f}", within))

@@ -52,7 +52,7 @@ def test_resolved_and_reduced_findings_are_checked_against_the_measured_speedup(
     assert (gone["predicted"], gone["predicted_kind"], gone["candidate_estimate"]) == (1.8, "model", None)
     assert (gone["ratio"], gone["within_tolerance"]) == (0.9, True)
     # A report without `speedup_kind` predates the what-if model: its share-of-step estimates are bounds.
-    assert (smaller["predicted_kind"], smaller["candidate_estimate"]) == ("bound", 1.1)
+    assert (smaller["predicted_kind"], smaller["candidate_estimate"], smaller["candidate_kind"]) == ("bound", 1.1, "bound")
     assert (smaller["ratio"], smaller["within_tolerance"]) == (0.75, True)
 
 

@@ -104,7 +104,7 @@ const WITHIN = {true: 'yes', false: 'no'};
 
 function predictionRow(row) {
   const status = row.candidate_estimate == null ? row.status :
-    `${row.status} (now ${formatSpeedup(row.candidate_estimate, row.predicted_kind)})`;
+    `${row.status} (now ${formatSpeedup(row.candidate_estimate, row.candidate_kind)})`;
   const within = WITHIN[row.within_tolerance] || '\u2014';
   return h('tr', {'data-status': row.status},
     h('td', {}, h('span', {class: 'finding-title'}, row.title || row.id), ' ',
