@@ -47,7 +47,7 @@ def test_text_report_leads_with_the_verdict_and_findings_in_80_columns(tmp_path)
     assert lines[0] == "worker0"
     assert lines[2] == "Verdict: Input-bound: the GPU waits for input 50% of each step."
     assert lines.index("Findings") < lines.index("Steps")
-    assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00x)"
+    assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00×)"
     assert max(len(line) for line in lines) <= 80
 
 

@@ -98,7 +98,8 @@ class Tab:
         return self.frame.eval_on_selector("main.content", "c => c.dataset.state")
 
     def text(self, selector):
-        return self.frame.inner_text(selector)
+        """The element's text, non-breaking spaces (between numbers and units) read as spaces."""
+        return self.frame.inner_text(selector).replace("\xa0", " ")
 
     def screenshot(self, name, full=True):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -273,7 +274,7 @@ def test_copy_a_fix_to_the_clipboard(tab):
     expected = tab.frame.eval_on_selector("[data-testid=finding] .fix code", "c => c.textContent")
     if expected == fix:
         assert "up to 2.5× faster" in card.inner_text()
-        assert "Input wait (%)" in card.inner_text() and "60" in card.inner_text()
+        assert "Input wait" in card.inner_text() and "60" in card.inner_text()
         links = tab.frame.eval_on_selector_all("[data-testid=finding] .docs a", "as => as.map(a => a.href)")
         assert links == ["https://www.tensorflow.org/guide/data_performance"]
     verdict = tab.text("[data-testid=verdict]")
@@ -393,7 +394,7 @@ def test_compare_with_a_baseline_shows_the_comparison_and_clears_back(tab):
     expected = _compare_json(tab, run=PREFETCH, host="localhost", baseline_run=INPUT_BOUND, baseline_host="localhost")
     speedup = expected["hosts"][0]["speedup"]
     verdict = tab.text("[data-testid=compare-verdict]")
-    assert f"{speedup:.2f}x faster" in verdict and "input wait fell from" in verdict
+    assert f"{speedup:.2f}× faster" in verdict and "input wait fell from" in verdict
     assert f"{speedup:.2f}× faster" in tab.text("[data-testid=compare-verdict] .badge")
     assert tab.text("[data-testid=noise-statement]").startswith("Beyond noise: the 95% confidence interval")
     tiles = tab.text("#compare-summary .tiles")

@@ -5,7 +5,7 @@
 import {copyText} from '../clipboard.js';
 import {h} from '../dom.js';
 import {evidenceRows} from '../evidence.js';
-import {formatSpeedup, speedupKindTitle} from '../format.js';
+import {bindUnits, formatSpeedup, speedupKindTitle} from '../format.js';
 import {emptyState, section} from './common.js';
 
 const SEVERITIES = new Set(['high', 'medium', 'low']);
@@ -31,8 +31,8 @@ function copyButton(text) {
   return button;
 }
 
-function evidenceList(evidence) {
-  const rows = evidenceRows(evidence).flatMap(({label, items}) => [
+function evidenceList(evidence, context) {
+  const rows = evidenceRows(evidence, context).flatMap(({label, items}) => [
     h('dt', {}, label),
     h('dd', {}, h('ul', {class: 'evidence-items'},
       items.map((item) => h('li', item.title ? {title: item.title} : {}, item.text))))]);
@@ -47,7 +47,7 @@ function overlapNote(finding, numbers) {
     `Shares recoverable time with ${shared.join(', ')}: their speedups do not add up.`) : null;
 }
 
-function findingCard(finding, index, numbers) {
+function findingCard(finding, index, numbers, context) {
   const severity = SEVERITIES.has(finding.severity) ? finding.severity : 'low';
   const speedup = formatSpeedup(finding.estimated_speedup, finding.speedup_kind);
   const fix = typeof finding.fix === 'string' && finding.fix.trim() ? finding.fix : null;
@@ -61,10 +61,11 @@ function findingCard(finding, index, numbers) {
         title: speedupKindTitle(finding.speedup_kind)}, speedup) : null,
       finding.category ? h('span', {class: 'chip'}, finding.category) : null),
     h('div', {class: 'finding-body'},
-      finding.summary ? h('p', {}, finding.summary) : null,
+      finding.summary ? h('p', {}, bindUnits(finding.summary)) : null,
       overlapNote(finding, numbers),
-      evidenceList(finding.evidence),
-      finding.fix_summary ? h('p', {class: 'fix-summary'}, h('strong', {}, 'Fix: '), finding.fix_summary) : null,
+      evidenceList(finding.evidence, context),
+      finding.fix_summary ? h('p', {class: 'fix-summary'}, h('strong', {}, 'Fix: '), bindUnits(finding.fix_summary)) :
+        null,
       fix ? h('div', {class: 'fix'}, copyButton(fix), h('pre', {}, h('code', {}, fix))) : null,
       docs.length ? h('p', {class: 'docs'}, 'Read more: ', docs.flatMap((a, i) => (i ? [' · ', a] : [a]))) : null,
       finding.id ? h('p', {class: 'finding-id'}, finding.id) : null));
@@ -76,7 +77,7 @@ export function findingsView(report) {
   const body = findings === null ? emptyState('This report has no findings section.') :
     findings.length === 0 ? emptyState('No findings: nothing in this profile crossed a threshold.') :
       findings.map((finding, index) => findingCard(finding, index,
-        new Map(findings.map((f, i) => [f.id, i + 1]))));
+        new Map(findings.map((f, i) => [f.id, i + 1])), {steps: report.summary?.step_time_ms?.count}));
   return section('Findings', {id: 'findings', subtitle: findings?.length ? `${findings.length}, most impactful first` : null},
     h('div', {'data-testid': 'findings'}, body));
 }
