@@ -26,6 +26,7 @@ POOLS = {
     "launch.gpu_starved_by_launches": {"launch"},
     "launch.tiny_kernels": {"launch", "host", "idle"},
     "threading.tf_data_contention": {"launch"},
+    "threading.host_cpu_saturated": {"input_wait", "host", "launch"},
     "host.gpu_idle_host_busy": {"host"},
     "host.eager_execution": {"host", "launch"},
     "host.retracing": {"host"},

@@ -40,7 +40,7 @@ BATCH_SCALE = 2.0
 TENSOR_CORE_MIN_CC = (7, 0)
 # Host threads busy this fraction of the machine's cores = contention for cores; where the trace says how many.
 CONTENTION_MIN_CORE_FRACTION = 0.9
-CORE_COUNT_KEYS = ("cpu_count", "num_cpus", "cpu_cores", "host_cpu_count", "logical_cpu_count", "num_cores")
+from tb_gpu_advisor.analysis.cpu_load import CORE_COUNT_KEYS  # noqa: E402,F401 (documented with the thresholds)
 STRAGGLER_SLOWDOWN_MIN = 1.1  # the straggler's common kernels this much slower than on the other GPUs: hardware
 TF32_MIN_CC = (8, 0)  # TF32 Tensor Cores (Ampere), on by default in TensorFlow 2.4+ and JAX for float32 matmuls
 BF16_MIN_CC = (8, 0)

@@ -42,6 +42,7 @@ def render_host_report(model, analysis):
         "host_ops": _host_ops(model),
         "collectives": _collectives(model.collectives),
         "environment": dict(sorted(model.environment.items())),
+        "host_cpu": _host_cpu(analysis.cpu_load),
         "findings": [],
     }
 
@@ -53,6 +54,15 @@ def with_diagnosis(report, diagnosis):
     report["findings"] = [finding.to_dict(framework) for finding in diagnosis.findings]
     report["notes"].extend(diagnosis.errors)
     return report
+
+
+def _host_cpu(load):
+    """Host threads' busy cores against the machine's (analysis.cpu_load); None without host threads."""
+    if load is None or load.busy_cores is None:
+        return None
+    return {"machine_cores": load.machine_cores, "busy_cores": load.busy_cores,
+            "load_ratio": load.load_ratio, "waiting_cores": load.waiting_cores, "span_ms": load.span_ms,
+            "threads": [{"kind": kind, "count": count, "busy_cores": cores} for kind, count, cores in load.by_kind]}
 
 
 def _notes(model, step_set, usages):
