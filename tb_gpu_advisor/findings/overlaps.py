@@ -40,6 +40,7 @@ POOLS = {
     "sync.host_syncs_in_step": {"host", "idle"},
     "memory.zero_grad_fills": {"kernel"},
     "communication.allreduce_exposed": {"collectives"},
+    "communication.collective_below_link": {"collectives"},
     "steps.checkpoint_stall": {"host", "slow_steps"},
     "steps.summary_stall": {"host", "slow_steps"},
     "steps.uneven_step_time": {"slow_steps"},

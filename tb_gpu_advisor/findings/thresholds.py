@@ -13,6 +13,11 @@ HOST_MEDIUM_PCT = 3.0
 # XProf: device collectives >= 15 high, >= 3 moderate.
 COLLECTIVES_HIGH_PCT = 15.0
 COLLECTIVES_MEDIUM_PCT = 3.0
+# Collective bandwidth: the fastest of at least 3 large calls below a quarter of the link's practical bus
+# bandwidth is a setup problem (transport, algorithm, protocol), not skew; the estimate reaches 70% of it.
+COLLECTIVE_LOW_BUSBW_FRACTION = 0.25
+COLLECTIVE_MIN_LARGE_CALLS = 3
+COLLECTIVE_REACHABLE_FRACTION = 0.7
 # Rules whose recoverable time is modelled (kernel speed, copies, stalls): same shape as XProf's host ladders,
 # plus a low level so small but real items are listed without alarming.
 MODELED_HIGH_PCT = 15.0
