@@ -19,8 +19,8 @@ ENTRIES = register("communication", {
     "communication.collective_below_link": Entry(
         category="communication",
         title="Collectives move data far below the GPUs' link bandwidth",
-        fix_summary="Find what NCCL chose (NCCL_DEBUG=INFO): transport, algorithm, protocol; measure the link "
-                    "with nccl-tests; then set NCCL_ALGO/NCCL_PROTO and larger buckets.",
+        fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, larger "
+                    "packs.",
         fix="""\
 Even the fastest large collective reaches a small share of the bus bandwidth the GPUs' link gives (bus
 bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduce). Look at what NCCL did:
@@ -39,8 +39,8 @@ for large buckets, and fewer, larger all-reduces:
         bytes_per_pack=64 * 1024 * 1024)""",
         docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.TF_DISTRIBUTED),
         jax=Idiom(
-            fix_summary="Find what NCCL chose (NCCL_DEBUG=INFO), measure the link with nccl-tests, then tune "
-                        "NCCL_ALGO/NCCL_PROTO and XLA's combine thresholds.",
+            fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, "
+                        "combine size.",
             fix="""\
 Even the fastest large collective reaches a small share of the bus bandwidth the GPUs' link gives (bus
 bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduce). Look at what NCCL did:
@@ -55,8 +55,8 @@ Then NCCL_ALGO=Ring / NCCL_PROTO=Simple for large messages, and larger combined 
     XLA_FLAGS="--xla_gpu_all_reduce_combine_threshold_bytes=134217728" python train.py""",
             docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.JAX_GPU_TIPS)),
         pytorch=Idiom(
-            fix_summary="Find what NCCL chose (NCCL_DEBUG=INFO), measure the link with nccl-tests, then tune "
-                        "NCCL_ALGO/NCCL_PROTO and DDP's bucket size.",
+            fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, "
+                        "bucket_cap_mb.",
             fix="""\
 Even the fastest large collective reaches a small share of the bus bandwidth the GPUs' link gives (bus
 bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduce). Look at what NCCL did:

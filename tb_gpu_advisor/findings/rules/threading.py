@@ -10,8 +10,7 @@ ENTRIES = register("threading", {
     "threading.host_cpu_saturated": Entry(
         category="threading",
         title="The host's CPU cores are saturated while the GPU waits for it",
-        fix_summary="Give the input pipeline and the launch threads cores they need: bound the thread pools, "
-                    "move preprocessing off this host, or use a machine with more cores per GPU.",
+        fix_summary="Bound the thread pools, move preprocessing off this host, or use more cores per GPU.",
         fix="""\
 Host threads keep (nearly) every core of the machine busy while the GPU waits for the host, so more
 threads cannot help: they only take cores from each other and from the GPU launch threads. In order:
@@ -33,8 +32,7 @@ When the input pipeline alone needs more cores than the machine has, the host is
 use a machine with more CPU cores per GPU, or fewer GPUs per host.""",
         docs=(L.TF_DATA_PERFORMANCE, L.TF_THREADING, L.TF_DATA_SERVICE, L.TF_GPU_PERFORMANCE),
         jax=Idiom(
-            fix_summary="Give the input pipeline cores it needs: fewer loader workers and XLA CPU threads, "
-                        "less work per example on the host, or a machine with more cores per GPU.",
+            fix_summary="Size loader workers to the cores, do less per example on the host, or use more cores.",
             fix="""\
 Host threads keep (nearly) every core of the machine busy while the devices wait for the host, so more
 loader threads cannot help: they take cores from each other and from the threads that dispatch work to
@@ -51,8 +49,7 @@ When the input pipeline alone needs more cores than the machine has, the host is
 use a machine with more CPU cores per GPU, or preprocess the data offline.""",
             docs=(L.GRAIN, L.JAX_GPU_TIPS, L.TF_DATA_PERFORMANCE)),
         pytorch=Idiom(
-            fix_summary="Size DataLoader workers and torch threads to the cores, or move preprocessing off the "
-                        "host.",
+            fix_summary="Size DataLoader workers and torch threads to the cores, or preprocess off the host.",
             fix="""\
 Host threads keep (nearly) every core busy while the GPU waits for the host. Size the pools to the cores
 (each rank on the machine gets its share):
