@@ -22,10 +22,19 @@ def _is_input_wait(name):
 # Host events located in time by what they do (HostActivity.tagged): TF op events are named `name:Type`.
 _CHECKPOINT_TYPES = {"SaveV2", "Save", "SaveSlices", "MergeV2Checkpoints", "RestoreV2", "Restore", "RestoreSlice"}
 _COMPILE = re.compile(r"backend_compile|XlaCompil|_XlaCompile", re.IGNORECASE)
+# Python's garbage collector: PyTorch's profiler writes one `Python GC` event per collection
+# (record_python_gc_info); JAX registers `_xla_gc_callback` in gc.callbacks, which the Python tracer records at
+# the start and at the end of every collection.
+_PYTHON_GC = "Python GC"
+_JAX_GC_CALLBACK = re.compile(r"^\$\S+\.py:\d+ _xla_gc_callback$")
 
 
 def event_tag(name):
-    """"checkpoint", "summary", "compile" or None for a host event name."""
+    """"checkpoint", "summary", "compile", "gc", "gc_callback" or None for a host event name."""
+    if name == _PYTHON_GC:
+        return "gc"
+    if name.endswith("_xla_gc_callback") and _JAX_GC_CALLBACK.match(name):
+        return "gc_callback"
     op_type = name.rpartition(":")[2]
     if op_type in _CHECKPOINT_TYPES or "checkpoint" in name.lower():
         return "checkpoint"
