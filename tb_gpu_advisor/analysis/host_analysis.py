@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.balance import balance
+from tb_gpu_advisor.analysis.batch_prep import batch_prep
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown, compute_busy
 from tb_gpu_advisor.analysis.confidence import trace_confidence
 from tb_gpu_advisor.analysis.framework import detect_framework
@@ -39,6 +40,7 @@ class HostAnalysis:
     roofline: tuple = ()  # roofline.KernelRoofline per kernel row, in `kernels` order
     device_peaks: tuple = ()  # peaks.DevicePeaks per GPU, in model.gpus order
     flop_utilization: object = None  # roofline.FlopUtilization of the active GPUs over the window
+    batch_prep: object = None  # batch_prep.BatchPrep: the device idle at each step's start (None without a device)
 
     @property
     def active_busy_pct(self):
@@ -121,6 +123,7 @@ def analyze_host(model):
         roofline=tuple(kernel_roofline(row, peaks) for row in kernels),
         device_peaks=tuple(device_peaks(gpu.capabilities) for gpu in model.gpus),
         flop_utilization=flop_utilization(active_gpus, costs, window),
+        batch_prep=batch_prep(model, step_set),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))
                           for gpu in model.gpus),
