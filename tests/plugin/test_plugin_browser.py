@@ -172,7 +172,7 @@ def test_quickstart_shows_verdict_charts_and_no_findings_message(tab):
         assert "No findings" in findings
     assert len(tab.frame.query_selector_all("#steps svg .step-bar")) == 8
     assert len(tab.frame.query_selector_all("#launch svg rect.cat-launch")) == 12
-    assert "Host → device" in tab.text("[data-testid=transfers]")
+    assert "Host→device" in tab.text("[data-testid=transfers]")
     overflow = tab.frame.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, "the tab scrolls sideways at 1280x800"
     tab.screenshot("quickstart_viewport", full=False)
