@@ -273,6 +273,7 @@ def test_copy_a_fix_to_the_clipboard(tab):
     expected = tab.frame.eval_on_selector("[data-testid=finding] .fix code", "c => c.textContent")
     if expected == fix:
         assert "up to 2.5× faster" in card.inner_text()
+        tab.frame.click("[data-testid=finding] .evidence-fold > summary")  # the evidence is folded
         assert "Input wait (%)" in card.inner_text() and "60" in card.inner_text()
         links = tab.frame.eval_on_selector_all("[data-testid=finding] .docs a", "as => as.map(a => a.href)")
         assert links == ["https://www.tensorflow.org/guide/data_performance"]
