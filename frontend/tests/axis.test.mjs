@@ -44,3 +44,10 @@ test('run search matches substrings, case-insensitively', () => {
   assert.deepEqual(matchingRuns(runs, 'INPUT').map((r) => r.run), ['input_bound/2026', 'Input_bound_fixed/2026']);
   assert.equal(matchingRuns(runs, '').length, 3);
 });
+
+test('long kernel names lose namespaces from the left, never the function', async () => {
+  const {shortKernelName} = await import('../../tb_gpu_advisor/static/format.js');
+  assert.equal(shortKernelName('void at::native::(anonymous namespace)::softmax_warp_forward<float, 10>(float*, int)', 40),
+    '\u2026::softmax_warp_forward<\u2026>');
+  assert.equal(shortKernelName('void tensorflow::functor::ApplyAdamKernel<float>(int)', 80), 'tensorflow::functor::ApplyAdamKernel<\u2026>');
+});

@@ -25,7 +25,8 @@ def faces_css(html):
         if "url(" not in face:
             continue
         rewritten = _FONT_URL.sub(lambda m: f"url({TO_ROOT}font-roboto/{m.group(1)})", face)
-        if re.search(r"url\(\s*['\"]?/", rewritten):
+        urls = re.findall(r"url\(([^)]*)\)", rewritten)
+        if not all(url.startswith(f"{TO_ROOT}font-roboto/") for url in urls):
             continue  # a URL we did not recognize: leave it out rather than point at an unknown place
         faces.append(rewritten)
     return "\n".join(faces)

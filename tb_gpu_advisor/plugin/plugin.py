@@ -18,7 +18,7 @@ from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
 from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.kernel_page import (DEFAULT_LIMIT, DEFAULT_SORT, MAX_FILTER_CHARS, MAX_LIMIT,
-                                               SORT_KEYS, kernel_page)
+                                               OP_TYPE_CHOICES, SORT_KEYS, kernel_page)
 from tb_gpu_advisor.service import AnalysisService
 
 JSON = "application/json"
@@ -140,6 +140,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             sort=params.choice(args, "sort", SORT_KEYS, DEFAULT_SORT),
             order=params.choice(args, "order", ("asc", "desc"), "desc"),
             text_filter=params.text(args, "filter", MAX_FILTER_CHARS),
+            op_type_filter=params.choice(args, "op_type", OP_TYPE_CHOICES, ""),
         )
         report, pending = self._await(request, self.service.submit(target[0].run, target[1]), target)
         if pending:

@@ -226,7 +226,9 @@ def test_multi_gpu_run_leads_with_compute_busy(tab):
     tiles = tab.text("#summary .tiles")
     assert "GPU compute busy" in tiles and "with collectives" in tiles
     hints = tab.frame.eval_on_selector_all("#gpus .gpu-hint", "hs => hs.map(h => h.textContent)")
-    assert len(hints) == 2 and all(hint.startswith("compute ") and "collectives only 0%" in hint for hint in hints)
+    assert len(hints) == 2 and all(hint.startswith("collectives only 0%") for hint in hints)
+    values = tab.frame.eval_on_selector_all("#gpus .gpu-value", "vs => vs.map(v => v.textContent)")
+    assert len(values) == 2 and all(value.endswith(" compute") for value in values)
 
 
 def _finding(fix):
