@@ -3,11 +3,13 @@
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, grade, ladder
+from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, estimated, grade, ladder
 from tb_gpu_advisor.analysis.rounding import ms as ms6
 from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
 from tb_gpu_advisor.findings.thresholds import INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, TF_DATA_SERVICE_MIN_GPUS
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.whatif import input as whatif_input
+from tb_gpu_advisor.whatif.cores import host_cores
 
 ENTRIES = register("input", {
     "input.gpu_waits_for_input": Entry(
@@ -248,37 +250,49 @@ def gpu_waits_for_input(ctx):
         speedup_basis=UPPER_BOUND.format(what="GPU idle time spent waiting for input"), fix_note=note)
 
 
-def no_prefetch(ctx):
-    """tf.data in use, no Prefetch stage: producer and step take turns. Prefetch can hide at most the part of
-    the wait that the rest of the step could cover, per step."""
-    pipeline = ctx.pipeline
+def input_steps(ctx):
+    """whatif.input.InputStep per step (the whole window as one step in a profile without step markers)."""
     steps = ctx.step_set.steps
-    if not pipeline.in_use or pipeline.has_prefetch or not _waits_enough(ctx) or not steps:
+    if not steps:
+        return (whatif_input.InputStep(ctx.window_ms, ctx.category_ms("input_wait")),)
+    return tuple(whatif_input.InputStep(ms6(step.duration_ps), ctx.analysis.step_breakdown_ms(index)["input_wait"])
+                 for index, step in enumerate(steps))
+
+
+def no_prefetch(ctx):
+    """tf.data in use, no Prefetch stage: producer and step take turns. With prefetch each step takes
+    max(producer, consumer) (whatif.input.prefetch)."""
+    pipeline = ctx.pipeline
+    if not pipeline.in_use or pipeline.has_prefetch or not _waits_enough(ctx) or not ctx.step_set.steps:
         return None
-    waits = [ctx.analysis.step_breakdown_ms(index)["input_wait"] for index in range(len(steps))]
-    overlap = sum(min(wait, ms6(step.duration_ps) - wait) for step, wait in zip(steps, waits))
-    return _input_finding(
+    estimate = whatif_input.prefetch(input_steps(ctx))
+    finding = _input_finding(
         ctx, "input.no_prefetch",
         f"No Prefetch stage in the tf.data pipeline ({pipeline.paths[0]}); input and step do not overlap.",
-        overlap, "upper bound: each step's input wait overlapped with the rest of that step",
+        estimate.recoverable_of(ctx.window_ms), estimate.basis,
         pointers={"tf_data_stages": list(pipeline.paths[:5])})
+    return estimated(finding, estimate)
 
 
 def sequential_map(ctx):
-    """A Map stage, or a MapAndBatch whose worker threads are busy ~one core, while the step waits."""
+    """A Map stage, or a MapAndBatch whose worker threads are busy ~one core, while the step waits. The fix
+    spreads the producer over the host's cores (whatif.input.parallel_map)."""
     pipeline = ctx.pipeline
     if not pipeline.sequential_maps or not _waits_enough(ctx):
         return None
-    wait_ms, _ = _wait(ctx)
     stage = pipeline.sequential_maps[0]
     concurrency = pipeline.map_concurrency
     how = f"its worker threads keep {concurrency:.2f} cores busy on average" if concurrency is not None and \
         not stage.endswith("::Map") else "a Map stage runs its function one element at a time"
-    return _input_finding(
-        ctx, "input.sequential_map", f"The tf.data map runs sequentially ({stage}: {how}).", wait_ms,
-        UPPER_BOUND.format(what="input wait (a parallel map can hide at most all of it)"),
-        extra_metrics={"map_threads_busy_cores": concurrency},
+    cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
+    estimate = whatif_input.parallel_map(input_steps(ctx), pipeline.has_prefetch, cores)
+    finding = _input_finding(
+        ctx, "input.sequential_map", f"The tf.data map runs sequentially ({stage}: {how}).",
+        estimate.recoverable_of(ctx.window_ms), estimate.basis,
+        extra_metrics={"map_threads_busy_cores": concurrency, "host_cores": None if cores is None else cores.count,
+                       "host_cores_source": None if cores is None else cores.source},
         pointers={"tf_data_stages": list(pipeline.sequential_maps)})
+    return estimated(finding, estimate)
 
 
 def python_generator(ctx):
