@@ -125,3 +125,11 @@ def test_every_pytorch_variant_rewords_a_known_finding_of_the_same_category():
         assert entry.title and entry.fix and len(entry.fix_summary) <= 100, key
         assert entry.docs and all(url.startswith("https://") for url in entry.docs), key
     assert entry_for("input.gpu_waits_for_input", "tensorflow") is CATALOG["input.gpu_waits_for_input"]
+
+
+def test_volta_gets_float16_autocast_with_a_grad_scaler_not_bfloat16(kineto_models):
+    """The V100 (cc 7.0) has float16 Tensor Cores only: bfloat16 autocast would run no faster there."""
+    report = host_report(kineto_models["v100_2rank_test"])
+    finding = _finding(report, "precision.fp32_matmul")
+    assert finding["fix_summary"].startswith('torch.autocast("cuda", dtype=torch.float16) with a GradScaler')
+    assert "dtype=torch.bfloat16" not in finding["fix"] and "GradScaler" in finding["fix"]
