@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 from benchmarks.generate import STEPS, ensure_trace  # noqa: E402
+from tb_gpu_advisor.demo import demo_timestamp  # noqa: E402
 
 TIMESTAMP = "2026_01_01_00_00_00"
 PREFIX = "/data/plugin/gpu_advisor"
@@ -37,7 +38,7 @@ def _logdir(root, big_trace, small_count):
     """<root>/big/plugins/profile/<ts>/host.xplane.pb (a link to the trace) and small_<i> runs of the demo's
     transfer-bound profile (0.13 MB), each its own file so each is a cold analysis."""
     small_source = os.path.join(HERE, "..", "demo_logs", "transfer_bound", "plugins", "profile",
-                                "2026_01_15_09_30_00", "a100-pcie-07.xplane.pb")
+                                demo_timestamp("transfer_bound"), "a100-pcie-07.xplane.pb")
     big = os.path.join(root, "big", "plugins", "profile", TIMESTAMP)
     os.makedirs(big)
     os.symlink(os.path.abspath(big_trace), os.path.join(big, "host.xplane.pb"))

@@ -8,7 +8,7 @@ module reads no file system: local_listing.py and remote/listing.py list directo
 """
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tb_gpu_advisor.constants import XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
@@ -25,6 +25,8 @@ class HostFile:
     host: str
     path: str
     problem: str | None = None  # why this host is refused before it is read (e.g. a link out of the logdir)
+    # discovery.version as the listing saw it (remote listings: size, ETag, mtime), else None: read when needed
+    version: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

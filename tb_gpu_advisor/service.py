@@ -130,7 +130,9 @@ class AnalysisService:
         if getattr(host_file, "problem", None):
             raise ProfileError(host_file.path, host_file.problem)
         path = host_file.path
-        return (kind, path if is_remote_url(path) else os.path.abspath(path), version(path))
+        if is_remote_url(path):  # the listing's version (refreshed every few seconds) spares a request per call
+            return (kind, path, getattr(host_file, "version", None) or version(path))
+        return (kind, os.path.abspath(path), version(path))
 
     def _comparison_key(self, baseline_file, candidate_file):
         return (_COMPARISON, self._key(_REPORT, baseline_file), self._key(_REPORT, candidate_file))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tb_gpu_advisor.cli import main
-from tb_gpu_advisor.demo import DEMO_TIMESTAMP, write_demo_logdir
+from tb_gpu_advisor.demo import DEMO_TIMESTAMP, demo_timestamp, write_demo_logdir
 from tb_gpu_advisor.discovery import discover_runs
 from tb_gpu_advisor.scenarios import SCENARIOS
 
@@ -38,6 +38,21 @@ def test_writes_one_run_per_scenario_laid_out_for_tensorboard(demo):
     assert sorted(r.run for r in discovered) == sorted(r["run"] for r in runs)
 
 
+def test_every_run_has_its_own_time_and_the_newest_is_a_problem(demo):
+    _, runs = demo
+    stamps = [run["run"].split("/")[1] for run in runs]
+    assert len(set(stamps)) == len(stamps) and stamps == sorted(stamps, reverse=True)
+    newest = SCENARIOS[runs[0]["name"]]
+    assert stamps[0] == DEMO_TIMESTAMP and newest.fixed_variant_of is None and newest.expected_bottleneck != "none"
+    assert demo_timestamp("healthy") == "2026_01_15_09_16_00"
+
+
+def test_runs_vary_from_step_to_step_as_the_library_seeds_them(demo):
+    _, runs = demo
+    for run in runs:
+        assert Path(run["path"]).read_bytes() == SCENARIOS[run["name"]].build_realistic().to_bytes()
+
+
 def test_reuses_an_up_to_date_logdir_and_repairs_a_stale_file(tmp_path):
     names = ["low_occupancy", "low_occupancy_fixed"]
     first = write_demo_logdir(str(tmp_path), names)
@@ -48,7 +63,7 @@ def test_reuses_an_up_to_date_logdir_and_repairs_a_stale_file(tmp_path):
     second = write_demo_logdir(str(tmp_path), names)
     assert [run["written"] for run in second] == [True, False]
     assert os.stat(first[1]["path"]).st_mtime_ns == untouched
-    assert Path(stale).read_bytes() == SCENARIOS["low_occupancy"].build().to_bytes()
+    assert Path(stale).read_bytes() == SCENARIOS["low_occupancy"].build_realistic().to_bytes()
 
 
 def test_cli_demo_lists_the_runs_and_how_to_open_them(demo):
@@ -67,7 +82,7 @@ def test_cli_analyzes_a_demo_run(demo):
     out = io.StringIO()
     assert main(["analyze", str(directory), "--run", f"input_bound/{DEMO_TIMESTAMP}"], out=out,
                 err=io.StringIO()) == 0
-    assert "GPU busy: 28.7%   input wait: 71.3%" in out.getvalue()
+    assert "GPU busy: 28.0%   input wait: 72.0%" in out.getvalue()
 
 
 def test_committed_demo_logs_are_up_to_date(demo):

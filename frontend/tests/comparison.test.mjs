@@ -4,6 +4,7 @@ import {test} from 'node:test';
 
 import {
   arrow, breakdownDeltas, differenceText, divergingLayout, formatPoints, formatSignedMs, formatSignedPct,
+  measuredText, speedChangeText,
   formatSignedUs, intervalText, kernelChanges, noiseStatement, pointsDifferenceText, ratioText,
 } from '../../tb_gpu_advisor/static/comparison_format.js';
 import {defaultBaselineHost} from '../../tb_gpu_advisor/static/compare_picker.js';
@@ -118,4 +119,13 @@ test('kernel changes merge the kinds, largest absolute change first', () => {
 test('the baseline host defaults to the same name, else the first', () => {
   assert.equal(defaultBaselineHost(['worker0', 'worker1'], 'worker1'), 'worker1');
   assert.equal(defaultBaselineHost(['localhost'], 'worker1'), 'localhost');
+});
+
+test('measured speedups say their direction and interval', () => {
+  assert.equal(speedChangeText(2.1666), '2.17\u00d7 faster');
+  assert.equal(speedChangeText(0.29), '3.45\u00d7 slower');
+  assert.equal(speedChangeText(1.001), 'same speed');
+  assert.equal(measuredText({value: 2, low: 1.9, high: 2.1}), '2.00\u00d7 faster (95% CI 1.90\u00d7 to 2.10\u00d7)');
+  assert.equal(measuredText({value: 2, low: null, high: null}), '2.00\u00d7 faster (noise unknown)');
+  assert.equal(measuredText(null), '\u2014');
 });

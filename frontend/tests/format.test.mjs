@@ -37,6 +37,8 @@ test('speedup is the step-time ratio, stated as an upper bound', () => {
   assert.equal(formatSpeedup(1.8), 'up to 1.8\u00d7 faster');
   assert.equal(formatSpeedup(2.456), 'up to 2.46\u00d7 faster');
   assert.equal(formatSpeedup(null), null);
+  assert.equal(formatSpeedup(1.32, 'model'), 'about 1.32\u00d7 faster');
+  assert.equal(formatSpeedup(3.5, 'bound'), 'up to 3.5\u00d7 faster');
 });
 
 test('kernel names: templates collapsed, arguments dropped, long names cut', () => {

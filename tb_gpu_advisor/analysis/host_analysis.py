@@ -3,8 +3,11 @@
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.balance import balance
+from tb_gpu_advisor.analysis.batch_prep import batch_prep
+from tb_gpu_advisor.analysis.collective_bandwidth import collective_bandwidth, link_of
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown, compute_busy
 from tb_gpu_advisor.analysis.confidence import trace_confidence
+from tb_gpu_advisor.analysis.cpu_load import cpu_load
 from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
@@ -39,6 +42,10 @@ class HostAnalysis:
     roofline: tuple = ()  # roofline.KernelRoofline per kernel row, in `kernels` order
     device_peaks: tuple = ()  # peaks.DevicePeaks per GPU, in model.gpus order
     flop_utilization: object = None  # roofline.FlopUtilization of the active GPUs over the window
+    batch_prep: object = None  # batch_prep.BatchPrep: the device idle at each step's start (None without a device)
+    cpu_load: object = None  # cpu_load.CpuLoad: host threads' busy cores against the machine's
+    link: object = None  # collective_bandwidth.Link of the active GPUs, or None
+    collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
 
     @property
     def active_busy_pct(self):
@@ -103,6 +110,7 @@ def analyze_host(model):
     kernels = tuple(kernel_table(model.gpus, costs))
     peaks = shared_peaks(model.gpus)
     active_gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active)]
+    link = link_of(active_gpus[0].capabilities) if active_gpus else None
     return HostAnalysis(
         step_set=step_set,
         window=window,
@@ -121,6 +129,10 @@ def analyze_host(model):
         roofline=tuple(kernel_roofline(row, peaks) for row in kernels),
         device_peaks=tuple(device_peaks(gpu.capabilities) for gpu in model.gpus),
         flop_utilization=flop_utilization(active_gpus, costs, window),
+        batch_prep=batch_prep(model, step_set),
+        cpu_load=cpu_load(model),
+        link=link,
+        collective_bandwidth=collective_bandwidth(model.collectives, link),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))
                           for gpu in model.gpus),

@@ -2,7 +2,8 @@
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
 from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
-from tb_gpu_advisor.comparison.stats import mean_difference, median_difference
+from tb_gpu_advisor.comparison.predictions import measured_speedup, prediction_checks
+from tb_gpu_advisor.comparison.stats import mean_difference, mean_ratio, median_difference
 from tb_gpu_advisor.comparison.verdict import change_of, driver_of, verdict_of
 from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.report.sections import BREAKDOWN_LABELS
@@ -159,10 +160,18 @@ def compare_hosts(base, cand):
         "devices": _devices(base, cand),
         "kernels": compare_kernels(base, cand),
         "findings": compare_findings(base, cand),
+        "predictions": _predictions(base, cand),
         "notes": _notes(base, cand),
     }
     comparison["verdict"] = verdict_of(comparison)
     return comparison
+
+
+def _predictions(base, cand):
+    base_times, cand_times = _step_times(base), _step_times(cand)
+    measured = measured_speedup(mean_ratio(base_times, cand_times), "per_step") if base_times and cand_times \
+        else None
+    return {"measured": measured, "findings": prediction_checks(base, cand, measured)}
 
 
 def _notes(base, cand):

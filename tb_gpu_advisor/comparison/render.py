@@ -2,6 +2,7 @@
 
 import html
 
+from tb_gpu_advisor.comparison.predictions import TOLERANCE
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.sections import Section, Table
 from tb_gpu_advisor.report.text import render_section
@@ -118,6 +119,48 @@ def _findings_section(host):
     return Section("Findings", lines=tuple(lines) or ("The same findings on both sides.",))
 
 
+def measured_text(measured):
+    """`2.17x faster (95% CI 1.98x to 2.40x)` for a `predictions.measured` dict, or `-`."""
+    if measured is None:
+        return "-"
+    text = units.speed_change(measured["value"])
+    if measured["low"] is None:
+        return f"{text} (noise unknown)"
+    return f"{text} (95% CI {measured['low']:.2f}x to {measured['high']:.2f}x)"
+
+
+def _estimate(value, kind):
+    return units.speedup_phrase(value, kind) or "none"
+
+
+_PREDICTION_STATUS = {"resolved": "resolved", "reduced": "reduced"}
+
+
+def _predictions_section(host):
+    predictions = host.get("predictions") or {}
+    rows = predictions.get("findings") or []
+    if not rows:
+        return None
+    measured = predictions.get("measured")
+    basis = "mean time per example" if measured and measured["basis"] == "per_example" else "mean step time"
+    table_rows = []
+    for row in rows:
+        within = {True: "yes", False: "no", None: "-"}[row["within_tolerance"]]
+        status = _PREDICTION_STATUS[row["status"]]
+        if row["candidate_estimate"] is not None:
+            status += f" (now {_estimate(row['candidate_estimate'], row['candidate_kind'])})"
+        table_rows.append((units.shorten(row["title"] or row["id"], NAME_WIDTH), status,
+                           _estimate(row["predicted"], row["predicted_kind"]),
+                           "-" if row["ratio"] is None else f"{row['ratio']:.2f}", within))
+    lines = (f"Measured: {measured_text(measured)}, {basis}, baseline / candidate.",
+             f"Each finding the candidate resolved or reduced, with the speedup the baseline predicted for its fix; "
+             f"ratio = predicted / measured, within {TOLERANCE:.0%} or not. The measured change is every change "
+             "made at once.")
+    return Section("Prediction checked", lines=lines,
+                   table=Table(("finding", "status", "predicted", "ratio", f"within {TOLERANCE:.0%}"),
+                               tuple(table_rows), (False, False, True, True, False)))
+
+
 def comparison_sections(comparison):
     """Sections for every matched host pair, verdict first."""
     sections = []
@@ -130,6 +173,9 @@ def comparison_sections(comparison):
         sections.append(Section(title, lines=lines))
         sections += [_step_section(host), _breakdown_section(host), _gpu_section(host)]
         sections += _kernel_sections(host) + [_findings_section(host)]
+        predictions = _predictions_section(host)
+        if predictions:
+            sections.append(predictions)
         if host["notes"]:
             sections.append(Section("Notes", lines=tuple(host["notes"])))
     unmatched = comparison["unmatched_hosts"]

@@ -106,3 +106,34 @@ def _chunks(total, size):
     while total > 0:
         yield min(total, size)
         total -= size
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """mean(baseline) / mean(candidate) (> 1: the candidate is faster) with its confidence interval."""
+
+    value: float
+    low: float | None
+    high: float | None
+    method: str
+
+
+def mean_ratio(baseline, candidate, confidence=CONFIDENCE, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED):
+    """Ratio of means with a percentile bootstrap interval, both sides resampled (fixed seed: deterministic);
+    no interval below 2 samples a side; None when the candidate's mean is not above 0."""
+    a = np.asarray(baseline, dtype=np.float64)
+    b = np.asarray(candidate, dtype=np.float64)
+    if not len(a) or not len(b) or b.mean() <= 0:
+        return None
+    value = float(a.mean() / b.mean())
+    method = f"bootstrap, {resamples} resamples, seed {seed}, {confidence:.0%} interval"
+    if len(a) < 2 or len(b) < 2:
+        return Ratio(value, None, None, method)
+    rng = np.random.default_rng(seed)
+    ratios = np.concatenate([
+        a[rng.integers(0, len(a), (count, len(a)))].mean(axis=1)
+        / np.maximum(b[rng.integers(0, len(b), (count, len(b)))].mean(axis=1), np.finfo(np.float64).tiny)
+        for count in _chunks(resamples, max(1, _BOOTSTRAP_CHUNK_VALUES // (len(a) + len(b))))])
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    return Ratio(value, float(low), float(high), method)

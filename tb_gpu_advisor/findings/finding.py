@@ -5,6 +5,9 @@ from dataclasses import dataclass, field, replace
 from tb_gpu_advisor.findings.catalog import CATALOG, entry_for
 
 SEVERITIES = ("high", "medium", "low")
+# "model": the fix applied to this trace's own timeline and the step re-derived (worded "about 1.3x");
+# "bound": an upper bound where the trace cannot support a model (worded "up to 3.5x").
+SPEEDUP_KINDS = ("model", "bound")
 CATEGORIES = ("input", "host", "launch", "transfer", "occupancy", "kernel", "precision", "fusion", "communication",
               "memory", "threading", "placement", "batch", "sync", "other")
 # Recoverable time is capped just below the whole window so the ratio stays finite.
@@ -39,12 +42,15 @@ class Finding:
     framework: str = "unknown"  # whose idiom the fix is written in (set by the engine from analysis.framework)
     condition: str | None = None  # a catalog variant of the TensorFlow fix the rule chose (catalog.Entry)
     overlaps_with: tuple = ()  # ids of other findings whose recoverable time is partly the same time
+    speedup_kind: str = "bound"  # one of SPEEDUP_KINDS; set with `estimated` from a whatif.Estimate
 
     def __post_init__(self):
         if self.id not in CATALOG:
             raise ValueError(f"finding id {self.id!r} is not in the catalog")
         if self.severity not in SEVERITIES:
             raise ValueError(f"severity {self.severity!r} is not one of {SEVERITIES}")
+        if self.speedup_kind not in SPEEDUP_KINDS:
+            raise ValueError(f"speedup_kind {self.speedup_kind!r} is not one of {SPEEDUP_KINDS}")
 
     @property
     def entry(self):
@@ -70,6 +76,7 @@ class Finding:
             "summary": self.summary,
             "evidence": self.evidence.to_dict(),
             "estimated_speedup": self.estimated_speedup,
+            "speedup_kind": self.speedup_kind,
             "recoverable_ms": round(self.recoverable_ms, 3),
             "speedup_basis": self.speedup_basis,
             "overlaps_with": list(self.overlaps_with),
@@ -85,6 +92,13 @@ def speedup(recoverable_ms, window_ms):
         return 1.0
     kept = window_ms - min(recoverable_ms, window_ms * MAX_RECOVERABLE_FRACTION)
     return max(1.0, round(window_ms / kept, 2))
+
+
+def estimated(finding, estimate):
+    """The finding with its speedup from a what-if `estimate` (whatif.estimate.Estimate): the recoverable time is
+    the share of the window the fix removes, the kind and basis are the estimate's."""
+    return replace(finding, recoverable_ms=estimate.recoverable_of(finding.window_ms),
+                   speedup_kind=estimate.kind, speedup_basis=estimate.basis)
 
 
 def grade(value, high, medium, low=None):

@@ -10,6 +10,7 @@ from dataclasses import replace
 POOLS = {
     "input.gpu_waits_for_input": {"input_wait"},
     "input.no_prefetch": {"input_wait"},
+    "input.host_batch_prep": {"input_wait", "host"},
     "input.sequential_map": {"input_wait"},
     "input.python_generator": {"input_wait"},
     "input.demanded_file_reads": {"input_wait"},
@@ -26,6 +27,7 @@ POOLS = {
     "launch.gpu_starved_by_launches": {"launch"},
     "launch.tiny_kernels": {"launch", "host", "idle"},
     "threading.tf_data_contention": {"launch"},
+    "threading.host_cpu_saturated": {"input_wait", "host", "launch"},
     "host.gpu_idle_host_busy": {"host"},
     "host.eager_execution": {"host", "launch"},
     "host.retracing": {"host"},
@@ -39,6 +41,7 @@ POOLS = {
     "sync.host_syncs_in_step": {"host", "idle"},
     "memory.zero_grad_fills": {"kernel"},
     "communication.allreduce_exposed": {"collectives"},
+    "communication.collective_below_link": {"collectives"},
     "steps.checkpoint_stall": {"host", "slow_steps"},
     "steps.summary_stall": {"host", "slow_steps"},
     "steps.uneven_step_time": {"slow_steps"},

@@ -13,6 +13,11 @@ HOST_MEDIUM_PCT = 3.0
 # XProf: device collectives >= 15 high, >= 3 moderate.
 COLLECTIVES_HIGH_PCT = 15.0
 COLLECTIVES_MEDIUM_PCT = 3.0
+# Collective bandwidth: the fastest of at least 3 large calls below a quarter of the link's practical bus
+# bandwidth is a setup problem (transport, algorithm, protocol), not skew; the estimate reaches 70% of it.
+COLLECTIVE_LOW_BUSBW_FRACTION = 0.25
+COLLECTIVE_MIN_LARGE_CALLS = 3
+COLLECTIVE_REACHABLE_FRACTION = 0.7
 # Rules whose recoverable time is modelled (kernel speed, copies, stalls): same shape as XProf's host ladders,
 # plus a low level so small but real items are listed without alarming.
 MODELED_HIGH_PCT = 15.0
@@ -40,7 +45,7 @@ BATCH_SCALE = 2.0
 TENSOR_CORE_MIN_CC = (7, 0)
 # Host threads busy this fraction of the machine's cores = contention for cores; where the trace says how many.
 CONTENTION_MIN_CORE_FRACTION = 0.9
-CORE_COUNT_KEYS = ("cpu_count", "num_cpus", "cpu_cores", "host_cpu_count", "logical_cpu_count", "num_cores")
+from tb_gpu_advisor.analysis.cpu_load import CORE_COUNT_KEYS  # noqa: E402,F401 (documented with the thresholds)
 STRAGGLER_SLOWDOWN_MIN = 1.1  # the straggler's common kernels this much slower than on the other GPUs: hardware
 TF32_MIN_CC = (8, 0)  # TF32 Tensor Cores (Ampere), on by default in TensorFlow 2.4+ and JAX for float32 matmuls
 BF16_MIN_CC = (8, 0)

@@ -21,6 +21,9 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
                                 "(default: %(default).0f)")
         group.add_argument("--gpu_advisor_cache_entries", metavar="N", type=int, default=DEFAULT_CACHE_ENTRIES,
                            help="analyses kept in memory (default: %(default)s)")
+        group.add_argument("--gpu_advisor_logdir", metavar="URL", default="",
+                           help="read profiles from this logdir instead of --logdir: any fsspec URL (s3://, gs://, "
+                                "az://...) or path, for logdirs TensorBoard's own file systems cannot read")
         group.add_argument("--gpu_advisor_follow_symlinks", action="store_true",
                            help="analyze host files and run directories that are symbolic links to places "
                                 "outside the logdir (default: refused, with a message naming the file)")

@@ -69,7 +69,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         flags = context.flags
         max_mb = getattr(flags, "gpu_advisor_max_file_mb", None)
         entries = getattr(flags, "gpu_advisor_cache_entries", None) or DEFAULT_CACHE_ENTRIES
-        self.index = RunIndex(context.logdir,
+        self.logdir = getattr(flags, "gpu_advisor_logdir", None) or context.logdir
+        self.index = RunIndex(self.logdir,
                               follow_symlinks=bool(getattr(flags, "gpu_advisor_follow_symlinks", False)))
         self.service = AnalysisService(max_entries=entries,
                                        max_bytes=int(max_mb * 2**20) if max_mb else DEFAULT_MAX_FILE_BYTES)

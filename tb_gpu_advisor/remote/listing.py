@@ -6,12 +6,15 @@ from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.kineto.files import is_kineto_file
 from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, host_name, kineto_profile_runs, newest_first,
                                           run_id)
+from tb_gpu_advisor.remote.cache import object_version
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
 
-def _host_file(fs, path):
+def _host_file(fs, path, info=None):
+    """The HostFile of an object; `info`, its listing entry, gives its version without one more request."""
     name = posixpath.basename(path)
-    return HostFile(host=host_name(name), path=fs.unstrip_protocol(path))
+    return HostFile(host=host_name(name), path=fs.unstrip_protocol(path),
+                    version=object_version(info) if info else None)
 
 
 def _list(url):
@@ -48,7 +51,7 @@ def _runs(fs, root, files):
         if len(parts) < 4 or tuple(parts[-4:-2]) != PROFILE_SUBDIR:
             continue
         tb_run, profile_run = "/".join(parts[:-4]), parts[-2]
-        runs.setdefault(run_id(tb_run, profile_run), (posixpath.dirname(path), []))[1].append(_host_file(fs, path))
+        runs.setdefault(run_id(tb_run, profile_run), (posixpath.dirname(path), []))[1].append(_host_file(fs, path, files[path]))
     found = [ProfileRun(run=key, path=fs.unstrip_protocol(directory), hosts=tuple(hosts))
              for key, (directory, hosts) in runs.items()]
     return newest_first(found + _kineto_runs(fs, root, files))

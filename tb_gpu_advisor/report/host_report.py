@@ -42,6 +42,8 @@ def render_host_report(model, analysis):
         "host_ops": _host_ops(model),
         "collectives": _collectives(model.collectives),
         "environment": dict(sorted(model.environment.items())),
+        "host_cpu": _host_cpu(analysis.cpu_load),
+        "collective_bandwidth": _collective_bandwidth(analysis.link, analysis.collective_bandwidth),
         "findings": [],
     }
 
@@ -53,6 +55,28 @@ def with_diagnosis(report, diagnosis):
     report["findings"] = [finding.to_dict(framework) for finding in diagnosis.findings]
     report["notes"].extend(diagnosis.errors)
     return report
+
+
+def _host_cpu(load):
+    """Host threads' busy cores against the machine's (analysis.cpu_load); None without host threads."""
+    if load is None or load.busy_cores is None:
+        return None
+    return {"machine_cores": load.machine_cores, "busy_cores": load.busy_cores,
+            "load_ratio": load.load_ratio, "waiting_cores": load.waiting_cores, "span_ms": load.span_ms,
+            "threads": [{"kind": kind, "count": count, "busy_cores": cores} for kind, count, cores in load.by_kind]}
+
+
+def _collective_bandwidth(link, rows):
+    """Per collective kind: sizes and NCCL-tests bandwidths against the link (analysis.collective_bandwidth)."""
+    return {
+        "link": None if link is None else {"kind": link.kind, "gbps": link.gbps, "known": link.known,
+                                           "basis": link.basis},
+        "collectives": [{"collective": row.collective, "calls": row.calls, "sized_calls": row.sized_calls,
+                         "group_size": row.group_size, "median_bytes": row.median_bytes, "time_ms": row.total_ms,
+                         "large_calls": row.large_calls, "algbw_gbps": row.algbw_gbps,
+                         "busbw_gbps": row.busbw_gbps, "best_busbw_gbps": row.best_busbw_gbps,
+                         "best_busbw_link_ratio": row.best_busbw_link_ratio} for row in rows],
+    }
 
 
 def _notes(model, step_set, usages):

@@ -35,7 +35,7 @@ svg .grid{stroke:#eaeef2}.legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-s
 .legend i{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px}
 .confidence{border-left:4px solid #1a7f37;padding:4px 12px;margin:0 0 12px}.confidence ul{margin:4px 0;
 padding-left:18px;color:#59636e}.confidence-medium{border-color:#bc4c00}.confidence-low{border-color:#cf222e;
-background:#fff5f5}.overlap{color:#59636e;font-style:italic}.error{color:#cf222e}figure{margin:8px 0 16px}figcaption{font-size:12px;color:#59636e}
+background:#fff5f5}.overlap{color:#59636e;font-style:italic}.speedup{color:#1a7f37}.error{color:#cf222e}figure{margin:8px 0 16px}figcaption{font-size:12px;color:#59636e}
 """
 
 
@@ -120,6 +120,9 @@ def _findings(findings):
     for finding in findings:
         severity = str(finding.get("severity") or "info")
         item = f'<li><span class="sev sev-{_e(severity)}">{_e(severity)}</span><b>{_e(finding["title"])}</b>'
+        phrase = units.speedup_phrase(finding.get("estimated_speedup"), finding.get("speedup_kind"))
+        if phrase:
+            item += f' <span class="speedup">{_e(phrase)} faster</span>'
         if finding.get("summary"):
             item += f"<br>{_e(finding['summary'])}"
         shared = [f"#{number[other]}" for other in finding.get("overlaps_with") or [] if other in number]

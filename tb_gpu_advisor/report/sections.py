@@ -113,7 +113,8 @@ def _findings(report):
         speedup = finding.get("estimated_speedup")
         shared = [f"#{number[other]}" for other in finding.get("overlaps_with") or [] if other in number]
         overlap = f"; shares time with {', '.join(shared)}" if shared else ""
-        gain = f" (up to {speedup:.2f}x{overlap})" if speedup and speedup > 1.005 else ""
+        phrase = units.speedup_phrase(speedup, finding.get("speedup_kind"))
+        gain = f" ({phrase}{overlap})" if phrase else ""
         lines.append(f"{index}. [{finding['severity']}] {finding['title']}{gain}")
         if finding.get("summary"):
             lines.append(f"   {finding['summary']}")

@@ -96,3 +96,20 @@ def shorten(name, width):
     head = (width - 3) * 2 // 3
     tail = width - 3 - head
     return f"{name[:head]}...{name[-tail:]}"
+
+
+def speed_change(ratio):
+    """A measured step-time ratio (baseline / candidate) in words: `2.17x faster`, `3.45x slower`, `same speed`."""
+    if ratio is None or ratio <= 0:
+        return "-"
+    if round(ratio, 2) == 1.0:
+        return "same speed"
+    return f"{ratio:.2f}x faster" if ratio > 1 else f"{1 / ratio:.2f}x slower"
+
+
+def speedup_phrase(value, kind):
+    """A finding's estimated speedup as people say it: a model `about 1.32x`, a bound `up to 3.48x`; None at 1.0."""
+    if not isinstance(value, (int, float)) or value <= 1.005:
+        return None
+    number = f"{value:.2f}" if value < 10 else f"{value:.1f}"
+    return f"about {number}x" if kind == "model" else f"up to {number}x"

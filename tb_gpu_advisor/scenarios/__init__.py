@@ -1,6 +1,7 @@
 """The scenario library: realistic single-host GPU training traces, each a known problem or its fix.
 
-`SCENARIOS` maps a run name to its `Scenario`; `scenario.build()` returns a `TraceBuilder` holding the trace.
+`SCENARIOS` maps a run name to its `Scenario`; `scenario.build()` returns a `TraceBuilder` holding the trace, every
+step identical; `scenario.build_realistic()` the same run with seeded step-to-step jitter (what the demo writes).
 Generation is deterministic: the same code always writes the same bytes. See docs/scenarios.md.
 """
 
@@ -9,6 +10,7 @@ from typing import Callable
 
 from tb_gpu_advisor.scenarios import (healthy, host_bound, input_bound, launch_bound, low_occupancy, multi_gpu,
                                       precision, transfer_bound)
+from tb_gpu_advisor.scenarios.jitter import Jitter
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,10 @@ class Scenario:
     def description(self):
         """The docstring of the build function: what the trace shows and what the advice should be."""
         return " ".join((self.build.__doc__ or "").split())
+
+    def build_realistic(self):
+        """The run as a real one looks: seeded step-to-step jitter and a slower first profiled step."""
+        return self.build(jitter=Jitter(self.name))
 
 
 _ENTRIES = (

@@ -27,7 +27,7 @@ def _starved_ops():
     return ops
 
 
-def build(steps=STEPS):
+def build(steps=STEPS, jitter=None):
     """A small text classifier (2-layer encoder, batch 64 x 128 tokens, mixed precision) on 1x H100 whose
     `train_step` tokenizes raw strings itself: `StringSplitV2`, `StringToHashBucketFast`, `RaggedTensorToTensor`
     and a `tf.py_function` run on the CPU for about 17 ms before the first kernel can start, and tf.data's map
@@ -44,11 +44,11 @@ def build(steps=STEPS):
     # The token ids the CPU ops produce are copied from pageable memory, synchronously.
     token_ids = BATCH * SEQ * 4
     feed = PipelineFeed(pipeline, ((token_ids, transfer_us(token_ids, 10.0)),), src="pageable", is_async=False)
-    run_steps(run, steps, feed, _starved_ops())
+    run_steps(run, steps, feed, _starved_ops(), jitter=jitter)
     return run.builder
 
 
-def build_fixed(steps=STEPS):
+def build_fixed(steps=STEPS, jitter=None):
     """The same model with tokenization in tf.data (parallel map, prefetch) and `TF_GPU_THREAD_MODE=gpu_private`:
     a dedicated `tf_gpu_private` thread launches the kernels back to back, and the GPU is busy most of the step.
     """
@@ -57,5 +57,5 @@ def build_fixed(steps=STEPS):
     tokens = BATCH * SEQ * 4
     feed = PipelineFeed(pipeline, ((tokens, 3.0), (BATCH * 4, 2.0)))
     run_steps(run, steps, feed, encoder_step(SPEC, BATCH, SEQ, LAYERS, HIDDEN, HEADS, "fp16",
-                                             name="text_classifier", vocab=20000))
+                                             name="text_classifier", vocab=20000), jitter=jitter)
     return run.builder

@@ -68,15 +68,15 @@ def _pointnet_ops(query_ball_launch, group_launch):
     return ops + adam(SPEC, variables)
 
 
-def _build(name, query_ball_launch, group_launch, steps):
+def _build(name, query_ball_launch, group_launch, steps, jitter):
     run = new_run(name, SPEC, hostname="a100-train-11")
     pipeline = PrefetchedPipeline(run.process, BATCH, 300.0, POINTS * 12, workers=4)
     feed = PipelineFeed(pipeline, ((BATCH * POINTS * 12, 34.0), (BATCH * 4, 2.0)))
-    run_steps(run, steps, feed, _pointnet_ops(query_ball_launch, group_launch))
+    run_steps(run, steps, feed, _pointnet_ops(query_ball_launch, group_launch), jitter=jitter)
     return run.builder
 
 
-def build(steps=STEPS):
+def build(steps=STEPS, jitter=None):
     """PointNet++ classification (batch 16, 4,096 points) on 1x A100-SXM4-80GB with the custom ops from the
     original `tf_ops`: `query_ball_point_gpu` is launched `<<<batch, 32>>>`, so it runs 16 blocks of one warp
     each on a 108-SM GPU (theoretical occupancy 18.75%, limited by its 168 registers per thread), and it takes
@@ -86,13 +86,13 @@ def build(steps=STEPS):
     (several blocks per SM), and reduce register use (`__launch_bounds__`, `-maxrregcount`).
     """
     return _build("low_occupancy", ((BATCH, 1, 1), (32, 1, 1), 168, 14200.0),
-                  ((BATCH, 1, 1), (32, 1, 1), 64, 1850.0), steps)
+                  ((BATCH, 1, 1), (32, 1, 1), 64, 1850.0), steps, jitter)
 
 
-def build_fixed(steps=STEPS):
+def build_fixed(steps=STEPS, jitter=None):
     """The same model with the grouping kernels launched one thread per centroid in 128-thread blocks (128 and
     512 blocks) and 40 registers per thread: theoretical occupancy 75%, and the grouping takes 0.9 ms instead of
     14 ms."""
     grouped_blocks = BATCH * CENTROIDS * NEIGHBORS // 1024
     return _build("low_occupancy_fixed", ((BATCH * CENTROIDS // 128, 1, 1), (128, 1, 1), 40, 905.0),
-                  ((grouped_blocks, 1, 1), (128, 1, 1), 32, 118.0), steps)
+                  ((grouped_blocks, 1, 1), (128, 1, 1), 32, 118.0), steps, jitter)

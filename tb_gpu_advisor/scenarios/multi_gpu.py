@@ -6,8 +6,9 @@ from dataclasses import replace
 
 from tb_gpu_advisor.scenarios.common import BETWEEN_STEPS_US, FIRST_STEP, START_US, new_run
 from tb_gpu_advisor.scenarios.devices import A100_PCIE_40GB
-from tb_gpu_advisor.scenarios.engine import (COMPUTE_STREAM, H2D_STREAM, NCCL_STREAM, memcpy, launch_ops,
-                                             run_kernel)
+from tb_gpu_advisor.scenarios.engine import (COMPUTE_STREAM, H2D_STREAM, NCCL_STREAM, memcpy,
+                                             launch_ops, run_kernel)
+from tb_gpu_advisor.scenarios.jitter import grid_us, scaled_ops
 from tb_gpu_advisor.scenarios.kernels import nccl_all_reduce
 from tb_gpu_advisor.scenarios.tf_host import TEXT_MAP_OPS, PrefetchedPipeline
 from tb_gpu_advisor.scenarios.training import fetch_loss
@@ -36,18 +37,24 @@ def _slowed(ops, factor):
 
 
 
-def _build(name, straggler_slowdown, dtype, packs, micro_batches, steps):
+def _build(name, straggler_slowdown, dtype, packs, micro_batches, steps, jitter):
     run = new_run(name, SPEC, hostname="pcie-4gpu-02", gpu_count=GPUS, executor_threads=GPUS)
     process, gpus, executors = run.process, run.gpus, run.executors
     base = encoder_step(SPEC, BATCH, SEQ, LAYERS, HIDDEN, HEADS, "fp16", vocab=VOCAB)
     params = LAYERS * 12 * HIDDEN * HIDDEN + VOCAB * HIDDEN
     grad_bytes = params * (4 if dtype == "f32" else 2)
     comm_us = grad_bytes / (RING_GBPS * 1e3) / packs
-    replicas = [_phases(_slowed(base, straggler_slowdown) if index == STRAGGLER else base) for index in range(GPUS)]
-    pipeline = PrefetchedPipeline(process, BATCH * GPUS, 160.0, SEQ * 8, workers=8, map_ops=TEXT_MAP_OPS)
+    element_us = 160.0
+    pipeline = PrefetchedPipeline(process, BATCH * GPUS, element_us, SEQ * 8, workers=8, map_ops=TEXT_MAP_OPS)
+    noise = jitter.steps(steps) if jitter is not None else [None] * steps
     t = START_US
-    for index in range(steps):
-        t = _step(process, gpus, executors, replicas, pipeline, FIRST_STEP + index, t, comm_us, packs, dtype,
+    for index, step_noise in enumerate(noise):
+        ops, step_comm_us = base, comm_us
+        if step_noise is not None:
+            ops, step_comm_us = scaled_ops(base, step_noise), comm_us * step_noise.gpu
+            pipeline.element_us = grid_us(element_us * step_noise.host)
+        replicas = [_phases(_slowed(ops, straggler_slowdown) if gpu == STRAGGLER else ops) for gpu in range(GPUS)]
+        t = _step(process, gpus, executors, replicas, pipeline, FIRST_STEP + index, t, step_comm_us, packs, dtype,
                   micro_batches) + BETWEEN_STEPS_US
     return run.builder
 
@@ -93,7 +100,7 @@ def _step(process, gpus, executors, replicas, pipeline, step, start, comm_us, pa
     return fetch_loss(process, gpus[0], call_end + 6.0, 4, step, start, gpus=gpus)
 
 
-def build(steps=STEPS):
+def build(steps=STEPS, jitter=None):
     """A 2-layer transformer (hidden 2048) with an 8k-token embedding, 117M parameters, trained with
     `MirroredStrategy` on 4x A100-PCIE-40GB without NVLink, mixed precision, batch 16 per GPU: after the
     backward pass every GPU all-reduces 470 MB of float32 gradients in one NCCL ring (about 54 ms over PCIe)
@@ -105,11 +112,11 @@ def build(steps=STEPS):
     (`tf.distribute.experimental.CommunicationOptions(bytes_per_pack=...)`), use NVLink or fewer, larger
     all-reduces, and consider gradient accumulation to sync less often.
     """
-    return _build("multi_gpu_straggler", STRAGGLER_SLOWDOWN, "f32", 1, 1, steps)
+    return _build("multi_gpu_straggler", STRAGGLER_SLOWDOWN, "f32", 1, 1, steps, jitter)
 
 
-def build_fixed(steps=STEPS):
+def build_fixed(steps=STEPS, jitter=None):
     """The same training with the power cap removed, gradients accumulated over 2 micro-batches of 16 and then
     all-reduced in float16, in 8 packs that start as soon as their part of the last backward pass is done, on
     NCCL's own stream alongside compute: each step does twice the work of the unfixed one in less time."""
-    return _build("multi_gpu_straggler_fixed", 1.0, "f16", 8, 2, steps)
+    return _build("multi_gpu_straggler_fixed", 1.0, "f16", 8, 2, steps, jitter)

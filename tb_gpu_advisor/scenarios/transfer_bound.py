@@ -16,7 +16,7 @@ IMAGES = BATCH * SIZE * SIZE * 3 * 4  # float32
 MASKS = BATCH * SIZE * SIZE * 4  # int32
 
 
-def build(steps=STEPS):
+def build(steps=STEPS, jitter=None):
     """A 3-level U-Net (mixed precision, batch 16 of 512x512 float32 images) on 1x A100-PCIE-40GB, trained with
     `train_step(images, masks)` on NumPy arrays: before every step Python copies 67 MB from pageable memory,
     synchronously (`EagerCopyToDevice`), at 9 GB/s, so the GPU waits about 7.5 ms per step for its input.
@@ -27,7 +27,7 @@ def build(steps=STEPS):
     """
     run = new_run("transfer_bound", SPEC, hostname="a100-pcie-07")
     feed = NumpyFeed(((IMAGES, transfer_us(IMAGES, PAGEABLE_GBPS)), (MASKS, transfer_us(MASKS, PAGEABLE_GBPS))))
-    run_steps(run, steps, feed, unet(SPEC, BATCH, SIZE, BASE))
+    run_steps(run, steps, feed, unet(SPEC, BATCH, SIZE, BASE), jitter=jitter)
     return run.builder
 
 
@@ -46,7 +46,7 @@ class _PrefetchToDevice(PipelineFeed):
         return end + 3.5, 0.0
 
 
-def build_fixed(steps=STEPS):
+def build_fixed(steps=STEPS, jitter=None):
     """The same training fed by tf.data with `prefetch_to_device('/gpu:0')`: each batch is copied from pinned
     memory (24 GB/s) on the copy stream during the previous step, so copies no longer hold up compute.
     """
@@ -54,5 +54,5 @@ def build_fixed(steps=STEPS):
     pipeline = PrefetchedPipeline(run.process, BATCH, 800.0, SIZE * SIZE * 16, workers=8)
     feed = _PrefetchToDevice(pipeline, ((IMAGES, transfer_us(IMAGES, SPEC.host_link_gbps)),
                                         (MASKS, transfer_us(MASKS, SPEC.host_link_gbps))))
-    run_steps(run, steps, feed, unet(SPEC, BATCH, SIZE, BASE))
+    run_steps(run, steps, feed, unet(SPEC, BATCH, SIZE, BASE), jitter=jitter)
     return run.builder

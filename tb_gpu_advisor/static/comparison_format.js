@@ -78,6 +78,21 @@ export function ratioText(comparison) {
   return null;
 }
 
+/** A measured ratio (baseline / candidate) in words: "2.17× faster", "3.45× slower", "same speed". */
+export function speedChangeText(ratio) {
+  if (!finite(ratio) || ratio <= 0) return DASH;
+  if (Math.round(ratio * 100) === 100) return 'same speed';
+  return ratio > 1 ? `${ratio.toFixed(2)}\u00d7 faster` : `${(1 / ratio).toFixed(2)}\u00d7 slower`;
+}
+
+/** The measured speedup of a prediction check with its interval: "2.17× faster (95% CI 1.98× to 2.40×)". */
+export function measuredText(measured) {
+  if (!measured) return DASH;
+  const text = speedChangeText(measured.value);
+  if (!finite(measured.low) || !finite(measured.high)) return `${text} (noise unknown)`;
+  return `${text} (95% CI ${measured.low.toFixed(2)}\u00d7 to ${measured.high.toFixed(2)}\u00d7)`;
+}
+
 /** Whether the step-time change stands out of the step-to-step noise, as a sentence. */
 export function noiseStatement(comparison) {
   const mean = comparison?.step_time_ms?.mean;

@@ -56,10 +56,20 @@ export function formatGbps(gbps) {
   return finite(gbps) ? `${trim(gbps, gbps < 10 ? 2 : 1)} GB/s` : DASH;
 }
 
-/** The step-time ratio of a finding: 1.8 -> "up to 1.8× faster". */
-export function formatSpeedup(ratio) {
+/**
+ * The step-time ratio of a finding, worded by its kind: a model (1.8, 'model') -> "about 1.8× faster",
+ * a bound or an older report without the kind (1.8) -> "up to 1.8× faster".
+ */
+export function formatSpeedup(ratio, kind) {
   if (!finite(ratio)) return null;
-  return `up to ${trim(ratio, ratio < 10 ? 2 : 1)}\u00d7 faster`;
+  return `${kind === 'model' ? 'about' : 'up to'} ${trim(ratio, ratio < 10 ? 2 : 1)}\u00d7 faster`;
+}
+
+/** The tooltip of a finding's speedup: what kind of number it is. */
+export function speedupKindTitle(kind) {
+  return kind === 'model' ?
+    'Model: the step time re-derived with the fix applied to this profile\u2019s own timeline' :
+    'Upper bound: the step time if the recoverable time were removed';
 }
 
 /**

@@ -4,7 +4,10 @@ import pytest
 
 from tb_gpu_advisor.findings.catalog import CATALOG
 from tb_gpu_advisor.findings.rules import RULES
-from tb_gpu_advisor.findings.finding import CATEGORIES, Evidence, Finding, capped, grade, ladder, limit, speedup
+from tb_gpu_advisor.findings.finding import (CATEGORIES, Evidence, Finding, capped, estimated, grade, ladder, limit,
+                                             speedup)
+from tb_gpu_advisor.report.units import speedup_phrase
+from tb_gpu_advisor.whatif.estimate import Estimate, bound, model
 
 
 def make(severity="high", recoverable_ms=6.0, finding_id="input.gpu_waits_for_input", note=""):
@@ -35,7 +38,7 @@ def test_grade_and_thresholds():
 def test_json_shape():
     data = make(note="This profile: x.").to_dict()
     assert list(data) == ["id", "category", "severity", "title", "summary", "evidence", "estimated_speedup",
-                          "recoverable_ms", "speedup_basis", "overlaps_with", "fix_summary", "fix", "docs"]
+                          "speedup_kind", "recoverable_ms", "speedup_basis", "overlaps_with", "fix_summary", "fix", "docs"]
     assert data["evidence"] == {"metrics": {"a_ms": 1.0}, "threshold": {}, "pointers": {}}  # empty pointers dropped
     assert data["estimated_speedup"] == 2.5
     assert data["fix"].startswith("This profile: x.\n\n")
@@ -123,3 +126,30 @@ def test_every_finding_id_and_threshold_is_documented():
     constants = [name for name in vars(thresholds) if name.isupper()]
     undocumented = [name for name in constants if name not in text]
     assert not undocumented, f"thresholds missing from docs/findings.md: {undocumented}"
+
+
+def test_speedup_kind_defaults_to_bound_and_is_checked():
+    assert make().speedup_kind == "bound"
+    assert make().to_dict()["speedup_kind"] == "bound"
+    with pytest.raises(ValueError):
+        Finding(id="input.gpu_waits_for_input", severity="high", summary="s", evidence=Evidence({}, {}),
+                recoverable_ms=1.0, window_ms=10.0, speedup_basis="b", speedup_kind="guess")
+
+
+def test_an_estimate_sets_recoverable_time_kind_and_basis():
+    finding = estimated(make(recoverable_ms=6.0), model(10.0, 6.0, "prefetch: max(producer, consumer)"))
+    assert finding.speedup_kind == "model"
+    assert finding.recoverable_ms == pytest.approx(4.0)  # window 10 ms: 40% of each step removed
+    assert finding.estimated_speedup == 1.67
+    assert finding.speedup_basis == "prefetch: max(producer, consumer)"
+    assert estimated(make(), bound(30.0, 10.0, "b")).estimated_speedup == 3.0
+    assert estimated(make(), model(10.0, 12.0, "slower")).estimated_speedup == 1.0  # a fix never slows the model
+    with pytest.raises(ValueError):
+        Estimate(10.0, 5.0, "maybe", "b")
+
+
+def test_speedup_is_worded_by_its_kind():
+    assert speedup_phrase(1.32, "model") == "about 1.32x"
+    assert speedup_phrase(3.5, "bound") == "up to 3.50x"
+    assert speedup_phrase(12.345, None) == "up to 12.3x"  # reports written before the key: bounds
+    assert speedup_phrase(1.0, "model") is None

@@ -409,6 +409,12 @@ def test_compare_with_a_baseline_shows_the_comparison_and_clears_back(tab):
     persisting = [f["title"] for f in expected["hosts"][0]["findings"]["persisting"]]
     for title in persisting:
         assert title in tab.text("#compare-findings")
+    checks = expected["hosts"][0]["predictions"]["findings"]
+    assert checks, "the fix resolved the input findings: their predictions are checked"
+    predictions = tab.text("#compare-predictions")
+    assert f"measured {speedup:.2f}× faster (95% CI" in predictions
+    for check in checks:
+        assert check["title"] in predictions and f"{check['ratio']:.2f}" in predictions
     assert "No kernel appeared, disappeared or changed" in tab.text("#compare-kernels")
     overflow = tab.frame.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, "the comparison scrolls sideways at 1280x800"

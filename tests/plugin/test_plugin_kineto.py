@@ -43,7 +43,7 @@ def test_runs_list_both_kinds_each_span_its_own_run(mixed):
     listed = {entry["run"]: entry["hosts"] for entry in runs}
     assert listed["ddp"] == ["rank0", "rank1"]
     assert listed["toy/1700000000000"] == ["node7"] and listed["toy/1700000099000"] == ["node7"]
-    assert "healthy/2026_01_15_09_30_00" in listed
+    assert "healthy/2026_01_15_09_16_00" in listed
 
 
 def _ready(client, route, **params):

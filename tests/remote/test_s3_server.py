@@ -3,10 +3,8 @@ s3:// logdirs, downloads only the chosen host files into its cache, and never wr
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -14,51 +12,16 @@ s3fs = pytest.importorskip("s3fs", reason="s3:// logdirs need s3fs (pip install 
 pytest.importorskip("moto.server", reason="the S3 test server is moto (pip install -e '.[test]')")
 
 from tb_gpu_advisor.testing.pairs import write_input_pair  # noqa: E402
+from tests.remote.s3_server import bucket_client, client_environment, objects, s3_server  # noqa: E402
 
 BUCKET = "profiles"
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-               "AWS_DEFAULT_REGION": "us-east-1"}
-START_TIMEOUT_S = 60
 BOUND, FIXED = "input_bound/2026_01_01_00_00_00", "prefetch/2026_01_01_00_00_00"
-
-
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_for(port, process):
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return True
-        except OSError:
-            time.sleep(0.2)
-    return False
 
 
 @pytest.fixture(scope="module")
 def s3_endpoint(tmp_path_factory):
-    port = _free_port()
-    log = tmp_path_factory.mktemp("moto") / "server.log"
-    with open(log, "wb") as output:
-        process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                                   stdout=output, stderr=subprocess.STDOUT, env=dict(os.environ, **CREDENTIALS))
-    try:
-        if not _wait_for(port, process):
-            pytest.fail(f"moto server did not start on port {port}: {log.read_text(errors='replace')[-2000:]}")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+    with s3_server(tmp_path_factory.mktemp("moto") / "server.log") as endpoint:
+        yield endpoint
 
 
 @pytest.fixture(scope="module")
@@ -70,28 +33,20 @@ def bucket(s3_endpoint, tmp_path_factory):
     second = local / "input_bound" / "plugins" / "profile" / "2026_01_01_00_00_00" / "worker1.xplane.pb"
     second.write_bytes((second.parent / "localhost.xplane.pb").read_bytes())
     (local / "input_bound" / "events.out.tfevents.1").write_bytes(b"not a profile")
-    fs = _client(s3_endpoint)
+    fs = bucket_client(s3_endpoint)
     fs.mkdir(BUCKET)
     fs.put(str(local) + "/", f"{BUCKET}/logs", recursive=True)
     return fs
 
 
-def _client(endpoint):
-    return s3fs.S3FileSystem(key="testing", secret="testing", endpoint_url=endpoint, skip_instance_cache=True)
-
-
 def _objects(fs):
-    fs.invalidate_cache()
-    return {path: info["ETag"] for path, info in fs.find(BUCKET, detail=True).items()}
+    return objects(fs, BUCKET)
 
 
 @pytest.fixture
 def cli(s3_endpoint, tmp_path):
     """Runs `python -m tb_gpu_advisor ...` in a subprocess pointed at the server, with its own cache."""
-    env = dict(os.environ, **CREDENTIALS, AWS_ENDPOINT_URL=s3_endpoint, TB_GPU_ADVISOR_CACHE=str(tmp_path / "cache"),
-               PYTHONPATH=os.getcwd())
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
-        env.pop(name, None)
+    env = dict(client_environment(s3_endpoint, tmp_path / "cache"), PYTHONPATH=os.getcwd())
 
     def run(*args):
         return subprocess.run([sys.executable, "-m", "tb_gpu_advisor", *map(str, args)], capture_output=True,

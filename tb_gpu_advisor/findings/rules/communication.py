@@ -2,13 +2,15 @@
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.collective_bandwidth import LARGE_COLLECTIVE_BYTES
 from tb_gpu_advisor.analysis.kernel_names import collective_dtype, collective_kind, is_nccl
 from tb_gpu_advisor.analysis.rounding import pct
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
-from tb_gpu_advisor.findings.thresholds import (COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT, IMBALANCE_SPREAD_PCT,
+from tb_gpu_advisor.findings.thresholds import (COLLECTIVE_LOW_BUSBW_FRACTION, COLLECTIVE_MIN_LARGE_CALLS,
+                                                COLLECTIVE_REACHABLE_FRACTION, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT, IMBALANCE_SPREAD_PCT,
                                                 MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 STRAGGLER_SLOWDOWN_MIN)
 from tb_gpu_advisor.model import intervals
@@ -31,6 +33,61 @@ settings (DDP buckets, gradient compression, packing) do not change them. What h
     docs=(L.NCCL_GUIDE,))
 
 ENTRIES = register("communication", {
+    "communication.collective_below_link": Entry(
+        category="communication",
+        title="Collectives move data far below the GPUs' link bandwidth",
+        fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, larger "
+                    "packs.",
+        fix="""\
+Even the fastest large collective reaches a small share of the bus bandwidth the GPUs' link gives (bus
+bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduce). Look at what NCCL did:
+
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING python train.py
+    # "via P2P/IPC" or "NVLS" = NVLink; "via SHM" or "NET/Socket" = through host memory or TCP: NVLink or
+    # InfiniBand unused (NCCL_P2P_DISABLE / NCCL_IB_DISABLE set, containers without IPC, wrong NCCL_SOCKET_IFNAME)
+    nvidia-smi topo -m                      # NV# between the GPUs = NVLink; PHB/SYS = PCIe through the CPU
+    all_reduce_perf -b 8M -e 1G -f 2 -g 8   # nccl-tests: the bus bandwidth this machine can reach
+
+Then, if the transport is right: NCCL_ALGO=Ring (large messages) or Tree (many nodes), NCCL_PROTO=Simple
+for large buckets, and fewer, larger all-reduces:
+
+    options = tf.distribute.experimental.CommunicationOptions(
+        implementation=tf.distribute.experimental.CommunicationImplementation.NCCL,
+        bytes_per_pack=64 * 1024 * 1024)""",
+        docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.TF_DISTRIBUTED),
+        jax=Idiom(
+            fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, "
+                        "combine size.",
+            fix="""\
+Even the fastest large collective reaches a small share of the bus bandwidth the GPUs' link gives (bus
+bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduce). Look at what NCCL did:
+
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING python train.py
+    # "via P2P/IPC" or "NVLS" = NVLink; "via SHM" or "NET/Socket" = NVLink or InfiniBand unused
+    nvidia-smi topo -m
+    all_reduce_perf -b 8M -e 1G -f 2 -g 8   # nccl-tests: the bus bandwidth this machine can reach
+
+Then NCCL_ALGO=Ring / NCCL_PROTO=Simple for large messages, and larger combined collectives:
+
+    XLA_FLAGS="--xla_gpu_all_reduce_combine_threshold_bytes=134217728" python train.py""",
+            docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.JAX_GPU_TIPS)),
+        pytorch=Idiom(
+            fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, "
+                        "bucket_cap_mb.",
+            fix="""\
+Even the fastest large collective reaches a small share of the bus bandwidth the GPUs' link gives (bus
+bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduce). Look at what NCCL did:
+
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING torchrun ... train.py
+    # "via P2P/IPC" or "NVLS" = NVLink; "via SHM" or "NET/Socket" = NVLink or InfiniBand unused
+    nvidia-smi topo -m
+    all_reduce_perf -b 8M -e 1G -f 2 -g 8   # nccl-tests: the bus bandwidth this machine can reach
+
+Then NCCL_ALGO=Ring / NCCL_PROTO=Simple for large messages, and larger buckets:
+
+    model = DDP(model, device_ids=[rank], bucket_cap_mb=100)""",
+            docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.TORCH_DDP)),
+    ),
     "communication.allreduce_exposed": Entry(
         category="communication",
         title="Gradient all-reduce is not hidden behind compute",
@@ -362,4 +419,47 @@ def _straggler_cause(ctx, slow, others):
     return "workload", metrics, note
 
 
-RULES = (allreduce_exposed, gpu_imbalance)
+def collective_below_link(ctx):
+    """The fastest large call of a collective kind reaches < COLLECTIVE_LOW_BUSBW_FRACTION of the link's practical
+    bus bandwidth, and that kind takes >= COLLECTIVES_MEDIUM_PCT of the step. Needs sized calls (PyTorch 2.1+)."""
+    link = ctx.analysis.link
+    if not ctx.has_gpu or link is None:
+        return None
+    slow = [row for row in ctx.analysis.collective_bandwidth
+            if row.best_busbw_link_ratio is not None and row.large_calls >= COLLECTIVE_MIN_LARGE_CALLS
+            and row.best_busbw_link_ratio < COLLECTIVE_LOW_BUSBW_FRACTION
+            and min(100.0, ctx.share_pct(row.total_ms)) >= COLLECTIVES_MEDIUM_PCT]
+    if not slow:
+        return None
+    row = slow[0]
+    reachable = COLLECTIVE_REACHABLE_FRACTION * link.gbps
+    saved_ms = round(row.total_ms * max(0.0, 1.0 - row.busbw_gbps / reachable), 3)
+    exposed_ms = ctx.category_ms("collectives")
+    recoverable = min(saved_ms, exposed_ms)
+    share = min(100.0, ctx.share_pct(row.total_ms))
+    return Finding(
+        id="communication.collective_below_link", severity="medium" if link.known else "low",
+        summary=f"{row.collective} moves data at {row.busbw_gbps:.1f} GB/s bus bandwidth (median of "
+                f"{row.large_calls} calls of {row.median_bytes / 2**20:.0f} MiB median; best {row.best_busbw_gbps:.1f}"
+                f" GB/s), {100 * row.best_busbw_link_ratio:.0f}% of the {link.gbps:.0f} GB/s "
+                f"{'NVLink' if link.kind == 'nvlink' else 'PCIe'} gives at best; it takes {share:.1f}% of the step.",
+        evidence=Evidence({"collective": row.collective, "ranks": row.group_size, "calls": row.calls,
+                           "large_calls": row.large_calls, "median_bytes": row.median_bytes,
+                           "algbw_gbps": row.algbw_gbps, "busbw_gbps": row.busbw_gbps,
+                           "best_busbw_gbps": row.best_busbw_gbps, "link": link.kind, "link_known": link.known,
+                           "link_gbps": link.gbps, "best_busbw_link_ratio": row.best_busbw_link_ratio,
+                           "collective_ms": row.total_ms, "collective_pct": share,
+                           "collectives_exposed_ms": round(exposed_ms, 3)},
+                          limit("best_busbw_link_ratio", row.best_busbw_link_ratio,
+                                COLLECTIVE_LOW_BUSBW_FRACTION, direction="below",
+                                large_call_bytes_at_least=LARGE_COLLECTIVE_BYTES,
+                                collective_pct_above=COLLECTIVES_MEDIUM_PCT),
+                          {"devices": [gpu.name for gpu in ctx.active_gpus][:4]}),
+        recoverable_ms=recoverable, window_ms=ctx.window_ms,
+        speedup_basis=f"upper bound: the {row.collective} calls at {100 * COLLECTIVE_REACHABLE_FRACTION:.0f}% of "
+                      "the link's bus bandwidth, counted only where no compute hides them",
+        fix_note=f"Link: {link.basis}. Kernel times include waiting for the slowest rank, so the median is a "
+                 "lower bound of the bandwidth; the best call shows what the link and NCCL's settings allowed.")
+
+
+RULES = (allreduce_exposed, collective_below_link, gpu_imbalance)

@@ -5,12 +5,13 @@ import numpy as np
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
+from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, limit
 from tb_gpu_advisor.findings.thresholds import (LARGE_COPY_BYTES, LOW_BANDWIDTH_FRACTION, MODELED_HIGH_PCT,
                                                 MODELED_LOW_PCT, MODELED_MEDIUM_PCT, PCIE_GBPS_BY_CC,
                                                 SMALL_COPIES_MIN_PER_STEP, SMALL_COPY_BYTES, SYNC_GAP_MIN_US)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
+from tb_gpu_advisor.whatif import transfer as whatif_transfer
 
 ENTRIES = register("transfer", {
     "transfer.pageable_memory": Entry(
@@ -216,17 +217,32 @@ def _copy_finding(ctx, finding_id, summary, exposed_ps, exposed, metrics, crosse
                    recoverable_ms=exposed_ms, window_ms=ctx.window_ms, speedup_basis=basis)
 
 
+def _pinned_rate_gbps(ctx):
+    """The best rate of large host-side copies with no pageable side in this trace (None without such copies)."""
+    sizes, durations = [], []
+    for gpu, mask in _copies(ctx, lambda c: c.has_pageable_side is False and c.size_bytes >= LARGE_COPY_BYTES):
+        activity = gpu.activity
+        sizes.extend(activity.copies[i].size_bytes for i in activity.copy_id[mask])
+        durations.extend(int(d) for d in activity.duration_ps[mask])
+    return whatif_transfer.best_rate_gbps(sizes, durations)
+
+
 def pageable_memory(ctx):
-    """Host-side copies from or to pageable memory (only traces that record memory kinds)."""
+    """Host-side copies from or to pageable memory (only traces that record memory kinds). The estimate runs them
+    at the pinned rate (whatif.transfer.pinned)."""
     count, size, busy, exposed_ps, exposed = _summarize(ctx, _copies(ctx, lambda c: c.has_pageable_side))
     if not count:
         return None
-    return _copy_finding(
+    finding = _copy_finding(
         ctx, "transfer.pageable_memory",
         f"{count:,} copies ({size / 1e6:.2f} MB) use pageable host memory; {ms(exposed_ps):.2f} ms of them "
         "run while no GPU computes.", exposed_ps, exposed,
         {"pageable_copies": count, "pageable_bytes": size, "pageable_copy_ms": ms(busy)},
         limit("pageable_copies", count, 0), "upper bound: pinned, asynchronous copies fully overlapped with compute")
+    cc = ctx.compute_capability
+    estimate = whatif_transfer.pinned(ctx.window_ms, whatif_transfer.Copies(size, busy / 1e9, exposed_ps / 1e9),
+                                      _pinned_rate_gbps(ctx), _link_gbps(cc) if cc else None)
+    return finding if finding is None or estimate is None else estimated(finding, estimate)
 
 
 def sync_copies(ctx):

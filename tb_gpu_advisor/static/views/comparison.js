@@ -4,9 +4,9 @@
  */
 
 import {h} from '../dom.js';
-import {CHANGE_LABELS, arrow, differenceText, formatPoints, noiseStatement, pointsDifferenceText, ratioText}
-  from '../comparison_format.js';
-import {formatCount, formatMs, formatPct} from '../format.js';
+import {CHANGE_LABELS, arrow, differenceText, formatPoints, measuredText, noiseStatement,
+  pointsDifferenceText, ratioText} from '../comparison_format.js';
+import {formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
 import {emptyState, meter, section, tile} from './common.js';
 import {breakdownDeltaView} from './comparison_breakdown.js';
 import {kernelChangesView} from './comparison_kernels.js';
@@ -100,6 +100,38 @@ function findingsCard(comparison) {
       findingList('Still there', 'persisting', persisting)]);
 }
 
+const WITHIN = {true: 'yes', false: 'no'};
+
+function predictionRow(row) {
+  const status = row.candidate_estimate == null ? row.status :
+    `${row.status} (now ${formatSpeedup(row.candidate_estimate, row.candidate_kind)})`;
+  const within = WITHIN[row.within_tolerance] || '\u2014';
+  return h('tr', {'data-status': row.status},
+    h('td', {}, h('span', {class: 'finding-title'}, row.title || row.id), ' ',
+      h('span', {class: 'finding-id'}, row.id)),
+    h('td', {}, status),
+    h('td', {class: 'num'}, formatSpeedup(row.predicted, row.predicted_kind) || '\u2014'),
+    h('td', {class: 'num'}, Number.isFinite(row.ratio) ? row.ratio.toFixed(2) : '\u2014'),
+    h('td', {class: ['num', row.within_tolerance === false ? 'tone-bad' : null]}, within));
+}
+
+/** Each resolved or reduced finding's predicted speedup beside the measured one. */
+function predictionsCard(comparison) {
+  const predictions = comparison.predictions || {};
+  const rows = predictions.findings || [];
+  if (!rows.length) return null;
+  const measured = predictions.measured;
+  const basis = measured?.basis === 'per_example' ? 'mean time per example' : 'mean step time';
+  return section('Prediction checked', {id: 'compare-predictions',
+    subtitle: `measured ${measuredText(measured)}, ${basis}, baseline / candidate`},
+  h('p', {class: 'hint'}, 'Each finding the candidate resolved or reduced, with the speedup the baseline ' +
+    'predicted for its fix; ratio = predicted / measured. The measured change is every change made at once.'),
+  h('div', {class: 'table-wrap'}, h('table', {'data-testid': 'prediction-checks'},
+    h('thead', {}, h('tr', {}, h('th', {}, 'Finding'), h('th', {}, 'Status'), h('th', {class: 'num'}, 'Predicted'),
+      h('th', {class: 'num'}, 'Ratio'), h('th', {class: 'num'}, 'Within 25%'))),
+    h('tbody', {}, rows.map(predictionRow)))));
+}
+
 /** Every card of a /compare answer (its first matched host). */
 export function comparisonView(answer) {
   const comparison = answer.hosts?.[0];
@@ -110,6 +142,7 @@ export function comparisonView(answer) {
     summaryCard(answer, comparison),
     h('div', {class: 'grid'}, breakdownDeltaView(comparison), busyCard(comparison)),
     findingsCard(comparison),
+    predictionsCard(comparison),
     kernelChangesView(comparison),
   ];
 }

@@ -5,7 +5,7 @@
 import {copyText} from '../clipboard.js';
 import {h} from '../dom.js';
 import {evidenceRows} from '../evidence.js';
-import {formatSpeedup} from '../format.js';
+import {formatSpeedup, speedupKindTitle} from '../format.js';
 import {emptyState, section} from './common.js';
 
 const SEVERITIES = new Set(['high', 'medium', 'low']);
@@ -49,7 +49,7 @@ function overlapNote(finding, numbers) {
 
 function findingCard(finding, index, numbers) {
   const severity = SEVERITIES.has(finding.severity) ? finding.severity : 'low';
-  const speedup = formatSpeedup(finding.estimated_speedup);
+  const speedup = formatSpeedup(finding.estimated_speedup, finding.speedup_kind);
   const fix = typeof finding.fix === 'string' && finding.fix.trim() ? finding.fix : null;
   const docs = (Array.isArray(finding.docs) ? finding.docs : []).map(safeLink).filter(Boolean);
   return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding'},
@@ -57,7 +57,8 @@ function findingCard(finding, index, numbers) {
       h('span', {class: ['badge', `severity-${severity}`]}, severity),
       h('span', {class: 'finding-number'}, `#${index + 1}`),
       h('span', {class: 'finding-title'}, finding.title || finding.id || 'Finding'),
-      speedup ? h('span', {class: 'badge speedup', title: 'Upper bound: the step time if the recoverable time were removed'}, speedup) : null,
+      speedup ? h('span', {class: 'badge speedup', 'data-kind': finding.speedup_kind === 'model' ? 'model' : 'bound',
+        title: speedupKindTitle(finding.speedup_kind)}, speedup) : null,
       finding.category ? h('span', {class: 'chip'}, finding.category) : null),
     h('div', {class: 'finding-body'},
       finding.summary ? h('p', {}, finding.summary) : null,

@@ -148,3 +148,52 @@ def test_cpu_only_trace_gets_stage_findings_but_no_gpu_wait_finding():
     assert report["summary"]["verdict"] == ("Input-bound: the training step waits for tf.data 90% of its time "
                                             "(no GPU work in this profile).")
     assert report["summary"]["bottleneck_finding"] == report["findings"][0]["id"]
+
+
+def producer_loop(producer_us, consumer_us, stage="Iterator::Root::Map", cpu_count=None, pool_threads=0):
+    """4 steps: the step blocks `producer_us` in IteratorGetNext while a pipeline without prefetch produces the
+    batch on the consumer thread, then computes `consumer_us` on the GPU."""
+    builder = TraceBuilder()
+    if cpu_count:
+        builder.metadata(cpu_count=cpu_count)
+    python = builder.thread("python")
+    step_us = producer_us + consumer_us
+    for start in step_starts(python, step_us=step_us):
+        python.input_wait(start, producer_us)
+        python.event("Iterator::Root", start + 1, producer_us - 2)
+        python.event(stage, start + 2, producer_us - 4)
+        kernels(builder.gpu(0), start + producer_us, consumer_us)
+    for index in range(pool_threads):
+        builder.thread(f"tf_data_private_threadpool/{index + 1}").event("ParallelMapProduce", 0, 1)
+    return builder
+
+
+def test_prefetch_gives_max_of_producer_and_consumer():
+    """A producer of 5 ms per batch against a 10 ms step: 15 ms now, max(5, 10) with prefetch: 1.5x; 30 ms
+    against 10 ms: 40 -> 30 ms, 1.33x. A model, worded "about"."""
+    for producer_us, expected in ((5_000, 1.5), (30_000, 1.33)):
+        finding = findings_by_id(report_of(producer_loop(producer_us, 10_000)))["input.no_prefetch"]
+        assert finding["estimated_speedup"] == expected
+        assert finding["speedup_kind"] == "model"
+
+
+def test_parallel_map_divides_the_producer_by_the_cores():
+    """A 30 ms sequential map against a 10 ms step: on 4 recorded cores the producer takes 7.5 ms, so the step
+    becomes max(7.5, 10) = 10 ms (40 -> 10: 4x, a model); on 2 cores max(15, 10) = 15 ms (2.67x)."""
+    four = findings_by_id(report_of(producer_loop(30_000, 10_000, cpu_count=4)))["input.sequential_map"]
+    assert four["estimated_speedup"] == 4.0 and four["speedup_kind"] == "model"
+    assert four["evidence"]["metrics"]["host_cores"] == 4
+    assert four["evidence"]["metrics"]["host_cores_source"] == "metadata"
+    two = findings_by_id(report_of(producer_loop(30_000, 10_000, cpu_count=2)))["input.sequential_map"]
+    assert two["estimated_speedup"] == 2.67
+
+
+def test_parallel_map_without_a_recorded_core_count_is_a_bound():
+    """No core count in the metadata: tf.data's private pool of 3 threads is the core count seen (a bound);
+    with no pool either, the bound is the consumer alone (all the wait gone)."""
+    seen = findings_by_id(report_of(producer_loop(30_000, 10_000, pool_threads=3)))["input.sequential_map"]
+    assert seen["speedup_kind"] == "bound" and seen["estimated_speedup"] == 4.0  # max(30 / 3, 10)
+    assert seen["evidence"]["metrics"]["host_cores_source"] == "thread pools"
+    unknown = findings_by_id(report_of(producer_loop(30_000, 10_000)))["input.sequential_map"]
+    assert unknown["speedup_kind"] == "bound" and unknown["estimated_speedup"] == 4.0
+    assert unknown["evidence"]["metrics"]["host_cores"] is None

@@ -1,0 +1,56 @@
+"""Checks each baseline finding's predicted speedup against the speedup the candidate measured."""
+
+# A prediction is right when it lies within this share of the measured speedup.
+TOLERANCE = 0.25
+# The kind of an estimate from a report that does not say (reports before `speedup_kind`: a share of the step
+# taken away, an upper bound).
+DEFAULT_KIND = "bound"
+
+
+def measured_speedup(ratio, basis):
+    """The JSON of a measured stats.Ratio: `{value, low, high, basis, method}`; None without a ratio."""
+    if ratio is None:
+        return None
+    return {"value": round(ratio.value, 4),
+            "low": None if ratio.low is None else round(ratio.low, 4),
+            "high": None if ratio.high is None else round(ratio.high, 4),
+            "basis": basis, "method": ratio.method}
+
+
+def check(predicted, measured):
+    """`{ratio, within_tolerance}` of a prediction against a measured speedup (both > 0), else Nones."""
+    if not predicted or not measured:
+        return {"ratio": None, "within_tolerance": None}
+    return {"ratio": round(predicted / measured, 3),
+            "within_tolerance": abs(predicted - measured) <= TOLERANCE * measured + 1e-9}
+
+
+def _row(finding, status, measured, candidate=None):
+    predicted = finding.get("estimated_speedup")
+    return {
+        "id": finding.get("id"),
+        "title": finding.get("title"),
+        "status": status,
+        "predicted": predicted,
+        "predicted_kind": finding.get("speedup_kind") or DEFAULT_KIND,
+        "candidate_estimate": None if candidate is None else candidate.get("estimated_speedup"),
+        "candidate_kind": None if candidate is None else candidate.get("speedup_kind") or DEFAULT_KIND,
+        **check(predicted, measured["value"] if measured else None),
+    }
+
+
+def prediction_checks(baseline, candidate, measured):
+    """Per baseline finding the candidate resolved (absent) or reduced (a smaller estimate): what the baseline
+    predicted and how it compares with `measured` (a `measured_speedup` dict, or None), in baseline order."""
+    cand = {f["id"]: f for f in candidate.get("findings") or [] if f.get("id") is not None}
+    rows = []
+    for finding in baseline.get("findings") or []:
+        key = finding.get("id")
+        if key is None:
+            continue
+        other = cand.get(key)
+        if other is None:
+            rows.append(_row(finding, "resolved", measured))
+        elif (other.get("estimated_speedup") or 1.0) < (finding.get("estimated_speedup") or 1.0):
+            rows.append(_row(finding, "reduced", measured, other))
+    return rows

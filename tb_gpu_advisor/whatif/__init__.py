@@ -1,0 +1,1 @@
+"""What-if models: each fix applied to the trace's own timeline, the step time re-derived."""

@@ -1,0 +1,81 @@
+"""Each resolved or reduced finding's predicted speedup beside the measured one."""
+
+import pytest
+
+from tb_gpu_advisor.comparison.diff import compare_reports
+from tb_gpu_advisor.comparison.predictions import check
+from tb_gpu_advisor.comparison.render import render_comparison_markdown, render_comparison_text
+from tb_gpu_advisor.comparison.stats import mean_ratio
+
+from .reports import host_from_steps
+
+
+def finding(key, speedup, kind=None):
+    found = {"id": key, "severity": "high", "title": f"title {key}", "summary": "s", "estimated_speedup": speedup}
+    if kind:
+        found["speedup_kind"] = kind
+    return found
+
+
+def test_the_ratio_of_means_has_a_bootstrap_interval_around_it():
+    ratio = mean_ratio([20.0, 22.0, 18.0, 20.0], [10.0, 11.0, 9.0, 10.0])
+    assert ratio.value == pytest.approx(2.0)
+    assert ratio.low < 2.0 < ratio.high
+    assert mean_ratio([20.0, 22.0, 18.0, 20.0], [10.0, 11.0, 9.0, 10.0]) == ratio  # fixed seed
+    single = mean_ratio([20.0], [10.0])
+    assert (single.value, single.low, single.high) == (2.0, None, None)
+    assert mean_ratio([20.0], [0.0]) is None
+
+
+def test_within_tolerance_is_a_share_of_the_measured_speedup():
+    assert check(2.5, 2.0) == {"ratio": 1.25, "within_tolerance": True}
+    assert check(2.51, 2.0)["within_tolerance"] is False
+    assert check(1.5, 2.0) == {"ratio": 0.75, "within_tolerance": True}
+    assert check(1.49, 2.0)["within_tolerance"] is False
+    assert check(None, 2.0) == {"ratio": None, "within_tolerance": None}
+
+
+def test_resolved_and_reduced_findings_are_checked_against_the_measured_speedup():
+    base = host_from_steps([20.0, 20.5, 19.5, 20.0],
+                           findings=[finding("gone", 1.8, "model"), finding("smaller", 1.5), finding("same", 1.2),
+                                     finding("grew", 1.1)])
+    cand = host_from_steps([10.0, 10.2, 9.8, 10.0],
+                           findings=[finding("smaller", 1.1), finding("same", 1.2), finding("grew", 1.3),
+                                     finding("new", 2.0)])
+    predictions = compare_reports(base, cand)["hosts"][0]["predictions"]
+    measured = predictions["measured"]
+    assert measured["value"] == pytest.approx(2.0) and measured["basis"] == "per_step"
+    assert measured["low"] < 2.0 < measured["high"]
+    rows = predictions["findings"]
+    assert [(r["id"], r["status"]) for r in rows] == [("gone", "resolved"), ("smaller", "reduced")]
+    gone, smaller = rows
+    assert (gone["predicted"], gone["predicted_kind"], gone["candidate_estimate"]) == (1.8, "model", None)
+    assert (gone["ratio"], gone["within_tolerance"]) == (0.9, True)
+    # A report without `speedup_kind` predates the what-if model: its share-of-step estimates are bounds.
+    assert (smaller["predicted_kind"], smaller["candidate_estimate"], smaller["candidate_kind"]) == ("bound", 1.1, "bound")
+    assert (smaller["ratio"], smaller["within_tolerance"]) == (0.75, True)
+
+
+def test_the_prediction_table_is_rendered_in_text_and_markdown():
+    base = host_from_steps([20.0, 20.5, 19.5, 20.0], findings=[finding("gone", 1.8, "model"),
+                                                              finding("bounded", 4.0)])
+    cand = host_from_steps([10.0, 10.2, 9.8, 10.0])
+    comparison = compare_reports(base, cand)
+    text = render_comparison_text(comparison)
+    assert "Prediction checked" in text
+    assert "Measured: 2.00x faster (95% CI" in text
+    assert "about 1.80x" in text and "up to 4.00x" in text
+    lines = [line for line in text.splitlines() if line.startswith("title ")]
+    assert lines[0].split()[-2:] == ["0.90", "yes"] and lines[1].split()[-2:] == ["2.00", "no"]
+    assert "| title bounded | resolved | up to 4.00x | 2.00 | no |" in render_comparison_markdown(comparison)
+
+
+def test_no_prediction_table_without_resolved_findings_nor_steps():
+    base = host_from_steps([], findings=[finding("gone", 1.8)])
+    cand = host_from_steps([])
+    predictions = compare_reports(base, cand)["hosts"][0]["predictions"]
+    assert predictions["measured"] is None
+    assert predictions["findings"][0]["ratio"] is None
+    same = host_from_steps([10.0, 10.0])
+    assert compare_reports(same, same)["hosts"][0]["predictions"]["findings"] == []
+    assert "Prediction checked" not in render_comparison_text(compare_reports(same, same))

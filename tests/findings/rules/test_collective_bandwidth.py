@@ -1,0 +1,68 @@
+"""communication.collective_below_link on small written Kineto traces with sized NCCL calls, and the real ones."""
+
+from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.pipeline import host_report
+from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
+from tests.kineto.real import kineto_models  # noqa: F401 (fixture)
+
+SXM = [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 85_899_345_920, "computeMajor": 8,
+        "computeMinor": 0, "numSms": 108}]
+ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+
+
+def _report(tmp_path, props, allreduce_us):
+    """4 steps: 5 ms of compute, then a 64 MiB all-reduce over 8 ranks taking `allreduce_us`, then 100 us."""
+    events = []
+    step_us = 5_120 + allreduce_us
+    for n in range(4):
+        base = n * step_us
+        events += [x_event("user_annotation", f"ProfilerStep#{n}", base, step_us),
+                   launch(base + 1, 4, 10 * n), kernel("ampere_sgemm_128x64_tn", base + 10, 5_000, 10 * n),
+                   launch(base + 5_011, 4, 10 * n + 1),
+                   kernel(ALLREDUCE, base + 5_020, allreduce_us, 10 * n + 1, stream=20,
+                          **{"Collective name": "allreduce", "In msg nelems": 16 * 2**20,
+                             "Out msg nelems": 16 * 2**20, "dtype": "Float", "Group size": 8})]
+    path = tmp_path / "rank0.1.pt.trace.json"
+    path.write_text(trace_text(events, deviceProperties=props))
+    return host_report(load_model(path))
+
+
+def _finding(report):
+    return next((f for f in report["findings"] if f["id"] == "communication.collective_below_link"), None)
+
+
+def test_allreduce_far_below_nvlink(tmp_path):
+    report = _report(tmp_path, SXM, 4_000)
+    finding = _finding(report)
+    metrics = finding["evidence"]["metrics"]
+    # 64 MiB in 4 ms: algbw 16.78 GB/s, busbw x 2*7/8 = 29.36 GB/s; A100 SXM4 NVLink: 240 GB/s
+    assert (metrics["algbw_gbps"], metrics["busbw_gbps"], metrics["link_gbps"]) == (16.777, 29.36, 240.0)
+    assert metrics["best_busbw_link_ratio"] == 0.122 and metrics["link"] == "nvlink" and metrics["link_known"]
+    assert finding["severity"] == "medium"
+    assert "NCCL_ALGO" in finding["fix"] and "bucket_cap_mb" in finding["fix"]
+    row = report["collective_bandwidth"]["collectives"][0]
+    assert (row["collective"], row["group_size"], row["large_calls"], row["median_bytes"]) == \
+        ("allreduce", 8, 4, 64 * 2**20)
+
+
+def test_allreduce_near_the_link_is_quiet(tmp_path):
+    # 64 MiB in 400 us: busbw 293.6 GB/s... above the practical NVLink figure: no claim
+    assert _finding(_report(tmp_path, SXM, 400)) is None
+
+
+def test_unknown_link_is_judged_against_pcie_and_stays_low(tmp_path):
+    props = [{**SXM[0], "name": "NVIDIA A100 80GB"}]
+    report = _report(tmp_path, props, 12_000)  # busbw 9.79 GB/s: 41% of PCIe gen4's 24 GB/s, quiet
+    assert _finding(report) is None and report["collective_bandwidth"]["link"]["known"] is False
+    finding = _finding(_report(tmp_path, props, 40_000))  # busbw 2.94 GB/s: 12% of PCIe gen4
+    assert finding["severity"] == "low" and "judged against PCIe" in finding["fix"]
+
+
+def test_quiet_on_the_real_nccl_traces(kineto_models):
+    for name, model in kineto_models.items():
+        report = host_report(model)
+        assert _finding(report) is None, name
+    rows = host_report(kineto_models["a100_2rank_nccl"])["collective_bandwidth"]["collectives"]
+    allreduce = next(row for row in rows if row["collective"] == "allreduce")
+    # 15 sized all-reduces over 2 ranks, 12 of >= 8 MiB: median 10.0 GB/s, best 13.0 GB/s = 54% of PCIe gen4
+    assert (allreduce["large_calls"], allreduce["busbw_gbps"], allreduce["best_busbw_gbps"]) == (12, 10.042, 12.994)
