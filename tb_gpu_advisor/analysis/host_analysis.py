@@ -9,6 +9,7 @@ from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown, c
 from tb_gpu_advisor.analysis.confidence import trace_confidence
 from tb_gpu_advisor.analysis.cpu_load import cpu_load
 from tb_gpu_advisor.analysis.framework import detect_framework
+from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.peaks import device_peaks
@@ -45,6 +46,7 @@ class HostAnalysis:
     batch_prep: object = None  # batch_prep.BatchPrep: the device idle at each step's start (None without a device)
     cpu_load: object = None  # cpu_load.CpuLoad: host threads' busy cores against the machine's
     link: object = None  # collective_bandwidth.Link of the active GPUs, or None
+    gc_pauses: object = None  # gc_pauses.GcPauses, or None when the trace records no collection
     collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
 
     @property
@@ -132,6 +134,7 @@ def analyze_host(model):
         batch_prep=batch_prep(model, step_set),
         cpu_load=cpu_load(model),
         link=link,
+        gc_pauses=gc_pauses(model.host_activity),
         collective_bandwidth=collective_bandwidth(model.collectives, link),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))

@@ -32,6 +32,7 @@ POOLS = {
     "host.eager_execution": {"host", "launch"},
     "host.retracing": {"host"},
     "host.python_function": {"input_wait", "host", "launch"},
+    "host.gc_pauses": {"host"},
     "placement.ops_on_host": {"host", "launch"},
     "transfer.pageable_memory": {"copies"},
     "transfer.sync_copies": {"copies"},
