@@ -22,6 +22,11 @@ def _is_input_wait(name):
 # Host events located in time by what they do (HostActivity.tagged): TF op events are named `name:Type`.
 _CHECKPOINT_TYPES = {"SaveV2", "Save", "SaveSlices", "MergeV2Checkpoints", "RestoreV2", "Restore", "RestoreSlice"}
 _COMPILE = re.compile(r"backend_compile|XlaCompil|_XlaCompile", re.IGNORECASE)
+# Python's garbage collector: PyTorch's profiler writes one `Python GC` event per collection
+# (record_python_gc_info); JAX registers `_xla_gc_callback` in gc.callbacks, which the Python tracer records at
+# the start and at the end of every collection.
+_PYTHON_GC = "Python GC"
+_JAX_GC_CALLBACK = re.compile(r"^\$\S+\.py:\d+ _xla_gc_callback$")
 
 
 # TensorFlow op types with GPU kernels that cost real compute: on a host thread without a launch they ran on the
@@ -45,9 +50,14 @@ _DISPATCH_PREFIXES = ("PjitFunction(", "PmapFunction(")
 
 
 def event_tag(name):
-    """The tag of a host event name or None: "checkpoint", "summary", "compile"; "cpu_op:<name>" for a TensorFlow
-    compute op (COMPUTE_OP_TYPES, `_Mkl*`); "py:<name>" for a Python-tracer call of PREP_FUNCTIONS; "dispatch" for
-    JAX's dispatch of a compiled program."""
+    """The tag of a host event name or None: "checkpoint", "summary", "compile"; "gc" (PyTorch's Python GC event)
+    and "gc_callback" (JAX's gc callback); "cpu_op:<name>" for a TensorFlow compute op (COMPUTE_OP_TYPES,
+    `_Mkl*`); "py:<name>" for a Python-tracer call of PREP_FUNCTIONS; "dispatch" for JAX's dispatch of a compiled
+    program."""
+    if name == _PYTHON_GC:
+        return "gc"
+    if name.endswith("_xla_gc_callback") and _JAX_GC_CALLBACK.match(name):
+        return "gc_callback"
     op_name, sep, op_type = name.rpartition(":")
     if op_type in _CHECKPOINT_TYPES or "checkpoint" in name.lower():
         return "checkpoint"
