@@ -1,6 +1,7 @@
 """Compares two reports (baseline, candidate) into a JSON-ready Comparison dict (docs/report.md, Comparison)."""
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
+from tb_gpu_advisor.comparison.configuration import configuration_changes
 from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
 from tb_gpu_advisor.comparison.predictions import measured_speedup, prediction_checks
 from tb_gpu_advisor.comparison.stats import mean_difference, mean_ratio, median_difference
@@ -151,6 +152,7 @@ def compare_hosts(base, cand):
         "candidate_host": cand["host"],
         "baseline_file": base.get("file"),
         "candidate_file": cand.get("file"),
+        "configuration_changes": configuration_changes(base, cand),
         "change": change,
         "speedup": _round(speedup, 4),
         "step_time_ms": step_time,
