@@ -14,6 +14,7 @@ from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.peaks import device_peaks
+from tb_gpu_advisor.analysis.placement import cpu_placed_ops
 from tb_gpu_advisor.analysis.roofline import flop_utilization, kernel_costs, kernel_roofline, shared_peaks
 from tb_gpu_advisor.analysis.rounding import ms, pct
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
@@ -45,6 +46,7 @@ class HostAnalysis:
     device_peaks: tuple = ()  # peaks.DevicePeaks per GPU, in model.gpus order
     flop_utilization: object = None  # roofline.FlopUtilization of the active GPUs over the window
     batch_prep: object = None  # batch_prep.BatchPrep: the device idle at each step's start (None without a device)
+    cpu_ops: tuple = ()  # placement.CpuOp: the step's compute ops that launched no GPU work, most time first
     cpu_load: object = None  # cpu_load.CpuLoad: host threads' busy cores against the machine's
     link: object = None  # collective_bandwidth.Link of the active GPUs, or None
     gc_pauses: object = None  # gc_pauses.GcPauses, or None when the trace records no collection
@@ -135,6 +137,7 @@ def analyze_host(model):
         device_peaks=tuple(device_peaks(gpu.capabilities) for gpu in model.gpus),
         flop_utilization=flop_utilization(active_gpus, costs, window),
         batch_prep=batch_prep(model, step_set),
+        cpu_ops=cpu_placed_ops(model, len(step_set.steps)),
         cpu_load=load,
         link=link,
         gc_pauses=gc_pauses(model.host_activity),
