@@ -54,3 +54,12 @@ export function configurationView(report) {
       h('tbody', {}, configurationRows(report.configuration).map(([label, value]) =>
         h('tr', {}, h('th', {scope: 'row'}, label), h('td', {}, value)))))));
 }
+
+/** The configuration changes card of a HostComparison (none when nothing the traces record changed). */
+export function configurationChangesView(comparison) {
+  const changes = comparison.configuration_changes || [];
+  if (!changes.length) return null;
+  return section('Configuration changes', {id: 'configuration-changes', wide: true,
+    subtitle: 'what the two traces show changed in how the job ran'},
+  h('ul', {class: 'notes', 'data-testid': 'configuration-changes'}, changes.map((change) => h('li', {}, change.text))));
+}
