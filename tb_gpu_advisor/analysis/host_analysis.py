@@ -12,6 +12,7 @@ from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
+from tb_gpu_advisor.analysis.input_dtypes import wide_image_inputs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.placement import cpu_placed_ops
 from tb_gpu_advisor.analysis.roofline import flop_utilization, kernel_costs, kernel_roofline, shared_peaks
@@ -46,6 +47,7 @@ class HostAnalysis:
     flop_utilization: object = None  # roofline.FlopUtilization of the active GPUs over the window
     batch_prep: object = None  # batch_prep.BatchPrep: the device idle at each step's start (None without a device)
     cpu_ops: tuple = ()  # placement.CpuOp: the step's compute ops that launched no GPU work, most time first
+    wide_inputs: tuple = ()  # input_dtypes.WideInput: image-shaped 32-bit program inputs copied to the GPU
     cpu_load: object = None  # cpu_load.CpuLoad: host threads' busy cores against the machine's
     link: object = None  # collective_bandwidth.Link of the active GPUs, or None
     gc_pauses: object = None  # gc_pauses.GcPauses, or None when the trace records no collection
@@ -135,6 +137,7 @@ def analyze_host(model):
         flop_utilization=flop_utilization(active_gpus, costs, window),
         batch_prep=batch_prep(model, step_set),
         cpu_ops=cpu_placed_ops(model, len(step_set.steps)),
+        wide_inputs=wide_image_inputs(model),
         cpu_load=cpu_load(model),
         link=link,
         gc_pauses=gc_pauses(model.host_activity),

@@ -38,6 +38,8 @@ POOLS = {
     "transfer.pageable_memory": {"copies"},
     "transfer.sync_copies": {"copies"},
     "transfer.small_copies": {"copies"},
+    "transfer.wide_input_copies": {"copies"},
+    "transfer.input_copy_in_step": {"copies"},
     "transfer.low_bandwidth": {"copies"},
     "transfer.d2h_sync_in_step": {"host", "idle"},
     "sync.host_syncs_in_step": {"host", "idle"},

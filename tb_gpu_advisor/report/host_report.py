@@ -51,6 +51,10 @@ def render_host_report(model, analysis):
 def with_diagnosis(report, diagnosis):
     """The report with the verdict first in its summary and the findings filled in (docs/findings.md)."""
     report["summary"] = {**diagnosis.verdict.summary_fields(), **report["summary"]}
+    combined = diagnosis.combined
+    report["summary"]["combined_estimate"] = None if combined is None else {
+        "estimated_speedup": combined.speedup, "speedup_kind": combined.kind,
+        "finding_ids": list(combined.counted), "shared_ids": list(combined.shared)}
     framework = report["summary"].get("framework")
     report["findings"] = [finding.to_dict(framework) for finding in diagnosis.findings]
     report["notes"].extend(diagnosis.errors)

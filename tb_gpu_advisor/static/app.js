@@ -10,32 +10,17 @@ import {analysisProgress} from './format.js';
 import {comparisonView} from './views/comparison.js';
 import {emptyState, section} from './views/common.js';
 import {findingsView} from './views/findings.js';
-import {gpusView, timelineStrip} from './views/gpus.js';
+import {gpusView, imbalanceOf, timelineStrip} from './views/gpus.js';
 import {kernelTableView} from './views/kernel_table.js';
 import {launchView} from './views/launch_histogram.js';
 import {rooflineView} from './views/roofline.js';
 import {stepsView} from './views/steps_chart.js';
 import {summaryView} from './views/summary.js';
 import {transfersView} from './views/transfers.js';
+import {firstSelection, keepSelection, keptSelection} from './run_choice.js';
+import {runSearch} from './run_search.js';
 
-const STORAGE_KEY = 'tb_gpu_advisor.selection';
 const STATUS_POLL_MS = 1000;
-
-function remembered() {
-  try {
-    return JSON.parse(window.localStorage.getItem(STORAGE_KEY) || '{}') || {};
-  } catch (error) {
-    return {};
-  }
-}
-
-function remember(selection) {
-  try {
-    window.localStorage.setItem(STORAGE_KEY, JSON.stringify(selection));
-  } catch (error) {
-    // storage disabled: the choice is simply not kept
-  }
-}
 
 function messageCard(kind, title, ...lines) {
   return h('section', {class: ['card', 'message', kind], role: kind === 'error' ? 'alert' : 'status',
@@ -62,15 +47,17 @@ export function createApp(root) {
   const runSelect = h('select', {'aria-label': 'Run', 'data-testid': 'run-select'});
   const hostSelect = h('select', {'aria-label': 'Host', 'data-testid': 'host-select'});
   const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_top', onclick: openProfileTab},
-    'Open in Profile tab ↗');
+    'Profile tab ↗');
   const refresh = h('button', {type: 'button', title: 'Look for new runs'}, 'Refresh');
   const content = h('main', {class: 'content', 'aria-live': 'polite'});
   const picker = comparePicker(() => show());
+  const search = runSearch((run) => select(run, null));
 
   replace(root, h('div', {class: 'app'},
     h('header', {class: 'toolbar'},
       h('span', {class: 'brand'}, 'GPU Advisor'),
       h('label', {}, 'Run ', runSelect),
+      search.element,
       h('label', {}, 'Host ', hostSelect),
       picker.element,
       refresh, profileLink),
@@ -93,8 +80,9 @@ export function createApp(root) {
     state.host = entry.hosts.includes(host) ? host : entry.hosts[0];
     runSelect.value = state.run;
     fillHosts();
-    profileLink.title = `The Profile tab lists the same run: ${state.run}`;
-    remember({run: state.run, host: state.host});
+    runSelect.title = state.run;
+    profileLink.title = `Open the Profile tab, which lists the same run: ${state.run}`;
+    keepSelection({run: state.run, host: state.host});
     picker.update(state.runs, state.run, state.host);
     show();
   }
@@ -153,6 +141,7 @@ export function createApp(root) {
     }
     replace(runSelect, state.runs.map((r) => h('option', {value: r.run}, r.run)));
     runSelect.disabled = state.runs.length === 0;
+    search.update(state.runs);
     if (!state.runs.length) {
       replace(hostSelect);
       replace(content, messageCard('info', 'No profiles in this logdir',
@@ -161,8 +150,9 @@ export function createApp(root) {
       content.dataset.state = 'empty';
       return;
     }
-    const saved = remembered();
-    select(state.runs.some((r) => r.run === saved.run) ? saved.run : state.runs[0].run, saved.host);
+    const first = state.run ? firstSelection(state.runs, {run: state.run, host: state.host}) :
+      firstSelection(state.runs, keptSelection());
+    select(first.run, first.host);
   }
 
   async function loadReport() {
@@ -213,7 +203,7 @@ export function createApp(root) {
       h('div', {class: 'grid'}, launchView(report), transfersView(report)));
     if (hasGpu) {
       getResult('timeline', {run: state.run, host: state.host}, {signal: state.controller.signal})
-        .then((timeline) => replace(timelineSlot, timelineStrip(timeline)))
+        .then((timeline) => replace(timelineSlot, timelineStrip(timeline, imbalanceOf(report).straggler)))
         .catch((error) => {
           if (error.name !== 'AbortError') replace(timelineSlot, h('p', {class: 'error'}, error.message));
         });
