@@ -212,7 +212,7 @@ def kernel_row_labels(kernels, width):
         if len(indexes) < 2:
             continue
         launches = [units.launch_dims(kernels[i]["grid"], kernels[i]["block"]) for i in indexes]
-        ops = [kernels[i]["op_name"] or "no op" for i in indexes]
+        ops = _distinct_parts([kernels[i]["op_name"] or "no op" for i in indexes])
         need_launch = len(set(launches)) > 1
         need_op = len(set(zip(launches, ops))) > len(set(launches))
         for index, launch, op in zip(indexes, launches, ops):
@@ -221,7 +221,32 @@ def kernel_row_labels(kernels, width):
                 continue
             suffix = units.shorten(", ".join(parts), width // 2)
             labels[index] = f"{units.kernel_name(kernels[index]['name'], width - len(suffix) - 3)} [{suffix}]"
-    return labels
+    return _numbered(labels)
+
+
+def _distinct_parts(ops):
+    """Op names without the path segments they all share at the start and the end: `Adam/update_5/Apply` and
+    `Adam/update_7/Apply` become `update_5` and `update_7`."""
+    paths = [op.split("/") for op in ops]
+    if len(set(ops)) < 2 or min(len(p) for p in paths) < 2:
+        return ops
+    head = 0
+    while all(len(p) > head + 1 and p[head] == paths[0][head] for p in paths):
+        head += 1
+    tail = 0
+    while all(len(p) - tail - 1 > head and p[-1 - tail] == paths[0][-1 - tail] for p in paths):
+        tail += 1
+    return ["/".join(p[head:len(p) - tail]) for p in paths]
+
+
+def _numbered(labels):
+    """Labels still alike after all that get `(2)`, `(3)`... so that no two rows read the same."""
+    seen = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return out
 
 
 def _kernels(report):
