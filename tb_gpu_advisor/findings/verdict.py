@@ -155,7 +155,8 @@ def _without_steps(ctx):
     bursts = 1 + int((gaps > LAUNCH_GAP_MAX_US * 1e6).sum())
     shape = (f" The GPU works in {bursts} separate bursts with host time between them, as a micro-benchmark or "
              "setup code does." if bursts > 1 else "")
-    return (f" No step markers, so this is over all {ctx.window_ms:.3g} ms of activity, not a training step."
+    span = f"{ctx.window_ms / 1000:.3g} s" if ctx.window_ms >= 1000 else f"{ctx.window_ms:.3g} ms"
+    return (f" No step markers, so this is over all {span} of activity, not a training step."
             f"{shape} " + ctx.say("Mark the step (tf.profiler.experimental.Trace) to measure it.",
                                   "Mark the step (jax.profiler.StepTraceAnnotation) to measure it.",
                                   "Mark the step (prof.step() after each step under torch.profiler) to measure it."))
