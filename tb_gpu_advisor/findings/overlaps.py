@@ -23,6 +23,7 @@ POOLS = {
     "occupancy.tiny_grid": {"kernel"},
     "kernel.gemm_below_roof": {"kernel"},
     "environment.bf16_without_hardware": {"kernel"},
+    "environment.versions_misaligned": set(),
     "environment.gpu_not_used": set(),
     "communication.gpu_imbalance": {"kernel"},
     "launch.gpu_starved_by_launches": {"launch"},

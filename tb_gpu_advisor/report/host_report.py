@@ -43,6 +43,7 @@ def render_host_report(model, analysis):
         "collectives": _collectives(model.collectives),
         "environment": dict(sorted(model.environment.items())),
         "host_cpu": _host_cpu(analysis.cpu_load),
+        "configuration": configuration_dict(analysis.configuration),
         "collective_bandwidth": _collective_bandwidth(analysis.link, analysis.collective_bandwidth),
         "findings": [],
     }
@@ -59,6 +60,27 @@ def with_diagnosis(report, diagnosis):
     report["findings"] = [finding.to_dict(framework) for finding in diagnosis.findings]
     report["notes"].extend(diagnosis.errors)
     return report
+
+
+def configuration_dict(config):
+    """The `configuration` section (analysis.configuration.Configuration); None without one."""
+    if config is None:
+        return None
+    return {
+        "framework": config.framework,
+        "versions": dict(config.versions),
+        "gpu": {"model": config.gpu_model, "count": config.gpu_count, "active": config.active_gpu_count,
+                "compute_capability": config.compute_capability, "memory_bytes": config.gpu_memory_bytes},
+        "xla": config.xla,
+        "precision": config.precision,
+        "matmul_dtype_pct": dict(config.matmul_dtype_pct),
+        "distribution": config.distribution,
+        "global_batch": config.global_batch,
+        "thread_pools": dict(config.thread_pools),
+        "gpu_thread_mode": config.gpu_thread_mode,
+        "tf_data_options": list(config.tf_data),
+        "host_cores": config.host_cores,
+    }
 
 
 def _host_cpu(load):

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from tb_gpu_advisor.report import units
+from tb_gpu_advisor.report.configuration_section import configuration_rows
 
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 28  # characters of a kernel name in the text table
@@ -37,6 +38,10 @@ def host_sections(report):
         sections.append(findings)
     if report["notes"]:
         sections.append(Section("Notes", lines=tuple(report["notes"])))
+    if report.get("configuration"):
+        sections.append(Section("Configuration", table=Table(("setting", "value"),
+                                                             configuration_rows(report["configuration"]),
+                                                             (False, False))))
     if report["steps"]:
         sections.append(_steps(report))
     if report["devices"]:

@@ -8,6 +8,7 @@ import {comparePicker} from './compare_picker.js';
 import {h, replace} from './dom.js';
 import {analysisProgress} from './format.js';
 import {comparisonView} from './views/comparison.js';
+import {configurationView} from './views/configuration.js';
 import {emptyState, section} from './views/common.js';
 import {findingsView} from './views/findings.js';
 import {gpusView, imbalanceOf, timelineStrip} from './views/gpus.js';
@@ -200,7 +201,8 @@ export function createApp(root) {
       hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0) :
         section('Kernels', {id: 'kernels', wide: true}, emptyState('No GPU in this profile, so no kernels.')),
       hasGpu ? rooflineView(report) : null,
-      h('div', {class: 'grid'}, launchView(report), transfersView(report)));
+      h('div', {class: 'grid'}, launchView(report), transfersView(report)),
+      configurationView(report));
     if (hasGpu) {
       getResult('timeline', {run: state.run, host: state.host}, {signal: state.controller.signal})
         .then((timeline) => replace(timelineSlot, timelineStrip(timeline, imbalanceOf(report).straggler)))
