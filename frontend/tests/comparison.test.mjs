@@ -105,13 +105,15 @@ test('the diverging layout puts zero in the middle and covers every interval', (
 
 test('kernel changes merge the kinds, largest absolute change first', () => {
   const kernels = {
-    new: [{name: 'fused_1', delta_us: 160}, {name: 'fused_0', delta_us: 160}],
+    new: [{name: 'custom', delta_us: 5}],
+    fused: [{name: 'fused_1', delta_us: 160}, {name: 'fused_0', delta_us: 160}],
     gone: [{name: 'elementwise', delta_us: -600}],
     faster: [],
     slower: [{name: 'gemm', delta_us: 20}],
   };
   assert.deepEqual(kernelChanges(kernels).map((r) => [r.kind, r.name]),
-    [['gone', 'elementwise'], ['new', 'fused_0'], ['new', 'fused_1'], ['slower', 'gemm']]);
+    [['gone', 'elementwise'], ['fused', 'fused_0'], ['fused', 'fused_1'], ['slower', 'gemm'], ['new', 'custom']]);
+  assert.deepEqual(kernelChanges(kernels, 'fused').map((r) => r.name), ['fused_0', 'fused_1']);
   assert.deepEqual(kernelChanges(kernels, 'slower').map((r) => r.name), ['gemm']);
   assert.deepEqual(kernelChanges({}, 'all'), []);
 });

@@ -63,7 +63,7 @@ REAL_PAIRS = (
              "per-op kernel runs still hold runtime overhead that graph execution trims, which the trace cannot "
              "separate from the ops' work."),
     RealPair("jax_loader", f"{_PAIRS_DIR}/jax_loader_inline.xplane.pb",
-             f"{_PAIRS_DIR}/jax_loader_background.xplane.pb", "input.host_batch_prep", ""),
+             f"{_PAIRS_DIR}/jax_loader_background.xplane.pb", "input.host_batch_prep"),
     RealPair("jax_jit", f"{_PAIRS_DIR}/jax_jit_op_by_op.xplane.pb", f"{_PAIRS_DIR}/jax_jit_jit.xplane.pb",
              "host.eager_execution",
              "The jitted step spends 90% of its 9.7 ms in np.asarray waiting for a computation whose work is 0.5 "

@@ -45,6 +45,13 @@ def _step_section(host):
             rows.append((key, units.duration_ms(diff["baseline"]), units.duration_ms(diff["candidate"]),
                          f"{_signed_ms(diff['delta'])} ({_signed_pct(diff['delta_pct'])})", _interval_pct(diff),
                          "yes" if diff["significant"] else "no"))
+    per_example = host.get("per_example")
+    if per_example:
+        diff = per_example["time_ms"]
+        rows.append((f"mean / {per_example['work_ratio']:.2f}x work", units.duration_ms(diff["baseline"]),
+                     units.duration_ms(diff["candidate"]),
+                     f"{_signed_ms(diff['delta'])} ({_signed_pct(diff['delta_pct'])})", _interval_pct(diff),
+                     "yes" if diff["significant"] else "no"))
     rows.append(("steps", str(st["baseline"]["count"]), str(st["candidate"]["count"]), "", "", ""))
     rows.append(("stdev", units.duration_ms(st["baseline"]["stdev"]), units.duration_ms(st["candidate"]["stdev"]),
                  "", "", ""))
@@ -175,6 +182,14 @@ def _predictions_section(host):
              f"Each finding the candidate resolved or reduced, with the speedup the baseline predicted for its fix; "
              f"ratio = predicted / measured, within {TOLERANCE:.0%} or not. The measured change is every change "
              "made at once.")
+    combined = predictions.get("combined")
+    if combined:
+        within = {True: "within", False: "not within", None: "not checked:"}[combined["within_tolerance"]]
+        ratio = "" if combined["ratio"] is None else f" (ratio {combined['ratio']:.2f})"
+        lines += (f"Combined estimate of the baseline's top findings ({', '.join(combined['finding_ids'])}): "
+                  f"{_estimate(combined['predicted'], combined['predicted_kind'])}, {within} {TOLERANCE:.0%} "
+                  f"of the measured speedup{ratio}; the candidate addressed "
+                  f"{len(combined['addressed_ids'])} of its {len(combined['finding_ids'])} findings.",)
     return Section("Prediction checked", lines=lines,
                    table=Table(("finding", "status", "predicted", "ratio", f"within {TOLERANCE:.0%}"),
                                tuple(table_rows), (False, False, True, True, False)))

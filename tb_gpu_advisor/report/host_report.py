@@ -183,6 +183,7 @@ def _device(gpu, usage, peaks):
         "peak_vector_tflops": sig(peaks.vector_tflops),
         "peak_gbps": sig(peaks.hbm_gbps),
         "peak_source": peaks.source,
+        "peak_gbps_source": peaks.hbm_source or None,
     }
 
 

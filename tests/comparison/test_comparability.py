@@ -79,6 +79,8 @@ def test_a_larger_batch_is_compared_per_example_not_per_step(tmp_path):
                                         "2.00x the work per step")
     assert "Per step alone (not comparable):" in result["verdict"]
     assert result["predictions"]["measured"]["basis"] == "per_example"
+    text = render_comparison_text(compare_reports(base, cand))
+    assert "mean / 2.00x work" in text and "Caution: different work per step" in text
     assert result["predictions"]["measured"]["value"] == pytest.approx(per_example["speedup"], rel=1e-3)
 
 
