@@ -4,9 +4,11 @@
  */
 
 import {ApiError, getJson, getResult} from './api.js';
+import {copyText} from './clipboard.js';
 import {comparePicker} from './compare_picker.js';
 import {h, replace} from './dom.js';
 import {analysisProgress} from './format.js';
+import {linkUrl, profileTabUrl, readLinkState, writeLinkState} from './link_state.js';
 import {comparisonView} from './views/comparison.js';
 import {emptyState, section} from './views/common.js';
 import {findingsView} from './views/findings.js';
@@ -43,26 +45,18 @@ function messageCard(kind, title, ...lines) {
   h('h2', {}, title), lines.map((line) => h('p', {}, line)));
 }
 
-/** Switches the TensorBoard page (our parent, same origin) to the Profile tab. */
-function openProfileTab(event) {
-  try {
-    const top = window.top;
-    if (top && top !== window) {
-      event.preventDefault();
-      top.location.hash = 'profile';
-    }
-  } catch (error) {
-    // not inside TensorBoard: the plain link is all we can do
-  }
-}
-
 /** Builds the app into `root` and loads the runs. */
 export function createApp(root) {
-  const state = {runs: [], run: null, host: null, controller: null};
+  // finding and kernelFilter: the open finding and the kernel table's filter, kept for links
+  const state = {runs: [], run: null, host: null, controller: null, finding: null, kernelFilter: ''};
   const runSelect = h('select', {'aria-label': 'Run', 'data-testid': 'run-select'});
   const hostSelect = h('select', {'aria-label': 'Host', 'data-testid': 'host-select'});
-  const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_top', onclick: openProfileTab},
-    'Open in Profile tab ↗');
+  const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_blank', rel: 'noopener',
+    'data-testid': 'profile-link'}, 'Open in Profile tab ↗');
+  const profileNote = h('span', {class: 'profile-note hint', 'data-testid': 'profile-note', hidden: true});
+  const copyLink = h('button', {type: 'button', class: 'copy-link', 'data-testid': 'copy-link',
+    title: 'Copy a link that opens this view (run, host, baseline, open finding, kernel filter) for a teammate'},
+  'Copy link');
   const refresh = h('button', {type: 'button', title: 'Look for new runs'}, 'Refresh');
   const content = h('main', {class: 'content', 'aria-live': 'polite'});
   const picker = comparePicker(() => show());
@@ -73,12 +67,40 @@ export function createApp(root) {
       h('label', {}, 'Run ', runSelect),
       h('label', {}, 'Host ', hostSelect),
       picker.element,
-      refresh, profileLink),
+      refresh, copyLink, profileLink, profileNote),
     content));
 
   runSelect.addEventListener('change', () => select(runSelect.value, null));
   hostSelect.addEventListener('change', () => select(state.run, hostSelect.value));
+  picker.element.addEventListener('change', () => syncLink());
+  picker.element.addEventListener('click', () => setTimeout(syncLink));
   refresh.addEventListener('click', () => loadRuns());
+  copyLink.addEventListener('click', async () => {
+    const copied = await copyText(linkUrl(linkState()));
+    copyLink.textContent = copied ? 'Link copied' : 'Copy failed';
+    setTimeout(() => {
+      copyLink.textContent = 'Copy link';
+    }, 2000);
+  });
+  // A finding opened by the user (not the first one, open by default) is the one a link points at.
+  content.addEventListener('click', (event) => {
+    const summary = event.target.closest?.('summary');
+    const finding = summary?.parentElement?.closest('details[data-finding-id]');
+    if (!finding || summary.parentElement !== finding) return;
+    state.finding = finding.open ? null : finding.dataset.findingId;
+    syncLink();
+  });
+
+  /** The view as a link carries it (link_state.js). */
+  function linkState() {
+    const baseline = picker.baseline();
+    return {view: 'run', run: state.run, host: state.host, baseline_run: baseline?.run, baseline_host: baseline?.host,
+      finding: baseline ? null : state.finding, kernel_filter: baseline ? null : state.kernelFilter};
+  }
+
+  function syncLink() {
+    writeLinkState(linkState());
+  }
 
   function fillHosts() {
     const entry = state.runs.find((r) => r.run === state.run);
@@ -87,15 +109,22 @@ export function createApp(root) {
     hostSelect.disabled = !entry || entry.hosts.length < 2;
   }
 
-  function select(run, host) {
+  /** Shows `run` and `host`; `linked` ({baseline_run, baseline_host, finding, kernel_filter}) restores a
+   * link's view, else the finding and the kernel filter start afresh. */
+  function select(run, host, linked = null) {
     const entry = state.runs.find((r) => r.run === run) || state.runs[0];
     state.run = entry.run;
     state.host = entry.hosts.includes(host) ? host : entry.hosts[0];
+    state.finding = linked?.finding || null;
+    state.kernelFilter = linked?.kernel_filter || '';
     runSelect.value = state.run;
     fillHosts();
-    profileLink.title = `The Profile tab lists the same run: ${state.run}`;
+    profileLink.href = profileTabUrl(state.run, state.host);
+    profileLink.title = `Opens ${state.host} of ${state.run} in the Profile tab's trace viewer, in a new page`;
     remember({run: state.run, host: state.host});
     picker.update(state.runs, state.run, state.host);
+    if (linked?.baseline_run) picker.set(linked.baseline_run, linked.baseline_host);
+    syncLink();
     show();
   }
 
@@ -161,8 +190,27 @@ export function createApp(root) {
       content.dataset.state = 'empty';
       return;
     }
+    const linked = readLinkState();
+    if (state.runs.some((r) => r.run === linked.run)) {
+      select(linked.run, linked.host, linked);
+      return;
+    }
     const saved = remembered();
     select(state.runs.some((r) => r.run === saved.run) ? saved.run : state.runs[0].run, saved.host);
+  }
+
+  /** Says next to "Open in Profile tab" when the Profile tab cannot show this logdir (e.g. a bucket only this
+   * tab reads). */
+  async function loadEnvironment() {
+    try {
+      const {body} = await getJson('environment');
+      const note = body?.profile_tab?.available === false ? body.profile_tab.note : null;
+      profileNote.textContent = note || '';
+      profileNote.hidden = !note;
+      profileLink.hidden = Boolean(note);
+    } catch (error) {
+      // an older server without the route: the link stays
+    }
   }
 
   async function loadReport() {
@@ -207,10 +255,15 @@ export function createApp(root) {
       summaryView(report),
       findingsView(report),
       h('div', {class: 'grid'}, stepsView(report), gpusView(report, timelineSlot)),
-      hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0) :
+      hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0, {filter: state.kernelFilter,
+        onFilter: (filter) => {
+          state.kernelFilter = filter;
+          syncLink();
+        }}) :
         section('Kernels', {id: 'kernels', wide: true}, emptyState('No GPU in this profile, so no kernels.')),
       hasGpu ? rooflineView(report) : null,
       h('div', {class: 'grid'}, launchView(report), transfersView(report)));
+    showLinkedFinding();
     if (hasGpu) {
       getResult('timeline', {run: state.run, host: state.host}, {signal: state.controller.signal})
         .then((timeline) => replace(timelineSlot, timelineStrip(timeline)))
@@ -220,6 +273,16 @@ export function createApp(root) {
     }
   }
 
+  /** Opens the finding a link named (and scrolls to it); closes the one open by default. */
+  function showLinkedFinding() {
+    const findings = [...content.querySelectorAll('details[data-finding-id]')];
+    const linked = findings.find((details) => details.dataset.findingId === state.finding);
+    if (!linked) return;
+    for (const details of findings) details.open = details === linked;
+    linked.scrollIntoView({block: 'start'});
+  }
+
+  loadEnvironment();
   loadRuns();
   return state;
 }

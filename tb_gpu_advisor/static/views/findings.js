@@ -52,7 +52,8 @@ function findingCard(finding, index, numbers) {
   const speedup = formatSpeedup(finding.estimated_speedup, finding.speedup_kind);
   const fix = typeof finding.fix === 'string' && finding.fix.trim() ? finding.fix : null;
   const docs = (Array.isArray(finding.docs) ? finding.docs : []).map(safeLink).filter(Boolean);
-  return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding'},
+  return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding',
+    'data-finding-id': finding.id || null},
     h('summary', {},
       h('span', {class: ['badge', `severity-${severity}`]}, severity),
       h('span', {class: 'finding-number'}, `#${index + 1}`),

@@ -65,8 +65,8 @@ function kernelRow(row) {
 }
 
 /** The kernel card for one run and host; it fetches its own pages. */
-export function kernelTableView(run, host, totalKernels) {
-  const state = {sort: 'total_us', order: 'desc', filter: '', offset: 0, limit: PAGE_SIZES[0]};
+export function kernelTableView(run, host, totalKernels, {filter: initialFilter = '', onFilter} = {}) {
+  const state = {sort: 'total_us', order: 'desc', filter: initialFilter, offset: 0, limit: PAGE_SIZES[0]};
   let controller = null;
   let debounce = null;
   const head = h('thead');
@@ -76,7 +76,7 @@ export function kernelTableView(run, host, totalKernels) {
   const next = h('button', {type: 'button', onclick: () => move(1)}, 'Next ›');
   const message = h('div', {class: 'table-message'});
   const filter = h('input', {type: 'search', placeholder: 'Filter by kernel or op name', 'aria-label': 'Filter kernels',
-    maxlength: 200});
+    maxlength: 200, value: initialFilter});
   const size = h('select', {'aria-label': 'Rows per page'},
     PAGE_SIZES.map((n) => h('option', {value: String(n)}, `${n} rows`)));
 
@@ -85,6 +85,7 @@ export function kernelTableView(run, host, totalKernels) {
     debounce = setTimeout(() => {
       state.filter = filter.value;
       state.offset = 0;
+      onFilter?.(state.filter);
       load();
     }, 250);
   });
