@@ -18,7 +18,11 @@ test('ticks are evenly spaced round numbers', () => {
   assert.deepEqual(ticks(1.7), [0, 0.5, 1, 1.5, 2]);
   assert.deepEqual(ticks(0.9), [0, 0.2, 0.4, 0.6, 0.8, 1]);
   assert.deepEqual(ticks(2, {integer: true}), [0, 1, 2]);
-  assert.deepEqual(ticks(317, {integer: true}), [0, 100, 200, 300, 400, 500]);
+  assert.deepEqual(ticks(317, {integer: true}), [0, 100, 200, 300, 400]);
+  assert.deepEqual(ticks(10.9), [0, 2, 4, 6, 8, 10, 12]);  // the axis fits the data: not 0..20
+  assert.deepEqual(ticks(65), [0, 25, 50, 75]);
+  assert.deepEqual(ticks(120345, {integer: true}), [0, 25000, 50000, 75000, 100000, 125000]);
+  assert.deepEqual(ticks(0), [0, 0.2, 0.4, 0.6, 0.8, 1]);
 });
 
 test('stacked segments skip empty categories and add up', () => {

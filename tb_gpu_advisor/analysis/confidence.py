@@ -3,6 +3,8 @@
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
@@ -10,6 +12,17 @@ from tb_gpu_advisor.model.trace import ActivityKind
 LEVELS = ("high", "medium", "low")
 MIN_STEPS = 2
 RECOMMENDED_STEPS = 10
+# Warm-up: a launch call this long while the GPU has nothing to run is loading the kernel's module or creating
+# the context (a warm launch takes microseconds; a full launch queue blocks only while the GPU is busy).
+WARMUP_LAUNCH_MIN_PS = 1_000_000_000
+WARMUP_GPU_BUSY_MAX = 0.1  # share of such a launch call the GPU may be busy
+WARMUP_MIN_SHARE = 0.1  # without steps: share of the activity in warm-up calls that makes it a warm-up capture
+WARMUP_MOSTLY_SHARE = 0.5  # ... and the share that leaves too little else to judge
+# A repeating workload interleaves its main kernels (each step runs them all); a capture whose main kernels
+# each ran in one stretch of their own holds one pass of work (a sweep, setup), not repeated steps.
+MAIN_KERNEL_TIME_SHARE = 0.8
+MAIN_KERNEL_MAX = 10
+INTERLEAVED_PAIRS_MIN = 1 / 3
 _DROPPED = re.compile(r"drop|lost|overflow|exceed|buffer.*full|truncat|missing events", re.IGNORECASE)
 
 
@@ -21,6 +34,9 @@ class Confidence:
     reasons: tuple
     notes: tuple = ()
     labels: tuple = ()  # each reason in a few words, for the verdict sentence
+    warmup: bool = False  # first-use setup or compiling in the captured time: launch/host time include it
+    no_step: bool = False  # no repeating step: host and launch time between kernels is not a step's
+    one_rank_of: int | None = None  # the job's world size when this file is one rank of several
 
     def to_dict(self):
         return {"level": self.level, "reasons": list(self.reasons)}
@@ -45,17 +61,30 @@ def trace_confidence(model, step_set, framework):
     multi_gpu = bool(collectives or strategy or len(kernel_gpus) >= 2)
 
     fetches = _input_fetches(model)
+    one_pass = _one_pass(kernel_gpus) if step_set.source == "none" else None
+    complete, cut = _complete_steps(model, steps)
     if step_set.source == "none" and framework.tf_data and fetches < MIN_STEPS:
         reasons.append(_Reason("low", f"The profile is shorter than two steps: no step marker, and only {fetches} "
                                       "call to the input iterator, which a training loop makes once per step. "
                                       f"{how.more_steps()}", "profile shorter than two steps"))
+    elif one_pass is not None:
+        names, shown = one_pass
+        reasons.append(_Reason(
+            "low", f"No step markers, and no step repeats in the profile: each of the {names} kernels with most of "
+                   f"the GPU time ran in a stretch of its own ({shown}), as one pass of setup code or a "
+                   "micro-benchmark sweep does, instead of every step running them all. Host and launch time "
+                   "between them is the harness's, not a training step's. Profile the training loop itself. "
+                   f"{how.more_steps()}", "no repeating step"))
     elif step_set.source == "none":
         reasons.append(_Reason("medium", "No step markers: every share is over the span of activity, not over "
                                          f"training steps. {how.mark_steps()}", "no step markers"))
-    elif len(steps) < MIN_STEPS:
-        reasons.append(_Reason("low", f"Only {len(steps)} complete step in the profile: one step cannot show "
-                                      f"what a typical step costs or how much steps vary. {how.more_steps()}",
-                               f"{len(steps)} step"))
+    elif complete < MIN_STEPS:
+        partial = (f" ({', '.join(step.name for step in cut[:3])}: cut by the capture, no GPU work in "
+                   f"{'it' if len(cut) == 1 else 'them'})" if cut else "")
+        reasons.append(_Reason("low", f"Only {complete} complete step in the profile{partial}: one step cannot "
+                                      "show what a typical step costs or how much steps vary, and the profile "
+                                      f"may be shorter than a step. {how.more_steps()}",
+                               f"{complete} complete step" if cut else f"{complete} step"))
     missed, labels = [], []
     if multi_gpu and idle_gpus:
         missed.append(f"{len(idle_gpus)} of {len(model.gpus)} GPUs ran no kernel ({_ordinals(idle_gpus)})")
@@ -76,18 +105,140 @@ def trace_confidence(model, step_set, framework):
         reasons.append(_Reason(
             "low", f"The profiler reports lost or dropped events ({dropped[0][:160]}): the trace is incomplete. "
                    f"{how.fewer_events()}", "dropped events"))
-    if steps and len(steps) >= MIN_STEPS and _all_warmup(model, steps):
+    init = warmup_spans(model)
+    if steps and len(steps) >= MIN_STEPS and _all_warmup(model, steps, init):
         reasons.append(_Reason(
-            "medium", f"Every captured step is a warm-up step (the run's first step, or compiling/tracing): "
-                      f"steady-state costs are not in this profile. {how.after_warmup()}",
+            "medium", f"Every captured step is a warm-up step (the run's first step, compiling/tracing, or "
+                      f"first-use setup): steady-state costs are not in this profile. {how.after_warmup()}",
             "only warm-up steps"))
+    elif steps and _in(init, steps[0].start_ps, steps[-1].end_ps) > 0:
+        warm_ps = _in(init, steps[0].start_ps, steps[-1].end_ps)
+        reasons.append(_Reason(
+            "medium", f"Warm-up inside the captured steps: {_duration(warm_ps)} of first-use setup (context "
+                      "and stream creation, kernel module loading, first allocations) that steady-state steps do "
+                      f"not pay; launch and host time include it. {how.after_warmup()}", "warm-up in the steps"))
+    elif not steps and len(init):
+        start, end = _activity_span(model)
+        warm_ps = _in(init, start, end)
+        share = warm_ps / (end - start) if end > start else 0.0
+        if share >= WARMUP_MIN_SHARE:
+            reasons.append(_Reason(
+                "low" if share >= WARMUP_MOSTLY_SHARE else "medium",
+                f"Warm-up in the profile: {_duration(warm_ps)} ({100.0 * share:.0f}% of the activity) of first-use "
+                "setup (context and stream creation, kernel module loading, first allocations), which launch and "
+                f"host time include; steady-state steps do not pay it. {how.after_warmup()}",
+                "mostly warm-up" if share >= WARMUP_MOSTLY_SHARE else "warm-up in the profile"))
+    world = _world_size(model)
+    if world > 1:
+        rank = model.environment.get("rank")
+        which = f"rank {rank} of {world} ranks" if isinstance(rank, int) else f"one of {world} ranks"
+        reasons.append(_Reason(
+            "medium", f"This file is {which} of a distributed job: time in its collectives includes waiting for "
+                      "the other ranks, so slow communication cannot be told from a straggler elsewhere. "
+                      f"{how.all_ranks()}", f"one rank of {world}"))
     if not multi_gpu and idle_gpus and kernel_gpus:
         notes.append(f"{len(idle_gpus)} of {len(model.gpus)} GPUs ran no kernel ({_ordinals(idle_gpus)}); this "
                      "is a single-GPU job, so they are not part of it.")
     level = max((reason.level for reason in reasons), key=LEVELS.index, default="high")
     ordered = sorted(reasons, key=lambda reason: -LEVELS.index(reason.level))
     return Confidence(level, tuple(reason.text for reason in ordered), tuple(notes),
-                      tuple(reason.label for reason in ordered))
+                      tuple(reason.label for reason in ordered),
+                      warmup=any("warm-up" in reason.label for reason in ordered),
+                      no_step=one_pass is not None, one_rank_of=world if world > 1 else None)
+
+
+def warmup_spans(model):
+    """Intervals of first-use setup: the trace's "init" calls, and launch calls of WARMUP_LAUNCH_MIN_PS or more
+    while no GPU was busy (module loading on a kernel's first launch)."""
+    host = model.host_activity
+    init = host.tagged.get("init", intervals.EMPTY)
+    long = np.flatnonzero(host.launch_duration_ps >= WARMUP_LAUNCH_MIN_PS)
+    if len(long):
+        starts = host.launch_start_ps[long]
+        ends = starts + host.launch_duration_ps[long]
+        busy = _gpu_busy(model)
+        covered = intervals.covered_ps(busy, starts, ends)
+        idle = covered <= WARMUP_GPU_BUSY_MAX * (ends - starts)
+        init = intervals.union(np.concatenate([init.start_ps, starts[idle]]),
+                               np.concatenate([init.end_ps, ends[idle]]))
+    return init
+
+
+def _duration(ps):
+    return f"{ps / 1e12:.3g} s" if ps >= 1e12 else f"{ps / 1e9:.3g} ms"
+
+
+def _gpu_busy(model):
+    active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
+    if not active:
+        return intervals.EMPTY
+    return intervals.union(np.concatenate([a.start_ps for a in active]), np.concatenate([a.end_ps for a in active]))
+
+
+def _in(spans, start, end):
+    return int(intervals.covered_ps(spans, [start], [end])[0]) if len(spans) else 0
+
+
+def _activity_span(model):
+    active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
+    if not active:
+        return model.profile_span_ps
+    return min(int(a.start_ps[0]) for a in active), max(int(a.end_ps.max()) for a in active)
+
+
+def _world_size(model):
+    world = model.environment.get("world_size")
+    return world if isinstance(world, int) and not isinstance(world, bool) else 0
+
+
+def _complete_steps(model, steps):
+    """(complete step count, cut steps): with GPU work in the trace, a step without any is the stub the
+    capture cut (Kineto's last ProfilerStep when the profiler stops inside it)."""
+    busy = _gpu_busy(model)
+    if not steps or not len(busy):
+        return len(steps), ()
+    covered = intervals.covered_ps(busy, [s.start_ps for s in steps], [s.end_ps for s in steps])
+    cut = tuple(step for step, ps in zip(steps, covered) if ps <= 0)
+    return len(steps) - len(cut), cut
+
+
+def _one_pass(kernel_gpus):
+    """(count, "name xN, ...") when the main kernels of every GPU each ran in a stretch of their own; None when
+    they interleave (a repeating step) or there are fewer than two."""
+    found = None
+    for gpu in kernel_gpus:
+        activity = gpu.activity
+        index = np.flatnonzero((activity.kind == ActivityKind.KERNEL) & ~np.array(
+            [is_nccl(name) for name in activity.names], dtype=bool)[activity.name_id])
+        if not len(index):
+            continue
+        name_id = activity.name_id[index]
+        total = np.bincount(name_id, weights=activity.duration_ps[index].astype(np.float64),
+                            minlength=len(activity.names))
+        count = np.bincount(name_id, minlength=len(activity.names))
+        first = np.full(len(activity.names), np.iinfo(np.int64).max)
+        last = np.zeros(len(activity.names), np.int64)
+        np.minimum.at(first, name_id, activity.start_ps[index])
+        np.maximum.at(last, name_id, activity.end_ps[index])
+        main, covered = [], 0.0
+        for key in np.argsort(-total, kind="stable"):
+            if covered >= MAIN_KERNEL_TIME_SHARE * total.sum() or len(main) >= MAIN_KERNEL_MAX or total[key] <= 0:
+                break
+            main.append(int(key))
+            covered += total[key]
+        pairs = [(a, b) for i, a in enumerate(main) for b in main[i + 1:]]
+        if not pairs:
+            return None
+        interleaved = sum(1 for a, b in pairs if first[a] < last[b] and first[b] < last[a])
+        if interleaved >= INTERLEAVED_PAIRS_MIN * len(pairs):
+            return None
+        found = (len(main), ", ".join(f"{_short(activity.names[key])} x{count[key]}" for key in main[:3])
+                 + (", ..." if len(main) > 3 else ""))
+    return found
+
+
+def _short(name):
+    return name if len(name) <= 40 else name[:37] + "..."
 
 
 def _input_fetches(model):
@@ -105,20 +256,21 @@ def _ordinals(gpus):
     return shown + (", ..." if len(gpus) > 8 else "")
 
 
-def _all_warmup(model, steps):
-    """Every step is the run's first (step 0) or has compilation/tracing inside it."""
+def _all_warmup(model, steps, init):
+    """Every step is the run's first (step 0) or has compilation/tracing or first-use setup inside it."""
     compile_spans = model.host_activity.tagged.get("compile", intervals.EMPTY)
 
     def warm(step):
         if step.step_num == 0:
             return True
-        return len(compile_spans) > 0 and \
-            intervals.covered_ps(compile_spans, [step.start_ps], [step.end_ps])[0] > 0
+        return _in(compile_spans, step.start_ps, step.end_ps) > 0 or _in(init, step.start_ps, step.end_ps) > 0
     return all(warm(step) for step in steps)
 
 
 def _capitalized(text):
-    return text[:1].upper() + text[1:]
+    """The sentence with its first letter raised, unless it starts with code (`jax.profiler...`)."""
+    first = text.split(" ", 1)[0]
+    return text if "." in first or "(" in first else text[:1].upper() + text[1:]
 
 
 class _Recapture:
@@ -153,7 +305,7 @@ class _Recapture:
             self._tf_steps(), self._jax_steps(), self._torch_steps())
 
     def after_warmup(self):
-        return "Recapture later steps, after compilation. " + self._say(
+        return "Recapture later steps, after warm-up and compilation. " + self._say(
             self._tf_steps(), self._jax_steps(), self._torch_steps())
 
     def mark_steps(self):
@@ -173,6 +325,13 @@ class _Recapture:
             "10+ steps, each wrapped in jax.profiler.StepTraceAnnotation('train', step_num=step).",
             "profile every rank (torch.profiler on each process, tensorboard_trace_handler writes one file per "
             "rank) for the same 10+ steps.")
+
+    def all_ranks(self):
+        return "Capture all ranks for the same steps and analyze their files together (one run directory), " \
+               "so the multi-host view compares them. " + self._say(
+                   "With several workers: tf.profiler.experimental.client.trace with every worker's address.",
+                   "call jax.profiler.start_trace(logdir) in every process for the same steps.",
+                   "run torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).")
 
     def fewer_events(self):
         return "Recapture fewer steps at a time so the profiler's buffers do not overflow. " + self._say(

@@ -86,8 +86,11 @@ def detect_framework(model):
 
 def distribution_strategy(model):
     """What shows a tf.distribute strategy at work in a trace with GPUs (threads, ops), or None."""
-    if not model.gpus:
-        return None
+    return strategy_signals(model) if model.gpus else None
+
+
+def strategy_signals(model):
+    """What shows a tf.distribute strategy at work (threads, ops), GPUs or not, or None."""
     found = [f"{kind} threads" for kind in sorted(model.host_activity.thread_busy)
              if kind.startswith(_STRATEGY_THREADS)]
     events = sorted(name for name in model.host_activity.op_totals if _STRATEGY_EVENT.search(name))

@@ -3,14 +3,17 @@
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.balance import balance
+from tb_gpu_advisor.analysis.batch_prep import batch_prep
 from tb_gpu_advisor.analysis.collective_bandwidth import collective_bandwidth, link_of
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown, compute_busy
 from tb_gpu_advisor.analysis.confidence import trace_confidence
 from tb_gpu_advisor.analysis.cpu_load import cpu_load
 from tb_gpu_advisor.analysis.framework import detect_framework
+from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.peaks import device_peaks
+from tb_gpu_advisor.analysis.placement import cpu_placed_ops
 from tb_gpu_advisor.analysis.roofline import flop_utilization, kernel_costs, kernel_roofline, shared_peaks
 from tb_gpu_advisor.analysis.rounding import ms, pct
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
@@ -41,8 +44,11 @@ class HostAnalysis:
     roofline: tuple = ()  # roofline.KernelRoofline per kernel row, in `kernels` order
     device_peaks: tuple = ()  # peaks.DevicePeaks per GPU, in model.gpus order
     flop_utilization: object = None  # roofline.FlopUtilization of the active GPUs over the window
+    batch_prep: object = None  # batch_prep.BatchPrep: the device idle at each step's start (None without a device)
+    cpu_ops: tuple = ()  # placement.CpuOp: the step's compute ops that launched no GPU work, most time first
     cpu_load: object = None  # cpu_load.CpuLoad: host threads' busy cores against the machine's
     link: object = None  # collective_bandwidth.Link of the active GPUs, or None
+    gc_pauses: object = None  # gc_pauses.GcPauses, or None when the trace records no collection
     collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
 
     @property
@@ -127,8 +133,11 @@ def analyze_host(model):
         roofline=tuple(kernel_roofline(row, peaks) for row in kernels),
         device_peaks=tuple(device_peaks(gpu.capabilities) for gpu in model.gpus),
         flop_utilization=flop_utilization(active_gpus, costs, window),
+        batch_prep=batch_prep(model, step_set),
+        cpu_ops=cpu_placed_ops(model, len(step_set.steps)),
         cpu_load=cpu_load(model),
         link=link,
+        gc_pauses=gc_pauses(model.host_activity),
         collective_bandwidth=collective_bandwidth(model.collectives, link),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))

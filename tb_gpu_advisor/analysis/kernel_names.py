@@ -187,3 +187,25 @@ def collective_dtype(kernel_name, op_name=None):
             value = found.group(1).lower()
             return _DTYPE_NAMES.get(value, value)
     return None
+
+
+# The collective a kernel runs, from NCCL/RCCL names in their spellings across versions
+# (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_SendRecv, ncclAllToAllKernel, ncclKernel_Broadcast_...)
+# or from an XLA op name (all-reduce.3, all-to-all, collective-permute).
+_COLLECTIVE_KINDS = (("allreduce", re.compile(r"all[-_]?reduce", re.IGNORECASE)),
+                     ("reducescatter", re.compile(r"reduce[-_]?scatter", re.IGNORECASE)),
+                     ("allgather", re.compile(r"all[-_]?gather", re.IGNORECASE)),
+                     ("alltoall", re.compile(r"all[-_]?to[-_]?all", re.IGNORECASE)),
+                     ("sendrecv", re.compile(r"send|recv|collective[-_]permute", re.IGNORECASE)),
+                     ("broadcast", re.compile(r"broadcast", re.IGNORECASE)),
+                     ("reduce", re.compile(r"reduce", re.IGNORECASE)))
+
+
+def collective_kind(kernel_name, op_name=None):
+    """"allreduce", "sendrecv", "alltoall", ... for a collective kernel, from its name, else its op (HLO) name;
+    None when neither says (e.g. `ncclDevKernel_Generic`)."""
+    for text in (kernel_name, op_name or ""):
+        for kind, pattern in _COLLECTIVE_KINDS:
+            if pattern.search(text):
+                return kind
+    return None

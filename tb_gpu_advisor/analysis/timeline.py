@@ -1,11 +1,11 @@
-"""Binned GPU activity over the analysis window: per GPU, the busy fraction of each equal time bin."""
+"""Binned GPU activity over the analysis window: per GPU, the busy and compute fractions of each equal time bin."""
 
 from dataclasses import dataclass
 
 import numpy as np
 
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps
-from tb_gpu_advisor.analysis.utilization import busy_intervals
+from tb_gpu_advisor.analysis.utilization import busy_intervals, compute_intervals
 from tb_gpu_advisor.model import intervals
 
 DEFAULT_BINS = 240
@@ -13,7 +13,8 @@ DEFAULT_BINS = 240
 
 @dataclass(frozen=True, eq=False)
 class DeviceTimeline:
-    """Busy fraction (0..1) of one GPU in each of its bins.
+    """Busy fraction (0..1) of one GPU in each of its bins, and the part of it with work other than collectives
+    (`compute_fraction`; busy minus compute is the time only collectives ran).
 
     The bins cover the common window, except in pre-grouped traces where a GPU with its own `Steps` markers
     is binned over the span of those markers (each GPU of such a trace steps at its own time).
@@ -23,6 +24,7 @@ class DeviceTimeline:
     name: str
     bin_edges_ps: np.ndarray
     busy_fraction: np.ndarray
+    compute_fraction: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,13 +61,15 @@ def _fractions(busy, edges):
 
 @dataclass(frozen=True, eq=False)
 class DeviceBusy:
-    """One GPU's busy intervals and the window it is binned over (start_ps == end_ps: nothing to bin)."""
+    """One GPU's busy intervals, those of its work other than collectives (`compute`) and the window it is binned
+    over (start_ps == end_ps: nothing to bin)."""
 
     ordinal: int
     name: str
     start_ps: int
     end_ps: int
     busy: intervals.Intervals
+    compute: intervals.Intervals
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,7 +90,8 @@ def timeline_source(model):
     window = analysis_window(model, step_set)
     steps = tuple((s.start_ps, s.end_ps) for s in step_set.steps)
     if len(window) == 0:
-        return TimelineSource(0, 0, tuple(DeviceBusy(g.ordinal, g.name, 0, 0, busy_intervals(g.activity))
+        return TimelineSource(0, 0, tuple(DeviceBusy(g.ordinal, g.name, 0, 0, busy_intervals(g.activity),
+                                                     compute_intervals(g.activity))
                                           for g in model.gpus), model.host_activity.input_waits, ())
     start_ps, end_ps = int(window.start_ps[0]), int(window.end_ps[-1])
     devices = []
@@ -94,7 +99,8 @@ def timeline_source(model):
         own = step_set.device_windows(gpu.ordinal) if step_set.source == "device" else window
         own_start, own_end = (start_ps, end_ps) if own is window or len(own) == 0 else \
             (int(own.start_ps[0]), int(own.end_ps[-1]))
-        devices.append(DeviceBusy(gpu.ordinal, gpu.name, own_start, own_end, busy_intervals(gpu.activity)))
+        devices.append(DeviceBusy(gpu.ordinal, gpu.name, own_start, own_end, busy_intervals(gpu.activity),
+                                  compute_intervals(gpu.activity)))
     return TimelineSource(start_ps, end_ps, tuple(devices), model.host_activity.input_waits, steps)
 
 
@@ -102,14 +108,16 @@ def bin_timeline(source, bins=DEFAULT_BINS):
     """Timeline of a TimelineSource cut into `bins` equal bins."""
     no_edges, empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     if source.end_ps <= source.start_ps:
-        return Timeline(0, 0, no_edges, tuple(DeviceTimeline(d.ordinal, d.name, no_edges, empty)
+        return Timeline(0, 0, no_edges, tuple(DeviceTimeline(d.ordinal, d.name, no_edges, empty, empty)
                                               for d in source.devices), empty, ())
     edges = _bin_edges(source.start_ps, source.end_ps, bins)
     devices = []
     for device in source.devices:
         own_edges = edges if (device.start_ps, device.end_ps) == (source.start_ps, source.end_ps) else \
             _bin_edges(device.start_ps, device.end_ps, bins)
-        devices.append(DeviceTimeline(device.ordinal, device.name, own_edges, _fractions(device.busy, own_edges)))
+        busy = _fractions(device.busy, own_edges)
+        compute = np.minimum(_fractions(device.compute, own_edges), busy)
+        devices.append(DeviceTimeline(device.ordinal, device.name, own_edges, busy, compute))
     return Timeline(source.start_ps, source.end_ps, edges, tuple(devices), _fractions(source.input_waits, edges),
                     source.step_bounds_ps)
 

@@ -58,6 +58,14 @@ def busy_intervals(activity):
     return intervals.union(activity.start_ps, activity.end_ps)
 
 
+def compute_intervals(activity):
+    """Union of everything on one GPU except collective (NCCL/RCCL) kernels: its busy time minus collectives alone."""
+    kernels = activity.mask(ActivityKind.KERNEL)
+    nccl_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
+    nccl = kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
+    return intervals.union(activity.start_ps[~nccl], activity.end_ps[~nccl])
+
+
 def all_gpus_busy(model):
     """Union over GPUs of the time at least one GPU is busy."""
     return intervals.union_all(*(busy_intervals(gpu.activity) for gpu in model.gpus))
@@ -83,7 +91,7 @@ def device_usage(gpu, step_set, window=None):
     kernels = activity.mask(ActivityKind.KERNEL)
     nccl_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
     nccl = kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
-    compute = intervals.union(activity.start_ps[~nccl], activity.end_ps[~nccl])
+    compute = compute_intervals(activity)
     compute_ps = int(intervals.covered_ps(compute, windows.start_ps, windows.end_ps).sum())
     return DeviceUsage(
         ordinal=gpu.ordinal,

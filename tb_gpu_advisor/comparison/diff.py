@@ -1,6 +1,7 @@
 """Compares two reports (baseline, candidate) into a JSON-ready Comparison dict (docs/report.md, Comparison)."""
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
+from tb_gpu_advisor.comparison.comparability import hardware, kernel_share, warnings_of, work_per_step
 from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
 from tb_gpu_advisor.comparison.predictions import measured_speedup, prediction_checks
 from tb_gpu_advisor.comparison.stats import mean_difference, mean_ratio, median_difference
@@ -146,6 +147,8 @@ def compare_hosts(base, cand):
     gpu_busy = _gpu_busy(base, cand)
     mean = step_time["mean"]
     speedup = mean["baseline"] / mean["candidate"] if mean and mean["candidate"] else None
+    comparability = _comparability(base, cand)
+    work_ratio = comparability["work_per_step"]["ratio"]
     comparison = {
         "baseline_host": base["host"],
         "candidate_host": cand["host"],
@@ -154,23 +157,49 @@ def compare_hosts(base, cand):
         "change": change,
         "speedup": _round(speedup, 4),
         "step_time_ms": step_time,
+        "per_example": _per_example(base, cand, work_ratio),
+        "comparability": comparability,
         "gpu_busy_pct": gpu_busy,
         "breakdown": breakdown,
         "driver": driver,
         "devices": _devices(base, cand),
         "kernels": compare_kernels(base, cand),
         "findings": compare_findings(base, cand),
-        "predictions": _predictions(base, cand),
+        "predictions": _predictions(base, cand, work_ratio),
         "notes": _notes(base, cand),
     }
     comparison["verdict"] = verdict_of(comparison)
     return comparison
 
 
-def _predictions(base, cand):
+def _comparability(base, cand):
+    info = {"hardware": hardware(base, cand), "kernel_share": kernel_share(base, cand),
+            "work_per_step": work_per_step(base, cand)}
+    info["warnings"] = warnings_of(info["hardware"], info["kernel_share"], info["work_per_step"])
+    return info
+
+
+def _per_example(base, cand, work_ratio):
+    """Step times divided by the work per step (the baseline's is 1): the change per example, or None when
+    both sides do the same work per step."""
     base_times, cand_times = _step_times(base), _step_times(cand)
-    measured = measured_speedup(mean_ratio(base_times, cand_times), "per_step") if base_times and cand_times \
-        else None
+    if work_ratio is None or not base_times or not cand_times:
+        return None
+    per_example = [t / work_ratio for t in cand_times]
+    difference = difference_dict(mean_difference(base_times, per_example))
+    ratio = mean_ratio(base_times, per_example)
+    return {"work_ratio": work_ratio, "time_ms": difference, "change": change_of({"mean": difference}),
+            "speedup": None if ratio is None else _round(ratio.value, 4)}
+
+
+def _predictions(base, cand, work_ratio=None):
+    base_times, cand_times = _step_times(base), _step_times(cand)
+    if not base_times or not cand_times:
+        measured = None
+    elif work_ratio is None:
+        measured = measured_speedup(mean_ratio(base_times, cand_times), "per_step")
+    else:
+        measured = measured_speedup(mean_ratio(base_times, [t / work_ratio for t in cand_times]), "per_example")
     return {"measured": measured, "findings": prediction_checks(base, cand, measured)}
 
 

@@ -1,9 +1,22 @@
 """Matches kernels by name and findings by id between a baseline and a candidate HostReport."""
 
+import re
+
+from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
+
 KERNELS_LISTED = 50
 # A matched kernel is faster or slower only when its time moved by at least this share and this many us.
 KERNEL_CHANGE_PCT = 5.0
 KERNEL_CHANGE_US = 1.0
+# A matched kernel launched this much more (or less) often per step is compared per launch.
+LAUNCH_CHANGE_RATIO = 1.10
+# Names of kernels that fuse several operations (XLA's fusions, cuDNN/PyTorch `fused_*`, Triton kernels).
+_FUSED = re.compile(r"fus(ed|ion)", re.IGNORECASE)
+
+
+def is_fused_kernel(name):
+    """A kernel that does the work of several (a fusion): XLA-generated, or named fused/fusion."""
+    return bool(_FUSED.search(name)) or is_xla_kernel(name)
 
 
 def _kernel_times(host):
@@ -16,26 +29,40 @@ def _kernel_times(host):
     return totals
 
 
+def _launches_moved(base, cand, base_div, cand_div):
+    base_rate, cand_rate = base[1] / base_div, cand[1] / cand_div
+    return bool(base_rate and cand_rate) and not 1 / LAUNCH_CHANGE_RATIO <= cand_rate / base_rate <= \
+        LAUNCH_CHANGE_RATIO
+
+
 def compare_kernels(baseline, candidate):
-    """Kernels present on one side only (new, gone) and matched kernels whose time changed (faster, slower).
+    """Kernels present on one side only (new, gone), new fused kernels that replace gone ones (fused), and
+    matched kernels whose time changed (faster, slower).
 
     Times are per step (total kernel time in the profile over its step count) when both sides have steps,
-    so profiles of different lengths compare; otherwise totals over each profile.
+    so profiles of different lengths compare; otherwise totals over each profile. A matched kernel launched
+    more than LAUNCH_CHANGE_RATIO more or less often per step is compared per launch (`basis` "per_launch").
     """
     base_steps = baseline["summary"]["step_time_ms"]["count"]
     cand_steps = candidate["summary"]["step_time_ms"]["count"]
     per_step = bool(base_steps and cand_steps)
     base_div, cand_div = (base_steps, cand_steps) if per_step else (1, 1)
     base_times, cand_times = _kernel_times(baseline), _kernel_times(candidate)
-    groups = {"new": [], "gone": [], "faster": [], "slower": []}
+    any_gone = any(name not in cand_times for name in base_times)
+    groups = {"new": [], "fused": [], "gone": [], "faster": [], "slower": []}
     unchanged = 0
     for name in sorted(set(base_times) | set(cand_times)):
         base = base_times.get(name)
         cand = cand_times.get(name)
-        base_us = base[0] / base_div if base else 0.0
-        cand_us = cand[0] / cand_div if cand else 0.0
+        per_launch = bool(per_step and base and cand and _launches_moved(base, cand, base_div, cand_div))
+        if per_launch:
+            base_us, cand_us = base[0] / base[1], cand[0] / cand[1]
+        else:
+            base_us = base[0] / base_div if base else 0.0
+            cand_us = cand[0] / cand_div if cand else 0.0
         entry = {
             "name": name,
+            "basis": "per_launch" if per_launch else ("per_step" if per_step else "total"),
             "baseline_us": round(base_us, 3) if base else None,
             "candidate_us": round(cand_us, 3) if cand else None,
             "delta_us": round(cand_us - base_us, 3),
@@ -44,7 +71,7 @@ def compare_kernels(baseline, candidate):
             "candidate_occurrences": cand[1] if cand else 0,
         }
         if base is None:
-            groups["new"].append(entry)
+            groups["fused" if any_gone and is_fused_kernel(name) else "new"].append(entry)
         elif cand is None:
             groups["gone"].append(entry)
         elif abs(cand_us - base_us) >= max(KERNEL_CHANGE_US, KERNEL_CHANGE_PCT / 100 * base_us):

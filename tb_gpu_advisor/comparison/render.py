@@ -12,7 +12,7 @@ from tb_gpu_advisor.report.safe_text import escape_controls
 KERNELS_SHOWN = 8
 NAME_WIDTH = 60
 _KERNEL_GROUP_TITLES = {"slower": "Slower kernels", "faster": "Faster kernels", "new": "New kernels",
-                        "gone": "Kernels gone"}
+                        "fused": "Fused kernels (new, replacing kernels gone)", "gone": "Kernels gone"}
 
 
 def _signed_ms(value):
@@ -92,11 +92,12 @@ def _kernel_sections(host):
     if not any(counts.values()):
         return [Section("Kernels", lines=("No kernels on either side.",))]
     basis = "per step" if kernels["basis"] == "per_step" else "over each profile"
-    summary = (f"Matched by name, time {basis}: {counts['new']} new, {counts['gone']} gone, {counts['faster']} "
+    summary = (f"Matched by name, time {basis} (per launch where a kernel runs more or less often per step): "
+               f"{counts['new']} new, {counts.get('fused', 0)} fused, {counts['gone']} gone, {counts['faster']} "
                f"faster, {counts['slower']} slower, {counts['unchanged']} unchanged.")
     sections = [Section("Kernels", lines=(summary,))]
-    for group in ("slower", "faster", "new", "gone"):
-        entries = kernels[group][:KERNELS_SHOWN]
+    for group in ("slower", "faster", "new", "fused", "gone"):
+        entries = kernels.get(group, [])[:KERNELS_SHOWN]
         if not entries:
             continue
         rows = tuple((units.shorten(e["name"], NAME_WIDTH), units.duration_us(e["baseline_us"]),
@@ -117,6 +118,24 @@ def _findings_section(host):
         for f in findings[group]:
             lines.append(f"{label}: [{f['severity']}] {f['title']} ({f['id']})")
     return Section("Findings", lines=tuple(lines) or ("The same findings on both sides.",))
+
+
+def _comparability_section(host):
+    info = host.get("comparability")
+    if not info or not info["warnings"]:
+        return None
+    hardware, share, work = info["hardware"], info["kernel_share"], info["work_per_step"]
+    lines = [f"Caution: {warning}." for warning in info["warnings"]]
+    lines.append(f"GPUs: {hardware['baseline'] or 'none'} -> {hardware['candidate'] or 'none'}.")
+    if None not in share.values():
+        lines.append(f"Kernel time matched by name: baseline {100 * share['baseline']:.0f}%, candidate "
+                     f"{100 * share['candidate']:.0f}%.")
+    ratios = [f"{label} {work[key]:.2f}x" for key, label in (("h2d_bytes_ratio", "host-to-device bytes per step"),
+                                                             ("launch_ratio", "kernel launches per step"))
+              if work[key] is not None]
+    if ratios:
+        lines.append("Candidate / baseline: " + ", ".join(ratios) + ".")
+    return Section("Comparability", lines=tuple(lines))
 
 
 def measured_text(measured):
@@ -176,6 +195,9 @@ def comparison_sections(comparison):
         predictions = _predictions_section(host)
         if predictions:
             sections.append(predictions)
+        comparability = _comparability_section(host)
+        if comparability:
+            sections.append(comparability)
         if host["notes"]:
             sections.append(Section("Notes", lines=tuple(host["notes"])))
     unmatched = comparison["unmatched_hosts"]

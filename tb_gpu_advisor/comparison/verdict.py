@@ -55,7 +55,32 @@ def _interval(mean):
 
 
 def verdict_of(comparison):
-    """One line: "2.17x faster (mean step 83.42 ms -> 38.43 ms): input wait fell from 77.2 ms to 33.4 ms ..."."""
+    """One line: "2.17x faster (mean step 83.42 ms -> 38.43 ms): input wait fell from 77.2 ms to 33.4 ms ...",
+    led by the change per example when the work per step differs, and followed by what makes the profiles
+    hard to compare (`comparability.warnings`)."""
+    text = _step_verdict(comparison)
+    per_example = comparison.get("per_example")
+    if per_example:
+        text = f"{_per_example_text(per_example)} Per step alone (not comparable): {text}"
+    cautions = [w for w in (comparison.get("comparability") or {}).get("warnings") or []
+                if not (per_example and w.startswith("different work per step"))]
+    if cautions:
+        text += " Caution: " + "; ".join(cautions) + "."
+    return text
+
+
+def _per_example_text(per_example):
+    diff = per_example["time_ms"]
+    facts = (f"the candidate does {per_example['work_ratio']:.2f}x the work per step; a baseline step's work "
+             f"{units.duration_ms(diff['baseline'])} -> {units.duration_ms(diff['candidate'])}")
+    if per_example["change"] == "within_noise":
+        return f"Per example within noise ({facts}, {_interval(diff)})."
+    if per_example["change"] == "unknown" or not per_example["speedup"]:
+        return f"Per example: {facts}."
+    return f"Per example {units.speed_change(per_example['speedup'])} ({facts}, {_interval(diff)})."
+
+
+def _step_verdict(comparison):
     change = comparison["change"]
     mean = comparison["step_time_ms"]["mean"]
     busy = comparison["gpu_busy_pct"]

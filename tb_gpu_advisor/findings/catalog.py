@@ -4,7 +4,7 @@ Each rule family (findings/rules/<family>.py) registers its entries beside its r
 `<family>.<name>`, the family being the module that defines it.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 ADVICE_FRAMEWORKS = ("tensorflow", "jax", "pytorch")
@@ -85,5 +85,14 @@ def register_variants(framework, entries):
 
 
 def entry_for(finding_id, framework=None):
-    """The catalog entry of a finding, in the framework's idiom when it has one."""
-    return VARIANTS.get(framework, {}).get(finding_id) or CATALOG[finding_id]
+    """The catalog entry of a finding, in the framework's idiom when it has one; the framework's wording keeps
+    the catalog entry's variants for that framework (`<framework>:condition`, `any:condition`) it does not
+    redefine."""
+    base = CATALOG[finding_id]
+    own = VARIANTS.get(framework, {}).get(finding_id)
+    if own is None:
+        return base
+    defined = dict(own.variants)
+    inherited = tuple((key, idiom) for key, idiom in base.variants
+                      if key.startswith((f"{framework}:", "any:")) and key not in defined)
+    return replace(own, variants=own.variants + inherited) if inherited else own

@@ -164,6 +164,12 @@ class Context:
         return min(found) if found else None
 
     @cached_property
+    def on_amd(self):
+        """Every active GPU is an AMD GPU (ROCm: HIP graphs, hipBLASLt, RCCL)."""
+        vendors = {(g.capabilities.vendor or "").upper() for g in self.active_gpus}
+        return vendors == {"AMD"}
+
+    @cached_property
     def sm_count(self):
         found = [g.capabilities.sm_count for g in self.active_gpus if g.capabilities.sm_count]
         return min(found) if found else None

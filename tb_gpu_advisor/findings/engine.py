@@ -32,12 +32,37 @@ def diagnose(model, analysis):
             continue
         if result is not None:
             found.append((order, replace(result, framework=ctx.framework.name)))
+    found = [(order, finding) for order, finding in _within_capture(ctx.confidence, found)]
     found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
     findings = tuple(finding for _, finding in found)
     verdict = decide(ctx, findings)
     if ctx.confidence.level == "low":
-        verdict = not_enough(verdict, ctx.confidence)
+        verdict = not_enough(verdict, ctx.confidence, ctx.analysis.gpu_busy_pct)
         found = [(order, capped(finding, "medium")) for order, finding in found]
         found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
         findings = tuple(finding for _, finding in found)
     return Diagnosis(verdict=verdict, findings=with_overlaps(findings), errors=tuple(errors))
+
+
+# Findings that measure host time between kernels: in a capture with no repeating step it is the harness's time.
+_BETWEEN_KERNELS = ("host", "launch", "batch")
+
+
+def _within_capture(confidence, found):
+    """The findings the capture supports: none about host time between kernels when no step repeats; host and
+    launch findings at most medium when warm-up is in the captured time; collective findings at most medium
+    when the file is one rank of several (its collectives include waiting for ranks it does not show)."""
+    for order, finding in found:
+        category = finding.category
+        if confidence.no_step and category in _BETWEEN_KERNELS:
+            continue
+        if confidence.warmup and category in ("host", "launch"):
+            finding = capped(finding, "medium")
+            if finding.id == "host.gpu_idle_host_busy":
+                finding = replace(finding, fix_note=" ".join(filter(None, (
+                    "Warm-up is inside this capture (see the trace confidence): part of this host time is "
+                    "first-use setup that steady-state steps do not pay. Recapture after warm-up before acting "
+                    "on it.", finding.fix_note))))
+        if confidence.one_rank_of and category == "communication":
+            finding = capped(finding, "medium")
+        yield order, finding

@@ -10,6 +10,7 @@ from dataclasses import replace
 POOLS = {
     "input.gpu_waits_for_input": {"input_wait"},
     "input.no_prefetch": {"input_wait"},
+    "input.host_batch_prep": {"input_wait", "host"},
     "input.sequential_map": {"input_wait"},
     "input.python_generator": {"input_wait"},
     "input.demanded_file_reads": {"input_wait"},
@@ -22,6 +23,7 @@ POOLS = {
     "occupancy.tiny_grid": {"kernel"},
     "kernel.gemm_below_roof": {"kernel"},
     "environment.bf16_without_hardware": {"kernel"},
+    "environment.gpu_not_used": set(),
     "communication.gpu_imbalance": {"kernel"},
     "launch.gpu_starved_by_launches": {"launch"},
     "launch.tiny_kernels": {"launch", "host", "idle"},
@@ -31,6 +33,7 @@ POOLS = {
     "host.eager_execution": {"host", "launch"},
     "host.retracing": {"host"},
     "host.python_function": {"input_wait", "host", "launch"},
+    "host.gc_pauses": {"host"},
     "placement.ops_on_host": {"host", "launch"},
     "transfer.pageable_memory": {"copies"},
     "transfer.sync_copies": {"copies"},

@@ -2,7 +2,9 @@
 the trace is PyTorch's (summary.framework "pytorch"); ids, numbers and severities are the rules' own."""
 
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register_variants
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register_variants
+from tb_gpu_advisor.findings.rules.communication import NOT_ALLREDUCE_IDIOM
+from tb_gpu_advisor.findings.rules.launch import WARMUP_IDIOM
 
 VARIANTS = register_variants("pytorch", {
     "transfer.d2h_sync_in_step": Entry(
@@ -78,6 +80,24 @@ fewer, larger kernels, or replay a recorded step with one launch:
 A larger batch also does more work per launch. Fused optimizers (fused=True) remove hundreds of small
 launches per step.""",
         docs=(L.TORCH_COMPILE, L.TORCH_CUDA_GRAPHS, L.CUDA_GRAPHS),
+        variants=(("pytorch:rocm", Idiom(
+            fix_summary='torch.compile(model, mode="reduce-overhead") replays the step as HIP graphs on ROCm.',
+            fix="""\
+Kernels finish faster than the host can launch the next ones: the GPU waits on hipLaunchKernel. Launch
+fewer, larger kernels, or replay a recorded step with one launch. On ROCm, PyTorch's torch.cuda graph API
+records HIP graphs:
+
+    model = torch.compile(model, mode="reduce-overhead")   # fusion plus HIP graphs (static shapes)
+
+    graph = torch.cuda.CUDAGraph()          # a HIP graph on ROCm builds of PyTorch
+    with torch.cuda.graph(graph):
+        static_out = model(static_in)
+    static_in.copy_(batch); graph.replay()
+
+A larger batch also does more work per launch. Fused optimizers (fused=True) remove hundreds of small
+launches per step.""",
+            docs=(L.TORCH_COMPILE, L.TORCH_CUDA_GRAPHS))),
+                  ("any:warmup", WARMUP_IDIOM)),
     ),
     "launch.tiny_kernels": Entry(
         category="launch",
@@ -197,6 +217,7 @@ bf16 autocast and DDP's bf16 compression hook
 (model.register_comm_hook(None, torch.distributed.algorithms.ddp_comm_hooks.default_hooks.bf16_compress_hook))
 halve the bytes sent.""",
         docs=(L.TORCH_DDP, L.NCCL_GUIDE),
+        variants=(("any:not_allreduce", NOT_ALLREDUCE_IDIOM),),
     ),
     "batch.gpu_underused": Entry(
         category="batch",

@@ -53,7 +53,7 @@ def decide(ctx, findings):
                         "bottlenecks cannot be measured.")
     top = _top(ctx, findings)
     if top is not None:
-        return _sentence(ctx, BOTTLENECK_OF_CATEGORY[top.category], top)
+        return _with_straggler(_sentence(ctx, BOTTLENECK_OF_CATEGORY[top.category], top), findings)
     idle = breakdown.get("idle") or 0.0
     if idle >= UNEXPLAINED_IDLE_PCT:
         cause = ("no /host:CPU plane was recorded, so the cause cannot be told" if not ctx.model.has_host_plane
@@ -68,9 +68,27 @@ def decide(ctx, findings):
     return Verdict("none", f"No bottleneck: {busy} and no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
 
 
-def not_enough(verdict, confidence):
-    """The verdict of a low-confidence trace: it says the trace is not enough, then what it shows as captured."""
+def _with_straggler(verdict, findings):
+    """The verdict naming the straggler GPU when another finding is the top one: synchronous steps wait for it."""
+    straggler = next((f for f in findings if f.id == "communication.gpu_imbalance" and f.severity != "low"), None)
+    if straggler is None or verdict.finding_id == straggler.id:
+        return verdict
+    device = straggler.evidence.pointers.get("straggler")
+    cause = straggler.evidence.metrics.get("cause")
+    text = (f"{verdict.sentence} {device} is a straggler ({cause} cause): the other GPUs wait for it every "
+            "step.")
+    return Verdict(verdict.bottleneck, text, verdict.reason, verdict.finding_id)
+
+
+def not_enough(verdict, confidence, busy_pct=None):
+    """The verdict of a low-confidence trace: it says the trace is not enough, then what it shows as captured
+    (only the busy share when no step repeats: the time between kernels is not a step's)."""
     why = "; ".join(confidence.labels)
+    if confidence.no_step and busy_pct is not None:
+        return Verdict("unknown", f"Not enough trace for a verdict ({why}; see confidence). As captured: the GPU "
+                                  f"is busy {_p(busy_pct)} of the profiled time; the host time between kernels "
+                                  "belongs to the code around them, not to a training step.",
+                       "no repeating step in the capture", None)
     shown = verdict.sentence[0].lower() + verdict.sentence[1:]
     return Verdict(verdict.bottleneck, f"Not enough trace for a verdict ({why}; see confidence). As captured: "
                                        f"{shown}", verdict.reason, verdict.finding_id)

@@ -40,6 +40,12 @@ _FILL_OPS = {"aten::zero_", "aten::fill_"}
 # Host calls that block until the device is done (the runtime API and HIP spellings).
 _SYNC_CALLS = re.compile(r"^(cuda|hip)(Device|Stream|Event|Ctx)Synchroni[sz]e$|"
                          r"^(cuda|hip)Memcpy$")
+# One-time setup calls (context, streams, module loading, first allocations); a long one marks warm-up.
+_INIT_CALLS = re.compile(r"^(cu|cuda|hip)(Free|Malloc\w*|HostAlloc|HostRegister|StreamCreate\w*|"
+                         r"DeviceGetStreamPriorityRange|ModuleLoad\w*|LibraryLoad\w*|CtxCreate\w*|"
+                         r"DevicePrimaryCtxRetain|SetDevice|GetDeviceProperties\w*|FuncGetAttributes|"
+                         r"EventCreate\w*)$")
+_INIT_MIN_PS = 1_000_000_000  # 1 ms: these calls take microseconds once the process is warm
 _COPY_KINDS = {"pageable": "pageable", "pinned": "pinned", "device": "device", "array": "array",
                "managed": "managed"}
 
@@ -220,6 +226,9 @@ class _Collector:
                 self.launch_tid.append(thread)
             if _SYNC_CALLS.match(name):
                 self._span(self.sync_start, self.sync_end, start, duration)
+            elif duration >= _INIT_MIN_PS and _INIT_CALLS.match(name):
+                spans = self.tagged.setdefault("init", (array("q"), array("q")))
+                self._span(spans[0], spans[1], start, duration)
             return
         if name.startswith(_INPUT_WAIT_PREFIX):
             self._span(self.wait_start, self.wait_end, start, duration)

@@ -22,17 +22,55 @@ def _is_input_wait(name):
 # Host events located in time by what they do (HostActivity.tagged): TF op events are named `name:Type`.
 _CHECKPOINT_TYPES = {"SaveV2", "Save", "SaveSlices", "MergeV2Checkpoints", "RestoreV2", "Restore", "RestoreSlice"}
 _COMPILE = re.compile(r"backend_compile|XlaCompil|_XlaCompile", re.IGNORECASE)
+# Python's garbage collector: PyTorch's profiler writes one `Python GC` event per collection
+# (record_python_gc_info); JAX registers `_xla_gc_callback` in gc.callbacks, which the Python tracer records at
+# the start and at the end of every collection.
+_PYTHON_GC = "Python GC"
+_JAX_GC_CALLBACK = re.compile(r"^\$\S+\.py:\d+ _xla_gc_callback$")
+
+
+# TensorFlow op types with GPU kernels that cost real compute: on a host thread without a launch they ran on the
+# CPU (findings.rules.placement). oneDNN's `_Mkl*` kernels are CPU-only by name.
+COMPUTE_OP_TYPES = frozenset({
+    "MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Conv2D", "Conv2DBackpropInput",
+    "Conv2DBackpropFilter", "Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", "DepthwiseConv2dNative",
+    "_FusedMatMul", "_FusedConv2D", "FusedBatchNormV3", "FusedBatchNormGradV3", "Einsum", "Sum", "Mean", "Max",
+    "Min", "Prod", "ArgMax", "ArgMin", "Softmax", "LogSoftmax"})
+# Functions of a training loop's batch preparation as the Python tracer names them (`$<file> <function>`):
+# NumPy work, waits, transfers to the device and iterator calls (analysis.batch_prep names them as evidence).
+PREP_FUNCTIONS = frozenset({
+    "sleep", "astype", "asarray", "array", "stack", "concatenate", "copy", "device_put", "__next__", "next",
+    "read", "readinto", "load", "imread", "decode", "open", "permutation", "shuffle", "take", "choice",
+    "random", "normal", "uniform", "randint", "integers"})
+# Threads on which XLA's CPU client executes compiled programs: the "device" of a CPU-only JAX run.
+XLA_CPU_EXECUTOR_THREADS = frozenset({"tf_XLAPjRtCpuClient", "tf_XLAEigen", "XLAPjRtCpuClient", "XLAEigen"})
+XLA_CPU_TAG = "xla_cpu_execute"
+# JAX's dispatch of a compiled program (`PjitFunction(train_step)`): from here on the device has work.
+_DISPATCH_PREFIXES = ("PjitFunction(", "PmapFunction(")
 
 
 def event_tag(name):
-    """"checkpoint", "summary", "compile" or None for a host event name."""
-    op_type = name.rpartition(":")[2]
+    """The tag of a host event name or None: "checkpoint", "summary", "compile"; "gc" (PyTorch's Python GC event)
+    and "gc_callback" (JAX's gc callback); "cpu_op:<name>" for a TensorFlow compute op (COMPUTE_OP_TYPES,
+    `_Mkl*`); "py:<name>" for a Python-tracer call of PREP_FUNCTIONS; "dispatch" for JAX's dispatch of a compiled
+    program."""
+    if name == _PYTHON_GC:
+        return "gc"
+    if name.endswith("_xla_gc_callback") and _JAX_GC_CALLBACK.match(name):
+        return "gc_callback"
+    op_name, sep, op_type = name.rpartition(":")
     if op_type in _CHECKPOINT_TYPES or "checkpoint" in name.lower():
         return "checkpoint"
     if "Summary" in op_type or op_type == "ImportEvent":
         return "summary"
     if _COMPILE.search(name):
         return "compile"
+    if sep and op_name and " " not in op_type and (op_type in COMPUTE_OP_TYPES or op_type.startswith("_Mkl")):
+        return f"cpu_op:{name}"
+    if name.startswith("$") and name.rpartition(" ")[2] in PREP_FUNCTIONS:
+        return f"py:{name}"
+    if name.startswith(_DISPATCH_PREFIXES):
+        return "dispatch"
     return None
 
 
@@ -68,6 +106,8 @@ class _HostCollector:
                 continue
             self.threads += 1
             base_ps = (line.timestamp_ns - origin_ns) * 1000
+            executor = self.tagged.setdefault(XLA_CPU_TAG, ([], [])) \
+                if thread_kind(line.name) in XLA_CPU_EXECUTOR_THREADS else None
             top_start = top_end = None
             line_busy = 0
             for event in line.events:
@@ -89,6 +129,9 @@ class _HostCollector:
                     spans = self.tagged.setdefault(tag, ([], []))
                     spans[0].append(start)
                     spans[1].append(end)
+                if executor is not None and duration > 0:
+                    executor[0].append(start)
+                    executor[1].append(end)
                 is_marker = False
                 if event.stats:
                     found = {}
@@ -205,7 +248,7 @@ class _HostCollector:
             launch_busy=intervals.union(launch_start, launch_start + launch_dur),
             op_totals={name: tuple(v) for name, v in self.op_totals.items()},
             thread_count=self.threads,
-            tagged={tag: intervals.union(starts, ends) for tag, (starts, ends) in self.tagged.items()},
+            tagged={tag: intervals.union(starts, ends) for tag, (starts, ends) in sorted(self.tagged.items()) if starts},
             thread_busy={kind: tuple(v) for kind, v in self.thread_busy.items()},
         )
         return activity, outermost_markers(self.markers)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.model.host import (_HOST_STATS, _MARKER_NAMES, _HostCollector, _is_input_wait, event_tag,
-                                       thread_kind)
+from tb_gpu_advisor.model.host import (_HOST_STATS, _MARKER_NAMES, XLA_CPU_EXECUTOR_THREADS, XLA_CPU_TAG,
+                                       _HostCollector, _is_input_wait, event_tag, thread_kind)
 from tb_gpu_advisor.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names
 from tb_gpu_advisor.xplane.wire_scan import Unusual
@@ -94,6 +94,8 @@ def host_plane_columns(scan, origin_ns):
     tag_ids = np.array(sorted(tag_of), dtype=np.int64)
     marker_ids = np.array(sorted(k for k, name in meta_names.items() if name in _MARKER_NAMES), dtype=np.int64)
     thread = np.array([not is_derived_line(line.id) for line in scan.lines], dtype=bool)
+    executor = thread & np.array([thread_kind(line.name) in XLA_CPU_EXECUTOR_THREADS for line in scan.lines],
+                                 dtype=bool)
     bases = []
     for line, is_thread in zip(scan.lines, thread):
         base = (line.timestamp_ns - origin_ns) * 1000
@@ -115,6 +117,11 @@ def host_plane_columns(scan, origin_ns):
         _add_totals(totals, meta_id, duration)
         waiting = np.isin(meta_id, wait_ids) & (duration > 0)
         _add_tagged(tagged, tag_of, np.flatnonzero(np.isin(meta_id, tag_ids) & (duration > 0)), meta_id, start, end)
+        executing = executor[chunk.line[rows]] & (duration > 0)
+        if executing.any():
+            spans = tagged.setdefault(XLA_CPU_TAG, ([], []))
+            spans[0].extend(start[executing].tolist())
+            spans[1].extend(end[executing].tolist())
         launch, marker = _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_names,
                                                marker_ids, scan.data, names)
         parts.append((launch, start[waiting], end[waiting]))

@@ -142,9 +142,11 @@ class HostActivity:
     - input_waits: the union of `IteratorGetNext*` events;
     - busy: the union of all host events other than step markers;
     - op_totals: per host event name, (count, total duration ps);
-    - tagged: per tag of model.host.event_tag ("checkpoint", "summary", "compile"), the union of those events;
+    - tagged: per tag of model.host.event_tag ("checkpoint", "summary", "compile", "gc": PyTorch's Python GC events,
+      "gc_callback": JAX's gc callback at the start and end of each collection), the union of those events;
       Kineto traces add "sync" (the host blocked on the device: cuda_sync events and *Synchronize calls) and
-      "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False);
+      "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
+      setup calls of 1 ms or more: context and stream creation, module loading, first allocations);
     - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads).
     """
 

@@ -14,11 +14,11 @@ from werkzeug import wrappers
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
 from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.plugin import comparison, params, static_files
+from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
 from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.kernel_page import (DEFAULT_LIMIT, DEFAULT_SORT, MAX_FILTER_CHARS, MAX_LIMIT,
-                                               SORT_KEYS, kernel_page)
+                                               OP_TYPE_CHOICES, SORT_KEYS, kernel_page)
 from tb_gpu_advisor.service import AnalysisService
 
 JSON = "application/json"
@@ -79,6 +79,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
                                        max_bytes=int(max_mb * 2**20) if max_mb else DEFAULT_MAX_FILE_BYTES)
         self.wait_s = REQUEST_WAIT_S
         self._static = static_files.allowed_files()
+        self._fonts_css = fonts.fonts_css(getattr(context, "assets_zip_provider", None)).encode("utf-8")
 
     def get_plugin_apps(self):
         return {
@@ -90,6 +91,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/compare": self.compare_route,
             "/environment": self.environment_route,
             "/static/*": self.static_route,
+            "/fonts.css": self.fonts_route,
         }
 
     def is_active(self):
@@ -143,6 +145,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             sort=params.choice(args, "sort", SORT_KEYS, DEFAULT_SORT),
             order=params.choice(args, "order", ("asc", "desc"), "desc"),
             text_filter=params.text(args, "filter", MAX_FILTER_CHARS),
+            op_type_filter=params.choice(args, "op_type", OP_TYPE_CHOICES, ""),
         )
         report, pending = self._await(request, self.service.submit(target[0].run, target[1]), target)
         if pending:
@@ -176,6 +179,13 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         """What the tab needs to know about this server: whether the Profile tab reads the same logdir."""
         note = None if self.profile_tab_reads_logdir else PROFILE_TAB_ELSEWHERE
         return _respond(request, {"profile_tab": {"available": note is None, "note": note}})
+
+    @wrappers.Request.application
+    def fonts_route(self, request):
+        """TensorBoard's own Roboto faces (plugin/fonts.py), for the tab's iframe."""
+        if request.method not in ("GET", "HEAD"):
+            return _error(request, 405, f"method {request.method} not allowed", headers=[("Allow", "GET, HEAD")])
+        return http_util.Respond(request, self._fonts_css, "text/css")
 
     @wrappers.Request.application
     def static_route(self, request):

@@ -1,4 +1,7 @@
-"""One page of a HostReport's kernel table: filtered by name or op, sorted by a column, sliced."""
+"""One page of a HostReport's kernel table: filtered by name, op or op type, sorted by a column, sliced; with
+each row's op type and the table's time rolled up by op type."""
+
+from tb_gpu_advisor.analysis.op_types import OP_TYPES, op_type, op_type_rollup
 
 SORT_KEYS = ("name", "occurrences", "total_us", "avg_us", "min_us", "max_us", "occupancy_pct",
              "registers_per_thread", "shared_memory_bytes", "uses_tensor_cores", "op_name", "peak_pct",
@@ -7,6 +10,7 @@ DEFAULT_SORT = "total_us"
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 MAX_FILTER_CHARS = 200
+OP_TYPE_CHOICES = ("",) + OP_TYPES
 
 
 def _matches(row, needle):
@@ -25,14 +29,20 @@ def _sorted(rows, sort, descending):
     return present + sorted(missing, key=lambda r: r["name"])
 
 
-def kernel_page(kernels, offset=0, limit=DEFAULT_LIMIT, sort=DEFAULT_SORT, order="desc", text_filter=""):
-    """{total, total_unfiltered, offset, limit, sort, order, filter, rows}.
+def kernel_page(kernels, offset=0, limit=DEFAULT_LIMIT, sort=DEFAULT_SORT, order="desc", text_filter="",
+                op_type_filter=""):
+    """{total, total_unfiltered, offset, limit, sort, order, filter, op_type, kernel_time_us, op_types, rows}.
 
     `kernels` is HostReport["kernels"]; arguments must already be validated (sort in SORT_KEYS, order
-    "asc"/"desc", 0 <= offset, 1 <= limit <= MAX_LIMIT).
+    "asc"/"desc", 0 <= offset, 1 <= limit <= MAX_LIMIT, op_type_filter "" or one of OP_TYPES). Rows gain
+    `op_type`; `kernel_time_us` is the time of every kernel (unfiltered), so a row's share is
+    total_us / kernel_time_us; `op_types` is analysis.op_types.op_type_rollup of every kernel.
     """
     needle = text_filter.strip().lower()
-    rows = [row for row in kernels if _matches(row, needle)] if needle else list(kernels)
+    typed = [{**row, "op_type": op_type(row.get("name"), row.get("op_name"))} for row in kernels]
+    rows = [row for row in typed if _matches(row, needle)] if needle else typed
+    if op_type_filter:
+        rows = [row for row in rows if row["op_type"] == op_type_filter]
     rows = _sorted(rows, sort, order == "desc")
     return {
         "total": len(rows),
@@ -42,5 +52,8 @@ def kernel_page(kernels, offset=0, limit=DEFAULT_LIMIT, sort=DEFAULT_SORT, order
         "sort": sort,
         "order": order,
         "filter": text_filter,
+        "op_type": op_type_filter,
+        "kernel_time_us": round(sum(float(row.get("total_us") or 0.0) for row in kernels), 3),
+        "op_types": op_type_rollup(kernels),
         "rows": rows[offset:offset + limit],
     }

@@ -21,10 +21,11 @@ def timeline_report(model, bins=DEFAULT_BINS):
 
 
 def source_timeline_report(source, bins=DEFAULT_BINS):
-    """{start_ms, end_ms, bins, input_wait, steps_ms, devices[{ordinal, name, start_ms, end_ms, busy_pct, busy}]}.
+    """{start_ms, end_ms, bins, input_wait, steps_ms, devices[{ordinal, name, start_ms, end_ms, busy_pct, busy, compute}]}.
 
     Times are ms from the profile's origin, as `steps[].start_ms` of the HostReport; `busy` and `input_wait`
-    are fractions 0..1 per equal bin of the row's own [start_ms, end_ms). `source` is an
+    are fractions 0..1 per equal bin of the row's own [start_ms, end_ms); `compute` is the part of `busy` with work
+    other than collectives (`busy - compute`: only collectives ran). `source` is an
     analysis.timeline.TimelineSource: kept beside a cached report, any bin count costs no re-read of the file.
     """
     timeline = bin_timeline(source, bins)
@@ -49,5 +50,6 @@ def _device(device):
         "end_ms": _ms(int(edges[-1])) if span_ps else None,
         "busy_pct": round(100.0 * busy_ps / span_ps, 2) if span_ps else None,
         "busy": _fractions(device.busy_fraction),
+        "compute": _fractions(device.compute_fraction),
     }
 

@@ -12,32 +12,17 @@ import {linkUrl, profileTabUrl, readLinkState, writeLinkState} from './link_stat
 import {comparisonView} from './views/comparison.js';
 import {emptyState, section} from './views/common.js';
 import {findingsView} from './views/findings.js';
-import {gpusView, timelineStrip} from './views/gpus.js';
+import {gpusView, imbalanceOf, timelineStrip} from './views/gpus.js';
 import {kernelTableView} from './views/kernel_table.js';
 import {launchView} from './views/launch_histogram.js';
 import {rooflineView} from './views/roofline.js';
 import {stepsView} from './views/steps_chart.js';
 import {summaryView} from './views/summary.js';
 import {transfersView} from './views/transfers.js';
+import {firstSelection, keepSelection, keptSelection} from './run_choice.js';
+import {runSearch} from './run_search.js';
 
-const STORAGE_KEY = 'tb_gpu_advisor.selection';
 const STATUS_POLL_MS = 1000;
-
-function remembered() {
-  try {
-    return JSON.parse(window.localStorage.getItem(STORAGE_KEY) || '{}') || {};
-  } catch (error) {
-    return {};
-  }
-}
-
-function remember(selection) {
-  try {
-    window.localStorage.setItem(STORAGE_KEY, JSON.stringify(selection));
-  } catch (error) {
-    // storage disabled: the choice is simply not kept
-  }
-}
 
 function messageCard(kind, title, ...lines) {
   return h('section', {class: ['card', 'message', kind], role: kind === 'error' ? 'alert' : 'status',
@@ -51,20 +36,27 @@ export function createApp(root) {
   const state = {runs: [], run: null, host: null, controller: null, finding: null, kernelFilter: ''};
   const runSelect = h('select', {'aria-label': 'Run', 'data-testid': 'run-select'});
   const hostSelect = h('select', {'aria-label': 'Host', 'data-testid': 'host-select'});
+<<<<<<< HEAD
   const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_blank', rel: 'noopener',
     'data-testid': 'profile-link'}, 'Open in Profile tab ↗');
   const profileNote = h('span', {class: 'profile-note hint', 'data-testid': 'profile-note', hidden: true});
   const copyLink = h('button', {type: 'button', class: 'copy-link', 'data-testid': 'copy-link',
     title: 'Copy a link that opens this view (run, host, baseline, open finding, kernel filter) for a teammate'},
   'Copy link');
+=======
+  const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_top', onclick: openProfileTab},
+    'Profile tab ↗');
+>>>>>>> main
   const refresh = h('button', {type: 'button', title: 'Look for new runs'}, 'Refresh');
   const content = h('main', {class: 'content', 'aria-live': 'polite'});
   const picker = comparePicker(() => show());
+  const search = runSearch((run) => select(run, null));
 
   replace(root, h('div', {class: 'app'},
     h('header', {class: 'toolbar'},
       h('span', {class: 'brand'}, 'GPU Advisor'),
       h('label', {}, 'Run ', runSelect),
+      search.element,
       h('label', {}, 'Host ', hostSelect),
       picker.element,
       refresh, copyLink, profileLink, profileNote),
@@ -119,9 +111,15 @@ export function createApp(root) {
     state.kernelFilter = linked?.kernel_filter || '';
     runSelect.value = state.run;
     fillHosts();
+<<<<<<< HEAD
     profileLink.href = profileTabUrl(state.run, state.host);
     profileLink.title = `Opens ${state.host} of ${state.run} in the Profile tab's trace viewer, in a new page`;
     remember({run: state.run, host: state.host});
+=======
+    runSelect.title = state.run;
+    profileLink.title = `Open the Profile tab, which lists the same run: ${state.run}`;
+    keepSelection({run: state.run, host: state.host});
+>>>>>>> main
     picker.update(state.runs, state.run, state.host);
     if (linked?.baseline_run) picker.set(linked.baseline_run, linked.baseline_host);
     syncLink();
@@ -182,6 +180,7 @@ export function createApp(root) {
     }
     replace(runSelect, state.runs.map((r) => h('option', {value: r.run}, r.run)));
     runSelect.disabled = state.runs.length === 0;
+    search.update(state.runs);
     if (!state.runs.length) {
       replace(hostSelect);
       replace(content, messageCard('info', 'No profiles in this logdir',
@@ -190,6 +189,7 @@ export function createApp(root) {
       content.dataset.state = 'empty';
       return;
     }
+<<<<<<< HEAD
     const linked = readLinkState();
     if (state.runs.some((r) => r.run === linked.run)) {
       select(linked.run, linked.host, linked);
@@ -197,6 +197,11 @@ export function createApp(root) {
     }
     const saved = remembered();
     select(state.runs.some((r) => r.run === saved.run) ? saved.run : state.runs[0].run, saved.host);
+=======
+    const first = state.run ? firstSelection(state.runs, {run: state.run, host: state.host}) :
+      firstSelection(state.runs, keptSelection());
+    select(first.run, first.host);
+>>>>>>> main
   }
 
   /** Says next to "Open in Profile tab" when the Profile tab cannot show this logdir (e.g. a bucket only this
@@ -266,7 +271,7 @@ export function createApp(root) {
     showLinkedFinding();
     if (hasGpu) {
       getResult('timeline', {run: state.run, host: state.host}, {signal: state.controller.signal})
-        .then((timeline) => replace(timelineSlot, timelineStrip(timeline)))
+        .then((timeline) => replace(timelineSlot, timelineStrip(timeline, imbalanceOf(report).straggler)))
         .catch((error) => {
           if (error.name !== 'AbortError') replace(timelineSlot, h('p', {class: 'error'}, error.message));
         });

@@ -12,15 +12,33 @@ export function niceMax(value) {
   return 10 * power;
 }
 
+const TICK_STEPS = [1, 2, 2.5, 5];
+
 /**
- * Evenly spaced round ticks from 0 to niceMax(max): 4 steps for a 2×10^k top, else 5. With `integer`
- * (counts) no tick falls between whole numbers.
+ * Evenly spaced round ticks from 0 to the smallest top that fits `max`: a step of 1, 2, 2.5 or 5 times a power
+ * of ten giving 3 to 6 intervals (10.9 -> 0..12 by 2, not 0..20). On equal tops the rounder step (not 2.5)
+ * wins, then the fewer ticks. With `integer` (counts) no tick falls between whole numbers.
  */
 export function ticks(max, {integer = false} = {}) {
-  const top = integer ? Math.max(1, niceMax(Math.ceil(max))) : niceMax(max);
-  const mantissa = Math.round(top / 10 ** Math.floor(Math.log10(top) + 1e-9));
-  const count = integer && top <= 5 ? Math.round(top) : mantissa === 2 ? 4 : 5;
-  return Array.from({length: count + 1}, (_, i) => Number(((top * i) / count).toPrecision(12)));
+  const value = Number.isFinite(max) && max > 0 ? max : 0;
+  if (value === 0) return integer ? [0, 1] : [0, 0.2, 0.4, 0.6, 0.8, 1];
+  let best = null;
+  const first = Math.floor(Math.log10(value / 6));
+  for (let power = first; power <= first + 1; power += 1) {
+    for (const mantissa of TICK_STEPS) {
+      const step = Number((mantissa * 10 ** power).toPrecision(12));
+      if (integer && !Number.isInteger(step)) continue;
+      const count = Math.max(1, Math.ceil(value / step - 1e-9));
+      if (count > 6 || (count < 3 && !(integer && step === 1))) continue;
+      const top = Number((count * step).toPrecision(12));
+      const rank = mantissa === 2.5 ? 1 : 0;
+      const better = !best || top < best.top - 1e-12 || (Math.abs(top - best.top) <= 1e-12 &&
+        (rank < best.rank || (rank === best.rank && count < best.count)));
+      if (better) best = {top, step, count, rank};
+    }
+  }
+  if (!best) return [0, niceMax(value)];
+  return Array.from({length: best.count + 1}, (_, i) => Number((best.step * i).toPrecision(12)));
 }
 
 /**

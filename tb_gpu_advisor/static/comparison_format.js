@@ -157,7 +157,7 @@ export function divergingLayout(rows, x0, width) {
   return {extent, zero, ticks, bars};
 }
 
-const KINDS = ['new', 'gone', 'faster', 'slower'];
+const KINDS = ['new', 'fused', 'gone', 'faster', 'slower'];
 
 /** The kernel changes of one kind (or all) as rows {kind, ...entry}, largest absolute change first. */
 export function kernelChanges(kernels, kind = 'all') {

@@ -84,3 +84,30 @@ export function evidenceRows(evidence) {
   }
   return rows;
 }
+
+function isFlatObject(value) {
+  return value && typeof value === 'object' && !Array.isArray(value) &&
+    Object.values(value).every((v) => v === null || typeof v !== 'object');
+}
+
+/**
+ * The evidence's per-item lists (a metric holding a list of flat objects, e.g. `per_gpu`) as tables:
+ * [{label, columns: [{key, label, numeric}], rows: [[{text, title?}]]}].
+ */
+export function evidenceTables(evidence) {
+  const metrics = evidence && typeof evidence === 'object' ? evidence.metrics : null;
+  if (!metrics || typeof metrics !== 'object') return [];
+  const tables = [];
+  for (const [key, value] of Object.entries(metrics)) {
+    if (!Array.isArray(value) || !value.length || !value.every(isFlatObject)) continue;
+    const keys = [...new Set(value.flatMap((item) => Object.keys(item)))];
+    const columns = keys.map((k) => ({key: k, label: humanizeKey(k), numeric: value.some((item) => typeof item[k] === 'number')}));
+    const rows = value.map((item) => keys.map((k) => {
+      const cell = item[k];
+      if (typeof cell === 'string' && cell.startsWith('/device:')) return {text: cell.replace('/device:', ''), title: cell};
+      return {text: formatMetric(k, cell)};
+    }));
+    tables.push({label: metricLabel(key), columns, rows});
+  }
+  return tables;
+}

@@ -82,8 +82,40 @@ export function shortKernelName(name, maxChars = 80) {
   const paren = findTopLevel(text, '(');
   if (paren > 0) text = text.slice(0, paren);
   text = collapseTemplates(text);
-  if (text.length > maxChars) text = `${text.slice(0, maxChars - 1)}\u2026`;
-  return text;
+  return text.length > maxChars ? shortenQualified(text, maxChars) : text;
+}
+
+/**
+ * A name too long for `maxChars`, shortened from the left by whole namespace qualifiers ("a::b::f<…>" ->
+ * "…::f<…>"), so what is kept is the function, never a bare namespace; cut at the end only when the last part
+ * alone is too long.
+ */
+function shortenQualified(text, maxChars) {
+  const parts = splitTopLevel(text, '::');
+  for (let i = 1; i < parts.length; i += 1) {
+    const tail = `\u2026::${parts.slice(i).join('::')}`;
+    if (tail.length <= maxChars) return tail;
+  }
+  const last = parts.length > 1 ? `\u2026::${parts[parts.length - 1]}` : text;
+  return last.length > maxChars ? `${last.slice(0, maxChars - 1)}\u2026` : last;
+}
+
+function splitTopLevel(text, separator) {
+  const parts = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '<' || c === '(') depth += 1;
+    else if (c === '>' || c === ')') depth = Math.max(0, depth - 1);
+    else if (depth === 0 && text.startsWith(separator, i)) {
+      parts.push(text.slice(start, i));
+      start = i + separator.length;
+      i += separator.length - 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts;
 }
 
 const ANONYMOUS = '(anonymous namespace)';

@@ -75,3 +75,15 @@ def test_pre_grouped_gpus_are_binned_over_their_own_steps(tmp_path):
     assert (first.bin_edges_ps[0], first.bin_edges_ps[-1]) == (0, 100 * 10**6)
     np.testing.assert_allclose(first.busy_fraction, [1.0, 0.0])
     np.testing.assert_allclose(second.busy_fraction, [0.0, 1.0])
+
+
+def test_compute_fraction_leaves_out_time_only_collectives_ran(tmp_path):
+    builder = TraceBuilder()
+    gpu = builder.gpu(0)
+    gpu.kernel("gemm", 0, 20, stream=7)
+    gpu.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 10, 30, stream=8)  # 10..20 beside the gemm, 20..40 alone
+    gpu.kernel("relu", 90, 10, stream=7)
+    timeline = gpu_timeline(_model(builder, tmp_path), bins=10)  # no steps: span 0..100 us
+    device = timeline.devices[0]
+    np.testing.assert_allclose(device.busy_fraction, [1, 1, 1, 1, 0, 0, 0, 0, 0, 1])
+    np.testing.assert_allclose(device.compute_fraction, [1, 1, 0, 0, 0, 0, 0, 0, 0, 1])

@@ -54,12 +54,12 @@ def test_same_vs_same_is_within_noise(pair_reports, pair):
         assert comparison["verdict"].startswith("Within noise")
 
 
-def test_fused_kernels_are_new_and_the_tiny_ones_gone(pair_reports):
+def test_fused_kernels_replace_the_tiny_ones_gone(pair_reports):
     reports = pair_reports["launch"]
     kernels = compare_reports(reports["problem"], reports["fixed"])["hosts"][0]["kernels"]
     assert kernels["basis"] == "per_step"
-    assert kernels["counts"] == {"new": 4, "gone": 8, "faster": 0, "slower": 0, "unchanged": 0}
-    assert {k["name"] for k in kernels["new"]} == {f"fused_layer_block_{i}" for i in range(4)}
+    assert kernels["counts"] == {"new": 0, "fused": 4, "gone": 8, "faster": 0, "slower": 0, "unchanged": 0}
+    assert {k["name"] for k in kernels["fused"]} == {f"fused_layer_block_{i}" for i in range(4)}
     gone = kernels["gone"][0]
     # 200 kernels of 3 us a step over 8 names: 25 a step each.
     assert gone["baseline_us"] == pytest.approx(75.0) and gone["candidate_us"] is None
@@ -87,7 +87,7 @@ def test_real_input_bound_vs_fixed(real_pair):
     assert comparison["verdict"].startswith("2.17x faster")
     assert "input wait fell from 77.12 ms to 33.45 ms per step" in comparison["verdict"]
     assert host["gpu_busy_pct"]["delta_points"] is None
-    assert host["kernels"]["counts"] == {"new": 0, "gone": 0, "faster": 0, "slower": 0, "unchanged": 0}
+    assert host["kernels"]["counts"] == {"new": 0, "fused": 0, "gone": 0, "faster": 0, "slower": 0, "unchanged": 0}
     assert [f["id"] for f in host["findings"]["resolved"]] == ["input.sequential_map", "input.no_prefetch"]
     assert host["findings"]["new"] == []
 
@@ -138,11 +138,38 @@ def test_kernels_faster_slower_unchanged_per_step():
     base = host_from_steps([10.0] * 2, kernels=kernels_base)
     cand = host_from_steps([10.0] * 4, kernels=kernels_cand)
     kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
-    assert kernels["counts"] == {"new": 1, "gone": 1, "faster": 1, "slower": 1, "unchanged": 1}
-    assert kernels["faster"][0] == {"name": "gemm", "baseline_us": 500.0, "candidate_us": 250.0,
+    assert kernels["counts"] == {"new": 1, "fused": 0, "gone": 1, "faster": 1, "slower": 1, "unchanged": 1}
+    assert kernels["faster"][0] == {"name": "gemm", "basis": "per_step", "baseline_us": 500.0, "candidate_us": 250.0,
                                     "delta_us": -250.0, "delta_pct": -50.0, "baseline_occurrences": 10,
                                     "candidate_occurrences": 20}
     assert kernels["slower"][0]["name"] == "relu" and kernels["slower"][0]["delta_pct"] == 50.0
+
+
+def test_kernels_launched_more_often_per_step_are_compared_per_launch():
+    # gemm runs twice a step in the candidate (2 micro-batches) at the same 100 us a launch: not slower.
+    # relu runs twice a step too, each launch 30% faster; attention runs as often, 20% slower.
+    base = host_from_steps([10.0] * 4, kernels=[("gemm", 400.0, 4), ("relu", 40.0, 4), ("attention", 80.0, 4)])
+    cand = host_from_steps([20.0] * 4, kernels=[("gemm", 800.0, 8), ("relu", 56.0, 8), ("attention", 96.0, 4)])
+    kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
+    assert kernels["counts"] == {"new": 0, "fused": 0, "gone": 0, "faster": 1, "slower": 1, "unchanged": 1}
+    relu, attention = kernels["faster"][0], kernels["slower"][0]
+    assert (relu["name"], relu["basis"], relu["baseline_us"], relu["candidate_us"]) == ("relu", "per_launch", 10.0,
+                                                                                       7.0)
+    assert (attention["basis"], attention["delta_pct"]) == ("per_step", 20.0)
+
+
+def test_new_fused_kernels_replacing_gone_ones_are_fused_not_new():
+    base = host_from_steps([10.0] * 2, kernels=[("EigenMetaKernel_add", 50.0, 20), ("EigenMetaKernel_mul", 50.0, 20),
+                                                ("gemm", 100.0, 2)])
+    cand = host_from_steps([8.0] * 2, kernels=[("loop_add_multiply_fusion", 30.0, 2), ("gemm", 100.0, 2),
+                                               ("my_custom_kernel", 4.0, 2)])
+    kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
+    assert [k["name"] for k in kernels["fused"]] == ["loop_add_multiply_fusion"]
+    assert [k["name"] for k in kernels["new"]] == ["my_custom_kernel"]
+    # Without a kernel gone, a fusion replaces nothing: it is new.
+    alone = host_from_steps([8.0] * 2, kernels=[("EigenMetaKernel_add", 50.0, 20), ("EigenMetaKernel_mul", 50.0, 20),
+                                                ("gemm", 100.0, 2), ("fused_bias_relu", 3.0, 2)])
+    assert [k["name"] for k in compare_reports(base, alone)["hosts"][0]["kernels"]["new"]] == ["fused_bias_relu"]
 
 
 def test_kernels_with_several_launch_configs_are_summed_by_name():

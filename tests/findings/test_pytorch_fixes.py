@@ -92,7 +92,8 @@ def test_dataloader_wait_reads_as_pytorch(tmp_path):
 
 
 @pytest.mark.parametrize("name, expected", [
-    ("a100_8rank_control", {"communication.allreduce_exposed": "high", "host.gpu_idle_host_busy": "medium",
+    # one rank of 8: its collective time includes waiting for ranks this file does not show, so at most medium
+    ("a100_8rank_control", {"communication.allreduce_exposed": "medium", "host.gpu_idle_host_busy": "medium",
                             "fusion.elementwise_kernels": "medium", "transfer.d2h_sync_in_step": "low"}),
     ("v100_2rank_test", {"steps.uneven_step_time": "medium", "precision.fp32_matmul": "medium",
                          "communication.allreduce_exposed": "medium",
@@ -105,8 +106,13 @@ def test_real_traces_get_findings_in_pytorch_terms(name, expected, kineto_models
     assert {f["id"]: f["severity"] for f in report["findings"]} == expected
     for finding in report["findings"]:
         assert "tf.data" not in finding["fix"] and "tf.keras" not in finding["fix"], finding["id"]
-    ddp = _finding(report, "communication.allreduce_exposed")
-    assert "gradient_as_bucket_view=True" in ddp["fix"] and "no_sync()" in ddp["fix"]
+    collectives = _finding(report, "communication.allreduce_exposed")
+    by_kind = collectives["evidence"]["metrics"]["collective_ms_by_kind"]
+    if by_kind.get("allreduce", 0) > sum(by_kind.values()) / 2:
+        assert "gradient_as_bucket_view=True" in collectives["fix"] and "no_sync()" in collectives["fix"]
+    else:  # TorchRec-style traffic (send/recv, all-to-all): DDP bucket advice does not apply
+        assert "bucket_cap_mb" not in collectives["fix"] and "DDP" not in collectives["fix_summary"]
+        assert "send/recv" in collectives["fix"] and "not gradient all-reduce" in collectives["fix"]
 
 
 def test_every_pytorch_variant_rewords_a_known_finding_of_the_same_category():
@@ -119,3 +125,11 @@ def test_every_pytorch_variant_rewords_a_known_finding_of_the_same_category():
         assert entry.title and entry.fix and len(entry.fix_summary) <= 100, key
         assert entry.docs and all(url.startswith("https://") for url in entry.docs), key
     assert entry_for("input.gpu_waits_for_input", "tensorflow") is CATALOG["input.gpu_waits_for_input"]
+
+
+def test_volta_gets_float16_autocast_with_a_grad_scaler_not_bfloat16(kineto_models):
+    """The V100 (cc 7.0) has float16 Tensor Cores only: bfloat16 autocast would run no faster there."""
+    report = host_report(kineto_models["v100_2rank_test"])
+    finding = _finding(report, "precision.fp32_matmul")
+    assert finding["fix_summary"].startswith('torch.autocast("cuda", dtype=torch.float16) with a GradScaler')
+    assert "dtype=torch.bfloat16" not in finding["fix"] and "GradScaler" in finding["fix"]

@@ -78,7 +78,16 @@ def test_tf_cpu_input_fixed_gets_no_input_findings():
 def test_jax_cpu_trace():
     result = report("jax0102_cpu_steps.xplane.pb")
     assert result["summary"]["bottleneck"] == "unknown"
-    assert set(findings_by_id(result)) == {"steps.warmup_in_profile"}
+    assert set(findings_by_id(result)) == {"steps.warmup_in_profile", "input.host_batch_prep"}
+    # Each step prepares its NumPy batch on the step thread (a 3 ms time.sleep, astype, jnp.asarray) before
+    # PjitFunction(step) dispatches it, while XLA's CPU executor idles: about 64% of each step after warm-up.
+    prep = findings_by_id(result)["input.host_batch_prep"]
+    metrics = prep["evidence"]["metrics"]
+    assert (metrics["batch_prep_pct"], metrics["batch_prep_ms_per_step"]) == (44.32, 3.901)
+    assert (metrics["device"], metrics["certainty"]) == ("xla_cpu", "high")
+    assert prep["evidence"]["pointers"]["functions"][0] == {"function": "time sleep", "ms": 34.995, "waits": True}
+    assert "Most of it is waiting" in prep["fix"] and "CPU-only run" in prep["fix"]
+    assert (prep["severity"], prep["speedup_kind"], prep["estimated_speedup"]) == ("high", "model", 1.36)
     assert result["summary"]["framework"] == "jax" and result["summary"]["confidence"]["level"] == "high"
     warmup = findings_by_id(result)["steps.warmup_in_profile"]
     # JAX's idiom only: no Keras profile_batch, no tf.profiler

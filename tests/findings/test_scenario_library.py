@@ -59,3 +59,6 @@ def test_evidence_quotes_the_reports_own_numbers():
     per_gpu = {entry["device"]: entry["compute_pct"] for entry in imbalance["evidence"]["metrics"]["per_gpu"]}
     assert max(per_gpu, key=per_gpu.get) == "/device:GPU:2"  # the power-capped straggler
     assert "/device:GPU:2" in imbalance["evidence"]["pointers"]["devices"]
+    assert imbalance["evidence"]["pointers"]["straggler"] == "/device:GPU:2"
+    assert imbalance["summary"].startswith("/device:GPU:2 is the straggler")
+    assert "/device:GPU:2 is a straggler (hardware cause)" in multi["summary"]["verdict"]

@@ -92,5 +92,5 @@ def test_tagged_events_and_thread_kinds(tmp_path, caplog, monkeypatch):
         writer.event(host, thread, "op", offset + 100, 10)
     _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
     activity = model.host_activity
-    assert list(activity.tagged) == ["checkpoint", "summary", "compile"]
+    assert list(activity.tagged) == ["checkpoint", "compile", "summary"]
     assert activity.thread_busy == {"tf_data_private_threadpool": (2, 2 * 85), "python": (1, 85)}

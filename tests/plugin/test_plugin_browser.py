@@ -228,7 +228,9 @@ def test_multi_gpu_run_leads_with_compute_busy(tab):
     tiles = tab.text("#summary .tiles")
     assert "GPU compute busy" in tiles and "with collectives" in tiles
     hints = tab.frame.eval_on_selector_all("#gpus .gpu-hint", "hs => hs.map(h => h.textContent)")
-    assert len(hints) == 2 and all(hint.startswith("compute ") and "collectives only 0%" in hint for hint in hints)
+    assert len(hints) == 2 and all(hint.startswith("collectives only 0%") for hint in hints)
+    values = tab.frame.eval_on_selector_all("#gpus .gpu-value", "vs => vs.map(v => v.textContent)")
+    assert len(values) == 2 and all(value.endswith(" compute") for value in values)
 
 
 def _finding(fix):
@@ -275,6 +277,7 @@ def test_copy_a_fix_to_the_clipboard(tab):
     expected = tab.frame.eval_on_selector("[data-testid=finding] .fix code", "c => c.textContent")
     if expected == fix:
         assert "up to 2.5× faster" in card.inner_text()
+        tab.frame.click("[data-testid=finding] .evidence-fold > summary")  # the evidence is folded
         assert "Input wait (%)" in card.inner_text() and "60" in card.inner_text()
         links = tab.frame.eval_on_selector_all("[data-testid=finding] .docs a", "as => as.map(a => a.href)")
         assert links == ["https://www.tensorflow.org/guide/data_performance"]

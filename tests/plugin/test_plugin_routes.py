@@ -214,7 +214,19 @@ def test_kernel_limit_is_clamped(client):
 def test_kernels_match_the_report(client):
     _, report = get(client, "/report", run=QUICKSTART, host="localhost")
     _, page = get(client, "/kernels", run=QUICKSTART, host="localhost", limit=500)
-    assert page["rows"] == report["kernels"]
+    assert [{k: v for k, v in row.items() if k != "op_type"} for row in page["rows"]] == report["kernels"]
+    assert [row["op_type"] for row in page["rows"]] == ["matmul_conv", "elementwise"]
+    assert page["kernel_time_us"] == sum(row["total_us"] for row in report["kernels"])
+    _, gemms = get(client, "/kernels", run=QUICKSTART, host="localhost", op_type="matmul_conv")
+    assert [row["name"] for row in gemms["rows"]] == ["ampere_sgemm_128x64_tn"] and gemms["op_type"] == "matmul_conv"
+    response, error = get(client, "/kernels", run=QUICKSTART, host="localhost", op_type="bogus")
+    assert response.status_code == 400 and "op_type" in error["error"]
+
+
+def test_fonts_are_tensorboards_roboto(client):
+    response = client.get("/data/plugin/gpu_advisor/fonts.css")
+    assert response.status_code == 200 and response.headers["Content-Type"].startswith("text/css")
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
 
 
 @pytest.mark.parametrize("params, message", [

@@ -16,6 +16,7 @@ def test_quickstart_timeline(tmp_path):
     device = timeline["devices"][0]
     assert (device["ordinal"], device["name"], device["start_ms"], device["end_ms"]) == (0, "/device:GPU:0", 1.0, 81.0)
     assert device["busy"] == [0.0, 0.27] * 8
+    assert device["compute"] == device["busy"]  # no collectives: all of the busy time is compute
     assert device["busy_pct"] == 13.5
     assert timeline["input_wait"] == [0.99, 0.21] * 8
 

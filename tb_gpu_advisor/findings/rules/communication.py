@@ -3,7 +3,7 @@
 import numpy as np
 
 from tb_gpu_advisor.analysis.collective_bandwidth import LARGE_COLLECTIVE_BYTES
-from tb_gpu_advisor.analysis.kernel_names import collective_dtype, is_nccl
+from tb_gpu_advisor.analysis.kernel_names import collective_dtype, collective_kind, is_nccl
 from tb_gpu_advisor.analysis.rounding import pct
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
@@ -14,6 +14,23 @@ from tb_gpu_advisor.findings.thresholds import (COLLECTIVE_LOW_BUSBW_FRACTION, C
                                                 MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 STRAGGLER_SLOWDOWN_MIN)
 from tb_gpu_advisor.model import intervals
+
+# Collective time that is mostly send/recv or all-to-all (pipeline or model parallelism, sharded embeddings)
+# is not gradient all-reduce: bucket and gradient-compression advice does not apply to it.
+NOT_ALLREDUCE_IDIOM = Idiom(
+    fix_summary="Overlap the send/recv or all-to-all exchanges with compute; capture all ranks to find waits.",
+    fix="""\
+The collectives that run with no compute beside them are point-to-point or all-to-all exchanges (pipeline
+or model parallelism, sharded embedding tables), not a data-parallel gradient all-reduce, so all-reduce
+settings (DDP buckets, gradient compression, packing) do not change them. What helps:
+
+- overlap the exchange of the next batch with this batch's compute: TorchRec's TrainPipelineSparseDist
+  overlaps the embedding all-to-all with the dense forward/backward; in JAX/XLA, the latency-hiding
+  scheduler (XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true) overlaps collective-permutes;
+- for pipeline parallelism, more micro-batches per step (or an interleaved schedule such as
+  torch.distributed.pipelining.ScheduleInterleaved1F1B) shrink the idle bubble;
+- profile every rank for the same steps: a rank waiting in send/recv is often waiting for a slower peer.""",
+    docs=(L.NCCL_GUIDE,))
 
 ENTRIES = register("communication", {
     "communication.collective_below_link": Entry(
@@ -162,7 +179,8 @@ move. Reduce in bfloat16 (float32's range, so no overflow) and cast back for the
 Under jit with sharded arrays, cast the per-device gradients to bfloat16 where they are combined. float16
 can overflow when many replicas sum large values: reduce with a mean, and keep loss scaling dynamic. Then
 let XLA overlap what remains: XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true.""",
-            docs=(L.JAX_SHARDING, L.NCCL_GUIDE)))),
+            docs=(L.JAX_SHARDING, L.NCCL_GUIDE))),
+                  ("any:not_allreduce", NOT_ALLREDUCE_IDIOM)),
     ),
     "communication.gpu_imbalance": Entry(
         category="communication",
@@ -244,6 +262,15 @@ def allreduce_exposed(ctx):
     dtype = _allreduce_dtype(ctx)
     compute_16bit_pct = _compute_16bit_share(ctx)
     condition, note = _fp32_allreduce(ctx, dtype, compute_16bit_pct)
+    kinds = _collective_time_by_kind(ctx)
+    allreduce_pct = (round(100.0 * kinds.get("allreduce", 0) / sum(kinds.values()), 2)
+                     if sum(kinds.values()) else None)
+    if allreduce_pct is not None and allreduce_pct < ALLREDUCE_DOMINANT_PCT:
+        top = max(kinds, key=kinds.get)
+        condition = "not_allreduce"
+        note = (f"Most collective time here is {_KIND_WORDS.get(top, top)} ({100.0 * kinds[top] / sum(kinds.values()):.0f}%), "
+                f"not gradient all-reduce ({allreduce_pct:.0f}%): advice for data-parallel all-reduce does not "
+                "apply.")
     return Finding(
         id="communication.allreduce_exposed", severity=severity,
         summary=f"Collectives run with no compute beside them {share:.1f}% of the step time; "
@@ -253,11 +280,31 @@ def allreduce_exposed(ctx):
                            "nccl_overlap_with_compute_pct": overlap_pct,
                            "nccl_share_of_kernel_time_pct": pct(ctx.analysis.balance.nccl_share_pct),
                            "active_gpus": len(ctx.active_gpus), "allreduce_dtype": dtype,
+                           "allreduce_share_of_collective_pct": allreduce_pct,
+                           "collective_ms_by_kind": {kind: ms(ps) for kind, ps in sorted(kinds.items())},
                            "compute_16bit_share_pct": compute_16bit_pct},
                           ladder("collectives_exposed_pct", share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
                           {"kernels": names[:5]}),
         recoverable_ms=exposed_ms, window_ms=ctx.window_ms,
         speedup_basis="upper bound: collectives fully overlapped with compute", condition=condition, fix_note=note)
+
+
+ALLREDUCE_DOMINANT_PCT = 50.0  # below this share of collective time, all-reduce advice does not fit the job
+_KIND_WORDS = {"sendrecv": "point-to-point send/recv", "alltoall": "all-to-all", "allgather": "all-gather",
+               "reducescatter": "reduce-scatter", "broadcast": "broadcast", "reduce": "reduce"}
+
+
+def _collective_time_by_kind(ctx):
+    """{collective kind: ps} of the active GPUs' collective kernels whose name (or op) tells the kind."""
+    found = {}
+    for gpu in ctx.active_gpus:
+        activity = gpu.activity
+        for index in np.flatnonzero(ctx.kernel_mask(gpu, is_nccl)):
+            op = activity.op_names[activity.op_id[index]] if activity.op_id[index] >= 0 else None
+            kind = collective_kind(activity.names[activity.name_id[index]], op)
+            if kind is not None:
+                found[kind] = found.get(kind, 0) + int(activity.duration_ps[index])
+    return found
 
 
 def _allreduce_dtype(ctx):
@@ -318,13 +365,13 @@ def gpu_imbalance(ctx):
     most = rows[slowest]
     return Finding(
         id="communication.gpu_imbalance", severity=severity,
-        summary=f"GPU compute ranges from {least['compute_pct']:.1f}% ({least['device']}) to "
-                f"{most['compute_pct']:.1f}% ({most['device']}) of the step; cause: {cause}.",
+        summary=f"{most['device']} is the straggler: it computes {most['compute_pct']:.1f}% of the step, the "
+                f"least busy GPU {least['compute_pct']:.1f}% ({least['device']}); cause: {cause}.",
         evidence=Evidence({"cause": cause, "compute_pct_spread": spread, "compute_pct_mean": round(mean, 2),
                            "slowest_excess_ms": round(recoverable, 3), **cause_metrics, "per_gpu": rows,
                            "recoverable_pct": share},
                           limit("compute_pct_spread", spread, IMBALANCE_SPREAD_PCT),
-                          {"devices": [least["device"], most["device"]]}),
+                          {"devices": [least["device"], most["device"]], "straggler": most["device"]}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: the slowest GPU computing no longer than the next slowest, so the step "
                       "waits that much less", fix_note=note, condition=cause)

@@ -2,6 +2,7 @@
 
 import re
 
+from tb_gpu_advisor.analysis.framework import strategy_signals
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
@@ -10,6 +11,40 @@ from tb_gpu_advisor.findings.thresholds import (BF16_MIN_CC, KERNEL_HIGH_PCT, MI
                                                 MODELED_MEDIUM_PCT, TENSOR_CORE_MIN_CC)
 
 ENTRIES = register("environment", {
+    "environment.gpu_not_used": Entry(
+        category="other",
+        title="The job meant to use a GPU but ran without one",
+        fix_summary="Check the framework sees the GPU: tf.config.list_physical_devices('GPU'), CUDA/cuDNN versions.",
+        fix="""\
+No GPU did any work in this profile although the job was set up for one (see the evidence). TensorFlow
+silently runs everything on the CPU when it cannot load the GPU. Check, in the same environment:
+
+    import tensorflow as tf
+    print(tf.config.list_physical_devices("GPU"))          # [] = TensorFlow sees no GPU
+    print(tf.sysconfig.get_build_info())                    # cuda_version / cudnn_version it was built for
+    tf.debugging.set_log_device_placement(True)             # where each op runs
+
+then `nvidia-smi` (driver, CUDA version it supports, the GPU is free), CUDA_VISIBLE_DEVICES (unset, not "" or
+"-1"), and the startup log's "Could not load dynamic library" lines. Install a GPU build whose CUDA and cuDNN
+match the driver: pip install "tensorflow[and-cuda]".""",
+        docs=(L.TF_GPU_GUIDE, L.CUDA_COMPATIBILITY),
+        jax=Idiom(
+            fix_summary="Check JAX sees the GPU: jax.devices(), jax.print_environment_info(); install jax[cuda12].",
+            fix="""\
+No GPU did any work in this profile although the job was set up for one (see the evidence). JAX falls back
+to the CPU (with a warning at startup) when its CUDA plugin is missing or cannot load. Check, in the same
+environment:
+
+    import jax
+    print(jax.devices())                 # [CpuDevice(id=0)] = JAX sees no GPU
+    print(jax.default_backend())         # "gpu" expected
+    jax.print_environment_info()         # jax, jaxlib, the CUDA plugin and the driver nvidia-smi reports
+
+then `nvidia-smi` (driver, the CUDA version it supports, the GPU is free) and CUDA_VISIBLE_DEVICES (unset, not
+"" or "-1"). Install the CUDA build: pip install -U "jax[cuda12]", and set JAX_PLATFORMS=cuda to fail
+loudly instead of falling back to the CPU.""",
+            docs=(L.JAX_INSTALL, L.CUDA_COMPATIBILITY)),
+    ),
     "environment.no_tensor_cores": Entry(
         category="other",
         title="This GPU has no Tensor Cores",
@@ -194,4 +229,49 @@ def driver_older_than_runtime(ctx):
         recoverable_ms=0.0, window_ms=ctx.window_ms, speedup_basis=NOT_A_SPEEDUP)
 
 
-RULES = (no_tensor_cores, bf16_without_hardware, cuda_older_than_gpu, driver_older_than_runtime)
+# Host event names that ask for a GPU: device strings, GPU libraries, XLA's GPU runtime.
+_GPU_REQUEST = re.compile(r"/device:GPU:\d|/gpu:\d|\bGPU:\d|cudnn|cublas|nccl|GpuExecutable|XLA GPU module",
+                          re.IGNORECASE)
+# /host:metadata keys of a CUDA build (their presence says CUDA libraries were loaded).
+_CUDA_KEYS = ("cuda_version", "cuda_runtime_version", "cuda_driver_version", "cudnn_version", "cublas_version",
+              "nccl_version")
+_VERSION_KEY = re.compile(r"version$")
+
+
+def gpu_not_used(ctx):
+    """A TensorFlow or JAX profile in which no GPU worked although the job meant one to: GPU planes without
+    activity, host events that ask for a GPU, a tf.distribute strategy, CUDA versions in the metadata."""
+    model = ctx.model
+    if ctx.has_gpu or model.tpu_count or not (ctx.framework.is_tensorflow or ctx.framework.is_jax):
+        return None
+    if any(len(gpu.activity) for gpu in model.gpus):
+        return None  # GPUs worked, outside the steps: not this case
+    idle_gpus = [f"{gpu.name} ({gpu.capabilities.model_name})" if gpu.capabilities.model_name else gpu.name
+                 for gpu in model.gpus]
+    requests = sorted(name for name in model.host_activity.op_totals if _GPU_REQUEST.search(name))
+    cuda = {key: model.environment[key] for key in _CUDA_KEYS if key in model.environment}
+    strategy = strategy_signals(model) if ctx.framework.is_tensorflow else None
+    signals = ([f"{len(idle_gpus)} GPU plane(s) without kernels or copies"] if idle_gpus else []) + \
+        ([f"host events that ask for a GPU ({requests[0][:60]})"] if requests else []) + \
+        ([f"a tf.distribute strategy ({strategy})"] if strategy else []) + \
+        ([f"CUDA libraries in the metadata ({', '.join(f'{k} {v}' for k, v in cuda.items())})"] if cuda else [])
+    if not signals:
+        return None
+    versions = {key: value for key, value in model.environment.items()
+                if _VERSION_KEY.search(key) and key not in cuda}
+    # GPU planes in the file are the job's own GPUs: sure. The other signals say it meant one: likely.
+    certainty = "high" if idle_gpus else "medium"
+    return Finding(
+        id="environment.gpu_not_used", severity="high" if idle_gpus else "medium",
+        summary=("No GPU ran any work in this profile although " + "; ".join(signals[:2]) + "."),
+        evidence=Evidence({"gpu_planes": len(model.gpus), "active_gpus": 0, "signals": len(signals),
+                           "certainty": certainty},
+                          limit("active_gpus", 0, 1, "below"),
+                          {"devices": idle_gpus, "host_ops": requests[:5], "signals": signals,
+                           "versions": {**cuda, **versions}}),
+        recoverable_ms=0.0, window_ms=ctx.window_ms,
+        speedup_basis="none: the run used no GPU, so no GPU time is measured; on the GPU the step would be "
+                      "another profile")
+
+
+RULES = (gpu_not_used, no_tensor_cores, bf16_without_hardware, cuda_older_than_gpu, driver_older_than_runtime)

@@ -1,6 +1,8 @@
-"""Host findings: host work while the GPU idles, eager ops, retracing, Python functions."""
+"""Host findings: host work while the GPU idles, eager ops, retracing, Python functions, GC pauses."""
 
 import re
+
+import numpy as np
 
 from tb_gpu_advisor.analysis.step_ops import STEP_OP_MAX_CALLS_PER_STEP, is_producer_event
 from tb_gpu_advisor.findings import links as L
@@ -8,11 +10,38 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
-from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, HOST_HIGH_PCT, HOST_MEDIUM_PCT,
-                                                MODELED_LOW_PCT, RETRACE_MIN_VARIANTS)
+from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, GC_MIN_PCT, HOST_HIGH_PCT,
+                                                HOST_MEDIUM_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
+                                                RETRACE_MIN_VARIANTS)
 from tb_gpu_advisor.model import intervals
 
 ENTRIES = register("host", {
+    "host.gc_pauses": Entry(
+        category="host",
+        title="Python garbage collection pauses the training loop while the GPU idles",
+        fix_summary="Freeze the objects built at setup (gc.freeze()), raise gc thresholds or collect between "
+                    "steps.",
+        fix="""\
+Python's cyclic garbage collector stops the thread that allocates while it scans every tracked object;
+the longer the run keeps objects alive (model, dataset index, caches), the longer each full collection.
+The GPU waits while the step's thread is paused. After setup, move what exists into the permanent
+generation, collect less often, or collect at a time of your choosing:
+
+    import gc
+    model = build_model(); ds = make_dataset()   # setup done
+    gc.collect(); gc.freeze()                    # setup objects are never scanned again
+    gc.set_threshold(50_000, 20, 100)            # gen-0 every 50k allocations instead of 700
+
+    # or: no automatic collection in the loop, a collection every N steps between steps
+    gc.disable()
+    for step, batch in enumerate(ds):
+        train_step(batch)
+        if step % 500 == 0:
+            gc.collect()
+
+The evidence gives the pause times and the longest pauses' place in the profile.""",
+        docs=(L.PYTHON_GC,),
+    ),
     "host.gpu_idle_host_busy": Entry(
         category="host",
         title="The GPU idles while the host works",
@@ -308,4 +337,41 @@ def python_function(ctx):
         speedup_basis="upper bound: the input wait (or host time) the Python calls account for removed")
 
 
-RULES = (gpu_idle_host_busy, eager_execution, retracing, python_function)
+def gc_pauses(ctx):
+    """Python GC pauses recorded by the profiler (PyTorch's `Python GC` events, JAX's gc callbacks) that the GPU
+    waits through: never inferred from stalls without such events."""
+    found = ctx.analysis.gc_pauses
+    if found is None:
+        return None
+    pauses = intervals.intersect(found.pauses, ctx.window) if len(ctx.window) else found.pauses
+    if len(pauses) == 0:
+        return None
+    exposed_ms = ms(ctx.in_window_ps(ctx.exposed(pauses)) if ctx.has_gpu else ctx.in_window_ps(pauses))
+    share = ctx.share_pct(exposed_ms)
+    severity = grade(share, HOST_HIGH_PCT, MODELED_MEDIUM_PCT, GC_MIN_PCT)
+    if severity is None:
+        return None
+    lengths = pauses.end_ps - pauses.start_ps
+    total_ms = ms(int(lengths.sum()))
+    source = "Python GC events" if found.source == "python_gc_events" else "JAX's gc callbacks"
+    return Finding(
+        id="host.gc_pauses", severity=min(severity, "medium", key=("low", "medium", "high").index),
+        summary=f"{len(pauses)} Python garbage collections pause the loop for {total_ms:.2f} ms (longest "
+                f"{ms(int(lengths.max())):.2f} ms); the GPU idles through {exposed_ms:.2f} ms of them, {share:.1f}% "
+                "of the step time.",
+        evidence=Evidence({"gc_pause_count": len(pauses), "gc_pause_ms": total_ms,
+                           "gc_pause_max_ms": ms(int(lengths.max())),
+                           "gc_pause_median_ms": ms(int(np.median(lengths))),
+                           "gc_pause_gpu_idle_ms": exposed_ms, "gc_pause_gpu_idle_pct": share,
+                           "gc_pauses_per_step": (round(len(pauses) / ctx.step_count, 2) if ctx.step_count
+                                                  else None),
+                           "source": found.source},
+                          ladder("gc_pause_gpu_idle_pct", share, HOST_HIGH_PCT, MODELED_MEDIUM_PCT, GC_MIN_PCT),
+                          {"time_ranges_ms": ctx.longest_ranges_ms(pauses),
+                           "steps": ctx.steps_overlapping(pauses)}),
+        recoverable_ms=exposed_ms, window_ms=ctx.window_ms,
+        speedup_basis=f"upper bound: the GC pauses ({source}) during which every GPU idles, removed",
+        fix_note=f"Measured from {source}.")
+
+
+RULES = (gpu_idle_host_busy, eager_execution, retracing, python_function, gc_pauses)

@@ -8,6 +8,7 @@ from tb_gpu_advisor.analysis.rounding import ms as ms6
 from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
 from tb_gpu_advisor.findings.thresholds import INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, TF_DATA_SERVICE_MIN_GPUS
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
 from tb_gpu_advisor.whatif.cores import host_cores
 
@@ -62,6 +63,42 @@ slowly than the GPU consumes them. Load in parallel worker processes and ahead o
 Decode once and cache deterministic work; apply random augmentation after the cache, never before it.
 Measure the loader alone (iterate it without the model) to know its ceiling.""",
             docs=(L.TORCH_DATA,)),
+    ),
+    "input.host_batch_prep": Entry(
+        category="input",
+        title="The host prepares each batch while the device idles",
+        fix_summary="Prepare batches ahead in the background; put the next one on the device before it is needed.",
+        fix="""\
+Each step starts with the training loop building its batch on the step thread (NumPy work, reads, the copy to
+the device) while the device has nothing to run; only then is the step dispatched. Produce batches ahead of
+the step, in the background, and transfer the next one while the current step runs:
+
+    ds = tf.data.Dataset.from_generator(make_examples, output_signature=signature)  # or TFRecord files
+    ds = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).batch(batch_size)
+    ds = ds.prefetch(tf.data.AUTOTUNE)
+    for batch in ds.as_numpy_iterator(): ...
+
+Measure the loader alone (iterate it without the model) to know whether it can keep up.""",
+        docs=(L.TF_DATA_PERFORMANCE,),
+        jax=Idiom(
+            fix_summary="Load batches in the background (grain, tf.data) and device_put the next one during the step.",
+            fix="""\
+Each step starts with the loop building its batch on the step thread (NumPy work, reads, jnp.asarray /
+jax.device_put) while the device has nothing to run; only then is the jitted step dispatched. Build batches
+in the background and keep the next one on the device before the step asks for it:
+
+    # a loader with worker processes, reading ahead (grain)
+    loader = grain.DataLoader(data_source=source, sampler=sampler, operations=transforms,
+                              worker_count=8, worker_buffer_size=2)
+    # or tf.data without TensorFlow on the device
+    loader = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).batch(b).prefetch(tf.data.AUTOTUNE)
+    batches = flax.jax_utils.prefetch_to_device(iter(loader.as_numpy_iterator()), size=2)
+    # or by hand: a thread fills a queue.Queue(maxsize=2) with jax.device_put(batch) one step ahead
+    for batch in batches:
+        state, metrics = train_step(state, batch)
+
+Measure the loader alone (iterate it without the model) to know whether it keeps up with the step.""",
+            docs=(L.JAX_DEVICE_PUT, L.GRAIN, L.TF_DATA_PERFORMANCE)),
     ),
     "input.no_prefetch": Entry(
         category="input",
@@ -357,4 +394,65 @@ def tf_data_service(ctx):
     return capped(finding, "medium")
 
 
-RULES = (gpu_waits_for_input, no_prefetch, sequential_map, python_generator, demanded_file_reads, no_cache, tf_data_service)
+def host_batch_prep(ctx):
+    """JAX: each step starts with the host building its batch on the step thread while the device idles
+    (analysis.batch_prep), not behind tf.data's IteratorGetNext. How sure depends on what the trace shows there:
+    known preparation calls (Python tracer), other host work, or nothing (an untraced stall)."""
+    prep = ctx.analysis.batch_prep
+    if not ctx.framework.is_jax or prep is None or not ctx.step_count or prep.total_ps <= 0:
+        return None
+    prep_ms = ms(prep.total_ps)
+    share = ctx.share_pct(prep_ms)
+    severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
+    if severity is None:
+        return None
+    gain_ms = ms(prep.recoverable_ps)
+    calls = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in prep.calls[:5]]
+    device, idles = ("the GPUs", "idle") if prep.device == "gpu" else ("XLA's CPU executor", "idles")
+    if prep.certainty == "high":
+        what = ", ".join(f"{c['function']} {c['ms'] / ctx.step_count:.2f} ms" for c in calls[:3])
+        seen = (f"The Python tracer shows the step thread in batch preparation there ({what} per step); "
+                "the step is dispatched after it.")
+        if prep.waits:
+            seen += " Most of it is waiting (sleep or file reads), not computing: a background loader hides it."
+    elif prep.certainty == "medium":
+        seen = ("Host events fill that time but none is a known preparation call (NumPy, reads, device_put): "
+                "check what the loop does before calling the step.")
+    else:
+        seen = ("The trace shows almost nothing on the host there: the step thread waited or ran Python the "
+                "profile did not trace (enable the Python tracer, jax.profiler.trace(..., "
+                "python_tracer_level=1), or time the loader alone before acting on this).")
+    note = f"{seen} Every step pays it before {device} {'get' if prep.device == 'gpu' else 'gets'} work."
+    if prep.device != "gpu":
+        note += (" This is a CPU-only run: the background loader shares the cores with the step, so the overlap "
+                 "holds for waiting, less for NumPy work.")
+    between_ms = ms(prep.between_steps_ps) / (ctx.step_count - 1) if ctx.step_count > 1 else 0.0
+    if between_ms >= 0.1 * prep_ms / ctx.step_count:
+        note += (f" The device also idles {between_ms:.2f} ms between consecutive step markers, outside the steps "
+                 "measured here: preparation the marker leaves out.")
+    if prep.certainty == "low" or (prep.device != "gpu" and not prep.waits):
+        severity = "medium" if severity == "high" else severity
+    finding = Finding(
+        id="input.host_batch_prep", severity=severity,
+        summary=f"Each step starts with {ctx.time_text(prep_ms)} of host batch preparation while {device} "
+                f"idle ({share:.1f}% of the step; how sure: {prep.certainty}).",
+        evidence=Evidence(
+            {"batch_prep_ms": prep_ms, "batch_prep_ms_per_step": ctx.per_step_ms(prep_ms), "batch_prep_pct": share,
+             "step_time_ms_mean": ctx.mean_step_ms, "host_traced_pct": round(100 * prep.traced_share, 1),
+             "prep_calls_pct": round(100 * prep.prep_call_share, 1), "certainty": prep.certainty,
+             "device": prep.device, "between_steps_idle_ms": ms(prep.between_steps_ps),
+             "recoverable_pct": ctx.share_pct(gain_ms)},
+            ladder("batch_prep_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
+            {"time_ranges_ms": ctx.longest_ranges_ms(prep.gaps), "steps": ctx.steps_overlapping(prep.gaps),
+             "functions": calls}),
+        recoverable_ms=gain_ms, window_ms=ctx.window_ms, speedup_basis="", fix_note=note)
+    basis = ("per step, the preparation overlapped with the rest of that step by a loader one batch ahead: the "
+             "step becomes max(preparation, rest)")
+    overlaps = prep.device == "gpu" or prep.waits
+    make = whatif_model if overlaps else whatif_bound
+    return estimated(finding, make(ctx.window_ms, ctx.window_ms - gain_ms,
+                                   basis if overlaps else f"upper bound: {basis} (on CPU the loader competes "
+                                                          "with the step for cores)"))
+
+
+RULES = (gpu_waits_for_input, host_batch_prep, no_prefetch, sequential_map, python_generator, demanded_file_reads, no_cache, tf_data_service)

@@ -13,6 +13,23 @@ from tb_gpu_advisor.findings.thresholds import (LAUNCH_GAP_MAX_US, LAUNCH_GPU_BU
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 
+# Launch time measured during warm-up is mostly first-use setup; the framework-specific fix comes after.
+WARMUP_IDIOM = Idiom(
+    fix_summary="Recapture after warm-up: this launch time includes first-use setup (module loading).",
+    fix="""\
+Warm-up is inside this capture (see the trace confidence): a kernel's first launch loads its module and the
+first calls create the context and streams, taking milliseconds where a warm launch takes microseconds.
+Profile steady-state steps before changing code:
+
+    TensorFlow/Keras: TensorBoard(log_dir, profile_batch=(10, 19))
+    JAX: jax.profiler.start_trace(logdir) after the first steps have compiled
+    PyTorch: torch.profiler.profile(schedule=torch.profiler.schedule(wait=5, warmup=2, active=10))
+
+If launch time is still large there, launch fewer kernels: compile the step (XLA jit_compile=True, jax.jit,
+torch.compile) and replay it as a graph (torch.compile(mode="reduce-overhead") records
+CUDA graphs on NVIDIA, HIP graphs on ROCm).""",
+    docs=(L.CUDA_GRAPHS,))
+
 ENTRIES = register("launch", {
     "launch.gpu_starved_by_launches": Entry(
         category="launch",
@@ -73,7 +90,8 @@ XLA (its kernels are fusions). What is left is fewer launches per example:
 
 a larger batch (more work per kernel), and, if tf.data shares the CPU with the launch threads,
 TF_GPU_THREAD_MODE=gpu_private.""",
-            docs=(L.TF_GPU_PERFORMANCE, L.CUDA_GRAPHS)))),
+            docs=(L.TF_GPU_PERFORMANCE, L.CUDA_GRAPHS))),
+                  ("any:warmup", WARMUP_IDIOM)),
     ),
     "launch.tiny_kernels": Entry(
         category="launch",
@@ -160,6 +178,10 @@ def gpu_starved_by_launches(ctx):
         return None
     starved = intervals.subtract(ctx.host.launch_busy, ctx.gpu_busy)
     condition, note = ctx.xla_advice()
+    if ctx.confidence.warmup:
+        condition, note = "warmup", ""
+    elif ctx.framework.name == "pytorch" and ctx.on_amd:
+        condition = "rocm"
     return Finding(
         id="launch.gpu_starved_by_launches", severity=severity,
         summary=f"The GPU idles {share:.1f}% of the step while kernels are being launched "

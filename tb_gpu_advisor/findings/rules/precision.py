@@ -52,6 +52,36 @@ Mixed precision is faster still: compute the forward pass and loss in bfloat16:
     with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
         loss = loss_fn(model(x), y)""",
             docs=(L.TORCH_TF32, L.TORCH_AMP))),
+                  ("pytorch:fp16_only", Idiom(
+            fix_summary='torch.autocast("cuda", dtype=torch.float16) with a GradScaler (no bf16 Tensor Cores '
+                        'before cc 8.0).',
+            fix="""\
+Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. This GPU (compute
+capability 7.x: Volta, Turing) has float16 Tensor Cores but none for bfloat16 or TF32, so autocast to
+float16, with loss scaling against gradient underflow:
+
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast(device_type="cuda", dtype=torch.float16):
+        loss = loss_fn(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer); scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+
+Keep layer sizes multiples of 8 so Tensor Cores apply.""",
+            docs=(L.TORCH_AMP, L.NVIDIA_MIXED_PRECISION))),
+                  ("jax:fp16_only", Idiom(
+            fix_summary="Compute in float16 with dynamic loss scaling (no bf16/TF32 Tensor Cores before cc 8.0).",
+            fix="""\
+Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. This GPU (compute
+capability 7.x) has float16 Tensor Cores but none for bfloat16 or TF32: compute in float16 and keep the
+parameters in float32, with dynamic loss scaling (the jmp library: jmp.DynamicLossScale) against gradient
+underflow:
+
+    compute_params = jax.tree.map(lambda p: p.astype(jnp.float16), params)   # inside the jitted step
+    logits = model.apply(compute_params, x.astype(jnp.float16)).astype(jnp.float32)
+
+Keep dimensions multiples of 8.""",
+            docs=(L.JAX_MATMUL_PRECISION, L.NVIDIA_MIXED_PRECISION))),
                   ("tf32_off", Idiom(
             fix_summary="Turn TF32 back on (it is on by default on Ampere+; something disabled it), then mixed "
                         "precision.",
@@ -112,6 +142,8 @@ def fp32_matmul(ctx):
     low_share = round(100.0 * (breakdown["compute_16bit"] or 0.0) / compute, 2) if compute else None
     fp32_ms = ms(fp32_ps)
     condition, note = _tf32_off(ctx, cc)
+    if cc < TF32_MIN_CC and ctx.framework.name in ("pytorch", "jax"):
+        condition = "fp16_only"  # bfloat16 and TF32 Tensor Cores arrive with compute capability 8.0
     return modeled_finding(
         ctx, "precision.fp32_matmul",
         f"32-bit matmul/conv kernels without Tensor Cores take {share:.1f}% of GPU kernel time "

@@ -10,6 +10,7 @@ import {emptyState, section} from './common.js';
 const KINDS = [
   {key: 'all', label: 'All'},
   {key: 'new', label: 'New'},
+  {key: 'fused', label: 'Fused'},
   {key: 'gone', label: 'Gone'},
   {key: 'faster', label: 'Faster'},
   {key: 'slower', label: 'Slower'},
@@ -18,7 +19,10 @@ const SHOWN = 15;
 
 function row(entry) {
   return h('tr', {'data-kind': entry.kind},
-    h('td', {}, h('span', {class: ['badge', `change-${entry.kind}`]}, entry.kind)),
+    h('td', {}, h('span', {class: ['badge', `change-${entry.kind}`],
+      title: entry.kind === 'fused' ? 'a new fused kernel that replaces kernels gone' :
+        entry.basis === 'per_launch' ? 'launched more or less often per step: compared per launch' : null},
+    entry.kind === 'fused' ? 'fused' : entry.basis === 'per_launch' ? `${entry.kind} per launch` : entry.kind)),
     h('td', {class: 'kernel-name', title: entry.name}, h('div', {class: 'name'}, shortKernelName(entry.name))),
     h('td', {class: 'num'}, formatUs(entry.baseline_us)),
     h('td', {class: 'num'}, formatUs(entry.candidate_us)),
@@ -35,7 +39,7 @@ export function kernelChangesView(comparison) {
   const state = {kind: 'all', all: false};
   const body = h('div', {class: 'table-wrap'});
   const buttons = KINDS.map(({key, label}) => {
-    const count = key === 'all' ? ['new', 'gone', 'faster', 'slower'].reduce((sum, k) => sum + (counts[k] || 0), 0) : counts[key] || 0;
+    const count = key === 'all' ? ['new', 'fused', 'gone', 'faster', 'slower'].reduce((sum, k) => sum + (counts[k] || 0), 0) : counts[key] || 0;
     return h('button', {type: 'button', class: 'kind-filter', 'data-kind': key, 'aria-pressed': String(key === 'all'),
       onclick: () => {
         state.kind = key;

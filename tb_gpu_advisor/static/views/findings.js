@@ -1,10 +1,11 @@
 /**
- * The findings: severity, title, evidence, estimated speedup, the fix with a copy button, links.
+ * The findings as a compact ranked list: per finding a line with severity, title and estimated speedup, and
+ * one sentence; the first is open with its fix (copy button), its evidence folded, links.
  */
 
 import {copyText} from '../clipboard.js';
 import {h} from '../dom.js';
-import {evidenceRows} from '../evidence.js';
+import {evidenceRows, evidenceTables} from '../evidence.js';
 import {formatSpeedup, speedupKindTitle} from '../format.js';
 import {emptyState, section} from './common.js';
 
@@ -31,12 +32,25 @@ function copyButton(text) {
   return button;
 }
 
+function evidenceTable({label, columns, rows}) {
+  return h('div', {class: 'table-wrap evidence-table'}, h('table', {},
+    h('caption', {}, label),
+    h('thead', {}, h('tr', {}, columns.map((column) => h('th', {scope: 'col', class: column.numeric ? 'num' : null},
+      column.label)))),
+    h('tbody', {}, rows.map((cells) => h('tr', {}, cells.map((cell, i) =>
+      h('td', {class: columns[i].numeric ? 'num' : null, title: cell.title || null}, cell.text)))))));
+}
+
+/** The evidence, folded: "Evidence" opens the measured values, threshold, pointers and per-item tables. */
 function evidenceList(evidence) {
   const rows = evidenceRows(evidence).flatMap(({label, items}) => [
     h('dt', {}, label),
     h('dd', {}, h('ul', {class: 'evidence-items'},
       items.map((item) => h('li', item.title ? {title: item.title} : {}, item.text))))]);
-  return rows.length ? h('dl', {class: 'evidence'}, rows) : null;
+  const tables = evidenceTables(evidence).map(evidenceTable);
+  if (!rows.length && !tables.length) return null;
+  return h('details', {class: 'evidence-fold'}, h('summary', {}, 'Evidence'),
+    rows.length ? h('dl', {class: 'evidence'}, rows) : null, tables);
 }
 
 /** "Shares recoverable time with #2, #5": speedups of overlapping findings do not add up. */
@@ -52,21 +66,27 @@ function findingCard(finding, index, numbers) {
   const speedup = formatSpeedup(finding.estimated_speedup, finding.speedup_kind);
   const fix = typeof finding.fix === 'string' && finding.fix.trim() ? finding.fix : null;
   const docs = (Array.isArray(finding.docs) ? finding.docs : []).map(safeLink).filter(Boolean);
+<<<<<<< HEAD
   return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding',
     'data-finding-id': finding.id || null},
+=======
+  const line = finding.summary || finding.fix_summary || '';
+  return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding'},
+>>>>>>> main
     h('summary', {},
-      h('span', {class: ['badge', `severity-${severity}`]}, severity),
-      h('span', {class: 'finding-number'}, `#${index + 1}`),
-      h('span', {class: 'finding-title'}, finding.title || finding.id || 'Finding'),
-      speedup ? h('span', {class: 'badge speedup', 'data-kind': finding.speedup_kind === 'model' ? 'model' : 'bound',
-        title: speedupKindTitle(finding.speedup_kind)}, speedup) : null,
-      finding.category ? h('span', {class: 'chip'}, finding.category) : null),
+      h('span', {class: 'finding-head'},
+        h('span', {class: ['badge', `severity-${severity}`]}, severity),
+        h('span', {class: 'finding-number'}, `#${index + 1}`),
+        h('span', {class: 'finding-title'}, finding.title || finding.id || 'Finding'),
+        speedup ? h('span', {class: 'badge speedup', 'data-kind': finding.speedup_kind === 'model' ? 'model' : 'bound',
+          title: speedupKindTitle(finding.speedup_kind)}, speedup) : null,
+        finding.category ? h('span', {class: 'chip'}, finding.category) : null),
+      line ? h('span', {class: 'finding-line', title: line}, line) : null),
     h('div', {class: 'finding-body'},
-      finding.summary ? h('p', {}, finding.summary) : null,
       overlapNote(finding, numbers),
-      evidenceList(finding.evidence),
-      finding.fix_summary ? h('p', {class: 'fix-summary'}, h('strong', {}, 'Fix: '), finding.fix_summary) : null,
+      finding.fix_summary && finding.fix_summary !== line ? h('p', {class: 'fix-summary'}, h('strong', {}, 'Fix: '), finding.fix_summary) : null,
       fix ? h('div', {class: 'fix'}, copyButton(fix), h('pre', {}, h('code', {}, fix))) : null,
+      evidenceList(finding.evidence),
       docs.length ? h('p', {class: 'docs'}, 'Read more: ', docs.flatMap((a, i) => (i ? [' · ', a] : [a]))) : null,
       finding.id ? h('p', {class: 'finding-id'}, finding.id) : null));
 }

@@ -1,9 +1,10 @@
 /**
- * The kernel table: sorted, filtered and paged by the server (/kernels); full names on hover.
+ * The kernel table: sorted, filtered and paged by the server (/kernels); each kernel's share of all kernel
+ * time, its op type, and above it the time by op type (a click filters the table); full names on hover.
  */
 
 import {ApiError, getResult} from '../api.js';
-import {h, replace} from '../dom.js';
+import {h, replace, s, tooltip} from '../dom.js';
 import {formatBytes, formatCount, formatPct, formatUs, kernelDetail, shortKernelName} from '../format.js';
 import {emptyState, meter, section} from './common.js';
 
@@ -11,6 +12,7 @@ const COLUMNS = [
   {key: 'name', label: 'Kernel', numeric: false},
   {key: 'occurrences', label: 'Count', numeric: true},
   {key: 'total_us', label: 'Total', numeric: true},
+  {key: null, label: 'Share', numeric: true, title: 'Share of the time of all kernels'},
   {key: 'avg_us', label: 'Avg', numeric: true},
   {key: 'max_us', label: 'Max', numeric: true},
   {key: 'occupancy_pct', label: 'Occupancy', numeric: true},
@@ -21,6 +23,14 @@ const COLUMNS = [
   {key: 'peak_pct', label: 'Of roof', numeric: true},
 ];
 const PAGE_SIZES = [25, 50, 100];
+export const OP_TYPE_LABELS = {
+  matmul_conv: 'Matmul / conv',
+  elementwise: 'Element-wise',
+  reduction: 'Reduction',
+  collective: 'Collective',
+  copy: 'Copy / layout',
+  other: 'Other',
+};
 
 function tensorCoreBadge(row) {
   if (row.uses_tensor_cores) return h('span', {class: 'badge tc', title: 'This kernel runs on Tensor Cores'}, 'TC');
@@ -45,15 +55,19 @@ function roofCell(row) {
     h('span', {}, formatPct(row.peak_pct, 0)));
 }
 
-function kernelRow(row) {
+function kernelRow(row, kernelTimeUs) {
   const dims = `${(row.grid || []).join('×')} × ${(row.block || []).join('×')}`;
-  return h('tr', {},
+  const share = kernelTimeUs > 0 && Number.isFinite(row.total_us) ? (100 * row.total_us) / kernelTimeUs : null;
+  const type = OP_TYPE_LABELS[row.op_type] ? row.op_type : null;
+  return h('tr', {'data-op-type': type},
     h('td', {class: 'kernel-name', title: row.name},
       h('div', {class: 'name'}, shortKernelName(row.name)),
-      row.op_name ? h('div', {class: 'op', title: row.op_name}, row.op_name) :
-        h('div', {class: 'op'}, kernelDetail(row.name))),
+      h('div', {class: 'op', title: row.op_name || null},
+        type ? h('span', {class: `op-type op-${type}`}, OP_TYPE_LABELS[type]) : null,
+        row.op_name || kernelDetail(row.name))),
     h('td', {class: 'num'}, formatCount(row.occurrences)),
     h('td', {class: 'num'}, formatUs(row.total_us)),
+    h('td', {class: 'num share'}, share === null ? '—' : formatPct(share, share < 1 ? 2 : 1)),
     h('td', {class: 'num'}, formatUs(row.avg_us)),
     h('td', {class: 'num'}, formatUs(row.max_us)),
     h('td', {class: 'num'}, occupancyCell(row.occupancy_pct)),
@@ -64,9 +78,33 @@ function kernelRow(row) {
     h('td', {class: 'num'}, roofCell(row)));
 }
 
+/** The time by op type as one stacked bar, each part a button that filters the table to that type. */
+function rollupView(rollup, active, onPick) {
+  if (!Array.isArray(rollup) || !rollup.length) return null;
+  let x = 0;
+  const parts = rollup.filter((entry) => entry.share_pct > 0).map((entry) => {
+    const rect = s('rect', {class: `op-${entry.op_type}`, x, y: 0, width: entry.share_pct, height: 10},
+      tooltip(`${OP_TYPE_LABELS[entry.op_type] || entry.op_type}: ${formatPct(entry.share_pct)} of kernel time, ` +
+        `${formatUs(entry.total_us)} in ${formatCount(entry.kernels)} kernels`));
+    x += entry.share_pct;
+    return rect;
+  });
+  return h('div', {class: 'op-rollup', 'data-testid': 'op-rollup'},
+    s('svg', {class: 'breakdown-bar', viewBox: `0 0 ${Math.max(x, 100)} 10`, preserveAspectRatio: 'none', role: 'img',
+      'aria-label': 'Kernel time by op type'}, parts),
+    h('div', {class: 'op-types', role: 'group', 'aria-label': 'Show only one op type'},
+      rollup.map((entry) => h('button', {type: 'button', class: 'op-filter', 'data-op-type': entry.op_type,
+        'aria-pressed': String(active === entry.op_type), title: active === entry.op_type ? 'Show every op type' :
+          `Show only ${OP_TYPE_LABELS[entry.op_type] || entry.op_type} kernels`,
+        onclick: () => onPick(active === entry.op_type ? '' : entry.op_type)},
+      h('span', {class: `swatch op-${entry.op_type}`}),
+      `${OP_TYPE_LABELS[entry.op_type] || entry.op_type} ${formatPct(entry.share_pct)}`))));
+}
+
 /** The kernel card for one run and host; it fetches its own pages. */
 export function kernelTableView(run, host, totalKernels, {filter: initialFilter = '', onFilter} = {}) {
-  const state = {sort: 'total_us', order: 'desc', filter: initialFilter, offset: 0, limit: PAGE_SIZES[0]};
+  const state = {sort: 'total_us', order: 'desc', filter: initialFilter, op_type: '', offset: 0, limit: PAGE_SIZES[0]};
+  const rollup = h('div', {class: 'op-rollup-slot'});
   let controller = null;
   let debounce = null;
   const head = h('thead');
@@ -112,7 +150,7 @@ export function kernelTableView(run, host, totalKernels, {filter: initialFilter 
 
   function renderHead() {
     replace(head, h('tr', {}, COLUMNS.map((column) => {
-      if (!column.key) return h('th', {scope: 'col'}, column.label);
+      if (!column.key) return h('th', {scope: 'col', class: column.numeric ? 'num' : null, title: column.title || null}, column.label);
       const active = state.sort === column.key;
       const arrow = active ? (state.order === 'desc' ? ' ▼' : ' ▲') : '';
       return h('th', {scope: 'col', class: column.numeric ? 'num' : null,
@@ -129,13 +167,19 @@ export function kernelTableView(run, host, totalKernels, {filter: initialFilter 
     status.textContent = 'Loading…';
     try {
       const page = await getResult('kernels', {run, host, ...state}, {signal: controller.signal});
-      replace(body, page.rows.map(kernelRow));
+      replace(body, page.rows.map((row) => kernelRow(row, page.kernel_time_us)));
+      replace(rollup, rollupView(page.op_types, state.op_type, (type) => {
+        state.op_type = type;
+        state.offset = 0;
+        load();
+      }));
       replace(message, page.total === 0 ?
         emptyState(page.total_unfiltered === 0 ? 'No kernels in this profile.' : 'No kernel matches the filter.') : null);
+      const typeNote = state.op_type ? `, ${OP_TYPE_LABELS[state.op_type] || state.op_type} only` : '';
       const first = page.total ? page.offset + 1 : 0;
       const last = page.offset + page.rows.length;
       status.textContent = `${formatCount(first)}–${formatCount(last)} of ${formatCount(page.total)}` +
-        (page.total !== page.total_unfiltered ? ` (filtered from ${formatCount(page.total_unfiltered)})` : '');
+        (page.total !== page.total_unfiltered ? ` (filtered from ${formatCount(page.total_unfiltered)}${typeNote})` : '');
       prev.disabled = page.offset === 0;
       next.disabled = last >= page.total;
     } catch (error) {
@@ -149,6 +193,7 @@ export function kernelTableView(run, host, totalKernels, {filter: initialFilter 
   load();
   return section('Kernels', {id: 'kernels', subtitle: `${formatCount(totalKernels)} distinct, by total time`, wide: true,
     actions: [filter, size]},
+  rollup,
   h('div', {class: 'table-wrap'}, h('table', {class: 'kernels', 'data-testid': 'kernel-table'}, head, body)),
   message,
   h('div', {class: 'pager'}, prev, status, next));

@@ -3,27 +3,35 @@
  */
 
 import {h, s, tooltip} from '../dom.js';
+import {countTickLabels, rotatedExtent, textWidth} from '../axis.js';
 import {barSlots, ticks} from '../charts.js';
 import {binLabels, formatCount, formatPct, formatUs} from '../format.js';
 import {emptyState, section} from './common.js';
 
 const W = 560;
-const H = 200;
-const M = {left: 44, right: 8, top: 10, bottom: 44};
+const PLOT_H = 146;
+const ANGLE = -35;
 
 function chart(edges, counts) {
   const labels = binLabels(edges);
-  const plotW = W - M.left - M.right;
-  const plotH = H - M.top - M.bottom;
   const axis = ticks(Math.max(...counts), {integer: true});
+  const yLabels = countTickLabels(axis);
+  const extents = labels.map((label) => rotatedExtent(label, ANGLE));
+  const yWidth = Math.max(...yLabels.map((label) => textWidth(label))) + 12;
+  const firstSlot = barSlots(counts.length, W - yWidth - 8, 0.15)[0];
+  const left = Math.ceil(Math.max(yWidth, extents[0].left - firstSlot.x - firstSlot.width / 2 + 4));
+  const M = {left, right: 8, top: 10, bottom: Math.ceil(Math.max(...extents.map((e) => e.down)) + 16)};
+  const H = M.top + PLOT_H + M.bottom;
+  const plotW = W - M.left - M.right;
+  const plotH = PLOT_H;
   const scale = plotH / axis[axis.length - 1];
   const slots = barSlots(counts.length, plotW, 0.15);
   const total = counts.reduce((a, b) => a + b, 0);
   return s('svg', {class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'Launch latency histogram'},
-    axis.map((value) => {
+    axis.map((value, i) => {
       const y = M.top + plotH - value * scale;
       return s('g', {class: 'tick'}, s('line', {x1: M.left, x2: W - M.right, y1: y, y2: y}),
-        s('text', {x: M.left - 6, y: y + 4, 'text-anchor': 'end'}, formatCount(value)));
+        s('text', {class: 'y-label', x: M.left - 6, y: y + 4, 'text-anchor': 'end'}, yLabels[i]));
     }),
     counts.map((count, i) => {
       const x = M.left + slots[i].x;
@@ -32,8 +40,21 @@ function chart(edges, counts) {
         s('rect', {class: 'cat-launch', x, width: slots[i].width, y: M.top + plotH - height, height},
           tooltip(`${labels[i]}: ${formatCount(count)} launches (${formatPct(total ? (100 * count) / total : 0)})`)),
         s('text', {class: 'x-label', x: x + slots[i].width / 2, y: H - M.bottom + 12, 'text-anchor': 'end',
-          transform: `rotate(-35 ${x + slots[i].width / 2} ${H - M.bottom + 12})`}, labels[i]));
+          transform: `rotate(${ANGLE} ${x + slots[i].width / 2} ${H - M.bottom + 12})`}, labels[i]));
     }));
+}
+
+const QUEUED_BUSY_PCT = 90;  // a GPU this busy always has work queued: kernels wait behind it, not for the host
+const QUEUED_LATENCY_US = 50;  // well above the few µs a launch itself costs
+
+/** Why the latency is long when the launch queue is full (a busy GPU), or null. */
+export function queueNote(report) {
+  const busy = report.summary?.gpu_busy_pct;
+  const p50 = report.launch?.latency_us?.p50;
+  if (!(busy >= QUEUED_BUSY_PCT) || !(p50 >= QUEUED_LATENCY_US)) return null;
+  return `The GPU is busy ${formatPct(busy)} of the time, so its launch queue is full: the host launches kernels ` +
+    `ahead of the GPU and each one waits behind those queued before it. A median latency of ${formatUs(p50)} here is ` +
+    'queueing, which keeps the GPU fed; it is not launch overhead.';
 }
 
 /** The launch card of a HostReport. */
@@ -47,6 +68,7 @@ export function launchView(report) {
     Number.isFinite(launch.tiny_kernel_pct) ? ` · ${formatPct(launch.tiny_kernel_pct)} of kernels are tiny` : '',
     Number.isFinite(launch.per_step) ? ` · ${formatCount(launch.per_step)} per step` : '');
   return section('Launch latency', {id: 'launch', subtitle: 'host launch call → kernel start'},
-    counts.some((c) => c > 0) ? [facts, chart(histogram.edges_us, counts)] :
+    counts.some((c) => c > 0) ? [facts, chart(histogram.edges_us, counts), queueNote(report) ?
+      h('p', {class: 'hint', 'data-testid': 'queue-note'}, queueNote(report)) : null] :
       emptyState('No kernel launch could be paired with its kernel (no host plane or no correlation ids).'));
 }

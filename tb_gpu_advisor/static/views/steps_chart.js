@@ -3,6 +3,7 @@
  */
 
 import {h, s, tooltip} from '../dom.js';
+import {msTickLabels, textWidth} from '../axis.js';
 import {barSlots, sampleEvenly, stackSegments, ticks} from '../charts.js';
 import {BREAKDOWN_LABELS, formatMs} from '../format.js';
 import {emptyState, legend, section} from './common.js';
@@ -11,7 +12,7 @@ const CATEGORIES = Object.keys(BREAKDOWN_LABELS);
 const MAX_BARS = 60;
 const W = 560;
 const H = 220;
-const M = {left: 56, right: 8, top: 10, bottom: 30};
+const MARGIN = {right: 8, top: 10, bottom: 30};
 
 function stepLabel(step, index) {
   if (Number.isInteger(step.step_num)) return String(step.step_num);
@@ -19,18 +20,20 @@ function stepLabel(step, index) {
 }
 
 function chart(steps) {
-  const plotW = W - M.left - M.right;
-  const plotH = H - M.top - M.bottom;
   const totals = steps.map((step) => CATEGORIES.reduce((sum, key) => sum + (step.breakdown_ms?.[key] || 0), 0));
   const axis = ticks(Math.max(...totals));
+  const labels = msTickLabels(axis);
+  const M = {...MARGIN, left: Math.ceil(Math.max(...labels.map((label) => textWidth(label))) + 12)};
+  const plotW = W - M.left - M.right;
+  const plotH = H - M.top - M.bottom;
   const scale = plotH / axis[axis.length - 1];
   const slots = barSlots(steps.length, plotW);
   const labelEvery = Math.ceil(steps.length / 15);
-  const grid = axis.map((value) => {
+  const grid = axis.map((value, i) => {
     const y = M.top + plotH - value * scale;
     return s('g', {class: 'tick'},
       s('line', {x1: M.left, x2: W - M.right, y1: y, y2: y}),
-      s('text', {x: M.left - 6, y: y + 4, 'text-anchor': 'end'}, formatMs(value)));
+      s('text', {class: 'y-label', x: M.left - 6, y: y + 4, 'text-anchor': 'end'}, labels[i]));
   });
   const bars = steps.map((step, i) => {
     const x = M.left + slots[i].x;

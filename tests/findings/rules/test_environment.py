@@ -50,3 +50,58 @@ def test_driver_older_than_runtime():
 
 def test_environment_rules_are_quiet_on_the_healthy_trace():
     assert not [key for key in findings_by_id(report_of(healthy())) if key.startswith("environment.")]
+
+
+def cpu_run(gpu_plane=False, jax=False, ops=("dense/MatMul:MatMul",), threads=(), **metadata):
+    """4 steps of host work only: TensorFlow ops (or a jitted JAX step) on the CPU; optionally an idle GPU plane,
+    extra thread kinds and /host:metadata stats."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    if gpu_plane:
+        builder.gpu(0, model="NVIDIA A100-SXM4-80GB")
+    if jax:
+        builder.metadata(jax_version="0.4.30", jaxlib_version="0.4.30", **metadata)
+    elif metadata:
+        builder.metadata(**metadata)
+    compute = builder.thread("tf_Compute/1")
+    for start in step_starts(python):
+        if jax:
+            python.event("PjitFunction(train_step)", start + 10, 9_000)
+        else:
+            python.event("__inference_train_step_812", start + 10, 9_000)
+            for op in ops:
+                compute.event(op, start + 20, 8_000)
+        for thread in threads:
+            builder.thread(thread).event("op", start + 20, 100)
+    return builder
+
+
+def test_gpu_plane_without_work_names_the_gpu():
+    finding = findings_by_id(report_of(cpu_run(gpu_plane=True)))["environment.gpu_not_used"]
+    assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.0
+    assert finding["evidence"]["pointers"]["devices"] == ["/device:GPU:0 (NVIDIA A100-SXM4-80GB)"]
+    assert finding["evidence"]["metrics"]["certainty"] == "high"
+    assert "tf.config.list_physical_devices" in finding["fix"]
+
+
+def test_cuda_libraries_in_a_jax_cpu_run_give_the_jax_checks_and_versions():
+    finding = findings_by_id(report_of(cpu_run(jax=True, cuda_version="12030", cudnn_version="8907")))[
+        "environment.gpu_not_used"]
+    assert finding["severity"] == "medium"
+    assert finding["evidence"]["pointers"]["versions"] == {"cuda_version": "12030", "cudnn_version": "8907",
+                                                           "jax_version": "0.4.30", "jaxlib_version": "0.4.30"}
+    assert "jax.devices()" in finding["fix"] and "tf.config" not in finding["fix"]
+
+
+def test_a_strategy_or_gpu_device_strings_without_a_gpu():
+    strategy = findings_by_id(report_of(cpu_run(threads=("tf_data_multi_device_iterator/3",))))
+    assert "tf.distribute strategy" in strategy["environment.gpu_not_used"]["summary"]
+    placed = findings_by_id(report_of(cpu_run(ops=("replica_1/device:GPU:1/dense/MatMul:MatMul",))))
+    assert placed["environment.gpu_not_used"]["evidence"]["pointers"]["host_ops"] == [
+        "replica_1/device:GPU:1/dense/MatMul:MatMul"]
+
+
+def test_quiet_on_a_plain_cpu_run_and_with_a_working_gpu():
+    assert "environment.gpu_not_used" not in findings_by_id(report_of(cpu_run()))
+    assert "environment.gpu_not_used" not in findings_by_id(report_of(cpu_run(jax=True)))
+    assert "environment.gpu_not_used" not in findings_by_id(report_of(busy(cuda_version="12020")))

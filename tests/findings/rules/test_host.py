@@ -87,22 +87,49 @@ def test_cpu_kernels_in_a_gpu_run():
         python.event("model/dense/MatMul:_MklMatMul", start, 1_000)
 
     finding = findings_by_id(report_of(host_loop(mkl, compute_us=9_000)))["placement.ops_on_host"]
-    assert finding["evidence"]["metrics"] == {"cpu_ops": 1, "cpu_op_ms": 4.0, "recoverable_pct": 10.0}
+    assert finding["evidence"]["metrics"] == {"cpu_ops": 1, "cpu_op_ms": 4.0, "copies_around": 0,
+                                              "copy_bytes_around": 0, "recoverable_pct": 10.0}
     assert finding["severity"] == "medium" and finding["estimated_speedup"] == 1.11
-    assert "log_device_placement" in finding["fix"]
+    assert "log_device_placement" in finding["fix"] and "soft device" in finding["fix"]
 
 
-def test_compute_op_on_host_missing_from_device_op_names():
+def placed_loop(cpu_op_us=1_500, other_thread_launches=False):
+    """Each 10 ms step: a GPU-placed MatMul whose run launches its kernel, then a MatMul that launches nothing,
+    its input read back before it (D2H) and its result sent after it (H2D), then 6 ms of GPU compute."""
     builder = TraceBuilder()
     python = builder.thread("python")
+    compute = builder.thread("tf_Compute/1")
+    other = builder.thread("tf_gpu_private/2")
     gpu = builder.gpu(0)
     for start in step_starts(python):
-        python.event("model/dense_1/MatMul:MatMul", start, 500)   # GPU op: its kernel carries the op name
-        python.event("model/embedding/MatMul:MatMul", start + 500, 1_500)  # no kernel: ran on the CPU
-        kernels(gpu, start + 2_000, 8_000, tf_op="model/dense_1/MatMul:MatMul", **{"grid": (1024, 1, 1)})
-    finding = findings_by_id(report_of(builder))["placement.ops_on_host"]
+        compute.event("model/dense_1/MatMul:MatMul", start, 500)
+        gpu.kernel("ampere_sgemm_128x64_nn", start + 100, 300, launch=(compute, start + 50, 10))
+        gpu.memcpy("d2h", start + 550, 100, 400_000, launch=(compute, start + 520, 10))
+        compute.event("model/embedding/MatMul:MatMul", start + 700, cpu_op_us)
+        if other_thread_launches:  # another thread's launch falls inside the CPU op's run in one step of four
+            gpu.kernel("other", start + 900, 10, launch=(other, start + 800, 5)) if start < 2_000 else None
+        gpu.memcpy("h2d", start + 700 + cpu_op_us + 50, 100, 400_000,
+                   launch=(compute, start + 700 + cpu_op_us + 10, 10))
+        kernels(gpu, start + 4_000, 6_000)
+    return builder
+
+
+def test_compute_op_that_launched_nothing_is_named_with_the_copies_around_it():
+    finding = findings_by_id(report_of(placed_loop()))["placement.ops_on_host"]
     assert finding["evidence"]["pointers"]["host_ops"] == [
-        {"name": "model/embedding/MatMul:MatMul", "count": 4, "total_ms": 6.0}]
+        {"name": "model/embedding/MatMul:MatMul", "count": 4, "total_ms": 6.0, "runs_without_launch": 4,
+         "copies_around": 8}]
+    metrics = finding["evidence"]["metrics"]
+    assert (metrics["cpu_ops"], metrics["copies_around"], metrics["copy_bytes_around"]) == (1, 8, 3_200_000)
+    assert finding["fix"].startswith("Largest: model/embedding/MatMul:MatMul (MatMul), 1.50 ms per step, 4 of 4 "
+                                     "runs without a GPU launch; the device copies around them: 4 device-to-host just "
+                                     "before and 4 host-to-device just after.")
+    # another thread launching during one of its runs does not make it a GPU op
+    assert "placement.ops_on_host" in findings_by_id(report_of(placed_loop(other_thread_launches=True)))
+
+
+def test_cpu_ops_under_one_percent_are_quiet():
+    assert "placement.ops_on_host" not in findings_by_id(report_of(placed_loop(cpu_op_us=50)))
 
 
 def test_host_rules_are_quiet_on_the_healthy_trace():

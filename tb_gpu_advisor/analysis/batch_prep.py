@@ -1,0 +1,127 @@
+"""The host preparing the next batch while the device idles: the idle start of each step and what the host ran in it."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import XLA_CPU_TAG
+
+# Python-tracer calls that wait rather than compute: a background loader hides them even on the step's own cores.
+WAITING_CALLS = ("sleep", "read", "readinto", "open", "load", "imread")
+# The share of the idle starts that events must cover for the trace to show what the host did: most of it.
+SEEN_MIN_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class PrepCall:
+    """A Python-tracer call of a known batch-preparation function and its time inside the idle starts."""
+
+    name: str
+    ps: int
+    waits: bool  # a wait (sleep, file read), not computation
+
+
+@dataclass(frozen=True)
+class BatchPrep:
+    """Device-idle time from each step's start to the step's first dispatch (JAX's `PjitFunction`, a launch call;
+    without either, the first device activity), tf.data waits left out.
+
+    `device` is "gpu" (any GPU event ends the gap) or "xla_cpu" (a CPU-only JAX run: XLA's CPU executor
+    threads are the device). `recoverable_ps` is, per step, min(idle start, rest of the step): what a
+    background loader running one batch ahead could hide at most. `between_steps_ps` is device-idle time
+    between consecutive step markers (input prepared outside the marker), outside the analysis window.
+    """
+
+    device: str
+    gaps: object  # model.intervals.Intervals
+    per_step_ps: tuple
+    total_ps: int
+    recoverable_ps: int
+    host_traced_ps: int  # of the gaps, time some host thread ran a traced event
+    prep_call_ps: int  # of the gaps, time inside the known preparation calls (their union)
+    calls: tuple  # PrepCall, most time first (nested calls each count their own time)
+    between_steps_ps: int
+
+    def _share(self, ps):
+        return ps / self.total_ps if self.total_ps else 0.0
+
+    @property
+    def traced_share(self):
+        return self._share(self.host_traced_ps)
+
+    @property
+    def prep_call_share(self):
+        return self._share(self.prep_call_ps)
+
+    @property
+    def waits(self):
+        """The named calls cover mostly waiting (sleep, file reads) rather than computing."""
+        waiting = sum(call.ps for call in self.calls if call.waits)
+        return waiting >= SEEN_MIN_SHARE * self.prep_call_ps > 0
+
+    @property
+    def certainty(self):
+        """How sure the gap is batch preparation: "high" when known preparation calls fill most of it, "medium"
+        when other traced host work does, "low" when the trace shows little there (an untraced stall)."""
+        if self.prep_call_share >= SEEN_MIN_SHARE:
+            return "high"
+        return "medium" if self.traced_share >= SEEN_MIN_SHARE else "low"
+
+
+def device_busy(model):
+    """(device kind, Intervals when the device works): every GPU event, or XLA's CPU executor without GPUs."""
+    active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
+    if active:
+        return "gpu", intervals.union_all(*(intervals.union(a.start_ps, a.end_ps) for a in active))
+    spans = model.host_activity.tagged.get(XLA_CPU_TAG)
+    if spans is not None and len(spans):
+        return "xla_cpu", spans
+    return None, intervals.EMPTY
+
+
+def _covered(spans, gaps):
+    if len(spans) == 0 or len(gaps) == 0:
+        return 0
+    return int(intervals.covered_ps(spans, gaps.start_ps, gaps.end_ps).sum())
+
+
+def batch_prep(model, step_set):
+    """BatchPrep of a model with host steps and a device, else None."""
+    kind, busy = device_busy(model)
+    steps = step_set.steps
+    if kind is None or step_set.source != "host" or not steps:
+        return None
+    host = model.host_activity
+    dispatch = host.tagged.get("dispatch", intervals.EMPTY)
+    ready = np.sort(np.concatenate([dispatch.start_ps, host.launch_start_ps]))
+    if not len(ready):
+        ready = busy.start_ps
+    busy_or_waiting = intervals.union_all(busy, host.input_waits)
+    starts, ends, per_step, recoverable = [], [], [], 0
+    for step in steps:
+        first = np.searchsorted(ready, step.start_ps, side="left")
+        gap_end = min(int(ready[first]), step.end_ps) if first < len(ready) else step.end_ps
+        gap = intervals.subtract(intervals.union([step.start_ps], [gap_end]), busy_or_waiting) \
+            if gap_end > step.start_ps else intervals.EMPTY
+        starts.extend(gap.start_ps.tolist())
+        ends.extend(gap.end_ps.tolist())
+        length = gap.total_ps
+        per_step.append(length)
+        recoverable += min(length, step.duration_ps - length)
+    gaps = intervals.union(starts, ends)
+    between = intervals.union([a.end_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps],
+                              [b.start_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps])
+    calls, prep_spans = [], []
+    for tag, spans in host.tagged.items():
+        if tag.startswith("py:"):
+            prep_spans.append(spans)
+            covered = _covered(spans, gaps)
+            if covered > 0:
+                name = tag[3:].lstrip("$")
+                calls.append(PrepCall(name, covered, name.rpartition(" ")[2] in WAITING_CALLS))
+    calls.sort(key=lambda call: (-call.ps, call.name))
+    return BatchPrep(device=kind, gaps=gaps, per_step_ps=tuple(per_step), total_ps=gaps.total_ps,
+                     recoverable_ps=int(recoverable), host_traced_ps=_covered(host.busy, gaps),
+                     prep_call_ps=_covered(intervals.union_all(*prep_spans), gaps), calls=tuple(calls),
+                     between_steps_ps=intervals.subtract(between, busy).total_ps)

@@ -1,0 +1,67 @@
+"""The problem/fix pairs the calibration table covers: the demo library's and the committed real captures."""
+
+from dataclasses import dataclass
+
+# Demo pairs whose fix does only what the finding asks must land within this share of the measured speedup;
+# where the fix changed more, the prediction must not be above the measured speedup by more than this share.
+TOLERANCE = 0.25
+EXACT = "within"  # |predicted - measured| <= TOLERANCE x measured
+NOT_ABOVE = "not_above"  # predicted <= (1 + TOLERANCE) x measured: the fix did more than the finding asked
+
+
+@dataclass(frozen=True)
+class DemoPair:
+    """A scenario and its fixed twin; `finding_category`: the category of the finding the fix addresses."""
+
+    problem: str
+    fixed: str
+    finding_category: str
+    tolerance: str = EXACT
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class RealPair:
+    """Two committed real captures (paths relative to the repository root) and the finding id the fix
+    addresses (None where no rule sees the problem yet)."""
+
+    name: str
+    problem: str
+    fixed: str
+    finding: str | None
+    note: str = ""
+
+
+DEMO_PAIRS = (
+    DemoPair("input_bound", "input_bound_fixed", "input"),
+    DemoPair("launch_bound", "launch_bound_fixed", "launch", NOT_ABOVE,
+             "XLA also fused the element-wise kernels and changed the GEMMs, beyond removing launch gaps."),
+    DemoPair("transfer_bound", "transfer_bound_fixed", "transfer"),
+    DemoPair("low_occupancy", "low_occupancy_fixed", "occupancy", NOT_ABOVE,
+             "The relaunch also cut the grouping kernel's registers and work (14 ms to 0.9 ms), more than "
+             "occupancy alone gives."),
+    DemoPair("fp32_on_tensor_cores", "fp32_on_tensor_cores_fixed", "precision", NOT_ABOVE,
+             "Mixed precision also halves the bytes of the element-wise kernels, which the matmul model leaves "
+             "alone."),
+    DemoPair("multi_gpu_straggler", "multi_gpu_straggler_fixed", "communication", NOT_ABOVE,
+             "Three changes at once (straggler, float16 packs overlapping backward, 2 micro-batches a step)."),
+    DemoPair("host_bound", "host_bound_fixed", "host"),
+)
+
+_PAIRS_DIR = "tests/data/real/cpu_pairs"
+REAL_PAIRS = (
+    RealPair("tf221_cpu_keras_input", "tests/data/real/tf221_cpu_keras_input_bound.xplane.pb",
+             "tests/data/real/tf221_cpu_keras_input_fixed.xplane.pb", "input.sequential_map",
+             "The fix also adds prefetch (input.no_prefetch)."),
+    RealPair("tf_map", f"{_PAIRS_DIR}/tf_map_sequential.xplane.pb", f"{_PAIRS_DIR}/tf_map_parallel.xplane.pb",
+             "input.sequential_map"),
+    RealPair("tf_prefetch", f"{_PAIRS_DIR}/tf_prefetch_no_prefetch.xplane.pb",
+             f"{_PAIRS_DIR}/tf_prefetch_prefetch.xplane.pb", "input.no_prefetch"),
+    RealPair("tf_eager", f"{_PAIRS_DIR}/tf_eager_eager.xplane.pb", f"{_PAIRS_DIR}/tf_eager_function.xplane.pb",
+             "host.eager_execution",
+             "tf.function also compiles the step (Grappler), beyond removing per-op dispatch."),
+    RealPair("jax_loader", f"{_PAIRS_DIR}/jax_loader_inline.xplane.pb",
+             f"{_PAIRS_DIR}/jax_loader_background.xplane.pb", None, "No rule sees a JAX loader inside the step yet."),
+    RealPair("jax_jit", f"{_PAIRS_DIR}/jax_jit_op_by_op.xplane.pb", f"{_PAIRS_DIR}/jax_jit_jit.xplane.pb", None,
+             "No rule sees op-by-op JAX dispatch yet."),
+)

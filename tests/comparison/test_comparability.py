@@ -1,0 +1,122 @@
+"""The compare guardrails on mismatched pairs built with TraceBuilder: different GPUs, different batch (more
+work per step), fused kernels, few kernels shared."""
+
+import pytest
+
+from tb_gpu_advisor.comparison.diff import compare_reports
+from tb_gpu_advisor.comparison.render import render_comparison_text
+from tb_gpu_advisor.discovery import resolve_target
+from tb_gpu_advisor.pipeline import run_report
+from tb_gpu_advisor.testing.builder import TraceBuilder
+
+STEPS = 8
+GEMM, RELU = "ampere_sgemm_128x64_tn", "void Eigen::internal::EigenMetaKernel<float>(int)"
+A100, H100 = "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"
+
+
+def write(tmp_path, name, *, model=A100, gpus=1, batch=32, gemm_us=300.0, micro_batches=1, fused=False):
+    """One run: per step an H2D copy of the batch (1 MiB per 32 examples) and, per micro-batch, a GEMM and a
+    ReLU on each GPU (or one fused kernel in place of the ReLU)."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    devices = [builder.gpu(i, model=model) for i in range(gpus)]
+    t = 1000.0
+    for step in range(STEPS):
+        cursor = t + 10
+        for gpu in devices:
+            gpu.memcpy("h2d", cursor, 40.0, batch * 2**15, src="pinned", stream=9, launch=(python, cursor - 5, 4))
+        cursor += 50
+        for _ in range(micro_batches):
+            for gpu in devices:
+                gpu.kernel(GEMM, cursor, gemm_us * batch / 32 / micro_batches, launch=(python, cursor - 10, 5))
+            cursor += gemm_us * batch / 32 / micro_batches + 5
+            for gpu in devices:
+                gpu.kernel("loop_bias_relu_fusion" if fused else RELU, cursor, 60.0, launch=(python, cursor - 10, 5))
+            cursor += 65
+        python.step(step, t, cursor + 10 - t)
+        t = cursor + 20
+    return run_report(*resolve_target(builder.write_run(str(tmp_path / name), run=name)))
+
+
+def host(base, cand):
+    return compare_reports(base, cand)["hosts"][0]
+
+
+def test_the_same_program_is_comparable_without_warnings(tmp_path):
+    base = write(tmp_path, "base")
+    cand = write(tmp_path, "faster", gemm_us=150.0)
+    result = host(base, cand)
+    info = result["comparability"]
+    assert info["warnings"] == [] and result["per_example"] is None
+    assert info["hardware"] == {"baseline": f"1x {A100}", "candidate": f"1x {A100}", "differs": False}
+    assert info["kernel_share"] == {"baseline": 1.0, "candidate": 1.0}
+    assert info["work_per_step"] == {"ratio": None, "source": None, "h2d_bytes_ratio": 1.0, "launch_ratio": 1.0}
+    assert "Caution" not in result["verdict"] and result["predictions"]["measured"]["basis"] == "per_step"
+
+
+def test_different_gpus_and_gpu_count_are_named_in_the_verdict(tmp_path):
+    base = write(tmp_path, "a100")
+    for name, kwargs, text in (("h100", {"model": H100}, f"1x {A100} vs 1x {H100}"),
+                               ("two", {"gpus": 2}, f"1x {A100} vs 2x {A100}")):
+        result = host(base, write(tmp_path, name, **kwargs))
+        assert result["comparability"]["hardware"]["differs"]
+        assert f"Caution: different hardware ({text})" in result["verdict"]
+        assert "Comparability" in render_comparison_text(compare_reports(base, write(tmp_path, name, **kwargs)))
+
+
+def test_a_larger_batch_is_compared_per_example_not_per_step(tmp_path):
+    base = write(tmp_path, "b32")
+    cand = write(tmp_path, "b64", batch=64)  # twice the examples, each step 1.4x longer
+    result = host(base, cand)
+    work = result["comparability"]["work_per_step"]
+    assert (work["ratio"], work["source"], work["h2d_bytes_ratio"]) == (2.0, "h2d_bytes_per_step", 2.0)
+    assert result["change"] == "slower"  # per step
+    per_example = result["per_example"]
+    assert per_example["change"] == "faster" and per_example["work_ratio"] == 2.0
+    step_ratio = result["speedup"]
+    assert per_example["speedup"] == pytest.approx(step_ratio * 2, rel=1e-3)
+    assert result["verdict"].startswith(f"Per example {per_example['speedup']:.2f}x faster (the candidate does "
+                                        "2.00x the work per step")
+    assert "Per step alone (not comparable):" in result["verdict"]
+    assert result["predictions"]["measured"]["basis"] == "per_example"
+    assert result["predictions"]["measured"]["value"] == pytest.approx(per_example["speedup"], rel=1e-3)
+
+
+def test_more_micro_batches_are_seen_in_the_launches_and_compared_per_launch(tmp_path):
+    base = write(tmp_path, "one")
+    # Gradient accumulation: 2 micro-batches of the same batch per step, each GEMM launch half as long; the
+    # input copy carries both micro-batches (twice the bytes).
+    cand = write(tmp_path, "two", batch=64, micro_batches=2)
+    result = host(base, cand)
+    work = result["comparability"]["work_per_step"]
+    assert work["launch_ratio"] == 2.0 and work["ratio"] == 2.0
+    kernels = result["kernels"]
+    relu = next(k for group in ("faster", "slower") for k in kernels[group] if k["name"] == RELU) \
+        if kernels["counts"]["faster"] + kernels["counts"]["slower"] else None
+    assert relu is None, "the ReLU takes 60 us a launch on both sides: unchanged per launch"
+    assert kernels["counts"]["unchanged"] == 2
+    assert all(k["basis"] == "per_launch" for k in kernels["faster"] + kernels["slower"])
+
+
+def test_only_launch_counts_change_the_work_when_no_copies(tmp_path):
+    base = write(tmp_path, "one")
+    cand = write(tmp_path, "two", micro_batches=2)  # same bytes per step, twice the launches
+    work = host(base, cand)["comparability"]["work_per_step"]
+    assert (work["h2d_bytes_ratio"], work["launch_ratio"], work["source"]) == (1.0, 2.0, "kernel_launches_per_step")
+
+
+def test_fused_kernels_are_neutral_and_few_shared_kernels_warn(tmp_path):
+    base = write(tmp_path, "eager")
+    cand = write(tmp_path, "xla", fused=True)
+    result = host(base, cand)
+    kernels = result["kernels"]
+    assert [k["name"] for k in kernels["fused"]] == ["loop_bias_relu_fusion"] and kernels["new"] == []
+    assert [k["name"] for k in kernels["gone"]] == [RELU]
+    share = result["comparability"]["kernel_share"]
+    assert share["baseline"] == pytest.approx(300 / 360, abs=1e-3)
+    assert not any("share few kernels" in w for w in result["comparability"]["warnings"])
+    # A program whose kernels are nearly all different: under 30% of the kernel time matched.
+    other = write(tmp_path, "other", fused=True, gemm_us=10.0)
+    renamed = host(write(tmp_path, "eager2", gemm_us=10.0), other)
+    assert renamed["comparability"]["kernel_share"]["baseline"] < 0.3
+    assert "Caution: the profiles share few kernels" in renamed["verdict"]
