@@ -36,17 +36,12 @@ export function createApp(root) {
   const state = {runs: [], run: null, host: null, controller: null, finding: null, kernelFilter: ''};
   const runSelect = h('select', {'aria-label': 'Run', 'data-testid': 'run-select'});
   const hostSelect = h('select', {'aria-label': 'Host', 'data-testid': 'host-select'});
-<<<<<<< HEAD
   const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_blank', rel: 'noopener',
-    'data-testid': 'profile-link'}, 'Open in Profile tab ↗');
+    'data-testid': 'profile-link'}, 'Profile tab ↗');
   const profileNote = h('span', {class: 'profile-note hint', 'data-testid': 'profile-note', hidden: true});
   const copyLink = h('button', {type: 'button', class: 'copy-link', 'data-testid': 'copy-link',
     title: 'Copy a link that opens this view (run, host, baseline, open finding, kernel filter) for a teammate'},
   'Copy link');
-=======
-  const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_top', onclick: openProfileTab},
-    'Profile tab ↗');
->>>>>>> main
   const refresh = h('button', {type: 'button', title: 'Look for new runs'}, 'Refresh');
   const content = h('main', {class: 'content', 'aria-live': 'polite'});
   const picker = comparePicker(() => show());
@@ -111,15 +106,10 @@ export function createApp(root) {
     state.kernelFilter = linked?.kernel_filter || '';
     runSelect.value = state.run;
     fillHosts();
-<<<<<<< HEAD
-    profileLink.href = profileTabUrl(state.run, state.host);
-    profileLink.title = `Opens ${state.host} of ${state.run} in the Profile tab's trace viewer, in a new page`;
-    remember({run: state.run, host: state.host});
-=======
     runSelect.title = state.run;
-    profileLink.title = `Open the Profile tab, which lists the same run: ${state.run}`;
+    profileLink.href = profileTabUrl(state.run, state.host);
+    profileLink.title = `Open ${state.host} of ${state.run} in the Profile tab's trace viewer, in a new page`;
     keepSelection({run: state.run, host: state.host});
->>>>>>> main
     picker.update(state.runs, state.run, state.host);
     if (linked?.baseline_run) picker.set(linked.baseline_run, linked.baseline_host);
     syncLink();
@@ -189,19 +179,14 @@ export function createApp(root) {
       content.dataset.state = 'empty';
       return;
     }
-<<<<<<< HEAD
-    const linked = readLinkState();
+    const linked = state.run ? {} : readLinkState(); // a link's view, on the first load only
     if (state.runs.some((r) => r.run === linked.run)) {
       select(linked.run, linked.host, linked);
       return;
     }
-    const saved = remembered();
-    select(state.runs.some((r) => r.run === saved.run) ? saved.run : state.runs[0].run, saved.host);
-=======
     const first = state.run ? firstSelection(state.runs, {run: state.run, host: state.host}) :
       firstSelection(state.runs, keptSelection());
     select(first.run, first.host);
->>>>>>> main
   }
 
   /** Says next to "Open in Profile tab" when the Profile tab cannot show this logdir (e.g. a bucket only this

@@ -66,13 +66,9 @@ function findingCard(finding, index, numbers) {
   const speedup = formatSpeedup(finding.estimated_speedup, finding.speedup_kind);
   const fix = typeof finding.fix === 'string' && finding.fix.trim() ? finding.fix : null;
   const docs = (Array.isArray(finding.docs) ? finding.docs : []).map(safeLink).filter(Boolean);
-<<<<<<< HEAD
+  const line = finding.summary || finding.fix_summary || '';
   return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding',
     'data-finding-id': finding.id || null},
-=======
-  const line = finding.summary || finding.fix_summary || '';
-  return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding'},
->>>>>>> main
     h('summary', {},
       h('span', {class: 'finding-head'},
         h('span', {class: ['badge', `severity-${severity}`]}, severity),
