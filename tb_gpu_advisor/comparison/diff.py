@@ -2,6 +2,7 @@
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
 from tb_gpu_advisor.comparison.comparability import hardware, kernel_share, warnings_of, work_per_step
+from tb_gpu_advisor.comparison.configuration import configuration_changes
 from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
 from tb_gpu_advisor.comparison.predictions import measured_speedup, prediction_checks
 from tb_gpu_advisor.comparison.stats import mean_difference, mean_ratio, median_difference
@@ -154,6 +155,7 @@ def compare_hosts(base, cand):
         "candidate_host": cand["host"],
         "baseline_file": base.get("file"),
         "candidate_file": cand.get("file"),
+        "configuration_changes": configuration_changes(base, cand),
         "change": change,
         "speedup": _round(speedup, 4),
         "step_time_ms": step_time,

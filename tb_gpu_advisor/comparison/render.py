@@ -190,6 +190,9 @@ def comparison_sections(comparison):
                  f"Verdict: {host['verdict']}")
         title = "Comparison" if len(comparison["hosts"]) == 1 else f"Comparison: {host['baseline_host']}"
         sections.append(Section(title, lines=lines))
+        if host.get("configuration_changes"):
+            sections.append(Section("Configuration changes",
+                                    lines=tuple(change["text"] for change in host["configuration_changes"])))
         sections += [_step_section(host), _breakdown_section(host), _gpu_section(host)]
         sections += _kernel_sections(host) + [_findings_section(host)]
         predictions = _predictions_section(host)

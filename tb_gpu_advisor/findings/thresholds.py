@@ -79,6 +79,8 @@ KERNEL_TUNING_MAX_SAVING = 0.5
 SMALL_COPY_BYTES = 64 * 1024
 SMALL_COPIES_MIN_PER_STEP = 20
 LARGE_COPY_BYTES = 1024 * 1024
+# A step sending this many input copies of 64 KiB or more could send one stacked batch per input instead.
+MANY_INPUT_COPIES_PER_STEP = 4
 LOW_BANDWIDTH_FRACTION = 0.25  # of the practical host link bandwidth
 # Practical host-to-device bandwidth (GB/s) of the PCIe generation GPUs of a compute capability ship with.
 PCIE_GBPS_BY_CC = (((9, 0), 48.0), ((8, 0), 24.0), ((0, 0), 12.0))

@@ -205,7 +205,8 @@ def _roofline(host):
     left_out = sum(1 for k in host["kernels"] if k.get("flops") is not None) - len(placed)
     more = f" {left_out} costed rows without FLOPs (pure data movement) are not placed." if left_out else ""
     return [_figure(f"Roofline of {device['name']}: one dot per kernel row, area by total time; roofs are upper "
-                    f"bounds at boost clock ({device['peak_source']}).{more}",
+                    f"bounds at boost clock ({device['peak_source']}; HBM {device['peak_gbps']:g} GB/s: "
+                    f"{device.get('peak_gbps_source') or 'source unknown'}).{more}",
                     charts.roofline(points, roofs, device["peak_gbps"], "roofline"))]
 
 

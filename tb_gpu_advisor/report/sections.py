@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from tb_gpu_advisor.report import units
+from tb_gpu_advisor.report.configuration_section import configuration_rows
 
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 28  # characters of a kernel name in the text table
@@ -37,6 +38,10 @@ def host_sections(report):
         sections.append(findings)
     if report["notes"]:
         sections.append(Section("Notes", lines=tuple(report["notes"])))
+    if report.get("configuration"):
+        sections.append(Section("Configuration", table=Table(("setting", "value"),
+                                                             configuration_rows(report["configuration"]),
+                                                             (False, False))))
     if report["steps"]:
         sections.append(_steps(report))
     if report["devices"]:
@@ -149,6 +154,13 @@ def _steps(report):
     return Section(title, table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)))
 
 
+def corrected_why(d):
+    """Why the HBM roof differs from the trace's figure, in a few words."""
+    if (d.get("peak_gbps_source") or "").startswith("published"):
+        return "the published figure for this model"
+    return "ROCm reports half the HBM peak" if d.get("vendor") == "AMD" else "see peak_gbps_source"
+
+
 def _device_model(d):
     parts = [d["model_name"] or "GPU"]
     if d["compute_capability"]:
@@ -159,8 +171,12 @@ def _device_model(d):
         parts.append(f"{d['sm_count']} {'CUs' if d.get('vendor') == 'AMD' else 'SMs'}")
     if d["clock_mhz"]:
         parts.append(f"{d['clock_mhz']:.0f} MHz")
-    if d["memory_bandwidth_gbps"]:
-        parts.append(f"{d['memory_bandwidth_gbps']:.0f} GB/s HBM")
+    hbm = d.get("peak_gbps") or d["memory_bandwidth_gbps"]
+    if hbm:
+        corrected = (d.get("peak_gbps") and d["memory_bandwidth_gbps"]
+                     and abs(d["peak_gbps"] - d["memory_bandwidth_gbps"]) > 0.01 * d["peak_gbps"])
+        parts.append(f"{hbm:.0f} GB/s HBM" + (f" (the trace says {d['memory_bandwidth_gbps']:.0f}: corrected, "
+                                               f"{corrected_why(d)})" if corrected else ""))
     if d["memory_bytes"]:
         parts.append(f"{d['memory_bytes'] / 2**30:.0f} GiB")
     return ", ".join(parts)
@@ -248,7 +264,9 @@ def _roofline(report):
     for d in report["devices"]:
         if d.get("peak_tflops") is not None and d.get("kernel_count"):
             lines.append(f"Peaks of {d['name']}: {d['peak_tflops']:g} TFLOP/s matrix, {d['peak_gbps']:g} GB/s "
-                         f"HBM ({d['peak_source']}; upper bounds at boost clock).")
+                         f"HBM ({d['peak_source']}"
+                         + (f"; HBM: {d['peak_gbps_source']}" if "corrected" in (d.get("peak_gbps_source") or "")
+                            else "") + "; upper bounds at boost clock).")
             break
     rows = []
     for k in sorted(placed, key=lambda k: -lost_time_us(k))[:KERNELS_LISTED]:

@@ -10,6 +10,7 @@ import {h, replace} from './dom.js';
 import {analysisProgress} from './format.js';
 import {linkUrl, profileTabUrl, readLinkState, writeLinkState} from './link_state.js';
 import {comparisonView} from './views/comparison.js';
+import {configurationView} from './views/configuration.js';
 import {emptyState, section} from './views/common.js';
 import {findingsView} from './views/findings.js';
 import {gpusView, imbalanceOf, timelineStrip} from './views/gpus.js';
@@ -252,7 +253,8 @@ export function createApp(root) {
         }}) :
         section('Kernels', {id: 'kernels', wide: true}, emptyState('No GPU in this profile, so no kernels.')),
       hasGpu ? rooflineView(report) : null,
-      h('div', {class: 'grid'}, launchView(report), transfersView(report)));
+      h('div', {class: 'grid'}, launchView(report), transfersView(report)),
+      configurationView(report));
     showLinkedFinding();
     if (hasGpu) {
       getResult('timeline', {run: state.run, host: state.host}, {signal: state.controller.signal})

@@ -8,6 +8,7 @@ import {CHANGE_LABELS, arrow, differenceText, formatPoints, measuredText, noiseS
   pointsDifferenceText, ratioText} from '../comparison_format.js';
 import {formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
 import {emptyState, meter, section, tile} from './common.js';
+import {configurationChangesView} from './configuration.js';
 import {breakdownDeltaView} from './comparison_breakdown.js';
 import {kernelChangesView} from './comparison_kernels.js';
 
@@ -140,6 +141,7 @@ export function comparisonView(answer) {
   }
   return [
     summaryCard(answer, comparison),
+    configurationChangesView(comparison),
     h('div', {class: 'grid'}, breakdownDeltaView(comparison), busyCard(comparison)),
     findingsCard(comparison),
     predictionsCard(comparison),
