@@ -61,7 +61,7 @@ REAL_PAIRS = (
              "host.eager_execution",
              "tf.function also compiles the step (Grappler), beyond removing per-op dispatch."),
     RealPair("jax_loader", f"{_PAIRS_DIR}/jax_loader_inline.xplane.pb",
-             f"{_PAIRS_DIR}/jax_loader_background.xplane.pb", None, "No rule sees a JAX loader inside the step yet."),
+             f"{_PAIRS_DIR}/jax_loader_background.xplane.pb", "input.host_batch_prep"),
     RealPair("jax_jit", f"{_PAIRS_DIR}/jax_jit_op_by_op.xplane.pb", f"{_PAIRS_DIR}/jax_jit_jit.xplane.pb", None,
              "No rule sees op-by-op JAX dispatch yet."),
 )

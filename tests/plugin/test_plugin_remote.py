@@ -79,7 +79,7 @@ def test_runs_reports_timelines_and_comparisons_of_a_bucket(s3, client):
     assert response.status_code == 200 and timeline["bins"] == 50
     response, comparison = _result(client, "/compare", run=FIXED, host="localhost", baseline_run=BOUND)
     assert response.status_code == 200
-    assert comparison["baseline_run"] == BOUND and "x faster" in comparison["verdict"]
+    assert comparison["baseline_run"] == BOUND and "× faster" in comparison["verdict"]
     assert objects(s3[1], BUCKET) == before
 
 
