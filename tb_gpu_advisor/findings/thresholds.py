@@ -100,7 +100,8 @@ STEP_CV_MIN = 0.2
 STEP_MIN_COUNT = 3
 # A stall must cost at least this share of step time to be reported.
 STALL_MIN_PCT = 1.0
-GC_MIN_PCT = 1.0  # GC pauses the GPU idles through, % of the step time
+GC_MIN_PCT = 1.0
+MEMORY_NEAR_LIMIT_PCT = 90.0  # a GPU allocator's peak in use, % of its limit  # GC pauses the GPU idles through, % of the step time
 
 # A GEMM (or fusion with a dot) under this share of the roof that binds it is far below what the hardware and
 # the library reach on well-shaped problems (large aligned GEMMs commonly run at 60-80% of the dense peak).
