@@ -118,6 +118,14 @@ def test_a_deleted_object_is_a_clear_error(s3, client):
         fs.pipe(key, original)
 
 
+def test_the_environment_says_when_the_profile_tab_reads_another_logdir(client, tmp_path):
+    response, body = get(client, "/environment")
+    assert response.status_code == 200 and body["profile_tab"]["available"] is False
+    assert "Profile tab cannot show these runs" in body["profile_tab"]["note"]
+    local = werkzeug_test.Client(application.TensorBoardWSGI([make_plugin(str(tmp_path))]))
+    assert get(local, "/environment")[1] == {"profile_tab": {"available": True, "note": None}}
+
+
 def _json(url):
     with urllib.request.urlopen(url, timeout=60) as response:
         return json.load(response)

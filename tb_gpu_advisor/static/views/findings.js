@@ -67,7 +67,8 @@ function findingCard(finding, index, numbers, context) {
   const fix = typeof finding.fix === 'string' && finding.fix.trim() ? finding.fix : null;
   const docs = (Array.isArray(finding.docs) ? finding.docs : []).map(safeLink).filter(Boolean);
   const line = finding.summary || finding.fix_summary || '';
-  return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding'},
+  return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding',
+    'data-finding-id': finding.id || null},
     h('summary', {},
       h('span', {class: 'finding-head'},
         h('span', {class: ['badge', `severity-${severity}`]}, severity),
