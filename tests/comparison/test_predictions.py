@@ -63,11 +63,11 @@ def test_the_prediction_table_is_rendered_in_text_and_markdown():
     comparison = compare_reports(base, cand)
     text = render_comparison_text(comparison)
     assert "Prediction checked" in text
-    assert "Measured: 2.00x faster (95% CI" in text
-    assert "about 1.80x" in text and "up to 4.00x" in text
+    assert "Measured: 2.00× faster (95% CI" in text
+    assert "about 1.80×" in text and "up to 4.00×" in text
     lines = [line for line in text.splitlines() if line.startswith("title ")]
     assert lines[0].split()[-2:] == ["0.90", "yes"] and lines[1].split()[-2:] == ["2.00", "no"]
-    assert "| title bounded | resolved | up to 4.00x | 2.00 | no |" in render_comparison_markdown(comparison)
+    assert "| title bounded | resolved | up to 4.00× | 2.00 | no |" in render_comparison_markdown(comparison)
 
 
 def test_no_prediction_table_without_resolved_findings_nor_steps():
