@@ -48,7 +48,9 @@ export function createApp(root) {
   const hostSelect = h('select', {'aria-label': 'Host', 'data-testid': 'host-select'});
   const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_top', onclick: openProfileTab},
     'Profile tab ↗');
-  const refresh = h('button', {type: 'button', title: 'Look for new runs'}, 'Refresh');
+  const refresh = h('button', {type: 'button', class: 'refresh', title: 'Look for new runs', 'aria-label': 'Refresh'},
+    '\u21bb');
+  const hostLabel = h('label', {class: 'host-picker'}, 'Host ', hostSelect);
   const content = h('main', {class: 'content', 'aria-live': 'polite'});
   const picker = comparePicker(() => show());
   const search = runSearch((run) => select(run, null));
@@ -58,7 +60,7 @@ export function createApp(root) {
       h('span', {class: 'brand'}, 'GPU Advisor'),
       h('label', {}, 'Run ', runSelect),
       search.element,
-      h('label', {}, 'Host ', hostSelect),
+      hostLabel,
       picker.element,
       refresh, profileLink),
     content));
@@ -72,6 +74,7 @@ export function createApp(root) {
     replace(hostSelect, (entry?.hosts || []).map((host) => h('option', {value: host}, host)));
     hostSelect.value = state.host;
     hostSelect.disabled = !entry || entry.hosts.length < 2;
+    hostLabel.hidden = hostSelect.disabled;  // one host: the verdict names it; the toolbar keeps the room
   }
 
   function select(run, host) {
