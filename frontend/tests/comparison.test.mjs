@@ -20,9 +20,9 @@ test('signed values carry an explicit sign, zero none', () => {
   assert.equal(formatSignedPct(-80.97), `${MINUS}81%`);
   assert.equal(formatSignedPct(12.34), '+12.3%');
   assert.equal(formatSignedPct(0.01), '0%');
-  assert.equal(formatSignedMs(-5.88), `${MINUS}5.88 ms`);
-  assert.equal(formatSignedMs(0.25), '+250 µs');
-  assert.equal(formatSignedUs(-1500), `${MINUS}1.5 ms`);
+  assert.equal(formatSignedMs(-5.88), `${MINUS}5.88\u00a0ms`);
+  assert.equal(formatSignedMs(0.25), '+250\u00a0µs');
+  assert.equal(formatSignedUs(-1500), `${MINUS}1.5\u00a0ms`);
   assert.equal(formatPoints(63.42), '+63.4 pts');
   assert.equal(formatPoints(-0.04), '0 pts');
   assert.equal(formatSignedPct(null), '\u2014');
@@ -105,13 +105,15 @@ test('the diverging layout puts zero in the middle and covers every interval', (
 
 test('kernel changes merge the kinds, largest absolute change first', () => {
   const kernels = {
-    new: [{name: 'fused_1', delta_us: 160}, {name: 'fused_0', delta_us: 160}],
+    new: [{name: 'custom', delta_us: 5}],
+    fused: [{name: 'fused_1', delta_us: 160}, {name: 'fused_0', delta_us: 160}],
     gone: [{name: 'elementwise', delta_us: -600}],
     faster: [],
     slower: [{name: 'gemm', delta_us: 20}],
   };
   assert.deepEqual(kernelChanges(kernels).map((r) => [r.kind, r.name]),
-    [['gone', 'elementwise'], ['new', 'fused_0'], ['new', 'fused_1'], ['slower', 'gemm']]);
+    [['gone', 'elementwise'], ['fused', 'fused_0'], ['fused', 'fused_1'], ['slower', 'gemm'], ['new', 'custom']]);
+  assert.deepEqual(kernelChanges(kernels, 'fused').map((r) => r.name), ['fused_0', 'fused_1']);
   assert.deepEqual(kernelChanges(kernels, 'slower').map((r) => r.name), ['gemm']);
   assert.deepEqual(kernelChanges({}, 'all'), []);
 });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
-import {rooflineDevice, rooflinePoints} from '../../tb_gpu_advisor/static/views/roofline.js';
+import {roofCaption, rooflineDevice, rooflinePoints} from '../../tb_gpu_advisor/static/views/roofline.js';
 
 test('the roofs are those of the first device with kernels and known peaks', () => {
   const report = {devices: [
@@ -20,4 +20,12 @@ test('only rows with a positive intensity and rate are placed, weighted by total
     {name: 'nccl', arithmetic_intensity: null, achieved_tflops: null, total_us: 60}]};
   const points = rooflinePoints(report);
   assert.deepEqual(points.map((p) => [p.row.name, p.x, p.y, p.weight]), [['gemm', 2048, 900, 1833]]);
+});
+
+test('the caption shows the HBM roof the chart uses and says when the trace figure was corrected', () => {
+  const device = {peak_source: 'gfx942: 2048 FLOP/clock per SM (CU) x 304 x 2100 MHz', peak_gbps: 5324.8,
+    peak_gbps_source: "the trace's memory_bandwidth 2662.4 GB/s corrected x2: ROCm reports half the HBM peak"};
+  assert.equal(roofCaption(device), 'roofs are upper bounds at boost clock (gfx942: 2048 FLOP/clock per SM (CU) x ' +
+    "304 x 2100 MHz; HBM 5324.8 GB/s: the trace's memory_bandwidth 2662.4 GB/s corrected x2: ROCm reports half " +
+    'the HBM peak)');
 });

@@ -7,11 +7,14 @@ from tb_gpu_advisor.analysis.batch_prep import batch_prep
 from tb_gpu_advisor.analysis.collective_bandwidth import collective_bandwidth, link_of
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown, compute_busy
 from tb_gpu_advisor.analysis.confidence import trace_confidence
+from tb_gpu_advisor.analysis.configuration import configuration
 from tb_gpu_advisor.analysis.cpu_load import cpu_load
 from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
+from tb_gpu_advisor.analysis.gpu_memory import gpu_memory
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
+from tb_gpu_advisor.analysis.input_dtypes import wide_image_inputs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.placement import cpu_placed_ops
 from tb_gpu_advisor.analysis.roofline import flop_utilization, kernel_costs, kernel_roofline, shared_peaks
@@ -46,9 +49,12 @@ class HostAnalysis:
     flop_utilization: object = None  # roofline.FlopUtilization of the active GPUs over the window
     batch_prep: object = None  # batch_prep.BatchPrep: the device idle at each step's start (None without a device)
     cpu_ops: tuple = ()  # placement.CpuOp: the step's compute ops that launched no GPU work, most time first
+    wide_inputs: tuple = ()  # input_dtypes.WideInput: image-shaped 32-bit program inputs copied to the GPU
     cpu_load: object = None  # cpu_load.CpuLoad: host threads' busy cores against the machine's
     link: object = None  # collective_bandwidth.Link of the active GPUs, or None
     gc_pauses: object = None  # gc_pauses.GcPauses, or None when the trace records no collection
+    configuration: object = None  # configuration.Configuration: what the trace says about how the job ran
+    gpu_memory: tuple = ()  # gpu_memory.GpuMemory per GPU allocator in the trace
     collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
 
     @property
@@ -115,6 +121,7 @@ def analyze_host(model):
     peaks = shared_peaks(model.gpus)
     active_gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active)]
     link = link_of(active_gpus[0].capabilities) if active_gpus else None
+    load = cpu_load(model)
     return HostAnalysis(
         step_set=step_set,
         window=window,
@@ -135,9 +142,12 @@ def analyze_host(model):
         flop_utilization=flop_utilization(active_gpus, costs, window),
         batch_prep=batch_prep(model, step_set),
         cpu_ops=cpu_placed_ops(model, len(step_set.steps)),
-        cpu_load=cpu_load(model),
+        wide_inputs=wide_image_inputs(model),
+        cpu_load=load,
         link=link,
         gc_pauses=gc_pauses(model.host_activity),
+        gpu_memory=gpu_memory(model),
+        configuration=configuration(model, framework, kernels, active, load.machine_cores),
         collective_bandwidth=collective_bandwidth(model.collectives, link),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))

@@ -22,6 +22,7 @@ class DevicePeaks:
     fp8_factor: float  # matrix rate of 8-bit inputs over 16-bit (1 where the hardware has no faster 8-bit path)
     tf32_factor: float | None  # f32 matrix rate over 16-bit; None where f32 matmuls run on the vector units
     source: str  # where the FLOP/s peaks came from, for the report
+    hbm_source: str = ""  # where the HBM figure came from, saying when the trace's was corrected
 
     def matrix_roof(self, dtype):
         """Peak TFLOP/s of a matrix op with `dtype` inputs."""
@@ -108,18 +109,23 @@ def device_peaks(caps):
     name = (caps.model_name or "").lower()
     for pattern, (matrix, vector, hbm, fp8, tf32) in _BY_NAME:
         if re.search(pattern, name):
-            return DevicePeaks(matrix, vector, float(hbm), fp8, tf32, f"published figures for {caps.model_name}")
-    hbm = None
+            return DevicePeaks(matrix, vector, float(hbm), fp8, tf32, f"published figures for {caps.model_name}",
+                               f"published figure for {caps.model_name}")
+    hbm, hbm_source = None, ""
     if caps.memory_bandwidth_bytes_per_s:
         hbm = caps.memory_bandwidth_bytes_per_s / _GIGA
+        hbm_source = "the trace's memory_bandwidth"
         if _is_amd(caps):
+            hbm_source = (f"the trace's memory_bandwidth {hbm:g} GB/s corrected x{1 / _AMD_HBM_REPORTED_FRACTION:g}: "
+                          "ROCm reports half the HBM peak")
             hbm /= _AMD_HBM_REPORTED_FRACTION
     arch = device_arch(caps)
     per_clock = _BY_ARCH.get(arch)
     if per_clock is None or not caps.sm_count or not caps.clock_mhz:
         return DevicePeaks(None, None, hbm, 1, None, "unknown architecture" if per_clock is None
-                           else "no core count or clock rate in the trace")
+                           else "no core count or clock rate in the trace", hbm_source)
     matrix, vector, fp8, tf32 = per_clock
     cycles = caps.sm_count * caps.clock_mhz * 1e6
     return DevicePeaks(matrix * cycles / _TERA, vector * cycles / _TERA, hbm, fp8, tf32,
-                       f"{arch}: {matrix} FLOP/clock per SM (CU) x {caps.sm_count} x {caps.clock_mhz:g} MHz")
+                       f"{arch}: {matrix} FLOP/clock per SM (CU) x {caps.sm_count} x {caps.clock_mhz:g} MHz",
+                       hbm_source)

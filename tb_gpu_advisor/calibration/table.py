@@ -28,6 +28,7 @@ class Row:
     within: bool | None
     tolerance: str | None  # demo pairs: pairs.EXACT or pairs.NOT_ABOVE
     note: str
+    combined: dict | None = None  # predictions.combined of the comparison (the top findings' joint estimate)
 
     @property
     def meets_tolerance(self):
@@ -63,13 +64,14 @@ def _row(group, pair, finding, base, cand, tolerance, note):
     others = [r["id"] for r in host["predictions"]["findings"] if r["id"] != finding]
     extra = f"Also resolved or reduced: {', '.join(others)}." if others else ""
     note = " ".join(part for part in (note, extra) if part)
+    combined = host["predictions"].get("combined")
     if ours is None:
-        return Row(group, pair, finding, "absent", None, None, measured, None, None, tolerance, note)
+        return Row(group, pair, finding, "absent", None, None, measured, None, None, tolerance, note, combined)
     predicted = ours.get("estimated_speedup")
     status = checked[finding]["status"] if finding in checked else "persisting"
     result = check(predicted, measured["value"] if measured else None)
     return Row(group, pair, finding, status, predicted, ours.get("speedup_kind") or DEFAULT_KIND, measured,
-               result["ratio"], result["within_tolerance"], tolerance, note)
+               result["ratio"], result["within_tolerance"], tolerance, note, combined)
 
 
 def _addressed(report, category):
@@ -107,13 +109,20 @@ def _predicted_cell(row):
     return f"{row.predicted:.2f}x ({row.kind})"
 
 
+def _combined_cell(combined):
+    if not combined:
+        return "-"
+    ratio = "" if combined["ratio"] is None else f", ratio {combined['ratio']:.2f}"
+    return f"{combined['predicted']:.2f}x ({combined['predicted_kind']}{ratio})"
+
+
 def _cell(text):
     return str(text).replace("|", "\\|")
 
 
 def _table(rows, demo):
     headers = ["pair", "finding", "status", "predicted (kind)", "measured (95% CI)", "predicted / measured",
-               f"within {TOLERANCE:.0%}?"]
+               f"within {TOLERANCE:.0%}?", "combined estimate (kind, ratio)"]
     if demo:
         headers.append("meets its tolerance?")
     headers.append("note")
@@ -121,7 +130,7 @@ def _table(rows, demo):
     for row in rows:
         cells = [row.pair, f"`{row.finding}`" if row.finding else "-", row.status, _predicted_cell(row),
                  _measured_cell(row.measured), "-" if row.ratio is None else f"{row.ratio:.2f}",
-                 {True: "yes", False: "no", None: "no prediction"}[row.within]]
+                 {True: "yes", False: "no", None: "no prediction"}[row.within], _combined_cell(row.combined)]
         if demo:
             bound = "within" if row.tolerance == EXACT else "not above"
             cells.append(f"{'yes' if row.meets_tolerance else 'no'} ({bound})")
@@ -168,6 +177,8 @@ def render_markdown(rows):
         "tb_gpu_advisor/calibration/pairs.py. Predicted / measured above 1 promised too much. "
         f"Within {TOLERANCE:.0%}: |predicted - measured| <= {TOLERANCE:.0%} of measured.",
         "",
+        "The combined estimate is the baseline's joint estimate of its top findings (`summary.combined_estimate`), "
+        "shown beside; the row's verdict is the addressed finding's. "
         "The measured speedup is every change between the two profiles at once. Where a fix changed more than "
         "its finding asked for, the note says so: the model cannot know about those changes.",
         "",

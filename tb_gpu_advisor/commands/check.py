@@ -2,8 +2,12 @@
 
 import argparse
 
-from tb_gpu_advisor.commands.common import add_side_arguments, load_comparison
-from tb_gpu_advisor.comparison.gate import DEFAULT_MAX_REGRESSION_PCT, METRICS, GateError, check_comparison
+import os
+
+from tb_gpu_advisor.commands.common import add_side_arguments, load_report, load_side
+from tb_gpu_advisor.comparison.diff import compare_reports
+from tb_gpu_advisor.comparison.gate import DEFAULT_MAX_REGRESSION_PCT, METRICS, GateError, check_comparisons
+from tb_gpu_advisor.discovery import discover_runs
 from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION
 
 
@@ -21,9 +25,13 @@ def register(commands):
     parser = commands.add_parser(
         "check", help="CI gate: exit 1 when the candidate is slower than the baseline beyond noise",
         description="Exit 0 when the candidate is not worse than the baseline by more than --max-regression "
-                    "and beyond the step-to-step noise (95%% confidence interval), 1 on a regression, 2 on bad "
-                    "input or usage. Prints one line saying why.")
-    parser.add_argument("--baseline", required=True, help="the stored reference profile")
+                    "and beyond the noise (95%% confidence interval), 1 on a regression, 2 on bad input or usage. "
+                    "With several baseline runs (--baseline repeated, or a logdir holding several runs) the noise "
+                    "is the wider of the step-to-step and the run-to-run spread. Prints one line saying why.")
+    parser.add_argument("--baseline", required=True, action="append",
+                        help="the stored reference profile; repeat it, or name a logdir of several runs, to "
+                             "give several baseline runs (every run of the logdir unless --baseline-run picks "
+                             "one; the candidate's own run is left out)")
     parser.add_argument("--candidate", required=True, help="the profile to check")
     parser.add_argument("--metric", choices=METRICS, default="step_time",
                         help="step_time / step_time_median (%% of the baseline), gpu_busy (points), or a "
@@ -34,12 +42,33 @@ def register(commands):
     parser.set_defaults(handler=run)
 
 
+def _baseline_runs(args, candidate_report):
+    """(path, run) of every baseline run the command line names: each --baseline, a logdir of several runs
+    expanded into its runs unless --baseline-run picks one; the candidate's own run is never its baseline."""
+    runs = []
+    for path in args.baseline:
+        found = [] if args.baseline_run else discover_runs(path)
+        if len(found) > 1:
+            same = os.path.abspath(path) == os.path.abspath(args.candidate)
+            runs += [(path, r.run) for r in found if not (same and r.run == candidate_report.get("run"))]
+        else:
+            runs.append((path, args.baseline_run))
+    return runs
+
+
 def run(args, out, err):
-    comparison = load_comparison(args, err)
-    if comparison is None:
+    candidate = load_side(args, "candidate", args.candidate, err)
+    if candidate is None:
         return EXIT_BAD_INPUT
+    host = args.baseline_host or args.host
+    comparisons = []
+    for path, run_id in _baseline_runs(args, candidate):
+        baseline = load_report(path, run_id, host, args.max_file_mb, err, dask=args.dask)
+        if baseline is None:
+            return EXIT_BAD_INPUT
+        comparisons.append(compare_reports(baseline, candidate))
     try:
-        result = check_comparison(comparison, args.metric, args.max_regression)
+        result = check_comparisons(comparisons, args.metric, args.max_regression)
     except GateError as error:
         print(f"error: {error}", file=err)
         return EXIT_BAD_INPUT

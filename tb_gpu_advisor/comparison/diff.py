@@ -2,12 +2,13 @@
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
 from tb_gpu_advisor.comparison.comparability import hardware, kernel_share, warnings_of, work_per_step
+from tb_gpu_advisor.comparison.configuration import configuration_changes
 from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
-from tb_gpu_advisor.comparison.predictions import measured_speedup, prediction_checks
+from tb_gpu_advisor.comparison.predictions import combined_check, measured_speedup, prediction_checks
 from tb_gpu_advisor.comparison.stats import mean_difference, mean_ratio, median_difference
 from tb_gpu_advisor.comparison.verdict import change_of, driver_of, verdict_of
 from tb_gpu_advisor.constants import SCHEMA_VERSION
-from tb_gpu_advisor.report.sections import BREAKDOWN_LABELS
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
 
 
 def compare_reports(baseline_report, candidate_report):
@@ -154,6 +155,7 @@ def compare_hosts(base, cand):
         "candidate_host": cand["host"],
         "baseline_file": base.get("file"),
         "candidate_file": cand.get("file"),
+        "configuration_changes": configuration_changes(base, cand),
         "change": change,
         "speedup": _round(speedup, 4),
         "step_time_ms": step_time,
@@ -200,7 +202,8 @@ def _predictions(base, cand, work_ratio=None):
         measured = measured_speedup(mean_ratio(base_times, cand_times), "per_step")
     else:
         measured = measured_speedup(mean_ratio(base_times, [t / work_ratio for t in cand_times]), "per_example")
-    return {"measured": measured, "findings": prediction_checks(base, cand, measured)}
+    rows = prediction_checks(base, cand, measured)
+    return {"measured": measured, "findings": rows, "combined": combined_check(base, rows, measured)}
 
 
 def _notes(base, cand):

@@ -3,8 +3,9 @@
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
+from tb_gpu_advisor.comparison.stats import t_quantile
 from tb_gpu_advisor.report import units
-from tb_gpu_advisor.report.sections import BREAKDOWN_LABELS
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
 
 METRICS = ("step_time", "step_time_median", "gpu_busy") + BREAKDOWN_CATEGORIES
 DEFAULT_MAX_REGRESSION_PCT = 5.0
@@ -100,4 +101,105 @@ def check_comparison(comparison, metric, max_regression_pct=DEFAULT_MAX_REGRESSI
     host, result = failed[0] if failed else results[0]
     if len(hosts) > 1:
         return GateResult(result.passed, f"{host['baseline_host']}: {result.reason}")
+    return result
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """One metric of one baseline/candidate pair in its own unit, with the half-width of the change's interval."""
+
+    baseline: float
+    candidate: float
+    half_width: float | None
+    step_ms: float | None  # the baseline's mean step time (breakdown metrics are % of it)
+
+
+def _half(diff):
+    if diff is None or diff["ci_low"] is None:
+        return None
+    return (diff["ci_high"] - diff["ci_low"]) / 2
+
+
+def _raw(host, metric):
+    _measure(host, metric)  # raises GateError where the metric cannot be checked
+    if metric in ("step_time", "step_time_median"):
+        diff = host["step_time_ms"]["mean" if metric == "step_time" else "median"]
+        return _Raw(diff["baseline"], diff["candidate"], _half(diff), None)
+    if metric == "gpu_busy":
+        busy = host["gpu_busy_pct"]
+        return _Raw(busy["baseline"], busy["candidate"], _half(busy["per_step"]), None)
+    per_step = next(r for r in host["breakdown"] if r["category"] == metric)["per_step_ms"]
+    return _Raw(per_step["baseline"], per_step["candidate"], _half(per_step),
+                host["step_time_ms"]["mean"]["baseline"])
+
+
+def _run_to_run_half_width(values, confidence=0.95):
+    """Half-width of the prediction interval of one more run's value from these runs' values (Student's t)."""
+    count = len(values)
+    mean = sum(values) / count
+    stdev = (sum((v - mean) ** 2 for v in values) / (count - 1)) ** 0.5
+    return t_quantile(0.5 + confidence / 2, count - 1) * stdev * (1 + 1 / count) ** 0.5
+
+
+def check_hosts_against_runs(hosts, metric, max_regression_pct=DEFAULT_MAX_REGRESSION_PCT):
+    """GateResult of one candidate host against the same host in several baseline runs (HostComparisons, one
+    per baseline run).
+
+    The baseline is the mean of the runs' values; the change's interval is the wider of the step-to-step one
+    (the mean of the runs' intervals) and the run-to-run one (the prediction interval of another run's value
+    from the baseline runs' spread), so a candidate within the spread of the baselines is within noise.
+    """
+    if metric not in METRICS:
+        raise GateError(f"unknown metric {metric!r}; metrics: {', '.join(METRICS)}")
+    if len(hosts) == 1:
+        return check_host(hosts[0], metric, max_regression_pct)
+    raws = [_raw(host, metric) for host in hosts]
+    base = sum(r.baseline for r in raws) / len(raws)
+    cand = raws[0].candidate
+    if metric == "gpu_busy":
+        scale, unit, worse, fmt = 1.0, " points", -1, units.percent
+        name = "GPU busy"
+    elif metric in ("step_time", "step_time_median"):
+        if not base:
+            raise GateError(f"{metric}: the baselines have no step time")
+        scale, unit, worse, fmt = 100.0 / base, "%", 1, units.duration_ms
+        name = f"{'mean' if metric == 'step_time' else 'median'} step time"
+    else:
+        step_ms = sum(r.step_ms for r in raws) / len(raws)
+        scale, unit, worse, fmt = 100.0 / step_ms, "% of the baseline step", 1, units.duration_ms
+        name = f"{BREAKDOWN_LABELS[metric]} per step"
+    change = (cand - base) * scale
+    within = [r.half_width for r in raws if r.half_width is not None]
+    step_half = sum(within) / len(within) * scale if within else 0.0
+    run_half = _run_to_run_half_width([r.baseline for r in raws]) * scale
+    half = max(step_half, run_half)
+    m = _Measure(name, fmt(base), fmt(cand), change, change - half, change + half, unit, worse)
+    spread = (f"{len(raws)} baseline runs, 95% CI {m.low:+.1f} to {m.high:+.1f}: the wider of step-to-step "
+              f"{step_half:.1f} and run-to-run {run_half:.1f}")
+    facts = f"{m.name} {m.candidate} vs baseline mean {m.baseline} ({m.change:+.1f}{m.unit}, {spread})"
+    allowed = f"allowed {m.worse_sign * max_regression_pct:+.1f}{m.unit}"
+    if m.worse_sign * m.change <= max_regression_pct:
+        return GateResult(True, f"ok: {facts}, within the {allowed}")
+    if min(m.worse_sign * m.low, m.worse_sign * m.high) <= 0:
+        return GateResult(True, f"ok: {facts}, beyond the {allowed} but within noise")
+    return GateResult(False, f"regression: {facts}, beyond the {allowed}")
+
+
+def check_comparisons(comparisons, metric, max_regression_pct=DEFAULT_MAX_REGRESSION_PCT):
+    """GateResult of a candidate against one or several baseline runs (one Comparison per baseline, the same
+    candidate): per host of the first comparison, that host in every comparison that matched it; the first
+    failing host, else the first host's result."""
+    if len(comparisons) == 1:
+        return check_comparison(comparisons[0], metric, max_regression_pct)
+    first = comparisons[0]["hosts"]
+    if not first:
+        raise GateError("no host of the baseline matches a host of the candidate")
+    results = []
+    for host in first:
+        same = [h for c in comparisons for h in c["hosts"] if h["candidate_host"] == host["candidate_host"]]
+        results.append((host, check_hosts_against_runs(same, metric, max_regression_pct)))
+    failed = [(h, r) for h, r in results if not r.passed]
+    host, result = failed[0] if failed else results[0]
+    if len(first) > 1:
+        return GateResult(result.passed, f"{host['candidate_host']}: {result.reason}")
     return result

@@ -54,3 +54,18 @@ def prediction_checks(baseline, candidate, measured):
         elif (other.get("estimated_speedup") or 1.0) < (finding.get("estimated_speedup") or 1.0):
             rows.append(_row(finding, "reduced", measured, other))
     return rows
+
+
+def combined_check(baseline, rows, measured):
+    """The baseline's combined estimate of its top findings (`summary.combined_estimate`) against the measured
+    speedup: `{predicted, predicted_kind, finding_ids, addressed_ids, ratio, within_tolerance}`, where
+    `addressed_ids` are those of its findings the candidate resolved or reduced; None without an estimate."""
+    combined = (baseline.get("summary") or {}).get("combined_estimate")
+    if not combined or combined.get("estimated_speedup") is None:
+        return None
+    checked = {row["id"] for row in rows}
+    ids = list(combined.get("finding_ids") or [])
+    return {"predicted": combined["estimated_speedup"],
+            "predicted_kind": combined.get("speedup_kind") or DEFAULT_KIND,
+            "finding_ids": ids, "addressed_ids": [i for i in ids if i in checked],
+            **check(combined["estimated_speedup"], measured["value"] if measured else None)}

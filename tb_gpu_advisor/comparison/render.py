@@ -8,6 +8,7 @@ from tb_gpu_advisor.report.sections import Section, Table
 from tb_gpu_advisor.report.text import render_section
 from tb_gpu_advisor.report.finite import to_json
 from tb_gpu_advisor.report.safe_text import escape_controls
+from tb_gpu_advisor.vocabulary import ARROW, LEFT_ARROW, TIMES
 
 KERNELS_SHOWN = 8
 NAME_WIDTH = 60
@@ -45,6 +46,13 @@ def _step_section(host):
             rows.append((key, units.duration_ms(diff["baseline"]), units.duration_ms(diff["candidate"]),
                          f"{_signed_ms(diff['delta'])} ({_signed_pct(diff['delta_pct'])})", _interval_pct(diff),
                          "yes" if diff["significant"] else "no"))
+    per_example = host.get("per_example")
+    if per_example:
+        diff = per_example["time_ms"]
+        rows.append((f"mean / {per_example['work_ratio']:.2f}x work", units.duration_ms(diff["baseline"]),
+                     units.duration_ms(diff["candidate"]),
+                     f"{_signed_ms(diff['delta'])} ({_signed_pct(diff['delta_pct'])})", _interval_pct(diff),
+                     "yes" if diff["significant"] else "no"))
     rows.append(("steps", str(st["baseline"]["count"]), str(st["candidate"]["count"]), "", "", ""))
     rows.append(("stdev", units.duration_ms(st["baseline"]["stdev"]), units.duration_ms(st["candidate"]["stdev"]),
                  "", "", ""))
@@ -59,7 +67,7 @@ def _breakdown_section(host):
         shares = (row["baseline_pct"], row["candidate_pct"])
         if not any(shares) and not (per_step and (per_step["baseline"] or per_step["candidate"])):
             continue
-        marker = " <-" if host["driver"] and host["driver"]["category"] == row["category"] else ""
+        marker = f" {LEFT_ARROW}" if host["driver"] and host["driver"]["category"] == row["category"] else ""
         rows.append((row["label"] + marker,
                      units.duration_ms(per_step["baseline"]) if per_step else "-",
                      units.duration_ms(per_step["candidate"]) if per_step else "-",
@@ -67,8 +75,8 @@ def _breakdown_section(host):
                      units.percent(shares[0]), units.percent(shares[1]),
                      _signed_pct(row["delta_pct_points"], " pt")))
     headers = ("category", "base/step", "cand/step", "change", "base share", "cand share", "share change")
-    lines = ("Time per step in each category (each instant counted once); <- marks the change that made the "
-             "difference.",) if host["driver"] else ()
+    lines = (f"Time per step in each category (each instant counted once); {LEFT_ARROW} marks the change that "
+             "made the difference.",) if host["driver"] else ()
     return Section("Where the time went", lines=lines,
                    table=Table(headers, tuple(rows), (False,) + (True,) * 6) if rows else None)
 
@@ -77,7 +85,7 @@ def _gpu_section(host):
     busy = host["gpu_busy_pct"]
     if busy["delta_points"] is None:
         return Section("GPU busy", lines=("Not available: a side has no GPU activity.",))
-    lines = [f"GPU busy {units.percent(busy['baseline'])} -> {units.percent(busy['candidate'])} "
+    lines = [f"GPU busy {units.percent(busy['baseline'])} {ARROW} {units.percent(busy['candidate'])} "
              f"({_signed_pct(busy['delta_points'], ' points')})"]
     rows = tuple((d["name"], units.percent(d["baseline_busy_pct"]), units.percent(d["candidate_busy_pct"]),
                   _signed_pct(d["delta_points"], " pt")) for d in host["devices"])
@@ -139,13 +147,13 @@ def _comparability_section(host):
 
 
 def measured_text(measured):
-    """`2.17x faster (95% CI 1.98x to 2.40x)` for a `predictions.measured` dict, or `-`."""
+    """`2.17× faster (95% CI 1.98× to 2.40×)` for a `predictions.measured` dict, or `-`."""
     if measured is None:
         return "-"
     text = units.speed_change(measured["value"])
     if measured["low"] is None:
         return f"{text} (noise unknown)"
-    return f"{text} (95% CI {measured['low']:.2f}x to {measured['high']:.2f}x)"
+    return f"{text} (95% CI {measured['low']:.2f}{TIMES} to {measured['high']:.2f}{TIMES})"
 
 
 def _estimate(value, kind):
@@ -175,6 +183,14 @@ def _predictions_section(host):
              f"Each finding the candidate resolved or reduced, with the speedup the baseline predicted for its fix; "
              f"ratio = predicted / measured, within {TOLERANCE:.0%} or not. The measured change is every change "
              "made at once.")
+    combined = predictions.get("combined")
+    if combined:
+        within = {True: "within", False: "not within", None: "not checked:"}[combined["within_tolerance"]]
+        ratio = "" if combined["ratio"] is None else f" (ratio {combined['ratio']:.2f})"
+        lines += (f"Combined estimate of the baseline's top findings ({', '.join(combined['finding_ids'])}): "
+                  f"{_estimate(combined['predicted'], combined['predicted_kind'])}, {within} {TOLERANCE:.0%} "
+                  f"of the measured speedup{ratio}; the candidate addressed "
+                  f"{len(combined['addressed_ids'])} of its {len(combined['finding_ids'])} findings.",)
     return Section("Prediction checked", lines=lines,
                    table=Table(("finding", "status", "predicted", "ratio", f"within {TOLERANCE:.0%}"),
                                tuple(table_rows), (False, False, True, True, False)))
@@ -190,6 +206,9 @@ def comparison_sections(comparison):
                  f"Verdict: {host['verdict']}")
         title = "Comparison" if len(comparison["hosts"]) == 1 else f"Comparison: {host['baseline_host']}"
         sections.append(Section(title, lines=lines))
+        if host.get("configuration_changes"):
+            sections.append(Section("Configuration changes",
+                                    lines=tuple(change["text"] for change in host["configuration_changes"])))
         sections += [_step_section(host), _breakdown_section(host), _gpu_section(host)]
         sections += _kernel_sections(host) + [_findings_section(host)]
         predictions = _predictions_section(host)

@@ -4,10 +4,16 @@ from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES, capped
-from tb_gpu_advisor.findings.overlaps import with_overlaps
+from tb_gpu_advisor.findings.overlaps import POOLS, with_overlaps
 from tb_gpu_advisor.findings.rules import RULES
-from tb_gpu_advisor.findings.verdict import decide, not_enough
+from tb_gpu_advisor.findings.verdict import BOTTLENECK_OF_CATEGORY, decide, not_enough
+from tb_gpu_advisor.report.units import speedup_phrase
 from tb_gpu_advisor.findings import pytorch_fixes  # noqa: F401 (registers PyTorch's wording of the findings)
+from tb_gpu_advisor.whatif.combined import Claim, combine
+
+# The findings whose fixes the combined estimate applies together: the first few of high or medium severity
+# that name a bottleneck (batch-size advice and step-time notes are not a fix of lost time).
+COMBINED_TOP = 5
 
 
 @dataclass(frozen=True)
@@ -15,6 +21,7 @@ class Diagnosis:
     verdict: object  # verdict.Verdict
     findings: tuple  # Finding, most impactful first
     errors: tuple  # one line per rule that failed on this trace
+    combined: object = None  # whatif.combined.Combined of the top findings, or None
 
 
 def diagnose(model, analysis):
@@ -41,7 +48,36 @@ def diagnose(model, analysis):
         found = [(order, capped(finding, "medium")) for order, finding in found]
         found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
         findings = tuple(finding for _, finding in found)
-    return Diagnosis(verdict=verdict, findings=with_overlaps(findings), errors=tuple(errors))
+    findings = with_overlaps(findings)
+    combined = combined_estimate(findings, ctx.window_ms)
+    return Diagnosis(verdict=with_combined(verdict, combined, findings), findings=findings, errors=tuple(errors),
+                     combined=combined)
+
+
+def combined_estimate(findings, window_ms):
+    """whatif.combined.Combined of the top high and medium findings with time to recover, or None."""
+    top = [f for f in findings if f.severity in ("high", "medium") and f.recoverable_ms > 0
+           and f.category in BOTTLENECK_OF_CATEGORY][:COMBINED_TOP]
+    return combine(window_ms, [Claim(f.id, f.recoverable_ms, f.speedup_kind, frozenset(POOLS.get(f.id, {f.id})),
+                                     f.what_if)
+                               for f in top])
+
+
+def with_combined(verdict, combined, findings):
+    """The verdict with a sentence on the joint effect when two or more fixes count (a single one says its own
+    speedup)."""
+    if combined is None or len(combined.counted) < 2:
+        return verdict
+    number = {f.id: index for index, f in enumerate(findings, 1)}
+    counted = ", ".join(f"#{number[i]}" for i in sorted(combined.counted, key=number.get))
+    phrase = speedup_phrase(combined.speedup, combined.kind)
+    if phrase is None:
+        return verdict
+    shared = (f" (#{', #'.join(str(number[i]) for i in sorted(combined.shared, key=number.get))} "
+              f"{'shares' if len(combined.shared) == 1 else 'share'} that time, counted once)"
+              if combined.shared else "")
+    which = f"findings {counted} together" if len(combined.counted) > 1 else f"finding {counted}"
+    return replace(verdict, sentence=f"{verdict.sentence} Fixing {which}: {phrase} faster{shared}.")
 
 
 # Findings that measure host time between kernels: in a capture with no repeating step it is the harness's time.

@@ -43,6 +43,7 @@ class Finding:
     condition: str | None = None  # a catalog variant of the TensorFlow fix the rule chose (catalog.Entry)
     overlaps_with: tuple = ()  # ids of other findings whose recoverable time is partly the same time
     speedup_kind: str = "bound"  # one of SPEEDUP_KINDS; set with `estimated` from a whatif.Estimate
+    what_if: bool = False  # the speedup comes from a what-if of the fix (`estimated`), not the lost time alone
 
     def __post_init__(self):
         if self.id not in CATALOG:
@@ -98,7 +99,7 @@ def estimated(finding, estimate):
     """The finding with its speedup from a what-if `estimate` (whatif.estimate.Estimate): the recoverable time is
     the share of the window the fix removes, the kind and basis are the estimate's."""
     return replace(finding, recoverable_ms=estimate.recoverable_of(finding.window_ms),
-                   speedup_kind=estimate.kind, speedup_basis=estimate.basis)
+                   speedup_kind=estimate.kind, speedup_basis=estimate.basis, what_if=True)
 
 
 def grade(value, high, medium, low=None):

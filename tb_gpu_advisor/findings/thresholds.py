@@ -79,6 +79,8 @@ KERNEL_TUNING_MAX_SAVING = 0.5
 SMALL_COPY_BYTES = 64 * 1024
 SMALL_COPIES_MIN_PER_STEP = 20
 LARGE_COPY_BYTES = 1024 * 1024
+# A step sending this many input copies of 64 KiB or more could send one stacked batch per input instead.
+MANY_INPUT_COPIES_PER_STEP = 4
 LOW_BANDWIDTH_FRACTION = 0.25  # of the practical host link bandwidth
 # Practical host-to-device bandwidth (GB/s) of the PCIe generation GPUs of a compute capability ship with.
 PCIE_GBPS_BY_CC = (((9, 0), 48.0), ((8, 0), 24.0), ((0, 0), 12.0))
@@ -98,7 +100,8 @@ STEP_CV_MIN = 0.2
 STEP_MIN_COUNT = 3
 # A stall must cost at least this share of step time to be reported.
 STALL_MIN_PCT = 1.0
-GC_MIN_PCT = 1.0  # GC pauses the GPU idles through, % of the step time
+GC_MIN_PCT = 1.0
+MEMORY_NEAR_LIMIT_PCT = 90.0  # a GPU allocator's peak in use, % of its limit  # GC pauses the GPU idles through, % of the step time
 
 # A GEMM (or fusion with a dot) under this share of the roof that binds it is far below what the hardware and
 # the library reach on well-shaped problems (large aligned GEMMs commonly run at 60-80% of the dense peak).

@@ -3,12 +3,12 @@
 import math
 from html import escape
 
-CATEGORY_COLORS = {
-    "compute_16bit": "#1b7837", "compute_32bit": "#7fbf7b", "collectives": "#9970ab", "d2h": "#fdb863",
-    "d2d": "#b35806", "h2d": "#e08214", "input_wait": "#d73027", "launch": "#4575b4", "host": "#91bfdb",
-    "idle": "#d0d0d0",
-}
-BAR_COLOR = "#4575b4"
+from tb_gpu_advisor.report.tab_colors import COLORS
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
+
+CATEGORY_COLORS = {key: COLORS[key] for key in BREAKDOWN_LABELS}  # as the tab paints them
+BAR_COLOR = COLORS["launch"]
+BUSY_COLOR = COLORS["busy"]
 WIDTH = 880
 _CHAR_WIDTH = 7.5  # about the width of one 12px bold character, to decide whether a label fits
 

@@ -43,6 +43,8 @@ def render_host_report(model, analysis):
         "collectives": _collectives(model.collectives),
         "environment": dict(sorted(model.environment.items())),
         "host_cpu": _host_cpu(analysis.cpu_load),
+        "configuration": configuration_dict(analysis.configuration),
+        "gpu_memory": [_gpu_memory(row) for row in analysis.gpu_memory],
         "collective_bandwidth": _collective_bandwidth(analysis.link, analysis.collective_bandwidth),
         "findings": [],
     }
@@ -51,10 +53,43 @@ def render_host_report(model, analysis):
 def with_diagnosis(report, diagnosis):
     """The report with the verdict first in its summary and the findings filled in (docs/findings.md)."""
     report["summary"] = {**diagnosis.verdict.summary_fields(), **report["summary"]}
+    combined = diagnosis.combined
+    report["summary"]["combined_estimate"] = None if combined is None else {
+        "estimated_speedup": combined.speedup, "speedup_kind": combined.kind,
+        "finding_ids": list(combined.counted), "shared_ids": list(combined.shared)}
     framework = report["summary"].get("framework")
     report["findings"] = [finding.to_dict(framework) for finding in diagnosis.findings]
     report["notes"].extend(diagnosis.errors)
     return report
+
+
+def configuration_dict(config):
+    """The `configuration` section (analysis.configuration.Configuration); None without one."""
+    if config is None:
+        return None
+    return {
+        "framework": config.framework,
+        "versions": dict(config.versions),
+        "gpu": {"model": config.gpu_model, "count": config.gpu_count, "active": config.active_gpu_count,
+                "compute_capability": config.compute_capability, "memory_bytes": config.gpu_memory_bytes},
+        "xla": config.xla,
+        "precision": config.precision,
+        "matmul_dtype_pct": dict(config.matmul_dtype_pct),
+        "distribution": config.distribution,
+        "global_batch": config.global_batch,
+        "thread_pools": dict(config.thread_pools),
+        "gpu_thread_mode": config.gpu_thread_mode,
+        "tf_data_options": list(config.tf_data),
+        "host_cores": config.host_cores,
+    }
+
+
+def _gpu_memory(row):
+    """One GPU's peak memory and headroom (analysis.gpu_memory.GpuMemory)."""
+    return {"device": row.ordinal, "allocator": row.allocator, "peak_bytes_in_use": row.peak_bytes,
+            "limit_bytes": row.limit_bytes, "capacity_bytes": row.capacity_bytes,
+            "headroom_bytes": row.headroom_bytes, "peak_pct_of_limit": row.peak_pct,
+            "doubled_batch_fits": row.doubled_batch_fits}
 
 
 def _host_cpu(load):
@@ -157,6 +192,7 @@ def _device(gpu, usage, peaks):
         "peak_vector_tflops": sig(peaks.vector_tflops),
         "peak_gbps": sig(peaks.hbm_gbps),
         "peak_source": peaks.source,
+        "peak_gbps_source": peaks.hbm_source or None,
     }
 
 

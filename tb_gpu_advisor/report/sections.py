@@ -3,15 +3,12 @@
 from dataclasses import dataclass
 
 from tb_gpu_advisor.report import units
+from tb_gpu_advisor.report.configuration_section import configuration_rows
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, MICRO, TRANSFER_LABELS, in_sentence
 
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 28  # characters of a kernel name in the text table
 STEPS_LISTED = 10
-BREAKDOWN_LABELS = {
-    "compute_16bit": "compute 16-bit", "compute_32bit": "compute 32-bit", "collectives": "collectives",
-    "d2h": "copy D2H", "d2d": "copy D2D/memset", "h2d": "copy H2D", "input_wait": "input wait",
-    "launch": "launch calls", "host": "host busy", "idle": "idle",
-}
 
 
 @dataclass(frozen=True)
@@ -37,6 +34,10 @@ def host_sections(report):
         sections.append(findings)
     if report["notes"]:
         sections.append(Section("Notes", lines=tuple(report["notes"])))
+    if report.get("configuration"):
+        sections.append(Section("Configuration", table=Table(("setting", "value"),
+                                                             configuration_rows(report["configuration"]),
+                                                             (False, False))))
     if report["steps"]:
         sections.append(_steps(report))
     if report["devices"]:
@@ -89,7 +90,7 @@ def _summary(report):
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]
     shares.sort(key=lambda item: -item[1])
     if shares:
-        lines.append("Time: " + ", ".join(f"{label} {units.percent(value)}" for label, value in shares))
+        lines.append("Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares))
     return Section(f"{report['host']}", lines=tuple(lines))
 
 
@@ -125,9 +126,6 @@ def _findings(report):
 
 
 STEP_COLUMNS = 3
-SHORT_LABELS = {"compute_16bit": "comp16", "compute_32bit": "comp32", "collectives": "collect", "d2h": "D2H",
-                "d2d": "D2D", "h2d": "H2D", "input_wait": "input", "launch": "launch", "host": "host",
-                "idle": "idle"}
 
 
 def _steps(report):
@@ -144,9 +142,16 @@ def _steps(report):
                     + ((units.duration_ms(other),) if any(totals[k] for k in rest) else ()))
     title = "Steps" if len(report["steps"]) <= STEPS_LISTED else \
         f"Steps (first {STEPS_LISTED} of {len(report['steps'])})"
-    headers = ("step", "time", "GPU busy") + tuple(SHORT_LABELS[k] for k in keys) + \
+    headers = ("step", "time", "GPU busy") + tuple(BREAKDOWN_SHORT_LABELS[k] for k in keys) + \
         (("other",) if any(totals[k] for k in rest) else ())
     return Section(title, table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)))
+
+
+def corrected_why(d):
+    """Why the HBM roof differs from the trace's figure, in a few words."""
+    if (d.get("peak_gbps_source") or "").startswith("published"):
+        return "the published figure for this model"
+    return "ROCm reports half the HBM peak" if d.get("vendor") == "AMD" else "see peak_gbps_source"
 
 
 def _device_model(d):
@@ -159,8 +164,12 @@ def _device_model(d):
         parts.append(f"{d['sm_count']} {'CUs' if d.get('vendor') == 'AMD' else 'SMs'}")
     if d["clock_mhz"]:
         parts.append(f"{d['clock_mhz']:.0f} MHz")
-    if d["memory_bandwidth_gbps"]:
-        parts.append(f"{d['memory_bandwidth_gbps']:.0f} GB/s HBM")
+    hbm = d.get("peak_gbps") or d["memory_bandwidth_gbps"]
+    if hbm:
+        corrected = (d.get("peak_gbps") and d["memory_bandwidth_gbps"]
+                     and abs(d["peak_gbps"] - d["memory_bandwidth_gbps"]) > 0.01 * d["peak_gbps"])
+        parts.append(f"{hbm:.0f} GB/s HBM" + (f" (the trace says {d['memory_bandwidth_gbps']:.0f}: corrected, "
+                                               f"{corrected_why(d)})" if corrected else ""))
     if d["memory_bytes"]:
         parts.append(f"{d['memory_bytes'] / 2**30:.0f} GiB")
     return ", ".join(parts)
@@ -248,7 +257,9 @@ def _roofline(report):
     for d in report["devices"]:
         if d.get("peak_tflops") is not None and d.get("kernel_count"):
             lines.append(f"Peaks of {d['name']}: {d['peak_tflops']:g} TFLOP/s matrix, {d['peak_gbps']:g} GB/s "
-                         f"HBM ({d['peak_source']}; upper bounds at boost clock).")
+                         f"HBM ({d['peak_source']}"
+                         + (f"; HBM: {d['peak_gbps_source']}" if "corrected" in (d.get("peak_gbps_source") or "")
+                            else "") + "; upper bounds at boost clock).")
             break
     rows = []
     for k in sorted(placed, key=lambda k: -lost_time_us(k))[:KERNELS_LISTED]:
@@ -267,7 +278,7 @@ def _launch(report):
         f"{units.count(launch['count'])} of {units.count(launch['kernel_count'])} kernels paired with their host "
         f"launch; launch-to-start latency p50 {units.duration_us(latency['p50'])}, "
         f"p95 {units.duration_us(latency['p95'])}",
-        f"Tiny kernels (< 10 us): {units.count(launch['tiny_kernel_count'])} "
+        f"Tiny kernels (< 10 {MICRO}): {units.count(launch['tiny_kernel_count'])} "
         f"({units.percent(launch['tiny_kernel_pct'])})"
         + (f"   kernels per step: {launch['per_step']:,.1f}" if launch["per_step"] is not None else ""),
     )
@@ -275,13 +286,12 @@ def _launch(report):
 
 
 def _transfers(report):
-    labels = {"h2d": "host to device", "d2h": "device to host", "d2d": "device to device", "p2p": "peer to peer",
-              "other": "other"}
     rows = []
     for key, t in report["transfers"].items():
         if not t["count"]:
             continue
-        rows.append((labels[key], units.count(t["count"]), units.size_bytes(t["bytes"]),
+        rows.append((TRANSFER_LABELS[key], units.count(t["count"]),
+                     units.size_bytes(t["bytes"]) if t["bytes"] else "not recorded",
                      units.duration_us(t["time_us"]), units.rate_gbps(t["gbps"]),
                      units.count(t["pageable_count"]), units.count(t["sync_count"])))
     return Section("Transfers", table=Table(("direction", "count", "bytes", "time", "bandwidth", "pageable",

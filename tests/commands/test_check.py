@@ -76,3 +76,66 @@ def test_check_reads_pytorch_traces(run_cli, tmp_path):
     assert out.startswith("regression: mean step time") and out.count("\n") == 1
     code, out, _ = run_cli("check", "--baseline", str(test), "--candidate", str(control))
     assert code == 0 and out.startswith("ok: mean step time")
+
+
+def _steady_run(logdir, run, mean_ms, seed):
+    """A run of 12 steps of about `mean_ms` (1% jitter) on one GPU."""
+    import random
+
+    from tb_gpu_advisor.testing.builder import TraceBuilder
+
+    rng = random.Random(seed)
+    builder = TraceBuilder()
+    python, gpu = builder.thread("python"), builder.gpu(0)
+    t = 1000.0
+    for step in range(12):
+        length = mean_ms * 1000 * (1 + rng.uniform(-0.01, 0.01))
+        gpu.kernel("ampere_sgemm_128x64_tn", t + 50, length - 100, launch=(python, t + 10, 5))
+        python.step(step, t, length)
+        t += length + 10
+    return builder.write_run(str(logdir), run=run, timestamp=f"2026_01_01_00_00_{seed:02d}")
+
+
+@pytest.fixture(scope="module")
+def baseline_runs(tmp_path_factory):
+    """Three baseline runs whose mean step time differs run to run (100, 106, 94 ms), each one steady inside;
+    candidates at 108 ms (within the run-to-run spread) and 200 ms (a regression whatever the spread)."""
+    root = tmp_path_factory.mktemp("runs")
+    baselines = root / "baselines"
+    paths = [_steady_run(baselines, "main", mean, seed) for seed, mean in enumerate((100.0, 106.0, 94.0))]
+    return {"dir": baselines, "files": paths, "near": _steady_run(root / "near", "near", 108.0, 10),
+            "far": _steady_run(root / "far", "far", 200.0, 11)}
+
+
+def test_one_steady_baseline_calls_a_run_to_run_difference_a_regression(run_cli, baseline_runs):
+    code, out, _ = run_cli("check", "--baseline", baseline_runs["files"][0], "--candidate", baseline_runs["near"])
+    assert code == 1 and out.startswith("regression: mean step time")
+
+
+def test_repeated_baselines_use_the_run_to_run_spread(run_cli, baseline_runs):
+    files = baseline_runs["files"]
+    args = [a for f in files for a in ("--baseline", f)]
+    code, out, err = run_cli("check", *args, "--candidate", baseline_runs["near"])
+    assert code == 0 and err == "", err
+    assert out.startswith("ok: mean step time 108") and "vs baseline mean 100" in out
+    assert "3 baseline runs" in out and "within noise" in out and out.count("\n") == 1
+    code, out, _ = run_cli("check", *args, "--candidate", baseline_runs["far"])
+    assert code == 1 and out.startswith("regression: mean step time 200") and "3 baseline runs" in out
+
+
+def test_a_logdir_of_runs_is_every_run_a_baseline(run_cli, baseline_runs):
+    code, out, _ = run_cli("check", "--baseline", baseline_runs["dir"], "--candidate", baseline_runs["near"])
+    assert code == 0 and "3 baseline runs" in out
+    # --baseline-run picks one run of the logdir: the steady 100 ms run alone says regression.
+    code, out, _ = run_cli("check", "--baseline", baseline_runs["dir"], "--baseline-run", "main/2026_01_01_00_00_00",
+                           "--candidate", baseline_runs["near"])
+    assert code == 1 and "baseline runs" not in out
+
+
+def test_the_run_to_run_interval_is_a_prediction_interval():
+    from tb_gpu_advisor.comparison.gate import _run_to_run_half_width
+    from tb_gpu_advisor.comparison.stats import t_quantile
+
+    # stdev 6 of (100, 106, 94); one more run's value: t(0.975, 2 df) x 6 x sqrt(1 + 1/3)
+    assert _run_to_run_half_width([100.0, 106.0, 94.0]) == pytest.approx(t_quantile(0.975, 2) * 6 * (4 / 3) ** 0.5)
+    assert t_quantile(0.975, 2) == pytest.approx(4.303, abs=1e-3)

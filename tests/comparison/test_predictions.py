@@ -63,11 +63,11 @@ def test_the_prediction_table_is_rendered_in_text_and_markdown():
     comparison = compare_reports(base, cand)
     text = render_comparison_text(comparison)
     assert "Prediction checked" in text
-    assert "Measured: 2.00x faster (95% CI" in text
-    assert "about 1.80x" in text and "up to 4.00x" in text
+    assert "Measured: 2.00× faster (95% CI" in text
+    assert "about 1.80×" in text and "up to 4.00×" in text
     lines = [line for line in text.splitlines() if line.startswith("title ")]
     assert lines[0].split()[-2:] == ["0.90", "yes"] and lines[1].split()[-2:] == ["2.00", "no"]
-    assert "| title bounded | resolved | up to 4.00x | 2.00 | no |" in render_comparison_markdown(comparison)
+    assert "| title bounded | resolved | up to 4.00× | 2.00 | no |" in render_comparison_markdown(comparison)
 
 
 def test_no_prediction_table_without_resolved_findings_nor_steps():
@@ -79,3 +79,19 @@ def test_no_prediction_table_without_resolved_findings_nor_steps():
     same = host_from_steps([10.0, 10.0])
     assert compare_reports(same, same)["hosts"][0]["predictions"]["findings"] == []
     assert "Prediction checked" not in render_comparison_text(compare_reports(same, same))
+
+
+def test_the_combined_estimate_is_checked_when_the_baseline_has_one():
+    base = host_from_steps([20.0, 20.5, 19.5, 20.0], findings=[finding("a", 1.5, "model"), finding("b", 1.4, "model")])
+    base["summary"]["combined_estimate"] = {"estimated_speedup": 1.9, "speedup_kind": "model",
+                                            "finding_ids": ["a", "b"], "shared_ids": []}
+    cand = host_from_steps([10.0, 10.2, 9.8, 10.0], findings=[finding("b", 1.4, "model")])
+    comparison = compare_reports(base, cand)
+    combined = comparison["hosts"][0]["predictions"]["combined"]
+    assert combined == {"predicted": 1.9, "predicted_kind": "model", "finding_ids": ["a", "b"],
+                        "addressed_ids": ["a"], "ratio": 0.95, "within_tolerance": True}
+    assert ("Combined estimate of the baseline's top findings (a, b): about 1.90x, within 25% of the measured "
+            "speedup (ratio 0.95); the candidate addressed 1 of its 2 findings.") in \
+        " ".join(render_comparison_text(comparison).split())
+    del base["summary"]["combined_estimate"]
+    assert compare_reports(base, cand)["hosts"][0]["predictions"]["combined"] is None

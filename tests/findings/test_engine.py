@@ -45,9 +45,10 @@ def test_text_report_leads_with_the_verdict_and_findings_in_80_columns(tmp_path)
     assert cli.main(["analyze", path, "--format", "text"], out=out, err=io.StringIO()) == 0
     lines = out.getvalue().splitlines()
     assert lines[0] == "worker0"
-    assert lines[2] == "Verdict: Input-bound: the GPU waits for input 50% of each step."
+    assert lines[2].startswith("Verdict: Input-bound: the GPU waits for input 50% of each step. Fixing")
+    assert lines[3] == "  #1, #2 together: up to 3.64× faster."
     assert lines.index("Findings") < lines.index("Steps")
-    assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00x)"
+    assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00×)"
     assert max(len(line) for line in lines) <= 80
 
 
@@ -57,3 +58,24 @@ def test_markdown_and_json_carry_the_findings(tmp_path):
     cli.main(["analyze", path, "--format", "markdown"], out=out, err=io.StringIO())
     assert "### Findings" in out.getvalue()
     assert "Verdict: Input-bound" in out.getvalue()
+
+
+def test_combined_estimate_adds_time_from_different_pools_once():
+    """Input wait 5 ms and element-wise kernels 2.25 ms of each 10 ms step come from different pools: fixed
+    together the step takes 2.75 ms (3.64x), not the product of 2.0x and 1.29x (2.58x); a bound, since both are."""
+    report = report_of(mixed_trace())
+    assert report["summary"]["combined_estimate"] == {
+        "estimated_speedup": 3.64, "speedup_kind": "bound",
+        "finding_ids": ["input.gpu_waits_for_input", "fusion.elementwise_kernels"], "shared_ids": []}
+    assert report["summary"]["verdict"].endswith("Fixing findings #1, #2 together: up to 3.64× faster.")
+
+
+def test_combined_estimate_counts_shared_time_once_and_prefers_what_ifs():
+    from tb_gpu_advisor.whatif.combined import Claim, combine
+    claims = [Claim("wait", 6.0, "bound", frozenset({"input_wait"}), what_if=False),
+              Claim("map", 4.0, "model", frozenset({"input_wait"})),
+              Claim("copies", 1.0, "model", frozenset({"copies"}))]
+    combined = combine(10.0, claims)
+    assert combined.counted == ("map", "copies") and combined.shared == ("wait",)
+    assert combined.speedup == 2.0 and combined.kind == "model"  # 10 -> 10 - 4 - 1 ms
+    assert combine(10.0, []) is None

@@ -1,5 +1,6 @@
 """PyTorch rules and PyTorch wording, on small written Kineto traces (exact numbers) and the real ones."""
 
+import numpy as np
 import pytest
 
 from tb_gpu_advisor.model.build import load_model
@@ -133,3 +134,25 @@ def test_volta_gets_float16_autocast_with_a_grad_scaler_not_bfloat16(kineto_mode
     finding = _finding(report, "precision.fp32_matmul")
     assert finding["fix_summary"].startswith('torch.autocast("cuda", dtype=torch.float16) with a GradScaler')
     assert "dtype=torch.bfloat16" not in finding["fix"] and "GradScaler" in finding["fix"]
+
+
+def test_v100_torchrec_trace_is_below_the_elementwise_fusion_bar(kineto_models):
+    """Checked by hand: its element-wise kernels (aten add/mul/tanh_backward, the Adam multi_tensor_apply) are 15.47%
+    of kernel time, 865 per step; the FBGEMM split-embedding kernels, CatArrayBatchedCopy and reduce_kernel are not
+    element-wise (an embedding lookup, a copy, a reduction), so the 20% bar of fusion.elementwise_kernels is not
+    met and the finding stays out."""
+    from tb_gpu_advisor.analysis.kernel_names import kernel_class
+    from tb_gpu_advisor.model.trace import ActivityKind
+    (gpu,) = [g for g in kineto_models["v100_2rank_test"].gpus if len(g.activity)]
+    activity = gpu.activity
+    kernels = activity.kind == ActivityKind.KERNEL
+    by_name = np.array([kernel_class(name) == "elementwise" for name in activity.names])
+    elementwise = kernels & by_name[activity.name_id]
+    share = 100.0 * activity.duration_ps[elementwise].sum() / activity.duration_ps[kernels].sum()
+    assert round(share, 2) == 15.47 and int(elementwise.sum()) == 5191
+    for name in activity.names:
+        if name.startswith(("void split_embedding", "void at::native::(anonymous namespace)::CatArrayBatchedCopy",
+                            "void at::native::reduce_kernel")):
+            assert kernel_class(name) != "elementwise", name
+    report = host_report(kineto_models["v100_2rank_test"])
+    assert _finding(report, "fusion.elementwise_kernels") is None

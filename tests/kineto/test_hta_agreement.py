@@ -31,6 +31,20 @@ OURS = {
     "a100_alexnet_sync": ((99.49, 0.08, 0.43), None),
     "mi250_minitoy_train": ((98.33, 1.24, 0.43), None),
 }
+# Our kernel type breakdown, pinned: % of kernel time by the set of types running at once (HTA's
+# get_gpu_kernel_breakdown); HTA's own shares are compared within 1 point below.
+OUR_KERNEL_TYPES = {
+    "a100_8rank_control": {"computation": 47.21, "communication": 21.51, "computation+communication": 17.17,
+                           "memory": 5.08, "computation+memory": 6.46, "communication+memory": 0.34,
+                           "computation+communication+memory": 2.23},
+    "v100_2rank_test": {"computation": 46.06, "communication": 9.26, "computation+communication": 22.21,
+                        "memory": 15.97, "computation+memory": 5.25, "communication+memory": 0.95,
+                        "computation+communication+memory": 0.3},
+    "a100_2rank_nccl": {"computation": 73.97, "communication": 20.65, "computation+communication": 3.62,
+                        "memory": 1.54, "communication+memory": 0.23},
+    "a100_alexnet_sync": {"computation": 16.07, "memory": 83.93},
+    "mi250_minitoy_train": {"computation": 74.4, "memory": 25.6},
+}
 # HTA's kernel type names for our sets of types running at once.
 _HTA_TYPES = {"computation": "computation", "communication": "communication", "memory": "memory",
               "computation+communication": "computation overlapping communication",
@@ -73,6 +87,7 @@ def test_temporal_breakdown_and_overlap_match_hta_exactly(name, kineto_models, m
         assert round(times.overlap_pct, 2) == pinned_overlap
         assert times.overlap_pct == pytest.approx(hta["overlap_pct"], abs=0.01)
     shares = times.exclusive_pct()
+    assert {key: round(share, 2) for key, share in shares.items()} == OUR_KERNEL_TYPES[name]
     assert {_HTA_TYPES[key] for key in shares} == set(hta["kernel_types"])
     for key, share in shares.items():
         assert share == pytest.approx(hta["kernel_types"][_HTA_TYPES[key]], abs=1.0), key

@@ -112,6 +112,27 @@ PyTorch wheel built for a newer CUDA (pip install torch --index-url https://down
 and a matching driver; torch.cuda.get_arch_list() must include this GPU's sm_XY.""",
             docs=(L.CUDA_COMPATIBILITY,)),
     ),
+    "environment.versions_misaligned": Entry(
+        category="other",
+        title="Framework libraries from different releases",
+        fix_summary="Install the framework's packages of one release, pinned together.",
+        fix="""\
+The profile records versions of the framework's packages that belong to different releases, which were not
+tested together. Install them from one release, pin them in the job's requirements, and write the versions
+down with the run's configuration.""",
+        docs=(L.CUDA_COMPATIBILITY,),
+        jax=Idiom(
+            fix_summary="Install jax and jaxlib (and its CUDA plugin) of the same release.",
+            fix="""\
+The profile records a jax version and a jaxlib version that differ. JAX is released and tested together with
+the jaxlib (and jax-cuda plugin) of the same version; an older jaxlib runs with missing fixes and compiler
+improvements, and a mismatched CUDA plugin can fall back to slower paths or fail on new features. Pin them
+together and write the versions down with the run's configuration:
+
+    pip install -U "jax[cuda12]==<jax version>"     # brings the matching jaxlib and CUDA plugin
+    python -c "import jax; jax.print_environment_info()"   # jax, jaxlib, CUDA and driver versions""",
+            docs=(L.JAX_GPU_TIPS,)),
+    ),
     "environment.driver_older_than_runtime": Entry(
         category="other",
         title="The NVIDIA driver is older than the CUDA runtime",
@@ -274,4 +295,27 @@ def gpu_not_used(ctx):
                       "another profile")
 
 
-RULES = (gpu_not_used, no_tensor_cores, bf16_without_hardware, cuda_older_than_gpu, driver_older_than_runtime)
+def _release(text):
+    """(major, minor, patch) of a version text such as `0.4.30` or `0.4.30.dev20240701`, or None."""
+    match = re.match(r"^(\d+)\.(\d+)\.(\d+)", str(text).strip())
+    return tuple(int(part) for part in match.groups()) if match else None
+
+
+def versions_misaligned(ctx):
+    """The trace's metadata records jax and jaxlib versions of different releases (JAX writes both)."""
+    environment = ctx.model.environment
+    jax, jaxlib = _release(environment.get("jax_version", "")), _release(environment.get("jaxlib_version", ""))
+    if jax is None or jaxlib is None or jax == jaxlib:
+        return None
+    return Finding(
+        id="environment.versions_misaligned", severity="low",
+        summary=f"jax {environment['jax_version']} runs with jaxlib {environment['jaxlib_version']}: "
+                "releases that were not tested together.",
+        evidence=Evidence({"jax_version": environment["jax_version"], "jaxlib_version": environment["jaxlib_version"]},
+                          limit("jaxlib_version", environment["jaxlib_version"], environment["jax_version"],
+                                "differs from"), {}),
+        recoverable_ms=0.0, window_ms=ctx.window_ms, speedup_basis=NOT_A_SPEEDUP)
+
+
+RULES = (gpu_not_used, no_tensor_cores, bf16_without_hardware, cuda_older_than_gpu, driver_older_than_runtime,
+         versions_misaligned)

@@ -1,17 +1,22 @@
 """Transfer findings: pageable, synchronous, small or slow copies between host and GPU."""
 
+from dataclasses import replace
+
 import numpy as np
 
+from tb_gpu_advisor.analysis.input_dtypes import eight_bit_source_events
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, limit
-from tb_gpu_advisor.findings.thresholds import (LARGE_COPY_BYTES, LOW_BANDWIDTH_FRACTION, MODELED_HIGH_PCT,
-                                                MODELED_LOW_PCT, MODELED_MEDIUM_PCT, PCIE_GBPS_BY_CC,
+from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
+from tb_gpu_advisor.findings.thresholds import (INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, LARGE_COPY_BYTES,
+                                                LOW_BANDWIDTH_FRACTION, MANY_INPUT_COPIES_PER_STEP,
+                                                MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, PCIE_GBPS_BY_CC,
                                                 SMALL_COPIES_MIN_PER_STEP, SMALL_COPY_BYTES, SYNC_GAP_MIN_US)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.whatif import transfer as whatif_transfer
+from tb_gpu_advisor.whatif.estimate import model as whatif_model
 
 ENTRIES = register("transfer", {
     "transfer.pageable_memory": Entry(
@@ -79,6 +84,80 @@ and avoid jnp.asarray(numpy_array) inside the loop; create device arrays once.""
 These copies were issued synchronously: the host thread stops until the copy ends and cannot launch more
 work meanwhile. Use pinned memory (DataLoader pin_memory=True) and x.to("cuda", non_blocking=True), and do
 not create tensors from NumPy inside the step (torch.tensor(array).cuda()); create device tensors once.""",
+            docs=(L.TORCH_PINNED,)),
+    ),
+    "transfer.wide_input_copies": Entry(
+        category="transfer",
+        title="Image batches cross to the GPU as 32-bit numbers",
+        fix_summary="Send the images as uint8 and cast them on the GPU: 4x fewer bytes per copy.",
+        fix="""\
+The batch copied to the GPU is image-shaped and 32-bit, while image pixels are 8-bit at the source: the
+host widens them before the copy, so every copy moves 4x the bytes it needs. Keep them uint8 through the
+pipeline and convert on the GPU, inside the step:
+
+    ds = ds.map(lambda image, label: (tf.io.decode_jpeg(image), label))   # uint8; no tf.cast here
+    @tf.function
+    def train_step(images, labels):
+        images = tf.cast(images, tf.float32) / 255.0                     # on the GPU
+        ...""",
+        docs=(L.TF_DATA_PERFORMANCE, L.CUDA_BEST_PRACTICES),
+        jax=Idiom(
+            fix_summary="Send the images as uint8 and cast them inside the jitted step: 4x fewer bytes per copy.",
+            fix="""\
+The batch copied to the device is image-shaped and 32-bit, while image pixels are 8-bit at the source: the
+host widens them (astype(np.float32)) before the copy, so every copy moves 4x the bytes it needs. Keep
+them uint8 on the host and convert inside the compiled step:
+
+    batch = {"image": images_uint8, "label": labels}        # no .astype(np.float32) in the loader
+    @jax.jit
+    def train_step(state, batch):
+        images = batch["image"].astype(jnp.float32) / 255.0   # on the device, fused into the first layer
+        ...""",
+            docs=(L.JAX_DEVICE_PUT, L.CUDA_BEST_PRACTICES)),
+        pytorch=Idiom(
+            fix_summary="Send the images as uint8 and convert on the GPU: 4x fewer bytes per copy.",
+            fix="""\
+The batch copied to the GPU is image-shaped and 32-bit, while pixels are 8-bit at the source: every copy
+moves 4x the bytes it needs. Keep uint8 tensors in the DataLoader (no ToTensor()/float() there) and convert
+after the copy:
+
+    images = images.cuda(non_blocking=True).float().div_(255)""",
+            docs=(L.TORCH_PINNED,)),
+    ),
+    "transfer.input_copy_in_step": Entry(
+        category="transfer",
+        title="Input copies run inside the step while no GPU computes",
+        fix_summary="Copy the next batch during the current step: tf.data prefetch_to_device.",
+        fix="""\
+The batch is copied to the GPU when the step starts and the GPU waits for it: nothing copies it ahead.
+Let tf.data put the next batch on the GPU while the current step runs:
+
+    ds = ds.prefetch(tf.data.AUTOTUNE)
+    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))   # last stage, single GPU
+    # tf.distribute: dist_ds = strategy.experimental_distribute_dataset(ds) prefetches to every replica
+
+Send one batched tensor per input rather than several pieces per step.""",
+        docs=(L.TF_DATA_PERFORMANCE, L.TF_DISTRIBUTED),
+        jax=Idiom(
+            fix_summary="Put the next batch on the device during the current step (prefetch_to_device, "
+                        "device_put ahead).",
+            fix="""\
+The batch is transferred when the step starts and the device waits for it: nothing transfers it ahead.
+Keep one or two batches in flight:
+
+    batches = flax.jax_utils.prefetch_to_device(host_batches, size=2)    # or, by hand:
+    next_batch = jax.device_put(next(host_batches), sharding)             # issued before step n runs
+    state, metrics = train_step(state, batch)
+
+Send one pytree per step (stack the pieces with np.stack first) rather than several transfers.""",
+            docs=(L.JAX_DEVICE_PUT,)),
+        pytorch=Idiom(
+            fix_summary="Copy the next batch on a side stream during the current step (pin_memory, "
+                        "non_blocking=True).",
+            fix="""\
+The batch is copied when the step starts and the GPU waits for it. Copy from pinned memory asynchronously
+and ahead: DataLoader(..., pin_memory=True), x.cuda(non_blocking=True) for batch n+1 issued before step n
+(a prefetcher on a torch.cuda.Stream), and one collated tensor per input.""",
             docs=(L.TORCH_PINNED,)),
     ),
     "transfer.small_copies": Entry(
@@ -344,4 +423,76 @@ def d2h_sync_in_step(ctx):
         "upper bound: the step time without the GPU idle that follows device-to-host reads")
 
 
-RULES = (pageable_memory, sync_copies, small_copies, low_bandwidth, d2h_sync_in_step)
+def _spans_exposed_ps(ctx, spans):
+    exposed = ctx.exposed(intervals.union([a for a, _ in spans], [b for _, b in spans]))
+    return ctx.in_window_ps(exposed), exposed
+
+
+def wide_input_copies(ctx):
+    """Host-to-device copies whose size is an image-shaped 32-bit input of a compiled program (XLA HLO):
+    8-bit pixels widened on the host (analysis.input_dtypes). Model: copy time scales with bytes, so the exposed
+    copy time shrinks by 3/4."""
+    inputs = ctx.analysis.wide_inputs
+    if not ctx.has_gpu or not inputs:
+        return None
+    spans = [span for item in inputs for span in item.spans]
+    exposed_ps, exposed = _spans_exposed_ps(ctx, spans)
+    saved_ps = exposed_ps * inputs[0].saved_fraction
+    sources = eight_bit_source_events(ctx.host.op_totals)
+    certainty = "high" if sources else "medium"
+    top = inputs[0]
+    shape = "x".join(str(d) for d in top.shape)
+    note = (f"{top.parameter} of {top.module} is {top.dtype}[{shape}] ({top.bytes / 1e6:.1f} MB), and "
+            f"{top.copies} host-to-device copies have exactly that size. ")
+    note += (f"The host shows 8-bit image work ({sources[0][:60]}), so the data is narrower at the source."
+             if sources else "Image pixels are 8-bit at the source in almost every dataset; check what your "
+                             "loader reads before acting on this.")
+    finding = _copy_finding(
+        ctx, "transfer.wide_input_copies",
+        f"{sum(i.copies for i in inputs):,} image batches cross to the GPU as {top.dtype} ({top.dtype}[{shape}], "
+        f"{top.bytes / 1e6:.1f} MB each); uint8 would be a quarter of the bytes.",
+        saved_ps, exposed,
+        {"wide_copies": sum(i.copies for i in inputs), "wide_copy_bytes": sum(i.bytes * i.copies for i in inputs),
+         "wide_copy_ms": ms(sum(i.copy_ps for i in inputs)), "wide_copy_exposed_ms": ms(exposed_ps),
+         "certainty": certainty},
+        limit("input_dtype_bits", 32, 8),
+        "model: the exposed copy time scales with the bytes, a quarter of them in uint8")
+    if finding is None:
+        return None
+    finding = replace(finding, fix_note=note, evidence=replace(finding.evidence, pointers={
+        **finding.evidence.pointers,
+        "inputs": [{"parameter": i.parameter, "program": i.module, "dtype": i.dtype, "shape": list(i.shape),
+                    "bytes": i.bytes, "copies": i.copies} for i in inputs[:5]],
+        "host_ops": sources[:5]}))
+    return estimated(finding, whatif_model(ctx.window_ms, ctx.window_ms - ms(saved_ps), finding.speedup_basis))
+
+
+def input_copy_in_step(ctx):
+    """Host-to-device copies of 64 KiB or more, asynchronous and not pageable (those rules cover the rest),
+    running inside the steps while no GPU computes: nothing copied the batch ahead. The GPU waits for its input,
+    so the input ladder grades it (no low level: restructuring the feed for under 5% is not advised)."""
+    if not ctx.step_count:
+        return None
+    selected = _copies(ctx, lambda c: c.size_bytes >= SMALL_COPY_BYTES and c.is_async is not False
+                       and not c.has_pageable_side, directions=(CopyDirection.H2D,))
+    count, size, busy, exposed_ps, exposed = _summarize(ctx, selected)
+    share = ctx.share_pct(ms(exposed_ps))
+    severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
+    if not count or severity is None:
+        return None
+    per_step = round(count / ctx.step_count, 1)
+    note = (f"Each step sends {per_step:g} separate copies: stacked into one batched copy per input they would "
+            "also pay the per-copy cost once." if per_step >= MANY_INPUT_COPIES_PER_STEP else "")
+    return Finding(
+        id="transfer.input_copy_in_step", severity=severity,
+        summary=f"{ctx.count_text(count, 'host-to-device copies')} ({size / count / 1e6:.2f} MB on average) leave "
+                f"the GPU waiting {ctx.time_text(ms(exposed_ps))} ({share:.1f}% of the step).",
+        evidence=Evidence({"input_copies": count, "input_copies_per_step": per_step, "input_copy_bytes": size,
+                           "input_copy_ms": ms(busy), "exposed_ms": ms(exposed_ps), "exposed_pct": share},
+                          ladder("exposed_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
+                          {"time_ranges_ms": ctx.longest_ranges_ms(exposed),
+                           "steps": ctx.steps_overlapping(exposed)}),
+        recoverable_ms=ms(exposed_ps), window_ms=ctx.window_ms, fix_note=note,
+        speedup_basis="upper bound: the copies overlapped with the previous step's compute, none of them exposed")
+
+RULES = (pageable_memory, input_copy_in_step, wide_input_copies, sync_copies, small_copies, low_bandwidth, d2h_sync_in_step)

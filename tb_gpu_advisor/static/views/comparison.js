@@ -4,10 +4,11 @@
  */
 
 import {h} from '../dom.js';
-import {CHANGE_LABELS, arrow, differenceText, formatPoints, measuredText, noiseStatement,
+import {CHANGE_LABELS, arrow, differenceText, formatPoints, measuredText, noiseStatement, speedChangeText,
   pointsDifferenceText, ratioText} from '../comparison_format.js';
 import {formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
 import {emptyState, meter, section, tile} from './common.js';
+import {configurationChangesView} from './configuration.js';
 import {breakdownDeltaView} from './comparison_breakdown.js';
 import {kernelChangesView} from './comparison_kernels.js';
 
@@ -34,7 +35,9 @@ function summaryCard(answer, comparison) {
       Number.isFinite(busy.delta_points) ? `${formatPoints(busy.delta_points)}` : 'no GPU activity on a side'),
     tile('Steps', `${formatCount(counts[0])} \u2192 ${formatCount(counts[1])}`, 'samples on each side'),
     tile('Speedup', Number.isFinite(comparison.speedup) ? `${comparison.speedup.toFixed(2)}\u00d7` : '\u2014',
-      'baseline mean / candidate mean')),
+      'baseline mean / candidate mean'),
+    comparison.per_example ? tile('Per example', speedChangeText(comparison.per_example.speedup),
+      `the candidate does ${comparison.per_example.work_ratio.toFixed(2)}\u00d7 the work per step`) : null),
   h('p', {class: ['noise', `tone-${change.tone}`], 'data-testid': 'noise-statement'}, noiseStatement(comparison)),
   notes.length ? h('ul', {class: 'notes'}, notes.map((note) => h('li', {}, note))) : null);
 }
@@ -115,6 +118,17 @@ function predictionRow(row) {
     h('td', {class: ['num', row.within_tolerance === false ? 'tone-bad' : null]}, within));
 }
 
+function combinedLine(combined) {
+  if (!combined) return null;
+  const ratio = Number.isFinite(combined.ratio) ? ` (ratio ${combined.ratio.toFixed(2)})` : '';
+  const within = combined.within_tolerance === true ? 'within 25% of the measured speedup' :
+    combined.within_tolerance === false ? 'not within 25% of the measured speedup' : 'not checked';
+  return h('p', {'data-testid': 'combined-check'},
+    `Combined estimate of the top findings: ${formatSpeedup(combined.predicted, combined.predicted_kind) || '\u2014'}, ` +
+    `${within}${ratio}; the candidate addressed ${combined.addressed_ids.length} of its ` +
+    `${combined.finding_ids.length} findings.`);
+}
+
 /** Each resolved or reduced finding's predicted speedup beside the measured one. */
 function predictionsCard(comparison) {
   const predictions = comparison.predictions || {};
@@ -126,6 +140,7 @@ function predictionsCard(comparison) {
     subtitle: `measured ${measuredText(measured)}, ${basis}, baseline / candidate`},
   h('p', {class: 'hint'}, 'Each finding the candidate resolved or reduced, with the speedup the baseline ' +
     'predicted for its fix; ratio = predicted / measured. The measured change is every change made at once.'),
+  combinedLine(predictions.combined),
   h('div', {class: 'table-wrap'}, h('table', {'data-testid': 'prediction-checks'},
     h('thead', {}, h('tr', {}, h('th', {}, 'Finding'), h('th', {}, 'Status'), h('th', {class: 'num'}, 'Predicted'),
       h('th', {class: 'num'}, 'Ratio'), h('th', {class: 'num'}, 'Within 25%'))),
@@ -140,6 +155,7 @@ export function comparisonView(answer) {
   }
   return [
     summaryCard(answer, comparison),
+    configurationChangesView(comparison),
     h('div', {class: 'grid'}, breakdownDeltaView(comparison), busyCard(comparison)),
     findingsCard(comparison),
     predictionsCard(comparison),

@@ -71,6 +71,12 @@ function chart(device, points) {
 }
 
 /** The roofline card of a HostReport, or null when no kernel can be placed. */
+/** Where the roofs come from; the HBM roof's source says when the trace's figure was corrected (ROCm). */
+export function roofCaption(device) {
+  return `roofs are upper bounds at boost clock (${device.peak_source}; HBM ${device.peak_gbps} GB/s: ` +
+    `${device.peak_gbps_source || 'source unknown'})`;
+}
+
 export function rooflineView(report) {
   const device = rooflineDevice(report);
   const points = rooflinePoints(report);
@@ -80,7 +86,7 @@ export function rooflineView(report) {
     Number.isFinite(summary.flops_utilization_pct) ?
       `${formatPct(summary.flops_utilization_pct)} of the ${device.peak_tflops} TFLOP/s peak used over the window · ` +
       `${formatPct(summary.costed_kernel_time_pct)} of kernel time costed · ` : '',
-    `roofs are upper bounds at boost clock (${device.peak_source})`);
+    roofCaption(device));
   return section('Roofline', {id: 'roofline', subtitle: `${device.name}: one dot per kernel row, area by time`,
     wide: true}, facts, chart(device, points));
 }

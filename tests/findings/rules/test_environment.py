@@ -105,3 +105,13 @@ def test_quiet_on_a_plain_cpu_run_and_with_a_working_gpu():
     assert "environment.gpu_not_used" not in findings_by_id(report_of(cpu_run()))
     assert "environment.gpu_not_used" not in findings_by_id(report_of(cpu_run(jax=True)))
     assert "environment.gpu_not_used" not in findings_by_id(report_of(busy(cuda_version="12020")))
+
+
+def test_jax_and_jaxlib_of_different_releases():
+    finding = findings_by_id(report_of(busy(jax_version="0.4.31", jaxlib_version="0.4.26")))[
+        "environment.versions_misaligned"]
+    assert finding["summary"] == "jax 0.4.31 runs with jaxlib 0.4.26: releases that were not tested together."
+    assert finding["severity"] == "low" and finding["estimated_speedup"] == 1.0
+    for same in (dict(jax_version="0.10.2", jaxlib_version="0.10.2"),
+                 dict(jax_version="0.4.30", jaxlib_version="0.4.30.dev20240701"), dict(jax_version="0.4.30")):
+        assert "environment.versions_misaligned" not in findings_by_id(report_of(busy(**same))), same

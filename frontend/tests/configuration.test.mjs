@@ -1,0 +1,30 @@
+// The configuration card's rows (views/configuration.js), from a report's `configuration` section.
+import assert from 'node:assert/strict';
+import {test} from 'node:test';
+
+import {configurationRows} from '../../tb_gpu_advisor/static/views/configuration.js';
+
+const CONFIG = {
+  framework: 'tensorflow', versions: {cuda_runtime_version: '12.2', cudnn_version: '90100'},
+  gpu: {model: 'NVIDIA A100-SXM4-80GB', count: 2, active: 1, compute_capability: '8.0', memory_bytes: null},
+  xla: false, precision: 'mixed: bf16 + fp32', matmul_dtype_pct: {bf16: 60, fp32: 40}, distribution: null,
+  global_batch: null, thread_pools: {tf_Compute: 4}, gpu_thread_mode: 'gpu_private', tf_data_options: ['prefetch'],
+  host_cores: null,
+};
+
+test('configuration rows say what the trace records and what it does not', () => {
+  const rows = Object.fromEntries(configurationRows(CONFIG));
+  assert.equal(rows.Versions, 'CUDA runtime 12.2, cuDNN 90100');
+  assert.equal(rows.GPUs, '2 x NVIDIA A100-SXM4-80GB, cc 8.0 (1 active)');
+  assert.equal(rows.XLA, 'off');
+  assert.equal(rows.Precision, 'mixed: bf16 + fp32 (matmul/conv time: bf16 60%, fp32 40%)');
+  assert.equal(rows['Global batch'], 'not in the trace');
+  assert.equal(rows['Thread pools'], 'TF_GPU_THREAD_MODE=gpu_private; tf_Compute x4');
+  assert.equal(rows['tf.data'], 'prefetch');
+});
+
+test('PyTorch runs show the compiler, not XLA', () => {
+  const rows = Object.fromEntries(configurationRows({...CONFIG, framework: 'pytorch', xla: true, tf_data_options: []}));
+  assert.equal(rows.Compiler, 'torch.compile (Triton kernels)');
+  assert.ok(!('XLA' in rows) && !('tf.data' in rows));
+});

@@ -1,0 +1,160 @@
+"""The training configuration a trace shows: framework and versions, GPUs, XLA, precision, threads, tf.data."""
+
+import re
+from dataclasses import dataclass
+
+from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
+from tb_gpu_advisor.analysis.kernel_names import (is_fp32_matmul, is_library_math, is_low_precision, is_nccl,
+                                                  is_xla_kernel, uses_tensor_cores)
+
+# Metadata keys holding versions, in the order shown; any other `*_version` key follows, sorted.
+_VERSION_ORDER = ("tensorflow_version", "jax_version", "jaxlib_version", "torch_version", "cuda_runtime_version",
+                  "cuda_version", "cuda_driver_version", "cudnn_version", "nccl_version", "rocm_version")
+_NOT_VERSIONS = {"kineto_schema_version", "cpu_version"}
+_BF16 = re.compile(r"bf16|bfloat16", re.IGNORECASE)
+_FP8 = re.compile(r"e4m3|e5m2|fp8|f8e", re.IGNORECASE)
+_TF32 = re.compile(r"tf32", re.IGNORECASE)
+_HLO_DTYPES = {"bf16": "bf16", "f16": "fp16", "f32": "fp32", "f64": "fp64", "f8e4m3fn": "fp8", "f8e5m2": "fp8"}
+# A precision holding this share of matmul/conv time names the run's precision; below it the run is mixed.
+DOMINANT_PRECISION_PCT = 90.0
+# Thread pools whose thread count is a setting (tf.config.threading, tf.data options, TF_GPU_THREAD_COUNT).
+_POOL_PREFIXES = ("tf_Compute", "tf_data_private_threadpool", "tf_data_iterator", "tf_gpu_private", "tf_XLA",
+                  "tf_numa", "tf_pjrt", "tf_PjRt", "python", "collective_ops", "tf_inter_op", "tf_intra_op")
+_TF_DATA_OPTIONS = (("prefetch", ("Prefetch",)), ("prefetch to device", ("PrefetchToDevice",)),
+                    ("parallel map", ("ParallelMap", "ParallelMapV2", "ParallelBatch")),
+                    ("parallel interleave", ("ParallelInterleave", "ParallelInterleaveV2", "ParallelInterleaveV3",
+                                             "ParallelInterleaveV4")),
+                    ("sequential map", ("Map",)), ("map and batch", ("MapAndBatch",)),
+                    ("cache", ("Cache", "CacheV2", "MemoryCache", "MemoryReader")), ("snapshot", ("Snapshot",)),
+                    ("shuffle", ("Shuffle",)),
+                    ("file reads", ("TFRecord", "TextLine", "FixedLengthRecord", "ArrayRecord")))
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """What the trace says about how the job ran; None or empty where it does not say."""
+
+    framework: str
+    versions: tuple  # ((metadata key, version text), ...)
+    gpu_model: str | None
+    gpu_count: int
+    active_gpu_count: int
+    compute_capability: str | None
+    gpu_memory_bytes: int | None
+    xla: bool | None  # compiler-generated kernels ran: XLA, or Triton for torch.compile (None: no GPU kernel)
+    precision: str | None  # "bf16", "fp16", "tf32", "fp32", "fp8", or "mixed: bf16 + fp32"
+    matmul_dtype_pct: tuple  # ((dtype, % of matmul/conv kernel time), ...), most first
+    distribution: str | None
+    global_batch: int | None  # None: the trace does not record the batch
+    thread_pools: tuple  # ((thread kind, thread count), ...)
+    gpu_thread_mode: str | None  # "gpu_private" when TF_GPU_THREAD_MODE=gpu_private threads ran
+    tf_data: tuple  # tf.data options seen in the pipeline's stages
+    host_cores: int | None
+
+
+def configuration(model, framework, kernels, active_ordinals, host_cores):
+    """The Configuration of a host's trace; pure."""
+    gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active_ordinals)] or list(model.gpus)
+    caps = gpus[0].capabilities if gpus else None
+    kernel_names = [row.name for row in kernels if not is_nccl(row.name)]
+    dtype_pct = _matmul_dtypes(kernels)
+    return Configuration(
+        framework=framework.name,
+        versions=_versions(model.environment),
+        gpu_model=caps.model_name if caps else None,
+        gpu_count=len(model.gpus),
+        active_gpu_count=len(active_ordinals),
+        compute_capability=".".join(map(str, caps.compute_capability)) if caps and caps.compute_capability else None,
+        gpu_memory_bytes=caps.memory_bytes if caps else None,
+        xla=(framework.is_jax or any(is_xla_kernel(name) for name in kernel_names)) if kernel_names else None,
+        precision=_precision(dtype_pct),
+        matmul_dtype_pct=dtype_pct,
+        distribution=_distribution(model, framework),
+        global_batch=None,
+        thread_pools=_thread_pools(model.host_activity.thread_busy),
+        gpu_thread_mode="gpu_private" if any(kind.startswith("tf_gpu_private")
+                                             for kind in model.host_activity.thread_busy) else None,
+        tf_data=_tf_data_options(model.host_activity),
+        host_cores=host_cores,
+    )
+
+
+def version_text(key, value):
+    """A metadata version as people write it: CUDA's 12020 as 12.2; others as recorded."""
+    if key.startswith("cuda") and isinstance(value, (int, str)) and str(value).isdigit() and int(value) >= 1000:
+        number = int(value)
+        return f"{number // 1000}.{(number % 1000) // 10}"
+    return str(value)
+
+
+def _versions(environment):
+    keys = [key for key in _VERSION_ORDER if key in environment]
+    keys += sorted(key for key in environment if key.endswith("_version") and key not in keys
+                   and key not in _NOT_VERSIONS)
+    return tuple((key, version_text(key, environment[key])) for key in keys)
+
+
+def _kernel_dtype(row):
+    if row.dtype in _HLO_DTYPES:
+        return _HLO_DTYPES[row.dtype]
+    if _FP8.search(row.name):
+        return "fp8"
+    if _BF16.search(row.name):
+        return "bf16"
+    if is_low_precision(row.name):
+        return "fp16"
+    if _TF32.search(row.name):
+        return "tf32"
+    return "fp32"
+
+
+def _is_matmul(row):
+    return (row.compute == "matrix" or uses_tensor_cores(row.name) or is_fp32_matmul(row.name)
+            or is_library_math(row.name)) and not is_nccl(row.name)
+
+
+def _matmul_dtypes(kernels):
+    """((dtype, % of matmul/conv kernel time), ...) from the kernel names (HLO element types where costed)."""
+    times = {}
+    for row in kernels:
+        if _is_matmul(row):
+            dtype = _kernel_dtype(row)
+            times[dtype] = times.get(dtype, 0) + row.total_ps
+    total = sum(times.values())
+    if not total:
+        return ()
+    return tuple(sorted(((dtype, round(100.0 * ps / total, 2)) for dtype, ps in times.items()),
+                        key=lambda item: (-item[1], item[0])))
+
+
+def _precision(dtype_pct):
+    if not dtype_pct:
+        return None
+    if dtype_pct[0][1] >= DOMINANT_PRECISION_PCT:
+        return dtype_pct[0][0]
+    return "mixed: " + " + ".join(dtype for dtype, _ in dtype_pct[:3])
+
+
+def _distribution(model, framework):
+    environment = model.environment
+    world = environment.get("world_size")
+    if world not in (None, "", 1, "1"):
+        backend = environment.get("distributed_backend")
+        return f"{world} ranks" + (f" ({backend})" if backend else "")
+    if framework.strategy:
+        return f"tf.distribute ({framework.strategy})"
+    return None
+
+
+def _thread_pools(thread_busy):
+    return tuple(sorted((kind, count) for kind, (count, _) in thread_busy.items() if kind.startswith(_POOL_PREFIXES)))
+
+
+def _tf_data_options(host):
+    pipeline = tf_data_pipeline(host.op_totals, host.thread_busy, 0)
+    options = [label for label, names in _TF_DATA_OPTIONS if pipeline.stages & set(names)]
+    if pipeline.generators:
+        options.append("from_generator")
+    if pipeline.per_device_generators:
+        options.append("per-device feed (tf.distribute)")
+    return tuple(options)

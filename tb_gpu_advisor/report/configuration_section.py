@@ -1,0 +1,46 @@
+"""The Configuration section of a host: how the job ran, as the trace shows it (text, markdown and HTML)."""
+
+from tb_gpu_advisor.report import units
+
+VERSION_LABELS = {"tensorflow_version": "TensorFlow", "jax_version": "JAX", "jaxlib_version": "jaxlib",
+                  "torch_version": "PyTorch", "cuda_runtime_version": "CUDA runtime", "cuda_version": "CUDA",
+                  "cuda_driver_version": "CUDA driver", "cudnn_version": "cuDNN", "nccl_version": "NCCL",
+                  "rocm_version": "ROCm"}
+NOT_IN_TRACE = "not in the trace"
+
+
+def configuration_rows(config):
+    """(setting, value) rows of a report's `configuration`; every row says what the trace does not record."""
+    versions = config["versions"]
+    gpu = config["gpu"]
+    rows = [("framework", config["framework"]),
+            ("versions", ", ".join(f"{VERSION_LABELS.get(key, key.removesuffix('_version'))} {value}"
+                                   for key, value in versions.items()) or NOT_IN_TRACE)]
+    if gpu["count"]:
+        model = gpu["model"] or "GPU (model not in the trace)"
+        cc = f", cc {gpu['compute_capability']}" if gpu["compute_capability"] else ""
+        memory = f", {units.size_bytes(gpu['memory_bytes'])}" if gpu["memory_bytes"] else ""
+        active = f" ({gpu['active']} active)" if gpu["active"] != gpu["count"] else ""
+        rows.append(("GPUs", f"{gpu['count']} x {model}{cc}{memory}{active}"))
+    else:
+        rows.append(("GPUs", "none in the profile"))
+    if config["framework"] == "pytorch":
+        rows.append(("compiler", {True: "torch.compile (Triton kernels)", False: "off (eager kernels)",
+                                  None: "unknown (no GPU kernel)"}[config["xla"]]))
+    else:
+        rows.append(("XLA", {True: "on", False: "off", None: "unknown (no GPU kernel)"}[config["xla"]]))
+    if config["precision"]:
+        shares = ", ".join(f"{dtype} {units.percent(pct)}" for dtype, pct in config["matmul_dtype_pct"].items())
+        rows.append(("precision", f"{config['precision']} (matmul/conv time: {shares})"))
+    else:
+        rows.append(("precision", "unknown (no matmul or convolution kernel)"))
+    rows.append(("distribution", config["distribution"] or "none seen"))
+    rows.append(("global batch", config["global_batch"] if config["global_batch"] else NOT_IN_TRACE))
+    pools = ", ".join(f"{kind} x{count}" for kind, count in config["thread_pools"].items())
+    if config["gpu_thread_mode"]:
+        pools = f"TF_GPU_THREAD_MODE={config['gpu_thread_mode']}; {pools}"
+    rows.append(("thread pools", pools or NOT_IN_TRACE))
+    rows.append(("host cores", config["host_cores"] or NOT_IN_TRACE))
+    if config["tf_data_options"]:
+        rows.append(("tf.data", ", ".join(config["tf_data_options"])))
+    return tuple((label, str(value)) for label, value in rows)

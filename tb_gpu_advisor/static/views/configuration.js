@@ -1,0 +1,65 @@
+/**
+ * The configuration card: how the job ran, as the trace shows it (report.configuration), and what it does not say.
+ */
+
+import {h} from '../dom.js';
+import {formatBytes, formatPct} from '../format.js';
+import {section} from './common.js';
+
+const NOT_IN_TRACE = 'not in the trace';
+const VERSION_LABELS = {
+  tensorflow_version: 'TensorFlow', jax_version: 'JAX', jaxlib_version: 'jaxlib', torch_version: 'PyTorch',
+  cuda_runtime_version: 'CUDA runtime', cuda_version: 'CUDA', cuda_driver_version: 'CUDA driver',
+  cudnn_version: 'cuDNN', nccl_version: 'NCCL', rocm_version: 'ROCm',
+};
+const ON_OFF = {true: 'on', false: 'off', null: 'unknown (no GPU kernel)'};
+const COMPILED = {true: 'torch.compile (Triton kernels)', false: 'off (eager kernels)', null: 'unknown (no GPU kernel)'};
+
+/** [label, value] rows of a report's configuration, in the order the text report lists them. */
+export function configurationRows(config) {
+  const versions = Object.entries(config.versions || {})
+    .map(([key, value]) => `${VERSION_LABELS[key] || key.replace(/_version$/, '')} ${value}`).join(', ');
+  const gpu = config.gpu || {};
+  let gpus = 'none in the profile';
+  if (gpu.count) {
+    gpus = `${gpu.count} x ${gpu.model || 'GPU (model not in the trace)'}`
+      + (gpu.compute_capability ? `, cc ${gpu.compute_capability}` : '')
+      + (gpu.memory_bytes ? `, ${formatBytes(gpu.memory_bytes)}` : '')
+      + (gpu.active !== gpu.count ? ` (${gpu.active} active)` : '');
+  }
+  const shares = Object.entries(config.matmul_dtype_pct || {}).map(([dtype, pct]) => `${dtype} ${formatPct(pct)}`);
+  const pools = Object.entries(config.thread_pools || {}).map(([kind, count]) => `${kind} x${count}`).join(', ');
+  const rows = [
+    ['Framework', config.framework],
+    ['Versions', versions || NOT_IN_TRACE],
+    ['GPUs', gpus],
+    config.framework === 'pytorch' ? ['Compiler', COMPILED[config.xla]] : ['XLA', ON_OFF[config.xla]],
+    ['Precision', config.precision ? `${config.precision} (matmul/conv time: ${shares.join(', ')})`
+      : 'unknown (no matmul or convolution kernel)'],
+    ['Distribution', config.distribution || 'none seen'],
+    ['Global batch', config.global_batch ? String(config.global_batch) : NOT_IN_TRACE],
+    ['Thread pools', (config.gpu_thread_mode ? `TF_GPU_THREAD_MODE=${config.gpu_thread_mode}; ` : '') + pools
+      || NOT_IN_TRACE],
+    ['Host cores', config.host_cores ? String(config.host_cores) : NOT_IN_TRACE],
+  ];
+  if (config.tf_data_options?.length) rows.push(['tf.data', config.tf_data_options.join(', ')]);
+  return rows;
+}
+
+/** The configuration card of a HostReport (none for reports without the section). */
+export function configurationView(report) {
+  if (!report.configuration) return null;
+  return section('Configuration', {id: 'configuration', wide: true, subtitle: 'how this job ran, as the trace shows it'},
+    h('div', {class: 'table-wrap'}, h('table', {class: 'configuration', 'data-testid': 'configuration'},
+      h('tbody', {}, configurationRows(report.configuration).map(([label, value]) =>
+        h('tr', {}, h('th', {scope: 'row'}, label), h('td', {}, value)))))));
+}
+
+/** The configuration changes card of a HostComparison (none when nothing the traces record changed). */
+export function configurationChangesView(comparison) {
+  const changes = comparison.configuration_changes || [];
+  if (!changes.length) return null;
+  return section('Configuration changes', {id: 'configuration-changes', wide: true,
+    subtitle: 'what the two traces show changed in how the job ran'},
+  h('ul', {class: 'notes', 'data-testid': 'configuration-changes'}, changes.map((change) => h('li', {}, change.text))));
+}

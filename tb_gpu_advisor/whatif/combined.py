@@ -1,0 +1,57 @@
+"""The joint effect of several fixes on the same step: time two fixes would recover from the same pool of the
+step is counted once, time from different pools adds up; the step shrinks once, by the sum (not a product)."""
+
+from dataclasses import dataclass
+
+from tb_gpu_advisor.whatif.estimate import BOUND, MODEL
+
+# Whatever the fixes claim, the step keeps this share of its time (the same cap as a single finding's).
+MIN_KEPT_FRACTION = 0.01
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One finding's claim on the step: its id, the time its fix removes over the window, the kind of that
+    number, the pools of step time it comes out of (findings.overlaps.POOLS), and whether the time is a
+    what-if of the fix (else all of the time lost to the cause)."""
+
+    id: str
+    recoverable_ms: float
+    kind: str
+    pools: frozenset
+    what_if: bool = True
+
+
+@dataclass(frozen=True)
+class Combined:
+    """The step-time ratio with every counted fix applied, its kind, the ids counted and those left out because
+    their time is already counted by a counted finding."""
+
+    speedup: float
+    kind: str
+    counted: tuple
+    shared: tuple
+    new_window_ms: float
+
+
+def combine(window_ms, claims):
+    """Combined of `claims` over a window of `window_ms`: what-ifs of a fix first (they say what the fix leaves of
+    the lost time), each most time first; a claim counts unless a claim already counted draws on one of its
+    pools (its time is then the same time); the window loses the sum of the counted claims. Kind MODEL only
+    when every counted claim is a model. None without a claim."""
+    counted, shared, taken = [], [], set()
+    for claim in sorted(claims, key=lambda c: (not c.what_if, -c.recoverable_ms)):
+        if claim.recoverable_ms <= 0:
+            continue
+        if claim.pools & taken:
+            shared.append(claim)
+            continue
+        counted.append(claim)
+        taken |= claim.pools
+    if not counted or window_ms <= 0:
+        return None
+    saved = min(sum(c.recoverable_ms for c in counted), window_ms * (1.0 - MIN_KEPT_FRACTION))
+    new_window = window_ms - saved
+    kind = MODEL if all(c.kind == MODEL for c in counted) else BOUND
+    return Combined(round(window_ms / new_window, 2), kind, tuple(c.id for c in counted),
+                    tuple(c.id for c in shared), new_window)

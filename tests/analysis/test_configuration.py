@@ -1,0 +1,62 @@
+"""The configuration section: what a trace says about how the job ran, and what it does not."""
+
+from tb_gpu_advisor.comparison.diff import compare_reports
+from tb_gpu_advisor.comparison.render import render_comparison_text
+from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.pipeline import host_report
+from tb_gpu_advisor.report.text import render_text
+from tb_gpu_advisor.testing import TraceBuilder
+from tests.conftest import report_of
+from tests.data import real_trace
+from tests.findings.scenarios import SGEMM, TC_GEMM, kernels, step_starts
+
+
+def job(kernel, compiled=False):
+    builder = TraceBuilder()
+    builder.metadata(cuda_runtime_version="12020", cuda_driver_version="12040", cudnn_version="90100",
+                     cpu_count=32)
+    python = builder.thread("python")
+    builder.thread("tf_Compute/1").event("Sum:Sum", 10, 5)
+    builder.thread("tf_data_private_threadpool/2").event("Iterator::Root::Prefetch::ParallelMapV2", 10, 5)
+    gpu = builder.gpu(0)
+    for start in step_starts(python, 3):
+        kernels(gpu, start + 100, 6_000, name=kernel, count=2, launch_thread=python)
+        if compiled:
+            kernels(gpu, start + 6_200, 3_000, name="loop_add_fusion_3", count=2, launch_thread=python)
+    return builder
+
+
+def test_configuration_of_a_generated_job():
+    config = report_of(job(TC_GEMM))["configuration"]
+    assert config["framework"] == "tensorflow"
+    assert config["versions"] == {"cuda_runtime_version": "12.2", "cuda_driver_version": "12.4",
+                                  "cudnn_version": "90100"}
+    assert config["gpu"] == {"model": "NVIDIA A100-SXM4-80GB", "count": 1, "active": 1,
+                             "compute_capability": "8.0", "memory_bytes": 80 * 2**30}
+    assert (config["xla"], config["precision"], config["matmul_dtype_pct"]) == (False, "bf16", {"bf16": 100.0})
+    assert config["thread_pools"] == {"python": 1, "tf_Compute": 1, "tf_data_private_threadpool": 1}
+    assert config["tf_data_options"] == ["prefetch", "parallel map"]
+    assert (config["host_cores"], config["global_batch"], config["distribution"]) == (32, None, None)
+
+
+def test_configuration_in_the_text_report_and_first_in_compare():
+    before, after = report_of(job(SGEMM)), report_of(job(TC_GEMM, compiled=True))
+    shown = render_text({"hosts": [after], "errors": []})
+    assert "XLA           on" in shown and "precision     bf16 (matmul/conv time: bf16 100.0%)" in shown
+    assert "versions      CUDA runtime 12.2, CUDA driver 12.4, cuDNN 90100" in shown
+    comparison = compare_reports(before, after)
+    changes = [change["text"] for change in comparison["hosts"][0]["configuration_changes"]]
+    assert changes == ["XLA off -> on", "precision fp32 -> bf16"]
+    text = render_comparison_text(comparison)
+    assert text.index("Configuration changes") < text.index("XLA off -> on") < text.index("Step time")
+
+
+def test_real_traces_state_only_what_they_record():
+    v100 = host_report(load_model(real_trace("gpu_multi_worker_v100x8.xplane.pb")))["configuration"]
+    assert (v100["gpu"]["count"], v100["gpu"]["active"], v100["gpu"]["model"]) == (8, 2, None)
+    assert (v100["xla"], v100["precision"], v100["gpu_thread_mode"]) == (False, "fp16", "gpu_private")
+    assert v100["versions"] == {} and v100["distribution"].startswith("tf.distribute")
+    assert v100["tf_data_options"] == ["prefetch", "per-device feed (tf.distribute)"]
+    jax = host_report(load_model(real_trace("jax0102_cpu_steps.xplane.pb")))["configuration"]
+    assert jax["versions"] == {"jax_version": "0.10.2", "jaxlib_version": "0.10.2"}
+    assert (jax["xla"], jax["precision"], jax["gpu"]["count"]) == (None, None, 0)
