@@ -6,7 +6,8 @@ from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, estimated, grade, ladder
 from tb_gpu_advisor.analysis.rounding import ms as ms6
 from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
-from tb_gpu_advisor.findings.thresholds import INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, TF_DATA_SERVICE_MIN_GPUS
+from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT,
+                                                TF_DATA_SERVICE_MIN_GPUS)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
@@ -423,6 +424,12 @@ def host_batch_prep(ctx):
                 "profile did not trace (enable the Python tracer, jax.profiler.trace(..., "
                 "python_tracer_level=1), or time the loader alone before acting on this).")
     note = f"{seen} Every step pays it before {device} {'get' if prep.device == 'gpu' else 'gets'} work."
+    read_ms, decode_ms = ms(prep.read_ps), ms(prep.decode_ps)
+    if read_ms + decode_ms >= FILES_MIN_SHARE * prep_ms:
+        note += (f" File reads ({read_ms / ctx.step_count:.2f} ms per step) and decoding "
+                 f"({decode_ms / ctx.step_count:.2f} ms per step) are most of it: pack the dataset into a few large "
+                 "record files (ArrayRecord, which grain reads; or TFRecord) holding already-decoded or small "
+                 "encoded examples, so a step reads sequentially instead of opening and decoding many files.")
     if prep.device != "gpu":
         note += (" This is a CPU-only run: the background loader shares the cores with the step, so the overlap "
                  "holds for waiting, less for NumPy work.")
