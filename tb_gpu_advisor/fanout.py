@@ -22,8 +22,9 @@ def default_workers(host_count):
     return max(1, min(host_count, os.cpu_count() or 1))
 
 
-def map_hosts(task, host_files, executor=None):
+def map_hosts(task, host_files, executor=None, on_done=None):
     """[task(host, path)] for `host_files` (profile_files.HostFile), in order; `task` must be picklable.
+    `on_done(host_file)`, if given, is called as each host finishes (from another thread on an executor).
 
     executor: None picks a local process pool when there are two hosts or more, cores to use and at least
     POOL_MIN_BYTES of files, else runs in-process; "inline" forces in-process; any
@@ -36,12 +37,20 @@ def map_hosts(task, host_files, executor=None):
             executor = "inline"
         else:
             with local_pool(workers) as pool:
-                return map_hosts(task, host_files, pool)
+                return map_hosts(task, host_files, pool, on_done)
     if executor == "inline":
-        return [task(f.host, f.path) for f in host_files]
+        results = []
+        for host_file in host_files:
+            results.append(task(host_file.host, host_file.path))
+            if on_done is not None:
+                on_done(host_file)
+        return results
     if not isinstance(executor, Executor):
         raise TypeError(f"executor must be None, 'inline' or a concurrent.futures.Executor, not {executor!r}")
     futures = [executor.submit(task, f.host, f.path) for f in host_files]
+    if on_done is not None:
+        for host_file, future in zip(host_files, futures):
+            future.add_done_callback(lambda _, done=host_file: on_done(done))
     return [future.result() for future in futures]
 
 

@@ -76,18 +76,21 @@ def analyze_host_outcome(host, path, max_bytes=None):
     return HostOutcome(host=host, path=path, report=report)
 
 
-def analyze_hosts(host_files, max_bytes=None, executor=None):
-    """[HostOutcome] for `host_files` (profile_files.HostFile), in order, on `executor` (see fanout.map_hosts)."""
-    return map_hosts(functools.partial(analyze_host_outcome, max_bytes=max_bytes), host_files, executor)
+def analyze_hosts(host_files, max_bytes=None, executor=None, on_done=None):
+    """[HostOutcome] for `host_files` (profile_files.HostFile), in order, on `executor` (see fanout.map_hosts);
+    `on_done(host_file)` as each host finishes."""
+    return map_hosts(functools.partial(analyze_host_outcome, max_bytes=max_bytes), host_files, executor, on_done)
 
 
-def run_report(run, host_files, max_bytes=None, executor=None):
+def run_report(run, host_files, max_bytes=None, executor=None, on_host_done=None):
     """Report over several hosts; a bad host becomes an entry in `errors` and does not stop the others.
 
     `executor` is fanout.map_hosts's: None (local processes for big multi-host runs), "inline", or an Executor
-    such as a Dask client's; the report is the same whichever runs it.
+    such as a Dask client's; the report is the same whichever runs it. `on_host_done(host_file)` follows the
+    hosts as they finish (a progress bar).
     """
-    return assemble_run_report(run, analyze_hosts(host_files, max_bytes=max_bytes, executor=executor))
+    return assemble_run_report(run, analyze_hosts(host_files, max_bytes=max_bytes, executor=executor,
+                                                  on_done=on_host_done))
 
 
 def assemble_run_report(run, outcomes):

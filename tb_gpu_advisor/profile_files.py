@@ -10,7 +10,7 @@ module reads no file system: local_listing.py and remote/listing.py list directo
 import os
 from dataclasses import dataclass, field
 
-from tb_gpu_advisor.constants import XPLANE_SUFFIX
+from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.kineto.files import is_kineto_file, worker_and_span
 from tb_gpu_advisor.kineto.runs import kineto_runs
@@ -67,6 +67,15 @@ def run_id(tb_run, profile_run):
     return f"{tb_run}/{profile_run}" if tb_run else profile_run
 
 
+def run_name(path, name):
+    """A run directory's id: `<TensorBoard run>/<timestamp>` when it lies in `<TensorBoard run>/plugins/profile/`
+    (so reports name the run, not only its time), else `name`."""
+    parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
+    if len(parts) >= 4 and tuple(parts[-3:-1]) == PROFILE_SUBDIR:
+        return f"{parts[-4]}/{parts[-1]}"
+    return name
+
+
 def newest_first(runs):
     """Runs sorted newest first: profile run names are timestamps."""
     return tuple(sorted(runs, key=lambda r: (r.run.rsplit("/", 1)[-1], r.run), reverse=True))
@@ -92,7 +101,7 @@ def resolve(target, run=None, host=None):
     if target.hosts:
         if run:
             raise ProfileError(target.path, "is a run directory; --run applies to a logdir")
-        return target.name, pick_host(target.path, target.hosts, host)
+        return run_name(target.path, target.name), pick_host(target.path, target.hosts, host)
     if not target.runs:
         raise ProfileError(target.path, NO_PROFILES)
     if run is None:

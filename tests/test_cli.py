@@ -59,7 +59,7 @@ def test_text_report_fits_80_columns_and_has_units(tmp_path):
     assert code == 0
     assert all(len(line) <= 80 for line in out.splitlines())
     assert "GPU busy: 40.0%" in out
-    assert "400.0 us" in out
+    assert "400.0 µs" in out
 
 
 def test_markdown_escapes_kernel_names(tmp_path):

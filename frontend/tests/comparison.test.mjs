@@ -20,9 +20,9 @@ test('signed values carry an explicit sign, zero none', () => {
   assert.equal(formatSignedPct(-80.97), `${MINUS}81%`);
   assert.equal(formatSignedPct(12.34), '+12.3%');
   assert.equal(formatSignedPct(0.01), '0%');
-  assert.equal(formatSignedMs(-5.88), `${MINUS}5.88 ms`);
-  assert.equal(formatSignedMs(0.25), '+250 µs');
-  assert.equal(formatSignedUs(-1500), `${MINUS}1.5 ms`);
+  assert.equal(formatSignedMs(-5.88), `${MINUS}5.88\u00a0ms`);
+  assert.equal(formatSignedMs(0.25), '+250\u00a0µs');
+  assert.equal(formatSignedUs(-1500), `${MINUS}1.5\u00a0ms`);
   assert.equal(formatPoints(63.42), '+63.4 pts');
   assert.equal(formatPoints(-0.04), '0 pts');
   assert.equal(formatSignedPct(null), '\u2014');

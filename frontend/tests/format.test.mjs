@@ -4,18 +4,19 @@ import {test} from 'node:test';
 
 import {
   binLabels, formatBytes, formatCount, formatGbps, formatMs, formatPct, formatSpeedup, formatUs, formatValue,
-  humanizeKey, kernelDetail, shortKernelName,
+  humanizeKey, kernelDetail, shortKernelName, BOTTLENECK_LABELS, BREAKDOWN_LABELS, TRANSFER_LABELS, bindUnits,
 } from '../../tb_gpu_advisor/static/format.js';
+import {VOCABULARY} from '../../tb_gpu_advisor/static/vocabulary.js';
 
 test('durations pick a readable unit', () => {
-  assert.equal(formatMs(0), '0 ms');
-  assert.equal(formatMs(0.42), '420 µs');
-  assert.equal(formatMs(0.0042), '4.2 µs');
-  assert.equal(formatMs(2.345), '2.35 ms');
-  assert.equal(formatMs(21.310352), '21.3 ms');
-  assert.equal(formatMs(1234), '1.23 s');
-  assert.equal(formatUs(250), '250 µs');
-  assert.equal(formatUs(7908.309), '7.91 ms');
+  assert.equal(formatMs(0), '0\u00a0ms');
+  assert.equal(formatMs(0.42), '420\u00a0µs');
+  assert.equal(formatMs(0.0042), '4.2\u00a0µs');
+  assert.equal(formatMs(2.345), '2.35\u00a0ms');
+  assert.equal(formatMs(21.310352), '21.3\u00a0ms');
+  assert.equal(formatMs(1234), '1.23\u00a0s');
+  assert.equal(formatUs(250), '250\u00a0µs');
+  assert.equal(formatUs(7908.309), '7.91\u00a0ms');
   assert.equal(formatMs(null), '\u2014');
   assert.equal(formatMs(NaN), '\u2014');
 });
@@ -25,12 +26,12 @@ test('percentages, counts, bytes and rates', () => {
   assert.equal(formatPct(50, 0), '50%');
   assert.equal(formatPct(undefined), '\u2014');
   assert.equal(formatCount(1330), '1,330');
-  assert.equal(formatBytes(0), '0 B');
-  assert.equal(formatBytes(393216), '384 KiB');
-  assert.equal(formatBytes(4 << 20), '4 MiB');
-  assert.equal(formatBytes(81118), '79.2 KiB');
-  assert.equal(formatGbps(0.206), '0.21 GB/s');
-  assert.equal(formatGbps(13.1072), '13.1 GB/s');
+  assert.equal(formatBytes(0), '0\u00a0B');
+  assert.equal(formatBytes(393216), '384\u00a0KiB');
+  assert.equal(formatBytes(4 << 20), '4\u00a0MiB');
+  assert.equal(formatBytes(81118), '79.2\u00a0KiB');
+  assert.equal(formatGbps(0.206), '0.21\u00a0GB/s');
+  assert.equal(formatGbps(13.1072), '13.1\u00a0GB/s');
 });
 
 test('speedup is the step-time ratio, stated as an upper bound', () => {
@@ -66,7 +67,10 @@ test('kernel detail tells Eigen kernels apart by their template arguments', () =
 test('evidence keys and values read as text', () => {
   assert.equal(humanizeKey('input_wait_pct'), 'Input wait (%)');
   assert.equal(humanizeKey('step_time_ms'), 'Step time (ms)');
-  assert.equal(humanizeKey('kernel_count'), 'Kernel');
+  assert.equal(humanizeKey('kernel_count'), 'Kernel count');
+  assert.equal(humanizeKey('gpu_busy_pct'), 'GPU busy (%)');
+  assert.equal(humanizeKey('tf_data_stages'), 'tf.data stages');
+  assert.equal(humanizeKey('h2d_time_us'), 'Host\u2192device time (\u00b5s)');
   assert.equal(humanizeKey('threshold'), 'Threshold');
   assert.equal(formatValue(12.34567), '12.346');
   assert.equal(formatValue(0.123456), '0.1235');
@@ -83,7 +87,20 @@ test('latency histogram labels', () => {
 
 test('analysis progress shows the fraction when the server knows it', async () => {
   const {analysisProgress} = await import('../../tb_gpu_advisor/static/format.js');
-  assert.equal(analysisProgress({state: 'running', progress: 0.423, elapsed_s: 3}), '42% · 3 s');
-  assert.equal(analysisProgress({state: 'running', elapsed_s: 5}), '5 s');
-  assert.equal(analysisProgress({progress: 1.7}), '100% · 0 s');
+  assert.equal(analysisProgress({state: 'running', progress: 0.423, elapsed_s: 3}), '42% · 3\u00a0s');
+  assert.equal(analysisProgress({state: 'running', elapsed_s: 5}), '5\u00a0s');
+  assert.equal(analysisProgress({progress: 1.7}), '100% · 0\u00a0s');
+});
+
+test('labels come from the vocabulary the CLI and the HTML report use', () => {
+  assert.equal(BREAKDOWN_LABELS, VOCABULARY.breakdown);
+  assert.equal(BOTTLENECK_LABELS, VOCABULARY.bottleneck);
+  assert.equal(TRANSFER_LABELS, VOCABULARY.transfer);
+  assert.equal(BREAKDOWN_LABELS.h2d, 'Host\u2192device copy');
+});
+
+test('a number keeps its unit on its line', () => {
+  assert.equal(bindUnits('took 37.14 ms (40.7% of 5 steps) at 9 GB/s'), 'took 37.14\u00a0ms (40.7% of 5 steps) at 9\u00a0GB/s');
+  assert.equal(bindUnits('3 steps, 2 sources'), '3 steps, 2 sources');
+  assert.equal(bindUnits(null), null);
 });

@@ -11,6 +11,7 @@ from tb_gpu_advisor.analysis.configuration import configuration
 from tb_gpu_advisor.analysis.cpu_load import cpu_load
 from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
+from tb_gpu_advisor.analysis.gpu_memory import gpu_memory
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.input_dtypes import wide_image_inputs
@@ -53,6 +54,7 @@ class HostAnalysis:
     link: object = None  # collective_bandwidth.Link of the active GPUs, or None
     gc_pauses: object = None  # gc_pauses.GcPauses, or None when the trace records no collection
     configuration: object = None  # configuration.Configuration: what the trace says about how the job ran
+    gpu_memory: tuple = ()  # gpu_memory.GpuMemory per GPU allocator in the trace
     collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
 
     @property
@@ -144,6 +146,7 @@ def analyze_host(model):
         cpu_load=load,
         link=link,
         gc_pauses=gc_pauses(model.host_activity),
+        gpu_memory=gpu_memory(model),
         configuration=configuration(model, framework, kernels, active, load.machine_cores),
         collective_bandwidth=collective_bandwidth(model.collectives, link),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),

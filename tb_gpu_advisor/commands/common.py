@@ -3,11 +3,14 @@
 import argparse
 import math
 
-from tb_gpu_advisor.api import analyze
+from tb_gpu_advisor.commands.progress import ProgressBar, is_terminal
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import executor_for
+from tb_gpu_advisor.model.build import reporting_progress
+from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.report.finite import to_json
 
 
@@ -61,9 +64,17 @@ def add_side_arguments(parser):
 
 def load_report(path, run, host, max_file_mb, err, dask=None):
     """The run report of a target, or None when no host could be read (each bad host printed to `err` as one
-    line); ProfileError when the target itself is bad. `dask`: a scheduler address to analyze the hosts on."""
-    with executor_for(dask) as executor:
-        report = analyze(path, run=run, host=host, max_bytes=int(max_file_mb * 2**20), executor=executor)
+    line); ProfileError when the target itself is bad. `dask`: a scheduler address to analyze the hosts on.
+    On a terminal, `err` shows a progress bar while a long analysis runs."""
+    run_id, host_files = resolve_target(path, run=run, host=host)
+    progress = ProgressBar(err, host_files) if is_terminal(err) else None
+    try:
+        with executor_for(dask) as executor, reporting_progress(progress.read if progress else None):
+            report = run_report(run_id, host_files, max_bytes=int(max_file_mb * 2**20), executor=executor,
+                                on_host_done=progress.host_done if progress else None)
+    finally:
+        if progress is not None:
+            progress.close()
     for error in report["errors"]:
         print(f"error: {error['file']}: {error['error']}", file=err)
     if report["hosts"]:

@@ -8,7 +8,7 @@ from tb_gpu_advisor.comparison.predictions import combined_check, measured_speed
 from tb_gpu_advisor.comparison.stats import mean_difference, mean_ratio, median_difference
 from tb_gpu_advisor.comparison.verdict import change_of, driver_of, verdict_of
 from tb_gpu_advisor.constants import SCHEMA_VERSION
-from tb_gpu_advisor.report.sections import BREAKDOWN_LABELS
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
 
 
 def compare_reports(baseline_report, candidate_report):

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
 from tb_gpu_advisor.comparison.stats import t_quantile
 from tb_gpu_advisor.report import units
-from tb_gpu_advisor.report.sections import BREAKDOWN_LABELS
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
 
 METRICS = ("step_time", "step_time_median", "gpu_busy") + BREAKDOWN_CATEGORIES
 DEFAULT_MAX_REGRESSION_PCT = 5.0

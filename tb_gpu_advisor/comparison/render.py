@@ -8,6 +8,7 @@ from tb_gpu_advisor.report.sections import Section, Table
 from tb_gpu_advisor.report.text import render_section
 from tb_gpu_advisor.report.finite import to_json
 from tb_gpu_advisor.report.safe_text import escape_controls
+from tb_gpu_advisor.vocabulary import ARROW, LEFT_ARROW, TIMES
 
 KERNELS_SHOWN = 8
 NAME_WIDTH = 60
@@ -66,7 +67,7 @@ def _breakdown_section(host):
         shares = (row["baseline_pct"], row["candidate_pct"])
         if not any(shares) and not (per_step and (per_step["baseline"] or per_step["candidate"])):
             continue
-        marker = " <-" if host["driver"] and host["driver"]["category"] == row["category"] else ""
+        marker = f" {LEFT_ARROW}" if host["driver"] and host["driver"]["category"] == row["category"] else ""
         rows.append((row["label"] + marker,
                      units.duration_ms(per_step["baseline"]) if per_step else "-",
                      units.duration_ms(per_step["candidate"]) if per_step else "-",
@@ -74,8 +75,8 @@ def _breakdown_section(host):
                      units.percent(shares[0]), units.percent(shares[1]),
                      _signed_pct(row["delta_pct_points"], " pt")))
     headers = ("category", "base/step", "cand/step", "change", "base share", "cand share", "share change")
-    lines = ("Time per step in each category (each instant counted once); <- marks the change that made the "
-             "difference.",) if host["driver"] else ()
+    lines = (f"Time per step in each category (each instant counted once); {LEFT_ARROW} marks the change that "
+             "made the difference.",) if host["driver"] else ()
     return Section("Where the time went", lines=lines,
                    table=Table(headers, tuple(rows), (False,) + (True,) * 6) if rows else None)
 
@@ -84,7 +85,7 @@ def _gpu_section(host):
     busy = host["gpu_busy_pct"]
     if busy["delta_points"] is None:
         return Section("GPU busy", lines=("Not available: a side has no GPU activity.",))
-    lines = [f"GPU busy {units.percent(busy['baseline'])} -> {units.percent(busy['candidate'])} "
+    lines = [f"GPU busy {units.percent(busy['baseline'])} {ARROW} {units.percent(busy['candidate'])} "
              f"({_signed_pct(busy['delta_points'], ' points')})"]
     rows = tuple((d["name"], units.percent(d["baseline_busy_pct"]), units.percent(d["candidate_busy_pct"]),
                   _signed_pct(d["delta_points"], " pt")) for d in host["devices"])
@@ -133,7 +134,7 @@ def _comparability_section(host):
         return None
     hardware, share, work = info["hardware"], info["kernel_share"], info["work_per_step"]
     lines = [f"Caution: {warning}." for warning in info["warnings"]]
-    lines.append(f"GPUs: {hardware['baseline'] or 'none'} -> {hardware['candidate'] or 'none'}.")
+    lines.append(f"GPUs: {hardware['baseline'] or 'none'} {ARROW} {hardware['candidate'] or 'none'}.")
     if None not in share.values():
         lines.append(f"Kernel time matched by name: baseline {100 * share['baseline']:.0f}%, candidate "
                      f"{100 * share['candidate']:.0f}%.")
@@ -146,13 +147,13 @@ def _comparability_section(host):
 
 
 def measured_text(measured):
-    """`2.17x faster (95% CI 1.98x to 2.40x)` for a `predictions.measured` dict, or `-`."""
+    """`2.17× faster (95% CI 1.98× to 2.40×)` for a `predictions.measured` dict, or `-`."""
     if measured is None:
         return "-"
     text = units.speed_change(measured["value"])
     if measured["low"] is None:
         return f"{text} (noise unknown)"
-    return f"{text} (95% CI {measured['low']:.2f}x to {measured['high']:.2f}x)"
+    return f"{text} (95% CI {measured['low']:.2f}{TIMES} to {measured['high']:.2f}{TIMES})"
 
 
 def _estimate(value, kind):

@@ -1,6 +1,7 @@
 """Decides whether a candidate is faster, slower or within noise, names the category behind it, and words it."""
 
 from tb_gpu_advisor.report import units
+from tb_gpu_advisor.vocabulary import ARROW, TIMES, in_sentence
 
 # A step-time change smaller than this share of the baseline is within noise even when it is significant.
 NOISE_FLOOR_PCT = 1.0
@@ -55,7 +56,7 @@ def _interval(mean):
 
 
 def verdict_of(comparison):
-    """One line: "2.17x faster (mean step 83.42 ms -> 38.43 ms): input wait fell from 77.2 ms to 33.4 ms ...",
+    """One line: "2.17× faster (mean step 83.42 ms → 38.43 ms): input wait fell from 77.2 ms to 33.4 ms ...",
     led by the change per example when the work per step differs, and followed by what makes the profiles
     hard to compare (`comparability.warnings`)."""
     text = _step_verdict(comparison)
@@ -71,8 +72,8 @@ def verdict_of(comparison):
 
 def _per_example_text(per_example):
     diff = per_example["time_ms"]
-    facts = (f"the candidate does {per_example['work_ratio']:.2f}x the work per step; a baseline step's work "
-             f"{units.duration_ms(diff['baseline'])} -> {units.duration_ms(diff['candidate'])}")
+    facts = (f"the candidate does {per_example['work_ratio']:.2f}{TIMES} the work per step; a baseline step's work "
+             f"{units.duration_ms(diff['baseline'])} {ARROW} {units.duration_ms(diff['candidate'])}")
     if per_example["change"] == "within_noise":
         return f"Per example within noise ({facts}, {_interval(diff)})."
     if per_example["change"] == "unknown" or not per_example["speedup"]:
@@ -84,22 +85,23 @@ def _step_verdict(comparison):
     change = comparison["change"]
     mean = comparison["step_time_ms"]["mean"]
     busy = comparison["gpu_busy_pct"]
-    busy_text = (f"GPU busy {units.percent(busy['baseline'])} -> {units.percent(busy['candidate'])}"
+    busy_text = (f"GPU busy {units.percent(busy['baseline'])} {ARROW} {units.percent(busy['candidate'])}"
                  if busy["delta_points"] is not None else "")
     if change == "unknown":
         text = "Step time cannot be compared: a side has no step markers"
         return f"{text}; {busy_text}." if busy_text else f"{text}."
-    steps = (f"mean step {units.duration_ms(mean['baseline'])} -> {units.duration_ms(mean['candidate'])}")
+    steps = (f"mean step {units.duration_ms(mean['baseline'])} {ARROW} {units.duration_ms(mean['candidate'])}")
     if change == "within_noise":
         return f"Within noise: {steps} ({_signed_pct(mean['delta_pct'])}, {_interval(mean)})."
     ratio = mean["baseline"] / mean["candidate"] if change == "faster" else mean["candidate"] / mean["baseline"]
-    head = f"{ratio:.2f}x {change} ({steps}, {_interval(mean)})"
+    head = f"{ratio:.2f}{TIMES} {change} ({steps}, {_interval(mean)})"
     driver = comparison["driver"]
     if driver is None:
         return f"{head}; no single time category explains it" + (f"; {busy_text}." if busy_text else ".")
     shares = ""
     if driver["baseline_pct"] is not None and driver["candidate_pct"] is not None:
-        shares = (f" ({units.percent(driver['baseline_pct'])} -> {units.percent(driver['candidate_pct'])} "
+        shares = (f" ({units.percent(driver['baseline_pct'])} {ARROW} {units.percent(driver['candidate_pct'])} "
                   "of the time)")
-    return (f"{head}: {driver['label']} {driver['direction']} from {units.duration_ms(driver['baseline_ms'])} "
+    return (f"{head}: {in_sentence(driver['label'])} {driver['direction']} from "
+            f"{units.duration_ms(driver['baseline_ms'])} "
             f"to {units.duration_ms(driver['candidate_ms'])} per step{shares}.")

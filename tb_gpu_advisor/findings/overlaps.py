@@ -45,6 +45,7 @@ POOLS = {
     "transfer.d2h_sync_in_step": {"host", "idle"},
     "sync.host_syncs_in_step": {"host", "idle"},
     "memory.zero_grad_fills": {"kernel"},
+    "memory.near_limit": set(),
     "communication.allreduce_exposed": {"collectives"},
     "communication.collective_below_link": {"collectives"},
     "steps.checkpoint_stall": {"host", "slow_steps"},

@@ -13,6 +13,9 @@ HOST_MEDIUM_PCT = 3.0
 # XProf: device collectives >= 15 high, >= 3 moderate.
 COLLECTIVES_HIGH_PCT = 15.0
 COLLECTIVES_MEDIUM_PCT = 3.0
+# The backward pass's share of a training step's compute (gradients cost about twice the forward pass): the
+# compute that gradient all-reduce can overlap with.
+BACKWARD_SHARE_OF_COMPUTE = 2.0 / 3.0
 # Collective bandwidth: the fastest of at least 3 large calls below a quarter of the link's practical bus
 # bandwidth is a setup problem (transport, algorithm, protocol), not skew; the estimate reaches 70% of it.
 COLLECTIVE_LOW_BUSBW_FRACTION = 0.25
@@ -100,7 +103,8 @@ STEP_CV_MIN = 0.2
 STEP_MIN_COUNT = 3
 # A stall must cost at least this share of step time to be reported.
 STALL_MIN_PCT = 1.0
-GC_MIN_PCT = 1.0  # GC pauses the GPU idles through, % of the step time
+GC_MIN_PCT = 1.0
+MEMORY_NEAR_LIMIT_PCT = 90.0  # a GPU allocator's peak in use, % of its limit  # GC pauses the GPU idles through, % of the step time
 
 # A GEMM (or fusion with a dot) under this share of the roof that binds it is far below what the hardware and
 # the library reach on well-shaped problems (large aligned GEMMs commonly run at 60-80% of the dense peak).

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.findings.thresholds import LAUNCH_GAP_MAX_US, UNEXPLAINED_IDLE_PCT, VERDICT_MIN_PCT
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.report.units import duration_ms
 
 BOTTLENECKS = ("input", "host", "launch", "transfer", "kernel", "communication", "none", "unknown")
 # Finding category -> the bottleneck it is evidence of. Batch and "other" findings are advice, not a bottleneck.
@@ -155,7 +156,7 @@ def _without_steps(ctx):
     bursts = 1 + int((gaps > LAUNCH_GAP_MAX_US * 1e6).sum())
     shape = (f" The GPU works in {bursts} separate bursts with host time between them, as a micro-benchmark or "
              "setup code does." if bursts > 1 else "")
-    return (f" No step markers, so this is over all {ctx.window_ms:.3g} ms of activity, not a training step."
+    return (f" No step markers, so this is over all {duration_ms(ctx.window_ms)} of activity, not a training step."
             f"{shape} " + ctx.say("Mark the step (tf.profiler.experimental.Trace) to measure it.",
                                   "Mark the step (jax.profiler.StepTraceAnnotation) to measure it.",
                                   "Mark the step (prof.step() after each step under torch.profiler) to measure it."))

@@ -15,6 +15,7 @@ from google.protobuf.message import DecodeError
 from tb_gpu_advisor.profile_files import host_name
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.kineto.files import is_kineto_trace
+from tb_gpu_advisor.model.allocators import AllocatorCollector
 from tb_gpu_advisor.model.device import build_gpu_device
 from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan
 from tb_gpu_advisor.model.host import _HostCollector
@@ -91,6 +92,7 @@ def _build_model(space, reference, progress):
     origin_ns = _origin_ns(space, reference)
     gpus = []
     host = _HostCollector()
+    allocators = AllocatorCollector()
     environment = {}
     hlo_protos = {}
     has_host = False
@@ -103,7 +105,7 @@ def _build_model(space, reference, progress):
             gpus.append(_gpu_device(plane, int(match.group(1)), origin_ns, space.path, reference))
         elif plane.name in _HOST_PLANES:
             has_host = True
-            _add_host_plane(host, plane, origin_ns, space.path, reference)
+            _add_host_plane(host, allocators, plane, origin_ns, space.path, reference)
         elif plane.name in _ENV_PLANES:
             decoded = plane.decode(space.path)
             for key, value in plane_stats(decoded).items():
@@ -132,6 +134,7 @@ def _build_model(space, reference, progress):
         has_host_plane=has_host,
         tpu_count=sum(1 for plane in space.planes if _TPU_PLANE.match(plane.name)),
         hlo_protos=hlo_protos,
+        allocators=allocators.result(),
     )
 
 
@@ -156,14 +159,21 @@ def _gpu_device(plane, ordinal, origin_ns, path, reference):
     return build_gpu_device(plane.decode(path), ordinal, origin_ns)
 
 
-def _add_host_plane(host, plane, origin_ns, path, reference):
+def _add_host_plane(host, allocators, plane, origin_ns, path, reference):
     if not reference:
         try:
-            host.add_columns(host_plane_columns(scan_plane(plane.read_bytes()), origin_ns))
+            scan = scan_plane(plane.read_bytes())
+            columns = host_plane_columns(scan, origin_ns)
+            found = AllocatorCollector()
+            found.add_scan(scan)
+            host.add_columns(columns)
+            allocators.merge(found)
             return
         except Unusual as why:
             logger.debug("%s: plane %s takes the reference path: %s", path, plane.name, why)
-    host.add_plane(plane.decode(path), origin_ns)
+    decoded = plane.decode(path)
+    host.add_plane(decoded, origin_ns)
+    allocators.add_plane(decoded)
 
 
 def _origin_ns(space, reference=False):

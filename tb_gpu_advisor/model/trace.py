@@ -199,3 +199,4 @@ class TraceModel:
     tpu_count: int = 0  # `/device:TPU:N` planes: a TPU profile, which XProf's TPU tools analyze
     hlo_protos: dict = field(default_factory=dict)  # XLA program id -> serialized HloProto (/host:metadata)
     collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader
+    allocators: tuple = ()  # model.allocators.AllocatorStats from TensorFlow's memory profile events, by name

@@ -26,6 +26,8 @@ STATIC_PREFIX = f"/data/plugin/{PLUGIN_NAME}/static/"
 # A request waits this long for an analysis, then gets 202 {"state": "running"} and asks again.
 REQUEST_WAIT_S = 20.0
 MAX_TIMELINE_BINS = 1000
+PROFILE_TAB_ELSEWHERE = ("The Profile tab cannot show these runs: this tab reads a logdir TensorBoard itself cannot "
+                         "read (--gpu_advisor_logdir), the Profile tab reads --logdir only.")
 
 
 def _respond(request, body, code=200, headers=None):
@@ -70,6 +72,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         max_mb = getattr(flags, "gpu_advisor_max_file_mb", None)
         entries = getattr(flags, "gpu_advisor_cache_entries", None) or DEFAULT_CACHE_ENTRIES
         self.logdir = getattr(flags, "gpu_advisor_logdir", None) or context.logdir
+        self.profile_tab_reads_logdir = self.logdir == context.logdir
         self.index = RunIndex(self.logdir,
                               follow_symlinks=bool(getattr(flags, "gpu_advisor_follow_symlinks", False)))
         self.service = AnalysisService(max_entries=entries,
@@ -86,6 +89,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/kernels": self.kernels_route,
             "/timeline": self.timeline_route,
             "/compare": self.compare_route,
+            "/environment": self.environment_route,
             "/static/*": self.static_route,
             "/fonts.css": self.fonts_route,
         }
@@ -169,6 +173,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             return _respond(request, comparison.pending_body(self.service, baseline, candidate), code=202)
         names = {key: _basename(result[key]) for key in ("baseline_file", "candidate_file") if result.get(key)}
         return _respond(request, {**comparison.ids(baseline, candidate), **result, **names})
+
+    @_json_route
+    def environment_route(self, request):
+        """What the tab needs to know about this server: whether the Profile tab reads the same logdir."""
+        note = None if self.profile_tab_reads_logdir else PROFILE_TAB_ELSEWHERE
+        return _respond(request, {"profile_tab": {"available": note is None, "note": note}})
 
     @wrappers.Request.application
     def fonts_route(self, request):

@@ -3,12 +3,12 @@
 import math
 from html import escape
 
-CATEGORY_COLORS = {
-    "compute_16bit": "#1b7837", "compute_32bit": "#7fbf7b", "collectives": "#9970ab", "d2h": "#fdb863",
-    "d2d": "#b35806", "h2d": "#e08214", "input_wait": "#d73027", "launch": "#4575b4", "host": "#91bfdb",
-    "idle": "#d0d0d0",
-}
-BAR_COLOR = "#4575b4"
+from tb_gpu_advisor.report.tab_colors import COLORS
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
+
+CATEGORY_COLORS = {key: COLORS[key] for key in BREAKDOWN_LABELS}  # as the tab paints them
+BAR_COLOR = COLORS["launch"]
+BUSY_COLOR = COLORS["busy"]
 WIDTH = 880
 _CHAR_WIDTH = 7.5  # about the width of one 12px bold character, to decide whether a label fits
 
@@ -163,6 +163,6 @@ def roofline(points, roofs, bandwidth_gbps, label):
     heaviest = max((p[2] for p in points), default=1) or 1
     for intensity, tflops, weight, tooltip in sorted(points, key=lambda p: -p[2]):
         radius = 3 + 11 * math.sqrt(weight / heaviest)
-        body.append(f'<circle cx="{px(intensity):.1f}" cy="{py(tflops):.1f}" r="{radius:.1f}" fill="#1b7837" '
-                    f'fill-opacity="0.55" stroke="#1b7837"><title>{escape(tooltip)}</title></circle>')
+        body.append(f'<circle cx="{px(intensity):.1f}" cy="{py(tflops):.1f}" r="{radius:.1f}" fill="{COLORS["roof"]}" '
+                    f'fill-opacity="0.55" stroke="{COLORS["roof"]}"><title>{escape(tooltip)}</title></circle>')
     return _svg(height, body, label)

@@ -44,6 +44,7 @@ def render_host_report(model, analysis):
         "environment": dict(sorted(model.environment.items())),
         "host_cpu": _host_cpu(analysis.cpu_load),
         "configuration": configuration_dict(analysis.configuration),
+        "gpu_memory": [_gpu_memory(row) for row in analysis.gpu_memory],
         "collective_bandwidth": _collective_bandwidth(analysis.link, analysis.collective_bandwidth),
         "findings": [],
     }
@@ -81,6 +82,14 @@ def configuration_dict(config):
         "tf_data_options": list(config.tf_data),
         "host_cores": config.host_cores,
     }
+
+
+def _gpu_memory(row):
+    """One GPU's peak memory and headroom (analysis.gpu_memory.GpuMemory)."""
+    return {"device": row.ordinal, "allocator": row.allocator, "peak_bytes_in_use": row.peak_bytes,
+            "limit_bytes": row.limit_bytes, "capacity_bytes": row.capacity_bytes,
+            "headroom_bytes": row.headroom_bytes, "peak_pct_of_limit": row.peak_pct,
+            "doubled_batch_fits": row.doubled_batch_fits}
 
 
 def _host_cpu(load):

@@ -4,7 +4,8 @@ from html import escape
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.report import charts, units
-from tb_gpu_advisor.report.sections import BREAKDOWN_LABELS, host_sections
+from tb_gpu_advisor.report.sections import host_sections, kernel_row_labels
+from tb_gpu_advisor.vocabulary import BOTTLENECK_LABELS, BREAKDOWN_LABELS, MICRO, bind_units, in_sentence
 
 STEPS_CHARTED = 60
 KERNELS_CHARTED = 10
@@ -40,12 +41,21 @@ background:#fff5f5}.overlap{color:#59636e;font-style:italic}.speedup{color:#1a7f
 
 
 def _e(value):
-    return escape(str(value), quote=True)
+    """Escaped text whose numbers keep their units on the same line."""
+    return escape(bind_units(value), quote=True)
+
+
+def report_title(report):
+    """"GPU Advisor report: <run>", or the hosts when the report is of files outside a run."""
+    if report.get("run"):
+        return f"GPU Advisor report: {report['run']}"
+    hosts = [host["host"] for host in report["hosts"]]
+    return f"GPU Advisor report: {', '.join(hosts)}" if hosts else "GPU Advisor report"
 
 
 def render_html(report):
     """The whole report as an HTML document string; every string from the profile is escaped."""
-    title = f"GPU Advisor report: {report['run']}" if report.get("run") else "GPU Advisor report"
+    title = report_title(report)
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="meta">{len(report["hosts"])} host(s) · tb-gpu-advisor {_e(__version__)}</p>']
     for host in report["hosts"]:
@@ -62,15 +72,16 @@ def render_html(report):
 def _verdict(host):
     summary = host["summary"]
     if summary.get("verdict"):
-        head = f"{summary['bottleneck']}: " if summary.get("bottleneck") else ""
-        return head + summary["verdict"]
+        label = BOTTLENECK_LABELS.get(summary.get("bottleneck"), summary.get("bottleneck"))
+        said = not label or summary["verdict"].lower().startswith(label.lower())
+        return summary["verdict"] if said else f"{label}: {summary['verdict']}"
     if host.get("findings"):
         return host["findings"][0]["title"]
     shares = sorted(((v, k) for k, v in summary["breakdown_pct"].items() if v), reverse=True)
     if not shares:
         return "No activity to break down in this profile."
     value, key = shares[0]
-    return f"Most of the time is {BREAKDOWN_LABELS[key]} ({units.percent(value)})."
+    return f"Most of the time is {in_sentence(BREAKDOWN_LABELS[key])} ({units.percent(value)})."
 
 
 def _confidence(summary):
@@ -173,10 +184,10 @@ def _charts(host):
                                                       max_value=100.0)))
     kernels = host["kernels"][:KERNELS_CHARTED]
     if kernels:
-        rows = [(units.kernel_name(k["name"], BAR_LABEL_WIDTH), k["total_us"],
-                 f"{k['name']}: {units.duration_us(k['total_us'])} in {k['occurrences']} launches") for k in kernels]
+        rows = [(label, k["total_us"], f"{k['name']}: {units.duration_us(k['total_us'])} in {k['occurrences']} "
+                 "launches") for k, label in zip(kernels, kernel_row_labels(kernels, BAR_LABEL_WIDTH))]
         out.append(_figure(f"Top {len(kernels)} kernels by total time (hover for the full name).",
-                           charts.horizontal_bars(rows, units.duration_us, "top kernels", color="#1b7837")))
+                           charts.horizontal_bars(rows, units.duration_us, "top kernels", color=charts.BUSY_COLOR)))
     out += _roofline(host)
     histogram = host["launch"]["latency_histogram"]
     if any(histogram["counts"]):
@@ -197,7 +208,8 @@ def _roofline(host):
     if device is None or not placed:
         return []
     points = [(k["arithmetic_intensity"], k["achieved_tflops"], k["total_us"],
-               f"{k['name']}: {k['achieved_tflops']:.3g} TFLOP/s at {k['arithmetic_intensity']:.3g} FLOP/B, "
+               f"{k['name']}: {units.rate(k['achieved_tflops'])} TFLOP/s at {units.rate(k['arithmetic_intensity'])} "
+               "FLOP/B, "
                f"{units.percent(k['peak_pct'])} of its roof, {units.duration_us(k['total_us'])}") for k in placed]
     roofs = [("matrix 16-bit", device["peak_tflops"])]
     if device.get("peak_vector_tflops"):
@@ -211,7 +223,7 @@ def _roofline(host):
 
 
 def _compact_us(value):
-    return f"{value:g} us" if value < 1000 else f"{value / 1000:g} ms"
+    return f"{value:g} {MICRO}" if value < 1000 else f"{value / 1000:g} ms"
 
 
 def _table(headers, rows, numeric, name_column=None):

@@ -31,5 +31,10 @@ class EscapingWriter:
     def write(self, text):
         return self._stream.write(escape_controls(text, keep="\n\t"))
 
+    @property
+    def raw(self):
+        """The stream itself, for text of our own that needs a control character (a progress bar's \\r)."""
+        return self._stream
+
     def __getattr__(self, name):
         return getattr(self._stream, name)

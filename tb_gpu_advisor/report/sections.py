@@ -1,18 +1,15 @@
 """Turns a HostReport dict into titled sections of lines and tables, shared by the text and markdown renderers."""
 
+import itertools
 from dataclasses import dataclass
 
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.configuration_section import configuration_rows
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, MICRO, TRANSFER_LABELS, in_sentence
 
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 28  # characters of a kernel name in the text table
 STEPS_LISTED = 10
-BREAKDOWN_LABELS = {
-    "compute_16bit": "compute 16-bit", "compute_32bit": "compute 32-bit", "collectives": "collectives",
-    "d2h": "copy D2H", "d2d": "copy D2D/memset", "h2d": "copy H2D", "input_wait": "input wait",
-    "launch": "launch calls", "host": "host busy", "idle": "idle",
-}
 
 
 @dataclass(frozen=True)
@@ -94,7 +91,7 @@ def _summary(report):
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]
     shares.sort(key=lambda item: -item[1])
     if shares:
-        lines.append("Time: " + ", ".join(f"{label} {units.percent(value)}" for label, value in shares))
+        lines.append("Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares))
     return Section(f"{report['host']}", lines=tuple(lines))
 
 
@@ -130,9 +127,6 @@ def _findings(report):
 
 
 STEP_COLUMNS = 3
-SHORT_LABELS = {"compute_16bit": "comp16", "compute_32bit": "comp32", "collectives": "collect", "d2h": "D2H",
-                "d2d": "D2D", "h2d": "H2D", "input_wait": "input", "launch": "launch", "host": "host",
-                "idle": "idle"}
 
 
 def _steps(report):
@@ -149,7 +143,7 @@ def _steps(report):
                     + ((units.duration_ms(other),) if any(totals[k] for k in rest) else ()))
     title = "Steps" if len(report["steps"]) <= STEPS_LISTED else \
         f"Steps (first {STEPS_LISTED} of {len(report['steps'])})"
-    headers = ("step", "time", "GPU busy") + tuple(SHORT_LABELS[k] for k in keys) + \
+    headers = ("step", "time", "GPU busy") + tuple(BREAKDOWN_SHORT_LABELS[k] for k in keys) + \
         (("other",) if any(totals[k] for k in rest) else ())
     return Section(title, table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)))
 
@@ -208,8 +202,8 @@ def _devices(report):
 
 def kernel_row_labels(kernels, width):
     """A label of at most `width` characters per kernel row. Rows are XProf's (name, launch configuration, op)
-    groups: rows whose shortened names are equal get the grid / block and, where that is equal too, the op that
-    tells them apart, in brackets."""
+    groups: rows whose shortened names are equal get, in brackets, what tells them apart: their template
+    arguments' distinctive words, the grid / block, the op; rows still alike are numbered."""
     names = [units.kernel_name(k["name"], width) for k in kernels]
     groups = {}
     for index, name in enumerate(names):
@@ -220,15 +214,66 @@ def kernel_row_labels(kernels, width):
             continue
         launches = [units.launch_dims(kernels[i]["grid"], kernels[i]["block"]) for i in indexes]
         ops = [kernels[i]["op_name"] or "no op" for i in indexes]
-        need_launch = len(set(launches)) > 1
-        need_op = len(set(zip(launches, ops))) > len(set(launches))
-        for index, launch, op in zip(indexes, launches, ops):
-            parts = ([launch] if need_launch else []) + ([op] if need_op else [])
+        for launch in set(launches):  # the op only has to tell apart rows of the same launch configuration
+            same = [position for position, other in enumerate(launches) if other == launch]
+            for position, part in zip(same, _distinct_parts([ops[p] for p in same])):
+                ops[position] = part
+        details = _distinct_words([units.kernel_detail(kernels[i]["name"]) for i in indexes])
+        columns = _fewest_that_tell_apart([details, launches, ops])
+        for position, index in enumerate(indexes):
+            parts = [column[position] for column in columns if column[position]]
             if not parts:
                 continue
-            suffix = units.shorten(", ".join(parts), width // 2)
+            suffix = units.shorten(", ".join(parts), max(width // 2, width - 16))  # the suffix tells them apart
             labels[index] = f"{units.kernel_name(kernels[index]['name'], width - len(suffix) - 3)} [{suffix}]"
-    return labels
+    return _numbered(labels)
+
+
+def _distinct_words(details):
+    """Template-argument words without those every row of the group has."""
+    words = [detail.split(" \u00b7 ") if detail else [] for detail in details]
+    common = set.intersection(*(set(w) for w in words)) if words else set()
+    return [" \u00b7 ".join(w for w in row if w not in common) for row in words]
+
+
+def _fewest_that_tell_apart(columns):
+    """The fewest of `columns` (each a value per row), in their order, whose values together tell the most rows
+    apart: one column if one is enough."""
+    rows = len(columns[0])
+    best, best_count = [], 1
+    for size in range(1, len(columns) + 1):
+        for chosen in itertools.combinations(columns, size):
+            count = len(set(zip(*chosen)))
+            if count > best_count:
+                best, best_count = list(chosen), count
+        if best_count == rows:
+            break
+    return best
+
+
+def _distinct_parts(ops):
+    """Op names without the path segments they all share at the start and the end: `Adam/update_5/Apply` and
+    `Adam/update_7/Apply` become `update_5` and `update_7`."""
+    paths = [op.split("/") for op in ops]
+    if len(set(ops)) < 2 or min(len(p) for p in paths) < 2:
+        return ops
+    head = 0
+    while all(len(p) > head + 1 and p[head] == paths[0][head] for p in paths):
+        head += 1
+    tail = 0
+    while all(len(p) - tail - 1 > head and p[-1 - tail] == paths[0][-1 - tail] for p in paths):
+        tail += 1
+    return ["/".join(p[head:len(p) - tail]) for p in paths]
+
+
+def _numbered(labels):
+    """Labels still alike after all that get `(2)`, `(3)`... so that no two rows read the same."""
+    seen = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return out
 
 
 def _kernels(report):
@@ -285,7 +330,7 @@ def _launch(report):
         f"{units.count(launch['count'])} of {units.count(launch['kernel_count'])} kernels paired with their host "
         f"launch; launch-to-start latency p50 {units.duration_us(latency['p50'])}, "
         f"p95 {units.duration_us(latency['p95'])}",
-        f"Tiny kernels (< 10 us): {units.count(launch['tiny_kernel_count'])} "
+        f"Tiny kernels (< 10 {MICRO}): {units.count(launch['tiny_kernel_count'])} "
         f"({units.percent(launch['tiny_kernel_pct'])})"
         + (f"   kernels per step: {launch['per_step']:,.1f}" if launch["per_step"] is not None else ""),
     )
@@ -293,13 +338,12 @@ def _launch(report):
 
 
 def _transfers(report):
-    labels = {"h2d": "host to device", "d2h": "device to host", "d2d": "device to device", "p2p": "peer to peer",
-              "other": "other"}
     rows = []
     for key, t in report["transfers"].items():
         if not t["count"]:
             continue
-        rows.append((labels[key], units.count(t["count"]), units.size_bytes(t["bytes"]),
+        rows.append((TRANSFER_LABELS[key], units.count(t["count"]),
+                     units.size_bytes(t["bytes"]) if t["bytes"] else "not recorded",
                      units.duration_us(t["time_us"]), units.rate_gbps(t["gbps"]),
                      units.count(t["pageable_count"]), units.count(t["sync_count"])))
     return Section("Transfers", table=Table(("direction", "count", "bytes", "time", "bandwidth", "pageable",

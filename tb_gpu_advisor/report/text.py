@@ -5,6 +5,7 @@ import textwrap
 from tb_gpu_advisor.report.multi_host import multi_host_sections
 from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections
+from tb_gpu_advisor.vocabulary import NBSP, bind_units
 
 WIDTH = 80
 
@@ -25,8 +26,10 @@ def render_section(section):
     out = [section.title, "=" * min(len(section.title), WIDTH)]
     for text in section.lines:
         indent = len(text) - len(text.lstrip())
-        out.extend(textwrap.wrap(text, WIDTH, subsequent_indent=" " * (indent + 2), break_long_words=True,
-                                 break_on_hyphens=False) or [""])
+        # Wrapped with each number bound to its unit (textwrap does not break at a non-breaking space).
+        wrapped = textwrap.wrap(bind_units(text), WIDTH, subsequent_indent=" " * (indent + 2),
+                                break_long_words=True, break_on_hyphens=False) or [""]
+        out.extend(line.replace(NBSP, " ") for line in wrapped)
     if section.table:
         out.extend(render_table(section.table))
     if section.terminal_hint:

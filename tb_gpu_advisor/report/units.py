@@ -1,14 +1,18 @@
-"""Human-readable numbers with units for the text and markdown reports."""
+"""Human-readable numbers with units for the text and markdown reports (words and units: vocabulary.py)."""
+
+import re
+
+from tb_gpu_advisor.vocabulary import KERNEL_PLUMBING, MICRO, TIMES
 
 
 def duration_us(value):
-    """Microseconds as `850 ns`, `12.3 us`, `4.56 ms` or `1.23 s`."""
+    """Microseconds as `850 ns`, `12.3 µs`, `4.56 ms` or `1.23 s`."""
     if value is None:
         return "-"
     if value < 1:
         return f"{value * 1000:.0f} ns"
     if value < 1000:
-        return f"{value:.1f} us"
+        return f"{value:.1f} {MICRO}"
     if value < 1_000_000:
         return f"{value / 1000:.2f} ms"
     return f"{value / 1e6:.2f} s"
@@ -99,17 +103,47 @@ def shorten(name, width):
 
 
 def speed_change(ratio):
-    """A measured step-time ratio (baseline / candidate) in words: `2.17x faster`, `3.45x slower`, `same speed`."""
+    """A measured step-time ratio (baseline / candidate) in words: `2.17× faster`, `3.45× slower`, `same speed`."""
     if ratio is None or ratio <= 0:
         return "-"
     if round(ratio, 2) == 1.0:
         return "same speed"
-    return f"{ratio:.2f}x faster" if ratio > 1 else f"{1 / ratio:.2f}x slower"
+    return f"{ratio:.2f}{TIMES} faster" if ratio > 1 else f"{1 / ratio:.2f}{TIMES} slower"
 
 
 def speedup_phrase(value, kind):
-    """A finding's estimated speedup as people say it: a model `about 1.32x`, a bound `up to 3.48x`; None at 1.0."""
+    """A finding's estimated speedup as people say it: a model `about 1.32×`, a bound `up to 3.48×`; None at 1.0."""
     if not isinstance(value, (int, float)) or value <= 1.005:
         return None
     number = f"{value:.2f}" if value < 10 else f"{value:.1f}"
-    return f"about {number}x" if kind == "model" else f"up to {number}x"
+    return f"about {number}{TIMES}" if kind == "model" else f"up to {number}{TIMES}"
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def kernel_detail(name, count=3):
+    """What tells apart kernels whose short names are alike: the first distinctive identifiers of the template
+    arguments (`TensorConversionOp · scalar_right`); "" when there are none. The tab's `kernelDetail` does the
+    same with the same words."""
+    text = name[5:] if name.startswith("void ") else name
+    open_at = text.find("<")
+    if open_at < 0 or "(" in text[:open_at].replace("(anonymous namespace)", ""):
+        return ""
+    depth, end = 0, len(text)
+    for index in range(open_at, len(text)):
+        if text[index] == "<":
+            depth += 1
+        elif text[index] == ">":
+            depth -= 1
+        elif text[index] == "(" and depth == 0:
+            end = index
+            break
+    seen = []
+    for word in _IDENTIFIER.findall(text[open_at:end]):
+        if word in KERNEL_PLUMBING or len(word) < 3 or word in seen:
+            continue
+        seen.append(word)
+        if len(seen) == count:
+            break
+    return " \u00b7 ".join(seen)

@@ -4,9 +4,11 @@
  */
 
 import {ApiError, getJson, getResult} from './api.js';
+import {copyText} from './clipboard.js';
 import {comparePicker} from './compare_picker.js';
 import {h, replace} from './dom.js';
 import {analysisProgress} from './format.js';
+import {linkUrl, profileTabUrl, readLinkState, writeLinkState} from './link_state.js';
 import {comparisonView} from './views/comparison.js';
 import {configurationView} from './views/configuration.js';
 import {emptyState, section} from './views/common.js';
@@ -29,27 +31,21 @@ function messageCard(kind, title, ...lines) {
   h('h2', {}, title), lines.map((line) => h('p', {}, line)));
 }
 
-/** Switches the TensorBoard page (our parent, same origin) to the Profile tab. */
-function openProfileTab(event) {
-  try {
-    const top = window.top;
-    if (top && top !== window) {
-      event.preventDefault();
-      top.location.hash = 'profile';
-    }
-  } catch (error) {
-    // not inside TensorBoard: the plain link is all we can do
-  }
-}
-
 /** Builds the app into `root` and loads the runs. */
 export function createApp(root) {
-  const state = {runs: [], run: null, host: null, controller: null};
+  // finding and kernelFilter: the open finding and the kernel table's filter, kept for links
+  const state = {runs: [], run: null, host: null, controller: null, finding: null, kernelFilter: ''};
   const runSelect = h('select', {'aria-label': 'Run', 'data-testid': 'run-select'});
   const hostSelect = h('select', {'aria-label': 'Host', 'data-testid': 'host-select'});
-  const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_top', onclick: openProfileTab},
-    'Profile tab ↗');
-  const refresh = h('button', {type: 'button', title: 'Look for new runs'}, 'Refresh');
+  const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_blank', rel: 'noopener',
+    'data-testid': 'profile-link'}, 'Profile tab ↗');
+  const profileNote = h('span', {class: 'profile-note hint', 'data-testid': 'profile-note', hidden: true});
+  const copyLink = h('button', {type: 'button', class: 'copy-link', 'data-testid': 'copy-link',
+    title: 'Copy a link that opens this view (run, host, baseline, open finding, kernel filter) for a teammate'},
+  'Copy link');
+  const refresh = h('button', {type: 'button', class: 'refresh', title: 'Look for new runs', 'aria-label': 'Refresh'},
+    '\u21bb');
+  const hostLabel = h('label', {class: 'host-picker'}, 'Host ', hostSelect);
   const content = h('main', {class: 'content', 'aria-live': 'polite'});
   const picker = comparePicker(() => show());
   const search = runSearch((run) => select(run, null));
@@ -59,32 +55,68 @@ export function createApp(root) {
       h('span', {class: 'brand'}, 'GPU Advisor'),
       h('label', {}, 'Run ', runSelect),
       search.element,
-      h('label', {}, 'Host ', hostSelect),
+      hostLabel,
       picker.element,
-      refresh, profileLink),
+      refresh, copyLink, profileLink, profileNote),
     content));
 
   runSelect.addEventListener('change', () => select(runSelect.value, null));
   hostSelect.addEventListener('change', () => select(state.run, hostSelect.value));
+  picker.element.addEventListener('change', () => syncLink());
+  picker.element.addEventListener('click', () => setTimeout(syncLink));
   refresh.addEventListener('click', () => loadRuns());
+  copyLink.addEventListener('click', async () => {
+    const copied = await copyText(linkUrl(linkState()));
+    copyLink.textContent = copied ? 'Link copied' : 'Copy failed';
+    setTimeout(() => {
+      copyLink.textContent = 'Copy link';
+    }, 2000);
+  });
+  // A finding opened by the user (not the first one, open by default) is the one a link points at.
+  content.addEventListener('click', (event) => {
+    const summary = event.target.closest?.('summary');
+    const finding = summary?.parentElement?.closest('details[data-finding-id]');
+    if (!finding || summary.parentElement !== finding) return;
+    state.finding = finding.open ? null : finding.dataset.findingId;
+    syncLink();
+  });
+
+  /** The view as a link carries it (link_state.js). */
+  function linkState() {
+    const baseline = picker.baseline();
+    return {view: 'run', run: state.run, host: state.host, baseline_run: baseline?.run, baseline_host: baseline?.host,
+      finding: baseline ? null : state.finding, kernel_filter: baseline ? null : state.kernelFilter};
+  }
+
+  function syncLink() {
+    writeLinkState(linkState());
+  }
 
   function fillHosts() {
     const entry = state.runs.find((r) => r.run === state.run);
     replace(hostSelect, (entry?.hosts || []).map((host) => h('option', {value: host}, host)));
     hostSelect.value = state.host;
     hostSelect.disabled = !entry || entry.hosts.length < 2;
+    hostLabel.hidden = hostSelect.disabled;  // one host: the verdict names it; the toolbar keeps the room
   }
 
-  function select(run, host) {
+  /** Shows `run` and `host`; `linked` ({baseline_run, baseline_host, finding, kernel_filter}) restores a
+   * link's view, else the finding and the kernel filter start afresh. */
+  function select(run, host, linked = null) {
     const entry = state.runs.find((r) => r.run === run) || state.runs[0];
     state.run = entry.run;
     state.host = entry.hosts.includes(host) ? host : entry.hosts[0];
+    state.finding = linked?.finding || null;
+    state.kernelFilter = linked?.kernel_filter || '';
     runSelect.value = state.run;
     fillHosts();
     runSelect.title = state.run;
-    profileLink.title = `Open the Profile tab, which lists the same run: ${state.run}`;
+    profileLink.href = profileTabUrl(state.run, state.host);
+    profileLink.title = `Open ${state.host} of ${state.run} in the Profile tab's trace viewer, in a new page`;
     keepSelection({run: state.run, host: state.host});
     picker.update(state.runs, state.run, state.host);
+    if (linked?.baseline_run) picker.set(linked.baseline_run, linked.baseline_host);
+    syncLink();
     show();
   }
 
@@ -151,9 +183,28 @@ export function createApp(root) {
       content.dataset.state = 'empty';
       return;
     }
+    const linked = state.run ? {} : readLinkState(); // a link's view, on the first load only
+    if (state.runs.some((r) => r.run === linked.run)) {
+      select(linked.run, linked.host, linked);
+      return;
+    }
     const first = state.run ? firstSelection(state.runs, {run: state.run, host: state.host}) :
       firstSelection(state.runs, keptSelection());
     select(first.run, first.host);
+  }
+
+  /** Says next to "Open in Profile tab" when the Profile tab cannot show this logdir (e.g. a bucket only this
+   * tab reads). */
+  async function loadEnvironment() {
+    try {
+      const {body} = await getJson('environment');
+      const note = body?.profile_tab?.available === false ? body.profile_tab.note : null;
+      profileNote.textContent = note || '';
+      profileNote.hidden = !note;
+      profileLink.hidden = Boolean(note);
+    } catch (error) {
+      // an older server without the route: the link stays
+    }
   }
 
   async function loadReport() {
@@ -198,11 +249,16 @@ export function createApp(root) {
       summaryView(report),
       findingsView(report),
       h('div', {class: 'grid'}, stepsView(report), gpusView(report, timelineSlot)),
-      hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0) :
+      hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0, {filter: state.kernelFilter,
+        onFilter: (filter) => {
+          state.kernelFilter = filter;
+          syncLink();
+        }}) :
         section('Kernels', {id: 'kernels', wide: true}, emptyState('No GPU in this profile, so no kernels.')),
       hasGpu ? rooflineView(report) : null,
       h('div', {class: 'grid'}, launchView(report), transfersView(report)),
       configurationView(report));
+    showLinkedFinding();
     if (hasGpu) {
       getResult('timeline', {run: state.run, host: state.host}, {signal: state.controller.signal})
         .then((timeline) => replace(timelineSlot, timelineStrip(timeline, imbalanceOf(report).straggler)))
@@ -212,6 +268,16 @@ export function createApp(root) {
     }
   }
 
+  /** Opens the finding a link named (and scrolls to it); closes the one open by default. */
+  function showLinkedFinding() {
+    const findings = [...content.querySelectorAll('details[data-finding-id]')];
+    const linked = findings.find((details) => details.dataset.findingId === state.finding);
+    if (!linked) return;
+    for (const details of findings) details.open = details === linked;
+    linked.scrollIntoView({block: 'start'});
+  }
+
+  loadEnvironment();
   loadRuns();
   return state;
 }

@@ -64,6 +64,10 @@ export function comparePicker(onChange) {
       Object.assign(state, {runs, run, host});
       choose(state.baseline?.run, state.baseline?.host);
     },
+    /** Picks a baseline (a link's), as the user would but without calling onChange. */
+    set(run, host) {
+      choose(run, host);
+    },
     /** {run, host} of the baseline, or null for the single-run view. */
     baseline: () => state.baseline,
   };

@@ -3,8 +3,9 @@
  * (time ranges, steps, kernels, devices) spelled out. Pure: returns plain data, the view builds the DOM.
  */
 
-import {formatBytes, formatGbps, formatMs, formatPct, formatUs, formatValue, humanizeKey, shortKernelName}
-  from './format.js';
+import {formatBytes, formatGbps, formatMs, formatPct, formatUs, formatValue, humanizeKey, shortKernelName,
+  splitUnit} from './format.js';
+import {VOCABULARY} from './vocabulary.js';
 
 const KERNEL_CHARS = 60;
 const LISTED = 8;
@@ -30,16 +31,58 @@ function metricLabel(key) {
   return humanizeKey(key).replace(/ \([^)]*\)$/, '');
 }
 
+/** What kind of figure a metric key holds: a share (%), a total, a rate ("per step") or a statistic ("mean"). */
+function figureKind(key) {
+  const per = PER.exec(key);
+  if (per) return VOCABULARY.perWords.includes(per[2]) ? 'rate' : 'statistic';
+  const [base, unit] = splitUnit(key);
+  if (unit === '%') return 'share';
+  const words = base.split('_');
+  if (VOCABULARY.statisticWords.some((word) => words.includes(word)) || words.includes('step')) return 'statistic';
+  return unit ? 'total' : 'other';
+}
+
+/**
+ * Labels for the metric keys of one evidence, each unique: where two keys read the same ("input_wait_pct" and
+ * "input_wait_ms" are both "Input wait"), the share says "share" and the total says "total" (or "over N steps").
+ */
+export function metricLabels(keys, context = {}) {
+  const base = new Map(keys.map((key) => [key, metricLabel(key)]));
+  const counts = new Map();
+  for (const label of base.values()) counts.set(label, (counts.get(label) || 0) + 1);
+  const steps = Number.isInteger(context.steps) && context.steps > 1 ? context.steps : null;
+  return new Map(keys.map((key) => {
+    const label = base.get(key);
+    if (counts.get(label) < 2) return [key, label];
+    const kind = figureKind(key);
+    if (kind === 'share') return [key, `${label} share`];
+    if (kind === 'total') return [key, steps ? `${label} over ${steps} steps` : `${label} total`];
+    const [, , labelUnit] = splitUnit(key);
+    return [key, kind === 'other' && labelUnit ? `${label} (${labelUnit})` : label];
+  }));
+}
+
+const LIMIT_KEYS = new Set(['metric', 'value', 'high', 'medium', 'low', 'level', 'direction', 'crossed']);
+
 function thresholdText(threshold) {
   if (!threshold || typeof threshold !== 'object') return formatValue(threshold);
   const metric = threshold.metric ? metricLabel(threshold.metric) : 'value';
-  const value = threshold.metric ? formatMetric(threshold.metric, threshold.value) : formatValue(threshold.value);
+  const shown = (value) => (threshold.metric ? formatMetric(threshold.metric, value) : formatValue(value));
   const limits = [];
-  if (threshold.high !== undefined) limits.push(`high at ${formatValue(threshold.high)}`);
-  if (threshold.medium !== undefined) limits.push(`medium at ${formatValue(threshold.medium)}`);
-  if (threshold.level !== undefined) limits.push(`${threshold.direction || 'limit'} ${formatValue(threshold.level)}`);
+  for (const level of ['high', 'medium', 'low']) {
+    if (threshold[level] !== undefined) limits.push(`${level} at ${shown(threshold[level])}`);
+  }
+  if (threshold.level !== undefined && threshold.level !== null) {
+    limits.push(`${threshold.direction || 'limit'} ${shown(threshold.level)}`);
+  }
+  for (const [key, value] of Object.entries(threshold)) {
+    const side = /_(above|below)$/.exec(key);
+    if (LIMIT_KEYS.has(key) || !side || typeof value !== 'number') continue;
+    const measure = key.slice(0, side.index);
+    limits.push(`${metricLabel(measure).toLowerCase()} ${side[1]} ${formatMetric(measure, value)}`);
+  }
   const crossed = threshold.crossed ? `, crossed ${threshold.crossed}` : '';
-  return `${metric} ${value}` + (limits.length ? ` (${limits.join(', ')}${crossed})` : crossed);
+  return `${metric} ${shown(threshold.value)}` + (limits.length ? ` (${limits.join(', ')}${crossed})` : crossed);
 }
 
 function pointerItems(key, value) {
@@ -62,15 +105,18 @@ function pointerItems(key, value) {
   return items;
 }
 
-/** [{label, items: [{text, title?}]}] for an evidence object {metrics, threshold, pointers, ...}. */
-export function evidenceRows(evidence) {
+/**
+ * [{label, items: [{text, title?}]}] for an evidence object {metrics, threshold, pointers, ...}; `context.steps`
+ * (the profile's step count) lets a total say over how many steps it was measured.
+ */
+export function evidenceRows(evidence, context = {}) {
   if (!evidence || typeof evidence !== 'object') return [];
   const rows = [];
   const {metrics, threshold, pointers, ...rest} = evidence;
   if (metrics && typeof metrics === 'object') {
-    const items = Object.entries(metrics)
-      .filter(([, v]) => v === null || typeof v !== 'object')
-      .map(([k, v]) => ({text: `${metricLabel(k)}: ${formatMetric(k, v)}`}));
+    const flat = Object.entries(metrics).filter(([, v]) => v === null || typeof v !== 'object');
+    const labels = metricLabels(flat.map(([k]) => k), context);
+    const items = flat.map(([k, v]) => ({text: `${labels.get(k)}: ${formatMetric(k, v)}`}));
     if (items.length) rows.push({label: 'Measured', items});
   }
   if (threshold !== undefined) rows.push({label: 'Threshold', items: [{text: thresholdText(threshold)}]});

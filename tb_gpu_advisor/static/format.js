@@ -1,8 +1,14 @@
 /**
- * Pure formatting of the report's numbers for display (no DOM): durations, sizes, rates, names.
+ * Pure formatting of the report's numbers for display (no DOM): durations, sizes, rates, names. Words and units
+ * come from vocabulary.js (generated from tb_gpu_advisor/vocabulary.py, shared with the CLI and HTML report);
+ * a number and its unit are joined by a non-breaking space, so a line never breaks between them.
  */
 
+import {VOCABULARY} from './vocabulary.js';
+
 const DASH = '\u2014';
+const NB = VOCABULARY.nbsp;
+const MICRO = VOCABULARY.micro;
 
 function finite(value) {
   return typeof value === 'number' && Number.isFinite(value);
@@ -12,15 +18,15 @@ function trim(value, digits) {
   return Number(value.toFixed(digits)).toLocaleString('en-US', {maximumFractionDigits: digits});
 }
 
-/** Milliseconds as a readable duration: 0.42 ms -> "420 µs", 1234 ms -> "1.23 s". */
+/** Milliseconds as a readable duration: 0.42 ms → "420 µs", 1234 ms → "1.23 s". */
 export function formatMs(ms) {
   if (!finite(ms)) return DASH;
   const abs = Math.abs(ms);
-  if (abs === 0) return '0 ms';
-  if (abs < 0.001) return `${trim(ms * 1e6, 0)} ns`;
-  if (abs < 1) return `${trim(ms * 1000, abs < 0.01 ? 2 : 1)} µs`;
-  if (abs < 1000) return `${trim(ms, abs < 10 ? 2 : 1)} ms`;
-  return `${trim(ms / 1000, 2)} s`;
+  if (abs === 0) return `0${NB}ms`;
+  if (abs < 0.001) return `${trim(ms * 1e6, 0)}${NB}ns`;
+  if (abs < 1) return `${trim(ms * 1000, abs < 0.01 ? 2 : 1)}${NB}${MICRO}`;
+  if (abs < 1000) return `${trim(ms, abs < 10 ? 2 : 1)}${NB}ms`;
+  return `${trim(ms / 1000, 2)}${NB}s`;
 }
 
 /** Microseconds as a readable duration. */
@@ -48,12 +54,12 @@ export function formatBytes(bytes) {
     value /= 1024;
     unit += 1;
   }
-  return `${trim(value, unit === 0 ? 0 : value < 10 ? 2 : 1)} ${units[unit]}`;
+  return `${trim(value, unit === 0 ? 0 : value < 10 ? 2 : 1)}${NB}${units[unit]}`;
 }
 
 /** A bandwidth in GB/s (decimal, as the report). */
 export function formatGbps(gbps) {
-  return finite(gbps) ? `${trim(gbps, gbps < 10 ? 2 : 1)} GB/s` : DASH;
+  return finite(gbps) ? `${trim(gbps, gbps < 10 ? 2 : 1)}${NB}GB/s` : DASH;
 }
 
 /**
@@ -148,25 +154,39 @@ function collapseTemplates(text) {
   return out;
 }
 
-const UNIT_SUFFIXES = [
-  ['_pct', '%'], ['_ms', 'ms'], ['_us', 'µs'], ['_ns', 'ns'], ['_bytes', 'bytes'], ['_gbps', 'GB/s'],
-  ['_mhz', 'MHz'], ['_count', 'count'],
-];
-
-/** An evidence key as a label: "input_wait_pct" -> "Input wait (%)". */
-export function humanizeKey(key) {
-  let base = String(key);
-  let unit = null;
-  for (const [suffix, label] of UNIT_SUFFIXES) {
-    if (base.endsWith(suffix) && base.length > suffix.length) {
-      base = base.slice(0, -suffix.length);
-      unit = label;
-      break;
-    }
+/** The words of a report key, as text: "gpu_busy" → "GPU busy", "tf_data_stages" → "tf.data stages". */
+export function keyWords(key) {
+  let text = `_${String(key)}_`;
+  const words = Object.entries(VOCABULARY.keyWords).sort((a, b) => b[0].length - a[0].length);
+  for (const [word, shown] of words) {
+    text = text.split(`_${word}_`).join(`_${shown.replace(/ /g, '\u0000').replace(/_/g, '\u0001')}_`);
   }
-  const words = base.replace(/_/g, ' ').trim();
-  const label = words.charAt(0).toUpperCase() + words.slice(1);
-  return unit && unit !== 'count' ? `${label} (${unit})` : label;
+  const label = text.replace(/_/g, ' ').replace(/\u0000/g, ' ').replace(/\u0001/g, '_').trim();
+  return /^[a-z]/.test(label) && !/^[a-z]+\.[a-z]/.test(label) ? label.charAt(0).toUpperCase() + label.slice(1) : label;
+}
+
+/** A key's unit suffix: ["input_wait", "%", "%"] for "input_wait_pct"; [key, null, null] without one. */
+export function splitUnit(key) {
+  const text = String(key);
+  for (const [suffix, unit, labelUnit] of VOCABULARY.unitSuffixes) {
+    if (text.endsWith(suffix) && text.length > suffix.length) return [text.slice(0, -suffix.length), unit, labelUnit];
+  }
+  return [text, null, null];
+}
+
+/** A report key as a column label: "input_wait_pct" → "Input wait (%)", "gpu_busy_pct" → "GPU busy (%)". */
+export function humanizeKey(key) {
+  const [base, , labelUnit] = splitUnit(key);
+  const label = keyWords(base);
+  return labelUnit ? `${label} (${labelUnit})` : label;
+}
+
+/** `text` with a non-breaking space between every number and the unit after it ("160 ms" → "160\u00a0ms"). */
+export function bindUnits(text) {
+  if (typeof text !== 'string') return text;
+  const units = [...VOCABULARY.boundUnits].sort((a, b) => b.length - a.length)
+    .map((u) => u.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+  return text.replace(new RegExp(`(\\d) (?=(?:${units.join('|')})(?![\\w/]))`, 'gu'), `$1${NB}`);
 }
 
 /** Any evidence value as short text: numbers rounded, lists joined, objects as "k: v" pairs. */
@@ -184,30 +204,13 @@ export function formatValue(value, depth = 0) {
 }
 
 /** The breakdown categories of the report, in its order, with display labels. */
-export const BREAKDOWN_LABELS = {
-  compute_16bit: 'Compute (16-bit)',
-  compute_32bit: 'Compute (32-bit)',
-  collectives: 'Collectives',
-  d2h: 'Device→host copy',
-  d2d: 'Device→device copy',
-  h2d: 'Host→device copy',
-  input_wait: 'Input wait',
-  launch: 'Kernel launch',
-  host: 'Host compute',
-  idle: 'Idle',
-};
+export const BREAKDOWN_LABELS = VOCABULARY.breakdown;
 
 /** The bottleneck ids of summary.bottleneck, as words. */
-export const BOTTLENECK_LABELS = {
-  input: 'Input-bound',
-  host: 'Host-bound',
-  launch: 'Launch-bound',
-  transfer: 'Transfer-bound',
-  kernel: 'Kernel-bound',
-  communication: 'Communication-bound',
-  none: 'Healthy',
-  unknown: 'Not enough data',
-};
+export const BOTTLENECK_LABELS = VOCABULARY.bottleneck;
+
+/** The transfer directions of the report's `transfers`, as words. */
+export const TRANSFER_LABELS = VOCABULARY.transfer;
 
 function compactUs(us) {
   return us >= 1000 ? [trim(us / 1000, 3), 'ms'] : [trim(us, 3), 'µs'];
@@ -228,10 +231,7 @@ export function binLabels(edgesUs) {
   return labels;
 }
 
-const PLUMBING = new Set(['Eigen', 'internal', 'tensorflow', 'functor', 'TensorEvaluator', 'TensorAssignOp',
-  'TensorMap', 'Tensor', 'MakePointer', 'GpuDevice', 'ThreadPoolDevice', 'const', 'long', 'int', 'unsigned',
-  'char', 'short', 'bool', 'float', 'double', 'half', 'bfloat16', 'void', 'std', 'DSizes', 'array', 'Aligned',
-  'Unaligned', 'type2index', 'IndexList', 'cutlass', 'detail', 'Params', 'true', 'false', 'signed', 'size_t']);
+const PLUMBING = new Set(VOCABULARY.kernelPlumbing);
 
 /**
  * What tells apart kernels whose short names are alike (Eigen's EigenMetaKernel<…> above all): the first
@@ -260,6 +260,6 @@ export function analysisProgress(status) {
   if (status && typeof status.progress === 'number' && Number.isFinite(status.progress)) {
     parts.push(`${Math.round(Math.min(1, Math.max(0, status.progress)) * 100)}%`);
   }
-  parts.push(`${status?.elapsed_s ?? 0} s`);
+  parts.push(`${status?.elapsed_s ?? 0}${NB}s`);
   return parts.join(' · ');
 }

@@ -87,7 +87,7 @@ def test_jit_fixes_the_op_by_op_step(capture):
     host = comparison["hosts"][0]
     assert host["change"] == "faster"
     assert host["speedup"] >= LAUNCH_MIN_SPEEDUP, host["speedup"]
-    assert comparison["verdict"].startswith(f"{host['speedup']:.2f}x faster")
+    assert comparison["verdict"].startswith(f"{host['speedup']:.2f}× faster")
 
 
 def test_input_bound_steps_hold_their_loader(capture, reports):

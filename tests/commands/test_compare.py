@@ -6,8 +6,8 @@ BOUND, FIXED = "input_bound/2026_01_01_00_00_00", "prefetch/2026_01_01_00_00_00"
 def test_compare_real_captures_names_input_wait(run_cli, real_pair):
     code, out, err = run_cli("compare", *real_pair)
     assert code == 0 and err == ""
-    assert "Verdict: 2.17x faster (mean step 83.42 ms -> 38.43 ms, 95% CI" in out
-    assert "input wait <-   77.12 ms   33.45 ms  -43.68 ms" in out
+    assert "Verdict: 2.17× faster (mean step 83.42 ms → 38.43 ms, 95% CI" in out
+    assert "Input wait ←   77.12 ms   33.45 ms  -43.68 ms" in out
 
 
 def test_compare_runs_of_one_logdir_as_json(run_cli, input_logdir):
@@ -21,13 +21,13 @@ def test_compare_runs_of_one_logdir_as_json(run_cli, input_logdir):
 
 def test_compare_markdown(run_cli, real_pair):
     code, out, _ = run_cli("compare", *real_pair, "--format", "markdown")
-    assert code == 0 and out.startswith("# GPU Advisor comparison\n\n**Verdict:** 2.17x faster")
-    assert "| input wait &lt;- | 77.12 ms | 33.45 ms | -43.68 ms |" in out
+    assert code == 0 and out.startswith("# GPU Advisor comparison\n\n**Verdict:** 2.17× faster")
+    assert "| Input wait ← | 77.12 ms | 33.45 ms | -43.68 ms |" in out
 
 
 def test_compare_same_is_within_noise(run_cli, real_pair):
     code, out, _ = run_cli("compare", real_pair[0], real_pair[0])
-    assert code == 0 and "Verdict: Within noise: mean step 83.42 ms -> 83.42 ms (+0.0%" in out
+    assert code == 0 and "Verdict: Within noise: mean step 83.42 ms → 83.42 ms (+0.0%" in out
 
 
 def test_bad_input_is_one_line_and_exit_2(run_cli, real_pair, tmp_path):

@@ -7,7 +7,7 @@ def test_html_to_a_file(run_cli, real_pair, tmp_path):
     assert code == 0 and out == "" and err == f"wrote {target}\n"
     document = target.read_text(encoding="utf-8")
     assert document.startswith("<!DOCTYPE html>") and "<script" not in document
-    assert "input: Input-bound: the training step waits for tf.data 92% of its time" in document
+    assert "Input-bound: the training step waits for tf.data 92% of its time" in document
 
 
 def test_markdown_and_json_to_stdout(run_cli, real_pair):

@@ -75,8 +75,8 @@ def test_a_larger_batch_is_compared_per_example_not_per_step(tmp_path):
     assert per_example["change"] == "faster" and per_example["work_ratio"] == 2.0
     step_ratio = result["speedup"]
     assert per_example["speedup"] == pytest.approx(step_ratio * 2, rel=1e-3)
-    assert result["verdict"].startswith(f"Per example {per_example['speedup']:.2f}x faster (the candidate does "
-                                        "2.00x the work per step")
+    assert result["verdict"].startswith(f"Per example {per_example['speedup']:.2f}× faster (the candidate does "
+                                        "2.00× the work per step")
     assert "Per step alone (not comparable):" in result["verdict"]
     assert result["predictions"]["measured"]["basis"] == "per_example"
     text = render_comparison_text(compare_reports(base, cand))

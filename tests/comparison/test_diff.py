@@ -6,6 +6,7 @@ from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing.pairs import EXPECTED_DRIVER, PAIRS
+from tb_gpu_advisor.vocabulary import in_sentence
 from tests.data import real_trace
 
 from .reports import host_from_steps
@@ -28,8 +29,8 @@ def test_the_fix_is_faster_and_named(pair_reports, pair):
     assert host["driver"]["category"] == EXPECTED_DRIVER[pair]
     assert host["driver"]["direction"] == "fell"
     assert host["speedup"] > 3
-    assert comparison["verdict"].startswith(f"{host['speedup']:.2f}x faster")
-    assert f"{host['driver']['label']} fell from" in comparison["verdict"]
+    assert comparison["verdict"].startswith(f"{host['speedup']:.2f}× faster")
+    assert f"{in_sentence(host['driver']['label'])} fell from" in comparison["verdict"]
     json.dumps(comparison, allow_nan=False)
 
 
@@ -41,7 +42,7 @@ def test_the_reverse_is_slower_and_names_the_same_category(pair_reports, pair):
     assert host["driver"]["category"] == EXPECTED_DRIVER[pair]
     assert host["driver"]["direction"] == "rose"
     mean = host["step_time_ms"]["mean"]
-    assert host["verdict"].startswith(f"{mean['candidate'] / mean['baseline']:.2f}x slower")
+    assert host["verdict"].startswith(f"{mean['candidate'] / mean['baseline']:.2f}× slower")
 
 
 @pytest.mark.parametrize("pair", sorted(PAIRS))
@@ -84,7 +85,7 @@ def test_real_input_bound_vs_fixed(real_pair):
     assert host["step_time_ms"]["baseline"]["count"] == host["step_time_ms"]["candidate"]["count"] == 21
     assert host["change"] == "faster" and mean["ci_high"] < 0
     assert host["driver"]["category"] == "input_wait"
-    assert comparison["verdict"].startswith("2.17x faster")
+    assert comparison["verdict"].startswith("2.17× faster")
     assert "input wait fell from 77.12 ms to 33.45 ms per step" in comparison["verdict"]
     assert host["gpu_busy_pct"]["delta_points"] is None
     assert host["kernels"]["counts"] == {"new": 0, "fused": 0, "gone": 0, "faster": 0, "slower": 0, "unchanged": 0}
@@ -113,7 +114,7 @@ def test_noisy_change_is_within_noise():
     cand = host_from_steps([85.0, 125.0, 95.0, 115.0])
     host = compare_reports(base, cand)["hosts"][0]
     assert host["change"] == "within_noise"
-    assert host["verdict"].startswith("Within noise: mean step 100.00 ms -> 105.00 ms (+5.0%, 95% CI")
+    assert host["verdict"].startswith("Within noise: mean step 100.00 ms → 105.00 ms (+5.0%, 95% CI")
 
 
 def test_single_step_sides_decide_on_the_point_estimate_and_say_so():
@@ -128,7 +129,7 @@ def test_without_steps_the_change_is_unknown():
     cand = host_from_steps([10.0, 10.0], busy=80.0)
     host = compare_reports(base, cand)["hosts"][0]
     assert host["change"] == "unknown" and host["driver"] is None and host["speedup"] is None
-    assert host["verdict"] == "Step time cannot be compared: a side has no step markers; GPU busy 40.0% -> 80.0%."
+    assert host["verdict"] == "Step time cannot be compared: a side has no step markers; GPU busy 40.0% → 80.0%."
 
 
 def test_kernels_faster_slower_unchanged_per_step():

@@ -75,7 +75,7 @@ def test_a_category_is_measured_against_the_baseline_step():
     # h2d per step goes from 10 ms to 16 ms: +6% of the 100 ms baseline step.
     cand = host_from_steps(STEADY, category="h2d", share=0.16)
     result = check(base, cand, "h2d")
-    assert not result.passed and "copy H2D per step 16.00 ms vs baseline 10.00 ms (+6.0% of the baseline step" \
+    assert not result.passed and "Host→device copy per step 16.00 ms vs baseline 10.00 ms (+6.0% of the baseline step" \
         in result.reason
     assert check(base, cand, "h2d", 7.0).passed
 

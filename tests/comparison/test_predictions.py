@@ -63,11 +63,11 @@ def test_the_prediction_table_is_rendered_in_text_and_markdown():
     comparison = compare_reports(base, cand)
     text = render_comparison_text(comparison)
     assert "Prediction checked" in text
-    assert "Measured: 2.00x faster (95% CI" in text
-    assert "about 1.80x" in text and "up to 4.00x" in text
+    assert "Measured: 2.00× faster (95% CI" in text
+    assert "about 1.80×" in text and "up to 4.00×" in text
     lines = [line for line in text.splitlines() if line.startswith("title ")]
     assert lines[0].split()[-2:] == ["0.90", "yes"] and lines[1].split()[-2:] == ["2.00", "no"]
-    assert "| title bounded | resolved | up to 4.00x | 2.00 | no |" in render_comparison_markdown(comparison)
+    assert "| title bounded | resolved | up to 4.00× | 2.00 | no |" in render_comparison_markdown(comparison)
 
 
 def test_no_prediction_table_without_resolved_findings_nor_steps():
@@ -90,7 +90,7 @@ def test_the_combined_estimate_is_checked_when_the_baseline_has_one():
     combined = comparison["hosts"][0]["predictions"]["combined"]
     assert combined == {"predicted": 1.9, "predicted_kind": "model", "finding_ids": ["a", "b"],
                         "addressed_ids": ["a"], "ratio": 0.95, "within_tolerance": True}
-    assert ("Combined estimate of the baseline's top findings (a, b): about 1.90x, within 25% of the measured "
+    assert ("Combined estimate of the baseline's top findings (a, b): about 1.90×, within 25% of the measured "
             "speedup (ratio 0.95); the candidate addressed 1 of its 2 findings.") in \
         " ".join(render_comparison_text(comparison).split())
     del base["summary"]["combined_estimate"]

@@ -10,7 +10,7 @@ from .reports import host_from_steps
 def test_text_names_the_driver_and_fits_a_terminal(pair_reports):
     reports = pair_reports["transfer"]
     text = render_comparison_text(compare_reports(reports["problem"], reports["fixed"]))
-    assert "Verdict: " in text and "copy H2D <-" in text
+    assert "Verdict: " in text and "Host→device copy ←" in text
     assert "Findings\n========\nResolved: [high]" in text
     assert ("Kernels\n=======\nMatched by name, time per step (per launch where a kernel runs more or less\n"
             "  often per step): 0 new, 0 fused, 0 gone") in text

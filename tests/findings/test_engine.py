@@ -46,9 +46,9 @@ def test_text_report_leads_with_the_verdict_and_findings_in_80_columns(tmp_path)
     lines = out.getvalue().splitlines()
     assert lines[0] == "worker0"
     assert lines[2].startswith("Verdict: Input-bound: the GPU waits for input 50% of each step. Fixing")
-    assert lines[3] == "  #1, #2 together: up to 3.64x faster."
+    assert lines[3] == "  #1, #2 together: up to 3.64× faster."
     assert lines.index("Findings") < lines.index("Steps")
-    assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00x)"
+    assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00×)"
     assert max(len(line) for line in lines) <= 80
 
 
@@ -67,7 +67,7 @@ def test_combined_estimate_adds_time_from_different_pools_once():
     assert report["summary"]["combined_estimate"] == {
         "estimated_speedup": 3.64, "speedup_kind": "bound",
         "finding_ids": ["input.gpu_waits_for_input", "fusion.elementwise_kernels"], "shared_ids": []}
-    assert report["summary"]["verdict"].endswith("Fixing findings #1, #2 together: up to 3.64x faster.")
+    assert report["summary"]["verdict"].endswith("Fixing findings #1, #2 together: up to 3.64× faster.")
 
 
 def test_combined_estimate_counts_shared_time_once_and_prefers_what_ifs():

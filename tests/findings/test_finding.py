@@ -149,7 +149,7 @@ def test_an_estimate_sets_recoverable_time_kind_and_basis():
 
 
 def test_speedup_is_worded_by_its_kind():
-    assert speedup_phrase(1.32, "model") == "about 1.32x"
-    assert speedup_phrase(3.5, "bound") == "up to 3.50x"
-    assert speedup_phrase(12.345, None) == "up to 12.3x"  # reports written before the key: bounds
+    assert speedup_phrase(1.32, "model") == "about 1.32×"
+    assert speedup_phrase(3.5, "bound") == "up to 3.50×"
+    assert speedup_phrase(12.345, None) == "up to 12.3×"  # reports written before the key: bounds
     assert speedup_phrase(1.0, "model") is None

@@ -80,7 +80,7 @@ def test_host_bound_without_steps_says_it_is_not_a_training_step():
     assert summary["bottleneck"] == "host"
     verdict = summary["verdict"]
     assert "of each step" not in verdict
-    assert "No step markers, so this is over all 2.1 ms of activity, not a training step." in verdict
+    assert "No step markers, so this is over all 2.10 ms of activity, not a training step." in verdict
     assert "The GPU works in 5 separate bursts with host time between them" in verdict
 
 

@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import shutil
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -55,7 +56,8 @@ def browser():
 class Tab:
     """The TensorBoard page opened on #gpu_advisor, and our iframe inside it."""
 
-    def __init__(self, browser, url, color_scheme="light"):
+    def __init__(self, browser, url, color_scheme="light", address=None):
+        """`address`: a full URL to open (a copied link) instead of the tab's own."""
         self.context = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme=color_scheme)
         self.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
         self.page = self.context.new_page()
@@ -64,7 +66,7 @@ class Tab:
         self.page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("response", self._record_failure)
-        self.page.goto(url + "#gpu_advisor")
+        self.page.goto(address or url + "#gpu_advisor")
         self.frame = self.page.wait_for_selector('iframe[src*="name=gpu_advisor"]').content_frame()
         self.frame.wait_for_selector("[data-testid=run-select] option", state="attached")
 
@@ -98,7 +100,8 @@ class Tab:
         return self.frame.eval_on_selector("main.content", "c => c.dataset.state")
 
     def text(self, selector):
-        return self.frame.inner_text(selector)
+        """The element's text, non-breaking spaces (between numbers and units) read as spaces."""
+        return self.frame.inner_text(selector).replace("\xa0", " ")
 
     def screenshot(self, name, full=True):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -171,7 +174,7 @@ def test_quickstart_shows_verdict_charts_and_no_findings_message(tab):
         assert "No findings" in findings
     assert len(tab.frame.query_selector_all("#steps svg .step-bar")) == 8
     assert len(tab.frame.query_selector_all("#launch svg rect.cat-launch")) == 12
-    assert "Host → device" in tab.text("[data-testid=transfers]")
+    assert "Host→device" in tab.text("[data-testid=transfers]")
     overflow = tab.frame.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, "the tab scrolls sideways at 1280x800"
     tab.screenshot("quickstart_viewport", full=False)
@@ -276,7 +279,7 @@ def test_copy_a_fix_to_the_clipboard(tab):
     if expected == fix:
         assert "up to 2.5× faster" in card.inner_text()
         tab.frame.click("[data-testid=finding] .evidence-fold > summary")  # the evidence is folded
-        assert "Input wait (%)" in card.inner_text() and "60" in card.inner_text()
+        assert "Input wait" in card.inner_text() and "60" in card.inner_text()
         links = tab.frame.eval_on_selector_all("[data-testid=finding] .docs a", "as => as.map(a => a.href)")
         assert links == ["https://www.tensorflow.org/guide/data_performance"]
     verdict = tab.text("[data-testid=verdict]")
@@ -342,12 +345,24 @@ def test_follows_tensorboards_dark_mode(browser, board):
         dark.close()
 
 
-def test_profile_link_opens_the_profile_tab(tab):
-    assert tab.show(MULTI_HOST, "worker0") == "ready"
-    assert MULTI_HOST in tab.frame.get_attribute("a.profile-link", "title")
-    tab.frame.click("a.profile-link")
-    tab.page.wait_for_function("() => location.hash === '#profile'")
-    tab.page.wait_for_selector('iframe[src*="name=profile"]')
+def test_profile_link_opens_the_profile_tab_on_the_same_run_and_host(tab):
+    assert tab.show(INPUT_BOUND) == "ready"
+    assert INPUT_BOUND in tab.frame.get_attribute("a.profile-link", "title")
+    assert tab.frame.is_hidden("[data-testid=profile-note]")
+    href = tab.frame.get_attribute("a.profile-link", "href")
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(href).query)
+    assert (query["run"], query["host"], query["tag"]) == ([INPUT_BOUND], ["localhost"], ["trace_viewer"])
+    assert href.endswith("#profile")
+    with tab.context.expect_page() as opened:
+        tab.frame.click("a.profile-link")
+    profile = opened.value
+    profile.set_default_timeout(TIMEOUT_MS)
+    xprof = profile.wait_for_selector('iframe[src*="name=profile"]').content_frame()
+    # XProf reads run, tool and host from TensorBoard's query string: its pickers show them
+    xprof.wait_for_function("([run, host]) => document.body.innerText.includes(run) && "
+                            "document.body.innerText.includes('Trace Viewer') && document.body.innerText.includes(host)",
+                            arg=[INPUT_BOUND, "localhost"])
+    profile.close()
 
 
 def test_real_v100_trace(tab, logdir):
@@ -398,7 +413,7 @@ def test_compare_with_a_baseline_shows_the_comparison_and_clears_back(tab):
     expected = _compare_json(tab, run=PREFETCH, host="localhost", baseline_run=INPUT_BOUND, baseline_host="localhost")
     speedup = expected["hosts"][0]["speedup"]
     verdict = tab.text("[data-testid=compare-verdict]")
-    assert f"{speedup:.2f}x faster" in verdict and "input wait fell from" in verdict
+    assert f"{speedup:.2f}× faster" in verdict and "input wait fell from" in verdict
     assert f"{speedup:.2f}× faster" in tab.text("[data-testid=compare-verdict] .badge")
     assert tab.text("[data-testid=noise-statement]").startswith("Beyond noise: the 95% confidence interval")
     tiles = tab.text("#compare-summary .tiles")

@@ -33,13 +33,13 @@ def test_compare_is_compare_reports_of_the_two_host_reports(client, plugin_logdi
     assert {key: value for key, value in body.items() if key not in IDS} == expected
     host = body["hosts"][0]
     assert host["change"] == "faster" and host["driver"]["category"] == "input_wait"
-    assert body["verdict"].startswith(f"{host['speedup']:.2f}x faster (mean step ")
+    assert body["verdict"].startswith(f"{host['speedup']:.2f}× faster (mean step ")
     assert "input wait fell from" in body["verdict"]
 
 
 def test_the_reverse_is_slower_and_a_run_against_itself_is_within_noise(client):
     _, reverse = _compare(client, INPUT_BOUND, "localhost", PREFETCH)
-    assert reverse["hosts"][0]["change"] == "slower" and "x slower" in reverse["verdict"]
+    assert reverse["hosts"][0]["change"] == "slower" and "× slower" in reverse["verdict"]
     assert reverse["hosts"][0]["driver"]["category"] == "input_wait"
     _, same = _compare(client, PREFETCH, "localhost", PREFETCH)
     assert same["hosts"][0]["change"] == "within_noise" and same["verdict"].startswith("Within noise")

@@ -79,7 +79,7 @@ def test_runs_reports_timelines_and_comparisons_of_a_bucket(s3, client):
     assert response.status_code == 200 and timeline["bins"] == 50
     response, comparison = _result(client, "/compare", run=FIXED, host="localhost", baseline_run=BOUND)
     assert response.status_code == 200
-    assert comparison["baseline_run"] == BOUND and "x faster" in comparison["verdict"]
+    assert comparison["baseline_run"] == BOUND and "× faster" in comparison["verdict"]
     assert objects(s3[1], BUCKET) == before
 
 
@@ -116,6 +116,14 @@ def test_a_deleted_object_is_a_clear_error(s3, client):
         assert _result(client, "/report", run=BOUND, host="localhost")[0].status_code == 200
     finally:
         fs.pipe(key, original)
+
+
+def test_the_environment_says_when_the_profile_tab_reads_another_logdir(client, tmp_path):
+    response, body = get(client, "/environment")
+    assert response.status_code == 200 and body["profile_tab"]["available"] is False
+    assert "Profile tab cannot show these runs" in body["profile_tab"]["note"]
+    local = werkzeug_test.Client(application.TensorBoardWSGI([make_plugin(str(tmp_path))]))
+    assert get(local, "/environment")[1] == {"profile_tab": {"available": True, "note": None}}
 
 
 def _json(url):

@@ -86,7 +86,7 @@ def test_compare_check_and_report_read_the_bucket(bucket, cli, tmp_path):
     logs = f"s3://{BUCKET}/logs"
     compare = cli("compare", logs, logs, "--baseline-run", BOUND, "--candidate-run", FIXED, "--host", "localhost")
     assert compare.returncode == 0, compare.stderr
-    assert "5.26x faster" in compare.stdout and "input wait fell from" in compare.stdout
+    assert "5.26× faster" in compare.stdout and "input wait fell from" in compare.stdout
     passed = cli("check", "--baseline", logs, "--candidate", logs, "--baseline-run", BOUND, "--candidate-run", FIXED,
                  "--host", "localhost")
     failed = cli("check", "--baseline", logs, "--candidate", logs, "--baseline-run", FIXED, "--candidate-run", BOUND,

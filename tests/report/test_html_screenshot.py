@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from tb_gpu_advisor.discovery import resolve_target
-from tb_gpu_advisor.report.charts import CATEGORY_COLORS
+from tb_gpu_advisor.report.charts import BUSY_COLOR, CATEGORY_COLORS
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing.pairs import write_launch_pair
@@ -39,6 +39,6 @@ def test_report_renders_its_charts_offline(tmp_path):
         assert image.size == (WIDTH, HEIGHT)
         counts = {color: count for count, color in image.convert("RGB").getcolors(WIDTH * HEIGHT)}
     # Solid chart fills: the launch share and step bars (blue), compute (light green), the kernel bars.
-    for color in (CATEGORY_COLORS["launch"], CATEGORY_COLORS["compute_32bit"], "#1b7837"):
+    for color in (CATEGORY_COLORS["launch"], CATEGORY_COLORS["compute_32bit"], BUSY_COLOR):
         assert counts.get(_rgb(color), 0) > 2_000, f"{color} barely on screen: {counts.get(_rgb(color), 0)} px"
     assert counts.get((255, 255, 255), 0) < 0.9 * WIDTH * HEIGHT

@@ -44,7 +44,7 @@ def test_run_report_adds_the_view_only_for_several_hosts_and_renders_it():
     assert list(two) == ["schema_version", "run", "hosts", "errors", "multi_host"]
     assert two["errors"] == [{"host": "z", "file": "z.xplane.pb", "error": "file is empty"}]
     text = render_text(two)
-    assert "Hosts (2)" in text and "Slowest host: b at 125.0 us per step; fastest: a at 100.0 us" in text
+    assert "Hosts (2)" in text and "Slowest host: b at 125.0 µs per step; fastest: a at 100.0 µs" in text
     assert "## Hosts (2)" in render_markdown(two)
 
 

@@ -1,13 +1,15 @@
 """Batch findings: a GPU underused by small kernels, which a larger batch would fill."""
 
+from dataclasses import replace
+
 import numpy as np
 
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.finding import capped, limit
 from tb_gpu_advisor.findings.modeled import modeled_finding
-from tb_gpu_advisor.findings.thresholds import (BATCH_GPU_BUSY_MAX_PCT, BATCH_SCALE, INPUT_HIGH_PCT, MODELED_HIGH_PCT,
-                                                SMALL_KERNEL_MEAN_US)
+from tb_gpu_advisor.findings.thresholds import (BATCH_GPU_BUSY_MAX_PCT, BATCH_SCALE, INPUT_HIGH_PCT,
+                                                MEMORY_NEAR_LIMIT_PCT, MODELED_HIGH_PCT, SMALL_KERNEL_MEAN_US)
 from tb_gpu_advisor.model.trace import ActivityKind
 
 ENTRIES = register("batch", {
@@ -74,13 +76,39 @@ def gpu_underused(ctx):
     recoverable = idle_ms * (1.0 - 1.0 / BATCH_SCALE)
     finding = modeled_finding(
         ctx, "batch.gpu_underused",
-        f"The GPU is busy {busy_pct:.1f}% of the step and its kernels average {mean_us:.1f} us.",
+        f"The GPU is busy {busy_pct:.1f}% of the step and its kernels average {mean_us:.1f} \u00b5s.",
         recoverable, f"per-example estimate for a {BATCH_SCALE:g}x batch: the per-step idle time is shared by "
         "twice the examples (upper bound; step time itself grows)",
         {"gpu_busy_pct": busy_pct, "kernel_mean_us": mean_us, "gpu_idle_ms": round(idle_ms, 3)},
         limit("gpu_busy_pct", busy_pct, BATCH_GPU_BUSY_MAX_PCT, "below", kernel_mean_us_below=SMALL_KERNEL_MEAN_US),
         {"steps": [s.name for s in ctx.step_set.steps[:3]]}, high=MODELED_HIGH_PCT)
-    return finding and capped(finding, "medium")
+    if finding is None:
+        return None
+    return _with_headroom(ctx, capped(finding, "medium"))
+
+
+def _with_headroom(ctx, finding):
+    """The batch advice with the GPUs' memory headroom where the trace records it: a doubled batch surely fits
+    (twice the peak within the limit), may not (the activations' share decides), or has no room."""
+    active = {gpu.ordinal for gpu in ctx.active_gpus}
+    rows = [row for row in ctx.analysis.gpu_memory if row.ordinal in active and row.peak_pct is not None]
+    if not rows:
+        return finding
+    tightest = max(rows, key=lambda row: (row.peak_pct, -row.ordinal))
+    peak = f"GPU {tightest.ordinal} peaks at {tightest.peak_bytes / 1e9:.2f} GB of its {tightest.limit_bytes / 1e9:.2f} GB"
+    metrics = {**finding.evidence.metrics, "gpu_memory_peak_pct": tightest.peak_pct,
+               "gpu_memory_headroom_bytes": tightest.headroom_bytes,
+               "doubled_batch_fits": all(row.doubled_batch_fits for row in rows) or None}
+    if tightest.peak_pct >= MEMORY_NEAR_LIMIT_PCT:
+        note = f"{peak} limit: no headroom, so free memory first (see memory.near_limit)."
+        finding = capped(finding, "low")
+    elif metrics["doubled_batch_fits"]:
+        note = f"{peak} limit: a 2x batch fits (doubling the batch at most doubles the memory in use)."
+    else:
+        note = (f"{peak} limit: a 2x batch fits only if activations take less than the "
+                f"{tightest.headroom_bytes / 1e9:.2f} GB left; try it and watch the peak.")
+    return replace(finding, fix_note=" ".join(part for part in (finding.fix_note, note) if part),
+                   evidence=replace(finding.evidence, metrics=metrics))
 
 
 RULES = (gpu_underused,)

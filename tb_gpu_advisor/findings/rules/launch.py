@@ -249,7 +249,7 @@ def tiny_kernels(ctx):
                           {"device": worst[3],
                            "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}),
         recoverable_ms=gap_ms, window_ms=ctx.window_ms,
-        speedup_basis=f"upper bound: the step time without the GPU's gaps of at most {LAUNCH_GAP_MAX_US:g} us",
+        speedup_basis=f"upper bound: the step time without the GPU's gaps of at most {LAUNCH_GAP_MAX_US:g} \u00b5s",
         condition=condition, fix_note=note)
 
 

@@ -1,11 +1,50 @@
-"""Memory findings of PyTorch traces: optimizer.zero_grad() filling gradients with zeros."""
+"""Memory findings: a GPU allocator near its limit; optimizer.zero_grad() filling gradients with zeros."""
 
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, limit
+from tb_gpu_advisor.findings.thresholds import MEMORY_NEAR_LIMIT_PCT
 
 ENTRIES = register("memory", {
+    "memory.near_limit": Entry(
+        category="memory",
+        title="GPU memory is nearly full",
+        fix_summary="Free memory before growing the batch: mixed precision, recomputation, the async allocator.",
+        fix="""\
+The allocator's peak is close to its limit. Near the limit TensorFlow's allocator retries and fragments
+("Allocator ran out of memory ... there could be performance gains if more memory were available" in the
+log), XLA may rematerialize, and the batch cannot grow. In order:
+
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")   # halves activation memory (float16 before cc 8.0)
+    TF_GPU_ALLOCATOR=cuda_malloc_async python train.py             # CUDA's pool allocator: less fragmentation
+    @tf.recompute_grad                                             # recompute activations of big blocks in backprop
+    def block(x): ...
+
+or keep the per-GPU batch and accumulate gradients over micro-batches to reach the global batch.""",
+        docs=(L.TF_GPU_GUIDE, L.TF_MIXED_PRECISION),
+        jax=Idiom(
+            fix_summary="Free memory before growing the batch: bfloat16, jax.checkpoint, allocator settings.",
+            fix="""\
+The allocator's peak is close to its limit, so the batch cannot grow and XLA may rematerialize. In order:
+compute in bfloat16, recompute activations of big blocks in the backward pass, and check the fraction JAX
+preallocates:
+
+    params = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)   # or a bf16 compute dtype in the model
+    block = jax.checkpoint(block)                                      # remat: recompute in backprop
+    XLA_PYTHON_CLIENT_MEM_FRACTION=.95 python train.py                 # default preallocation is 75%""",
+            docs=(L.JAX_GPU_MEMORY, L.JAX_GPU_TIPS)),
+        pytorch=Idiom(
+            fix_summary="Free memory before growing the batch: autocast, checkpointing, expandable segments.",
+            fix="""\
+The caching allocator's peak is close to the GPU's memory, so the batch cannot grow and allocations may
+retry after emptying the cache. In order:
+
+    with torch.autocast("cuda", dtype=torch.bfloat16): loss = model(x)   # halves activation memory
+    out = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False) # recompute in backward
+    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py       # less fragmentation""",
+            docs=(L.TORCH_CUDA_MEMORY, L.TORCH_AMP)),
+    ),
     "memory.zero_grad_fills": Entry(
         category="memory",
         title="optimizer.zero_grad() writes zeros into every gradient",
@@ -44,4 +83,26 @@ def zero_grad_fills(ctx):
         speedup_basis="upper bound: the host time of the zero fills inside zero_grad")
 
 
-RULES = (zero_grad_fills,)
+def near_limit(ctx):
+    """An active GPU's allocator peak at >= MEMORY_NEAR_LIMIT_PCT of its limit (TensorFlow's memory profile)."""
+    active = {gpu.ordinal for gpu in ctx.active_gpus}
+    full = [row for row in ctx.analysis.gpu_memory
+            if row.ordinal in active and row.peak_pct is not None and row.peak_pct >= MEMORY_NEAR_LIMIT_PCT]
+    if not full:
+        return None
+    worst = max(full, key=lambda row: (row.peak_pct, -row.ordinal))
+    return Finding(
+        id="memory.near_limit", severity="low",
+        summary=f"GPU {worst.ordinal}'s allocator peaked at {worst.peak_bytes / 1e9:.2f} GB of its "
+                f"{worst.limit_bytes / 1e9:.2f} GB limit ({worst.peak_pct:.0f}%): no headroom for a larger batch.",
+        evidence=Evidence({"device": worst.ordinal, "allocator": worst.allocator,
+                           "peak_bytes_in_use": worst.peak_bytes, "limit_bytes": worst.limit_bytes,
+                           "headroom_bytes": worst.headroom_bytes, "peak_pct_of_limit": worst.peak_pct,
+                           "gpus_near_limit": len(full)},
+                          limit("peak_pct_of_limit", worst.peak_pct, MEMORY_NEAR_LIMIT_PCT),
+                          {"devices": [f"/device:GPU:{row.ordinal}" for row in full]}),
+        recoverable_ms=0.0, window_ms=ctx.window_ms,
+        speedup_basis="none: a capacity limit, no time is measured as recoverable")
+
+
+RULES = (near_limit, zero_grad_fills)

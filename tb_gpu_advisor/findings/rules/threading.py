@@ -98,6 +98,8 @@ def tf_data_contention(ctx):
     busy_cores, tf_data_cores, cores = load.busy_cores or 0.0, load.cores_of("tf_data"), load.machine_cores
     if cores is not None and busy_cores < CONTENTION_MIN_CORE_FRACTION * cores:
         return None  # the CPU had cores to spare: launches were not waiting for one
+    if cores is None and share < LAUNCH_HIGH_PCT:
+        return None  # saturation cannot be measured: only a launch share XProf calls high is worth the hint
     if cores is None:
         severity = "low"
         summary = (f"The GPU idles {share:.1f}% of the step during launch calls while tf.data threads keep "

@@ -6,7 +6,7 @@
 import {copyText} from '../clipboard.js';
 import {h} from '../dom.js';
 import {evidenceRows, evidenceTables} from '../evidence.js';
-import {formatSpeedup, speedupKindTitle} from '../format.js';
+import {bindUnits, formatSpeedup, speedupKindTitle} from '../format.js';
 import {emptyState, section} from './common.js';
 
 const SEVERITIES = new Set(['high', 'medium', 'low']);
@@ -42,8 +42,8 @@ function evidenceTable({label, columns, rows}) {
 }
 
 /** The evidence, folded: "Evidence" opens the measured values, threshold, pointers and per-item tables. */
-function evidenceList(evidence) {
-  const rows = evidenceRows(evidence).flatMap(({label, items}) => [
+function evidenceList(evidence, context) {
+  const rows = evidenceRows(evidence, context).flatMap(({label, items}) => [
     h('dt', {}, label),
     h('dd', {}, h('ul', {class: 'evidence-items'},
       items.map((item) => h('li', item.title ? {title: item.title} : {}, item.text))))]);
@@ -61,13 +61,14 @@ function overlapNote(finding, numbers) {
     `Shares recoverable time with ${shared.join(', ')}: their speedups do not add up.`) : null;
 }
 
-function findingCard(finding, index, numbers) {
+function findingCard(finding, index, numbers, context) {
   const severity = SEVERITIES.has(finding.severity) ? finding.severity : 'low';
   const speedup = formatSpeedup(finding.estimated_speedup, finding.speedup_kind);
   const fix = typeof finding.fix === 'string' && finding.fix.trim() ? finding.fix : null;
   const docs = (Array.isArray(finding.docs) ? finding.docs : []).map(safeLink).filter(Boolean);
   const line = finding.summary || finding.fix_summary || '';
-  return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding'},
+  return h('details', {class: ['finding', `severity-${severity}`], open: index === 0, 'data-testid': 'finding',
+    'data-finding-id': finding.id || null},
     h('summary', {},
       h('span', {class: 'finding-head'},
         h('span', {class: ['badge', `severity-${severity}`]}, severity),
@@ -76,12 +77,13 @@ function findingCard(finding, index, numbers) {
         speedup ? h('span', {class: 'badge speedup', 'data-kind': finding.speedup_kind === 'model' ? 'model' : 'bound',
           title: speedupKindTitle(finding.speedup_kind)}, speedup) : null,
         finding.category ? h('span', {class: 'chip'}, finding.category) : null),
-      line ? h('span', {class: 'finding-line', title: line}, line) : null),
+      line ? h('span', {class: 'finding-line', title: line}, bindUnits(line)) : null),
     h('div', {class: 'finding-body'},
       overlapNote(finding, numbers),
-      finding.fix_summary && finding.fix_summary !== line ? h('p', {class: 'fix-summary'}, h('strong', {}, 'Fix: '), finding.fix_summary) : null,
+      finding.fix_summary && finding.fix_summary !== line ? h('p', {class: 'fix-summary'}, h('strong', {}, 'Fix: '),
+        bindUnits(finding.fix_summary)) : null,
       fix ? h('div', {class: 'fix'}, copyButton(fix), h('pre', {}, h('code', {}, fix))) : null,
-      evidenceList(finding.evidence),
+      evidenceList(finding.evidence, context),
       docs.length ? h('p', {class: 'docs'}, 'Read more: ', docs.flatMap((a, i) => (i ? [' · ', a] : [a]))) : null,
       finding.id ? h('p', {class: 'finding-id'}, finding.id) : null));
 }
@@ -92,7 +94,7 @@ export function findingsView(report) {
   const body = findings === null ? emptyState('This report has no findings section.') :
     findings.length === 0 ? emptyState('No findings: nothing in this profile crossed a threshold.') :
       findings.map((finding, index) => findingCard(finding, index,
-        new Map(findings.map((f, i) => [f.id, i + 1]))));
+        new Map(findings.map((f, i) => [f.id, i + 1])), {steps: report.summary?.step_time_ms?.count}));
   return section('Findings', {id: 'findings', subtitle: findings?.length ? `${findings.length}, most impactful first` : null},
     h('div', {'data-testid': 'findings'}, body));
 }

@@ -78,7 +78,6 @@ function kernelRow(row, kernelTimeUs) {
     h('td', {class: 'num'}, roofCell(row)));
 }
 
-/** The kernel card for one run and host; it fetches its own pages. */
 /** The time by op type as one stacked bar, each part a button that filters the table to that type. */
 function rollupView(rollup, active, onPick) {
   if (!Array.isArray(rollup) || !rollup.length) return null;
@@ -102,8 +101,9 @@ function rollupView(rollup, active, onPick) {
       `${OP_TYPE_LABELS[entry.op_type] || entry.op_type} ${formatPct(entry.share_pct)}`))));
 }
 
-export function kernelTableView(run, host, totalKernels) {
-  const state = {sort: 'total_us', order: 'desc', filter: '', op_type: '', offset: 0, limit: PAGE_SIZES[0]};
+/** The kernel card for one run and host; it fetches its own pages. */
+export function kernelTableView(run, host, totalKernels, {filter: initialFilter = '', onFilter} = {}) {
+  const state = {sort: 'total_us', order: 'desc', filter: initialFilter, op_type: '', offset: 0, limit: PAGE_SIZES[0]};
   const rollup = h('div', {class: 'op-rollup-slot'});
   let controller = null;
   let debounce = null;
@@ -114,7 +114,7 @@ export function kernelTableView(run, host, totalKernels) {
   const next = h('button', {type: 'button', onclick: () => move(1)}, 'Next ›');
   const message = h('div', {class: 'table-message'});
   const filter = h('input', {type: 'search', placeholder: 'Filter by kernel or op name', 'aria-label': 'Filter kernels',
-    maxlength: 200});
+    maxlength: 200, value: initialFilter});
   const size = h('select', {'aria-label': 'Rows per page'},
     PAGE_SIZES.map((n) => h('option', {value: String(n)}, `${n} rows`)));
 
@@ -123,6 +123,7 @@ export function kernelTableView(run, host, totalKernels) {
     debounce = setTimeout(() => {
       state.filter = filter.value;
       state.offset = 0;
+      onFilter?.(state.filter);
       load();
     }, 250);
   });

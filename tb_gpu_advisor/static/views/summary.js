@@ -3,7 +3,7 @@
  */
 
 import {h, s, tooltip} from '../dom.js';
-import {BOTTLENECK_LABELS, BREAKDOWN_LABELS, formatCount, formatMs, formatPct} from '../format.js';
+import {BOTTLENECK_LABELS, BREAKDOWN_LABELS, bindUnits, formatCount, formatMs, formatPct} from '../format.js';
 import {legend, section, tile} from './common.js';
 
 const COMPUTE = new Set(['compute_16bit', 'compute_32bit']);
@@ -26,7 +26,7 @@ function headline(summary) {
       BOTTLENECK_LABELS[bottleneck] || bottleneck));
   }
   if (verdict) {
-    parts.push(h('span', {class: 'verdict-text'}, verdict));
+    parts.push(h('span', {class: 'verdict-text'}, bindUnits(verdict)));
   } else {
     const loss = largestLoss(summary.breakdown_pct);
     const compute = (summary.breakdown_pct?.compute_16bit || 0) + (summary.breakdown_pct?.compute_32bit || 0);

@@ -3,10 +3,10 @@
  */
 
 import {h} from '../dom.js';
-import {formatBytes, formatCount, formatGbps, formatUs} from '../format.js';
+import {TRANSFER_LABELS, formatBytes, formatCount, formatGbps, formatUs} from '../format.js';
 import {emptyState, section} from './common.js';
 
-const DIRECTIONS = {h2d: 'Host → device', d2h: 'Device → host', d2d: 'Device → device', p2p: 'Peer → peer', other: 'Other'};
+const DIRECTIONS = TRANSFER_LABELS;
 
 /** The transfers card of a HostReport. */
 export function transfersView(report) {
@@ -16,7 +16,7 @@ export function transfersView(report) {
     return h('tr', {},
       h('th', {scope: 'row'}, label),
       h('td', {class: 'num'}, formatCount(t.count)),
-      h('td', {class: 'num'}, formatBytes(t.bytes)),
+      h('td', {class: 'num'}, t.bytes ? formatBytes(t.bytes) : 'not recorded'),
       h('td', {class: 'num'}, formatUs(t.time_us)),
       h('td', {class: 'num'}, formatGbps(t.gbps)),
       h('td', {class: 'num', title: 'from or to pageable (not pinned) host memory'}, t.pageable_count === null ? 'n/a' : formatCount(t.pageable_count)),

@@ -1,0 +1,127 @@
+"""The product's words and units, one source for the CLI, the HTML report and the tab (static/vocabulary.js).
+
+`python -m tb_gpu_advisor.vocabulary` rewrites static/vocabulary.js from this module; a test fails when the file
+and this module disagree.
+"""
+
+import json
+import os
+import re
+import sys
+
+MICRO = "\u00b5s"  # µs
+ARROW = "\u2192"  # →
+LEFT_ARROW = "\u2190"  # ←
+TIMES = "\u00d7"  # ×
+NBSP = "\u00a0"  # between a number and its unit, so a line never breaks between them
+
+# The breakdown categories of summary.breakdown_pct and steps[].breakdown_ms, in the report's order.
+BREAKDOWN_LABELS = {
+    "compute_16bit": "Compute (16-bit)",
+    "compute_32bit": "Compute (32-bit)",
+    "collectives": "Collectives",
+    "d2h": f"Device{ARROW}host copy",
+    "d2d": f"Device{ARROW}device copy/memset",
+    "h2d": f"Host{ARROW}device copy",
+    "input_wait": "Input wait",
+    "launch": "Kernel launch",
+    "host": "Host compute",
+    "idle": "Idle",
+}
+# Column headers of the text report's step table, where 80 columns leave no room for the full labels.
+BREAKDOWN_SHORT_LABELS = {
+    "compute_16bit": "comp16", "compute_32bit": "comp32", "collectives": "collect", "d2h": f"D{ARROW}H",
+    "d2d": f"D{ARROW}D", "h2d": f"H{ARROW}D", "input_wait": "input", "launch": "launch", "host": "host",
+    "idle": "idle",
+}
+# summary.bottleneck, as words.
+BOTTLENECK_LABELS = {
+    "input": "Input-bound",
+    "host": "Host-bound",
+    "launch": "Launch-bound",
+    "transfer": "Transfer-bound",
+    "kernel": "Kernel-bound",
+    "communication": "Communication-bound",
+    "none": "Healthy",
+    "unknown": "Not enough data",
+}
+# The keys of `transfers`.
+TRANSFER_LABELS = {
+    "h2d": f"Host{ARROW}device",
+    "d2h": f"Device{ARROW}host",
+    "d2d": f"Device{ARROW}device",
+    "p2p": f"GPU{ARROW}GPU (peer)",
+    "other": "Other",
+}
+# Words of report keys that are written otherwise in text ("gpu_busy" is "GPU busy"), longest first.
+KEY_WORDS = {
+    "tf_data": "tf.data", "all_reduce": "all-reduce", "allreduce": "all-reduce", "py_function": "tf.py_function",
+    "gpu": "GPU", "gpus": "GPUs", "cpu": "CPU", "cpus": "CPUs", "nccl": "NCCL", "hbm": "HBM", "xla": "XLA",
+    "hlo": "HLO", "sm": "SM", "sms": "SMs", "fp8": "FP8", "fp16": "FP16", "bf16": "BF16", "fp32": "FP32",
+    "tf32": "TF32", "16bit": "16-bit", "32bit": "32-bit", "h2d": f"host{ARROW}device", "d2h": f"device{ARROW}host",
+    "d2d": f"device{ARROW}device", "p2p": "peer-to-peer", "io": "I/O", "os": "OS", "jit": "JIT", "tc": "Tensor Core",
+    "mfu": "MFU", "tflops": "TFLOP/s", "flops": "FLOPs", "cuda": "CUDA", "cudnn": "cuDNN", "rocm": "ROCm",
+}
+# Key suffixes that name a unit: (suffix, unit shown after a number, unit shown in a label).
+UNIT_SUFFIXES = (
+    ("_pct", "%", "%"), ("_ms", "ms", "ms"), ("_us", MICRO, MICRO), ("_ns", "ns", "ns"), ("_bytes", "B", "bytes"),
+    ("_gbps", "GB/s", "GB/s"), ("_mhz", "MHz", "MHz"), ("_tflops", "TFLOP/s", "TFLOP/s"),
+)
+# Words after a unit suffix that make a figure a rate or a statistic rather than a total ("x_ms_per_step").
+PER_WORDS = ("per_step", "per_call", "per_kernel", "per_gpu", "per_host", "per_launch", "per_batch")
+STATISTIC_WORDS = ("mean", "median", "min", "max", "avg", "p50", "p90", "p95", "p99", "stdev", "first", "last")
+# Words of C++ template arguments that say nothing about what a kernel does: what is left tells apart kernels
+# whose short names are alike (Eigen's EigenMetaKernel<...> above all).
+KERNEL_PLUMBING = (
+    "Eigen", "internal", "tensorflow", "functor", "TensorEvaluator", "TensorAssignOp", "TensorMap", "Tensor",
+    "MakePointer", "GpuDevice", "ThreadPoolDevice", "const", "long", "int", "unsigned", "char", "short", "bool",
+    "float", "double", "half", "bfloat16", "void", "std", "DSizes", "array", "Aligned", "Unaligned", "type2index",
+    "IndexList", "cutlass", "detail", "Params", "true", "false", "signed", "size_t",
+)
+# Units a number can be written with, for keeping them on one line (`bind_units`).
+BOUND_UNITS = ("ns", MICRO, "ms", "s", "min", "h", "%", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
+               "GB/s", "TB/s", "MHz", "GHz", "TFLOP/s", "FLOP/B", "pts", "pt", TIMES)
+
+_BIND = re.compile(r"(\d) (?=(?:" + "|".join(re.escape(u) for u in sorted(BOUND_UNITS, key=len, reverse=True))
+                   + r")(?![\w/]))")
+
+
+def bind_units(text):
+    """`text` with a non-breaking space between each number and the unit after it: "160 ms" -> "160\u00a0ms"."""
+    return _BIND.sub(lambda match: match.group(1) + NBSP, str(text))
+
+
+def in_sentence(label):
+    """A label as it reads inside a sentence: "Input wait" -> "input wait", "GPU busy" stays."""
+    if len(label) > 1 and label[1].isupper():
+        return label
+    return label[:1].lower() + label[1:]
+
+
+def exported():
+    """What the tab receives, as JSON-ready data."""
+    return {
+        "micro": MICRO, "arrow": ARROW, "times": TIMES, "nbsp": NBSP,
+        "breakdown": BREAKDOWN_LABELS, "breakdownShort": BREAKDOWN_SHORT_LABELS, "bottleneck": BOTTLENECK_LABELS,
+        "transfer": TRANSFER_LABELS, "keyWords": KEY_WORDS,
+        "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),
+        "statisticWords": list(STATISTIC_WORDS), "boundUnits": list(BOUND_UNITS),
+        "kernelPlumbing": list(KERNEL_PLUMBING),
+    }
+
+
+JS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static", "vocabulary.js")
+
+
+def render_js():
+    """The text of static/vocabulary.js."""
+    data = json.dumps(exported(), indent=2, ensure_ascii=True)
+    return ("// Generated by `python -m tb_gpu_advisor.vocabulary` from tb_gpu_advisor/vocabulary.py: edit that file.\n"
+            "/** The product's words and units, shared with the CLI and the HTML report. */\n"
+            f"export const VOCABULARY = Object.freeze({data});\n")
+
+
+if __name__ == "__main__":
+    with open(JS_PATH, "w", encoding="ascii", newline="\n") as handle:
+        handle.write(render_js())
+    sys.stdout.write(f"wrote {JS_PATH}\n")
