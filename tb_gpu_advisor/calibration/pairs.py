@@ -59,9 +59,13 @@ REAL_PAIRS = (
              f"{_PAIRS_DIR}/tf_prefetch_prefetch.xplane.pb", "input.no_prefetch"),
     RealPair("tf_eager", f"{_PAIRS_DIR}/tf_eager_eager.xplane.pb", f"{_PAIRS_DIR}/tf_eager_function.xplane.pb",
              "host.eager_execution",
-             "tf.function also compiles the step (Grappler), beyond removing per-op dispatch."),
+             "tf.function also compiles the step (Grappler), beyond removing per-op dispatch; the eager trace's "
+             "per-op kernel runs still hold runtime overhead that graph execution trims, which the trace cannot "
+             "separate from the ops' work."),
     RealPair("jax_loader", f"{_PAIRS_DIR}/jax_loader_inline.xplane.pb",
              f"{_PAIRS_DIR}/jax_loader_background.xplane.pb", "input.host_batch_prep"),
-    RealPair("jax_jit", f"{_PAIRS_DIR}/jax_jit_op_by_op.xplane.pb", f"{_PAIRS_DIR}/jax_jit_jit.xplane.pb", None,
-             "No rule sees op-by-op JAX dispatch yet."),
+    RealPair("jax_jit", f"{_PAIRS_DIR}/jax_jit_op_by_op.xplane.pb", f"{_PAIRS_DIR}/jax_jit_jit.xplane.pb",
+             "host.eager_execution",
+             "The jitted step spends 90% of its 9.7 ms in np.asarray waiting for a computation whose work is 0.5 "
+             "ms on a loaded 2-core machine; the same script measured 20x to 160x in runs minutes apart."),
 )

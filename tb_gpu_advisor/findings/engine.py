@@ -50,8 +50,10 @@ def diagnose(model, analysis):
         findings = tuple(finding for _, finding in found)
     findings = with_overlaps(findings)
     combined = combined_estimate(findings, ctx.window_ms)
-    return Diagnosis(verdict=with_combined(verdict, combined, findings), findings=findings, errors=tuple(errors),
-                     combined=combined)
+    # A trace too thin for a verdict is too thin for a joint speedup claim in it (the findings keep theirs).
+    if ctx.confidence.level != "low":
+        verdict = with_combined(verdict, combined, findings)
+    return Diagnosis(verdict=verdict, findings=findings, errors=tuple(errors), combined=combined)
 
 
 def combined_estimate(findings, window_ms):

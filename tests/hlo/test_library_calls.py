@@ -42,3 +42,15 @@ def test_attention_convention(mask, backward, factor):
                      qkv, custom_call_target=target,
                      backend_config=fmha_config(batch, heads, seq, seq, mask, layout_bthd=False))
     assert _cost(module, "fmha").flops == int(4 * batch * heads * seq * seq * dim * factor)
+
+
+@pytest.mark.parametrize("target", ["te_fused_attn_forward", "te_fused_attn_backward", "te_fused_attn_forward_ffi"])
+def test_transformer_engine_attention_is_null_never_guessed_from_shapes(target):
+    """TE packs its sizes in an opaque descriptor (docs/report.md, "Null, never guessed"): the shapes alone
+    cannot tell B, H, S, D apart (the QKV layout decides), so the call is not costed at all."""
+    module = HloModuleBuilder()
+    qkv = [module.entry.parameter(n, shape("bf16", 2, 512, 16, 64)) for n in "qkv"]
+    module.entry.add("attn", "custom-call", tuple_shape(shape("bf16", 2, 512, 16, 64), shape("u8", 16)), qkv,
+                     custom_call_target=target, backend_config={"opaque": "packed"})
+    cost = _cost(module, "attn")
+    assert cost is None

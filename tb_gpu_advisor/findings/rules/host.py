@@ -8,12 +8,13 @@ from tb_gpu_advisor.analysis.step_ops import STEP_OP_MAX_CALLS_PER_STEP, is_prod
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
+from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
 from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, GC_MIN_PCT, HOST_HIGH_PCT,
                                                 HOST_MEDIUM_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 RETRACE_MIN_VARIANTS)
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.whatif.dispatch import compiled_step
 
 ENTRIES = register("host", {
     "host.gc_pauses": Entry(
@@ -124,6 +125,21 @@ overhead. Compile the step:
 Keras: do not pass run_eagerly=True to model.compile. If the step runs string ops or tf.py_function,
 leave jit_compile out (plain @tf.function) or move those ops into tf.data first.""",
         docs=(L.TF_FUNCTION,),
+        jax=Idiom(
+            fix_summary="Wrap the whole training step in jax.jit instead of calling jnp ops one by one.",
+            fix="""\
+Each jnp operation of the step is dispatched and executed on its own (one PjRt execution per op): every
+one pays Python and dispatch overhead, and XLA cannot fuse them. Compile the whole step once:
+
+    @jax.jit
+    def train_step(params, batch):
+        loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+        params = jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads)
+        return params, loss
+
+Keep Python control flow on static values only (or use jax.lax.cond / fori_loop), and read results back
+(float(loss)) only every few steps.""",
+            docs=(L.JAX_JIT,)),
     ),
     "host.retracing": Entry(
         category="host",
@@ -247,11 +263,45 @@ def gpu_idle_host_busy(ctx):
         condition=condition, fix_note=note)
 
 
-def eager_execution(ctx):
-    """Individual ops dispatched eagerly (`EagerLocalExecute: <Op>`), many per step, taking >10% of the time."""
+# The runtime's execution of one eagerly dispatched op (TensorFlow) or one dispatched computation (JAX's PjRt):
+# what an op costs besides Python. Compiled, the ops still run; the Python between them goes.
+_TF_OP_RUNS = ("KernelAndDeviceFunc::Run", "KernelAndDeviceOp::Run")
+_JAX_EXECUTIONS = "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice"
+# Host threads on which XLA's CPU client runs the compiled computations (their thunks are the ops' work).
+_XLA_CPU_THREADS = ("XLAPjRtCpuClient", "XLAEigen")
+
+
+def _eager_dispatch(ctx):
+    """(ops [(name, count, ps)], dispatched op count, dispatch ps, kept ms, what kept) of op-by-op execution:
+    TensorFlow's eager ops, or JAX computations executed one jnp op at a time; None when neither is seen."""
     ops = ctx.host_ops(lambda name: bool(_EAGER_OP.match(name)))
-    count = sum(c for _, c, _ in ops)
-    total_ms = ms(sum(t for _, _, t in ops))
+    if ops:
+        kept = sum(ctx.host.op_totals.get(name, (0, 0))[1] for name in _TF_OP_RUNS)
+        return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), ms(kept), "each op's kernel run"
+    if not ctx.framework.is_jax:
+        return None
+    executions, _ = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))
+    calls = ctx.host_ops(lambda name: name.startswith("PjitFunction("))
+    if not executions or not calls:
+        return None
+    compute = sum(busy for kind, (_, busy) in ctx.host.thread_busy.items()
+                  if any(thread in kind for thread in _XLA_CPU_THREADS))
+    per_call = ctx.host.op_totals[_JAX_EXECUTIONS][1] / executions
+    steps = max(1, ctx.step_count)
+    kept = ms(compute + per_call * steps)
+    return (calls, executions, sum(t for _, _, t in calls), kept,
+            "the computations' work on XLA's CPU threads plus one dispatch per step")
+
+
+def eager_execution(ctx):
+    """Individual ops dispatched one by one, many per step, taking >10% of the time: TensorFlow's eager ops
+    (`EagerLocalExecute: <Op>`) or JAX's jnp ops outside jit (a PjRt execution per op). The estimate compiles
+    the step (whatif.dispatch.compiled_step)."""
+    found = _eager_dispatch(ctx)
+    if found is None:
+        return None
+    ops, count, dispatch_ps, kept_ms, what_kept = found
+    total_ms = min(ms(dispatch_ps), ctx.window_ms)  # JAX's dispatch events nest: their sum can exceed the window
     per_step = count / ctx.step_count if ctx.step_count else float(count)
     share = ctx.share_pct(total_ms)
     if per_step < EAGER_MIN_OPS_PER_STEP or share < EAGER_MIN_PCT:
@@ -259,14 +309,20 @@ def eager_execution(ctx):
     critical = host_critical_ms(ctx) if ctx.has_gpu else total_ms
     recoverable = min(total_ms, critical)
     severity = grade(ctx.share_pct(recoverable), HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
-    return Finding(
+    finding = Finding(
         id="host.eager_execution", severity=severity,
-        summary=f"{ctx.count_text(count, 'ops')} run eagerly ({total_ms:.2f} ms, {share:.1f}% of the step time).",
-        evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share},
+        summary=f"{ctx.count_text(count, 'ops')} run one at a time ({total_ms:.2f} ms, {share:.1f}% of the step "
+                "time).",
+        evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share,
+                           "op_work_kept_ms": kept_ms},
                           limit("eager_op_pct", share, EAGER_MIN_PCT, min_ops_per_step=EAGER_MIN_OPS_PER_STEP),
                           {"host_ops": op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: eager dispatch time on the critical path removed")
+    device_ms = ms(ctx.in_window_ps(ctx.gpu_busy)) if ctx.has_gpu else 0.0
+    if kept_ms <= 0 and device_ms <= 0:
+        return finding
+    return estimated(finding, compiled_step(ctx.window_ms, kept_ms, device_ms, what_kept))
 
 
 def retracing(ctx):

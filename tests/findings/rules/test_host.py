@@ -29,8 +29,45 @@ def test_eager_ops():
             python.event("EagerLocalExecute: MatMul", start + 100 * op, 100)
 
     finding = findings_by_id(report_of(host_loop(eager, compute_us=8_000)))["host.eager_execution"]
-    assert finding["evidence"]["metrics"] == {"eager_ops_per_step": 20.0, "eager_op_ms": 8.0, "eager_op_pct": 20.0}
+    assert finding["evidence"]["metrics"] == {"eager_ops_per_step": 20.0, "eager_op_ms": 8.0, "eager_op_pct": 20.0,
+                                              "op_work_kept_ms": 0.0}
+    # compiled, the step keeps the GPU's 8 ms of each 10 ms
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.25
+    assert finding["speedup_kind"] == "model"
+
+
+def test_compiled_eager_step_keeps_each_ops_kernel_run():
+    """20 eager ops of 400 us, each running its kernel 150 us, then 2 ms of GPU work: compiled, the step takes
+    max(20 x 150 us of kernel runs, 2 ms of GPU) = 3 ms instead of 10 ms."""
+    def eager(builder, python, start, index):
+        for op in range(20):
+            python.event("EagerLocalExecute: MatMul", start + 400 * op, 400)
+            python.event("KernelAndDeviceFunc::Run", start + 400 * op + 200, 150)
+
+    finding = findings_by_id(report_of(host_loop(eager, compute_us=2_000)))["host.eager_execution"]
+    assert finding["evidence"]["metrics"]["op_work_kept_ms"] == 12.0
+    assert finding["estimated_speedup"] == 3.33 and finding["speedup_kind"] == "model"
+
+
+def test_jax_ops_dispatched_one_by_one():
+    """JAX without jit: 40 jnp ops a step, each a PjitFunction with one PjRt execution (50 us), its work 20 us on
+    XLA's CPU client thread; 10 ms steps and no GPU. Jitted, a step keeps 40 x 20 us of work plus one 50 us
+    dispatch: 0.85 ms, about 11.8x."""
+    builder = TraceBuilder()
+    builder.metadata(jax_version="0.4.30")
+    python = builder.thread("python")
+    xla = builder.thread("tf_XLAPjRtCpuClient/7")
+    for start in step_starts(python):
+        for op in range(40):
+            t = start + 250 * op
+            python.event("PjitFunction(add)", t, 240)
+            python.event("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice", t + 100, 50)
+            xla.event("add_fusion", t + 160, 20)
+    finding = findings_by_id(report_of(builder))["host.eager_execution"]
+    assert finding["evidence"]["metrics"]["eager_ops_per_step"] == 40.0
+    assert finding["evidence"]["metrics"]["op_work_kept_ms"] == 3.4
+    assert finding["estimated_speedup"] == round(10 / 0.85, 2) and finding["speedup_kind"] == "model"
+    assert "jax.jit" in finding["fix"] and "tf.function" not in finding["fix"]
 
 
 def test_function_calls_are_not_eager_ops():
