@@ -127,7 +127,7 @@ def test_the_environment_says_when_the_profile_tab_reads_another_logdir(client, 
 
 
 def _json(url):
-    with urllib.request.urlopen(url, timeout=60) as response:
+    with urllib.request.urlopen(url, timeout=180) as response:  # a loaded machine: TensorBoard starts slowly
         return json.load(response)
 
 
