@@ -4,7 +4,6 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, estimated, grade, ladder
-from tb_gpu_advisor.analysis.rounding import ms as ms6
 from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
 from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT,
                                                 TF_DATA_SERVICE_MIN_GPUS)
@@ -12,6 +11,7 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
 from tb_gpu_advisor.whatif.cores import host_cores
+from tb_gpu_advisor.findings.input_steps import input_steps
 
 ENTRIES = register("input", {
     "input.gpu_waits_for_input": Entry(
@@ -286,15 +286,6 @@ def gpu_waits_for_input(ctx):
                           ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT), _wait_pointers(ctx)),
         recoverable_ms=wait_ms, window_ms=ctx.window_ms,
         speedup_basis=UPPER_BOUND.format(what="GPU idle time spent waiting for input"), fix_note=note)
-
-
-def input_steps(ctx):
-    """whatif.input.InputStep per step (the whole window as one step in a profile without step markers)."""
-    steps = ctx.step_set.steps
-    if not steps:
-        return (whatif_input.InputStep(ctx.window_ms, ctx.category_ms("input_wait")),)
-    return tuple(whatif_input.InputStep(ms6(step.duration_ps), ctx.analysis.step_breakdown_ms(index)["input_wait"])
-                 for index, step in enumerate(steps))
 
 
 def no_prefetch(ctx):
