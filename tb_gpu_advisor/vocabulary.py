@@ -70,6 +70,14 @@ UNIT_SUFFIXES = (
 # Words after a unit suffix that make a figure a rate or a statistic rather than a total ("x_ms_per_step").
 PER_WORDS = ("per_step", "per_call", "per_kernel", "per_gpu", "per_host", "per_launch", "per_batch")
 STATISTIC_WORDS = ("mean", "median", "min", "max", "avg", "p50", "p90", "p95", "p99", "stdev", "first", "last")
+# Words of C++ template arguments that say nothing about what a kernel does: what is left tells apart kernels
+# whose short names are alike (Eigen's EigenMetaKernel<...> above all).
+KERNEL_PLUMBING = (
+    "Eigen", "internal", "tensorflow", "functor", "TensorEvaluator", "TensorAssignOp", "TensorMap", "Tensor",
+    "MakePointer", "GpuDevice", "ThreadPoolDevice", "const", "long", "int", "unsigned", "char", "short", "bool",
+    "float", "double", "half", "bfloat16", "void", "std", "DSizes", "array", "Aligned", "Unaligned", "type2index",
+    "IndexList", "cutlass", "detail", "Params", "true", "false", "signed", "size_t",
+)
 # Units a number can be written with, for keeping them on one line (`bind_units`).
 BOUND_UNITS = ("ns", MICRO, "ms", "s", "min", "h", "%", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
                "GB/s", "TB/s", "MHz", "GHz", "TFLOP/s", "FLOP/B", "pts", "pt", TIMES)
@@ -98,6 +106,7 @@ def exported():
         "transfer": TRANSFER_LABELS, "keyWords": KEY_WORDS,
         "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),
         "statisticWords": list(STATISTIC_WORDS), "boundUnits": list(BOUND_UNITS),
+        "kernelPlumbing": list(KERNEL_PLUMBING),
     }
 
 

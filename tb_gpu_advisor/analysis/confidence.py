@@ -99,6 +99,10 @@ def trace_confidence(model, step_set, framework):
             "low", f"A multi-GPU job ({why}) whose capture is incomplete: {'; '.join(missed)}. Balance, "
                    f"collectives and the busy share cannot be judged from it. {how.all_devices()}",
             ", ".join(labels)))
+    if kernel_gpus and (not model.has_host_plane or len(model.host_activity.busy) == 0):
+        reasons.append(_Reason(
+            "medium", "The capture has GPU activity but no host events: why the GPU idles (input wait, launch "
+                      f"calls, host work) cannot be told. {how.host_events()}", "no host events"))
     dropped = [text for text in (*model.trace_errors, *model.trace_warnings) if _DROPPED.search(text)]
     dropped += [text for text in model.trace_errors if text not in dropped]
     if dropped:
@@ -333,6 +337,14 @@ class _Recapture:
                    "With several workers: tf.profiler.experimental.client.trace with every worker's address.",
                    "call jax.profiler.start_trace(logdir) in every process for the same steps.",
                    "run torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).")
+
+    def host_events(self):
+        return "Recapture with the host tracer on. " + self._say(
+            "tf.profiler.experimental.start(logdir, options=tf.profiler.experimental.ProfilerOptions("
+            "host_tracer_level=2, device_tracer_level=1)); Keras's profile_batch records host events by default.",
+            "jax.profiler.trace(logdir) records host events by default; with jax.profiler.ProfileOptions keep "
+            "host_tracer_level at 2.",
+            "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], ...).")
 
     def fewer_events(self):
         return "Recapture fewer steps at a time so the profiler's buffers do not overflow. " + self._say(

@@ -9,7 +9,8 @@ BATCH_GROWTH = 2
 
 @dataclass(frozen=True)
 class GpuMemory:
-    """One GPU's allocator: peak bytes in use against its limit (TensorFlow's memory limit for that GPU)."""
+    """One GPU's allocator: peak bytes in use against its limit (TensorFlow's memory limit for that GPU; the GPU's
+    memory for PyTorch, whose profile records no limit)."""
 
     ordinal: int
     allocator: str
@@ -37,9 +38,10 @@ class GpuMemory:
 
 
 def gpu_memory(model):
-    """GpuMemory per GPU allocator the trace records (`GPU_<n>_bfc`), by ordinal; () without memory events."""
+    """GpuMemory per GPU allocator the trace records (TensorFlow's `GPU_<n>_bfc`; PyTorch's caching allocator,
+    `cuda:<n>`, judged against the GPU's memory), by ordinal; () without memory events."""
     capacity = {gpu.ordinal: gpu.capabilities.memory_bytes for gpu in model.gpus}
-    return tuple(GpuMemory(stats.device, stats.name, stats.peak_bytes_in_use, stats.limit_bytes,
-                           capacity.get(stats.device))
+    return tuple(GpuMemory(stats.device, stats.name, stats.peak_bytes_in_use,
+                           stats.limit_bytes or capacity.get(stats.device), capacity.get(stats.device))
                  for stats in sorted(model.allocators, key=lambda s: (s.device is None, s.device or 0, s.name))
                  if stats.device is not None)

@@ -1,6 +1,7 @@
 """What changed in the configuration between two HostReports ("XLA off -> on", "precision fp32 -> bf16")."""
 
 from tb_gpu_advisor.report.configuration_section import VERSION_LABELS
+from tb_gpu_advisor.vocabulary import ARROW
 
 
 def _on_off(value):
@@ -30,7 +31,7 @@ def configuration_changes(base, cand):
     def note(setting, old, new, label=None):
         if old is not None and new is not None and old != new:
             changes.append({"setting": setting, "baseline": old, "candidate": new,
-                            "text": f"{label or setting} {old} -> {new}"})
+                            "text": f"{label or setting} {old} {ARROW} {new}"})
 
     note("framework", before["framework"], after["framework"])
     note("xla", _on_off(before["xla"]), _on_off(after["xla"]), "XLA")
@@ -48,7 +49,7 @@ def configuration_changes(base, cand):
                         "text": f"tf.data {text}"})
     old_pools, new_pools = _pools(before), _pools(after)
     if old_pools and new_pools and old_pools != new_pools:
-        moved = [f"{kind} {old_pools.get(kind, 0)} -> {new_pools.get(kind, 0)}"
+        moved = [f"{kind} {old_pools.get(kind, 0)} {ARROW} {new_pools.get(kind, 0)}"
                  for kind in sorted(set(old_pools) | set(new_pools)) if old_pools.get(kind) != new_pools.get(kind)]
         changes.append({"setting": "thread_pools", "baseline": old_pools, "candidate": new_pools,
                         "text": "threads " + ", ".join(moved)})

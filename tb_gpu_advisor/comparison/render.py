@@ -134,7 +134,7 @@ def _comparability_section(host):
         return None
     hardware, share, work = info["hardware"], info["kernel_share"], info["work_per_step"]
     lines = [f"Caution: {warning}." for warning in info["warnings"]]
-    lines.append(f"GPUs: {hardware['baseline'] or 'none'} -> {hardware['candidate'] or 'none'}.")
+    lines.append(f"GPUs: {hardware['baseline'] or 'none'} {ARROW} {hardware['candidate'] or 'none'}.")
     if None not in share.values():
         lines.append(f"Kernel time matched by name: baseline {100 * share['baseline']:.0f}%, candidate "
                      f"{100 * share['candidate']:.0f}%.")

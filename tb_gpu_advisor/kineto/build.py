@@ -17,6 +17,7 @@ from tb_gpu_advisor.kineto.files import worker_and_span
 from tb_gpu_advisor.kineto.ops import launch_ops
 from tb_gpu_advisor.kineto.stream import stream_trace
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.allocators import AllocatorStats
 from tb_gpu_advisor.model.details import CopyDetails, KernelConfig
 from tb_gpu_advisor.model.device import classify_event_name
 from tb_gpu_advisor.model.host import event_tag, outermost_markers
@@ -33,6 +34,10 @@ _DEVICE_CATEGORIES = {"kernel": ActivityKind.KERNEL, "gpu_memcpy": ActivityKind.
 _LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 # Categories on the device tracks that are not device work.
 _DEVICE_SIDE = {"gpu_user_annotation", "cuda_sync", "ac2g", "Trace", "cuda_profiler_range"}
+# PyTorch's profile_memory events: one per (de)allocation, with the allocator's total after it; c10's device type
+# 1 is CUDA (ROCm builds report HIP as CUDA too).
+_MEMORY_EVENT = "[memory]"
+_CUDA_DEVICE_TYPE = 1
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 _INPUT_WAIT_PREFIX = "enumerate(DataLoader)"
 _ZERO_GRAD_PREFIX = "Optimizer.zero_grad"
@@ -117,6 +122,7 @@ class _Collector:
         self.op_totals = {}
         self.threads = {}  # (pid, tid) -> small int
         self.collectives = CollectiveCollector()
+        self.memory = {}  # device -> [peak Total Allocated, events] of `[memory]` events
         self.skipped = 0
         self.kind_cache = {}
 
@@ -132,7 +138,11 @@ class _Collector:
             return None
 
     def add(self, event):
-        if not isinstance(event, dict) or event.get("ph") != "X":
+        if not isinstance(event, dict):
+            return
+        if event.get("ph") != "X":
+            if event.get("ph") == "i" and event.get("name") == _MEMORY_EVENT:
+                self._memory(event.get("args"))
             return
         cat = event.get("cat")
         cat = _CATEGORY_ALIASES.get(cat, cat)
@@ -156,6 +166,17 @@ class _Collector:
             self._span(self.sync_start, self.sync_end, start, duration)
         elif cat not in _DEVICE_SIDE:
             self._host_event(cat, name, start, duration, event, args)
+
+    def _memory(self, args):
+        """A `[memory]` instant event (profile_memory=True): the device allocator's bytes after an (de)allocation."""
+        if not isinstance(args, dict) or _int(args.get("Device Type")) != _CUDA_DEVICE_TYPE:
+            return
+        device, allocated = _int(args.get("Device Id")), _int(args.get("Total Allocated"))
+        if device < 0 or allocated < 0:
+            return
+        entry = self.memory.setdefault(device, [0, 0])
+        entry[0] = max(entry[0], allocated)
+        entry[1] += 1
 
     @staticmethod
     def _span(starts, ends, start, duration):
@@ -324,6 +345,8 @@ def _model(path, c, metadata):
         format=FORMAT,
         has_host_plane=bool(c.threads),
         collectives=c.collectives.result(shift),
+        allocators=tuple(AllocatorStats(f"cuda:{device}", device, peak, None, count)
+                         for device, (peak, count) in sorted(c.memory.items())),
     )
 
 

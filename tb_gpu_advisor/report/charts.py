@@ -163,6 +163,6 @@ def roofline(points, roofs, bandwidth_gbps, label):
     heaviest = max((p[2] for p in points), default=1) or 1
     for intensity, tflops, weight, tooltip in sorted(points, key=lambda p: -p[2]):
         radius = 3 + 11 * math.sqrt(weight / heaviest)
-        body.append(f'<circle cx="{px(intensity):.1f}" cy="{py(tflops):.1f}" r="{radius:.1f}" fill="#1b7837" '
-                    f'fill-opacity="0.55" stroke="#1b7837"><title>{escape(tooltip)}</title></circle>')
+        body.append(f'<circle cx="{px(intensity):.1f}" cy="{py(tflops):.1f}" r="{radius:.1f}" fill="{COLORS["roof"]}" '
+                    f'fill-opacity="0.55" stroke="{COLORS["roof"]}"><title>{escape(tooltip)}</title></circle>')
     return _svg(height, body, label)

@@ -208,7 +208,8 @@ def _roofline(host):
     if device is None or not placed:
         return []
     points = [(k["arithmetic_intensity"], k["achieved_tflops"], k["total_us"],
-               f"{k['name']}: {k['achieved_tflops']:.3g} TFLOP/s at {k['arithmetic_intensity']:.3g} FLOP/B, "
+               f"{k['name']}: {units.rate(k['achieved_tflops'])} TFLOP/s at {units.rate(k['arithmetic_intensity'])} "
+               "FLOP/B, "
                f"{units.percent(k['peak_pct'])} of its roof, {units.duration_us(k['total_us'])}") for k in placed]
     roofs = [("matrix 16-bit", device["peak_tflops"])]
     if device.get("peak_vector_tflops"):

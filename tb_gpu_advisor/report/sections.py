@@ -1,5 +1,6 @@
 """Turns a HostReport dict into titled sections of lines and tables, shared by the text and markdown renderers."""
 
+import itertools
 from dataclasses import dataclass
 
 from tb_gpu_advisor.report import units
@@ -201,8 +202,8 @@ def _devices(report):
 
 def kernel_row_labels(kernels, width):
     """A label of at most `width` characters per kernel row. Rows are XProf's (name, launch configuration, op)
-    groups: rows whose shortened names are equal get the grid / block and, where that is equal too, the op that
-    tells them apart, in brackets."""
+    groups: rows whose shortened names are equal get, in brackets, what tells them apart: their template
+    arguments' distinctive words, the grid / block, the op; rows still alike are numbered."""
     names = [units.kernel_name(k["name"], width) for k in kernels]
     groups = {}
     for index, name in enumerate(names):
@@ -213,15 +214,66 @@ def kernel_row_labels(kernels, width):
             continue
         launches = [units.launch_dims(kernels[i]["grid"], kernels[i]["block"]) for i in indexes]
         ops = [kernels[i]["op_name"] or "no op" for i in indexes]
-        need_launch = len(set(launches)) > 1
-        need_op = len(set(zip(launches, ops))) > len(set(launches))
-        for index, launch, op in zip(indexes, launches, ops):
-            parts = ([launch] if need_launch else []) + ([op] if need_op else [])
+        for launch in set(launches):  # the op only has to tell apart rows of the same launch configuration
+            same = [position for position, other in enumerate(launches) if other == launch]
+            for position, part in zip(same, _distinct_parts([ops[p] for p in same])):
+                ops[position] = part
+        details = _distinct_words([units.kernel_detail(kernels[i]["name"]) for i in indexes])
+        columns = _fewest_that_tell_apart([details, launches, ops])
+        for position, index in enumerate(indexes):
+            parts = [column[position] for column in columns if column[position]]
             if not parts:
                 continue
-            suffix = units.shorten(", ".join(parts), width // 2)
+            suffix = units.shorten(", ".join(parts), max(width // 2, width - 16))  # the suffix tells them apart
             labels[index] = f"{units.kernel_name(kernels[index]['name'], width - len(suffix) - 3)} [{suffix}]"
-    return labels
+    return _numbered(labels)
+
+
+def _distinct_words(details):
+    """Template-argument words without those every row of the group has."""
+    words = [detail.split(" \u00b7 ") if detail else [] for detail in details]
+    common = set.intersection(*(set(w) for w in words)) if words else set()
+    return [" \u00b7 ".join(w for w in row if w not in common) for row in words]
+
+
+def _fewest_that_tell_apart(columns):
+    """The fewest of `columns` (each a value per row), in their order, whose values together tell the most rows
+    apart: one column if one is enough."""
+    rows = len(columns[0])
+    best, best_count = [], 1
+    for size in range(1, len(columns) + 1):
+        for chosen in itertools.combinations(columns, size):
+            count = len(set(zip(*chosen)))
+            if count > best_count:
+                best, best_count = list(chosen), count
+        if best_count == rows:
+            break
+    return best
+
+
+def _distinct_parts(ops):
+    """Op names without the path segments they all share at the start and the end: `Adam/update_5/Apply` and
+    `Adam/update_7/Apply` become `update_5` and `update_7`."""
+    paths = [op.split("/") for op in ops]
+    if len(set(ops)) < 2 or min(len(p) for p in paths) < 2:
+        return ops
+    head = 0
+    while all(len(p) > head + 1 and p[head] == paths[0][head] for p in paths):
+        head += 1
+    tail = 0
+    while all(len(p) - tail - 1 > head and p[-1 - tail] == paths[0][-1 - tail] for p in paths):
+        tail += 1
+    return ["/".join(p[head:len(p) - tail]) for p in paths]
+
+
+def _numbered(labels):
+    """Labels still alike after all that get `(2)`, `(3)`... so that no two rows read the same."""
+    seen = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return out
 
 
 def _kernels(report):

@@ -1,6 +1,8 @@
 """Human-readable numbers with units for the text and markdown reports (words and units: vocabulary.py)."""
 
-from tb_gpu_advisor.vocabulary import MICRO, TIMES
+import re
+
+from tb_gpu_advisor.vocabulary import KERNEL_PLUMBING, MICRO, TIMES
 
 
 def duration_us(value):
@@ -115,3 +117,33 @@ def speedup_phrase(value, kind):
         return None
     number = f"{value:.2f}" if value < 10 else f"{value:.1f}"
     return f"about {number}{TIMES}" if kind == "model" else f"up to {number}{TIMES}"
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def kernel_detail(name, count=3):
+    """What tells apart kernels whose short names are alike: the first distinctive identifiers of the template
+    arguments (`TensorConversionOp · scalar_right`); "" when there are none. The tab's `kernelDetail` does the
+    same with the same words."""
+    text = name[5:] if name.startswith("void ") else name
+    open_at = text.find("<")
+    if open_at < 0 or "(" in text[:open_at].replace("(anonymous namespace)", ""):
+        return ""
+    depth, end = 0, len(text)
+    for index in range(open_at, len(text)):
+        if text[index] == "<":
+            depth += 1
+        elif text[index] == ">":
+            depth -= 1
+        elif text[index] == "(" and depth == 0:
+            end = index
+            break
+    seen = []
+    for word in _IDENTIFIER.findall(text[open_at:end]):
+        if word in KERNEL_PLUMBING or len(word) < 3 or word in seen:
+            continue
+        seen.append(word)
+        if len(seen) == count:
+            break
+    return " \u00b7 ".join(seen)

@@ -43,7 +43,9 @@ export function createApp(root) {
   const copyLink = h('button', {type: 'button', class: 'copy-link', 'data-testid': 'copy-link',
     title: 'Copy a link that opens this view (run, host, baseline, open finding, kernel filter) for a teammate'},
   'Copy link');
-  const refresh = h('button', {type: 'button', title: 'Look for new runs'}, 'Refresh');
+  const refresh = h('button', {type: 'button', class: 'refresh', title: 'Look for new runs', 'aria-label': 'Refresh'},
+    '\u21bb');
+  const hostLabel = h('label', {class: 'host-picker'}, 'Host ', hostSelect);
   const content = h('main', {class: 'content', 'aria-live': 'polite'});
   const picker = comparePicker(() => show());
   const search = runSearch((run) => select(run, null));
@@ -53,7 +55,7 @@ export function createApp(root) {
       h('span', {class: 'brand'}, 'GPU Advisor'),
       h('label', {}, 'Run ', runSelect),
       search.element,
-      h('label', {}, 'Host ', hostSelect),
+      hostLabel,
       picker.element,
       refresh, copyLink, profileLink, profileNote),
     content));
@@ -95,6 +97,7 @@ export function createApp(root) {
     replace(hostSelect, (entry?.hosts || []).map((host) => h('option', {value: host}, host)));
     hostSelect.value = state.host;
     hostSelect.disabled = !entry || entry.hosts.length < 2;
+    hostLabel.hidden = hostSelect.disabled;  // one host: the verdict names it; the toolbar keeps the room
   }
 
   /** Shows `run` and `host`; `linked` ({baseline_run, baseline_host, finding, kernel_filter}) restores a

@@ -231,10 +231,7 @@ export function binLabels(edgesUs) {
   return labels;
 }
 
-const PLUMBING = new Set(['Eigen', 'internal', 'tensorflow', 'functor', 'TensorEvaluator', 'TensorAssignOp',
-  'TensorMap', 'Tensor', 'MakePointer', 'GpuDevice', 'ThreadPoolDevice', 'const', 'long', 'int', 'unsigned',
-  'char', 'short', 'bool', 'float', 'double', 'half', 'bfloat16', 'void', 'std', 'DSizes', 'array', 'Aligned',
-  'Unaligned', 'type2index', 'IndexList', 'cutlass', 'detail', 'Params', 'true', 'false', 'signed', 'size_t']);
+const PLUMBING = new Set(VOCABULARY.kernelPlumbing);
 
 /**
  * What tells apart kernels whose short names are alike (Eigen's EigenMetaKernel<…> above all): the first

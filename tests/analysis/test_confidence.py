@@ -151,3 +151,20 @@ def test_real_cpu_captures_are_high():
     for name in ("tf221_cpu_keras_input_bound.xplane.pb", "jax0102_cpu_steps.xplane.pb"):
         model = load_model(real_trace(name))
         assert trace_confidence(model, find_steps(model), detect_framework(model)).level == "high", name
+
+
+def test_a_gpu_capture_without_host_events_says_how_to_record_them():
+    from tb_gpu_advisor.analysis.confidence import trace_confidence
+    from tb_gpu_advisor.analysis.framework import Framework
+    from tb_gpu_advisor.analysis.steps import find_steps
+    from tb_gpu_advisor.testing import TraceBuilder
+    from tests.conftest import model_of
+    builder = TraceBuilder()
+    gpu = builder.gpu(0)
+    for index in range(12):
+        gpu.kernel("ampere_sgemm_128x64_tn", 1_000 + 1_000 * index, 500, grid=(108, 1, 1), block=(256, 1, 1))
+    model = model_of(builder)
+    assert len(model.host_activity.busy) == 0
+    confidence = trace_confidence(model, find_steps(model), Framework("tensorflow", ()))
+    reason = next(text for text in confidence.reasons if "no host events" in text)
+    assert "host_tracer_level=2" in reason

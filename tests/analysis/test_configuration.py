@@ -46,9 +46,9 @@ def test_configuration_in_the_text_report_and_first_in_compare():
     assert "versions      CUDA runtime 12.2, CUDA driver 12.4, cuDNN 90100" in shown
     comparison = compare_reports(before, after)
     changes = [change["text"] for change in comparison["hosts"][0]["configuration_changes"]]
-    assert changes == ["XLA off -> on", "precision fp32 -> bf16"]
+    assert changes == ["XLA off → on", "precision fp32 → bf16"]
     text = render_comparison_text(comparison)
-    assert text.index("Configuration changes") < text.index("XLA off -> on") < text.index("Step time")
+    assert text.index("Configuration changes") < text.index("XLA off → on") < text.index("Step time")
 
 
 def test_real_traces_state_only_what_they_record():

@@ -90,7 +90,7 @@ def test_the_combined_estimate_is_checked_when_the_baseline_has_one():
     combined = comparison["hosts"][0]["predictions"]["combined"]
     assert combined == {"predicted": 1.9, "predicted_kind": "model", "finding_ids": ["a", "b"],
                         "addressed_ids": ["a"], "ratio": 0.95, "within_tolerance": True}
-    assert ("Combined estimate of the baseline's top findings (a, b): about 1.90x, within 25% of the measured "
+    assert ("Combined estimate of the baseline's top findings (a, b): about 1.90×, within 25% of the measured "
             "speedup (ratio 0.95); the candidate addressed 1 of its 2 findings.") in \
         " ".join(render_comparison_text(comparison).split())
     del base["summary"]["combined_estimate"]

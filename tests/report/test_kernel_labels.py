@@ -37,3 +37,14 @@ def test_rows_of_one_kernel_show_launch_then_op():
     assert all(len(label) <= 38 for label in kernel_row_labels(
         [_row(_ANON, [1, 1, 1], [32, 1, 1], "a/very/long/op/name/that/goes/on"),
          _row(_ANON, [1, 1, 1], [32, 1, 1], "b/very/long/op/name/that/goes/on")], 38))
+
+
+def test_ops_are_told_apart_by_the_part_that_differs_and_labels_never_repeat():
+    kernel = "void tensorflow::functor::ApplyAdamKernel<float>(int, float*)"
+    rows = [_row(kernel, [864, 1, 1], [256, 1, 1], "Adam/Adam/update_5/ResourceApplyAdam"),
+            _row(kernel, [864, 1, 1], [256, 1, 1], "Adam/Adam/update_7/ResourceApplyAdam")]
+    assert kernel_row_labels(rows, 60) == ["tensorflow::functor::ApplyAdamKernel<...> [update_5]",
+                                           "tensorflow::functor::ApplyAdamKernel<...> [update_7]"]
+    same = [_row(kernel, [864, 1, 1], [256, 1, 1], "Adam/x"), _row(kernel, [864, 1, 1], [256, 1, 1], "Adam/x")]
+    assert kernel_row_labels(same, 44) == ["tensorflow::functor::ApplyAdamKernel<...>",
+                                           "tensorflow::functor::ApplyAdamKernel<...> (2)"]

@@ -4,10 +4,11 @@ from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, is_low_precisio
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import limit
+from tb_gpu_advisor.findings.finding import estimated, limit
 from tb_gpu_advisor.findings.modeled import busiest_gpu, modeled_finding, top_kernel_names
 from tb_gpu_advisor.findings.thresholds import (FP32_MATMUL_MIN_SHARE_PCT, LOW_PRECISION_MAX_SHARE_PCT,
                                                 MIXED_PRECISION_GAIN, TENSOR_CORE_MIN_CC, TF32_MIN_CC)
+from tb_gpu_advisor.whatif.precision import MatmulKernel, mixed_precision
 
 ENTRIES = register("precision", {
     "precision.fp32_matmul": Entry(
@@ -144,7 +145,7 @@ def fp32_matmul(ctx):
     condition, note = _tf32_off(ctx, cc)
     if cc < TF32_MIN_CC and ctx.framework.name in ("pytorch", "jax"):
         condition = "fp16_only"  # bfloat16 and TF32 Tensor Cores arrive with compute capability 8.0
-    return modeled_finding(
+    finding = modeled_finding(
         ctx, "precision.fp32_matmul",
         f"32-bit matmul/conv kernels without Tensor Cores take {share:.1f}% of GPU kernel time "
         f"on a compute capability {cc[0]}.{cc[1]} GPU.",
@@ -155,6 +156,20 @@ def fp32_matmul(ctx):
         limit("fp32_matmul_share_of_kernel_time_pct", share, FP32_MATMUL_MIN_SHARE_PCT,
               xprof_16bit_share_below_pct=LOW_PRECISION_MAX_SHARE_PCT),
         {"kernels": top_kernel_names(ctx, is_target)}, condition=condition, fix_note=note)
+    estimate = _what_if(ctx, ordinal, fp32_ms, is_target)
+    return finding if finding is None or estimate is None else estimated(finding, estimate)
+
+
+def _what_if(ctx, ordinal, fp32_ms, is_target):
+    """whatif.precision.mixed_precision of the target kernels under the busiest GPU's peaks, or None."""
+    index = next((i for i, gpu in enumerate(ctx.model.gpus) if gpu.ordinal == ordinal), None)
+    peaks = ctx.analysis.device_peaks[index] if index is not None and index < len(ctx.analysis.device_peaks) else None
+    if peaks is None:
+        return None
+    rows = [MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes) for row in ctx.analysis.kernels
+            if is_target(row.name)]
+    return mixed_precision(ctx.window_ms, fp32_ms, rows, peaks.vector_roof("f32"), peaks.matrix_roof("bf16"),
+                           peaks.hbm_gbps)
 
 
 def _tf32_off(ctx, cc):

@@ -72,3 +72,27 @@ def test_the_real_v100_trace_has_headroom():
         (6_208_853_760, 15_477_102_400, 40.12)
     assert rows[4]["doubled_batch_fits"] is True
     assert "memory.near_limit" not in findings_by_id(report)
+
+
+def test_pytorch_memory_events_against_the_gpu_memory(tmp_path):
+    from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
+    props = [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 80 * GB, "computeMajor": 8,
+              "computeMinor": 0, "numSms": 108}]
+    events = []
+    for n, allocated in enumerate((70 * GB, 74 * GB, 60 * GB)):
+        base = n * 1_000
+        events += [x_event("user_annotation", f"ProfilerStep#{n}", base, 1_000),
+                   launch(base + 5, 4, n), kernel("ampere_sgemm_128x64_tn", base + 10, 900, n),
+                   '{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, '
+                   f'"ts": {base + 6}, "args": {{"Total Reserved": {78 * GB}, "Total Allocated": {allocated}, '
+                   '"Bytes": 4096, "Device Id": 0, "Device Type": 1}}',
+                   '{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, '
+                   f'"ts": {base + 7}, "args": {{"Total Allocated": {79 * GB}, "Device Id": -1, "Device Type": 0}}}}']
+    path = tmp_path / "rank0.1.pt.trace.json"
+    path.write_text(trace_text(events, deviceProperties=props))
+    report = host_report(load_model(path))
+    assert report["gpu_memory"] == [{"device": 0, "allocator": "cuda:0", "peak_bytes_in_use": 74 * GB,
+                                     "limit_bytes": 80 * GB, "capacity_bytes": 80 * GB, "headroom_bytes": 6 * GB,
+                                     "peak_pct_of_limit": 92.5, "doubled_batch_fits": None}]
+    finding = findings_by_id(report)["memory.near_limit"]
+    assert "expandable_segments" in finding["fix"]  # PyTorch's idiom

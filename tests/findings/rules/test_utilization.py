@@ -1,3 +1,5 @@
+import pytest
+
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.findings.scenarios import (CUSTOM, EIGEN, SGEMM, findings_by_id, healthy, kernels, report_of,
                                       step_starts)
@@ -56,13 +58,16 @@ def test_fp32_matmul_on_a_tensor_core_gpu():
         "compute_capability": "8.0", "recoverable_pct": 40.0}
     assert finding["evidence"]["pointers"]["kernels"] == [SGEMM]
     assert finding["severity"] == "high"
-    assert finding["estimated_speedup"] == 1.67
+    # no FLOPs in the trace: the 32 ms of sgemm shrink by the A100's peak ratio 312 / 19.5 = 16, a bound:
+    # 40 -> 8 + 2 ms
+    assert finding["estimated_speedup"] == 4.0 and finding["speedup_kind"] == "bound"
+    assert "peak ratio 312 / 19.5" in finding["speedup_basis"]
     # unknown framework: both idioms; cc 8.0: TF32 (on by default) was turned off, which comes first
     assert "enable_tensor_float_32_execution(True)" in finding["fix"] and "jnp.bfloat16" in finding["fix"]
     assert "jax_default_matmul_precision" in finding["fix"]
     assert report["summary"]["bottleneck"] == "kernel"
     assert report["summary"]["verdict"] == ("Kernel-bound: the GPU computes 99% of each step, and matrix math runs "
-                                            "in 32-bit on a Tensor Core GPU (up to 40% of the step recoverable).")
+                                            "in 32-bit on a Tensor Core GPU (up to 75% of the step recoverable).")
 
 
 def test_tf32_off_on_ampere_leads_the_fix_in_each_frameworks_idiom():
@@ -131,3 +136,20 @@ def test_no_fusion_advice_when_xla_is_already_used():
 def test_utilization_rules_are_quiet_on_the_healthy_trace():
     found = findings_by_id(report_of(healthy()))
     assert not {"batch.gpu_underused", "precision.fp32_matmul", "fusion.elementwise_kernels"} & set(found)
+
+
+def test_mixed_precision_model_from_the_roofline_keeps_each_kernels_efficiency():
+    """A kernel of 2 GFLOP and 64 MB taking 1 ms: on its 19.5 TFLOP/s roof it needs max(102.6 us, 31.4 us at
+    2039 GB/s) = 102.6 us, 10.3% efficiency; in 16 bits max(6.4 us, 15.7 us for half the bytes) = 15.7 us, at
+    that efficiency 152.6 us. A kernel without FLOPs makes the estimate a bound."""
+    from tb_gpu_advisor.whatif.precision import MatmulKernel, converted_ms, mixed_precision
+    kernel = MatmulKernel(1.0, 2e9, 64e6)
+    new, modelled = converted_ms(kernel, 19.5, 312.0, 2039.0)
+    old_roof = max(2e9 / 19.5e12, 64e6 / 2039e9)
+    new_roof = max(2e9 / 312e12, 32e6 / 2039e9)
+    assert modelled and new == pytest.approx(new_roof / (old_roof / 1e-3) * 1e3)
+    estimate = mixed_precision(10.0, 1.0, [kernel], 19.5, 312.0, 2039.0)
+    assert estimate.kind == "model" and estimate.new_step_ms == pytest.approx(9.0 + new)
+    unknown = mixed_precision(10.0, 1.0, [kernel, MatmulKernel(1.0, None, None)], 19.5, 312.0, 2039.0)
+    assert unknown.kind == "bound"
+    assert mixed_precision(10.0, 1.0, [kernel], None, 312.0, 2039.0) is None
