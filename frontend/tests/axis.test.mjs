@@ -17,6 +17,7 @@ test('large counts are compact, never cut', () => {
   assert.deepEqual(countTickLabels([0, 25000, 50000, 125000]), ['0', '25k', '50k', '125k']);
   assert.deepEqual(countTickLabels([0, 100, 200]), ['0', '100', '200']);
   assert.deepEqual(countTickLabels([0, 5e6, 1e7]), ['0', '5M', '10M']);
+  assert.deepEqual(countTickLabels([0, 500000, 1000000, 1500000]), ['0', '0.5M', '1.0M', '1.5M']);
 });
 
 test('margins grow with the text', () => {

@@ -29,7 +29,7 @@ export function msTickLabels(ticks) {
 /** Labels for count ticks, compact past 10,000 in one suffix per axis: [0, 50000, 100000] -> ["0", "50k", "100k"]. */
 export function countTickLabels(ticks) {
   const top = Math.max(...ticks.map(Math.abs), 0);
-  const [scale, suffix] = top >= 1e7 ? [1e6, 'M'] : top >= 1e4 ? [1e3, 'k'] : [1, ''];
+  const [scale, suffix] = top >= 1e6 ? [1e6, 'M'] : top >= 1e4 ? [1e3, 'k'] : [1, ''];
   const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) / scale : 1;
   const digits = decimalsFor(step);
   return ticks.map((value) => (value === 0 ? '0' : `${grouped(value / scale, digits)}${suffix}`));

@@ -402,7 +402,7 @@ def d2h_sync_in_step(ctx):
     worst = (0, 0, None, intervals.EMPTY)
     for gpu, mask in _copies(ctx, lambda c: True, directions=(CopyDirection.D2H,)):
         gaps = _gaps_after(gpu, ctx.busy_by_gpu[gpu.ordinal], mask, ctx.gpu_windows(gpu))
-        gaps = intervals.subtract(gaps, ctx.host.input_waits)
+        gaps = intervals.subtract(intervals.subtract(gaps, ctx.host.input_waits), ctx.explained_host_time)
         long = (gaps.end_ps - gaps.start_ps) > SYNC_GAP_MIN_US * 1e6
         gaps = intervals.union(gaps.start_ps[long], gaps.end_ps[long])
         if gaps.total_ps > worst[0]:
@@ -459,7 +459,9 @@ def wide_input_copies(ctx):
         "model: the exposed copy time scales with the bytes, a quarter of them in uint8")
     if finding is None:
         return None
-    finding = replace(finding, fix_note=note, evidence=replace(finding.evidence, pointers={
+    metrics = dict(finding.evidence.metrics)
+    metrics["saved_ms"], metrics["saved_pct"] = metrics.pop("exposed_ms"), metrics.pop("exposed_pct")
+    finding = replace(finding, fix_note=note, evidence=replace(finding.evidence, metrics=metrics, pointers={
         **finding.evidence.pointers,
         "inputs": [{"parameter": i.parameter, "program": i.module, "dtype": i.dtype, "shape": list(i.shape),
                     "bytes": i.bytes, "copies": i.copies} for i in inputs[:5]],

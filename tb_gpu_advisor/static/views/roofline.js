@@ -4,6 +4,7 @@
  */
 
 import {h, s, tooltip} from '../dom.js';
+import {textWidth} from '../axis.js';
 import {decades, logScale, rooflineGeometry} from '../charts.js';
 import {formatPct, formatUs, shortKernelName} from '../format.js';
 import {section} from './common.js';
@@ -27,6 +28,12 @@ export function rooflinePoints(report) {
     .map((k) => ({x: k.arithmetic_intensity, y: k.achieved_tflops, weight: k.total_us || 0, row: k}));
 }
 
+/** 'middle', unless the label centred on `x` would stick out of the chart: then it ends (or starts) at `x`. */
+function anchorInside(x, label) {
+  const half = textWidth(label) / 2;
+  return x + half > W ? 'end' : x - half < 0 ? 'start' : 'middle';
+}
+
 function chart(device, points) {
   const roofs = [{label: 'matrix 16-bit', tflops: device.peak_tflops}];
   if (device.peak_vector_tflops > 0) roofs.push({label: 'vector fp32', tflops: device.peak_vector_tflops});
@@ -42,7 +49,7 @@ function chart(device, points) {
   return s('svg', {class: 'chart roofline', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'Roofline'},
     decades(...geometry.x).map((v) => s('g', {class: 'tick'},
       s('line', {x1: X(v), x2: X(v), y1: M.top, y2: M.top + plotH}),
-      s('text', {x: X(v), y: M.top + plotH + 14, 'text-anchor': 'middle'}, compact(v)))),
+      s('text', {x: X(v), y: M.top + plotH + 14, 'text-anchor': anchorInside(X(v), compact(v))}, compact(v)))),
     decades(...geometry.y).map((v) => s('g', {class: 'tick'},
       s('line', {x1: M.left, x2: W - M.right, y1: Y(v), y2: Y(v)}),
       s('text', {x: M.left - 6, y: Y(v) + 4, 'text-anchor': 'end'}, compact(v)))),

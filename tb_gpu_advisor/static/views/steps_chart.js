@@ -12,7 +12,7 @@ const CATEGORIES = Object.keys(BREAKDOWN_LABELS);
 const MAX_BARS = 60;
 const W = 560;
 const H = 220;
-const MARGIN = {right: 8, top: 10, bottom: 30};
+const MARGIN = {right: 8, top: 10, bottom: 36};
 
 function stepLabel(step, index) {
   if (Number.isInteger(step.step_num)) return String(step.step_num);
@@ -48,7 +48,7 @@ function chart(steps) {
   });
   return s('svg', {class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'Step time breakdown'},
     grid, bars,
-    s('text', {class: 'axis-title', x: M.left + plotW / 2, y: H - 2, 'text-anchor': 'middle'}, 'step'));
+    s('text', {class: 'axis-title', x: M.left + plotW / 2, y: H - 5, 'text-anchor': 'middle'}, 'step'));
 }
 
 /** The per-step breakdown card. */
