@@ -82,24 +82,35 @@ def mean_difference(baseline, candidate, confidence=CONFIDENCE):
     return Difference(float(a.mean()), float(b.mean()), delta, delta - half_width, delta + half_width, method)
 
 
-def median_difference(baseline, candidate, confidence=CONFIDENCE, resamples=BOOTSTRAP_RESAMPLES,
-                      seed=BOOTSTRAP_SEED):
-    """Difference of medians with a percentile bootstrap interval (fixed seed: the same input gives the same
-    interval); no interval below 2 samples a side."""
+def _bootstrap_ratios(a, b, statistic, resamples, seed):
+    """statistic(baseline resample) / statistic(candidate resample) for `resamples` resamples of both sides."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([
+        statistic(a[rng.integers(0, len(a), (count, len(a)))], axis=1)
+        / np.maximum(statistic(b[rng.integers(0, len(b), (count, len(b)))], axis=1), np.finfo(np.float64).tiny)
+        for count in _chunks(resamples, max(1, _BOOTSTRAP_CHUNK_VALUES // (len(a) + len(b))))])
+
+
+def relative_difference(baseline, candidate, statistic="mean", confidence=CONFIDENCE,
+                        resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED):
+    """Difference of means (or medians) whose interval comes from a percentile bootstrap of the ratio
+    candidate / baseline (fixed seed: deterministic), so that as a share of the baseline it never falls
+    below -100%; no interval below 2 samples a side or when a side's statistic is not above 0."""
+    function = np.mean if statistic == "mean" else np.median
     a = np.asarray(baseline, dtype=np.float64)
     b = np.asarray(candidate, dtype=np.float64)
-    delta = float(np.median(b) - np.median(a))
-    method = f"bootstrap, {resamples} resamples, seed {seed}, {confidence:.0%} interval"
-    if len(a) < 2 or len(b) < 2:
-        return Difference(float(np.median(a)), float(np.median(b)), delta, None, None, method)
-    rng = np.random.default_rng(seed)
-    differences = np.concatenate([
-        np.median(b[rng.integers(0, len(b), (count, len(b)))], axis=1)
-        - np.median(a[rng.integers(0, len(a), (count, len(a)))], axis=1)
-        for count in _chunks(resamples, max(1, _BOOTSTRAP_CHUNK_VALUES // (len(a) + len(b))))])
+    base, cand = float(function(a)), float(function(b))
+    method = (f"bootstrap of the ratio of {statistic}s, {resamples} resamples, seed {seed}, "
+              f"{confidence:.0%} interval")
+    if len(a) < 2 or len(b) < 2 or base <= 0 or cand <= 0:
+        return Difference(base, cand, cand - base, None, None, method)
+    # base resample / candidate resample, inverted: candidate / baseline.
+    ratios = _bootstrap_ratios(a, b, function, resamples, seed)
     tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(differences, [tail, 100 - tail])
-    return Difference(float(np.median(a)), float(np.median(b)), delta, float(low), float(high), method)
+    high_inverse, low_inverse = np.percentile(ratios, [tail, 100 - tail])
+    low = base * (1 / max(low_inverse, np.finfo(np.float64).tiny) - 1)
+    high = base * (1 / max(high_inverse, np.finfo(np.float64).tiny) - 1)
+    return Difference(base, cand, cand - base, float(low), float(high), method)
 
 
 def _chunks(total, size):
@@ -129,11 +140,7 @@ def mean_ratio(baseline, candidate, confidence=CONFIDENCE, resamples=BOOTSTRAP_R
     method = f"bootstrap, {resamples} resamples, seed {seed}, {confidence:.0%} interval"
     if len(a) < 2 or len(b) < 2:
         return Ratio(value, None, None, method)
-    rng = np.random.default_rng(seed)
-    ratios = np.concatenate([
-        a[rng.integers(0, len(a), (count, len(a)))].mean(axis=1)
-        / np.maximum(b[rng.integers(0, len(b), (count, len(b)))].mean(axis=1), np.finfo(np.float64).tiny)
-        for count in _chunks(resamples, max(1, _BOOTSTRAP_CHUNK_VALUES // (len(a) + len(b))))])
+    ratios = _bootstrap_ratios(a, b, np.mean, resamples, seed)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(ratios, [tail, 100 - tail])
     return Ratio(value, float(low), float(high), method)
