@@ -5,7 +5,8 @@ from tb_gpu_advisor.comparison.comparability import copy_bytes_moved, hardware, 
 from tb_gpu_advisor.comparison.configuration import configuration_changes
 from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
 from tb_gpu_advisor.comparison.predictions import combined_check, measured_speedup, prediction_checks
-from tb_gpu_advisor.comparison.stats import mean_difference, mean_ratio, relative_difference
+from tb_gpu_advisor.comparison.stats import (mean_difference, mean_ratio, ratio_of_means_difference,
+                                             ratio_of_medians_difference)
 from tb_gpu_advisor.comparison.verdict import change_of, driver_of, verdict_of
 from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
@@ -89,8 +90,8 @@ def _step_time(base, cand):
     result = {"baseline": base["summary"]["step_time_ms"], "candidate": cand["summary"]["step_time_ms"],
               "mean": None, "median": None}
     if base_times and cand_times:
-        result["mean"] = difference_dict(relative_difference(base_times, cand_times, "mean"))
-        result["median"] = difference_dict(relative_difference(base_times, cand_times, "median"))
+        result["mean"] = difference_dict(ratio_of_means_difference(base_times, cand_times))
+        result["median"] = difference_dict(ratio_of_medians_difference(base_times, cand_times))
     return result
 
 
@@ -196,7 +197,7 @@ def _per_example(base, cand, work_ratio):
     if work_ratio is None or not base_times or not cand_times:
         return None
     per_example = [t / work_ratio for t in cand_times]
-    difference = difference_dict(relative_difference(base_times, per_example, "mean"))
+    difference = difference_dict(ratio_of_means_difference(base_times, per_example))
     ratio = mean_ratio(base_times, per_example)
     return {"work_ratio": work_ratio, "time_ms": difference, "change": change_of({"mean": difference}),
             "speedup": None if ratio is None else _round(ratio.value, 4)}
