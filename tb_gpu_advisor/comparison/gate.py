@@ -41,13 +41,23 @@ def _scaled(diff, scale):
     return diff["delta"] * scale, low, high
 
 
+def _step_difference(host, metric):
+    """(name, Difference) of the step time metric; the mean per example when the work per step differs (the
+    candidate's steps divided by the work ratio, HostComparison `per_example`)."""
+    if metric == "step_time" and host.get("per_example"):
+        per_example = host["per_example"]
+        return (f"mean time per example (the candidate does {per_example['work_ratio']:.2f}x the work per step; "
+                "per a baseline step's work)", per_example["time_ms"])
+    key = "mean" if metric == "step_time" else "median"
+    return f"{key} step time", host["step_time_ms"][key]
+
+
 def _measure(host, metric):
     if metric in ("step_time", "step_time_median"):
-        key = "mean" if metric == "step_time" else "median"
-        diff = host["step_time_ms"][key]
+        name, diff = _step_difference(host, metric)
         if diff is None or not diff["baseline"]:
             raise GateError(f"{metric}: a side has no step markers, so step time cannot be checked")
-        return _Measure(f"{key} step time", units.duration_ms(diff["baseline"]), units.duration_ms(diff["candidate"]),
+        return _Measure(name, units.duration_ms(diff["baseline"]), units.duration_ms(diff["candidate"]),
                         diff["delta_pct"], diff["ci_low_pct"], diff["ci_high_pct"], "%", 1)
     if metric == "gpu_busy":
         busy = host["gpu_busy_pct"]
@@ -123,7 +133,7 @@ def _half(diff):
 def _raw(host, metric):
     _measure(host, metric)  # raises GateError where the metric cannot be checked
     if metric in ("step_time", "step_time_median"):
-        diff = host["step_time_ms"]["mean" if metric == "step_time" else "median"]
+        diff = _step_difference(host, metric)[1]
         return _Raw(diff["baseline"], diff["candidate"], _half(diff), None)
     if metric == "gpu_busy":
         busy = host["gpu_busy_pct"]

@@ -224,6 +224,17 @@ class Context:
                          "was passed, or a layer does not support XLA (pass jit_compile=True to see which).")
         return None, " ".join(notes)
 
+    @cached_property
+    def explained_host_time(self):
+        """Intervals of host time a more specific rule explains: a JAX step's batch preparation
+        (input.host_batch_prep) and the runs of compute ops placed on the CPU (placement.ops_on_host)."""
+        spans = [self.host.tagged[f"cpu_op:{op.name}"] for op in self.analysis.cpu_ops
+                 if f"cpu_op:{op.name}" in self.host.tagged]
+        prep = self.analysis.batch_prep
+        if prep is not None and self.framework.is_jax:
+            spans.append(prep.gaps)
+        return intervals.union_all(*spans)
+
     def has_thread(self, prefix):
         return any(kind.startswith(prefix) for kind in self.host.thread_busy)
 

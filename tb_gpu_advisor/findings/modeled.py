@@ -9,6 +9,13 @@ def busiest_gpu(by_gpu):
     return max(by_gpu.items(), key=lambda item: (item[1], -item[0])) if by_gpu else (None, 0)
 
 
+def gpu_peaks(ctx, ordinal):
+    """analysis.peaks.DevicePeaks of the GPU with `ordinal`, or None."""
+    index = next((i for i, gpu in enumerate(ctx.model.gpus) if gpu.ordinal == ordinal), None)
+    peaks = ctx.analysis.device_peaks
+    return peaks[index] if index is not None and index < len(peaks) else None
+
+
 def top_kernel_names(ctx, predicate, limit=3):
     return [row.name for row in ctx.analysis.kernels if predicate(row.name)][:limit]
 

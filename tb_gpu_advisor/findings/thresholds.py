@@ -13,6 +13,9 @@ HOST_MEDIUM_PCT = 3.0
 # XProf: device collectives >= 15 high, >= 3 moderate.
 COLLECTIVES_HIGH_PCT = 15.0
 COLLECTIVES_MEDIUM_PCT = 3.0
+# The backward pass's share of a training step's compute (gradients cost about twice the forward pass): the
+# compute that gradient all-reduce can overlap with.
+BACKWARD_SHARE_OF_COMPUTE = 2.0 / 3.0
 # Collective bandwidth: the fastest of at least 3 large calls below a quarter of the link's practical bus
 # bandwidth is a setup problem (transport, algorithm, protocol), not skew; the estimate reaches 70% of it.
 COLLECTIVE_LOW_BUSBW_FRACTION = 0.25

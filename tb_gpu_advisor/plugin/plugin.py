@@ -14,6 +14,7 @@ from werkzeug import wrappers
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
 from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
 from tb_gpu_advisor.report.finite import finite
@@ -77,6 +78,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
                               follow_symlinks=bool(getattr(flags, "gpu_advisor_follow_symlinks", False)))
         self.service = AnalysisService(max_entries=entries,
                                        max_bytes=int(max_mb * 2**20) if max_mb else DEFAULT_MAX_FILE_BYTES)
+        self.overview = OverviewService(self.service)
         self.wait_s = REQUEST_WAIT_S
         self._static = static_files.allowed_files()
         self._fonts_css = fonts.fonts_css(getattr(context, "assets_zip_provider", None)).encode("utf-8")
@@ -90,6 +92,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/timeline": self.timeline_route,
             "/compare": self.compare_route,
             "/environment": self.environment_route,
+            "/overview": self.overview_route,
             "/static/*": self.static_route,
             "/fonts.css": self.fonts_route,
         }
@@ -173,6 +176,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             return _respond(request, comparison.pending_body(self.service, baseline, candidate), code=202)
         names = {key: _basename(result[key]) for key in ("baseline_file", "candidate_file") if result.get(key)}
         return _respond(request, {**comparison.ids(baseline, candidate), **result, **names})
+
+    @_json_route
+    def overview_route(self, request):
+        """Every run's row (verdict, confidence, step time, GPU busy, top finding, change against the previous
+        run of its series) as far as analyzed; queues the analyses of the others and never waits for one."""
+        return _respond(request, self.overview.overview(self.index.runs()))
 
     @_json_route
     def environment_route(self, request):

@@ -8,8 +8,8 @@ Generation is deterministic: the same code always writes the same bytes. See doc
 from dataclasses import dataclass
 from typing import Callable
 
-from tb_gpu_advisor.scenarios import (healthy, host_bound, input_bound, launch_bound, low_occupancy, multi_gpu,
-                                      precision, transfer_bound)
+from tb_gpu_advisor.scenarios import (cpu_placement, healthy, host_bound, input_bound, jax_input, launch_bound,
+                                      low_occupancy, multi_gpu, precision, transfer_bound)
 from tb_gpu_advisor.scenarios.jitter import Jitter
 
 
@@ -91,6 +91,27 @@ _ENTRIES = (
              "A private thread launches the kernels back to back.", "none", host_bound.build_fixed, "host_bound"),
     Scenario("healthy", "GPT-style decoder, bfloat16 + XLA on 1x H100: busy and balanced",
              "Large Tensor-Core GEMMs and flash attention back to back; nothing to fix.", "none", healthy.build),
+    Scenario("jax_batch_on_step_thread", "ViT-B/16 in JAX on 1x H100 building each batch on the step thread",
+             "Each 52 ms step starts with 22 ms of reading, decoding and stacking in Python while the GPU idles.",
+             "input", jax_input.build, None, "input",
+             "grain or tf.data as_numpy_iterator() in the background; flax prefetch_to_device"),
+    Scenario("jax_batch_on_step_thread_fixed", "The same ViT fed by grain and a device prefetch thread",
+             "The step thread takes a batch already on the GPU and dispatches at once.", "none",
+             jax_input.build_fixed, "jax_batch_on_step_thread"),
+    Scenario("jax_float32_images", "A small ViT in JAX on 1x H100 sent float32 image batches inside the step",
+             "Each step first copies a 201 MB float32 batch while the GPU waits; uint8 is a quarter of it.",
+             "transfer", jax_input.build_float_images, None, "transfer",
+             "send uint8 and convert in the jitted step; device_put the next batch during the step"),
+    Scenario("jax_float32_images_fixed", "The same ViT sent uint8 images one step ahead",
+             "50 MB uint8 batches go to the GPU while the previous step computes.", "none",
+             jax_input.build_float_images_fixed, "jax_float32_images"),
+    Scenario("cpu_placed_op", "Text classifier on 1x H100 with a float64 MatMul placed on the CPU",
+             "feature_cross/MatMul runs 7.4 ms on the CPU between a copy back and a copy out; the GPU waits.",
+             "host", cpu_placement.build, None, "placement",
+             "tf.debugging.set_log_device_placement(True); compute the cross in float32 on the GPU"),
+    Scenario("cpu_placed_op_fixed", "The same classifier with the feature cross in float32 on the GPU",
+             "One more cuBLAS GEMM; no copies, no CPU op in the step.", "none", cpu_placement.build_fixed,
+             "cpu_placed_op"),
 )
 
 SCENARIOS = {scenario.name: scenario for scenario in _ENTRIES}

@@ -69,13 +69,14 @@ class NumpyFeed:
 
 
 def train_step(process, gpu, executor, step, start_us, feed, ops, *, costs=GRAPH_COSTS, loss_bytes=4,
-               function=FUNCTION):
-    """Writes one step starting at `start_us`; returns when the step marker ends."""
+               function=FUNCTION, launch=launch_ops):
+    """Writes one step starting at `start_us`; returns when the step marker ends. `launch` runs the ops
+    (engine.launch_ops, or a scenario's own sequence with the same arguments)."""
     call_start, data_ready = feed.before_call(process, gpu, start_us + 4.0)
     link = process.new_link()
     exec_start = call_start + 30.0
     t, in_ready = feed.in_function(process, gpu, executor, link, exec_start + 1.0)
-    t = launch_ops(executor, gpu, ops, t, costs=costs, not_before_us=max(data_ready, in_ready))
+    t = launch(executor, gpu, ops, t, costs=costs, not_before_us=max(data_ready, in_ready))
     process.executor(executor, link, exec_start, t + 1.0)
     call_end = t + 5.0
     process.call_function(function, call_start, call_end, link)

@@ -20,6 +20,7 @@ import {rooflineView} from './views/roofline.js';
 import {stepsView} from './views/steps_chart.js';
 import {summaryView} from './views/summary.js';
 import {transfersView} from './views/transfers.js';
+import {overviewView} from './views/overview.js';
 import {firstSelection, keepSelection, keptSelection} from './run_choice.js';
 import {runSearch} from './run_search.js';
 
@@ -34,7 +35,8 @@ function messageCard(kind, title, ...lines) {
 /** Builds the app into `root` and loads the runs. */
 export function createApp(root) {
   // finding and kernelFilter: the open finding and the kernel table's filter, kept for links
-  const state = {runs: [], run: null, host: null, controller: null, finding: null, kernelFilter: ''};
+  // view: 'run' (a run, or a comparison when a baseline is picked) or 'overview' (every run of the logdir)
+  const state = {runs: [], run: null, host: null, controller: null, finding: null, kernelFilter: '', view: 'run'};
   const runSelect = h('select', {'aria-label': 'Run', 'data-testid': 'run-select'});
   const hostSelect = h('select', {'aria-label': 'Host', 'data-testid': 'host-select'});
   const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_blank', rel: 'noopener',
@@ -46,8 +48,14 @@ export function createApp(root) {
   const refresh = h('button', {type: 'button', class: 'refresh', title: 'Look for new runs', 'aria-label': 'Refresh'},
     '\u21bb');
   const hostLabel = h('label', {class: 'host-picker'}, 'Host ', hostSelect);
+  const allRuns = h('button', {type: 'button', 'data-testid': 'overview-button',
+    title: 'Every run of the logdir: verdict, step time, GPU busy, top finding, change against the previous run'},
+  'All runs');
   const content = h('main', {class: 'content', 'aria-live': 'polite'});
-  const picker = comparePicker(() => show());
+  const picker = comparePicker(() => {
+    state.view = 'run';  // a baseline picked on the overview opens the comparison
+    show();
+  });
   const search = runSearch((run) => select(run, null));
 
   replace(root, h('div', {class: 'app'},
@@ -57,7 +65,7 @@ export function createApp(root) {
       search.element,
       hostLabel,
       picker.element,
-      refresh, copyLink, profileLink, profileNote),
+      allRuns, refresh, copyLink, profileLink, profileNote),
     content));
 
   runSelect.addEventListener('change', () => select(runSelect.value, null));
@@ -65,6 +73,11 @@ export function createApp(root) {
   picker.element.addEventListener('change', () => syncLink());
   picker.element.addEventListener('click', () => setTimeout(syncLink));
   refresh.addEventListener('click', () => loadRuns());
+  allRuns.addEventListener('click', () => {
+    state.view = 'overview';
+    syncLink();
+    show();
+  });
   copyLink.addEventListener('click', async () => {
     const copied = await copyText(linkUrl(linkState()));
     copyLink.textContent = copied ? 'Link copied' : 'Copy failed';
@@ -84,7 +97,7 @@ export function createApp(root) {
   /** The view as a link carries it (link_state.js). */
   function linkState() {
     const baseline = picker.baseline();
-    return {view: 'run', run: state.run, host: state.host, baseline_run: baseline?.run, baseline_host: baseline?.host,
+    return {view: state.view, run: state.run, host: state.host, baseline_run: baseline?.run, baseline_host: baseline?.host,
       finding: baseline ? null : state.finding, kernel_filter: baseline ? null : state.kernelFilter};
   }
 
@@ -100,9 +113,11 @@ export function createApp(root) {
     hostLabel.hidden = hostSelect.disabled;  // one host: the verdict names it; the toolbar keeps the room
   }
 
-  /** Shows `run` and `host`; `linked` ({baseline_run, baseline_host, finding, kernel_filter}) restores a
-   * link's view, else the finding and the kernel filter start afresh. */
+  /** Shows `run` and `host`; `linked` ({view, baseline_run, baseline_host, finding, kernel_filter}) restores a
+   * link's view (`view` 'overview': the overview, with this run in the pickers), else the run's report, its
+   * finding and kernel filter afresh. */
   function select(run, host, linked = null) {
+    state.view = linked?.view === 'overview' ? 'overview' : 'run';
     const entry = state.runs.find((r) => r.run === run) || state.runs[0];
     state.run = entry.run;
     state.host = entry.hosts.includes(host) ? host : entry.hosts[0];
@@ -113,7 +128,7 @@ export function createApp(root) {
     runSelect.title = state.run;
     profileLink.href = profileTabUrl(state.run, state.host);
     profileLink.title = `Open ${state.host} of ${state.run} in the Profile tab's trace viewer, in a new page`;
-    keepSelection({run: state.run, host: state.host});
+    if (state.view === 'run') keepSelection({run: state.run, host: state.host});
     picker.update(state.runs, state.run, state.host);
     if (linked?.baseline_run) picker.set(linked.baseline_run, linked.baseline_host);
     syncLink();
@@ -121,8 +136,16 @@ export function createApp(root) {
   }
 
   function show() {
-    if (picker.baseline()) loadComparison();
+    if (state.view === 'overview') showOverview();
+    else if (picker.baseline()) loadComparison();
     else loadReport();
+  }
+
+  function showOverview() {
+    state.controller?.abort();
+    state.controller = new AbortController();
+    Object.assign(content.dataset, {run: state.run, host: state.host, state: 'ready', view: 'overview', baseline: ''});
+    replace(content, overviewView({onOpen: (run, host) => select(run, host), signal: state.controller.signal}));
   }
 
   /** Aborts what was loading, marks `content` as loading and shows a loading card; returns the new signal. */
@@ -188,9 +211,15 @@ export function createApp(root) {
       select(linked.run, linked.host, linked);
       return;
     }
-    const first = state.run ? firstSelection(state.runs, {run: state.run, host: state.host}) :
-      firstSelection(state.runs, keptSelection());
-    select(first.run, first.host);
+    if (state.run) {  // Refresh: the same run and view
+      const same = firstSelection(state.runs, {run: state.run, host: state.host});
+      select(same.run, same.host, {view: state.view});
+      return;
+    }
+    // The first view: this browser tab's earlier run (a reload), else the overview of every run.
+    const kept = keptSelection();
+    const first = firstSelection(state.runs, kept);
+    select(first.run, first.host, kept && first.run === kept.run ? null : {view: 'overview'});
   }
 
   /** Says next to "Open in Profile tab" when the Profile tab cannot show this logdir (e.g. a bucket only this

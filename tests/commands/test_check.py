@@ -139,3 +139,12 @@ def test_the_run_to_run_interval_is_a_prediction_interval():
     # stdev 6 of (100, 106, 94); one more run's value: t(0.975, 2 df) x 6 x sqrt(1 + 1/3)
     assert _run_to_run_half_width([100.0, 106.0, 94.0]) == pytest.approx(t_quantile(0.975, 2) * 6 * (4 / 3) ** 0.5)
     assert t_quantile(0.975, 2) == pytest.approx(4.303, abs=1e-3)
+
+
+def test_the_candidates_own_run_is_not_one_of_its_baselines(run_cli, tmp_path):
+    logdir = tmp_path / "history"
+    for seed, mean in enumerate((100.0, 106.0, 94.0)):
+        _steady_run(logdir, "main", mean, seed)
+    _steady_run(logdir, "main", 200.0, 30)  # the newest run: the candidate
+    code, out, _ = run_cli("check", "--baseline", logdir, "--candidate", logdir)
+    assert code == 1 and out.startswith("regression: mean step time 200") and "3 baseline runs" in out

@@ -122,3 +122,15 @@ def test_fused_kernels_are_neutral_and_few_shared_kernels_warn(tmp_path):
     renamed = host(write(tmp_path, "eager2", gemm_us=10.0), other)
     assert renamed["comparability"]["kernel_share"]["baseline"] < 0.3
     assert "Caution: the profiles share few kernels" in renamed["verdict"]
+
+
+def test_the_gate_checks_the_time_per_example_when_the_work_per_step_differs(tmp_path):
+    from tb_gpu_advisor.comparison.gate import check_comparison
+
+    base = write(tmp_path, "b32")
+    cand = write(tmp_path, "b64", batch=64)  # each step longer, each example faster
+    result = check_comparison(compare_reports(base, cand), "step_time")
+    assert result.passed and result.reason.startswith("ok: mean time per example (the candidate does 2.00x the work")
+    slower = write(tmp_path, "b64slow", batch=64, gemm_us=700.0)  # per example slower too
+    result = check_comparison(compare_reports(base, slower), "step_time")
+    assert not result.passed and "mean time per example" in result.reason

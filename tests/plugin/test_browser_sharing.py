@@ -142,3 +142,46 @@ def test_the_profile_link_says_why_it_is_missing_on_a_bucket(browser, board):
         assert tab.frame.is_hidden("a.profile-link")
     finally:
         tab.close()
+
+
+def _overview_rows(tab):
+    return tab.frame.eval_on_selector_all(
+        "[data-testid=overview-table] tbody tr",
+        "rows => rows.map(r => [r.dataset.run, r.dataset.state, ...[...r.cells].map(c => c.innerText.trim())])")
+
+
+def test_the_overview_is_the_first_view_and_a_link_reopens_it(browser, board):
+    tab = _open(browser, board)
+    try:
+        tab.frame.wait_for_selector("main.content[data-view=overview]")
+        tab.frame.wait_for_selector("[data-testid=overview-status]:has-text('3 runs, all analyzed')")
+        rows = {row[0]: row for row in _overview_rows(tab)}
+        assert set(rows) == {BOUND, FIXED, LAUNCH}
+        assert rows[BOUND][3] == "Input-bound" and rows[LAUNCH][3] == "Launch-bound"
+        assert rows[BOUND][4] in ("high", "medium", "low")
+        assert rows[BOUND][5].endswith("ms") and rows[BOUND][6].endswith("%")
+        assert "faster" in rows[BOUND][7]
+        # input_bound_fixed is another series (its own TensorBoard run): no previous run to compare with
+        assert rows[FIXED][8] == ""
+        tab.frame.click("button[data-sort=step_time_ms]")  # descending: the slowest first
+        order = [row[0] for row in _overview_rows(tab)]
+        times = [float(row[5].replace("\u00a0", " ").split()[0]) for row in _overview_rows(tab)]
+        assert times == sorted(times, reverse=True), order
+        tab.frame.fill("input[aria-label='Filter runs']", "launch")
+        assert [row[0] for row in _overview_rows(tab)] == [LAUNCH]
+        link = _copied_link(tab)
+        assert "p.gpu_advisor.view=overview" in link
+        tab.frame.click(f"tr[data-run='{LAUNCH}'] a")
+        tab.frame.wait_for_function("run => { const c = document.querySelector('main.content'); "
+                                    "return c.dataset.view === 'report' && c.dataset.run === run && "
+                                    "c.dataset.state === 'ready'; }", arg=LAUNCH)
+    finally:
+        tab.close()
+    fresh = _open(browser, board, address=link)
+    try:
+        fresh.frame.wait_for_selector("main.content[data-view=overview]")
+        fresh.frame.wait_for_selector("[data-testid=overview-status]:has-text('3 runs, all analyzed')")
+        assert len(_overview_rows(fresh)) == 3
+        assert fresh.errors == [] and fresh.failed == []
+    finally:
+        fresh.close()

@@ -127,7 +127,7 @@ def test_the_environment_says_when_the_profile_tab_reads_another_logdir(client, 
 
 
 def _json(url):
-    with urllib.request.urlopen(url, timeout=60) as response:
+    with urllib.request.urlopen(url, timeout=180) as response:  # a loaded machine: TensorBoard starts slowly
         return json.load(response)
 
 
@@ -152,3 +152,17 @@ def test_serve_refuses_a_missing_bucket_prefix_in_one_line(s3):
     err = io.StringIO()
     assert cli.main(["serve", f"s3://{BUCKET}/nothing"], out=io.StringIO(), err=err) == 2
     assert err.getvalue() == f"error: s3://{BUCKET}/nothing: no such file or directory\n"
+
+
+def test_the_overview_of_a_bucket_fills_in_without_waiting(s3, client):
+    started = time.monotonic()
+    response, first = get(client, "/overview")
+    assert response.status_code == 200 and time.monotonic() - started < 5
+    assert [row["run"] for row in first["runs"]] == [FIXED, BOUND] and first["total"] == 2
+    deadline = time.monotonic() + WAIT_S
+    while first["pending"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+        first = get(client, "/overview")[1]
+    rows = {row["run"]: row for row in first["runs"]}
+    assert rows[BOUND]["summary"]["bottleneck"] == "input" and rows[BOUND]["hosts"] == 2
+    assert rows[FIXED]["summary"]["step_time_ms"] < rows[BOUND]["summary"]["step_time_ms"]

@@ -14,8 +14,10 @@ def test_every_problem_has_its_fix():
         ("input_bound", "input_bound_fixed"), ("launch_bound", "launch_bound_fixed"),
         ("transfer_bound", "transfer_bound_fixed"), ("low_occupancy", "low_occupancy_fixed"),
         ("fp32_on_tensor_cores", "fp32_on_tensor_cores_fixed"),
-        ("multi_gpu_straggler", "multi_gpu_straggler_fixed"), ("host_bound", "host_bound_fixed")]
-    assert "healthy" in SCENARIOS and len(SCENARIOS) == 15
+        ("multi_gpu_straggler", "multi_gpu_straggler_fixed"), ("host_bound", "host_bound_fixed"),
+        ("jax_batch_on_step_thread", "jax_batch_on_step_thread_fixed"),
+        ("jax_float32_images", "jax_float32_images_fixed"), ("cpu_placed_op", "cpu_placed_op_fixed")]
+    assert "healthy" in SCENARIOS and len(SCENARIOS) == 21
 
 
 def test_expectations_use_the_findings_vocabulary():
@@ -27,7 +29,8 @@ def test_expectations_use_the_findings_vocabulary():
             assert scenario.expected_top_finding is not None and scenario.advice, scenario.name
     assert [s.name for s in SCENARIOS.values() if s.expected_bottleneck == "none"] == [
         "input_bound_fixed", "launch_bound_fixed", "transfer_bound_fixed", "low_occupancy_fixed",
-        "fp32_on_tensor_cores_fixed", "host_bound_fixed", "healthy"]
+        "fp32_on_tensor_cores_fixed", "host_bound_fixed", "healthy", "jax_batch_on_step_thread_fixed",
+        "jax_float32_images_fixed", "cpu_placed_op_fixed"]
 
 
 def test_every_build_says_what_it_shows_and_what_to_do():
@@ -57,6 +60,11 @@ def test_traces_look_like_current_tensorflow_gpu_captures(built):
         assert all(device["vendor"] == "NVIDIA" for device in report["devices"]), name
         assert all(kernel["occupancy_pct"] is not None for kernel in report["kernels"]), name
         names = set(scenario.model.host_activity.op_totals)
+        if name.startswith("jax_"):  # jax.profiler.trace with the Python tracer: JAX's dispatch, no TensorFlow
+            assert report["summary"]["framework"] == "jax", name
+            assert {"PjitFunction(train_step)", "$api.py:2430 device_put"} <= names, name
+            assert not any(n.startswith(("EagerExecute", "Iterator")) for n in names), name
+            continue
         assert {"EagerExecute", "KernelAndDeviceFunc::Run", "FunctionRun", "ExecutorState::Process",
                 "TFE_TensorHandleResolve"} <= names, name
         # Input comes from tf.data everywhere but in transfer_bound, which feeds NumPy arrays.

@@ -8,12 +8,14 @@ from tb_gpu_advisor.analysis.rounding import pct
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
-from tb_gpu_advisor.findings.thresholds import (COLLECTIVE_LOW_BUSBW_FRACTION, COLLECTIVE_MIN_LARGE_CALLS,
+from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
+from tb_gpu_advisor.findings.thresholds import (BACKWARD_SHARE_OF_COMPUTE, COLLECTIVE_LOW_BUSBW_FRACTION,
+                                                COLLECTIVE_MIN_LARGE_CALLS,
                                                 COLLECTIVE_REACHABLE_FRACTION, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT, IMBALANCE_SPREAD_PCT,
                                                 MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 STRAGGLER_SLOWDOWN_MIN)
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.whatif.communication import overlap_collectives, straggler
 
 # Collective time that is mostly send/recv or all-to-all (pipeline or model parallelism, sharded embeddings)
 # is not gradient all-reduce: bucket and gradient-compression advice does not apply to it.
@@ -271,7 +273,7 @@ def allreduce_exposed(ctx):
         note = (f"Most collective time here is {_KIND_WORDS.get(top, top)} ({100.0 * kinds[top] / sum(kinds.values()):.0f}%), "
                 f"not gradient all-reduce ({allreduce_pct:.0f}%): advice for data-parallel all-reduce does not "
                 "apply.")
-    return Finding(
+    finding = Finding(
         id="communication.allreduce_exposed", severity=severity,
         summary=f"Collectives run with no compute beside them {share:.1f}% of the step time; "
                 f"{overlap_pct if overlap_pct is not None else 0:.0f}% of NCCL time overlaps compute.",
@@ -287,6 +289,10 @@ def allreduce_exposed(ctx):
                           {"kernels": names[:5]}),
         recoverable_ms=exposed_ms, window_ms=ctx.window_ms,
         speedup_basis="upper bound: collectives fully overlapped with compute", condition=condition, fix_note=note)
+    compute_ms = ms(max(ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name)).values(), default=0))
+    return estimated(finding, overlap_collectives(ctx.window_ms, exposed_ms, compute_ms,
+                                                  ms(overlapped_ps) / max(1, len(ctx.active_gpus)),
+                                                  BACKWARD_SHARE_OF_COMPUTE))
 
 
 ALLREDUCE_DOMINANT_PCT = 50.0  # below this share of collective time, all-reduce advice does not fit the job
@@ -363,7 +369,7 @@ def gpu_imbalance(ctx):
     severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     least = min(rows, key=lambda row: row["compute_pct"])
     most = rows[slowest]
-    return Finding(
+    finding = Finding(
         id="communication.gpu_imbalance", severity=severity,
         summary=f"{most['device']} is the straggler: it computes {most['compute_pct']:.1f}% of the step, the "
                 f"least busy GPU {least['compute_pct']:.1f}% ({least['device']}); cause: {cause}.",
@@ -375,6 +381,7 @@ def gpu_imbalance(ctx):
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: the slowest GPU computing no longer than the next slowest, so the step "
                       "waits that much less", fix_note=note, condition=cause)
+    return estimated(finding, straggler(ctx.window_ms, recoverable))
 
 
 def _kernel_stats(ctx, gpu):

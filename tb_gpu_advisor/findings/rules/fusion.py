@@ -4,9 +4,10 @@ from tb_gpu_advisor.analysis.kernel_names import is_elementwise, is_xla_kernel
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import limit
-from tb_gpu_advisor.findings.modeled import busiest_gpu, modeled_finding, top_kernel_names
+from tb_gpu_advisor.findings.finding import estimated, limit
+from tb_gpu_advisor.findings.modeled import busiest_gpu, gpu_peaks, modeled_finding, top_kernel_names
 from tb_gpu_advisor.findings.thresholds import FUSION_MIN_KERNELS_PER_STEP, FUSION_MIN_SHARE_PCT, FUSION_SAVED_FRACTION
+from tb_gpu_advisor.whatif.fusion import fused
 
 ENTRIES = register("fusion", {
     "fusion.elementwise_kernels": Entry(
@@ -89,7 +90,7 @@ def elementwise_kernels(ctx):
     condition, note = ctx.xla_advice()
     pointers = {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name,
                 "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}
-    return modeled_finding(
+    finding = modeled_finding(
         ctx, "fusion.elementwise_kernels",
         f"{ctx.count_text(count, 'element-wise kernels')} take {share:.1f}% of GPU kernel time "
         f"({elementwise_ms:.2f} ms on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not in use.",
@@ -101,6 +102,10 @@ def elementwise_kernels(ctx):
         limit("elementwise_kernels_per_step", round(per_step, 1), FUSION_MIN_KERNELS_PER_STEP,
               share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT),
         pointers, condition=condition, fix_note=note)
+    peaks = gpu_peaks(ctx, ordinal)
+    rows = [(row.total_ps / 1e9, row.bytes) for row in ctx.analysis.kernels if is_elementwise(row.name)]
+    estimate = fused(ctx.window_ms, elementwise_ms, rows, peaks.hbm_gbps if peaks is not None else None)
+    return finding if finding is None or estimate is None else estimated(finding, estimate)
 
 
 RULES = (elementwise_kernels,)

@@ -240,13 +240,16 @@ def gpu_idle_host_busy(ctx):
     """Every GPU idles while host threads run (not input wait, not launch calls): XProf's "All Others"."""
     if not ctx.has_gpu or not ctx.model.has_host_plane:
         return None
-    host_ms = ctx.category_ms("host")
+    idle_host = intervals.subtract(intervals.subtract(ctx.host.busy, ctx.gpu_busy),
+                                   intervals.union_all(ctx.host.input_waits, ctx.host.launch_busy))
+    # Host time a more specific finding explains (batch preparation, CPU-placed ops) is left to it.
+    explained_ms = ms(ctx.in_window_ps(intervals.intersect(idle_host, ctx.explained_host_time)))
+    host_ms = max(0.0, round(ctx.category_ms("host") - explained_ms, 6))
+    idle_host = intervals.subtract(idle_host, ctx.explained_host_time)
     share = ctx.share_pct(host_ms)
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT)
     if severity is None:
         return None
-    idle_host = intervals.subtract(intervals.subtract(ctx.host.busy, ctx.gpu_busy),
-                                   intervals.union_all(ctx.host.input_waits, ctx.host.launch_busy))
     condition, note = ctx.xla_blocked()
     return Finding(
         id="host.gpu_idle_host_busy", severity=severity,

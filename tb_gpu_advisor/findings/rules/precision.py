@@ -5,7 +5,7 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import estimated, limit
-from tb_gpu_advisor.findings.modeled import busiest_gpu, modeled_finding, top_kernel_names
+from tb_gpu_advisor.findings.modeled import busiest_gpu, gpu_peaks, modeled_finding, top_kernel_names
 from tb_gpu_advisor.findings.thresholds import (FP32_MATMUL_MIN_SHARE_PCT, LOW_PRECISION_MAX_SHARE_PCT,
                                                 MIXED_PRECISION_GAIN, TENSOR_CORE_MIN_CC, TF32_MIN_CC)
 from tb_gpu_advisor.whatif.precision import MatmulKernel, mixed_precision
@@ -162,8 +162,7 @@ def fp32_matmul(ctx):
 
 def _what_if(ctx, ordinal, fp32_ms, is_target):
     """whatif.precision.mixed_precision of the target kernels under the busiest GPU's peaks, or None."""
-    index = next((i for i, gpu in enumerate(ctx.model.gpus) if gpu.ordinal == ordinal), None)
-    peaks = ctx.analysis.device_peaks[index] if index is not None and index < len(ctx.analysis.device_peaks) else None
+    peaks = gpu_peaks(ctx, ordinal)
     if peaks is None:
         return None
     rows = [MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes) for row in ctx.analysis.kernels

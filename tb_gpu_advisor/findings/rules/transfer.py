@@ -402,7 +402,7 @@ def d2h_sync_in_step(ctx):
     worst = (0, 0, None, intervals.EMPTY)
     for gpu, mask in _copies(ctx, lambda c: True, directions=(CopyDirection.D2H,)):
         gaps = _gaps_after(gpu, ctx.busy_by_gpu[gpu.ordinal], mask, ctx.gpu_windows(gpu))
-        gaps = intervals.subtract(gaps, ctx.host.input_waits)
+        gaps = intervals.subtract(intervals.subtract(gaps, ctx.host.input_waits), ctx.explained_host_time)
         long = (gaps.end_ps - gaps.start_ps) > SYNC_GAP_MIN_US * 1e6
         gaps = intervals.union(gaps.start_ps[long], gaps.end_ps[long])
         if gaps.total_ps > worst[0]:
