@@ -9,6 +9,9 @@ from tb_gpu_advisor.model.host import XLA_CPU_TAG
 
 # Python-tracer calls that wait rather than compute: a background loader hides them even on the step's own cores.
 WAITING_CALLS = ("sleep", "read", "readinto", "open", "load", "imread")
+# Calls that read files, and calls that decode images: many small files read and decoded every step.
+READ_CALLS = ("read", "readinto", "open", "load")
+DECODE_CALLS = ("decode", "imread")
 # The share of the idle starts that events must cover for the trace to show what the host did: most of it.
 SEEN_MIN_SHARE = 0.5
 
@@ -59,6 +62,19 @@ class BatchPrep:
         """The named calls cover mostly waiting (sleep, file reads) rather than computing."""
         waiting = sum(call.ps for call in self.calls if call.waits)
         return waiting >= SEEN_MIN_SHARE * self.prep_call_ps > 0
+
+    def _calls_ps(self, functions):
+        return sum(call.ps for call in self.calls if call.name.rpartition(" ")[2] in functions)
+
+    @property
+    def read_ps(self):
+        """Time of the named file-reading calls inside the idle starts."""
+        return self._calls_ps(READ_CALLS)
+
+    @property
+    def decode_ps(self):
+        """Time of the named image-decoding calls inside the idle starts."""
+        return self._calls_ps(DECODE_CALLS)
 
     @property
     def certainty(self):

@@ -10,6 +10,8 @@ from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 # An op is CPU-placed when at least this share of its runs launched nothing (a GPU op launches in every run;
 # other threads' launches may fall inside a long CPU op's run by chance).
 UNLAUNCHED_MIN_SHARE = 0.5
+# Copies this close to a run (or within the run's own length, when shorter) are its inputs and result moving.
+ADJACENT_COPY_PS = 200 * 1_000_000
 
 
 @dataclass(frozen=True)
@@ -21,8 +23,8 @@ class CpuOp:
     runs: int
     unlaunched_runs: int
     total_ps: int
-    d2h_before: int  # device-to-host copies ending within one run's length before a run (its inputs read back)
-    h2d_after: int  # host-to-device copies starting within one run's length after a run (its result sent back)
+    d2h_before: int  # device-to-host copies ending just before a run (its inputs read back)
+    h2d_after: int  # host-to-device copies starting just after a run (its result sent out)
     copy_bytes: int
 
     @property
@@ -78,7 +80,7 @@ def cpu_placed_ops(model, step_count):
         unlaunched = int((~launched).sum())
         if unlaunched < UNLAUNCHED_MIN_SHARE * len(spans):
             continue
-        length = spans.end_ps - spans.start_ps
+        length = np.minimum(spans.end_ps - spans.start_ps, ADJACENT_COPY_PS)
         before = _copies_near(d2h, spans.start_ps - length, spans.start_ps + 1, by_end=True)
         after = _copies_near(h2d, spans.end_ps, spans.end_ps + length, by_end=False)
         found.append(CpuOp(name=name, op_type=name.rpartition(":")[2], runs=len(spans), unlaunched_runs=unlaunched,

@@ -34,6 +34,8 @@ VERDICT_MIN_PCT = 10.0
 # GPU idle with nothing on the host to explain it: above this the verdict is unknown, not none.
 UNEXPLAINED_IDLE_PCT = 10.0
 
+# input.host_batch_prep: file reads and image decoding this share of the preparation -> record-file advice.
+FILES_MIN_SHARE = 0.5
 # tf.data service pays off only for a pipeline already tuned and still starving several GPUs this much.
 TF_DATA_SERVICE_MIN_GPUS = 2
 

@@ -95,7 +95,7 @@ _ENTRIES = (
              "Each 52 ms step starts with 22 ms of reading, decoding and stacking in Python while the GPU idles.",
              "input", jax_input.build, None, "input",
              "grain or tf.data as_numpy_iterator() in the background; flax prefetch_to_device"),
-    Scenario("jax_batch_on_step_thread_fixed", "The same ViT fed by grain and a device prefetch thread",
+    Scenario("jax_batch_on_step_thread_fixed", "The same ViT fed by grain and prefetch_to_device",
              "The step thread takes a batch already on the GPU and dispatches at once.", "none",
              jax_input.build_fixed, "jax_batch_on_step_thread"),
     Scenario("jax_float32_images", "A small ViT in JAX on 1x H100 sent float32 image batches inside the step",

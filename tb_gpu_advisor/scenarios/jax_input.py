@@ -55,9 +55,9 @@ def build(steps=STEPS, jitter=None):
 
 
 def build_fixed(steps=STEPS, jitter=None):
-    """The same ViT fed by grain (8 worker processes, outside this trace) and a prefetch thread that
-    `jax.device_put`s the next batch while the current step computes: the step thread only takes the batch from a
-    queue and dispatches.
+    """The same ViT fed by grain (8 worker processes, outside this trace) and `flax.jax_utils.prefetch_to_device`:
+    taking a batch from its queue issues the next batch's `jax.device_put`, which copies while the current step
+    computes; the step thread builds nothing and dispatches at once.
     """
     run = new_jax_run(SPEC, "h100-jax-03", vit_module("u8"))
     run_jax_steps(run, steps, Batch((), _copies(1), sent_ahead=True), _vit(), jitter=jitter)
@@ -94,7 +94,7 @@ def build_float_images(steps=STEPS, jitter=None):
 
 def build_float_images_fixed(steps=STEPS, jitter=None):
     """The same small ViT sending uint8 images (50 MB a batch, a quarter of the bytes), converted to float inside
-    the jitted step, and put on the device one step ahead by a prefetch thread while the previous step computes.
+    the jitted step, and put on the device one step ahead (`prefetch_to_device`) while the previous step computes.
     """
     run = new_jax_run(SPEC, "h100-jax-05", vit_module("u8", SMALL_BATCH))
     run_jax_steps(run, steps, Batch((), _small_copies(1), sent_ahead=True), _small_vit(), jitter=jitter)

@@ -32,7 +32,7 @@ class Cores:
 
 def host_cores(environment, thread_busy):
     """Cores from the trace's environment metadata, else from the core-sized thread pools in `thread_busy`
-    ({thread kind: (thread count, busy ps)}); None when neither says."""
+    ({thread kind: (thread count, busy ps)}) when they have two threads or more; None when neither says."""
     for key in CORE_COUNT_KEYS:
         value = (environment or {}).get(key)
         if isinstance(value, str) and value.strip().isdigit():
@@ -41,4 +41,5 @@ def host_cores(environment, thread_busy):
             return Cores(int(value), METADATA)
     seen = [count for kind, (count, _) in (thread_busy or {}).items()
             if any(pool in kind for pool in CORE_SIZED_POOLS)]
-    return Cores(max(seen), THREAD_POOLS) if seen and max(seen) >= 1 else None
+    # One thread says nothing: every machine has at least one core.
+    return Cores(max(seen), THREAD_POOLS) if seen and max(seen) >= 2 else None

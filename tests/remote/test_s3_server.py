@@ -121,3 +121,13 @@ def test_an_overflowing_host_in_a_bucket_is_one_line_and_the_other_host_is_repor
                                           "picoseconds: the file is corrupt or not a profile"]
     alone = cli("analyze", f"s3://{run}/bad.xplane.pb")
     assert alone.returncode == 2 and len(alone.stderr.splitlines()) == 1 and "Traceback" not in alone.stderr
+
+
+def test_the_static_site_of_a_bucket_logdir(bucket, cli, tmp_path):
+    before = _objects(bucket)
+    result = cli("report", f"s3://{BUCKET}/logs", "--all", "-o", tmp_path / "site")
+    assert result.returncode == 0, result.stderr
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert BOUND in index and FIXED in index and "Input-bound" in index
+    assert len(list((tmp_path / "site" / "runs").glob("*.html"))) == 2
+    assert _objects(bucket) == before

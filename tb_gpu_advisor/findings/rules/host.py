@@ -9,11 +9,14 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
+from tb_gpu_advisor.findings.input_steps import input_steps
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
 from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, GC_MIN_PCT, HOST_HIGH_PCT,
                                                 HOST_MEDIUM_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 RETRACE_MIN_VARIANTS)
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.whatif import input as whatif_input
+from tb_gpu_advisor.whatif.cores import host_cores
 from tb_gpu_advisor.whatif.dispatch import compiled_step
 
 ENTRIES = register("host", {
@@ -382,7 +385,7 @@ def python_function(ctx):
         where = "; tf.data is in use and the step waits for it: its map function calls it per element"
     else:
         where = ""
-    return Finding(
+    finding = Finding(
         id="host.python_function", severity=severity,
         summary=f"Python functions (tf.py_function) ran {count:,} times, {total_ms / count:.2f} ms each{where}.",
         evidence=Evidence({"py_function_calls": count, "py_function_ms": total_ms,
@@ -394,6 +397,12 @@ def python_function(ctx):
                           {"host_ops": op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: the input wait (or host time) the Python calls account for removed")
+    cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
+    if per_step is not None and per_step > STEP_OP_MAX_CALLS_PER_STEP and waiting > 0 and cores is not None:
+        # In the map function the calls hold the GIL, one at a time; in TensorFlow ops the map spreads over the
+        # cores, as a parallel map of the whole producer would.
+        return estimated(finding, whatif_input.parallel_map(input_steps(ctx), ctx.pipeline.has_prefetch, cores))
+    return finding
 
 
 def gc_pauses(ctx):

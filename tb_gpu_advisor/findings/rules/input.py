@@ -4,13 +4,14 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, estimated, grade, ladder
-from tb_gpu_advisor.analysis.rounding import ms as ms6
 from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
-from tb_gpu_advisor.findings.thresholds import INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, TF_DATA_SERVICE_MIN_GPUS
+from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT,
+                                                TF_DATA_SERVICE_MIN_GPUS)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
 from tb_gpu_advisor.whatif.cores import host_cores
+from tb_gpu_advisor.findings.input_steps import input_steps
 
 ENTRIES = register("input", {
     "input.gpu_waits_for_input": Entry(
@@ -287,15 +288,6 @@ def gpu_waits_for_input(ctx):
         speedup_basis=UPPER_BOUND.format(what="GPU idle time spent waiting for input"), fix_note=note)
 
 
-def input_steps(ctx):
-    """whatif.input.InputStep per step (the whole window as one step in a profile without step markers)."""
-    steps = ctx.step_set.steps
-    if not steps:
-        return (whatif_input.InputStep(ctx.window_ms, ctx.category_ms("input_wait")),)
-    return tuple(whatif_input.InputStep(ms6(step.duration_ps), ctx.analysis.step_breakdown_ms(index)["input_wait"])
-                 for index, step in enumerate(steps))
-
-
 def no_prefetch(ctx):
     """tf.data in use, no Prefetch stage: producer and step take turns. With prefetch each step takes
     max(producer, consumer) (whatif.input.prefetch)."""
@@ -423,6 +415,12 @@ def host_batch_prep(ctx):
                 "profile did not trace (enable the Python tracer, jax.profiler.trace(..., "
                 "python_tracer_level=1), or time the loader alone before acting on this).")
     note = f"{seen} Every step pays it before {device} {'get' if prep.device == 'gpu' else 'gets'} work."
+    read_ms, decode_ms = ms(prep.read_ps), ms(prep.decode_ps)
+    if read_ms + decode_ms >= FILES_MIN_SHARE * prep_ms:
+        note += (f" File reads ({read_ms / ctx.step_count:.2f} ms per step) and decoding "
+                 f"({decode_ms / ctx.step_count:.2f} ms per step) are most of it: pack the dataset into a few large "
+                 "record files (ArrayRecord, which grain reads; or TFRecord) holding already-decoded or small "
+                 "encoded examples, so a step reads sequentially instead of opening and decoding many files.")
     if prep.device != "gpu":
         note += (" This is a CPU-only run: the background loader shares the cores with the step, so the overlap "
                  "holds for waiting, less for NumPy work.")

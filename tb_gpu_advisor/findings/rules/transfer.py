@@ -459,7 +459,9 @@ def wide_input_copies(ctx):
         "model: the exposed copy time scales with the bytes, a quarter of them in uint8")
     if finding is None:
         return None
-    finding = replace(finding, fix_note=note, evidence=replace(finding.evidence, pointers={
+    metrics = dict(finding.evidence.metrics)
+    metrics["saved_ms"], metrics["saved_pct"] = metrics.pop("exposed_ms"), metrics.pop("exposed_pct")
+    finding = replace(finding, fix_note=note, evidence=replace(finding.evidence, metrics=metrics, pointers={
         **finding.evidence.pointers,
         "inputs": [{"parameter": i.parameter, "program": i.module, "dtype": i.dtype, "shape": list(i.shape),
                     "bytes": i.bytes, "copies": i.copies} for i in inputs[:5]],

@@ -19,7 +19,11 @@ function largestLoss(breakdown) {
 
 function headline(summary) {
   const bottleneck = typeof summary.bottleneck === 'string' ? summary.bottleneck : null;
-  const verdict = [summary.verdict, summary.bottleneck_reason].find((text) => typeof text === 'string' && text) || null;
+  const label = bottleneck ? BOTTLENECK_LABELS[bottleneck] || bottleneck : null;
+  const said = [summary.verdict, summary.bottleneck_reason].find((text) => typeof text === 'string' && text) || null;
+  // The badge names the bottleneck: the sentence does not say it again ("Input-bound: Input-bound: ...").
+  const verdict = said && label && said.toLowerCase().startsWith(`${label.toLowerCase()}: `) ?
+    said.slice(label.length + 2).replace(/^./, (c) => c.toUpperCase()) : said;
   const parts = [];
   if (bottleneck) {
     parts.push(h('span', {class: ['badge', 'bottleneck', `bottleneck-${bottleneck in BOTTLENECK_LABELS ? bottleneck : 'other'}`]},

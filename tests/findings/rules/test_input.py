@@ -197,3 +197,8 @@ def test_parallel_map_without_a_recorded_core_count_is_a_bound():
     unknown = findings_by_id(report_of(producer_loop(30_000, 10_000)))["input.sequential_map"]
     assert unknown["speedup_kind"] == "bound" and unknown["estimated_speedup"] == 4.0
     assert unknown["evidence"]["metrics"]["host_cores"] is None
+
+
+def test_a_single_pool_thread_says_nothing_about_the_cores():
+    one = findings_by_id(report_of(producer_loop(30_000, 10_000, pool_threads=1)))["input.sequential_map"]
+    assert one["evidence"]["metrics"]["host_cores"] is None and one["estimated_speedup"] == 4.0

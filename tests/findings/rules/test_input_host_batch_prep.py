@@ -67,3 +67,12 @@ def test_quiet_when_the_device_still_works_at_the_step_start():
     for index in range(4):  # the previous step's kernels run on through the preparation
         kernels(builder.gpu(0), 1_000 + index * STEP_US - 500, 4_600)
     assert "input.host_batch_prep" not in findings_by_id(report_of(builder))
+
+
+def test_file_reads_and_decoding_add_the_record_file_advice():
+    calls = (("$loader.py:61 read", 0.4), ("$image.py:12 decode", 0.4), ("$numpy stack", 0.1))
+    finding = findings_by_id(report_of(jax_loop(4_000, calls=calls)))["input.host_batch_prep"]
+    assert "File reads (1.60 ms per step) and decoding (1.60 ms per step)" in finding["fix"]
+    assert "ArrayRecord" in finding["fix"]
+    # sleeping and stacking are not file work
+    assert "ArrayRecord" not in findings_by_id(report_of(jax_loop(4_000)))["input.host_batch_prep"]["fix"]
