@@ -14,6 +14,7 @@ ARROW = "\u2192"  # →
 LEFT_ARROW = "\u2190"  # ←
 TIMES = "\u00d7"  # ×
 NBSP = "\u00a0"  # between a number and its unit, so a line never breaks between them
+BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")  # sizes are binary, in the CLI, the HTML report and the tab
 
 # The breakdown categories of summary.breakdown_pct and steps[].breakdown_ms, in the report's order.
 BREAKDOWN_LABELS = {
@@ -101,7 +102,7 @@ def in_sentence(label):
 def exported():
     """What the tab receives, as JSON-ready data."""
     return {
-        "micro": MICRO, "arrow": ARROW, "times": TIMES, "nbsp": NBSP,
+        "micro": MICRO, "arrow": ARROW, "times": TIMES, "nbsp": NBSP, "byteUnits": list(BYTE_UNITS),
         "breakdown": BREAKDOWN_LABELS, "breakdownShort": BREAKDOWN_SHORT_LABELS, "bottleneck": BOTTLENECK_LABELS,
         "transfer": TRANSFER_LABELS, "keyWords": KEY_WORDS,
         "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),

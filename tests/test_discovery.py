@@ -36,7 +36,7 @@ def test_resolve_logdir_run_dir_and_file(tmp_path):
     run, files = resolve_target(tmp_path, run="train/2026_01_01_00_00_00")
     assert [f.path for f in files] == [old]
     run, files = resolve_target(os.path.dirname(old))
-    assert run == "2026_01_01_00_00_00" and [f.host for f in files] == ["localhost"]
+    assert run == "train/2026_01_01_00_00_00" and [f.host for f in files] == ["localhost"]
     run, files = resolve_target(old)
     assert run is None and [f.host for f in files] == ["localhost"]
 

@@ -47,7 +47,7 @@ test('labels are unique and say what each figure is: a share, a total, a rate', 
     gpu_busy_pct: 22.6, tf_data_stages_ms: 3.5}};
   const [row] = evidenceRows(evidence, {steps: 5});
   assert.deepEqual(row.items.map((i) => i.text), ['Input wait share: 71.99%', 'Input wait over 5 steps: 825.4\u00a0ms',
-    'Input wait per step: 165.1\u00a0ms', 'GPU busy: 22.6%', 'tf.data stages: 3.5\u00a0ms']);
+    'Input wait per step: 165.1\u00a0ms', 'GPU busy: 22.6%', 'tf.data stages over 5 steps: 3.5\u00a0ms']);
   const labels = row.items.map((i) => i.text.split(':')[0]);
   assert.equal(new Set(labels).size, labels.length);
   assert.equal(evidenceRows(evidence)[0].items[1].text, 'Input wait total: 825.4\u00a0ms');

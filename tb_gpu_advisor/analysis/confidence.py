@@ -196,13 +196,14 @@ def _world_size(model):
 
 
 def _complete_steps(model, steps):
-    """(complete step count, cut steps): with GPU work in the trace, a step without any is the stub the
-    capture cut (Kineto's last ProfilerStep when the profiler stops inside it)."""
-    busy = _gpu_busy(model)
-    if not steps or not len(busy):
+    """(complete step count, cut steps): with GPU work in the trace, a first or last step without any is the
+    stub the capture cut (Kineto's last ProfilerStep when the profiler stops inside it)."""
+    active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
+    if not steps or not active:
         return len(steps), ()
-    covered = intervals.covered_ps(busy, [s.start_ps for s in steps], [s.end_ps for s in steps])
-    cut = tuple(step for step, ps in zip(steps, covered) if ps <= 0)
+    ends = (steps[0], steps[-1]) if len(steps) > 1 else (steps[0],)
+    cut = tuple(step for step in ends if not any(
+        bool(((a.start_ps < step.end_ps) & (a.end_ps > step.start_ps)).any()) for a in active))
     return len(steps) - len(cut), cut
 
 
@@ -331,8 +332,8 @@ class _Recapture:
             "rank) for the same 10+ steps.")
 
     def all_ranks(self):
-        return "Capture all ranks for the same steps and analyze their files together (one run directory), " \
-               "so the multi-host view compares them. " + self._say(
+        return "Capture all ranks for the same steps into one run directory and read this file beside theirs " \
+               "(the multi-host view compares them). " + self._say(
                    "With several workers: tf.profiler.experimental.client.trace with every worker's address.",
                    "call jax.profiler.start_trace(logdir) in every process for the same steps.",
                    "run torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).")

@@ -67,6 +67,12 @@ class HostAnalysis:
         """Compute busy % (collectives alone excluded) of the GPUs that took part in the steps."""
         return tuple(u.compute_busy_pct for u in self.usages if u.ordinal in self.active_ordinals)
 
+    @property
+    def active_kernel_busy_pct(self):
+        """Kernel busy % (copies, memsets and collectives alone excluded) of the GPUs that took part in the
+        steps."""
+        return tuple(u.kernel_busy_pct for u in self.usages if u.ordinal in self.active_ordinals)
+
     # The summary numbers, at the report's precision: the report shows them and the rules quote them.
     @property
     def gpu_busy_pct(self):
@@ -78,6 +84,12 @@ class HostAnalysis:
     def gpu_compute_busy_pct(self):
         """Mean compute busy % of the GPUs that took part in the steps."""
         active = self.active_compute_busy_pct
+        return pct(sum(active) / len(active)) if active else None
+
+    @property
+    def gpu_kernel_busy_pct(self):
+        """Mean kernel busy % of the GPUs that took part in the steps."""
+        active = self.active_kernel_busy_pct
         return pct(sum(active) / len(active)) if active else None
 
     @property

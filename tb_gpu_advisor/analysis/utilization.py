@@ -30,6 +30,11 @@ class DeviceUsage:
     stream_count: int
     compute_busy_ps: int = 0  # any kernel other than a collective, copy, memset or graph: busy_ps split in two
     collective_busy_ps: int = 0  # collective kernels with no other activity beside them on this GPU
+    kernel_busy_ps: int = 0  # a non-collective kernel or graph runs: compute_busy_ps without copies and memsets
+
+    @property
+    def kernel_busy_pct(self):
+        return 100.0 * self.kernel_busy_ps / self.window_ps if self.busy_pct is not None and self.window_ps else None
 
     @property
     def compute_busy_pct(self):
@@ -66,6 +71,15 @@ def compute_intervals(activity):
     return intervals.union(activity.start_ps[~nccl], activity.end_ps[~nccl])
 
 
+def kernel_intervals(activity):
+    """Union of the non-collective kernels and graphs on one GPU: when it computes, copies and memsets aside."""
+    kernels = activity.mask(ActivityKind.KERNEL)
+    nccl_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
+    nccl = kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
+    computing = (kernels & ~nccl) | activity.mask(ActivityKind.GRAPH)
+    return intervals.union(activity.start_ps[computing], activity.end_ps[computing])
+
+
 def all_gpus_busy(model):
     """Union over GPUs of the time at least one GPU is busy."""
     return intervals.union_all(*(busy_intervals(gpu.activity) for gpu in model.gpus))
@@ -93,6 +107,7 @@ def device_usage(gpu, step_set, window=None):
     nccl = kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
     compute = compute_intervals(activity)
     compute_ps = int(intervals.covered_ps(compute, windows.start_ps, windows.end_ps).sum())
+    kernel_ps = int(intervals.covered_ps(kernel_intervals(activity), windows.start_ps, windows.end_ps).sum())
     return DeviceUsage(
         ordinal=gpu.ordinal,
         name=gpu.name,
@@ -110,6 +125,7 @@ def device_usage(gpu, step_set, window=None):
         stream_count=int(len(np.unique(activity.stream_id))),
         compute_busy_ps=compute_ps,
         collective_busy_ps=busy_ps - compute_ps,
+        kernel_busy_ps=kernel_ps,
     )
 
 

@@ -25,7 +25,7 @@ def register(commands):
     parser = commands.add_parser(
         "check", help="CI gate: exit 1 when the candidate is slower than the baseline beyond noise",
         description="Exit 0 when the candidate is not worse than the baseline by more than --max-regression "
-                    "and beyond the noise (95%% confidence interval), 1 on a regression, 2 on bad input or usage. "
+                    "and beyond the noise (95% confidence interval), 1 on a regression, 2 on bad input or usage. "
                     "With several baseline runs (--baseline repeated, or a logdir holding several runs) the noise "
                     "is the wider of the step-to-step and the run-to-run spread. Prints one line saying why.")
     parser.add_argument("--baseline", required=True, action="append",

@@ -9,7 +9,7 @@ def register(commands):
     parser = commands.add_parser(
         "compare", help="compare two profiles: step time with its noise, where the time went, kernels",
         description="Compare a baseline profile with a candidate (each a logdir, run directory or file): "
-                    "step time change with its 95%% confidence interval, per-category time per step, GPU "
+                    "step time change with its 95% confidence interval, per-category time per step, GPU "
                     "busy, kernels matched by name, findings resolved and new, and a one-line verdict.")
     parser.add_argument("baseline", help="the profile before the change")
     parser.add_argument("candidate", help="the profile after the change")

@@ -70,22 +70,33 @@ def _differs(ratio):
 def work_per_step(base, cand):
     """How much work a candidate step does relative to a baseline step.
 
-    `{ratio, source, h2d_bytes_ratio, launch_ratio}`: `h2d_bytes_ratio` = host-to-device bytes per step
-    (candidate / baseline: more examples, or larger ones), `launch_ratio` = the median change of launches per
-    step of the compute kernels both sides run (more micro-batches, or a longer loop). `ratio` is the first of
-    the two that moved by more than WORK_RATIO_TOLERANCE (`source` names it), else None: the same work.
+    `{ratio, source, h2d_bytes_ratio, launch_ratio}`: `launch_ratio` = the median change of launches per step
+    of the compute kernels both sides run (more micro-batches, or a longer loop), `h2d_bytes_ratio` =
+    host-to-device bytes per step (candidate / baseline), shown but never used as the work: copy bytes also
+    change with the input dtype, with copies removed around a misplaced op, or with a batch sent ahead.
+    `ratio` is `launch_ratio` when it moved by more than WORK_RATIO_TOLERANCE (`source`
+    "kernel_launches_per_step"), else None: the same work, or no measure of it.
     """
     base_h2d, cand_h2d = _h2d_per_step(base), _h2d_per_step(cand)
     h2d_ratio = cand_h2d / base_h2d if base_h2d and cand_h2d else None
     launch_ratio = _launch_ratio(base, cand)
     ratio, source = None, None
-    if _differs(h2d_ratio):
-        ratio, source = h2d_ratio, "h2d_bytes_per_step"
-    elif _differs(launch_ratio):
+    if _differs(launch_ratio):
         ratio, source = launch_ratio, "kernel_launches_per_step"
     return {"ratio": None if ratio is None else round(ratio, 4), "source": source,
             "h2d_bytes_ratio": None if h2d_ratio is None else round(h2d_ratio, 4),
             "launch_ratio": None if launch_ratio is None else round(launch_ratio, 4)}
+
+
+def copy_bytes_moved(base, cand, work):
+    """Whether host-to-device bytes per step moved beyond what one batch sent ahead into (or out of) the
+    capture window explains: WORK_RATIO_TOLERANCE plus one step's share of the shorter capture."""
+    ratio = work["h2d_bytes_ratio"]
+    steps = min(_steps(base) or 0, _steps(cand) or 0)
+    if ratio is None or not steps:
+        return False
+    tolerance = WORK_RATIO_TOLERANCE + 1 / steps
+    return not 1 / tolerance <= ratio <= tolerance
 
 
 def _gpus(host):
@@ -110,8 +121,9 @@ def hardware(base, cand):
             "differs": base_gpus != cand_gpus}
 
 
-def warnings_of(hardware_info, share, work):
-    """Sentences saying what makes the two profiles not comparable step for step."""
+def warnings_of(hardware_info, share, work, copies_unexplained=False):
+    """Sentences saying what makes the two profiles not comparable step for step; `copies_unexplained`: the
+    copy bytes per step moved (`copy_bytes_moved`) and no resolved transfer or placement finding explains it."""
     warnings = []
     if hardware_info["differs"]:
         warnings.append(f"different hardware ({hardware_info['baseline'] or 'no GPU'} vs "
@@ -121,9 +133,11 @@ def warnings_of(hardware_info, share, work):
                         f"kernel time and {100 * share['candidate']:.0f}% of the candidate's matched by name): "
                         "a different program, so kernel-by-kernel changes say little")
     if work["ratio"] is not None:
-        what = ("host-to-device bytes per step" if work["source"] == "h2d_bytes_per_step"
-                else "kernel launches per step")
-        warnings.append(f"different work per step ({work['ratio']:.2f}x the {what} in the candidate: a "
-                        "different batch size or number of micro-batches), so step times are compared per "
-                        "example")
+        warnings.append(f"different work per step ({work['ratio']:.2f}x the kernel launches per step in the "
+                        "candidate: a different number of micro-batches or a longer loop), so step times are "
+                        "compared per example")
+    elif copies_unexplained:
+        warnings.append(f"the candidate copies {work['h2d_bytes_ratio']:.2f}x the host-to-device bytes per step: "
+                        "if the batch size changed, compare the time per example yourself (copy bytes do not "
+                        "measure work, so step times are compared per step)")
     return warnings

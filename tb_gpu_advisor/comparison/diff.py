@@ -1,11 +1,12 @@
 """Compares two reports (baseline, candidate) into a JSON-ready Comparison dict (docs/report.md, Comparison)."""
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
-from tb_gpu_advisor.comparison.comparability import hardware, kernel_share, warnings_of, work_per_step
+from tb_gpu_advisor.comparison.comparability import copy_bytes_moved, hardware, kernel_share, warnings_of, work_per_step
 from tb_gpu_advisor.comparison.configuration import configuration_changes
 from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
 from tb_gpu_advisor.comparison.predictions import combined_check, measured_speedup, prediction_checks
-from tb_gpu_advisor.comparison.stats import mean_difference, mean_ratio, median_difference
+from tb_gpu_advisor.comparison.stats import (mean_difference, mean_ratio, ratio_of_means_difference,
+                                             ratio_of_medians_difference)
 from tb_gpu_advisor.comparison.verdict import change_of, driver_of, verdict_of
 from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
@@ -89,8 +90,8 @@ def _step_time(base, cand):
     result = {"baseline": base["summary"]["step_time_ms"], "candidate": cand["summary"]["step_time_ms"],
               "mean": None, "median": None}
     if base_times and cand_times:
-        result["mean"] = difference_dict(mean_difference(base_times, cand_times))
-        result["median"] = difference_dict(median_difference(base_times, cand_times))
+        result["mean"] = difference_dict(ratio_of_means_difference(base_times, cand_times))
+        result["median"] = difference_dict(ratio_of_medians_difference(base_times, cand_times))
     return result
 
 
@@ -148,7 +149,8 @@ def compare_hosts(base, cand):
     gpu_busy = _gpu_busy(base, cand)
     mean = step_time["mean"]
     speedup = mean["baseline"] / mean["candidate"] if mean and mean["candidate"] else None
-    comparability = _comparability(base, cand)
+    findings = compare_findings(base, cand)
+    comparability = _comparability(base, cand, findings)
     work_ratio = comparability["work_per_step"]["ratio"]
     comparison = {
         "baseline_host": base["host"],
@@ -166,7 +168,7 @@ def compare_hosts(base, cand):
         "driver": driver,
         "devices": _devices(base, cand),
         "kernels": compare_kernels(base, cand),
-        "findings": compare_findings(base, cand),
+        "findings": findings,
         "predictions": _predictions(base, cand, work_ratio),
         "notes": _notes(base, cand),
     }
@@ -174,10 +176,17 @@ def compare_hosts(base, cand):
     return comparison
 
 
-def _comparability(base, cand):
+# Findings whose fix changes the bytes copied to the device without changing the work.
+_COPY_FINDING_PREFIXES = ("transfer.", "placement.")
+
+
+def _comparability(base, cand, findings):
     info = {"hardware": hardware(base, cand), "kernel_share": kernel_share(base, cand),
             "work_per_step": work_per_step(base, cand)}
-    info["warnings"] = warnings_of(info["hardware"], info["kernel_share"], info["work_per_step"])
+    copies_explained = any(f["id"].startswith(_COPY_FINDING_PREFIXES) for f in findings["resolved"])
+    copies_unexplained = copy_bytes_moved(base, cand, info["work_per_step"]) and not copies_explained
+    info["warnings"] = warnings_of(info["hardware"], info["kernel_share"], info["work_per_step"],
+                                   copies_unexplained)
     return info
 
 
@@ -188,7 +197,7 @@ def _per_example(base, cand, work_ratio):
     if work_ratio is None or not base_times or not cand_times:
         return None
     per_example = [t / work_ratio for t in cand_times]
-    difference = difference_dict(mean_difference(base_times, per_example))
+    difference = difference_dict(ratio_of_means_difference(base_times, per_example))
     ratio = mean_ratio(base_times, per_example)
     return {"work_ratio": work_ratio, "time_ms": difference, "change": change_of({"mean": difference}),
             "speedup": None if ratio is None else _round(ratio.value, 4)}

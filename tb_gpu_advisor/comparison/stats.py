@@ -82,24 +82,53 @@ def mean_difference(baseline, candidate, confidence=CONFIDENCE):
     return Difference(float(a.mean()), float(b.mean()), delta, delta - half_width, delta + half_width, method)
 
 
-def median_difference(baseline, candidate, confidence=CONFIDENCE, resamples=BOOTSTRAP_RESAMPLES,
-                      seed=BOOTSTRAP_SEED):
-    """Difference of medians with a percentile bootstrap interval (fixed seed: the same input gives the same
-    interval); no interval below 2 samples a side."""
+def _bootstrap_ratios(a, b, statistic, resamples, seed):
+    """statistic(baseline resample) / statistic(candidate resample) for `resamples` resamples of both sides."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([
+        statistic(a[rng.integers(0, len(a), (count, len(a)))], axis=1)
+        / np.maximum(statistic(b[rng.integers(0, len(b), (count, len(b)))], axis=1), np.finfo(np.float64).tiny)
+        for count in _chunks(resamples, max(1, _BOOTSTRAP_CHUNK_VALUES // (len(a) + len(b))))])
+
+
+def ratio_of_means_difference(baseline, candidate, confidence=CONFIDENCE):
+    """Difference of means whose interval is Welch's t interval of log(mean candidate / mean baseline) (delta
+    method, Welch-Satterthwaite degrees of freedom), mapped back: as a share of the baseline it never falls
+    below -100%, and small samples keep Student's t width; no interval below 2 samples a side or when a
+    side's mean is not above 0."""
     a = np.asarray(baseline, dtype=np.float64)
     b = np.asarray(candidate, dtype=np.float64)
-    delta = float(np.median(b) - np.median(a))
-    method = f"bootstrap, {resamples} resamples, seed {seed}, {confidence:.0%} interval"
-    if len(a) < 2 or len(b) < 2:
-        return Difference(float(np.median(a)), float(np.median(b)), delta, None, None, method)
-    rng = np.random.default_rng(seed)
-    differences = np.concatenate([
-        np.median(b[rng.integers(0, len(b), (count, len(b)))], axis=1)
-        - np.median(a[rng.integers(0, len(a), (count, len(a)))], axis=1)
-        for count in _chunks(resamples, max(1, _BOOTSTRAP_CHUNK_VALUES // (len(a) + len(b))))])
+    base, cand = float(a.mean()), float(b.mean())
+    method = f"Welch's t on the log ratio of means, {confidence:.0%} interval"
+    if len(a) < 2 or len(b) < 2 or base <= 0 or cand <= 0:
+        return Difference(base, cand, cand - base, None, None, method)
+    var_a = a.var(ddof=1) / len(a) / base ** 2
+    var_b = b.var(ddof=1) / len(b) / cand ** 2
+    log_ratio = math.log(cand / base)
+    if var_a + var_b == 0:
+        return Difference(base, cand, cand - base, cand - base, cand - base, method)
+    df = (var_a + var_b) ** 2 / (var_a ** 2 / (len(a) - 1) + var_b ** 2 / (len(b) - 1))
+    half_width = t_quantile(0.5 + confidence / 2, df) * math.sqrt(var_a + var_b)
+    low, high = (base * (math.exp(log_ratio + sign * half_width) - 1) for sign in (-1, 1))
+    return Difference(base, cand, cand - base, low, high, method)
+
+
+def ratio_of_medians_difference(baseline, candidate, confidence=CONFIDENCE, resamples=BOOTSTRAP_RESAMPLES,
+                                seed=BOOTSTRAP_SEED):
+    """Difference of medians whose interval is a percentile bootstrap of median(candidate) / median(baseline)
+    (fixed seed: deterministic), so that as a share of the baseline it never falls below -100%; no interval
+    below 2 samples a side or when a side's median is not above 0."""
+    a = np.asarray(baseline, dtype=np.float64)
+    b = np.asarray(candidate, dtype=np.float64)
+    base, cand = float(np.median(a)), float(np.median(b))
+    method = f"bootstrap of the ratio of medians, {resamples} resamples, seed {seed}, {confidence:.0%} interval"
+    if len(a) < 2 or len(b) < 2 or base <= 0 or cand <= 0:
+        return Difference(base, cand, cand - base, None, None, method)
+    inverse = _bootstrap_ratios(a, b, np.median, resamples, seed)  # baseline / candidate
     tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(differences, [tail, 100 - tail])
-    return Difference(float(np.median(a)), float(np.median(b)), delta, float(low), float(high), method)
+    high_inverse, low_inverse = np.maximum(np.percentile(inverse, [tail, 100 - tail]), np.finfo(np.float64).tiny)
+    return Difference(base, cand, cand - base, float(base * (1 / low_inverse - 1)),
+                      float(base * (1 / high_inverse - 1)), method)
 
 
 def _chunks(total, size):
@@ -129,11 +158,7 @@ def mean_ratio(baseline, candidate, confidence=CONFIDENCE, resamples=BOOTSTRAP_R
     method = f"bootstrap, {resamples} resamples, seed {seed}, {confidence:.0%} interval"
     if len(a) < 2 or len(b) < 2:
         return Ratio(value, None, None, method)
-    rng = np.random.default_rng(seed)
-    ratios = np.concatenate([
-        a[rng.integers(0, len(a), (count, len(a)))].mean(axis=1)
-        / np.maximum(b[rng.integers(0, len(b), (count, len(b)))].mean(axis=1), np.finfo(np.float64).tiny)
-        for count in _chunks(resamples, max(1, _BOOTSTRAP_CHUNK_VALUES // (len(a) + len(b))))])
+    ratios = _bootstrap_ratios(a, b, np.mean, resamples, seed)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(ratios, [tail, 100 - tail])
     return Ratio(value, float(low), float(high), method)

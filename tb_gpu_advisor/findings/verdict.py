@@ -66,7 +66,18 @@ def decide(ctx, findings):
                 f"{_p(ctx.analysis.gpu_busy_pct)} with collectives)")
     else:
         busy = f"the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} {each}"
+    if _possible_gain_pct(ctx, findings) >= VERDICT_MIN_PCT:
+        # Estimates and bounds below the verdict's bar can still add up to more than it: do not deny them.
+        return Verdict("none", f"No bottleneck: {busy} and no cause is measured to cost {VERDICT_MIN_PCT:.0f}% "
+                               "or more; the findings below estimate what their fixes could still gain.")
     return Verdict("none", f"No bottleneck: {busy} and no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
+
+
+def _possible_gain_pct(ctx, findings):
+    """The summed share of the step that the medium and high findings naming a bottleneck claim to recover
+    (what the combined estimate counts, before overlaps)."""
+    return sum(ctx.share_pct(f.recoverable_ms) for f in findings
+               if f.category in BOTTLENECK_OF_CATEGORY and f.severity in ("high", "medium"))
 
 
 def _with_straggler(verdict, findings):

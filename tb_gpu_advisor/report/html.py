@@ -4,6 +4,7 @@ from html import escape
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.report import charts, units
+from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.sections import host_sections, kernel_row_labels
 from tb_gpu_advisor.vocabulary import BOTTLENECK_LABELS, BREAKDOWN_LABELS, MICRO, bind_units, in_sentence
 
@@ -104,11 +105,8 @@ def _host(host):
     st = s["step_time_ms"]
     out = [f"<h2>{_e(host['host'])}</h2>", f'<div class="verdict">{_e(_verdict(host))}</div>',
            *_confidence(s), '<div class="cards">']
-    if s["active_gpu_count"] > 1 and s.get("gpu_compute_busy_pct") is not None:
-        busy = [("GPU compute busy", units.percent(s["gpu_compute_busy_pct"])),
-                ("GPU busy with collectives", units.percent(s["gpu_busy_pct"]))]
-    else:
-        busy = [("GPU busy", units.percent(s["gpu_busy_pct"]))]
+    (label, value), *others = busy_figures(s)
+    busy = [(label, units.percent(value))] + [(f"GPU busy {other}", units.percent(pct)) for other, pct in others]
     cards = busy + [("input wait", units.percent(s["input_wait_pct"])),
              ("mean step", units.duration_ms(st["mean"])), ("steps", str(st["count"])),
              ("GPUs active", f"{s['active_gpu_count']} of {s['gpu_count']}")]

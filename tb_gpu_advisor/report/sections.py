@@ -4,6 +4,7 @@ import itertools
 from dataclasses import dataclass
 
 from tb_gpu_advisor.report import units
+from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.configuration_section import configuration_rows
 from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, MICRO, TRANSFER_LABELS, in_sentence
 
@@ -76,11 +77,10 @@ def _summary(report):
         lines.append(f"Verdict: {s['bottleneck']}")
     lines.extend(confidence_lines(s))
     gpus = f"GPUs: {s['active_gpu_count']} active of {s['gpu_count']}" if s["gpu_count"] else "GPUs: none"
-    if s["active_gpu_count"] > 1 and s.get("gpu_compute_busy_pct") is not None:
-        busy = (f"GPU compute busy: {units.percent(s['gpu_compute_busy_pct'])} "
-                f"(with collectives {units.percent(s['gpu_busy_pct'])})")
-    else:
-        busy = f"GPU busy: {units.percent(s['gpu_busy_pct'])}"
+    (label, value), *others = busy_figures(s)
+    busy = f"{label}: {units.percent(value)}"
+    if others:
+        busy += " (" + ", ".join(f"{other} {units.percent(pct)}" for other, pct in others) + ")"
     lines.append(f"{gpus}   {busy}   input wait: {units.percent(s['input_wait_pct'])}")
     if st["count"]:
         spread = f", stdev {units.duration_ms(st['stdev'])}" if st["stdev"] is not None else ""

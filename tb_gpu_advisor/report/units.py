@@ -2,7 +2,7 @@
 
 import re
 
-from tb_gpu_advisor.vocabulary import KERNEL_PLUMBING, MICRO, TIMES
+from tb_gpu_advisor.vocabulary import BYTE_UNITS, KERNEL_PLUMBING, MICRO, TIMES
 
 
 def duration_us(value):
@@ -23,9 +23,10 @@ def duration_ms(value):
 
 
 def size_bytes(value):
+    """Bytes in binary units, as the tab writes them: `512 B`, `24.0 KiB`, `320.00 MiB`, `39.41 GiB`."""
     if value is None:
         return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+    for unit, scale in zip(reversed(BYTE_UNITS[1:]), (2**40, 2**30, 2**20, 2**10)):
         if value >= scale:
             return f"{value / scale:.2f} {unit}"
     return f"{value} B"

@@ -276,8 +276,9 @@ export function createApp(root) {
     const hasGpu = Array.isArray(report.devices) && report.devices.length > 0;
     replace(content,
       summaryView(report),
-      findingsView(report),
-      h('div', {class: 'grid'}, stepsView(report), gpusView(report, timelineSlot)),
+      // the findings beside the step chart: both above the fold at 1280x800
+      h('div', {class: 'grid lead'}, findingsView(report), stepsView(report)),
+      gpusView(report, timelineSlot),
       hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0, {filter: state.kernelFilter,
         onFilter: (filter) => {
           state.kernelFilter = filter;

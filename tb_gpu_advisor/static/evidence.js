@@ -43,8 +43,9 @@ function figureKind(key) {
 }
 
 /**
- * Labels for the metric keys of one evidence, each unique: where two keys read the same ("input_wait_pct" and
- * "input_wait_ms" are both "Input wait"), the share says "share" and the total says "total" (or "over N steps").
+ * Labels for the metric keys of one evidence, each unique: a time summed over the profile says over how many
+ * steps ("over 5 steps", when `context.steps` is known); where two keys still read the same ("input_wait_pct" and
+ * "input_wait_ms" are both "Input wait"), the share says "share" and the total says "total".
  */
 export function metricLabels(keys, context = {}) {
   const base = new Map(keys.map((key) => [key, metricLabel(key)]));
@@ -53,8 +54,9 @@ export function metricLabels(keys, context = {}) {
   const steps = Number.isInteger(context.steps) && context.steps > 1 ? context.steps : null;
   return new Map(keys.map((key) => {
     const label = base.get(key);
-    if (counts.get(label) < 2) return [key, label];
     const kind = figureKind(key);
+    if (kind === 'total' && steps) return [key, `${label} over ${steps} steps`];
+    if (counts.get(label) < 2) return [key, label];
     if (kind === 'share') return [key, `${label} share`];
     if (kind === 'total') return [key, steps ? `${label} over ${steps} steps` : `${label} total`];
     const [, , labelUnit] = splitUnit(key);

@@ -47,7 +47,7 @@ export function formatCount(count) {
 /** Bytes in binary units: 393216 -> "384 KiB". */
 export function formatBytes(bytes) {
   if (!finite(bytes)) return DASH;
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  const units = VOCABULARY.byteUnits;
   let value = bytes;
   let unit = 0;
   while (Math.abs(value) >= 1024 && unit < units.length - 1) {

@@ -10,7 +10,7 @@ export const MODULES = [
   'evidence.js', 'format.js', 'link_state.js', 'run_choice.js', 'run_search.js', 'theme.js', 'vocabulary.js',
   'views/common.js', 'views/comparison.js', 'views/comparison_breakdown.js', 'views/comparison_kernels.js',
   'views/configuration.js', 'views/findings.js', 'views/gpus.js', 'views/kernel_table.js', 'views/launch_histogram.js',
-  'views/roofline.js', 'views/steps_chart.js', 'views/summary.js', 'views/transfers.js',
+  'views/overview.js', 'views/roofline.js', 'views/steps_chart.js', 'views/summary.js', 'views/transfers.js',
 ];
 export const STYLESHEETS = ['../fonts.css', 'style.css', 'comparison.css'];
 

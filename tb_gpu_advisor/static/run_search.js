@@ -17,7 +17,7 @@ export function matchingRuns(runs, text) {
 export function runSearch(onPick) {
   lists += 1;
   const datalist = h('datalist', {id: `gpu-advisor-runs-${lists}`});
-  const input = h('input', {type: 'search', class: 'run-search', placeholder: 'Find run…', list: datalist.id,
+  const input = h('input', {type: 'search', class: 'run-search', placeholder: 'Find…', title: 'Type part of a run name', list: datalist.id,
     'aria-label': 'Find a run by name', 'data-testid': 'run-search', hidden: true});
   let runs = [];
   const pick = (exactOnly) => {

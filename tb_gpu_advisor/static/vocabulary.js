@@ -5,6 +5,13 @@ export const VOCABULARY = Object.freeze({
   "arrow": "\u2192",
   "times": "\u00d7",
   "nbsp": "\u00a0",
+  "byteUnits": [
+    "B",
+    "KiB",
+    "MiB",
+    "GiB",
+    "TiB"
+  ],
   "breakdown": {
     "compute_16bit": "Compute (16-bit)",
     "compute_32bit": "Compute (32-bit)",

@@ -11,7 +11,7 @@ def test_improvement_passes_and_reverse_fails(run_cli, real_pair):
     bound, fixed = real_pair
     code, out, err = run_cli("check", "--baseline", bound, "--candidate", fixed)
     assert code == 0 and err == ""
-    assert out.startswith("ok: mean step time 38.43 ms vs baseline 83.42 ms (-53.9%, 95% CI -55.8 to -52.1)")
+    assert out.startswith("ok: mean step time 38.43 ms vs baseline 83.42 ms (-53.9%, 95% CI -54.9 to -53.0)")
     code, out, _ = run_cli("check", "--baseline", fixed, "--candidate", bound)
     assert code == 1
     assert out.startswith("regression: mean step time 83.42 ms vs baseline 38.43 ms (+117.1%")

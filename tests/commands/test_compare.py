@@ -49,3 +49,16 @@ def test_a_corrupt_side_is_one_line_and_exit_2(run_cli, real_pair):
     assert code == 2 and out == ""
     assert err == f"error: {corrupt}: not a valid XSpace protobuf: the wire format is corrupt or the file is " \
                   "truncated\n"
+
+
+def test_compare_and_check_help_print_a_single_percent_sign(capsys):
+    import pytest
+
+    from tb_gpu_advisor import cli
+
+    for command in ("compare", "check"):
+        with pytest.raises(SystemExit):
+            cli.main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "(95% confidence interval)" in text or "95% confidence interval," in text
+        assert "%%" not in text

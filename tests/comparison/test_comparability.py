@@ -64,24 +64,29 @@ def test_different_gpus_and_gpu_count_are_named_in_the_verdict(tmp_path):
         assert "Comparability" in render_comparison_text(compare_reports(base, write(tmp_path, name, **kwargs)))
 
 
-def test_a_larger_batch_is_compared_per_example_not_per_step(tmp_path):
+def test_more_copy_bytes_alone_are_not_more_work_the_verdict_stays_per_step(tmp_path):
     base = write(tmp_path, "b32")
-    cand = write(tmp_path, "b64", batch=64)  # twice the examples, each step 1.4x longer
+    cand = write(tmp_path, "b64", batch=64)  # twice the bytes copied, the same launches: each step 1.4x longer
     result = host(base, cand)
     work = result["comparability"]["work_per_step"]
-    assert (work["ratio"], work["source"], work["h2d_bytes_ratio"]) == (2.0, "h2d_bytes_per_step", 2.0)
-    assert result["change"] == "slower"  # per step
-    per_example = result["per_example"]
-    assert per_example["change"] == "faster" and per_example["work_ratio"] == 2.0
-    step_ratio = result["speedup"]
-    assert per_example["speedup"] == pytest.approx(step_ratio * 2, rel=1e-3)
-    assert result["verdict"].startswith(f"Per example {per_example['speedup']:.2f}× faster (the candidate does "
-                                        "2.00× the work per step")
-    assert "Per step alone (not comparable):" in result["verdict"]
-    assert result["predictions"]["measured"]["basis"] == "per_example"
-    text = render_comparison_text(compare_reports(base, cand))
-    assert "mean / 2.00x work" in text and "Caution: different work per step" in text
-    assert result["predictions"]["measured"]["value"] == pytest.approx(per_example["speedup"], rel=1e-3)
+    assert (work["ratio"], work["source"], work["h2d_bytes_ratio"], work["launch_ratio"]) == (None, None, 2.0, 1.0)
+    assert result["per_example"] is None and result["change"] == "slower"
+    assert result["verdict"].startswith(f"{1 / result['speedup']:.2f}× slower (mean step")
+    assert ("Caution: the candidate copies 2.00x the host-to-device bytes per step: if the batch size changed"
+            in result["verdict"])
+    assert result["predictions"]["measured"]["basis"] == "per_step"
+
+
+def test_fewer_copy_bytes_from_a_resolved_transfer_finding_are_no_regression_per_example():
+    """The advisor's own fix (uint8 images instead of float32: 0.30x the bytes per step) is the step-time
+    speedup it measures, never a per-example slowdown, and the byte change needs no caution."""
+    result = compare_reports(run_report(*resolve_target("demo_logs/jax_float32_images")),
+                             run_report(*resolve_target("demo_logs/jax_float32_images_fixed")))["hosts"][0]
+    work = result["comparability"]["work_per_step"]
+    assert work["h2d_bytes_ratio"] < 0.5 and work["ratio"] is None and result["per_example"] is None
+    assert result["verdict"].startswith("1.29× faster (mean step 18.87 ms → 14.63 ms")
+    assert "Caution" not in result["verdict"] and "Per example" not in result["verdict"]
+    assert result["predictions"]["measured"]["basis"] == "per_step"
 
 
 def test_more_micro_batches_are_seen_in_the_launches_and_compared_per_launch(tmp_path):
@@ -91,7 +96,15 @@ def test_more_micro_batches_are_seen_in_the_launches_and_compared_per_launch(tmp
     cand = write(tmp_path, "two", batch=64, micro_batches=2)
     result = host(base, cand)
     work = result["comparability"]["work_per_step"]
-    assert work["launch_ratio"] == 2.0 and work["ratio"] == 2.0
+    assert work["launch_ratio"] == 2.0 and work["ratio"] == 2.0 and work["source"] == "kernel_launches_per_step"
+    per_example = result["per_example"]
+    assert per_example["work_ratio"] == 2.0
+    assert per_example["speedup"] == pytest.approx(result["speedup"] * 2, rel=1e-3)
+    assert result["verdict"].startswith(f"Per example {per_example['speedup']:.2f}× ")
+    assert "Per step alone (not comparable):" in result["verdict"]
+    assert result["predictions"]["measured"]["basis"] == "per_example"
+    text = render_comparison_text(compare_reports(base, cand))
+    assert "mean / 2.00x work" in text and "Caution: different work per step (2.00x the kernel launches" in text
     kernels = result["kernels"]
     relu = next(k for group in ("faster", "slower") for k in kernels[group] if k["name"] == RELU) \
         if kernels["counts"]["faster"] + kernels["counts"]["slower"] else None
@@ -127,10 +140,10 @@ def test_fused_kernels_are_neutral_and_few_shared_kernels_warn(tmp_path):
 def test_the_gate_checks_the_time_per_example_when_the_work_per_step_differs(tmp_path):
     from tb_gpu_advisor.comparison.gate import check_comparison
 
-    base = write(tmp_path, "b32")
-    cand = write(tmp_path, "b64", batch=64)  # each step longer, each example faster
+    base = write(tmp_path, "one")
+    cand = write(tmp_path, "two", batch=64, micro_batches=2)  # each step longer, each example faster
     result = check_comparison(compare_reports(base, cand), "step_time")
     assert result.passed and result.reason.startswith("ok: mean time per example (the candidate does 2.00x the work")
-    slower = write(tmp_path, "b64slow", batch=64, gemm_us=700.0)  # per example slower too
+    slower = write(tmp_path, "twoslow", batch=64, micro_batches=2, gemm_us=700.0)  # per example slower too
     result = check_comparison(compare_reports(base, slower), "step_time")
     assert not result.passed and "mean time per example" in result.reason

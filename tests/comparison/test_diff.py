@@ -212,3 +212,19 @@ def test_accepts_host_reports_and_keeps_side_errors():
     assert comparison["baseline"] == {"run": "r1", "hosts": ["h"], "errors": base["errors"]}
     assert comparison["candidate"] == {"run": None, "hosts": ["h"], "errors": []}
     assert comparison["kind"] == "comparison" and comparison["schema_version"] == 1
+
+
+def test_a_real_large_speedup_has_an_interval_above_minus_100_percent():
+    """tf_eager_eager -> tf_eager_function (36x, noisy eager steps): the step-time intervals once read
+    "-117.3% to -77.2%" (mean) and "-126.9%" (median)."""
+    from tb_gpu_advisor.comparison.diff import compare_reports
+    from tb_gpu_advisor.discovery import resolve_target
+    from tb_gpu_advisor.pipeline import run_report
+
+    pair = [run_report(*resolve_target(f"tests/data/real/cpu_pairs/tf_eager_{side}.xplane.pb"))
+            for side in ("eager", "function")]
+    host = compare_reports(*pair)["hosts"][0]
+    for statistic in ("mean", "median"):
+        diff = host["step_time_ms"][statistic]
+        assert -100 < diff["ci_low_pct"] <= diff["delta_pct"] <= diff["ci_high_pct"] < 0
+    assert "95% CI -98.0% to -96.1%" in host["verdict"]

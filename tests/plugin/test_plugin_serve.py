@@ -8,6 +8,7 @@ import urllib.request
 from tb_gpu_advisor import cli
 from tb_gpu_advisor.plugin.loader import GpuAdvisorLoader
 from tb_gpu_advisor.plugin.serve import ordered_plugins
+from tb_gpu_advisor.scenarios import SCENARIOS
 from tb_gpu_advisor.testing.quickstart import write_quickstart
 from tests.plugin.tb_process import TensorBoardProcess, serve_command
 
@@ -58,8 +59,9 @@ def test_serve_reports_a_busy_port_in_one_line(tmp_path):
 def test_demo_writes_the_logdir_and_serves_the_tab(tmp_path):
     command = [sys.executable, "-m", "tb_gpu_advisor", "demo", str(tmp_path / "demo"), "--port", "0"]
     with TensorBoardProcess(command) as board:
-        assert any("21 runs (21 written, 0 up to date)" in line for line in board.output)
+        count = len(SCENARIOS)
+        assert any(f"{count} runs ({count} written, 0 up to date)" in line for line in board.output)
         with urllib.request.urlopen(board.url + "data/plugin/gpu_advisor/runs", timeout=30) as response:
             runs = [entry["run"] for entry in json.load(response)]
-        assert len(runs) == 21 and "input_bound/2026_01_15_09_30_00" in runs
+        assert len(runs) == count and "input_bound/2026_01_15_09_30_00" in runs
     assert board.process.returncode == 0

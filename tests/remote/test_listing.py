@@ -57,7 +57,7 @@ def test_resolve_a_logdir_a_run_directory_and_a_file(memory_logdir):
     run, files = resolve_target(logs, run="eval/sub/2026_01_01_12_00_00")
     assert [f.path for f in files] == [f"{logs}/eval/sub/plugins/profile/2026_01_01_12_00_00/w0.xplane.pb"]
     run, files = resolve_target(f"{logs}/train/plugins/profile/2026_01_02_00_00_00", host="w1")
-    assert run == "2026_01_02_00_00_00" and [f.host for f in files] == ["w1"]
+    assert run == "train/2026_01_02_00_00_00" and [f.host for f in files] == ["w1"]  # named as in its logdir
     single = f"{logs}/train/plugins/profile/2026_01_02_00_00_00/w1.xplane.pb"
     assert resolve_target(single) == (None, [files[0].__class__(host="w1", path=single)])
 

@@ -1,4 +1,5 @@
-"""Multi-GPU runs lead with compute busy, and show collectives per GPU, in the text and HTML reports."""
+"""Multi-GPU runs lead with compute busy, and show collectives per GPU, in the text and HTML reports; copies
+with no kernel beside them are shown apart from compute on any run."""
 
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.report.text import render_text
@@ -36,3 +37,28 @@ def test_html_cards_and_chart_show_compute_busy():
     assert "<b>95.0%</b><span>GPU busy with collectives</span>" in document
     assert "GPU compute busy per device" in document
     assert "compute 45.0%, collectives only 50.0%" in document
+
+
+def _copy_bound_run():
+    """One GPU: per 1000 us step a 300 us input copy with nothing beside it, then a 600 us kernel."""
+    builder = TraceBuilder()
+    python = builder.thread()
+    gpu = builder.gpu(0)
+    for step in range(3):
+        start = step * 1000
+        python.step(step, start, 1000)
+        gpu.memcpy("h2d", start, 300, 1 << 24, src="pinned")
+        gpu.kernel("volta_sgemm_128x64_nn", start + 300, 600)
+    return {"schema_version": 1, "run": None, "hosts": [report_of(builder)], "errors": []}
+
+
+def test_copies_are_not_counted_as_compute_in_the_headline():
+    run = _copy_bound_run()
+    summary = run["hosts"][0]["summary"]
+    assert (summary["gpu_busy_pct"], summary["gpu_compute_busy_pct"], summary["gpu_kernel_busy_pct"]) == \
+        (90.0, 90.0, 60.0)
+    assert run["hosts"][0]["devices"][0]["kernel_busy_pct"] == 60.0
+    assert "GPU compute busy: 60.0% (with copies 90.0%)" in render_text(run)
+    document = render_html(run)
+    assert "<b>60.0%</b><span>GPU compute busy</span>" in document
+    assert "<b>90.0%</b><span>GPU busy with copies</span>" in document

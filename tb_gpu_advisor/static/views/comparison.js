@@ -34,7 +34,7 @@ function summaryCard(answer, comparison) {
     tile('GPU busy', arrow(busy.baseline, busy.candidate, formatPct),
       Number.isFinite(busy.delta_points) ? `${formatPoints(busy.delta_points)}` : 'no GPU activity on a side'),
     tile('Steps', `${formatCount(counts[0])} \u2192 ${formatCount(counts[1])}`, 'samples on each side'),
-    tile('Speedup', Number.isFinite(comparison.speedup) ? `${comparison.speedup.toFixed(2)}\u00d7` : '\u2014',
+    tile('Change', speedChangeText(comparison.speedup),
       'baseline mean / candidate mean'),
     comparison.per_example ? tile('Per example', speedChangeText(comparison.per_example.speedup),
       `the candidate does ${comparison.per_example.work_ratio.toFixed(2)}\u00d7 the work per step`) : null),

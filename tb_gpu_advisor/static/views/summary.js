@@ -19,7 +19,11 @@ function largestLoss(breakdown) {
 
 function headline(summary) {
   const bottleneck = typeof summary.bottleneck === 'string' ? summary.bottleneck : null;
-  const verdict = [summary.verdict, summary.bottleneck_reason].find((text) => typeof text === 'string' && text) || null;
+  const label = bottleneck ? BOTTLENECK_LABELS[bottleneck] || bottleneck : null;
+  const said = [summary.verdict, summary.bottleneck_reason].find((text) => typeof text === 'string' && text) || null;
+  // The badge names the bottleneck: the sentence does not say it again ("Input-bound: Input-bound: ...").
+  const verdict = said && label && said.toLowerCase().startsWith(`${label.toLowerCase()}: `) ?
+    said.slice(label.length + 2).replace(/^./, (c) => c.toUpperCase()) : said;
   const parts = [];
   if (bottleneck) {
     parts.push(h('span', {class: ['badge', 'bottleneck', `bottleneck-${bottleneck in BOTTLENECK_LABELS ? bottleneck : 'other'}`]},
@@ -75,15 +79,32 @@ function stepTime(stats) {
   return [`${formatMs(stats.mean)}${spread}`, `${formatCount(stats.count)} step${stats.count === 1 ? '' : 's'}`];
 }
 
-/** GPU busy tiles: on multi-GPU runs compute busy leads, with busy including collectives beside it. */
-function busyTiles(summary) {
-  if (summary.active_gpu_count > 1 && Number.isFinite(summary.gpu_compute_busy_pct)) {
-    return [
-      tile('GPU compute busy', formatPct(summary.gpu_compute_busy_pct), 'mean over active GPUs, collectives excluded'),
-      tile('GPU busy', formatPct(summary.gpu_busy_pct), 'with collectives'),
-    ];
+// Copies or memsets that add less than this many points to the busy share are not shown apart (report/busy.py).
+const COPY_SPLIT_MIN_POINTS = 1.0;
+
+/**
+ * The headline GPU busy figures [{label, value, hint}] (the same as report/busy.py): "GPU compute busy" leads
+ * when copies add to the busy share or several GPUs run collectives, with busy including them beside it.
+ */
+export function busyFigures(summary) {
+  const busy = summary.gpu_busy_pct;
+  const compute = summary.gpu_compute_busy_pct;
+  const kernel = summary.gpu_kernel_busy_pct;
+  const copies = Number.isFinite(kernel) && Number.isFinite(compute) && compute - kernel >= COPY_SPLIT_MIN_POINTS;
+  const multi = summary.active_gpu_count > 1 && Number.isFinite(compute);
+  if (!copies && !multi) return [{label: 'GPU busy', value: busy, hint: 'mean over active GPUs'}];
+  const figures = [{label: 'GPU compute busy', value: copies ? kernel : compute,
+    hint: copies ? 'mean over active GPUs, copies and collectives excluded' :
+      'mean over active GPUs, collectives excluded'}];
+  if (copies) figures.push({label: 'GPU busy', value: compute, hint: 'with copies'});
+  if (multi || (copies && Number.isFinite(busy) && busy - compute >= COPY_SPLIT_MIN_POINTS)) {
+    figures.push({label: 'GPU busy', value: busy, hint: 'with collectives'});
   }
-  return [tile('GPU busy', formatPct(summary.gpu_busy_pct), 'mean over active GPUs')];
+  return figures;
+}
+
+function busyTiles(summary) {
+  return busyFigures(summary).map(({label, value, hint}) => tile(label, formatPct(value), hint));
 }
 
 /** The verdict card of a HostReport. */

@@ -1,0 +1,25 @@
+// Unit tests of the verdict card's headline busy figures (run by tests/plugin/test_js_helpers.py).
+import assert from 'node:assert/strict';
+import {test} from 'node:test';
+
+import {busyFigures} from '../../tb_gpu_advisor/static/views/summary.js';
+
+const pairs = (figures) => figures.map(({value, hint}) => [value, hint]);
+
+test('copies are shown apart from compute, as collectives are', () => {
+  // demo jax_float32_images: busy 99.9% of which 22% is the input copy with no kernel beside it.
+  const single = {active_gpu_count: 1, gpu_busy_pct: 99.9, gpu_compute_busy_pct: 99.9, gpu_kernel_busy_pct: 77.6};
+  assert.equal(busyFigures(single)[0].label, 'GPU compute busy');
+  assert.deepEqual(pairs(busyFigures(single)).slice(1), [[99.9, 'with copies']]);
+  const both = {active_gpu_count: 1, gpu_busy_pct: 87.5, gpu_compute_busy_pct: 77.7, gpu_kernel_busy_pct: 73.5};
+  assert.deepEqual(pairs(busyFigures(both)), [[73.5, 'mean over active GPUs, copies and collectives excluded'],
+    [77.7, 'with copies'], [87.5, 'with collectives']]);
+});
+
+test('without copies a single GPU keeps one busy figure and several GPUs lead with compute', () => {
+  const plain = {active_gpu_count: 1, gpu_busy_pct: 99.8, gpu_compute_busy_pct: 99.8, gpu_kernel_busy_pct: 99.5};
+  assert.deepEqual(busyFigures(plain).map((f) => f.label), ['GPU busy']);
+  const multi = {active_gpu_count: 4, gpu_busy_pct: 98.9, gpu_compute_busy_pct: 33.9, gpu_kernel_busy_pct: 33.8};
+  assert.deepEqual(pairs(busyFigures(multi)), [[33.9, 'mean over active GPUs, collectives excluded'],
+    [98.9, 'with collectives']]);
+});

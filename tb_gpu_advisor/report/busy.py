@@ -1,0 +1,22 @@
+"""The headline GPU busy figures: time computing, then with copies and with collectives where they add to it."""
+
+# Copies or memsets that add less than this many points to the busy share are not shown apart.
+COPY_SPLIT_MIN_POINTS = 1.0
+
+
+def busy_figures(summary):
+    """[(label, pct)] of a HostReport summary: `[("GPU busy", busy)]`, or, when copies add at least
+    COPY_SPLIT_MIN_POINTS or several GPUs run collectives, `("GPU compute busy", …)` first and then
+    `("with copies", …)` and `("with collectives", …)` where they apply."""
+    busy, compute = summary.get("gpu_busy_pct"), summary.get("gpu_compute_busy_pct")
+    kernel = summary.get("gpu_kernel_busy_pct")
+    copies = None not in (kernel, compute) and compute - kernel >= COPY_SPLIT_MIN_POINTS
+    multi = (summary.get("active_gpu_count") or 0) > 1 and compute is not None
+    if not copies and not multi:
+        return [("GPU busy", busy)]
+    figures = [("GPU compute busy", kernel if copies else compute)]
+    if copies:
+        figures.append(("with copies", compute))
+    if multi or (copies and busy is not None and busy - compute >= COPY_SPLIT_MIN_POINTS):
+        figures.append(("with collectives", busy))
+    return figures
