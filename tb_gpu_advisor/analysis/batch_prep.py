@@ -102,6 +102,26 @@ def _covered(spans, gaps):
     return int(intervals.covered_ps(spans, gaps.start_ps, gaps.end_ps).sum())
 
 
+def _first_at_or_after(times, points):
+    """For each point, the earliest of `times` (unsorted) at or after it, or None; without sorting `times`."""
+    order = np.argsort(np.asarray(points, dtype=np.int64), kind="stable")
+    sorted_points = np.asarray(points, dtype=np.int64)[order]
+    # A time at or after the k smallest points (and before the others) is a candidate for those k.
+    bucket = np.searchsorted(sorted_points, times, side="right")
+    earliest = np.full(len(points) + 1, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(earliest, bucket, times)
+    found = np.zeros(len(points) + 1, dtype=bool)
+    found[bucket] = True
+    # The earliest time at or after sorted point j is the minimum over buckets j+1 and above.
+    suffix_min = np.minimum.accumulate(earliest[::-1])[::-1][1:]
+    suffix_found = np.logical_or.accumulate(found[::-1])[::-1][1:]
+    result = [None] * len(points)
+    for rank, index in enumerate(order.tolist()):
+        if suffix_found[rank]:
+            result[index] = int(suffix_min[rank])
+    return result
+
+
 def batch_prep(model, step_set):
     """BatchPrep of a model with host steps and a device, else None."""
     kind, busy = device_busy(model)
@@ -110,14 +130,13 @@ def batch_prep(model, step_set):
         return None
     host = model.host_activity
     dispatch = host.tagged.get("dispatch", intervals.EMPTY)
-    ready = np.sort(np.concatenate([dispatch.start_ps, host.launch_start_ps]))
+    ready = np.concatenate([dispatch.start_ps, host.launch_start_ps])
     if not len(ready):
         ready = busy.start_ps
     busy_or_waiting = intervals.union_all(busy, host.input_waits)
     starts, ends, per_step, recoverable = [], [], [], 0
-    for step in steps:
-        first = np.searchsorted(ready, step.start_ps, side="left")
-        gap_end = min(int(ready[first]), step.end_ps) if first < len(ready) else step.end_ps
+    for step, first_ready in zip(steps, _first_at_or_after(ready, [step.start_ps for step in steps])):
+        gap_end = min(first_ready, step.end_ps) if first_ready is not None else step.end_ps
         gap = intervals.subtract(intervals.union([step.start_ps], [gap_end]), busy_or_waiting) \
             if gap_end > step.start_ps else intervals.EMPTY
         starts.extend(gap.start_ps.tolist())

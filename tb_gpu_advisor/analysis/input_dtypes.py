@@ -66,13 +66,16 @@ def _entry_parameters(data):
 
 def wide_image_inputs(model):
     """WideInput per image-shaped 32-bit entry parameter whose byte size some host-to-device copy has."""
+    if not model.hlo_protos:
+        return ()
     copies = {}
     for gpu in model.gpus:
         activity = gpu.activity
         mask = (activity.kind == ActivityKind.MEMCPY) & (activity.copy_direction == int(CopyDirection.H2D))
-        for index in np.flatnonzero(mask).tolist():
-            size = activity.copies[activity.copy_id[index]].size_bytes
-            copies.setdefault(size, []).append((int(activity.start_ps[index]), int(activity.end_ps[index])))
+        size_of = [copy.size_bytes for copy in activity.copies]
+        for copy_id, start, end in zip(activity.copy_id[mask].tolist(), activity.start_ps[mask].tolist(),
+                                       activity.end_ps[mask].tolist()):
+            copies.setdefault(size_of[copy_id], []).append((start, end))
     if not copies:
         return ()
     found, seen = [], set()

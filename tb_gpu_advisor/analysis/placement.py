@@ -40,7 +40,8 @@ def _copies(gpus, direction):
         mask = (activity.kind == ActivityKind.MEMCPY) & (activity.copy_direction == int(direction))
         starts.append(activity.start_ps[mask])
         ends.append(activity.end_ps[mask])
-        sizes.append(np.array([activity.copies[i].size_bytes for i in activity.copy_id[mask]], dtype=np.int64))
+        size_of = np.array([copy.size_bytes for copy in activity.copies], dtype=np.int64)
+        sizes.append(size_of[activity.copy_id[mask]])
     start, end, size = (np.concatenate(a) if a else np.zeros(0, np.int64) for a in (starts, ends, sizes))
     order = np.argsort(start, kind="stable")
     return start[order], end[order], size[order]
@@ -53,9 +54,11 @@ def _copies_near(copies, lo, hi, by_end):
     order = np.argsort(key, kind="stable")
     key, size = key[order], size[order]
     left, right = np.searchsorted(key, lo, "left"), np.searchsorted(key, hi, "left")
-    chosen = np.zeros(len(key), dtype=bool)
-    for a, b in zip(left.tolist(), right.tolist()):
-        chosen[a:b] = True
+    nonempty = left < right
+    # How many of the ranges [left, right) hold each copy: +1 where a range opens, -1 where it closes.
+    depth = np.cumsum(np.bincount(left[nonempty], minlength=len(key) + 1)
+                      - np.bincount(right[nonempty], minlength=len(key) + 1))[:len(key)]
+    chosen = depth > 0
     return int(chosen.sum()), int(size[chosen].sum())
 
 
@@ -66,8 +69,7 @@ def cpu_placed_ops(model, step_count):
     if not any(len(gpu.activity) for gpu in model.gpus):
         return ()
     host = model.host_activity
-    launches = np.sort(host.launch_start_ps)
-    d2h, h2d = _copies(model.gpus, CopyDirection.D2H), _copies(model.gpus, CopyDirection.H2D)
+    launches = d2h = h2d = None  # built at the first cpu_op tag that needs them: most traces have none
     found = []
     for tag, spans in host.tagged.items():
         if not tag.startswith("cpu_op:") or not len(spans):
@@ -76,10 +78,14 @@ def cpu_placed_ops(model, step_count):
         count, total = host.op_totals.get(name, (len(spans), spans.total_ps))
         if step_count and count / step_count > STEP_OP_MAX_CALLS_PER_STEP:
             continue
+        if launches is None:
+            launches = np.sort(host.launch_start_ps)
         launched = np.searchsorted(launches, spans.end_ps, "left") > np.searchsorted(launches, spans.start_ps, "left")
         unlaunched = int((~launched).sum())
         if unlaunched < UNLAUNCHED_MIN_SHARE * len(spans):
             continue
+        if d2h is None:
+            d2h, h2d = _copies(model.gpus, CopyDirection.D2H), _copies(model.gpus, CopyDirection.H2D)
         length = np.minimum(spans.end_ps - spans.start_ps, ADJACENT_COPY_PS)
         before = _copies_near(d2h, spans.start_ps - length, spans.start_ps + 1, by_end=True)
         after = _copies_near(h2d, spans.end_ps, spans.end_ps + length, by_end=False)
