@@ -63,20 +63,25 @@ def busy_intervals(activity):
     return intervals.union(activity.start_ps, activity.end_ps)
 
 
-def compute_intervals(activity):
-    """Union of everything on one GPU except collective (NCCL/RCCL) kernels: its busy time minus collectives alone."""
+def collective_kernels(activity):
+    """Boolean mask of one GPU's collective (NCCL/RCCL) kernels."""
     kernels = activity.mask(ActivityKind.KERNEL)
     nccl_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
-    nccl = kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
+    return kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
+
+
+def compute_intervals(activity, nccl=None):
+    """Union of everything on one GPU except collective (NCCL/RCCL) kernels: its busy time minus collectives alone.
+    `nccl`: collective_kernels(activity), when the caller has it."""
+    nccl = collective_kernels(activity) if nccl is None else nccl
     return intervals.union(activity.start_ps[~nccl], activity.end_ps[~nccl])
 
 
-def kernel_intervals(activity):
-    """Union of the non-collective kernels and graphs on one GPU: when it computes, copies and memsets aside."""
-    kernels = activity.mask(ActivityKind.KERNEL)
-    nccl_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
-    nccl = kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
-    computing = (kernels & ~nccl) | activity.mask(ActivityKind.GRAPH)
+def kernel_intervals(activity, nccl=None):
+    """Union of the non-collective kernels and graphs on one GPU: when it computes, copies and memsets aside.
+    `nccl`: collective_kernels(activity), when the caller has it."""
+    nccl = collective_kernels(activity) if nccl is None else nccl
+    computing = (activity.mask(ActivityKind.KERNEL) & ~nccl) | activity.mask(ActivityKind.GRAPH)
     return intervals.union(activity.start_ps[computing], activity.end_ps[computing])
 
 
@@ -103,11 +108,10 @@ def device_usage(gpu, step_set, window=None):
     window_ps = windows.total_ps
     gaps = busy.start_ps[1:] - busy.end_ps[:-1]
     kernels = activity.mask(ActivityKind.KERNEL)
-    nccl_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
-    nccl = kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
-    compute = compute_intervals(activity)
+    nccl = collective_kernels(activity)
+    compute = compute_intervals(activity, nccl)
     compute_ps = int(intervals.covered_ps(compute, windows.start_ps, windows.end_ps).sum())
-    kernel_ps = int(intervals.covered_ps(kernel_intervals(activity), windows.start_ps, windows.end_ps).sum())
+    kernel_ps = int(intervals.covered_ps(kernel_intervals(activity, nccl), windows.start_ps, windows.end_ps).sum())
     return DeviceUsage(
         ordinal=gpu.ordinal,
         name=gpu.name,
