@@ -163,7 +163,7 @@ def summary_stall(ctx):
     return _stall(ctx, "summary", "steps.summary_stall", "Summary writes")
 
 
-def _warmup(ctx):
+def warmup_step(ctx):
     """The first step when it is warm-up: much slower than the rest and compiling."""
     steps = ctx.step_set.steps
     if len(steps) < STEP_MIN_COUNT:
@@ -179,7 +179,7 @@ def _warmup(ctx):
 
 
 def warmup_in_profile(ctx):
-    first = _warmup(ctx)
+    first = warmup_step(ctx)
     if first is None:
         return None
     rest_ms = np.array([s.duration_ps for s in ctx.step_set.steps[1:]], dtype=np.float64) / 1e9
@@ -198,7 +198,7 @@ def warmup_in_profile(ctx):
 def uneven_step_time(ctx):
     """Step times vary (coefficient of variation >= STEP_CV_MIN), warm-up excluded."""
     steps = list(ctx.step_set.steps)
-    if _warmup(ctx) is not None:
+    if warmup_step(ctx) is not None:
         steps = steps[1:]
     if len(steps) < STEP_MIN_COUNT:
         return None
