@@ -45,6 +45,17 @@ PREP_FUNCTIONS = frozenset({
 # Threads on which XLA's CPU client executes compiled programs: the "device" of a CPU-only JAX run.
 XLA_CPU_EXECUTOR_THREADS = frozenset({"tf_XLAPjRtCpuClient", "tf_XLAEigen", "XLAPjRtCpuClient", "XLAEigen"})
 XLA_CPU_TAG = "xla_cpu_execute"
+# tf.py_function / tf.numpy_function calls run by a tf.data thread (a map function), apart from those in the step.
+PY_FUNCTION_TYPES = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
+TF_DATA_PY_FUNCTION_TAG = "py_function_in_tf_data"
+
+
+def on_tf_data_thread(line_name):
+    return thread_kind(line_name).startswith("tf_data")
+
+
+def is_py_function_event(name):
+    return name.rpartition(":")[2] in PY_FUNCTION_TYPES
 # JAX's dispatch of a compiled program (`PjitFunction(train_step)`): from here on the device has work.
 _DISPATCH_PREFIXES = ("PjitFunction(", "PmapFunction(")
 
@@ -100,6 +111,7 @@ class _HostCollector:
         meta_names = {key: meta.name for key, meta in plane.event_metadata.items()}
         wait_ids = {key for key, name in meta_names.items() if _is_input_wait(name)}
         tag_ids = {key: tag for key, name in meta_names.items() if (tag := event_tag(name))}
+        py_function_ids = {key for key, name in meta_names.items() if is_py_function_event(name)}
         totals = {}
         for line in plane.lines:
             if is_derived_line(line.id):
@@ -108,6 +120,8 @@ class _HostCollector:
             base_ps = (line.timestamp_ns - origin_ns) * 1000
             executor = self.tagged.setdefault(XLA_CPU_TAG, ([], [])) \
                 if thread_kind(line.name) in XLA_CPU_EXECUTOR_THREADS else None
+            py_functions = self.tagged.setdefault(TF_DATA_PY_FUNCTION_TAG, ([], [])) \
+                if on_tf_data_thread(line.name) else None
             top_start = top_end = None
             line_busy = 0
             for event in line.events:
@@ -132,6 +146,9 @@ class _HostCollector:
                 if executor is not None and duration > 0:
                     executor[0].append(start)
                     executor[1].append(end)
+                if py_functions is not None and duration > 0 and meta_id in py_function_ids:
+                    py_functions[0].append(start)
+                    py_functions[1].append(end)
                 is_marker = False
                 if event.stats:
                     found = {}

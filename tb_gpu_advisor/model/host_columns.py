@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor.model.host import (_HOST_STATS, _MARKER_NAMES, XLA_CPU_EXECUTOR_THREADS, XLA_CPU_TAG,
-                                       _HostCollector, _is_input_wait, event_tag, thread_kind)
+                                       TF_DATA_PY_FUNCTION_TAG, _HostCollector, _is_input_wait, event_tag, is_py_function_event,
+                                       on_tf_data_thread, thread_kind)
 from tb_gpu_advisor.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names
 from tb_gpu_advisor.xplane.wire_scan import Unusual
@@ -96,6 +97,9 @@ def host_plane_columns(scan, origin_ns):
     thread = np.array([not is_derived_line(line.id) for line in scan.lines], dtype=bool)
     executor = thread & np.array([thread_kind(line.name) in XLA_CPU_EXECUTOR_THREADS for line in scan.lines],
                                  dtype=bool)
+    tf_data = thread & np.array([on_tf_data_thread(line.name) for line in scan.lines], dtype=bool)
+    py_function_ids = np.array(sorted(k for k, name in meta_names.items() if is_py_function_event(name)),
+                               dtype=np.int64)
     bases = []
     for line, is_thread in zip(scan.lines, thread):
         base = (line.timestamp_ns - origin_ns) * 1000
@@ -122,6 +126,11 @@ def host_plane_columns(scan, origin_ns):
             spans = tagged.setdefault(XLA_CPU_TAG, ([], []))
             spans[0].extend(start[executing].tolist())
             spans[1].extend(end[executing].tolist())
+        py_in_tf_data = tf_data[chunk.line[rows]] & np.isin(meta_id, py_function_ids) & (duration > 0)
+        if py_in_tf_data.any():
+            spans = tagged.setdefault(TF_DATA_PY_FUNCTION_TAG, ([], []))
+            spans[0].extend(start[py_in_tf_data].tolist())
+            spans[1].extend(end[py_in_tf_data].tolist())
         launch, marker = _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_names,
                                                marker_ids, scan.data, names)
         parts.append((launch, start[waiting], end[waiting]))

@@ -8,7 +8,7 @@ def _findings(report):
 
 
 def test_batch_built_on_the_step_thread(built):
-    report = built("jax_batch_on_step_thread").report
+    report = built("jax_inline_loader").report
     assert report["summary"]["framework"] == "jax"
     assert summary(report) == {"busy": 57.66, "input_wait": 0.0, "step_ms": 51.9925, "steps": 5, "stdev": 0.0,
                                "source": "host", "kernels": 1550, "kernel_rows": 310}
@@ -25,7 +25,7 @@ def test_batch_built_on_the_step_thread(built):
 
 
 def test_batch_built_ahead(built):
-    report = built("jax_batch_on_step_thread_fixed").report
+    report = built("jax_inline_loader_fixed").report
     assert summary(report)["busy"] == 99.93 and summary(report)["step_ms"] == 29.7985
     assert report["findings"] == []
 

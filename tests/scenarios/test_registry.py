@@ -15,7 +15,7 @@ def test_every_problem_has_its_fix():
         ("transfer_bound", "transfer_bound_fixed"), ("low_occupancy", "low_occupancy_fixed"),
         ("fp32_on_tensor_cores", "fp32_on_tensor_cores_fixed"),
         ("multi_gpu_straggler", "multi_gpu_straggler_fixed"), ("host_bound", "host_bound_fixed"),
-        ("jax_batch_on_step_thread", "jax_batch_on_step_thread_fixed"),
+        ("jax_inline_loader", "jax_inline_loader_fixed"),
         ("jax_float32_images", "jax_float32_images_fixed"), ("cpu_placed_op", "cpu_placed_op_fixed")]
     assert "healthy" in SCENARIOS and len(SCENARIOS) == 21
 
@@ -29,7 +29,7 @@ def test_expectations_use_the_findings_vocabulary():
             assert scenario.expected_top_finding is not None and scenario.advice, scenario.name
     assert [s.name for s in SCENARIOS.values() if s.expected_bottleneck == "none"] == [
         "input_bound_fixed", "launch_bound_fixed", "transfer_bound_fixed", "low_occupancy_fixed",
-        "fp32_on_tensor_cores_fixed", "host_bound_fixed", "healthy", "jax_batch_on_step_thread_fixed",
+        "fp32_on_tensor_cores_fixed", "host_bound_fixed", "healthy", "jax_inline_loader_fixed",
         "jax_float32_images_fixed", "cpu_placed_op_fixed"]
 
 

@@ -154,15 +154,20 @@ bfloat16 keeps float32's range (no overflow) with fewer mantissa bits. Then tune
             fix="""\
 The step computes in 16 bits but the NCCL kernels reduce float32 gradients: Keras mixed precision keeps
 variables and gradients in float32, so the all-reduce moves twice the bytes it could. In a custom training
-loop, cast before reducing and back after:
+loop, reduce 16-bit gradients. Keras 3 (TF 2.16+) always all-reduces inside apply_gradients, and its
+built-in optimizers cast each gradient to its variable's dtype after that; tf.keras 2.11-2.15 needs the
+reduction done by hand:
 
     grads = tape.gradient(loss, model.trainable_variables)   # loss averaged over the global batch
-    ctx = tf.distribute.get_replica_context()
     low = [tf.cast(g, tf.bfloat16) for g in grads]     # cc 8.0+; float16 on 7.x, see below
-    low = ctx.all_reduce(tf.distribute.ReduceOp.SUM, low)    # SUM, as apply_gradients would
-    grads = [tf.cast(g, tf.float32) for g in low]
-    optimizer.apply_gradients(zip(grads, model.trainable_variables), skip_gradients_aggregation=True)
-    # legacy tf.keras optimizers: apply_gradients(..., experimental_aggregate_gradients=False)
+    if int(tf.keras.__version__.split(".")[0]) >= 3:   # Keras 3: reduces what it is given
+        optimizer.apply_gradients(zip(low, model.trainable_variables))
+    else:                                              # tf.keras 2.11-2.15 (or TF_USE_LEGACY_KERAS=1)
+        ctx = tf.distribute.get_replica_context()
+        low = ctx.all_reduce(tf.distribute.ReduceOp.SUM, low)    # SUM, as apply_gradients would
+        grads = [tf.cast(g, tf.float32) for g in low]
+        optimizer.apply_gradients(zip(grads, model.trainable_variables), skip_gradients_aggregation=True)
+        # legacy optimizers: apply_gradients(..., experimental_aggregate_gradients=False)
 
 bfloat16 keeps float32's range (no overflow) with fewer mantissa bits. float16 sums can overflow across
 many replicas, loss-scaled gradients especially: with a LossScaleOptimizer unscale first

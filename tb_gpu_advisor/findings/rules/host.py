@@ -15,6 +15,7 @@ from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MI
                                                 HOST_MEDIUM_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 RETRACE_MIN_VARIANTS)
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG
 from tb_gpu_advisor.whatif import input as whatif_input
 from tb_gpu_advisor.whatif.cores import host_cores
 from tb_gpu_advisor.whatif.dispatch import compiled_step
@@ -371,14 +372,28 @@ def python_function(ctx):
     count = sum(c for _, c, _ in ops)
     total_ms = ms(sum(t for _, _, t in ops))
     waiting = ctx.category_ms("input_wait") if ctx.pipeline.in_use else 0.0
-    recoverable = min(total_ms, waiting + host_critical_ms(ctx)) if ctx.has_gpu else min(total_ms, max(
-        waiting, ctx.category_ms("host")))
+    # Run by a tf.data thread, the calls overlap the step except while it waits for input: removing them gains at
+    # most that wait.
+    in_tf_data = len(ctx.host.tagged.get(TF_DATA_PY_FUNCTION_TAG, intervals.EMPTY)) > 0
+    if in_tf_data:
+        recoverable = min(total_ms, waiting)
+    elif ctx.has_gpu:
+        recoverable = min(total_ms, waiting + host_critical_ms(ctx))
+    else:
+        recoverable = min(total_ms, max(waiting, ctx.category_ms("host")))
     share = ctx.share_pct(recoverable)
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT)
     if severity is None:
         return None
     per_step = count / ctx.step_count if ctx.step_count else None
-    if per_step is not None and per_step <= STEP_OP_MAX_CALLS_PER_STEP:
+    wait_note = (f"the step waits for input {ctx.share_pct(waiting):.1f}% of the time" if waiting > 0
+                 else "the step does not wait for input")
+    if in_tf_data and per_step is not None and per_step <= STEP_OP_MAX_CALLS_PER_STEP:
+        times = "once" if per_step <= 1.0 else f"{round(per_step, 1):g} times"
+        where = f" ({times} per step, on a tf.data thread: a map function calls it per batch; {wait_note})"
+    elif in_tf_data:
+        where = f"; a tf.data map function calls it per element ({wait_note})"
+    elif per_step is not None and per_step <= STEP_OP_MAX_CALLS_PER_STEP:
         times = "once" if per_step <= 1.0 else f"{round(per_step, 1):g} times"
         where = f" ({times} per step: it runs inside the training step, which waits for it)"
     elif waiting > 0:
@@ -387,22 +402,35 @@ def python_function(ctx):
         where = ""
     finding = Finding(
         id="host.python_function", severity=severity,
-        summary=f"Python functions (tf.py_function) ran {count:,} times, {total_ms / count:.2f} ms each{where}.",
+        summary=f"Python functions ({_py_function_apis(ops)}) ran {count:,} times, {total_ms / count:.2f} ms "
+                f"each{where}.",
         evidence=Evidence({"py_function_calls": count, "py_function_ms": total_ms,
                            "py_function_ms_per_call": round(total_ms / count, 3),
                            "py_function_calls_per_step": round(count / ctx.step_count, 1) if ctx.step_count else None,
                            "map_threads_busy_cores": ctx.pipeline.map_concurrency, "input_wait_ms": round(waiting, 3),
+                           "py_function_in_tf_data": in_tf_data,
                            "recoverable_pct": share},
                           ladder("recoverable_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT),
                           {"host_ops": op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the input wait (or host time) the Python calls account for removed")
+        speedup_basis=("upper bound: the input wait removed (the calls run in tf.data, overlapped with the step)"
+                       if in_tf_data else
+                       "upper bound: the input wait (or host time) the Python calls account for removed"))
     cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
     if per_step is not None and per_step > STEP_OP_MAX_CALLS_PER_STEP and waiting > 0 and cores is not None:
         # In the map function the calls hold the GIL, one at a time; in TensorFlow ops the map spreads over the
         # cores, as a parallel map of the whole producer would.
         return estimated(finding, whatif_input.parallel_map(input_steps(ctx), ctx.pipeline.has_prefetch, cores))
     return finding
+
+
+def _py_function_apis(ops):
+    """The Python APIs behind the callback op types seen: EagerPyFunc is tf.py_function, PyFunc and
+    PyFuncStateless are tf.numpy_function."""
+    types = {_op_type(name) for name, _, _ in ops}
+    apis = (["tf.py_function, op EagerPyFunc"] if "EagerPyFunc" in types else []) + [
+        f"tf.numpy_function, op {kind}" for kind in ("PyFunc", "PyFuncStateless") if kind in types]
+    return ", ".join(apis)
 
 
 def gc_pauses(ctx):

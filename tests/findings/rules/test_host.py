@@ -180,3 +180,17 @@ def test_cpu_ops_under_one_percent_are_quiet():
 def test_host_rules_are_quiet_on_the_healthy_trace():
     categories = {f["category"] for f in report_of(healthy())["findings"]}
     assert not categories & {"host", "threading", "placement"}
+
+
+def test_python_function_once_per_batch_in_tf_data_is_bounded_by_the_input_wait():
+    # A tf.data map over whole batches: one 5 ms PyFunc (tf.numpy_function) per step on a tf.data thread,
+    # prefetched: the step waits for input only 1.5 ms of its 10 ms.
+    def prefetched(builder, python, start, index):
+        python.input_wait(start, 1_500)
+        builder.thread("tf_data_iterator_get_next/1").event("Iterator::Root::Prefetch", start, 1_500)
+        builder.thread("tf_data_private_threadpool/2").event("PyFunc:PyFunc", start + 1_000, 5_000)
+
+    finding = findings_by_id(report_of(host_loop(prefetched, compute_us=4_000)))["host.python_function"]
+    assert finding["recoverable_ms"] == 6.0 and finding["evidence"]["metrics"]["py_function_in_tf_data"] is True
+    assert "tf.numpy_function, op PyFunc" in finding["summary"] and "tf.py_function" not in finding["summary"]
+    assert "on a tf.data thread" in finding["summary"] and "inside the training step" not in finding["summary"]
