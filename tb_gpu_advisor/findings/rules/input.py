@@ -352,7 +352,7 @@ def demanded_file_reads(ctx):
     read_ms = _read_ms(ctx, pipeline.demanded_reads)
     return _input_finding(
         ctx, "input.demanded_file_reads",
-        f"Files are read on demand ({pipeline.demanded_reads[0]}: {read_ms:.2f} ms of reads).",
+        f"Files are read on demand ({pipeline.demanded_reads[0]}: reads take {ctx.time_text(read_ms)}).",
         min(wait_ms, read_ms), "upper bound: the input wait spent in on-demand reads removed",
         extra_metrics={"demanded_read_ms": round(read_ms, 3)},
         pointers={"tf_data_stages": list(pipeline.demanded_reads)})
@@ -366,7 +366,7 @@ def no_cache(ctx):
     wait_ms, _ = _wait(ctx)
     read_ms = _read_ms(ctx, pipeline.file_reads)
     return _input_finding(
-        ctx, "input.no_cache", f"Files are read every epoch and nothing is cached ({read_ms:.2f} ms of reads).",
+        ctx, "input.no_cache", f"Files are read every epoch and nothing is cached (reads take {ctx.time_text(read_ms)}).",
         min(wait_ms, read_ms), "upper bound: the input wait spent reading files removed",
         extra_metrics={"file_read_ms": round(read_ms, 3)},
         pointers={"tf_data_stages": [p for p in pipeline.file_reads if p.rpartition("::")[2] in FILE_READ_STAGES]})
@@ -426,7 +426,7 @@ def host_batch_prep(ctx):
                  "holds for waiting, less for NumPy work.")
     between_ms = ms(prep.between_steps_ps) / (ctx.step_count - 1) if ctx.step_count > 1 else 0.0
     if between_ms >= 0.1 * prep_ms / ctx.step_count:
-        note += (f" The device also idles {between_ms:.2f} ms between consecutive step markers, outside the steps "
+        note += (f" The device also idles {between_ms:.2f} ms between each pair of consecutive step markers, outside the steps "
                  "measured here: preparation the marker leaves out.")
     if prep.certainty == "low" or (prep.device != "gpu" and not prep.waits):
         severity = "medium" if severity == "high" else severity

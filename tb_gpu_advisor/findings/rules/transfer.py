@@ -314,8 +314,8 @@ def pageable_memory(ctx):
         return None
     finding = _copy_finding(
         ctx, "transfer.pageable_memory",
-        f"{count:,} copies ({size / 1e6:.2f} MB) use pageable host memory; {ms(exposed_ps):.2f} ms of them "
-        "run while no GPU computes.", exposed_ps, exposed,
+        f"{count:,} copies ({size / 1e6:.2f} MB) use pageable host memory; they run while no GPU computes "
+        f"for {ctx.time_text(ms(exposed_ps))}.", exposed_ps, exposed,
         {"pageable_copies": count, "pageable_bytes": size, "pageable_copy_ms": ms(busy)},
         limit("pageable_copies", count, 0), "upper bound: pinned, asynchronous copies fully overlapped with compute")
     cc = ctx.compute_capability
@@ -332,8 +332,8 @@ def sync_copies(ctx):
         return None
     return _copy_finding(
         ctx, "transfer.sync_copies",
-        f"{count:,} synchronous copies ({size / 1e6:.2f} MB) block the host; {ms(exposed_ps):.2f} ms run while "
-        "no GPU computes.", exposed_ps, exposed,
+        f"{count:,} synchronous copies ({size / 1e6:.2f} MB) block the host; they run while no GPU "
+        f"computes for {ctx.time_text(ms(exposed_ps))}.", exposed_ps, exposed,
         {"sync_copies": count, "sync_bytes": size, "sync_copy_ms": ms(busy)},
         limit("sync_copies", count, 0), "upper bound: asynchronous copies fully overlapped with compute")
 

@@ -39,6 +39,7 @@ def test_eager_ops():
     finding = findings_by_id(report_of(host_loop(eager, compute_us=8_000)))["host.eager_execution"]
     assert finding["evidence"]["metrics"] == {"eager_ops_per_step": 20.0, "eager_op_ms": 8.0, "eager_op_pct": 20.0,
                                               "op_work_kept_ms": 0.0}
+    assert "20 ops per step run one at a time (2.00 ms per step, 20.0% of the step time)" in finding["summary"]
     # compiled, the step keeps the GPU's 8 ms of each 10 ms
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.25
     assert finding["speedup_kind"] == "model"

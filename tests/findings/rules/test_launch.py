@@ -46,6 +46,7 @@ def test_kernels_shorter_than_their_launch():
     assert metrics["short_gap_count"] == 799
     assert metrics["short_gap_ms"] == 31.96
     assert metrics["short_gap_median_us"] == 40.0
+    assert "200 short gaps per step (7.99 ms per step, " in finding["summary"]
     assert finding["estimated_speedup"] == 4.98
 
 
