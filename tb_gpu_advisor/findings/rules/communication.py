@@ -272,9 +272,11 @@ def allreduce_exposed(ctx):
     kinds = _collective_time_by_kind(ctx)
     allreduce_pct = (round(100.0 * kinds.get("allreduce", 0) / sum(kinds.values()), 2)
                      if sum(kinds.values()) else None)
+    title = ""
     if allreduce_pct is not None and allreduce_pct < ALLREDUCE_DOMINANT_PCT:
         top = max(kinds, key=kinds.get)
         condition = "not_allreduce"
+        title = f"{_KIND_TITLES.get(top, 'Collectives are')} not hidden behind compute"
         note = (f"Most collective time here is {_KIND_WORDS.get(top, top)} ({100.0 * kinds[top] / sum(kinds.values()):.0f}%), "
                 f"not gradient all-reduce ({allreduce_pct:.0f}%): advice for data-parallel all-reduce does not "
                 "apply.")
@@ -293,7 +295,8 @@ def allreduce_exposed(ctx):
                           ladder("collectives_exposed_pct", share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
                           {"kernels": names[:5]}),
         recoverable_ms=exposed_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: collectives fully overlapped with compute", condition=condition, fix_note=note)
+        speedup_basis="upper bound: collectives fully overlapped with compute", condition=condition, fix_note=note,
+        title=title)
     compute_ms = ms(max(ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name)).values(), default=0))
     return estimated(finding, overlap_collectives(ctx.window_ms, exposed_ms, compute_ms,
                                                   ms(overlapped_ps) / max(1, len(ctx.active_gpus)),
@@ -303,6 +306,11 @@ def allreduce_exposed(ctx):
 ALLREDUCE_DOMINANT_PCT = 50.0  # below this share of collective time, all-reduce advice does not fit the job
 _KIND_WORDS = {"sendrecv": "point-to-point send/recv", "alltoall": "all-to-all", "allgather": "all-gather",
                "reducescatter": "reduce-scatter", "broadcast": "broadcast", "reduce": "reduce"}
+
+# The finding's title when one collective kind other than all-reduce takes most of the collective time.
+_KIND_TITLES = {"sendrecv": "Point-to-point send/recv is", "alltoall": "All-to-all exchanges are",
+                "allgather": "All-gather is", "reducescatter": "Reduce-scatter is", "broadcast": "Broadcast is",
+                "reduce": "Reduce is"}
 
 
 def _collective_time_by_kind(ctx):

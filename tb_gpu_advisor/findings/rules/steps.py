@@ -70,7 +70,7 @@ Avoid histogram and image summaries inside the step; do not flush the writer eve
     "steps.uneven_step_time": Entry(
         category="other",
         title="Step time varies a lot from step to step",
-        fix_summary="Find what the slow steps do differently (listed) and remove or spread it.",
+        fix_summary="Find what the slowest step (named above) does differently and remove or spread it.",
         fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open them in the
 Trace Viewer. Usual causes: periodic work inside some steps (evaluation, checkpoints, summaries, logging),
