@@ -16,6 +16,7 @@ from tb_gpu_advisor.findings.thresholds import (BACKWARD_SHARE_OF_COMPUTE, COLLE
                                                 STRAGGLER_SLOWDOWN_MIN)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.communication import overlap_collectives, straggler
+from tb_gpu_advisor.vocabulary import TIMES
 
 # Collective time that is mostly send/recv or all-to-all (pipeline or model parallelism, sharded embeddings)
 # is not gradient all-reduce: bucket and gradient-compression advice does not apply to it.
@@ -429,11 +430,11 @@ def _straggler_cause(ctx, slow, others):
         round(np.mean([sum(count for count, _ in stats.values()) for stats in theirs]))
     metrics = {"same_kernels_slowdown": slowdown, "extra_kernels_on_slowest": int(extra_kernels)}
     if slowdown is not None and slowdown >= STRAGGLER_SLOWDOWN_MIN:
-        note = (f"Cause: hardware. {slow.name} runs the same kernels {slowdown:.2f}x slower than the other GPUs "
+        note = (f"Cause: hardware. {slow.name} runs the same kernels {slowdown:.2f}{TIMES} slower than the other GPUs "
                 f"({len(common)} kernel names in common).")
         return "hardware", metrics, note
     note = (f"Cause: workload. {slow.name} runs the same kernels at the same speed"
-            + (f" ({slowdown:.2f}x)" if slowdown is not None else "")
+            + (f" ({slowdown:.2f}{TIMES})" if slowdown is not None else "")
             + f" but more of them ({extra_kernels:+d} kernels per profile than the others' mean): it is given more "
               "work. Give every replica the same work (see below).")
     return "workload", metrics, note

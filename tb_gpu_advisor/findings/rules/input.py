@@ -367,7 +367,8 @@ def no_cache(ctx):
     wait_ms, _ = _wait(ctx)
     read_ms = _read_ms(ctx, pipeline.file_reads)
     return _input_finding(
-        ctx, "input.no_cache", f"Files are read every epoch and nothing is cached (reads take {ctx.time_text(read_ms)}).",
+        ctx, "input.no_cache",
+        f"Files are read every epoch and nothing is cached (reads take {ctx.time_text(read_ms)}).",
         min(wait_ms, read_ms), "upper bound: the input wait spent reading files removed",
         extra_metrics={"file_read_ms": round(read_ms, 3)},
         pointers={"tf_data_stages": [p for p in pipeline.file_reads if p.rpartition("::")[2] in FILE_READ_STAGES]})

@@ -187,7 +187,7 @@ def warmup_in_profile(ctx):
     return Finding(
         id="steps.warmup_in_profile", severity="low",
         summary=f"The first profiled step ({first.name}, {ms(first.duration_ps):.2f} ms) compiles and takes "
-                f"{ms(first.duration_ps) / median:.1f}x the median of the others ({median:.2f} ms).",
+                f"{ms(first.duration_ps) / median:.1f}× the median of the others ({median:.2f} ms).",
         evidence=Evidence({"first_step_ms": ms(first.duration_ps), "other_steps_median_ms": median},
                           limit("first_step_over_median", round(ms(first.duration_ps) / median, 2), WARMUP_FACTOR),
                           {"steps": [first.name], "time_ranges_ms": [[ms(first.start_ps), ms(first.end_ps)]]}),
