@@ -37,6 +37,7 @@ class Confidence:
     warmup: bool = False  # first-use setup or compiling in the captured time: launch/host time include it
     no_step: bool = False  # no repeating step: host and launch time between kernels is not a step's
     one_rank_of: int | None = None  # the job's world size when this file is one rank of several
+    tpu_only: bool = False  # a TPU profile with no GPU: nothing here measures the accelerators
 
     def to_dict(self):
         return {"level": self.level, "reasons": list(self.reasons)}
@@ -51,6 +52,12 @@ class _Reason:
 
 def trace_confidence(model, step_set, framework):
     """Confidence of one host's trace (docs/report.md, `summary.confidence`); pure."""
+    if model.tpu_count and not model.gpus:
+        return Confidence("low", (
+            f"A TPU profile ({model.tpu_count} TPU planes, no GPU): this advisor measures GPUs, so it cannot say how "
+            "busy the TPUs are, why they idle or what to change, and it gives no advice; the host threads alone "
+            "are no step breakdown. Open the profile in TensorBoard's Profile tab, whose XProf tools analyze "
+            "TPUs.",), labels=("a TPU profile",), tpu_only=True)
     how = _Recapture(framework.name)
     reasons, notes = [], []
     steps = step_set.steps

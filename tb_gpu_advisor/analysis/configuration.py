@@ -14,6 +14,9 @@ _NOT_VERSIONS = {"kineto_schema_version", "cpu_version"}
 _BF16 = re.compile(r"bf16|bfloat16", re.IGNORECASE)
 _FP8 = re.compile(r"e4m3|e5m2|fp8|f8e", re.IGNORECASE)
 _TF32 = re.compile(r"tf32", re.IGNORECASE)
+# Tensor Core GEMM shapes with a 32-bit accumulator (`s1688`, `s16816`): with no 16-bit or 8-bit input in the
+# name the inputs are 32-bit, which Tensor Cores (Ampere and later) compute as TF32.
+_TF32_MMA = re.compile(r"(?<![a-z0-9])(?:tensorop_)?s(?:1688|16816)(?:gemm|cudnn|_|$)", re.IGNORECASE)
 _HLO_DTYPES = {"bf16": "bf16", "f16": "fp16", "f32": "fp32", "f64": "fp64", "f8e4m3fn": "fp8", "f8e5m2": "fp8"}
 # A precision holding this share of matmul/conv time names the run's precision; below it the run is mixed.
 DOMINANT_PRECISION_PCT = 90.0
@@ -103,7 +106,7 @@ def _kernel_dtype(row):
         return "bf16"
     if is_low_precision(row.name):
         return "fp16"
-    if _TF32.search(row.name):
+    if _TF32.search(row.name) or _TF32_MMA.search(row.name):
         return "tf32"
     return "fp32"
 

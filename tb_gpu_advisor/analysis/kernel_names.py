@@ -10,8 +10,10 @@ _TENSOR_CORE_PATTERNS = (
     "first_layer_wgrad_kernel", "h1688", "h884", "hmma", "i16832", "i8816", "s884", "s1688", "xmma_gemm",
     "xmma_implicit_gemm", "xmma_sparse_conv", "xmma_sparse_gemm", "xmma_warp_specialized_implicit_gemm",
 )
-_EXTRA_TENSOR_CORE = re.compile(r"sm90_xmma|gmma|wgmma|tensorop|_tf32_|bf16gemm|hgemm.*tensor|cutlass.*tensorop",
-                                re.IGNORECASE)
+# TF32 exists only on Tensor Cores, and cuDNN/cuBLAS xmma kernels name their MMA instruction shape
+# (`_tensor16x8x8_`) when they use them (`_ffma_` when they do not).
+_EXTRA_TENSOR_CORE = re.compile(r"sm90_xmma|gmma|wgmma|tensorop|tf32|_tensor\d+x\d+x\d+|bf16gemm|hgemm.*tensor|"
+                                r"cutlass.*tensorop", re.IGNORECASE)
 # Names that say the kernel computes in 16 bits or fewer (XProf checks `half` and `fp16` only).
 _LOW_PRECISION = re.compile(r"half|fp16|bf16|bfloat16|__nv_bfloat|\bf16\b|_f16|f16_|h884|h1688|h16816|hmma|"
                             r"hgemm|e4m3|e5m2|fp8", re.IGNORECASE)

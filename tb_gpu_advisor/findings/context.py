@@ -9,6 +9,7 @@ from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
+from tb_gpu_advisor.report.units import duration_ms
 
 PS_PER_MS = 1e9
 
@@ -57,10 +58,10 @@ class Context:
         return round(total_ms / self.step_count, 3) if self.step_count else None
 
     def time_text(self, total_ms):
-        """`2.37 ms per step`, or `2.37 ms in total` for a profile without steps."""
+        """`2.37 ms per step` (`70.0 µs per step`), or `2.37 ms in total` for a profile without steps."""
         if self.step_count:
-            return f"{total_ms / self.step_count:.2f} ms per step"
-        return f"{total_ms:.2f} ms in total"
+            return f"{duration_ms(total_ms / self.step_count)} per step"
+        return f"{duration_ms(total_ms)} in total"
 
     def count_text(self, count, unit):
         """`665 kernels per step`, or `665 kernels in the profile` without steps."""

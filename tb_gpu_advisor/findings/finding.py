@@ -44,6 +44,7 @@ class Finding:
     overlaps_with: tuple = ()  # ids of other findings whose recoverable time is partly the same time
     speedup_kind: str = "bound"  # one of SPEEDUP_KINDS; set with `estimated` from a whatif.Estimate
     what_if: bool = False  # the speedup comes from a what-if of the fix (`estimated`), not the lost time alone
+    title: str = ""  # a title naming what this profile shows, in place of the catalog's (empty: the catalog's)
 
     def __post_init__(self):
         if self.id not in CATALOG:
@@ -73,7 +74,7 @@ class Finding:
             "id": self.id,
             "category": entry.category,
             "severity": self.severity,
-            "title": entry.title,
+            "title": self.title or entry.title,
             "summary": self.summary,
             "evidence": self.evidence.to_dict(),
             "estimated_speedup": self.estimated_speedup,

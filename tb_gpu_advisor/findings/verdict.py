@@ -95,6 +95,8 @@ def _with_straggler(verdict, findings):
 def not_enough(verdict, confidence, busy_pct=None):
     """The verdict of a low-confidence trace: it says the trace is not enough, then what it shows as captured
     (only the busy share when no step repeats: the time between kernels is not a step's)."""
+    if confidence.tpu_only:  # the verdict already says what the advisor cannot tell about a TPU profile
+        return verdict
     why = "; ".join(confidence.labels)
     if confidence.no_step and busy_pct is not None:
         return Verdict("unknown", f"Not enough trace for a verdict ({why}; see confidence). As captured: the GPU "

@@ -17,6 +17,10 @@ def _attr(value):
     return escape(str(value), quote=True)
 
 
+AXIS_TITLE_BAND = 24  # px left of the tick labels kept for the rotated axis title
+LABEL_CHAR_PX = 7.2  # widest advance of a 12 px label character, digits and units
+
+
 def _nice_step(span, ticks=5):
     """A 1, 2 or 5 times a power of ten step giving about `ticks` ticks over `span`."""
     raw = span / ticks if span > 0 else 1.0
@@ -48,22 +52,25 @@ def legend(items):
         f'<span><i style="background:{_attr(color)}"></i>{escape(label)}</span>' for label, color in items) + "</div>"
 
 
-def stacked_columns(columns, series, value_format, label, axis_label):
-    """Vertical stacked bars: columns = [(name, {series_key: value})], series = [(key, label, color)]."""
-    height, left, bottom, top = 280, 84, 36, 12
+def stacked_columns(columns, series, value_format, label, axis_label, axis_format=None):
+    """Vertical stacked bars: columns = [(name, {series_key: value})], series = [(key, label, color)].
+    `axis_format(scale_max, step)` gives the tick formatter (one unit per axis); else `value_format` is used."""
+    height, bottom, top = 280, 36, 12
     plot_h = height - bottom - top
-    plot_w = WIDTH - left - 10
     peak = max((sum(values.values()) for _, values in columns), default=0) or 1.0
     step = _nice_step(peak)
-    scale_max = math.ceil(peak / step) * step
+    scale_max = math.ceil(peak / step - 1e-9) * step
+    tick_format = axis_format(scale_max, step) if axis_format else value_format
+    ticks = [index * step for index in range(round(scale_max / step) + 1)]
+    tick_labels = [tick_format(tick) for tick in ticks]
+    left = max(60, AXIS_TITLE_BAND + LABEL_CHAR_PX * max(len(text) for text in tick_labels) + 8)
+    plot_w = WIDTH - left - 10
     body = [_text(14, top + plot_h / 2, axis_label, "middle", "axis-title").replace(
         "<text ", f'<text transform="rotate(-90 14 {top + plot_h / 2:.1f})" ', 1)]
-    tick = 0.0
-    while tick <= scale_max + step / 2:
+    for tick, text in zip(ticks, tick_labels):
         y = top + plot_h * (1 - tick / scale_max)
         body.append(f'<line x1="{left}" x2="{WIDTH - 10}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
-        body.append(_text(left - 6, y + 4, value_format(tick), "end"))
-        tick += step
+        body.append(_text(left - 6, y + 4, text, "end"))
     slot = plot_w / max(len(columns), 1)
     bar_w = min(max(slot * 0.75, 1.0), 64.0)
     label_every = max(1, math.ceil(len(columns) / 20))

@@ -10,6 +10,8 @@ def render_host_report(model, analysis):
     """The HostReport dict of a model and its HostAnalysis, without findings (with_diagnosis adds them)."""
     step_set = analysis.step_set
     confidence, framework = analysis.confidence, analysis.framework
+    # A TPU profile's host time alone is no step breakdown: the TPUs' own time is not read.
+    tpu_only = bool(model.tpu_count) and not model.gpus
     return {
         "host": model.host,
         "file": model.path,
@@ -21,13 +23,14 @@ def render_host_report(model, analysis):
             "gpu_busy_pct": analysis.gpu_busy_pct,
             "gpu_compute_busy_pct": analysis.gpu_compute_busy_pct,
             "gpu_kernel_busy_pct": analysis.gpu_kernel_busy_pct,
-            "input_wait_pct": analysis.input_wait_pct,
+            "input_wait_pct": None if tpu_only else analysis.input_wait_pct,
             "step_time_ms": analysis.step_time_ms,
             "step_source": step_set.source,
             "gpu_count": len(model.gpus),
+            "tpu_count": model.tpu_count,
             "active_gpu_count": len(analysis.active_busy_pct),
             "analysis_window_ms": ms(analysis.window_ps),
-            "breakdown_pct": analysis.breakdown_pct,
+            "breakdown_pct": {} if tpu_only else analysis.breakdown_pct,
             "flops_utilization_pct": pct(analysis.flop_utilization.pct),
             "costed_kernel_time_pct": pct(analysis.flop_utilization.costed_kernel_time_pct),
         },

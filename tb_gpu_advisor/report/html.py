@@ -163,7 +163,8 @@ def _charts(host):
                    for index, st in enumerate(steps)]
         more = f" (first {STEPS_CHARTED} of {len(host['steps'])})" if len(host["steps"]) > STEPS_CHARTED else ""
         out.append(_figure(f"Step time breakdown per step{more}.",
-                           charts.stacked_columns(columns, used, units.duration_ms, "step breakdown", "step time"),
+                           charts.stacked_columns(columns, used, units.duration_ms, "step breakdown", "step time",
+                                                  axis_format=units.duration_axis_ms),
                            charts.legend([(label, color) for _, label, color in used])))
     devices = [d for d in host["devices"] if d["busy_pct"] is not None]
     if devices:

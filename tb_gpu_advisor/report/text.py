@@ -17,8 +17,16 @@ def render_table(table):
     def line(cells):
         parts = [c.rjust(w) if right else c.ljust(w) for c, w, right in zip(cells, widths, table.numeric)]
         return "  ".join(parts).rstrip()
+    # A text last column too wide for the terminal (a configuration value listing thread pools) wraps under itself.
+    lead = sum(widths[:-1]) + 2 * (len(widths) - 1)
+    room = WIDTH - lead
+    if lead + widths[-1] > WIDTH and not table.numeric[-1] and room >= 20:
+        widths[-1] = min(widths[-1], room)
     out = [line(headers), "  ".join("-" * w for w in widths)]
-    out.extend(line(row) for row in rows)
+    for row in rows:
+        pieces = textwrap.wrap(row[-1], widths[-1], break_long_words=True, break_on_hyphens=False) or [""]
+        out.append(line(row[:-1] + [pieces[0]]))
+        out.extend((" " * lead + piece).rstrip() for piece in pieces[1:])
     return out
 
 

@@ -1,5 +1,6 @@
 """Human-readable numbers with units for the text and markdown reports (words and units: vocabulary.py)."""
 
+import math
 import re
 
 from tb_gpu_advisor.vocabulary import BYTE_UNITS, KERNEL_PLUMBING, MICRO, TIMES
@@ -16,6 +17,20 @@ def duration_us(value):
     if value < 1_000_000:
         return f"{value / 1000:.2f} ms"
     return f"{value / 1e6:.2f} s"
+
+
+def duration_axis_ms(scale_max_ms, step_ms):
+    """One unit for every tick of a time axis (`0 ms`, `5 ms` ... not `0 ns` beside `250.00 ms`), with the decimals
+    the step needs."""
+    if scale_max_ms >= 1000:
+        unit, scale = "s", 1000.0
+    elif scale_max_ms >= 1:
+        unit, scale = "ms", 1.0
+    else:
+        unit, scale = MICRO, 0.001
+    step = step_ms / scale
+    decimals = max(0, -math.floor(math.log10(step))) if step > 0 else 0
+    return lambda value: f"{value / scale:.{decimals}f} {unit}"
 
 
 def duration_ms(value):

@@ -60,3 +60,22 @@ def test_real_traces_state_only_what_they_record():
     jax = host_report(load_model(real_trace("jax0102_cpu_steps.xplane.pb")))["configuration"]
     assert jax["versions"] == {"jax_version": "0.10.2", "jaxlib_version": "0.10.2"}
     assert (jax["xla"], jax["precision"], jax["gpu"]["count"]) == (None, None, 0)
+
+
+def test_tensor_core_gemms_with_32_bit_inputs_are_tf32_and_use_tensor_cores():
+    """CUTLASS `tensorop_s1688gemm` (fp32 inputs on Ampere Tensor Cores) is TF32, not fp32, and cuDNN's
+    `sm80_xmma_..._tf32f32_..._tensor16x8x8_` kernels use Tensor Cores (a100_8rank_control and alexnet once
+    read "precision fp32" and TC "no"); SIMT sgemm stays fp32 without Tensor Cores."""
+    from tb_gpu_advisor.analysis.kernel_names import uses_tensor_cores
+
+    cutlass = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x4_nn_align1>(Params)"
+    xmma = ("sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_"
+            "warpsize2x2x1_g1_tensor16x8x8_alignc4_execute_kernel_cudnn")
+    simt = ("sm80_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nhwckrsc_nhwc_tilesize128x128x8_stage3_warpsize2x2x1_"
+            "g1_ffma_aligna4_alignc4_execute_kernel")
+    assert uses_tensor_cores(cutlass) and uses_tensor_cores(xmma)
+    assert not uses_tensor_cores(simt) and not uses_tensor_cores("ampere_sgemm_128x64_nn")
+    assert report_of(job(cutlass))["configuration"]["matmul_dtype_pct"] == {"tf32": 100.0}
+    assert report_of(job(xmma))["configuration"]["matmul_dtype_pct"] == {"tf32": 100.0}
+    assert report_of(job("turing_s1688gemm_fp16_128x128_ldg8_f2f_nn"))["configuration"]["precision"] == "fp16"
+    assert report_of(job(SGEMM))["configuration"]["precision"] == "fp32"

@@ -111,9 +111,13 @@ def test_real_traces_get_findings_in_pytorch_terms(name, expected, kineto_models
     by_kind = collectives["evidence"]["metrics"]["collective_ms_by_kind"]
     if by_kind.get("allreduce", 0) > sum(by_kind.values()) / 2:
         assert "gradient_as_bucket_view=True" in collectives["fix"] and "no_sync()" in collectives["fix"]
+        assert collectives["title"] == "Gradient all-reduce is not hidden behind compute"
     else:  # TorchRec-style traffic (send/recv, all-to-all): DDP bucket advice does not apply
         assert "bucket_cap_mb" not in collectives["fix"] and "DDP" not in collectives["fix_summary"]
         assert "send/recv" in collectives["fix"] and "not gradient all-reduce" in collectives["fix"]
+        # the title names the dominant kind (send/recv on both of these traces), not "Gradient all-reduce"
+        assert max(by_kind, key=by_kind.get) == "sendrecv"
+        assert collectives["title"] == "Point-to-point send/recv is not hidden behind compute"
 
 
 def test_every_pytorch_variant_rewords_a_known_finding_of_the_same_category():

@@ -55,6 +55,24 @@ def test_tpu_profile_says_so():
     assert not any("CPU-only" in note for note in report["notes"])
 
 
+def test_a_tpu_profile_says_what_the_advisor_cannot_tell_and_gives_no_gpu_advice():
+    """tpu_v6e_inference_4chip once read "Confidence: medium" with step-marker advice (StepTraceAnnotation) and
+    "Time: host compute 65%, idle 35%" over 97.6 s with no TPU time in it."""
+    from tb_gpu_advisor.report.text import render_text
+
+    report = analyze_host_file(str(real_trace("tpu_v6e_inference_4chip.xplane.pb")))
+    summary = report["summary"]
+    assert summary["tpu_count"] == 4 and summary["gpu_count"] == 0
+    assert summary["confidence"]["level"] == "low"
+    (reason,) = summary["confidence"]["reasons"]
+    assert reason.startswith("A TPU profile (4 TPU planes, no GPU): this advisor measures GPUs, so it cannot say")
+    assert "StepTraceAnnotation" not in reason and report["findings"] == []
+    assert summary["breakdown_pct"] == {} and summary["input_wait_pct"] is None
+    assert summary["verdict"].startswith("Unknown: This is a TPU profile")  # not "Not enough trace"
+    text = render_text({"schema_version": 1, "run": None, "hosts": [report], "errors": []})
+    assert "Time:" not in text and "StepTraceAnnotation" not in text
+
+
 def test_idle_sibling_gpus_take_the_gfx_name_their_twin_shows():
     builder = TraceBuilder()
     for ordinal in range(3):

@@ -42,3 +42,31 @@ def test_share_bar_labels_only_what_fits():
 def test_legend_escapes():
     assert charts.legend([("<x>", "#fff")]) == ('<div class="legend"><span><i style="background:#fff"></i>'
                                                 "&lt;x&gt;</span></div>")
+
+
+def _tick_labels(svg):
+    return re.findall(r'<text x="[\d.]+" y="[\d.]+" text-anchor="end" class="label">([^<]+)</text>', svg)
+
+
+def test_a_time_axis_has_one_unit_and_room_for_its_title():
+    from tb_gpu_advisor.report import units
+
+    columns = [(str(i), {"x": value}) for i, value in enumerate((180.0, 230.0, 245.5))]
+    svg = charts.stacked_columns(columns, [("x", "X", "#111111")], units.duration_ms, "chart", "step time",
+                                 axis_format=units.duration_axis_ms)
+    labels = _tick_labels(svg)
+    assert labels == ["0 ms", "50 ms", "100 ms", "150 ms", "200 ms", "250 ms"]
+    left = float(re.search(r'<line x1="([\d.]+)"', svg).group(1))
+    widest = max(len(text) for text in labels) * charts.LABEL_CHAR_PX
+    assert left - 6 - widest >= charts.AXIS_TITLE_BAND  # tick labels end before the rotated title's band
+
+
+@pytest.mark.parametrize("peak,expected", [(0.42, ["0 µs", "100 µs"]), (12.9e3, ["0 s", "5 s"]),
+                                           (7.5, ["0 ms", "2 ms"])])
+def test_time_axis_units_follow_the_scale(peak, expected):
+    from tb_gpu_advisor.report import units
+
+    svg = charts.stacked_columns([("0", {"x": peak})], [("x", "X", "#111111")], units.duration_ms, "c", "t",
+                                 axis_format=units.duration_axis_ms)
+    assert _tick_labels(svg)[:2] == expected
+    assert len({text.split(" ")[1] for text in _tick_labels(svg)}) == 1

@@ -11,6 +11,8 @@ from tb_gpu_advisor.findings.modeled import modeled_finding
 from tb_gpu_advisor.findings.thresholds import (BATCH_GPU_BUSY_MAX_PCT, BATCH_SCALE, INPUT_HIGH_PCT,
                                                 MEMORY_NEAR_LIMIT_PCT, MODELED_HIGH_PCT, SMALL_KERNEL_MEAN_US)
 from tb_gpu_advisor.model.trace import ActivityKind
+from tb_gpu_advisor.report.units import size_bytes
+from tb_gpu_advisor.vocabulary import TIMES
 
 ENTRIES = register("batch", {
     "batch.gpu_underused": Entry(
@@ -77,7 +79,7 @@ def gpu_underused(ctx):
     finding = modeled_finding(
         ctx, "batch.gpu_underused",
         f"The GPU is busy {busy_pct:.1f}% of the step and its kernels average {mean_us:.1f} \u00b5s.",
-        recoverable, f"per-example estimate for a {BATCH_SCALE:g}x batch: the per-step idle time is shared by "
+        recoverable, f"per-example estimate for a {BATCH_SCALE:g}{TIMES} batch: the per-step idle time is shared by "
         "twice the examples (upper bound; step time itself grows)",
         {"gpu_busy_pct": busy_pct, "kernel_mean_us": mean_us, "gpu_idle_ms": round(idle_ms, 3)},
         limit("gpu_busy_pct", busy_pct, BATCH_GPU_BUSY_MAX_PCT, "below", kernel_mean_us_below=SMALL_KERNEL_MEAN_US),
@@ -95,7 +97,8 @@ def _with_headroom(ctx, finding):
     if not rows:
         return finding
     tightest = max(rows, key=lambda row: (row.peak_pct, -row.ordinal))
-    peak = f"GPU {tightest.ordinal} peaks at {tightest.peak_bytes / 1e9:.2f} GB of its {tightest.limit_bytes / 1e9:.2f} GB"
+    peak = (f"GPU {tightest.ordinal} peaks at {size_bytes(tightest.peak_bytes)} of its "
+            f"{size_bytes(tightest.limit_bytes)}")
     metrics = {**finding.evidence.metrics, "gpu_memory_peak_pct": tightest.peak_pct,
                "gpu_memory_headroom_bytes": tightest.headroom_bytes,
                "doubled_batch_fits": all(row.doubled_batch_fits for row in rows) or None}
@@ -103,10 +106,10 @@ def _with_headroom(ctx, finding):
         note = f"{peak} limit: no headroom, so free memory first (see memory.near_limit)."
         finding = capped(finding, "low")
     elif metrics["doubled_batch_fits"]:
-        note = f"{peak} limit: a 2x batch fits (doubling the batch at most doubles the memory in use)."
+        note = f"{peak} limit: a 2{TIMES} batch fits (doubling the batch at most doubles the memory in use)."
     else:
-        note = (f"{peak} limit: a 2x batch fits only if activations take less than the "
-                f"{tightest.headroom_bytes / 1e9:.2f} GB left; try it and watch the peak.")
+        note = (f"{peak} limit: a 2{TIMES} batch fits only if activations take less than the "
+                f"{size_bytes(tightest.headroom_bytes)} left; try it and watch the peak.")
     return replace(finding, fix_note=" ".join(part for part in (finding.fix_note, note) if part),
                    evidence=replace(finding.evidence, metrics=metrics))
 

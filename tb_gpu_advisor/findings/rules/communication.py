@@ -16,6 +16,7 @@ from tb_gpu_advisor.findings.thresholds import (BACKWARD_SHARE_OF_COMPUTE, COLLE
                                                 STRAGGLER_SLOWDOWN_MIN)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.communication import overlap_collectives, straggler
+from tb_gpu_advisor.vocabulary import TIMES
 
 # Collective time that is mostly send/recv or all-to-all (pipeline or model parallelism, sharded embeddings)
 # is not gradient all-reduce: bucket and gradient-compression advice does not apply to it.
@@ -272,9 +273,11 @@ def allreduce_exposed(ctx):
     kinds = _collective_time_by_kind(ctx)
     allreduce_pct = (round(100.0 * kinds.get("allreduce", 0) / sum(kinds.values()), 2)
                      if sum(kinds.values()) else None)
+    title = ""
     if allreduce_pct is not None and allreduce_pct < ALLREDUCE_DOMINANT_PCT:
         top = max(kinds, key=kinds.get)
         condition = "not_allreduce"
+        title = f"{_KIND_TITLES.get(top, 'Collectives are')} not hidden behind compute"
         note = (f"Most collective time here is {_KIND_WORDS.get(top, top)} ({100.0 * kinds[top] / sum(kinds.values()):.0f}%), "
                 f"not gradient all-reduce ({allreduce_pct:.0f}%): advice for data-parallel all-reduce does not "
                 "apply.")
@@ -293,7 +296,8 @@ def allreduce_exposed(ctx):
                           ladder("collectives_exposed_pct", share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
                           {"kernels": names[:5]}),
         recoverable_ms=exposed_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: collectives fully overlapped with compute", condition=condition, fix_note=note)
+        speedup_basis="upper bound: collectives fully overlapped with compute", condition=condition, fix_note=note,
+        title=title)
     compute_ms = ms(max(ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name)).values(), default=0))
     return estimated(finding, overlap_collectives(ctx.window_ms, exposed_ms, compute_ms,
                                                   ms(overlapped_ps) / max(1, len(ctx.active_gpus)),
@@ -303,6 +307,11 @@ def allreduce_exposed(ctx):
 ALLREDUCE_DOMINANT_PCT = 50.0  # below this share of collective time, all-reduce advice does not fit the job
 _KIND_WORDS = {"sendrecv": "point-to-point send/recv", "alltoall": "all-to-all", "allgather": "all-gather",
                "reducescatter": "reduce-scatter", "broadcast": "broadcast", "reduce": "reduce"}
+
+# The finding's title when one collective kind other than all-reduce takes most of the collective time.
+_KIND_TITLES = {"sendrecv": "Point-to-point send/recv is", "alltoall": "All-to-all exchanges are",
+                "allgather": "All-gather is", "reducescatter": "Reduce-scatter is", "broadcast": "Broadcast is",
+                "reduce": "Reduce is"}
 
 
 def _collective_time_by_kind(ctx):
@@ -421,11 +430,11 @@ def _straggler_cause(ctx, slow, others):
         round(np.mean([sum(count for count, _ in stats.values()) for stats in theirs]))
     metrics = {"same_kernels_slowdown": slowdown, "extra_kernels_on_slowest": int(extra_kernels)}
     if slowdown is not None and slowdown >= STRAGGLER_SLOWDOWN_MIN:
-        note = (f"Cause: hardware. {slow.name} runs the same kernels {slowdown:.2f}x slower than the other GPUs "
+        note = (f"Cause: hardware. {slow.name} runs the same kernels {slowdown:.2f}{TIMES} slower than the other GPUs "
                 f"({len(common)} kernel names in common).")
         return "hardware", metrics, note
     note = (f"Cause: workload. {slow.name} runs the same kernels at the same speed"
-            + (f" ({slowdown:.2f}x)" if slowdown is not None else "")
+            + (f" ({slowdown:.2f}{TIMES})" if slowdown is not None else "")
             + f" but more of them ({extra_kernels:+d} kernels per profile than the others' mean): it is given more "
               "work. Give every replica the same work (see below).")
     return "workload", metrics, note

@@ -197,13 +197,13 @@ def bf16_without_hardware(ctx):
     names = sorted({n for g in ctx.active_gpus for n in g.activity.names if _BF16.search(n)})
     return Finding(
         id="environment.bf16_without_hardware", severity=severity,
-        summary=f"bfloat16 kernels take {bf16_ms:.2f} ms on a compute capability {_cc_text(cc)} GPU, which has no "
-                "bfloat16 Tensor Cores.",
+        summary=f"bfloat16 kernels take {ctx.time_text(bf16_ms)} on a compute capability {_cc_text(cc)} GPU, "
+                "which has no bfloat16 Tensor Cores.",
         evidence=Evidence({"bf16_kernel_ms": bf16_ms, "compute_capability": _cc_text(cc)},
                           limit("compute_capability", _cc_text(cc), _cc_text(BF16_MIN_CC), "below"),
                           {"kernels": names[:5]}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
-        speedup_basis=f"estimate: those kernels {MIXED_PRECISION_GAIN:g}x faster in float16 on Tensor Cores")
+        speedup_basis=f"estimate: those kernels {MIXED_PRECISION_GAIN:g}× faster in float16 on Tensor Cores")
 
 
 def _runtime_version(environment):

@@ -93,7 +93,7 @@ def elementwise_kernels(ctx):
     finding = modeled_finding(
         ctx, "fusion.elementwise_kernels",
         f"{ctx.count_text(count, 'element-wise kernels')} take {share:.1f}% of GPU kernel time "
-        f"({elementwise_ms:.2f} ms on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not in use.",
+        f"({ctx.time_text(elementwise_ms)} on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not in use.",
         elementwise_ms * FUSION_SAVED_FRACTION,
         f"estimate: fusion removes {FUSION_SAVED_FRACTION:.0%} of the element-wise kernel time",
         {"elementwise_kernels_per_step": round(per_step, 1), "elementwise_ms": elementwise_ms,

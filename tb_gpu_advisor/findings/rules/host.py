@@ -318,8 +318,8 @@ def eager_execution(ctx):
     severity = grade(ctx.share_pct(recoverable), HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     finding = Finding(
         id="host.eager_execution", severity=severity,
-        summary=f"{ctx.count_text(count, 'ops')} run one at a time ({total_ms:.2f} ms, {share:.1f}% of the step "
-                "time).",
+        summary=f"{ctx.count_text(count, 'ops')} run one at a time ({ctx.time_text(total_ms)}, {share:.1f}% of "
+                "the step time).",
         evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share,
                            "op_work_kept_ms": kept_ms},
                           limit("eager_op_pct", share, EAGER_MIN_PCT, min_ops_per_step=EAGER_MIN_OPS_PER_STEP),

@@ -12,6 +12,7 @@ from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whati
 from tb_gpu_advisor.whatif import input as whatif_input
 from tb_gpu_advisor.whatif.cores import host_cores
 from tb_gpu_advisor.findings.input_steps import input_steps
+from tb_gpu_advisor.findings.rules.steps import warmup_step
 
 ENTRIES = register("input", {
     "input.gpu_waits_for_input": Entry(
@@ -352,7 +353,7 @@ def demanded_file_reads(ctx):
     read_ms = _read_ms(ctx, pipeline.demanded_reads)
     return _input_finding(
         ctx, "input.demanded_file_reads",
-        f"Files are read on demand ({pipeline.demanded_reads[0]}: {read_ms:.2f} ms of reads).",
+        f"Files are read on demand ({pipeline.demanded_reads[0]}: reads take {ctx.time_text(read_ms)}).",
         min(wait_ms, read_ms), "upper bound: the input wait spent in on-demand reads removed",
         extra_metrics={"demanded_read_ms": round(read_ms, 3)},
         pointers={"tf_data_stages": list(pipeline.demanded_reads)})
@@ -366,7 +367,8 @@ def no_cache(ctx):
     wait_ms, _ = _wait(ctx)
     read_ms = _read_ms(ctx, pipeline.file_reads)
     return _input_finding(
-        ctx, "input.no_cache", f"Files are read every epoch and nothing is cached ({read_ms:.2f} ms of reads).",
+        ctx, "input.no_cache",
+        f"Files are read every epoch and nothing is cached (reads take {ctx.time_text(read_ms)}).",
         min(wait_ms, read_ms), "upper bound: the input wait spent reading files removed",
         extra_metrics={"file_read_ms": round(read_ms, 3)},
         pointers={"tf_data_stages": [p for p in pipeline.file_reads if p.rpartition("::")[2] in FILE_READ_STAGES]})
@@ -393,12 +395,20 @@ def host_batch_prep(ctx):
     prep = ctx.analysis.batch_prep
     if not ctx.framework.is_jax or prep is None or not ctx.step_count or prep.total_ps <= 0:
         return None
-    prep_ms = ms(prep.total_ps)
-    share = ctx.share_pct(prep_ms)
+    steps = ctx.step_set.steps
+    # Warm-up (steps.warmup_in_profile) compiles: measure the preparation and the gain on the steady steps.
+    steady = range(1 if warmup_step(ctx) is not None else 0, len(steps))
+    steady_count = len(steady)
+    prep_ms = ms(sum(prep.per_step_ps[i] for i in steady))
+    window_ms = ms(sum(steps[i].duration_ps for i in steady)) if steady.start else ctx.window_ms
+    share = round(100.0 * prep_ms / window_ms, 2) if window_ms > 0 else 0.0
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
     if severity is None:
         return None
-    gain_ms = ms(prep.recoverable_ps)
+    gain_ms = ms(sum(min(prep.per_step_ps[i], steps[i].duration_ps - prep.per_step_ps[i]) for i in steady)) \
+        if steady.start else ms(prep.recoverable_ps)
+    mean_ms = window_ms / steady_count
+    which = "steady steps, warm-up excluded" if steady.start else "steps"
     calls = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in prep.calls[:5]]
     device, idles = ("the GPUs", "idle") if prep.device == "gpu" else ("XLA's CPU executor", "idles")
     if prep.certainty == "high":
@@ -425,30 +435,32 @@ def host_batch_prep(ctx):
         note += (" This is a CPU-only run: the background loader shares the cores with the step, so the overlap "
                  "holds for waiting, less for NumPy work.")
     between_ms = ms(prep.between_steps_ps) / (ctx.step_count - 1) if ctx.step_count > 1 else 0.0
-    if between_ms >= 0.1 * prep_ms / ctx.step_count:
-        note += (f" The device also idles {between_ms:.2f} ms between consecutive step markers, outside the steps "
-                 "measured here: preparation the marker leaves out.")
+    if between_ms >= 0.1 * prep_ms / steady_count:
+        note += (f" The device also idles {between_ms:.2f} ms between each pair of consecutive step markers, "
+                 "outside the steps measured here: preparation the marker leaves out.")
     if prep.certainty == "low" or (prep.device != "gpu" and not prep.waits):
         severity = "medium" if severity == "high" else severity
     finding = Finding(
         id="input.host_batch_prep", severity=severity,
-        summary=f"Each step starts with {ctx.time_text(prep_ms)} of host batch preparation while {device} "
-                f"idle ({share:.1f}% of the step; how sure: {prep.certainty}).",
+        summary=f"Each step starts with {prep_ms / steady_count:.2f} ms of host batch preparation while {device} "
+                f"{idles} ({share:.1f}% of the {mean_ms:.2f} ms mean step over {steady_count} {which}; a loader one "
+                f"batch ahead would save {gain_ms / steady_count:.2f} ms of it per step; how sure: {prep.certainty}).",
         evidence=Evidence(
-            {"batch_prep_ms": prep_ms, "batch_prep_ms_per_step": ctx.per_step_ms(prep_ms), "batch_prep_pct": share,
-             "step_time_ms_mean": ctx.mean_step_ms, "host_traced_pct": round(100 * prep.traced_share, 1),
+            {"batch_prep_ms": prep_ms, "batch_prep_ms_per_step": round(prep_ms / steady_count, 3),
+             "batch_prep_pct": share, "step_time_ms_mean": round(mean_ms, 3), "steps_measured": steady_count,
+             "host_traced_pct": round(100 * prep.traced_share, 1),
              "prep_calls_pct": round(100 * prep.prep_call_share, 1), "certainty": prep.certainty,
              "device": prep.device, "between_steps_idle_ms": ms(prep.between_steps_ps),
-             "recoverable_pct": ctx.share_pct(gain_ms)},
+             "recoverable_pct": round(100.0 * gain_ms / window_ms, 2) if window_ms > 0 else 0.0},
             ladder("batch_prep_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
             {"time_ranges_ms": ctx.longest_ranges_ms(prep.gaps), "steps": ctx.steps_overlapping(prep.gaps),
              "functions": calls}),
-        recoverable_ms=gain_ms, window_ms=ctx.window_ms, speedup_basis="", fix_note=note)
+        recoverable_ms=gain_ms, window_ms=window_ms, speedup_basis="", fix_note=note)
     basis = ("per step, the preparation overlapped with the rest of that step by a loader one batch ahead: the "
              "step becomes max(preparation, rest)")
     overlaps = prep.device == "gpu" or prep.waits
     make = whatif_model if overlaps else whatif_bound
-    return estimated(finding, make(ctx.window_ms, ctx.window_ms - gain_ms,
+    return estimated(finding, make(window_ms, window_ms - gain_ms,
                                    basis if overlaps else f"upper bound: {basis} (on CPU the loader competes "
                                                           "with the step for cores)"))
 

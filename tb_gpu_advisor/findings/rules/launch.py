@@ -239,7 +239,7 @@ def tiny_kernels(ctx):
     return Finding(
         id="launch.tiny_kernels", severity=severity,
         summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU sits in "
-                f"{worst[1]:,} short gaps ({gap_ms:.2f} ms, {share:.1f}% of the step time).",
+                f"{ctx.count_text(worst[1], 'short gaps')} ({ctx.time_text(gap_ms)}, {share:.1f}% of the step time).",
         evidence=Evidence({"kernels_shorter_than_launch_pct": shorter_pct, "kernels_shorter_than_launch": shorter,
                            "kernels_paired": paired, "short_gap_ms": gap_ms, "short_gap_count": worst[1],
                            "short_gap_median_us": round(worst[2] / 1e6, 3), "short_gap_pct": share,

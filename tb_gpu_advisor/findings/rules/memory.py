@@ -5,6 +5,7 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, limit
 from tb_gpu_advisor.findings.thresholds import MEMORY_NEAR_LIMIT_PCT
+from tb_gpu_advisor.report.units import size_bytes
 
 ENTRIES = register("memory", {
     "memory.near_limit": Entry(
@@ -93,8 +94,8 @@ def near_limit(ctx):
     worst = max(full, key=lambda row: (row.peak_pct, -row.ordinal))
     return Finding(
         id="memory.near_limit", severity="low",
-        summary=f"GPU {worst.ordinal}'s allocator peaked at {worst.peak_bytes / 1e9:.2f} GB of its "
-                f"{worst.limit_bytes / 1e9:.2f} GB limit ({worst.peak_pct:.0f}%): no headroom for a larger batch.",
+        summary=f"GPU {worst.ordinal}'s allocator peaked at {size_bytes(worst.peak_bytes)} of its "
+                f"{size_bytes(worst.limit_bytes)} limit ({worst.peak_pct:.0f}%): no headroom for a larger batch.",
         evidence=Evidence({"device": worst.ordinal, "allocator": worst.allocator,
                            "peak_bytes_in_use": worst.peak_bytes, "limit_bytes": worst.limit_bytes,
                            "headroom_bytes": worst.headroom_bytes, "peak_pct_of_limit": worst.peak_pct,

@@ -150,7 +150,7 @@ def fp32_matmul(ctx):
         f"32-bit matmul/conv kernels without Tensor Cores take {share:.1f}% of GPU kernel time "
         f"on a compute capability {cc[0]}.{cc[1]} GPU.",
         fp32_ms * (1.0 - 1.0 / MIXED_PRECISION_GAIN),
-        f"estimate: those kernels {MIXED_PRECISION_GAIN:g}x faster in 16 bits, nothing else changing",
+        f"estimate: those kernels {MIXED_PRECISION_GAIN:g}× faster in 16 bits, nothing else changing",
         {"fp32_matmul_ms": fp32_ms, "fp32_matmul_share_of_kernel_time_pct": share,
          "compute_16bit_share_pct": low_share, "compute_capability": f"{cc[0]}.{cc[1]}"},
         limit("fp32_matmul_share_of_kernel_time_pct", share, FP32_MATMUL_MIN_SHARE_PCT,

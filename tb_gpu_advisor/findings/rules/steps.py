@@ -70,7 +70,7 @@ Avoid histogram and image summaries inside the step; do not flush the writer eve
     "steps.uneven_step_time": Entry(
         category="other",
         title="Step time varies a lot from step to step",
-        fix_summary="Find what the slow steps do differently (listed) and remove or spread it.",
+        fix_summary="Find what the slowest step (named above) does differently and remove or spread it.",
         fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open them in the
 Trace Viewer. Usual causes: periodic work inside some steps (evaluation, checkpoints, summaries, logging),
@@ -163,7 +163,7 @@ def summary_stall(ctx):
     return _stall(ctx, "summary", "steps.summary_stall", "Summary writes")
 
 
-def _warmup(ctx):
+def warmup_step(ctx):
     """The first step when it is warm-up: much slower than the rest and compiling."""
     steps = ctx.step_set.steps
     if len(steps) < STEP_MIN_COUNT:
@@ -179,7 +179,7 @@ def _warmup(ctx):
 
 
 def warmup_in_profile(ctx):
-    first = _warmup(ctx)
+    first = warmup_step(ctx)
     if first is None:
         return None
     rest_ms = np.array([s.duration_ps for s in ctx.step_set.steps[1:]], dtype=np.float64) / 1e9
@@ -187,7 +187,7 @@ def warmup_in_profile(ctx):
     return Finding(
         id="steps.warmup_in_profile", severity="low",
         summary=f"The first profiled step ({first.name}, {ms(first.duration_ps):.2f} ms) compiles and takes "
-                f"{ms(first.duration_ps) / median:.1f}x the median of the others ({median:.2f} ms).",
+                f"{ms(first.duration_ps) / median:.1f}× the median of the others ({median:.2f} ms).",
         evidence=Evidence({"first_step_ms": ms(first.duration_ps), "other_steps_median_ms": median},
                           limit("first_step_over_median", round(ms(first.duration_ps) / median, 2), WARMUP_FACTOR),
                           {"steps": [first.name], "time_ranges_ms": [[ms(first.start_ps), ms(first.end_ps)]]}),
@@ -198,7 +198,7 @@ def warmup_in_profile(ctx):
 def uneven_step_time(ctx):
     """Step times vary (coefficient of variation >= STEP_CV_MIN), warm-up excluded."""
     steps = list(ctx.step_set.steps)
-    if _warmup(ctx) is not None:
+    if warmup_step(ctx) is not None:
         steps = steps[1:]
     if len(steps) < STEP_MIN_COUNT:
         return None

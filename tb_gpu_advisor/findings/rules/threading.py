@@ -71,6 +71,7 @@ wait for a core. Give each GPU its own launch threads and bound the op thread po
 
     TF_GPU_THREAD_MODE=gpu_private TF_GPU_THREAD_COUNT=2 python train.py
 
+    num_cores = os.cpu_count()                                # this host's logical cores
     tf.config.threading.set_inter_op_parallelism_threads(2)   # before any op runs
     tf.config.threading.set_intra_op_parallelism_threads(num_cores // 2)
     options = tf.data.Options()

@@ -17,6 +17,7 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.whatif import transfer as whatif_transfer
 from tb_gpu_advisor.whatif.estimate import model as whatif_model
+from tb_gpu_advisor.report.units import size_bytes
 
 ENTRIES = register("transfer", {
     "transfer.pageable_memory": Entry(
@@ -89,10 +90,10 @@ not create tensors from NumPy inside the step (torch.tensor(array).cuda()); crea
     "transfer.wide_input_copies": Entry(
         category="transfer",
         title="Image batches cross to the GPU as 32-bit numbers",
-        fix_summary="Send the images as uint8 and cast them on the GPU: 4x fewer bytes per copy.",
+        fix_summary="Send the images as uint8 and cast them on the GPU: 4× fewer bytes per copy.",
         fix="""\
 The batch copied to the GPU is image-shaped and 32-bit, while image pixels are 8-bit at the source: the
-host widens them before the copy, so every copy moves 4x the bytes it needs. Keep them uint8 through the
+host widens them before the copy, so every copy moves 4× the bytes it needs. Keep them uint8 through the
 pipeline and convert on the GPU, inside the step:
 
     ds = ds.map(lambda image, label: (tf.io.decode_jpeg(image), label))   # uint8; no tf.cast here
@@ -102,10 +103,10 @@ pipeline and convert on the GPU, inside the step:
         ...""",
         docs=(L.TF_DATA_PERFORMANCE, L.CUDA_BEST_PRACTICES),
         jax=Idiom(
-            fix_summary="Send the images as uint8 and cast them inside the jitted step: 4x fewer bytes per copy.",
+            fix_summary="Send the images as uint8 and cast them inside the jitted step: 4× fewer bytes per copy.",
             fix="""\
 The batch copied to the device is image-shaped and 32-bit, while image pixels are 8-bit at the source: the
-host widens them (astype(np.float32)) before the copy, so every copy moves 4x the bytes it needs. Keep
+host widens them (astype(np.float32)) before the copy, so every copy moves 4× the bytes it needs. Keep
 them uint8 on the host and convert inside the compiled step:
 
     batch = {"image": images_uint8, "label": labels}        # no .astype(np.float32) in the loader
@@ -115,10 +116,10 @@ them uint8 on the host and convert inside the compiled step:
         ...""",
             docs=(L.JAX_DEVICE_PUT, L.CUDA_BEST_PRACTICES)),
         pytorch=Idiom(
-            fix_summary="Send the images as uint8 and convert on the GPU: 4x fewer bytes per copy.",
+            fix_summary="Send the images as uint8 and convert on the GPU: 4× fewer bytes per copy.",
             fix="""\
 The batch copied to the GPU is image-shaped and 32-bit, while pixels are 8-bit at the source: every copy
-moves 4x the bytes it needs. Keep uint8 tensors in the DataLoader (no ToTensor()/float() there) and convert
+moves 4× the bytes it needs. Keep uint8 tensors in the DataLoader (no ToTensor()/float() there) and convert
 after the copy:
 
     images = images.cuda(non_blocking=True).float().div_(255)""",
@@ -314,8 +315,8 @@ def pageable_memory(ctx):
         return None
     finding = _copy_finding(
         ctx, "transfer.pageable_memory",
-        f"{count:,} copies ({size / 1e6:.2f} MB) use pageable host memory; {ms(exposed_ps):.2f} ms of them "
-        "run while no GPU computes.", exposed_ps, exposed,
+        f"{count:,} copies ({size_bytes(size)}) use pageable host memory; they run while no GPU computes "
+        f"for {ctx.time_text(ms(exposed_ps))}.", exposed_ps, exposed,
         {"pageable_copies": count, "pageable_bytes": size, "pageable_copy_ms": ms(busy)},
         limit("pageable_copies", count, 0), "upper bound: pinned, asynchronous copies fully overlapped with compute")
     cc = ctx.compute_capability
@@ -332,8 +333,8 @@ def sync_copies(ctx):
         return None
     return _copy_finding(
         ctx, "transfer.sync_copies",
-        f"{count:,} synchronous copies ({size / 1e6:.2f} MB) block the host; {ms(exposed_ps):.2f} ms run while "
-        "no GPU computes.", exposed_ps, exposed,
+        f"{count:,} synchronous copies ({size_bytes(size)}) block the host; they run while no GPU "
+        f"computes for {ctx.time_text(ms(exposed_ps))}.", exposed_ps, exposed,
         {"sync_copies": count, "sync_bytes": size, "sync_copy_ms": ms(busy)},
         limit("sync_copies", count, 0), "upper bound: asynchronous copies fully overlapped with compute")
 
@@ -442,7 +443,7 @@ def wide_input_copies(ctx):
     certainty = "high" if sources else "medium"
     top = inputs[0]
     shape = "x".join(str(d) for d in top.shape)
-    note = (f"{top.parameter} of {top.module} is {top.dtype}[{shape}] ({top.bytes / 1e6:.1f} MB), and "
+    note = (f"{top.parameter} of {top.module} is {top.dtype}[{shape}] ({size_bytes(top.bytes)}), and "
             f"{top.copies} host-to-device copies have exactly that size. ")
     note += (f"The host shows 8-bit image work ({sources[0][:60]}), so the data is narrower at the source."
              if sources else "Image pixels are 8-bit at the source in almost every dataset; check what your "
@@ -450,7 +451,7 @@ def wide_input_copies(ctx):
     finding = _copy_finding(
         ctx, "transfer.wide_input_copies",
         f"{sum(i.copies for i in inputs):,} image batches cross to the GPU as {top.dtype} ({top.dtype}[{shape}], "
-        f"{top.bytes / 1e6:.1f} MB each); uint8 would be a quarter of the bytes.",
+        f"{size_bytes(top.bytes)} each); uint8 would be a quarter of the bytes.",
         saved_ps, exposed,
         {"wide_copies": sum(i.copies for i in inputs), "wide_copy_bytes": sum(i.bytes * i.copies for i in inputs),
          "wide_copy_ms": ms(sum(i.copy_ps for i in inputs)), "wide_copy_exposed_ms": ms(exposed_ps),
@@ -487,7 +488,7 @@ def input_copy_in_step(ctx):
             "also pay the per-copy cost once." if per_step >= MANY_INPUT_COPIES_PER_STEP else "")
     return Finding(
         id="transfer.input_copy_in_step", severity=severity,
-        summary=f"{ctx.count_text(count, 'host-to-device copies')} ({size / count / 1e6:.2f} MB on average) leave "
+        summary=f"{ctx.count_text(count, 'host-to-device copies')} ({size_bytes(size / count)} on average) leave "
                 f"the GPU waiting {ctx.time_text(ms(exposed_ps))} ({share:.1f}% of the step).",
         evidence=Evidence({"input_copies": count, "input_copies_per_step": per_step, "input_copy_bytes": size,
                            "input_copy_ms": ms(busy), "exposed_ms": ms(exposed_ps), "exposed_pct": share},

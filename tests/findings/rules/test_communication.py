@@ -87,7 +87,7 @@ def test_straggler_gpu():
     # its excess over the other GPU, not over the mean: 4 ms per step
     assert finding["recoverable_ms"] == 16.0 and finding["estimated_speedup"] == 1.67
     assert finding["evidence"]["pointers"]["devices"] == ["/device:GPU:1", "/device:GPU:0"]
-    assert finding["fix"].startswith("Cause: hardware. /device:GPU:0 runs the same kernels 2.00x slower")
+    assert finding["fix"].startswith("Cause: hardware. /device:GPU:0 runs the same kernels 2.00× slower")
     assert finding["fix_summary"].startswith("Fix the slow GPU: check its clocks")
 
 

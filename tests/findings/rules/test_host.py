@@ -21,6 +21,14 @@ def test_gpu_idle_while_the_host_works():
     assert finding["evidence"]["pointers"]["host_ops"] == [{"name": "my_python_code", "count": 4, "total_ms": 12.0}]
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.43
     assert report["summary"]["verdict"] == "Host-bound: the GPU idles 30% of each step while the host works."
+    assert finding["summary"].endswith("runs runtime or Python work (3.00 ms per step).")
+
+
+def test_sub_millisecond_times_per_step_are_in_microseconds():
+    """One vocabulary: launch_bound_fixed once read "(0.07 ms per step)" where every other field uses µs."""
+    report = report_of(host_loop(lambda b, py, start, i: py.event("my_python_code", start, 700), compute_us=2_000))
+    finding = findings_by_id(report)["host.gpu_idle_host_busy"]
+    assert finding["summary"].endswith("runs runtime or Python work (700.0 µs per step).")
 
 
 def test_eager_ops():
@@ -31,6 +39,7 @@ def test_eager_ops():
     finding = findings_by_id(report_of(host_loop(eager, compute_us=8_000)))["host.eager_execution"]
     assert finding["evidence"]["metrics"] == {"eager_ops_per_step": 20.0, "eager_op_ms": 8.0, "eager_op_pct": 20.0,
                                               "op_work_kept_ms": 0.0}
+    assert "20 ops per step run one at a time (2.00 ms per step, 20.0% of the step time)" in finding["summary"]
     # compiled, the step keeps the GPU's 8 ms of each 10 ms
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.25
     assert finding["speedup_kind"] == "model"

@@ -46,6 +46,7 @@ def test_kernels_shorter_than_their_launch():
     assert metrics["short_gap_count"] == 799
     assert metrics["short_gap_ms"] == 31.96
     assert metrics["short_gap_median_us"] == 40.0
+    assert "200 short gaps per step (7.99 ms per step, " in finding["summary"]
     assert finding["estimated_speedup"] == 4.98
 
 
@@ -66,6 +67,9 @@ def test_tf_data_contention_needs_tf_data_and_shared_gpu_threads():
     assert metrics["host_busy_cores"] == 0.8  # 200 launch calls of 40 us in each 10 ms step
     assert finding["estimated_speedup"] == 5.0
     assert "TF_GPU_THREAD_MODE=gpu_private" in finding["fix"]
+    # the pasted code defines every core count it uses
+    fix = finding["fix"]
+    assert "num_cores" not in fix or fix.index("num_cores = os.cpu_count()") < fix.index("num_cores // 2")
     assert "threading.tf_data_contention" not in findings_by_id(report_of(launch_bound()))
     assert "threading.tf_data_contention" not in findings_by_id(
         report_of(launch_bound(tf_data=True, private_gpu_threads=True)))

@@ -37,13 +37,13 @@ def test_peak_and_headroom_per_gpu_and_the_batch_advice():
     found = findings_by_id(report)
     assert "memory.near_limit" not in found
     batch = found["batch.gpu_underused"]
-    assert "GPU 0 peaks at 12.00 GB of its 40.00 GB limit: a 2x batch fits" in batch["fix"]
+    assert "GPU 0 peaks at 11.18 GiB of its 37.25 GiB limit: a 2× batch fits" in batch["fix"]
     assert batch["evidence"]["metrics"]["doubled_batch_fits"] is True
 
 
 def test_a_batch_that_may_not_fit_and_a_full_gpu():
     maybe = findings_by_id(report_of(small_kernels(30 * GB)))["batch.gpu_underused"]
-    assert "fits only if activations take less than the 10.00 GB left" in maybe["fix"]
+    assert "fits only if activations take less than the 9.31 GiB left" in maybe["fix"]
     assert maybe["evidence"]["metrics"]["doubled_batch_fits"] is None
     full = findings_by_id(report_of(small_kernels(38 * GB)))
     finding = full["memory.near_limit"]

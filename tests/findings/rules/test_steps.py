@@ -43,6 +43,8 @@ def test_uneven_step_time_lists_the_slow_steps():
     assert (metrics["coefficient_of_variation"], metrics["excess_over_median_ms"]) == (0.373, 10.0)
     assert finding["evidence"]["pointers"]["steps"][0] == {"step": "train 2", "time_ms": 20.0}
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.2
+    # the fix points at what the finding shows (the slowest step, named in its summary), not at a list it omits
+    assert "(listed)" not in finding["fix_summary"] and "train 2" in finding["summary"]
 
 
 def test_warm_up_step_is_reported_and_left_out_of_the_variance():

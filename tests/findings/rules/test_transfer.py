@@ -22,6 +22,8 @@ def test_pageable_copies():
     finding = found["transfer.pageable_memory"]
     assert finding["evidence"]["metrics"] == {"pageable_copies": 4, "pageable_bytes": 64_000_000,
                                               "pageable_copy_ms": 8.0, "exposed_ms": 8.0, "exposed_pct": 20.0}
+    assert finding["summary"].startswith("4 copies (61.04 MiB) use pageable host memory")  # binary, as the tables
+    assert finding["summary"].endswith("they run while no GPU computes for 2.00 ms per step.")
     # 16 MB in 2 ms (8 GB/s); pinned at the A100's practical PCIe rate of 24 GB/s: 0.667 ms, 1.333 ms saved of 10
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.15
     assert finding["speedup_kind"] == "bound" and "assumed" in finding["speedup_basis"]
