@@ -26,9 +26,18 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from benchmarks.generate import DATA_DIR, DEFAULT_SIZES, STEPS, ensure_trace  # noqa: E402
+from benchmarks.generate import DATA_DIR, DEFAULT_SIZES, STEPS, trace_path  # noqa: E402
 
 CACHE_REPEATS = 20
+
+
+def ensure_trace(size_mb):
+    """The benchmark trace of `size_mb`, written first by a separate process: Linux keeps a process's peak RSS
+    across fork and exec, so writing it here would raise every later child's measured peak to ours."""
+    path = trace_path(size_mb)
+    if not os.path.exists(path):
+        subprocess.run([sys.executable, os.path.join(HERE, "generate.py"), "--sizes", str(size_mb)], check=True)
+    return path
 
 
 def _child_ours(path):
