@@ -2,13 +2,14 @@
 
 from dataclasses import dataclass
 
-# Demo pairs whose fix does only what the finding asks must land within this share of the measured speedup;
+# Demo pairs whose fix does only what the finding asks must land within this share of the measured speedup (a
+# bound must also hold: at least the measured speedup);
 # where the fix changed more, the prediction must not be above the measured speedup by more than this share.
 TOLERANCE = 0.25
 EXACT = "within"  # |predicted - measured| <= TOLERANCE x measured
 NOT_ABOVE = "not_above"  # predicted <= (1 + TOLERANCE) x measured: the fix did more than the finding asked
-# (1 - TOLERANCE) x measured <= predicted <= BOUND_MAX_FACTOR x measured: the trace only supports an upper bound
-# (speedup_kind "bound"), which must hold and stay within a factor of the measurement.
+# measured <= predicted <= BOUND_MAX_FACTOR x measured: the trace only supports an upper bound (speedup_kind
+# "bound"), which must hold and stay within a factor of the measurement.
 BOUND_HOLDS = "bound_holds"
 BOUND_MAX_FACTOR = 2.0
 

@@ -1,5 +1,6 @@
 """What-if of the copy fixes: pageable copies at the pinned rate this trace reached (else the link's practical
-rate, assumed); the exposed part of each copy shrinks with it."""
+rate, assumed), their exposed part shrinking with them (a model); and the ceiling of a fix that also overlaps
+them with compute: all of their exposed time removed (a bound)."""
 
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ class Copies:
 def pinned(window_ms, pageable, pinned_gbps, link_gbps):
     """The window with the pageable copies at `pinned_gbps` (the best rate of pinned copies in this trace) or, when
     the trace has none, `link_gbps` (the practical rate of the link the GPU generation implies; the host link may
-    differ, so the result is a bound). The exposed time shrinks in proportion to the copy time."""
+    differ: a model under that assumption). The exposed time shrinks in proportion to the copy time."""
     rate = pinned_gbps or link_gbps
     if not rate or pageable.busy_ms <= 0:
         return None
@@ -28,9 +29,20 @@ def pinned(window_ms, pageable, pinned_gbps, link_gbps):
     if pinned_gbps:
         return model(window_ms, new_window, f"model: the pageable copies at {pinned_gbps:.3g} GB/s, the best rate "
                                             "pinned copies reached in this trace; their exposed time shrinks with them")
-    return bound(window_ms, new_window, f"bound: the pageable copies at {link_gbps:.3g} GB/s, the practical rate of "
-                                        "the PCIe link this GPU generation ships with (assumed: the host's link may "
-                                        "differ); their exposed time shrinks with them")
+    return model(window_ms, new_window, f"model: if the link runs at the assumed {link_gbps:.3g} GB/s (the practical "
+                                        "rate of the PCIe link this GPU generation ships with; the host's link may "
+                                        "differ), the pageable copies take that long and their exposed time shrinks "
+                                        "with them")
+
+
+def overlapped(window_ms, pageable, faster):
+    """The ceiling of pinning the copies and overlapping them with compute: all of their exposed time removed. The
+    basis also gives `faster` (the model of pinning alone, see pinned; None without a rate)."""
+    basis = (f"bound: pinned copies overlapped with compute remove at most all {pageable.exposed_ms:.3g} ms of "
+             "exposed copy time")
+    if faster is not None:
+        basis += f"; pinning alone is about {faster.speedup:.2f}x ({faster.basis.removeprefix('model: ')})"
+    return bound(window_ms, window_ms - pageable.exposed_ms, basis)
 
 
 def best_rate_gbps(sizes_bytes, durations_ps):

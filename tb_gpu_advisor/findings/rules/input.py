@@ -8,7 +8,7 @@ from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
 from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT,
                                                 TF_DATA_SERVICE_MIN_GPUS)
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whatif_model
+from tb_gpu_advisor.whatif.estimate import model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
 from tb_gpu_advisor.whatif.cores import host_cores
 from tb_gpu_advisor.findings.input_steps import input_steps
@@ -459,10 +459,11 @@ def host_batch_prep(ctx):
     basis = ("per step, the preparation overlapped with the rest of that step by a loader one batch ahead: the "
              "step becomes max(preparation, rest)")
     overlaps = prep.device == "gpu" or prep.waits
-    make = whatif_model if overlaps else whatif_bound
-    return estimated(finding, make(window_ms, window_ms - gain_ms,
-                                   basis if overlaps else f"upper bound: {basis} (on CPU the loader competes "
-                                                          "with the step for cores)"))
+    # A model, not a bound: on CPU the loader competes with the step for cores (lower), while a loader can also
+    # take work the step thread did outside the traced preparation (higher).
+    return estimated(finding, whatif_model(window_ms, window_ms - gain_ms,
+                                           f"model: {basis}" if overlaps else f"model: {basis} (on CPU the loader "
+                                           "competes with the step for cores, so the gain may be smaller)"))
 
 
 RULES = (gpu_waits_for_input, host_batch_prep, no_prefetch, sequential_map, python_generator, demanded_file_reads, no_cache, tf_data_service)
