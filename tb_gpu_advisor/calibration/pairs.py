@@ -50,7 +50,9 @@ DEMO_PAIRS = (
              "Tensor Cores over 32-bit without them)."),
     DemoPair("multi_gpu_straggler", "multi_gpu_straggler_fixed", "communication", NOT_ABOVE,
              "Three changes at once (straggler, float16 packs overlapping backward, 2 micro-batches a step)."),
-    DemoPair("host_bound", "host_bound_fixed", "host"),
+    DemoPair("host_bound", "host_bound_fixed", "host", NOT_ABOVE,
+             "The fix also removes most of the host's launch-call time (0.8% of the step to 0.25%), which the host "
+             "finding leaves to the launch findings, so its bound is exceeded by that much."),
 )
 
 _PAIRS_DIR = "tests/data/real/cpu_pairs"
