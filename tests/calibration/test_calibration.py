@@ -49,8 +49,8 @@ def test_each_demo_pair_meets_its_stated_tolerance(rows, index):
 def test_the_summary_counts_real_pairs_without_a_prediction_as_misses(rows):
     line = summary_line(rows)
     real = [row for row in rows if row.group == "real"]
-    hits = sum(1 for row in real if (row.ratio is not None and row.ratio >= 1) if row.kind == "bound"
-               else row.within)
+    hits = sum(1 for row in real
+               if ((row.ratio is not None and row.ratio >= 1) if row.kind == "bound" else row.within))
     assert line.startswith(f"Real pairs: {hits} of {len(real)} within 25% or, for a bound, held")
     for row in real:
         if row.predicted is None:
