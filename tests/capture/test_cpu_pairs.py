@@ -130,4 +130,5 @@ def test_the_inline_jax_loader_is_seen_as_an_untraced_stall(analyses):
     metrics = problem["evidence"]["metrics"]
     assert metrics["certainty"] == "low" and metrics["device"] == "xla_cpu"
     assert 25.0 <= metrics["batch_prep_pct"] <= 60.0
-    assert problem["severity"] == "medium" and problem["speedup_kind"] == "bound"
+    # max(preparation, rest) is a what-if model, not a ceiling: the inline loader's fix measured above it.
+    assert problem["severity"] == "medium" and problem["speedup_kind"] == "model"
