@@ -72,6 +72,9 @@ def test_tf_cpu_input_fixed_gets_no_input_findings():
     python = found["host.python_function"]
     assert python["evidence"]["metrics"]["py_function_calls"] == 670
     assert python["evidence"]["metrics"]["map_threads_busy_cores"] == 1.91
+    # The fix removes the Python function (TensorFlow ops or precomputed): the bound is the input wait it paces
+    # (87% of the step, 1 / 0.13 = 7.7x), not a parallel map of it over the 2 cores (2.00x).
+    assert python["speedup_kind"] == "bound" and python["estimated_speedup"] == 7.72
     assert set(found) == {"host.python_function"}
 
 

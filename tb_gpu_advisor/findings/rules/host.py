@@ -9,15 +9,12 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
-from tb_gpu_advisor.findings.input_steps import input_steps
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
 from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, GC_MIN_PCT, HOST_HIGH_PCT,
                                                 HOST_MEDIUM_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 RETRACE_MIN_VARIANTS)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG
-from tb_gpu_advisor.whatif import input as whatif_input
-from tb_gpu_advisor.whatif.cores import host_cores
 from tb_gpu_advisor.whatif.dispatch import compiled_step
 
 ENTRIES = register("host", {
@@ -413,14 +410,12 @@ def python_function(ctx):
                           ladder("recoverable_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT),
                           {"host_ops": op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
-        speedup_basis=("upper bound: the input wait removed (the calls run in tf.data, overlapped with the step)"
+        speedup_basis=("upper bound: the Python calls removed (replaced by TensorFlow ops or precomputed); they run in tf.data, "
+                       "overlapped with the step, so at most the input wait goes"
                        if in_tf_data else
                        "upper bound: the input wait (or host time) the Python calls account for removed"))
-    cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
-    if per_step is not None and per_step > STEP_OP_MAX_CALLS_PER_STEP and waiting > 0 and cores is not None:
-        # In the map function the calls hold the GIL, one at a time; in TensorFlow ops the map spreads over the
-        # cores, as a parallel map of the whole producer would.
-        return estimated(finding, whatif_input.parallel_map(input_steps(ctx), ctx.pipeline.has_prefetch, cores))
+    # The fix replaces the Python function with TensorFlow ops or precomputes it: the calls leave the critical path,
+    # so the bound is their time on it (the input wait when tf.data runs them), not a parallel map of them.
     return finding
 
 
