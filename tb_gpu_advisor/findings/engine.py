@@ -96,11 +96,6 @@ def _within_capture(confidence, found):
             continue
         if confidence.warmup and category in ("host", "launch"):
             finding = capped(finding, "medium")
-            if finding.id == "host.gpu_idle_host_busy":
-                finding = replace(finding, fix_note=" ".join(filter(None, (
-                    "Warm-up is inside this capture (see the trace confidence): part of this host time is "
-                    "first-use setup that steady-state steps do not pay. Recapture after warm-up before acting "
-                    "on it.", finding.fix_note))))
         if confidence.one_rank_of and category == "communication":
             finding = capped(finding, "medium")
         yield order, finding

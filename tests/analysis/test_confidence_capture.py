@@ -168,3 +168,5 @@ def test_real_alexnet_trace_is_mostly_warm_up(kineto_models):
     assert "over all 12.92 s of activity" in report["summary"]["verdict"]
     host = next(f for f in report["findings"] if f["id"] == "host.gpu_idle_host_busy")
     assert host["fix"].startswith("Warm-up is inside this capture")
+    # the fix leads with recapturing, as the launch finding's does, not with torch.compile
+    assert host["fix_summary"].startswith("Recapture after warm-up") and "torch.compile" not in host["fix_summary"]

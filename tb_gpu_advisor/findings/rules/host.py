@@ -17,6 +17,22 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG
 from tb_gpu_advisor.whatif.dispatch import compiled_step
 
+# Host time measured during warm-up is mostly first-use setup; the framework-specific fix comes after.
+HOST_WARMUP_IDIOM = Idiom(
+    fix_summary="Recapture after warm-up: this host time includes first-use setup (compilation, allocation).",
+    fix="""\
+Warm-up is inside this capture (see the trace confidence): the first steps trace and compile the model,
+load kernels and grow the allocator, host work that steady-state steps do not pay. Profile steady-state
+steps before changing code:
+
+    TensorFlow/Keras: TensorBoard(log_dir, profile_batch=(10, 19))
+    JAX: jax.profiler.start_trace(logdir) after the first steps have compiled
+    PyTorch: torch.profiler.profile(schedule=torch.profiler.schedule(wait=5, warmup=2, active=10))
+
+If the GPU still idles while the host works there, shorten the host's part of each step: compile the step
+(tf.function, jax.jit, torch.compile), keep logging and host syncs out of it.""",
+    docs=(L.TF_PROFILER, L.TORCH_PROFILER))
+
 ENTRIES = register("host", {
     "host.gc_pauses": Entry(
         category="host",
@@ -105,7 +121,8 @@ and ahead of the step:
 
 If tf.data and the step still share the CPU, give the GPU its own launch threads:
 TF_GPU_THREAD_MODE=gpu_private.""",
-            docs=(L.TF_DATA_PERFORMANCE, L.TF_FUNCTION, L.TF_GPU_PERFORMANCE))),),
+            docs=(L.TF_DATA_PERFORMANCE, L.TF_FUNCTION, L.TF_GPU_PERFORMANCE))),
+                  ("any:warmup", HOST_WARMUP_IDIOM)),
     ),
     "host.eager_execution": Entry(
         category="host",
@@ -252,6 +269,8 @@ def gpu_idle_host_busy(ctx):
     if severity is None:
         return None
     condition, note = ctx.xla_blocked()
+    if ctx.confidence.warmup:
+        condition, note = "warmup", ""
     return Finding(
         id="host.gpu_idle_host_busy", severity=severity,
         summary=f"The GPU idles {share:.1f}% of the step while the host runs runtime or Python work "
