@@ -22,4 +22,6 @@ test('without copies a single GPU keeps one busy figure and several GPUs lead wi
   const multi = {active_gpu_count: 4, gpu_busy_pct: 98.9, gpu_compute_busy_pct: 33.9, gpu_kernel_busy_pct: 33.8};
   assert.deepEqual(pairs(busyFigures(multi)), [[33.9, 'mean over active GPUs, collectives excluded'],
     [98.9, 'with collectives']]);
+  const noCollectives = {active_gpu_count: 2, gpu_busy_pct: 72.4, gpu_compute_busy_pct: 72.4, gpu_kernel_busy_pct: 72.2};
+  assert.deepEqual(busyFigures(noCollectives).map((f) => f.label), ['GPU busy']);
 });

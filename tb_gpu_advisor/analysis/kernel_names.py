@@ -21,6 +21,8 @@ _LOW_PRECISION = re.compile(r"half|fp16|bf16|bfloat16|__nv_bfloat|\bf16\b|_f16|f
 # inputs and output with fp32 compute (H half, B bf16, S float, D double, F8/B8 fp8/bf8, I8 int8).
 _TENSILE_TYPES = re.compile(r"^Cijk_A[a-z]+_B[a-z]+_([A-Za-z0-9]+)_")
 _TENSILE_LOW_PRECISION = ("H", "B", "F8", "I8", "4xi8")
+# TensorFlow's Eigen kernels name the tensor they write first: `TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<T, ...`.
+_EIGEN_ASSIGNED_TYPE = re.compile(r"TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<([\w:]+)")
 # Kernels that do 32-bit floating-point matrix math without Tensor Cores: candidates for mixed precision.
 _FP32_MATMUL = re.compile(r"sgemm|gemm.*f32|f32.*gemm|fp32.*gemm|gemm.*fp32|scudnn|implicit_convolve_sgemm|"
                           r"sm\d+_xmma_.*f32f32_f32f32|cutlass.*sgemm|gemv2T_kernel_val<.*float|"
@@ -68,7 +70,11 @@ def uses_matrix_units(name, vendor=None):
 
 
 def is_low_precision(name):
-    """True when the kernel name says it computes in 16-bit (or 8-bit) floating point."""
+    """True when the kernel name says it computes in 16-bit (or 8-bit) floating point; an Eigen assignment kernel
+    by the type of the tensor it writes (a half->float cast or a comparison of halves is not 16-bit output)."""
+    written = _EIGEN_ASSIGNED_TYPE.search(name)
+    if written:
+        return bool(_LOW_PRECISION.search(written.group(1)))
     if name.startswith("Cijk_"):
         types = _TENSILE_TYPES.match(name)
         return bool(types) and types.group(1).startswith(_TENSILE_LOW_PRECISION)
@@ -112,7 +118,7 @@ KERNEL_CLASSES = ("collective", "runtime_copy", "xla", "library", "elementwise",
 # fusion_12, triton_gemm_dot_1, wrapped_convert ...).
 _XLA_KERNEL = re.compile(r"fusion|^triton_|^wrapped_|^loop_|^input_", re.IGNORECASE)
 # Vendor GEMM/convolution kernels: large tiles and low occupancy by design.
-_LIBRARY_MATH = re.compile(r"gemm|gemv|cutlass|cublas|cudnn|xmma|conv|implicit|winograd|wgrad|dgrad",
+_LIBRARY_MATH = re.compile(r"gemm|gemv|cutlass|cublas|cudnn|xmma|conv(?!ersion)|implicit|winograd|wgrad|dgrad",
                            re.IGNORECASE)
 
 

@@ -6,12 +6,13 @@ COPY_SPLIT_MIN_POINTS = 1.0
 
 def busy_figures(summary):
     """[(label, pct)] of a HostReport summary: `[("GPU busy", busy)]`, or, when copies add at least
-    COPY_SPLIT_MIN_POINTS or several GPUs run collectives, `("GPU compute busy", …)` first and then
+    COPY_SPLIT_MIN_POINTS or several GPUs run collective kernels, `("GPU compute busy", …)` first and then
     `("with copies", …)` and `("with collectives", …)` where they apply."""
     busy, compute = summary.get("gpu_busy_pct"), summary.get("gpu_compute_busy_pct")
     kernel = summary.get("gpu_kernel_busy_pct")
     copies = None not in (kernel, compute) and compute - kernel >= COPY_SPLIT_MIN_POINTS
-    multi = (summary.get("active_gpu_count") or 0) > 1 and compute is not None
+    multi = ((summary.get("active_gpu_count") or 0) > 1 and None not in (busy, compute)
+             and busy > compute)  # collective kernels add to the busy time
     if not copies and not multi:
         return [("GPU busy", busy)]
     figures = [("GPU compute busy", kernel if copies else compute)]

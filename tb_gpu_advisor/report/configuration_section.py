@@ -33,7 +33,7 @@ def configuration_rows(config):
         shares = ", ".join(f"{dtype} {units.percent(pct)}" for dtype, pct in config["matmul_dtype_pct"].items())
         rows.append(("precision", f"{config['precision']} (matmul/conv time: {shares})"))
     else:
-        rows.append(("precision", "unknown (no matmul or convolution kernel)"))
+        rows.append(("precision", "unknown (no matmul/conv kernels)"))
     rows.append(("distribution", config["distribution"] or "none seen"))
     rows.append(("global batch", config["global_batch"] if config["global_batch"] else NOT_IN_TRACE))
     pools = ", ".join(f"{kind} x{count}" for kind, count in config["thread_pools"].items())

@@ -91,7 +91,9 @@ def _summary(report):
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]
     shares.sort(key=lambda item: -item[1])
     if shares:
-        lines.append("Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares))
+        basis = "   (16-bit/32-bit by kernel output type)" if s["breakdown_pct"].get("compute_16bit") else ""
+        lines.append("Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares)
+                     + basis)
     return Section(f"{report['host']}", lines=tuple(lines))
 
 

@@ -104,6 +104,14 @@ def eigen(functor, dtype="float", binary=True):
     return f"void Eigen::internal::EigenMetaKernel<{evaluator}, long>({evaluator}, long)"
 
 
+def eigen_cast_to_half():
+    """Eigen's float->half Cast kernel: it reads float tensors and writes an Eigen::half one."""
+    unary = eigen("scalar_cast_op", "float", binary=False).replace("scalar_cast_op<float>",
+                                                                   "scalar_cast_op<float, Eigen::half>")
+    return unary.replace("TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<float,",
+                         "TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<Eigen::half,")
+
+
 def bias_add(dtype="float"):
     return f"void tensorflow::functor::BiasNHWCKernel<{dtype}>(int, {dtype} const*, {dtype} const*, {dtype}*, int)"
 

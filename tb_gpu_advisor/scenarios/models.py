@@ -97,8 +97,7 @@ def resnet50(spec, batch, math_kind="fp16", classes=1000):
                  Op("gradient_tape/resnet50/predictions/MatMul/MatMul:MatMul",
                     (k.gemm(spec, batch, 2048, classes, math_kind, "tn"),))]
     variables.append(("resnet50/predictions/kernel", 2048 * classes))
-    casts = [Op(f"{name}/Cast:Cast", (k.memory_bound(spec, k.eigen("scalar_cast_op", "float", binary=False)
-             .replace("scalar_cast_op<float>", "scalar_cast_op<float, Eigen::half>"), size, "fp32", 2),))
+    casts = [Op(f"{name}/Cast:Cast", (k.memory_bound(spec, k.eigen_cast_to_half(), size, "fp32", 2),))
              for name, size in variables if name.endswith("kernel")] if math_kind == "fp16" else []
     return casts + forward + head + head_grad + backward + sgd_momentum(spec, variables)
 
@@ -272,6 +271,5 @@ def unet(spec, batch, size, base=32, math_kind="fp16"):
             Op("gradient_tape/unet/logits/Conv2DBackpropInput:Conv2DBackpropInput",
                (k.conv(spec, "dgrad", batch, size, size, base, 1, 1, 1, 1, math_kind),))]
     variables.append(("unet/logits/kernel", base))
-    cast = [Op("unet/Cast:Cast", (k.memory_bound(spec, k.eigen("scalar_cast_op", "float", binary=False).replace(
-        "scalar_cast_op<float>", "scalar_cast_op<float, Eigen::half>"), batch * size * size * 3, "fp32", 1.5),))]
+    cast = [Op("unet/Cast:Cast", (k.memory_bound(spec, k.eigen_cast_to_half(), batch * size * size * 3, "fp32", 1.5),))]
     return cast + forward + head + backward + adam(spec, variables)

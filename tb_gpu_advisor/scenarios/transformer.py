@@ -98,8 +98,7 @@ def encoder_step(spec, batch, seq, layers, hidden, heads, math_kind, name="disti
     variables += [("word_embeddings", vocab * hidden), ("classifier/kernel", hidden * 2)]
     casts = []
     if math_kind == "fp16":
-        cast = k.eigen("scalar_cast_op", "float", binary=False).replace("scalar_cast_op<float>",
-                                                                         "scalar_cast_op<float, Eigen::half>")
+        cast = k.eigen_cast_to_half()
         casts = [Op(f"{name}/{var}/Cast:Cast", (k.memory_bound(spec, cast, size, "fp32", 1.5),))
                  for var, size in variables if size >= hidden * hidden]
     return embed + casts + forward + head + backward + embed_grad + adam(spec, variables)

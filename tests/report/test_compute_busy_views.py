@@ -7,19 +7,21 @@ from tb_gpu_advisor.testing import TraceBuilder
 from tests.conftest import report_of
 
 
-def _run(gpus):
+def _run(gpus, collectives=True):
     builder = TraceBuilder()
     builder.thread().step(0, 0, 1000)
     for ordinal in range(gpus):
         gpu = builder.gpu(ordinal)
         gpu.kernel("volta_sgemm_128x64_nn", 0, 450)
-        gpu.kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 400, 550, stream=13)
+        if collectives:
+            gpu.kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 400, 550, stream=13)
     return {"schema_version": 1, "run": None, "hosts": [report_of(builder)], "errors": []}
 
 
 def test_text_leads_with_compute_busy_on_multi_gpu_runs():
     text = render_text(_run(4))
     assert "GPU compute busy: 45.0% (with collectives 95.0%)" in text
+    assert "with collectives" not in render_text(_run(2, collectives=False))  # no collective kernel captured
     header = next(line for line in text.splitlines() if line.startswith("device"))
     assert header.split()[:5] == ["device", "busy", "compute", "collectives", "only"]
     row = next(line for line in text.splitlines() if line.startswith("/device:GPU:3"))

@@ -35,7 +35,7 @@ export function configurationRows(config) {
     ['GPUs', gpus],
     config.framework === 'pytorch' ? ['Compiler', COMPILED[config.xla]] : ['XLA', ON_OFF[config.xla]],
     ['Precision', config.precision ? `${config.precision} (matmul/conv time: ${shares.join(', ')})`
-      : 'unknown (no matmul or convolution kernel)'],
+      : 'unknown (no matmul/conv kernels)'],
     ['Distribution', config.distribution || 'none seen'],
     ['Global batch', config.global_batch ? String(config.global_batch) : NOT_IN_TRACE],
     ['Thread pools', (config.gpu_thread_mode ? `TF_GPU_THREAD_MODE=${config.gpu_thread_mode}; ` : '') + pools

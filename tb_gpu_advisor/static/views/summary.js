@@ -91,7 +91,7 @@ export function busyFigures(summary) {
   const compute = summary.gpu_compute_busy_pct;
   const kernel = summary.gpu_kernel_busy_pct;
   const copies = Number.isFinite(kernel) && Number.isFinite(compute) && compute - kernel >= COPY_SPLIT_MIN_POINTS;
-  const multi = summary.active_gpu_count > 1 && Number.isFinite(compute);
+  const multi = summary.active_gpu_count > 1 && Number.isFinite(compute) && Number.isFinite(busy) && busy > compute;
   if (!copies && !multi) return [{label: 'GPU busy', value: busy, hint: 'mean over active GPUs'}];
   const figures = [{label: 'GPU compute busy', value: copies ? kernel : compute,
     hint: copies ? 'mean over active GPUs, copies and collectives excluded' :
