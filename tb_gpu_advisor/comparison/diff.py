@@ -10,6 +10,7 @@ from tb_gpu_advisor.comparison.stats import (mean_difference, mean_ratio, ratio_
 from tb_gpu_advisor.comparison.verdict import change_of, driver_of, verdict_of
 from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
+from tb_gpu_advisor.report.busy import busy_figures
 
 
 def compare_reports(baseline_report, candidate_report):
@@ -124,7 +125,20 @@ def _gpu_busy(base, cand):
         "delta_points": round(cand_pct - base_pct, 2) if available else None,
         "per_step": difference_dict(mean_difference(base_steps, cand_steps))
         if available and base_steps and cand_steps else None,
+        "compute": _compute_busy(base["summary"], cand["summary"]),
     }
+
+
+def _compute_busy(base, cand):
+    """Compute-kernel busy (copies and collectives left out) on both sides, and whether copies add enough to
+    either side's busy for the report to show them apart, as analyze's header does."""
+    pair = base.get("gpu_kernel_busy_pct"), cand.get("gpu_kernel_busy_pct")
+    if None in pair:
+        return None
+    copies = base.get("gpu_compute_busy_pct"), cand.get("gpu_compute_busy_pct")
+    return {"baseline": pair[0], "candidate": pair[1], "delta_points": round(pair[1] - pair[0], 2),
+            "with_copies": None if None in copies else {"baseline": copies[0], "candidate": copies[1]},
+            "copies_shown_apart": any(label == "with copies" for side in (base, cand) for label, _ in busy_figures(side))}
 
 
 def _devices(base, cand):

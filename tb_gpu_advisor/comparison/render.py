@@ -81,12 +81,24 @@ def _breakdown_section(host):
                    table=Table(headers, tuple(rows), (False,) + (True,) * 6) if rows else None)
 
 
+def gpu_busy_change(busy):
+    """"GPU busy a → b (±n points)"; or, when copies are shown apart (as analyze's header does), compute busy
+    first and busy with copies in brackets."""
+    compute = busy.get("compute")
+    total = f"{units.percent(busy['baseline'])} {ARROW} {units.percent(busy['candidate'])}"
+    if not compute or not compute["copies_shown_apart"]:
+        return f"GPU busy {total} ({_signed_pct(busy['delta_points'], ' points')})"
+    copies = compute["with_copies"] or busy
+    return (f"GPU compute busy {units.percent(compute['baseline'])} {ARROW} {units.percent(compute['candidate'])} "
+            f"({_signed_pct(compute['delta_points'], ' points')}; with copies {units.percent(copies['baseline'])} "
+            f"{ARROW} {units.percent(copies['candidate'])})")
+
+
 def _gpu_section(host):
     busy = host["gpu_busy_pct"]
     if busy["delta_points"] is None:
         return Section("GPU busy", lines=("Not available: a side has no GPU activity.",))
-    lines = [f"GPU busy {units.percent(busy['baseline'])} {ARROW} {units.percent(busy['candidate'])} "
-             f"({_signed_pct(busy['delta_points'], ' points')})"]
+    lines = [gpu_busy_change(busy)]
     rows = tuple((d["name"], units.percent(d["baseline_busy_pct"]), units.percent(d["candidate_busy_pct"]),
                   _signed_pct(d["delta_points"], " pt")) for d in host["devices"])
     table = Table(("device", "baseline", "candidate", "change"), rows, (False, True, True, True)) \

@@ -85,7 +85,10 @@ def _step_verdict(comparison):
     change = comparison["change"]
     mean = comparison["step_time_ms"]["mean"]
     busy = comparison["gpu_busy_pct"]
-    busy_text = (f"GPU busy {units.percent(busy['baseline'])} {ARROW} {units.percent(busy['candidate'])}"
+    compute = busy.get("compute")
+    shown = compute if compute and compute["copies_shown_apart"] else busy
+    label = "GPU compute busy" if shown is compute else "GPU busy"
+    busy_text = (f"{label} {units.percent(shown['baseline'])} {ARROW} {units.percent(shown['candidate'])}"
                  if busy["delta_points"] is not None else "")
     if change == "unknown":
         text = "Step time cannot be compared: a side has no step markers"

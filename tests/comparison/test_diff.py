@@ -228,3 +228,20 @@ def test_a_real_large_speedup_has_an_interval_above_minus_100_percent():
         diff = host["step_time_ms"][statistic]
         assert -100 < diff["ci_low_pct"] <= diff["delta_pct"] <= diff["ci_high_pct"] < 0
     assert "95% CI -98.0% to -96.1%" in host["verdict"]
+
+
+def test_gpu_busy_leads_with_compute_busy_when_copies_fill_the_gaps():
+    # Before: kernels 77.6% of the time, copies fill the rest (99.9% with copies); after: kernels 99.4%.
+    from tb_gpu_advisor.comparison.render import gpu_busy_change
+    base, cand = host_from_steps([10.0] * 8, busy=99.9), host_from_steps([8.0] * 8, busy=99.8)
+    base["summary"].update(gpu_kernel_busy_pct=77.6, gpu_compute_busy_pct=99.9)
+    cand["summary"].update(gpu_kernel_busy_pct=99.4, gpu_compute_busy_pct=99.8)
+    busy = compare_reports(base, cand)["hosts"][0]["gpu_busy_pct"]
+    assert busy["compute"] == {"baseline": 77.6, "candidate": 99.4, "delta_points": 21.8,
+                               "with_copies": {"baseline": 99.9, "candidate": 99.8}, "copies_shown_apart": True}
+    assert gpu_busy_change(busy) == "GPU compute busy 77.6% → 99.4% (+21.8 points; with copies 99.9% → 99.8%)"
+    # copies adding under a point on both sides: the plain figure, as analyze's header
+    base["summary"].update(gpu_kernel_busy_pct=99.5)
+    cand["summary"].update(gpu_kernel_busy_pct=99.6)
+    busy = compare_reports(base, cand)["hosts"][0]["gpu_busy_pct"]
+    assert gpu_busy_change(busy) == "GPU busy 99.9% → 99.8% (-0.1 points)"

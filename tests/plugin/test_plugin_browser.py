@@ -227,7 +227,8 @@ def test_tensor_core_badge_and_full_name_on_hover(tab):
 def test_multi_gpu_run_leads_with_compute_busy(tab):
     assert tab.show(MULTI_HOST, "worker0") == "ready"
     tiles = tab.text("#summary .tiles")
-    assert "GPU compute busy" in tiles and "with collectives" in tiles
+    # Copies add to the busy share; no collective kernel was captured, so no "with collectives" tile.
+    assert "GPU compute busy" in tiles and "with copies" in tiles and "with collectives" not in tiles
     hints = tab.frame.eval_on_selector_all("#gpus .gpu-hint", "hs => hs.map(h => h.textContent)")
     assert len(hints) == 2 and all(hint.startswith("collectives only 0%") for hint in hints)
     values = tab.frame.eval_on_selector_all("#gpus .gpu-value", "vs => vs.map(v => v.textContent)")
