@@ -273,7 +273,7 @@ def gpu_idle_host_busy(ctx):
         condition, note = "warmup", ""
     return Finding(
         id="host.gpu_idle_host_busy", severity=severity,
-        summary=f"The GPU idles {share:.1f}% of the step while the host runs runtime or Python work "
+        summary=f"The GPU idles {share:.1f}% {ctx.of_the_step} while the host runs runtime or Python work "
                 f"({ctx.time_text(host_ms)}).",
         evidence=Evidence({"host_exposed_pct": share, "host_exposed_ms": round(host_ms, 3),
                            "host_exposed_ms_per_step": ctx.per_step_ms(host_ms)},
@@ -334,7 +334,7 @@ def eager_execution(ctx):
     severity = grade(ctx.share_pct(recoverable), HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     finding = Finding(
         id="host.eager_execution", severity=severity,
-        summary=f"{ctx.count_text(count, 'ops')} run one at a time ({ctx.time_text(total_ms)}, {share:.1f}% of "
+        summary=f"{ctx.count_text(count, 'op')} run one at a time ({ctx.time_text(total_ms)}, {share:.1f}% of "
                 "the step time).",
         evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share,
                            "op_work_kept_ms": kept_ms},
