@@ -132,7 +132,7 @@ def _shape_text(dtype, dims):
 
 def _step_programs(model, step_count):
     """{function name: [(program id, Signature, data inputs)]} of the compiled programs dispatched every step
-    that return state and take data: the candidates for the training step."""
+    that take data (inputs they do not return): the candidates for the training step."""
     dispatched = _dispatch_ps(model.host_activity.op_totals)
     found = {}
     for program_id, data in sorted(model.hlo_protos.items()):
@@ -140,8 +140,8 @@ def _step_programs(model, step_count):
         match = _MODULE.match(signature.module) if signature else None
         if not match or dispatched.get(match["name"], (0, 0))[0] < step_count:
             continue
-        state, inputs = _split_inputs(signature)
-        if state and inputs:
+        _, inputs = _split_inputs(signature)
+        if inputs:
             found.setdefault(match["name"], []).append((program_id, signature, inputs))
     return found, dispatched
 
@@ -151,7 +151,7 @@ def _from_step_program(model, step_count, active_gpus):
         return unknown("the trace marks no steps: examples per step are not known")
     programs, dispatched = _step_programs(model, step_count)
     if not programs:
-        return unknown("no compiled program dispatched every step takes a batch beside the state it returns "
+        return unknown("no compiled program dispatched every step takes an input it does not return "
                        "(JAX PjitFunction dispatches and the programs' HLO inputs)")
     total = sum(dispatched[name][1] for name in programs)
     name = max(programs, key=lambda key: (dispatched[key][1], key))
