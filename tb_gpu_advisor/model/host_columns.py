@@ -36,6 +36,7 @@ class HostPlaneColumns:
     threads: int
     tagged: dict  # tag -> ([starts], [ends]) as Python ints, tags in first-event order
     thread_busy: dict  # thread kind -> (thread count, busy ps), kinds in line order
+    batch_stages: dict  # tf.data stage event name -> {batch_size: events}
 
 
 class _Busy:
@@ -165,7 +166,8 @@ def host_plane_columns(scan, origin_ns):
         busy_start=busy_start, busy_end=busy_end,
         markers=tuple(scratch.markers), op_totals={k: tuple(v) for k, v in op_totals.items()},
         op_shortest=op_shortest,
-        threads=int(thread.sum()), tagged=tagged, thread_busy={k: tuple(v) for k, v in thread_busy.items()})
+        threads=int(thread.sum()), tagged=tagged, thread_busy={k: tuple(v) for k, v in thread_busy.items()},
+        batch_stages=scratch.batch_stages)
 
 
 def _add_tagged(tagged, tag_of, rows, meta_id, start, end):
