@@ -35,6 +35,7 @@ class HostPlaneColumns:
     threads: int
     tagged: dict  # tag -> ([starts], [ends]) as Python ints, tags in first-event order
     thread_busy: dict  # thread kind -> (thread count, busy ps), kinds in line order
+    batch_stages: dict  # tf.data stage event name -> {batch_size: events}
 
 
 class _Busy:
@@ -161,7 +162,8 @@ def host_plane_columns(scan, origin_ns):
         launch_device=chunks(0, "device"), wait_start=chunks(1), wait_end=chunks(2),
         busy_start=busy_start, busy_end=busy_end,
         markers=tuple(scratch.markers), op_totals={k: tuple(v) for k, v in op_totals.items()},
-        threads=int(thread.sum()), tagged=tagged, thread_busy={k: tuple(v) for k, v in thread_busy.items()})
+        threads=int(thread.sum()), tagged=tagged, thread_busy={k: tuple(v) for k, v in thread_busy.items()},
+        batch_stages=scratch.batch_stages)
 
 
 def _add_tagged(tagged, tag_of, rows, meta_id, start, end):

@@ -147,7 +147,9 @@ class HostActivity:
       Kineto traces add "sync" (the host blocked on the device: cuda_sync events and *Synchronize calls) and
       "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
       setup calls of 1 ms or more: context and stream creation, module loading, first allocations);
-    - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads).
+    - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads);
+    - batch_stages: per tf.data iterator event that records its dataset's `batch_size` (`Iterator::Root::...::
+      BatchV2`), ((batch size, events), ...).
     """
 
     launch_correlation_id: np.ndarray
@@ -161,6 +163,7 @@ class HostActivity:
     thread_count: int = 0
     tagged: dict = field(default_factory=dict)
     thread_busy: dict = field(default_factory=dict)
+    batch_stages: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
