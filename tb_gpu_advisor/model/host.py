@@ -9,7 +9,9 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import HostActivity, StepMarker
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
 
-_HOST_STATS = {"correlation_id", "device_id", "step_num", "_r", "graph_type", "iter_num"}
+_HOST_STATS = {"correlation_id", "device_id", "step_num", "_r", "graph_type", "iter_num", "batch_size"}
+# tf.data iterator events (`Iterator::Root::...::BatchV2`) carry their dataset's `batch_size`.
+_ITERATOR_PREFIX = "Iterator::"
 # Exact names that mark a step (Keras/TF training loops); any event with `_r` and `step_num` does too.
 _MARKER_NAMES = {"train", "test", "TraceContext"}
 _KERAS3_MARKER = "Profiled batch"
@@ -100,10 +102,12 @@ class _HostCollector:
         self.busy_start, self.busy_end = [], []
         self.markers = []
         self.op_totals = {}
+        self.op_shortest = {}  # name -> shortest event duration ps
         self.threads = 0
         self.arrays = {field: [] for field in _ARRAY_FIELDS}  # chunks of int64 arrays, in event order
         self.tagged = {}  # tag -> ([starts], [ends])
         self.thread_busy = {}  # thread kind -> [thread count, busy ps]
+        self.batch_stages = {}  # tf.data stage event name -> {batch_size: events}
 
     def add_plane(self, plane, origin_ns):
         names = stat_names(plane)
@@ -131,10 +135,12 @@ class _HostCollector:
                 end = start + duration
                 entry = totals.get(meta_id)
                 if entry is None:
-                    totals[meta_id] = [1, duration]
+                    totals[meta_id] = [1, duration, duration]
                 else:
                     entry[0] += 1
                     entry[1] += duration
+                    if duration < entry[2]:
+                        entry[2] = duration
                 if meta_id in wait_ids and duration > 0:
                     self.wait_start.append(start)
                     self.wait_end.append(end)
@@ -177,10 +183,17 @@ class _HostCollector:
             kind = self.thread_busy.setdefault(thread_kind(line.name), [0, 0])
             kind[0] += 1
             kind[1] += line_busy
-        for meta_id, (count, total) in totals.items():
-            entry = self.op_totals.setdefault(meta_names.get(meta_id, ""), [0, 0])
+        for meta_id, (count, total, shortest) in totals.items():
+            name = meta_names.get(meta_id, "")
+            entry = self.op_totals.setdefault(name, [0, 0])
             entry[0] += count
             entry[1] += total
+            self._note_shortest(name, shortest)
+
+    def _note_shortest(self, name, duration):
+        known = self.op_shortest.get(name)
+        if known is None or duration < known:
+            self.op_shortest[name] = duration
 
     def _note_stats(self, name, found, start, duration):
         """Records a launch and/or a step marker; True when the event is a step marker."""
@@ -191,6 +204,12 @@ class _HostCollector:
             self.launch_start.append(start)
             self.launch_dur.append(duration)
             self.launch_device.append(device if isinstance(device, int) and -2**63 <= device < 2**63 else -1)
+            return False
+        batch = found.get("batch_size")
+        if batch is not None and name.startswith(_ITERATOR_PREFIX):
+            if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0:
+                sizes = self.batch_stages.setdefault(name, {})
+                sizes[batch] = sizes.get(batch, 0) + 1
             return False
         step_num = found.get("step_num")
         has_step = isinstance(step_num, (int, float)) and not isinstance(step_num, bool) \
@@ -227,6 +246,12 @@ class _HostCollector:
             entry = self.op_totals.setdefault(name, [0, 0])
             entry[0] += count
             entry[1] += total
+        for name, shortest in columns.op_shortest.items():
+            self._note_shortest(name, shortest)
+        for name, sizes in columns.batch_stages.items():
+            mine = self.batch_stages.setdefault(name, {})
+            for size, count in sizes.items():
+                mine[size] = mine.get(size, 0) + count
 
     def _flush(self):
         """Moves the values appended one by one so far (reference path) into the array chunks."""
@@ -264,9 +289,11 @@ class _HostCollector:
             busy=busy,
             launch_busy=intervals.union(launch_start, launch_start + launch_dur),
             op_totals={name: tuple(v) for name, v in self.op_totals.items()},
+            op_shortest_ps=dict(self.op_shortest),
             thread_count=self.threads,
             tagged={tag: intervals.union(starts, ends) for tag, (starts, ends) in sorted(self.tagged.items()) if starts},
             thread_busy={kind: tuple(v) for kind, v in self.thread_busy.items()},
+            batch_stages={name: tuple(sorted(sizes.items())) for name, sizes in sorted(self.batch_stages.items())},
         )
         return activity, outermost_markers(self.markers)
 

@@ -223,5 +223,10 @@ export const VOCABULARY = Object.freeze({
     "signed",
     "size_t"
   ],
+  "notInTrace": "not in the trace",
+  "batchScope": {
+    "global": "global",
+    "per_device": "per device"
+  },
   "noMatmulPrecision": "no matmul/conv kernel captured"
 });
