@@ -142,6 +142,7 @@ class HostActivity:
     - input_waits: the union of `IteratorGetNext*` events;
     - busy: the union of all host events other than step markers;
     - op_totals: per host event name, (count, total duration ps);
+    - op_shortest_ps: per host event name, the shortest duration of its events (ps);
     - tagged: per tag of model.host.event_tag ("checkpoint", "summary", "compile", "gc": PyTorch's Python GC events,
       "gc_callback": JAX's gc callback at the start and end of each collection), the union of those events;
       Kineto traces add "sync" (the host blocked on the device: cuda_sync events and *Synchronize calls) and
@@ -160,6 +161,7 @@ class HostActivity:
     busy: Intervals
     launch_busy: Intervals
     op_totals: dict = field(default_factory=dict)
+    op_shortest_ps: dict = field(default_factory=dict)
     thread_count: int = 0
     tagged: dict = field(default_factory=dict)
     thread_busy: dict = field(default_factory=dict)
@@ -170,7 +172,9 @@ class HostActivity:
 class CollectiveCall:
     """One collective: an NCCL kernel on a GPU (source "kernel") or the host op that issued it ("host").
 
-    Sizes and dtype are None when the trace does not record them (Kineto before PyTorch 2.1, XPlane).
+    Sizes and dtype are None when the trace does not record them (Kineto before PyTorch 2.1, XPlane kernels
+    without an HLO instruction or TensorFlow op shapes); `size_source` says where XPlane sizes come from ("hlo":
+    the instruction's shapes, "tf_op": the op's input shapes), None for Kineto's own args.
     """
 
     source: str
@@ -182,6 +186,7 @@ class CollectiveCall:
     out_bytes: int | None = None
     dtype: str | None = None
     group_size: int | None = None
+    size_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -201,5 +206,5 @@ class TraceModel:
     has_host_plane: bool = False
     tpu_count: int = 0  # `/device:TPU:N` planes: a TPU profile, which XProf's TPU tools analyze
     hlo_protos: dict = field(default_factory=dict)  # XLA program id -> serialized HloProto (/host:metadata)
-    collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader
+    collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader (XPlane's: analysis)
     allocators: tuple = ()  # model.allocators.AllocatorStats from TensorFlow's memory profile events, by name
