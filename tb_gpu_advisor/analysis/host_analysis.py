@@ -162,7 +162,7 @@ def analyze_host(model):
         gc_pauses=gc_pauses(model.host_activity),
         feeder_waits=feeder_blocking(model, step_set, window),
         gpu_memory=gpu_memory(model),
-        configuration=configuration(model, framework, kernels, active, load.machine_cores),
+        configuration=configuration(model, framework, kernels, active, load.machine_cores, len(step_set.steps)),
         collective_bandwidth=collective_bandwidth(model.collectives, link),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))

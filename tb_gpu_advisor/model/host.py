@@ -10,7 +10,9 @@ from tb_gpu_advisor.model.trace import HostActivity, StepMarker
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
 
-_HOST_STATS = {"correlation_id", "device_id", "step_num", "_r", "graph_type", "iter_num"}
+_HOST_STATS = {"correlation_id", "device_id", "step_num", "_r", "graph_type", "iter_num", "batch_size"}
+# tf.data iterator events (`Iterator::Root::...::BatchV2`) carry their dataset's `batch_size`.
+_ITERATOR_PREFIX = "Iterator::"
 # Exact names that mark a step (Keras/TF training loops); any event with `_r` and `step_num` does too.
 _MARKER_NAMES = {"train", "test", "TraceContext"}
 _KERAS3_MARKER = "Profiled batch"
@@ -106,6 +108,7 @@ class _HostCollector:
         self.tagged = {}  # tag -> ([starts], [ends])
         self.thread_busy = {}  # thread kind -> [thread count, busy ps]
         self.thread_waits = []  # model.trace.ThreadWaits, in thread order
+        self.batch_stages = {}  # tf.data stage event name -> {batch_size: events}
 
     def add_plane(self, plane, origin_ns):
         names = stat_names(plane)
@@ -209,6 +212,12 @@ class _HostCollector:
             self.launch_dur.append(duration)
             self.launch_device.append(device if isinstance(device, int) and -2**63 <= device < 2**63 else -1)
             return False
+        batch = found.get("batch_size")
+        if batch is not None and name.startswith(_ITERATOR_PREFIX):
+            if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0:
+                sizes = self.batch_stages.setdefault(name, {})
+                sizes[batch] = sizes.get(batch, 0) + 1
+            return False
         step_num = found.get("step_num")
         has_step = isinstance(step_num, (int, float)) and not isinstance(step_num, bool) \
             and math.isfinite(step_num)
@@ -245,6 +254,10 @@ class _HostCollector:
             entry = self.op_totals.setdefault(name, [0, 0])
             entry[0] += count
             entry[1] += total
+        for name, sizes in columns.batch_stages.items():
+            mine = self.batch_stages.setdefault(name, {})
+            for size, count in sizes.items():
+                mine[size] = mine.get(size, 0) + count
 
     def _flush(self):
         """Moves the values appended one by one so far (reference path) into the array chunks."""
@@ -286,6 +299,7 @@ class _HostCollector:
             tagged={tag: intervals.union(starts, ends) for tag, (starts, ends) in sorted(self.tagged.items()) if starts},
             thread_busy={kind: tuple(v) for kind, v in self.thread_busy.items()},
             thread_waits=tuple(self.thread_waits),
+            batch_stages={name: tuple(sorted(sizes.items())) for name, sizes in sorted(self.batch_stages.items())},
         )
         return activity, outermost_markers(self.markers)
 

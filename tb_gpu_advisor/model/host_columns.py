@@ -37,6 +37,7 @@ class HostPlaneColumns:
     tagged: dict  # tag -> ([starts], [ends]) as Python ints, tags in first-event order
     thread_busy: dict  # thread kind -> (thread count, busy ps), kinds in line order
     thread_waits: tuple  # model.trace.ThreadWaits, in line order
+    batch_stages: dict  # tf.data stage event name -> {batch_size: events}
 
 
 class _Busy:
@@ -190,7 +191,7 @@ def host_plane_columns(scan, origin_ns):
         busy_start=busy_start, busy_end=busy_end,
         markers=tuple(scratch.markers), op_totals={k: tuple(v) for k, v in op_totals.items()},
         threads=int(thread.sum()), tagged=tagged, thread_busy={k: tuple(v) for k, v in thread_busy.items()},
-        thread_waits=waits)
+        thread_waits=waits, batch_stages=scratch.batch_stages)
 
 
 def _add_roles(line_roles, role_of, role_ids, lines, meta_id, start, end, duration):

@@ -148,7 +148,9 @@ class HostActivity:
       "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
       setup calls of 1 ms or more: context and stream creation, module loading, first allocations);
     - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads);
-    - thread_waits: ThreadWaits of each thread with Python-tracer waits or wakes (model.waits), in thread order.
+    - thread_waits: ThreadWaits of each thread with Python-tracer waits or wakes (model.waits), in thread order;
+    - batch_stages: per tf.data iterator event that records its dataset's `batch_size` (`Iterator::Root::...::
+      BatchV2`), ((batch size, events), ...).
     """
 
     launch_correlation_id: np.ndarray
@@ -163,6 +165,7 @@ class HostActivity:
     tagged: dict = field(default_factory=dict)
     thread_busy: dict = field(default_factory=dict)
     thread_waits: tuple = ()
+    batch_stages: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

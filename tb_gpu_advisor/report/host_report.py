@@ -81,6 +81,8 @@ def configuration_dict(config):
         "matmul_dtype_pct": dict(config.matmul_dtype_pct),
         "distribution": config.distribution,
         "global_batch": config.global_batch,
+        "examples_per_step": {"value": config.examples.examples, "scope": config.examples.scope,
+                              "source": config.examples.source, "reason": config.examples.reason},
         "thread_pools": dict(config.thread_pools),
         "gpu_thread_mode": config.gpu_thread_mode,
         "tf_data_options": list(config.tf_data),
