@@ -25,6 +25,7 @@ from tb_gpu_advisor.analysis.kernel_types import in_window, kernel_types_in_wind
 from tb_gpu_advisor.analysis.stream_idle import stream_idle
 from tb_gpu_advisor.analysis.transfers import transfer_stats
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
+from tb_gpu_advisor.analysis.xplane_collectives import xplane_collectives
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class HostAnalysis:
     configuration: object = None  # configuration.Configuration: what the trace says about how the job ran
     gpu_memory: tuple = ()  # gpu_memory.GpuMemory per GPU allocator in the trace
     collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
+    collectives: tuple = ()  # model.trace.CollectiveCall: the Kineto reader's, or XPlane's collective kernels
 
     @property
     def active_busy_pct(self):
@@ -136,6 +138,7 @@ def analyze_host(model):
     active_gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active)]
     link = link_of(active_gpus[0].capabilities) if active_gpus else None
     load = cpu_load(model)
+    calls = model.collectives or xplane_collectives(model)
     return HostAnalysis(
         step_set=step_set,
         window=window,
@@ -163,7 +166,8 @@ def analyze_host(model):
         feeder_waits=feeder_blocking(model, step_set, window),
         gpu_memory=gpu_memory(model),
         configuration=configuration(model, framework, kernels, active, load.machine_cores, len(step_set.steps)),
-        collective_bandwidth=collective_bandwidth(model.collectives, link),
+        collective_bandwidth=collective_bandwidth(calls, link),
+        collectives=calls,
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))
                           for gpu in model.gpus),

@@ -189,7 +189,9 @@ class ThreadWaits:
 class CollectiveCall:
     """One collective: an NCCL kernel on a GPU (source "kernel") or the host op that issued it ("host").
 
-    Sizes and dtype are None when the trace does not record them (Kineto before PyTorch 2.1, XPlane).
+    Sizes and dtype are None when the trace does not record them (Kineto before PyTorch 2.1, XPlane kernels
+    without an HLO instruction or TensorFlow op shapes); `size_source` says where XPlane sizes come from ("hlo":
+    the instruction's shapes, "tf_op": the op's input shapes), None for Kineto's own args.
     """
 
     source: str
@@ -201,6 +203,7 @@ class CollectiveCall:
     out_bytes: int | None = None
     dtype: str | None = None
     group_size: int | None = None
+    size_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -220,5 +223,5 @@ class TraceModel:
     has_host_plane: bool = False
     tpu_count: int = 0  # `/device:TPU:N` planes: a TPU profile, which XProf's TPU tools analyze
     hlo_protos: dict = field(default_factory=dict)  # XLA program id -> serialized HloProto (/host:metadata)
-    collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader
+    collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader (XPlane's: analysis)
     allocators: tuple = ()  # model.allocators.AllocatorStats from TensorFlow's memory profile events, by name
