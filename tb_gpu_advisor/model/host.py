@@ -103,6 +103,7 @@ class _HostCollector:
         self.busy_start, self.busy_end = [], []
         self.markers = []
         self.op_totals = {}
+        self.op_shortest = {}  # name -> shortest event duration ps
         self.threads = 0
         self.arrays = {field: [] for field in _ARRAY_FIELDS}  # chunks of int64 arrays, in event order
         self.tagged = {}  # tag -> ([starts], [ends])
@@ -138,10 +139,12 @@ class _HostCollector:
                 end = start + duration
                 entry = totals.get(meta_id)
                 if entry is None:
-                    totals[meta_id] = [1, duration]
+                    totals[meta_id] = [1, duration, duration]
                 else:
                     entry[0] += 1
                     entry[1] += duration
+                    if duration < entry[2]:
+                        entry[2] = duration
                 if meta_id in wait_ids and duration > 0:
                     self.wait_start.append(start)
                     self.wait_end.append(end)
@@ -197,10 +200,17 @@ class _HostCollector:
                 self.thread_waits.append(thread_waits(
                     thread_label(line.name, line.id), feeds, line_waits, wakes,
                     (self.busy_start[first_block:], self.busy_end[first_block:])))
-        for meta_id, (count, total) in totals.items():
-            entry = self.op_totals.setdefault(meta_names.get(meta_id, ""), [0, 0])
+        for meta_id, (count, total, shortest) in totals.items():
+            name = meta_names.get(meta_id, "")
+            entry = self.op_totals.setdefault(name, [0, 0])
             entry[0] += count
             entry[1] += total
+            self._note_shortest(name, shortest)
+
+    def _note_shortest(self, name, duration):
+        known = self.op_shortest.get(name)
+        if known is None or duration < known:
+            self.op_shortest[name] = duration
 
     def _note_stats(self, name, found, start, duration):
         """Records a launch and/or a step marker; True when the event is a step marker."""
@@ -254,6 +264,8 @@ class _HostCollector:
             entry = self.op_totals.setdefault(name, [0, 0])
             entry[0] += count
             entry[1] += total
+        for name, shortest in columns.op_shortest.items():
+            self._note_shortest(name, shortest)
         for name, sizes in columns.batch_stages.items():
             mine = self.batch_stages.setdefault(name, {})
             for size, count in sizes.items():
@@ -295,6 +307,7 @@ class _HostCollector:
             busy=busy,
             launch_busy=intervals.union(launch_start, launch_start + launch_dur),
             op_totals={name: tuple(v) for name, v in self.op_totals.items()},
+            op_shortest_ps=dict(self.op_shortest),
             thread_count=self.threads,
             tagged={tag: intervals.union(starts, ends) for tag, (starts, ends) in sorted(self.tagged.items()) if starts},
             thread_busy={kind: tuple(v) for kind, v in self.thread_busy.items()},

@@ -33,6 +33,7 @@ class HostPlaneColumns:
     busy_end: list
     markers: tuple
     op_totals: dict  # name -> (count, total ps), in first-event order
+    op_shortest: dict  # name -> shortest event duration ps
     threads: int
     tagged: dict  # tag -> ([starts], [ends]) as Python ints, tags in first-event order
     thread_busy: dict  # thread kind -> (thread count, busy ps), kinds in line order
@@ -180,16 +181,19 @@ def host_plane_columns(scan, origin_ns):
     def chunks(index, field=None):
         return [part[0][field] if index == 0 else part[index] for part in parts]
 
-    op_totals = {}
-    for meta_id, (count, total) in totals.items():
-        entry = op_totals.setdefault(meta_names.get(meta_id, ""), [0, 0])
+    op_totals, op_shortest = {}, {}
+    for meta_id, (count, total, shortest) in totals.items():
+        name = meta_names.get(meta_id, "")
+        entry = op_totals.setdefault(name, [0, 0])
         entry[0] += count
         entry[1] += total
+        op_shortest[name] = min(op_shortest.get(name, shortest), shortest)
     return HostPlaneColumns(
         launch_corr=chunks(0, "corr"), launch_start=chunks(0, "start"), launch_dur=chunks(0, "dur"),
         launch_device=chunks(0, "device"), wait_start=chunks(1), wait_end=chunks(2),
         busy_start=busy_start, busy_end=busy_end,
         markers=tuple(scratch.markers), op_totals={k: tuple(v) for k, v in op_totals.items()},
+        op_shortest=op_shortest,
         threads=int(thread.sum()), tagged=tagged, thread_busy={k: tuple(v) for k, v in thread_busy.items()},
         thread_waits=waits, batch_stages=scratch.batch_stages)
 
@@ -222,10 +226,13 @@ def _add_totals(totals, meta_id, duration):
     sums = np.zeros(len(unique), dtype=np.int64)
     np.add.at(sums, inverse, duration)
     counts = np.bincount(inverse, minlength=len(unique))
+    shortest = np.full(len(unique), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(shortest, inverse, duration)
     for index in np.argsort(first, kind="stable"):
-        entry = totals.setdefault(int(unique[index]), [0, 0])
+        entry = totals.setdefault(int(unique[index]), [0, 0, int(shortest[index])])
         entry[0] += int(counts[index])
         entry[1] += int(sums[index])
+        entry[2] = min(entry[2], int(shortest[index]))
 
 
 def _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_names, marker_ids, data, names):

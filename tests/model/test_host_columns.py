@@ -52,6 +52,7 @@ def test_busy_blocks_follow_file_order_across_lines_and_chunks(tmp_path, caplog,
     _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
     assert model.host_activity.thread_count == 3
     assert model.host_activity.op_totals["op"][0] == 12
+    assert model.host_activity.op_shortest_ps["op"] == 0 and model.host_activity.op_shortest_ps["iteratorgetnext_lower"] == 2
 
 
 def test_two_host_planes_and_missing_metadata(tmp_path, caplog):

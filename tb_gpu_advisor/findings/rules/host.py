@@ -19,7 +19,7 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG
 from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
-from tb_gpu_advisor.whatif.dispatch import compiled_step
+from tb_gpu_advisor.whatif.dispatch import call_overhead_ms, compiled_step, eager_op_work_ms
 
 # Host time measured during warm-up is mostly first-use setup; the framework-specific fix comes after.
 HOST_WARMUP_IDIOM = Idiom(
@@ -378,21 +378,27 @@ def _eager_dispatch(ctx):
     TensorFlow's eager ops, or JAX computations executed one jnp op at a time; None when neither is seen."""
     ops = ctx.host_ops(lambda name: bool(_EAGER_OP.match(name)))
     if ops:
-        kept = sum(ctx.host.op_totals.get(name, (0, 0))[1] for name in _TF_OP_RUNS)
-        return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), ms(kept), "each op's kernel run"
+        runs = [name for name in _TF_OP_RUNS if name in ctx.host.op_totals]
+        count = sum(ctx.host.op_totals[name][0] for name in runs)
+        total = ms(sum(ctx.host.op_totals[name][1] for name in runs))
+        shortest = min((ctx.host.op_shortest_ps.get(name, 0) for name in runs), default=0) / 1e9
+        kept = eager_op_work_ms(total, count, shortest)
+        return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), kept, \
+            (f"each op's kernel run less the eager runtime's cost per op, taken as the shortest op run in the "
+             f"trace ({shortest * 1000:.3g} µs)")
     if not ctx.framework.is_jax:
         return None
-    executions, _ = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))
+    executions, executions_ps = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))
     calls = ctx.host_ops(lambda name: name.startswith("PjitFunction("))
     if not executions or not calls:
         return None
-    compute = sum(busy for kind, (_, busy) in ctx.host.thread_busy.items()
-                  if any(thread in kind for thread in _XLA_CPU_THREADS))
-    per_call = ctx.host.op_totals[_JAX_EXECUTIONS][1] / executions
-    steps = max(1, ctx.step_count)
-    kept = ms(compute + per_call * steps)
+    compute = ms(sum(busy for kind, (_, busy) in ctx.host.thread_busy.items()
+                     if any(thread in kind for thread in _XLA_CPU_THREADS)))
+    per_call = call_overhead_ms(ms(executions_ps), executions, compute)
+    kept = compute + per_call * max(1, ctx.step_count)
     return (calls, executions, sum(t for _, _, t in calls), kept,
-            "the computations' work on XLA's CPU threads plus one dispatch per step")
+            f"the computations' work on XLA's CPU threads plus one call per step ({per_call * 1000:.3g} µs: the "
+            "executions' time less their work, per execution)")
 
 
 def eager_execution(ctx):
@@ -408,19 +414,25 @@ def eager_execution(ctx):
     share = ctx.share_pct(total_ms)
     if per_step < EAGER_MIN_OPS_PER_STEP or share < EAGER_MIN_PCT:
         return None
+    # The Python between the ops runs outside any traced event: the breakdown's untraced (idle) time.
+    between_ms = min(ctx.category_ms("idle"), ctx.window_ms - total_ms)
     critical = host_critical_ms(ctx) if ctx.has_gpu else total_ms
-    recoverable = min(total_ms, critical)
+    recoverable = min(total_ms, critical) + between_ms
+    together = ctx.share_pct(total_ms + between_ms)
     severity = grade(ctx.share_pct(recoverable), HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
+    between_text = (f" and the untraced Python between them {ctx.time_text(between_ms)}, together {together:.1f}% "
+                    "of the step time" if between_ms > 0 else f", {share:.1f}% of the step time")
     finding = Finding(
         id="host.eager_execution", severity=severity,
-        summary=f"{ctx.count_text(count, 'ops')} run one at a time ({ctx.time_text(total_ms)}, {share:.1f}% of "
-                "the step time).",
+        summary=f"{ctx.count_text(count, 'ops')} run one at a time: their calls take "
+                f"{ctx.time_text(total_ms)}{between_text}.",
         evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share,
-                           "op_work_kept_ms": kept_ms},
+                           "python_between_ops_ms": round(between_ms, 3), "dispatch_and_python_pct": together,
+                           "op_work_kept_ms": round(kept_ms, 3)},
                           limit("eager_op_pct", share, EAGER_MIN_PCT, min_ops_per_step=EAGER_MIN_OPS_PER_STEP),
                           {"host_ops": op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: eager dispatch time on the critical path removed")
+        speedup_basis="upper bound: eager dispatch and the Python between ops on the critical path removed")
     device_ms = ms(ctx.in_window_ps(ctx.gpu_busy)) if ctx.has_gpu else 0.0
     if kept_ms <= 0 and device_ms <= 0:
         return finding
