@@ -221,12 +221,27 @@ export const VOCABULARY = Object.freeze({
     "true",
     "false",
     "signed",
-    "size_t"
+    "size_t",
+    "TensorCwiseUnaryOp",
+    "TensorCwiseBinaryOp",
+    "TensorCwiseNullaryOp",
+    "scalar_left",
+    "scalar_right"
   ],
   "notInTrace": "not in the trace",
   "batchScope": {
     "global": "global",
     "per_device": "per device"
   },
-  "noMatmulPrecision": "no matmul/conv kernel captured"
+  "noMatmulPrecision": "no matmul/conv kernel captured",
+  "matrixUnits": {
+    "NVIDIA": [
+      "TC",
+      "Tensor Cores"
+    ],
+    "AMD": [
+      "MC",
+      "Matrix cores"
+    ]
+  }
 });
