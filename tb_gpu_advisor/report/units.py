@@ -37,6 +37,16 @@ def duration_ms(value):
     return "-" if value is None else duration_us(value * 1000)
 
 
+_DURATION = re.compile(r"^(-?[\d.]+) (ns|" + MICRO + r"|ms|s)$")
+_DURATION_SCALE_MS = {"ns": 1e-6, MICRO: 1e-3, "ms": 1.0, "s": 1000.0}
+
+
+def parse_duration_ms(text):
+    """The ms of a duration as duration_ms writes it (`71.3 µs` -> 0.0713); None for anything else (`-`)."""
+    found = _DURATION.match(text or "")
+    return float(found.group(1)) * _DURATION_SCALE_MS[found.group(2)] if found else None
+
+
 def durations_ms(*values):
     """Durations in ms written in one unit, the one duration_ms gives the largest (`mean 972.1 µs, stdev 697.4 µs`,
     not `0.70 ms` beside `972.1 µs`); a value that would print as zero gets more decimals. None is `-`."""
