@@ -54,6 +54,10 @@ TRANSFER_LABELS = {
     "p2p": f"GPU{ARROW}GPU (peer)",
     "other": "Other",
 }
+# What a configuration row says when the trace does not record the setting.
+NOT_IN_TRACE = "not in the trace"
+# configuration.examples_per_step.scope, as words: the whole step, or one device's share of it.
+BATCH_SCOPE_LABELS = {"global": "global", "per_device": "per device"}
 # Words of report keys that are written otherwise in text ("gpu_busy" is "GPU busy"), longest first.
 KEY_WORDS = {
     "tf_data": "tf.data", "all_reduce": "all-reduce", "allreduce": "all-reduce", "py_function": "tf.py_function",
@@ -107,7 +111,7 @@ def exported():
         "transfer": TRANSFER_LABELS, "keyWords": KEY_WORDS,
         "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),
         "statisticWords": list(STATISTIC_WORDS), "boundUnits": list(BOUND_UNITS),
-        "kernelPlumbing": list(KERNEL_PLUMBING),
+        "kernelPlumbing": list(KERNEL_PLUMBING), "notInTrace": NOT_IN_TRACE, "batchScope": BATCH_SCOPE_LABELS,
     }
 
 

@@ -28,3 +28,15 @@ test('PyTorch runs show the compiler, not XLA', () => {
   assert.equal(rows.Compiler, 'torch.compile (Triton kernels)');
   assert.ok(!('XLA' in rows) && !('tf.data' in rows));
 });
+
+test('the global batch row says where the batch comes from, per device, or why it is unknown', () => {
+  const source = 'tf.data batch stage MapAndBatch, batch size 32, 1 batch per step';
+  const known = {...CONFIG, global_batch: 32, examples_per_step: {value: 32, scope: 'global', source, reason: null}};
+  assert.equal(Object.fromEntries(configurationRows(known))['Global batch'], `32 (${source})`);
+  const perDevice = {...CONFIG, examples_per_step: {value: 8, scope: 'per_device', source: 'input batch',
+    reason: '2 GPUs run the step program'}};
+  assert.equal(Object.fromEntries(configurationRows(perDevice))['Global batch'],
+    'not in the trace; 8 examples per step per device (input batch; 2 GPUs run the step program)');
+  const unknown = {...CONFIG, examples_per_step: {value: null, scope: null, source: null, reason: 'no steps'}};
+  assert.equal(Object.fromEntries(configurationRows(unknown))['Global batch'], 'not in the trace (no steps)');
+});

@@ -5,8 +5,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.model.host import (TF_DECODE_OPS, TF_PREP_TAG, TF_FILE_READ_OPS, TF_FUNCTION_TAG,
+from tb_gpu_advisor.model.host import (TF_DECODE_OPS, TF_FILE_READ_OPS, TF_FUNCTION_TAG, TF_PREP_TAG,
                                        XLA_CPU_TAG)
+from tb_gpu_advisor.model.waits import feeder_waits
 
 # Python-tracer calls (and TensorFlow ops) that wait rather than compute: a background loader hides them even on
 # the step's own cores.
@@ -34,12 +35,14 @@ class PrepCall:
 @dataclass(frozen=True)
 class BatchPrep:
     """Device-idle time from each step's start to the step's first dispatch (JAX's `PjitFunction`, a tf.function
-    call, a launch call; without any, the first device activity), tf.data and DataLoader waits left out.
+    call, a launch call; without any, the first device activity), tf.data and DataLoader waits and the step
+    thread's waits on other threads (model.waits) left out.
 
     `device` is "gpu" (any GPU event ends the gap), "xla_cpu" (a CPU-only JAX run: XLA's CPU executor
-    threads are the device) or "tf_cpu" (a CPU-only TensorFlow run: its tf.function calls are the device). `recoverable_ps` is, per step, min(idle start, rest of the step): what a
-    background loader running one batch ahead could hide at most. `between_steps_ps` is device-idle time
-    between consecutive step markers (input prepared outside the marker), outside the analysis window.
+    threads are the device) or "tf_cpu" (a CPU-only TensorFlow run: its tf.function calls are the device).
+    `recoverable_ps` is, per step, min(idle start, rest of the step): what a background loader running one batch
+    ahead could hide at most. `between_steps_ps` is device-idle time between consecutive step markers (input
+    prepared outside the marker), outside the analysis window.
     """
 
     device: str
@@ -142,7 +145,8 @@ def batch_prep(model, step_set):
     ready = np.concatenate([dispatch.start_ps, host.launch_start_ps])
     if not len(ready):
         ready = busy.start_ps
-    busy_or_waiting = intervals.union_all(busy, host.input_waits)
+    # The step thread blocked on another thread (a queue, a lock) is analysis.feeder_waits' finding, not preparation.
+    busy_or_waiting = intervals.union_all(busy, host.input_waits, feeder_waits(host.thread_waits))
     starts, ends, per_step, recoverable = [], [], [], 0
     for step, first_ready in zip(steps, _first_at_or_after(ready, [step.start_ps for step in steps])):
         gap_end = min(first_ready, step.end_ps) if first_ready is not None else step.end_ps

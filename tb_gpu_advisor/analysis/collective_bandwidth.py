@@ -53,6 +53,7 @@ class CollectiveBandwidth:
     busbw_gbps: float | None  # median over the large calls
     best_busbw_gbps: float | None  # the fastest large call: what the link and NCCL's settings allowed at best
     best_busbw_link_ratio: float | None  # over the link's practical figure, which a fast setup may pass
+    size_source: str | None = None  # where the sizes come from: "profiler" (Kineto's args), "hlo", "tf_op"
 
 
 def link_of(capabilities):
@@ -103,8 +104,15 @@ def collective_bandwidth(calls, link, large_bytes=LARGE_COLLECTIVE_BYTES):
             median_bytes=int(statistics.median(size for size, _ in sized)) if sized else None,
             total_ms=round(sum(call.duration_ps for call in group) / 1e9, 6), large_calls=len(large),
             algbw_gbps=algbw_median, busbw_gbps=busbw, best_busbw_gbps=best,
-            best_busbw_link_ratio=round(best / link.gbps, 3) if best is not None and link else None))
+            best_busbw_link_ratio=round(best / link.gbps, 3) if best is not None and link else None,
+            size_source=size_source(call for _, call in sized)))
     return tuple(sorted(rows, key=lambda row: (-row.total_ms, row.collective)))
+
+
+def size_source(calls):
+    """Where the sizes of these calls come from, e.g. "hlo" ("hlo, tf_op" when mixed); None without sizes."""
+    found = sorted({call.size_source or "profiler" for call in calls})
+    return ", ".join(found) if found else None
 
 
 def _size(call):

@@ -3,6 +3,7 @@
 import re
 from dataclasses import dataclass
 
+from tb_gpu_advisor.analysis.examples_per_step import examples_per_step
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.kernel_names import (is_fp32_matmul, is_library_math, is_low_precision, is_nccl,
                                                   is_xla_kernel, uses_tensor_cores)
@@ -48,19 +49,21 @@ class Configuration:
     precision: str | None  # "bf16", "fp16", "tf32", "fp32", "fp8", or "mixed: bf16 + fp32"
     matmul_dtype_pct: tuple  # ((dtype, % of matmul/conv kernel time), ...), most first
     distribution: str | None
-    global_batch: int | None  # None: the trace does not record the batch
+    global_batch: int | None  # None: the trace does not record the batch, or only per device
+    examples: object  # analysis.examples_per_step.ExamplesPerStep: examples per step, scope, source or reason
     thread_pools: tuple  # ((thread kind, thread count), ...)
     gpu_thread_mode: str | None  # "gpu_private" when TF_GPU_THREAD_MODE=gpu_private threads ran
     tf_data: tuple  # tf.data options seen in the pipeline's stages
     host_cores: int | None
 
 
-def configuration(model, framework, kernels, active_ordinals, host_cores):
-    """The Configuration of a host's trace; pure."""
+def configuration(model, framework, kernels, active_ordinals, host_cores, step_count=0):
+    """The Configuration of a host's trace; pure. `step_count`: the steps the trace marks."""
     gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active_ordinals)] or list(model.gpus)
     caps = gpus[0].capabilities if gpus else None
     kernel_names = [row.name for row in kernels if not is_nccl(row.name)]
     dtype_pct = _matmul_dtypes(kernels)
+    examples = examples_per_step(model, framework.strategy, step_count, tuple(active_ordinals))
     return Configuration(
         framework=framework.name,
         versions=_versions(model.environment),
@@ -73,7 +76,8 @@ def configuration(model, framework, kernels, active_ordinals, host_cores):
         precision=_precision(dtype_pct),
         matmul_dtype_pct=dtype_pct,
         distribution=_distribution(model, framework),
-        global_batch=None,
+        global_batch=examples.global_batch,
+        examples=examples,
         thread_pools=_thread_pools(model.host_activity.thread_busy),
         gpu_thread_mode="gpu_private" if any(kind.startswith("tf_gpu_private")
                                              for kind in model.host_activity.thread_busy) else None,

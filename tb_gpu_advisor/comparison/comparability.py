@@ -3,6 +3,7 @@
 import statistics
 
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
+from tb_gpu_advisor.vocabulary import ARROW
 
 # Under this share of kernel time matched by name (on either side), kernel-by-kernel changes say little.
 MIN_MATCHED_KERNEL_SHARE = 0.30
@@ -67,10 +68,30 @@ def _differs(ratio):
     return ratio is not None and not 1 / WORK_RATIO_TOLERANCE <= ratio <= WORK_RATIO_TOLERANCE
 
 
+def _examples(host):
+    """The report's examples per step (configuration.examples_per_step) when the trace records them, else None."""
+    examples = (host.get("configuration") or {}).get("examples_per_step") or {}
+    return examples if examples.get("value") else None
+
+
+def examples_per_step(base, cand):
+    """`{baseline, candidate, scope}` examples per step when both sides record them on the same footing (both
+    global, or both per device on as many GPUs), else None."""
+    before, after = _examples(base), _examples(cand)
+    if not before or not after or before["scope"] != after["scope"]:
+        return None
+    if before["scope"] != "global" and len(_gpus(base)) != len(_gpus(cand)):
+        return None
+    return {"baseline": before["value"], "candidate": after["value"], "scope": before["scope"]}
+
+
 def work_per_step(base, cand):
     """How much work a candidate step does relative to a baseline step.
 
-    `{ratio, source, h2d_bytes_ratio, launch_ratio}`: `launch_ratio` = the median change of launches per step
+    `{ratio, source, examples_per_step, h2d_bytes_ratio, launch_ratio}`: `examples_per_step` = both sides'
+    examples per step from the input tensors (`examples_per_step()`), the best measure of the work: when both
+    record it, `ratio` is candidate / baseline examples where they differ (`source` "examples_per_step") and
+    None where they are equal, whatever the launches say. Else `launch_ratio` = the median change of launches per step
     of the compute kernels both sides run (more micro-batches, or a longer loop), `h2d_bytes_ratio` =
     host-to-device bytes per step (candidate / baseline), shown but never used as the work: copy bytes also
     change with the input dtype, with copies removed around a misplaced op, or with a batch sent ahead.
@@ -80,10 +101,14 @@ def work_per_step(base, cand):
     base_h2d, cand_h2d = _h2d_per_step(base), _h2d_per_step(cand)
     h2d_ratio = cand_h2d / base_h2d if base_h2d and cand_h2d else None
     launch_ratio = _launch_ratio(base, cand)
+    examples = examples_per_step(base, cand)
     ratio, source = None, None
-    if _differs(launch_ratio):
+    if examples is not None:
+        if examples["candidate"] != examples["baseline"]:
+            ratio, source = examples["candidate"] / examples["baseline"], "examples_per_step"
+    elif _differs(launch_ratio):
         ratio, source = launch_ratio, "kernel_launches_per_step"
-    return {"ratio": None if ratio is None else round(ratio, 4), "source": source,
+    return {"ratio": None if ratio is None else round(ratio, 4), "source": source, "examples_per_step": examples,
             "h2d_bytes_ratio": None if h2d_ratio is None else round(h2d_ratio, 4),
             "launch_ratio": None if launch_ratio is None else round(launch_ratio, 4)}
 
@@ -132,7 +157,12 @@ def warnings_of(hardware_info, share, work, copies_unexplained=False):
         warnings.append(f"the profiles share few kernels ({100 * share['baseline']:.0f}% of the baseline's "
                         f"kernel time and {100 * share['candidate']:.0f}% of the candidate's matched by name): "
                         "a different program, so kernel-by-kernel changes say little")
-    if work["ratio"] is not None:
+    if work["ratio"] is not None and work["source"] == "examples_per_step":
+        examples = work["examples_per_step"]
+        scope = "" if examples["scope"] == "global" else " per device"
+        warnings.append(f"different work per step ({examples['baseline']} {ARROW} {examples['candidate']} examples "
+                        f"per step{scope}, from the input tensors), so step times are compared per example")
+    elif work["ratio"] is not None:
         warnings.append(f"different work per step ({work['ratio']:.2f}x the kernel launches per step in the "
                         "candidate: a different number of micro-batches or a longer loop), so step times are "
                         "compared per example")

@@ -20,6 +20,11 @@ def _pools(config):
     return pools
 
 
+def _per_device_batch(config):
+    examples = config.get("examples_per_step") or {}
+    return examples.get("value") if examples.get("scope") == "per_device" else None
+
+
 def configuration_changes(base, cand):
     """[{setting, baseline, candidate, text}] of the settings that differ between two HostReports, in reading
     order; a setting one side's trace does not record is not compared."""
@@ -39,6 +44,8 @@ def configuration_changes(base, cand):
     note("gpus", _gpus(before), _gpus(after), "GPUs")
     note("distribution", before["distribution"] or "none", after["distribution"] or "none")
     note("global_batch", before["global_batch"], after["global_batch"], "global batch")
+    if before["global_batch"] is None or after["global_batch"] is None:
+        note("batch_per_device", _per_device_batch(before), _per_device_batch(after), "batch per device")
     for key in sorted(set(before["versions"]) & set(after["versions"])):
         note(key, before["versions"][key], after["versions"][key], VERSION_LABELS.get(key, key))
     old_data, new_data = set(before["tf_data_options"]), set(after["tf_data_options"])

@@ -175,7 +175,7 @@ def compare_hosts(base, cand):
         "change": change,
         "speedup": _round(speedup, 4),
         "step_time_ms": step_time,
-        "per_example": _per_example(base, cand, work_ratio),
+        "per_example": _per_example(base, cand, comparability["work_per_step"]),
         "comparability": comparability,
         "gpu_busy_pct": gpu_busy,
         "breakdown": breakdown,
@@ -204,9 +204,10 @@ def _comparability(base, cand, findings):
     return info
 
 
-def _per_example(base, cand, work_ratio):
+def _per_example(base, cand, work):
     """Step times divided by the work per step (the baseline's is 1): the change per example, or None when
-    both sides do the same work per step."""
+    both sides do the same work per step. `source` says what measured the work (comparability.work_per_step)."""
+    work_ratio = work["ratio"]
     base_times, cand_times = _step_times(base), _step_times(cand)
     if work_ratio is None or not base_times or not cand_times:
         return None
@@ -214,7 +215,8 @@ def _per_example(base, cand, work_ratio):
     difference = difference_dict(ratio_of_means_difference(base_times, per_example))
     ratio = mean_ratio(base_times, per_example)
     return {"work_ratio": work_ratio, "time_ms": difference, "change": change_of({"mean": difference}),
-            "speedup": None if ratio is None else _round(ratio.value, 4)}
+            "speedup": None if ratio is None else _round(ratio.value, 4), "source": work["source"],
+            "examples_per_step": work["examples_per_step"] if work["source"] == "examples_per_step" else None}
 
 
 def _predictions(base, cand, work_ratio=None):

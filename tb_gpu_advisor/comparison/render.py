@@ -150,6 +150,11 @@ def _comparability_section(host):
     if None not in share.values():
         lines.append(f"Kernel time matched by name: baseline {100 * share['baseline']:.0f}%, candidate "
                      f"{100 * share['candidate']:.0f}%.")
+    examples = work.get("examples_per_step")
+    if examples:
+        scope = "" if examples["scope"] == "global" else " per device"
+        lines.append(f"Examples per step{scope} (from the input tensors): baseline {examples['baseline']}, candidate "
+                     f"{examples['candidate']}.")
     ratios = [f"{label} {work[key]:.2f}x" for key, label in (("h2d_bytes_ratio", "host-to-device bytes per step"),
                                                              ("launch_ratio", "kernel launches per step"))
               if work[key] is not None]

@@ -72,8 +72,15 @@ def verdict_of(comparison):
 
 def _per_example_text(per_example):
     diff = per_example["time_ms"]
-    facts = (f"the candidate does {per_example['work_ratio']:.2f}{TIMES} the work per step; a baseline step's work "
-             f"{units.duration_ms(diff['baseline'])} {ARROW} {units.duration_ms(diff['candidate'])}")
+    examples = per_example.get("examples_per_step")
+    if examples:
+        scope = "" if examples["scope"] == "global" else " per device"
+        facts = (f"examples per step{scope} {examples['baseline']} {ARROW} {examples['candidate']}, from the input "
+                 f"tensors; time for {examples['baseline']} examples {units.duration_ms(diff['baseline'])} {ARROW} "
+                 f"{units.duration_ms(diff['candidate'])}")
+    else:
+        facts = (f"the candidate does {per_example['work_ratio']:.2f}{TIMES} the work per step; a baseline step's "
+                 f"work {units.duration_ms(diff['baseline'])} {ARROW} {units.duration_ms(diff['candidate'])}")
     if per_example["change"] == "within_noise":
         return f"Per example within noise ({facts}, {_interval(diff)})."
     if per_example["change"] == "unknown" or not per_example["speedup"]:

@@ -1,6 +1,6 @@
 """Our own protobuf schema of the parts of XLA's HloProto (xla/service/hlo.proto, xla/xla_data.proto) that
 costing reads, plus the few a module needs to be valid for XLA (layouts, program shapes, parameter numbers,
-written by testing.hlo; parameter numbers are also read), built at import time with the real field numbers; the parser skips unknown fields."""
+written by testing.hlo; parameter numbers are also read) and the replica groups of collectives, built at import time with the real field numbers; the parser skips unknown fields."""
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
@@ -61,6 +61,28 @@ def _build_file():
         ("window_reversal", 7, _BOOL, False, None),
     ])
     _message(fp, "Window", [("dimensions", 1, _MESSAGE, True, "WindowDimension")])
+    _message(fp, "ReplicaGroup", [("replica_ids", 1, _INT64, True, None)])
+    _message(fp, "SourceTarget", [("source", 1, _INT64, False, None), ("target", 2, _INT64, False, None)])
+    _message(fp, "IotaReplicaGroupListProto", [
+        ("num_replica_groups", 1, _INT64, False, None),
+        ("num_devices_per_group", 2, _INT64, False, None),
+    ])
+    _message(fp, "CollectiveDeviceListProto", [
+        ("replica_groups", 1, _MESSAGE, True, "ReplicaGroup"),
+        ("iota_replica_group_list", 2, _MESSAGE, False, "IotaReplicaGroupListProto"),
+    ])
+    # xla.MeshProto.MeshAxis and xla.AxisRefProto.SubAxis, declared at the top level (the wire is the same).
+    _message(fp, "MeshAxis", [("name", 1, _STRING, False, None), ("size", 2, _INT64, False, None)])
+    _message(fp, "MeshProto", [("axes", 1, _MESSAGE, True, "MeshAxis")])
+    _message(fp, "SubAxis", [("pre_size", 1, _INT64, False, None), ("size", 2, _INT64, False, None)])
+    _message(fp, "AxisRefProto", [
+        ("mesh_axis_index", 1, _INT64, False, None),
+        ("sub_axis_info", 2, _MESSAGE, False, "SubAxis"),
+    ])
+    _message(fp, "MeshAxesReplicaGroupListProto", [
+        ("mesh", 1, _MESSAGE, False, "MeshProto"),
+        ("axes", 2, _MESSAGE, True, "AxisRefProto"),
+    ])
     _message(fp, "HloInstructionProto", [
         ("name", 1, _STRING, False, None),
         ("opcode", 2, _STRING, False, None),
@@ -77,8 +99,12 @@ def _build_file():
         ("operand_ids", 36, _INT64, True, None),
         ("called_computation_ids", 38, _INT64, True, None),
         ("backend_config", 43, _BYTES, False, None),
+        ("replica_groups", 49, _MESSAGE, True, "ReplicaGroup"),
         ("feature_group_count", 50, _INT64, False, None),
+        ("source_target_pairs", 52, _MESSAGE, True, "SourceTarget"),
         ("batch_group_count", 58, _INT64, False, None),
+        ("collective_device_list", 87, _MESSAGE, False, "CollectiveDeviceListProto"),
+        ("mesh_axes_replica_group_list", 93, _MESSAGE, False, "MeshAxesReplicaGroupListProto"),
     ])
     _message(fp, "HloComputationProto", [
         ("name", 1, _STRING, False, None),
@@ -114,6 +140,15 @@ DotDimensionNumbers = _cls("DotDimensionNumbers")
 ConvolutionDimensionNumbers = _cls("ConvolutionDimensionNumbers")
 WindowDimension = _cls("WindowDimension")
 Window = _cls("Window")
+ReplicaGroup = _cls("ReplicaGroup")
+SourceTarget = _cls("SourceTarget")
+IotaReplicaGroupListProto = _cls("IotaReplicaGroupListProto")
+CollectiveDeviceListProto = _cls("CollectiveDeviceListProto")
+MeshAxis = _cls("MeshAxis")
+MeshProto = _cls("MeshProto")
+SubAxis = _cls("SubAxis")
+AxisRefProto = _cls("AxisRefProto")
+MeshAxesReplicaGroupListProto = _cls("MeshAxesReplicaGroupListProto")
 HloInstructionProto = _cls("HloInstructionProto")
 HloComputationProto = _cls("HloComputationProto")
 HloModuleProto = _cls("HloModuleProto")

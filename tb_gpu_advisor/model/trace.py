@@ -142,12 +142,16 @@ class HostActivity:
     - input_waits: the union of `IteratorGetNext*` events;
     - busy: the union of all host events other than step markers;
     - op_totals: per host event name, (count, total duration ps);
+    - op_shortest_ps: per host event name, the shortest duration of its events (ps);
     - tagged: per tag of model.host.event_tag ("checkpoint", "summary", "compile", "gc": PyTorch's Python GC events,
       "gc_callback": JAX's gc callback at the start and end of each collection), the union of those events;
       Kineto traces add "sync" (the host blocked on the device: cuda_sync events and *Synchronize calls) and
       "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
       setup calls of 1 ms or more: context and stream creation, module loading, first allocations);
-    - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads).
+    - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads);
+    - thread_waits: ThreadWaits of each thread with Python-tracer waits or wakes (model.waits), in thread order;
+    - batch_stages: per tf.data iterator event that records its dataset's `batch_size` (`Iterator::Root::...::
+      BatchV2`), ((batch size, events), ...).
     """
 
     launch_correlation_id: np.ndarray
@@ -158,16 +162,38 @@ class HostActivity:
     busy: Intervals
     launch_busy: Intervals
     op_totals: dict = field(default_factory=dict)
+    op_shortest_ps: dict = field(default_factory=dict)
     thread_count: int = 0
     tagged: dict = field(default_factory=dict)
     thread_busy: dict = field(default_factory=dict)
+    thread_waits: tuple = ()
+    batch_stages: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ThreadWaits:
+    """One host thread's blocking waits (Python-tracer calls on queues, locks, conditions, futures; model.waits)
+    and its calls that wake another thread's wait (a queue put, notify, a lock release).
+
+    `thread` is the thread's name (XPlane line name; `thread <id>` when unnamed or in Kineto); `feeds_device` says
+    the thread dispatched device work (launches, JAX's PjitFunction) or marked steps; `waits` maps each wait kind
+    seen (model.waits.WAIT_KINDS order) to the union of its calls; `busy` is the union of the thread's events.
+    """
+
+    thread: str
+    feeds_device: bool
+    waits: dict
+    wakes: Intervals
+    busy: Intervals
 
 
 @dataclass(frozen=True)
 class CollectiveCall:
     """One collective: an NCCL kernel on a GPU (source "kernel") or the host op that issued it ("host").
 
-    Sizes and dtype are None when the trace does not record them (Kineto before PyTorch 2.1, XPlane).
+    Sizes and dtype are None when the trace does not record them (Kineto before PyTorch 2.1, XPlane kernels
+    without an HLO instruction or TensorFlow op shapes); `size_source` says where XPlane sizes come from ("hlo":
+    the instruction's shapes, "tf_op": the op's input shapes), None for Kineto's own args.
     """
 
     source: str
@@ -179,6 +205,7 @@ class CollectiveCall:
     out_bytes: int | None = None
     dtype: str | None = None
     group_size: int | None = None
+    size_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -198,5 +225,5 @@ class TraceModel:
     has_host_plane: bool = False
     tpu_count: int = 0  # `/device:TPU:N` planes: a TPU profile, which XProf's TPU tools analyze
     hlo_protos: dict = field(default_factory=dict)  # XLA program id -> serialized HloProto (/host:metadata)
-    collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader
+    collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader (XPlane's: analysis)
     allocators: tuple = ()  # model.allocators.AllocatorStats from TensorFlow's memory profile events, by name

@@ -1,12 +1,12 @@
 """The Configuration section of a host: how the job ran, as the trace shows it (text, markdown and HTML)."""
 
 from tb_gpu_advisor.report import units
+from tb_gpu_advisor.vocabulary import BATCH_SCOPE_LABELS, NOT_IN_TRACE
 
 VERSION_LABELS = {"tensorflow_version": "TensorFlow", "jax_version": "JAX", "jaxlib_version": "jaxlib",
                   "torch_version": "PyTorch", "cuda_runtime_version": "CUDA runtime", "cuda_version": "CUDA",
                   "cuda_driver_version": "CUDA driver", "cudnn_version": "cuDNN", "nccl_version": "NCCL",
                   "rocm_version": "ROCm"}
-NOT_IN_TRACE = "not in the trace"
 
 
 def configuration_rows(config):
@@ -35,7 +35,7 @@ def configuration_rows(config):
     else:
         rows.append(("precision", "unknown (no matmul/conv kernels)"))
     rows.append(("distribution", config["distribution"] or "none seen"))
-    rows.append(("global batch", config["global_batch"] if config["global_batch"] else NOT_IN_TRACE))
+    rows.append(("global batch", batch_text(config)))
     pools = ", ".join(f"{kind} x{count}" for kind, count in config["thread_pools"].items())
     if config["gpu_thread_mode"]:
         pools = f"TF_GPU_THREAD_MODE={config['gpu_thread_mode']}; {pools}"
@@ -44,3 +44,15 @@ def configuration_rows(config):
     if config["tf_data_options"]:
         rows.append(("tf.data", ", ".join(config["tf_data_options"])))
     return tuple((label, str(value)) for label, value in rows)
+
+
+def batch_text(config):
+    """The global batch row: the number and where it comes from; the per-device batch, or why it is unknown."""
+    examples = config.get("examples_per_step") or {}
+    if config["global_batch"]:
+        return f"{config['global_batch']} ({examples.get('source') or 'examples per step'})"
+    if examples.get("value"):
+        scope = BATCH_SCOPE_LABELS.get(examples["scope"], examples["scope"])
+        return (f"{NOT_IN_TRACE}; {examples['value']} examples per step {scope} ({examples['source']}; "
+                f"{examples['reason']})")
+    return f"{NOT_IN_TRACE} ({examples['reason']})" if examples.get("reason") else NOT_IN_TRACE

@@ -44,7 +44,7 @@ def render_host_report(model, analysis):
         "steps": [_step(step, analysis, index) for index, step in enumerate(step_set.steps)],
         "balance": _balance(analysis.balance),
         "host_ops": _host_ops(model),
-        "collectives": _collectives(model.collectives),
+        "collectives": _collectives(analysis.collectives),
         "environment": dict(sorted(model.environment.items())),
         "host_cpu": _host_cpu(analysis.cpu_load),
         "configuration": configuration_dict(analysis.configuration),
@@ -81,6 +81,8 @@ def configuration_dict(config):
         "matmul_dtype_pct": dict(config.matmul_dtype_pct),
         "distribution": config.distribution,
         "global_batch": config.global_batch,
+        "examples_per_step": {"value": config.examples.examples, "scope": config.examples.scope,
+                              "source": config.examples.source, "reason": config.examples.reason},
         "thread_pools": dict(config.thread_pools),
         "gpu_thread_mode": config.gpu_thread_mode,
         "tf_data_options": list(config.tf_data),
@@ -114,7 +116,8 @@ def _collective_bandwidth(link, rows):
                          "group_size": row.group_size, "median_bytes": row.median_bytes, "time_ms": row.total_ms,
                          "large_calls": row.large_calls, "algbw_gbps": row.algbw_gbps,
                          "busbw_gbps": row.busbw_gbps, "best_busbw_gbps": row.best_busbw_gbps,
-                         "best_busbw_link_ratio": row.best_busbw_link_ratio} for row in rows],
+                         "best_busbw_link_ratio": row.best_busbw_link_ratio, "size_source": row.size_source}
+                        for row in rows],
     }
 
 
@@ -222,13 +225,15 @@ def _collectives(calls):
     for call in calls:
         entry = groups.setdefault((call.source, call.collective), {
             "source": call.source, "collective": call.collective, "calls": 0, "time_us": 0.0,
-            "in_bytes": 0, "out_bytes": 0, "sized_calls": 0, "dtypes": set(), "group_sizes": set()})
+            "in_bytes": 0, "out_bytes": 0, "sized_calls": 0, "dtypes": set(), "group_sizes": set(),
+            "size_sources": set()})
         entry["calls"] += 1
         entry["time_us"] += call.duration_ps / 1e6
         if call.in_bytes is not None:
             entry["sized_calls"] += 1
             entry["in_bytes"] += call.in_bytes
             entry["out_bytes"] += call.out_bytes or 0
+            entry["size_sources"].add(call.size_source or "profiler")
         if call.dtype:
             entry["dtypes"].add(call.dtype)
         if call.group_size is not None:
@@ -236,7 +241,8 @@ def _collectives(calls):
     rows = []
     for entry in groups.values():
         sized = entry.pop("sized_calls")
-        rows.append({**entry, "time_us": round(entry["time_us"], 3),
+        sources = sorted(entry.pop("size_sources"))
+        rows.append({**entry, "time_us": round(entry["time_us"], 3), "size_source": ", ".join(sources) or None,
                      "in_bytes": entry["in_bytes"] if sized else None,
                      "out_bytes": entry["out_bytes"] if sized else None,
                      "dtypes": sorted(entry["dtypes"]), "group_sizes": sorted(entry["group_sizes"])})

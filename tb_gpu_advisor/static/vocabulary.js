@@ -220,5 +220,10 @@ export const VOCABULARY = Object.freeze({
     "false",
     "signed",
     "size_t"
-  ]
+  ],
+  "notInTrace": "not in the trace",
+  "batchScope": {
+    "global": "global",
+    "per_device": "per device"
+  }
 });

@@ -110,6 +110,11 @@ class HostThread:
         """A step marker as tf.profiler.experimental.Trace(name, step_num=..., _r=1) writes it."""
         return self.event(name, start_us, duration_us, step_num=step_num, _r=1)
 
+    def python_call(self, location, function, start_us, duration_us):
+        """A Python-tracer call as JAX's profiler names it: `$<location> <function>` (`$queue.py:154 get`,
+        `$<unknown> acquire` for a method of a C object, `$time sleep`)."""
+        return self.event(f"${location} {function}", start_us, duration_us)
+
     def input_wait(self, start_us, duration_us):
         """The host blocked in tf.data's IteratorGetNext."""
         return self.event("IteratorGetNextOp::DoCompute", start_us, duration_us)
@@ -152,13 +157,14 @@ class GpuPlane:
     def kernel(self, name, start_us, duration_us, *, stream=7, grid=(1, 1, 1), block=(128, 1, 1),
                registers=32, static_shared=0, dynamic_shared=0, occupancy_pct=50.0, launch=None,
                tf_op=None, hlo_op=None, hlo_module=None, group_id=None, min_grid_size=None,
-               suggested_block_size=None, details=None, op_name=None, program_id=None):
+               suggested_block_size=None, details=None, op_name=None, program_id=None, shape=None):
         """A kernel; `launch=(HostThread, start_us, duration_us)` adds its host launch call; `program_id` names
         the XLA module (TraceBuilder.hlo_module) whose `hlo_op` instruction it runs.
 
         `details` replaces the whole `kernel_details` text (ROCm writes
         ` grid:1,1,1 block:512,1,1 private_mem:0 group_mem:0 occ_pct:0`); `op_name` adds the `name` stat JAX
-        writes beside `hlo_op` (`jit(dot)/dot_general`).
+        writes beside `hlo_op` (`jit(dot)/dot_general`); `shape` the input shapes TensorFlow writes for an op
+        outside XLA (`(float[1024,256])`).
 
         `min_grid_size` and `suggested_block_size` (current format) add the occupancy stats current XLA writes
         next to `kernel_details` (`theoretical_occupancy_pct`, `occupancy_min_grid_size`,
@@ -189,6 +195,8 @@ class GpuPlane:
             stats += [("hlo_op", hlo_op), ("hlo_module", hlo_module or "jit_train_step"), ("tf_op", "XlaModule:")]
         if program_id is not None:
             stats.append(("program_id", program_id))
+        if shape is not None:
+            stats.append(("shape", shape))
         self._writer.add_event(self._stream(stream, "Compute"), name, start_us, duration_us, stats,
                                interned=("kernel_details", "tf_op", "hlo_op", "hlo_module", "name"))
         self._add_launch(launch, name, correlation_id)

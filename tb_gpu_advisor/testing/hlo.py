@@ -6,7 +6,7 @@ import json
 from tb_gpu_advisor.hlo import schema
 
 # xla.PrimitiveType numbers of the element types tests use.
-ELEMENT_TYPES = {"pred": 1, "s8": 2, "s32": 4, "u8": 6, "f16": 10, "f32": 11, "bf16": 16, "f8e4m3fn": 20}
+ELEMENT_TYPES = {"pred": 1, "s8": 2, "s32": 4, "u8": 6, "u32": 8, "f16": 10, "f32": 11, "bf16": 16, "f8e4m3fn": 20}
 _TUPLE = 13
 
 
@@ -37,7 +37,8 @@ class Computation:
                 instruction.called_computation_ids.extend(c.proto.id for c in value)
             elif key == "backend_config":
                 instruction.backend_config = json.dumps(value).encode()
-            elif key in ("dot_dimension_numbers", "convolution_dimension_numbers", "window"):
+            elif key in ("dot_dimension_numbers", "convolution_dimension_numbers", "window", "collective_device_list",
+                         "mesh_axes_replica_group_list"):
                 getattr(instruction, key).CopyFrom(value)
             elif isinstance(value, (list, tuple)):
                 getattr(instruction, key).extend(value)
@@ -95,6 +96,11 @@ class HloModuleBuilder:
         del module.computations[:]
         module.computations.extend(copies)
         return schema.HloProto(hlo_module=module).SerializeToString(deterministic=True)
+
+
+def replica_groups(*groups):
+    """The `replica_groups` of a collective: replica_groups((0, 1, 2, 3)) is one group of four devices."""
+    return [schema.ReplicaGroup(replica_ids=list(group)) for group in groups]
 
 
 def dot_numbers(lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):

@@ -14,15 +14,21 @@ GEMM, RELU = "ampere_sgemm_128x64_tn", "void Eigen::internal::EigenMetaKernel<fl
 A100, H100 = "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"
 
 
-def write(tmp_path, name, *, model=A100, gpus=1, batch=32, gemm_us=300.0, micro_batches=1, fused=False):
+def write(tmp_path, name, *, model=A100, gpus=1, batch=32, gemm_us=300.0, micro_batches=1, fused=False,
+          tf_data=False):
     """One run: per step an H2D copy of the batch (1 MiB per 32 examples) and, per micro-batch, a GEMM and a
-    ReLU on each GPU (or one fused kernel in place of the ReLU)."""
+    ReLU on each GPU (or one fused kernel in place of the ReLU); `tf_data`: the batch read from a tf.data
+    pipeline whose batch stage records its batch size."""
     builder = TraceBuilder()
     python = builder.thread("python")
+    pool = builder.thread("tf_data_private_threadpool/1")
     devices = [builder.gpu(i, model=model) for i in range(gpus)]
     t = 1000.0
     for step in range(STEPS):
         cursor = t + 10
+        if tf_data:
+            python.event("Iterator::Root", t + 1, 8)
+            pool.event("Iterator::Root::Prefetch::BatchV2", t + 1, 6, batch_size=batch)
         for gpu in devices:
             gpu.memcpy("h2d", cursor, 40.0, batch * 2**15, src="pinned", stream=9, launch=(python, cursor - 5, 4))
         cursor += 50
@@ -50,7 +56,8 @@ def test_the_same_program_is_comparable_without_warnings(tmp_path):
     assert info["warnings"] == [] and result["per_example"] is None
     assert info["hardware"] == {"baseline": f"1x {A100}", "candidate": f"1x {A100}", "differs": False}
     assert info["kernel_share"] == {"baseline": 1.0, "candidate": 1.0}
-    assert info["work_per_step"] == {"ratio": None, "source": None, "h2d_bytes_ratio": 1.0, "launch_ratio": 1.0}
+    assert info["work_per_step"] == {"ratio": None, "source": None, "examples_per_step": None,
+                                     "h2d_bytes_ratio": 1.0, "launch_ratio": 1.0}
     assert "Caution" not in result["verdict"] and result["predictions"]["measured"]["basis"] == "per_step"
 
 
@@ -147,3 +154,49 @@ def test_the_gate_checks_the_time_per_example_when_the_work_per_step_differs(tmp
     slower = write(tmp_path, "twoslow", batch=64, micro_batches=2, gemm_us=700.0)  # per example slower too
     result = check_comparison(compare_reports(base, slower), "step_time")
     assert not result.passed and "mean time per example" in result.reason
+
+
+def test_a_different_batch_from_the_input_tensors_is_compared_per_example(tmp_path):
+    base = write(tmp_path, "b32", tf_data=True)
+    cand = write(tmp_path, "b64", batch=64, tf_data=True)  # 2x the examples, the same launches: 1.4x the step
+    result = host(base, cand)
+    work = result["comparability"]["work_per_step"]
+    assert work["examples_per_step"] == {"baseline": 32, "candidate": 64, "scope": "global"}
+    assert (work["ratio"], work["source"], work["launch_ratio"]) == (2.0, "examples_per_step", 1.0)
+    per_example = result["per_example"]
+    assert per_example["source"] == "examples_per_step" and per_example["work_ratio"] == 2.0
+    assert per_example["speedup"] == pytest.approx(result["speedup"] * 2, rel=1e-3)
+    assert per_example["change"] == "faster" and result["change"] == "slower"
+    assert result["verdict"].startswith(f"Per example {per_example['speedup']:.2f}× faster (examples per step "
+                                        "32 → 64, from the input tensors; time for 32 examples")
+    assert "Per step alone (not comparable):" in result["verdict"]
+    assert "Caution: the candidate copies" not in result["verdict"]
+    assert [c["text"] for c in result["configuration_changes"]] == ["global batch 32 → 64"]
+    assert result["predictions"]["measured"]["basis"] == "per_example"
+    text = render_comparison_text(compare_reports(base, cand))
+    assert "Examples per step (from the input tensors): baseline 32, candidate 64." in " ".join(text.split())
+    assert "Caution: different work per step (32 → 64 examples per step, from the input tensors)" in " ".join(
+        text.split())
+
+
+def test_the_same_batch_from_the_input_tensors_outweighs_the_launch_count(tmp_path):
+    base = write(tmp_path, "one", tf_data=True)
+    # The same 32 examples per step in 2 micro-batches: twice the launches, the same work.
+    cand = write(tmp_path, "two", micro_batches=2, tf_data=True)
+    result = host(base, cand)
+    work = result["comparability"]["work_per_step"]
+    assert work["launch_ratio"] == 2.0 and work["examples_per_step"]["candidate"] == 32
+    assert (work["ratio"], work["source"]) == (None, None) and result["per_example"] is None
+
+
+def test_the_straggler_fix_stays_per_example_by_its_launches_when_the_batch_is_per_replica_or_global():
+    """Under MirroredStrategy the tf.data batch (64) may be per replica or global: no examples per step on
+    either side, so the two micro-batches per step of the fix are seen in the launches, as before."""
+    result = compare_reports(run_report(*resolve_target("demo_logs/multi_gpu_straggler")),
+                             run_report(*resolve_target("demo_logs/multi_gpu_straggler_fixed")))["hosts"][0]
+    work = result["comparability"]["work_per_step"]
+    assert work["examples_per_step"] is None
+    assert (work["ratio"], work["source"]) == (2.0, "kernel_launches_per_step")
+    assert result["per_example"]["work_ratio"] == 2.0 and result["per_example"]["examples_per_step"] is None
+    assert result["verdict"].startswith("Per example 2.76× faster (the candidate does 2.00× the work per step")
+    assert not any(c["setting"] in ("global_batch", "batch_per_device") for c in result["configuration_changes"])

@@ -442,7 +442,8 @@ def _straggler_cause(ctx, slow, others):
 
 def collective_below_link(ctx):
     """The fastest large call of a collective kind reaches < COLLECTIVE_LOW_BUSBW_FRACTION of the link's practical
-    bus bandwidth, and that kind takes >= COLLECTIVES_MEDIUM_PCT of the step. Needs sized calls (PyTorch 2.1+)."""
+    bus bandwidth, and that kind takes >= COLLECTIVES_MEDIUM_PCT of the step. Needs sized calls (PyTorch 2.1+;
+    XPlane through the HLO instruction or the TensorFlow op's shapes)."""
     link = ctx.analysis.link
     if not ctx.has_gpu or link is None:
         return None

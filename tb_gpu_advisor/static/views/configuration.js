@@ -4,9 +4,10 @@
 
 import {h} from '../dom.js';
 import {formatBytes, formatPct} from '../format.js';
+import {VOCABULARY} from '../vocabulary.js';
 import {section} from './common.js';
 
-const NOT_IN_TRACE = 'not in the trace';
+const NOT_IN_TRACE = VOCABULARY.notInTrace;
 const VERSION_LABELS = {
   tensorflow_version: 'TensorFlow', jax_version: 'JAX', jaxlib_version: 'jaxlib', torch_version: 'PyTorch',
   cuda_runtime_version: 'CUDA runtime', cuda_version: 'CUDA', cuda_driver_version: 'CUDA driver',
@@ -14,6 +15,17 @@ const VERSION_LABELS = {
 };
 const ON_OFF = {true: 'on', false: 'off', null: 'unknown (no GPU kernel)'};
 const COMPILED = {true: 'torch.compile (Triton kernels)', false: 'off (eager kernels)', null: 'unknown (no GPU kernel)'};
+
+/** The global batch row, as the text report writes it (report/configuration_section.py batch_text). */
+export function batchText(config) {
+  const examples = config.examples_per_step || {};
+  if (config.global_batch) return `${config.global_batch} (${examples.source || 'examples per step'})`;
+  if (examples.value) {
+    const scope = VOCABULARY.batchScope[examples.scope] || examples.scope;
+    return `${NOT_IN_TRACE}; ${examples.value} examples per step ${scope} (${examples.source}; ${examples.reason})`;
+  }
+  return examples.reason ? `${NOT_IN_TRACE} (${examples.reason})` : NOT_IN_TRACE;
+}
 
 /** [label, value] rows of a report's configuration, in the order the text report lists them. */
 export function configurationRows(config) {
@@ -37,7 +49,7 @@ export function configurationRows(config) {
     ['Precision', config.precision ? `${config.precision} (matmul/conv time: ${shares.join(', ')})`
       : 'unknown (no matmul/conv kernels)'],
     ['Distribution', config.distribution || 'none seen'],
-    ['Global batch', config.global_batch ? String(config.global_batch) : NOT_IN_TRACE],
+    ['Global batch', batchText(config)],
     ['Thread pools', (config.gpu_thread_mode ? `TF_GPU_THREAD_MODE=${config.gpu_thread_mode}; ` : '') + pools
       || NOT_IN_TRACE],
     ['Host cores', config.host_cores ? String(config.host_cores) : NOT_IN_TRACE],

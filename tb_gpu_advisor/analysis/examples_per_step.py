@@ -1,0 +1,193 @@
+"""Examples per step where the trace records them: the batch size of tf.data's batch stage times the batches a
+step reads, or the leading dimension of the data inputs of the compiled JAX step program; global or per device."""
+
+import re
+from dataclasses import dataclass
+
+from tb_gpu_advisor.hlo.signature import entry_signature
+
+GLOBAL = "global"
+PER_DEVICE = "per_device"
+# tf.data stages between the iterator's root and the batch stage that pass whole batches on unchanged in size.
+_BATCH_PRESERVING = re.compile(r"^(Root|Prefetch|PrefetchToDevice|Map|ParallelMap|ParallelMapV2|Filter|"
+                               r"ParallelFilter|Shuffle|ShuffleAndRepeat|Repeat|Take|Skip|Cache|CacheV2|MemoryCache|"
+                               r"MemoryReader|Options|Model|MaxIntraOpParallelism|PrivateThreadPool|"
+                               r"AssertCardinality|AssertNext|Interleave|ParallelInterleave(V[234])?|Snapshot|"
+                               r"Finalize|Zip|Concatenate|Ignore(Errors)?|TakeWhile)$")
+_REBATCH = re.compile(r"^Rebatch")
+# A step reads a whole number of batches when the iterator's reads stay within this of that many per step.
+_READS_TOLERANCE = 0.1
+_MIN_READS_SLACK = 2
+# JAX's dispatch of a compiled function `f` (`PjitFunction(f)`) and the module it runs (`jit_f`, `pmap_f`).
+_DISPATCH = re.compile(r"^(Pjit|Pmap)Function\((?P<name>[^()]+)\)$")
+_MODULE = re.compile(r"^(jit|pjit|pmap|xmap)_(?P<name>.+?)(\.\d+)?$")
+# Of several programs that take a batch, the step program holds at least this share of their dispatch time.
+MIN_STEP_PROGRAM_SHARE = 0.5
+# JAX PRNG keys passed as inputs: uint32 arrays of 2 (threefry) or 4 words; not examples.
+_KEY_SHAPES = {("u32", (2,)), ("u32", (4,))}
+
+
+@dataclass(frozen=True)
+class ExamplesPerStep:
+    """How many examples a training step processes, where the trace says it; None and the reason otherwise."""
+
+    examples: int | None
+    scope: str | None  # GLOBAL (the whole step) or PER_DEVICE (one device's share)
+    source: str | None  # where the number comes from, in words
+    reason: str | None  # why `examples` is None, or why it is only per device
+
+    @property
+    def global_batch(self):
+        return self.examples if self.scope == GLOBAL else None
+
+
+def unknown(reason):
+    return ExamplesPerStep(None, None, None, reason)
+
+
+def examples_per_step(model, strategy, step_count, active_gpus):
+    """The ExamplesPerStep of a host's trace; pure. `strategy`: what shows a tf.distribute strategy (or None);
+    `active_gpus`: the GPUs that ran the steps."""
+    host = model.host_activity
+    if model.format == "kineto":
+        return unknown("a PyTorch trace: it records operator input shapes but not which input is the batch, and "
+                       "examples per step are not read from them")
+    if host.batch_stages:
+        return _from_tf_data(host, strategy, step_count, active_gpus, model.environment)
+    if model.hlo_protos:
+        return _from_step_program(model, step_count, active_gpus)
+    return unknown("the trace records no input batch: no tf.data batch stage with a batch size and no compiled "
+                   "XLA program")
+
+
+def _stage_path(name):
+    return name.split("::")[1:]
+
+
+def _from_tf_data(host, strategy, step_count, active_gpus, environment):
+    sizes = sorted({size for stages in host.batch_stages.values() for size, _ in stages})
+    names = sorted(host.batch_stages)
+    if len(sizes) > 1:
+        return unknown("tf.data batch stages with different batch sizes ("
+                       + ", ".join(str(size) for size in sizes) + "): several pipelines or nested batching")
+    size = sizes[0]
+    rebatched = False
+    for name in names:
+        above = _stage_path(name)[:-1]
+        for stage in above:
+            if _REBATCH.match(stage):
+                rebatched = True
+            elif not _BATCH_PRESERVING.match(stage):
+                return unknown(f"the tf.data batch stage {name} (batch size {size}) sits under {stage}, which "
+                               "changes how many examples an element holds")
+    if not step_count:
+        return unknown(f"tf.data batches {size} examples, but the trace marks no steps: batches per step unknown")
+    reads = (host.op_totals.get("Iterator::Root") or (0, 0))[0]
+    batches = round(reads / step_count)
+    if batches < 1 or abs(reads - batches * step_count) > max(_MIN_READS_SLACK, _READS_TOLERANCE * batches
+                                                               * step_count):
+        return unknown(f"tf.data batches {size} examples, but its iterator was read {reads} times over "
+                       f"{step_count} steps: not a whole number of batches per step")
+    examples = size * batches
+    per_read = "1 batch per step" if batches == 1 else f"{batches} batches per step"
+    source = f"tf.data batch stage {names[0].rpartition('::')[2]}, batch size {size}, {per_read}"
+    if rebatched:
+        return ExamplesPerStep(examples, GLOBAL, source + "; tf.distribute rebatches it across the replicas", None)
+    world = environment.get("world_size")
+    if strategy or len(active_gpus) > 1 or world not in (None, "", 1, "1"):
+        what = f"tf.distribute ({strategy})" if strategy else f"{max(len(active_gpus), 1)} GPUs"
+        return unknown(f"tf.data batches {size} examples ({per_read}), but under {what} the trace does not say "
+                       "whether that batch is per replica or global")
+    return ExamplesPerStep(examples, GLOBAL, source, None)
+
+
+def _dispatch_ps(op_totals):
+    """{function name: (dispatch events, total ps)} of JAX's compiled-function dispatches."""
+    found = {}
+    for name, (count, total) in op_totals.items():
+        match = _DISPATCH.match(name)
+        if match:
+            entry = found.setdefault(match["name"], [0, 0])
+            entry[0] += count
+            entry[1] += total
+    return found
+
+
+def _split_inputs(signature):
+    """(state, data) of a program's parameters: state is returned (matched to the results by element type and
+    dimensions: carried from step to step), data is the other arrays, PRNG keys left out."""
+    returned = {}
+    for result in signature.results:
+        returned[result] = returned.get(result, 0) + 1
+    state, data = [], []
+    for name, dtype, dims in signature.parameters:
+        if returned.get((dtype, dims)):
+            returned[(dtype, dims)] -= 1
+            state.append((name, dtype, dims))
+        elif dims and (dtype, dims) not in _KEY_SHAPES:
+            data.append((name, dtype, dims))
+    return state, data
+
+
+def _shape_text(dtype, dims):
+    return f"{dtype}[{','.join(str(d) for d in dims)}]"
+
+
+def _step_programs(model, step_count):
+    """{function name: [(program id, Signature, data inputs)]} of the compiled programs dispatched every step
+    that take data (inputs they do not return): the candidates for the training step."""
+    dispatched = _dispatch_ps(model.host_activity.op_totals)
+    found = {}
+    for program_id, data in sorted(model.hlo_protos.items()):
+        signature = entry_signature(data)
+        match = _MODULE.match(signature.module) if signature else None
+        if not match or dispatched.get(match["name"], (0, 0))[0] < step_count:
+            continue
+        _, inputs = _split_inputs(signature)
+        if inputs:
+            found.setdefault(match["name"], []).append((program_id, signature, inputs))
+    return found, dispatched
+
+
+def _from_step_program(model, step_count, active_gpus):
+    if not step_count:
+        return unknown("the trace marks no steps: examples per step are not known")
+    programs, dispatched = _step_programs(model, step_count)
+    if not programs:
+        return unknown("no compiled program dispatched every step takes an input it does not return "
+                       "(JAX PjitFunction dispatches and the programs' HLO inputs)")
+    total = sum(dispatched[name][1] for name in programs)
+    name = max(programs, key=lambda key: (dispatched[key][1], key))
+    if len(programs) > 1 and dispatched[name][1] < MIN_STEP_PROGRAM_SHARE * total:
+        return unknown(f"no one of the {len(programs)} compiled programs that take a batch holds most of the "
+                       "dispatch time: the step runs op by op or as several programs")
+    batches, inputs = set(), []
+    for _, signature, data in programs[name]:
+        leading = {dims[0] for _, _, dims in data}
+        if len(leading) > 1:
+            shapes = ", ".join(f"{param} {_shape_text(dtype, dims)}" for param, dtype, dims in data)
+            return unknown(f"the inputs of the step program {signature.module} differ in their leading dimension "
+                           f"({shapes}): which is the batch is not known")
+        batches |= leading
+        inputs = data
+    if len(batches) > 1:
+        return unknown(f"the step program {programs[name][0][1].module} was compiled for different batches ("
+                       + ", ".join(str(b) for b in sorted(batches)) + ")")
+    examples = batches.pop()
+    module = programs[name][0][1].module
+    shapes = ", ".join(f"{param.removesuffix('.1')} {_shape_text(dtype, dims)}" for param, dtype, dims in inputs)
+    source = f"input batch of the XLA step program {module} ({shapes})"
+    ids = {program_id for program_id, _, _ in programs[name]}
+    devices = [gpu.ordinal for gpu in model.gpus if gpu.activity.program_id is not None
+               and _runs_any(gpu.activity.program_id, ids)]
+    running = len(devices) or len(active_gpus)
+    world = model.environment.get("world_size")
+    if running > 1 or world not in (None, "", 1, "1"):
+        where = f"{running} GPUs run the step program" if running > 1 else f"{world} processes run the job"
+        return ExamplesPerStep(examples, PER_DEVICE, source,
+                               f"{where}; how the batch is split across them is not in the trace")
+    return ExamplesPerStep(examples, GLOBAL, source, None)
+
+
+def _runs_any(program_ids, wanted):
+    return bool(len(program_ids)) and any(int(value) in wanted for value in set(program_ids.tolist()))

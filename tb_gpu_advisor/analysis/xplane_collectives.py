@@ -1,0 +1,96 @@
+"""Collective calls of an XPlane trace: each NCCL/RCCL kernel, sized from the HLO instruction it runs (XLA,
+JAX) or from the input shapes of the TensorFlow collective op that launched it, where the trace records them."""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor.analysis.kernel_names import collective_kind, is_nccl
+from tb_gpu_advisor.analysis.tf_op_cost import parse_shapes
+from tb_gpu_advisor.hlo.collectives import collective_shapes
+from tb_gpu_advisor.model.trace import ActivityKind, CollectiveCall
+
+HLO, TF_OP = "hlo", "tf_op"
+# TensorFlow's collective op types -> NCCL-tests' collective; their first input is the tensor sent.
+TF_COLLECTIVE_OPS = {"NcclAllReduce": "allreduce", "NcclReduce": "reduce", "NcclBroadcast": "broadcast",
+                     "CollectiveReduce": "allreduce", "CollectiveReduceV2": "allreduce",
+                     "CollectiveReduceV3": "allreduce", "CollectiveGather": "allgather",
+                     "CollectiveGatherV2": "allgather", "CollectiveAllToAllV2": "alltoall",
+                     "CollectiveAllToAllV3": "alltoall", "CollectiveReduceScatterV2": "reducescatter",
+                     "CollectiveBcastSend": "broadcast", "CollectiveBcastSendV2": "broadcast"}
+# Bytes per element of the TF dtype names in a kernel's `shape` stat.
+_TF_WIDTH = {"half": 2, "float": 4, "double": 8, "bfloat16": 2, "int8": 1, "uint8": 1, "int16": 2, "int32": 4,
+             "int64": 8, "bool": 1}
+_TF_DTYPE = {"half": "f16", "float": "f32", "double": "f64", "bfloat16": "bf16", "int8": "s8", "uint8": "u8",
+             "int16": "s16", "int32": "s32", "int64": "s64", "bool": "pred"}
+
+
+def xplane_collectives(model):
+    """CollectiveCall per collective kernel of the GPUs (source "kernel"), by start; `size_source` "hlo" or
+    "tf_op" where the call is sized, None where neither the HLO nor the op's shapes say."""
+    kernels = []
+    for gpu in model.gpus:
+        activity = gpu.activity
+        if not len(activity):
+            continue
+        collective_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
+        index = np.flatnonzero((activity.kind == ActivityKind.KERNEL) & collective_names[activity.name_id])
+        kernels.extend((gpu.ordinal, activity, int(i)) for i in index)
+    if not kernels:
+        return ()
+    pairs = {_hlo_key(activity, i) for _, activity, i in kernels} - {None}
+    shapes = collective_shapes(model.hlo_protos, pairs) if pairs and model.hlo_protos else {}
+    calls = []
+    for ordinal, activity, i in kernels:
+        name = activity.names[activity.name_id[i]]
+        op_name = activity.op_names[activity.op_id[i]] if activity.op_id[i] >= 0 else None
+        sized = _from_hlo(shapes.get(_hlo_key(activity, i))) or _tf_collective(activity, i)
+        kind = collective_kind(name, op_name) or (sized.collective if sized is not None else None) or name
+        calls.append(CollectiveCall(
+            source="kernel", device=ordinal, collective=kind, start_ps=int(activity.start_ps[i]),
+            duration_ps=int(activity.duration_ps[i]),
+            in_bytes=sized.in_bytes if sized is not None else None,
+            out_bytes=sized.out_bytes if sized is not None else None,
+            dtype=sized.dtype if sized is not None else None,
+            group_size=sized.group_size if sized is not None else None,
+            size_source=sized.source if sized is not None and sized.in_bytes is not None else None))
+    return tuple(sorted(calls, key=lambda call: (call.start_ps, call.device)))
+
+
+def _hlo_key(activity, i):
+    if activity.program_id is None or activity.program_id[i] < 0 or activity.op_id[i] < 0:
+        return None
+    return int(activity.program_id[i]), activity.op_names[activity.op_id[i]]
+
+
+@dataclass(frozen=True)
+class _Sized:
+    """The sizes of one call and where they come from."""
+
+    collective: str
+    in_bytes: int | None
+    out_bytes: int | None
+    dtype: str | None
+    group_size: int | None
+    source: str
+
+
+def _tf_collective(activity, i):
+    """Sizes of a TensorFlow collective op's kernel from its first input's shape; the output only for
+    all-reduce (the same shape), the group size not at all (an input value, not a shape)."""
+    if activity.tf_signature_id is None or activity.tf_signature_id[i] < 0:
+        return None
+    op_type, shape_text = activity.tf_signatures[activity.tf_signature_id[i]]
+    collective = TF_COLLECTIVE_OPS.get(op_type)
+    inputs = parse_shapes(shape_text) if collective else None
+    if not inputs:
+        return None
+    dtype, dims = inputs[0]
+    size = _TF_WIDTH[dtype] * math.prod(dims)
+    return _Sized(collective, size, size if collective == "allreduce" else None, _TF_DTYPE[dtype], None, TF_OP)
+
+
+def _from_hlo(found):
+    return None if found is None else _Sized(found.collective, found.in_bytes, found.out_bytes, found.dtype,
+                                              found.group_size, HLO)

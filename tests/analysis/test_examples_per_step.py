@@ -1,0 +1,180 @@
+"""Examples per step from tf.data's batch stage and from the compiled JAX step program's inputs."""
+
+import pytest
+
+from tb_gpu_advisor.analysis.examples_per_step import GLOBAL, PER_DEVICE
+from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.pipeline import host_report
+from tb_gpu_advisor.report.html import render_html
+from tb_gpu_advisor.report.markdown import render_markdown
+from tb_gpu_advisor.report.text import render_text
+from tb_gpu_advisor.testing import TraceBuilder
+from tb_gpu_advisor.testing.hlo import HloModuleBuilder, shape, tuple_shape
+from tests.conftest import model_of
+from tests.data import real_trace
+from tests.findings.scenarios import kernels, step_starts
+
+STEPS = 6
+
+
+def _examples(builder):
+    return host_report(model_of(builder))["configuration"]["examples_per_step"]
+
+
+def tf_job(batch_size=32, reads_per_step=1, stage="Iterator::Root::Prefetch::MapAndBatch", gpus=1,
+           extra_stage=None):
+    """A tf.data pipeline whose batch stage records `batch_size`, read `reads_per_step` times per step."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    pool = builder.thread("tf_data_private_threadpool/1")
+    for start in step_starts(python, STEPS):
+        for read in range(reads_per_step):
+            at = start + 10 + 40 * read
+            python.event("Iterator::Root", at, 30, name="PrefetchDataset:3", shapes="[?,64] [?]")
+            pool.event(stage, at, 20, name="fused(MapDataset:1,BatchDatasetV2:2)", batch_size=batch_size,
+                       drop_remainder="false")
+            if extra_stage:
+                pool.event(extra_stage[0], at, 20, name="BatchDatasetV2:5", batch_size=extra_stage[1])
+        for ordinal in range(gpus):
+            kernels(builder.gpu(ordinal), start + 500, 5_000, launch_thread=python)
+    return builder
+
+
+def test_tf_data_batch_stage_is_the_global_batch_on_one_device():
+    found = _examples(tf_job())
+    assert found == {"value": 32, "scope": GLOBAL, "reason": None,
+                     "source": "tf.data batch stage MapAndBatch, batch size 32, 1 batch per step"}
+    assert host_report(model_of(tf_job()))["configuration"]["global_batch"] == 32
+
+
+def test_two_batches_read_per_step_double_the_examples():
+    found = _examples(tf_job(batch_size=16, reads_per_step=2))
+    assert (found["value"], found["scope"]) == (32, GLOBAL)
+    assert found["source"].endswith("batch size 16, 2 batches per step")
+
+
+def test_a_rebatched_pipeline_holds_the_global_batch():
+    found = _examples(tf_job(batch_size=64, stage="Iterator::Root::Prefetch::Rebatch::BatchV2", gpus=2))
+    assert (found["value"], found["scope"]) == (64, GLOBAL)
+    assert "rebatches it across the replicas" in found["source"]
+
+
+def test_several_gpus_without_a_rebatch_leave_the_batch_unknown():
+    config = host_report(model_of(tf_job(gpus=2)))["configuration"]
+    assert config["global_batch"] is None and config["examples_per_step"]["value"] is None
+    assert "per replica or global" in config["examples_per_step"]["reason"]
+
+
+def test_ambiguous_pipelines_give_no_number_and_say_why():
+    different = _examples(tf_job(extra_stage=("Iterator::Root::Prefetch::BatchV2", 8)))
+    assert different["value"] is None and "different batch sizes (8, 32)" in different["reason"]
+    unbatched = _examples(tf_job(stage="Iterator::Root::Prefetch::Unbatch::BatchV2"))
+    assert unbatched["value"] is None and "under Unbatch" in unbatched["reason"]
+
+
+def _step_module(data_shapes, state=(("w", ("f32", 64, 64)),), name="jit_train_step"):
+    module = HloModuleBuilder(name=name)
+    entry = module.entry
+    returned = [entry.parameter(param, shape(*dims)) for param, dims in state]
+    for param, dims in data_shapes:
+        entry.parameter(param, shape(*dims))
+    loss = entry.add("loss", "constant", shape("f32"))
+    leaves = [p.shape for p in returned] + [loss.shape]
+    entry.add("tuple", "tuple", tuple_shape(*leaves), operands=returned + [loss])
+    return module.to_bytes()
+
+
+def jax_job(data_shapes, gpus=1, dispatch="PjitFunction(train_step)", **module):
+    builder = TraceBuilder()
+    builder.metadata(jax_version="0.4.30")
+    builder.hlo_module(7, "jit_train_step", _step_module(data_shapes, **module))
+    python = builder.thread("python")
+    for start in step_starts(python, STEPS):
+        python.event(dispatch, start + 10, 200)
+        for ordinal in range(gpus):
+            builder.gpu(ordinal).kernel("loop_add_fusion", start + 500, 5_000, hlo_op="add.1",
+                                        hlo_module="jit_train_step", program_id=7,
+                                        launch=(python, start + 20, 5))
+    return builder
+
+
+def test_jax_step_program_inputs_give_the_batch():
+    found = _examples(jax_job([("images", ("u8", 16, 32, 32, 3)), ("labels", ("s32", 16)),
+                               ("rng", ("u32", 2))]))
+    assert found == {"value": 16, "scope": GLOBAL, "reason": None,
+                     "source": "input batch of the XLA step program jit_train_step (images u8[16,32,32,3], "
+                               "labels s32[16])"}
+
+
+def test_state_of_the_batch_shape_is_told_from_data_by_what_the_program_returns():
+    found = _examples(jax_job([("x", ("f32", 64, 64))], state=(("w", ("f32", 64, 64)), ("b", ("f32", 64)))))
+    assert (found["value"], found["scope"]) == (64, GLOBAL)
+
+
+def test_jax_on_several_gpus_is_per_device():
+    config = host_report(model_of(jax_job([("x", ("f32", 8, 128))], gpus=2)))["configuration"]
+    assert config["global_batch"] is None
+    found = config["examples_per_step"]
+    assert (found["value"], found["scope"]) == (8, PER_DEVICE)
+    assert found["reason"].startswith("2 GPUs run the step program")
+
+
+@pytest.mark.parametrize("data_shapes, dispatch, reason", [
+    ([("x", ("f32", 8, 128)), ("mask", ("f32", 128))], "PjitFunction(train_step)", "differ in their leading"),
+    ([], "PjitFunction(train_step)", "takes an input it does not return"),
+    ([("x", ("f32", 8, 128))], "PjitFunction(other)", "takes an input it does not return"),
+])
+def test_jax_programs_that_do_not_say_give_no_number(data_shapes, dispatch, reason):
+    found = _examples(jax_job(data_shapes, dispatch=dispatch))
+    assert found["value"] is None and reason in found["reason"]
+
+
+def test_a_trace_without_input_tensors_says_so():
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    for start in step_starts(python, 3):
+        kernels(builder.gpu(0), start + 100, 5_000, launch_thread=python)
+    found = _examples(builder)
+    assert found["value"] is None and found["reason"].startswith("the trace records no input batch")
+
+
+# What each committed real trace gives: (examples per step, scope) or (None, the start of the reason).
+REAL = {
+    "tf221_cpu_keras_input_bound.xplane.pb": (32, GLOBAL),
+    "tf221_cpu_keras_input_fixed.xplane.pb": (32, GLOBAL),
+    "cpu_pairs/tf_map_sequential.xplane.pb": (32, GLOBAL),
+    "cpu_pairs/tf_map_parallel.xplane.pb": (32, GLOBAL),
+    "cpu_pairs/tf_prefetch_no_prefetch.xplane.pb": (32, GLOBAL),
+    "cpu_pairs/tf_prefetch_prefetch.xplane.pb": (32, GLOBAL),
+    "cpu_pairs/tf_eager_eager.xplane.pb": (32, GLOBAL),
+    "cpu_pairs/tf_eager_function.xplane.pb": (32, GLOBAL),
+    "cpu_pairs/jax_loader_inline.xplane.pb": (4, GLOBAL),
+    "cpu_pairs/jax_loader_background.xplane.pb": (4, GLOBAL),
+    "cpu_pairs/jax_jit_jit.xplane.pb": (32, GLOBAL),
+    "cpu_pairs/jax_jit_op_by_op.xplane.pb": (None, "no one of the 10 compiled programs"),
+    "jax0102_cpu_steps.xplane.pb": (256, GLOBAL),
+    "gpu_multi_worker_v100x8.xplane.pb": (None, "the trace records no input batch"),
+    "amd_mi300x_jax08_gemm.xplane.pb": (None, "the trace marks no steps"),
+    "kineto/a100_8rank_control.pt.trace.json.gz": (None, "a PyTorch trace"),
+    "kineto/mi250_minitoy_train.pt.trace.json.gz": (None, "a PyTorch trace"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_real_traces(name):
+    found = host_report(load_model(real_trace(name)))["configuration"]["examples_per_step"]
+    value, scope_or_reason = REAL[name]
+    if value is None:
+        assert found["value"] is None and found["reason"].startswith(scope_or_reason)
+    else:
+        assert (found["value"], found["scope"], found["reason"]) == (value, scope_or_reason, None)
+
+
+def test_the_configuration_section_shows_the_batch_and_where_it_comes_from():
+    report = {"hosts": [host_report(model_of(tf_job()))], "errors": []}
+    row = "32 (tf.data batch stage MapAndBatch, batch size 32, 1 batch per step)"
+    assert "global batch " + row in " ".join(render_text(report).split())
+    assert row in render_markdown(report) and row in render_html(report)
+    report = {"hosts": [host_report(model_of(jax_job([("x", ("f32", 8, 128))], gpus=2)))], "errors": []}
+    assert ("not in the trace; 8 examples per step per device (input batch of the XLA step program jit_train_step "
+            "(x f32[8,128]); 2 GPUs run the step program") in " ".join(render_text(report).split())
