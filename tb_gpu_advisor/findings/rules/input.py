@@ -427,9 +427,8 @@ _RECORD_FILES = {
                   "or small encoded images) read by tf.data.TFRecordDataset(files, "
                   "num_parallel_reads=tf.data.AUTOTUNE)",
 }
-# What idles while the host prepares, and what starts when it is done, per BatchPrep.device.
+# What idles while the host prepares, and what starts when it is done, per BatchPrep.device without GPUs.
 _DEVICE_WORDS = {
-    "gpu": ("the GPUs idle", "the GPUs get work"),
     "xla_cpu": ("XLA's CPU executor idles", "XLA's CPU executor gets work"),
     "tf_cpu": ("no tf.function runs", "the tf.function step starts"),
 }
@@ -459,7 +458,11 @@ def host_batch_prep(ctx):
     mean_ms = window_ms / steady_count
     which = "steady steps, warm-up excluded" if steady.start else "steps"
     calls = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in prep.calls[:5]]
-    idles, starts = _DEVICE_WORDS[prep.device]
+    if prep.device == "gpu":
+        one = len(ctx.active_gpus) <= 1
+        idles, starts = ("the GPU idles", "the GPU gets work") if one else ("the GPUs idle", "the GPUs get work")
+    else:
+        idles, starts = _DEVICE_WORDS[prep.device]
     if prep.certainty == "high":
         what = ", ".join(f"{c['function']} {c['ms'] / ctx.step_count:.2f} ms" for c in calls[:3])
         seen = (f"The trace shows the step thread in batch preparation there ({what} per step); "
