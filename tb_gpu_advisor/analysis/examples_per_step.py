@@ -49,6 +49,9 @@ def examples_per_step(model, strategy, step_count, active_gpus):
     """The ExamplesPerStep of a host's trace; pure. `strategy`: what shows a tf.distribute strategy (or None);
     `active_gpus`: the GPUs that ran the steps."""
     host = model.host_activity
+    if model.format == "kineto":
+        return unknown("a PyTorch trace: it records operator input shapes but not which input is the batch, and "
+                       "examples per step are not read from them")
     if host.batch_stages:
         return _from_tf_data(host, strategy, step_count, active_gpus, model.environment)
     if model.hlo_protos:

@@ -46,6 +46,13 @@ def decide(ctx, findings):
         return _unknown("the profile has no GPU or host activity to measure.")
     if not ctx.has_gpu:
         wait = breakdown.get("input_wait") or 0.0
+        eager = next((f for f in findings if f.id == "host.eager_execution" and f.severity in ("high", "medium")
+                      and ctx.share_pct(f.recoverable_ms) >= VERDICT_MIN_PCT), None)
+        dispatch = eager.evidence.metrics.get("dispatch_and_python_pct") or 0.0 if eager is not None else 0.0
+        if eager is not None and dispatch > wait:
+            return Verdict("host", f"Host-bound (eager dispatch): ops run one at a time, and their calls and the "
+                                   f"Python between them take {_p(dispatch)} of the step (no GPU work in this "
+                                   "profile).", finding_id=eager.id)
         if wait >= VERDICT_MIN_PCT:
             related = next((f.id for f in findings if f.category == "input"), None)
             return Verdict("input", f"Input-bound: the training step waits for {_input_source(ctx, 'tf.data')} "

@@ -4,8 +4,21 @@ each op does stays, and the device's own busy time stays."""
 from tb_gpu_advisor.whatif.estimate import model
 
 
+def eager_op_work_ms(run_total_ms, run_count, shortest_run_ms):
+    """The ops' own work in TensorFlow's eager runs (`KernelAndDevice*::Run`): each run holds the runtime's cost
+    per op besides the op's kernel, and the trace shows no kernel event inside it to separate the two. The cost
+    is taken as the shortest run in the trace (an op that does no work pays only that): every run less it."""
+    return max(0.0, run_total_ms - run_count * shortest_run_ms)
+
+
+def call_overhead_ms(executions_ms, executions, work_ms):
+    """JAX's cost of one call of a computation besides its work: the PjRt executions' time less the work they
+    ran (on XLA's threads), per execution."""
+    return max(0.0, executions_ms - work_ms) / executions if executions else 0.0
+
+
 def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept):
-    """The window with only `kept_ms` of host work (the ops' own runs, summed over the window) and the device
+    """The window with only `kept_ms` of host work (the ops' own work, summed over the window) and the device
     busy `device_busy_ms` left, whichever is longer; `what_kept` says in words what was kept."""
     new = max(kept_ms, device_busy_ms)
     return model(window_ms, new, f"model: compiled, the step keeps {what_kept} ({kept_ms:.3g} ms over the "

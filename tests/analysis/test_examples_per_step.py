@@ -5,6 +5,9 @@ import pytest
 from tb_gpu_advisor.analysis.examples_per_step import GLOBAL, PER_DEVICE
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.pipeline import host_report
+from tb_gpu_advisor.report.html import render_html
+from tb_gpu_advisor.report.markdown import render_markdown
+from tb_gpu_advisor.report.text import render_text
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, shape, tuple_shape
 from tests.conftest import model_of
@@ -152,6 +155,8 @@ REAL = {
     "jax0102_cpu_steps.xplane.pb": (256, GLOBAL),
     "gpu_multi_worker_v100x8.xplane.pb": (None, "the trace records no input batch"),
     "amd_mi300x_jax08_gemm.xplane.pb": (None, "the trace marks no steps"),
+    "kineto/a100_8rank_control.pt.trace.json.gz": (None, "a PyTorch trace"),
+    "kineto/mi250_minitoy_train.pt.trace.json.gz": (None, "a PyTorch trace"),
 }
 
 
@@ -163,3 +168,13 @@ def test_real_traces(name):
         assert found["value"] is None and found["reason"].startswith(scope_or_reason)
     else:
         assert (found["value"], found["scope"], found["reason"]) == (value, scope_or_reason, None)
+
+
+def test_the_configuration_section_shows_the_batch_and_where_it_comes_from():
+    report = {"hosts": [host_report(model_of(tf_job()))], "errors": []}
+    row = "32 (tf.data batch stage MapAndBatch, batch size 32, 1 batch per step)"
+    assert "global batch " + row in " ".join(render_text(report).split())
+    assert row in render_markdown(report) and row in render_html(report)
+    report = {"hosts": [host_report(model_of(jax_job([("x", ("f32", 8, 128))], gpus=2)))], "errors": []}
+    assert ("not in the trace; 8 examples per step per device (input batch of the XLA step program jit_train_step "
+            "(x f32[8,128]); 2 GPUs run the step program") in " ".join(render_text(report).split())

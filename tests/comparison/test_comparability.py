@@ -187,3 +187,16 @@ def test_the_same_batch_from_the_input_tensors_outweighs_the_launch_count(tmp_pa
     work = result["comparability"]["work_per_step"]
     assert work["launch_ratio"] == 2.0 and work["examples_per_step"]["candidate"] == 32
     assert (work["ratio"], work["source"]) == (None, None) and result["per_example"] is None
+
+
+def test_the_straggler_fix_stays_per_example_by_its_launches_when_the_batch_is_per_replica_or_global():
+    """Under MirroredStrategy the tf.data batch (64) may be per replica or global: no examples per step on
+    either side, so the two micro-batches per step of the fix are seen in the launches, as before."""
+    result = compare_reports(run_report(*resolve_target("demo_logs/multi_gpu_straggler")),
+                             run_report(*resolve_target("demo_logs/multi_gpu_straggler_fixed")))["hosts"][0]
+    work = result["comparability"]["work_per_step"]
+    assert work["examples_per_step"] is None
+    assert (work["ratio"], work["source"]) == (2.0, "kernel_launches_per_step")
+    assert result["per_example"]["work_ratio"] == 2.0 and result["per_example"]["examples_per_step"] is None
+    assert result["verdict"].startswith("Per example 2.76× faster (the candidate does 2.00× the work per step")
+    assert not any(c["setting"] in ("global_batch", "batch_per_device") for c in result["configuration_changes"])

@@ -1,4 +1,5 @@
-"""Host findings: host work while the GPU idles, eager ops, retracing, Python functions, GC pauses."""
+"""Host findings: host work while the GPU idles, eager ops, retracing, Python functions, GC pauses, the
+thread feeding the device blocked on other threads."""
 
 import re
 
@@ -10,12 +11,15 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
-from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, GC_MIN_PCT, HOST_HIGH_PCT,
-                                                HOST_MEDIUM_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
+from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, FEEDER_PRODUCER_BUSY_SHARE,
+                                                GC_MIN_PCT, HOST_HIGH_PCT, HOST_MEDIUM_PCT, INPUT_HIGH_PCT,
+                                                INPUT_MEDIUM_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 RETRACE_MIN_VARIANTS)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG
-from tb_gpu_advisor.whatif.dispatch import compiled_step
+from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
+from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
+from tb_gpu_advisor.whatif.dispatch import call_overhead_ms, compiled_step, eager_op_work_ms
 
 # Host time measured during warm-up is mostly first-use setup; the framework-specific fix comes after.
 HOST_WARMUP_IDIOM = Idiom(
@@ -33,7 +37,82 @@ If the GPU still idles while the host works there, shorten the host's part of ea
 (tf.function, jax.jit, torch.compile), keep logging and host syncs out of it.""",
     docs=(L.TF_PROFILER, L.TORCH_PROFILER))
 
+_LOCK_CONTENTION = Idiom(
+    fix_summary="Shorten the critical section the feeding thread waits for, or hand data over through a "
+                "queue.",
+    fix="""\
+The thread that feeds the device waits to acquire a lock that another thread holds, and the device idles
+meanwhile. Keep only the shared-state update inside the lock and do slow work (I/O, logging, NumPy, device
+reads) outside it; if threads exchange batches or metrics, pass them through a queue instead of guarding a
+shared object:
+
+    with lock:                       # before: the whole update, slow work included, under the lock
+        pending = list(buffer); buffer.clear()
+    write_metrics(pending)           # slow work after releasing it
+
+    results = queue.Queue()          # or: hand values over instead of sharing them
+    results.put(metrics)             # producer; the step thread never blocks on it (get_nowait elsewhere)
+
+The evidence names the threads that released a lock during the waits: the holders.""",
+    docs=(L.PYTHON_THREADING,))
+
 ENTRIES = register("host", {
+    "host.feeder_blocked": Entry(
+        category="host",
+        title="The thread that feeds the device waits on another thread while the device idles",
+        fix_summary="Feed the step from tf.data (parallel map, prefetch) or more producer threads, not one "
+                    "slow producer.",
+        fix="""\
+The step's thread blocks in a Python queue, condition or future while the device has nothing to do: the
+thread that fills it delivers batches slower than the step uses them. Feed the step from tf.data, which
+prepares batches in parallel and ahead of the step:
+
+    ds = tf.data.Dataset.from_generator(make_examples, output_signature=spec)   # instead of a queue
+    ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)     # preparation spread over cores
+    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)       # batches ready before the step asks
+
+Keeping a Python producer: run several producer threads into one queue.Queue(maxsize=2 * producers).
+The evidence gives the waits per step and what the producing thread did meanwhile.""",
+        docs=(L.TF_DATA_PERFORMANCE, L.PYTHON_THREADING),
+        jax=Idiom(
+            fix_summary="Prepare and device_put batches in several threads ahead of the step, or use grain / "
+                        "tf.data.",
+            fix="""\
+The step's thread blocks in a Python queue, condition or future while the device has nothing to do: the
+producer delivers batches slower than the step uses them. Prepare several batches at once, ahead of the
+step, and copy each to the device in the producer:
+
+    import concurrent.futures, itertools
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
+    def load(index):
+        return jax.device_put(make_batch(index))           # NumPy work and I/O release the GIL
+    pending = [pool.submit(load, i) for i in range(8)]     # 8 batches in flight
+    for step in itertools.count():
+        batch = pending.pop(0).result()
+        pending.append(pool.submit(load, step + 8))
+        state = train_step(state, batch)
+
+Or use grain (grain.DataLoader(..., worker_count=N) with a prefetch) or tf.data with
+num_parallel_calls=AUTOTUNE and prefetch, read through as_numpy_iterator().""",
+            docs=(L.GRAIN, L.JAX_DEVICE_PUT, L.PYTHON_THREADING)),
+        pytorch=Idiom(
+            fix_summary="Produce batches in DataLoader workers (num_workers, prefetch_factor), not one "
+                        "slow thread.",
+            fix="""\
+The step's thread blocks in a Python queue, condition or future while the GPU has nothing to do: the
+producer delivers batches slower than the step uses them. Let DataLoader workers prepare batches in
+parallel processes, several ahead of the step:
+
+    loader = torch.utils.data.DataLoader(dataset, batch_size=64, num_workers=8, prefetch_factor=4,
+                                         persistent_workers=True, pin_memory=True)
+    for batch in loader:
+        batch = batch.to("cuda", non_blocking=True)
+        train_step(batch)
+
+Keeping a Python producer: run several producer threads or processes into the queue, and make it deeper.""",
+            docs=(L.TORCH_DATA, L.TORCH_TUNING)),
+        variants=(("any:lock_contention", _LOCK_CONTENTION),),
+    ),
     "host.gc_pauses": Entry(
         category="host",
         title="Python garbage collection pauses the training loop while the GPU idles",
@@ -299,21 +378,27 @@ def _eager_dispatch(ctx):
     TensorFlow's eager ops, or JAX computations executed one jnp op at a time; None when neither is seen."""
     ops = ctx.host_ops(lambda name: bool(_EAGER_OP.match(name)))
     if ops:
-        kept = sum(ctx.host.op_totals.get(name, (0, 0))[1] for name in _TF_OP_RUNS)
-        return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), ms(kept), "each op's kernel run"
+        runs = [name for name in _TF_OP_RUNS if name in ctx.host.op_totals]
+        count = sum(ctx.host.op_totals[name][0] for name in runs)
+        total = ms(sum(ctx.host.op_totals[name][1] for name in runs))
+        shortest = min((ctx.host.op_shortest_ps.get(name, 0) for name in runs), default=0) / 1e9
+        kept = eager_op_work_ms(total, count, shortest)
+        return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), kept, \
+            (f"each op's kernel run less the eager runtime's cost per op, taken as the shortest op run in the "
+             f"trace ({shortest * 1000:.3g} µs)")
     if not ctx.framework.is_jax:
         return None
-    executions, _ = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))
+    executions, executions_ps = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))
     calls = ctx.host_ops(lambda name: name.startswith("PjitFunction("))
     if not executions or not calls:
         return None
-    compute = sum(busy for kind, (_, busy) in ctx.host.thread_busy.items()
-                  if any(thread in kind for thread in _XLA_CPU_THREADS))
-    per_call = ctx.host.op_totals[_JAX_EXECUTIONS][1] / executions
-    steps = max(1, ctx.step_count)
-    kept = ms(compute + per_call * steps)
+    compute = ms(sum(busy for kind, (_, busy) in ctx.host.thread_busy.items()
+                     if any(thread in kind for thread in _XLA_CPU_THREADS)))
+    per_call = call_overhead_ms(ms(executions_ps), executions, compute)
+    kept = compute + per_call * max(1, ctx.step_count)
     return (calls, executions, sum(t for _, _, t in calls), kept,
-            "the computations' work on XLA's CPU threads plus one dispatch per step")
+            f"the computations' work on XLA's CPU threads plus one call per step ({per_call * 1000:.3g} µs: the "
+            "executions' time less their work, per execution)")
 
 
 def eager_execution(ctx):
@@ -329,19 +414,25 @@ def eager_execution(ctx):
     share = ctx.share_pct(total_ms)
     if per_step < EAGER_MIN_OPS_PER_STEP or share < EAGER_MIN_PCT:
         return None
+    # The Python between the ops runs outside any traced event: the breakdown's untraced (idle) time.
+    between_ms = min(ctx.category_ms("idle"), ctx.window_ms - total_ms)
     critical = host_critical_ms(ctx) if ctx.has_gpu else total_ms
-    recoverable = min(total_ms, critical)
+    recoverable = min(total_ms, critical) + between_ms
+    together = ctx.share_pct(total_ms + between_ms)
     severity = grade(ctx.share_pct(recoverable), HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
+    between_text = (f" and the untraced Python between them {ctx.time_text(between_ms)}, together {together:.1f}% "
+                    "of the step time" if between_ms > 0 else f", {share:.1f}% of the step time")
     finding = Finding(
         id="host.eager_execution", severity=severity,
-        summary=f"{ctx.count_text(count, 'ops')} run one at a time ({ctx.time_text(total_ms)}, {share:.1f}% of "
-                "the step time).",
+        summary=f"{ctx.count_text(count, 'ops')} run one at a time: their calls take "
+                f"{ctx.time_text(total_ms)}{between_text}.",
         evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share,
-                           "op_work_kept_ms": kept_ms},
+                           "python_between_ops_ms": round(between_ms, 3), "dispatch_and_python_pct": together,
+                           "op_work_kept_ms": round(kept_ms, 3)},
                           limit("eager_op_pct", share, EAGER_MIN_PCT, min_ops_per_step=EAGER_MIN_OPS_PER_STEP),
                           {"host_ops": op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: eager dispatch time on the critical path removed")
+        speedup_basis="upper bound: eager dispatch and the Python between ops on the critical path removed")
     device_ms = ms(ctx.in_window_ps(ctx.gpu_busy)) if ctx.has_gpu else 0.0
     if kept_ms <= 0 and device_ms <= 0:
         return finding
@@ -484,4 +575,75 @@ def gc_pauses(ctx):
         fix_note=f"Measured from {source}.")
 
 
-RULES = (gpu_idle_host_busy, eager_execution, retracing, python_function, gc_pauses)
+def feeder_blocked(ctx):
+    """The thread that feeds the device (it dispatches or launches device work, or marks steps) blocked in a
+    Python-tracer wait on another thread (a queue, a condition, a future, a lock: model.waits) while every device
+    idles (analysis.feeder_waits); tf.data/DataLoader input waits and GC pauses are their own findings."""
+    found = ctx.analysis.feeder_waits
+    if found is None:
+        return None
+    blocked_ms = ms(found.total_ps)
+    share = ctx.share_pct(blocked_ms)
+    severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
+    if severity is None:
+        return None
+    kind = found.main_kind
+    feeders = ", ".join(found.feeders)
+    device = "the GPUs" if found.device == "gpu" else "XLA's CPU executor"
+    producer = next((other for other in found.others if other.wakes), None)
+    busy_pct = round(100.0 * producer.busy_ps / found.total_ps, 1) if producer is not None else None
+    calls = [{"function": call.name, "ms_per_step": ctx.per_step_ms(ms(call.ps))} for call in found.other_calls[:3]]
+    ran = "; it ran " + ", ".join(f"{c['function']} {c['ms_per_step']:.2f} ms" for c in calls) + " per step" \
+        if calls and ctx.step_count else ""
+    if kind in PRODUCER_KINDS:
+        condition, cause = None, "producer_slow"
+        if producer is None:
+            note = ("No traced thread put into the queue or signalled it during the waits: the producer runs in "
+                    "another process (multiprocessing, DataLoader workers) or without Python-tracer events.")
+        elif busy_pct >= 100 * FEEDER_PRODUCER_BUSY_SHARE:
+            note = (f"The producer ({producer.thread}: {producer.wakes} queue puts or signals during the waits) was "
+                    f"busy through {busy_pct:.0f}% of them{ran}: it makes batches slower than the step uses them.")
+        else:
+            note = (f"The producer ({producer.thread}: {producer.wakes} queue puts or signals during the waits) was "
+                    f"busy through only {busy_pct:.0f}% of them{ran}: it is waiting itself (on I/O or a lock the "
+                    "trace does not show), so more producers help only where those waits overlap.")
+    else:
+        condition, cause = "lock_contention", "lock_contention"
+        holders = [other for other in found.others if other.wakes]
+        named = ", ".join(f"{other.thread} released a lock {other.wakes} times during the waits"
+                          for other in holders[:3])
+        note = (f"Another thread holds the lock: {named}." if holders else
+                "The trace does not show which thread holds the lock (no traced release during the waits).")
+    if found.device != "gpu":
+        note += (" This is a CPU-only run: the other threads share the cores with the step, so a faster producer "
+                 "or a shorter critical section competes with it for them.")
+        severity = "medium" if severity == "high" else severity
+    kinds = [{"kind": name, "what": WAIT_KIND_TEXT[name], "ms": ms(ps)} for name, ps in found.kinds]
+    per_step = [ms(ps) for ps in found.per_step_ps]
+    finding = Finding(
+        id="host.feeder_blocked", severity=severity, condition=condition,
+        summary=f"The thread feeding {device} ({feeders}) waits on {WAIT_KIND_TEXT[kind]} for "
+                f"{ctx.time_text(blocked_ms)} while {device} {'idle' if found.device == 'gpu' else 'idles'}: "
+                f"{share:.1f}% of the step time.",
+        evidence=Evidence(
+            {"feeder_blocked_ms": blocked_ms, "feeder_blocked_ms_per_step": ctx.per_step_ms(blocked_ms),
+             "feeder_blocked_pct": share, "waits": found.wait_count, "wait_kind": kind, "cause": cause,
+             "feeder_threads": feeders, "device": found.device,
+             "producer_thread": producer.thread if producer is not None else None,
+             "producer_busy_pct": busy_pct},
+            ladder("feeder_blocked_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
+            {"per_step_ms": per_step, "wait_kinds": kinds,
+             "other_threads": [{"thread": other.thread, "busy_ms": ms(other.busy_ps), "wakes": other.wakes}
+                               for other in found.others[:5]],
+             "other_calls": calls, "time_ranges_ms": ctx.longest_ranges_ms(found.blocked),
+             "steps": ctx.steps_overlapping(found.blocked)}),
+        recoverable_ms=blocked_ms, window_ms=ctx.window_ms, speedup_basis="", fix_note=note)
+    step_ms = ctx.mean_step_ms if ctx.step_count and ctx.mean_step_ms else ctx.window_ms
+    saved_ms = blocked_ms / ctx.step_count if ctx.step_count else blocked_ms
+    return estimated(finding, whatif_bound(step_ms, step_ms - saved_ms,
+                                           "upper bound: the feeding thread's waits on other threads during which "
+                                           "every device idles, removed (a producer that keeps up, no lock held "
+                                           "against the feeder)"))
+
+
+RULES = (gpu_idle_host_busy, eager_execution, retracing, python_function, gc_pauses, feeder_blocked)

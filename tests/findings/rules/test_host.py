@@ -38,30 +38,63 @@ def test_eager_ops():
 
     finding = findings_by_id(report_of(host_loop(eager, compute_us=8_000)))["host.eager_execution"]
     assert finding["evidence"]["metrics"] == {"eager_ops_per_step": 20.0, "eager_op_ms": 8.0, "eager_op_pct": 20.0,
+                                              "python_between_ops_ms": 0.0, "dispatch_and_python_pct": 20.0,
                                               "op_work_kept_ms": 0.0}
-    assert "20 ops per step run one at a time (2.00 ms per step, 20.0% of the step time)" in finding["summary"]
+    assert "20 ops per step run one at a time: their calls take 2.00 ms per step, 20.0% of the step time" \
+        in finding["summary"]
     # compiled, the step keeps the GPU's 8 ms of each 10 ms
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.25
     assert finding["speedup_kind"] == "model"
 
 
-def test_compiled_eager_step_keeps_each_ops_kernel_run():
-    """20 eager ops of 400 us, each running its kernel 150 us, then 2 ms of GPU work: compiled, the step takes
-    max(20 x 150 us of kernel runs, 2 ms of GPU) = 3 ms instead of 10 ms."""
+def test_compiled_eager_step_keeps_each_ops_work():
+    """20 eager ops of 400 us: 10 variable reads whose kernel run takes 50 us (the shortest run: the eager
+    runtime's cost per op) and 10 MatMuls whose run takes 350 us, then 2 ms of GPU work. Compiled, each op keeps
+    its run less 50 us: 10 x 300 us = 3 ms of work, longer than the GPU's 2 ms, so a 10 ms step takes 3 ms."""
     def eager(builder, python, start, index):
         for op in range(20):
-            python.event("EagerLocalExecute: MatMul", start + 400 * op, 400)
-            python.event("KernelAndDeviceFunc::Run", start + 400 * op + 200, 150)
+            name, run = ("MatMul", 350) if op % 2 else ("ReadVariableOp", 50)
+            python.event(f"EagerLocalExecute: {name}", start + 400 * op, 400)
+            python.event("KernelAndDeviceOp::Run", start + 400 * op + 20, run)
 
     finding = findings_by_id(report_of(host_loop(eager, compute_us=2_000)))["host.eager_execution"]
     assert finding["evidence"]["metrics"]["op_work_kept_ms"] == 12.0
     assert finding["estimated_speedup"] == 3.33 and finding["speedup_kind"] == "model"
+    assert "shortest op run in the trace (50 µs)" in finding["speedup_basis"]
+
+
+def test_eager_step_without_gpu_counts_the_python_between_ops():
+    """CPU only, 10 ms steps: 1 ms of input wait, then 20 eager ops of 200 us, one every 450 us (each runs its
+    kernel: 10 of 20 us, 10 of 120 us). Dispatch is 4 ms a step; the untraced Python between the ops the other
+    5 ms: together 90%. Compiled, a step keeps 10 x 100 us of work (each run less the 20 us shortest): 10x. The
+    verdict is host-bound by eager dispatch, not "no GPU work"."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    for start in step_starts(python):
+        python.input_wait(start, 1_000)
+        for op in range(20):
+            t = start + 1_000 + 450 * op
+            python.event("EagerLocalExecute: MatMul", t, 200)
+            python.event("KernelAndDeviceOp::Run", t + 50, 120 if op % 2 else 20)
+    report = report_of(builder)
+    finding = findings_by_id(report)["host.eager_execution"]
+    metrics = finding["evidence"]["metrics"]
+    assert (metrics["eager_op_pct"], metrics["python_between_ops_ms"], metrics["dispatch_and_python_pct"]) == \
+        (40.0, 20.0, 90.0)
+    assert metrics["op_work_kept_ms"] == 4.0 and finding["estimated_speedup"] == 10.0
+    assert finding["severity"] == "high" and finding["recoverable_ms"] == 36.0
+    assert "the untraced Python between them 5.00 ms per step, together 90.0% of the step time" in finding["summary"]
+    assert report["summary"]["bottleneck"] == "host"
+    assert report["summary"]["bottleneck_finding"] == "host.eager_execution"
+    assert report["summary"]["verdict"] == ("Host-bound (eager dispatch): ops run one at a time, and their calls "
+                                            "and the Python between them take 90% of the step (no GPU work in "
+                                            "this profile).")
 
 
 def test_jax_ops_dispatched_one_by_one():
     """JAX without jit: 40 jnp ops a step, each a PjitFunction with one PjRt execution (50 us), its work 20 us on
-    XLA's CPU client thread; 10 ms steps and no GPU. Jitted, a step keeps 40 x 20 us of work plus one 50 us
-    dispatch: 0.85 ms, about 11.8x."""
+    XLA's CPU client thread; 10 ms steps and no GPU. Jitted, a step keeps 40 x 20 us of work plus one call's
+    cost (its 50 us execution less the 20 us of work it ran): 0.83 ms, about 12.05x."""
     builder = TraceBuilder()
     builder.metadata(jax_version="0.4.30")
     python = builder.thread("python")
@@ -74,8 +107,8 @@ def test_jax_ops_dispatched_one_by_one():
             xla.event("add_fusion", t + 160, 20)
     finding = findings_by_id(report_of(builder))["host.eager_execution"]
     assert finding["evidence"]["metrics"]["eager_ops_per_step"] == 40.0
-    assert finding["evidence"]["metrics"]["op_work_kept_ms"] == 3.4
-    assert finding["estimated_speedup"] == round(10 / 0.85, 2) and finding["speedup_kind"] == "model"
+    assert finding["evidence"]["metrics"]["op_work_kept_ms"] == 3.32
+    assert finding["estimated_speedup"] == round(10 / 0.83, 2) and finding["speedup_kind"] == "model"
     assert "jax.jit" in finding["fix"] and "tf.function" not in finding["fix"]
 
 
