@@ -162,7 +162,7 @@ def analyze_host(model):
         link=link,
         gc_pauses=gc_pauses(model.host_activity),
         gpu_memory=gpu_memory(model),
-        configuration=configuration(model, framework, kernels, active, load.machine_cores, len(step_set.steps)),
+        configuration=configuration(model, framework, kernels, active, load.machine_cores, step_set.steps),
         collective_bandwidth=collective_bandwidth(calls, link),
         collectives=calls,
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),

@@ -150,7 +150,9 @@ class HostActivity:
       setup calls of 1 ms or more: context and stream creation, module loading, first allocations);
     - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads);
     - batch_stages: per tf.data iterator event that records its dataset's `batch_size` (`Iterator::Root::...::
-      BatchV2`), ((batch size, events), ...).
+      BatchV2`), ((batch size, events), ...);
+    - loss_calls: Kineto traces' PyTorch loss operators (kineto.build.LOSS_OPS) by start, ((name, start_ps,
+      end_ps, `Input Dims` as tuples or None when not recorded), ...).
     """
 
     launch_correlation_id: np.ndarray
@@ -166,6 +168,7 @@ class HostActivity:
     tagged: dict = field(default_factory=dict)
     thread_busy: dict = field(default_factory=dict)
     batch_stages: dict = field(default_factory=dict)
+    loss_calls: tuple = ()
 
 
 @dataclass(frozen=True)
