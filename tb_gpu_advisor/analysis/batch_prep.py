@@ -6,6 +6,7 @@ import numpy as np
 
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import XLA_CPU_TAG
+from tb_gpu_advisor.model.waits import feeder_waits
 
 # Python-tracer calls that wait rather than compute: a background loader hides them even on the step's own cores.
 WAITING_CALLS = ("sleep", "read", "readinto", "open", "load", "imread")
@@ -28,7 +29,8 @@ class PrepCall:
 @dataclass(frozen=True)
 class BatchPrep:
     """Device-idle time from each step's start to the step's first dispatch (JAX's `PjitFunction`, a launch call;
-    without either, the first device activity), tf.data waits left out.
+    without either, the first device activity), tf.data waits and the step thread's waits on other threads
+    (model.waits) left out.
 
     `device` is "gpu" (any GPU event ends the gap) or "xla_cpu" (a CPU-only JAX run: XLA's CPU executor
     threads are the device). `recoverable_ps` is, per step, min(idle start, rest of the step): what a
@@ -133,7 +135,8 @@ def batch_prep(model, step_set):
     ready = np.concatenate([dispatch.start_ps, host.launch_start_ps])
     if not len(ready):
         ready = busy.start_ps
-    busy_or_waiting = intervals.union_all(busy, host.input_waits)
+    # The step thread blocked on another thread (a queue, a lock) is analysis.feeder_waits' finding, not preparation.
+    busy_or_waiting = intervals.union_all(busy, host.input_waits, feeder_waits(host.thread_waits))
     starts, ends, per_step, recoverable = [], [], [], 0
     for step, first_ready in zip(steps, _first_at_or_after(ready, [step.start_ps for step in steps])):
         gap_end = min(first_ready, step.end_ps) if first_ready is not None else step.end_ps

@@ -10,6 +10,7 @@ from tb_gpu_advisor.analysis.confidence import trace_confidence
 from tb_gpu_advisor.analysis.configuration import configuration
 from tb_gpu_advisor.analysis.cpu_load import cpu_load
 from tb_gpu_advisor.analysis.framework import detect_framework
+from tb_gpu_advisor.analysis.feeder_waits import feeder_blocking
 from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
 from tb_gpu_advisor.analysis.gpu_memory import gpu_memory
 from tb_gpu_advisor.analysis.kernels import kernel_table
@@ -54,6 +55,7 @@ class HostAnalysis:
     cpu_load: object = None  # cpu_load.CpuLoad: host threads' busy cores against the machine's
     link: object = None  # collective_bandwidth.Link of the active GPUs, or None
     gc_pauses: object = None  # gc_pauses.GcPauses, or None when the trace records no collection
+    feeder_waits: object = None  # feeder_waits.FeederWaits, or None when no feeding thread waits with the device idle
     configuration: object = None  # configuration.Configuration: what the trace says about how the job ran
     gpu_memory: tuple = ()  # gpu_memory.GpuMemory per GPU allocator in the trace
     collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
@@ -161,6 +163,7 @@ def analyze_host(model):
         cpu_load=load,
         link=link,
         gc_pauses=gc_pauses(model.host_activity),
+        feeder_waits=feeder_blocking(model, step_set, window),
         gpu_memory=gpu_memory(model),
         configuration=configuration(model, framework, kernels, active, load.machine_cores, step_set.steps),
         collective_bandwidth=collective_bandwidth(calls, link),

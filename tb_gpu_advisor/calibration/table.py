@@ -2,10 +2,11 @@
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.calibration.pairs import (BOUND_HOLDS, BOUND_MAX_FACTOR, DEMO_PAIRS, EXACT, REAL_PAIRS,
                                              TOLERANCE)
+from tb_gpu_advisor.calibration.runs import RUNS_GLOB, run_spreads
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.comparison.predictions import DEFAULT_KIND, check
 from tb_gpu_advisor.whatif.estimate import BOUND
@@ -31,6 +32,7 @@ class Row:
     tolerance: str | None  # demo pairs: pairs.EXACT, pairs.NOT_ABOVE or pairs.BOUND_HOLDS
     note: str
     combined: dict | None = None  # predictions.combined of the comparison (the top findings' joint estimate)
+    spread: object = None  # runs.Spread of a real pair's wall-clock speedup over repeated captures, or None
 
     @property
     def is_bound(self):
@@ -44,8 +46,8 @@ class Row:
 
     @property
     def hit(self):
-        """The real pairs' score: a model within the tolerance, a bound that held."""
-        return self.held if self.is_bound else bool(self.within)
+        """The real pairs' goal, for any kind: the prediction within the tolerance of the measured speedup."""
+        return bool(self.within)
 
     @property
     def meets_tolerance(self):
@@ -73,6 +75,22 @@ def _score_cell(row):
     if row.is_bound and row.ratio is not None:
         return "held" if row.held else "exceeded"
     return {True: "yes", False: "no", None: "no prediction"}[row.within]
+
+
+def _within_cell(row):
+    return {True: "yes", False: "no", None: "no prediction"}[row.within]
+
+
+def _held_cell(row):
+    if not row.is_bound or row.ratio is None:
+        return "-"
+    return "held" if row.held else "exceeded: the estimate was too low"
+
+
+def _spread_cell(spread):
+    if spread is None:
+        return "-"
+    return f"{spread.low:.2f}-{spread.high:.2f}x ({spread.runs} runs)"
 
 
 def _scenario_report(name, directory):
@@ -118,9 +136,11 @@ def calibration_rows(root):
             cand = _scenario_report(pair.fixed, directory)
             rows.append(_row("demo", f"{pair.problem} -> {pair.fixed}", _addressed(base, pair.finding_category),
                              base, cand, pair.tolerance, pair.note))
+    spreads = run_spreads(root)
     for pair in REAL_PAIRS:
-        rows.append(_row("real", pair.name, pair.finding, _file_report(root, pair.problem),
-                         _file_report(root, pair.fixed), None, pair.note))
+        row = _row("real", pair.name, pair.finding, _file_report(root, pair.problem),
+                   _file_report(root, pair.fixed), None, pair.note)
+        rows.append(replace(row, spread=spreads.get(pair.name)))
     return rows
 
 
@@ -153,40 +173,70 @@ def _cell(text):
 
 
 def _table(rows, demo):
+    if not demo:
+        return _real_table(rows)
     headers = ["pair", "finding", "status", "predicted (kind)", "measured (95% CI)", "predicted / measured",
-               f"within {TOLERANCE:.0%}? (a bound: held?)", "combined estimate (kind, ratio)"]
-    if demo:
-        headers.append("meets its tolerance?")
-    headers.append("note")
+               f"within {TOLERANCE:.0%}? (a bound: held?)", "combined estimate (kind, ratio)",
+               "meets its tolerance?", "note"]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     for row in rows:
+        bound = {EXACT: "within", BOUND_HOLDS: "bound holds"}.get(row.tolerance, "not above")
         cells = [row.pair, f"`{row.finding}`" if row.finding else "-", row.status, _predicted_cell(row),
                  _measured_cell(row.measured), "-" if row.ratio is None else f"{row.ratio:.2f}",
-                 _score_cell(row), _combined_cell(row.combined)]
-        if demo:
-            bound = {EXACT: "within", BOUND_HOLDS: "bound holds"}.get(row.tolerance, "not above")
-            cells.append(f"{'yes' if row.meets_tolerance else 'no'} ({bound})")
-        cells.append(row.note or "")
+                 _score_cell(row), _combined_cell(row.combined),
+                 f"{'yes' if row.meets_tolerance else 'no'} ({bound})", row.note or ""]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return lines
 
 
+def _real_table(rows):
+    headers = ["pair", "finding", "status", "predicted (kind)", "measured (95% CI)",
+               "run-to-run (wall clock, idle runs)", "predicted / measured", f"within {TOLERANCE:.0%}?",
+               "a bound: held?", "combined estimate (kind, ratio)", "note"]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    for row in rows:
+        cells = [row.pair, f"`{row.finding}`" if row.finding else "-", row.status, _predicted_cell(row),
+                 _measured_cell(row.measured), _spread_cell(row.spread),
+                 "-" if row.ratio is None else f"{row.ratio:.2f}", _within_cell(row), _held_cell(row),
+                 _combined_cell(row.combined), row.note or ""]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return lines
+
+
+GOAL_SHARE = 0.8  # the issue's goal: at least this share of the real pairs within TOLERANCE ...
+GOAL_MAX_ERROR = 2.0  # ... and none off by this factor or more
+
+
 def summary_line(rows):
-    """The real pairs' score: share within the tolerance and the largest error among those with a prediction."""
+    """The real pairs' score against the goal: the share within the tolerance of the measured speedup (any
+    kind), the largest error, whether both meet the goal; then the bounds that held or were exceeded."""
     real = [row for row in rows if row.group == "real"]
+    if not real:
+        return "Real pairs: none."
     hits = sum(1 for row in real if row.hit)
+    share = hits / len(real)
     predicted = [row for row in real if row.error_factor is not None]
-    text = (f"Real pairs: {hits} of {len(real)} within {TOLERANCE:.0%} or, for a bound, held "
-            f"({100 * hits / len(real):.0f}%)" if real else "Real pairs: none")
-    exceeded = [row.pair for row in real if row.held is False]
-    if exceeded:
-        text += f"; bounds the fix exceeded: {', '.join(exceeded)}"
-    if predicted:
-        worst = max(predicted, key=lambda row: row.error_factor)
-        text += f"; max error {worst.error_factor:.2f}x ({worst.pair}, predicted / measured {worst.ratio:.2f})"
+    text = (f"Real pairs: {hits} of {len(real)} within {TOLERANCE:.0%} of the measured speedup "
+            f"({100 * share:.0f}%; goal: at least {GOAL_SHARE:.0%})")
+    worst = max(predicted, key=lambda row: row.error_factor) if predicted else None
+    if worst is not None:
+        text += (f"; max error {worst.error_factor:.2f}x ({worst.pair}, predicted / measured {worst.ratio:.2f}; "
+                 f"goal: under {GOAL_MAX_ERROR:g}x)")
     missing = [row.pair for row in real if row.predicted is None]
     if missing:
         text += f"; no prediction for {len(missing)} ({', '.join(missing)}): counted as misses"
+    met = share >= GOAL_SHARE - 1e-9 and worst is not None and worst.error_factor < GOAL_MAX_ERROR and not missing
+    text += ": the goal is met" if met else ": the goal is not met"
+    bounds = [row for row in real if row.held is not None]
+    if bounds:
+        held = [row.pair for row in bounds if row.held]
+        exceeded = [row.pair for row in bounds if not row.held]
+        parts = []
+        if held:
+            parts.append(f"{len(held)} held ({', '.join(held)})")
+        if exceeded:
+            parts.append(f"{len(exceeded)} exceeded by the fix, the estimate too low ({', '.join(exceeded)})")
+        text += f". Bounds: {'; '.join(parts)}"
     return text + "."
 
 
@@ -222,7 +272,13 @@ def render_markdown(rows):
         "## Real pairs",
         "",
         "Real TensorFlow and JAX captures on a shared 2-core CPU machine (tests/data/real/README.md and "
-        "tests/data/real/cpu_pairs/README.md): the goal is judged on these.",
+        "tests/data/real/cpu_pairs/README.md): the goal is judged on these. The goal: the prediction within "
+        f"{TOLERANCE:.0%} of the measured speedup on at least {GOAL_SHARE:.0%} of the real pairs, and never off "
+        f"by {GOAL_MAX_ERROR:g}x or more; a bound is judged by the same rule, and whether it held is its own "
+        "column (a bound the fix beat is an estimate that was too low, not a success). The run-to-run column is "
+        "the lowest and highest wall-clock speedup (the capture script's own step times, problem mean / fix "
+        f"mean) over the repeated captures on the idle machine (`{RUNS_GLOB}`), with their count: how far the "
+        "measured speedup moves between runs of the same pair.",
         "",
         f"**{summary_line(rows)}**",
         "",

@@ -52,6 +52,7 @@ TORCH_SYNC_DEBUG = "https://pytorch.org/docs/stable/generated/torch.cuda.set_syn
 TORCH_ZERO_GRAD = "https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html"
 TORCH_CUDA_GRAPHS = "https://pytorch.org/docs/stable/notes/cuda.html#cuda-graphs"
 PYTHON_GC = "https://docs.python.org/3/library/gc.html"
+PYTHON_THREADING = "https://docs.python.org/3/library/threading.html"
 NCCL_ENV = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
 NCCL_TESTS_PERFORMANCE = "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"
 GRAIN = "https://google-grain.readthedocs.io/en/latest/"

@@ -35,6 +35,7 @@ POOLS = {
     "host.retracing": {"host"},
     "host.python_function": {"input_wait", "host", "launch"},
     "host.gc_pauses": {"host"},
+    "host.feeder_blocked": {"input_wait"},
     "placement.ops_on_host": {"host", "launch"},
     "transfer.pageable_memory": {"copies"},
     "transfer.sync_copies": {"copies"},

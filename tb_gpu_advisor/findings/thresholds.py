@@ -106,6 +106,8 @@ STEP_MIN_COUNT = 3
 # A stall must cost at least this share of step time to be reported.
 STALL_MIN_PCT = 1.0
 GC_MIN_PCT = 1.0
+# The share of a feeder's blocked time its producer thread was busy for: above it, the producer is too slow.
+FEEDER_PRODUCER_BUSY_SHARE = 0.5
 MEMORY_NEAR_LIMIT_PCT = 90.0  # a GPU allocator's peak in use, % of its limit  # GC pauses the GPU idles through, % of the step time
 
 # A GEMM (or fusion with a dot) under this share of the roof that binds it is far below what the hardware and

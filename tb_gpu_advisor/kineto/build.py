@@ -21,6 +21,7 @@ from tb_gpu_advisor.model.allocators import AllocatorStats
 from tb_gpu_advisor.model.details import CopyDetails, KernelConfig
 from tb_gpu_advisor.model.device import classify_event_name
 from tb_gpu_advisor.model.host import event_tag, outermost_markers
+from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActivity, GpuDevice, HostActivity,
                                         StepMarker, TraceModel)
 
@@ -130,6 +131,9 @@ class _Collector:
         self.op_totals = {}
         self.loss_calls = []  # (name, start ps, end ps, input dims or None) of LOSS_OPS events
         self.threads = {}  # (pid, tid) -> small int
+        self.thread_roles = {}  # thread -> ({wait kind: (starts, ends)}, wake (starts, ends)) of model.waits calls
+        self.python_spans = {}  # thread -> (starts, ends) of python_function events
+        self.marker_threads = set()
         self.collectives = CollectiveCollector()
         self.memory = {}  # device -> [peak Total Allocated, events] of `[memory]` events
         self.skipped = 0
@@ -187,6 +191,35 @@ class _Collector:
         entry[0] = max(entry[0], allocated)
         entry[1] += 1
 
+    def _python_call(self, thread, name, start, end):
+        """Keeps a Python call's span for its thread's busy time, and its span as a wait or a wake."""
+        spans = self.python_spans.get(thread)
+        if spans is None:
+            spans = self.python_spans[thread] = (array("q"), array("q"))
+        spans[0].append(start)
+        spans[1].append(end)
+        role = call_role(name)
+        if role is not None:
+            waits, wakes = self.thread_roles.setdefault(thread, ({}, (array("q"), array("q"))))
+            spans = waits.setdefault(role[1], (array("q"), array("q"))) if role[0] == "wait" else wakes
+            spans[0].append(start)
+            spans[1].append(end)
+
+    def thread_waits(self):
+        """ThreadWaits of the threads with waits or wakes, in order of their first event."""
+        feeding = self.marker_threads | set(self.launch_tid)
+        ids = {index: tid for (_, tid), index in self.threads.items()}
+        found = []
+        for thread in sorted(self.thread_roles):
+            waits, wakes = self.thread_roles[thread]
+            busy = [self.python_spans[thread]] + ([self.ops[thread][:2]] if thread in self.ops else [])
+            found.append(thread_waits(
+                thread_label("", ids[thread]), thread in feeding,
+                {kind: tuple(_column(c, np.int64) for c in spans) for kind, spans in waits.items()},
+                tuple(_column(c, np.int64) for c in wakes),
+                tuple(np.concatenate([_column(spans[i], np.int64) for spans in busy]) for i in (0, 1))))
+        return tuple(found)
+
     @staticmethod
     def _span(starts, ends, start, duration):
         if duration > 0:
@@ -233,6 +266,7 @@ class _Collector:
         step = _STEP.match(name)
         if step:
             if duration > 0:
+                self.marker_threads.add(thread)
                 self.markers.append(StepMarker(name=name, start_ps=start, end_ps=start + duration, source="host",
                                                step_num=int(step.group(1))))
             return
@@ -247,6 +281,8 @@ class _Collector:
         end = start + duration
         self.busy_start.append(start)
         self.busy_end.append(end)
+        if cat == "python_function":
+            self._python_call(thread, name, start, end)
         if cat in _LAUNCH_CATEGORIES:
             correlation = _int(args.get("correlation"))
             if correlation >= 0:
@@ -429,6 +465,7 @@ def _host_activity(c, device_correlations):
         tagged=tagged,
         thread_busy={},
         loss_calls=tuple(sorted(c.loss_calls, key=lambda call: (call[1], -call[2]))),
+        thread_waits=c.thread_waits(),
     )
 
 

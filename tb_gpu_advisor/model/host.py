@@ -7,6 +7,7 @@ import numpy as np
 
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import HostActivity, StepMarker
+from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
 
 _HOST_STATS = {"correlation_id", "device_id", "step_num", "_r", "graph_type", "iter_num", "batch_size"}
@@ -107,6 +108,7 @@ class _HostCollector:
         self.arrays = {field: [] for field in _ARRAY_FIELDS}  # chunks of int64 arrays, in event order
         self.tagged = {}  # tag -> ([starts], [ends])
         self.thread_busy = {}  # thread kind -> [thread count, busy ps]
+        self.thread_waits = []  # model.trace.ThreadWaits, in thread order
         self.batch_stages = {}  # tf.data stage event name -> {batch_size: events}
 
     def add_plane(self, plane, origin_ns):
@@ -116,6 +118,7 @@ class _HostCollector:
         wait_ids = {key for key, name in meta_names.items() if _is_input_wait(name)}
         tag_ids = {key: tag for key, name in meta_names.items() if (tag := event_tag(name))}
         py_function_ids = {key for key, name in meta_names.items() if is_py_function_event(name)}
+        role_ids = {key: role for key, name in meta_names.items() if (role := call_role(name))}
         totals = {}
         for line in plane.lines:
             if is_derived_line(line.id):
@@ -128,6 +131,7 @@ class _HostCollector:
                 if on_tf_data_thread(line.name) else None
             top_start = top_end = None
             line_busy = 0
+            first_block, line_waits, wakes, feeds = len(self.busy_start), {}, ([], []), False
             for event in line.events:
                 meta_id = event.metadata_id
                 start = base_ps + event.offset_ps
@@ -149,6 +153,12 @@ class _HostCollector:
                     spans = self.tagged.setdefault(tag, ([], []))
                     spans[0].append(start)
                     spans[1].append(end)
+                    feeds = feeds or tag == "dispatch"
+                role = role_ids.get(meta_id)
+                if role is not None and duration > 0:
+                    spans = line_waits.setdefault(role[1], ([], [])) if role[0] == "wait" else wakes
+                    spans[0].append(start)
+                    spans[1].append(end)
                 if executor is not None and duration > 0:
                     executor[0].append(start)
                     executor[1].append(end)
@@ -163,9 +173,12 @@ class _HostCollector:
                         if key is not None:
                             found[key] = stat_value(stat, names)
                     if found:
+                        launches = len(self.launch_corr)
                         is_marker = self._note_stats(meta_names.get(meta_id, ""), found, start, duration)
+                        feeds = feeds or is_marker or len(self.launch_corr) > launches
                 elif meta_names.get(meta_id) in _MARKER_NAMES:
                     is_marker = self._note_stats(meta_names[meta_id], {}, start, duration)
+                    feeds = feeds or is_marker
                 if is_marker or duration <= 0:
                     continue
                 if top_end is None or start >= top_end:
@@ -183,6 +196,10 @@ class _HostCollector:
             kind = self.thread_busy.setdefault(thread_kind(line.name), [0, 0])
             kind[0] += 1
             kind[1] += line_busy
+            if line_waits or wakes[0]:
+                self.thread_waits.append(thread_waits(
+                    thread_label(line.name, line.id), feeds, line_waits, wakes,
+                    (self.busy_start[first_block:], self.busy_end[first_block:])))
         for meta_id, (count, total, shortest) in totals.items():
             name = meta_names.get(meta_id, "")
             entry = self.op_totals.setdefault(name, [0, 0])
@@ -238,6 +255,7 @@ class _HostCollector:
             spans = self.tagged.setdefault(tag, ([], []))
             spans[0].extend(starts)
             spans[1].extend(ends)
+        self.thread_waits.extend(columns.thread_waits)
         for kind, (count, busy) in columns.thread_busy.items():
             entry = self.thread_busy.setdefault(kind, [0, 0])
             entry[0] += count
@@ -293,6 +311,7 @@ class _HostCollector:
             thread_count=self.threads,
             tagged={tag: intervals.union(starts, ends) for tag, (starts, ends) in sorted(self.tagged.items()) if starts},
             thread_busy={kind: tuple(v) for kind, v in self.thread_busy.items()},
+            thread_waits=tuple(self.thread_waits),
             batch_stages={name: tuple(sorted(sizes.items())) for name, sizes in sorted(self.batch_stages.items())},
         )
         return activity, outermost_markers(self.markers)

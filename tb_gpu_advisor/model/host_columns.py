@@ -10,6 +10,7 @@ import numpy as np
 from tb_gpu_advisor.model.host import (_HOST_STATS, _MARKER_NAMES, XLA_CPU_EXECUTOR_THREADS, XLA_CPU_TAG,
                                        TF_DATA_PY_FUNCTION_TAG, _HostCollector, _is_input_wait, event_tag, is_py_function_event,
                                        on_tf_data_thread, thread_kind)
+from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names
 from tb_gpu_advisor.xplane.wire_scan import Unusual
@@ -36,6 +37,7 @@ class HostPlaneColumns:
     threads: int
     tagged: dict  # tag -> ([starts], [ends]) as Python ints, tags in first-event order
     thread_busy: dict  # thread kind -> (thread count, busy ps), kinds in line order
+    thread_waits: tuple  # model.trace.ThreadWaits, in line order
     batch_stages: dict  # tf.data stage event name -> {batch_size: events}
 
 
@@ -45,6 +47,7 @@ class _Busy:
 
     def __init__(self):
         self.starts, self.ends = [], []  # arrays of closed blocks
+        self.block_lines = []  # (line, number of blocks) of each array of closed blocks
         self.line, self.open = None, None  # the open block (start, end) of line `line`
         self.line_busy = {}  # line index -> summed length of its blocks
 
@@ -69,6 +72,7 @@ class _Busy:
             block_end = np.concatenate([[carried_end], block_end]).astype(np.int64)
         self.starts.append(block_start[:-1])
         self.ends.append(block_end[:-1])
+        self.block_lines.append((self.line, len(block_start) - 1))
         self._count(int((block_end[:-1] - block_start[:-1]).sum()))
         self.open = (int(block_start[-1]), int(block_end[-1]))
 
@@ -76,6 +80,7 @@ class _Busy:
         if self.open is not None:
             self.starts.append(np.array([self.open[0]], dtype=np.int64))
             self.ends.append(np.array([self.open[1]], dtype=np.int64))
+            self.block_lines.append((self.line, 1))
             self._count(self.open[1] - self.open[0])
         self.open = None
 
@@ -85,6 +90,16 @@ class _Busy:
     def arrays(self):
         self.close()
         return self.starts, self.ends
+
+    def of_lines(self, lines):
+        """{line: (starts, ends)} of the closed blocks of the given lines (after `arrays()`)."""
+        found = {line: ([], []) for line in lines}
+        for (line, count), starts, ends in zip(self.block_lines, self.starts, self.ends):
+            if line in found and count:
+                found[line][0].append(starts)
+                found[line][1].append(ends)
+        return {line: (np.concatenate(s) if s else np.zeros(0, np.int64), np.concatenate(e) if e else
+                       np.zeros(0, np.int64)) for line, (s, e) in found.items()}
 
 
 def host_plane_columns(scan, origin_ns):
@@ -102,6 +117,10 @@ def host_plane_columns(scan, origin_ns):
     tf_data = thread & np.array([on_tf_data_thread(line.name) for line in scan.lines], dtype=bool)
     py_function_ids = np.array(sorted(k for k, name in meta_names.items() if is_py_function_event(name)),
                                dtype=np.int64)
+    role_of = {key: role for key, name in meta_names.items() if (role := call_role(name))}
+    role_ids = np.array(sorted(role_of), dtype=np.int64)
+    dispatch_ids = np.array(sorted(k for k, tag in tag_of.items() if tag == "dispatch"), dtype=np.int64)
+    line_roles, feeding = {}, set()  # line -> ({kind: ([starts], [ends])}, wakes); lines that feed the device
     bases = []
     for line, is_thread in zip(scan.lines, thread):
         base = (line.timestamp_ns - origin_ns) * 1000
@@ -135,6 +154,11 @@ def host_plane_columns(scan, origin_ns):
             spans[1].extend(end[py_in_tf_data].tolist())
         launch, marker = _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_names,
                                                marker_ids, scan.data, names)
+        if len(role_ids):
+            _add_roles(line_roles, role_of, role_ids, chunk.line[rows], meta_id, start, end, duration)
+        feeds = marker | launch.pop("mask") | (np.isin(meta_id, dispatch_ids) & (duration > 0))
+        if feeds.any():
+            feeding.update(np.unique(chunk.line[rows[feeds]]).tolist())
         parts.append((launch, start[waiting], end[waiting]))
         counted = np.flatnonzero(~marker & (duration > 0))
         lines = chunk.line[rows[counted]]
@@ -143,6 +167,10 @@ def host_plane_columns(scan, origin_ns):
             for piece in np.split(np.arange(len(counted)), cuts):
                 busy.add(int(lines[piece[0]]), start[counted[piece]], end[counted[piece]])
     busy_start, busy_end = busy.arrays()
+    line_busy = busy.of_lines(line_roles)
+    waits = tuple(thread_waits(thread_label(scan.lines[line].name, scan.lines[line].id), line in feeding,
+                               line_roles[line][0], line_roles[line][1], line_busy[line])
+                  for line in sorted(line_roles))
     thread_busy = {}
     for index, line in enumerate(scan.lines):
         if thread[index]:
@@ -167,7 +195,17 @@ def host_plane_columns(scan, origin_ns):
         markers=tuple(scratch.markers), op_totals={k: tuple(v) for k, v in op_totals.items()},
         op_shortest=op_shortest,
         threads=int(thread.sum()), tagged=tagged, thread_busy={k: tuple(v) for k, v in thread_busy.items()},
-        batch_stages=scratch.batch_stages)
+        thread_waits=waits, batch_stages=scratch.batch_stages)
+
+
+def _add_roles(line_roles, role_of, role_ids, lines, meta_id, start, end, duration):
+    """Appends the spans of waits and wakes (model.waits) per line, in event order."""
+    for row in np.flatnonzero(np.isin(meta_id, role_ids) & (duration > 0)).tolist():
+        role, kind = role_of[int(meta_id[row])]
+        waits, wakes = line_roles.setdefault(int(lines[row]), ({}, ([], [])))
+        spans = waits.setdefault(kind, ([], [])) if role == "wait" else wakes
+        spans[0].append(int(start[row]))
+        spans[1].append(int(end[row]))
 
 
 def _add_tagged(tagged, tag_of, rows, meta_id, start, end):
@@ -222,4 +260,5 @@ def _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_n
                        for key, column in columns.items() if column.kind[row] != ABSENT}
         name = meta_names.get(int(meta_id[row]), "")
         marker[row] = scratch._note_stats(name, found_stats, int(start[row]), int(duration[row]))
-    return {"corr": corr[chosen], "start": start[chosen], "dur": duration[chosen], "device": device}, marker
+    return {"corr": corr[chosen], "start": start[chosen], "dur": duration[chosen], "device": device,
+            "mask": launch}, marker

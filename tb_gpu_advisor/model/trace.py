@@ -149,6 +149,7 @@ class HostActivity:
       "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
       setup calls of 1 ms or more: context and stream creation, module loading, first allocations);
     - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads);
+    - thread_waits: ThreadWaits of each thread with Python-tracer waits or wakes (model.waits), in thread order;
     - batch_stages: per tf.data iterator event that records its dataset's `batch_size` (`Iterator::Root::...::
       BatchV2`), ((batch size, events), ...);
     - loss_calls: Kineto traces' PyTorch loss operators (kineto.build.LOSS_OPS) by start, ((name, start_ps,
@@ -167,8 +168,26 @@ class HostActivity:
     thread_count: int = 0
     tagged: dict = field(default_factory=dict)
     thread_busy: dict = field(default_factory=dict)
+    thread_waits: tuple = ()
     batch_stages: dict = field(default_factory=dict)
     loss_calls: tuple = ()
+
+
+@dataclass(frozen=True)
+class ThreadWaits:
+    """One host thread's blocking waits (Python-tracer calls on queues, locks, conditions, futures; model.waits)
+    and its calls that wake another thread's wait (a queue put, notify, a lock release).
+
+    `thread` is the thread's name (XPlane line name; `thread <id>` when unnamed or in Kineto); `feeds_device` says
+    the thread dispatched device work (launches, JAX's PjitFunction) or marked steps; `waits` maps each wait kind
+    seen (model.waits.WAIT_KINDS order) to the union of its calls; `busy` is the union of the thread's events.
+    """
+
+    thread: str
+    feeds_device: bool
+    waits: dict
+    wakes: Intervals
+    busy: Intervals
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,11 @@ class HostThread:
         """A step marker as tf.profiler.experimental.Trace(name, step_num=..., _r=1) writes it."""
         return self.event(name, start_us, duration_us, step_num=step_num, _r=1)
 
+    def python_call(self, location, function, start_us, duration_us):
+        """A Python-tracer call as JAX's profiler names it: `$<location> <function>` (`$queue.py:154 get`,
+        `$<unknown> acquire` for a method of a C object, `$time sleep`)."""
+        return self.event(f"${location} {function}", start_us, duration_us)
+
     def input_wait(self, start_us, duration_us):
         """The host blocked in tf.data's IteratorGetNext."""
         return self.event("IteratorGetNextOp::DoCompute", start_us, duration_us)

@@ -9,7 +9,7 @@ from tb_gpu_advisor.scenarios import SCENARIOS
 from tests.conftest import report_of
 from tests.data import REAL
 
-PLAYBOOK_IDS = {"threading.host_cpu_saturated", "memory.near_limit", "host.gc_pauses",
+PLAYBOOK_IDS = {"threading.host_cpu_saturated", "memory.near_limit", "host.gc_pauses", "host.feeder_blocked",
                 "communication.collective_below_link", "environment.versions_misaligned"}
 # The demo's launch-bound run is the target of the gpu_private hint (a 33% launch share, `low` without a core count).
 TARGETS = {("launch_bound", "threading.tf_data_contention")}

@@ -95,3 +95,31 @@ def test_tagged_events_and_thread_kinds(tmp_path, caplog, monkeypatch):
     activity = model.host_activity
     assert list(activity.tagged) == ["checkpoint", "compile", "summary"]
     assert activity.thread_busy == {"tf_data_private_threadpool": (2, 2 * 85), "python": (1, 85)}
+
+
+def test_thread_waits_per_line_across_chunks(tmp_path, caplog, monkeypatch):
+    import tb_gpu_advisor.xplane.plane_scan as plane_scan
+    monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (3,))  # lines and blocks span chunks
+    writer, host, line = _host()
+    writer.event(host, line, "train", 0, 1000, [("_r", "int64_value", 1), ("step_num", "int64_value", 1)])
+    writer.event(host, line, "$queue.py:154 get", 10, 300)
+    writer.event(host, line, "$threading.py:327 wait", 20, 280)
+    writer.event(host, line, "$<unknown> acquire", 30, 260)
+    writer.event(host, line, "$<unknown> acquire", 400, 0)  # zero duration: not kept
+    writer.event(host, line, "PjitFunction(step)", 320, 50)
+    writer.event(host, line, "$<unknown> get", 500, 5)  # dict.get, not a wait
+    loader = host.lines.add(id=2, name="", timestamp_ns=1000)
+    writer.event(host, loader, "$time sleep", 0, 250)
+    writer.event(host, loader, "$queue.py:122 put", 280, 20)
+    writer.event(host, loader, "$threading.py:366 notify", 285, 10)
+    launcher = host.lines.add(id=3, name="cupti", timestamp_ns=1000)
+    writer.event(host, launcher, "$<unknown> release", 600, 5)
+    writer.event(host, launcher, "cuLaunchKernel", 700, 4, [("correlation_id", "int64_value", 1)])
+    host.lines.add(id=4, name="quiet")
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    waits = model.host_activity.thread_waits
+    assert [(t.thread, t.feeds_device) for t in waits] == [("python", True), ("thread 2", False), ("cupti", True)]
+    python = waits[0]
+    assert list(python.waits) == ["queue", "condition", "lock"] and python.waits["lock"].total_ps == 260
+    assert len(python.wakes) == 0 and python.busy.total_ps == 300 + 50 + 5
+    assert (len(waits[1].waits), waits[1].wakes.total_ps, waits[1].busy.total_ps) == (0, 20, 250 + 20)

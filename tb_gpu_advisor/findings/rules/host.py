@@ -1,4 +1,5 @@
-"""Host findings: host work while the GPU idles, eager ops, retracing, Python functions, GC pauses."""
+"""Host findings: host work while the GPU idles, eager ops, retracing, Python functions, GC pauses, the
+thread feeding the device blocked on other threads."""
 
 import re
 
@@ -10,11 +11,14 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
-from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, GC_MIN_PCT, HOST_HIGH_PCT,
-                                                HOST_MEDIUM_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
+from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MIN_PCT, FEEDER_PRODUCER_BUSY_SHARE,
+                                                GC_MIN_PCT, HOST_HIGH_PCT, HOST_MEDIUM_PCT, INPUT_HIGH_PCT,
+                                                INPUT_MEDIUM_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 RETRACE_MIN_VARIANTS)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG
+from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
+from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
 from tb_gpu_advisor.whatif.dispatch import call_overhead_ms, compiled_step, eager_op_work_ms
 
 # Host time measured during warm-up is mostly first-use setup; the framework-specific fix comes after.
@@ -33,7 +37,82 @@ If the GPU still idles while the host works there, shorten the host's part of ea
 (tf.function, jax.jit, torch.compile), keep logging and host syncs out of it.""",
     docs=(L.TF_PROFILER, L.TORCH_PROFILER))
 
+_LOCK_CONTENTION = Idiom(
+    fix_summary="Shorten the critical section the feeding thread waits for, or hand data over through a "
+                "queue.",
+    fix="""\
+The thread that feeds the device waits to acquire a lock that another thread holds, and the device idles
+meanwhile. Keep only the shared-state update inside the lock and do slow work (I/O, logging, NumPy, device
+reads) outside it; if threads exchange batches or metrics, pass them through a queue instead of guarding a
+shared object:
+
+    with lock:                       # before: the whole update, slow work included, under the lock
+        pending = list(buffer); buffer.clear()
+    write_metrics(pending)           # slow work after releasing it
+
+    results = queue.Queue()          # or: hand values over instead of sharing them
+    results.put(metrics)             # producer; the step thread never blocks on it (get_nowait elsewhere)
+
+The evidence names the threads that released a lock during the waits: the holders.""",
+    docs=(L.PYTHON_THREADING,))
+
 ENTRIES = register("host", {
+    "host.feeder_blocked": Entry(
+        category="host",
+        title="The thread that feeds the device waits on another thread while the device idles",
+        fix_summary="Feed the step from tf.data (parallel map, prefetch) or more producer threads, not one "
+                    "slow producer.",
+        fix="""\
+The step's thread blocks in a Python queue, condition or future while the device has nothing to do: the
+thread that fills it delivers batches slower than the step uses them. Feed the step from tf.data, which
+prepares batches in parallel and ahead of the step:
+
+    ds = tf.data.Dataset.from_generator(make_examples, output_signature=spec)   # instead of a queue
+    ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)     # preparation spread over cores
+    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)       # batches ready before the step asks
+
+Keeping a Python producer: run several producer threads into one queue.Queue(maxsize=2 * producers).
+The evidence gives the waits per step and what the producing thread did meanwhile.""",
+        docs=(L.TF_DATA_PERFORMANCE, L.PYTHON_THREADING),
+        jax=Idiom(
+            fix_summary="Prepare and device_put batches in several threads ahead of the step, or use grain / "
+                        "tf.data.",
+            fix="""\
+The step's thread blocks in a Python queue, condition or future while the device has nothing to do: the
+producer delivers batches slower than the step uses them. Prepare several batches at once, ahead of the
+step, and copy each to the device in the producer:
+
+    import concurrent.futures, itertools
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
+    def load(index):
+        return jax.device_put(make_batch(index))           # NumPy work and I/O release the GIL
+    pending = [pool.submit(load, i) for i in range(8)]     # 8 batches in flight
+    for step in itertools.count():
+        batch = pending.pop(0).result()
+        pending.append(pool.submit(load, step + 8))
+        state = train_step(state, batch)
+
+Or use grain (grain.DataLoader(..., worker_count=N) with a prefetch) or tf.data with
+num_parallel_calls=AUTOTUNE and prefetch, read through as_numpy_iterator().""",
+            docs=(L.GRAIN, L.JAX_DEVICE_PUT, L.PYTHON_THREADING)),
+        pytorch=Idiom(
+            fix_summary="Produce batches in DataLoader workers (num_workers, prefetch_factor), not one "
+                        "slow thread.",
+            fix="""\
+The step's thread blocks in a Python queue, condition or future while the GPU has nothing to do: the
+producer delivers batches slower than the step uses them. Let DataLoader workers prepare batches in
+parallel processes, several ahead of the step:
+
+    loader = torch.utils.data.DataLoader(dataset, batch_size=64, num_workers=8, prefetch_factor=4,
+                                         persistent_workers=True, pin_memory=True)
+    for batch in loader:
+        batch = batch.to("cuda", non_blocking=True)
+        train_step(batch)
+
+Keeping a Python producer: run several producer threads or processes into the queue, and make it deeper.""",
+            docs=(L.TORCH_DATA, L.TORCH_TUNING)),
+        variants=(("any:lock_contention", _LOCK_CONTENTION),),
+    ),
     "host.gc_pauses": Entry(
         category="host",
         title="Python garbage collection pauses the training loop while the GPU idles",
@@ -496,4 +575,75 @@ def gc_pauses(ctx):
         fix_note=f"Measured from {source}.")
 
 
-RULES = (gpu_idle_host_busy, eager_execution, retracing, python_function, gc_pauses)
+def feeder_blocked(ctx):
+    """The thread that feeds the device (it dispatches or launches device work, or marks steps) blocked in a
+    Python-tracer wait on another thread (a queue, a condition, a future, a lock: model.waits) while every device
+    idles (analysis.feeder_waits); tf.data/DataLoader input waits and GC pauses are their own findings."""
+    found = ctx.analysis.feeder_waits
+    if found is None:
+        return None
+    blocked_ms = ms(found.total_ps)
+    share = ctx.share_pct(blocked_ms)
+    severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
+    if severity is None:
+        return None
+    kind = found.main_kind
+    feeders = ", ".join(found.feeders)
+    device = "the GPUs" if found.device == "gpu" else "XLA's CPU executor"
+    producer = next((other for other in found.others if other.wakes), None)
+    busy_pct = round(100.0 * producer.busy_ps / found.total_ps, 1) if producer is not None else None
+    calls = [{"function": call.name, "ms_per_step": ctx.per_step_ms(ms(call.ps))} for call in found.other_calls[:3]]
+    ran = "; it ran " + ", ".join(f"{c['function']} {c['ms_per_step']:.2f} ms" for c in calls) + " per step" \
+        if calls and ctx.step_count else ""
+    if kind in PRODUCER_KINDS:
+        condition, cause = None, "producer_slow"
+        if producer is None:
+            note = ("No traced thread put into the queue or signalled it during the waits: the producer runs in "
+                    "another process (multiprocessing, DataLoader workers) or without Python-tracer events.")
+        elif busy_pct >= 100 * FEEDER_PRODUCER_BUSY_SHARE:
+            note = (f"The producer ({producer.thread}: {producer.wakes} queue puts or signals during the waits) was "
+                    f"busy through {busy_pct:.0f}% of them{ran}: it makes batches slower than the step uses them.")
+        else:
+            note = (f"The producer ({producer.thread}: {producer.wakes} queue puts or signals during the waits) was "
+                    f"busy through only {busy_pct:.0f}% of them{ran}: it is waiting itself (on I/O or a lock the "
+                    "trace does not show), so more producers help only where those waits overlap.")
+    else:
+        condition, cause = "lock_contention", "lock_contention"
+        holders = [other for other in found.others if other.wakes]
+        named = ", ".join(f"{other.thread} released a lock {other.wakes} times during the waits"
+                          for other in holders[:3])
+        note = (f"Another thread holds the lock: {named}." if holders else
+                "The trace does not show which thread holds the lock (no traced release during the waits).")
+    if found.device != "gpu":
+        note += (" This is a CPU-only run: the other threads share the cores with the step, so a faster producer "
+                 "or a shorter critical section competes with it for them.")
+        severity = "medium" if severity == "high" else severity
+    kinds = [{"kind": name, "what": WAIT_KIND_TEXT[name], "ms": ms(ps)} for name, ps in found.kinds]
+    per_step = [ms(ps) for ps in found.per_step_ps]
+    finding = Finding(
+        id="host.feeder_blocked", severity=severity, condition=condition,
+        summary=f"The thread feeding {device} ({feeders}) waits on {WAIT_KIND_TEXT[kind]} for "
+                f"{ctx.time_text(blocked_ms)} while {device} {'idle' if found.device == 'gpu' else 'idles'}: "
+                f"{share:.1f}% of the step time.",
+        evidence=Evidence(
+            {"feeder_blocked_ms": blocked_ms, "feeder_blocked_ms_per_step": ctx.per_step_ms(blocked_ms),
+             "feeder_blocked_pct": share, "waits": found.wait_count, "wait_kind": kind, "cause": cause,
+             "feeder_threads": feeders, "device": found.device,
+             "producer_thread": producer.thread if producer is not None else None,
+             "producer_busy_pct": busy_pct},
+            ladder("feeder_blocked_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
+            {"per_step_ms": per_step, "wait_kinds": kinds,
+             "other_threads": [{"thread": other.thread, "busy_ms": ms(other.busy_ps), "wakes": other.wakes}
+                               for other in found.others[:5]],
+             "other_calls": calls, "time_ranges_ms": ctx.longest_ranges_ms(found.blocked),
+             "steps": ctx.steps_overlapping(found.blocked)}),
+        recoverable_ms=blocked_ms, window_ms=ctx.window_ms, speedup_basis="", fix_note=note)
+    step_ms = ctx.mean_step_ms if ctx.step_count and ctx.mean_step_ms else ctx.window_ms
+    saved_ms = blocked_ms / ctx.step_count if ctx.step_count else blocked_ms
+    return estimated(finding, whatif_bound(step_ms, step_ms - saved_ms,
+                                           "upper bound: the feeding thread's waits on other threads during which "
+                                           "every device idles, removed (a producer that keeps up, no lock held "
+                                           "against the feeder)"))
+
+
+RULES = (gpu_idle_host_busy, eager_execution, retracing, python_function, gc_pauses, feeder_blocked)
