@@ -178,7 +178,7 @@ def analyze_host(model):
         gc_pauses=gc_pauses(model.host_activity),
         feeder_waits=feeder_blocking(model, step_set, window),
         gpu_memory=gpu_memory(model),
-        configuration=configuration(model, framework, kernels, active, load.machine_cores, len(step_set.steps)),
+        configuration=configuration(model, framework, kernels, active, load.machine_cores, step_set.steps),
         collective_bandwidth=collective_bandwidth(calls, link),
         collectives=calls,
         unused_gpus=unused,
