@@ -16,10 +16,13 @@ TIMES = "\u00d7"  # ×
 NBSP = "\u00a0"  # between a number and its unit, so a line never breaks between them
 BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")  # sizes are binary, in the CLI, the HTML report and the tab
 
+# What the configuration says when no matmul/convolution kernel ran, so its precision cannot be told.
+NO_MATMUL_PRECISION = "no matmul/conv kernel captured"
 # The breakdown categories of summary.breakdown_pct and steps[].breakdown_ms, in the report's order.
 BREAKDOWN_LABELS = {
     "compute_16bit": "Compute (16-bit)",
     "compute_32bit": "Compute (32-bit)",
+    "compute_unknown": "Compute (other/unknown dtype)",
     "collectives": "Collectives",
     "d2h": f"Device{ARROW}host copy",
     "d2d": f"Device{ARROW}device copy/memset",
@@ -31,7 +34,7 @@ BREAKDOWN_LABELS = {
 }
 # Column headers of the text report's step table, where 80 columns leave no room for the full labels.
 BREAKDOWN_SHORT_LABELS = {
-    "compute_16bit": "comp16", "compute_32bit": "comp32", "collectives": "collect", "d2h": f"D{ARROW}H",
+    "compute_16bit": "comp16", "compute_32bit": "comp32", "compute_unknown": "comp?", "collectives": "collect", "d2h": f"D{ARROW}H",
     "d2d": f"D{ARROW}D", "h2d": f"H{ARROW}D", "input_wait": "input", "launch": "launch", "host": "host",
     "idle": "idle",
 }
@@ -104,6 +107,13 @@ def bind_units(text):
     return _BIND.sub(lambda match: match.group(1) + NBSP, str(text))
 
 
+def counted(count, singular, plural=None):
+    """A count and its noun, agreeing: "1 copy", "3 copies", "2.5 kernels"; `plural` defaults to singular + "s".
+    A whole number is written without decimals, others with one; thousands are grouped."""
+    number = f"{count:,.0f}" if round(count, 1) == round(count) else f"{count:,.1f}"
+    return f"{number} {singular if number == '1' else (plural or singular + 's')}"
+
+
 def in_sentence(label):
     """A label as it reads inside a sentence: "Input wait" -> "input wait", "GPU busy" stays."""
     if len(label) > 1 and label[1].isupper():
@@ -120,7 +130,7 @@ def exported():
         "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),
         "statisticWords": list(STATISTIC_WORDS), "boundUnits": list(BOUND_UNITS),
         "kernelPlumbing": list(KERNEL_PLUMBING), "notInTrace": NOT_IN_TRACE, "batchScope": BATCH_SCOPE_LABELS,
-        "predictionScore": PREDICTION_SCORE_LABELS,
+        "predictionScore": PREDICTION_SCORE_LABELS, "noMatmulPrecision": NO_MATMUL_PRECISION,
     }
 
 

@@ -19,8 +19,15 @@ test('configuration rows say what the trace records and what it does not', () =>
   assert.equal(rows.XLA, 'off');
   assert.equal(rows.Precision, 'mixed: bf16 + fp32 (matmul/conv time: bf16 60%, fp32 40%)');
   assert.equal(rows['Global batch'], 'not in the trace');
-  assert.equal(rows['Thread pools'], 'TF_GPU_THREAD_MODE=gpu_private; tf_Compute x4');
+  assert.equal(rows['Thread pools'], 'TF_GPU_THREAD_MODE=gpu_private; tf_Compute 4 threads');
   assert.equal(rows['tf.data'], 'prefetch');
+});
+
+test('one thread is a thread, and no matmul kernel says so', () => {
+  const rows = Object.fromEntries(configurationRows({...CONFIG, thread_pools: {python: 1, tf_Compute: 2},
+    gpu_thread_mode: null, precision: null, matmul_dtype_pct: {}}));
+  assert.equal(rows['Thread pools'], 'python 1 thread, tf_Compute 2 threads');
+  assert.equal(rows.Precision, 'no matmul/conv kernel captured');
 });
 
 test('PyTorch runs show the compiler, not XLA', () => {

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.analysis.kernel_names import is_low_precision, is_nccl, is_runtime_copy
+from tb_gpu_advisor.analysis.kernel_names import is_nccl, is_runtime_copy, kernel_precision
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 
-BREAKDOWN_CATEGORIES = ("compute_16bit", "compute_32bit", "collectives", "d2h", "d2d", "h2d", "input_wait",
-                        "launch", "host", "idle")
+BREAKDOWN_CATEGORIES = ("compute_16bit", "compute_32bit", "compute_unknown", "collectives", "d2h", "d2d", "h2d",
+                        "input_wait", "launch", "host", "idle")
+COMPUTE_CATEGORIES = ("compute_16bit", "compute_32bit", "compute_unknown")
 
 
 @dataclass(frozen=True)
@@ -40,14 +41,16 @@ def compute_busy(model):
     return intervals.union_all(*parts)
 
 
-def _category_intervals(model):
+def _category_intervals(model, dtype_by_name):
     """{category: Intervals} of the raw activity behind each category (host ones not yet exclusive)."""
-    spans = {name: ([], []) for name in BREAKDOWN_CATEGORIES[:6]}
+    spans = {name: ([], []) for name in BREAKDOWN_CATEGORIES[:7]}
     for gpu in model.gpus:
         activity = gpu.activity
         if not len(activity):
             continue
-        low = np.array([is_low_precision(n) for n in activity.names], dtype=bool)[activity.name_id]
+        precision = [kernel_precision(n, dtype_by_name.get(n)) for n in activity.names]
+        low = np.array([p == "16bit" for p in precision], dtype=bool)[activity.name_id]
+        high = np.array([p == "32bit" for p in precision], dtype=bool)[activity.name_id]
         nccl = np.array([is_nccl(n) for n in activity.names], dtype=bool)[activity.name_id]
         runtime_copy = (activity.kind == ActivityKind.KERNEL) & \
             np.array([is_runtime_copy(n) for n in activity.names], dtype=bool)[activity.name_id]
@@ -55,7 +58,8 @@ def _category_intervals(model):
         direction = activity.copy_direction
         masks = {
             "compute_16bit": compute & low,
-            "compute_32bit": compute & ~low,
+            "compute_32bit": compute & high,
+            "compute_unknown": compute & ~low & ~high,
             "collectives": (activity.kind == ActivityKind.KERNEL) & nccl,
             "d2h": direction == CopyDirection.D2H,
             "d2d": ((activity.kind == ActivityKind.MEMCPY) & np.isin(direction, (CopyDirection.D2D,
@@ -75,11 +79,12 @@ def _category_intervals(model):
     return result
 
 
-def breakdown(model, window_start_ps, window_end_ps):
-    """Breakdown of each window [start, end)."""
+def breakdown(model, window_start_ps, window_end_ps, dtype_by_name=None):
+    """Breakdown of each window [start, end). `dtype_by_name`: {kernel name: its op's element type} where the
+    kernel table costed it, for the precision of kernels whose names say none (kernel_precision)."""
     starts = np.asarray(window_start_ps, dtype=np.int64)
     ends = np.asarray(window_end_ps, dtype=np.int64)
-    raw = _category_intervals(model)
+    raw = _category_intervals(model, dtype_by_name or {})
     covered = intervals.EMPTY
     covered_before = np.zeros(len(starts), dtype=np.int64)
     category_ps = {}

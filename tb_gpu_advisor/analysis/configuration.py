@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.analysis.examples_per_step import examples_per_step
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.kernel_names import (is_fp32_matmul, is_library_math, is_low_precision, is_nccl,
-                                                  is_xla_kernel, uses_tensor_cores)
+                                                  is_xla_kernel, kernel_precision, uses_tensor_cores)
 
 # Metadata keys holding versions, in the order shown; any other `*_version` key follows, sorted.
 _VERSION_ORDER = ("tensorflow_version", "jax_version", "jaxlib_version", "torch_version", "cuda_runtime_version",
@@ -112,7 +112,7 @@ def _kernel_dtype(row):
         return "fp16"
     if _TF32.search(row.name) or _TF32_MMA.search(row.name):
         return "tf32"
-    return "fp32"
+    return "fp32" if kernel_precision(row.name, row.dtype) == "32bit" else "unknown"
 
 
 def _is_matmul(row):
@@ -135,11 +135,16 @@ def _matmul_dtypes(kernels):
 
 
 def _precision(dtype_pct):
+    """The matmul/conv precision: None without such kernels; "unknown" when none names its type; otherwise named
+    by the kernels whose type is known (their "unknown" share stays in matmul_dtype_pct)."""
     if not dtype_pct:
         return None
-    if dtype_pct[0][1] >= DOMINANT_PRECISION_PCT:
-        return dtype_pct[0][0]
-    return "mixed: " + " + ".join(dtype for dtype, _ in dtype_pct[:3])
+    known = [(dtype, pct) for dtype, pct in dtype_pct if dtype != "unknown"]
+    if not known:
+        return "unknown"
+    if known[0][1] >= DOMINANT_PRECISION_PCT or len(known) == 1:
+        return known[0][0]
+    return "mixed: " + " + ".join(dtype for dtype, _ in known[:3])
 
 
 def _distribution(model, framework):

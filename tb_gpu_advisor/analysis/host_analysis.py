@@ -122,6 +122,15 @@ class HostAnalysis:
         return {name: ms(int(self.per_step.category_ps[name][index])) for name in BREAKDOWN_CATEGORIES}
 
 
+def op_dtypes_by_name(kernels):
+    """{kernel name: its op's element type} for the kernel rows with one costed type per name."""
+    found = {}
+    for row in kernels:
+        if row.dtype is not None:
+            found.setdefault(row.name, set()).add(row.dtype)
+    return {name: next(iter(types)) for name, types in found.items() if len(types) == 1}
+
+
 def analyze_host(model):
     """The HostAnalysis of a TraceModel."""
     step_set = find_steps(model)
@@ -134,6 +143,7 @@ def analyze_host(model):
     framework = detect_framework(model)
     costs = kernel_costs(model)
     kernels = tuple(kernel_table(model.gpus, costs))
+    dtypes = op_dtypes_by_name(kernels)
     peaks = shared_peaks(model.gpus)
     active_gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active)]
     link = link_of(active_gpus[0].capabilities) if active_gpus else None
@@ -148,8 +158,8 @@ def analyze_host(model):
         input_wait=input_wait(model, step_set),
         kernels=kernels,
         launch=launch_stats(model, step_set),
-        whole=breakdown(model, window.start_ps, window.end_ps),
-        per_step=breakdown(model, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps]),
+        whole=breakdown(model, window.start_ps, window.end_ps, dtypes),
+        per_step=breakdown(model, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps], dtypes),
         transfers=transfer_stats(model.gpus),
         balance=balance(list(usages)),
         framework=framework,

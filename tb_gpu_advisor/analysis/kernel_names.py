@@ -81,6 +81,48 @@ def is_low_precision(name):
     return bool(_LOW_PRECISION.search(name))
 
 
+# Names that say the kernel computes in 32-bit (or 64-bit) floating point: a float/double type, cuBLAS/cuDNN
+# single-precision prefixes (sgemm, scudnn), TF32 Tensor-Core shapes (s1688, s16816), xmma's f32 type codes.
+_HIGH_PRECISION = re.compile(r"(?<![a-z])float(?!16)|double|(?<![a-z])f32|tf32|fp32|(?<![a-z])f64|fp64|"
+                             r"sgemm|dgemm|cgemm|zgemm|scudnn|dcudnn|(?<![a-z0-9])s(?:1688|16816|884)", re.IGNORECASE)
+_EIGEN_FLOAT_TYPES = re.compile(r"half|bfloat16|float|double", re.IGNORECASE)
+# Element types of a kernel's op (HLO instruction, TF op inputs) by the precision they compute in.
+_LOW_DTYPES = ("f16", "bf16", "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e4m3", "f8e3m4")
+_HIGH_DTYPES = ("f32", "f64", "tf32")
+PRECISIONS = ("16bit", "32bit")
+
+
+def kernel_precision(name, dtype=None):
+    """"16bit", "32bit" or None (unknown): the floating-point width a kernel computes in, from the type its name
+    says it writes (an Eigen assignment kernel's output tensor, a Tensile type code; for an Eigen kernel writing
+    bool or integers the type it reads), else any 16-bit or 32-bit spelling in its name, else `dtype`, its op's
+    element type (HLO or TF op inputs) when known. A kernel whose name says no floating-point type and whose op
+    is not costed (a custom kernel, an uncosted XLA fusion) is unknown, never assumed 32-bit."""
+    written = _EIGEN_ASSIGNED_TYPE.search(name)
+    if written and _EIGEN_FLOAT_TYPES.search(written.group(1)):
+        return "16bit" if _LOW_PRECISION.search(written.group(1)) else "32bit"
+    if name.startswith("Cijk_"):
+        types = _TENSILE_TYPES.match(name)
+        if types:
+            code = types.group(1)
+            if code.startswith(_TENSILE_LOW_PRECISION):
+                return "16bit"
+            if code.startswith(("S", "D")):
+                return "32bit"
+    else:
+        # An Eigen kernel writing bool or integers (a comparison, an arg-max) computes in the type it reads.
+        text = name[written.end():] if written else name
+        if _LOW_PRECISION.search(text):
+            return "16bit"
+        if _HIGH_PRECISION.search(text):
+            return "32bit"
+    if dtype in _LOW_DTYPES:
+        return "16bit"
+    if dtype in _HIGH_DTYPES:
+        return "32bit"
+    return None
+
+
 def is_fp32_matmul(name):
     """A 32-bit matrix-multiply or convolution kernel that does not use Tensor Cores."""
     return bool(_FP32_MATMUL.search(name)) and not uses_tensor_cores(name) and not is_low_precision(name)

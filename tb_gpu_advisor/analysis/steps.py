@@ -49,15 +49,19 @@ def find_steps(model):
     return StepSet(steps=(), source="none", device_markers={})
 
 
+MIN_STEPS_FOR_STDEV = 3
+
+
 def step_time_stats_ms(step_set):
-    """{mean, median, stdev, count} of step times in ms; stdev is the sample deviation (None below 2)."""
+    """{mean, median, stdev, count} of step times in ms; stdev is the sample deviation (None below
+    MIN_STEPS_FOR_STDEV steps: two steps give a deviation, not a spread anyone should read)."""
     times = np.array([s.duration_ps for s in step_set.steps], dtype=np.float64) / 1e9
     if len(times) == 0:
         return {"mean": None, "median": None, "stdev": None, "count": 0}
     return {
         "mean": float(times.mean()),
         "median": float(np.median(times)),
-        "stdev": float(times.std(ddof=1)) if len(times) > 1 else None,
+        "stdev": float(times.std(ddof=1)) if len(times) >= MIN_STEPS_FOR_STDEV else None,
         "count": int(len(times)),
     }
 

@@ -101,8 +101,9 @@ def _breakdown(base, cand):
     for category in BREAKDOWN_CATEGORIES:
         base_pct = base["summary"]["breakdown_pct"].get(category)
         cand_pct = cand["summary"]["breakdown_pct"].get(category)
-        base_ms = [s["breakdown_ms"][category] for s in base["steps"]]
-        cand_ms = [s["breakdown_ms"][category] for s in cand["steps"]]
+        # A report written before a category existed (compute_unknown) had that time in another category: 0 here.
+        base_ms = [s["breakdown_ms"].get(category, 0.0) for s in base["steps"]]
+        cand_ms = [s["breakdown_ms"].get(category, 0.0) for s in cand["steps"]]
         rows.append({
             "category": category,
             "label": BREAKDOWN_LABELS[category],

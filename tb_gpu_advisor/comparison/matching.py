@@ -1,4 +1,5 @@
-"""Matches kernels by name and findings by id between a baseline and a candidate HostReport."""
+"""Matches kernels (by name, op and launch shape) and findings (by id) between a baseline and a candidate
+HostReport."""
 
 import re
 
@@ -19,14 +20,45 @@ def is_fused_kernel(name):
     return bool(_FUSED.search(name)) or is_xla_kernel(name)
 
 
-def _kernel_times(host):
-    """{name: [total_us, occurrences]} with the rows of one name (different launch configs) summed."""
-    totals = {}
-    for row in host["kernels"]:
-        entry = totals.setdefault(row["name"], [0.0, 0])
-        entry[0] += row["total_us"] or 0.0
-        entry[1] += row["occurrences"]
-    return totals
+def _kernel_rows(host):
+    """[(name, op_name, grid, block, total_us, occurrences)] of a report's kernel rows."""
+    return [(row["name"], row.get("op_name"), tuple(row.get("grid") or ()), tuple(row.get("block") or ()),
+             row["total_us"] or 0.0, row["occurrences"]) for row in host["kernels"]]
+
+
+# Keys kernels are matched on, most specific first: the same kernel for the same op with the same launch shape;
+# then the same kernel for the same op (a new batch size changes the grid); then the name alone (ops renamed).
+_MATCH_KEYS = (lambda row: row[:4], lambda row: row[:2], lambda row: row[:1])
+
+
+def _matched_kernels(base_rows, cand_rows):
+    """[(name, op_name, [total_us, occurrences] or None, [...] or None)]: kernel rows of the two sides matched
+    on the most specific key of _MATCH_KEYS both have, so a kernel the candidate runs for a new op (a MatMul
+    moved to the GPU) is new work, not a slowdown of another op's kernel of the same name."""
+    pairs = []
+    for key_of in _MATCH_KEYS:
+        base_groups, cand_groups = {}, {}
+        for rows, groups in ((base_rows, base_groups), (cand_rows, cand_groups)):
+            for row in rows:
+                groups.setdefault(key_of(row), []).append(row)
+        matched = set(base_groups) & set(cand_groups)
+        for key in matched:
+            base, cand = base_groups[key], cand_groups[key]
+            ops = {row[1] for row in base + cand}
+            pairs.append((key[0], ops.pop() if len(ops) == 1 else None, _summed(base), _summed(cand)))
+        base_rows = [row for row in base_rows if key_of(row) not in matched]
+        cand_rows = [row for row in cand_rows if key_of(row) not in matched]
+    for side, rows in ((0, base_rows), (1, cand_rows)):
+        groups = {}
+        for row in rows:
+            groups.setdefault(row[:2], []).append(row)
+        for (name, op), group in groups.items():
+            pairs.append((name, op, _summed(group), None) if side == 0 else (name, op, None, _summed(group)))
+    return pairs
+
+
+def _summed(rows):
+    return [sum(row[4] for row in rows), sum(row[5] for row in rows)]
 
 
 def _launches_moved(base, cand, base_div, cand_div):
@@ -37,7 +69,7 @@ def _launches_moved(base, cand, base_div, cand_div):
 
 def compare_kernels(baseline, candidate):
     """Kernels present on one side only (new, gone), new fused kernels that replace gone ones (fused), and
-    matched kernels whose time changed (faster, slower).
+    matched kernels whose time changed (faster, slower); kernels are matched as _matched_kernels says.
 
     Times are per step (total kernel time in the profile over its step count) when both sides have steps,
     so profiles of different lengths compare; otherwise totals over each profile. A matched kernel launched
@@ -47,13 +79,12 @@ def compare_kernels(baseline, candidate):
     cand_steps = candidate["summary"]["step_time_ms"]["count"]
     per_step = bool(base_steps and cand_steps)
     base_div, cand_div = (base_steps, cand_steps) if per_step else (1, 1)
-    base_times, cand_times = _kernel_times(baseline), _kernel_times(candidate)
-    any_gone = any(name not in cand_times for name in base_times)
+    pairs = sorted(_matched_kernels(_kernel_rows(baseline), _kernel_rows(candidate)),
+                   key=lambda pair: (pair[0], pair[1] or ""))
+    any_gone = any(cand is None for _, _, _, cand in pairs)
     groups = {"new": [], "fused": [], "gone": [], "faster": [], "slower": []}
     unchanged = 0
-    for name in sorted(set(base_times) | set(cand_times)):
-        base = base_times.get(name)
-        cand = cand_times.get(name)
+    for name, op_name, base, cand in pairs:
         per_launch = bool(per_step and base and cand and _launches_moved(base, cand, base_div, cand_div))
         if per_launch:
             base_us, cand_us = base[0] / base[1], cand[0] / cand[1]
@@ -62,6 +93,7 @@ def compare_kernels(baseline, candidate):
             cand_us = cand[0] / cand_div if cand else 0.0
         entry = {
             "name": name,
+            "op_name": op_name,
             "basis": "per_launch" if per_launch else ("per_step" if per_step else "total"),
             "baseline_us": round(base_us, 3) if base else None,
             "candidate_us": round(cand_us, 3) if cand else None,

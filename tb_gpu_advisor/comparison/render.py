@@ -112,8 +112,8 @@ def _kernel_sections(host):
     if not any(counts.values()):
         return [Section("Kernels", lines=("No kernels on either side.",))]
     basis = "per step" if kernels["basis"] == "per_step" else "over each profile"
-    summary = (f"Matched by name, time {basis} (per launch where a kernel runs more or less often per step): "
-               f"{counts['new']} new, {counts.get('fused', 0)} fused, {counts['gone']} gone, {counts['faster']} "
+    summary = (f"Matched by name, op and launch shape, time {basis} (per launch where a kernel runs more or less "
+               f"often per step): {counts['new']} new, {counts.get('fused', 0)} fused, {counts['gone']} gone, {counts['faster']} "
                f"faster, {counts['slower']} slower, {counts['unchanged']} unchanged.")
     sections = [Section("Kernels", lines=(summary,))]
     for group in ("slower", "faster", "new", "fused", "gone"):

@@ -10,6 +10,7 @@ from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import duration_ms
+from tb_gpu_advisor.vocabulary import counted
 
 PS_PER_MS = 1e9
 
@@ -63,11 +64,22 @@ class Context:
             return f"{duration_ms(total_ms / self.step_count)} per step"
         return f"{duration_ms(total_ms)} in total"
 
-    def count_text(self, count, unit):
-        """`665 kernels per step`, or `665 kernels in the profile` without steps."""
+    def count_text(self, count, singular, plural=None):
+        """`665 kernels per step` (`1 copy per step`), or `665 kernels in the profile` without steps; the noun
+        agrees with the number (vocabulary.counted)."""
         if self.step_count:
-            return f"{count / self.step_count:,.0f} {unit} per step"
-        return f"{count:,} {unit} in the profile"
+            return f"{counted(round(count / self.step_count), singular, plural)} per step"
+        return f"{counted(count, singular, plural)} in the profile"
+
+    @property
+    def of_the_step(self):
+        """What a share of the window is a share of: "of the step", or "of the profiled time" without steps."""
+        return "of the step" if self.step_count else "of the profiled time"
+
+    @property
+    def of_the_step_time(self):
+        """"of the step time", or "of the profiled time" without steps."""
+        return "of the step time" if self.step_count else "of the profiled time"
 
     def share_pct(self, total_ms):
         return round(100.0 * total_ms / self.window_ms, 2) if self.window_ms > 0 else 0.0

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.findings.thresholds import LAUNCH_GAP_MAX_US, UNEXPLAINED_IDLE_PCT, VERDICT_MIN_PCT
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.report.units import duration_ms
@@ -155,7 +156,7 @@ def _sentence(ctx, bottleneck, top):
         text = (f"Communication-bound: collectives with no compute beside them take "
                 f"{_p(breakdown['collectives'])} {each}.")
     elif bottleneck == "kernel":
-        compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
+        compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
         text = (f"Kernel-bound: the GPU computes {_p(compute)} {each}, and {top.entry.title[0].lower()}"
                 f"{top.entry.title[1:]} (up to {share} {'of the step' if ctx.step_set.steps else each} "
                 "recoverable).")

@@ -1,7 +1,7 @@
 """The Configuration section of a host: how the job ran, as the trace shows it (text, markdown and HTML)."""
 
 from tb_gpu_advisor.report import units
-from tb_gpu_advisor.vocabulary import BATCH_SCOPE_LABELS, NOT_IN_TRACE
+from tb_gpu_advisor.vocabulary import BATCH_SCOPE_LABELS, NBSP, NO_MATMUL_PRECISION, NOT_IN_TRACE, counted
 
 VERSION_LABELS = {"tensorflow_version": "TensorFlow", "jax_version": "JAX", "jaxlib_version": "jaxlib",
                   "torch_version": "PyTorch", "cuda_runtime_version": "CUDA runtime", "cuda_version": "CUDA",
@@ -33,10 +33,12 @@ def configuration_rows(config):
         shares = ", ".join(f"{dtype} {units.percent(pct)}" for dtype, pct in config["matmul_dtype_pct"].items())
         rows.append(("precision", f"{config['precision']} (matmul/conv time: {shares})"))
     else:
-        rows.append(("precision", "unknown (no matmul/conv kernels)"))
+        rows.append(("precision", NO_MATMUL_PRECISION))
     rows.append(("distribution", config["distribution"] or "none seen"))
     rows.append(("global batch", batch_text(config)))
-    pools = ", ".join(f"{kind} x{count}" for kind, count in config["thread_pools"].items())
+    # A pool's count stays on the line of its noun ("python 1 thread"): a non-breaking space the text turns back.
+    pools = ", ".join(f"{kind} {counted(count, 'thread').replace(' ', NBSP)}"
+                      for kind, count in config["thread_pools"].items())
     if config["gpu_thread_mode"]:
         pools = f"TF_GPU_THREAD_MODE={config['gpu_thread_mode']}; {pools}"
     rows.append(("thread pools", pools or NOT_IN_TRACE))

@@ -107,7 +107,8 @@ def _host(host):
            *_confidence(s), '<div class="cards">']
     (label, value), *others = busy_figures(s)
     busy = [(label, units.percent(value))] + [(f"GPU busy {other}", units.percent(pct)) for other, pct in others]
-    cards = busy + [("input wait", units.percent(s["input_wait_pct"])),
+    prep = [("host batch prep", units.percent(s["batch_prep_pct"]))] if s.get("batch_prep_pct") else []
+    cards = busy + [("input wait", units.percent(s["input_wait_pct"]))] + prep + [
              ("mean step", units.duration_ms(st["mean"])), ("steps", str(st["count"])),
              ("GPUs active", f"{s['active_gpu_count']} of {s['gpu_count']}")]
     out += [f'<div class="card"><b>{_e(value)}</b><span>{_e(name)}</span></div>' for name, value in cards]
@@ -158,7 +159,7 @@ def _charts(host):
                            charts.share_bar(shares, "time breakdown")))
     steps = host["steps"][:STEPS_CHARTED]
     if steps:
-        used = [(k, label, color) for k, label, color in series if any(st["breakdown_ms"][k] for st in steps)]
+        used = [(k, label, color) for k, label, color in series if any(st["breakdown_ms"].get(k) for st in steps)]
         columns = [(str(st["step_num"] if st["step_num"] is not None else index), st["breakdown_ms"])
                    for index, st in enumerate(steps)]
         more = f" (first {STEPS_CHARTED} of {len(host['steps'])})" if len(host["steps"]) > STEPS_CHARTED else ""

@@ -81,17 +81,22 @@ def _summary(report):
     busy = f"{label}: {units.percent(value)}"
     if others:
         busy += " (" + ", ".join(f"{other} {units.percent(pct)}" for other, pct in others) + ")"
-    lines.append(f"{gpus}   {busy}   input wait: {units.percent(s['input_wait_pct'])}")
+    prep = f", host batch prep: {units.percent(s['batch_prep_pct'])}" if s.get("batch_prep_pct") else ""
+    lines.append(f"{gpus}   {busy}   input wait: {units.percent(s['input_wait_pct'])}{prep}")
     if st["count"]:
-        spread = f", stdev {units.duration_ms(st['stdev'])}" if st["stdev"] is not None else ""
-        lines.append(f"Steps: {st['count']} ({s['step_source']} markers)   mean {units.duration_ms(st['mean'])}, "
-                     f"median {units.duration_ms(st['median'])}{spread}")
+        mean, median, stdev = units.durations_ms(st["mean"], st["median"], st["stdev"])
+        spread = f", stdev {stdev}" if st["stdev"] is not None else ""
+        lines.append(f"Steps: {st['count']} ({s['step_source']} markers)   mean {mean}, median {median}{spread}")
     else:
         lines.append(f"Steps: none found; measured over {units.duration_ms(s['analysis_window_ms'])} of activity")
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]
     shares.sort(key=lambda item: -item[1])
     if shares:
-        basis = "   (16-bit/32-bit by kernel output type)" if s["breakdown_pct"].get("compute_16bit") else ""
+        basis = ""
+        if s["breakdown_pct"].get("compute_unknown"):
+            basis = "   (16-bit/32-bit by kernel output type; other: no float type in the name)"
+        elif s["breakdown_pct"].get("compute_16bit"):
+            basis = "   (16-bit/32-bit by kernel output type)"
         lines.append("Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares)
                      + basis)
     return Section(f"{report['host']}", lines=tuple(lines))
@@ -132,17 +137,20 @@ STEP_COLUMNS = 3
 
 
 def _steps(report):
-    totals = {k: sum(step["breakdown_ms"][k] for step in report["steps"]) for k in BREAKDOWN_LABELS}
+    totals = {k: sum(step["breakdown_ms"].get(k, 0.0) for step in report["steps"]) for k in BREAKDOWN_LABELS}
     keys = [k for k in sorted(totals, key=lambda k: -totals[k]) if totals[k] > 0][:STEP_COLUMNS]
     keys.sort(key=list(BREAKDOWN_LABELS).index)
     rest = [k for k in BREAKDOWN_LABELS if k not in keys]
+    listed = report["steps"][:STEPS_LISTED]
+    times = [[step["time_ms"]] + [step["breakdown_ms"][k] for k in keys]
+             + ([sum(step["breakdown_ms"].get(k, 0.0) for k in rest)] if any(totals[k] for k in rest) else [])
+             for step in listed]
+    texts = iter(units.durations_ms(*(value for row in times for value in row)))  # one unit for the table
     rows = []
-    for step in report["steps"][:STEPS_LISTED]:
-        other = sum(step["breakdown_ms"][k] for k in rest)
-        rows.append((units.shorten(step["name"], 18), units.duration_ms(step["time_ms"]),
-                     units.percent(step["gpu_busy_pct"]))
-                    + tuple(units.duration_ms(step["breakdown_ms"][k]) for k in keys)
-                    + ((units.duration_ms(other),) if any(totals[k] for k in rest) else ()))
+    for step, row in zip(listed, times):
+        cells = [next(texts) for _ in row]
+        rows.append((units.shorten(step["name"], 18), cells[0], units.percent(step["gpu_busy_pct"]))
+                    + tuple(cells[1:]))
     title = "Steps" if len(report["steps"]) <= STEPS_LISTED else \
         f"Steps (first {STEPS_LISTED} of {len(report['steps'])})"
     headers = ("step", "time", "GPU busy") + tuple(BREAKDOWN_SHORT_LABELS[k] for k in keys) + \

@@ -24,7 +24,8 @@ def render_table(table):
         widths[-1] = min(widths[-1], room)
     out = [line(headers), "  ".join("-" * w for w in widths)]
     for row in rows:
-        pieces = textwrap.wrap(row[-1], widths[-1], break_long_words=True, break_on_hyphens=False) or [""]
+        pieces = [piece.replace(NBSP, " ") for piece in textwrap.wrap(
+            row[-1], widths[-1], break_long_words=True, break_on_hyphens=False)] or [""]
         out.append(line(row[:-1] + [pieces[0]]))
         out.extend((" " * lead + piece).rstrip() for piece in pieces[1:])
     return out

@@ -40,6 +40,16 @@ export function formatPct(pct, digits = 1) {
 }
 
 /** A count with thousands separators. */
+/** A count and its noun, agreeing, as vocabulary.counted writes them: "1 thread", "4 threads", "2.5 kernels". */
+export function counted(count, singular, plural) {
+  const number = Math.round(count * 10) / 10 === Math.round(count) ? Math.round(count).toLocaleString('en-US')
+    : count.toLocaleString('en-US', {minimumFractionDigits: 1, maximumFractionDigits: 1});
+  return `${number} ${number === '1' ? singular : (plural || `${singular}s`)}`;
+}
+
+/** What the configuration says when no matmul/convolution kernel ran. */
+export const NO_MATMUL_PRECISION = VOCABULARY.noMatmulPrecision;
+
 export function formatCount(count) {
   return finite(count) ? Math.round(count).toLocaleString('en-US') : DASH;
 }

@@ -15,6 +15,7 @@ export const VOCABULARY = Object.freeze({
   "breakdown": {
     "compute_16bit": "Compute (16-bit)",
     "compute_32bit": "Compute (32-bit)",
+    "compute_unknown": "Compute (other/unknown dtype)",
     "collectives": "Collectives",
     "d2h": "Device\u2192host copy",
     "d2d": "Device\u2192device copy/memset",
@@ -27,6 +28,7 @@ export const VOCABULARY = Object.freeze({
   "breakdownShort": {
     "compute_16bit": "comp16",
     "compute_32bit": "comp32",
+    "compute_unknown": "comp?",
     "collectives": "collect",
     "d2h": "D\u2192H",
     "d2d": "D\u2192D",
@@ -231,5 +233,6 @@ export const VOCABULARY = Object.freeze({
     "not_within": "not within 25%",
     "bound_held": "bound held",
     "bound_exceeded": "bound exceeded: the estimate was too low"
-  }
+  },
+  "noMatmulPrecision": "no matmul/conv kernel captured"
 });

@@ -22,7 +22,7 @@ def test_each_instant_counts_once_for_its_highest_category():
     python.event("cuLaunchKernel-like", 600, 20, correlation_id=999, device_id=0)  # a launch call
     step = report_of(builder)["steps"][0]["breakdown_ms"]
     assert step == pytest.approx({
-        "compute_16bit": 0.1, "compute_32bit": 0.05, "collectives": 0.05, "d2h": 0.05, "d2d": 0.0,
+        "compute_16bit": 0.1, "compute_32bit": 0.05, "compute_unknown": 0.0, "collectives": 0.05, "d2h": 0.05, "d2d": 0.0,
         "h2d": 0.1, "input_wait": 0.15, "launch": 0.02, "host": 0.18, "idle": 0.3,
     })
     assert sum(step.values()) == pytest.approx(1.0)
@@ -34,7 +34,7 @@ def test_categories_add_up_to_step_time_on_the_real_v100_trace(v100_trace):
     (step,) = report["steps"]
     assert step["time_ms"] == 21.310352
     assert sum(step["breakdown_ms"].values()) == pytest.approx(step["time_ms"], abs=1e-5)
-    compute = step["breakdown_ms"]["compute_16bit"] + step["breakdown_ms"]["compute_32bit"]
+    compute = sum(step["breakdown_ms"][key] for key in ("compute_16bit", "compute_32bit", "compute_unknown"))
     # XProf: device compute 14.875539 ms, which includes 0.04 ms of memcpys it misclassifies as compute.
     assert compute == pytest.approx(14.875539, abs=0.05)
     assert set(report["summary"]["breakdown_pct"]) == set(BREAKDOWN_CATEGORIES)
@@ -42,16 +42,18 @@ def test_categories_add_up_to_step_time_on_the_real_v100_trace(v100_trace):
 
 def test_precision_split_on_the_real_v100_trace_differs_from_xprof_by_definition(v100_trace):
     """XProf calls a kernel 16-bit when its TF op's `shape` stat (the op's input types) says `half`; we read the
-    type the kernel writes, from its name. On the real 8xV100 trace the dropout RandomUniform
-    (int32 shape inputs), the float->half and bool->half Casts write half values: 16-bit for us, 32-bit for
-    XProf; the `greater_equal<Eigen::half>` comparison writes bool and the half->float Cast float: not 16-bit
-    for us, 16-bit for XProf. Reproducing XProf's rule on the same kernels gives its 30.5% 16-bit exactly; by
-    kernel output type 81.5% is 16-bit."""
-    from tb_gpu_advisor.analysis.kernel_names import is_low_precision
+    type the kernel writes, from its name (for a kernel writing bool, the type it compares). On the real 8xV100
+    trace the dropout RandomUniform (int32 shape inputs), the float->half and bool->half Casts write half values:
+    16-bit for us, 32-bit for XProf; the `greater_equal<Eigen::half>` comparison is 16-bit for both; the one
+    half->float Cast writes float: 32-bit for us, 16-bit for XProf. Reproducing XProf's rule on the same kernels
+    gives its 30.5% 16-bit exactly; by our rule 99.95% is 16-bit, and no kernel of this trace is of unknown
+    type (each names the type it writes), so `compute_unknown` is 0."""
+    from tb_gpu_advisor.analysis.kernel_names import kernel_precision
     from tb_gpu_advisor.model.build import load_model
     from tb_gpu_advisor.model.trace import ActivityKind
     model = load_model(v100_trace)
-    by_shape = by_name = total = 0
+    by_shape = total = 0
+    by_rule = {}
     for gpu in model.gpus:
         activity = gpu.activity
         for index in range(len(activity)):
@@ -62,11 +64,41 @@ def test_precision_split_on_the_real_v100_trace_differs_from_xprof_by_definition
                 if activity.tf_signature_id[index] >= 0 else ("", "")
             total += duration
             by_shape += duration if "half" in signature[1] else 0
-            by_name += duration if is_low_precision(activity.names[activity.name_id[index]]) else 0
+            precision = kernel_precision(activity.names[activity.name_id[index]])
+            by_rule[precision] = by_rule.get(precision, 0) + duration
     assert round(100.0 * by_shape / total, 1) == 30.5  # XProf overview: 16-bit 30.5% / 32-bit 69.5%
-    assert round(100.0 * by_name / total, 2) == 81.5
+    assert {key: round(100.0 * ps / total, 2) for key, ps in by_rule.items()} == {"16bit": 99.95, "32bit": 0.05}
     breakdown = analyze_host_file(v100_trace)["summary"]["breakdown_pct"]
-    assert (breakdown["compute_16bit"], breakdown["compute_32bit"]) == (56.83, 12.93)
+    assert (breakdown["compute_16bit"], breakdown["compute_32bit"], breakdown["compute_unknown"]) == \
+        (69.72, 0.03, 0.0)
+
+
+def test_kernels_that_name_no_float_type_are_of_unknown_precision_not_32_bit():
+    """A kernel whose name says no floating-point type (a custom kernel, an XLA fusion without its HLO, integer
+    sorting) is `compute_unknown`, never assumed 32-bit; its op's element type decides when the trace has it."""
+    from tb_gpu_advisor.analysis.kernel_names import kernel_precision
+    assert kernel_precision("query_ball_point_gpu") is None
+    assert kernel_precision("loop_multiply_fusion_309") is None
+    assert kernel_precision("loop_multiply_fusion_309", "bf16") == "16bit"
+    assert kernel_precision("loop_multiply_fusion_309", "f32") == "32bit"
+    assert kernel_precision("loop_compare_fusion", "pred") is None
+    assert kernel_precision("void cub::DeviceRadixSortOnesweepKernel<cub::DeviceRadixSortPolicy<long, int, int>"
+                            "::Policy800, false, long, int, int, int>(int*, int*, int*, int const*)") is None
+    assert kernel_precision("ampere_sgemm_128x64_nn") == "32bit"
+    assert kernel_precision("sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16") == "32bit"
+    assert kernel_precision("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn") == "16bit"
+    assert kernel_precision("Cijk_Ailk_Bljk_SB_MT64x64x8_SN_ISA908.kd") == "32bit"
+    assert kernel_precision("Cijk_Ailk_Bljk_BBS_BH_MT256x224x64_MI16x16x16x1_SN") == "16bit"
+    assert kernel_precision("void at::native::vectorized_elementwise_kernel<4, c10::BFloat16>") == "16bit"
+    assert kernel_precision("void at::native::vectorized_elementwise_kernel<4, float>") == "32bit"
+    builder = TraceBuilder()
+    python = builder.thread()
+    gpu = builder.gpu(0)
+    python.step(0, 0, 1000)
+    gpu.kernel("query_ball_point_gpu", 100, 300)
+    gpu.kernel("volta_sgemm_128x64_nn", 500, 100)
+    step = report_of(builder)["steps"][0]["breakdown_ms"]
+    assert (step["compute_32bit"], step["compute_unknown"]) == pytest.approx((0.1, 0.3))
 
 
 def test_eigen_kernels_count_as_16_bit_by_the_type_they_write():

@@ -27,7 +27,8 @@ def host_from_steps(times_ms, category="input_wait", share=0.5, busy=None, host=
                     "active_gpu_count": 0 if busy is None else 1, "analysis_window_ms": total,
                     "breakdown_pct": pct},
         "devices": [] if busy is None else [{"name": "/device:GPU:0", "busy_pct": busy}],
-        "kernels": [{"name": name, "total_us": total_us, "occurrences": occurrences}
-                    for name, total_us, occurrences in kernels],
+        "kernels": [{"name": name, "total_us": total_us, "occurrences": occurrences,
+                     **dict(zip(("op_name", "grid", "block"), list(more) + [None] * (3 - len(more))))}
+                    for name, total_us, occurrences, *more in kernels],
         "steps": steps, "notes": [], "findings": list(findings),
     }

@@ -140,10 +140,35 @@ def test_kernels_faster_slower_unchanged_per_step():
     cand = host_from_steps([10.0] * 4, kernels=kernels_cand)
     kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
     assert kernels["counts"] == {"new": 1, "fused": 0, "gone": 1, "faster": 1, "slower": 1, "unchanged": 1}
-    assert kernels["faster"][0] == {"name": "gemm", "basis": "per_step", "baseline_us": 500.0, "candidate_us": 250.0,
-                                    "delta_us": -250.0, "delta_pct": -50.0, "baseline_occurrences": 10,
-                                    "candidate_occurrences": 20}
+    assert kernels["faster"][0] == {"name": "gemm", "op_name": None, "basis": "per_step", "baseline_us": 500.0,
+                                    "candidate_us": 250.0, "delta_us": -250.0, "delta_pct": -50.0,
+                                    "baseline_occurrences": 10, "candidate_occurrences": 20}
     assert kernels["slower"][0]["name"] == "relu" and kernels["slower"][0]["delta_pct"] == 50.0
+
+
+def test_a_kernel_run_for_a_new_op_is_new_work_not_a_slowdown_of_its_namesake():
+    """The fix moved a MatMul from the CPU to the GPU: the candidate runs the same cuBLAS kernel for that new op
+    (a larger grid) beside the classifier's. Matched on name and op (then launch shape), the classifier's
+    kernel is unchanged and the new op's kernel is new work; matched by name alone it read 2 us -> 32.6 us."""
+    sgemm = "sm90_sgemm_128x64_nn"
+    base = host_from_steps([10.0] * 5, kernels=[(sgemm, 10.0, 5, "model/classifier/MatMul", [1, 2, 1], [256, 1, 1])])
+    cand = host_from_steps([10.0] * 5, kernels=[(sgemm, 10.0, 5, "model/classifier/MatMul", [1, 2, 1], [256, 1, 1]),
+                                                (sgemm, 152.75, 5, "model/cross/MatMul", [8, 2, 1], [256, 1, 1])])
+    kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
+    assert kernels["counts"] == {"new": 1, "fused": 0, "gone": 0, "faster": 0, "slower": 0, "unchanged": 1}
+    assert (kernels["new"][0]["op_name"], kernels["new"][0]["candidate_us"]) == ("model/cross/MatMul", 30.55)
+
+
+def test_kernels_match_by_op_across_a_new_launch_shape_then_by_name():
+    """A new batch size changes a kernel's grid: still the same op's kernel (slower per step, not gone + new);
+    an op renamed between runs: still the same kernel by name."""
+    base = host_from_steps([10.0] * 2, kernels=[("gemm", 100.0, 2, "dense/MatMul", [4, 1, 1], [128, 1, 1]),
+                                                ("relu", 10.0, 2, "relu_1", [1, 1, 1], [128, 1, 1])])
+    cand = host_from_steps([10.0] * 2, kernels=[("gemm", 200.0, 2, "dense/MatMul", [8, 1, 1], [128, 1, 1]),
+                                                ("relu", 10.0, 2, "relu_2", [1, 1, 1], [128, 1, 1])])
+    kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
+    assert kernels["counts"] == {"new": 0, "fused": 0, "gone": 0, "faster": 0, "slower": 1, "unchanged": 1}
+    assert (kernels["slower"][0]["op_name"], kernels["slower"][0]["delta_pct"]) == ("dense/MatMul", 100.0)
 
 
 def test_kernels_launched_more_often_per_step_are_compared_per_launch():

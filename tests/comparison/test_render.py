@@ -12,8 +12,8 @@ def test_text_names_the_driver_and_fits_a_terminal(pair_reports):
     text = render_comparison_text(compare_reports(reports["problem"], reports["fixed"]))
     assert "Verdict: " in text and "Host→device copy ←" in text
     assert "Findings\n========\nResolved: [high]" in text
-    assert ("Kernels\n=======\nMatched by name, time per step (per launch where a kernel runs more or less\n"
-            "  often per step): 0 new, 0 fused, 0 gone") in text
+    assert ("Kernels\n=======\nMatched by name, op and launch shape, time per step (per launch where a kernel\n"
+            "  runs more or less often per step): 0 new, 0 fused, 0 gone") in text
     lines = text.splitlines()
     verdict_at = next(i for i, line in enumerate(lines) if line.startswith("Verdict: "))
     assert all(len(line) <= 80 for line in lines[:verdict_at + 4])

@@ -38,7 +38,8 @@ def test_report_renders_its_charts_offline(tmp_path):
     with Image.open(shot) as image:
         assert image.size == (WIDTH, HEIGHT)
         counts = {color: count for count, color in image.convert("RGB").getcolors(WIDTH * HEIGHT)}
-    # Solid chart fills: the launch share and step bars (blue), compute (light green), the kernel bars.
-    for color in (CATEGORY_COLORS["launch"], CATEGORY_COLORS["compute_32bit"], BUSY_COLOR):
+    # Solid chart fills: the launch share and step bars (blue), compute (its kernels name no type: the
+    # other/unknown green), the kernel bars.
+    for color in (CATEGORY_COLORS["launch"], CATEGORY_COLORS["compute_unknown"], BUSY_COLOR):
         assert counts.get(_rgb(color), 0) > 2_000, f"{color} barely on screen: {counts.get(_rgb(color), 0)} px"
     assert counts.get((255, 255, 255), 0) < 0.9 * WIDTH * HEIGHT

@@ -78,7 +78,7 @@ def gpu_underused(ctx):
     recoverable = idle_ms * (1.0 - 1.0 / BATCH_SCALE)
     finding = modeled_finding(
         ctx, "batch.gpu_underused",
-        f"The GPU is busy {busy_pct:.1f}% of the step and its kernels average {mean_us:.1f} \u00b5s.",
+        f"The GPU is busy {busy_pct:.1f}% {ctx.of_the_step} and its kernels average {mean_us:.1f} \u00b5s.",
         recoverable, f"per-example estimate for a {BATCH_SCALE:g}{TIMES} batch: the per-step idle time is shared by "
         "twice the examples (upper bound; step time itself grows)",
         {"gpu_busy_pct": busy_pct, "kernel_mean_us": mean_us, "gpu_idle_ms": round(idle_ms, 3)},

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.analysis.collective_bandwidth import LARGE_COLLECTIVE_BYTES
 from tb_gpu_advisor.analysis.kernel_names import collective_dtype, collective_kind, is_nccl
 from tb_gpu_advisor.analysis.rounding import pct
@@ -343,7 +344,7 @@ def _allreduce_dtype(ctx):
 
 def _compute_16bit_share(ctx):
     breakdown = ctx.analysis.breakdown_pct
-    compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
+    compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
     return round(100.0 * (breakdown["compute_16bit"] or 0.0) / compute, 2) if compute else None
 
 

@@ -92,7 +92,7 @@ def elementwise_kernels(ctx):
                 "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}
     finding = modeled_finding(
         ctx, "fusion.elementwise_kernels",
-        f"{ctx.count_text(count, 'element-wise kernels')} take {share:.1f}% of GPU kernel time "
+        f"{ctx.count_text(count, 'element-wise kernel')} take {share:.1f}% of GPU kernel time "
         f"({ctx.time_text(elementwise_ms)} on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not in use.",
         elementwise_ms * FUSION_SAVED_FRACTION,
         f"estimate: fusion removes {FUSION_SAVED_FRACTION:.0%} of the element-wise kernel time",

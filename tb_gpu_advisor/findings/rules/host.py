@@ -352,7 +352,7 @@ def gpu_idle_host_busy(ctx):
         condition, note = "warmup", ""
     return Finding(
         id="host.gpu_idle_host_busy", severity=severity,
-        summary=f"The GPU idles {share:.1f}% of the step while the host runs runtime or Python work "
+        summary=f"The GPU idles {share:.1f}% {ctx.of_the_step} while the host runs runtime or Python work "
                 f"({ctx.time_text(host_ms)}).",
         evidence=Evidence({"host_exposed_pct": share, "host_exposed_ms": round(host_ms, 3),
                            "host_exposed_ms_per_step": ctx.per_step_ms(host_ms)},
@@ -424,7 +424,7 @@ def eager_execution(ctx):
                     "of the step time" if between_ms > 0 else f", {share:.1f}% of the step time")
     finding = Finding(
         id="host.eager_execution", severity=severity,
-        summary=f"{ctx.count_text(count, 'ops')} run one at a time: their calls take "
+        summary=f"{ctx.count_text(count, 'op')} run one at a time: their calls take "
                 f"{ctx.time_text(total_ms)}{between_text}.",
         evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share,
                            "python_between_ops_ms": round(between_ms, 3), "dispatch_and_python_pct": together,

@@ -410,7 +410,9 @@ def host_batch_prep(ctx):
     mean_ms = window_ms / steady_count
     which = "steady steps, warm-up excluded" if steady.start else "steps"
     calls = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in prep.calls[:5]]
-    device, idles = ("the GPUs", "idle") if prep.device == "gpu" else ("XLA's CPU executor", "idles")
+    one = prep.device != "gpu" or len(ctx.active_gpus) <= 1
+    device = ("the GPU" if one else "the GPUs") if prep.device == "gpu" else "XLA's CPU executor"
+    idles, gets = ("idles", "gets") if one else ("idle", "get")
     if prep.certainty == "high":
         what = ", ".join(f"{c['function']} {c['ms'] / ctx.step_count:.2f} ms" for c in calls[:3])
         seen = (f"The Python tracer shows the step thread in batch preparation there ({what} per step); "
@@ -424,7 +426,7 @@ def host_batch_prep(ctx):
         seen = ("The trace shows almost nothing on the host there: the step thread waited or ran Python the "
                 "profile did not trace (enable the Python tracer, jax.profiler.trace(..., "
                 "python_tracer_level=1), or time the loader alone before acting on this).")
-    note = f"{seen} Every step pays it before {device} {'get' if prep.device == 'gpu' else 'gets'} work."
+    note = f"{seen} Every step pays it before {device} {gets} work."
     read_ms, decode_ms = ms(prep.read_ps), ms(prep.decode_ps)
     if read_ms + decode_ms >= FILES_MIN_SHARE * prep_ms:
         note += (f" File reads ({read_ms / ctx.step_count:.2f} ms per step) and decoding "

@@ -164,7 +164,7 @@ def _kernels_text(ctx):
     launch = ctx.analysis.launch
     if launch.launches_per_step is not None:
         return f"{_kernels_per_step(launch):,.0f} kernels per step"
-    return ctx.count_text(launch.kernel_count, "kernels")
+    return ctx.count_text(launch.kernel_count, "kernel")
 
 
 def gpu_starved_by_launches(ctx):
@@ -184,7 +184,7 @@ def gpu_starved_by_launches(ctx):
         condition = "rocm"
     return Finding(
         id="launch.gpu_starved_by_launches", severity=severity,
-        summary=f"The GPU idles {share:.1f}% of the step while kernels are being launched "
+        summary=f"The GPU idles {share:.1f}% {ctx.of_the_step} while kernels are being launched "
                 f"({_kernels_text(ctx)}).",
         evidence=Evidence({"launch_exposed_pct": share, "launch_exposed_ms": round(launch_ms, 3),
                            "launch_exposed_ms_per_step": ctx.per_step_ms(launch_ms), **_launch_metrics(ctx)},
@@ -239,7 +239,7 @@ def tiny_kernels(ctx):
     return Finding(
         id="launch.tiny_kernels", severity=severity,
         summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU sits in "
-                f"{ctx.count_text(worst[1], 'short gaps')} ({ctx.time_text(gap_ms)}, {share:.1f}% of the step time).",
+                f"{ctx.count_text(worst[1], 'short gap')} ({ctx.time_text(gap_ms)}, {share:.1f}% of the step time).",
         evidence=Evidence({"kernels_shorter_than_launch_pct": shorter_pct, "kernels_shorter_than_launch": shorter,
                            "kernels_paired": paired, "short_gap_ms": gap_ms, "short_gap_count": worst[1],
                            "short_gap_median_us": round(worst[2] / 1e6, 3), "short_gap_pct": share,

@@ -77,7 +77,7 @@ def zero_grad_fills(ctx):
     return Finding(
         id="memory.zero_grad_fills", severity="low",
         summary=f"optimizer.zero_grad() zeroed the gradients for {ctx.time_text(fill_ms)} of host time "
-                f"({share:.1f}% of the steps) instead of setting them to None.",
+                f"({share:.1f}% {ctx.of_the_step_time}) instead of setting them to None.",
         evidence=Evidence({"zero_grad_fill_ms": fill_ms, "zero_grad_fill_pct": share},
                           limit("zero_grad_fill_ms", fill_ms, 0.0)),
         recoverable_ms=fill_ms, window_ms=ctx.window_ms,

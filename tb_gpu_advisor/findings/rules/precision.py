@@ -1,6 +1,7 @@
 """Precision findings: FP32 matrix multiplies on GPUs with Tensor Cores."""
 
 from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, is_low_precision
+from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
@@ -139,7 +140,7 @@ def fp32_matmul(ctx):
     if share < FP32_MATMUL_MIN_SHARE_PCT:
         return None
     breakdown = ctx.analysis.breakdown_pct
-    compute = (breakdown["compute_16bit"] or 0.0) + (breakdown["compute_32bit"] or 0.0)
+    compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
     low_share = round(100.0 * (breakdown["compute_16bit"] or 0.0) / compute, 2) if compute else None
     fp32_ms = ms(fp32_ps)
     condition, note = _tf32_off(ctx, cc)

@@ -10,6 +10,7 @@ from tb_gpu_advisor.findings.thresholds import (MODELED_HIGH_PCT, MODELED_LOW_PC
                                                 STEP_CV_MIN, STEP_MIN_COUNT)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import event_tag
+from tb_gpu_advisor.report.units import durations_ms
 
 ENTRIES = register("steps", {
     "steps.checkpoint_stall": Entry(
@@ -212,10 +213,11 @@ def uneven_step_time(ctx):
     share = round(100.0 * excess / window, 2)
     severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     slowest = sorted(steps, key=lambda s: (-s.duration_ps, s.start_ps))[:3]
+    spread, middle, longest = durations_ms(stdev, median, ms(slowest[0].duration_ps))
     return Finding(
         id="steps.uneven_step_time", severity=severity,
-        summary=f"Step time varies by {cv:.0%} (stdev {stdev:.2f} ms on a {median:.2f} ms median); the slowest "
-                f"step ({slowest[0].name}) takes {ms(slowest[0].duration_ps):.2f} ms.",
+        summary=f"Step time varies by {cv:.0%} (stdev {spread} on a {middle} median); the slowest "
+                f"step ({slowest[0].name}) takes {longest}.",
         evidence=Evidence({"step_time_ms_mean": round(mean, 3), "step_time_ms_median": round(median, 3),
                            "step_time_ms_stdev": round(stdev, 3), "coefficient_of_variation": cv,
                            "excess_over_median_ms": round(excess, 3), "steps_measured": len(steps)},

@@ -9,6 +9,7 @@ from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.thresholds import MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import CopyDirection
+from tb_gpu_advisor.vocabulary import counted
 
 ENTRIES = register("sync", {
     "sync.host_syncs_in_step": Entry(
@@ -84,8 +85,8 @@ def host_syncs_in_step(ctx):
     read_count = sum(count for _, count, _ in reads)
     return Finding(
         id="sync.host_syncs_in_step", severity=severity,
-        summary=(f"The host waited for the GPU {len(syncs) / ctx.step_count:,.1f} times per step; after those "
-                 f"waits the GPU idled {ctx.time_text(refill_ms)} ({share:.1f}% of the steps) until new work "
+        summary=(f"The host waited for the GPU {counted(len(syncs) / ctx.step_count, 'time')} per step; after those "
+                 f"waits the GPU idled {ctx.time_text(refill_ms)} ({share:.1f}% of the step time) until new work "
                  f"arrived (device-to-host reads aside)."),
         evidence=Evidence({"syncs_per_step": round(len(syncs) / ctx.step_count, 2),
                            "sync_ms": ms(syncs.total_ps), "idle_after_sync_ms": refill_ms,

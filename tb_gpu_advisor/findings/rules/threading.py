@@ -103,12 +103,12 @@ def tf_data_contention(ctx):
         return None  # saturation cannot be measured: only a launch share XProf calls high is worth the hint
     if cores is None:
         severity = "low"
-        summary = (f"The GPU idles {share:.1f}% of the step during launch calls while tf.data threads keep "
+        summary = (f"The GPU idles {share:.1f}% {ctx.of_the_step} during launch calls while tf.data threads keep "
                    f"{tf_data_cores:.2f} cores busy; the trace does not record the machine's core count, so "
                    "contention for cores is not proven.")
     else:
         severity = min(grade(share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT), "medium", key=("low", "medium", "high").index)
-        summary = (f"The GPU idles {share:.1f}% of the step during launch calls while host threads keep "
+        summary = (f"The GPU idles {share:.1f}% {ctx.of_the_step} during launch calls while host threads keep "
                    f"{busy_cores:.2f} of the machine's {cores} cores busy (tf.data: {tf_data_cores:.2f}).")
     return Finding(
         id="threading.tf_data_contention", severity=severity, summary=summary,
@@ -145,7 +145,7 @@ def host_cpu_saturated(ctx):
     return Finding(
         id="threading.host_cpu_saturated", severity="medium" if share >= HOST_HIGH_PCT else "low",
         summary=f"Host threads keep {load.busy_cores:.2f} cores' worth of thread time busy on a machine with "
-                f"{load.machine_cores} cores while the GPU waits on the host {share:.1f}% of the step.",
+                f"{load.machine_cores} cores while the GPU waits on the host {share:.1f}% {ctx.of_the_step}.",
         evidence=Evidence({"host_busy_cores": load.busy_cores, "machine_cores": load.machine_cores,
                            "busy_cores_over_machine_cores": load.load_ratio, "tf_data_busy_cores": tf_data_cores,
                            "host_waiting_cores": load.waiting_cores, "gpu_waits_on_host_pct": share,

@@ -351,7 +351,8 @@ def small_copies(ctx):
         return None
     return _copy_finding(
         ctx, "transfer.small_copies",
-        f"{ctx.count_text(count, 'copies')} under {SMALL_COPY_BYTES // 1024} KB (mean {size / count:,.0f} bytes).",
+        f"{ctx.count_text(count, 'copy', 'copies')} under {SMALL_COPY_BYTES // 1024} KB "
+        f"(mean {size / count:,.0f} bytes).",
         exposed_ps, exposed,
         {"small_copies": count, "small_copies_per_step": round(per_step, 1), "small_copy_bytes": size,
          "small_copy_ms": ms(busy)},
@@ -492,8 +493,9 @@ def input_copy_in_step(ctx):
             "also pay the per-copy cost once." if per_step >= MANY_INPUT_COPIES_PER_STEP else "")
     return Finding(
         id="transfer.input_copy_in_step", severity=severity,
-        summary=f"{ctx.count_text(count, 'host-to-device copies')} ({size_bytes(size / count)} on average) leave "
-                f"the GPU waiting {ctx.time_text(ms(exposed_ps))} ({share:.1f}% of the step).",
+        summary=f"The GPU waits {ctx.time_text(ms(exposed_ps))} ({share:.1f}% {ctx.of_the_step}) for "
+                f"{ctx.count_text(count, 'host-to-device copy', 'host-to-device copies')} "
+                f"({size_bytes(size / count)} on average).",
         evidence=Evidence({"input_copies": count, "input_copies_per_step": per_step, "input_copy_bytes": size,
                            "input_copy_ms": ms(busy), "exposed_ms": ms(exposed_ps), "exposed_pct": share},
                           ladder("exposed_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),

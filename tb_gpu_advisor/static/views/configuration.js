@@ -3,7 +3,7 @@
  */
 
 import {h} from '../dom.js';
-import {formatBytes, formatPct} from '../format.js';
+import {NO_MATMUL_PRECISION, counted, formatBytes, formatPct} from '../format.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {section} from './common.js';
 
@@ -40,14 +40,15 @@ export function configurationRows(config) {
       + (gpu.active !== gpu.count ? ` (${gpu.active} active)` : '');
   }
   const shares = Object.entries(config.matmul_dtype_pct || {}).map(([dtype, pct]) => `${dtype} ${formatPct(pct)}`);
-  const pools = Object.entries(config.thread_pools || {}).map(([kind, count]) => `${kind} x${count}`).join(', ');
+  const pools = Object.entries(config.thread_pools || {}).map(([kind, count]) => `${kind} ${counted(count, 'thread')}`)
+    .join(', ');
   const rows = [
     ['Framework', config.framework],
     ['Versions', versions || NOT_IN_TRACE],
     ['GPUs', gpus],
     config.framework === 'pytorch' ? ['Compiler', COMPILED[config.xla]] : ['XLA', ON_OFF[config.xla]],
     ['Precision', config.precision ? `${config.precision} (matmul/conv time: ${shares.join(', ')})`
-      : 'unknown (no matmul/conv kernels)'],
+      : NO_MATMUL_PRECISION],
     ['Distribution', config.distribution || 'none seen'],
     ['Global batch', batchText(config)],
     ['Thread pools', (config.gpu_thread_mode ? `TF_GPU_THREAD_MODE=${config.gpu_thread_mode}; ` : '') + pools

@@ -6,7 +6,7 @@ import {h, s, tooltip} from '../dom.js';
 import {BOTTLENECK_LABELS, BREAKDOWN_LABELS, bindUnits, formatCount, formatMs, formatPct} from '../format.js';
 import {legend, section, tile} from './common.js';
 
-const COMPUTE = new Set(['compute_16bit', 'compute_32bit']);
+const COMPUTE = new Set(['compute_16bit', 'compute_32bit', 'compute_unknown']);
 
 function largestLoss(breakdown) {
   let best = null;
@@ -33,7 +33,7 @@ function headline(summary) {
     parts.push(h('span', {class: 'verdict-text'}, bindUnits(verdict)));
   } else {
     const loss = largestLoss(summary.breakdown_pct);
-    const compute = (summary.breakdown_pct?.compute_16bit || 0) + (summary.breakdown_pct?.compute_32bit || 0);
+    const compute = [...COMPUTE].reduce((total, key) => total + (summary.breakdown_pct?.[key] || 0), 0);
     parts.push(h('span', {class: 'verdict-text'}, loss ?
       `GPUs computed ${formatPct(compute)} of the time; the largest loss is ${BREAKDOWN_LABELS[loss.key] || loss.key} (${formatPct(loss.pct)}).` :
       'No time breakdown is available for this profile.'));
@@ -118,6 +118,8 @@ export function summaryView(report) {
     h('div', {class: 'tiles'},
       ...busyTiles(summary),
       tile('Input wait', formatPct(summary.input_wait_pct), 'host waits for data, GPUs idle'),
+      summary.batch_prep_pct > 0 ?
+        tile('Host batch prep', formatPct(summary.batch_prep_pct), 'step thread prepares the batch, GPU idle') : null,
       tile('Step time', stepValue, stepHint),
       tile('GPUs', `${formatCount(summary.active_gpu_count)} / ${formatCount(summary.gpu_count)}`, 'active / in profile'),
       tile('Analyzed', formatMs(summary.analysis_window_ms), `window (${summary.step_source || 'none'} steps)`)),
