@@ -1,5 +1,5 @@
-"""The playbook findings of issue 18 items 5-9 stay quiet on every committed real trace and every demo run: each
-fires only on the generated traces built for it (tests/findings/rules) and on a real capture made for it."""
+"""The playbook findings of issue 18 items 1 and 5-9 stay quiet on every committed real trace and every demo run:
+each fires only on the generated traces built for it (tests/findings/rules) and on a real capture made for it."""
 
 import pytest
 
@@ -10,6 +10,7 @@ from tests.conftest import report_of
 from tests.data import REAL
 
 PLAYBOOK_IDS = {"threading.host_cpu_saturated", "memory.near_limit", "host.gc_pauses", "host.feeder_blocked",
+                "environment.idle_gpus",
                 "communication.collective_below_link", "environment.versions_misaligned"}
 # The demo's launch-bound run is the target of the gpu_private hint (a 33% launch share, `low` without a core count).
 TARGETS = {("launch_bound", "threading.tf_data_contention")}
