@@ -5,6 +5,7 @@ from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
+from tests.data import real_trace
 from tests.findings.scenarios import findings_by_id, kernels, report_of, step_starts
 
 A100 = [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8, "computeMinor": 0, "numSms": 108,
@@ -97,3 +98,19 @@ def test_pytorch_python_tracer_names(tmp_path):
     assert (metrics["feeder_blocked_ms"], metrics["wait_kind"], metrics["producer_thread"]) == (1.2, "queue",
                                                                                                  "thread 2")
     assert "num_workers" in finding["fix"]
+
+
+def test_the_real_jax_capture_with_one_slow_loader():
+    """tests/data/real/feeder: the step thread in `$queue.py:154 get` while XLA's CPU executor idles, one loader
+    thread in `time.sleep` then `put`; with eight loaders the queue stays full and the rule is quiet."""
+    problem = findings_by_id(host_report(load_model(real_trace("feeder/feeder_one_loader.xplane.pb"))))
+    finding = problem["host.feeder_blocked"]
+    metrics = finding["evidence"]["metrics"]
+    assert (metrics["wait_kind"], metrics["cause"], metrics["device"], metrics["feeder_threads"]) == (
+        "queue", "producer_slow", "xla_cpu", "python")
+    assert (metrics["feeder_blocked_ms"], metrics["feeder_blocked_pct"], metrics["waits"]) == (127.923, 33.63, 16)
+    assert metrics["producer_thread"] == "thread 2419583553666088706" and metrics["producer_busy_pct"] == 99.6
+    assert finding["evidence"]["pointers"]["other_calls"][0]["function"] == "time sleep"
+    assert finding["severity"] == "medium"  # CPU-only: capped
+    fixed = findings_by_id(host_report(load_model(real_trace("feeder/feeder_eight_loaders.xplane.pb"))))
+    assert "host.feeder_blocked" not in fixed and "input.host_batch_prep" not in fixed
