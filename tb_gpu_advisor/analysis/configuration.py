@@ -57,13 +57,13 @@ class Configuration:
     host_cores: int | None
 
 
-def configuration(model, framework, kernels, active_ordinals, host_cores, step_count=0):
-    """The Configuration of a host's trace; pure. `step_count`: the steps the trace marks."""
+def configuration(model, framework, kernels, active_ordinals, host_cores, steps=()):
+    """The Configuration of a host's trace; pure. `steps`: the steps found (analysis.steps)."""
     gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active_ordinals)] or list(model.gpus)
     caps = gpus[0].capabilities if gpus else None
     kernel_names = [row.name for row in kernels if not is_nccl(row.name)]
     dtype_pct = _matmul_dtypes(kernels)
-    examples = examples_per_step(model, framework.strategy, step_count, tuple(active_ordinals))
+    examples = examples_per_step(model, framework.strategy, tuple(steps), tuple(active_ordinals))
     return Configuration(
         framework=framework.name,
         versions=_versions(model.environment),

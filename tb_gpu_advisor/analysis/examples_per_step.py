@@ -1,6 +1,8 @@
 """Examples per step where the trace records them: the batch size of tf.data's batch stage times the batches a
-step reads, or the leading dimension of the data inputs of the compiled JAX step program; global or per device."""
+step reads, the leading dimension of the data inputs of the compiled JAX step program, or the rows PyTorch's loss
+operator scores (its input and target `Input Dims`); global or per device."""
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -45,13 +47,13 @@ def unknown(reason):
     return ExamplesPerStep(None, None, None, reason)
 
 
-def examples_per_step(model, strategy, step_count, active_gpus):
+def examples_per_step(model, strategy, steps, active_gpus):
     """The ExamplesPerStep of a host's trace; pure. `strategy`: what shows a tf.distribute strategy (or None);
-    `active_gpus`: the GPUs that ran the steps."""
+    `steps`: the steps found (with start_ps, end_ps); `active_gpus`: the GPUs that ran the steps."""
     host = model.host_activity
+    step_count = len(steps)
     if model.format == "kineto":
-        return unknown("a PyTorch trace: it records operator input shapes but not which input is the batch, and "
-                       "examples per step are not read from them")
+        return _from_loss(model, steps, active_gpus)
     if host.batch_stages:
         return _from_tf_data(host, strategy, step_count, active_gpus, model.environment)
     if model.hlo_protos:
@@ -191,3 +193,65 @@ def _from_step_program(model, step_count, active_gpus):
 
 def _runs_any(program_ids, wanted):
     return bool(len(program_ids)) and any(int(value) in wanted for value in set(program_ids.tolist()))
+
+
+def _outermost(calls):
+    """The loss calls not inside another (cross entropy encloses the NLL loss it calls); `calls` by start."""
+    kept = []
+    for call in calls:
+        if kept and call[1] >= kept[-1][1] and call[2] <= kept[-1][2]:
+            continue
+        kept.append(call)
+    return kept
+
+
+def _dims_text(dims):
+    return "[" + ",".join(str(d) for d in dims) + "]"
+
+
+def _calls_per_step(calls, steps):
+    """How many of the calls start in each step."""
+    starts = sorted(call[1] for call in calls)
+    return [bisect.bisect_left(starts, step.end_ps) - bisect.bisect_left(starts, step.start_ps) for step in steps]
+
+
+def _from_loss(model, steps, active_gpus):
+    calls = _outermost(model.host_activity.loss_calls)
+    if not calls:
+        return unknown("a PyTorch trace without a loss operator (aten::*_loss, cross entropy): which input is the "
+                       "batch is not recorded")
+    if any(dims is None for _, _, _, dims in calls):
+        return unknown("the loss operator's input shapes are not recorded (profile with record_shapes=True)")
+    if not steps:
+        return unknown("the trace marks no steps: examples per step are not known")
+    per_step = _calls_per_step(calls, steps)
+    if max(per_step) > 1 or 2 * per_step.count(1) < len(steps):
+        return unknown(f"the loss runs {sum(per_step)} times over {len(steps)} steps (at most {max(per_step)} in "
+                       "one): micro-batches, several losses or steps without one, so its rows are not the step's "
+                       "examples")
+    calls = [call for call in calls if any(step.start_ps <= call[1] < step.end_ps for step in steps)]
+    rows = set()
+    for name, _, _, dims in calls:
+        if len(dims) < 2 or not dims[0] or not dims[1] or dims[0][0] != dims[1][0]:
+            return unknown(f"the input and target of {name} ({', '.join(_dims_text(d) for d in dims[:2])}) do "
+                           "not share a leading dimension")
+        rows.add(dims[0][0])
+    if len(rows) > 1:
+        return unknown("the loss scores different numbers of rows from step to step ("
+                       + ", ".join(str(r) for r in sorted(rows)) + ")")
+    if "aten::embedding" in model.host_activity.op_totals:
+        return unknown(f"the loss scores {min(rows)} rows per step, but the model embeds tokens: the rows may be "
+                       "the tokens of flattened sequences rather than examples")
+    name, _, _, dims = calls[-1]
+    source = (f"rows of the loss's input and target ({name} {_dims_text(dims[0])}, {_dims_text(dims[1])}), "
+              "once per step")
+    examples = rows.pop()
+    world = model.environment.get("world_size")
+    if world not in (None, "", 1, "1"):
+        return ExamplesPerStep(examples, PER_DEVICE, source,
+                               f"{world} ranks run the job; how the batch is split across them is not in the trace")
+    if len(active_gpus) > 1:
+        return ExamplesPerStep(examples, PER_DEVICE, source,
+                               f"{len(active_gpus)} GPUs run the steps; how the batch is split across them is not "
+                               "in the trace")
+    return ExamplesPerStep(examples, GLOBAL, source, None)

@@ -15,6 +15,7 @@ from tb_gpu_advisor.kineto.collectives import CollectiveCollector
 from tb_gpu_advisor.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.kineto.files import worker_and_span
 from tb_gpu_advisor.kineto.ops import launch_ops
+from tb_gpu_advisor.kineto.python_calls import python_call_name
 from tb_gpu_advisor.kineto.stream import stream_trace
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.allocators import AllocatorStats
@@ -43,6 +44,14 @@ _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 _INPUT_WAIT_PREFIX = "enumerate(DataLoader)"
 _ZERO_GRAD_PREFIX = "Optimizer.zero_grad"
 _FILL_OPS = {"aten::zero_", "aten::fill_"}
+# PyTorch's loss operators, whose input and target `Input Dims` hold the rows a step scores
+# (analysis.examples_per_step); a composite loss (cross entropy) encloses the ones it calls.
+LOSS_OPS = frozenset({
+    "aten::cross_entropy_loss", "aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d", "aten::mse_loss",
+    "aten::l1_loss", "aten::smooth_l1_loss", "aten::huber_loss", "aten::binary_cross_entropy",
+    "aten::binary_cross_entropy_with_logits", "aten::kl_div", "aten::soft_margin_loss",
+    "aten::multilabel_margin_loss", "aten::multi_margin_loss", "aten::hinge_embedding_loss",
+    "aten::poisson_nll_loss", "aten::cosine_embedding_loss", "aten::margin_ranking_loss"})
 # Host calls that block until the device is done (the runtime API and HIP spellings).
 _SYNC_CALLS = re.compile(r"^(cuda|hip)(Device|Stream|Event|Ctx)Synchroni[sz]e$|"
                          r"^(cuda|hip)Memcpy$")
@@ -121,6 +130,7 @@ class _Collector:
         self.tagged = {}
         self.markers = []
         self.op_totals = {}
+        self.loss_calls = []  # (name, start ps, end ps, input dims or None) of LOSS_OPS events
         self.threads = {}  # (pid, tid) -> small int
         self.thread_roles = {}  # thread -> ({wait kind: (starts, ends)}, wake (starts, ends)) of model.waits calls
         self.python_spans = {}  # thread -> (starts, ends) of python_function events
@@ -305,10 +315,25 @@ class _Collector:
             columns[2].append(_intern(self.op_names, name))
             if name == "record_param_comms":
                 self.collectives.add_param_comms(start, duration, args)
-        tag = event_tag(name)
+            elif name in LOSS_OPS:
+                self.loss_calls.append((name, start, end, _input_dims(args.get("Input Dims"))))
+        call = python_call_name(name) if cat == "python_function" else None
+        tag = event_tag(call if call is not None else name)
         if tag is not None:
             spans = self.tagged.setdefault(tag, (array("q"), array("q")))
             self._span(spans[0], spans[1], start, duration)
+
+
+def _input_dims(value):
+    """An operator's `Input Dims` as a tuple of tuples of ints, or None when not recorded or malformed."""
+    if not isinstance(value, list):
+        return None
+    found = []
+    for dims in value:
+        if not isinstance(dims, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            return None
+        found.append(tuple(dims))
+    return tuple(found)
 
 
 def _column(values, dtype):
@@ -355,6 +380,7 @@ def _model(path, c, metadata):
     for starts, ends in c.tagged.values():
         _shift_array(starts, shift)
         _shift_array(ends, shift)
+    c.loss_calls = [(name, start - shift, end - shift, dims) for name, start, end, dims in c.loss_calls]
     markers = [StepMarker(name=m.name, start_ps=m.start_ps - shift, end_ps=m.end_ps - shift, source="host",
                           step_num=m.step_num) for m in c.markers]
     host = _host_activity(c, _device_correlations(c))
@@ -443,6 +469,7 @@ def _host_activity(c, device_correlations):
         thread_count=len(c.threads),
         tagged=tagged,
         thread_busy={},
+        loss_calls=tuple(sorted(c.loss_calls, key=lambda call: (call[1], -call[2]))),
         thread_waits=c.thread_waits(),
     )
 

@@ -151,7 +151,9 @@ class HostActivity:
     - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads);
     - thread_waits: ThreadWaits of each thread with Python-tracer waits or wakes (model.waits), in thread order;
     - batch_stages: per tf.data iterator event that records its dataset's `batch_size` (`Iterator::Root::...::
-      BatchV2`), ((batch size, events), ...).
+      BatchV2`), ((batch size, events), ...);
+    - loss_calls: Kineto traces' PyTorch loss operators (kineto.build.LOSS_OPS) by start, ((name, start_ps,
+      end_ps, `Input Dims` as tuples or None when not recorded), ...).
     """
 
     launch_correlation_id: np.ndarray
@@ -168,6 +170,7 @@ class HostActivity:
     thread_busy: dict = field(default_factory=dict)
     thread_waits: tuple = ()
     batch_stages: dict = field(default_factory=dict)
+    loss_calls: tuple = ()
 
 
 @dataclass(frozen=True)

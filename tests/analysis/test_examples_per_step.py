@@ -10,6 +10,7 @@ from tb_gpu_advisor.report.markdown import render_markdown
 from tb_gpu_advisor.report.text import render_text
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, shape, tuple_shape
+from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 from tests.conftest import model_of
 from tests.data import real_trace
 from tests.findings.scenarios import kernels, step_starts
@@ -138,6 +139,51 @@ def test_a_trace_without_input_tensors_says_so():
     assert found["value"] is None and found["reason"].startswith("the trace records no input batch")
 
 
+def torch_job(tmp_path, loss_dims=((64, 10), (64,)), losses_per_step=1, world_size=None, embedding=False,
+              shapes=True, name="aten::cross_entropy_loss"):
+    """A PyTorch training loop: per step a cross-entropy loss (enclosing the NLL loss it calls) on the batch."""
+    events = []
+    for n in range(STEPS):
+        base = n * 1_000
+        events += [x_event("user_annotation", f"ProfilerStep#{n}", base, 1_000), launch(base + 5, 4, n),
+                   kernel("ampere_sgemm_128x64_tn", base + 10, 900, n)]
+        if embedding:
+            events.append(x_event("cpu_op", "aten::embedding", base + 20, 5))
+        for index in range(losses_per_step if name else 0):
+            at = base + 100 + 100 * index
+            args = {"Input Dims": [list(d) for d in loss_dims] + [[], []]} if shapes else {}
+            events += [x_event("cpu_op", name, at, 50, **args),
+                       x_event("cpu_op", "aten::nll_loss_nd", at + 10, 30,
+                               **({"Input Dims": [[7, 10], [7], [], [], []]} if shapes else {}))]
+    top = {"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": world_size}} if world_size else {}
+    path = tmp_path / "rank0.1.pt.trace.json"
+    path.write_text(trace_text(events, **top))
+    return host_report(load_model(path))["configuration"]["examples_per_step"]
+
+
+def test_pytorch_loss_rows_give_the_examples_per_step(tmp_path):
+    assert torch_job(tmp_path) == {
+        "value": 64, "scope": GLOBAL, "reason": None,
+        "source": "rows of the loss's input and target (aten::cross_entropy_loss [64,10], [64]), once per step"}
+
+
+def test_pytorch_ranks_make_the_loss_rows_per_device(tmp_path):
+    found = torch_job(tmp_path, world_size=4)
+    assert (found["value"], found["scope"]) == (64, PER_DEVICE) and found["reason"].startswith("4 ranks run")
+
+
+@pytest.mark.parametrize("kwargs, reason", [
+    ({"losses_per_step": 2}, "the loss runs 12 times over 6 steps (at most 2 in one)"),
+    ({"embedding": True}, "the rows may be the tokens of flattened sequences"),
+    ({"shapes": False}, "input shapes are not recorded (profile with record_shapes=True)"),
+    ({"loss_dims": ((64, 10), (32,))}, "do not share a leading dimension"),
+    ({"name": None}, "a PyTorch trace without a loss operator"),
+])
+def test_pytorch_losses_that_do_not_say_give_no_number(tmp_path, kwargs, reason):
+    found = torch_job(tmp_path, **kwargs)
+    assert found["value"] is None and reason in found["reason"]
+
+
 # What each committed real trace gives: (examples per step, scope) or (None, the start of the reason).
 REAL = {
     "tf221_cpu_keras_input_bound.xplane.pb": (32, GLOBAL),
@@ -155,8 +201,10 @@ REAL = {
     "jax0102_cpu_steps.xplane.pb": (256, GLOBAL),
     "gpu_multi_worker_v100x8.xplane.pb": (None, "the trace records no input batch"),
     "amd_mi300x_jax08_gemm.xplane.pb": (None, "the trace marks no steps"),
-    "kineto/a100_8rank_control.pt.trace.json.gz": (None, "a PyTorch trace"),
-    "kineto/mi250_minitoy_train.pt.trace.json.gz": (None, "a PyTorch trace"),
+    "kineto/a100_8rank_control.pt.trace.json.gz": (None, "the loss runs 12 times over 6 steps (at most 2 in one)"),
+    "kineto/mi250_minitoy_train.pt.trace.json.gz": (5, GLOBAL),
+    "kineto/a100_2rank_nccl.pt.trace.json.gz": (None, "the loss operator's input shapes are not recorded"),
+    "kineto/v100_2rank_test.pt.trace.json.gz": (None, "a PyTorch trace without a loss operator"),
 }
 
 
