@@ -94,7 +94,8 @@ def feeder_blocking(model, step_set, window):
         device=kind, feeders=tuple(sorted({thread.thread for thread in feeders})), blocked=blocked,
         kinds=tuple(sorted(by_kind.items(), key=lambda item: (-item[1], item[0]))),
         wait_count=len(touching),
-        per_step_ps=tuple(_covered(blocked, intervals.union([s.start_ps], [s.end_ps])) for s in step_set.steps),
+        per_step_ps=tuple(int(ps) for ps in intervals.covered_ps(blocked, [s.start_ps for s in step_set.steps],
+                                                                  [s.end_ps for s in step_set.steps])),
         others=tuple(others), other_calls=tuple(calls))
 
 
