@@ -72,18 +72,15 @@ class BatchPrep:
         waiting = sum(call.ps for call in self.calls if call.waits)
         return waiting >= SEEN_MIN_SHARE * self.prep_call_ps > 0
 
-    def _calls_ps(self, functions):
-        return sum(call.ps for call in self.calls if call.name.rpartition(" ")[2] in functions)
-
     @property
     def read_ps(self):
         """Time of the named file-reading calls inside the idle starts."""
-        return self._calls_ps(READ_CALLS)
+        return file_work_ps(self.calls)[0]
 
     @property
     def decode_ps(self):
         """Time of the named image-decoding calls inside the idle starts."""
-        return self._calls_ps(DECODE_CALLS)
+        return file_work_ps(self.calls)[1]
 
     @property
     def certainty(self):
@@ -160,20 +157,34 @@ def batch_prep(model, step_set):
     gaps = intervals.union(starts, ends)
     between = intervals.union([a.end_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps],
                               [b.start_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps])
-    calls, prep_spans = [], []
-    for tag, spans in host.tagged.items():
+    calls, prep_call_ps = prep_calls(host, gaps)
+    return BatchPrep(device=kind, gaps=gaps, per_step_ps=tuple(per_step), total_ps=gaps.total_ps,
+                     recoverable_ps=int(recoverable), host_traced_ps=_covered(host.busy, gaps),
+                     prep_call_ps=prep_call_ps, calls=calls,
+                     between_steps_ps=intervals.subtract(between, busy).total_ps)
+
+
+def prep_calls(host, spans):
+    """(PrepCall tuple, most time first; ps of `spans` inside any of them) of the known preparation calls (Python
+    tracer, PyTorch's Python stack, TensorFlow's file ops and conversions) inside `spans`."""
+    calls, call_spans = [], []
+    for tag, tagged in host.tagged.items():
         if tag.startswith("py:"):
             name = tag[3:].lstrip("$")
         elif tag.startswith(TF_PREP_TAG):
             name = TF_CALL + tag[len(TF_PREP_TAG):]
         else:
             continue
-        prep_spans.append(spans)
-        covered = _covered(spans, gaps)
+        call_spans.append(tagged)
+        covered = _covered(tagged, spans)
         if covered > 0:
             calls.append(PrepCall(name, covered, name.rpartition(" ")[2] in WAITING_CALLS))
     calls.sort(key=lambda call: (-call.ps, call.name))
-    return BatchPrep(device=kind, gaps=gaps, per_step_ps=tuple(per_step), total_ps=gaps.total_ps,
-                     recoverable_ps=int(recoverable), host_traced_ps=_covered(host.busy, gaps),
-                     prep_call_ps=_covered(intervals.union_all(*prep_spans), gaps), calls=tuple(calls),
-                     between_steps_ps=intervals.subtract(between, busy).total_ps)
+    return tuple(calls), _covered(intervals.union_all(*call_spans), spans)
+
+
+def file_work_ps(calls):
+    """(read ps, decode ps) of PrepCalls: the file-reading and the image-decoding calls."""
+    def total(functions):
+        return sum(call.ps for call in calls if call.name.rpartition(" ")[2] in functions)
+    return total(READ_CALLS), total(DECODE_CALLS)

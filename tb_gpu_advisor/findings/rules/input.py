@@ -4,7 +4,7 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, estimated, grade, ladder
-from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS
+from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS, file_work_ps, prep_calls
 from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
 from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT,
                                                 PREP_UNTRACED_MIN_MS, TF_DATA_SERVICE_MIN_GPUS)
@@ -246,6 +246,29 @@ data (before any random augmentation).""",
 
 UPPER_BOUND = "upper bound: the step time if all of the {what} went away"
 
+# Per framework: how to get Python calls into the profile, and the record-file format its loaders read.
+_PYTHON_TRACER = {
+    "jax": "enable the Python tracer, jax.profiler.trace(..., python_tracer_level=1)",
+    "pytorch": "record Python calls, torch.profiler.profile(..., with_stack=True)",
+    "tensorflow": "time the batch preparation alone, around the call that builds the batch",
+}
+_RECORD_FILES = {
+    "jax": "pack the dataset into a few large record files (ArrayRecord, which grain reads; or TFRecord) holding "
+           "already-decoded or small encoded examples",
+    "pytorch": "pack the dataset into a few large shards (WebDataset tar shards, read by the DataLoader's "
+               "workers) holding already-decoded or small encoded examples",
+    "tensorflow": "pack the dataset into a few large TFRecord files (tf.train.Example records of already-decoded "
+                  "or small encoded images) read by tf.data.TFRecordDataset(files, "
+                  "num_parallel_reads=tf.data.AUTOTUNE)",
+}
+# What idles while the host prepares, and what starts when it is done, per BatchPrep.device without GPUs.
+_DEVICE_WORDS = {
+    "xla_cpu": ("XLA's CPU executor idles", "XLA's CPU executor gets work"),
+    "tf_cpu": ("no tf.function runs", "the tf.function step starts"),
+}
+# PyTorch's iterator of a DataLoader with num_workers=0: batches are built in the training process.
+_SINGLE_PROCESS_LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter"
+
 
 def _wait(ctx):
     """(exposed input wait ms, its share %) over the analysis window."""
@@ -302,15 +325,41 @@ def gpu_waits_for_input(ctx):
         note = (f"This pipeline already prefetches and maps in parallel ({pipeline.paths[0]}), so the producer "
                 "itself is too slow: see the other findings, cache decoded data, precompute offline, or use "
                 "the tf.data service.")
+    if ctx.framework.name == "pytorch" and any(name.startswith(_SINGLE_PROCESS_LOADER) for name in ctx.host.op_totals):
+        note = ("The DataLoader builds each batch in the training process (_SingleProcessDataLoaderIter: "
+                "num_workers=0) while the GPU waits; worker processes would build the next ones during the step.")
+    metrics, pointers = _wait_metrics(ctx, wait_ms, share), _wait_pointers(ctx)
+    files_note = _file_work_in_waits(ctx, wait_ms, metrics, pointers)
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
     return Finding(
         id="input.gpu_waits_for_input", severity=severity,
         summary=f"The GPU waits for input {share:.1f}% of the step time "
                 f"({ctx.time_text(wait_ms)}).",
-        evidence=Evidence(_wait_metrics(ctx, wait_ms, share),
-                          ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT), _wait_pointers(ctx)),
+        evidence=Evidence(metrics, ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT), pointers),
         recoverable_ms=wait_ms, window_ms=ctx.window_ms,
-        speedup_basis=UPPER_BOUND.format(what="GPU idle time spent waiting for input"), fix_note=note)
+        speedup_basis=UPPER_BOUND.format(what="GPU idle time spent waiting for input"),
+        fix_note=f"{note} {files_note}".strip())
+
+
+def _file_work_in_waits(ctx, wait_ms, metrics, pointers):
+    """The record-file note when the known preparation calls inside the exposed input waits (a PyTorch DataLoader
+    run in the training process, traced with_stack=True) are mostly file reads and image decoding; adds their
+    times to `metrics` and the calls to `pointers` when there are any."""
+    waits = intervals.subtract(ctx.host.input_waits, ctx.gpu_busy)
+    if len(ctx.window):
+        waits = intervals.intersect(waits, ctx.window)
+    calls, _ = prep_calls(ctx.host, waits)
+    if not calls:
+        return ""
+    read_ms, decode_ms = (ms(ps) for ps in file_work_ps(calls))
+    steps = max(1, ctx.step_count)
+    metrics.update(file_read_ms_per_step=round(read_ms / steps, 3), decode_ms_per_step=round(decode_ms / steps, 3))
+    pointers["functions"] = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in calls[:5]]
+    if ctx.framework.name not in _RECORD_FILES or read_ms + decode_ms < FILES_MIN_SHARE * wait_ms:
+        return ""
+    return (f"File reads ({read_ms / steps:.2f} ms per step) and image decoding ({decode_ms / steps:.2f} ms per "
+            f"step) are most of the wait: {_RECORD_FILES[ctx.framework.name]}, so a step reads sequentially instead "
+            "of opening and decoding many small files.")
 
 
 def no_prefetch(ctx):
@@ -410,28 +459,6 @@ def tf_data_service(ctx):
         "maps in parallel.", wait_ms, UPPER_BOUND.format(what="input wait"),
         extra_metrics={"active_gpus": len(ctx.active_gpus)})
     return capped(finding, "medium")
-
-
-# Per framework: how to get Python calls into the profile, and the record-file format its loaders read.
-_PYTHON_TRACER = {
-    "jax": "enable the Python tracer, jax.profiler.trace(..., python_tracer_level=1)",
-    "pytorch": "record Python calls, torch.profiler.profile(..., with_stack=True)",
-    "tensorflow": "time the batch preparation alone, around the call that builds the batch",
-}
-_RECORD_FILES = {
-    "jax": "pack the dataset into a few large record files (ArrayRecord, which grain reads; or TFRecord) holding "
-           "already-decoded or small encoded examples",
-    "pytorch": "pack the dataset into a few large shards (WebDataset tar shards, read by the DataLoader's "
-               "workers) holding already-decoded or small encoded examples",
-    "tensorflow": "pack the dataset into a few large TFRecord files (tf.train.Example records of already-decoded "
-                  "or small encoded images) read by tf.data.TFRecordDataset(files, "
-                  "num_parallel_reads=tf.data.AUTOTUNE)",
-}
-# What idles while the host prepares, and what starts when it is done, per BatchPrep.device without GPUs.
-_DEVICE_WORDS = {
-    "xla_cpu": ("XLA's CPU executor idles", "XLA's CPU executor gets work"),
-    "tf_cpu": ("no tf.function runs", "the tf.function step starts"),
-}
 
 
 def host_batch_prep(ctx):

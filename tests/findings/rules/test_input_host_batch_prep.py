@@ -209,4 +209,19 @@ def test_pytorch_loop_building_its_batch_gets_dataloader_workers_and_webdataset_
 
 def test_pytorch_single_process_dataloader_is_the_dataloader_finding_not_this_one(tmp_path):
     found = findings_by_id(torch_report(tmp_path, 4_000, dataloader=True))
-    assert "input.host_batch_prep" not in found and "input.gpu_waits_for_input" in found
+    assert "input.host_batch_prep" not in found
+    # the DataLoader's own finding names num_workers=0 and the reads and decodes inside its __next__
+    waits = found["input.gpu_waits_for_input"]
+    metrics = waits["evidence"]["metrics"]
+    assert (metrics["file_read_ms_per_step"], metrics["decode_ms_per_step"]) == (1.196, 1.598)
+    assert waits["evidence"]["pointers"]["functions"][0] == {"function": "ImagingDecoder decode", "ms": 6.392,
+                                                             "waits": False}
+    assert "_SingleProcessDataLoaderIter: num_workers=0" in waits["fix"]
+    assert "File reads (1.20 ms per step) and image decoding (1.60 ms per step) are most of the wait" in waits["fix"]
+    assert "WebDataset" in waits["fix"] and "num_workers=8" in waits["fix"] and "tf.data" not in waits["fix"]
+
+
+def test_pytorch_dataloader_without_file_work_gets_no_record_file_advice(tmp_path):
+    stacking = (("numpy/_core/shape_base.py(378): stack", 0.8),)
+    waits = findings_by_id(torch_report(tmp_path, 4_000, calls=stacking, dataloader=True))["input.gpu_waits_for_input"]
+    assert waits["evidence"]["metrics"]["decode_ms_per_step"] == 0.0 and "WebDataset" not in waits["fix"]
