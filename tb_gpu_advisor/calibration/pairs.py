@@ -40,7 +40,9 @@ class RealPair:
 DEMO_PAIRS = (
     DemoPair("input_bound", "input_bound_fixed", "input"),
     DemoPair("launch_bound", "launch_bound_fixed", "launch", NOT_ABOVE,
-             "XLA also fused the element-wise kernels and changed the GEMMs, beyond removing launch gaps."),
+             "XLA also fused the element-wise kernels and changed the GEMMs, beyond removing launch gaps, which "
+             "the launch finding alone does not count; the combined bound (the gaps plus all the element-wise "
+             "kernel time) does."),
     DemoPair("transfer_bound", "transfer_bound_fixed", "transfer"),
     DemoPair("low_occupancy", "low_occupancy_fixed", "occupancy", NOT_ABOVE,
              "The relaunch also cut the grouping kernel's registers and work (14 ms to 0.9 ms), more than "

@@ -168,6 +168,13 @@ def test_tensorflow_cpu_only_loop_measures_against_its_tf_function():
     assert "CPU-only run" in finding["fix"]
 
 
+def test_partly_named_preparation_is_medium_and_says_what_share_is_named():
+    calls = (("EagerLocalExecute: DecodeJpeg", 0.3), ("EagerLocalExecute: Cast", 0.6))
+    finding = findings_by_id(report_of(tf_loop(4_000, calls=calls)))["input.host_batch_prep"]
+    assert finding["evidence"]["metrics"]["certainty"] == "medium"
+    assert "Known preparation calls cover 30% of that time (TensorFlow DecodeJpeg)" in finding["fix"]
+
+
 def test_tensorflow_loop_without_preparation_is_quiet():
     assert "input.host_batch_prep" not in findings_by_id(report_of(tf_loop(300)))
 
