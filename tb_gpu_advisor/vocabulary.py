@@ -61,6 +61,14 @@ TRANSFER_LABELS = {
 NOT_IN_TRACE = "not in the trace"
 # configuration.examples_per_step.scope, as words: the whole step, or one device's share of it.
 BATCH_SCOPE_LABELS = {"global": "global", "per_device": "per device"}
+# predictions[].score of compare's prediction check: a model (a point estimate) is within 25% of the measured
+# speedup or not; a bound (an upper limit) held or the fix beat it. score_text adds the numbers to a bound's words.
+PREDICTION_SCORE_LABELS = {
+    "within": "within 25%",
+    "not_within": "not within 25%",
+    "bound_held": "bound held",
+    "bound_exceeded": "bound exceeded: the estimate was too low",
+}
 # Words of report keys that are written otherwise in text ("gpu_busy" is "GPU busy"), longest first.
 KEY_WORDS = {
     "tf_data": "tf.data", "all_reduce": "all-reduce", "allreduce": "all-reduce", "py_function": "tf.py_function",
@@ -122,7 +130,7 @@ def exported():
         "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),
         "statisticWords": list(STATISTIC_WORDS), "boundUnits": list(BOUND_UNITS),
         "kernelPlumbing": list(KERNEL_PLUMBING), "notInTrace": NOT_IN_TRACE, "batchScope": BATCH_SCOPE_LABELS,
-        "noMatmulPrecision": NO_MATMUL_PRECISION,
+        "predictionScore": PREDICTION_SCORE_LABELS, "noMatmulPrecision": NO_MATMUL_PRECISION,
     }
 
 

@@ -5,14 +5,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.model.host import XLA_CPU_TAG
+from tb_gpu_advisor.model.host import (TF_DECODE_OPS, TF_FILE_READ_OPS, TF_FUNCTION_TAG, TF_PREP_TAG,
+                                       XLA_CPU_TAG)
 from tb_gpu_advisor.model.waits import feeder_waits
 
-# Python-tracer calls that wait rather than compute: a background loader hides them even on the step's own cores.
-WAITING_CALLS = ("sleep", "read", "readinto", "open", "load", "imread")
+# Python-tracer calls (and TensorFlow ops) that wait rather than compute: a background loader hides them even on
+# the step's own cores.
+WAITING_CALLS = frozenset({"sleep", "read", "readinto", "open", "load", "imread"}) | TF_FILE_READ_OPS
 # Calls that read files, and calls that decode images: many small files read and decoded every step.
-READ_CALLS = ("read", "readinto", "open", "load")
-DECODE_CALLS = ("decode", "imread")
+READ_CALLS = frozenset({"read", "readinto", "open", "load"}) | TF_FILE_READ_OPS
+DECODE_CALLS = frozenset({"decode", "imread", "imdecode"}) | TF_DECODE_OPS
+# The frameworks whose loops the analysis reads (input.host_batch_prep advises in their idioms).
+FRAMEWORKS = ("jax", "tensorflow", "pytorch")
+# How TensorFlow's preparation events are named among the calls (`TensorFlow DecodeJpeg`).
+TF_CALL = "TensorFlow "
 # The share of the idle starts that events must cover for the trace to show what the host did: most of it.
 SEEN_MIN_SHARE = 0.5
 
@@ -28,14 +34,15 @@ class PrepCall:
 
 @dataclass(frozen=True)
 class BatchPrep:
-    """Device-idle time from each step's start to the step's first dispatch (JAX's `PjitFunction`, a launch call;
-    without either, the first device activity), tf.data waits and the step thread's waits on other threads
-    (model.waits) left out.
+    """Device-idle time from each step's start to the step's first dispatch (JAX's `PjitFunction`, a tf.function
+    call, a launch call; without any, the first device activity), tf.data and DataLoader waits and the step
+    thread's waits on other threads (model.waits) left out.
 
-    `device` is "gpu" (any GPU event ends the gap) or "xla_cpu" (a CPU-only JAX run: XLA's CPU executor
-    threads are the device). `recoverable_ps` is, per step, min(idle start, rest of the step): what a
-    background loader running one batch ahead could hide at most. `between_steps_ps` is device-idle time
-    between consecutive step markers (input prepared outside the marker), outside the analysis window.
+    `device` is "gpu" (any GPU event ends the gap), "xla_cpu" (a CPU-only JAX run: XLA's CPU executor
+    threads are the device) or "tf_cpu" (a CPU-only TensorFlow run: its tf.function calls are the device).
+    `recoverable_ps` is, per step, min(idle start, rest of the step): what a background loader running one batch
+    ahead could hide at most. `between_steps_ps` is device-idle time between consecutive step markers (input
+    prepared outside the marker), outside the analysis window.
     """
 
     device: str
@@ -44,7 +51,7 @@ class BatchPrep:
     total_ps: int
     recoverable_ps: int
     host_traced_ps: int  # of the gaps, time some host thread ran a traced event
-    prep_call_ps: int  # of the gaps, time inside the known preparation calls (their union)
+    prep_call_ps: int  # of the gaps, time inside the known preparation calls and TensorFlow's (their union)
     calls: tuple  # PrepCall, most time first (nested calls each count their own time)
     between_steps_ps: int
 
@@ -65,18 +72,15 @@ class BatchPrep:
         waiting = sum(call.ps for call in self.calls if call.waits)
         return waiting >= SEEN_MIN_SHARE * self.prep_call_ps > 0
 
-    def _calls_ps(self, functions):
-        return sum(call.ps for call in self.calls if call.name.rpartition(" ")[2] in functions)
-
     @property
     def read_ps(self):
         """Time of the named file-reading calls inside the idle starts."""
-        return self._calls_ps(READ_CALLS)
+        return file_work_ps(self.calls)[0]
 
     @property
     def decode_ps(self):
         """Time of the named image-decoding calls inside the idle starts."""
-        return self._calls_ps(DECODE_CALLS)
+        return file_work_ps(self.calls)[1]
 
     @property
     def certainty(self):
@@ -88,13 +92,15 @@ class BatchPrep:
 
 
 def device_busy(model):
-    """(device kind, Intervals when the device works): every GPU event, or XLA's CPU executor without GPUs."""
+    """(device kind, Intervals when the device works): every GPU event; without GPUs, XLA's CPU executor
+    ("xla_cpu"), or TensorFlow running tf.function calls ("tf_cpu": a CPU-only custom loop)."""
     active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
     if active:
         return "gpu", intervals.union_all(*(intervals.union(a.start_ps, a.end_ps) for a in active))
-    spans = model.host_activity.tagged.get(XLA_CPU_TAG)
-    if spans is not None and len(spans):
-        return "xla_cpu", spans
+    for kind, tag in (("xla_cpu", XLA_CPU_TAG), ("tf_cpu", TF_FUNCTION_TAG)):
+        spans = model.host_activity.tagged.get(tag)
+        if spans is not None and len(spans):
+            return kind, spans
     return None, intervals.EMPTY
 
 
@@ -131,7 +137,8 @@ def batch_prep(model, step_set):
     if kind is None or step_set.source != "host" or not steps:
         return None
     host = model.host_activity
-    dispatch = host.tagged.get("dispatch", intervals.EMPTY)
+    dispatch = intervals.union_all(host.tagged.get("dispatch", intervals.EMPTY),
+                                   host.tagged.get(TF_FUNCTION_TAG, intervals.EMPTY))
     ready = np.concatenate([dispatch.start_ps, host.launch_start_ps])
     if not len(ready):
         ready = busy.start_ps
@@ -150,16 +157,34 @@ def batch_prep(model, step_set):
     gaps = intervals.union(starts, ends)
     between = intervals.union([a.end_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps],
                               [b.start_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps])
-    calls, prep_spans = [], []
-    for tag, spans in host.tagged.items():
-        if tag.startswith("py:"):
-            prep_spans.append(spans)
-            covered = _covered(spans, gaps)
-            if covered > 0:
-                name = tag[3:].lstrip("$")
-                calls.append(PrepCall(name, covered, name.rpartition(" ")[2] in WAITING_CALLS))
-    calls.sort(key=lambda call: (-call.ps, call.name))
+    calls, prep_call_ps = prep_calls(host, gaps)
     return BatchPrep(device=kind, gaps=gaps, per_step_ps=tuple(per_step), total_ps=gaps.total_ps,
                      recoverable_ps=int(recoverable), host_traced_ps=_covered(host.busy, gaps),
-                     prep_call_ps=_covered(intervals.union_all(*prep_spans), gaps), calls=tuple(calls),
+                     prep_call_ps=prep_call_ps, calls=calls,
                      between_steps_ps=intervals.subtract(between, busy).total_ps)
+
+
+def prep_calls(host, spans):
+    """(PrepCall tuple, most time first; ps of `spans` inside any of them) of the known preparation calls (Python
+    tracer, PyTorch's Python stack, TensorFlow's file ops and conversions) inside `spans`."""
+    calls, call_spans = [], []
+    for tag, tagged in host.tagged.items():
+        if tag.startswith("py:"):
+            name = tag[3:].lstrip("$")
+        elif tag.startswith(TF_PREP_TAG):
+            name = TF_CALL + tag[len(TF_PREP_TAG):]
+        else:
+            continue
+        call_spans.append(tagged)
+        covered = _covered(tagged, spans)
+        if covered > 0:
+            calls.append(PrepCall(name, covered, name.rpartition(" ")[2] in WAITING_CALLS))
+    calls.sort(key=lambda call: (-call.ps, call.name))
+    return tuple(calls), _covered(intervals.union_all(*call_spans), spans)
+
+
+def file_work_ps(calls):
+    """(read ps, decode ps) of PrepCalls: the file-reading and the image-decoding calls."""
+    def total(functions):
+        return sum(call.ps for call in calls if call.name.rpartition(" ")[2] in functions)
+    return total(READ_CALLS), total(DECODE_CALLS)

@@ -50,8 +50,9 @@ class _Reason:
     label: str
 
 
-def trace_confidence(model, step_set, framework):
-    """Confidence of one host's trace (docs/report.md, `summary.confidence`); pure."""
+def trace_confidence(model, step_set, framework, unused=None):
+    """Confidence of one host's trace (docs/report.md, `summary.confidence`); pure. `unused` is the trace's
+    unused_gpus.UnusedGpus: GPUs the job itself leaves idle are no gap in the capture."""
     if model.tpu_count and not model.gpus:
         return Confidence("low", (
             f"A TPU profile ({model.tpu_count} TPU planes, no GPU): this advisor measures GPUs, so it cannot say how "
@@ -69,7 +70,7 @@ def trace_confidence(model, step_set, framework):
 
     fetches = _input_fetches(model)
     one_pass = _one_pass(kernel_gpus) if step_set.source == "none" else None
-    complete, cut = _complete_steps(model, steps)
+    complete, cut = complete_steps(model, steps)
     if step_set.source == "none" and framework.tf_data and fetches < MIN_STEPS:
         reasons.append(_Reason("low", f"The profile is shorter than two steps: no step marker, and only {fetches} "
                                       "call to the input iterator, which a training loop makes once per step. "
@@ -93,8 +94,13 @@ def trace_confidence(model, step_set, framework):
                                       f"may be shorter than a step. {how.more_steps()}",
                                f"{complete} complete step" if cut else f"{complete} step"))
     missed, labels = [], []
-    if multi_gpu and idle_gpus:
-        missed.append(f"{len(idle_gpus)} of {len(model.gpus)} GPUs ran no kernel ({_ordinals(idle_gpus)})")
+    if multi_gpu and idle_gpus and unused is not None and unused.claim:
+        notes.append(f"{len(idle_gpus)} of {len(model.gpus)} GPUs ran no kernel ({_ordinals(idle_gpus)}) while "
+                     f"{_ordinals(kernel_gpus)} worked: the job leaves them unused (environment.idle_gpus), which "
+                     "is no gap in the capture.")
+    elif multi_gpu and idle_gpus:
+        why = f": {unused.doubts[0]}" if unused is not None and unused.doubts else ""
+        missed.append(f"{len(idle_gpus)} of {len(model.gpus)} GPUs ran no kernel ({_ordinals(idle_gpus)}){why}")
         labels.append(f"{len(idle_gpus)} of {len(model.gpus)} GPUs without kernels")
     if strategy and not collectives:
         missed.append("no collective (NCCL) kernel was captured, so the gradient all-reduces are missing")
@@ -110,8 +116,7 @@ def trace_confidence(model, step_set, framework):
         reasons.append(_Reason(
             "medium", "The capture has GPU activity but no host events: why the GPU idles (input wait, launch "
                       f"calls, host work) cannot be told. {how.host_events()}", "no host events"))
-    dropped = [text for text in (*model.trace_errors, *model.trace_warnings) if _DROPPED.search(text)]
-    dropped += [text for text in model.trace_errors if text not in dropped]
+    dropped = dropped_events(model)
     if dropped:
         reasons.append(_Reason(
             "low", f"The profiler reports lost or dropped events ({dropped[0][:160]}): the trace is incomplete. "
@@ -158,6 +163,12 @@ def trace_confidence(model, step_set, framework):
                       no_step=one_pass is not None, one_rank_of=world if world > 1 else None)
 
 
+def dropped_events(model):
+    """The profiler's errors, and its warnings about lost or dropped events."""
+    dropped = [text for text in (*model.trace_errors, *model.trace_warnings) if _DROPPED.search(text)]
+    return dropped + [text for text in model.trace_errors if text not in dropped]
+
+
 def warmup_spans(model):
     """Intervals of first-use setup: the trace's "init" calls, and launch calls of WARMUP_LAUNCH_MIN_PS or more
     while no GPU was busy (module loading on a kernel's first launch)."""
@@ -202,7 +213,7 @@ def _world_size(model):
     return world if isinstance(world, int) and not isinstance(world, bool) else 0
 
 
-def _complete_steps(model, steps):
+def complete_steps(model, steps):
     """(complete step count, cut steps): with GPU work in the trace, a first or last step without any is the
     stub the capture cut (Kineto's last ProfilerStep when the profiler stops inside it)."""
     active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]

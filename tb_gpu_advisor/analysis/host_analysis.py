@@ -24,6 +24,7 @@ from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time
 from tb_gpu_advisor.analysis.kernel_types import in_window, kernel_types_in_window
 from tb_gpu_advisor.analysis.stream_idle import stream_idle
 from tb_gpu_advisor.analysis.transfers import transfer_stats
+from tb_gpu_advisor.analysis.unused_gpus import unused_gpus
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
 from tb_gpu_advisor.analysis.xplane_collectives import xplane_collectives
 
@@ -60,6 +61,7 @@ class HostAnalysis:
     gpu_memory: tuple = ()  # gpu_memory.GpuMemory per GPU allocator in the trace
     collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
     collectives: tuple = ()  # model.trace.CollectiveCall: the Kineto reader's, or XPlane's collective kernels
+    unused_gpus: object = None  # unused_gpus.UnusedGpus: GPUs without kernels beside working ones, or None
 
     @property
     def active_busy_pct(self):
@@ -149,6 +151,7 @@ def analyze_host(model):
     link = link_of(active_gpus[0].capabilities) if active_gpus else None
     load = cpu_load(model)
     calls = model.collectives or xplane_collectives(model)
+    unused = unused_gpus(model, step_set, framework, calls)
     return HostAnalysis(
         step_set=step_set,
         window=window,
@@ -163,7 +166,7 @@ def analyze_host(model):
         transfers=transfer_stats(model.gpus),
         balance=balance(list(usages)),
         framework=framework,
-        confidence=trace_confidence(model, step_set, framework),
+        confidence=trace_confidence(model, step_set, framework, unused),
         roofline=tuple(kernel_roofline(row, peaks) for row in kernels),
         device_peaks=tuple(device_peaks(gpu.capabilities) for gpu in model.gpus),
         flop_utilization=flop_utilization(active_gpus, costs, window),
@@ -178,6 +181,7 @@ def analyze_host(model):
         configuration=configuration(model, framework, kernels, active, load.machine_cores, step_set.steps),
         collective_bandwidth=collective_bandwidth(calls, link),
         collectives=calls,
+        unused_gpus=unused,
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))
                           for gpu in model.gpus),

@@ -1,5 +1,7 @@
 """Checks each baseline finding's predicted speedup against the speedup the candidate measured."""
 
+from tb_gpu_advisor.vocabulary import PREDICTION_SCORE_LABELS, TIMES
+
 # A prediction is right when it lies within this share of the measured speedup.
 TOLERANCE = 0.25
 # The kind of an estimate from a report that does not say (reports before `speedup_kind`: a share of the step
@@ -17,12 +19,24 @@ def measured_speedup(ratio, basis):
             "basis": basis, "method": ratio.method}
 
 
-def check(predicted, measured):
-    """`{ratio, within_tolerance}` of a prediction against a measured speedup (both > 0), else Nones."""
+def check(predicted, measured, kind=None):
+    """`{ratio, within_tolerance, score, score_text}` of a prediction of `kind` against a measured speedup (both
+    > 0), else Nones. within_tolerance is two-sided for any kind; the score is one-sided for a bound (an upper
+    limit holds or the fix beat it) and two-sided for a model (vocabulary.PREDICTION_SCORE_LABELS)."""
     if not predicted or not measured:
-        return {"ratio": None, "within_tolerance": None}
-    return {"ratio": round(predicted / measured, 3),
-            "within_tolerance": abs(predicted - measured) <= TOLERANCE * measured + 1e-9}
+        return {"ratio": None, "within_tolerance": None, "score": None, "score_text": None}
+    within = abs(predicted - measured) <= TOLERANCE * measured + 1e-9
+    if kind == "bound":
+        held = predicted >= measured - 1e-9
+        score = "bound_held" if held else "bound_exceeded"
+        sign = "\u2264" if held else ">"
+        text = (f"{PREDICTION_SCORE_LABELS[score]} (measured {measured:.2f}{TIMES} {sign} "
+                f"{predicted:.2f}{TIMES})")
+    else:
+        score = "within" if within else "not_within"
+        text = PREDICTION_SCORE_LABELS[score]
+    return {"ratio": round(predicted / measured, 3), "within_tolerance": within, "score": score,
+            "score_text": text}
 
 
 def _row(finding, status, measured, candidate=None):
@@ -35,7 +49,7 @@ def _row(finding, status, measured, candidate=None):
         "predicted_kind": finding.get("speedup_kind") or DEFAULT_KIND,
         "candidate_estimate": None if candidate is None else candidate.get("estimated_speedup"),
         "candidate_kind": None if candidate is None else candidate.get("speedup_kind") or DEFAULT_KIND,
-        **check(predicted, measured["value"] if measured else None),
+        **check(predicted, measured["value"] if measured else None, finding.get("speedup_kind") or DEFAULT_KIND),
     }
 
 
@@ -68,4 +82,5 @@ def combined_check(baseline, rows, measured):
     return {"predicted": combined["estimated_speedup"],
             "predicted_kind": combined.get("speedup_kind") or DEFAULT_KIND,
             "finding_ids": ids, "addressed_ids": [i for i in ids if i in checked],
-            **check(combined["estimated_speedup"], measured["value"] if measured else None)}
+            **check(combined["estimated_speedup"], measured["value"] if measured else None,
+                    combined.get("speedup_kind") or DEFAULT_KIND)}

@@ -4,6 +4,7 @@ from functools import cached_property
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS
 from tb_gpu_advisor.analysis.kernel_names import is_nccl, is_xla_kernel
 from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
@@ -239,12 +240,12 @@ class Context:
 
     @cached_property
     def explained_host_time(self):
-        """Intervals of host time a more specific rule explains: a JAX step's batch preparation
+        """Intervals of host time a more specific rule explains: a step's batch preparation
         (input.host_batch_prep) and the runs of compute ops placed on the CPU (placement.ops_on_host)."""
         spans = [self.host.tagged[f"cpu_op:{op.name}"] for op in self.analysis.cpu_ops
                  if f"cpu_op:{op.name}" in self.host.tagged]
         prep = self.analysis.batch_prep
-        if prep is not None and self.framework.is_jax:
+        if prep is not None and self.framework.name in BATCH_PREP_FRAMEWORKS:
             spans.append(prep.gaps)
         return intervals.union_all(*spans)
 

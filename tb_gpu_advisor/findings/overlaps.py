@@ -25,6 +25,7 @@ POOLS = {
     "environment.bf16_without_hardware": {"kernel"},
     "environment.versions_misaligned": set(),
     "environment.gpu_not_used": set(),
+    "environment.idle_gpus": {"kernel"},
     "communication.gpu_imbalance": {"kernel"},
     "launch.gpu_starved_by_launches": {"launch"},
     "launch.tiny_kernels": {"launch", "host", "idle"},

@@ -36,6 +36,9 @@ UNEXPLAINED_IDLE_PCT = 10.0
 
 # input.host_batch_prep: file reads and image decoding this share of the preparation -> record-file advice.
 FILES_MIN_SHARE = 0.5
+# input.host_batch_prep: a gap the trace shows nothing in (certainty low) must be this long per step; shorter, it is
+# as likely the loop's own Python (calling the step, reading the loss: tens to hundreds of microseconds).
+PREP_UNTRACED_MIN_MS = 1.0
 # tf.data service pays off only for a pipeline already tuned and still starving several GPUs this much.
 TF_DATA_SERVICE_MIN_GPUS = 2
 

@@ -15,6 +15,7 @@ from tb_gpu_advisor.kineto.collectives import CollectiveCollector
 from tb_gpu_advisor.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.kineto.files import worker_and_span
 from tb_gpu_advisor.kineto.ops import launch_ops
+from tb_gpu_advisor.kineto.python_calls import python_call_name
 from tb_gpu_advisor.kineto.stream import stream_trace
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.allocators import AllocatorStats
@@ -313,7 +314,8 @@ class _Collector:
                 self.collectives.add_param_comms(start, duration, args)
             elif name in LOSS_OPS:
                 self.loss_calls.append((name, start, end, _input_dims(args.get("Input Dims"))))
-        tag = event_tag(name)
+        call = python_call_name(name) if cat == "python_function" else None
+        tag = event_tag(call if call is not None else name)
         if tag is not None:
             spans = self.tagged.setdefault(tag, (array("q"), array("q")))
             self._span(spans[0], spans[1], start, duration)

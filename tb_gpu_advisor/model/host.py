@@ -44,7 +44,20 @@ COMPUTE_OP_TYPES = frozenset({
 PREP_FUNCTIONS = frozenset({
     "sleep", "astype", "asarray", "array", "stack", "concatenate", "copy", "device_put", "__next__", "next",
     "read", "readinto", "load", "imread", "decode", "open", "permutation", "shuffle", "take", "choice",
-    "random", "normal", "uniform", "randint", "integers"})
+    "random", "normal", "uniform", "randint", "integers", "frombuffer", "imdecode", "from_numpy", "pin_memory",
+    "to", "cuda"})
+# TensorFlow ops that read files or decode images: run on the step thread (eager, or in a tf.function outside
+# tf.data) they are batch preparation; on tf.data's threads they are the pipeline's (never tagged there).
+TF_FILE_READ_OPS = frozenset({"ReadFile"})
+TF_DECODE_OPS = frozenset({"DecodeJpeg", "DecodePng", "DecodeImage", "DecodeBmp", "DecodeGif", "DecodeAndCropJpeg",
+                           "DecodeWebP"})
+# TensorFlow's own events for turning host values into tensors (the batch's way to the device).
+TF_CONVERSIONS = frozenset({"convert_to_tensor", "tf.constant"})
+TF_PREP_TAG = "tf_prep:"
+# A tf.function call (`EagerLocalExecute: __inference_train_step_41`, or the function's own event): from here on
+# TensorFlow runs the step's graph.
+TF_FUNCTION_TAG = "tf_function"
+_TF_FUNCTION_PREFIXES = ("EagerLocalExecute: __inference_", "__inference_")
 # Threads on which XLA's CPU client executes compiled programs: the "device" of a CPU-only JAX run.
 XLA_CPU_EXECUTOR_THREADS = frozenset({"tf_XLAPjRtCpuClient", "tf_XLAEigen", "XLAPjRtCpuClient", "XLAEigen"})
 XLA_CPU_TAG = "xla_cpu_execute"
@@ -67,7 +80,9 @@ def event_tag(name):
     """The tag of a host event name or None: "checkpoint", "summary", "compile"; "gc" (PyTorch's Python GC event)
     and "gc_callback" (JAX's gc callback); "cpu_op:<name>" for a TensorFlow compute op (COMPUTE_OP_TYPES,
     `_Mkl*`); "py:<name>" for a Python-tracer call of PREP_FUNCTIONS; "dispatch" for JAX's dispatch of a compiled
-    program."""
+    program; "tf_function" for a tf.function call; "tf_prep:<name>" for a TensorFlow file read or image decode
+    (TF_FILE_READ_OPS, TF_DECODE_OPS) or a conversion to a tensor (TF_CONVERSIONS), kept only off tf.data's
+    threads."""
     if name == _PYTHON_GC:
         return "gc"
     if name.endswith("_xla_gc_callback") and _JAX_GC_CALLBACK.match(name):
@@ -85,7 +100,39 @@ def event_tag(name):
         return f"py:{name}"
     if name.startswith(_DISPATCH_PREFIXES):
         return "dispatch"
+    if name.startswith(_TF_FUNCTION_PREFIXES):
+        return TF_FUNCTION_TAG
+    file_op = _eager_op_type(name) or (op_type if sep and op_name else "")
+    if file_op in TF_FILE_READ_OPS or file_op in TF_DECODE_OPS:
+        return f"{TF_PREP_TAG}{file_op}"
+    if name in TF_CONVERSIONS:
+        return f"{TF_PREP_TAG}{name}"
     return None
+
+
+_TF_FUNCTION_RUN = re.compile(r"^(?:EagerLocalExecute: )?__inference_(.+)_\d+$")
+
+
+def event_tags(meta_names):
+    """{metadata id: tag} of a plane's event names (event_tag); also "tf_function" for the Python call of a
+    tf.function, the event TensorFlow names after the Python function (`train_step`) that runs
+    `__inference_train_step_<N>`: its argument handling is the call's, not the loop's."""
+    tags = {key: tag for key, name in meta_names.items() if (tag := event_tag(name))}
+    functions = {match[1] for name in meta_names.values() if (match := _TF_FUNCTION_RUN.match(name))}
+    if functions:
+        tags.update({key: TF_FUNCTION_TAG for key, name in meta_names.items() if name in functions})
+    return tags
+
+
+def step_thread_only(tag):
+    """Tags whose events mean what they say only off tf.data's threads: file ops, conversions and tf.function
+    calls there are the pipeline's own work."""
+    return tag == TF_FUNCTION_TAG or tag.startswith(TF_PREP_TAG)
+
+
+def _eager_op_type(name):
+    head, sep, op_type = name.partition(": ")
+    return op_type if sep and head == "EagerLocalExecute" else ""
 
 
 def thread_kind(line_name):
@@ -116,7 +163,7 @@ class _HostCollector:
         wanted = ids_named(names, _HOST_STATS)
         meta_names = {key: meta.name for key, meta in plane.event_metadata.items()}
         wait_ids = {key for key, name in meta_names.items() if _is_input_wait(name)}
-        tag_ids = {key: tag for key, name in meta_names.items() if (tag := event_tag(name))}
+        tag_ids = event_tags(meta_names)
         py_function_ids = {key for key, name in meta_names.items() if is_py_function_event(name)}
         role_ids = {key: role for key, name in meta_names.items() if (role := call_role(name))}
         totals = {}
@@ -127,8 +174,8 @@ class _HostCollector:
             base_ps = (line.timestamp_ns - origin_ns) * 1000
             executor = self.tagged.setdefault(XLA_CPU_TAG, ([], [])) \
                 if thread_kind(line.name) in XLA_CPU_EXECUTOR_THREADS else None
-            py_functions = self.tagged.setdefault(TF_DATA_PY_FUNCTION_TAG, ([], [])) \
-                if on_tf_data_thread(line.name) else None
+            pipeline_thread = on_tf_data_thread(line.name)
+            py_functions = self.tagged.setdefault(TF_DATA_PY_FUNCTION_TAG, ([], [])) if pipeline_thread else None
             top_start = top_end = None
             line_busy = 0
             first_block, line_waits, wakes, feeds = len(self.busy_start), {}, ([], []), False
@@ -149,7 +196,7 @@ class _HostCollector:
                     self.wait_start.append(start)
                     self.wait_end.append(end)
                 tag = tag_ids.get(meta_id)
-                if tag is not None and duration > 0:
+                if tag is not None and duration > 0 and not (pipeline_thread and step_thread_only(tag)):
                     spans = self.tagged.setdefault(tag, ([], []))
                     spans[0].append(start)
                     spans[1].append(end)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor.model.host import (_HOST_STATS, _MARKER_NAMES, XLA_CPU_EXECUTOR_THREADS, XLA_CPU_TAG,
-                                       TF_DATA_PY_FUNCTION_TAG, _HostCollector, _is_input_wait, event_tag, is_py_function_event,
-                                       on_tf_data_thread, thread_kind)
+                                       TF_DATA_PY_FUNCTION_TAG, _HostCollector, _is_input_wait, event_tags,
+                                       is_py_function_event, on_tf_data_thread, step_thread_only, thread_kind)
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names
@@ -108,8 +108,9 @@ def host_plane_columns(scan, origin_ns):
     names = stat_names(meta)
     meta_names = {key: value.name for key, value in meta.event_metadata.items()}
     wait_ids = np.array(sorted(k for k, name in meta_names.items() if _is_input_wait(name)), dtype=np.int64)
-    tag_of = {key: tag for key, name in meta_names.items() if (tag := event_tag(name))}
+    tag_of = event_tags(meta_names)
     tag_ids = np.array(sorted(tag_of), dtype=np.int64)
+    step_thread_ids = np.array(sorted(k for k, tag in tag_of.items() if step_thread_only(tag)), dtype=np.int64)
     marker_ids = np.array(sorted(k for k, name in meta_names.items() if name in _MARKER_NAMES), dtype=np.int64)
     thread = np.array([not is_derived_line(line.id) for line in scan.lines], dtype=bool)
     executor = thread & np.array([thread_kind(line.name) in XLA_CPU_EXECUTOR_THREADS for line in scan.lines],
@@ -141,7 +142,9 @@ def host_plane_columns(scan, origin_ns):
         meta_id = chunk.metadata_id[rows]
         _add_totals(totals, meta_id, duration)
         waiting = np.isin(meta_id, wait_ids) & (duration > 0)
-        _add_tagged(tagged, tag_of, np.flatnonzero(np.isin(meta_id, tag_ids) & (duration > 0)), meta_id, start, end)
+        pipeline_op = tf_data[chunk.line[rows]] & np.isin(meta_id, step_thread_ids)
+        _add_tagged(tagged, tag_of, np.flatnonzero(np.isin(meta_id, tag_ids) & (duration > 0) & ~pipeline_op), meta_id,
+                    start, end)
         executing = executor[chunk.line[rows]] & (duration > 0)
         if executing.any():
             spans = tagged.setdefault(XLA_CPU_TAG, ([], []))

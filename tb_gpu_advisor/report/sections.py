@@ -61,10 +61,16 @@ def host_sections(report):
 def _collectives(report):
     rows = tuple((row["source"], row["collective"], units.count(row["calls"]), units.duration_us(row["time_us"]),
                   units.size_bytes(row["in_bytes"]) if row["in_bytes"] is not None else "-",
-                  ", ".join(row["dtypes"]) or "-", ", ".join(map(str, row["group_sizes"])) or "-")
+                  ", ".join(row["dtypes"]) or "-", ", ".join(map(str, row["group_sizes"])) or "-",
+                  _SIZE_SOURCES.get(row.get("size_source"), row.get("size_source") or "-"))
                  for row in report["collectives"])
     return Section("Collectives", table=Table(("recorded on", "collective", "calls", "time", "bytes in", "dtype",
-                                               "group"), rows, (False, False, True, True, True, False, True)))
+                                               "group", "sizes from"), rows,
+                                              (False, False, True, True, True, False, True, False)))
+
+
+# Where collective sizes come from (report `collectives[].size_source`), in words.
+_SIZE_SOURCES = {"profiler": "profiler args", "hlo": "HLO shapes", "tf_op": "TF op shapes"}
 
 
 def _summary(report):

@@ -228,5 +228,11 @@ export const VOCABULARY = Object.freeze({
     "global": "global",
     "per_device": "per device"
   },
+  "predictionScore": {
+    "within": "within 25%",
+    "not_within": "not within 25%",
+    "bound_held": "bound held",
+    "bound_exceeded": "bound exceeded: the estimate was too low"
+  },
   "noMatmulPrecision": "no matmul/conv kernel captured"
 });

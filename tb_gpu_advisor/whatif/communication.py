@@ -1,7 +1,9 @@
 """What-if of the communication fixes: exposed collectives overlapped with the backward pass's compute, as far
-as there is backward compute not already hiding collectives; a straggler brought to the next slowest GPU."""
+as there is backward compute not already hiding collectives; a straggler brought to the next slowest GPU; the
+step's work spread over GPUs the job left idle."""
 
-from tb_gpu_advisor.whatif.estimate import model
+from tb_gpu_advisor.vocabulary import TIMES
+from tb_gpu_advisor.whatif.estimate import bound, model
 
 
 def overlap_collectives(window_ms, exposed_ms, compute_ms, overlapped_ms, backward_share):
@@ -19,3 +21,15 @@ def straggler(window_ms, excess_ms):
     """The window with the slowest GPU computing no longer than the next slowest: the others wait that much less."""
     return model(window_ms, window_ms - excess_ms,
                  "model: the slowest GPU computing no longer than the next slowest, so the step waits that much less")
+
+
+def spread_over_idle_gpus(window_ms, compute_ms, working, total):
+    """The window with the same global batch split over all `total` GPUs instead of `working`: the busiest GPU's
+    compute (`compute_ms`) shrinks to working/total of itself; an upper bound (perfect scaling, no more
+    communication, the host's share unchanged)."""
+    saved = compute_ms * (1.0 - working / total) if total > working > 0 else 0.0
+    return bound(window_ms, window_ms - saved,
+                 f"upper bound: the same global batch split over all {total} GPUs instead of {working}, the busiest "
+                 f"GPU's compute ({compute_ms:.3g} ms) shrinking to {working}/{total} of itself (perfect scaling, "
+                 "no added communication); or, at the same per-GPU batch, up to "
+                 f"{total / working:.3g}{TIMES} the examples per second")

@@ -84,9 +84,12 @@ def test_slow_allreduce_on_xplane_fires_with_exact_bandwidths(tmp_path):
     assert (gather["median_bytes"], gather["algbw_gbps"], gather["busbw_gbps"]) == (8 * 2**20, 167.772, 125.829)
     listed = {row["collective"]: row for row in report["collectives"]}
     assert listed["allreduce"]["size_source"] == "hlo" and listed["allreduce"]["in_bytes"] == 16 * 64 * 2**20
+    # time on one GPU, not the sum over the four: 4 steps x 4 ms of 4 steps x 9.3 ms
+    assert allreduce["time_ms"] == 16.0 and allreduce["calls"] == 16
     finding = _finding(report)
     assert finding is not None and finding["severity"] == "medium"
     assert finding["evidence"]["metrics"]["busbw_gbps"] == 25.166
+    assert finding["evidence"]["metrics"]["collective_pct"] == 43.01
     assert "xla_gpu_all_reduce_combine_threshold_bytes" in finding["fix"]
 
 

@@ -28,11 +28,23 @@ def test_the_ratio_of_means_has_a_bootstrap_interval_around_it():
 
 
 def test_within_tolerance_is_a_share_of_the_measured_speedup():
-    assert check(2.5, 2.0) == {"ratio": 1.25, "within_tolerance": True}
+    assert check(2.5, 2.0) == {"ratio": 1.25, "within_tolerance": True, "score": "within", "score_text": "within 25%"}
     assert check(2.51, 2.0)["within_tolerance"] is False
-    assert check(1.5, 2.0) == {"ratio": 0.75, "within_tolerance": True}
-    assert check(1.49, 2.0)["within_tolerance"] is False
-    assert check(None, 2.0) == {"ratio": None, "within_tolerance": None}
+    assert check(1.5, 2.0)["ratio"] == 0.75 and check(1.5, 2.0)["within_tolerance"] is True
+    assert check(1.49, 2.0, "model")["score_text"] == "not within 25%"
+    assert check(None, 2.0) == {"ratio": None, "within_tolerance": None, "score": None, "score_text": None}
+
+
+def test_a_bound_is_scored_one_sided():
+    """An upper limit holds whatever its distance above the measurement, and is never a success when the fix
+    beat it, even within 25%."""
+    held = check(7.8, 4.89, "bound")
+    assert (held["score"], held["within_tolerance"]) == ("bound_held", False)
+    assert held["score_text"] == "bound held (measured 4.89× ≤ 7.80×)"
+    beaten = check(1.34, 1.68, "bound")
+    assert (beaten["score"], beaten["within_tolerance"]) == ("bound_exceeded", True)
+    assert beaten["score_text"] == "bound exceeded: the estimate was too low (measured 1.68× > 1.34×)"
+    assert check(2.0, 2.0, "bound")["score"] == "bound_held"
 
 
 def test_resolved_and_reduced_findings_are_checked_against_the_measured_speedup():
@@ -53,7 +65,7 @@ def test_resolved_and_reduced_findings_are_checked_against_the_measured_speedup(
     assert (gone["ratio"], gone["within_tolerance"]) == (0.9, True)
     # A report without `speedup_kind` predates the what-if model: its share-of-step estimates are bounds.
     assert (smaller["predicted_kind"], smaller["candidate_estimate"], smaller["candidate_kind"]) == ("bound", 1.1, "bound")
-    assert (smaller["ratio"], smaller["within_tolerance"]) == (0.75, True)
+    assert (smaller["ratio"], smaller["within_tolerance"], smaller["score"]) == (0.75, True, "bound_exceeded")
 
 
 def test_the_prediction_table_is_rendered_in_text_and_markdown():
@@ -66,8 +78,10 @@ def test_the_prediction_table_is_rendered_in_text_and_markdown():
     assert "Measured: 2.00× faster (95% CI" in text
     assert "about 1.80×" in text and "up to 4.00×" in text
     lines = [line for line in text.splitlines() if line.startswith("title ")]
-    assert lines[0].split()[-2:] == ["0.90", "yes"] and lines[1].split()[-2:] == ["2.00", "no"]
-    assert "| title bounded | resolved | up to 4.00× | 2.00 | no |" in render_comparison_markdown(comparison)
+    assert lines[0].split()[-3:] == ["0.90", "within", "25%"]
+    assert " ".join(lines[1].split()[-7:]) == "2.00 bound held (measured 2.00× ≤ 4.00×)"
+    assert "| title bounded | resolved | up to 4.00× | 2.00 | bound held (measured 2.00× ≤ 4.00×) |" in \
+        render_comparison_markdown(comparison)
 
 
 def test_no_prediction_table_without_resolved_findings_nor_steps():
@@ -89,7 +103,8 @@ def test_the_combined_estimate_is_checked_when_the_baseline_has_one():
     comparison = compare_reports(base, cand)
     combined = comparison["hosts"][0]["predictions"]["combined"]
     assert combined == {"predicted": 1.9, "predicted_kind": "model", "finding_ids": ["a", "b"],
-                        "addressed_ids": ["a"], "ratio": 0.95, "within_tolerance": True}
+                        "addressed_ids": ["a"], "ratio": 0.95, "within_tolerance": True, "score": "within",
+                        "score_text": "within 25%"}
     assert ("Combined estimate of the baseline's top findings (a, b): about 1.90×, within 25% of the measured "
             "speedup (ratio 0.95); the candidate addressed 1 of its 2 findings.") in \
         " ".join(render_comparison_text(comparison).split())

@@ -436,6 +436,7 @@ def test_compare_with_a_baseline_shows_the_comparison_and_clears_back(tab):
     assert f"measured {speedup:.2f}× faster (95% CI" in predictions
     for check in checks:
         assert check["title"] in predictions and f"{check['ratio']:.2f}" in predictions
+        assert check["score_text"] in predictions  # the CLI's words: a bound held or exceeded, a model within
     assert "No kernel appeared, disappeared or changed" in tab.text("#compare-kernels")
     overflow = tab.frame.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, "the comparison scrolls sideways at 1280x800"

@@ -6,9 +6,11 @@ from tb_gpu_advisor.analysis.framework import strategy_signals
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
+from tb_gpu_advisor.analysis.kernel_names import is_nccl
+from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, limit
 from tb_gpu_advisor.findings.thresholds import (BF16_MIN_CC, KERNEL_HIGH_PCT, MIXED_PRECISION_GAIN, MODELED_LOW_PCT,
                                                 MODELED_MEDIUM_PCT, TENSOR_CORE_MIN_CC)
+from tb_gpu_advisor.whatif.communication import spread_over_idle_gpus
 
 ENTRIES = register("environment", {
     "environment.gpu_not_used": Entry(
@@ -44,6 +46,43 @@ then `nvidia-smi` (driver, the CUDA version it supports, the GPU is free) and CU
 "" or "-1"). Install the CUDA build: pip install -U "jax[cuda12]", and set JAX_PLATFORMS=cuda to fail
 loudly instead of falling back to the CPU.""",
             docs=(L.JAX_INSTALL, L.CUDA_COMPATIBILITY)),
+    ),
+    "environment.idle_gpus": Entry(
+        category="other",
+        title="GPUs this process sees did no work while the others trained",
+        fix_summary="Use every GPU: MirroredStrategy() without devices=; check list_logical_devices('GPU').",
+        fix="""\
+GPUs listed in this process's profile ran no kernel in any captured step while the others trained (see the
+evidence): the job runs on fewer GPUs than the machine gives it. A tf.distribute strategy uses every GPU
+TensorFlow sees unless the code narrows it; find where:
+
+    print(tf.config.list_physical_devices("GPU"))    # every GPU TensorFlow can see
+    print(tf.config.list_logical_devices("GPU"))     # the devices it made (set_visible_devices narrows them)
+    strategy = tf.distribute.MirroredStrategy()      # no devices=[...]: every visible GPU
+    print(strategy.num_replicas_in_sync)             # the number of GPUs you expect
+
+and CUDA_VISIBLE_DEVICES in the job's environment. Keep each GPU's share of the work: global batch =
+per-replica batch x strategy.num_replicas_in_sync (and scale the learning rate with it). If the idle GPUs
+belong to other worker processes (MultiWorkerMirroredStrategy with a worker per GPU), each worker's profile
+shows only its own GPUs' work: profile every worker and this finding does not apply.""",
+        docs=(L.TF_GPU_GUIDE, L.TF_DISTRIBUTED),
+        jax=Idiom(
+            fix_summary="Shard over every device: a mesh of jax.devices() (or pmap over jax.local_device_count()).",
+            fix="""\
+GPUs listed in this process's profile ran no kernel in any captured step while the others trained (see the
+evidence): the job runs on fewer GPUs than the machine gives it. Check what JAX sees and what the program
+shards over:
+
+    print(jax.devices(), jax.local_device_count())           # every GPU JAX can see
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))   # all devices, not jax.devices()[:2]
+    batch = jax.device_put(batch, NamedSharding(mesh, P("data")))
+    # pmap: the batch's leading axis = jax.local_device_count()
+
+and CUDA_VISIBLE_DEVICES in the job's environment. Keep each GPU's share of the work: global batch =
+per-device batch x jax.device_count(). If the idle GPUs belong to other processes (jax.distributed.initialize
+with a process per GPU), each process's profile shows only its own GPUs' work: profile every process and
+this finding does not apply.""",
+            docs=(L.JAX_SHARDING,)),
     ),
     "environment.no_tensor_cores": Entry(
         category="other",
@@ -295,6 +334,47 @@ def gpu_not_used(ctx):
                       "another profile")
 
 
+def idle_gpus(ctx):
+    """GPUs this process's profile lists ran no kernel while others worked, the job meant several GPUs
+    (analysis.unused_gpus: several working GPUs, a strategy, replica names, collectives over the working GPUs) and
+    nothing says the capture missed their work or other processes own them (unused.claim)."""
+    unused = ctx.analysis.unused_gpus
+    if unused is None or not unused.claim or not ctx.has_gpu:
+        return None
+    idle, working = unused.idle, unused.working
+    total = len(idle) + len(working)
+    compute_ms = ms(max(ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name)).values(), default=0))
+    models = sorted({work.model for work in idle if work.model})
+    steps = (f"any of the {unused.complete_steps} captured steps" if unused.complete_steps
+             else "the capture (no step markers)")
+    summary = (f"{_gpu_list(idle)} ({len(idle)} of {total} GPUs{', ' + ', '.join(models) if models else ''}) ran "
+               f"no kernel in {steps} while {_gpu_list(working)} computed "
+               f"{ctx.time_text(compute_ms)} on the busiest.")
+    finding = Finding(
+        id="environment.idle_gpus",
+        severity="high" if unused.certainty == "high" and len(idle) >= len(working) else "medium",
+        summary=summary,
+        evidence=Evidence({"gpus_in_profile": total, "working_gpus": len(working), "idle_gpus": len(idle),
+                           "complete_steps": unused.complete_steps, "certainty": unused.certainty,
+                           "replicas": unused.replicas, "busiest_compute_ms": compute_ms,
+                           "working": [{"device": work.name, "kernels": work.kernels, "kernel_ms": work.kernel_ms,
+                                        "steps_with_kernels": work.steps_with_kernels} for work in working]},
+                          limit("idle_gpus", len(idle), 0),
+                          {"devices": [work.label for work in idle], "working": [work.label for work in working],
+                           "copies_only": [work.label for work in idle if work.copies],
+                           "signals": list(unused.intent)}),
+        recoverable_ms=0.0, window_ms=ctx.window_ms, speedup_basis="",
+        fix_note=f"What says the job meant several GPUs: {'; '.join(unused.intent)}. Nothing in the profile says "
+                 "the capture missed their work or that other processes own them"
+                 + ("" if unused.certainty == "high" else " (no step markers, so how sure is medium)") + ".")
+    return estimated(finding, spread_over_idle_gpus(ctx.window_ms, compute_ms, len(working), total))
+
+
+def _gpu_list(works):
+    labels = [f"GPU {work.ordinal}" for work in works]
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
 def _release(text):
     """(major, minor, patch) of a version text such as `0.4.30` or `0.4.30.dev20240701`, or None."""
     match = re.match(r"^(\d+)\.(\d+)\.(\d+)", str(text).strip())
@@ -317,5 +397,5 @@ def versions_misaligned(ctx):
         recoverable_ms=0.0, window_ms=ctx.window_ms, speedup_basis=NOT_A_SPEEDUP)
 
 
-RULES = (gpu_not_used, no_tensor_cores, bf16_without_hardware, cuda_older_than_gpu, driver_older_than_runtime,
-         versions_misaligned)
+RULES = (gpu_not_used, idle_gpus, no_tensor_cores, bf16_without_hardware, cuda_older_than_gpu,
+         driver_older_than_runtime, versions_misaligned)

@@ -16,7 +16,7 @@ from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MI
                                                 INPUT_MEDIUM_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 RETRACE_MIN_VARIANTS)
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG
+from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG, TF_DECODE_OPS, TF_FILE_READ_OPS
 from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
 from tb_gpu_advisor.whatif.dispatch import call_overhead_ms, compiled_step, eager_op_work_ms
@@ -308,6 +308,9 @@ _EAGER_OP = re.compile(r"^EagerLocalExecute: (?!__inference_|__forward_|__backwa
                        r"PartitionedCall)(.+)$")
 
 
+_FILE_OPS = TF_FILE_READ_OPS | TF_DECODE_OPS
+
+
 _FUNCTION_CALL = re.compile(r"^EagerLocalExecute: __inference_(.+)_(\d+)$")
 
 
@@ -376,7 +379,8 @@ _XLA_CPU_THREADS = ("XLAPjRtCpuClient", "XLAEigen")
 def _eager_dispatch(ctx):
     """(ops [(name, count, ps)], dispatched op count, dispatch ps, kept ms, what kept) of op-by-op execution:
     TensorFlow's eager ops, or JAX computations executed one jnp op at a time; None when neither is seen."""
-    ops = ctx.host_ops(lambda name: bool(_EAGER_OP.match(name)))
+    # Eager file reads and image decodes are a loop's batch preparation (input.host_batch_prep), not its step.
+    ops = ctx.host_ops(lambda name: bool(_EAGER_OP.match(name)) and name.partition(": ")[2] not in _FILE_OPS)
     if ops:
         runs = [name for name in _TF_OP_RUNS if name in ctx.host.op_totals]
         count = sum(ctx.host.op_totals[name][0] for name in runs)

@@ -4,9 +4,10 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, estimated, grade, ladder
+from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS, file_work_ps, prep_calls
 from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
 from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT,
-                                                TF_DATA_SERVICE_MIN_GPUS)
+                                                PREP_UNTRACED_MIN_MS, TF_DATA_SERVICE_MIN_GPUS)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.estimate import model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
@@ -69,19 +70,23 @@ Measure the loader alone (iterate it without the model) to know its ceiling.""",
     "input.host_batch_prep": Entry(
         category="input",
         title="The host prepares each batch while the device idles",
-        fix_summary="Prepare batches ahead in the background; put the next one on the device before it is needed.",
+        fix_summary="Build batches in a tf.data pipeline that prefetches, so the next one is ready before the step.",
         fix="""\
-Each step starts with the training loop building its batch on the step thread (NumPy work, reads, the copy to
-the device) while the device has nothing to run; only then is the step dispatched. Produce batches ahead of
-the step, in the background, and transfer the next one while the current step runs:
+Each step starts with the training loop building its batch on the step thread (Python and NumPy work, file
+reads and image decoding, the conversion to tensors) while the device has nothing to run; only then is the
+tf.function step called. Move that work into tf.data, which runs it on background threads ahead of the step:
 
-    ds = tf.data.Dataset.from_generator(make_examples, output_signature=signature)  # or TFRecord files
-    ds = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).batch(batch_size)
+    ds = tf.data.Dataset.from_tensor_slices((paths, labels))        # read and decode as tf.data stages
+    ds = ds.map(read_and_decode, num_parallel_calls=tf.data.AUTOTUNE).batch(batch_size)
+    # or keep the Python batch builder: tf.data.Dataset.from_generator(make_batches, output_signature=...)
     ds = ds.prefetch(tf.data.AUTOTUNE)
-    for batch in ds.as_numpy_iterator(): ...
+    # one GPU: also copy the next batch to it during the step (the last stage)
+    ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))
+    for x, y in ds:
+        loss = train_step(x, y)
 
-Measure the loader alone (iterate it without the model) to know whether it can keep up.""",
-        docs=(L.TF_DATA_PERFORMANCE,),
+Measure the pipeline alone (iterate it without the model) to know whether it keeps up with the step.""",
+        docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_PREFETCH_TO_DEVICE),
         jax=Idiom(
             fix_summary="Load batches in the background (grain, tf.data) and device_put the next one during the step.",
             fix="""\
@@ -101,6 +106,25 @@ in the background and keep the next one on the device before the step asks for i
 
 Measure the loader alone (iterate it without the model) to know whether it keeps up with the step.""",
             docs=(L.JAX_DEVICE_PUT, L.GRAIN, L.TF_DATA_PERFORMANCE)),
+        pytorch=Idiom(
+            fix_summary="Build batches in DataLoader worker processes (num_workers>0, pin_memory, persistent_workers).",
+            fix="""\
+Each step starts with the training loop building its batch in the main process (Python and NumPy work, file
+reads and image decoding, torch.from_numpy, the copy to the GPU) while the GPU has nothing to run. Put that
+work in a Dataset and let DataLoader worker processes build the next batches during the step:
+
+    class Examples(torch.utils.data.Dataset):
+        def __len__(self): return len(paths)
+        def __getitem__(self, i): return read_and_decode(paths[i]), labels[i]   # what the loop did per example
+
+    loader = torch.utils.data.DataLoader(Examples(), batch_size=batch_size, shuffle=True,
+                                         num_workers=8,            # 0 builds batches in the training process
+                                         pin_memory=True, persistent_workers=True, prefetch_factor=4)
+    for x, y in loader:
+        x, y = x.to("cuda", non_blocking=True), y.to("cuda", non_blocking=True)
+
+Measure the loader alone (iterate it without the model) to know whether it keeps up with the step.""",
+            docs=(L.TORCH_DATA, L.TORCH_PINNED)),
     ),
     "input.no_prefetch": Entry(
         category="input",
@@ -222,6 +246,29 @@ data (before any random augmentation).""",
 
 UPPER_BOUND = "upper bound: the step time if all of the {what} went away"
 
+# Per framework: how to get Python calls into the profile, and the record-file format its loaders read.
+_PYTHON_TRACER = {
+    "jax": "enable the Python tracer, jax.profiler.trace(..., python_tracer_level=1)",
+    "pytorch": "record Python calls, torch.profiler.profile(..., with_stack=True)",
+    "tensorflow": "time the batch preparation alone, around the call that builds the batch",
+}
+_RECORD_FILES = {
+    "jax": "pack the dataset into a few large record files (ArrayRecord, which grain reads; or TFRecord) holding "
+           "already-decoded or small encoded examples",
+    "pytorch": "pack the dataset into a few large shards (WebDataset tar shards, read by the DataLoader's "
+               "workers) holding already-decoded or small encoded examples",
+    "tensorflow": "pack the dataset into a few large TFRecord files (tf.train.Example records of already-decoded "
+                  "or small encoded images) read by tf.data.TFRecordDataset(files, "
+                  "num_parallel_reads=tf.data.AUTOTUNE)",
+}
+# What idles while the host prepares, and what starts when it is done, per BatchPrep.device without GPUs.
+_DEVICE_WORDS = {
+    "xla_cpu": ("XLA's CPU executor idles", "XLA's CPU executor gets work"),
+    "tf_cpu": ("no tf.function runs", "the tf.function step starts"),
+}
+# PyTorch's iterator of a DataLoader with num_workers=0: batches are built in the training process.
+_SINGLE_PROCESS_LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter"
+
 
 def _wait(ctx):
     """(exposed input wait ms, its share %) over the analysis window."""
@@ -278,15 +325,41 @@ def gpu_waits_for_input(ctx):
         note = (f"This pipeline already prefetches and maps in parallel ({pipeline.paths[0]}), so the producer "
                 "itself is too slow: see the other findings, cache decoded data, precompute offline, or use "
                 "the tf.data service.")
+    if ctx.framework.name == "pytorch" and any(name.startswith(_SINGLE_PROCESS_LOADER) for name in ctx.host.op_totals):
+        note = ("The DataLoader builds each batch in the training process (_SingleProcessDataLoaderIter: "
+                "num_workers=0) while the GPU waits; worker processes would build the next ones during the step.")
+    metrics, pointers = _wait_metrics(ctx, wait_ms, share), _wait_pointers(ctx)
+    files_note = _file_work_in_waits(ctx, wait_ms, metrics, pointers)
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
     return Finding(
         id="input.gpu_waits_for_input", severity=severity,
         summary=f"The GPU waits for input {share:.1f}% of the step time "
                 f"({ctx.time_text(wait_ms)}).",
-        evidence=Evidence(_wait_metrics(ctx, wait_ms, share),
-                          ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT), _wait_pointers(ctx)),
+        evidence=Evidence(metrics, ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT), pointers),
         recoverable_ms=wait_ms, window_ms=ctx.window_ms,
-        speedup_basis=UPPER_BOUND.format(what="GPU idle time spent waiting for input"), fix_note=note)
+        speedup_basis=UPPER_BOUND.format(what="GPU idle time spent waiting for input"),
+        fix_note=f"{note} {files_note}".strip())
+
+
+def _file_work_in_waits(ctx, wait_ms, metrics, pointers):
+    """The record-file note when the known preparation calls inside the exposed input waits (a PyTorch DataLoader
+    run in the training process, traced with_stack=True) are mostly file reads and image decoding; adds their
+    times to `metrics` and the calls to `pointers` when there are any."""
+    waits = intervals.subtract(ctx.host.input_waits, ctx.gpu_busy)
+    if len(ctx.window):
+        waits = intervals.intersect(waits, ctx.window)
+    calls, _ = prep_calls(ctx.host, waits)
+    if not calls:
+        return ""
+    read_ms, decode_ms = (ms(ps) for ps in file_work_ps(calls))
+    steps = max(1, ctx.step_count)
+    metrics.update(file_read_ms_per_step=round(read_ms / steps, 3), decode_ms_per_step=round(decode_ms / steps, 3))
+    pointers["functions"] = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in calls[:5]]
+    if ctx.framework.name not in _RECORD_FILES or read_ms + decode_ms < FILES_MIN_SHARE * wait_ms:
+        return ""
+    return (f"File reads ({read_ms / steps:.2f} ms per step) and image decoding ({decode_ms / steps:.2f} ms per "
+            f"step) are most of the wait: {_RECORD_FILES[ctx.framework.name]}, so a step reads sequentially instead "
+            "of opening and decoding many small files.")
 
 
 def no_prefetch(ctx):
@@ -389,11 +462,13 @@ def tf_data_service(ctx):
 
 
 def host_batch_prep(ctx):
-    """JAX: each step starts with the host building its batch on the step thread while the device idles
-    (analysis.batch_prep), not behind tf.data's IteratorGetNext. How sure depends on what the trace shows there:
-    known preparation calls (Python tracer), other host work, or nothing (an untraced stall)."""
+    """JAX, TensorFlow and PyTorch loops: each step starts with the host building its batch on the step thread while
+    the device idles (analysis.batch_prep), not behind tf.data's IteratorGetNext or the DataLoader's __next__
+    (input.gpu_waits_for_input). How sure depends on what the trace shows there: known preparation calls (Python
+    tracer, TensorFlow file ops), other host work, or nothing (an untraced stall)."""
     prep = ctx.analysis.batch_prep
-    if not ctx.framework.is_jax or prep is None or not ctx.step_count or prep.total_ps <= 0:
+    framework = ctx.framework.name
+    if framework not in BATCH_PREP_FRAMEWORKS or prep is None or not ctx.step_count or prep.total_ps <= 0:
         return None
     steps = ctx.step_set.steps
     # Warm-up (steps.warmup_in_profile) compiles: measure the preparation and the gain on the steady steps.
@@ -403,39 +478,39 @@ def host_batch_prep(ctx):
     window_ms = ms(sum(steps[i].duration_ps for i in steady)) if steady.start else ctx.window_ms
     share = round(100.0 * prep_ms / window_ms, 2) if window_ms > 0 else 0.0
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
-    if severity is None:
+    if severity is None or (prep.certainty == "low" and prep_ms / steady_count < PREP_UNTRACED_MIN_MS):
         return None
     gain_ms = ms(sum(min(prep.per_step_ps[i], steps[i].duration_ps - prep.per_step_ps[i]) for i in steady)) \
         if steady.start else ms(prep.recoverable_ps)
     mean_ms = window_ms / steady_count
     which = "steady steps, warm-up excluded" if steady.start else "steps"
     calls = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in prep.calls[:5]]
-    one = prep.device != "gpu" or len(ctx.active_gpus) <= 1
-    device = ("the GPU" if one else "the GPUs") if prep.device == "gpu" else "XLA's CPU executor"
-    idles, gets = ("idles", "gets") if one else ("idle", "get")
+    if prep.device == "gpu":
+        one = len(ctx.active_gpus) <= 1
+        idles, starts = ("the GPU idles", "the GPU gets work") if one else ("the GPUs idle", "the GPUs get work")
+    else:
+        idles, starts = _DEVICE_WORDS[prep.device]
     if prep.certainty == "high":
         what = ", ".join(f"{c['function']} {c['ms'] / ctx.step_count:.2f} ms" for c in calls[:3])
-        seen = (f"The Python tracer shows the step thread in batch preparation there ({what} per step); "
+        seen = (f"The trace shows the step thread in batch preparation there ({what} per step); "
                 "the step is dispatched after it.")
         if prep.waits:
             seen += " Most of it is waiting (sleep or file reads), not computing: a background loader hides it."
     elif prep.certainty == "medium":
-        seen = ("Host events fill that time but none is a known preparation call (NumPy, reads, device_put): "
-                "check what the loop does before calling the step.")
+        seen = ("Host events fill that time but none is a known preparation call (NumPy, file reads, decoding, "
+                "copies to the device): check what the loop does before calling the step.")
     else:
         seen = ("The trace shows almost nothing on the host there: the step thread waited or ran Python the "
-                "profile did not trace (enable the Python tracer, jax.profiler.trace(..., "
-                "python_tracer_level=1), or time the loader alone before acting on this).")
-    note = f"{seen} Every step pays it before {device} {gets} work."
+                f"profile did not trace ({_PYTHON_TRACER[framework]}, before acting on this).")
+    note = f"{seen} Every step pays it before {starts}."
     read_ms, decode_ms = ms(prep.read_ps), ms(prep.decode_ps)
     if read_ms + decode_ms >= FILES_MIN_SHARE * prep_ms:
-        note += (f" File reads ({read_ms / ctx.step_count:.2f} ms per step) and decoding "
-                 f"({decode_ms / ctx.step_count:.2f} ms per step) are most of it: pack the dataset into a few large "
-                 "record files (ArrayRecord, which grain reads; or TFRecord) holding already-decoded or small "
-                 "encoded examples, so a step reads sequentially instead of opening and decoding many files.")
+        note += (f" File reads ({read_ms / ctx.step_count:.2f} ms per step) and image decoding "
+                 f"({decode_ms / ctx.step_count:.2f} ms per step) are most of it: {_RECORD_FILES[framework]}, so "
+                 "a step reads sequentially instead of opening and decoding many small files.")
     if prep.device != "gpu":
         note += (" This is a CPU-only run: the background loader shares the cores with the step, so the overlap "
-                 "holds for waiting, less for NumPy work.")
+                 "holds for waiting, less for computing.")
     between_ms = ms(prep.between_steps_ps) / (ctx.step_count - 1) if ctx.step_count > 1 else 0.0
     if between_ms >= 0.1 * prep_ms / steady_count:
         note += (f" The device also idles {between_ms:.2f} ms between each pair of consecutive step markers, "
@@ -444,8 +519,8 @@ def host_batch_prep(ctx):
         severity = "medium" if severity == "high" else severity
     finding = Finding(
         id="input.host_batch_prep", severity=severity,
-        summary=f"Each step starts with {prep_ms / steady_count:.2f} ms of host batch preparation while {device} "
-                f"{idles} ({share:.1f}% of the {mean_ms:.2f} ms mean step over {steady_count} {which}; a loader one "
+        summary=f"Each step starts with {prep_ms / steady_count:.2f} ms of host batch preparation while {idles} "
+                f"({share:.1f}% of the {mean_ms:.2f} ms mean step over {steady_count} {which}; a loader one "
                 f"batch ahead would save {gain_ms / steady_count:.2f} ms of it per step; how sure: {prep.certainty}).",
         evidence=Evidence(
             {"batch_prep_ms": prep_ms, "batch_prep_ms_per_step": round(prep_ms / steady_count, 3),
@@ -453,6 +528,8 @@ def host_batch_prep(ctx):
              "host_traced_pct": round(100 * prep.traced_share, 1),
              "prep_calls_pct": round(100 * prep.prep_call_share, 1), "certainty": prep.certainty,
              "device": prep.device, "between_steps_idle_ms": ms(prep.between_steps_ps),
+             "file_read_ms_per_step": round(read_ms / ctx.step_count, 3),
+             "decode_ms_per_step": round(decode_ms / ctx.step_count, 3),
              "recoverable_pct": round(100.0 * gain_ms / window_ms, 2) if window_ms > 0 else 0.0},
             ladder("batch_prep_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
             {"time_ranges_ms": ctx.longest_ranges_ms(prep.gaps), "steps": ctx.steps_overlapping(prep.gaps),

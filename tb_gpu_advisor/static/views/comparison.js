@@ -9,6 +9,7 @@ import {CHANGE_LABELS, arrow, differenceText, formatPoints, measuredText, noiseS
   pointsDifferenceText, ratioText} from '../comparison_format.js';
 import {formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
 import {emptyState, meter, section, tile} from './common.js';
+import {VOCABULARY} from '../vocabulary.js';
 import {configurationChangesView} from './configuration.js';
 import {breakdownDeltaView} from './comparison_breakdown.js';
 import {kernelChangesView} from './comparison_kernels.js';
@@ -115,25 +116,38 @@ function findingsCard(comparison) {
 }
 
 const WITHIN = {true: 'yes', false: 'no'};
+const MISSED = new Set(['not_within', 'bound_exceeded']);
+
+/** The check of a prediction in the report's own words (score_text); reports before `score` say yes/no. */
+function scoreText(row) {
+  if (row.score_text) return row.score_text;
+  return WITHIN[row.within_tolerance] || '\u2014';
+}
+
+function missed(row) {
+  return row.score ? MISSED.has(row.score) : row.within_tolerance === false;
+}
 
 function predictionRow(row) {
   const status = row.candidate_estimate == null ? row.status :
     `${row.status} (now ${formatSpeedup(row.candidate_estimate, row.candidate_kind)})`;
-  const within = WITHIN[row.within_tolerance] || '\u2014';
   return h('tr', {'data-status': row.status},
     h('td', {}, h('span', {class: 'finding-title'}, row.title || row.id), ' ',
       h('span', {class: 'finding-id'}, row.id)),
     h('td', {}, status),
     h('td', {class: 'num'}, formatSpeedup(row.predicted, row.predicted_kind) || '\u2014'),
     h('td', {class: 'num'}, Number.isFinite(row.ratio) ? row.ratio.toFixed(2) : '\u2014'),
-    h('td', {class: ['num', row.within_tolerance === false ? 'tone-bad' : null]}, within));
+    h('td', {class: missed(row) ? 'tone-bad' : null}, scoreText(row)));
 }
 
 function combinedLine(combined) {
   if (!combined) return null;
   const ratio = Number.isFinite(combined.ratio) ? ` (ratio ${combined.ratio.toFixed(2)})` : '';
-  const within = combined.within_tolerance === true ? 'within 25% of the measured speedup' :
-    combined.within_tolerance === false ? 'not within 25% of the measured speedup' : 'not checked';
+  const model = combined.score === 'within' || combined.score === 'not_within';
+  const within = combined.score_text ? combined.score_text + (model ? ' of the measured speedup' : '') :
+    combined.within_tolerance === true ? `${VOCABULARY.predictionScore.within} of the measured speedup` :
+      combined.within_tolerance === false ? `${VOCABULARY.predictionScore.not_within} of the measured speedup` :
+        'not checked';
   return h('p', {'data-testid': 'combined-check'},
     `Combined estimate of the top findings: ${formatSpeedup(combined.predicted, combined.predicted_kind) || '\u2014'}, ` +
     `${within}${ratio}; the candidate addressed ${combined.addressed_ids.length} of its ` +
@@ -150,11 +164,13 @@ function predictionsCard(comparison) {
   return section('Prediction checked', {id: 'compare-predictions',
     subtitle: `measured ${measuredText(measured)}, ${basis}, baseline / candidate`},
   h('p', {class: 'hint'}, 'Each finding the candidate resolved or reduced, with the speedup the baseline ' +
-    'predicted for its fix; ratio = predicted / measured. The measured change is every change made at once.'),
+    'predicted for its fix; ratio = predicted / measured. An estimate (about) is checked within 25% of the ' +
+    'measured speedup; a bound (up to) is an upper limit: it held, or the fix beat it and the estimate was too ' +
+    'low. The measured change is every change made at once.'),
   combinedLine(predictions.combined),
   h('div', {class: 'table-wrap'}, h('table', {'data-testid': 'prediction-checks'},
     h('thead', {}, h('tr', {}, h('th', {}, 'Finding'), h('th', {}, 'Status'), h('th', {class: 'num'}, 'Predicted'),
-      h('th', {class: 'num'}, 'Ratio'), h('th', {class: 'num'}, 'Within 25%'))),
+      h('th', {class: 'num'}, 'Ratio'), h('th', {}, 'Check'))),
     h('tbody', {}, rows.map(predictionRow)))));
 }
 
