@@ -18,6 +18,8 @@ BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")  # sizes are binary, in the CLI, 
 
 # What the configuration says when no matmul/convolution kernel ran, so its precision cannot be told.
 NO_MATMUL_PRECISION = "no matmul/conv kernel captured"
+# The matrix units a kernel table's column names, by GPU vendor: (short header, words).
+MATRIX_UNIT_LABELS = {"NVIDIA": ("TC", "Tensor Cores"), "AMD": ("MC", "Matrix cores")}
 # The breakdown categories of summary.breakdown_pct and steps[].breakdown_ms, in the report's order.
 BREAKDOWN_LABELS = {
     "compute_16bit": "Compute (16-bit)",
@@ -93,6 +95,8 @@ KERNEL_PLUMBING = (
     "MakePointer", "GpuDevice", "ThreadPoolDevice", "const", "long", "int", "unsigned", "char", "short", "bool",
     "float", "double", "half", "bfloat16", "void", "std", "DSizes", "array", "Aligned", "Unaligned", "type2index",
     "IndexList", "cutlass", "detail", "Params", "true", "false", "signed", "size_t",
+    # Eigen's expression plumbing around the functor that says what the kernel computes (greater_equal).
+    "TensorCwiseUnaryOp", "TensorCwiseBinaryOp", "TensorCwiseNullaryOp", "scalar_left", "scalar_right",
 )
 # Units a number can be written with, for keeping them on one line (`bind_units`).
 BOUND_UNITS = ("ns", MICRO, "ms", "s", "min", "h", "%", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
@@ -105,6 +109,13 @@ _BIND = re.compile(r"(\d) (?=(?:" + "|".join(re.escape(u) for u in sorted(BOUND_
 def bind_units(text):
     """`text` with a non-breaking space between each number and the unit after it: "160 ms" -> "160\u00a0ms"."""
     return _BIND.sub(lambda match: match.group(1) + NBSP, str(text))
+
+
+def matrix_unit_labels(devices):
+    """(short header, words) of the matrix units of a report's `devices`: AMD's matrix cores when every GPU with
+    kernels is AMD's, else NVIDIA's Tensor Cores."""
+    vendors = {d.get("vendor") for d in devices if d.get("kernel_count")}
+    return MATRIX_UNIT_LABELS["AMD" if vendors == {"AMD"} else "NVIDIA"]
 
 
 def counted(count, singular, plural=None):
@@ -131,6 +142,7 @@ def exported():
         "statisticWords": list(STATISTIC_WORDS), "boundUnits": list(BOUND_UNITS),
         "kernelPlumbing": list(KERNEL_PLUMBING), "notInTrace": NOT_IN_TRACE, "batchScope": BATCH_SCOPE_LABELS,
         "predictionScore": PREDICTION_SCORE_LABELS, "noMatmulPrecision": NO_MATMUL_PRECISION,
+        "matrixUnits": MATRIX_UNIT_LABELS,
     }
 
 

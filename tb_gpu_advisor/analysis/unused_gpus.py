@@ -10,8 +10,9 @@ from tb_gpu_advisor.model.trace import ActivityKind
 # TensorFlow names the ops of replica k > 0 of a tf.distribute strategy `replica_k/...` (replica 0 has no
 # prefix): the largest k + 1 is a lower bound of the replicas this process runs.
 _REPLICA = re.compile(r"(?:^|[/_])replica_(\d{1,4})/")
-# tf.distribute's multi-worker collectives run on `collective_ops` threads: a worker process per host or per GPU.
-_MULTI_WORKER_THREADS = "collective_ops"
+# Device names of a cluster (`/job:worker/replica:0/task:1/device:GPU:0`) rather than one process
+# (`/job:localhost/...`): other worker processes, on this host or others, take part in the job.
+CLUSTER_DEVICE = re.compile(r"/job:(?!localhost\b)[A-Za-z_]\w*/")
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def unused_gpus(model, step_set, framework, calls=()):
     idle = tuple(work for work in works if not work.kernels)
     if not working or not idle:
         return None
-    replicas = _replicas(model)
+    replicas = replica_count(model)
     groups = sorted({call.group_size for call in calls if call.source == "kernel" and call.group_size})
     intent, doubts = [], []
     if len(working) >= 2:
@@ -86,10 +87,14 @@ def unused_gpus(model, step_set, framework, calls=()):
     world = model.environment.get("world_size")
     if isinstance(world, int) and not isinstance(world, bool) and world > 1:
         doubts.append(f"this file is one of {world} ranks: the idle GPUs may be other ranks'")
-    if any(kind.startswith(_MULTI_WORKER_THREADS) for kind in model.host_activity.thread_busy):
-        doubts.append("collective_ops threads (MultiWorkerMirroredStrategy's collectives): with a worker process "
-                      "per GPU or per group of GPUs, each profile lists every GPU of the host but shows only its "
-                      "own GPUs' work")
+    cluster = next((name for name in model.host_activity.op_totals if CLUSTER_DEVICE.search(name)), None)
+    if cluster:
+        doubts.append(f"host events name a cluster's devices ({cluster[:80]}): with a worker process per GPU or "
+                      "per group of GPUs, each profile lists every GPU of the host but shows only its own GPUs' work")
+    if len(working) == 1:
+        doubts.append("one GPU at work: a job with a process per GPU (MultiWorkerMirroredStrategy, Horovod, "
+                      "jax.distributed) lists every GPU of the host in each process's profile but shows only its "
+                      "own")
     if steps and complete < MIN_STEPS:
         doubts.append(f"only {complete} complete step in the capture: too short to tell GPUs the job never uses "
                       "from GPUs whose work fell outside it")
@@ -112,7 +117,7 @@ def _work(gpu, windows):
                    round(float(activity.duration_ps[kernels].sum()) / 1e9, 3), copies, in_steps)
 
 
-def _replicas(model):
+def replica_count(model):
     """The replicas a tf.distribute strategy runs in this process as its host op names show (largest k of
     `replica_k` + 1), or None when no op names one."""
     found = [int(match) for name in model.host_activity.op_totals for match in _REPLICA.findall(name)]

@@ -66,7 +66,8 @@ MIXED_PRECISION_GAIN = 2.0
 # Fusion: element-wise kernels per step and their share of kernel time before XLA is worth suggesting.
 FUSION_MIN_KERNELS_PER_STEP = 50
 FUSION_MIN_SHARE_PCT = 20.0
-# Share of element-wise kernel time assumed to go away when XLA fuses chains of them (memory round trips).
+# Share of element-wise kernel time the fusion finding's severity grades: its bound is all of that time (what
+# fusion can at most remove); chains usually keep part of it (their bytes still move once).
 FUSION_SAVED_FRACTION = 0.5
 
 # Launch: share of kernels running shorter than their own host launch call; GPU gaps this short are the

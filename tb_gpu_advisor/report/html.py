@@ -6,7 +6,8 @@ from tb_gpu_advisor import __version__
 from tb_gpu_advisor.report import charts, units
 from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.sections import host_sections, kernel_row_labels
-from tb_gpu_advisor.vocabulary import BOTTLENECK_LABELS, BREAKDOWN_LABELS, MICRO, bind_units, in_sentence
+from tb_gpu_advisor.vocabulary import (BOTTLENECK_LABELS, BREAKDOWN_LABELS, MICRO, bind_units, in_sentence,
+                                       matrix_unit_labels)
 
 STEPS_CHARTED = 60
 KERNELS_CHARTED = 10
@@ -250,7 +251,8 @@ def _kernel_table(host):
     title = "Kernels" if len(host["kernels"]) <= KERNELS_TABULATED else \
         f"Kernels (top {KERNELS_TABULATED} of {len(host['kernels'])} by total time)"
     return [f"<h3>{_e(title)}</h3>",
-            _table(("kernel", "op", "grid / block", "count", "total", "avg", "occupancy", "Tensor Cores", "of roof"),
+            _table(("kernel", "op", "grid / block", "count", "total", "avg", "occupancy",
+                    matrix_unit_labels(host["devices"])[1], "of roof"),
                    rows, (False, False, False, True, True, True, True, False, True), name_column=0)]
 
 

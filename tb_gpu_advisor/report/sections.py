@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.configuration_section import configuration_rows
-from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, MICRO, TRANSFER_LABELS, in_sentence
+from tb_gpu_advisor.vocabulary import (BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, MICRO, TRANSFER_LABELS, in_sentence,
+                                       matrix_unit_labels)
 
 KERNELS_LISTED = 10
-KERNEL_WIDTH = 28  # characters of a kernel name in the text table
+KERNEL_WIDTH = 37  # characters of a kernel name in the text table
 STEPS_LISTED = 10
 
 
@@ -217,14 +218,15 @@ def _devices(report):
 
 
 def kernel_row_labels(kernels, width):
-    """A label of at most `width` characters per kernel row. Rows are XProf's (name, launch configuration, op)
-    groups: rows whose shortened names are equal get, in brackets, what tells them apart: their template
-    arguments' distinctive words, the grid / block, the op; rows still alike are numbered."""
-    names = [units.kernel_name(k["name"], width) for k in kernels]
+    """A label of at most `width` characters per kernel row, its function name kept (units.kernel_label). Rows are
+    XProf's (name, launch configuration, op) groups: rows of one kernel get what tells them apart: their template
+    arguments' distinctive words inside its `<...>`, then in brackets the grid / block, the op; rows still alike
+    are numbered."""
+    names = [units.kernel_name(k["name"], 10_000) for k in kernels]
     groups = {}
     for index, name in enumerate(names):
         groups.setdefault(name, []).append(index)
-    labels = list(names)
+    parts = [("", "")] * len(kernels)  # (detail, bracket) of each row
     for indexes in groups.values():
         if len(indexes) < 2:
             continue
@@ -237,12 +239,12 @@ def kernel_row_labels(kernels, width):
         details = _distinct_words([units.kernel_detail(kernels[i]["name"]) for i in indexes])
         columns = _fewest_that_tell_apart([details, launches, ops])
         for position, index in enumerate(indexes):
-            parts = [column[position] for column in columns if column[position]]
-            if not parts:
-                continue
-            suffix = units.shorten(", ".join(parts), max(width // 2, width - 16))  # the suffix tells them apart
-            labels[index] = f"{units.kernel_name(kernels[index]['name'], width - len(suffix) - 3)} [{suffix}]"
-    return _numbered(labels)
+            detail = details[position] if any(column is details for column in columns) else ""
+            rest = ", ".join(column[position] for column in columns if column is not details and column[position])
+            parts[index] = (detail, rest)
+    labels = [units.kernel_label(k["name"], width, *part) for k, part in zip(kernels, parts)]
+    return _numbered(labels, width, lambda index, room: units.kernel_label(kernels[index]["name"], room,
+                                                                          *parts[index]))
 
 
 def _distinct_words(details):
@@ -282,27 +284,31 @@ def _distinct_parts(ops):
     return ["/".join(p[head:len(p) - tail]) for p in paths]
 
 
-def _numbered(labels):
-    """Labels still alike after all that get `(2)`, `(3)`... so that no two rows read the same."""
+def _numbered(labels, width, relabel):
+    """Labels still alike after all that get `(2)`, `(3)`... so that no two rows read the same, within `width`:
+    `relabel(index, room)` writes row `index`'s label again in the room the number leaves."""
     seen = {}
     out = []
-    for label in labels:
+    for index, label in enumerate(labels):
         seen[label] = seen.get(label, 0) + 1
-        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+        number = f" ({seen[label]})"
+        out.append(label if seen[label] == 1 else relabel(index, width - len(number)) + number)
     return out
 
 
 def _kernels(report):
     listed = report["kernels"][:KERNELS_LISTED]
     rows = []
+    # The share of its roof each kernel reaches is in the Roofline section: the name gets the room.
     for k, name in zip(listed, kernel_row_labels(listed, KERNEL_WIDTH)):
         rows.append((name, units.count(k["occurrences"]), units.duration_us(k["total_us"]),
                      units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
-                     "yes" if k["uses_tensor_cores"] else "no", units.percent(k.get("peak_pct"))))
+                     "yes" if k["uses_tensor_cores"] else "no"))
     title = "Kernels" if len(report["kernels"]) <= KERNELS_LISTED else \
         f"Kernels (top {KERNELS_LISTED} of {len(report['kernels'])} by total time)"
-    return Section(title, table=Table(("kernel", "count", "total", "avg", "occupancy", "TC", "of roof"),
-                                      tuple(rows), (False, True, True, True, True, False, True)))
+    matrix_units = matrix_unit_labels(report["devices"])[0]
+    return Section(title, table=Table(("kernel", "count", "total", "avg", "occupancy", matrix_units),
+                                      tuple(rows), (False, True, True, True, True, False)))
 
 
 def lost_time_us(kernel):

@@ -37,6 +37,16 @@ def duration_ms(value):
     return "-" if value is None else duration_us(value * 1000)
 
 
+_DURATION = re.compile(r"^(-?[\d.]+) (ns|" + MICRO + r"|ms|s)$")
+_DURATION_SCALE_MS = {"ns": 1e-6, MICRO: 1e-3, "ms": 1.0, "s": 1000.0}
+
+
+def parse_duration_ms(text):
+    """The ms of a duration as duration_ms writes it (`71.3 µs` -> 0.0713); None for anything else (`-`)."""
+    found = _DURATION.match(text or "")
+    return float(found.group(1)) * _DURATION_SCALE_MS[found.group(2)] if found else None
+
+
 def durations_ms(*values):
     """Durations in ms written in one unit, the one duration_ms gives the largest (`mean 972.1 µs, stdev 697.4 µs`,
     not `0.70 ms` beside `972.1 µs`); a value that would print as zero gets more decimals. None is `-`."""
@@ -115,6 +125,59 @@ def kernel_name(name, width):
             out.append(char)
         index += 1
     return shorten("".join(out).strip() or name, width)
+
+
+def split_qualifiers(text, separator="::"):
+    """`text` split at `separator` outside <...> and (...): the qualifiers of a C++ name, then its function."""
+    parts, depth, start, index = [], 0, 0, 0
+    while index < len(text):
+        char = text[index]
+        if char in "<(":
+            depth += 1
+        elif char in ">)" and depth:
+            depth -= 1
+        elif depth == 0 and text.startswith(separator, index):
+            parts.append(text[start:index])
+            index += len(separator)
+            start = index
+            continue
+        index += 1
+    parts.append(text[start:])
+    return parts
+
+
+def kernel_label(name, width, detail="", bracket=""):
+    """A kernel's label in at most `width` characters that keeps its function name: kernel_name's form, with
+    `detail` (the template arguments that tell it apart) inside its `<...>` and `bracket` (launch shape, op)
+    after it. Namespace qualifiers go first (`EigenMetaKernel<TensorConversionOp>`, not `Eigen.....>`); then a
+    bracket beside a detail (the caller numbers rows still alike), while a bracket alone keeps up to half the
+    width; then the middle of the function's name, and last of the detail."""
+    text = kernel_name(name, 10_000)
+    if detail and text.endswith("<...>"):
+        text = f"{text[:-5]}<{detail}>"
+    elif detail:
+        bracket, detail = ", ".join(part for part in (detail, bracket) if part), ""
+    parts = split_qualifiers(text)
+    suffix = f" [{bracket}]" if bracket else ""
+    for start in range(len(parts)):
+        if len("::".join(parts[start:]) + suffix) <= width:
+            return "::".join(parts[start:]) + suffix
+    if bracket and not detail:
+        inner = shorten(bracket, max(4, min(len(bracket), width // 2 - 3)))
+        return f"{kernel_label(name, width - len(inner) - 3)} [{inner}]"
+    for start in range(len(parts)):
+        if len("::".join(parts[start:])) <= width:
+            return "::".join(parts[start:])
+    function = parts[-1]
+    open_at = function.find("<")
+    if open_at <= 0 or not function.endswith(">"):
+        return shorten(function, width)
+    head, inner = function[:open_at], function[open_at + 1:-1]
+    room = width - len(inner) - 2
+    if room >= min(len(head), 8):
+        return f"{shorten(head, room)}<{inner}>"
+    head = shorten(head, min(len(head), 8))
+    return f"{head}<{shorten(inner, max(3, width - len(head) - 2))}>"
 
 
 def launch_dims(grid, block):

@@ -221,7 +221,12 @@ export const VOCABULARY = Object.freeze({
     "true",
     "false",
     "signed",
-    "size_t"
+    "size_t",
+    "TensorCwiseUnaryOp",
+    "TensorCwiseBinaryOp",
+    "TensorCwiseNullaryOp",
+    "scalar_left",
+    "scalar_right"
   ],
   "notInTrace": "not in the trace",
   "batchScope": {
@@ -234,5 +239,15 @@ export const VOCABULARY = Object.freeze({
     "bound_held": "bound held",
     "bound_exceeded": "bound exceeded: the estimate was too low"
   },
-  "noMatmulPrecision": "no matmul/conv kernel captured"
+  "noMatmulPrecision": "no matmul/conv kernel captured",
+  "matrixUnits": {
+    "NVIDIA": [
+      "TC",
+      "Tensor Cores"
+    ],
+    "AMD": [
+      "MC",
+      "Matrix cores"
+    ]
+  }
 });

@@ -1,14 +1,16 @@
 """Occupancy findings: dominant kernels with low occupancy or a grid too small for the GPU."""
 
 from tb_gpu_advisor.analysis.kernel_names import is_library_math, is_nccl
+from tb_gpu_advisor.analysis.occupancy import theoretical_occupancy
+from tb_gpu_advisor.analysis.rounding import pct, us
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
-from tb_gpu_advisor.analysis.occupancy import theoretical_occupancy
-from tb_gpu_advisor.analysis.rounding import pct, us
 from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GOOD_OCCUPANCY_PCT, KERNEL_HIGH_PCT,
                                                 KERNEL_TUNING_MAX_SAVING, LOW_OCCUPANCY_PCT, MODELED_LOW_PCT,
                                                 MODELED_MEDIUM_PCT)
+from tb_gpu_advisor.report.units import kernel_label
+from tb_gpu_advisor.vocabulary import counted
 
 ENTRIES = register("occupancy", {
     "occupancy.low_occupancy": Entry(
@@ -40,6 +42,7 @@ kernels, split the work into more, smaller blocks (grid-stride loops, split-K fo
 
 
 KERNELS_LISTED = 5
+KERNEL_LABEL_WIDTH = 60  # characters of the kernel's name in the summary
 
 
 def _dominant_rows(ctx):
@@ -71,6 +74,20 @@ def _finding(ctx, finding_id, flagged, summary, basis, crossed):
                    recoverable_ms=recoverable, window_ms=ctx.window_ms, speedup_basis=basis)
 
 
+def _summary(flagged, plural_verb, singular_verb, top_figure):
+    """`query_ball_point_gpu runs at low occupancy: 19% limited by registers (58.7% of kernel time).`, or for
+    several kernels their count and shared share, then the largest by name with its own figure and share."""
+    names = list(dict.fromkeys(item["kernel"] for item in flagged))
+    top = max(flagged, key=lambda item: item["share_of_kernel_time_pct"])
+    top_share = sum(item["share_of_kernel_time_pct"] for item in flagged if item["kernel"] == top["kernel"])
+    label = kernel_label(top["kernel"], KERNEL_LABEL_WIDTH)
+    if len(names) == 1:
+        return f"{label} {singular_verb}: {top_figure} ({top_share:.1f}% of kernel time)."
+    total = sum(item["share_of_kernel_time_pct"] for item in flagged)
+    return (f"{len(names)} time-dominant kernels {plural_verb} ({total:.1f}% of kernel time together); the "
+            f"largest, {label}: {top_figure} ({top_share:.1f}% of kernel time).")
+
+
 def low_occupancy(ctx):
     """Dominant non-library kernels whose (recorded, else computed) occupancy is below LOW_OCCUPANCY_PCT."""
     cc = ctx.compute_capability
@@ -99,9 +116,8 @@ def low_occupancy(ctx):
         return None
     return _finding(
         ctx, "occupancy.low_occupancy", flagged,
-        lambda top: f"{len(flagged)} time-dominant kernel(s) run at low occupancy, e.g. "
-                    f"{top['occupancy_pct']:.0f}% limited by {top['limiter'] or 'an unknown resource'} "
-                    f"({top['share_of_kernel_time_pct']:.1f}% of kernel time).",
+        lambda top: _summary(flagged, "run at low occupancy", "runs at low occupancy",
+                             f"{top['occupancy_pct']:.0f}% limited by {top['limiter'] or 'an unknown resource'}"),
         f"estimate: each kernel faster by 1 - occupancy/{GOOD_OCCUPANCY_PCT:g}%, at most "
         f"{KERNEL_TUNING_MAX_SAVING:.0%}",
         limit("occupancy_pct", min(item["occupancy_pct"] for item in flagged), LOW_OCCUPANCY_PCT, "below",
@@ -124,8 +140,8 @@ def tiny_grid(ctx):
         return None
     return _finding(
         ctx, "occupancy.tiny_grid", flagged,
-        lambda top: f"{len(flagged)} time-dominant kernel(s) launch fewer blocks than the {sms} SMs, e.g. "
-                    f"{top['blocks']} block(s) ({top['share_of_kernel_time_pct']:.1f}% of kernel time).",
+        lambda top: _summary(flagged, f"launch fewer blocks than the {sms} SMs",
+                             f"launches fewer blocks than the {sms} SMs", counted(top["blocks"], "block")),
         f"estimate: each kernel faster by 1 - blocks/SMs, at most {KERNEL_TUNING_MAX_SAVING:.0%}",
         limit("blocks", min(item["blocks"] for item in flagged), sms, "below",
               min_share_of_kernel_time_pct=DOMINANT_KERNEL_SHARE_PCT))

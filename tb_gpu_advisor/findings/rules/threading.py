@@ -20,7 +20,7 @@ threads cannot help: they only take cores from each other and from the GPU launc
     tf.config.threading.set_inter_op_parallelism_threads(2)
     tf.config.threading.set_intra_op_parallelism_threads(2)
     options = tf.data.Options()
-    options.threading.private_threadpool_size = os.cpu_count() - 4
+    options.threading.private_threadpool_size = max(2, os.cpu_count() - 4)  # 2 at least on small hosts
     ds = ds.with_options(options)
     # 2. do less per step on the host: cache decoded data, move augmentation onto the GPU (Keras
     #    preprocessing layers inside the model), store preprocessed records
@@ -40,7 +40,7 @@ the GPU. In order:
 
     # 1. size the loader to the cores left after dispatch (grain / tf.data)
     loader = grain.DataLoader(..., worker_count=max(1, os.cpu_count() - 2))
-    # tf.data feeding JAX: options.threading.private_threadpool_size = os.cpu_count() - 2
+    # tf.data feeding JAX: options.threading.private_threadpool_size = max(2, os.cpu_count() - 2)
     # 2. do less per example on the host: decode once and cache, augment on the device inside the jitted step
     # 3. keep XLA's CPU thread pool from competing when the model runs on the GPU
     XLA_FLAGS="--xla_cpu_multi_thread_eigen=false" python train.py
@@ -54,7 +54,7 @@ use a machine with more CPU cores per GPU, or preprocess the data offline.""",
 Host threads keep (nearly) every core busy while the GPU waits for the host. Size the pools to the cores
 (each rank on the machine gets its share):
 
-    cores = os.cpu_count() // torch.cuda.device_count()
+    cores = max(1, os.cpu_count() // max(1, torch.cuda.device_count()))
     torch.set_num_threads(max(1, cores // 4))
     loader = DataLoader(ds, num_workers=max(1, cores - 2), pin_memory=True, persistent_workers=True)
 
@@ -73,9 +73,9 @@ wait for a core. Give each GPU its own launch threads and bound the op thread po
 
     num_cores = os.cpu_count()                                # this host's logical cores
     tf.config.threading.set_inter_op_parallelism_threads(2)   # before any op runs
-    tf.config.threading.set_intra_op_parallelism_threads(num_cores // 2)
+    tf.config.threading.set_intra_op_parallelism_threads(max(1, num_cores // 2))
     options = tf.data.Options()
-    options.threading.private_threadpool_size = num_cores - 4   # leave cores for launches
+    options.threading.private_threadpool_size = max(2, num_cores - 4)  # leave cores for launches
     ds = ds.with_options(options)""",
         docs=(L.TF_GPU_PERFORMANCE, L.TF_THREADING),
     ),

@@ -54,3 +54,39 @@ def test_busy_cores_do_not_matter_when_the_gpu_does_not_wait():
         for worker in range(2):
             builder.thread(f"tf_data_private_threadpool/{worker}").event("Iterator::Root::Prefetch", start, 9_900)
     assert "threading.host_cpu_saturated" not in findings_by_id(report_of(builder))
+
+
+def _fix_texts():
+    """Every fix text of the catalog and its framework idioms and variants."""
+    import dataclasses
+    from tb_gpu_advisor.findings.catalog import CATALOG, VARIANTS
+    texts, todo = [], list(CATALOG.values()) + [e for entries in VARIANTS.values() for e in entries.values()]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, tuple):
+            todo.extend(item)
+        elif dataclasses.is_dataclass(item):
+            for field in dataclasses.fields(item):
+                value = getattr(item, field.name)
+                if field.name == "fix" and isinstance(value, str):
+                    texts.append(value)
+                elif dataclasses.is_dataclass(value) or isinstance(value, tuple):
+                    todo.append(value)
+    return texts
+
+
+def test_thread_counts_in_fixes_stay_positive_on_small_hosts():
+    """`os.cpu_count() - 4` is 0 or less on a 4-core host, which TensorFlow takes silently as "use the default":
+    the advice would do nothing there. Every count a fix derives from the cores is bounded below by max()."""
+    import re
+    derived = re.compile(r"(os\.cpu_count\(\)|\bnum_cores\b|\bcores\b)\s*(-|//)\s*\w")
+    texts = _fix_texts()
+    assert any("private_threadpool_size" in text for text in texts)
+    for text in texts:
+        for line in text.splitlines():
+            code = line.split("#", 1)[0]
+            for found in derived.finditer(code):
+                assert "max(" in code[:found.start()], f"unbounded thread count in a fix: {line.strip()}"
+    fixes = "\n".join(texts)
+    assert "private_threadpool_size = max(2, num_cores - 4)" in fixes
+    assert "private_threadpool_size = max(2, os.cpu_count() - 4)" in fixes
