@@ -4,7 +4,6 @@
  */
 
 import {h} from '../dom.js';
-import {VOCABULARY} from '../vocabulary.js';
 import {CHANGE_LABELS, arrow, differenceText, formatPoints, measuredText, noiseStatement, speedChangeText,
   pointsDifferenceText, ratioText} from '../comparison_format.js';
 import {formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
