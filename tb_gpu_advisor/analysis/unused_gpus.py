@@ -9,7 +9,7 @@ from tb_gpu_advisor.model.trace import ActivityKind
 
 # TensorFlow names the ops of replica k > 0 of a tf.distribute strategy `replica_k/...` (replica 0 has no
 # prefix): the largest k + 1 is a lower bound of the replicas this process runs.
-_REPLICA = re.compile(r"(?:^|[/_])replica_(\d{1,4})/")
+_REPLICA = re.compile(r"replica_(\d{1,4})/")
 # Device names of a cluster (`/job:worker/replica:0/task:1/device:GPU:0`) rather than one process
 # (`/job:localhost/...`): other worker processes, on this host or others, take part in the job.
 CLUSTER_DEVICE = re.compile(r"/job:(?!localhost\b)[A-Za-z_]\w*/")
@@ -87,7 +87,8 @@ def unused_gpus(model, step_set, framework, calls=()):
     world = model.environment.get("world_size")
     if isinstance(world, int) and not isinstance(world, bool) and world > 1:
         doubts.append(f"this file is one of {world} ranks: the idle GPUs may be other ranks'")
-    cluster = next((name for name in model.host_activity.op_totals if CLUSTER_DEVICE.search(name)), None)
+    cluster = next((name for name in model.host_activity.op_totals
+                    if "/job:" in name and CLUSTER_DEVICE.search(name)), None)
     if cluster:
         doubts.append(f"host events name a cluster's devices ({cluster[:80]}): with a worker process per GPU or "
                       "per group of GPUs, each profile lists every GPU of the host but shows only its own GPUs' work")
@@ -120,7 +121,9 @@ def _work(gpu, windows):
 def replica_count(model):
     """The replicas a tf.distribute strategy runs in this process as its host op names show (largest k of
     `replica_k` + 1), or None when no op names one."""
-    found = [int(match) for name in model.host_activity.op_totals for match in _REPLICA.findall(name)]
+    text = "\n".join(model.host_activity.op_totals)
+    found = [int(match.group(1)) for match in _REPLICA.finditer(text)
+             if match.start() == 0 or not text[match.start() - 1].isalnum()]
     return max(found) + 1 if found else None
 
 

@@ -60,6 +60,11 @@ def decide(ctx, findings):
                                     f"{_p(wait)} of its time (no GPU work in this profile).", finding_id=related)
         return _unknown("no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
                         "bottlenecks cannot be measured.")
+    return _with_idle_gpus(_gpu_verdict(ctx, findings, breakdown), findings)
+
+
+def _gpu_verdict(ctx, findings, breakdown):
+    """The verdict of a profile in which a GPU worked."""
     top = _top(ctx, findings)
     if top is not None:
         return _with_straggler(_sentence(ctx, BOTTLENECK_OF_CATEGORY[top.category], top), findings)
@@ -86,6 +91,18 @@ def _possible_gain_pct(ctx, findings):
     (what the combined estimate counts, before overlaps)."""
     return sum(ctx.share_pct(f.recoverable_ms) for f in findings
                if f.category in BOTTLENECK_OF_CATEGORY and f.severity in ("high", "medium"))
+
+
+def _with_idle_gpus(verdict, findings):
+    """The verdict adding the GPUs the job leaves idle (environment.idle_gpus): the busy shares are the working
+    GPUs', and the idle ones are capacity the job does not use."""
+    idle = next((f for f in findings if f.id == "environment.idle_gpus"), None)
+    if idle is None:
+        return verdict
+    metrics = idle.evidence.metrics
+    text = (f"{verdict.sentence} Besides, {metrics['idle_gpus']} of the {metrics['gpus_in_profile']} GPUs this "
+            "process sees ran no kernel: the job uses fewer GPUs than it has.")
+    return Verdict(verdict.bottleneck, text, verdict.reason, verdict.finding_id)
 
 
 def _with_straggler(verdict, findings):

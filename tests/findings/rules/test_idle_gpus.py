@@ -67,6 +67,8 @@ def test_tensorflow_job_on_two_of_eight_gpus():
     # the idle GPUs are the job's choice, not a gap in the capture: confidence is not lowered for them
     assert report["summary"]["confidence"]["level"] == "high"
     assert any("environment.idle_gpus" in note for note in report["notes"])
+    assert report["summary"]["verdict"].endswith("Besides, 6 of the 8 GPUs this process sees ran no kernel: the job "
+                                                 "uses fewer GPUs than it has.")
 
 
 def test_jax_job_whose_collectives_span_the_working_gpus():
