@@ -57,3 +57,19 @@ def test_numbers_keep_their_units_and_labels_read_in_sentences():
     assert bind("took 37.14 ms (40.7% of 5 steps) at 9 GB/s") == f"took 37.14{nb}ms (40.7% of 5 steps) at 9{nb}GB/s"
     assert bind(f"12 {vocabulary.MICRO} and 3 s, 2 sources") == f"12{nb}{vocabulary.MICRO} and 3{nb}s, 2 sources"
     assert vocabulary.in_sentence("Input wait") == "input wait" and vocabulary.in_sentence("GPU busy") == "GPU busy"
+
+
+def test_counts_agree_with_their_noun():
+    from tb_gpu_advisor.vocabulary import counted
+    assert counted(1, "host-to-device copy", "host-to-device copies") == "1 host-to-device copy"
+    assert counted(2, "host-to-device copy", "host-to-device copies") == "2 host-to-device copies"
+    assert counted(8.0, "time") == "8 times"
+    assert counted(7.5, "time") == "7.5 times"
+    assert counted(1234, "thread") == "1,234 threads"
+
+
+def test_matrix_units_follow_the_vendor_of_the_gpus_with_kernels():
+    from tb_gpu_advisor.vocabulary import matrix_unit_labels
+    assert matrix_unit_labels([{"vendor": "AMD", "kernel_count": 54}]) == ("MC", "Matrix cores")
+    assert matrix_unit_labels([{"vendor": "NVIDIA", "kernel_count": 3}]) == ("TC", "Tensor Cores")
+    assert matrix_unit_labels([]) == ("TC", "Tensor Cores")

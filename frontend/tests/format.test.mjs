@@ -5,6 +5,7 @@ import {test} from 'node:test';
 import {
   binLabels, formatBytes, formatCount, formatGbps, formatMs, formatPct, formatSpeedup, formatUs, formatValue,
   humanizeKey, kernelDetail, shortKernelName, BOTTLENECK_LABELS, BREAKDOWN_LABELS, TRANSFER_LABELS, bindUnits,
+  counted, matrixUnitLabels,
 } from '../../tb_gpu_advisor/static/format.js';
 import {VOCABULARY} from '../../tb_gpu_advisor/static/vocabulary.js';
 
@@ -103,4 +104,19 @@ test('a number keeps its unit on its line', () => {
   assert.equal(bindUnits('took 37.14 ms (40.7% of 5 steps) at 9 GB/s'), 'took 37.14\u00a0ms (40.7% of 5 steps) at 9\u00a0GB/s');
   assert.equal(bindUnits('3 steps, 2 sources'), '3 steps, 2 sources');
   assert.equal(bindUnits(null), null);
+});
+
+test('matrix units are named by the vendor of the GPUs that ran kernels', () => {
+  assert.deepEqual(matrixUnitLabels([{vendor: 'AMD', kernel_count: 54}]), ['MC', 'Matrix cores']);
+  assert.deepEqual(matrixUnitLabels([{vendor: 'NVIDIA', kernel_count: 9}, {vendor: 'AMD', kernel_count: 0}]),
+    ['TC', 'Tensor Cores']);
+  assert.deepEqual(matrixUnitLabels(undefined), ['TC', 'Tensor Cores']);
+});
+
+test('counts agree with their noun as the CLI writes them', () => {
+  assert.equal(counted(1, 'copy', 'copies'), '1 copy');
+  assert.equal(counted(3, 'copy', 'copies'), '3 copies');
+  assert.equal(counted(8.0, 'time'), '8 times');
+  assert.equal(counted(2.5, 'kernel'), '2.5 kernels');
+  assert.equal(counted(1234, 'thread'), '1,234 threads');
 });

@@ -79,26 +79,23 @@ def feeder_blocking(model, step_set, window):
     outer = intervals.union_all(*(spans for thread in feeders for spans in thread.waits.values()))
     hit = intervals.covered_ps(blocked, outer.start_ps, outer.end_ps) > 0
     touching = intervals.Intervals(outer.start_ps[hit], outer.end_ps[hit])
-    names = {thread.thread for thread in feeders}
-    others = []
-    for thread in host.thread_waits:
-        if thread.thread in names:
-            continue
+    others, other_threads = [], [thread for thread in host.thread_waits if not any(thread is f for f in feeders)]
+    for thread in other_threads:
         busy_ps = _covered(thread.busy, blocked)
         wakes = _starts_inside(thread.wakes.start_ps, touching)
         if busy_ps or wakes:
             others.append(OtherThread(thread.thread, busy_ps, wakes))
     others.sort(key=lambda other: (-other.wakes, -other.busy_ps, other.thread))
-    other_busy = intervals.intersect(blocked, intervals.union_all(*(t.busy for t in host.thread_waits
-                                                                    if t.thread not in names)))
+    other_busy = intervals.intersect(blocked, intervals.union_all(*(thread.busy for thread in other_threads)))
     calls = [OtherCall(tag[3:].lstrip("$"), covered) for tag, spans in host.tagged.items()
              if tag.startswith("py:") and (covered := _covered(spans, other_busy)) > 0]
     calls.sort(key=lambda call: (-call.ps, call.name))
     return FeederWaits(
-        device=kind, feeders=tuple(sorted(names)), blocked=blocked,
+        device=kind, feeders=tuple(sorted({thread.thread for thread in feeders})), blocked=blocked,
         kinds=tuple(sorted(by_kind.items(), key=lambda item: (-item[1], item[0]))),
         wait_count=len(touching),
-        per_step_ps=tuple(_covered(blocked, intervals.union([s.start_ps], [s.end_ps])) for s in step_set.steps),
+        per_step_ps=tuple(int(ps) for ps in intervals.covered_ps(blocked, [s.start_ps for s in step_set.steps],
+                                                                  [s.end_ps for s in step_set.steps])),
         others=tuple(others), other_calls=tuple(calls))
 
 

@@ -135,6 +135,7 @@ class _Collector:
         self.thread_roles = {}  # thread -> ({wait kind: (starts, ends)}, wake (starts, ends)) of model.waits calls
         self.python_spans = {}  # thread -> (starts, ends) of python_function events
         self.marker_threads = set()
+        self.roles = {}  # Python call name -> model.waits.call_role (None: neither a wait nor a wake)
         self.collectives = CollectiveCollector()
         self.memory = {}  # device -> [peak Total Allocated, events] of `[memory]` events
         self.skipped = 0
@@ -199,7 +200,9 @@ class _Collector:
             spans = self.python_spans[thread] = (array("q"), array("q"))
         spans[0].append(start)
         spans[1].append(end)
-        role = call_role(name)
+        role = self.roles.get(name, ())
+        if role == ():
+            role = self.roles[name] = call_role(name)
         if role is not None:
             waits, wakes = self.thread_roles.setdefault(thread, ({}, (array("q"), array("q"))))
             spans = waits.setdefault(role[1], (array("q"), array("q"))) if role[0] == "wait" else wakes

@@ -118,7 +118,8 @@ def event_tags(meta_names):
     tf.function, the event TensorFlow names after the Python function (`train_step`) that runs
     `__inference_train_step_<N>`: its argument handling is the call's, not the loop's."""
     tags = {key: tag for key, name in meta_names.items() if (tag := event_tag(name))}
-    functions = {match[1] for name in meta_names.values() if (match := _TF_FUNCTION_RUN.match(name))}
+    functions = {match[1] for name in meta_names.values() if (match := _TF_FUNCTION_RUN.match(name))} \
+        - _MARKER_NAMES - {_KERAS3_MARKER}  # a tf.function named like the step marker: the marker stays one
     if functions:
         tags.update({key: TF_FUNCTION_TAG for key, name in meta_names.items() if name in functions})
     return tags

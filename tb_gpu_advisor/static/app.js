@@ -280,7 +280,7 @@ export function createApp(root) {
       h('div', {class: 'grid lead'}, findingsView(report), stepsView(report)),
       gpusView(report, timelineSlot),
       hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0, {filter: state.kernelFilter,
-        onFilter: (filter) => {
+        devices: report.devices, onFilter: (filter) => {
           state.kernelFilter = filter;
           syncLink();
         }}) :

@@ -47,6 +47,13 @@ export function counted(count, singular, plural) {
   return `${number} ${number === '1' ? singular : (plural || `${singular}s`)}`;
 }
 
+/** [short header, words] of the matrix units of a report's devices, as vocabulary.matrix_unit_labels says: AMD's
+ * matrix cores when every GPU with kernels is AMD's, else NVIDIA's Tensor Cores. */
+export function matrixUnitLabels(devices) {
+  const vendors = new Set((Array.isArray(devices) ? devices : []).filter((d) => d?.kernel_count).map((d) => d.vendor));
+  return VOCABULARY.matrixUnits[vendors.size === 1 && vendors.has('AMD') ? 'AMD' : 'NVIDIA'];
+}
+
 /** What the configuration says when no matmul/convolution kernel ran. */
 export const NO_MATMUL_PRECISION = VOCABULARY.noMatmulPrecision;
 

@@ -41,6 +41,9 @@ def test_gpu_idle_after_a_host_sync_is_the_finding(tmp_path):
     assert finding["evidence"]["metrics"]["syncs_per_step"] == 1.0
     assert finding["evidence"]["metrics"]["idle_after_sync_ms"] == 0.42
     assert finding["evidence"]["metrics"]["idle_after_sync_pct"] == 21.0
+    # Whole counts without decimals, the noun agreeing; a share of the step time (not "of the steps").
+    assert finding["summary"].startswith("The host waited for the GPU 1 time per step;")
+    assert "(21.0% of the step time)" in finding["summary"]
     assert "torch.cuda.synchronize()" in finding["fix"]
 
 

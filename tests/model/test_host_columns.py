@@ -123,3 +123,23 @@ def test_thread_waits_per_line_across_chunks(tmp_path, caplog, monkeypatch):
     assert list(python.waits) == ["queue", "condition", "lock"] and python.waits["lock"].total_ps == 260
     assert len(python.wakes) == 0 and python.busy.total_ps == 300 + 50 + 5
     assert (len(waits[1].waits), waits[1].wakes.total_ps, waits[1].busy.total_ps) == (0, 20, 250 + 20)
+
+
+def test_tensorflow_preparation_events_are_tagged_off_tf_data_threads_only(tmp_path, caplog, monkeypatch):
+    import tb_gpu_advisor.xplane.plane_scan as plane_scan
+    monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (4,))
+    writer, host, line = _host()
+    pipeline = host.lines.add(id=2, name="tf_data_private_threadpool/456", timestamp_ns=1000)
+    for thread, offset in ((line, 0), (pipeline, 3)):
+        writer.event(host, thread, "EagerLocalExecute: ReadFile", offset, 10)
+        writer.event(host, thread, "decode/DecodeJpeg:DecodeJpeg", offset + 10, 20)
+        writer.event(host, thread, "convert_to_tensor", offset + 30, 5)
+        writer.event(host, thread, "train_step", offset + 40, 50)  # the tf.function's Python call
+        writer.event(host, thread, "EagerLocalExecute: __inference_train_step_41", offset + 45, 40)
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    tagged = model.host_activity.tagged
+    assert sorted(tagged) == ["tf_function", "tf_prep:DecodeJpeg", "tf_prep:ReadFile", "tf_prep:convert_to_tensor"]
+    # one span each: the python thread's; the pipeline thread's events are tf.data's own
+    assert all(len(spans) == 1 for spans in tagged.values())
+    assert (int(tagged["tf_function"].start_ps[0]), int(tagged["tf_function"].end_ps[0])) == \
+        (tagged["tf_prep:ReadFile"].start_ps[0] + 40, tagged["tf_prep:ReadFile"].start_ps[0] + 90)

@@ -21,6 +21,8 @@ from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
 from tb_gpu_advisor.whatif.dispatch import call_overhead_ms, compiled_step, eager_op_work_ms
 
+FEEDER_STEPS_LISTED = 100  # host.feeder_blocked's pointers.per_step_ms: the first steps only
+
 # Host time measured during warm-up is mostly first-use setup; the framework-specific fix comes after.
 HOST_WARMUP_IDIOM = Idiom(
     fix_summary="Recapture after warm-up: this host time includes first-use setup (compilation, allocation).",
@@ -623,7 +625,7 @@ def feeder_blocked(ctx):
                  "or a shorter critical section competes with it for them.")
         severity = "medium" if severity == "high" else severity
     kinds = [{"kind": name, "what": WAIT_KIND_TEXT[name], "ms": ms(ps)} for name, ps in found.kinds]
-    per_step = [ms(ps) for ps in found.per_step_ps]
+    per_step = [ms(ps) for ps in found.per_step_ps[:FEEDER_STEPS_LISTED]]
     finding = Finding(
         id="host.feeder_blocked", severity=severity, condition=condition,
         summary=f"The thread feeding {device} ({feeders}) waits on {WAIT_KIND_TEXT[kind]} for "

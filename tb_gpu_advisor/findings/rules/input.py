@@ -496,6 +496,10 @@ def host_batch_prep(ctx):
                 "the step is dispatched after it.")
         if prep.waits:
             seen += " Most of it is waiting (sleep or file reads), not computing: a background loader hides it."
+    elif prep.certainty == "medium" and calls:
+        seen = (f"Known preparation calls cover {100 * prep.prep_call_share:.0f}% of that time ("
+                + ", ".join(c["function"] for c in calls[:3]) + "); other host events fill most of the rest: "
+                "check what else the loop does before calling the step.")
     elif prep.certainty == "medium":
         seen = ("Host events fill that time but none is a known preparation call (NumPy, file reads, decoding, "
                 "copies to the device): check what the loop does before calling the step.")

@@ -5,7 +5,7 @@
 
 import {ApiError, getResult} from '../api.js';
 import {h, replace, s, tooltip} from '../dom.js';
-import {formatBytes, formatCount, formatPct, formatUs, kernelDetail, shortKernelName} from '../format.js';
+import {formatBytes, formatCount, formatPct, formatUs, kernelDetail, matrixUnitLabels, shortKernelName} from '../format.js';
 import {emptyState, meter, section} from './common.js';
 
 const COLUMNS = [
@@ -32,10 +32,11 @@ export const OP_TYPE_LABELS = {
   other: 'Other',
 };
 
-function tensorCoreBadge(row) {
-  if (row.uses_tensor_cores) return h('span', {class: 'badge tc', title: 'This kernel runs on Tensor Cores'}, 'TC');
+function tensorCoreBadge(row, [short, words]) {
+  if (row.uses_tensor_cores) return h('span', {class: 'badge tc', title: `This kernel runs on ${words}`}, short);
   if (row.tensor_core_eligible) {
-    return h('span', {class: 'badge tc-eligible', title: 'Its op could run on Tensor Cores (e.g. with mixed precision) but this kernel does not'}, 'eligible');
+    return h('span', {class: 'badge tc-eligible',
+      title: `Its op could run on ${words} (e.g. with mixed precision) but this kernel does not`}, 'eligible');
   }
   return h('span', {class: 'muted'}, '—');
 }
@@ -55,7 +56,7 @@ function roofCell(row) {
     h('span', {}, formatPct(row.peak_pct, 0)));
 }
 
-function kernelRow(row, kernelTimeUs) {
+function kernelRow(row, kernelTimeUs, matrixUnits) {
   const dims = `${(row.grid || []).join('×')} × ${(row.block || []).join('×')}`;
   const share = kernelTimeUs > 0 && Number.isFinite(row.total_us) ? (100 * row.total_us) / kernelTimeUs : null;
   const type = OP_TYPE_LABELS[row.op_type] ? row.op_type : null;
@@ -74,7 +75,7 @@ function kernelRow(row, kernelTimeUs) {
     h('td', {class: 'num'}, formatCount(row.registers_per_thread)),
     h('td', {class: 'num'}, formatBytes(row.shared_memory_bytes)),
     h('td', {class: 'dims'}, dims),
-    h('td', {}, tensorCoreBadge(row)),
+    h('td', {}, tensorCoreBadge(row, matrixUnits)),
     h('td', {class: 'num'}, roofCell(row)));
 }
 
@@ -102,7 +103,8 @@ function rollupView(rollup, active, onPick) {
 }
 
 /** The kernel card for one run and host; it fetches its own pages. */
-export function kernelTableView(run, host, totalKernels, {filter: initialFilter = '', onFilter} = {}) {
+export function kernelTableView(run, host, totalKernels, {filter: initialFilter = '', onFilter, devices} = {}) {
+  const matrixUnits = matrixUnitLabels(devices);
   const state = {sort: 'total_us', order: 'desc', filter: initialFilter, op_type: '', offset: 0, limit: PAGE_SIZES[0]};
   const rollup = h('div', {class: 'op-rollup-slot'});
   let controller = null;
@@ -149,7 +151,8 @@ export function kernelTableView(run, host, totalKernels, {filter: initialFilter 
   }
 
   function renderHead() {
-    replace(head, h('tr', {}, COLUMNS.map((column) => {
+    replace(head, h('tr', {}, COLUMNS.map((entry) => {
+      const column = entry.key === 'uses_tensor_cores' ? {...entry, label: matrixUnits[1]} : entry;
       if (!column.key) return h('th', {scope: 'col', class: column.numeric ? 'num' : null, title: column.title || null}, column.label);
       const active = state.sort === column.key;
       const arrow = active ? (state.order === 'desc' ? ' ▼' : ' ▲') : '';
@@ -167,7 +170,7 @@ export function kernelTableView(run, host, totalKernels, {filter: initialFilter 
     status.textContent = 'Loading…';
     try {
       const page = await getResult('kernels', {run, host, ...state}, {signal: controller.signal});
-      replace(body, page.rows.map((row) => kernelRow(row, page.kernel_time_us)));
+      replace(body, page.rows.map((row) => kernelRow(row, page.kernel_time_us, matrixUnits)));
       replace(rollup, rollupView(page.op_types, state.op_type, (type) => {
         state.op_type = type;
         state.offset = 0;

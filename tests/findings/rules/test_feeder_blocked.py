@@ -109,6 +109,8 @@ def test_the_real_jax_capture_with_one_slow_loader():
     assert (metrics["wait_kind"], metrics["cause"], metrics["device"], metrics["feeder_threads"]) == (
         "queue", "producer_slow", "xla_cpu", "python")
     assert (metrics["feeder_blocked_ms"], metrics["feeder_blocked_pct"], metrics["waits"]) == (127.923, 33.63, 16)
+    # the first four steps found batches in the queue (its get took 0.03 ms); the others waited
+    assert finding["evidence"]["pointers"]["per_step_ms"][:4] == [0.035, 0.034, 0.034, 0.035]
     assert metrics["producer_thread"] == "thread 2419583553666088706" and metrics["producer_busy_pct"] == 99.6
     assert finding["evidence"]["pointers"]["other_calls"][0]["function"] == "time sleep"
     assert finding["severity"] == "medium"  # CPU-only: capped

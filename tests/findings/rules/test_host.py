@@ -228,3 +228,19 @@ def test_python_function_once_per_batch_in_tf_data_is_bounded_by_the_input_wait(
     assert finding["recoverable_ms"] == 6.0 and finding["evidence"]["metrics"]["py_function_in_tf_data"] is True
     assert "tf.numpy_function, op PyFunc" in finding["summary"] and "tf.py_function" not in finding["summary"]
     assert "on a tf.data thread" in finding["summary"] and "inside the training step" not in finding["summary"]
+
+
+def test_without_step_markers_shares_are_of_the_profiled_time():
+    """A profile without step markers has no step: the host share is "of the profiled time" (a100_alexnet_sync
+    once read "The GPU idles 75.8% of the step")."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    for index in range(4):
+        start = 1_000 + index * 10_000
+        python.event("my_python_code", start, 3_000)
+        kernels(gpu, start + 3_000, 7_000)
+    report = report_of(builder)
+    assert not report["steps"]
+    summary = findings_by_id(report)["host.gpu_idle_host_busy"]["summary"]
+    assert "% of the profiled time while the host runs" in summary and "of the step" not in summary

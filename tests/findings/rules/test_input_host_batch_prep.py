@@ -50,6 +50,19 @@ def test_fires_with_the_prepared_time_the_calls_and_a_modelled_gain():
     assert "time sleep 2.80 ms" in finding["fix"]
 
 
+def test_one_gpu_is_the_gpu_and_the_header_shows_the_preparation_beside_the_input_wait():
+    """jax_inline_loader read "while the GPUs idle" on one GPU, and "input wait: 0.0%" under its input-bound
+    verdict: the step thread's preparation is input time no IteratorGetNext wait shows."""
+    from tb_gpu_advisor.report.sections import host_sections
+    report = report_of(jax_loop(4_000))
+    finding = findings_by_id(report)["input.host_batch_prep"]
+    assert "preparation while the GPU idles (40.0% of" in finding["summary"]
+    assert "before the GPU gets work" in finding["fix"]
+    assert report["summary"]["batch_prep_pct"] == 40.0
+    header = next(line for line in host_sections(report)[0].lines if line.startswith("GPUs:"))
+    assert header.endswith("input wait: 0.0%, host batch prep: 40.0%")
+
+
 def test_untraced_gap_is_low_certainty_and_at_most_medium():
     finding = findings_by_id(report_of(jax_loop(4_000, calls=())))["input.host_batch_prep"]
     assert finding["evidence"]["metrics"]["certainty"] == "low"
@@ -153,6 +166,13 @@ def test_tensorflow_cpu_only_loop_measures_against_its_tf_function():
     # computing on the step's own cores: the overlap is less sure, so at most medium
     assert finding["severity"] == "medium" and "no tf.function runs" in finding["summary"]
     assert "CPU-only run" in finding["fix"]
+
+
+def test_partly_named_preparation_is_medium_and_says_what_share_is_named():
+    calls = (("EagerLocalExecute: DecodeJpeg", 0.3), ("EagerLocalExecute: Cast", 0.6))
+    finding = findings_by_id(report_of(tf_loop(4_000, calls=calls)))["input.host_batch_prep"]
+    assert finding["evidence"]["metrics"]["certainty"] == "medium"
+    assert "Known preparation calls cover 30% of that time (TensorFlow DecodeJpeg)" in finding["fix"]
 
 
 def test_tensorflow_loop_without_preparation_is_quiet():
