@@ -102,6 +102,10 @@ def test_compare_reports_the_improvement(pair):
     assert host["speedup"] == pytest.approx(measured, rel=0.15)
     if pair in EXPECTED_FINDING:
         assert EXPECTED_FINDING[pair] in {f["id"] for f in host["findings"]["resolved"]}
+    # Both sides are CPU-only: time no traced event covers is the host's Python, never called "idle".
+    if host["driver"]["category"] == "idle":
+        assert "untraced host time (Python between ops) fell from" in comparison["verdict"]
+    assert "idle fell" not in comparison["verdict"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("jax") is None,
