@@ -131,3 +131,12 @@ test('measured speedups say their direction and interval', () => {
   assert.equal(measuredText({value: 2, low: null, high: null}), '2.00\u00d7 faster (noise unknown)');
   assert.equal(measuredText(null), '\u2014');
 });
+
+test('the per-example tile names what measured the work per step', async () => {
+  const {perExampleBasis} = await import('../../tb_gpu_advisor/static/views/comparison.js');
+  assert.equal(perExampleBasis({work_ratio: 2, examples_per_step: {baseline: 32, candidate: 64, scope: 'global'}}),
+    'examples per step 32 \u2192 64, from the input tensors');
+  assert.equal(perExampleBasis({work_ratio: 2, examples_per_step: {baseline: 8, candidate: 16, scope: 'per_device'}}),
+    'examples per step per device 8 \u2192 16, from the input tensors');
+  assert.equal(perExampleBasis({work_ratio: 2, examples_per_step: null}), 'the candidate does 2.00\u00d7 the work per step');
+});

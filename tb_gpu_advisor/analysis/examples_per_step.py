@@ -12,11 +12,14 @@ GLOBAL = "global"
 PER_DEVICE = "per_device"
 # tf.data stages between the iterator's root and the batch stage that pass whole batches on unchanged in size.
 _BATCH_PRESERVING = re.compile(r"^(Root|Prefetch|PrefetchToDevice|Map|ParallelMap|ParallelMapV2|Filter|"
-                               r"ParallelFilter|Shuffle|ShuffleAndRepeat|Repeat|Take|Skip|Cache|CacheV2|MemoryCache|"
+                               r"ParallelFilter|Shuffle|ShuffleAndRepeat|Repeat|ForeverRepeat|FiniteRepeat|Take|"
+                               r"FiniteTake|Skip|FiniteSkip|Cache|CacheV2|MemoryCache|"
                                r"MemoryReader|Options|Model|MaxIntraOpParallelism|PrivateThreadPool|"
                                r"AssertCardinality|AssertNext|Interleave|ParallelInterleave(V[234])?|Snapshot|"
                                r"Finalize|Zip|Concatenate|Ignore(Errors)?|TakeWhile)$")
 _REBATCH = re.compile(r"^Rebatch")
+# An iterator's index among its parent's inputs, as in `ForeverRepeat[0]`.
+_INPUT_INDEX = re.compile(r"\[\d+\]$")
 # A step reads a whole number of batches when the iterator's reads stay within this of that many per step.
 _READS_TOLERANCE = 0.1
 _MIN_READS_SLACK = 2
@@ -63,7 +66,7 @@ def examples_per_step(model, strategy, steps, active_gpus):
 
 
 def _stage_path(name):
-    return name.split("::")[1:]
+    return [_INPUT_INDEX.sub("", stage) for stage in name.split("::")[1:]]
 
 
 def _from_tf_data(host, strategy, step_count, active_gpus, environment):
@@ -84,12 +87,15 @@ def _from_tf_data(host, strategy, step_count, active_gpus, environment):
                                "changes how many examples an element holds")
     if not step_count:
         return unknown(f"tf.data batches {size} examples, but the trace marks no steps: batches per step unknown")
-    reads = (host.op_totals.get("Iterator::Root") or (0, 0))[0]
+    # A rebatched pipeline's iterators are read once per replica; its batch stage runs once per global batch.
+    reads = (sum(count for stages in host.batch_stages.values() for _, count in stages) if rebatched
+             else (host.op_totals.get("Iterator::Root") or (0, 0))[0])
     batches = round(reads / step_count)
     if batches < 1 or abs(reads - batches * step_count) > max(_MIN_READS_SLACK, _READS_TOLERANCE * batches
                                                                * step_count):
-        return unknown(f"tf.data batches {size} examples, but its iterator was read {reads} times over "
-                       f"{step_count} steps: not a whole number of batches per step")
+        counted = "batch stage ran" if rebatched else "iterator was read"
+        return unknown(f"tf.data batches {size} examples, but its {counted} {reads} times over {step_count} steps: "
+                       "not a whole number of batches per step")
     examples = size * batches
     per_read = "1 batch per step" if batches == 1 else f"{batches} batches per step"
     source = f"tf.data batch stage {names[0].rpartition('::')[2]}, batch size {size}, {per_read}"

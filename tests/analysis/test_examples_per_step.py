@@ -199,6 +199,9 @@ REAL = {
     "cpu_pairs/jax_jit_jit.xplane.pb": (32, GLOBAL),
     "cpu_pairs/jax_jit_op_by_op.xplane.pb": (None, "no one of the 10 compiled programs"),
     "jax0102_cpu_steps.xplane.pb": (256, GLOBAL),
+    # experimental_distribute_dataset: batch(48) rebatched into 3 replicas' 16 (`...::Rebatch::ForeverRepeat[0]::
+    # BatchV2`), its iterators read once per replica, its batch stage once per step.
+    "tf_mirrored/tf221_cpu_mirrored_3replicas.xplane.pb": (48, GLOBAL),
     "gpu_multi_worker_v100x8.xplane.pb": (None, "the trace records no input batch"),
     "amd_mi300x_jax08_gemm.xplane.pb": (None, "the trace marks no steps"),
     "kineto/a100_8rank_control.pt.trace.json.gz": (None, "the loss runs 12 times over 6 steps (at most 2 in one)"),

@@ -38,9 +38,19 @@ function summaryCard(answer, comparison) {
     tile('Change', speedChangeText(comparison.speedup),
       'baseline mean / candidate mean'),
     comparison.per_example ? tile('Per example', speedChangeText(comparison.per_example.speedup),
-      `the candidate does ${comparison.per_example.work_ratio.toFixed(2)}\u00d7 the work per step`) : null),
+      perExampleBasis(comparison.per_example)) : null),
   h('p', {class: ['noise', `tone-${change.tone}`], 'data-testid': 'noise-statement'}, noiseStatement(comparison)),
   notes.length ? h('ul', {class: 'notes'}, notes.map((note) => h('li', {}, note))) : null);
+}
+
+/** What measured the work per step: the examples from the input tensors, or the kernel launches. */
+export function perExampleBasis(perExample) {
+  const examples = perExample.examples_per_step;
+  if (examples) {
+    const scope = examples.scope === 'global' ? '' : ` ${VOCABULARY.batchScope[examples.scope] || examples.scope}`;
+    return `examples per step${scope} ${examples.baseline} ${VOCABULARY.arrow} ${examples.candidate}, from the input tensors`;
+  }
+  return `the candidate does ${perExample.work_ratio.toFixed(2)}${VOCABULARY.times} the work per step`;
 }
 
 function deviceLabel(name) {
