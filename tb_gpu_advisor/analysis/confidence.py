@@ -8,6 +8,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
+from tb_gpu_advisor.model.vendor import AMD
 
 LEVELS = ("high", "medium", "low")
 MIN_STEPS = 2
@@ -153,8 +154,7 @@ def trace_confidence(model, step_set, framework, unused=None):
                       "the other ranks, so slow communication cannot be told from a straggler elsewhere. "
                       f"{how.all_ranks()}", f"one rank of {world}"))
     if not multi_gpu and idle_gpus and kernel_gpus:
-        notes.append(f"{len(idle_gpus)} of {len(model.gpus)} GPUs ran no kernel ({_ordinals(idle_gpus)}); this "
-                     "is a single-GPU job, so they are not part of it.")
+        notes.append(_idle_beside_one_gpu(idle_gpus, model.gpus, kernel_gpus, framework.name))
     level = max((reason.level for reason in reasons), key=LEVELS.index, default="high")
     ordered = sorted(reasons, key=lambda reason: -LEVELS.index(reason.level))
     return Confidence(level, tuple(reason.text for reason in ordered), tuple(notes),
@@ -272,6 +272,23 @@ def _input_fetches(model):
 
 def _has_kernels(gpu):
     return bool(len(gpu.activity)) and bool((gpu.activity.kind == ActivityKind.KERNEL).any())
+
+
+def _idle_beside_one_gpu(idle_gpus, gpus, kernel_gpus, framework):
+    """The note on GPUs a process sees beside the one that worked: the trace cannot tell a single-GPU job from
+    one that forgot to spread its work, so it gives the fix for each reading, in the framework's and vendor's
+    terms."""
+    amd = any(gpu.capabilities.vendor == AMD for gpu in kernel_gpus)
+    visible = ("HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES on NVIDIA)" if amd else
+               "CUDA_VISIBLE_DEVICES (HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES on AMD)")
+    spread = {"jax": "shard the batch over jax.devices() (jax.sharding / pmap)",
+              "tensorflow": "run the step under tf.distribute.MirroredStrategy() (every visible GPU)",
+              "pytorch": "run a process per GPU with DistributedDataParallel (torchrun --nproc_per_node)"}.get(
+        framework, "spread the step over them (tf.distribute.MirroredStrategy, jax.sharding, "
+                   "DistributedDataParallel)")
+    return (f"{len(idle_gpus)} of {len(gpus)} GPUs visible to this process ran no kernel ({_ordinals(idle_gpus)}); "
+            f"nothing in the trace says the job meant to use them. If it did, {spread}; if not, restrict "
+            f"{visible}.")
 
 
 def _ordinals(gpus):

@@ -4,7 +4,10 @@ import re
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.examples_per_step import examples_per_step
+from tb_gpu_advisor.analysis.framework import strategy_signals
+from tb_gpu_advisor.analysis.gpu_signals import set_up_for_gpu
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
+from tb_gpu_advisor.analysis.unused_gpus import replica_count
 from tb_gpu_advisor.analysis.kernel_names import (is_fp32_matmul, is_library_math, is_low_precision, is_nccl,
                                                   is_xla_kernel, kernel_precision, uses_tensor_cores)
 
@@ -155,6 +158,13 @@ def _distribution(model, framework):
         return f"{world} ranks" + (f" ({backend})" if backend else "")
     if framework.strategy:
         return f"tf.distribute ({framework.strategy})"
+    signals = strategy_signals(model) if not model.gpus else None
+    if signals:
+        # No GPU plane: a strategy over CPU devices unless something GPU-specific says the job meant a GPU.
+        what = f"{replicas} replicas" if (replicas := replica_count(model)) else signals
+        if set_up_for_gpu(model):
+            return f"tf.distribute ({what}; no GPU ran work)"
+        return f"tf.distribute ({what} on /cpu devices)" if replicas else f"tf.distribute (on /cpu devices: {what})"
     return None
 
 

@@ -6,6 +6,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from tb_gpu_advisor.analysis.unused_gpus import replica_count
 from tb_gpu_advisor.hlo.signature import entry_signature
 
 GLOBAL = "global"
@@ -58,7 +59,7 @@ def examples_per_step(model, strategy, steps, active_gpus):
     if model.format == "kineto":
         return _from_loss(model, steps, active_gpus)
     if host.batch_stages:
-        return _from_tf_data(host, strategy, step_count, active_gpus, model.environment)
+        return _from_tf_data(host, strategy, step_count, active_gpus, model.environment, replica_count(model))
     if model.hlo_protos:
         return _from_step_program(model, step_count, active_gpus)
     return unknown("the trace records no input batch: no tf.data batch stage with a batch size and no compiled "
@@ -69,7 +70,7 @@ def _stage_path(name):
     return [_INPUT_INDEX.sub("", stage) for stage in name.split("::")[1:]]
 
 
-def _from_tf_data(host, strategy, step_count, active_gpus, environment):
+def _from_tf_data(host, strategy, step_count, active_gpus, environment, replicas):
     sizes = sorted({size for stages in host.batch_stages.values() for size, _ in stages})
     names = sorted(host.batch_stages)
     if len(sizes) > 1:
@@ -100,13 +101,30 @@ def _from_tf_data(host, strategy, step_count, active_gpus, environment):
     per_read = "1 batch per step" if batches == 1 else f"{batches} batches per step"
     source = f"tf.data batch stage {names[0].rpartition('::')[2]}, batch size {size}, {per_read}"
     if rebatched:
-        return ExamplesPerStep(examples, GLOBAL, source + "; tf.distribute rebatches it across the replicas", None)
+        split = _rebatched(host, names, size, batches, step_count, replicas)
+        return ExamplesPerStep(examples, GLOBAL, f"{source}; {split}", None)
     world = environment.get("world_size")
     if strategy or len(active_gpus) > 1 or world not in (None, "", 1, "1"):
         what = f"tf.distribute ({strategy})" if strategy else f"{max(len(active_gpus), 1)} GPUs"
         return unknown(f"tf.data batches {size} examples ({per_read}), but under {what} the trace does not say "
                        "whether that batch is per replica or global")
     return ExamplesPerStep(examples, GLOBAL, source, None)
+
+
+def _rebatched(host, names, size, batches, step_count, replicas):
+    """How tf.distribute splits each batch: across a replica count only where the replica names (`replica_k/`)
+    and the reads of the rebatch stage (once per replica and batch) agree on it."""
+    parts = names[0].split("::")
+    at = next(i for i, part in enumerate(parts) if _REBATCH.match(_INPUT_INDEX.sub("", part)))
+    reads = (host.op_totals.get("::".join(parts[:at + 1])) or (0, 0))[0]
+    expected = (replicas or 0) * batches * step_count
+    if not replicas or abs(reads - expected) > max(_MIN_READS_SLACK, _READS_TOLERANCE * expected):
+        seen = ([f"the rebatch stage ran {reads} times over {step_count} steps"] if reads else []) + \
+            ([f"the host names {replicas} replicas"] if replicas else [])
+        return ("tf.distribute rebatches it across its replicas; the trace does not say how many for sure"
+                + (f" ({', '.join(seen)})" if seen else ""))
+    share = f"{size // replicas}" if size % replicas == 0 else f"{size // replicas} to {size // replicas + 1}"
+    return f"rebatched across {replicas} replicas: {share} per replica" + (" of each batch" if batches > 1 else "")
 
 
 def _dispatch_ps(op_totals):

@@ -55,7 +55,7 @@ class UnusedGpus:
 
 def unused_gpus(model, step_set, framework, calls=()):
     """UnusedGpus of a trace with both idle and working GPU planes and a multi-GPU intent; None otherwise (a
-    single-GPU job on a multi-GPU machine, no GPU worked, or every GPU worked)."""
+    single GPU at work with nothing that says the job meant more, no GPU worked, or every GPU worked)."""
     steps = step_set.steps
     complete, cut = complete_steps(model, steps)
     windows = [step for step in steps if step not in cut]

@@ -112,6 +112,17 @@ def _step_verdict(comparison):
     if driver["baseline_pct"] is not None and driver["candidate_pct"] is not None:
         shares = (f" ({units.percent(driver['baseline_pct'])} {ARROW} {units.percent(driver['candidate_pct'])} "
                   "of the time)")
-    return (f"{head}: {in_sentence(driver['label'])} {driver['direction']} from "
+    return (f"{head}: {_driver_label(driver, busy)} {driver['direction']} from "
             f"{units.duration_ms(driver['baseline_ms'])} "
             f"to {units.duration_ms(driver['candidate_ms'])} per step{shares}.")
+
+
+# Without a GPU on either side, "idle" is host time no traced event covers (the Python between traced ops), not
+# a device waiting.
+UNTRACED_HOST_LABEL = "untraced host time (Python between ops)"
+
+
+def _driver_label(driver, busy):
+    if driver["category"] == "idle" and busy["baseline"] is None and busy["candidate"] is None:
+        return UNTRACED_HOST_LABEL
+    return in_sentence(driver["label"])

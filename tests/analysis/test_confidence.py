@@ -31,8 +31,13 @@ def test_idle_gpus_beside_a_single_gpu_job_are_a_note_not_a_reason():
         builder.gpu(ordinal)
     found = confidence(builder)
     assert (found.level, found.reasons) == ("high", ())
-    assert found.notes == ("3 of 4 GPUs ran no kernel (GPU 1, GPU 2, GPU 3); this is a single-GPU job, so they are "
-                           "not part of it.",)
+    # the trace cannot tell a single-GPU job from one that forgot to spread its work: a fix for each reading
+    assert found.notes == ("3 of 4 GPUs visible to this process ran no kernel (GPU 1, GPU 2, GPU 3); nothing in the "
+                           "trace says the job meant to use them. If it did, run the step under "
+                           "tf.distribute.MirroredStrategy() (every visible GPU); if not, restrict "
+                           "CUDA_VISIBLE_DEVICES (HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES on AMD).",)
+    jax = confidence(builder, JAX)
+    assert "If it did, shard the batch over jax.devices() (jax.sharding / pmap)" in jax.notes[0]
 
 
 def test_one_step_is_low_and_says_how_to_recapture_in_the_frameworks_idiom():

@@ -129,6 +129,12 @@ def test_real_amd_gemm_micro_benchmark_is_low_with_no_host_bound_fix():
         "the profiled time; the host time between kernels belongs to the code around them, not to a training "
         "step.")
     assert not [f["id"] for f in report["findings"] if f["category"] in ("host", "launch", "batch")]
+    # JAX opened all 8 GPUs: the trace cannot say the job meant one; the AMD variables come first
+    assert report["notes"][0] == (
+        "7 of 8 GPUs visible to this process ran no kernel (GPU 1, GPU 2, GPU 3, GPU 4, GPU 5, GPU 6, GPU 7); "
+        "nothing in the trace says the job meant to use them. If it did, shard the batch over jax.devices() "
+        "(jax.sharding / pmap); if not, restrict HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES "
+        "on NVIDIA).")
 
 
 def test_real_one_rank_of_an_8_rank_job_is_medium(kineto_models):

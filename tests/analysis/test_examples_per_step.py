@@ -54,10 +54,39 @@ def test_two_batches_read_per_step_double_the_examples():
     assert found["source"].endswith("batch size 16, 2 batches per step")
 
 
+REBATCHED = "Iterator::Root::Prefetch::Rebatch::BatchV2"
+
+
+def rebatched_job(batch_size=64, replica_names=2, rebatch_reads=2):
+    """A rebatched tf.data pipeline on 2 GPUs: the host names `replica_names` replicas (`replica_k/` ops), the
+    rebatch stage is read `rebatch_reads` times per step."""
+    builder = tf_job(batch_size=batch_size, stage=REBATCHED, gpus=2)
+    python = builder.thread("python")
+    for start in step_starts(python, STEPS):
+        for k in range(1, replica_names):
+            python.event(f"replica_{k}/dense/MatMul:MatMul", start + 300, 10)
+        for read in range(rebatch_reads):
+            python.event("Iterator::Root::Prefetch::Rebatch", start + 200 + 20 * read, 10)
+    return builder
+
+
 def test_a_rebatched_pipeline_holds_the_global_batch():
-    found = _examples(tf_job(batch_size=64, stage="Iterator::Root::Prefetch::Rebatch::BatchV2", gpus=2))
+    found = _examples(rebatched_job())
     assert (found["value"], found["scope"]) == (64, GLOBAL)
-    assert "rebatches it across the replicas" in found["source"]
+    assert found["source"] == ("tf.data batch stage BatchV2, batch size 64, 1 batch per step; rebatched across 2 "
+                               "replicas: 32 per replica")
+    assert _examples(rebatched_job(batch_size=63, replica_names=4, rebatch_reads=4))["source"].endswith(
+        "rebatched across 4 replicas: 15 to 16 per replica")
+
+
+def test_a_rebatched_pipeline_without_a_sure_replica_count_says_so():
+    # the replica names and the rebatch stage's reads disagree, or the names are missing: no count
+    for job in (rebatched_job(replica_names=4, rebatch_reads=2), rebatched_job(replica_names=0),
+                tf_job(batch_size=64, stage=REBATCHED, gpus=2)):
+        found = _examples(job)
+        assert (found["value"], found["scope"]) == (64, GLOBAL)
+        assert "; tf.distribute rebatches it across its replicas; the trace does not say how many" in found["source"]
+        assert "replicas:" not in found["source"]
 
 
 def test_several_gpus_without_a_rebatch_leave_the_batch_unknown():

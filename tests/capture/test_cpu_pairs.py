@@ -85,6 +85,10 @@ def test_compiling_the_step_is_modelled_from_the_ops_work(pair, analyses):
     assert finding["speedup_kind"] == "model"
     assert finding["estimated_speedup"] > 5.0
     assert finding["evidence"]["metrics"]["op_work_kept_ms"] > 0
+    # no GPU, yet a verdict: host-bound by eager dispatch (the calls and the Python between them)
+    summary = analyses[pair, "problem"]["summary"]
+    assert (summary["bottleneck"], summary["bottleneck_finding"]) == ("host", "host.eager_execution")
+    assert summary["verdict"].startswith("Host-bound (eager dispatch): ops run one at a time")
 
 
 @pytest.mark.parametrize("pair", cpu_pairs.PAIR_NAMES)
@@ -98,6 +102,10 @@ def test_compare_reports_the_improvement(pair):
     assert host["speedup"] == pytest.approx(measured, rel=0.15)
     if pair in EXPECTED_FINDING:
         assert EXPECTED_FINDING[pair] in {f["id"] for f in host["findings"]["resolved"]}
+    # Both sides are CPU-only: time no traced event covers is the host's Python, never called "idle".
+    if host["driver"]["category"] == "idle":
+        assert "untraced host time (Python between ops) fell from" in comparison["verdict"]
+    assert "idle fell" not in comparison["verdict"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("jax") is None,

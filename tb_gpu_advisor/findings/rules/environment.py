@@ -2,7 +2,7 @@
 
 import re
 
-from tb_gpu_advisor.analysis.framework import strategy_signals
+from tb_gpu_advisor.analysis.gpu_signals import gpu_library_versions, gpu_requests
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
@@ -289,18 +289,13 @@ def driver_older_than_runtime(ctx):
         recoverable_ms=0.0, window_ms=ctx.window_ms, speedup_basis=NOT_A_SPEEDUP)
 
 
-# Host event names that ask for a GPU: device strings, GPU libraries, XLA's GPU runtime.
-_GPU_REQUEST = re.compile(r"/device:GPU:\d|/gpu:\d|\bGPU:\d|cudnn|cublas|nccl|GpuExecutable|XLA GPU module",
-                          re.IGNORECASE)
-# /host:metadata keys of a CUDA build (their presence says CUDA libraries were loaded).
-_CUDA_KEYS = ("cuda_version", "cuda_runtime_version", "cuda_driver_version", "cudnn_version", "cublas_version",
-              "nccl_version")
 _VERSION_KEY = re.compile(r"version$")
 
 
 def gpu_not_used(ctx):
-    """A TensorFlow or JAX profile in which no GPU worked although the job meant one to: GPU planes without
-    activity, host events that ask for a GPU, a tf.distribute strategy, CUDA versions in the metadata."""
+    """A TensorFlow or JAX profile in which no GPU worked although something GPU-specific says the job meant one
+    to: GPU planes without activity, host events that ask for a GPU, CUDA or ROCm versions in the metadata. A
+    tf.distribute strategy is no such sign: it runs over CPU devices as well (the real tf_mirrored capture)."""
     model = ctx.model
     if ctx.has_gpu or model.tpu_count or not (ctx.framework.is_tensorflow or ctx.framework.is_jax):
         return None
@@ -308,27 +303,28 @@ def gpu_not_used(ctx):
         return None  # GPUs worked, outside the steps: not this case
     idle_gpus = [f"{gpu.name} ({gpu.capabilities.model_name})" if gpu.capabilities.model_name else gpu.name
                  for gpu in model.gpus]
-    requests = sorted(name for name in model.host_activity.op_totals if _GPU_REQUEST.search(name))
-    cuda = {key: model.environment[key] for key in _CUDA_KEYS if key in model.environment}
-    strategy = strategy_signals(model) if ctx.framework.is_tensorflow else None
-    signals = ([f"{len(idle_gpus)} GPU plane(s) without kernels or copies"] if idle_gpus else []) + \
+    requests = gpu_requests(model)
+    libraries = gpu_library_versions(model.environment)
+    signals = ([f"{len(idle_gpus)} GPU plane{'s' if len(idle_gpus) > 1 else ''} without kernels or copies"]
+               if idle_gpus else []) + \
         ([f"host events that ask for a GPU ({requests[0][:60]})"] if requests else []) + \
-        ([f"a tf.distribute strategy ({strategy})"] if strategy else []) + \
-        ([f"CUDA libraries in the metadata ({', '.join(f'{k} {v}' for k, v in cuda.items())})"] if cuda else [])
+        ([f"GPU libraries in the metadata ({', '.join(f'{k} {v}' for k, v in libraries.items())})"]
+         if libraries else [])
     if not signals:
         return None
     versions = {key: value for key, value in model.environment.items()
-                if _VERSION_KEY.search(key) and key not in cuda}
+                if _VERSION_KEY.search(key) and key not in libraries}
     # GPU planes in the file are the job's own GPUs: sure. The other signals say it meant one: likely.
     certainty = "high" if idle_gpus else "medium"
     return Finding(
         id="environment.gpu_not_used", severity="high" if idle_gpus else "medium",
-        summary=("No GPU ran any work in this profile although " + "; ".join(signals[:2]) + "."),
+        summary=("No GPU ran any work in this profile, although the trace shows the job was set up for one: "
+                 + "; ".join(signals[:2]) + "."),
         evidence=Evidence({"gpu_planes": len(model.gpus), "active_gpus": 0, "signals": len(signals),
                            "certainty": certainty},
                           limit("active_gpus", 0, 1, "below"),
                           {"devices": idle_gpus, "host_ops": requests[:5], "signals": signals,
-                           "versions": {**cuda, **versions}}),
+                           "versions": {**libraries, **versions}}),
         recoverable_ms=0.0, window_ms=ctx.window_ms,
         speedup_basis="none: the run used no GPU, so no GPU time is measured; on the GPU the step would be "
                       "another profile")

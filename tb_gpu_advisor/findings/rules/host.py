@@ -18,6 +18,7 @@ from tb_gpu_advisor.findings.thresholds import (EAGER_MIN_OPS_PER_STEP, EAGER_MI
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG, TF_DECODE_OPS, TF_FILE_READ_OPS
 from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
+from tb_gpu_advisor.report.units import duration_ms
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
 from tb_gpu_advisor.whatif.dispatch import call_overhead_ms, compiled_step, eager_op_work_ms
 
@@ -379,7 +380,8 @@ _XLA_CPU_THREADS = ("XLAPjRtCpuClient", "XLAEigen")
 
 
 def _eager_dispatch(ctx):
-    """(ops [(name, count, ps)], dispatched op count, dispatch ps, kept ms, what kept) of op-by-op execution:
+    """(ops [(name, count, ps)], dispatched op count, dispatch ps, kept ms, what kept, what kept in brief) of
+    op-by-op execution:
     TensorFlow's eager ops, or JAX computations executed one jnp op at a time; None when neither is seen."""
     # Eager file reads and image decodes are a loop's batch preparation (input.host_batch_prep), not its step.
     ops = ctx.host_ops(lambda name: bool(_EAGER_OP.match(name)) and name.partition(": ")[2] not in _FILE_OPS)
@@ -391,7 +393,7 @@ def _eager_dispatch(ctx):
         kept = eager_op_work_ms(total, count, shortest)
         return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), kept, \
             (f"each op's kernel run less the eager runtime's cost per op, taken as the shortest op run in the "
-             f"trace ({shortest * 1000:.3g} µs)")
+             f"trace ({shortest * 1000:.3g} µs)"), "the ops' own work"
     if not ctx.framework.is_jax:
         return None
     executions, executions_ps = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))
@@ -404,7 +406,7 @@ def _eager_dispatch(ctx):
     kept = compute + per_call * max(1, ctx.step_count)
     return (calls, executions, sum(t for _, _, t in calls), kept,
             f"the computations' work on XLA's CPU threads plus one call per step ({per_call * 1000:.3g} µs: the "
-            "executions' time less their work, per execution)")
+            "executions' time less their work, per execution)", "the computations' own work and one call per step")
 
 
 def eager_execution(ctx):
@@ -414,7 +416,7 @@ def eager_execution(ctx):
     found = _eager_dispatch(ctx)
     if found is None:
         return None
-    ops, count, dispatch_ps, kept_ms, what_kept = found
+    ops, count, dispatch_ps, kept_ms, what_kept, kept_label = found
     total_ms = min(ms(dispatch_ps), ctx.window_ms)  # JAX's dispatch events nest: their sum can exceed the window
     per_step = count / ctx.step_count if ctx.step_count else float(count)
     share = ctx.share_pct(total_ms)
@@ -426,12 +428,21 @@ def eager_execution(ctx):
     recoverable = min(total_ms, critical) + between_ms
     together = ctx.share_pct(total_ms + between_ms)
     severity = grade(ctx.share_pct(recoverable), HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
-    between_text = (f" and the untraced Python between them {ctx.time_text(between_ms)}, together {together:.1f}% "
-                    "of the step time" if between_ms > 0 else f", {share:.1f}% of the step time")
+    device_ms = ms(ctx.in_window_ps(ctx.gpu_busy)) if ctx.has_gpu else 0.0
+    modeled = kept_ms > 0 or device_ms > 0
+    if modeled:
+        calls_text = (f"their calls take {ctx.time_text(total_ms)} ({share:.1f}%)" +
+                      (f" and the untraced Python between them {ctx.time_text(between_ms)} "
+                       f"({ctx.share_pct(between_ms):.1f}%)" if between_ms > 0 else ""))
+        calls_text += f". {_compiled_text(ctx, kept_ms, device_ms, total_ms, between_ms, kept_label)}"
+    elif between_ms > 0:
+        calls_text = (f"their calls take {ctx.time_text(total_ms)} and the untraced Python between them "
+                      f"{ctx.time_text(between_ms)}, together {together:.1f}% {ctx.of_the_step_time}.")
+    else:
+        calls_text = f"their calls take {ctx.time_text(total_ms)}, {share:.1f}% {ctx.of_the_step_time}."
     finding = Finding(
         id="host.eager_execution", severity=severity,
-        summary=f"{ctx.count_text(count, 'op')} run one at a time: their calls take "
-                f"{ctx.time_text(total_ms)}{between_text}.",
+        summary=f"{ctx.count_text(count, 'op')} run one at a time: {calls_text}",
         evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share,
                            "python_between_ops_ms": round(between_ms, 3), "dispatch_and_python_pct": together,
                            "op_work_kept_ms": round(kept_ms, 3)},
@@ -439,10 +450,28 @@ def eager_execution(ctx):
                           {"host_ops": op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: eager dispatch and the Python between ops on the critical path removed")
-    device_ms = ms(ctx.in_window_ps(ctx.gpu_busy)) if ctx.has_gpu else 0.0
-    if kept_ms <= 0 and device_ms <= 0:
+    if not modeled:
         return finding
     return estimated(finding, compiled_step(ctx.window_ms, kept_ms, device_ms, what_kept))
+
+
+def _compiled_text(ctx, kept_ms, device_ms, calls_ms, between_ms, kept_label):
+    """What the compiled-step model (whatif.dispatch.compiled_step) keeps and removes, in words whose shares give
+    its estimate: the step keeps `kept_label` or the GPU's busy time, whichever is longer; the rest goes."""
+    new_ms = max(kept_ms, device_ms)
+    kept = "the GPU's busy time" if device_ms > kept_ms else f"only {kept_label}"
+    steps = ctx.step_count or 1
+    step = "step" if ctx.step_count else "profiled time"
+    removed = ["the calls' dispatch", "the Python between them"] if between_ms > 0 else ["the calls' dispatch"]
+    if not ctx.has_gpu and ctx.share_pct(ctx.window_ms - calls_ms - between_ms) >= 0.5:
+        removed.append("the rest of the host's work in the step")
+    return (f"Compiled, the step would keep {kept}: {duration_ms(round(new_ms / steps, 6))} of the "
+            f"{duration_ms(ctx.window_ms / steps)} {step} ({ctx.share_pct(new_ms):.1f}%); "
+            f"{_joined(removed)} {'is' if len(removed) == 1 else 'are'} removed.")
+
+
+def _joined(parts):
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def retracing(ctx):

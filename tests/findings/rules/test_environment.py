@@ -1,5 +1,8 @@
 from tb_gpu_advisor.findings.rules.environment import cuda_version
+from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
+from tests.data import real_trace
 from tests.findings.scenarios import findings_by_id, healthy, kernels, report_of, step_starts
 
 BF16_KERNEL = "void cutlass::Kernel<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8>(Params)"
@@ -93,12 +96,33 @@ def test_cuda_libraries_in_a_jax_cpu_run_give_the_jax_checks_and_versions():
     assert "jax.devices()" in finding["fix"] and "tf.config" not in finding["fix"]
 
 
-def test_a_strategy_or_gpu_device_strings_without_a_gpu():
-    strategy = findings_by_id(report_of(cpu_run(threads=("tf_data_multi_device_iterator/3",))))
-    assert "tf.distribute strategy" in strategy["environment.gpu_not_used"]["summary"]
+def test_a_strategy_is_no_gpu_signal_but_gpu_device_strings_are():
+    # a tf.distribute strategy runs over CPU devices as well: no sign the job meant a GPU
+    strategy = findings_by_id(report_of(cpu_run(threads=("tf_data_multi_device_iterator/3", "collective_ops/1"),
+                                                ops=("replica_1/dense/MatMul:MatMul",))))
+    assert "environment.gpu_not_used" not in strategy
     placed = findings_by_id(report_of(cpu_run(ops=("replica_1/device:GPU:1/dense/MatMul:MatMul",))))
-    assert placed["environment.gpu_not_used"]["evidence"]["pointers"]["host_ops"] == [
-        "replica_1/device:GPU:1/dense/MatMul:MatMul"]
+    finding = placed["environment.gpu_not_used"]
+    assert finding["evidence"]["pointers"]["host_ops"] == ["replica_1/device:GPU:1/dense/MatMul:MatMul"]
+    assert finding["summary"] == ("No GPU ran any work in this profile, although the trace shows the job was set up "
+                                  "for one: host events that ask for a GPU "
+                                  "(replica_1/device:GPU:1/dense/MatMul:MatMul).")
+
+
+def test_rocm_libraries_in_the_metadata_are_a_gpu_signal():
+    finding = findings_by_id(report_of(cpu_run(rocm_version="6.2.0")))["environment.gpu_not_used"]
+    assert finding["summary"].endswith("set up for one: GPU libraries in the metadata (rocm_version 6.2.0).")
+
+
+def test_real_cpu_mirrored_strategy_is_no_gpu_job():
+    """MirroredStrategy over /cpu:0-2 on purpose: no GPU signal, the strategy and its rebatched batch shown."""
+    report = host_report(load_model(str(real_trace("tf_mirrored/tf221_cpu_mirrored_3replicas.xplane.pb"))))
+    assert not [f["id"] for f in report["findings"] if f["id"].startswith("environment.")]
+    config = report["configuration"]
+    assert config["distribution"] == "tf.distribute (3 replicas on /cpu devices)"
+    assert config["global_batch"] == 48
+    assert config["examples_per_step"]["source"] == ("tf.data batch stage BatchV2, batch size 48, 1 batch per step; "
+                                                     "rebatched across 3 replicas: 16 per replica")
 
 
 def test_quiet_on_a_plain_cpu_run_and_with_a_working_gpu():

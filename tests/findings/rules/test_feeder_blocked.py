@@ -103,7 +103,11 @@ def test_pytorch_python_tracer_names(tmp_path):
 def test_the_real_jax_capture_with_one_slow_loader():
     """tests/data/real/feeder: the step thread in `$queue.py:154 get` while XLA's CPU executor idles, one loader
     thread in `time.sleep` then `put`; with eight loaders the queue stays full and the rule is quiet."""
-    problem = findings_by_id(host_report(load_model(real_trace("feeder/feeder_one_loader.xplane.pb"))))
+    report = host_report(load_model(real_trace("feeder/feeder_one_loader.xplane.pb")))
+    assert report["summary"]["verdict"] == ("Input-bound: the step thread waits on its loader, through a "
+                                            "queue.Queue (get), 34% of each step (no GPU work in this profile).")
+    assert report["summary"]["bottleneck_finding"] == "host.feeder_blocked"
+    problem = findings_by_id(report)
     finding = problem["host.feeder_blocked"]
     metrics = finding["evidence"]["metrics"]
     assert (metrics["wait_kind"], metrics["cause"], metrics["device"], metrics["feeder_threads"]) == (
@@ -116,3 +120,5 @@ def test_the_real_jax_capture_with_one_slow_loader():
     assert finding["severity"] == "medium"  # CPU-only: capped
     fixed = findings_by_id(host_report(load_model(real_trace("feeder/feeder_eight_loaders.xplane.pb"))))
     assert "host.feeder_blocked" not in fixed and "input.host_batch_prep" not in fixed
+    eight = host_report(load_model(real_trace("feeder/feeder_eight_loaders.xplane.pb")))
+    assert eight["summary"]["bottleneck"] == "unknown"  # nothing measured holds the step back there

@@ -40,8 +40,9 @@ def test_eager_ops():
     assert finding["evidence"]["metrics"] == {"eager_ops_per_step": 20.0, "eager_op_ms": 8.0, "eager_op_pct": 20.0,
                                               "python_between_ops_ms": 0.0, "dispatch_and_python_pct": 20.0,
                                               "op_work_kept_ms": 0.0}
-    assert "20 ops per step run one at a time: their calls take 2.00 ms per step, 20.0% of the step time" \
-        in finding["summary"]
+    assert finding["summary"] == ("20 ops per step run one at a time: their calls take 2.00 ms per step (20.0%). "
+                                  "Compiled, the step would keep the GPU's busy time: 8.00 ms of the 10.00 ms step "
+                                  "(80.0%); the calls' dispatch is removed.")
     # compiled, the step keeps the GPU's 8 ms of each 10 ms
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.25
     assert finding["speedup_kind"] == "model"
@@ -83,7 +84,13 @@ def test_eager_step_without_gpu_counts_the_python_between_ops():
         (40.0, 20.0, 90.0)
     assert metrics["op_work_kept_ms"] == 4.0 and finding["estimated_speedup"] == 10.0
     assert finding["severity"] == "high" and finding["recoverable_ms"] == 36.0
-    assert "the untraced Python between them 5.00 ms per step, together 90.0% of the step time" in finding["summary"]
+    # The summary states what the model keeps, so its shares give the estimate: 100 / 10.0% = 10x.
+    assert finding["summary"] == ("20 ops per step run one at a time: their calls take 4.00 ms per step (40.0%) "
+                                  "and the untraced Python between them 5.00 ms per step (50.0%). Compiled, the "
+                                  "step would keep only the ops' own work: 1.00 ms of the 10.00 ms step (10.0%); "
+                                  "the calls' dispatch, the Python between them and the rest of the host's work "
+                                  "in the step are removed.")
+    assert finding["speedup_basis"].endswith("the Python dispatch between ops is removed")
     assert report["summary"]["bottleneck"] == "host"
     assert report["summary"]["bottleneck_finding"] == "host.eager_execution"
     assert report["summary"]["verdict"] == ("Host-bound (eager dispatch): ops run one at a time, and their calls "
