@@ -94,9 +94,9 @@ def test_input_bound_steps_hold_their_loader(capture, reports):
     _, _, summary = capture
     read_s, _units = summary["loader_read_s_and_units"]
     # The loader sleeps read_s inside every step marker before the step runs: no step can be shorter.
+    # Within one trace, so the machine's load cannot reorder it (comparing against the healthy run's steps,
+    # captured at another moment, failed under load).
     assert min(step["time_ms"] for step in reports["input_bound"]["steps"]) >= read_s * 1e3
-    assert reports["input_bound"]["summary"]["step_time_ms"]["mean"] > reports["healthy"]["summary"][
-        "step_time_ms"]["median"]
 
 
 def test_the_hlo_protos_of_the_step_are_embedded(capture):
