@@ -64,12 +64,25 @@ NOT_IN_TRACE = "not in the trace"
 # configuration.examples_per_step.scope, as words: the whole step, or one device's share of it.
 BATCH_SCOPE_LABELS = {"global": "global", "per_device": "per device"}
 # predictions[].score of compare's prediction check: a model (a point estimate) is within 25% of the measured
-# speedup or not; a bound (an upper limit) held or the fix beat it. score_text adds the numbers to a bound's words.
+# speedup or not; a bound (an upper limit) held, held within noise (the measured 95% CI includes it) or the fix
+# beat it (the CI's low end above it). score_text adds the numbers to a bound's words. A finding the combined
+# estimate does not name is not checked alone; findings it names together are checked by it.
 PREDICTION_SCORE_LABELS = {
     "within": "within 25%",
     "not_within": "not within 25%",
     "bound_held": "bound held",
+    "bound_held_noise": "bound held within noise",
     "bound_exceeded": "bound exceeded: the estimate was too low",
+    "not_checked_alone": "- (resolved with the others: not checked alone)",
+    "checked_together": "- (checked together: see the combined estimate)",
+}
+# compare's findings: a baseline finding gone from the candidate ("resolved"), gone though the candidate's trace
+# still shows its cause ("no_longer_costs"), only in the candidate ("new"), on both sides ("persisting").
+FINDING_CHANGE_LABELS = {
+    "resolved": "Resolved",
+    "no_longer_costs": "No longer costs time (the cause is still there)",
+    "new": "New",
+    "persisting": "Still present",
 }
 # Words of report keys that are written otherwise in text ("gpu_busy" is "GPU busy"), longest first.
 KEY_WORDS = {
@@ -141,7 +154,8 @@ def exported():
         "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),
         "statisticWords": list(STATISTIC_WORDS), "boundUnits": list(BOUND_UNITS),
         "kernelPlumbing": list(KERNEL_PLUMBING), "notInTrace": NOT_IN_TRACE, "batchScope": BATCH_SCOPE_LABELS,
-        "predictionScore": PREDICTION_SCORE_LABELS, "noMatmulPrecision": NO_MATMUL_PRECISION,
+        "predictionScore": PREDICTION_SCORE_LABELS,
+        "findingChange": FINDING_CHANGE_LABELS, "noMatmulPrecision": NO_MATMUL_PRECISION,
         "matrixUnits": MATRIX_UNIT_LABELS,
     }
 

@@ -47,3 +47,10 @@ test('the global batch row says where the batch comes from, per device, or why i
   const unknown = {...CONFIG, examples_per_step: {value: null, scope: null, source: null, reason: 'no steps'}};
   assert.equal(Object.fromEntries(configurationRows(unknown))['Global batch'], 'not in the trace (no steps)');
 });
+
+test('XLA programs compiled for the CPU say so; no compiled program and no GPU kernel is unknown', () => {
+  const cpu = {...CONFIG, framework: 'jax', gpu: {count: 0, active: 0}, xla: true};
+  assert.equal(Object.fromEntries(configurationRows(cpu)).XLA, 'on (CPU)');
+  assert.equal(Object.fromEntries(configurationRows({...CONFIG, xla: true})).XLA, 'on');
+  assert.equal(Object.fromEntries(configurationRows({...cpu, xla: null})).XLA, 'unknown (no GPU kernel)');
+});

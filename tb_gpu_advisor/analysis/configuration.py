@@ -24,6 +24,8 @@ _TF32_MMA = re.compile(r"(?<![a-z0-9])(?:tensorop_)?s(?:1688|16816)(?:gemm|cudnn
 _HLO_DTYPES = {"bf16": "bf16", "f16": "fp16", "f32": "fp32", "f64": "fp64", "f8e4m3fn": "fp8", "f8e5m2": "fp8"}
 # A precision holding this share of matmul/conv time names the run's precision; below it the run is mixed.
 DOMINANT_PRECISION_PCT = 90.0
+# JAX's dispatch of a compiled XLA program.
+_COMPILED_DISPATCH = re.compile(r"^(Pjit|Pmap)Function\(")
 # Thread pools whose thread count is a setting (tf.config.threading, tf.data options, TF_GPU_THREAD_COUNT).
 _POOL_PREFIXES = ("tf_Compute", "tf_data_private_threadpool", "tf_data_iterator", "tf_gpu_private", "tf_XLA",
                   "tf_numa", "tf_pjrt", "tf_PjRt", "python", "collective_ops", "tf_inter_op", "tf_intra_op")
@@ -48,7 +50,8 @@ class Configuration:
     active_gpu_count: int
     compute_capability: str | None
     gpu_memory_bytes: int | None
-    xla: bool | None  # compiler-generated kernels ran: XLA, or Triton for torch.compile (None: no GPU kernel)
+    xla: bool | None  # compiler-generated kernels ran: XLA, or Triton for torch.compile; without GPU kernels, XLA
+    #   programs compiled for the CPU (None: neither)
     precision: str | None  # "bf16", "fp16", "tf32", "fp32", "fp8", or "mixed: bf16 + fp32"
     matmul_dtype_pct: tuple  # ((dtype, % of matmul/conv kernel time), ...), most first
     distribution: str | None
@@ -75,7 +78,7 @@ def configuration(model, framework, kernels, active_ordinals, host_cores, steps=
         active_gpu_count=len(active_ordinals),
         compute_capability=".".join(map(str, caps.compute_capability)) if caps and caps.compute_capability else None,
         gpu_memory_bytes=caps.memory_bytes if caps else None,
-        xla=(framework.is_jax or any(is_xla_kernel(name) for name in kernel_names)) if kernel_names else None,
+        xla=_xla(model, framework, kernel_names),
         precision=_precision(dtype_pct),
         matmul_dtype_pct=dtype_pct,
         distribution=_distribution(model, framework),
@@ -87,6 +90,16 @@ def configuration(model, framework, kernels, active_ordinals, host_cores, steps=
         tf_data=_tf_data_options(model.host_activity),
         host_cores=host_cores,
     )
+
+
+def _xla(model, framework, kernel_names):
+    """XLA-generated kernels ran on a GPU (JAX always compiles with XLA); without GPU kernels, XLA programs compiled
+    for the CPU (HLO modules in the trace, JAX's compiled-function dispatches) say XLA is on; else unknown."""
+    if kernel_names:
+        return framework.is_jax or any(is_xla_kernel(name) for name in kernel_names)
+    if model.hlo_protos or any(_COMPILED_DISPATCH.match(name) for name in model.host_activity.op_totals):
+        return True
+    return None
 
 
 def version_text(key, value):

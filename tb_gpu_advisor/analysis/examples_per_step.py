@@ -185,7 +185,7 @@ def _from_step_program(model, step_count, active_gpus):
     total = sum(dispatched[name][1] for name in programs)
     name = max(programs, key=lambda key: (dispatched[key][1], key))
     if len(programs) > 1 and dispatched[name][1] < MIN_STEP_PROGRAM_SHARE * total:
-        return unknown(f"no one of the {len(programs)} compiled programs that take a batch holds most of the "
+        return unknown(f"none of the {len(programs)} compiled programs that take a batch holds most of the "
                        "dispatch time: the step runs op by op or as several programs")
     batches, inputs = set(), []
     for _, signature, data in programs[name]:

@@ -4,6 +4,7 @@ HostReport."""
 import re
 
 from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
+from tb_gpu_advisor.comparison.causes import cause_still_present
 
 KERNELS_LISTED = 50
 # A matched kernel is faster or slower only when its time moved by at least this share and this many us.
@@ -124,7 +125,8 @@ def _finding_brief(finding):
 
 
 def compare_findings(baseline, candidate):
-    """Findings matched on `id`: resolved (baseline only), new (candidate only) and persisting (both)."""
+    """Findings matched on `id`: resolved (baseline only; `cause_still_present` where the candidate's trace
+    still shows the cause, causes.cause_still_present), new (candidate only) and persisting (both)."""
     base = {f["id"]: f for f in baseline.get("findings") or [] if f.get("id") is not None}
     cand = {f["id"]: f for f in candidate.get("findings") or [] if f.get("id") is not None}
     persisting = []
@@ -134,7 +136,8 @@ def compare_findings(baseline, candidate):
     return {
         "baseline_count": len(baseline.get("findings") or []),
         "candidate_count": len(candidate.get("findings") or []),
-        "resolved": [_finding_brief(f) for key, f in base.items() if key not in cand],
+        "resolved": [{**_finding_brief(f), "cause_still_present": cause_still_present(key, candidate)}
+                     for key, f in base.items() if key not in cand],
         "new": [_finding_brief(f) for key, f in cand.items() if key not in base],
         "persisting": persisting,
     }

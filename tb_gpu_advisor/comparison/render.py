@@ -8,7 +8,7 @@ from tb_gpu_advisor.report.sections import Section, Table
 from tb_gpu_advisor.report.text import render_section
 from tb_gpu_advisor.report.finite import to_json
 from tb_gpu_advisor.report.safe_text import escape_controls
-from tb_gpu_advisor.vocabulary import ARROW, LEFT_ARROW, TIMES
+from tb_gpu_advisor.vocabulary import ARROW, FINDING_CHANGE_LABELS, LEFT_ARROW, TIMES, counted
 
 KERNELS_SHOWN = 8
 NAME_WIDTH = 60
@@ -148,8 +148,9 @@ def _findings_section(host):
     if not findings["baseline_count"] and not findings["candidate_count"]:
         return Section("Findings", lines=("No findings on either side.",))
     lines = []
-    for group, label in (("resolved", "Resolved"), ("new", "New"), ("persisting", "Still present")):
+    for group in ("resolved", "new", "persisting"):
         for f in findings[group]:
+            label = FINDING_CHANGE_LABELS["no_longer_costs" if f.get("cause_still_present") else group]
             lines.append(f"{label}: [{f['severity']}] {f['title']} ({f['id']})")
     return Section("Findings", lines=tuple(lines) or ("The same findings on both sides.",))
 
@@ -194,6 +195,31 @@ def _estimate(value, kind):
 _PREDICTION_STATUS = {"resolved": "resolved", "reduced": "reduced"}
 
 
+PREDICTIONS_HINT = (
+    "Each finding the candidate resolved or reduced, with the speedup the baseline predicted for its fix; ratio = "
+    "predicted / measured. The measured change is every change made at once, so only the verdict's finding(s), "
+    "which the combined estimate names, are checked against it; the others went with them and are not checked "
+    f"alone. An estimate (about) is checked within {TOLERANCE:.0%} of the measured speedup; a bound (up to) is an "
+    "upper limit: it held (within noise where the measured 95% CI includes it), or the fix beat it (the CI above "
+    "it) and the estimate was too low.")
+
+
+def combined_line(combined, score, ratio):
+    """"Combined estimate of the verdict's finding(s) (ids): up to 3.57×, bound held …; 2 other findings also
+    resolved or reduced." """
+    ids = combined["finding_ids"]
+    noun = "finding" if len(ids) == 1 else "findings"
+    text = (f"Combined estimate of the verdict's {noun} ({', '.join(ids)}): "
+            f"{_estimate(combined['predicted'], combined['predicted_kind'])}, {score}{ratio}")
+    missed = [i for i in ids if i not in combined["addressed_ids"]]
+    if missed:
+        text += f"; the candidate did not resolve or reduce {', '.join(missed)}"
+    others = combined.get("other_ids")
+    if others:
+        text += f"; {counted(len(others), 'other finding')} also resolved or reduced, not checked alone"
+    return text + "."
+
+
 def _predictions_section(host):
     predictions = host.get("predictions") or {}
     rows = predictions.get("findings") or []
@@ -211,20 +237,14 @@ def _predictions_section(host):
                            _estimate(row["predicted"], row["predicted_kind"]),
                            "-" if row["ratio"] is None else f"{row['ratio']:.2f}", within))
     lines = (f"Measured: {measured_text(measured)}, {basis}, baseline / candidate.",
-             f"Each finding the candidate resolved or reduced, with the speedup the baseline predicted for its fix; "
-             f"ratio = predicted / measured. An estimate (about) is checked within {TOLERANCE:.0%} of the "
-             "measured speedup; a bound (up to) is an upper limit: it held, or the fix beat it and the estimate was "
-             "too low. The measured change is every change made at once.")
+             PREDICTIONS_HINT)
     combined = predictions.get("combined")
     if combined:
         score = combined.get("score_text") or "not checked"
         if combined.get("score") in ("within", "not_within"):
             score += " of the measured speedup"
         ratio = "" if combined["ratio"] is None else f" (ratio {combined['ratio']:.2f})"
-        lines += (f"Combined estimate of the baseline's top findings ({', '.join(combined['finding_ids'])}): "
-                  f"{_estimate(combined['predicted'], combined['predicted_kind'])}, {score}{ratio}; the candidate "
-                  "addressed "
-                  f"{len(combined['addressed_ids'])} of its {len(combined['finding_ids'])} findings.",)
+        lines += (combined_line(combined, score, ratio),)
     return Section("Prediction checked", lines=lines,
                    table=Table(("finding", "status", "predicted", "ratio", "check"),
                                tuple(table_rows), (False, False, True, True, False)))

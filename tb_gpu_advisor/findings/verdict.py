@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.findings.thresholds import LAUNCH_GAP_MAX_US, UNEXPLAINED_IDLE_PCT, VERDICT_MIN_PCT
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.waits import WAIT_KIND_TEXT
 from tb_gpu_advisor.report.units import duration_ms
 
 BOTTLENECKS = ("input", "host", "launch", "transfer", "kernel", "communication", "none", "unknown")
@@ -50,17 +51,50 @@ def decide(ctx, findings):
         eager = next((f for f in findings if f.id == "host.eager_execution" and f.severity in ("high", "medium")
                       and ctx.share_pct(f.recoverable_ms) >= VERDICT_MIN_PCT), None)
         dispatch = eager.evidence.metrics.get("dispatch_and_python_pct") or 0.0 if eager is not None else 0.0
-        if eager is not None and dispatch > wait:
+        host_input = _host_input(ctx, findings)
+        if eager is not None and dispatch > wait and (host_input is None or dispatch >= host_input[0]):
             return Verdict("host", f"Host-bound (eager dispatch): ops run one at a time, and their calls and the "
                                    f"Python between them take {_p(dispatch)} of the step (no GPU work in this "
                                    "profile).", finding_id=eager.id)
-        if wait >= VERDICT_MIN_PCT:
+        if wait >= VERDICT_MIN_PCT and (host_input is None or wait >= host_input[0]):
             related = next((f.id for f in findings if f.category == "input"), None)
             return Verdict("input", f"Input-bound: the training step waits for {_input_source(ctx, 'tf.data')} "
                                     f"{_p(wait)} of its time (no GPU work in this profile).", finding_id=related)
+        if host_input is not None:
+            return host_input[1]
         return _unknown("no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
                         "bottlenecks cannot be measured.")
     return _with_idle_gpus(_gpu_verdict(ctx, findings, breakdown), findings)
+
+
+# CPU-only input findings measured on the step thread rather than in the breakdown: (finding id, metric of its share).
+_HOST_INPUT = (("input.host_batch_prep", "batch_prep_pct"), ("host.feeder_blocked", "feeder_blocked_pct"))
+_DEVICE_IDLES = {"xla_cpu": "XLA's CPU executor idles", "tf_cpu": "no tf.function runs"}
+
+
+def _host_input(ctx, findings):
+    """(share %, Verdict) of a CPU-only profile whose step thread builds its batch (input.host_batch_prep) or waits
+    on its loader thread (host.feeder_blocked) for a large part of each step, the larger of the two; else None."""
+    found = []
+    for finding_id, metric in _HOST_INPUT:
+        finding = next((f for f in findings if f.id == finding_id and f.severity in ("high", "medium")), None)
+        share = finding.evidence.metrics.get(metric) or 0.0 if finding is not None else 0.0
+        if finding is not None and share >= VERDICT_MIN_PCT:
+            found.append((share, finding))
+    if not found:
+        return None
+    share, finding = max(found, key=lambda item: item[0])
+    each = "of each step" if ctx.step_set.steps else "of the profiled time"
+    if finding.id == "input.host_batch_prep":
+        idles = _DEVICE_IDLES.get(finding.evidence.metrics.get("device"), "the device idles")
+        text = f"Input-bound: the host prepares each batch while {idles} ({_p(share)} {each}; "
+    elif finding.evidence.metrics.get("cause") == "lock_contention":
+        return share, Verdict("host", f"Host-bound: the step thread waits on a lock another thread holds {_p(share)} "
+                                      f"{each} (no GPU work in this profile).", finding_id=finding.id)
+    else:
+        kind = WAIT_KIND_TEXT.get(finding.evidence.metrics.get("wait_kind"), "a queue")
+        text = f"Input-bound: the step thread waits on its loader, through {kind}, {_p(share)} {each} ("
+    return share, Verdict("input", text + "no GPU work in this profile).", finding_id=finding.id)
 
 
 def _gpu_verdict(ctx, findings, breakdown):

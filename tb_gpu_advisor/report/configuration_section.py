@@ -28,7 +28,8 @@ def configuration_rows(config):
         rows.append(("compiler", {True: "torch.compile (Triton kernels)", False: "off (eager kernels)",
                                   None: "unknown (no GPU kernel)"}[config["xla"]]))
     else:
-        rows.append(("XLA", {True: "on", False: "off", None: "unknown (no GPU kernel)"}[config["xla"]]))
+        on = "on" if gpu["active"] else "on (CPU)"
+        rows.append(("XLA", {True: on, False: "off", None: "unknown (no GPU kernel)"}[config["xla"]]))
     if config["precision"]:
         shares = ", ".join(f"{dtype} {units.percent(pct)}" for dtype, pct in config["matmul_dtype_pct"].items())
         rows.append(("precision", f"{config['precision']} (matmul/conv time: {shares})"))

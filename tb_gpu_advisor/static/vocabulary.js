@@ -237,7 +237,16 @@ export const VOCABULARY = Object.freeze({
     "within": "within 25%",
     "not_within": "not within 25%",
     "bound_held": "bound held",
-    "bound_exceeded": "bound exceeded: the estimate was too low"
+    "bound_held_noise": "bound held within noise",
+    "bound_exceeded": "bound exceeded: the estimate was too low",
+    "not_checked_alone": "- (resolved with the others: not checked alone)",
+    "checked_together": "- (checked together: see the combined estimate)"
+  },
+  "findingChange": {
+    "resolved": "Resolved",
+    "no_longer_costs": "No longer costs time (the cause is still there)",
+    "new": "New",
+    "persisting": "Still present"
   },
   "noMatmulPrecision": "no matmul/conv kernel captured",
   "matrixUnits": {

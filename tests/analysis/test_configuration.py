@@ -61,7 +61,13 @@ def test_real_traces_state_only_what_they_record():
     assert v100["tf_data_options"] == ["prefetch", "per-device feed (tf.distribute)"]
     jax = host_report(load_model(real_trace("jax0102_cpu_steps.xplane.pb")))["configuration"]
     assert jax["versions"] == {"jax_version": "0.10.2", "jaxlib_version": "0.10.2"}
-    assert (jax["xla"], jax["precision"], jax["gpu"]["count"]) == (None, None, 0)
+    # jitted JAX programs on the CPU: XLA compiled them, whatever device ran them
+    assert (jax["xla"], jax["precision"], jax["gpu"]["count"]) == (True, None, 0)
+    report = host_report(load_model(real_trace("jax0102_cpu_steps.xplane.pb")))
+    assert "XLA           on (CPU)" in render_text({"hosts": [report], "errors": []})
+    # TensorFlow on the CPU without XLA programs: the trace does not say
+    keras = host_report(load_model(real_trace("tf221_cpu_keras_input_bound.xplane.pb")))["configuration"]
+    assert keras["xla"] is None
 
 
 def test_tensor_core_gemms_with_32_bit_inputs_are_tf32_and_use_tensor_cores():

@@ -226,7 +226,7 @@ REAL = {
     "cpu_pairs/jax_loader_inline.xplane.pb": (4, GLOBAL),
     "cpu_pairs/jax_loader_background.xplane.pb": (4, GLOBAL),
     "cpu_pairs/jax_jit_jit.xplane.pb": (32, GLOBAL),
-    "cpu_pairs/jax_jit_op_by_op.xplane.pb": (None, "no one of the 10 compiled programs"),
+    "cpu_pairs/jax_jit_op_by_op.xplane.pb": (None, "none of the 10 compiled programs"),
     "jax0102_cpu_steps.xplane.pb": (256, GLOBAL),
     # experimental_distribute_dataset: batch(48) rebatched into 3 replicas' 16 (`...::Rebatch::ForeverRepeat[0]::
     # BatchV2`), its iterators read once per replica, its batch stage once per step.

@@ -211,7 +211,8 @@ def test_findings_are_matched_on_id():
     base = host_from_steps([10.0, 10.0], findings=[finding("GA1"), finding("GA2")])
     cand = host_from_steps([10.0, 10.0], findings=[finding("GA2", "low"), finding("GA3")])
     findings = compare_reports(base, cand)["hosts"][0]["findings"]
-    assert findings["resolved"] == [{"id": "GA1", "severity": "high", "title": "title GA1"}]
+    assert findings["resolved"] == [{"id": "GA1", "severity": "high", "title": "title GA1",
+                                    "cause_still_present": None}]
     assert findings["new"] == [{"id": "GA3", "severity": "high", "title": "title GA3"}]
     assert findings["persisting"] == [{"id": "GA2", "severity": "low", "title": "title GA2",
                                        "baseline_severity": "high"}]

@@ -83,7 +83,11 @@ def test_tf_cpu_input_fixed_gets_no_input_findings():
 
 def test_jax_cpu_trace():
     result = report("jax0102_cpu_steps.xplane.pb")
-    assert result["summary"]["bottleneck"] == "unknown"
+    # CPU-only, but the top finding is the input it measures: an input verdict, not "Unknown" beside it
+    assert result["summary"]["bottleneck"] == "input"
+    assert result["summary"]["verdict"] == ("Input-bound: the host prepares each batch while XLA's CPU executor idles "
+                                            "(64% of each step; no GPU work in this profile).")
+    assert result["summary"]["bottleneck_finding"] == "input.host_batch_prep"
     assert set(findings_by_id(result)) == {"steps.warmup_in_profile", "input.host_batch_prep"}
     # Each step prepares its NumPy batch on the step thread (a 3 ms time.sleep, astype, jnp.asarray) before
     # PjitFunction(step) dispatches it, while XLA's CPU executor idles: about 64% of each step after warm-up.
@@ -109,6 +113,8 @@ def test_jax_cpu_trace():
 def test_tf_cpu_python_loader_reads_and_decodes_files_on_the_step_thread():
     result = report("tf221_cpu_python_loader_inline.xplane.pb")
     assert result["summary"]["framework"] == "tensorflow" and result["summary"]["confidence"]["level"] == "high"
+    assert result["summary"]["verdict"] == ("Input-bound: the host prepares each batch while no tf.function runs "
+                                            "(47% of each step; no GPU work in this profile).")
     # A custom loop reads and decodes 32 JPEG files per step eagerly (tf.io.read_file, tf.io.decode_jpeg) before
     # calling its tf.function step: 46.9% of each 355 ms step, while no tf.function runs.
     prep = findings_by_id(result)["input.host_batch_prep"]

@@ -95,7 +95,8 @@ function findingList(title, kind, items) {
   if (!items.length) return null;
   return [h('h3', {}, `${title} (${items.length})`),
     h('ul', {class: ['finding-changes', kind], 'data-testid': `findings-${kind}`}, items.map((item) => h('li', {},
-      h('span', {class: ['badge', `change-${kind}`]}, kind === 'persisting' ? 'still there' : kind),
+      h('span', {class: ['badge', `change-${kind}`]}, kind === 'persisting' ? 'still there' :
+        kind === 'resolved' && item.cause_still_present ? VOCABULARY.findingChange.no_longer_costs : kind),
       severityBadge(item),
       h('span', {class: 'finding-title'}, item.title || item.id),
       item.id ? h('span', {class: 'finding-id'}, item.id) : null)))];
@@ -147,10 +148,15 @@ function combinedLine(combined) {
     combined.within_tolerance === true ? `${VOCABULARY.predictionScore.within} of the measured speedup` :
       combined.within_tolerance === false ? `${VOCABULARY.predictionScore.not_within} of the measured speedup` :
         'not checked';
+  const ids = combined.finding_ids || [];
+  const missed = ids.filter((id) => !(combined.addressed_ids || []).includes(id));
+  const others = combined.other_ids || [];
+  const tail = (missed.length ? `; the candidate did not resolve or reduce ${missed.join(', ')}` : '') +
+    (others.length ? `; ${others.length} other finding${others.length === 1 ? '' : 's'} also resolved or ` +
+      'reduced, not checked alone' : '');
   return h('p', {'data-testid': 'combined-check'},
-    `Combined estimate of the top findings: ${formatSpeedup(combined.predicted, combined.predicted_kind) || '\u2014'}, ` +
-    `${within}${ratio}; the candidate addressed ${combined.addressed_ids.length} of its ` +
-    `${combined.finding_ids.length} findings.`);
+    `Combined estimate of the verdict's finding${ids.length === 1 ? '' : 's'} (${ids.join(', ')}): ` +
+    `${formatSpeedup(combined.predicted, combined.predicted_kind) || '\u2014'}, ${within}${ratio}${tail}.`);
 }
 
 /** Each resolved or reduced finding's predicted speedup beside the measured one. */
@@ -163,9 +169,11 @@ function predictionsCard(comparison) {
   return section('Prediction checked', {id: 'compare-predictions',
     subtitle: `measured ${measuredText(measured)}, ${basis}, baseline / candidate`},
   h('p', {class: 'hint'}, 'Each finding the candidate resolved or reduced, with the speedup the baseline ' +
-    'predicted for its fix; ratio = predicted / measured. An estimate (about) is checked within 25% of the ' +
-    'measured speedup; a bound (up to) is an upper limit: it held, or the fix beat it and the estimate was too ' +
-    'low. The measured change is every change made at once.'),
+    'predicted for its fix; ratio = predicted / measured. The measured change is every change made at once, so ' +
+    'only the verdict\'s finding(s), which the combined estimate names, are checked against it; the others went ' +
+    'with them and are not checked alone. An estimate (about) is checked within 25% of the measured speedup; a ' +
+    'bound (up to) is an upper limit: it held (within noise where the measured 95% CI includes it), or the fix ' +
+    'beat it (the CI above it) and the estimate was too low.'),
   combinedLine(predictions.combined),
   h('div', {class: 'table-wrap'}, h('table', {'data-testid': 'prediction-checks'},
     h('thead', {}, h('tr', {}, h('th', {}, 'Finding'), h('th', {}, 'Status'), h('th', {class: 'num'}, 'Predicted'),

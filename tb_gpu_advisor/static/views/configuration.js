@@ -46,7 +46,8 @@ export function configurationRows(config) {
     ['Framework', config.framework],
     ['Versions', versions || NOT_IN_TRACE],
     ['GPUs', gpus],
-    config.framework === 'pytorch' ? ['Compiler', COMPILED[config.xla]] : ['XLA', ON_OFF[config.xla]],
+    config.framework === 'pytorch' ? ['Compiler', COMPILED[config.xla]]
+      : ['XLA', config.xla === true && !gpu.active ? 'on (CPU)' : ON_OFF[config.xla]],
     ['Precision', config.precision ? `${config.precision} (matmul/conv time: ${shares.join(', ')})`
       : NO_MATMUL_PRECISION],
     ['Distribution', config.distribution || 'none seen'],

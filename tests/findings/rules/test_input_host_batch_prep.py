@@ -160,7 +160,12 @@ def test_tensorflow_file_ops_on_tf_data_threads_are_the_pipelines_not_the_loops(
 
 
 def test_tensorflow_cpu_only_loop_measures_against_its_tf_function():
-    finding = findings_by_id(report_of(tf_loop(4_000, gpu=False)))["input.host_batch_prep"]
+    report = report_of(tf_loop(4_000, gpu=False))
+    finding = findings_by_id(report)["input.host_batch_prep"]
+    # no GPU, and the step waits for its batch 40% of the time: an input verdict, not "Unknown"
+    assert (report["summary"]["bottleneck"], report["summary"]["bottleneck_finding"]) == ("input", finding["id"])
+    assert report["summary"]["verdict"] == ("Input-bound: the host prepares each batch while no tf.function runs "
+                                            "(40% of each step; no GPU work in this profile).")
     metrics = finding["evidence"]["metrics"]
     assert (metrics["device"], metrics["batch_prep_ms_per_step"], metrics["certainty"]) == ("tf_cpu", 4.0, "high")
     # computing on the step's own cores: the overlap is less sure, so at most medium
