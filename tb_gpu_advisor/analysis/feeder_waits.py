@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.analysis.batch_prep import device_busy
+from tb_gpu_advisor.analysis.batch_prep import WAITING_CALLS, device_busy
 from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.waits import outermost
@@ -17,6 +17,7 @@ class OtherThread:
 
     thread: str
     busy_ps: int  # its busy time inside the blocked time
+    waiting_ps: int  # of that, time inside known waiting calls (sleep, file reads: batch_prep.WAITING_CALLS)
     wakes: int  # its wake calls (queue put, notify, lock release) that start inside the feeders' blocked waits
 
 
@@ -27,6 +28,7 @@ class OtherCall:
 
     name: str
     ps: int
+    waits: bool  # a wait (sleep, file read: batch_prep.WAITING_CALLS), not computation
 
 
 @dataclass(frozen=True)
@@ -79,15 +81,21 @@ def feeder_blocking(model, step_set, window):
     outer = intervals.union_all(*(spans for thread in feeders for spans in thread.waits.values()))
     hit = intervals.covered_ps(blocked, outer.start_ps, outer.end_ps) > 0
     touching = intervals.Intervals(outer.start_ps[hit], outer.end_ps[hit])
+    # The Python tracer's calls are not kept per thread: a thread's waiting time is its busy time inside any
+    # thread's waiting calls (exact with one other thread; with several, a bound on it).
+    sleeping = intervals.intersect(blocked, intervals.union_all(*(
+        spans for tag, spans in host.tagged.items()
+        if tag.startswith("py:") and tag.rpartition(" ")[2] in WAITING_CALLS)))
     others, other_threads = [], [thread for thread in host.thread_waits if not any(thread is f for f in feeders)]
     for thread in other_threads:
         busy_ps = _covered(thread.busy, blocked)
         wakes = _starts_inside(thread.wakes.start_ps, touching)
         if busy_ps or wakes:
-            others.append(OtherThread(thread.thread, busy_ps, wakes))
+            others.append(OtherThread(thread.thread, busy_ps, _covered(thread.busy, sleeping), wakes))
     others.sort(key=lambda other: (-other.wakes, -other.busy_ps, other.thread))
     other_busy = intervals.intersect(blocked, intervals.union_all(*(thread.busy for thread in other_threads)))
-    calls = [OtherCall(tag[3:].lstrip("$"), covered) for tag, spans in host.tagged.items()
+    calls = [OtherCall(tag[3:].lstrip("$"), covered, tag.rpartition(" ")[2] in WAITING_CALLS)
+             for tag, spans in host.tagged.items()
              if tag.startswith("py:") and (covered := _covered(spans, other_busy)) > 0]
     calls.sort(key=lambda call: (-call.ps, call.name))
     return FeederWaits(
