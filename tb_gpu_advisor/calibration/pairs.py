@@ -23,6 +23,9 @@ class DemoPair:
     finding_category: str
     tolerance: str = EXACT
     note: str = ""
+    # True where the fixed twin changes what no finding of the baseline names, so even the combined bound is
+    # exceeded: the pair misses its tolerance, shown as a miss (tests/calibration asserts it stays one).
+    known_miss: bool = False
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,8 @@ DEMO_PAIRS = (
     DemoPair("transfer_bound", "transfer_bound_fixed", "transfer"),
     DemoPair("low_occupancy", "low_occupancy_fixed", "occupancy", NOT_ABOVE,
              "The relaunch also cut the grouping kernel's registers and work (14 ms to 0.9 ms), more than "
-             "occupancy alone gives."),
+             "occupancy alone gives and more than any finding names, so the combined bound is exceeded too: a "
+             "miss of this pair, whose fixed twin does more than its finding.", known_miss=True),
     DemoPair("fp32_on_tensor_cores", "fp32_on_tensor_cores_fixed", "precision", BOUND_HOLDS,
              "The trace has no FLOPs for these kernels: the estimate is the peak-ratio bound (A100: 16-bit "
              "Tensor Cores over 32-bit without them)."),
