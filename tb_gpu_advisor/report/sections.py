@@ -326,7 +326,8 @@ def _roofline(report):
         return None
     lines = []
     if s.get("flops_utilization_pct") is not None:
-        lines.append(f"FLOP utilization: {units.percent(s['flops_utilization_pct'])} of the dense 16-bit peak "
+        lines.append(f"FLOP utilization: {units.percent(s['flops_utilization_pct'])} of the dense 16-bit matrix "
+                     "peak (the GPU's headline peak, whatever precision the kernels use) "
                      f"over the window ({units.percent(s['costed_kernel_time_pct'])} of kernel time costed).")
     for d in report["devices"]:
         if d.get("peak_tflops") is not None and d.get("kernel_count"):
