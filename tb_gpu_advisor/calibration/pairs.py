@@ -80,7 +80,8 @@ REAL_PAIRS = (
     RealPair("tf_python_loader", "tests/data/real/tf221_cpu_python_loader_inline.xplane.pb",
              "tests/data/real/tf221_cpu_python_loader_prefetch.xplane.pb", "input.host_batch_prep",
              "Captured while other work loaded the 2-core machine (load average 7); the fix also decodes on two "
-             "tf.data threads at once, which the model (one loader overlapping the step) does not count."),
+             "tf.data threads at once, which the estimate (one loader overlapping the step; a ceiling, as the "
+             "loader computes) does not count."),
     RealPair("jax_jit", f"{_PAIRS_DIR}/jax_jit_op_by_op.xplane.pb", f"{_PAIRS_DIR}/jax_jit_jit.xplane.pb",
              "host.eager_execution",
              "jax.jit also fuses the MLP's element-wise ops: the fix side runs half as many XLA thunks per step "

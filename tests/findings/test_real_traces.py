@@ -126,10 +126,15 @@ def test_tf_cpu_python_loader_reads_and_decodes_files_on_the_step_thread():
     assert [f["function"] for f in functions] == ["TensorFlow DecodeJpeg", "TensorFlow convert_to_tensor",
                                                   "TensorFlow tf.constant", "TensorFlow ReadFile"]
     assert functions[-1]["waits"] and not functions[0]["waits"]
-    # decoding is computing on the same 2 cores the step uses: a model, capped at medium
-    assert (prep["severity"], prep["speedup_kind"], prep["estimated_speedup"]) == ("medium", "model", 1.81)
+    # decoding is computing on the same 2 cores the step uses: a ceiling (review3 M4), capped at medium
+    assert (prep["severity"], prep["speedup_kind"], prep["estimated_speedup"]) == ("medium", "bound", 1.81)
     fix = prep["fix"]
-    assert "File reads (6.30 ms per step) and image decoding (95.78 ms per step)" in fix and "TFRecord" in fix
+    # decoding is 94% of the file work: parallel or stored decoding first; record files only for the 6.30 ms of reads
+    assert ("Image decoding (95.78 ms per step) is most of it, file reads (6.30 ms per step) the smaller part: decode "
+            "in parallel (tf.data's map(decode, num_parallel_calls=tf.data.AUTOTUNE)); or store the images decoded "
+            "or resized") in fix
+    assert "that would save at most the 6.30 ms per step of reads." in fix and "TFRecord" in fix
+    assert "DALI" not in fix  # no GPU in this run
     assert "tf.data.Dataset.from_tensor_slices" in fix and "prefetch(tf.data.AUTOTUNE)" in fix
     assert "grain" not in fix and "DataLoader" not in fix and "ArrayRecord" not in fix
     # the eager reads and decodes are the loader's, not a step run eagerly
