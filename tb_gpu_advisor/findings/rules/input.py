@@ -406,6 +406,22 @@ def no_prefetch(ctx):
     return estimated(finding, estimate)
 
 
+# Op types whose time in a map may be waiting, not computing (Python callbacks, file reads): with them the map's
+# wall time says nothing about the cores it needs.
+MAP_WAITING_OP_TYPES = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless", "ReadFile"})
+
+
+def _may_wait(name):
+    return name.rpartition(":")[2] in MAP_WAITING_OP_TYPES
+
+
+def _map_threads_text(concurrency):
+    """What the map's worker threads do, in wall time (the trace does not say whether it is CPU time)."""
+    if concurrency <= 1:
+        return f"its worker threads are inside the map function {concurrency:.0%} of the time (one element at a time)"
+    return f"its worker threads are inside the map function {concurrency:.2f} at a time on average"
+
+
 def sequential_map(ctx):
     """A Map stage, or a MapAndBatch whose worker threads are busy ~one core, while the step waits. The fix
     spreads the producer over the host's cores (whatif.input.parallel_map)."""
@@ -414,10 +430,11 @@ def sequential_map(ctx):
         return None
     stage = pipeline.sequential_maps[0]
     concurrency = pipeline.map_concurrency
-    how = f"its worker threads keep {concurrency:.2f} cores busy on average" if concurrency is not None and \
-        not stage.endswith("::Map") else "a Map stage runs its function one element at a time"
+    how = _map_threads_text(concurrency) if concurrency is not None and not stage.endswith("::Map") else \
+        "a Map stage runs its function one element at a time"
     cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
-    estimate = whatif_input.parallel_map(input_steps(ctx), pipeline.has_prefetch, cores)
+    waiting = sorted({name.rpartition(":")[2] for name, _, _ in ctx.host_ops(_may_wait)})
+    estimate = whatif_input.parallel_map(input_steps(ctx), pipeline.has_prefetch, cores, tuple(waiting))
     finding = _input_finding(
         ctx, "input.sequential_map", f"The tf.data map runs sequentially ({stage}: {how}).",
         estimate.recoverable_of(ctx.window_ms), estimate.basis,
