@@ -77,11 +77,26 @@ def with_combined(verdict, combined, findings):
     phrase = speedup_phrase(combined.speedup, combined.kind)
     if phrase is None:
         return verdict
-    shared = (f" (#{', #'.join(str(number[i]) for i in sorted(combined.shared, key=number.get))} "
-              f"{'shares' if len(combined.shared) == 1 else 'share'} that time, counted once)"
-              if combined.shared else "")
+    notes = [text for text in (_kinds_text(combined, findings, number),) if text]
+    if combined.shared:
+        notes.append(f"#{', #'.join(str(number[i]) for i in sorted(combined.shared, key=number.get))} "
+                     f"{'shares' if len(combined.shared) == 1 else 'share'} that time, counted once")
+    shared = f" ({'; '.join(notes)})" if notes else ""
     which = f"findings {counted} together" if len(combined.counted) > 1 else f"finding {counted}"
     return replace(verdict, sentence=f"{verdict.sentence} Fixing {which}: {phrase} faster{shared}.")
+
+
+def _kinds_text(combined, findings, number):
+    """"bounds #1, #3; model #2" when the combined number mixes bounds and models: it is then a bound, and the
+    reader sees which parts are which; "" when all are of one kind."""
+    kind = {f.id: f.speedup_kind for f in findings}
+    parts = {}
+    for finding_id in sorted(combined.counted, key=number.get):
+        parts.setdefault(kind[finding_id], []).append(f"#{number[finding_id]}")
+    if len(parts) < 2:
+        return ""
+    words = {"bound": ("bound", "bounds"), "model": ("model", "models")}
+    return "; ".join(f"{words[k][len(ids) > 1]} {', '.join(ids)}" for k, ids in sorted(parts.items()))
 
 
 # Findings that measure host time between kernels: in a capture with no repeating step it is the harness's time.
