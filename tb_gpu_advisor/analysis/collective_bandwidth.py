@@ -23,7 +23,7 @@ NVLINK_GBPS_BY_CC = (((9, 0), 360.0), ((8, 0), 240.0), ((7, 0), 120.0))
 PCIE_GBPS_BY_CC = (((9, 0), 48.0), ((8, 0), 24.0), ((0, 0), 12.0))
 # Calls this large run at bus bandwidth rather than at NCCL's latency (NCCL-tests curves flatten from a few MB).
 LARGE_COLLECTIVE_BYTES = 8 * 1024 * 1024
-_NVLINK_NAMES = ("SXM", "NVL", "DGX", "HGX")
+_NVLINK_NAMES = ("SXM", "NVL", "DGX", "HGX", "PG509")  # PG509: the A100 SXM4 board's part number
 _PCIE_NAMES = ("PCIE",)
 
 
@@ -56,8 +56,10 @@ class CollectiveBandwidth:
     size_source: str | None = None  # where the sizes come from: "profiler" (Kineto's args), "hlo", "tf_op"
 
 
-def link_of(capabilities):
-    """The Link of a GPU from its model name and compute capability; None without either."""
+def link_of(capabilities, world_size=0):
+    """The Link of a GPU from its model name and compute capability; None without either. `world_size` > 1: the
+    file is one rank of a job of that many processes, whose placement on hosts the trace does not give, so an
+    NVLink board is judged against PCIe (the ranks may talk over PCIe or the network)."""
     cc = capabilities.compute_capability
     if cc is None:
         return None
@@ -65,6 +67,11 @@ def link_of(capabilities):
     pcie = _by_cc(PCIE_GBPS_BY_CC, cc)
     if any(mark in name for mark in _NVLINK_NAMES):
         nvlink = _by_cc(NVLINK_GBPS_BY_CC, cc)
+        if nvlink is not None and world_size > 1:
+            return Link("pcie", pcie, False, f"{capabilities.model_name}: an NVLink (SXM) board, NVLink "
+                                             f"{nvlink:g} GB/s if the {world_size} ranks share one host; their "
+                                             "placement is unknown, so judged against PCIe/network, as when the "
+                                             "ranks may be on different hosts")
         if nvlink is not None:
             return Link("nvlink", nvlink, True, f"{capabilities.model_name}: an NVLink (SXM) part")
     if any(mark in name.replace(" ", "") for mark in _PCIE_NAMES):

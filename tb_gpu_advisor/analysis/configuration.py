@@ -131,7 +131,8 @@ def _kernel_dtype(row):
     return "fp32" if kernel_precision(row.name, row.dtype) == "32bit" else "unknown"
 
 
-def _is_matmul(row):
+def is_matmul_kernel(row):
+    """A kernel table row that is a matrix multiply or convolution (not a collective)."""
     return (row.compute == "matrix" or uses_tensor_cores(row.name) or is_fp32_matmul(row.name)
             or is_library_math(row.name)) and not is_nccl(row.name)
 
@@ -140,7 +141,7 @@ def _matmul_dtypes(kernels):
     """((dtype, % of matmul/conv kernel time), ...) from the kernel names (HLO element types where costed)."""
     times = {}
     for row in kernels:
-        if _is_matmul(row):
+        if is_matmul_kernel(row):
             dtype = _kernel_dtype(row)
             times[dtype] = times.get(dtype, 0) + row.total_ps
     total = sum(times.values())

@@ -200,9 +200,11 @@ def _from_step_program(model, step_count, active_gpus):
         return unknown(f"the step program {programs[name][0][1].module} was compiled for different batches ("
                        + ", ".join(str(b) for b in sorted(batches)) + ")")
     examples = batches.pop()
-    module = programs[name][0][1].module
-    shapes = ", ".join(f"{param.removesuffix('.1')} {_shape_text(dtype, dims)}" for param, dtype, dims in inputs)
-    source = f"input batch of the XLA step program {module} ({shapes})"
+    signature = programs[name][0][1]
+    module = signature.module
+    source = f"input batch of the XLA step program {module} ({_shapes(inputs)})"
+    if signature.devices > 1:
+        return _partitioned(signature, inputs, examples, source)
     ids = {program_id for program_id, _, _ in programs[name]}
     devices = [gpu.ordinal for gpu in model.gpus if gpu.activity.program_id is not None
                and _runs_any(gpu.activity.program_id, ids)]
@@ -213,6 +215,31 @@ def _from_step_program(model, step_count, active_gpus):
         return ExamplesPerStep(examples, PER_DEVICE, source,
                                f"{where}; how the batch is split across them is not in the trace")
     return ExamplesPerStep(examples, GLOBAL, source, None)
+
+
+def _shapes(inputs):
+    return ", ".join(f"{param.removesuffix('.1')} {_shape_text(dtype, dims)}" for param, dtype, dims in inputs)
+
+
+def _partitioned(signature, inputs, examples, source):
+    """Examples per step of a step program that spans several devices (SPMD partitions, pmap replicas): its input
+    shapes are one device's; global where the inputs' shardings say how the leading dimension is split."""
+    shards_of = dict(zip((param for param, _, _ in signature.parameters), signature.leading_shards))
+    shards = {shards_of.get(param) for param, _, _ in inputs}
+    devices = f"the step program runs on {signature.devices} devices (its device assignment)"
+    if len(shards) == 1 and None not in shards:
+        split = shards.pop()
+        if split > 1 and examples == 1:
+            # pmap's inputs stack one slice per device: [devices, batch, ...], split into [1, batch, ...]
+            return unknown(f"the inputs of the step program {signature.module} ({_shapes(inputs)}) have a leading "
+                           f"dimension split {split} ways into 1 per device: a device axis (pmap) or a batch of "
+                           f"{split}; the trace does not say which")
+        how = ("each device takes the whole batch" if split == 1 else
+               f"its inputs are split {split} ways on their leading dimension: {examples} per device")
+        return ExamplesPerStep(examples * split, GLOBAL, f"{source}; {devices}, {how}", None)
+    return ExamplesPerStep(examples, PER_DEVICE, source,
+                           f"{devices}: its input shapes are one device's share, and the program does not record "
+                           "how the batch is split across them (no sharding on its inputs, as under pmap)")
 
 
 def _runs_any(program_ids, wanted):

@@ -148,7 +148,8 @@ def analyze_host(model):
     dtypes = op_dtypes_by_name(kernels)
     peaks = shared_peaks(model.gpus)
     active_gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active)]
-    link = link_of(active_gpus[0].capabilities) if active_gpus else None
+    world = model.environment.get("world_size")
+    link = link_of(active_gpus[0].capabilities, world if isinstance(world, int) else 0) if active_gpus else None
     load = cpu_load(model)
     calls = model.collectives or xplane_collectives(model)
     unused = unused_gpus(model, step_set, framework, calls)

@@ -48,7 +48,9 @@ def diagnose(model, analysis):
         found = [(order, capped(finding, "medium")) for order, finding in found]
         found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
         findings = tuple(finding for _, finding in found)
-    findings = with_overlaps(findings)
+    # After the verdict, which reads the warm-up findings' time ("As captured: host-bound ..."): their fix is to
+    # recapture, so they promise no speedup and the combined estimate leaves them out.
+    findings = with_overlaps(tuple(without_recapture_speedup(finding) for finding in findings))
     combined = combined_estimate(findings, ctx.window_ms)
     # A trace too thin for a verdict is too thin for a joint speedup claim in it (the findings keep theirs).
     if ctx.confidence.level != "low":
@@ -75,24 +77,62 @@ def with_combined(verdict, combined, findings):
     phrase = speedup_phrase(combined.speedup, combined.kind)
     if phrase is None:
         return verdict
-    shared = (f" (#{', #'.join(str(number[i]) for i in sorted(combined.shared, key=number.get))} "
-              f"{'shares' if len(combined.shared) == 1 else 'share'} that time, counted once)"
-              if combined.shared else "")
+    notes = [text for text in (_kinds_text(combined, findings, number),) if text]
+    if combined.shared:
+        notes.append(f"#{', #'.join(str(number[i]) for i in sorted(combined.shared, key=number.get))} "
+                     f"{'shares' if len(combined.shared) == 1 else 'share'} that time, counted once")
+    shared = f" ({'; '.join(notes)})" if notes else ""
     which = f"findings {counted} together" if len(combined.counted) > 1 else f"finding {counted}"
     return replace(verdict, sentence=f"{verdict.sentence} Fixing {which}: {phrase} faster{shared}.")
+
+
+def _kinds_text(combined, findings, number):
+    """"bounds #1, #3; model #2" when the combined number mixes bounds and models: it is then a bound, and the
+    reader sees which parts are which; "" when all are of one kind."""
+    kind = {f.id: f.speedup_kind for f in findings}
+    parts = {}
+    for finding_id in sorted(combined.counted, key=number.get):
+        parts.setdefault(kind[finding_id], []).append(f"#{number[finding_id]}")
+    if len(parts) < 2:
+        return ""
+    words = {"bound": ("bound", "bounds"), "model": ("model", "models")}
+    return "; ".join(f"{words[k][len(ids) > 1]} {', '.join(ids)}" for k, ids in sorted(parts.items()))
 
 
 # Findings that measure host time between kernels: in a capture with no repeating step it is the harness's time.
 _BETWEEN_KERNELS = ("host", "launch", "batch")
 
 
+# Confidence labels (analysis/confidence.py) of a capture whose time is mostly warm-up.
+_MOSTLY_WARMUP = ("only warm-up steps", "mostly warm-up")
+_NO_SPEEDUP_TO_RECAPTURE = "none: the fix is to recapture after warm-up; this time includes first-use setup"
+
+
+def mostly_warmup(confidence):
+    """Whether the captured time is mostly warm-up: every step (or the activity) is, or the one step holds it."""
+    labels = set(confidence.labels)
+    one_step = bool(labels & {"1 complete step", "1 step"})
+    return bool(labels & set(_MOSTLY_WARMUP)) or ("warm-up in the steps" in labels and one_step)
+
+
+def without_recapture_speedup(finding):
+    """A finding whose fix is to recapture after warm-up claims no speedup (its time is setup, not the step's)."""
+    if finding.condition != "warmup":
+        return finding
+    return replace(finding, recoverable_ms=0.0, what_if=False, speedup_basis=_NO_SPEEDUP_TO_RECAPTURE)
+
+
 def _within_capture(confidence, found):
     """The findings the capture supports: none about host time between kernels when no step repeats; host and
-    launch findings at most medium when warm-up is in the captured time; collective findings at most medium
-    when the file is one rank of several (its collectives include waiting for ranks it does not show)."""
+    launch findings at most medium when warm-up is in the captured time; no batch-size advice when the capture is
+    mostly warm-up (its idle time is setup, not small kernels); collective findings at most medium when the file
+    is one rank of several (its collectives include waiting for ranks it does not show)."""
+    mostly = mostly_warmup(confidence)
     for order, finding in found:
         category = finding.category
         if confidence.no_step and category in _BETWEEN_KERNELS:
+            continue
+        if mostly and category == "batch":
             continue
         if confidence.warmup and category in ("host", "launch"):
             finding = capped(finding, "medium")

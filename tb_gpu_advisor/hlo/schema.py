@@ -1,6 +1,7 @@
 """Our own protobuf schema of the parts of XLA's HloProto (xla/service/hlo.proto, xla/xla_data.proto) that
 costing reads, plus the few a module needs to be valid for XLA (layouts, program shapes, parameter numbers,
-written by testing.hlo; parameter numbers are also read) and the replica groups of collectives, built at import time with the real field numbers; the parser skips unknown fields."""
+written by testing.hlo; parameter numbers are also read), the replica groups of collectives and how a program is
+split over devices (device assignment, parameter shardings), built at import time with the real field numbers; the parser skips unknown fields."""
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
@@ -83,6 +84,17 @@ def _build_file():
         ("mesh", 1, _MESSAGE, False, "MeshProto"),
         ("axes", 2, _MESSAGE, True, "AxisRefProto"),
     ])
+    # xla.OpSharding: how an array is split over devices (type REPLICATED 0, MAXIMAL 1, TUPLE 2, OTHER 3 (tiled)).
+    _message(fp, "OpSharding", [
+        ("type", 1, _INT32, False, None),
+        ("tile_assignment_dimensions", 3, _INT64, True, None),
+        ("tuple_shardings", 5, _MESSAGE, True, "OpSharding"),
+        ("replicate_on_last_tile_dim", 6, _BOOL, False, None),
+    ])
+    _message(fp, "DeviceAssignmentProto", [
+        ("replica_count", 1, _INT32, False, None),
+        ("computation_count", 2, _INT32, False, None),
+    ])
     _message(fp, "HloInstructionProto", [
         ("name", 1, _STRING, False, None),
         ("opcode", 2, _STRING, False, None),
@@ -98,6 +110,7 @@ def _build_file():
         ("id", 35, _INT64, False, None),
         ("operand_ids", 36, _INT64, True, None),
         ("called_computation_ids", 38, _INT64, True, None),
+        ("sharding", 40, _MESSAGE, False, "OpSharding"),
         ("backend_config", 43, _BYTES, False, None),
         ("replica_groups", 49, _MESSAGE, True, "ReplicaGroup"),
         ("feature_group_count", 50, _INT64, False, None),
@@ -120,6 +133,8 @@ def _build_file():
         ("host_program_shape", 4, _MESSAGE, False, "ProgramShapeProto"),
         ("id", 5, _INT64, False, None),
         ("entry_computation_id", 6, _INT64, False, None),
+        ("spmd_parameters_shardings", 14, _MESSAGE, True, "OpSharding"),
+        ("device_assignment", 15, _MESSAGE, False, "DeviceAssignmentProto"),
     ])
     _message(fp, "HloProto", [("hlo_module", 1, _MESSAGE, False, "HloModuleProto")])
     return fp
@@ -149,6 +164,8 @@ MeshProto = _cls("MeshProto")
 SubAxis = _cls("SubAxis")
 AxisRefProto = _cls("AxisRefProto")
 MeshAxesReplicaGroupListProto = _cls("MeshAxesReplicaGroupListProto")
+OpSharding = _cls("OpSharding")
+DeviceAssignmentProto = _cls("DeviceAssignmentProto")
 HloInstructionProto = _cls("HloInstructionProto")
 HloComputationProto = _cls("HloComputationProto")
 HloModuleProto = _cls("HloModuleProto")

@@ -1,5 +1,6 @@
 """Renders a host's analyses and diagnosis as the HostReport dict (schema_version 1, docs/report.md)."""
 
+from tb_gpu_advisor.analysis.kernel_names import kernel_precision
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
 from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
 
@@ -281,6 +282,7 @@ def _kernel(row, roof):
         "peak_pct": pct(roof.peak_pct),
         "compute_roof": row.compute,
         "dtype": row.dtype,
+        "precision": kernel_precision(row.name, row.dtype),
         "matrix_dims": dict(zip(("batch", "m", "n", "k"), row.matrix_dims)) if row.matrix_dims else None,
     }
 

@@ -65,9 +65,30 @@ def _collectives(report):
                   ", ".join(row["dtypes"]) or "-", ", ".join(map(str, row["group_sizes"])) or "-",
                   _SIZE_SOURCES.get(row.get("size_source"), row.get("size_source") or "-"))
                  for row in report["collectives"])
-    return Section("Collectives", table=Table(("recorded on", "collective", "calls", "time", "bytes in", "dtype",
-                                               "group", "sizes from"), rows,
-                                              (False, False, True, True, True, False, True, False)))
+    return Section("Collectives", lines=_bandwidth_lines(report.get("collective_bandwidth")),
+                   table=Table(("recorded on", "collective", "calls", "time", "bytes in", "dtype", "group",
+                                "sizes from"), rows, (False, False, True, True, True, False, True, False)))
+
+
+def _bandwidth_lines(bandwidth):
+    """NCCL-tests bandwidths of the large calls of each collective kind, and the link they are judged against."""
+    if not bandwidth:
+        return ()
+    lines = []
+    for row in bandwidth["collectives"]:
+        if row.get("busbw_gbps") is None:
+            continue
+        link = bandwidth.get("link")
+        ratio = (f", {units.percent(100.0 * row['best_busbw_link_ratio'])} of the link"
+                 if row.get("best_busbw_link_ratio") is not None else "")
+        lines.append(f"{row['collective']}: {units.count(row['large_calls'])} calls of 8 MiB or more: algbw "
+                     f"{row['algbw_gbps']:.1f} GB/s, busbw {row['busbw_gbps']:.1f} GB/s (median; best "
+                     f"{row['best_busbw_gbps']:.1f} GB/s{ratio}).")
+    link = bandwidth.get("link")
+    if lines and link:
+        lines.append(f"Link: {link['gbps']:g} GB/s {'NVLink' if link['kind'] == 'nvlink' else 'PCIe'} per GPU "
+                     f"({link['basis']}).")
+    return tuple(lines)
 
 
 # Where collective sizes come from (report `collectives[].size_source`), in words.
@@ -326,7 +347,8 @@ def _roofline(report):
         return None
     lines = []
     if s.get("flops_utilization_pct") is not None:
-        lines.append(f"FLOP utilization: {units.percent(s['flops_utilization_pct'])} of the dense 16-bit peak "
+        lines.append(f"FLOP utilization: {units.percent(s['flops_utilization_pct'])} of the dense 16-bit matrix "
+                     "peak (the GPU's headline peak, whatever precision the kernels use) "
                      f"over the window ({units.percent(s['costed_kernel_time_pct'])} of kernel time costed).")
     for d in report["devices"]:
         if d.get("peak_tflops") is not None and d.get("kernel_count"):

@@ -32,11 +32,19 @@ def prefetch(steps):
                            "= its input wait, consumer = the rest of the step) instead of their sum")
 
 
-def parallel_map(steps, prefetched, cores):
+def parallel_map(steps, prefetched, cores, waiting_ops=()):
     """The map parallelized over `cores` (whatif.cores.Cores, or None): each step becomes max(producer / cores,
-    consumer); a parallel map also runs ahead, so producer and consumer overlap. Without a core count the
-    producer could shrink to nothing: the bound is the consumer alone."""
+    consumer); a parallel map also runs ahead, so producer and consumer overlap. That holds for a map whose time
+    is CPU time; the trace records wall time inside the map, so where the map runs ops that may wait
+    (`waiting_ops`: Python callbacks, file reads), more parallel calls than cores can run and the bound is the
+    input wait: the consumer alone. Without a core count the producer could shrink to nothing: the same bound."""
     now = sum(s.step_ms for s in steps)
+    if waiting_ops:
+        new = sum(s.consumer_ms for s in steps)
+        return bound(now, new, f"upper bound: the map runs {', '.join(waiting_ops)}, which may wait (I/O, sleep) "
+                               "rather than compute, and the trace records wall time, not CPU time, so parallel "
+                               "calls are not limited by the cores: at most all of the input wait goes away (the "
+                               "step becomes its consumer time)")
     if cores is None:
         new = sum(s.consumer_ms for s in steps)
         return bound(now, new, "upper bound: the core count is unknown, so at most all of the input wait goes "

@@ -68,9 +68,17 @@ def test_precision_split_on_the_real_v100_trace_differs_from_xprof_by_definition
             by_rule[precision] = by_rule.get(precision, 0) + duration
     assert round(100.0 * by_shape / total, 1) == 30.5  # XProf overview: 16-bit 30.5% / 32-bit 69.5%
     assert {key: round(100.0 * ps / total, 2) for key, ps in by_rule.items()} == {"16bit": 99.95, "32bit": 0.05}
-    breakdown = analyze_host_file(v100_trace)["summary"]["breakdown_pct"]
+    report = analyze_host_file(v100_trace)
+    breakdown = report["summary"]["breakdown_pct"]
     assert (breakdown["compute_16bit"], breakdown["compute_32bit"], breakdown["compute_unknown"]) == \
         (69.72, 0.03, 0.0)
+    # The json's `dtype` is the costed op's type (null: the op was not costed); `precision` is what the Time
+    # line counts: the dropout's Philox fill and the float->half Cast name the half they write.
+    by_name = {k["name"]: k for k in report["kernels"]}
+    philox = next(k for name, k in by_name.items() if "FillPhiloxRandomKernelLaunch" in name)
+    to_half = next(k for name, k in by_name.items() if "TensorConversionOp<Eigen::half" in name)
+    assert (philox["dtype"], philox["precision"]) == (None, "16bit")
+    assert (to_half["dtype"], to_half["precision"]) == (None, "16bit")
 
 
 def test_kernels_that_name_no_float_type_are_of_unknown_precision_not_32_bit():

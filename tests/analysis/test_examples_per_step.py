@@ -3,6 +3,7 @@
 import pytest
 
 from tb_gpu_advisor.analysis.examples_per_step import GLOBAL, PER_DEVICE
+from tb_gpu_advisor.hlo import schema
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.html import render_html
@@ -102,12 +103,18 @@ def test_ambiguous_pipelines_give_no_number_and_say_why():
     assert unbatched["value"] is None and "under Unbatch" in unbatched["reason"]
 
 
-def _step_module(data_shapes, state=(("w", ("f32", 64, 64)),), name="jit_train_step"):
+def _step_module(data_shapes, state=(("w", ("f32", 64, 64)),), name="jit_train_step", devices=None,
+                 data_sharding=None):
+    """`devices`: (replicas, partitions) of the device assignment; `data_sharding`: the data inputs' OpSharding."""
     module = HloModuleBuilder(name=name)
+    if devices:
+        module.proto.device_assignment.replica_count, module.proto.device_assignment.computation_count = devices
     entry = module.entry
     returned = [entry.parameter(param, shape(*dims)) for param, dims in state]
     for param, dims in data_shapes:
-        entry.parameter(param, shape(*dims))
+        instruction = entry.parameter(param, shape(*dims))
+        if data_sharding is not None:
+            instruction.sharding.CopyFrom(data_sharding)
     loss = entry.add("loss", "constant", shape("f32"))
     leaves = [p.shape for p in returned] + [loss.shape]
     entry.add("tuple", "tuple", tuple_shape(*leaves), operands=returned + [loss])
@@ -147,6 +154,31 @@ def test_jax_on_several_gpus_is_per_device():
     found = config["examples_per_step"]
     assert (found["value"], found["scope"]) == (8, PER_DEVICE)
     assert found["reason"].startswith("2 GPUs run the step program")
+
+
+TILED_4 = schema.OpSharding(type=3, tile_assignment_dimensions=[4, 1])
+
+
+def test_a_partitioned_step_program_whose_inputs_are_tiled_gives_the_global_batch():
+    found = _examples(jax_job([("x", ("f32", 8, 128))], devices=(1, 4), data_sharding=TILED_4))
+    assert found == {"value": 32, "scope": GLOBAL, "reason": None,
+                     "source": "input batch of the XLA step program jit_train_step (x f32[8,128]); the step program "
+                               "runs on 4 devices (its device assignment), its inputs are split 4 ways on their "
+                               "leading dimension: 8 per device"}
+    replicated = _examples(jax_job([("x", ("f32", 8, 128))], devices=(1, 4), data_sharding=schema.OpSharding(type=0)))
+    assert (replicated["value"], replicated["scope"]) == (8, GLOBAL)
+    assert replicated["source"].endswith("each device takes the whole batch")
+
+
+def test_a_step_program_over_several_devices_without_input_shardings_is_per_device():
+    # pmap before JAX 0.10: 4 replicas, each given its own slice; the program records no sharding
+    found = _examples(jax_job([("x", ("f32", 8, 128))], devices=(4, 1)))
+    assert (found["value"], found["scope"]) == (8, PER_DEVICE)
+    assert found["reason"].startswith("the step program runs on 4 devices (its device assignment): its input shapes "
+                                      "are one device's share")
+    # a leading dimension split into 1 per device: pmap's device axis or a batch of 4
+    axis = _examples(jax_job([("x", ("f32", 1, 8, 128))], devices=(1, 4), data_sharding=TILED_4))
+    assert axis["value"] is None and "a device axis (pmap) or a batch of 4" in axis["reason"]
 
 
 @pytest.mark.parametrize("data_shapes, dispatch, reason", [
@@ -228,6 +260,10 @@ REAL = {
     "cpu_pairs/jax_jit_jit.xplane.pb": (32, GLOBAL),
     "cpu_pairs/jax_jit_op_by_op.xplane.pb": (None, "none of the 10 compiled programs"),
     "jax0102_cpu_steps.xplane.pb": (256, GLOBAL),
+    # 4 host devices, the batch of 32 tiled over them: the program's inputs are f32[8,64], its sharding says 4 ways
+    "jax_sharded_cpu/jax0102_cpu4_named_sharding.xplane.pb": (32, GLOBAL),
+    # pmap over (4, 8, 64): the inputs f32[1,8,64], their leading (device) axis split 4 ways
+    "jax_sharded_cpu/jax0102_cpu4_pmap.xplane.pb": (None, "the inputs of the step program jit__fun"),
     # experimental_distribute_dataset: batch(48) rebatched into 3 replicas' 16 (`...::Rebatch::ForeverRepeat[0]::
     # BatchV2`), its iterators read once per replica, its batch stage once per step.
     "tf_mirrored/tf221_cpu_mirrored_3replicas.xplane.pb": (48, GLOBAL),

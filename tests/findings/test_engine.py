@@ -16,6 +16,7 @@ def mixed_trace():
     for start in step_starts(python):
         python.input_wait(start, 5_000)
         kernels(gpu, start + 5_000, 4_800, name=EIGEN, count=60, gap_us=5.0, grid=(216, 1, 1), block=(256, 1, 1))
+        gpu.kernel("volta_sgemm_128x64_nn", start + 9_800, 20)  # the step's matmul: a complete capture
         python.event("summary/WriteScalarSummary:WriteScalarSummary", start + 9_850, 150)
     return builder
 

@@ -24,8 +24,10 @@ REAL_TRACES = sorted(name for pattern in ("*.xplane.pb", "*/*.xplane.pb", "kinet
 
 # Item 2: batch preparation on the step thread fires on the real loops that build batches inline and the demo's.
 BATCH_PREP = "input.host_batch_prep"
+# The jax_sharded_cpu captures draw each step's batch with jax.random on the step thread, too.
 BATCH_PREP_REAL = {"jax0102_cpu_steps.xplane.pb", "cpu_pairs/jax_loader_inline.xplane.pb",
-                   "tf221_cpu_python_loader_inline.xplane.pb"}
+                   "tf221_cpu_python_loader_inline.xplane.pb", "jax_sharded_cpu/jax0102_cpu4_named_sharding.xplane.pb",
+                   "jax_sharded_cpu/jax0102_cpu4_pmap.xplane.pb"}
 BATCH_PREP_DEMO = {"jax_inline_loader"}
 
 

@@ -17,21 +17,24 @@ def test_v100_multi_worker_trace():
     assert not [note for note in result["notes"] if note.startswith("Finding rule")]
     # XProf: "POTENTIALLY input-bound because 30.2% ... 'All Others'". We split that 30%: input wait 11.1%,
     # host work 10.5%, launch calls 6.3%, idle 2.2%; the GPU's own 70% is element-wise (dropout, casts).
-    assert summary["bottleneck"] == "kernel"
-    assert summary["bottleneck_finding"] == "fusion.elementwise_kernels"
+    # The element-wise kernels are all the GPU ran: no GEMM in a BERT step, so the capture is partial and the
+    # fusion finding promises nothing; the input wait leads the as-captured verdict.
+    assert summary["bottleneck"] == "input"
+    assert summary["bottleneck_finding"] == "input.gpu_waits_for_input"
     # One step, MultiWorkerMirroredStrategy, 6 of 8 GPUs without a kernel, no NCCL kernel: not enough trace.
     assert summary["confidence"]["level"] == "low" and len(summary["confidence"]["reasons"]) == 2
     assert summary["framework"] == "tensorflow"
     assert summary["verdict"].startswith("Not enough trace for a verdict (1 step; 6 of 8 GPUs without kernels, "
-                                         "no collective kernels; see confidence). As captured: kernel-bound: the "
-                                         "GPU computes 70% of each step")
+                                         "no collective kernels; see confidence). As captured: input-bound: the "
+                                         "GPU waits for tf.data 11% of each step")
     assert not [f for f in result["findings"] if f["severity"] == "high"]
     fusion = found["fusion.elementwise_kernels"]
     # MultiWorkerMirroredStrategy: compile the per-replica part, keep the all-reduce outside
     assert fusion["fix"].startswith("This run uses a tf.distribute strategy (collective_ops threads")
     assert fusion["evidence"]["metrics"]["elementwise_kernels_per_step"] == 665.0
     assert fusion["evidence"]["metrics"]["elementwise_ms"] == 14.865
-    assert fusion["estimated_speedup"] == 3.31  # all the element-wise time (70% of the step): an upper bound
+    assert fusion["severity"] == "low" and fusion["estimated_speedup"] == 1.0
+    assert "the capture looks partial" in fusion["summary"]
     wait = found["input.gpu_waits_for_input"]
     assert (wait["severity"], wait["evidence"]["metrics"]["input_wait_pct"], wait["estimated_speedup"]) == \
         ("medium", 11.1, 1.12)
@@ -123,10 +126,15 @@ def test_tf_cpu_python_loader_reads_and_decodes_files_on_the_step_thread():
     assert [f["function"] for f in functions] == ["TensorFlow DecodeJpeg", "TensorFlow convert_to_tensor",
                                                   "TensorFlow tf.constant", "TensorFlow ReadFile"]
     assert functions[-1]["waits"] and not functions[0]["waits"]
-    # decoding is computing on the same 2 cores the step uses: a model, capped at medium
-    assert (prep["severity"], prep["speedup_kind"], prep["estimated_speedup"]) == ("medium", "model", 1.81)
+    # decoding is computing on the same 2 cores the step uses: a ceiling (review3 M4), capped at medium
+    assert (prep["severity"], prep["speedup_kind"], prep["estimated_speedup"]) == ("medium", "bound", 1.81)
     fix = prep["fix"]
-    assert "File reads (6.30 ms per step) and image decoding (95.78 ms per step)" in fix and "TFRecord" in fix
+    # decoding is 94% of the file work: parallel or stored decoding first; record files only for the 6.30 ms of reads
+    assert ("Image decoding (95.78 ms per step) is most of it, file reads (6.30 ms per step) the smaller part: decode "
+            "in parallel (tf.data's map(decode, num_parallel_calls=tf.data.AUTOTUNE)); or store the images decoded "
+            "or resized") in fix
+    assert "that would save at most the 6.30 ms per step of reads." in fix and "TFRecord" in fix
+    assert "DALI" not in fix  # no GPU in this run
     assert "tf.data.Dataset.from_tensor_slices" in fix and "prefetch(tf.data.AUTOTUNE)" in fix
     assert "grain" not in fix and "DataLoader" not in fix and "ArrayRecord" not in fix
     # the eager reads and decodes are the loader's, not a step run eagerly

@@ -121,4 +121,5 @@ def test_a_healthy_verdict_does_not_deny_the_gain_its_findings_claim():
     assert "no single cause costs" not in summary["verdict"]
     assert summary["verdict"].startswith("No bottleneck: the GPU is busy 96% of each step and no cause is measured "
                                          "to cost 10% or more; the findings below estimate what their fixes could "
-                                         "still gain. Fixing findings #1, #3 together: up to 1.50× faster.")
+                                         "still gain. Fixing findings #1, #3 together: up to 1.50× faster "
+                                         "(bound #1; model #3).")

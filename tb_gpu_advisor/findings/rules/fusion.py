@@ -1,10 +1,11 @@
 """Fusion findings: many small element-wise kernels that XLA would fuse."""
 
+from tb_gpu_advisor.analysis.configuration import is_matmul_kernel
 from tb_gpu_advisor.analysis.kernel_names import is_elementwise, is_xla_kernel
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import estimated, limit
+from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, limit
 from tb_gpu_advisor.findings.modeled import busiest_gpu, gpu_peaks, modeled_finding, top_kernel_names
 from tb_gpu_advisor.findings.thresholds import FUSION_MIN_KERNELS_PER_STEP, FUSION_MIN_SHARE_PCT, FUSION_SAVED_FRACTION
 from tb_gpu_advisor.whatif.fusion import fused
@@ -88,6 +89,8 @@ def elementwise_kernels(ctx):
         return None
     elementwise_ms = ms(elementwise_ps)
     condition, note = ctx.xla_advice()
+    if not any(is_matmul_kernel(row) for row in ctx.analysis.kernels):
+        return _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note)
     pointers = {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name,
                 "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}
     finding = modeled_finding(
@@ -107,6 +110,25 @@ def elementwise_kernels(ctx):
     rows = [(row.total_ps / 1e9, row.bytes) for row in ctx.analysis.kernels if is_elementwise(row.name)]
     estimate = fused(ctx.window_ms, elementwise_ms, rows, peaks.hbm_gbps if peaks is not None else None)
     return finding if finding is None or estimate is None else estimated(finding, estimate)
+
+
+def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note):
+    """Element-wise kernels only, no matmul or convolution: a training step of TensorFlow or PyTorch runs some, so
+    the capture missed part of the step, and no share of it can be promised to fusion."""
+    return Finding(
+        id="fusion.elementwise_kernels", severity="low",
+        summary=f"{ctx.count_text(count, 'element-wise kernel')} take {share:.1f}% of GPU kernel time "
+                f"({ctx.time_text(elementwise_ms)} on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not "
+                "in use. No matmul or convolution kernel was captured, yet a model's step runs them: the capture "
+                "looks partial, so how much fusion would save cannot be judged; recapture the whole step first.",
+        evidence=Evidence({"elementwise_kernels_per_step": round(per_step, 1), "elementwise_ms": elementwise_ms,
+                           "elementwise_share_of_kernel_time_pct": share, "matmul_kernels": 0},
+                          limit("elementwise_kernels_per_step", round(per_step, 1), FUSION_MIN_KERNELS_PER_STEP,
+                                share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT),
+                          {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name}),
+        recoverable_ms=0.0, window_ms=ctx.window_ms,
+        speedup_basis="none: the capture has no matmul or convolution kernel, so it looks partial",
+        condition=condition, fix_note=note)
 
 
 RULES = (elementwise_kernels,)

@@ -9,7 +9,7 @@ from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
 from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT,
                                                 PREP_UNTRACED_MIN_MS, TF_DATA_SERVICE_MIN_GPUS)
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.whatif.estimate import model as whatif_model
+from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
 from tb_gpu_advisor.whatif.cores import host_cores
 from tb_gpu_advisor.findings.input_steps import input_steps
@@ -262,6 +262,18 @@ _RECORD_FILES = {
                   "num_parallel_reads=tf.data.AUTOTUNE)",
 }
 # What idles while the host prepares, and what starts when it is done, per BatchPrep.device without GPUs.
+# Decoding in parallel, in each framework's loader: the lever when decoding, not reading, is most of the file work.
+_PARALLEL_DECODE = {
+    "jax": "decode in parallel (grain's worker processes, or tf.data's map(decode, num_parallel_calls="
+           "tf.data.AUTOTUNE))",
+    "pytorch": "decode in parallel (more DataLoader workers: num_workers)",
+    "tensorflow": "decode in parallel (tf.data's map(decode, num_parallel_calls=tf.data.AUTOTUNE))",
+}
+_GPU_DECODE = {
+    "jax": "decode on the GPU (NVIDIA DALI, nvJPEG)",
+    "pytorch": "decode on the GPU (torchvision.io.decode_jpeg(..., device=\"cuda\"), or NVIDIA DALI)",
+    "tensorflow": "decode on the GPU (NVIDIA DALI, nvJPEG)",
+}
 _DEVICE_WORDS = {
     "xla_cpu": ("XLA's CPU executor idles", "XLA's CPU executor gets work"),
     "tf_cpu": ("no tf.function runs", "the tf.function step starts"),
@@ -357,9 +369,26 @@ def _file_work_in_waits(ctx, wait_ms, metrics, pointers):
     pointers["functions"] = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in calls[:5]]
     if ctx.framework.name not in _RECORD_FILES or read_ms + decode_ms < FILES_MIN_SHARE * wait_ms:
         return ""
-    return (f"File reads ({read_ms / steps:.2f} ms per step) and image decoding ({decode_ms / steps:.2f} ms per "
-            f"step) are most of the wait: {_RECORD_FILES[ctx.framework.name]}, so a step reads sequentially instead "
-            "of opening and decoding many small files.")
+    return _file_work_note(ctx, read_ms / steps, decode_ms / steps, "the wait", gpu=True)
+
+
+def _file_work_note(ctx, read_ms, decode_ms, of, gpu):
+    """The advice for file reads and image decoding (`read_ms`, `decode_ms` per step) that are most of `of`: record
+    files remove the reads, not the decoding; decoding is sped up by decoding in parallel, storing decoded data, or
+    (an NVIDIA GPU run, `gpu`) decoding on the GPU."""
+    framework = ctx.framework.name
+    reads = (f"{_RECORD_FILES[framework]}, so a step reads a few large files sequentially instead of opening many "
+             f"small ones; that would save at most the {read_ms:.2f} ms per step of reads")
+    if read_ms >= decode_ms:
+        text = (f"File reads ({read_ms:.2f} ms per step) and image decoding ({decode_ms:.2f} ms per step) are most of "
+                f"{of}, mostly reads: {reads}.")
+        return text + (" Decoding stays unless the records hold decoded data." if decode_ms > 0 else "")
+    levers = [_PARALLEL_DECODE[framework], "store the images decoded or resized (decode once, offline; larger files)"]
+    if gpu and ctx.has_gpu and not ctx.on_amd:
+        levers.append(_GPU_DECODE[framework])
+    text = (f"Image decoding ({decode_ms:.2f} ms per step) is most of {of}, file reads ({read_ms:.2f} ms per step) "
+            f"the smaller part: {'; or '.join(levers)}.")
+    return text + (f" Record files remove only the reads: {reads}." if read_ms > 0 else "")
 
 
 def no_prefetch(ctx):
@@ -377,6 +406,22 @@ def no_prefetch(ctx):
     return estimated(finding, estimate)
 
 
+# Op types whose time in a map may be waiting, not computing (Python callbacks, file reads): with them the map's
+# wall time says nothing about the cores it needs.
+MAP_WAITING_OP_TYPES = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless", "ReadFile"})
+
+
+def _may_wait(name):
+    return name.rpartition(":")[2] in MAP_WAITING_OP_TYPES
+
+
+def _map_threads_text(concurrency):
+    """What the map's worker threads do, in wall time (the trace does not say whether it is CPU time)."""
+    if concurrency <= 1:
+        return f"its worker threads are inside the map function {concurrency:.0%} of the time (one element at a time)"
+    return f"its worker threads are inside the map function {concurrency:.2f} at a time on average"
+
+
 def sequential_map(ctx):
     """A Map stage, or a MapAndBatch whose worker threads are busy ~one core, while the step waits. The fix
     spreads the producer over the host's cores (whatif.input.parallel_map)."""
@@ -385,10 +430,11 @@ def sequential_map(ctx):
         return None
     stage = pipeline.sequential_maps[0]
     concurrency = pipeline.map_concurrency
-    how = f"its worker threads keep {concurrency:.2f} cores busy on average" if concurrency is not None and \
-        not stage.endswith("::Map") else "a Map stage runs its function one element at a time"
+    how = _map_threads_text(concurrency) if concurrency is not None and not stage.endswith("::Map") else \
+        "a Map stage runs its function one element at a time"
     cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
-    estimate = whatif_input.parallel_map(input_steps(ctx), pipeline.has_prefetch, cores)
+    waiting = sorted({name.rpartition(":")[2] for name, _, _ in ctx.host_ops(_may_wait)})
+    estimate = whatif_input.parallel_map(input_steps(ctx), pipeline.has_prefetch, cores, tuple(waiting))
     finding = _input_finding(
         ctx, "input.sequential_map", f"The tf.data map runs sequentially ({stage}: {how}).",
         estimate.recoverable_of(ctx.window_ms), estimate.basis,
@@ -509,10 +555,14 @@ def host_batch_prep(ctx):
     note = f"{seen} Every step pays it before {starts}."
     read_ms, decode_ms = ms(prep.read_ps), ms(prep.decode_ps)
     if read_ms + decode_ms >= FILES_MIN_SHARE * prep_ms:
-        note += (f" File reads ({read_ms / ctx.step_count:.2f} ms per step) and image decoding "
-                 f"({decode_ms / ctx.step_count:.2f} ms per step) are most of it: {_RECORD_FILES[framework]}, so "
-                 "a step reads sequentially instead of opening and decoding many small files.")
-    if prep.device != "gpu":
+        note += " " + _file_work_note(ctx, read_ms / ctx.step_count, decode_ms / ctx.step_count, "it",
+                                      gpu=prep.device == "gpu")
+    # On CPU a loader that computes (rather than waits) takes cores from the step: the overlap is a ceiling.
+    computing_on_cpu = prep.device != "gpu" and prep.prep_call_ps > 0 and not prep.waits
+    if computing_on_cpu:
+        note += (" This is a CPU-only run and the preparation computes: the background loader takes cores from the "
+                 "step, so the estimate is a ceiling.")
+    elif prep.device != "gpu":
         note += (" This is a CPU-only run: the background loader shares the cores with the step, so the overlap "
                  "holds for waiting, less for computing.")
     between_ms = ms(prep.between_steps_ps) / (ctx.step_count - 1) if ctx.step_count > 1 else 0.0
@@ -541,9 +591,14 @@ def host_batch_prep(ctx):
         recoverable_ms=gain_ms, window_ms=window_ms, speedup_basis="", fix_note=note)
     basis = ("per step, the preparation overlapped with the rest of that step by a loader one batch ahead: the "
              "step becomes max(preparation, rest)")
+    if computing_on_cpu:
+        return estimated(finding, whatif_bound(window_ms, window_ms - gain_ms,
+                                               f"upper bound: {basis}, with no core taken from the step (on CPU "
+                                               "the loader's computing competes with the step for cores)"))
+    # A model, not a bound: a loader that waits (or a GPU run) overlaps the step, and the untraced stall may also
+    # be waiting; on CPU the loader competes with the step for cores (lower), while it can also take work the step
+    # thread did outside the traced preparation (higher).
     overlaps = prep.device == "gpu" or prep.waits
-    # A model, not a bound: on CPU the loader competes with the step for cores (lower), while a loader can also
-    # take work the step thread did outside the traced preparation (higher).
     return estimated(finding, whatif_model(window_ms, window_ms - gain_ms,
                                            f"model: {basis}" if overlaps else f"model: {basis} (on CPU the loader "
                                            "competes with the step for cores, so the gain may be smaller)"))

@@ -66,3 +66,27 @@ def test_quiet_on_the_real_nccl_traces(kineto_models):
     allreduce = next(row for row in rows if row["collective"] == "allreduce")
     # 15 sized all-reduces over 2 ranks, 12 of >= 8 MiB: median 10.0 GB/s, best 13.0 GB/s = 54% of PCIe gen4
     assert (allreduce["large_calls"], allreduce["busbw_gbps"], allreduce["best_busbw_gbps"]) == (12, 10.042, 12.994)
+
+
+def test_an_nvlink_board_of_a_multi_rank_job_is_judged_against_pcie_and_named():
+    """A100-PG509-200 is the A100 SXM4 board (NVLink); a file of one of 2 ranks does not say whether the ranks
+    share a host, so the bus bandwidth is judged against PCIe/network and the text says both."""
+    from types import SimpleNamespace
+    from tb_gpu_advisor.analysis.collective_bandwidth import link_of
+    board = SimpleNamespace(compute_capability=(8, 0), model_name="NVIDIA A100-PG509-200")
+    assert (link_of(board).kind, link_of(board).gbps, link_of(board).known) == ("nvlink", 240.0, True)
+    link = link_of(board, world_size=2)
+    assert (link.kind, link.gbps, link.known) == ("pcie", 24.0, False)
+    assert link.basis == ("NVIDIA A100-PG509-200: an NVLink (SXM) board, NVLink 240 GB/s if the 2 ranks share one "
+                          "host; their placement is unknown, so judged against PCIe/network, as when the ranks may "
+                          "be on different hosts")
+
+
+def test_the_text_report_shows_bus_bandwidth_and_the_link(kineto_models):
+    """a100_2rank_nccl: busbw and the link were only in the json; the Collectives section now says them."""
+    from tb_gpu_advisor.report.sections import host_sections
+    report = host_report(kineto_models["a100_2rank_nccl"])
+    section = next(s for s in host_sections(report) if s.title == "Collectives")
+    assert section.lines[0] == ("allreduce: 12 calls of 8 MiB or more: algbw 10.0 GB/s, busbw 10.0 GB/s (median; "
+                                "best 13.0 GB/s, 54.1% of the link).")
+    assert section.lines[1].startswith("Link: 24 GB/s PCIe per GPU (NVIDIA A100-PG509-200: an NVLink (SXM) board")

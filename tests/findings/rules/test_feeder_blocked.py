@@ -12,8 +12,8 @@ A100 = [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8, "computeMi
          "totalGlobalMem": 85_899_345_920}]
 
 
-def jax_queue_loop(wait_us=3_000, lock=False, producer_busy=True, gpu_busy_in_wait=False, producer_call=("time", "sleep"),
-                   cpu_only=False, loader="loader", loader_id=None):
+def jax_queue_loop(wait_us=3_000, lock=False, producer_busy=True, gpu_busy_in_wait=False,
+                   producer_call=("time", "sleep"), cpu_only=False, loader="loader", loader_id=None):
     """6 JAX steps of 10 ms on a GPU (or on XLA's CPU executor when `cpu_only`): each starts with the step thread in
     `queue.get` (or a lock's acquire) for `wait_us`, then dispatches the step; a `loader` thread (or `metrics`,
     holding the lock) runs `producer_call` (a sleep; `("numpy", "stack")` computes) and then puts the batch

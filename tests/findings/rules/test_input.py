@@ -99,7 +99,8 @@ def test_map_and_batch_is_sequential_when_its_threads_keep_one_core_busy():
     one_core = (("tf_data_private_threadpool/5", "EagerPyFunc:EagerPyFunc", 5_000),)
     found = findings_by_id(report_of(waiting_loop(stages, private_threads=one_core)))
     assert found["input.sequential_map"]["evidence"]["metrics"]["map_threads_busy_cores"] == 0.5
-    assert "keep 0.50 cores busy" in found["input.sequential_map"]["summary"]
+    assert "its worker threads are inside the map function 50% of the time (one element at a time)" in \
+        found["input.sequential_map"]["summary"]
     two_cores = (("tf_data_private_threadpool/5", "EagerPyFunc:EagerPyFunc", 8_000),
                  ("tf_data_private_threadpool/6", "EagerPyFunc:EagerPyFunc", 8_000))
     assert "input.sequential_map" not in findings_by_id(report_of(waiting_loop(stages, private_threads=two_cores)))
@@ -197,6 +198,22 @@ def test_parallel_map_without_a_recorded_core_count_is_a_bound():
     unknown = findings_by_id(report_of(producer_loop(30_000, 10_000)))["input.sequential_map"]
     assert unknown["speedup_kind"] == "bound" and unknown["estimated_speedup"] == 4.0
     assert unknown["evidence"]["metrics"]["host_cores"] is None
+
+
+def test_a_map_that_may_wait_is_bounded_by_the_input_wait_not_the_cores():
+    """A Python callback or a file read in the map may sleep or wait on I/O: parallel calls are not limited by
+    the cores, so on 4 recorded cores the estimate is the input-wait bound (40 -> 10 ms: 4x), not the model."""
+    builder = producer_loop(30_000, 60_000, cpu_count=4)
+    builder.thread("tf_data_private_threadpool/1").event("EagerPyFunc:EagerPyFunc", 0, 10)
+    found = findings_by_id(report_of(builder))["input.sequential_map"]
+    assert found["speedup_kind"] == "bound" and found["estimated_speedup"] == 1.5  # 90 ms -> 60 ms
+    assert "EagerPyFunc, which may wait" in found["speedup_basis"]
+    cpu = findings_by_id(report_of(producer_loop(30_000, 60_000, cpu_count=4)))["input.sequential_map"]
+    assert cpu["speedup_kind"] == "model" and cpu["estimated_speedup"] == 1.5  # max(7.5, 60) = 60 either way
+    far = producer_loop(60_000, 10_000, cpu_count=2)
+    far.thread("tf_data_private_threadpool/1").event("ReadFile:ReadFile", 0, 10)
+    waiting = findings_by_id(report_of(far))["input.sequential_map"]
+    assert waiting["estimated_speedup"] == 7.0 and waiting["speedup_kind"] == "bound"  # 70 -> 10, not 70 -> 30
 
 
 def test_a_single_pool_thread_says_nothing_about_the_cores():

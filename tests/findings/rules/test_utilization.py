@@ -92,7 +92,8 @@ def test_no_precision_advice_without_tensor_cores():
     assert found["environment.no_tensor_cores"]["evidence"]["metrics"] == {"compute_capability": "6.0"}
 
 
-def elementwise_loop(name=EIGEN, **metadata):
+def elementwise_loop(name=EIGEN, matmul=True, **metadata):
+    """10 ms steps of 100 element-wise kernels of 80 us, then (`matmul`) one 500 us GEMM."""
     builder = TraceBuilder()
     python = builder.thread("python")
     gpu = builder.gpu(0)
@@ -100,6 +101,8 @@ def elementwise_loop(name=EIGEN, **metadata):
         builder.metadata(**metadata)
     for start in step_starts(python):
         kernels(gpu, start, 8_990, name=name, count=100, gap_us=10.0, launch_thread=python, **SMALL)
+        if matmul:
+            gpu.kernel("volta_sgemm_128x64_nn", start + 9_000, 500)
     return builder
 
 
@@ -107,7 +110,7 @@ def test_many_elementwise_kernels_suggest_xla():
     report = report_of(elementwise_loop())
     finding = findings_by_id(report)["fusion.elementwise_kernels"]
     assert finding["evidence"]["metrics"] == {
-        "elementwise_kernels_per_step": 100.0, "elementwise_ms": 32.0, "elementwise_share_of_kernel_time_pct": 100.0,
+        "elementwise_kernels_per_step": 100.0, "elementwise_ms": 32.0, "elementwise_share_of_kernel_time_pct": 94.12,
         "elementwise_kernel_mean_us": 80.0, "recoverable_pct": 80.0}
     # 32 ms over 4 steps of 10 ms: the figure beside "per step" is per step
     assert "(8.00 ms per step on /device:GPU:0)" in finding["summary"]
@@ -116,6 +119,18 @@ def test_many_elementwise_kernels_suggest_xla():
     assert finding["estimated_speedup"] == 5.0
     assert "jit_compile=True" in finding["fix"] and "jax.jit" in finding["fix"]  # framework unknown: both
     assert report["summary"]["bottleneck"] == "kernel"
+
+
+def test_element_wise_kernels_without_any_matmul_say_the_capture_looks_partial():
+    """The same steps without their GEMM: a model's step runs matmuls or convolutions, so a capture of element-wise
+    kernels alone missed part of it; the finding says so and promises no share of the step."""
+    report = report_of(elementwise_loop(matmul=False))
+    finding = findings_by_id(report)["fusion.elementwise_kernels"]
+    assert finding["severity"] == "low" and finding["estimated_speedup"] == 1.0
+    assert "No matmul or convolution kernel was captured" in finding["summary"]
+    assert "the capture looks partial" in finding["summary"]
+    assert finding["evidence"]["metrics"]["matmul_kernels"] == 0
+    assert report["summary"]["bottleneck_finding"] != "fusion.elementwise_kernels"
 
 
 def test_fusion_under_a_strategy_and_with_keras_3_says_what_jit_compile_auto_does():
