@@ -119,6 +119,23 @@ def _import_tensorflow():
     return tf
 
 
+def profiled_tf_loop(tf, run_dir, step, batches, steps, options=None):
+    """Warm-up steps, then `steps` profiled steps (with profiler `options`, or TensorFlow's defaults); next() sits
+    inside the step marker. Returns each profiled step's wall ms."""
+    for _ in range(WARMUP_STEPS):
+        float(step(*next(batches)))
+    times = []
+    tf.profiler.experimental.start(str(run_dir), options=options)
+    try:
+        for number in range(WARMUP_STEPS, WARMUP_STEPS + steps):
+            started = time.perf_counter()
+            with tf.profiler.experimental.Trace(MARKER, step_num=number, _r=1):
+                float(step(*next(batches)))
+            times.append((time.perf_counter() - started) * 1e3)
+    finally:
+        tf.profiler.experimental.stop()
+    return times
+
 class _TensorFlowPairs:
     """The TensorFlow sides: one custom training loop, different input pipelines or execution modes."""
 
@@ -201,20 +218,7 @@ class _TensorFlowPairs:
 
     def loop(self, run_dir, step, batches):
         """Warm-up steps, then the profiled steps; next() sits inside the marker. Returns each step's wall ms."""
-        tf = self.tf
-        for _ in range(WARMUP_STEPS):
-            float(step(*next(batches)))
-        times = []
-        tf.profiler.experimental.start(str(run_dir))
-        try:
-            for number in range(WARMUP_STEPS, WARMUP_STEPS + self.steps):
-                started = time.perf_counter()
-                with tf.profiler.experimental.Trace(MARKER, step_num=number, _r=1):
-                    float(step(*next(batches)))
-                times.append((time.perf_counter() - started) * 1e3)
-        finally:
-            tf.profiler.experimental.stop()
-        return times
+        return profiled_tf_loop(self.tf, run_dir, step, batches, self.steps)
 
     def capture(self, pair, outdir, max_mb):
         width, depth = {"tf_eager": (32, 12), "tf_map": (1024, 4), "tf_prefetch": (1024, 4)}[pair.name]

@@ -23,11 +23,10 @@ import platform
 import shutil
 import sys
 import tempfile
-import time
 from dataclasses import asdict
 
 from tb_gpu_advisor.capture import cpu_pairs
-from tb_gpu_advisor.capture.cpu_pairs import MARKER, WARMUP_STEPS, Pair
+from tb_gpu_advisor.capture.cpu_pairs import WARMUP_STEPS, Pair
 
 DEFAULT_STEPS = 12
 BATCH = 32
@@ -105,20 +104,8 @@ def _batches(tf, paths, side):
 
 def _loop(tf, run_dir, step, batches, steps):
     """Warm-up steps, then the profiled steps with the Python tracer; next() sits inside the marker."""
-    for _ in range(WARMUP_STEPS):
-        float(step(*next(batches)))
     options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=2, python_tracer_level=1)
-    times = []
-    tf.profiler.experimental.start(str(run_dir), options=options)
-    try:
-        for number in range(WARMUP_STEPS, WARMUP_STEPS + steps):
-            started = time.perf_counter()
-            with tf.profiler.experimental.Trace(MARKER, step_num=number, _r=1):
-                float(step(*next(batches)))
-            times.append((time.perf_counter() - started) * 1e3)
-    finally:
-        tf.profiler.experimental.stop()
-    return times
+    return cpu_pairs.profiled_tf_loop(tf, run_dir, step, batches, steps, options)
 
 
 def capture(outdir, steps, max_mb):
