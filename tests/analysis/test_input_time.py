@@ -1,12 +1,11 @@
 """The step-time breakdown's input: the step thread blocked on its loader threads is input wait, and its batch
-preparation is input preparation where the trace shows it; exact numbers on generated traces, and the header,
-the Time line and compare agreeing with the verdict on the committed real traces."""
+preparation is input preparation where the trace shows it; exact numbers on generated traces, and the header and
+the Time line agreeing with the verdict on the committed real traces (compare: tests/comparison/test_input_driver.py)."""
 
 import pytest
 
-from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.pipeline import analyze_host_file, host_report
+from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.sections import host_sections
 from tests.data import real_trace
 from tests.findings.rules.test_feeder_blocked import jax_queue_loop
@@ -124,20 +123,3 @@ def test_the_untraced_jax_loader_is_not_input_preparation():
     assert findings_by_id(report)["input.host_batch_prep"]["evidence"]["metrics"]["certainty"] == "low"
     assert report["summary"]["breakdown_pct"]["input_prep"] == 0.0
     assert report["summary"]["breakdown_pct"]["idle"] > 40.0
-
-
-def _compare(base, cand):
-    return compare_reports(analyze_host_file(base), analyze_host_file(cand))["hosts"][0]
-
-
-def test_compare_says_the_input_wait_fell_when_more_loaders_feed_the_step():
-    host = _compare(real_trace("feeder/feeder_one_loader.xplane.pb"), real_trace("feeder/feeder_eight_loaders.xplane.pb"))
-    assert host["driver"]["category"] == "input_wait"
-    assert ": input wait fell from 8.00 ms to " in host["verdict"]
-
-
-def test_compare_says_the_input_preparation_fell_when_a_loader_moves_off_the_step_thread():
-    host = _compare(real_trace("tf221_cpu_python_loader_inline.xplane.pb"),
-                    real_trace("tf221_cpu_python_loader_prefetch.xplane.pb"))
-    assert host["driver"]["category"] == "input_prep"
-    assert ": input preparation fell from " in host["verdict"]
