@@ -1,5 +1,5 @@
-"""How many CPU cores the host had: the trace's metadata where it records them, else the size of the thread
-pools the runtime sizes to the cores by default (a lower bound: the user may have shrunk them)."""
+"""How many CPU cores the host had: the trace's metadata where it records them, else the runtime's thread pools
+that are sized to the cores by default, when two of them agree."""
 
 from dataclasses import dataclass
 
@@ -9,30 +9,38 @@ from tb_gpu_advisor.findings.thresholds import CORE_COUNT_KEYS
 # (`tf_numa_-1_Eigen`, `tf_XLAEigen`), the inter-op executor threads and tf.data's private pool.
 CORE_SIZED_POOLS = ("Eigen", "tf_Compute", "tf_data_private_threadpool")
 METADATA = "metadata"
+# Two or more of those pools show the same number of threads, and none more: each is sized to the cores, and a
+# pool only shows the threads that ran something, so independent pools agree when they show all their threads.
+AGREEING_POOLS = "agreeing thread pools"
+# The pools show threads but do not agree: the host has at least the most seen, maybe more.
 THREAD_POOLS = "thread pools"
 
 
 @dataclass(frozen=True)
 class Cores:
-    """The core count and where it came from: METADATA (recorded) or THREAD_POOLS (seen, at least this many)."""
+    """The core count and where it came from: METADATA or AGREEING_POOLS (known), or THREAD_POOLS (at least)."""
 
     count: int
     source: str
 
     @property
-    def recorded(self):
-        return self.source == METADATA
+    def known(self):
+        return self.source in (METADATA, AGREEING_POOLS)
 
     def text(self):
-        if self.recorded:
+        if self.source == METADATA:
             return f"{self.count} cores (recorded in the trace)"
-        return (f"{self.count} cores (the trace does not record the core count; the runtime's thread pools, "
-                "sized to the cores by default, have this many threads)")
+        if self.source == AGREEING_POOLS:
+            return (f"{self.count} cores (the trace does not record the core count; the runtime's thread pools, each "
+                    f"sized to the cores by default, all show {self.count} threads)")
+        return (f"at least {self.count} cores (the trace does not record the core count; the runtime's thread "
+                f"pools, sized to the cores by default, show at most {self.count} threads, and a pool shows only the "
+                "threads that ran something)")
 
 
 def host_cores(environment, thread_busy):
     """Cores from the trace's environment metadata, else from the core-sized thread pools in `thread_busy`
-    ({thread kind: (thread count, busy ps)}) when they have two threads or more; None when neither says."""
+    ({thread kind: (thread count, busy ps)}) when they show two threads or more; None when neither says."""
     for key in CORE_COUNT_KEYS:
         value = (environment or {}).get(key)
         if isinstance(value, str) and value.strip().isdigit():
@@ -42,4 +50,7 @@ def host_cores(environment, thread_busy):
     seen = [count for kind, (count, _) in (thread_busy or {}).items()
             if any(pool in kind for pool in CORE_SIZED_POOLS)]
     # One thread says nothing: every machine has at least one core.
-    return Cores(max(seen), THREAD_POOLS) if seen and max(seen) >= 2 else None
+    if not seen or max(seen) < 2:
+        return None
+    most = max(seen)
+    return Cores(most, AGREEING_POOLS if seen.count(most) >= 2 else THREAD_POOLS)

@@ -67,6 +67,11 @@ def test_the_summary_judges_the_goal_as_the_issue_states_it(rows):
             assert row.pair in line.split("Bounds:")[1]
 
 
+def test_the_real_pairs_meet_the_goal(rows):
+    """Issue 15's goal on the committed real pairs: at least 80% within 25%, none off by 2x or more."""
+    assert summary_line(rows).split(": the goal is ")[1].startswith("met"), summary_line(rows)
+
+
 def _real(pair, predicted, measured, kind="model", low=None):
     return Row("real", pair, "x.y", "resolved", predicted, kind, {"value": measured, "low": low},
                round(predicted / measured, 3), abs(predicted - measured) <= 0.25 * measured, None, "")

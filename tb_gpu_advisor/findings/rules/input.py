@@ -167,7 +167,15 @@ If the function is cheap per element, vectorize it instead: batch first, then ma
     ds = ds.batch(batch_size).map(preprocess_batch, num_parallel_calls=tf.data.AUTOTUNE)
 
 Note: tf.py_function and tf.numpy_function hold Python's GIL, so parallel calls help only while the
-function waits (I/O, sleep) or releases the GIL; rewrite hot Python in TensorFlow ops.""",
+function waits (I/O, sleep) or releases the GIL; rewrite hot Python in TensorFlow ops.
+
+tf.data runs at most as many calls at once as its thread pool has threads (the host's cores by default),
+even for a function that waits. When it waits (remote storage, an RPC) rather than computes, a larger pool
+lets more calls wait at once:
+
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = 4 * os.cpu_count()
+    ds = ds.with_options(options)""",
         docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS),
     ),
     "input.python_generator": Entry(
