@@ -160,7 +160,7 @@ KERNEL_CLASSES = ("collective", "runtime_copy", "xla", "library", "elementwise",
 # fusion_12, triton_gemm_dot_1, wrapped_convert ...).
 _XLA_KERNEL = re.compile(r"fusion|^triton_|^wrapped_|^loop_|^input_", re.IGNORECASE)
 # Vendor GEMM/convolution kernels: large tiles and low occupancy by design.
-_LIBRARY_MATH = re.compile(r"gemm|gemv|cutlass|cublas|cudnn|xmma|conv(?!ersion)|implicit|winograd|wgrad|dgrad",
+_LIBRARY_MATH = re.compile(r"(?<!fb)gemm|gemv|cutlass|cublas|cudnn|xmma|conv(?!ersion)|implicit|winograd|wgrad|dgrad",
                            re.IGNORECASE)
 
 

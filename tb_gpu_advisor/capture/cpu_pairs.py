@@ -1,11 +1,15 @@
 """Captures real CPU problem/fix pairs with TensorFlow and JAX, for regression tests and speedup calibration.
 
-`python -m tb_gpu_advisor.capture.cpu_pairs OUTDIR [--pair NAME]... [--steps N] [--max-mb MB] [--export DIR]`
-writes one TensorBoard run per side, `OUTDIR/<pair>_<side>/plugins/profile/<timestamp>/<host>.xplane.pb`, each
+`python -m tb_gpu_advisor.capture.cpu_pairs OUTDIR [--pair NAME]... [--steps N] [--max-mb MB] [--export DIR]
+[--repeats N [--runs-label LABEL]]` writes one TensorBoard run per side, `OUTDIR/<pair>_<side>/plugins/profile/<timestamp>/<host>.xplane.pb`, each
 with `--steps` steps marked `train N` (`tf.profiler.experimental.Trace("train", step_num=N, _r=1)` or
 `jax.profiler.StepTraceAnnotation`) after warm-up steps, trims each file to `--max-mb`, and writes
 `OUTDIR/pairs.json` (versions, CPU count, per side: file, steps, wall ms/step, the costs the pair was built
-with). `--export DIR` also copies each side's file to `DIR/<pair>_<side>.xplane.pb`. Pairs (problem -> fix):
+with). `--export DIR` also copies each side's file to `DIR/<pair>_<side>.xplane.pb`. `--repeats N` captures everything
+N times back to back, run k into `OUTDIR/run_<k>/`, exports run 1's files and `pairs.json`, writes each run's
+`pairs.json` to `DIR/runs/<LABEL>_<k>.json` (LABEL `run` unless `--runs-label` says otherwise, e.g. `idle` for
+the idle-machine runs tb_gpu_advisor.calibration reads), and prints each pair's wall-clock speedup over the runs:
+how far a measured speedup moves between runs of the same pair. Pairs (problem -> fix):
 
   tf_map       sequential -> parallel      tf.data map of a per-element read (a 'read' wait in a numpy_function),
                                            sequential vs num_parallel_calls=AUTOTUNE; both prefetch
@@ -282,9 +286,9 @@ def _capture_framework(framework, names, outdir, steps, max_mb):
     return results, {"tensorflow": tf.__version__}
 
 
-def _run_in_subprocess(framework, names, args):
+def _run_in_subprocess(framework, names, args, outdir):
     """Runs one framework's pairs in a child process (TensorFlow and JAX stay apart); returns its JSON."""
-    command = [sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(args.outdir), "--framework-only",
+    command = [sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(outdir), "--framework-only",
                framework, "--steps", str(args.steps), "--max-mb", str(args.max_mb)]
     for name in names:
         command += ["--pair", name]
@@ -295,23 +299,9 @@ def _run_in_subprocess(framework, names, args):
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.cpu_pairs", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("outdir", type=pathlib.Path, help="logdir to write the runs into (created if missing)")
-    parser.add_argument("--pair", action="append", choices=PAIR_NAMES, help="capture only this pair (repeatable)")
-    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="profiled steps per side")
-    parser.add_argument("--max-mb", type=float, default=DEFAULT_MAX_MB, help="trim each file under this size")
-    parser.add_argument("--export", type=pathlib.Path, help="also copy each side to DIR/<pair>_<side>.xplane.pb")
-    parser.add_argument("--framework-only", choices=("tf", "jax"), help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    names = args.pair or list(PAIR_NAMES)
-    args.outdir.mkdir(parents=True, exist_ok=True)
-    if args.framework_only:
-        chosen = [name for name in names if _pair(name).framework == args.framework_only]
-        results, versions = _capture_framework(args.framework_only, chosen, args.outdir, args.steps, args.max_mb)
-        print(json.dumps({"versions": versions, "sides": [asdict(r) for r in results]}))
-        return 0
+def _capture_once(args, names, outdir, export):
+    """One capture of `names` into `outdir`: both frameworks, pairs.json, and the files copied to `export`
+    (None: not copied). Returns the pairs.json summary, or None when a framework's capture failed."""
     started = time.monotonic()
     load_before = list(os.getloadavg())  # the machine may be shared: what else ran shows here
     sides, versions = [], {}
@@ -320,10 +310,10 @@ def main(argv=None):
         if not chosen:
             continue
         try:
-            child = _run_in_subprocess(framework, chosen, args)
+            child = _run_in_subprocess(framework, chosen, args, outdir)
         except (RuntimeError, subprocess.TimeoutExpired, ValueError) as error:
             print(f"error: {error}", file=sys.stderr)
-            return 2
+            return None
         sides += child["sides"]
         versions.update(child["versions"])
     import numpy as np
@@ -333,20 +323,74 @@ def main(argv=None):
                "steps": args.steps, "warmup_steps": WARMUP_STEPS, "pairs": {}}
     for side in sides:
         entry = summary["pairs"].setdefault(side["pair"], {"what": _pair(side["pair"]).what})
-        entry[side["role"]] = {**side, "path": os.path.relpath(side["path"], args.outdir)}
+        entry[side["role"]] = {**side, "path": os.path.relpath(side["path"], outdir)}
         print(f"{side['pair']} {side['role']} ({side['side']}): {side['steps']} steps, {side['step_ms_mean']:.2f} "
               f"ms/step, {side['bytes'] / 2**20:.2f} MiB: {side['path']}")
-        if args.export:
-            args.export.mkdir(parents=True, exist_ok=True)
-            shutil.copy(side["path"], args.export / f"{side['pair']}_{side['side']}.xplane.pb")
-    (args.outdir / "pairs.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    if args.export:
+        if export:
+            export.mkdir(parents=True, exist_ok=True)
+            shutil.copy(side["path"], export / f"{side['pair']}_{side['side']}.xplane.pb")
+    (outdir / "pairs.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if export:
         for entry in summary["pairs"].values():
             for role in ("problem", "fix"):
                 if role in entry:
                     entry[role]["path"] = f"{entry[role]['pair']}_{entry[role]['side']}.xplane.pb"
-        (args.export / "pairs.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        (export / "pairs.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     print(f"captured {len(sides)} sides in {time.monotonic() - started:.0f} s")
+    return summary
+
+
+def _print_spread(summaries):
+    """Each pair's wall-clock speedup (problem mean step / fix mean step) in every run, lowest and highest."""
+    seen = {}
+    for summary in summaries:
+        for name, pair in summary["pairs"].items():
+            problem, fix = (pair.get("problem") or {}).get("step_ms_mean"), (pair.get("fix") or {}).get("step_ms_mean")
+            if problem and fix:
+                seen.setdefault(name, []).append(problem / fix)
+    for name, values in seen.items():
+        runs = ", ".join(f"{value:.2f}x" for value in values)
+        print(f"{name}: wall-clock speedup {min(values):.2f}x-{max(values):.2f}x over {len(values)} runs ({runs})")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.cpu_pairs", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("outdir", type=pathlib.Path, help="logdir to write the runs into (created if missing)")
+    parser.add_argument("--pair", action="append", choices=PAIR_NAMES, help="capture only this pair (repeatable)")
+    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="profiled steps per side")
+    parser.add_argument("--max-mb", type=float, default=DEFAULT_MAX_MB, help="trim each file under this size")
+    parser.add_argument("--export", type=pathlib.Path, help="also copy each side to DIR/<pair>_<side>.xplane.pb")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="capture everything this many times back to back, for the run-to-run spread")
+    parser.add_argument("--runs-label", default="run",
+                        help="with --repeats and --export: each run's pairs.json goes to DIR/runs/LABEL_<k>.json")
+    parser.add_argument("--framework-only", choices=("tf", "jax"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    names = args.pair or list(PAIR_NAMES)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    args.outdir.mkdir(parents=True, exist_ok=True)
+    if args.framework_only:
+        chosen = [name for name in names if _pair(name).framework == args.framework_only]
+        results, versions = _capture_framework(args.framework_only, chosen, args.outdir, args.steps, args.max_mb)
+        print(json.dumps({"versions": versions, "sides": [asdict(r) for r in results]}))
+        return 0
+    if args.repeats == 1:
+        return 0 if _capture_once(args, names, args.outdir, args.export) else 2
+    summaries = []
+    for run in range(1, args.repeats + 1):
+        outdir = args.outdir / f"run_{run}"
+        outdir.mkdir(parents=True, exist_ok=True)
+        summary = _capture_once(args, names, outdir, args.export if run == 1 else None)
+        if summary is None:
+            return 2
+        summaries.append(summary)
+        if args.export:
+            (args.export / "runs").mkdir(parents=True, exist_ok=True)
+            (args.export / "runs" / f"{args.runs_label}_{run}.json").write_text(
+                (outdir / "pairs.json").read_text(encoding="utf-8"), encoding="utf-8")
+    _print_spread(summaries)
     return 0
 
 

@@ -56,12 +56,21 @@ def decide(ctx, findings):
             return Verdict("host", f"Host-bound (eager dispatch): ops run one at a time, and their calls and the "
                                    f"Python between them take {_p(dispatch)} of the step (no GPU work in this "
                                    "profile).", finding_id=eager.id)
-        if wait >= VERDICT_MIN_PCT and (host_input is None or wait >= host_input[0]):
-            related = next((f.id for f in findings if f.category == "input"), None)
+        related = next((f.id for f in findings if f.category == "input"), None)
+        host = breakdown.get("host") or 0.0
+        # Without a GPU the host's compute is the model's own work: a minor wait with no input finding to act
+        # on does not make the run input-bound.
+        if wait >= VERDICT_MIN_PCT and (host_input is None or wait >= host_input[0]) and (
+                related is not None or wait >= host):
             return Verdict("input", f"Input-bound: the training step waits for {_input_source(ctx, 'tf.data')} "
                                     f"{_p(wait)} of its time (no GPU work in this profile).", finding_id=related)
         if host_input is not None:
             return host_input[1]
+        if wait >= VERDICT_MIN_PCT:
+            return _unknown(f"no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
+                            f"bottlenecks cannot be measured; the step computes on the host {_p(host)} of its time "
+                            f"and waits for {_input_source(ctx, 'tf.data')} {_p(wait)}, with no input stage "
+                            "found to change.")
         return _unknown("no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
                         "bottlenecks cannot be measured.")
     return _with_idle_gpus(_gpu_verdict(ctx, findings, breakdown), findings)

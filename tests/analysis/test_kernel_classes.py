@@ -48,3 +48,14 @@ def test_every_kernel_name_of_the_real_traces_is_labelled():
     found = {name for _, name in all_kernel_names(REAL)}
     assert len(found) == 289
     assert found <= {name for _, _, name in LABELLED}
+
+
+def test_fbgemm_kernels_are_not_matrix_math_by_their_namespace():
+    """`gemm` inside `fbgemm_gpu::` is a library's name, not a matrix multiply: its permute and offset kernels
+    are ordinary kernels, while cuBLAS's sgemm, CUTLASS's s1688gemm and a GEMM inside fbgemm stay matrix math."""
+    from tb_gpu_advisor.analysis.kernel_names import is_library_math
+    assert not is_library_math("void fbgemm_gpu::permute_2D_lengths_kernel<int>(int, int, int const*, int const*, "
+                               "int*)")
+    assert is_library_math("volta_sgemm_128x64_nn")
+    assert is_library_math("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(Params)")
+    assert is_library_math("void fbgemm_gpu::f8f8bf16_rowwise_gemm_kernel<cutlass::bfloat16_t>(Params)")

@@ -14,8 +14,11 @@ import sys
 
 import pytest
 
+from tb_gpu_advisor.calibration.pairs import TOLERANCE
+from tb_gpu_advisor.calibration.runs import run_spreads
 from tb_gpu_advisor.capture import cpu_pairs
 from tb_gpu_advisor.cli import main as cli_main
+from tb_gpu_advisor.comparison.diff import compare_reports
 from tests.data import REAL
 
 DATA = REAL / "cpu_pairs"
@@ -91,6 +94,19 @@ def test_compiling_the_step_is_modelled_from_the_ops_work(pair, analyses):
     assert summary["verdict"].startswith("Host-bound (eager dispatch): ops run one at a time")
 
 
+def test_jitting_the_op_by_op_jax_step_is_predicted_within_the_calibration_tolerance(analyses):
+    """The op-by-op JAX step jitted: the model keeps the dots' and reductions' work and drops the element-wise and
+    data-movement thunks XLA fuses; its speedup lands within 25% of the speedup compare measures between the two
+    committed traces (as docs/calibration.md measures it)."""
+    problem, fix = analyses["jax_jit", "problem"], analyses["jax_jit", "fix"]
+    finding = {f["id"]: f for f in problem["findings"]}["host.eager_execution"]
+    metrics = finding["evidence"]["metrics"]
+    assert 0 < metrics["op_work_fused_ms"] < metrics["op_work_kept_ms"]
+    assert "counted as zero since jit fuses them into their neighbours" in finding["speedup_basis"]
+    measured = compare_reports(problem, fix)["hosts"][0]["predictions"]["measured"]["value"]
+    assert abs(finding["estimated_speedup"] / measured - 1) <= TOLERANCE, (finding["estimated_speedup"], measured)
+
+
 @pytest.mark.parametrize("pair", cpu_pairs.PAIR_NAMES)
 def test_compare_reports_the_improvement(pair):
     comparison = cli_json("compare", str(side_path(pair, "problem")), str(side_path(pair, "fix")))
@@ -140,3 +156,23 @@ def test_the_inline_jax_loader_is_seen_as_an_untraced_stall(analyses):
     assert 25.0 <= metrics["batch_prep_pct"] <= 60.0
     # max(preparation, rest) is a what-if model, not a ceiling: the inline loader's fix measured above it.
     assert problem["severity"] == "medium" and problem["speedup_kind"] == "model"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None,
+                    reason="the capture needs JAX (pip install -e '.[jax]'; scripts/test.sh does)")
+def test_repeats_keep_each_run_for_the_run_to_run_spread(tmp_path):
+    """`--repeats 2`: two captures back to back, run 1 exported, both runs' pairs.json under runs/ with the label
+    the calibration reads, and the spread printed (about 30 s on 2 cores)."""
+    export = tmp_path / "export"
+    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(tmp_path / "logdir"),
+                             "--pair", "jax_jit", "--steps", "4", "--export", str(export), "--repeats", "2",
+                             "--runs-label", "idle"], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "logdir" / "run_1" / "pairs.json").is_file()
+    assert (tmp_path / "logdir" / "run_2" / "pairs.json").is_file()
+    exported = json.loads((export / "pairs.json").read_text())
+    assert exported == {**json.loads((export / "runs" / "idle_1.json").read_text()), "pairs": exported["pairs"]}
+    assert (export / exported["pairs"]["jax_jit"]["problem"]["path"]).is_file()
+    spread = run_spreads(str(export), "runs/idle_*.json")["jax_jit"]
+    assert spread.runs == 2 and 1.0 < spread.low <= spread.high
+    assert f"jax_jit: wall-clock speedup {spread.low:.2f}x-{spread.high:.2f}x over 2 runs" in result.stdout

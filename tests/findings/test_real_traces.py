@@ -159,3 +159,12 @@ def test_keras_cpu_pair_gets_tensorflow_fixes_only():
         for finding in result["findings"]:
             text = finding["fix"] + finding["fix_summary"]
             assert "jax" not in text.lower() and "JAX:" not in text, (name, finding["id"])
+
+
+def test_a_cpu_run_that_mostly_computes_is_not_called_input_bound():
+    """tf.distribute on 3 CPU replicas: the step computes on the host 87% of its time and waits for tf.data 13%,
+    and no input stage is found to change: no input verdict, the breakdown said as it is."""
+    result = report("tf_mirrored/tf221_cpu_mirrored_3replicas.xplane.pb")
+    assert not [f for f in result["findings"] if f["category"] == "input"]
+    assert result["summary"]["bottleneck"] == "unknown"
+    assert "the step computes on the host 87% of its time and waits for tf.data 13%" in result["summary"]["verdict"]
