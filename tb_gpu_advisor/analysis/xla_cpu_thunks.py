@@ -35,7 +35,7 @@ def _thunk_name(name):
 def xla_cpu_thunks(executor_op_totals, hlo_protos):
     """XlaCpuThunks of HostActivity.executor_op_totals ({event name: (count, total ps)}) against the trace's HLO
     modules (TraceModel.hlo_protos); every event counts as unknown when the trace carries no modules."""
-    kinds = fusible_names(hlo_protos, {_thunk_name(name) for name in executor_op_totals}) if hlo_protos else {}
+    kinds = fusible_names(hlo_protos, {_thunk_name(name) for name in executor_op_totals})
     fusible_ps = other_ps = unknown_ps = fusible_count = 0
     fusible = {}
     for name, (count, total) in executor_op_totals.items():

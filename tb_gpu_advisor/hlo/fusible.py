@@ -33,6 +33,8 @@ def fusible_names(hlo_protos, names):
     modules give to different kinds of instruction is not fusible; names no module has are left out."""
     wanted = set(names)
     found = {}
+    if not wanted:
+        return found
     for data in hlo_protos.values():
         index = parse_module(data)
         if index is None:

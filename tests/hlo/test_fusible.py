@@ -36,3 +36,25 @@ def test_modules_that_do_not_decode_are_skipped():
     loop = single_op_module("jit_add", "wrapped_add", "add")
     assert fusible_names({1: b"\xff\xff not a module", 2: loop.to_bytes()}, ["wrapped_add"]) == {"wrapped_add": True}
     assert fusible_names({}, ["wrapped_add"]) == {}
+
+
+def test_a_fusion_holding_a_reduction_keeps_its_work():
+    """`reduce_multiply_fusion`: a multiply feeding a reduce inside one fusion, as XLA's CPU compiler emits for
+    jnp.mean; a fusion nested in a fusion is looked through."""
+    module = HloModuleBuilder("jit__mean")
+    region = module.computation("region_0")
+    p, q = region.parameter("p", shape("f32")), region.parameter("q", shape("f32"))
+    region.add("add", "add", shape("f32"), (p, q))
+    inner = module.computation("inner")
+    a, b = inner.parameter("a", shape("f32", 32)), inner.parameter("b", shape("f32", 32))
+    inner.add("multiply", "multiply", shape("f32", 32), (a, b))
+    body = module.computation("fused")
+    x, y = body.parameter("x", shape("f32", 32)), body.parameter("y", shape("f32", 32))
+    product = body.add("nested", "fusion", shape("f32", 32), (x, y), called=[inner], fusion_kind="kLoop")
+    zero = body.add("zero", "constant", shape("f32"))
+    body.add("reduce", "reduce", shape("f32"), (product, zero), dimensions=[0], called=[region])
+    args = [module.entry.parameter(f"arg{i}", shape("f32", 32)) for i in range(2)]
+    module.entry.add("reduce_multiply_fusion", "fusion", shape("f32"), args, called=[body], fusion_kind="kLoop")
+    module.entry.add("multiply_fusion", "fusion", shape("f32", 32), args, called=[inner], fusion_kind="kLoop")
+    assert fusible_names({1: module.to_bytes()}, ["reduce_multiply_fusion", "multiply_fusion", "nested"]) == {
+        "reduce_multiply_fusion": False, "multiply_fusion": True, "nested": True}
