@@ -31,3 +31,22 @@ def test_occupancy_raised_is_a_bound_in_proportion_to_resident_warps():
     # a falls at most to 8 x 12.5/50 = 2 ms, b to 2 x 40/50 = 1.6 ms: 6.4 ms saved
     assert (estimate.new_step_ms, estimate.kind) == (pytest.approx(13.6), "bound")
     assert estimate.basis.endswith("(up to 4.00× faster for a at 12.5%)")
+
+
+def test_the_replay_moves_queued_work_earlier_but_never_before_its_launch():
+    import numpy as np
+    from tb_gpu_advisor.whatif.occupancy import replayed_saving_ps
+
+    starts, ends = np.array([0, 100, 150]), np.array([100, 150, 200])
+    queued = np.full(3, -np.inf)
+    # the first event halved: everything after it starts 50 earlier
+    assert replayed_saving_ps(starts, ends, queued, np.array([0.5, 1.0, 1.0])) == 50
+    # the second event was launched at 90: it starts at 90, not 50; the third was launched at 150: nothing moves it
+    assert replayed_saving_ps(starts, ends, np.array([-np.inf, 90, -np.inf]), np.array([0.5, 1.0, 1.0])) == 10
+    assert replayed_saving_ps(starts, ends, np.array([-np.inf, -np.inf, 150]), np.array([0.5, 1.0, 1.0])) == 0
+    # an event overlapping the one before it (another stream) moves with it; an empty window saves nothing
+    assert replayed_saving_ps(np.array([0, 50]), np.array([100, 120]), np.full(2, -np.inf), np.array([0.5, 1.0])) \
+        == 0
+    assert replayed_saving_ps(np.array([0, 50]), np.array([100, 120]), np.full(2, -np.inf), np.array([0.5, 0.5])) \
+        == 35
+    assert replayed_saving_ps(np.array([]), np.array([]), np.array([]), np.array([])) == 0.0

@@ -1,18 +1,23 @@
 """Occupancy findings: dominant kernels with low occupancy or a grid too small for the GPU."""
 
+import numpy as np
+
 from tb_gpu_advisor.analysis.kernel_names import is_library_math, is_nccl
+from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.analysis.occupancy import theoretical_occupancy
 from tb_gpu_advisor.analysis.rounding import pct, us
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, limit
+from tb_gpu_advisor.findings.modeled import busiest_gpu
 from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GOOD_OCCUPANCY_PCT, KERNEL_HIGH_PCT,
                                                 LOW_OCCUPANCY_PCT, MIN_KERNEL_US, MODELED_LOW_PCT,
                                                 MODELED_MEDIUM_PCT)
+from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import kernel_label
 from tb_gpu_advisor.vocabulary import counted
 from tb_gpu_advisor.whatif.occupancy import (OccupancyKernel, occupancy_raised, relaunched_over_sms,
-                                             spread_fraction)
+                                             replayed_saving_ps, spread_fraction)
 
 ENTRIES = register("occupancy", {
     "occupancy.low_occupancy": Entry(
@@ -91,6 +96,53 @@ def _shortest_kernel_ms(ctx):
     return min([MIN_KERNEL_US * 1e6] + found) / 1e9
 
 
+def _step_bounds(ctx, ordinal):
+    """[(start ps, end ps)] of each step the GPU's work is replayed in (its own Steps markers in pre-grouped
+    traces), else of the analysis window: a step ends when its work does, so each is replayed apart."""
+    step_set = ctx.step_set
+    own = step_set.device_markers.get(ordinal)
+    if step_set.source == "device" and own:
+        return sorted((start, end) for _, start, end in own)
+    if step_set.steps:
+        return [(step.start_ps, step.end_ps) for step in step_set.steps]
+    return list(zip(ctx.window.start_ps.tolist(), ctx.window.end_ps.tolist()))
+
+
+def _replayed_saving_ms(ctx, kept_by_launch):
+    """The step time saved on the busiest GPU's timeline, summed over its windows, with each kernel launch of
+    (name, grid) in `kept_by_launch` keeping that share of its time (whatif.occupancy.replayed_saving_ps). A launch
+    is ready as soon after its host launch call began as the quickest launch of this GPU started; one the trace
+    pairs with no launch call waited only for the work before it."""
+    ordinal, _ = busiest_gpu(ctx.kernel_ps_all)
+    gpu = next((g for g in ctx.active_gpus if g.ordinal == ordinal), None)
+    if gpu is None or not len(gpu.activity):
+        return None
+    activity = gpu.activity
+    order = np.argsort(activity.start_ps, kind="stable")
+    starts = activity.start_ps[order]
+    ends = starts + activity.duration_ps[order]
+    launch = pair_launches(ctx.host, activity)[order]
+    ready = np.full(len(order), -np.inf)
+    paired = launch >= 0
+    if paired.any():
+        launched = ctx.host.launch_start_ps[launch[paired]]
+        ready[paired] = launched + max(0, int((starts[paired] - launched).min()))
+    kept = np.ones(len(order))
+    config = activity.config_id[order]
+    launches = np.flatnonzero((activity.kind[order] == ActivityKind.KERNEL) & (config >= 0))
+    pairs, which = np.unique(np.stack([activity.name_id[order][launches], config[launches]], axis=1), axis=0,
+                             return_inverse=True)
+    shares = np.array([kept_by_launch.get((activity.names[name_id], activity.configs[config_id].grid), 1.0)
+                       for name_id, config_id in pairs.tolist()])
+    if len(shares):
+        kept[launches] = shares[which.reshape(-1)]
+    saved = 0.0
+    for start, end in _step_bounds(ctx, ordinal):
+        inside = slice(np.searchsorted(starts, start), np.searchsorted(starts, end))
+        saved += replayed_saving_ps(starts[inside], np.minimum(ends[inside], end), ready[inside], kept[inside])
+    return saved / 1e9
+
+
 def _summary(flagged, plural_verb, singular_verb, top_figure):
     """`query_ball_point_gpu runs at low occupancy: 19% limited by registers (58.7% of kernel time).`, or for
     several kernels their count and shared share, then the largest by name with its own figure and share."""
@@ -154,22 +206,23 @@ def tiny_grid(ctx):
     if not ctx.has_gpu or not sms:
         return None
     shortest_ms = _shortest_kernel_ms(ctx)
-    flagged, kernels = [], []
+    flagged, kernels, kept_by_launch = [], [], {}
     for row, share, wall_ms in _dominant_rows(ctx):
         blocks = row.grid[0] * row.grid[1] * row.grid[2]
         if blocks >= sms or not _launch_shape_recorded(row):
             continue
         kernel = _kernel(row, wall_ms)
         kernels.append(kernel)
+        kept_by_launch[(row.name, row.grid)] = spread_fraction(kernel, sms, shortest_ms)
         flagged.append({"kernel": row.name, "share_of_kernel_time_pct": share, "blocks": blocks, "sm_count": sms,
-                        "modeled_faster": round(1.0 / spread_fraction(kernel, sms, shortest_ms), 2)})
+                        "modeled_faster": round(1.0 / kept_by_launch[(row.name, row.grid)], 2)})
     if not flagged:
         return None
     return _finding(
         ctx, "occupancy.tiny_grid", flagged,
         lambda top: _summary(flagged, f"launch fewer blocks than the {sms} SMs",
                              f"launches fewer blocks than the {sms} SMs", counted(top["blocks"], "block")),
-        relaunched_over_sms(ctx.window_ms, kernels, sms, shortest_ms),
+        relaunched_over_sms(ctx.window_ms, kernels, sms, shortest_ms, _replayed_saving_ms(ctx, kept_by_launch)),
         limit("blocks", min(item["blocks"] for item in flagged), sms, "below",
               min_share_of_kernel_time_pct=DOMINANT_KERNEL_SHARE_PCT))
 

@@ -108,3 +108,22 @@ def test_both_findings_on_one_kernel_are_counted_once():
     assert combined["estimated_speedup"] == 3.14 and combined["speedup_kind"] == "model"
     assert combined["finding_ids"] == ["occupancy.tiny_grid"]
     assert combined["shared_ids"] == ["occupancy.low_occupancy"]
+
+
+def test_a_launch_bound_step_keeps_the_time_the_gpu_waited_for_launches():
+    """Each 1 ms kernel is launched 10 us before it starts, 90 us after the one before it ended: the GPU waits for
+    the host, so a shorter kernel only lengthens the wait; only the step's last kernel ends the step sooner."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    launcher = builder.thread("launcher")
+    gpu = builder.gpu(0)
+    for start in step_starts(python):
+        kernels(gpu, start, 9_800, name=REDUCE, count=9, gap_us=100.0, launch_thread=launcher, launch_ahead_us=10,
+                grid=(27, 1, 1), block=(256, 1, 1), registers=32, occupancy_pct=50.0)
+    finding = findings_by_id(report_of(builder))["occupancy.tiny_grid"]
+    assert finding["evidence"]["metrics"]["per_kernel"][0]["modeled_faster"] == 4.0  # 27 blocks on 108 SMs
+    # 9 x 1 ms x 3/4 = 6.75 ms of kernel time saved per step, 0.75 ms of it (the last kernel's) off the step
+    assert finding["recoverable_ms"] == 3.0
+    assert finding["speedup_kind"] == "model" and finding["estimated_speedup"] == 1.08
+    assert ("; the step loses the kernel time saved and keeps the rest, 3 of the 27 ms saved, as the GPU then "
+            "waits for the host's launches that came later.") in finding["speedup_basis"]
