@@ -62,6 +62,21 @@ TRANSFER_LABELS = {
 }
 # What a configuration row says when the trace does not record the setting.
 NOT_IN_TRACE = "not in the trace"
+# The columns of a host's collectives table (report `collectives[]`), as the text report heads them.
+COLLECTIVE_HEADERS = ("recorded on", "collective", "calls", "time", "bytes in", "dtype", "group", "sizes from")
+# collectives[].source: where a call was recorded.
+COLLECTIVE_SOURCE_LABELS = {"kernel": "NCCL/RCCL kernels on the GPU", "host": "PyTorch's record_param_comms ops"}
+# collectives[].size_source: where the sizes come from, in words.
+COLLECTIVE_SIZE_SOURCES = {"profiler": "profiler args", "hlo": "HLO shapes", "tf_op": "TF op shapes"}
+# Why a collective kind has no bus bandwidth (report `collective_bandwidth.collectives[]`, busbw_gbps null):
+# the reasons in the order they are checked (collective_bandwidth_gap).
+COLLECTIVE_BANDWIDTH_GAPS = {
+    "no_sizes": f"sizes {NOT_IN_TRACE}",
+    "no_large_calls": "no call of 8 MiB or more",
+    "mixed_groups": "calls of several group sizes",
+    "no_group": f"group size {NOT_IN_TRACE}",
+    "no_bus_factor": "no bus bandwidth defined for this collective",
+}
 # configuration.examples_per_step.scope, as words: the whole step, or one device's share of it.
 BATCH_SCOPE_LABELS = {"global": "global", "per_device": "per device"}
 # predictions[].score of compare's prediction check: a model (a point estimate) is within 25% of the measured
@@ -139,6 +154,20 @@ def counted(count, singular, plural=None):
     return f"{number} {singular if number == '1' else (plural or singular + 's')}"
 
 
+def collective_bandwidth_gap(row, group_sizes=()):
+    """The key of COLLECTIVE_BANDWIDTH_GAPS that says why a `collective_bandwidth.collectives[]` row has no bus
+    bandwidth, or None when it has one; `group_sizes`: the kind's kernel row's `group_sizes` in `collectives[]`."""
+    if row.get("busbw_gbps") is not None:
+        return None
+    if not row.get("sized_calls"):
+        return "no_sizes"
+    if not row.get("large_calls"):
+        return "no_large_calls"
+    if row.get("group_size") is None:
+        return "mixed_groups" if len(group_sizes) > 1 else "no_group"
+    return "no_bus_factor"
+
+
 def in_sentence(label):
     """A label as it reads inside a sentence: "Input wait" -> "input wait", "GPU busy" stays."""
     if len(label) > 1 and label[1].isupper():
@@ -157,7 +186,9 @@ def exported():
         "kernelPlumbing": list(KERNEL_PLUMBING), "notInTrace": NOT_IN_TRACE, "batchScope": BATCH_SCOPE_LABELS,
         "predictionScore": PREDICTION_SCORE_LABELS,
         "findingChange": FINDING_CHANGE_LABELS, "noMatmulPrecision": NO_MATMUL_PRECISION,
-        "matrixUnits": MATRIX_UNIT_LABELS,
+        "matrixUnits": MATRIX_UNIT_LABELS, "collectiveHeaders": list(COLLECTIVE_HEADERS),
+        "collectiveSources": COLLECTIVE_SOURCE_LABELS, "collectiveSizeSources": COLLECTIVE_SIZE_SOURCES,
+        "collectiveBandwidthGaps": COLLECTIVE_BANDWIDTH_GAPS,
     }
 
 

@@ -8,6 +8,7 @@ from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWOR
 from tb_gpu_advisor.analysis.kernel_names import is_nccl, is_xla_kernel
 from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
+from tb_gpu_advisor.analysis.xla_cpu_thunks import xla_cpu_thunks
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import duration_ms
@@ -212,6 +213,11 @@ class Context:
     def step_ops(self):
         """analysis.step_ops.StepOps: the step's own host ops, tf.data's per-element ops, XLA blockers."""
         return step_ops(self.host.op_totals, self.step_count)
+
+    @cached_property
+    def xla_cpu_thunks(self):
+        """analysis.xla_cpu_thunks.XlaCpuThunks: the thunks XLA's CPU runtime ran, by what they compute."""
+        return xla_cpu_thunks(self.host.executor_op_totals, self.model.hlo_protos)
 
     def xla_blocked(self):
         """(condition, note) for fixes that would advise XLA: ("xla_blocked", why) when the step runs ops XLA

@@ -152,6 +152,7 @@ class _HostCollector:
         self.markers = []
         self.op_totals = {}
         self.op_shortest = {}  # name -> shortest event duration ps
+        self.executor_op_totals = {}  # name -> [count, total ps] on XLA's CPU executor threads
         self.threads = 0
         self.arrays = {field: [] for field in _ARRAY_FIELDS}  # chunks of int64 arrays, in event order
         self.tagged = {}  # tag -> ([starts], [ends])
@@ -167,7 +168,7 @@ class _HostCollector:
         tag_ids = event_tags(meta_names)
         py_function_ids = {key for key, name in meta_names.items() if is_py_function_event(name)}
         role_ids = {key: role for key, name in meta_names.items() if (role := call_role(name))}
-        totals = {}
+        totals, executor_totals = {}, {}
         for line in plane.lines:
             if is_derived_line(line.id):
                 continue
@@ -210,6 +211,10 @@ class _HostCollector:
                 if executor is not None and duration > 0:
                     executor[0].append(start)
                     executor[1].append(end)
+                if executor is not None:
+                    entry = executor_totals.setdefault(meta_id, [0, 0])
+                    entry[0] += 1
+                    entry[1] += duration
                 if py_functions is not None and duration > 0 and meta_id in py_function_ids:
                     py_functions[0].append(start)
                     py_functions[1].append(end)
@@ -254,6 +259,10 @@ class _HostCollector:
             entry[0] += count
             entry[1] += total
             self._note_shortest(name, shortest)
+        for meta_id, (count, total) in executor_totals.items():
+            entry = self.executor_op_totals.setdefault(meta_names.get(meta_id, ""), [0, 0])
+            entry[0] += count
+            entry[1] += total
 
     def _note_shortest(self, name, duration):
         known = self.op_shortest.get(name)
@@ -314,6 +323,10 @@ class _HostCollector:
             entry[1] += total
         for name, shortest in columns.op_shortest.items():
             self._note_shortest(name, shortest)
+        for name, (count, total) in columns.executor_op_totals.items():
+            entry = self.executor_op_totals.setdefault(name, [0, 0])
+            entry[0] += count
+            entry[1] += total
         for name, sizes in columns.batch_stages.items():
             mine = self.batch_stages.setdefault(name, {})
             for size, count in sizes.items():
@@ -356,6 +369,7 @@ class _HostCollector:
             launch_busy=intervals.union(launch_start, launch_start + launch_dur),
             op_totals={name: tuple(v) for name, v in self.op_totals.items()},
             op_shortest_ps=dict(self.op_shortest),
+            executor_op_totals={name: tuple(v) for name, v in self.executor_op_totals.items()},
             thread_count=self.threads,
             tagged={tag: intervals.union(starts, ends) for tag, (starts, ends) in sorted(self.tagged.items()) if starts},
             thread_busy={kind: tuple(v) for kind, v in self.thread_busy.items()},

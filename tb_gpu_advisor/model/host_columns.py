@@ -34,6 +34,7 @@ class HostPlaneColumns:
     markers: tuple
     op_totals: dict  # name -> (count, total ps), in first-event order
     op_shortest: dict  # name -> shortest event duration ps
+    executor_op_totals: dict  # name -> (count, total ps) on XLA's CPU executor threads
     threads: int
     tagged: dict  # tag -> ([starts], [ends]) as Python ints, tags in first-event order
     thread_busy: dict  # thread kind -> (thread count, busy ps), kinds in line order
@@ -131,7 +132,7 @@ def host_plane_columns(scan, origin_ns):
     bases = np.array(bases, dtype=np.int64)
     scratch = _HostCollector()  # receives the markers of the events that go through _note_stats
     busy = _Busy()
-    totals, parts, tagged = {}, [], {}
+    totals, executor_totals, parts, tagged = {}, {}, [], {}
     for chunk in event_chunks(scan, ids_named(names, _HOST_STATS)):
         rows = np.flatnonzero(thread[chunk.line])
         offset, duration = chunk.offset_ps[rows], chunk.duration_ps[rows]
@@ -145,7 +146,10 @@ def host_plane_columns(scan, origin_ns):
         pipeline_op = tf_data[chunk.line[rows]] & np.isin(meta_id, step_thread_ids)
         _add_tagged(tagged, tag_of, np.flatnonzero(np.isin(meta_id, tag_ids) & (duration > 0) & ~pipeline_op), meta_id,
                     start, end)
-        executing = executor[chunk.line[rows]] & (duration > 0)
+        on_executor = executor[chunk.line[rows]]
+        if on_executor.any():
+            _add_totals(executor_totals, meta_id[on_executor], duration[on_executor])
+        executing = on_executor & (duration > 0)
         if executing.any():
             spans = tagged.setdefault(XLA_CPU_TAG, ([], []))
             spans[0].extend(start[executing].tolist())
@@ -191,12 +195,17 @@ def host_plane_columns(scan, origin_ns):
         entry[0] += count
         entry[1] += total
         op_shortest[name] = min(op_shortest.get(name, shortest), shortest)
+    executor_op_totals = {}
+    for meta_id, (count, total, _) in executor_totals.items():
+        entry = executor_op_totals.setdefault(meta_names.get(meta_id, ""), [0, 0])
+        entry[0] += count
+        entry[1] += total
     return HostPlaneColumns(
         launch_corr=chunks(0, "corr"), launch_start=chunks(0, "start"), launch_dur=chunks(0, "dur"),
         launch_device=chunks(0, "device"), wait_start=chunks(1), wait_end=chunks(2),
         busy_start=busy_start, busy_end=busy_end,
         markers=tuple(scratch.markers), op_totals={k: tuple(v) for k, v in op_totals.items()},
-        op_shortest=op_shortest,
+        op_shortest=op_shortest, executor_op_totals={k: tuple(v) for k, v in executor_op_totals.items()},
         threads=int(thread.sum()), tagged=tagged, thread_busy={k: tuple(v) for k, v in thread_busy.items()},
         thread_waits=waits, batch_stages=scratch.batch_stages)
 

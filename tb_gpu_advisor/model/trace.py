@@ -143,6 +143,8 @@ class HostActivity:
     - busy: the union of all host events other than step markers;
     - op_totals: per host event name, (count, total duration ps);
     - op_shortest_ps: per host event name, the shortest duration of its events (ps);
+    - executor_op_totals: per event name on XLA's CPU executor threads (host.XLA_CPU_EXECUTOR_THREADS: the thunks
+      of the computations JAX runs on the CPU, named after their HLO instructions), (count, total duration ps);
     - tagged: per tag of model.host.event_tag ("checkpoint", "summary", "compile", "gc": PyTorch's Python GC events,
       "gc_callback": JAX's gc callback at the start and end of each collection), the union of those events;
       Kineto traces add "sync" (the host blocked on the device: cuda_sync events and *Synchronize calls) and
@@ -165,6 +167,7 @@ class HostActivity:
     launch_busy: Intervals
     op_totals: dict = field(default_factory=dict)
     op_shortest_ps: dict = field(default_factory=dict)
+    executor_op_totals: dict = field(default_factory=dict)
     thread_count: int = 0
     tagged: dict = field(default_factory=dict)
     thread_busy: dict = field(default_factory=dict)

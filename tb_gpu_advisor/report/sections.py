@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.configuration_section import configuration_rows
-from tb_gpu_advisor.vocabulary import (BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, MICRO, TRANSFER_LABELS, in_sentence,
-                                       matrix_unit_labels)
+from tb_gpu_advisor.vocabulary import (BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, COLLECTIVE_BANDWIDTH_GAPS,
+                                       COLLECTIVE_HEADERS, COLLECTIVE_SIZE_SOURCES, MICRO, TRANSFER_LABELS,
+                                       collective_bandwidth_gap, in_sentence, matrix_unit_labels)
 
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 37  # characters of a kernel name in the text table
@@ -63,22 +64,28 @@ def _collectives(report):
     rows = tuple((row["source"], row["collective"], units.count(row["calls"]), units.duration_us(row["time_us"]),
                   units.size_bytes(row["in_bytes"]) if row["in_bytes"] is not None else "-",
                   ", ".join(row["dtypes"]) or "-", ", ".join(map(str, row["group_sizes"])) or "-",
-                  _SIZE_SOURCES.get(row.get("size_source"), row.get("size_source") or "-"))
+                  COLLECTIVE_SIZE_SOURCES.get(row.get("size_source"), row.get("size_source") or "-"))
                  for row in report["collectives"])
-    return Section("Collectives", lines=_bandwidth_lines(report.get("collective_bandwidth")),
-                   table=Table(("recorded on", "collective", "calls", "time", "bytes in", "dtype", "group",
-                                "sizes from"), rows, (False, False, True, True, True, False, True, False)))
+    groups = {row["collective"]: row["group_sizes"] for row in report["collectives"] if row["source"] == "kernel"}
+    return Section("Collectives", lines=_bandwidth_lines(report.get("collective_bandwidth"), groups),
+                   table=Table(COLLECTIVE_HEADERS, rows, (False, False, True, True, True, False, True, False)))
 
 
-def _bandwidth_lines(bandwidth):
-    """NCCL-tests bandwidths of the large calls of each collective kind, and the link they are judged against."""
+def _bandwidth_lines(bandwidth, groups):
+    """NCCL-tests bandwidths of the large calls of each collective kind, the link they are judged against, and
+    why a kind has none."""
     if not bandwidth:
         return ()
     lines = []
+    gaps = []
     for row in bandwidth["collectives"]:
-        if row.get("busbw_gbps") is None:
+        gap = collective_bandwidth_gap(row, groups.get(row["collective"], ()))
+        if gap is not None:
+            reason = COLLECTIVE_BANDWIDTH_GAPS[gap]
+            gaps.append(f"{row['collective']}: {units.count(row['large_calls'])} calls of 8 MiB or more: algbw "
+                        f"{row['algbw_gbps']:.1f} GB/s, no busbw ({reason})." if row.get("algbw_gbps") is not None
+                        else f"{row['collective']}: no bandwidth ({reason}).")
             continue
-        link = bandwidth.get("link")
         ratio = (f", {units.percent(100.0 * row['best_busbw_link_ratio'])} of the link"
                  if row.get("best_busbw_link_ratio") is not None else "")
         lines.append(f"{row['collective']}: {units.count(row['large_calls'])} calls of 8 MiB or more: algbw "
@@ -88,11 +95,7 @@ def _bandwidth_lines(bandwidth):
     if lines and link:
         lines.append(f"Link: {link['gbps']:g} GB/s {'NVLink' if link['kind'] == 'nvlink' else 'PCIe'} per GPU "
                      f"({link['basis']}).")
-    return tuple(lines)
-
-
-# Where collective sizes come from (report `collectives[].size_source`), in words.
-_SIZE_SOURCES = {"profiler": "profiler args", "hlo": "HLO shapes", "tf_op": "TF op shapes"}
+    return tuple(lines + gaps)
 
 
 def _summary(report):

@@ -9,6 +9,7 @@ import {comparePicker} from './compare_picker.js';
 import {h, replace} from './dom.js';
 import {analysisProgress} from './format.js';
 import {linkUrl, profileTabUrl, readLinkState, writeLinkState} from './link_state.js';
+import {collectivesView} from './views/collectives.js';
 import {comparisonView} from './views/comparison.js';
 import {configurationView} from './views/configuration.js';
 import {emptyState, section} from './views/common.js';
@@ -287,6 +288,7 @@ export function createApp(root) {
         section('Kernels', {id: 'kernels', wide: true}, emptyState('No GPU in this profile, so no kernels.')),
       hasGpu ? rooflineView(report) : null,
       h('div', {class: 'grid'}, launchView(report), transfersView(report)),
+      collectivesView(report),
       configurationView(report));
     showLinkedFinding();
     if (hasGpu) {

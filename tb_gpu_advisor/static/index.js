@@ -8,9 +8,10 @@
 export const MODULES = [
   'api.js', 'app.js', 'axis.js', 'charts.js', 'clipboard.js', 'compare_picker.js', 'comparison_format.js', 'dom.js',
   'evidence.js', 'format.js', 'link_state.js', 'run_choice.js', 'run_search.js', 'theme.js', 'vocabulary.js',
-  'views/common.js', 'views/comparison.js', 'views/comparison_breakdown.js', 'views/comparison_kernels.js',
-  'views/configuration.js', 'views/findings.js', 'views/gpus.js', 'views/kernel_table.js', 'views/launch_histogram.js',
-  'views/overview.js', 'views/roofline.js', 'views/steps_chart.js', 'views/summary.js', 'views/transfers.js',
+  'views/collectives.js', 'views/common.js', 'views/comparison.js', 'views/comparison_breakdown.js',
+  'views/comparison_kernels.js', 'views/configuration.js', 'views/findings.js', 'views/gpus.js',
+  'views/kernel_table.js', 'views/launch_histogram.js', 'views/overview.js', 'views/roofline.js',
+  'views/steps_chart.js', 'views/summary.js', 'views/transfers.js',
 ];
 export const STYLESHEETS = ['../fonts.css', 'style.css', 'comparison.css'];
 

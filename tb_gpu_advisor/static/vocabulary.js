@@ -260,5 +260,31 @@ export const VOCABULARY = Object.freeze({
       "MC",
       "Matrix cores"
     ]
+  },
+  "collectiveHeaders": [
+    "recorded on",
+    "collective",
+    "calls",
+    "time",
+    "bytes in",
+    "dtype",
+    "group",
+    "sizes from"
+  ],
+  "collectiveSources": {
+    "kernel": "NCCL/RCCL kernels on the GPU",
+    "host": "PyTorch's record_param_comms ops"
+  },
+  "collectiveSizeSources": {
+    "profiler": "profiler args",
+    "hlo": "HLO shapes",
+    "tf_op": "TF op shapes"
+  },
+  "collectiveBandwidthGaps": {
+    "no_sizes": "sizes not in the trace",
+    "no_large_calls": "no call of 8 MiB or more",
+    "mixed_groups": "calls of several group sizes",
+    "no_group": "group size not in the trace",
+    "no_bus_factor": "no bus bandwidth defined for this collective"
   }
 });

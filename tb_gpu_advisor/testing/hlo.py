@@ -134,3 +134,22 @@ def fmha_config(batch, heads, seq_q, seq_kv, mask_type="NO_MASK", layout_bthd=Tr
         "intermediate_tensor_shape": {"element_type": "BF16",
                                       "dimensions": [str(batch), str(heads), str(seq_q), str(seq_kv)]},
         "bmm1_dot_dimension_numbers": bmm1, "bmm2_dot_dimension_numbers": bmm2}}
+
+
+def single_op_module(module_name, thunk_name, opcode, operands=2):
+    """The module JAX compiles for one jnp op called outside jit (`jit_add`): its entry runs one fusion, named
+    `thunk_name` as XLA's CPU runtime names that fusion's thunk, around `opcode` on f32[32,64] operands; `dot`
+    multiplies f32[32,16] by f32[16,64]."""
+    module = HloModuleBuilder(module_name)
+    body = module.computation(f"{thunk_name}_computation")
+    if opcode == "dot":
+        inputs = [shape("f32", 32, 16), shape("f32", 16, 64)]
+        fields = {"dot_dimension_numbers": dot_numbers([1], [0])}
+    else:
+        inputs, fields = [shape("f32", 32, 64)] * operands, {}
+    params = [body.parameter(f"p{i}", s) for i, s in enumerate(inputs)]
+    body.add(opcode, opcode, shape("f32", 32, 64), params, **fields)
+    args = [module.entry.parameter(f"arg{i}", s) for i, s in enumerate(inputs)]
+    module.entry.add(thunk_name, "fusion", shape("f32", 32, 64), args, called=[body],
+                     fusion_kind="kCustom" if opcode == "dot" else "kLoop")
+    return module

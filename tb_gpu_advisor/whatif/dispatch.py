@@ -1,5 +1,5 @@
 """What-if of compiling an op-by-op step (tf.function, jax.jit): the Python dispatch between ops is removed, the work
-each op does stays, and the device's own busy time stays."""
+each op does stays (under jax.jit less what XLA's fusion removes), and the device's own busy time stays."""
 
 from tb_gpu_advisor.whatif.estimate import model
 
@@ -17,10 +17,19 @@ def call_overhead_ms(executions_ms, executions, work_ms):
     return max(0.0, executions_ms - work_ms) / executions if executions else 0.0
 
 
-def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept):
+def jit_fused_work_ms(work_ms, fusible_ms):
+    """The op-by-op computations' work on XLA's CPU threads once the step is jitted: XLA fuses the element-wise
+    and data-movement instructions into their neighbours, so the thunks that ran them alone (`fusible_ms`) go,
+    counted as zero (their arithmetic moves into a neighbour's pass over memory); dots, convolutions, reductions
+    and custom calls keep their time."""
+    return max(0.0, work_ms - fusible_ms)
+
+
+def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept, removed="the Python dispatch between ops is removed"):
     """The window with only `kept_ms` of host work (the ops' own work, summed over the window) and the device
-    busy `device_busy_ms` left, whichever is longer; `what_kept` says in words what was kept."""
+    busy `device_busy_ms` left, whichever is longer; `what_kept` says in words what was kept, `removed` (a
+    clause) what was removed."""
     new = max(kept_ms, device_busy_ms)
     return model(window_ms, new, f"model: compiled, the step keeps {what_kept} ({kept_ms:.3g} ms over the "
                                  f"window) and the device's busy time ({device_busy_ms:.3g} ms), whichever is "
-                                 "longer; the Python dispatch between ops is removed")
+                                 f"longer; {removed}")

@@ -14,9 +14,11 @@ import sys
 
 import pytest
 
+from tb_gpu_advisor.calibration.pairs import TOLERANCE
 from tb_gpu_advisor.calibration.runs import run_spreads
 from tb_gpu_advisor.capture import cpu_pairs
 from tb_gpu_advisor.cli import main as cli_main
+from tb_gpu_advisor.comparison.diff import compare_reports
 from tests.data import REAL
 
 DATA = REAL / "cpu_pairs"
@@ -90,6 +92,19 @@ def test_compiling_the_step_is_modelled_from_the_ops_work(pair, analyses):
     summary = analyses[pair, "problem"]["summary"]
     assert (summary["bottleneck"], summary["bottleneck_finding"]) == ("host", "host.eager_execution")
     assert summary["verdict"].startswith("Host-bound (eager dispatch): ops run one at a time")
+
+
+def test_jitting_the_op_by_op_jax_step_is_predicted_within_the_calibration_tolerance(analyses):
+    """The op-by-op JAX step jitted: the model keeps the dots' and reductions' work and drops the element-wise and
+    data-movement thunks XLA fuses; its speedup lands within 25% of the speedup compare measures between the two
+    committed traces (as docs/calibration.md measures it)."""
+    problem, fix = analyses["jax_jit", "problem"], analyses["jax_jit", "fix"]
+    finding = {f["id"]: f for f in problem["findings"]}["host.eager_execution"]
+    metrics = finding["evidence"]["metrics"]
+    assert 0 < metrics["op_work_fused_ms"] < metrics["op_work_kept_ms"]
+    assert "counted as zero since jit fuses them into their neighbours" in finding["speedup_basis"]
+    measured = compare_reports(problem, fix)["hosts"][0]["predictions"]["measured"]["value"]
+    assert abs(finding["estimated_speedup"] / measured - 1) <= TOLERANCE, (finding["estimated_speedup"], measured)
 
 
 @pytest.mark.parametrize("pair", cpu_pairs.PAIR_NAMES)

@@ -97,6 +97,25 @@ def test_tagged_events_and_thread_kinds(tmp_path, caplog, monkeypatch):
     assert activity.thread_busy == {"tf_data_private_threadpool": (2, 2 * 85), "python": (1, 85)}
 
 
+def test_thunk_totals_of_xla_cpu_executor_threads(tmp_path, caplog, monkeypatch):
+    """Per-name totals of the events on XLA's CPU executor threads only (zero durations counted), across chunks
+    and lines, in both paths."""
+    import tb_gpu_advisor.xplane.plane_scan as plane_scan
+    monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (3,))
+    writer, host, line = _host()
+    first = host.lines.add(id=2, name="tf_XLAPjRtCpuClient/77", timestamp_ns=1000)
+    second = host.lines.add(id=3, name="XLAEigen/5", timestamp_ns=1000)
+    for index in range(4):
+        writer.event(host, line, "wrapped_add", 10 * index, 4)  # the Python thread: not an executor's
+        writer.event(host, first, "wrapped_add", 10 * index, 3)
+        writer.event(host, first, "end: wrapped_add", 10 * index + 3, 0)
+        writer.event(host, second, "ynn_fusion", 10 * index, 5)
+    _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
+    assert model.host_activity.executor_op_totals == {"wrapped_add": (4, 12), "end: wrapped_add": (4, 0),
+                                                      "ynn_fusion": (4, 20)}
+    assert model.host_activity.op_totals["wrapped_add"] == (8, 28)
+
+
 def test_thread_waits_per_line_across_chunks(tmp_path, caplog, monkeypatch):
     import tb_gpu_advisor.xplane.plane_scan as plane_scan
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (3,))  # lines and blocks span chunks

@@ -2,6 +2,7 @@
 thread feeding the device blocked on other threads."""
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG, TF_DECODE_OPS, TF
 from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
 from tb_gpu_advisor.report.units import duration_ms
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
-from tb_gpu_advisor.whatif.dispatch import call_overhead_ms, compiled_step, eager_op_work_ms
+from tb_gpu_advisor.whatif.dispatch import call_overhead_ms, compiled_step, eager_op_work_ms, jit_fused_work_ms
 
 FEEDER_STEPS_LISTED = 100  # host.feeder_blocked's pointers.per_step_ms: the first steps only
 
@@ -380,49 +381,89 @@ _JAX_EXECUTIONS = "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice"
 _XLA_CPU_THREADS = ("XLAPjRtCpuClient", "XLAEigen")
 
 
-def _eager_dispatch(ctx):
-    """(ops [(name, count, ps)], dispatched op count, dispatch ps, kept ms, what kept, what kept in brief) of
-    op-by-op execution:
+@dataclass(frozen=True)
+class _CompiledWork:
+    """What compiling an op-by-op step keeps: `kept_ms` of work, which `what_kept` (the estimate's words) and
+    `kept_label` (the summary's) name; `fused_ms` the JAX work jit fuses away (None where not modelled),
+    `fused_label` its words in the summary, `removed` the estimate's clause on what is removed."""
+
+    kept_ms: float
+    what_kept: str
+    kept_label: str
+    fused_ms: float | None = None
+    fused_label: str = ""
+    removed: str = "the Python dispatch between ops is removed"
+
+
+def _dispatched_ops(ctx):
+    """(ops [(name, count, ps)], dispatched op count, their calls' ps, is JAX) of op-by-op execution:
     TensorFlow's eager ops, or JAX computations executed one jnp op at a time; None when neither is seen."""
     # Eager file reads and image decodes are a loop's batch preparation (input.host_batch_prep), not its step.
     ops = ctx.host_ops(lambda name: bool(_EAGER_OP.match(name)) and name.partition(": ")[2] not in _FILE_OPS)
     if ops:
+        return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), False
+    if not ctx.framework.is_jax:
+        return None
+    executions = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))[0]
+    calls = ctx.host_ops(lambda name: name.startswith("PjitFunction("))
+    if not executions or not calls:
+        return None
+    return calls, executions, sum(t for _, _, t in calls), True
+
+
+def _compiled_work(ctx, is_jax):
+    """_CompiledWork of the step compiled: TensorFlow's eager ops keep their kernel runs less the runtime's cost
+    per op; JAX's computations keep their work on XLA's CPU threads less the thunks jit fuses, plus one call."""
+    if not is_jax:
         runs = [name for name in _TF_OP_RUNS if name in ctx.host.op_totals]
         count = sum(ctx.host.op_totals[name][0] for name in runs)
         total = ms(sum(ctx.host.op_totals[name][1] for name in runs))
         shortest = min((ctx.host.op_shortest_ps.get(name, 0) for name in runs), default=0) / 1e9
-        kept = eager_op_work_ms(total, count, shortest)
-        return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), kept, \
-            (f"each op's kernel run less the eager runtime's cost per op, taken as the shortest op run in the "
-             f"trace ({shortest * 1000:.3g} µs)"), "the ops' own work"
-    if not ctx.framework.is_jax:
-        return None
-    executions, executions_ps = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))
-    calls = ctx.host_ops(lambda name: name.startswith("PjitFunction("))
-    if not executions or not calls:
-        return None
+        return _CompiledWork(eager_op_work_ms(total, count, shortest),
+                             f"each op's kernel run less the eager runtime's cost per op, taken as the shortest op "
+                             f"run in the trace ({shortest * 1000:.3g} µs)", "the ops' own work")
+    executions, executions_ps = ctx.host.op_totals[_JAX_EXECUTIONS]
     compute = ms(sum(busy for kind, (_, busy) in ctx.host.thread_busy.items()
                      if any(thread in kind for thread in _XLA_CPU_THREADS)))
     per_call = call_overhead_ms(ms(executions_ps), executions, compute)
-    kept = compute + per_call * max(1, ctx.step_count)
-    return (calls, executions, sum(t for _, _, t in calls), kept,
-            f"the computations' work on XLA's CPU threads plus one call per step ({per_call * 1000:.3g} µs: the "
-            "executions' time less their work, per execution)", "the computations' own work and one call per step")
+    steps = max(1, ctx.step_count)
+    call_text = (f"one call per step ({per_call * 1000:.3g} µs: the executions' time less their work, per "
+                 "execution)")
+    thunks = ctx.xla_cpu_thunks
+    if not thunks.classified:
+        unmatched = (" (the trace carries no HLO of these computations, so what jit's fusion saves is not "
+                     "counted)") if compute > 0 else ""
+        return _CompiledWork(compute + per_call * steps,
+                             f"the computations' work on XLA's CPU threads{unmatched} plus {call_text}",
+                             "the computations' own work and one call per step")
+    fused = min(compute, ms(thunks.fusible_ps))
+    named = ", ".join(thunks.fusible[:3]) + (", ..." if len(thunks.fusible) > 3 else "")
+    return _CompiledWork(
+        jit_fused_work_ms(compute, fused) + per_call * steps,
+        f"the computations' work on XLA's CPU threads other than element-wise and data movement (dots, "
+        f"reductions and the rest) plus {call_text}",
+        "the computations' work other than element-wise and data movement, and one call per step",
+        fused_ms=fused, fused_label="the element-wise and data-movement thunks (fused)",
+        removed=(f"the Python dispatch between ops is removed, and so are the {thunks.fusible_count} thunks that "
+                 f"ran element-wise or data-movement instructions alone ({fused:.3g} ms: {named}), counted as zero "
+                 "since jit fuses them into their neighbours"))
 
 
 def eager_execution(ctx):
     """Individual ops dispatched one by one, many per step, taking >10% of the time: TensorFlow's eager ops
     (`EagerLocalExecute: <Op>`) or JAX's jnp ops outside jit (a PjRt execution per op). The estimate compiles
     the step (whatif.dispatch.compiled_step)."""
-    found = _eager_dispatch(ctx)
-    if found is None:
+    dispatched = _dispatched_ops(ctx)
+    if dispatched is None:
         return None
-    ops, count, dispatch_ps, kept_ms, what_kept, kept_label = found
+    ops, count, dispatch_ps, is_jax = dispatched
     total_ms = min(ms(dispatch_ps), ctx.window_ms)  # JAX's dispatch events nest: their sum can exceed the window
     per_step = count / ctx.step_count if ctx.step_count else float(count)
     share = ctx.share_pct(total_ms)
     if per_step < EAGER_MIN_OPS_PER_STEP or share < EAGER_MIN_PCT:
         return None
+    work = _compiled_work(ctx, is_jax)
+    kept_ms = work.kept_ms
     # The Python between the ops runs outside any traced event: the breakdown's untraced (idle) time.
     between_ms = min(ctx.category_ms("idle"), ctx.window_ms - total_ms)
     critical = host_critical_ms(ctx) if ctx.has_gpu else total_ms
@@ -435,35 +476,42 @@ def eager_execution(ctx):
         calls_text = (f"their calls take {ctx.time_text(total_ms)} ({share:.1f}%)" +
                       (f" and the untraced Python between them {ctx.time_text(between_ms)} "
                        f"({ctx.share_pct(between_ms):.1f}%)" if between_ms > 0 else ""))
-        calls_text += f". {_compiled_text(ctx, kept_ms, device_ms, total_ms, between_ms, kept_label)}"
+        calls_text += f". {_compiled_text(ctx, work, device_ms, total_ms, between_ms)}"
     elif between_ms > 0:
         calls_text = (f"their calls take {ctx.time_text(total_ms)} and the untraced Python between them "
                       f"{ctx.time_text(between_ms)}, together {together:.1f}% {ctx.of_the_step_time}.")
     else:
         calls_text = f"their calls take {ctx.time_text(total_ms)}, {share:.1f}% {ctx.of_the_step_time}."
+    metrics = {"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share,
+               "python_between_ops_ms": round(between_ms, 3), "dispatch_and_python_pct": together,
+               "op_work_kept_ms": round(kept_ms, 3)}
+    if work.fused_ms is not None:
+        metrics["op_work_fused_ms"] = round(work.fused_ms, 3)
     finding = Finding(
         id="host.eager_execution", severity=severity,
         summary=f"{ctx.count_text(count, 'op')} run one at a time: {calls_text}",
-        evidence=Evidence({"eager_ops_per_step": round(per_step, 1), "eager_op_ms": total_ms, "eager_op_pct": share,
-                           "python_between_ops_ms": round(between_ms, 3), "dispatch_and_python_pct": together,
-                           "op_work_kept_ms": round(kept_ms, 3)},
+        evidence=Evidence(metrics,
                           limit("eager_op_pct", share, EAGER_MIN_PCT, min_ops_per_step=EAGER_MIN_OPS_PER_STEP),
                           {"host_ops": op_rows(ops)}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: eager dispatch and the Python between ops on the critical path removed")
     if not modeled:
         return finding
-    return estimated(finding, compiled_step(ctx.window_ms, kept_ms, device_ms, what_kept))
+    return estimated(finding, compiled_step(ctx.window_ms, kept_ms, device_ms, work.what_kept, work.removed))
 
 
-def _compiled_text(ctx, kept_ms, device_ms, calls_ms, between_ms, kept_label):
+def _compiled_text(ctx, work, device_ms, calls_ms, between_ms):
     """What the compiled-step model (whatif.dispatch.compiled_step) keeps and removes, in words whose shares give
-    its estimate: the step keeps `kept_label` or the GPU's busy time, whichever is longer; the rest goes."""
+    its estimate: the step keeps the _CompiledWork's `kept_label` or the GPU's busy time, whichever is longer; the
+    rest goes."""
+    kept_ms = work.kept_ms
     new_ms = max(kept_ms, device_ms)
-    kept = "the GPU's busy time" if device_ms > kept_ms else f"only {kept_label}"
+    kept = "the GPU's busy time" if device_ms > kept_ms else f"only {work.kept_label}"
     steps = ctx.step_count or 1
     step = "step" if ctx.step_count else "profiled time"
     removed = ["the calls' dispatch", "the Python between them"] if between_ms > 0 else ["the calls' dispatch"]
+    if work.fused_ms:
+        removed.append(work.fused_label)
     if not ctx.has_gpu and ctx.share_pct(ctx.window_ms - calls_ms - between_ms) >= 0.5:
         removed.append("the rest of the host's work in the step")
     return (f"Compiled, the step would keep {kept}: {duration_ms(round(new_ms / steps, 6))} of the "

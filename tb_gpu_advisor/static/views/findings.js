@@ -61,6 +61,16 @@ function overlapNote(finding, numbers) {
     `Shares recoverable time with ${shared.join(', ')}: their speedups do not add up.`) : null;
 }
 
+/** A communication finding's pointer to the collectives card, when the host has one. */
+function collectivesLink(finding, context) {
+  if (finding.category !== 'communication' || !context.hasCollectives) return null;
+  return h('p', {class: 'see-table'}, h('a', {href: '#collectives', 'data-testid': 'collectives-link',
+    onclick: (event) => {
+      event.preventDefault();  // the hash belongs to TensorBoard's page (link_state.js)
+      event.currentTarget.ownerDocument.getElementById('collectives')?.scrollIntoView({block: 'start'});
+    }}, 'The collectives behind this finding ↓'));
+}
+
 function findingCard(finding, index, numbers, context) {
   const severity = SEVERITIES.has(finding.severity) ? finding.severity : 'low';
   const speedup = formatSpeedup(finding.estimated_speedup, finding.speedup_kind);
@@ -84,6 +94,7 @@ function findingCard(finding, index, numbers, context) {
         bindUnits(finding.fix_summary)) : null,
       fix ? h('div', {class: 'fix'}, copyButton(fix), h('pre', {}, h('code', {}, fix))) : null,
       evidenceList(finding.evidence, context),
+      collectivesLink(finding, context),
       docs.length ? h('p', {class: 'docs'}, 'Read more: ', docs.flatMap((a, i) => (i ? [' · ', a] : [a]))) : null,
       finding.id ? h('p', {class: 'finding-id'}, finding.id) : null));
 }
@@ -94,7 +105,8 @@ export function findingsView(report) {
   const body = findings === null ? emptyState('This report has no findings section.') :
     findings.length === 0 ? emptyState('No findings: nothing in this profile crossed a threshold.') :
       findings.map((finding, index) => findingCard(finding, index,
-        new Map(findings.map((f, i) => [f.id, i + 1])), {steps: report.summary?.step_time_ms?.count}));
+        new Map(findings.map((f, i) => [f.id, i + 1])), {steps: report.summary?.step_time_ms?.count,
+          hasCollectives: Array.isArray(report.collectives) && report.collectives.length > 0}));
   return section('Findings', {id: 'findings', subtitle: findings?.length ? `${findings.length}, most impactful first` : null},
     h('div', {'data-testid': 'findings'}, body));
 }

@@ -90,3 +90,29 @@ def test_the_text_report_shows_bus_bandwidth_and_the_link(kineto_models):
     assert section.lines[0] == ("allreduce: 12 calls of 8 MiB or more: algbw 10.0 GB/s, busbw 10.0 GB/s (median; "
                                 "best 13.0 GB/s, 54.1% of the link).")
     assert section.lines[1].startswith("Link: 24 GB/s PCIe per GPU (NVIDIA A100-PG509-200: an NVLink (SXM) board")
+    assert section.lines[2] == "broadcast: no bandwidth (no call of 8 MiB or more)."  # says why, not nothing
+
+
+def test_a_kind_without_bus_bandwidth_says_why():
+    """The reasons the text report and the tab give, from the report's rows (vocabulary.collective_bandwidth_gap)."""
+    from tb_gpu_advisor.vocabulary import COLLECTIVE_BANDWIDTH_GAPS, collective_bandwidth_gap
+    measured = {"busbw_gbps": 10.0, "sized_calls": 4, "large_calls": 4, "group_size": 2}
+    assert collective_bandwidth_gap(measured) is None
+    unsized = {"busbw_gbps": None, "sized_calls": 0, "large_calls": 0, "group_size": None}
+    assert COLLECTIVE_BANDWIDTH_GAPS[collective_bandwidth_gap(unsized)] == "sizes not in the trace"
+    small = {**unsized, "sized_calls": 6, "group_size": 2}
+    assert collective_bandwidth_gap(small) == "no_large_calls"
+    ungrouped = {**unsized, "sized_calls": 6, "large_calls": 6, "algbw_gbps": 9.0}  # tf_op sizes: no group size
+    assert collective_bandwidth_gap(ungrouped) == "no_group"
+    assert collective_bandwidth_gap(ungrouped, [2, 4]) == "mixed_groups"
+    assert collective_bandwidth_gap({**ungrouped, "group_size": 2}) == "no_bus_factor"
+
+
+def test_the_text_report_says_why_an_unsized_collective_has_no_bandwidth(tmp_path):
+    """NCCL kernels without sizes (a trace before PyTorch 2.1, or XPlane kernels with no HLO): the text says so."""
+    from tb_gpu_advisor.report.sections import host_sections
+    report = _report(tmp_path, SXM, 2_000)
+    for row in report["collective_bandwidth"]["collectives"]:
+        row.update(sized_calls=0, large_calls=0, algbw_gbps=None, busbw_gbps=None, best_busbw_gbps=None)
+    section = next(s for s in host_sections(report) if s.title == "Collectives")
+    assert section.lines == ("allreduce: no bandwidth (sizes not in the trace).",)
