@@ -30,6 +30,7 @@ BREAKDOWN_LABELS = {
     "d2d": f"Device{ARROW}device copy/memset",
     "h2d": f"Host{ARROW}device copy",
     "input_wait": "Input wait",
+    "input_prep": "Input preparation",
     "launch": "Kernel launch",
     "host": "Host compute",
     "idle": "Idle",
@@ -37,7 +38,7 @@ BREAKDOWN_LABELS = {
 # Column headers of the text report's step table, where 80 columns leave no room for the full labels.
 BREAKDOWN_SHORT_LABELS = {
     "compute_16bit": "comp16", "compute_32bit": "comp32", "compute_unknown": "comp?", "collectives": "collect", "d2h": f"D{ARROW}H",
-    "d2d": f"D{ARROW}D", "h2d": f"H{ARROW}D", "input_wait": "input", "launch": "launch", "host": "host",
+    "d2d": f"D{ARROW}D", "h2d": f"H{ARROW}D", "input_wait": "input", "input_prep": "prep", "launch": "launch", "host": "host",
     "idle": "idle",
 }
 # summary.bottleneck, as words.

@@ -54,6 +54,7 @@ class BatchPrep:
     prep_call_ps: int  # of the gaps, time inside the known preparation calls and TensorFlow's (their union)
     calls: tuple  # PrepCall, most time first (nested calls each count their own time)
     between_steps_ps: int
+    in_prep_calls: object = intervals.EMPTY  # Intervals: the gaps inside the known preparation calls
 
     def _share(self, ps):
         return ps / self.total_ps if self.total_ps else 0.0
@@ -89,6 +90,13 @@ class BatchPrep:
         if self.prep_call_share >= SEEN_MIN_SHARE:
             return "high"
         return "medium" if self.traced_share >= SEEN_MIN_SHARE else "low"
+
+    @property
+    def input_spans(self):
+        """The gaps that are batch preparation on evidence, which the step-time breakdown counts as input: all of
+        them when known preparation calls fill most of them ("high"), else only the time inside those calls (a
+        "medium" gap's other host work, or a "low" one's untraced stall, may be something else)."""
+        return self.gaps if self.certainty == "high" else self.in_prep_calls
 
 
 def device_busy(model):
@@ -157,16 +165,22 @@ def batch_prep(model, step_set):
     gaps = intervals.union(starts, ends)
     between = intervals.union([a.end_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps],
                               [b.start_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps])
-    calls, prep_call_ps = prep_calls(host, gaps)
+    calls, in_calls = _prep_calls(host, gaps)
     return BatchPrep(device=kind, gaps=gaps, per_step_ps=tuple(per_step), total_ps=gaps.total_ps,
                      recoverable_ps=int(recoverable), host_traced_ps=_covered(host.busy, gaps),
-                     prep_call_ps=prep_call_ps, calls=calls,
-                     between_steps_ps=intervals.subtract(between, busy).total_ps)
+                     prep_call_ps=in_calls.total_ps, calls=calls,
+                     between_steps_ps=intervals.subtract(between, busy).total_ps, in_prep_calls=in_calls)
 
 
 def prep_calls(host, spans):
     """(PrepCall tuple, most time first; ps of `spans` inside any of them) of the known preparation calls (Python
     tracer, PyTorch's Python stack, TensorFlow's file ops and conversions) inside `spans`."""
+    calls, inside = _prep_calls(host, spans)
+    return calls, inside.total_ps
+
+
+def _prep_calls(host, spans):
+    """(PrepCall tuple, most time first; Intervals of `spans` inside any of them)."""
     calls, call_spans = [], []
     for tag, tagged in host.tagged.items():
         if tag.startswith("py:"):
@@ -180,7 +194,8 @@ def prep_calls(host, spans):
         if covered > 0:
             calls.append(PrepCall(name, covered, name.rpartition(" ")[2] in WAITING_CALLS))
     calls.sort(key=lambda call: (-call.ps, call.name))
-    return tuple(calls), _covered(intervals.union_all(*call_spans), spans)
+    inside = intervals.intersect(intervals.union_all(*call_spans), spans) if len(spans) else intervals.EMPTY
+    return tuple(calls), inside
 
 
 def file_work_ps(calls):

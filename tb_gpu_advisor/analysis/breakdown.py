@@ -4,6 +4,10 @@ Each instant of a step counts once, for the highest category active then (order 
 the categories add up to the step time. Device categories are over all GPUs: an instant counts as compute if
 any GPU computes. Transfers and collectives therefore count only where they are exposed (no compute
 overlaps them); host categories only where every GPU is idle.
+
+Input is what the step waits for or builds its batch with while the device idles: `input_wait` is a tf.data or
+DataLoader wait, or the step thread blocked on its loader threads (analysis.feeder_waits); `input_prep` is the
+step thread preparing its batch (analysis.batch_prep) where the trace shows it.
 """
 
 from dataclasses import dataclass
@@ -15,7 +19,7 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 
 BREAKDOWN_CATEGORIES = ("compute_16bit", "compute_32bit", "compute_unknown", "collectives", "d2h", "d2d", "h2d",
-                        "input_wait", "launch", "host", "idle")
+                        "input_wait", "input_prep", "launch", "host", "idle")
 COMPUTE_CATEGORIES = ("compute_16bit", "compute_32bit", "compute_unknown")
 
 
@@ -26,6 +30,13 @@ class Breakdown:
     window_ps: np.ndarray  # one per window
     category_ps: dict  # category -> np.ndarray, one per window
     gpu_busy_ps: np.ndarray  # one per window: time at least one GPU is busy
+    loader_wait_ps: np.ndarray = None  # one per window: the part of input_wait spent blocked on loader threads
+
+    @property
+    def pipeline_wait_ps(self):
+        """Per window, input_wait without the loader-thread waits: tf.data's IteratorGetNext or the DataLoader."""
+        loader = self.loader_wait_ps if self.loader_wait_ps is not None else 0
+        return self.category_ps["input_wait"] - loader
 
 
 def compute_mask(activity):
@@ -43,7 +54,7 @@ def compute_busy(model):
 
 def _category_intervals(model, dtype_by_name):
     """{category: Intervals} of the raw activity behind each category (host ones not yet exclusive)."""
-    spans = {name: ([], []) for name in BREAKDOWN_CATEGORIES[:7]}
+    spans = {name: ([], []) for name in BREAKDOWN_CATEGORIES[:BREAKDOWN_CATEGORIES.index("input_wait")]}
     for gpu in model.gpus:
         activity = gpu.activity
         if not len(activity):
@@ -79,17 +90,25 @@ def _category_intervals(model, dtype_by_name):
     return result
 
 
-def breakdown(model, window_start_ps, window_end_ps, dtype_by_name=None):
+def breakdown(model, window_start_ps, window_end_ps, dtype_by_name=None, loader_waits=intervals.EMPTY,
+              input_prep=intervals.EMPTY):
     """Breakdown of each window [start, end). `dtype_by_name`: {kernel name: its op's element type} where the
-    kernel table costed it, for the precision of kernels whose names say none (kernel_precision)."""
+    kernel table costed it, for the precision of kernels whose names say none (kernel_precision).
+    `loader_waits`: the step thread blocked on its loader threads (FeederWaits.input_blocked), input wait;
+    `input_prep`: its batch preparation (BatchPrep.input_spans)."""
     starts = np.asarray(window_start_ps, dtype=np.int64)
     ends = np.asarray(window_end_ps, dtype=np.int64)
     raw = _category_intervals(model, dtype_by_name or {})
+    raw["input_wait"] = intervals.union_all(raw["input_wait"], loader_waits)
+    raw["input_prep"] = input_prep
     covered = intervals.EMPTY
     covered_before = np.zeros(len(starts), dtype=np.int64)
     category_ps = {}
     gpu_busy = None
+    loader_wait = np.zeros(len(starts), dtype=np.int64)
     for name in BREAKDOWN_CATEGORIES[:-1]:
+        if name == "input_wait" and len(loader_waits):
+            loader_wait = intervals.covered_ps(intervals.subtract(loader_waits, covered), starts, ends)
         covered = intervals.union_all(covered, raw[name])
         covered_now = intervals.covered_ps(covered, starts, ends)
         category_ps[name] = covered_now - covered_before
@@ -98,4 +117,4 @@ def breakdown(model, window_start_ps, window_end_ps, dtype_by_name=None):
             gpu_busy = covered_now.copy()
     window = ends - starts
     category_ps["idle"] = window - covered_before
-    return Breakdown(window_ps=window, category_ps=category_ps, gpu_busy_ps=gpu_busy)
+    return Breakdown(window_ps=window, category_ps=category_ps, gpu_busy_ps=gpu_busy, loader_wait_ps=loader_wait)

@@ -8,7 +8,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.batch_prep import WAITING_CALLS, device_busy
 from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.model.waits import outermost
+from tb_gpu_advisor.model.waits import PRODUCER_KINDS, outermost
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,10 @@ class FeederWaits:
 
     `device` is "gpu" or "xla_cpu" (a CPU-only JAX run: XLA's CPU executor threads are the device). `kinds` is
     ((wait kind, ps), ...) by the outermost call waiting (model.waits.WAIT_KINDS), most time first;
-    `per_step_ps` is the blocked time inside each step (empty without steps).
+    `per_step_ps` is the blocked time inside each step (empty without steps). `input_blocked` is the part of
+    `blocked` whose outermost wait is on a producer (model.waits.PRODUCER_KINDS: a queue, a future, a condition):
+    the step thread waiting for its next batch, which the step-time breakdown counts as input wait; a lock's wait is
+    contention, not input.
     """
 
     device: str
@@ -49,6 +52,7 @@ class FeederWaits:
     per_step_ps: tuple
     others: tuple  # OtherThread, most wakes then most busy first
     other_calls: tuple  # OtherCall, most time first
+    input_blocked: object = intervals.EMPTY  # model.intervals.Intervals
 
     @property
     def total_ps(self):
@@ -68,13 +72,15 @@ def feeder_blocking(model, step_set, window):
         return None
     pauses = gc_pauses(host)
     excluded = intervals.union_all(busy, host.input_waits, pauses.pauses if pauses is not None else intervals.EMPTY)
-    by_kind, waits = {}, []
+    by_kind, waits, producer_waits = {}, [], []
     for thread in feeders:
         for wait_kind, spans in outermost(thread.waits).items():
             blocked = intervals.intersect(intervals.subtract(spans, excluded), window)
             if len(blocked):
                 by_kind[wait_kind] = by_kind.get(wait_kind, 0) + blocked.total_ps
                 waits.append(blocked)
+                if wait_kind in PRODUCER_KINDS:
+                    producer_waits.append(blocked)
     blocked = intervals.union_all(*waits)
     if len(blocked) == 0:
         return None
@@ -104,7 +110,7 @@ def feeder_blocking(model, step_set, window):
         wait_count=len(touching),
         per_step_ps=tuple(int(ps) for ps in intervals.covered_ps(blocked, [s.start_ps for s in step_set.steps],
                                                                   [s.end_ps for s in step_set.steps])),
-        others=tuple(others), other_calls=tuple(calls))
+        others=tuple(others), other_calls=tuple(calls), input_blocked=intervals.union_all(*producer_waits))
 
 
 def _covered(spans, within):

@@ -27,6 +27,7 @@ from tb_gpu_advisor.analysis.transfers import transfer_stats
 from tb_gpu_advisor.analysis.unused_gpus import unused_gpus
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
 from tb_gpu_advisor.analysis.xplane_collectives import xplane_collectives
+from tb_gpu_advisor.model import intervals
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,13 @@ class HostAnalysis:
         return pct(self.input_wait.pct)
 
     @property
+    def pipeline_wait_pct(self):
+        """The input wait's % of the analysis window without the step thread's waits on loader threads: tf.data's
+        or the DataLoader's own wait (what the tf.data and DataLoader rules read)."""
+        window_ps = self.window_ps
+        return pct(100.0 * int(self.whole.pipeline_wait_ps.sum()) / window_ps) if window_ps else None
+
+    @property
     def step_time_ms(self):
         """{mean, median, stdev, count} of the step times in ms."""
         stats = step_time_stats_ms(self.step_set)
@@ -122,6 +130,10 @@ class HostAnalysis:
     def step_breakdown_ms(self, index):
         """{category: ms} of step `index`."""
         return {name: ms(int(self.per_step.category_ps[name][index])) for name in BREAKDOWN_CATEGORIES}
+
+    def step_pipeline_wait_ms(self, index):
+        """The input wait of step `index` without its waits on loader threads (pipeline_wait_pct), in ms."""
+        return ms(int(self.per_step.pipeline_wait_ps[index]))
 
 
 def op_dtypes_by_name(kernels):
@@ -153,17 +165,23 @@ def analyze_host(model):
     load = cpu_load(model)
     calls = model.collectives or xplane_collectives(model)
     unused = unused_gpus(model, step_set, framework, calls)
+    # The step thread's waits on its loader and its batch preparation are input time in the breakdown.
+    feeders = feeder_blocking(model, step_set, window)
+    prep = batch_prep(model, step_set)
+    loader_waits = feeders.input_blocked if feeders is not None else intervals.EMPTY
+    input_prep = prep.input_spans if prep is not None else intervals.EMPTY
+    starts, ends = [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps]
     return HostAnalysis(
         step_set=step_set,
         window=window,
         usages=usages,
         active_ordinals=active,
         compute_busy=compute_busy(model),
-        input_wait=input_wait(model, step_set),
+        input_wait=input_wait(model, step_set, loader_waits),
         kernels=kernels,
         launch=launch_stats(model, step_set),
-        whole=breakdown(model, window.start_ps, window.end_ps, dtypes),
-        per_step=breakdown(model, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps], dtypes),
+        whole=breakdown(model, window.start_ps, window.end_ps, dtypes, loader_waits, input_prep),
+        per_step=breakdown(model, starts, ends, dtypes, loader_waits, input_prep),
         transfers=transfer_stats(model.gpus),
         balance=balance(list(usages)),
         framework=framework,
@@ -171,13 +189,13 @@ def analyze_host(model):
         roofline=tuple(kernel_roofline(row, peaks) for row in kernels),
         device_peaks=tuple(device_peaks(gpu.capabilities) for gpu in model.gpus),
         flop_utilization=flop_utilization(active_gpus, costs, window),
-        batch_prep=batch_prep(model, step_set),
+        batch_prep=prep,
         cpu_ops=cpu_placed_ops(model, len(step_set.steps)),
         wide_inputs=wide_image_inputs(model),
         cpu_load=load,
         link=link,
         gc_pauses=gc_pauses(model.host_activity),
-        feeder_waits=feeder_blocking(model, step_set, window),
+        feeder_waits=feeders,
         gpu_memory=gpu_memory(model),
         configuration=configuration(model, framework, kernels, active, load.machine_cores, step_set.steps),
         collective_bandwidth=collective_bandwidth(calls, link),

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.feeder_waits import feeder_blocking
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps
 from tb_gpu_advisor.analysis.utilization import busy_intervals, compute_intervals
 from tb_gpu_advisor.model import intervals
@@ -31,7 +32,8 @@ class DeviceTimeline:
 class Timeline:
     """Equal bins over the common window [start_ps, end_ps); `bin_edges_ps` has one more element than bins.
 
-    `input_wait_fraction` is the share of each common bin the host spent in `IteratorGetNext*`;
+    `input_wait_fraction` is the share of each common bin the host spent waiting for input: in `IteratorGetNext*`
+    (or the DataLoader's `__next__`), or the step thread blocked on its loader threads (analysis.feeder_waits);
     `step_bounds_ps` are the (start, end) of each step.
     """
 
@@ -94,6 +96,9 @@ def timeline_source(model):
                                                      compute_intervals(g.activity))
                                           for g in model.gpus), model.host_activity.input_waits, ())
     start_ps, end_ps = int(window.start_ps[0]), int(window.end_ps[-1])
+    feeders = feeder_blocking(model, step_set, window)
+    waits = intervals.union_all(model.host_activity.input_waits,
+                                feeders.input_blocked if feeders is not None else intervals.EMPTY)
     devices = []
     for gpu in model.gpus:
         own = step_set.device_windows(gpu.ordinal) if step_set.source == "device" else window
@@ -101,7 +106,7 @@ def timeline_source(model):
             (int(own.start_ps[0]), int(own.end_ps[-1]))
         devices.append(DeviceBusy(gpu.ordinal, gpu.name, own_start, own_end, busy_intervals(gpu.activity),
                                   compute_intervals(gpu.activity)))
-    return TimelineSource(start_ps, end_ps, tuple(devices), model.host_activity.input_waits, steps)
+    return TimelineSource(start_ps, end_ps, tuple(devices), waits, steps)
 
 
 def bin_timeline(source, bins=DEFAULT_BINS):

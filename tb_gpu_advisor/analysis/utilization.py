@@ -48,10 +48,12 @@ class DeviceUsage:
 
 @dataclass(frozen=True)
 class InputWait:
-    """Host time in `IteratorGetNext*` while no GPU is busy, within the analysis window."""
+    """Host time in `IteratorGetNext*` (or the DataLoader's `__next__`), or the step thread blocked on its loader
+    threads, while no GPU is busy, within the analysis window."""
 
     wait_ps: int
     window_ps: int
+    loader_wait_ps: int = 0  # of wait_ps, the step thread blocked on its loader threads (analysis.feeder_waits)
 
     @property
     def pct(self):
@@ -133,9 +135,14 @@ def device_usage(gpu, step_set, window=None):
     )
 
 
-def input_wait(model, step_set):
-    """InputWait over the analysis window (the steps, else the span of activity)."""
+def input_wait(model, step_set, loader_waits=intervals.EMPTY):
+    """InputWait over the analysis window (the steps, else the span of activity). `loader_waits`: the step
+    thread's waits on its loader threads while the device idles (FeederWaits.input_blocked)."""
     window = analysis_window(model, step_set)
-    waiting = intervals.subtract(model.host_activity.input_waits, all_gpus_busy(model))
-    wait_ps = int(intervals.covered_ps(waiting, window.start_ps, window.end_ps).sum()) if len(window) else 0
-    return InputWait(wait_ps=wait_ps, window_ps=window.total_ps)
+    gpu_busy = all_gpus_busy(model)
+    waiting = intervals.subtract(intervals.union_all(model.host_activity.input_waits, loader_waits), gpu_busy)
+    loader = intervals.subtract(intervals.subtract(loader_waits, model.host_activity.input_waits), gpu_busy)
+
+    def inside(spans):
+        return int(intervals.covered_ps(spans, window.start_ps, window.end_ps).sum()) if len(window) else 0
+    return InputWait(wait_ps=inside(waiting), window_ps=window.total_ps, loader_wait_ps=inside(loader))

@@ -115,6 +115,21 @@ def _breakdown(base, cand):
     return rows
 
 
+def _untraced_batch_prep_ms(base, cand, driver):
+    """The baseline's untraced batch preparation per step (input.host_batch_prep at certainty low, gone in the
+    candidate) when untraced time is what fell: the breakdown leaves such a stall idle, the finding read it as
+    input; else None."""
+    if driver["category"] != "idle" or driver["direction"] != "fell":
+        return None
+    def prep(report):
+        return next((f for f in report.get("findings") or [] if f.get("id") == "input.host_batch_prep"), None)
+    found = prep(base)
+    metrics = (found or {}).get("evidence", {}).get("metrics", {})
+    if found is None or prep(cand) is not None or metrics.get("certainty") != "low":
+        return None
+    return metrics.get("batch_prep_ms_per_step")
+
+
 def _gpu_busy(base, cand):
     base_pct, cand_pct = base["summary"]["gpu_busy_pct"], cand["summary"]["gpu_busy_pct"]
     available = base_pct is not None and cand_pct is not None
@@ -161,6 +176,8 @@ def compare_hosts(base, cand):
     breakdown = _breakdown(base, cand)
     change = change_of(step_time)
     driver = driver_of(change, breakdown)
+    if driver is not None:
+        driver["untraced_batch_prep_ms"] = _untraced_batch_prep_ms(base, cand, driver)
     gpu_busy = _gpu_busy(base, cand)
     mean = step_time["mean"]
     speedup = mean["baseline"] / mean["candidate"] if mean and mean["candidate"] else None

@@ -112,9 +112,15 @@ def _step_verdict(comparison):
     if driver["baseline_pct"] is not None and driver["candidate_pct"] is not None:
         shares = (f" ({units.percent(driver['baseline_pct'])} {ARROW} {units.percent(driver['candidate_pct'])} "
                   "of the time)")
-    return (f"{head}: {_driver_label(driver, busy)} {driver['direction']} from "
+    text = (f"{head}: {_driver_label(driver, busy)} {driver['direction']} from "
             f"{units.duration_ms(driver['baseline_ms'])} "
             f"to {units.duration_ms(driver['candidate_ms'])} per step{shares}.")
+    prep = driver.get("untraced_batch_prep_ms")
+    if prep:
+        # The breakdown does not relabel an untraced stall as input; the finding that read it so is named instead.
+        text += (f" The baseline's input.host_batch_prep read {units.duration_ms(prep)} of each step's untraced "
+                 "start as batch preparation (how sure: low), and the candidate no longer shows it.")
+    return text
 
 
 # Without a GPU on either side, "idle" is host time no traced event covers (the Python between traced ops), not

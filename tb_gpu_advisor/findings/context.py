@@ -94,6 +94,16 @@ class Context:
         share = self.analysis.breakdown_pct.get(name)
         return round(share * self.window_ms / 100.0, 6) if share else 0.0
 
+    @property
+    def pipeline_wait_ms(self):
+        """The exposed input wait in tf.data's IteratorGetNext or the DataLoader over the analysis window, in ms:
+        category_ms("input_wait") without the step thread's waits on loader threads (host.feeder_blocked's)."""
+        if self.step_set.steps:
+            return round(sum(self.analysis.step_pipeline_wait_ms(index) for index in range(len(self.step_set.steps))),
+                         6)
+        share = self.analysis.pipeline_wait_pct
+        return round(share * self.window_ms / 100.0, 6) if share else 0.0
+
     def in_window_ps(self, spans):
         if len(spans) == 0 or len(self.window) == 0:
             return 0
@@ -254,6 +264,14 @@ class Context:
         if prep is not None and self.framework.name in BATCH_PREP_FRAMEWORKS:
             spans.append(prep.gaps)
         return intervals.union_all(*spans)
+
+    @cached_property
+    def input_time(self):
+        """Intervals the breakdown counts as input beyond tf.data's and the DataLoader's waits: the step thread
+        blocked on its loader threads (input_wait) and its batch preparation (input_prep)."""
+        feeders, prep = self.analysis.feeder_waits, self.analysis.batch_prep
+        return intervals.union_all(feeders.input_blocked if feeders is not None else intervals.EMPTY,
+                                   prep.input_spans if prep is not None else intervals.EMPTY)
 
     def has_thread(self, prefix):
         return any(kind.startswith(prefix) for kind in self.host.thread_busy)

@@ -11,5 +11,6 @@ def op_rows(ops):
 
 
 def host_critical_ms(ctx):
-    """Host time on the critical path: when no GPU works and the host is busy or launching."""
-    return ctx.category_ms("host") + ctx.category_ms("launch")
+    """Host time on the critical path: when no GPU works and the host is busy (preparing input on the step thread
+    included) or launching."""
+    return ctx.category_ms("host") + ctx.category_ms("input_prep") + ctx.category_ms("launch")

@@ -47,7 +47,7 @@ def decide(ctx, findings):
     if ctx.window_ms <= 0:
         return _unknown("the profile has no GPU or host activity to measure.")
     if not ctx.has_gpu:
-        wait = breakdown.get("input_wait") or 0.0
+        wait = ctx.analysis.pipeline_wait_pct or 0.0  # tf.data's own; loader waits are host.feeder_blocked's
         eager = next((f for f in findings if f.id == "host.eager_execution" and f.severity in ("high", "medium")
                       and ctx.share_pct(f.recoverable_ms) >= VERDICT_MIN_PCT), None)
         dispatch = eager.evidence.metrics.get("dispatch_and_python_pct") or 0.0 if eager is not None else 0.0
@@ -207,7 +207,7 @@ def _sentence(ctx, bottleneck, top):
     each = "of each step" if ctx.step_set.steps else "of the profiled time"
     if DIRECT.get(top.id) == "input":
         source = _input_source(ctx)
-        text = f"Input-bound: the GPU waits for {source} {_p(breakdown['input_wait'])} {each}."
+        text = f"Input-bound: the GPU waits for {source} {_p(ctx.analysis.pipeline_wait_pct)} {each}."
     elif DIRECT.get(top.id) == "host":
         text = f"Host-bound: the GPU idles {_p(breakdown['host'])} {each} while the host works."
     elif DIRECT.get(top.id) == "launch":

@@ -21,6 +21,7 @@ export const VOCABULARY = Object.freeze({
     "d2d": "Device\u2192device copy/memset",
     "h2d": "Host\u2192device copy",
     "input_wait": "Input wait",
+    "input_prep": "Input preparation",
     "launch": "Kernel launch",
     "host": "Host compute",
     "idle": "Idle"
@@ -34,6 +35,7 @@ export const VOCABULARY = Object.freeze({
     "d2d": "D\u2192D",
     "h2d": "H\u2192D",
     "input_wait": "input",
+    "input_prep": "prep",
     "launch": "launch",
     "host": "host",
     "idle": "idle"

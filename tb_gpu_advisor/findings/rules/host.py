@@ -344,8 +344,9 @@ def gpu_idle_host_busy(ctx):
     """Every GPU idles while host threads run (not input wait, not launch calls): XProf's "All Others"."""
     if not ctx.has_gpu or not ctx.model.has_host_plane:
         return None
+    # The breakdown counts the step thread's waits on its loader and its traced batch preparation as input.
     idle_host = intervals.subtract(intervals.subtract(ctx.host.busy, ctx.gpu_busy),
-                                   intervals.union_all(ctx.host.input_waits, ctx.host.launch_busy))
+                                   intervals.union_all(ctx.host.input_waits, ctx.host.launch_busy, ctx.input_time))
     # Host time a more specific finding explains (batch preparation, CPU-placed ops) is left to it.
     explained_ms = ms(ctx.in_window_ps(intervals.intersect(idle_host, ctx.explained_host_time)))
     host_ms = max(0.0, round(ctx.category_ms("host") - explained_ms, 6))
@@ -561,7 +562,7 @@ def python_function(ctx):
         return None
     count = sum(c for _, c, _ in ops)
     total_ms = ms(sum(t for _, _, t in ops))
-    waiting = ctx.category_ms("input_wait") if ctx.pipeline.in_use else 0.0
+    waiting = ctx.pipeline_wait_ms if ctx.pipeline.in_use else 0.0
     # Run by a tf.data thread, the calls overlap the step except while it waits for input: removing them gains at
     # most that wait.
     in_tf_data = len(ctx.host.tagged.get(TF_DATA_PY_FUNCTION_TAG, intervals.EMPTY)) > 0

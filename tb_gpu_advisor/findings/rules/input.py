@@ -291,8 +291,8 @@ _SINGLE_PROCESS_LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter"
 
 
 def _wait(ctx):
-    """(exposed input wait ms, its share %) over the analysis window."""
-    wait_ms = ctx.category_ms("input_wait")
+    """(exposed tf.data/DataLoader input wait ms, its share %) over the analysis window."""
+    wait_ms = ctx.pipeline_wait_ms
     return wait_ms, ctx.share_pct(wait_ms)
 
 

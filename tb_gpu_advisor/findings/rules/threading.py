@@ -132,7 +132,7 @@ def host_cpu_saturated(ctx):
     needed = round(CONTENTION_MIN_CORE_FRACTION * load.machine_cores, 2)
     if load.busy_cores < needed:
         return None
-    waiting_ms = ctx.category_ms("input_wait") + ctx.category_ms("host") + ctx.category_ms("launch")
+    waiting_ms = sum(ctx.category_ms(name) for name in ("input_wait", "input_prep", "host", "launch"))
     share = ctx.share_pct(waiting_ms)
     if share < INPUT_MEDIUM_PCT:
         return None  # the cores are busy, but the GPU does not wait for them
