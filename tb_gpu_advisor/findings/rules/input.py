@@ -185,8 +185,7 @@ lets more calls wait at once:
     "input.map_pool_saturated": Entry(
         category="input",
         title="tf.data's thread pool caps a parallel map that may wait",
-        fix_summary="Give tf.data a larger private thread pool (options.threading.private_threadpool_size) and keep "
-                    "num_parallel_calls=AUTOTUNE.",
+        fix_summary="Raise options.threading.private_threadpool_size (k x cores); keep num_parallel_calls=AUTOTUNE.",
         fix="""\
 The map already runs in parallel, but tf.data runs its calls on its private thread pool, sized to the host's
 cores by default, and never has more calls in flight than that pool has threads, even when each call only
