@@ -15,7 +15,7 @@ from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT,
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
-from tb_gpu_advisor.whatif.cores import host_cores
+from tb_gpu_advisor.analysis.host_cores import host_cores
 from tb_gpu_advisor.findings.input_steps import input_steps
 from tb_gpu_advisor.findings.rules.steps import warmup_step
 
@@ -159,7 +159,7 @@ it. Prefetch on the host and keep the next batch on the device:
     "input.sequential_map": Entry(
         category="input",
         title="tf.data map runs one element at a time",
-        fix_summary="Use ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE) so preprocessing uses every core.",
+        fix_summary="Use ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE): one call per tf.data pool thread.",
         fix="""\
 The map function of the pipeline runs sequentially (a Map stage, or MapAndBatch whose worker threads are
 busy about one core's worth of time). Let tf.data run it on several cores:
@@ -473,9 +473,14 @@ def sequential_map(ctx):
         "a Map stage runs its function one element at a time"
     cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
     waiting = sorted({name.rpartition(":")[2] for name, _, _ in ctx.host_ops(_may_wait)})
-    estimate = whatif_input.parallel_map(input_steps(ctx), pipeline.has_prefetch, cores, tuple(waiting))
+    estimate = whatif_input.parallel_map(input_steps(ctx), pipeline.has_prefetch, cores, tuple(waiting),
+                                         steps_on_gpu=ctx.has_gpu)
+    caveat = ""
+    if any(op in whatif_input.PYTHON_CALLBACK_OPS for op in waiting):
+        caveat = (" Its function calls Python: parallel calls help while the function waits (I/O, sleep), not while "
+                  "it computes under Python's GIL.")
     finding = _input_finding(
-        ctx, "input.sequential_map", f"The tf.data map runs sequentially ({stage}: {how}).",
+        ctx, "input.sequential_map", f"The tf.data map runs sequentially ({stage}: {how}).{caveat}",
         estimate.recoverable_of(ctx.window_ms), estimate.basis,
         extra_metrics={"map_threads_busy_cores": concurrency, "host_cores": None if cores is None else cores.count,
                        "host_cores_source": None if cores is None else cores.source},
