@@ -496,8 +496,9 @@ _WAITING_OP_APIS = {"EagerPyFunc": "tf.py_function", "PyFunc": "tf.numpy_functio
 def map_pool_saturated(ctx):
     """A parallel map whose function runs ops that may wait (MAP_WAITING_OP_TYPES) keeps every thread of tf.data's
     private pool busy while the step waits: the pool, not the calls, caps the producer, and only a larger pool
-    lets more calls wait at once. The threads seen are at least the pool's size only when they are no fewer than
-    the host's cores (the default size); where several pools share the thread name (tf.distribute's per-replica
+    lets more calls wait at once. The threads seen (those that ran something) are taken as the pool's size only
+    when they are no fewer than the host's cores (the default size), so without a core count it stays quiet; where
+    several pools share the thread name (tf.distribute's per-replica
     iterators), idle threads of the others lower the busy share and the rule stays quiet. The op totals are the
     profile's: the waiting ops are taken to run on the pool's threads."""
     pipeline = ctx.pipeline
@@ -506,8 +507,8 @@ def map_pool_saturated(ctx):
             or concurrency is None or concurrency < MAP_POOL_BUSY_SHARE * threads or not _waits_enough(ctx)):
         return None
     cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
-    if cores is not None and threads < cores.count:
-        return None  # a default pool has a thread per core: unseen threads were free
+    if cores is None or threads < cores.count:
+        return None  # a default pool has a thread per core: unseen threads may have been free
     ops = ctx.host_ops(_may_wait)
     pool_busy_ps = ctx.host.thread_busy[MAP_THREADS][1]
     waiting_share = min(1.0, sum(total for _, _, total in ops) / pool_busy_ps) if pool_busy_ps > 0 else 0.0
@@ -530,8 +531,7 @@ def map_pool_saturated(ctx):
                  + ("; a Python function that computes holds the GIL" if python else "") + ")",
         extra_metrics={"map_threads": threads, "map_threads_busy_cores": concurrency,
                        "map_waiting_share": round(waiting_share, 3),
-                       "host_cores": None if cores is None else cores.count,
-                       "host_cores_source": None if cores is None else cores.source},
+                       "host_cores": cores.count, "host_cores_source": cores.source},
         pointers={"tf_data_stages": [stage], "host_ops": op_rows(ops)})
     return finding
 

@@ -8,7 +8,7 @@ PARALLEL = ("Iterator::Root::Prefetch::ParallelMapV2",)
 
 
 def pool_loop(threads=2, busy_us=9_000, op="EagerPyFunc:EagerPyFunc", wait_us=6_000, stages=PARALLEL,
-              cpu_count=None, idle_threads=0, other_op=None):
+              cpu_count=2, idle_threads=0, other_op=None):
     """CPU-only, 4 steps of 10 ms: the step blocks `wait_us` in IteratorGetNext behind a prefetching pipeline
     with `stages`, then computes. In each step every one of `threads` tf.data private-pool threads runs `op` for
     `busy_us` (and `other_op`, (name, us), after it); `idle_threads` more private-pool threads run one 10 us event."""
@@ -38,7 +38,7 @@ def pool_loop(threads=2, busy_us=9_000, op="EagerPyFunc:EagerPyFunc", wait_us=6_
 def test_a_saturated_pool_of_waiting_python_calls_is_the_limit():
     """2 pool threads each inside a tf.py_function 9 of every 10 ms (1.8 at a time over the 40 ms window) while
     the step waits 6 of 10 ms: all of the wait gone is the bound, 10 / (10 - 6) = 2.5x, high on the input ladder.
-    No core count (metadata or intra-/inter-op pools): the 2 threads seen are taken as the pool."""
+    The 2 threads are as many as the 2 recorded cores: the whole of a default pool."""
     report = report_of(pool_loop())
     found = findings_by_id(report)
     pool = found[POOL]
@@ -47,7 +47,7 @@ def test_a_saturated_pool_of_waiting_python_calls_is_the_limit():
     metrics = pool["evidence"]["metrics"]
     assert metrics == {"input_wait_pct": 60.0, "input_wait_ms": 24.0, "input_wait_ms_per_step": 6.0,
                        "step_time_ms_mean": 10.0, "map_threads": 2, "map_threads_busy_cores": 1.8,
-                       "map_waiting_share": 1.0, "host_cores": None, "host_cores_source": None,
+                       "map_waiting_share": 1.0, "host_cores": 2, "host_cores_source": "metadata",
                        "recoverable_pct": 60.0}
     assert pool["evidence"]["pointers"]["tf_data_stages"] == list(PARALLEL)
     assert pool["evidence"]["pointers"]["host_ops"] == [{"name": "EagerPyFunc:EagerPyFunc", "count": 8,
@@ -100,9 +100,19 @@ def test_a_sequential_map_is_the_sequential_map_finding():
 
 def test_fewer_pool_threads_than_cores_may_hide_free_threads():
     """8 recorded cores, 2 pool threads seen: a default pool has 8, so the unseen 6 were free (or the pool was set
-    smaller): the trace cannot say the pool is the limit."""
+    smaller): the trace cannot say the pool is the limit. Without a core count it cannot say either."""
     assert POOL not in findings_by_id(report_of(pool_loop(cpu_count=8)))
     assert POOL in findings_by_id(report_of(pool_loop(cpu_count=2)))
+    # no core count at all (no metadata, no intra-op or inter-op pool): the threads seen may not be the whole pool
+    assert POOL not in findings_by_id(report_of(pool_loop(cpu_count=None)))
+    # the intra-op and inter-op pools agree on 2 threads: 2 cores, as many as the pool threads seen
+    agreeing = pool_loop(cpu_count=None)
+    for kind in ("tf_numa_-1_Eigen", "tf_Compute"):
+        for index in range(2):
+            agreeing.thread(f"{kind}/{index + 1}").event("MatMul:MatMul", 0, 1)
+    pool = findings_by_id(report_of(agreeing))[POOL]
+    assert (pool["evidence"]["metrics"]["host_cores"], pool["evidence"]["metrics"]["host_cores_source"]) == (
+        2, "agreeing thread pools")
 
 
 def test_idle_threads_under_the_same_name_keep_it_quiet():
