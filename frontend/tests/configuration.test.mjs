@@ -54,3 +54,10 @@ test('XLA programs compiled for the CPU say so; no compiled program and no GPU k
   assert.equal(Object.fromEntries(configurationRows({...CONFIG, xla: true})).XLA, 'on');
   assert.equal(Object.fromEntries(configurationRows({...cpu, xla: null})).XLA, 'unknown (no GPU kernel)');
 });
+
+test('host cores: the metadata count, else what the thread pools say, else not in the trace', () => {
+  assert.equal(Object.fromEntries(configurationRows({...CONFIG, host_cores: 32}))['Host cores'], '32');
+  const seen = {count: 2, source: 'thread pools', text: 'at least 2 (not recorded; the most threads a core-sized pool shows)'};
+  assert.equal(Object.fromEntries(configurationRows({...CONFIG, host_cores_seen: seen}))['Host cores'], seen.text);
+  assert.equal(Object.fromEntries(configurationRows(CONFIG))['Host cores'], 'not in the trace');
+});

@@ -61,9 +61,10 @@ class Configuration:
     gpu_thread_mode: str | None  # "gpu_private" when TF_GPU_THREAD_MODE=gpu_private threads ran
     tf_data: tuple  # tf.data options seen in the pipeline's stages
     host_cores: int | None
+    cores_seen: object = None  # analysis.host_cores.Cores from metadata or thread pools, or None
 
 
-def configuration(model, framework, kernels, active_ordinals, host_cores, steps=()):
+def configuration(model, framework, kernels, active_ordinals, host_cores, steps=(), cores_seen=None):
     """The Configuration of a host's trace; pure. `steps`: the steps found (analysis.steps)."""
     gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active_ordinals)] or list(model.gpus)
     caps = gpus[0].capabilities if gpus else None
@@ -89,6 +90,7 @@ def configuration(model, framework, kernels, active_ordinals, host_cores, steps=
                                              for kind in model.host_activity.thread_busy) else None,
         tf_data=_tf_data_options(model.host_activity),
         host_cores=host_cores,
+        cores_seen=cores_seen,
     )
 
 

@@ -13,6 +13,7 @@ from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.feeder_waits import feeder_blocking
 from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
 from tb_gpu_advisor.analysis.gpu_memory import gpu_memory
+from tb_gpu_advisor.analysis.host_cores import host_cores
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.input_dtypes import wide_image_inputs
@@ -197,7 +198,8 @@ def analyze_host(model):
         gc_pauses=gc_pauses(model.host_activity),
         feeder_waits=feeders,
         gpu_memory=gpu_memory(model),
-        configuration=configuration(model, framework, kernels, active, load.machine_cores, step_set.steps),
+        configuration=configuration(model, framework, kernels, active, load.machine_cores, step_set.steps,
+                                    host_cores(model.environment, model.host_activity.thread_busy)),
         collective_bandwidth=collective_bandwidth(calls, link),
         collectives=calls,
         unused_gpus=unused,

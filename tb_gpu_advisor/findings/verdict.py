@@ -56,10 +56,12 @@ def decide(ctx, findings):
             return Verdict("host", f"Host-bound (eager dispatch): ops run one at a time, and their calls and the "
                                    f"Python between them take {_p(dispatch)} of the step (no GPU work in this "
                                    "profile).", finding_id=eager.id)
-        related = next((f.id for f in findings if f.category == "input"), None)
+        related = next((f.id for f in findings if f.category == "input"), None) or next(
+            (f.id for f in findings if f.id == "host.python_function"
+             and f.evidence.metrics.get("py_function_in_tf_data")), None)
         host = breakdown.get("host") or 0.0
-        # Without a GPU the host's compute is the model's own work: a minor wait with no input finding to act
-        # on does not make the run input-bound.
+        # Without a GPU the host's compute is the model's own work: a minor wait with no finding on the input
+        # pipeline to act on does not make the run input-bound.
         if wait >= VERDICT_MIN_PCT and (host_input is None or wait >= host_input[0]) and (
                 related is not None or wait >= host):
             return Verdict("input", f"Input-bound: the training step waits for {_input_source(ctx, 'tf.data')} "

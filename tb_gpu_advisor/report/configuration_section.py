@@ -43,7 +43,8 @@ def configuration_rows(config):
     if config["gpu_thread_mode"]:
         pools = f"TF_GPU_THREAD_MODE={config['gpu_thread_mode']}; {pools}"
     rows.append(("thread pools", pools or NOT_IN_TRACE))
-    rows.append(("host cores", config["host_cores"] or NOT_IN_TRACE))
+    seen = config.get("host_cores_seen")
+    rows.append(("host cores", config["host_cores"] or (seen and seen["text"]) or NOT_IN_TRACE))
     if config["tf_data_options"]:
         rows.append(("tf.data", ", ".join(config["tf_data_options"])))
     return tuple((label, str(value)) for label, value in rows)

@@ -92,6 +92,9 @@ def configuration_dict(config):
         "gpu_thread_mode": config.gpu_thread_mode,
         "tf_data_options": list(config.tf_data),
         "host_cores": config.host_cores,
+        "host_cores_seen": None if config.cores_seen is None else {
+            "count": config.cores_seen.count, "source": config.cores_seen.source,
+            "text": config.cores_seen.short_text()},
     }
 
 

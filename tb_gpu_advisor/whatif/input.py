@@ -36,35 +36,42 @@ def prefetch(steps):
 PYTHON_CALLBACK_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 
 
-def parallel_map(steps, prefetched, cores, waiting_ops=()):
-    """The map parallelized with `num_parallel_calls=AUTOTUNE` over `cores` (whatif.cores.Cores, or None): each
-    step becomes max(producer / cores, consumer); a parallel map also runs ahead, so producer and consumer overlap.
-    tf.data runs the map's calls on its thread pool, sized to the cores by default, and AUTOTUNE never runs more
-    calls at once than that pool has threads; a call that waits (`waiting_ops`: Python callbacks, file reads)
-    holds its thread as one that computes does, so the same division holds for maps that wait. Where the core
-    count is not known, the bound is the consumer alone: all of the input wait gone."""
+def parallel_map(steps, prefetched, cores, waiting_ops=(), steps_on_gpu=True):
+    """The map parallelized with `num_parallel_calls=AUTOTUNE` over `cores` (analysis.host_cores.Cores, or None):
+    each step becomes at best max(producer / cores, consumer); a parallel map also runs ahead, so producer and
+    consumer overlap. tf.data runs the map's calls on its thread pool, sized to the cores by default, and AUTOTUNE
+    never runs more calls at once than that pool has threads, whether a call computes or waits. A `model` only
+    where that is all there is to it: the cores known, the map computing in TensorFlow ops, and the step on a GPU.
+    Where the map runs ops that may wait (`waiting_ops`: Python callbacks, file reads), the trace cannot tell
+    waiting (which reaches that) from computing (a Python function holds the GIL and gains nothing); on a CPU-only
+    run the step's own ops share the cores: both are upper bounds. Without a known core count, the bound is the
+    consumer alone: all of the input wait gone."""
     now = sum(s.step_ms for s in steps)
     all_wait_gone = sum(s.consumer_ms for s in steps)
     if cores is None:
         return bound(now, all_wait_gone, "upper bound: the core count is unknown, so at most all of the input wait "
                                          "goes away (the step becomes its consumer time)")
     new = sum(max(producer_ms(s, prefetched) / cores.count, s.consumer_ms) for s in steps)
+    spread = now / new if 0 < new < now else 1.0
     if not cores.known:
-        at_least = now / new if 0 < new < now else 1.0
         return bound(now, all_wait_gone,
                      f"upper bound: at most all of the input wait goes away (the step becomes its consumer time); "
                      f"with {cores.text()}, each step becomes at most max(producer / {cores.count}, consumer): at "
-                     f"least {at_least:.2f}x")
-    basis = (f"model: each step becomes max(producer / {cores.count}, consumer): with AUTOTUNE, tf.data runs at "
-             f"most as many calls of the map at once as its thread pool has threads, sized to the cores by "
-             f"default; {cores.text()}")
+                     f"least {spread:.2f}x where the map's calls spread over them")
+    division = (f"each step becomes max(producer / {cores.count}, consumer): with AUTOTUNE, tf.data runs at most as "
+                f"many calls of the map at once as its thread pool has threads, sized to the cores by default; "
+                f"{cores.text()}")
     if waiting_ops:
-        further = now / all_wait_gone if all_wait_gone > 0 else None
-        basis += (f". The map runs {', '.join(waiting_ops)}, which may wait (I/O, sleep) rather than compute; a call "
-                  "that waits holds its pool thread all the same, so the division holds, and only a larger pool "
-                  "(options.threading.private_threadpool_size) with more parallel calls goes further"
-                  + (f", up to {further:.2f}x with all of the input wait gone" if further else ""))
-        if any(op in PYTHON_CALLBACK_OPS for op in waiting_ops):
-            basis += ("; a Python function that computes rather than waits holds Python's GIL, and parallel calls "
-                      "of it gain nothing")
-    return model(now, new, basis)
+        further = now / all_wait_gone if all_wait_gone > 0 and now / all_wait_gone > spread + 0.005 else None
+        python = any(op in PYTHON_CALLBACK_OPS for op in waiting_ops)
+        basis = (f"upper bound: {division}. The map runs {', '.join(waiting_ops)}: reached if its calls wait (I/O, "
+                 "sleep), since a waiting call holds its pool thread as a computing one does"
+                 + ("; a Python function that computes holds Python's GIL, and parallel calls of it gain nothing "
+                    "(or lose)" if python else "")
+                 + (". For calls that wait, only a larger pool (options.threading.private_threadpool_size) goes "
+                    f"further, up to {further:.2f}x with all of the input wait gone" if further else ""))
+        return bound(now, new, basis)
+    if not steps_on_gpu:
+        return bound(now, new, f"upper bound: {division}; on this CPU-only run the step's own ops run on the same "
+                               "cores, so the map's calls get fewer of them")
+    return model(now, new, f"model: {division}")

@@ -2,11 +2,14 @@
 preparation is input preparation where the trace shows it; exact numbers on generated traces, and the header and
 the Time line agreeing with the verdict on the committed real traces (compare: tests/comparison/test_input_driver.py)."""
 
+import numpy as np
 import pytest
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.analysis.timeline import gpu_timeline
+from tb_gpu_advisor.model.build import build_model, load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.sections import host_sections
+from tb_gpu_advisor.xplane.reader import read_space
 from tests.data import real_trace
 from tests.findings.rules.test_feeder_blocked import jax_queue_loop
 from tests.findings.rules.test_input_host_batch_prep import jax_loop, tf_loop
@@ -123,3 +126,10 @@ def test_the_untraced_jax_loader_is_not_input_preparation():
     assert findings_by_id(report)["input.host_batch_prep"]["evidence"]["metrics"]["certainty"] == "low"
     assert report["summary"]["breakdown_pct"]["input_prep"] == 0.0
     assert report["summary"]["breakdown_pct"]["idle"] > 40.0
+
+
+def test_the_timeline_strip_of_input_waits_holds_the_loader_waits(tmp_path):
+    model = build_model(read_space(jax_queue_loop().write(str(tmp_path / "t.xplane.pb"))))
+    timeline = gpu_timeline(model, bins=600)
+    waited_ps = float((timeline.input_wait_fraction * np.diff(timeline.bin_edges_ps)).sum())
+    assert waited_ps == pytest.approx(18e9, rel=1e-6)  # 6 waits of 3 ms on the queue, the GPU idle

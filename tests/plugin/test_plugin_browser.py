@@ -400,6 +400,22 @@ def test_demo_logdir(browser, demo_board):
         demo.close()
 
 
+def test_the_inline_loader_demo_shows_its_input_preparation(browser, demo_board):
+    """The step thread's batch preparation is its own breakdown category, painted in its own colour in the verdict
+    card's bar and in each step's bar (light theme: --c-input-prep #c2185b)."""
+    demo = Tab(browser, demo_board.url)
+    try:
+        runs = demo.frame.eval_on_selector_all("[data-testid=run-select] option", "os => os.map(o => o.value)")
+        assert demo.show(next(run for run in runs if run.split("/")[0] == "jax_inline_loader")) == "ready"
+        assert "Input preparation 43%" in demo.text("#summary .breakdown-overall")
+        fill = demo.frame.eval_on_selector("#summary .breakdown-bar rect.cat-input_prep", "r => getComputedStyle(r).fill")
+        assert fill == "rgb(194, 24, 91)"
+        assert len(demo.frame.query_selector_all("#steps svg rect.cat-input_prep")) == 5
+        assert demo.errors == []
+    finally:
+        demo.close()
+
+
 def _compare_json(tab, **params):
     return tab.frame.evaluate("p => fetch('compare?' + new URLSearchParams(p)).then(r => r.json())", params)
 

@@ -102,3 +102,13 @@ def test_findings_and_verdict_when_present(nasty_report):
 def test_errors_are_listed(nasty_report):
     report = dict(nasty_report, errors=[{"host": "x", "file": "/x<1>.xplane.pb", "error": "file is empty"}])
     assert "Error: /x&lt;1&gt;.xplane.pb: file is empty" in render_html(report)
+
+
+def test_input_preparation_is_painted_as_the_tab_paints_it(tmp_path):
+    """The step thread's traced batch preparation (breakdown input_prep) in the share bar and the step columns, in
+    the tab's light-theme colour (static/style.css --c-input-prep)."""
+    from tests.findings.rules.test_input_host_batch_prep import jax_loop
+    path = jax_loop(4_000).write(str(tmp_path / "prep.xplane.pb"))
+    document = render_html(run_report(*resolve_target(path)))
+    assert "Input preparation" in "".join(_parse(document).text)
+    assert document.count("#c2185b") >= 2

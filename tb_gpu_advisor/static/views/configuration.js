@@ -54,7 +54,7 @@ export function configurationRows(config) {
     ['Global batch', batchText(config)],
     ['Thread pools', (config.gpu_thread_mode ? `TF_GPU_THREAD_MODE=${config.gpu_thread_mode}; ` : '') + pools
       || NOT_IN_TRACE],
-    ['Host cores', config.host_cores ? String(config.host_cores) : NOT_IN_TRACE],
+    ['Host cores', config.host_cores ? String(config.host_cores) : (config.host_cores_seen?.text || NOT_IN_TRACE)],
   ];
   if (config.tf_data_options?.length) rows.push(['tf.data', config.tf_data_options.join(', ')]);
   return rows;
