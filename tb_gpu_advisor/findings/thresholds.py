@@ -87,8 +87,6 @@ DOMINANT_KERNEL_SHARE_PCT = 5.0
 LOW_OCCUPANCY_PCT = 25.0
 # Occupancy above this is enough to hide latency for most kernels (the estimate stops there).
 GOOD_OCCUPANCY_PCT = 50.0
-# A GEMM-tuning estimate (kernel.gemm_below_roof) never claims more than this share of the kernel's time.
-KERNEL_TUNING_MAX_SAVING = 0.5
 # The least a kernel launch takes on the GPU (an empty kernel: about 1-3 us on recent GPUs), or the shortest kernel
 # of the trace if shorter: occupancy.tiny_grid's relaunched kernels never run shorter.
 MIN_KERNEL_US = 2.0

@@ -457,7 +457,8 @@ def eager_execution(ctx):
     if dispatched is None:
         return None
     ops, count, dispatch_ps, is_jax = dispatched
-    total_ms = min(ms(dispatch_ps), ctx.window_ms)  # JAX's dispatch events nest: their sum can exceed the window
+    # JAX's dispatch events nest, so their sum can exceed the time they cover; they cover no untraced time.
+    total_ms = min(ms(dispatch_ps), ctx.window_ms - ctx.category_ms("idle"))
     per_step = count / ctx.step_count if ctx.step_count else float(count)
     share = ctx.share_pct(total_ms)
     if per_step < EAGER_MIN_OPS_PER_STEP or share < EAGER_MIN_PCT:

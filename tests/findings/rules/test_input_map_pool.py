@@ -1,7 +1,7 @@
 """input.map_pool_saturated: a parallel tf.data map whose pool threads are all inside ops that may wait."""
 
 from tb_gpu_advisor.testing import TraceBuilder
-from tests.findings.scenarios import findings_by_id, report_of, step_starts
+from tests.findings.scenarios import findings_by_id, kernels, report_of, step_starts
 
 POOL = "input.map_pool_saturated"
 PARALLEL = ("Iterator::Root::Prefetch::ParallelMapV2",)
@@ -124,3 +124,15 @@ def test_idle_threads_under_the_same_name_keep_it_quiet():
 def test_a_small_wait_or_one_thread_is_quiet():
     assert POOL not in findings_by_id(report_of(pool_loop(wait_us=400)))
     assert POOL not in findings_by_id(report_of(pool_loop(threads=1, busy_us=9_500)))
+
+
+def test_on_a_gpu_run_it_shares_the_wait_with_the_gpu_wait_finding():
+    """The same pipeline feeding a GPU step: both findings claim the same 6 ms of each step's wait."""
+    builder = pool_loop()
+    gpu = builder.gpu(0)
+    for start in (1_000, 11_000, 21_000, 31_000):
+        kernels(gpu, start + 6_000, 4_000)
+    found = findings_by_id(report_of(builder))
+    pool, wait = found[POOL], found["input.gpu_waits_for_input"]
+    assert pool["estimated_speedup"] == wait["estimated_speedup"] == 2.5
+    assert "input.gpu_waits_for_input" in pool["overlaps_with"] and POOL in wait["overlaps_with"]
