@@ -191,6 +191,28 @@ def test_the_script_captures_a_pair_of_each_framework(tmp_path):
         assert comparison["hosts"][0]["change"] == "faster", (pair, comparison["verdict"])
 
 
+@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("jax") is None,
+                    reason="the capture needs TensorFlow and JAX (pip install -e '.[tf,jax]'; scripts/test.sh does)")
+def test_the_script_captures_the_held_out_pairs(tmp_path):
+    """The held-out pairs' own code paths, run now (about a minute on 2 cores): the Python map sized by its probe,
+    the AdamW step op by op and jitted; each side's steps found, the op-by-op side's finding present."""
+    export = tmp_path / "export"
+    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(tmp_path / "logdir"),
+                             "--pair", "tf_map_python", "--pair", "jax_adam", "--steps", "5", "--export", str(export)],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((export / "pairs.json").read_text())
+    costs = summary["pairs"]["tf_map_python"]["problem"]["costs"]
+    assert costs["python_iterations_per_element"] >= 1 and costs["probe_producer_ms_per_batch"] > 0
+    assert summary["pairs"]["jax_adam"]["problem"]["costs"]["parameters"] == 1126410
+    for entry in summary["pairs"].values():
+        for role in ("problem", "fix"):
+            report = cli_json("analyze", str(export / entry[role]["path"]))["hosts"][0]
+            assert report["summary"]["step_time_ms"]["count"] == entry[role]["steps"] >= 3
+    problem = cli_json("analyze", str(export / summary["pairs"]["jax_adam"]["problem"]["path"]))["hosts"][0]
+    assert "host.eager_execution" in {f["id"] for f in problem["findings"]}
+
+
 def test_the_inline_jax_loader_is_seen_as_an_untraced_stall(analyses):
     """The loader of jax_loader_inline runs without the Python tracer: the step thread shows nothing for about
     40% of each step before PjitFunction(step); the finding says how unsure that makes it."""
