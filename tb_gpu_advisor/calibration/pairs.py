@@ -115,6 +115,13 @@ HELD_OUT_PAIRS = (
              "run at once, unlike a map that waits. No input.sequential_map here: the map's PyFunc calls run one "
              "at a time, but tf.data's private threads are busy 1.40 at a time (long ExecutorDoneCallback events "
              "overlap the next call), above the 1.2 read as a sequential map, so the rule does not see it."),
+    RealPair("tf_map_compute", f"{_HELD_OUT_DIR}/compute/tf_map_compute_sequential.xplane.pb",
+             f"{_HELD_OUT_DIR}/compute/tf_map_compute_parallel.xplane.pb", "input.sequential_map",
+             "The map is TensorFlow ops that compute (C++, no GIL), sharing the machine's 2 cores with the step; "
+             "the sequential side turns off tf.data's map_parallelization, which would parallelize it unasked. "
+             "No input.sequential_map here: the map's ops run one element at a time, but long "
+             "ExecutorDoneCallback events overlap them, so tf.data's private threads are busy 1.23 at a time, "
+             "above the 1.2 read as a sequential map."),
     RealPair("jax_adam", f"{_HELD_OUT_DIR}/jax_adam_op_by_op.xplane.pb", f"{_HELD_OUT_DIR}/jax_adam_jit.xplane.pb",
              "host.eager_execution",
              "An MLP step with small matmuls and an AdamW update over 1.1M parameters: most of its ops are "

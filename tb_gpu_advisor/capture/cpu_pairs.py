@@ -26,6 +26,9 @@ scores them in a group of their own):
 
   tf_map_python   sequential -> parallel  tf_map's pipeline, its numpy_function computing in pure Python (holds
                                           the GIL) instead of waiting, sequential vs num_parallel_calls=AUTOTUNE
+  tf_map_compute  sequential -> parallel  tf_map's pipeline, its map TensorFlow ops that compute (C++, no GIL)
+                                          and share the cores with the step; the sequential side turns off
+                                          tf.data's map_parallelization, which would parallelize it unasked
   jax_adam        op_by_op -> jit         an MLP step whose AdamW update (global-norm clipping, weight decay) is
                                           mostly element-wise ops over every parameter: op by op vs jax.jit
 
@@ -67,6 +70,7 @@ JAX_LOADER_READ_SHARE = 0.9
 # The held-out Python map computes instead of waiting; the same producer / step ratio as tf_map. Its cost is
 # sized by timing a probe of the map alone (the sequential pipeline, no step) and scaling it linearly.
 PYTHON_MAP_PROBE_ITERATIONS = 20000  # pure-Python loop iterations per element in the probe
+COMPUTE_MAP_PROBE_ROWS = 64  # rows of the (rows x 256) @ (256 x 256) matmul per element in the compute map's probe
 # jax_adam: an MLP of ADAM_WIDTHS (1.1M parameters) on batches of ADAM_BATCH: small matmuls, so the element-wise
 # update over every parameter is a large share of the step even when jitted.
 ADAM_WIDTHS = (64, 1024, 1024, 10)
@@ -90,9 +94,11 @@ PAIRS = (
     Pair("jax_jit", "jax", "op_by_op", "jit", "small deep MLP step op by op vs jax.jit"),
     Pair("tf_map_python", "tf", "sequential", "parallel",
          "tf.data map of a pure-Python numpy_function (GIL-bound) sequential vs num_parallel_calls=AUTOTUNE"),
+    Pair("tf_map_compute", "tf", "sequential", "parallel",
+         "tf.data map of TensorFlow compute ops sequential vs num_parallel_calls=AUTOTUNE"),
     Pair("jax_adam", "jax", "op_by_op", "jit", "MLP step with an element-wise AdamW update op by op vs jax.jit"),
 )
-HELD_OUT = ("tf_map_python", "jax_adam")  # captured after the models were built
+HELD_OUT = ("tf_map_python", "tf_map_compute", "jax_adam")  # captured after the models were built
 PAIR_NAMES = tuple(pair.name for pair in PAIRS)
 
 
@@ -217,10 +223,25 @@ class _TensorFlowPairs:
             return tf.ensure_shape(tf.numpy_function(compute, [x], tf.float32), [TF_FEATURES]), y
         return preprocess
 
-    def producer_ms(self, preprocess):
+    def tf_compute_map(self, rows):
+        """A map of TensorFlow ops that compute (C++, no GIL): the element tiled into a `rows` x 256 matrix, one
+        matmul by a fixed 256 x 256 matrix, tanh, mean: a few ops per element whatever their cost, so the trace
+        stays small."""
+        tf = self.tf
+        import numpy as np
+        side = 4 * TF_FEATURES
+        weights = tf.constant(np.random.default_rng(4).standard_normal((side, side)).astype("float32") / side)
+
+        def preprocess(x, y):
+            matrix = tf.tile(x[None, :], [rows, 4])
+            return x + tf.reduce_mean(tf.tanh(tf.matmul(matrix, weights))), y
+        return preprocess
+
+    def producer_ms(self, preprocess, keep_sequential):
         """Time per batch of the sequential map alone (no step, no prefetch): 8 batches after 2, over 8. A mean,
         not the fastest: MapAndBatch computes ahead, so single next() calls can return a batch made earlier."""
-        batches = iter(self.dataset(None, parallel_map=False, prefetch=False, preprocess=preprocess))
+        batches = iter(self.dataset(None, parallel_map=False, prefetch=False, preprocess=preprocess,
+                                    keep_sequential=keep_sequential))
         for _ in range(2):
             next(batches)
         started = time.perf_counter()
@@ -228,11 +249,12 @@ class _TensorFlowPairs:
             next(batches)
         return (time.perf_counter() - started) * 1e3 / 8
 
-    def dataset(self, element_s, parallel_map, prefetch, batch_first=False, preprocess=None):
+    def dataset(self, element_s, parallel_map, prefetch, batch_first=False, preprocess=None, keep_sequential=False):
         """Batches of `TF_BATCH` elements, each read by a numpy_function that waits `element_s` (a storage read),
         or mapped by `preprocess` where given; with neither, straight from memory. `batch_first` maps whole
         batches (a vectorized map) with a plain Map stage, which, unlike the MapAndBatch that map-then-batch
-        becomes, computes only when asked: without prefetch, reading and the step take turns."""
+        becomes, computes only when asked: without prefetch, reading and the step take turns. `keep_sequential`
+        turns off tf.data's map_parallelization, which runs a sequential map of stateless ops in parallel."""
         tf = self.tf
         import numpy as np
         rng = np.random.default_rng(0)
@@ -256,6 +278,10 @@ class _TensorFlowPairs:
             if preprocess is not None or element_s is not None:
                 dataset = dataset.map(preprocess or read_element, num_parallel_calls=parallelism)
             dataset = dataset.batch(TF_BATCH)
+        if keep_sequential and not parallel_map:
+            options = tf.data.Options()
+            options.experimental_optimization.map_parallelization = False
+            dataset = dataset.with_options(options)
         if prefetch:
             return dataset.prefetch(tf.data.AUTOTUNE)
         # TensorFlow injects a prefetch after a final synchronous map by default: the pipeline without prefetch
@@ -268,28 +294,35 @@ class _TensorFlowPairs:
         """Warm-up steps, then the profiled steps; next() sits inside the marker. Returns each step's wall ms."""
         return profiled_tf_loop(self.tf, run_dir, step, batches, self.steps)
 
-    def capture_python_map(self, pair, outdir, max_mb, width, depth):
-        """The held-out Python map pair: its cost sized by a probe of the map alone to MAP_PRODUCER_OVER_STEP
-        times the consumer step per batch; sequential, then AUTOTUNE; both prefetch."""
+    def capture_computing_map(self, pair, outdir, max_mb, width, depth):
+        """A held-out map pair whose map computes (Python, or TensorFlow ops): its cost sized by a probe of the map
+        alone to MAP_PRODUCER_OVER_STEP times the consumer step per batch; sequential, then AUTOTUNE; both
+        prefetch."""
         consumer_ms = self.consumer_ms(width, depth)
-        probe_ms = self.producer_ms(self.python_map(PYTHON_MAP_PROBE_ITERATIONS))
-        iterations = max(1, round(PYTHON_MAP_PROBE_ITERATIONS * MAP_PRODUCER_OVER_STEP * consumer_ms / probe_ms))
+        if pair.name == "tf_map_python":
+            probe_cost, make_map, unit = PYTHON_MAP_PROBE_ITERATIONS, self.python_map, "python_iterations"
+        else:
+            probe_cost, make_map, unit = COMPUTE_MAP_PROBE_ROWS, self.tf_compute_map, "matmul_rows"
+        keep_sequential = pair.name == "tf_map_compute"  # stateless ops: TensorFlow would parallelize the map
+        probe_ms = self.producer_ms(make_map(probe_cost), keep_sequential)
+        cost = max(1, round(probe_cost * MAP_PRODUCER_OVER_STEP * consumer_ms / probe_ms))
         costs = {"width": width, "depth": depth, "consumer_ms": round(consumer_ms, 3),
-                 "producer_over_step": MAP_PRODUCER_OVER_STEP, "probe_python_iterations": PYTHON_MAP_PROBE_ITERATIONS,
-                 "probe_producer_ms_per_batch": round(probe_ms, 3), "python_iterations_per_element": iterations}
+                 "producer_over_step": MAP_PRODUCER_OVER_STEP, f"probe_{unit}": probe_cost,
+                 "probe_producer_ms_per_batch": round(probe_ms, 3), f"{unit}_per_element": cost}
         results = []
         for side, parallel_map in ((pair.problem, False), (pair.fix, True)):
             step = self._step_fn(self._model(width, depth), compiled=True)
-            batches = iter(self.dataset(None, parallel_map, prefetch=True, preprocess=self.python_map(iterations)))
+            batches = iter(self.dataset(None, parallel_map, prefetch=True, preprocess=make_map(cost),
+                                        keep_sequential=keep_sequential))
             run_dir = pathlib.Path(outdir) / f"{pair.name}_{side}"
             results.append(_finish(pair, side, run_dir, self.loop(run_dir, step, batches), costs, max_mb))
         return results
 
     def capture(self, pair, outdir, max_mb):
         width, depth = {"tf_eager": (32, 12), "tf_map": (1024, 4), "tf_prefetch": (1024, 4),
-                        "tf_map_python": (1024, 4)}[pair.name]
-        if pair.name == "tf_map_python":
-            return self.capture_python_map(pair, outdir, max_mb, width, depth)
+                        "tf_map_python": (1024, 4), "tf_map_compute": (1024, 4)}[pair.name]
+        if pair.name in ("tf_map_python", "tf_map_compute"):
+            return self.capture_computing_map(pair, outdir, max_mb, width, depth)
         results = []
         if pair.name == "tf_eager":
             costs = {"width": width, "depth": depth}
