@@ -13,6 +13,8 @@ MICRO = "\u00b5s"  # µs
 ARROW = "\u2192"  # →
 LEFT_ARROW = "\u2190"  # ←
 TIMES = "\u00d7"  # ×
+# A finding's speedup stops here (at most 99% of the step recoverable): worded "over 100×", never "about 100×".
+SPEEDUP_CAP = 100.0
 NBSP = "\u00a0"  # between a number and its unit, so a line never breaks between them
 BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")  # sizes are binary, in the CLI, the HTML report and the tab
 
@@ -178,7 +180,7 @@ def in_sentence(label):
 def exported():
     """What the tab receives, as JSON-ready data."""
     return {
-        "micro": MICRO, "arrow": ARROW, "times": TIMES, "nbsp": NBSP, "byteUnits": list(BYTE_UNITS),
+        "micro": MICRO, "arrow": ARROW, "times": TIMES, "speedupCap": SPEEDUP_CAP, "nbsp": NBSP, "byteUnits": list(BYTE_UNITS),
         "breakdown": BREAKDOWN_LABELS, "breakdownShort": BREAKDOWN_SHORT_LABELS, "bottleneck": BOTTLENECK_LABELS,
         "transfer": TRANSFER_LABELS, "keyWords": KEY_WORDS,
         "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),

@@ -41,6 +41,9 @@ test('speedup is the step-time ratio, stated as an upper bound', () => {
   assert.equal(formatSpeedup(null), null);
   assert.equal(formatSpeedup(1.32, 'model'), 'about 1.32\u00d7 faster');
   assert.equal(formatSpeedup(3.5, 'bound'), 'up to 3.5\u00d7 faster');
+  // the cap (99% of the step recoverable at most) is where the number stops, never its value
+  assert.equal(formatSpeedup(100, 'model'), 'over 100\u00d7 faster');
+  assert.equal(formatSpeedup(100, 'bound'), 'up to 100\u00d7 faster or more');
 });
 
 test('kernel names: templates collapsed, arguments dropped, long names cut', () => {

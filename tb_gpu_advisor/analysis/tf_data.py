@@ -8,6 +8,7 @@ ITERATOR_PREFIX = "Iterator::"
 PREFETCH_STAGES = {"Prefetch", "PrefetchToDevice", "PrefetchDataset"}
 SEQUENTIAL_MAP_STAGES = {"Map"}
 AMBIGUOUS_MAP_STAGES = {"MapAndBatch"}  # parallel or not depending on num_parallel_calls
+PARALLEL_MAP_STAGES = {"ParallelMap", "ParallelMapV2"} | AMBIGUOUS_MAP_STAGES  # maps that can run calls at once
 PARALLEL_STAGES = {"ParallelMap", "ParallelMapV2", "ParallelInterleave", "ParallelInterleaveV2",
                    "ParallelInterleaveV3", "ParallelInterleaveV4", "LegacyParallelInterleaveV2",
                    "ParallelBatch", "ParallelFilter"}
@@ -37,6 +38,7 @@ class TfDataPipeline:
     generators: tuple  # Dataset.from_generator stages (Python generators)
     per_device_generators: tuple  # tf.distribute's per-device Generator stages (not Python generators)
     map_concurrency: float | None  # busy time of tf.data's private threads / wall time
+    map_threads: int = 0  # tf.data's private threads seen (those that ran something: at most the pool's size)
 
     @property
     def has_prefetch(self):
@@ -94,4 +96,5 @@ def tf_data_pipeline(op_totals, thread_busy, window_ps):
                           sequential_maps=tuple(sequential), demanded_reads=tuple(demanded),
                           file_reads=tuple(reads), generators=tuple(generators),
                           per_device_generators=tuple(per_device),
-                          map_concurrency=None if concurrency is None else round(concurrency, 2))
+                          map_concurrency=None if concurrency is None else round(concurrency, 2),
+                          map_threads=busy[0] if busy else 0)

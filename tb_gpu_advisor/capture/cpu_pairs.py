@@ -21,6 +21,17 @@ how far a measured speedup moves between runs of the same pair. Pairs (problem -
                                            thread with jax.device_put ahead
   jax_jit      op_by_op -> jit             capture.jax_gpu's launch pair (small sizes): op by op vs jax.jit
 
+Held-out pairs, added after the what-if models were built and never used to tune them (the calibration table
+scores them in a group of their own):
+
+  tf_map_python   sequential -> parallel  tf_map's pipeline, its numpy_function computing in pure Python (holds
+                                          the GIL) instead of waiting, sequential vs num_parallel_calls=AUTOTUNE
+  tf_map_compute  sequential -> parallel  tf_map's pipeline, its map TensorFlow ops that compute (C++, no GIL)
+                                          and share the cores with the step; the sequential side turns off
+                                          tf.data's map_parallelization, which would parallelize it unasked
+  jax_adam        op_by_op -> jit         an MLP step whose AdamW update (global-norm clipping, weight decay) is
+                                          mostly element-wise ops over every parameter: op by op vs jax.jit
+
 Costs are calibrated on the machine: the consumer step is timed first (the fastest of 8) and the input work set
 as a multiple of it, so each pair is built for the same effect on a faster or a slower machine; the load of a
 shared machine still moves the timings (`pairs.json` records it). TensorFlow and JAX each run in their own
@@ -56,6 +67,14 @@ PREFETCH_PRODUCER_OVER_STEP = 0.8
 # (capture.jax_gpu's default, half NumPy work, needs spare cores that a 2-core machine does not have).
 JAX_LOADER_OVER_STEP = 0.8
 JAX_LOADER_READ_SHARE = 0.9
+# The held-out Python map computes instead of waiting; the same producer / step ratio as tf_map. Its cost is
+# sized by timing a probe of the map alone (the sequential pipeline, no step) and scaling it linearly.
+PYTHON_MAP_PROBE_ITERATIONS = 20000  # pure-Python loop iterations per element in the probe
+COMPUTE_MAP_PROBE_ROWS = 64  # rows of the (rows x 256) @ (256 x 256) matmul per element in the compute map's probe
+# jax_adam: an MLP of ADAM_WIDTHS (1.1M parameters) on batches of ADAM_BATCH: small matmuls, so the element-wise
+# update over every parameter is a large share of the step even when jitted.
+ADAM_WIDTHS = (64, 1024, 1024, 10)
+ADAM_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -73,7 +92,13 @@ PAIRS = (
     Pair("tf_eager", "tf", "eager", "function", "GradientTape step eagerly vs under tf.function"),
     Pair("jax_loader", "jax", "inline", "background", "NumPy loader in the step vs a background prefetch thread"),
     Pair("jax_jit", "jax", "op_by_op", "jit", "small deep MLP step op by op vs jax.jit"),
+    Pair("tf_map_python", "tf", "sequential", "parallel",
+         "tf.data map of a pure-Python numpy_function (GIL-bound) sequential vs num_parallel_calls=AUTOTUNE"),
+    Pair("tf_map_compute", "tf", "sequential", "parallel",
+         "tf.data map of TensorFlow compute ops sequential vs num_parallel_calls=AUTOTUNE"),
+    Pair("jax_adam", "jax", "op_by_op", "jit", "MLP step with an element-wise AdamW update op by op vs jax.jit"),
 )
+HELD_OUT = ("tf_map_python", "tf_map_compute", "jax_adam")  # captured after the models were built
 PAIR_NAMES = tuple(pair.name for pair in PAIRS)
 
 
@@ -184,11 +209,52 @@ class _TensorFlowPairs:
             times.append((time.perf_counter() - started) * 1e3)
         return min(times[WARMUP_STEPS:])
 
-    def dataset(self, element_s, parallel_map, prefetch, batch_first=False):
-        """Batches of `TF_BATCH` elements, each read by a numpy_function that waits `element_s` (a storage read);
-        with `element_s` None, straight from memory. `batch_first` maps whole batches (a vectorized map) with
-        a plain Map stage, which, unlike the MapAndBatch that map-then-batch becomes, computes only when asked:
-        without prefetch, reading and the step take turns."""
+    def python_map(self, iterations):
+        """A map whose numpy_function computes in pure Python for `iterations` loop turns, holding the GIL."""
+        tf = self.tf
+
+        def compute(x):
+            total = 0.0
+            for turn in range(iterations):
+                total += turn * 0.5
+            return x
+
+        def preprocess(x, y):
+            return tf.ensure_shape(tf.numpy_function(compute, [x], tf.float32), [TF_FEATURES]), y
+        return preprocess
+
+    def tf_compute_map(self, rows):
+        """A map of TensorFlow ops that compute (C++, no GIL): the element tiled into a `rows` x 256 matrix, one
+        matmul by a fixed 256 x 256 matrix, tanh, mean: a few ops per element whatever their cost, so the trace
+        stays small."""
+        tf = self.tf
+        import numpy as np
+        side = 4 * TF_FEATURES
+        weights = tf.constant(np.random.default_rng(4).standard_normal((side, side)).astype("float32") / side)
+
+        def preprocess(x, y):
+            matrix = tf.tile(x[None, :], [rows, 4])
+            return x + tf.reduce_mean(tf.tanh(tf.matmul(matrix, weights))), y
+        return preprocess
+
+    def producer_ms(self, preprocess, keep_sequential):
+        """Time per batch of the sequential map alone (no step, no prefetch): 8 batches after 2, over 8. A mean,
+        not the fastest: MapAndBatch computes ahead, so single next() calls can return a batch made earlier."""
+        batches = iter(self.dataset(None, parallel_map=False, prefetch=False, preprocess=preprocess,
+                                    keep_sequential=keep_sequential))
+        for _ in range(2):
+            next(batches)
+        started = time.perf_counter()
+        for _ in range(8):
+            next(batches)
+        return (time.perf_counter() - started) * 1e3 / 8
+
+    def dataset(self, element_s, parallel_map, prefetch, batch_first=False, preprocess=None, keep_sequential=False):
+        """Batches of `TF_BATCH` elements, each read by a numpy_function that waits `element_s` (a storage read),
+        or mapped by `preprocess` where given; with neither, straight from memory. `batch_first` maps whole
+        batches (a vectorized map) with a plain Map stage, which, unlike the MapAndBatch that map-then-batch
+        becomes, computes only when asked: without prefetch, reading and the step take turns. `keep_sequential`
+        turns off tf.data's map_parallelization, which runs a sequential map of stateless ops in parallel."""
         tf = self.tf
         import numpy as np
         rng = np.random.default_rng(0)
@@ -200,18 +266,22 @@ class _TensorFlowPairs:
             time.sleep(element_s * (len(x) if x.ndim > 1 else 1))
             return x
 
-        def preprocess(x, y):
+        def read_element(x, y):
             shape = [None, TF_FEATURES] if batch_first else [TF_FEATURES]
             return tf.ensure_shape(tf.numpy_function(read, [x], tf.float32), shape), y
 
         dataset = tf.data.Dataset.from_tensor_slices((features, labels))
         parallelism = tf.data.AUTOTUNE if parallel_map else None
         if batch_first:
-            dataset = dataset.batch(TF_BATCH).map(preprocess, num_parallel_calls=parallelism)
+            dataset = dataset.batch(TF_BATCH).map(read_element, num_parallel_calls=parallelism)
         else:
-            if element_s is not None:
-                dataset = dataset.map(preprocess, num_parallel_calls=parallelism)
+            if preprocess is not None or element_s is not None:
+                dataset = dataset.map(preprocess or read_element, num_parallel_calls=parallelism)
             dataset = dataset.batch(TF_BATCH)
+        if keep_sequential and not parallel_map:
+            options = tf.data.Options()
+            options.experimental_optimization.map_parallelization = False
+            dataset = dataset.with_options(options)
         if prefetch:
             return dataset.prefetch(tf.data.AUTOTUNE)
         # TensorFlow injects a prefetch after a final synchronous map by default: the pipeline without prefetch
@@ -224,8 +294,35 @@ class _TensorFlowPairs:
         """Warm-up steps, then the profiled steps; next() sits inside the marker. Returns each step's wall ms."""
         return profiled_tf_loop(self.tf, run_dir, step, batches, self.steps)
 
+    def capture_computing_map(self, pair, outdir, max_mb, width, depth):
+        """A held-out map pair whose map computes (Python, or TensorFlow ops): its cost sized by a probe of the map
+        alone to MAP_PRODUCER_OVER_STEP times the consumer step per batch; sequential, then AUTOTUNE; both
+        prefetch."""
+        consumer_ms = self.consumer_ms(width, depth)
+        if pair.name == "tf_map_python":
+            probe_cost, make_map, unit = PYTHON_MAP_PROBE_ITERATIONS, self.python_map, "python_iterations"
+        else:
+            probe_cost, make_map, unit = COMPUTE_MAP_PROBE_ROWS, self.tf_compute_map, "matmul_rows"
+        keep_sequential = pair.name == "tf_map_compute"  # stateless ops: TensorFlow would parallelize the map
+        probe_ms = self.producer_ms(make_map(probe_cost), keep_sequential)
+        cost = max(1, round(probe_cost * MAP_PRODUCER_OVER_STEP * consumer_ms / probe_ms))
+        costs = {"width": width, "depth": depth, "consumer_ms": round(consumer_ms, 3),
+                 "producer_over_step": MAP_PRODUCER_OVER_STEP, f"probe_{unit}": probe_cost,
+                 "probe_producer_ms_per_batch": round(probe_ms, 3), f"{unit}_per_element": cost}
+        results = []
+        for side, parallel_map in ((pair.problem, False), (pair.fix, True)):
+            step = self._step_fn(self._model(width, depth), compiled=True)
+            batches = iter(self.dataset(None, parallel_map, prefetch=True, preprocess=make_map(cost),
+                                        keep_sequential=keep_sequential))
+            run_dir = pathlib.Path(outdir) / f"{pair.name}_{side}"
+            results.append(_finish(pair, side, run_dir, self.loop(run_dir, step, batches), costs, max_mb))
+        return results
+
     def capture(self, pair, outdir, max_mb):
-        width, depth = {"tf_eager": (32, 12), "tf_map": (1024, 4), "tf_prefetch": (1024, 4)}[pair.name]
+        width, depth = {"tf_eager": (32, 12), "tf_map": (1024, 4), "tf_prefetch": (1024, 4),
+                        "tf_map_python": (1024, 4), "tf_map_compute": (1024, 4)}[pair.name]
+        if pair.name in ("tf_map_python", "tf_map_compute"):
+            return self.capture_computing_map(pair, outdir, max_mb, width, depth)
         results = []
         if pair.name == "tf_eager":
             costs = {"width": width, "depth": depth}
@@ -252,6 +349,59 @@ class _TensorFlowPairs:
 
 # --- JAX -------------------------------------------------------------------------------------------------------
 
+class _AdamStep:
+    """An MLP step whose AdamW update is most of its ops: global-norm clipping, both moments, bias correction and
+    weight decay, each an element-wise jnp call over every parameter when run op by op."""
+
+    def __init__(self, jax, jnp):
+        self.jax, self.jnp = jax, jnp
+
+    def init(self):
+        jax, jnp = self.jax, self.jnp
+        keys = jax.random.split(jax.random.PRNGKey(3), len(ADAM_WIDTHS))
+        params = [(jax.random.normal(key, (fan_in, fan_out)) / fan_in ** 0.5, jnp.zeros((fan_out,)))
+                  for key, fan_in, fan_out in zip(keys, ADAM_WIDTHS[:-1], ADAM_WIDTHS[1:])]
+        zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
+        x = jax.random.normal(keys[-1], (ADAM_BATCH, ADAM_WIDTHS[0]))
+        labels = jnp.arange(ADAM_BATCH) % ADAM_WIDTHS[-1]
+        return {"params": params, "m": zeros, "v": zeros, "t": 0}, x, labels
+
+    def step(self, params, m, v, t, x, labels):
+        jax, jnp = self.jax, self.jnp
+
+        def loss_fn(params):
+            h = x
+            for w, b in params[:-1]:
+                h = jax.nn.relu(h @ w + b)
+            logits = h @ params[-1][0] + params[-1][1]
+            return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), labels[:, None], axis=1))
+
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        leaves = jax.tree_util.tree_leaves(grads)
+        norm = jnp.sqrt(sum(jnp.sum(g * g) for g in leaves))
+        scale = jnp.minimum(1.0, 1.0 / (norm + 1e-6))
+        tree_map = jax.tree_util.tree_map
+        grads = tree_map(lambda g: g * scale, grads)
+        m = tree_map(lambda m_, g: 0.9 * m_ + 0.1 * g, m, grads)
+        v = tree_map(lambda v_, g: 0.999 * v_ + 0.001 * g * g, v, grads)
+        m_hat_scale, v_hat_scale = 1.0 / (1.0 - 0.9 ** t), 1.0 / (1.0 - 0.999 ** t)
+        params = tree_map(lambda p, m_, v_: p - 1e-3 * ((m_ * m_hat_scale) / (jnp.sqrt(v_ * v_hat_scale) + 1e-8)
+                                                        + 0.01 * p), params, m, v)
+        return params, m, v, loss
+
+    def run(self, compiled):
+        """A step function for jax_gpu's profiled loop: one update, then the loss read back."""
+        state, x, labels = self.init()
+        step = self.jax.jit(self.step) if compiled else self.step
+
+        def run(_i):
+            state["t"] += 1
+            state["params"], state["m"], state["v"], loss = step(state["params"], state["m"], state["v"],
+                                                                 float(state["t"]), x, labels)
+            float(loss)
+        return run
+
+
 def _capture_jax(pairs, outdir, steps, max_mb):
     from tb_gpu_advisor.capture import jax_gpu
     jax, jnp = jax_gpu._import_jax()
@@ -260,6 +410,15 @@ def _capture_jax(pairs, outdir, steps, max_mb):
     runs = {"jax_loader": ("input_bound", "input_prefetch"), "jax_jit": ("launch_bound", "launch_jit")}
     results = []
     for pair in pairs:
+        if pair.name == "jax_adam":
+            costs = {"widths": list(ADAM_WIDTHS), "batch": ADAM_BATCH,
+                     "parameters": sum(a * b + b for a, b in zip(ADAM_WIDTHS[:-1], ADAM_WIDTHS[1:]))}
+            for side, compiled in ((pair.problem, False), (pair.fix, True)):
+                run_dir = pathlib.Path(outdir) / f"{pair.name}_{side}"
+                shutil.rmtree(run_dir, ignore_errors=True)
+                times = jax_gpu._profiled_loop(jax, run_dir, steps, _AdamStep(jax, jnp).run(compiled), False)
+                results.append(_finish(pair, side, run_dir, times, costs, max_mb))
+            continue
         for side, run in zip((pair.problem, pair.fix), runs[pair.name]):
             captured = jax_gpu.capture_run(work, outdir, run, steps)
             run_dir = pathlib.Path(outdir) / f"{pair.name}_{side}"

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field, replace
 
 from tb_gpu_advisor.findings.catalog import CATALOG, entry_for
+from tb_gpu_advisor.vocabulary import SPEEDUP_CAP
 
 SEVERITIES = ("high", "medium", "low")
 # "model": the fix applied to this trace's own timeline and the step re-derived (worded "about 1.3x");
@@ -11,7 +12,7 @@ SPEEDUP_KINDS = ("model", "bound")
 CATEGORIES = ("input", "host", "launch", "transfer", "occupancy", "kernel", "precision", "fusion", "communication",
               "memory", "threading", "placement", "batch", "sync", "other")
 # Recoverable time is capped just below the whole window so the ratio stays finite.
-MAX_RECOVERABLE_FRACTION = 0.99
+MAX_RECOVERABLE_FRACTION = 1.0 - 1.0 / SPEEDUP_CAP
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ POOLS = {
     "input.no_prefetch": {"input_wait"},
     "input.host_batch_prep": {"input_wait", "host"},
     "input.sequential_map": {"input_wait"},
+    "input.map_pool_saturated": {"input_wait"},
     "input.python_generator": {"input_wait"},
     "input.demanded_file_reads": {"input_wait"},
     "input.no_cache": {"input_wait"},

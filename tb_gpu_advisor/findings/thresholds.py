@@ -41,6 +41,12 @@ FILES_MIN_SHARE = 0.5
 PREP_UNTRACED_MIN_MS = 1.0
 # tf.data service pays off only for a pipeline already tuned and still starving several GPUs this much.
 TF_DATA_SERVICE_MIN_GPUS = 2
+# tf.data's private pool is the limit of a parallel map when its threads are busy at least this share of the
+# window on average: a call on every thread but for the gaps between calls. A pool with a thread to spare shows
+# at most (threads - 1) / threads: below this for the pools of up to 4 threads (hosts of up to 4 cores).
+MAP_POOL_BUSY_SHARE = 0.8
+# ... and the ops that may wait (Python callbacks, ReadFile) take at least this share of those threads' busy time.
+MAP_POOL_WAITING_SHARE = 0.5
 
 # Utilization (torch-tb-profiler: GPU utilization < 50% -> larger batch).
 BATCH_GPU_BUSY_MAX_PCT = 50.0
@@ -81,8 +87,6 @@ DOMINANT_KERNEL_SHARE_PCT = 5.0
 LOW_OCCUPANCY_PCT = 25.0
 # Occupancy above this is enough to hide latency for most kernels (the estimate stops there).
 GOOD_OCCUPANCY_PCT = 50.0
-# A GEMM-tuning estimate (kernel.gemm_below_roof) never claims more than this share of the kernel's time.
-KERNEL_TUNING_MAX_SAVING = 0.5
 # The least a kernel launch takes on the GPU (an empty kernel: about 1-3 us on recent GPUs), or the shortest kernel
 # of the trace if shorter: occupancy.tiny_grid's relaunched kernels never run shorter.
 MIN_KERNEL_US = 2.0

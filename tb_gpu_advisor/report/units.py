@@ -3,7 +3,7 @@
 import math
 import re
 
-from tb_gpu_advisor.vocabulary import BYTE_UNITS, KERNEL_PLUMBING, MICRO, TIMES
+from tb_gpu_advisor.vocabulary import BYTE_UNITS, KERNEL_PLUMBING, MICRO, SPEEDUP_CAP, TIMES
 
 
 def duration_us(value):
@@ -215,6 +215,8 @@ def speedup_phrase(value, kind):
     """A finding's estimated speedup as people say it: a model `about 1.32×`, a bound `up to 3.48×`; None at 1.0."""
     if not isinstance(value, (int, float)) or value <= 1.005:
         return None
+    if value >= SPEEDUP_CAP:  # capped: the what-if may say more, the number shown is not its value
+        return f"over {SPEEDUP_CAP:.0f}{TIMES}" if kind == "model" else f"up to {SPEEDUP_CAP:.0f}{TIMES} or more"
     number = f"{value:.2f}" if value < 10 else f"{value:.1f}"
     return f"about {number}{TIMES}" if kind == "model" else f"up to {number}{TIMES}"
 

@@ -85,6 +85,8 @@ export function formatGbps(gbps) {
  */
 export function formatSpeedup(ratio, kind) {
   if (!finite(ratio)) return null;
+  const cap = VOCABULARY.speedupCap;
+  if (ratio >= cap) return kind === 'model' ? `over ${cap}\u00d7 faster` : `up to ${cap}\u00d7 faster or more`;
   return `${kind === 'model' ? 'about' : 'up to'} ${trim(ratio, ratio < 10 ? 2 : 1)}\u00d7 faster`;
 }
 

@@ -4,6 +4,7 @@ export const VOCABULARY = Object.freeze({
   "micro": "\u00b5s",
   "arrow": "\u2192",
   "times": "\u00d7",
+  "speedupCap": 100.0,
   "nbsp": "\u00a0",
   "byteUnits": [
     "B",

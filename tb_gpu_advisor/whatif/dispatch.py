@@ -1,7 +1,7 @@
 """What-if of compiling an op-by-op step (tf.function, jax.jit): the Python dispatch between ops is removed, the work
 each op does stays (under jax.jit less what XLA's fusion removes), and the device's own busy time stays."""
 
-from tb_gpu_advisor.whatif.estimate import model
+from tb_gpu_advisor.whatif.estimate import bound, model
 
 
 def eager_op_work_ms(run_total_ms, run_count, shortest_run_ms):
@@ -25,11 +25,19 @@ def jit_fused_work_ms(work_ms, fusible_ms):
     return max(0.0, work_ms - fusible_ms)
 
 
-def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept, removed="the Python dispatch between ops is removed"):
+def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept, removed="the Python dispatch between ops is removed",
+                  fused_ms=None):
     """The window with only `kept_ms` of host work (the ops' own work, summed over the window) and the device
     busy `device_busy_ms` left, whichever is longer; `what_kept` says in words what was kept, `removed` (a
-    clause) what was removed."""
+    clause) what was removed. With `fused_ms` (work jit fuses, counted as zero) it is an upper bound: a fused
+    loop still does its arithmetic and one pass over memory, which the trace cannot price, so the basis also
+    gives the speedup with that work kept."""
     new = max(kept_ms, device_busy_ms)
-    return model(window_ms, new, f"model: compiled, the step keeps {what_kept} ({kept_ms:.3g} ms over the "
-                                 f"window) and the device's busy time ({device_busy_ms:.3g} ms), whichever is "
-                                 f"longer; {removed}")
+    text = (f"compiled, the step keeps {what_kept} ({kept_ms:.3g} ms over the window) and the device's busy time "
+            f"({device_busy_ms:.3g} ms), whichever is longer; {removed}")
+    if not fused_ms:
+        return model(window_ms, new, f"model: {text}")
+    unfused = max(kept_ms + fused_ms, device_busy_ms)
+    at_least = window_ms / unfused if 0 < unfused < window_ms else 1.0
+    return bound(window_ms, new, f"upper bound: {text}. Zero is the optimistic end: a fused loop still does the "
+                                 f"arithmetic and one pass over memory; with that work kept, about {at_least:.2f}x")

@@ -1,7 +1,9 @@
 """Regression on the committed real CPU problem/fix pairs (tests/data/real/cpu_pairs, made by capture.cpu_pairs).
 
 Each pair: both sides' steps are found, the problem side gets the finding its fix addresses and the fix side does
-not, and compare calls the fix faster, beyond noise, with that finding resolved. Where no rule can see a JAX
+not, and compare calls the fix faster, beyond noise, with that finding resolved. The held-out pairs (heldout/,
+captured after the models were built) are analyzed the same way; whether their fix helped is what they measure,
+so for them compare need only agree with the script's own timing. Where no rule can see a JAX
 problem yet, the finding check is an expected failure that names the gap (strict: it fails once a rule exists, so
 this file gets updated with it).
 """
@@ -23,6 +25,13 @@ from tests.data import REAL
 
 DATA = REAL / "cpu_pairs"
 SUMMARY = json.loads((DATA / "pairs.json").read_text(encoding="utf-8"))
+# The held-out pairs (captured after the models were built) live in a folder of their own, with their pairs.json.
+HELD_OUT = DATA / "heldout"
+# tf_map_compute was captured on its own, into heldout/compute/ with its pairs.json.
+HELD_OUT_DIRS = {"tf_map_compute": HELD_OUT / "compute"}
+HELD_OUT_SUMMARIES = {folder: json.loads((folder / "pairs.json").read_text(encoding="utf-8"))
+                      for folder in {HELD_OUT, *HELD_OUT_DIRS.values()}}
+FITTED_PAIRS = tuple(name for name in cpu_pairs.PAIR_NAMES if name not in cpu_pairs.HELD_OUT)
 # The finding each pair's fix addresses, as our rules name it.
 EXPECTED_FINDING = {
     "tf_map": "input.sequential_map",
@@ -30,6 +39,9 @@ EXPECTED_FINDING = {
     "tf_eager": "host.eager_execution",
     "jax_loader": "input.host_batch_prep",
     "jax_jit": "host.eager_execution",
+    "tf_map_python": "input.sequential_map",
+    "tf_map_compute": "input.sequential_map",
+    "jax_adam": "host.eager_execution",
 }
 MAX_FILE_BYTES = int(1.5 * 2**20)
 
@@ -41,21 +53,31 @@ def cli_json(*argv):
     return json.loads(out.getvalue())
 
 
+def folder_of(pair):
+    return HELD_OUT_DIRS.get(pair, HELD_OUT) if pair in cpu_pairs.HELD_OUT else DATA
+
+
+def summary_of(pair):
+    return HELD_OUT_SUMMARIES[folder_of(pair)] if pair in cpu_pairs.HELD_OUT else SUMMARY
+
+
 def side_path(pair, role):
-    return DATA / SUMMARY["pairs"][pair][role]["path"]
+    return folder_of(pair) / summary_of(pair)["pairs"][pair][role]["path"]
 
 
 @pytest.fixture(scope="module")
 def analyses():
     return {(pair, role): cli_json("analyze", str(side_path(pair, role)))["hosts"][0]
-            for pair in SUMMARY["pairs"] for role in ("problem", "fix")}
+            for pair in cpu_pairs.PAIR_NAMES for role in ("problem", "fix")}
 
 
 def test_every_pair_of_the_script_is_committed_small():
-    assert sorted(SUMMARY["pairs"]) == sorted(cpu_pairs.PAIR_NAMES)
+    assert sorted(SUMMARY["pairs"]) == sorted(FITTED_PAIRS)
+    assert sorted(name for summary in HELD_OUT_SUMMARIES.values() for name in summary["pairs"]) == \
+        sorted(cpu_pairs.HELD_OUT)
     assert set(EXPECTED_FINDING) == set(cpu_pairs.PAIR_NAMES)
     assert {pair.framework for pair in cpu_pairs.PAIRS} == {"tf", "jax"}
-    for pair in SUMMARY["pairs"]:
+    for pair in cpu_pairs.PAIR_NAMES:
         for role in ("problem", "fix"):
             assert side_path(pair, role).stat().st_size <= MAX_FILE_BYTES, (pair, role)
 
@@ -64,14 +86,27 @@ def test_every_pair_of_the_script_is_committed_small():
 def test_both_sides_steps_are_found(pair, analyses):
     for role in ("problem", "fix"):
         report = analyses[pair, role]
-        expected = SUMMARY["pairs"][pair][role]["steps"]
+        expected = summary_of(pair)["pairs"][pair][role]["steps"]
         assert expected >= 10
         assert (report["summary"]["step_source"], report["summary"]["step_time_ms"]["count"]) == ("host", expected)
         first = cpu_pairs.WARMUP_STEPS
         assert [step["name"] for step in report["steps"]] == [f"train {n}" for n in range(first, first + expected)]
 
 
-@pytest.mark.parametrize("pair", sorted(EXPECTED_FINDING))
+# Where the committed problem side does not get its finding, and why (strict: the test fails once a rule sees it).
+FINDING_GAPS = {
+    "tf_map_python": "the map's PyFunc calls never overlap (one at a time), but each call's ExecutorDoneCallback "
+                     "runs long (1.22 s over the trace, 0.05 s in tf_map's waiting map) and overlaps the next "
+                     "call, so tf.data's private threads "
+                     "are busy 1.40 at a time, above the 1.2 that analysis.tf_data reads as a sequential map",
+    "tf_map_compute": "the map's MatMul, Tile and Tanh events never overlap (one element at a time), but its "
+                      "ExecutorDoneCallback events run long (1.13 s over the trace) and overlap, so tf.data's "
+                      "private threads are busy 1.23 at a time, above the 1.2 read as a sequential map",
+}
+
+
+@pytest.mark.parametrize("pair", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=FINDING_GAPS[name]))
+                                  if name in FINDING_GAPS else name for name in sorted(EXPECTED_FINDING)])
 def test_the_problem_side_gets_its_finding_and_the_fix_side_does_not(pair, analyses):
     finding = EXPECTED_FINDING[pair]
     problem = {f["id"]: f for f in analyses[pair, "problem"]["findings"]}
@@ -83,9 +118,13 @@ def test_the_problem_side_gets_its_finding_and_the_fix_side_does_not(pair, analy
 
 @pytest.mark.parametrize("pair", ["tf_eager", "jax_jit"])
 def test_compiling_the_step_is_modelled_from_the_ops_work(pair, analyses):
-    """The op-by-op step compiled keeps only the ops' own work: a model far above the dispatch share alone."""
+    """The op-by-op step compiled keeps only the ops' own work: far above the dispatch share alone. A model for
+    tf.function; for jax.jit, whose fused element-wise thunks count as zero (the optimistic end), a bound whose
+    basis gives the speedup with them kept."""
     finding = {f["id"]: f for f in analyses[pair, "problem"]["findings"]}["host.eager_execution"]
-    assert finding["speedup_kind"] == "model"
+    assert finding["speedup_kind"] == ("bound" if pair == "jax_jit" else "model")
+    if pair == "jax_jit":
+        assert "with that work kept, about" in finding["speedup_basis"]
     assert finding["estimated_speedup"] > 5.0
     assert finding["evidence"]["metrics"]["op_work_kept_ms"] > 0
     # no GPU, yet a verdict: host-bound by eager dispatch (the calls and the Python between them)
@@ -107,7 +146,7 @@ def test_jitting_the_op_by_op_jax_step_is_predicted_within_the_calibration_toler
     assert abs(finding["estimated_speedup"] / measured - 1) <= TOLERANCE, (finding["estimated_speedup"], measured)
 
 
-@pytest.mark.parametrize("pair", cpu_pairs.PAIR_NAMES)
+@pytest.mark.parametrize("pair", FITTED_PAIRS)
 def test_compare_reports_the_improvement(pair):
     comparison = cli_json("compare", str(side_path(pair, "problem")), str(side_path(pair, "fix")))
     host = comparison["hosts"][0]
@@ -122,6 +161,23 @@ def test_compare_reports_the_improvement(pair):
     if host["driver"]["category"] == "idle":
         assert "untraced host time (Python between ops) fell from" in comparison["verdict"]
     assert "idle fell" not in comparison["verdict"]
+
+
+@pytest.mark.parametrize("pair", cpu_pairs.HELD_OUT)
+def test_compare_measures_each_held_out_pair_as_the_script_timed_it(pair):
+    comparison = cli_json("compare", str(side_path(pair, "problem")), str(side_path(pair, "fix")))
+    host = comparison["hosts"][0]
+    sides = summary_of(pair)["pairs"][pair]
+    assert host["speedup"] == pytest.approx(sides["problem"]["step_ms_mean"] / sides["fix"]["step_ms_mean"], rel=0.15)
+    assert host["predictions"]["measured"]["value"] == pytest.approx(host["speedup"], rel=0.01)
+    if pair in EXPECTED_FINDING and pair not in FINDING_GAPS:
+        assert EXPECTED_FINDING[pair] in {f["id"] for f in host["findings"]["resolved"]}
+
+
+def test_the_gil_bound_map_is_seen_as_python_per_element(analyses):
+    """tf_map_python's problem side: the numpy_function per element is named, and the step waits for input."""
+    problem = {f["id"]: f for f in analyses["tf_map_python", "problem"]["findings"]}
+    assert problem["host.python_function"]["evidence"]["metrics"]["py_function_in_tf_data"] is True
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("jax") is None,
@@ -145,6 +201,30 @@ def test_the_script_captures_a_pair_of_each_framework(tmp_path):
             assert report["summary"]["step_time_ms"]["count"] == side["steps"], (pair, role)
         comparison = cli_json("compare", str(export / entry["problem"]["path"]), str(export / entry["fix"]["path"]))
         assert comparison["hosts"][0]["change"] == "faster", (pair, comparison["verdict"])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("jax") is None,
+                    reason="the capture needs TensorFlow and JAX (pip install -e '.[tf,jax]'; scripts/test.sh does)")
+def test_the_script_captures_the_held_out_pairs(tmp_path):
+    """The held-out pairs' own code paths, run now (about a minute on 2 cores): the Python and TensorFlow maps
+    sized by their probes, the AdamW step op by op and jitted; each side's steps found, the op-by-op side's finding
+    present."""
+    export = tmp_path / "export"
+    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(tmp_path / "logdir"),
+                             "--pair", "tf_map_python", "--pair", "tf_map_compute", "--pair", "jax_adam", "--steps", "5", "--export", str(export)],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((export / "pairs.json").read_text())
+    costs = summary["pairs"]["tf_map_python"]["problem"]["costs"]
+    assert costs["python_iterations_per_element"] >= 1 and costs["probe_producer_ms_per_batch"] > 0
+    assert summary["pairs"]["tf_map_compute"]["problem"]["costs"]["matmul_rows_per_element"] >= 1
+    assert summary["pairs"]["jax_adam"]["problem"]["costs"]["parameters"] == 1126410
+    for entry in summary["pairs"].values():
+        for role in ("problem", "fix"):
+            report = cli_json("analyze", str(export / entry[role]["path"]))["hosts"][0]
+            assert report["summary"]["step_time_ms"]["count"] == entry[role]["steps"] >= 3
+    problem = cli_json("analyze", str(export / summary["pairs"]["jax_adam"]["problem"]["path"]))["hosts"][0]
+    assert "host.eager_execution" in {f["id"] for f in problem["findings"]}
 
 
 def test_the_inline_jax_loader_is_seen_as_an_untraced_stall(analyses):

@@ -90,7 +90,8 @@ def test_real_input_bound_vs_fixed(real_pair):
     assert host["gpu_busy_pct"]["delta_points"] is None
     assert host["kernels"]["counts"] == {"new": 0, "fused": 0, "gone": 0, "faster": 0, "slower": 0, "unchanged": 0}
     assert [f["id"] for f in host["findings"]["resolved"]] == ["input.sequential_map", "input.no_prefetch"]
-    assert host["findings"]["new"] == []
+    # the parallel map now waits on its 2-thread pool: the next lever is the pool's size
+    assert [f["id"] for f in host["findings"]["new"]] == ["input.map_pool_saturated"]
 
 
 def test_real_reverse_and_same(real_pair):

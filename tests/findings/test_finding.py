@@ -153,3 +153,12 @@ def test_speedup_is_worded_by_its_kind():
     assert speedup_phrase(3.5, "bound") == "up to 3.50×"
     assert speedup_phrase(12.345, None) == "up to 12.3×"  # reports written before the key: bounds
     assert speedup_phrase(1.0, "model") is None
+
+
+def test_a_speedup_at_the_cap_is_not_worded_as_its_value():
+    """99% of the step recoverable at most: 100x is where the number stops, not what the what-if said."""
+    from tb_gpu_advisor.findings.finding import speedup
+    assert speedup(445.0, 446.0) == 100.0
+    assert speedup_phrase(100.0, "model") == "over 100×"
+    assert speedup_phrase(100.0, "bound") == "up to 100× or more"
+    assert speedup_phrase(99.94, "bound") == "up to 99.9×"

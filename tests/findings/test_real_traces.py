@@ -74,19 +74,43 @@ def test_tf_cpu_input_bound_gets_input_findings():
                                             "(no GPU work in this profile).")
 
 
-def test_tf_cpu_input_fixed_gets_no_input_findings():
+def test_tf_cpu_input_fixed_gets_the_pool_finding():
     result = report("tf221_cpu_keras_input_fixed.xplane.pb")
     found = findings_by_id(result)
-    # Prefetch and parallel map are in place (Iterator::Root::Prefetch::MapAndBatch, its threads keep 1.9 cores
-    # busy): no tf.data advice is left. What remains is the Python function itself (a host finding).
-    assert not [f for f in result["findings"] if f["category"] == "input"]
+    # Prefetch and parallel map are in place (Iterator::Root::Prefetch::MapAndBatch), and both of tf.data's 2 pool
+    # threads are inside the map function (1.91 at a time), 98.5% of that in the sleeping tf.py_function, while the
+    # step waits 87% of its time: the pool caps the map, and only a larger pool lets more calls wait at once.
+    pool = found["input.map_pool_saturated"]
+    metrics = pool["evidence"]["metrics"]
+    assert (metrics["map_threads"], metrics["map_threads_busy_cores"], metrics["map_waiting_share"]) == (2, 1.91, 0.985)
+    assert (metrics["host_cores"], metrics["host_cores_source"]) == (2, "agreeing thread pools")
+    # a bound: all of the 87% wait gone, 1 / 0.13 = 7.7x, only if the calls wait rather than compute
+    assert (pool["severity"], pool["speedup_kind"], pool["estimated_speedup"]) == ("high", "bound", 7.72)
+    assert "tf.py_function (op EagerPyFunc), which may wait" in pool["summary"]
+    assert "holds the GIL and gains nothing" in pool["summary"]
+    assert pool["evidence"]["pointers"]["tf_data_stages"] == ["Iterator::Root::Prefetch::MapAndBatch"]
+    assert pool["overlaps_with"] == ["host.python_function"]
+    assert result["summary"]["bottleneck_finding"] == "input.map_pool_saturated"
     python = found["host.python_function"]
     assert python["evidence"]["metrics"]["py_function_calls"] == 670
     assert python["evidence"]["metrics"]["map_threads_busy_cores"] == 1.91
     # The fix removes the Python function (TensorFlow ops or precomputed): the bound is the input wait it paces
     # (87% of the step, 1 / 0.13 = 7.7x), not a parallel map of it over the 2 cores (2.00x).
     assert python["speedup_kind"] == "bound" and python["estimated_speedup"] == 7.72
-    assert set(found) == {"host.python_function"}
+    assert set(found) == {"input.map_pool_saturated", "host.python_function"}
+
+
+def test_tf_map_parallel_pair_side_gets_the_pool_finding():
+    """The tf_map pair's parallel side (a 2-thread pool, a numpy_function that waits per element): the step still
+    waits 41.6% of its time; the pool finding names the lever and makes the CPU-only verdict input-bound."""
+    result = report("cpu_pairs/tf_map_parallel.xplane.pb")
+    pool = findings_by_id(result)["input.map_pool_saturated"]
+    metrics = pool["evidence"]["metrics"]
+    assert (metrics["map_threads"], metrics["map_threads_busy_cores"], metrics["map_waiting_share"]) == (2, 1.77, 0.973)
+    assert (pool["severity"], pool["speedup_kind"], pool["estimated_speedup"]) == ("high", "bound", 1.71)
+    assert "tf.numpy_function (op PyFunc)" in pool["summary"]
+    assert result["summary"]["bottleneck"] == "input"
+    assert result["summary"]["verdict"].startswith("Input-bound: the training step waits for tf.data 42% of its time")
 
 
 def test_jax_cpu_trace():
@@ -166,6 +190,8 @@ def test_a_cpu_run_that_mostly_computes_is_not_called_input_bound():
     """tf.distribute on 3 CPU replicas: the step computes on the host 87% of its time and waits for tf.data 13%,
     and no input stage is found to change: no input verdict, the breakdown said as it is."""
     result = report("tf_mirrored/tf221_cpu_mirrored_3replicas.xplane.pb")
+    # 6 tf_data_private_threadpool threads (the replicas' pools share the name) busy 0.07 at a time, no op that
+    # may wait: no pool finding either
     assert not [f for f in result["findings"] if f["category"] == "input"]
     assert result["summary"]["bottleneck"] == "unknown"
     assert "the step computes on the host 87% of its time and waits for tf.data 13%" in result["summary"]["verdict"]

@@ -457,7 +457,8 @@ def eager_execution(ctx):
     if dispatched is None:
         return None
     ops, count, dispatch_ps, is_jax = dispatched
-    total_ms = min(ms(dispatch_ps), ctx.window_ms)  # JAX's dispatch events nest: their sum can exceed the window
+    # JAX's dispatch events nest, so their sum can exceed the time they cover; they cover no untraced time.
+    total_ms = min(ms(dispatch_ps), ctx.window_ms - ctx.category_ms("idle"))
     per_step = count / ctx.step_count if ctx.step_count else float(count)
     share = ctx.share_pct(total_ms)
     if per_step < EAGER_MIN_OPS_PER_STEP or share < EAGER_MIN_PCT:
@@ -497,7 +498,8 @@ def eager_execution(ctx):
         speedup_basis="upper bound: eager dispatch and the Python between ops on the critical path removed")
     if not modeled:
         return finding
-    return estimated(finding, compiled_step(ctx.window_ms, kept_ms, device_ms, work.what_kept, work.removed))
+    return estimated(finding, compiled_step(ctx.window_ms, kept_ms, device_ms, work.what_kept, work.removed,
+                                            fused_ms=work.fused_ms))
 
 
 def _compiled_text(ctx, work, device_ms, calls_ms, between_ms):
@@ -514,9 +516,15 @@ def _compiled_text(ctx, work, device_ms, calls_ms, between_ms):
         removed.append(work.fused_label)
     if not ctx.has_gpu and ctx.share_pct(ctx.window_ms - calls_ms - between_ms) >= 0.5:
         removed.append("the rest of the host's work in the step")
-    return (f"Compiled, the step would keep {kept}: {duration_ms(round(new_ms / steps, 6))} of the "
+    text = (f"Compiled, the step would keep {kept}: {duration_ms(round(new_ms / steps, 6))} of the "
             f"{duration_ms(ctx.window_ms / steps)} {step} ({ctx.share_pct(new_ms):.1f}%); "
             f"{_joined(removed)} {'is' if len(removed) == 1 else 'are'} removed.")
+    if work.fused_ms:
+        unfused_ms = max(kept_ms + work.fused_ms, device_ms)
+        text += (f" That is the optimistic end: a fused loop still computes, and with the fused thunks' time kept "
+                 f"the step would keep {duration_ms(round(unfused_ms / steps, 6))} "
+                 f"({ctx.share_pct(unfused_ms):.1f}%).")
+    return text
 
 
 def _joined(parts):

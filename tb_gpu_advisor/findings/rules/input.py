@@ -5,9 +5,13 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, estimated, grade, ladder
 from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS, file_work_ps, prep_calls
-from tb_gpu_advisor.analysis.tf_data import FILE_READ_STAGES
+from tb_gpu_advisor.analysis.tf_data import (FILE_READ_STAGES, ITERATOR_PREFIX, MAP_THREADS, PARALLEL_MAP_STAGES,
+                                             stages_of)
+from tb_gpu_advisor.findings.host_time import op_rows
+from tb_gpu_advisor.model.host import PY_FUNCTION_TYPES
 from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT,
-                                                PREP_UNTRACED_MIN_MS, TF_DATA_SERVICE_MIN_GPUS)
+                                                MAP_POOL_BUSY_SHARE, MAP_POOL_WAITING_SHARE, PREP_UNTRACED_MIN_MS,
+                                                TF_DATA_SERVICE_MIN_GPUS)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
@@ -177,6 +181,33 @@ lets more calls wait at once:
     options.threading.private_threadpool_size = 4 * os.cpu_count()
     ds = ds.with_options(options)""",
         docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS),
+    ),
+    "input.map_pool_saturated": Entry(
+        category="input",
+        title="tf.data's thread pool caps a parallel map that may wait",
+        fix_summary="Raise options.threading.private_threadpool_size (k x cores); keep num_parallel_calls=AUTOTUNE.",
+        fix="""\
+The map already runs in parallel, but tf.data runs its calls on its private thread pool, sized to the host's
+cores by default, and never has more calls in flight than that pool has threads, even when each call only
+waits (a Python function reading remote storage or sleeping, an RPC, ReadFile on a slow filesystem). Every
+thread of the pool is inside the map function while the step waits. When the calls wait rather than compute,
+a larger pool lets more of them wait at once:
+
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = 4 * os.cpu_count()   # try k = 2, 4, 8 times the cores
+    ds = ds.map(read_fn, num_parallel_calls=tf.data.AUTOTUNE)  # AUTOTUNE follows the pool; a fixed number caps it
+    ds = ds.with_options(options)
+
+Measure the pipeline alone (iterate it without the model) with each pool size. Calls that compute gain
+nothing from a larger pool: they need cores the host does not have, and a Python function that computes holds
+the GIL. Alternatives that remove the waiting instead of overlapping more of it:
+
+    # read asynchronously and in larger pieces: several files at once, bigger records
+    ds = tf.data.Dataset.from_tensor_slices(files).interleave(
+        tf.data.TFRecordDataset, cycle_length=16, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    # or let other machines read and preprocess: tf.data.experimental.service.distribute(...)
+    # or replace tf.py_function / tf.numpy_function with TensorFlow ops (tf.io.read_file, tf.io.decode_*)""",
+        docs=(L.TF_DATA_THREADING, L.TF_DATA_PERFORMANCE, L.TF_DATA_SERVICE),
     ),
     "input.python_generator": Entry(
         category="input",
@@ -457,6 +488,65 @@ def sequential_map(ctx):
     return estimated(finding, estimate)
 
 
+# The Python APIs behind the op types of MAP_WAITING_OP_TYPES, as the summary names them.
+_WAITING_OP_APIS = {"EagerPyFunc": "tf.py_function", "PyFunc": "tf.numpy_function",
+                    "PyFuncStateless": "tf.numpy_function", "ReadFile": "tf.io.read_file"}
+
+
+def map_pool_saturated(ctx):
+    """A parallel map whose function runs ops that may wait (MAP_WAITING_OP_TYPES) keeps every thread of tf.data's
+    private pool busy while the step waits: the pool, not the calls, caps the producer, and only a larger pool
+    lets more calls wait at once. The threads seen (those that ran something) are taken as the pool's size only
+    when they are no fewer than the host's cores (the default size), so without a core count it stays quiet; where
+    several pools share the thread name (tf.distribute's per-replica
+    iterators), idle threads of the others lower the busy share and the rule stays quiet. The op totals are the
+    profile's: the waiting ops are taken to run on the pool's threads."""
+    pipeline = ctx.pipeline
+    threads, concurrency = pipeline.map_threads, pipeline.map_concurrency
+    if (pipeline.sequential_maps or not pipeline.stages & PARALLEL_MAP_STAGES or threads < 2
+            or concurrency is None or concurrency < MAP_POOL_BUSY_SHARE * threads or not _waits_enough(ctx)):
+        return None
+    cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
+    if cores is None or threads < cores.count:
+        return None  # a default pool has a thread per core: unseen threads may have been free
+    ops = ctx.host_ops(_may_wait)
+    pool_busy_ps = ctx.host.thread_busy[MAP_THREADS][1]
+    waiting_share = min(1.0, sum(total for _, _, total in ops) / pool_busy_ps) if pool_busy_ps > 0 else 0.0
+    if waiting_share < MAP_POOL_WAITING_SHARE:
+        return None
+    wait_ms, share = _wait(ctx)
+    kinds = sorted({name.rpartition(":")[2] for name, _, _ in ops})
+    apis = ", ".join(f"{_WAITING_OP_APIS[kind]} (op {kind})" for kind in kinds)
+    python = [kind for kind in kinds if kind in PY_FUNCTION_TYPES]
+    gil = " (a Python function that computes holds the GIL and gains nothing)" if python else ""
+    stage = _parallel_map_stage(pipeline.paths)
+    finding = _input_finding(
+        ctx, "input.map_pool_saturated",
+        f"tf.data's thread pool caps the parallel map ({stage}): its {threads} threads are inside the map function "
+        f"{concurrency:.2f} at a time on average, {waiting_share:.0%} of that in {apis}, which may wait, while the "
+        f"step waits for input {share:.1f}% of the time. A larger pool lets more calls wait at once: it gains only "
+        f"if the calls wait rather than compute{gil}.",
+        wait_ms, "upper bound: all of the input wait gone, 1 / (1 - wait share), reached only if the map's calls "
+                 "wait rather than compute (calls that compute need cores, not threads"
+                 + ("; a Python function that computes holds the GIL" if python else "") + ")",
+        extra_metrics={"map_threads": threads, "map_threads_busy_cores": concurrency,
+                       "map_waiting_share": round(waiting_share, 3),
+                       "host_cores": cores.count, "host_cores_source": cores.source},
+        pointers={"tf_data_stages": [stage], "host_ops": op_rows(ops)})
+    return finding
+
+
+def _parallel_map_stage(paths):
+    """The first parallel map stage's path (`Iterator::Root::Prefetch::MapAndBatch`), also where it is only seen as
+    a prefix of a deeper stage's name."""
+    for path in paths:
+        parts = stages_of(path)
+        depth = next((index for index, stage in enumerate(parts) if stage in PARALLEL_MAP_STAGES), None)
+        if depth is not None:
+            return ITERATOR_PREFIX + "::".join(parts[:depth + 1])
+    return None
+
+
 def python_generator(ctx):
     """A Generator stage (Dataset.from_generator) feeds a pipeline the step waits on."""
     pipeline = ctx.pipeline
@@ -617,4 +707,5 @@ def host_batch_prep(ctx):
                                            "competes with the step for cores, so the gain may be smaller)"))
 
 
-RULES = (gpu_waits_for_input, host_batch_prep, no_prefetch, sequential_map, python_generator, demanded_file_reads, no_cache, tf_data_service)
+RULES = (gpu_waits_for_input, host_batch_prep, no_prefetch, sequential_map, map_pool_saturated, python_generator,
+         demanded_file_reads, no_cache, tf_data_service)
