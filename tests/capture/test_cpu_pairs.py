@@ -234,8 +234,11 @@ def test_the_inline_jax_loader_is_seen_as_an_untraced_stall(analyses):
     metrics = problem["evidence"]["metrics"]
     assert metrics["certainty"] == "low" and metrics["device"] == "xla_cpu"
     assert 25.0 <= metrics["batch_prep_pct"] <= 60.0
-    # max(preparation, rest) is a what-if model, not a ceiling: the inline loader's fix measured above it.
-    assert problem["severity"] == "medium" and problem["speedup_kind"] == "model"
+    # On this CPU-only run the trace does not show what the untraced preparation does (it may compute, and a loader
+    # that computes competes with the step for cores): max(preparation, rest) is an upper bound, reached if it
+    # waits (the fix measured 1.79x against 1.75x: within noise of it, docs/calibration.md).
+    assert problem["severity"] == "medium" and problem["speedup_kind"] == "bound"
+    assert "reached if the preparation waits" in problem["speedup_basis"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None,

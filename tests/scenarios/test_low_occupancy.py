@@ -29,16 +29,15 @@ def test_fix_fills_the_gpu(built):
 
 def test_the_occupancy_estimates(built):
     """The tiny grid's model spreads the four small-grid kernels over the 108 SMs (16 and 32 blocks: 6.75x and
-    3.38x faster); the occupancy bound raises query_ball_point_gpu from 18.75% to 50% (at most 2.67x faster); both
-    draw on the same kernel time, so the combined estimate counts the larger once."""
+    3.38x faster). query_ball_point_gpu's 18.75% register-limited occupancy is not flagged on its own: with 16
+    blocks on 108 SMs each SM holds one block, whatever its registers allow."""
     report = built("low_occupancy").report
     found = {finding["id"]: finding for finding in report["findings"]}
-    tiny, low = found["occupancy.tiny_grid"], found["occupancy.low_occupancy"]
+    tiny = found["occupancy.tiny_grid"]
+    assert "occupancy.low_occupancy" not in found
     assert [(k["blocks"], k["modeled_faster"]) for k in tiny["evidence"]["metrics"]["per_kernel"]] == [
         (16, 6.75), (16, 6.75), (16, 6.75), (32, 3.38)]
     assert (tiny["estimated_speedup"], tiny["speedup_kind"]) == (3.28, "model")
-    assert (low["evidence"]["metrics"]["per_kernel"][0]["at_most_faster"], low["estimated_speedup"],
-            low["speedup_kind"]) == (2.67, 1.58, "bound")
     combined = report["summary"]["combined_estimate"]
-    assert (combined["estimated_speedup"], combined["speedup_kind"], combined["finding_ids"],
-            combined["shared_ids"]) == (3.28, "model", ["occupancy.tiny_grid"], ["occupancy.low_occupancy"])
+    assert (combined["estimated_speedup"], combined["speedup_kind"], combined["finding_ids"]) == (
+        3.28, "model", ["occupancy.tiny_grid"])

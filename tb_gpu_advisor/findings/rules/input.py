@@ -161,10 +161,12 @@ it. Prefetch on the host and keep the next batch on the device:
         title="tf.data map runs one element at a time",
         fix_summary="Use ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE): one call per tf.data pool thread.",
         fix="""\
-The map function of the pipeline runs sequentially (a Map stage, or MapAndBatch whose worker threads are
-busy about one core's worth of time). Let tf.data run it on several cores:
+The map function of the pipeline runs one element at a time (a Map stage, or MapAndBatch whose worker threads
+are busy about one core's worth of time). Let tf.data run several calls at once, one per thread of its pool
+(the host's cores by default):
 
-    ds = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    ds = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)
+    # deterministic=False also lets a slow element not hold up the others, at the cost of element order
 
 If the function is cheap per element, vectorize it instead: batch first, then map over whole batches:
 
@@ -173,10 +175,10 @@ If the function is cheap per element, vectorize it instead: batch first, then ma
 Note: tf.py_function and tf.numpy_function hold Python's GIL, so parallel calls help only while the
 function waits (I/O, sleep) or releases the GIL; rewrite hot Python in TensorFlow ops.
 
-tf.data runs at most as many calls at once as its thread pool has threads (the host's cores by default),
-even for a function that waits. When it waits (remote storage, an RPC) rather than computes, a larger pool
-lets more calls wait at once:
+When the function waits (remote storage, an RPC) rather than computes, a larger pool lets more calls wait
+at once (AUTOTUNE follows the pool's size):
 
+    import os
     options = tf.data.Options()
     options.threading.private_threadpool_size = 4 * os.cpu_count()
     ds = ds.with_options(options)""",
@@ -193,6 +195,7 @@ waits (a Python function reading remote storage or sleeping, an RPC, ReadFile on
 thread of the pool is inside the map function while the step waits. When the calls wait rather than compute,
 a larger pool lets more of them wait at once:
 
+    import os
     options = tf.data.Options()
     options.threading.private_threadpool_size = 4 * os.cpu_count()   # try k = 2, 4, 8 times the cores
     ds = ds.map(read_fn, num_parallel_calls=tf.data.AUTOTUNE)  # AUTOTUNE follows the pool; a fixed number caps it
@@ -698,13 +701,15 @@ def host_batch_prep(ctx):
         return estimated(finding, whatif_bound(window_ms, window_ms - gain_ms,
                                                f"upper bound: {basis}, with no core taken from the step (on CPU "
                                                "the loader's computing competes with the step for cores)"))
-    # A model, not a bound: a loader that waits (or a GPU run) overlaps the step, and the untraced stall may also
-    # be waiting; on CPU the loader competes with the step for cores (lower), while it can also take work the step
-    # thread did outside the traced preparation (higher).
-    overlaps = prep.device == "gpu" or prep.waits
-    return estimated(finding, whatif_model(window_ms, window_ms - gain_ms,
-                                           f"model: {basis}" if overlaps else f"model: {basis} (on CPU the loader "
-                                           "competes with the step for cores, so the gain may be smaller)"))
+    # A model where the loader overlaps the step: on a GPU run, or a loader seen waiting. On a CPU-only run where
+    # the trace does not show what the preparation does (an untraced stall may be computing), the loader may
+    # compete with the step for cores: an upper bound.
+    if prep.device == "gpu" or prep.waits:
+        return estimated(finding, whatif_model(window_ms, window_ms - gain_ms, f"model: {basis}"))
+    return estimated(finding, whatif_bound(window_ms, window_ms - gain_ms,
+                                           f"upper bound: {basis}, reached if the preparation waits; on this "
+                                           "CPU-only run the trace does not show what it does, and a loader that "
+                                           "computes competes with the step for cores"))
 
 
 RULES = (gpu_waits_for_input, host_batch_prep, no_prefetch, sequential_map, map_pool_saturated, python_generator,

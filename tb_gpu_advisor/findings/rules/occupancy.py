@@ -169,6 +169,8 @@ def low_occupancy(ctx):
             continue
         if row.block is None or row.registers_per_thread is None or row.shared_memory_bytes is None:
             continue  # a value no GPU allows: unknown, never advice
+        if ctx.sm_count and row.grid and row.grid[0] * row.grid[1] * row.grid[2] < ctx.sm_count:
+            continue  # fewer blocks than SMs: each SM holds one block at most, whatever its registers (tiny_grid)
         threads = row.block[0] * row.block[1] * row.block[2]
         computed, limiter = theoretical_occupancy(cc, threads, row.registers_per_thread,
                                                   row.shared_memory_bytes) if cc else (None, None)
