@@ -385,12 +385,12 @@ def render_markdown(rows):
         "(tests/data/real/cpu_pairs/heldout/README.md): the same script and machine, probing what the fitted "
         "pairs do not (a tf.data map that computes, in Python under the GIL or in TensorFlow's C++ ops, instead "
         "of waiting; a JAX step made mostly of element-wise ops). They are scored by the goal's rule, in their own "
-        "line: how the models do on pairs they have not seen. Captured while other work loaded the 2-core "
+        "line: how the models do on pairs they have not seen. Recaptured on the otherwise idle 2-core "
         f"machine; the run-to-run column spans the repeated captures (`{HELD_OUT_RUNS_GLOB}`).",
         "",
         f"**{held_out_summary_line(rows)}**",
         "",
-        *_table(held, demo=False, runs="runs under load"),
+        *_table(held, demo=False, runs="idle runs"),
         "",
         "## Demo pairs",
         "",
