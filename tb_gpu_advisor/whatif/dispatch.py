@@ -1,7 +1,7 @@
 """What-if of compiling an op-by-op step (tf.function, jax.jit): the Python dispatch between ops is removed, the work
 each op does stays (under jax.jit less what XLA's fusion removes), and the device's own busy time stays."""
 
-from tb_gpu_advisor.whatif.estimate import bound, model
+from tb_gpu_advisor.whatif.estimate import model
 
 
 def eager_op_work_ms(run_total_ms, run_count, shortest_run_ms):
@@ -29,9 +29,10 @@ def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept, removed="the Py
                   fused_ms=None):
     """The window with only `kept_ms` of host work (the ops' own work, summed over the window) and the device
     busy `device_busy_ms` left, whichever is longer; `what_kept` says in words what was kept, `removed` (a
-    clause) what was removed. With `fused_ms` (work jit fuses, counted as zero) it is an upper bound: a fused
-    loop still does its arithmetic and one pass over memory, which the trace cannot price, so the basis also
-    gives the speedup with that work kept."""
+    clause) what was removed. With `fused_ms` (work jit fuses, counted as zero) two approximations pull in
+    opposite directions: a fused loop still does its arithmetic and one pass over memory (the zero is
+    optimistic), while the dots and reductions keep their op-by-op time, which jit can shorten (pessimistic). A
+    point estimate either way, so a model, whose basis also gives the speedup with the fused work kept."""
     new = max(kept_ms, device_busy_ms)
     text = (f"compiled, the step keeps {what_kept} ({kept_ms:.3g} ms over the window) and the device's busy time "
             f"({device_busy_ms:.3g} ms), whichever is longer; {removed}")
@@ -39,7 +40,7 @@ def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept, removed="the Py
         return model(window_ms, new, f"model: {text}")
     unfused = max(kept_ms + fused_ms, device_busy_ms)
     at_least = window_ms / unfused if 0 < unfused < window_ms else 1.0
-    return bound(window_ms, new, f"upper bound: {text}. Zero is the optimistic end: a fused loop still does the "
-                                 f"arithmetic and one pass over memory; with that work kept, about {at_least:.2f}x. "
-                                 "The dots and reductions keep their op-by-op time, which jit can also shorten "
-                                 "(fewer copies around them), so where dots dominate the step the fix can beat it")
+    return model(window_ms, new, f"model: {text}. Two approximations pull in opposite directions: the zero is "
+                                 f"optimistic, since a fused loop still does the arithmetic and one pass over "
+                                 f"memory (with that work kept, about {at_least:.2f}x), while the dots and "
+                                 "reductions keep their op-by-op time, which jit can also shorten")

@@ -521,9 +521,9 @@ def _compiled_text(ctx, work, device_ms, calls_ms, between_ms):
             f"{_joined(removed)} {'is' if len(removed) == 1 else 'are'} removed.")
     if work.fused_ms:
         unfused_ms = max(kept_ms + work.fused_ms, device_ms)
-        text += (f" That is the optimistic end: a fused loop still computes, and with the fused thunks' time kept "
-                 f"the step would keep {duration_ms(round(unfused_ms / steps, 6))} "
-                 f"({ctx.share_pct(unfused_ms):.1f}%).")
+        text += (f" The fused thunks counted as zero are the optimistic part (a fused loop still computes; with "
+                 f"their time kept the step would keep {duration_ms(round(unfused_ms / steps, 6))}, "
+                 f"{ctx.share_pct(unfused_ms):.1f}%), the dots kept at their op-by-op time the pessimistic one.")
     return text
 
 
