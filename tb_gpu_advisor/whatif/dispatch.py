@@ -25,6 +25,11 @@ def jit_fused_work_ms(work_ms, fusible_ms):
     return max(0.0, work_ms - fusible_ms)
 
 
+def kept_with_fused_ms(kept_ms, fused_ms, device_busy_ms):
+    """The compiled step's time with the fused thunks' time kept (the pessimistic side of the fusion term)."""
+    return max(kept_ms + fused_ms, device_busy_ms)
+
+
 def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept, removed="the Python dispatch between ops is removed",
                   fused_ms=None):
     """The window with only `kept_ms` of host work (the ops' own work, summed over the window) and the device
@@ -38,7 +43,7 @@ def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept, removed="the Py
             f"({device_busy_ms:.3g} ms), whichever is longer; {removed}")
     if not fused_ms:
         return model(window_ms, new, f"model: {text}")
-    unfused = max(kept_ms + fused_ms, device_busy_ms)
+    unfused = kept_with_fused_ms(kept_ms, fused_ms, device_busy_ms)
     at_least = window_ms / unfused if 0 < unfused < window_ms else 1.0
     return model(window_ms, new, f"model: {text}. Two approximations pull in opposite directions: the zero is "
                                  f"optimistic, since a fused loop still does the arithmetic and one pass over "

@@ -21,7 +21,8 @@ from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG, TF_DECODE_OPS, TF
 from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
 from tb_gpu_advisor.report.units import duration_ms
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
-from tb_gpu_advisor.whatif.dispatch import call_overhead_ms, compiled_step, eager_op_work_ms, jit_fused_work_ms
+from tb_gpu_advisor.whatif.dispatch import (call_overhead_ms, compiled_step, eager_op_work_ms, jit_fused_work_ms,
+                                            kept_with_fused_ms)
 
 FEEDER_STEPS_LISTED = 100  # host.feeder_blocked's pointers.per_step_ms: the first steps only
 
@@ -520,7 +521,7 @@ def _compiled_text(ctx, work, device_ms, calls_ms, between_ms):
             f"{duration_ms(ctx.window_ms / steps)} {step} ({ctx.share_pct(new_ms):.1f}%); "
             f"{_joined(removed)} {'is' if len(removed) == 1 else 'are'} removed.")
     if work.fused_ms:
-        unfused_ms = max(kept_ms + work.fused_ms, device_ms)
+        unfused_ms = kept_with_fused_ms(kept_ms, work.fused_ms, device_ms)
         text += (f" The fused thunks counted as zero are the optimistic part (a fused loop still computes; with "
                  f"their time kept the step would keep {duration_ms(round(unfused_ms / steps, 6))}, "
                  f"{ctx.share_pct(unfused_ms):.1f}%), the dots kept at their op-by-op time the pessimistic one.")

@@ -15,7 +15,6 @@ from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT,
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
-from tb_gpu_advisor.analysis.host_cores import host_cores
 from tb_gpu_advisor.findings.input_steps import input_steps
 from tb_gpu_advisor.findings.rules.steps import warmup_step
 
@@ -474,7 +473,7 @@ def sequential_map(ctx):
     concurrency = pipeline.map_concurrency
     how = _map_threads_text(concurrency) if concurrency is not None and not stage.endswith("::Map") else \
         "a Map stage runs its function one element at a time"
-    cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
+    cores = ctx.analysis.configuration.cores_seen
     waiting = sorted({name.rpartition(":")[2] for name, _, _ in ctx.host_ops(_may_wait)})
     estimate = whatif_input.parallel_map(input_steps(ctx), pipeline.has_prefetch, cores, tuple(waiting),
                                          steps_on_gpu=ctx.has_gpu)
@@ -509,7 +508,7 @@ def map_pool_saturated(ctx):
     if (pipeline.sequential_maps or not pipeline.stages & PARALLEL_MAP_STAGES or threads < 2
             or concurrency is None or concurrency < MAP_POOL_BUSY_SHARE * threads or not _waits_enough(ctx)):
         return None
-    cores = host_cores(ctx.model.environment, ctx.host.thread_busy)
+    cores = ctx.analysis.configuration.cores_seen
     if cores is None or threads < cores.count:
         return None  # a default pool has a thread per core: unseen threads may have been free
     ops = ctx.host_ops(_may_wait)
