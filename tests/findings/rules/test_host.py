@@ -99,20 +99,33 @@ def test_eager_step_without_gpu_counts_the_python_between_ops():
                                             "this profile).")
 
 
-def test_jax_ops_dispatched_one_by_one():
-    """JAX without jit: 40 jnp ops a step, each a PjitFunction with one PjRt execution (50 us), its work 20 us on
-    XLA's CPU client thread; 10 ms steps and no GPU. Jitted, a step keeps 40 x 20 us of work plus one call's
-    cost (its 50 us execution less the 20 us of work it ran): 0.83 ms, about 12.05x."""
+def jax_op_by_op(thunk_of, modules=()):
+    """JAX without jit: 10 ms steps of 40 jnp ops, each a 240 us `PjitFunction(<call>)` with one 50 us PjRt
+    execution 100 us in; `thunk_of(op)` gives (call, thunk, start offset, work us, with its `end:` event) of the
+    op's thunk on XLA's CPU client thread. `modules`: (id, name, HLO bytes) in the metadata."""
     builder = TraceBuilder()
     builder.metadata(jax_version="0.4.30")
+    for module in modules:
+        builder.hlo_module(*module)
     python = builder.thread("python")
     xla = builder.thread("tf_XLAPjRtCpuClient/7")
     for start in step_starts(python):
         for op in range(40):
             t = start + 250 * op
-            python.event("PjitFunction(add)", t, 240)
+            call, thunk, offset, work, ends = thunk_of(op)
+            python.event(f"PjitFunction({call})", t, 240)
             python.event("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice", t + 100, 50)
-            xla.event("add_fusion", t + 160, 20)
+            xla.event(thunk, t + offset, work)
+            if ends:
+                xla.event(f"end: {thunk}", t + offset + work, 1)
+    return builder
+
+
+def test_jax_ops_dispatched_one_by_one():
+    """JAX without jit: 40 jnp ops a step, each a PjitFunction with one PjRt execution (50 us), its work 20 us on
+    XLA's CPU client thread; 10 ms steps and no GPU. Jitted, a step keeps 40 x 20 us of work plus one call's
+    cost (its 50 us execution less the 20 us of work it ran): 0.83 ms, about 12.05x."""
+    builder = jax_op_by_op(lambda op: ("add", "add_fusion", 160, 20, False))
     finding = findings_by_id(report_of(builder))["host.eager_execution"]
     assert finding["evidence"]["metrics"]["eager_ops_per_step"] == 40.0
     assert finding["evidence"]["metrics"]["op_work_kept_ms"] == 3.32
@@ -127,20 +140,10 @@ def test_jax_op_by_op_jitted_fuses_the_element_wise_thunks():
     execution of 50 us per op. Per step: 1,040 us of work, 420 us of it the element-wise thunks; a call costs
     (40 x 50 - 1,040) / 40 = 24 us. Jitted, the add fuses into its neighbours: a step keeps 1,040 - 420 + 24 =
     644 us, 10 / 0.644 = 15.53x."""
-    builder = TraceBuilder()
-    builder.metadata(jax_version="0.4.30")
-    builder.hlo_module(66, "jit_add", single_op_module("jit_add", "wrapped_add", "add").to_bytes())
-    builder.hlo_module(70, "jit_matmul", single_op_module("jit_matmul", "ynn_fusion", "dot").to_bytes())
-    python = builder.thread("python")
-    xla = builder.thread("tf_XLAPjRtCpuClient/7")
-    for start in step_starts(python):
-        for op in range(40):
-            t = start + 250 * op
-            call, thunk, work = ("add", "wrapped_add", 20) if op % 2 else ("matmul", "ynn_fusion", 30)
-            python.event(f"PjitFunction({call})", t, 240)
-            python.event("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice", t + 100, 50)
-            xla.event(thunk, t + 110, work)
-            xla.event(f"end: {thunk}", t + 110 + work, 1)
+    modules = ((66, "jit_add", single_op_module("jit_add", "wrapped_add", "add").to_bytes()),
+               (70, "jit_matmul", single_op_module("jit_matmul", "ynn_fusion", "dot").to_bytes()))
+    builder = jax_op_by_op(lambda op: ("add", "wrapped_add", 110, 20, True) if op % 2 else
+                           ("matmul", "ynn_fusion", 110, 30, True), modules)
     finding = findings_by_id(report_of(builder))["host.eager_execution"]
     metrics = finding["evidence"]["metrics"]
     assert (metrics["op_work_kept_ms"], metrics["op_work_fused_ms"]) == (2.576, 1.68)
@@ -167,16 +170,7 @@ def test_jax_op_by_op_jitted_fuses_the_element_wise_thunks():
 
 def test_jax_op_by_op_without_modules_keeps_all_the_work():
     """The same step with no HLO in the trace: nothing tells which thunks fuse, so all the work stays."""
-    builder = TraceBuilder()
-    builder.metadata(jax_version="0.4.30")
-    python = builder.thread("python")
-    xla = builder.thread("tf_XLAPjRtCpuClient/7")
-    for start in step_starts(python):
-        for op in range(40):
-            t = start + 250 * op
-            python.event("PjitFunction(add)", t, 240)
-            python.event("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice", t + 100, 50)
-            xla.event("wrapped_add", t + 110, 20)
+    builder = jax_op_by_op(lambda op: ("add", "wrapped_add", 110, 20, False))
     finding = findings_by_id(report_of(builder))["host.eager_execution"]
     assert "op_work_fused_ms" not in finding["evidence"]["metrics"]
     assert finding["estimated_speedup"] == round(10 / 0.83, 2)
