@@ -28,6 +28,7 @@ NOT_TRACE_STRINGS = {
     ("plugin.fonts", "_FONT_URL"): "the tab's own HTML",
     ("plugin.fonts", "_FACE"): "the tab's own HTML",
     ("plugin.fonts", "url\\(([^)]*)\\)"): "the tab's own HTML",
+    ("testing.stalling_jobs", "(a+)+b"): "backtracks on purpose: the job that stalls a worker in the isolation tests",
 }
 # Calls whose pattern is not a literal: (module, source text of the call) -> why it is linear.
 COMPUTED_PATTERNS = {
