@@ -97,6 +97,15 @@ def finding_answer(report, finding_id, host=None, offset=0, limit=10, full_text=
     if finding is None:
         ids = ", ".join(f["id"] for f in chosen.get("findings", [])) or "none"
         raise AdvisorError(f"no finding {finding_id!r} on host {chosen['host']!r}; findings: {ids}")
+    answer = _finding_answer(report, chosen, finding, offset, limit, full_text)
+    while not full_text and size(answer) > MAX_ANSWER_BYTES and limit > 1:
+        limit = limit // 2  # fewer pointers a page, the rest a page away
+        answer = _finding_answer(report, chosen, finding, offset, limit, full_text)
+        answer["fix"] = _cut(finding.get("fix"), 400)
+    return answer
+
+
+def _finding_answer(report, chosen, finding, offset, limit, full_text):
     evidence = finding.get("evidence", {})
     pointers, totals, more = {}, {}, False
     for key, value in (evidence.get("pointers") or {}).items():
@@ -107,7 +116,7 @@ def finding_answer(report, finding_id, host=None, offset=0, limit=10, full_text=
         else:
             pointers[key] = value
     cut = (lambda text: text) if full_text else _cut
-    answer = {
+    return {
         "schema_version": SCHEMA_VERSION,
         "run": report.get("run"),
         "host": chosen["host"],
@@ -124,9 +133,6 @@ def finding_answer(report, finding_id, host=None, offset=0, limit=10, full_text=
         "fix": cut(finding.get("fix")),
         "docs": finding.get("docs", []),
     }
-    if not full_text and size(answer) > MAX_ANSWER_BYTES:
-        answer["fix"] = _cut(finding.get("fix"), 400)
-    return answer
 
 
 def _difference(diff):

@@ -133,3 +133,22 @@ def test_a_remote_logdir_is_served_and_confined_by_its_prefix(monkeypatch, tmp_p
                 advisor.list_runs(path)
     finally:
         fs.rm(root, recursive=True)
+
+
+def test_a_finding_with_long_evidence_is_explained_a_page_at_a_time_under_the_budget(tree):
+    served, _ = tree
+    report = Advisor([str(served)]).report()
+    finding = {"id": "x.long", "severity": "high", "title": "t", "summary": "s", "estimated_speedup": 1.5,
+               "speedup_kind": "bound", "fix_summary": "f", "fix": "code\n" * 2000, "docs": [],
+               "evidence": {"metrics": {"a_ms": 1.0}, "threshold": {"metric": "a_ms", "value": 1.0},
+                            "pointers": {"time_ranges_ms": [[i * 1.5, i * 1.5 + 1.0] for i in range(3000)],
+                                         "steps": [{"step": f"train step {i} of the profile", "time_ms": 10.0,
+                                                    "overlap_ms": 5.0} for i in range(3000)]}}}
+    report = {**report, "hosts": [{**report["hosts"][0], "findings": [finding]}]}
+    answer = answers.finding_answer(report, "x.long", limit=100)
+    assert answers.size(answer) <= answers.MAX_ANSWER_BYTES
+    shown = len(answer["pointers"]["steps"])
+    assert 1 <= shown < 100 and answer["pointers_page"]["next_offset"] == shown
+    assert answer["pointers_page"]["totals"] == {"time_ranges_ms": 3000, "steps": 3000}
+    assert answer["fix"].endswith("explain_finding with full_text=true]")
+    assert answers.finding_answer(report, "x.long", full_text=True)["fix"] == finding["fix"]
