@@ -1,5 +1,6 @@
 """DeviceCapabilities of a GPU from a Kineto trace's deviceProperties, completed by the published-spec table."""
 
+from tb_gpu_advisor.constants import MAX_DEVICE_NAME_CHARS
 from tb_gpu_advisor.kineto.gpu_specs import published_spec
 from tb_gpu_advisor.model.trace import DeviceCapabilities
 
@@ -33,7 +34,7 @@ def capabilities(properties, ordinal):
         entry = next((p for p in properties if isinstance(p, dict) and p.get("id") == ordinal), None)
     if entry is None:
         return DeviceCapabilities()
-    name = entry.get("name") if isinstance(entry.get("name"), str) else None
+    name = entry.get("name")[:MAX_DEVICE_NAME_CHARS] if isinstance(entry.get("name"), str) else None
     vendor = _vendor(name or "")
     memory = _positive(entry.get("totalGlobalMem"))
     spec = published_spec(name, memory)
