@@ -63,10 +63,13 @@ class Configuration:
     tf_data: tuple  # tf.data options seen in the pipeline's stages
     host_cores: int | None
     cores_seen: object = None  # analysis.host_cores.Cores from metadata or thread pools, or None
+    graph_replay_pct: float | None = None  # % of launched device work replayed from CUDA/HIP graphs or XLA command
+    #   buffers (analysis.compilation), None without launches
 
 
-def configuration(model, framework, kernels, active_ordinals, host_cores, steps=(), cores_seen=None):
-    """The Configuration of a host's trace; pure. `steps`: the steps found (analysis.steps)."""
+def configuration(model, framework, kernels, active_ordinals, host_cores, steps=(), cores_seen=None, compiled=None):
+    """The Configuration of a host's trace; pure. `steps`: the steps found (analysis.steps); `compiled`: its
+    analysis.compilation.Compilation (PyTorch's compiler is read from it)."""
     gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active_ordinals)] or list(model.gpus)
     caps = gpus[0].capabilities if gpus else None
     kernel_names = [row.name for row in kernels if not is_nccl(row.name)]
@@ -80,7 +83,7 @@ def configuration(model, framework, kernels, active_ordinals, host_cores, steps=
         active_gpu_count=len(active_ordinals),
         compute_capability=".".join(map(str, caps.compute_capability)) if caps and caps.compute_capability else None,
         gpu_memory_bytes=caps.memory_bytes if caps else None,
-        xla=_xla(model, framework, kernel_names),
+        xla=_xla(model, framework, kernel_names, compiled),
         precision=_precision(dtype_pct),
         matmul_dtype_pct=dtype_pct,
         distribution=_distribution(model, framework),
@@ -92,12 +95,17 @@ def configuration(model, framework, kernels, active_ordinals, host_cores, steps=
         tf_data=_tf_data_options(model.host_activity),
         host_cores=host_cores,
         cores_seen=cores_seen,
+        graph_replay_pct=round(100.0 * compiled.graph_share, 2) if compiled and compiled.launched_events else None,
     )
 
 
-def _xla(model, framework, kernel_names):
-    """XLA-generated kernels ran on a GPU (JAX always compiles with XLA); without GPU kernels, XLA programs compiled
-    for the CPU (HLO modules in the trace, JAX's compiled-function dispatches) say XLA is on; else unknown."""
+def _xla(model, framework, kernel_names, compiled=None):
+    """XLA-generated kernels ran on a GPU (JAX always compiles with XLA); in PyTorch, torch.compile's events or
+    Inductor's kernels (analysis.compilation; cuDNN's `cudnn::fusion::` kernels are no compiler's); without GPU
+    kernels, XLA programs compiled for the CPU (HLO modules in the trace, JAX's compiled-function dispatches) say
+    XLA is on; else unknown."""
+    if kernel_names and framework.name == "pytorch" and compiled is not None:
+        return bool(compiled.torch_compile)
     if kernel_names:
         return framework.is_jax or any(is_xla_kernel(name) for name in kernel_names)
     if model.hlo_protos or any(_COMPILED_DISPATCH.match(name) for name in model.host_activity.op_totals):

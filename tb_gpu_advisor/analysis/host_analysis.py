@@ -6,6 +6,7 @@ from tb_gpu_advisor.analysis.balance import balance
 from tb_gpu_advisor.analysis.batch_prep import batch_prep
 from tb_gpu_advisor.analysis.collective_bandwidth import collective_bandwidth, link_of
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown, compute_busy
+from tb_gpu_advisor.analysis.compilation import compilation
 from tb_gpu_advisor.analysis.confidence import trace_confidence
 from tb_gpu_advisor.analysis.configuration import configuration
 from tb_gpu_advisor.analysis.cpu_load import cpu_load
@@ -65,6 +66,7 @@ class HostAnalysis:
     collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
     collectives: tuple = ()  # model.trace.CollectiveCall: the Kineto reader's, or XPlane's collective kernels
     unused_gpus: object = None  # unused_gpus.UnusedGpus: GPUs without kernels beside working ones, or None
+    compilation: object = None  # compilation.Compilation: torch.compile, graph replays, XLA, tf.function seen
     idle: object = None  # idle_attribution.IdleAttribution: each GPU's idle time by cause
 
     @property
@@ -158,6 +160,7 @@ def analyze_host(model):
     active = tuple(u.ordinal for u in usages if u.busy_pct is not None
                    and (step_set.source != "device" or u.ordinal in step_set.device_markers))
     framework = detect_framework(model)
+    compiled = compilation(model, framework)
     costs = kernel_costs(model)
     kernels = tuple(kernel_table(model.gpus, costs))
     dtypes = op_dtypes_by_name(kernels)
@@ -201,7 +204,8 @@ def analyze_host(model):
         feeder_waits=feeders,
         gpu_memory=gpu_memory(model),
         configuration=configuration(model, framework, kernels, active, load.machine_cores, step_set.steps,
-                                    host_cores(model.environment, model.host_activity.thread_busy)),
+                                    host_cores(model.environment, model.host_activity.thread_busy), compiled),
+        compilation=compiled,
         collective_bandwidth=collective_bandwidth(calls, link),
         collectives=calls,
         unused_gpus=unused,

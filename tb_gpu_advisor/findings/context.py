@@ -288,6 +288,12 @@ class Context:
         return intervals.union_all(feeders.input_blocked if feeders is not None else intervals.EMPTY,
                                    prep.input_spans if prep is not None else intervals.EMPTY)
 
+    @cached_property
+    def has_dataloader(self):
+        """PyTorch's DataLoader ran in the trace: its `enumerate(DataLoader)#...__next__` events or iterator calls."""
+        return any(name.startswith("enumerate(DataLoader)") or "DataLoaderIter" in name
+                   for name in self.host.op_totals)
+
     def has_thread(self, prefix):
         return any(kind.startswith(prefix) for kind in self.host.thread_busy)
 

@@ -234,5 +234,18 @@ much as the math. A larger batch does more work per launch and per step:
 If memory is the limit, bf16 autocast halves activation memory; torch.cuda.max_memory_allocated() tells
 the headroom. The estimate is per example (throughput), for a doubled batch.""",
         docs=(L.TORCH_TUNING, L.NVIDIA_DL_PERFORMANCE),
+        variants=(("pytorch:no_dataloader", Idiom(
+            fix_summary="Raise the batch size (as memory allows) so fixed per-step costs amortize.",
+            fix="""\
+The GPU is busy less than half of each step and its kernels are small: per-step overhead costs about as
+much as the math. The trace shows no DataLoader: wherever the loop builds its batches, make them larger:
+
+    batch_size = 2 * batch_size                # where the batch tensors are built or sliced
+    for group in optimizer.param_groups:
+        group["lr"] = base_lr * 2              # keep convergence: scale the learning rate (or warm up)
+
+If memory is the limit, bf16 autocast halves activation memory; torch.cuda.max_memory_allocated() tells
+the headroom. The estimate is per example (throughput), for a doubled batch.""",
+            docs=(L.TORCH_TUNING, L.NVIDIA_DL_PERFORMANCE))),),
     ),
 })

@@ -11,6 +11,7 @@ from decimal import Decimal, InvalidOperation
 import numpy as np
 
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.kineto.capture_options import OptionCounter
 from tb_gpu_advisor.kineto.collectives import CollectiveCollector
 from tb_gpu_advisor.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.kineto.files import worker_and_span
@@ -139,6 +140,9 @@ class _Collector:
         self.roles = {}  # Python call name -> model.waits.call_role (None: neither a wait nor a wake)
         self.collectives = CollectiveCollector()
         self.memory = {}  # device -> [peak Total Allocated, events] of `[memory]` events
+        self.memory_events = 0
+        self.options = OptionCounter()
+        self.python_calls = 0
         self.skipped = 0
         self.kind_cache = {}
 
@@ -158,6 +162,7 @@ class _Collector:
             return
         if event.get("ph") != "X":
             if event.get("ph") == "i" and event.get("name") == _MEMORY_EVENT:
+                self.memory_events += 1
                 self._memory(event.get("args"))
             return
         cat = event.get("cat")
@@ -287,6 +292,7 @@ class _Collector:
         self.busy_start.append(start)
         self.busy_end.append(end)
         if cat == "python_function":
+            self.python_calls += 1
             self._python_call(thread, name, start, end)
         if cat in _LAUNCH_CATEGORIES:
             correlation = _int(args.get("correlation"))
@@ -311,6 +317,7 @@ class _Collector:
         elif name in _FILL_OPS:
             self._span(self.fill_start, self.fill_end, start, duration)
         if cat == "cpu_op":
+            self.options.add_op(args)
             columns = self.ops.get(thread)
             if columns is None:
                 columns = self.ops[thread] = (array("q"), array("q"), array("i"))
@@ -416,6 +423,8 @@ def _model(path, c, metadata):
         collectives=c.collectives.result(shift),
         allocators=tuple(AllocatorStats(f"cuda:{device}", device, peak, None, count)
                          for device, (peak, count) in sorted(c.memory.items())),
+        profiler_options=c.options.options(metadata, c.python_calls, c.memory_events),
+        profiled_ops=c.options.ops,
     )
 
 

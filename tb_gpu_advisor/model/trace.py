@@ -234,3 +234,6 @@ class TraceModel:
     hlo_protos: dict = field(default_factory=dict)  # XLA program id -> serialized HloProto (/host:metadata)
     collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader (XPlane's: analysis)
     allocators: tuple = ()  # model.allocators.AllocatorStats from TensorFlow's memory profile events, by name
+    profiler_options: tuple = ()  # Kineto: recording options on ("record_shapes", "with_stack", "profile_memory",
+    #   "with_flops"; kineto.capture_options)
+    profiled_ops: int = 0  # Kineto: operator (cpu_op) events recorded

@@ -24,12 +24,15 @@ def configuration_rows(config):
         rows.append(("GPUs", f"{gpu['count']} x {model}{cc}{memory}{active}"))
     else:
         rows.append(("GPUs", "none in the profile"))
+    graphs = config.get("graph_replay_pct")
+    replayed = f"; CUDA graphs replay {units.percent(graphs)} of launched work" if graphs and graphs >= 1 else ""
     if config["framework"] == "pytorch":
-        rows.append(("compiler", {True: "torch.compile (Triton kernels)", False: "off (eager kernels)",
-                                  None: "unknown (no GPU kernel)"}[config["xla"]]))
+        rows.append(("compiler", {True: "torch.compile", False: "off (eager kernels)",
+                                  None: "unknown (no GPU kernel)"}[config["xla"]] + replayed))
     else:
         on = "on" if gpu["active"] else "on (CPU)"
-        rows.append(("XLA", {True: on, False: "off", None: "unknown (no GPU kernel)"}[config["xla"]]))
+        rows.append(("XLA", {True: on, False: "off", None: "unknown (no GPU kernel)"}[config["xla"]]
+                     + replayed.replace("CUDA graphs", "command buffers (CUDA graphs)")))
     if config["precision"]:
         shares = ", ".join(f"{dtype} {units.percent(pct)}" for dtype, pct in config["matmul_dtype_pct"].items())
         rows.append(("precision", f"{config['precision']} (matmul/conv time: {shares})"))

@@ -1,5 +1,6 @@
 """Renders a host's analyses and diagnosis as the HostReport dict (schema_version 1, docs/report.md)."""
 
+from tb_gpu_advisor.analysis.capture_overhead import capture_overhead
 from tb_gpu_advisor.analysis.kernel_names import kernel_precision
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
 from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
@@ -37,7 +38,8 @@ def render_host_report(model, analysis):
             "flops_utilization_pct": pct(analysis.flop_utilization.pct),
             "costed_kernel_time_pct": pct(analysis.flop_utilization.costed_kernel_time_pct),
         },
-        "notes": _notes(model, step_set, analysis.usages) + _implausible_notes(analysis.kernels) + list(confidence.notes),
+        "notes": _notes(model, step_set, analysis.usages) + _implausible_notes(analysis.kernels) + list(confidence.notes)
+        + _graph_notes(analysis) + _capture_notes(model, analysis),
         "devices": [{**_device(gpu, usage, peaks), **_work_by_type(times), "stream_idle_us": _stream_idle(idle)}
                     for gpu, usage, peaks, times, idle in zip(model.gpus, analysis.usages, analysis.device_peaks,
                                                               analysis.work_by_type, analysis.stream_idle)],
@@ -86,6 +88,7 @@ def configuration_dict(config):
         "gpu": {"model": config.gpu_model, "count": config.gpu_count, "active": config.active_gpu_count,
                 "compute_capability": config.compute_capability, "memory_bytes": config.gpu_memory_bytes},
         "xla": config.xla,
+        "graph_replay_pct": config.graph_replay_pct,
         "precision": config.precision,
         "matmul_dtype_pct": dict(config.matmul_dtype_pct),
         "distribution": config.distribution,
@@ -131,6 +134,21 @@ def _collective_bandwidth(link, rows):
                          "best_busbw_link_ratio": row.best_busbw_link_ratio, "size_source": row.size_source}
                         for row in rows],
     }
+
+
+def _capture_notes(model, analysis):
+    """What the profiler's recording options cost the host (analysis.capture_overhead), when any is on."""
+    stats = analysis.step_time_ms
+    overhead = capture_overhead(model, stats["count"], stats["mean"], int(analysis.per_step.gpu_busy_ps.sum())
+                                if stats["count"] else 0)
+    note = overhead.note()
+    return [note] if note else []
+
+
+def _graph_notes(analysis):
+    """What graph replays (CUDA graphs, XLA command buffers) hide from the launch analysis, when they hide it."""
+    note = analysis.compilation.graph_note(analysis.framework.name) if analysis.compilation is not None else None
+    return [note] if note else []
 
 
 def _notes(model, step_set, usages):

@@ -86,6 +86,8 @@ def gpu_underused(ctx):
         {"steps": [s.name for s in ctx.step_set.steps[:3]]}, high=MODELED_HIGH_PCT)
     if finding is None:
         return None
+    if ctx.framework.name == "pytorch" and not ctx.has_dataloader:
+        finding = replace(finding, condition="no_dataloader")
     return _with_headroom(ctx, capped(finding, "medium"))
 
 

@@ -6,6 +6,7 @@ from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.analysis.rounding import pct, us
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
+from tb_gpu_advisor.findings.compiled import GRAPHS_LAUNCH_IDIOM, JITTED_LAUNCH_IDIOM, launch_condition
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
 from tb_gpu_advisor.findings.thresholds import (LAUNCH_GAP_MAX_US, LAUNCH_GPU_BUSY_MAX_PCT, LAUNCH_HIGH_PCT,
@@ -91,7 +92,8 @@ XLA (its kernels are fusions). What is left is fewer launches per example:
 a larger batch (more work per kernel), and, if tf.data shares the CPU with the launch threads,
 TF_GPU_THREAD_MODE=gpu_private.""",
             docs=(L.TF_GPU_PERFORMANCE, L.CUDA_GRAPHS))),
-                  ("any:warmup", WARMUP_IDIOM)),
+                  ("any:warmup", WARMUP_IDIOM), ("any:graphs", GRAPHS_LAUNCH_IDIOM),
+                  ("jax:jitted", JITTED_LAUNCH_IDIOM)),
     ),
     "launch.tiny_kernels": Entry(
         category="launch",
@@ -134,6 +136,7 @@ above), so jit_compile=True would fail on it as it is. Make each launch do more:
 vectorize Python-side loops (tf.vectorized_map, batched ops), and move the string/Python ops into
 tf.data so the rest of the step can be compiled with @tf.function(jit_compile=True).""",
             docs=(L.TF_GPU_PERFORMANCE, L.TF_XLA))),
+                  ("jax:jitted", JITTED_LAUNCH_IDIOM),
                   ("xla_in_use", Idiom(
             fix_summary="XLA is in use already: do more work per kernel (larger batch, vectorized loops).",
             fix="""\
@@ -162,6 +165,11 @@ def _launch_metrics(ctx):
 
 def _kernels_text(ctx):
     launch = ctx.analysis.launch
+    compiled = ctx.analysis.compilation
+    if compiled is not None and compiled.graphs_hide_launches and compiled.graph_launch_calls:
+        replaying = (f" replaying {_kernels_per_step(launch):,.0f} kernels" if launch.launches_per_step is not None
+                     else "")
+        return f"{ctx.count_text(compiled.graph_launch_calls, 'graph launch', 'graph launches')}{replaying}"
     if launch.launches_per_step is not None:
         return f"{_kernels_per_step(launch):,.0f} kernels per step"
     return ctx.count_text(launch.kernel_count, "kernel")
@@ -179,8 +187,11 @@ def gpu_starved_by_launches(ctx):
         return None
     starved = ctx.idle_spans("launch")
     condition, note = ctx.xla_advice()
+    compiled, compiled_note = launch_condition(ctx)
     if ctx.confidence.warmup:
         condition, note = "warmup", ""
+    elif compiled is not None:
+        condition, note = compiled, compiled_note
     elif ctx.framework.name == "pytorch" and ctx.on_amd:
         condition = "rocm"
     return Finding(
@@ -213,9 +224,12 @@ def _short_gaps(ctx, gpu):
 
 
 def tiny_kernels(ctx):
-    """Most kernels run shorter than their launch call and the GPU works in bursts with short gaps."""
+    """Most kernels run shorter than their launch call and the GPU works in bursts with short gaps. Kernels replayed
+    from a graph have no launch call of their own: not when graphs replay most of the work, and never counted."""
     busy_pct = ctx.analysis.gpu_busy_pct
-    if not ctx.has_gpu or busy_pct is None or busy_pct >= LAUNCH_GPU_BUSY_MAX_PCT:
+    compiled = ctx.analysis.compilation
+    if not ctx.has_gpu or busy_pct is None or busy_pct >= LAUNCH_GPU_BUSY_MAX_PCT or \
+            (compiled is not None and compiled.graphs_hide_launches):
         return None
     paired = shorter = 0
     worst = (0, 0, 0, None)
@@ -223,6 +237,9 @@ def tiny_kernels(ctx):
         activity = gpu.activity
         index = pair_launches(ctx.host, activity)
         kernels = (activity.kind == ActivityKind.KERNEL) & (index >= 0)
+        if kernels.any():  # one launch call with several device events is a graph launch
+            _, inverse, counts = np.unique(activity.correlation_id[kernels], return_inverse=True, return_counts=True)
+            kernels[np.flatnonzero(kernels)[counts[inverse] > 1]] = False
         paired += int(kernels.sum())
         shorter += int((activity.duration_ps[kernels] < ctx.host.launch_duration_ps[index[kernels]]).sum())
         gaps = _short_gaps(ctx, gpu)
@@ -237,6 +254,8 @@ def tiny_kernels(ctx):
     if shorter_pct < TINY_KERNEL_MIN_SHARE_PCT or severity is None:
         return None
     condition, note = ctx.xla_advice()
+    if launch_condition(ctx)[0] == "jitted":
+        condition, note = "jitted", ""
     return Finding(
         id="launch.tiny_kernels", severity=severity,
         summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU sits in "

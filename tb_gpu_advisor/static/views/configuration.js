@@ -14,7 +14,7 @@ const VERSION_LABELS = {
   cudnn_version: 'cuDNN', nccl_version: 'NCCL', rocm_version: 'ROCm',
 };
 const ON_OFF = {true: 'on', false: 'off', null: 'unknown (no GPU kernel)'};
-const COMPILED = {true: 'torch.compile (Triton kernels)', false: 'off (eager kernels)', null: 'unknown (no GPU kernel)'};
+const COMPILED = {true: 'torch.compile', false: 'off (eager kernels)', null: 'unknown (no GPU kernel)'};
 
 /** The global batch row, as the text report writes it (report/configuration_section.py batch_text). */
 export function batchText(config) {
@@ -42,12 +42,16 @@ export function configurationRows(config) {
   const shares = Object.entries(config.matmul_dtype_pct || {}).map(([dtype, pct]) => `${dtype} ${formatPct(pct)}`);
   const pools = Object.entries(config.thread_pools || {}).map(([kind, count]) => `${kind} ${counted(count, 'thread')}`)
     .join(', ');
+  // As report/configuration_section.py: the share of launched work replayed from graphs, when 1% or more.
+  const replayed = (what) => (config.graph_replay_pct >= 1
+    ? `; ${what} replay ${formatPct(config.graph_replay_pct)} of launched work` : '');
   const rows = [
     ['Framework', config.framework],
     ['Versions', versions || NOT_IN_TRACE],
     ['GPUs', gpus],
-    config.framework === 'pytorch' ? ['Compiler', COMPILED[config.xla]]
-      : ['XLA', config.xla === true && !gpu.active ? 'on (CPU)' : ON_OFF[config.xla]],
+    config.framework === 'pytorch' ? ['Compiler', COMPILED[config.xla] + replayed('CUDA graphs')]
+      : ['XLA', (config.xla === true && !gpu.active ? 'on (CPU)' : ON_OFF[config.xla])
+        + replayed('command buffers (CUDA graphs)')],
     ['Precision', config.precision ? `${config.precision} (matmul/conv time: ${shares.join(', ')})`
       : NO_MATMUL_PRECISION],
     ['Distribution', config.distribution || 'none seen'],

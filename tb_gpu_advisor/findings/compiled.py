@@ -1,0 +1,94 @@
+"""Fixes for a step the trace shows compiled already (torch.compile, CUDA graphs, XLA command buffers, a jitted JAX
+step): what is left to do, never what is on; and the condition a rule picks them with."""
+
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Idiom
+
+# A jitted JAX step dispatches one program (or a few) per step; op-by-op JAX dispatches one per operation.
+JITTED_MAX_DISPATCHES_PER_STEP = 8
+
+GRAPHS_LAUNCH_IDIOM = Idiom(
+    fix_summary="Graphs replay the step already: fewer graph launches (graph breaks), a larger batch.",
+    fix="""\
+The step's kernels are replayed from graphs already (CUDA graphs: torch.compile(mode="reduce-overhead") or
+torch.cuda.graphs; XLA command buffers in JAX and TensorFlow), so recording graphs again changes nothing. The
+GPU waits for the graph launch calls themselves and for the host work between them. What is left:
+
+    fewer graphs per step: each graph break splits the step (PyTorch: torch._dynamo.explain(model)(*inputs)
+    or TORCH_LOGS="graph_breaks" lists them; keep the optimizer step inside a compiled function)
+    less Python between the replays (logging, .item() reads, per-step tensor creation)
+    more work per replay: a larger batch, or several micro-batches per compiled call (jax.lax.scan)""",
+    docs=(L.TORCH_CUDA_GRAPHS, L.CUDA_GRAPHS))
+
+COMPILED_HOST_IDIOM = Idiom(
+    fix_summary="Compiled already (torch.compile): cut graph breaks, compile the optimizer, thin the loop.",
+    fix="""\
+The trace shows torch.compile in use (compiled regions, Inductor's kernels), so compiling the model again
+changes nothing. The host time left is outside the compiled graphs:
+
+    graph breaks: torch._dynamo.explain(model)(*inputs) or TORCH_LOGS="graph_breaks" names each one
+    the optimizer: torch.optim.AdamW(params, fused=True), or compile the optimizer step
+    (torch.compile(optimizer.step)); zero_grad(set_to_none=True)
+    the loop: no .item()/.cpu() reads, logging or tensor creation every step
+
+A larger batch amortizes the host's fixed cost per step over more examples.""",
+    docs=(L.TORCH_COMPILE, L.TORCH_PERFORMANCE))
+
+JITTED_HOST_IDIOM = Idiom(
+    fix_summary="Jitted already: cut the Python around the step (blocking reads); more work per dispatch.",
+    fix="""\
+The trace shows the step dispatched as one compiled program per step (jax.jit), so jitting it again changes
+nothing. The host time left is the loop around it:
+
+    for batch in batches:
+        state, metrics = train_step(state, batch)     # asynchronous: returns before the GPU is done
+        if step % 100 == 0:
+            log(jax.device_get(metrics))               # read values rarely; no block_until_ready per step
+
+Build batches ahead of the step (a background thread or prefetching loader), and run several micro-batches per
+call (jax.lax.scan inside the jitted step) or a larger batch so each dispatch does more.""",
+    docs=(L.JAX_JIT, L.JAX_GPU_TIPS))
+
+
+def jitted_jax_step(ctx):
+    """A JAX step dispatched as one compiled program (or a few) per step, not op by op."""
+    compiled = ctx.analysis.compilation
+    if not ctx.framework.is_jax or compiled is None or not compiled.jax_dispatch_calls or not ctx.step_count:
+        return False
+    return compiled.jax_dispatch_calls / ctx.step_count <= JITTED_MAX_DISPATCHES_PER_STEP
+
+
+def launch_condition(ctx):
+    """("graphs", why the launch analysis sees only graph launches) when graphs replay most device work; ("jitted",
+    "") for a jitted JAX step; else (None, "")."""
+    compiled = ctx.analysis.compilation
+    if compiled is not None and compiled.graphs_hide_launches:
+        return "graphs", compiled.graph_note(ctx.framework.name)
+    if jitted_jax_step(ctx):
+        return "jitted", ""
+    return None, ""
+
+
+def host_condition(ctx):
+    """("compiled", what shows it) for a PyTorch step under torch.compile, ("jitted", "") for a jitted JAX step,
+    else (None, "")."""
+    compiled = ctx.analysis.compilation
+    if ctx.framework.name == "pytorch" and compiled is not None and compiled.torch_compile:
+        graphs = " CUDA graphs replay it." if compiled.graphs_hide_launches else ""
+        return "compiled", f"torch.compile is in use ({', '.join(compiled.torch_compile[:2])}).{graphs}"
+    if jitted_jax_step(ctx):
+        return "jitted", ""
+    return None, ""
+
+
+JITTED_LAUNCH_IDIOM = Idiom(
+    fix_summary="Jitted already: replay its kernels as command buffers; more work per kernel.",
+    fix="""\
+The trace shows the step dispatched as one compiled program per step (jax.jit), so jitting it again changes
+nothing; the GPU still waits between its kernels for their launches. Let XLA replay them as CUDA graphs and
+give each kernel more work:
+
+    XLA_FLAGS=--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL python train.py
+
+and a larger batch, or several micro-batches per call (jax.lax.scan inside the jitted step).""",
+    docs=(L.JAX_GPU_TIPS, L.CUDA_GRAPHS))
