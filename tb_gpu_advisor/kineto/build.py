@@ -6,6 +6,7 @@ microseconds (`decimal.Decimal`, never float), so sub-microsecond events keep th
 
 import re
 from array import array
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 
 import numpy as np
@@ -14,6 +15,7 @@ from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.kineto.collectives import CollectiveCollector
 from tb_gpu_advisor.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.kineto.files import worker_and_span
+from tb_gpu_advisor.kineto.op_work import event_work, input_dtype, launch_work, op_cost
 from tb_gpu_advisor.kineto.ops import launch_ops
 from tb_gpu_advisor.kineto.python_calls import python_call_name
 from tb_gpu_advisor.kineto.stream import stream_trace
@@ -120,7 +122,9 @@ class _Collector:
         self.devices = {}
         self.launch_corr, self.launch_start, self.launch_dur, self.launch_tid = (array("q"), array("q"),
                                                                                   array("q"), array("q"))
-        self.ops = {}  # thread -> (starts, ends, name ids) of cpu_op events, to name the launches' ops
+        self.ops = {}  # thread -> (starts, ends, name ids, cost ids, dtype ids) of cpu_op events (kineto.op_work)
+        self.op_costs = []  # OpCost of each costed op instance, by cost id
+        self.op_dtypes = {}  # input element type -> dtype id
         self.op_names = {}
         self.busy_start, self.busy_end = array("q"), array("q")
         self.wait_start, self.wait_end = array("q"), array("q")
@@ -309,10 +313,16 @@ class _Collector:
         if cat == "cpu_op":
             columns = self.ops.get(thread)
             if columns is None:
-                columns = self.ops[thread] = (array("q"), array("q"), array("i"))
+                columns = self.ops[thread] = (array("q"), array("q"), array("i"), array("q"), array("i"))
             columns[0].append(start)
             columns[1].append(end)
             columns[2].append(_intern(self.op_names, name))
+            cost = op_cost(name, args)
+            if cost is not None:
+                self.op_costs.append(cost)
+            columns[3].append(len(self.op_costs) - 1 if cost is not None else -1)
+            dtype = cost.dtype if cost is not None else input_dtype(args)
+            columns[4].append(_intern(self.op_dtypes, dtype) if dtype else -1)
             if name == "record_param_comms":
                 self.collectives.add_param_comms(start, duration, args)
             elif name in LOSS_OPS:
@@ -374,7 +384,7 @@ def _model(path, c, metadata):
     for columns in (c.launch_start, c.busy_start, c.busy_end, c.wait_start, c.wait_end, c.sync_start, c.sync_end,
                     c.zero_grad_start, c.zero_grad_end, c.fill_start, c.fill_end):
         _shift_array(columns, shift)
-    for starts, ends, _ in c.ops.values():
+    for starts, ends, *_ in c.ops.values():
         _shift_array(starts, shift)
         _shift_array(ends, shift)
     for starts, ends in c.tagged.values():
@@ -384,10 +394,15 @@ def _model(path, c, metadata):
     markers = [StepMarker(name=m.name, start_ps=m.start_ps - shift, end_ps=m.end_ps - shift, source="host",
                           step_num=m.step_num) for m in c.markers]
     host = _host_activity(c, _device_correlations(c))
-    op_of_correlation = launch_ops(host, _column(c.launch_tid, np.int64)[np.argsort(
-        _column(c.launch_corr, np.int64), kind="stable")] if len(c.launch_corr) else np.zeros(0, np.int64),
-        {thread: (_column(s, np.int64), _column(e, np.int64), _column(n, np.int32))
-         for thread, (s, e, n) in c.ops.items()})
+    launch_thread = _column(c.launch_tid, np.int64)[np.argsort(
+        _column(c.launch_corr, np.int64), kind="stable")] if len(c.launch_corr) else np.zeros(0, np.int64)
+    columns = {thread: tuple(_column(values, dtype) for values, dtype
+                             in zip(cols, (np.int64, np.int64, np.int32, np.int64, np.int32)))
+               for thread, cols in c.ops.items()}
+    op_of_correlation = launch_ops(host, launch_thread, {thread: cols[:3] for thread, cols in columns.items()})
+    launches = launch_work(host, launch_thread, {thread: (cols[0], cols[1], cols[3], cols[4])
+                                                 for thread, cols in columns.items()})
+    dtypes = tuple(c.op_dtypes)
     op_names = list(c.op_names)
     gpus = []
     properties = metadata.get("deviceProperties")
@@ -395,6 +410,8 @@ def _model(path, c, metadata):
         op_table = {}
         activity = _activity(c.devices[ordinal], op_of_correlation, op_table)
         activity = _with_op_names(activity, [op_names[index] for index in op_table])
+        activity = replace(activity, work=event_work(activity.correlation_id, activity.duration_ps, launches,
+                                                      c.op_costs, dtypes))
         gpus.append(GpuDevice(ordinal=ordinal, name=device_events_name(ordinal),
                               capabilities=capabilities(properties, ordinal), activity=activity))
     warnings = (f"{c.skipped:,} events without a usable ts/dur were left out",) if c.skipped else ()
@@ -416,7 +433,6 @@ def _model(path, c, metadata):
 
 
 def _with_op_names(activity, names):
-    from dataclasses import replace
     return replace(activity, op_names=tuple(names))
 
 
