@@ -8,6 +8,7 @@ import pytest
 import tb_gpu_advisor.pipeline as _pipeline
 from tb_gpu_advisor.model.build import build_model
 from tb_gpu_advisor.report.invariants import report_problems
+from tests.tiers import tier_of
 
 
 def _checked(produce):
@@ -32,6 +33,15 @@ def _check_every_report():
 
 
 _check_every_report()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks each test of a slow tier (tests/tiers.py) with its tier, which pytest.ini deselects by default."""
+    for item in items:
+        module, _, name = item.nodeid.partition("::")
+        tier = tier_of(module, name.split("[")[0])
+        if tier:
+            item.add_marker(getattr(pytest.mark, tier))
 
 
 def pytest_collection_finish(session):
