@@ -88,6 +88,17 @@ def test_check_json_validates_and_keeps_the_exit_status():
     assert code == 0 and json.loads(out)["passed"] is True and validate(json.loads(out), "check") == []
 
 
+def test_check_json_names_every_baseline_run_and_errors_stay_off_stdout():
+    code, out, _ = _cli("check", "--baseline", DEMO / "input_bound_fixed", "--baseline", DEMO / "launch_bound_fixed",
+                        "--candidate", DEMO / "input_bound_fixed", "--metric", "gpu_busy", "--format", "json")
+    document = json.loads(out)
+    assert [b["run"] for b in document["baselines"]] == ["2026_01_15_09_29_00", "2026_01_15_09_27_00"]
+    assert code == document["exit_status"] and document["metric"] == "gpu_busy" and validate(document, "check") == []
+    code, out, err = _cli("check", "--baseline", DEMO / "input_bound", "--candidate", REAL / "jax0102_cpu_steps.xplane.pb",
+                          "--metric", "gpu_busy", "--format", "json")
+    assert code == 2 and out == "" and "gpu_busy" in err
+
+
 def test_compare_and_analyze_json_carry_schema_version_and_validate():
     code, out, _ = _cli("compare", DEMO / "launch_bound", DEMO / "launch_bound_fixed", "--format", "json")
     assert code == 0 and json.loads(out)["schema_version"] == 1 and validate(json.loads(out), "comparison") == []
