@@ -94,8 +94,8 @@ def test_check_json_names_every_baseline_run_and_errors_stay_off_stdout():
     document = json.loads(out)
     assert [b["run"] for b in document["baselines"]] == ["2026_01_15_09_29_00", "2026_01_15_09_27_00"]
     assert code == document["exit_status"] and document["metric"] == "gpu_busy" and validate(document, "check") == []
-    code, out, err = _cli("check", "--baseline", DEMO / "input_bound", "--candidate", REAL / "jax0102_cpu_steps.xplane.pb",
-                          "--metric", "gpu_busy", "--format", "json")
+    code, out, err = _cli("check", "--baseline", DEMO / "input_bound", "--candidate",
+                          REAL / "jax0102_cpu_steps.xplane.pb", "--metric", "gpu_busy", "--format", "json")
     assert code == 2 and out == "" and "gpu_busy" in err
 
 
