@@ -14,6 +14,7 @@ from werkzeug import wrappers
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
 from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.file_size import limit_bytes
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
@@ -77,7 +78,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         self.index = RunIndex(self.logdir,
                               follow_symlinks=bool(getattr(flags, "gpu_advisor_follow_symlinks", False)))
         self.service = AnalysisService(max_entries=entries,
-                                       max_bytes=int(max_mb * 2**20) if max_mb else DEFAULT_MAX_FILE_BYTES)
+                                       max_bytes=limit_bytes(max_mb) if max_mb else DEFAULT_MAX_FILE_BYTES)
         self.overview = OverviewService(self.service)
         self.wait_s = REQUEST_WAIT_S
         self._static = static_files.allowed_files()
