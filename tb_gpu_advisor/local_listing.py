@@ -15,25 +15,27 @@ OUTSIDE_LOGDIR = ("is a symbolic link to a place outside the logdir: refused (st
                   "--gpu_advisor_follow_symlinks to allow it)")
 
 
-def local_target(path):
+def local_target(path, confined=False):
     """The Target of a local path; ProfileError saying what it is when it is neither a directory nor a regular
-    file (missing, a dangling link, a link loop, a FIFO, a device)."""
+    file (missing, a dangling link, a link loop, a FIFO, a device). `confined`: nothing outside `path` is read
+    (local_runs with follow_symlinks and enter_links_out False)."""
     if not os.path.isdir(path):
         problem = kind_problem(path)
         if problem:
             raise ProfileError(path, "no such file or directory" if problem == "no such file" else problem)
         return Target(path=path, name=os.path.basename(path), is_file=True)
-    direct = _hosts_in(path)
-    runs = () if direct else local_runs(path)
+    direct = _hosts_in(path, os.path.realpath(path) if confined else None)
+    runs = () if direct else local_runs(path, follow_symlinks=not confined, enter_links_out=not confined)
     name = os.path.normpath(path)
     if not direct and not runs and (name.endswith(XPLANE_SUFFIX) or is_kineto_file(name)):
         raise ProfileError(path, kind_problem(name))  # "is a directory, not a .pt.trace.json file"
     return Target(path=path, name=os.path.basename(os.path.normpath(path)), is_file=False, hosts=direct, runs=runs)
 
 
-def local_runs(logdir, follow_symlinks=True):
+def local_runs(logdir, follow_symlinks=True, enter_links_out=True):
     """Every ProfileRun under a local `logdir`, newest first, with absolute paths. follow_symlinks=False
-    refuses (HostFile.problem) host files and run directories that are links to places outside the logdir."""
+    refuses (HostFile.problem) host files and run directories that are links to places outside the logdir;
+    enter_links_out=False also leaves such a run directory unlisted, so not even its file names are read."""
     runs = []
     logdir = os.path.abspath(logdir)
     logdir_real = None if follow_symlinks else os.path.realpath(logdir)
@@ -50,6 +52,8 @@ def local_runs(logdir, follow_symlinks=True):
         tb_run = os.path.relpath(os.path.dirname(os.path.dirname(directory)), logdir)
         for profile_run in sorted(subdirs):
             run_path = os.path.join(directory, profile_run)
+            if not enter_links_out and not _inside(run_path, os.path.realpath(logdir)):
+                continue
             hosts = _hosts_in(run_path, logdir_real)
             if hosts:
                 tb_run_id = "" if tb_run == "." else tb_run.replace(os.sep, "/")

@@ -127,3 +127,20 @@ def test_the_newest_kineto_run_is_the_latest_capture_not_the_last_name(tmp_path)
     _kineto(other / "old_z", "w.pt.trace.json")
     os.utime(other / "old_z" / "w.pt.trace.json", (1_000_000_000, 1_000_000_000))
     assert [r.run for r in discover_runs(other)] == ["new_b", "old_z"]
+
+
+def test_a_pytorch_trace_linked_from_outside_the_logdir_is_refused_unless_followed(tmp_path):
+    import shutil
+
+    from tb_gpu_advisor.discovery import discover_runs
+    from tb_gpu_advisor.local_listing import OUTSIDE_LOGDIR
+    from tests.data import real_trace
+
+    outside = tmp_path / "elsewhere" / "rank0.1700000000000.pt.trace.json.gz"
+    outside.parent.mkdir()
+    shutil.copy(real_trace("kineto/a100_alexnet_sync.pt.trace.json.gz"), outside)
+    (tmp_path / "logdir" / "torch").mkdir(parents=True)
+    os.symlink(outside, tmp_path / "logdir" / "torch" / outside.name)
+    logdir = str(tmp_path / "logdir")
+    assert [h.problem for r in discover_runs(logdir, follow_symlinks=False) for h in r.hosts] == [OUTSIDE_LOGDIR]
+    assert [h.problem for r in discover_runs(logdir) for h in r.hosts] == [None]

@@ -20,15 +20,20 @@ def render_json(report):
     return to_json(report)
 
 
-def megabytes(text):
+def megabytes(text, unit="MB"):
     """argparse type of --max-file-mb: a finite number of MB above zero (a usage error, exit 2, otherwise)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number of MB above 0, not {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a finite number of {unit} above 0, not {text!r}")
     return value
+
+
+def seconds(text):
+    """argparse type of a duration: a finite number of seconds above zero."""
+    return megabytes(text, unit="seconds")
 
 
 def add_max_file_argument(parser):

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from tests.plugin.conftest import PREFIX, get, make_plugin, snapshot
+from tests.plugin.conftest import PREFIX, get, make_plugin, snapshot, with_service
 from tests.plugin.scenarios import CORRUPT, CPU_ONLY, MULTI_HOST, QUICKSTART, REAL_V100, XSS
 from tb_gpu_advisor import cli
 from tb_gpu_advisor.report import kernel_page
@@ -88,13 +88,15 @@ def test_report_equals_the_cli_host_report(client, plugin_logdir, run, host):
     response, body = get(client, "/report", run=run, host=host)
     assert response.status_code == 200
     expected = cli_host_report(plugin_logdir[0], run, host)
-    assert body == {**expected, "file": f"{host}.xplane.pb"}  # run-relative: not the server's path
+    # run-relative `file`: not the server's path; `schema_version` as in the run report
+    assert body == {"schema_version": 1, **expected, "file": f"{host}.xplane.pb"}
 
 
 def test_report_of_the_real_v100_trace_equals_the_cli(client, plugin_logdir):
     response, body = get(client, "/report", run=REAL_V100, host="v100x8")
     assert response.status_code == 200
-    assert body == {**cli_host_report(plugin_logdir[0], REAL_V100, "v100x8"), "file": "v100x8.xplane.pb"}
+    assert body == {"schema_version": 1, **cli_host_report(plugin_logdir[0], REAL_V100, "v100x8"),
+                    "file": "v100x8.xplane.pb"}
     assert body["summary"]["gpu_count"] == 8
 
 
@@ -133,7 +135,7 @@ def test_report_answers_202_while_the_analysis_runs(plugin_logdir, monkeypatch):
     release = threading.Event()
     real = AnalysisService._report_job
     monkeypatch.setattr(AnalysisService, "_report_job", lambda self, *job: release.wait(30) and real(self, *job))
-    instance = make_plugin(plugin_logdir[0])
+    instance = with_service(make_plugin(plugin_logdir[0]), AnalysisService(isolated=False))
     instance.wait_s = 0.05
     client = werkzeug_test.Client(application.TensorBoardWSGI([instance]))
     response, body = get(client, "/report", run=QUICKSTART, host="localhost")
@@ -161,7 +163,7 @@ def test_concurrent_requests_for_one_uncached_report_compute_it_once(plugin_logd
         return real(path, **options)
 
     monkeypatch.setattr(service_module, "analyze_host_file", counted)
-    instance = make_plugin(plugin_logdir[0])
+    instance = with_service(make_plugin(plugin_logdir[0]), service_module.AnalysisService(isolated=False))
     app = application.TensorBoardWSGI([instance])
     results = []
 
