@@ -10,6 +10,9 @@ from tb_gpu_advisor.constants import SCHEMA_VERSION
 MAX_ANSWER_BYTES = 8000
 MAX_TEXT = 1500  # characters of one free-text field (a fix with its code) before it is cut
 TOP_BREAKDOWN = 5
+NOTES_SHOWN, NOTE_CHARS = 3, 600
+MULTI_HOST_KEYS = ("host_count", "slowest_host", "fastest_host", "step_time_spread_ms", "imbalance_pct",
+                   "most_compute_host", "compute_imbalance_pct")
 
 
 def size(answer):
@@ -29,10 +32,14 @@ def page(items, offset, limit):
     return chunk, {"total": len(items), "offset": offset, "next_offset": end if end < len(items) else None}
 
 
-def _cut(text, limit=MAX_TEXT):
+FULL_FIX = "explain_finding with full_text=true"
+
+
+def _cut(text, limit=MAX_TEXT, whole=FULL_FIX):
+    """`text` cut at `limit` characters, saying how many more there are and where the whole text is."""
     if not isinstance(text, str) or len(text) <= limit:
         return text
-    return text[:limit] + f"... [{len(text) - limit} more characters: explain_finding with full_text=true]"
+    return text[:limit] + f"... [{len(text) - limit} more characters: {whole}]"
 
 
 def _fitted(answer, key, paging):
@@ -83,10 +90,15 @@ def verdict_answer(report, host=None, offset=0, limit=5):
         "input_wait_pct": summary.get("input_wait_pct"),
         "top_breakdown_pct": dict(breakdown),
         "combined_estimate": summary.get("combined_estimate"),
+        "notes": [_cut(note, NOTE_CHARS, "tb-gpu-advisor analyze --format json")
+                  for note in chosen.get("notes", [])[:NOTES_SHOWN]],
+        "notes_total": len(chosen.get("notes", [])),
         "findings": [_finding_row(f) for f in findings],
         "findings_page": paging,
         "more": "explain_finding(finding_id) gives one finding's evidence and full fix; offset pages the findings",
     }
+    if report.get("multi_host"):
+        answer["multi_host"] = {key: report["multi_host"].get(key) for key in MULTI_HOST_KEYS}
     return _fitted(answer, "findings", paging)
 
 
@@ -97,6 +109,15 @@ def finding_answer(report, finding_id, host=None, offset=0, limit=10, full_text=
     if finding is None:
         ids = ", ".join(f["id"] for f in chosen.get("findings", [])) or "none"
         raise AdvisorError(f"no finding {finding_id!r} on host {chosen['host']!r}; findings: {ids}")
+    answer = _finding_answer(report, chosen, finding, offset, limit, full_text)
+    while not full_text and size(answer) > MAX_ANSWER_BYTES and limit > 1:
+        limit = limit // 2  # fewer pointers a page, the rest a page away
+        answer = _finding_answer(report, chosen, finding, offset, limit, full_text)
+        answer["fix"] = _cut(finding.get("fix"), 400)
+    return answer
+
+
+def _finding_answer(report, chosen, finding, offset, limit, full_text):
     evidence = finding.get("evidence", {})
     pointers, totals, more = {}, {}, False
     for key, value in (evidence.get("pointers") or {}).items():
@@ -107,7 +128,7 @@ def finding_answer(report, finding_id, host=None, offset=0, limit=10, full_text=
         else:
             pointers[key] = value
     cut = (lambda text: text) if full_text else _cut
-    answer = {
+    return {
         "schema_version": SCHEMA_VERSION,
         "run": report.get("run"),
         "host": chosen["host"],
@@ -124,9 +145,6 @@ def finding_answer(report, finding_id, host=None, offset=0, limit=10, full_text=
         "fix": cut(finding.get("fix")),
         "docs": finding.get("docs", []),
     }
-    if not full_text and size(answer) > MAX_ANSWER_BYTES:
-        answer["fix"] = _cut(finding.get("fix"), 400)
-    return answer
 
 
 def _difference(diff):

@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+from tb_gpu_advisor.constants import MAX_DEVICE_NAME_CHARS
 from tb_gpu_advisor.kineto.gpu_specs import published_spec
 from tb_gpu_advisor.kineto.values import clean_text
 from tb_gpu_advisor.model.device_limits import checked_capabilities
@@ -43,7 +44,7 @@ def capabilities(properties, ordinal):
         entry = next((p for p in properties if isinstance(p, dict) and p.get("id") == ordinal), None)
     if entry is None:
         return DeviceCapabilities(), ()
-    name = clean_text(entry.get("name")) if isinstance(entry.get("name"), str) else None
+    name = clean_text(entry.get("name")[:MAX_DEVICE_NAME_CHARS]) if isinstance(entry.get("name"), str) else None
     vendor = _vendor(name or "")
     major, minor = entry.get("computeMajor"), entry.get("computeMinor")
     capability = None

@@ -14,7 +14,6 @@ _BOUNDS = (
     ("memory_bandwidth_bytes_per_s", 10**9, 10**15, "bytes/s of memory bandwidth"),
 )
 MAX_CAPABILITY = (20, 9)  # CUDA compute capabilities run 1.0 to 12.x today
-MAX_NAME_CHARS = 256
 
 
 def _number(value):
@@ -37,10 +36,6 @@ def checked_capabilities(caps, device_name):
         if caps.arch is not None and caps.arch.startswith("sm_"):
             dropped["arch"] = None
         warnings.append(f"{device_name}: compute capability {capability!r:.40} is not one any GPU has: left out")
-    name = caps.model_name
-    if name is not None and len(name) > MAX_NAME_CHARS:
-        dropped["model_name"] = name[:MAX_NAME_CHARS] + "..."
-        warnings.append(f"{device_name}: its device name of {len(name):,} characters is cut to {MAX_NAME_CHARS}")
     return (replace(caps, **dropped) if dropped else caps), tuple(warnings)
 
 

@@ -61,7 +61,8 @@ def with_diagnosis(report, diagnosis):
     combined = diagnosis.combined
     report["summary"]["combined_estimate"] = None if combined is None else {
         "estimated_speedup": combined.speedup, "speedup_kind": combined.kind,
-        "finding_ids": list(combined.counted), "shared_ids": list(combined.shared)}
+        "finding_ids": list(combined.counted), "shared_ids": list(combined.shared),
+        "capped_by_gpu_work": combined.capped_ms is not None}
     # Host batch preparation on the step thread is input time that no IteratorGetNext wait shows: the header
     # gives it beside the input wait.
     prep = next((f for f in diagnosis.findings if f.id == "input.host_batch_prep"), None)
