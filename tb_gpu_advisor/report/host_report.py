@@ -3,6 +3,7 @@
 from tb_gpu_advisor.analysis.kernel_names import kernel_precision
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
 from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
+from tb_gpu_advisor.report.idle_report import idle_attribution_dict
 
 HOST_OPS_LISTED = 25
 
@@ -51,6 +52,7 @@ def render_host_report(model, analysis):
         "configuration": configuration_dict(analysis.configuration),
         "gpu_memory": [_gpu_memory(row) for row in analysis.gpu_memory],
         "collective_bandwidth": _collective_bandwidth(analysis.link, analysis.collective_bandwidth),
+        "idle_attribution": idle_attribution_dict(analysis),
         "findings": [],
     }
 
