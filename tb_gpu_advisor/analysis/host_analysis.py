@@ -13,6 +13,7 @@ from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.feeder_waits import feeder_blocking
 from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
 from tb_gpu_advisor.analysis.gpu_memory import gpu_memory
+from tb_gpu_advisor.analysis.idle_attribution import attribute_idle
 from tb_gpu_advisor.analysis.host_cores import host_cores
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
@@ -66,6 +67,7 @@ class HostAnalysis:
     collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
     collectives: tuple = ()  # model.trace.CollectiveCall: the Kineto reader's, or XPlane's collective kernels
     unused_gpus: object = None  # unused_gpus.UnusedGpus: GPUs without kernels beside working ones, or None
+    idle: object = None  # idle_attribution.IdleAttribution: each GPU's idle time by cause
 
     @property
     def active_busy_pct(self):
@@ -206,6 +208,7 @@ def analyze_host(model):
         collective_bandwidth=collective_bandwidth(calls, link),
         collectives=calls,
         unused_gpus=unused,
+        idle=attribute_idle(model, intervals.union_all(loader_waits, input_prep)),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))
                           for gpu in model.gpus),

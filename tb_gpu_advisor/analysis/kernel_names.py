@@ -2,6 +2,7 @@
 
 import re
 
+from tb_gpu_advisor.analysis.kernel_families import is_simt_gemm, is_tensor_core_family, nvjet_input_dtype
 from tb_gpu_advisor.model.vendor import AMD
 from tb_gpu_advisor.text_match import in_order
 
@@ -64,8 +65,11 @@ def is_nccl(name):
 
 
 def uses_tensor_cores(name):
-    return any(pattern in name for pattern in _TENSOR_CORE_PATTERNS) or bool(_EXTRA_TENSOR_CORE.search(name)) \
-        or in_order(name.lower(), "hgemm", "tensor")
+    """A Tensor Core kernel by its name; never one whose name says fp32 FMA on the CUDA cores (`_ffma_`, simt)."""
+    if is_simt_gemm(name):
+        return False
+    return (any(pattern in name for pattern in _TENSOR_CORE_PATTERNS) or is_tensor_core_family(name)
+            or bool(_EXTRA_TENSOR_CORE.search(name)) or in_order(name.lower(), "hgemm", "tensor"))
 
 
 def uses_matrix_units(name, vendor=None):
@@ -85,7 +89,7 @@ def is_low_precision(name):
     if name.startswith("Cijk_"):
         types = _TENSILE_TYPES.match(name)
         return bool(types) and types.group(1).startswith(_TENSILE_LOW_PRECISION)
-    return bool(_LOW_PRECISION.search(name))
+    return nvjet_input_dtype(name) is not None or bool(_LOW_PRECISION.search(name))
 
 
 # Names that say the kernel computes in 32-bit (or 64-bit) floating point: a float/double type, cuBLAS/cuDNN
@@ -116,6 +120,8 @@ def kernel_precision(name, dtype=None):
                 return "16bit"
             if code.startswith(("S", "D")):
                 return "32bit"
+    elif nvjet_input_dtype(name):
+        return "16bit"
     else:
         # An Eigen kernel writing bool or integers (a comparison, an arg-max) computes in the type it reads.
         text = name[written.end():] if written else name
@@ -132,6 +138,8 @@ def kernel_precision(name, dtype=None):
 
 def is_fp32_matmul(name):
     """A 32-bit matrix-multiply or convolution kernel that does not use Tensor Cores."""
+    if is_simt_gemm(name) and ("gemm" in name.lower() or "conv" in name.lower()):
+        return not is_low_precision(name)
     return _names_fp32_matmul(name) and not uses_tensor_cores(name) and not is_low_precision(name)
 
 
@@ -232,7 +240,8 @@ def is_xla_kernel(name):
 def is_library_math(name):
     """A vendor library's kernel (cuBLAS, cuDNN, CUTLASS, hipBLASLt/Tensile, composable kernel...) or a
     matrix-multiply or convolution kernel: tuned tiles whose occupancy the user does not choose."""
-    return bool(_LIBRARY_MATH.search(name)) or kernel_class(name) == "library"
+    return (bool(_LIBRARY_MATH.search(name)) or name.startswith("nvjet_") or is_tensor_core_family(name)
+            or kernel_class(name) == "library")
 
 
 # The element type in NCCL/RCCL kernel names, in their several spellings across versions:

@@ -33,6 +33,7 @@ class KernelRow:
     compute: str | None = None  # "matrix" or "vector": the compute roof of the op (hlo.cost)
     dtype: str | None = None
     matrix_dims: tuple | None = None  # (batch, M, N, K) of its GEMM or first dot
+    matrix_precision: str | None = None  # its matrix op's operand precision (HLO precision_config): "HIGHEST"...
 
 
 
@@ -97,6 +98,13 @@ def event_costs(activity, costs):
             share[keyed] = execution_shares(activity, keyed, group, len(unique))
     flops = np.array([np.nan] + [np.nan if c.flops is None else float(c.flops) for c in found[1:]])[index] * share
     nbytes = np.array([np.nan] + [np.nan if c.bytes is None else float(c.bytes) for c in found[1:]])[index] * share
+    work = getattr(costs, "events", {}).get(activity) if costs else None
+    if work is not None:  # kernels of a command buffer (analysis.command_buffers), costed event by event
+        costed = work.cost_index >= 0
+        index[costed] = work.cost_index[costed] + len(found)
+        found.extend(work.costs)
+        flops[costed] = work.flops[costed]
+        nbytes[costed] = work.bytes[costed]
     return flops, nbytes, index, found
 
 
@@ -194,7 +202,8 @@ def _merge_and_sort(rows):
             uses_tensor_cores=tensor_cores,
             tensor_core_eligible=tensor_cores or is_tensor_core_eligible(op_name, name),
             op_name=op_name, flops=flops, bytes=nbytes, compute=cost.compute if cost else None,
-            dtype=cost.dtype if cost else None, matrix_dims=cost.matrix_dims if cost else None))
+            dtype=cost.dtype if cost else None, matrix_dims=cost.matrix_dims if cost else None,
+            matrix_precision=cost.precision if cost else None))
     table.sort(key=lambda r: (-r.total_ps, -r.occurrences, -(r.registers_per_thread or 0), r.name, r.grid,
                               r.block or ()))
     return tuple(table)

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.command_buffers import command_buffer_work
+from tb_gpu_advisor.analysis.kernel_families import is_simt_gemm
 from tb_gpu_advisor.analysis.kernels import event_costs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.tf_op_cost import tf_op_cost
@@ -59,10 +61,23 @@ class FlopUtilization:
     costed_kernel_time_pct: float | None
 
 
+class KernelCosts(dict):
+    """{(program id, op name) or ("tf", op type, shape): OpCost or None}, and in `events` the per-event work of
+    GPUs whose kernels the keys cannot name ({DeviceActivity: command_buffers.EventWork})."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.events = {}
+
+    def __bool__(self):
+        return bool(self.events) or len(self) > 0
+
+
 def kernel_costs(model):
-    """{(program id, op name) or ("tf", op type, shape): OpCost or None} for every op a GPU kernel runs: XLA
-    kernels through their HLO module, TensorFlow kernels outside XLA through their op type and input shapes."""
-    pairs, costs = set(), {}
+    """KernelCosts of every op a GPU kernel runs: XLA kernels through their HLO module (inside command buffers
+    through their names and the module's library calls), TensorFlow kernels outside XLA through their op type
+    and input shapes."""
+    pairs, costs = set(), KernelCosts()
     for gpu in model.gpus:
         activity = gpu.activity
         if activity.program_id is not None and model.hlo_protos:
@@ -71,7 +86,13 @@ def kernel_costs(model):
                 pairs.add((program_id, activity.op_names[op_id]))
         for op_type, shape in activity.tf_signatures:
             costs[("tf", op_type, shape)] = tf_op_cost(op_type, shape)
-    costs.update(op_costs(model.hlo_protos, pairs) if pairs else {})
+    modules = {}
+    costs.update(op_costs(model.hlo_protos, pairs, modules) if pairs else {})
+    indexes = {program: index for program, index in modules.items() if index is not None}
+    for gpu in model.gpus if indexes else ():
+        work = command_buffer_work(gpu.activity, indexes, device_peaks(gpu.capabilities))
+        if work is not None:
+            costs.events[gpu.activity] = work
     return costs
 
 
@@ -83,8 +104,8 @@ def fastest_roof(peaks):
 
 
 def plausible_costs(model, costs):
-    """(`costs` with None for each HLO op whose counted FLOPs, over its kernels' time on some GPU, exceed that
-    GPU's fastest roof, (ImplausibleCost, ...) of those ops)."""
+    """(KernelCosts `costs` with None for each HLO op whose counted FLOPs, over its kernels' time on some GPU,
+    exceed that GPU's fastest roof, (ImplausibleCost, ...) of those ops)."""
     dropped = {}
     for gpu in model.gpus:
         activity = gpu.activity
@@ -106,11 +127,14 @@ def plausible_costs(model, costs):
                 continue
             tflops = op_flops / op_seconds / 1e12
             key = (program_id, activity.op_names[op_id])
+            if costs.get(key) is None:
+                continue  # kernels of a command buffer, costed (and checked) event by event
             if tflops > roof and tflops > getattr(dropped.get(key), "achieved_tflops", 0.0):
                 dropped[key] = ImplausibleCost(program_id, key[1], gpu.ordinal, tflops, roof)
     if not dropped:
         return costs, ()
-    kept = {key: (None if key in dropped else cost) for key, cost in costs.items()}
+    kept = KernelCosts({key: (None if key in dropped else cost) for key, cost in costs.items()})
+    kept.events = costs.events
     return kept, tuple(dropped[key] for key in sorted(dropped))
 
 
@@ -118,6 +142,12 @@ def shared_peaks(gpus):
     """The DevicePeaks all GPUs with kernels share, or None if they differ (rows merge across GPUs)."""
     found = {device_peaks(gpu.capabilities) for gpu in gpus if len(gpu.activity)}
     return found.pop() if len(found) == 1 else None
+
+
+def runs_on_fp32_units(row):
+    """A 32-bit matrix kernel row that cannot use Tensor Cores: its name says fp32 FMA (SIMT), or its op asks for
+    full float32 (precision HIGHEST), so its roof is the fp32 vector peak, not the TF32 one."""
+    return row.dtype == "f32" and (is_simt_gemm(row.name) or row.matrix_precision == "HIGHEST")
 
 
 def kernel_roofline(row, peaks):
@@ -131,6 +161,8 @@ def kernel_roofline(row, peaks):
     roof = None
     if peaks is not None and row.compute is not None:
         roof = peaks.matrix_roof(row.dtype) if row.compute == MATRIX else peaks.vector_roof(row.dtype)
+        if row.compute == MATRIX and runs_on_fp32_units(row):
+            roof = peaks.vector_roof("f32")
     bound = pct = implausible = None
     hbm = peaks.hbm_gbps if peaks is not None else None
     if flops is not None and nbytes is not None and roof and hbm:
@@ -148,7 +180,7 @@ def kernel_roofline(row, peaks):
                 implausible = (f"{gbps:.4g} GB/s of logical bytes is above the {hbm:g} GB/s HBM peak: its data "
                                "came from on-chip caches, or the bytes counted for its op are not all this kernel's")
     if implausible:
-        bound = pct = None
+        bound = pct = None  # above the hardware's roof: the costing is wrong (or the data was cached), not a fact
     return KernelRoofline(flops=flops, bytes=nbytes, achieved_tflops=tflops, achieved_gbps=gbps,
                           arithmetic_intensity=intensity, bound=bound, roof_tflops=roof, peak_pct=pct,
                           implausible=implausible)

@@ -10,6 +10,9 @@ from tb_gpu_advisor.constants import SCHEMA_VERSION
 MAX_ANSWER_BYTES = 8000
 MAX_TEXT = 1500  # characters of one free-text field (a fix with its code) before it is cut
 TOP_BREAKDOWN = 5
+NOTES_SHOWN, NOTE_CHARS = 3, 600
+MULTI_HOST_KEYS = ("host_count", "slowest_host", "fastest_host", "step_time_spread_ms", "imbalance_pct",
+                   "most_compute_host", "compute_imbalance_pct")
 
 
 def size(answer):
@@ -29,10 +32,14 @@ def page(items, offset, limit):
     return chunk, {"total": len(items), "offset": offset, "next_offset": end if end < len(items) else None}
 
 
-def _cut(text, limit=MAX_TEXT):
+FULL_FIX = "explain_finding with full_text=true"
+
+
+def _cut(text, limit=MAX_TEXT, whole=FULL_FIX):
+    """`text` cut at `limit` characters, saying how many more there are and where the whole text is."""
     if not isinstance(text, str) or len(text) <= limit:
         return text
-    return text[:limit] + f"... [{len(text) - limit} more characters: explain_finding with full_text=true]"
+    return text[:limit] + f"... [{len(text) - limit} more characters: {whole}]"
 
 
 def _fitted(answer, key, paging):
@@ -83,10 +90,15 @@ def verdict_answer(report, host=None, offset=0, limit=5):
         "input_wait_pct": summary.get("input_wait_pct"),
         "top_breakdown_pct": dict(breakdown),
         "combined_estimate": summary.get("combined_estimate"),
+        "notes": [_cut(note, NOTE_CHARS, "tb-gpu-advisor analyze --format json")
+                  for note in chosen.get("notes", [])[:NOTES_SHOWN]],
+        "notes_total": len(chosen.get("notes", [])),
         "findings": [_finding_row(f) for f in findings],
         "findings_page": paging,
         "more": "explain_finding(finding_id) gives one finding's evidence and full fix; offset pages the findings",
     }
+    if report.get("multi_host"):
+        answer["multi_host"] = {key: report["multi_host"].get(key) for key in MULTI_HOST_KEYS}
     return _fitted(answer, "findings", paging)
 
 

@@ -13,7 +13,7 @@ count exactly gets None, never an estimate.
 from dataclasses import replace
 
 from tb_gpu_advisor.hlo.library_calls import custom_call_cost
-from tb_gpu_advisor.hlo.op_cost import MATRIX, MAX_KERNEL_WORK, VECTOR, OpCost
+from tb_gpu_advisor.hlo.op_cost import MATRIX, MAX_KERNEL_WORK, VECTOR, OpCost, highest_precision
 from tb_gpu_advisor.hlo.op_math import conv_flops, dot_dims, dot_flops
 from tb_gpu_advisor.hlo.shapes import COMPLEX, TUPLE, byte_size, elements, type_name
 
@@ -81,8 +81,9 @@ def _instruction_cost(instruction, index):
     if opcode == "fusion":
         flops, matrix_dtype = _computation_flops(instruction.called_computation_ids, index, 0)
         if matrix_dtype:
+            first = _first_dot(instruction.called_computation_ids, index, 0)
             return OpCost(flops, logical, MATRIX, matrix_dtype, "fusion with a dot or convolution",
-                          _firstdot_dims(instruction.called_computation_ids, index, 0))
+                          _dims(first, index), _precision(first))
         return OpCost(flops, logical, VECTOR, _result_type(instruction), "element-wise/reduction fusion")
     flops, matrix_dtype = _op_flops(instruction, operands, index, 0)
     if flops is _NOT_COSTED:
@@ -90,7 +91,7 @@ def _instruction_cost(instruction, index):
     if matrix_dtype:
         dims = (dot_dims(instruction.dot_dimension_numbers, operands[0].shape, operands[1].shape)
                 if opcode == "dot" else None)
-        return OpCost(flops, logical, MATRIX, matrix_dtype, opcode, dims)
+        return OpCost(flops, logical, MATRIX, matrix_dtype, opcode, dims, _precision(instruction))
     return OpCost(flops, logical, VECTOR, _result_type(instruction), opcode)
 
 
@@ -200,22 +201,36 @@ def _op_flops(instruction, operands, index, depth):
     return _NOT_COSTED, None
 
 
-def _firstdot_dims(computation_ids, index, depth):
-    """(batch, M, N, K) of the first dot in the computations (nested fusions searched), or None."""
+def _precision(instruction):
+    """The highest operand precision of a dot or convolution (precision_config), None if not recorded."""
+    if instruction is None or not instruction.HasField("precision_config"):
+        return None
+    return highest_precision(list(instruction.precision_config.operand_precision))
+
+
+def _dims(dot, index):
+    """(batch, M, N, K) of a dot instruction, or None."""
+    operands = index.operands(dot) if dot is not None else None
+    if not operands or len(operands) < 2:
+        return None
+    return dot_dims(dot.dot_dimension_numbers, operands[0].shape, operands[1].shape)
+
+
+def _first_dot(computation_ids, index, depth):
+    """The first dot instruction in the computations (nested fusions searched), or None."""
     for computation_id in computation_ids:
-        found = memoized(index, "first dot", computation_id, depth, _one_firstdot_dims)
-        if found is not UNREACHABLE and found:
+        found = memoized(index, "first dot", computation_id, depth, _one_first_dot)
+        if found is not UNREACHABLE and found is not None:
             return found
     return None
 
 
-def _one_firstdot_dims(computation, index, depth):
+def _one_first_dot(computation, index, depth):
     for instruction in computation.instructions:
-        operands = index.operands(instruction)
-        if instruction.opcode == "dot" and operands:
-            return dot_dims(instruction.dot_dimension_numbers, operands[0].shape, operands[1].shape)
+        if instruction.opcode == "dot" and index.operands(instruction):
+            return instruction
         if instruction.opcode == "fusion":
-            found = _firstdot_dims(instruction.called_computation_ids, index, depth)
-            if found:
+            found = _first_dot(instruction.called_computation_ids, index, depth)
+            if found is not None:
                 return found
     return None

@@ -38,6 +38,7 @@ _TPU_PLANE = re.compile(r"^/device:TPU:(\d+)$")
 _HOST_PLANES = ("/host:CPU", "/host:CUPTI")
 _ENV_PLANES = ("/host:metadata", "Task Environment")
 HLO_PROTO_STAT = "Hlo Proto"
+PROGRAM_ID_STAT = "program_id"
 # Line bases above this are wall-clock nanoseconds, not offsets from the profile start.
 _WALL_CLOCK_NS = 10**15
 
@@ -140,13 +141,20 @@ def _build_model(space, reference, progress):
 
 def _hlo_protos(plane):
     """{XLA program id: serialized HloProto} of a metadata plane: one event metadata per module, its id the
-    program id the kernels' `program_id` stats name, its `Hlo Proto` stat the module."""
+    program id the kernels' `program_id` stats name (or, where XLA records it, the metadata's own `program_id`
+    stat), its `Hlo Proto` stat the module."""
     names = {key: meta.name for key, meta in plane.stat_metadata.items()}
     found = {}
     for meta_id, meta in plane.event_metadata.items():
+        program_id, data = int(meta_id), None
         for stat in meta.stats:
-            if names.get(stat.metadata_id) == HLO_PROTO_STAT and stat.WhichOneof("value") == "bytes_value":
-                found[int(meta_id)] = bytes(stat.bytes_value)
+            kind = stat.WhichOneof("value")
+            if names.get(stat.metadata_id) == HLO_PROTO_STAT and kind == "bytes_value":
+                data = bytes(stat.bytes_value)
+            elif names.get(stat.metadata_id) == PROGRAM_ID_STAT and kind in ("int64_value", "uint64_value"):
+                program_id = int(getattr(stat, kind))  # newer XLA: the program id is a stat, not the metadata id
+        if data is not None:
+            found[program_id] = data
     return found
 
 

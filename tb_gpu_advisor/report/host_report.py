@@ -3,6 +3,7 @@
 from tb_gpu_advisor.analysis.kernel_names import kernel_precision
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
 from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
+from tb_gpu_advisor.report.idle_report import idle_attribution_dict
 
 HOST_OPS_LISTED = 25
 
@@ -52,6 +53,7 @@ def render_host_report(model, analysis):
         "configuration": configuration_dict(analysis.configuration),
         "gpu_memory": [_gpu_memory(row) for row in analysis.gpu_memory],
         "collective_bandwidth": _collective_bandwidth(analysis.link, analysis.collective_bandwidth),
+        "idle_attribution": idle_attribution_dict(analysis),
         "findings": [],
     }
 
@@ -62,7 +64,8 @@ def with_diagnosis(report, diagnosis):
     combined = diagnosis.combined
     report["summary"]["combined_estimate"] = None if combined is None else {
         "estimated_speedup": combined.speedup, "speedup_kind": combined.kind,
-        "finding_ids": list(combined.counted), "shared_ids": list(combined.shared)}
+        "finding_ids": list(combined.counted), "shared_ids": list(combined.shared),
+        "capped_by_gpu_work": combined.capped_ms is not None}
     # Host batch preparation on the step thread is input time that no IteratorGetNext wait shows: the header
     # gives it beside the input wait.
     prep = next((f for f in diagnosis.findings if f.id == "input.host_batch_prep"), None)

@@ -76,7 +76,8 @@ def test_a_row_above_its_roof_shows_no_share_and_says_why():
 
 def test_a_compute_row_above_its_roof_shows_no_share():
     peaks = DevicePeaks(312.0, 19.5, 2039.0, 1, 0.5, "test")
-    row = SimpleNamespace(total_ps=10**6, occurrences=1, flops=1e9, bytes=1e6, compute="matrix", dtype="f32")
+    row = SimpleNamespace(total_ps=10**6, occurrences=1, flops=1e9, bytes=1e6, compute="matrix", dtype="f32",
+                          name="sm80_xmma_gemm_f32f32_tf32", matrix_precision=None)
     roof = kernel_roofline(row, peaks)  # 1000 TFLOP/s of f32 (TF32 roof 156)
     assert roof.peak_pct is None and "156 TFLOP/s matrix roof of its f32 inputs" in roof.implausible
     assert kernel_roofline(SimpleNamespace(**{**vars(row), "flops": 1e8}), peaks).peak_pct == pytest.approx(64.1, 0.01)

@@ -152,3 +152,21 @@ def test_a_finding_with_long_evidence_is_explained_a_page_at_a_time_under_the_bu
     assert answer["pointers_page"]["totals"] == {"time_ranges_ms": 3000, "steps": 3000}
     assert answer["fix"].endswith("explain_finding with full_text=true]")
     assert answers.finding_answer(report, "x.long", full_text=True)["fix"] == finding["fix"]
+
+
+def test_the_verdict_of_a_multi_host_run_names_the_slowest_host_and_keeps_notes_short(tmp_path):
+    run = tmp_path / "logs" / "plugins" / "profile" / "2026_01_01_00_00_00"
+    for host, kernel_us in (("w0", 500), ("w1", 900)):
+        builder = TraceBuilder()
+        python, gpu = builder.thread("python"), builder.gpu(0)
+        for step in range(3):
+            python.step(step, 1000 + step * 2000, 1000 + kernel_us)
+            gpu.kernel("k", 1100 + step * 2000, kernel_us, launch=(python, 1050 + step * 2000, 10))
+        builder.write(str(run / f"{host}.xplane.pb"))
+    report = Advisor([str(tmp_path / "logs")]).report()
+    report["hosts"][0]["notes"] = ["x" * 5000] + report["hosts"][0]["notes"] + ["a", "b", "c"]
+    answer = answers.verdict_answer(report)
+    assert answer["hosts"] == ["w0", "w1"] and answer["multi_host"]["host_count"] == 2
+    assert answer["multi_host"]["slowest_host"] == "w1" and answer["multi_host"]["imbalance_pct"] > 0
+    assert len(answer["notes"]) == 3 and answer["notes_total"] >= 4
+    assert answer["notes"][0].endswith("more characters: tb-gpu-advisor analyze --format json]")
