@@ -175,7 +175,7 @@ def analyze_host(model):
     prep = batch_prep(model, step_set)
     loader_waits = feeders.input_blocked if feeders is not None else intervals.EMPTY
     input_prep = prep.input_spans if prep is not None else intervals.EMPTY
-    starts, ends = [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps]
+    starts, ends = [s.start_ps for s in step_set.timed_steps], [s.end_ps for s in step_set.timed_steps]
     return HostAnalysis(
         step_set=step_set,
         window=window,
