@@ -1,13 +1,14 @@
 """Lists a local path into a profile_files.Target: a file, a run directory's host files, or a logdir's runs."""
 
+import functools
 import os
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.kineto.files import is_kineto_file
 from tb_gpu_advisor.regular_files import kind_problem
-from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, host_name, kineto_profile_runs, newest_first,
-                                          run_id)
+from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, capture_time, host_name, kineto_profile_runs,
+                                          newest_first, run_id)
 
 
 OUTSIDE_LOGDIR = ("is a symbolic link to a place outside the logdir: refused (start TensorBoard with "
@@ -25,8 +26,9 @@ def local_target(path, confined=False):
         return Target(path=path, name=os.path.basename(path), is_file=True)
     direct = _hosts_in(path, os.path.realpath(path) if confined else None)
     runs = () if direct else local_runs(path, follow_symlinks=not confined, enter_links_out=not confined)
-    if not direct and not runs and os.path.normpath(path).endswith(XPLANE_SUFFIX):
-        raise ProfileError(path, "is a directory, not an .xplane.pb file")
+    name = os.path.normpath(path)
+    if not direct and not runs and (name.endswith(XPLANE_SUFFIX) or is_kineto_file(name)):
+        raise ProfileError(path, kind_problem(name))  # "is a directory, not a .pt.trace.json file"
     return Target(path=path, name=os.path.basename(os.path.normpath(path)), is_file=False, hosts=direct, runs=runs)
 
 
@@ -40,9 +42,10 @@ def local_runs(logdir, follow_symlinks=True, enter_links_out=True):
     for directory, subdirs, files in os.walk(logdir, followlinks=False):
         subdirs.sort()
         relative = os.path.relpath(directory, logdir)
-        kineto = kineto_profile_runs(os.path.basename(logdir) if relative == "." else relative.replace(os.sep, "/"),
-                                     directory, [name for name in files if is_kineto_file(name)], os.path.join)
-        runs.extend(_refusing_links_out(kineto, logdir_real) if logdir_real else kineto)
+        runs.extend(kineto_profile_runs(os.path.basename(logdir) if relative == "." else
+                                        relative.replace(os.sep, "/"), directory,
+                                        [name for name in files if is_kineto_file(name)], os.path.join,
+                                        functools.partial(_outside_problem, logdir_real=logdir_real), _modified))
         if os.path.basename(directory) != PROFILE_SUBDIR[1] or \
                 os.path.basename(os.path.dirname(directory)) != PROFILE_SUBDIR[0]:
             continue
@@ -54,7 +57,8 @@ def local_runs(logdir, follow_symlinks=True, enter_links_out=True):
             hosts = _hosts_in(run_path, logdir_real)
             if hosts:
                 tb_run_id = "" if tb_run == "." else tb_run.replace(os.sep, "/")
-                runs.append(ProfileRun(run=run_id(tb_run_id, profile_run), path=run_path, hosts=hosts))
+                runs.append(ProfileRun(run=run_id(tb_run_id, profile_run), path=run_path, hosts=hosts,
+                                       captured_at=capture_time(profile_run)))
         subdirs[:] = []
     return newest_first(runs)
 
@@ -72,16 +76,20 @@ def _hosts_in(directory, logdir_real=None):
         if not name.endswith(XPLANE_SUFFIX):
             continue
         path = os.path.join(directory, name)
-        problem = OUTSIDE_LOGDIR if logdir_real and not _inside(path, logdir_real) else None
-        hosts.append(HostFile(host=host_name(name), path=path, problem=problem))
+        hosts.append(HostFile(host=host_name(name), path=path, problem=_outside_problem(path, logdir_real)))
     return tuple(hosts)
 
 
-def _refusing_links_out(runs, logdir_real):
-    """The Kineto runs with each host file whose real path lies outside `logdir_real` refused (HostFile.problem)."""
-    return [ProfileRun(run=r.run, path=r.path, hosts=tuple(
-        h if _inside(h.path, logdir_real) else HostFile(host=h.host, path=h.path, problem=OUTSIDE_LOGDIR)
-        for h in r.hosts)) for r in runs]
+def _modified(path):
+    try:
+        return os.lstat(path).st_mtime
+    except OSError:
+        return None
+
+
+def _outside_problem(path, logdir_real):
+    """OUTSIDE_LOGDIR when `logdir_real` is given and the real path of `path` lies outside it, else None."""
+    return OUTSIDE_LOGDIR if logdir_real and not _inside(path, logdir_real) else None
 
 
 def _inside(path, root_real):
