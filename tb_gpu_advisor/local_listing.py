@@ -29,9 +29,11 @@ def local_target(path):
     return Target(path=path, name=os.path.basename(os.path.normpath(path)), is_file=False, hosts=direct, runs=runs)
 
 
-def local_runs(logdir, follow_symlinks=True):
+def local_runs(logdir, follow_symlinks=True, memo=None):
     """Every ProfileRun under a local `logdir`, newest first, with absolute paths. follow_symlinks=False
-    refuses (HostFile.problem) host files and run directories that are links to places outside the logdir."""
+    refuses (HostFile.problem) host files and run directories that are links to places outside the logdir.
+    `memo` ({run directory: (its stat, hosts)}, kept by the caller between calls) re-reads only run directories
+    whose inode or modification time changed."""
     runs = []
     logdir = os.path.abspath(logdir)
     logdir_real = None if follow_symlinks else os.path.realpath(logdir)
@@ -47,12 +49,29 @@ def local_runs(logdir, follow_symlinks=True):
         tb_run = os.path.relpath(os.path.dirname(os.path.dirname(directory)), logdir)
         for profile_run in sorted(subdirs):
             run_path = os.path.join(directory, profile_run)
-            hosts = _hosts_in(run_path, logdir_real)
+            hosts = _hosts_in(run_path, logdir_real) if memo is None else _remembered_hosts(run_path, logdir_real,
+                                                                                             memo)
             if hosts:
                 tb_run_id = "" if tb_run == "." else tb_run.replace(os.sep, "/")
                 runs.append(ProfileRun(run=run_id(tb_run_id, profile_run), path=run_path, hosts=hosts))
         subdirs[:] = []
     return newest_first(runs)
+
+
+def _remembered_hosts(run_path, logdir_real, memo):
+    """_hosts_in(run_path), from `memo` when the directory (and what a link to it points at) did not change."""
+    try:
+        stat = os.stat(run_path)
+        key = (stat.st_dev, stat.st_ino, stat.st_mtime_ns, os.path.islink(run_path))
+    except OSError:
+        memo.pop(run_path, None)
+        return ()
+    known = memo.get(run_path)
+    if known is not None and known[0] == key:
+        return known[1]
+    hosts = _hosts_in(run_path, logdir_real)
+    memo[run_path] = (key, hosts)
+    return hosts
 
 
 def _hosts_in(directory, logdir_real=None):
@@ -64,11 +83,14 @@ def _hosts_in(directory, logdir_real=None):
     except OSError:
         return ()
     hosts = []
+    # local_runs reached `directory`'s parent without following links: only it and its entries can be links
+    linked = bool(logdir_real) and os.path.islink(directory)
     for name in names:
         if not name.endswith(XPLANE_SUFFIX):
             continue
         path = os.path.join(directory, name)
-        problem = OUTSIDE_LOGDIR if logdir_real and not _inside(path, logdir_real) else None
+        outside = logdir_real and (linked or os.path.islink(path)) and not _inside(path, logdir_real)
+        problem = OUTSIDE_LOGDIR if outside else None
         hosts.append(HostFile(host=host_name(name), path=path, problem=problem))
     return tuple(hosts)
 
