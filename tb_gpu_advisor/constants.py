@@ -9,6 +9,10 @@ PROFILE_SUBDIR = ("plugins", "profile")
 # file holding more is refused as it is read.
 MAX_PLANES = 4096
 
+# A device model name is cut to this many characters when read (real ones are under 64): the name tables match
+# it with patterns whose cost grows with its length.
+MAX_DEVICE_NAME_CHARS = 256
+
 # Files above this size are refused with a clear message unless the limit is raised (--max-file-mb).
 DEFAULT_MAX_FILE_BYTES = 4 * 1024**3
 # Analyses the tab keeps in memory (--gpu_advisor_cache_entries), and the bytes they may hold, counted as the

@@ -16,6 +16,7 @@ from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
 from tb_gpu_advisor.constants import (DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES,
                                       DEFAULT_MEMORY_BUDGET_BYTES, DEFAULT_TIME_BUDGET_S, PLUGIN_NAME, SCHEMA_VERSION)
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.file_size import limit_bytes
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
@@ -72,7 +73,7 @@ def _json_route(handler):
 
 def _mib(value, default):
     """Bytes of a MiB flag (at least 1), or `default` when it is unset."""
-    return max(1, int(value * 2**20)) if value else default
+    return limit_bytes(value) if value else default
 
 
 def _basename(path):
