@@ -125,8 +125,12 @@ export function noiseStatement(comparison) {
   const quantity = line.basis === 'per_example' ? 'time per example' : 'step time';
   const changeOf = line.basis === 'per_example' ? 'time-per-example change' : 'step-time change';
   if (line.change === 'unknown' || !mean) {
-    return line.basis === 'per_example' ? 'Times per example cannot be compared.' :
-      'Step times cannot be compared: a side has no step markers.';
+    if (line.basis === 'per_example') return 'Times per example cannot be compared.';
+    const times = comparison?.step_time_ms ?? {};
+    const stepped = times.baseline?.count > 0 && times.candidate?.count > 0;
+    // Steps that all round to 0 ms have no ratio (comparison/verdict.py ZERO_STEPS).
+    return stepped ? 'Step times cannot be compared: a side\'s steps last 0 ms as reported (shorter than the ' +
+        'report\'s precision).' : 'Step times cannot be compared: a side has no step markers.';
   }
   const interval = intervalText(mean);
   const change = formatSignedPct(mean.delta_pct);
