@@ -122,6 +122,8 @@ def test_the_newest_kineto_run_is_the_latest_capture_not_the_last_name(tmp_path)
     _kineto(tmp_path / "aaa", "w.1800000000000.pt.trace.json")  # named by tensorboard_trace_handler: 2027
     _kineto(tmp_path / "zzz", "w.1700000000000.pt.trace.json")  # 2023
     assert resolve_target(tmp_path)[0] == "aaa"
+    _kineto(tmp_path / "mmm", "w.1900000000000000000.pt.trace.json")  # newer PyTorch: nanoseconds, 2030
+    assert resolve_target(tmp_path)[0] == "mmm"
     other = tmp_path / "other"
     _kineto(other / "new_b", "w.pt.trace.json")  # no timestamp in the name: the file's modification time
     _kineto(other / "old_z", "w.pt.trace.json")

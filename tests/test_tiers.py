@@ -13,7 +13,7 @@ SIGNS = {
     "TensorBoardProcess": "tensorboard",
     "s3_server": "remote",
     "dask_scheduler": "remote",
-    "tb_gpu_advisor.capture": "capture",
+    "tools.capture": "capture",
 }
 
 

@@ -15,6 +15,9 @@ TIER_MODULES = {
         "tests/plugin/test_plugin_serve.py",
         "tests/plugin/test_plugin_isolation.py",
     ],
+    "mcp": [  # the MCP server as a subprocess, driven by the SDK's client
+        "tests/assistant/test_mcp_server.py",
+    ],
     "remote": [  # a local S3 server (moto) or a Dask cluster
         "tests/plugin/test_plugin_remote.py",
         "tests/remote/test_s3_server.py",
