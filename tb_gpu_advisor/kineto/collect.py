@@ -229,7 +229,8 @@ class Collector:
         device.direction.append(int(direction))
 
     def _host_event(self, cat, name, start, duration, event, args):
-        thread = (event.get("pid"), event.get("tid"))
+        tid = event.get("tid")
+        thread = (event.get("pid"), tid if isinstance(tid, (int, float, str)) or tid is None else repr(tid)[:64])
         if not isinstance(thread[0], int):
             return  # the profiler's own spans ("Spans", "Traces")
         thread = self.threads.setdefault(thread, len(self.threads))
