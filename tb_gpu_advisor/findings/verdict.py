@@ -213,7 +213,7 @@ def _sentence(ctx, bottleneck, top):
     elif DIRECT.get(top.id) == "host":
         text = f"Host-bound: the GPU idles {_p(breakdown['host'])} {each} while the host works."
     elif DIRECT.get(top.id) == "launch":
-        text = f"Launch-bound: the GPU idles {_p(breakdown['launch'])} {each} during kernel launches."
+        text = f"Launch-bound: the GPU idles {share} {each} waiting for kernel launch calls."
     elif DIRECT.get(top.id) == "communication":
         text = (f"Communication-bound: collectives with no compute beside them take "
                 f"{_p(breakdown['collectives'])} {each}.")
