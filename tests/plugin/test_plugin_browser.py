@@ -530,3 +530,30 @@ def test_the_confidence_shows_beside_the_verdict_with_its_reasons(tab):
     assert "confidence: low" in shown and "Only 1 complete step <b>here</b>." in shown
     assert tab.frame.query_selector("[data-testid=confidence] b") is None
     assert tab.frame.query_selector("#summary [data-testid=verdict] + [data-testid=confidence]") is not None
+
+
+def test_the_overview_shows_the_scan_progress_until_the_logdir_is_read(browser, board):
+    """A partial /overview (the background scan of a large logdir) reads as progress, not as an empty logdir;
+    the tab keeps asking until the scan is complete."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    partial = {"runs": [], "total": 10000, "done": 0, "errors": 0, "pending": 10000,
+               "scanning": {"done": 1200, "total": 10000}}
+    route = "**/data/plugin/gpu_advisor/overview*"
+    context.route(route, lambda request: request.fulfill(status=200, content_type="application/json",
+                                                         body=json.dumps(partial)))
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(board.url + "#gpu_advisor")
+        frame = page.wait_for_selector('iframe[src*="name=gpu_advisor"]').content_frame()
+        status = "[data-testid=overview-status]"
+        frame.wait_for_selector(f"{status}:has-text('Scanning the logdir')")
+        assert frame.inner_text(status) == "Scanning the logdir: 1,200 of 10,000 runs read"
+        assert frame.query_selector("#overview p.empty") is None  # not "No runs in this logdir."
+        context.unroute(route)
+        frame.wait_for_selector(f"{status}:has-text('runs, all analyzed')")
+        assert errors == []
+    finally:
+        context.close()
