@@ -28,7 +28,8 @@ _DECODER = json.JSONDecoder(parse_float=Decimal)
 # profiler's events are a few KB (the longest of the committed traces is 5,485 characters).
 MAX_VALUE_CHARS = 4 << 20
 # The top-level values the model reads; the others are decoded (to check the JSON) and dropped.
-KEPT_KEYS = frozenset({"deviceProperties", "distributedInfo", "schemaVersion"})
+KEPT_KEYS = frozenset({"deviceProperties", "distributedInfo", "schemaVersion",
+                       "record_shapes", "with_stack", "profile_memory", "with_flops"})  # kineto.capture_options
 
 
 class _Text:
