@@ -93,8 +93,7 @@ export function rooflineMissing(report) {
   const framework = report.summary?.framework;
   const cause = framework === 'pytorch' ?
     'a PyTorch (Kineto) trace records kernels without the XLA programs (HLO) their FLOPs and bytes come from' :
-    'their FLOPs and bytes come from the XLA programs (HLO) in the profile, and this profile holds none that ' +
-    'cost its kernels';
+    'they come from the XLA programs (HLO) a profile records, and none here costs these kernels';
   return `No roofline: no kernel of this profile has known FLOPs and bytes (${cause}). It appears on profiles of ` +
     'XLA-compiled programs: JAX, or TensorFlow with XLA on (tf.function(jit_compile=True)), captured with ' +
     'jax.profiler or tf.profiler.';

@@ -56,8 +56,13 @@ export function confidenceView(summary) {
     reasons.length ? h('ul', {class: 'confidence-reasons'}, reasons.map((reason) => h('li', {}, reason))) : null);
 }
 
+/** The categories the bar and its legend show: those whose share reads above 0% (a legend never lists "0%"). */
+export function shownCategories(breakdown) {
+  return Object.keys(BREAKDOWN_LABELS).filter((key) => breakdown?.[key] > 0 && formatPct(breakdown[key]) !== '0%');
+}
+
 function breakdownBar(breakdown) {
-  const keys = Object.keys(BREAKDOWN_LABELS).filter((key) => breakdown?.[key] > 0);
+  const keys = shownCategories(breakdown);
   if (!keys.length) return null;
   let x = 0;
   const rects = keys.map((key) => {
