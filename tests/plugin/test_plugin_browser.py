@@ -167,6 +167,7 @@ def test_quickstart_shows_verdict_charts_and_no_findings_message(tab):
     verdict = tab.text("[data-testid=verdict]")
     assert "Input wait (60%)" in verdict or "input" in verdict.lower()
     assert tab.text("[data-testid=confidence]").startswith("confidence: high")
+    assert tab.frame.query_selector("[data-testid=verdict-caution]") is None  # a strong verdict needs no caution
     tiles = tab.text("#summary .tiles")
     assert "13.5%" in tiles and "60%" in tiles and "10 ms" in tiles
     findings = tab.text("[data-testid=findings]")
@@ -540,6 +541,11 @@ def test_the_confidence_shows_beside_the_verdict_with_its_reasons(tab):
     assert "confidence: low" in shown and "Only 1 complete step <b>here</b>." in shown
     assert tab.frame.query_selector("[data-testid=confidence] b") is None
     assert tab.frame.query_selector("#summary [data-testid=verdict] + [data-testid=confidence]") is not None
+    # the verdict itself looks weak: a caution badge in it, its bottleneck badge dashed
+    assert tab.text("[data-testid=verdict] [data-testid=verdict-caution]").startswith("tentative")
+    assert tab.frame.eval_on_selector("[data-testid=verdict] .badge.bottleneck",
+                                      "b => getComputedStyle(b).borderTopStyle") == "dashed"
+    tab.screenshot("verdict_low_confidence", full=False)
 
 
 def test_the_overview_shows_the_scan_progress_until_the_logdir_is_read(browser, board):
