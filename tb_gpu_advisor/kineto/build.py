@@ -12,6 +12,7 @@ import numpy as np
 
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.kineto.collectives import CollectiveCollector
+from tb_gpu_advisor.model.collective_names import is_collective_host_op
 from tb_gpu_advisor.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.kineto.files import worker_and_span
 from tb_gpu_advisor.kineto.ops import launch_ops
@@ -244,7 +245,7 @@ class _Collector:
         direction = CopyDirection.NONE
         if kind == ActivityKind.KERNEL:
             config_id = _intern(device.configs, kernel_config(args))
-            self.collectives.add_kernel(ordinal, name, start, duration, args)
+            self.collectives.add_kernel(ordinal, name, start, duration, args, _int(args.get("correlation")))
         elif kind == ActivityKind.MEMCPY:
             cached = self.kind_cache.get(name)
             if cached is None:
@@ -306,6 +307,8 @@ class _Collector:
             self._span(self.zero_grad_start, self.zero_grad_end, start, duration)
         elif name in _FILL_OPS:
             self._span(self.fill_start, self.fill_end, start, duration)
+        if is_collective_host_op(name):
+            self.collectives.add_host_op(thread, name, start, duration, args)
         if cat == "cpu_op":
             columns = self.ops.get(thread)
             if columns is None:
@@ -313,9 +316,7 @@ class _Collector:
             columns[0].append(start)
             columns[1].append(end)
             columns[2].append(_intern(self.op_names, name))
-            if name == "record_param_comms":
-                self.collectives.add_param_comms(start, duration, args)
-            elif name in LOSS_OPS:
+            if name in LOSS_OPS:
                 self.loss_calls.append((name, start, end, _input_dims(args.get("Input Dims"))))
         call = python_call_name(name) if cat == "python_function" else None
         tag = event_tag(call if call is not None else name)
@@ -369,6 +370,7 @@ def load_kineto_model(path, max_bytes=DEFAULT_MAX_FILE_BYTES, progress=None):
 
 def _model(path, c, metadata):
     shift = _shift(c)
+    collectives = c.collectives.result(shift, _launches_of(c, c.collectives.kernel_correlations()))
     for device in c.devices.values():
         _shift_array(device.start, shift)
     for columns in (c.launch_start, c.busy_start, c.busy_end, c.wait_start, c.wait_end, c.sync_start, c.sync_end,
@@ -409,10 +411,18 @@ def _model(path, c, metadata):
         environment=_environment(metadata),
         format=FORMAT,
         has_host_plane=bool(c.threads),
-        collectives=c.collectives.result(shift),
+        collectives=collectives,
         allocators=tuple(AllocatorStats(f"cuda:{device}", device, peak, None, count)
                          for device, (peak, count) in sorted(c.memory.items())),
     )
+
+
+def _launches_of(c, correlations):
+    """{correlation: (thread, start)} of the launch calls of the given correlation ids (before any shift)."""
+    if not correlations:
+        return {}
+    return {corr: (tid, start) for corr, start, tid in zip(c.launch_corr, c.launch_start, c.launch_tid)
+            if corr in correlations}
 
 
 def _with_op_names(activity, names):

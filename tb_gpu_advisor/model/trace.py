@@ -212,6 +212,8 @@ class CollectiveCall:
     dtype: str | None = None
     group_size: int | None = None
     size_source: str | None = None
+    named_from: str | None = None  # where `collective` comes from: "host_op", "hlo", "tf_op", "kernel_name"
+    issued_by: str | None = None  # the host op (or HLO/TF op type) that names it, e.g. "nccl:all_reduce"
 
 
 @dataclass(frozen=True)

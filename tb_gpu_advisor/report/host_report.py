@@ -45,7 +45,7 @@ def render_host_report(model, analysis):
         "steps": [_step(step, analysis, index) for index, step in enumerate(step_set.steps)],
         "balance": _balance(analysis.balance),
         "host_ops": _host_ops(model),
-        "collectives": _collectives(analysis.collectives),
+        "collectives": _collectives(analysis.collectives, len(step_set.steps)),
         "environment": dict(sorted(model.environment.items())),
         "host_cpu": _host_cpu(analysis.cpu_load),
         "configuration": configuration_dict(analysis.configuration),
@@ -227,15 +227,21 @@ def _stream_idle(by_stream):
     return {str(stream): {cause: us(ps) for cause, ps in causes.items()} for stream, causes in by_stream.items()}
 
 
-def _collectives(calls):
-    """Collective calls grouped by where they were recorded and which collective; sizes where recorded."""
+def _collectives(calls, step_count=0):
+    """Collective calls grouped by where they were recorded and which collective; sizes where recorded, calls
+    per step (per GPU for kernels), where the kind was read and the ops that issued them."""
     groups = {}
     for call in calls:
         entry = groups.setdefault((call.source, call.collective), {
             "source": call.source, "collective": call.collective, "calls": 0, "time_us": 0.0,
             "in_bytes": 0, "out_bytes": 0, "sized_calls": 0, "dtypes": set(), "group_sizes": set(),
-            "size_sources": set()})
+            "size_sources": set(), "named_from": set(), "issued_by": {}, "devices": set()})
         entry["calls"] += 1
+        entry["devices"].add(call.device)
+        if call.named_from:
+            entry["named_from"].add(call.named_from)
+        if call.issued_by:
+            entry["issued_by"][call.issued_by] = entry["issued_by"].get(call.issued_by, 0) + 1
         entry["time_us"] += call.duration_ps / 1e6
         if call.in_bytes is not None:
             entry["sized_calls"] += 1
@@ -250,7 +256,11 @@ def _collectives(calls):
     for entry in groups.values():
         sized = entry.pop("sized_calls")
         sources = sorted(entry.pop("size_sources"))
+        issuers, devices = entry.pop("issued_by"), len(entry.pop("devices"))
+        per_step = round(entry["calls"] / devices / step_count, 2) if step_count else None
         rows.append({**entry, "time_us": round(entry["time_us"], 3), "size_source": ", ".join(sources) or None,
+                     "calls_per_step": per_step, "named_from": sorted(entry["named_from"]),
+                     "issued_by": sorted(issuers, key=lambda name: (-issuers[name], name))[:3],
                      "in_bytes": entry["in_bytes"] if sized else None,
                      "out_bytes": entry["out_bytes"] if sized else None,
                      "dtypes": sorted(entry["dtypes"]), "group_sizes": sorted(entry["group_sizes"])})

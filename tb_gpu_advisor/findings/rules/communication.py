@@ -4,7 +4,9 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.analysis.collective_bandwidth import LARGE_COLLECTIVE_BYTES
-from tb_gpu_advisor.analysis.kernel_names import collective_dtype, collective_kind, is_nccl
+from tb_gpu_advisor.analysis.collective_calls import (collective_kinds, exposed_communication,
+                                                     kernel_calls_in_windows)
+from tb_gpu_advisor.analysis.kernel_names import collective_dtype, is_nccl
 from tb_gpu_advisor.analysis.rounding import pct
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
@@ -15,7 +17,6 @@ from tb_gpu_advisor.findings.thresholds import (BACKWARD_SHARE_OF_COMPUTE, COLLE
                                                 COLLECTIVE_REACHABLE_FRACTION, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT, IMBALANCE_SPREAD_PCT,
                                                 MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 STRAGGLER_SLOWDOWN_MIN)
-from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.communication import overlap_collectives, straggler
 from tb_gpu_advisor.vocabulary import TIMES
 
@@ -242,36 +243,41 @@ if it sits on a slower link, place the replicas so the ring does not cross it.""
 })
 
 
-def _nccl_overlap(ctx):
-    """(NCCL ps, NCCL ps during compute on the same GPU) summed over active GPUs, inside their windows."""
-    total = overlapped = 0
-    for gpu in ctx.active_gpus:
-        activity = gpu.activity
-        nccl = ctx.kernel_mask(gpu, is_nccl)
-        compute = ctx.kernel_mask(gpu, lambda name: not is_nccl(name))
-        nccl_spans = intervals.union(activity.start_ps[nccl], activity.end_ps[nccl])
-        compute_spans = intervals.union(activity.start_ps[compute], activity.end_ps[compute])
-        total += ctx.covered_ps(gpu, nccl_spans)
-        overlapped += ctx.covered_ps(gpu, intervals.intersect(nccl_spans, compute_spans))
-    return total, overlapped
+def _exposure(ctx):
+    """ExposedCommunication of the active GPUs: each GPU's collective kernels against its own compute."""
+    return exposed_communication(ctx.active_gpus, lambda gpu: ctx.kernel_mask(gpu, is_nccl),
+                                 lambda gpu: ctx.kernel_mask(gpu, lambda name: not is_nccl(name)), ctx.gpu_windows)
+
+
+def _kinds(ctx):
+    """CollectiveKind rows of the active GPUs' collective kernels inside their windows."""
+    active = {gpu.ordinal: gpu for gpu in ctx.active_gpus}
+    calls = kernel_calls_in_windows(ctx.analysis.collectives,
+                                    lambda ordinal: ctx.gpu_windows(active[ordinal]) if ordinal in active else None)
+    return collective_kinds(calls, ctx.step_count)
 
 
 def allreduce_exposed(ctx):
     """Collective kernels running while no GPU computes (XProf's "Device Collective Communication")."""
     if not ctx.has_gpu:
         return None
-    exposed_ms = ctx.category_ms("collectives")
+    exposure = _exposure(ctx)
+    # Each GPU's collectives outside its own compute, averaged over the GPUs (the breakdown's `collectives` is
+    # the time no GPU computes, which another GPU's compute hides when several GPUs are in one profile).
+    exposed_ms = max(ctx.category_ms("collectives"), ms(exposure.mean_exposed_ps))
     share = ctx.share_pct(exposed_ms)
     severity = grade(share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT)
     if severity is None:
         return None
-    nccl_ps, overlapped_ps = _nccl_overlap(ctx)
-    overlap_pct = round(100.0 * overlapped_ps / nccl_ps, 2) if nccl_ps else None
+    nccl_ps = sum(exposure.collective_ps.values())
+    overlapped_ps = nccl_ps - sum(exposure.exposed_ps.values())
+    overlap_pct = exposure.overlap_pct
     names = sorted({name for gpu in ctx.active_gpus for name in gpu.activity.names if is_nccl(name)})
-    dtype = _allreduce_dtype(ctx)
+    rows = _kinds(ctx)
+    dtype = _allreduce_dtype(ctx, rows)
     compute_16bit_pct = _compute_16bit_share(ctx)
     condition, note = _fp32_allreduce(ctx, dtype, compute_16bit_pct)
-    kinds = _collective_time_by_kind(ctx)
+    kinds = _collective_time_by_kind(ctx, rows)
     allreduce_pct = (round(100.0 * kinds.get("allreduce", 0) / sum(kinds.values()), 2)
                      if sum(kinds.values()) else None)
     title = ""
@@ -293,7 +299,9 @@ def allreduce_exposed(ctx):
                            "active_gpus": len(ctx.active_gpus), "allreduce_dtype": dtype,
                            "allreduce_share_of_collective_pct": allreduce_pct,
                            "collective_ms_by_kind": {kind: ms(ps) for kind, ps in sorted(kinds.items())},
-                           "compute_16bit_share_pct": compute_16bit_pct},
+                           "compute_16bit_share_pct": compute_16bit_pct,
+                           "collective_kinds_named_from": sorted({src for row in rows for src in row.named_from}),
+                           "issued_by": {row.collective: list(row.issued_by) for row in rows if row.issued_by}},
                           ladder("collectives_exposed_pct", share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
                           {"kernels": names[:5]}),
         recoverable_ms=exposed_ms, window_ms=ctx.window_ms,
@@ -301,8 +309,7 @@ def allreduce_exposed(ctx):
         title=title)
     compute_ms = ms(max(ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name)).values(), default=0))
     return estimated(finding, overlap_collectives(ctx.window_ms, exposed_ms, compute_ms,
-                                                  ms(overlapped_ps) / max(1, len(ctx.active_gpus)),
-                                                  BACKWARD_SHARE_OF_COMPUTE))
+                                                  ms(exposure.mean_overlapped_ps), BACKWARD_SHARE_OF_COMPUTE))
 
 
 ALLREDUCE_DOMINANT_PCT = 50.0  # below this share of collective time, all-reduce advice does not fit the job
@@ -315,21 +322,22 @@ _KIND_TITLES = {"sendrecv": "Point-to-point send/recv is", "alltoall": "All-to-a
                 "reduce": "Reduce is"}
 
 
-def _collective_time_by_kind(ctx):
-    """{collective kind: ps} of the active GPUs' collective kernels whose name (or op) tells the kind."""
+def _collective_time_by_kind(ctx, rows):
+    """{collective kind: ps} of the active GPUs' collective kernels, named from the host op (or HLO/TF op) that
+    issued them, the kernel's name only where nothing else tells; kernels whose kind nothing tells left out."""
     found = {}
-    for gpu in ctx.active_gpus:
-        activity = gpu.activity
-        for index in np.flatnonzero(ctx.kernel_mask(gpu, is_nccl)):
-            op = activity.op_names[activity.op_id[index]] if activity.op_id[index] >= 0 else None
-            kind = collective_kind(activity.names[activity.name_id[index]], op)
-            if kind is not None:
-                found[kind] = found.get(kind, 0) + int(activity.duration_ps[index])
+    for row in rows:
+        if row.named_from:
+            found[row.collective] = found.get(row.collective, 0) + int(round(row.total_ms * 1e9))
     return found
 
 
-def _allreduce_dtype(ctx):
-    """The element type the busiest collective kernels reduce in (kernel name, else op/HLO name), or None."""
+def _allreduce_dtype(ctx, rows):
+    """The element type the busiest collectives reduce in: recorded with the call (PyTorch's args, the HLO, the
+    TF op's shapes), else from the kernel name or op/HLO name; None when nothing says."""
+    for row in rows:
+        if row.collective in ("allreduce", "reducescatter") and len(row.dtypes) == 1:
+            return row.dtypes[0]
     by_dtype = {}
     for gpu in ctx.active_gpus:
         activity = gpu.activity
