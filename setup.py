@@ -12,7 +12,7 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["tb_gpu_advisor", "tb_gpu_advisor.*"]),
     include_package_data=True,
-    package_data={"tb_gpu_advisor": ["static/*", "static/**/*"]},
+    package_data={"tb_gpu_advisor": ["static/*", "static/**/*", "schema/*.json"]},
     install_requires=[
         "protobuf>=4.21",
         "numpy>=1.24",
@@ -25,11 +25,14 @@ setup(
         "tf": ["tensorflow-cpu>=2.16", "tensorboard>=2.15"],
         # playwright drives the system chromium in the browser test (never `playwright install`).
         # holistictraceanalysis: HTA, the reference our Kineto figures are checked against.
+        # jsonschema validates every output against tb_gpu_advisor/schema; mcp drives `tb-gpu-advisor mcp`.
         "test": ["pytest>=7", "playwright>=1.40", "pillow>=9", "moto[server]>=5", "fsspec>=2023.6", "s3fs>=2023.6",
-                 "holistictraceanalysis>=0.5"],
+                 "holistictraceanalysis>=0.5", "jsonschema>=4.18", "mcp>=2"],
         # Real PyTorch CPU captures in tests; the exact pin takes the CPU wheel, not a several-GB CUDA build.
         "torch": ["torch==2.13.0"],
         "remote": ["fsspec>=2023.6", "s3fs>=2023.6"],  # s3:// and other fsspec logdirs
+        # `tb-gpu-advisor mcp`: the Model Context Protocol server for AI assistants (tested with mcp 2.3.0).
+        "mcp": ["mcp>=2"],
         "gcs": ["fsspec>=2023.6", "gcsfs>=2023.6"],  # gs:// logdirs
         "dask": ["dask[distributed]>=2023.1"],  # --dask: hosts analyzed on a Dask cluster
         # Real JAX captures in tests (capture.jax_gpu on the CPU backend; capture.cpu_pairs); jaxlib comes with it.

@@ -4,7 +4,8 @@ import argparse
 
 import os
 
-from tb_gpu_advisor.commands.common import add_side_arguments, load_report, load_side
+from tb_gpu_advisor.commands.common import add_side_arguments, load_report, load_side, render_json
+from tb_gpu_advisor.comparison.check_document import check_document
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.comparison.gate import DEFAULT_MAX_REGRESSION_PCT, METRICS, GateError, check_comparisons
 from tb_gpu_advisor.discovery import discover_runs
@@ -38,6 +39,9 @@ def register(commands):
                              "time category per step (%% of the baseline step time); default: %(default)s")
     parser.add_argument("--max-regression", type=_percent, default=DEFAULT_MAX_REGRESSION_PCT, metavar="PCT",
                         help="allowed worsening (default: %(default)s)")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text: the one line; json: that line with the verdict and what was compared "
+                             "(tb_gpu_advisor/schema/check.schema.json); the exit status is the same")
     add_side_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -61,16 +65,20 @@ def run(args, out, err):
     if candidate is None:
         return EXIT_BAD_INPUT
     host = args.baseline_host or args.host
-    comparisons = []
+    comparisons, baselines = [], []
     for path, run_id in _baseline_runs(args, candidate):
         baseline = load_report(path, run_id, host, args.max_file_mb, err, dask=args.dask)
         if baseline is None:
             return EXIT_BAD_INPUT
+        baselines.append(baseline)
         comparisons.append(compare_reports(baseline, candidate))
     try:
         result = check_comparisons(comparisons, args.metric, args.max_regression)
     except GateError as error:
         print(f"error: {error}", file=err)
         return EXIT_BAD_INPUT
-    print(result.reason, file=out)
+    if getattr(args, "format", "text") == "json":
+        out.write(render_json(check_document(result, args.metric, args.max_regression, candidate, baselines)))
+    else:
+        print(result.reason, file=out)
     return EXIT_OK if result.passed else EXIT_REGRESSION

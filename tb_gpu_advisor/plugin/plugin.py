@@ -12,7 +12,7 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
-from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME
+from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME, SCHEMA_VERSION
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
@@ -128,7 +128,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         """The HostReport of one run and host: what `analyze --format json` prints under hosts[]."""
         target = self._target(request)
         report, pending = self._await(request, self.service.submit(target[0].run, target[1]), target)
-        return pending or _respond(request, {**report, "file": _basename(report["file"])})
+        return pending or _respond(request, {"schema_version": SCHEMA_VERSION, **report,
+                                             "file": _basename(report["file"])})
 
     @_json_route
     def status_route(self, request):

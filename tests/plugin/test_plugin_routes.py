@@ -88,13 +88,15 @@ def test_report_equals_the_cli_host_report(client, plugin_logdir, run, host):
     response, body = get(client, "/report", run=run, host=host)
     assert response.status_code == 200
     expected = cli_host_report(plugin_logdir[0], run, host)
-    assert body == {**expected, "file": f"{host}.xplane.pb"}  # run-relative: not the server's path
+    # run-relative `file`: not the server's path; `schema_version` as in the run report
+    assert body == {"schema_version": 1, **expected, "file": f"{host}.xplane.pb"}
 
 
 def test_report_of_the_real_v100_trace_equals_the_cli(client, plugin_logdir):
     response, body = get(client, "/report", run=REAL_V100, host="v100x8")
     assert response.status_code == 200
-    assert body == {**cli_host_report(plugin_logdir[0], REAL_V100, "v100x8"), "file": "v100x8.xplane.pb"}
+    assert body == {"schema_version": 1, **cli_host_report(plugin_logdir[0], REAL_V100, "v100x8"),
+                    "file": "v100x8.xplane.pb"}
     assert body["summary"]["gpu_count"] == 8
 
 
