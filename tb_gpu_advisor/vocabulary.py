@@ -69,7 +69,8 @@ COLLECTIVE_HEADERS = ("recorded on", "collective", "calls", "time", "bytes in", 
 # collectives[].source: where a call was recorded.
 COLLECTIVE_SOURCE_LABELS = {"kernel": "NCCL/RCCL kernels on the GPU", "host": "PyTorch's record_param_comms ops"}
 # collectives[].size_source: where the sizes come from, in words.
-COLLECTIVE_SIZE_SOURCES = {"profiler": "profiler args", "hlo": "HLO shapes", "tf_op": "TF op shapes"}
+COLLECTIVE_SIZE_SOURCES = {"profiler": "profiler args", "hlo": "HLO shapes", "tf_op": "TF op shapes",
+                           "host_op": "host op inputs"}
 # Why a collective kind has no bus bandwidth (report `collective_bandwidth.collectives[]`, busbw_gbps null):
 # the reasons in the order they are checked (collective_bandwidth_gap).
 COLLECTIVE_BANDWIDTH_GAPS = {

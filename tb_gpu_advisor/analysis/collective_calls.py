@@ -101,8 +101,10 @@ class ExposedCommunication:
     exposed_ps: dict  # ordinal -> ps
 
     @property
-    def mean_exposed_ps(self):
-        return sum(self.exposed_ps.values()) / len(self.exposed_ps) if self.exposed_ps else 0.0
+    def least_exposed_ps(self):
+        """The least exposed collective time of a GPU: the others' extra is waiting for it (a straggler's
+        excess, communication.gpu_imbalance), not communication."""
+        return min(self.exposed_ps.values()) if self.exposed_ps else 0
 
     @property
     def mean_overlapped_ps(self):

@@ -49,7 +49,7 @@ def _sizes(args):
     width = DTYPE_BYTES.get(dtype)
     nelems_in, nelems_out = _count(args.get("In msg nelems")), _count(args.get("Out msg nelems"))
     collective = args.get("Collective name")
-    return (collective_of(collective) if isinstance(collective, str) and collective else None,
+    return ((collective_of(collective) or collective) if isinstance(collective, str) and collective else None,
             nelems_in * width if width and nelems_in is not None else None,
             nelems_out * width if width and nelems_out is not None else None,
             dtype, _count(args.get("Group size")))
@@ -111,7 +111,7 @@ class CollectiveCollector:
                 return
             in_bytes, dtype = _input_sizes(args)
             op = _HostOp(start, start + duration, name, named[0], named[1],
-                         (named[0], in_bytes, None, dtype, None) if in_bytes is not None else None)
+                         (named[0], in_bytes, None, dtype, None, HOST_OP) if in_bytes is not None else None)
         self.host_ops.setdefault(thread, []).append(op)
 
     def kernel_correlations(self):
@@ -158,7 +158,8 @@ def _kernel_call(device, name, start, duration, sizes, around):
         sizes = sized if sized is not None else sizes
     return CollectiveCall(source="kernel", device=device, collective=collective, start_ps=start, duration_ps=duration,
                           in_bytes=sizes[1], out_bytes=sizes[2], dtype=sizes[3], group_size=sizes[4],
-                          named_from=named_from, issued_by=issued_by)
+                          size_source=sizes[5] if len(sizes) > 5 else None, named_from=named_from,
+                          issued_by=issued_by)
 
 
 def _best(ops):

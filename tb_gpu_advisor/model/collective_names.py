@@ -3,9 +3,11 @@
 
 # Where a CollectiveCall's kind comes from (CollectiveCall.named_from), besides XPlane's "hlo" and "tf_op".
 HOST_OP, KERNEL_NAME = "host_op", "kernel_name"
-# Normalized word -> collective, tested in this order (`reducescatter` before `reduce`, `bcast` before `send`).
+# Normalized word -> collective, tested in this order (`reducescatter` before `reduce`, `bcast` before `send`);
+# TensorFlow's `CollectiveReduceV2` is its all-reduce, `CollectiveGather` its all-gather.
 _WORDS = (("allreduce", "allreduce"), ("reducescatter", "reducescatter"), ("allgather", "allgather"),
-          ("alltoall", "alltoall"), ("collectivepermute", "sendrecv"), ("broadcast", "broadcast"),
+          ("alltoall", "alltoall"), ("collectivereduce", "allreduce"), ("collectivegather", "allgather"),
+          ("collectivepermute", "sendrecv"), ("broadcast", "broadcast"),
           ("bcast", "broadcast"), ("sendrecv", "sendrecv"), ("send", "sendrecv"), ("recv", "sendrecv"),
           ("barrier", "barrier"), ("reduce", "reduce"), ("gather", "gather"), ("scatter", "scatter"))
 # Host ops that issue a collective: PyTorch's backend annotations (`nccl:all_reduce`, ROCm's too), its c10d ops

@@ -279,7 +279,8 @@ export const VOCABULARY = Object.freeze({
   "collectiveSizeSources": {
     "profiler": "profiler args",
     "hlo": "HLO shapes",
-    "tf_op": "TF op shapes"
+    "tf_op": "TF op shapes",
+    "host_op": "host op inputs"
   },
   "collectiveBandwidthGaps": {
     "no_sizes": "sizes not in the trace",
