@@ -140,6 +140,7 @@ class _Collector:
         self.collectives = CollectiveCollector()
         self.memory = {}  # device -> [peak Total Allocated, events] of `[memory]` events
         self.skipped = 0
+        self.profiler_ranges = 0  # CUPTI range-profiler events: kernels' counters, without kernel times
         self.kind_cache = {}
 
     def _ps(self, ts):
@@ -180,6 +181,8 @@ class _Collector:
             self._device_event(kind, name, start, duration, event, args)
         elif cat == "cuda_sync":
             self._span(self.sync_start, self.sync_end, start, duration)
+        elif cat == "cuda_profiler_range":
+            self.profiler_ranges += 1
         elif cat not in _DEVICE_SIDE:
             self._host_event(cat, name, start, duration, event, args)
 
@@ -412,6 +415,7 @@ def _model(path, c, metadata):
         format=FORMAT,
         has_host_plane=bool(c.threads),
         collectives=collectives,
+        gpu_metric_ranges=c.profiler_ranges,
         allocators=tuple(AllocatorStats(f"cuda:{device}", device, peak, None, count)
                          for device, (peak, count) in sorted(c.memory.items())),
     )

@@ -234,4 +234,5 @@ class TraceModel:
     tpu_count: int = 0  # `/device:TPU:N` planes: a TPU profile, which XProf's TPU tools analyze
     hlo_protos: dict = field(default_factory=dict)  # XLA program id -> serialized HloProto (/host:metadata)
     collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader (XPlane's: analysis)
+    gpu_metric_ranges: int = 0  # Kineto `cuda_profiler_range` events: a CUPTI range-profiler capture on a GPU
     allocators: tuple = ()  # model.allocators.AllocatorStats from TensorFlow's memory profile events, by name

@@ -5,6 +5,10 @@ from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
 from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
 
 HOST_OPS_LISTED = 25
+RANGE_PROFILER_NOTE = ("A GPU profile without kernel times: a CUPTI range-profiler capture ({ranges:,} "
+                       "cuda_profiler_range events: hardware counters per kernel or range). That mode replays each "
+                       "kernel to read its counters and records no kernel or copy times, so how busy the GPU was, "
+                       "why it idled and what overlaps cannot be measured from it.")
 
 
 def render_host_report(model, analysis):
@@ -80,7 +84,9 @@ def configuration_dict(config):
         "framework": config.framework,
         "versions": dict(config.versions),
         "gpu": {"model": config.gpu_model, "count": config.gpu_count, "active": config.active_gpu_count,
-                "compute_capability": config.compute_capability, "memory_bytes": config.gpu_memory_bytes},
+                "compute_capability": config.compute_capability, "memory_bytes": config.gpu_memory_bytes,
+                "arch": config.gpu_arch},
+        "tpu_count": config.tpu_count,
         "xla": config.xla,
         "precision": config.precision,
         "matmul_dtype_pct": dict(config.matmul_dtype_pct),
@@ -131,7 +137,9 @@ def _collective_bandwidth(link, rows):
 
 def _notes(model, step_set, usages):
     notes = []
-    if not model.gpus and model.format == "kineto":
+    if not model.gpus and model.gpu_metric_ranges:
+        notes.append(RANGE_PROFILER_NOTE.format(ranges=model.gpu_metric_ranges))
+    elif not model.gpus and model.format == "kineto":
         notes.append("No GPU in this profile: the trace has no kernel, gpu_memcpy or gpu_memset events, so GPU "
                      "metrics are not available (was it captured on a CPU-only machine, or without "
                      "ProfilerActivity.CUDA?).")
