@@ -107,21 +107,19 @@ def main(argv=None):
     args = parser.parse_args(argv)
     root = tempfile.mkdtemp(prefix="tb_gpu_advisor_team_load_")
     os.environ["TB_GPU_ADVISOR_CACHE"] = os.path.join(root, "cache")
-    import tb_gpu_advisor.service as service_module
-
     analyses, counter = [], threading.Lock()
-    real = service_module.analyze_host_file
-
-    def counting(path, **options):
-        with counter:
-            analyses.append(path)
-        return real(path, **options)
-
-    service_module.analyze_host_file = counting
     latencies, errors = {}, []
     try:
         logdir = _logdir(root, args.runs)
         plugin, server = _serve(logdir, args.cache_entries)
+        real_submit = plugin.service._pool.submit
+
+        def counting(size, fn, *job_args, **options):  # each analysis handed to a worker process
+            with counter:
+                analyses.append(options.get("label"))
+            return real_submit(size, fn, *job_args, **options)
+
+        plugin.service._pool.submit = counting
         port = server.server_port
         runs = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}{PREFIX}/runs", timeout=60).read())
         if args.warm:
@@ -164,7 +162,6 @@ def main(argv=None):
         }
         print(json.dumps(result, indent=1))
     finally:
-        service_module.analyze_host_file = real
         shutil.rmtree(root, ignore_errors=True)
     return 0
 

@@ -9,27 +9,29 @@ from tb_gpu_advisor.profile_files import resolve
 from tb_gpu_advisor.remote import is_remote_url
 
 
-def discover_runs(logdir, follow_symlinks=True):
+def discover_runs(logdir, follow_symlinks=True, confined=False):
     """Every ProfileRun under `logdir`, newest first (profile run names are timestamps), like the Profile tab.
 
     follow_symlinks=False refuses local host files and run directories that are symbolic links to places
-    outside the logdir: their hosts are listed with HostFile.problem set (the server's default).
+    outside the logdir: their hosts are listed with HostFile.problem set (the server's default). confined=True
+    (the assistant server) also leaves run directories linked from outside unlisted: nothing outside is read.
     """
     if is_remote_url(logdir):
         from tb_gpu_advisor.remote.listing import remote_runs  # fsspec only when a URL asks for it
         return remote_runs(logdir)
-    return local_runs(logdir, follow_symlinks=follow_symlinks)
+    return local_runs(logdir, follow_symlinks=follow_symlinks and not confined, enter_links_out=not confined)
 
 
-def resolve_target(path, run=None, host=None):
+def resolve_target(path, run=None, host=None, confined=False):
     """The (run id, [HostFile]) that `analyze PATH` means: a file, a run directory or a logdir (local, or an
     fsspec URL such as s3://bucket/logdir, whose host files stay URLs until analyzed); see profile_files.resolve.
+    confined=True: local links out of `path` are refused (HostFile.problem) and not entered, as discover_runs.
     """
     path = str(path)
     if is_remote_url(path):
         from tb_gpu_advisor.remote.listing import remote_target
         return resolve(remote_target(path), run=run, host=host)
-    return resolve(local_target(path), run=run, host=host)
+    return resolve(local_target(path, confined=confined), run=run, host=host)
 
 
 def version(path):

@@ -1,37 +1,41 @@
 """Lists a local path into a profile_files.Target: a file, a run directory's host files, or a logdir's runs."""
 
+import functools
 import os
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.kineto.files import is_kineto_file
 from tb_gpu_advisor.regular_files import kind_problem
-from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, host_name, kineto_profile_runs, newest_first,
-                                          run_id)
+from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, capture_time, host_name, kineto_profile_runs,
+                                          newest_first, run_id)
 
 
 OUTSIDE_LOGDIR = ("is a symbolic link to a place outside the logdir: refused (start TensorBoard with "
                   "--gpu_advisor_follow_symlinks to allow it)")
 
 
-def local_target(path):
+def local_target(path, confined=False):
     """The Target of a local path; ProfileError saying what it is when it is neither a directory nor a regular
-    file (missing, a dangling link, a link loop, a FIFO, a device)."""
+    file (missing, a dangling link, a link loop, a FIFO, a device). `confined`: nothing outside `path` is read
+    (local_runs with follow_symlinks and enter_links_out False)."""
     if not os.path.isdir(path):
         problem = kind_problem(path)
         if problem:
             raise ProfileError(path, "no such file or directory" if problem == "no such file" else problem)
         return Target(path=path, name=os.path.basename(path), is_file=True)
-    direct = _hosts_in(path)
-    runs = () if direct else local_runs(path)
-    if not direct and not runs and os.path.normpath(path).endswith(XPLANE_SUFFIX):
-        raise ProfileError(path, "is a directory, not an .xplane.pb file")
+    direct = _hosts_in(path, os.path.realpath(path) if confined else None)
+    runs = () if direct else local_runs(path, follow_symlinks=not confined, enter_links_out=not confined)
+    name = os.path.normpath(path)
+    if not direct and not runs and (name.endswith(XPLANE_SUFFIX) or is_kineto_file(name)):
+        raise ProfileError(path, kind_problem(name))  # "is a directory, not a .pt.trace.json file"
     return Target(path=path, name=os.path.basename(os.path.normpath(path)), is_file=False, hosts=direct, runs=runs)
 
 
-def local_runs(logdir, follow_symlinks=True):
+def local_runs(logdir, follow_symlinks=True, enter_links_out=True):
     """Every ProfileRun under a local `logdir`, newest first, with absolute paths. follow_symlinks=False
-    refuses (HostFile.problem) host files and run directories that are links to places outside the logdir."""
+    refuses (HostFile.problem) host files and run directories that are links to places outside the logdir;
+    enter_links_out=False also leaves such a run directory unlisted, so not even its file names are read."""
     runs = []
     logdir = os.path.abspath(logdir)
     logdir_real = None if follow_symlinks else os.path.realpath(logdir)
@@ -40,17 +44,21 @@ def local_runs(logdir, follow_symlinks=True):
         relative = os.path.relpath(directory, logdir)
         runs.extend(kineto_profile_runs(os.path.basename(logdir) if relative == "." else
                                         relative.replace(os.sep, "/"), directory,
-                                        [name for name in files if is_kineto_file(name)], os.path.join))
+                                        [name for name in files if is_kineto_file(name)], os.path.join,
+                                        functools.partial(_outside_problem, logdir_real=logdir_real), _modified))
         if os.path.basename(directory) != PROFILE_SUBDIR[1] or \
                 os.path.basename(os.path.dirname(directory)) != PROFILE_SUBDIR[0]:
             continue
         tb_run = os.path.relpath(os.path.dirname(os.path.dirname(directory)), logdir)
         for profile_run in sorted(subdirs):
             run_path = os.path.join(directory, profile_run)
+            if not enter_links_out and not _inside(run_path, os.path.realpath(logdir)):
+                continue
             hosts = _hosts_in(run_path, logdir_real)
             if hosts:
                 tb_run_id = "" if tb_run == "." else tb_run.replace(os.sep, "/")
-                runs.append(ProfileRun(run=run_id(tb_run_id, profile_run), path=run_path, hosts=hosts))
+                runs.append(ProfileRun(run=run_id(tb_run_id, profile_run), path=run_path, hosts=hosts,
+                                       captured_at=capture_time(profile_run)))
         subdirs[:] = []
     return newest_first(runs)
 
@@ -68,9 +76,20 @@ def _hosts_in(directory, logdir_real=None):
         if not name.endswith(XPLANE_SUFFIX):
             continue
         path = os.path.join(directory, name)
-        problem = OUTSIDE_LOGDIR if logdir_real and not _inside(path, logdir_real) else None
-        hosts.append(HostFile(host=host_name(name), path=path, problem=problem))
+        hosts.append(HostFile(host=host_name(name), path=path, problem=_outside_problem(path, logdir_real)))
     return tuple(hosts)
+
+
+def _modified(path):
+    try:
+        return os.lstat(path).st_mtime
+    except OSError:
+        return None
+
+
+def _outside_problem(path, logdir_real):
+    """OUTSIDE_LOGDIR when `logdir_real` is given and the real path of `path` lies outside it, else None."""
+    return OUTSIDE_LOGDIR if logdir_real and not _inside(path, logdir_real) else None
 
 
 def _inside(path, root_real):

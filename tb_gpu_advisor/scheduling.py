@@ -1,5 +1,5 @@
-"""A bounded pool of analysis threads with a fair queue: the smallest pending job runs first, and one express
-thread takes only small jobs, so a small run is answered while large files are analyzed."""
+"""A fair job queue (smallest pending job first; express takers get only small jobs) and a bounded pool of
+threads over it, so a small run is answered while large files are analyzed."""
 
 import heapq
 import itertools
@@ -7,16 +7,68 @@ import threading
 from concurrent.futures import Future
 
 
-class FairPool:
-    """`workers` threads that take any job, plus one that takes only jobs of at most `small_size`; pending jobs
-    wait in one queue ordered by size, then by arrival. At most workers + 1 jobs run at once."""
+class FairQueue:
+    """Pending jobs ordered by size, then by arrival; `take` blocks until a job fits the taker or it closes."""
 
-    def __init__(self, workers=1, small_size=0, name="pool"):
-        self._small_size = small_size
+    def __init__(self, small_size=0):
+        self.small_size = small_size
         self._queue = []  # (size, sequence, future, fn, args)
         self._sequence = itertools.count()
-        self._ready = threading.Condition()
-        self._closed = False
+        self.ready = threading.Condition()  # also guards what the pool keeps beside the queue
+        self.closed = False
+
+    def put(self, size, future, fn, args):
+        with self.ready:
+            if self.closed:
+                raise RuntimeError("cannot submit to a pool that was shut down")
+            heapq.heappush(self._queue, (size, next(self._sequence), future, fn, args))
+            self.ready.notify_all()
+
+    def __len__(self):
+        with self.ready:
+            return len(self._queue)
+
+    def take(self, express=False, allowed=None, recheck_s=None):
+        """The smallest job (a small one only when `express`), once `allowed()` (called under the lock) is
+        true; None once closed. `recheck_s` bounds each wait when `allowed` depends on time."""
+        with self.ready:
+            while True:
+                if self._queue and (not express or self._queue[0][0] <= self.small_size) and \
+                        (allowed is None or allowed()):
+                    return heapq.heappop(self._queue)
+                if self.closed:
+                    return None
+                self.ready.wait(recheck_s)
+
+    def close(self, cancel_futures=True):
+        """Refuses new jobs; cancels the pending ones when `cancel_futures`."""
+        with self.ready:
+            self.closed = True
+            dropped, self._queue = (self._queue, []) if cancel_futures else ([], self._queue)
+            self.ready.notify_all()
+        for _, _, future, _, _ in dropped:
+            future.cancel()
+
+
+def run_job(future, fn, args):
+    """Runs fn(*args) into `future`, as an Executor does."""
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        result = fn(*args)
+    except BaseException as err:  # handed to whoever waits on the future
+        future.set_exception(err)
+    else:
+        future.set_result(result)
+
+
+class FairPool:
+    """`workers` threads that take any job, plus one that takes only jobs of at most `small_size`; pending jobs
+    wait in one FairQueue. At most workers + 1 jobs run at once. In-process: the server uses
+    isolated_pool.IsolatedPool, whose jobs run in worker processes."""
+
+    def __init__(self, workers=1, small_size=0, name="pool"):
+        self._queue = FairQueue(small_size)
         self._threads = [threading.Thread(target=self._work, args=(express,), name=f"{name}-{index}", daemon=True)
                          for index, express in enumerate([False] * max(1, int(workers)) + [True])]
         for thread in self._threads:
@@ -25,47 +77,20 @@ class FairPool:
     def submit(self, size, fn, *args):
         """Future of fn(*args), run when its turn comes; `size` (e.g. bytes to read) orders the queue."""
         future = Future()
-        with self._ready:
-            if self._closed:
-                raise RuntimeError("cannot submit to a pool that was shut down")
-            heapq.heappush(self._queue, (size, next(self._sequence), future, fn, args))
-            self._ready.notify_all()
+        self._queue.put(size, future, fn, args)
         return future
 
     def pending(self):
         """How many jobs wait for a thread."""
-        with self._ready:
-            return len(self._queue)
+        return len(self._queue)
 
     def shutdown(self, wait=False, cancel_futures=True):
-        with self._ready:
-            self._closed = True
-            dropped = self._queue if cancel_futures else []
-            self._queue = [] if cancel_futures else self._queue
-            self._ready.notify_all()
-        for _, _, future, _, _ in dropped:
-            future.cancel()
+        self._queue.close(cancel_futures)
         if wait:
             for thread in self._threads:
                 thread.join()
 
-    def _take(self, express):
-        with self._ready:
-            while True:
-                if self._queue and (not express or self._queue[0][0] <= self._small_size):
-                    return heapq.heappop(self._queue)
-                if self._closed:
-                    return None
-                self._ready.wait()
-
     def _work(self, express):
-        while (job := self._take(express)) is not None:
+        while (job := self._queue.take(express)) is not None:
             _, _, future, fn, args = job
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                result = fn(*args)
-            except BaseException as err:  # handed to whoever waits on the future, as an Executor does
-                future.set_exception(err)
-            else:
-                future.set_result(result)
+            run_job(future, fn, args)

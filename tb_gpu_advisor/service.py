@@ -1,9 +1,11 @@
-"""Runs analyses off the caller's thread: an LRU cache keyed by path and version, in-flight dedup, status.
+"""Runs analyses off the server's threads: an LRU cache bounded in bytes, keyed by path and version, in-flight
+dedup, status.
 
 A file is analyzed once per version: concurrent requests for it share one Future, later ones get the cached
 result (or the cached error: a corrupt file stays corrupt until it changes). Nothing is written to disk.
-Analyses run on a scheduling.FairPool (smallest file first; one express thread for small files), so a small run
-is answered while a large one is analyzed. Timelines of any bin count are binned from a summary kept beside the
+Analyses run in worker processes (isolated_pool.IsolatedPool: smallest file first, an express slot for small
+files, a time and a memory budget per file), so a small run is answered while a large or hostile one is
+analyzed, and no analysis holds the server's GIL. Timelines of any bin count are binned from a summary kept beside the
 cached report (analysis.timeline.TimelineSource), never by reading the file again; comparisons and run reports
 are assembled from the cached host reports. A running host report's status carries its progress.
 """
@@ -17,22 +19,27 @@ from concurrent.futures import Future
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, timeline_source
 from tb_gpu_advisor.comparison.diff import compare_reports
-from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES
+from tb_gpu_advisor import worker_jobs
+from tb_gpu_advisor.constants import (DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_MEMORY_BUDGET_BYTES,
+                                      DEFAULT_TIME_BUDGET_S)
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.discovery import version
+from tb_gpu_advisor.isolated_pool import Budgets, IsolatedPool
 from tb_gpu_advisor.model.build import reporting_progress
 from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.remote import is_remote_url
 from tb_gpu_advisor.report.timeline_report import source_timeline_report
 from tb_gpu_advisor.scheduling import FairPool
+from tb_gpu_advisor.worker_jobs import json_size, timeline_bytes
 
 logger = logging.getLogger(__name__)
 
 _REPORT = "report"
 _COMPARISON = "comparison"
 _MODEL_SHARE = 0.9  # progress reached once the model is built; the analyses take the rest
-DEFAULT_WORKERS = 2  # threads for any file; one more takes only files up to SMALL_FILE_BYTES
+DEFAULT_WORKERS = 2  # processes for any file; one more takes only files up to SMALL_FILE_BYTES
 SMALL_FILE_BYTES = 16 * 2**20
+_ERROR_BYTES = 256  # what a cached error is counted as
 
 
 class _Entry:
@@ -43,20 +50,36 @@ class _Entry:
         self.started = time.monotonic()
         self.progress = 0.0
         self.timeline = None  # the TimelineSource of a host report's model, once built
+        self.size = 0  # bytes the finished result holds (its JSON length), counted against the cache's bound
 
     def model_progress(self, done_bytes, total_bytes):
         self.progress = _MODEL_SHARE * done_bytes / total_bytes if total_bytes else 0.0
 
 
 class AnalysisService:
-    """Computes HostReports (and timelines, comparisons) on a small executor, cached and deduplicated per file
-    version."""
+    """Computes HostReports (and timelines, comparisons) in worker processes, cached and deduplicated per file
+    version.
+
+    cache_bytes bounds the finished results kept (their JSON length; the most recently used one always stays),
+    max_entries their count. time_budget_s and memory_budget_bytes bound each file's analysis (None: no bound).
+    isolated=False runs analyses on threads of this process instead (no budgets; for embedding and tests);
+    report_job replaces worker_jobs.host_report (a picklable function, for tests of the isolation).
+    """
 
     def __init__(self, max_entries=DEFAULT_CACHE_ENTRIES, max_workers=DEFAULT_WORKERS, max_bytes=None,
-                 small_bytes=SMALL_FILE_BYTES):
+                 small_bytes=SMALL_FILE_BYTES, cache_bytes=DEFAULT_CACHE_BYTES, time_budget_s=DEFAULT_TIME_BUDGET_S,
+                 memory_budget_bytes=DEFAULT_MEMORY_BUDGET_BYTES, isolated=True, report_job=None,
+                 budget_flags=None):
         self._max_entries = max(1, int(max_entries))
+        self._cache_bytes = cache_bytes
         self._max_bytes = max_bytes
-        self._pool = FairPool(workers=max_workers, small_size=small_bytes, name="gpu-advisor-analysis")
+        self._isolated = isolated
+        self._report_job_fn = report_job or worker_jobs.host_report
+        if isolated:
+            self._pool = IsolatedPool(workers=max_workers, small_size=small_bytes,
+                                      budgets=Budgets(time_budget_s, memory_budget_bytes, **(budget_flags or {})))
+        else:
+            self._pool = FairPool(workers=max_workers, small_size=small_bytes, name="gpu-advisor-analysis")
         self._lock = threading.RLock()  # reentrant: a comparison's start() submits its two reports
         # (kind, path, discovery.version), or (comparison, report key, report key) -> _Entry, least recently used first
         self._entries = OrderedDict()
@@ -64,17 +87,20 @@ class AnalysisService:
     def submit(self, run, host_file):
         """Future of the HostReport dict of `host_file` (a profile_files.HostFile) of run `run`."""
         del run  # the report does not depend on the run id; kept so callers need not care
-        return self._submit(_REPORT, host_file, self._report_job)
+        try:
+            return self._entry(_REPORT, host_file).future
+        except ProfileError as err:
+            return _failed(err)
 
     def submit_timeline(self, run, host_file, bins=DEFAULT_BINS):
         """Future of the timeline dict (report/timeline_report.py) of `host_file`, binned from the summary kept
         beside its cached report: a new bin count costs no analysis."""
         del run
         try:
-            entry = self._entry(_REPORT, host_file, self._report_job)
+            entry = self._entry(_REPORT, host_file)
         except ProfileError as err:
             return _failed(err)
-        return _then(entry.future, lambda _: self._timeline_of(entry, host_file, bins))
+        return _flatten(_then(entry.future, lambda _: self._timeline_of(entry, host_file, bins)))
 
     def submit_comparison(self, baseline_file, candidate_file):
         """Future of compare_reports(baseline HostReport, candidate HostReport), cached per version of both files;
@@ -86,8 +112,13 @@ class AnalysisService:
 
         def start(entry):
             reports = [self.submit(None, baseline_file), self.submit(None, candidate_file)]
-            return _then(_all(reports), lambda _: self._guarded(self._comparison_job, reports,
-                                                                candidate_file.path))
+
+            def compare(_):
+                result = self._guarded(self._comparison_job, reports, candidate_file.path)
+                entry.size = json_size(result)
+                return result
+
+            return _then(_all(reports), compare)
 
         return self._cached(key, start).future
 
@@ -137,17 +168,25 @@ class AnalysisService:
     def _comparison_key(self, baseline_file, candidate_file):
         return (_COMPARISON, self._key(_REPORT, baseline_file), self._key(_REPORT, candidate_file))
 
-    def _submit(self, kind, host_file, job):
-        try:
-            return self._entry(kind, host_file, job).future
-        except ProfileError as err:
-            return _failed(err)
-
-    def _entry(self, kind, host_file, job):
-        """The cache entry of `job` on this version of `host_file`, queued by file size if new."""
+    def _entry(self, kind, host_file):
+        """The cache entry of the report of this version of `host_file`, queued by file size if new."""
         key = self._key(kind, host_file)
         size = _version_size(key[2])
-        return self._cached(key, lambda entry: self._pool.submit(size, self._with_progress, entry, job, host_file))
+
+        def start(entry):
+            if self._isolated:
+                raw = self._pool.submit(size, self._report_job_fn, host_file.path, host_file.host, self._max_bytes,
+                                        label=host_file.path, on_progress=entry.model_progress)
+            else:
+                raw = self._pool.submit(size, self._with_progress, entry, self._report_job, host_file)
+            return _then(raw, lambda done: self._unpack(entry, done.result()))
+
+        return self._cached(key, start)
+
+    @staticmethod
+    def _unpack(entry, outcome):
+        report, entry.timeline, entry.size = outcome
+        return report
 
     def _cached(self, key, start):
         """The entry cached under `key`, else a new one whose Future `start(entry)` returns (called under the
@@ -165,12 +204,22 @@ class AnalysisService:
         return entry
 
     def _evict(self):
-        """Drops the least recently used finished entries while more than max_entries are finished; running
-        ones stay (the pool bounds how many run) and are counted once they finish."""
+        """Drops the least recently used finished entries while more than max_entries are finished or they hold
+        more than cache_bytes; the most recently used finished one stays, and running ones (the pool bounds
+        how many run) are counted once they finish."""
         with self._lock:
-            finished = [key for key, entry in self._entries.items() if entry.future.done()]
-            for key in finished[:max(len(finished) - self._max_entries, 0)]:
+            finished = [(key, _held_bytes(entry)) for key, entry in self._entries.items() if entry.future.done()]
+            count, held = len(finished), sum(size for _, size in finished)
+            for key, size in finished[:-1]:
+                if count <= self._max_entries and (self._cache_bytes is None or held <= self._cache_bytes):
+                    break
                 del self._entries[key]
+                count, held = count - 1, held - size
+
+    def cached_bytes(self):
+        """Bytes held by the finished results in the cache (as counted for cache_bytes)."""
+        with self._lock:
+            return sum(_held_bytes(entry) for entry in self._entries.values() if entry.future.done())
 
     def _guarded(self, job, argument, path):
         try:
@@ -186,17 +235,23 @@ class AnalysisService:
             return self._guarded(lambda hf: job(entry, hf), host_file, host_file.path)
 
     def _report_job(self, entry, host_file):
-        def keep_timeline(model):
-            entry.timeline = timeline_source(model)
-
-        report = analyze_host_file(host_file.path, max_bytes=self._max_bytes, on_model=keep_timeline)
+        """In-process (isolated=False) twin of worker_jobs.host_report."""
+        kept = []
+        report = analyze_host_file(host_file.path, max_bytes=self._max_bytes,
+                                   on_model=lambda model: kept.append(timeline_source(model)))
         report["host"] = host_file.host
-        return report
+        timeline = kept[0] if kept else None
+        return report, timeline, json_size(report) + timeline_bytes(timeline)
 
     def _timeline_of(self, entry, host_file, bins):
-        if entry.timeline is None:  # a report computed without its model at hand: read the file once more
-            return timeline_for_file(host_file.path, max_bytes=self._max_bytes, bins=bins)
-        return source_timeline_report(entry.timeline, bins)
+        """Future of the timeline: binned from the kept summary, else the file read once more in the pool."""
+        if entry.timeline is not None:
+            return _done(source_timeline_report(entry.timeline, bins))
+        if self._isolated:
+            return self._pool.submit(0, worker_jobs.timeline, host_file.path, self._max_bytes, bins,
+                                     label=host_file.path)
+        return self._pool.submit(0, self._guarded, lambda path: timeline_for_file(
+            path, max_bytes=self._max_bytes, bins=bins), host_file.path, host_file.path)
 
     @staticmethod
     def _comparison_job(reports):
@@ -210,11 +265,11 @@ def _version_size(file_version):
     return int(head) if head.isdigit() else 0
 
 
-def _size(path):
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+def _held_bytes(entry):
+    """What a finished entry counts against the cache's bound: its result's size, or a small error."""
+    if entry.future.cancelled() or entry.future.exception() is not None:
+        return _ERROR_BYTES
+    return entry.size
 
 
 def _all(futures):
@@ -257,6 +312,35 @@ def _then(future, fn):
             result.set_exception(err)
 
     future.add_done_callback(done)
+    return result
+
+
+def _done(value):
+    future = Future()
+    future.set_result(value)
+    return future
+
+
+def _flatten(future):
+    """A Future of the result of the Future that `future` resolves to."""
+    result = Future()
+    result.set_running_or_notify_cancel()
+
+    def inner_done(inner):
+        error = inner.exception() if not inner.cancelled() else ProfileError("<analysis>", "cancelled")
+        if error is not None:
+            result.set_exception(error)
+        else:
+            result.set_result(inner.result())
+
+    def outer_done(outer):
+        error = outer.exception() if not outer.cancelled() else ProfileError("<analysis>", "cancelled")
+        if error is not None:
+            result.set_exception(error)
+        else:
+            outer.result().add_done_callback(inner_done)
+
+    future.add_done_callback(outer_done)
     return result
 
 

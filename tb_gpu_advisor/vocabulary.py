@@ -43,6 +43,17 @@ BREAKDOWN_SHORT_LABELS = {
     "d2d": f"D{ARROW}D", "h2d": f"H{ARROW}D", "input_wait": "input", "input_prep": "prep", "launch": "launch", "host": "host",
     "idle": "idle",
 }
+# The causes of idle_attribution (analysis.idle_attribution.IDLE_CAUSES): why a GPU sat idle, gap by gap.
+IDLE_CAUSE_LABELS = {
+    "device_wait": "Queued, waiting on the device",
+    "launch": "Waiting for a launch call",
+    "copy_call": "Waiting for a copy call",
+    "host_wait": "Host blocked on a device wait",
+    "input": "Host waiting for input",
+    "host": "Host busy (framework, Python)",
+    "host_untraced": "Host not traced",
+    "unattributed": "No host call found",
+}
 # summary.bottleneck, as words.
 BOTTLENECK_LABELS = {
     "input": "Input-bound",
@@ -183,6 +194,7 @@ def exported():
     return {
         "micro": MICRO, "arrow": ARROW, "times": TIMES, "speedupCap": SPEEDUP_CAP, "nbsp": NBSP, "byteUnits": list(BYTE_UNITS),
         "breakdown": BREAKDOWN_LABELS, "breakdownShort": BREAKDOWN_SHORT_LABELS, "bottleneck": BOTTLENECK_LABELS,
+        "idleCause": IDLE_CAUSE_LABELS,
         "transfer": TRANSFER_LABELS, "keyWords": KEY_WORDS,
         "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),
         "statisticWords": list(STATISTIC_WORDS), "boundUnits": list(BOUND_UNITS),

@@ -1,4 +1,6 @@
-"""AnalysisService: one computation per file version, cached errors, bounded cache, status, no disk writes."""
+"""AnalysisService: one computation per file version, cached errors, a cache bounded in entries and bytes, status,
+no disk writes. Tests that count or replace what an analysis calls use the in-process mode (isolated=False);
+the others run the analyses in worker processes, as the server does."""
 
 import os
 import threading
@@ -24,6 +26,13 @@ def service():
 
 
 @pytest.fixture
+def inproc():
+    instance = AnalysisService(max_entries=3, isolated=False)
+    yield instance
+    instance.shutdown()
+
+
+@pytest.fixture
 def quickstart(tmp_path):
     return HostFile("localhost", write_quickstart(str(tmp_path)))
 
@@ -41,16 +50,16 @@ def test_the_report_is_the_host_report_with_the_host_name(service, quickstart):
     assert report == expected
 
 
-def test_a_result_is_computed_once_and_then_cached(service, quickstart, monkeypatch):
+def test_a_result_is_computed_once_and_then_cached(inproc, quickstart, monkeypatch):
     calls = []
     real = service_module.analyze_host_file
     monkeypatch.setattr(service_module, "analyze_host_file", lambda p, max_bytes=None, **_: calls.append(p) or real(p))
-    first = service.submit("run", quickstart).result(30)
-    assert service.submit("run", quickstart).result(30) is first
+    first = inproc.submit("run", quickstart).result(30)
+    assert inproc.submit("run", quickstart).result(30) is first
     assert len(calls) == 1
 
 
-def test_concurrent_submits_share_one_future(service, quickstart, monkeypatch):
+def test_concurrent_submits_share_one_future(inproc, quickstart, monkeypatch):
     release, reported = threading.Event(), threading.Event()
     calls = []
     real = service_module.analyze_host_file
@@ -63,15 +72,15 @@ def test_concurrent_submits_share_one_future(service, quickstart, monkeypatch):
         return real(path)
 
     monkeypatch.setattr(service_module, "analyze_host_file", slow)
-    futures = [service.submit("run", quickstart) for _ in range(5)]
+    futures = [inproc.submit("run", quickstart) for _ in range(5)]
     assert len({id(f) for f in futures}) == 1
     assert reported.wait(30)  # the worker thread got as far as its first progress report
-    assert service.status(quickstart)["state"] == "running"
-    assert service.status(quickstart)["progress"] == 0.225  # a quarter of the bytes: 0.9 x 1/4
+    assert inproc.status(quickstart)["state"] == "running"
+    assert inproc.status(quickstart)["progress"] == 0.225  # a quarter of the bytes: 0.9 x 1/4
     release.set()
     assert futures[0].result(30)["host"] == "localhost"
     assert len(calls) == 1
-    assert service.status(quickstart) == {"state": "done", "error": None, "elapsed_s": None}
+    assert inproc.status(quickstart) == {"state": "done", "error": None, "elapsed_s": None}
 
 
 def test_a_changed_file_is_a_new_version(service, tmp_path):
@@ -85,17 +94,16 @@ def test_a_changed_file_is_a_new_version(service, tmp_path):
     assert [k["name"] for k in second["kernels"]] == ["second_kernel_with_a_longer_name"]
 
 
-def test_a_corrupt_file_raises_and_its_error_is_cached(service, tmp_path, monkeypatch):
+def test_a_corrupt_file_raises_and_its_error_is_cached(service, tmp_path):
     path = tmp_path / "bad.xplane.pb"
     path.write_bytes(b"\xff\xff\xff\xff not protobuf")
     host_file = HostFile("bad", str(path))
     assert service.status(host_file)["state"] == "idle"
+    first = service.submit("run", host_file)
     with pytest.raises(ProfileError) as raised:
-        service.submit("run", host_file).result(30)
+        first.result(30)
     assert raised.value.path == str(path) and "XSpace" in raised.value.problem
-    monkeypatch.setattr(service_module, "analyze_host_file", lambda *a, **k: pytest.fail("recomputed"))
-    with pytest.raises(ProfileError):
-        service.submit("run", host_file).result(30)
+    assert service.submit("run", host_file) is first  # the cached error, not a new analysis
     status = service.status(host_file)
     assert status["state"] == "error" and "XSpace" in status["error"]
 
@@ -107,10 +115,10 @@ def test_a_missing_file_is_a_profile_error(service, tmp_path):
     assert service.status(host_file)["state"] == "error"
 
 
-def test_a_bug_becomes_this_files_error_not_a_crash(service, quickstart, monkeypatch):
+def test_a_bug_becomes_this_files_error_not_a_crash(inproc, quickstart, monkeypatch):
     monkeypatch.setattr(service_module, "analyze_host_file", lambda *a, **k: {}["boom"])
     with pytest.raises(ProfileError, match="internal error: KeyError"):
-        service.submit("run", quickstart).result(30)
+        inproc.submit("run", quickstart).result(30)
 
 
 def test_the_cache_is_bounded(service, tmp_path):
@@ -141,24 +149,24 @@ def test_max_bytes_is_applied(tmp_path):
     small.shutdown()
 
 
-def test_timelines_of_any_bin_count_come_from_the_cached_analysis(service, quickstart, monkeypatch):
+def test_timelines_of_any_bin_count_come_from_the_cached_analysis(inproc, quickstart, monkeypatch):
     loads = []
     real = model_build.read_space
     monkeypatch.setattr(model_build, "read_space", lambda *a, **k: loads.append(a) or real(*a, **k))
-    service.submit("run", quickstart).result(30)
+    inproc.submit("run", quickstart).result(30)
     for bins in range(100, 112):
-        timeline = service.submit_timeline("run", quickstart, bins=bins).result(30)
+        timeline = inproc.submit_timeline("run", quickstart, bins=bins).result(30)
         assert timeline == timeline_for_file(quickstart.path, bins=bins)
     assert len(loads) == 1 + 12  # the report's analysis, then only timeline_for_file's own reads above
-    assert len(service._entries) == 1  # bin counts take no cache entries
+    assert len(inproc._entries) == 1  # bin counts take no cache entries
 
 
-def test_a_timeline_before_its_report_shares_the_one_analysis(service, quickstart, monkeypatch):
+def test_a_timeline_before_its_report_shares_the_one_analysis(inproc, quickstart, monkeypatch):
     calls = []
     real = service_module.analyze_host_file
     monkeypatch.setattr(service_module, "analyze_host_file", lambda p, **k: calls.append(p) or real(p, **k))
-    assert service.submit_timeline("run", quickstart, bins=8).result(30)["bins"] == 8
-    service.submit("run", quickstart).result(30)
+    assert inproc.submit_timeline("run", quickstart, bins=8).result(30)["bins"] == 8
+    inproc.submit("run", quickstart).result(30)
     assert len(calls) == 1
 
 

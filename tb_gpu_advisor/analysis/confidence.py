@@ -9,6 +9,7 @@ from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.model.vendor import AMD
+from tb_gpu_advisor.text_match import in_order
 
 LEVELS = ("high", "medium", "low")
 MIN_STEPS = 2
@@ -24,7 +25,7 @@ WARMUP_MOSTLY_SHARE = 0.5  # ... and the share that leaves too little else to ju
 MAIN_KERNEL_TIME_SHARE = 0.8
 MAIN_KERNEL_MAX = 10
 INTERLEAVED_PAIRS_MIN = 1 / 3
-_DROPPED = re.compile(r"drop|lost|overflow|exceed|buffer.*full|truncat|missing events", re.IGNORECASE)
+_DROPPED = re.compile(r"drop|lost|overflow|exceed|truncat|missing events", re.IGNORECASE)  # or "buffer ... full"
 
 
 @dataclass(frozen=True)
@@ -179,8 +180,10 @@ def trace_confidence(model, step_set, framework, unused=None):
 
 def dropped_events(model):
     """The profiler's errors, and its warnings about lost or dropped events."""
-    dropped = [text for text in (*model.trace_errors, *model.trace_warnings) if _DROPPED.search(text)]
-    return dropped + [text for text in model.trace_errors if text not in dropped]
+    dropped = [text for text in (*model.trace_errors, *model.trace_warnings)
+               if _DROPPED.search(text) or in_order(text.lower(), "buffer", "full")]
+    seen = set(dropped)
+    return dropped + [text for text in model.trace_errors if text not in seen]
 
 
 def warmup_spans(model):

@@ -8,6 +8,7 @@ from tb_gpu_advisor.analysis.framework import strategy_signals
 from tb_gpu_advisor.analysis.gpu_signals import set_up_for_gpu
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.unused_gpus import replica_count
+from tb_gpu_advisor.analysis.kernel_families import nvjet_input_dtype
 from tb_gpu_advisor.analysis.kernel_names import (is_fp32_matmul, is_library_math, is_low_precision, is_nccl,
                                                   is_xla_kernel, kernel_precision, uses_tensor_cores)
 
@@ -128,7 +129,7 @@ def _kernel_dtype(row):
         return _HLO_DTYPES[row.dtype]
     if _FP8.search(row.name):
         return "fp8"
-    if _BF16.search(row.name):
+    if _BF16.search(row.name) or nvjet_input_dtype(row.name) == "bf16":
         return "bf16"
     if is_low_precision(row.name):
         return "fp16"

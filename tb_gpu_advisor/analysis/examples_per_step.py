@@ -26,7 +26,7 @@ _READS_TOLERANCE = 0.1
 _MIN_READS_SLACK = 2
 # JAX's dispatch of a compiled function `f` (`PjitFunction(f)`) and the module it runs (`jit_f`, `pmap_f`).
 _DISPATCH = re.compile(r"^(Pjit|Pmap)Function\((?P<name>[^()]+)\)$")
-_MODULE = re.compile(r"^(jit|pjit|pmap|xmap)_(?P<name>.+?)(\.\d+)?$")
+_MODULE = re.compile(r"^(jit|pjit|pmap|xmap)_(?P<name>.+)$")  # then less any `.<digits>` suffix
 # Of several programs that take a batch, the step program holds at least this share of their dispatch time.
 MIN_STEP_PROGRAM_SHARE = 0.5
 # JAX PRNG keys passed as inputs: uint32 arrays of 2 (threefry) or 4 words; not examples.
@@ -166,13 +166,22 @@ def _step_programs(model, step_count):
     found = {}
     for program_id, data in sorted(model.hlo_protos.items()):
         signature = entry_signature(data)
-        match = _MODULE.match(signature.module) if signature else None
-        if not match or dispatched.get(match["name"], (0, 0))[0] < step_count:
+        name = _module_function(signature.module) if signature else None
+        if not name or dispatched.get(name, (0, 0))[0] < step_count:
             continue
         _, inputs = _split_inputs(signature)
         if inputs:
-            found.setdefault(match["name"], []).append((program_id, signature, inputs))
+            found.setdefault(name, []).append((program_id, signature, inputs))
     return found, dispatched
+
+
+def _module_function(module):
+    """The function a JAX module compiles (`jit_f.3` -> `f`), or None."""
+    match = _MODULE.match(module)
+    if not match:
+        return None
+    head, dot, tail = match["name"].rpartition(".")
+    return head if dot and head and tail.isdecimal() else match["name"]
 
 
 def _from_step_program(model, step_count, active_gpus):

@@ -2,7 +2,9 @@
 
 import re
 
+from tb_gpu_advisor.analysis.kernel_families import is_simt_gemm, is_tensor_core_family, nvjet_input_dtype
 from tb_gpu_advisor.model.vendor import AMD
+from tb_gpu_advisor.text_match import in_order
 
 # XProf's list of substrings that mark a Tensor Core kernel, plus Hopper/Ampere CUTLASS and cuBLAS spellings.
 _TENSOR_CORE_PATTERNS = (
@@ -12,8 +14,8 @@ _TENSOR_CORE_PATTERNS = (
 )
 # TF32 exists only on Tensor Cores, and cuDNN/cuBLAS xmma kernels name their MMA instruction shape
 # (`_tensor16x8x8_`) when they use them (`_ffma_` when they do not).
-_EXTRA_TENSOR_CORE = re.compile(r"sm90_xmma|gmma|wgmma|tensorop|tf32|_tensor\d+x\d+x\d+|bf16gemm|hgemm.*tensor|"
-                                r"cutlass.*tensorop", re.IGNORECASE)
+# (`cutlass...tensorop` says no more than `tensorop`; `hgemm...tensor` is tested in order, in linear time.)
+_EXTRA_TENSOR_CORE = re.compile(r"sm90_xmma|gmma|wgmma|tensorop|tf32|_tensor\d+x\d+x\d+|bf16gemm", re.IGNORECASE)
 # Names that say the kernel computes in 16 bits or fewer (XProf checks `half` and `fp16` only).
 _LOW_PRECISION = re.compile(r"half|fp16|bf16|bfloat16|__nv_bfloat|\bf16\b|_f16|f16_|h884|h1688|h16816|hmma|"
                             r"hgemm|e4m3|e5m2|fp8", re.IGNORECASE)
@@ -24,9 +26,13 @@ _TENSILE_LOW_PRECISION = ("H", "B", "F8", "I8", "4xi8")
 # TensorFlow's Eigen kernels name the tensor they write first: `TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<T, ...`.
 _EIGEN_ASSIGNED_TYPE = re.compile(r"TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<([\w:]+)")
 # Kernels that do 32-bit floating-point matrix math without Tensor Cores: candidates for mixed precision.
-_FP32_MATMUL = re.compile(r"sgemm|gemm.*f32|f32.*gemm|fp32.*gemm|gemm.*fp32|scudnn|implicit_convolve_sgemm|"
-                          r"sm\d+_xmma_.*f32f32_f32f32|cutlass.*sgemm|gemv2T_kernel_val<.*float|"
-                          r"Kernel2<cutlass_80_simt_sgemm", re.IGNORECASE)
+# Words that say so anywhere (`sgemm` also covers `implicit_convolve_sgemm`, `cutlass...sgemm` and
+# `Kernel2<cutlass_80_simt_sgemm`), then pairs of words that say so in this order (lower case), and cuDNN's
+# `sm<NN>_xmma_..._f32f32_f32f32`.
+_FP32_MATMUL = re.compile(r"sgemm|scudnn", re.IGNORECASE)
+_FP32_MATMUL_IN_ORDER = (("gemm", "f32"), ("f32", "gemm"), ("fp32", "gemm"), ("gemm", "fp32"),
+                         ("gemv2t_kernel_val<", "float"))
+_XMMA_ARCH = re.compile(r"sm\d+_xmma_", re.IGNORECASE)
 _TC_ELIGIBLE_SUFFIXES = ("Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "Conv3D",
                          "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
                          "DepthwiseConv2dNativeBackpropInput", "/MatMul", "FusedMatMul", "/CudnnRNN",
@@ -39,8 +45,8 @@ _JAX_DOT = re.compile(r"^(dot_general|conv_general_dilated|einsum|matmul)\b")
 
 # AMD matrix-core (MFMA) kernels: hipBLASLt/Tensile GEMMs tagged with their MFMA instruction (`_MI16x16x16`),
 # composable-kernel GEMMs (`ck::`, `ck_tile::`), and XLA's GEMM fusions, which Triton compiles to MFMA on CDNA.
-_AMD_MATRIX_CORE = re.compile(r"^Cijk_.*_MI\d+x\d+x\d+|\bck_tile::|\bck::|^gemm_fusion|^triton_gemm",
-                              re.IGNORECASE)
+_AMD_MATRIX_CORE = re.compile(r"\bck_tile::|\bck::|^gemm_fusion|^triton_gemm", re.IGNORECASE)
+_MFMA_TILE = re.compile(r"_MI\d+x\d+x\d", re.IGNORECASE)
 
 
 # The HIP runtime's own copy and fill kernels (hipMemcpy between device buffers, hipMemset): kernels to the
@@ -59,13 +65,18 @@ def is_nccl(name):
 
 
 def uses_tensor_cores(name):
-    return any(pattern in name for pattern in _TENSOR_CORE_PATTERNS) or bool(_EXTRA_TENSOR_CORE.search(name))
+    """A Tensor Core kernel by its name; never one whose name says fp32 FMA on the CUDA cores (`_ffma_`, simt)."""
+    if is_simt_gemm(name):
+        return False
+    return (any(pattern in name for pattern in _TENSOR_CORE_PATTERNS) or is_tensor_core_family(name)
+            or bool(_EXTRA_TENSOR_CORE.search(name)) or in_order(name.lower(), "hgemm", "tensor"))
 
 
 def uses_matrix_units(name, vendor=None):
     """Tensor Cores on NVIDIA (and when the vendor is unknown); matrix cores on AMD."""
     if vendor == AMD:
-        return bool(_AMD_MATRIX_CORE.search(name))
+        return bool(_AMD_MATRIX_CORE.search(name)) or (name[:5].lower() == "cijk_"
+                                                        and bool(_MFMA_TILE.search(name.partition("\n")[0], 5)))
     return uses_tensor_cores(name)
 
 
@@ -78,7 +89,7 @@ def is_low_precision(name):
     if name.startswith("Cijk_"):
         types = _TENSILE_TYPES.match(name)
         return bool(types) and types.group(1).startswith(_TENSILE_LOW_PRECISION)
-    return bool(_LOW_PRECISION.search(name))
+    return nvjet_input_dtype(name) is not None or bool(_LOW_PRECISION.search(name))
 
 
 # Names that say the kernel computes in 32-bit (or 64-bit) floating point: a float/double type, cuBLAS/cuDNN
@@ -109,6 +120,8 @@ def kernel_precision(name, dtype=None):
                 return "16bit"
             if code.startswith(("S", "D")):
                 return "32bit"
+    elif nvjet_input_dtype(name):
+        return "16bit"
     else:
         # An Eigen kernel writing bool or integers (a comparison, an arg-max) computes in the type it reads.
         text = name[written.end():] if written else name
@@ -125,7 +138,19 @@ def kernel_precision(name, dtype=None):
 
 def is_fp32_matmul(name):
     """A 32-bit matrix-multiply or convolution kernel that does not use Tensor Cores."""
-    return bool(_FP32_MATMUL.search(name)) and not uses_tensor_cores(name) and not is_low_precision(name)
+    if is_simt_gemm(name) and ("gemm" in name.lower() or "conv" in name.lower()):
+        return not is_low_precision(name)
+    return _names_fp32_matmul(name) and not uses_tensor_cores(name) and not is_low_precision(name)
+
+
+def _names_fp32_matmul(name):
+    if _FP32_MATMUL.search(name):
+        return True
+    lower = name.lower()
+    if any(in_order(lower, first, then) for first, then in _FP32_MATMUL_IN_ORDER):
+        return True
+    return any((arch := _XMMA_ARCH.search(line)) and "f32f32_f32f32" in line[arch.end():].lower()
+               for line in name.split("\n"))
 
 
 def is_tensor_core_eligible(op_name, kernel_name):
@@ -215,7 +240,8 @@ def is_xla_kernel(name):
 def is_library_math(name):
     """A vendor library's kernel (cuBLAS, cuDNN, CUTLASS, hipBLASLt/Tensile, composable kernel...) or a
     matrix-multiply or convolution kernel: tuned tiles whose occupancy the user does not choose."""
-    return bool(_LIBRARY_MATH.search(name)) or kernel_class(name) == "library"
+    return (bool(_LIBRARY_MATH.search(name)) or name.startswith("nvjet_") or is_tensor_core_family(name)
+            or kernel_class(name) == "library")
 
 
 # The element type in NCCL/RCCL kernel names, in their several spellings across versions:

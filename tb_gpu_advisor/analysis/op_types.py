@@ -17,7 +17,8 @@ _MATMUL = re.compile(r"gemm|gemv|matmul|cutlass|cublas|cudnn|xmma|conv|implicit|
 _REDUCTION = re.compile(r"reduc|argmax|argmin|softmax|norm|L2Loss|BiasGrad|topk|cumsum|\bscan", re.IGNORECASE)
 # Op names of reductions whose kernels carry no such word (TensorFlow's Sum, Mean, Max ops); checked after the
 # element-wise kernel names, since Eigen's element-wise add is `scalar_sum_op`.
-_REDUCTION_OP = re.compile(r"(^|/)(Sum|Mean|Max|Min|Prod|All|Any)(_\d+)?$|reduce_(sum|mean|max|min)")
+_REDUCTION_OP = re.compile(r"^(Sum|Mean|Max|Min|Prod|All|Any)(_\d+)?$")  # the op name's last path component
+_REDUCE_CALL = re.compile(r"reduce_(sum|mean|max|min)")
 _ELEMENTWISE = re.compile(r"^loop_|elementwise|element_wise|unrolled|vectorized|Cwise|add|mul|relu|gelu|"
                           r"sigmoid|tanh|exp|cast|convert", re.IGNORECASE)
 
@@ -37,7 +38,7 @@ def op_type(kernel_name, op_name=None):
         return "reduction"
     if kernel_class(kernel_name or "") == "elementwise" or _ELEMENTWISE.search(name):
         return "elementwise"
-    if _REDUCTION_OP.search(op):
+    if _REDUCTION_OP.match(op.rpartition("/")[2]) or _REDUCE_CALL.search(op):
         return "reduction"
     if _ELEMENTWISE.search(op):
         return "elementwise"

@@ -1,6 +1,6 @@
 """`tb-gpu-advisor demo [DIR]`: writes (or reuses) the demo logdir, one run per scenario, and serves the tab."""
 
-from tb_gpu_advisor.commands.serve import add_serve_arguments
+from tb_gpu_advisor.commands.serve import add_serve_arguments, tab_flags
 from tb_gpu_advisor.demo import DEFAULT_DIR, write_demo_logdir
 from tb_gpu_advisor.errors import EXIT_OK
 
@@ -32,4 +32,4 @@ def run(args, out, err):
     out.flush()
     from tb_gpu_advisor.plugin.serve import serve  # imports tensorboard
 
-    return serve(args.dir, port=args.port, host=args.host, out=out, err=err)
+    return serve(args.dir, port=args.port, host=args.host, out=out, err=err, extra_flags=tab_flags(args))

@@ -2,6 +2,8 @@
 
 import os
 
+from tb_gpu_advisor.commands.common import megabytes, seconds
+from tb_gpu_advisor.constants import DEFAULT_CACHE_BYTES, DEFAULT_MEMORY_BUDGET_BYTES, DEFAULT_TIME_BUDGET_S
 from tb_gpu_advisor.discovery import discover_runs
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.remote import is_remote_url
@@ -11,11 +13,26 @@ DEFAULT_HOST = "127.0.0.1"
 
 
 def add_serve_arguments(parser):
-    """--port and --host, shared by `serve` and `demo`."""
+    """--port, --host, --cache-mb and the analysis budgets, shared by `serve` and `demo`."""
     parser.add_argument("--port", type=int, default=DEFAULT_PORT,
                         help="port to serve on, 0 for any free port (default: %(default)s)")
     parser.add_argument("--host", default=DEFAULT_HOST,
                         help="address to listen on (default: %(default)s, this machine only)")
+    parser.add_argument("--cache-mb", type=megabytes, default=DEFAULT_CACHE_BYTES / 2**20, metavar="MB",
+                        help="MiB of analyses the tab keeps in memory, counted as the length of their JSON "
+                             "(default: %(default).0f)")
+    parser.add_argument("--time-budget-s", type=seconds, default=DEFAULT_TIME_BUDGET_S, metavar="S",
+                        help="seconds one file's analysis may take before it is stopped and reported as over "
+                             "the time budget (default: %(default).0f)")
+    parser.add_argument("--memory-budget-mb", type=megabytes, default=DEFAULT_MEMORY_BUDGET_BYTES / 2**20,
+                        metavar="MB", help="MiB of memory one file's analysis may take (Linux) before it is "
+                                           "reported as over the memory budget (default: %(default).0f)")
+
+
+def tab_flags(args):
+    """The --gpu_advisor_* flags TensorBoard gets for the serve arguments `args`."""
+    return ["--gpu_advisor_cache_mb", repr(args.cache_mb), "--gpu_advisor_time_budget_s", repr(args.time_budget_s),
+            "--gpu_advisor_memory_budget_mb", repr(args.memory_budget_mb)]
 
 
 def register(commands):
@@ -37,4 +54,4 @@ def run(args, out, err):
         raise ProfileError(args.logdir, "no such directory")
     from tb_gpu_advisor.plugin.serve import serve  # imports tensorboard
 
-    return serve(args.logdir, port=args.port, host=args.host, out=out, err=err)
+    return serve(args.logdir, port=args.port, host=args.host, out=out, err=err, extra_flags=tab_flags(args))

@@ -129,6 +129,21 @@ class Context:
             return 0
         return int(intervals.covered_ps(spans, windows.start_ps, windows.end_ps).sum())
 
+    def idle_spans(self, cause):
+        """The instants an active GPU idled for `cause` (analysis.idle_attribution), over all active GPUs."""
+        idle = self.analysis.idle
+        found = [idle.by_ordinal(gpu.ordinal) for gpu in self.active_gpus] if idle is not None else []
+        return intervals.union_all(*(gpu.spans[cause] for gpu in found if gpu is not None))
+
+    def idle_cause_ms(self, cause):
+        """The mean over active GPUs of their idle time for `cause` in their windows, in ms."""
+        idle = self.analysis.idle
+        if idle is None or not self.active_gpus:
+            return 0.0
+        total = sum(self.covered_ps(gpu, found.spans[cause]) for gpu in self.active_gpus
+                    if (found := idle.by_ordinal(gpu.ordinal)) is not None)
+        return round(ms(total) / len(self.active_gpus), 6)
+
     @property
     def compute_busy(self):
         """Union over GPUs of compute: kernels and CUDA graphs other than NCCL."""
@@ -279,7 +294,7 @@ class Context:
     def steps_overlapping(self, spans, limit=3):
         """[{name, time_ms, overlap_ms}] of the steps that overlap `spans` most."""
         found = []
-        for step in self.step_set.steps:
+        for step in self.step_set.timed_steps:
             overlap = int(intervals.covered_ps(spans, [step.start_ps], [step.end_ps])[0]) if len(spans) else 0
             if overlap > 0:
                 found.append({"step": step.name, "time_ms": ms(step.duration_ps), "overlap_ms": ms(overlap)})

@@ -51,20 +51,22 @@ def diagnose(model, analysis):
     # After the verdict, which reads the warm-up findings' time ("As captured: host-bound ..."): their fix is to
     # recapture, so they promise no speedup and the combined estimate leaves them out.
     findings = with_overlaps(tuple(without_recapture_speedup(finding) for finding in findings))
-    combined = combined_estimate(findings, ctx.window_ms)
+    busy = max(ctx.analysis.active_busy_pct, default=None)
+    combined = combined_estimate(findings, ctx.window_ms, None if busy is None else ctx.window_ms * busy / 100.0)
     # A trace too thin for a verdict is too thin for a joint speedup claim in it (the findings keep theirs).
     if ctx.confidence.level != "low":
         verdict = with_combined(verdict, combined, findings)
     return Diagnosis(verdict=verdict, findings=findings, errors=tuple(errors), combined=combined)
 
 
-def combined_estimate(findings, window_ms):
-    """whatif.combined.Combined of the top high and medium findings with time to recover, or None."""
+def combined_estimate(findings, window_ms, device_busy_ms=None):
+    """whatif.combined.Combined of the top high and medium findings with time to recover, or None; never a step
+    shorter than the busiest GPU's own work (`device_busy_ms` over the window) that the fixes leave."""
     top = [f for f in findings if f.severity in ("high", "medium") and f.recoverable_ms > 0
            and f.category in BOTTLENECK_OF_CATEGORY][:COMBINED_TOP]
     return combine(window_ms, [Claim(f.id, f.recoverable_ms, f.speedup_kind, frozenset(POOLS.get(f.id, {f.id})),
                                      f.what_if)
-                               for f in top])
+                               for f in top], device_busy_ms)
 
 
 def with_combined(verdict, combined, findings):
@@ -81,6 +83,8 @@ def with_combined(verdict, combined, findings):
     if combined.shared:
         notes.append(f"#{', #'.join(str(number[i]) for i in sorted(combined.shared, key=number.get))} "
                      f"{'shares' if len(combined.shared) == 1 else 'share'} that time, counted once")
+    if combined.capped_ms is not None:
+        notes.append("capped: the GPU's own work left after these fixes takes that long")
     shared = f" ({'; '.join(notes)})" if notes else ""
     which = f"findings {counted} together" if len(combined.counted) > 1 else f"finding {counted}"
     return replace(verdict, sentence=f"{verdict.sentence} Fixing {which}: {phrase} faster{shared}.")

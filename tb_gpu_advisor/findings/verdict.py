@@ -217,7 +217,7 @@ def _sentence(ctx, bottleneck, top):
     elif DIRECT.get(top.id) == "host":
         text = f"Host-bound: the GPU idles {_p(breakdown['host'])} {each} while the host works."
     elif DIRECT.get(top.id) == "launch":
-        text = f"Launch-bound: the GPU idles {_p(breakdown['launch'])} {each} during kernel launches."
+        text = f"Launch-bound: the GPU idles {share} {each} waiting for kernel launch calls."
     elif DIRECT.get(top.id) == "communication" or top.id == "collectives.comm_bound":
         exposed = top.evidence.metrics.get("collectives_exposed_pct", breakdown["collectives"])
         text = f"Communication-bound: collectives with no compute beside them take {_p(exposed)} {each}"

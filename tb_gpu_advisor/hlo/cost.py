@@ -13,7 +13,7 @@ count exactly gets None, never an estimate.
 from dataclasses import replace
 
 from tb_gpu_advisor.hlo.library_calls import custom_call_cost
-from tb_gpu_advisor.hlo.op_cost import MATRIX, MAX_KERNEL_WORK, VECTOR, OpCost
+from tb_gpu_advisor.hlo.op_cost import MATRIX, MAX_KERNEL_WORK, VECTOR, OpCost, highest_precision
 from tb_gpu_advisor.hlo.op_math import conv_flops, dot_dims, dot_flops
 from tb_gpu_advisor.hlo.shapes import COMPLEX, TUPLE, byte_size, elements, type_name
 
@@ -31,14 +31,18 @@ NO_FLOPS = frozenset((
     "bitcast-convert", "copy-start", "copy-done", "after-all", "partition-id", "replica-id",
     "optimization-barrier", "domain", "get-dimension-size", "set-dimension-size"))
 _NOT_COSTED = object()  # an op whose FLOPs we do not model: the FLOPs of what contains it are unknown
-
+UNREACHABLE = object()  # a called computation the module lacks, that calls itself, or nested too deep
+_ACTIVE = object()  # memo mark of a computation being walked: meeting it again is a cycle
+MAX_CALL_DEPTH = 64  # computations nested deeper than this are not followed (XLA nests a few levels)
 
 
 class ModuleIndex:
-    """One HloModuleProto's instructions by id and by name, and its computations by id."""
+    """One HloModuleProto's instructions by id and by name, its computations by id, and the memo of the walks
+    over called computations (each computation walked once per question, whatever calls it how often)."""
 
     def __init__(self, module):
         self.computations = {c.id: c for c in module.computations}
+        self.memo = {}
         self.by_id, self.by_name = {}, {}
         for computation in module.computations:
             for instruction in computation.instructions:
@@ -75,18 +79,19 @@ def _instruction_cost(instruction, index):
     if opcode == "custom-call":
         return custom_call_cost(instruction, operands)
     if opcode == "fusion":
-        flops, matrix_dtype = _computation_flops(instruction.called_computation_ids, index, set())
+        flops, matrix_dtype = _computation_flops(instruction.called_computation_ids, index, 0)
         if matrix_dtype:
+            first = _first_dot(instruction.called_computation_ids, index, 0)
             return OpCost(flops, logical, MATRIX, matrix_dtype, "fusion with a dot or convolution",
-                          _firstdot_dims(instruction.called_computation_ids, index, set()))
+                          _dims(first, index), _precision(first))
         return OpCost(flops, logical, VECTOR, _result_type(instruction), "element-wise/reduction fusion")
-    flops, matrix_dtype = _op_flops(instruction, operands, index, set())
+    flops, matrix_dtype = _op_flops(instruction, operands, index, 0)
     if flops is _NOT_COSTED:
         return None
     if matrix_dtype:
         dims = (dot_dims(instruction.dot_dimension_numbers, operands[0].shape, operands[1].shape)
                 if opcode == "dot" else None)
-        return OpCost(flops, logical, MATRIX, matrix_dtype, opcode, dims)
+        return OpCost(flops, logical, MATRIX, matrix_dtype, opcode, dims, _precision(instruction))
     return OpCost(flops, logical, VECTOR, _result_type(instruction), opcode)
 
 
@@ -126,27 +131,50 @@ def _logical_bytes(instruction, operands, results=None):
     return None if any(s is None for s in sizes) else sum(sizes)
 
 
-def _computation_flops(computation_ids, index, seen):
+def memoized(index, question, computation_id, depth, walk):
+    """walk(computation) answered once per computation of the module `index` for `question`: UNREACHABLE for a
+    computation the module lacks, one met again while it is being walked (a cycle), or one deeper than
+    MAX_CALL_DEPTH, so a walk is linear in the module's size whatever its call graph."""
+    memo = index.memo.setdefault(question, {})
+    if computation_id in memo:
+        found = memo[computation_id]
+        return UNREACHABLE if found is _ACTIVE else found
+    computation = index.computations.get(computation_id)
+    if computation is None or depth > MAX_CALL_DEPTH:
+        return UNREACHABLE
+    memo[computation_id] = _ACTIVE
+    memo[computation_id] = found = walk(computation, index, depth + 1)
+    return found
+
+
+def _computation_flops(computation_ids, index, depth):
     """(FLOPs of the computations, dtype of their first dot/convolution or None); FLOPs None if any op is
     not costed exactly."""
     total, matrix_dtype = 0, None
     for computation_id in computation_ids:
-        computation = index.computations.get(computation_id)
-        if computation is None or computation_id in seen:
+        found = memoized(index, "flops", computation_id, depth, _one_computation_flops)
+        if found is UNREACHABLE:
             return None, matrix_dtype
-        seen = seen | {computation_id}
-        for instruction in computation.instructions:
-            operands = index.operands(instruction)
-            flops, dtype = (None, None) if operands is None else _op_flops(instruction, operands, index, seen)
-            matrix_dtype = matrix_dtype or dtype
-            if flops is _NOT_COSTED or flops is None or total is None:
-                total = None
-            else:
-                total += flops
+        flops, dtype = found
+        matrix_dtype = matrix_dtype or dtype
+        total = None if flops is None or total is None else total + flops
     return total, matrix_dtype
 
 
-def _op_flops(instruction, operands, index, seen):
+def _one_computation_flops(computation, index, depth):
+    total, matrix_dtype = 0, None
+    for instruction in computation.instructions:
+        operands = index.operands(instruction)
+        flops, dtype = (None, None) if operands is None else _op_flops(instruction, operands, index, depth)
+        matrix_dtype = matrix_dtype or dtype
+        if flops is _NOT_COSTED or flops is None or total is None:
+            total = None
+        else:
+            total += flops
+    return total, matrix_dtype
+
+
+def _op_flops(instruction, operands, index, depth):
     """(FLOPs, matrix input dtype or None) of one op inside a computation; FLOPs _NOT_COSTED if unknown."""
     opcode = instruction.opcode
     if opcode == "dot":
@@ -156,7 +184,7 @@ def _op_flops(instruction, operands, index, seen):
         return (conv_flops(instruction, operands[0].shape, operands[1].shape, instruction.shape),
                 type_name(operands[0].shape.element_type))
     if opcode == "fusion":
-        flops, dtype = _computation_flops(instruction.called_computation_ids, index, seen)
+        flops, dtype = _computation_flops(instruction.called_computation_ids, index, depth)
         return (_NOT_COSTED if flops is None else flops), dtype
     if opcode in NO_FLOPS or opcode in TRANSCENDENTAL:
         return 0, None
@@ -165,7 +193,7 @@ def _op_flops(instruction, operands, index, seen):
             return _NOT_COSTED, None
         return elements(instruction.shape), None
     if opcode == "reduce":
-        per_reduction, _ = _computation_flops(instruction.called_computation_ids, index, seen)
+        per_reduction, _ = _computation_flops(instruction.called_computation_ids, index, depth)
         if per_reduction is None or instruction.shape.element_type == TUPLE:
             return _NOT_COSTED, None
         inputs = elements(operands[0].shape)
@@ -173,18 +201,36 @@ def _op_flops(instruction, operands, index, seen):
     return _NOT_COSTED, None
 
 
-def _firstdot_dims(computation_ids, index, seen):
-    """(batch, M, N, K) of the first dot in the computations (nested fusions searched), or None."""
+def _precision(instruction):
+    """The highest operand precision of a dot or convolution (precision_config), None if not recorded."""
+    if instruction is None or not instruction.HasField("precision_config"):
+        return None
+    return highest_precision(list(instruction.precision_config.operand_precision))
+
+
+def _dims(dot, index):
+    """(batch, M, N, K) of a dot instruction, or None."""
+    operands = index.operands(dot) if dot is not None else None
+    if not operands or len(operands) < 2:
+        return None
+    return dot_dims(dot.dot_dimension_numbers, operands[0].shape, operands[1].shape)
+
+
+def _first_dot(computation_ids, index, depth):
+    """The first dot instruction in the computations (nested fusions searched), or None."""
     for computation_id in computation_ids:
-        computation = index.computations.get(computation_id)
-        if computation is None or computation_id in seen:
-            continue
-        for instruction in computation.instructions:
-            operands = index.operands(instruction)
-            if instruction.opcode == "dot" and operands:
-                return dot_dims(instruction.dot_dimension_numbers, operands[0].shape, operands[1].shape)
-            if instruction.opcode == "fusion":
-                found = _firstdot_dims(instruction.called_computation_ids, index, seen | {computation_id})
-                if found:
-                    return found
+        found = memoized(index, "first dot", computation_id, depth, _one_first_dot)
+        if found is not UNREACHABLE and found is not None:
+            return found
+    return None
+
+
+def _one_first_dot(computation, index, depth):
+    for instruction in computation.instructions:
+        if instruction.opcode == "dot" and index.operands(instruction):
+            return instruction
+        if instruction.opcode == "fusion":
+            found = _first_dot(instruction.called_computation_ids, index, depth)
+            if found is not None:
+                return found
     return None

@@ -2,29 +2,29 @@
 arithmetic and data movement (broadcast, reshape, convert, copy, transpose, ...). Dots, convolutions, reductions,
 custom calls, gathers, scatters, sorts and control flow do their own work in any program."""
 
-from tb_gpu_advisor.hlo.cost import ELEMENTWISE, TRANSCENDENTAL
+from tb_gpu_advisor.hlo.cost import ELEMENTWISE, MAX_CALL_DEPTH, TRANSCENDENTAL, UNREACHABLE, memoized
 from tb_gpu_advisor.hlo.modules import parse_module
 
 DATA_MOVEMENT = frozenset((
     "parameter", "constant", "broadcast", "reshape", "bitcast", "bitcast-convert", "transpose", "copy", "slice",
     "concatenate", "pad", "iota", "reverse", "get-tuple-element", "tuple"))
 FUSIBLE_OPCODES = ELEMENTWISE | TRANSCENDENTAL | DATA_MOVEMENT
-_MAX_DEPTH = 32  # nested fusions deeper than this are not followed (kept as work)
 
 
 def is_fusible(instruction, index, depth=0):
     """True when `instruction` of the module `index` (hlo.cost.ModuleIndex) is element-wise or data movement, a
-    fusion counting as such when every instruction of the computations it calls is."""
+    fusion counting as such when every instruction of the computations it calls is (each computation judged
+    once; one missing, cyclic or nested deeper than MAX_CALL_DEPTH is kept as work)."""
     if instruction.opcode in FUSIBLE_OPCODES:
         return True
-    if instruction.opcode != "fusion" or depth >= _MAX_DEPTH or not instruction.called_computation_ids:
+    if instruction.opcode != "fusion" or depth > MAX_CALL_DEPTH or not instruction.called_computation_ids:
         return False
-    for computation_id in instruction.called_computation_ids:
-        computation = index.computations.get(computation_id)
-        if computation is None or not all(is_fusible(inner, index, depth + 1)
-                                          for inner in computation.instructions):
-            return False
-    return True
+    return all(memoized(index, "fusible", computation_id, depth, _all_fusible) is True
+               for computation_id in instruction.called_computation_ids)
+
+
+def _all_fusible(computation, index, depth):
+    return all(is_fusible(inner, index, depth) for inner in computation.instructions)
 
 
 def fusible_names(hlo_protos, names):

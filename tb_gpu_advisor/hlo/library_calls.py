@@ -5,7 +5,7 @@ a causal mask, backward 2.5x forward)."""
 import json
 import math
 
-from tb_gpu_advisor.hlo.op_cost import MATRIX, OpCost
+from tb_gpu_advisor.hlo.op_cost import MATRIX, OpCost, highest_precision
 from tb_gpu_advisor.hlo.op_math import conv_flops, dot_dims, dot_flops
 from tb_gpu_advisor.hlo.shapes import byte_size, result_leaves, type_name
 
@@ -74,7 +74,10 @@ def _gemm(instruction, operands, logical):
             dims = dot_dims(numbers, operands[0].shape, operands[1].shape) if flops is not None else None
         except (TypeError, ValueError):
             flops = None
-    return OpCost(flops, logical, MATRIX, dtype, "GEMM custom-call shapes and dot_dimension_numbers", dims)
+    precision = config.get("precision_config") if isinstance(config, dict) else None
+    operand = precision.get("operand_precision") if isinstance(precision, dict) else None
+    return OpCost(flops, logical, MATRIX, dtype, "GEMM custom-call shapes and dot_dimension_numbers", dims,
+                  highest_precision(operand) if isinstance(operand, list) else None)
 
 
 def _attention(instruction, operands, logical):

@@ -18,9 +18,11 @@ def parse_module(data):
         return None
 
 
-def op_costs(hlo_protos, pairs):
-    """{(program id, instruction name): OpCost or None} for the pairs whose module the trace carries."""
-    costs, modules = {}, {}
+def op_costs(hlo_protos, pairs, modules=None):
+    """{(program id, instruction name): OpCost or None} for the pairs whose module the trace carries; `modules`
+    ({program id: ModuleIndex or None}) caches the parsed modules and is filled as they are parsed."""
+    costs = {}
+    modules = {} if modules is None else modules
     for program_id, name in pairs:
         if program_id not in hlo_protos:
             continue

@@ -17,3 +17,14 @@ class OpCost:
     dtype: str | None  # element type of the matrix inputs, or of the result for vector work
     method: str  # what the FLOPs were counted from
     matrix_dims: tuple | None = None  # (batch, M, N, K) of a GEMM or of a fusion's first dot
+    precision: str | None = None  # the matrix op's highest operand precision: "DEFAULT", "HIGH" or "HIGHEST"
+
+
+PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")  # xla.PrecisionConfig.Precision by number
+
+
+def highest_precision(values):
+    """The highest of operand precisions given as numbers or names; None when none is known."""
+    ranks = [PRECISIONS.index(v) if v in PRECISIONS else v for v in values]
+    ranks = [r for r in ranks if isinstance(r, int) and 0 <= r < len(PRECISIONS)]
+    return PRECISIONS[max(ranks)] if ranks else None

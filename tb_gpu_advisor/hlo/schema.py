@@ -95,6 +95,8 @@ def _build_file():
         ("replica_count", 1, _INT32, False, None),
         ("computation_count", 2, _INT32, False, None),
     ])
+    # Operand precisions are the enum xla.PrecisionConfig.Precision: DEFAULT 0, HIGH 1, HIGHEST 2.
+    _message(fp, "PrecisionConfig", [("operand_precision", 1, _INT64, True, None)])
     _message(fp, "HloInstructionProto", [
         ("name", 1, _STRING, False, None),
         ("opcode", 2, _STRING, False, None),
@@ -114,6 +116,7 @@ def _build_file():
         ("backend_config", 43, _BYTES, False, None),
         ("replica_groups", 49, _MESSAGE, True, "ReplicaGroup"),
         ("feature_group_count", 50, _INT64, False, None),
+        ("precision_config", 51, _MESSAGE, False, "PrecisionConfig"),
         ("source_target_pairs", 52, _MESSAGE, True, "SourceTarget"),
         ("batch_group_count", 58, _INT64, False, None),
         ("collective_device_list", 87, _MESSAGE, False, "CollectiveDeviceListProto"),
@@ -166,6 +169,7 @@ AxisRefProto = _cls("AxisRefProto")
 MeshAxesReplicaGroupListProto = _cls("MeshAxesReplicaGroupListProto")
 OpSharding = _cls("OpSharding")
 DeviceAssignmentProto = _cls("DeviceAssignmentProto")
+PrecisionConfig = _cls("PrecisionConfig")
 HloInstructionProto = _cls("HloInstructionProto")
 HloComputationProto = _cls("HloComputationProto")
 HloModuleProto = _cls("HloModuleProto")

@@ -6,29 +6,30 @@ microseconds (`decimal.Decimal`, never float), so sub-microsecond events keep th
 
 import re
 from array import array
-from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
-from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, MAX_PLANES
 from tb_gpu_advisor.kineto.collectives import CollectiveCollector
-from tb_gpu_advisor.model.collective_names import is_collective_host_op
 from tb_gpu_advisor.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.kineto.files import worker_and_span
 from tb_gpu_advisor.kineto.ops import launch_ops
 from tb_gpu_advisor.kineto.python_calls import python_call_name
 from tb_gpu_advisor.kineto.stream import stream_trace
+from tb_gpu_advisor.kineto.values import (PS_PER_US, WINDOW_PS, LeftOut, clean_text, copy_details, input_dims,
+                                          integer, is_number, kernel_config, plausible_us)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.allocators import AllocatorStats
-from tb_gpu_advisor.model.details import CopyDetails, KernelConfig
+from tb_gpu_advisor.model.collective_names import is_collective_host_op
 from tb_gpu_advisor.model.device import classify_event_name
-from tb_gpu_advisor.model.host import event_tag, outermost_markers
+from tb_gpu_advisor.model.host import DEVICE_WAIT_TAG, event_tag, outermost_markers
+from tb_gpu_advisor.model.host_waits import is_device_wait
+from tb_gpu_advisor.model.limits import check_model_times
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActivity, GpuDevice, HostActivity,
                                         StepMarker, TraceModel)
 
 FORMAT = "kineto"
-_PS_PER_US = 1_000_000
 # Old Kineto spelled the categories differently (PyTorch 1.8-1.9).
 _CATEGORY_ALIASES = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_memset", "Runtime": "cuda_runtime",
                      "Operator": "cpu_op", "Driver": "cuda_driver"}
@@ -62,8 +63,6 @@ _INIT_CALLS = re.compile(r"^(cu|cuda|hip)(Free|Malloc\w*|HostAlloc|HostRegister|
                          r"DevicePrimaryCtxRetain|SetDevice|GetDeviceProperties\w*|FuncGetAttributes|"
                          r"EventCreate\w*)$")
 _INIT_MIN_PS = 1_000_000_000  # 1 ms: these calls take microseconds once the process is warm
-_COPY_KINDS = {"pageable": "pageable", "pinned": "pinned", "device": "device", "array": "array",
-               "managed": "managed"}
 
 
 class _Device:
@@ -84,40 +83,11 @@ def _intern(table, value):
     return found
 
 
-def _int(value, default=-1):
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def _dim3(value):
-    if isinstance(value, list) and len(value) == 3 and all(_int(v) >= 0 for v in value):
-        return tuple(value)
-    return (1, 1, 1)
-
-
-def kernel_config(args):
-    """KernelConfig from a kernel's args. Kineto records one shared-memory total (static + dynamic), kept as
-    static; its `est. achieved occupancy %` is an estimate of achieved occupancy, not CUPTI's theoretical
-    occupancy, so occupancy stays None and the analyses compute the theoretical figure themselves."""
-    return KernelConfig(registers_per_thread=max(0, _int(args.get("registers per thread"), 0)),
-                        static_shared_bytes=max(0, _int(args.get("shared memory"), 0)), dynamic_shared_bytes=0,
-                        grid=_dim3(args.get("grid")), block=_dim3(args.get("block")), occupancy_pct=None)
-
-
-def copy_details(name, args):
-    """CopyDetails from `Memcpy HtoD (Pageable -> Device)` and the `bytes` arg; kinds None when not named."""
-    src = dst = None
-    inside = name[name.find("(") + 1: name.rfind(")")] if "(" in name else ""
-    if "->" in inside:
-        left, _, right = inside.partition("->")
-        src, dst = _COPY_KINDS.get(left.strip().lower()), _COPY_KINDS.get(right.strip().lower())
-    return CopyDetails(size_bytes=max(0, _int(args.get("bytes"), 0)), src_kind=src, dst_kind=dst, is_async=None)
-
-
 class _Collector:
     """Takes the events as they stream by and keeps only what the model needs, in compact columns."""
 
-    def __init__(self):
-        self.origin_us = None
+    def __init__(self, origin_us=None):
+        self.origin_us = origin_us  # the microsecond time of picosecond 0: the first plausible event's
         self.devices = {}
         self.launch_corr, self.launch_start, self.launch_dur, self.launch_tid = (array("q"), array("q"),
                                                                                   array("q"), array("q"))
@@ -139,20 +109,31 @@ class _Collector:
         self.roles = {}  # Python call name -> model.waits.call_role (None: neither a wait nor a wake)
         self.collectives = CollectiveCollector()
         self.memory = {}  # device -> [peak Total Allocated, events] of `[memory]` events
-        self.skipped = 0
+        self.left_out = LeftOut()
+        self.kept = 0  # complete events within the window
         self.profiler_ranges = 0  # CUPTI range-profiler events: kernels' counters, without kernel times
         self.kind_cache = {}
 
-    def _ps(self, ts):
-        """Exact picoseconds of a microsecond `ts` from the origin; None when `ts` is not a number."""
-        if isinstance(ts, bool) or not isinstance(ts, (int, Decimal)):
+    def _times(self, event):
+        """(start ps from the origin, duration ps) of a complete event, or None after counting why it is left
+        out: a ts/dur that is not a number, one no profiler records, or a time outside the window."""
+        ts, dur = event.get("ts"), event.get("dur", 0)
+        if not (is_number(ts) and is_number(dur)):
+            self.left_out.unusable += 1
+            return None
+        ts_us, dur_us = plausible_us(ts), plausible_us(dur)
+        if ts_us is None or dur_us is None or dur_us < 0:
+            self.left_out.implausible(ts, dur)
             return None
         if self.origin_us is None:
-            self.origin_us = ts
-        try:
-            return int((ts - self.origin_us) * _PS_PER_US)
-        except (InvalidOperation, OverflowError, ValueError):
+            self.origin_us = ts_us
+        start = int((ts_us - self.origin_us) * PS_PER_US)
+        duration = int(dur_us * PS_PER_US)
+        if not -WINDOW_PS < start <= start + duration < WINDOW_PS:
+            self.left_out.far(ts_us)
             return None
+        self.kept += 1
+        return start, duration
 
     def add(self, event):
         if not isinstance(event, dict):
@@ -163,17 +144,12 @@ class _Collector:
             return
         cat = event.get("cat")
         cat = _CATEGORY_ALIASES.get(cat, cat)
-        start = self._ps(event.get("ts"))
-        duration = event.get("dur", 0)
-        if start is None or isinstance(duration, bool) or not isinstance(duration, (int, Decimal)):
-            self.skipped += 1
+        times = self._times(event)
+        if times is None:
             return
-        duration = int(duration * _PS_PER_US)
-        if duration < 0 or not -2**62 < start < 2**62:
-            self.skipped += 1
-            return
+        start, duration = times
         name = event.get("name")
-        name = name if isinstance(name, str) else ""
+        name = clean_text(name) if isinstance(name, str) else ""
         args = event.get("args")
         args = args if isinstance(args, dict) else {}
         kind = _DEVICE_CATEGORIES.get(cat)
@@ -188,9 +164,9 @@ class _Collector:
 
     def _memory(self, args):
         """A `[memory]` instant event (profile_memory=True): the device allocator's bytes after an (de)allocation."""
-        if not isinstance(args, dict) or _int(args.get("Device Type")) != _CUDA_DEVICE_TYPE:
+        if not isinstance(args, dict) or integer(args.get("Device Type")) != _CUDA_DEVICE_TYPE:
             return
-        device, allocated = _int(args.get("Device Id")), _int(args.get("Total Allocated"))
+        device, allocated = integer(args.get("Device Id")), integer(args.get("Total Allocated"))
         if device < 0 or allocated < 0:
             return
         entry = self.memory.setdefault(device, [0, 0])
@@ -237,9 +213,9 @@ class _Collector:
     def _device_event(self, kind, name, start, duration, event, args):
         if duration <= 0:
             return
-        ordinal = _int(args.get("device"), _int(event.get("pid")))
+        ordinal = integer(args.get("device"), integer(event.get("pid"), -1, 0, MAX_PLANES), 0, MAX_PLANES)
         if ordinal < 0:
-            self.skipped += 1
+            self.left_out.no_device += 1
             return
         device = self.devices.get(ordinal)
         if device is None:
@@ -248,19 +224,21 @@ class _Collector:
         direction = CopyDirection.NONE
         if kind == ActivityKind.KERNEL:
             config_id = _intern(device.configs, kernel_config(args))
-            self.collectives.add_kernel(ordinal, name, start, duration, args, _int(args.get("correlation")))
+            self.collectives.add_kernel(ordinal, name, start, duration, args, integer(args.get("correlation")))
         elif kind == ActivityKind.MEMCPY:
             cached = self.kind_cache.get(name)
             if cached is None:
                 cached = self.kind_cache[name] = classify_event_name(name if name.startswith("Memcpy")
                                                                      else "Memcpy " + name)[1]
             direction = cached
-            copy_id = _intern(device.copies, copy_details(name, args))
+            details, implausible = copy_details(name, args)
+            self.left_out.copy_sizes += implausible
+            copy_id = _intern(device.copies, details)
         device.start.append(start)
         device.duration.append(duration)
         device.kind.append(int(kind))
-        device.stream.append(_int(args.get("stream"), _int(event.get("tid"), 0)))
-        device.correlation.append(_int(args.get("correlation")))
+        device.stream.append(integer(args.get("stream"), integer(event.get("tid"), 0)))
+        device.correlation.append(integer(args.get("correlation")))
         device.name_id.append(_intern(device.names, name))
         device.config_id.append(config_id)
         device.copy_id.append(copy_id)
@@ -292,12 +270,15 @@ class _Collector:
         if cat == "python_function":
             self._python_call(thread, name, start, end)
         if cat in _LAUNCH_CATEGORIES:
-            correlation = _int(args.get("correlation"))
+            correlation = integer(args.get("correlation"))
             if correlation >= 0:
                 self.launch_corr.append(correlation)
                 self.launch_start.append(start)
                 self.launch_dur.append(duration)
                 self.launch_tid.append(thread)
+            if is_device_wait(name):
+                spans = self.tagged.setdefault(DEVICE_WAIT_TAG, (array("q"), array("q")))
+                self._span(spans[0], spans[1], start, duration)
             if _SYNC_CALLS.match(name):
                 self._span(self.sync_start, self.sync_end, start, duration)
             elif duration >= _INIT_MIN_PS and _INIT_CALLS.match(name):
@@ -320,24 +301,12 @@ class _Collector:
             columns[1].append(end)
             columns[2].append(_intern(self.op_names, name))
             if name in LOSS_OPS:
-                self.loss_calls.append((name, start, end, _input_dims(args.get("Input Dims"))))
+                self.loss_calls.append((name, start, end, input_dims(args.get("Input Dims"))))
         call = python_call_name(name) if cat == "python_function" else None
         tag = event_tag(call if call is not None else name)
         if tag is not None:
             spans = self.tagged.setdefault(tag, (array("q"), array("q")))
             self._span(spans[0], spans[1], start, duration)
-
-
-def _input_dims(value):
-    """An operator's `Input Dims` as a tuple of tuples of ints, or None when not recorded or malformed."""
-    if not isinstance(value, list):
-        return None
-    found = []
-    for dims in value:
-        if not isinstance(dims, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
-            return None
-        found.append(tuple(dims))
-    return tuple(found)
 
 
 def _column(values, dtype):
@@ -365,10 +334,28 @@ def _activity(device, op_of_correlation, op_table):
 
 
 def load_kineto_model(path, max_bytes=DEFAULT_MAX_FILE_BYTES, progress=None):
-    """Reads and models one `.pt.trace.json[.gz]` file; raises ProfileError for bad input."""
-    collector = _Collector()
-    metadata = stream_trace(path, collector.add, max_bytes=max_bytes)
-    return _model(str(path), collector, metadata)
+    """Reads and models one `.pt.trace.json[.gz]` file; raises ProfileError for bad input.
+
+    Times count from the first event with a plausible time. When most events lie outside the window around
+    it (that first event is the outlier), the file is read once more from the first of those instead, and
+    whichever reading keeps more events is modelled: one stray event never empties the report.
+    """
+    collector, metadata = _read(path, max_bytes)
+    if collector.left_out.far_count > collector.kept:
+        kept, origin_us = collector.kept, collector.left_out.first_far_us
+        collector = None  # one reading in memory at a time
+        collector, metadata = _read(path, max_bytes, origin_us)
+        if collector.kept < kept:  # the far events are scattered: the first reading kept more
+            collector = None
+            collector, metadata = _read(path, max_bytes)
+    model = _model(str(path), collector, metadata)
+    check_model_times(model)
+    return model
+
+
+def _read(path, max_bytes, origin_us=None):
+    collector = _Collector(origin_us)
+    return collector, stream_trace(path, collector.add, max_bytes=max_bytes)
 
 
 def _model(path, c, metadata):
@@ -396,13 +383,15 @@ def _model(path, c, metadata):
     op_names = list(c.op_names)
     gpus = []
     properties = metadata.get("deviceProperties")
+    warnings = c.left_out.warnings()
     for ordinal in sorted(c.devices):
         op_table = {}
         activity = _activity(c.devices[ordinal], op_of_correlation, op_table)
         activity = _with_op_names(activity, [op_names[index] for index in op_table])
-        gpus.append(GpuDevice(ordinal=ordinal, name=device_events_name(ordinal),
-                              capabilities=capabilities(properties, ordinal), activity=activity))
-    warnings = (f"{c.skipped:,} events without a usable ts/dur were left out",) if c.skipped else ()
+        caps, device_warnings = capabilities(properties, ordinal)
+        warnings += device_warnings
+        gpus.append(GpuDevice(ordinal=ordinal, name=device_events_name(ordinal), capabilities=caps,
+                              activity=activity))
     return TraceModel(
         path=path,
         host=worker_and_span(path)[0],
@@ -410,7 +399,7 @@ def _model(path, c, metadata):
         host_activity=host,
         host_step_markers=outermost_markers(markers),
         profile_span_ps=_span(gpus, host),
-        trace_warnings=warnings,
+        trace_warnings=tuple(warnings),
         environment=_environment(metadata),
         format=FORMAT,
         has_host_plane=bool(c.threads),
@@ -508,9 +497,11 @@ def _environment(metadata):
         for source, key in (("rank", "rank"), ("world_size", "world_size"), ("backend", "distributed_backend"),
                             ("nccl_version", "nccl_version")):
             value = info.get(source)
-            if isinstance(value, (str, int)) and not isinstance(value, bool):
+            if isinstance(value, str):
+                environment[key] = clean_text(value)
+            elif integer(value, None) is not None:
                 environment[key] = value
     schema = metadata.get("schemaVersion")
-    if isinstance(schema, int) and not isinstance(schema, bool):
+    if integer(schema, None) is not None:
         environment["kineto_schema_version"] = schema
     return environment

@@ -10,7 +10,9 @@ import bisect
 import math
 import re
 
+from tb_gpu_advisor.kineto.values import clean_text, integer
 from tb_gpu_advisor.model.collective_names import HOST_OP, KERNEL_NAME, PARAM_COMMS, collective_of, host_collective
+from tb_gpu_advisor.model.details import MAX_COPY_BYTES
 from tb_gpu_advisor.model.trace import CollectiveCall
 
 # Bytes per element of the dtype names PyTorch writes in `dtype`.
@@ -26,6 +28,7 @@ _INPUT_TYPES = {"float": "Float", "double": "Double", "c10::Half": "Half", "c10:
 _KERNEL_OP = re.compile(r"^nccl(?:Dev)?Kernel_([A-Za-z]+)")
 # Host spans looked at before a launch, innermost first: the chain c10d op > record_param_comms > nccl: is 3 deep.
 _ENCLOSING_LOOKBACK = 8
+_MAX_RANK = 16  # dimensions of one tensor shape read from `Input Dims`
 
 
 def is_collective_kernel(name):
@@ -40,16 +43,18 @@ def collective_from_kernel_name(name):
 
 
 def _count(value):
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    """A count of elements or ranks, None when not recorded or above MAX_COPY_BYTES (a corrupt value)."""
+    return integer(value, None, 0, MAX_COPY_BYTES)
 
 
 def _sizes(args):
     """(collective, in bytes, out bytes, dtype, group size) from the comms args newer PyTorch records."""
-    dtype = args.get("dtype") if isinstance(args.get("dtype"), str) else None
+    dtype = clean_text(args.get("dtype")) if isinstance(args.get("dtype"), str) else None
     width = DTYPE_BYTES.get(dtype)
     nelems_in, nelems_out = _count(args.get("In msg nelems")), _count(args.get("Out msg nelems"))
     collective = args.get("Collective name")
-    return ((collective_of(collective) or collective) if isinstance(collective, str) and collective else None,
+    return ((collective_of(collective) or clean_text(collective)) if isinstance(collective, str) and collective
+            else None,
             nelems_in * width if width and nelems_in is not None else None,
             nelems_out * width if width and nelems_out is not None else None,
             dtype, _count(args.get("Group size")))
@@ -67,11 +72,12 @@ def _input_sizes(args):
     dtype = names.pop()
     total = 0
     for shape in dims:
-        if not isinstance(shape, list) or not shape or not all(
-                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        if not isinstance(shape, list) or not shape or len(shape) > _MAX_RANK or not all(
+                integer(d, None, 0, MAX_COPY_BYTES) is not None for d in shape):
             return None, None
         total += math.prod(shape)
-    return total * DTYPE_BYTES[dtype], dtype
+    size = total * DTYPE_BYTES[dtype]
+    return (size, dtype) if size <= MAX_COPY_BYTES else (None, None)  # larger: a corrupt value
 
 
 class _HostOp:

@@ -17,6 +17,7 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.kineto.files import is_kineto_trace
 from tb_gpu_advisor.model.allocators import AllocatorCollector
 from tb_gpu_advisor.model.device import build_gpu_device
+from tb_gpu_advisor.model.device_limits import checked_gpus
 from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan
 from tb_gpu_advisor.model.host import _HostCollector
 from tb_gpu_advisor.model.host_columns import host_plane_columns
@@ -38,6 +39,7 @@ _TPU_PLANE = re.compile(r"^/device:TPU:(\d+)$")
 _HOST_PLANES = ("/host:CPU", "/host:CUPTI")
 _ENV_PLANES = ("/host:metadata", "Task Environment")
 HLO_PROTO_STAT = "Hlo Proto"
+PROGRAM_ID_STAT = "program_id"
 # Line bases above this are wall-clock nanoseconds, not offsets from the profile start.
 _WALL_CLOCK_NS = 10**15
 
@@ -118,7 +120,8 @@ def _build_model(space, reference, progress):
         if progress is not None:
             progress(done, total)
     host_activity, markers = host_result or host.result()
-    gpus = shared_arch(sorted(gpus, key=lambda gpu: gpu.ordinal))
+    gpus, device_warnings = checked_gpus(sorted(gpus, key=lambda gpu: gpu.ordinal))
+    gpus = shared_arch(gpus)
     pre_grouped = any(gpu.step_markers for gpu in gpus)
     return TraceModel(
         path=space.path,
@@ -128,7 +131,7 @@ def _build_model(space, reference, progress):
         host_step_markers=markers,
         profile_span_ps=_span(gpus, host_activity),
         trace_errors=space.errors,
-        trace_warnings=space.warnings,
+        trace_warnings=space.warnings + device_warnings,
         environment=environment,
         format="pre-grouped" if pre_grouped else "current",
         has_host_plane=has_host,
@@ -140,13 +143,20 @@ def _build_model(space, reference, progress):
 
 def _hlo_protos(plane):
     """{XLA program id: serialized HloProto} of a metadata plane: one event metadata per module, its id the
-    program id the kernels' `program_id` stats name, its `Hlo Proto` stat the module."""
+    program id the kernels' `program_id` stats name (or, where XLA records it, the metadata's own `program_id`
+    stat), its `Hlo Proto` stat the module."""
     names = {key: meta.name for key, meta in plane.stat_metadata.items()}
     found = {}
     for meta_id, meta in plane.event_metadata.items():
+        program_id, data = int(meta_id), None
         for stat in meta.stats:
-            if names.get(stat.metadata_id) == HLO_PROTO_STAT and stat.WhichOneof("value") == "bytes_value":
-                found[int(meta_id)] = bytes(stat.bytes_value)
+            kind = stat.WhichOneof("value")
+            if names.get(stat.metadata_id) == HLO_PROTO_STAT and kind == "bytes_value":
+                data = bytes(stat.bytes_value)
+            elif names.get(stat.metadata_id) == PROGRAM_ID_STAT and kind in ("int64_value", "uint64_value"):
+                program_id = int(getattr(stat, kind))  # newer XLA: the program id is a stat, not the metadata id
+        if data is not None:
+            found[program_id] = data
     return found
 
 

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from tb_gpu_advisor.constants import STEPS_LINE_ID
+from tb_gpu_advisor.constants import MAX_DEVICE_NAME_CHARS, STEPS_LINE_ID
 from tb_gpu_advisor.model.copies import reclassified_copy, spelled_copy_direction
 from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_details
 from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActivity, DeviceCapabilities,
@@ -80,6 +80,7 @@ def capabilities_from_stats(stats, kernel_names=()):
         capability = None  # AMD writes its gfx major/minor there: not a CUDA compute capability
     strings = [value for value in stats.values() if isinstance(value, str)]
     model_name = stats.get("gpu_device_name")
+    model_name = model_name[:MAX_DEVICE_NAME_CHARS] if isinstance(model_name, str) else None
     return DeviceCapabilities(
         model_name=model_name if isinstance(model_name, str) and model_name else None,
         vendor=vendor,

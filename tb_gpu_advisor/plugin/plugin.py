@@ -12,8 +12,10 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
-from tb_gpu_advisor.constants import DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES, PLUGIN_NAME, SCHEMA_VERSION
+from tb_gpu_advisor.constants import (DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES,
+                                      DEFAULT_MEMORY_BUDGET_BYTES, DEFAULT_TIME_BUDGET_S, PLUGIN_NAME, SCHEMA_VERSION)
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.file_size import limit_bytes
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
@@ -58,6 +60,11 @@ def _json_route(handler):
     return route
 
 
+def _mib(value, default):
+    """Bytes of a MiB flag (at least 1), or `default` when it is unset."""
+    return limit_bytes(value) if value else default
+
+
 def _basename(path):
     """The file name only: responses name files relative to their run, never by the server's path."""
     return path.replace("\\", "/").rsplit("/", 1)[-1]
@@ -76,8 +83,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         self.profile_tab_reads_logdir = self.logdir == context.logdir
         self.index = RunIndex(self.logdir,
                               follow_symlinks=bool(getattr(flags, "gpu_advisor_follow_symlinks", False)))
-        self.service = AnalysisService(max_entries=entries,
-                                       max_bytes=int(max_mb * 2**20) if max_mb else DEFAULT_MAX_FILE_BYTES)
+        self.service = AnalysisService(
+            max_entries=entries, max_bytes=_mib(max_mb, DEFAULT_MAX_FILE_BYTES),
+            cache_bytes=_mib(getattr(flags, "gpu_advisor_cache_mb", None), DEFAULT_CACHE_BYTES),
+            time_budget_s=getattr(flags, "gpu_advisor_time_budget_s", None) or DEFAULT_TIME_BUDGET_S,
+            memory_budget_bytes=_mib(getattr(flags, "gpu_advisor_memory_budget_mb", None),
+                                     DEFAULT_MEMORY_BUDGET_BYTES))
         self.overview = OverviewService(self.service)
         self.wait_s = REQUEST_WAIT_S
         self._static = static_files.allowed_files()

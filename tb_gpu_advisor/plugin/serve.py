@@ -52,14 +52,14 @@ def start(logdir, port=6006, host="127.0.0.1", extra_flags=()):
     return f"{board.launch()}#{PLUGIN_NAME}"
 
 
-def serve(logdir, port=6006, host="127.0.0.1", out=None, err=None, stop=None):
+def serve(logdir, port=6006, host="127.0.0.1", out=None, err=None, stop=None, extra_flags=()):
     """Starts TensorBoard, prints the tab's URL and serves until Ctrl-C (or until `stop` is set).
 
     Returns EXIT_OK, or EXIT_BAD_INPUT when TensorBoard cannot start (port in use, bad address).
     """
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        url = start(logdir, port=port, host=host)
+        url = start(logdir, port=port, host=host, extra_flags=extra_flags)
     except (program.TensorBoardServerException, base_plugin.FlagsError, ValueError) as error:
         print(f"error: cannot start TensorBoard: {getattr(error, 'msg', error)}", file=err)
         return EXIT_BAD_INPUT

@@ -7,7 +7,8 @@ from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.configuration_section import configuration_rows
 from tb_gpu_advisor.vocabulary import (BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, COLLECTIVE_BANDWIDTH_GAPS,
-                                       COLLECTIVE_HEADERS, COLLECTIVE_SIZE_SOURCES, MICRO, TRANSFER_LABELS,
+                                       COLLECTIVE_HEADERS, COLLECTIVE_SIZE_SOURCES, IDLE_CAUSE_LABELS, MICRO,
+                                       TRANSFER_LABELS,
                                        collective_bandwidth_gap, in_sentence, matrix_unit_labels)
 
 KERNELS_LISTED = 10
@@ -117,7 +118,9 @@ def _summary(report):
     if st["count"]:
         mean, median, stdev = units.durations_ms(st["mean"], st["median"], st["stdev"])
         spread = f", stdev {stdev}" if st["stdev"] is not None else ""
-        lines.append(f"Steps: {st['count']} ({s['step_source']} markers)   mean {mean}, median {median}{spread}")
+        timed = ", timed on the device" if s.get("step_timing") == "device" and s["step_source"] != "device" else ""
+        lines.append(f"Steps: {st['count']} ({s['step_source']} markers{timed})   mean {mean}, median {median}"
+                     f"{spread}")
     else:
         lines.append(f"Steps: none found; measured over {units.duration_ms(s['analysis_window_ms'])} of activity")
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]
@@ -130,7 +133,26 @@ def _summary(report):
             basis = "   (16-bit/32-bit by kernel output type)"
         lines.append("Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares)
                      + basis)
+    lines.extend(idle_lines(report.get("idle_attribution")))
     return Section(f"{report['host']}", lines=tuple(lines))
+
+
+IDLE_GPUS_LISTED = 4
+
+
+def idle_lines(idle):
+    """One line per GPU (at most IDLE_GPUS_LISTED): its idle share and why, largest cause first."""
+    if not idle:
+        return []
+    lines = []
+    for gpu in idle["gpus"][:IDLE_GPUS_LISTED]:
+        causes = sorted(((IDLE_CAUSE_LABELS[k], v) for k, v in gpu["cause_pct"].items() if v), key=lambda c: -c[1])
+        why = ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in causes)
+        lines.append(f"Idle {gpu['device']}: {units.percent(gpu['idle_pct'])}" + (f" ({why})" if why else ""))
+    hidden = len(idle["gpus"]) - IDLE_GPUS_LISTED
+    if hidden > 0:
+        lines.append(f"  ... {hidden} more GPUs in the JSON report (idle_attribution)")
+    return lines
 
 
 def confidence_lines(summary):

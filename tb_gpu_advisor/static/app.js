@@ -15,6 +15,7 @@ import {configurationView} from './views/configuration.js';
 import {emptyState, section} from './views/common.js';
 import {findingsView} from './views/findings.js';
 import {gpusView, imbalanceOf, timelineStrip} from './views/gpus.js';
+import {idleView} from './views/idle.js';
 import {kernelTableView} from './views/kernel_table.js';
 import {launchView} from './views/launch_histogram.js';
 import {rooflineView} from './views/roofline.js';
@@ -280,6 +281,7 @@ export function createApp(root) {
       // the findings beside the step chart: both above the fold at 1280x800
       h('div', {class: 'grid lead'}, findingsView(report), stepsView(report)),
       gpusView(report, timelineSlot),
+      hasGpu ? idleView(report) : null,
       hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0, {filter: state.kernelFilter,
         devices: report.devices, onFilter: (filter) => {
           state.kernelFilter = filter;

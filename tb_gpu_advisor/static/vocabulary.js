@@ -51,6 +51,16 @@ export const VOCABULARY = Object.freeze({
     "none": "Healthy",
     "unknown": "Not enough data"
   },
+  "idleCause": {
+    "device_wait": "Queued, waiting on the device",
+    "launch": "Waiting for a launch call",
+    "copy_call": "Waiting for a copy call",
+    "host_wait": "Host blocked on a device wait",
+    "input": "Host waiting for input",
+    "host": "Host busy (framework, Python)",
+    "host_untraced": "Host not traced",
+    "unattributed": "No host call found"
+  },
   "transfer": {
     "h2d": "Host\u2192device",
     "d2h": "Device\u2192host",

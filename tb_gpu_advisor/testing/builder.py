@@ -157,7 +157,8 @@ class GpuPlane:
     def kernel(self, name, start_us, duration_us, *, stream=7, grid=(1, 1, 1), block=(128, 1, 1),
                registers=32, static_shared=0, dynamic_shared=0, occupancy_pct=50.0, launch=None,
                tf_op=None, hlo_op=None, hlo_module=None, group_id=None, min_grid_size=None,
-               suggested_block_size=None, details=None, op_name=None, program_id=None, shape=None):
+               suggested_block_size=None, details=None, op_name=None, program_id=None, shape=None,
+               correlation_id=None):
         """A kernel; `launch=(HostThread, start_us, duration_us)` adds its host launch call; `program_id` names
         the XLA module (TraceBuilder.hlo_module) whose `hlo_op` instruction it runs.
 
@@ -170,7 +171,8 @@ class GpuPlane:
         next to `kernel_details` (`theoretical_occupancy_pct`, `occupancy_min_grid_size`,
         `occupancy_suggested_block_size`).
         """
-        correlation_id = self._builder.next_correlation_id()
+        # A CUDA graph's kernels share its launch's `correlation_id`; otherwise each kernel has its own.
+        correlation_id = self._builder.next_correlation_id() if correlation_id is None else correlation_id
         occupancy_stats = []
         details_override = details
         if self._builder.legacy:

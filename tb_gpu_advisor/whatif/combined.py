@@ -7,6 +7,8 @@ from tb_gpu_advisor.whatif.estimate import BOUND, MODEL
 
 # Whatever the fixes claim, the step keeps this share of its time (the same cap as a single finding's).
 MIN_KEPT_FRACTION = 0.01
+# Pools of time the GPU itself is busy in: a fix drawing on them shortens the GPU's own work.
+DEVICE_POOLS = frozenset({"kernel", "copies", "collectives"})
 
 
 @dataclass(frozen=True)
@@ -32,13 +34,16 @@ class Combined:
     counted: tuple
     shared: tuple
     new_window_ms: float
+    capped_ms: float | None = None  # the GPU's own remaining work, where it capped the claims' sum
 
 
-def combine(window_ms, claims):
+def combine(window_ms, claims, device_busy_ms=None):
     """Combined of `claims` over a window of `window_ms`: what-ifs of a fix first (they say what the fix leaves of
     the lost time), each most time first; a claim counts unless a claim already counted draws on one of its
-    pools (its time is then the same time); the window loses the sum of the counted claims. Kind MODEL only
-    when every counted claim is a model. None without a claim."""
+    pools (its time is then the same time); the window loses the sum of the counted claims, but never drops
+    below the GPU's busy time `device_busy_ms` less what the counted claims take off the GPU's own work (kernels,
+    copies, collectives): fixes of idle time cannot make the device's work shorter. Kind MODEL only when every
+    counted claim is a model. None without a claim."""
     counted, shared, taken = [], [], set()
     for claim in sorted(claims, key=lambda c: (not c.what_if, -c.recoverable_ms)):
         if claim.recoverable_ms <= 0:
@@ -52,6 +57,12 @@ def combine(window_ms, claims):
         return None
     saved = min(sum(c.recoverable_ms for c in counted), window_ms * (1.0 - MIN_KEPT_FRACTION))
     new_window = window_ms - saved
+    capped = None
+    if device_busy_ms:
+        device_saved = sum(c.recoverable_ms for c in counted if c.pools and c.pools <= DEVICE_POOLS)
+        floor = min(window_ms, max(0.0, device_busy_ms - device_saved))
+        if new_window < floor:
+            new_window = capped = floor
     kind = MODEL if all(c.kind == MODEL for c in counted) else BOUND
     return Combined(round(window_ms / new_window, 2), kind, tuple(c.id for c in counted),
-                    tuple(c.id for c in shared), new_window)
+                    tuple(c.id for c in shared), new_window, capped)

@@ -68,7 +68,8 @@ def test_combined_estimate_adds_time_from_different_pools_once():
     report = report_of(mixed_trace())
     assert report["summary"]["combined_estimate"] == {
         "estimated_speedup": 20.2, "speedup_kind": "bound",
-        "finding_ids": ["input.gpu_waits_for_input", "fusion.elementwise_kernels"], "shared_ids": []}
+        "finding_ids": ["input.gpu_waits_for_input", "fusion.elementwise_kernels"], "shared_ids": [],
+        "capped_by_gpu_work": False}
     assert report["summary"]["verdict"].endswith("Fixing findings #1, #2 together: up to 20.2× faster.")
 
 
@@ -81,3 +82,15 @@ def test_combined_estimate_counts_shared_time_once_and_prefers_what_ifs():
     assert combined.counted == ("map", "copies") and combined.shared == ("wait",)
     assert combined.speedup == 2.0 and combined.kind == "model"  # 10 -> 10 - 4 - 1 ms
     assert combine(10.0, []) is None
+
+
+def test_combined_estimate_never_promises_a_step_shorter_than_the_gpu_work_left():
+    """A 10 ms step whose GPU is busy 6 ms: fixes of 8 ms of idle and host time leave the step at the GPU's 6 ms
+    (1.67x, not 5x), capped and said so; a kernel fix of 2 ms lowers that floor to 4 ms (2.5x)."""
+    from tb_gpu_advisor.whatif.combined import Claim, combine
+    idle = Claim("idle", 8.0, "bound", frozenset({"host", "idle"}))
+    capped = combine(10.0, [idle], device_busy_ms=6.0)
+    assert capped.speedup == 1.67 and capped.capped_ms == 6.0
+    faster = combine(10.0, [idle, Claim("kernels", 2.0, "model", frozenset({"kernel"}))], device_busy_ms=6.0)
+    assert faster.speedup == 2.5 and faster.capped_ms == 4.0
+    assert combine(10.0, [idle], device_busy_ms=1.0).capped_ms is None  # 2 ms left is above the GPU's 1 ms

@@ -102,8 +102,10 @@ def test_dataloader_wait_reads_as_pytorch(tmp_path):
     ("v100_2rank_test", {"steps.uneven_step_time": "medium", "precision.fp32_matmul": "medium",
                          "communication.allreduce_exposed": "medium",
                          "transfer.d2h_sync_in_step": "low"}),
+    # The GPU waits for launch calls 2.9% of the steps (idle attribution): the 3.9% of launch calls in the gaps
+    # counted the copy calls (1.5%) too, and a copy is not a launch.
     ("a100_2rank_nccl", {"host.gpu_idle_host_busy": "high", "communication.allreduce_exposed": "medium",
-                         "launch.gpu_starved_by_launches": "medium", "sync.host_syncs_in_step": "low"}),
+                         "sync.host_syncs_in_step": "low"}),
 ])
 def test_real_traces_get_findings_in_pytorch_terms(name, expected, kineto_models):
     report = host_report(kineto_models[name])

@@ -44,7 +44,9 @@ def test_v100_multi_worker_trace():
     assert "per-device feed (Iterator::Prefetch::Generator)" in wait["fix"]
     assert "already prefetches" not in wait["fix"]
     assert found["host.gpu_idle_host_busy"]["evidence"]["metrics"]["host_exposed_pct"] == 10.47
-    assert found["launch.gpu_starved_by_launches"]["evidence"]["metrics"]["launch_exposed_pct"] == 6.26
+    # The GPUs wait for launch calls 3.8% (GPU:4) and 4.5% (GPU:6) of their steps (idle attribution): the 6.3%
+    # of the breakdown also counts launch calls during gaps that queued work ended (device waits, 13%).
+    assert found["launch.gpu_starved_by_launches"]["evidence"]["metrics"]["launch_exposed_pct"] == 4.01
     # the run already uses TF_GPU_THREAD_MODE=gpu_private (tf_gpu_private_* threads): no threading advice
     assert "threading.tf_data_contention" not in found
     # one profiled step, GPUs 4 and 6 at 74.9% and 69.9% busy: no straggler, no variance claim

@@ -22,9 +22,10 @@ def test_real_jax_cpu_modules_parse_and_cost():
     from tb_gpu_advisor.model.build import load_model
     from tests.data import real_trace
     model = load_model(str(real_trace("jax0102_cpu_steps.xplane.pb")))
-    assert sorted(model.hlo_protos) == [1, 2, 3, 4, 5]
-    costs = op_costs(model.hlo_protos, [(5, "dot_general.0"), (5, "multiply_subtract_fusion"), (5, "wrapped_tanh")])
-    assert costs[(5, "dot_general.0")].flops == 2 * 256 * 512 * 512
-    assert costs[(5, "dot_general.0")].matrix_dims == (1, 256, 512, 512)
-    assert costs[(5, "multiply_subtract_fusion")].flops == 2 * 512 * 512  # multiply and subtract, f32[512,512]
-    assert costs[(5, "wrapped_tanh")].flops == 0  # a transcendental
+    # Keyed by each module's `program_id` stat (the id in its name, `jit_step(6)`), not the metadata's own id.
+    assert sorted(model.hlo_protos) == [0, 2, 4, 6, 8]
+    costs = op_costs(model.hlo_protos, [(6, "dot_general.0"), (6, "multiply_subtract_fusion"), (6, "wrapped_tanh")])
+    assert costs[(6, "dot_general.0")].flops == 2 * 256 * 512 * 512
+    assert costs[(6, "dot_general.0")].matrix_dims == (1, 256, 512, 512)
+    assert costs[(6, "multiply_subtract_fusion")].flops == 2 * 512 * 512  # multiply and subtract, f32[512,512]
+    assert costs[(6, "wrapped_tanh")].flops == 0  # a transcendental

@@ -51,7 +51,7 @@ def _until_done(overview, logdir):
 def test_rows_fill_in_and_a_restart_analyzes_nothing_unchanged(tmp_path, counted):
     logdir = _logdir(tmp_path)
     store_root = str(tmp_path / "summaries")
-    analysis = AnalysisService()
+    analysis = AnalysisService(isolated=False)
     try:
         overview = OverviewService(analysis, SummaryStore(store_root), in_flight=1)
         first = overview.overview(discover_runs(logdir))
@@ -67,7 +67,7 @@ def test_rows_fill_in_and_a_restart_analyzes_nothing_unchanged(tmp_path, counted
     names = [row["run"] for row in done["runs"]]
     assert all(row["summary"]["verdict"] for row in done["runs"] if row["state"] == "done"), names
 
-    restarted = AnalysisService()
+    restarted = AnalysisService(isolated=False)
     try:
         answer = OverviewService(restarted, SummaryStore(store_root)).overview(discover_runs(logdir))
         assert (answer["done"], answer["errors"], answer["pending"]) == (4, 1, 0)

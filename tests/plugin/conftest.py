@@ -30,6 +30,16 @@ def make_plugin(logdir, **flags):
     return GpuAdvisorPlugin(context)
 
 
+def with_service(instance, service):
+    """`instance` analyzing on `service` (e.g. in-process, for tests that count or slow what an analysis calls)."""
+    from tb_gpu_advisor.overview.service import OverviewService
+
+    instance.service.shutdown()
+    instance.service = service
+    instance.overview = OverviewService(service)
+    return instance
+
+
 @pytest.fixture
 def plugin(plugin_logdir):
     instance = make_plugin(plugin_logdir[0])

@@ -6,7 +6,7 @@ import pytest
 from tensorboard.backend import application
 from werkzeug import test as werkzeug_test
 
-from tests.plugin.conftest import PREFIX, get, make_plugin, snapshot
+from tests.plugin.conftest import PREFIX, get, make_plugin, snapshot, with_service
 from tests.plugin.scenarios import CORRUPT, INPUT_BOUND, MULTI_HOST, PREFETCH, QUICKSTART
 from tests.plugin.test_plugin_routes import cli_host_report
 import tb_gpu_advisor.service as service_module
@@ -100,7 +100,7 @@ def test_compare_answers_202_with_both_sides_while_they_are_analyzed(plugin_logd
     release = threading.Event()
     real = AnalysisService._report_job
     monkeypatch.setattr(AnalysisService, "_report_job", lambda self, *job: release.wait(30) and real(self, *job))
-    instance = make_plugin(plugin_logdir[0])
+    instance = with_service(make_plugin(plugin_logdir[0]), AnalysisService(isolated=False))
     instance.wait_s = 0.05
     client = _client(instance)
     response, body = _compare(client, PREFETCH, "localhost", INPUT_BOUND)
@@ -129,7 +129,7 @@ def test_concurrent_requests_share_the_analyses_and_the_comparison(plugin_logdir
 
     monkeypatch.setattr(service_module, "analyze_host_file", slow_analyze)
     monkeypatch.setattr(service_module, "compare_reports", lambda b, c: compared.append(1) or real_compare(b, c))
-    instance = make_plugin(plugin_logdir[0])
+    instance = with_service(make_plugin(plugin_logdir[0]), service_module.AnalysisService(isolated=False))
     app = application.TensorBoardWSGI([instance])
     results = []
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from tests.plugin.conftest import PREFIX, get, make_plugin, snapshot
+from tests.plugin.conftest import PREFIX, get, make_plugin, snapshot, with_service
 from tests.plugin.scenarios import CORRUPT, CPU_ONLY, MULTI_HOST, QUICKSTART, REAL_V100, XSS
 from tb_gpu_advisor import cli
 from tb_gpu_advisor.report import kernel_page
@@ -135,7 +135,7 @@ def test_report_answers_202_while_the_analysis_runs(plugin_logdir, monkeypatch):
     release = threading.Event()
     real = AnalysisService._report_job
     monkeypatch.setattr(AnalysisService, "_report_job", lambda self, *job: release.wait(30) and real(self, *job))
-    instance = make_plugin(plugin_logdir[0])
+    instance = with_service(make_plugin(plugin_logdir[0]), AnalysisService(isolated=False))
     instance.wait_s = 0.05
     client = werkzeug_test.Client(application.TensorBoardWSGI([instance]))
     response, body = get(client, "/report", run=QUICKSTART, host="localhost")
@@ -163,7 +163,7 @@ def test_concurrent_requests_for_one_uncached_report_compute_it_once(plugin_logd
         return real(path, **options)
 
     monkeypatch.setattr(service_module, "analyze_host_file", counted)
-    instance = make_plugin(plugin_logdir[0])
+    instance = with_service(make_plugin(plugin_logdir[0]), service_module.AnalysisService(isolated=False))
     app = application.TensorBoardWSGI([instance])
     results = []
 

@@ -65,3 +65,18 @@ def test_demo_writes_the_logdir_and_serves_the_tab(tmp_path):
             runs = [entry["run"] for entry in json.load(response)]
         assert len(runs) == count and "input_bound/2026_01_15_09_30_00" in runs
     assert board.process.returncode == 0
+
+
+def test_serve_passes_the_cache_and_budget_options_to_the_tab():
+    import argparse
+
+    from tb_gpu_advisor.commands.serve import add_serve_arguments, tab_flags
+
+    parser = argparse.ArgumentParser()
+    add_serve_arguments(parser)
+    flags = tab_flags(parser.parse_args(["--cache-mb", "64", "--time-budget-s", "30", "--memory-budget-mb", "2048"]))
+    assert flags == ["--gpu_advisor_cache_mb", "64.0", "--gpu_advisor_time_budget_s", "30.0",
+                     "--gpu_advisor_memory_budget_mb", "2048.0"]
+    assert GpuAdvisorLoader().define_flags(parser) is None
+    parsed = parser.parse_args(flags)
+    assert (parsed.gpu_advisor_cache_mb, parsed.gpu_advisor_time_budget_s) == (64, 30)

@@ -47,10 +47,10 @@ def _reasons(row):
     reasons = []
     width = _BYTES_PER_ELEMENT.get(row.get("dtype"), 1)
     multiple = max(1, GEMM_ALIGN_BYTES // width)
-    if any(dims.get(key, 0) % multiple for key in ("m", "n", "k")):
+    if dims and any(dims.get(key, 0) % multiple for key in ("m", "n", "k")):
         reasons.append(f"dims_not_multiple_of_{multiple}")
-    if min(dims.get("m", 0), dims.get("n", 0)) < GEMM_SMALL_DIM or dims.get("k", 0) < GEMM_SMALL_DIM:
-        reasons.append("small_dims")
+    if dims and (min(dims.get("m", 0), dims.get("n", 0)) < GEMM_SMALL_DIM or dims.get("k", 0) < GEMM_SMALL_DIM):
+        reasons.append("small_dims")  # only where the shape is known: an unknown one is not small
     if row.get("dtype") in ("f32", "f64"):
         reasons.append(f"{row['dtype']}_inputs")
     return reasons
@@ -93,12 +93,14 @@ def gemm_below_roof(ctx):
         return None
     flagged = sorted(flagged, key=lambda item: -item["share_of_kernel_time_pct"])[:KERNELS_LISTED]
     top = flagged[0]
-    dims = top["matrix_dims"] or {}
-    shape = f"{dims.get('batch', 1)}x{dims.get('m')}x{dims.get('n')}x{dims.get('k')} (batch x M x N x K)"
+    dims = top["matrix_dims"]
+    shape = (f" {dims.get('batch', 1)}x{dims.get('m')}x{dims.get('n')}x{dims.get('k')} (batch x M x N x K)"
+             if dims else "")
+    label = top["kernel"] if not top["op_name"] or top["op_name"].startswith("command_buffer") else top["op_name"]
     return Finding(
         id="kernel.gemm_below_roof", severity=severity,
-        summary=(f"{len(flagged)} time-dominant GEMM(s) run far below their roof, e.g. {top['op_name'] or top['kernel']}"
-                 f" at {top['peak_pct']:.0f}% of its {top['bound']} roof, {top['dtype']} {shape} "
+        summary=(f"{len(flagged)} time-dominant GEMM(s) run far below their roof, e.g. {label}"
+                 f" at {top['peak_pct']:.0f}% of its {top['bound']} roof, {top['dtype']}{shape} "
                  f"({top['share_of_kernel_time_pct']:.1f}% of kernel time)."),
         evidence=Evidence({"kernels_flagged": len(flagged), "recoverable_pct": share,
                            "per_kernel": [{k: v for k, v in item.items() if k != "saving_ms"} for item in flagged]},

@@ -168,15 +168,16 @@ def _kernels_text(ctx):
 
 
 def gpu_starved_by_launches(ctx):
-    """Time every GPU idles while a host thread is inside a launch call (XProf's "Kernel Launch")."""
+    """Time the GPUs idle waiting for the launch call of the kernel that ends the gap (analysis.idle_attribution:
+    the call was running, or started, after the GPU went idle); copies, syncs and blocked calls are not launches."""
     if not ctx.has_gpu or not ctx.model.has_host_plane:
         return None
-    launch_ms = ctx.category_ms("launch")
+    launch_ms = ctx.idle_cause_ms("launch")
     share = ctx.share_pct(launch_ms)
     severity = grade(share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT)
     if severity is None:
         return None
-    starved = intervals.subtract(ctx.host.launch_busy, ctx.gpu_busy)
+    starved = ctx.idle_spans("launch")
     condition, note = ctx.xla_advice()
     if ctx.confidence.warmup:
         condition, note = "warmup", ""
@@ -193,7 +194,7 @@ def gpu_starved_by_launches(ctx):
                            "steps": ctx.steps_overlapping(starved),
                            "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}),
         recoverable_ms=launch_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the step time if the GPU never idled during launch calls",
+        speedup_basis="upper bound: the step time if the GPU never waited for a kernel's launch call",
         condition=condition, fix_note=note)
 
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.kernel_families import occupancy_by_design
 from tb_gpu_advisor.analysis.kernel_names import is_library_math, is_nccl
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.analysis.occupancy import theoretical_occupancy
@@ -32,7 +33,10 @@ evidence:
 - shared memory: use smaller tiles or fewer pipeline stages;
 - block size: launch blocks of 128-256 threads so more warps fit per SM.
 For framework kernels you do not own, change what they are given: larger batch or hidden sizes, fused
-ops (XLA compilation of the step), a different layout (channels_last for convolutions). cuBLAS/cuDNN GEMMs are excluded: they trade occupancy for large tiles by design.""",
+ops (XLA compilation of the step), a different layout (channels_last for convolutions). Tensor-core and library
+GEMM/attention kernels (cuBLAS incl. nvjet, cuDNN, CUTLASS, FlashAttention, Triton matmuls) and kernels with
+96 KiB or more of shared memory per block are excluded: they trade occupancy for large tiles by design, and
+the roofline judges them by their FLOP rate.""",
         docs=(L.CUDA_OCCUPANCY, L.NVIDIA_DL_PERFORMANCE),
     ),
     "occupancy.tiny_grid": Entry(
@@ -104,7 +108,7 @@ def _step_bounds(ctx, ordinal):
     if step_set.source == "device" and own:
         return sorted((start, end) for _, start, end in own)
     if step_set.steps:
-        return [(step.start_ps, step.end_ps) for step in step_set.steps]
+        return [(step.start_ps, step.end_ps) for step in step_set.timed_steps]
     return list(zip(ctx.window.start_ps.tolist(), ctx.window.end_ps.tolist()))
 
 
@@ -165,8 +169,8 @@ def low_occupancy(ctx):
         return None
     flagged, kernels = [], []
     for row, share, wall_ms in _dominant_rows(ctx):
-        if row.uses_tensor_cores or is_library_math(row.name):
-            continue
+        if occupancy_by_design(row.name, row.shared_memory_bytes, row.uses_tensor_cores, is_library_math(row.name)):
+            continue  # one large tile per SM by design: judged by its FLOP rate (roofline), not its occupancy
         if row.block is None or row.registers_per_thread is None or row.shared_memory_bytes is None:
             continue  # a value no GPU allows: unknown, never advice
         if ctx.sm_count and row.grid and row.grid[0] * row.grid[1] * row.grid[2] < ctx.sm_count:

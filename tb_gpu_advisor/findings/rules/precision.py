@@ -143,7 +143,8 @@ def fp32_matmul(ctx):
     compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
     low_share = round(100.0 * (breakdown["compute_16bit"] or 0.0) / compute, 2) if compute else None
     fp32_ms = ms(fp32_ps)
-    condition, note = _tf32_off(ctx, cc)
+    highest = any(row.matrix_precision == "HIGHEST" for row in ctx.analysis.kernels if is_target(row.name))
+    condition, note = _tf32_off(ctx, cc, highest)
     if cc < TF32_MIN_CC and ctx.framework.name in ("pytorch", "jax"):
         condition = "fp16_only"  # bfloat16 and TF32 Tensor Cores arrive with compute capability 8.0
     finding = modeled_finding(
@@ -153,7 +154,8 @@ def fp32_matmul(ctx):
         fp32_ms * (1.0 - 1.0 / MIXED_PRECISION_GAIN),
         f"estimate: those kernels {MIXED_PRECISION_GAIN:g}× faster in 16 bits, nothing else changing",
         {"fp32_matmul_ms": fp32_ms, "fp32_matmul_share_of_kernel_time_pct": share,
-         "compute_16bit_share_pct": low_share, "compute_capability": f"{cc[0]}.{cc[1]}"},
+         "compute_16bit_share_pct": low_share, "compute_capability": f"{cc[0]}.{cc[1]}",
+         **({"hlo_matmul_precision": "HIGHEST"} if highest else {})},
         limit("fp32_matmul_share_of_kernel_time_pct", share, FP32_MATMUL_MIN_SHARE_PCT,
               xprof_16bit_share_below_pct=LOW_PRECISION_MAX_SHARE_PCT),
         {"kernels": top_kernel_names(ctx, is_target)}, condition=condition, fix_note=note)
@@ -172,14 +174,18 @@ def _what_if(ctx, ordinal, fp32_ms, is_target):
                            peaks.hbm_gbps)
 
 
-def _tf32_off(ctx, cc):
-    """On NVIDIA Ampere or newer, 32-bit SIMT matmul kernels mean TF32 (on by default) was turned off."""
+def _tf32_off(ctx, cc, highest=False):
+    """On NVIDIA Ampere or newer, 32-bit SIMT matmul kernels mean TF32 (on by default) was turned off; `highest`:
+    the HLO of these matmuls asks for precision HIGHEST, which says how."""
     vendors = {(g.capabilities.vendor or "nvidia").lower() for g in ctx.active_gpus}
     if cc < TF32_MIN_CC or not vendors <= {"nvidia"}:
         return None, ""
     if ctx.framework.name in ("tensorflow", "pytorch"):
         return "tf32_off", ""  # the catalog's tf32_off variants say it all
-    jax = (f"On compute capability {cc[0]}.{cc[1]} JAX runs float32 matmuls in TF32 on Tensor Cores by default; "
+    seen = ("The compiled program's dots carry precision HIGHEST (jax.default_matmul_precision(\"highest\") or "
+            "precision=jax.lax.Precision.HIGHEST), so cuBLAS runs them as fp32 FMA on the CUDA cores. "
+            if highest else "")
+    jax = (seen + f"On compute capability {cc[0]}.{cc[1]} JAX runs float32 matmuls in TF32 on Tensor Cores by default; "
            "these 32-bit kernels mean it was turned off: jax_default_matmul_precision set to \"highest\" or "
            "\"float32\", precision=jax.lax.Precision.HIGHEST on these dots, or NVIDIA_TF32_OVERRIDE=0. Where full "
            "float32 is not needed, allow TF32 again: jax.config.update(\"jax_default_matmul_precision\", "

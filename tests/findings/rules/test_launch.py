@@ -34,7 +34,7 @@ def test_gpu_starved_by_launches():
     assert finding["severity"] == "high"
     assert finding["estimated_speedup"] == 5.0
     assert report["summary"]["bottleneck"] == "launch"
-    assert report["summary"]["verdict"] == "Launch-bound: the GPU idles 80% of each step during kernel launches."
+    assert report["summary"]["verdict"] == "Launch-bound: the GPU idles 80% of each step waiting for kernel launch calls."
 
 
 def test_kernels_shorter_than_their_launch():

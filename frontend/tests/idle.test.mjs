@@ -1,0 +1,38 @@
+// The idle-attribution card's rows (views/idle.js), from the report of the real A100 8-rank trace (one GPU, two
+// of its six steps) and a report without a GPU.
+import assert from 'node:assert/strict';
+import {test} from 'node:test';
+
+import {idleRows, stepCauses} from '../../tb_gpu_advisor/static/views/idle.js';
+
+const CAUSES = ['device_wait', 'launch', 'copy_call', 'host_wait', 'input', 'host', 'host_untraced', 'unattributed'];
+const REPORT = {idle_attribution: {causes: CAUSES, gpus: [{
+  device: '/device:GPU:3', ordinal: 3, window_ms: 464.945, idle_ms: 76.3, idle_pct: 16.41, gaps: 5896,
+  cause_ms: {device_wait: 7.9, launch: 13.0, copy_call: 1.4, host_wait: 2.3, input: 0.4, host: 51.1,
+    host_untraced: 0.2, unattributed: 0.0},
+  cause_pct: {device_wait: 1.7, launch: 2.8, copy_call: 0.3, host_wait: 0.5, input: 0.09, host: 11.0,
+    host_untraced: 0.05, unattributed: 0.0},
+  steps: [{step: 'ProfilerStep#1', idle_ms: 12.1, cause_ms: {launch: 2.0, host: 10.1}},
+    {step: 'ProfilerStep#2', idle_ms: 13.0, cause_ms: {launch: 2.1, host: 10.4, input: 0.5}}],
+}]}};
+
+test('each GPU lists its causes largest first, without the zero ones, in the vocabulary\'s words', () => {
+  const [row] = idleRows(REPORT);
+  assert.equal(row.device, '/device:GPU:3');
+  assert.equal(row.idlePct, 16.41);
+  assert.deepEqual(row.causes.map((cause) => cause.key),
+    ['host', 'launch', 'device_wait', 'host_wait', 'copy_call', 'input', 'host_untraced']);
+  assert.equal(row.causes[0].label, 'Host busy (framework, Python)');
+  assert.equal(row.causes[1].label, 'Waiting for a launch call');
+});
+
+test('the step table shows only the causes some step has, in the report\'s order', () => {
+  const [row] = idleRows(REPORT);
+  assert.deepEqual(stepCauses(CAUSES, row.steps), ['launch', 'input', 'host']);
+});
+
+test('a report without GPU activity or with bad data has no rows', () => {
+  assert.deepEqual(idleRows({idle_attribution: null}), []);
+  assert.deepEqual(idleRows({}), []);
+  assert.deepEqual(idleRows({idle_attribution: {causes: CAUSES, gpus: [null, {device: 3}]}}), []);
+});

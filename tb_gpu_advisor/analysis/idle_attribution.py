@@ -1,0 +1,161 @@
+"""Why each GPU idles, gap by gap: the work that ends a gap, the host call that enqueued it, and what the host
+did while the GPU waited.
+
+A gap is an interval in which nothing runs on the GPU (no stream busy). The work that starts at its end is
+paired with its host call by correlation id. Each instant of the gap gets one cause:
+
+- `device_wait`: the call had returned before the gap began, so the work was queued and the GPU waited on
+  something on the device side (another stream or GPU, an event, a peer in a collective, its own start latency);
+- `launch`: the call that enqueued a kernel was still running, or started during the gap: from the call's start
+  to the kernel's start the GPU waited for the launch (the call and its latency);
+- `copy_call`: the same for a copy or memset call (a transfer, never a launch);
+- `host_wait`: before that call started, the host was blocked on the device (a synchronize, a blocking copy, a
+  JAX or TensorFlow wait): a host that waits for the GPU cannot queue work ahead of it. The part of the gap right
+  after the GPU went idle, as long as the wait that was running then had lasted (what the host could have
+  done ahead), is this cause; the rest of the gap goes by what the host did at each instant;
+- `input`: the host waited for its input pipeline (tf.data, the DataLoader, the step thread's loaders);
+- `host`: the host ran other traced work (framework ops, Python);
+- `host_untraced`: no host event was recorded then (work the profiler does not trace, or an idle host);
+- `unattributed`: the work has no host call in the trace (no host plane, device-side launches), or no work
+  follows the gap.
+
+Only the first three causes exist when the host queued the work in time; `launch` is time the GPU waited for a
+launch call itself, never a call blocked on a full queue before the gap (the GPU was busy then).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor.analysis.launch import pair_launches
+from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.trace import ActivityKind
+
+IDLE_CAUSES = ("device_wait", "launch", "copy_call", "host_wait", "input", "host", "host_untraced", "unattributed")
+# Causes of time the host, not the device, held the GPU back.
+HOST_CAUSES = ("launch", "copy_call", "host_wait", "input", "host", "host_untraced")
+# A wait that ended this long before the GPU went idle still held the host: clocks of host and device agree to
+# about a microsecond in CUPTI traces.
+WAIT_SLACK_PS = 5_000_000
+_FAR_PS = 2**60
+
+
+@dataclass(frozen=True)
+class GpuIdle:
+    """One GPU's idle instants by cause (IDLE_CAUSES -> Intervals) and how many gaps they come from."""
+
+    ordinal: int
+    name: str
+    spans: dict
+    gap_count: int
+
+    def cause_ps(self, starts, ends):
+        """{cause: np.ndarray of ps per window [starts[i], ends[i])}."""
+        return {cause: intervals.covered_ps(self.spans[cause], starts, ends) for cause in IDLE_CAUSES}
+
+
+@dataclass(frozen=True)
+class IdleAttribution:
+    """GpuIdle per GPU with activity, in model.gpus order."""
+
+    gpus: tuple
+
+    def by_ordinal(self, ordinal):
+        return next((gpu for gpu in self.gpus if gpu.ordinal == ordinal), None)
+
+
+def host_waits(model):
+    """Intervals in which a host thread was blocked on the device: tagged syncs and waits (`sync`,
+    `device_wait`) and copy calls that returned only after their copy had ended (blocking copies)."""
+    host = model.host_activity
+    parts = [host.tagged.get("sync", intervals.EMPTY), host.tagged.get("device_wait", intervals.EMPTY)]
+    for gpu in model.gpus:
+        activity = gpu.activity
+        copies = np.flatnonzero(np.isin(activity.kind, (ActivityKind.MEMCPY, ActivityKind.MEMSET)))
+        if not len(copies):
+            continue
+        launch = pair_launches(host, activity)[copies]
+        paired = launch >= 0
+        copies, launch = copies[paired], launch[paired]
+        start = host.launch_start_ps[launch]
+        end = start + host.launch_duration_ps[launch]
+        blocking = end >= activity.end_ps[copies]
+        parts.append(intervals.union(start[blocking], end[blocking]))
+    return intervals.union_all(*parts)
+
+
+def attribute_idle(model, input_waits=intervals.EMPTY):
+    """IdleAttribution of every GPU with activity. `input_waits`: extra input-wait intervals (the step thread
+    blocked on its loaders, or building its batch) beside the trace's own input waits."""
+    host = model.host_activity
+    waits = host_waits(model)
+    inputs = intervals.union_all(host.input_waits, input_waits)
+    found = []
+    for gpu in model.gpus:
+        if len(gpu.activity):
+            found.append(_gpu_idle(gpu, host, waits, inputs))
+    return IdleAttribution(gpus=tuple(found))
+
+
+def _gpu_idle(gpu, host, waits, inputs):
+    activity = gpu.activity
+    busy = intervals.union(activity.start_ps, activity.end_ps)
+    # Before the first work and after the last the GPU idles too, as far as any window reaches.
+    gap_start = np.concatenate([[-_FAR_PS], busy.end_ps])
+    gap_end = np.concatenate([busy.start_ps, [_FAR_PS]])
+    keep = gap_end > gap_start
+    ending = np.concatenate([np.arange(len(busy)), [-1]])[keep]  # busy block that ends each gap; -1: none
+    gap_start, gap_end = gap_start[keep], gap_end[keep]
+    spans = {cause: ([], []) for cause in IDLE_CAUSES}
+
+    def add(cause, starts, ends):
+        spans[cause][0].append(starts)
+        spans[cause][1].append(ends)
+
+    work = np.full(len(ending), -1, dtype=np.int64)
+    has_work = ending >= 0
+    work[has_work] = np.searchsorted(activity.start_ps, busy.start_ps[ending[has_work]], side="left")
+    launch = np.full(len(ending), -1, dtype=np.int64)
+    launch[has_work] = pair_launches(host, activity)[work[has_work]]
+    paired = launch >= 0
+    add("unattributed", gap_start[~paired], gap_end[~paired])
+    call_start = np.zeros(len(launch), dtype=np.int64)
+    call_start[paired] = host.launch_start_ps[launch[paired]]
+    call_end = call_start.copy()
+    call_end[paired] += host.launch_duration_ps[launch[paired]]
+    queued = paired & (call_end <= gap_start)
+    add("device_wait", gap_start[queued], gap_end[queued])
+    late = paired & ~queued
+    issue = np.clip(call_start, gap_start, gap_end)  # the call's start inside the gap
+    kernel = np.zeros(len(launch), dtype=bool)
+    kernel[has_work] = np.isin(activity.kind[work[has_work]], (ActivityKind.KERNEL, ActivityKind.GRAPH))
+    add("launch", issue[late & kernel], gap_end[late & kernel])
+    add("copy_call", issue[late & ~kernel], gap_end[late & ~kernel])
+    behind = late & (issue > gap_start)
+    _host_reasons(gap_start[behind], issue[behind], host, waits, inputs, add)
+    result = {cause: intervals.union(np.concatenate(s) if s else [], np.concatenate(e) if e else [])
+              for cause, (s, e) in spans.items()}
+    return GpuIdle(ordinal=gpu.ordinal, name=gpu.name, spans=result, gap_count=int(len(gap_start)))
+
+
+def _host_reasons(start, end, host, waits, inputs, add):
+    """Splits the host-late intervals [start, end) by cause (module docstring)."""
+    if not len(start):
+        return
+    # The wait that was running when the GPU went idle (ends at or after it, less the clocks' slack).
+    index = np.searchsorted(waits.end_ps, start - WAIT_SLACK_PS, side="left")
+    held = np.zeros(len(start), dtype=np.int64)
+    if len(waits):
+        valid = index < len(waits.start_ps)
+        index = np.minimum(index, max(len(waits.start_ps) - 1, 0))
+        began = waits.start_ps[index]
+        valid &= began < start
+        held[valid] = np.minimum(end[valid] - start[valid], start[valid] - began[valid])
+    add("host_wait", start[held > 0], start[held > 0] + held[held > 0])
+    rest = intervals.union(start + held, end)
+    for cause, source in (("launch", host.launch_busy), ("host_wait", waits), ("input", inputs),
+                          ("host", host.busy)):
+        part = intervals.intersect(rest, source)
+        add(cause, part.start_ps, part.end_ps)
+        rest = intervals.subtract(rest, part)
+    add("host_untraced", rest.start_ps, rest.end_ps)

@@ -1,0 +1,41 @@
+"""The jobs the server's analysis worker processes run (picklable module functions): a host report with its
+timeline summary and its size, a timeline read from the file."""
+
+import json
+
+from tb_gpu_advisor.analysis.timeline import timeline_source
+from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
+
+
+def json_size(value):
+    """The length of `value` as compact JSON: what a cached result is measured by."""
+    return len(json.dumps(value, separators=(",", ":"), default=str))
+
+
+def host_report(path, host, max_bytes=None):
+    """(HostReport dict with its host, TimelineSource of its model, its size in bytes as JSON)."""
+    kept = []
+    report = analyze_host_file(path, max_bytes=max_bytes, on_model=lambda model: kept.append(timeline_source(model)))
+    report["host"] = host
+    timeline = kept[0] if kept else None
+    return report, timeline, json_size(report) + timeline_bytes(timeline)
+
+
+def timeline_bytes(source):
+    """About how many bytes a TimelineSource holds (its interval arrays)."""
+    return 0 if source is None else _nbytes(source)
+
+
+def _nbytes(value):
+    if hasattr(value, "nbytes"):
+        return int(value.nbytes)
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(item) for item in value) + 8 * len(value)
+    if hasattr(value, "__dict__"):
+        return sum(_nbytes(item) for item in vars(value).values())
+    return 8
+
+
+def timeline(path, max_bytes=None, bins=None):
+    """The timeline dict of one file, read again (for a report whose summary was not kept)."""
+    return timeline_for_file(path, max_bytes=max_bytes, bins=bins)

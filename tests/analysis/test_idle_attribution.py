@@ -1,0 +1,123 @@
+"""Causal idle attribution (analysis.idle_attribution) on small written Kineto traces (exact numbers, one case
+each) and on the committed real ones."""
+
+import pytest
+
+from tb_gpu_advisor.analysis.idle_attribution import IDLE_CAUSES, attribute_idle
+from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.model.host_waits import is_device_wait
+from tb_gpu_advisor.pipeline import host_report
+from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
+from tests.kineto.real import kineto_models  # noqa: F401 (fixture)
+
+PS_PER_US = 1_000_000
+
+
+def _model(tmp_path, events):
+    path = tmp_path / "rank0.1.pt.trace.json"
+    path.write_text(trace_text(events))
+    return load_model(path)
+
+
+def _causes_us(tmp_path, events, start_us=None, end_us=None):
+    """{cause: us} of GPU 0's idle time over [start_us, end_us) (the whole profile by default), zeros left out;
+    the traces below start their first kernel at 10 us, after its launch call at 0."""
+    model = _model(tmp_path, events)
+    gpu = attribute_idle(model).gpus[0]
+    lo, hi = model.profile_span_ps
+    start = lo if start_us is None else lo + start_us * PS_PER_US
+    end = hi if end_us is None else lo + end_us * PS_PER_US
+    found = {cause: int(ps[0]) / PS_PER_US for cause, ps in gpu.cause_ps([start], [end]).items()}
+    return {cause: value for cause, value in found.items() if value}
+
+
+def _op(name, ts, dur):
+    return x_event("cpu_op", name, ts, dur)
+
+
+def test_a_gap_ended_by_work_queued_before_it_is_a_device_wait(tmp_path):
+    # Both kernels launched by 10 us; the second starts at 50 (it waited on the device): 20-50 is device_wait.
+    events = [launch(0, 5, 1), launch(6, 4, 2), kernel("k1", 10, 10, 1), kernel("k2", 50, 10, 2)]
+    assert _causes_us(tmp_path, events, 10) == {"device_wait": 30.0}
+
+
+def test_a_gap_ended_by_a_late_launch_is_host_time_then_launch_time(tmp_path):
+    # k1 ends at 20; nothing is traced on the host until 22, an op runs 22-40, the launch call starts at 40 and
+    # k2 at 48: untraced 2, host 18, launch 8 (the call and its latency).
+    events = [launch(0, 5, 1), kernel("k1", 10, 10, 1), _op("aten::add", 22, 18), launch(40, 5, 2),
+              kernel("k2", 48, 10, 2)]
+    assert _causes_us(tmp_path, events, 10) == {"host_untraced": 2.0, "host": 18.0, "launch": 8.0}
+
+
+def test_a_launch_call_running_when_the_gpu_went_idle_is_launch_time(tmp_path):
+    # A 15 us launch call (first use, module loading) started at 15 while k1 ran; k2 starts at 33: 20-33 launch.
+    events = [launch(0, 5, 1), kernel("k1", 10, 10, 1), launch(15, 15, 2), kernel("k2", 33, 10, 2)]
+    assert _causes_us(tmp_path, events, 10) == {"launch": 13.0}
+
+
+def test_after_a_sync_the_host_is_late_by_what_it_waited(tmp_path):
+    # The host waits in cudaStreamSynchronize 12-21 for k1 (10-20), runs an op 21-30 and launches k2 at 30 (k2
+    # at 37). The GPU idles 20-37: the first 8 us (the wait ran 8 us while k1 still ran: work the host could
+    # have done ahead) are host_wait, then 2 us of the op, then 7 us of launch.
+    events = [launch(0, 5, 1), kernel("k1", 10, 10, 1), launch(12, 9, 9, name="cudaStreamSynchronize"),
+              _op("aten::item", 21, 9), launch(30, 5, 2), kernel("k2", 37, 10, 2)]
+    assert _causes_us(tmp_path, events, 10) == {"host_wait": 8.0, "host": 2.0, "launch": 7.0}
+
+
+def test_a_blocking_copy_is_a_copy_call_and_a_wait_never_a_launch(tmp_path):
+    # cudaMemcpyAsync 12-40 into pageable memory: its copy runs 22-30 and the call returns at 40 (blocking).
+    # The GPU idles 20-22 for the copy call, then 30-52: the host was in the blocking call until 40 and the
+    # wait had run 18 us before the GPU went idle, so 30-45 is host_wait; the launch 45-52.
+    events = [launch(0, 5, 1), kernel("k1", 10, 10, 1), launch(12, 28, 2, name="cudaMemcpyAsync"),
+              x_event("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 22, 8, pid=0, tid=7, device=0, stream=7,
+                      correlation=2, bytes=4096),
+              _op("aten::add", 40, 5), launch(45, 5, 3), kernel("k3", 52, 10, 3)]
+    assert _causes_us(tmp_path, events, 10) == {"copy_call": 2.0, "host_wait": 15.0, "launch": 7.0}
+
+
+def test_work_without_a_host_call_is_unattributed(tmp_path):
+    events = [_op("aten::empty", 0, 1), kernel("k1", 10, 10, 1), kernel("k2", 30, 10, 2)]
+    assert _causes_us(tmp_path, events, 10, 40) == {"unattributed": 10.0}
+
+
+def test_the_report_gives_each_gpu_and_step_its_causes(tmp_path):
+    events = [x_event("user_annotation", "ProfilerStep#1", 0, 60), x_event("user_annotation", "ProfilerStep#2", 60, 60)]
+    for base in (0, 60):
+        events += [launch(base, 5, base + 1), kernel("k1", base + 10, 10, base + 1), _op("aten::add", base + 20, 20),
+                   launch(base + 40, 5, base + 2), kernel("k2", base + 48, 10, base + 2)]
+    report = host_report(_model(tmp_path, events))
+    idle = report["idle_attribution"]
+    assert idle["causes"] == list(IDLE_CAUSES)
+    (gpu,) = idle["gpus"]
+    assert gpu["device"] == "/device:GPU:0" and gpu["window_ms"] == 0.12
+    # Per step: 0-10 before k1 (its call started at 0: launch), host 20-40, launch 40-48, 58-60 untraced tail
+    # (k1 of the next step is launched at 60) or no work after (the last step).
+    assert [s["step"] for s in gpu["steps"]] == ["ProfilerStep#1", "ProfilerStep#2"]
+    first = gpu["steps"][0]["cause_ms"]
+    assert (first["launch"], first["host"], first["host_untraced"]) == (0.018, 0.02, 0.002)
+    assert gpu["cause_ms"]["host"] == 0.04 and gpu["cause_pct"]["host"] == pytest.approx(33.33)
+    assert gpu["steps"][1]["cause_ms"]["unattributed"] == 0.002
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("cudaStreamSynchronize", True), ("cudaDeviceSynchronize", True), ("cuCtxSynchronize", True),
+    ("hipStreamSynchronize", True), ("cudaEventSynchronize", True), ("cudaMemcpy", True),
+    ("hipMemcpyWithStream", True), ("cuMemcpyDtoH_v2", True), ("np.asarray(jax.Array)", True),
+    ("PjRtStreamExecutorBuffer::BlockHostUntilReady", True), ("$array.py:290 block_until_ready", True),
+    ("cudaMemcpyAsync", False), ("cudaLaunchKernel", False), ("LocalDeviceState::WaitFor", False),
+    ("aten::add", False), ("$numpy asarray", False)])
+def test_device_waits_are_named_in_every_framework(name, expected):
+    assert is_device_wait(name) is expected
+
+
+def test_a100_8rank_control_waits_little_for_launches(kineto_models):
+    # The rank's GPU idles 16.4% of the profile; the launch calls it waited for are 2.8% of it, and the
+    # launch finding is not a bottleneck (the host runs its framework ops late: 11%).
+    model = kineto_models["a100_8rank_control"]
+    report = host_report(model)
+    (gpu,) = report["idle_attribution"]["gpus"]
+    assert gpu["idle_pct"] == pytest.approx(16.4, abs=0.1)
+    assert gpu["cause_pct"]["launch"] < 3.0
+    assert gpu["cause_pct"]["host"] == pytest.approx(11.0, abs=0.2)
+    assert report["summary"]["bottleneck"] != "launch"
+    assert all(f["id"] != "launch.gpu_starved_by_launches" for f in report["findings"])
