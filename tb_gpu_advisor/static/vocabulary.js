@@ -276,11 +276,13 @@ export const VOCABULARY = Object.freeze({
     "recorded on",
     "collective",
     "calls",
+    "per step",
     "time",
     "bytes in",
     "dtype",
     "group",
-    "sizes from"
+    "sizes from",
+    "issued by"
   ],
   "collectiveSources": {
     "kernel": "NCCL/RCCL kernels on the GPU",

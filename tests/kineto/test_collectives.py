@@ -63,3 +63,14 @@ def test_a100_8rank_control_collectives_come_from_their_host_ops(kineto_models):
     # DDP's gradient buckets: 3 float32 all-reduces per step (6 steps), 1.2 GB over the profile
     reduces = [c for c in calls if c.collective == "allreduce"]
     assert (sum(c.in_bytes for c in reduces), {c.dtype for c in reduces}) == (1_200_223_224, {"Float"})
+
+
+def test_the_collectives_table_says_per_step_counts_and_the_issuing_op(kineto_models):
+    from tb_gpu_advisor.pipeline import host_report
+    from tb_gpu_advisor.report.sections import host_sections
+    section = next(s for s in host_sections(host_report(kineto_models["a100_8rank_control"]))
+                   if s.title == "Collectives")
+    rows = {(row[0], row[1]): row for row in section.table.rows}
+    # 6 steps: 7 all-to-alls and 3 DDP bucket all-reduces per step, each named by its nccl: annotation
+    assert rows[("kernel", "alltoall")][3] == "7" and rows[("kernel", "alltoall")][-1] == "nccl:all_to_all"
+    assert rows[("kernel", "allreduce")][3] == "3" and rows[("kernel", "allreduce")][-1] == "nccl:all_reduce"
