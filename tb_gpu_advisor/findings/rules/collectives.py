@@ -8,7 +8,7 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
-from tb_gpu_advisor.findings.rules.communication import NOT_ALLREDUCE_IDIOM, exposed_collectives_ms, kinds_of
+from tb_gpu_advisor.findings.rules.communication import exposed_collectives_ms, kinds_of
 from tb_gpu_advisor.findings.thresholds import (BACKWARD_SHARE_OF_COMPUTE, COLLECTIVES_HIGH_PCT,
                                                 COLLECTIVES_MEDIUM_PCT, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT,
                                                 PER_PARAMETER_MAX_BYTES, PER_PARAMETER_MAX_MS,
@@ -66,7 +66,17 @@ cannot make the step much shorter: move fewer bytes, less often. In order:
 Then check the transport: NCCL_DEBUG=INFO (RCCL reads the same variable) shows whether NVLink/xGMI or
 InfiniBand is used ("NET/Socket" or "SHM" means TCP or host memory).""",
             docs=(L.TORCH_DDP, L.TORCH_DDP_HOOKS, L.NCCL_GUIDE)),
-        variants=(("any:not_allreduce", NOT_ALLREDUCE_IDIOM),),
+        variants=(("any:not_allreduce", Idiom(
+            fix_summary="Move fewer bytes in the exchanges: shard to keep lookups local, 16-bit comms, the link.",
+            fix="""\
+Most exposed collective time is point-to-point or all-to-all exchange (pipeline or model parallelism,
+sharded embedding tables), and it takes longer than the compute that could hide it, so better overlap
+cannot remove it: exchange fewer bytes. Sharded embeddings: let the sharding planner keep small tables
+data-parallel or table-wise on fewer ranks, and send 16-bit values through the all-to-all (TorchRec's
+quantized comms: QCommsConfig with forward/backward precision FP16 or BF16). Pipelines: fewer, larger
+stage boundaries. Then check the transport (NCCL_DEBUG=INFO; "NET/Socket" or "SHM" means TCP or host memory)
+and capture every rank for the same steps: a rank that waits in the exchange may be waiting for a slower peer.""",
+            docs=(L.NCCL_GUIDE,))),),
     ),
     "collectives.per_parameter_allreduce": Entry(
         category="communication",
