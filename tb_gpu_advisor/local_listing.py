@@ -32,10 +32,12 @@ def local_target(path, confined=False):
     return Target(path=path, name=os.path.basename(os.path.normpath(path)), is_file=False, hosts=direct, runs=runs)
 
 
-def local_runs(logdir, follow_symlinks=True, enter_links_out=True):
+def local_runs(logdir, follow_symlinks=True, enter_links_out=True, memo=None):
     """Every ProfileRun under a local `logdir`, newest first, with absolute paths. follow_symlinks=False
     refuses (HostFile.problem) host files and run directories that are links to places outside the logdir;
-    enter_links_out=False also leaves such a run directory unlisted, so not even its file names are read."""
+    enter_links_out=False also leaves such a run directory unlisted, so not even its file names are read.
+    `memo` ({run directory: (its stat, hosts)}, kept by the caller between calls) re-reads only run directories
+    whose inode or modification time changed."""
     runs = []
     logdir = os.path.abspath(logdir)
     logdir_real = None if follow_symlinks else os.path.realpath(logdir)
@@ -52,15 +54,32 @@ def local_runs(logdir, follow_symlinks=True, enter_links_out=True):
         tb_run = os.path.relpath(os.path.dirname(os.path.dirname(directory)), logdir)
         for profile_run in sorted(subdirs):
             run_path = os.path.join(directory, profile_run)
-            if not enter_links_out and not _inside(run_path, os.path.realpath(logdir)):
+            if not enter_links_out and os.path.islink(run_path) and not _inside(run_path, os.path.realpath(logdir)):
                 continue
-            hosts = _hosts_in(run_path, logdir_real)
+            hosts = _hosts_in(run_path, logdir_real) if memo is None else _remembered_hosts(run_path, logdir_real,
+                                                                                             memo)
             if hosts:
                 tb_run_id = "" if tb_run == "." else tb_run.replace(os.sep, "/")
                 runs.append(ProfileRun(run=run_id(tb_run_id, profile_run), path=run_path, hosts=hosts,
-                                       captured_at=capture_time(profile_run)))
+                                       captured_at=capture_time(profile_run), series=tb_run_id))
         subdirs[:] = []
     return newest_first(runs)
+
+
+def _remembered_hosts(run_path, logdir_real, memo):
+    """_hosts_in(run_path), from `memo` when the directory (and what a link to it points at) did not change."""
+    try:
+        stat = os.stat(run_path)
+        key = (stat.st_dev, stat.st_ino, stat.st_mtime_ns, os.path.islink(run_path))
+    except OSError:
+        memo.pop(run_path, None)
+        return ()
+    known = memo.get(run_path)
+    if known is not None and known[0] == key:
+        return known[1]
+    hosts = _hosts_in(run_path, logdir_real)
+    memo[run_path] = (key, hosts)
+    return hosts
 
 
 def _hosts_in(directory, logdir_real=None):
@@ -72,11 +91,13 @@ def _hosts_in(directory, logdir_real=None):
     except OSError:
         return ()
     hosts = []
+    # callers reach `directory` through no link but, maybe, its own: only it and its entries can lead out
+    linked = bool(logdir_real) and os.path.islink(directory)
     for name in names:
         if not name.endswith(XPLANE_SUFFIX):
             continue
         path = os.path.join(directory, name)
-        hosts.append(HostFile(host=host_name(name), path=path, problem=_outside_problem(path, logdir_real)))
+        hosts.append(HostFile(host=host_name(name), path=path, problem=_outside_problem(path, logdir_real, linked)))
     return tuple(hosts)
 
 
@@ -87,9 +108,13 @@ def _modified(path):
         return None
 
 
-def _outside_problem(path, logdir_real):
-    """OUTSIDE_LOGDIR when `logdir_real` is given and the real path of `path` lies outside it, else None."""
-    return OUTSIDE_LOGDIR if logdir_real and not _inside(path, logdir_real) else None
+def _outside_problem(path, logdir_real, linked=False):
+    """OUTSIDE_LOGDIR when `logdir_real` is given and the real path of `path` lies outside it, else None. The
+    directory of `path` was reached through no link (unless `linked`): only a link at `path` can lead out, so
+    realpath, a stat per path component, is called only then."""
+    if not logdir_real or not (linked or os.path.islink(path)):
+        return None
+    return None if _inside(path, logdir_real) else OUTSIDE_LOGDIR
 
 
 def _inside(path, root_real):

@@ -17,8 +17,6 @@ from tb_gpu_advisor.kineto.files import is_kineto_file, worker_and_span
 from tb_gpu_advisor.kineto.runs import kineto_runs
 
 _RUN_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
-# Span timestamps taken as capture times: milliseconds since the epoch between 2001 and 2286.
-_SPAN_MS = (10**12, 10**13)
 
 NO_PROFILES = ("no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/<host>.xplane.pb "
                "(capture one with tf.profiler or jax.profiler.trace) or <logdir>/<run>/<worker>.<span>.pt.trace.json"
@@ -41,6 +39,9 @@ class ProfileRun:
     hosts: tuple  # HostFile, sorted by host
     # When it was captured, in seconds since the epoch (capture_time), None when unknown: orders the runs.
     captured_at: float | None = field(default=None, compare=False)
+    # The series the run belongs to (a directory relative to the logdir: the TensorBoard run holding
+    # plugins/profile, "" at the root; a Kineto run's directory); None: the run id without its last component.
+    series: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -75,20 +76,30 @@ def kineto_profile_runs(run_dir, directory, names, join, problem_of=None, modifi
         hosts = tuple(host_file(worker, name) for worker, name in members)
         found.append(ProfileRun(run=key, path=directory, hosts=hosts,
                                 captured_at=_kineto_capture_time([name for _, name in members], hosts,
-                                                                 modified_of)))
+                                                                 modified_of), series=run_dir))
     return found
 
 
 def _kineto_capture_time(names, hosts, modified_of):
-    """The newest span timestamp of the run's file names (milliseconds since the epoch, as
-    tensorboard_trace_handler writes them), else the newest modification time of its files, else None."""
-    spans = [int(span) / 1000 for span in (worker_and_span(name)[1] for name in names)
-             if span is not None and _SPAN_MS[0] <= int(span) <= _SPAN_MS[1]]
+    """The newest span timestamp of the run's file names (since the epoch, as tensorboard_trace_handler writes
+    them: milliseconds in older PyTorch, nanoseconds in newer), else the newest modification time of its files,
+    else None."""
+    spans = [_epoch_s(int(span)) for span in (worker_and_span(name)[1] for name in names) if span is not None]
+    spans = [span for span in spans if span is not None]
     if spans:
         return max(spans)
     times = [modified_of(host.path) for host in hosts] if modified_of else []
     times = [t for t in times if t is not None]
     return max(times) if times else None
+
+
+def _epoch_s(span):
+    """Seconds since the epoch of a span in milliseconds, microseconds or nanoseconds (told apart by size: each
+    unit's values from 2001 to 2286 have their own number of digits), else None."""
+    for digits, per_second in ((13, 10**3), (16, 10**6), (19, 10**9)):
+        if 10**(digits - 1) <= span < 10**digits:
+            return span / per_second
+    return None
 
 
 def capture_time(profile_run):

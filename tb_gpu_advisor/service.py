@@ -24,7 +24,7 @@ from tb_gpu_advisor.constants import (DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES
                                       DEFAULT_TIME_BUDGET_S)
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.discovery import version
-from tb_gpu_advisor.isolated_pool import Budgets, IsolatedPool
+from tb_gpu_advisor.isolated_pool import AnalysisCancelled, Budgets, IsolatedPool
 from tb_gpu_advisor.model.build import reporting_progress
 from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.remote import is_remote_url
@@ -51,6 +51,12 @@ class _Entry:
         self.progress = 0.0
         self.timeline = None  # the TimelineSource of a host report's model, once built
         self.size = 0  # bytes the finished result holds (its JSON length), counted against the cache's bound
+
+    @classmethod
+    def failed(cls, error):
+        entry = cls()
+        entry.future = _failed(error)
+        return entry
 
     def model_progress(self, done_bytes, total_bytes):
         self.progress = _MODEL_SHARE * done_bytes / total_bytes if total_bytes else 0.0
@@ -104,7 +110,8 @@ class AnalysisService:
 
     def submit_comparison(self, baseline_file, candidate_file):
         """Future of compare_reports(baseline HostReport, candidate HostReport), cached per version of both files;
-        computed when both reports (shared with every other request for them) are done, on no pool thread."""
+        computed when both reports (shared with every other request for them) are done, in a worker process
+        (isolated) or on the thread that finished the second report (isolated=False)."""
         try:
             key = self._comparison_key(baseline_file, candidate_file)
         except ProfileError as err:
@@ -114,11 +121,14 @@ class AnalysisService:
             reports = [self.submit(None, baseline_file), self.submit(None, candidate_file)]
 
             def compare(_):
+                if self._isolated:
+                    baseline, candidate = (future.result() for future in reports)
+                    return self._pool.submit(0, worker_jobs.comparison, baseline, candidate,
+                                             label=candidate_file.path)
                 result = self._guarded(self._comparison_job, reports, candidate_file.path)
-                entry.size = json_size(result)
-                return result
+                return _done((result, json_size(result)))
 
-            return _then(_all(reports), compare)
+            return _then(_flatten(_then(_all(reports), compare)), lambda done: self._unpack_sized(entry, done))
 
         return self._cached(key, start).future
 
@@ -184,6 +194,11 @@ class AnalysisService:
         return self._cached(key, start)
 
     @staticmethod
+    def _unpack_sized(entry, done):
+        result, entry.size = done.result()
+        return result
+
+    @staticmethod
     def _unpack(entry, outcome):
         report, entry.timeline, entry.size = outcome
         return report
@@ -197,7 +212,10 @@ class AnalysisService:
                 self._entries.move_to_end(key)
                 return entry
             entry = _Entry()
-            entry.future = start(entry)
+            try:
+                entry.future = start(entry)
+            except RuntimeError:  # the pool was shut down: the server is stopping
+                return _Entry.failed(AnalysisCancelled(str(key[1])))
             self._entries[key] = entry
             self._evict()
         entry.future.add_done_callback(lambda _: self._evict())
@@ -302,7 +320,7 @@ def _then(future, fn):
     result.set_running_or_notify_cancel()
 
     def done(source):
-        error = source.exception() if not source.cancelled() else ProfileError("<analysis>", "cancelled")
+        error = source.exception() if not source.cancelled() else AnalysisCancelled("<analysis>")
         if error is not None:
             result.set_exception(error)
             return
@@ -327,14 +345,14 @@ def _flatten(future):
     result.set_running_or_notify_cancel()
 
     def inner_done(inner):
-        error = inner.exception() if not inner.cancelled() else ProfileError("<analysis>", "cancelled")
+        error = inner.exception() if not inner.cancelled() else AnalysisCancelled("<analysis>")
         if error is not None:
             result.set_exception(error)
         else:
             result.set_result(inner.result())
 
     def outer_done(outer):
-        error = outer.exception() if not outer.cancelled() else ProfileError("<analysis>", "cancelled")
+        error = outer.exception() if not outer.cancelled() else AnalysisCancelled("<analysis>")
         if error is not None:
             result.set_exception(error)
         else:

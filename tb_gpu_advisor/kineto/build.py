@@ -1,322 +1,35 @@
 """Kineto trace -> TraceModel: device activity per GPU and stream, host launches, steps, waits and syncs.
 
 Times become integer picoseconds from the earliest event, computed exactly from the file's decimal
-microseconds (`decimal.Decimal`, never float), so sub-microsecond events keep their order and length.
+microseconds (`decimal.Decimal`, never float), so sub-microsecond events keep their order and length. The events
+are gathered by kineto.collect as they stream by; this module turns its columns into the model.
 """
 
-import re
-from array import array
+from dataclasses import replace
 
 import numpy as np
 
-from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, MAX_PLANES
-from tb_gpu_advisor.kineto.collectives import CollectiveCollector
+from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.kineto.collect import Collector, column
 from tb_gpu_advisor.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.kineto.files import worker_and_span
+from tb_gpu_advisor.kineto.op_work import event_work, launch_work
 from tb_gpu_advisor.kineto.ops import launch_ops
-from tb_gpu_advisor.kineto.python_calls import python_call_name
 from tb_gpu_advisor.kineto.stream import stream_trace
-from tb_gpu_advisor.kineto.values import (PS_PER_US, WINDOW_PS, LeftOut, clean_text, copy_details, input_dims,
-                                          integer, is_number, kernel_config, plausible_us)
+from tb_gpu_advisor.kineto.values import clean_text, integer
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.allocators import AllocatorStats
-from tb_gpu_advisor.model.collective_names import is_collective_host_op
-from tb_gpu_advisor.model.device import classify_event_name
-from tb_gpu_advisor.model.host import DEVICE_WAIT_TAG, event_tag, outermost_markers
-from tb_gpu_advisor.model.host_waits import is_device_wait
+from tb_gpu_advisor.model.host import outermost_markers
 from tb_gpu_advisor.model.limits import check_model_times
-from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
-from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActivity, GpuDevice, HostActivity,
-                                        StepMarker, TraceModel)
+from tb_gpu_advisor.model.trace import DeviceActivity, GpuDevice, HostActivity, StepMarker, TraceModel
 
 FORMAT = "kineto"
-# Old Kineto spelled the categories differently (PyTorch 1.8-1.9).
-_CATEGORY_ALIASES = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_memset", "Runtime": "cuda_runtime",
-                     "Operator": "cpu_op", "Driver": "cuda_driver"}
-_DEVICE_CATEGORIES = {"kernel": ActivityKind.KERNEL, "gpu_memcpy": ActivityKind.MEMCPY,
-                      "gpu_memset": ActivityKind.MEMSET}
-_LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver"}
-# Categories on the device tracks that are not device work.
-_DEVICE_SIDE = {"gpu_user_annotation", "cuda_sync", "ac2g", "Trace", "cuda_profiler_range"}
-# PyTorch's profile_memory events: one per (de)allocation, with the allocator's total after it; c10's device type
-# 1 is CUDA (ROCm builds report HIP as CUDA too).
-_MEMORY_EVENT = "[memory]"
-_CUDA_DEVICE_TYPE = 1
-_STEP = re.compile(r"^ProfilerStep#(\d+)$")
-_INPUT_WAIT_PREFIX = "enumerate(DataLoader)"
-_ZERO_GRAD_PREFIX = "Optimizer.zero_grad"
-_FILL_OPS = {"aten::zero_", "aten::fill_"}
-# PyTorch's loss operators, whose input and target `Input Dims` hold the rows a step scores
-# (analysis.examples_per_step); a composite loss (cross entropy) encloses the ones it calls.
-LOSS_OPS = frozenset({
-    "aten::cross_entropy_loss", "aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d", "aten::mse_loss",
-    "aten::l1_loss", "aten::smooth_l1_loss", "aten::huber_loss", "aten::binary_cross_entropy",
-    "aten::binary_cross_entropy_with_logits", "aten::kl_div", "aten::soft_margin_loss",
-    "aten::multilabel_margin_loss", "aten::multi_margin_loss", "aten::hinge_embedding_loss",
-    "aten::poisson_nll_loss", "aten::cosine_embedding_loss", "aten::margin_ranking_loss"})
-# Host calls that block until the device is done (the runtime API and HIP spellings).
-_SYNC_CALLS = re.compile(r"^(cuda|hip)(Device|Stream|Event|Ctx)Synchroni[sz]e$|"
-                         r"^(cuda|hip)Memcpy$")
-# One-time setup calls (context, streams, module loading, first allocations); a long one marks warm-up.
-_INIT_CALLS = re.compile(r"^(cu|cuda|hip)(Free|Malloc\w*|HostAlloc|HostRegister|StreamCreate\w*|"
-                         r"DeviceGetStreamPriorityRange|ModuleLoad\w*|LibraryLoad\w*|CtxCreate\w*|"
-                         r"DevicePrimaryCtxRetain|SetDevice|GetDeviceProperties\w*|FuncGetAttributes|"
-                         r"EventCreate\w*)$")
-_INIT_MIN_PS = 1_000_000_000  # 1 ms: these calls take microseconds once the process is warm
-
-
-class _Device:
-    """Growing columns of one GPU's events."""
-
-    def __init__(self):
-        self.start, self.duration = array("q"), array("q")
-        self.kind, self.stream, self.correlation = array("b"), array("q"), array("q")
-        self.name_id, self.config_id, self.copy_id, self.direction = (array("i"), array("i"), array("i"),
-                                                                      array("b"))
-        self.names, self.configs, self.copies = {}, {}, {}
-
-
-def _intern(table, value):
-    found = table.get(value)
-    if found is None:
-        found = table[value] = len(table)
-    return found
-
-
-class _Collector:
-    """Takes the events as they stream by and keeps only what the model needs, in compact columns."""
-
-    def __init__(self, origin_us=None):
-        self.origin_us = origin_us  # the microsecond time of picosecond 0: the first plausible event's
-        self.devices = {}
-        self.launch_corr, self.launch_start, self.launch_dur, self.launch_tid = (array("q"), array("q"),
-                                                                                  array("q"), array("q"))
-        self.ops = {}  # thread -> (starts, ends, name ids) of cpu_op events, to name the launches' ops
-        self.op_names = {}
-        self.busy_start, self.busy_end = array("q"), array("q")
-        self.wait_start, self.wait_end = array("q"), array("q")
-        self.sync_start, self.sync_end = array("q"), array("q")
-        self.zero_grad_start, self.zero_grad_end = array("q"), array("q")
-        self.fill_start, self.fill_end = array("q"), array("q")
-        self.tagged = {}
-        self.markers = []
-        self.op_totals = {}
-        self.loss_calls = []  # (name, start ps, end ps, input dims or None) of LOSS_OPS events
-        self.threads = {}  # (pid, tid) -> small int
-        self.thread_roles = {}  # thread -> ({wait kind: (starts, ends)}, wake (starts, ends)) of model.waits calls
-        self.python_spans = {}  # thread -> (starts, ends) of python_function events
-        self.marker_threads = set()
-        self.roles = {}  # Python call name -> model.waits.call_role (None: neither a wait nor a wake)
-        self.collectives = CollectiveCollector()
-        self.memory = {}  # device -> [peak Total Allocated, events] of `[memory]` events
-        self.left_out = LeftOut()
-        self.kept = 0  # complete events within the window
-        self.profiler_ranges = 0  # CUPTI range-profiler events: kernels' counters, without kernel times
-        self.kind_cache = {}
-
-    def _times(self, event):
-        """(start ps from the origin, duration ps) of a complete event, or None after counting why it is left
-        out: a ts/dur that is not a number, one no profiler records, or a time outside the window."""
-        ts, dur = event.get("ts"), event.get("dur", 0)
-        if not (is_number(ts) and is_number(dur)):
-            self.left_out.unusable += 1
-            return None
-        ts_us, dur_us = plausible_us(ts), plausible_us(dur)
-        if ts_us is None or dur_us is None or dur_us < 0:
-            self.left_out.implausible(ts, dur)
-            return None
-        if self.origin_us is None:
-            self.origin_us = ts_us
-        start = int((ts_us - self.origin_us) * PS_PER_US)
-        duration = int(dur_us * PS_PER_US)
-        if not -WINDOW_PS < start <= start + duration < WINDOW_PS:
-            self.left_out.far(ts_us)
-            return None
-        self.kept += 1
-        return start, duration
-
-    def add(self, event):
-        if not isinstance(event, dict):
-            return
-        if event.get("ph") != "X":
-            if event.get("ph") == "i" and event.get("name") == _MEMORY_EVENT:
-                self._memory(event.get("args"))
-            return
-        cat = event.get("cat")
-        cat = _CATEGORY_ALIASES.get(cat, cat)
-        times = self._times(event)
-        if times is None:
-            return
-        start, duration = times
-        name = event.get("name")
-        name = clean_text(name) if isinstance(name, str) else ""
-        args = event.get("args")
-        args = args if isinstance(args, dict) else {}
-        kind = _DEVICE_CATEGORIES.get(cat)
-        if kind is not None:
-            self._device_event(kind, name, start, duration, event, args)
-        elif cat == "cuda_sync":
-            self._span(self.sync_start, self.sync_end, start, duration)
-        elif cat == "cuda_profiler_range":
-            self.profiler_ranges += 1
-        elif cat not in _DEVICE_SIDE:
-            self._host_event(cat, name, start, duration, event, args)
-
-    def _memory(self, args):
-        """A `[memory]` instant event (profile_memory=True): the device allocator's bytes after an (de)allocation."""
-        if not isinstance(args, dict) or integer(args.get("Device Type")) != _CUDA_DEVICE_TYPE:
-            return
-        device, allocated = integer(args.get("Device Id")), integer(args.get("Total Allocated"))
-        if device < 0 or allocated < 0:
-            return
-        entry = self.memory.setdefault(device, [0, 0])
-        entry[0] = max(entry[0], allocated)
-        entry[1] += 1
-
-    def _python_call(self, thread, name, start, end):
-        """Keeps a Python call's span for its thread's busy time, and its span as a wait or a wake."""
-        spans = self.python_spans.get(thread)
-        if spans is None:
-            spans = self.python_spans[thread] = (array("q"), array("q"))
-        spans[0].append(start)
-        spans[1].append(end)
-        role = self.roles.get(name, ())
-        if role == ():
-            role = self.roles[name] = call_role(name)
-        if role is not None:
-            waits, wakes = self.thread_roles.setdefault(thread, ({}, (array("q"), array("q"))))
-            spans = waits.setdefault(role[1], (array("q"), array("q"))) if role[0] == "wait" else wakes
-            spans[0].append(start)
-            spans[1].append(end)
-
-    def thread_waits(self):
-        """ThreadWaits of the threads with waits or wakes, in order of their first event."""
-        feeding = self.marker_threads | set(self.launch_tid)
-        ids = {index: tid for (_, tid), index in self.threads.items()}
-        found = []
-        for thread in sorted(self.thread_roles):
-            waits, wakes = self.thread_roles[thread]
-            busy = [self.python_spans[thread]] + ([self.ops[thread][:2]] if thread in self.ops else [])
-            found.append(thread_waits(
-                thread_label("", ids[thread]), thread in feeding,
-                {kind: tuple(_column(c, np.int64) for c in spans) for kind, spans in waits.items()},
-                tuple(_column(c, np.int64) for c in wakes),
-                tuple(np.concatenate([_column(spans[i], np.int64) for spans in busy]) for i in (0, 1))))
-        return tuple(found)
-
-    @staticmethod
-    def _span(starts, ends, start, duration):
-        if duration > 0:
-            starts.append(start)
-            ends.append(start + duration)
-
-    def _device_event(self, kind, name, start, duration, event, args):
-        if duration <= 0:
-            return
-        ordinal = integer(args.get("device"), integer(event.get("pid"), -1, 0, MAX_PLANES), 0, MAX_PLANES)
-        if ordinal < 0:
-            self.left_out.no_device += 1
-            return
-        device = self.devices.get(ordinal)
-        if device is None:
-            device = self.devices[ordinal] = _Device()
-        config_id = copy_id = -1
-        direction = CopyDirection.NONE
-        if kind == ActivityKind.KERNEL:
-            config_id = _intern(device.configs, kernel_config(args))
-            self.collectives.add_kernel(ordinal, name, start, duration, args, integer(args.get("correlation")))
-        elif kind == ActivityKind.MEMCPY:
-            cached = self.kind_cache.get(name)
-            if cached is None:
-                cached = self.kind_cache[name] = classify_event_name(name if name.startswith("Memcpy")
-                                                                     else "Memcpy " + name)[1]
-            direction = cached
-            details, implausible = copy_details(name, args)
-            self.left_out.copy_sizes += implausible
-            copy_id = _intern(device.copies, details)
-        device.start.append(start)
-        device.duration.append(duration)
-        device.kind.append(int(kind))
-        device.stream.append(integer(args.get("stream"), integer(event.get("tid"), 0)))
-        device.correlation.append(integer(args.get("correlation")))
-        device.name_id.append(_intern(device.names, name))
-        device.config_id.append(config_id)
-        device.copy_id.append(copy_id)
-        device.direction.append(int(direction))
-
-    def _host_event(self, cat, name, start, duration, event, args):
-        thread = (event.get("pid"), event.get("tid"))
-        if not isinstance(thread[0], int):
-            return  # the profiler's own spans ("Spans", "Traces")
-        thread = self.threads.setdefault(thread, len(self.threads))
-        step = _STEP.match(name)
-        if step:
-            if duration > 0:
-                self.marker_threads.add(thread)
-                self.markers.append(StepMarker(name=name, start_ps=start, end_ps=start + duration, source="host",
-                                               step_num=int(step.group(1))))
-            return
-        entry = self.op_totals.get(name)
-        if entry is None:
-            self.op_totals[name] = [1, duration]
-        else:
-            entry[0] += 1
-            entry[1] += duration
-        if duration <= 0:
-            return
-        end = start + duration
-        self.busy_start.append(start)
-        self.busy_end.append(end)
-        if cat == "python_function":
-            self._python_call(thread, name, start, end)
-        if cat in _LAUNCH_CATEGORIES:
-            correlation = integer(args.get("correlation"))
-            if correlation >= 0:
-                self.launch_corr.append(correlation)
-                self.launch_start.append(start)
-                self.launch_dur.append(duration)
-                self.launch_tid.append(thread)
-            if is_device_wait(name):
-                spans = self.tagged.setdefault(DEVICE_WAIT_TAG, (array("q"), array("q")))
-                self._span(spans[0], spans[1], start, duration)
-            if _SYNC_CALLS.match(name):
-                self._span(self.sync_start, self.sync_end, start, duration)
-            elif duration >= _INIT_MIN_PS and _INIT_CALLS.match(name):
-                spans = self.tagged.setdefault("init", (array("q"), array("q")))
-                self._span(spans[0], spans[1], start, duration)
-            return
-        if name.startswith(_INPUT_WAIT_PREFIX):
-            self._span(self.wait_start, self.wait_end, start, duration)
-        elif name.startswith(_ZERO_GRAD_PREFIX):
-            self._span(self.zero_grad_start, self.zero_grad_end, start, duration)
-        elif name in _FILL_OPS:
-            self._span(self.fill_start, self.fill_end, start, duration)
-        if is_collective_host_op(name):
-            self.collectives.add_host_op(thread, name, start, duration, args)
-        if cat == "cpu_op":
-            columns = self.ops.get(thread)
-            if columns is None:
-                columns = self.ops[thread] = (array("q"), array("q"), array("i"))
-            columns[0].append(start)
-            columns[1].append(end)
-            columns[2].append(_intern(self.op_names, name))
-            if name in LOSS_OPS:
-                self.loss_calls.append((name, start, end, input_dims(args.get("Input Dims"))))
-        call = python_call_name(name) if cat == "python_function" else None
-        tag = event_tag(call if call is not None else name)
-        if tag is not None:
-            spans = self.tagged.setdefault(tag, (array("q"), array("q")))
-            self._span(spans[0], spans[1], start, duration)
-
-
-def _column(values, dtype):
-    return np.frombuffer(values, dtype=dtype).copy() if len(values) else np.zeros(0, dtype)
 
 
 def _activity(device, op_of_correlation, op_table):
-    start = _column(device.start, np.int64)
+    start = column(device.start, np.int64)
     order = np.argsort(start, kind="stable")
-    correlation = _column(device.correlation, np.int64)[order]
+    correlation = column(device.correlation, np.int64)[order]
     op_id = np.full(len(correlation), -1, dtype=np.int32)
     if len(op_of_correlation[0]):
         position = np.minimum(np.searchsorted(op_of_correlation[0], correlation), len(op_of_correlation[0]) - 1)
@@ -325,11 +38,11 @@ def _activity(device, op_of_correlation, op_table):
         op_id[found] = np.array([op_table.setdefault(int(n), len(op_table)) for n in names], dtype=np.int32) \
             if len(names) else np.zeros(0, np.int32)
     return DeviceActivity(
-        start_ps=start[order], duration_ps=_column(device.duration, np.int64)[order],
-        kind=_column(device.kind, np.int8)[order], stream_id=_column(device.stream, np.int64)[order],
-        correlation_id=correlation, name_id=_column(device.name_id, np.int32)[order],
-        config_id=_column(device.config_id, np.int32)[order], op_id=op_id,
-        copy_direction=_column(device.direction, np.int8)[order], copy_id=_column(device.copy_id, np.int32)[order],
+        start_ps=start[order], duration_ps=column(device.duration, np.int64)[order],
+        kind=column(device.kind, np.int8)[order], stream_id=column(device.stream, np.int64)[order],
+        correlation_id=correlation, name_id=column(device.name_id, np.int32)[order],
+        config_id=column(device.config_id, np.int32)[order], op_id=op_id,
+        copy_direction=column(device.direction, np.int8)[order], copy_id=column(device.copy_id, np.int32)[order],
         names=tuple(device.names), configs=tuple(device.configs), op_names=(), copies=tuple(device.copies))
 
 
@@ -354,7 +67,7 @@ def load_kineto_model(path, max_bytes=DEFAULT_MAX_FILE_BYTES, progress=None):
 
 
 def _read(path, max_bytes, origin_us=None):
-    collector = _Collector(origin_us)
+    collector = Collector(origin_us)
     return collector, stream_trace(path, collector.add, max_bytes=max_bytes)
 
 
@@ -366,7 +79,7 @@ def _model(path, c, metadata):
     for columns in (c.launch_start, c.busy_start, c.busy_end, c.wait_start, c.wait_end, c.sync_start, c.sync_end,
                     c.zero_grad_start, c.zero_grad_end, c.fill_start, c.fill_end):
         _shift_array(columns, shift)
-    for starts, ends, _ in c.ops.values():
+    for starts, ends, *_ in c.ops.values():
         _shift_array(starts, shift)
         _shift_array(ends, shift)
     for starts, ends in c.tagged.values():
@@ -376,10 +89,15 @@ def _model(path, c, metadata):
     markers = [StepMarker(name=m.name, start_ps=m.start_ps - shift, end_ps=m.end_ps - shift, source="host",
                           step_num=m.step_num) for m in c.markers]
     host = _host_activity(c, _device_correlations(c))
-    op_of_correlation = launch_ops(host, _column(c.launch_tid, np.int64)[np.argsort(
-        _column(c.launch_corr, np.int64), kind="stable")] if len(c.launch_corr) else np.zeros(0, np.int64),
-        {thread: (_column(s, np.int64), _column(e, np.int64), _column(n, np.int32))
-         for thread, (s, e, n) in c.ops.items()})
+    launch_thread = column(c.launch_tid, np.int64)[np.argsort(
+        column(c.launch_corr, np.int64), kind="stable")] if len(c.launch_corr) else np.zeros(0, np.int64)
+    columns = {thread: tuple(column(values, dtype) for values, dtype
+                             in zip(cols, (np.int64, np.int64, np.int32, np.int64, np.int32)))
+               for thread, cols in c.ops.items()}
+    op_of_correlation = launch_ops(host, launch_thread, {thread: cols[:3] for thread, cols in columns.items()})
+    launches = launch_work(host, launch_thread, {thread: (cols[0], cols[1], cols[3], cols[4])
+                                                 for thread, cols in columns.items()})
+    dtypes = tuple(c.op_dtypes)
     op_names = list(c.op_names)
     gpus = []
     properties = metadata.get("deviceProperties")
@@ -388,6 +106,8 @@ def _model(path, c, metadata):
         op_table = {}
         activity = _activity(c.devices[ordinal], op_of_correlation, op_table)
         activity = _with_op_names(activity, [op_names[index] for index in op_table])
+        activity = replace(activity, work=event_work(activity.correlation_id, activity.duration_ps, launches,
+                                                      c.op_costs, dtypes))
         caps, device_warnings = capabilities(properties, ordinal)
         warnings += device_warnings
         gpus.append(GpuDevice(ordinal=ordinal, name=device_events_name(ordinal), capabilities=caps,
@@ -410,17 +130,16 @@ def _model(path, c, metadata):
     )
 
 
+def _with_op_names(activity, names):
+    return replace(activity, op_names=tuple(names))
+
+
 def _launches_of(c, correlations):
     """{correlation: (thread, start)} of the launch calls of the given correlation ids (before any shift)."""
     if not correlations:
         return {}
     return {corr: (tid, start) for corr, start, tid in zip(c.launch_corr, c.launch_start, c.launch_tid)
             if corr in correlations}
-
-
-def _with_op_names(activity, names):
-    from dataclasses import replace
-    return replace(activity, op_names=tuple(names))
 
 
 def _shift(c):
@@ -439,25 +158,25 @@ def _shift_array(values, shift):
 
 def _device_correlations(c):
     """Sorted correlation ids of all device events."""
-    ids = [_column(device.correlation, np.int64) for device in c.devices.values()]
+    ids = [column(device.correlation, np.int64) for device in c.devices.values()]
     return np.unique(np.concatenate(ids)) if ids else np.zeros(0, np.int64)
 
 
 def _host_activity(c, device_correlations):
     """HostActivity; `launch_busy` covers only the runtime calls that put work on a device (a 30 s first
     call that initializes CUDA is host time, not launch time)."""
-    corr = _column(c.launch_corr, np.int64)
-    start = _column(c.launch_start, np.int64)
-    duration = _column(c.launch_dur, np.int64)
+    corr = column(c.launch_corr, np.int64)
+    start = column(c.launch_start, np.int64)
+    duration = column(c.launch_dur, np.int64)
     order = np.argsort(corr, kind="stable")
     corr, start, duration = corr[order], start[order], duration[order]
     launched = np.isin(corr, device_correlations)
-    tagged = {tag: intervals.union(_column(s, np.int64), _column(e, np.int64)) for tag, (s, e) in c.tagged.items()}
+    tagged = {tag: intervals.union(column(s, np.int64), column(e, np.int64)) for tag, (s, e) in c.tagged.items()}
     if len(c.sync_start):
-        tagged["sync"] = intervals.union(_column(c.sync_start, np.int64), _column(c.sync_end, np.int64))
-    fills = intervals.intersect(intervals.union(_column(c.fill_start, np.int64), _column(c.fill_end, np.int64)),
-                                intervals.union(_column(c.zero_grad_start, np.int64),
-                                                _column(c.zero_grad_end, np.int64)))
+        tagged["sync"] = intervals.union(column(c.sync_start, np.int64), column(c.sync_end, np.int64))
+    fills = intervals.intersect(intervals.union(column(c.fill_start, np.int64), column(c.fill_end, np.int64)),
+                                intervals.union(column(c.zero_grad_start, np.int64),
+                                                column(c.zero_grad_end, np.int64)))
     if len(fills):
         tagged["zero_grad_fill"] = fills
     return HostActivity(
@@ -465,8 +184,8 @@ def _host_activity(c, device_correlations):
         launch_start_ps=start,
         launch_duration_ps=duration,
         launch_device_id=np.full(len(corr), -1, dtype=np.int64),
-        input_waits=intervals.union(_column(c.wait_start, np.int64), _column(c.wait_end, np.int64)),
-        busy=intervals.union(_column(c.busy_start, np.int64), _column(c.busy_end, np.int64)),
+        input_waits=intervals.union(column(c.wait_start, np.int64), column(c.wait_end, np.int64)),
+        busy=intervals.union(column(c.busy_start, np.int64), column(c.busy_end, np.int64)),
         launch_busy=intervals.union(start[launched], start[launched] + duration[launched]),
         op_totals={name: tuple(value) for name, value in c.op_totals.items()},
         thread_count=len(c.threads),

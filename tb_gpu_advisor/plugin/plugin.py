@@ -5,6 +5,7 @@ Every response goes through tensorboard's http_util.Respond (nosniff, no-cache, 
 profile itself cannot be analyzed). docs/http_api.md documents each route.
 """
 
+import json
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from tensorboard.backend import http_util
@@ -18,7 +19,7 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import limit_bytes
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
-from tb_gpu_advisor.plugin.run_index import RunIndex
+from tb_gpu_advisor.plugin.run_index import RunIndex, relative_path, run_format
 from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.kernel_page import (DEFAULT_LIMIT, DEFAULT_SORT, MAX_FILTER_CHARS, MAX_LIMIT,
                                                OP_TYPE_CHOICES, SORT_KEYS, kernel_page)
@@ -29,12 +30,22 @@ STATIC_PREFIX = f"/data/plugin/{PLUGIN_NAME}/static/"
 # A request waits this long for an analysis, then gets 202 {"state": "running"} and asks again.
 REQUEST_WAIT_S = 20.0
 MAX_TIMELINE_BINS = 1000
-PROFILE_TAB_ELSEWHERE = ("The Profile tab cannot show these runs: this tab reads a logdir TensorBoard itself cannot "
-                         "read (--gpu_advisor_logdir), the Profile tab reads --logdir only.")
+PROFILE_TAB_ELSEWHERE = ("The Profile tab cannot show these runs: the GPU Advisor reads them from a place TensorBoard's "
+                         "own logdir does not include, so their timelines open only where the files are.")
 
 
 def _respond(request, body, code=200, headers=None):
     return http_util.Respond(request, finite(body), JSON, code=code, headers=headers)
+
+
+def _respond_large(request, body):
+    """_respond for a large body (10,000 overview rows): serialized once, without the two walks over every value
+    that finite() and TensorBoard's Cleanse make, unless the body holds a non-finite number."""
+    try:
+        text = json.dumps(body, allow_nan=False, separators=(",", ":"))
+    except ValueError:
+        return _respond(request, body)
+    return http_util.Respond(request, text, JSON)
 
 
 def _error(request, code, message, headers=None):
@@ -89,7 +100,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             time_budget_s=getattr(flags, "gpu_advisor_time_budget_s", None) or DEFAULT_TIME_BUDGET_S,
             memory_budget_bytes=_mib(getattr(flags, "gpu_advisor_memory_budget_mb", None),
                                      DEFAULT_MEMORY_BUDGET_BYTES))
-        self.overview = OverviewService(self.service)
+        self.overview = OverviewService(self.service, list_runs=self.index.runs)
         self.wait_s = REQUEST_WAIT_S
         self._static = static_files.allowed_files()
         self._fonts_css = fonts.fonts_css(getattr(context, "assets_zip_provider", None)).encode("utf-8")
@@ -131,8 +142,11 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     @_json_route
     def runs_route(self, request):
-        """[{run, hosts}] newest first, as the Profile tab lists them."""
-        return _respond(request, [{"run": r.run, "hosts": [h.host for h in r.hosts]} for r in self.index.runs()])
+        """[{run, hosts, format, files}] newest first, as the Profile tab lists them; `files` name each host's
+        file relative to the logdir (never the server's path)."""
+        return _respond(request, [{"run": r.run, "hosts": [h.host for h in r.hosts], "format": run_format(r),
+                                   "files": {h.host: relative_path(h.path, self.logdir) for h in r.hosts}}
+                                  for r in self.index.runs()])
 
     @_json_route
     def report_route(self, request):
@@ -193,7 +207,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def overview_route(self, request):
         """Every run's row (verdict, confidence, step time, GPU busy, top finding, change against the previous
         run of its series) as far as analyzed; queues the analyses of the others and never waits for one."""
-        return _respond(request, self.overview.overview(self.index.runs()))
+        return _respond_large(request, self.overview.overview())
 
     @_json_route
     def environment_route(self, request):

@@ -113,3 +113,15 @@ def test_copy_byte_totals_are_exact_past_int64():
     assert byte_total(np.array([5, 7], dtype=np.int64)) == 12 and byte_total(np.zeros(0, np.int64)) == 0
     assert parse_copy_details(f"size:{MAX_COPY_BYTES + 1} dest:0 async:1").size_bytes == 0  # corrupt: unknown
     assert parse_copy_details(f"size:{MAX_COPY_BYTES} dest:0 async:1").size_bytes == MAX_COPY_BYTES
+
+
+def test_the_whole_file_parse_caps_the_profiler_s_messages_too(tmp_path):
+    from tb_gpu_advisor.xplane.reader import MAX_MESSAGES
+
+    builder = TraceBuilder()
+    builder.gpu(0).kernel("k", 10, 5)
+    for index in range(MAX_MESSAGES + 7):
+        builder.profiler_warning(f"warning {index}")
+    with open(builder.write(str(tmp_path / "w.xplane.pb")), "rb") as handle:
+        space = parse_space(handle.read())
+    assert len(space.warnings) == MAX_MESSAGES + 1 and space.warnings[-1] == "7 more warnings of the profiler not shown"
