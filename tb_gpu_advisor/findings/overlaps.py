@@ -30,6 +30,7 @@ POOLS = {
     "communication.gpu_imbalance": {"kernel"},
     "launch.gpu_starved_by_launches": {"launch"},
     "launch.tiny_kernels": {"launch", "host", "idle"},
+    "launch.per_tensor_optimizer": {"launch", "host"},
     "threading.tf_data_contention": {"launch"},
     "threading.host_cpu_saturated": {"input_wait", "host", "launch"},
     "host.gpu_idle_host_busy": {"host"},

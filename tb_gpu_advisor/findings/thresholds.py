@@ -137,3 +137,9 @@ GEMM_REACHABLE_ROOF_PCT = 70.0
 GEMM_SMALL_DIM = 128
 # Tensor Core / matrix-core inputs are fetched in 16-byte vectors: dims should be multiples of 16 bytes.
 GEMM_ALIGN_BYTES = 16
+
+# launch.per_tensor_optimizer: an optimizer step launching at least this many kernels, nearly all (this share) from
+# per-parameter element-wise ops: a for-loop optimizer over a model of more than a few parameters (Adam launches
+# about 5 per parameter; foreach/fused implementations launch a few per group).
+OPTIMIZER_LOOP_MIN_KERNELS = 40
+OPTIMIZER_LOOP_MIN_SHARE = 0.8

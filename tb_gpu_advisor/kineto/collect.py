@@ -34,6 +34,7 @@ _CUDA_DEVICE_TYPE = 1
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 _INPUT_WAIT_PREFIX = "enumerate(DataLoader)"
 _ZERO_GRAD_PREFIX = "Optimizer.zero_grad"
+_OPTIMIZER_STEP_PREFIX = "Optimizer.step#"  # analysis.optimizer_loop
 _FILL_OPS = {"aten::zero_", "aten::fill_"}
 # PyTorch's loss operators, whose input and target `Input Dims` hold the rows a step scores
 # (analysis.examples_per_step); a composite loss (cross entropy) encloses the ones it calls.
@@ -281,6 +282,9 @@ class Collector:
             self._span(self.wait_start, self.wait_end, start, duration)
         elif name.startswith(_ZERO_GRAD_PREFIX):
             self._span(self.zero_grad_start, self.zero_grad_end, start, duration)
+        elif name.startswith(_OPTIMIZER_STEP_PREFIX):
+            spans = self.tagged.setdefault("optimizer_step", (array("q"), array("q")))
+            self._span(spans[0], spans[1], start, duration)
         elif name in _FILL_OPS:
             self._span(self.fill_start, self.fill_end, start, duration)
         if is_collective_host_op(name):
