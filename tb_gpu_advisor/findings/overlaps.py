@@ -53,6 +53,8 @@ POOLS = {
     "memory.near_limit": set(),
     "communication.allreduce_exposed": {"collectives"},
     "communication.collective_below_link": {"collectives"},
+    "collectives.comm_bound": {"collectives"},
+    "collectives.per_parameter_allreduce": {"collectives"},
     "steps.checkpoint_stall": {"host", "slow_steps"},
     "steps.summary_stall": {"host", "slow_steps"},
     "steps.uneven_step_time": {"slow_steps"},

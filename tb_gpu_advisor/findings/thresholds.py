@@ -21,6 +21,13 @@ BACKWARD_SHARE_OF_COMPUTE = 2.0 / 3.0
 COLLECTIVE_LOW_BUSBW_FRACTION = 0.25
 COLLECTIVE_MIN_LARGE_CALLS = 3
 COLLECTIVE_REACHABLE_FRACTION = 0.7
+# Per-parameter all-reduce: this many all-reduces per step and GPU, small ones (NCCL-tests curves are latency-bound
+# below about 1 MiB; unsized: calls this short), are gradients reduced one tensor at a time; packed, they would
+# fill buckets of PyTorch DDP's default size (bucket_cap_mb=25).
+PER_PARAMETER_MIN_CALLS = 32
+PER_PARAMETER_MAX_BYTES = 1024 * 1024
+PER_PARAMETER_MAX_MS = 0.1
+PER_PARAMETER_BUCKET_BYTES = 25 * 1024 * 1024
 # Rules whose recoverable time is modelled (kernel speed, copies, stalls): same shape as XProf's host ladders,
 # plus a low level so small but real items are listed without alarming.
 MODELED_HIGH_PCT = 15.0
