@@ -65,6 +65,8 @@ class Configuration:
     cores_seen: object = None  # analysis.host_cores.Cores from metadata or thread pools, or None
     graph_replay_pct: float | None = None  # % of launched device work replayed from CUDA/HIP graphs or XLA command
     #   buffers (analysis.compilation), None without launches
+    gpu_arch: str | None = None  # "sm_80", "gfx942": the architecture, where the trace names no model
+    tpu_count: int = 0  # `/device:TPU:N` planes: XLA runs on TPUs, not on the CPU
 
 
 def configuration(model, framework, kernels, active_ordinals, host_cores, steps=(), cores_seen=None, compiled=None):
@@ -96,6 +98,8 @@ def configuration(model, framework, kernels, active_ordinals, host_cores, steps=
         host_cores=host_cores,
         cores_seen=cores_seen,
         graph_replay_pct=round(100.0 * compiled.graph_share, 2) if compiled and compiled.launched_events else None,
+        gpu_arch=caps.arch if caps else None,
+        tpu_count=model.tpu_count,
     )
 
 

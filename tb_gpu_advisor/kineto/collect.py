@@ -14,6 +14,7 @@ from tb_gpu_advisor.kineto.op_work import input_dtype, op_cost
 from tb_gpu_advisor.kineto.python_calls import python_call_name
 from tb_gpu_advisor.kineto.values import (PS_PER_US, WINDOW_PS, LeftOut, clean_text, copy_details, input_dims,
                                           integer, is_number, kernel_config, plausible_us)
+from tb_gpu_advisor.model.collective_names import is_collective_host_op
 from tb_gpu_advisor.model.device import classify_event_name
 from tb_gpu_advisor.model.host import DEVICE_WAIT_TAG, event_tag
 from tb_gpu_advisor.model.host_waits import is_device_wait
@@ -106,6 +107,7 @@ class Collector:
         self.python_calls = 0
         self.left_out = LeftOut()
         self.kept = 0  # complete events within the window
+        self.profiler_ranges = 0  # CUPTI range-profiler events: kernels' counters, without kernel times
         self.kind_cache = {}
 
     def _times(self, event):
@@ -152,6 +154,8 @@ class Collector:
             self._device_event(kind, name, start, duration, event, args)
         elif cat == "cuda_sync":
             self._span(self.sync_start, self.sync_end, start, duration)
+        elif cat == "cuda_profiler_range":
+            self.profiler_ranges += 1
         elif cat not in _DEVICE_SIDE:
             self._host_event(cat, name, start, duration, event, args)
 
@@ -217,7 +221,7 @@ class Collector:
         direction = CopyDirection.NONE
         if kind == ActivityKind.KERNEL:
             config_id = _intern(device.configs, kernel_config(args))
-            self.collectives.add_kernel(ordinal, name, start, duration, args)
+            self.collectives.add_kernel(ordinal, name, start, duration, args, integer(args.get("correlation")))
         elif kind == ActivityKind.MEMCPY:
             cached = self.kind_cache.get(name)
             if cached is None:
@@ -289,6 +293,8 @@ class Collector:
             self._span(spans[0], spans[1], start, duration)
         elif name in _FILL_OPS:
             self._span(self.fill_start, self.fill_end, start, duration)
+        if is_collective_host_op(name):
+            self.collectives.add_host_op(thread, name, start, duration, args)
         if cat == "cpu_op":
             self.options.add_op(args)
             columns = self.ops.get(thread)
@@ -303,9 +309,7 @@ class Collector:
             columns[3].append(len(self.op_costs) - 1 if cost is not None else -1)
             dtype = cost.dtype if cost is not None else input_dtype(args)
             columns[4].append(_intern(self.op_dtypes, dtype) if dtype else -1)
-            if name == "record_param_comms":
-                self.collectives.add_param_comms(start, duration, args)
-            elif name in LOSS_OPS:
+            if name in LOSS_OPS:
                 self.loss_calls.append((name, start, end, input_dims(args.get("Input Dims"))))
         call = python_call_name(name) if cat == "python_function" else None
         tag = event_tag(call if call is not None else name)
