@@ -17,7 +17,8 @@ paired with its host call by correlation id. Each instant of the gap gets one ca
 - `host`: the host ran other traced work (framework ops, Python);
 - `host_untraced`: no host event was recorded then (work the profiler does not trace, or an idle host);
 - `unattributed`: the work has no host call in the trace (no host plane, device-side launches), or no work
-  follows the gap.
+  follows the gap, and no host event runs then either; where host events do run, the gap goes by what the host
+  did at each instant (`launch`, `host_wait`, `input`, `host`) as the host's part cannot be told from the call.
 
 Only the first three causes exist when the host queued the work in time; `launch` is time the GPU waited for a
 launch call itself, never a call blocked on a full queue before the gap (the GPU was busy then).
@@ -118,7 +119,9 @@ def _gpu_idle(gpu, host, waits, inputs):
     launch = np.full(len(ending), -1, dtype=np.int64)
     launch[has_work] = pair_launches(host, activity)[work[has_work]]
     paired = launch >= 0
-    add("unattributed", gap_start[~paired], gap_end[~paired])
+    # Without the host call, what the host did at each instant is all there is to tell.
+    _host_reasons(gap_start[~paired], gap_end[~paired], host, waits, inputs, add, serial=False,
+                  rest="unattributed")
     call_start = np.zeros(len(launch), dtype=np.int64)
     call_start[paired] = host.launch_start_ps[launch[paired]]
     call_end = call_start.copy()
@@ -138,24 +141,26 @@ def _gpu_idle(gpu, host, waits, inputs):
     return GpuIdle(ordinal=gpu.ordinal, name=gpu.name, spans=result, gap_count=int(len(gap_start)))
 
 
-def _host_reasons(start, end, host, waits, inputs, add):
-    """Splits the host-late intervals [start, end) by cause (module docstring)."""
+def _host_reasons(start, end, host, waits, inputs, add, serial=True, rest="host_untraced"):
+    """Splits the host-late intervals [start, end) by cause (module docstring); `serial`: the wait running when
+    the GPU went idle holds the host (False where the work's host call is unknown); `rest`: the cause of time
+    without host events."""
     if not len(start):
         return
     # The wait that was running when the GPU went idle (ends at or after it, less the clocks' slack).
     index = np.searchsorted(waits.end_ps, start - WAIT_SLACK_PS, side="left")
     held = np.zeros(len(start), dtype=np.int64)
-    if len(waits):
+    if len(waits) and serial:
         valid = index < len(waits.start_ps)
         index = np.minimum(index, max(len(waits.start_ps) - 1, 0))
         began = waits.start_ps[index]
         valid &= began < start
         held[valid] = np.minimum(end[valid] - start[valid], start[valid] - began[valid])
     add("host_wait", start[held > 0], start[held > 0] + held[held > 0])
-    rest = intervals.union(start + held, end)
+    left = intervals.union(start + held, end)
     for cause, source in (("launch", host.launch_busy), ("host_wait", waits), ("input", inputs),
                           ("host", host.busy)):
-        part = intervals.intersect(rest, source)
+        part = intervals.intersect(left, source)
         add(cause, part.start_ps, part.end_ps)
-        rest = intervals.subtract(rest, part)
-    add("host_untraced", rest.start_ps, rest.end_ps)
+        left = intervals.subtract(left, part)
+    add(rest, left.start_ps, left.end_ps)

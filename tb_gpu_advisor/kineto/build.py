@@ -21,8 +21,8 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.allocators import AllocatorStats
 from tb_gpu_advisor.model.details import CopyDetails, KernelConfig
 from tb_gpu_advisor.model.device import classify_event_name
-from tb_gpu_advisor.model.host import DEVICE_WAIT_TAG, event_tag, outermost_markers
-from tb_gpu_advisor.model.host_waits import is_device_wait
+from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG, event_tag, outermost_markers
+from tb_gpu_advisor.model.host_waits import is_allocator_call, is_device_wait
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActivity, GpuDevice, HostActivity,
                                         StepMarker, TraceModel)
@@ -297,6 +297,9 @@ class _Collector:
                 self.launch_tid.append(thread)
             if is_device_wait(name):
                 spans = self.tagged.setdefault(DEVICE_WAIT_TAG, (array("q"), array("q")))
+                self._span(spans[0], spans[1], start, duration)
+            if is_allocator_call(name):
+                spans = self.tagged.setdefault(ALLOCATOR_TAG, (array("q"), array("q")))
                 self._span(spans[0], spans[1], start, duration)
             if _SYNC_CALLS.match(name):
                 self._span(self.sync_start, self.sync_end, start, duration)
