@@ -9,17 +9,20 @@ from tb_gpu_advisor.profile_files import resolve
 from tb_gpu_advisor.remote import is_remote_url
 
 
-def discover_runs(logdir, follow_symlinks=True, confined=False):
+def discover_runs(logdir, follow_symlinks=True, confined=False, memo=None):
     """Every ProfileRun under `logdir`, newest first (profile run names are timestamps), like the Profile tab.
 
     follow_symlinks=False refuses local host files and run directories that are symbolic links to places
     outside the logdir: their hosts are listed with HostFile.problem set (the server's default). confined=True
     (the assistant server) also leaves run directories linked from outside unlisted: nothing outside is read.
+    `memo`, a dict kept between calls, spares re-reading local run directories that did not change (a server's
+    relistings).
     """
     if is_remote_url(logdir):
         from tb_gpu_advisor.remote.listing import remote_runs  # fsspec only when a URL asks for it
         return remote_runs(logdir)
-    return local_runs(logdir, follow_symlinks=follow_symlinks and not confined, enter_links_out=not confined)
+    return local_runs(logdir, follow_symlinks=follow_symlinks and not confined, enter_links_out=not confined,
+                      memo=memo)
 
 
 def resolve_target(path, run=None, host=None, confined=False):

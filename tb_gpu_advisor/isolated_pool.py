@@ -40,6 +40,13 @@ def process_context():
     return _context
 
 
+class AnalysisCancelled(ProfileError):
+    """An analysis stopped because the server is stopping: not a property of the file (never stored)."""
+
+    def __init__(self, path):
+        super().__init__(path, "cancelled: the server is stopping")
+
+
 class Budgets:
     """The limits of one analysis: seconds of wall time and bytes of memory (None: unlimited), and how the
     flags that set them are spelled (for the error line)."""
@@ -180,7 +187,7 @@ class IsolatedPool:
 
     def _execute(self, slot, job):
         if self._queue.closed:
-            raise ProfileError(job.label, "cancelled: the server is stopping")
+            raise AnalysisCancelled(job.label)
         time_s = self.budgets.time_s
         message = (job.fn, job.args, dict(os.environ), time_s + ALARM_GRACE_S if time_s else None)
         for attempt in (0, 1):  # a worker found dead (killed from outside) is replaced once
@@ -208,7 +215,7 @@ class IsolatedPool:
                 if self._queue.closed:
                     slot.worker = None
                     worker.kill()
-                    raise ProfileError(job.label, "cancelled: the server is stopping")
+                    raise AnalysisCancelled(job.label)
                 continue
             try:
                 answer = worker.connection.recv()
@@ -216,7 +223,7 @@ class IsolatedPool:
                 slot.worker = None
                 problem = self._died(worker)
                 if self._queue.closed:
-                    problem = "cancelled: the server is stopping"
+                    raise AnalysisCancelled(job.label) from None
                 raise ProfileError(job.label, problem) from None
             if answer[0] == "progress":
                 if job.on_progress is not None:

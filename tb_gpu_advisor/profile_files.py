@@ -8,12 +8,15 @@ module reads no file system: local_listing.py and remote/listing.py list directo
 """
 
 import os
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.kineto.files import is_kineto_file, worker_and_span
 from tb_gpu_advisor.kineto.runs import kineto_runs
+
+_RUN_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
 
 NO_PROFILES = ("no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/<host>.xplane.pb "
                "(capture one with tf.profiler or jax.profiler.trace) or <logdir>/<run>/<worker>.<span>.pt.trace.json"
@@ -34,6 +37,8 @@ class ProfileRun:
     run: str  # the Profile tab's run id
     path: str
     hosts: tuple  # HostFile, sorted by host
+    # When it was captured, in seconds since the epoch (capture_time), None when unknown: orders the runs.
+    captured_at: float | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -55,11 +60,52 @@ def host_name(path):
     return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 
-def kineto_profile_runs(run_dir, directory, names, join):
-    """ProfileRuns of the Kineto files among `names` of `directory` (kineto.runs), `join` making their paths."""
-    return [ProfileRun(run=key, path=directory,
-                       hosts=tuple(HostFile(host=worker, path=join(directory, name)) for worker, name in members))
-            for key, members in kineto_runs(run_dir, names)]
+def kineto_profile_runs(run_dir, directory, names, join, problem_of=None, modified_of=None):
+    """ProfileRuns of the Kineto files among `names` of `directory` (kineto.runs), `join` making their paths;
+    `problem_of(path)`, if given, says why a host file is refused (HostFile.problem) or None;
+    `modified_of(path)` gives a file's modification time (seconds), for runs whose names carry no timestamp."""
+    def host_file(worker, name):
+        path = join(directory, name)
+        return HostFile(host=worker, path=path, problem=problem_of(path) if problem_of else None)
+
+    found = []
+    for key, members in kineto_runs(run_dir, names):
+        hosts = tuple(host_file(worker, name) for worker, name in members)
+        found.append(ProfileRun(run=key, path=directory, hosts=hosts,
+                                captured_at=_kineto_capture_time([name for _, name in members], hosts,
+                                                                 modified_of)))
+    return found
+
+
+def _kineto_capture_time(names, hosts, modified_of):
+    """The newest span timestamp of the run's file names (since the epoch, as tensorboard_trace_handler writes
+    them: milliseconds in older PyTorch, nanoseconds in newer), else the newest modification time of its files,
+    else None."""
+    spans = [_epoch_s(int(span)) for span in (worker_and_span(name)[1] for name in names) if span is not None]
+    spans = [span for span in spans if span is not None]
+    if spans:
+        return max(spans)
+    times = [modified_of(host.path) for host in hosts] if modified_of else []
+    times = [t for t in times if t is not None]
+    return max(times) if times else None
+
+
+def _epoch_s(span):
+    """Seconds since the epoch of a span in milliseconds, microseconds or nanoseconds (told apart by size: each
+    unit's values from 2001 to 2286 have their own number of digits), else None."""
+    for digits, per_second in ((13, 10**3), (16, 10**6), (19, 10**9)):
+        if 10**(digits - 1) <= span < 10**digits:
+            return span / per_second
+    return None
+
+
+def capture_time(profile_run):
+    """Seconds since the epoch of an XPlane profile run's directory name (`2024_01_31_12_00_00`, the local
+    time of the capture, as the Profile tab writes it), None when the name is not such a timestamp."""
+    try:
+        return time.mktime(time.strptime(profile_run, _RUN_TIME_FORMAT))
+    except (ValueError, OverflowError):
+        return None
 
 
 def run_id(tb_run, profile_run):
@@ -77,8 +123,32 @@ def run_name(path, name):
 
 
 def newest_first(runs):
-    """Runs sorted newest first: profile run names are timestamps."""
-    return tuple(sorted(runs, key=lambda r: (r.run.rsplit("/", 1)[-1], r.run), reverse=True))
+    """Runs with unique ids (unique_ids), newest capture first (ProfileRun.captured_at; runs of unknown time
+    last), then by name: XPlane run names are timestamps."""
+    return tuple(sorted(unique_ids(runs), key=lambda r: (r.captured_at is not None, r.captured_at or 0.0,
+                                                          r.run.rsplit("/", 1)[-1], r.run), reverse=True))
+
+
+def unique_ids(runs):
+    """`runs` where no two share an id: of the runs listed under one id (an XPlane run `a/2024_...` and a
+    Kineto directory `a/2024_...`, say), an XPlane run keeps it (the Profile tab's id), else the one whose path
+    sorts first; the others become `<id> (2)`, `<id> (3)`..., the same at every listing while those runs stay."""
+    by_id = {}
+    for profile_run in runs:
+        by_id.setdefault(profile_run.run, []).append(profile_run)
+    taken = set(by_id)
+    found = []
+    for run_id_, group in by_id.items():
+        group.sort(key=lambda r: (not any(h.path.endswith(XPLANE_SUFFIX) for h in r.hosts), r.path))
+        found.append(group[0])
+        number = 1
+        for profile_run in group[1:]:
+            number += 1
+            while f"{run_id_} ({number})" in taken:
+                number += 1
+            taken.add(f"{run_id_} ({number})")
+            found.append(replace(profile_run, run=f"{run_id_} ({number})"))
+    return found
 
 
 def pick_host(where, files, host):

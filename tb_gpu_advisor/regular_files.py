@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.errors import ProfileError
 
-_KINDS = ((stat.S_ISDIR, "is a directory, not an .xplane.pb file"),
+_KINDS = ((stat.S_ISDIR, "is a directory, not {a_file}"),
           (stat.S_ISFIFO, "is a named pipe (FIFO), not a file: not opened"),
           (stat.S_ISCHR, "is a character device, not a file: not opened"),
           (stat.S_ISBLK, "is a block device, not a file: not opened"),
@@ -50,8 +50,12 @@ def kind_problem(path):
 def _mode_problem(mode, path):
     for test, problem in _KINDS:
         if test(mode):
-            return _via_link(path, problem)
+            return _via_link(path, problem.format(a_file=_a_file(path)))
     return None if stat.S_ISREG(mode) else _via_link(path, "is not a regular file: not opened")
+
+
+def _a_file(path):
+    return "a .pt.trace.json file" if ".pt.trace.json" in os.path.basename(str(path)) else "an .xplane.pb file"
 
 
 def _via_link(path, problem):

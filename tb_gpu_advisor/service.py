@@ -24,7 +24,7 @@ from tb_gpu_advisor.constants import (DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES
                                       DEFAULT_TIME_BUDGET_S)
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.discovery import version
-from tb_gpu_advisor.isolated_pool import Budgets, IsolatedPool
+from tb_gpu_advisor.isolated_pool import AnalysisCancelled, Budgets, IsolatedPool
 from tb_gpu_advisor.model.build import reporting_progress
 from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.remote import is_remote_url
@@ -51,6 +51,12 @@ class _Entry:
         self.progress = 0.0
         self.timeline = None  # the TimelineSource of a host report's model, once built
         self.size = 0  # bytes the finished result holds (its JSON length), counted against the cache's bound
+
+    @classmethod
+    def failed(cls, error):
+        entry = cls()
+        entry.future = _failed(error)
+        return entry
 
     def model_progress(self, done_bytes, total_bytes):
         self.progress = _MODEL_SHARE * done_bytes / total_bytes if total_bytes else 0.0
@@ -197,7 +203,10 @@ class AnalysisService:
                 self._entries.move_to_end(key)
                 return entry
             entry = _Entry()
-            entry.future = start(entry)
+            try:
+                entry.future = start(entry)
+            except RuntimeError:  # the pool was shut down: the server is stopping
+                return _Entry.failed(AnalysisCancelled(str(key[1])))
             self._entries[key] = entry
             self._evict()
         entry.future.add_done_callback(lambda _: self._evict())
@@ -302,7 +311,7 @@ def _then(future, fn):
     result.set_running_or_notify_cancel()
 
     def done(source):
-        error = source.exception() if not source.cancelled() else ProfileError("<analysis>", "cancelled")
+        error = source.exception() if not source.cancelled() else AnalysisCancelled("<analysis>")
         if error is not None:
             result.set_exception(error)
             return
@@ -327,14 +336,14 @@ def _flatten(future):
     result.set_running_or_notify_cancel()
 
     def inner_done(inner):
-        error = inner.exception() if not inner.cancelled() else ProfileError("<analysis>", "cancelled")
+        error = inner.exception() if not inner.cancelled() else AnalysisCancelled("<analysis>")
         if error is not None:
             result.set_exception(error)
         else:
             result.set_result(inner.result())
 
     def outer_done(outer):
-        error = outer.exception() if not outer.cancelled() else ProfileError("<analysis>", "cancelled")
+        error = outer.exception() if not outer.cancelled() else AnalysisCancelled("<analysis>")
         if error is not None:
             result.set_exception(error)
         else:

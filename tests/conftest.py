@@ -8,6 +8,7 @@ import pytest
 import tb_gpu_advisor.pipeline as _pipeline
 from tb_gpu_advisor.model.build import build_model
 from tb_gpu_advisor.report.invariants import report_problems
+from tests.tiers import TIERS, tier_of
 
 
 def _checked(produce):
@@ -32,6 +33,34 @@ def _check_every_report():
 
 
 _check_every_report()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--all-tiers", action="store_true",
+                     help="run the slow tiers too (tests/tiers.py); scripts/test.sh and CI pass it")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks each test of a slow tier (tests/tiers.py) with its tier. A plain `pytest` deselects them; `-m`,
+    `--all-tiers` or a path or test id on the command line runs what it names."""
+    for item in items:
+        module, _, name = item.nodeid.partition("::")
+        tier = tier_of(module, name.split("[")[0])
+        if tier:
+            item.add_marker(getattr(pytest.mark, tier))
+    if config.getoption("--all-tiers") or config.getoption("markexpr") or _names_tests(config):
+        return
+    slow = [item for item in items if any(item.get_closest_marker(tier) for tier in TIERS)]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item not in set(slow)]
+
+
+def _names_tests(config):
+    """Whether the command line names test files, folders or ids (then their slow tests run too)."""
+    root = pathlib.Path(str(config.rootpath))
+    return any(not arg.startswith("-") and (root / arg.split("::")[0]).exists() and arg.split("::")[0] != "tests"
+               for arg in config.invocation_params.args)
 
 
 def pytest_collection_finish(session):

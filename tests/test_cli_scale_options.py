@@ -24,3 +24,13 @@ def test_analyze_report_compare_and_check_take_a_dask_address():
                  ["check", "--baseline", "a", "--candidate", "b"]):
         assert build_parser().parse_args(argv + ["--dask", address]).dask == address
         assert build_parser().parse_args(argv).dask is None
+
+
+def test_a_tiny_max_file_mb_is_a_one_byte_limit_not_no_limit(tmp_path):
+    builder = TraceBuilder()
+    builder.gpu(0).kernel("k", 10, 5, launch=(builder.thread(), 1, 2))
+    path = builder.write(str(tmp_path / "w.xplane.pb"))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["analyze", path, "--max-file-mb", "1e-9"], out=out, err=err) == 2
+    assert err.getvalue() == (f"error: {path}: file is {os.path.getsize(path):,} bytes, above the 1 byte limit "
+                              "(raise it with --max-file-mb)\n")

@@ -78,6 +78,59 @@ def test_links_out_of_the_logdir_are_refused_unless_followed(tmp_path):
     assert followed == [None, None, None]
 
 
+def _kineto(directory, name, ts=1_700_000_000_000_000):
+    from tb_gpu_advisor.testing.kineto_trace import kernel, trace_text
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, name)
+    with open(path, "w") as handle:
+        handle.write(trace_text([kernel("k", ts, 10, 1)]))
+    return path
+
+
+def test_kineto_links_out_of_the_logdir_are_refused_unless_followed(tmp_path):
+    from tb_gpu_advisor.local_listing import OUTSIDE_LOGDIR
+
+    secret = _kineto(tmp_path / "elsewhere", "secret.1.pt.trace.json")
+    run = tmp_path / "logdir" / "torch"
+    _kineto(run, "inside.1.pt.trace.json")
+    os.symlink(secret, run / "linked.1.pt.trace.json")
+    os.symlink(_kineto(run, "real.1.pt.trace.json"), run / "alias.1.pt.trace.json")  # a link inside: fine
+    logdir = str(tmp_path / "logdir")
+    refused = {h.host: h.problem for r in discover_runs(logdir, follow_symlinks=False) for h in r.hosts}
+    assert refused == {"inside": None, "linked": OUTSIDE_LOGDIR, "alias": None, "real": None}
+    assert [h.problem for r in discover_runs(logdir) for h in r.hosts] == [None] * 4
+
+
+def test_two_runs_listed_under_one_id_get_unique_stable_ids(tmp_path):
+    _write(tmp_path, "a", "2026_01_01_00_00_00")  # XPlane run a/2026_01_01_00_00_00
+    _kineto(tmp_path / "a" / "2026_01_01_00_00_00", "w.1.pt.trace.json")  # a Kineto directory of the same id
+    _kineto(tmp_path / "b", "w.1700000000000.pt.trace.json")
+    _kineto(tmp_path / "b", "w.1700000001000.pt.trace.json")  # two spans: runs b/1700000000000, b/1700000001000
+    _kineto(tmp_path / "b" / "1700000000000", "v.1.pt.trace.json")  # a directory named like one of them
+    runs = discover_runs(tmp_path)
+    ids = [r.run for r in runs]
+    assert len(ids) == len(set(ids)) == 5
+    assert {r.run: os.path.relpath(r.path, tmp_path) for r in runs if r.run.startswith("a/")} == {
+        "a/2026_01_01_00_00_00": os.path.join("a", "plugins", "profile", "2026_01_01_00_00_00"),  # the Profile tab's
+        "a/2026_01_01_00_00_00 (2)": os.path.join("a", "2026_01_01_00_00_00")}
+    assert {r.run for r in runs if r.run.startswith("b/")} == {"b/1700000000000", "b/1700000000000 (2)",
+                                                               "b/1700000001000"}
+    assert [r.run for r in discover_runs(tmp_path)] == ids  # the same at every listing
+
+
+def test_the_newest_kineto_run_is_the_latest_capture_not_the_last_name(tmp_path):
+    _kineto(tmp_path / "aaa", "w.1800000000000.pt.trace.json")  # named by tensorboard_trace_handler: 2027
+    _kineto(tmp_path / "zzz", "w.1700000000000.pt.trace.json")  # 2023
+    assert resolve_target(tmp_path)[0] == "aaa"
+    _kineto(tmp_path / "mmm", "w.1900000000000000000.pt.trace.json")  # newer PyTorch: nanoseconds, 2030
+    assert resolve_target(tmp_path)[0] == "mmm"
+    other = tmp_path / "other"
+    _kineto(other / "new_b", "w.pt.trace.json")  # no timestamp in the name: the file's modification time
+    _kineto(other / "old_z", "w.pt.trace.json")
+    os.utime(other / "old_z" / "w.pt.trace.json", (1_000_000_000, 1_000_000_000))
+    assert [r.run for r in discover_runs(other)] == ["new_b", "old_z"]
+
+
 def test_a_pytorch_trace_linked_from_outside_the_logdir_is_refused_unless_followed(tmp_path):
     import shutil
 

@@ -137,3 +137,50 @@ def test_a_file_replaced_after_its_first_plane_was_modelled_is_never_a_mix(tmp_p
 
     model = load_model(str(path), progress=replace_once)
     assert replaced and [gpu.activity.names for gpu in model.gpus] == [("new_kernel",), ("new_kernel_on_gpu1",)]
+
+
+@pytest.fixture
+def odd_kineto_run(tmp_path):
+    from tb_gpu_advisor.testing.kineto_trace import kernel, trace_text
+    run = tmp_path / "logdir" / "torch"
+    run.mkdir(parents=True)
+    (run / "good.1.pt.trace.json").write_text(trace_text([kernel("k", 1_700_000_000_000_000, 10, 1)]))
+    for name, (_, make) in ODD.items():
+        make(str(run / f"{name}.1.pt.trace.json"))
+    return tmp_path / "logdir", run
+
+
+def _bounded(function, seconds=20):
+    """function()'s result, failing the test when it blocks (a FIFO opened for reading waits for a writer)."""
+    found = []
+    thread = threading.Thread(target=lambda: found.append(function()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert found, "blocked"
+    return found[0]
+
+
+def test_odd_kineto_entries_get_one_line_each_and_the_good_host_is_reported(odd_kineto_run):
+    logdir, run = odd_kineto_run
+    code, out, err = _bounded(lambda: _run_cli(logdir))
+    assert code == 0 and '"host": "good"' in out
+    lines = err.splitlines()
+    assert len(lines) == len(ODD) - 1  # a directory named *.pt.trace.json is not a host
+    for name, (what, _) in ODD.items():
+        if name != "dir":
+            assert any(line.startswith(f"error: {run / name}.1.pt.trace.json: ") and what in line
+                       for line in lines), name
+
+
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_a_kineto_entry_given_directly_says_what_it_is(odd_kineto_run, name):
+    _, run = odd_kineto_run
+    code, _, err = _bounded(lambda: _run_cli(run / f"{name}.1.pt.trace.json"))
+    assert code == 2 and ODD[name][0] in err and len(err.splitlines()) == 1
+
+
+def test_a_fifo_of_any_name_is_never_opened_to_sniff_its_format(tmp_path):
+    fifo = tmp_path / "copy_of_a_trace"
+    os.mkfifo(fifo)
+    code, _, err = _bounded(lambda: _run_cli(fifo))
+    assert code == 2 and "named pipe (FIFO)" in err

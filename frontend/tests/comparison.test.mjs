@@ -66,6 +66,8 @@ test('the noise statement follows the change and the interval', () => {
   assert.match(noiseStatement(single), /^Noise unknown: a side has a single step/);
   assert.equal(noiseStatement({change: 'unknown', step_time_ms: {mean: null}}),
     'Step times cannot be compared: a side has no step markers.');
+  const zero = {change: 'unknown', step_time_ms: {mean: null, baseline: {count: 20}, candidate: {count: 20}}};
+  assert.match(noiseStatement(zero), /a side's steps last 0 ms as reported/);
 });
 
 function breakdownRow(category, basePct, candPct, perStep) {

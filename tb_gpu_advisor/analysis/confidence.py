@@ -167,9 +167,10 @@ def trace_confidence(model, step_set, framework, unused=None):
 
 def dropped_events(model):
     """The profiler's errors, and its warnings about lost or dropped events."""
-    dropped = [text for text in (*model.trace_errors, *model.trace_warnings) 
+    dropped = [text for text in (*model.trace_errors, *model.trace_warnings)
                if _DROPPED.search(text) or in_order(text.lower(), "buffer", "full")]
-    return dropped + [text for text in model.trace_errors if text not in dropped]
+    seen = set(dropped)
+    return dropped + [text for text in model.trace_errors if text not in seen]
 
 
 def warmup_spans(model):

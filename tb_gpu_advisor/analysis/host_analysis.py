@@ -20,7 +20,8 @@ from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.input_dtypes import wide_image_inputs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.placement import cpu_placed_ops
-from tb_gpu_advisor.analysis.roofline import flop_utilization, kernel_costs, kernel_roofline, shared_peaks
+from tb_gpu_advisor.analysis.roofline import (flop_utilization, kernel_costs, kernel_roofline, plausible_costs,
+                                              shared_peaks)
 from tb_gpu_advisor.analysis.rounding import ms, pct
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
 from tb_gpu_advisor.analysis.kernel_types import in_window, kernel_types_in_window
@@ -53,6 +54,7 @@ class HostAnalysis:
     roofline: tuple = ()  # roofline.KernelRoofline per kernel row, in `kernels` order
     device_peaks: tuple = ()  # peaks.DevicePeaks per GPU, in model.gpus order
     flop_utilization: object = None  # roofline.FlopUtilization of the active GPUs over the window
+    implausible_costs: tuple = ()  # roofline.ImplausibleCost: HLO ops left out, faster than their GPU allows
     batch_prep: object = None  # batch_prep.BatchPrep: the device idle at each step's start (None without a device)
     cpu_ops: tuple = ()  # placement.CpuOp: the step's compute ops that launched no GPU work, most time first
     wide_inputs: tuple = ()  # input_dtypes.WideInput: image-shaped 32-bit program inputs copied to the GPU
@@ -158,7 +160,7 @@ def analyze_host(model):
     active = tuple(u.ordinal for u in usages if u.busy_pct is not None
                    and (step_set.source != "device" or u.ordinal in step_set.device_markers))
     framework = detect_framework(model)
-    costs = kernel_costs(model)
+    costs, implausible_costs = plausible_costs(model, kernel_costs(model))
     kernels = tuple(kernel_table(model.gpus, costs))
     dtypes = op_dtypes_by_name(kernels)
     peaks = shared_peaks(model.gpus)
@@ -173,7 +175,7 @@ def analyze_host(model):
     prep = batch_prep(model, step_set)
     loader_waits = feeders.input_blocked if feeders is not None else intervals.EMPTY
     input_prep = prep.input_spans if prep is not None else intervals.EMPTY
-    starts, ends = [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps]
+    starts, ends = [s.start_ps for s in step_set.timed_steps], [s.end_ps for s in step_set.timed_steps]
     return HostAnalysis(
         step_set=step_set,
         window=window,
@@ -192,6 +194,7 @@ def analyze_host(model):
         roofline=tuple(kernel_roofline(row, peaks) for row in kernels),
         device_peaks=tuple(device_peaks(gpu.capabilities) for gpu in model.gpus),
         flop_utilization=flop_utilization(active_gpus, costs, window),
+        implausible_costs=implausible_costs,
         batch_prep=prep,
         cpu_ops=cpu_placed_ops(model, len(step_set.steps)),
         wide_inputs=wide_image_inputs(model),

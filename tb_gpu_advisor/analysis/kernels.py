@@ -72,9 +72,13 @@ def kernel_table(gpus, costs=None):
 
 def event_costs(activity, costs):
     """Per event: (FLOPs, logical bytes) as float arrays, NaN where unknown, the index of its OpCost in the
-    returned list (0: none) and that list (`[None, OpCost, ...]`). An HLO cost wins over a TF signature's."""
+    returned list (0: none) and that list (`[None, OpCost, ...]`). An HLO cost wins over a TF signature's.
+
+    An HLO op that lowers to several kernels is counted once per execution, split over its kernels by their
+    time (execution_shares)."""
     count = len(activity)
     index = np.zeros(count, dtype=np.int64)
+    share = np.ones(count)
     found = [None]
     if costs and activity.program_id is not None:
         if activity.tf_signature_id is not None and activity.tf_signatures:
@@ -88,10 +92,12 @@ def event_costs(activity, costs):
             unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
             table = np.array([_add(found, costs.get((program_id, activity.op_names[op_id])))
                               for program_id, op_id in unique.tolist()], dtype=np.int64)
-            chosen = table[np.asarray(inverse).reshape(-1)]
+            group = np.asarray(inverse).reshape(-1)
+            chosen = table[group]
             index[keyed[chosen > 0]] = chosen[chosen > 0]
-    flops = np.array([np.nan] + [np.nan if c.flops is None else float(c.flops) for c in found[1:]])[index]
-    nbytes = np.array([np.nan] + [np.nan if c.bytes is None else float(c.bytes) for c in found[1:]])[index]
+            share[keyed] = execution_shares(activity, keyed, group, len(unique))
+    flops = np.array([np.nan] + [np.nan if c.flops is None else float(c.flops) for c in found[1:]])[index] * share
+    nbytes = np.array([np.nan] + [np.nan if c.bytes is None else float(c.bytes) for c in found[1:]])[index] * share
     work = getattr(costs, "events", {}).get(activity) if costs else None
     if work is not None:  # kernels of a command buffer (analysis.command_buffers), costed event by event
         costed = work.cost_index >= 0
@@ -100,6 +106,30 @@ def event_costs(activity, costs):
         flops[costed] = work.flops[costed]
         nbytes[costed] = work.bytes[costed]
     return flops, nbytes, index, found
+
+
+def execution_shares(activity, events, group, groups):
+    """Per event of `events` (indices into `activity`, each in one of `groups` HLO ops by `group`): the share of
+    one execution of its op's work it did. An op whose kernels all have one name runs one kernel per execution
+    (share 1); one that lowers to kernels of several names ran as many times as its most frequent kernel, and
+    each kernel gets that many executions' work times its share of the op's kernel time."""
+    shares = np.ones(len(events))
+    kernels = np.flatnonzero(activity.kind[events] == int(ActivityKind.KERNEL))
+    if not len(kernels):
+        return shares
+    op = group[kernels]
+    named, per_name = np.unique(np.stack([op, activity.name_id[events[kernels]]], axis=1), axis=0,
+                                return_counts=True)
+    names = np.bincount(named[:, 0], minlength=groups)
+    executions = np.zeros(groups)
+    np.maximum.at(executions, named[:, 0], per_name)
+    duration = activity.duration_ps[events[kernels]].astype(float)
+    total = np.bincount(op, weights=duration, minlength=groups)
+    occurrences = np.bincount(op, minlength=groups)
+    fraction = np.where(total[op] > 0, duration / np.maximum(total[op], 1.0), 1.0 / occurrences[op])
+    split = names[op] > 1
+    shares[kernels[split]] = (executions[op] * fraction)[split]
+    return shares
 
 
 def _add(found, cost):

@@ -54,10 +54,10 @@ def launch_stats(model, step_set):
     histogram = tuple(int(c) for c in np.histogram(latency, bins=edges_ps)[0]) if len(latency) else \
         tuple(0 for _ in LATENCY_BIN_EDGES_US[1:])
     per_step = None
-    if step_set.steps:
+    if step_set.timed_steps:
         kernel_starts = np.sort(np.concatenate(starts)) if starts else np.zeros(0, np.int64)
         counts = [np.searchsorted(kernel_starts, s.end_ps) - np.searchsorted(kernel_starts, s.start_ps)
-                  for s in step_set.steps]
+                  for s in step_set.timed_steps]
         per_step = float(np.mean(counts))
     return LaunchStats(
         kernel_count=kernel_count,

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor.analysis.step_ops import STEP_OP_MAX_CALLS_PER_STEP
+from tb_gpu_advisor.model.details import byte_total
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 
 # An op is CPU-placed when at least this share of its runs launched nothing (a GPU op launches in every run;
@@ -59,7 +60,7 @@ def _copies_near(copies, lo, hi, by_end):
     depth = np.cumsum(np.bincount(left[nonempty], minlength=len(key) + 1)
                       - np.bincount(right[nonempty], minlength=len(key) + 1))[:len(key)]
     chosen = depth > 0
-    return int(chosen.sum()), int(size[chosen].sum())
+    return int(chosen.sum()), byte_total(size[chosen])
 
 
 def cpu_placed_ops(model, step_count):

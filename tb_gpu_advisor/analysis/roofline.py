@@ -1,5 +1,9 @@
 """Roofline of each kernel row (achieved FLOP/s and bytes/s against the device's roofs) and the FLOP
-utilization of the window (docs/report.md, "Roofline")."""
+utilization of the window (docs/report.md, "Roofline").
+
+Physics caps both: an HLO op whose counted FLOPs would run faster than any unit of its GPU has a cost that
+cannot be right (a corrupt or crafted module), so it is left out (plausible_costs); a row above the roof that
+binds it shows no share of that roof, and says why (KernelRoofline.implausible)."""
 
 from dataclasses import dataclass
 
@@ -29,11 +33,23 @@ class KernelRoofline:
     arithmetic_intensity: float | None  # FLOPs per logical byte
     bound: str | None  # COMPUTE or MEMORY: the roof under the kernel's arithmetic intensity
     roof_tflops: float | None  # the compute roof of its kind and precision
-    peak_pct: float | None  # achieved share of the roof that binds
+    peak_pct: float | None  # achieved share of the roof that binds; never above 100
+    implausible: str | None = None  # why the share is left out: the row runs above the roof that binds it
 
     @property
     def lost_fraction(self):
         return None if self.peak_pct is None else max(0.0, 1.0 - self.peak_pct / 100.0)
+
+
+@dataclass(frozen=True)
+class ImplausibleCost:
+    """An HLO op whose FLOPs, as counted from its module, would run faster than any unit of its GPU."""
+
+    program_id: int
+    op_name: str
+    gpu: int  # ordinal of the GPU where it ran fastest
+    achieved_tflops: float
+    fastest_roof_tflops: float  # the GPU's fastest roof (its 8-bit matrix rate where it has one)
 
 
 @dataclass(frozen=True)
@@ -80,6 +96,48 @@ def kernel_costs(model):
     return costs
 
 
+def fastest_roof(peaks):
+    """The most TFLOP/s any unit of a GPU with these DevicePeaks does (None when not known)."""
+    roofs = [roof for roof in (peaks.matrix_roof("f8e4m3fn"), peaks.matrix_roof("bf16"), peaks.vector_roof("bf16"))
+             if roof]
+    return max(roofs) if roofs else None
+
+
+def plausible_costs(model, costs):
+    """(KernelCosts `costs` with None for each HLO op whose counted FLOPs, over its kernels' time on some GPU,
+    exceed that GPU's fastest roof, (ImplausibleCost, ...) of those ops)."""
+    dropped = {}
+    for gpu in model.gpus:
+        activity = gpu.activity
+        roof = fastest_roof(device_peaks(gpu.capabilities))
+        if activity.program_id is None or not roof or not costs:
+            continue
+        flops, _, index, found = event_costs(activity, costs)
+        costed = np.flatnonzero((activity.kind == ActivityKind.KERNEL) & (index > 0) & ~np.isnan(flops)
+                                & (activity.program_id >= 0) & (activity.op_id >= 0))
+        if not len(costed):
+            continue
+        pairs = np.stack([activity.program_id[costed], activity.op_id[costed]], axis=1)
+        unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        inverse = np.asarray(inverse).reshape(-1)
+        work = np.bincount(inverse, weights=flops[costed])
+        seconds = np.bincount(inverse, weights=activity.duration_ps[costed].astype(float)) / _PS_PER_S
+        for (program_id, op_id), op_flops, op_seconds in zip(unique.tolist(), work, seconds):
+            if op_seconds <= 0:
+                continue
+            tflops = op_flops / op_seconds / 1e12
+            key = (program_id, activity.op_names[op_id])
+            if costs.get(key) is None:
+                continue  # kernels of a command buffer, costed (and checked) event by event
+            if tflops > roof and tflops > getattr(dropped.get(key), "achieved_tflops", 0.0):
+                dropped[key] = ImplausibleCost(program_id, key[1], gpu.ordinal, tflops, roof)
+    if not dropped:
+        return costs, ()
+    kept = KernelCosts({key: (None if key in dropped else cost) for key, cost in costs.items()})
+    kept.events = costs.events
+    return kept, tuple(dropped[key] for key in sorted(dropped))
+
+
 def shared_peaks(gpus):
     """The DevicePeaks all GPUs with kernels share, or None if they differ (rows merge across GPUs)."""
     found = {device_peaks(gpu.capabilities) for gpu in gpus if len(gpu.activity)}
@@ -105,19 +163,27 @@ def kernel_roofline(row, peaks):
         roof = peaks.matrix_roof(row.dtype) if row.compute == MATRIX else peaks.vector_roof(row.dtype)
         if row.compute == MATRIX and runs_on_fp32_units(row):
             roof = peaks.vector_roof("f32")
-    bound = pct = None
+    bound = pct = implausible = None
     hbm = peaks.hbm_gbps if peaks is not None else None
     if flops is not None and nbytes is not None and roof and hbm:
         ridge = roof * 1e12 / (hbm * 1e9)
         bound = COMPUTE if nbytes == 0 or (intensity is not None and intensity >= ridge) else MEMORY
         if bound == COMPUTE and tflops is not None:
             pct = 100.0 * tflops / roof
+            if pct > 100.0:
+                implausible = (f"{tflops:.4g} TFLOP/s is above the {roof:g} TFLOP/s {row.compute} roof of its "
+                               f"{row.dtype or 'unknown'} inputs: the FLOPs counted for its op cannot all be this "
+                               "kernel's, or its precision is not the one its HLO says")
         elif bound == MEMORY and gbps is not None:
             pct = 100.0 * gbps / hbm
-        if pct is not None and pct > 100.0:
-            bound = pct = None  # above the hardware's roof: the costing is wrong (or the data was cached), not a fact
+            if pct > 100.0:
+                implausible = (f"{gbps:.4g} GB/s of logical bytes is above the {hbm:g} GB/s HBM peak: its data "
+                               "came from on-chip caches, or the bytes counted for its op are not all this kernel's")
+    if implausible:
+        bound = pct = None  # above the hardware's roof: the costing is wrong (or the data was cached), not a fact
     return KernelRoofline(flops=flops, bytes=nbytes, achieved_tflops=tflops, achieved_gbps=gbps,
-                          arithmetic_intensity=intensity, bound=bound, roof_tflops=roof, peak_pct=pct)
+                          arithmetic_intensity=intensity, bound=bound, roof_tflops=roof, peak_pct=pct,
+                          implausible=implausible)
 
 
 def flop_utilization(gpus, costs, window):

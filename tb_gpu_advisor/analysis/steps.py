@@ -1,25 +1,56 @@
-"""Finds the steps of a profile: host step markers first, else pre-grouped device `Steps` lines, else none."""
+"""Finds the steps of a profile: host step markers first, else pre-grouped device `Steps` lines, else none; host
+steps are timed on the device when their launches tie device work to them (analysis.device_steps)."""
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.device_steps import device_steps
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import Intervals
 
 
 @dataclass(frozen=True)
 class StepSet:
-    """The steps and where they came from: "host" markers, "device" Steps lines, or "none"."""
+    """The steps and where they came from: "host" markers, "device" Steps lines, or "none".
+
+    `steps` are the markers as found (host-side analyses read them: what the host did in a step). `device_steps`
+    holds, per GPU, the host steps' windows on that device (analysis.device_steps.DeviceSteps); `timed_steps`
+    are the windows step times, busy shares and the per-step breakdown are measured in: each host step's window
+    on the devices (earliest start, latest end over the GPUs) when device work is tied to the steps, else the
+    markers themselves.
+    """
 
     steps: tuple  # model.trace.StepMarker, in time order
     source: str
     device_markers: dict  # ordinal -> tuple of the device's own (group_id, start, end), for "device" steps
+    device_steps: dict = field(default_factory=dict)  # ordinal -> device_steps.DeviceSteps, for "host" steps
+
+    @property
+    def timing(self):
+        """Where the step windows lie: "device" (host steps placed on the devices), else `source`."""
+        return "device" if self.device_steps else self.source
+
+    @cached_property
+    def timed_steps(self):
+        """StepMarker per step, in `steps` order: the step's window on the devices when it launched device work
+        there (a step without any keeps its marker), else the marker."""
+        if not self.device_steps:
+            return self.steps
+        found = {}
+        for gpu_steps in self.device_steps.values():
+            for step in gpu_steps.steps:
+                start, end = found.get(step.index, (step.start_ps, step.end_ps))
+                found[step.index] = (min(start, step.start_ps), max(end, step.end_ps))
+        return tuple(replace(marker, start_ps=found[index][0], end_ps=found[index][1]) if index in found else marker
+                     for index, marker in enumerate(self.steps))
 
     @property
     def windows(self):
-        """Union of the step windows."""
-        return intervals.union([s.start_ps for s in self.steps], [s.end_ps for s in self.steps])
+        """Union of the timed step windows."""
+        steps = self.timed_steps
+        return intervals.union([s.start_ps for s in steps], [s.end_ps for s in steps])
 
     def device_windows(self, ordinal):
         """The windows a device's busy time is measured in: its own Steps markers for pre-grouped traces."""
@@ -33,7 +64,7 @@ def find_steps(model):
     """StepSet of the model, following the documented precedence."""
     if model.host_step_markers:
         steps = tuple(replace(m, group_id=None) for m in model.host_step_markers)
-        return StepSet(steps=steps, source="host", device_markers={})
+        return StepSet(steps=steps, source="host", device_markers={}, device_steps=device_steps(model, steps))
     longest = {}
     device_markers = {}
     for gpu in model.gpus:
@@ -54,8 +85,9 @@ MIN_STEPS_FOR_STDEV = 3
 
 def step_time_stats_ms(step_set):
     """{mean, median, stdev, count} of step times in ms; stdev is the sample deviation (None below
-    MIN_STEPS_FOR_STDEV steps: two steps give a deviation, not a spread anyone should read)."""
-    times = np.array([s.duration_ps for s in step_set.steps], dtype=np.float64) / 1e9
+    MIN_STEPS_FOR_STDEV steps: two steps give a deviation, not a spread anyone should read); over the timed
+    steps."""
+    times = np.array([s.duration_ps for s in step_set.timed_steps], dtype=np.float64) / 1e9
     if len(times) == 0:
         return {"mean": None, "median": None, "stdev": None, "count": 0}
     return {

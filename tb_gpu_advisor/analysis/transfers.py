@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.model.details import byte_total
 from tb_gpu_advisor.model.trace import COPY_DIRECTION_KEYS, ActivityKind
 
 # Copies under this size are latency-bound: better batched into fewer, larger copies.
@@ -57,7 +58,7 @@ def transfer_stats(gpus):
         durations, sizes, pageable, is_async = (np.concatenate(column) for column in zip(*chunks))
         result[key] = TransferStats(
             count=int(len(durations)),
-            bytes=int(sizes.sum()),
+            bytes=byte_total(sizes),
             time_ps=int(durations.sum()),
             pageable_count=int((pageable == 1).sum()) if (pageable >= 0).any() else None,
             sync_count=int((is_async == 0).sum()) if (is_async >= 0).any() else None,

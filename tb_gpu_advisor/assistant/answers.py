@@ -9,6 +9,7 @@ from tb_gpu_advisor.constants import SCHEMA_VERSION
 
 MAX_ANSWER_BYTES = 8000
 MAX_TEXT = 1500  # characters of one free-text field (a fix with its code) before it is cut
+FULL_FIX = "explain_finding with full_text=true"
 TOP_BREAKDOWN = 5
 NOTES_SHOWN, NOTE_CHARS = 3, 600
 MULTI_HOST_KEYS = ("host_count", "slowest_host", "fastest_host", "step_time_spread_ms", "imbalance_pct",
@@ -30,9 +31,6 @@ def page(items, offset, limit):
     chunk = list(items[offset:offset + limit])
     end = offset + len(chunk)
     return chunk, {"total": len(items), "offset": offset, "next_offset": end if end < len(items) else None}
-
-
-FULL_FIX = "explain_finding with full_text=true"
 
 
 def _cut(text, limit=MAX_TEXT, whole=FULL_FIX):

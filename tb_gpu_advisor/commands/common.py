@@ -9,6 +9,7 @@ from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import executor_for
+from tb_gpu_advisor.file_size import limit_bytes
 from tb_gpu_advisor.model.build import reporting_progress
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.report.finite import to_json
@@ -37,7 +38,7 @@ def seconds(text):
 
 def add_max_file_argument(parser):
     parser.add_argument("--max-file-mb", type=megabytes, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="MB",
-                        help="refuse .xplane.pb files larger than this (default: %(default).0f)")
+                        help="refuse profile files larger than this, decompressed (default: %(default).0f)")
 
 
 def add_dask_argument(parser):
@@ -75,7 +76,7 @@ def load_report(path, run, host, max_file_mb, err, dask=None):
     progress = ProgressBar(err, host_files) if is_terminal(err) else None
     try:
         with executor_for(dask) as executor, reporting_progress(progress.read if progress else None):
-            report = run_report(run_id, host_files, max_bytes=int(max_file_mb * 2**20), executor=executor,
+            report = run_report(run_id, host_files, max_bytes=limit_bytes(max_file_mb), executor=executor,
                                 on_host_done=progress.host_done if progress else None)
     finally:
         if progress is not None:

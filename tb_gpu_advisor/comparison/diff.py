@@ -1,5 +1,7 @@
 """Compares two reports (baseline, candidate) into a JSON-ready Comparison dict (docs/report.md, Comparison)."""
 
+import statistics
+
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
 from tb_gpu_advisor.comparison.comparability import copy_bytes_moved, hardware, kernel_share, warnings_of, work_per_step
 from tb_gpu_advisor.comparison.configuration import configuration_changes
@@ -7,7 +9,7 @@ from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
 from tb_gpu_advisor.comparison.predictions import combined_check, measured_speedup, prediction_checks
 from tb_gpu_advisor.comparison.stats import (mean_difference, mean_ratio, ratio_of_means_difference,
                                              ratio_of_medians_difference)
-from tb_gpu_advisor.comparison.verdict import change_of, driver_of, verdict_of
+from tb_gpu_advisor.comparison.verdict import ZERO_STEPS, change_of, driver_of, verdict_of
 from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
 from tb_gpu_advisor.report.busy import busy_figures
@@ -90,8 +92,10 @@ def _step_time(base, cand):
     base_times, cand_times = _step_times(base), _step_times(cand)
     result = {"baseline": base["summary"]["step_time_ms"], "candidate": cand["summary"]["step_time_ms"],
               "mean": None, "median": None}
-    if base_times and cand_times:
+    # Steps that last 0 ms as rounded have no ratio to another side's.
+    if sum(base_times) > 0 and sum(cand_times) > 0:
         result["mean"] = difference_dict(ratio_of_means_difference(base_times, cand_times))
+    if base_times and cand_times and statistics.median(base_times) > 0 and statistics.median(cand_times) > 0:
         result["median"] = difference_dict(ratio_of_medians_difference(base_times, cand_times))
     return result
 
@@ -255,6 +259,8 @@ def _notes(base, cand):
         count = host["summary"]["step_time_ms"]["count"]
         if count == 0:
             notes.append(f"The {side} has no step markers: step time cannot be compared.")
+        elif not sum(_step_times(host)) > 0:
+            notes.append(f"The {side}'s steps {ZERO_STEPS}: step time cannot be compared.")
         elif count == 1:
             notes.append(f"The {side} has a single step: the step-to-step noise cannot be estimated.")
     if base["summary"]["step_source"] != cand["summary"]["step_source"]:

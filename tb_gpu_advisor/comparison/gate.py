@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES
 from tb_gpu_advisor.comparison.stats import t_quantile
+from tb_gpu_advisor.comparison.verdict import no_step_time_reason
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
 
@@ -56,7 +57,7 @@ def _measure(host, metric):
     if metric in ("step_time", "step_time_median"):
         name, diff = _step_difference(host, metric)
         if diff is None or not diff["baseline"]:
-            raise GateError(f"{metric}: a side has no step markers, so step time cannot be checked")
+            raise GateError(f"{metric}: {no_step_time_reason(host['step_time_ms'])}, so step time cannot be checked")
         return _Measure(name, units.duration_ms(diff["baseline"]), units.duration_ms(diff["candidate"]),
                         diff["delta_pct"], diff["ci_low_pct"], diff["ci_high_pct"], "%", 1)
     if metric == "gpu_busy":
@@ -75,7 +76,8 @@ def _measure(host, metric):
     row = next(r for r in host["breakdown"] if r["category"] == metric)
     step_ms = host["step_time_ms"]["mean"]["baseline"] if host["step_time_ms"]["mean"] else None
     if row["per_step_ms"] is None or not step_ms:
-        raise GateError(f"{metric}: a side has no step markers, so time per step cannot be checked")
+        raise GateError(f"{metric}: {no_step_time_reason(host['step_time_ms'])}, so time per step cannot be "
+                        "checked")
     per_step = row["per_step_ms"]
     return _Measure(f"{BREAKDOWN_LABELS[metric]} per step", units.duration_ms(per_step["baseline"]),
                     units.duration_ms(per_step["candidate"]), *_scaled(per_step, 100.0 / step_ms),

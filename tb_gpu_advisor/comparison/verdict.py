@@ -7,6 +7,18 @@ from tb_gpu_advisor.vocabulary import ARROW, TIMES, in_sentence
 NOISE_FLOOR_PCT = 1.0
 
 
+# What a side whose step times sum to 0 ms (each shorter than the report's precision) is said to do.
+ZERO_STEPS = "last 0 ms as reported (shorter than the report's precision)"
+
+
+def no_step_time_reason(step_time):
+    """Why a host pair's step times (HostComparison `step_time_ms`) cannot be compared."""
+    sides = (step_time.get("baseline") or {}, step_time.get("candidate") or {})
+    if all(side.get("count") for side in sides):
+        return f"a side's steps {ZERO_STEPS}"
+    return "a side has no step markers"
+
+
 def change_of(step_time):
     """"faster", "slower", "within_noise", or "unknown" (a side without steps), from the mean step time.
 
@@ -98,7 +110,7 @@ def _step_verdict(comparison):
     busy_text = (f"{label} {units.percent(shown['baseline'])} {ARROW} {units.percent(shown['candidate'])}"
                  if busy["delta_points"] is not None else "")
     if change == "unknown":
-        text = "Step time cannot be compared: a side has no step markers"
+        text = f"Step time cannot be compared: {no_step_time_reason(comparison['step_time_ms'])}"
         return f"{text}; {busy_text}." if busy_text else f"{text}."
     steps = (f"mean step {units.duration_ms(mean['baseline'])} {ARROW} {units.duration_ms(mean['candidate'])}")
     if change == "within_noise":

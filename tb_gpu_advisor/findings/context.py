@@ -306,7 +306,7 @@ class Context:
     def steps_overlapping(self, spans, limit=3):
         """[{name, time_ms, overlap_ms}] of the steps that overlap `spans` most."""
         found = []
-        for step in self.step_set.steps:
+        for step in self.step_set.timed_steps:
             overlap = int(intervals.covered_ps(spans, [step.start_ps], [step.end_ps])[0]) if len(spans) else 0
             if overlap > 0:
                 found.append({"step": step.name, "time_ms": ms(step.duration_ps), "overlap_ms": ms(overlap)})

@@ -2,6 +2,8 @@
 
 import re
 
+from tb_gpu_advisor.kineto.values import clean_text, integer
+from tb_gpu_advisor.model.details import MAX_COPY_BYTES
 from tb_gpu_advisor.model.trace import CollectiveCall
 
 # Bytes per element of the dtype names PyTorch writes in `dtype`.
@@ -24,16 +26,17 @@ def collective_from_kernel_name(name):
 
 
 def _count(value):
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    """A count of elements or ranks, None when not recorded or above MAX_COPY_BYTES (a corrupt value)."""
+    return integer(value, None, 0, MAX_COPY_BYTES)
 
 
 def _sizes(args):
     """(collective, in bytes, out bytes, dtype, group size) from the comms args newer PyTorch records."""
-    dtype = args.get("dtype") if isinstance(args.get("dtype"), str) else None
+    dtype = clean_text(args.get("dtype")) if isinstance(args.get("dtype"), str) else None
     width = DTYPE_BYTES.get(dtype)
     nelems_in, nelems_out = _count(args.get("In msg nelems")), _count(args.get("Out msg nelems"))
     collective = args.get("Collective name")
-    return (collective if isinstance(collective, str) and collective else None,
+    return (clean_text(collective) if isinstance(collective, str) and collective else None,
             nelems_in * width if width and nelems_in is not None else None,
             nelems_out * width if width and nelems_out is not None else None,
             dtype, _count(args.get("Group size")))

@@ -4,6 +4,7 @@ import os
 import re
 
 from tb_gpu_advisor.constants import XPLANE_SUFFIX
+from tb_gpu_advisor.regular_files import kind_problem
 
 KINETO_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
 # tensorboard_trace_handler writes `<worker>.<span>.pt.trace.json[.gz]`, span being a millisecond timestamp.
@@ -36,8 +37,8 @@ def is_kineto_trace(path):
     path = str(path)
     if is_kineto_file(path):
         return True
-    if path.endswith(XPLANE_SUFFIX):
-        return False
+    if path.endswith(XPLANE_SUFFIX) or kind_problem(path):
+        return False  # not opened: the XPlane reader says what it is (regular_files)
     try:
         with open(path, "rb") as handle:
             head = handle.read(64)

@@ -17,6 +17,7 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.kineto.files import is_kineto_trace
 from tb_gpu_advisor.model.allocators import AllocatorCollector
 from tb_gpu_advisor.model.device import build_gpu_device
+from tb_gpu_advisor.model.device_limits import checked_gpus
 from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan
 from tb_gpu_advisor.model.host import _HostCollector
 from tb_gpu_advisor.model.host_columns import host_plane_columns
@@ -119,7 +120,8 @@ def _build_model(space, reference, progress):
         if progress is not None:
             progress(done, total)
     host_activity, markers = host_result or host.result()
-    gpus = shared_arch(sorted(gpus, key=lambda gpu: gpu.ordinal))
+    gpus, device_warnings = checked_gpus(sorted(gpus, key=lambda gpu: gpu.ordinal))
+    gpus = shared_arch(gpus)
     pre_grouped = any(gpu.step_markers for gpu in gpus)
     return TraceModel(
         path=space.path,
@@ -129,7 +131,7 @@ def _build_model(space, reference, progress):
         host_step_markers=markers,
         profile_span_ps=_span(gpus, host_activity),
         trace_errors=space.errors,
-        trace_warnings=space.warnings,
+        trace_warnings=space.warnings + device_warnings,
         environment=environment,
         format="pre-grouped" if pre_grouped else "current",
         has_host_plane=has_host,

@@ -44,6 +44,8 @@ class CopyDetails:
 
 
 _U32_MAX = 2**32 - 1
+# One copy larger than this (1 TiB, several times any GPU's memory) is a corrupt size: recorded as 0, unknown.
+MAX_COPY_BYTES = 2**40
 
 
 def _fields(text):
@@ -103,7 +105,18 @@ def parse_copy_details(text):
         size = max(0, int(fields.get("size", fields.get("num_bytes", "0"))))
     except ValueError:
         size = 0
+    if size > MAX_COPY_BYTES:
+        size = 0
     is_async = {"0": False, "1": True}.get(fields.get("async"))
     src = fields.get("kind_src")
     dst = fields.get("kind_dst")
     return CopyDetails(size_bytes=size, src_kind=src, dst_kind=dst, is_async=is_async)
+
+
+def byte_total(sizes):
+    """The exact sum of an array of byte counts, as a Python int: summed in int64 only when it cannot wrap."""
+    if not len(sizes):
+        return 0
+    if int(sizes.max()) * len(sizes) < 2**63 and int(sizes.min()) >= 0:
+        return int(sizes.sum())
+    return sum(sizes.tolist())

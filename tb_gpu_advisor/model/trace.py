@@ -156,7 +156,7 @@ class HostActivity:
     - thread_waits: ThreadWaits of each thread with Python-tracer waits or wakes (model.waits), in thread order;
     - batch_stages: per tf.data iterator event that records its dataset's `batch_size` (`Iterator::Root::...::
       BatchV2`), ((batch size, events), ...);
-    - loss_calls: Kineto traces' PyTorch loss operators (kineto.build.LOSS_OPS) by start, ((name, start_ps,
+    - loss_calls: Kineto traces' PyTorch loss operators (kineto.collect.LOSS_OPS) by start, ((name, start_ps,
       end_ps, `Input Dims` as tuples or None when not recorded), ...).
     """
 

@@ -39,6 +39,7 @@ class SummaryStore:
     def __init__(self, root=None):
         self.root = root or os.path.join(default_cache_dir(), "summaries")
         self._memory = {}
+        self._absent = set()  # keys found in neither place: not looked for on disk again until put
         self._lock = threading.Lock()
 
     def _file(self, path, version):
@@ -50,10 +51,14 @@ class SummaryStore:
         with self._lock:
             if (path, version) in self._memory:
                 return self._memory[(path, version)]
+            if (path, version) in self._absent:
+                return None
         try:
             with open(self._file(path, version), encoding="utf-8") as handle:
                 summary = json.load(handle)
         except (OSError, ValueError):
+            with self._lock:
+                self._absent.add((path, version))
             return None
         with self._lock:
             self._memory[(path, version)] = summary
@@ -62,6 +67,7 @@ class SummaryStore:
     def put(self, path, version, summary):
         with self._lock:
             self._memory[(path, version)] = summary
+            self._absent.discard((path, version))
         target = self._file(path, version)
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)

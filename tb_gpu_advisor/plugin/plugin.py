@@ -5,6 +5,7 @@ Every response goes through tensorboard's http_util.Respond (nosniff, no-cache, 
 profile itself cannot be analyzed). docs/http_api.md documents each route.
 """
 
+import json
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from tensorboard.backend import http_util
@@ -15,6 +16,7 @@ from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
 from tb_gpu_advisor.constants import (DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES,
                                       DEFAULT_MEMORY_BUDGET_BYTES, DEFAULT_TIME_BUDGET_S, PLUGIN_NAME, SCHEMA_VERSION)
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.file_size import limit_bytes
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex
@@ -34,6 +36,16 @@ PROFILE_TAB_ELSEWHERE = ("The Profile tab cannot show these runs: this tab reads
 
 def _respond(request, body, code=200, headers=None):
     return http_util.Respond(request, finite(body), JSON, code=code, headers=headers)
+
+
+def _respond_large(request, body):
+    """_respond for a large body (10,000 overview rows): serialized once, without the two walks over every value
+    that finite() and TensorBoard's Cleanse make, unless the body holds a non-finite number."""
+    try:
+        text = json.dumps(body, allow_nan=False, separators=(",", ":"))
+    except ValueError:
+        return _respond(request, body)
+    return http_util.Respond(request, text, JSON)
 
 
 def _error(request, code, message, headers=None):
@@ -61,7 +73,7 @@ def _json_route(handler):
 
 def _mib(value, default):
     """Bytes of a MiB flag (at least 1), or `default` when it is unset."""
-    return max(1, int(value * 2**20)) if value else default
+    return limit_bytes(value) if value else default
 
 
 def _basename(path):
@@ -88,7 +100,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             time_budget_s=getattr(flags, "gpu_advisor_time_budget_s", None) or DEFAULT_TIME_BUDGET_S,
             memory_budget_bytes=_mib(getattr(flags, "gpu_advisor_memory_budget_mb", None),
                                      DEFAULT_MEMORY_BUDGET_BYTES))
-        self.overview = OverviewService(self.service)
+        self.overview = OverviewService(self.service, list_runs=self.index.runs)
         self.wait_s = REQUEST_WAIT_S
         self._static = static_files.allowed_files()
         self._fonts_css = fonts.fonts_css(getattr(context, "assets_zip_provider", None)).encode("utf-8")
@@ -192,7 +204,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def overview_route(self, request):
         """Every run's row (verdict, confidence, step time, GPU busy, top finding, change against the previous
         run of its series) as far as analyzed; queues the analyses of the others and never waits for one."""
-        return _respond(request, self.overview.overview(self.index.runs()))
+        return _respond_large(request, self.overview.overview())
 
     @_json_route
     def environment_route(self, request):

@@ -2,6 +2,7 @@
 and while it streams, and keeping the copy under the version that was actually downloaded."""
 
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.file_size import too_big
 from tb_gpu_advisor.remote.cache import default_cache, object_version
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
@@ -34,13 +35,15 @@ def fetch_remote_file(url, max_bytes=None, cache=None):
     fs, path = open_url(url)
     for attempt in range(ATTEMPTS):
         info = _info(fs, path, url)
+        if info.get("type") == "directory":
+            raise ProfileError(url, "is a directory, not a profile file")
         if info.get("type") not in (None, "file"):
-            raise ProfileError(url, "is a directory, not an .xplane.pb file")
+            raise ProfileError(url, f"is not a regular file ({info.get('type')}): not opened")
         size = info.get("size")
         if size == 0:
             raise ProfileError(url, "file is empty (the profiler wrote nothing)")
         if max_bytes and size and size > max_bytes:
-            raise ProfileError(url, _too_big(size, max_bytes))
+            raise ProfileError(url, too_big(size, max_bytes))
         try:
             return cache.fetch(url, object_version(info), lambda destination: _download(
                 fs, path, url, destination, max_bytes, object_version(info)))
@@ -58,11 +61,6 @@ def _info(fs, path, url):
         return fs.info(path)
 
 
-def _too_big(size, max_bytes, at_least=False):
-    return (f"file is {'more than ' if at_least else ''}{size / 2**20:,.0f} MB, above the "
-            f"{max_bytes / 2**20:,.0f} MB limit (raise it with --max-file-mb)")
-
-
 def _download(fs, path, url, destination, max_bytes, version):
     """Streams the object into `destination`, stopping as soon as it passes `max_bytes`; returns the version
     downloaded, or raises _Changed when the object is not the same after the download as before it."""
@@ -72,7 +70,7 @@ def _download(fs, path, url, destination, max_bytes, version):
             while chunk := source.read(CHUNK_BYTES):
                 written += len(chunk)
                 if max_bytes and written > max_bytes:
-                    raise ProfileError(url, _too_big(written, max_bytes, at_least=True))
+                    raise ProfileError(url, too_big(written, max_bytes, at_least=True))
                 target.write(chunk)
     after = _info(fs, path, url)
     if object_version(after) != version or after.get("size") not in (None, written):

@@ -1,11 +1,12 @@
 """Lists a remote logdir (no file is downloaded) into profile_files shapes: runs, host files, a Target."""
 
+import datetime
 import posixpath
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.kineto.files import is_kineto_file
-from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, host_name, kineto_profile_runs, newest_first,
-                                          run_id)
+from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, capture_time, host_name, kineto_profile_runs,
+                                          newest_first, run_id)
 from tb_gpu_advisor.remote.cache import object_version
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
@@ -28,6 +29,20 @@ def _list(url):
     return fs, root, info, files
 
 
+def modified_s(info):
+    """An object's modification time in seconds since the epoch from its listing entry, None when absent."""
+    value = next((info[k] for k in ("LastModified", "mtime", "updated", "last_modified", "created")
+                  if info.get(k)), None)
+    if isinstance(value, str):
+        try:
+            value = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if isinstance(value, datetime.datetime):
+        return value.timestamp()
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _kineto_runs(fs, root, files):
     """ProfileRuns of the Kineto trace files, grouped per directory as local_listing does."""
     by_dir = {}
@@ -37,8 +52,10 @@ def _kineto_runs(fs, root, files):
     found = []
     for directory, names in by_dir.items():
         relative = posixpath.relpath(directory, root)
-        found += kineto_profile_runs(posixpath.basename(root) if relative == "." else relative,
-                                     fs.unstrip_protocol(directory), names, posixpath.join)
+        url = fs.unstrip_protocol(directory)
+        modified = {posixpath.join(url, name): modified_s(files[posixpath.join(directory, name)]) for name in names}
+        found += kineto_profile_runs(posixpath.basename(root) if relative == "." else relative, url, names,
+                                     posixpath.join, modified_of=modified.get)
     return found
 
 
@@ -52,7 +69,8 @@ def _runs(fs, root, files):
             continue
         tb_run, profile_run = "/".join(parts[:-4]), parts[-2]
         runs.setdefault(run_id(tb_run, profile_run), (posixpath.dirname(path), []))[1].append(_host_file(fs, path, files[path]))
-    found = [ProfileRun(run=key, path=fs.unstrip_protocol(directory), hosts=tuple(hosts))
+    found = [ProfileRun(run=key, path=fs.unstrip_protocol(directory), hosts=tuple(hosts),
+                        captured_at=capture_time(key.rsplit("/", 1)[-1]))
              for key, (directory, hosts) in runs.items()]
     return newest_first(found + _kineto_runs(fs, root, files))
 

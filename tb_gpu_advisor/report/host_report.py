@@ -28,6 +28,7 @@ def render_host_report(model, analysis):
             "input_wait_pct": None if tpu_only else analysis.input_wait_pct,
             "step_time_ms": analysis.step_time_ms,
             "step_source": step_set.source,
+            "step_timing": step_set.timing,
             "gpu_count": len(model.gpus),
             "tpu_count": model.tpu_count,
             "active_gpu_count": len(analysis.active_busy_pct),
@@ -36,14 +37,15 @@ def render_host_report(model, analysis):
             "flops_utilization_pct": pct(analysis.flop_utilization.pct),
             "costed_kernel_time_pct": pct(analysis.flop_utilization.costed_kernel_time_pct),
         },
-        "notes": _notes(model, step_set, analysis.usages) + _implausible_notes(analysis.kernels) + list(confidence.notes),
+        "notes": _notes(model, step_set, analysis.usages) + _implausible_notes(analysis.kernels)
+        + _roofline_notes(analysis) + list(confidence.notes),
         "devices": [{**_device(gpu, usage, peaks), **_work_by_type(times), "stream_idle_us": _stream_idle(idle)}
                     for gpu, usage, peaks, times, idle in zip(model.gpus, analysis.usages, analysis.device_peaks,
                                                               analysis.work_by_type, analysis.stream_idle)],
         "kernels": [_kernel(row, roof) for row, roof in zip(analysis.kernels, analysis.roofline)],
         "launch": _launch(analysis.launch),
         "transfers": {key: _transfer(stats) for key, stats in analysis.transfers.items()},
-        "steps": [_step(step, analysis, index) for index, step in enumerate(step_set.steps)],
+        "steps": [_step(step, analysis, index) for index, step in enumerate(step_set.timed_steps)],
         "balance": _balance(analysis.balance),
         "host_ops": _host_ops(model),
         "collectives": _collectives(analysis.collectives),
@@ -173,6 +175,18 @@ def _implausible_notes(table):
     return notes
 
 
+def _roofline_notes(analysis):
+    """One note per HLO op whose cost was left out, and per kernel row whose share of its roof was."""
+    notes = [f"HLO op {item.op_name} (program {item.program_id}): the FLOPs counted from its module would run at "
+             f"{item.achieved_tflops:.4g} TFLOP/s on GPU {item.gpu}, faster than any unit of that GPU "
+             f"({item.fastest_roof_tflops:g} TFLOP/s); the count cannot be right, so the op is left out of the "
+             "roofline and of the FLOP utilization." for item in analysis.implausible_costs]
+    for row, roof in zip(analysis.kernels, analysis.roofline):
+        if roof.implausible:
+            notes.append(f"Kernel {row.name}: {roof.implausible}; its share of the roof is left out.")
+    return notes
+
+
 def _capability_fields(caps):
     bandwidth = caps.memory_bandwidth_bytes_per_s
     return {
@@ -286,6 +300,7 @@ def _kernel(row, roof):
         "bound": roof.bound,
         "roof_tflops": sig(roof.roof_tflops),
         "peak_pct": pct(roof.peak_pct),
+        "roofline_implausible": roof.implausible,
         "compute_roof": row.compute,
         "dtype": row.dtype,
         "precision": kernel_precision(row.name, row.dtype),

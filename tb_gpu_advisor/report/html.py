@@ -5,6 +5,7 @@ from html import escape
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.report import charts, units
 from tb_gpu_advisor.report.busy import busy_figures
+from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections, kernel_row_labels
 from tb_gpu_advisor.vocabulary import (BOTTLENECK_LABELS, BREAKDOWN_LABELS, MICRO, bind_units, in_sentence,
                                        matrix_unit_labels)
@@ -56,7 +57,8 @@ def report_title(report):
 
 
 def render_html(report):
-    """The whole report as an HTML document string; every string from the profile is escaped."""
+    """The whole report as an HTML document string; every string from the profile is escaped, and control,
+    bidirectional-override and surrogate characters made visible (report.safe_text)."""
     title = report_title(report)
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="meta">{len(report["hosts"])} host(s) · tb-gpu-advisor {_e(__version__)}</p>']
@@ -64,11 +66,11 @@ def render_html(report):
         body.extend(_host(host))
     for error in report.get("errors", []):
         body.append(f'<p class="error">Error: {_e(error["file"])}: {_e(error["error"])}</p>')
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>\n"
-            + "\n".join(body) + "\n</main></body></html>\n")
+    return escape_controls("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                           f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+                           '<meta name="viewport" content="width=device-width, initial-scale=1">'
+                           f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>\n"
+                           + "\n".join(body) + "\n</main></body></html>\n", keep="\n\t")
 
 
 def _verdict(host):

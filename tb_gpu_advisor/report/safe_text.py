@@ -1,10 +1,20 @@
 """Control characters from a trace (kernel, op and file names) become visible escapes before text reaches a
-terminal or a markdown page, so a name cannot retitle a terminal, move its cursor or reorder what is shown."""
+terminal, a markdown or an HTML page, so a name cannot retitle a terminal, move its cursor or reorder what is
+shown; a lone surrogate (a JSON `\\ud800` escape, a file name Python could not decode) becomes U+FFFD, so every
+output encodes as UTF-8."""
 
 import re
 
-# C0 and C1 controls and DEL, and the Unicode bidirectional overrides and isolates.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls and DEL, the Unicode bidirectional embeddings, overrides and isolates, and the invisible
+# direction marks (ALM, LRM, RLM).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def valid_unicode(text):
+    """`text` with each surrogate code point (never valid alone in UTF-8) replaced by U+FFFD."""
+    return _SURROGATE.sub(REPLACEMENT, text)
 
 
 def _escaped(match):
@@ -14,7 +24,7 @@ def _escaped(match):
 
 def escape_controls(text, keep="\n"):
     """`text` with each control character except those in `keep` written as a `\\xNN` (or `\\uNNNN`) escape."""
-    text = str(text)
+    text = valid_unicode(str(text))
     if keep:
         return "".join(_UNSAFE.sub(_escaped, part) if part not in keep else part
                        for part in re.split(f"([{re.escape(keep)}])", text))

@@ -118,7 +118,9 @@ def _summary(report):
     if st["count"]:
         mean, median, stdev = units.durations_ms(st["mean"], st["median"], st["stdev"])
         spread = f", stdev {stdev}" if st["stdev"] is not None else ""
-        lines.append(f"Steps: {st['count']} ({s['step_source']} markers)   mean {mean}, median {median}{spread}")
+        timed = ", timed on the device" if s.get("step_timing") == "device" and s["step_source"] != "device" else ""
+        lines.append(f"Steps: {st['count']} ({s['step_source']} markers{timed})   mean {mean}, median {median}"
+                     f"{spread}")
     else:
         lines.append(f"Steps: none found; measured over {units.duration_ms(s['analysis_window_ms'])} of activity")
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]

@@ -7,6 +7,7 @@ from html import escape
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.overview.rows import run_summary, with_changes
 from tb_gpu_advisor.report.html import render_html
+from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.vocabulary import BOTTLENECK_LABELS
 
 # Inline styles and the index's own small sorting/filtering script only; nothing is fetched.
@@ -100,13 +101,14 @@ def _row(row):
 def _index(rows):
     head = "".join(f'<th class="num">{name}</th>' if numeric else f"<th>{name}</th>" for name, numeric in COLUMNS)
     body = "\n".join(_row(row) for row in rows)
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>GPU Advisor: all runs</title><style>{_CSS}</style></head>\n<body><main>\n"
-            f"<h1>GPU Advisor: all runs</h1><p class=\"meta\">{len(rows)} run(s) · tb-gpu-advisor "
-            f"{escape(__version__)} · click a column to sort, type to filter</p>\n"
-            '<input type="search" placeholder="Filter by run, verdict or finding" aria-label="Filter runs">\n'
-            f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>\n"
-            f"<script>{_SCRIPT}</script>\n</main></body></html>\n")
+    return escape_controls("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                           f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+                           '<meta name="viewport" content="width=device-width, initial-scale=1">'
+                           f"<title>GPU Advisor: all runs</title><style>{_CSS}</style></head>\n<body><main>\n"
+                           f"<h1>GPU Advisor: all runs</h1><p class=\"meta\">{len(rows)} run(s) · tb-gpu-advisor "
+                           f"{escape(__version__)} · click a column to sort, type to filter</p>\n"
+                           '<input type="search" placeholder="Filter by run, verdict or finding" '
+                           'aria-label="Filter runs">\n'
+                           f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>\n"
+                           f"<script>{_SCRIPT}</script>\n</main></body></html>\n", keep="\n\t")
 

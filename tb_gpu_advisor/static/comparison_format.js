@@ -97,7 +97,11 @@ export function measuredText(measured) {
 export function noiseStatement(comparison) {
   const mean = comparison?.step_time_ms?.mean;
   if (comparison?.change === 'unknown' || !mean) {
-    return 'Step times cannot be compared: a side has no step markers.';
+    const times = comparison?.step_time_ms ?? {};
+    const stepped = times.baseline?.count > 0 && times.candidate?.count > 0;
+    // Steps that all round to 0 ms have no ratio (comparison/verdict.py ZERO_STEPS).
+    return stepped ? 'Step times cannot be compared: a side\'s steps last 0 ms as reported (shorter than the ' +
+        'report\'s precision).' : 'Step times cannot be compared: a side has no step markers.';
   }
   const interval = intervalText(mean);
   const change = formatSignedPct(mean.delta_pct);

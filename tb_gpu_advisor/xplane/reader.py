@@ -9,11 +9,14 @@ from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, MAX_PLANES
 from tb_gpu_advisor.errors import ProfileError
+from tb_gpu_advisor.file_size import too_big
 from tb_gpu_advisor.regular_files import FileChanged, Identity, check_unchanged, open_regular
 from tb_gpu_advisor.xplane import schema
 from tb_gpu_advisor.xplane.wire_scan import WIRE_LEN, WIRE_VARINT, Unusual, as_int64, field_extent, read_varint, utf8
 
 _HEAD_BYTES = 32  # enough for a top-level tag and length
+# The profiler's errors and warnings kept (each kind); the rest are counted in one more line.
+MAX_MESSAGES = 100
 
 
 def decode_plane(raw, name, path):
@@ -99,8 +102,7 @@ def read_space(path, max_bytes=DEFAULT_MAX_FILE_BYTES):
         if size == 0:
             raise ProfileError(path, "file is empty (the profiler wrote nothing)")
         if max_bytes and size > max_bytes:
-            raise ProfileError(path, f"file is {_size(size)}, above the {_size(max_bytes)} limit "
-                                     "(raise it with --max-file-mb)")
+            raise ProfileError(path, too_big(size, max_bytes))
         try:
             space = _stream_space(path, handle, identity)
         except Unusual:
@@ -117,14 +119,6 @@ def read_space(path, max_bytes=DEFAULT_MAX_FILE_BYTES):
     return space if space is not None else parse_space(data, path)
 
 
-def _size(size):
-    """A size in the unit of --max-file-mb (MB of 2**20 bytes); bytes below one MB."""
-    value = size / 2**20
-    if value >= 10:
-        return f"{value:,.0f} MB"
-    return f"{value:.1f} MB" if value >= 1 else f"{size:,} bytes"
-
-
 def _stream_space(path, handle, identity):
     """LazySpace of FilePlanes; checks each plane's top-level fields as parse_space does, reading only their
     heads (and the plane name), so the file is not read twice."""
@@ -138,11 +132,13 @@ def _stream_space(path, handle, identity):
             planes.append(FilePlane(id=plane_id, name=name, path=path, offset=start, size=end - start,
                                     identity=identity))
         elif field in strings:
-            strings[field].append(_text(handle, start, end))
+            kept = strings[field]
+            kept.append(_text(handle, start, end) if field == 4 or len(kept) < MAX_MESSAGES else None)
     if not planes:
         raise ProfileError(path, "not an XSpace profile: it holds no planes")
-    return LazySpace(path=path, planes=tuple(planes), hostnames=tuple(strings[4]), errors=tuple(strings[2]),
-                     warnings=tuple(strings[3]))
+    return LazySpace(path=path, planes=tuple(planes), hostnames=tuple(strings[4]),
+                     errors=capped(strings[2], "errors"),
+                     warnings=capped(strings[3], "warnings"))
 
 
 def _fields(handle, pos, end):
@@ -154,6 +150,14 @@ def _fields(handle, pos, end):
             raise Unusual("field runs past its message")
         yield field, wire, pos + payload, pos + length
         pos += length
+
+
+def capped(messages, what):
+    """The first MAX_MESSAGES of `messages` (None where one was not read), then one line counting the rest."""
+    messages = list(messages)
+    if len(messages) <= MAX_MESSAGES:
+        return tuple(messages)
+    return (*messages[:MAX_MESSAGES], f"{len(messages) - MAX_MESSAGES:,} more {what} of the profiler not shown")
 
 
 def _text(handle, start, end):
@@ -195,5 +199,5 @@ def parse_space(data, path="<bytes>"):
     if not planes:
         raise ProfileError(path, "not an XSpace profile: it holds no planes")
     return LazySpace(path=path, planes=tuple(planes), hostnames=tuple(shell.hostnames),
-                     errors=tuple(shell.errors), warnings=tuple(shell.warnings))
+                     errors=capped(shell.errors, "errors"), warnings=capped(shell.warnings, "warnings"))
 

@@ -6,10 +6,10 @@ import pathlib
 
 import pytest
 
-from tb_gpu_advisor.calibration.__main__ import main
-from tb_gpu_advisor.calibration.pairs import BOUND_HOLDS, DEMO_PAIRS, EXACT, HELD_OUT_PAIRS, NOT_ABOVE, REAL_PAIRS
-from tb_gpu_advisor.calibration.runs import Spread, run_spreads
-from tb_gpu_advisor.calibration.table import (Row, _meets_cell, calibration_rows, demo_summary_line,
+from tools.calibration.__main__ import main
+from tools.calibration.pairs import BOUND_HOLDS, DEMO_PAIRS, EXACT, HELD_OUT_PAIRS, NOT_ABOVE, REAL_PAIRS
+from tools.calibration.runs import Spread, run_spreads
+from tools.calibration.table import (Row, _meets_cell, calibration_rows, demo_summary_line,
                                              held_out_summary_line, render_markdown, summary_line)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ def rows():
 
 def test_the_committed_doc_is_what_the_script_writes(rows):
     committed = (ROOT / "docs" / "calibration.md").read_text(encoding="utf-8")
-    assert committed == render_markdown(rows), "docs/calibration.md is stale: python -m tb_gpu_advisor.calibration"
+    assert committed == render_markdown(rows), "docs/calibration.md is stale: python -m tools.calibration"
 
 
 def test_the_check_option_tells_a_stale_file(tmp_path, capsys):

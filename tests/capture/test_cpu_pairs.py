@@ -16,9 +16,9 @@ import sys
 
 import pytest
 
-from tb_gpu_advisor.calibration.pairs import TOLERANCE
-from tb_gpu_advisor.calibration.runs import run_spreads
-from tb_gpu_advisor.capture import cpu_pairs
+from tools.calibration.pairs import TOLERANCE
+from tools.calibration.runs import run_spreads
+from tools.capture import cpu_pairs
 from tb_gpu_advisor.cli import main as cli_main
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tests.data import REAL
@@ -181,7 +181,7 @@ def test_the_gil_bound_map_is_seen_as_python_per_element(analyses):
 def test_the_script_captures_a_pair_of_each_framework(tmp_path):
     """The script itself, run now (about 30 s on 2 cores): one TensorFlow and one JAX pair, exported flat."""
     export = tmp_path / "export"
-    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(tmp_path / "logdir"),
+    result = subprocess.run([sys.executable, "-m", "tools.capture.cpu_pairs", str(tmp_path / "logdir"),
                              "--pair", "tf_eager", "--pair", "jax_jit", "--steps", "10", "--export", str(export)],
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -206,7 +206,7 @@ def test_the_script_captures_the_held_out_pairs(tmp_path):
     sized by their probes, the AdamW step op by op and jitted; each side's steps found, the op-by-op side's finding
     present."""
     export = tmp_path / "export"
-    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(tmp_path / "logdir"),
+    result = subprocess.run([sys.executable, "-m", "tools.capture.cpu_pairs", str(tmp_path / "logdir"),
                              "--pair", "tf_map_python", "--pair", "tf_map_compute", "--pair", "jax_adam", "--steps", "5", "--export", str(export)],
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -243,7 +243,7 @@ def test_repeats_keep_each_run_for_the_run_to_run_spread(tmp_path):
     """`--repeats 2`: two captures back to back, run 1 exported, both runs' pairs.json under runs/ with the label
     the calibration reads, and the spread printed (about 30 s on 2 cores)."""
     export = tmp_path / "export"
-    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(tmp_path / "logdir"),
+    result = subprocess.run([sys.executable, "-m", "tools.capture.cpu_pairs", str(tmp_path / "logdir"),
                              "--pair", "jax_jit", "--steps", "4", "--export", str(export), "--repeats", "2",
                              "--runs-label", "idle"], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]

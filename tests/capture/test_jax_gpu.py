@@ -1,6 +1,6 @@
 """The JAX capture script, run now on JAX's CPU backend with small sizes, writes runs the analyzer reads.
 
-Runs `python -m tb_gpu_advisor.capture.jax_gpu` in a subprocess (about 20-40 s on 2 cores), then analyzes every
+Runs `python -m tools.capture.jax_gpu` in a subprocess (about 20-40 s on 2 cores), then analyzes every
 run: each has its step markers, the launch fix is clearly faster, the input-bound steps hold their loader, the
 HLO protos JAX embeds are there. GPU-only checks (pinned copies, precision and transfer effects) skip with their
 reason; they run against the H200 capture (scripts/h200_capture.sh).
@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from tb_gpu_advisor.capture import jax_gpu, trim
+from tools.capture import jax_gpu, trim
 from tb_gpu_advisor.cli import main as cli_main
 from tb_gpu_advisor.xplane import schema
 
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
 @pytest.fixture(scope="module")
 def capture(tmp_path_factory):
     outdir = tmp_path_factory.mktemp("jax_capture")
-    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.jax_gpu", str(outdir),
+    result = subprocess.run([sys.executable, "-m", "tools.capture.jax_gpu", str(outdir),
                              "--steps", str(STEPS), "--trim", "3"], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads((outdir / "capture.json").read_text())
@@ -156,7 +156,7 @@ def test_device_script_is_valid_bash_and_runs_the_capture_under_a_timeout():
     script = pathlib.Path(__file__).parents[2] / "scripts" / "h200_capture.sh"
     assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
     text = script.read_text()
-    assert "timeout" in text and "-m tb_gpu_advisor.capture.jax_gpu" in text and "--trim" in text
+    assert "timeout" in text and "-m tools.capture.jax_gpu" in text and "--trim" in text
 
 
 def test_the_pinned_copy_path_runs_on_this_backend():

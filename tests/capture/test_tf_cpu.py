@@ -1,6 +1,6 @@
 """A real TensorFlow capture, made now with the installed TensorFlow, is analyzed correctly.
 
-Runs `python -m tb_gpu_advisor.capture.tf_cpu` in a subprocess (about 30 s on 2 cores) and checks the analyzer
+Runs `python -m tools.capture.tf_cpu` in a subprocess (about 30 s on 2 cores) and checks the analyzer
 finds the steps and sees the slow pipeline wait clearly longer than the fixed one. Timings are real, so the
 comparison uses absolute wait per step with a margin: the slow pipeline waits about 2x longer.
 """
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tb_gpu_advisor.capture import tf_cpu
+from tools.capture import tf_cpu
 from tb_gpu_advisor.discovery import discover_runs
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.pipeline import host_report
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     logdir = tmp_path_factory.mktemp("tf_capture")
-    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.tf_cpu", "--logdir", str(logdir),
+    result = subprocess.run([sys.executable, "-m", "tools.capture.tf_cpu", "--logdir", str(logdir),
                              "--variant", "all", "--steps", str(STEPS)], capture_output=True, text=True,
                             timeout=900)
     if result.returncode != 0 and "capturing profiles needs TensorFlow" in result.stderr:

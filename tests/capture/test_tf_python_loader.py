@@ -1,5 +1,5 @@
 """A real TensorFlow custom loop that reads and decodes files on the step thread, captured now with the installed
-TensorFlow (`python -m tb_gpu_advisor.capture.tf_python_loader`, about 15 s on 2 cores), is read as batch
+TensorFlow (`python -m tools.capture.tf_python_loader`, about 15 s on 2 cores), is read as batch
 preparation; the same work in a prefetched tf.data map is not. Timings are real, so only what does not depend on
 the machine's load is checked."""
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
     outdir, export = tmp_path_factory.mktemp("loader"), tmp_path_factory.mktemp("export")
-    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.tf_python_loader", str(outdir),
+    result = subprocess.run([sys.executable, "-m", "tools.capture.tf_python_loader", str(outdir),
                              "--steps", "4", "--export", str(export)], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return export

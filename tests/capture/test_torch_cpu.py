@@ -1,6 +1,6 @@
 """A real PyTorch CPU capture, made now with the installed torch, is found and analyzed correctly.
 
-Runs `python -m tb_gpu_advisor.capture.torch_cpu` in a subprocess (10-30 s on 2 cores): the runs are listed
+Runs `python -m tools.capture.torch_cpu` in a subprocess (10-30 s on 2 cores): the runs are listed
 from the logdir like the PyTorch plugin listed them, the ProfilerStep markers are the steps, and the loader
 in the main process waits clearly longer per step than the prefetching worker processes. Timings are real,
 so the comparison has a margin; the slow loader cannot wait less than its samples sleep.
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tb_gpu_advisor.capture import torch_cpu
+from tools.capture import torch_cpu
 from tb_gpu_advisor.discovery import discover_runs
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.pipeline import host_report
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
     logdir = tmp_path_factory.mktemp("torch_capture")
-    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.capture.torch_cpu", "--logdir", str(logdir),
+    result = subprocess.run([sys.executable, "-m", "tools.capture.torch_cpu", "--logdir", str(logdir),
                              "--steps", str(STEPS)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     runs = {run.run: run for run in discover_runs(str(logdir))}

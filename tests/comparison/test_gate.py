@@ -97,3 +97,15 @@ def test_every_metric_is_checkable_on_gpu_reports(pair_reports):
     comparison = compare_reports(reports["problem"], reports["problem_again"])
     for metric in METRICS:
         assert check_comparison(comparison, metric, 5.0).reason
+
+
+@pytest.mark.parametrize("base, cand", [(STEADY, [0.0] * len(STEADY)), ([0.0] * len(STEADY), STEADY), ([0.0], [0.0])])
+def test_steps_that_round_to_zero_ms_are_not_comparable_and_say_so(base, cand):
+    comparison = compare_reports(host_from_steps(base), host_from_steps(cand))
+    host = comparison["hosts"][0]
+    assert host["change"] == "unknown" and host["speedup"] is None
+    assert "last 0 ms as reported" in host["verdict"]
+    assert any("steps last 0 ms as reported" in note for note in host["notes"])
+    for metric in ("step_time", "step_time_median", "input_wait"):
+        with pytest.raises(GateError, match="last 0 ms as reported"):
+            check_comparison(comparison, metric)

@@ -76,3 +76,52 @@ def test_more_planes_than_any_machine_is_refused():
         space.planes.add(id=index, name=f"/device:GPU:{index}")
     with pytest.raises(ProfileError, match="more than 4,096 planes"):
         build_model(parse_space(space.SerializeToString(), "planes.xplane.pb"))
+
+
+def test_device_properties_no_gpu_has_are_left_out_with_a_warning(tmp_path):
+    builder = TraceBuilder()
+    builder.gpu(0, sm_count=10**6, clock_mhz=10**7, compute_capability=(99, 0)).kernel("k", 10, 5)
+    builder.gpu(1).kernel("k", 10, 5)
+    model = load_model(builder.write(str(tmp_path / "w.xplane.pb")))
+    odd, fine = (gpu.capabilities for gpu in model.gpus)
+    assert (odd.sm_count, odd.clock_mhz, odd.compute_capability, odd.arch) == (None, None, None, None)
+    assert odd.memory_bytes == fine.memory_bytes == 80 * 2**30 and fine.sm_count == 108
+    assert fine.compute_capability == (8, 0) and fine.arch == "sm_80"
+    assert len(model.trace_warnings) == 3 and all(w.startswith("/device:GPU:0: ") for w in model.trace_warnings)
+
+
+def test_the_profiler_s_own_warnings_are_capped_with_a_count_of_the_rest(tmp_path):
+    from tb_gpu_advisor.xplane.reader import MAX_MESSAGES
+
+    builder = TraceBuilder()
+    builder.gpu(0).kernel("k", 10, 5)
+    for index in range(MAX_MESSAGES + 5_000):
+        builder.profiler_warning(f"warning {index}")
+        builder.profiler_error(f"error {index}")
+    model = load_model(builder.write(str(tmp_path / "w.xplane.pb")))
+    assert model.trace_warnings[:2] == ("warning 0", "warning 1") and len(model.trace_warnings) == MAX_MESSAGES + 1
+    assert model.trace_warnings[-1] == "5,000 more warnings of the profiler not shown"
+    assert model.trace_errors[-1] == "5,000 more errors of the profiler not shown"
+
+
+def test_copy_byte_totals_are_exact_past_int64():
+    import numpy as np
+
+    from tb_gpu_advisor.model.details import MAX_COPY_BYTES, byte_total, parse_copy_details
+
+    assert byte_total(np.array([2**62, 2**62, 2**62], dtype=np.int64)) == 3 * 2**62
+    assert byte_total(np.array([5, 7], dtype=np.int64)) == 12 and byte_total(np.zeros(0, np.int64)) == 0
+    assert parse_copy_details(f"size:{MAX_COPY_BYTES + 1} dest:0 async:1").size_bytes == 0  # corrupt: unknown
+    assert parse_copy_details(f"size:{MAX_COPY_BYTES} dest:0 async:1").size_bytes == MAX_COPY_BYTES
+
+
+def test_the_whole_file_parse_caps_the_profiler_s_messages_too(tmp_path):
+    from tb_gpu_advisor.xplane.reader import MAX_MESSAGES
+
+    builder = TraceBuilder()
+    builder.gpu(0).kernel("k", 10, 5)
+    for index in range(MAX_MESSAGES + 7):
+        builder.profiler_warning(f"warning {index}")
+    with open(builder.write(str(tmp_path / "w.xplane.pb")), "rb") as handle:
+        space = parse_space(handle.read())
+    assert len(space.warnings) == MAX_MESSAGES + 1 and space.warnings[-1] == "7 more warnings of the profiler not shown"

@@ -80,3 +80,64 @@ def test_rows_fill_in_and_a_restart_analyzes_nothing_unchanged(tmp_path, counted
         assert again["done"] == 4 and len(counted) == 6
     finally:
         restarted.shutdown()
+
+
+class _GatedStore(SummaryStore):
+    """A store whose lookups past the first `free` block until `gate` is set (a slow disk)."""
+
+    def __init__(self, root, free, gate):
+        super().__init__(root)
+        self.free, self.gate, self.lookups = free, gate, 0
+
+    def get(self, path, version):
+        self.lookups += 1
+        if self.lookups > self.free:
+            assert self.gate.wait(WAIT_S)
+        return super().get(path, version)
+
+
+def _many_runs(tmp_path, count):
+    from tb_gpu_advisor.profile_files import HostFile, ProfileRun
+    from tb_gpu_advisor.testing.quickstart import write_quickstart
+
+    path = write_quickstart(str(tmp_path / "one"))
+    return [ProfileRun(run=f"series/2026_01_01_00_00_{index:04d}", path=os.path.dirname(path),
+                       hosts=(HostFile("localhost", path),)) for index in range(count)]
+
+
+def test_the_overview_answers_before_its_background_scan_completes(tmp_path):
+    import threading
+
+    listed, gate = threading.Event(), threading.Event()
+    runs = _many_runs(tmp_path, 500)
+
+    def list_runs():
+        assert listed.wait(WAIT_S)
+        return runs
+
+    analysis = AnalysisService(isolated=False)
+    overview = OverviewService(analysis, _GatedStore(str(tmp_path / "s"), 300, gate), in_flight=1,
+                               list_runs=list_runs)
+    try:
+        started = time.monotonic()
+        first = overview.overview()  # the listing itself has not finished
+        assert time.monotonic() - started < 5
+        assert first["runs"] == [] and first["scanning"] == {"done": 0, "total": None}
+        listed.set()
+        deadline = time.monotonic() + WAIT_S
+        while overview.overview()["scanning"]["done"] < 200 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        partial = overview.overview()  # 300 rows read, the next lookup blocks
+        assert partial["scanning"]["total"] == 500 and 200 <= partial["scanning"]["done"] < 500
+        assert len(partial["runs"]) == partial["scanning"]["done"] and partial["total"] == 500
+        assert partial["pending"] == 500 - partial["done"] - partial["errors"]
+        gate.set()
+        while overview.overview()["scanning"] is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        complete = overview.overview()
+        assert complete["scanning"] is None and complete["total"] == 500 and len(complete["runs"]) == 500
+    finally:
+        gate.set()
+        listed.set()
+        overview.close()
+        analysis.shutdown()

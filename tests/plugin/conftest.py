@@ -36,7 +36,7 @@ def with_service(instance, service):
 
     instance.service.shutdown()
     instance.service = service
-    instance.overview = OverviewService(service)
+    instance.overview = OverviewService(service, list_runs=instance.index.runs)
     return instance
 
 

@@ -3,9 +3,11 @@
 import io
 import json
 import threading
+import time
 
 import pytest
 
+from tb_gpu_advisor.plugin.run_index import MIN_RELIST_S
 from tests.plugin.conftest import PREFIX, get, make_plugin, snapshot, with_service
 from tests.plugin.scenarios import CORRUPT, CPU_ONLY, MULTI_HOST, QUICKSTART, REAL_V100, XSS
 from tb_gpu_advisor import cli
@@ -297,7 +299,12 @@ def test_a_new_run_is_found_without_restart(tmp_path):
     client = werkzeug_test.Client(application.TensorBoardWSGI([instance]))
     assert get(client, "/runs")[1] == []
     write_quickstart(str(tmp_path))
-    response, body = get(client, "/report", run=QUICKSTART, host="localhost")
+    deadline = time.monotonic() + MIN_RELIST_S + 60  # an unknown id relists at most every MIN_RELIST_S
+    while True:
+        response, body = get(client, "/report", run=QUICKSTART, host="localhost")
+        if response.status_code != 404 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert response.status_code == 200 and body["host"] == "localhost"
     instance.service.shutdown()
 

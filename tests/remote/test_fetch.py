@@ -29,7 +29,7 @@ def test_an_object_that_grew_since_it_was_sized_is_stopped_while_it_streams(remo
     monkeypatch.setattr(fetch_module, "_info", lambda fs, path, url: {**real(fs, path, url), "size": 10})
     monkeypatch.setattr(fetch_module, "CHUNK_BYTES", 2**16)
     cache = FileCache(str(tmp_path / "cache"), 10 * 2**20)
-    with pytest.raises(ProfileError, match="more than 1 MB, above the 1 MB limit"):
+    with pytest.raises(ProfileError, match=r"more than 1\.\d MB, above the 1\.0 MB limit"):
         fetch_module.fetch_remote_file(URL, max_bytes=2**20, cache=cache)
     assert _cached_files(cache.root) == []  # nothing of it is kept
 

@@ -94,7 +94,12 @@ def test_bad_remote_files_are_errors_naming_the_url(memory_logdir):
     run, files = resolve_target(f"{memory_logdir}/logs")
     report = run_report(run, files, max_bytes=10)
     assert [e["error"] for e in report["errors"]] == \
-        ["file is 0 MB, above the 0 MB limit (raise it with --max-file-mb)"] * 2
+        [f"file is {_size(f.path):,} bytes, above the 10 bytes limit (raise it with --max-file-mb)" for f in files]
+
+
+def _size(url):
+    fs, path = fsspec.core.url_to_fs(url)
+    return fs.size(path)
 
 
 def test_corrupt_remote_file_error_names_the_url(memory_logdir):

@@ -88,6 +88,17 @@ def test_check_json_validates_and_keeps_the_exit_status():
     assert code == 0 and json.loads(out)["passed"] is True and validate(json.loads(out), "check") == []
 
 
+def test_check_json_names_every_baseline_run_and_errors_stay_off_stdout():
+    code, out, _ = _cli("check", "--baseline", DEMO / "input_bound_fixed", "--baseline", DEMO / "launch_bound_fixed",
+                        "--candidate", DEMO / "input_bound_fixed", "--metric", "gpu_busy", "--format", "json")
+    document = json.loads(out)
+    assert [b["run"] for b in document["baselines"]] == ["2026_01_15_09_29_00", "2026_01_15_09_27_00"]
+    assert code == document["exit_status"] and document["metric"] == "gpu_busy" and validate(document, "check") == []
+    code, out, err = _cli("check", "--baseline", DEMO / "input_bound", "--candidate",
+                          REAL / "jax0102_cpu_steps.xplane.pb", "--metric", "gpu_busy", "--format", "json")
+    assert code == 2 and out == "" and "gpu_busy" in err
+
+
 def test_compare_and_analyze_json_carry_schema_version_and_validate():
     code, out, _ = _cli("compare", DEMO / "launch_bound", DEMO / "launch_bound_fixed", "--format", "json")
     assert code == 0 and json.loads(out)["schema_version"] == 1 and validate(json.loads(out), "comparison") == []
@@ -119,3 +130,34 @@ def test_the_schemas_ship_as_package_data():
     assert '"schema/*.json"' in setup and '"jsonschema' in setup
     assert sorted(p.name for p in (ROOT / "tb_gpu_advisor" / "schema").glob("*.json")) == \
         sorted(f"{name}.schema.json" for name in SCHEMA_NAMES)
+
+
+REAL_PAIRS = [("cpu_pairs/tf_map_sequential.xplane.pb", "cpu_pairs/tf_map_parallel.xplane.pb"),
+              ("cpu_pairs/jax_jit_op_by_op.xplane.pb", "cpu_pairs/jax_jit_jit.xplane.pb"),
+              ("h200/jax/precision_fp32", "h200/jax/precision_bf16"),
+              ("h200/torch/launch_eager", "h200/torch/launch_compiled"),
+              ("kineto/a100_2rank_nccl.pt.trace.json.gz", "kineto/a100_8rank_control.pt.trace.json.gz")]
+
+
+@pytest.mark.parametrize("baseline, candidate", REAL_PAIRS)
+def test_the_comparison_of_real_pairs_validates(baseline, candidate):
+    comparison = compare_reports(report_of(str(REAL / baseline)), report_of(str(REAL / candidate)))
+    assert comparison["hosts"] and validate(comparison, "comparison") == []
+
+
+def test_a_run_of_several_hosts_validates_with_its_multi_host_view(tmp_path):
+    from tb_gpu_advisor.testing import TraceBuilder
+
+    run = tmp_path / "plugins" / "profile" / "2026_01_01_00_00_00"
+    for host, kernel_us in (("w0", 500), ("w1", 900), ("w2", 700)):
+        builder = TraceBuilder()
+        python, gpu = builder.thread("python"), builder.gpu(0)
+        for step in range(3):
+            python.step(step, 1000 + step * 2000, 1000 + kernel_us)
+            gpu.kernel("k", 1100 + step * 2000, kernel_us, launch=(python, 1050 + step * 2000, 10))
+        builder.write(str(run / f"{host}.xplane.pb"))
+    report = analyze(str(tmp_path), executor="inline")
+    assert report["multi_host"]["host_count"] == 3 and report["multi_host"]["slowest_host"] == "w1"
+    assert validate(report, "report") == []
+    report["multi_host"]["imbalance_pct"] = "large"
+    assert validate(report, "report") == ["at multi_host/imbalance_pct: 'large' is not of type 'number', 'null'"]

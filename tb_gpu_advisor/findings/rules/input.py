@@ -621,7 +621,7 @@ def host_batch_prep(ctx):
     framework = ctx.framework.name
     if framework not in BATCH_PREP_FRAMEWORKS or prep is None or not ctx.step_count or prep.total_ps <= 0:
         return None
-    steps = ctx.step_set.steps
+    steps = ctx.step_set.timed_steps
     # Warm-up (steps.warmup_in_profile) compiles: measure the preparation and the gain on the steady steps.
     steady = range(1 if warmup_step(ctx) is not None else 0, len(steps))
     steady_count = len(steady)

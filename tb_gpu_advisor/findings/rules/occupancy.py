@@ -108,7 +108,7 @@ def _step_bounds(ctx, ordinal):
     if step_set.source == "device" and own:
         return sorted((start, end) for _, start, end in own)
     if step_set.steps:
-        return [(step.start_ps, step.end_ps) for step in step_set.steps]
+        return [(step.start_ps, step.end_ps) for step in step_set.timed_steps]
     return list(zip(ctx.window.start_ps.tolist(), ctx.window.end_ps.tolist()))
 
 

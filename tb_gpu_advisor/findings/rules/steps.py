@@ -125,10 +125,11 @@ WARMUP_FACTOR = 2.0  # a first step this many times the median of the others is 
 
 
 def _span(ctx):
-    """[first step start, last step end) (the analysis window without steps): stalls between steps count."""
-    steps = ctx.step_set.steps
+    """[first step start, last step end) over the host markers and the steps' windows on the devices (the
+    analysis window without steps): stalls between steps count."""
+    steps = ctx.step_set.steps + ctx.step_set.timed_steps
     if steps:
-        return intervals.union([steps[0].start_ps], [max(s.end_ps for s in steps)])
+        return intervals.union([min(s.start_ps for s in steps)], [max(s.end_ps for s in steps)])
     return ctx.window
 
 
@@ -165,16 +166,18 @@ def summary_stall(ctx):
 
 
 def warmup_step(ctx):
-    """The first step when it is warm-up: much slower than the rest and compiling."""
-    steps = ctx.step_set.steps
+    """The first step (as timed) when it is warm-up: much slower than the rest and compiling, while no later step
+    compiles (a compile that recurs is recompilation, not warm-up)."""
+    markers, steps = ctx.step_set.steps, ctx.step_set.timed_steps
     if len(steps) < STEP_MIN_COUNT:
         return None
     first = steps[0]
     rest = np.array([s.duration_ps for s in steps[1:]], dtype=np.float64)
     compile_spans = ctx.host.tagged.get("compile")
-    compiles = compile_spans is not None and \
-        intervals.covered_ps(compile_spans, [first.start_ps], [first.end_ps])[0] > 0
-    if compiles and first.duration_ps > WARMUP_FACTOR * np.median(rest):
+    if compile_spans is None or not len(compile_spans):
+        return None
+    compiled = intervals.covered_ps(compile_spans, [s.start_ps for s in markers], [s.end_ps for s in markers])
+    if compiled[0] > 0 and not compiled[1:].any() and first.duration_ps > WARMUP_FACTOR * np.median(rest):
         return first
     return None
 
@@ -183,7 +186,7 @@ def warmup_in_profile(ctx):
     first = warmup_step(ctx)
     if first is None:
         return None
-    rest_ms = np.array([s.duration_ps for s in ctx.step_set.steps[1:]], dtype=np.float64) / 1e9
+    rest_ms = np.array([s.duration_ps for s in ctx.step_set.timed_steps[1:]], dtype=np.float64) / 1e9
     median = round(float(np.median(rest_ms)), 3)
     return Finding(
         id="steps.warmup_in_profile", severity="low",
@@ -198,7 +201,7 @@ def warmup_in_profile(ctx):
 
 def uneven_step_time(ctx):
     """Step times vary (coefficient of variation >= STEP_CV_MIN), warm-up excluded."""
-    steps = list(ctx.step_set.steps)
+    steps = list(ctx.step_set.timed_steps)
     if warmup_step(ctx) is not None:
         steps = steps[1:]
     if len(steps) < STEP_MIN_COUNT:

@@ -137,7 +137,8 @@ export function overviewView({onOpen, signal}) {
         onOpen(row.run, row.host);
       }}, row.run), row.hosts > 1 ? h('span', {class: 'hint'}, ` ${row.host} of ${row.hosts} hosts`) : null),
       rowCells(row))));
-    replace(message, !state.body ? null : all.length === 0 ? emptyState('No runs in this logdir.') :
+    replace(message, !state.body || (all.length === 0 && state.body.scanning) ? null :
+      all.length === 0 ? emptyState('No runs in this logdir.') :
       rows.length === 0 ? emptyState('No run matches the filter.') : null);
   }
 
@@ -147,11 +148,15 @@ export function overviewView({onOpen, signal}) {
         const {body: answer} = await getJson('overview', {}, {signal});
         state.body = answer;
         const analyzed = answer.done + answer.errors;
-        status.textContent = answer.pending ?
-          `Analyzing in the background: ${formatCount(analyzed)} of ${formatCount(answer.total)} runs done` :
-          `${formatCount(answer.total)} runs, all analyzed`;
+        const scanning = answer.scanning;
+        status.textContent = scanning ?
+          (scanning.total == null ? 'Listing the runs\u2026' :
+            `Scanning the logdir: ${formatCount(scanning.done)} of ${formatCount(scanning.total)} runs read`) :
+          answer.pending ?
+            `Analyzing in the background: ${formatCount(analyzed)} of ${formatCount(answer.total)} runs done` :
+            `${formatCount(answer.total)} runs, all analyzed`;
         render();
-        if (!answer.pending) return;
+        if (!answer.pending && !scanning) return;
       } catch (error) {
         if (error.name === 'AbortError') return;
         status.textContent = `Cannot list the runs: ${error.message}`;

@@ -122,7 +122,7 @@ export function summaryView(report) {
         tile('Host batch prep', formatPct(summary.batch_prep_pct), 'step thread prepares the batch, GPU idle') : null,
       tile('Step time', stepValue, stepHint),
       tile('GPUs', `${formatCount(summary.active_gpu_count)} / ${formatCount(summary.gpu_count)}`, 'active / in profile'),
-      tile('Analyzed', formatMs(summary.analysis_window_ms), `window (${summary.step_source || 'none'} steps)`)),
+      tile('Analyzed', formatMs(summary.analysis_window_ms), `window (${summary.step_source || 'none'} steps${summary.step_timing === 'device' && summary.step_source !== 'device' ? ', timed on the device' : ''})`)),
     breakdownBar(summary.breakdown_pct),
     notes.length ? h('ul', {class: 'notes', 'data-testid': 'notes'}, notes) : null);
 }

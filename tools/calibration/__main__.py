@@ -1,16 +1,16 @@
-"""`python -m tb_gpu_advisor.calibration [--output PATH] [--check]`: writes (or checks) docs/calibration.md."""
+"""`python -m tools.calibration [--output PATH] [--check]`: writes (or checks) docs/calibration.md."""
 
 import argparse
 import pathlib
 import sys
 
-from tb_gpu_advisor.calibration.table import calibration_rows, render_markdown
+from tools.calibration.table import calibration_rows, render_markdown
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.calibration", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.calibration", description=__doc__)
     parser.add_argument("--root", default=str(ROOT), help="the repository root holding tests/data/real")
     parser.add_argument("--output", help="where to write (default: ROOT/docs/calibration.md)")
     parser.add_argument("--check", action="store_true",
@@ -21,7 +21,7 @@ def main(argv=None):
     if args.check:
         current = output.read_text(encoding="utf-8") if output.exists() else None
         if current != text:
-            print(f"{output} is stale: run python -m tb_gpu_advisor.calibration", file=sys.stderr)
+            print(f"{output} is stale: run python -m tools.calibration", file=sys.stderr)
             return 1
         print(f"{output} is current")
         return 0

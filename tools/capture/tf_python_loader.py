@@ -1,6 +1,6 @@
 """Captures a real TensorFlow CPU custom loop that builds each batch in Python from many small image files.
 
-`python -m tb_gpu_advisor.capture.tf_python_loader OUTDIR [--steps N] [--max-mb MB] [--export DIR]` writes two
+`python -m tools.capture.tf_python_loader OUTDIR [--steps N] [--max-mb MB] [--export DIR]` writes two
 TensorBoard runs, each with `--steps` steps marked `train N` after warm-up steps (the profiler is asked for
 Python calls, `python_tracer_level=1`, but TensorFlow 2.21 writes none: the trace shows TensorFlow's own events):
 
@@ -25,8 +25,8 @@ import sys
 import tempfile
 from dataclasses import asdict
 
-from tb_gpu_advisor.capture import cpu_pairs
-from tb_gpu_advisor.capture.cpu_pairs import WARMUP_STEPS, Pair
+from tools.capture import cpu_pairs
+from tools.capture.cpu_pairs import WARMUP_STEPS, Pair
 
 DEFAULT_STEPS = 12
 BATCH = 32
@@ -123,7 +123,7 @@ def capture(outdir, steps, max_mb):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.tf_python_loader", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.capture.tf_python_loader", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("outdir", type=pathlib.Path, help="logdir to write the runs into (created if missing)")
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="profiled steps per side")

@@ -1,6 +1,6 @@
 """Captures real PyTorch CPU profiles of a small training loop into a TensorBoard logdir.
 
-`python -m tb_gpu_advisor.capture.torch_cpu --logdir DIR [--variant loader_slow|loader_fixed|all]`: an MLP
+`python -m tools.capture.torch_cpu --logdir DIR [--variant loader_slow|loader_fixed|all]`: an MLP
 trained on a Dataset whose `__getitem__` sleeps 2 ms per sample, loaded in the main process
 (`loader_slow`: `num_workers=0`) or by worker processes that prefetch (`loader_fixed`), profiled with
 `torch.profiler.profile(schedule=..., on_trace_ready=tensorboard_trace_handler(<logdir>/<variant>))`, which
@@ -104,7 +104,7 @@ def capture(logdir, variant, steps=DEFAULT_STEPS):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.torch_cpu", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.capture.torch_cpu", description=__doc__)
     parser.add_argument("--logdir", required=True, help="TensorBoard logdir to write runs into")
     parser.add_argument("--variant", choices=VARIANTS + ("all",), default="all")
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="number of profiled steps")

@@ -1,6 +1,6 @@
 """Captures real TensorFlow CPU profiles of small trainings into a TensorBoard logdir.
 
-`python -m tb_gpu_advisor.capture.tf_cpu --logdir DIR [--variant input_bound|input_fixed|custom_loop|all]`:
+`python -m tools.capture.tf_cpu --logdir DIR [--variant input_bound|input_fixed|custom_loop|all]`:
 Keras `fit` over a tf.data map that sleeps 2 ms per element without parallelism (`input_bound`, run
 `input_bound/train/<timestamp>`), the same with a parallel map and prefetch (`input_fixed`), and a GradientTape
 loop over the slow pipeline marked with `tf.profiler.experimental.Trace("train", step_num=..., _r=1)`
@@ -146,7 +146,7 @@ def capture(logdir: str, variant: str, steps: int = DEFAULT_STEPS) -> pathlib.Pa
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.tf_cpu", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.capture.tf_cpu", description=__doc__)
     parser.add_argument("--logdir", required=True, help="TensorBoard logdir to write runs into")
     parser.add_argument("--variant", choices=VARIANTS + ("all",), default="all")
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="number of profiled steps")

@@ -1,6 +1,6 @@
 """Captures JAX profiles of a healthy training step and four problem/fix pairs, sized for one NVIDIA GPU.
 
-`python -m tb_gpu_advisor.capture.jax_gpu OUTDIR [--steps N] [--only RUN]... [--trim MB] [--size auto|gpu|small]`
+`python -m tools.capture.jax_gpu OUTDIR [--steps N] [--only RUN]... [--trim MB] [--size auto|gpu|small]`
 writes one TensorBoard run per case, `OUTDIR/<run>/plugins/profile/<timestamp>/<host>.xplane.pb`, each with
 `--steps` steps marked by `jax.profiler.StepTraceAnnotation("train", step_num=N)` after warm-up steps that keep
 compilation out of the profile, and with the profiler's defaults (HLO protos embedded in `/host:metadata`)
@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 
-from tb_gpu_advisor.capture import trim as trim_module
+from tools.capture import trim as trim_module
 
 MARKER = "train"
 DEFAULT_STEPS = 12
@@ -433,7 +433,7 @@ def _jaxlib_version():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.jax_gpu", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.capture.jax_gpu", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("outdir", help="logdir to write the runs into (created if missing)")
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="profiled steps per run (10 or more)")

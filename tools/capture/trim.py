@@ -1,6 +1,6 @@
 """Shrinks a captured `.xplane.pb` to its first profiled steps so that it fits a size limit (for test fixtures).
 
-`python -m tb_gpu_advisor.capture.trim FILE... [--max-mb 3] [--marker train]`: rewrites each file in place without
+`python -m tools.capture.trim FILE... [--max-mb 3] [--marker train]`: rewrites each file in place without
 the HLO modules that no event ran (JAX embeds in `/host:metadata` every module compiled in the process so far,
 also by earlier, unprofiled work) and, when it is still larger than the limit, without the events that start
 after the end of the last step that fits. Every plane, line, plane stat and the HLO protos of the modules that
@@ -178,7 +178,7 @@ def trim_file(path, max_mb=DEFAULT_MAX_MB, marker=DEFAULT_MARKER):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.trim", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.capture.trim", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="+", help=".xplane.pb files to shrink in place")
     parser.add_argument("--max-mb", type=float, default=DEFAULT_MAX_MB, help="size limit per file (MiB)")

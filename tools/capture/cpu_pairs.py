@@ -1,6 +1,6 @@
 """Captures real CPU problem/fix pairs with TensorFlow and JAX, for regression tests and speedup calibration.
 
-`python -m tb_gpu_advisor.capture.cpu_pairs OUTDIR [--pair NAME]... [--steps N] [--max-mb MB] [--export DIR]
+`python -m tools.capture.cpu_pairs OUTDIR [--pair NAME]... [--steps N] [--max-mb MB] [--export DIR]
 [--repeats N [--runs-label LABEL]]` writes one TensorBoard run per side, `OUTDIR/<pair>_<side>/plugins/profile/<timestamp>/<host>.xplane.pb`, each
 with `--steps` steps marked `train N` (`tf.profiler.experimental.Trace("train", step_num=N, _r=1)` or
 `jax.profiler.StepTraceAnnotation`) after warm-up steps, trims each file to `--max-mb`, and writes
@@ -8,7 +8,7 @@ with `--steps` steps marked `train N` (`tf.profiler.experimental.Trace("train", 
 with). `--export DIR` also copies each side's file to `DIR/<pair>_<side>.xplane.pb`. `--repeats N` captures everything
 N times back to back, run k into `OUTDIR/run_<k>/`, exports run 1's files and `pairs.json`, writes each run's
 `pairs.json` to `DIR/runs/<LABEL>_<k>.json` (LABEL `run` unless `--runs-label` says otherwise, e.g. `idle` for
-the idle-machine runs tb_gpu_advisor.calibration reads), and prints each pair's wall-clock speedup over the runs:
+the idle-machine runs tools.calibration reads), and prints each pair's wall-clock speedup over the runs:
 how far a measured speedup moves between runs of the same pair. Pairs (problem -> fix):
 
   tf_map       sequential -> parallel      tf.data map of a per-element read (a 'read' wait in a numpy_function),
@@ -49,7 +49,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from tb_gpu_advisor.capture import trim as trim_module
+from tools.capture import trim as trim_module
 
 MARKER = "train"
 DEFAULT_STEPS = 20
@@ -403,7 +403,7 @@ class _AdamStep:
 
 
 def _capture_jax(pairs, outdir, steps, max_mb):
-    from tb_gpu_advisor.capture import jax_gpu
+    from tools.capture import jax_gpu
     jax, jnp = jax_gpu._import_jax()
     work = jax_gpu.Workload(jax, jnp, jax_gpu.SIZES["small"], loader_over_step=JAX_LOADER_OVER_STEP,
                             loader_read_share=JAX_LOADER_READ_SHARE)
@@ -447,7 +447,7 @@ def _capture_framework(framework, names, outdir, steps, max_mb):
 
 def _run_in_subprocess(framework, names, args, outdir):
     """Runs one framework's pairs in a child process (TensorFlow and JAX stay apart); returns its JSON."""
-    command = [sys.executable, "-m", "tb_gpu_advisor.capture.cpu_pairs", str(outdir), "--framework-only",
+    command = [sys.executable, "-m", "tools.capture.cpu_pairs", str(outdir), "--framework-only",
                framework, "--steps", str(args.steps), "--max-mb", str(args.max_mb)]
     for name in names:
         command += ["--pair", name]
@@ -513,7 +513,7 @@ def _print_spread(summaries):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tb_gpu_advisor.capture.cpu_pairs", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.capture.cpu_pairs", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("outdir", type=pathlib.Path, help="logdir to write the runs into (created if missing)")
     parser.add_argument("--pair", action="append", choices=PAIR_NAMES, help="capture only this pair (repeatable)")

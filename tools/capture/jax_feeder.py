@@ -1,7 +1,7 @@
 """Captures a real JAX CPU pair where the step thread reads batches from a queue.Queue that loader threads fill:
 one loader slower than the step (the step thread blocks in `queue.get`) vs eight loaders, enough to keep the queue full.
 
-`python -m tb_gpu_advisor.capture.jax_feeder OUTDIR [--steps N] [--max-mb MB] [--export DIR]` writes one
+`python -m tools.capture.jax_feeder OUTDIR [--steps N] [--max-mb MB] [--export DIR]` writes one
 TensorBoard run per side, `OUTDIR/feeder_<side>/plugins/profile/<timestamp>/<host>.xplane.pb`, profiled with
 JAX's Python tracer (`python_tracer_level=1`: it records `queue.get`, `Condition.wait` and lock `acquire`), each
 step marked `train N` after warm-up steps, trims each file to `--max-mb` and writes `OUTDIR/feeder.json`
@@ -20,7 +20,7 @@ import shutil
 import sys
 import time
 
-from tb_gpu_advisor.capture import trim as trim_module
+from tools.capture import trim as trim_module
 
 MARKER = "train"
 DEFAULT_STEPS = 16
