@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
@@ -41,14 +42,21 @@ WAIT_SLACK_PS = 5_000_000
 _FAR_PS = 2**60
 
 
+# What the queued work that ended a device-wait gap was: what the GPU waited to run.
+DEVICE_WAIT_WORK = ("collective", "copy", "compute")
+
+
 @dataclass(frozen=True)
 class GpuIdle:
-    """One GPU's idle instants by cause (IDLE_CAUSES -> Intervals) and how many gaps they come from."""
+    """One GPU's idle instants by cause (IDLE_CAUSES -> Intervals), how many gaps they come from, and the
+    `device_wait` instants by the work that ended them (DEVICE_WAIT_WORK -> Intervals: an NCCL/RCCL kernel, whose
+    stream waited for its peers' or its inputs' events; a copy or memset; another kernel)."""
 
     ordinal: int
     name: str
     spans: dict
     gap_count: int
+    device_wait_work: dict = None
 
     def cause_ps(self, starts, ends):
         """{cause: np.ndarray of ps per window [starts[i], ends[i])}."""
@@ -128,6 +136,7 @@ def _gpu_idle(gpu, host, waits, inputs):
     call_end[paired] += host.launch_duration_ps[launch[paired]]
     queued = paired & (call_end <= gap_start)
     add("device_wait", gap_start[queued], gap_end[queued])
+    waited = _work_kinds(activity, work[queued])
     late = paired & ~queued
     issue = np.clip(call_start, gap_start, gap_end)  # the call's start inside the gap
     kernel = np.zeros(len(launch), dtype=bool)
@@ -138,7 +147,18 @@ def _gpu_idle(gpu, host, waits, inputs):
     _host_reasons(gap_start[behind], issue[behind], host, waits, inputs, add)
     result = {cause: intervals.union(np.concatenate(s) if s else [], np.concatenate(e) if e else [])
               for cause, (s, e) in spans.items()}
-    return GpuIdle(ordinal=gpu.ordinal, name=gpu.name, spans=result, gap_count=int(len(gap_start)))
+    work_spans = {kind: intervals.union(gap_start[queued][mask], gap_end[queued][mask])
+                  for kind, mask in waited.items()}
+    return GpuIdle(ordinal=gpu.ordinal, name=gpu.name, spans=result, gap_count=int(len(gap_start)),
+                   device_wait_work=work_spans)
+
+
+def _work_kinds(activity, index):
+    """{DEVICE_WAIT_WORK kind: mask over `index`} of the device events `index` points to."""
+    kind = activity.kind[index]
+    nccl = np.array([is_nccl(name) for name in activity.names] + [False], dtype=bool)[activity.name_id[index]]
+    copy = np.isin(kind, (ActivityKind.MEMCPY, ActivityKind.MEMSET))
+    return {"collective": nccl & ~copy, "copy": copy, "compute": ~nccl & ~copy}
 
 
 def _host_reasons(start, end, host, waits, inputs, add, serial=True, rest="host_untraced"):

@@ -37,12 +37,14 @@ def cause_totals_ps(analysis, gpu_idle):
 
 
 def idle_attribution_dict(analysis):
-    """{causes, gpus: [{device, ordinal, window_ms, idle_ms, idle_pct, cause_ms, cause_pct, gaps, steps}]};
+    """{causes, gpus: [{device, ordinal, window_ms, idle_ms, idle_pct, cause_ms, cause_pct, gaps, device_wait_ms,
+    steps}]};
     None without an attribution (no GPU activity)."""
     if analysis.idle is None or not analysis.idle.gpus:
         return None
     gpus = []
     for gpu in analysis.idle.gpus:
+        starts, ends = gpu_windows(analysis, gpu.ordinal)
         window, totals = cause_totals_ps(analysis, gpu)
         idle = sum(totals.values())
         steps = gpu_steps(analysis.step_set, gpu.ordinal) if analysis.step_set.steps else ()
@@ -53,6 +55,8 @@ def idle_attribution_dict(analysis):
             "cause_ms": {cause: ms(totals[cause]) for cause in IDLE_CAUSES},
             "cause_pct": {cause: pct(100.0 * totals[cause] / window) if window else None for cause in IDLE_CAUSES},
             "gaps": gpu.gap_count,
+            "device_wait_ms": {kind: ms(int(intervals.covered_ps(spans, starts, ends).sum()))
+                               for kind, spans in (gpu.device_wait_work or {}).items()},
             "steps": [{"step": name, "idle_ms": ms(int(sum(per_step[c][i] for c in IDLE_CAUSES))),
                        "cause_ms": {cause: ms(int(per_step[cause][i])) for cause in IDLE_CAUSES}}
                       for i, (name, _, _) in enumerate(steps)],

@@ -39,6 +39,9 @@ def test_a_gap_ended_by_work_queued_before_it_is_a_device_wait(tmp_path):
     # Both kernels launched by 10 us; the second starts at 50 (it waited on the device): 20-50 is device_wait.
     events = [launch(0, 5, 1), launch(6, 4, 2), kernel("k1", 10, 10, 1), kernel("k2", 50, 10, 2)]
     assert _causes_us(tmp_path, events, 10) == {"device_wait": 30.0}
+    gpu = attribute_idle(_model(tmp_path, events)).gpus[0]
+    assert [(kind, spans.total_ps) for kind, spans in gpu.device_wait_work.items()] == \
+        [("collective", 0), ("copy", 0), ("compute", 30 * PS_PER_US)]
 
 
 def test_a_gap_ended_by_a_late_launch_is_host_time_then_launch_time(tmp_path):
