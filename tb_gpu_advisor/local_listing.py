@@ -61,7 +61,7 @@ def local_runs(logdir, follow_symlinks=True, enter_links_out=True, memo=None):
             if hosts:
                 tb_run_id = "" if tb_run == "." else tb_run.replace(os.sep, "/")
                 runs.append(ProfileRun(run=run_id(tb_run_id, profile_run), path=run_path, hosts=hosts,
-                                       captured_at=capture_time(profile_run)))
+                                       captured_at=capture_time(profile_run), series=tb_run_id))
         subdirs[:] = []
     return newest_first(runs)
 

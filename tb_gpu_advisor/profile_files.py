@@ -39,6 +39,9 @@ class ProfileRun:
     hosts: tuple  # HostFile, sorted by host
     # When it was captured, in seconds since the epoch (capture_time), None when unknown: orders the runs.
     captured_at: float | None = field(default=None, compare=False)
+    # The series the run belongs to (a directory relative to the logdir: the TensorBoard run holding
+    # plugins/profile, "" at the root; a Kineto run's directory); None: the run id without its last component.
+    series: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ def kineto_profile_runs(run_dir, directory, names, join, problem_of=None, modifi
         hosts = tuple(host_file(worker, name) for worker, name in members)
         found.append(ProfileRun(run=key, path=directory, hosts=hosts,
                                 captured_at=_kineto_capture_time([name for _, name in members], hosts,
-                                                                 modified_of)))
+                                                                 modified_of), series=run_dir))
     return found
 
 

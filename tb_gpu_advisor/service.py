@@ -110,7 +110,8 @@ class AnalysisService:
 
     def submit_comparison(self, baseline_file, candidate_file):
         """Future of compare_reports(baseline HostReport, candidate HostReport), cached per version of both files;
-        computed when both reports (shared with every other request for them) are done, on no pool thread."""
+        computed when both reports (shared with every other request for them) are done, in a worker process
+        (isolated) or on the thread that finished the second report (isolated=False)."""
         try:
             key = self._comparison_key(baseline_file, candidate_file)
         except ProfileError as err:
@@ -120,11 +121,14 @@ class AnalysisService:
             reports = [self.submit(None, baseline_file), self.submit(None, candidate_file)]
 
             def compare(_):
+                if self._isolated:
+                    baseline, candidate = (future.result() for future in reports)
+                    return self._pool.submit(0, worker_jobs.comparison, baseline, candidate,
+                                             label=candidate_file.path)
                 result = self._guarded(self._comparison_job, reports, candidate_file.path)
-                entry.size = json_size(result)
-                return result
+                return _done((result, json_size(result)))
 
-            return _then(_all(reports), compare)
+            return _then(_flatten(_then(_all(reports), compare)), lambda done: self._unpack_sized(entry, done))
 
         return self._cached(key, start).future
 
@@ -188,6 +192,11 @@ class AnalysisService:
             return _then(raw, lambda done: self._unpack(entry, done.result()))
 
         return self._cached(key, start)
+
+    @staticmethod
+    def _unpack_sized(entry, done):
+        result, entry.size = done.result()
+        return result
 
     @staticmethod
     def _unpack(entry, outcome):

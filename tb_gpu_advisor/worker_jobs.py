@@ -1,9 +1,10 @@
 """The jobs the server's analysis worker processes run (picklable module functions): a host report with its
-timeline summary and its size, a timeline read from the file."""
+timeline summary and its size, a comparison of two reports, a timeline read from the file."""
 
 import json
 
-from tb_gpu_advisor.analysis.timeline import timeline_source
+from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, timeline_source
+from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 
 
@@ -36,6 +37,12 @@ def _nbytes(value):
     return 8
 
 
-def timeline(path, max_bytes=None, bins=None):
+def comparison(baseline, candidate):
+    """(compare_reports(baseline, candidate), its size in bytes as JSON)."""
+    result = compare_reports(baseline, candidate)
+    return result, json_size(result)
+
+
+def timeline(path, max_bytes=None, bins=DEFAULT_BINS):
     """The timeline dict of one file, read again (for a report whose summary was not kept)."""
     return timeline_for_file(path, max_bytes=max_bytes, bins=bins)

@@ -146,3 +146,19 @@ def test_a_pytorch_trace_linked_from_outside_the_logdir_is_refused_unless_follow
     logdir = str(tmp_path / "logdir")
     assert [h.problem for r in discover_runs(logdir, follow_symlinks=False) for h in r.hosts] == [OUTSIDE_LOGDIR]
     assert [h.problem for r in discover_runs(logdir) for h in r.hosts] == [None]
+
+
+def test_a_series_is_a_run_directory(tmp_path):
+    """The overview compares a run with the previous one of its series: an XPlane run's TensorBoard run, a
+    PyTorch run's directory. Two PyTorch directories at the root are two series, not one."""
+    _write(tmp_path, "train", "2026_01_01_00_00_00")
+    _write(tmp_path, "train", "2026_01_02_00_00_00")
+    _write(tmp_path, "", "2026_01_03_00_00_00")  # plugins/profile at the root: series ""
+    _kineto(tmp_path / "resnet", "w.1700000000000.pt.trace.json")
+    _kineto(tmp_path / "vit", "w.1800000000000.pt.trace.json")
+    _kineto(tmp_path / "bert", "w.1700000000000.pt.trace.json")
+    _kineto(tmp_path / "bert", "w.1700000005000.pt.trace.json")  # two spans: two profiles of one series
+    series = {r.run: r.series for r in discover_runs(tmp_path)}
+    assert series == {"train/2026_01_01_00_00_00": "train", "train/2026_01_02_00_00_00": "train",
+                      "2026_01_03_00_00_00": "", "resnet": "resnet", "vit": "vit",
+                      "bert/1700000000000": "bert", "bert/1700000005000": "bert"}

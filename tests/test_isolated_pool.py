@@ -128,3 +128,15 @@ def test_the_cache_is_bounded_by_the_bytes_of_its_reports(tmp_path):
         assert [service.status(f)["state"] for f in big] == ["done", "idle", "done"]
     finally:
         service.shutdown()
+
+
+def test_a_workers_progress_reaches_the_status(files):
+    service = _service(time_budget_s=HANG_S)
+    try:
+        service.submit("run", files["sleep"])
+        deadline = time.monotonic() + HANG_S
+        while service.status(files["sleep"]).get("progress") != 0.225 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert service.status(files["sleep"])["progress"] == 0.225  # a quarter of the bytes: 0.9 x 1/4
+    finally:
+        service.shutdown(wait=True)

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
 import {
-  arrow, breakdownDeltas, differenceText, divergingLayout, formatPoints, formatSignedMs, formatSignedPct,
+  arrow, badgeText, breakdownDeltas, differenceText, headline, divergingLayout, formatPoints, formatSignedMs, formatSignedPct,
   measuredText, speedChangeText,
   formatSignedUs, intervalText, kernelChanges, noiseStatement, pointsDifferenceText, ratioText,
 } from '../../tb_gpu_advisor/static/comparison_format.js';
@@ -68,6 +68,26 @@ test('the noise statement follows the change and the interval', () => {
     'Step times cannot be compared: a side has no step markers.');
   const zero = {change: 'unknown', step_time_ms: {mean: null, baseline: {count: 20}, candidate: {count: 20}}};
   assert.match(noiseStatement(zero), /a side's steps last 0 ms as reported/);
+});
+
+test('with different work per step, the badge and the noise sentence judge the time per example, as the verdict', () => {
+  // Per step the candidate is 1.6x slower, but it does 2x the examples: per example it is 1.25x faster.
+  const comparison = {change: 'slower', speedup: 0.625,
+    step_time_ms: {mean: difference({baseline: 10, candidate: 16, delta_pct: 60, ci_low_pct: 55, ci_high_pct: 65})},
+    per_example: {work_ratio: 2, change: 'faster', speedup: 1.25,
+      time_ms: difference({baseline: 10, candidate: 8, delta_pct: -20, ci_low_pct: -23, ci_high_pct: -17})}};
+  assert.equal(headline(comparison).basis, 'per_example');
+  assert.equal(badgeText(comparison), '1.25× faster per example');
+  assert.doesNotMatch(badgeText(comparison), /slower/);
+  assert.equal(noiseStatement(comparison),
+    `Beyond noise: the 95% confidence interval of the mean time-per-example change (${MINUS}23% to ${MINUS}17%) excludes zero.`);
+  const same = {change: 'faster', speedup: 5.2555, step_time_ms: {mean: difference()}, per_example: null};
+  assert.equal(headline(same).basis, 'per_step');
+  assert.equal(badgeText(same), '5.26× faster per step');
+  assert.equal(badgeText({...same, change: 'within_noise'}), 'Within noise (per step)');
+  assert.equal(badgeText({change: 'unknown', speedup: null}), 'Not comparable');
+  assert.equal(badgeText({...comparison, per_example: {...comparison.per_example, change: 'within_noise'}}),
+    'Within noise (per example)');
 });
 
 function breakdownRow(category, basePct, candPct, perStep) {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
-import {roofCaption, rooflineDevice, rooflinePoints} from '../../tb_gpu_advisor/static/views/roofline.js';
+import {roofCaption, rooflineDevice, rooflineMissing, rooflinePoints} from '../../tb_gpu_advisor/static/views/roofline.js';
 
 test('the roofs are those of the first device with kernels and known peaks', () => {
   const report = {devices: [
@@ -28,4 +28,20 @@ test('the caption shows the HBM roof the chart uses and says when the trace figu
   assert.equal(roofCaption(device), 'roofs are upper bounds at boost clock (gfx942: 2048 FLOP/clock per SM (CU) x ' +
     "304 x 2100 MHz; HBM 5324.8 GB/s: the trace's memory_bandwidth 2662.4 GB/s corrected x2: ROCm reports half " +
     'the HBM peak)');
+});
+
+test('without a roofline the card says why and what capture gives one', () => {
+  const device = {name: '/device:GPU:0', model_name: 'NVIDIA A100-SXM4-80GB', kernel_count: 5, peak_tflops: 312,
+    peak_gbps: 2039};
+  const uncosted = {kernels: [{name: 'volta_sgemm', arithmetic_intensity: null, achieved_tflops: null, total_us: 9}]};
+  const tf = rooflineMissing({devices: [device], ...uncosted, summary: {framework: 'tensorflow'}});
+  assert.match(tf, /^No roofline: no kernel of this profile has known FLOPs and bytes/);
+  assert.match(tf, /jit_compile=True/);
+  const torch = rooflineMissing({devices: [device], ...uncosted, summary: {framework: 'pytorch'}});
+  assert.match(torch, /PyTorch \(Kineto\) trace records kernels without the XLA programs/);
+  assert.match(rooflineMissing({devices: [{...device, peak_tflops: null}], ...uncosted}),
+    /does not know the peak FLOP\/s and memory bandwidth of NVIDIA A100-SXM4-80GB/);
+  assert.match(rooflineMissing({devices: [], kernels: []}), /^No GPU kernel ran/);
+  assert.equal(rooflineMissing({devices: [device],
+    kernels: [{name: 'gemm', arithmetic_intensity: 2048, achieved_tflops: 900, total_us: 1}]}), null);
 });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
-import {busyFigures} from '../../tb_gpu_advisor/static/views/summary.js';
+import {busyFigures, shownCategories, verdictCaution} from '../../tb_gpu_advisor/static/views/summary.js';
 
 const pairs = (figures) => figures.map(({value, hint}) => [value, hint]);
 
@@ -24,4 +24,19 @@ test('without copies a single GPU keeps one busy figure and several GPUs lead wi
     [98.9, 'with collectives']]);
   const noCollectives = {active_gpu_count: 2, gpu_busy_pct: 72.4, gpu_compute_busy_pct: 72.4, gpu_kernel_busy_pct: 72.2};
   assert.deepEqual(busyFigures(noCollectives).map((f) => f.label), ['GPU busy']);
+});
+
+test('the breakdown legend lists no category at 0%', () => {
+  const shown = shownCategories({compute_32bit: 68.1, input_wait: 0.02, idle: 0, launch: 1.8, host: 0.04});
+  assert.deepEqual(shown.sort(), ['compute_32bit', 'launch']);
+});
+
+test('a weak verdict carries its confidence on itself', () => {
+  const low = verdictCaution({confidence: {level: 'low', reasons: ['a single step: no spread']},
+    step_time_ms: {count: 1}});
+  assert.equal(low.text, 'tentative: 1 step');
+  assert.match(low.title, /^confidence: low\na single step/);
+  assert.equal(verdictCaution({confidence: {level: 'medium', reasons: []}, step_time_ms: {count: 16}}).text, 'likely');
+  assert.equal(verdictCaution({confidence: {level: 'high', reasons: []}, step_time_ms: {count: 1}}), null);
+  assert.equal(verdictCaution({}), null);
 });

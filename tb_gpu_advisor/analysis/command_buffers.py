@@ -3,8 +3,6 @@
 runs instruction `fusion.161`); the library kernels (cuBLAS, cuDNN) of one graph launch share the module's
 library-call FLOPs in proportion to their time: the total per launch is exact, the split between them is not."""
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from tb_gpu_advisor.analysis.kernel_names import is_library_math, uses_tensor_cores
@@ -12,20 +10,10 @@ from tb_gpu_advisor.hlo.cost import instruction_cost
 from tb_gpu_advisor.hlo.library_calls import custom_call_cost
 from tb_gpu_advisor.hlo.op_cost import MATRIX, OpCost
 from tb_gpu_advisor.model.trace import ActivityKind
+from tb_gpu_advisor.model.work import EventWork
 
 SPLIT_METHOD = "the module's library-call FLOPs per command-buffer launch, split over its library kernels by time"
 _CONTROL_FLOW = ("while", "conditional", "call")
-
-
-@dataclass(frozen=True)
-class EventWork:
-    """Per event of one GPU: FLOPs and logical bytes (NaN unknown) and the index of its OpCost in `costs`
-    (-1 none), for the events the command-buffer mapping costed."""
-
-    flops: np.ndarray
-    bytes: np.ndarray
-    cost_index: np.ndarray
-    costs: tuple
 
 
 def instruction_of_kernel(name, index):

@@ -121,6 +121,9 @@ def _versions(environment):
 
 
 def _kernel_dtype(row):
+    tf32 = bool(_TF32.search(row.name) or _TF32_MMA.search(row.name))
+    if row.dtype == "f32" and tf32:
+        return "tf32"  # float32 operands on TF32 Tensor Cores: the kernel's name says how it computes
     if row.dtype in _HLO_DTYPES:
         return _HLO_DTYPES[row.dtype]
     if _FP8.search(row.name):
@@ -129,7 +132,7 @@ def _kernel_dtype(row):
         return "bf16"
     if is_low_precision(row.name):
         return "fp16"
-    if _TF32.search(row.name) or _TF32_MMA.search(row.name):
+    if tf32:
         return "tf32"
     return "fp32" if kernel_precision(row.name, row.dtype) == "32bit" else "unknown"
 

@@ -98,13 +98,14 @@ def event_costs(activity, costs):
             share[keyed] = execution_shares(activity, keyed, group, len(unique))
     flops = np.array([np.nan] + [np.nan if c.flops is None else float(c.flops) for c in found[1:]])[index] * share
     nbytes = np.array([np.nan] + [np.nan if c.bytes is None else float(c.bytes) for c in found[1:]])[index] * share
-    work = getattr(costs, "events", {}).get(activity) if costs else None
-    if work is not None:  # kernels of a command buffer (analysis.command_buffers), costed event by event
-        costed = work.cost_index >= 0
-        index[costed] = work.cost_index[costed] + len(found)
-        found.extend(work.costs)
-        flops[costed] = work.flops[costed]
-        nbytes[costed] = work.bytes[costed]
+    # Events costed one by one: by the reader (PyTorch op shapes), then by a command buffer's module.
+    for work in (activity.work, getattr(costs, "events", {}).get(activity) if costs else None):
+        if work is not None:
+            costed = work.cost_index >= 0
+            index[costed] = work.cost_index[costed] + len(found)
+            found.extend(work.costs)
+            flops[costed] = work.flops[costed]
+            nbytes[costed] = work.bytes[costed]
     return flops, nbytes, index, found
 
 
@@ -142,7 +143,7 @@ def _add(found, cost):
 
 def _row_work(activity, selected, inverse, count, costs):
     """(FLOPs, bytes, OpCost of the row's first event) per row; a total is None if an occurrence is unknown."""
-    if not costs:
+    if not costs and activity.work is None:
         return [(None, None, None)] * count
     flops, nbytes, index, found = event_costs(activity, costs)
     sums = []

@@ -44,7 +44,15 @@ class DevicePeaks:
 
 
 # Published dense figures at boost clock: (16-bit matrix TFLOP/s, fp32 vector TFLOP/s, HBM GB/s, fp8 factor,
-# tf32 factor). Matched against the lower-cased model name, most specific pattern first.
+# tf32 factor). Matched against the lower-cased model name, most specific pattern first. Sources (vendor
+# datasheets; sparse figures halved to dense): NVIDIA H100 and H200 Tensor Core GPU datasheets (SXM: BF16 989.4,
+# FP32 66.9, TF32 494.7 dense; H100 3.35 TB/s, H200 4.8 TB/s HBM3e); NVIDIA HGX B200 / GB200 NVL72 specifications
+# (per GPU BF16 2.25 / 2.5 PFLOP/s dense, 8 TB/s); NVIDIA A100 datasheet (BF16 312, FP32 19.5, TF32 156;
+# 1555 GB/s 40 GB, 2039 GB/s 80 GB SXM); NVIDIA V100 datasheet (Tensor 125 SXM2 / 112 PCIe, FP32 15.7 / 14,
+# 900 GB/s; no bf16 or TF32: 16-bit is fp16); AMD Instinct MI300X / MI300A / MI325X data sheets (BF16 1307.4 /
+# 980.6 / 1307.4 dense, FP32 vector 163.4 / 122.6, 5.3 / 5.3 / 6 TB/s); AMD Instinct MI250X / MI250 data sheets
+# (BF16 383 / 362.1, FP32 vector 95.7 / 90.5, 3.2 TB/s). fp32 GEMMs with TF32 off (cuBLAS `_ffma_`/simt kernels,
+# JAX precision HIGHEST) run on the fp32 vector units: their roof is the vector figure (analysis.roofline).
 _BY_NAME = (
     (r"\bh200\b", (989.4, 66.9, 4800, 2, 0.5)),
     (r"\bh100\b.*\bnvl\b", (835.5, 60.0, 3900, 2, 0.5)),

@@ -11,6 +11,7 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.command_buffers import command_buffer_work
 from tb_gpu_advisor.analysis.kernel_families import is_simt_gemm
+from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul
 from tb_gpu_advisor.analysis.kernels import event_costs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.tf_op_cost import tf_op_cost
@@ -147,7 +148,8 @@ def shared_peaks(gpus):
 def runs_on_fp32_units(row):
     """A 32-bit matrix kernel row that cannot use Tensor Cores: its name says fp32 FMA (SIMT), or its op asks for
     full float32 (precision HIGHEST), so its roof is the fp32 vector peak, not the TF32 one."""
-    return row.dtype == "f32" and (is_simt_gemm(row.name) or row.matrix_precision == "HIGHEST")
+    return row.dtype == "f32" and (is_simt_gemm(row.name) or is_fp32_matmul(row.name)
+                                   or row.matrix_precision == "HIGHEST")
 
 
 def kernel_roofline(row, peaks):

@@ -13,6 +13,7 @@ from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.kineto.collect import Collector, column
 from tb_gpu_advisor.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.kineto.files import worker_and_span
+from tb_gpu_advisor.kineto.op_work import event_work, launch_work
 from tb_gpu_advisor.kineto.ops import launch_ops
 from tb_gpu_advisor.kineto.stream import stream_trace
 from tb_gpu_advisor.kineto.values import clean_text, integer
@@ -77,7 +78,7 @@ def _model(path, c, metadata):
     for columns in (c.launch_start, c.busy_start, c.busy_end, c.wait_start, c.wait_end, c.sync_start, c.sync_end,
                     c.zero_grad_start, c.zero_grad_end, c.fill_start, c.fill_end):
         _shift_array(columns, shift)
-    for starts, ends, _ in c.ops.values():
+    for starts, ends, *_ in c.ops.values():
         _shift_array(starts, shift)
         _shift_array(ends, shift)
     for starts, ends in c.tagged.values():
@@ -87,10 +88,15 @@ def _model(path, c, metadata):
     markers = [StepMarker(name=m.name, start_ps=m.start_ps - shift, end_ps=m.end_ps - shift, source="host",
                           step_num=m.step_num) for m in c.markers]
     host = _host_activity(c, _device_correlations(c))
-    op_of_correlation = launch_ops(host, column(c.launch_tid, np.int64)[np.argsort(
-        column(c.launch_corr, np.int64), kind="stable")] if len(c.launch_corr) else np.zeros(0, np.int64),
-        {thread: (column(s, np.int64), column(e, np.int64), column(n, np.int32))
-         for thread, (s, e, n) in c.ops.items()})
+    launch_thread = column(c.launch_tid, np.int64)[np.argsort(
+        column(c.launch_corr, np.int64), kind="stable")] if len(c.launch_corr) else np.zeros(0, np.int64)
+    columns = {thread: tuple(column(values, dtype) for values, dtype
+                             in zip(cols, (np.int64, np.int64, np.int32, np.int64, np.int32)))
+               for thread, cols in c.ops.items()}
+    op_of_correlation = launch_ops(host, launch_thread, {thread: cols[:3] for thread, cols in columns.items()})
+    launches = launch_work(host, launch_thread, {thread: (cols[0], cols[1], cols[3], cols[4])
+                                                 for thread, cols in columns.items()})
+    dtypes = tuple(c.op_dtypes)
     op_names = list(c.op_names)
     gpus = []
     properties = metadata.get("deviceProperties")
@@ -99,6 +105,8 @@ def _model(path, c, metadata):
         op_table = {}
         activity = _activity(c.devices[ordinal], op_of_correlation, op_table)
         activity = _with_op_names(activity, [op_names[index] for index in op_table])
+        activity = replace(activity, work=event_work(activity.correlation_id, activity.duration_ps, launches,
+                                                      c.op_costs, dtypes))
         caps, device_warnings = capabilities(properties, ordinal)
         warnings += device_warnings
         gpus.append(GpuDevice(ordinal=ordinal, name=device_events_name(ordinal), capabilities=caps,

@@ -9,6 +9,7 @@ import numpy as np
 
 from tb_gpu_advisor.constants import MAX_PLANES
 from tb_gpu_advisor.kineto.collectives import CollectiveCollector
+from tb_gpu_advisor.kineto.op_work import input_dtype, op_cost
 from tb_gpu_advisor.kineto.python_calls import python_call_name
 from tb_gpu_advisor.kineto.values import (PS_PER_US, WINDOW_PS, LeftOut, clean_text, copy_details, input_dims,
                                           integer, is_number, kernel_config, plausible_us)
@@ -78,7 +79,9 @@ class Collector:
         self.devices = {}
         self.launch_corr, self.launch_start, self.launch_dur, self.launch_tid = (array("q"), array("q"),
                                                                                   array("q"), array("q"))
-        self.ops = {}  # thread -> (starts, ends, name ids) of cpu_op events, to name the launches' ops
+        self.ops = {}  # thread -> (starts, ends, name ids, cost ids, dtype ids) of cpu_op events (kineto.op_work)
+        self.op_costs = []  # OpCost of each costed op instance, by cost id
+        self.op_dtypes = {}  # input element type -> dtype id
         self.op_names = {}
         self.busy_start, self.busy_end = array("q"), array("q")
         self.wait_start, self.wait_end = array("q"), array("q")
@@ -229,7 +232,8 @@ class Collector:
         device.direction.append(int(direction))
 
     def _host_event(self, cat, name, start, duration, event, args):
-        thread = (event.get("pid"), event.get("tid"))
+        tid = event.get("tid")
+        thread = (event.get("pid"), tid if isinstance(tid, (int, float, str)) or tid is None else repr(tid)[:64])
         if not isinstance(thread[0], int):
             return  # the profiler's own spans ("Spans", "Traces")
         thread = self.threads.setdefault(thread, len(self.threads))
@@ -281,10 +285,16 @@ class Collector:
         if cat == "cpu_op":
             columns = self.ops.get(thread)
             if columns is None:
-                columns = self.ops[thread] = (array("q"), array("q"), array("i"))
+                columns = self.ops[thread] = (array("q"), array("q"), array("i"), array("q"), array("i"))
             columns[0].append(start)
             columns[1].append(end)
             columns[2].append(_intern(self.op_names, name))
+            cost = op_cost(name, args)
+            if cost is not None:
+                self.op_costs.append(cost)
+            columns[3].append(len(self.op_costs) - 1 if cost is not None else -1)
+            dtype = cost.dtype if cost is not None else input_dtype(args)
+            columns[4].append(_intern(self.op_dtypes, dtype) if dtype else -1)
             if name == "record_param_comms":
                 self.collectives.add_param_comms(start, duration, args)
             elif name in LOSS_OPS:

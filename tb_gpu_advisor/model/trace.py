@@ -61,6 +61,7 @@ class DeviceActivity:
     program_id: np.ndarray = None
     tf_signature_id: np.ndarray = None
     tf_signatures: tuple = ()
+    work: object = None  # model.work.EventWork where the reader costed the events (PyTorch op shapes), else None
 
     def __len__(self):
         return len(self.start_ps)

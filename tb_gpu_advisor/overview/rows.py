@@ -1,5 +1,6 @@
 """Overview rows from host reports (pure): a run's summary, and its change against the previous run of its
-series (the same run id but for the last component: the same TensorBoard run, or the logdir's root)."""
+series (a run directory: the TensorBoard run holding plugins/profile, or a PyTorch run's directory), the series'
+runs ordered by capture time."""
 
 SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2}
 
@@ -29,14 +30,20 @@ def series_of(run):
     return run.rsplit("/", 1)[0] if "/" in run else ""
 
 
+def _oldest_first(row):
+    """Capture time (`captured_at`, seconds; runs of unknown time first), then the run name (XPlane names are
+    times)."""
+    captured = row.get("captured_at")
+    return (captured is not None, captured or 0.0, row["run"].rsplit("/", 1)[-1], row["run"])
+
+
 def with_changes(rows):
-    """`rows` ({run, summary, ...}) each with `change`: against the next older run of the same series that has a
-    summary, {previous_run, step_time_pct, gpu_busy_pct_points} (a number is null where a side lacks it), else
-    null."""
-    oldest_first = sorted(rows, key=lambda row: (row["run"].rsplit("/", 1)[-1], row["run"]))  # names are times
+    """`rows` ({run, summary, series?, captured_at?, ...}) each with `change`: against the next older run of the
+    same series (`series` when given, else series_of(run)) that has a summary, {previous_run, step_time_pct,
+    gpu_busy_pct_points} (a number is null where a side lacks it), else null."""
     previous = {}
-    for row in oldest_first:
-        series = series_of(row["run"])
+    for row in sorted(rows, key=_oldest_first):
+        series = row["series"] if row.get("series") is not None else series_of(row["run"])
         older = previous.get(series)
         row["change"] = _change(older, row) if older is not None and row.get("summary") else None
         if row.get("summary"):

@@ -10,7 +10,7 @@ import time
 from tb_gpu_advisor.discovery import version
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.isolated_pool import AnalysisCancelled
-from tb_gpu_advisor.overview.rows import run_summary, with_changes
+from tb_gpu_advisor.overview.rows import run_summary, series_of, with_changes
 from tb_gpu_advisor.overview.store import SummaryStore
 from tb_gpu_advisor.remote import is_remote_url
 
@@ -153,7 +153,9 @@ class OverviewService:
         """(row, job or None): the row of a run's first host, and the analysis to queue when it has no summary."""
         host_file = profile_run.hosts[0]
         row = {"run": profile_run.run, "host": host_file.host, "hosts": len(profile_run.hosts), "state": "queued",
-               "progress": None, "error": None, "summary": None, "change": None}
+               "progress": None, "error": None, "summary": None, "change": None,
+               "series": profile_run.series if profile_run.series is not None else series_of(profile_run.run),
+               "captured_at": profile_run.captured_at}
         if host_file.problem:
             return {**row, "state": "error", "error": host_file.problem}, None
         path = host_file.path if is_remote_url(host_file.path) else os.path.abspath(host_file.path)

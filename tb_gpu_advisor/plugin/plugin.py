@@ -19,7 +19,7 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import limit_bytes
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
-from tb_gpu_advisor.plugin.run_index import RunIndex
+from tb_gpu_advisor.plugin.run_index import RunIndex, relative_path, run_format
 from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.kernel_page import (DEFAULT_LIMIT, DEFAULT_SORT, MAX_FILTER_CHARS, MAX_LIMIT,
                                                OP_TYPE_CHOICES, SORT_KEYS, kernel_page)
@@ -30,8 +30,8 @@ STATIC_PREFIX = f"/data/plugin/{PLUGIN_NAME}/static/"
 # A request waits this long for an analysis, then gets 202 {"state": "running"} and asks again.
 REQUEST_WAIT_S = 20.0
 MAX_TIMELINE_BINS = 1000
-PROFILE_TAB_ELSEWHERE = ("The Profile tab cannot show these runs: this tab reads a logdir TensorBoard itself cannot "
-                         "read (--gpu_advisor_logdir), the Profile tab reads --logdir only.")
+PROFILE_TAB_ELSEWHERE = ("The Profile tab cannot show these runs: the GPU Advisor reads them from a place TensorBoard's "
+                         "own logdir does not include, so their timelines open only where the files are.")
 
 
 def _respond(request, body, code=200, headers=None):
@@ -142,8 +142,11 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     @_json_route
     def runs_route(self, request):
-        """[{run, hosts}] newest first, as the Profile tab lists them."""
-        return _respond(request, [{"run": r.run, "hosts": [h.host for h in r.hosts]} for r in self.index.runs()])
+        """[{run, hosts, format, files}] newest first, as the Profile tab lists them; `files` name each host's
+        file relative to the logdir (never the server's path)."""
+        return _respond(request, [{"run": r.run, "hosts": [h.host for h in r.hosts], "format": run_format(r),
+                                   "files": {h.host: relative_path(h.path, self.logdir) for h in r.hosts}}
+                                  for r in self.index.runs()])
 
     @_json_route
     def report_route(self, request):

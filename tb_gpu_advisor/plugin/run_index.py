@@ -8,11 +8,15 @@ relisting re-reads only run directories that changed (discovery's memo).
 """
 
 import logging
+import os
+import posixpath
 import threading
 import time
 
+from tb_gpu_advisor.constants import XPLANE_SUFFIX
 from tb_gpu_advisor.discovery import discover_runs
 from tb_gpu_advisor.plugin.params import not_found
+from tb_gpu_advisor.remote import is_remote_url
 
 logger = logging.getLogger(__name__)
 
@@ -143,3 +147,21 @@ class RunIndex:
                 self._listing = False
                 self.listings += 1
                 self._state.notify_all()
+
+
+def run_format(profile_run):
+    """"xplane" when the run's files are XPlane (the Profile tab can show them), else "kineto" (PyTorch traces,
+    which open in Perfetto or chrome://tracing)."""
+    return "xplane" if any(h.path.endswith(XPLANE_SUFFIX) for h in profile_run.hosts) else "kineto"
+
+
+def relative_path(path, logdir):
+    """`path` relative to `logdir` with "/" separators (a local path or a URL below it), else its file name: what
+    the tab may show of where a file is, never the server's own path."""
+    root = str(logdir or "")
+    if root and not is_remote_url(root):
+        root = os.path.abspath(root)
+    path, root = str(path).replace("\\", "/"), root.replace("\\", "/").rstrip("/")
+    if root and path.startswith(root + "/"):
+        return path[len(root) + 1:]
+    return posixpath.basename(path)

@@ -51,7 +51,7 @@ class FileCache:
     max_bytes: int
 
     def key(self, url, version):
-        return hashlib.sha256(f"{url}\0{version}".encode("utf-8")).hexdigest()[:32]
+        return hashlib.sha256(f"{url}\0{version}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     def _path(self, url, version):
         return os.path.join(self.root, self.key(url, version), os.path.basename(url.rstrip("/")) or "file")

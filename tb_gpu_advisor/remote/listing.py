@@ -70,7 +70,7 @@ def _runs(fs, root, files):
         tb_run, profile_run = "/".join(parts[:-4]), parts[-2]
         runs.setdefault(run_id(tb_run, profile_run), (posixpath.dirname(path), []))[1].append(_host_file(fs, path, files[path]))
     found = [ProfileRun(run=key, path=fs.unstrip_protocol(directory), hosts=tuple(hosts),
-                        captured_at=capture_time(key.rsplit("/", 1)[-1]))
+                        captured_at=capture_time(key.rsplit("/", 1)[-1]), series=key.rsplit("/", 1)[0] if "/" in key else "")
              for key, (directory, hosts) in runs.items()]
     return newest_first(found + _kineto_runs(fs, root, files))
 

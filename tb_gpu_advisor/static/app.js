@@ -9,6 +9,7 @@ import {comparePicker} from './compare_picker.js';
 import {h, replace} from './dom.js';
 import {analysisProgress} from './format.js';
 import {linkUrl, profileTabUrl, readLinkState, writeLinkState} from './link_state.js';
+import {timelineViewer} from './viewer.js';
 import {collectivesView} from './views/collectives.js';
 import {comparisonView} from './views/comparison.js';
 import {configurationView} from './views/configuration.js';
@@ -38,12 +39,14 @@ function messageCard(kind, title, ...lines) {
 export function createApp(root) {
   // finding and kernelFilter: the open finding and the kernel table's filter, kept for links
   // view: 'run' (a run, or a comparison when a baseline is picked) or 'overview' (every run of the logdir)
-  const state = {runs: [], run: null, host: null, controller: null, finding: null, kernelFilter: '', view: 'run'};
+  const state = {runs: [], run: null, host: null, controller: null, finding: null, kernelFilter: '', view: 'run',
+    environment: null};
   const runSelect = h('select', {'aria-label': 'Run', 'data-testid': 'run-select'});
   const hostSelect = h('select', {'aria-label': 'Host', 'data-testid': 'host-select'});
   const profileLink = h('a', {class: 'profile-link', href: '#profile', target: '_blank', rel: 'noopener',
     'data-testid': 'profile-link'}, 'Profile tab ↗');
-  const profileNote = h('span', {class: 'profile-note hint', 'data-testid': 'profile-note', hidden: true});
+  // Below the toolbar, where a sentence wraps: the sticky toolbar stays one line at any width.
+  const profileNote = h('p', {class: 'profile-note hint', 'data-testid': 'profile-note', hidden: true});
   const copyLink = h('button', {type: 'button', class: 'copy-link', 'data-testid': 'copy-link',
     title: 'Copy a link that opens this view (run, host, baseline, open finding, kernel filter) for a teammate'},
   'Copy link');
@@ -67,7 +70,8 @@ export function createApp(root) {
       search.element,
       hostLabel,
       picker.element,
-      allRuns, refresh, copyLink, profileLink, profileNote),
+      allRuns, refresh, copyLink, profileLink),
+    profileNote,
     content));
 
   runSelect.addEventListener('change', () => select(runSelect.value, null));
@@ -130,6 +134,7 @@ export function createApp(root) {
     runSelect.title = state.run;
     profileLink.href = profileTabUrl(state.run, state.host);
     profileLink.title = `Open ${state.host} of ${state.run} in the Profile tab's trace viewer, in a new page`;
+    showViewer();
     if (state.view === 'run') keepSelection({run: state.run, host: state.host});
     picker.update(state.runs, state.run, state.host);
     if (linked?.baseline_run) picker.set(linked.baseline_run, linked.baseline_host);
@@ -229,13 +234,21 @@ export function createApp(root) {
   async function loadEnvironment() {
     try {
       const {body} = await getJson('environment');
-      const note = body?.profile_tab?.available === false ? body.profile_tab.note : null;
-      profileNote.textContent = note || '';
-      profileNote.hidden = !note;
-      profileLink.hidden = Boolean(note);
+      state.environment = body;
+      showViewer();
     } catch (error) {
       // an older server without the route: the link stays
     }
+  }
+
+  /** The Profile tab link where it can show the run, else the sentence that says where to look. */
+  function showViewer() {
+    const entry = state.runs.find((r) => r.run === state.run);
+    const viewer = entry ? timelineViewer(entry, state.host, state.environment) :
+      timelineViewer(null, null, state.environment);
+    profileNote.textContent = viewer.note || '';
+    profileNote.hidden = !viewer.note;
+    profileLink.hidden = !viewer.link;
   }
 
   async function loadReport() {

@@ -69,6 +69,31 @@ export function pointsDifferenceText(difference) {
   return `${formatPoints(difference.delta)} (${interval})`;
 }
 
+/**
+ * The one quantity a comparison is judged on, the one its verdict leads with: the time per example when the two
+ * sides do different work per step (`per_example`), else the step time. {basis, label, change, speedup, mean}:
+ * basis 'per_example' or 'per_step', label the words the badge adds ("per example", "per step"), mean its
+ * Difference (means).
+ */
+export function headline(comparison) {
+  const perExample = comparison?.per_example;
+  if (perExample) {
+    return {basis: 'per_example', label: 'per example', change: perExample.change || 'unknown',
+      speedup: perExample.speedup, mean: perExample.time_ms || null, quantity: 'mean time per example'};
+  }
+  return {basis: 'per_step', label: 'per step', change: comparison?.change || 'unknown',
+    speedup: comparison?.speedup, mean: comparison?.step_time_ms?.mean || null, quantity: 'mean step time'};
+}
+
+/** The badge of the comparison: its headline change and which quantity it is, "5.26× faster per step". */
+export function badgeText(comparison) {
+  const line = headline(comparison);
+  const ratio = ratioText(line);
+  if (ratio) return `${ratio} ${line.label}`;
+  const label = (CHANGE_LABELS[line.change] || CHANGE_LABELS.unknown).text;
+  return line.change === 'unknown' ? label : `${label} (${line.label})`;
+}
+
 /** "5.26× faster", "1.25× slower", or null when not faster or slower. */
 export function ratioText(comparison) {
   const speedup = comparison?.speedup;
@@ -93,10 +118,14 @@ export function measuredText(measured) {
   return `${text} (95% CI ${measured.low.toFixed(2)}\u00d7 to ${measured.high.toFixed(2)}\u00d7)`;
 }
 
-/** Whether the step-time change stands out of the step-to-step noise, as a sentence. */
+/** Whether the headline change (step time, or time per example) stands out of the noise, as a sentence. */
 export function noiseStatement(comparison) {
-  const mean = comparison?.step_time_ms?.mean;
-  if (comparison?.change === 'unknown' || !mean) {
+  const line = headline(comparison);
+  const mean = line.mean;
+  const quantity = line.basis === 'per_example' ? 'time per example' : 'step time';
+  const changeOf = line.basis === 'per_example' ? 'time-per-example change' : 'step-time change';
+  if (line.change === 'unknown' || !mean) {
+    if (line.basis === 'per_example') return 'Times per example cannot be compared.';
     const times = comparison?.step_time_ms ?? {};
     const stepped = times.baseline?.count > 0 && times.candidate?.count > 0;
     // Steps that all round to 0 ms have no ratio (comparison/verdict.py ZERO_STEPS).
@@ -108,12 +137,12 @@ export function noiseStatement(comparison) {
   if (!interval) {
     return `Noise unknown: a side has a single step, so only the point estimate (${change}) decides.`;
   }
-  if (comparison.change === 'within_noise') {
+  if (line.change === 'within_noise') {
     return mean.significant ?
-      `Within noise: the mean step time moved ${change}, less than 1% of the baseline.` :
-      `Within noise: the 95% confidence interval of the mean step-time change (${interval}) includes zero.`;
+      `Within noise: the mean ${quantity} moved ${change}, less than 1% of the baseline.` :
+      `Within noise: the 95% confidence interval of the mean ${changeOf} (${interval}) includes zero.`;
   }
-  return `Beyond noise: the 95% confidence interval of the mean step-time change (${interval}) excludes zero.`;
+  return `Beyond noise: the 95% confidence interval of the mean ${changeOf} (${interval}) excludes zero.`;
 }
 
 /**

@@ -7,9 +7,9 @@
 // checks that the list is complete). No build step: these are the files as they are.
 export const MODULES = [
   'api.js', 'app.js', 'axis.js', 'charts.js', 'clipboard.js', 'compare_picker.js', 'comparison_format.js', 'dom.js',
-  'evidence.js', 'format.js', 'link_state.js', 'run_choice.js', 'run_search.js', 'theme.js', 'vocabulary.js',
+  'evidence.js', 'fix_text.js', 'format.js', 'link_state.js', 'run_choice.js', 'run_search.js', 'theme.js', 'viewer.js', 'vocabulary.js',
   'views/collectives.js', 'views/common.js', 'views/comparison.js', 'views/comparison_breakdown.js',
-  'views/comparison_kernels.js', 'views/configuration.js', 'views/findings.js', 'views/gpus.js',
+  'views/comparison_kernels.js', 'views/configuration.js', 'views/findings.js', 'views/gpus.js', 'views/idle.js',
   'views/kernel_table.js', 'views/launch_histogram.js', 'views/overview.js', 'views/roofline.js',
   'views/steps_chart.js', 'views/summary.js', 'views/transfers.js',
 ];

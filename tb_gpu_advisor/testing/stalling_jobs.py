@@ -1,11 +1,12 @@
 """Worker jobs that misbehave on purpose, by file name, for the tests and the benchmark of the server's isolation:
-`*stall*` holds the GIL in a backtracking regex for ever, `*sleep*` sleeps for ever, `*hog*` allocates until
-it fails; any other file gets its real host report (worker_jobs.host_report)."""
+`*stall*` holds the GIL in a backtracking regex for ever, `*sleep*` reports a quarter of the file read, then
+sleeps for ever, `*hog*` allocates until it fails; any other file gets its real host report (worker_jobs.host_report)."""
 
 import os
 import re
 import time
 
+from tb_gpu_advisor.model.build import report_progress
 from tb_gpu_advisor.worker_jobs import host_report
 
 
@@ -15,6 +16,7 @@ def misbehaving_host_report(path, host, max_bytes=None):
         while True:  # each match runs ~2**40 steps in C without releasing the GIL
             re.fullmatch(r"(a+)+b", "a" * 40)
     if "sleep" in name:
+        report_progress(1, 4)
         while True:
             time.sleep(1)
     if "hog" in name:

@@ -69,3 +69,16 @@ def test_torch_healthy_run_names_its_kernel_precision():
     """nvjet `tst` kernels are bf16: the step is no longer half 'other/unknown dtype'."""
     summary = _report("torch", "healthy")["summary"]
     assert summary["breakdown_pct"]["compute_unknown"] < 5
+
+
+def test_torch_healthy_run_has_mfu_from_op_shapes():
+    """The trace records shapes (no `flops` args): aten::mm/addmm and cuDNN attention are costed from them and
+    mapped onto the kernels they launched, so MFU and the GEMMs' roofline are shown (~70-75% of the bf16 peak)."""
+    report = _report("torch", "healthy")
+    summary = report["summary"]
+    assert summary["flops_utilization_pct"] is not None and summary["flops_utilization_pct"] > 20
+    assert summary["costed_kernel_time_pct"] > 40
+    assert report["configuration"]["precision"] == "bf16"
+    nvjet = [k for k in report["kernels"] if k["name"].startswith("nvjet_") and k["op_name"] in ("aten::mm",
+                                                                                                "aten::addmm")]
+    assert nvjet and all(60 < k["peak_pct"] <= 100 and k["dtype"] == "bf16" for k in nvjet)

@@ -37,3 +37,16 @@ def test_each_run_is_compared_with_the_next_older_run_of_its_series():
     assert rows[1]["change"] == {"previous_run": "gpt/2026_01_01_00_00_00", "step_time_pct": 0.0,
                                  "gpu_busy_pct_points": None}
     assert rows[2]["change"] is None and rows[3]["change"] is None and rows[4]["change"] is None
+
+
+def test_pytorch_runs_are_compared_within_their_directory_oldest_first_by_capture_time():
+    """Two PyTorch run directories at the logdir's root are two series (not one compared in reverse alphabetical
+    order); within a series the previous run is the one captured before, whatever the names."""
+    rows = [{**_row("zeta", 50.0, 60.0), "series": "zeta", "captured_at": 300.0},
+            {**_row("alpha", 100.0, 40.0), "series": "alpha", "captured_at": 100.0},
+            {**_row("bert/1700000009000", 40.0, 70.0), "series": "bert", "captured_at": 200.0},
+            {**_row("bert/1700000010000", 80.0, 50.0), "series": "bert", "captured_at": 100.0}]
+    with_changes(rows)
+    assert rows[0]["change"] is None and rows[1]["change"] is None and rows[3]["change"] is None
+    assert rows[2]["change"] == {"previous_run": "bert/1700000010000", "step_time_pct": -50.0,
+                                 "gpu_busy_pct_points": 20.0}

@@ -66,6 +66,8 @@ def test_rows_fill_in_and_a_restart_analyzes_nothing_unchanged(tmp_path, counted
     assert bad["state"] == "error" and "not a valid XSpace" in bad["error"]
     names = [row["run"] for row in done["runs"]]
     assert all(row["summary"]["verdict"] for row in done["runs"] if row["state"] == "done"), names
+    assert all(row["series"] == row["run"].rsplit("/", 1)[0] for row in done["runs"])  # the TensorBoard run
+    assert all(row["captured_at"] for row in done["runs"])  # the profile runs' names are capture times
 
     restarted = AnalysisService(isolated=False)
     try:

@@ -138,8 +138,14 @@ def test_the_profile_link_says_why_it_is_missing_on_a_bucket(browser, board):
     try:
         assert tab.show(BOUND) == "ready"
         tab.frame.wait_for_selector("[data-testid=profile-note]:not([hidden])")
-        assert "Profile tab cannot show these runs" in tab.text("[data-testid=profile-note]")
+        note = tab.text("[data-testid=profile-note]")
+        assert "Profile tab cannot show these runs" in note and "--" not in note  # no command-line flag
         assert tab.frame.is_hidden("a.profile-link")
+        # the note wraps below the toolbar: the toolbar stays one line, the page never scrolls sideways
+        assert tab.frame.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+        toolbar = tab.frame.eval_on_selector(".toolbar", "t => t.getBoundingClientRect().height")
+        assert toolbar < 60, toolbar
+        tab.screenshot("bucket_profile_note", full=False)
     finally:
         tab.close()
 

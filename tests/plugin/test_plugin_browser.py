@@ -167,6 +167,7 @@ def test_quickstart_shows_verdict_charts_and_no_findings_message(tab):
     verdict = tab.text("[data-testid=verdict]")
     assert "Input wait (60%)" in verdict or "input" in verdict.lower()
     assert tab.text("[data-testid=confidence]").startswith("confidence: high")
+    assert tab.frame.query_selector("[data-testid=verdict-caution]") is None  # a strong verdict needs no caution
     tiles = tab.text("#summary .tiles")
     assert "13.5%" in tiles and "60%" in tiles and "10 ms" in tiles
     findings = tab.text("[data-testid=findings]")
@@ -261,14 +262,17 @@ def test_roofline_card_and_kernel_column_on_the_real_mi300x_trace(tab):
 
 def test_copy_a_fix_to_the_clipboard(tab):
     """Uses the report's own findings when it has some; else the same report with one finding added."""
-    fix = ("dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
-           "dataset = dataset.prefetch(tf.data.AUTOTUNE)  # <script>alert(1)</script> & done")
+    fix = ("Parse in parallel and prefetch, so that the input is ready before the step asks for it " * 8 + "\n\n"
+           "    dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
+           "    dataset = dataset.prefetch(tf.data.AUTOTUNE)  # <script>alert(1)</script> & done")
+    shown = []
 
     def add_finding(route):
         response = route.fetch()
         report = response.json()
         if not report.get("findings"):
             report["findings"] = [_finding(fix)]
+        shown.append(report["findings"][0]["fix"])
         if "bottleneck" not in report["summary"]:
             report["summary"].update(bottleneck="input", verdict="The GPUs wait for the input pipeline <i>60%</i>.")
         route.fulfill(response=response, body=json.dumps(report))
@@ -276,8 +280,15 @@ def test_copy_a_fix_to_the_clipboard(tab):
     tab.page.route("**/data/plugin/gpu_advisor/report?*", add_finding)
     assert tab.show(QUICKSTART) == "ready"
     card = tab.frame.wait_for_selector("[data-testid=finding]")
-    expected = tab.frame.eval_on_selector("[data-testid=finding] .fix code", "c => c.textContent")
+    code = tab.frame.eval_on_selector("[data-testid=finding] .fix code", "c => c.textContent")
+    expected = shown[-1]
     if expected == fix:
+        # prose wraps inside the card; code keeps its lines (without the indent) and scrolls in its own box
+        assert code.startswith("dataset = dataset.map(") and "\n" in code
+        prose = tab.frame.eval_on_selector("[data-testid=finding] .fix-prose", "p => [p.scrollWidth, p.clientWidth]")
+        assert prose[0] <= prose[1]
+        assert tab.frame.eval_on_selector("[data-testid=finding] .fix pre",
+                                          "p => getComputedStyle(p).overflowX") == "auto"
         assert "up to 2.5× faster" in card.inner_text()
         tab.frame.click("[data-testid=finding] .evidence-fold > summary")  # the evidence is folded
         assert "Input wait" in card.inner_text() and "60" in card.inner_text()
@@ -530,3 +541,35 @@ def test_the_confidence_shows_beside_the_verdict_with_its_reasons(tab):
     assert "confidence: low" in shown and "Only 1 complete step <b>here</b>." in shown
     assert tab.frame.query_selector("[data-testid=confidence] b") is None
     assert tab.frame.query_selector("#summary [data-testid=verdict] + [data-testid=confidence]") is not None
+    # the verdict itself looks weak: a caution badge in it, its bottleneck badge dashed
+    assert tab.text("[data-testid=verdict] [data-testid=verdict-caution]").startswith("tentative")
+    assert tab.frame.eval_on_selector("[data-testid=verdict] .badge.bottleneck",
+                                      "b => getComputedStyle(b).borderTopStyle") == "dashed"
+    tab.screenshot("verdict_low_confidence", full=False)
+
+
+def test_the_overview_shows_the_scan_progress_until_the_logdir_is_read(browser, board):
+    """A partial /overview (the background scan of a large logdir) reads as progress, not as an empty logdir;
+    the tab keeps asking until the scan is complete."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    partial = {"runs": [], "total": 10000, "done": 0, "errors": 0, "pending": 10000,
+               "scanning": {"done": 1200, "total": 10000}}
+    route = "**/data/plugin/gpu_advisor/overview*"
+    context.route(route, lambda request: request.fulfill(status=200, content_type="application/json",
+                                                         body=json.dumps(partial)))
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(board.url + "#gpu_advisor")
+        frame = page.wait_for_selector('iframe[src*="name=gpu_advisor"]').content_frame()
+        status = "[data-testid=overview-status]"
+        frame.wait_for_selector(f"{status}:has-text('Scanning the logdir')")
+        assert frame.inner_text(status) == "Scanning the logdir: 1,200 of 10,000 runs read"
+        assert frame.query_selector("#overview p.empty") is None  # not "No runs in this logdir."
+        context.unroute(route)
+        frame.wait_for_selector(f"{status}:has-text('runs, all analyzed')")
+        assert errors == []
+    finally:
+        context.close()

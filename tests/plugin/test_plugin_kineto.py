@@ -46,6 +46,21 @@ def test_runs_list_both_kinds_each_span_its_own_run(mixed):
     assert "healthy/2026_01_15_09_16_00" in listed
 
 
+def test_runs_say_which_the_profile_tab_can_show_and_where_each_file_is(mixed):
+    """The tab links to the Profile tab only for XPlane runs; a PyTorch run names its trace files, relative to
+    the logdir (never the server's path), for Perfetto or chrome://tracing."""
+    logdir, client = mixed
+    runs = {entry["run"]: entry for entry in _get(client, "/runs")[1]}
+    assert runs["ddp"]["format"] == "kineto"
+    assert runs["ddp"]["files"] == {"rank0": "ddp/rank0.1716398122000.pt.trace.json.gz",
+                                    "rank1": "ddp/rank1.1716398122007.pt.trace.json.gz"}
+    assert runs["toy/1700000099000"]["files"] == {"node7": "toy/node7.1700000099000.pt.trace.json.gz"}
+    xplane = runs["healthy/2026_01_15_09_16_00"]
+    assert xplane["format"] == "xplane"
+    assert all(path.startswith("healthy/plugins/profile/2026_01_15_09_16_00/") for path in xplane["files"].values())
+    assert not any(logdir in path for entry in runs.values() for path in entry["files"].values())
+
+
 def _ready(client, route, **params):
     """The route's answer once the analysis behind it has finished (202 while it runs)."""
     for _ in range(600):

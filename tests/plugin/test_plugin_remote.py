@@ -71,7 +71,10 @@ def test_runs_reports_timelines_and_comparisons_of_a_bucket(s3, client):
     before = objects(s3[1], BUCKET)
     response, runs = get(client, "/runs")
     assert response.status_code == 200
-    assert runs == [{"run": FIXED, "hosts": ["localhost"]}, {"run": BOUND, "hosts": ["localhost", "worker1"]}]
+    assert [{key: entry[key] for key in ("run", "hosts", "format")} for entry in runs] == [
+        {"run": FIXED, "hosts": ["localhost"], "format": "xplane"},
+        {"run": BOUND, "hosts": ["localhost", "worker1"], "format": "xplane"}]
+    assert runs[1]["files"]["worker1"] == _host_key(BOUND, "worker1").split("/", 2)[2]  # relative to the logdir
     response, report = _result(client, "/report", run=BOUND, host="worker1")
     assert response.status_code == 200 and report["file"] == "worker1.xplane.pb"
     assert report["summary"]["step_time_ms"]["count"] == 16
@@ -130,6 +133,7 @@ def test_the_environment_says_when_the_profile_tab_reads_another_logdir(client, 
     response, body = get(client, "/environment")
     assert response.status_code == 200 and body["profile_tab"]["available"] is False
     assert "Profile tab cannot show these runs" in body["profile_tab"]["note"]
+    assert "--" not in body["profile_tab"]["note"]  # what the tab shows names no command-line flag
     local = werkzeug_test.Client(application.TensorBoardWSGI([make_plugin(str(tmp_path))]))
     assert get(local, "/environment")[1] == {"profile_tab": {"available": True, "note": None}}
 

@@ -65,7 +65,9 @@ def test_runs_lists_the_profile_tab_names_newest_first(client, plugin_logdir):
     response, body = get(client, "/runs")
     assert response.status_code == 200
     expected = [{"run": run, "hosts": hosts} for run, hosts in plugin_logdir[1].items()]
-    assert body == sorted(expected, key=lambda r: r["run"].rsplit("/", 1)[-1], reverse=True)
+    assert [{"run": r["run"], "hosts": r["hosts"]} for r in body] == sorted(
+        expected, key=lambda r: r["run"].rsplit("/", 1)[-1], reverse=True)
+    assert {r["format"] for r in body} == {"xplane"} and all(set(r["files"]) == set(r["hosts"]) for r in body)
 
 
 def test_headers_are_tensorboards(client):

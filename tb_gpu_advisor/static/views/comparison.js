@@ -4,8 +4,8 @@
  */
 
 import {h} from '../dom.js';
-import {CHANGE_LABELS, arrow, differenceText, formatPoints, measuredText, noiseStatement, speedChangeText,
-  pointsDifferenceText, ratioText} from '../comparison_format.js';
+import {CHANGE_LABELS, arrow, badgeText, differenceText, formatPoints, headline, measuredText, noiseStatement,
+  speedChangeText, pointsDifferenceText} from '../comparison_format.js';
 import {formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
 import {emptyState, meter, section, tile} from './common.js';
 import {VOCABULARY} from '../vocabulary.js';
@@ -13,13 +13,18 @@ import {configurationChangesView} from './configuration.js';
 import {breakdownDeltaView} from './comparison_breakdown.js';
 import {kernelChangesView} from './comparison_kernels.js';
 
-function stepTile(label, difference) {
+function stepTile(label, difference, perExample) {
   if (!difference) return tile(label, '\u2014', 'a side has no steps');
-  return tile(label, arrow(difference.baseline, difference.candidate, formatMs), differenceText(difference));
+  // With different work per step, the change of the step time is not the comparison's quantity: show the times,
+  // not a second (contradicting) change.
+  return tile(label, arrow(difference.baseline, difference.candidate, formatMs),
+    perExample ? 'not comparable: different work per step' : differenceText(difference));
 }
 
 function summaryCard(answer, comparison) {
-  const change = CHANGE_LABELS[comparison.change] || CHANGE_LABELS.unknown;
+  const line = headline(comparison);
+  const change = CHANGE_LABELS[line.change] || CHANGE_LABELS.unknown;
+  const perExample = line.basis === 'per_example';
   const stepTimes = comparison.step_time_ms || {};
   const busy = comparison.gpu_busy_pct || {};
   const counts = [stepTimes.baseline?.count, stepTimes.candidate?.count];
@@ -27,18 +32,17 @@ function summaryCard(answer, comparison) {
   return section('Comparison', {id: 'compare-summary',
     subtitle: `baseline ${answer.baseline_run} · ${answer.baseline_host}  →  candidate ${answer.run} · ${answer.host}`},
   h('div', {class: 'verdict', 'data-testid': 'compare-verdict'},
-    h('span', {class: ['badge', 'change', `tone-${change.tone}`]}, ratioText(comparison) || change.text),
+    h('span', {class: ['badge', 'change', `tone-${change.tone}`], 'data-basis': line.basis,
+      title: `The change of the ${line.quantity}, the quantity the verdict is judged on`}, badgeText(comparison)),
     h('span', {class: 'verdict-text'}, answer.verdict || comparison.verdict || '')),
   h('div', {class: 'tiles'},
-    stepTile('Mean step time', stepTimes.mean),
-    stepTile('Median step time', stepTimes.median),
+    stepTile('Mean step time', stepTimes.mean, perExample),
+    stepTile('Median step time', stepTimes.median, perExample),
     tile('GPU busy', arrow(busy.baseline, busy.candidate, formatPct),
       Number.isFinite(busy.delta_points) ? `${formatPoints(busy.delta_points)}` : 'no GPU activity on a side'),
     tile('Steps', `${formatCount(counts[0])} \u2192 ${formatCount(counts[1])}`, 'samples on each side'),
-    tile('Change', speedChangeText(comparison.speedup),
-      'baseline mean / candidate mean'),
-    comparison.per_example ? tile('Per example', speedChangeText(comparison.per_example.speedup),
-      perExampleBasis(comparison.per_example)) : null),
+    perExample ? tile('Change per example', speedChangeText(line.speedup), perExampleBasis(comparison.per_example)) :
+      tile('Change per step', speedChangeText(comparison.speedup), 'baseline mean / candidate mean')),
   h('p', {class: ['noise', `tone-${change.tone}`], 'data-testid': 'noise-statement'}, noiseStatement(comparison)),
   notes.length ? h('ul', {class: 'notes'}, notes.map((note) => h('li', {}, note))) : null);
 }

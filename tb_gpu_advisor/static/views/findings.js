@@ -6,6 +6,7 @@
 import {copyText} from '../clipboard.js';
 import {h} from '../dom.js';
 import {evidenceRows, evidenceTables} from '../evidence.js';
+import {fixBlocks} from '../fix_text.js';
 import {bindUnits, formatSpeedup, speedupKindTitle} from '../format.js';
 import {emptyState, section} from './common.js';
 
@@ -92,7 +93,8 @@ function findingCard(finding, index, numbers, context) {
       overlapNote(finding, numbers),
       finding.fix_summary && finding.fix_summary !== line ? h('p', {class: 'fix-summary'}, h('strong', {}, 'Fix: '),
         bindUnits(finding.fix_summary)) : null,
-      fix ? h('div', {class: 'fix'}, copyButton(fix), h('pre', {}, h('code', {}, fix))) : null,
+      fix ? h('div', {class: 'fix', 'data-testid': 'fix'}, copyButton(fix), fixBlocks(fix).map((block) => block.kind === 'code' ?
+        h('pre', {}, h('code', {}, block.text)) : h('p', {class: 'fix-prose'}, bindUnits(block.text)))) : null,
       evidenceList(finding.evidence, context),
       collectivesLink(finding, context),
       docs.length ? h('p', {class: 'docs'}, 'Read more: ', docs.flatMap((a, i) => (i ? [' · ', a] : [a]))) : null,

@@ -70,17 +70,43 @@ function chart(device, points) {
       `${formatPct(p.row.peak_pct)} of its ${p.row.bound || ''} roof, ${formatUs(p.row.total_us)} total`))));
 }
 
-/** The roofline card of a HostReport, or null when no kernel can be placed. */
 /** Where the roofs come from; the HBM roof's source says when the trace's figure was corrected (ROCm). */
 export function roofCaption(device) {
   return `roofs are upper bounds at boost clock (${device.peak_source}; HBM ${device.peak_gbps} GB/s: ` +
     `${device.peak_gbps_source || 'source unknown'})`;
 }
 
+/**
+ * Why the roofline cannot be drawn, and what capture gives it, as a sentence; null when it can. The roofs need the
+ * GPU's peaks; the dots need kernels with FLOPs and bytes, which come from XLA's HLO in the profile (JAX, or
+ * TensorFlow with XLA) or a few TensorFlow ops costed from their shapes; PyTorch (Kineto) traces carry neither.
+ */
+export function rooflineMissing(report) {
+  const withKernels = (report.devices || []).filter((d) => d.kernel_count > 0);
+  if (!withKernels.length) return 'No GPU kernel ran in this profile, so there is nothing to place on a roofline.';
+  if (!rooflineDevice(report)) {
+    const model = withKernels.map((d) => d.model_name || d.name).find(Boolean) || 'this GPU';
+    return `No roofline: the advisor does not know the peak FLOP/s and memory bandwidth of ${model}, so it ` +
+      'cannot draw its roofs.';
+  }
+  if (rooflinePoints(report).length) return null;
+  const framework = report.summary?.framework;
+  const cause = framework === 'pytorch' ?
+    'a PyTorch (Kineto) trace records kernels without the XLA programs (HLO) their FLOPs and bytes come from' :
+    'they come from the XLA programs (HLO) a profile records, and none here costs these kernels';
+  return `No roofline: no kernel of this profile has known FLOPs and bytes (${cause}). It appears on profiles of ` +
+    'XLA-compiled programs: JAX, or TensorFlow with XLA on (tf.function(jit_compile=True)), captured with ' +
+    'jax.profiler or tf.profiler.';
+}
+
+/** The roofline card of a HostReport; without kernels to place, says why and what capture gives them. */
 export function rooflineView(report) {
   const device = rooflineDevice(report);
   const points = rooflinePoints(report);
-  if (!device || points.length === 0) return null;
+  if (!device || points.length === 0) {
+    return section('Roofline', {id: 'roofline', wide: true},
+      h('p', {class: 'empty', 'data-testid': 'roofline-missing'}, rooflineMissing(report)));
+  }
   const summary = report.summary || {};
   const facts = h('p', {class: 'facts'},
     Number.isFinite(summary.flops_utilization_pct) ?

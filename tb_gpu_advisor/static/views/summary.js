@@ -29,6 +29,11 @@ function headline(summary) {
     parts.push(h('span', {class: ['badge', 'bottleneck', `bottleneck-${bottleneck in BOTTLENECK_LABELS ? bottleneck : 'other'}`]},
       BOTTLENECK_LABELS[bottleneck] || bottleneck));
   }
+  const caution = verdictCaution(summary);
+  if (caution) {
+    parts.push(h('span', {class: ['badge', 'verdict-caution', `confidence-${summary.confidence.level}`],
+      'data-testid': 'verdict-caution', title: caution.title}, caution.text));
+  }
   if (verdict) {
     parts.push(h('span', {class: 'verdict-text'}, bindUnits(verdict)));
   } else {
@@ -38,7 +43,22 @@ function headline(summary) {
       `GPUs computed ${formatPct(compute)} of the time; the largest loss is ${BREAKDOWN_LABELS[loss.key] || loss.key} (${formatPct(loss.pct)}).` :
       'No time breakdown is available for this profile.'));
   }
-  return h('div', {class: 'verdict', 'data-testid': 'verdict'}, parts);
+  return h('div', {class: 'verdict', 'data-testid': 'verdict', 'data-confidence': summary.confidence?.level || null},
+    parts);
+}
+
+/**
+ * What the verdict itself says about a weak result: {text, title} for a low or medium confidence ("tentative:
+ * 1 step"), so it never looks as sure as a strong one; null for a high one (the confidence line below says so).
+ */
+export function verdictCaution(summary) {
+  const level = summary?.confidence?.level;
+  if (level !== 'low' && level !== 'medium') return null;
+  const steps = summary.step_time_ms?.count;
+  const few = Number.isFinite(steps) && steps > 0 && steps < 3 ? `: ${steps} step${steps === 1 ? '' : 's'}` : '';
+  const reasons = (summary.confidence.reasons || []).filter((r) => typeof r === 'string');
+  return {text: `${level === 'low' ? 'tentative' : 'likely'}${few}`,
+    title: [`confidence: ${level}`, ...reasons].join('\n')};
 }
 
 const CONFIDENCE_LEVELS = new Set(['high', 'medium', 'low']);
@@ -56,8 +76,13 @@ export function confidenceView(summary) {
     reasons.length ? h('ul', {class: 'confidence-reasons'}, reasons.map((reason) => h('li', {}, reason))) : null);
 }
 
+/** The categories the bar and its legend show: those whose share reads above 0% (a legend never lists "0%"). */
+export function shownCategories(breakdown) {
+  return Object.keys(BREAKDOWN_LABELS).filter((key) => breakdown?.[key] > 0 && formatPct(breakdown[key]) !== '0%');
+}
+
 function breakdownBar(breakdown) {
-  const keys = Object.keys(BREAKDOWN_LABELS).filter((key) => breakdown?.[key] > 0);
+  const keys = shownCategories(breakdown);
   if (!keys.length) return null;
   let x = 0;
   const rects = keys.map((key) => {

@@ -1,0 +1,63 @@
+"""PyTorch op FLOPs and dtypes from `record_shapes`, mapped onto the kernels each op launched (kineto.op_work)."""
+
+import pytest
+
+from tb_gpu_advisor.analysis.host_analysis import analyze_host
+from tb_gpu_advisor.kineto.build import load_kineto_model
+from tb_gpu_advisor.kineto.op_work import op_cost
+from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
+
+BF16, F32 = "c10::BFloat16", "float"
+
+
+def test_gemm_and_attention_flops_from_input_shapes():
+    mm = op_cost("aten::mm", {"Input Dims": [[16384, 2048], [2048, 2048]], "Input type": [BF16, BF16]})
+    assert mm.flops == 2 * 16384 * 2048 * 2048 and mm.dtype == "bf16" and mm.compute == "matrix"
+    assert mm.bytes == (16384 * 2048 + 2048 * 2048 + 16384 * 2048) * 2
+    addmm = op_cost("aten::addmm", {"Input Dims": [[2048], [16384, 2048], [2048, 6144], [], []],
+                                    "Input type": [BF16, BF16, BF16, "Scalar", "Scalar"]})
+    assert addmm.flops == 2 * 16384 * 6144 * 2048 and addmm.matrix_dims == (1, 16384, 6144, 2048)
+    bmm = op_cost("aten::bmm", {"Input Dims": [[8, 64, 32], [8, 32, 16]], "Input type": [F32, F32]})
+    assert bmm.flops == 2 * 8 * 64 * 16 * 32 and bmm.dtype == "f32"
+    qkv = [[16, 16, 1024, 128]] * 3
+    forward = op_cost("aten::_scaled_dot_product_flash_attention",
+                      {"Input Dims": qkv + [[], [], [], []], "Input type": [BF16] * 3,
+                       "Concrete Inputs": ["", "", "", "0.", "True", "False", ""]})
+    assert forward.flops == 4 * 16 * 16 * 1024 * 1024 * 128 // 2  # causal
+    backward = op_cost("aten::_scaled_dot_product_cudnn_attention_backward",
+                       {"Input Dims": [[16, 16, 1024, 128]] + qkv, "Input type": [BF16] * 4,
+                        "Concrete Inputs": [""] * 14 + ["False", ""]})
+    assert backward.flops == int(4 * 16 * 16 * 1024 * 1024 * 128 * 2.5)
+    assert op_cost("aten::mm", {"Input Dims": [[4, 3], [5, 6]]}) is None  # inner dims disagree: not costed
+    assert op_cost("aten::add_", {"Input type": [F32, F32]}) is None
+    assert op_cost("aten::add_", {"flops": 1000, "Input type": [F32]}).flops == 1000  # the profiler's own count
+
+
+def _x(cat, name, ts, dur, **args):
+    return x_event(cat, name, ts, dur, **args)
+
+
+def test_an_ops_flops_are_split_over_the_kernels_it_launched(tmp_path):
+    """aten::addmm (2 x 64 x 32 x 16 FLOPs) launches a GEMM of 30 µs and a 10 µs reduction: 3/4 and 1/4 of its
+    FLOPs; aten::add_ on floats launches a kernel whose precision its inputs give (32-bit), with no FLOPs."""
+    events = [
+        _x("cpu_op", "aten::addmm", "1000", "100", **{"Input Dims": [[16], [64, 32], [32, 16]],
+                                                    "Input type": [BF16, BF16, BF16]}),
+        launch("1010", "5", 1), launch("1020", "5", 2),
+        kernel("my_gemm_kernel", "1100", "30", 1, grid=[8, 1, 1], block=[128, 1, 1]),
+        kernel("splitKreduce_kernel", "1131", "10", 2, grid=[8, 1, 1], block=[128, 1, 1]),
+        _x("cpu_op", "aten::add_", "1200", "20", **{"Input type": [F32, F32, "Scalar"]}),
+        launch("1205", "5", 3),
+        kernel("elementwise_kernel", "1250", "5", 3, grid=[8, 1, 1], block=[128, 1, 1]),
+    ]
+    path = tmp_path / "worker0.1.pt.trace.json"
+    path.write_text(trace_text(events))
+    analysis = analyze_host(load_kineto_model(str(path)))
+    rows = {row.name: row for row in analysis.kernels}
+    flops = 2 * 64 * 32 * 16
+    assert rows["my_gemm_kernel"].flops == pytest.approx(flops * 0.75)
+    assert rows["splitKreduce_kernel"].flops == pytest.approx(flops * 0.25)
+    assert rows["my_gemm_kernel"].dtype == "bf16" and rows["my_gemm_kernel"].compute == "matrix"
+    assert rows["elementwise_kernel"].flops is None and rows["elementwise_kernel"].dtype == "f32"
+    assert analysis.whole.category_ps["compute_unknown"].sum() == 0
+    assert analysis.flop_utilization.flops == pytest.approx(flops)
