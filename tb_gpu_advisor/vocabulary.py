@@ -76,11 +76,13 @@ TRANSFER_LABELS = {
 # What a configuration row says when the trace does not record the setting.
 NOT_IN_TRACE = "not in the trace"
 # The columns of a host's collectives table (report `collectives[]`), as the text report heads them.
-COLLECTIVE_HEADERS = ("recorded on", "collective", "calls", "time", "bytes in", "dtype", "group", "sizes from")
+COLLECTIVE_HEADERS = ("recorded on", "collective", "calls", "per step", "time", "bytes in", "dtype", "group",
+                      "sizes from", "issued by")
 # collectives[].source: where a call was recorded.
 COLLECTIVE_SOURCE_LABELS = {"kernel": "NCCL/RCCL kernels on the GPU", "host": "PyTorch's record_param_comms ops"}
 # collectives[].size_source: where the sizes come from, in words.
-COLLECTIVE_SIZE_SOURCES = {"profiler": "profiler args", "hlo": "HLO shapes", "tf_op": "TF op shapes"}
+COLLECTIVE_SIZE_SOURCES = {"profiler": "profiler args", "hlo": "HLO shapes", "tf_op": "TF op shapes",
+                           "host_op": "host op inputs"}
 # Why a collective kind has no bus bandwidth (report `collective_bandwidth.collectives[]`, busbw_gbps null):
 # the reasons in the order they are checked (collective_bandwidth_gap).
 COLLECTIVE_BANDWIDTH_GAPS = {

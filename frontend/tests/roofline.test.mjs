@@ -38,7 +38,7 @@ test('without a roofline the card says why and what capture gives one', () => {
   assert.match(tf, /^No roofline: no kernel of this profile has known FLOPs and bytes/);
   assert.match(tf, /jit_compile=True/);
   const torch = rooflineMissing({devices: [device], ...uncosted, summary: {framework: 'pytorch'}});
-  assert.match(torch, /PyTorch \(Kineto\) trace records kernels without the XLA programs/);
+  assert.match(torch, /record_shapes=True, with_flops=True/);
   assert.match(rooflineMissing({devices: [{...device, peak_tflops: null}], ...uncosted}),
     /does not know the peak FLOP\/s and memory bandwidth of NVIDIA A100-SXM4-80GB/);
   assert.match(rooflineMissing({devices: [], kernels: []}), /^No GPU kernel ran/);

@@ -41,6 +41,7 @@ class Confidence:
     no_step: bool = False  # no repeating step: host and launch time between kernels is not a step's
     one_rank_of: int | None = None  # the job's world size when this file is one rank of several
     tpu_only: bool = False  # a TPU profile with no GPU: nothing here measures the accelerators
+    counters_only: bool = False  # a GPU capture of hardware counters without kernel times (CUPTI range profiler)
 
     def to_dict(self):
         return {"level": self.level, "reasons": list(self.reasons)}
@@ -63,6 +64,11 @@ def trace_confidence(model, step_set, framework, unused=None):
             "are no step breakdown. Open the profile in TensorBoard's Profile tab, whose XProf tools analyze "
             "TPUs.",), labels=("a TPU profile",), tpu_only=True)
     how = _Recapture(framework.name)
+    if model.gpu_metric_ranges and not model.gpus:
+        return Confidence("low", (
+            f"A CUPTI range-profiler capture ({model.gpu_metric_ranges:,} cuda_profiler_range events) ran on a GPU "
+            "but records hardware counters instead of kernel times: no GPU time can be measured. "
+            f"{how.gpu_timeline()}",), labels=("a range-profiler capture (no kernel times)",), counters_only=True)
     reasons, notes = [], []
     steps = step_set.steps
     kernel_gpus = [gpu for gpu in model.gpus if _has_kernels(gpu)]
@@ -96,6 +102,14 @@ def trace_confidence(model, step_set, framework, unused=None):
                                       "show what a typical step costs or how much steps vary, and the profile "
                                       f"may be shorter than a step. {how.more_steps()}",
                                f"{complete} complete step" if cut else f"{complete} step"))
+    holes = steps_without_gpu_work(model, steps, cut)
+    if holes and complete >= MIN_STEPS:
+        shown = ", ".join(step.name for step in holes[:3]) + (", ..." if len(holes) > 3 else "")
+        reasons.append(_Reason(
+            "low", f"A partial or sampled capture: {len(holes)} of {complete} complete steps ({shown}) hold no GPU "
+                   "event while the others do, so the device events of those steps were not recorded (a sampled "
+                   "device trace, a full activity buffer, or a tracer that stopped): their time would read as "
+                   f"idle. {how.fewer_events()}", f"{len(holes)} of {complete} steps without GPU events"))
     missed, labels = [], []
     if multi_gpu and idle_gpus and unused is not None and unused.claim:
         notes.append(f"{len(idle_gpus)} of {len(model.gpus)} GPUs ran no kernel ({_ordinals(idle_gpus)}) while "
@@ -228,6 +242,22 @@ def complete_steps(model, steps):
     cut = tuple(step for step in ends if not any(
         bool(((a.start_ps < step.end_ps) & (a.end_ps > step.start_ps)).any()) for a in active))
     return len(steps) - len(cut), cut
+
+
+def steps_without_gpu_work(model, steps, cut=()):
+    """The steps, other than the capture's cut stubs, in which no GPU has any event while GPUs work in others."""
+    active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
+    if len(steps) < 2 or not active:
+        return ()
+    starts = np.array([step.start_ps for step in steps], dtype=np.int64)
+    ends = np.array([step.end_ps for step in steps], dtype=np.int64)
+    worked = np.zeros(len(steps), dtype=bool)
+    for activity in active:
+        busy = intervals.union(activity.start_ps, activity.end_ps)
+        worked |= intervals.covered_ps(busy, starts, ends) > 0
+    stubs = {id(step) for step in cut}
+    return tuple(step for step, did in zip(steps, worked) if not did and id(step) not in stubs) if worked.any() \
+        else ()
 
 
 def _one_pass(kernel_gpus):
@@ -377,6 +407,14 @@ class _Recapture:
                    "With several workers: tf.profiler.experimental.client.trace with every worker's address.",
                    "call jax.profiler.start_trace(logdir) in every process for the same steps.",
                    "run torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).")
+
+    def gpu_timeline(self):
+        return self._say(
+            "Recapture with the GPU tracer on (tf.profiler.experimental.start with the default device tracer).",
+            "Recapture with jax.profiler.start_trace(logdir) (its GPU tracer records kernel times).",
+            "Recapture with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) "
+            "and no experimental_config(profiler_metrics=...): the kernel timeline and the counters are separate "
+            "captures.")
 
     def host_events(self):
         return "Recapture with the host tracer on. " + self._say(

@@ -63,6 +63,8 @@ class Configuration:
     tf_data: tuple  # tf.data options seen in the pipeline's stages
     host_cores: int | None
     cores_seen: object = None  # analysis.host_cores.Cores from metadata or thread pools, or None
+    gpu_arch: str | None = None  # "sm_80", "gfx942": the architecture, where the trace names no model
+    tpu_count: int = 0  # `/device:TPU:N` planes: XLA runs on TPUs, not on the CPU
 
 
 def configuration(model, framework, kernels, active_ordinals, host_cores, steps=(), cores_seen=None):
@@ -92,6 +94,8 @@ def configuration(model, framework, kernels, active_ordinals, host_cores, steps=
         tf_data=_tf_data_options(model.host_activity),
         host_cores=host_cores,
         cores_seen=cores_seen,
+        gpu_arch=caps.arch if caps else None,
+        tpu_count=model.tpu_count,
     )
 
 

@@ -20,6 +20,7 @@ from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.input_dtypes import wide_image_inputs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.placement import cpu_placed_ops
+from tb_gpu_advisor.analysis.optimizer_loop import optimizer_loop
 from tb_gpu_advisor.analysis.roofline import (flop_utilization, kernel_costs, kernel_roofline, plausible_costs,
                                               shared_peaks)
 from tb_gpu_advisor.analysis.rounding import ms, pct
@@ -67,6 +68,7 @@ class HostAnalysis:
     collective_bandwidth: tuple = ()  # collective_bandwidth.CollectiveBandwidth per collective kind
     collectives: tuple = ()  # model.trace.CollectiveCall: the Kineto reader's, or XPlane's collective kernels
     unused_gpus: object = None  # unused_gpus.UnusedGpus: GPUs without kernels beside working ones, or None
+    optimizer_loop: object = None  # optimizer_loop.OptimizerLoop: the PyTorch optimizer step's kernels, or None
     idle: object = None  # idle_attribution.IdleAttribution: each GPU's idle time by cause
 
     @property
@@ -208,6 +210,7 @@ def analyze_host(model):
         collective_bandwidth=collective_bandwidth(calls, link),
         collectives=calls,
         unused_gpus=unused,
+        optimizer_loop=optimizer_loop(model),
         idle=attribute_idle(model, intervals.union_all(loader_waits, input_prep)),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))

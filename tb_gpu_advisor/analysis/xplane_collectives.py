@@ -9,9 +9,11 @@ import numpy as np
 from tb_gpu_advisor.analysis.kernel_names import collective_kind, is_nccl
 from tb_gpu_advisor.analysis.tf_op_cost import parse_shapes
 from tb_gpu_advisor.hlo.collectives import collective_shapes
+from tb_gpu_advisor.model.collective_names import KERNEL_NAME, collective_of
 from tb_gpu_advisor.model.trace import ActivityKind, CollectiveCall
 
 HLO, TF_OP = "hlo", "tf_op"
+HLO_NAME = "op_name"  # the kind from the op's (HLO instruction's or TensorFlow op's) name, without its shapes
 # TensorFlow's collective op types -> NCCL-tests' collective; their first input is the tensor sent.
 TF_COLLECTIVE_OPS = {"NcclAllReduce": "allreduce", "NcclReduce": "reduce", "NcclBroadcast": "broadcast",
                      "CollectiveReduce": "allreduce", "CollectiveReduceV2": "allreduce",
@@ -46,7 +48,7 @@ def xplane_collectives(model):
         name = activity.names[activity.name_id[i]]
         op_name = activity.op_names[activity.op_id[i]] if activity.op_id[i] >= 0 else None
         sized = _from_hlo(shapes.get(_hlo_key(activity, i))) or _tf_collective(activity, i)
-        kind = collective_kind(name, op_name) or (sized.collective if sized is not None else None) or name
+        kind, named_from, issued_by = _named(name, op_name, sized)
         calls.append(CollectiveCall(
             source="kernel", device=ordinal, collective=kind, start_ps=int(activity.start_ps[i]),
             duration_ps=int(activity.duration_ps[i]),
@@ -54,8 +56,21 @@ def xplane_collectives(model):
             out_bytes=sized.out_bytes if sized is not None else None,
             dtype=sized.dtype if sized is not None else None,
             group_size=sized.group_size if sized is not None else None,
-            size_source=sized.source if sized is not None and sized.in_bytes is not None else None))
+            size_source=sized.source if sized is not None and sized.in_bytes is not None else None,
+            named_from=named_from, issued_by=issued_by))
     return tuple(sorted(calls, key=lambda call: (call.start_ps, call.device)))
+
+
+def _named(kernel_name, op_name, sized):
+    """(collective, where its name comes from, the op that names it): the HLO instruction or TensorFlow op that
+    issued the kernel first, the kernel's own name only when neither tells."""
+    if sized is not None:
+        return sized.collective, sized.source, op_name
+    by_op = collective_of(op_name)
+    if by_op is not None:
+        return by_op, HLO_NAME, op_name
+    by_kernel = collective_kind(kernel_name)
+    return (by_kernel, KERNEL_NAME, None) if by_kernel is not None else (kernel_name, None, None)
 
 
 def _hlo_key(activity, i):

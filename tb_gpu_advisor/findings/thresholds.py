@@ -21,6 +21,13 @@ BACKWARD_SHARE_OF_COMPUTE = 2.0 / 3.0
 COLLECTIVE_LOW_BUSBW_FRACTION = 0.25
 COLLECTIVE_MIN_LARGE_CALLS = 3
 COLLECTIVE_REACHABLE_FRACTION = 0.7
+# Per-parameter all-reduce: this many all-reduces per step and GPU, small ones (NCCL-tests curves are latency-bound
+# below about 1 MiB; unsized: calls this short), are gradients reduced one tensor at a time; packed, they would
+# fill buckets of PyTorch DDP's default size (bucket_cap_mb=25).
+PER_PARAMETER_MIN_CALLS = 32
+PER_PARAMETER_MAX_BYTES = 1024 * 1024
+PER_PARAMETER_MAX_MS = 0.1
+PER_PARAMETER_BUCKET_BYTES = 25 * 1024 * 1024
 # Rules whose recoverable time is modelled (kernel speed, copies, stalls): same shape as XProf's host ladders,
 # plus a low level so small but real items are listed without alarming.
 MODELED_HIGH_PCT = 15.0
@@ -130,3 +137,9 @@ GEMM_REACHABLE_ROOF_PCT = 70.0
 GEMM_SMALL_DIM = 128
 # Tensor Core / matrix-core inputs are fetched in 16-byte vectors: dims should be multiples of 16 bytes.
 GEMM_ALIGN_BYTES = 16
+
+# launch.per_tensor_optimizer: an optimizer step launching at least this many kernels, nearly all (this share) from
+# per-parameter element-wise ops: a for-loop optimizer over a model of more than a few parameters (Adam launches
+# about 5 per parameter; foreach/fused implementations launch a few per group).
+OPTIMIZER_LOOP_MIN_KERNELS = 40
+OPTIMIZER_LOOP_MIN_SHARE = 0.8

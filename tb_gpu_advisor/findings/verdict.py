@@ -44,6 +44,10 @@ def decide(ctx, findings):
     if not ctx.has_gpu and ctx.model.tpu_count and not ctx.model.gpus:
         return _unknown(f"this is a TPU profile ({ctx.model.tpu_count} TPU planes, no GPU); XProf's TPU tools in "
                         "TensorBoard's Profile tab analyze it.")
+    if not ctx.has_gpu and ctx.model.gpu_metric_ranges and not ctx.model.gpus:
+        return _unknown(f"this is a CUPTI range-profiler capture on a GPU ({ctx.model.gpu_metric_ranges:,} "
+                        "cuda_profiler_range events): it records hardware counters, not kernel times, so GPU "
+                        "bottlenecks cannot be measured from it.")
     if ctx.window_ms <= 0:
         return _unknown("the profile has no GPU or host activity to measure.")
     if not ctx.has_gpu:
@@ -165,7 +169,7 @@ def _with_straggler(verdict, findings):
 def not_enough(verdict, confidence, busy_pct=None):
     """The verdict of a low-confidence trace: it says the trace is not enough, then what it shows as captured
     (only the busy share when no step repeats: the time between kernels is not a step's)."""
-    if confidence.tpu_only:  # the verdict already says what the advisor cannot tell about a TPU profile
+    if confidence.tpu_only or confidence.counters_only:  # the verdict already says what cannot be told
         return verdict
     why = "; ".join(confidence.labels)
     if confidence.no_step and busy_pct is not None:
@@ -214,9 +218,11 @@ def _sentence(ctx, bottleneck, top):
         text = f"Host-bound: the GPU idles {share} {each} while the host works."
     elif DIRECT.get(top.id) == "launch":
         text = f"Launch-bound: the GPU idles {share} {each} waiting for kernel launch calls."
-    elif DIRECT.get(top.id) == "communication":
-        text = (f"Communication-bound: collectives with no compute beside them take "
-                f"{_p(breakdown['collectives'])} {each}.")
+    elif DIRECT.get(top.id) == "communication" or top.id == "collectives.comm_bound":
+        exposed = top.evidence.metrics.get("collectives_exposed_pct", breakdown["collectives"])
+        text = f"Communication-bound: collectives with no compute beside them take {_p(exposed)} {each}"
+        text += (f", more than the compute left can hide (the GPU counts as busy {_p(ctx.analysis.gpu_busy_pct)} "
+                 "with them)." if top.id == "collectives.comm_bound" else ".")
     elif bottleneck == "kernel":
         compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
         text = (f"Kernel-bound: the GPU computes {_p(compute)} {each}, and {top.entry.title[0].lower()}"

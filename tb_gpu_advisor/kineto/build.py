@@ -73,6 +73,7 @@ def _read(path, max_bytes, origin_us=None):
 
 def _model(path, c, metadata):
     shift = _shift(c)
+    collectives = c.collectives.result(shift, _launches_of(c, c.collectives.kernel_correlations()))
     for device in c.devices.values():
         _shift_array(device.start, shift)
     for columns in (c.launch_start, c.busy_start, c.busy_end, c.wait_start, c.wait_end, c.sync_start, c.sync_end,
@@ -122,7 +123,8 @@ def _model(path, c, metadata):
         environment=_environment(metadata),
         format=FORMAT,
         has_host_plane=bool(c.threads),
-        collectives=c.collectives.result(shift),
+        collectives=collectives,
+        gpu_metric_ranges=c.profiler_ranges,
         allocators=tuple(AllocatorStats(f"cuda:{device}", device, peak, None, count)
                          for device, (peak, count) in sorted(c.memory.items())),
     )
@@ -130,6 +132,14 @@ def _model(path, c, metadata):
 
 def _with_op_names(activity, names):
     return replace(activity, op_names=tuple(names))
+
+
+def _launches_of(c, correlations):
+    """{correlation: (thread, start)} of the launch calls of the given correlation ids (before any shift)."""
+    if not correlations:
+        return {}
+    return {corr: (tid, start) for corr, start, tid in zip(c.launch_corr, c.launch_start, c.launch_tid)
+            if corr in correlations}
 
 
 def _shift(c):

@@ -13,6 +13,7 @@ from tb_gpu_advisor.kineto.op_work import input_dtype, op_cost
 from tb_gpu_advisor.kineto.python_calls import python_call_name
 from tb_gpu_advisor.kineto.values import (PS_PER_US, WINDOW_PS, LeftOut, clean_text, copy_details, input_dims,
                                           integer, is_number, kernel_config, plausible_us)
+from tb_gpu_advisor.model.collective_names import is_collective_host_op
 from tb_gpu_advisor.model.device import classify_event_name
 from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG, event_tag
 from tb_gpu_advisor.model.host_waits import is_allocator_call, is_device_wait
@@ -33,6 +34,7 @@ _CUDA_DEVICE_TYPE = 1
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 _INPUT_WAIT_PREFIX = "enumerate(DataLoader)"
 _ZERO_GRAD_PREFIX = "Optimizer.zero_grad"
+_OPTIMIZER_STEP_PREFIX = "Optimizer.step#"  # analysis.optimizer_loop
 _FILL_OPS = {"aten::zero_", "aten::fill_"}
 # PyTorch's loss operators, whose input and target `Input Dims` hold the rows a step scores
 # (analysis.examples_per_step); a composite loss (cross entropy) encloses the ones it calls.
@@ -101,6 +103,7 @@ class Collector:
         self.memory = {}  # device -> [peak Total Allocated, events] of `[memory]` events
         self.left_out = LeftOut()
         self.kept = 0  # complete events within the window
+        self.profiler_ranges = 0  # CUPTI range-profiler events: kernels' counters, without kernel times
         self.kind_cache = {}
 
     def _times(self, event):
@@ -146,6 +149,8 @@ class Collector:
             self._device_event(kind, name, start, duration, event, args)
         elif cat == "cuda_sync":
             self._span(self.sync_start, self.sync_end, start, duration)
+        elif cat == "cuda_profiler_range":
+            self.profiler_ranges += 1
         elif cat not in _DEVICE_SIDE:
             self._host_event(cat, name, start, duration, event, args)
 
@@ -211,7 +216,7 @@ class Collector:
         direction = CopyDirection.NONE
         if kind == ActivityKind.KERNEL:
             config_id = _intern(device.configs, kernel_config(args))
-            self.collectives.add_kernel(ordinal, name, start, duration, args)
+            self.collectives.add_kernel(ordinal, name, start, duration, args, integer(args.get("correlation")))
         elif kind == ActivityKind.MEMCPY:
             cached = self.kind_cache.get(name)
             if cached is None:
@@ -280,8 +285,13 @@ class Collector:
             self._span(self.wait_start, self.wait_end, start, duration)
         elif name.startswith(_ZERO_GRAD_PREFIX):
             self._span(self.zero_grad_start, self.zero_grad_end, start, duration)
+        elif name.startswith(_OPTIMIZER_STEP_PREFIX):
+            spans = self.tagged.setdefault("optimizer_step", (array("q"), array("q")))
+            self._span(spans[0], spans[1], start, duration)
         elif name in _FILL_OPS:
             self._span(self.fill_start, self.fill_end, start, duration)
+        if is_collective_host_op(name):
+            self.collectives.add_host_op(thread, name, start, duration, args)
         if cat == "cpu_op":
             columns = self.ops.get(thread)
             if columns is None:
@@ -295,9 +305,7 @@ class Collector:
             columns[3].append(len(self.op_costs) - 1 if cost is not None else -1)
             dtype = cost.dtype if cost is not None else input_dtype(args)
             columns[4].append(_intern(self.op_dtypes, dtype) if dtype else -1)
-            if name == "record_param_comms":
-                self.collectives.add_param_comms(start, duration, args)
-            elif name in LOSS_OPS:
+            if name in LOSS_OPS:
                 self.loss_calls.append((name, start, end, input_dims(args.get("Input Dims"))))
         call = python_call_name(name) if cat == "python_function" else None
         tag = event_tag(call if call is not None else name)

@@ -215,6 +215,8 @@ class CollectiveCall:
     dtype: str | None = None
     group_size: int | None = None
     size_source: str | None = None
+    named_from: str | None = None  # where `collective` comes from: "host_op", "hlo", "tf_op", "kernel_name"
+    issued_by: str | None = None  # the host op (or HLO/TF op type) that names it, e.g. "nccl:all_reduce"
 
 
 @dataclass(frozen=True)
@@ -235,4 +237,5 @@ class TraceModel:
     tpu_count: int = 0  # `/device:TPU:N` planes: a TPU profile, which XProf's TPU tools analyze
     hlo_protos: dict = field(default_factory=dict)  # XLA program id -> serialized HloProto (/host:metadata)
     collectives: tuple = ()  # CollectiveCall, by start; filled by the Kineto reader (XPlane's: analysis)
+    gpu_metric_ranges: int = 0  # Kineto `cuda_profiler_range` events: a CUPTI range-profiler capture on a GPU
     allocators: tuple = ()  # model.allocators.AllocatorStats from TensorFlow's memory profile events, by name

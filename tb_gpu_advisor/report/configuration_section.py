@@ -17,18 +17,20 @@ def configuration_rows(config):
             ("versions", ", ".join(f"{VERSION_LABELS.get(key, key.removesuffix('_version'))} {value}"
                                    for key, value in versions.items()) or NOT_IN_TRACE)]
     if gpu["count"]:
-        model = gpu["model"] or "GPU (model not in the trace)"
+        model = gpu["model"] or gpu_without_model(gpu.get("arch"))
         cc = f", cc {gpu['compute_capability']}" if gpu["compute_capability"] else ""
         memory = f", {units.size_bytes(gpu['memory_bytes'])}" if gpu["memory_bytes"] else ""
         active = f" ({gpu['active']} active)" if gpu["active"] != gpu["count"] else ""
         rows.append(("GPUs", f"{gpu['count']} x {model}{cc}{memory}{active}"))
     else:
         rows.append(("GPUs", "none in the profile"))
+    if config.get("tpu_count"):
+        rows.append(("TPUs", f"{config['tpu_count']} (XProf's TPU tools in the Profile tab analyze them)"))
     if config["framework"] == "pytorch":
         rows.append(("compiler", {True: "torch.compile (Triton kernels)", False: "off (eager kernels)",
                                   None: "unknown (no GPU kernel)"}[config["xla"]]))
     else:
-        on = "on" if gpu["active"] else "on (CPU)"
+        on = "on" if gpu["active"] else "on (TPU)" if config.get("tpu_count") else "on (CPU)"
         rows.append(("XLA", {True: on, False: "off", None: "unknown (no GPU kernel)"}[config["xla"]]))
     if config["precision"]:
         shares = ", ".join(f"{dtype} {units.percent(pct)}" for dtype, pct in config["matmul_dtype_pct"].items())
@@ -48,6 +50,15 @@ def configuration_rows(config):
     if config["tf_data_options"]:
         rows.append(("tf.data", ", ".join(config["tf_data_options"])))
     return tuple((label, str(value)) for label, value in rows)
+
+
+def gpu_without_model(arch):
+    """A GPU whose trace names no model: its vendor and architecture where the trace gives them."""
+    if arch and arch.startswith("gfx"):
+        return f"AMD {arch} (model not in the trace)"
+    if arch and arch.startswith("sm_"):
+        return f"NVIDIA {arch} (model not in the trace)"
+    return "GPU (model not in the trace)"
 
 
 def batch_text(config):

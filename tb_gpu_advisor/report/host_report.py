@@ -6,6 +6,10 @@ from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
 from tb_gpu_advisor.report.idle_report import idle_attribution_dict
 
 HOST_OPS_LISTED = 25
+RANGE_PROFILER_NOTE = ("A GPU profile without kernel times: a CUPTI range-profiler capture ({ranges:,} "
+                       "cuda_profiler_range events: hardware counters per kernel or range). That mode replays each "
+                       "kernel to read its counters and records no kernel or copy times, so how busy the GPU was, "
+                       "why it idled and what overlaps cannot be measured from it.")
 
 
 def render_host_report(model, analysis):
@@ -48,7 +52,7 @@ def render_host_report(model, analysis):
         "steps": [_step(step, analysis, index) for index, step in enumerate(step_set.timed_steps)],
         "balance": _balance(analysis.balance),
         "host_ops": _host_ops(model),
-        "collectives": _collectives(analysis.collectives),
+        "collectives": _collectives(analysis.collectives, len(step_set.steps)),
         "environment": dict(sorted(model.environment.items())),
         "host_cpu": _host_cpu(analysis.cpu_load),
         "configuration": configuration_dict(analysis.configuration),
@@ -85,7 +89,9 @@ def configuration_dict(config):
         "framework": config.framework,
         "versions": dict(config.versions),
         "gpu": {"model": config.gpu_model, "count": config.gpu_count, "active": config.active_gpu_count,
-                "compute_capability": config.compute_capability, "memory_bytes": config.gpu_memory_bytes},
+                "compute_capability": config.compute_capability, "memory_bytes": config.gpu_memory_bytes,
+                "arch": config.gpu_arch},
+        "tpu_count": config.tpu_count,
         "xla": config.xla,
         "precision": config.precision,
         "matmul_dtype_pct": dict(config.matmul_dtype_pct),
@@ -136,7 +142,9 @@ def _collective_bandwidth(link, rows):
 
 def _notes(model, step_set, usages):
     notes = []
-    if not model.gpus and model.format == "kineto":
+    if not model.gpus and model.gpu_metric_ranges:
+        notes.append(RANGE_PROFILER_NOTE.format(ranges=model.gpu_metric_ranges))
+    elif not model.gpus and model.format == "kineto":
         notes.append("No GPU in this profile: the trace has no kernel, gpu_memcpy or gpu_memset events, so GPU "
                      "metrics are not available (was it captured on a CPU-only machine, or without "
                      "ProfilerActivity.CUDA?).")
@@ -244,15 +252,21 @@ def _stream_idle(by_stream):
     return {str(stream): {cause: us(ps) for cause, ps in causes.items()} for stream, causes in by_stream.items()}
 
 
-def _collectives(calls):
-    """Collective calls grouped by where they were recorded and which collective; sizes where recorded."""
+def _collectives(calls, step_count=0):
+    """Collective calls grouped by where they were recorded and which collective; sizes where recorded, calls
+    per step (per GPU for kernels), where the kind was read and the ops that issued them."""
     groups = {}
     for call in calls:
         entry = groups.setdefault((call.source, call.collective), {
             "source": call.source, "collective": call.collective, "calls": 0, "time_us": 0.0,
             "in_bytes": 0, "out_bytes": 0, "sized_calls": 0, "dtypes": set(), "group_sizes": set(),
-            "size_sources": set()})
+            "size_sources": set(), "named_from": set(), "issued_by": {}, "devices": set()})
         entry["calls"] += 1
+        entry["devices"].add(call.device)
+        if call.named_from:
+            entry["named_from"].add(call.named_from)
+        if call.issued_by:
+            entry["issued_by"][call.issued_by] = entry["issued_by"].get(call.issued_by, 0) + 1
         entry["time_us"] += call.duration_ps / 1e6
         if call.in_bytes is not None:
             entry["sized_calls"] += 1
@@ -267,7 +281,11 @@ def _collectives(calls):
     for entry in groups.values():
         sized = entry.pop("sized_calls")
         sources = sorted(entry.pop("size_sources"))
+        issuers, devices = entry.pop("issued_by"), len(entry.pop("devices"))
+        per_step = round(entry["calls"] / devices / step_count, 2) if step_count else None
         rows.append({**entry, "time_us": round(entry["time_us"], 3), "size_source": ", ".join(sources) or None,
+                     "calls_per_step": per_step, "named_from": sorted(entry["named_from"]),
+                     "issued_by": sorted(issuers, key=lambda name: (-issuers[name], name))[:3],
                      "in_bytes": entry["in_bytes"] if sized else None,
                      "out_bytes": entry["out_bytes"] if sized else None,
                      "dtypes": sorted(entry["dtypes"]), "group_sizes": sorted(entry["group_sizes"])})

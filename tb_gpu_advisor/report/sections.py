@@ -62,14 +62,26 @@ def host_sections(report):
 
 
 def _collectives(report):
-    rows = tuple((row["source"], row["collective"], units.count(row["calls"]), units.duration_us(row["time_us"]),
+    rows = tuple((row["source"], row["collective"], units.count(row["calls"]),
+                  f"{row['calls_per_step']:g}" if row.get("calls_per_step") is not None else "-",
+                  units.duration_us(row["time_us"]),
                   units.size_bytes(row["in_bytes"]) if row["in_bytes"] is not None else "-",
                   ", ".join(row["dtypes"]) or "-", ", ".join(map(str, row["group_sizes"])) or "-",
-                  COLLECTIVE_SIZE_SOURCES.get(row.get("size_source"), row.get("size_source") or "-"))
+                  COLLECTIVE_SIZE_SOURCES.get(row.get("size_source"), row.get("size_source") or "-"),
+                  issued_by_text(row))
                  for row in report["collectives"])
     groups = {row["collective"]: row["group_sizes"] for row in report["collectives"] if row["source"] == "kernel"}
     return Section("Collectives", lines=_bandwidth_lines(report.get("collective_bandwidth"), groups),
-                   table=Table(COLLECTIVE_HEADERS, rows, (False, False, True, True, True, False, True, False)))
+                   table=Table(COLLECTIVE_HEADERS, rows,
+                               (False, False, True, True, True, True, False, True, False, False)))
+
+
+def issued_by_text(row):
+    """The op that issued a collectives row's calls (the most frequent), "kernel name" where only the kernel's
+    name told the kind, "-" where nothing did."""
+    if row.get("issued_by"):
+        return row["issued_by"][0]
+    return "kernel name" if "kernel_name" in (row.get("named_from") or ()) else "-"
 
 
 def _bandwidth_lines(bandwidth, groups):

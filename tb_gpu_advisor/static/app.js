@@ -207,9 +207,14 @@ export function createApp(root) {
     search.update(state.runs);
     if (!state.runs.length) {
       replace(hostSelect);
+      state.run = null;
+      showViewer();
       replace(content, messageCard('info', 'No profiles in this logdir',
-        'The GPU Advisor reads the same files as the Profile tab: <logdir>/<run>/plugins/profile/<timestamp>/<host>.xplane.pb.',
-        'Capture one with tf.profiler.experimental.start(logdir) … stop(), the Keras TensorBoard callback (profile_batch=…) or jax.profiler.trace(logdir), then press Refresh.'));
+        'The GPU Advisor reads the same files as the Profile tab, <logdir>/<run>/plugins/profile/<timestamp>/<host>.xplane.pb, ' +
+        'and PyTorch traces, <logdir>/<run>/<worker>.<span>.pt.trace.json[.gz].',
+        'Capture one with tf.profiler.experimental.start(logdir) … stop(), the Keras TensorBoard callback (profile_batch=…), ' +
+        'jax.profiler.trace(logdir) or torch.profiler.profile(on_trace_ready=torch.profiler.tensorboard_trace_handler(logdir)), ' +
+        'then press Refresh.'));
       content.dataset.state = 'empty';
       return;
     }
@@ -244,11 +249,10 @@ export function createApp(root) {
   /** The Profile tab link where it can show the run, else the sentence that says where to look. */
   function showViewer() {
     const entry = state.runs.find((r) => r.run === state.run);
-    const viewer = entry ? timelineViewer(entry, state.host, state.environment) :
-      timelineViewer(null, null, state.environment);
+    const viewer = entry ? timelineViewer(entry, state.host, state.environment) : {link: false, note: null};
     profileNote.textContent = viewer.note || '';
     profileNote.hidden = !viewer.note;
-    profileLink.hidden = !viewer.link;
+    profileLink.hidden = !viewer.link;  // no run shown: nothing to open
   }
 
   async function loadReport() {

@@ -276,11 +276,13 @@ export const VOCABULARY = Object.freeze({
     "recorded on",
     "collective",
     "calls",
+    "per step",
     "time",
     "bytes in",
     "dtype",
     "group",
-    "sizes from"
+    "sizes from",
+    "issued by"
   ],
   "collectiveSources": {
     "kernel": "NCCL/RCCL kernels on the GPU",
@@ -289,7 +291,8 @@ export const VOCABULARY = Object.freeze({
   "collectiveSizeSources": {
     "profiler": "profiler args",
     "hlo": "HLO shapes",
-    "tf_op": "TF op shapes"
+    "tf_op": "TF op shapes",
+    "host_op": "host op inputs"
   },
   "collectiveBandwidthGaps": {
     "no_sizes": "sizes not in the trace",

@@ -17,6 +17,16 @@ def overlap_collectives(window_ms, exposed_ms, compute_ms, overlapped_ms, backwa
                  f"{overlapped_ms:.3g} ms of collectives that already overlap compute: {hidden:.3g} ms hidden")
 
 
+def beyond_overlap(window_ms, exposed_ms, hidden_ms):
+    """The window without the exposed collective time that overlapping cannot hide (`exposed_ms` - `hidden_ms`):
+    an upper bound of fewer or smaller collectives (or a faster link) removing it."""
+    rest = max(0.0, exposed_ms - hidden_ms)
+    return bound(window_ms, window_ms - rest,
+                 f"upper bound: the {rest:.3g} ms of exposed collectives that overlap cannot hide (of "
+                 f"{exposed_ms:.3g} ms exposed, {hidden_ms:.3g} ms hidden by overlapping with the backward pass) "
+                 "removed by fewer or smaller collectives")
+
+
 def straggler(window_ms, excess_ms):
     """The window with the slowest GPU computing no longer than the next slowest: the others wait that much less."""
     return model(window_ms, window_ms - excess_ms,

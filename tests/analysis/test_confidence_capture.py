@@ -4,7 +4,9 @@ generated Kineto traces for exact cases and on the committed real traces where t
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
+from tb_gpu_advisor.testing import TraceBuilder
 from tests.data import real_trace
+from tests.findings.scenarios import kernels, report_of, step_starts
 from tests.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
@@ -176,3 +178,17 @@ def test_real_alexnet_trace_is_mostly_warm_up(kineto_models):
     assert host["fix"].startswith("Warm-up is inside this capture")
     # the fix leads with recapturing, as the launch finding's does, not with torch.compile
     assert host["fix_summary"].startswith("Recapture after warm-up") and "torch.compile" not in host["fix_summary"]
+
+
+def test_steps_whose_gpu_events_are_missing_make_a_partial_capture_low():
+    """6 marked steps; the GPU works in 4 of them and has no event at all in steps 2 and 4: those device events
+    were not recorded, and their time must not read as idle."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    for index, start in enumerate(step_starts(python, 6)):
+        if index not in (2, 4):
+            kernels(gpu, start + 200, 9_000, launch_thread=python)
+    confidence = report_of(builder)["summary"]["confidence"]
+    assert confidence["level"] == "low"
+    assert confidence["reasons"][0].startswith("A partial or sampled capture: 2 of 6 complete steps (")

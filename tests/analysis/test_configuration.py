@@ -32,7 +32,7 @@ def test_configuration_of_a_generated_job():
     assert config["versions"] == {"cuda_runtime_version": "12.2", "cuda_driver_version": "12.4",
                                   "cudnn_version": "90100"}
     assert config["gpu"] == {"model": "NVIDIA A100-SXM4-80GB", "count": 1, "active": 1,
-                             "compute_capability": "8.0", "memory_bytes": 80 * 2**30}
+                             "compute_capability": "8.0", "memory_bytes": 80 * 2**30, "arch": "sm_80"}
     assert (config["xla"], config["precision"], config["matmul_dtype_pct"]) == (False, "bf16", {"bf16": 100.0})
     assert config["thread_pools"] == {"python": 1, "tf_Compute": 1, "tf_data_private_threadpool": 1}
     assert config["tf_data_options"] == ["prefetch", "parallel map"]

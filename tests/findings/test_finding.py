@@ -61,7 +61,7 @@ def test_catalog_entries_are_complete():
     assert len(CATALOG) == len(RULES)  # one entry per rule, registered as the rule families load
     for key, entry in CATALOG.items():
         family = key.split(".")[0]
-        assert family in CATEGORIES + ("steps", "environment"), key
+        assert family in CATEGORIES + ("steps", "environment", "collectives"), key  # collectives: communication
         assert entry.category in CATEGORIES, key
         assert entry.title and entry.fix_summary and entry.fix, key
         assert len(entry.fix_summary) <= 100, key

@@ -120,9 +120,11 @@ def test_real_traces_get_findings_in_pytorch_terms(name, expected, kineto_models
     else:  # TorchRec-style traffic (send/recv, all-to-all): DDP bucket advice does not apply
         assert "bucket_cap_mb" not in collectives["fix"] and "DDP" not in collectives["fix_summary"]
         assert "send/recv" in collectives["fix"] and "not gradient all-reduce" in collectives["fix"]
-        # the title names the dominant kind (send/recv on both of these traces), not "Gradient all-reduce"
-        assert max(by_kind, key=by_kind.get) == "sendrecv"
-        assert collectives["title"] == "Point-to-point send/recv is not hidden behind compute"
+        # the title names the dominant kind, read from the host ops (`nccl:all_to_all` issues the
+        # `ncclKernel_SendRecv` kernels of both these TorchRec ranks), not "Gradient all-reduce"
+        assert max(by_kind, key=by_kind.get) == "alltoall"
+        assert collectives["title"] == "All-to-all exchanges are not hidden behind compute"
+        assert collectives["evidence"]["metrics"]["issued_by"]["alltoall"] == ["nccl:all_to_all"]
 
 
 def test_every_pytorch_variant_rewords_a_known_finding_of_the_same_category():

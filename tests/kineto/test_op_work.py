@@ -61,3 +61,37 @@ def test_an_ops_flops_are_split_over_the_kernels_it_launched(tmp_path):
     assert rows["elementwise_kernel"].flops is None and rows["elementwise_kernel"].dtype == "f32"
     assert analysis.whole.category_ps["compute_unknown"].sum() == 0
     assert analysis.flop_utilization.flops == pytest.approx(flops)
+
+
+def _optimizer_trace(tmp_path, op, kernel_name, params=20):
+    """Two steps of an optimizer whose `Optimizer.step#` span launches 3 kernels per parameter from `op`."""
+    events, corr, t = [], 100, 1000
+    for step in range(2):
+        events.append(_x("user_annotation", f"ProfilerStep#{step}", str(t), "5000"))
+        events.append(_x("user_annotation", "Optimizer.step#SGD.step", str(t + 100), "4000"))
+        for i in range(params * 3):
+            start = t + 110 + i * 60
+            events.append(_x("cpu_op", op, str(start), "50", **{"Input type": [F32, F32]}))
+            events.append(launch(str(start + 5), "20", corr))
+            events.append(kernel(kernel_name, str(start + 30), "4", corr, grid=[8, 1, 1], block=[128, 1, 1]))
+            corr += 1
+        t += 5000
+    path = tmp_path / "worker0.1.pt.trace.json"
+    path.write_text(trace_text(events))
+    return path
+
+
+def test_a_per_tensor_optimizer_loop_is_found_and_a_foreach_one_is_not(tmp_path):
+    """60 aten::add_ kernels per step inside Optimizer.step (4 ms on the host, 0.24 ms on the GPU): the per-tensor
+    loop; the same launches from aten::_foreach_add_ are the fix already applied."""
+    from tb_gpu_advisor.pipeline import host_report
+    report = host_report(load_kineto_model(str(_optimizer_trace(tmp_path, "aten::add_", "elementwise_kernel"))))
+    found = {f["id"]: f for f in report["findings"]}
+    loop = found["launch.per_tensor_optimizer"]
+    assert loop["evidence"]["metrics"]["kernels_per_optimizer_step"] == 60
+    assert loop["evidence"]["metrics"]["optimizer_host_ms_per_step"] == 4.0
+    assert loop["evidence"]["metrics"]["optimizer_gpu_ms_per_step"] == 0.24
+    assert "fused=True" in loop["fix"]
+    fused = host_report(load_kineto_model(str(_optimizer_trace(tmp_path, "aten::_foreach_add_",
+                                                               "multi_tensor_apply_kernel"))))
+    assert "launch.per_tensor_optimizer" not in {f["id"] for f in fused["findings"]}

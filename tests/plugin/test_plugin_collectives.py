@@ -39,9 +39,11 @@ def test_the_straggler_demo_shows_its_all_reduce_and_what_the_trace_lacks(browse
         assert tab.show(STRAGGLER) == "ready"
         headers = tab.frame.eval_on_selector_all("[data-testid=collectives] thead th",
                                                  "ts => ts.map(t => t.textContent)")
-        assert headers == ["Recorded on", "Collective", "Calls", "Time", "Bytes in", "Dtype", "Group", "Sizes from"]
+        assert headers == ["Recorded on", "Collective", "Calls", "Per step", "Time", "Bytes in", "Dtype", "Group",
+                           "Sizes from", "Issued by"]
+        # 12 calls over 4 GPUs and 3 steps: 1 per step and GPU, named by TensorFlow's op
         assert _rows(tab, "[data-testid=collectives]") == [
-            ["kernel", "allreduce", "12", "766.9 ms"] + ["not in the trace"] * 4]
+            ["kernel", "allreduce", "12", "1", "766.9 ms"] + ["not in the trace"] * 4 + ["CollectiveReduceV2"]]
         assert _rows(tab, "[data-testid=collective-bandwidth]") == [["allreduce", "0", "sizes not in the trace"]]
         assert tab.frame.query_selector("[data-testid=collective-link]") is None  # nothing measured against it
         # the communication finding points at the table, and the link scrolls to it
@@ -66,19 +68,21 @@ def test_a_real_nccl_trace_shows_sizes_and_bus_bandwidth_and_sorts(browser, coll
     try:
         assert tab.show("ddp", "rank0") == "ready"
         rows = _rows(tab, "[data-testid=collectives]")
-        assert rows[0] == ["host", "allreduce", "15", "2.83 ms", "292.5 MiB", "Float", "2", "profiler args"]
-        assert ["kernel", "allreduce", "15", "46.8 ms", "292.5 MiB", "Float", "2", "profiler args"] in rows
+        assert rows[0] == ["host", "allreduce", "15", "5", "2.83 ms", "292.5 MiB", "Float", "2", "profiler args",
+                           "record_param_comms"]
+        assert ["kernel", "allreduce", "15", "5", "46.8 ms", "292.5 MiB", "Float", "2", "profiler args",
+                "nccl:all_reduce"] in rows
         assert len(rows) == 5
         bandwidth = _rows(tab, "[data-testid=collective-bandwidth]")
         assert bandwidth == [["allreduce", "12", "10 GB/s", "10 GB/s", "13 GB/s", "54.1%"],
                              ["broadcast", "0", "no call of 8 MiB or more"]]
         assert tab.text("[data-testid=collective-link]").startswith("Link: 24 GB/s PCIe per GPU (NVIDIA A100-PG509-200")
-        tab.frame.click("[data-testid=collectives] button.sort[data-sort='3']")  # Time, most first
-        times = [row[3] for row in _rows(tab, "[data-testid=collectives]")]
+        tab.frame.click("[data-testid=collectives] button.sort[data-sort='4']")  # Time, most first
+        times = [row[4] for row in _rows(tab, "[data-testid=collectives]")]
         assert times[0] == "46.8 ms" and times[-1] == "114.3 µs", times
-        tab.frame.click("[data-testid=collectives] button.sort[data-sort='3']")
-        assert _rows(tab, "[data-testid=collectives]")[0][3] == "114.3 µs"
-        assert tab.frame.get_attribute("[data-testid=collectives] th[aria-sort=ascending] button", "data-sort") == "3"
+        tab.frame.click("[data-testid=collectives] button.sort[data-sort='4']")
+        assert _rows(tab, "[data-testid=collectives]")[0][4] == "114.3 µs"
+        assert tab.frame.get_attribute("[data-testid=collectives] th[aria-sort=ascending] button", "data-sort") == "4"
         tab.screenshot("collectives_a100_2rank")
         assert tab.errors == [] and tab.failed == []
     finally:

@@ -4,7 +4,9 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.analysis.collective_bandwidth import LARGE_COLLECTIVE_BYTES
-from tb_gpu_advisor.analysis.kernel_names import collective_dtype, collective_kind, is_nccl
+from tb_gpu_advisor.analysis.collective_calls import (collective_kinds, exposed_communication,
+                                                     kernel_calls_in_windows)
+from tb_gpu_advisor.analysis.kernel_names import collective_dtype, is_nccl, is_runtime_copy
 from tb_gpu_advisor.analysis.rounding import pct
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
@@ -15,7 +17,6 @@ from tb_gpu_advisor.findings.thresholds import (BACKWARD_SHARE_OF_COMPUTE, COLLE
                                                 COLLECTIVE_REACHABLE_FRACTION, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT, IMBALANCE_SPREAD_PCT,
                                                 MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
                                                 STRAGGLER_SLOWDOWN_MIN)
-from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.communication import overlap_collectives, straggler
 from tb_gpu_advisor.vocabulary import TIMES
 
@@ -201,9 +202,7 @@ for the slowest one (the others wait inside NCCL kernels). Check:
 - equal per-replica batches: use strategy.experimental_distribute_dataset(ds) with
   ds.batch(global_batch, drop_remainder=True);
 - work done on one GPU only (metrics, summaries, checkpoint or evaluation on replica 0);
-- the same input path for every GPU (one GPU's tf.data placed differently, or a shared PCIe switch);
-- hardware: clocks/thermals (nvidia-smi -q -d CLOCK,PERFORMANCE) and the NVLink/PCIe topology
-  (nvidia-smi topo -m).""",
+- the same input path for every GPU (one GPU's tf.data placed differently, or a shared PCIe switch).""",
         docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
         jax=Idiom(
             fix_summary="Balance work per device: shard the batch evenly, no device doing extras; check its "
@@ -213,17 +212,15 @@ Some GPUs are busy much longer than others in the same step; with synchronous tr
 for the slowest one (the others wait inside NCCL kernels). Check:
 - the batch is sharded evenly (jax.sharding.NamedSharding over a Mesh of all devices, a global batch
   divisible by the device count);
-- no device does extra work (metrics, host callbacks, evaluation placed on device 0);
-- hardware: clocks/thermals (nvidia-smi -q -d CLOCK,PERFORMANCE) and the NVLink/PCIe topology
-  (nvidia-smi topo -m).""",
+- no device does extra work (metrics, host callbacks, evaluation placed on device 0).""",
             docs=(L.JAX_SHARDING, L.NCCL_GUIDE)),
         pytorch=Idiom(
             fix_summary="Balance work per rank: equal batches (DistributedSampler), no rank doing extras.",
             fix="""\
 Some GPUs are busy much longer than others in the same step; with synchronous training every step waits
 for the slowest one (the others wait inside NCCL kernels). Check: equal per-rank batches
-(DistributedSampler, drop_last=True), no work on rank 0 only (metrics, evaluation, checkpoints inside the
-step), and the hardware (nvidia-smi -q -d CLOCK,PERFORMANCE; nvidia-smi topo -m).""",
+(DistributedSampler, drop_last=True), and no work on rank 0 only (metrics, evaluation, checkpoints inside
+the step).""",
             docs=(L.TORCH_DDP, L.NCCL_GUIDE)),
         variants=(("any:hardware", Idiom(
             fix_summary="Fix the slow GPU: check its clocks, power cap, temperature and PCIe/NVLink placement.",
@@ -237,41 +234,66 @@ others wait inside NCCL kernels). Balancing the batch does not help; the GPU its
 
 Fix cooling or the power limit, reset application clocks (nvidia-smi -rac), or move the job off that GPU;
 if it sits on a slower link, place the replicas so the ring does not cross it.""",
-            docs=(L.NCCL_GUIDE, L.NVIDIA_SMI))),),
+            docs=(L.NCCL_GUIDE, L.NVIDIA_SMI))),
+                  ("any:hardware_rocm", Idiom(
+            fix_summary="Fix the slow GPU: check its clocks, power cap, temperature and xGMI/PCIe placement "
+                        "(rocm-smi).",
+            fix="""\
+The same kernels run slower on one GPU than on the others, so every synchronous step waits for it (the
+others wait inside RCCL kernels). Balancing the batch does not help; the GPU itself is slower:
+
+    rocm-smi --showclocks --showperflevel --showtemp --showpower   # clocks, performance level, thermals, power
+    rocm-smi --showmaxpower                                        # a lower power cap than its peers
+    rocm-smi --showtopo                                            # xGMI vs PCIe links between the GPUs
+
+Fix cooling or the power cap, reset the performance level (rocm-smi --resetclocks), or move the job off that
+GPU; if it sits on a slower link, place the replicas so the ring does not cross it.""",
+            docs=(L.NCCL_GUIDE, L.ROCM_SMI)))),
     ),
 })
 
 
-def _nccl_overlap(ctx):
-    """(NCCL ps, NCCL ps during compute on the same GPU) summed over active GPUs, inside their windows."""
-    total = overlapped = 0
-    for gpu in ctx.active_gpus:
-        activity = gpu.activity
-        nccl = ctx.kernel_mask(gpu, is_nccl)
-        compute = ctx.kernel_mask(gpu, lambda name: not is_nccl(name))
-        nccl_spans = intervals.union(activity.start_ps[nccl], activity.end_ps[nccl])
-        compute_spans = intervals.union(activity.start_ps[compute], activity.end_ps[compute])
-        total += ctx.covered_ps(gpu, nccl_spans)
-        overlapped += ctx.covered_ps(gpu, intervals.intersect(nccl_spans, compute_spans))
-    return total, overlapped
+def exposed_collectives_ms(ctx):
+    """(exposed ms, ExposedCommunication): each GPU's collectives outside its own compute, on the GPU with the
+    least of it (what the others spend beyond it is waiting for that GPU: gpu_imbalance's time), never less than
+    the breakdown's `collectives`, which counts only time no GPU computes: with several GPUs in one profile,
+    another GPU's compute does not hide this GPU's communication."""
+    exposure = _exposure(ctx)
+    return max(ctx.category_ms("collectives"), ms(exposure.least_exposed_ps)), exposure
+
+
+def _exposure(ctx):
+    """ExposedCommunication of the active GPUs: each GPU's collective kernels against its own compute."""
+    return exposed_communication(ctx.active_gpus, lambda gpu: ctx.kernel_mask(gpu, is_nccl),
+                                 lambda gpu: ctx.kernel_mask(gpu, lambda name: not is_nccl(name)), ctx.gpu_windows)
+
+
+def kinds_of(ctx):
+    """CollectiveKind rows of the active GPUs' collective kernels inside their windows."""
+    active = {gpu.ordinal: gpu for gpu in ctx.active_gpus}
+    calls = kernel_calls_in_windows(ctx.analysis.collectives,
+                                    lambda ordinal: ctx.gpu_windows(active[ordinal]) if ordinal in active else None)
+    return collective_kinds(calls, ctx.step_count)
 
 
 def allreduce_exposed(ctx):
     """Collective kernels running while no GPU computes (XProf's "Device Collective Communication")."""
     if not ctx.has_gpu:
         return None
-    exposed_ms = ctx.category_ms("collectives")
+    exposed_ms, exposure = exposed_collectives_ms(ctx)
     share = ctx.share_pct(exposed_ms)
     severity = grade(share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT)
     if severity is None:
         return None
-    nccl_ps, overlapped_ps = _nccl_overlap(ctx)
-    overlap_pct = round(100.0 * overlapped_ps / nccl_ps, 2) if nccl_ps else None
+    nccl_ps = sum(exposure.collective_ps.values())
+    overlapped_ps = nccl_ps - sum(exposure.exposed_ps.values())
+    overlap_pct = exposure.overlap_pct
     names = sorted({name for gpu in ctx.active_gpus for name in gpu.activity.names if is_nccl(name)})
-    dtype = _allreduce_dtype(ctx)
+    rows = kinds_of(ctx)
+    dtype = _allreduce_dtype(ctx, rows)
     compute_16bit_pct = _compute_16bit_share(ctx)
     condition, note = _fp32_allreduce(ctx, dtype, compute_16bit_pct)
-    kinds = _collective_time_by_kind(ctx)
+    kinds = _collective_time_by_kind(ctx, rows)
     allreduce_pct = (round(100.0 * kinds.get("allreduce", 0) / sum(kinds.values()), 2)
                      if sum(kinds.values()) else None)
     title = ""
@@ -293,7 +315,9 @@ def allreduce_exposed(ctx):
                            "active_gpus": len(ctx.active_gpus), "allreduce_dtype": dtype,
                            "allreduce_share_of_collective_pct": allreduce_pct,
                            "collective_ms_by_kind": {kind: ms(ps) for kind, ps in sorted(kinds.items())},
-                           "compute_16bit_share_pct": compute_16bit_pct},
+                           "compute_16bit_share_pct": compute_16bit_pct,
+                           "collective_kinds_named_from": sorted({src for row in rows for src in row.named_from}),
+                           "issued_by": {row.collective: list(row.issued_by) for row in rows if row.issued_by}},
                           ladder("collectives_exposed_pct", share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
                           {"kernels": names[:5]}),
         recoverable_ms=exposed_ms, window_ms=ctx.window_ms,
@@ -301,8 +325,7 @@ def allreduce_exposed(ctx):
         title=title)
     compute_ms = ms(max(ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name)).values(), default=0))
     return estimated(finding, overlap_collectives(ctx.window_ms, exposed_ms, compute_ms,
-                                                  ms(overlapped_ps) / max(1, len(ctx.active_gpus)),
-                                                  BACKWARD_SHARE_OF_COMPUTE))
+                                                  ms(exposure.mean_overlapped_ps), BACKWARD_SHARE_OF_COMPUTE))
 
 
 ALLREDUCE_DOMINANT_PCT = 50.0  # below this share of collective time, all-reduce advice does not fit the job
@@ -315,21 +338,22 @@ _KIND_TITLES = {"sendrecv": "Point-to-point send/recv is", "alltoall": "All-to-a
                 "reduce": "Reduce is"}
 
 
-def _collective_time_by_kind(ctx):
-    """{collective kind: ps} of the active GPUs' collective kernels whose name (or op) tells the kind."""
+def _collective_time_by_kind(ctx, rows):
+    """{collective kind: ps} of the active GPUs' collective kernels, named from the host op (or HLO/TF op) that
+    issued them, the kernel's name only where nothing else tells; kernels whose kind nothing tells left out."""
     found = {}
-    for gpu in ctx.active_gpus:
-        activity = gpu.activity
-        for index in np.flatnonzero(ctx.kernel_mask(gpu, is_nccl)):
-            op = activity.op_names[activity.op_id[index]] if activity.op_id[index] >= 0 else None
-            kind = collective_kind(activity.names[activity.name_id[index]], op)
-            if kind is not None:
-                found[kind] = found.get(kind, 0) + int(activity.duration_ps[index])
+    for row in rows:
+        if row.named_from:
+            found[row.collective] = found.get(row.collective, 0) + int(round(row.total_ms * 1e9))
     return found
 
 
-def _allreduce_dtype(ctx):
-    """The element type the busiest collective kernels reduce in (kernel name, else op/HLO name), or None."""
+def _allreduce_dtype(ctx, rows):
+    """The element type the busiest collectives reduce in: recorded with the call (PyTorch's args, the HLO, the
+    TF op's shapes), else from the kernel name or op/HLO name; None when nothing says."""
+    for row in rows:
+        if row.collective in ("allreduce", "reducescatter") and len(row.dtypes) == 1:
+            return row.dtypes[0]
     by_dtype = {}
     for gpu in ctx.active_gpus:
         activity = gpu.activity
@@ -359,12 +383,14 @@ def gpu_imbalance(ctx):
     """Compute share (NCCL excluded: a GPU waiting for a straggler spins inside NCCL) differs across GPUs."""
     if len(ctx.active_gpus) < 2:
         return None
-    compute = ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name))
+    compute = ctx.kernel_ps_by_gpu(_is_compute)
     nccl = ctx.kernel_ps_by_gpu(is_nccl)
     rows, gpus = [], []
     for gpu in ctx.active_gpus:
         window_ps = ctx.gpu_windows(gpu).total_ps
-        if window_ps > 0:
+        # Only GPUs that compute can straggle: one that only copies (or only communicates) takes no part in
+        # the step's compute, so its low compute share is not imbalance.
+        if window_ps > 0 and compute[gpu.ordinal] > 0:
             gpus.append(gpu)
             rows.append({"device": gpu.name, "compute_pct": round(100.0 * compute[gpu.ordinal] / window_ps, 2),
                          "compute_ms": ms(compute[gpu.ordinal]), "nccl_ms": ms(nccl[gpu.ordinal])})
@@ -380,6 +406,7 @@ def gpu_imbalance(ctx):
     # Synchronous steps wait for the slowest GPU; without its excess they wait for the next slowest.
     recoverable = rows[slowest]["compute_ms"] - max(rows[i]["compute_ms"] for i in others)
     cause, cause_metrics, note = _straggler_cause(ctx, gpus[slowest], [gpus[i] for i in others])
+    condition = f"{cause}_rocm" if cause == "hardware" and ctx.on_amd else cause
     share = ctx.share_pct(recoverable)
     severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     least = min(rows, key=lambda row: row["compute_pct"])
@@ -395,14 +422,19 @@ def gpu_imbalance(ctx):
                           {"devices": [least["device"], most["device"]], "straggler": most["device"]}),
         recoverable_ms=recoverable, window_ms=ctx.window_ms,
         speedup_basis="upper bound: the slowest GPU computing no longer than the next slowest, so the step "
-                      "waits that much less", fix_note=note, condition=cause)
+                      "waits that much less", fix_note=note, condition=condition)
     return estimated(finding, straggler(ctx.window_ms, recoverable))
+
+
+def _is_compute(name):
+    """A compute kernel: neither a collective nor the runtime's own copy/fill kernel."""
+    return not is_nccl(name) and not is_runtime_copy(name)
 
 
 def _kernel_stats(ctx, gpu):
     """{kernel name: (count, total ps)} of a GPU's non-collective kernels starting inside its windows."""
     activity = gpu.activity
-    mask = ctx.kernel_mask(gpu, lambda name: not is_nccl(name))
+    mask = ctx.kernel_mask(gpu, _is_compute)
     windows = ctx.gpu_windows(gpu)
     index = np.flatnonzero(mask)
     if len(windows):

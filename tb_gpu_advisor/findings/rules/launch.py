@@ -9,7 +9,8 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
 from tb_gpu_advisor.findings.thresholds import (LAUNCH_GAP_MAX_US, LAUNCH_GPU_BUSY_MAX_PCT, LAUNCH_HIGH_PCT,
-                                                LAUNCH_MEDIUM_PCT, MODELED_LOW_PCT, TINY_KERNEL_MIN_SHARE_PCT)
+                                                LAUNCH_MEDIUM_PCT, MODELED_LOW_PCT, OPTIMIZER_LOOP_MIN_KERNELS,
+                                                OPTIMIZER_LOOP_MIN_SHARE, TINY_KERNEL_MIN_SHARE_PCT)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 
@@ -31,6 +32,22 @@ CUDA graphs on NVIDIA, HIP graphs on ROCm).""",
     docs=(L.CUDA_GRAPHS,))
 
 ENTRIES = register("launch", {
+    "launch.per_tensor_optimizer": Entry(
+        category="launch",
+        title="The optimizer updates each parameter with its own small kernels",
+        fix_summary="Use a foreach or fused optimizer: torch.optim.AdamW(params, fused=True) (or foreach=True).",
+        fix="""\
+The optimizer step runs a Python loop over the parameters: each update is several small element-wise kernels
+(add_, mul_, addcmul_, addcdiv_, sqrt...) per parameter, each with its own launch. The multi-tensor
+implementations update all parameters in a few kernels:
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)    # one fused kernel per group
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, foreach=True)  # multi-tensor kernels
+
+(the default is foreach when every parameter is on the GPU; foreach=False, a custom optimizer or
+parameters on several devices give the per-tensor loop). Custom optimizers: use torch._foreach_* ops.""",
+        docs=(L.TORCH_TUNING,),
+    ),
     "launch.gpu_starved_by_launches": Entry(
         category="launch",
         title="The GPU idles while kernels are being launched",
@@ -269,4 +286,37 @@ def tiny_kernels(ctx):
         condition=condition, fix_note=note)
 
 
-RULES = (gpu_starved_by_launches, tiny_kernels)
+def per_tensor_optimizer(ctx):
+    """PyTorch optimizer steps that launch many kernels, nearly all from per-parameter element-wise ops, with no
+    foreach/fused implementation in the trace. Bound: the optimizer's host time shrinks to its kernels' device
+    time (one fused launch per group does the same memory traffic)."""
+    loop = ctx.analysis.optimizer_loop
+    if (ctx.framework.name != "pytorch" or loop is None or loop.fused_seen
+            or loop.kernels_per_step < OPTIMIZER_LOOP_MIN_KERNELS or loop.per_tensor_share < OPTIMIZER_LOOP_MIN_SHARE):
+        return None
+    recoverable = max(0.0, (loop.host_ps - loop.device_ps) / 1e9)
+    share = ctx.share_pct(recoverable)
+    severity = grade(share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT, MODELED_LOW_PCT)
+    if severity is None:
+        return None
+    per_step = round(loop.kernels_per_step)
+    return Finding(
+        id="launch.per_tensor_optimizer", severity=severity,
+        summary=(f"Each optimizer step launches {per_step} kernels, {100 * loop.per_tensor_share:.0f}% of them from "
+                 f"per-parameter element-wise ops (add_, mul_, addcmul_...); the step's optimizer takes "
+                 f"{ms(loop.host_ps) / loop.steps:.2f} ms on the host for {ms(loop.device_ps) / loop.steps:.2f} ms "
+                 "of GPU work."),
+        evidence=Evidence({"kernels_per_optimizer_step": per_step,
+                           "per_tensor_share_pct": round(100 * loop.per_tensor_share, 1),
+                           "optimizer_host_ms_per_step": round(ms(loop.host_ps) / loop.steps, 3),
+                           "optimizer_gpu_ms_per_step": round(ms(loop.device_ps) / loop.steps, 3),
+                           "recoverable_pct": share},
+                          limit("kernels_per_optimizer_step", per_step, OPTIMIZER_LOOP_MIN_KERNELS,
+                                per_tensor_share_at_least=OPTIMIZER_LOOP_MIN_SHARE),
+                          {"ops": ["Optimizer.step"]}),
+        recoverable_ms=recoverable, window_ms=ctx.window_ms,
+        speedup_basis=("upper bound: the optimizer's host time falls to its kernels' GPU time (a fused or foreach "
+                       "optimizer does the same memory traffic in a few launches)"))
+
+
+RULES = (gpu_starved_by_launches, tiny_kernels, per_tensor_optimizer)

@@ -16,10 +16,12 @@ const COLUMNS = [
   {sort: (row) => row.source},
   {sort: (row) => row.collective},
   {numeric: true, sort: (row) => row.calls},
+  {numeric: true, sort: (row) => row.calls_per_step},
   {numeric: true, sort: (row) => row.time_us},
   {numeric: true, sort: (row) => row.in_bytes},
   {},
   {numeric: true},
+  {},
   {},
 ].map((column, i) => ({...column, label: capitalized(VOCABULARY.collectiveHeaders[i])}));
 export const COLLECTIVE_COLUMNS = COLUMNS.map((column) => column.label);
@@ -44,13 +46,22 @@ export function collectiveRows(report) {
       cell(row.source, false, VOCABULARY.collectiveSources[row.source] || null),
       cell(row.collective),
       cell(formatCount(row.calls)),
+      cell(String(row.calls_per_step), row.calls_per_step === null || row.calls_per_step === undefined),
       cell(formatUs(row.time_us)),
       cell(formatBytes(row.in_bytes), row.in_bytes === null || row.in_bytes === undefined),
       cell((row.dtypes || []).join(', '), !row.dtypes?.length),
       cell((row.group_sizes || []).join(', '), !row.group_sizes?.length),
       cell(sizeSource, !sizeSource),
+      cell(issuedBy(row), !issuedBy(row)),
     ]};
   });
+}
+
+/** The op that issued a row's calls (the most frequent), "kernel name" where only the kernel's name told the
+ * kind, null where nothing did (report.sections.issued_by_text). */
+function issuedBy(row) {
+  if (row.issued_by?.length) return row.issued_by[0];
+  return (row.named_from || []).includes('kernel_name') ? 'kernel name' : null;
 }
 
 /** Why a `collective_bandwidth.collectives[]` row has no bus bandwidth (vocabulary.collective_bandwidth_gap), or

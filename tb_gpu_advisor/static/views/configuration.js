@@ -27,6 +27,13 @@ export function batchText(config) {
   return examples.reason ? `${NOT_IN_TRACE} (${examples.reason})` : NOT_IN_TRACE;
 }
 
+/** A GPU whose trace names no model: its vendor and architecture where the trace gives them. */
+function gpuWithoutModel(arch) {
+  if (arch && arch.startsWith('gfx')) return `AMD ${arch} (model not in the trace)`;
+  if (arch && arch.startsWith('sm_')) return `NVIDIA ${arch} (model not in the trace)`;
+  return 'GPU (model not in the trace)';
+}
+
 /** [label, value] rows of a report's configuration, in the order the text report lists them. */
 export function configurationRows(config) {
   const versions = Object.entries(config.versions || {})
@@ -34,7 +41,7 @@ export function configurationRows(config) {
   const gpu = config.gpu || {};
   let gpus = 'none in the profile';
   if (gpu.count) {
-    gpus = `${gpu.count} x ${gpu.model || 'GPU (model not in the trace)'}`
+    gpus = `${gpu.count} x ${gpu.model || gpuWithoutModel(gpu.arch)}`
       + (gpu.compute_capability ? `, cc ${gpu.compute_capability}` : '')
       + (gpu.memory_bytes ? `, ${formatBytes(gpu.memory_bytes)}` : '')
       + (gpu.active !== gpu.count ? ` (${gpu.active} active)` : '');
@@ -47,7 +54,7 @@ export function configurationRows(config) {
     ['Versions', versions || NOT_IN_TRACE],
     ['GPUs', gpus],
     config.framework === 'pytorch' ? ['Compiler', COMPILED[config.xla]]
-      : ['XLA', config.xla === true && !gpu.active ? 'on (CPU)' : ON_OFF[config.xla]],
+      : ['XLA', config.xla === true && !gpu.active ? (config.tpu_count ? 'on (TPU)' : 'on (CPU)') : ON_OFF[config.xla]],
     ['Precision', config.precision ? `${config.precision} (matmul/conv time: ${shares.join(', ')})`
       : NO_MATMUL_PRECISION],
     ['Distribution', config.distribution || 'none seen'],
@@ -56,6 +63,7 @@ export function configurationRows(config) {
       || NOT_IN_TRACE],
     ['Host cores', config.host_cores ? String(config.host_cores) : (config.host_cores_seen?.text || NOT_IN_TRACE)],
   ];
+  if (config.tpu_count) rows.splice(3, 0, ['TPUs', `${config.tpu_count} (XProf's TPU tools in the Profile tab analyze them)`]);
   if (config.tf_data_options?.length) rows.push(['tf.data', config.tf_data_options.join(', ')]);
   return rows;
 }

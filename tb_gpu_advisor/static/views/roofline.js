@@ -79,7 +79,7 @@ export function roofCaption(device) {
 /**
  * Why the roofline cannot be drawn, and what capture gives it, as a sentence; null when it can. The roofs need the
  * GPU's peaks; the dots need kernels with FLOPs and bytes, which come from XLA's HLO in the profile (JAX, or
- * TensorFlow with XLA) or a few TensorFlow ops costed from their shapes; PyTorch (Kineto) traces carry neither.
+ * TensorFlow with XLA), a few TensorFlow ops costed from their shapes, or PyTorch ops recorded with their shapes.
  */
 export function rooflineMissing(report) {
   const withKernels = (report.devices || []).filter((d) => d.kernel_count > 0);
@@ -90,13 +90,14 @@ export function rooflineMissing(report) {
       'cannot draw its roofs.';
   }
   if (rooflinePoints(report).length) return null;
-  const framework = report.summary?.framework;
-  const cause = framework === 'pytorch' ?
-    'a PyTorch (Kineto) trace records kernels without the XLA programs (HLO) their FLOPs and bytes come from' :
-    'they come from the XLA programs (HLO) a profile records, and none here costs these kernels';
-  return `No roofline: no kernel of this profile has known FLOPs and bytes (${cause}). It appears on profiles of ` +
-    'XLA-compiled programs: JAX, or TensorFlow with XLA on (tf.function(jit_compile=True)), captured with ' +
-    'jax.profiler or tf.profiler.';
+  const none = 'No roofline: no kernel of this profile has known FLOPs and bytes';
+  if (report.summary?.framework === 'pytorch') {
+    return `${none}. PyTorch kernels get them from the ops that launch them (matrix multiplies and attention, ` +
+      'from their input shapes): capture with torch.profiler.profile(record_shapes=True, with_flops=True).';
+  }
+  return `${none} (they come from the XLA programs (HLO) a profile records, or, without XLA, from a few ` +
+    'TensorFlow ops\' shapes; none here costs these kernels). It appears on profiles of XLA-compiled programs: ' +
+    'JAX, or TensorFlow with XLA on (tf.function(jit_compile=True)), captured with jax.profiler or tf.profiler.';
 }
 
 /** The roofline card of a HostReport; without kernels to place, says why and what capture gives them. */

@@ -110,3 +110,31 @@ def test_straggler_with_more_work_is_a_workload_cause_and_recovers_its_excess_ov
 
 def test_multi_gpu_rules_are_quiet_on_the_healthy_trace():
     assert not [f for f in report_of(healthy())["findings"] if f["category"] == "communication"]
+
+
+AMD = dict(model="AMD Instinct MI300X", compute_capability=(9, 4), vendor="AMD")
+AMD_GEMM = "Cijk_Ailk_Bljk_BBS_BH_MT256x224x64_MI16x16x16x1_SN_1LDSB1"
+
+
+def test_a_gpu_that_only_copies_is_no_straggler():
+    """GPU 0 computes; GPU 1 only runs the HIP runtime's copy kernels (device-to-device copies): its compute share
+    is 0 because it takes no part in the compute, not because GPU 0 straggles."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    for start in step_starts(python):
+        kernels(builder.gpu(0, **AMD), start, 8_000, name=AMD_GEMM)
+        kernels(builder.gpu(1, **AMD), start, 500, name="__amd_rocclr_copyBuffer.kd")
+    assert "communication.gpu_imbalance" not in findings_by_id(report_of(builder))
+
+
+def test_a_slow_amd_gpu_gets_rocm_smi_not_nvidia_smi():
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    for start in step_starts(python):
+        kernels(builder.gpu(0, **AMD), start, 8_000, name=AMD_GEMM)
+        end = kernels(builder.gpu(1, **AMD), start, 4_000, name=AMD_GEMM)
+        kernels(builder.gpu(1, **AMD), end, 4_000, name="ncclDevKernel_Generic_4", stream=20, **NCCL_CONFIG)
+    finding = findings_by_id(report_of(builder))["communication.gpu_imbalance"]
+    assert finding["evidence"]["metrics"]["cause"] == "hardware"
+    assert "rocm-smi --showclocks" in finding["fix"] and "nvidia-smi" not in finding["fix"]
+    assert "RCCL" in finding["fix"]
