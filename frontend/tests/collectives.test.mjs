@@ -12,11 +12,14 @@ const NB = '\u00a0';
 const A100 = {
   collectives: [
     {source: 'host', collective: 'broadcast', calls: 6, time_us: 1248.99, in_bytes: 638712, out_bytes: 638712,
-      dtypes: ['Float', 'Long'], group_sizes: [2], size_source: 'profiler'},
+      dtypes: ['Float', 'Long'], group_sizes: [2], size_source: 'profiler', calls_per_step: 2,
+      named_from: ['host_op'], issued_by: ['record_param_comms']},
     {source: 'kernel', collective: 'allreduce', calls: 15, time_us: 46762.159, in_bytes: 306684384,
-      out_bytes: 306684384, dtypes: ['Float'], group_sizes: [2], size_source: 'profiler'},
+      out_bytes: 306684384, dtypes: ['Float'], group_sizes: [2], size_source: 'profiler', calls_per_step: 5,
+      named_from: ['host_op'], issued_by: ['nccl:all_reduce']},
     {source: 'kernel', collective: 'broadcast', calls: 6, time_us: 114.334, in_bytes: 638712, out_bytes: 638712,
-      dtypes: ['Float', 'Long'], group_sizes: [2], size_source: 'profiler'},
+      dtypes: ['Float', 'Long'], group_sizes: [2], size_source: 'profiler', calls_per_step: 2,
+      named_from: ['host_op'], issued_by: ['nccl:broadcast']},
   ],
   collective_bandwidth: {
     link: {kind: 'pcie', gbps: 24.0, known: false, basis: 'NVIDIA A100-PG509-200: an NVLink (SXM) board'},
@@ -33,7 +36,8 @@ const A100 = {
 // demo_logs/multi_gpu_straggler: NCCL kernels without sizes, dtype or group.
 const DEMO = {
   collectives: [{source: 'kernel', collective: 'allreduce', calls: 12, time_us: 766920.0, in_bytes: null,
-    out_bytes: null, dtypes: [], group_sizes: [], size_source: null}],
+    out_bytes: null, dtypes: [], group_sizes: [], size_source: null, calls_per_step: null, named_from: [],
+    issued_by: []}],
   collective_bandwidth: {
     link: {kind: 'pcie', gbps: 24.0, known: true, basis: 'NVIDIA A100-PCIE-40GB: a PCIe card'},
     collectives: [{collective: 'allreduce', calls: 12, sized_calls: 0, group_size: null, median_bytes: null,
@@ -45,27 +49,27 @@ const DEMO = {
 const texts = (row) => row.cells.map((c) => c.text);
 
 test('the columns are the text report\'s, capitalized', () => {
-  assert.deepEqual(COLLECTIVE_COLUMNS, ['Recorded on', 'Collective', 'Calls', 'Time', 'Bytes in', 'Dtype', 'Group',
-    'Sizes from']);
+  assert.deepEqual(COLLECTIVE_COLUMNS, ['Recorded on', 'Collective', 'Calls', 'Per step', 'Time', 'Bytes in', 'Dtype',
+    'Group', 'Sizes from', 'Issued by']);
   assert.deepEqual(COLLECTIVE_COLUMNS.map((label) => label.toLowerCase()), VOCABULARY.collectiveHeaders);
   assert.equal(BANDWIDTH_COLUMNS.length, 6);
 });
 
 test('each collective reads as in the text report, in the report\'s order', () => {
   const rows = collectiveRows(A100);
-  assert.deepEqual(texts(rows[0]), ['host', 'broadcast', '6', `1.25${NB}ms`, `623.7${NB}KiB`, 'Float, Long', '2',
-    'profiler args']);
-  assert.deepEqual(texts(rows[1]), ['kernel', 'allreduce', '15', `46.8${NB}ms`, `292.5${NB}MiB`, 'Float', '2',
-    'profiler args']);
+  assert.deepEqual(texts(rows[0]), ['host', 'broadcast', '6', '2', `1.25${NB}ms`, `623.7${NB}KiB`, 'Float, Long',
+    '2', 'profiler args', 'record_param_comms']);
+  assert.deepEqual(texts(rows[1]), ['kernel', 'allreduce', '15', '5', `46.8${NB}ms`, `292.5${NB}MiB`, 'Float', '2',
+    'profiler args', 'nccl:all_reduce']);
   assert.equal(rows[1].cells[0].title, 'NCCL/RCCL kernels on the GPU');
   assert.ok(rows.every((row) => row.cells.every((c) => !c.missing)));
 });
 
 test('values the trace does not record say so', () => {
   const [row] = collectiveRows(DEMO);
-  assert.deepEqual(texts(row), ['kernel', 'allreduce', '12', `766.9${NB}ms`, 'not in the trace', 'not in the trace',
-    'not in the trace', 'not in the trace']);
-  assert.deepEqual(row.cells.map((c) => c.missing), [false, false, false, false, true, true, true, true]);
+  assert.deepEqual(texts(row), ['kernel', 'allreduce', '12', 'not in the trace', `766.9${NB}ms`, 'not in the trace',
+    'not in the trace', 'not in the trace', 'not in the trace', 'not in the trace']);
+  assert.deepEqual(row.cells.map((c) => c.missing), [false, false, false, true, false, true, true, true, true, true]);
   assert.deepEqual(collectiveRows({}), []);
 });
 

@@ -55,6 +55,15 @@ test('XLA programs compiled for the CPU say so; no compiled program and no GPU k
   assert.equal(Object.fromEntries(configurationRows({...cpu, xla: null})).XLA, 'unknown (no GPU kernel)');
 });
 
+test('TPU planes run XLA on the TPUs; a GPU without a model name goes by its architecture', () => {
+  const tpu = {...CONFIG, framework: 'jax', gpu: {count: 0, active: 0}, xla: true, tpu_count: 4};
+  const rows = Object.fromEntries(configurationRows(tpu));
+  assert.equal(rows.XLA, 'on (TPU)');
+  assert.ok(rows.TPUs.startsWith('4 '));
+  const amd = {...CONFIG, gpu: {count: 8, active: 1, model: null, arch: 'gfx942', compute_capability: null}};
+  assert.ok(Object.fromEntries(configurationRows(amd)).GPUs.startsWith('8 x AMD gfx942 (model not in the trace)'));
+});
+
 test('host cores: the metadata count, else what the thread pools say, else not in the trace', () => {
   assert.equal(Object.fromEntries(configurationRows({...CONFIG, host_cores: 32}))['Host cores'], '32');
   const seen = {count: 2, source: 'thread pools', text: 'at least 2 (not recorded; the most threads a core-sized pool shows)'};
