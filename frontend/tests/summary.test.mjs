@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
-import {busyFigures, shownCategories, verdictCaution} from '../../tb_gpu_advisor/static/views/summary.js';
+import {busyFigures, shownCategories, stepTime, verdictCaution} from '../../tb_gpu_advisor/static/views/summary.js';
 
 const pairs = (figures) => figures.map(({value, hint}) => [value, hint]);
 
@@ -39,4 +39,10 @@ test('a weak verdict carries its confidence on itself', () => {
   assert.equal(verdictCaution({confidence: {level: 'medium', reasons: []}, step_time_ms: {count: 16}}).text, 'likely');
   assert.equal(verdictCaution({confidence: {level: 'high', reasons: []}, step_time_ms: {count: 1}}), null);
   assert.equal(verdictCaution({}), null);
+});
+
+test('the step-time tile shows the mean; the spread goes below it', () => {
+  assert.deepEqual(stepTime({mean: 124.1, stdev: 35.2, count: 6}), ['124.1\u00a0ms', '± 35.2\u00a0ms over 6 steps']);
+  assert.deepEqual(stepTime({mean: 10, stdev: null, count: 1}), ['10\u00a0ms', '1 step']);
+  assert.deepEqual(stepTime({count: 0}), ['—', 'no step markers']);
 });

@@ -20,6 +20,7 @@ POOLS = {
     "batch.gpu_underused": {"input_wait", "host", "launch", "idle"},
     "precision.fp32_matmul": {"kernel"},
     "fusion.elementwise_kernels": {"kernel"},
+    "fusion.unfused_attention": {"kernel"},
     "occupancy.low_occupancy": {"kernel"},
     "occupancy.tiny_grid": {"kernel"},
     "kernel.gemm_below_roof": {"kernel"},

@@ -143,3 +143,6 @@ GEMM_ALIGN_BYTES = 16
 # about 5 per parameter; foreach/fused implementations launch a few per group).
 OPTIMIZER_LOOP_MIN_KERNELS = 40
 OPTIMIZER_LOOP_MIN_SHARE = 0.8
+# fusion.unfused_attention: a fused attention kernel (FlashAttention 2/3, cuDNN) reaches about half of the
+# dense matrix peak on large heads (the H200 PyTorch healthy run's cuDNN attention: 39-54%).
+UNFUSED_ATTENTION_FUSED_ROOF_PCT = 45.0

@@ -95,3 +95,42 @@ def test_a_per_tensor_optimizer_loop_is_found_and_a_foreach_one_is_not(tmp_path)
     fused = host_report(load_kineto_model(str(_optimizer_trace(tmp_path, "aten::_foreach_add_",
                                                                "multi_tensor_apply_kernel"))))
     assert "launch.per_tensor_optimizer" not in {f["id"] for f in fused["findings"]}
+
+
+def _attention_trace(tmp_path, softmax_kernel="softmax_warp_forward"):
+    """Three steps of attention as bmm (Q.K^T) + softmax + bmm (P.V) on [64, 1024, 64] bf16 per head batch."""
+    events, corr, t = [], 1, 1000
+    qk = {"Input Dims": [[64, 1024, 64], [64, 64, 1024]], "Input type": [BF16, BF16]}
+    pv = {"Input Dims": [[64, 1024, 1024], [64, 1024, 64]], "Input type": [BF16, BF16]}
+    for step in range(3):
+        events.append(_x("user_annotation", f"ProfilerStep#{step}", str(t), "3000"))
+        for op, args, name, dur in (("aten::bmm", qk, "nvjet_sm90_tst_bmm_a", 200), ("aten::_softmax",
+                                    {"Input type": [BF16]}, softmax_kernel, 400),
+                                    ("aten::bmm", pv, "nvjet_sm90_tst_bmm_b", 200)):
+            events.append(_x("cpu_op", op, str(t + 10), "30", **args))
+            events.append(launch(str(t + 15), "10", corr))
+            events.append(kernel(name, str(t + 100), str(dur), corr, grid=[264, 1, 1], block=[128, 1, 1]))
+            corr += 1
+            t += dur + 120
+        t += 1000
+    path = tmp_path / "worker0.1.pt.trace.json"
+    path.write_text(trace_text(events, deviceProperties=[{"id": 0, "name": "NVIDIA H200", "computeMajor": 9,
+                                                          "computeMinor": 0, "numSms": 132}]))
+    return path
+
+
+def test_unfused_attention_is_sized_from_its_matmul_flops(tmp_path):
+    """2 x 2 x 64 x 1024 x 1024 x 64 FLOPs per step (17.2 GFLOP) at 45% of 989.4 TFLOP/s is 38.6 µs, replacing
+    800 µs of matmul and softmax kernels per step; with a flash kernel in the trace there is no finding."""
+    from tb_gpu_advisor.pipeline import host_report
+    report = host_report(load_kineto_model(str(_attention_trace(tmp_path))))
+    finding = {f["id"]: f for f in report["findings"]}["fusion.unfused_attention"]
+    metrics = finding["evidence"]["metrics"]
+    assert metrics["attention_kernel_ms"] == 2.4
+    assert metrics["attention_tflop"] == pytest.approx(3 * 4 * 64 * 1024 * 1024 * 64 / 1e12, abs=1e-4)
+    assert metrics["fused_estimate_ms"] == pytest.approx(3 * 4 * 64 * 1024 * 1024 * 64 / (989.4e12 * 0.45) * 1e3,
+                                                         abs=1e-3)
+    assert finding["speedup_kind"] == "model"
+    assert "scaled_dot_product_attention" in finding["fix"]
+    fused = host_report(load_kineto_model(str(_attention_trace(tmp_path, "flash_fwd_kernel"))))
+    assert "fusion.unfused_attention" not in {f["id"] for f in fused["findings"]}

@@ -1,4 +1,6 @@
-"""Fusion findings: many small element-wise kernels that XLA would fuse."""
+"""Fusion findings: many small element-wise kernels that XLA would fuse; attention not fused."""
+
+from dataclasses import replace
 
 from tb_gpu_advisor.analysis.configuration import is_matmul_kernel
 from tb_gpu_advisor.analysis.kernel_names import is_elementwise, is_xla_kernel
@@ -7,7 +9,8 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, limit
 from tb_gpu_advisor.findings.modeled import busiest_gpu, gpu_peaks, modeled_finding, top_kernel_names
-from tb_gpu_advisor.findings.thresholds import FUSION_MIN_KERNELS_PER_STEP, FUSION_MIN_SHARE_PCT, FUSION_SAVED_FRACTION
+from tb_gpu_advisor.findings.thresholds import (FUSION_MIN_KERNELS_PER_STEP, FUSION_MIN_SHARE_PCT, FUSION_SAVED_FRACTION,
+                                                UNFUSED_ATTENTION_FUSED_ROOF_PCT)
 from tb_gpu_advisor.whatif.fusion import fused
 
 ENTRIES = register("fusion", {
@@ -64,6 +67,23 @@ of the step first, usually into the input pipeline, then compile the step:
 If some of them must stay, compile only the model part: wrap the model call and loss in a
 tf.function(jit_compile=True) helper and keep the string/Python ops outside it.""",
             docs=(L.TF_XLA, L.TF_DATA_PERFORMANCE))),),
+    ),
+    "fusion.unfused_attention": Entry(
+        category="fusion",
+        title="Attention runs as separate matmuls and softmax, not a fused kernel",
+        fix_summary="Use F.scaled_dot_product_attention (flash / cuDNN / memory-efficient backends).",
+        fix="""\
+Attention is computed as batched matmuls with a softmax between them (or by SDPA's math backend): the S x S
+score matrix is written to and read back from memory, and each piece is its own kernel. A fused attention
+kernel keeps the scores on chip:
+
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+    # q, k, v: [batch, heads, seq, head_dim] in bf16/fp16 for the flash and cuDNN backends
+
+If SDPA already runs but falls back to its math backend, check why (fp32 inputs, an unsupported mask or head
+dim): torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]) raises with the
+reason.""",
+        docs=(L.TORCH_TUNING,),
     ),
 })
 
@@ -131,4 +151,51 @@ def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, 
         condition=condition, fix_note=note)
 
 
-RULES = (elementwise_kernels,)
+_ATTENTION_MATMULS = ("aten::bmm", "aten::baddbmm")
+_SOFTMAX_OPS = ("aten::_softmax", "aten::softmax", "aten::_softmax_backward_data", "aten::_safe_softmax")
+_FUSED_ATTENTION_MARKS = ("flash", "fmha", "sdpa", "attention", "attn")
+
+
+def unfused_attention(ctx):
+    """PyTorch attention as batched matmuls around a softmax with no fused attention kernel in the trace. Model:
+    those matmuls' FLOPs on a fused kernel at UNFUSED_ATTENTION_FUSED_ROOF_PCT of the matrix roof replace the
+    matmul and softmax kernels' time."""
+    if ctx.framework.name != "pytorch" or not ctx.has_gpu:
+        return None
+    rows = ctx.analysis.kernels
+    if any(mark in row.name.lower() for row in rows for mark in _FUSED_ATTENTION_MARKS):
+        return None  # a fused attention kernel runs: the fix is applied (or attention is not the matmuls)
+    matmuls = [row for row in rows if row.op_name in _ATTENTION_MATMULS and row.matrix_dims
+               and row.matrix_dims[0] > 1]
+    softmax = [row for row in rows if row.op_name in _SOFTMAX_OPS]
+    if not matmuls or not softmax or any(row.flops is None for row in matmuls):
+        return None
+    ordinal, _ = busiest_gpu(ctx.kernel_ps_all)
+    peaks = gpu_peaks(ctx, ordinal)
+    roof = peaks.matrix_roof(matmuls[0].dtype) if peaks is not None else None
+    if not roof:
+        return None
+    gpus = max(1, len(ctx.active_gpus))
+    attention_ms = sum(ms(row.total_ps) for row in matmuls + softmax) / gpus
+    flops = sum(row.flops for row in matmuls) / gpus
+    fused_ms = flops / (roof * 1e12 * UNFUSED_ATTENTION_FUSED_ROOF_PCT / 100.0) * 1e3
+    recoverable = max(0.0, attention_ms - fused_ms)
+    finding = modeled_finding(
+        ctx, "fusion.unfused_attention",
+        f"Attention runs as batched matmuls ({len(matmuls)} kernel rows, {matmuls[0].dtype}) around a softmax: "
+        f"{attention_ms:.2f} ms of kernels over the window for {flops / 1e12:.3g} TFLOP, with no fused attention "
+        "kernel in the trace.",
+        recoverable,
+        (f"model: the matmuls' FLOPs on one fused kernel at {UNFUSED_ATTENTION_FUSED_ROOF_PCT:g}% of the "
+         f"{roof:g} TFLOP/s matrix roof replace the matmul and softmax kernels (masking and scaling kernels "
+         "are left as they are)"),
+        {"attention_kernel_ms": round(attention_ms, 3), "attention_tflop": round(flops / 1e12, 4),
+         "fused_estimate_ms": round(fused_ms, 3)},
+        limit("softmax_kernel_rows", len(softmax), 1, "at least", batched_matmul_rows=len(matmuls)),
+        {"kernels": [row.name for row in (matmuls + softmax)[:5]]})
+    if finding is None:
+        return None
+    return replace(finding, speedup_kind="model", what_if=True)
+
+
+RULES = (elementwise_kernels, unfused_attention)

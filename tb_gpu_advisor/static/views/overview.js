@@ -72,7 +72,8 @@ const COLUMNS = [
   {key: 'step_time_ms', label: 'Step time', numeric: true},
   {key: 'gpu_busy_pct', label: 'GPU busy', numeric: true},
   {key: 'top_finding', label: 'Top finding'},
-  {key: 'change', label: 'Change vs previous', numeric: true},
+  {key: 'change', label: 'Change vs previous', numeric: true,
+    title: 'Against the previous capture of the same run directory (its series), by capture time'},
 ];
 
 function rowCells(row) {
@@ -126,7 +127,8 @@ export function overviewView({onOpen, signal}) {
       const active = state.sort === column.key;
       return h('th', {scope: 'col', class: column.numeric ? 'num' : null,
         'aria-sort': active ? (state.order === 'desc' ? 'descending' : 'ascending') : 'none'},
-      h('button', {type: 'button', class: 'sort', 'data-sort': column.key, onclick: () => sortBy(column.key)},
+      h('button', {type: 'button', class: 'sort', 'data-sort': column.key, title: column.title || null,
+        onclick: () => sortBy(column.key)},
         column.label + (active ? (state.order === 'desc' ? ' \u25bc' : ' \u25b2') : '')));
     })));
     const all = state.body?.runs || [];

@@ -98,10 +98,11 @@ function breakdownBar(breakdown) {
     legend(keys.map((key) => ({key, label: `${BREAKDOWN_LABELS[key]} ${formatPct(breakdown[key])}`}))));
 }
 
-function stepTime(stats) {
+/** [value, hint] of the step-time tile: the mean as the value (never cut at 1280 px), spread and count below. */
+export function stepTime(stats) {
   if (!stats || !stats.count) return ['—', 'no step markers'];
-  const spread = Number.isFinite(stats.stdev) ? ` ± ${formatMs(stats.stdev)}` : '';
-  return [`${formatMs(stats.mean)}${spread}`, `${formatCount(stats.count)} step${stats.count === 1 ? '' : 's'}`];
+  const spread = Number.isFinite(stats.stdev) && stats.count > 1 ? `± ${formatMs(stats.stdev)} over ` : '';
+  return [formatMs(stats.mean), `${spread}${formatCount(stats.count)} step${stats.count === 1 ? '' : 's'}`];
 }
 
 // Copies or memsets that add less than this many points to the busy share are not shown apart (report/busy.py).
