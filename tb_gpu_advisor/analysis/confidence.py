@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.allocator_churn import slow_recurring_calls
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
@@ -200,7 +201,8 @@ def warmup_spans(model):
         idle = covered <= WARMUP_GPU_BUSY_MAX * (ends - starts)
         init = intervals.union(np.concatenate([init.start_ps, starts[idle]]),
                                np.concatenate([init.end_ps, ends[idle]]))
-    return init
+    # Slow allocator calls that recur step after step are allocator churn (memory.allocator_churn), not setup.
+    return intervals.subtract(init, slow_recurring_calls(host, model.host_step_markers))
 
 
 def _duration(ps):

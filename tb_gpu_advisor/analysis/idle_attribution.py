@@ -17,7 +17,8 @@ paired with its host call by correlation id. Each instant of the gap gets one ca
 - `host`: the host ran other traced work (framework ops, Python);
 - `host_untraced`: no host event was recorded then (work the profiler does not trace, or an idle host);
 - `unattributed`: the work has no host call in the trace (no host plane, device-side launches), or no work
-  follows the gap.
+  follows the gap, and no host event runs then either; where host events do run, the gap goes by what the host
+  did at each instant (`launch`, `host_wait`, `input`, `host`) as the host's part cannot be told from the call.
 
 Only the first three causes exist when the host queued the work in time; `launch` is time the GPU waited for a
 launch call itself, never a call blocked on a full queue before the gap (the GPU was busy then).
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
@@ -40,14 +42,21 @@ WAIT_SLACK_PS = 5_000_000
 _FAR_PS = 2**60
 
 
+# What the queued work that ended a device-wait gap was: what the GPU waited to run.
+DEVICE_WAIT_WORK = ("collective", "copy", "compute")
+
+
 @dataclass(frozen=True)
 class GpuIdle:
-    """One GPU's idle instants by cause (IDLE_CAUSES -> Intervals) and how many gaps they come from."""
+    """One GPU's idle instants by cause (IDLE_CAUSES -> Intervals), how many gaps they come from, and the
+    `device_wait` instants by the work that ended them (DEVICE_WAIT_WORK -> Intervals: an NCCL/RCCL kernel, whose
+    stream waited for its peers' or its inputs' events; a copy or memset; another kernel)."""
 
     ordinal: int
     name: str
     spans: dict
     gap_count: int
+    device_wait_work: dict = None
 
     def cause_ps(self, starts, ends):
         """{cause: np.ndarray of ps per window [starts[i], ends[i])}."""
@@ -118,13 +127,16 @@ def _gpu_idle(gpu, host, waits, inputs):
     launch = np.full(len(ending), -1, dtype=np.int64)
     launch[has_work] = pair_launches(host, activity)[work[has_work]]
     paired = launch >= 0
-    add("unattributed", gap_start[~paired], gap_end[~paired])
+    # Without the host call, what the host did at each instant is all there is to tell.
+    _host_reasons(gap_start[~paired], gap_end[~paired], host, waits, inputs, add, serial=False,
+                  rest="unattributed")
     call_start = np.zeros(len(launch), dtype=np.int64)
     call_start[paired] = host.launch_start_ps[launch[paired]]
     call_end = call_start.copy()
     call_end[paired] += host.launch_duration_ps[launch[paired]]
     queued = paired & (call_end <= gap_start)
     add("device_wait", gap_start[queued], gap_end[queued])
+    waited = _work_kinds(activity, work[queued])
     late = paired & ~queued
     issue = np.clip(call_start, gap_start, gap_end)  # the call's start inside the gap
     kernel = np.zeros(len(launch), dtype=bool)
@@ -135,27 +147,40 @@ def _gpu_idle(gpu, host, waits, inputs):
     _host_reasons(gap_start[behind], issue[behind], host, waits, inputs, add)
     result = {cause: intervals.union(np.concatenate(s) if s else [], np.concatenate(e) if e else [])
               for cause, (s, e) in spans.items()}
-    return GpuIdle(ordinal=gpu.ordinal, name=gpu.name, spans=result, gap_count=int(len(gap_start)))
+    work_spans = {kind: intervals.union(gap_start[queued][mask], gap_end[queued][mask])
+                  for kind, mask in waited.items()}
+    return GpuIdle(ordinal=gpu.ordinal, name=gpu.name, spans=result, gap_count=int(len(gap_start)),
+                   device_wait_work=work_spans)
 
 
-def _host_reasons(start, end, host, waits, inputs, add):
-    """Splits the host-late intervals [start, end) by cause (module docstring)."""
+def _work_kinds(activity, index):
+    """{DEVICE_WAIT_WORK kind: mask over `index`} of the device events `index` points to."""
+    kind = activity.kind[index]
+    nccl = np.array([is_nccl(name) for name in activity.names] + [False], dtype=bool)[activity.name_id[index]]
+    copy = np.isin(kind, (ActivityKind.MEMCPY, ActivityKind.MEMSET))
+    return {"collective": nccl & ~copy, "copy": copy, "compute": ~nccl & ~copy}
+
+
+def _host_reasons(start, end, host, waits, inputs, add, serial=True, rest="host_untraced"):
+    """Splits the host-late intervals [start, end) by cause (module docstring); `serial`: the wait running when
+    the GPU went idle holds the host (False where the work's host call is unknown); `rest`: the cause of time
+    without host events."""
     if not len(start):
         return
     # The wait that was running when the GPU went idle (ends at or after it, less the clocks' slack).
     index = np.searchsorted(waits.end_ps, start - WAIT_SLACK_PS, side="left")
     held = np.zeros(len(start), dtype=np.int64)
-    if len(waits):
+    if len(waits) and serial:
         valid = index < len(waits.start_ps)
         index = np.minimum(index, max(len(waits.start_ps) - 1, 0))
         began = waits.start_ps[index]
         valid &= began < start
         held[valid] = np.minimum(end[valid] - start[valid], start[valid] - began[valid])
     add("host_wait", start[held > 0], start[held > 0] + held[held > 0])
-    rest = intervals.union(start + held, end)
+    left = intervals.union(start + held, end)
     for cause, source in (("launch", host.launch_busy), ("host_wait", waits), ("input", inputs),
                           ("host", host.busy)):
-        part = intervals.intersect(rest, source)
+        part = intervals.intersect(left, source)
         add(cause, part.start_ps, part.end_ps)
-        rest = intervals.subtract(rest, part)
-    add("host_untraced", rest.start_ps, rest.end_ps)
+        left = intervals.subtract(left, part)
+    add(rest, left.start_ps, left.end_ps)

@@ -4,9 +4,6 @@ step): what is left to do, never what is on; and the condition a rule picks them
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Idiom
 
-# A jitted JAX step dispatches one program (or a few) per step; op-by-op JAX dispatches one per operation.
-JITTED_MAX_DISPATCHES_PER_STEP = 8
-
 GRAPHS_LAUNCH_IDIOM = Idiom(
     fix_summary="Graphs replay the step already: fewer graph launches (graph breaks), a larger batch.",
     fix="""\
@@ -34,50 +31,21 @@ changes nothing. The host time left is outside the compiled graphs:
 A larger batch amortizes the host's fixed cost per step over more examples.""",
     docs=(L.TORCH_COMPILE, L.TORCH_PERFORMANCE))
 
-JITTED_HOST_IDIOM = Idiom(
-    fix_summary="Jitted already: cut the Python around the step (blocking reads); more work per dispatch.",
-    fix="""\
-The trace shows the step dispatched as one compiled program per step (jax.jit), so jitting it again changes
-nothing. The host time left is the loop around it:
-
-    for batch in batches:
-        state, metrics = train_step(state, batch)     # asynchronous: returns before the GPU is done
-        if step % 100 == 0:
-            log(jax.device_get(metrics))               # read values rarely; no block_until_ready per step
-
-Build batches ahead of the step (a background thread or prefetching loader), and run several micro-batches per
-call (jax.lax.scan inside the jitted step) or a larger batch so each dispatch does more.""",
-    docs=(L.JAX_JIT, L.JAX_GPU_TIPS))
-
-
-def jitted_jax_step(ctx):
-    """A JAX step dispatched as one compiled program (or a few) per step, not op by op."""
-    compiled = ctx.analysis.compilation
-    if not ctx.framework.is_jax or compiled is None or not compiled.jax_dispatch_calls or not ctx.step_count:
-        return False
-    return compiled.jax_dispatch_calls / ctx.step_count <= JITTED_MAX_DISPATCHES_PER_STEP
-
-
 def launch_condition(ctx):
-    """("graphs", why the launch analysis sees only graph launches) when graphs replay most device work; ("jitted",
-    "") for a jitted JAX step; else (None, "")."""
+    """("graphs", why the launch analysis sees only graph launches) when graphs replay most device work, else
+    (None, "") (a jitted JAX step: Context.jax_step_jitted)."""
     compiled = ctx.analysis.compilation
     if compiled is not None and compiled.graphs_hide_launches:
         return "graphs", compiled.graph_note(ctx.framework.name)
-    if jitted_jax_step(ctx):
-        return "jitted", ""
     return None, ""
 
 
 def host_condition(ctx):
-    """("compiled", what shows it) for a PyTorch step under torch.compile, ("jitted", "") for a jitted JAX step,
-    else (None, "")."""
+    """("compiled", what shows it) for a PyTorch step under torch.compile, else (None, "")."""
     compiled = ctx.analysis.compilation
     if ctx.framework.name == "pytorch" and compiled is not None and compiled.torch_compile:
         graphs = " CUDA graphs replay it." if compiled.graphs_hide_launches else ""
         return "compiled", f"torch.compile is in use ({', '.join(compiled.torch_compile[:2])}).{graphs}"
-    if jitted_jax_step(ctx):
-        return "jitted", ""
     return None, ""
 
 

@@ -9,6 +9,7 @@ from tb_gpu_advisor.analysis.kernel_names import is_nccl, is_xla_kernel
 from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.xla_cpu_thunks import xla_cpu_thunks
+from tb_gpu_advisor.findings.thresholds import EAGER_MIN_OPS_PER_STEP
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import duration_ms
@@ -135,14 +136,25 @@ class Context:
         found = [idle.by_ordinal(gpu.ordinal) for gpu in self.active_gpus] if idle is not None else []
         return intervals.union_all(*(gpu.spans[cause] for gpu in found if gpu is not None))
 
-    def idle_cause_ms(self, cause):
-        """The mean over active GPUs of their idle time for `cause` in their windows, in ms."""
+    def idle_cause_ms(self, cause, leave_out=intervals.EMPTY):
+        """The mean over active GPUs of their idle time for `cause` in their windows (less `leave_out`), in ms."""
         idle = self.analysis.idle
         if idle is None or not self.active_gpus:
             return 0.0
-        total = sum(self.covered_ps(gpu, found.spans[cause]) for gpu in self.active_gpus
+        total = sum(self.covered_ps(gpu, intervals.subtract(found.spans[cause], leave_out) if len(leave_out)
+                                    else found.spans[cause]) for gpu in self.active_gpus
                     if (found := idle.by_ordinal(gpu.ordinal)) is not None)
         return round(ms(total) / len(self.active_gpus), 6)
+
+    @cached_property
+    def jax_step_jitted(self):
+        """A JAX step dispatched as a few compiled calls (`PjitFunction`) per step, not one jnp op at a time:
+        jax.jit is in use already."""
+        if not self.framework.is_jax or not self.step_count:
+            return False
+        calls = sum(count for name, (count, _) in self.host.op_totals.items()
+                    if name.startswith(("PjitFunction(", "PmapFunction(")))
+        return 0 < calls / self.step_count < EAGER_MIN_OPS_PER_STEP
 
     @property
     def compute_busy(self):

@@ -51,6 +51,7 @@ POOLS = {
     "sync.host_syncs_in_step": {"host", "idle"},
     "memory.zero_grad_fills": {"kernel"},
     "memory.near_limit": set(),
+    "memory.allocator_churn": {"host", "idle"},
     "communication.allreduce_exposed": {"collectives"},
     "communication.collective_below_link": {"collectives"},
     "collectives.comm_bound": {"collectives"},

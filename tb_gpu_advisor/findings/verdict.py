@@ -215,7 +215,7 @@ def _sentence(ctx, bottleneck, top):
         source = _input_source(ctx)
         text = f"Input-bound: the GPU waits for {source} {_p(ctx.analysis.pipeline_wait_pct)} {each}."
     elif DIRECT.get(top.id) == "host":
-        text = f"Host-bound: the GPU idles {_p(breakdown['host'])} {each} while the host works."
+        text = f"Host-bound: the GPU idles {share} {each} while the host works."
     elif DIRECT.get(top.id) == "launch":
         text = f"Launch-bound: the GPU idles {share} {each} waiting for kernel launch calls."
     elif DIRECT.get(top.id) == "communication" or top.id == "collectives.comm_bound":

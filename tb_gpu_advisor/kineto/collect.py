@@ -16,8 +16,8 @@ from tb_gpu_advisor.kineto.values import (PS_PER_US, WINDOW_PS, LeftOut, clean_t
                                           integer, is_number, kernel_config, plausible_us)
 from tb_gpu_advisor.model.collective_names import is_collective_host_op
 from tb_gpu_advisor.model.device import classify_event_name
-from tb_gpu_advisor.model.host import DEVICE_WAIT_TAG, event_tag
-from tb_gpu_advisor.model.host_waits import is_device_wait
+from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG, event_tag
+from tb_gpu_advisor.model.host_waits import is_allocator_call, is_device_wait
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection, StepMarker
 # Old Kineto spelled the categories differently (PyTorch 1.8-1.9).
@@ -277,6 +277,9 @@ class Collector:
                 self.launch_tid.append(thread)
             if is_device_wait(name):
                 spans = self.tagged.setdefault(DEVICE_WAIT_TAG, (array("q"), array("q")))
+                self._span(spans[0], spans[1], start, duration)
+            if is_allocator_call(name):
+                spans = self.tagged.setdefault(ALLOCATOR_TAG, (array("q"), array("q")))
                 self._span(spans[0], spans[1], start, duration)
             if _SYNC_CALLS.match(name):
                 self._span(self.sync_start, self.sync_end, start, duration)

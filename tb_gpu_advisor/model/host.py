@@ -6,7 +6,7 @@ import re
 import numpy as np
 
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.model.host_waits import is_device_wait
+from tb_gpu_advisor.model.host_waits import is_allocator_call, is_device_wait
 from tb_gpu_advisor.model.trace import HostActivity, StepMarker
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
@@ -61,6 +61,8 @@ TF_FUNCTION_TAG = "tf_function"
 _TF_FUNCTION_PREFIXES = ("EagerLocalExecute: __inference_", "__inference_")
 # Host calls that block their thread on the device (model.host_waits).
 DEVICE_WAIT_TAG = "device_wait"
+# The device allocator's calls (model.host_waits.is_allocator_call).
+ALLOCATOR_TAG = "allocator"
 # Threads on which XLA's CPU client executes compiled programs: the "device" of a CPU-only JAX run.
 XLA_CPU_EXECUTOR_THREADS = frozenset({"tf_XLAPjRtCpuClient", "tf_XLAEigen", "XLAPjRtCpuClient", "XLAEigen"})
 XLA_CPU_TAG = "xla_cpu_execute"
@@ -85,13 +87,16 @@ def event_tag(name):
     `_Mkl*`); "py:<name>" for a Python-tracer call of PREP_FUNCTIONS; "dispatch" for JAX's dispatch of a compiled
     program; "tf_function" for a tf.function call; "tf_prep:<name>" for a TensorFlow file read or image decode
     (TF_FILE_READ_OPS, TF_DECODE_OPS) or a conversion to a tensor (TF_CONVERSIONS), kept only off tf.data's
-    threads; "device_wait" for a call that blocks its thread on the device (model.host_waits)."""
+    threads; "device_wait" for a call that blocks its thread on the device, "allocator" for a device allocator call
+    (model.host_waits)."""
     if name == _PYTHON_GC:
         return "gc"
     if name.endswith("_xla_gc_callback") and _JAX_GC_CALLBACK.match(name):
         return "gc_callback"
     if is_device_wait(name):
         return DEVICE_WAIT_TAG
+    if is_allocator_call(name):
+        return ALLOCATOR_TAG
     op_name, sep, op_type = name.rpartition(":")
     if op_type in _CHECKPOINT_TYPES or "checkpoint" in name.lower():
         return "checkpoint"

@@ -24,3 +24,13 @@ def is_device_wait(name):
     if name.startswith("$"):  # a Python-tracer call: `$<file>:<line> <function>`
         return name.endswith(" block_until_ready")
     return any(wait in name for wait in _FRAMEWORK_WAITS)
+
+
+# The device allocator's own calls: a free synchronizes the device, and both take milliseconds when the driver
+# maps or unmaps memory. A caching allocator (PyTorch's, XLA's BFC) calls them only while it grows.
+_ALLOCATOR = re.compile(r"^(cuda|hip)(Free|Malloc)(Host|Managed|Pitch|Async)?$|^cuMem(Free|Alloc)(Host|Async)?(_v2)?$")
+
+
+def is_allocator_call(name):
+    """True for a CUDA/HIP runtime or driver call that allocates or frees device (or pinned host) memory."""
+    return bool(_ALLOCATOR.match(name))

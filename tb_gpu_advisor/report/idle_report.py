@@ -1,15 +1,31 @@
 """The `idle_attribution` section of the HostReport: each GPU's idle time by cause (analysis.idle_attribution),
-over its analysis windows and per step."""
+over its step windows on that GPU (analysis.device_steps; the analysis window without steps) and per step."""
 
 import numpy as np
 
 from tb_gpu_advisor.analysis.idle_attribution import IDLE_CAUSES
 from tb_gpu_advisor.analysis.rounding import ms, pct
+from tb_gpu_advisor.model import intervals
+
+
+def gpu_steps(step_set, ordinal):
+    """((name, start ps, end ps), ...) of each step on one GPU: its own window there (analysis.device_steps) when
+    the steps are placed on the devices, else the timed step window."""
+    own = step_set.device_steps.get(ordinal)
+    if own is not None:
+        return tuple((step_set.steps[step.index].name, step.start_ps, step.end_ps) for step in own.steps)
+    return tuple((step.name, step.start_ps, step.end_ps) for step in step_set.timed_steps)
 
 
 def gpu_windows(analysis, ordinal):
     """(starts, ends) a GPU's idle time is measured in: its step windows, else the analysis window."""
-    windows = analysis.step_set.device_windows(ordinal) if analysis.step_set.steps else analysis.window
+    if not analysis.step_set.steps:
+        return analysis.window.start_ps, analysis.window.end_ps
+    if analysis.step_set.source == "device":
+        windows = analysis.step_set.device_windows(ordinal)
+        return windows.start_ps, windows.end_ps
+    steps = gpu_steps(analysis.step_set, ordinal)
+    windows = intervals.union([s[1] for s in steps], [s[2] for s in steps])
     return windows.start_ps, windows.end_ps
 
 
@@ -21,26 +37,28 @@ def cause_totals_ps(analysis, gpu_idle):
 
 
 def idle_attribution_dict(analysis):
-    """{causes, gpus: [{device, ordinal, window_ms, idle_ms, idle_pct, cause_ms, cause_pct, gaps, steps}]};
+    """{causes, gpus: [{device, ordinal, window_ms, idle_ms, idle_pct, cause_ms, cause_pct, gaps, device_wait_ms,
+    steps}]};
     None without an attribution (no GPU activity)."""
     if analysis.idle is None or not analysis.idle.gpus:
         return None
-    steps = analysis.step_set.steps
-    starts = np.array([s.start_ps for s in steps], dtype=np.int64)
-    ends = np.array([s.end_ps for s in steps], dtype=np.int64)
     gpus = []
     for gpu in analysis.idle.gpus:
+        starts, ends = gpu_windows(analysis, gpu.ordinal)
         window, totals = cause_totals_ps(analysis, gpu)
         idle = sum(totals.values())
-        per_step = gpu.cause_ps(starts, ends) if len(steps) else {}
+        steps = gpu_steps(analysis.step_set, gpu.ordinal) if analysis.step_set.steps else ()
+        per_step = gpu.cause_ps([s[1] for s in steps], [s[2] for s in steps]) if steps else {}
         gpus.append({
             "device": gpu.name, "ordinal": gpu.ordinal, "window_ms": ms(window), "idle_ms": ms(idle),
             "idle_pct": pct(100.0 * idle / window) if window else None,
             "cause_ms": {cause: ms(totals[cause]) for cause in IDLE_CAUSES},
             "cause_pct": {cause: pct(100.0 * totals[cause] / window) if window else None for cause in IDLE_CAUSES},
             "gaps": gpu.gap_count,
-            "steps": [{"step": step.name, "idle_ms": ms(int(sum(per_step[c][i] for c in IDLE_CAUSES))),
+            "device_wait_ms": {kind: ms(int(intervals.covered_ps(spans, starts, ends).sum()))
+                               for kind, spans in (gpu.device_wait_work or {}).items()},
+            "steps": [{"step": name, "idle_ms": ms(int(sum(per_step[c][i] for c in IDLE_CAUSES))),
                        "cause_ms": {cause: ms(int(per_step[cause][i])) for cause in IDLE_CAUSES}}
-                      for i, step in enumerate(steps)],
+                      for i, (name, _, _) in enumerate(steps)],
         })
     return {"causes": list(IDLE_CAUSES), "gpus": gpus}

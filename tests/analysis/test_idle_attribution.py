@@ -39,6 +39,9 @@ def test_a_gap_ended_by_work_queued_before_it_is_a_device_wait(tmp_path):
     # Both kernels launched by 10 us; the second starts at 50 (it waited on the device): 20-50 is device_wait.
     events = [launch(0, 5, 1), launch(6, 4, 2), kernel("k1", 10, 10, 1), kernel("k2", 50, 10, 2)]
     assert _causes_us(tmp_path, events, 10) == {"device_wait": 30.0}
+    gpu = attribute_idle(_model(tmp_path, events)).gpus[0]
+    assert [(kind, spans.total_ps) for kind, spans in gpu.device_wait_work.items()] == \
+        [("collective", 0), ("copy", 0), ("compute", 30 * PS_PER_US)]
 
 
 def test_a_gap_ended_by_a_late_launch_is_host_time_then_launch_time(tmp_path):
@@ -121,3 +124,54 @@ def test_a100_8rank_control_waits_little_for_launches(kineto_models):
     assert gpu["cause_pct"]["host"] == pytest.approx(11.0, abs=0.2)
     assert report["summary"]["bottleneck"] != "launch"
     assert all(f["id"] != "launch.gpu_starved_by_launches" for f in report["findings"])
+
+
+def _alloc_steps(free_us):
+    """Three 2 ms steps: a kernel 10-110 us, cudaFree from 120 us for `free_us` (it syncs, then unmaps), the next
+    launch right after it and its kernel 20 us later."""
+    events = []
+    for n, base in ((1, 0), (2, 2000), (3, 4000)):
+        events += [x_event("user_annotation", f"ProfilerStep#{n}", base, 2000),
+                   launch(base + 5, 4, 100 * n), kernel("gemm_kernel", base + 10, 100, 100 * n),
+                   launch(base + 120, free_us, 100 * n + 1, name="cudaFree"),
+                   launch(base + 120 + free_us, 5, 100 * n + 2),
+                   kernel("gemm_kernel", base + 140 + free_us, 100, 100 * n + 2)]
+    return events
+
+
+def test_allocator_calls_every_step_are_churn_not_warm_up(tmp_path):
+    # cudaFree takes 500 us in each of the 3 steps while the GPU idles (110 -> 640 us of each step).
+    report = host_report(_model(tmp_path, _alloc_steps(500)))
+    finding = next(f for f in report["findings"] if f["id"] == "memory.allocator_churn")
+    metrics = finding["evidence"]["metrics"]
+    # The GPU idles inside the 500 us calls every step: 1.5 ms of the 6 ms of steps.
+    assert (metrics["allocator_stall_ms"], metrics["allocator_stall_pct"], metrics["steps_with_calls"]) == \
+        (1.5, 25.0, 3)
+    assert finding["severity"] == "high" and "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in finding["fix"]
+    assert "torch.cuda.empty_cache()" in finding["fix"]
+    assert "not warm-up" in finding["summary"]
+    # A recurring 1 ms+ free is not first-use setup: no warm-up in the confidence.
+    slow = host_report(_model(tmp_path, _alloc_steps(1200)))
+    assert not any("arm-up" in reason for reason in slow["summary"]["confidence"]["reasons"])
+    assert any(f["id"] == "memory.allocator_churn" for f in slow["findings"])
+
+
+def _h200_jax(run):
+    from tests.data import REAL
+    (path,) = sorted((REAL / "h200" / "jax" / run).rglob("*.xplane.pb"))
+    return host_report(load_model(path))
+
+
+def test_a_jitted_jax_step_that_waits_is_not_told_to_jit():
+    # launch_jit: a jitted step replayed as a command buffer (cuGraphLaunch) whose results are read back every
+    # step (np.asarray(jax.Array)): the GPU idles more after the host's waits (29%) than for its work (20%),
+    # and no fix says to jax.jit the step.
+    report = _h200_jax("launch_jit")
+    (gpu,) = report["idle_attribution"]["gpus"]
+    assert gpu["cause_pct"]["host_wait"] > 25 and gpu["cause_pct"]["host"] < 21
+    host = next(f for f in report["findings"] if f["id"] == "host.gpu_idle_host_busy")
+    assert host["evidence"]["metrics"]["host_exposed_pct"] < 21
+    assert host["evidence"]["metrics"]["host_wait_exposed_pct"] > 25
+    for finding in report["findings"]:
+        assert "jax.jit the entire step" not in finding["fix"], finding["id"]
+    assert "The step is compiled already" in host["fix"]

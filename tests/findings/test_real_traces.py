@@ -43,7 +43,10 @@ def test_v100_multi_worker_trace():
     assert "input.python_generator" not in found
     assert "per-device feed (Iterator::Prefetch::Generator)" in wait["fix"]
     assert "already prefetches" not in wait["fix"]
-    assert found["host.gpu_idle_host_busy"]["evidence"]["metrics"]["host_exposed_pct"] == 10.47
+    # The host works 10.5% of the step while both GPUs idle, but in most of that time their next work was queued
+    # already (device waits: 13% of each GPU's step): the host was late for 0.9% (GPU:4) and 4.7% (GPU:6), 2.8%
+    # on average, below the finding's 3%.
+    assert "host.gpu_idle_host_busy" not in found
     # The GPUs wait for launch calls 3.8% (GPU:4) and 4.5% (GPU:6) of their steps (idle attribution): the 6.3%
     # of the breakdown also counts launch calls during gaps that queued work ended (device waits, 13%).
     assert found["launch.gpu_starved_by_launches"]["evidence"]["metrics"]["launch_exposed_pct"] == 4.01

@@ -9,7 +9,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.step_ops import STEP_OP_MAX_CALLS_PER_STEP, is_producer_event
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
-from tb_gpu_advisor.findings.compiled import COMPILED_HOST_IDIOM, JITTED_HOST_IDIOM, host_condition
+from tb_gpu_advisor.findings.compiled import COMPILED_HOST_IDIOM, host_condition
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
@@ -61,6 +61,25 @@ shared object:
 
 The evidence names the threads that released a lock during the waits: the holders.""",
     docs=(L.PYTHON_THREADING,))
+
+# The step is jitted already (a few PjitFunction calls per step): jax.jit is not the fix for the host time
+# between its dispatches.
+JAX_JITTED_HOST_IDIOM = Idiom(
+    fix_summary="The step is jitted already: thin the loop around it, read results rarely, prefetch batches.",
+    fix="""\
+Part of every step the GPU has nothing to do while the host runs Python or runtime work between the step's
+jitted calls. The step is compiled already (a few dispatches per step), so jax.jit is not the fix; the host
+work around it is:
+
+    for step, batch in enumerate(batches):
+        state, metrics = train_step(state, batch)       # returns at once: asynchronous dispatch
+        if step % 100 == 0:
+            log(jax.device_get(metrics))                 # read values rarely: a read waits for the GPU
+
+Prepare the next batch ahead (a background thread, flax.jax_utils.prefetch_to_device, grain workers) and
+move host computations into the jitted step or out of the loop. The evidence lists the host events that
+took the most time.""",
+    docs=(L.JAX_GPU_TIPS,))
 
 ENTRIES = register("host", {
     "host.feeder_blocked": Entry(
@@ -207,8 +226,8 @@ and ahead of the step:
 If tf.data and the step still share the CPU, give the GPU its own launch threads:
 TF_GPU_THREAD_MODE=gpu_private.""",
             docs=(L.TF_DATA_PERFORMANCE, L.TF_FUNCTION, L.TF_GPU_PERFORMANCE))),
-                  ("any:warmup", HOST_WARMUP_IDIOM), ("pytorch:compiled", COMPILED_HOST_IDIOM),
-                  ("jax:jitted", JITTED_HOST_IDIOM)),
+                  ("jax:jitted", JAX_JITTED_HOST_IDIOM),
+                  ("any:warmup", HOST_WARMUP_IDIOM), ("pytorch:compiled", COMPILED_HOST_IDIOM)),
     ),
     "host.eager_execution": Entry(
         category="host",
@@ -347,18 +366,19 @@ def gpu_idle_host_busy(ctx):
     """Every GPU idles while host threads run (not input wait, not launch calls): XProf's "All Others"."""
     if not ctx.has_gpu or not ctx.model.has_host_plane:
         return None
-    # The breakdown counts the step thread's waits on its loader and its traced batch preparation as input.
-    idle_host = intervals.subtract(intervals.subtract(ctx.host.busy, ctx.gpu_busy),
-                                   intervals.union_all(ctx.host.input_waits, ctx.host.launch_busy, ctx.input_time))
-    # Host time a more specific finding explains (batch preparation, CPU-placed ops) is left to it.
-    explained_ms = ms(ctx.in_window_ps(intervals.intersect(idle_host, ctx.explained_host_time)))
-    host_ms = max(0.0, round(ctx.category_ms("host") - explained_ms, 6))
-    idle_host = intervals.subtract(idle_host, ctx.explained_host_time)
+    # The idle attribution's `host`: the host was late with the work that ended the gap and ran traced host
+    # work meanwhile, not a wait on the device, an input wait or a launch call. Host time a more specific finding
+    # explains (batch preparation, CPU-placed ops) is left to it.
+    host_ms = ctx.idle_cause_ms("host", ctx.explained_host_time)
+    idle_host = intervals.subtract(ctx.idle_spans("host"), ctx.explained_host_time)
     share = ctx.share_pct(host_ms)
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT)
     if severity is None:
         return None
+    wait_ms = ctx.idle_cause_ms("host_wait")
     condition, note = ctx.xla_blocked()
+    if ctx.jax_step_jitted:
+        condition = "jitted"
     if ctx.confidence.warmup:
         condition, note = "warmup", ""
     elif condition is None:
@@ -368,13 +388,15 @@ def gpu_idle_host_busy(ctx):
         summary=f"The GPU idles {share:.1f}% {ctx.of_the_step} while the host runs runtime or Python work "
                 f"({ctx.time_text(host_ms)}).",
         evidence=Evidence({"host_exposed_pct": share, "host_exposed_ms": round(host_ms, 3),
-                           "host_exposed_ms_per_step": ctx.per_step_ms(host_ms)},
+                           "host_exposed_ms_per_step": ctx.per_step_ms(host_ms),
+                           "host_wait_exposed_pct": ctx.share_pct(wait_ms)},
                           ladder("host_exposed_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT),
                           {"host_ops": _top_host_ops(ctx), "time_ranges_ms": ctx.longest_ranges_ms(idle_host),
                            "steps": ctx.steps_overlapping(idle_host),
                            "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}),
         recoverable_ms=host_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the step time if the GPU never idled during host work",
+        speedup_basis="upper bound: the step time if the GPU never idled while the host ran late work (waits "
+                      "on the device, input waits and launch calls not counted)",
         condition=condition, fix_note=note)
 
 

@@ -109,8 +109,20 @@ XLA (its kernels are fusions). What is left is fewer launches per example:
 a larger batch (more work per kernel), and, if tf.data shares the CPU with the launch threads,
 TF_GPU_THREAD_MODE=gpu_private.""",
             docs=(L.TF_GPU_PERFORMANCE, L.CUDA_GRAPHS))),
-                  ("any:warmup", WARMUP_IDIOM), ("any:graphs", GRAPHS_LAUNCH_IDIOM),
-                  ("jax:jitted", JITTED_LAUNCH_IDIOM)),
+                  ("jax:jitted", Idiom(
+            fix_summary="The step is jitted already: more work per dispatch (lax.scan, larger batch), command "
+                        "buffers.",
+            fix="""\
+Between kernels the GPU waits for the host to launch the next one, and the step is jitted already (a few
+dispatches per step), so jax.jit is not the fix. What is left is fewer launches per example:
+
+    XLA_FLAGS=--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN python train.py   # replay as CUDA graphs
+
+(on by default in recent JAX: cuGraphLaunch events in the trace say it is in use, and then the graph
+launch itself is what the GPU waits for), jax.lax.scan over several micro-batches inside the jitted step,
+and a larger batch: more work for each launch.""",
+            docs=(L.JAX_GPU_TIPS, L.CUDA_GRAPHS))),
+                  ("any:warmup", WARMUP_IDIOM), ("any:graphs", GRAPHS_LAUNCH_IDIOM)),
     ),
     "launch.tiny_kernels": Entry(
         category="launch",
@@ -204,6 +216,8 @@ def gpu_starved_by_launches(ctx):
         return None
     starved = ctx.idle_spans("launch")
     condition, note = ctx.xla_advice()
+    if ctx.jax_step_jitted:
+        condition = "jitted"
     compiled, compiled_note = launch_condition(ctx)
     if ctx.confidence.warmup:
         condition, note = "warmup", ""
@@ -271,7 +285,7 @@ def tiny_kernels(ctx):
     if shorter_pct < TINY_KERNEL_MIN_SHARE_PCT or severity is None:
         return None
     condition, note = ctx.xla_advice()
-    if launch_condition(ctx)[0] == "jitted":
+    if ctx.jax_step_jitted:
         condition, note = "jitted", ""
     return Finding(
         id="launch.tiny_kernels", severity=severity,

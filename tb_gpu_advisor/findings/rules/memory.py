@@ -1,10 +1,14 @@
-"""Memory findings: a GPU allocator near its limit; optimizer.zero_grad() filling gradients with zeros."""
+"""Memory findings: a GPU allocator near its limit; optimizer.zero_grad() filling gradients with zeros; device
+allocator calls every step (allocator churn)."""
 
+from tb_gpu_advisor.analysis.allocator_churn import allocator_churn
+from tb_gpu_advisor.analysis.idle_attribution import HOST_CAUSES
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
-from tb_gpu_advisor.findings.finding import Evidence, Finding, limit
-from tb_gpu_advisor.findings.thresholds import MEMORY_NEAR_LIMIT_PCT
+from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
+from tb_gpu_advisor.findings.thresholds import HOST_HIGH_PCT, HOST_MEDIUM_PCT, MEMORY_NEAR_LIMIT_PCT, MODELED_LOW_PCT
+from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.report.units import size_bytes
 
 ENTRIES = register("memory", {
@@ -60,6 +64,48 @@ skips all of it, and backward then writes the gradients directly:
 Code that reads `.grad` before backward must then handle None (e.g. `p.grad is not None`).""",
         docs=(L.TORCH_ZERO_GRAD, L.TORCH_TUNING),
     ),
+    "memory.allocator_churn": Entry(
+        category="host",
+        title="Device memory is allocated and freed every step (allocator churn)",
+        fix_summary="Keep allocated memory: TF_FORCE_GPU_ALLOW_GROWTH unset, TF_GPU_ALLOCATOR=cuda_malloc_async.",
+        fix="""\
+The device allocator is called inside every step: a free synchronizes the device and the next step
+allocates the same memory again, while the GPU idles. TensorFlow's BFC allocator keeps what it allocates
+unless told to grow and shrink; check the process is not set to allocate on demand:
+
+    unset TF_FORCE_GPU_ALLOW_GROWTH                                # preallocate instead of growing
+    TF_GPU_ALLOCATOR=cuda_malloc_async python train.py             # CUDA's stream-ordered pool
+
+and keep tensor shapes fixed from step to step so freed blocks are reused.""",
+        docs=(L.TF_GPU_GUIDE,),
+        jax=Idiom(
+            fix_summary="Let XLA keep its memory: preallocation on (the default), not the platform allocator.",
+            fix="""\
+The device allocator is called inside every step: a free synchronizes the device and the next step
+allocates the same memory again, while the GPU idles. JAX preallocates a pool by default; these settings
+turn that off and must not be set for training:
+
+    XLA_PYTHON_CLIENT_PREALLOCATE=true python train.py          # the default: one pool, no per-step calls
+    # not XLA_PYTHON_CLIENT_ALLOCATOR=platform: it allocates and frees on demand, every step
+
+and keep shapes fixed between steps (no recompilation, buffers reused).""",
+            docs=(L.JAX_GPU_MEMORY,)),
+        pytorch=Idiom(
+            fix_summary="No torch.cuda.empty_cache() in the loop; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
+            fix="""\
+cudaFree/hipFree and cudaMalloc/hipMalloc run inside every step: a free synchronizes the device and the
+next step allocates the same memory again, while the GPU idles. PyTorch's caching allocator calls them only
+when its cache is emptied or must grow:
+
+    # no torch.cuda.empty_cache() (or gc.collect() + empty_cache) inside the training loop
+    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py   # grow segments, no new blocks
+    # on ROCm: PYTORCH_HIP_ALLOC_CONF=expandable_segments:True
+
+Keep shapes fixed from step to step (drop_last=True, padding to fixed lengths) so cached blocks are reused;
+near the memory limit the allocator frees its cache and retries (torch.cuda.memory_stats()
+"num_alloc_retries"): then lower the memory peak first.""",
+            docs=(L.TORCH_CUDA_MEMORY,)),
+    ),
 })
 
 
@@ -106,4 +152,35 @@ def near_limit(ctx):
         speedup_basis="none: a capacity limit, no time is measured as recoverable")
 
 
-RULES = (near_limit, zero_grad_fills)
+def allocator_calls_every_step(ctx):
+    """Device allocator calls (cudaMalloc/cudaFree, hipMalloc/hipFree) in at least two steps and half of them;
+    recoverable: the time the GPUs idle inside them, with the host late for the next work (idle attribution)."""
+    if not ctx.has_gpu or not ctx.step_count:
+        return None
+    churn = allocator_churn(ctx.host, ctx.step_set.steps)
+    if churn is None:
+        return None
+    host_late = intervals.union_all(*(ctx.idle_spans(cause) for cause in HOST_CAUSES))
+    stalled = intervals.intersect(churn.spans, host_late)
+    stall_ms = ms(ctx.in_window_ps(stalled))
+    share = ctx.share_pct(stall_ms)
+    severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT)
+    if severity is None:
+        return None
+    names = ", ".join(f"{name} ({count:,})" for name, count, _ in churn.calls[:4])
+    return Finding(
+        id="memory.allocator_churn", severity=severity,
+        summary=(f"Device allocator calls run in {churn.steps_with} of {churn.steps} steps ({names}); the GPU idles "
+                 f"inside them {ctx.time_text(stall_ms)} ({share:.1f}% of the step time). Recurring, so this is "
+                 "the run's own pattern, not warm-up."),
+        evidence=Evidence({"allocator_stall_ms": stall_ms, "allocator_stall_pct": share,
+                           "allocator_call_ms": ms(churn.spans.total_ps), "steps_with_calls": churn.steps_with,
+                           "steps": churn.steps},
+                          ladder("allocator_stall_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT),
+                          {"calls": [{"name": n, "count": c, "total_ms": ms(t)} for n, c, t in churn.calls[:5]],
+                           "time_ranges_ms": ctx.longest_ranges_ms(stalled), "steps": ctx.steps_overlapping(stalled)}),
+        recoverable_ms=stall_ms, window_ms=ctx.window_ms,
+        speedup_basis="upper bound: the GPU idle time inside the allocator calls")
+
+
+RULES = (near_limit, zero_grad_fills, allocator_calls_every_step)

@@ -18,7 +18,7 @@ def test_gpu_idle_while_the_host_works():
     report = report_of(host_loop(lambda b, py, start, i: py.event("my_python_code", start, 3_000)))
     finding = findings_by_id(report)["host.gpu_idle_host_busy"]
     assert finding["evidence"]["metrics"] == {"host_exposed_pct": 30.0, "host_exposed_ms": 12.0,
-                                              "host_exposed_ms_per_step": 3.0}
+                                              "host_exposed_ms_per_step": 3.0, "host_wait_exposed_pct": 0.0}
     assert finding["evidence"]["pointers"]["host_ops"] == [{"name": "my_python_code", "count": 4, "total_ms": 12.0}]
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.43
     assert report["summary"]["verdict"] == "Host-bound: the GPU idles 30% of each step while the host works."
