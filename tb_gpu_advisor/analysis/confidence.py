@@ -144,7 +144,7 @@ def trace_confidence(model, step_set, framework, unused=None):
             "medium", f"Every captured step is a warm-up step (the run's first step, compiling/tracing, or "
                       f"first-use setup): steady-state costs are not in this profile. {how.after_warmup()}",
             "only warm-up steps"))
-    elif steps and _in(init, steps[0].start_ps, steps[-1].end_ps) > 0:
+    elif steps and _in(init, steps[0].start_ps, steps[-1].end_ps) > 0 and not recurs_in_steps(init, steps):
         warm_ps = _in(init, steps[0].start_ps, steps[-1].end_ps)
         reasons.append(_Reason(
             "medium", f"Warm-up inside the captured steps: {_duration(warm_ps)} of first-use setup (context "
@@ -177,6 +177,15 @@ def trace_confidence(model, step_set, framework, unused=None):
                       tuple(reason.label for reason in ordered),
                       warmup=any("warm-up" in reason.label for reason in ordered),
                       no_step=one_pass is not None, one_rank_of=world if world > 1 else None)
+
+
+def recurs_in_steps(spans, steps):
+    """The spans recur as the steps go on: at least half of the steps after the first hold some (a call that
+    stalls every step is the program's own cost, e.g. allocator churn, not warm-up); needs 3 steps or more."""
+    if len(steps) < 3 or not len(spans):
+        return False
+    later = intervals.covered_ps(spans, [s.start_ps for s in steps[1:]], [s.end_ps for s in steps[1:]])
+    return 2 * int((later > 0).sum()) >= len(later)
 
 
 def dropped_events(model):

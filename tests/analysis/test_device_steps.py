@@ -109,3 +109,23 @@ def test_real_h200_pytorch_steps_are_timed_on_the_device(run, host_ms, device_ms
     host = sorted(s.duration_ps for s in step_set.steps)
     assert round((host[3] + host[4]) / 2e9, 2) == host_ms
     assert round(step_time_stats_ms(step_set)["median"], 2) == device_ms
+
+
+def test_a_setup_call_that_recurs_every_step_is_not_warm_up(tmp_path):
+    """A 3 ms cudaFree in every step (allocator churn) is the program's cost, not first-use setup; one in the first
+    step only is warm-up."""
+    def steps(every):
+        events, correlation = [], 0
+        for n in range(4):
+            base = n * 10_000
+            events.append(x_event("user_annotation", f"ProfilerStep#{n}", base, 10_000))
+            if every or n == 0:
+                events.append(x_event("cuda_runtime", "cudaFree", base + 10, 3000))
+            correlation += 1
+            events += [launch(base + 4000, 4, correlation), kernel("gemm", base + 4010, 2000, correlation)]
+        return events
+
+    def reasons(every):
+        return host_report(_model(tmp_path, steps(every)))["summary"]["confidence"]["reasons"]
+    assert any(reason.startswith("Warm-up inside the captured steps: 3 ms") for reason in reasons(False))
+    assert not any("Warm-up" in reason for reason in reasons(True))
