@@ -180,12 +180,14 @@ def trace_confidence(model, step_set, framework, unused=None):
 
 
 def recurs_in_steps(spans, steps):
-    """The spans recur as the steps go on: at least half of the steps after the first hold some (a call that
-    stalls every step is the program's own cost, e.g. allocator churn, not warm-up); needs 3 steps or more."""
+    """The spans recur as the steps go on: at least half of the steps after the first have one start in them (a
+    call that stalls every step is the program's own cost, e.g. allocator churn, not warm-up; one long call
+    across steps is not recurring); needs 3 steps or more."""
     if len(steps) < 3 or not len(spans):
         return False
-    later = intervals.covered_ps(spans, [s.start_ps for s in steps[1:]], [s.end_ps for s in steps[1:]])
-    return 2 * int((later > 0).sum()) >= len(later)
+    starts = np.asarray(spans.start_ps)
+    later = [bool(((starts >= s.start_ps) & (starts < s.end_ps)).any()) for s in steps[1:]]
+    return 2 * sum(later) >= len(later)
 
 
 def dropped_events(model):
