@@ -42,7 +42,7 @@ def _busy_two_gpus(hostname):
                            "(Params)", t, 200, grid=(108, 2, 1), block=(128, 1, 1), occupancy_pct=25.0,
                            launch=(python, t - 30, 6), tf_op=f"model/dense_{index}/MatMul:MatMul")
                 t += 210
-            gpu.memcpy("h2d", start + 10, 30, 4 << 20, src="pinned", is_async=True)
+            gpu.memcpy("h2d", start + 10, 30, 4 << 20, src="pinned", is_async=True, launch=(python, start + 2, 4))
     return builder
 
 
