@@ -37,8 +37,11 @@ def test_serve_starts_tensorboard_and_prints_the_tab_url(tmp_path):
         assert listing["gpu_advisor"]["enabled"] is True
         assert names.index("gpu_advisor") == names.index("profile") + 1
         with urllib.request.urlopen(board.url + "data/plugin/gpu_advisor/runs", timeout=30) as response:
-            assert json.load(response) == [{"run": "quickstart_input_bound/2026_01_01_00_00_00",
-                                            "hosts": ["localhost"]}]
+            (run,) = json.load(response)
+        assert (run["run"], run["hosts"], run["format"]) == ("quickstart_input_bound/2026_01_01_00_00_00",
+                                                             ["localhost"], "xplane")
+        assert run["files"] == {"localhost": "quickstart_input_bound/plugins/profile/2026_01_01_00_00_00/"
+                                             "localhost.xplane.pb"}
     assert board.process.returncode == 0
 
 
