@@ -6,7 +6,7 @@ from tb_gpu_advisor.hlo import schema
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, shape
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
-from tests.hlo.test_hostile_modules import doubling_module
+from tests.hlo.test_hostile_modules import cyclic_module, doubling_module
 
 SPAN = "1700000000000"
 LONG = 100_000  # characters of a long name
@@ -73,13 +73,7 @@ KINETO_KINDS = ("huge_duration", "huge_timestamp", "beyond_int64", "deep_json", 
 
 
 def _cyclic_module():
-    module = HloModuleBuilder()
-    a, b = module.computation("a"), module.computation("b")
-    pa, pb = a.parameter("p", shape("f32", 8)), b.parameter("p", shape("f32", 8))
-    a.add("to_b", "fusion", shape("f32", 8), (pa,), called=[b])
-    b.add("to_a", "fusion", shape("f32", 8), (pb,), called=[a])
-    x = module.entry.parameter("x", shape("f32", 8))
-    module.entry.add("top", "fusion", shape("f32", 8), (x,), called=[a])
+    module, _ = cyclic_module("top")
     return module.to_bytes()
 
 

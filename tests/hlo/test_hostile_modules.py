@@ -59,14 +59,20 @@ def test_doubling_module_is_judged_fusible_in_linear_time():
     assert seconds < 0.5 and found == {"top": False}
 
 
-def test_cycles_and_missing_computations_are_not_costed():
+def cyclic_module(entry_op="cyclic"):
+    """(builder, entry parameter) of a module whose computations a and b call each other, entered by `entry_op`."""
     module = HloModuleBuilder()
     a, b = module.computation("a"), module.computation("b")
     pa, pb = a.parameter("p", shape("f32", 8)), b.parameter("p", shape("f32", 8))
     a.add("to_b", "fusion", shape("f32", 8), (pa,), called=[b])
     b.add("to_a", "fusion", shape("f32", 8), (pb,), called=[a])
     x = module.entry.parameter("x", shape("f32", 8))
-    module.entry.add("cyclic", "fusion", shape("f32", 8), (x,), called=[a])
+    module.entry.add(entry_op, "fusion", shape("f32", 8), (x,), called=[a])
+    return module, x
+
+
+def test_cycles_and_missing_computations_are_not_costed():
+    module, x = cyclic_module()
     module.entry.add("missing", "fusion", shape("f32", 8), (x,)).called_computation_ids.append(999)
     data = module.to_bytes()
     costs = op_costs({1: data}, [(1, "cyclic"), (1, "missing"), (1, "to_a")])
