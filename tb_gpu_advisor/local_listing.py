@@ -5,7 +5,7 @@ import os
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.kineto.files import is_kineto_file
+from tb_gpu_advisor.readers.kineto.files import is_kineto_file
 from tb_gpu_advisor.regular_files import kind_problem
 from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, capture_time, host_name, kineto_profile_runs,
                                           newest_first, run_id)

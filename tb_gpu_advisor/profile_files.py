@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.kineto.files import is_kineto_file, worker_and_span
-from tb_gpu_advisor.kineto.runs import kineto_runs
+from tb_gpu_advisor.readers.kineto.files import is_kineto_file, worker_and_span
+from tb_gpu_advisor.readers.kineto.runs import kineto_runs
 
 _RUN_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
 

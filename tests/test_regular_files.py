@@ -12,7 +12,7 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.model.build import load_model
 from tb_gpu_advisor.regular_files import FileChanged, kind_problem, open_regular
 from tb_gpu_advisor.testing import TraceBuilder
-from tb_gpu_advisor.xplane.reader import read_space
+from tb_gpu_advisor.readers.xplane.reader import read_space
 
 ODD = {
     "dir": ("is a directory", lambda path: os.mkdir(path)),

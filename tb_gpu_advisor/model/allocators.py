@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.xplane.plane_scan import ABSENT, event_chunks, python_value
-from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
+from tb_gpu_advisor.readers.xplane.plane_scan import ABSENT, event_chunks, python_value
+from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
 
 MEMORY_EVENTS = frozenset({"MemoryAllocation", "MemoryDeallocation"})
 _STATS = {"allocator_name", "peak_bytes_in_use", "bytes_allocated", "bytes_available"}

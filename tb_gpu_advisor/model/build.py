@@ -14,7 +14,7 @@ from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.profile_files import host_name
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.kineto.files import is_kineto_trace
+from tb_gpu_advisor.readers.kineto.files import is_kineto_trace
 from tb_gpu_advisor.model.allocators import AllocatorCollector
 from tb_gpu_advisor.model.device import build_gpu_device
 from tb_gpu_advisor.model.device_limits import checked_gpus
@@ -25,11 +25,11 @@ from tb_gpu_advisor.model.limits import check_model_times
 from tb_gpu_advisor.model.trace import TraceModel
 from tb_gpu_advisor.model.vendor import shared_arch
 from tb_gpu_advisor.regular_files import FileChanged
-from tb_gpu_advisor.xplane.plane_scan import scan_plane
-from tb_gpu_advisor.xplane.reader import read_space
-from tb_gpu_advisor.xplane.stats import plane_stats
-from tb_gpu_advisor.xplane.wire_scan import WIRE_LEN, Unusual, read_field, scan_line
-from tb_gpu_advisor.xplane import schema
+from tb_gpu_advisor.readers.xplane.plane_scan import scan_plane
+from tb_gpu_advisor.readers.xplane.reader import read_space
+from tb_gpu_advisor.readers.xplane.stats import plane_stats
+from tb_gpu_advisor.readers.xplane.wire_scan import WIRE_LEN, Unusual, read_field, scan_line
+from tb_gpu_advisor.readers.xplane import schema
 
 logger = logging.getLogger(__name__)
 # The progress callback of the analysis running in this thread, for callers that cannot pass one down.
@@ -52,7 +52,7 @@ def load_model(path, max_bytes=None, reference=False, progress=None):
     """
     kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
     if is_kineto_trace(path):
-        from tb_gpu_advisor.kineto.build import load_kineto_model
+        from tb_gpu_advisor.readers.kineto.build import load_kineto_model
         return load_kineto_model(path, **kwargs)
     try:
         return build_model(read_space(path, **kwargs), reference=reference, progress=progress)

@@ -11,7 +11,7 @@ from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_detail
 from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActivity, DeviceCapabilities,
                                         GpuDevice, StepMarker)
 from tb_gpu_advisor.model.vendor import NVIDIA, device_arch, infer_vendor
-from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
+from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
 _DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "memset_details", "tf_op", "hlo_op", "name",
                  "theoretical_occupancy_pct", "program_id", "annotation", "shape"}

@@ -17,10 +17,10 @@ from tb_gpu_advisor.model.device import (_DEVICE_STATS, _SKIPPED_LINE_NAMES, _ST
                                          _step_markers, capabilities_from_stats, classify_event_name,
                                          op_name_from_tf_op, tf_signature)
 from tb_gpu_advisor.model.trace import ActivityKind, DeviceActivity, GpuDevice
-from tb_gpu_advisor.xplane import schema
-from tb_gpu_advisor.xplane.plane_scan import DOUBLE, INT64, UINT64, TextTable, event_chunks, int64_values
-from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names
-from tb_gpu_advisor.xplane.wire_scan import Unusual
+from tb_gpu_advisor.readers.xplane import schema
+from tb_gpu_advisor.readers.xplane.plane_scan import DOUBLE, INT64, UINT64, TextTable, event_chunks, int64_values
+from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names
+from tb_gpu_advisor.readers.xplane.wire_scan import Unusual
 
 _NO_KIND = -1
 _SAFE_PS = 2**62  # line bases and offsets below this cannot overflow int64 when added

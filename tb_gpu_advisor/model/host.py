@@ -9,7 +9,7 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host_waits import is_allocator_call, is_device_wait
 from tb_gpu_advisor.model.trace import HostActivity, StepMarker
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
-from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
+from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
 
 _HOST_STATS = {"correlation_id", "device_id", "step_num", "_r", "graph_type", "iter_num", "batch_size"}
 # tf.data iterator events (`Iterator::Root::...::BatchV2`) carry their dataset's `batch_size`.

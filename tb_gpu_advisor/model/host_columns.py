@@ -11,9 +11,9 @@ from tb_gpu_advisor.model.host import (_HOST_STATS, _MARKER_NAMES, XLA_CPU_EXECU
                                        TF_DATA_PY_FUNCTION_TAG, _HostCollector, _is_input_wait, event_tags,
                                        is_py_function_event, on_tf_data_thread, step_thread_only, thread_kind)
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
-from tb_gpu_advisor.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
-from tb_gpu_advisor.xplane.stats import ids_named, is_derived_line, stat_names
-from tb_gpu_advisor.xplane.wire_scan import Unusual
+from tb_gpu_advisor.readers.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
+from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, stat_names
+from tb_gpu_advisor.readers.xplane.wire_scan import Unusual
 
 _SAFE_PS = 2**61  # |base|, |offset| and |duration| below this: start and end fit in int64
 

@@ -4,7 +4,7 @@ import datetime
 import posixpath
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
-from tb_gpu_advisor.kineto.files import is_kineto_file
+from tb_gpu_advisor.readers.kineto.files import is_kineto_file
 from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, capture_time, host_name, kineto_profile_runs,
                                           newest_first, run_id)
 from tb_gpu_advisor.remote.cache import object_version

@@ -2,7 +2,7 @@ from tb_gpu_advisor.findings.verdict import BOTTLENECKS
 from tb_gpu_advisor.model.build import build_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
-from tb_gpu_advisor.xplane.reader import parse_space
+from tb_gpu_advisor.readers.xplane.reader import parse_space
 from tests.findings.scenarios import healthy, kernels, report_of, step_starts
 
 

@@ -10,8 +10,8 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.model.build import build_model, load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.encode import len_prefixed
-from tb_gpu_advisor.xplane import schema
-from tb_gpu_advisor.xplane.reader import parse_space
+from tb_gpu_advisor.readers.xplane import schema
+from tb_gpu_advisor.readers.xplane.reader import parse_space
 
 FALLBACK_LOGGER = "tb_gpu_advisor.model.build"
 

@@ -4,7 +4,7 @@ from tb_gpu_advisor.constants import STEPS_LINE_ID
 from tb_gpu_advisor.model.build import build_model
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.testing import TraceBuilder
-from tb_gpu_advisor.xplane.reader import parse_space
+from tb_gpu_advisor.readers.xplane.reader import parse_space
 from tests.conftest import model_of
 from tests.data import real_trace
 

@@ -36,7 +36,7 @@ def test_markers_launches_and_their_stat_types(tmp_path, caplog):
 
 
 def test_busy_blocks_follow_file_order_across_lines_and_chunks(tmp_path, caplog, monkeypatch):
-    import tb_gpu_advisor.xplane.plane_scan as plane_scan
+    import tb_gpu_advisor.readers.xplane.plane_scan as plane_scan
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (3,))  # blocks must carry across chunks
     writer, host, line = _host()
     for start, duration in [(100, 50), (120, 10), (90, 100), (300, 10), (305, 0), (305, 20), (200, 5), (500, 1),
@@ -79,7 +79,7 @@ def test_quickstart_and_generated_large_trace(tmp_path, caplog):
 
 
 def test_tagged_events_and_thread_kinds(tmp_path, caplog, monkeypatch):
-    import tb_gpu_advisor.xplane.plane_scan as plane_scan
+    import tb_gpu_advisor.readers.xplane.plane_scan as plane_scan
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (4,))
     writer, host, line = _host()
     line.name = "tf_data_private_threadpool/123"
@@ -100,7 +100,7 @@ def test_tagged_events_and_thread_kinds(tmp_path, caplog, monkeypatch):
 def test_thunk_totals_of_xla_cpu_executor_threads(tmp_path, caplog, monkeypatch):
     """Per-name totals of the events on XLA's CPU executor threads only (zero durations counted), across chunks
     and lines, in both paths."""
-    import tb_gpu_advisor.xplane.plane_scan as plane_scan
+    import tb_gpu_advisor.readers.xplane.plane_scan as plane_scan
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (3,))
     writer, host, line = _host()
     first = host.lines.add(id=2, name="tf_XLAPjRtCpuClient/77", timestamp_ns=1000)
@@ -117,7 +117,7 @@ def test_thunk_totals_of_xla_cpu_executor_threads(tmp_path, caplog, monkeypatch)
 
 
 def test_thread_waits_per_line_across_chunks(tmp_path, caplog, monkeypatch):
-    import tb_gpu_advisor.xplane.plane_scan as plane_scan
+    import tb_gpu_advisor.readers.xplane.plane_scan as plane_scan
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (3,))  # lines and blocks span chunks
     writer, host, line = _host()
     writer.event(host, line, "train", 0, 1000, [("_r", "int64_value", 1), ("step_num", "int64_value", 1)])
@@ -145,7 +145,7 @@ def test_thread_waits_per_line_across_chunks(tmp_path, caplog, monkeypatch):
 
 
 def test_tensorflow_preparation_events_are_tagged_off_tf_data_threads_only(tmp_path, caplog, monkeypatch):
-    import tb_gpu_advisor.xplane.plane_scan as plane_scan
+    import tb_gpu_advisor.readers.xplane.plane_scan as plane_scan
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (4,))
     writer, host, line = _host()
     pipeline = host.lines.add(id=2, name="tf_data_private_threadpool/456", timestamp_ns=1000)

@@ -111,7 +111,7 @@ def test_corrupt_remote_file_error_names_the_url(memory_logdir):
 
 
 def test_pytorch_runs_are_listed_and_analyzed_from_object_storage(monkeypatch, tmp_path):
-    from tests.kineto.real import real_kineto
+    from tests.readers.kineto.real import real_kineto
 
     monkeypatch.setenv("TB_GPU_ADVISOR_CACHE", str(tmp_path / "cache"))
     fs = fsspec.filesystem("memory")

@@ -59,7 +59,7 @@ def test_fast_and_reference_readers_agree_on_the_allocators():
 
 def load_model_reference(builder):
     from tb_gpu_advisor.model.build import build_model
-    from tb_gpu_advisor.xplane.reader import parse_space
+    from tb_gpu_advisor.readers.xplane.reader import parse_space
     return build_model(parse_space(builder.to_bytes(), "generated.xplane.pb"), reference=True)
 
 
