@@ -19,6 +19,8 @@ setup(
         "tensorboard>=2.15",
         "tensorboard-plugin-profile>=2.15",
         "werkzeug>=2.2",
+        # The Kineto reader decodes events in batches with it; without it, the standard library reads them.
+        "msgspec>=0.18",
     ],
     extras_require={
         # Real TensorFlow captures in tests (Keras 3 step markers need TensorFlow 2.16 or newer).

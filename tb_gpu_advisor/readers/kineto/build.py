@@ -46,29 +46,31 @@ def _activity(device, op_of_correlation, op_table):
         names=tuple(device.names), configs=tuple(device.configs), op_names=(), copies=tuple(device.copies))
 
 
-def load_kineto_model(path, max_bytes=DEFAULT_MAX_FILE_BYTES, progress=None):
+def load_kineto_model(path, max_bytes=DEFAULT_MAX_FILE_BYTES, progress=None, batches=True):
     """Reads and models one `.pt.trace.json[.gz]` file; raises ProfileError for bad input.
 
     Times count from the first event with a plausible time. When most events lie outside the window around
     it (that first event is the outlier), the file is read once more from the first of those instead, and
     whichever reading keeps more events is modelled: one stray event never empties the report.
+    `batches=False` reads every event with the standard library (kineto.stream), as without msgspec.
     """
-    collector, metadata = _read(path, max_bytes)
+    collector, metadata = _read(path, max_bytes, batches=batches)
     if collector.left_out.far_count > collector.kept:
         kept, origin_us = collector.kept, collector.left_out.first_far_us
         collector = None  # one reading in memory at a time
-        collector, metadata = _read(path, max_bytes, origin_us)
+        collector, metadata = _read(path, max_bytes, origin_us, batches)
         if collector.kept < kept:  # the far events are scattered: the first reading kept more
             collector = None
-            collector, metadata = _read(path, max_bytes)
+            collector, metadata = _read(path, max_bytes, batches=batches)
     model = _model(str(path), collector, metadata)
     check_model_times(model)
     return model
 
 
-def _read(path, max_bytes, origin_us=None):
+def _read(path, max_bytes, origin_us=None, batches=True):
     collector = Collector(origin_us)
-    return collector, stream_trace(path, collector.add, max_bytes=max_bytes)
+    return collector, stream_trace(path, collector.add, max_bytes=max_bytes,
+                                   on_batch=collector.add_batch if batches else None)
 
 
 def _model(path, c, metadata):

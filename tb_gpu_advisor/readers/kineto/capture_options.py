@@ -5,22 +5,14 @@ _FLAGS = ("record_shapes", "with_stack", "profile_memory", "with_flops")
 
 
 class OptionCounter:
-    """Counts, while events stream by, the operator events that carry what each option records."""
+    """Counts, while events stream by, the operator events that carry what each option records (kineto.collect
+    adds to the counts)."""
 
     def __init__(self):
         self.ops = 0
         self.shapes = 0
         self.stacks = 0
         self.flops = 0
-
-    def add_op(self, args):
-        self.ops += 1
-        if "Input Dims" in args:
-            self.shapes += 1
-        if "Call stack" in args:
-            self.stacks += 1
-        if "flops" in args:
-            self.flops += 1
 
     def options(self, metadata, python_calls, memory_events):
         """The recording options on, in _FLAGS order."""

@@ -2,22 +2,22 @@
 ops, steps, waits, syncs, tagged spans, collectives and memory, each event's values checked (kineto.values)
 before it is kept."""
 
-import re
 from array import array
+from decimal import Decimal
 
 import numpy as np
 
 from tb_gpu_advisor.constants import MAX_PLANES
 from tb_gpu_advisor.readers.kineto.capture_options import OptionCounter
-from tb_gpu_advisor.readers.kineto.collectives import CollectiveCollector
+from tb_gpu_advisor.readers.kineto.collectives import CollectiveCollector, is_collective_kernel
+from tb_gpu_advisor.readers.kineto.host_names import host_name
 from tb_gpu_advisor.readers.kineto.op_work import input_dtype, op_cost
-from tb_gpu_advisor.readers.kineto.python_calls import python_call_name
-from tb_gpu_advisor.readers.kineto.values import (PS_PER_US, WINDOW_PS, LeftOut, clean_text, copy_details, input_dims,
-                                          integer, is_number, kernel_config, plausible_us)
-from tb_gpu_advisor.model.collective_names import is_collective_host_op
+from tb_gpu_advisor.readers.kineto.times import split_us
+from tb_gpu_advisor.readers.kineto.records import EMPTY_ARGS, UNCACHED, UNSET, Raw, args_dict, decoded, raw_key
+from tb_gpu_advisor.readers.kineto.values import (MAX_US, PS_PER_US, WINDOW_PS, LeftOut, clean_text, copy_details,
+                                                  input_dims, integer, kernel_config)
 from tb_gpu_advisor.model.device import classify_event_name
-from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG, event_tag
-from tb_gpu_advisor.model.host_waits import is_allocator_call, is_device_wait
+from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection, StepMarker
 # Old Kineto spelled the categories differently (PyTorch 1.8-1.9).
@@ -25,35 +25,18 @@ _CATEGORY_ALIASES = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_
                      "Operator": "cpu_op", "Driver": "cuda_driver"}
 _DEVICE_CATEGORIES = {"kernel": ActivityKind.KERNEL, "gpu_memcpy": ActivityKind.MEMCPY,
                       "gpu_memset": ActivityKind.MEMSET}
-_LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 # Categories on the device tracks that are not device work.
 _DEVICE_SIDE = {"gpu_user_annotation", "cuda_sync", "ac2g", "Trace", "cuda_profiler_range"}
 # PyTorch's profile_memory events: one per (de)allocation, with the allocator's total after it; c10's device type
 # 1 is CUDA (ROCm builds report HIP as CUDA too).
 _MEMORY_EVENT = "[memory]"
 _CUDA_DEVICE_TYPE = 1
-_STEP = re.compile(r"^ProfilerStep#(\d+)$")
-_INPUT_WAIT_PREFIX = "enumerate(DataLoader)"
-_ZERO_GRAD_PREFIX = "Optimizer.zero_grad"
-_OPTIMIZER_STEP_PREFIX = "Optimizer.step#"  # analysis.optimizer_loop
-_FILL_OPS = {"aten::zero_", "aten::fill_"}
-# PyTorch's loss operators, whose input and target `Input Dims` hold the rows a step scores
-# (analysis.examples_per_step); a composite loss (cross entropy) encloses the ones it calls.
-LOSS_OPS = frozenset({
-    "aten::cross_entropy_loss", "aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d", "aten::mse_loss",
-    "aten::l1_loss", "aten::smooth_l1_loss", "aten::huber_loss", "aten::binary_cross_entropy",
-    "aten::binary_cross_entropy_with_logits", "aten::kl_div", "aten::soft_margin_loss",
-    "aten::multilabel_margin_loss", "aten::multi_margin_loss", "aten::hinge_embedding_loss",
-    "aten::poisson_nll_loss", "aten::cosine_embedding_loss", "aten::margin_ranking_loss"})
-# Host calls that block until the device is done (the runtime API and HIP spellings).
-_SYNC_CALLS = re.compile(r"^(cuda|hip)(Device|Stream|Event|Ctx)Synchroni[sz]e$|"
-                         r"^(cuda|hip)Memcpy$")
-# One-time setup calls (context, streams, module loading, first allocations); a long one marks warm-up.
-_INIT_CALLS = re.compile(r"^(cu|cuda|hip)(Free|Malloc\w*|HostAlloc|HostRegister|StreamCreate\w*|"
-                         r"DeviceGetStreamPriorityRange|ModuleLoad\w*|LibraryLoad\w*|CtxCreate\w*|"
-                         r"DevicePrimaryCtxRetain|SetDevice|GetDeviceProperties\w*|FuncGetAttributes|"
-                         r"EventCreate\w*)$")
+# Per-name results are kept for at most this many distinct names (a file of all-different names costs no memory).
+_CACHED_NAMES = 1 << 16
 _INIT_MIN_PS = 1_000_000_000  # 1 ms: these calls take microseconds once the process is warm
+_PS_PER_US = Decimal(PS_PER_US)  # the same products as with the int, without converting it each time
+_MAX_US_WHOLE = int(MAX_US)
+_PLAIN_US = 9 * 10**12  # batch times within this many µs of the origin: their ps fit int64 (kineto.times)  # the largest whole number of microseconds below MAX_US (not itself whole)
 
 
 class _Device:
@@ -65,6 +48,20 @@ class _Device:
         self.name_id, self.config_id, self.copy_id, self.direction = (array("i"), array("i"), array("i"),
                                                                       array("b"))
         self.names, self.configs, self.copies = {}, {}, {}
+        self.config_ids = {}  # the raw launch values of a kernel -> its config id
+
+    def config_id_of(self, args):
+        """The id of a kernel's KernelConfig (kineto.values.kernel_config), worked out once per distinct values."""
+        key = (raw_key(args.registers), raw_key(args.shared), raw_key(args.grid), raw_key(args.block))
+        found = self.config_ids.get(key) if UNCACHED not in key else None
+        if found is None:
+            config = kernel_config({"registers per thread": decoded(args.registers),
+                                    "shared memory": decoded(args.shared), "grid": decoded(args.grid),
+                                    "block": decoded(args.block)})
+            found = _intern(self.configs, config)
+            if UNCACHED not in key and len(self.config_ids) < _CACHED_NAMES:
+                self.config_ids[key] = found
+        return found
 
 
 def _intern(table, value):
@@ -109,46 +106,110 @@ class Collector:
         self.kept = 0  # complete events within the window
         self.profiler_ranges = 0  # CUPTI range-profiler events: kernels' counters, without kernel times
         self.kind_cache = {}
+        self.clean_names = {}  # name -> the name without lone surrogates
+        self.host_names = {}  # (category, name) -> kineto.host_names.HostName
+        self.dtypes_of = {}  # raw `Input type` -> input element type
+        self.durations = {}  # a decimal duration in µs -> ps
+        self.origin_parts = None  # the origin as (whole µs, ps) for batches; False when it is not plain
 
-    def _times(self, event):
+    def _times(self, ts, dur):
         """(start ps from the origin, duration ps) of a complete event, or None after counting why it is left
         out: a ts/dur that is not a number, one no profiler records, or a time outside the window."""
-        ts, dur = event.get("ts"), event.get("dur", 0)
-        if not (is_number(ts) and is_number(dur)):
-            self.left_out.unusable += 1
+        ts_type, dur_type = type(ts), type(dur)
+        if (ts_type is not int and ts_type is not Decimal) or (dur_type is not int and dur_type is not Decimal):
+            self.left_out.unusable += 1  # not a number (a bool is not one either)
             return None
-        ts_us, dur_us = plausible_us(ts), plausible_us(dur)
-        if ts_us is None or dur_us is None or dur_us < 0:
+        if not (_plausible(ts, ts_type) and _plausible(dur, dur_type)) or dur < 0:
             self.left_out.implausible(ts, dur)
             return None
         if self.origin_us is None:
-            self.origin_us = ts_us
-        start = int((ts_us - self.origin_us) * PS_PER_US)
-        duration = int(dur_us * PS_PER_US)
+            self.origin_us = ts
+        delta = ts - self.origin_us
+        start = delta * PS_PER_US if type(delta) is int else int(delta * _PS_PER_US)
+        if dur_type is int:
+            duration = dur * PS_PER_US
+        else:
+            duration = self.durations.get(dur)
+            if duration is None:
+                duration = int(dur * _PS_PER_US)
+                if len(self.durations) < _CACHED_NAMES:
+                    self.durations[dur] = duration
         if not -WINDOW_PS < start <= start + duration < WINDOW_PS:
-            self.left_out.far(ts_us)
+            self.left_out.far(ts)
             return None
         self.kept += 1
         return start, duration
 
     def add(self, event):
-        if not isinstance(event, dict):
-            return
-        if event.get("ph") != "X":
-            if event.get("ph") == "i" and event.get("name") == _MEMORY_EVENT:
+        """Takes one event (a kineto.records.Event)."""
+        ph = event.ph
+        if ph != "X":
+            if ph == "i" and event.name == _MEMORY_EVENT:
                 self.memory_events += 1
-                self._memory(event.get("args"))
+                self._memory(event.args)
             return
-        cat = event.get("cat")
+        cat = event.cat
         cat = _CATEGORY_ALIASES.get(cat, cat)
-        times = self._times(event)
-        if times is None:
+        times = self._times(event.ts, event.dur)
+        if times is not None:
+            self._timed(event, cat, times[0], times[1])
+
+    def add_batch(self, events):
+        """Takes a batch of events whose times are still JSON text (kineto.records.BatchEvent): the plain ones
+        are read at once (kineto.times), the others one at a time as `add` reads them."""
+        for event in events:
+            if event.ph == "i" and event.name == _MEMORY_EVENT:
+                self.add(event)
+        timed = [event for event in events if event.ph == "X"]
+        if self.origin_parts is None and self.origin_us is not None:
+            self.origin_parts = _parts(self.origin_us)
+        if not self.origin_parts:  # the origin is not known yet (or not a plain decimal): one at a time
+            for event in timed:
+                cat = event.cat
+                cat = _CATEGORY_ALIASES.get(cat, cat)
+                times = self._times(decoded(event.ts), decoded(event.dur))
+                if times is not None:
+                    self._timed(event, cat, times[0], times[1])
             return
-        start, duration = times
-        name = event.get("name")
-        name = clean_text(name) if isinstance(name, str) else ""
-        args = event.get("args")
-        args = args if isinstance(args, dict) else {}
+        ts_whole, ts_ps, ts_plain = split_us([event.ts for event in timed])
+        dur_whole, dur_ps, dur_plain = split_us([event.dur for event in timed])
+        origin_whole, origin_ps = self.origin_parts
+        delta = ts_whole - origin_whole
+        # Both parts plain, a duration >= 0, and products that fit int64; the rest goes one at a time.
+        plain = (ts_plain & dur_plain & (dur_whole >= 0) & (dur_ps >= 0) & (np.abs(delta) < _PLAIN_US)
+                 & (dur_whole < _PLAIN_US))
+        starts = (np.where(plain, delta, 0) * PS_PER_US + (ts_ps - origin_ps)).tolist()
+        durations = (np.where(plain, dur_whole, 0) * PS_PER_US + dur_ps).tolist()
+        for event, is_plain, start, duration in zip(timed, plain.tolist(), starts, durations):
+            cat = event.cat
+            cat = _CATEGORY_ALIASES.get(cat, cat)
+            if not is_plain:
+                times = self._times(decoded(event.ts), decoded(event.dur))
+                if times is None:
+                    continue
+                start, duration = times
+            elif -WINDOW_PS < start <= start + duration < WINDOW_PS:
+                self.kept += 1
+            else:
+                self.left_out.far(decoded(event.ts))
+                continue
+            self._timed(event, cat, start, duration)
+
+    def _timed(self, event, cat, start, duration):
+        """A complete event kept, at `start` for `duration` ps."""
+        name = event.name
+        if isinstance(name, str):
+            clean = self.clean_names.get(name)
+            if clean is None:
+                clean = clean_text(name)
+                if len(self.clean_names) < _CACHED_NAMES:
+                    self.clean_names[name] = clean
+            name = clean
+        else:
+            name = ""
+        args = event.args
+        if args is None:
+            args = EMPTY_ARGS
         kind = _DEVICE_CATEGORIES.get(cat)
         if kind is not None:
             self._device_event(kind, name, start, duration, event, args)
@@ -161,9 +222,9 @@ class Collector:
 
     def _memory(self, args):
         """A `[memory]` instant event (profile_memory=True): the device allocator's bytes after an (de)allocation."""
-        if not isinstance(args, dict) or integer(args.get("Device Type")) != _CUDA_DEVICE_TYPE:
+        if args is None or integer(args.device_type) != _CUDA_DEVICE_TYPE:
             return
-        device, allocated = integer(args.get("Device Id")), integer(args.get("Total Allocated"))
+        device, allocated = integer(args.device_id), integer(args.allocated)
         if device < 0 or allocated < 0:
             return
         entry = self.memory.setdefault(device, [0, 0])
@@ -210,7 +271,7 @@ class Collector:
     def _device_event(self, kind, name, start, duration, event, args):
         if duration <= 0:
             return
-        ordinal = integer(args.get("device"), integer(event.get("pid"), -1, 0, MAX_PLANES), 0, MAX_PLANES)
+        ordinal = integer(args.device, integer(event.pid, -1, 0, MAX_PLANES), 0, MAX_PLANES)
         if ordinal < 0:
             self.left_out.no_device += 1
             return
@@ -220,39 +281,49 @@ class Collector:
         config_id = copy_id = -1
         direction = CopyDirection.NONE
         if kind == ActivityKind.KERNEL:
-            config_id = _intern(device.configs, kernel_config(args))
-            self.collectives.add_kernel(ordinal, name, start, duration, args, integer(args.get("correlation")))
+            config_id = device.config_id_of(args)
+            if is_collective_kernel(name):
+                self.collectives.add_kernel(ordinal, name, start, duration, args_dict(args),
+                                            integer(args.correlation))
         elif kind == ActivityKind.MEMCPY:
             cached = self.kind_cache.get(name)
             if cached is None:
                 cached = self.kind_cache[name] = classify_event_name(name if name.startswith("Memcpy")
                                                                      else "Memcpy " + name)[1]
             direction = cached
-            details, implausible = copy_details(name, args)
+            details, implausible = copy_details(name, args_dict(args))
             self.left_out.copy_sizes += implausible
             copy_id = _intern(device.copies, details)
         device.start.append(start)
         device.duration.append(duration)
         device.kind.append(int(kind))
-        device.stream.append(integer(args.get("stream"), integer(event.get("tid"), 0)))
-        device.correlation.append(integer(args.get("correlation")))
+        device.stream.append(integer(args.stream, integer(event.tid, 0)))
+        device.correlation.append(integer(args.correlation))
         device.name_id.append(_intern(device.names, name))
         device.config_id.append(config_id)
         device.copy_id.append(copy_id)
         device.direction.append(int(direction))
 
+    def _host_name(self, cat, name):
+        found = self.host_names.get((cat, name))
+        if found is None:
+            found = host_name(cat, name)
+            if len(self.host_names) < _CACHED_NAMES:
+                self.host_names[(cat, name)] = found
+        return found
+
     def _host_event(self, cat, name, start, duration, event, args):
-        tid = event.get("tid")
-        thread = (event.get("pid"), tid if isinstance(tid, (int, float, str)) or tid is None else repr(tid)[:64])
+        tid = event.tid
+        thread = (event.pid, tid if isinstance(tid, (int, float, str)) or tid is None else repr(tid)[:64])
         if not isinstance(thread[0], int):
             return  # the profiler's own spans ("Spans", "Traces")
         thread = self.threads.setdefault(thread, len(self.threads))
-        step = _STEP.match(name)
-        if step:
+        kind = self.host_names.get((cat, name)) or self._host_name(cat, name)
+        if kind.step is not None:
             if duration > 0:
                 self.marker_threads.add(thread)
                 self.markers.append(StepMarker(name=name, start_ps=start, end_ps=start + duration, source="host",
-                                               step_num=int(step.group(1))))
+                                               step_num=int(kind.step)))
             return
         entry = self.op_totals.get(name)
         if entry is None:
@@ -265,60 +336,107 @@ class Collector:
         end = start + duration
         self.busy_start.append(start)
         self.busy_end.append(end)
-        if cat == "python_function":
+        if kind.python:
             self.python_calls += 1
             self._python_call(thread, name, start, end)
-        if cat in _LAUNCH_CATEGORIES:
-            correlation = integer(args.get("correlation"))
+        if kind.launch:
+            correlation = integer(args.correlation)
             if correlation >= 0:
                 self.launch_corr.append(correlation)
                 self.launch_start.append(start)
                 self.launch_dur.append(duration)
                 self.launch_tid.append(thread)
-            if is_device_wait(name):
-                spans = self.tagged.setdefault(DEVICE_WAIT_TAG, (array("q"), array("q")))
-                self._span(spans[0], spans[1], start, duration)
-            if is_allocator_call(name):
-                spans = self.tagged.setdefault(ALLOCATOR_TAG, (array("q"), array("q")))
-                self._span(spans[0], spans[1], start, duration)
-            if _SYNC_CALLS.match(name):
+            if kind.device_wait:
+                self._tagged(DEVICE_WAIT_TAG, start, duration)
+            if kind.allocator:
+                self._tagged(ALLOCATOR_TAG, start, duration)
+            if kind.sync:
                 self._span(self.sync_start, self.sync_end, start, duration)
-            elif duration >= _INIT_MIN_PS and _INIT_CALLS.match(name):
-                spans = self.tagged.setdefault("init", (array("q"), array("q")))
-                self._span(spans[0], spans[1], start, duration)
+            elif duration >= _INIT_MIN_PS and kind.init:
+                self._tagged("init", start, duration)
             return
-        if name.startswith(_INPUT_WAIT_PREFIX):
-            self._span(self.wait_start, self.wait_end, start, duration)
-        elif name.startswith(_ZERO_GRAD_PREFIX):
-            self._span(self.zero_grad_start, self.zero_grad_end, start, duration)
-        elif name.startswith(_OPTIMIZER_STEP_PREFIX):
-            spans = self.tagged.setdefault("optimizer_step", (array("q"), array("q")))
-            self._span(spans[0], spans[1], start, duration)
-        elif name in _FILL_OPS:
-            self._span(self.fill_start, self.fill_end, start, duration)
-        if is_collective_host_op(name):
-            self.collectives.add_host_op(thread, name, start, duration, args)
-        if cat == "cpu_op":
-            self.options.add_op(args)
-            columns = self.ops.get(thread)
-            if columns is None:
-                columns = self.ops[thread] = (array("q"), array("q"), array("i"), array("q"), array("i"))
-            columns[0].append(start)
-            columns[1].append(end)
-            columns[2].append(_intern(self.op_names, name))
-            cost = op_cost(name, args)
+        if kind.span is not None:
+            if kind.span == "input_wait":
+                self._span(self.wait_start, self.wait_end, start, duration)
+            elif kind.span == "zero_grad":
+                self._span(self.zero_grad_start, self.zero_grad_end, start, duration)
+            elif kind.span == "fill":
+                self._span(self.fill_start, self.fill_end, start, duration)
+            else:
+                self._tagged(kind.span, start, duration)
+        if kind.collective:
+            self.collectives.add_host_op(thread, name, start, duration, args_dict(args))
+        if kind.cpu_op:
+            self._op(thread, name, start, end, args, kind)
+        if kind.tag is not None:
+            self._tagged(kind.tag, start, duration)
+
+    def _op(self, thread, name, start, end, args, kind):
+        """A `cpu_op` event: its span, name, cost (kineto.op_work) and input element type."""
+        flops = args.flops
+        options = self.options
+        options.ops += 1
+        options.shapes += args.dims is not UNSET
+        options.stacks += args.stack is not UNSET
+        options.flops += flops is not UNSET
+        columns = self.ops.get(thread)
+        if columns is None:
+            columns = self.ops[thread] = (array("q"), array("q"), array("i"), array("q"), array("i"))
+        columns[0].append(start)
+        columns[1].append(end)
+        columns[2].append(_intern(self.op_names, name))
+        cost = None
+        if kind.costed or (type(flops) is int and flops > 0):
+            cost = op_cost(name, args_dict(args))
             if cost is not None:
                 self.op_costs.append(cost)
-            columns[3].append(len(self.op_costs) - 1 if cost is not None else -1)
-            dtype = cost.dtype if cost is not None else input_dtype(args)
-            columns[4].append(_intern(self.op_dtypes, dtype) if dtype else -1)
-            if name in LOSS_OPS:
-                self.loss_calls.append((name, start, end, input_dims(args.get("Input Dims"))))
-        call = python_call_name(name) if cat == "python_function" else None
-        tag = event_tag(call if call is not None else name)
-        if tag is not None:
-            spans = self.tagged.setdefault(tag, (array("q"), array("q")))
-            self._span(spans[0], spans[1], start, duration)
+        columns[3].append(len(self.op_costs) - 1 if cost is not None else -1)
+        if cost is not None:
+            dtype = cost.dtype
+        else:
+            types = args.types
+            dtype = self.dtypes_of.get(bytes(types), UNSET) if type(types) is Raw else UNSET
+            if dtype is UNSET:
+                dtype = self._input_dtype(types)
+        columns[4].append(_intern(self.op_dtypes, dtype) if dtype else -1)
+        if kind.loss:
+            self.loss_calls.append((name, start, end, input_dims(decoded(args.dims) if args.dims is not UNSET
+                                                                 else None)))
+
+    def _input_dtype(self, types):
+        key = raw_key(types)
+        if key is UNCACHED:
+            return input_dtype({"Input type": types})
+        found = self.dtypes_of.get(key, UNSET)
+        if found is UNSET:
+            found = input_dtype({"Input type": decoded(types)})
+            if len(self.dtypes_of) < _CACHED_NAMES:
+                self.dtypes_of[key] = found
+        return found
+
+    def _tagged(self, tag, start, duration):
+        spans = self.tagged.get(tag)
+        if spans is None:
+            spans = self.tagged[tag] = (array("q"), array("q"))
+        self._span(spans[0], spans[1], start, duration)
+
+
+def _parts(origin):
+    """(whole µs, ps) of the origin when it is a plain decimal (kineto.times), else False."""
+    if not -_PLAIN_US < origin < _PLAIN_US:
+        return False
+    scaled = origin * PS_PER_US
+    if scaled != int(scaled):
+        return False
+    whole = int(origin)
+    return whole, int(scaled) - whole * PS_PER_US
+
+
+def _plausible(value, kind):
+    """A finite microsecond number a profiler can record (|value| < 2**63 ns); `kind` is int or Decimal."""
+    if kind is int:
+        return -_MAX_US_WHOLE <= value <= _MAX_US_WHOLE
+    return value.is_finite() and -MAX_US < value < MAX_US
 
 
 def column(values, dtype):

@@ -29,6 +29,8 @@ _ATTENTION = {
     "aten::_scaled_dot_product_cudnn_attention_backward": (1, 14, True),
 }
 ATTENTION_OPS = frozenset(_ATTENTION)
+# The ops whose FLOPs op_cost works out from their shapes (without a `flops` arg).
+COSTED_BY_SHAPE = frozenset(_GEMMS) | ATTENTION_OPS
 ATTENTION_BACKWARD_FACTOR = 2.5
 _MATRIX_OPS = frozenset(_GEMMS) | ATTENTION_OPS | {"aten::convolution", "aten::_convolution",
                                                     "aten::cudnn_convolution", "aten::conv2d"}

@@ -1,11 +1,16 @@
-"""Streams a Kineto trace (plain or gzip JSON): its events one at a time, and its small top-level values.
+"""Streams a Kineto trace (plain or gzip JSON): its events as records (kineto.records), and its small
+top-level values.
 
 Numbers arrive as `int` or `decimal.Decimal` (never float), so microsecond timestamps with a fractional part
-stay exact. Memory stays flat: a window of about a megabyte of text and one event object at a time; each
-event is decoded by the standard library's C scanner. Work is bounded before anything is built: only a regular
-file is opened, the size limit applies to the decompressed text of a gzip file (checked as it inflates), one
-JSON value may hold at most MAX_VALUE_CHARS characters, and nesting deeper than the decoder's recursion limit
-or a number too long for Python is a one-line error naming the file.
+stay exact. Memory stays flat: a window of about a megabyte of text and the events of that window at a time.
+With msgspec installed, the window's events up to its last `},` before a `{` are decoded in one batch,
+straight into records: that text is the list's next events exactly when msgspec accepts `[` + text + `]`
+(cut anywhere else, inside a string or an object, it is not a list of values). Whatever msgspec refuses, and
+the window's last event, goes to the standard library's C scanner one event at a time, as everything does
+without msgspec. Work is bounded before anything is built: only a regular file is opened, the size limit
+applies to the decompressed text of a gzip file (checked as it inflates), one JSON value may hold at most
+MAX_VALUE_CHARS characters, and nesting deeper than the decoder's recursion limit or a number too long for
+Python is a one-line error naming the file.
 """
 
 import codecs
@@ -18,6 +23,7 @@ from decimal import Decimal
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import inflates_too_big, too_big
+from tb_gpu_advisor.readers.kineto.records import BATCH_DECODER, BATCH_ERRORS, record
 from tb_gpu_advisor.regular_files import check_unchanged, open_regular
 
 _CHUNK = 1 << 20
@@ -35,7 +41,7 @@ KEPT_KEYS = frozenset({"deviceProperties", "distributedInfo", "schemaVersion",
 class _Text:
     """A growing window over the decoded text of the file; `pos` is the read position inside `buf`."""
 
-    def __init__(self, handle, path, max_bytes=None, inflated=False):
+    def __init__(self, handle, path, max_bytes=None, inflated=False, batches=False):
         self.handle = handle
         self.path = path
         self.max_bytes = max_bytes
@@ -46,6 +52,8 @@ class _Text:
         self.pos = 0
         self.eof = False
         self.consumed = 0  # characters dropped from the front of the window
+        self.batches = batches and BATCH_DECODER is not None
+        self.single_until = 0  # after a refused batch: events one at a time up to this character of the file
 
     def more(self):
         """Reads one more chunk into the window; False at the end of the file."""
@@ -123,6 +131,25 @@ class _Text:
             self.pos = end
             return value
 
+    def batch(self):
+        """The next events, from the read position to the window's last `},`, decoded by msgspec; None when
+        there is no such batch (the caller reads one event the standard library's way)."""
+        if not self.batches or self.consumed + self.pos < self.single_until:
+            return None
+        end = _last_boundary(self.buf, self.pos)
+        if end < 0 and len(self.buf) - self.pos < _CHUNK and self.more():
+            end = _last_boundary(self.buf, self.pos)
+        if end < 0:  # not one whole event and its comma in the window: skip it
+            self.single_until = self.consumed + len(self.buf)
+            return None
+        try:
+            events = BATCH_DECODER.decode("[" + self.buf[self.pos:end + 1] + "]")
+        except BATCH_ERRORS:
+            self.single_until = self.consumed + end + 2
+            return None
+        self.pos = end + 2
+        return events
+
     def too_long(self):
         raise ProfileError(self.path, f"holds a JSON value longer than {MAX_VALUE_CHARS:,} characters (at "
                                       f"character {self.consumed + self.pos:,}), far more than any profiler event: "
@@ -135,9 +162,19 @@ class _Text:
         raise ProfileError(self.path, f"is not valid JSON: {problem} at character {self.consumed + at:,}")
 
 
-def stream_trace(path, on_event, max_bytes=DEFAULT_MAX_FILE_BYTES):
-    """Calls `on_event(event)` for each `traceEvents` item in file order; returns the top-level values of
-    KEPT_KEYS found.
+def _last_boundary(buf, start):
+    """The position of the last `}` in buf[start:] followed by `,` and (after blanks) `{`: likely, not surely,
+    the end of an event (a kernel name may hold `{lambda()#1}, {`); -1 when there is none."""
+    end = buf.rfind("},", start)
+    while end >= 0 and buf[end + 2:end + 18].lstrip(_WHITESPACE)[:1] != "{":
+        end = buf.rfind("},", start, end)
+    return end
+
+
+def stream_trace(path, on_event, max_bytes=DEFAULT_MAX_FILE_BYTES, on_batch=None):
+    """Calls `on_event(record)` for each `traceEvents` item that is an object, in file order, or (given
+    `on_batch`, with msgspec installed) `on_batch([BatchEvent])` for a batch of them; returns the top-level
+    values of KEPT_KEYS found.
 
     Raises ProfileError for a missing, non-regular, empty, oversized (also once decompressed), truncated or
     non-JSON file, for JSON that is not a Chrome trace object with a `traceEvents` list, and FileChanged for a
@@ -154,7 +191,7 @@ def stream_trace(path, on_event, max_bytes=DEFAULT_MAX_FILE_BYTES):
     handle = gzip.GzipFile(fileobj=raw, mode="rb") if inflated else raw
     metadata = {}
     with raw, handle:
-        text = _Text(handle, path, max_bytes, inflated)
+        text = _Text(handle, path, max_bytes, inflated, on_batch is not None)
         first = text.peek()
         if first == "":
             raise ProfileError(path, "holds only blank text (the profiler wrote nothing)")
@@ -175,7 +212,7 @@ def stream_trace(path, on_event, max_bytes=DEFAULT_MAX_FILE_BYTES):
                 text.expect(":", "':' after a key")
                 if key == "traceEvents" and text.peek() == "[":
                     seen_events = True
-                    _stream_list(text, on_event)
+                    _stream_list(text, on_event, on_batch)
                 else:
                     value = text.value()
                     if key in KEPT_KEYS:
@@ -190,13 +227,19 @@ def stream_trace(path, on_event, max_bytes=DEFAULT_MAX_FILE_BYTES):
     return metadata
 
 
-def _stream_list(text, on_event):
+def _stream_list(text, on_event, on_batch):
     text.expect("[", "'['")
     if text.peek() == "]":
         text.pos += 1
         return
     while True:
-        on_event(text.value())
+        events = text.batch()
+        if events is not None:
+            on_batch(events)
+            continue
+        event = record(text.value())
+        if event is not None:
+            on_event(event)
         if text.expect(",]", "',' or ']' in traceEvents") == "]":
             return
 
