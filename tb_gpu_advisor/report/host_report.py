@@ -320,6 +320,7 @@ def _kernel(row, roof):
         "min_us": us(row.min_ps),
         "max_us": us(row.max_ps),
         "occupancy_pct": pct(row.occupancy_pct),
+        "achieved_occupancy_pct": pct(row.achieved_occupancy_pct),
         "registers_per_thread": row.registers_per_thread,
         "shared_memory_bytes": row.shared_memory_bytes,
         "grid": list(row.grid),

@@ -7,8 +7,8 @@ from tb_gpu_advisor.report import charts, units
 from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections, kernel_row_labels
-from tb_gpu_advisor.vocabulary import (BOTTLENECK_LABELS, BREAKDOWN_LABELS, MICRO, bind_units, in_sentence,
-                                       matrix_unit_labels)
+from tb_gpu_advisor.vocabulary import (BOTTLENECK_LABELS, BREAKDOWN_LABELS, MICRO, OCCUPANCY_LABELS, bind_units,
+                                       in_sentence, matrix_unit_labels, occupancy_kind)
 
 STEPS_CHARTED = 60
 KERNELS_CHARTED = 10
@@ -247,13 +247,15 @@ def _table(headers, rows, numeric, name_column=None):
 
 def _kernel_table(host):
     kernels = host["kernels"][:KERNELS_TABULATED]
+    occupancy = occupancy_kind(host["kernels"])
+    occupancy_key = "occupancy_pct" if occupancy == "theoretical" else "achieved_occupancy_pct"
     rows = [(k["name"], k["op_name"] or "-", units.launch_dims(k["grid"], k["block"]), units.count(k["occurrences"]),
-             units.duration_us(k["total_us"]), units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
+             units.duration_us(k["total_us"]), units.duration_us(k["avg_us"]), units.percent(k.get(occupancy_key)),
              "yes" if k["uses_tensor_cores"] else "no", units.percent(k.get("peak_pct"))) for k in kernels]
     title = "Kernels" if len(host["kernels"]) <= KERNELS_TABULATED else \
         f"Kernels (top {KERNELS_TABULATED} of {len(host['kernels'])} by total time)"
     return [f"<h3>{_e(title)}</h3>",
-            _table(("kernel", "op", "grid / block", "count", "total", "avg", "occupancy",
+            _table(("kernel", "op", "grid / block", "count", "total", "avg", OCCUPANCY_LABELS[occupancy][0].lower(),
                     matrix_unit_labels(host["devices"])[1], "of roof"),
                    rows, (False, False, False, True, True, True, True, False, True), name_column=0)]
 
