@@ -4,6 +4,7 @@ from tb_gpu_advisor.analysis.capture_overhead import capture_overhead
 from tb_gpu_advisor.analysis.kernel_names import kernel_precision
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
 from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
+from tb_gpu_advisor.findings.doc_links import matched_docs, run_vendor
 from tb_gpu_advisor.report.idle_report import idle_attribution_dict
 
 HOST_OPS_LISTED = 25
@@ -77,7 +78,9 @@ def with_diagnosis(report, diagnosis):
     prep = next((f for f in diagnosis.findings if f.id == "input.host_batch_prep"), None)
     report["summary"]["batch_prep_pct"] = None if prep is None else prep.evidence.metrics.get("batch_prep_pct")
     framework = report["summary"].get("framework")
-    report["findings"] = [finding.to_dict(framework) for finding in diagnosis.findings]
+    vendor = run_vendor(report["devices"])
+    report["findings"] = [{**found, "docs": matched_docs(found["docs"], framework, vendor)}
+                          for found in (finding.to_dict(framework) for finding in diagnosis.findings)]
     report["notes"].extend(diagnosis.errors)
     return report
 
