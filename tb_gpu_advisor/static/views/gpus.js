@@ -5,6 +5,7 @@
 
 import {h, s, tooltip} from '../dom.js';
 import {formatMs, formatPct, formatUs} from '../format.js';
+import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, legend, meter, section} from './common.js';
 
 const IMBALANCE = 'communication.gpu_imbalance';
@@ -131,7 +132,7 @@ export function gpusView(report, timelineSlot) {
   const imbalance = imbalanceOf(report);
   return section('GPUs', {id: 'gpus', subtitle: multi ? 'compute, collectives only and idle share of the analysis window' :
     'busy share of the analysis window'},
-  h('div', {class: 'gpu-rows'}, devices.map((device) => busyRow(device, multi, imbalance.straggler))),
+  h('div', {class: 'gpu-rows', title: VOCABULARY.busyDefinitions.device_busy}, devices.map((device) => busyRow(device, multi, imbalance.straggler))),
   imbalanceTable(imbalance),
   h('h3', {}, 'Activity over time'),
   timelineSlot);

@@ -6,6 +6,7 @@
 import {getJson} from '../api.js';
 import {h, replace} from '../dom.js';
 import {BOTTLENECK_LABELS, formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
+import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, section} from './common.js';
 
 const POLL_MS = 1000;
@@ -70,7 +71,7 @@ const COLUMNS = [
   {key: 'verdict', label: 'Verdict'},
   {key: 'confidence', label: 'Confidence'},
   {key: 'step_time_ms', label: 'Step time', numeric: true},
-  {key: 'gpu_busy_pct', label: 'GPU busy', numeric: true},
+  {key: 'gpu_busy_pct', label: 'GPU busy', numeric: true, title: VOCABULARY.busyDefinitions.gpu_busy},
   {key: 'top_finding', label: 'Top finding'},
   {key: 'change', label: 'Change vs previous', numeric: true,
     title: 'Against the previous capture of the same run directory (its series), by capture time'},
