@@ -6,7 +6,7 @@
 
 import {h, replace, s, tooltip} from '../dom.js';
 import {sampleEvenly} from '../charts.js';
-import {formatMs, formatPct} from '../format.js';
+import {formatMs, formatPct, tableMs} from '../format.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, legend, section} from './common.js';
 import {stepBarChart, stepNumberLabel} from './step_bars.js';
@@ -105,6 +105,7 @@ function stepTable(row, causes) {
   const keys = stepCauses(causes, row.steps);
   if (!keys.length || !row.steps.length) return null;
   const steps = row.steps.slice(0, STEPS_LISTED);
+  const ms = tableMs(steps.flatMap((step) => [step.idle_ms, ...keys.map((key) => step.cause_ms?.[key])]));
   return h('details', {class: 'idle-steps'},
     h('summary', {}, `Per step (${row.steps.length > STEPS_LISTED ? `first ${STEPS_LISTED} of ` : ''}` +
       `${row.steps.length}), idle time by cause`),
@@ -113,8 +114,8 @@ function stepTable(row, causes) {
         keys.map((key) => h('th', {scope: 'col', class: 'num'}, label(key))))),
       h('tbody', {}, steps.map((step) => h('tr', {},
         h('th', {scope: 'row'}, String(step.step)),
-        h('td', {class: 'num'}, formatMs(step.idle_ms)),
-        keys.map((key) => h('td', {class: 'num'}, formatMs(step.cause_ms?.[key])))))))));
+        h('td', {class: 'num'}, ms(step.idle_ms)),
+        keys.map((key) => h('td', {class: 'num'}, ms(step.cause_ms?.[key])))))))));
 }
 
 /** The idle-attribution card of a HostReport. */
@@ -127,8 +128,8 @@ export function idleView(report) {
   }
   const items = causeLegend(rows, causes);
   return section('Why the GPU idles', {id: 'idle', subtitle: 'each idle gap by the work that ended it and its host call'},
-    h('div', {class: 'gpu-rows'}, h('div', {class: 'gpu-axis', 'aria-hidden': 'true'},
-      h('span', {}, '0%'), h('span', {}, 'share of the analyzed time'), h('span', {}, '100%')),
+    h('div', {class: 'gpu-rows'}, h('span', {'aria-hidden': 'true'}), h('div', {class: 'gpu-axis', 'aria-hidden': 'true'},
+      h('span', {}, '0%'), h('span', {}, 'share of the analyzed time'), h('span', {}, '100%')), h('span', {'aria-hidden': 'true'}),
     rows.map((row) => h('div', {class: 'gpu-row idle-row', 'data-device': row.device},
       h('div', {class: 'gpu-label', title: row.device}, row.device.replace('/device:', '')),
       causeBar(row),

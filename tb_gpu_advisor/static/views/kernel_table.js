@@ -5,7 +5,8 @@
 
 import {ApiError, getResult} from '../api.js';
 import {h, replace, s, tooltip} from '../dom.js';
-import {formatBytes, formatCount, formatPct, formatUs, kernelDetail, matrixUnitLabels, shortKernelName} from '../format.js';
+import {formatBytes, formatCount, formatPct, formatUs, kernelDetail, matrixUnitLabels, shortKernelName,
+  tableUs} from '../format.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, meter, section} from './common.js';
 
@@ -74,7 +75,7 @@ function roofCell(row) {
     h('span', {}, formatPct(row.peak_pct, 0)));
 }
 
-function kernelRow(row, kernelTimeUs, matrixUnits, occupancy) {
+function kernelRow(row, kernelTimeUs, matrixUnits, occupancy, us) {
   const dims = `${(row.grid || []).join('×')} × ${(row.block || []).join('×')}`;
   const share = kernelTimeUs > 0 && Number.isFinite(row.total_us) ? (100 * row.total_us) / kernelTimeUs : null;
   const type = OP_TYPE_LABELS[row.op_type] ? row.op_type : null;
@@ -85,10 +86,10 @@ function kernelRow(row, kernelTimeUs, matrixUnits, occupancy) {
         type ? h('span', {class: `op-type op-${type}`}, OP_TYPE_LABELS[type]) : null,
         row.op_name || kernelDetail(row.name))),
     h('td', {class: 'num'}, formatCount(row.occurrences)),
-    h('td', {class: 'num'}, formatUs(row.total_us)),
+    h('td', {class: 'num'}, us(row.total_us)),
     h('td', {class: 'num share'}, share === null ? '—' : formatPct(share, share < 1 ? 2 : 1)),
-    h('td', {class: 'num'}, formatUs(row.avg_us)),
-    h('td', {class: 'num'}, formatUs(row.max_us)),
+    h('td', {class: 'num'}, us(row.avg_us)),
+    h('td', {class: 'num'}, us(row.max_us)),
     h('td', {class: 'num'}, occupancyCell(row[occupancy.key], occupancy)),
     h('td', {class: 'num'}, formatCount(row.registers_per_thread)),
     h('td', {class: 'num'}, formatBytes(row.shared_memory_bytes)),
@@ -191,7 +192,8 @@ export function kernelTableView(run, host, totalKernels, {filter: initialFilter 
     status.textContent = 'Loading…';
     try {
       const page = await getResult('kernels', {run, host, ...state}, {signal: controller.signal});
-      replace(body, page.rows.map((row) => kernelRow(row, page.kernel_time_us, matrixUnits, occupancy)));
+      const us = tableUs(page.rows.flatMap((row) => [row.total_us, row.avg_us, row.max_us]));
+      replace(body, page.rows.map((row) => kernelRow(row, page.kernel_time_us, matrixUnits, occupancy, us)));
       replace(rollup, rollupView(page.op_types, state.op_type, (type) => {
         state.op_type = type;
         state.offset = 0;
