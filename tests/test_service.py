@@ -12,7 +12,7 @@ from tb_gpu_advisor.errors import ProfileError
 import tb_gpu_advisor.model.build as model_build
 from tb_gpu_advisor.model.build import report_progress
 from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
-from tb_gpu_advisor.profile_files import HostFile
+from tb_gpu_advisor.files.runs import HostFile
 from tb_gpu_advisor.service import AnalysisService
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.quickstart import write_quickstart

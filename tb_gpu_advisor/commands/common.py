@@ -6,7 +6,7 @@ import math
 from tb_gpu_advisor.commands.progress import ProgressBar, is_terminal
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
-from tb_gpu_advisor.discovery import resolve_target
+from tb_gpu_advisor.files.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import executor_for
 from tb_gpu_advisor.file_size import limit_bytes

@@ -12,9 +12,8 @@ import re
 
 from google.protobuf.message import DecodeError
 
-from tb_gpu_advisor.profile_files import host_name
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.readers.kineto.files import is_kineto_trace
+from tb_gpu_advisor.files.names import host_name, is_kineto_trace
 from tb_gpu_advisor.model.allocators import AllocatorCollector
 from tb_gpu_advisor.model.device import build_gpu_device
 from tb_gpu_advisor.model.device_limits import checked_gpus
@@ -24,7 +23,7 @@ from tb_gpu_advisor.model.host_columns import host_plane_columns
 from tb_gpu_advisor.model.limits import check_model_times
 from tb_gpu_advisor.model.trace import TraceModel
 from tb_gpu_advisor.model.vendor import shared_arch
-from tb_gpu_advisor.regular_files import FileChanged
+from tb_gpu_advisor.files.regular import FileChanged
 from tb_gpu_advisor.readers.xplane.plane_scan import scan_plane
 from tb_gpu_advisor.readers.xplane.reader import read_space
 from tb_gpu_advisor.readers.xplane.stats import plane_stats

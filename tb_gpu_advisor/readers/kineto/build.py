@@ -12,7 +12,7 @@ import numpy as np
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.readers.kineto.collect import Collector, column
 from tb_gpu_advisor.readers.kineto.devices import capabilities, device_events_name
-from tb_gpu_advisor.readers.kineto.files import worker_and_span
+from tb_gpu_advisor.files.names import worker_and_span
 from tb_gpu_advisor.readers.kineto.op_work import event_work, launch_work
 from tb_gpu_advisor.readers.kineto.ops import launch_ops
 from tb_gpu_advisor.readers.kineto.stream import stream_trace

@@ -18,7 +18,7 @@ from decimal import Decimal
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import inflates_too_big, too_big
-from tb_gpu_advisor.regular_files import check_unchanged, open_regular
+from tb_gpu_advisor.files.regular import check_unchanged, open_regular
 
 _CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -203,7 +203,7 @@ def _stream_list(text, on_event):
 
 def _open(path, max_bytes):
     """(binary file, Identity) of a regular file of at most `max_bytes`; ProfileError otherwise (a FIFO or a
-    device is never opened: regular_files)."""
+    device is never opened: files/regular.py)."""
     raw, identity = open_regular(path)
     if identity.size == 0:
         raw.close()

@@ -10,7 +10,7 @@ from google.protobuf.message import DecodeError
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, MAX_PLANES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import too_big
-from tb_gpu_advisor.regular_files import FileChanged, Identity, check_unchanged, open_regular
+from tb_gpu_advisor.files.regular import FileChanged, Identity, check_unchanged, open_regular
 from tb_gpu_advisor.readers.xplane import schema
 from tb_gpu_advisor.readers.xplane.wire_scan import WIRE_LEN, WIRE_VARINT, Unusual, as_int64, field_extent, read_varint, utf8
 

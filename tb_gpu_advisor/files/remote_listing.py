@@ -1,11 +1,11 @@
-"""Lists a remote logdir (no file is downloaded) into profile_files shapes: runs, host files, a Target."""
+"""Lists a remote logdir (no file is downloaded) into files.runs shapes: runs, host files, a Target."""
 
 import datetime
 import posixpath
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
-from tb_gpu_advisor.readers.kineto.files import is_kineto_file
-from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, capture_time, host_name, kineto_profile_runs,
+from tb_gpu_advisor.files.names import host_name, is_kineto_file
+from tb_gpu_advisor.files.runs import (HostFile, ProfileRun, Target, capture_time, kineto_profile_runs,
                                           newest_first, run_id)
 from tb_gpu_advisor.remote.cache import object_version
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
@@ -82,7 +82,7 @@ def remote_runs(url):
 
 
 def remote_target(url):
-    """The profile_files.Target of a URL: a file, a run directory's host files or a logdir's runs (URLs)."""
+    """The runs.Target of a URL: a file, a run directory's host files or a logdir's runs (URLs)."""
     fs, root, info, files = _list(url)
     name = posixpath.basename(root)
     if info.get("type") == "file":

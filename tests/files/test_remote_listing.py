@@ -6,9 +6,9 @@ import pytest
 
 fsspec = pytest.importorskip("fsspec", reason="remote logdirs need fsspec (pip install -e '.[remote]')")
 
-from tb_gpu_advisor.discovery import discover_runs, resolve_target  # noqa: E402
+from tb_gpu_advisor.files.discovery import discover_runs, resolve_target  # noqa: E402
 from tb_gpu_advisor.errors import ProfileError  # noqa: E402
-from tb_gpu_advisor.remote.listing import remote_runs  # noqa: E402
+from tb_gpu_advisor.files.remote_listing import remote_runs  # noqa: E402
 from tb_gpu_advisor.pipeline import run_report  # noqa: E402
 from tb_gpu_advisor.testing.builder import TraceBuilder  # noqa: E402
 

@@ -1,13 +1,13 @@
-"""Lists a local path into a profile_files.Target: a file, a run directory's host files, or a logdir's runs."""
+"""Lists a local path into a runs.Target: a file, a run directory's host files, or a logdir's runs."""
 
 import functools
 import os
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.readers.kineto.files import is_kineto_file
-from tb_gpu_advisor.regular_files import kind_problem
-from tb_gpu_advisor.profile_files import (HostFile, ProfileRun, Target, capture_time, host_name, kineto_profile_runs,
+from tb_gpu_advisor.files.names import host_name, is_kineto_file
+from tb_gpu_advisor.files.regular import kind_problem
+from tb_gpu_advisor.files.runs import (HostFile, ProfileRun, Target, capture_time, kineto_profile_runs,
                                           newest_first, run_id)
 
 
@@ -84,7 +84,7 @@ def _remembered_hosts(run_path, logdir_real, memo):
 
 def _hosts_in(directory, logdir_real=None):
     """The HostFiles of every `*.xplane.pb` entry of `directory`, whatever it is: one that is not a regular file
-    fails with a line saying what it is when analyzed (regular_files). With `logdir_real`, an entry whose real
+    fails with a line saying what it is when analyzed (files/regular.py). With `logdir_real`, an entry whose real
     path lies outside it is refused (HostFile.problem)."""
     try:
         names = sorted(os.listdir(directory))

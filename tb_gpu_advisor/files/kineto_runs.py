@@ -6,7 +6,7 @@ the run id is the directory; otherwise the k-th spans of the workers form the ru
 named after the first worker's k-th span (a millisecond timestamp, so newer spans sort after older ones).
 """
 
-from tb_gpu_advisor.readers.kineto.files import is_kineto_file, worker_and_span
+from tb_gpu_advisor.files.names import is_kineto_file, worker_and_span
 
 
 def _span_key(span):

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from tb_gpu_advisor.discovery import discover_runs, resolve_target
+from tb_gpu_advisor.files.discovery import discover_runs, resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.testing import TraceBuilder
 
@@ -57,8 +57,8 @@ def test_empty_logdir_explains_the_expected_layout(tmp_path):
 
 
 def test_links_out_of_the_logdir_are_refused_unless_followed(tmp_path):
-    from tb_gpu_advisor.discovery import discover_runs
-    from tb_gpu_advisor.local_listing import OUTSIDE_LOGDIR
+    from tb_gpu_advisor.files.discovery import discover_runs
+    from tb_gpu_advisor.files.local_listing import OUTSIDE_LOGDIR
     from tb_gpu_advisor.testing import TraceBuilder
 
     outside = tmp_path / "elsewhere"
@@ -88,7 +88,7 @@ def _kineto(directory, name, ts=1_700_000_000_000_000):
 
 
 def test_kineto_links_out_of_the_logdir_are_refused_unless_followed(tmp_path):
-    from tb_gpu_advisor.local_listing import OUTSIDE_LOGDIR
+    from tb_gpu_advisor.files.local_listing import OUTSIDE_LOGDIR
 
     secret = _kineto(tmp_path / "elsewhere", "secret.1.pt.trace.json")
     run = tmp_path / "logdir" / "torch"
@@ -134,8 +134,8 @@ def test_the_newest_kineto_run_is_the_latest_capture_not_the_last_name(tmp_path)
 def test_a_pytorch_trace_linked_from_outside_the_logdir_is_refused_unless_followed(tmp_path):
     import shutil
 
-    from tb_gpu_advisor.discovery import discover_runs
-    from tb_gpu_advisor.local_listing import OUTSIDE_LOGDIR
+    from tb_gpu_advisor.files.discovery import discover_runs
+    from tb_gpu_advisor.files.local_listing import OUTSIDE_LOGDIR
     from tests.data import real_trace
 
     outside = tmp_path / "elsewhere" / "rank0.1700000000000.pt.trace.json.gz"

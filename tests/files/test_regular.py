@@ -10,7 +10,7 @@ import pytest
 from tb_gpu_advisor import cli
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.model.build import load_model
-from tb_gpu_advisor.regular_files import FileChanged, kind_problem, open_regular
+from tb_gpu_advisor.files.regular import FileChanged, kind_problem, open_regular
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.readers.xplane.reader import read_space
 

@@ -1,26 +1,21 @@
-"""What a logdir holds, local or remote alike: host files, profile runs, their names, and how a target resolves.
+"""What a logdir holds, local or remote alike: host files, profile runs and their names.
 
 A run id is `<tb run>/<profile run>` where `<tb run>` is the directory holding `plugins/profile` relative to
 the logdir, or just `<profile run>` when `plugins/profile` sits at the logdir's root (as TensorBoard's Profile
 tab names them). Hosts are the `<host>.xplane.pb` files of a run. PyTorch (Kineto) runs are the directories
-holding `<worker>.<span>.pt.trace.json[.gz]` files, grouped by kineto.runs; their hosts are the workers. This
-module reads no file system: local_listing.py and remote/listing.py list directories into the shapes below.
+holding `<worker>.<span>.pt.trace.json[.gz]` files, grouped by kineto_runs.py; their hosts are the workers. This
+module reads no file system: local_listing.py and remote_listing.py list directories into the shapes below,
+and discovery.py resolves what a path names from them.
 """
 
-import os
 import time
 from dataclasses import dataclass, field, replace
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
-from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.readers.kineto.files import is_kineto_file, worker_and_span
-from tb_gpu_advisor.readers.kineto.runs import kineto_runs
+from tb_gpu_advisor.files.names import worker_and_span
+from tb_gpu_advisor.files.kineto_runs import kineto_runs
 
 _RUN_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
-
-NO_PROFILES = ("no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/<host>.xplane.pb "
-               "(capture one with tf.profiler or jax.profiler.trace) or <logdir>/<run>/<worker>.<span>.pt.trace.json"
-               "[.gz] (torch.profiler.tensorboard_trace_handler)")
 
 
 @dataclass(frozen=True)
@@ -54,13 +49,6 @@ class Target:
     hosts: tuple = ()  # HostFile directly inside a directory
     runs: tuple = ()  # ProfileRun below a directory without direct host files, newest first
 
-
-def host_name(path):
-    """The host a profile file is of: its file name without `.xplane.pb`, or a Kineto file's worker."""
-    base = os.path.basename(str(path))
-    if is_kineto_file(base):
-        return worker_and_span(base)[0]
-    return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 
 def kineto_profile_runs(run_dir, directory, names, join, problem_of=None, modified_of=None):
@@ -152,35 +140,3 @@ def unique_ids(runs):
             taken.add(f"{run_id_} ({number})")
             found.append(replace(profile_run, run=f"{run_id_} ({number})"))
     return found
-
-
-def pick_host(where, files, host):
-    """All `files`, or the one of `host`; ProfileError listing the hosts when there is none."""
-    if host is None:
-        return list(files)
-    chosen = [f for f in files if f.host == host]
-    if not chosen:
-        raise ProfileError(where, f"no host {host!r}; hosts: {', '.join(f.host for f in files)}")
-    return chosen
-
-
-def resolve(target, run=None, host=None):
-    """The (run id, [HostFile]) that `analyze PATH` means for a listed Target: a file, a run directory or a
-    logdir (its newest run unless `run` names one); `host` keeps one host. ProfileError with the choices."""
-    if target.is_file:
-        if run:
-            raise ProfileError(target.path, "--run applies to a logdir, not to a single file")
-        return None, pick_host(target.path, (HostFile(host=host_name(target.name), path=target.path),), host)
-    if target.hosts:
-        if run:
-            raise ProfileError(target.path, "is a run directory; --run applies to a logdir")
-        return run_name(target.path, target.name), pick_host(target.path, target.hosts, host)
-    if not target.runs:
-        raise ProfileError(target.path, NO_PROFILES)
-    if run is None:
-        chosen = target.runs[0]
-    else:
-        chosen = next((r for r in target.runs if r.run == run), None)
-        if chosen is None:
-            raise ProfileError(target.path, f"no run {run!r}; runs: {', '.join(r.run for r in target.runs)}")
-    return chosen.run, pick_host(chosen.path, chosen.hosts, host)

@@ -1,10 +1,10 @@
-"""Names of Kineto trace files: which files are traces, and the worker a file is of."""
+"""Names of profile files: which files are Kineto traces, and the host (or Kineto worker) a file is of."""
 
 import os
 import re
 
 from tb_gpu_advisor.constants import XPLANE_SUFFIX
-from tb_gpu_advisor.regular_files import kind_problem
+from tb_gpu_advisor.files.regular import kind_problem
 
 KINETO_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
 # tensorboard_trace_handler writes `<worker>.<span>.pt.trace.json[.gz]`, span being a millisecond timestamp.
@@ -38,10 +38,17 @@ def is_kineto_trace(path):
     if is_kineto_file(path):
         return True
     if path.endswith(XPLANE_SUFFIX) or kind_problem(path):
-        return False  # not opened: the XPlane reader says what it is (regular_files)
+        return False  # not opened: the XPlane reader says what it is (files/regular.py)
     try:
         with open(path, "rb") as handle:
             head = handle.read(64)
     except OSError:
         return False
     return head[:2] == b"\x1f\x8b" or head.lstrip()[:1] == b"{"
+
+def host_name(path):
+    """The host a profile file is of: its file name without `.xplane.pb`, or a Kineto file's worker."""
+    base = os.path.basename(str(path))
+    if is_kineto_file(base):
+        return worker_and_span(base)[0]
+    return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
