@@ -10,7 +10,7 @@ from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import map_hosts
 from tb_gpu_advisor.findings.engine import diagnose
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.remote import is_remote_url
 from tb_gpu_advisor.remote.fetch import fetch_remote_file
 from tb_gpu_advisor.report.finite import finite

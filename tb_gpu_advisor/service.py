@@ -25,7 +25,7 @@ from tb_gpu_advisor.constants import (DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.files.discovery import version
 from tb_gpu_advisor.isolated_pool import AnalysisCancelled, Budgets, IsolatedPool
-from tb_gpu_advisor.model.build import reporting_progress
+from tb_gpu_advisor.readers.progress import reporting_progress
 from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.remote import is_remote_url
 from tb_gpu_advisor.report.timeline_report import source_timeline_report

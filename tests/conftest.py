@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import tb_gpu_advisor.pipeline as _pipeline
-from tb_gpu_advisor.model.build import build_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.report.invariants import report_problems
 from tests.tiers import TIERS, tier_of
 

@@ -10,7 +10,7 @@ from tb_gpu_advisor.files.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import executor_for
 from tb_gpu_advisor.file_size import limit_bytes
-from tb_gpu_advisor.model.build import reporting_progress
+from tb_gpu_advisor.readers.progress import reporting_progress
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.report.finite import to_json
 

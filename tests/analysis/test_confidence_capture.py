@@ -1,7 +1,7 @@
 """Trace confidence of what a capture holds: cut steps, no repeating step, warm-up, one rank of several; on
 generated Kineto traces for exact cases and on the committed real traces where the case is real."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 from tb_gpu_advisor.testing import TraceBuilder

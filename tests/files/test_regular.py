@@ -9,7 +9,7 @@ import pytest
 
 from tb_gpu_advisor import cli
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.files.regular import FileChanged, kind_problem, open_regular
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.readers.xplane.reader import read_space
@@ -88,7 +88,7 @@ def test_a_file_replaced_while_read_is_read_again_from_the_new_version(tmp_path,
     _trace("old_kernel").write(str(path))
     replacement = tmp_path / "new.xplane.pb"
     _trace("new_kernel_with_a_longer_name").write(str(replacement))
-    import tb_gpu_advisor.model.build as build
+    import tb_gpu_advisor.readers.load as build
     real, calls = build.build_model, []
 
     def replace_then_build(space, **options):
@@ -106,7 +106,7 @@ def test_a_file_replaced_while_read_is_read_again_from_the_new_version(tmp_path,
 def test_a_file_that_keeps_changing_fails_clearly(tmp_path, monkeypatch):
     path = tmp_path / "h.xplane.pb"
     _trace().write(str(path))
-    import tb_gpu_advisor.model.build as build
+    import tb_gpu_advisor.readers.load as build
     real = build.build_model
 
     def touch_then_build(space, **options):

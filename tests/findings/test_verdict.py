@@ -1,5 +1,5 @@
 from tb_gpu_advisor.findings.verdict import BOTTLENECKS
-from tb_gpu_advisor.model.build import build_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.readers.xplane.reader import parse_space

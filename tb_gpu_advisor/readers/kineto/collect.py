@@ -15,7 +15,7 @@ from tb_gpu_advisor.readers.kineto.python_calls import python_call_name
 from tb_gpu_advisor.readers.kineto.values import (PS_PER_US, WINDOW_PS, LeftOut, clean_text, copy_details, input_dims,
                                           integer, is_number, kernel_config, plausible_us)
 from tb_gpu_advisor.model.collective_names import is_collective_host_op
-from tb_gpu_advisor.model.device import classify_event_name
+from tb_gpu_advisor.model.device_events import classify_event_name
 from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG, event_tag
 from tb_gpu_advisor.model.host_waits import is_allocator_call, is_device_wait
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits

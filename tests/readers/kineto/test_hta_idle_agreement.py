@@ -37,7 +37,7 @@ def _cases():
 
 @pytest.mark.parametrize("name, h200_run", _cases())
 def test_reported_idle_agrees_with_hta(name, h200_run, kineto_models, monkeypatch):
-    from tb_gpu_advisor.model.build import load_model
+    from tb_gpu_advisor.readers.load import load_model
     monkeypatch.setenv("HTA_DISABLE_NS_ROUNDING", "1")
     path = _h200_path(h200_run) if h200_run else real_kineto(name)
     model = load_model(path) if h200_run else kineto_models[name]

@@ -7,7 +7,7 @@ import pytest
 
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.readers.kineto.build import load_kineto_model
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.testing.kineto_trace import trace_text as _trace_text
 from tb_gpu_advisor.testing.kineto_trace import x_event as _x

@@ -6,40 +6,17 @@ from dataclasses import replace
 import numpy as np
 
 from tb_gpu_advisor.constants import MAX_DEVICE_NAME_CHARS, STEPS_LINE_ID
-from tb_gpu_advisor.model.copies import reclassified_copy, spelled_copy_direction
+from tb_gpu_advisor.model.copies import reclassified_copy
 from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_details
-from tb_gpu_advisor.model.trace import (ActivityKind, CopyDirection, DeviceActivity, DeviceCapabilities,
-                                        GpuDevice, StepMarker)
+from tb_gpu_advisor.model.device_events import classify_event_name
+from tb_gpu_advisor.model.trace import ActivityKind, DeviceActivity, DeviceCapabilities, GpuDevice, StepMarker
 from tb_gpu_advisor.model.vendor import NVIDIA, device_arch, infer_vendor
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
 _DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "memset_details", "tf_op", "hlo_op", "name",
                  "theoretical_occupancy_pct", "program_id", "annotation", "shape"}
 _STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"}
-# Device events that are not GPU work: memory bookkeeping and profiler overhead.
-_NOT_WORK_PREFIXES = ("MemoryResidency", "MemAlloc", "MemFree", "memalloc", "COMPILER", "BUFFER_FLUSH",
-                      "INSTRUMENTATION", "RESOURCE", "Overhead")
 _SKIPPED_LINE_NAMES = ("_counters_", "CUPTI overhead")
-_COPY_NAMES = {"H2D": CopyDirection.H2D, "HTOD": CopyDirection.H2D, "D2H": CopyDirection.D2H,
-               "DTOH": CopyDirection.D2H, "D2D": CopyDirection.D2D, "DTOD": CopyDirection.D2D,
-               "P2P": CopyDirection.P2P, "PTOP": CopyDirection.P2P}
-
-
-def classify_event_name(name):
-    """(ActivityKind or None for non-work, CopyDirection) from a device event name."""
-    if name.startswith("Memcpy"):
-        return ActivityKind.MEMCPY, _COPY_NAMES.get(name[6:].split()[0].upper() if name[6:] else "",
-                                                    CopyDirection.OTHER)
-    spelled = spelled_copy_direction(name)
-    if spelled is not None:
-        return ActivityKind.MEMCPY, spelled
-    if name.startswith("Memset"):
-        return ActivityKind.MEMSET, CopyDirection.NONE
-    if name.startswith("CudaGraphExec"):
-        return ActivityKind.GRAPH, CopyDirection.NONE
-    if name.startswith(_NOT_WORK_PREFIXES):
-        return None, CopyDirection.NONE
-    return ActivityKind.KERNEL, CopyDirection.NONE
 
 
 def op_name_from_tf_op(tf_op):

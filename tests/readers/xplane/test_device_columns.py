@@ -9,7 +9,7 @@ from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.encode import len_prefixed
 from tests.data import real_trace
-from tests.model.equivalence import SpaceWriter, compare_paths
+from tests.readers.xplane.equivalence import SpaceWriter, compare_paths
 
 _DETAILS = "regs:32 static_shared:0 dynamic_shared:0 grid:4,1,1 block:128,1,1"
 

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.model.host import (_HOST_STATS, _MARKER_NAMES, XLA_CPU_EXECUTOR_THREADS, XLA_CPU_TAG,
-                                       TF_DATA_PY_FUNCTION_TAG, _HostCollector, _is_input_wait, event_tags,
-                                       is_py_function_event, on_tf_data_thread, step_thread_only, thread_kind)
+from tb_gpu_advisor.model.host import (_MARKER_NAMES, XLA_CPU_EXECUTOR_THREADS, XLA_CPU_TAG, TF_DATA_PY_FUNCTION_TAG,
+                                       _is_input_wait, event_tags, is_py_function_event, on_tf_data_thread,
+                                       step_thread_only, thread_kind)
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
+from tb_gpu_advisor.readers.xplane.host import _HOST_STATS, _HostCollector
 from tb_gpu_advisor.readers.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, stat_names
 from tb_gpu_advisor.readers.xplane.wire_scan import Unusual

@@ -13,11 +13,12 @@ from google.protobuf.message import DecodeError
 from tb_gpu_advisor.constants import STEPS_LINE_ID
 from tb_gpu_advisor.model.copies import reclassified_copy
 from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_details
-from tb_gpu_advisor.model.device import (_DEVICE_STATS, _SKIPPED_LINE_NAMES, _STEP_STATS, _Interner,
-                                         _step_markers, capabilities_from_stats, classify_event_name,
-                                         op_name_from_tf_op, tf_signature)
+from tb_gpu_advisor.model.device_events import classify_event_name
 from tb_gpu_advisor.model.trace import ActivityKind, DeviceActivity, GpuDevice
 from tb_gpu_advisor.readers.xplane import schema
+from tb_gpu_advisor.readers.xplane.device import (_DEVICE_STATS, _SKIPPED_LINE_NAMES, _STEP_STATS, _Interner,
+                                                  _step_markers, capabilities_from_stats, op_name_from_tf_op,
+                                                  tf_signature)
 from tb_gpu_advisor.readers.xplane.plane_scan import DOUBLE, INT64, UINT64, TextTable, event_chunks, int64_values
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names
 from tb_gpu_advisor.readers.xplane.wire_scan import Unusual

@@ -7,13 +7,14 @@ import logging
 import numpy as np
 
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.model.build import build_model, load_model
+from tb_gpu_advisor.readers.load import load_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.encode import len_prefixed
 from tb_gpu_advisor.readers.xplane import schema
 from tb_gpu_advisor.readers.xplane.reader import parse_space
 
-FALLBACK_LOGGER = "tb_gpu_advisor.model.build"
+FALLBACK_LOGGER = "tb_gpu_advisor.readers.xplane.build"
 
 
 def assert_same(a, b, where="model"):

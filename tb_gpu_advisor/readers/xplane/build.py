@@ -1,38 +1,33 @@
 """XSpace -> TraceModel: the only module that knows which planes hold what.
 
-GPU and host planes take the fast columnar path (xplane.plane_scan, model.device_columns,
-model.host_columns); a plane it does not vouch for (wire_scan.Unusual) takes the reference per-event path
-(model.device, model.host), which gives the same model. `reference=True` forces the reference path.
+GPU and host planes take the fast columnar path (plane_scan, device_columns, host_columns); a plane it does not
+vouch for (wire_scan.Unusual) takes the reference per-event path (device, host), which gives the same model.
+`reference=True` forces the reference path.
 """
 
-import contextlib
-import contextvars
 import logging
 import re
 
 from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.files.names import host_name, is_kineto_trace
-from tb_gpu_advisor.model.allocators import AllocatorCollector
-from tb_gpu_advisor.model.device import build_gpu_device
+from tb_gpu_advisor.files.names import host_name
 from tb_gpu_advisor.model.device_limits import checked_gpus
-from tb_gpu_advisor.model.device_columns import build_gpu_device_from_scan
-from tb_gpu_advisor.model.host import _HostCollector
-from tb_gpu_advisor.model.host_columns import host_plane_columns
 from tb_gpu_advisor.model.limits import check_model_times
 from tb_gpu_advisor.model.trace import TraceModel
 from tb_gpu_advisor.model.vendor import shared_arch
-from tb_gpu_advisor.files.regular import FileChanged
+from tb_gpu_advisor.readers.progress import current_progress
+from tb_gpu_advisor.readers.xplane.allocators import AllocatorCollector
+from tb_gpu_advisor.readers.xplane.device import build_gpu_device
+from tb_gpu_advisor.readers.xplane.device_columns import build_gpu_device_from_scan
+from tb_gpu_advisor.readers.xplane.host import _HostCollector
+from tb_gpu_advisor.readers.xplane.host_columns import host_plane_columns
 from tb_gpu_advisor.readers.xplane.plane_scan import scan_plane
-from tb_gpu_advisor.readers.xplane.reader import read_space
 from tb_gpu_advisor.readers.xplane.stats import plane_stats
 from tb_gpu_advisor.readers.xplane.wire_scan import WIRE_LEN, Unusual, read_field, scan_line
 from tb_gpu_advisor.readers.xplane import schema
 
 logger = logging.getLogger(__name__)
-# The progress callback of the analysis running in this thread, for callers that cannot pass one down.
-_PROGRESS = contextvars.ContextVar("tb_gpu_advisor_progress", default=None)
 _GPU_PLANE = re.compile(r"^/device:GPU:(\d+)$")
 _TPU_PLANE = re.compile(r"^/device:TPU:(\d+)$")
 _HOST_PLANES = ("/host:CPU", "/host:CUPTI")
@@ -43,45 +38,11 @@ PROGRAM_ID_STAT = "program_id"
 _WALL_CLOCK_NS = 10**15
 
 
-def load_model(path, max_bytes=None, reference=False, progress=None):
-    """Reads and models one `.xplane.pb` or PyTorch `.pt.trace.json[.gz]` file; raises ProfileError for bad input.
-
-    `progress(done_bytes, total_bytes)`, if given, is called after each plane. Every plane is read from one
-    version of the file; a file that changes while it is read is read once more, then FileChanged.
-    """
-    kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
-    if is_kineto_trace(path):
-        from tb_gpu_advisor.readers.kineto.build import load_kineto_model
-        return load_kineto_model(path, **kwargs)
-    try:
-        return build_model(read_space(path, **kwargs), reference=reference, progress=progress)
-    except FileChanged:  # replaced or rewritten while read: once more, from the version now there
-        logger.info("%s changed while it was read; reading it again", path)
-    return build_model(read_space(path, **kwargs), reference=reference, progress=progress)
-
-
-@contextlib.contextmanager
-def reporting_progress(callback):
-    """Within the block, models built in this thread without a `progress` argument report to `callback`."""
-    token = _PROGRESS.set(callback)
-    try:
-        yield
-    finally:
-        _PROGRESS.reset(token)
-
-
-def report_progress(done, total):
-    """Reports to the callback of `reporting_progress`, if any."""
-    callback = _PROGRESS.get()
-    if callback is not None:
-        callback(done, total)
-
-
 def build_model(space, reference=False, progress=None):
     """TraceModel from a LazySpace, decoding only the GPU, host and metadata planes; ProfileError when it
     holds times further out than a profile can (model.limits)."""
     try:
-        model = _build_model(space, reference, progress or _PROGRESS.get())
+        model = _build_model(space, reference, progress or current_progress())
     except OverflowError:  # a time that does not fit int64 picoseconds, met by the per-event path
         raise ProfileError(space.path, "an event time does not fit in 64-bit picoseconds: the file is corrupt "
                                        "or not a profile") from None

@@ -1,7 +1,7 @@
 import numpy as np
 
 from tb_gpu_advisor.constants import STEPS_LINE_ID
-from tb_gpu_advisor.model.build import build_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.readers.xplane.reader import parse_space

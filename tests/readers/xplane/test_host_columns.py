@@ -2,7 +2,7 @@
 
 from tb_gpu_advisor.testing.large import write_training_trace
 from tb_gpu_advisor.testing.quickstart import write_quickstart
-from tests.model.equivalence import SpaceWriter, compare_paths
+from tests.readers.xplane.equivalence import SpaceWriter, compare_paths
 
 
 def _host():
