@@ -65,8 +65,3 @@ def matched_docs(urls, framework, vendor):
             out.append(url)
     return out
 
-
-def run_vendor(devices):
-    """"NVIDIA" or "AMD" when every GPU with kernels of a report's `devices` is that vendor's, else None."""
-    vendors = {(d.get("vendor") or "").upper() for d in devices if d.get("kernel_count")}
-    return next(iter(vendors)) if len(vendors) == 1 and vendors <= {"NVIDIA", "AMD"} else None

@@ -4,7 +4,6 @@ from tb_gpu_advisor.analysis.capture_overhead import capture_overhead
 from tb_gpu_advisor.analysis.kernel_names import kernel_precision
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
 from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
-from tb_gpu_advisor.findings.doc_links import matched_docs, run_vendor
 from tb_gpu_advisor.report.idle_report import idle_attribution_dict
 
 HOST_OPS_LISTED = 25
@@ -79,10 +78,15 @@ def with_diagnosis(report, diagnosis):
     report["summary"]["batch_prep_pct"] = None if prep is None else prep.evidence.metrics.get("batch_prep_pct")
     framework = report["summary"].get("framework")
     vendor = run_vendor(report["devices"])
-    report["findings"] = [{**found, "docs": matched_docs(found["docs"], framework, vendor)}
-                          for found in (finding.to_dict(framework) for finding in diagnosis.findings)]
+    report["findings"] = [finding.to_dict(framework, vendor) for finding in diagnosis.findings]
     report["notes"].extend(diagnosis.errors)
     return report
+
+
+def run_vendor(devices):
+    """"NVIDIA" or "AMD" when every GPU with kernels of a report's `devices` is that vendor's, else None."""
+    vendors = {(d.get("vendor") or "").upper() for d in devices if d.get("kernel_count")}
+    return next(iter(vendors)) if len(vendors) == 1 and vendors <= {"NVIDIA", "AMD"} else None
 
 
 def configuration_dict(config):

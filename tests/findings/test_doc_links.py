@@ -5,8 +5,9 @@ import pytest
 
 from tb_gpu_advisor.api import analyze
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.doc_links import matched_docs, run_vendor
-from tests.kineto.real import real_kineto
+from tb_gpu_advisor.findings.doc_links import matched_docs
+from tb_gpu_advisor.report.host_report import run_vendor
+from tests.readers.kineto.real import real_kineto
 
 OTHER_FRAMEWORKS = {"pytorch": ("tensorflow.org", "keras.io", "docs.jax.dev"),
                     "jax": ("tensorflow.org", "keras.io", "pytorch.org"),

@@ -11,7 +11,7 @@ import pytest
 
 from tb_gpu_advisor.demo import write_demo_logdir
 from tests.data import real_trace
-from tests.kineto.real import real_kineto
+from tests.readers.kineto.real import real_kineto
 from tests.plugin.tb_process import TensorBoardProcess, serve_command, tensorboard_command
 from tests.plugin.test_plugin_browser import ARTIFACTS, Tab, browser  # noqa: F401 (fixture; skips without chromium)
 

@@ -3,11 +3,11 @@ occupancy_pct, and the text and HTML kernel tables show it under its own header.
 
 import pytest
 
-from tb_gpu_advisor.kineto.values import kernel_config
+from tb_gpu_advisor.readers.kineto.values import kernel_config
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.report.text import render_text
 from tb_gpu_advisor.vocabulary import OCCUPANCY_LABELS, occupancy_kind
-from tests.kineto.real import real_kineto
+from tests.readers.kineto.real import real_kineto
 
 
 @pytest.fixture(scope="module")
