@@ -5,7 +5,7 @@ from functools import cached_property
 import numpy as np
 
 from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS
-from tb_gpu_advisor.analysis.kernel_names import is_nccl, is_xla_kernel
+from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
 from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.unfused_attention import attention_kernel_mask
