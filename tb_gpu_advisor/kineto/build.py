@@ -16,7 +16,7 @@ from tb_gpu_advisor.kineto.files import worker_and_span
 from tb_gpu_advisor.kineto.op_work import event_work, launch_work
 from tb_gpu_advisor.kineto.ops import launch_ops
 from tb_gpu_advisor.kineto.stream import stream_trace
-from tb_gpu_advisor.kineto.values import clean_text, integer
+from tb_gpu_advisor.kineto.values import PS_PER_US, clean_text, integer
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.allocators import AllocatorStats
 from tb_gpu_advisor.model.host import outermost_markers
@@ -82,7 +82,7 @@ def _model(path, c, metadata):
     for starts, ends, *_ in c.ops.values():
         _shift_array(starts, shift)
         _shift_array(ends, shift)
-    for starts, ends in c.tagged.values():
+    for starts, ends in list(c.tagged.values()) + list(c.thread_spans.values()):
         _shift_array(starts, shift)
         _shift_array(ends, shift)
     c.loss_calls = [(name, start - shift, end - shift, dims) for name, start, end, dims in c.loss_calls]
@@ -129,6 +129,7 @@ def _model(path, c, metadata):
                          for device, (peak, count) in sorted(c.memory.items())),
         profiler_options=c.options.options(metadata, c.python_calls, c.memory_events),
         profiled_ops=c.options.ops,
+        time_origin_ps=int(round(c.origin_us * PS_PER_US)) + shift if c.origin_us is not None else None,
     )
 
 
@@ -195,7 +196,17 @@ def _host_activity(c, device_correlations):
         thread_busy={},
         loss_calls=tuple(sorted(c.loss_calls, key=lambda call: (call[1], -call[2]))),
         thread_waits=c.thread_waits(),
+        step_thread_busy=_step_thread_busy(c),
     )
+
+
+def _step_thread_busy(c):
+    """The union of the host events on the threads holding step markers (Intervals.EMPTY without markers)."""
+    spans = [c.thread_spans[thread] for thread in sorted(c.marker_threads) if thread in c.thread_spans]
+    if not spans:
+        return intervals.EMPTY
+    return intervals.union(np.concatenate([column(s, np.int64) for s, _ in spans]),
+                           np.concatenate([column(e, np.int64) for _, e in spans]))
 
 
 def _span(gpus, host):

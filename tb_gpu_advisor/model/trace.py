@@ -158,7 +158,9 @@ class HostActivity:
     - batch_stages: per tf.data iterator event that records its dataset's `batch_size` (`Iterator::Root::...::
       BatchV2`), ((batch size, events), ...);
     - loss_calls: Kineto traces' PyTorch loss operators (kineto.collect.LOSS_OPS) by start, ((name, start_ps,
-      end_ps, `Input Dims` as tuples or None when not recorded), ...).
+      end_ps, `Input Dims` as tuples or None when not recorded), ...);
+    - step_thread_busy: Kineto traces: the union of the host events on the threads that hold the step markers
+      (the training loop's own work, without backend threads such as gloo's), None elsewhere.
     """
 
     launch_correlation_id: np.ndarray
@@ -177,6 +179,7 @@ class HostActivity:
     thread_waits: tuple = ()
     batch_stages: dict = field(default_factory=dict)
     loss_calls: tuple = ()
+    step_thread_busy: Intervals = None
 
 
 @dataclass(frozen=True)
@@ -242,3 +245,6 @@ class TraceModel:
     profiler_options: tuple = ()  # Kineto: recording options on ("record_shapes", "with_stack", "profile_memory",
     #   "with_flops"; kineto.capture_options)
     profiled_ops: int = 0  # Kineto: operator (cpu_op) events recorded
+    # The absolute time (ps, on the trace's own clock) of the model's time 0, where the reader knows it (Kineto):
+    # what puts several ranks' traces on one timeline.
+    time_origin_ps: int | None = None
