@@ -10,7 +10,7 @@ from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import map_hosts
 from tb_gpu_advisor.findings.engine import diagnose
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.remote import is_remote_url
 from tb_gpu_advisor.remote.fetch import fetch_remote_file
 from tb_gpu_advisor.report.finite import finite
@@ -77,7 +77,7 @@ def analyze_host_outcome(host, path, max_bytes=None):
 
 
 def analyze_hosts(host_files, max_bytes=None, executor=None, on_done=None):
-    """[HostOutcome] for `host_files` (profile_files.HostFile), in order, on `executor` (see fanout.map_hosts);
+    """[HostOutcome] for `host_files` (files.runs.HostFile), in order, on `executor` (see fanout.map_hosts);
     `on_done(host_file)` as each host finishes."""
     return map_hosts(functools.partial(analyze_host_outcome, max_bytes=max_bytes), host_files, executor, on_done)
 

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import tb_gpu_advisor.pipeline as _pipeline
-from tb_gpu_advisor.model.build import build_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.report.invariants import report_problems
 from tests.tiers import TIERS, tier_of
 
@@ -68,7 +68,7 @@ def pytest_collection_finish(session):
 
 
 from tb_gpu_advisor.pipeline import host_report  # noqa: E402 (the checked one)
-from tb_gpu_advisor.xplane.reader import parse_space
+from tb_gpu_advisor.readers.xplane.reader import parse_space
 from tests.data import real_trace
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -2,11 +2,11 @@
 surrogates and long names of repeated fragments, and XPlanes carrying crafted HLO modules (computations that
 each call the next twice, cycles, deep chains, absurd shapes, garbage)."""
 
-from tb_gpu_advisor.hlo import schema
+from tb_gpu_advisor.readers.hlo import schema
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, shape
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
-from tests.hlo.test_hostile_modules import cyclic_module, doubling_module
+from tests.readers.hlo.test_hostile_modules import cyclic_module, doubling_module
 
 SPAN = "1700000000000"
 LONG = 100_000  # characters of a long name

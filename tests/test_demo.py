@@ -8,7 +8,7 @@ import pytest
 
 from tb_gpu_advisor.cli import main
 from tb_gpu_advisor.demo import DEMO_TIMESTAMP, demo_timestamp, write_demo_logdir
-from tb_gpu_advisor.discovery import discover_runs
+from tb_gpu_advisor.files.discovery import discover_runs
 from tb_gpu_advisor.scenarios import SCENARIOS
 
 REPO_DEMO_LOGS = Path(__file__).resolve().parents[1] / "demo_logs"

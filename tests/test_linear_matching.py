@@ -33,7 +33,7 @@ NOT_TRACE_STRINGS = {
 # Calls whose pattern is not a literal: (module, source text of the call) -> why it is linear.
 COMPUTED_PATTERNS = {
     ("report.safe_text", "re.split(f'([{re.escape(keep)}])', text)"): "one character class, no repeat",
-    ("kineto.gpu_specs", "re.search(pattern, model_name, re.IGNORECASE)"):
+    ("readers.kineto.gpu_specs", "re.search(pattern, model_name, re.IGNORECASE)"):
         "the published-spec table (checked below) over a device name cut to MAX_DEVICE_NAME_CHARS when read",
     ("analysis.peaks", "re.search(pattern, name)"):
         "the peaks table (checked below) over a device name cut to MAX_DEVICE_NAME_CHARS when read",
@@ -41,10 +41,10 @@ COMPUTED_PATTERNS = {
 # Patterns of a shape the check cannot prove linear, reviewed (and timed below): (module, name) -> why.
 REVIEWED = {
     ("model.waits", "_KINETO"): "the second \\S+ is reached only past ': ', whose space the first cannot cross",
-    ("kineto.python_calls", "_SOURCE"): "the second class is reached only past '(', which the first excludes",
+    ("readers.kineto.python_calls", "_SOURCE"): "the second class is reached only past '(', which the first excludes",
 }
 # Tables of pattern strings applied to a device model name (bounded length, so any shape is fast).
-BOUNDED_INPUT_TABLES = (("kineto.gpu_specs", "_TABLE"), ("analysis.peaks", "_BY_NAME"))
+BOUNDED_INPUT_TABLES = (("readers.kineto.gpu_specs", "_TABLE"), ("analysis.peaks", "_BY_NAME"))
 
 
 def _items(parsed):
@@ -276,8 +276,8 @@ def test_device_name_tables_are_fast_on_the_longest_name_read(module, table):
 def _name_classifiers():
     from tb_gpu_advisor.analysis import kernel_names, op_types, step_ops
     from tb_gpu_advisor.comparison.matching import is_fused_kernel
-    from tb_gpu_advisor.kineto.collectives import collective_from_kernel_name, is_collective_kernel
-    from tb_gpu_advisor.kineto.python_calls import python_call_name
+    from tb_gpu_advisor.readers.kineto.collectives import collective_from_kernel_name, is_collective_kernel
+    from tb_gpu_advisor.readers.kineto.python_calls import python_call_name
     from tb_gpu_advisor.model import copies, host, vendor, waits
     return {
         "uses_tensor_cores": kernel_names.uses_tensor_cores,

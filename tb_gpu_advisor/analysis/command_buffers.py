@@ -6,9 +6,9 @@ library-call FLOPs in proportion to their time: the total per launch is exact, t
 import numpy as np
 
 from tb_gpu_advisor.analysis.kernel_names import is_library_math, uses_tensor_cores
-from tb_gpu_advisor.hlo.cost import instruction_cost
-from tb_gpu_advisor.hlo.library_calls import custom_call_cost
-from tb_gpu_advisor.hlo.op_cost import MATRIX, OpCost
+from tb_gpu_advisor.readers.hlo.cost import instruction_cost
+from tb_gpu_advisor.readers.hlo.library_calls import custom_call_cost
+from tb_gpu_advisor.readers.hlo.op_cost import MATRIX, OpCost
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.model.work import EventWork
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.unused_gpus import replica_count
-from tb_gpu_advisor.hlo.signature import entry_signature
+from tb_gpu_advisor.readers.hlo.signature import entry_signature
 
 GLOBAL = "global"
 PER_DEVICE = "per_device"

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.hlo.modules import parse_module
-from tb_gpu_advisor.hlo.shapes import TUPLE, byte_size, type_name
+from tb_gpu_advisor.readers.hlo.modules import parse_module
+from tb_gpu_advisor.readers.hlo.shapes import TUPLE, byte_size, type_name
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 
 # 32-bit element types a pixel batch is commonly widened to.

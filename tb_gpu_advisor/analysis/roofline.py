@@ -15,8 +15,8 @@ from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul
 from tb_gpu_advisor.analysis.kernels import event_costs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.tf_op_cost import tf_op_cost
-from tb_gpu_advisor.hlo.op_cost import MATRIX
-from tb_gpu_advisor.hlo.modules import op_costs
+from tb_gpu_advisor.readers.hlo.op_cost import MATRIX
+from tb_gpu_advisor.readers.hlo.modules import op_costs
 from tb_gpu_advisor.model.trace import ActivityKind
 
 _PS_PER_S = 1e12

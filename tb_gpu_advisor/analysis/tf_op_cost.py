@@ -4,7 +4,7 @@ stat, e.g. "(half[4,384,1024];half[])"): only what those determine exactly, else
 import math
 import re
 
-from tb_gpu_advisor.hlo.op_cost import MATRIX, MAX_KERNEL_WORK, VECTOR, OpCost
+from tb_gpu_advisor.readers.hlo.op_cost import MATRIX, MAX_KERNEL_WORK, VECTOR, OpCost
 
 # TF dtype name -> (our dtype name, bytes per element).
 _DTYPES = {"half": ("f16", 2), "float": ("f32", 4), "double": ("f64", 8), "bfloat16": ("bf16", 2),

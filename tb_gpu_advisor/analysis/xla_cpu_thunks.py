@@ -3,7 +3,7 @@ data movement, which XLA folds into their neighbours when it compiles them in on
 
 from dataclasses import dataclass
 
-from tb_gpu_advisor.hlo.fusible import fusible_names
+from tb_gpu_advisor.readers.hlo.fusible import fusible_names
 
 # XLA's thunk executor records a short `end: <thunk>` event after each thunk: the thunk's own bookkeeping.
 _END_PREFIX = "end: "

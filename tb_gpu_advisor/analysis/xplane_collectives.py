@@ -8,7 +8,7 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.kernel_names import collective_kind, is_nccl
 from tb_gpu_advisor.analysis.tf_op_cost import parse_shapes
-from tb_gpu_advisor.hlo.collectives import collective_shapes
+from tb_gpu_advisor.readers.hlo.collectives import collective_shapes
 from tb_gpu_advisor.model.collective_names import KERNEL_NAME, collective_of
 from tb_gpu_advisor.model.trace import ActivityKind, CollectiveCall
 

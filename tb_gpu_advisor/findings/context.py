@@ -8,6 +8,7 @@ from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWOR
 from tb_gpu_advisor.analysis.kernel_names import is_nccl, is_xla_kernel
 from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
+from tb_gpu_advisor.analysis.unfused_attention import attention_kernel_mask
 from tb_gpu_advisor.analysis.xla_cpu_thunks import xla_cpu_thunks
 from tb_gpu_advisor.findings.thresholds import EAGER_MIN_OPS_PER_STEP
 from tb_gpu_advisor.model import intervals
@@ -186,6 +187,17 @@ class Context:
     def busy_by_gpu(self):
         """{ordinal: Intervals} when each GPU has any activity."""
         return {gpu.ordinal: intervals.union(gpu.activity.start_ps, gpu.activity.end_ps) for gpu in self.model.gpus}
+
+    @cached_property
+    def attention_kernels(self):
+        """{ordinal: mask over its events} of each active GPU's unfused attention kernels (PyTorch only)."""
+        if self.framework.name != "pytorch":
+            return {}
+        return {gpu.ordinal: attention_kernel_mask(gpu.activity) for gpu in self.active_gpus}
+
+    def masked_ps(self, gpu, mask):
+        """The time `mask`'s events of `gpu` cover inside its windows (overlaps counted once)."""
+        return self.covered_ps(gpu, intervals.union(gpu.activity.start_ps[mask], gpu.activity.end_ps[mask]))
 
     def kernel_ps_by_gpu(self, predicate):
         """{ordinal: ps} of kernels matching `predicate` inside each GPU's windows (overlaps counted once)."""

@@ -7,7 +7,7 @@ import os
 import threading
 import time
 
-from tb_gpu_advisor.discovery import version
+from tb_gpu_advisor.files.discovery import version
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.isolated_pool import AnalysisCancelled
 from tb_gpu_advisor.overview.rows import run_summary, series_of, with_changes

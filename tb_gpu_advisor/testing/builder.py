@@ -13,7 +13,7 @@ import itertools
 import os
 
 from tb_gpu_advisor.constants import STEPS_LINE_ID
-from tb_gpu_advisor.xplane import schema
+from tb_gpu_advisor.readers.xplane import schema
 
 _PS_PER_US = 1_000_000
 _COPY_NAMES = {"h2d": "MemcpyH2D", "d2h": "MemcpyD2H", "d2d": "MemcpyD2D", "p2p": "MemcpyP2P"}

@@ -3,7 +3,7 @@
 import itertools
 import json
 
-from tb_gpu_advisor.hlo import schema
+from tb_gpu_advisor.readers.hlo import schema
 
 # xla.PrimitiveType numbers of the element types tests use.
 ELEMENT_TYPES = {"pred": 1, "s8": 2, "s32": 4, "u8": 6, "u32": 8, "f16": 10, "f32": 11, "bf16": 16, "f8e4m3fn": 20}

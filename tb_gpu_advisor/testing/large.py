@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor.testing import encode
-from tb_gpu_advisor.xplane import schema
+from tb_gpu_advisor.readers.xplane import schema
 
 _PS_PER_US = 1_000_000
 _LINE_BASE_NS = 1_000

@@ -50,7 +50,7 @@ def test_precision_split_on_the_real_v100_trace_differs_from_xprof_by_definition
     gives its 30.5% 16-bit exactly; by our rule 99.95% is 16-bit, and no kernel of this trace is of unknown
     type (each names the type it writes), so `compute_unknown` is 0."""
     from tb_gpu_advisor.analysis.kernel_names import kernel_precision
-    from tb_gpu_advisor.model.build import load_model
+    from tb_gpu_advisor.readers.load import load_model
     from tb_gpu_advisor.model.trace import ActivityKind
     model = load_model(v100_trace)
     by_shape = total = 0

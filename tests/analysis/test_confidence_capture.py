@@ -1,13 +1,13 @@
 """Trace confidence of what a capture holds: cut steps, no repeating step, warm-up, one rank of several; on
 generated Kineto traces for exact cases and on the committed real traces where the case is real."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.data import real_trace
 from tests.findings.scenarios import kernels, report_of, step_starts
-from tests.kineto.real import kineto_models  # noqa: F401 (fixture)
+from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
           "computeMinor": 0, "numSms": 132}]

@@ -4,7 +4,7 @@
 import pytest
 
 from tb_gpu_advisor.analysis.steps import find_steps, step_time_stats_ms
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 from tests.data import REAL, real_trace

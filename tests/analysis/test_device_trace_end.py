@@ -2,10 +2,10 @@
 numbers, and the committed real ones, none of which stopped."""
 
 from tb_gpu_advisor.analysis.device_trace_end import device_trace_stopped
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
-from tests.kineto.real import kineto_models  # noqa: F401 (fixture)
+from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 
 def _trace(tmp_path, recorded_steps, steps=10, launches=40):

@@ -4,12 +4,12 @@ traces with exact numbers, one case each, and the committed real ones."""
 import pytest
 
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 from tb_gpu_advisor.pipeline import host_report
 from tests.conftest import report_of
-from tests.kineto.real import kineto_models  # noqa: F401 (fixture)
+from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PS_PER_US = 1_000_000
 

@@ -11,11 +11,11 @@ from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
 from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.launch_queue import queue_full_launches
 from tb_gpu_advisor.analysis.steps import find_steps
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text
 from tests.data import real_trace
-from tests.kineto.real import kineto_models  # noqa: F401 (fixture)
+from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PS_PER_US = 1_000_000
 

@@ -9,14 +9,14 @@ import pytest
 
 from tb_gpu_advisor.analysis.peaks import DevicePeaks
 from tb_gpu_advisor.analysis.roofline import kernel_roofline
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.invariants import report_problems
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.roofline_trace import EXPECTED, MODULES
 from tests.conftest import report_of
 from tests.data import REAL, real_trace
-from tests.hlo.test_hostile_modules import doubling_module
+from tests.readers.hlo.test_hostile_modules import doubling_module
 
 GEMM = EXPECTED[0]  # custom-call.1 of program 11: a batched bf16 GEMM, 2.1 GFLOP
 ADD = EXPECTED[4]  # add_fusion of program 14: 2 MFLOP over 12 MiB, memory-bound

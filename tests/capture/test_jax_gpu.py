@@ -18,7 +18,7 @@ import pytest
 
 from tools.capture import jax_gpu, trim
 from tb_gpu_advisor.cli import main as cli_main
-from tb_gpu_advisor.xplane import schema
+from tb_gpu_advisor.readers.xplane import schema
 
 STEPS = 10
 # Op-by-op dispatch of a 16-layer MLP step against one jitted call: measured 20-60x here; 3x leaves room for load.

@@ -65,7 +65,7 @@ def test_check_reads_pytorch_traces(run_cli, tmp_path):
     """HTA's trace_diff pair (an A100 control rank, a V100 test rank): the slower V100 steps are a regression."""
     import shutil
 
-    from tests.kineto.real import real_kineto
+    from tests.readers.kineto.real import real_kineto
 
     control, test = tmp_path / "control", tmp_path / "test"
     control.mkdir(), test.mkdir()

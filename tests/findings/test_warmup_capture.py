@@ -2,10 +2,10 @@
 
 from tb_gpu_advisor.findings.engine import without_recapture_speedup
 from tb_gpu_advisor.findings.finding import Evidence, Finding
-from tb_gpu_advisor.kineto.build import load_kineto_model
+from tb_gpu_advisor.readers.kineto.build import load_kineto_model
 from tb_gpu_advisor.pipeline import host_report
 from tests.findings.scenarios import findings_by_id
-from tests.kineto.real import real_kineto
+from tests.readers.kineto.real import real_kineto
 
 
 def report(name):

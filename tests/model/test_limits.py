@@ -3,11 +3,12 @@
 import pytest
 
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.model.build import build_model, load_model
+from tb_gpu_advisor.readers.load import load_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.constants import MAX_PLANES
 from tb_gpu_advisor.testing import TraceBuilder
-from tb_gpu_advisor.xplane import schema
-from tb_gpu_advisor.xplane.reader import parse_space
+from tb_gpu_advisor.readers.xplane import schema
+from tb_gpu_advisor.readers.xplane.reader import parse_space
 
 INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
 
@@ -91,7 +92,7 @@ def test_device_properties_no_gpu_has_are_left_out_with_a_warning(tmp_path):
 
 
 def test_the_profiler_s_own_warnings_are_capped_with_a_count_of_the_rest(tmp_path):
-    from tb_gpu_advisor.xplane.reader import MAX_MESSAGES
+    from tb_gpu_advisor.readers.xplane.reader import MAX_MESSAGES
 
     builder = TraceBuilder()
     builder.gpu(0).kernel("k", 10, 5)
@@ -116,7 +117,7 @@ def test_copy_byte_totals_are_exact_past_int64():
 
 
 def test_the_whole_file_parse_caps_the_profiler_s_messages_too(tmp_path):
-    from tb_gpu_advisor.xplane.reader import MAX_MESSAGES
+    from tb_gpu_advisor.readers.xplane.reader import MAX_MESSAGES
 
     builder = TraceBuilder()
     builder.gpu(0).kernel("k", 10, 5)

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from tb_gpu_advisor.demo import write_demo_logdir
-from tests.kineto.real import real_kineto
+from tests.readers.kineto.real import real_kineto
 from tests.plugin.tb_process import TensorBoardProcess, tensorboard_command
 from tests.plugin.test_plugin_browser import Tab, browser  # noqa: F401 (fixture)
 

@@ -9,7 +9,7 @@ from werkzeug import test as werkzeug_test
 
 from tests.plugin.conftest import PREFIX, make_plugin, snapshot
 from tb_gpu_advisor.demo import write_demo_logdir
-from tests.kineto.real import real_kineto
+from tests.readers.kineto.real import real_kineto
 
 application = pytest.importorskip("tensorboard.backend.application")
 

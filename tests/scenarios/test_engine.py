@@ -1,10 +1,10 @@
 """The replay engine: a kernel starts when its launch has reached the GPU and its stream is free."""
 
-from tb_gpu_advisor.model.build import build_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.scenarios.devices import A100_SXM4_80GB
 from tb_gpu_advisor.scenarios.engine import COMPUTE_STREAM, Gpu, HostCosts, Kernel, Op, launch_ops, memcpy
 from tb_gpu_advisor.testing import TraceBuilder
-from tb_gpu_advisor.xplane.reader import read_space
+from tb_gpu_advisor.readers.xplane.reader import read_space
 
 COSTS = HostCosts(before_launch_us=1.0, launch_us=4.0, after_launch_us=1.0, between_ops_us=2.0, latency_us=6.0)
 

@@ -31,7 +31,7 @@ def test_fix_launches_from_a_private_gpu_thread(built):
 
 
 def _host_lines(path):
-    from tb_gpu_advisor.xplane.reader import read_space
+    from tb_gpu_advisor.readers.xplane.reader import read_space
 
     space = read_space(path)
     host = next(plane for plane in space.planes if plane.name == "/host:CPU")

@@ -1,7 +1,7 @@
 """TraceBuilder writes what TensorFlow/XLA write: stats, their types and order, sorted lines, same bytes."""
 
 from tb_gpu_advisor.testing import TraceBuilder
-from tb_gpu_advisor.xplane import schema
+from tb_gpu_advisor.readers.xplane import schema
 
 
 def _space(builder):

@@ -3,7 +3,7 @@
 import numpy as np
 
 from tb_gpu_advisor.testing import encode
-from tb_gpu_advisor.xplane import schema
+from tb_gpu_advisor.readers.xplane import schema
 
 
 def test_events_with_stats_round_trip_through_upb():

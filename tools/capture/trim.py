@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
-from tb_gpu_advisor.xplane import schema
+from tb_gpu_advisor.readers.xplane import schema
 
 DEFAULT_MAX_MB = 3.0
 DEFAULT_MARKER = "train"

@@ -309,7 +309,8 @@ def _pinned_rate_gbps(ctx):
 
 def pageable_memory(ctx):
     """Host-side copies from or to pageable memory (only traces that record memory kinds). The estimate is the
-    ceiling of pinning and overlapping them (whatif.transfer.overlapped)."""
+    ceiling of pinning and overlapping them (whatif.transfer.overlapped); in PyTorch, whose fix pins them, the
+    model of pinning with that ceiling in its basis (whatif.transfer.pinned_then_overlapped)."""
     count, size, busy, exposed_ps, exposed = _summarize(ctx, _copies(ctx, lambda c: c.has_pageable_side))
     if not count:
         return None
@@ -321,11 +322,15 @@ def pageable_memory(ctx):
         limit("pageable_copies", count, 0), "upper bound: pinned, asynchronous copies fully overlapped with compute")
     if finding is None:
         return None
-    # Every framework's fix overlaps the copies with compute, so its ceiling is all exposed copy time removed;
-    # the faster-copy model (a rate from this trace, else an assumed one) goes in the basis.
+    # TensorFlow's and JAX's fixes prefetch to the device, overlapping the copies with compute: their ceiling is
+    # all exposed copy time removed, with the faster-copy model in the basis. PyTorch's pins the memory
+    # (pin_memory, non_blocking): the copy that feeds a step still waits in its stream's order, so the model of
+    # pinning is the estimate and the overlap ceiling (a copy stream of its own) goes in the basis.
     cc = ctx.compute_capability
     copies = whatif_transfer.Copies(size, busy / 1e9, exposed_ps / 1e9)
     faster = whatif_transfer.pinned(ctx.window_ms, copies, _pinned_rate_gbps(ctx), _link_gbps(cc) if cc else None)
+    if ctx.framework.name == "pytorch":
+        return estimated(finding, whatif_transfer.pinned_then_overlapped(ctx.window_ms, copies, faster))
     return estimated(finding, whatif_transfer.overlapped(ctx.window_ms, copies, faster))
 
 

@@ -1,6 +1,6 @@
 """collectives.comm_bound and collectives.per_parameter_allreduce on small generated traces (exact numbers)."""
 
-from tb_gpu_advisor.kineto.build import load_kineto_model
+from tb_gpu_advisor.readers.kineto.build import load_kineto_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event

@@ -1,7 +1,7 @@
 """input.host_batch_prep: a JAX, TensorFlow or PyTorch loop building its batch on the step thread while the device
 idles."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event

@@ -1,7 +1,7 @@
 """kernel.gemm_below_roof: odd or small GEMMs far below their roof fire; well-shaped GEMMs and memory-bound
 fusions near the HBM roof do not."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, gemm_config, shape, tuple_shape
