@@ -88,7 +88,9 @@ def with_combined(verdict, combined, findings):
         notes.append("capped: the GPU's own work left after these fixes takes that long")
     shared = f" ({'; '.join(notes)})" if notes else ""
     which = f"findings {counted} together" if len(combined.counted) > 1 else f"finding {counted}"
-    return replace(verdict, sentence=f"{verdict.sentence} Fixing {which}: {phrase} faster{shared}.")
+    # Under "no bottleneck" the joint figure is of estimates no measured loss reaches: said as such.
+    lead = "If their estimates hold, fixing" if verdict.bottleneck == "none" else "Fixing"
+    return replace(verdict, sentence=f"{verdict.sentence} {lead} {which}: {phrase} faster{shared}.")
 
 
 def _kinds_text(combined, findings, number):

@@ -132,7 +132,8 @@ def _gpu_verdict(ctx, findings, breakdown):
     if _possible_gain_pct(ctx, findings) >= VERDICT_MIN_PCT:
         # Estimates and bounds below the verdict's bar can still add up to more than it: do not deny them.
         return Verdict("none", f"No bottleneck: {busy} and no cause is measured to cost {VERDICT_MIN_PCT:.0f}% "
-                               "or more; the findings below estimate what their fixes could still gain.")
+                               "or more; the findings below estimate what their fixes could still gain, none of "
+                               "them a bottleneck.")
     return Verdict("none", f"No bottleneck: {busy} and no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
 
 

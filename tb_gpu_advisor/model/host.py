@@ -68,18 +68,19 @@ def on_tf_data_thread(line_name):
 
 def is_py_function_event(name):
     return name.rpartition(":")[2] in PY_FUNCTION_TYPES
-# JAX's dispatch of a compiled program (`PjitFunction(train_step)`): from here on the device has work.
-_DISPATCH_PREFIXES = ("PjitFunction(", "PmapFunction(")
+# The dispatch of a compiled program: JAX's (`PjitFunction(train_step)`) and torch.compile's (Dynamo's guard check
+# and compiled region, which run the step's graphs): from here on the step runs, it no longer prepares its input.
+_DISPATCH_PREFIXES = ("PjitFunction(", "PmapFunction(", "TorchDynamo Cache Lookup", "Torch-Compiled Region")
 
 
 def event_tag(name):
     """The tag of a host event name or None: "checkpoint", "summary", "compile"; "gc" (PyTorch's Python GC event)
     and "gc_callback" (JAX's gc callback); "cpu_op:<name>" for a TensorFlow compute op (COMPUTE_OP_TYPES,
-    `_Mkl*`); "py:<name>" for a Python-tracer call of PREP_FUNCTIONS; "dispatch" for JAX's dispatch of a compiled
-    program; "tf_function" for a tf.function call; "tf_prep:<name>" for a TensorFlow file read or image decode
-    (TF_FILE_READ_OPS, TF_DECODE_OPS) or a conversion to a tensor (TF_CONVERSIONS), kept only off tf.data's
-    threads; "device_wait" for a call that blocks its thread on the device, "allocator" for a device allocator call
-    (model.host_waits)."""
+    `_Mkl*`); "py:<name>" for a Python-tracer call of PREP_FUNCTIONS; "dispatch" for the dispatch of a compiled
+    program (JAX's, torch.compile's); "tf_function" for a tf.function call; "tf_prep:<name>" for a TensorFlow file
+    read or image decode (TF_FILE_READ_OPS, TF_DECODE_OPS) or a conversion to a tensor (TF_CONVERSIONS), kept only
+    off tf.data's threads; "device_wait" for a call that blocks its thread on the device, "allocator" for a device
+    allocator call (model.host_waits)."""
     if name == _PYTHON_GC:
         return "gc"
     if name.endswith("_xla_gc_callback") and _JAX_GC_CALLBACK.match(name):

@@ -5,8 +5,8 @@ step identical; `scenario.build_realistic()` the same run with seeded step-to-st
 Generation is deterministic: the same code always writes the same bytes. See docs/scenarios.md.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from tb_gpu_advisor.scenarios import (cpu_placement, healthy, host_bound, input_bound, jax_input, launch_bound,
                                       low_occupancy, multi_gpu, precision, transfer_bound)

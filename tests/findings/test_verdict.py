@@ -120,7 +120,8 @@ def test_a_healthy_verdict_does_not_deny_the_gain_its_findings_claim():
     summary = host["summary"]
     assert summary["bottleneck"] == "none" and summary["combined_estimate"]["estimated_speedup"] >= 1.4
     assert "no single cause costs" not in summary["verdict"]
+    # ... and says the joint figure is of estimates, none a bottleneck (verdict and estimate agree)
     assert summary["verdict"].startswith("No bottleneck: the GPU is busy 96% of each step and no cause is measured "
                                          "to cost 10% or more; the findings below estimate what their fixes could "
-                                         "still gain. Fixing findings #1, #3 together: up to 1.68× faster "
-                                         "(bound #1; model #3).")
+                                         "still gain, none of them a bottleneck. If their estimates hold, fixing "
+                                         "findings #1, #3 together: up to 1.68× faster (bound #1; model #3).")

@@ -159,7 +159,7 @@ def test_every_run_and_host_shows_its_report_or_a_clear_error(tab, logdir):
             else:
                 tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
                 tab.frame.wait_for_selector("[data-testid=timeline]")
-    assert sorted(set(code for code, _ in tab.failed)) == [422]
+    assert sorted({code for code, _ in tab.failed}) == [422]
 
 
 def test_quickstart_shows_verdict_charts_and_no_findings_message(tab):

@@ -117,6 +117,7 @@ def elementwise_kernels(ctx):
         return None
     elementwise_ms = ms(elementwise_ps)
     condition, note = ctx.xla_advice()
+    condition = ctx.with_optimizer_fused(condition)
     if not any(is_matmul_kernel(row) for row in ctx.analysis.kernels):
         return _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note)
     pointers = {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name,

@@ -9,7 +9,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.step_ops import STEP_OP_MAX_CALLS_PER_STEP, is_producer_event
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
-from tb_gpu_advisor.findings.compiled import COMPILED_HOST_IDIOM, host_condition
+from tb_gpu_advisor.findings.compiled import COMPILED_FUSED_OPTIMIZER_HOST_IDIOM, COMPILED_HOST_IDIOM, host_condition
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
@@ -227,7 +227,8 @@ If tf.data and the step still share the CPU, give the GPU its own launch threads
 TF_GPU_THREAD_MODE=gpu_private.""",
             docs=(L.TF_DATA_PERFORMANCE, L.TF_FUNCTION, L.TF_GPU_PERFORMANCE))),
                   ("jax:jitted", JAX_JITTED_HOST_IDIOM),
-                  ("any:warmup", HOST_WARMUP_IDIOM), ("pytorch:compiled", COMPILED_HOST_IDIOM)),
+                  ("any:warmup", HOST_WARMUP_IDIOM), ("pytorch:compiled", COMPILED_HOST_IDIOM),
+                  ("pytorch:compiled_optimizer_fused", COMPILED_FUSED_OPTIMIZER_HOST_IDIOM)),
     ),
     "host.eager_execution": Entry(
         category="host",
@@ -383,6 +384,7 @@ def gpu_idle_host_busy(ctx):
         condition, note = "warmup", ""
     elif condition is None:
         condition, note = host_condition(ctx)
+    condition = ctx.with_optimizer_fused(condition)
     return Finding(
         id="host.gpu_idle_host_busy", severity=severity,
         summary=f"The GPU idles {share:.1f}% {ctx.of_the_step} while the host runs runtime or Python work "

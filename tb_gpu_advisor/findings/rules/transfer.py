@@ -160,6 +160,22 @@ The batch is copied when the step starts and the GPU waits for it. Copy from pin
 and ahead: DataLoader(..., pin_memory=True), x.cuda(non_blocking=True) for batch n+1 issued before step n
 (a prefetcher on a torch.cuda.Stream), and one collated tensor per input.""",
             docs=(L.TORCH_PINNED,)),
+        variants=(("pytorch:pinned", Idiom(
+            fix_summary="Pinned already: copy the next batch ahead on a side stream, or keep unchanging data on the "
+                        "GPU.",
+            fix="""\
+The copies come from pinned memory already (Memcpy HtoD (Pinned -> Device)), so pin_memory is not the fix:
+the GPU waits for them because each is issued when the step needs its data. What is left:
+
+    # data that is the same every step (a table, constants): copy it once, before the loop
+    table = table.to("cuda")
+    # data that changes: issue batch n+1's copy before step n's compute, on a side stream
+    copy_stream = torch.cuda.Stream()
+    with torch.cuda.stream(copy_stream):
+        next_x = next_cpu_x.to("cuda", non_blocking=True)
+    ...                                                   # step n runs meanwhile
+    torch.cuda.current_stream().wait_stream(copy_stream); next_x.record_stream(torch.cuda.current_stream())""",
+            docs=(L.TORCH_PINNED,))),),
     ),
     "transfer.small_copies": Entry(
         category="transfer",
@@ -494,6 +510,9 @@ def input_copy_in_step(ctx):
     if not count or severity is None:
         return None
     per_step = round(count / ctx.step_count, 1)
+    # From pinned memory already (PyTorch's pin_memory): the fix left is when the copy is issued, not the memory.
+    pinned = all(gpu.activity.copies[i].src_kind == "pinned" for gpu, mask in selected
+                 for i in gpu.activity.copy_id[mask])
     note = (f"Each step sends {per_step:g} separate copies: stacked into one batched copy per input they would "
             "also pay the per-copy cost once." if per_step >= MANY_INPUT_COPIES_PER_STEP else "")
     return Finding(
@@ -506,7 +525,7 @@ def input_copy_in_step(ctx):
                           ladder("exposed_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
                           {"time_ranges_ms": ctx.longest_ranges_ms(exposed),
                            "steps": ctx.steps_overlapping(exposed)}),
-        recoverable_ms=ms(exposed_ps), window_ms=ctx.window_ms, fix_note=note,
+        recoverable_ms=ms(exposed_ps), window_ms=ctx.window_ms, fix_note=note, condition="pinned" if pinned else None,
         speedup_basis="upper bound: the copies overlapped with the previous step's compute, none of them exposed")
 
 RULES = (pageable_memory, input_copy_in_step, wide_input_copies, sync_copies, small_copies, low_bandwidth, d2h_sync_in_step)
