@@ -5,7 +5,6 @@ from tb_gpu_advisor.analysis.device_trace_end import device_trace_stopped
 from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 
 def _trace(tmp_path, recorded_steps, steps=10, launches=40):
@@ -46,4 +45,4 @@ def test_a_complete_device_trace_did_not_stop(tmp_path):
 def test_no_committed_real_kineto_trace_stopped_early(kineto_models):
     # At most 11 host calls after the last GPU event (alexnet's final syncs, 75.8 ms of 43 s).
     assert {name: device_trace_stopped(model) for name, model in kineto_models.items()} == \
-        {name: None for name in kineto_models}
+        dict.fromkeys(kineto_models)

@@ -9,7 +9,6 @@ from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 from tb_gpu_advisor.pipeline import host_report
 from tests.conftest import report_of
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PS_PER_US = 1_000_000
 

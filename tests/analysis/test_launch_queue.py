@@ -15,7 +15,6 @@ from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text
 from tests.data import real_trace
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PS_PER_US = 1_000_000
 

@@ -4,7 +4,6 @@ collectives whose args record no group size: written cases and the committed rea
 from tb_gpu_advisor.readers.kineto.process_groups import default_group_size, with_group_sizes
 from tb_gpu_advisor.model.trace import CollectiveCall
 from tb_gpu_advisor.pipeline import host_report
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 
 def _call(collective, group_size=None):
