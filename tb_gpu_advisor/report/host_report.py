@@ -77,9 +77,16 @@ def with_diagnosis(report, diagnosis):
     prep = next((f for f in diagnosis.findings if f.id == "input.host_batch_prep"), None)
     report["summary"]["batch_prep_pct"] = None if prep is None else prep.evidence.metrics.get("batch_prep_pct")
     framework = report["summary"].get("framework")
-    report["findings"] = [finding.to_dict(framework) for finding in diagnosis.findings]
+    vendor = run_vendor(report["devices"])
+    report["findings"] = [finding.to_dict(framework, vendor) for finding in diagnosis.findings]
     report["notes"].extend(diagnosis.errors)
     return report
+
+
+def run_vendor(devices):
+    """"NVIDIA" or "AMD" when every GPU with kernels of a report's `devices` is that vendor's, else None."""
+    vendors = {(d.get("vendor") or "").upper() for d in devices if d.get("kernel_count")}
+    return next(iter(vendors)) if len(vendors) == 1 and vendors <= {"NVIDIA", "AMD"} else None
 
 
 def configuration_dict(config):
@@ -321,6 +328,7 @@ def _kernel(row, roof):
         "min_us": us(row.min_ps),
         "max_us": us(row.max_ps),
         "occupancy_pct": pct(row.occupancy_pct),
+        "achieved_occupancy_pct": pct(row.achieved_occupancy_pct),
         "registers_per_thread": row.registers_per_thread,
         "shared_memory_bytes": row.shared_memory_bytes,
         "grid": list(row.grid),

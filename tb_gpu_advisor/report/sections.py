@@ -9,7 +9,8 @@ from tb_gpu_advisor.report.configuration_section import configuration_rows
 from tb_gpu_advisor.vocabulary import (BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, COLLECTIVE_BANDWIDTH_GAPS,
                                        COLLECTIVE_HEADERS, COLLECTIVE_SIZE_SOURCES, IDLE_CAUSE_LABELS, MICRO,
                                        TRANSFER_LABELS,
-                                       collective_bandwidth_gap, in_sentence, matrix_unit_labels)
+                                       collective_bandwidth_gap, in_sentence, matrix_unit_labels,
+                                       OCCUPANCY_LABELS, occupancy_kind)
 
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 37  # characters of a kernel name in the text table
@@ -366,16 +367,19 @@ def _numbered(labels, width, relabel):
 
 def _kernels(report):
     listed = report["kernels"][:KERNELS_LISTED]
+    occupancy = occupancy_kind(report["kernels"])
+    occupancy_key = "occupancy_pct" if occupancy == "theoretical" else "achieved_occupancy_pct"
     rows = []
     # The share of its roof each kernel reaches is in the Roofline section: the name gets the room.
     for k, name in zip(listed, kernel_row_labels(listed, KERNEL_WIDTH)):
         rows.append((name, units.count(k["occurrences"]), units.duration_us(k["total_us"]),
-                     units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
+                     units.duration_us(k["avg_us"]), units.percent(k.get(occupancy_key)),
                      "yes" if k["uses_tensor_cores"] else "no"))
     title = "Kernels" if len(report["kernels"]) <= KERNELS_LISTED else \
         f"Kernels (top {KERNELS_LISTED} of {len(report['kernels'])} by total time)"
     matrix_units = matrix_unit_labels(report["devices"])[0]
-    return Section(title, table=Table(("kernel", "count", "total", "avg", "occupancy", matrix_units),
+    return Section(title, table=Table(("kernel", "count", "total", "avg", OCCUPANCY_LABELS[occupancy][0].lower(),
+                                       matrix_units),
                                       tuple(rows), (False, True, True, True, True, False)))
 
 

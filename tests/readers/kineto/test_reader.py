@@ -73,6 +73,7 @@ def test_kernel_config_copy_and_op_name(step_model):
     assert (config.grid, config.block, config.registers_per_thread, config.shared_memory_bytes) == \
         ((4, 2, 1), (128, 1, 1), 90, 4096)
     assert config.occupancy_pct is None  # Kineto's is an estimate of achieved occupancy, not theoretical
+    assert config.achieved_occupancy_pct == 12.0  # kept apart, under its own name
     assert activity.op_names[activity.op_id[first]] == "aten::mm"
     copy = int((activity.kind == ActivityKind.MEMCPY).argmax())
     assert activity.copy_direction[copy] == CopyDirection.H2D
