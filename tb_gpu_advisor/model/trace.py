@@ -218,6 +218,9 @@ class CollectiveCall:
     size_source: str | None = None
     named_from: str | None = None  # where `collective` comes from: "host_op", "hlo", "tf_op", "kernel_name"
     issued_by: str | None = None  # the host op (or HLO/TF op type) that names it, e.g. "nccl:all_reduce"
+    # Where `group_size` comes from: "profiler" (the call's own args), "process_groups" or "world_size" (the
+    # Kineto trace's distributedInfo, kineto.process_groups), "hlo"; None when unknown.
+    group_size_source: str | None = None
 
 
 @dataclass(frozen=True)
