@@ -52,7 +52,7 @@ def write_site(args, err):
                 print(f"error: {error['file']}: {error['error']}", file=err)
             print(f"[{number}/{len(runs)}] {profile_run.run}", file=err, flush=True)
     try:
-        for name, document in render_site(reports).items():
+        for name, document in render_site(reports, root=args.path).items():
             target = os.path.join(args.output, *name.split("/"))
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "w", encoding="utf-8") as handle:

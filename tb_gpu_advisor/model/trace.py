@@ -150,7 +150,8 @@ class HostActivity:
       "gc_callback": JAX's gc callback at the start and end of each collection), the union of those events;
       "device_wait": calls that block their thread on the device (model.host_waits: synchronize calls, blocking
       copies, JAX's and TensorFlow's waits for a result); "allocator": the device allocator's calls (cudaMalloc,
-      cudaFree, hipFree...); Kineto traces add "sync" (the host blocked on the
+      cudaFree, hipFree...); "host_staging": PJRT's host part of a transfer from a host buffer (`H2D Dispatch`:
+      JAX staging a NumPy batch for the device); Kineto traces add "sync" (the host blocked on the
       device: cuda_sync events and *Synchronize calls) and "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
       setup calls of 1 ms or more: context and stream creation, module loading, first allocations);
     - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads);
@@ -220,6 +221,9 @@ class CollectiveCall:
     size_source: str | None = None
     named_from: str | None = None  # where `collective` comes from: "host_op", "hlo", "tf_op", "kernel_name"
     issued_by: str | None = None  # the host op (or HLO/TF op type) that names it, e.g. "nccl:all_reduce"
+    # Where `group_size` comes from: "profiler" (the call's own args), "process_groups" or "world_size" (the
+    # Kineto trace's distributedInfo, kineto.process_groups), "hlo"; None when unknown.
+    group_size_source: str | None = None
 
 
 @dataclass(frozen=True)

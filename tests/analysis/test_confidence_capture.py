@@ -7,7 +7,6 @@ from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_ev
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.data import real_trace
 from tests.findings.scenarios import kernels, report_of, step_starts
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
           "computeMinor": 0, "numSms": 132}]

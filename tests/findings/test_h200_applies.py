@@ -11,7 +11,7 @@ from tb_gpu_advisor.pipeline import host_report
 from tests.data import REAL
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _report(run):
     folder = REAL / run
     path = next(iter(sorted(folder.rglob("*.xplane.pb")) + sorted(folder.glob("*.pt.trace.json.gz"))))

@@ -15,6 +15,8 @@ from tb_gpu_advisor.readers.kineto.devices import capabilities, device_events_na
 from tb_gpu_advisor.files.names import worker_and_span
 from tb_gpu_advisor.readers.kineto.op_work import event_work, launch_work
 from tb_gpu_advisor.readers.kineto.ops import launch_ops
+from tb_gpu_advisor.readers.kineto.process_groups import with_group_sizes
+from tb_gpu_advisor.readers.kineto.profiler_log import capture_warnings
 from tb_gpu_advisor.readers.kineto.stream import stream_trace
 from tb_gpu_advisor.readers.kineto.values import PS_PER_US, clean_text, integer
 from tb_gpu_advisor.model import intervals
@@ -73,7 +75,8 @@ def _read(path, max_bytes, origin_us=None):
 
 def _model(path, c, metadata):
     shift = _shift(c)
-    collectives = c.collectives.result(shift, _launches_of(c, c.collectives.kernel_correlations()))
+    collectives = with_group_sizes(c.collectives.result(shift, _launches_of(c, c.collectives.kernel_correlations())),
+                                   metadata.get("distributedInfo"))
     for device in c.devices.values():
         _shift_array(device.start, shift)
     for columns in (c.launch_start, c.busy_start, c.busy_end, c.wait_start, c.wait_end, c.sync_start, c.sync_end,
@@ -101,7 +104,7 @@ def _model(path, c, metadata):
     op_names = list(c.op_names)
     gpus = []
     properties = metadata.get("deviceProperties")
-    warnings = c.left_out.warnings()
+    warnings = list(c.left_out.warnings()) + list(capture_warnings(metadata))
     for ordinal in sorted(c.devices):
         op_table = {}
         activity = _activity(c.devices[ordinal], op_of_correlation, op_table)

@@ -1,5 +1,6 @@
-"""Allocator statistics (model.allocators.AllocatorStats) from TensorFlow's memory profile events (`MemoryAllocation`/`MemoryDeallocation` on the
-host threads): per allocator, the peak bytes in use and the allocator's limit."""
+"""Allocator statistics (model.allocators.AllocatorStats) from TensorFlow's memory profile events
+(`MemoryAllocation`/`MemoryDeallocation` on the host threads): per allocator, the peak bytes in use and the
+allocator's limit."""
 
 import re
 
