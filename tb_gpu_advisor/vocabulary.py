@@ -34,13 +34,14 @@ BREAKDOWN_LABELS = {
     "input_wait": "Input wait",
     "input_prep": "Input preparation",
     "launch": "Kernel launch",
+    "host_wait": "Host waiting on the device",
     "host": "Host compute",
     "idle": "Idle",
 }
 # Column headers of the text report's step table, where 80 columns leave no room for the full labels.
 BREAKDOWN_SHORT_LABELS = {
     "compute_16bit": "comp16", "compute_32bit": "comp32", "compute_unknown": "comp?", "collectives": "collect", "d2h": f"D{ARROW}H",
-    "d2d": f"D{ARROW}D", "h2d": f"H{ARROW}D", "input_wait": "input", "input_prep": "prep", "launch": "launch", "host": "host",
+    "d2d": f"D{ARROW}D", "h2d": f"H{ARROW}D", "input_wait": "input", "input_prep": "prep", "launch": "launch", "host_wait": "wait", "host": "host",
     "idle": "idle",
 }
 # The causes of idle_attribution (analysis.idle_attribution.IDLE_CAUSES): why a GPU sat idle, gap by gap.

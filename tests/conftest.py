@@ -15,8 +15,8 @@ from tests.tiers import TIERS, tier_of
 
 
 def _checked(produce):
-    def host_report(model):
-        report = produce(model)
+    def host_report(model, *args, **kwargs):
+        report = produce(model, *args, **kwargs)
         problems = report_problems(report, where=f"HostReport of {model.path}")
         assert not problems, "a report broke the invariants (finite numbers, shares in 0-100): " + \
             "; ".join(problems[:5])

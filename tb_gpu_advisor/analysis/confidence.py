@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor.analysis.allocator_churn import slow_recurring_calls
+from tb_gpu_advisor.analysis.device_trace_end import device_trace_stopped
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
@@ -134,6 +135,13 @@ def trace_confidence(model, step_set, framework, unused=None):
         reasons.append(_Reason(
             "medium", "The capture has GPU activity but no host events: why the GPU idles (input wait, launch "
                       f"calls, host work) cannot be told. {how.host_events()}", "no host events"))
+    stopped = device_trace_stopped(model)
+    if stopped is not None:
+        reasons.append(_Reason(
+            "low", f"A partial or sampled capture: the GPU events end {_duration(stopped.after_ps)} before the host's, "
+                   f"and after the last one the host made {stopped.calls:,} launch or copy calls whose GPU work is "
+                   "not in the trace (the device tracer stopped: a full activity buffer, or a sampled capture). "
+                   f"That time would read as GPU idle. {how.fewer_events()}", "device trace ended early"))
     dropped = dropped_events(model)
     if dropped:
         reasons.append(_Reason(

@@ -12,6 +12,7 @@ from tb_gpu_advisor.analysis.unfused_attention import attention_kernel_mask
 from tb_gpu_advisor.analysis.xla_cpu_thunks import xla_cpu_thunks
 from tb_gpu_advisor.findings.thresholds import EAGER_MIN_OPS_PER_STEP
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import HOST_STAGING_TAG
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import duration_ms
 from tb_gpu_advisor.vocabulary import counted
@@ -336,9 +337,11 @@ class Context:
     @cached_property
     def explained_host_time(self):
         """Intervals of host time a more specific rule explains: a step's batch preparation
-        (input.host_batch_prep) and the runs of compute ops placed on the CPU (placement.ops_on_host)."""
+        (input.host_batch_prep), the runs of compute ops placed on the CPU (placement.ops_on_host) and JAX's
+        staging of host batches for the device (transfer.pageable_memory)."""
         spans = [self.host.tagged[f"cpu_op:{op.name}"] for op in self.analysis.cpu_ops
                  if f"cpu_op:{op.name}" in self.host.tagged]
+        spans.append(self.host.tagged.get(HOST_STAGING_TAG, intervals.EMPTY))
         if self.batch_prep_shown:
             spans.append(self.analysis.batch_prep.gaps)
         return intervals.union_all(*spans)

@@ -68,6 +68,10 @@ def on_tf_data_thread(line_name):
 
 def is_py_function_event(name):
     return name.rpartition(":")[2] in PY_FUNCTION_TYPES
+# PJRT's host part of a transfer from a host buffer to the device (JAX passing a NumPy array): staging and
+# relayout of the batch on the host before the copy.
+HOST_STAGING_TAG = "host_staging"
+_HOST_STAGING_EVENTS = frozenset({"H2D Dispatch"})
 # The dispatch of a compiled program: JAX's (`PjitFunction(train_step)`) and torch.compile's (Dynamo's guard check
 # and compiled region, which run the step's graphs): from here on the step runs, it no longer prepares its input.
 _DISPATCH_PREFIXES = ("PjitFunction(", "PmapFunction(", "TorchDynamo Cache Lookup", "Torch-Compiled Region")
@@ -80,7 +84,7 @@ def event_tag(name):
     program (JAX's, torch.compile's); "tf_function" for a tf.function call; "tf_prep:<name>" for a TensorFlow file
     read or image decode (TF_FILE_READ_OPS, TF_DECODE_OPS) or a conversion to a tensor (TF_CONVERSIONS), kept only
     off tf.data's threads; "device_wait" for a call that blocks its thread on the device, "allocator" for a device
-    allocator call (model.host_waits)."""
+    allocator call (model.host_waits); "host_staging" for PJRT's host part of a host-to-device transfer."""
     if name == _PYTHON_GC:
         return "gc"
     if name.endswith("_xla_gc_callback") and _JAX_GC_CALLBACK.match(name):
@@ -102,6 +106,8 @@ def event_tag(name):
         return f"py:{name}"
     if name.startswith(_DISPATCH_PREFIXES):
         return "dispatch"
+    if name in _HOST_STAGING_EVENTS:
+        return HOST_STAGING_TAG
     if name.startswith(_TF_FUNCTION_PREFIXES):
         return TF_FUNCTION_TAG
     file_op = _eager_op_type(name) or (op_type if sep and op_name else "")

@@ -144,7 +144,8 @@ def _collective_bandwidth(link, rows):
                          "group_size": row.group_size, "median_bytes": row.median_bytes, "time_ms": row.total_ms,
                          "large_calls": row.large_calls, "algbw_gbps": row.algbw_gbps,
                          "busbw_gbps": row.busbw_gbps, "best_busbw_gbps": row.best_busbw_gbps,
-                         "best_busbw_link_ratio": row.best_busbw_link_ratio, "size_source": row.size_source}
+                         "best_busbw_link_ratio": row.best_busbw_link_ratio, "size_source": row.size_source,
+                         "group_size_source": row.group_size_source}
                         for row in rows],
     }
 
@@ -365,6 +366,8 @@ def _launch(stats):
         if stats.kernel_count else None,
         "per_step": None if stats.launches_per_step is None else round(stats.launches_per_step, 3),
         "launch_call_time_us": us(stats.launch_call_ps),
+        "launch_call_count": stats.launch_call_count,
+        "queue_full": {"count": stats.queue_full_count, "time_us": us(stats.queue_full_ps)},
     }
 
 

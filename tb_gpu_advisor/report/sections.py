@@ -85,6 +85,13 @@ def issued_by_text(row):
     return "kernel name" if "kernel_name" in (row.get("named_from") or ()) else "-"
 
 
+def _ranks_from(row):
+    """Where a bandwidth row's rank count comes from, when not the calls' own args."""
+    source = row.get("group_size_source")
+    words = {"world_size": "the trace's world size", "process_groups": "the trace's process groups"}
+    return f"; {row['group_size']} ranks from {words[source]}" if source in words else ""
+
+
 def _bandwidth_lines(bandwidth, groups):
     """NCCL-tests bandwidths of the large calls of each collective kind, the link they are judged against, and
     why a kind has none."""
@@ -104,11 +111,14 @@ def _bandwidth_lines(bandwidth, groups):
                  if row.get("best_busbw_link_ratio") is not None else "")
         lines.append(f"{row['collective']}: {units.count(row['large_calls'])} calls of 8 MiB or more: algbw "
                      f"{row['algbw_gbps']:.1f} GB/s, busbw {row['busbw_gbps']:.1f} GB/s (median; best "
-                     f"{row['best_busbw_gbps']:.1f} GB/s{ratio}).")
+                     f"{row['best_busbw_gbps']:.1f} GB/s{ratio}{_ranks_from(row)}).")
     link = bandwidth.get("link")
     if lines and link:
+        outran = not link.get("known") and any((row.get("best_busbw_gbps") or 0) > link["gbps"]
+                                               for row in bandwidth["collectives"])
         lines.append(f"Link: {link['gbps']:g} GB/s {'NVLink' if link['kind'] == 'nvlink' else 'PCIe'} per GPU "
-                     f"({link['basis']}).")
+                     f"({link['basis']})." + (" The best busbw above is faster: these ranks use a faster link "
+                                             "than that, so no share of it is given." if outran else ""))
     return tuple(lines + gaps)
 
 
@@ -419,6 +429,12 @@ def _launch(report):
         f"({units.percent(launch['tiny_kernel_pct'])})"
         + (f"   kernels per step: {launch['per_step']:,.1f}" if launch["per_step"] is not None else ""),
     )
+    blocked = launch.get("queue_full") or {}
+    if blocked.get("count"):
+        calls = "launch, copy or memset call" + ("" if blocked["count"] == 1 else "s")
+        lines += (f"{units.count(blocked['count'])} {calls} waited for a full launch queue "
+                  f"({units.duration_us(blocked['time_us'])}) while the GPU worked through earlier work: host "
+                  "waits, not launch time.",)
     return Section("Kernel launch", lines=lines)
 
 

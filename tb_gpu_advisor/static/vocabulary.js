@@ -24,6 +24,7 @@ export const VOCABULARY = Object.freeze({
     "input_wait": "Input wait",
     "input_prep": "Input preparation",
     "launch": "Kernel launch",
+    "host_wait": "Host waiting on the device",
     "host": "Host compute",
     "idle": "Idle"
   },
@@ -38,6 +39,7 @@ export const VOCABULARY = Object.freeze({
     "input_wait": "input",
     "input_prep": "prep",
     "launch": "launch",
+    "host_wait": "wait",
     "host": "host",
     "idle": "idle"
   },

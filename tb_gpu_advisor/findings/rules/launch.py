@@ -186,7 +186,7 @@ def _kernels_per_step(launch):
 
 def _launch_metrics(ctx):
     launch = ctx.analysis.launch
-    calls = launch.paired_count
+    calls = launch.launch_call_count
     return {"kernels_per_step": _kernels_per_step(launch), "launch_latency_p50_us": us(launch.latency_p50_ps),
             "launch_latency_p95_us": us(launch.latency_p95_ps),
             "launch_call_mean_us": round(us(launch.launch_call_ps) / calls, 3) if calls else None,

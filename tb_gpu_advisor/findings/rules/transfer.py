@@ -14,6 +14,7 @@ from tb_gpu_advisor.findings.thresholds import (INPUT_HIGH_PCT, INPUT_MEDIUM_PCT
                                                 MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, PCIE_GBPS_BY_CC,
                                                 SMALL_COPIES_MIN_PER_STEP, SMALL_COPY_BYTES, SYNC_GAP_MIN_US)
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import HOST_STAGING_TAG
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.whatif import transfer as whatif_transfer
 from tb_gpu_advisor.whatif.estimate import model as whatif_model
@@ -329,7 +330,7 @@ def pageable_memory(ctx):
     model of pinning with that ceiling in its basis (whatif.transfer.pinned_then_overlapped)."""
     count, size, busy, exposed_ps, exposed = _summarize(ctx, _copies(ctx, lambda c: c.has_pageable_side))
     if not count:
-        return None
+        return _host_staging(ctx)
     finding = _copy_finding(
         ctx, "transfer.pageable_memory",
         f"{count:,} copies ({size_bytes(size)}) use pageable host memory; they run while no GPU computes "
@@ -348,6 +349,30 @@ def pageable_memory(ctx):
     if ctx.framework.name == "pytorch":
         return estimated(finding, whatif_transfer.pinned_then_overlapped(ctx.window_ms, copies, faster))
     return estimated(finding, whatif_transfer.overlapped(ctx.window_ms, copies, faster))
+
+
+def _host_staging(ctx):
+    """JAX given a NumPy batch each step: PJRT stages it on the host (`H2D Dispatch`: a copy and relayout of
+    pageable memory) before the copy, while the GPU idles. Bound: that idle removed by putting the batch on the
+    device ahead of the step."""
+    if not ctx.framework.is_jax or not ctx.has_gpu:
+        return None
+    staging = intervals.intersect(ctx.host.tagged.get(HOST_STAGING_TAG, intervals.EMPTY), ctx.window)
+    idle = intervals.subtract(staging, ctx.gpu_busy)
+    idle_ps = ctx.in_window_ps(idle)
+    if not len(staging) or idle_ps <= 0:
+        return None
+    count, size, _, _, _ = _summarize(ctx, _copies(ctx, lambda c: True, directions=(CopyDirection.H2D,)))
+    return _copy_finding(
+        ctx, "transfer.pageable_memory",
+        f"The host stages each batch for the device from host memory (PJRT's H2D Dispatch, "
+        f"{ctx.time_text(ms(staging.total_ps))}) while the GPU idles {ctx.time_text(ms(idle_ps))}; "
+        f"{count:,} host-to-device copies ({size_bytes(size)}) follow.", idle_ps, idle,
+        {"host_staging_ms": ms(staging.total_ps), "host_staging_events": len(staging), "h2d_copies": count,
+         "h2d_bytes": size},
+        limit("host_staging_idle_ms", ms(idle_ps), 0),
+        "upper bound: the GPU idle while the host stages batches removed, the batch put on the device ahead of the "
+        "step")
 
 
 def sync_copies(ctx):

@@ -99,6 +99,7 @@ class Collector:
         self.thread_roles = {}  # thread -> ({wait kind: (starts, ends)}, wake (starts, ends)) of model.waits calls
         self.python_spans = {}  # thread -> (starts, ends) of python_function events
         self.marker_threads = set()
+        self.thread_spans = {}  # thread -> (starts, ends) of its host events: the step threads' busy time
         self.roles = {}  # Python call name -> model.waits.call_role (None: neither a wait nor a wake)
         self.collectives = CollectiveCollector()
         self.memory = {}  # device -> [peak Total Allocated, events] of `[memory]` events
@@ -265,6 +266,11 @@ class Collector:
         end = start + duration
         self.busy_start.append(start)
         self.busy_end.append(end)
+        spans = self.thread_spans.get(thread)
+        if spans is None:
+            spans = self.thread_spans[thread] = (array("q"), array("q"))
+        spans[0].append(start)
+        spans[1].append(end)
         if cat == "python_function":
             self.python_calls += 1
             self._python_call(thread, name, start, end)

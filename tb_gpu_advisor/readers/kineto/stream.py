@@ -29,7 +29,8 @@ _DECODER = json.JSONDecoder(parse_float=Decimal)
 MAX_VALUE_CHARS = 4 << 20
 # The top-level values the model reads; the others are decoded (to check the JSON) and dropped.
 KEPT_KEYS = frozenset({"deviceProperties", "distributedInfo", "schemaVersion",
-                       "record_shapes", "with_stack", "profile_memory", "with_flops"})  # kineto.capture_options
+                       "record_shapes", "with_stack", "profile_memory", "with_flops",  # kineto.capture_options
+                       "INFO", "WARNING", "ERROR"})  # kineto.profiler_log
 
 
 class _Text:
