@@ -27,9 +27,10 @@ setup(
         "tf": ["tensorflow-cpu>=2.16", "tensorboard>=2.15"],
         # playwright drives the system chromium in the browser test (never `playwright install`).
         # holistictraceanalysis: HTA, the reference our Kineto figures are checked against.
-        # jsonschema validates every output against tb_gpu_advisor/schema; mcp drives `tb-gpu-advisor mcp`.
+        # jsonschema validates every output against tb_gpu_advisor/schema; mcp drives `tb-gpu-advisor mcp`;
+        # ruff lints the repository (ruff.toml, tests/test_lint.py).
         "test": ["pytest>=7", "playwright>=1.40", "pillow>=9", "moto[server]>=5", "fsspec>=2023.6", "s3fs>=2023.6",
-                 "holistictraceanalysis>=0.5", "jsonschema>=4.18", "mcp>=2"],
+                 "holistictraceanalysis>=0.5", "jsonschema>=4.18", "mcp>=2", "ruff>=0.5"],
         # Real PyTorch CPU captures in tests; the exact pin takes the CPU wheel, not a several-GB CUDA build.
         "torch": ["torch==2.13.0"],
         "remote": ["fsspec>=2023.6", "s3fs>=2023.6"],  # s3:// and other fsspec logdirs

@@ -105,7 +105,7 @@ def hostile_files(root):
 
 def time_files(root, repeats, time_budget_s):
     from tb_gpu_advisor.errors import ProfileError
-    from tb_gpu_advisor.profile_files import HostFile
+    from tb_gpu_advisor.files.runs import HostFile
     from tb_gpu_advisor.service import AnalysisService
 
     results = {}

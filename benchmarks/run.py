@@ -58,7 +58,7 @@ def _child_xprof(path):
 
 
 def _child_cache(path):
-    from tb_gpu_advisor.profile_files import HostFile
+    from tb_gpu_advisor.files.runs import HostFile
     from tb_gpu_advisor.service import AnalysisService
     service = AnalysisService()
     host = HostFile("host", path)

@@ -8,7 +8,7 @@
 
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
-from tb_gpu_advisor.discovery import resolve_target
+from tb_gpu_advisor.files.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.pipeline import run_report
 

@@ -7,9 +7,9 @@ import sys
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.commands import analyze, check, compare, demo, mcp, report, serve
 from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, ProfileError
+from tb_gpu_advisor.report.safe_text import EscapingWriter
 
 COMMANDS = (analyze, compare, check, report, serve, demo, mcp)
-from tb_gpu_advisor.report.safe_text import EscapingWriter
 
 
 def build_parser():

@@ -23,7 +23,7 @@ def default_workers(host_count):
 
 
 def map_hosts(task, host_files, executor=None, on_done=None):
-    """[task(host, path)] for `host_files` (profile_files.HostFile), in order; `task` must be picklable.
+    """[task(host, path)] for `host_files` (files.runs.HostFile), in order; `task` must be picklable.
     `on_done(host_file)`, if given, is called as each host finishes (from another thread on an executor).
 
     executor: None picks a local process pool when there are two hosts or more, cores to use and at least

@@ -1,21 +1,25 @@
 """The analysis pipeline: host file -> TraceModel -> HostAnalysis -> findings -> HostReport, and the hosts of a
-run -> run report (`{schema_version, run, hosts, errors}` plus `multi_host` for two hosts or more)."""
+run -> run report (`{schema_version, run, hosts, errors}` plus `multi_host` for two hosts or more, and `ranks` for
+two ranks or more of a distributed job)."""
 
 import functools
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.host_analysis import analyze_host
+from tb_gpu_advisor.analysis.ranks.profile import rank_profile
+from tb_gpu_advisor.analysis.ranks.run import analyze_ranks
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
 from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import map_hosts
 from tb_gpu_advisor.findings.engine import diagnose
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.remote import is_remote_url
 from tb_gpu_advisor.remote.fetch import fetch_remote_file
 from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.host_report import render_host_report, with_diagnosis
 from tb_gpu_advisor.report.multi_host import multi_host_view
+from tb_gpu_advisor.report.ranks_view import ranks_view
 from tb_gpu_advisor.report.timeline_report import timeline_report
 
 
@@ -28,11 +32,15 @@ class HostOutcome:
     report: dict | None
     error: str | None = None
     error_file: str | None = None  # the file the error names (ProfileError.path)
+    rank: object = None  # analysis.ranks.profile.RankProfile when the trace names its rank in a distributed job
 
 
-def host_report(model):
-    """The HostReport of one host's TraceModel, as a JSON-ready dict: analyses computed once, then the rules."""
+def host_report(model, on_analysis=None):
+    """The HostReport of one host's TraceModel, as a JSON-ready dict: analyses computed once, then the rules.
+    `on_analysis(model, analysis)` is called with the HostAnalysis, for a caller that keeps a summary of it."""
     analysis = analyze_host(model)
+    if on_analysis is not None:
+        on_analysis(model, analysis)
     report = render_host_report(model, analysis)
     return finite(with_diagnosis(report, diagnose(model, analysis)))
 
@@ -49,13 +57,14 @@ def load_host_model(path, max_bytes=None, progress=None):
         raise ProfileError(path, err.problem) from None
 
 
-def analyze_host_file(path, max_bytes=None, progress=None, on_model=None):
+def analyze_host_file(path, max_bytes=None, progress=None, on_model=None, on_analysis=None):
     """HostReport dict of one `.xplane.pb` file or URL; raises ProfileError for bad input. `on_model(model)`
-    is called once the model is built, for a caller that keeps a summary of it (the server's timelines)."""
+    is called once the model is built, for a caller that keeps a summary of it (the server's timelines);
+    `on_analysis(model, analysis)` once it is analyzed."""
     model = load_host_model(path, max_bytes=max_bytes, progress=progress)
     if on_model is not None:
         on_model(model)
-    report = host_report(model)
+    report = host_report(model, on_analysis)
     if is_remote_url(path):
         report["file"] = path  # the model read the cached copy; the report names the URL
     return report
@@ -68,16 +77,22 @@ def timeline_for_file(path, max_bytes=None, bins=DEFAULT_BINS):
 
 def analyze_host_outcome(host, path, max_bytes=None):
     """HostOutcome of one file or URL; picklable, so it runs the same in a pool worker or on a Dask worker."""
+    ranks = []
+
+    def keep_rank(model, analysis):
+        if isinstance(model.environment.get("rank"), int):
+            ranks.append(rank_profile(model, analysis))
+
     try:
-        report = analyze_host_file(path, max_bytes=max_bytes)
+        report = analyze_host_file(path, max_bytes=max_bytes, on_analysis=keep_rank)
     except ProfileError as err:
         return HostOutcome(host=host, path=path, report=None, error=err.problem, error_file=err.path)
     report["host"] = host
-    return HostOutcome(host=host, path=path, report=report)
+    return HostOutcome(host=host, path=path, report=report, rank=ranks[0] if ranks else None)
 
 
 def analyze_hosts(host_files, max_bytes=None, executor=None, on_done=None):
-    """[HostOutcome] for `host_files` (profile_files.HostFile), in order, on `executor` (see fanout.map_hosts);
+    """[HostOutcome] for `host_files` (files.runs.HostFile), in order, on `executor` (see fanout.map_hosts);
     `on_done(host_file)` as each host finishes."""
     return map_hosts(functools.partial(analyze_host_outcome, max_bytes=max_bytes), host_files, executor, on_done)
 
@@ -100,4 +115,7 @@ def assemble_run_report(run, outcomes):
     report = {"schema_version": SCHEMA_VERSION, "run": run, "hosts": hosts, "errors": errors}
     if len(hosts) >= 2:
         report["multi_host"] = multi_host_view(hosts)
+    ranks = [outcome.rank for outcome in outcomes if outcome.report is not None and outcome.rank is not None]
+    if len(ranks) >= 2:
+        report["ranks"] = finite(ranks_view(analyze_ranks(ranks)))
     return report

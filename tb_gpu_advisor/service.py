@@ -23,9 +23,9 @@ from tb_gpu_advisor import worker_jobs
 from tb_gpu_advisor.constants import (DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_MEMORY_BUDGET_BYTES,
                                       DEFAULT_TIME_BUDGET_S)
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.discovery import version
+from tb_gpu_advisor.files.discovery import version
 from tb_gpu_advisor.isolated_pool import AnalysisCancelled, Budgets, IsolatedPool
-from tb_gpu_advisor.model.build import reporting_progress
+from tb_gpu_advisor.readers.progress import reporting_progress
 from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.remote import is_remote_url
 from tb_gpu_advisor.report.timeline_report import source_timeline_report
@@ -91,7 +91,7 @@ class AnalysisService:
         self._entries = OrderedDict()
 
     def submit(self, run, host_file):
-        """Future of the HostReport dict of `host_file` (a profile_files.HostFile) of run `run`."""
+        """Future of the HostReport dict of `host_file` (a files.runs.HostFile) of run `run`."""
         del run  # the report does not depend on the run id; kept so callers need not care
         try:
             return self._entry(_REPORT, host_file).future

@@ -34,13 +34,14 @@ BREAKDOWN_LABELS = {
     "input_wait": "Input wait",
     "input_prep": "Input preparation",
     "launch": "Kernel launch",
+    "host_wait": "Host waiting on the device",
     "host": "Host compute",
     "idle": "Idle",
 }
 # Column headers of the text report's step table, where 80 columns leave no room for the full labels.
 BREAKDOWN_SHORT_LABELS = {
     "compute_16bit": "comp16", "compute_32bit": "comp32", "compute_unknown": "comp?", "collectives": "collect", "d2h": f"D{ARROW}H",
-    "d2d": f"D{ARROW}D", "h2d": f"H{ARROW}D", "input_wait": "input", "input_prep": "prep", "launch": "launch", "host": "host",
+    "d2d": f"D{ARROW}D", "h2d": f"H{ARROW}D", "input_wait": "input", "input_prep": "prep", "launch": "launch", "host_wait": "wait", "host": "host",
     "idle": "idle",
 }
 # The causes of idle_attribution (analysis.idle_attribution.IDLE_CAUSES): why a GPU sat idle, gap by gap.
@@ -53,6 +54,25 @@ IDLE_CAUSE_LABELS = {
     "host": "Host busy (framework, Python)",
     "host_untraced": "Host not traced",
     "unattributed": "No host call found",
+}
+# What each "busy" figure means, one definition per figure, shown on hover in the tab and in the HTML report.
+BUSY_DEFINITIONS = {
+    "gpu_busy": "GPU busy: the share of the analyzed time in which a GPU runs a kernel, copy, memset or graph, "
+                "averaged over the GPUs that ran anything",
+    "gpu_compute_busy": "GPU compute busy: the same share, counting kernels and graphs only (collective kernels "
+                        "left out, and copies and memsets where they add 1 point or more)",
+    "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
+    "step_busy": "GPU busy in a step: the share of the step in which at least one GPU runs a kernel, copy, memset "
+                 "or graph",
+}
+# The kernel table's occupancy column: CUPTI's theoretical occupancy (XPlane) or the PyTorch profiler's estimate
+# of achieved occupancy (Kineto), two different numbers: (column header, what it means).
+OCCUPANCY_LABELS = {
+    "theoretical": ("Occupancy", "Theoretical occupancy: the share of an SM's warp slots this launch "
+                                 "configuration can fill (registers, shared memory, block size), as the profiler "
+                                 "recorded it"),
+    "achieved": ("Est. occupancy", "Estimated achieved occupancy: the PyTorch profiler's `est. achieved "
+                                   "occupancy %`, its estimate of the warp slots the kernel kept busy"),
 }
 # summary.bottleneck, as words.
 BOTTLENECK_LABELS = {
@@ -155,6 +175,14 @@ def bind_units(text):
     return _BIND.sub(lambda match: match.group(1) + NBSP, str(text))
 
 
+def occupancy_kind(kernels):
+    """"theoretical" when any kernel row records CUPTI's occupancy, else "achieved" when any records the
+    profiler's estimate of achieved occupancy, else "theoretical" (the column shows n/a)."""
+    if any(k.get("occupancy_pct") is not None for k in kernels):
+        return "theoretical"
+    return "achieved" if any(k.get("achieved_occupancy_pct") is not None for k in kernels) else "theoretical"
+
+
 def matrix_unit_labels(devices):
     """(short header, words) of the matrix units of a report's `devices`: AMD's matrix cores when every GPU with
     kernels is AMD's, else NVIDIA's Tensor Cores."""
@@ -195,7 +223,8 @@ def exported():
     return {
         "micro": MICRO, "arrow": ARROW, "times": TIMES, "speedupCap": SPEEDUP_CAP, "nbsp": NBSP, "byteUnits": list(BYTE_UNITS),
         "breakdown": BREAKDOWN_LABELS, "breakdownShort": BREAKDOWN_SHORT_LABELS, "bottleneck": BOTTLENECK_LABELS,
-        "idleCause": IDLE_CAUSE_LABELS,
+        "idleCause": IDLE_CAUSE_LABELS, "busyDefinitions": BUSY_DEFINITIONS,
+        "occupancy": {key: list(value) for key, value in OCCUPANCY_LABELS.items()},
         "transfer": TRANSFER_LABELS, "keyWords": KEY_WORDS,
         "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),
         "statisticWords": list(STATISTIC_WORDS), "boundUnits": list(BOUND_UNITS),

@@ -12,7 +12,7 @@ import time
 import traceback
 
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.model.build import reporting_progress
+from tb_gpu_advisor.readers.progress import reporting_progress
 
 PROGRESS_EVERY_S = 0.2
 PARENT_CHECK_S = 2.0

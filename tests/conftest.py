@@ -6,14 +6,17 @@ import sys
 import pytest
 
 import tb_gpu_advisor.pipeline as _pipeline
-from tb_gpu_advisor.model.build import build_model
+from tb_gpu_advisor.readers.xplane.build import build_model
+from tb_gpu_advisor.readers.xplane.reader import parse_space
 from tb_gpu_advisor.report.invariants import report_problems
+from tests.data import real_trace
+from tests.readers.kineto.real import kineto_models  # noqa: F401 (a session fixture for every test module)
 from tests.tiers import TIERS, tier_of
 
 
 def _checked(produce):
-    def host_report(model):
-        report = produce(model)
+    def host_report(model, *args, **kwargs):
+        report = produce(model, *args, **kwargs)
         problems = report_problems(report, where=f"HostReport of {model.path}")
         assert not problems, "a report broke the invariants (finite numbers, shares in 0-100): " + \
             "; ".join(problems[:5])
@@ -68,8 +71,6 @@ def pytest_collection_finish(session):
 
 
 from tb_gpu_advisor.pipeline import host_report  # noqa: E402 (the checked one)
-from tb_gpu_advisor.readers.xplane.reader import parse_space
-from tests.data import real_trace
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 

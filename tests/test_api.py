@@ -45,4 +45,4 @@ def test_importing_the_package_loads_no_analysis_code():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
     with pytest.raises(AttributeError):
-        tb_gpu_advisor.no_such_function
+        _ = tb_gpu_advisor.no_such_function

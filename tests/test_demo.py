@@ -8,7 +8,7 @@ import pytest
 
 from tb_gpu_advisor.cli import main
 from tb_gpu_advisor.demo import DEMO_TIMESTAMP, demo_timestamp, write_demo_logdir
-from tb_gpu_advisor.discovery import discover_runs
+from tb_gpu_advisor.files.discovery import discover_runs
 from tb_gpu_advisor.scenarios import SCENARIOS
 
 REPO_DEMO_LOGS = Path(__file__).resolve().parents[1] / "demo_logs"
@@ -71,7 +71,7 @@ def test_cli_demo_lists_the_runs_and_how_to_open_them(demo):
     out, err = io.StringIO(), io.StringIO()
     assert main(["demo", str(directory), "--no-serve"], out=out, err=err) == 0
     text = out.getvalue()
-    assert text.startswith(f"Demo logdir {directory}: 21 runs (0 written, 21 up to date)\n")
+    assert text.startswith(f"Demo logdir {directory}: 22 runs (0 written, 22 up to date)\n")
     assert "  multi_gpu_straggler         4x A100-PCIe data parallel" in text
     assert f"tb-gpu-advisor analyze {directory} --run input_bound/{DEMO_TIMESTAMP}" in text
     assert err.getvalue() == ""

@@ -12,7 +12,7 @@ import pytest
 
 from tb_gpu_advisor import fanout, pipeline
 from tb_gpu_advisor.cli import main
-from tb_gpu_advisor.discovery import resolve_target
+from tb_gpu_advisor.files.discovery import resolve_target
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing import TraceBuilder
 

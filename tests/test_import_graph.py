@@ -1,4 +1,5 @@
-"""The package's import graph, counting imports inside functions too, has no cycles."""
+"""The package's import graph, counting imports inside functions too, has no cycles: neither among its modules nor
+among its top-level packages (files, readers, model, analysis, ...), so data flows one way between layers."""
 
 import ast
 from pathlib import Path
@@ -41,6 +42,21 @@ def import_graph():
     return {name: imports_of(name, path, modules) for name, path in modules.items()}
 
 
+def package_graph(graph):
+    """The import graph between the top-level units of the package: each subpackage (`readers`, `model`, ...)
+    and each top-level module (`pipeline`, `cli`, ...) is one node; the package's own `__init__` (the public
+    facade, importing the entry points) is left out."""
+    def unit(name):
+        return ".".join(name.split(".")[:2])
+
+    found = {}
+    for name, targets in graph.items():
+        if name == PACKAGE.name:
+            continue
+        found.setdefault(unit(name), set()).update(unit(t) for t in targets if t != PACKAGE.name)
+    return {name: targets - {name} for name, targets in found.items()}
+
+
 def cycles(graph):
     """The strongly connected components of more than one module (Tarjan), each sorted; sorted."""
     index, low, stack, on_stack, found = {}, {}, [], set(), []
@@ -80,10 +96,24 @@ def test_the_checker_sees_a_cycle_made_by_a_function_level_import(tmp_path):
     assert imports_of("tb_gpu_advisor.m", source, {"tb_gpu_advisor.errors"}) == {"tb_gpu_advisor.errors"}
 
 
+def test_the_package_graph_sees_a_cycle_between_packages_of_acyclic_modules():
+    graph = {"tb_gpu_advisor": {"tb_gpu_advisor.a.x"}, "tb_gpu_advisor.a.x": {"tb_gpu_advisor.b.y"},
+             "tb_gpu_advisor.b.y": set(), "tb_gpu_advisor.b.z": {"tb_gpu_advisor.a.w"}, "tb_gpu_advisor.a.w": set(),
+             "tb_gpu_advisor.c": {"tb_gpu_advisor"}}
+    assert cycles(graph) == []
+    assert package_graph(graph) == {"tb_gpu_advisor.a": {"tb_gpu_advisor.b"}, "tb_gpu_advisor.b": {"tb_gpu_advisor.a"},
+                                    "tb_gpu_advisor.c": set()}
+    assert cycles(package_graph(graph)) == [["tb_gpu_advisor.a", "tb_gpu_advisor.b"]]
+
+
 def test_no_import_cycles_among_the_package_modules():
     assert cycles(import_graph()) == []
 
 
+def test_no_import_cycles_among_the_top_level_packages():
+    assert cycles(package_graph(import_graph())) == []
+
+
 if __name__ == "__main__":
-    for component in cycles(import_graph()):
+    for component in cycles(import_graph()) + cycles(package_graph(import_graph())):
         print(" <-> ".join(component))

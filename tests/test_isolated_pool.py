@@ -8,7 +8,7 @@ import time
 import pytest
 
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.profile_files import HostFile
+from tb_gpu_advisor.files.runs import HostFile
 from tb_gpu_advisor.service import AnalysisService
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.quickstart import write_quickstart

@@ -9,10 +9,10 @@ import pytest
 
 import tb_gpu_advisor.service as service_module
 from tb_gpu_advisor.errors import ProfileError
-import tb_gpu_advisor.model.build as model_build
-from tb_gpu_advisor.model.build import report_progress
+import tb_gpu_advisor.readers.load as model_load
+from tb_gpu_advisor.readers.progress import report_progress
 from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
-from tb_gpu_advisor.profile_files import HostFile
+from tb_gpu_advisor.files.runs import HostFile
 from tb_gpu_advisor.service import AnalysisService
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.quickstart import write_quickstart
@@ -151,8 +151,8 @@ def test_max_bytes_is_applied(tmp_path):
 
 def test_timelines_of_any_bin_count_come_from_the_cached_analysis(inproc, quickstart, monkeypatch):
     loads = []
-    real = model_build.read_space
-    monkeypatch.setattr(model_build, "read_space", lambda *a, **k: loads.append(a) or real(*a, **k))
+    real = model_load.read_space
+    monkeypatch.setattr(model_load, "read_space", lambda *a, **k: loads.append(a) or real(*a, **k))
     inproc.submit("run", quickstart).result(30)
     for bins in range(100, 112):
         timeline = inproc.submit_timeline("run", quickstart, bins=bins).result(30)

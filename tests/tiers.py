@@ -11,6 +11,7 @@ TIER_MODULES = {
         "tests/plugin/test_browser_sharing.py",
         "tests/report/test_html_screenshot.py",
         "tests/plugin/test_plugin_truth.py",
+        "tests/plugin/test_plugin_views.py",
     ],
     "tensorboard": [  # a real TensorBoard (or `tb-gpu-advisor serve`) subprocess
         "tests/plugin/test_plugin_serve.py",

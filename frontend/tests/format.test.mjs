@@ -123,3 +123,13 @@ test('counts agree with their noun as the CLI writes them', () => {
   assert.equal(counted(2.5, 'kernel'), '2.5 kernels');
   assert.equal(counted(1234, 'thread'), '1,234 threads');
 });
+
+test('the durations of one table read in one unit, the largest value\'s', async () => {
+  const {durationUnit, tableMs, tableUs} = await import('../../tb_gpu_advisor/static/format.js');
+  const us = tableUs([2430, 606.5, 12]);
+  assert.deepEqual([us(2430), us(606.5), us(12), us(null)], ['2.43\u00a0ms', '0.607\u00a0ms', '0.012\u00a0ms', '\u2014']);
+  const ms = tableMs([1500, 20]);
+  assert.deepEqual([ms(1500), ms(20)], ['1.5\u00a0s', '0.02\u00a0s']);
+  assert.equal(durationUnit([0.2, 0.5])[1], '\u00b5s');
+  assert.equal(durationUnit([])[1], '\u00b5s');
+});

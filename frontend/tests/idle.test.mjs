@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
-import {idleRows, stepCauses} from '../../tb_gpu_advisor/static/views/idle.js';
+import {causeLegend, idleRows, stepBars, stepCauses} from '../../tb_gpu_advisor/static/views/idle.js';
+import {stepNumberLabel} from '../../tb_gpu_advisor/static/views/step_bars.js';
 
 const CAUSES = ['device_wait', 'launch', 'copy_call', 'host_wait', 'input', 'host', 'host_untraced', 'unattributed'];
 const REPORT = {idle_attribution: {causes: CAUSES, gpus: [{
@@ -35,4 +36,30 @@ test('a report without GPU activity or with bad data has no rows', () => {
   assert.deepEqual(idleRows({idle_attribution: null}), []);
   assert.deepEqual(idleRows({}), []);
   assert.deepEqual(idleRows({idle_attribution: {causes: CAUSES, gpus: [null, {device: 3}]}}), []);
+});
+
+test('the legend lists each cause with its share, never one that reads 0%', () => {
+  const rows = idleRows(REPORT);
+  const labels = causeLegend(rows, CAUSES).map((item) => item.label);
+  // input (0.09%) reads 0.1%, host_untraced (0.05%) reads 0.1% too at one decimal; unattributed (0) is left out
+  assert.ok(labels.includes('Host busy (framework, Python) 11%'));
+  assert.ok(!labels.some((label) => label.startsWith('No host call found')));
+  assert.ok(!labels.some((label) => /\s0(\.0)?%$/.test(label)));
+  const second = {...REPORT.idle_attribution.gpus[0], device: '/device:GPU:4', cause_pct: {host: 5.0}};
+  const two = idleRows({idle_attribution: {causes: CAUSES, gpus: [REPORT.idle_attribution.gpus[0], second]}});
+  assert.ok(causeLegend(two, CAUSES).some((item) => item.label === 'Host busy (framework, Python) up to 11%'));
+  const tiny = idleRows({idle_attribution: {causes: CAUSES, gpus: [{device: '/device:GPU:0', cause_pct: {host: 0.001}, cause_ms: {host: 0.01}}]}});
+  assert.deepEqual(causeLegend(tiny, CAUSES), []);
+});
+
+test('the per-step chart has one bar per step, labelled by the step\'s number', () => {
+  const [row] = idleRows(REPORT);
+  const bars = stepBars(row);
+  assert.deepEqual(bars.map((bar) => bar.label), ['1', '2']);
+  assert.equal(bars[1].values.host, 10.4);
+  assert.match(bars[0].title, /^GPU:3 step 1, idle 12\.1/);
+  assert.equal(stepNumberLabel('train 101', 0), '101');
+  assert.equal(stepNumberLabel('warmup', 3), 'warmup');
+  assert.equal(stepNumberLabel(null, 3), '3');
+  assert.equal(stepNumberLabel(7, 0), '7');
 });

@@ -8,18 +8,25 @@ overlaps them); host categories only where every GPU is idle.
 Input is what the step waits for or builds its batch with while the device idles: `input_wait` is a tf.data or
 DataLoader wait, or the step thread blocked on its loader threads (analysis.feeder_waits); `input_prep` is the
 step thread preparing its batch (analysis.batch_prep) where the trace shows it.
+
+Host time is work or wait: `host_wait` is a host thread blocked on the device (analysis.host_wait_spans:
+synchronize calls, blocking copies, launches blocked on a full queue, JAX, PjRt and TensorFlow waits), `launch`
+the launch calls that are not waits, `host` the host's other traced work. A wait says what was waited on, never
+that the host is slow: rules that read the host's share read `host` and `launch`, never `host_wait`.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
 from tb_gpu_advisor.analysis.kernel_names import is_nccl, is_runtime_copy, kernel_precision
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import XLA_CPU_TAG
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 
 BREAKDOWN_CATEGORIES = ("compute_16bit", "compute_32bit", "compute_unknown", "collectives", "d2h", "d2d", "h2d",
-                        "input_wait", "input_prep", "launch", "host", "idle")
+                        "input_wait", "input_prep", "launch", "host_wait", "host", "idle")
 COMPUTE_CATEGORIES = ("compute_16bit", "compute_32bit", "compute_unknown")
 
 
@@ -52,7 +59,7 @@ def compute_busy(model):
     return intervals.union_all(*parts)
 
 
-def _category_intervals(model, dtype_by_name):
+def _category_intervals(model, dtype_by_name, waits):
     """{category: Intervals} of the raw activity behind each category (host ones not yet exclusive)."""
     spans = {name: ([], []) for name in BREAKDOWN_CATEGORIES[:BREAKDOWN_CATEGORIES.index("input_wait")]}
     for gpu in model.gpus:
@@ -85,20 +92,24 @@ def _category_intervals(model, dtype_by_name):
               for name, (s, e) in spans.items()}
     host = model.host_activity
     result["input_wait"] = host.input_waits
-    result["launch"] = host.launch_busy
+    result["launch"] = intervals.subtract(host.launch_busy, waits)
+    # XLA's CPU executor threads run the program a CPU-only JAX step waits for: their time is work, the wait's
+    # thread's is not.
+    result["host_wait"] = intervals.subtract(waits, host.tagged.get(XLA_CPU_TAG, intervals.EMPTY))
     result["host"] = host.busy
     return result
 
 
 def breakdown(model, window_start_ps, window_end_ps, dtype_by_name=None, loader_waits=intervals.EMPTY,
-              input_prep=intervals.EMPTY):
+              input_prep=intervals.EMPTY, waits=None):
     """Breakdown of each window [start, end). `dtype_by_name`: {kernel name: its op's element type} where the
     kernel table costed it, for the precision of kernels whose names say none (kernel_precision).
     `loader_waits`: the step thread blocked on its loader threads (FeederWaits.input_blocked), input wait;
-    `input_prep`: its batch preparation (BatchPrep.input_spans)."""
+    `input_prep`: its batch preparation (BatchPrep.input_spans); `waits`: the host's waits on the device
+    (analysis.host_wait_spans; without queue-full launches when not given)."""
     starts = np.asarray(window_start_ps, dtype=np.int64)
     ends = np.asarray(window_end_ps, dtype=np.int64)
-    raw = _category_intervals(model, dtype_by_name or {})
+    raw = _category_intervals(model, dtype_by_name or {}, host_wait_spans(model) if waits is None else waits)
     raw["input_wait"] = intervals.union_all(raw["input_wait"], loader_waits)
     raw["input_prep"] = input_prep
     covered = intervals.EMPTY

@@ -54,6 +54,7 @@ class CollectiveBandwidth:
     best_busbw_gbps: float | None  # the fastest large call: what the link and NCCL's settings allowed at best
     best_busbw_link_ratio: float | None  # over the link's practical figure, which a fast setup may pass
     size_source: str | None = None  # where the sizes come from: "profiler" (Kineto's args), "hlo", "tf_op"
+    group_size_source: str | None = None  # where the rank count comes from (CollectiveCall.group_size_source)
 
 
 def link_of(capabilities, world_size=0):
@@ -111,9 +112,23 @@ def collective_bandwidth(calls, link, large_bytes=LARGE_COLLECTIVE_BYTES):
             median_bytes=int(statistics.median(size for size, _ in sized)) if sized else None,
             total_ms=round(_busiest_device_ps(group) / 1e9, 6), large_calls=len(large),
             algbw_gbps=algbw_median, busbw_gbps=busbw, best_busbw_gbps=best,
-            best_busbw_link_ratio=round(best / link.gbps, 3) if best is not None and link else None,
-            size_source=size_source(call for _, call in sized)))
+            best_busbw_link_ratio=_link_ratio(best, link),
+            size_source=size_source(call for _, call in sized),
+            group_size_source=_group_source(call for _, call in sized) if len(ranks) == 1 else None))
     return tuple(sorted(rows, key=lambda row: (-row.total_ms, row.collective)))
+
+
+def _link_ratio(best, link):
+    """The best busbw over the link's figure; None when the link is a guess the calls outran (they used a faster
+    link than the one assumed, whose figure says nothing of theirs)."""
+    if best is None or not link or (not link.known and best > link.gbps):
+        return None
+    return round(best / link.gbps, 3)
+
+
+def _group_source(calls):
+    found = sorted({call.group_size_source for call in calls if call.group_size_source})
+    return ", ".join(found) if found else None
 
 
 def _busiest_device_ps(calls):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor.analysis.allocator_churn import slow_recurring_calls
+from tb_gpu_advisor.analysis.device_trace_end import device_trace_stopped
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
@@ -19,7 +20,7 @@ RECOMMENDED_STEPS = 10
 # the context (a warm launch takes microseconds; a full launch queue blocks only while the GPU is busy).
 WARMUP_LAUNCH_MIN_PS = 1_000_000_000
 WARMUP_GPU_BUSY_MAX = 0.1  # share of such a launch call the GPU may be busy
-WARMUP_MIN_SHARE = 0.1  # without steps: share of the activity in warm-up calls that makes it a warm-up capture
+WARMUP_MIN_SHARE = 0.1  # share of the steps' time (without steps: of the activity) in warm-up calls that counts
 WARMUP_MOSTLY_SHARE = 0.5  # ... and the share that leaves too little else to judge
 # A repeating workload interleaves its main kernels (each step runs them all); a capture whose main kernels
 # each ran in one stretch of their own holds one pass of work (a sweep, setup), not repeated steps.
@@ -98,7 +99,8 @@ def trace_confidence(model, step_set, framework, unused=None):
     elif complete < MIN_STEPS:
         partial = (f" ({', '.join(step.name for step in cut[:3])}: cut by the capture, no GPU work in "
                    f"{'it' if len(cut) == 1 else 'them'})" if cut else "")
-        reasons.append(_Reason("low", f"Only {complete} complete step in the profile{partial}: one step cannot "
+        of = f" of the {len(steps)} marked" if cut else ""
+        reasons.append(_Reason("low", f"Only {complete} complete step{of} in the profile{partial}: one step cannot "
                                       "show what a typical step costs or how much steps vary, and the profile "
                                       f"may be shorter than a step. {how.more_steps()}",
                                f"{complete} complete step" if cut else f"{complete} step"))
@@ -133,6 +135,13 @@ def trace_confidence(model, step_set, framework, unused=None):
         reasons.append(_Reason(
             "medium", "The capture has GPU activity but no host events: why the GPU idles (input wait, launch "
                       f"calls, host work) cannot be told. {how.host_events()}", "no host events"))
+    stopped = device_trace_stopped(model)
+    if stopped is not None:
+        reasons.append(_Reason(
+            "low", f"A partial or sampled capture: the GPU events end {_duration(stopped.after_ps)} before the host's, "
+                   f"and after the last one the host made {stopped.calls:,} launch or copy calls whose GPU work is "
+                   "not in the trace (the device tracer stopped: a full activity buffer, or a sampled capture). "
+                   f"That time would read as GPU idle. {how.fewer_events()}", "device trace ended early"))
     dropped = dropped_events(model)
     if dropped:
         reasons.append(_Reason(
@@ -146,10 +155,16 @@ def trace_confidence(model, step_set, framework, unused=None):
             "only warm-up steps"))
     elif steps and _in(init, steps[0].start_ps, steps[-1].end_ps) > 0 and not recurs_in_steps(init, steps):
         warm_ps = _in(init, steps[0].start_ps, steps[-1].end_ps)
-        reasons.append(_Reason(
-            "medium", f"Warm-up inside the captured steps: {_duration(warm_ps)} of first-use setup (context "
-                      "and stream creation, kernel module loading, first allocations) that steady-state steps do "
-                      f"not pay; launch and host time include it. {how.after_warmup()}", "warm-up in the steps"))
+        share = warm_ps / (steps[-1].end_ps - steps[0].start_ps)
+        if share >= WARMUP_MIN_SHARE:
+            reasons.append(_Reason(
+                "medium", f"Warm-up inside the captured steps: {_duration(warm_ps)} of first-use setup (context "
+                          "and stream creation, kernel module loading, first allocations) that steady-state steps "
+                          f"do not pay; launch and host time include it. {how.after_warmup()}",
+                "warm-up in the steps"))
+        else:  # too little to change what the steps show: said, and no finding is degraded for it
+            notes.append(f"Warm-up inside the captured steps: {_duration(warm_ps)} of first-use setup "
+                         f"({100.0 * share:.1f}% of the steps' time), too little to change the findings.")
     elif not steps and len(init):
         start, end = _activity_span(model)
         warm_ps = _in(init, start, end)

@@ -14,7 +14,9 @@ from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.feeder_waits import feeder_blocking
 from tb_gpu_advisor.analysis.gc_pauses import gc_pauses
 from tb_gpu_advisor.analysis.gpu_memory import gpu_memory
+from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
 from tb_gpu_advisor.analysis.idle_attribution import attribute_idle
+from tb_gpu_advisor.analysis.launch_queue import queue_full_launches
 from tb_gpu_advisor.analysis.host_cores import host_cores
 from tb_gpu_advisor.analysis.kernels import kernel_table
 from tb_gpu_advisor.analysis.launch import launch_stats
@@ -181,6 +183,8 @@ def analyze_host(model):
     loader_waits = feeders.input_blocked if feeders is not None else intervals.EMPTY
     input_prep = prep.input_spans if prep is not None else intervals.EMPTY
     starts, ends = [s.start_ps for s in step_set.timed_steps], [s.end_ps for s in step_set.timed_steps]
+    queue_full = queue_full_launches(model)
+    waits = host_wait_spans(model, queue_full)
     return HostAnalysis(
         step_set=step_set,
         window=window,
@@ -189,9 +193,9 @@ def analyze_host(model):
         compute_busy=compute_busy(model),
         input_wait=input_wait(model, step_set, loader_waits),
         kernels=kernels,
-        launch=launch_stats(model, step_set),
-        whole=breakdown(model, window.start_ps, window.end_ps, dtypes, loader_waits, input_prep),
-        per_step=breakdown(model, starts, ends, dtypes, loader_waits, input_prep),
+        launch=launch_stats(model, step_set, queue_full),
+        whole=breakdown(model, window.start_ps, window.end_ps, dtypes, loader_waits, input_prep, waits),
+        per_step=breakdown(model, starts, ends, dtypes, loader_waits, input_prep, waits),
         transfers=transfer_stats(model.gpus),
         balance=balance(list(usages)),
         framework=framework,
@@ -215,7 +219,7 @@ def analyze_host(model):
         collectives=calls,
         unused_gpus=unused,
         optimizer_loop=optimizer_loop(model),
-        idle=attribute_idle(model, intervals.union_all(loader_waits, input_prep)),
+        idle=attribute_idle(model, intervals.union_all(loader_waits, input_prep), waits),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))
                           for gpu in model.gpus),

@@ -9,10 +9,11 @@ paired with its host call by correlation id. Each instant of the gap gets one ca
 - `launch`: the call that enqueued a kernel was still running, or started during the gap: from the call's start
   to the kernel's start the GPU waited for the launch (the call and its latency);
 - `copy_call`: the same for a copy or memset call (a transfer, never a launch);
-- `host_wait`: before that call started, the host was blocked on the device (a synchronize, a blocking copy, a
-  JAX or TensorFlow wait): a host that waits for the GPU cannot queue work ahead of it. The part of the gap right
+- `host_wait`: before that call started, the host was blocked on the device (analysis.host_wait_spans: a
+  synchronize, a blocking copy, a launch blocked on a full queue, a JAX or TensorFlow wait): a host that waits for the GPU cannot queue work ahead of it. The part of the gap right
   after the GPU went idle, as long as the wait that was running then had lasted (what the host could have
-  done ahead), is this cause; the rest of the gap goes by what the host did at each instant;
+  done ahead), is this cause; the rest of the gap goes by what the host did at each instant (a wait first:
+  a blocking copy or a blocked launch call is a wait, not a launch);
 - `input`: the host waited for its input pipeline (tf.data, the DataLoader, the step thread's loaders);
 - `host`: the host ran other traced work (framework ops, Python);
 - `host_untraced`: no host event was recorded then (work the profiler does not trace, or an idle host);
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model import intervals
@@ -73,31 +75,12 @@ class IdleAttribution:
         return next((gpu for gpu in self.gpus if gpu.ordinal == ordinal), None)
 
 
-def host_waits(model):
-    """Intervals in which a host thread was blocked on the device: tagged syncs and waits (`sync`,
-    `device_wait`) and copy calls that returned only after their copy had ended (blocking copies)."""
-    host = model.host_activity
-    parts = [host.tagged.get("sync", intervals.EMPTY), host.tagged.get("device_wait", intervals.EMPTY)]
-    for gpu in model.gpus:
-        activity = gpu.activity
-        copies = np.flatnonzero(np.isin(activity.kind, (ActivityKind.MEMCPY, ActivityKind.MEMSET)))
-        if not len(copies):
-            continue
-        launch = pair_launches(host, activity)[copies]
-        paired = launch >= 0
-        copies, launch = copies[paired], launch[paired]
-        start = host.launch_start_ps[launch]
-        end = start + host.launch_duration_ps[launch]
-        blocking = end >= activity.end_ps[copies]
-        parts.append(intervals.union(start[blocking], end[blocking]))
-    return intervals.union_all(*parts)
-
-
-def attribute_idle(model, input_waits=intervals.EMPTY):
+def attribute_idle(model, input_waits=intervals.EMPTY, waits=None):
     """IdleAttribution of every GPU with activity. `input_waits`: extra input-wait intervals (the step thread
-    blocked on its loaders, or building its batch) beside the trace's own input waits."""
+    blocked on its loaders, or building its batch) beside the trace's own input waits; `waits`: the host's
+    waits on the device (analysis.host_wait_spans; without queue-full launches when not given)."""
     host = model.host_activity
-    waits = host_waits(model)
+    waits = host_wait_spans(model) if waits is None else waits
     inputs = intervals.union_all(host.input_waits, input_waits)
     found = []
     for gpu in model.gpus:
@@ -178,7 +161,7 @@ def _host_reasons(start, end, host, waits, inputs, add, serial=True, rest="host_
         held[valid] = np.minimum(end[valid] - start[valid], start[valid] - began[valid])
     add("host_wait", start[held > 0], start[held > 0] + held[held > 0])
     left = intervals.union(start + held, end)
-    for cause, source in (("launch", host.launch_busy), ("host_wait", waits), ("input", inputs),
+    for cause, source in (("host_wait", waits), ("launch", host.launch_busy), ("input", inputs),
                           ("host", host.busy)):
         part = intervals.intersect(left, source)
         add(cause, part.start_ps, part.end_ps)

@@ -4,7 +4,6 @@ parameters of the compiled programs (XLA HLO modules the trace carries)."""
 import re
 from dataclasses import dataclass
 
-import numpy as np
 
 from tb_gpu_advisor.readers.hlo.modules import parse_module
 from tb_gpu_advisor.readers.hlo.shapes import TUPLE, byte_size, type_name

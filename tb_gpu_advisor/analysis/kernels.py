@@ -34,6 +34,7 @@ class KernelRow:
     dtype: str | None = None
     matrix_dims: tuple | None = None  # (batch, M, N, K) of its GEMM or first dot
     matrix_precision: str | None = None  # its matrix op's operand precision (HLO precision_config): "HIGHEST"...
+    achieved_occupancy_pct: float | None = None  # the trace's estimate of achieved occupancy (Kineto), if any
 
 
 
@@ -197,6 +198,7 @@ def _merge_and_sort(rows):
         table.append(KernelRow(
             name=name, occurrences=count, total_ps=total, min_ps=low, max_ps=high,
             occupancy_pct=recorded_occupancy(config, implausible),
+            achieved_occupancy_pct=config.achieved_occupancy_pct,
             registers_per_thread=None if "registers_per_thread" in bad else regs,
             shared_memory_bytes=None if "shared_memory_bytes" in bad else config.shared_memory_bytes, grid=grid,
             block=None if "block" in bad else block, implausible=implausible,

@@ -21,7 +21,10 @@ class LaunchStats:
     latency_histogram: tuple  # counts per LATENCY_BIN_EDGES_US bin
     tiny_kernel_count: int
     launches_per_step: float | None
-    launch_call_ps: int  # total host time inside launch calls that launched kernels
+    launch_call_ps: int  # total host time inside launch calls that launched kernels, less queue-full ones
+    launch_call_count: int = 0  # those calls (a graph launch is one call for all its kernels)
+    queue_full_count: int = 0  # launch calls blocked on a full launch queue (analysis.launch_queue): waits
+    queue_full_ps: int = 0  # their total time
 
 
 def pair_launches(host, activity):
@@ -35,10 +38,12 @@ def pair_launches(host, activity):
     return np.where(found, position, -1)
 
 
-def launch_stats(model, step_set):
-    """LaunchStats over all GPUs; latency = kernel start on the device - launch call start on the host."""
+def launch_stats(model, step_set, queue_full=None):
+    """LaunchStats over all GPUs; latency = kernel start on the device - launch call start on the host.
+    `queue_full`: analysis.launch_queue.QueueFull, whose calls are waits, not launch time."""
     host = model.host_activity
-    latencies, kernel_count, tiny, call_ps, starts = [], 0, 0, 0, []
+    blocked = queue_full.blocked if queue_full is not None else np.zeros(len(host.launch_correlation_id), bool)
+    latencies, kernel_count, tiny, call_ps, call_count, starts = [], 0, 0, 0, 0, []
     for gpu in model.gpus:
         activity = gpu.activity
         kernels = activity.kind == ActivityKind.KERNEL
@@ -48,7 +53,10 @@ def launch_stats(model, step_set):
         launch_index = pair_launches(host, activity)
         paired = kernels & (launch_index >= 0)
         latencies.append(activity.start_ps[paired] - host.launch_start_ps[launch_index[paired]])
-        call_ps += int(host.launch_duration_ps[launch_index[paired]].sum())
+        calls = np.unique(launch_index[paired])  # a graph launch is one call for all its kernels
+        calls = calls[~blocked[calls]]
+        call_ps += int(host.launch_duration_ps[calls].sum())
+        call_count += len(calls)
     latency = np.concatenate(latencies) if latencies else np.zeros(0, np.int64)
     edges_ps = np.array(LATENCY_BIN_EDGES_US) * 1e6
     histogram = tuple(int(c) for c in np.histogram(latency, bins=edges_ps)[0]) if len(latency) else \
@@ -69,4 +77,7 @@ def launch_stats(model, step_set):
         tiny_kernel_count=tiny,
         launches_per_step=per_step,
         launch_call_ps=call_ps,
+        launch_call_count=call_count,
+        queue_full_count=queue_full.count if queue_full is not None else 0,
+        queue_full_ps=queue_full.total_ps if queue_full is not None else 0,
     )

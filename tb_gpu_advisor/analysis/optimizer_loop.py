@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 
 OPTIMIZER_STEP_TAG = "optimizer_step"

@@ -57,7 +57,8 @@ def xplane_collectives(model):
             dtype=sized.dtype if sized is not None else None,
             group_size=sized.group_size if sized is not None else None,
             size_source=sized.source if sized is not None and sized.in_bytes is not None else None,
-            named_from=named_from, issued_by=issued_by))
+            named_from=named_from, issued_by=issued_by,
+            group_size_source=sized.source if sized is not None and sized.group_size is not None else None))
     return tuple(sorted(calls, key=lambda call: (call.start_ps, call.device)))
 
 

@@ -10,7 +10,7 @@ from tb_gpu_advisor.comparison.check_document import check_document
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.comparison.gate import DEFAULT_MAX_REGRESSION_PCT, METRICS, GateError, check_comparisons
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
-from tb_gpu_advisor.discovery import discover_runs, resolve_target, version
+from tb_gpu_advisor.files.discovery import discover_runs, resolve_target, version
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.pipeline import HostOutcome, analyze_host_outcome, assemble_run_report
 

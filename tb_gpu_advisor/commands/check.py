@@ -8,7 +8,7 @@ from tb_gpu_advisor.commands.common import add_side_arguments, load_report, load
 from tb_gpu_advisor.comparison.check_document import check_document
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.comparison.gate import DEFAULT_MAX_REGRESSION_PCT, METRICS, GateError, check_comparisons
-from tb_gpu_advisor.discovery import discover_runs
+from tb_gpu_advisor.files.discovery import discover_runs
 from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION
 
 

@@ -6,11 +6,11 @@ import math
 from tb_gpu_advisor.commands.progress import ProgressBar, is_terminal
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
-from tb_gpu_advisor.discovery import resolve_target
+from tb_gpu_advisor.files.discovery import resolve_target
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import executor_for
 from tb_gpu_advisor.file_size import limit_bytes
-from tb_gpu_advisor.model.build import reporting_progress
+from tb_gpu_advisor.readers.progress import reporting_progress
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.report.finite import to_json
 

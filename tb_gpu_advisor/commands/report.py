@@ -3,11 +3,10 @@
 import os
 
 from tb_gpu_advisor.commands.common import add_target_arguments, load_report, render_json
-from tb_gpu_advisor.discovery import discover_runs
+from tb_gpu_advisor.files.discovery import NO_PROFILES, discover_runs, pick_host
 from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_OK, ProfileError
 from tb_gpu_advisor.fanout import executor_for
 from tb_gpu_advisor.pipeline import run_report
-from tb_gpu_advisor.profile_files import NO_PROFILES, pick_host
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.report.markdown import render_markdown
 from tb_gpu_advisor.report.site import render_site
@@ -53,7 +52,7 @@ def write_site(args, err):
                 print(f"error: {error['file']}: {error['error']}", file=err)
             print(f"[{number}/{len(runs)}] {profile_run.run}", file=err, flush=True)
     try:
-        for name, document in render_site(reports).items():
+        for name, document in render_site(reports, root=args.path).items():
             target = os.path.join(args.output, *name.split("/"))
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "w", encoding="utf-8") as handle:

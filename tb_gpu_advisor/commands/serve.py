@@ -4,7 +4,7 @@ import os
 
 from tb_gpu_advisor.commands.common import megabytes, seconds
 from tb_gpu_advisor.constants import DEFAULT_CACHE_BYTES, DEFAULT_MEMORY_BUDGET_BYTES, DEFAULT_TIME_BUDGET_S
-from tb_gpu_advisor.discovery import discover_runs
+from tb_gpu_advisor.files.discovery import discover_runs
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.remote import is_remote_url
 

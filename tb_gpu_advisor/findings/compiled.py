@@ -7,15 +7,42 @@ from tb_gpu_advisor.findings.catalog import Idiom
 GRAPHS_LAUNCH_IDIOM = Idiom(
     fix_summary="Graphs replay the step already: fewer graph launches (graph breaks), a larger batch.",
     fix="""\
-The step's kernels are replayed from graphs already (CUDA graphs: torch.compile(mode="reduce-overhead") or
-torch.cuda.graphs; XLA command buffers in JAX and TensorFlow), so recording graphs again changes nothing. The
-GPU waits for the graph launch calls themselves and for the host work between them. What is left:
+The step's kernels are replayed from CUDA graphs already (torch.compile(mode="reduce-overhead") or
+torch.cuda.graphs), so recording graphs again changes nothing. The GPU waits for the graph launch calls
+themselves and for the host work between them. What is left:
 
-    fewer graphs per step: each graph break splits the step (PyTorch: torch._dynamo.explain(model)(*inputs)
+    fewer graphs per step: each graph break splits the step (torch._dynamo.explain(model)(*inputs)
     or TORCH_LOGS="graph_breaks" lists them; keep the optimizer step inside a compiled function)
     less Python between the replays (logging, .item() reads, per-step tensor creation)
-    more work per replay: a larger batch, or several micro-batches per compiled call (jax.lax.scan)""",
+    more work per replay: a larger batch""",
     docs=(L.TORCH_CUDA_GRAPHS, L.CUDA_GRAPHS))
+
+# The same for XLA's command buffers, in JAX's and TensorFlow's vocabulary (not torch.compile's).
+XLA_GRAPHS_LAUNCH_IDIOM = Idiom(
+    fix_summary="XLA replays the step as command buffers already: fewer dispatches per step, more work per replay.",
+    fix="""\
+The step's kernels are replayed from XLA command buffers (CUDA graphs) already, so enabling them again
+changes nothing. The GPU waits for the graph launch calls themselves and for the host work between them.
+What is left:
+
+    fewer compiled calls per step: one jitted function for the whole step (the update included), not
+    several jitted pieces called from Python
+    less Python between the calls (logging, reading results back, per-step array creation)
+    more work per replay: a larger batch, or several micro-batches per call (jax.lax.scan)""",
+    docs=(L.JAX_GPU_TIPS, L.CUDA_GRAPHS))
+
+TF_GRAPHS_LAUNCH_IDIOM = Idiom(
+    fix_summary="XLA replays the step as command buffers already: more steps per call, more work per replay.",
+    fix="""\
+The step's kernels are replayed from XLA command buffers (CUDA graphs) already, so enabling them again
+changes nothing. The GPU waits for the graph launch calls themselves and for the host work between them.
+What is left:
+
+    fewer calls per step: one tf.function(jit_compile=True) for the whole step (the update included);
+    Keras: model.compile(..., steps_per_execution=32) runs many steps per call
+    less Python between the calls (logging, reading results back, per-step tensor creation)
+    more work per replay: a larger batch""",
+    docs=(L.TF_GPU_PERFORMANCE, L.CUDA_GRAPHS))
 
 COMPILED_HOST_IDIOM = Idiom(
     fix_summary="Compiled already (torch.compile): cut graph breaks, compile the optimizer, thin the loop.",
@@ -30,6 +57,20 @@ changes nothing. The host time left is outside the compiled graphs:
 
 A larger batch amortizes the host's fixed cost per step over more examples.""",
     docs=(L.TORCH_COMPILE, L.TORCH_PERFORMANCE))
+
+COMPILED_FUSED_OPTIMIZER_HOST_IDIOM = Idiom(
+    fix_summary="Compiled already (torch.compile), fused optimizer: cut graph breaks, thin the loop.",
+    fix="""\
+The trace shows torch.compile in use (compiled regions, Inductor's kernels) and an optimizer update that is
+fused, foreach or compiled already, so compiling again changes nothing. The host time left is outside the
+compiled graphs:
+
+    graph breaks: torch._dynamo.explain(model)(*inputs) or TORCH_LOGS="graph_breaks" names each one
+    the loop: no .item()/.cpu() reads, logging or tensor creation every step; zero_grad(set_to_none=True)
+
+A larger batch amortizes the host's fixed cost per step over more examples.""",
+    docs=(L.TORCH_COMPILE, L.TORCH_PERFORMANCE))
+
 
 def launch_condition(ctx):
     """("graphs", why the launch analysis sees only graph launches) when graphs replay most device work, else

@@ -5,17 +5,23 @@ from functools import cached_property
 import numpy as np
 
 from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS
-from tb_gpu_advisor.analysis.kernel_names import is_nccl, is_xla_kernel
+from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
 from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
+from tb_gpu_advisor.analysis.unfused_attention import attention_kernel_mask
 from tb_gpu_advisor.analysis.xla_cpu_thunks import xla_cpu_thunks
 from tb_gpu_advisor.findings.thresholds import EAGER_MIN_OPS_PER_STEP
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import HOST_STAGING_TAG
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import duration_ms
 from tb_gpu_advisor.vocabulary import counted
 
 PS_PER_MS = 1e9
+# PyTorch's iterator of a DataLoader with num_workers > 0: batches are built in worker processes.
+MULTI_PROCESS_LOADER = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter"
+# Inductor's foreach kernels: what torch.compile makes of a foreach (optimizer) update.
+INDUCTOR_FOREACH_KERNEL = "triton_for_"
 
 
 def ms(ps):
@@ -187,6 +193,17 @@ class Context:
         """{ordinal: Intervals} when each GPU has any activity."""
         return {gpu.ordinal: intervals.union(gpu.activity.start_ps, gpu.activity.end_ps) for gpu in self.model.gpus}
 
+    @cached_property
+    def attention_kernels(self):
+        """{ordinal: mask over its events} of each active GPU's unfused attention kernels (PyTorch only)."""
+        if self.framework.name != "pytorch":
+            return {}
+        return {gpu.ordinal: attention_kernel_mask(gpu.activity) for gpu in self.active_gpus}
+
+    def masked_ps(self, gpu, mask):
+        """The time `mask`'s events of `gpu` cover inside its windows (overlaps counted once)."""
+        return self.covered_ps(gpu, intervals.union(gpu.activity.start_ps[mask], gpu.activity.end_ps[mask]))
+
     def kernel_ps_by_gpu(self, predicate):
         """{ordinal: ps} of kernels matching `predicate` inside each GPU's windows (overlaps counted once)."""
         return self._kernel_ps_by_gpu(predicate)
@@ -282,14 +299,51 @@ class Context:
         return None, " ".join(notes)
 
     @cached_property
+    def loader_workers_in_use(self):
+        """PyTorch's DataLoader runs worker processes (its `_MultiProcessingDataLoaderIter`): batches are built
+        outside the training process already."""
+        return any(name.startswith(MULTI_PROCESS_LOADER) for name in self.host.op_totals)
+
+    @cached_property
+    def optimizer_fused(self):
+        """A PyTorch optimizer step runs foreach or fused implementations (analysis.optimizer_loop), or Inductor's
+        foreach kernels (`triton_for_*`, a compiled optimizer update) run: fused=True, foreach or a compiled
+        optimizer is applied already, so no fix advises it."""
+        if self.framework.name != "pytorch":
+            return False
+        loop = self.analysis.optimizer_loop
+        return (loop is not None and loop.fused_seen) or any(
+            name.startswith(INDUCTOR_FOREACH_KERNEL) for gpu in self.active_gpus for name in gpu.activity.names)
+
+    def with_optimizer_fused(self, condition):
+        """A PyTorch fix's condition, with "optimizer_fused" added where the trace shows a fused optimizer: the
+        variant of the fix that does not advise fused=True ("compiled" becomes "compiled_optimizer_fused"); other
+        conditions unchanged."""
+        if not self.optimizer_fused or condition not in (None, "compiled"):
+            return condition
+        return "optimizer_fused" if condition is None else f"{condition}_optimizer_fused"
+
+    @cached_property
+    def batch_prep_shown(self):
+        """The step thread's idle start is batch preparation on this trace's evidence (analysis.batch_prep): a
+        framework whose loops the analysis reads, and, where PyTorch's DataLoader builds batches in worker
+        processes already, known preparation calls filling most of it (else the time is the step's own host
+        work, not a batch being built)."""
+        prep = self.analysis.batch_prep
+        if prep is None or self.framework.name not in BATCH_PREP_FRAMEWORKS:
+            return False
+        return not (self.framework.name == "pytorch" and self.loader_workers_in_use and prep.certainty != "high")
+
+    @cached_property
     def explained_host_time(self):
         """Intervals of host time a more specific rule explains: a step's batch preparation
-        (input.host_batch_prep) and the runs of compute ops placed on the CPU (placement.ops_on_host)."""
+        (input.host_batch_prep), the runs of compute ops placed on the CPU (placement.ops_on_host) and JAX's
+        staging of host batches for the device (transfer.pageable_memory)."""
         spans = [self.host.tagged[f"cpu_op:{op.name}"] for op in self.analysis.cpu_ops
                  if f"cpu_op:{op.name}" in self.host.tagged]
-        prep = self.analysis.batch_prep
-        if prep is not None and self.framework.name in BATCH_PREP_FRAMEWORKS:
-            spans.append(prep.gaps)
+        spans.append(self.host.tagged.get(HOST_STAGING_TAG, intervals.EMPTY))
+        if self.batch_prep_shown:
+            spans.append(self.analysis.batch_prep.gaps)
         return intervals.union_all(*spans)
 
     @cached_property

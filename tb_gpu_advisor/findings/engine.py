@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass, replace
 
+from tb_gpu_advisor.findings.causes import causes_first
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES, capped
 from tb_gpu_advisor.findings.overlaps import POOLS, with_overlaps
@@ -41,13 +42,13 @@ def diagnose(model, analysis):
             found.append((order, replace(result, framework=ctx.framework.name)))
     found = [(order, finding) for order, finding in _within_capture(ctx.confidence, found)]
     found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
-    findings = tuple(finding for _, finding in found)
+    findings = causes_first(finding for _, finding in found)
     verdict = decide(ctx, findings)
     if ctx.confidence.level == "low":
         verdict = not_enough(verdict, ctx.confidence, ctx.analysis.gpu_busy_pct)
         found = [(order, capped(finding, "medium")) for order, finding in found]
         found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
-        findings = tuple(finding for _, finding in found)
+        findings = causes_first(finding for _, finding in found)
     # After the verdict, which reads the warm-up findings' time ("As captured: host-bound ..."): their fix is to
     # recapture, so they promise no speedup and the combined estimate leaves them out.
     findings = with_overlaps(tuple(without_recapture_speedup(finding) for finding in findings))
@@ -87,7 +88,9 @@ def with_combined(verdict, combined, findings):
         notes.append("capped: the GPU's own work left after these fixes takes that long")
     shared = f" ({'; '.join(notes)})" if notes else ""
     which = f"findings {counted} together" if len(combined.counted) > 1 else f"finding {counted}"
-    return replace(verdict, sentence=f"{verdict.sentence} Fixing {which}: {phrase} faster{shared}.")
+    # Under "no bottleneck" the joint figure is of estimates no measured loss reaches: said as such.
+    lead = "If their estimates hold, fixing" if verdict.bottleneck == "none" else "Fixing"
+    return replace(verdict, sentence=f"{verdict.sentence} {lead} {which}: {phrase} faster{shared}.")
 
 
 def _kinds_text(combined, findings, number):

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field, replace
 
 from tb_gpu_advisor.findings.catalog import CATALOG, entry_for
+from tb_gpu_advisor.findings.doc_links import matched_docs
 from tb_gpu_advisor.vocabulary import SPEEDUP_CAP
 
 SEVERITIES = ("high", "medium", "low")
@@ -67,8 +68,9 @@ class Finding:
     def estimated_speedup(self):
         return speedup(self.recoverable_ms, self.window_ms)
 
-    def to_dict(self, framework=None):
-        """The JSON shape; `framework` ("pytorch") picks the catalog's wording for that framework's users."""
+    def to_dict(self, framework=None, vendor=None):
+        """The JSON shape; `framework` ("pytorch") picks the catalog's wording for that framework's users, and
+        with `vendor` ("NVIDIA", "AMD") the docs are matched to the run (findings.doc_links)."""
         entry = entry_for(self.id, framework) if framework == "pytorch" else self.entry
         idiom = entry.idiom(self.framework, self.condition)
         return {
@@ -85,7 +87,7 @@ class Finding:
             "overlaps_with": list(self.overlaps_with),
             "fix_summary": idiom.fix_summary,
             "fix": f"{self.fix_note}\n\n{idiom.fix}" if self.fix_note else idiom.fix,
-            "docs": list(idiom.docs),
+            "docs": matched_docs(idiom.docs, framework, vendor),
         }
 
 

@@ -60,6 +60,18 @@ Shorten the host's part of each step:
 Move logging, metric computation and data reshaping out of the step or onto the GPU, and avoid reading
 tensor values on the host inside the step (.item(), .cpu(): each one drains the GPU's queue).""",
         docs=(L.TORCH_COMPILE, L.TORCH_TUNING),
+        variants=(("pytorch:optimizer_fused", Idiom(
+            fix_summary="Take Python work out of the step, torch.compile the model, avoid host syncs in the step.",
+            fix="""\
+Between kernels the host runs Python, the autograd engine or runtime calls, and the GPU has nothing queued.
+The optimizer is fused or foreach already (the trace shows its multi-tensor kernels). Shorten the rest of
+the host's part of each step:
+
+    model = torch.compile(model)            # fuses ops, removes most per-op Python and dispatcher overhead
+
+Move logging, metric computation and data reshaping out of the step or onto the GPU, and avoid reading
+tensor values on the host inside the step (.item(), .cpu(): each one drains the GPU's queue).""",
+            docs=(L.TORCH_COMPILE, L.TORCH_TUNING))),),
     ),
     "launch.gpu_starved_by_launches": Entry(
         category="launch",
@@ -80,7 +92,24 @@ fewer, larger kernels, or replay a recorded step with one launch:
 A larger batch also does more work per launch. Fused optimizers (fused=True) remove hundreds of small
 launches per step.""",
         docs=(L.TORCH_COMPILE, L.TORCH_CUDA_GRAPHS, L.CUDA_GRAPHS),
-        variants=(("pytorch:rocm", Idiom(
+        variants=(("pytorch:optimizer_fused", Idiom(
+            fix_summary='torch.compile(model, mode="reduce-overhead") replays the step as CUDA graphs.',
+            fix="""\
+Kernels finish faster than the host can launch the next ones: the GPU waits on cudaLaunchKernel. The
+optimizer is fused or foreach already; launch fewer, larger kernels in the rest of the step, or replay a
+recorded step with one launch:
+
+    model = torch.compile(model, mode="reduce-overhead")   # fusion plus CUDA graphs (static shapes)
+
+    # by hand: record once, replay every step (inputs copied into static tensors)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_out = model(static_in)
+    static_in.copy_(batch); graph.replay()
+
+A larger batch also does more work per launch.""",
+            docs=(L.TORCH_COMPILE, L.TORCH_CUDA_GRAPHS, L.CUDA_GRAPHS))),
+                  ("pytorch:rocm", Idiom(
             fix_summary='torch.compile(model, mode="reduce-overhead") replays the step as HIP graphs on ROCm.',
             fix="""\
 Kernels finish faster than the host can launch the next ones: the GPU waits on hipLaunchKernel. Launch
@@ -111,6 +140,16 @@ Most kernels run for less time than their launch call takes, so launch overhead 
 
 or give each kernel more work with a larger batch.""",
         docs=(L.TORCH_COMPILE, L.TORCH_TUNING),
+        variants=(("pytorch:optimizer_fused", Idiom(
+            fix_summary="torch.compile the model to fuse small ops; raise the batch size.",
+            fix="""\
+Most kernels run for less time than their launch call takes, so launch overhead sets the pace. The
+optimizer is fused or foreach already; fuse the rest of the step:
+
+    model = torch.compile(model)                    # element-wise chains become single Triton kernels
+
+or give each kernel more work with a larger batch.""",
+            docs=(L.TORCH_COMPILE, L.TORCH_TUNING))),),
     ),
     "fusion.elementwise_kernels": Entry(
         category="fusion",
@@ -125,6 +164,17 @@ GPU time; each reads and writes its tensors from memory. torch.compile fuses cha
 
 The first steps after compiling are slow (compilation); compare steady-state step times.""",
         docs=(L.TORCH_COMPILE, L.TORCH_TUNING),
+        variants=(("pytorch:optimizer_fused", Idiom(
+            fix_summary="torch.compile(model) fuses chains of element-wise ops into single kernels.",
+            fix="""\
+Element-wise kernels (add, mul, activation, normalization pieces) take a large share of GPU time; each
+reads and writes its tensors from memory. The optimizer is fused or foreach already; torch.compile fuses
+the model's chains:
+
+    model = torch.compile(model)
+
+The first steps after compiling are slow (compilation); compare steady-state step times.""",
+            docs=(L.TORCH_COMPILE, L.TORCH_TUNING))),),
     ),
     "precision.fp32_matmul": Entry(
         category="precision",

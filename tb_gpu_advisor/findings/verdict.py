@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
+from tb_gpu_advisor.findings.causes import explains
 from tb_gpu_advisor.findings.thresholds import LAUNCH_GAP_MAX_US, UNEXPLAINED_IDLE_PCT, VERDICT_MIN_PCT
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.waits import WAIT_KIND_TEXT
@@ -131,7 +132,8 @@ def _gpu_verdict(ctx, findings, breakdown):
     if _possible_gain_pct(ctx, findings) >= VERDICT_MIN_PCT:
         # Estimates and bounds below the verdict's bar can still add up to more than it: do not deny them.
         return Verdict("none", f"No bottleneck: {busy} and no cause is measured to cost {VERDICT_MIN_PCT:.0f}% "
-                               "or more; the findings below estimate what their fixes could still gain.")
+                               "or more; the findings below estimate what their fixes could still gain, none of "
+                               "them a bottleneck.")
     return Verdict("none", f"No bottleneck: {busy} and no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
 
 
@@ -203,8 +205,12 @@ def _top(ctx, findings):
     eligible = [f for f in findings if f.category in BOTTLENECK_OF_CATEGORY and counts(f)]
     if not eligible:
         return None
-    return max(eligible, key=lambda f: (f.recoverable_ms / f.window_ms if f.window_ms else 0.0,
-                                        -findings.index(f)))
+
+    def share(finding):  # a cause carries the time of the symptoms it explains (findings.causes)
+        return max([finding.recoverable_ms / finding.window_ms if finding.window_ms else 0.0]
+                   + [s.recoverable_ms / s.window_ms for s in eligible if s.window_ms and explains(finding, s)])
+
+    return max(eligible, key=lambda f: (share(f), -findings.index(f)))
 
 
 def _sentence(ctx, bottleneck, top):

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """Launch configuration of one kernel; occupancy is None when the trace does not record it."""
+    """Launch configuration of one kernel; occupancy is None when the trace does not record it. Theoretical
+    occupancy (CUPTI, XPlane) and Kineto's estimate of achieved occupancy are different numbers, kept apart."""
 
     registers_per_thread: int
     static_shared_bytes: int
@@ -13,6 +14,7 @@ class KernelConfig:
     grid: tuple
     block: tuple
     occupancy_pct: float | None
+    achieved_occupancy_pct: float | None = None  # Kineto's `est. achieved occupancy %`
 
     @property
     def shared_memory_bytes(self):

@@ -150,7 +150,8 @@ class HostActivity:
       "gc_callback": JAX's gc callback at the start and end of each collection), the union of those events;
       "device_wait": calls that block their thread on the device (model.host_waits: synchronize calls, blocking
       copies, JAX's and TensorFlow's waits for a result); "allocator": the device allocator's calls (cudaMalloc,
-      cudaFree, hipFree...); Kineto traces add "sync" (the host blocked on the
+      cudaFree, hipFree...); "host_staging": PJRT's host part of a transfer from a host buffer (`H2D Dispatch`:
+      JAX staging a NumPy batch for the device); Kineto traces add "sync" (the host blocked on the
       device: cuda_sync events and *Synchronize calls) and "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
       setup calls of 1 ms or more: context and stream creation, module loading, first allocations);
     - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads);
@@ -158,7 +159,9 @@ class HostActivity:
     - batch_stages: per tf.data iterator event that records its dataset's `batch_size` (`Iterator::Root::...::
       BatchV2`), ((batch size, events), ...);
     - loss_calls: Kineto traces' PyTorch loss operators (kineto.collect.LOSS_OPS) by start, ((name, start_ps,
-      end_ps, `Input Dims` as tuples or None when not recorded), ...).
+      end_ps, `Input Dims` as tuples or None when not recorded), ...);
+    - step_thread_busy: Kineto traces: the union of the host events on the threads that hold the step markers
+      (the training loop's own work, without backend threads such as gloo's), None elsewhere.
     """
 
     launch_correlation_id: np.ndarray
@@ -177,6 +180,7 @@ class HostActivity:
     thread_waits: tuple = ()
     batch_stages: dict = field(default_factory=dict)
     loss_calls: tuple = ()
+    step_thread_busy: Intervals = None
 
 
 @dataclass(frozen=True)
@@ -217,6 +221,9 @@ class CollectiveCall:
     size_source: str | None = None
     named_from: str | None = None  # where `collective` comes from: "host_op", "hlo", "tf_op", "kernel_name"
     issued_by: str | None = None  # the host op (or HLO/TF op type) that names it, e.g. "nccl:all_reduce"
+    # Where `group_size` comes from: "profiler" (the call's own args), "process_groups" or "world_size" (the
+    # Kineto trace's distributedInfo, kineto.process_groups), "hlo"; None when unknown.
+    group_size_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -242,3 +249,6 @@ class TraceModel:
     profiler_options: tuple = ()  # Kineto: recording options on ("record_shapes", "with_stack", "profile_memory",
     #   "with_flops"; kineto.capture_options)
     profiled_ops: int = 0  # Kineto: operator (cpu_op) events recorded
+    # The absolute time (ps, on the trace's own clock) of the model's time 0, where the reader knows it (Kineto):
+    # what puts several ranks' traces on one timeline.
+    time_origin_ps: int | None = None

@@ -7,7 +7,7 @@ import os
 import threading
 import time
 
-from tb_gpu_advisor.discovery import version
+from tb_gpu_advisor.files.discovery import version
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.isolated_pool import AnalysisCancelled
 from tb_gpu_advisor.overview.rows import run_summary, series_of, with_changes
@@ -71,7 +71,7 @@ class OverviewService:
         their current state and progress."""
         with self._lock:
             changed, (built_at, answer) = self._changed, self._built
-            flying = {run: host_file for run, host_file in self._in_flight.values()}
+            flying = dict(self._in_flight.values())
             if built_at != changed:
                 complete = self._rows is not None
                 rows = [dict(row) for row in (self._rows if complete else self._partial)]

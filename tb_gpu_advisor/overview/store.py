@@ -43,7 +43,7 @@ class SummaryStore:
         self._lock = threading.Lock()
 
     def _file(self, path, version):
-        key = hashlib.sha256(f"{path}\0{version}\0{code_version()}".encode("utf-8")).hexdigest()[:32]
+        key = hashlib.sha256(f"{path}\0{version}\0{code_version()}".encode()).hexdigest()[:32]
         return os.path.join(self.root, key[:2], f"{key}.json")
 
     def get(self, path, version):

@@ -14,7 +14,7 @@ import threading
 import time
 
 from tb_gpu_advisor.constants import XPLANE_SUFFIX
-from tb_gpu_advisor.discovery import discover_runs
+from tb_gpu_advisor.files.discovery import discover_runs
 from tb_gpu_advisor.plugin.params import not_found
 from tb_gpu_advisor.remote import is_remote_url
 

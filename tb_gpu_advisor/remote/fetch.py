@@ -1,6 +1,8 @@
 """Brings one remote host file into the local cache (reading the bucket only), enforcing the size limit before
 and while it streams, and keeping the copy under the version that was actually downloaded."""
 
+import functools
+
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import too_big
 from tb_gpu_advisor.remote.cache import default_cache, object_version
@@ -33,7 +35,7 @@ def fetch_remote_file(url, max_bytes=None, cache=None):
     """
     cache = cache or default_cache()
     fs, path = open_url(url)
-    for attempt in range(ATTEMPTS):
+    for _ in range(ATTEMPTS):
         info = _info(fs, path, url)
         if info.get("type") == "directory":
             raise ProfileError(url, "is a directory, not a profile file")
@@ -45,8 +47,8 @@ def fetch_remote_file(url, max_bytes=None, cache=None):
         if max_bytes and size and size > max_bytes:
             raise ProfileError(url, too_big(size, max_bytes))
         try:
-            return cache.fetch(url, object_version(info), lambda destination: _download(
-                fs, path, url, destination, max_bytes, object_version(info)))
+            return cache.fetch(url, object_version(info), functools.partial(
+                _download, fs, path, url, max_bytes=max_bytes, version=object_version(info)))
         except _Changed:
             continue
         except OSError as err:  # download errors are ProfileErrors already: this is the local cache directory

@@ -77,9 +77,16 @@ def with_diagnosis(report, diagnosis):
     prep = next((f for f in diagnosis.findings if f.id == "input.host_batch_prep"), None)
     report["summary"]["batch_prep_pct"] = None if prep is None else prep.evidence.metrics.get("batch_prep_pct")
     framework = report["summary"].get("framework")
-    report["findings"] = [finding.to_dict(framework) for finding in diagnosis.findings]
+    vendor = run_vendor(report["devices"])
+    report["findings"] = [finding.to_dict(framework, vendor) for finding in diagnosis.findings]
     report["notes"].extend(diagnosis.errors)
     return report
+
+
+def run_vendor(devices):
+    """"NVIDIA" or "AMD" when every GPU with kernels of a report's `devices` is that vendor's, else None."""
+    vendors = {(d.get("vendor") or "").upper() for d in devices if d.get("kernel_count")}
+    return next(iter(vendors)) if len(vendors) == 1 and vendors <= {"NVIDIA", "AMD"} else None
 
 
 def configuration_dict(config):
@@ -137,7 +144,8 @@ def _collective_bandwidth(link, rows):
                          "group_size": row.group_size, "median_bytes": row.median_bytes, "time_ms": row.total_ms,
                          "large_calls": row.large_calls, "algbw_gbps": row.algbw_gbps,
                          "busbw_gbps": row.busbw_gbps, "best_busbw_gbps": row.best_busbw_gbps,
-                         "best_busbw_link_ratio": row.best_busbw_link_ratio, "size_source": row.size_source}
+                         "best_busbw_link_ratio": row.best_busbw_link_ratio, "size_source": row.size_source,
+                         "group_size_source": row.group_size_source}
                         for row in rows],
     }
 
@@ -320,6 +328,7 @@ def _kernel(row, roof):
         "min_us": us(row.min_ps),
         "max_us": us(row.max_ps),
         "occupancy_pct": pct(row.occupancy_pct),
+        "achieved_occupancy_pct": pct(row.achieved_occupancy_pct),
         "registers_per_thread": row.registers_per_thread,
         "shared_memory_bytes": row.shared_memory_bytes,
         "grid": list(row.grid),
@@ -357,6 +366,8 @@ def _launch(stats):
         if stats.kernel_count else None,
         "per_step": None if stats.launches_per_step is None else round(stats.launches_per_step, 3),
         "launch_call_time_us": us(stats.launch_call_ps),
+        "launch_call_count": stats.launch_call_count,
+        "queue_full": {"count": stats.queue_full_count, "time_us": us(stats.queue_full_ps)},
     }
 
 

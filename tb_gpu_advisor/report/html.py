@@ -7,8 +7,9 @@ from tb_gpu_advisor.report import charts, units
 from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections, kernel_row_labels
-from tb_gpu_advisor.vocabulary import (BOTTLENECK_LABELS, BREAKDOWN_LABELS, MICRO, bind_units, in_sentence,
-                                       matrix_unit_labels)
+from tb_gpu_advisor.vocabulary import (BOTTLENECK_LABELS, BREAKDOWN_LABELS, BUSY_DEFINITIONS, LEFT_ARROW, MICRO,
+                                       OCCUPANCY_LABELS, bind_units, in_sentence, matrix_unit_labels,
+                                       occupancy_kind)
 
 STEPS_CHARTED = 60
 KERNELS_CHARTED = 10
@@ -21,7 +22,7 @@ _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;margin:0;background:#f6f8fa}
 main{max-width:920px;margin:0 auto;padding:24px 20px 48px;background:#fff}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;
+h1{font-size:22px;margin:0 0 4px}.back{margin:0 0 8px;font-size:13px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;
 padding-bottom:4px}h3{font-size:15px;margin:20px 0 6px}.meta{color:#59636e;margin:0}
 .verdict{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:10px 14px;margin:12px 0;
 font-weight:600}.cards{display:flex;gap:10px;flex-wrap:wrap;margin:12px 0}.card{border:1px solid #d0d7de;
@@ -48,6 +49,11 @@ def _e(value):
     return escape(bind_units(value), quote=True)
 
 
+def _title(text):
+    """A title attribute (the definition shown on hover), or nothing."""
+    return f' title="{_e(text)}"' if text else ""
+
+
 def report_title(report):
     """"GPU Advisor report: <run>", or the hosts when the report is of files outside a run."""
     if report.get("run"):
@@ -56,16 +62,19 @@ def report_title(report):
     return f"GPU Advisor report: {', '.join(hosts)}" if hosts else "GPU Advisor report"
 
 
-def render_html(report):
+def render_html(report, back=None, shown_path=None):
     """The whole report as an HTML document string; every string from the profile is escaped, and control,
-    bidirectional-override and surrogate characters made visible (report.safe_text)."""
+    bidirectional-override and surrogate characters made visible (report.safe_text). `back` (a relative URL) adds
+    a link back to the site's index; `shown_path(path)` writes a file's path as the page shows it."""
     title = report_title(report)
-    body = [f"<h1>{_e(title)}</h1>",
+    shown_path = shown_path or (lambda path: path)
+    body = ([f'<nav class="back"><a href="{_e(back)}">{LEFT_ARROW} All runs</a></nav>'] if back else []) + [
+            f"<h1>{_e(title)}</h1>",
             f'<p class="meta">{len(report["hosts"])} host(s) · tb-gpu-advisor {_e(__version__)}</p>']
     for host in report["hosts"]:
         body.extend(_host(host))
     for error in report.get("errors", []):
-        body.append(f'<p class="error">Error: {_e(error["file"])}: {_e(error["error"])}</p>')
+        body.append(f'<p class="error">Error: {_e(shown_path(error["file"]))}: {_e(error["error"])}</p>')
     return escape_controls("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
                            '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -109,12 +118,15 @@ def _host(host):
     out = [f"<h2>{_e(host['host'])}</h2>", f'<div class="verdict">{_e(_verdict(host))}</div>',
            *_confidence(s), '<div class="cards">']
     (label, value), *others = busy_figures(s)
-    busy = [(label, units.percent(value))] + [(f"GPU busy {other}", units.percent(pct)) for other, pct in others]
-    prep = [("host batch prep", units.percent(s["batch_prep_pct"]))] if s.get("batch_prep_pct") else []
-    cards = busy + [("input wait", units.percent(s["input_wait_pct"]))] + prep + [
-             ("mean step", units.duration_ms(st["mean"])), ("steps", str(st["count"])),
-             ("GPUs active", f"{s['active_gpu_count']} of {s['gpu_count']}")]
-    out += [f'<div class="card"><b>{_e(value)}</b><span>{_e(name)}</span></div>' for name, value in cards]
+    lead = BUSY_DEFINITIONS["gpu_compute_busy" if others else "gpu_busy"]
+    busy = [(label, units.percent(value), lead)] + [(f"GPU busy {other}", units.percent(pct),
+                                                    BUSY_DEFINITIONS["gpu_busy"]) for other, pct in others]
+    prep = [("host batch prep", units.percent(s["batch_prep_pct"]), None)] if s.get("batch_prep_pct") else []
+    cards = busy + [("input wait", units.percent(s["input_wait_pct"]), None)] + prep + [
+             ("mean step", units.duration_ms(st["mean"]), None), ("steps", str(st["count"]), None),
+             ("GPUs active", f"{s['active_gpu_count']} of {s['gpu_count']}", None)]
+    out += [f'<div class="card"{_title(title)}><b>{_e(value)}</b><span>{_e(name)}</span></div>'
+            for name, value, title in cards]
     out.append("</div>")
     out += _findings(host.get("findings") or [])
     if host["notes"]:
@@ -247,13 +259,15 @@ def _table(headers, rows, numeric, name_column=None):
 
 def _kernel_table(host):
     kernels = host["kernels"][:KERNELS_TABULATED]
+    occupancy = occupancy_kind(host["kernels"])
+    occupancy_key = "occupancy_pct" if occupancy == "theoretical" else "achieved_occupancy_pct"
     rows = [(k["name"], k["op_name"] or "-", units.launch_dims(k["grid"], k["block"]), units.count(k["occurrences"]),
-             units.duration_us(k["total_us"]), units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
+             units.duration_us(k["total_us"]), units.duration_us(k["avg_us"]), units.percent(k.get(occupancy_key)),
              "yes" if k["uses_tensor_cores"] else "no", units.percent(k.get("peak_pct"))) for k in kernels]
     title = "Kernels" if len(host["kernels"]) <= KERNELS_TABULATED else \
         f"Kernels (top {KERNELS_TABULATED} of {len(host['kernels'])} by total time)"
     return [f"<h3>{_e(title)}</h3>",
-            _table(("kernel", "op", "grid / block", "count", "total", "avg", "occupancy",
+            _table(("kernel", "op", "grid / block", "count", "total", "avg", OCCUPANCY_LABELS[occupancy][0].lower(),
                     matrix_unit_labels(host["devices"])[1], "of roof"),
                    rows, (False, False, False, True, True, True, True, False, True), name_column=0)]
 

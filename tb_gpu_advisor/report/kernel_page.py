@@ -4,7 +4,7 @@ each row's op type and the table's time rolled up by op type."""
 from tb_gpu_advisor.analysis.op_types import OP_TYPES, op_type, op_type_rollup
 
 SORT_KEYS = ("name", "occurrences", "total_us", "avg_us", "min_us", "max_us", "occupancy_pct",
-             "registers_per_thread", "shared_memory_bytes", "uses_tensor_cores", "op_name", "peak_pct",
+             "achieved_occupancy_pct", "registers_per_thread", "shared_memory_bytes", "uses_tensor_cores", "op_name", "peak_pct",
              "achieved_tflops", "flops")
 DEFAULT_SORT = "total_us"
 DEFAULT_LIMIT = 50

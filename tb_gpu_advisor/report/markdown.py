@@ -3,6 +3,7 @@
 import html
 
 from tb_gpu_advisor.report.multi_host import multi_host_sections
+from tb_gpu_advisor.report.ranks_sections import ranks_sections
 from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections
 
@@ -47,6 +48,8 @@ def render_markdown(report):
     title = f"GPU Advisor report: {report['run']}" if report.get("run") else "GPU Advisor report"
     out.append(f"# {_cell(title)}")
     out.append("")
+    for section in ranks_sections(report):
+        _render_section(out, section, "##")
     for host in report["hosts"]:
         for index, section in enumerate(host_sections(host)):
             _render_section(out, section, "##" if index == 0 else "###")

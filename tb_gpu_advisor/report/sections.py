@@ -9,7 +9,8 @@ from tb_gpu_advisor.report.configuration_section import configuration_rows
 from tb_gpu_advisor.vocabulary import (BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, COLLECTIVE_BANDWIDTH_GAPS,
                                        COLLECTIVE_HEADERS, COLLECTIVE_SIZE_SOURCES, IDLE_CAUSE_LABELS, MICRO,
                                        TRANSFER_LABELS,
-                                       collective_bandwidth_gap, in_sentence, matrix_unit_labels)
+                                       collective_bandwidth_gap, in_sentence, matrix_unit_labels,
+                                       OCCUPANCY_LABELS, occupancy_kind)
 
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 37  # characters of a kernel name in the text table
@@ -84,6 +85,13 @@ def issued_by_text(row):
     return "kernel name" if "kernel_name" in (row.get("named_from") or ()) else "-"
 
 
+def _ranks_from(row):
+    """Where a bandwidth row's rank count comes from, when not the calls' own args."""
+    source = row.get("group_size_source")
+    words = {"world_size": "the trace's world size", "process_groups": "the trace's process groups"}
+    return f"; {row['group_size']} ranks from {words[source]}" if source in words else ""
+
+
 def _bandwidth_lines(bandwidth, groups):
     """NCCL-tests bandwidths of the large calls of each collective kind, the link they are judged against, and
     why a kind has none."""
@@ -103,11 +111,14 @@ def _bandwidth_lines(bandwidth, groups):
                  if row.get("best_busbw_link_ratio") is not None else "")
         lines.append(f"{row['collective']}: {units.count(row['large_calls'])} calls of 8 MiB or more: algbw "
                      f"{row['algbw_gbps']:.1f} GB/s, busbw {row['busbw_gbps']:.1f} GB/s (median; best "
-                     f"{row['best_busbw_gbps']:.1f} GB/s{ratio}).")
+                     f"{row['best_busbw_gbps']:.1f} GB/s{ratio}{_ranks_from(row)}).")
     link = bandwidth.get("link")
     if lines and link:
+        outran = not link.get("known") and any((row.get("best_busbw_gbps") or 0) > link["gbps"]
+                                               for row in bandwidth["collectives"])
         lines.append(f"Link: {link['gbps']:g} GB/s {'NVLink' if link['kind'] == 'nvlink' else 'PCIe'} per GPU "
-                     f"({link['basis']}).")
+                     f"({link['basis']})." + (" The best busbw above is faster: these ranks use a faster link "
+                                             "than that, so no share of it is given." if outran else ""))
     return tuple(lines + gaps)
 
 
@@ -356,16 +367,19 @@ def _numbered(labels, width, relabel):
 
 def _kernels(report):
     listed = report["kernels"][:KERNELS_LISTED]
+    occupancy = occupancy_kind(report["kernels"])
+    occupancy_key = "occupancy_pct" if occupancy == "theoretical" else "achieved_occupancy_pct"
     rows = []
     # The share of its roof each kernel reaches is in the Roofline section: the name gets the room.
     for k, name in zip(listed, kernel_row_labels(listed, KERNEL_WIDTH)):
         rows.append((name, units.count(k["occurrences"]), units.duration_us(k["total_us"]),
-                     units.duration_us(k["avg_us"]), units.percent(k["occupancy_pct"]),
+                     units.duration_us(k["avg_us"]), units.percent(k.get(occupancy_key)),
                      "yes" if k["uses_tensor_cores"] else "no"))
     title = "Kernels" if len(report["kernels"]) <= KERNELS_LISTED else \
         f"Kernels (top {KERNELS_LISTED} of {len(report['kernels'])} by total time)"
     matrix_units = matrix_unit_labels(report["devices"])[0]
-    return Section(title, table=Table(("kernel", "count", "total", "avg", "occupancy", matrix_units),
+    return Section(title, table=Table(("kernel", "count", "total", "avg", OCCUPANCY_LABELS[occupancy][0].lower(),
+                                       matrix_units),
                                       tuple(rows), (False, True, True, True, True, False)))
 
 
@@ -415,6 +429,12 @@ def _launch(report):
         f"({units.percent(launch['tiny_kernel_pct'])})"
         + (f"   kernels per step: {launch['per_step']:,.1f}" if launch["per_step"] is not None else ""),
     )
+    blocked = launch.get("queue_full") or {}
+    if blocked.get("count"):
+        calls = "launch, copy or memset call" + ("" if blocked["count"] == 1 else "s")
+        lines += (f"{units.count(blocked['count'])} {calls} waited for a full launch queue "
+                  f"({units.duration_us(blocked['time_us'])}) while the GPU worked through earlier work: host "
+                  "waits, not launch time.",)
     return Section("Kernel launch", lines=lines)
 
 

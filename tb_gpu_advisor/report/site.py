@@ -1,6 +1,7 @@
 """A static site of a whole logdir: index.html (every run's row, as the tab's overview: sortable, filterable)
 and one self-contained report page per run under runs/."""
 
+import os
 import re
 from html import escape
 
@@ -52,12 +53,27 @@ def site_rows(run_reports):
     return with_changes(rows)
 
 
-def render_site(run_reports):
-    """{relative file name: HTML text}: index.html and one page per run report."""
+def render_site(run_reports, root=None):
+    """{relative file name: HTML text}: index.html and one page per run report, each with a link back to the
+    index; a file's path is shown relative to `root` (the logdir), so no page prints where it was written."""
     files = {"index.html": _index(site_rows(run_reports))}
     for index, report in enumerate(run_reports):
-        files[page_name(index, report["run"])] = render_html(report)
+        files[page_name(index, report["run"])] = render_html(report, back="../index.html",
+                                                             shown_path=lambda path: shown_path(path, root))
     return files
+
+
+def shown_path(path, root):
+    """`path` relative to `root` when it lies inside it (with forward slashes), else only its file name."""
+    text = str(path or "")
+    if root is not None:
+        remote = "://" in text
+        base = str(root).rstrip("/") if remote else os.path.abspath(str(root))
+        full = text if remote else os.path.abspath(text)
+        separator = "/" if remote else os.sep
+        if full.startswith(base + separator):
+            return full[len(base) + 1:].replace(os.sep, "/")
+    return text.replace(os.sep, "/").rstrip("/").rsplit("/", 1)[-1]
 
 
 def _cell(text, sort=None, numeric=False, css=None):

@@ -3,6 +3,7 @@
 import textwrap
 
 from tb_gpu_advisor.report.multi_host import multi_host_sections
+from tb_gpu_advisor.report.ranks_sections import ranks_sections
 from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections
 from tb_gpu_advisor.vocabulary import NBSP, bind_units
@@ -51,6 +52,9 @@ def render_text(report):
     out = []
     if report.get("run"):
         out.append(f"Run: {report['run']}")
+        out.append("")
+    for section in ranks_sections(report):
+        out.extend(render_section(section))
         out.append("")
     for host in report["hosts"]:
         for section in host_sections(host):

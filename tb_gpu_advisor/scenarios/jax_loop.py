@@ -65,8 +65,9 @@ def _send(run, thread, start_us, copies, gpu_factor):
     return t, ready
 
 
-def run_jax_steps(run, steps, batch, ops, *, jitter=None):
-    """`steps` steps back to back; returns the end of the last one."""
+def run_jax_steps(run, steps, batch, ops, *, jitter=None, program_id=None):
+    """`steps` steps back to back; returns the end of the last one. `program_id` (PROGRAM_ID) puts the module's
+    id on each kernel, as XLA does, so the kernels can be matched to the module's instructions."""
     t = START_US + PREFILL_US
     noise = jitter.steps(steps) if jitter is not None else [None] * steps
     ahead_ready = None
@@ -92,7 +93,7 @@ def run_jax_steps(run, steps, batch, ops, *, jitter=None):
             t, data_ready = _send(run, run.python, t, batch.copies, gpu)
         run.python.event(DISPATCH, t, 45.0)
         end_launch = launch_ops(run.pjrt, run.gpu, step_ops, t + 20.0, costs=XLA_COSTS, not_before_us=data_ready,
-                                hlo_module=MODULE, op_events=False)
+                                hlo_module=MODULE, op_events=False, program_id=program_id)
         run.pjrt.event("ExecuteHelper", t + 18.0, end_launch + 1.0 - (t + 18.0))
         t += 50.0
         after = run.gpu.ready(COMPUTE_STREAM)

@@ -115,21 +115,34 @@ def _fmha(spec, direction, batch, heads, seq, head_dim, hlo_op):
     return k.Kernel(name, duration, (seq // 128, heads, batch), (384, 1, 1), 168, 0, 164_096, hlo_op)
 
 
-def decoder_xla(spec, batch, seq, layers, hidden, heads, vocab):
-    """A GPT-style decoder step compiled by XLA in bfloat16: one XlaLaunch op launching every kernel."""
+def decoder_xla(spec, batch, seq, layers, hidden, heads, vocab, hlo=None):
+    """A GPT-style decoder step compiled by XLA in bfloat16: one XlaLaunch op launching every kernel. With `hlo`
+    (a scenarios.decoder_hlo.DecoderHlo) each kernel's HLO instruction is also written into that module."""
     rows, ffn, head_dim = batch * seq, 4 * hidden, hidden // heads
     kernels, fusion = [], iter(range(1, 10**6))
 
     def gemm(m, n, kk, layout="nn"):
-        return k.gemm(spec, m, n, kk, "bf16", layout, tile=(128, 256), hlo_op=f"cublas-gemm.{next(fusion)}")
+        kernel = k.gemm(spec, m, n, kk, "bf16", layout, tile=(128, 256), hlo_op=f"cublas-gemm.{next(fusion)}")
+        if hlo is not None:
+            hlo.gemm(kernel.hlo_op, m, n, kk)
+        return kernel
 
     def fuse(kind, elements, passes=3):
-        return k.xla_fusion(spec, f"{kind}_fusion.{next(fusion)}", elements, "bf16", passes)
+        kernel = k.xla_fusion(spec, f"{kind}_fusion.{next(fusion)}", elements, "bf16", passes)
+        if hlo is not None:
+            hlo.fusion(kernel.hlo_op, kind, elements, passes)
+        return kernel
+
+    def attention(direction):
+        kernel = _fmha(spec, direction, batch, heads, seq, head_dim, f"custom-call.{next(fusion)}")
+        if hlo is not None:
+            hlo.attention(kernel.hlo_op, direction, batch, heads, seq, head_dim)
+        return kernel
 
     kernels.append(fuse("loop_gather", rows * hidden, 2))
     for _ in range(layers):
         kernels += [fuse("input_reduce", rows * hidden, 2), gemm(rows, 3 * hidden, hidden),
-                    _fmha(spec, "fprop", batch, heads, seq, head_dim, f"custom-call.{next(fusion)}"),
+                    attention("fprop"),
                     gemm(rows, hidden, hidden), fuse("loop_add", rows * hidden),
                     fuse("input_reduce", rows * hidden, 2), gemm(rows, ffn, hidden),
                     fuse("loop_multiply", rows * ffn, 2), gemm(rows, hidden, ffn), fuse("loop_add", rows * hidden)]
@@ -142,7 +155,7 @@ def decoder_xla(spec, batch, seq, layers, hidden, heads, vocab):
                     gemm(hidden, ffn, rows, "tn"), fuse("input_reduce", rows * hidden, 4),
                     fuse("loop_add", rows * hidden), gemm(rows, hidden, hidden, "nt"),
                     gemm(hidden, hidden, rows, "tn"),
-                    _fmha(spec, "bprop", batch, heads, seq, head_dim, f"custom-call.{next(fusion)}"),
+                    attention("bprop"),
                     gemm(rows, hidden, 3 * hidden, "nt"), gemm(hidden, 3 * hidden, rows, "tn"),
                     fuse("input_reduce", rows * hidden, 4), fuse("loop_add", rows * hidden)]
     params = layers * 12 * hidden * hidden + vocab * hidden

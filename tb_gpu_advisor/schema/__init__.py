@@ -15,7 +15,7 @@ from tb_gpu_advisor.constants import SCHEMA_VERSION
 SCHEMA_NAMES = ("report", "comparison", "check")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _text(name):
     if name not in SCHEMA_NAMES:
         raise ValueError(f"no schema {name!r}; schemas: {', '.join(SCHEMA_NAMES)}")

@@ -300,7 +300,7 @@ export function createApp(root) {
       gpusView(report, timelineSlot),
       hasGpu ? idleView(report) : null,
       hasGpu ? kernelTableView(state.run, state.host, report.kernels?.length ?? 0, {filter: state.kernelFilter,
-        devices: report.devices, onFilter: (filter) => {
+        devices: report.devices, kernels: report.kernels, onFilter: (filter) => {
           state.kernelFilter = filter;
           syncLink();
         }}) :

@@ -29,6 +29,37 @@ export function formatMs(ms) {
   return `${trim(ms / 1000, 2)}${NB}s`;
 }
 
+const DURATION_UNITS = [[1000, 's'], [1, 'ms'], [1e-3, MICRO], [1e-6, 'ns']];
+
+/**
+ * One duration unit [ms per unit, name] for a set of durations in ms: the unit of the largest, so a table's
+ * durations all read in one unit ("2.43 ms" and "0.31 ms", never "2.43 ms" and "310 µs").
+ */
+export function durationUnit(valuesMs) {
+  const top = Math.max(0, ...valuesMs.filter(finite).map(Math.abs));
+  return DURATION_UNITS.find(([size]) => top >= size) || DURATION_UNITS[2];
+}
+
+/** Milliseconds in a given durationUnit: three decimals below 1, two below 10, else one. */
+export function formatMsIn(ms, [size, unit]) {
+  if (!finite(ms)) return DASH;
+  const value = ms / size;
+  const abs = Math.abs(value);
+  return `${trim(value, abs === 0 ? 0 : abs < 1 ? 3 : abs < 10 ? 2 : 1)}${NB}${unit}`;
+}
+
+/** A formatter of microseconds for the cells of one table, in the unit of its largest value. */
+export function tableUs(valuesUs) {
+  const unit = durationUnit(valuesUs.filter(finite).map((us) => us / 1000));
+  return (us) => (finite(us) ? formatMsIn(us / 1000, unit) : DASH);
+}
+
+/** A formatter of milliseconds for the cells of one table, in the unit of its largest value. */
+export function tableMs(valuesMs) {
+  const unit = durationUnit(valuesMs);
+  return (ms) => formatMsIn(ms, unit);
+}
+
 /** Microseconds as a readable duration. */
 export function formatUs(us) {
   return finite(us) ? formatMs(us / 1000) : DASH;

@@ -24,6 +24,7 @@ export const VOCABULARY = Object.freeze({
     "input_wait": "Input wait",
     "input_prep": "Input preparation",
     "launch": "Kernel launch",
+    "host_wait": "Host waiting on the device",
     "host": "Host compute",
     "idle": "Idle"
   },
@@ -38,6 +39,7 @@ export const VOCABULARY = Object.freeze({
     "input_wait": "input",
     "input_prep": "prep",
     "launch": "launch",
+    "host_wait": "wait",
     "host": "host",
     "idle": "idle"
   },
@@ -60,6 +62,22 @@ export const VOCABULARY = Object.freeze({
     "host": "Host busy (framework, Python)",
     "host_untraced": "Host not traced",
     "unattributed": "No host call found"
+  },
+  "busyDefinitions": {
+    "gpu_busy": "GPU busy: the share of the analyzed time in which a GPU runs a kernel, copy, memset or graph, averaged over the GPUs that ran anything",
+    "gpu_compute_busy": "GPU compute busy: the same share, counting kernels and graphs only (collective kernels left out, and copies and memsets where they add 1 point or more)",
+    "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
+    "step_busy": "GPU busy in a step: the share of the step in which at least one GPU runs a kernel, copy, memset or graph"
+  },
+  "occupancy": {
+    "theoretical": [
+      "Occupancy",
+      "Theoretical occupancy: the share of an SM's warp slots this launch configuration can fill (registers, shared memory, block size), as the profiler recorded it"
+    ],
+    "achieved": [
+      "Est. occupancy",
+      "Estimated achieved occupancy: the PyTorch profiler's `est. achieved occupancy %`, its estimate of the warp slots the kernel kept busy"
+    ]
   },
   "transfer": {
     "h2d": "Host\u2192device",

@@ -56,7 +56,7 @@ def write_repeated_kineto(path, source, copies):
         for copy in range(copies):
             shift_us, shift_id, shift_step = copy * span, copy * id_step, copy * step_count
 
-            def shifted(match):
+            def shifted(match, shift_us=shift_us, shift_id=shift_id, shift_step=shift_step):
                 if match.group(3) is not None:
                     return f'"ProfilerStep#{int(match.group(3)) + shift_step}"'
                 key, value = match.group(1), match.group(2)

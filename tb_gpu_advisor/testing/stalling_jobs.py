@@ -6,7 +6,7 @@ import os
 import re
 import time
 
-from tb_gpu_advisor.model.build import report_progress
+from tb_gpu_advisor.readers.progress import report_progress
 from tb_gpu_advisor.worker_jobs import host_report
 
 

@@ -1,6 +1,7 @@
 """What-if of the copy fixes: pageable copies at the pinned rate this trace reached (else the link's practical
 rate, assumed), their exposed part shrinking with them (a model); and the ceiling of a fix that also overlaps
-them with compute: all of their exposed time removed (a bound)."""
+them with compute: all of their exposed time removed (a bound). Where the fix only pins the copies, the model is the
+estimate and the overlap (a copy stream ahead of the step) its ceiling."""
 
 from dataclasses import dataclass
 
@@ -44,6 +45,17 @@ def overlapped(window_ms, pageable, faster):
     if faster is not None:
         basis += f"; pinning alone is about {faster.speedup:.2f}x ({faster.basis.removeprefix('model: ')})"
     return bound(window_ms, window_ms - pageable.exposed_ms, basis)
+
+
+def pinned_then_overlapped(window_ms, pageable, faster):
+    """The model of pinning the copies (`faster`, see pinned), its basis adding the ceiling of also overlapping
+    them with compute (all of their exposed time removed); that ceiling alone where there is no rate to model."""
+    ceiling = overlapped(window_ms, pageable, None)
+    if faster is None:
+        return ceiling
+    return model(window_ms, faster.new_step_ms,
+                 f"{faster.basis}; overlapped with compute as well (copies on a stream of their own, ahead of the "
+                 f"step) they would remove at most all of their exposed time, up to {ceiling.speedup:.2f}x")
 
 
 def best_rate_gbps(sizes_bytes, durations_ps):

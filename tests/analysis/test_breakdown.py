@@ -23,7 +23,8 @@ def test_each_instant_counts_once_for_its_highest_category():
     step = report_of(builder)["steps"][0]["breakdown_ms"]
     assert step == pytest.approx({
         "compute_16bit": 0.1, "compute_32bit": 0.05, "compute_unknown": 0.0, "collectives": 0.05, "d2h": 0.05, "d2d": 0.0,
-        "h2d": 0.1, "input_wait": 0.15, "input_prep": 0.0, "launch": 0.02, "host": 0.18, "idle": 0.3,
+        "h2d": 0.1, "input_wait": 0.15, "input_prep": 0.0, "launch": 0.02, "host_wait": 0.0, "host": 0.18,
+        "idle": 0.3,
     })
     assert sum(step.values()) == pytest.approx(1.0)
     assert report_of(builder)["steps"][0]["gpu_busy_pct"] == 35.0
@@ -49,7 +50,7 @@ def test_precision_split_on_the_real_v100_trace_differs_from_xprof_by_definition
     gives its 30.5% 16-bit exactly; by our rule 99.95% is 16-bit, and no kernel of this trace is of unknown
     type (each names the type it writes), so `compute_unknown` is 0."""
     from tb_gpu_advisor.analysis.kernel_names import kernel_precision
-    from tb_gpu_advisor.model.build import load_model
+    from tb_gpu_advisor.readers.load import load_model
     from tb_gpu_advisor.model.trace import ActivityKind
     model = load_model(v100_trace)
     by_shape = total = 0

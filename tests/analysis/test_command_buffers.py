@@ -10,7 +10,7 @@ from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, kernel_precisio
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, gemm_config, shape, tuple_shape
 from tb_gpu_advisor.readers.xplane.reader import parse_space
-from tb_gpu_advisor.model.build import build_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 
 FFMA = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_execute"
 NVJET = "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN"

@@ -3,7 +3,7 @@ generated Kineto traces with exact counts."""
 
 from tb_gpu_advisor.analysis.compilation import compilation
 from tb_gpu_advisor.analysis.framework import detect_framework
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 

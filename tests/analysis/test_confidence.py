@@ -5,7 +5,7 @@ from dataclasses import replace
 from tb_gpu_advisor.analysis.confidence import trace_confidence
 from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.steps import find_steps
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.conftest import model_of
 from tests.data import real_trace

@@ -1,13 +1,12 @@
 """Trace confidence of what a capture holds: cut steps, no repeating step, warm-up, one rank of several; on
 generated Kineto traces for exact cases and on the committed real traces where the case is real."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.data import real_trace
 from tests.findings.scenarios import kernels, report_of, step_starts
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
           "computeMinor": 0, "numSms": 132}]
@@ -50,7 +49,8 @@ def test_a_step_the_capture_cut_is_not_a_complete_step(tmp_path):
     events = _steps(1) + [x_event("user_annotation", "ProfilerStep#6", 1000, 40)]
     found = _confidence(_report(tmp_path, events))
     assert found["level"] == "low"
-    assert found["reasons"][0].startswith("Only 1 complete step in the profile (ProfilerStep#6: cut by the capture")
+    assert found["reasons"][0].startswith("Only 1 complete step of the 2 marked in the profile (ProfilerStep#6: cut "
+                                          "by the capture")
 
 
 def test_a_long_first_launch_on_an_idle_gpu_is_warm_up(tmp_path):
@@ -65,6 +65,19 @@ def test_a_long_first_launch_on_an_idle_gpu_is_warm_up(tmp_path):
     assert launch_finding["severity"] != "high"
     assert launch_finding["fix_summary"].startswith("Recapture after warm-up")
     assert "HIP graphs on ROCm" in launch_finding["fix"]
+
+
+def test_a_small_warm_up_is_a_note_and_degrades_no_finding(tmp_path):
+    """1.5 ms of module loading in 40 steps of ~1 ms (3.6% of the steps' time) cannot change what the steps show:
+    a note, confidence high, and no finding told to recapture; the same 1.5 ms in 10 steps (13%) is a reason."""
+    report = _report(tmp_path, _steps(40, first_launch_us=1500))
+    assert _confidence(report) == {"level": "high", "reasons": []}
+    assert ("Warm-up inside the captured steps: 1.5 ms of first-use setup (3.6% of the steps' time), too little to "
+            "change the findings.") in report["notes"]
+    assert not any(f["fix_summary"].startswith("Recapture") for f in report["findings"])
+    found = _confidence(_report(tmp_path, _steps(10, first_launch_us=1500)))
+    assert found["level"] == "medium"
+    assert found["reasons"][0].startswith("Warm-up inside the captured steps: 1.5 ms of first-use setup")
 
 
 def test_a_long_launch_while_the_gpu_is_busy_is_not_warm_up(tmp_path):
@@ -153,7 +166,9 @@ def test_real_mi250_trace_is_one_warm_step(kineto_models):
     report = host_report(kineto_models["mi250_minitoy_train"])
     found = _confidence(report)
     assert found["level"] == "low"
-    assert found["reasons"][0].startswith("Only 1 complete step in the profile (ProfilerStep#2: cut by the capture")
+    # one count: the header's "Steps: 2" are the 2 marked, of which 1 is complete
+    assert found["reasons"][0].startswith("Only 1 complete step of the 2 marked in the profile (ProfilerStep#2: cut "
+                                          "by the capture")
     assert found["reasons"][1].startswith("Warm-up inside the captured steps: 6.54 ms of first-use setup")
     assert report["summary"]["verdict"].startswith("Not enough trace for a verdict (1 complete step; warm-up in "
                                                    "the steps; see confidence)")

@@ -2,7 +2,7 @@
 
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.comparison.render import render_comparison_text
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.text import render_text
 from tb_gpu_advisor.testing import TraceBuilder

@@ -4,7 +4,7 @@ import pytest
 
 from tb_gpu_advisor.analysis.examples_per_step import GLOBAL, PER_DEVICE
 from tb_gpu_advisor.readers.hlo import schema
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.report.markdown import render_markdown

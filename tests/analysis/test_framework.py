@@ -3,7 +3,7 @@
 import pytest
 
 from tb_gpu_advisor.analysis.framework import detect_framework
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.conftest import model_of
 from tests.data import real_trace

@@ -4,11 +4,10 @@ each) and on the committed real ones."""
 import pytest
 
 from tb_gpu_advisor.analysis.idle_attribution import IDLE_CAUSES, attribute_idle
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.model.host_waits import is_device_wait
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PS_PER_US = 1_000_000
 

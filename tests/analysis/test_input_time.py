@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.analysis.timeline import gpu_timeline
-from tb_gpu_advisor.model.build import build_model, load_model
+from tb_gpu_advisor.readers.load import load_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.sections import host_sections
 from tb_gpu_advisor.readers.xplane.reader import read_space

@@ -9,7 +9,7 @@ import pytest
 
 from tb_gpu_advisor.analysis.peaks import DevicePeaks
 from tb_gpu_advisor.analysis.roofline import kernel_roofline
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.invariants import report_problems
 from tb_gpu_advisor.testing.builder import TraceBuilder

@@ -14,7 +14,8 @@ raw_to_tool_data = pytest.importorskip("xprof.convert.raw_to_tool_data")
 from tb_gpu_advisor.analysis.peaks import device_peaks  # noqa: E402
 from tb_gpu_advisor.analysis.roofline import kernel_costs  # noqa: E402
 from tb_gpu_advisor.readers.hlo.op_cost import MATRIX  # noqa: E402
-from tb_gpu_advisor.model.build import build_model, load_model  # noqa: E402
+from tb_gpu_advisor.readers.load import load_model  # noqa: E402
+from tb_gpu_advisor.readers.xplane.build import build_model  # noqa: E402
 from tb_gpu_advisor.testing.roofline_trace import roofline_builder  # noqa: E402
 from tb_gpu_advisor.readers.xplane.reader import parse_space  # noqa: E402
 from tests.analysis.test_roofline import AMD_TRACE  # noqa: E402

@@ -4,7 +4,7 @@ MS = 10**9
 
 
 def pipeline(names, threads=None, window_ms=100):
-    return tf_data_pipeline({name: (1, MS) for name in names}, threads or {}, window_ms * MS)
+    return tf_data_pipeline(dict.fromkeys(names, (1, MS)), threads or {}, window_ms * MS)
 
 
 def test_no_iterator_events_means_not_in_use():

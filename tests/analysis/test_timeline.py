@@ -3,7 +3,7 @@
 import numpy as np
 
 from tb_gpu_advisor.analysis.timeline import gpu_timeline
-from tb_gpu_advisor.model.build import build_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.readers.xplane.reader import read_space
 

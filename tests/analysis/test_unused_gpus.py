@@ -4,7 +4,7 @@ multi-worker trace whose idle GPUs the capture missed."""
 from tb_gpu_advisor.analysis.framework import detect_framework
 from tb_gpu_advisor.analysis.steps import find_steps
 from tb_gpu_advisor.analysis.unused_gpus import CLUSTER_DEVICE, replica_count, unused_gpus
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tests.data import real_trace
 
 

@@ -2,7 +2,7 @@
 and the bandwidths and finding that follow from them."""
 
 from tb_gpu_advisor.analysis.xplane_collectives import xplane_collectives
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, replica_groups, shape, tuple_shape

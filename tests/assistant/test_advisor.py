@@ -10,7 +10,7 @@ import pytest
 from tb_gpu_advisor.assistant import answers
 from tb_gpu_advisor.assistant.advisor import Advisor, one_line
 from tb_gpu_advisor.assistant.confine import AdvisorError, Logdirs
-from tb_gpu_advisor.discovery import discover_runs
+from tb_gpu_advisor.files.discovery import discover_runs
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.data import real_trace
 

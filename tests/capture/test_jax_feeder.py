@@ -10,7 +10,7 @@ import pytest
 
 from tb_gpu_advisor.analysis.steps import find_steps
 from tools.capture import jax_feeder
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tests.data import REAL
 
 

@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from tools.capture import tf_cpu
-from tb_gpu_advisor.discovery import discover_runs
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.files.discovery import discover_runs
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 
 STEPS = 10

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,

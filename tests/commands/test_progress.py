@@ -10,7 +10,7 @@ from pathlib import Path
 from tb_gpu_advisor.cli import main
 from tb_gpu_advisor.commands import progress as progress_module
 from tb_gpu_advisor.commands.progress import ProgressBar, is_terminal
-from tb_gpu_advisor.profile_files import HostFile
+from tb_gpu_advisor.files.runs import HostFile
 from tb_gpu_advisor.testing.builder import TraceBuilder
 
 REPO = Path(__file__).resolve().parents[2]

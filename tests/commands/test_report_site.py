@@ -47,6 +47,26 @@ def test_the_site_has_an_index_and_a_page_per_run(logdir, tmp_path):
     assert "<script" not in page and "Input-bound" in page
 
 
+def test_each_page_links_back_to_the_index_and_prints_no_local_path(logdir, tmp_path):
+    code, err = _site(logdir, tmp_path / "site")
+    assert code == 0, err
+    for name in os.listdir(tmp_path / "site" / "runs"):
+        page = (tmp_path / "site" / "runs" / name).read_text(encoding="utf-8")
+        assert '<a href="../index.html">' in page and "All runs" in page
+        assert str(tmp_path) not in page
+    broken = (tmp_path / "site" / "runs" / "0000_broken_2026_01_03_00_00_00.html").read_text(encoding="utf-8")
+    assert "Error: broken/plugins/profile/2026_01_03_00_00_00/h.xplane.pb: not a valid XSpace" in broken
+    assert str(tmp_path) not in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_path_outside_the_logdir_shows_only_its_file_name():
+    from tb_gpu_advisor.report.site import shown_path
+    assert shown_path("/data/logs/run/h.xplane.pb", "/data/logs") == "run/h.xplane.pb"
+    assert shown_path("/elsewhere/h.xplane.pb", "/data/logs") == "h.xplane.pb"
+    assert shown_path("s3://bucket/logs/run/h.xplane.pb", "s3://bucket/logs/") == "run/h.xplane.pb"
+    assert shown_path("/data/logs-old/h.xplane.pb", "/data/logs") == "h.xplane.pb"
+
+
 def test_all_needs_an_output_directory(logdir):
     err = io.StringIO()
     assert cli.main(["report", str(logdir), "--all"], out=io.StringIO(), err=err) == 2

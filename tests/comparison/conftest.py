@@ -2,7 +2,7 @@
 
 import pytest
 
-from tb_gpu_advisor.discovery import resolve_target
+from tb_gpu_advisor.files.discovery import resolve_target
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing.pairs import PAIRS
 

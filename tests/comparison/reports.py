@@ -8,7 +8,7 @@ def host_from_steps(times_ms, category="input_wait", share=0.5, busy=None, host=
     and the rest in compute_32bit; `busy` is the GPU busy % of each step (None: no GPU)."""
     steps = []
     for index, time_ms in enumerate(times_ms):
-        breakdown = {name: 0.0 for name in BREAKDOWN_CATEGORIES}
+        breakdown = dict.fromkeys(BREAKDOWN_CATEGORIES, 0.0)
         breakdown[category] = time_ms * share
         breakdown["compute_32bit"] += time_ms * (1 - share)
         steps.append({"name": f"step {index}", "step_num": index, "start_ms": 0.0, "time_ms": time_ms,

@@ -5,7 +5,7 @@ import pytest
 
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.comparison.render import render_comparison_text
-from tb_gpu_advisor.discovery import resolve_target
+from tb_gpu_advisor.files.discovery import resolve_target
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing.builder import TraceBuilder
 

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from tb_gpu_advisor.comparison.diff import compare_reports
-from tb_gpu_advisor.discovery import resolve_target
+from tb_gpu_advisor.files.discovery import resolve_target
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing.pairs import EXPECTED_DRIVER, PAIRS
 from tb_gpu_advisor.vocabulary import in_sentence
@@ -245,7 +245,7 @@ def test_a_real_large_speedup_has_an_interval_above_minus_100_percent():
     """tf_eager_eager -> tf_eager_function (17x; 36x in an earlier capture, noisy eager steps): the step-time intervals once read
     "-117.3% to -77.2%" (mean) and "-126.9%" (median)."""
     from tb_gpu_advisor.comparison.diff import compare_reports
-    from tb_gpu_advisor.discovery import resolve_target
+    from tb_gpu_advisor.files.discovery import resolve_target
     from tb_gpu_advisor.pipeline import run_report
 
     pair = [run_report(*resolve_target(f"tests/data/real/cpu_pairs/tf_eager_{side}.xplane.pb"))

@@ -13,7 +13,7 @@ import pathlib
 import sys
 
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.model.trace import ActivityKind
 
 

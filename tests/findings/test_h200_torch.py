@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tests.data import REAL
 

@@ -4,7 +4,7 @@ runs made for it."""
 
 import pytest
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.scenarios import SCENARIOS
 from tests.conftest import report_of

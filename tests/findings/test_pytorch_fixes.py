@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
           "computeMinor": 0, "numSms": 132}]

@@ -1,6 +1,6 @@
 """The findings on the committed real traces (tests/data/real); docs/findings.md explains them."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tests.data import real_trace
 from tests.findings.scenarios import findings_by_id

@@ -1,7 +1,7 @@
 """Every rule runs without failing on traces that lack steps, a host plane, GPU work or the current format."""
 
 from tb_gpu_advisor.findings.verdict import BOTTLENECK_OF_CATEGORY
-from tb_gpu_advisor.model.build import build_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.readers.xplane.reader import parse_space

@@ -3,7 +3,8 @@
 import pytest
 
 from tb_gpu_advisor.errors import ProfileError
-from tb_gpu_advisor.model.build import build_model, load_model
+from tb_gpu_advisor.readers.load import load_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.constants import MAX_PLANES
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.readers.xplane import schema

@@ -3,7 +3,7 @@
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.testing.rocm import rocm_builder, rocm_gemm_trace
 from tests.conftest import model_of, report_of
-from tests.model.equivalence import compare_paths
+from tests.readers.xplane.equivalence import compare_paths
 
 
 def test_memcpy_details_make_a_copy_whatever_the_name():

@@ -1,4 +1,4 @@
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.model.vendor import AMD, NVIDIA, amd_arch, infer_vendor, normalize_vendor
 from tb_gpu_advisor.pipeline import analyze_host_file
 from tb_gpu_advisor.testing import TraceBuilder

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import tb_gpu_advisor.service as service_module
-from tb_gpu_advisor.discovery import discover_runs
+from tb_gpu_advisor.files.discovery import discover_runs
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.overview.store import SummaryStore
 from tb_gpu_advisor.service import AnalysisService
@@ -99,7 +99,7 @@ class _GatedStore(SummaryStore):
 
 
 def _many_runs(tmp_path, count):
-    from tb_gpu_advisor.profile_files import HostFile, ProfileRun
+    from tb_gpu_advisor.files.runs import HostFile, ProfileRun
     from tb_gpu_advisor.testing.quickstart import write_quickstart
 
     path = write_quickstart(str(tmp_path / "one"))

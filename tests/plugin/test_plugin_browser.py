@@ -56,9 +56,10 @@ def browser():
 class Tab:
     """The TensorBoard page opened on #gpu_advisor, and our iframe inside it."""
 
-    def __init__(self, browser, url, color_scheme="light", address=None):
-        """`address`: a full URL to open (a copied link) instead of the tab's own."""
-        self.context = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme=color_scheme)
+    def __init__(self, browser, url, color_scheme="light", address=None, width=1280):
+        """`address`: a full URL to open (a copied link) instead of the tab's own; `width`: the viewport's."""
+        self.width = width
+        self.context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=color_scheme)
         self.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
         self.page = self.context.new_page()
         self.page.set_default_timeout(TIMEOUT_MS)
@@ -107,9 +108,9 @@ class Tab:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         if full:  # the iframe's own document, whole length, as the user scrolls through it
             height = self.frame.evaluate("document.documentElement.scrollHeight")
-            self.page.set_viewport_size({"width": 1280, "height": min(max(height + 64, 800), 4000)})
+            self.page.set_viewport_size({"width": self.width, "height": min(max(height + 64, 800), 4000)})
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-        self.page.set_viewport_size({"width": 1280, "height": 800})
+        self.page.set_viewport_size({"width": self.width, "height": 800})
 
     def close(self):
         self.context.close()
@@ -159,7 +160,7 @@ def test_every_run_and_host_shows_its_report_or_a_clear_error(tab, logdir):
             else:
                 tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
                 tab.frame.wait_for_selector("[data-testid=timeline]")
-    assert sorted(set(code for code, _ in tab.failed)) == [422]
+    assert sorted({code for code, _ in tab.failed}) == [422]
 
 
 def test_quickstart_shows_verdict_charts_and_no_findings_message(tab):

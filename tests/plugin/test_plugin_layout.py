@@ -107,7 +107,7 @@ def test_the_toolbar_is_one_line_at_1280_with_full_run_names(browser, demo_board
         }""")
         assert layout["rows"] < 8 and layout["overflow"] <= 0 and layout["height"] < 60, layout
         assert layout["run"] and layout["baseline"], layout  # the full run names show
-        assert layout["search"], "21 runs: the run search shows"
+        assert layout["search"], "22 runs: the run search shows"
         tab.frame.fill("[data-testid=run-search]", "host_bound_fi")
         tab.frame.press("[data-testid=run-search]", "Enter")
         tab.frame.wait_for_function("() => document.querySelector('main.content').dataset.run.startsWith('host_bound_fixed/')")

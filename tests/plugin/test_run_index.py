@@ -8,7 +8,7 @@ import pytest
 from tb_gpu_advisor.plugin import run_index
 from tb_gpu_advisor.plugin.params import RequestError
 from tb_gpu_advisor.plugin.run_index import RunIndex
-from tb_gpu_advisor.profile_files import HostFile, ProfileRun
+from tb_gpu_advisor.files.runs import HostFile, ProfileRun
 from tb_gpu_advisor.testing.quickstart import write_quickstart
 
 HANG_S = 30
@@ -98,7 +98,7 @@ def test_a_known_id_answers_while_a_relisting_is_running(listings):
 
 
 def test_a_local_relisting_rereads_only_changed_run_directories(tmp_path, monkeypatch):
-    from tb_gpu_advisor import local_listing
+    from tb_gpu_advisor.files import local_listing
 
     write_quickstart(str(tmp_path / "one"))
     write_quickstart(str(tmp_path / "two"))

@@ -1,7 +1,7 @@
 """The real MI300X trace records half the HBM peak: every view shows the corrected figure the roofline uses, and
 says it was corrected."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.report.markdown import render_markdown

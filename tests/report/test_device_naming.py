@@ -1,7 +1,7 @@
 """Devices named as what they are: a CUPTI range-profiler capture is a GPU capture, AMD parts by their gfx
 architecture, TPU planes as TPUs."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.configuration_section import configuration_rows
 from tb_gpu_advisor.testing.kineto_trace import launch, trace_text, x_event

@@ -2,7 +2,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from tb_gpu_advisor.discovery import resolve_target
+from tb_gpu_advisor.files.discovery import resolve_target
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.pipeline import run_report
 from tb_gpu_advisor.testing.builder import TraceBuilder

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from tb_gpu_advisor.discovery import resolve_target
+from tb_gpu_advisor.files.discovery import resolve_target
 from tb_gpu_advisor.report.charts import BUSY_COLOR, CATEGORY_COLORS
 from tb_gpu_advisor.report.html import render_html
 from tb_gpu_advisor.pipeline import run_report

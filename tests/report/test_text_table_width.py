@@ -2,7 +2,7 @@
 
 import os
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.report.sections import Table, host_sections
 from tb_gpu_advisor.report.text import WIDTH, render_section, render_table

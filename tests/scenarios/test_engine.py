@@ -1,6 +1,6 @@
 """The replay engine: a kernel starts when its launch has reached the GPU and its stream is free."""
 
-from tb_gpu_advisor.model.build import build_model
+from tb_gpu_advisor.readers.xplane.build import build_model
 from tb_gpu_advisor.scenarios.devices import A100_SXM4_80GB
 from tb_gpu_advisor.scenarios.engine import COMPUTE_STREAM, Gpu, HostCosts, Kernel, Op, launch_ops, memcpy
 from tb_gpu_advisor.testing import TraceBuilder

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.scenarios import SCENARIOS
 from tb_gpu_advisor.scenarios.jitter import GRID_US, SPREAD, Jitter, grid_us

@@ -17,7 +17,7 @@ def test_every_problem_has_its_fix():
         ("multi_gpu_straggler", "multi_gpu_straggler_fixed"), ("host_bound", "host_bound_fixed"),
         ("jax_inline_loader", "jax_inline_loader_fixed"),
         ("jax_float32_images", "jax_float32_images_fixed"), ("cpu_placed_op", "cpu_placed_op_fixed")]
-    assert "healthy" in SCENARIOS and len(SCENARIOS) == 21
+    assert "healthy" in SCENARIOS and len(SCENARIOS) == 22
 
 
 def test_expectations_use_the_findings_vocabulary():
@@ -25,12 +25,12 @@ def test_expectations_use_the_findings_vocabulary():
         assert isinstance(scenario, Scenario)
         assert scenario.expected_bottleneck in BOTTLENECKS, scenario.name
         assert scenario.expected_top_finding is None or scenario.expected_top_finding in FINDING_CATEGORIES
-        if scenario.fixed_variant_of is None and scenario.name != "healthy":
+        if scenario.fixed_variant_of is None and scenario.name not in ("healthy", "jax_decoder_roofline"):
             assert scenario.expected_top_finding is not None and scenario.advice, scenario.name
     assert [s.name for s in SCENARIOS.values() if s.expected_bottleneck == "none"] == [
         "input_bound_fixed", "launch_bound_fixed", "transfer_bound_fixed", "low_occupancy_fixed",
         "fp32_on_tensor_cores_fixed", "host_bound_fixed", "healthy", "jax_inline_loader_fixed",
-        "jax_float32_images_fixed", "cpu_placed_op_fixed"]
+        "jax_float32_images_fixed", "cpu_placed_op_fixed", "jax_decoder_roofline"]
 
 
 def test_every_build_says_what_it_shows_and_what_to_do():

@@ -30,7 +30,7 @@ def demo_runs():
     return sorted(p.name for p in DEMO.iterdir() if (p / "plugins" / "profile").is_dir())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def report_of(path):
     return analyze(path, executor="inline")
 

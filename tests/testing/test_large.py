@@ -1,6 +1,6 @@
 """The large-trace scenario writes a valid multi-GPU training trace with what it says it holds."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.large import write_training_trace
 

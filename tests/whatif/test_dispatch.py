@@ -24,3 +24,11 @@ def test_the_compiled_step_keeps_the_longer_of_the_work_and_the_device():
                               "busy time (1 ms), whichever is longer; the dispatch and the fused thunks are removed")
     assert compiled_step(40.0, 2.5, 8.0, "the work").basis.endswith("; the Python dispatch between ops is removed")
     assert compiled_step(40.0, 2.5, 8.0, "the work").new_step_ms == 8.0
+
+
+def test_compiled_step_names_what_the_device_time_is_made_of():
+    """The device's time may include its idle while the host waits on it (a read each step), which compiling keeps."""
+    estimate = compiled_step(40.0, 2.5, 8.0, "the work",
+                             device_text="the device's busy time and its idle while the host waits on it or for input")
+    assert estimate.new_step_ms == 8.0
+    assert "and the device's busy time and its idle while the host waits on it or for input (8 ms)" in estimate.basis

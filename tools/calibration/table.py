@@ -12,9 +12,8 @@ from tb_gpu_advisor.comparison.predictions import DEFAULT_KIND, bound_score, che
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.demo import DEFAULT_DIR as DEMO_DIR
 from tb_gpu_advisor.whatif.estimate import BOUND
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
-from tb_gpu_advisor.report import units
 
 
 @dataclass(frozen=True)

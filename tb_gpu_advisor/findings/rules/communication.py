@@ -286,7 +286,6 @@ def allreduce_exposed(ctx):
     if severity is None:
         return None
     nccl_ps = sum(exposure.collective_ps.values())
-    overlapped_ps = nccl_ps - sum(exposure.exposed_ps.values())
     overlap_pct = exposure.overlap_pct
     names = sorted({name for gpu in ctx.active_gpus for name in gpu.activity.names if is_nccl(name)})
     rows = kinds_of(ctx)

@@ -2,8 +2,11 @@
 
 from dataclasses import replace
 
+import numpy as np
+
 from tb_gpu_advisor.analysis.configuration import is_matmul_kernel
 from tb_gpu_advisor.analysis.kernel_names import is_elementwise, is_xla_kernel
+from tb_gpu_advisor.analysis.unfused_attention import ATTENTION_MATMUL_OPS, SOFTMAX_OPS
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
@@ -97,11 +100,16 @@ def elementwise_kernels(ctx):
     pytorch = ctx.framework.name == "pytorch"
     if pytorch and any(name.startswith("triton_") for gpu in ctx.active_gpus for name in gpu.activity.names):
         return None  # torch.compile's Inductor kernels: fusion is already in use
-    ordinal, elementwise_ps = busiest_gpu(ctx.kernel_ps_by_gpu(is_elementwise))
+    # The scaling, masking and dropout kernels of attention computed piece by piece are the attention's
+    # (fusion.unfused_attention), not a separate fusion.
+    masks = {gpu.ordinal: ctx.kernel_mask(gpu, is_elementwise) & ~ctx.attention_kernels.get(
+        gpu.ordinal, np.zeros(len(gpu.activity), dtype=bool)) for gpu in ctx.active_gpus}
+    ordinal, elementwise_ps = busiest_gpu({gpu.ordinal: ctx.masked_ps(gpu, masks[gpu.ordinal])
+                                           for gpu in ctx.active_gpus})
     if elementwise_ps <= 0:
         return None
     gpu = next(g for g in ctx.active_gpus if g.ordinal == ordinal)
-    count = ctx.kernel_count_in_windows(gpu, ctx.kernel_mask(gpu, is_elementwise))
+    count = ctx.kernel_count_in_windows(gpu, masks[ordinal])
     per_step = count / ctx.step_count if ctx.step_count else float(count)
     kernel_ps = ctx.kernel_ps_all[ordinal]
     share = round(100.0 * elementwise_ps / kernel_ps, 2)
@@ -109,6 +117,7 @@ def elementwise_kernels(ctx):
         return None
     elementwise_ms = ms(elementwise_ps)
     condition, note = ctx.xla_advice()
+    condition = ctx.with_optimizer_fused(condition)
     if not any(is_matmul_kernel(row) for row in ctx.analysis.kernels):
         return _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note)
     pointers = {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name,
@@ -151,23 +160,22 @@ def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, 
         condition=condition, fix_note=note)
 
 
-_ATTENTION_MATMULS = ("aten::bmm", "aten::baddbmm")
-_SOFTMAX_OPS = ("aten::_softmax", "aten::softmax", "aten::_softmax_backward_data", "aten::_safe_softmax")
 _FUSED_ATTENTION_MARKS = ("flash", "fmha", "sdpa", "attention", "attn")
 
 
 def unfused_attention(ctx):
     """PyTorch attention as batched matmuls around a softmax with no fused attention kernel in the trace. Model:
-    those matmuls' FLOPs on a fused kernel at UNFUSED_ATTENTION_FUSED_ROOF_PCT of the matrix roof replace the
-    matmul and softmax kernels' time."""
+    those matmuls' FLOPs on a fused kernel at UNFUSED_ATTENTION_FUSED_ROOF_PCT of the matrix roof replace every
+    kernel of the attention (analysis.unfused_attention: the matmuls, softmax, scaling, masking, dropout and
+    their casts, forward and backward)."""
     if ctx.framework.name != "pytorch" or not ctx.has_gpu:
         return None
     rows = ctx.analysis.kernels
     if any(mark in row.name.lower() for row in rows for mark in _FUSED_ATTENTION_MARKS):
         return None  # a fused attention kernel runs: the fix is applied (or attention is not the matmuls)
-    matmuls = [row for row in rows if row.op_name in _ATTENTION_MATMULS and row.matrix_dims
+    matmuls = [row for row in rows if row.op_name in ATTENTION_MATMUL_OPS and row.matrix_dims
                and row.matrix_dims[0] > 1]
-    softmax = [row for row in rows if row.op_name in _SOFTMAX_OPS]
+    softmax = [row for row in rows if row.op_name in SOFTMAX_OPS]
     if not matmuls or not softmax or any(row.flops is None for row in matmuls):
         return None
     ordinal, _ = busiest_gpu(ctx.kernel_ps_all)
@@ -176,10 +184,14 @@ def unfused_attention(ctx):
     if not roof:
         return None
     gpus = max(1, len(ctx.active_gpus))
-    attention_ms = sum(ms(row.total_ps) for row in matmuls + softmax) / gpus
+    whole_ms = sum(ms(ctx.masked_ps(gpu, ctx.attention_kernels[gpu.ordinal])) for gpu in ctx.active_gpus) / gpus
+    attention_ms = whole_ms or sum(ms(row.total_ps) for row in matmuls + softmax) / gpus
     flops = sum(row.flops for row in matmuls) / gpus
     fused_ms = flops / (roof * 1e12 * UNFUSED_ATTENTION_FUSED_ROOF_PCT / 100.0) * 1e3
     recoverable = max(0.0, attention_ms - fused_ms)
+    replaced = ("every kernel from the first to the last matmul of each attention (softmax, scaling, masking, "
+                "dropout and casts between them)" if whole_ms else
+                "the matmul and softmax kernels (masking and scaling kernels are left as they are)")
     finding = modeled_finding(
         ctx, "fusion.unfused_attention",
         f"Attention runs as batched matmuls ({len(matmuls)} kernel rows, {matmuls[0].dtype}) around a softmax: "
@@ -187,8 +199,7 @@ def unfused_attention(ctx):
         "kernel in the trace.",
         recoverable,
         (f"model: the matmuls' FLOPs on one fused kernel at {UNFUSED_ATTENTION_FUSED_ROOF_PCT:g}% of the "
-         f"{roof:g} TFLOP/s matrix roof replace the matmul and softmax kernels (masking and scaling kernels "
-         "are left as they are)"),
+         f"{roof:g} TFLOP/s matrix roof replace {replaced}"),
         {"attention_kernel_ms": round(attention_ms, 3), "attention_tflop": round(flops / 1e12, 4),
          "fused_estimate_ms": round(fused_ms, 3)},
         limit("softmax_kernel_rows", len(softmax), 1, "at least", batched_matmul_rows=len(matmuls)),

@@ -9,7 +9,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.step_ops import STEP_OP_MAX_CALLS_PER_STEP, is_producer_event
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
-from tb_gpu_advisor.findings.compiled import COMPILED_HOST_IDIOM, host_condition
+from tb_gpu_advisor.findings.compiled import COMPILED_FUSED_OPTIMIZER_HOST_IDIOM, COMPILED_HOST_IDIOM, host_condition
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
@@ -227,7 +227,8 @@ If tf.data and the step still share the CPU, give the GPU its own launch threads
 TF_GPU_THREAD_MODE=gpu_private.""",
             docs=(L.TF_DATA_PERFORMANCE, L.TF_FUNCTION, L.TF_GPU_PERFORMANCE))),
                   ("jax:jitted", JAX_JITTED_HOST_IDIOM),
-                  ("any:warmup", HOST_WARMUP_IDIOM), ("pytorch:compiled", COMPILED_HOST_IDIOM)),
+                  ("any:warmup", HOST_WARMUP_IDIOM), ("pytorch:compiled", COMPILED_HOST_IDIOM),
+                  ("pytorch:compiled_optimizer_fused", COMPILED_FUSED_OPTIMIZER_HOST_IDIOM)),
     ),
     "host.eager_execution": Entry(
         category="host",
@@ -383,6 +384,7 @@ def gpu_idle_host_busy(ctx):
         condition, note = "warmup", ""
     elif condition is None:
         condition, note = host_condition(ctx)
+    condition = ctx.with_optimizer_fused(condition)
     return Finding(
         id="host.gpu_idle_host_busy", severity=severity,
         summary=f"The GPU idles {share:.1f}% {ctx.of_the_step} while the host runs runtime or Python work "
@@ -476,6 +478,11 @@ def _compiled_work(ctx, is_jax):
                  "since jit fuses them into their neighbours"))
 
 
+# Idle causes (analysis.idle_attribution) a compiled step keeps: the host waiting on the device or for input, and
+# the GPU waiting on its own queued work.
+_KEPT_IDLE = ("host_wait", "input", "device_wait")
+
+
 def eager_execution(ctx):
     """Individual ops dispatched one by one, many per step, taking >10% of the time: TensorFlow's eager ops
     (`EagerLocalExecute: <Op>`) or JAX's jnp ops outside jit (a PjRt execution per op). The estimate compiles
@@ -499,12 +506,18 @@ def eager_execution(ctx):
     together = ctx.share_pct(total_ms + between_ms)
     severity = grade(ctx.share_pct(recoverable), HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     device_ms = ms(ctx.in_window_ps(ctx.gpu_busy)) if ctx.has_gpu else 0.0
+    # Compiling removes dispatch, not the GPU's idle while the host waits on it (a read of a result each step)
+    # or for input, nor its waits on its own work: a compiled step keeps them with the device's busy time.
+    waits_ms = sum(ctx.idle_cause_ms(cause) for cause in _KEPT_IDLE) if ctx.has_gpu else 0.0
+    device_ms += waits_ms
+    device_text = ("the device's busy time and its idle while the host waits on it or for input"
+                   if waits_ms > 0 else "the device's busy time")
     modeled = kept_ms > 0 or device_ms > 0
     if modeled:
         calls_text = (f"their calls take {ctx.time_text(total_ms)} ({share:.1f}%)" +
                       (f" and the untraced Python between them {ctx.time_text(between_ms)} "
                        f"({ctx.share_pct(between_ms):.1f}%)" if between_ms > 0 else ""))
-        calls_text += f". {_compiled_text(ctx, work, device_ms, total_ms, between_ms)}"
+        calls_text += f". {_compiled_text(ctx, work, device_ms, total_ms, between_ms, waits_ms > 0)}"
     elif between_ms > 0:
         calls_text = (f"their calls take {ctx.time_text(total_ms)} and the untraced Python between them "
                       f"{ctx.time_text(between_ms)}, together {together:.1f}% {ctx.of_the_step_time}.")
@@ -526,16 +539,17 @@ def eager_execution(ctx):
     if not modeled:
         return finding
     return estimated(finding, compiled_step(ctx.window_ms, kept_ms, device_ms, work.what_kept, work.removed,
-                                            fused_ms=work.fused_ms))
+                                            fused_ms=work.fused_ms, device_text=device_text))
 
 
-def _compiled_text(ctx, work, device_ms, calls_ms, between_ms):
+def _compiled_text(ctx, work, device_ms, calls_ms, between_ms, waits=False):
     """What the compiled-step model (whatif.dispatch.compiled_step) keeps and removes, in words whose shares give
     its estimate: the step keeps the _CompiledWork's `kept_label` or the GPU's busy time, whichever is longer; the
     rest goes."""
     kept_ms = work.kept_ms
     new_ms = max(kept_ms, device_ms)
-    kept = "the GPU's busy time" if device_ms > kept_ms else f"only {work.kept_label}"
+    gpu = "the GPU's busy time and its idle while the host waits on it" if waits else "the GPU's busy time"
+    kept = gpu if device_ms > kept_ms else f"only {work.kept_label}"
     steps = ctx.step_count or 1
     step = "step" if ctx.step_count else "profiled time"
     removed = ["the calls' dispatch", "the Python between them"] if between_ms > 0 else ["the calls' dispatch"]

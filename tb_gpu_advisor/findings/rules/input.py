@@ -4,7 +4,7 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, estimated, grade, ladder
-from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS, file_work_ps, prep_calls
+from tb_gpu_advisor.analysis.batch_prep import file_work_ps, prep_calls
 from tb_gpu_advisor.analysis.tf_data import (FILE_READ_STAGES, ITERATOR_PREFIX, MAP_THREADS, PARALLEL_MAP_STAGES,
                                              stages_of)
 from tb_gpu_advisor.findings.host_time import op_rows
@@ -128,6 +128,21 @@ work in a Dataset and let DataLoader worker processes build the next batches dur
 
 Measure the loader alone (iterate it without the model) to know whether it keeps up with the step.""",
             docs=(L.TORCH_DATA, L.TORCH_PINNED)),
+        variants=(("pytorch:loader_workers", Idiom(
+            fix_summary="Move the per-batch work the loop does after the DataLoader into the Dataset or collate_fn.",
+            fix="""\
+The DataLoader's worker processes build the batches already, but the training loop still works on each
+batch before the step (the calls above) while the GPU has nothing to run. Move that work where the
+workers run it ahead of the step:
+
+    class Examples(torch.utils.data.Dataset):
+        def __getitem__(self, i): return transform(load(i))   # per-example work the loop did
+    loader = torch.utils.data.DataLoader(Examples(), batch_size=batch_size, num_workers=8,
+                                         collate_fn=collate,     # per-batch work the loop did
+                                         pin_memory=True, persistent_workers=True, prefetch_factor=4)
+
+Measure the loader alone (iterate it without the model) to know whether it keeps up with the step.""",
+            docs=(L.TORCH_DATA,))),),
     ),
     "input.no_prefetch": Entry(
         category="input",
@@ -619,7 +634,7 @@ def host_batch_prep(ctx):
     tracer, TensorFlow file ops), other host work, or nothing (an untraced stall)."""
     prep = ctx.analysis.batch_prep
     framework = ctx.framework.name
-    if framework not in BATCH_PREP_FRAMEWORKS or prep is None or not ctx.step_count or prep.total_ps <= 0:
+    if not ctx.batch_prep_shown or not ctx.step_count or prep.total_ps <= 0:
         return None
     steps = ctx.step_set.timed_steps
     # Warm-up (steps.warmup_in_profile) compiles: measure the preparation and the gain on the steady steps.
@@ -658,6 +673,11 @@ def host_batch_prep(ctx):
         seen = ("The trace shows almost nothing on the host there: the step thread waited or ran Python the "
                 f"profile did not trace ({_PYTHON_TRACER[framework]}, before acting on this).")
     note = f"{seen} Every step pays it before {starts}."
+    condition = None
+    if framework == "pytorch" and ctx.loader_workers_in_use:
+        condition = "loader_workers"
+        note += (" The DataLoader builds batches in worker processes already (_MultiProcessingDataLoaderIter): this "
+                 "work runs in the training loop after the loader hands over the batch.")
     read_ms, decode_ms = ms(prep.read_ps), ms(prep.decode_ps)
     if read_ms + decode_ms >= FILES_MIN_SHARE * prep_ms:
         note += " " + _file_work_note(ctx, read_ms / ctx.step_count, decode_ms / ctx.step_count, "it",
@@ -693,7 +713,7 @@ def host_batch_prep(ctx):
             ladder("batch_prep_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
             {"time_ranges_ms": ctx.longest_ranges_ms(prep.gaps), "steps": ctx.steps_overlapping(prep.gaps),
              "functions": calls}),
-        recoverable_ms=gain_ms, window_ms=window_ms, speedup_basis="", fix_note=note)
+        recoverable_ms=gain_ms, window_ms=window_ms, speedup_basis="", fix_note=note, condition=condition)
     basis = ("per step, the preparation overlapped with the rest of that step by a loader one batch ahead: the "
              "step becomes max(preparation, rest)")
     if computing_on_cpu:

@@ -10,34 +10,71 @@ from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GEMM_
                                                 GEMM_REACHABLE_ROOF_PCT, GEMM_SMALL_DIM, KERNEL_HIGH_PCT,
                                                 MODELED_LOW_PCT, MODELED_MEDIUM_PCT)
 
-_SUMMARY = "Pad GEMM dimensions to multiples of 8 (16-bit) / 64, raise the batch, and compute in bf16."
 _DOCS = (L.NVIDIA_MATMUL_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE)
-_FIX = """\
-These matrix multiplies reach a small share of the roof that binds them (the dense matrix peak, or HBM
-bandwidth for their FLOPs per byte), and their shapes or precision explain it:
+# What keeps a GEMM off its roof (the rule's reasons, grouped): the words of the one-line fix and the paragraph
+# of the fix text for each. A fix names only the causes its GEMMs show.
+_CAUSES = ("align", "small", "fp32")
+_SUMMARY_PARTS = {"align": "pad GEMM dimensions to multiples of 8 (16-bit) / 64", "small": "raise the batch",
+                  "fp32": "compute in bf16"}
+_FIX_PARTS = {
+    "align": """\
 - dimensions that are not multiples of 8 (16-bit; 4 for f32, 16 for 8-bit) keep cuBLAS/hipBLASLt off the
   Tensor Core / matrix-core fast paths or force padding inside the kernel: pad hidden sizes, vocabulary and
   head dims to multiples of 64 (128 is better still):
-      vocab_size = (vocab_size + 63) // 64 * 64     # pad, mask the extra logits
+      vocab_size = (vocab_size + 63) // 64 * 64     # pad, mask the extra logits""",
+    "small": """\
 - small M or N (a small batch or sequence) fills only part of the GPU's tiles and SMs: raise the batch per
-  GPU, or concatenate small GEMMs (batch the heads, fuse QKV projections into one matmul);
+  GPU, or concatenate small GEMMs (batch the heads, fuse QKV projections into one matmul);""",
+    "fp32": """\
 - f32 inputs run at the TF32 rate at best: compute in bf16 (keep f32 master weights):
-      {bf16_code}
-The estimate assumes each GEMM reaches 70% of its roof once reshaped; roofs are upper bounds at boost clock."""
+      {bf16_code}""",
+}
+_FIX_HEAD = """\
+These matrix multiplies reach a small share of the roof that binds them (the dense matrix peak, or HBM
+bandwidth for their FLOPs per byte), and their shapes or precision explain it:
+"""
+_FIX_TAIL = "\nThe estimate assumes each GEMM reaches 70% of its roof once reshaped; roofs are upper bounds at boost clock."
+_BF16_CODE = {
+    "tensorflow": 'tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")',
+    "jax": "params_bf16 = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)",
+    "pytorch": 'with torch.autocast("cuda", dtype=torch.bfloat16): loss = loss_fn(model(x), y)',
+}
+
+
+def _idiom(causes, framework):
+    """The fix for GEMMs held back by `causes` (a subset of _CAUSES), in `framework`'s code."""
+    words = [_SUMMARY_PARTS[c] for c in causes]
+    summary = (words[0] if len(words) == 1 else f"{words[0]} and {words[1]}" if len(words) == 2
+               else f"{', '.join(words[:-1])}, and {words[-1]}") + "."
+    text = _FIX_HEAD + "\n".join(_FIX_PARTS[c].format(bf16_code=_BF16_CODE[framework]) for c in causes) + _FIX_TAIL
+    return Idiom(summary[0].upper() + summary[1:], text, _DOCS)
+
+
+def _condition(causes):
+    """The catalog condition of a set of causes: "align+fp32"."""
+    return "+".join(cause for cause in _CAUSES if cause in causes)
+
+
+_COMBINATIONS = [tuple(c for i, c in enumerate(_CAUSES) if mask >> i & 1) for mask in range(1, 2 ** len(_CAUSES))]
+_ALL = _idiom(_CAUSES, "tensorflow")
 
 ENTRIES = register("kernel", {
     "kernel.gemm_below_roof": Entry(
         category="kernel",
         title="Time-dominant GEMMs run far below the GPU's matrix roof",
-        fix_summary=_SUMMARY,
-        fix=_FIX.format(bf16_code='tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")'),
+        fix_summary=_ALL.fix_summary,
+        fix=_ALL.fix,
         docs=_DOCS,
-        jax=Idiom(_SUMMARY,
-                  _FIX.format(bf16_code="params_bf16 = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)"),
-                  _DOCS),
+        jax=_idiom(_CAUSES, "jax"),
+        pytorch=_idiom(_CAUSES, "pytorch"),
+        variants=tuple((f"{prefix}{_condition(causes)}", _idiom(causes, framework))
+                       for causes in _COMBINATIONS
+                       for prefix, framework in (("", "tensorflow"), ("jax:", "jax"), ("pytorch:", "pytorch"))),
     ),
 })
 
+# The rule's reason codes by cause (`dims_not_multiple_of_8` is read up to "_of_"); f32/f64 inputs are "fp32".
+_CAUSE_OF = {"dims_not_multiple": "align", "small_dims": "small"}
 _BYTES_PER_ELEMENT = {"f32": 4, "bf16": 2, "f16": 2, "f64": 8}
 
 
@@ -114,7 +151,9 @@ def gemm_below_roof(ctx):
                        "time saved all off the step; a 16-bit type raises the roof itself, which the precision "
                        "findings estimate"),
         fix_note="Why here: " + "; ".join(sorted({reason.replace("_", " ") for item in flagged
-                                                   for reason in item["reasons"]})) + ".")
+                                                   for reason in item["reasons"]})) + ".",
+        condition=_condition({_CAUSE_OF.get(reason.split("_of_")[0], "fp32") for item in flagged
+                              for reason in item["reasons"]}))
 
 
 RULES = (gemm_below_roof,)

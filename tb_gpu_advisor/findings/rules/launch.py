@@ -6,7 +6,8 @@ from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.analysis.rounding import pct, us
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
-from tb_gpu_advisor.findings.compiled import GRAPHS_LAUNCH_IDIOM, JITTED_LAUNCH_IDIOM, launch_condition
+from tb_gpu_advisor.findings.compiled import (GRAPHS_LAUNCH_IDIOM, JITTED_LAUNCH_IDIOM, TF_GRAPHS_LAUNCH_IDIOM,
+                                              XLA_GRAPHS_LAUNCH_IDIOM, launch_condition)
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, limit
 from tb_gpu_advisor.findings.thresholds import (LAUNCH_GAP_MAX_US, LAUNCH_GPU_BUSY_MAX_PCT, LAUNCH_HIGH_PCT,
@@ -122,7 +123,8 @@ dispatches per step), so jax.jit is not the fix. What is left is fewer launches 
 launch itself is what the GPU waits for), jax.lax.scan over several micro-batches inside the jitted step,
 and a larger batch: more work for each launch.""",
             docs=(L.JAX_GPU_TIPS, L.CUDA_GRAPHS))),
-                  ("any:warmup", WARMUP_IDIOM), ("any:graphs", GRAPHS_LAUNCH_IDIOM)),
+                  ("any:warmup", WARMUP_IDIOM), ("pytorch:graphs", GRAPHS_LAUNCH_IDIOM),
+                  ("jax:graphs", XLA_GRAPHS_LAUNCH_IDIOM), ("graphs", TF_GRAPHS_LAUNCH_IDIOM)),
     ),
     "launch.tiny_kernels": Entry(
         category="launch",
@@ -184,7 +186,7 @@ def _kernels_per_step(launch):
 
 def _launch_metrics(ctx):
     launch = ctx.analysis.launch
-    calls = launch.paired_count
+    calls = launch.launch_call_count
     return {"kernels_per_step": _kernels_per_step(launch), "launch_latency_p50_us": us(launch.latency_p50_ps),
             "launch_latency_p95_us": us(launch.latency_p95_ps),
             "launch_call_mean_us": round(us(launch.launch_call_ps) / calls, 3) if calls else None,
@@ -225,6 +227,7 @@ def gpu_starved_by_launches(ctx):
         condition, note = compiled, compiled_note
     elif ctx.framework.name == "pytorch" and ctx.on_amd:
         condition = "rocm"
+    condition = ctx.with_optimizer_fused(condition)
     return Finding(
         id="launch.gpu_starved_by_launches", severity=severity,
         summary=f"The GPU idles {share:.1f}% {ctx.of_the_step} while kernels are being launched "
@@ -287,6 +290,7 @@ def tiny_kernels(ctx):
     condition, note = ctx.xla_advice()
     if ctx.jax_step_jitted:
         condition, note = "jitted", ""
+    condition = ctx.with_optimizer_fused(condition)
     return Finding(
         id="launch.tiny_kernels", severity=severity,
         summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU sits in "

@@ -1,14 +1,16 @@
 """Precision findings: FP32 matrix multiplies on GPUs with Tensor Cores."""
 
-from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, is_low_precision
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
+from tb_gpu_advisor.analysis.configuration import is_matmul_kernel
+from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, is_low_precision, kernel_class
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import estimated, limit
 from tb_gpu_advisor.findings.modeled import busiest_gpu, gpu_peaks, modeled_finding, top_kernel_names
-from tb_gpu_advisor.findings.thresholds import (FP32_MATMUL_MIN_SHARE_PCT, LOW_PRECISION_MAX_SHARE_PCT,
-                                                MIXED_PRECISION_GAIN, TENSOR_CORE_MIN_CC, TF32_MIN_CC)
+from tb_gpu_advisor.findings.thresholds import (FP32_MATMUL_MIN_SHARE_PCT, GEMM_REACHABLE_ROOF_PCT,
+                                                LOW_PRECISION_MAX_SHARE_PCT, MIXED_PRECISION_GAIN, TENSOR_CORE_MIN_CC,
+                                                TF32_MIN_CC)
 from tb_gpu_advisor.whatif.precision import MatmulKernel, mixed_precision
 
 ENTRIES = register("precision", {
@@ -164,14 +166,34 @@ def fp32_matmul(ctx):
 
 
 def _what_if(ctx, ordinal, fp32_ms, is_target):
-    """whatif.precision.mixed_precision of the target kernels under the busiest GPU's peaks, or None."""
+    """whatif.precision.mixed_precision of the target kernels, and of the 32-bit matrix kernels that run on
+    Tensor Cores in TF32 (attention, GEMMs) and the 32-bit element-wise kernels, which mixed precision also moves
+    to 16 bits, under the busiest GPU's peaks; None without them."""
     peaks = gpu_peaks(ctx, ordinal)
     if peaks is None:
         return None
-    rows = [MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes) for row in ctx.analysis.kernels
-            if is_target(row.name)]
-    return mixed_precision(ctx.window_ms, fp32_ms, rows, peaks.vector_roof("f32"), peaks.matrix_roof("bf16"),
-                           peaks.hbm_gbps)
+    tf32 = _f32_names(ctx.analysis.kernels, lambda row: row.uses_tensor_cores and is_matmul_kernel(row)
+                      and not is_target(row.name))
+    vector = _f32_names(ctx.analysis.kernels, lambda row: not is_matmul_kernel(row) and not is_target(row.name)
+                        and kernel_class(row.name) in ("elementwise", "xla"))
+    rows = [MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes)
+            for row in ctx.analysis.kernels if is_target(row.name) or row.name in tf32]
+    target_ms = fp32_ms
+    if tf32:
+        target_ms = ms(ctx.kernel_ps_by_gpu(lambda name: is_target(name) or name in tf32)[ordinal])
+    vector_ms = ms(ctx.kernel_ps_by_gpu(lambda name: name in vector)[ordinal]) if vector else 0.0
+    return mixed_precision(ctx.window_ms, target_ms, rows, peaks.vector_roof("f32"), peaks.matrix_roof("bf16"),
+                           peaks.hbm_gbps, GEMM_REACHABLE_ROOF_PCT / 100.0, vector_ms)
+
+
+def _f32_names(rows, predicate):
+    """Names of the kernels that satisfy `predicate` (a KernelRow test) whose every row of known type is 32-bit
+    (op input types, HLO)."""
+    dtypes = {}
+    for row in rows:
+        if predicate(row):
+            dtypes.setdefault(row.name, set()).add(row.dtype)
+    return frozenset(name for name, found in dtypes.items() if found - {None} == {"f32"})
 
 
 def _tf32_off(ctx, cc, highest=False):

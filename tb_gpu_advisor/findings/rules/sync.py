@@ -68,7 +68,7 @@ def _d2h_copy_ends(ctx):
 def host_syncs_in_step(ctx):
     """The host blocks on the GPU inside the steps (torch.cuda.synchronize, stream or event syncs) and the
     GPU then idles until new work arrives; idle time after device-to-host reads is left to
-    transfer.d2h_sync_in_step."""
+    transfer.d2h_sync_in_step, and the host's input waits in it to the input findings."""
     if ctx.framework.name != "pytorch" or not ctx.has_gpu or not ctx.step_count:
         return None
     syncs = intervals.intersect(ctx.host.tagged.get("sync", intervals.EMPTY), ctx.window)
@@ -76,6 +76,8 @@ def host_syncs_in_step(ctx):
         return None
     gaps = intervals.subtract(_refill_gaps(syncs.end_ps, ctx.gpu_busy),
                               _refill_gaps(_d2h_copy_ends(ctx), ctx.gpu_busy))
+    # The idle the host spends waiting for its next batch is the input findings' time, not the sync's.
+    gaps = intervals.subtract(gaps, intervals.union_all(ctx.host.input_waits, ctx.input_time))
     refill_ms = ms(ctx.in_window_ps(gaps))
     share = ctx.share_pct(refill_ms)
     severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)

@@ -14,6 +14,7 @@ from tb_gpu_advisor.findings.thresholds import (INPUT_HIGH_PCT, INPUT_MEDIUM_PCT
                                                 MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, PCIE_GBPS_BY_CC,
                                                 SMALL_COPIES_MIN_PER_STEP, SMALL_COPY_BYTES, SYNC_GAP_MIN_US)
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import HOST_STAGING_TAG
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.whatif import transfer as whatif_transfer
 from tb_gpu_advisor.whatif.estimate import model as whatif_model
@@ -160,6 +161,22 @@ The batch is copied when the step starts and the GPU waits for it. Copy from pin
 and ahead: DataLoader(..., pin_memory=True), x.cuda(non_blocking=True) for batch n+1 issued before step n
 (a prefetcher on a torch.cuda.Stream), and one collated tensor per input.""",
             docs=(L.TORCH_PINNED,)),
+        variants=(("pytorch:pinned", Idiom(
+            fix_summary="Pinned already: copy the next batch ahead on a side stream, or keep unchanging data on the "
+                        "GPU.",
+            fix="""\
+The copies come from pinned memory already (Memcpy HtoD (Pinned -> Device)), so pin_memory is not the fix:
+the GPU waits for them because each is issued when the step needs its data. What is left:
+
+    # data that is the same every step (a table, constants): copy it once, before the loop
+    table = table.to("cuda")
+    # data that changes: issue batch n+1's copy before step n's compute, on a side stream
+    copy_stream = torch.cuda.Stream()
+    with torch.cuda.stream(copy_stream):
+        next_x = next_cpu_x.to("cuda", non_blocking=True)
+    ...                                                   # step n runs meanwhile
+    torch.cuda.current_stream().wait_stream(copy_stream); next_x.record_stream(torch.cuda.current_stream())""",
+            docs=(L.TORCH_PINNED,))),),
     ),
     "transfer.small_copies": Entry(
         category="transfer",
@@ -309,10 +326,11 @@ def _pinned_rate_gbps(ctx):
 
 def pageable_memory(ctx):
     """Host-side copies from or to pageable memory (only traces that record memory kinds). The estimate is the
-    ceiling of pinning and overlapping them (whatif.transfer.overlapped)."""
+    ceiling of pinning and overlapping them (whatif.transfer.overlapped); in PyTorch, whose fix pins them, the
+    model of pinning with that ceiling in its basis (whatif.transfer.pinned_then_overlapped)."""
     count, size, busy, exposed_ps, exposed = _summarize(ctx, _copies(ctx, lambda c: c.has_pageable_side))
     if not count:
-        return None
+        return _host_staging(ctx)
     finding = _copy_finding(
         ctx, "transfer.pageable_memory",
         f"{count:,} copies ({size_bytes(size)}) use pageable host memory; they run while no GPU computes "
@@ -321,12 +339,40 @@ def pageable_memory(ctx):
         limit("pageable_copies", count, 0), "upper bound: pinned, asynchronous copies fully overlapped with compute")
     if finding is None:
         return None
-    # Every framework's fix overlaps the copies with compute, so its ceiling is all exposed copy time removed;
-    # the faster-copy model (a rate from this trace, else an assumed one) goes in the basis.
+    # TensorFlow's and JAX's fixes prefetch to the device, overlapping the copies with compute: their ceiling is
+    # all exposed copy time removed, with the faster-copy model in the basis. PyTorch's pins the memory
+    # (pin_memory, non_blocking): the copy that feeds a step still waits in its stream's order, so the model of
+    # pinning is the estimate and the overlap ceiling (a copy stream of its own) goes in the basis.
     cc = ctx.compute_capability
     copies = whatif_transfer.Copies(size, busy / 1e9, exposed_ps / 1e9)
     faster = whatif_transfer.pinned(ctx.window_ms, copies, _pinned_rate_gbps(ctx), _link_gbps(cc) if cc else None)
+    if ctx.framework.name == "pytorch":
+        return estimated(finding, whatif_transfer.pinned_then_overlapped(ctx.window_ms, copies, faster))
     return estimated(finding, whatif_transfer.overlapped(ctx.window_ms, copies, faster))
+
+
+def _host_staging(ctx):
+    """JAX given a NumPy batch each step: PJRT stages it on the host (`H2D Dispatch`: a copy and relayout of
+    pageable memory) before the copy, while the GPU idles. Bound: that idle removed by putting the batch on the
+    device ahead of the step."""
+    if not ctx.framework.is_jax or not ctx.has_gpu:
+        return None
+    staging = intervals.intersect(ctx.host.tagged.get(HOST_STAGING_TAG, intervals.EMPTY), ctx.window)
+    idle = intervals.subtract(staging, ctx.gpu_busy)
+    idle_ps = ctx.in_window_ps(idle)
+    if not len(staging) or idle_ps <= 0:
+        return None
+    count, size, _, _, _ = _summarize(ctx, _copies(ctx, lambda c: True, directions=(CopyDirection.H2D,)))
+    return _copy_finding(
+        ctx, "transfer.pageable_memory",
+        f"The host stages each batch for the device from host memory (PJRT's H2D Dispatch, "
+        f"{ctx.time_text(ms(staging.total_ps))}) while the GPU idles {ctx.time_text(ms(idle_ps))}; "
+        f"{count:,} host-to-device copies ({size_bytes(size)}) follow.", idle_ps, idle,
+        {"host_staging_ms": ms(staging.total_ps), "host_staging_events": len(staging), "h2d_copies": count,
+         "h2d_bytes": size},
+        limit("host_staging_idle_ms", ms(idle_ps), 0),
+        "upper bound: the GPU idle while the host stages batches removed, the batch put on the device ahead of the "
+        "step")
 
 
 def sync_copies(ctx):
@@ -489,6 +535,9 @@ def input_copy_in_step(ctx):
     if not count or severity is None:
         return None
     per_step = round(count / ctx.step_count, 1)
+    # From pinned memory already (PyTorch's pin_memory): the fix left is when the copy is issued, not the memory.
+    pinned = all(gpu.activity.copies[i].src_kind == "pinned" for gpu, mask in selected
+                 for i in gpu.activity.copy_id[mask])
     note = (f"Each step sends {per_step:g} separate copies: stacked into one batched copy per input they would "
             "also pay the per-copy cost once." if per_step >= MANY_INPUT_COPIES_PER_STEP else "")
     return Finding(
@@ -501,7 +550,7 @@ def input_copy_in_step(ctx):
                           ladder("exposed_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
                           {"time_ranges_ms": ctx.longest_ranges_ms(exposed),
                            "steps": ctx.steps_overlapping(exposed)}),
-        recoverable_ms=ms(exposed_ps), window_ms=ctx.window_ms, fix_note=note,
+        recoverable_ms=ms(exposed_ps), window_ms=ctx.window_ms, fix_note=note, condition="pinned" if pinned else None,
         speedup_basis="upper bound: the copies overlapped with the previous step's compute, none of them exposed")
 
 RULES = (pageable_memory, input_copy_in_step, wide_input_copies, sync_copies, small_copies, low_bandwidth, d2h_sync_in_step)

@@ -2,7 +2,7 @@
 arithmetic and data movement (broadcast, reshape, convert, copy, transpose, ...). Dots, convolutions, reductions,
 custom calls, gathers, scatters, sorts and control flow do their own work in any program."""
 
-from tb_gpu_advisor.readers.hlo.cost import ELEMENTWISE, MAX_CALL_DEPTH, TRANSCENDENTAL, UNREACHABLE, memoized
+from tb_gpu_advisor.readers.hlo.cost import ELEMENTWISE, MAX_CALL_DEPTH, TRANSCENDENTAL, memoized
 from tb_gpu_advisor.readers.hlo.modules import parse_module
 
 DATA_MOVEMENT = frozenset((

@@ -12,11 +12,13 @@ import numpy as np
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.readers.kineto.collect import Collector, column
 from tb_gpu_advisor.readers.kineto.devices import capabilities, device_events_name
-from tb_gpu_advisor.readers.kineto.files import worker_and_span
+from tb_gpu_advisor.files.names import worker_and_span
 from tb_gpu_advisor.readers.kineto.op_work import event_work, launch_work
 from tb_gpu_advisor.readers.kineto.ops import launch_ops
+from tb_gpu_advisor.readers.kineto.process_groups import with_group_sizes
+from tb_gpu_advisor.readers.kineto.profiler_log import capture_warnings
 from tb_gpu_advisor.readers.kineto.stream import stream_trace
-from tb_gpu_advisor.readers.kineto.values import clean_text, integer
+from tb_gpu_advisor.readers.kineto.values import PS_PER_US, clean_text, integer
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.allocators import AllocatorStats
 from tb_gpu_advisor.model.host import outermost_markers
@@ -75,7 +77,8 @@ def _read(path, max_bytes, origin_us=None, batches=True):
 
 def _model(path, c, metadata):
     shift = _shift(c)
-    collectives = c.collectives.result(shift, _launches_of(c, c.collectives.kernel_correlations()))
+    collectives = with_group_sizes(c.collectives.result(shift, _launches_of(c, c.collectives.kernel_correlations())),
+                                   metadata.get("distributedInfo"))
     for device in c.devices.values():
         _shift_array(device.start, shift)
     for columns in (c.launch_start, c.busy_start, c.busy_end, c.wait_start, c.wait_end, c.sync_start, c.sync_end,
@@ -84,7 +87,7 @@ def _model(path, c, metadata):
     for starts, ends, *_ in c.ops.values():
         _shift_array(starts, shift)
         _shift_array(ends, shift)
-    for starts, ends in c.tagged.values():
+    for starts, ends in list(c.tagged.values()) + list(c.thread_spans.values()):
         _shift_array(starts, shift)
         _shift_array(ends, shift)
     c.loss_calls = [(name, start - shift, end - shift, dims) for name, start, end, dims in c.loss_calls]
@@ -103,7 +106,7 @@ def _model(path, c, metadata):
     op_names = list(c.op_names)
     gpus = []
     properties = metadata.get("deviceProperties")
-    warnings = c.left_out.warnings()
+    warnings = list(c.left_out.warnings()) + list(capture_warnings(metadata))
     for ordinal in sorted(c.devices):
         op_table = {}
         activity = _activity(c.devices[ordinal], op_of_correlation, op_table)
@@ -131,6 +134,7 @@ def _model(path, c, metadata):
                          for device, (peak, count) in sorted(c.memory.items())),
         profiler_options=c.options.options(metadata, c.python_calls, c.memory_events),
         profiled_ops=c.options.ops,
+        time_origin_ps=int(round(c.origin_us * PS_PER_US)) + shift if c.origin_us is not None else None,
     )
 
 
@@ -197,7 +201,17 @@ def _host_activity(c, device_correlations):
         thread_busy={},
         loss_calls=tuple(sorted(c.loss_calls, key=lambda call: (call[1], -call[2]))),
         thread_waits=c.thread_waits(),
+        step_thread_busy=_step_thread_busy(c),
     )
+
+
+def _step_thread_busy(c):
+    """The union of the host events on the threads holding step markers (Intervals.EMPTY without markers)."""
+    spans = [c.thread_spans[thread] for thread in sorted(c.marker_threads) if thread in c.thread_spans]
+    if not spans:
+        return intervals.EMPTY
+    return intervals.union(np.concatenate([column(s, np.int64) for s, _ in spans]),
+                           np.concatenate([column(e, np.int64) for _, e in spans]))
 
 
 def _span(gpus, host):

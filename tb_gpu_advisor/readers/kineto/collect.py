@@ -16,7 +16,7 @@ from tb_gpu_advisor.readers.kineto.times import split_us
 from tb_gpu_advisor.readers.kineto.records import EMPTY_ARGS, UNCACHED, UNSET, Raw, args_dict, decoded, raw_key
 from tb_gpu_advisor.readers.kineto.values import (MAX_US, PS_PER_US, WINDOW_PS, LeftOut, clean_text, copy_details,
                                                   input_dims, integer, kernel_config)
-from tb_gpu_advisor.model.device import classify_event_name
+from tb_gpu_advisor.model.device_events import classify_event_name
 from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection, StepMarker
@@ -52,12 +52,13 @@ class _Device:
 
     def config_id_of(self, args):
         """The id of a kernel's KernelConfig (kineto.values.kernel_config), worked out once per distinct values."""
-        key = (raw_key(args.registers), raw_key(args.shared), raw_key(args.grid), raw_key(args.block))
+        key = (raw_key(args.registers), raw_key(args.shared), raw_key(args.grid), raw_key(args.block),
+               raw_key(args.occupancy))
         found = self.config_ids.get(key) if UNCACHED not in key else None
         if found is None:
             config = kernel_config({"registers per thread": decoded(args.registers),
                                     "shared memory": decoded(args.shared), "grid": decoded(args.grid),
-                                    "block": decoded(args.block)})
+                                    "block": decoded(args.block), "est. achieved occupancy %": args.occupancy})
             found = _intern(self.configs, config)
             if UNCACHED not in key and len(self.config_ids) < _CACHED_NAMES:
                 self.config_ids[key] = found
@@ -96,6 +97,7 @@ class Collector:
         self.thread_roles = {}  # thread -> ({wait kind: (starts, ends)}, wake (starts, ends)) of model.waits calls
         self.python_spans = {}  # thread -> (starts, ends) of python_function events
         self.marker_threads = set()
+        self.thread_spans = {}  # thread -> (starts, ends) of its host events: the step threads' busy time
         self.roles = {}  # Python call name -> model.waits.call_role (None: neither a wait nor a wake)
         self.collectives = CollectiveCollector()
         self.memory = {}  # device -> [peak Total Allocated, events] of `[memory]` events
@@ -336,6 +338,11 @@ class Collector:
         end = start + duration
         self.busy_start.append(start)
         self.busy_end.append(end)
+        spans = self.thread_spans.get(thread)
+        if spans is None:
+            spans = self.thread_spans[thread] = (array("q"), array("q"))
+        spans[0].append(start)
+        spans[1].append(end)
         if kind.python:
             self.python_calls += 1
             self._python_call(thread, name, start, end)

@@ -29,6 +29,9 @@ _KERNEL_OP = re.compile(r"^nccl(?:Dev)?Kernel_([A-Za-z]+)")
 # Host spans looked at before a launch, innermost first: the chain c10d op > record_param_comms > nccl: is 3 deep.
 _ENCLOSING_LOOKBACK = 8
 _MAX_RANK = 16  # dimensions of one tensor shape read from `Input Dims`
+# Backends whose collectives run on their own worker threads as annotated host spans (`gloo:all_reduce`), with
+# no kernel: on a CPU-only run these spans are the collectives.
+_THREAD_BACKENDS = ("gloo:", "ucc:", "mpi:")
 
 
 def is_collective_kernel(name):
@@ -135,6 +138,8 @@ class CollectiveCollector:
             launch = (launches or {}).get(correlation)
             around = _enclosing(by_thread, starts, *launch) if launch is not None else []
             calls.append(_kernel_call(device, name, start - shift, duration, sizes, around))
+        if not self.kernels and not self.params:
+            calls.extend(_backend_calls(by_thread, shift))
         for thread, start, duration, sizes in self.params:
             inside = _inside(by_thread.get(thread, ()), starts.get(thread, ()), start, start + duration)
             named = _best(inside + [op for op in _enclosing(by_thread, starts, thread, start)
@@ -146,6 +151,34 @@ class CollectiveCollector:
                 named_from=HOST_OP if collective else None,
                 issued_by=PARAM_COMMS if sizes[0] else (named.name if named is not None else None)))
         return tuple(sorted(calls, key=lambda call: (call.start_ps, call.device)))
+
+
+def _backend_calls(by_thread, shift):
+    """CollectiveCalls of a CPU backend's worker-thread spans (`gloo:all_reduce`), sized from their own `Input Dims`
+    or else from the c10d ops that enqueued them (`c10d::allreduce_`): the k-th of a kind pairs with the k-th c10d
+    op of that kind, since a process group runs its collectives in the order they were issued."""
+    spans, issued = [], {}
+    for ops in by_thread.values():
+        for op in ops:
+            if op.collective is None:
+                continue
+            if op.name.startswith(_THREAD_BACKENDS):
+                spans.append(op)
+            elif op.name.startswith("c10d::"):
+                issued.setdefault(op.collective, []).append(op)
+    for ops in issued.values():
+        ops.sort(key=lambda op: op.start)
+    seen = {}
+    calls = []
+    for op in sorted(spans, key=lambda op: op.start):
+        index = seen[op.collective] = seen.get(op.collective, -1) + 1
+        source = issued.get(op.collective, ())
+        sizes = op.sizes or (source[index].sizes if index < len(source) else None)
+        calls.append(CollectiveCall(
+            source="host", device=-1, collective=op.collective, start_ps=op.start - shift,
+            duration_ps=op.end - op.start, in_bytes=sizes[1] if sizes else None, dtype=sizes[3] if sizes else None,
+            named_from=HOST_OP, issued_by=op.name))
+    return calls
 
 
 def _kernel_call(device, name, start, duration, sizes, around):

@@ -20,6 +20,7 @@ ARG_FIELDS = {
     "device": ("device", False, False), "stream": ("stream", False, False),
     "correlation": ("correlation", False, False),
     "registers": ("registers per thread", False, False), "shared": ("shared memory", False, False),
+    "occupancy": ("est. achieved occupancy %", False, False),
     "grid": ("grid", True, False), "block": ("block", True, False), "bytes": ("bytes", False, False),
     "dims": ("Input Dims", True, True), "types": ("Input type", True, False), "stack": ("Call stack", True, True),
     "flops": ("flops", False, True), "concrete": ("Concrete Inputs", True, False), "dtype": ("dtype", False, False),
@@ -127,6 +128,8 @@ def raw_key(value):
     """A hashable key that stands for `value` (raw JSON text: its bytes), or UNCACHED."""
     if type(value) is Raw:
         return bytes(value)
+    if type(value) is Decimal:
+        return "decimal", value  # not equal to the int of the same value: the rules treat them apart
     return value if value is None or type(value) is int else UNCACHED
 
 

@@ -24,9 +24,10 @@ from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import inflates_too_big, too_big
 from tb_gpu_advisor.readers.kineto.records import BATCH_DECODER, BATCH_ERRORS, record
-from tb_gpu_advisor.regular_files import check_unchanged, open_regular
+from tb_gpu_advisor.files.regular import check_unchanged, open_regular
 
 _CHUNK = 1 << 20
+_BATCH = 1 << 18  # characters of text decoded in one batch at most: its events and copies stay small
 _GZIP_MAGIC = b"\x1f\x8b"
 _WHITESPACE = " \t\n\r"
 _DECODER = json.JSONDecoder(parse_float=Decimal)
@@ -35,7 +36,8 @@ _DECODER = json.JSONDecoder(parse_float=Decimal)
 MAX_VALUE_CHARS = 4 << 20
 # The top-level values the model reads; the others are decoded (to check the JSON) and dropped.
 KEPT_KEYS = frozenset({"deviceProperties", "distributedInfo", "schemaVersion",
-                       "record_shapes", "with_stack", "profile_memory", "with_flops"})  # kineto.capture_options
+                       "record_shapes", "with_stack", "profile_memory", "with_flops",  # kineto.capture_options
+                       "INFO", "WARNING", "ERROR"})  # kineto.profiler_log
 
 
 class _Text:
@@ -136,9 +138,9 @@ class _Text:
         there is no such batch (the caller reads one event the standard library's way)."""
         if not self.batches or self.consumed + self.pos < self.single_until:
             return None
-        end = _last_boundary(self.buf, self.pos)
+        end = _last_boundary(self.buf, self.pos, self.pos + _BATCH)
         if end < 0 and len(self.buf) - self.pos < _CHUNK and self.more():
-            end = _last_boundary(self.buf, self.pos)
+            end = _last_boundary(self.buf, self.pos, self.pos + _BATCH)
         if end < 0:  # not one whole event and its comma in the window: skip it
             self.single_until = self.consumed + len(self.buf)
             return None
@@ -162,10 +164,10 @@ class _Text:
         raise ProfileError(self.path, f"is not valid JSON: {problem} at character {self.consumed + at:,}")
 
 
-def _last_boundary(buf, start):
-    """The position of the last `}` in buf[start:] followed by `,` and (after blanks) `{`: likely, not surely,
+def _last_boundary(buf, start, stop):
+    """The position of the last `}` in buf[start:stop] followed by `,` and (after blanks) `{`: likely, not surely,
     the end of an event (a kernel name may hold `{lambda()#1}, {`); -1 when there is none."""
-    end = buf.rfind("},", start)
+    end = buf.rfind("},", start, stop)
     while end >= 0 and buf[end + 2:end + 18].lstrip(_WHITESPACE)[:1] != "{":
         end = buf.rfind("},", start, end)
     return end
@@ -246,7 +248,7 @@ def _stream_list(text, on_event, on_batch):
 
 def _open(path, max_bytes):
     """(binary file, Identity) of a regular file of at most `max_bytes`; ProfileError otherwise (a FIFO or a
-    device is never opened: regular_files)."""
+    device is never opened: files/regular.py)."""
     raw, identity = open_regular(path)
     if identity.size == 0:
         raw.close()

@@ -55,12 +55,20 @@ def _dim3(value):
 def kernel_config(args):
     """KernelConfig from a kernel's args. Kineto records one shared-memory total (static + dynamic), kept as
     static; its `est. achieved occupancy %` is an estimate of achieved occupancy, not CUPTI's theoretical
-    occupancy, so occupancy stays None and the analyses compute the theoretical figure themselves. Values that
-    do not fit 32 bits keep their defaults, as in the XPlane reader."""
+    occupancy, so it is kept apart (achieved_occupancy_pct), occupancy stays None and the analyses compute the
+    theoretical figure themselves. Values that do not fit 32 bits keep their defaults, as in the XPlane reader."""
     return KernelConfig(registers_per_thread=integer(args.get("registers per thread"), 0, 0, _U32_MAX),
                         static_shared_bytes=integer(args.get("shared memory"), 0, 0, _U32_MAX),
                         dynamic_shared_bytes=0, grid=_dim3(args.get("grid")), block=_dim3(args.get("block")),
-                        occupancy_pct=None)
+                        occupancy_pct=None, achieved_occupancy_pct=_percent(args.get("est. achieved occupancy %")))
+
+
+def _percent(value):
+    """A number in (0, 100] as float, else None: Kineto writes 0 both when its estimate failed (large-tile
+    kernels) and when it rounds below 1%, so 0 is unknown, as with CUPTI's occupancy."""
+    if not is_number(value) or (isinstance(value, Decimal) and not value.is_finite()):
+        return None
+    return float(value) if 0 < value <= 100 else None
 
 
 def copy_details(name, args):

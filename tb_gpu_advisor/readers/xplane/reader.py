@@ -10,9 +10,10 @@ from google.protobuf.message import DecodeError
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES, MAX_PLANES
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import too_big
-from tb_gpu_advisor.regular_files import FileChanged, Identity, check_unchanged, open_regular
+from tb_gpu_advisor.files.regular import FileChanged, Identity, check_unchanged, open_regular
 from tb_gpu_advisor.readers.xplane import schema
-from tb_gpu_advisor.readers.xplane.wire_scan import WIRE_LEN, WIRE_VARINT, Unusual, as_int64, field_extent, read_varint, utf8
+from tb_gpu_advisor.readers.xplane.wire_scan import (WIRE_LEN, WIRE_VARINT, Unusual, as_int64, field_extent,
+                                                     read_varint, utf8)
 
 _HEAD_BYTES = 32  # enough for a top-level tag and length
 # The profiler's errors and warnings kept (each kind); the rest are counted in one more line.
@@ -193,7 +194,7 @@ def parse_space(data, path="<bytes>"):
         for raw in shell.planes:
             header = schema.XPlaneName.FromString(raw)
             planes.append(LazyPlane(id=header.id, name=header.name, raw=raw))
-    except (DecodeError, RuntimeError, ValueError) as err:
+    except (DecodeError, RuntimeError, ValueError):
         raise ProfileError(path, "not a valid XSpace protobuf: the wire format is corrupt or the file is "
                                  "truncated") from None
     if not planes:

@@ -42,7 +42,7 @@ def _map_entry(parent, entry_name, value_type):
 def _build_file():
     fp = descriptor_pb2.FileDescriptorProto(name="tb_gpu_advisor_xplane.proto", package=_PACKAGE,
                                             syntax="proto3")
-    R, O = _REPEATED, _OPTIONAL
+    R, O = _REPEATED, _OPTIONAL  # noqa: E741 (one letter keeps the field tables below readable)
     _message(fp, "XStat", [
         ("metadata_id", 1, _INT64, O, None, None),
         ("double_value", 2, _DOUBLE, O, None, 0),

@@ -4,7 +4,7 @@
  */
 
 import {h, replace} from '../dom.js';
-import {formatBytes, formatCount, formatGbps, formatPct, formatUs} from '../format.js';
+import {formatBytes, formatCount, formatGbps, formatPct, formatUs, tableUs} from '../format.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {section} from './common.js';
 
@@ -39,6 +39,7 @@ function cell(text, missing = false, title = null) {
  */
 export function collectiveRows(report) {
   const rows = Array.isArray(report?.collectives) ? report.collectives : [];
+  const us = tableUs(rows.map((row) => row.time_us));
   return rows.map((row) => {
     const sizeSource = row.size_source ? String(row.size_source).split(', ')
       .map((source) => VOCABULARY.collectiveSizeSources[source] || source).join(', ') : null;
@@ -47,7 +48,7 @@ export function collectiveRows(report) {
       cell(row.collective),
       cell(formatCount(row.calls)),
       cell(String(row.calls_per_step), row.calls_per_step === null || row.calls_per_step === undefined),
-      cell(formatUs(row.time_us)),
+      cell(us(row.time_us)),
       cell(formatBytes(row.in_bytes), row.in_bytes === null || row.in_bytes === undefined),
       cell((row.dtypes || []).join(', '), !row.dtypes?.length),
       cell((row.group_sizes || []).join(', '), !row.group_sizes?.length),

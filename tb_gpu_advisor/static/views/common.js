@@ -25,9 +25,9 @@ export function legend(items) {
     h('li', {}, h('span', {class: `swatch cat-${key}`}), label)));
 }
 
-/** A big number with its label and an optional hint. */
-export function tile(label, value, hint) {
-  return h('div', {class: 'tile'},
+/** A big number with its label, an optional hint, and an optional definition shown on hover. */
+export function tile(label, value, hint, title) {
+  return h('div', {class: 'tile', title: title || null},
     h('div', {class: 'tile-value'}, value),
     h('div', {class: 'tile-label'}, label),
     hint ? h('div', {class: 'tile-hint'}, hint) : null);

@@ -39,7 +39,8 @@ function summaryCard(answer, comparison) {
     stepTile('Mean step time', stepTimes.mean, perExample),
     stepTile('Median step time', stepTimes.median, perExample),
     tile('GPU busy', arrow(busy.baseline, busy.candidate, formatPct),
-      Number.isFinite(busy.delta_points) ? `${formatPoints(busy.delta_points)}` : 'no GPU activity on a side'),
+      Number.isFinite(busy.delta_points) ? `${formatPoints(busy.delta_points)}` : 'no GPU activity on a side',
+      VOCABULARY.busyDefinitions.gpu_busy),
     tile('Steps', `${formatCount(counts[0])} \u2192 ${formatCount(counts[1])}`, 'samples on each side'),
     perExample ? tile('Change per example', speedChangeText(line.speedup), perExampleBasis(comparison.per_example)) :
       tile('Change per step', speedChangeText(comparison.speedup), 'baseline mean / candidate mean')),

@@ -3,8 +3,8 @@
  */
 
 import {h, replace} from '../dom.js';
-import {formatSignedPct, formatSignedUs, kernelChanges} from '../comparison_format.js';
-import {formatCount, formatUs, shortKernelName} from '../format.js';
+import {formatSignedPct, kernelChanges, signed} from '../comparison_format.js';
+import {formatCount, shortKernelName, tableUs} from '../format.js';
 import {emptyState, section} from './common.js';
 
 const KINDS = [
@@ -17,16 +17,16 @@ const KINDS = [
 ];
 const SHOWN = 15;
 
-function row(entry) {
+function row(entry, us) {
   return h('tr', {'data-kind': entry.kind},
     h('td', {}, h('span', {class: ['badge', `change-${entry.kind}`],
       title: entry.kind === 'fused' ? 'a new fused kernel that replaces kernels gone' :
         entry.basis === 'per_launch' ? 'launched more or less often per step: compared per launch' : null},
     entry.kind === 'fused' ? 'fused' : entry.basis === 'per_launch' ? `${entry.kind} per launch` : entry.kind)),
     h('td', {class: 'kernel-name', title: entry.name}, h('div', {class: 'name'}, shortKernelName(entry.name))),
-    h('td', {class: 'num'}, formatUs(entry.baseline_us)),
-    h('td', {class: 'num'}, formatUs(entry.candidate_us)),
-    h('td', {class: 'num'}, formatSignedUs(entry.delta_us)),
+    h('td', {class: 'num'}, us(entry.baseline_us)),
+    h('td', {class: 'num'}, us(entry.candidate_us)),
+    h('td', {class: 'num'}, signed(entry.delta_us, us)),
     h('td', {class: 'num'}, formatSignedPct(entry.delta_pct)),
     h('td', {class: 'num'}, `${formatCount(entry.baseline_occurrences)} \u2192 ${formatCount(entry.candidate_occurrences)}`));
 }
@@ -58,6 +58,7 @@ export function kernelChangesView(comparison) {
       return;
     }
     const shown = state.all ? rows : rows.slice(0, SHOWN);
+    const us = tableUs(shown.flatMap((entry) => [entry.baseline_us, entry.candidate_us, entry.delta_us]));
     const more = rows.length - shown.length;
     replace(body,
       h('table', {'data-testid': 'kernel-changes'},
@@ -65,7 +66,7 @@ export function kernelChangesView(comparison) {
           h('th', {}, 'Change'), h('th', {}, 'Kernel'), h('th', {class: 'num'}, 'Baseline'),
           h('th', {class: 'num'}, 'Candidate'), h('th', {class: 'num'}, 'Δ time'), h('th', {class: 'num'}, 'Δ %'),
           h('th', {class: 'num'}, 'Launches'))),
-        h('tbody', {}, shown.map(row))),
+        h('tbody', {}, shown.map((entry) => row(entry, us)))),
       more > 0 ? h('div', {class: 'pager'}, h('button', {type: 'button', onclick: () => {
         state.all = true;
         draw();

@@ -4,7 +4,8 @@
  */
 
 import {h, s, tooltip} from '../dom.js';
-import {formatMs, formatPct, formatUs} from '../format.js';
+import {formatMs, formatPct, formatUs, tableMs} from '../format.js';
+import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, legend, meter, section} from './common.js';
 
 const IMBALANCE = 'communication.gpu_imbalance';
@@ -60,6 +61,7 @@ function busyRow(device, multi, straggler) {
 
 function imbalanceTable({straggler, rows}) {
   if (rows.length < 2) return null;
+  const ms = tableMs(rows.flatMap((row) => [row.compute_ms, row.nccl_ms]));
   return [h('h3', {}, 'Load per GPU (from the imbalance finding)'),
     h('div', {class: 'table-wrap'}, h('table', {class: 'per-gpu', 'data-testid': 'per-gpu'},
       h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'GPU'), h('th', {scope: 'col', class: 'num'}, 'Compute'),
@@ -67,8 +69,8 @@ function imbalanceTable({straggler, rows}) {
       h('tbody', {}, rows.map((row) => h('tr', {class: row.device === straggler ? 'is-straggler' : null},
         h('th', {scope: 'row', title: row.device}, shortName(row.device), row.device === straggler ? stragglerBadge() : null),
         h('td', {class: 'num'}, formatPct(row.compute_pct)),
-        h('td', {class: 'num'}, formatMs(row.compute_ms)),
-        h('td', {class: 'num'}, formatMs(row.nccl_ms)))))))];
+        h('td', {class: 'num'}, ms(row.compute_ms)),
+        h('td', {class: 'num'}, ms(row.nccl_ms)))))))];
 }
 
 /** One row of stacked bars: per bin, `layers` [{className, values}] from the bottom (fractions 0..1). */
@@ -131,7 +133,7 @@ export function gpusView(report, timelineSlot) {
   const imbalance = imbalanceOf(report);
   return section('GPUs', {id: 'gpus', subtitle: multi ? 'compute, collectives only and idle share of the analysis window' :
     'busy share of the analysis window'},
-  h('div', {class: 'gpu-rows'}, devices.map((device) => busyRow(device, multi, imbalance.straggler))),
+  h('div', {class: 'gpu-rows', title: VOCABULARY.busyDefinitions.device_busy}, devices.map((device) => busyRow(device, multi, imbalance.straggler))),
   imbalanceTable(imbalance),
   h('h3', {}, 'Activity over time'),
   timelineSlot);

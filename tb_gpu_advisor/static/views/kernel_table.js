@@ -5,7 +5,9 @@
 
 import {ApiError, getResult} from '../api.js';
 import {h, replace, s, tooltip} from '../dom.js';
-import {formatBytes, formatCount, formatPct, formatUs, kernelDetail, matrixUnitLabels, shortKernelName} from '../format.js';
+import {formatBytes, formatCount, formatPct, formatUs, kernelDetail, matrixUnitLabels, shortKernelName,
+  tableUs} from '../format.js';
+import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, meter, section} from './common.js';
 
 const COLUMNS = [
@@ -41,9 +43,26 @@ function tensorCoreBadge(row, [short, words]) {
   return h('span', {class: 'muted'}, '—');
 }
 
-function occupancyCell(pct) {
+/**
+ * Which occupancy the table shows (the same rule as vocabulary.occupancy_kind): CUPTI's theoretical one when any
+ * row records it, else the PyTorch profiler's estimate of achieved occupancy when any row has that.
+ */
+export function occupancyKind(kernels) {
+  const rows = Array.isArray(kernels) ? kernels : [];
+  if (rows.some((k) => Number.isFinite(k?.occupancy_pct))) return 'theoretical';
+  return rows.some((k) => Number.isFinite(k?.achieved_occupancy_pct)) ? 'achieved' : 'theoretical';
+}
+
+/** {key, label, title} of the occupancy column for an occupancyKind. */
+export function occupancyColumn(kind) {
+  const [label, title] = VOCABULARY.occupancy[kind] || VOCABULARY.occupancy.theoretical;
+  return {key: kind === 'achieved' ? 'achieved_occupancy_pct' : 'occupancy_pct', label, title, numeric: true};
+}
+
+function occupancyCell(pct, column) {
   if (!Number.isFinite(pct)) return h('span', {class: 'muted', title: 'Not recorded by this profiler version'}, 'n/a');
-  return h('span', {class: 'occupancy'}, meter(pct, 'occupancy', `occupancy ${formatPct(pct)}`), h('span', {}, formatPct(pct, 0)));
+  const text = `${column.label} ${formatPct(pct)}`;
+  return h('span', {class: 'occupancy', title: column.title}, meter(pct, 'occupancy', text), h('span', {}, formatPct(pct, 0)));
 }
 
 function roofCell(row) {
@@ -56,7 +75,7 @@ function roofCell(row) {
     h('span', {}, formatPct(row.peak_pct, 0)));
 }
 
-function kernelRow(row, kernelTimeUs, matrixUnits) {
+function kernelRow(row, kernelTimeUs, matrixUnits, occupancy, us) {
   const dims = `${(row.grid || []).join('×')} × ${(row.block || []).join('×')}`;
   const share = kernelTimeUs > 0 && Number.isFinite(row.total_us) ? (100 * row.total_us) / kernelTimeUs : null;
   const type = OP_TYPE_LABELS[row.op_type] ? row.op_type : null;
@@ -67,11 +86,11 @@ function kernelRow(row, kernelTimeUs, matrixUnits) {
         type ? h('span', {class: `op-type op-${type}`}, OP_TYPE_LABELS[type]) : null,
         row.op_name || kernelDetail(row.name))),
     h('td', {class: 'num'}, formatCount(row.occurrences)),
-    h('td', {class: 'num'}, formatUs(row.total_us)),
+    h('td', {class: 'num'}, us(row.total_us)),
     h('td', {class: 'num share'}, share === null ? '—' : formatPct(share, share < 1 ? 2 : 1)),
-    h('td', {class: 'num'}, formatUs(row.avg_us)),
-    h('td', {class: 'num'}, formatUs(row.max_us)),
-    h('td', {class: 'num'}, occupancyCell(row.occupancy_pct)),
+    h('td', {class: 'num'}, us(row.avg_us)),
+    h('td', {class: 'num'}, us(row.max_us)),
+    h('td', {class: 'num'}, occupancyCell(row[occupancy.key], occupancy)),
     h('td', {class: 'num'}, formatCount(row.registers_per_thread)),
     h('td', {class: 'num'}, formatBytes(row.shared_memory_bytes)),
     h('td', {class: 'dims'}, dims),
@@ -103,8 +122,11 @@ function rollupView(rollup, active, onPick) {
 }
 
 /** The kernel card for one run and host; it fetches its own pages. */
-export function kernelTableView(run, host, totalKernels, {filter: initialFilter = '', onFilter, devices} = {}) {
+export function kernelTableView(run, host, totalKernels, {filter: initialFilter = '', onFilter, devices,
+  kernels} = {}) {
   const matrixUnits = matrixUnitLabels(devices);
+  const occupancy = occupancyColumn(occupancyKind(kernels));
+  const columns = COLUMNS.map((entry) => (entry.key === 'occupancy_pct' ? occupancy : entry));
   const state = {sort: 'total_us', order: 'desc', filter: initialFilter, op_type: '', offset: 0, limit: PAGE_SIZES[0]};
   const rollup = h('div', {class: 'op-rollup-slot'});
   let controller = null;
@@ -151,12 +173,12 @@ export function kernelTableView(run, host, totalKernels, {filter: initialFilter 
   }
 
   function renderHead() {
-    replace(head, h('tr', {}, COLUMNS.map((entry) => {
+    replace(head, h('tr', {}, columns.map((entry) => {
       const column = entry.key === 'uses_tensor_cores' ? {...entry, label: matrixUnits[1]} : entry;
       if (!column.key) return h('th', {scope: 'col', class: column.numeric ? 'num' : null, title: column.title || null}, column.label);
       const active = state.sort === column.key;
       const arrow = active ? (state.order === 'desc' ? ' ▼' : ' ▲') : '';
-      return h('th', {scope: 'col', class: column.numeric ? 'num' : null,
+      return h('th', {scope: 'col', class: column.numeric ? 'num' : null, title: column.title || null,
         'aria-sort': active ? (state.order === 'desc' ? 'descending' : 'ascending') : 'none'},
       h('button', {type: 'button', class: 'sort', 'data-sort': column.key, onclick: () => sortBy(column.key)},
         column.label + arrow));
@@ -170,7 +192,8 @@ export function kernelTableView(run, host, totalKernels, {filter: initialFilter 
     status.textContent = 'Loading…';
     try {
       const page = await getResult('kernels', {run, host, ...state}, {signal: controller.signal});
-      replace(body, page.rows.map((row) => kernelRow(row, page.kernel_time_us, matrixUnits)));
+      const us = tableUs(page.rows.flatMap((row) => [row.total_us, row.avg_us, row.max_us]));
+      replace(body, page.rows.map((row) => kernelRow(row, page.kernel_time_us, matrixUnits, occupancy, us)));
       replace(rollup, rollupView(page.op_types, state.op_type, (type) => {
         state.op_type = type;
         state.offset = 0;

@@ -11,16 +11,18 @@ import {emptyState, section} from './common.js';
 const W = 560;
 const PLOT_H = 146;
 const ANGLE = -35;
+const Y_TITLE_PX = 16;  // room left of the tick labels for the rotated axis title
+const X_TITLE_PX = 16;  // room below the rotated bin labels for the axis title
 
 function chart(edges, counts) {
   const labels = binLabels(edges);
   const axis = ticks(Math.max(...counts), {integer: true});
   const yLabels = countTickLabels(axis);
   const extents = labels.map((label) => rotatedExtent(label, ANGLE));
-  const yWidth = Math.max(...yLabels.map((label) => textWidth(label))) + 12;
+  const yWidth = Math.max(...yLabels.map((label) => textWidth(label))) + 12 + Y_TITLE_PX;
   const firstSlot = barSlots(counts.length, W - yWidth - 8, 0.15)[0];
   const left = Math.ceil(Math.max(yWidth, extents[0].left - firstSlot.x - firstSlot.width / 2 + 4));
-  const M = {left, right: 8, top: 10, bottom: Math.ceil(Math.max(...extents.map((e) => e.down)) + 16)};
+  const M = {left, right: 8, top: 10, bottom: Math.ceil(Math.max(...extents.map((e) => e.down)) + 16 + X_TITLE_PX)};
   const H = M.top + PLOT_H + M.bottom;
   const plotW = W - M.left - M.right;
   const plotH = PLOT_H;
@@ -41,7 +43,11 @@ function chart(edges, counts) {
           tooltip(`${labels[i]}: ${formatCount(count)} launches (${formatPct(total ? (100 * count) / total : 0)})`)),
         s('text', {class: 'x-label', x: x + slots[i].width / 2, y: H - M.bottom + 12, 'text-anchor': 'end',
           transform: `rotate(${ANGLE} ${x + slots[i].width / 2} ${H - M.bottom + 12})`}, labels[i]));
-    }));
+    }),
+    s('text', {class: 'axis-title x-title', x: M.left + plotW / 2, y: H - 4, 'text-anchor': 'middle'},
+      'launch latency: host call to kernel start'),
+    s('text', {class: 'axis-title y-title', x: 12, y: M.top + plotH / 2, 'text-anchor': 'middle',
+      transform: `rotate(-90 12 ${M.top + plotH / 2})`}, 'launches'));
 }
 
 const QUEUED_BUSY_PCT = 90;  // a GPU this busy always has work queued: kernels wait behind it, not for the host

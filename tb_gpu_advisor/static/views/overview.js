@@ -5,7 +5,8 @@
 
 import {getJson} from '../api.js';
 import {h, replace} from '../dom.js';
-import {BOTTLENECK_LABELS, formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
+import {BOTTLENECK_LABELS, formatCount, formatPct, formatSpeedup, tableMs} from '../format.js';
+import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, section} from './common.js';
 
 const POLL_MS = 1000;
@@ -70,13 +71,13 @@ const COLUMNS = [
   {key: 'verdict', label: 'Verdict'},
   {key: 'confidence', label: 'Confidence'},
   {key: 'step_time_ms', label: 'Step time', numeric: true},
-  {key: 'gpu_busy_pct', label: 'GPU busy', numeric: true},
+  {key: 'gpu_busy_pct', label: 'GPU busy', numeric: true, title: VOCABULARY.busyDefinitions.gpu_busy},
   {key: 'top_finding', label: 'Top finding'},
   {key: 'change', label: 'Change vs previous', numeric: true,
     title: 'Against the previous capture of the same run directory (its series), by capture time'},
 ];
 
-function rowCells(row) {
+function rowCells(row, ms) {
   const summary = row.summary;
   if (!summary) {
     const text = row.state === 'error' ? row.error : row.state === 'running' ?
@@ -88,7 +89,7 @@ function rowCells(row) {
   return [
     h('td', {title: summary.verdict || ''}, BOTTLENECK_LABELS[summary.bottleneck] || summary.bottleneck || '\u2014'),
     h('td', {}, summary.confidence || '\u2014'),
-    h('td', {class: 'num'}, formatMs(summary.step_time_ms)),
+    h('td', {class: 'num'}, ms(summary.step_time_ms)),
     h('td', {class: 'num'}, formatPct(summary.gpu_busy_pct)),
     h('td', {title: top?.id || ''}, top ? `${top.title}${speedup ? ` (${speedup})` : ''}` : 'none'),
     h('td', {class: 'num', title: row.change ? `against ${row.change.previous_run}` : ''}, changeText(row.change)),
@@ -133,12 +134,13 @@ export function overviewView({onOpen, signal}) {
     })));
     const all = state.body?.runs || [];
     const rows = sortRows(filterRows(all, state.filter), state.sort, state.order);
+    const ms = tableMs(rows.map((row) => row.summary?.step_time_ms));
     replace(body, rows.map((row) => h('tr', {'data-run': row.run, 'data-state': row.state, class: 'overview-row'},
       h('td', {}, h('a', {href: '#', title: `Open ${row.host} of ${row.run}`, onclick: (event) => {
         event.preventDefault();
         onOpen(row.run, row.host);
       }}, row.run), row.hosts > 1 ? h('span', {class: 'hint'}, ` ${row.host} of ${row.hosts} hosts`) : null),
-      rowCells(row))));
+      rowCells(row, ms))));
     replace(message, !state.body || (all.length === 0 && state.body.scanning) ? null :
       all.length === 0 ? emptyState('No runs in this logdir.') :
       rows.length === 0 ? emptyState('No run matches the filter.') : null);

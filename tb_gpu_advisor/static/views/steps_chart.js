@@ -13,6 +13,7 @@ const MAX_BARS = 60;
 const W = 560;
 const H = 220;
 const MARGIN = {right: 8, top: 10, bottom: 36};
+const Y_TITLE_PX = 16;  // room left of the tick labels for the rotated axis title
 
 function stepLabel(step, index) {
   if (Number.isInteger(step.step_num)) return String(step.step_num);
@@ -23,7 +24,7 @@ function chart(steps) {
   const totals = steps.map((step) => CATEGORIES.reduce((sum, key) => sum + (step.breakdown_ms?.[key] || 0), 0));
   const axis = ticks(Math.max(...totals));
   const labels = msTickLabels(axis);
-  const M = {...MARGIN, left: Math.ceil(Math.max(...labels.map((label) => textWidth(label))) + 12)};
+  const M = {...MARGIN, left: Math.ceil(Math.max(...labels.map((label) => textWidth(label))) + 12 + Y_TITLE_PX)};
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
   const scale = plotH / axis[axis.length - 1];
@@ -48,7 +49,9 @@ function chart(steps) {
   });
   return s('svg', {class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'Step time breakdown'},
     grid, bars,
-    s('text', {class: 'axis-title', x: M.left + plotW / 2, y: H - 5, 'text-anchor': 'middle'}, 'step'));
+    s('text', {class: 'axis-title x-title', x: M.left + plotW / 2, y: H - 5, 'text-anchor': 'middle'}, 'step'),
+    s('text', {class: 'axis-title y-title', x: 12, y: M.top + plotH / 2, 'text-anchor': 'middle',
+      transform: `rotate(-90 12 ${M.top + plotH / 2})`}, 'time per step'));
 }
 
 /** The per-step breakdown card. */

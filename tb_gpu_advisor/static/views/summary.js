@@ -3,6 +3,7 @@
  */
 
 import {h, s, tooltip} from '../dom.js';
+import {VOCABULARY} from '../vocabulary.js';
 import {BOTTLENECK_LABELS, BREAKDOWN_LABELS, bindUnits, formatCount, formatMs, formatPct} from '../format.js';
 import {legend, section, tile} from './common.js';
 
@@ -118,19 +119,22 @@ export function busyFigures(summary) {
   const kernel = summary.gpu_kernel_busy_pct;
   const copies = Number.isFinite(kernel) && Number.isFinite(compute) && compute - kernel >= COPY_SPLIT_MIN_POINTS;
   const multi = summary.active_gpu_count > 1 && Number.isFinite(compute) && Number.isFinite(busy) && busy > compute;
-  if (!copies && !multi) return [{label: 'GPU busy', value: busy, hint: 'mean over active GPUs'}];
+  const defined = VOCABULARY.busyDefinitions;
+  if (!copies && !multi) {
+    return [{label: 'GPU busy', value: busy, hint: 'mean over active GPUs', title: defined.gpu_busy}];
+  }
   const figures = [{label: 'GPU compute busy', value: copies ? kernel : compute,
     hint: copies ? 'mean over active GPUs, copies and collectives excluded' :
-      'mean over active GPUs, collectives excluded'}];
-  if (copies) figures.push({label: 'GPU busy', value: compute, hint: 'with copies'});
+      'mean over active GPUs, collectives excluded', title: defined.gpu_compute_busy}];
+  if (copies) figures.push({label: 'GPU busy', value: compute, hint: 'with copies', title: defined.gpu_busy});
   if (multi || (copies && Number.isFinite(busy) && busy - compute >= COPY_SPLIT_MIN_POINTS)) {
-    figures.push({label: 'GPU busy', value: busy, hint: 'with collectives'});
+    figures.push({label: 'GPU busy', value: busy, hint: 'with collectives', title: defined.gpu_busy});
   }
   return figures;
 }
 
 function busyTiles(summary) {
-  return busyFigures(summary).map(({label, value, hint}) => tile(label, formatPct(value), hint));
+  return busyFigures(summary).map(({label, value, hint, title}) => tile(label, formatPct(value), hint, title));
 }
 
 /** The verdict card of a HostReport. */

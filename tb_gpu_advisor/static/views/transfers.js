@@ -3,7 +3,7 @@
  */
 
 import {h} from '../dom.js';
-import {TRANSFER_LABELS, formatBytes, formatCount, formatGbps, formatUs} from '../format.js';
+import {TRANSFER_LABELS, formatBytes, formatCount, formatGbps, tableUs} from '../format.js';
 import {emptyState, section} from './common.js';
 
 const DIRECTIONS = TRANSFER_LABELS;
@@ -11,13 +11,15 @@ const DIRECTIONS = TRANSFER_LABELS;
 /** The transfers card of a HostReport. */
 export function transfersView(report) {
   const transfers = report.transfers || {};
-  const rows = Object.entries(DIRECTIONS).filter(([key]) => transfers[key]?.count > 0).map(([key, label]) => {
+  const shown = Object.entries(DIRECTIONS).filter(([key]) => transfers[key]?.count > 0);
+  const us = tableUs(shown.map(([key]) => transfers[key].time_us));
+  const rows = shown.map(([key, label]) => {
     const t = transfers[key];
     return h('tr', {},
       h('th', {scope: 'row'}, label),
       h('td', {class: 'num'}, formatCount(t.count)),
       h('td', {class: 'num'}, t.bytes ? formatBytes(t.bytes) : 'not recorded'),
-      h('td', {class: 'num'}, formatUs(t.time_us)),
+      h('td', {class: 'num'}, us(t.time_us)),
       h('td', {class: 'num'}, formatGbps(t.gbps)),
       h('td', {class: 'num', title: 'from or to pageable (not pinned) host memory'}, t.pageable_count === null ? 'n/a' : formatCount(t.pageable_count)),
       h('td', {class: 'num'}, formatCount(t.sync_count)),

@@ -1,9 +1,8 @@
 """communication.collective_below_link on small written Kineto traces with sized NCCL calls, and the real ones."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 SXM = [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 85_899_345_920, "computeMajor": 8,
         "computeMinor": 0, "numSms": 108}]

@@ -1,5 +1,5 @@
 from tb_gpu_advisor.findings.rules.environment import cuda_version
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.data import real_trace

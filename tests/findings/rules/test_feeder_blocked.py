@@ -1,7 +1,7 @@
 """host.feeder_blocked: the thread that feeds the device waits on another thread (a queue, a lock) while the
 device idles; exact numbers on generated traces, and what it must leave to other findings."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event

@@ -1,6 +1,6 @@
 """host.gc_pauses: from JAX's gc callbacks (XPlane Python tracer) and PyTorch's Python GC events; never stalls."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event

@@ -5,7 +5,7 @@ from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, replica_groups, shape
 from tests.data import real_trace
 from tests.findings.scenarios import findings_by_id, kernels, report_of, step_starts
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 
 ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"

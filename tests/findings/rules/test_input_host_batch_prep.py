@@ -1,7 +1,7 @@
 """input.host_batch_prep: a JAX, TensorFlow or PyTorch loop building its batch on the step thread while the device
 idles."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
@@ -205,9 +205,11 @@ TORCH_CALLS = (("<built-in function open>", 0.1),
                ("numpy/_core/shape_base.py(378): stack", 0.1))
 
 
-def torch_report(tmp_path, prep_us, calls=TORCH_CALLS, dataloader=False):
+def torch_report(tmp_path, prep_us, calls=TORCH_CALLS, dataloader=False, workers=False, compiled=False):
     """4 PyTorch steps of 10 ms (`ProfilerStep#N`): the main thread runs `calls` (each a share of `prep_us`; inside
-    the single-process DataLoader's __next__ when `dataloader`), then launches the step's kernel."""
+    the single-process DataLoader's __next__ when `dataloader`; after a 50 us __next__ of a DataLoader with worker
+    processes when `workers`; inside a torch.compile region entered at the step's start when `compiled`), then
+    launches the step's kernel. A call named `aten::...` is a framework op (cpu_op), not a Python-stack call."""
     events = []
     for n in range(4):
         start = n * STEP_US
@@ -215,9 +217,15 @@ def torch_report(tmp_path, prep_us, calls=TORCH_CALLS, dataloader=False):
         if dataloader:
             events.append(x_event("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
                                   start + 1, prep_us - 1))
+        if workers:
+            events.append(x_event("user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+                                  start + 1, 50))
+        if compiled:
+            events.append(x_event("cpu_op", "Torch-Compiled Region: 0/0", start + 2, prep_us + 200))
         offset = start
         for name, share in calls:
-            events.append(x_event("python_function", name, offset + 1, prep_us * share - 2))
+            events.append(x_event("cpu_op" if name.startswith("aten::") else "python_function", name, offset + 1,
+                                  prep_us * share - 2))
             offset += prep_us * share
         events += [launch(start + prep_us + 10, 20, 100 + n),
                    kernel("sm90_xmma_gemm_bf16bf16_bf16f32", start + prep_us + 100, STEP_US - prep_us - 200, 100 + n)]
@@ -263,3 +271,34 @@ def test_pytorch_dataloader_without_file_work_gets_no_record_file_advice(tmp_pat
     stacking = (("numpy/_core/shape_base.py(378): stack", 0.8),)
     waits = findings_by_id(torch_report(tmp_path, 4_000, calls=stacking, dataloader=True))["input.gpu_waits_for_input"]
     assert waits["evidence"]["metrics"]["decode_ms_per_step"] == 0.0 and "WebDataset" not in waits["fix"]
+
+
+ATEN_CALLS = (("aten::to", 0.5), ("aten::copy_", 0.5))  # framework ops, no known preparation call among them
+
+
+def test_pytorch_dataloader_with_workers_and_no_known_preparation_is_not_this_finding(tmp_path):
+    """The DataLoader builds batches in worker processes already (_MultiProcessingDataLoaderIter): the loop's own
+    ops before the first launch are not a batch built on the step thread, and worker advice would not apply.
+    The same loop without the loader is this finding (medium: framework ops, no known preparation call)."""
+    found = findings_by_id(torch_report(tmp_path, 4_000, calls=ATEN_CALLS, workers=True))
+    assert "input.host_batch_prep" not in found
+    assert not any("num_workers" in f["fix"] for f in found.values())
+    without = findings_by_id(torch_report(tmp_path, 4_000, calls=ATEN_CALLS))["input.host_batch_prep"]
+    assert without["evidence"]["metrics"]["certainty"] == "medium" and "num_workers=8" in without["fix"]
+
+
+def test_pytorch_workers_with_traced_preparation_in_the_loop_move_it_into_the_dataset(tmp_path):
+    """Worker processes, yet the loop reads and decodes on the step thread (Python-stack calls fill the gap):
+    the finding stays, says the loader has workers, and advises moving the work into the Dataset, not workers."""
+    finding = findings_by_id(torch_report(tmp_path, 4_000, workers=True))["input.host_batch_prep"]
+    assert finding["evidence"]["metrics"]["certainty"] == "high"
+    assert "worker processes already (_MultiProcessingDataLoaderIter)" in finding["fix"]
+    assert finding["fix_summary"].startswith("Move the per-batch work the loop does after the DataLoader")
+    assert "collate_fn" in finding["fix"] and "0 builds batches in the training process" not in finding["fix"]
+
+
+def test_a_torch_compile_region_is_the_steps_dispatch_not_batch_preparation(tmp_path):
+    """The compiled step entered at the step's start (Torch-Compiled Region, as JAX's PjitFunction) runs the step:
+    its host work before the graph's first launch is not a batch being prepared."""
+    found = findings_by_id(torch_report(tmp_path, 4_000, calls=ATEN_CALLS, compiled=True))
+    assert "input.host_batch_prep" not in found

@@ -1,7 +1,7 @@
 """kernel.gemm_below_roof: odd or small GEMMs far below their roof fire; well-shaped GEMMs and memory-bound
 fusions near the HBM roof do not."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, gemm_config, shape, tuple_shape
@@ -61,12 +61,20 @@ def test_odd_small_gemm_far_below_the_roof_fires_with_its_shape():
     assert item["peak_pct"] < 40
     assert "dims not multiple of 8" in finding["fix"]
     assert finding["category"] == "kernel"
+    # the fix names only the cause shown: padding, not a larger batch or bf16 (the GEMM is 16-bit and large)
+    assert finding["fix_summary"] == ("TensorFlow: Pad GEMM dimensions to multiples of 8 (16-bit) / 64. JAX: Pad GEMM "
+                                      "dimensions to multiples of 8 (16-bit) / 64.")  # framework unknown: both
+    assert "vocab_size" in finding["fix"] and "raise the batch" not in finding["fix"] and "f32 inputs" not in finding["fix"]
 
 
 def test_f32_gemm_far_below_its_tf32_roof_fires_for_precision():
     # 137 GFLOP in 2500 us: 55 TFLOP/s, 35% of the A100's 156 TFLOP/s TF32 roof.
-    item = _ids(_trace(4096, 4096, 4096, 2500.0, dtype="f32"))[RULE]["evidence"]["metrics"]["per_kernel"][0]
+    finding = _ids(_trace(4096, 4096, 4096, 2500.0, dtype="f32"))[RULE]
+    item = finding["evidence"]["metrics"]["per_kernel"][0]
     assert item["reasons"] == ["f32_inputs"] and item["roof_tflops"] == 156.0
+    # aligned, large dims: no padding advice, only the precision
+    assert finding["fix_summary"] == "TensorFlow: Compute in bf16. JAX: Compute in bf16."
+    assert "Pad" not in finding["fix_summary"] and "vocab_size" not in finding["fix"]
 
 
 def test_f32_gemm_at_its_roof_is_left_to_the_precision_rule():

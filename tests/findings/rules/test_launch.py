@@ -95,3 +95,20 @@ def test_launch_fixes_do_not_advise_xla_to_a_step_already_compiled_with_it():
         fix = found[finding_id]
         assert fix["fix_summary"].startswith("XLA is in use already"), finding_id
         assert "jit_compile=True" not in fix["fix"], finding_id
+
+
+def test_graph_replay_fix_is_worded_per_framework():
+    """CUDA graphs under torch.compile have graph breaks; XLA's command buffers (JAX, TensorFlow) have dispatches
+    and calls per step: each framework reads its own words, never the other's."""
+    from tb_gpu_advisor.findings.catalog import entry_for
+
+    def text(framework):
+        idiom = entry_for("launch.gpu_starved_by_launches", framework).idiom(framework, "graphs")
+        return f"{idiom.fix_summary} {idiom.fix}"
+
+    assert "graph break" in text("pytorch") and "torch._dynamo.explain" in text("pytorch")
+    for framework in ("jax", "tensorflow"):
+        assert "graph break" not in text(framework) and "torch" not in text(framework)
+        assert text(framework).startswith("XLA replays the step as command buffers already")
+    assert "jax.lax.scan" in text("jax") and "steps_per_execution" in text("tensorflow")
+    assert "jax" not in text("tensorflow").lower()

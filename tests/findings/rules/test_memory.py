@@ -1,6 +1,6 @@
 """GPU memory from TensorFlow's memory profile events: peak and headroom per GPU, memory.near_limit, batch advice."""
 
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tests.conftest import model_of, report_of
 from tests.data import real_trace
@@ -58,7 +58,7 @@ def test_fast_and_reference_readers_agree_on_the_allocators():
 
 
 def load_model_reference(builder):
-    from tb_gpu_advisor.model.build import build_model
+    from tb_gpu_advisor.readers.xplane.build import build_model
     from tb_gpu_advisor.readers.xplane.reader import parse_space
     return build_model(parse_space(builder.to_bytes(), "generated.xplane.pb"), reference=True)
 

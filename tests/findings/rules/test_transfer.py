@@ -130,3 +130,23 @@ def test_pageable_copies_run_at_the_best_pinned_rate_the_trace_reached():
     # the bound: all of the pageable copies' exposed time (16.78 ms of 30) overlapped
     assert finding["estimated_speedup"] == round(30.0 / (30.0 - pageable_us / 1000), 2) == 2.27
     assert finding["speedup_kind"] == "bound"
+
+
+def test_jax_batch_staged_on_the_host_while_the_gpu_idles():
+    """JAX given a NumPy batch: each 10 ms step, PJRT's `H2D Dispatch` stages it on the host for 3 ms while the
+    GPU idles, then a 1 ms copy and compute. The staging is the cause (a bound: its 3 ms of GPU idle removed), and
+    the loss read's stall leaves that time to it."""
+    builder = TraceBuilder()
+    builder.metadata(jax_version="0.4.30")
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    for start in step_starts(python):
+        python.event("PjitFunction(step)", start, 9_800)
+        python.event("H2D Dispatch", start + 100, 3_000)
+        gpu.memcpy("h2d", start + 3_100, 1_000, 64_000_000, src="device", dst="device")
+        kernels(gpu, start + 4_100, 5_700)
+    finding = findings_by_id(report_of(builder))["transfer.pageable_memory"]
+    assert finding["evidence"]["metrics"]["host_staging_events"] == 4
+    assert finding["evidence"]["metrics"]["exposed_ms"] == 12.0  # 3 ms of GPU idle in each of 4 steps
+    assert "H2D Dispatch" in finding["summary"] and "jax.device_put" in finding["fix"]
+    assert finding["estimated_speedup"] == round(10 / 7, 2)

@@ -159,7 +159,8 @@ def test_utilization_rules_are_quiet_on_the_healthy_trace():
 def test_mixed_precision_model_from_the_roofline_keeps_each_kernels_efficiency():
     """A kernel of 2 GFLOP and 64 MB taking 1 ms: on its 19.5 TFLOP/s roof it needs max(102.6 us, 31.4 us at
     2039 GB/s) = 102.6 us, 10.3% efficiency; in 16 bits max(6.4 us, 15.7 us for half the bytes) = 15.7 us, at
-    that efficiency 152.6 us. A kernel without FLOPs makes the estimate a bound."""
+    that efficiency 152.6 us. Kernels without FLOPs convert at the costed ones' ratio where those hold at least
+    half of the time (a model), else the estimate is a bound."""
     from tb_gpu_advisor.whatif.precision import MatmulKernel, converted_ms, mixed_precision
     kernel = MatmulKernel(1.0, 2e9, 64e6)
     new, modelled = converted_ms(kernel, 19.5, 312.0, 2039.0)
@@ -168,9 +169,26 @@ def test_mixed_precision_model_from_the_roofline_keeps_each_kernels_efficiency()
     assert modelled and new == pytest.approx(new_roof / (old_roof / 1e-3) * 1e3)
     estimate = mixed_precision(10.0, 1.0, [kernel], 19.5, 312.0, 2039.0)
     assert estimate.kind == "model" and estimate.new_step_ms == pytest.approx(9.0 + new)
-    unknown = mixed_precision(10.0, 1.0, [kernel, MatmulKernel(1.0, None, None)], 19.5, 312.0, 2039.0)
+    half = mixed_precision(10.0, 2.0, [kernel, MatmulKernel(1.0, None, None)], 19.5, 312.0, 2039.0)
+    assert half.kind == "model" and half.new_step_ms == pytest.approx(8.0 + 2.0 * new)
+    unknown = mixed_precision(10.0, 3.0, [kernel, MatmulKernel(2.0, None, None)], 19.5, 312.0, 2039.0)
     assert unknown.kind == "bound"
     assert mixed_precision(10.0, 1.0, [kernel], None, 312.0, 2039.0) is None
+
+
+def test_mixed_precision_reaches_at_most_what_16_bit_gemms_commonly_reach():
+    """A 32-bit GEMM of 60 GFLOP at 90% of the 66.9 TFLOP/s fp32 roof: in 16 bits it keeps 90% only up to the
+    `reachable` 70% of the 989.4 TFLOP/s matrix roof (86.6 us, not 67.4 us). 2 ms of 32-bit element-wise kernels
+    move 16-bit activations: half their time."""
+    from tb_gpu_advisor.whatif.precision import MatmulKernel, converted_ms, mixed_precision
+    time_ms = 60e9 / (0.9 * 66.9e12) * 1e3
+    kernel = MatmulKernel(time_ms, 60e9, 1e6)
+    capped, _ = converted_ms(kernel, 66.9, 989.4, 4800.0, 0.7)
+    assert capped == pytest.approx(60e9 / (0.7 * 989.4e12) * 1e3)
+    assert converted_ms(kernel, 66.9, 989.4, 4800.0)[0] == pytest.approx(60e9 / (0.9 * 989.4e12) * 1e3)
+    estimate = mixed_precision(20.0, time_ms, [kernel], 66.9, 989.4, 4800.0, 0.7, vector_ms=2.0)
+    assert estimate.kind == "model" and estimate.new_step_ms == pytest.approx(20.0 - time_ms + capped - 1.0)
+    assert "32-bit element-wise kernels (2 ms)" in estimate.basis
 
 
 def test_fused_element_wise_kernels_move_their_bytes_at_memory_bandwidth():

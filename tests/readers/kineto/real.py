@@ -1,4 +1,4 @@
-"""The committed real Kineto traces; test modules import `kineto_models` to use the fixture."""
+"""The committed real Kineto traces; tests/conftest.py makes `kineto_models` a fixture of every test module."""
 
 import pytest
 

@@ -8,7 +8,6 @@ from tb_gpu_advisor.readers.kineto.build import load_kineto_model
 from tb_gpu_advisor.model.collective_names import collective_of, host_collective
 from tb_gpu_advisor.testing.kineto_trace import trace_text
 from tb_gpu_advisor.testing.kineto_trace import x_event as x
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 SENDRECV = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)"
 

@@ -18,7 +18,7 @@ import pytest
 from tb_gpu_advisor.analysis.kernel_types import kernel_types
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.analysis.stream_idle import stream_idle
-from tests.readers.kineto.real import kineto_models, real_kineto  # noqa: F401 (fixture)
+from tests.readers.kineto.real import real_kineto
 from tests.readers.kineto.hta_side import hta_figures, hta_idle_breakdown
 
 pytest.importorskip("hta")

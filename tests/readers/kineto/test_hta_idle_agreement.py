@@ -3,8 +3,8 @@ Analysis' temporal breakdown (idle %) on every committed Kineto trace, the H200 
 points, or the reason pinned.
 
 HTA measures from the first to the last device event it keeps: those it pairs with a launch made before the last
-ProfilerStep starts (tests/readers/kineto/test_hta_agreement.py reproduces that scope to 0.01 points). Our windows are the
-steps. With HTA_DISABLE_NS_ROUNDING=1 both read the same times (HTA's default rounds each event to whole
+ProfilerStep starts (tests/readers/kineto/test_hta_agreement.py reproduces that scope to 0.01 points). Our windows are
+the steps. With HTA_DISABLE_NS_ROUNDING=1 both read the same times (HTA's default rounds each event to whole
 microseconds, which empties the short kernels of a CUDA-graph replay).
 """
 
@@ -16,7 +16,7 @@ from tb_gpu_advisor.pipeline import host_report
 from tests.data import REAL
 from tests.readers.kineto.hta_side import hta_figures
 from tests.readers.kineto.test_hta_agreement import hta_scope
-from tests.readers.kineto.real import REAL_TRACES, kineto_models, real_kineto  # noqa: F401 (fixture)
+from tests.readers.kineto.real import REAL_TRACES, real_kineto
 
 pytest.importorskip("hta")
 
@@ -37,7 +37,7 @@ def _cases():
 
 @pytest.mark.parametrize("name, h200_run", _cases())
 def test_reported_idle_agrees_with_hta(name, h200_run, kineto_models, monkeypatch):
-    from tb_gpu_advisor.model.build import load_model
+    from tb_gpu_advisor.readers.load import load_model
     monkeypatch.setenv("HTA_DISABLE_NS_ROUNDING", "1")
     path = _h200_path(h200_run) if h200_run else real_kineto(name)
     model = load_model(path) if h200_run else kineto_models[name]

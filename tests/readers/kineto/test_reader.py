@@ -1,17 +1,15 @@
 """The Kineto reader on small hand-written traces (exact numbers) and on the committed real ones."""
 
 import gzip
-import json
 
 import pytest
 
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.readers.kineto.build import load_kineto_model
-from tb_gpu_advisor.model.build import load_model
+from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.testing.kineto_trace import trace_text as _trace_text
 from tb_gpu_advisor.testing.kineto_trace import x_event as _x
-from tests.readers.kineto.real import kineto_models  # noqa: F401 (fixture)
 
 PROPS = [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 85_899_345_920, "computeMajor": 8,
           "computeMinor": 0, "numSms": 108}]
@@ -75,6 +73,7 @@ def test_kernel_config_copy_and_op_name(step_model):
     assert (config.grid, config.block, config.registers_per_thread, config.shared_memory_bytes) == \
         ((4, 2, 1), (128, 1, 1), 90, 4096)
     assert config.occupancy_pct is None  # Kineto's is an estimate of achieved occupancy, not theoretical
+    assert config.achieved_occupancy_pct == 12.0  # kept apart, under its own name
     assert activity.op_names[activity.op_id[first]] == "aten::mm"
     copy = int((activity.kind == ActivityKind.MEMCPY).argmax())
     assert activity.copy_direction[copy] == CopyDirection.H2D

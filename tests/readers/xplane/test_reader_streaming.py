@@ -54,7 +54,7 @@ def test_damaged_files_give_the_same_errors(tmp_path, damage):
 def test_real_traces_stream_like_parse_space(v100_trace):
     mangled = real_trace("tpu_inference_utf8_mangled.xplane.pb")
     for path in (v100_trace, mangled):
-        assert _outcome(lambda: read_space(path)) == _outcome(lambda: parse_space(path.read_bytes(), str(path)))
+        assert _outcome(lambda p=path: read_space(p)) == _outcome(lambda p=path: parse_space(p.read_bytes(), str(p)))
 
 
 def _sparse(tmp_path, size):

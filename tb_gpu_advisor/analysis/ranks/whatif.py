@@ -1,0 +1,92 @@
+"""What the step time would be if the slowest rank matched the median, if the collectives overlapped with
+compute, or if they reached the link's peak: models, each with what it assumes."""
+
+import statistics
+from dataclasses import dataclass
+
+from tb_gpu_advisor.analysis.collective_bandwidth import bus_factor
+
+
+@dataclass(frozen=True)
+class RankWhatIf:
+    """One what-if: the modelled step time against the measured one (mean over the matched steps)."""
+
+    name: str  # "rank_at_median", "collectives_overlapped", "collectives_at_link_peak"
+    step_ms: float | None  # None when the trace cannot support the model (see `assumes`)
+    baseline_ms: float
+    speedup: float | None
+    kind: str  # "model": an estimate from the trace under the assumptions, never a measurement
+    assumes: str
+    position: int | None = None  # the rank it moves, for rank_at_median
+
+
+def step_times_ms(alignment):
+    """The job's time per matched step: the median of the ranks' step times (synchronous ranks share it)."""
+    return [statistics.median(e - s for s, e in zip(step.starts_ps, step.ends_ps)) / 1e9 for step in alignment.steps]
+
+
+def rank_at_median(alignment, splits, position):
+    """The step time if rank `position` arrived at each step's last collective when the median rank did."""
+    steps = step_times_ms(alignment)
+    gains = [0.0] * len(steps)
+    for step_index in range(len(steps)):
+        calls = [s for s in splits if s.step_index == step_index]
+        if not calls or position is None:
+            continue
+        last = max(calls, key=lambda s: (s.end_ps, s.call_index))
+        call = alignment.steps[step_index].calls[last.call_index]
+        if last.last_rank != position:
+            continue
+        others = [a for r, a in enumerate(call.starts_ps) if r != position]
+        moved = max(max(others), statistics.median(call.starts_ps))
+        gains[step_index] = max(0, call.starts_ps[position] - moved) / 1e9
+    return _what_if("rank_at_median", steps, gains, position=position, assumes=(
+        "the rank's extra time before the step's last collective goes away (it arrives when the median rank "
+        "does); the other ranks, the transfer and the time after the collective stay as measured"))
+
+
+def collectives_overlapped(alignment, paths, rows):
+    """The step time if the collective transfers on the critical path ran under compute, no shorter than the
+    busiest rank's own compute, input and host time."""
+    steps = step_times_ms(alignment)
+    gains = []
+    for index, path in enumerate(paths):
+        exposed = path.share_ps("collective") / 1e9
+        floor = max(r.compute_ms + r.input_ms + r.host_ms for r in rows[index]) if rows[index] else 0.0
+        gains.append(max(0.0, min(exposed, steps[index] - floor)))
+    return _what_if("collectives_overlapped", steps, gains, assumes=(
+        "each transfer on the critical path hides entirely under compute (as gradient buckets overlap with the "
+        "backward pass), at the same speed; a step is never shorter than its busiest rank's compute, input and "
+        "host time"))
+
+
+def collectives_at_link_peak(alignment, paths, group_size, link_gbps):
+    """The step time if each sized collective on the critical path moved its bytes at the link's peak."""
+    steps = step_times_ms(alignment)
+    if not link_gbps:
+        return RankWhatIf("collectives_at_link_peak", None, round(statistics.mean(steps), 6) if steps else 0.0,
+                          None, "model", "the trace shows no link (a CPU run, or a GPU without its link in the "
+                          "trace): no peak to reach")
+    gains = []
+    for index, path in enumerate(paths):
+        calls = {c.index: c for c in alignment.steps[index].calls}
+        gain = 0.0
+        for segment in path.segments:
+            call = calls.get(segment.call_index) if segment.kind == "collective" else None
+            factor = bus_factor(call.collective, group_size) if call is not None else None
+            if call is None or not call.bytes or not factor:
+                continue
+            at_peak = call.bytes * factor / (link_gbps * 1e9) * 1e3
+            gain += max(0.0, (segment.end_ps - segment.start_ps) / 1e9 - at_peak)
+        gains.append(gain)
+    return _what_if("collectives_at_link_peak", steps, gains, assumes=(
+        f"each sized collective on the critical path moves its bytes at the link's {link_gbps:g} GB/s bus "
+        "bandwidth (NCCL-tests' definition), with no latency; unsized collectives stay as measured"))
+
+
+def _what_if(name, steps, gains, assumes, position=None):
+    baseline = statistics.mean(steps) if steps else 0.0
+    modelled = statistics.mean(s - g for s, g in zip(steps, gains)) if steps else 0.0
+    return RankWhatIf(name=name, step_ms=round(modelled, 6), baseline_ms=round(baseline, 6),
+                      speedup=round(baseline / modelled, 3) if modelled > 0 else None, kind="model",
+                      assumes=assumes, position=position)

@@ -1,0 +1,77 @@
+"""The run-level view on real 4-rank PyTorch DDP captures (gloo, CPU) with a known straggler
+(tests/data/real/ddp_cpu, tools/capture/torch_ddp.py): the slow rank, its cause and the injected amount, and the
+"rank at median" what-if against the measured run without the slowdown."""
+
+import json
+
+import pytest
+
+import tb_gpu_advisor
+from tb_gpu_advisor.schema import validate
+from tests.data import REAL
+
+RUNS = REAL / "ddp_cpu"
+CAUSES = {"slow_compute": "more_compute", "slow_input": "input"}
+
+
+@pytest.fixture(scope="module")
+def capture():
+    return json.loads((RUNS / "capture.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def reports():
+    return {name: tb_gpu_advisor.analyze(str(RUNS / name), executor="inline") for name in
+            ("balanced", "slow_compute", "slow_input")}
+
+
+def _what_if(view, name):
+    return next(item for item in view["what_if"] if item["name"] == name)
+
+
+@pytest.mark.parametrize("run", ["slow_compute", "slow_input"])
+def test_the_slow_rank_and_its_cause_are_named_with_the_injected_amount(reports, capture, run):
+    view = reports[run]["ranks"]
+    slowest = view["slowest"]
+    assert view["rank_count"] == 4 and view["backend"] == "gloo" and view["device"] == "cpu"
+    assert slowest["rank"] == capture["runs"][run]["slow_rank"]
+    assert slowest["cause"] == CAUSES[run]
+    injected = capture["runs"][run]["injected"]["measured_ms_per_step_profiled"]
+    assert slowest["cause_ms_per_step"] == pytest.approx(injected, rel=0.20)
+
+
+@pytest.mark.parametrize("run", ["slow_compute", "slow_input"])
+def test_rank_at_median_predicts_the_balanced_run(reports, capture, run):
+    """The modelled speedup of the slow rank at the median against the measured one (step times without the
+    profiler, which slows the ops it records): within 25%."""
+    item = _what_if(reports[run]["ranks"], "rank_at_median")
+    assert item["kind"] == "model" and item["rank"] == capture["runs"][run]["slow_rank"]
+    measured = capture["runs"][run]["step_ms_unprofiled"] / capture["runs"]["balanced"]["step_ms_unprofiled"]
+    assert item["speedup"] == pytest.approx(measured, rel=0.25)
+
+
+def test_the_balanced_run_has_no_straggler_and_every_report_fits_the_schema(reports):
+    assert reports["balanced"]["ranks"]["slowest"] is None
+    for report in reports.values():
+        assert validate(report, "report") == []
+        assert len(report["hosts"]) == 4 and report["ranks"]["step_count"] >= 8
+
+
+def test_collectives_are_split_and_sized(reports):
+    view = reports["slow_input"]["ranks"]
+    (allreduce,) = view["collectives"]
+    assert allreduce["collective"] == "allreduce" and allreduce["group_size"] == 4
+    assert allreduce["median_bytes"] == 50826 * 4  # the DDP bucket of the MLP's 50,826 float parameters
+    assert allreduce["link_gbps"] is None and allreduce["busbw_gbps"] > 0
+    # The ranks that waited for the late one wait about its sleep; it waits for none.
+    slow = view["slowest"]["rank"]
+    waits = [rank["mean"]["peer_wait_ms"] for rank in view["ranks"]]
+    assert waits[slow] < 1.0 and min(w for r, w in enumerate(waits) if r != slow) > 10.0
+
+
+def test_text_report_leads_with_the_run_level_view(reports):
+    from tb_gpu_advisor.report.text import render_text
+
+    text = render_text(reports["slow_compute"])
+    assert text.index("Ranks (4 ranks, gloo, cpu)") < text.index("Rank x step") < text.index("\nrank0\n")
+    assert "Slowest rank: 2 (rank2)" in text and "What-if (a model) if rank 2 matched the median rank" in text

@@ -1,0 +1,87 @@
+"""The run-level analysis on rank sets built from numbers: offsets, waits, the slowest rank, path and what-ifs."""
+
+import pytest
+
+from tb_gpu_advisor.analysis.ranks.profile import WorkRow
+from tb_gpu_advisor.analysis.ranks.run import analyze_ranks
+from tests.analysis.ranks.synthetic import MS, rank_set
+
+
+def _what_if(run, name):
+    return next(w for w in run.what_ifs if w.name == name)
+
+
+def test_a_rank_with_more_compute_is_named_with_its_excess_and_the_median_what_if():
+    work = [(WorkRow("aten::mm", 50, 50 * MS),)] * 4
+    work = [work[0], work[1], (WorkRow("aten::mm", 50, 50 * MS), WorkRow("aten::matmul", 40, 40 * MS)), work[3]]
+    run = analyze_ranks(rank_set([10.0, 10.0, 18.0, 10.0], work=work))
+    slow = run.straggler
+    assert slow.position == 2 and slow.late_steps == 5
+    assert slow.cause == "more_compute"
+    assert slow.excess_ms["compute"] == pytest.approx(8.0)
+    assert slow.held_ms_per_step == pytest.approx(8.0)
+    assert slow.work[0].name == "aten::matmul" and slow.work[0].calls_per_step == 8
+    # Each step: 18 ms of compute on rank 2, 2 ms of transfer, 1 ms of tail = 21 ms; at the median, 13 ms.
+    median = _what_if(run, "rank_at_median")
+    assert median.baseline_ms == pytest.approx(21.0) and median.step_ms == pytest.approx(13.0)
+    assert median.kind == "model" and "median" in median.assumes
+    assert run.rows[0][0].peer_wait_ms == pytest.approx(8.0) and run.rows[0][2].peer_wait_ms == 0
+    assert run.rows[0][0].transfer_ms == pytest.approx(2.0)
+    assert run.rows[0][0].cause == "peer_wait" and run.rows[0][2].cause == "compute"
+
+
+def test_the_same_work_slower_is_slower_compute():
+    work = [(WorkRow("aten::mm", 50, 50 * MS),)] * 3 + [(WorkRow("aten::mm", 50, 80 * MS),)]
+    run = analyze_ranks(rank_set([10.0, 10.0, 10.0, 16.0], work=work))
+    assert run.straggler.position == 3 and run.straggler.cause == "slower_compute"
+    assert run.straggler.same_work_slower is True
+
+
+def test_a_late_input_is_a_late_host():
+    run = analyze_ranks(rank_set([10.0] * 4, input_ms=[0.1, 0.1, 0.1, 20.1]))
+    assert run.straggler.position == 3 and run.straggler.cause == "input"
+    assert run.straggler.excess_ms["input"] == pytest.approx(20.0)
+    assert _what_if(run, "rank_at_median").step_ms == pytest.approx(13.1)
+
+
+def test_equal_ranks_have_no_straggler():
+    run = analyze_ranks(rank_set([10.0, 10.2, 10.1, 10.05]))
+    assert run.straggler.position is None and run.straggler.cause is None
+    assert _what_if(run, "rank_at_median").speedup == 1.0
+
+
+def test_clock_offsets_are_recovered_from_collective_ends():
+    run = analyze_ranks(rank_set([10.0, 10.0, 14.0, 10.0], clock_ms=[0.0, 0.0, 0.0, 5.0]))
+    assert [r.offset_ms for r in run.ranks] == pytest.approx([0.0, 0.0, 0.0, 5.0])
+    assert run.offset_calls == 5
+    # Aligned, rank 3 waits 4 ms like ranks 0 and 1; unaligned it would have seemed to arrive last.
+    assert run.straggler.position == 2
+    assert run.rows[0][3].peer_wait_ms == pytest.approx(4.0)
+
+
+def test_critical_path_runs_through_the_last_rank_then_the_transfer_then_the_tail():
+    run = analyze_ranks(rank_set([10.0, 12.0, 10.0, 10.0]))
+    path = run.paths[0]
+    assert [(s.kind, s.position) for s in path.segments] == [("work", 1), ("collective", None), ("tail", 0)]
+    assert [(s.end_ps - s.start_ps) / MS for s in path.segments] == pytest.approx([12.0, 2.0, 1.0])
+    assert path.step_ps / MS == pytest.approx(15.0)
+
+
+def test_bus_bandwidth_and_the_link_peak_what_if():
+    # 4 MiB all-reduce over 4 ranks in 2 ms: algbw 2.097 GB/s, bus factor 2 * 3 / 4 = 1.5.
+    run = analyze_ranks(rank_set([10.0] * 4, link_gbps=240.0))
+    kind = run.bandwidth[0]
+    assert kind.collective == "allreduce" and kind.group_size == 4
+    assert kind.busbw_gbps == pytest.approx(4 * 2**20 / 2e-3 / 1e9 * 1.5, rel=1e-3)
+    assert kind.link_ratio == pytest.approx(kind.busbw_gbps / 240.0, rel=1e-2)
+    peak = _what_if(run, "collectives_at_link_peak")
+    at_peak_ms = 4 * 2**20 * 1.5 / 240e9 * 1e3
+    assert peak.step_ms == pytest.approx(13.0 - 2.0 + at_peak_ms, rel=1e-4)
+    assert _what_if(analyze_ranks(rank_set([10.0] * 4)), "collectives_at_link_peak").step_ms is None
+
+
+def test_overlap_what_if_is_bounded_by_the_busiest_ranks_own_time():
+    run = analyze_ranks(rank_set([10.0] * 4, transfer_ms=5.0))
+    overlapped = _what_if(run, "collectives_overlapped")
+    # 10 ms compute + 5 ms transfer + 1 ms tail: hiding the transfer leaves the 11 ms of compute and tail.
+    assert overlapped.baseline_ms == pytest.approx(16.0) and overlapped.step_ms == pytest.approx(11.0)

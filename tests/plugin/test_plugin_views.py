@@ -1,0 +1,258 @@
+"""Every view of the tab tells the truth at a glance (issue 31, round 2), in a real TensorBoard and Debian's
+chromium at 1280 and 1440 px, light and dark, on TensorFlow, JAX, PyTorch and AMD runs, an empty run, a bucket
+and an empty logdir: no sideways scrolling, every card titled and never blank, every chart's axes titled and no
+label cut off, no legend entry at 0%, one duration unit per table, each busy figure defined on hover, the
+occupancy the trace records, links of the run's framework and GPU vendor only, and weak verdicts marked."""
+
+import os
+import shutil
+
+import pytest
+
+from tb_gpu_advisor.demo import write_demo_logdir
+from tests.data import real_trace
+from tests.readers.kineto.real import real_kineto
+from tests.plugin.tb_process import TensorBoardProcess, serve_command, tensorboard_command
+from tests.plugin.test_plugin_browser import ARTIFACTS, Tab, browser  # noqa: F401 (fixture; skips without chromium)
+
+DOCS = ARTIFACTS.parents[1] / "docs"
+VIEWS = [(1280, "light"), (1280, "dark"), (1440, "light"), (1440, "dark")]
+AMD_JAX, EMPTY = "amd_jax/2026_01_09_00_00_00", "empty/2026_01_10_00_00_00"
+
+# Everything a view must not show, found in the iframe's document: a list of sentences, empty when all is well.
+AUDIT = r"""() => {
+  const problems = [];
+  const root = document.documentElement;
+  if (root.scrollWidth - root.clientWidth > 0) problems.push('the page scrolls sideways');
+  const content = document.querySelector('main.content');
+  if (!content || !content.textContent.trim()) problems.push('the content is blank');
+  for (const card of content.querySelectorAll('section.card')) {
+    const title = card.querySelector('h2')?.textContent.trim();
+    if (!title) problems.push('a card without a title');
+    const body = card.querySelector('.card-body');
+    if (body && !body.textContent.trim() && !body.querySelector('svg, table')) problems.push(`card "${title}" is blank`);
+  }
+  for (const item of content.querySelectorAll('.legend li')) {
+    if (/(^|[^\d.])0(\.0+)?\u00a0?%$/.test(item.textContent.trim())) problems.push(`legend at 0%: ${item.textContent}`);
+  }
+  for (const svg of content.querySelectorAll('svg.chart')) {
+    const name = svg.getAttribute('aria-label');
+    if (!svg.querySelector('.axis-title')) problems.push(`chart without axis titles: ${name}`);
+    const box = svg.getBoundingClientRect();
+    if (!box.width) continue;
+    for (const text of svg.querySelectorAll('text')) {
+      const r = text.getBoundingClientRect();
+      if (r.width && (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)) {
+        problems.push(`label cut off in ${name}: ${text.textContent}`);
+      }
+    }
+  }
+  const UNIT = /^[-\u2212+]?[\d,.]+\u00a0(ns|\u00b5s|ms|s)$/;
+  for (const table of content.querySelectorAll('table')) {
+    const units = new Set();
+    for (const cell of table.querySelectorAll('tbody td')) {
+      const match = cell.textContent.trim().match(UNIT);
+      if (match) units.add(match[1]);
+    }
+    if (units.size > 1) problems.push(`durations in ${[...units].join(' and ')} in one table (${table.dataset.testid || table.className})`);
+  }
+  return problems;
+}"""
+LINKS = "() => [...document.querySelectorAll('#findings a[href^=http]')].map((a) => a.href)"
+
+
+@pytest.fixture(scope="module")
+def views(tmp_path_factory):
+    """TensorFlow and JAX demo runs, a two-rank PyTorch run, PyTorch on AMD, JAX on AMD, an empty run."""
+    logdir = tmp_path_factory.mktemp("views_logdir")
+    runs = {run["name"]: run["run"] for run in write_demo_logdir(
+        str(logdir), names=["input_bound", "input_bound_fixed", "jax_inline_loader", "multi_gpu_straggler",
+                            "jax_decoder_roofline"])}
+    ddp = logdir / "ddp"
+    ddp.mkdir()
+    shutil.copy(real_kineto("a100_2rank_nccl"), ddp / "rank0.1716398122000.pt.trace.json.gz")
+    shutil.copy(real_kineto("v100_2rank_test"), ddp / "rank1.1716398122007.pt.trace.json.gz")
+    (logdir / "amd_torch").mkdir()
+    shutil.copy(real_kineto("mi250_minitoy_train"), logdir / "amd_torch" / "worker0.1716398122000.pt.trace.json.gz")
+    for run, host, data in ((AMD_JAX, "mi300x", real_trace("amd_mi300x_jax08_gemm.xplane.pb").read_bytes()),
+                            (EMPTY, "host", b"")):
+        name, stamp = run.split("/")
+        directory = logdir / name / "plugins" / "profile" / stamp
+        directory.mkdir(parents=True)
+        (directory / f"{host}.xplane.pb").write_bytes(data)
+    with TensorBoardProcess(tensorboard_command(logdir)) as process:
+        yield process, runs
+
+
+def _audit(tab, what):
+    tab.frame.wait_for_timeout(300)  # the timeline and kernel pages arrive after the report
+    problems = tab.frame.evaluate(AUDIT)
+    assert problems == [], f"{what} at {tab.width} px: {problems}"
+
+
+PROBE = r"""() => {
+  const box = document.createElement('div');
+  box.id = 'audit-probe';
+  const legend = document.createElement('ul');
+  legend.className = 'legend';
+  legend.innerHTML = '<li>Idle 0%</li>';
+  const table = document.createElement('table');
+  table.innerHTML = '<tbody><tr><td>1 ms</td><td>20 µs</td></tr></tbody>';
+  const svg = document.querySelector('main.content svg.chart').cloneNode(true);
+  svg.querySelector('.axis-title').setAttribute('x', '-400');
+  box.append(legend, table, svg);
+  document.querySelector('main.content').append(box);
+}"""
+
+
+def _audit_can_fail(tab):
+    """The audit finds what it looks for: a 0% legend entry, two units in one table, a label cut off."""
+    tab.frame.evaluate(PROBE)
+    found = " | ".join(tab.frame.evaluate(AUDIT))
+    tab.frame.evaluate("() => document.getElementById('audit-probe').remove()")
+    assert "legend at 0%: Idle 0%" in found and "durations in ms and \u00b5s" in found and "label cut off" in found, found
+
+
+def _busy_titles(tab):
+    return tab.frame.eval_on_selector_all("#summary .tile[title]", "ts => ts.map((t) => t.title)")
+
+
+@pytest.mark.parametrize("width, scheme", VIEWS)
+def test_every_view_of_every_kind_of_run(browser, views, width, scheme):  # noqa: F811
+    board, runs = views
+    tab = Tab(browser, board.url, color_scheme=scheme, width=width)
+    try:
+        # TensorFlow: idle time per step charted with titled axes; busy defined on hover; TensorFlow's pages only
+        assert tab.show(runs["input_bound"]) == "ready"
+        tab.frame.wait_for_selector("[data-testid=idle-step-chart] svg .y-title")
+        assert any("averaged over the GPUs" in title for title in _busy_titles(tab))
+        assert not [url for url in tab.frame.evaluate(LINKS) if "pytorch.org" in url or "docs.jax.dev" in url]
+        _audit(tab, "TensorFlow input_bound")
+        _audit_can_fail(tab)
+        if (width, scheme) == (1280, "light"):
+            tab.frame.eval_on_selector("#idle", "e => e.scrollIntoView()")
+            tab.screenshot("views_idle", full=False)
+        # JAX: no TensorFlow or PyTorch pages
+        assert tab.show(runs["jax_inline_loader"]) == "ready"
+        links = tab.frame.evaluate(LINKS)
+        assert links and not [url for url in links if "tensorflow.org" in url or "pytorch.org" in url]
+        _audit(tab, "JAX jax_inline_loader")
+        # the demo's JAX run with its HLO: the roofline drawn
+        assert tab.show(runs["jax_decoder_roofline"]) == "ready"
+        tab.frame.wait_for_selector("svg.roofline circle.roof-dot")
+        _audit(tab, "JAX jax_decoder_roofline")
+        if (width, scheme) == (1280, "light"):
+            tab.frame.eval_on_selector("#roofline", "e => e.scrollIntoView()")
+            tab.screenshot("views_roofline", full=False)
+        # several GPUs: one chart per step for the GPU picked, among all
+        assert tab.show(runs["multi_gpu_straggler"]) == "ready"
+        assert tab.frame.eval_on_selector_all("#idle select option", "os => os.length") == 4
+        _audit(tab, "TensorFlow multi_gpu_straggler")
+        # PyTorch, two ranks: the profiler's estimate of achieved occupancy, PyTorch's pages, a marked verdict
+        for host in ("rank0", "rank1"):
+            assert tab.show("ddp", host) == "ready"
+            tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+            header = tab.frame.inner_text("[data-testid=kernel-table] th[title^='Estimated achieved']")
+            assert header.startswith("Est. occupancy")
+            cells = tab.frame.eval_on_selector_all("[data-testid=kernel-table] tbody .occupancy",
+                                                    "cs => cs.map((c) => c.textContent)")
+            assert cells, "no occupancy shown on a PyTorch run whose kernels carry the estimate"
+            links = tab.frame.evaluate(LINKS)
+            assert not [url for url in links if "tensorflow.org" in url or "docs.jax.dev" in url], links
+            assert tab.frame.is_visible("[data-testid=verdict-caution]")  # medium confidence: "likely"
+            _audit(tab, f"PyTorch ddp {host}")
+        # PyTorch on AMD: ROCm's pages, never NVIDIA's; two steps: tentative
+        assert tab.show("amd_torch") == "ready"
+        links = tab.frame.evaluate(LINKS)
+        assert links and not [url for url in links if "nvidia.com" in url or "tensorflow.org" in url], links
+        assert tab.text("[data-testid=verdict-caution]").startswith("tentative")
+        _audit(tab, "PyTorch on AMD")
+        # JAX on AMD: the roofline drawn from the HLO, titled axes
+        assert tab.show(AMD_JAX) == "ready"
+        tab.frame.wait_for_selector("svg.roofline .axis-title")
+        assert not [url for url in tab.frame.evaluate(LINKS) if "nvidia.com" in url]
+        _audit(tab, "JAX on AMD")
+        # an empty run: its own message, never a blank page
+        state = tab.show(EMPTY)
+        assert state in ("ready", "error")
+        assert tab.frame.inner_text("main.content").strip()
+        _audit(tab, "an empty run")
+        # a comparison and the overview
+        assert tab.show(runs["input_bound"]) == "ready"
+        assert tab.compare(runs["input_bound_fixed"]) == "ready"
+        assert any("averaged over the GPUs" in title
+                   for title in tab.frame.eval_on_selector_all(".tile[title]", "ts => ts.map((t) => t.title)"))
+        _audit(tab, "the comparison")
+        tab.frame.click("[data-testid=overview-button]")
+        tab.frame.wait_for_selector("#overview tbody tr")
+        _audit(tab, "the overview")
+        assert tab.errors == [] and tab.dialogs == []
+    finally:
+        tab.close()
+
+
+@pytest.mark.parametrize("width, scheme", [(1280, "dark"), (1440, "light")])
+def test_an_empty_logdir_is_a_message_not_a_blank_page(browser, tmp_path, width, scheme):  # noqa: F811
+    with TensorBoardProcess(tensorboard_command(tmp_path)) as board:
+        context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
+        try:
+            page = context.new_page()
+            page.goto(board.url + "#gpu_advisor")
+            frame = page.wait_for_selector('iframe[src*="name=gpu_advisor"]').content_frame()
+            frame.wait_for_selector("main.content[data-state=empty]")
+            assert "No profiles in this logdir" in frame.inner_text("[data-testid=info-message]")
+            assert frame.evaluate(AUDIT) == []
+        finally:
+            context.close()
+
+
+def test_a_bucket_reads_like_a_local_logdir(browser, tmp_path):  # noqa: F811
+    """`serve s3://...` on a local S3 server (the remote tests' moto): the same views at 1280 light, 1440 dark."""
+    pytest.importorskip("s3fs", reason="s3:// logdirs need s3fs (pip install -e '.[remote]')")
+    pytest.importorskip("moto.server", reason="the S3 test server is moto (pip install -e '.[test]')")
+    from tb_gpu_advisor.testing.pairs import write_input_pair
+    from tests.remote.s3_server import FOREIGN_AWS_VARIABLES, bucket_client, client_environment, s3_server
+
+    bucket, logdir = "team-profiles", "s3://team-profiles/logs"
+    bound, fixed = "input_bound/2026_01_01_00_00_00", "prefetch/2026_01_01_00_00_00"
+    with s3_server(tmp_path / "server.log") as endpoint, pytest.MonkeyPatch.context() as env:
+        for name, value in client_environment(endpoint, tmp_path / "cache", base={}).items():
+            env.setenv(name, value)
+        for name in FOREIGN_AWS_VARIABLES:
+            env.delenv(name, raising=False)
+        local = tmp_path / "upload"
+        write_input_pair(str(local), fixed=False)
+        write_input_pair(str(local), fixed=True, seed=1)
+        fs = bucket_client(endpoint)
+        fs.mkdir(bucket)
+        fs.put(str(local) + "/", f"{bucket}/logs", recursive=True)
+        with TensorBoardProcess(serve_command(logdir)) as board:
+            for width, scheme in ((1280, "light"), (1440, "dark")):
+                tab = Tab(browser, board.url, color_scheme=scheme, width=width)
+                try:
+                    assert tab.show(bound) == "ready"
+                    _audit(tab, "a bucket run")
+                    assert tab.compare(fixed) == "ready"
+                    _audit(tab, "a bucket comparison")
+                    assert tab.errors == []
+                finally:
+                    tab.close()
+
+
+def test_the_screenshots_in_docs(browser, views):  # noqa: F811
+    """docs/gpu_advisor_tab*.png: a TensorFlow run, a PyTorch two-rank run, a comparison (1280x800, light)."""
+    board, runs = views
+    tab = Tab(browser, board.url)
+    try:
+        shots = (("gpu_advisor_tab", lambda: tab.show(runs["input_bound"])),
+                 ("gpu_advisor_tab_pytorch", lambda: tab.show("ddp", "rank1")),
+                 ("gpu_advisor_tab_compare", lambda: (tab.show(runs["input_bound"]), tab.compare(runs["input_bound_fixed"]))))
+        for name, show in shots:
+            show()
+            tab.frame.wait_for_timeout(500)
+            tab.screenshot(name, full=False)
+            if os.environ.get("TB_GPU_ADVISOR_WRITE_DOCS_SCREENSHOTS"):
+                shutil.copy(ARTIFACTS / f"{name}.png", DOCS / f"{name}.png")
+        assert tab.errors == []
+    finally:
+        tab.close()
