@@ -72,7 +72,7 @@ def rank_waits(alignment, splits, rank_count):
     for step_index, step in enumerate(alignment.steps):
         row = []
         for rank in range(rank_count):
-            calls = [c for c in step.calls]
+            calls = list(step.calls)
             parts = by_step.get(step_index, [])
             waits = intervals.union(np.array([c.starts_ps[rank] for c in calls], dtype=np.int64),
                                     np.array([p.last_arrival_ps for p in parts], dtype=np.int64))
