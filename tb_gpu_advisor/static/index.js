@@ -11,7 +11,7 @@ export const MODULES = [
   'views/collectives.js', 'views/common.js', 'views/comparison.js', 'views/comparison_breakdown.js',
   'views/comparison_kernels.js', 'views/configuration.js', 'views/findings.js', 'views/gpus.js', 'views/idle.js',
   'views/kernel_table.js', 'views/launch_histogram.js', 'views/overview.js', 'views/roofline.js',
-  'views/steps_chart.js', 'views/summary.js', 'views/transfers.js',
+  'views/step_bars.js', 'views/steps_chart.js', 'views/summary.js', 'views/transfers.js',
 ];
 export const STYLESHEETS = ['../fonts.css', 'style.css', 'comparison.css'];
 

@@ -100,8 +100,8 @@ def test_list_analyze_explain_compare_check(dirs):
     assert all(tool.annotations.read_only_hint for tool in tools.values())
     assert not runs[0] and [r["run"] for r in runs[1]["runs"]] == ["input_bound/2026_01_15_09_30_00",
                                                                    "input_bound_fixed/2026_01_15_09_29_00"]
-    assert runs[1]["runs_page"] == {"total": 21, "offset": 0, "next_offset": 2}
-    assert rest[1]["runs_page"]["next_offset"] is None and len(rest[1]["runs"]) == 1
+    assert runs[1]["runs_page"] == {"total": 22, "offset": 0, "next_offset": 2}
+    assert rest[1]["runs_page"]["next_offset"] is None and len(rest[1]["runs"]) == 22 - 20
     assert not verdict[0] and verdict[1]["schema_version"] == 1 and verdict[1]["bottleneck"] == "input"
     assert verdict[1]["verdict"].startswith("Input-bound") and verdict[1]["findings_page"]["next_offset"] == 2
     assert "kernels" not in verdict[1]  # the kernel table never travels
