@@ -6,7 +6,7 @@ setup(
     name="tb-gpu-advisor",
     version="0.1.0",
     description="Tells people training on NVIDIA or AMD GPUs why their GPUs idle and what to change, from their "
-                "TensorFlow or JAX profile.",
+    "TensorFlow or JAX profile.",
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
@@ -29,8 +29,18 @@ setup(
         # holistictraceanalysis: HTA, the reference our Kineto figures are checked against.
         # jsonschema validates every output against tb_gpu_advisor/schema; mcp drives `tb-gpu-advisor mcp`;
         # ruff lints the repository (ruff.toml, tests/test_lint.py).
-        "test": ["pytest>=7", "playwright>=1.40", "pillow>=9", "moto[server]>=5", "fsspec>=2023.6", "s3fs>=2023.6",
-                 "holistictraceanalysis>=0.5", "jsonschema>=4.18", "mcp>=2", "ruff>=0.5"],
+        "test": [
+            "pytest>=7",
+            "playwright>=1.40",
+            "pillow>=9",
+            "moto[server]>=5",
+            "fsspec>=2023.6",
+            "s3fs>=2023.6",
+            "holistictraceanalysis>=0.5",
+            "jsonschema>=4.18",
+            "mcp>=2",
+            "ruff>=0.5",
+        ],
         # Real PyTorch CPU captures in tests; the exact pin takes the CPU wheel, not a several-GB CUDA build.
         "torch": ["torch==2.13.0"],
         "remote": ["fsspec>=2023.6", "s3fs>=2023.6"],  # s3:// and other fsspec logdirs

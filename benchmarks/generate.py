@@ -1,7 +1,7 @@
 """Writes the benchmark traces: 8-GPU data-parallel training profiles of given sizes (not committed).
 
-    python benchmarks/generate.py                  # the default set into benchmarks/data/
-    python benchmarks/generate.py --sizes 75 300   # only these (MB, approximately)
+python benchmarks/generate.py                  # the default set into benchmarks/data/
+python benchmarks/generate.py --sizes 75 300   # only these (MB, approximately)
 """
 
 import argparse
@@ -31,8 +31,12 @@ def ensure_trace(size_mb, data_dir=DATA_DIR, out=sys.stdout):
     if not os.path.exists(path):
         started = time.perf_counter()
         size = write_training_trace(path, gpus=GPUS, steps=STEPS[size_mb], kernels_per_step=KERNELS_PER_STEP)
-        print(f"wrote {path}: {size.bytes / 1e6:.1f} MB, {size.kernels:,} kernels, {size.host_events:,} host "
-              f"events in {time.perf_counter() - started:.1f} s", file=out, flush=True)
+        print(
+            f"wrote {path}: {size.bytes / 1e6:.1f} MB, {size.kernels:,} kernels, {size.host_events:,} host "
+            f"events in {time.perf_counter() - started:.1f} s",
+            file=out,
+            flush=True,
+        )
     return path
 
 

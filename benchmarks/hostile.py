@@ -54,12 +54,14 @@ def hostile_files(root):
 
     files = {}
     fragment = "gemm_f3_" * 60_000  # `gemm.*f32`-shaped: many starts, never the end a pattern looks for
-    files["kineto_long_kernel_name"] = _kineto(os.path.join(_run_dir(root, "k1"), "w.pt.trace.json.gz"),
-                                               [kernel(fragment, 1000, 5, 1), launch(990, 3, 1)])
+    files["kineto_long_kernel_name"] = _kineto(
+        os.path.join(_run_dir(root, "k1"), "w.pt.trace.json.gz"), [kernel(fragment, 1000, 5, 1), launch(990, 3, 1)]
+    )
     buffers = "buffer_" * 60_000  # `buffer.*full`-shaped
     files["kineto_long_event_names"] = _kineto(
         os.path.join(_run_dir(root, "k2"), "w.pt.trace.json.gz"),
-        [x_event("cpu_op", buffers + str(i), 1000 + 10 * i, 5) for i in range(20)] + [kernel("k", 1000, 5, 1)])
+        [x_event("cpu_op", buffers + str(i), 1000 + 10 * i, 5) for i in range(20)] + [kernel("k", 1000, 5, 1)],
+    )
     nested = '{"a": ' * 10_000 + "1" + "}" * 10_000
     path = os.path.join(_run_dir(root, "k3"), "w.pt.trace.json.gz")
     with gzip.open(path, "wt") as handle:
@@ -67,8 +69,13 @@ def hostile_files(root):
     files["kineto_deep_nesting"] = path
     files["kineto_bad_numbers"] = _kineto(
         os.path.join(_run_dir(root, "k4"), "w.pt.trace.json.gz"),
-        [kernel("k", 1000, "1e100", 1), kernel("k2", 2 ** 70, 5, 2), kernel("\\ud800", 1000, 5, 3),
-         x_event("cpu_op", "x", "1e308", 5)])
+        [
+            kernel("k", 1000, "1e100", 1),
+            kernel("k2", 2**70, 5, 2),
+            kernel("\\ud800", 1000, 5, 3),
+            x_event("cpu_op", "x", "1e308", 5),
+        ],
+    )
     many = TraceBuilder()
     gpu = many.gpu(0)
     for index in range(9_000):
@@ -122,10 +129,18 @@ def time_files(root, repeats, time_budget_s):
             samples.append(time.perf_counter() - started)
             service.shutdown(wait=True)
         median = statistics.median(samples)
-        results[case] = {"bytes": os.path.getsize(path), "median_s": round(median, 3),
-                         "max_s": round(max(samples), 3), "under_2s": median < LIMIT_S, "outcome": outcome}
-        print(f"{case:28s} {os.path.getsize(path):>8d} B  median {median:7.3f} s  max {max(samples):7.3f} s  "
-              f"{'ok' if median < LIMIT_S else 'OVER 2 s'}  ({outcome})", flush=True)
+        results[case] = {
+            "bytes": os.path.getsize(path),
+            "median_s": round(median, 3),
+            "max_s": round(max(samples), 3),
+            "under_2s": median < LIMIT_S,
+            "outcome": outcome,
+        }
+        print(
+            f"{case:28s} {os.path.getsize(path):>8d} B  median {median:7.3f} s  max {max(samples):7.3f} s  "
+            f"{'ok' if median < LIMIT_S else 'OVER 2 s'}  ({outcome})",
+            flush=True,
+        )
     return results
 
 
@@ -135,8 +150,9 @@ def big_logdir(root, count):
     source = write_quickstart(os.path.join(root, "source"))
     logdir = os.path.join(root, "logs")
     for index in range(count):
-        target = os.path.join(logdir, f"model_{index // 5:05d}", "plugins", "profile",
-                              f"2026_01_0{index % 5 + 1}_00_00_00")
+        target = os.path.join(
+            logdir, f"model_{index // 5:05d}", "plugins", "profile", f"2026_01_0{index % 5 + 1}_00_00_00"
+        )
         os.makedirs(target, exist_ok=True)
         os.link(source, os.path.join(target, "localhost.xplane.pb"))
     return logdir
@@ -172,13 +188,19 @@ def time_overview(root, count):
         complete = [get("/overview")[0] for _ in range(5)]
         unknown = [get("/report", run=f"nope/{index}", host="localhost") for index in range(20)]
         results = {
-            "runs": count, "first_answer_s": round(first_s, 3), "first_answer_scanning": progress[0],
-            "answers_while_scanning": len(answers), "answer_median_s": round(statistics.median(answers), 3),
-            "answer_max_s": round(max(answers), 3), "scan_complete_s": round(complete_s, 2),
-            "rows": len(body["runs"]), "complete_answer_median_s": round(statistics.median(complete), 3),
+            "runs": count,
+            "first_answer_s": round(first_s, 3),
+            "first_answer_scanning": progress[0],
+            "answers_while_scanning": len(answers),
+            "answer_median_s": round(statistics.median(answers), 3),
+            "answer_max_s": round(max(answers), 3),
+            "scan_complete_s": round(complete_s, 2),
+            "rows": len(body["runs"]),
+            "complete_answer_median_s": round(statistics.median(complete), 3),
             "unknown_run_median_s": round(statistics.median(u[0] for u in unknown), 4),
             "unknown_run_max_s": round(max(u[0] for u in unknown), 3),
-            "unknown_run_codes": sorted({u[1] for u in unknown}), "listings": plugin.index.listings,
+            "unknown_run_codes": sorted({u[1] for u in unknown}),
+            "listings": plugin.index.listings,
         }
     finally:
         plugin.overview.close()

@@ -37,8 +37,16 @@ PREFIX = "/data/plugin/gpu_advisor"
 def _logdir(root, big_trace, small_count):
     """<root>/big/plugins/profile/<ts>/host.xplane.pb (a link to the trace) and small_<i> runs of the demo's
     transfer-bound profile (0.13 MB), each its own file so each is a cold analysis."""
-    small_source = os.path.join(HERE, "..", "demo_logs", "transfer_bound", "plugins", "profile",
-                                demo_timestamp("transfer_bound"), "a100-pcie-07.xplane.pb")
+    small_source = os.path.join(
+        HERE,
+        "..",
+        "demo_logs",
+        "transfer_bound",
+        "plugins",
+        "profile",
+        demo_timestamp("transfer_bound"),
+        "a100-pcie-07.xplane.pb",
+    )
     big = os.path.join(root, "big", "plugins", "profile", TIMESTAMP)
     os.makedirs(big)
     os.symlink(os.path.abspath(big_trace), os.path.join(big, "host.xplane.pb"))
@@ -113,15 +121,18 @@ def run(big_trace, small_count, limit_s):
             thread.start()
         for thread in threads:
             thread.join(limit_s * 20)
-        results.update({
-            "big_report_s": round(big["seconds"], 2), "big_report_status": big["status"],
-            "timeline_sweep": [{"bins": b, "s": round(s, 3), "status": st} for b, s, st in timeline],
-            "timeline_sweep_total_s": round(sum(s for _, s, _ in timeline), 2),
-            "small_cold_under_load_s": [round(s, 3) for s, _ in small],
-            "small_statuses": sorted({st for _, st in small}),
-            "wall_s": round(time.perf_counter() - started, 2),
-            "cpu_s": round(time.process_time() - cpu_before, 2),
-        })
+        results.update(
+            {
+                "big_report_s": round(big["seconds"], 2),
+                "big_report_status": big["status"],
+                "timeline_sweep": [{"bins": b, "s": round(s, 3), "status": st} for b, s, st in timeline],
+                "timeline_sweep_total_s": round(sum(s for _, s, _ in timeline), 2),
+                "small_cold_under_load_s": [round(s, 3) for s, _ in small],
+                "small_statuses": sorted({st for _, st in small}),
+                "wall_s": round(time.perf_counter() - started, 2),
+                "cpu_s": round(time.process_time() - cpu_before, 2),
+            }
+        )
         server.shutdown()
         plugin.service.shutdown()
     finally:
@@ -138,10 +149,12 @@ def main():
     results = run(ensure_trace(args.size), args.small, args.limit_s)
     print(json.dumps(results, indent=1))
     small = results["small_cold_under_load_s"]
-    print(f"large {results['trace_mb']} MB /report: {results['big_report_s']} s; timeline sweep of 12 bin "
-          f"counts: {results['timeline_sweep_total_s']} s in all; cold small /report under load: max "
-          f"{max(small):.3f} s, median {sorted(small)[len(small) // 2]:.3f} s (idle: "
-          f"{results['small_cold_idle_s']} s); process CPU {results['cpu_s']} s over {results['wall_s']} s")
+    print(
+        f"large {results['trace_mb']} MB /report: {results['big_report_s']} s; timeline sweep of 12 bin "
+        f"counts: {results['timeline_sweep_total_s']} s in all; cold small /report under load: max "
+        f"{max(small):.3f} s, median {sorted(small)[len(small) // 2]:.3f} s (idle: "
+        f"{results['small_cold_idle_s']} s); process CPU {results['cpu_s']} s over {results['wall_s']} s"
+    )
 
 
 if __name__ == "__main__":

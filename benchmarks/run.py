@@ -42,6 +42,7 @@ def ensure_trace(size_mb):
 
 def _child_ours(path):
     from tb_gpu_advisor.cli import main
+
     started = time.perf_counter()
     code = main(["analyze", path, "--format", "json"], out=io.StringIO(), err=sys.stderr)
     return {"seconds": time.perf_counter() - started, "exit": code}
@@ -49,6 +50,7 @@ def _child_ours(path):
 
 def _child_xprof(path):
     from xprof.convert import raw_to_tool_data
+
     started = time.perf_counter()
     sizes = {}
     for tool in ("overview_page", "kernel_stats"):
@@ -60,6 +62,7 @@ def _child_xprof(path):
 def _child_cache(path):
     from tb_gpu_advisor.files.runs import HostFile
     from tb_gpu_advisor.service import AnalysisService
+
     service = AnalysisService()
     host = HostFile("host", path)
     started = time.perf_counter()
@@ -121,16 +124,22 @@ def bench_size(size_mb, runs, with_xprof):
                 rows["xprof"].append(measure("xprof", copy))
             finally:
                 shutil.rmtree(logdir, ignore_errors=True)
-    result = {"size_mb_nominal": size_mb, "file_mb": os.path.getsize(path) / 1e6,
-              "kernels": 8 * 1000 * STEPS[size_mb], "runs": runs}
+    result = {
+        "size_mb_nominal": size_mb,
+        "file_mb": os.path.getsize(path) / 1e6,
+        "kernels": 8 * 1000 * STEPS[size_mb],
+        "runs": runs,
+    }
     for tool, samples in rows.items():
         if samples:
-            result[tool] = {"wall_s": [round(s[0], 3) for s in samples],
-                            "inner_s": [round(s[2]["seconds"], 3) for s in samples],
-                            "peak_rss_mb": [round(s[1], 1) for s in samples],
-                            "median_wall_s": round(statistics.median(s[0] for s in samples), 3),
-                            "median_inner_s": round(statistics.median(s[2]["seconds"] for s in samples), 3),
-                            "max_peak_rss_mb": round(max(s[1] for s in samples), 1)}
+            result[tool] = {
+                "wall_s": [round(s[0], 3) for s in samples],
+                "inner_s": [round(s[2]["seconds"], 3) for s in samples],
+                "peak_rss_mb": [round(s[1], 1) for s in samples],
+                "median_wall_s": round(statistics.median(s[0] for s in samples), 3),
+                "median_inner_s": round(statistics.median(s[2]["seconds"] for s in samples), 3),
+                "max_peak_rss_mb": round(max(s[1] for s in samples), 1),
+            }
     if rows["xprof"]:
         result["ratio_wall"] = round(result["ours"]["median_wall_s"] / result["xprof"]["median_wall_s"], 3)
         result["ratio_inner"] = round(result["ours"]["median_inner_s"] / result["xprof"]["median_inner_s"], 3)
@@ -151,8 +160,10 @@ def linear_fit(points):
 
 
 def machine():
-    model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-                 platform.processor())
+    model = next(
+        (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+        platform.processor(),
+    )
     memory = next((int(line.split()[1]) // 1024 for line in open("/proc/meminfo") if line.startswith("MemTotal")), 0)
     versions = {}
     for name in ("numpy", "protobuf", "xprof", "dask"):
@@ -160,26 +171,37 @@ def machine():
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
-    return {"cpu": model, "cores": os.cpu_count(), "memory_mb": memory, "python": platform.python_version(),
-            "date": datetime.date.today().isoformat(), **versions}
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "memory_mb": memory,
+        "python": platform.python_version(),
+        "date": datetime.date.today().isoformat(),
+        **versions,
+    }
 
 
 def _print_table(results):
-    print(f"{'trace':>8} {'kernels':>9} {'ours s':>7} {'XProf s':>8} {'ratio':>6} {'ours RSS':>9} "
-          f"{'x file':>6} {'XProf RSS':>10}")
+    print(
+        f"{'trace':>8} {'kernels':>9} {'ours s':>7} {'XProf s':>8} {'ratio':>6} {'ours RSS':>9} "
+        f"{'x file':>6} {'XProf RSS':>10}"
+    )
     for r in results:
         xprof = r.get("xprof")
-        print(f"{r['file_mb']:6.1f}MB {r['kernels']:>9,} {r['ours']['median_wall_s']:7.2f} "
-              f"{xprof['median_wall_s'] if xprof else float('nan'):8.2f} {r.get('ratio_wall', float('nan')):6.3f} "
-              f"{r['ours']['max_peak_rss_mb']:7.0f}MB {r['ours_rss_per_file_size']:6.2f} "
-              f"{xprof['max_peak_rss_mb'] if xprof else float('nan'):8.0f}MB")
+        print(
+            f"{r['file_mb']:6.1f}MB {r['kernels']:>9,} {r['ours']['median_wall_s']:7.2f} "
+            f"{xprof['median_wall_s'] if xprof else float('nan'):8.2f} {r.get('ratio_wall', float('nan')):6.3f} "
+            f"{r['ours']['max_peak_rss_mb']:7.0f}MB {r['ours_rss_per_file_size']:6.2f} "
+            f"{xprof['max_peak_rss_mb'] if xprof else float('nan'):8.0f}MB"
+        )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=DEFAULT_SIZES, choices=sorted(STEPS))
-    parser.add_argument("--xprof-sizes", type=int, nargs="*", default=None,
-                        help="sizes to also run XProf on (default: all of --sizes)")
+    parser.add_argument(
+        "--xprof-sizes", type=int, nargs="*", default=None, help="sizes to also run XProf on (default: all of --sizes)"
+    )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cache-size", type=int, default=75, choices=sorted(STEPS))
     parser.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
@@ -199,14 +221,22 @@ def main():
     if len(results) >= 2:
         slope, intercept, r2 = linear_fit([(r["file_mb"], r["ours"]["median_wall_s"]) for r in results])
         fit = {"s_per_mb": slope, "intercept_s": intercept, "r2": r2}
-        print(f"analyze cost: {slope * 100:.2f} s per 100 MB + {intercept:.2f} s fixed (R^2 = {r2:.4f}); per MB: "
-              + ", ".join(f"{r['ours']['median_wall_s'] / r['file_mb'] * 1000:.0f} ms" for r in results))
+        print(
+            f"analyze cost: {slope * 100:.2f} s per 100 MB + {intercept:.2f} s fixed (R^2 = {r2:.4f}); per MB: "
+            + ", ".join(f"{r['ours']['median_wall_s'] / r['file_mb'] * 1000:.0f} ms" for r in results)
+        )
     wall, rss, cache = measure("cache", ensure_trace(args.cache_size))
     repeat = statistics.median(cache["repeat_ms"])
-    print(f"AnalysisService on the {args.cache_size} MB trace: cold {cache['cold_s']:.2f} s, repeated request "
-          f"median {repeat:.2f} ms (max {max(cache['repeat_ms']):.2f} ms over {CACHE_REPEATS})")
-    summary = {"machine": info, "results": results, "fit": fit,
-               "cache": {"size_mb": args.cache_size, **cache, "median_repeat_ms": repeat}}
+    print(
+        f"AnalysisService on the {args.cache_size} MB trace: cold {cache['cold_s']:.2f} s, repeated request "
+        f"median {repeat:.2f} ms (max {max(cache['repeat_ms']):.2f} ms over {CACHE_REPEATS})"
+    )
+    summary = {
+        "machine": info,
+        "results": results,
+        "fit": fit,
+        "cache": {"size_mb": args.cache_size, **cache, "median_repeat_ms": repeat},
+    }
     os.makedirs(DATA_DIR, exist_ok=True)
     out = os.path.join(DATA_DIR, f"results-{datetime.datetime.now():%Y%m%d-%H%M%S}.json")
     with open(out, "w") as handle:

@@ -42,8 +42,10 @@ def measure(url, browser, latency_ms, loads):
         cdp = context.new_cdp_session(page)
         cdp.send("Network.enable")
         cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
-        cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": latency_ms,
-                                                      "downloadThroughput": -1, "uploadThroughput": -1})
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {"offline": False, "latency": latency_ms, "downloadThroughput": -1, "uploadThroughput": -1},
+        )
         page.goto(url + "#gpu_advisor")
         frame = page.wait_for_selector('iframe[src*="name=gpu_advisor"]', timeout=120_000).content_frame()
         frame.wait_for_selector(".toolbar .brand", timeout=120_000)
@@ -61,6 +63,7 @@ def main():
     parser.add_argument("--loads", type=int, default=6)
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
+
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     with TensorBoardProcess(tensorboard_command(args.logdir)) as board, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])

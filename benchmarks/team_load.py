@@ -40,9 +40,13 @@ def _logdir(root, count):
     logdir = os.path.join(root, "logs")
     runs = sorted(name for name in os.listdir(DEMO) if os.path.isdir(os.path.join(DEMO, name, "plugins")))[:count]
     for name in runs:
-        shutil.copytree(os.path.join(DEMO, name), os.path.join(logdir, name),
-                        ignore=lambda directory, names: [n for n in names if os.path.isfile(os.path.join(
-                            directory, n)) and not n.endswith(".xplane.pb")])
+        shutil.copytree(
+            os.path.join(DEMO, name),
+            os.path.join(logdir, name),
+            ignore=lambda directory, names: [
+                n for n in names if os.path.isfile(os.path.join(directory, n)) and not n.endswith(".xplane.pb")
+            ],
+        )
     return logdir
 
 
@@ -85,9 +89,13 @@ def _requests(runs, rng):
     run = rng.choice(runs)
     other = rng.choice([r for r in runs if r["run"] != run["run"]])
     ids = {"run": run["run"], "host": run["hosts"][0]}
-    return [("overview", {}), ("report", ids), ("timeline", {**ids, "bins": rng.choice((120, 240, 480))}),
-            ("kernels", {**ids, "filter": rng.choice(("", "gemm", "cudnn")), "sort": "total_us"}),
-            ("compare", {**ids, "baseline_run": other["run"], "baseline_host": other["hosts"][0]})]
+    return [
+        ("overview", {}),
+        ("report", ids),
+        ("timeline", {**ids, "bins": rng.choice((120, 240, 480))}),
+        ("kernels", {**ids, "filter": rng.choice(("", "gemm", "cudnn")), "sort": "total_us"}),
+        ("compare", {**ids, "baseline_run": other["run"], "baseline_host": other["hosts"][0]}),
+    ]
 
 
 def _percentile(values, fraction):
@@ -101,8 +109,9 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--cache-entries", type=int, default=32, help="--gpu_advisor_cache_entries")
-    parser.add_argument("--warm", action="store_true",
-                        help="analyze every run before the clients start (latencies of a warm server)")
+    parser.add_argument(
+        "--warm", action="store_true", help="analyze every run before the clients start (latencies of a warm server)"
+    )
     parser.add_argument("--limit-s", type=float, default=120.0, help="a request waiting longer is an error")
     args = parser.parse_args(argv)
     root = tempfile.mkdtemp(prefix="tb_gpu_advisor_team_load_")
@@ -151,14 +160,27 @@ def main(argv=None):
         plugin.service.shutdown(wait=True)
         files = {host_file.path for run in plugin.index.runs() for host_file in run.hosts}
         result = {
-            "clients": args.clients, "seconds": args.seconds, "wall_s": round(wall, 1), "runs": len(runs),
-            "host_files": len(files), "analyses": len(analyses), "distinct_files_analyzed": len(set(analyses)),
-            "requests": sum(len(v) for v in latencies.values()), "errors": len(errors), "error_samples": errors[:5],
+            "clients": args.clients,
+            "seconds": args.seconds,
+            "wall_s": round(wall, 1),
+            "runs": len(runs),
+            "host_files": len(files),
+            "analyses": len(analyses),
+            "distinct_files_analyzed": len(set(analyses)),
+            "requests": sum(len(v) for v in latencies.values()),
+            "errors": len(errors),
+            "error_samples": errors[:5],
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "rss_before_load_mb": round(rss_before / 1024, 1),
-            "latency_s": {route: {"count": len(values), "p50": round(statistics.median(values), 3),
-                                  "p95": round(_percentile(values, 0.95), 3), "max": round(max(values), 3)}
-                          for route, values in sorted(latencies.items())},
+            "latency_s": {
+                route: {
+                    "count": len(values),
+                    "p50": round(statistics.median(values), 3),
+                    "p95": round(_percentile(values, 0.95), 3),
+                    "max": round(max(values), 3),
+                }
+                for route, values in sorted(latencies.items())
+            },
         }
         print(json.dumps(result, indent=1))
     finally:

@@ -2,6 +2,7 @@
 and h200_heldout) beside the speedup its fix measured. Run from the project root: .venv/bin/python scripts/h200_pairs.py
 A healthy run should have no bottleneck; a problem run its own cause first, with an estimate within 25% of the
 measured fix."""
+
 import glob
 import json
 import os
@@ -21,7 +22,8 @@ def _runs():
         ms = {k: v.get("step_ms_unprofiled", v.get("step_ms_mean")) for k, v in runs.items()}
         for name in sorted(runs):
             files = glob.glob(os.path.join(ROOT, sub, name, "plugins/profile/*/*.xplane.pb")) or glob.glob(
-                os.path.join(ROOT, sub, name, "*.pt.trace.json.gz"))
+                os.path.join(ROOT, sub, name, "*.pt.trace.json.gz")
+            )
             if not files:
                 continue
             fixes = [k for k, v in runs.items() if v.get("fix_of") == name]
@@ -33,8 +35,12 @@ def main() -> None:
     header = ("run", "verdict", "first findings", "estimate", "measured", "ok")
     rows = []
     for label, path, measured in _runs():
-        proc = subprocess.run([sys.executable, "-m", "tb_gpu_advisor", "analyze", path, "--format", "json"],
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "tb_gpu_advisor", "analyze", path, "--format", "json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         try:
             host = json.loads(proc.stdout)["hosts"][0]
         except (ValueError, KeyError, IndexError):
@@ -48,8 +54,16 @@ def main() -> None:
             ok = "yes" if est and abs(est / measured - 1) <= 0.25 else "NO"
         elif est and est > 1.1 or summary.get("bottleneck_finding"):
             ok = "FALSE+"
-        rows.append((label, str(summary.get("bottleneck"))[:40], top, f"{est:.2f}x" if est else "-",
-                     f"{measured:.2f}x" if measured else "-", ok))
+        rows.append(
+            (
+                label,
+                str(summary.get("bottleneck"))[:40],
+                top,
+                f"{est:.2f}x" if est else "-",
+                f"{measured:.2f}x" if measured else "-",
+                ok,
+            )
+        )
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     for r in [header] + rows:
         print("  ".join(c.ljust(widths[i]) for i, c in enumerate(r)))

@@ -22,10 +22,36 @@ import torch.nn.functional as F
 PROFILE_SCHEDULE = dict(wait=2, warmup=2, active=8, repeat=1)
 TIMED_STEPS = 20
 SIZES = {
-    "gpu": dict(batch=16, seq=1024, d_model=2048, heads=16, ffn=8192, layers=2, attn_seq=2048, attn_batch=8,
-                small_layers=200, small_width=256, copy_mib=256, loader_ms=5, churn_mib=512),
-    "tiny": dict(batch=2, seq=16, d_model=32, heads=4, ffn=64, layers=1, attn_seq=32, attn_batch=2,
-                 small_layers=8, small_width=16, copy_mib=1, loader_ms=2, churn_mib=1),
+    "gpu": dict(
+        batch=16,
+        seq=1024,
+        d_model=2048,
+        heads=16,
+        ffn=8192,
+        layers=2,
+        attn_seq=2048,
+        attn_batch=8,
+        small_layers=200,
+        small_width=256,
+        copy_mib=256,
+        loader_ms=5,
+        churn_mib=512,
+    ),
+    "tiny": dict(
+        batch=2,
+        seq=16,
+        d_model=32,
+        heads=4,
+        ffn=64,
+        layers=1,
+        attn_seq=32,
+        attn_batch=2,
+        small_layers=8,
+        small_width=16,
+        copy_mib=1,
+        loader_ms=2,
+        churn_mib=1,
+    ),
 }
 
 
@@ -53,8 +79,10 @@ class Block(nn.Module):
 
 
 def transformer(z, fused=True):
-    return nn.Sequential(*[Block(z["d_model"], z["heads"], z["ffn"], fused) for _ in range(z["layers"])],
-                         nn.Linear(z["d_model"], z["d_model"]))
+    return nn.Sequential(
+        *[Block(z["d_model"], z["heads"], z["ffn"], fused) for _ in range(z["layers"])],
+        nn.Linear(z["d_model"], z["d_model"]),
+    )
 
 
 def make_runs(z, dev):
@@ -74,7 +102,9 @@ def make_runs(z, dev):
                 loss.backward()
                 opt.step()
                 opt.zero_grad(set_to_none=True)
+
             return step
+
         return factory
 
     def many_params(optimizer_kwargs):
@@ -88,7 +118,9 @@ def make_runs(z, dev):
                 model(x).square().mean().backward()
                 opt.step()
                 opt.zero_grad(set_to_none=True)
+
             return step
+
         return factory
 
     def churn(empty_cache):
@@ -96,7 +128,7 @@ def make_runs(z, dev):
             model = transformer(dict(z, layers=1)).to(dev)
             opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=dev.type == "cuda")
             x = torch.randn(z["batch"], z["seq"], z["d_model"], device=dev)
-            n = z["churn_mib"] * 2 ** 20 // 4
+            n = z["churn_mib"] * 2**20 // 4
 
             def step():
                 with torch.autocast(dev.type, dtype=torch.bfloat16):
@@ -108,7 +140,9 @@ def make_runs(z, dev):
                 del scratch
                 if empty_cache and dev.type == "cuda":
                     torch.cuda.empty_cache()
+
             return step
+
         return factory
 
     def loader(workers):
@@ -119,15 +153,20 @@ def make_runs(z, dev):
 
             class Slow(torch.utils.data.Dataset):
                 def __len__(self):
-                    return 10 ** 6
+                    return 10**6
 
                 def __getitem__(self, i):
                     time.sleep(z["loader_ms"] / 1000)  # decoding / augmenting one sample on the CPU
                     return torch.ones(*shape[1:])
 
-            data = torch.utils.data.DataLoader(Slow(), batch_size=shape[0], num_workers=workers,
-                                               pin_memory=workers > 0 and dev.type == "cuda",
-                                               persistent_workers=workers > 0, prefetch_factor=4 if workers else None)
+            data = torch.utils.data.DataLoader(
+                Slow(),
+                batch_size=shape[0],
+                num_workers=workers,
+                pin_memory=workers > 0 and dev.type == "cuda",
+                persistent_workers=workers > 0,
+                prefetch_factor=4 if workers else None,
+            )
             it = iter(data)
 
             def step():
@@ -137,14 +176,16 @@ def make_runs(z, dev):
                 loss.backward()
                 opt.step()
                 opt.zero_grad(set_to_none=True)
+
             return step
+
         return factory
 
     def copy(pinned):
         def factory():
             model = transformer(dict(z, layers=1)).to(dev)
             opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=dev.type == "cuda")
-            n = z["copy_mib"] * 2 ** 20 // 4
+            n = z["copy_mib"] * 2**20 // 4
             host = torch.randn(n, pin_memory=pinned and dev.type == "cuda")
             x = torch.randn(z["batch"], z["seq"], z["d_model"], device=dev)
 
@@ -155,7 +196,9 @@ def make_runs(z, dev):
                 loss.backward()
                 opt.step()
                 opt.zero_grad(set_to_none=True)
+
             return step
+
         return factory
 
     return {
@@ -164,8 +207,10 @@ def make_runs(z, dev):
         "attention_unfused": ("", lm("bf16", fused_attn=False, seq=z["attn_seq"], batch=z["attn_batch"])),
         "attention_sdpa": ("attention_unfused", lm("bf16", seq=z["attn_seq"], batch=z["attn_batch"])),
         "optimizer_per_tensor": ("", many_params(dict(foreach=False))),
-        "optimizer_fused": ("optimizer_per_tensor", many_params(dict(fused=dev.type == "cuda",
-                                                                      foreach=None if dev.type == "cuda" else True))),
+        "optimizer_fused": (
+            "optimizer_per_tensor",
+            many_params(dict(fused=dev.type == "cuda", foreach=None if dev.type == "cuda" else True)),
+        ),
         "allocator_churn": ("", churn(True)),
         "allocator_cached": ("allocator_churn", churn(False)),
         "input_inline_loader": ("", loader(0)),
@@ -200,10 +245,13 @@ def capture(name, factory, out, dev):
     folder = os.path.join(out, name)
     total = sum(PROFILE_SCHEDULE[k] for k in ("wait", "warmup", "active"))
     sync(dev)
-    with torch.profiler.profile(activities=activities, schedule=torch.profiler.schedule(**PROFILE_SCHEDULE),
-                                on_trace_ready=torch.profiler.tensorboard_trace_handler(folder, worker_name="h200",
-                                                                                        use_gzip=True),
-                                record_shapes=True, with_flops=True) as prof:
+    with torch.profiler.profile(
+        activities=activities,
+        schedule=torch.profiler.schedule(**PROFILE_SCHEDULE),
+        on_trace_ready=torch.profiler.tensorboard_trace_handler(folder, worker_name="h200", use_gzip=True),
+        record_shapes=True,
+        with_flops=True,
+    ) as prof:
         start = None
         for i in range(total):
             if i == total - PROFILE_SCHEDULE["active"]:
@@ -214,8 +262,12 @@ def capture(name, factory, out, dev):
         sync(dev)
         profiled = (time.perf_counter() - start) * 1000 / PROFILE_SCHEDULE["active"]
     files = sorted(f for f in os.listdir(folder) if f.endswith(".pt.trace.json.gz"))
-    return {"step_ms_unprofiled": round(unprofiled, 3), "step_ms_profiled": round(profiled, 3), "files": files,
-            "bytes": sum(os.path.getsize(os.path.join(folder, f)) for f in files)}
+    return {
+        "step_ms_unprofiled": round(unprofiled, 3),
+        "step_ms_profiled": round(profiled, 3),
+        "files": files,
+        "bytes": sum(os.path.getsize(os.path.join(folder, f)) for f in files),
+    }
 
 
 def main():
@@ -227,10 +279,16 @@ def main():
     args = parser.parse_args()
     dev = torch.device("cuda" if args.size == "gpu" else "cpu")
     begun = time.time()
-    result = {"torch": torch.__version__, "python": platform.python_version(),
-              "device": torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu",
-              "size": args.size, "schedule": PROFILE_SCHEDULE, "timed_steps": TIMED_STEPS,
-              "runs": {}, "failed": {}}
+    result = {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "device": torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu",
+        "size": args.size,
+        "schedule": PROFILE_SCHEDULE,
+        "timed_steps": TIMED_STEPS,
+        "runs": {},
+        "failed": {},
+    }
     for name, (fix_of, factory) in make_runs(SIZES[args.size], dev).items():
         if args.only and name not in args.only:
             continue

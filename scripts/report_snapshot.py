@@ -45,8 +45,11 @@ def write(out):
 
 def differing(new, old):
     names = sorted({p.name for p in new.iterdir()} | {p.name for p in old.iterdir()})
-    return [n for n in names if not ((new / n).exists() and (old / n).exists()
-                                     and filecmp.cmp(new / n, old / n, shallow=False))]
+    return [
+        n
+        for n in names
+        if not ((new / n).exists() and (old / n).exists() and filecmp.cmp(new / n, old / n, shallow=False))
+    ]
 
 
 def main():

@@ -11,5 +11,6 @@ __all__ = ["analyze", "compare", "__version__"]
 def __getattr__(name):
     if name in ("analyze", "compare"):
         from tb_gpu_advisor import api
+
         return getattr(api, name)
     raise AttributeError(f"module 'tb_gpu_advisor' has no attribute {name!r}")

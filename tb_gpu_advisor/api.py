@@ -1,9 +1,9 @@
 """The Python API, for notebooks and scripts: the same analysis and comparison the CLI and the tab run.
 
-    import tb_gpu_advisor
-    report = tb_gpu_advisor.analyze("logs", run="train/2026_01_01_00_00_00")
-    report["hosts"][0]["summary"]["verdict"]
-    tb_gpu_advisor.compare("before/", "after/")["verdict"]
+import tb_gpu_advisor
+report = tb_gpu_advisor.analyze("logs", run="train/2026_01_01_00_00_00")
+report["hosts"][0]["summary"]["verdict"]
+tb_gpu_advisor.compare("before/", "after/")["verdict"]
 """
 
 from tb_gpu_advisor.comparison.diff import compare_reports
@@ -25,13 +25,24 @@ def analyze(path, run=None, host=None, max_bytes=DEFAULT_MAX_FILE_BYTES, executo
     return run_report(run_id, host_files, max_bytes=max_bytes, executor=executor)
 
 
-def compare(baseline, candidate, baseline_run=None, candidate_run=None, host=None, baseline_host=None,
-            candidate_host=None, max_bytes=DEFAULT_MAX_FILE_BYTES, executor=None):
+def compare(
+    baseline,
+    candidate,
+    baseline_run=None,
+    candidate_run=None,
+    host=None,
+    baseline_host=None,
+    candidate_host=None,
+    max_bytes=DEFAULT_MAX_FILE_BYTES,
+    executor=None,
+):
     """The Comparison (docs/report.md, "Comparison") of two profiles, each as `analyze` takes it; ProfileError
     when a side has no host that could be analyzed."""
     sides = []
-    for path, run, side_host in ((baseline, baseline_run, baseline_host or host),
-                                 (candidate, candidate_run, candidate_host or host)):
+    for path, run, side_host in (
+        (baseline, baseline_run, baseline_host or host),
+        (candidate, candidate_run, candidate_host or host),
+    ):
         report = analyze(path, run=run, host=side_host, max_bytes=max_bytes, executor=executor)
         if not report["hosts"]:
             first = report["errors"][0] if report["errors"] else {"file": path, "error": "no host could be analyzed"}

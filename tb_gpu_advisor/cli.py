@@ -16,7 +16,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="tb-gpu-advisor",
         description="Why are my GPUs not busy, and what should I change? Analyzes TensorFlow and JAX "
-                    "profiles (.xplane.pb) and PyTorch profiler traces (.pt.trace.json[.gz]).")
+        "profiles (.xplane.pb) and PyTorch profiler traces (.pt.trace.json[.gz]).",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
@@ -44,8 +45,11 @@ def main(argv=None, out=None, err=None):
     except Exception as error:  # a bug of ours: one line, and the traceback only on request
         if os.environ.get("TB_GPU_ADVISOR_DEBUG"):
             raise
-        print(f"internal error: {type(error).__name__}: {error} (set TB_GPU_ADVISOR_DEBUG=1 for details; "
-              "please report it)", file=err)
+        print(
+            f"internal error: {type(error).__name__}: {error} (set TB_GPU_ADVISOR_DEBUG=1 for details; "
+            "please report it)",
+            file=err,
+        )
         return EXIT_INTERNAL
 
 

@@ -51,6 +51,13 @@ def write_demo_logdir(directory, names=None):
             with open(temporary, "wb") as handle:
                 handle.write(data)
             os.replace(temporary, path)
-        runs.append({"name": name, "run": f"{name}/{demo_timestamp(name)}", "path": path, "title": scenario.title,
-                     "written": written})
+        runs.append(
+            {
+                "name": name,
+                "run": f"{name}/{demo_timestamp(name)}",
+                "path": path,
+                "title": scenario.title,
+                "written": written,
+            }
+        )
     return runs

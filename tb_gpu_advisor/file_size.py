@@ -20,11 +20,15 @@ def readable_size(size):
 
 def too_big(size, max_bytes, at_least=False):
     """The one-line problem of a file of `size` bytes (`at_least`: more than that) above `max_bytes`."""
-    return (f"file is {'more than ' if at_least else ''}{readable_size(size)}, above the {readable_size(max_bytes)} "
-            "limit (raise it with --max-file-mb)")
+    return (
+        f"file is {'more than ' if at_least else ''}{readable_size(size)}, above the {readable_size(max_bytes)} "
+        "limit (raise it with --max-file-mb)"
+    )
 
 
 def inflates_too_big(max_bytes):
     """The one-line problem of a compressed file whose content passes `max_bytes`."""
-    return (f"inflates to more than the {readable_size(max_bytes)} limit (the limit applies to the decompressed "
-            "size; raise it with --max-file-mb)")
+    return (
+        f"inflates to more than the {readable_size(max_bytes)} limit (the limit applies to the decompressed "
+        "size; raise it with --max-file-mb)"
+    )

@@ -51,8 +51,13 @@ class Budgets:
     """The limits of one analysis: seconds of wall time and bytes of memory (None: unlimited), and how the
     flags that set them are spelled (for the error line)."""
 
-    def __init__(self, time_s=None, memory_bytes=None, time_flag="--gpu_advisor_time_budget_s",
-                 memory_flag="--gpu_advisor_memory_budget_mb"):
+    def __init__(
+        self,
+        time_s=None,
+        memory_bytes=None,
+        time_flag="--gpu_advisor_time_budget_s",
+        memory_flag="--gpu_advisor_memory_budget_mb",
+    ):
         self.time_s = time_s
         self.memory_bytes = memory_bytes
         self.time_flag = time_flag
@@ -62,8 +67,10 @@ class Budgets:
         return f"over the time budget: analysis stopped after {self.time_s:g} s (raise {self.time_flag})"
 
     def over_memory(self):
-        return (f"over the memory budget: analysis needed more than {self.memory_bytes / 2**20:g} MB "
-                f"(raise {self.memory_flag})")
+        return (
+            f"over the memory budget: analysis needed more than {self.memory_bytes / 2**20:g} MB "
+            f"(raise {self.memory_flag})"
+        )
 
 
 class _Worker:
@@ -74,8 +81,9 @@ class _Worker:
 
         context = process_context()
         self.connection, child = context.Pipe(duplex=True)
-        self.process = context.Process(target=worker_main, args=(child, memory_bytes, os.getpid()), daemon=True,
-                                       name="gpu-advisor-worker")
+        self.process = context.Process(
+            target=worker_main, args=(child, memory_bytes, os.getpid()), daemon=True, name="gpu-advisor-worker"
+        )
         self.process.start()
         child.close()
 
@@ -126,10 +134,15 @@ class IsolatedPool:
     def __init__(self, workers=2, small_size=0, spare=1, budgets=None, name="gpu-advisor-analysis"):
         self.budgets = budgets or Budgets()
         self._queue = FairQueue(small_size)
-        self._slots = ([_Slot("general") for _ in range(max(1, int(workers)))] + [_Slot("express")] +
-                       [_Slot("spare") for _ in range(max(0, int(spare)))])
-        self._threads = [threading.Thread(target=self._serve, args=(slot,), name=f"{name}-{index}", daemon=True)
-                         for index, slot in enumerate(self._slots)]
+        self._slots = (
+            [_Slot("general") for _ in range(max(1, int(workers)))]
+            + [_Slot("express")]
+            + [_Slot("spare") for _ in range(max(0, int(spare)))]
+        )
+        self._threads = [
+            threading.Thread(target=self._serve, args=(slot,), name=f"{name}-{index}", daemon=True)
+            for index, slot in enumerate(self._slots)
+        ]
         for thread in self._threads:
             thread.start()
 
@@ -159,8 +172,11 @@ class IsolatedPool:
 
     def _spare_allowed(self):
         now = time.monotonic()
-        return all(slot.busy_since is not None and now - slot.busy_since > SLOW_S
-                   for slot in self._slots if slot.kind != "spare")
+        return all(
+            slot.busy_since is not None and now - slot.busy_since > SLOW_S
+            for slot in self._slots
+            if slot.kind != "spare"
+        )
 
     def _serve(self, slot):
         allowed = self._spare_allowed if slot.kind == "spare" else None

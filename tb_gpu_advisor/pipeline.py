@@ -104,8 +104,9 @@ def run_report(run, host_files, max_bytes=None, executor=None, on_host_done=None
     such as a Dask client's; the report is the same whichever runs it. `on_host_done(host_file)` follows the
     hosts as they finish (a progress bar).
     """
-    return assemble_run_report(run, analyze_hosts(host_files, max_bytes=max_bytes, executor=executor,
-                                                  on_done=on_host_done))
+    return assemble_run_report(
+        run, analyze_hosts(host_files, max_bytes=max_bytes, executor=executor, on_done=on_host_done)
+    )
 
 
 def assemble_run_report(run, outcomes):

@@ -33,8 +33,11 @@ class FairQueue:
         true; None once closed. `recheck_s` bounds each wait when `allowed` depends on time."""
         with self.ready:
             while True:
-                if self._queue and (not express or self._queue[0][0] <= self.small_size) and \
-                        (allowed is None or allowed()):
+                if (
+                    self._queue
+                    and (not express or self._queue[0][0] <= self.small_size)
+                    and (allowed is None or allowed())
+                ):
                     return heapq.heappop(self._queue)
                 if self.closed:
                     return None
@@ -69,8 +72,10 @@ class FairPool:
 
     def __init__(self, workers=1, small_size=0, name="pool"):
         self._queue = FairQueue(small_size)
-        self._threads = [threading.Thread(target=self._work, args=(express,), name=f"{name}-{index}", daemon=True)
-                         for index, express in enumerate([False] * max(1, int(workers)) + [True])]
+        self._threads = [
+            threading.Thread(target=self._work, args=(express,), name=f"{name}-{index}", daemon=True)
+            for index, express in enumerate([False] * max(1, int(workers)) + [True])
+        ]
         for thread in self._threads:
             thread.start()
 

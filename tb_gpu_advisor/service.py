@@ -20,8 +20,12 @@ from concurrent.futures import Future
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, timeline_source
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor import worker_jobs
-from tb_gpu_advisor.constants import (DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_MEMORY_BUDGET_BYTES,
-                                      DEFAULT_TIME_BUDGET_S)
+from tb_gpu_advisor.constants import (
+    DEFAULT_CACHE_BYTES,
+    DEFAULT_CACHE_ENTRIES,
+    DEFAULT_MEMORY_BUDGET_BYTES,
+    DEFAULT_TIME_BUDGET_S,
+)
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.files.discovery import version
 from tb_gpu_advisor.isolated_pool import AnalysisCancelled, Budgets, IsolatedPool
@@ -72,18 +76,30 @@ class AnalysisService:
     report_job replaces worker_jobs.host_report (a picklable function, for tests of the isolation).
     """
 
-    def __init__(self, max_entries=DEFAULT_CACHE_ENTRIES, max_workers=DEFAULT_WORKERS, max_bytes=None,
-                 small_bytes=SMALL_FILE_BYTES, cache_bytes=DEFAULT_CACHE_BYTES, time_budget_s=DEFAULT_TIME_BUDGET_S,
-                 memory_budget_bytes=DEFAULT_MEMORY_BUDGET_BYTES, isolated=True, report_job=None,
-                 budget_flags=None):
+    def __init__(
+        self,
+        max_entries=DEFAULT_CACHE_ENTRIES,
+        max_workers=DEFAULT_WORKERS,
+        max_bytes=None,
+        small_bytes=SMALL_FILE_BYTES,
+        cache_bytes=DEFAULT_CACHE_BYTES,
+        time_budget_s=DEFAULT_TIME_BUDGET_S,
+        memory_budget_bytes=DEFAULT_MEMORY_BUDGET_BYTES,
+        isolated=True,
+        report_job=None,
+        budget_flags=None,
+    ):
         self._max_entries = max(1, int(max_entries))
         self._cache_bytes = cache_bytes
         self._max_bytes = max_bytes
         self._isolated = isolated
         self._report_job_fn = report_job or worker_jobs.host_report
         if isolated:
-            self._pool = IsolatedPool(workers=max_workers, small_size=small_bytes,
-                                      budgets=Budgets(time_budget_s, memory_budget_bytes, **(budget_flags or {})))
+            self._pool = IsolatedPool(
+                workers=max_workers,
+                small_size=small_bytes,
+                budgets=Budgets(time_budget_s, memory_budget_bytes, **(budget_flags or {})),
+            )
         else:
             self._pool = FairPool(workers=max_workers, small_size=small_bytes, name="gpu-advisor-analysis")
         self._lock = threading.RLock()  # reentrant: a comparison's start() submits its two reports
@@ -123,8 +139,7 @@ class AnalysisService:
             def compare(_):
                 if self._isolated:
                     baseline, candidate = (future.result() for future in reports)
-                    return self._pool.submit(0, worker_jobs.comparison, baseline, candidate,
-                                             label=candidate_file.path)
+                    return self._pool.submit(0, worker_jobs.comparison, baseline, candidate, label=candidate_file.path)
                 result = self._guarded(self._comparison_job, reports, candidate_file.path)
                 return _done((result, json_size(result)))
 
@@ -185,8 +200,15 @@ class AnalysisService:
 
         def start(entry):
             if self._isolated:
-                raw = self._pool.submit(size, self._report_job_fn, host_file.path, host_file.host, self._max_bytes,
-                                        label=host_file.path, on_progress=entry.model_progress)
+                raw = self._pool.submit(
+                    size,
+                    self._report_job_fn,
+                    host_file.path,
+                    host_file.host,
+                    self._max_bytes,
+                    label=host_file.path,
+                    on_progress=entry.model_progress,
+                )
             else:
                 raw = self._pool.submit(size, self._with_progress, entry, self._report_job, host_file)
             return _then(raw, lambda done: self._unpack(entry, done.result()))
@@ -255,8 +277,9 @@ class AnalysisService:
     def _report_job(self, entry, host_file):
         """In-process (isolated=False) twin of worker_jobs.host_report."""
         kept = []
-        report = analyze_host_file(host_file.path, max_bytes=self._max_bytes,
-                                   on_model=lambda model: kept.append(timeline_source(model)))
+        report = analyze_host_file(
+            host_file.path, max_bytes=self._max_bytes, on_model=lambda model: kept.append(timeline_source(model))
+        )
         report["host"] = host_file.host
         timeline = kept[0] if kept else None
         return report, timeline, json_size(report) + timeline_bytes(timeline)
@@ -266,10 +289,16 @@ class AnalysisService:
         if entry.timeline is not None:
             return _done(source_timeline_report(entry.timeline, bins))
         if self._isolated:
-            return self._pool.submit(0, worker_jobs.timeline, host_file.path, self._max_bytes, bins,
-                                     label=host_file.path)
-        return self._pool.submit(0, self._guarded, lambda path: timeline_for_file(
-            path, max_bytes=self._max_bytes, bins=bins), host_file.path, host_file.path)
+            return self._pool.submit(
+                0, worker_jobs.timeline, host_file.path, self._max_bytes, bins, label=host_file.path
+            )
+        return self._pool.submit(
+            0,
+            self._guarded,
+            lambda path: timeline_for_file(path, max_bytes=self._max_bytes, bins=bins),
+            host_file.path,
+            host_file.path,
+        )
 
     @staticmethod
     def _comparison_job(reports):

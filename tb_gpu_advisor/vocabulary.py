@@ -40,8 +40,18 @@ BREAKDOWN_LABELS = {
 }
 # Column headers of the text report's step table, where 80 columns leave no room for the full labels.
 BREAKDOWN_SHORT_LABELS = {
-    "compute_16bit": "comp16", "compute_32bit": "comp32", "compute_unknown": "comp?", "collectives": "collect", "d2h": f"D{ARROW}H",
-    "d2d": f"D{ARROW}D", "h2d": f"H{ARROW}D", "input_wait": "input", "input_prep": "prep", "launch": "launch", "host_wait": "wait", "host": "host",
+    "compute_16bit": "comp16",
+    "compute_32bit": "comp32",
+    "compute_unknown": "comp?",
+    "collectives": "collect",
+    "d2h": f"D{ARROW}H",
+    "d2d": f"D{ARROW}D",
+    "h2d": f"H{ARROW}D",
+    "input_wait": "input",
+    "input_prep": "prep",
+    "launch": "launch",
+    "host_wait": "wait",
+    "host": "host",
     "idle": "idle",
 }
 # The causes of idle_attribution (analysis.idle_attribution.IDLE_CAUSES): why a GPU sat idle, gap by gap.
@@ -58,21 +68,27 @@ IDLE_CAUSE_LABELS = {
 # What each "busy" figure means, one definition per figure, shown on hover in the tab and in the HTML report.
 BUSY_DEFINITIONS = {
     "gpu_busy": "GPU busy: the share of the analyzed time in which a GPU runs a kernel, copy, memset or graph, "
-                "averaged over the GPUs that ran anything",
+    "averaged over the GPUs that ran anything",
     "gpu_compute_busy": "GPU compute busy: the same share, counting kernels and graphs only (collective kernels "
-                        "left out, and copies and memsets where they add 1 point or more)",
+    "left out, and copies and memsets where they add 1 point or more)",
     "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
     "step_busy": "GPU busy in a step: the share of the step in which at least one GPU runs a kernel, copy, memset "
-                 "or graph",
+    "or graph",
 }
 # The kernel table's occupancy column: CUPTI's theoretical occupancy (XPlane) or the PyTorch profiler's estimate
 # of achieved occupancy (Kineto), two different numbers: (column header, what it means).
 OCCUPANCY_LABELS = {
-    "theoretical": ("Occupancy", "Theoretical occupancy: the share of an SM's warp slots this launch "
-                                 "configuration can fill (registers, shared memory, block size), as the profiler "
-                                 "recorded it"),
-    "achieved": ("Est. occupancy", "Estimated achieved occupancy: the PyTorch profiler's `est. achieved "
-                                   "occupancy %`, its estimate of the warp slots the kernel kept busy"),
+    "theoretical": (
+        "Occupancy",
+        "Theoretical occupancy: the share of an SM's warp slots this launch "
+        "configuration can fill (registers, shared memory, block size), as the profiler "
+        "recorded it",
+    ),
+    "achieved": (
+        "Est. occupancy",
+        "Estimated achieved occupancy: the PyTorch profiler's `est. achieved "
+        "occupancy %`, its estimate of the warp slots the kernel kept busy",
+    ),
 }
 # summary.bottleneck, as words.
 BOTTLENECK_LABELS = {
@@ -96,13 +112,27 @@ TRANSFER_LABELS = {
 # What a configuration row says when the trace does not record the setting.
 NOT_IN_TRACE = "not in the trace"
 # The columns of a host's collectives table (report `collectives[]`), as the text report heads them.
-COLLECTIVE_HEADERS = ("recorded on", "collective", "calls", "per step", "time", "bytes in", "dtype", "group",
-                      "sizes from", "issued by")
+COLLECTIVE_HEADERS = (
+    "recorded on",
+    "collective",
+    "calls",
+    "per step",
+    "time",
+    "bytes in",
+    "dtype",
+    "group",
+    "sizes from",
+    "issued by",
+)
 # collectives[].source: where a call was recorded.
 COLLECTIVE_SOURCE_LABELS = {"kernel": "NCCL/RCCL kernels on the GPU", "host": "PyTorch's record_param_comms ops"}
 # collectives[].size_source: where the sizes come from, in words.
-COLLECTIVE_SIZE_SOURCES = {"profiler": "profiler args", "hlo": "HLO shapes", "tf_op": "TF op shapes",
-                           "host_op": "host op inputs"}
+COLLECTIVE_SIZE_SOURCES = {
+    "profiler": "profiler args",
+    "hlo": "HLO shapes",
+    "tf_op": "TF op shapes",
+    "host_op": "host op inputs",
+}
 # Why a collective kind has no bus bandwidth (report `collective_bandwidth.collectives[]`, busbw_gbps null):
 # the reasons in the order they are checked (collective_bandwidth_gap).
 COLLECTIVE_BANDWIDTH_GAPS = {
@@ -137,17 +167,52 @@ FINDING_CHANGE_LABELS = {
 }
 # Words of report keys that are written otherwise in text ("gpu_busy" is "GPU busy"), longest first.
 KEY_WORDS = {
-    "tf_data": "tf.data", "all_reduce": "all-reduce", "allreduce": "all-reduce", "py_function": "tf.py_function",
-    "gpu": "GPU", "gpus": "GPUs", "cpu": "CPU", "cpus": "CPUs", "nccl": "NCCL", "hbm": "HBM", "xla": "XLA",
-    "hlo": "HLO", "sm": "SM", "sms": "SMs", "fp8": "FP8", "fp16": "FP16", "bf16": "BF16", "fp32": "FP32",
-    "tf32": "TF32", "16bit": "16-bit", "32bit": "32-bit", "h2d": f"host{ARROW}device", "d2h": f"device{ARROW}host",
-    "d2d": f"device{ARROW}device", "p2p": "peer-to-peer", "io": "I/O", "os": "OS", "jit": "JIT", "tc": "Tensor Core",
-    "mfu": "MFU", "tflops": "TFLOP/s", "flops": "FLOPs", "cuda": "CUDA", "cudnn": "cuDNN", "rocm": "ROCm",
+    "tf_data": "tf.data",
+    "all_reduce": "all-reduce",
+    "allreduce": "all-reduce",
+    "py_function": "tf.py_function",
+    "gpu": "GPU",
+    "gpus": "GPUs",
+    "cpu": "CPU",
+    "cpus": "CPUs",
+    "nccl": "NCCL",
+    "hbm": "HBM",
+    "xla": "XLA",
+    "hlo": "HLO",
+    "sm": "SM",
+    "sms": "SMs",
+    "fp8": "FP8",
+    "fp16": "FP16",
+    "bf16": "BF16",
+    "fp32": "FP32",
+    "tf32": "TF32",
+    "16bit": "16-bit",
+    "32bit": "32-bit",
+    "h2d": f"host{ARROW}device",
+    "d2h": f"device{ARROW}host",
+    "d2d": f"device{ARROW}device",
+    "p2p": "peer-to-peer",
+    "io": "I/O",
+    "os": "OS",
+    "jit": "JIT",
+    "tc": "Tensor Core",
+    "mfu": "MFU",
+    "tflops": "TFLOP/s",
+    "flops": "FLOPs",
+    "cuda": "CUDA",
+    "cudnn": "cuDNN",
+    "rocm": "ROCm",
 }
 # Key suffixes that name a unit: (suffix, unit shown after a number, unit shown in a label).
 UNIT_SUFFIXES = (
-    ("_pct", "%", "%"), ("_ms", "ms", "ms"), ("_us", MICRO, MICRO), ("_ns", "ns", "ns"), ("_bytes", "B", "bytes"),
-    ("_gbps", "GB/s", "GB/s"), ("_mhz", "MHz", "MHz"), ("_tflops", "TFLOP/s", "TFLOP/s"),
+    ("_pct", "%", "%"),
+    ("_ms", "ms", "ms"),
+    ("_us", MICRO, MICRO),
+    ("_ns", "ns", "ns"),
+    ("_bytes", "B", "bytes"),
+    ("_gbps", "GB/s", "GB/s"),
+    ("_mhz", "MHz", "MHz"),
+    ("_tflops", "TFLOP/s", "TFLOP/s"),
 )
 # Words after a unit suffix that make a figure a rate or a statistic rather than a total ("x_ms_per_step").
 PER_WORDS = ("per_step", "per_call", "per_kernel", "per_gpu", "per_host", "per_launch", "per_batch")
@@ -155,19 +220,82 @@ STATISTIC_WORDS = ("mean", "median", "min", "max", "avg", "p50", "p90", "p95", "
 # Words of C++ template arguments that say nothing about what a kernel does: what is left tells apart kernels
 # whose short names are alike (Eigen's EigenMetaKernel<...> above all).
 KERNEL_PLUMBING = (
-    "Eigen", "internal", "tensorflow", "functor", "TensorEvaluator", "TensorAssignOp", "TensorMap", "Tensor",
-    "MakePointer", "GpuDevice", "ThreadPoolDevice", "const", "long", "int", "unsigned", "char", "short", "bool",
-    "float", "double", "half", "bfloat16", "void", "std", "DSizes", "array", "Aligned", "Unaligned", "type2index",
-    "IndexList", "cutlass", "detail", "Params", "true", "false", "signed", "size_t",
+    "Eigen",
+    "internal",
+    "tensorflow",
+    "functor",
+    "TensorEvaluator",
+    "TensorAssignOp",
+    "TensorMap",
+    "Tensor",
+    "MakePointer",
+    "GpuDevice",
+    "ThreadPoolDevice",
+    "const",
+    "long",
+    "int",
+    "unsigned",
+    "char",
+    "short",
+    "bool",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "void",
+    "std",
+    "DSizes",
+    "array",
+    "Aligned",
+    "Unaligned",
+    "type2index",
+    "IndexList",
+    "cutlass",
+    "detail",
+    "Params",
+    "true",
+    "false",
+    "signed",
+    "size_t",
     # Eigen's expression plumbing around the functor that says what the kernel computes (greater_equal).
-    "TensorCwiseUnaryOp", "TensorCwiseBinaryOp", "TensorCwiseNullaryOp", "scalar_left", "scalar_right",
+    "TensorCwiseUnaryOp",
+    "TensorCwiseBinaryOp",
+    "TensorCwiseNullaryOp",
+    "scalar_left",
+    "scalar_right",
 )
 # Units a number can be written with, for keeping them on one line (`bind_units`).
-BOUND_UNITS = ("ns", MICRO, "ms", "s", "min", "h", "%", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
-               "GB/s", "TB/s", "MHz", "GHz", "TFLOP/s", "FLOP/B", "pts", "pt", TIMES)
+BOUND_UNITS = (
+    "ns",
+    MICRO,
+    "ms",
+    "s",
+    "min",
+    "h",
+    "%",
+    "B",
+    "KB",
+    "MB",
+    "GB",
+    "TB",
+    "KiB",
+    "MiB",
+    "GiB",
+    "TiB",
+    "GB/s",
+    "TB/s",
+    "MHz",
+    "GHz",
+    "TFLOP/s",
+    "FLOP/B",
+    "pts",
+    "pt",
+    TIMES,
+)
 
-_BIND = re.compile(r"(\d) (?=(?:" + "|".join(re.escape(u) for u in sorted(BOUND_UNITS, key=len, reverse=True))
-                   + r")(?![\w/]))")
+_BIND = re.compile(
+    r"(\d) (?=(?:" + "|".join(re.escape(u) for u in sorted(BOUND_UNITS, key=len, reverse=True)) + r")(?![\w/]))"
+)
 
 
 def bind_units(text):
@@ -176,7 +304,7 @@ def bind_units(text):
 
 
 def occupancy_kind(kernels):
-    """"theoretical" when any kernel row records CUPTI's occupancy, else "achieved" when any records the
+    """ "theoretical" when any kernel row records CUPTI's occupancy, else "achieved" when any records the
     profiler's estimate of achieved occupancy, else "theoretical" (the column shows n/a)."""
     if any(k.get("occupancy_pct") is not None for k in kernels):
         return "theoretical"
@@ -221,18 +349,34 @@ def in_sentence(label):
 def exported():
     """What the tab receives, as JSON-ready data."""
     return {
-        "micro": MICRO, "arrow": ARROW, "times": TIMES, "speedupCap": SPEEDUP_CAP, "nbsp": NBSP, "byteUnits": list(BYTE_UNITS),
-        "breakdown": BREAKDOWN_LABELS, "breakdownShort": BREAKDOWN_SHORT_LABELS, "bottleneck": BOTTLENECK_LABELS,
-        "idleCause": IDLE_CAUSE_LABELS, "busyDefinitions": BUSY_DEFINITIONS,
+        "micro": MICRO,
+        "arrow": ARROW,
+        "times": TIMES,
+        "speedupCap": SPEEDUP_CAP,
+        "nbsp": NBSP,
+        "byteUnits": list(BYTE_UNITS),
+        "breakdown": BREAKDOWN_LABELS,
+        "breakdownShort": BREAKDOWN_SHORT_LABELS,
+        "bottleneck": BOTTLENECK_LABELS,
+        "idleCause": IDLE_CAUSE_LABELS,
+        "busyDefinitions": BUSY_DEFINITIONS,
         "occupancy": {key: list(value) for key, value in OCCUPANCY_LABELS.items()},
-        "transfer": TRANSFER_LABELS, "keyWords": KEY_WORDS,
-        "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES], "perWords": list(PER_WORDS),
-        "statisticWords": list(STATISTIC_WORDS), "boundUnits": list(BOUND_UNITS),
-        "kernelPlumbing": list(KERNEL_PLUMBING), "notInTrace": NOT_IN_TRACE, "batchScope": BATCH_SCOPE_LABELS,
+        "transfer": TRANSFER_LABELS,
+        "keyWords": KEY_WORDS,
+        "unitSuffixes": [list(entry) for entry in UNIT_SUFFIXES],
+        "perWords": list(PER_WORDS),
+        "statisticWords": list(STATISTIC_WORDS),
+        "boundUnits": list(BOUND_UNITS),
+        "kernelPlumbing": list(KERNEL_PLUMBING),
+        "notInTrace": NOT_IN_TRACE,
+        "batchScope": BATCH_SCOPE_LABELS,
         "predictionScore": PREDICTION_SCORE_LABELS,
-        "findingChange": FINDING_CHANGE_LABELS, "noMatmulPrecision": NO_MATMUL_PRECISION,
-        "matrixUnits": MATRIX_UNIT_LABELS, "collectiveHeaders": list(COLLECTIVE_HEADERS),
-        "collectiveSources": COLLECTIVE_SOURCE_LABELS, "collectiveSizeSources": COLLECTIVE_SIZE_SOURCES,
+        "findingChange": FINDING_CHANGE_LABELS,
+        "noMatmulPrecision": NO_MATMUL_PRECISION,
+        "matrixUnits": MATRIX_UNIT_LABELS,
+        "collectiveHeaders": list(COLLECTIVE_HEADERS),
+        "collectiveSources": COLLECTIVE_SOURCE_LABELS,
+        "collectiveSizeSources": COLLECTIVE_SIZE_SOURCES,
         "collectiveBandwidthGaps": COLLECTIVE_BANDWIDTH_GAPS,
     }
 
@@ -243,9 +387,11 @@ JS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static", "vo
 def render_js():
     """The text of static/vocabulary.js."""
     data = json.dumps(exported(), indent=2, ensure_ascii=True)
-    return ("// Generated by `python -m tb_gpu_advisor.vocabulary` from tb_gpu_advisor/vocabulary.py: edit that file.\n"
-            "/** The product's words and units, shared with the CLI and the HTML report. */\n"
-            f"export const VOCABULARY = Object.freeze({data});\n")
+    return (
+        "// Generated by `python -m tb_gpu_advisor.vocabulary` from tb_gpu_advisor/vocabulary.py: edit that file.\n"
+        "/** The product's words and units, shared with the CLI and the HTML report. */\n"
+        f"export const VOCABULARY = Object.freeze({data});\n"
+    )
 
 
 if __name__ == "__main__":

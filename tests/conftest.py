@@ -18,9 +18,11 @@ def _checked(produce):
     def host_report(model, *args, **kwargs):
         report = produce(model, *args, **kwargs)
         problems = report_problems(report, where=f"HostReport of {model.path}")
-        assert not problems, "a report broke the invariants (finite numbers, shares in 0-100): " + \
-            "; ".join(problems[:5])
+        assert not problems, "a report broke the invariants (finite numbers, shares in 0-100): " + "; ".join(
+            problems[:5]
+        )
         return report
+
     host_report.__wrapped__ = produce
     return host_report
 
@@ -39,8 +41,11 @@ _check_every_report()
 
 
 def pytest_addoption(parser):
-    parser.addoption("--all-tiers", action="store_true",
-                     help="run the slow tiers too (tests/tiers.py); scripts/test.sh and CI pass it")
+    parser.addoption(
+        "--all-tiers",
+        action="store_true",
+        help="run the slow tiers too (tests/tiers.py); scripts/test.sh and CI pass it",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -62,8 +67,10 @@ def pytest_collection_modifyitems(config, items):
 def _names_tests(config):
     """Whether the command line names test files, folders or ids (then their slow tests run too)."""
     root = pathlib.Path(str(config.rootpath))
-    return any(not arg.startswith("-") and (root / arg.split("::")[0]).exists() and arg.split("::")[0] != "tests"
-               for arg in config.invocation_params.args)
+    return any(
+        not arg.startswith("-") and (root / arg.split("::")[0]).exists() and arg.split("::")[0] != "tests"
+        for arg in config.invocation_params.args
+    )
 
 
 def pytest_collection_finish(session):

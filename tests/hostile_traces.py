@@ -17,9 +17,12 @@ def kineto_events(name="good_kernel", steps=4, stretch=1):
     events = []
     for step in range(steps):
         at = 1_000 + step * 1_000 * stretch
-        events += [x_event("user_annotation", f"ProfilerStep#{step}", at, 900),
-                   x_event("cpu_op", f"aten::{name}", at + 5, 60), launch(at + 10, 5, 100 + step),
-                   kernel(name, at + 100, 500, 100 + step, grid=[4, 1, 1], block=[128, 1, 1])]
+        events += [
+            x_event("user_annotation", f"ProfilerStep#{step}", at, 900),
+            x_event("cpu_op", f"aten::{name}", at + 5, 60),
+            launch(at + 10, 5, 100 + step),
+            kernel(name, at + 100, 500, 100 + step, grid=[4, 1, 1], block=[128, 1, 1]),
+        ]
     return events
 
 
@@ -36,8 +39,9 @@ def kineto_text(kind):
     if kind == "beyond_int64":
         return trace_text(kineto_events() + [kernel("k", 2**70, 2**66, 2**65, device=2**64, stream=-(2**70))])
     if kind == "deep_json":
-        return trace_text(kineto_events()).replace('"traceEvents"', '"deep": ' + "[" * 20_000 + "]" * 20_000
-                                                   + ', "traceEvents"', 1)
+        return trace_text(kineto_events()).replace(
+            '"traceEvents"', '"deep": ' + "[" * 20_000 + "]" * 20_000 + ', "traceEvents"', 1
+        )
     if kind == "deep_events":
         return trace_text(kineto_events() + _nested_events(3_000))
     if kind == "surrogates":
@@ -45,21 +49,42 @@ def kineto_text(kind):
     if kind == "long_gemm":
         return trace_text(kineto_events("gemm" * (LONG // 4) + "x"))
     if kind == "long_buffer":
-        return trace_text(kineto_events("buffer" * (LONG // 6) + "_full", steps=2),
-                          traceWarnings=["buffer" * (LONG // 6)])
+        return trace_text(
+            kineto_events("buffer" * (LONG // 6) + "_full", steps=2), traceWarnings=["buffer" * (LONG // 6)]
+        )
     if kind == "long_fragments":
         return trace_text(kineto_events("Cijk_" + "_MI16x" * (LONG // 6) + "HashTable" * 100, steps=2))
     if kind == "nan_fields":
-        return trace_text(kineto_events()).replace('"dur": 500', '"dur": NaN', 1).replace('"ts": 1005', '"ts": Infinity', 1)
+        return (
+            trace_text(kineto_events())
+            .replace('"dur": 500', '"dur": NaN', 1)
+            .replace('"ts": 1005', '"ts": Infinity', 1)
+        )
     if kind == "wrong_types":
-        return trace_text(kineto_events() + ['{"ph": "X", "cat": "kernel", "name": 5, "ts": "abc", "dur": [], '
-                                             '"pid": {}, "tid": null, "args": []}', '"not an event"', "17",
-                                             '{"ph": "X", "cat": "cpu_op", "name": "aten::x", "ts": 1100, "dur": 5, '
-                                             '"pid": 1, "tid": [1, {"a": 2}], "args": {}}'])
+        return trace_text(
+            kineto_events()
+            + [
+                '{"ph": "X", "cat": "kernel", "name": 5, "ts": "abc", "dur": [], "pid": {}, "tid": null, "args": []}',
+                '"not an event"',
+                "17",
+                '{"ph": "X", "cat": "cpu_op", "name": "aten::x", "ts": 1100, "dur": 5, '
+                '"pid": 1, "tid": [1, {"a": 2}], "args": {}}',
+            ]
+        )
     if kind == "absurd_device":
-        return trace_text(kineto_events(), deviceProperties=[{"id": 0, "name": "NVIDIA H100 " * 5_000,
-                                                              "totalGlobalMem": -1, "numSms": 1e30,
-                                                              "computeMajor": 2**70, "computeMinor": -3}])
+        return trace_text(
+            kineto_events(),
+            deviceProperties=[
+                {
+                    "id": 0,
+                    "name": "NVIDIA H100 " * 5_000,
+                    "totalGlobalMem": -1,
+                    "numSms": 1e30,
+                    "computeMajor": 2**70,
+                    "computeMinor": -3,
+                }
+            ],
+        )
     if kind == "no_events":
         return '{"traceEvents": []}'
     if kind == "not_json":
@@ -67,9 +92,22 @@ def kineto_text(kind):
     raise ValueError(kind)
 
 
-KINETO_KINDS = ("huge_duration", "huge_timestamp", "beyond_int64", "deep_json", "deep_events", "surrogates",
-                "long_gemm", "long_buffer", "long_fragments", "nan_fields", "wrong_types", "absurd_device",
-                "no_events", "not_json")
+KINETO_KINDS = (
+    "huge_duration",
+    "huge_timestamp",
+    "beyond_int64",
+    "deep_json",
+    "deep_events",
+    "surrogates",
+    "long_gemm",
+    "long_buffer",
+    "long_fragments",
+    "nan_fields",
+    "wrong_types",
+    "absurd_device",
+    "no_events",
+    "not_json",
+)
 
 
 def _cyclic_module():
@@ -102,17 +140,33 @@ def _absurd_shapes_module():
 def hlo_xspace(kind):
     """A serialized XSpace whose one GPU kernel runs instruction `top` of a crafted module of `kind` (HLO_KINDS),
     or of the serialized module `kind` when it is bytes."""
-    data = kind if isinstance(kind, bytes) else {"doubling": lambda: doubling_module().to_bytes(), "cyclic": _cyclic_module, "chain": _chain_module,
-            "absurd_shapes": _absurd_shapes_module, "garbage": lambda: b"\x0a\xff\xff\xff\xff\x0f" + b"\x00" * 64,
-            "truncated": lambda: doubling_module(depth=8).to_bytes()[:-7]}[kind]()
+    data = (
+        kind
+        if isinstance(kind, bytes)
+        else {
+            "doubling": lambda: doubling_module().to_bytes(),
+            "cyclic": _cyclic_module,
+            "chain": _chain_module,
+            "absurd_shapes": _absurd_shapes_module,
+            "garbage": lambda: b"\x0a\xff\xff\xff\xff\x0f" + b"\x00" * 64,
+            "truncated": lambda: doubling_module(depth=8).to_bytes()[:-7],
+        }[kind]()
+    )
     builder = TraceBuilder(hostname="bad")
     thread, gpu = builder.thread("python"), builder.gpu(0)
     builder.hlo_module(7, "jit_crafted", data)
     for step in range(4):
         at = 1_000 + step * 10_000
         thread.step(step, at, 10_000)
-        gpu.kernel("loop_add_fusion", at + 1_000, 10, hlo_op="top", program_id=7, hlo_module="jit_crafted",
-                   launch=(thread, at + 500, 20))
+        gpu.kernel(
+            "loop_add_fusion",
+            at + 1_000,
+            10,
+            hlo_op="top",
+            program_id=7,
+            hlo_module="jit_crafted",
+            launch=(thread, at + 500, 20),
+        )
     return builder.xspace().SerializeToString()
 
 

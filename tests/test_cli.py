@@ -23,8 +23,9 @@ def _gpu_trace(path):
     builder = TraceBuilder()
     python = builder.thread()
     python.step(0, 0, 1000)
-    builder.gpu(0).kernel("void Eigen::internal::EigenMetaKernel<Eigen::TensorAssignOp<x>, long>(int)",
-                          100, 400, launch=(python, 50, 5))
+    builder.gpu(0).kernel(
+        "void Eigen::internal::EigenMetaKernel<Eigen::TensorAssignOp<x>, long>(int)", 100, 400, launch=(python, 50, 5)
+    )
     return builder.write(str(path))
 
 
@@ -42,14 +43,33 @@ def test_json_is_the_machine_contract(tmp_path):
         assert key in host["summary"]
     assert set(host["summary"]["step_time_ms"]) == {"mean", "median", "stdev", "count"}
     kernel = host["kernels"][0]
-    assert set(kernel) >= {"name", "occurrences", "total_us", "avg_us", "min_us", "max_us", "occupancy_pct",
-                           "registers_per_thread", "shared_memory_bytes", "grid", "block", "uses_tensor_cores",
-                           "tensor_core_eligible", "op_name"}
+    assert set(kernel) >= {
+        "name",
+        "occurrences",
+        "total_us",
+        "avg_us",
+        "min_us",
+        "max_us",
+        "occupancy_pct",
+        "registers_per_thread",
+        "shared_memory_bytes",
+        "grid",
+        "block",
+        "uses_tensor_cores",
+        "tensor_core_eligible",
+        "op_name",
+    }
     assert set(host["launch"]) >= {"count", "latency_us", "tiny_kernel_pct", "per_step"}
     assert set(host["launch"]["latency_us"]) >= {"p50", "p95"}
     for direction in ("h2d", "d2h", "d2d"):
-        assert set(host["transfers"][direction]) >= {"count", "bytes", "time_us", "gbps", "pageable_count",
-                                                     "sync_count"}
+        assert set(host["transfers"][direction]) >= {
+            "count",
+            "bytes",
+            "time_us",
+            "gbps",
+            "pageable_count",
+            "sync_count",
+        }
     assert set(host["steps"][0]) >= {"name", "time_ms", "breakdown_ms"}
 
 
@@ -76,8 +96,7 @@ def test_corrupt_file_exits_2_with_one_line(tmp_path):
     path.write_bytes(b"\x0a\xff\xff")
     code, out, err = run_cli("analyze", str(path))
     assert code == 2 and out == ""
-    assert err == f"error: {path}: not a valid XSpace protobuf: the wire format is corrupt or the file is " \
-                  "truncated\n"
+    assert err == f"error: {path}: not a valid XSpace protobuf: the wire format is corrupt or the file is truncated\n"
 
 
 def test_run_dir_with_one_good_and_one_corrupt_host_reports_the_good_one(tmp_path):
@@ -90,20 +109,27 @@ def test_run_dir_with_one_good_and_one_corrupt_host_reports_the_good_one(tmp_pat
     assert code == 0
     report = json.loads(out)
     assert [h["host"] for h in report["hosts"]] == ["good"]
-    assert report["errors"] == [{"host": "bad", "file": str(run_dir / "bad.xplane.pb"),
-                                 "error": "not a valid XSpace protobuf: the wire format is corrupt or the file "
-                                          "is truncated"}]
+    assert report["errors"] == [
+        {
+            "host": "bad",
+            "file": str(run_dir / "bad.xplane.pb"),
+            "error": "not a valid XSpace protobuf: the wire format is corrupt or the file is truncated",
+        }
+    ]
     assert "error: " in err and "bad.xplane.pb" in err
 
 
 def test_real_corrupt_file_never_prints_a_traceback():
     path = real_trace("tpu_inference_utf8_mangled.xplane.pb")
-    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor", "analyze", str(path)], capture_output=True,
-                            text=True, cwd=REPO_ROOT)
+    result = subprocess.run(
+        [sys.executable, "-m", "tb_gpu_advisor", "analyze", str(path)], capture_output=True, text=True, cwd=REPO_ROOT
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert result.stderr.strip() == f"error: {path}: not a valid XSpace protobuf: the wire format is corrupt " \
-                                    "or the file is truncated"
+    assert (
+        result.stderr.strip() == f"error: {path}: not a valid XSpace protobuf: the wire format is corrupt "
+        "or the file is truncated"
+    )
 
 
 def test_cpu_trace_says_there_is_no_gpu():
@@ -133,8 +159,12 @@ def test_demo_logdir_is_analyzed_by_the_readme_command():
 
 def test_console_script_and_module_behave_the_same(tmp_path):
     path = _gpu_trace(tmp_path / "h.xplane.pb")
-    module = subprocess.run([sys.executable, "-m", "tb_gpu_advisor", "analyze", path, "--format", "json"],
-                            capture_output=True, text=True, cwd=REPO_ROOT)
+    module = subprocess.run(
+        [sys.executable, "-m", "tb_gpu_advisor", "analyze", path, "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+    )
     script = shutil.which("tb-gpu-advisor", path=os.path.dirname(sys.executable))
     if script is None:
         pytest.skip("the tb-gpu-advisor console script is not installed in this environment")
@@ -155,8 +185,10 @@ def test_markdown_carries_each_findings_full_fix_and_text_points_to_it():
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "lots"])
-@pytest.mark.parametrize("command", [["analyze", "x"], ["report", "x"], ["compare", "a", "b"],
-                                     ["check", "--baseline", "a", "--candidate", "b"]])
+@pytest.mark.parametrize(
+    "command",
+    [["analyze", "x"], ["report", "x"], ["compare", "a", "b"], ["check", "--baseline", "a", "--candidate", "b"]],
+)
 def test_max_file_mb_must_be_a_finite_number_above_zero(command, value, capsys):
     with pytest.raises(SystemExit) as stopped:
         main([*command, f"--max-file-mb={value}"])

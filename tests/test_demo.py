@@ -22,8 +22,9 @@ def demo(tmp_path_factory):
 
 def _traces(directory):
     """The traces under `directory` (TensorBoard's Profile tab may have left its caches beside them)."""
-    return {str(path.relative_to(directory)): path.read_bytes()
-            for path in sorted(Path(directory).rglob("*.xplane.pb"))}
+    return {
+        str(path.relative_to(directory)): path.read_bytes() for path in sorted(Path(directory).rglob("*.xplane.pb"))
+    }
 
 
 def test_writes_one_run_per_scenario_laid_out_for_tensorboard(demo):
@@ -32,8 +33,9 @@ def test_writes_one_run_per_scenario_laid_out_for_tensorboard(demo):
     assert all(run["written"] for run in runs)
     run = runs[0]
     assert run["run"] == f"input_bound/{DEMO_TIMESTAMP}"
-    assert run["path"] == os.path.join(str(directory), "input_bound", "plugins", "profile", DEMO_TIMESTAMP,
-                                       "v100-train-01.xplane.pb")
+    assert run["path"] == os.path.join(
+        str(directory), "input_bound", "plugins", "profile", DEMO_TIMESTAMP, "v100-train-01.xplane.pb"
+    )
     discovered = discover_runs(str(directory))
     assert sorted(r.run for r in discovered) == sorted(r["run"] for r in runs)
 
@@ -80,8 +82,7 @@ def test_cli_demo_lists_the_runs_and_how_to_open_them(demo):
 def test_cli_analyzes_a_demo_run(demo):
     directory, _ = demo
     out = io.StringIO()
-    assert main(["analyze", str(directory), "--run", f"input_bound/{DEMO_TIMESTAMP}"], out=out,
-                err=io.StringIO()) == 0
+    assert main(["analyze", str(directory), "--run", f"input_bound/{DEMO_TIMESTAMP}"], out=out, err=io.StringIO()) == 0
     assert "GPU busy: 28.0%   input wait: 72.0%" in out.getvalue()
 
 

@@ -8,8 +8,12 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def documents():
-    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "benchmarks").glob("*.md")),
-            *sorted((ROOT / "tests" / "data").rglob("*.md"))]
+    return [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").rglob("*.md")),
+        *sorted((ROOT / "benchmarks").glob("*.md")),
+        *sorted((ROOT / "tests" / "data").rglob("*.md")),
+    ]
 
 
 def broken_links(path, root=ROOT):
@@ -30,8 +34,10 @@ def broken_links(path, root=ROOT):
 
 def test_the_check_sees_a_missing_and_an_outside_target(tmp_path):
     (tmp_path / "here.md").write_text("[a](here.md) [b](gone.md#x) [c](../elsewhere.md) [d](https://x.org) [e](#top)")
-    assert broken_links(tmp_path / "here.md", root=tmp_path) == [("gone.md#x", "no such file"),
-                                                                  ("../elsewhere.md", "outside the repository")]
+    assert broken_links(tmp_path / "here.md", root=tmp_path) == [
+        ("gone.md#x", "no such file"),
+        ("../elsewhere.md", "outside the repository"),
+    ]
 
 
 def test_every_relative_link_of_the_docs_resolves_inside_the_repository():
@@ -41,4 +47,6 @@ def test_every_relative_link_of_the_docs_resolves_inside_the_repository():
 
 def test_no_doc_points_at_files_beside_the_checkout():
     """`../shared` is the development machine's data folder, not part of a clone."""
-    assert [str(path.relative_to(ROOT)) for path in documents() if "../shared" in path.read_text(encoding="utf-8")] == []
+    assert [
+        str(path.relative_to(ROOT)) for path in documents() if "../shared" in path.read_text(encoding="utf-8")
+    ] == []

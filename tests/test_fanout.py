@@ -67,15 +67,49 @@ def dask_scheduler(tmp_path_factory):
     env = dict(os.environ)
     processes = []
     try:
-        processes.append(subprocess.Popen(
-            dask + ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
-                    str(scheduler_file)], cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        processes.append(
+            subprocess.Popen(
+                dask
+                + [
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--no-dashboard",
+                    "--scheduler-file",
+                    str(scheduler_file),
+                ],
+                cwd=workdir,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
         _wait_for(lambda: scheduler_file.exists() and scheduler_file.stat().st_size > 0, "dask scheduler")
         address = json.loads(scheduler_file.read_text())["address"]
-        processes.append(subprocess.Popen(
-            dask + ["worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard", "--host",
-                    "127.0.0.1", "--memory-limit", "0"], cwd=workdir, env=env, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL))
+        processes.append(
+            subprocess.Popen(
+                dask
+                + [
+                    "worker",
+                    address,
+                    "--nworkers",
+                    "2",
+                    "--nthreads",
+                    "1",
+                    "--no-dashboard",
+                    "--host",
+                    "127.0.0.1",
+                    "--memory-limit",
+                    "0",
+                ],
+                cwd=workdir,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
         with Client(address, timeout=_STARTUP_S) as client:
             client.wait_for_workers(2, timeout=_STARTUP_S)
         yield address
@@ -94,9 +128,13 @@ def test_multi_host_view_and_errors_inline(logdir):
     run, host_files = resolve_target(logdir)
     report = run_report(run, host_files, executor="inline")
     assert [h["host"] for h in report["hosts"]] == ["worker0", "worker1", "worker2"]
-    assert report["errors"] == [{"host": "worker3", "file": host_files[3].path,
-                                 "error": "not a valid XSpace protobuf: the wire format is corrupt or the file is "
-                                          "truncated"}]
+    assert report["errors"] == [
+        {
+            "host": "worker3",
+            "file": host_files[3].path,
+            "error": "not a valid XSpace protobuf: the wire format is corrupt or the file is truncated",
+        }
+    ]
     view = report["multi_host"]
     assert (view["slowest_host"], view["fastest_host"]) == ("worker1", "worker0")
     assert (view["step_time_ms_max"], view["step_time_ms_min"]) == (1.29, 0.99)

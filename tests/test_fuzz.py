@@ -33,7 +33,7 @@ MUTATED_CASES = 14  # seeded mutations, after the crafted cases
 FULL_CASES = 5  # cases (a seeded sample) run through every command; the rest through analyze and report
 HTTP_CASES = 6  # cases (a seeded sample) served by the WSGI app
 SEED = int(os.environ.get("TB_GPU_ADVISOR_FUZZ_SEED", "14"))
-INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
+INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)
 TIMESTAMP = "2026_01_01_00_00_00"
 ESCAPE = "\x1b]0;PWNED\x07\x1b[31m\u202e"
 
@@ -53,8 +53,11 @@ def _crafted(kind):
     """Serialized XSpace of one crafted kind of bad trace."""
     space = _good_builder(f"bad{ESCAPE}kernel" if kind == "escape" else "k").xspace()
     host, gpu = space.planes[0], space.planes[1]
-    launch = next(e for e in host.lines[0].events if host.event_metadata[e.metadata_id].name == "k") \
-        if kind.startswith("host") else None
+    launch = (
+        next(e for e in host.lines[0].events if host.event_metadata[e.metadata_id].name == "k")
+        if kind.startswith("host")
+        else None
+    )
     if kind == "gpu_offset_max":
         gpu.lines[0].events[0].offset_ps = INT64_MAX
     elif kind == "host_duration_max":
@@ -81,16 +84,37 @@ def _crafted(kind):
     return space.SerializeToString()
 
 
-CRAFTED = ("gpu_offset_max", "host_duration_max", "host_offset_max", "host_offset_min", "line_timestamp_min",
-           "occupancy_nan", "occupancy_inf", "occupancy_huge", "escape", "many_planes", "empty")
+CRAFTED = (
+    "gpu_offset_max",
+    "host_duration_max",
+    "host_offset_max",
+    "host_offset_min",
+    "line_timestamp_min",
+    "occupancy_nan",
+    "occupancy_inf",
+    "occupancy_huge",
+    "escape",
+    "many_planes",
+    "empty",
+)
 ODD = ("directory", "loop", "dangling", "fifo", "device")
 
 
 def _real_traces():
-    demo = [os.path.join(d, f) for d, _, files in os.walk(os.path.join(REPO, "demo_logs")) for f in files
-            if f.endswith(".xplane.pb")]
-    committed = [str(REAL / n) for n in ("amd_mi300x_jax08_gemm.xplane.pb", "jax0102_cpu_steps.xplane.pb",
-                                         "tf221_cpu_keras_input_bound.xplane.pb")]
+    demo = [
+        os.path.join(d, f)
+        for d, _, files in os.walk(os.path.join(REPO, "demo_logs"))
+        for f in files
+        if f.endswith(".xplane.pb")
+    ]
+    committed = [
+        str(REAL / n)
+        for n in (
+            "amd_mi300x_jax08_gemm.xplane.pb",
+            "jax0102_cpu_steps.xplane.pb",
+            "tf221_cpu_keras_input_bound.xplane.pb",
+        )
+    ]
     return sorted(demo) + committed
 
 
@@ -109,7 +133,7 @@ def _mutated(rng, data):
         elif how == "byte" and data:
             data[at] = rng.randrange(256)
         elif how == "ff" and data:
-            data[at:at + 9] = b"\xff" * 9 + b"\x01"
+            data[at : at + 9] = b"\xff" * 9 + b"\x01"
     return bytes(data)
 
 
@@ -128,8 +152,24 @@ def _make_odd(kind, path):
 
 def _kineto_mutated(rng):
     """A Kineto trace whose events have random fields swapped for hostile values (structure kept)."""
-    hostile_values = (1e308, -1e308, 2**70, -(2**70), -1, 0, "NaN", "x", None, [], {}, True, "1e400",
-                      "k\ud800" + ESCAPE, "gemm" * 5_000, 10**30)
+    hostile_values = (
+        1e308,
+        -1e308,
+        2**70,
+        -(2**70),
+        -1,
+        0,
+        "NaN",
+        "x",
+        None,
+        [],
+        {},
+        True,
+        "1e400",
+        "k\ud800" + ESCAPE,
+        "gemm" * 5_000,
+        10**30,
+    )
     events = [json.loads(event) for event in hostile.kineto_events()]
     for _ in range(rng.randint(1, 6)):
         event = rng.choice(events)
@@ -147,8 +187,10 @@ class Case:
         self.run = self.logdir if kineto else os.path.join(self.logdir, "plugins", "profile", TIMESTAMP)
         self.run_id = os.path.basename(self.logdir) if kineto else f"{os.path.basename(self.logdir)}/{TIMESTAMP}"
         self.plain = bad_host == "bad"
-        self.names = {host: f"{name}.{hostile.SPAN}.pt.trace.json" if kineto else f"{name}.xplane.pb"
-                      for host, name in (("good", "good"), ("bad", bad_host))}
+        self.names = {
+            host: f"{name}.{hostile.SPAN}.pt.trace.json" if kineto else f"{name}.xplane.pb"
+            for host, name in (("good", "good"), ("bad", bad_host))
+        }
         os.makedirs(self.run)
         if kineto:
             with open(os.path.join(self.run, self.names["good"]), "w", encoding="utf-8") as handle:
@@ -172,6 +214,7 @@ def _cli(argv):
 def _strict_json(text):
     def refuse(constant):
         raise AssertionError(f"non-finite number {constant} in JSON")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -179,8 +222,11 @@ def _check_errors(case, err, where):
     assert "Traceback" not in err and "internal error" not in err, (case.label, where, err)
     for line in err.splitlines():
         assert line.startswith("error: "), (case.label, where, line)
-        assert case.bad in line or case.names["bad"] in line or "no host could be analyzed" in line, \
-            (case.label, where, line)
+        assert case.bad in line or case.names["bad"] in line or "no host could be analyzed" in line, (
+            case.label,
+            where,
+            line,
+        )
     assert "\x1b" not in err
 
 
@@ -203,8 +249,13 @@ def _cli_checked(case, argv, where):
 
 
 def _run_commands(case, tmp_path):
-    formats = ("json",) if case.depth == "json" else ("json", "text", "markdown") if case.depth == "full" \
+    formats = (
+        ("json",)
+        if case.depth == "json"
+        else ("json", "text", "markdown")
+        if case.depth == "full"
         else ("json", "text")
+    )
     for fmt in formats:
         code, out, err = _cli_checked(case, ["analyze", case.logdir, "--format", fmt], f"analyze {fmt}")
         case.failed = bool(err)
@@ -237,9 +288,11 @@ def _run_commands(case, tmp_path):
         if fmt == "json":
             _check_host_report_json(case, out, "report")
     good_only = os.path.join(str(tmp_path), "good_only")
-    for argv in (["compare", good_only, case.logdir, "--format", "json"],
-                 ["compare", case.logdir, good_only, "--format", "text"],
-                 ["check", "--baseline", good_only, "--candidate", case.logdir]):
+    for argv in (
+        ["compare", good_only, case.logdir, "--format", "json"],
+        ["compare", case.logdir, good_only, "--format", "text"],
+        ["check", "--baseline", good_only, "--candidate", case.logdir],
+    ):
         code, out, err = _cli_checked(case, argv, argv[0])
         assert code in (0, 1), (case.label, argv[0], code, err)
         _check_errors(case, err, argv[0])
@@ -300,10 +353,12 @@ def _run_http(rng, cases, tmp_path):
                 else:
                     assert not report_problems(body, f"{case.label} /report {host}")
                     assert body["file"] == case.names[host]
-                for route, params in (("/kernels", {"limit": rng.choice(["1", "50", "-3", "x"])}),
-                                      ("/timeline", {"bins": str(rng.choice([1, 7, 240, 1000, 10**9, -5]))}),
-                                      ("/status", {}),
-                                      ("/compare", {"baseline_run": run, "baseline_host": "good"})):
+                for route, params in (
+                    ("/kernels", {"limit": rng.choice(["1", "50", "-3", "x"])}),
+                    ("/timeline", {"bins": str(rng.choice([1, 7, 240, 1000, 10**9, -5]))}),
+                    ("/status", {}),
+                    ("/compare", {"baseline_run": run, "baseline_host": "good"}),
+                ):
                     code, body = _get(client, route, run=run, host=host, **params)
                     assert code in (200, 400, 422), (case.label, route, code, body)
                     if code == 200:
@@ -318,12 +373,22 @@ def _planned(rng):
     planned += [(f"odd:{kind}", {"odd": kind}) for kind in ODD]
     # A host file whose name is not UTF-8 (byte 0xff): Python lists it with a lone surrogate.
     planned += [("odd:undecodable_name", {"data": _crafted("escape"), "bad_host": "bad\udcff\u202e"})]
-    planned += [(f"kineto:{kind}", {"data": hostile.kineto_text(kind), "kineto": True,
-                                    "depth": "json" if kind.startswith("long") else "light"})
-                for kind in hostile.KINETO_KINDS]
+    planned += [
+        (
+            f"kineto:{kind}",
+            {
+                "data": hostile.kineto_text(kind),
+                "kineto": True,
+                "depth": "json" if kind.startswith("long") else "light",
+            },
+        )
+        for kind in hostile.KINETO_KINDS
+    ]
     planned += [(f"hlo:{kind}", {"data": hostile.hlo_xspace(kind)}) for kind in hostile.HLO_KINDS]
-    planned += [(f"long:{fragment}", {"data": hostile.long_name_xspace(fragment), "depth": "json"})
-                for fragment in hostile.LONG_FRAGMENTS[:3]]
+    planned += [
+        (f"long:{fragment}", {"data": hostile.long_name_xspace(fragment), "depth": "json"})
+        for fragment in hostile.LONG_FRAGMENTS[:3]
+    ]
     real = [(path, open(path, "rb").read()) for path in _real_traces()]
     module = hostile.doubling_module(depth=12).to_bytes()
     for index in range(MUTATED_CASES):
@@ -353,9 +418,13 @@ def test_fuzz_every_command_and_the_wsgi_app(tmp_path):
             _run_remote(case)
         cases.append(case)
     _run_http(rng, rng.sample([c for c in cases if c.depth != "json" and c.plain], HTTP_CASES), tmp_path)
-    print(f"fuzz seed {SEED}: {len(cases)} runs, {sum(c.failed for c in cases)} with a bad host refused, "
-          f"{time.monotonic() - started:.1f} s")
+    print(
+        f"fuzz seed {SEED}: {len(cases)} runs, {sum(c.failed for c in cases)} with a bad host refused, "
+        f"{time.monotonic() - started:.1f} s"
+    )
     kinds = {case.label.partition(":")[0] for case in cases}
     assert {"crafted", "odd", "kineto", "hlo", "long", "mutated"} <= kinds
-    assert len(cases) == len(CRAFTED) + len(ODD) + 1 + len(hostile.KINETO_KINDS) + len(hostile.HLO_KINDS) + 3 \
-        + MUTATED_CASES
+    assert (
+        len(cases)
+        == len(CRAFTED) + len(ODD) + 1 + len(hostile.KINETO_KINDS) + len(hostile.HLO_KINDS) + 3 + MUTATED_CASES
+    )

@@ -46,6 +46,7 @@ def package_graph(graph):
     """The import graph between the top-level units of the package: each subpackage (`readers`, `model`, ...)
     and each top-level module (`pipeline`, `cli`, ...) is one node; the package's own `__init__` (the public
     facade, importing the entry points) is left out."""
+
     def unit(name):
         return ".".join(name.split(".")[:2])
 
@@ -97,12 +98,20 @@ def test_the_checker_sees_a_cycle_made_by_a_function_level_import(tmp_path):
 
 
 def test_the_package_graph_sees_a_cycle_between_packages_of_acyclic_modules():
-    graph = {"tb_gpu_advisor": {"tb_gpu_advisor.a.x"}, "tb_gpu_advisor.a.x": {"tb_gpu_advisor.b.y"},
-             "tb_gpu_advisor.b.y": set(), "tb_gpu_advisor.b.z": {"tb_gpu_advisor.a.w"}, "tb_gpu_advisor.a.w": set(),
-             "tb_gpu_advisor.c": {"tb_gpu_advisor"}}
+    graph = {
+        "tb_gpu_advisor": {"tb_gpu_advisor.a.x"},
+        "tb_gpu_advisor.a.x": {"tb_gpu_advisor.b.y"},
+        "tb_gpu_advisor.b.y": set(),
+        "tb_gpu_advisor.b.z": {"tb_gpu_advisor.a.w"},
+        "tb_gpu_advisor.a.w": set(),
+        "tb_gpu_advisor.c": {"tb_gpu_advisor"},
+    }
     assert cycles(graph) == []
-    assert package_graph(graph) == {"tb_gpu_advisor.a": {"tb_gpu_advisor.b"}, "tb_gpu_advisor.b": {"tb_gpu_advisor.a"},
-                                    "tb_gpu_advisor.c": set()}
+    assert package_graph(graph) == {
+        "tb_gpu_advisor.a": {"tb_gpu_advisor.b"},
+        "tb_gpu_advisor.b": {"tb_gpu_advisor.a"},
+        "tb_gpu_advisor.c": set(),
+    }
     assert cycles(package_graph(graph)) == [["tb_gpu_advisor.a", "tb_gpu_advisor.b"]]
 
 

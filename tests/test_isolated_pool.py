@@ -65,8 +65,9 @@ def test_a_file_over_the_time_budget_is_one_line_naming_it_and_the_budget(files)
             with pytest.raises(ProfileError) as raised:
                 service.submit("run", files[name]).result(HANG_S)
             assert raised.value.path == files[name].path
-            assert raised.value.problem == ("over the time budget: analysis stopped after 2 s "
-                                            "(raise --gpu_advisor_time_budget_s)")
+            assert raised.value.problem == (
+                "over the time budget: analysis stopped after 2 s (raise --gpu_advisor_time_budget_s)"
+            )
             assert "\n" not in str(raised.value)
             assert service.status(files[name])["state"] == "error"
         assert service.submit("run", files["good"]).result(HANG_S)["host"] == "localhost"  # workers replaced
@@ -81,8 +82,9 @@ def test_a_file_over_the_memory_budget_is_one_line_naming_it_and_the_budget(file
         with pytest.raises(ProfileError) as raised:
             service.submit("run", files["hog"]).result(HANG_S)
         assert raised.value.path == files["hog"].path
-        assert raised.value.problem == ("over the memory budget: analysis needed more than 256 MB "
-                                        "(raise --gpu_advisor_memory_budget_mb)")
+        assert raised.value.problem == (
+            "over the memory budget: analysis needed more than 256 MB (raise --gpu_advisor_memory_budget_mb)"
+        )
         assert service.submit("run", files["good"]).result(HANG_S)["host"] == "localhost"
     finally:
         service.shutdown(wait=True)

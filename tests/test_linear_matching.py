@@ -33,10 +33,14 @@ NOT_TRACE_STRINGS = {
 # Calls whose pattern is not a literal: (module, source text of the call) -> why it is linear.
 COMPUTED_PATTERNS = {
     ("report.safe_text", "re.split(f'([{re.escape(keep)}])', text)"): "one character class, no repeat",
-    ("readers.kineto.gpu_specs", "re.search(pattern, model_name, re.IGNORECASE)"):
-        "the published-spec table (checked below) over a device name cut to MAX_DEVICE_NAME_CHARS when read",
-    ("analysis.peaks", "re.search(pattern, name)"):
-        "the peaks table (checked below) over a device name cut to MAX_DEVICE_NAME_CHARS when read",
+    (
+        "readers.kineto.gpu_specs",
+        "re.search(pattern, model_name, re.IGNORECASE)",
+    ): "the published-spec table (checked below) over a device name cut to MAX_DEVICE_NAME_CHARS when read",
+    (
+        "analysis.peaks",
+        "re.search(pattern, name)",
+    ): "the peaks table (checked below) over a device name cut to MAX_DEVICE_NAME_CHARS when read",
 }
 # Patterns of a shape the check cannot prove linear, reviewed (and timed below): (module, name) -> why.
 REVIEWED = {
@@ -49,10 +53,11 @@ BOUNDED_INPUT_TABLES = (("readers.kineto.gpu_specs", "_TABLE"), ("analysis.peaks
 
 def _items(parsed):
     """(op, argument, the items after it in its sequence, then the parents' items after the group)."""
+
     def visit(items, after):
         items = list(items)
         for position, (op, av) in enumerate(items):
-            following = items[position + 1:] + after
+            following = items[position + 1 :] + after
             yield op, av, following
             if op in _REPEATS:
                 yield from visit(av[2], [])
@@ -63,6 +68,7 @@ def _items(parsed):
                     yield from visit(branch, following)
             elif op in (sre.ASSERT, sre.ASSERT_NOT):
                 yield from visit(av[1], [])
+
     return visit(parsed, [])
 
 
@@ -104,8 +110,9 @@ def _scans_apart(items, flags):
     """True when `items` begin with a literal no unbounded repeat among them matches: tried from many positions,
     their scans do not overlap (each stops at the next such literal)."""
     first = _first_literal(items)
-    return first is not None and not any(len(av[2]) == 1 and _matches_char(av[2][0], flags, first)
-                                         for _, av, _ in _unbounded(items))
+    return first is not None and not any(
+        len(av[2]) == 1 and _matches_char(av[2][0], flags, first) for _, av, _ in _unbounded(items)
+    )
 
 
 def shape_problems(pattern, flags=0, anchored=False):
@@ -121,12 +128,19 @@ def shape_problems(pattern, flags=0, anchored=False):
         body = list(av[2])
         if len(body) != 1 or body[0][0] not in _SINGLE:
             found.append("R1: unbounded repeat of more than one character")
-        elif op != sre.POSSESSIVE_REPEAT and not _stops_once(body[0], flags, after) and _unbounded(after) \
-                and not _scans_apart(after, flags):
+        elif (
+            op != sre.POSSESSIVE_REPEAT
+            and not _stops_once(body[0], flags, after)
+            and _unbounded(after)
+            and not _scans_apart(after, flags)
+        ):
             found.append("R2: a repeat that can backtrack into a continuation that repeats")
-    starts_anchored = anchored or (parsed and parsed[0][0] == sre.AT
-                                   and parsed[0][1] in (sre.AT_BEGINNING, sre.AT_BEGINNING_STRING)
-                                   and not flags & re.MULTILINE)
+    starts_anchored = anchored or (
+        parsed
+        and parsed[0][0] == sre.AT
+        and parsed[0][1] in (sre.AT_BEGINNING, sre.AT_BEGINNING_STRING)
+        and not flags & re.MULTILINE
+    )
     if unbounded and not starts_anchored:
         branches = parsed[0][1][1] if len(parsed) == 1 and parsed[0][0] == sre.BRANCH else [parsed]
         for branch in branches:
@@ -167,9 +181,17 @@ def package_patterns():
             for compiled in _compiled(value):
                 patterns.append((module_name, name, compiled.pattern, compiled.flags, False))
         for node in ast.walk(ast.parse(source)):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
-                    and node.func.attr in _CALLS and node.args) or node.func.attr == "compile":
+            if (
+                not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "re"
+                    and node.func.attr in _CALLS
+                    and node.args
+                )
+                or node.func.attr == "compile"
+            ):
                 continue
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
@@ -190,11 +212,17 @@ def test_the_scan_finds_the_package_patterns():
 
 
 def test_the_shape_check_tells_backtracking_patterns():
-    for bad in (r"gemm.*f32", r"buffer.*full", r"(a+)+b", r"(a|ab)*c", r"^.*a.*b", r"^\S+\S+x",
-                r"x\w*\d"):
+    for bad in (r"gemm.*f32", r"buffer.*full", r"(a+)+b", r"(a|ab)*c", r"^.*a.*b", r"^\S+\S+x", r"x\w*\d"):
         assert shape_problems(bad), bad
-    for good in (r"drop|lost|overflow", r"^ProfilerStep#(\d+)$", r"/job:[A-Za-z_]\w*/", r"\((\d+)\)$",
-                 r"_tensor\d+x\d+x\d+", r"^EagerLocalExecute: (.+)_(\d+)$", r"TensorAssignOp<([\w:]+)"):
+    for good in (
+        r"drop|lost|overflow",
+        r"^ProfilerStep#(\d+)$",
+        r"/job:[A-Za-z_]\w*/",
+        r"\((\d+)\)$",
+        r"_tensor\d+x\d+x\d+",
+        r"^EagerLocalExecute: (.+)_(\d+)$",
+        r"TensorAssignOp<([\w:]+)",
+    ):
         assert not shape_problems(good), good
 
 
@@ -267,6 +295,7 @@ def test_the_timing_catches_backtracking_patterns():
 @pytest.mark.parametrize("module, table", BOUNDED_INPUT_TABLES)
 def test_device_name_tables_are_fast_on_the_longest_name_read(module, table):
     from tb_gpu_advisor.constants import MAX_DEVICE_NAME_CHARS
+
     rows = getattr(importlib.import_module(f"tb_gpu_advisor.{module}"), table)
     for pattern in (row[0] for row in rows):
         slowest = _slowest_s(re.compile(pattern, re.IGNORECASE), _adversarial(pattern, MAX_DEVICE_NAME_CHARS))
@@ -279,31 +308,55 @@ def _name_classifiers():
     from tb_gpu_advisor.readers.kineto.collectives import collective_from_kernel_name, is_collective_kernel
     from tb_gpu_advisor.readers.kineto.python_calls import python_call_name
     from tb_gpu_advisor.model import copies, host, vendor, waits
+
     return {
         "uses_tensor_cores": kernel_names.uses_tensor_cores,
         "uses_matrix_units(AMD)": lambda n: kernel_names.uses_matrix_units(n, vendor.AMD),
-        "is_low_precision": kernel_names.is_low_precision, "kernel_precision": kernel_names.kernel_precision,
+        "is_low_precision": kernel_names.is_low_precision,
+        "kernel_precision": kernel_names.kernel_precision,
         "is_fp32_matmul": kernel_names.is_fp32_matmul,
         "is_tensor_core_eligible": lambda n: kernel_names.is_tensor_core_eligible(n, n),
-        "kernel_class": kernel_names.kernel_class, "without_parameters": kernel_names.without_parameters,
-        "is_library_math": kernel_names.is_library_math, "is_runtime_copy": kernel_names.is_runtime_copy,
+        "kernel_class": kernel_names.kernel_class,
+        "without_parameters": kernel_names.without_parameters,
+        "is_library_math": kernel_names.is_library_math,
+        "is_runtime_copy": kernel_names.is_runtime_copy,
         "collective_dtype": lambda n: kernel_names.collective_dtype(n, n),
         "collective_kind": lambda n: kernel_names.collective_kind(n, n),
-        "op_type": lambda n: op_types.op_type(n, n), "is_producer_event": step_ops.is_producer_event,
-        "is_xla_incompatible": step_ops.is_xla_incompatible, "spelled_copy_direction": copies.spelled_copy_direction,
-        "call_role": waits.call_role, "event_tag": host.event_tag, "thread_kind": host.thread_kind,
-        "amd_arch": lambda n: vendor.amd_arch([n], [n]), "is_collective_kernel": is_collective_kernel,
-        "collective_from_kernel_name": collective_from_kernel_name, "python_call_name": python_call_name,
+        "op_type": lambda n: op_types.op_type(n, n),
+        "is_producer_event": step_ops.is_producer_event,
+        "is_xla_incompatible": step_ops.is_xla_incompatible,
+        "spelled_copy_direction": copies.spelled_copy_direction,
+        "call_role": waits.call_role,
+        "event_tag": host.event_tag,
+        "thread_kind": host.thread_kind,
+        "amd_arch": lambda n: vendor.amd_arch([n], [n]),
+        "is_collective_kernel": is_collective_kernel,
+        "collective_from_kernel_name": collective_from_kernel_name,
+        "python_call_name": python_call_name,
         "is_fused_kernel": is_fused_kernel,
     }
 
 
-CLASSIFIER_NAMES = ["gemm" * 25_000 + "x", "buffer" * 16_700, "_MI16" * 20_000, "Cijk_" + "_MI1x" * 20_000 + "y",
-                    "hgemm" * 20_000, "f32" * 33_000 + "gemm", "sm80_xmma_" * 10_000, "HashTable" * 11_000 + "!",
-                    "Parse" * 20_000 + "!", "(1): " * 25_000, "$a.py:1 " * 12_500, "<built-in method " * 6_000,
-                    "EagerLocalExecute: __inference_" * 3_300 + "\x00", "jit_" + "1" * 100_000 + "(",
-                    "TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<" * 2_200 + "!", "/job:" + "a" * 100_000,
-                    "\ud800" * 100_000, "\u202e" * 100_000]
+CLASSIFIER_NAMES = [
+    "gemm" * 25_000 + "x",
+    "buffer" * 16_700,
+    "_MI16" * 20_000,
+    "Cijk_" + "_MI1x" * 20_000 + "y",
+    "hgemm" * 20_000,
+    "f32" * 33_000 + "gemm",
+    "sm80_xmma_" * 10_000,
+    "HashTable" * 11_000 + "!",
+    "Parse" * 20_000 + "!",
+    "(1): " * 25_000,
+    "$a.py:1 " * 12_500,
+    "<built-in method " * 6_000,
+    "EagerLocalExecute: __inference_" * 3_300 + "\x00",
+    "jit_" + "1" * 100_000 + "(",
+    "TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<" * 2_200 + "!",
+    "/job:" + "a" * 100_000,
+    "\ud800" * 100_000,
+    "\u202e" * 100_000,
+]
 
 
 # Linear, a classifier takes well under a second on a 100,000-character name (real names stay under 6,000; the

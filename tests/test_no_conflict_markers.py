@@ -19,6 +19,9 @@ def _text_files():
 
 
 def test_no_file_holds_a_conflict_marker():
-    marked = [str(path.relative_to(ROOT)) for path in _text_files()
-              if MARKER.search(path.read_text(encoding="utf-8", errors="replace"))]
+    marked = [
+        str(path.relative_to(ROOT))
+        for path in _text_files()
+        if MARKER.search(path.read_text(encoding="utf-8", errors="replace"))
+    ]
     assert marked == []

@@ -24,8 +24,7 @@ def test_pending_jobs_run_smallest_first_then_in_arrival_order():
     busy = [pool.submit(0, gate.wait, 30), pool.submit(0, gate.wait, 30)]  # both threads held
     while pool.pending():
         threading.Event().wait(0.01)
-    futures = [pool.submit(size, order.append, name) for size, name in
-               [(50, "b"), (7, "a1"), (900, "c"), (7, "a2")]]
+    futures = [pool.submit(size, order.append, name) for size, name in [(50, "b"), (7, "a1"), (900, "c"), (7, "a2")]]
     gate.set()
     for future in busy + futures:
         future.result(5)

@@ -181,8 +181,10 @@ def test_nothing_is_written_next_to_the_profile(service, quickstart):
 def _pair(tmp_path):
     from tb_gpu_advisor.testing.pairs import write_input_pair
 
-    return (HostFile("localhost", write_input_pair(str(tmp_path / "a"), fixed=False, seed=0)),
-            HostFile("localhost", write_input_pair(str(tmp_path / "b"), fixed=True, seed=1)))
+    return (
+        HostFile("localhost", write_input_pair(str(tmp_path / "a"), fixed=False, seed=0)),
+        HostFile("localhost", write_input_pair(str(tmp_path / "b"), fixed=True, seed=1)),
+    )
 
 
 def test_a_comparison_is_compare_reports_of_the_cached_reports(tmp_path):

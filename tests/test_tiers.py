@@ -32,8 +32,9 @@ def test_every_slow_module_is_in_a_tier():
         source = path.read_text(encoding="utf-8")
         for sign, tier in SIGNS.items():
             if sign in source and not _tiers_of(path):
-                missing.append(f"{path.relative_to(ROOT)} uses {sign}: put it in a slow tier in tests/tiers.py "
-                               f"(likely {tier})")
+                missing.append(
+                    f"{path.relative_to(ROOT)} uses {sign}: put it in a slow tier in tests/tiers.py (likely {tier})"
+                )
     assert not missing, "\n".join(missing)
 
 

@@ -27,12 +27,15 @@ def test_the_tab_reads_the_same_label_strings(tmp_path):
         pytest.skip("node is not installed")
     shutil.copytree(REPO / "tb_gpu_advisor" / "static", tmp_path / "static")
     (tmp_path / "package.json").write_text(json.dumps({"type": "module"}))
-    script = ("import {BREAKDOWN_LABELS, BOTTLENECK_LABELS, TRANSFER_LABELS, formatUs, humanizeKey} from "
-              "'./static/format.js';\nconsole.log(JSON.stringify({breakdown: BREAKDOWN_LABELS, bottleneck: "
-              "BOTTLENECK_LABELS, transfer: TRANSFER_LABELS, us: formatUs(12.5), key: humanizeKey('gpu_busy_pct')}));\n")
+    script = (
+        "import {BREAKDOWN_LABELS, BOTTLENECK_LABELS, TRANSFER_LABELS, formatUs, humanizeKey} from "
+        "'./static/format.js';\nconsole.log(JSON.stringify({breakdown: BREAKDOWN_LABELS, bottleneck: "
+        "BOTTLENECK_LABELS, transfer: TRANSFER_LABELS, us: formatUs(12.5), key: humanizeKey('gpu_busy_pct')}));\n"
+    )
     (tmp_path / "probe.js").write_text(script)
-    out = json.loads(subprocess.run([node, "probe.js"], cwd=tmp_path, capture_output=True, text=True, check=True,
-                                    timeout=60).stdout)
+    out = json.loads(
+        subprocess.run([node, "probe.js"], cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60).stdout
+    )
     assert out["breakdown"] == vocabulary.BREAKDOWN_LABELS == sections.BREAKDOWN_LABELS
     assert out["bottleneck"] == vocabulary.BOTTLENECK_LABELS and out["transfer"] == vocabulary.TRANSFER_LABELS
     assert out["us"] == f"12.5{vocabulary.NBSP}{vocabulary.MICRO}" and out["key"] == "GPU busy (%)"
@@ -45,9 +48,11 @@ def test_every_category_has_a_label_a_short_label_and_the_tabs_colour():
 
 
 def test_colours_come_from_the_light_theme_and_the_category_rules():
-    css = (":root { --c-a: #111111; --c-b: #222222; }\n[data-theme=dark] { --c-a: #999999; }\n"
-           ".cat-x, .cat-y { fill: var(--c-a); }\n.cat-z { fill: var(--c-b); background: var(--c-b); }\n"
-           ".other { fill: var(--c-b); }")
+    css = (
+        ":root { --c-a: #111111; --c-b: #222222; }\n[data-theme=dark] { --c-a: #999999; }\n"
+        ".cat-x, .cat-y { fill: var(--c-a); }\n.cat-z { fill: var(--c-b); background: var(--c-b); }\n"
+        ".other { fill: var(--c-b); }"
+    )
     assert tab_colors(css) == {"x": "#111111", "y": "#111111", "z": "#222222"}
 
 
@@ -61,6 +66,7 @@ def test_numbers_keep_their_units_and_labels_read_in_sentences():
 
 def test_counts_agree_with_their_noun():
     from tb_gpu_advisor.vocabulary import counted
+
     assert counted(1, "host-to-device copy", "host-to-device copies") == "1 host-to-device copy"
     assert counted(2, "host-to-device copy", "host-to-device copies") == "2 host-to-device copies"
     assert counted(8.0, "time") == "8 times"
@@ -70,6 +76,7 @@ def test_counts_agree_with_their_noun():
 
 def test_matrix_units_follow_the_vendor_of_the_gpus_with_kernels():
     from tb_gpu_advisor.vocabulary import matrix_unit_labels
+
     assert matrix_unit_labels([{"vendor": "AMD", "kernel_count": 54}]) == ("MC", "Matrix cores")
     assert matrix_unit_labels([{"vendor": "NVIDIA", "kernel_count": 3}]) == ("TC", "Tensor Cores")
     assert matrix_unit_labels([]) == ("TC", "Tensor Cores")

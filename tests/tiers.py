@@ -41,8 +41,10 @@ TIER_MODULES = {
 # tier -> single tests in otherwise fast modules ("module.py::test_name").
 TIER_TESTS = {
     "browser": ["tests/commands/test_report_site.py::test_the_index_sorts_and_filters_in_a_browser"],
-    "fuzz": ["tests/test_linear_matching.py::test_every_name_classifier_is_fast_on_100k_character_names",
-             "tests/test_linear_matching.py::test_the_timing_catches_backtracking_patterns"],
+    "fuzz": [
+        "tests/test_linear_matching.py::test_every_name_classifier_is_fast_on_100k_character_names",
+        "tests/test_linear_matching.py::test_the_timing_catches_backtracking_patterns",
+    ],
 }
 
 TIERS = tuple(TIER_MODULES)

@@ -44,8 +44,10 @@ def allocator_churn(host, steps):
     if not recurs(count, steps):
         return None
     inside = intervals.intersect(spans, intervals.union([s.start_ps for s in steps], [s.end_ps for s in steps]))
-    calls = sorted(((name, count, total) for name, (count, total, *_) in host.op_totals.items()
-                    if is_allocator_call(name)), key=lambda row: -row[2])
+    calls = sorted(
+        ((name, count, total) for name, (count, total, *_) in host.op_totals.items() if is_allocator_call(name)),
+        key=lambda row: -row[2],
+    )
     return AllocatorChurn(spans=inside, steps_with=count, steps=len(steps), calls=tuple(calls))
 
 

@@ -5,8 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.model.host import (TF_DECODE_OPS, TF_FILE_READ_OPS, TF_FUNCTION_TAG, TF_PREP_TAG,
-                                       XLA_CPU_TAG)
+from tb_gpu_advisor.model.host import TF_DECODE_OPS, TF_FILE_READ_OPS, TF_FUNCTION_TAG, TF_PREP_TAG, XLA_CPU_TAG
 from tb_gpu_advisor.model.waits import feeder_waits
 
 # Python-tracer calls (and TensorFlow ops) that wait rather than compute: a background loader hides them even on
@@ -145,8 +144,9 @@ def batch_prep(model, step_set):
     if kind is None or step_set.source != "host" or not steps:
         return None
     host = model.host_activity
-    dispatch = intervals.union_all(host.tagged.get("dispatch", intervals.EMPTY),
-                                   host.tagged.get(TF_FUNCTION_TAG, intervals.EMPTY))
+    dispatch = intervals.union_all(
+        host.tagged.get("dispatch", intervals.EMPTY), host.tagged.get(TF_FUNCTION_TAG, intervals.EMPTY)
+    )
     ready = np.concatenate([dispatch.start_ps, host.launch_start_ps])
     if not len(ready):
         ready = busy.start_ps
@@ -155,21 +155,34 @@ def batch_prep(model, step_set):
     starts, ends, per_step, recoverable = [], [], [], 0
     for step, first_ready in zip(steps, _first_at_or_after(ready, [step.start_ps for step in steps])):
         gap_end = min(first_ready, step.end_ps) if first_ready is not None else step.end_ps
-        gap = intervals.subtract(intervals.union([step.start_ps], [gap_end]), busy_or_waiting) \
-            if gap_end > step.start_ps else intervals.EMPTY
+        gap = (
+            intervals.subtract(intervals.union([step.start_ps], [gap_end]), busy_or_waiting)
+            if gap_end > step.start_ps
+            else intervals.EMPTY
+        )
         starts.extend(gap.start_ps.tolist())
         ends.extend(gap.end_ps.tolist())
         length = gap.total_ps
         per_step.append(length)
         recoverable += min(length, step.duration_ps - length)
     gaps = intervals.union(starts, ends)
-    between = intervals.union([a.end_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps],
-                              [b.start_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps])
+    between = intervals.union(
+        [a.end_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps],
+        [b.start_ps for a, b in zip(steps, steps[1:]) if b.start_ps > a.end_ps],
+    )
     calls, in_calls = _prep_calls(host, gaps)
-    return BatchPrep(device=kind, gaps=gaps, per_step_ps=tuple(per_step), total_ps=gaps.total_ps,
-                     recoverable_ps=int(recoverable), host_traced_ps=_covered(host.busy, gaps),
-                     prep_call_ps=in_calls.total_ps, calls=calls,
-                     between_steps_ps=intervals.subtract(between, busy).total_ps, in_prep_calls=in_calls)
+    return BatchPrep(
+        device=kind,
+        gaps=gaps,
+        per_step_ps=tuple(per_step),
+        total_ps=gaps.total_ps,
+        recoverable_ps=int(recoverable),
+        host_traced_ps=_covered(host.busy, gaps),
+        prep_call_ps=in_calls.total_ps,
+        calls=calls,
+        between_steps_ps=intervals.subtract(between, busy).total_ps,
+        in_prep_calls=in_calls,
+    )
 
 
 def prep_calls(host, spans):
@@ -186,7 +199,7 @@ def _prep_calls(host, spans):
         if tag.startswith("py:"):
             name = tag[3:].lstrip("$")
         elif tag.startswith(TF_PREP_TAG):
-            name = TF_CALL + tag[len(TF_PREP_TAG):]
+            name = TF_CALL + tag[len(TF_PREP_TAG) :]
         else:
             continue
         call_spans.append(tagged)
@@ -200,6 +213,8 @@ def _prep_calls(host, spans):
 
 def file_work_ps(calls):
     """(read ps, decode ps) of PrepCalls: the file-reading and the image-decoding calls."""
+
     def total(functions):
         return sum(call.ps for call in calls if call.name.rpartition(" ")[2] in functions)
+
     return total(READ_CALLS), total(DECODE_CALLS)

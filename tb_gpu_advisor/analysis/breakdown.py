@@ -25,8 +25,21 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import XLA_CPU_TAG
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 
-BREAKDOWN_CATEGORIES = ("compute_16bit", "compute_32bit", "compute_unknown", "collectives", "d2h", "d2d", "h2d",
-                        "input_wait", "input_prep", "launch", "host_wait", "host", "idle")
+BREAKDOWN_CATEGORIES = (
+    "compute_16bit",
+    "compute_32bit",
+    "compute_unknown",
+    "collectives",
+    "d2h",
+    "d2d",
+    "h2d",
+    "input_wait",
+    "input_prep",
+    "launch",
+    "host_wait",
+    "host",
+    "idle",
+)
 COMPUTE_CATEGORIES = ("compute_16bit", "compute_32bit", "compute_unknown")
 
 
@@ -54,14 +67,17 @@ def compute_mask(activity):
 
 def compute_busy(model):
     """Intervals when any GPU computes (compute_mask)."""
-    parts = [intervals.union(gpu.activity.start_ps[mask], gpu.activity.end_ps[mask])
-             for gpu in model.gpus for mask in [compute_mask(gpu.activity)]]
+    parts = [
+        intervals.union(gpu.activity.start_ps[mask], gpu.activity.end_ps[mask])
+        for gpu in model.gpus
+        for mask in [compute_mask(gpu.activity)]
+    ]
     return intervals.union_all(*parts)
 
 
 def _category_intervals(model, dtype_by_name, waits):
     """{category: Intervals} of the raw activity behind each category (host ones not yet exclusive)."""
-    spans = {name: ([], []) for name in BREAKDOWN_CATEGORIES[:BREAKDOWN_CATEGORIES.index("input_wait")]}
+    spans = {name: ([], []) for name in BREAKDOWN_CATEGORIES[: BREAKDOWN_CATEGORIES.index("input_wait")]}
     for gpu in model.gpus:
         activity = gpu.activity
         if not len(activity):
@@ -70,8 +86,9 @@ def _category_intervals(model, dtype_by_name, waits):
         low = np.array([p == "16bit" for p in precision], dtype=bool)[activity.name_id]
         high = np.array([p == "32bit" for p in precision], dtype=bool)[activity.name_id]
         nccl = np.array([is_nccl(n) for n in activity.names], dtype=bool)[activity.name_id]
-        runtime_copy = (activity.kind == ActivityKind.KERNEL) & \
-            np.array([is_runtime_copy(n) for n in activity.names], dtype=bool)[activity.name_id]
+        runtime_copy = (activity.kind == ActivityKind.KERNEL) & np.array(
+            [is_runtime_copy(n) for n in activity.names], dtype=bool
+        )[activity.name_id]
         compute = compute_mask(activity) & ~runtime_copy
         direction = activity.copy_direction
         masks = {
@@ -80,16 +97,21 @@ def _category_intervals(model, dtype_by_name, waits):
             "compute_unknown": compute & ~low & ~high,
             "collectives": (activity.kind == ActivityKind.KERNEL) & nccl,
             "d2h": direction == CopyDirection.D2H,
-            "d2d": ((activity.kind == ActivityKind.MEMCPY) & np.isin(direction, (CopyDirection.D2D,
-                    CopyDirection.P2P, CopyDirection.OTHER))) | (activity.kind == ActivityKind.MEMSET)
+            "d2d": (
+                (activity.kind == ActivityKind.MEMCPY)
+                & np.isin(direction, (CopyDirection.D2D, CopyDirection.P2P, CopyDirection.OTHER))
+            )
+            | (activity.kind == ActivityKind.MEMSET)
             | runtime_copy,
             "h2d": direction == CopyDirection.H2D,
         }
         for name, mask in masks.items():
             spans[name][0].append(activity.start_ps[mask])
             spans[name][1].append(activity.end_ps[mask])
-    result = {name: intervals.union(np.concatenate(s) if s else [], np.concatenate(e) if e else [])
-              for name, (s, e) in spans.items()}
+    result = {
+        name: intervals.union(np.concatenate(s) if s else [], np.concatenate(e) if e else [])
+        for name, (s, e) in spans.items()
+    }
     host = model.host_activity
     result["input_wait"] = host.input_waits
     result["launch"] = intervals.subtract(host.launch_busy, waits)
@@ -100,8 +122,15 @@ def _category_intervals(model, dtype_by_name, waits):
     return result
 
 
-def breakdown(model, window_start_ps, window_end_ps, dtype_by_name=None, loader_waits=intervals.EMPTY,
-              input_prep=intervals.EMPTY, waits=None):
+def breakdown(
+    model,
+    window_start_ps,
+    window_end_ps,
+    dtype_by_name=None,
+    loader_waits=intervals.EMPTY,
+    input_prep=intervals.EMPTY,
+    waits=None,
+):
     """Breakdown of each window [start, end). `dtype_by_name`: {kernel name: its op's element type} where the
     kernel table costed it, for the precision of kernels whose names say none (kernel_precision).
     `loader_waits`: the step thread blocked on its loader threads (FeederWaits.input_blocked), input wait;

@@ -6,8 +6,12 @@ from dataclasses import dataclass
 from tb_gpu_advisor.vocabulary import counted
 
 # What each recording option records, as the note names it.
-_RECORDS = {"record_shapes": "input shapes", "with_stack": "Python stacks", "profile_memory": "memory events",
-            "with_flops": "FLOPs"}
+_RECORDS = {
+    "record_shapes": "input shapes",
+    "with_stack": "Python stacks",
+    "profile_memory": "memory events",
+    "with_flops": "FLOPs",
+}
 # The GPU busy this share of the step sets the step's pace: the profiler's host cost hides behind it.
 DEVICE_PACED_BUSY_SHARE = 0.9
 
@@ -27,21 +31,28 @@ class CaptureOverhead:
             return None
         records = " and ".join(_RECORDS[option] for option in self.options)
         flags = ", ".join(f"{option}=True" for option in self.options)
-        per_step = f" for {counted(round(self.ops_per_step), 'operator event')} per step" \
-            if self.ops_per_step else ""
-        text = (f"This capture recorded {records} ({flags}){per_step}: the profiler's own work on each recorded op "
-                "runs on the host, so host-side times here (host compute, launch calls, the GPU idling while the "
-                "host works) are longer than in the unprofiled program.")
+        per_step = f" for {counted(round(self.ops_per_step), 'operator event')} per step" if self.ops_per_step else ""
+        text = (
+            f"This capture recorded {records} ({flags}){per_step}: the profiler's own work on each recorded op "
+            "runs on the host, so host-side times here (host compute, launch calls, the GPU idling while the "
+            "host works) are longer than in the unprofiled program."
+        )
         if self.step_ms and self.gpu_ms is not None:
             if self.gpu_ms >= DEVICE_PACED_BUSY_SHARE * self.step_ms:
-                text += (f" The GPU is busy {self.gpu_ms:.2f} ms of each {self.step_ms:.2f} ms step: the device sets "
-                         "the pace, so the step time is the device's and changes little without the profiler.")
+                text += (
+                    f" The GPU is busy {self.gpu_ms:.2f} ms of each {self.step_ms:.2f} ms step: the device sets "
+                    "the pace, so the step time is the device's and changes little without the profiler."
+                )
             else:
-                text += (f" The GPU is busy {self.gpu_ms:.2f} ms of each {self.step_ms:.2f} ms step: the host sets "
-                         "the pace, so the unprofiled step is shorter and its host-bound share smaller than here.")
-        return text + (" To time the host, capture leaner: torch.profiler.profile(record_shapes=False, "
-                       "with_stack=False, profile_memory=False, with_flops=False), and keep shapes and FLOPs for a "
-                       "separate capture that needs them (roofline, MFU).")
+                text += (
+                    f" The GPU is busy {self.gpu_ms:.2f} ms of each {self.step_ms:.2f} ms step: the host sets "
+                    "the pace, so the unprofiled step is shorter and its host-bound share smaller than here."
+                )
+        return text + (
+            " To time the host, capture leaner: torch.profiler.profile(record_shapes=False, "
+            "with_stack=False, profile_memory=False, with_flops=False), and keep shapes and FLOPs for a "
+            "separate capture that needs them (roofline, MFU)."
+        )
 
 
 def capture_overhead(model, step_count, step_ms, gpu_busy_ps):

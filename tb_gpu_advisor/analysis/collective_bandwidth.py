@@ -69,16 +69,26 @@ def link_of(capabilities, world_size=0):
     if any(mark in name for mark in _NVLINK_NAMES):
         nvlink = _by_cc(NVLINK_GBPS_BY_CC, cc)
         if nvlink is not None and world_size > 1:
-            return Link("pcie", pcie, False, f"{capabilities.model_name}: an NVLink (SXM) board, NVLink "
-                                             f"{nvlink:g} GB/s if the {world_size} ranks share one host; their "
-                                             "placement is unknown, so judged against PCIe/network, as when the "
-                                             "ranks may be on different hosts")
+            return Link(
+                "pcie",
+                pcie,
+                False,
+                f"{capabilities.model_name}: an NVLink (SXM) board, NVLink "
+                f"{nvlink:g} GB/s if the {world_size} ranks share one host; their "
+                "placement is unknown, so judged against PCIe/network, as when the "
+                "ranks may be on different hosts",
+            )
         if nvlink is not None:
             return Link("nvlink", nvlink, True, f"{capabilities.model_name}: an NVLink (SXM) part")
     if any(mark in name.replace(" ", "") for mark in _PCIE_NAMES):
         return Link("pcie", pcie, True, f"{capabilities.model_name}: a PCIe card")
-    return Link("pcie", pcie, False, f"the trace does not say whether {capabilities.model_name or 'the GPU'} "
-                                     "uses NVLink or PCIe: judged against PCIe, the slowest link it can have")
+    return Link(
+        "pcie",
+        pcie,
+        False,
+        f"the trace does not say whether {capabilities.model_name or 'the GPU'} "
+        "uses NVLink or PCIe: judged against PCIe, the slowest link it can have",
+    )
 
 
 def _by_cc(table, cc):
@@ -106,15 +116,23 @@ def collective_bandwidth(calls, link, large_bytes=LARGE_COLLECTIVE_BYTES):
         algbw_median = round(statistics.median(algbw), 3) if algbw else None
         busbw = round(algbw_median * factor, 3) if algbw_median is not None and factor is not None else None
         best = round(max(algbw) * factor, 3) if algbw and factor is not None else None
-        rows.append(CollectiveBandwidth(
-            collective=collective, calls=len(group), sized_calls=len(sized),
-            group_size=ranks[0] if len(ranks) == 1 else None,
-            median_bytes=int(statistics.median(size for size, _ in sized)) if sized else None,
-            total_ms=round(_busiest_device_ps(group) / 1e9, 6), large_calls=len(large),
-            algbw_gbps=algbw_median, busbw_gbps=busbw, best_busbw_gbps=best,
-            best_busbw_link_ratio=_link_ratio(best, link),
-            size_source=size_source(call for _, call in sized),
-            group_size_source=_group_source(call for _, call in sized) if len(ranks) == 1 else None))
+        rows.append(
+            CollectiveBandwidth(
+                collective=collective,
+                calls=len(group),
+                sized_calls=len(sized),
+                group_size=ranks[0] if len(ranks) == 1 else None,
+                median_bytes=int(statistics.median(size for size, _ in sized)) if sized else None,
+                total_ms=round(_busiest_device_ps(group) / 1e9, 6),
+                large_calls=len(large),
+                algbw_gbps=algbw_median,
+                busbw_gbps=busbw,
+                best_busbw_gbps=best,
+                best_busbw_link_ratio=_link_ratio(best, link),
+                size_source=size_source(call for _, call in sized),
+                group_size_source=_group_source(call for _, call in sized) if len(ranks) == 1 else None,
+            )
+        )
     return tuple(sorted(rows, key=lambda row: (-row.total_ms, row.collective)))
 
 

@@ -9,9 +9,20 @@ import numpy as np
 from tb_gpu_advisor.model import intervals
 
 # Kineto's dtype names and XPlane's HLO/TensorFlow ones -> the short names the report uses.
-_DTYPES = {"Float": "f32", "Double": "f64", "Half": "f16", "BFloat16": "bf16", "Long": "s64", "Int": "s32",
-           "Short": "s16", "Char": "s8", "Byte": "u8", "Bool": "pred", "Float8_e4m3fn": "f8e4m3fn",
-           "Float8_e5m2": "f8e5m2"}
+_DTYPES = {
+    "Float": "f32",
+    "Double": "f64",
+    "Half": "f16",
+    "BFloat16": "bf16",
+    "Long": "s64",
+    "Int": "s32",
+    "Short": "s16",
+    "Char": "s8",
+    "Byte": "u8",
+    "Bool": "pred",
+    "Float8_e4m3fn": "f8e4m3fn",
+    "Float8_e5m2": "f8e5m2",
+}
 
 
 @dataclass(frozen=True)
@@ -75,17 +86,22 @@ def collective_kinds(calls, step_count):
         for call in group:
             if call.issued_by:
                 issuers[call.issued_by] = issuers.get(call.issued_by, 0) + 1
-        rows.append(CollectiveKind(
-            collective=kind, calls=len(group),
-            calls_per_step=round(len(group) / step_count, 2) if step_count else None,
-            total_ms=round(sum(c.duration_ps for c in group) / 1e9, 6),
-            median_ms=round(statistics.median(c.duration_ps for c in group) / 1e9, 6),
-            sized_calls=len(sized), median_bytes=int(statistics.median(sized)) if sized else None,
-            total_bytes=sum(sized) if sized else None,
-            dtypes=tuple(sorted({short_dtype(c.dtype) for c in group if c.dtype})),
-            group_sizes=tuple(sorted({c.group_size for c in group if c.group_size})),
-            named_from=tuple(sorted({c.named_from for c in group if c.named_from})),
-            issued_by=tuple(sorted(issuers, key=lambda name: (-issuers[name], name))[:3])))
+        rows.append(
+            CollectiveKind(
+                collective=kind,
+                calls=len(group),
+                calls_per_step=round(len(group) / step_count, 2) if step_count else None,
+                total_ms=round(sum(c.duration_ps for c in group) / 1e9, 6),
+                median_ms=round(statistics.median(c.duration_ps for c in group) / 1e9, 6),
+                sized_calls=len(sized),
+                median_bytes=int(statistics.median(sized)) if sized else None,
+                total_bytes=sum(sized) if sized else None,
+                dtypes=tuple(sorted({short_dtype(c.dtype) for c in group if c.dtype})),
+                group_sizes=tuple(sorted({c.group_size for c in group if c.group_size})),
+                named_from=tuple(sorted({c.named_from for c in group if c.named_from})),
+                issued_by=tuple(sorted(issuers, key=lambda name: (-issuers[name], name))[:3]),
+            )
+        )
     return tuple(sorted(rows, key=lambda row: (-row.total_ms, row.collective)))
 
 

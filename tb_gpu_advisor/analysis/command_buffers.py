@@ -75,9 +75,12 @@ def command_buffer_work(activity, indexes, peaks=None):
     if activity.program_id is None or not len(activity):
         return None
     kernels = (activity.kind == ActivityKind.KERNEL) & (activity.program_id >= 0) & (activity.op_id >= 0)
-    candidates = [i for i in np.flatnonzero(kernels).tolist()
-                  if activity.program_id[i] in indexes
-                  and activity.op_names[activity.op_id[i]] not in indexes[activity.program_id[i]].by_name]
+    candidates = [
+        i
+        for i in np.flatnonzero(kernels).tolist()
+        if activity.program_id[i] in indexes
+        and activity.op_names[activity.op_id[i]] not in indexes[activity.program_id[i]].by_name
+    ]
     if not candidates:
         return None
     flops = np.full(len(activity), np.nan)
@@ -121,8 +124,11 @@ def _split_library(activity, index, events, flops, nbytes, cost_index, costs):
     """Gives each graph launch (one correlation id) of a program with a single command buffer the module's
     library work, split over its library kernels by their time."""
     buffers = {activity.op_names[activity.op_id[i]] for i in events}
-    named = {activity.op_names[op] for op in set(activity.op_id[activity.program_id == activity.program_id[events[0]]]
-                                                .tolist()) if op >= 0}
+    named = {
+        activity.op_names[op]
+        for op in set(activity.op_id[activity.program_id == activity.program_id[events[0]]].tolist())
+        if op >= 0
+    }
     work = _library_work(index, named) if len(buffers) == 1 else None
     if work is None:
         return

@@ -12,9 +12,12 @@ from tb_gpu_advisor.model.trace import ActivityKind
 
 # Host events of torch.compile: Dynamo's compiled regions and cache lookups, AOTAutograd's compiled function and
 # its backward, Inductor's compiled graphs (`## Call CompiledFxGraph <hash> ##`).
-_TORCH_COMPILE_EVENT = re.compile(r"^(Torch-Compiled Region|TorchDynamo Cache Lookup|CompiledFunction(Backward)?$|"
-                                  r"## Call CompiledFxGraph|autograd::engine::evaluate_function: CompiledFunction|"
-                                  r"Pregraph bytecode|inductor)", re.IGNORECASE)
+_TORCH_COMPILE_EVENT = re.compile(
+    r"^(Torch-Compiled Region|TorchDynamo Cache Lookup|CompiledFunction(Backward)?$|"
+    r"## Call CompiledFxGraph|autograd::engine::evaluate_function: CompiledFunction|"
+    r"Pregraph bytecode|inductor)",
+    re.IGNORECASE,
+)
 # Inductor's generated Triton kernels (pointwise, reduction, persistent, template, foreach).
 _INDUCTOR_KERNEL = re.compile(r"^triton_(poi|red|per|tem|for|fused|mm|bmm|tma)_")
 _GRAPH_LAUNCH = re.compile(r"^(cuda|cu|hip)GraphLaunch\b")
@@ -55,11 +58,16 @@ class Compilation:
         """One sentence on what graph replays hide from the launch analysis; None without graphs hiding them."""
         if not self.graphs_hide_launches:
             return None
-        what = "XLA command buffers (CUDA graphs)" if framework == "jax" or self.xla and not self.torch_compile \
+        what = (
+            "XLA command buffers (CUDA graphs)"
+            if framework == "jax" or self.xla and not self.torch_compile
             else "CUDA graphs"
-        return (f"{what} replay {100 * self.graph_share:.0f}% of the device work ({self.graph_events:,} events from "
-                f"{self.graph_launch_calls or 'a few'} graph launches): their kernels have no launch call of their "
-                "own, so the launch analysis sees only the graph launches, not per-kernel launch cost.")
+        )
+        return (
+            f"{what} replay {100 * self.graph_share:.0f}% of the device work ({self.graph_events:,} events from "
+            f"{self.graph_launch_calls or 'a few'} graph launches): their kernels have no launch call of their "
+            "own, so the launch analysis sees only the graph launches, not per-kernel launch cost."
+        )
 
 
 def _graph_events(gpu, host):
@@ -80,8 +88,11 @@ def compilation(model, framework):
     """The Compilation of a host's trace; pure."""
     names = model.host_activity.op_totals
     torch_events = sorted({name[:60] for name in names if _TORCH_COMPILE_EVENT.match(name)})
-    kernels = sorted({name[:60] for gpu in model.gpus for name in gpu.activity.names
-                      if _INDUCTOR_KERNEL.match(name)}) if framework.name == "pytorch" else []
+    kernels = (
+        sorted({name[:60] for gpu in model.gpus for name in gpu.activity.names if _INDUCTOR_KERNEL.match(name)})
+        if framework.name == "pytorch"
+        else []
+    )
     graph_events = launched = 0
     for gpu in model.gpus:
         replayed, total = _graph_events(gpu, model.host_activity)

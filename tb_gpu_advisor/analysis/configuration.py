@@ -9,12 +9,29 @@ from tb_gpu_advisor.analysis.gpu_signals import set_up_for_gpu
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.unused_gpus import replica_count
 from tb_gpu_advisor.analysis.kernel_families import nvjet_input_dtype
-from tb_gpu_advisor.analysis.kernel_names import (is_fp32_matmul, is_library_math, is_low_precision, is_nccl,
-                                                  is_xla_kernel, kernel_precision, uses_tensor_cores)
+from tb_gpu_advisor.analysis.kernel_names import (
+    is_fp32_matmul,
+    is_library_math,
+    is_low_precision,
+    is_nccl,
+    is_xla_kernel,
+    kernel_precision,
+    uses_tensor_cores,
+)
 
 # Metadata keys holding versions, in the order shown; any other `*_version` key follows, sorted.
-_VERSION_ORDER = ("tensorflow_version", "jax_version", "jaxlib_version", "torch_version", "cuda_runtime_version",
-                  "cuda_version", "cuda_driver_version", "cudnn_version", "nccl_version", "rocm_version")
+_VERSION_ORDER = (
+    "tensorflow_version",
+    "jax_version",
+    "jaxlib_version",
+    "torch_version",
+    "cuda_runtime_version",
+    "cuda_version",
+    "cuda_driver_version",
+    "cudnn_version",
+    "nccl_version",
+    "rocm_version",
+)
 _NOT_VERSIONS = {"kineto_schema_version", "cpu_version"}
 _BF16 = re.compile(r"bf16|bfloat16", re.IGNORECASE)
 _FP8 = re.compile(r"e4m3|e5m2|fp8|f8e", re.IGNORECASE)
@@ -28,16 +45,35 @@ DOMINANT_PRECISION_PCT = 90.0
 # JAX's dispatch of a compiled XLA program.
 _COMPILED_DISPATCH = re.compile(r"^(Pjit|Pmap)Function\(")
 # Thread pools whose thread count is a setting (tf.config.threading, tf.data options, TF_GPU_THREAD_COUNT).
-_POOL_PREFIXES = ("tf_Compute", "tf_data_private_threadpool", "tf_data_iterator", "tf_gpu_private", "tf_XLA",
-                  "tf_numa", "tf_pjrt", "tf_PjRt", "python", "collective_ops", "tf_inter_op", "tf_intra_op")
-_TF_DATA_OPTIONS = (("prefetch", ("Prefetch",)), ("prefetch to device", ("PrefetchToDevice",)),
-                    ("parallel map", ("ParallelMap", "ParallelMapV2", "ParallelBatch")),
-                    ("parallel interleave", ("ParallelInterleave", "ParallelInterleaveV2", "ParallelInterleaveV3",
-                                             "ParallelInterleaveV4")),
-                    ("sequential map", ("Map",)), ("map and batch", ("MapAndBatch",)),
-                    ("cache", ("Cache", "CacheV2", "MemoryCache", "MemoryReader")), ("snapshot", ("Snapshot",)),
-                    ("shuffle", ("Shuffle",)),
-                    ("file reads", ("TFRecord", "TextLine", "FixedLengthRecord", "ArrayRecord")))
+_POOL_PREFIXES = (
+    "tf_Compute",
+    "tf_data_private_threadpool",
+    "tf_data_iterator",
+    "tf_gpu_private",
+    "tf_XLA",
+    "tf_numa",
+    "tf_pjrt",
+    "tf_PjRt",
+    "python",
+    "collective_ops",
+    "tf_inter_op",
+    "tf_intra_op",
+)
+_TF_DATA_OPTIONS = (
+    ("prefetch", ("Prefetch",)),
+    ("prefetch to device", ("PrefetchToDevice",)),
+    ("parallel map", ("ParallelMap", "ParallelMapV2", "ParallelBatch")),
+    (
+        "parallel interleave",
+        ("ParallelInterleave", "ParallelInterleaveV2", "ParallelInterleaveV3", "ParallelInterleaveV4"),
+    ),
+    ("sequential map", ("Map",)),
+    ("map and batch", ("MapAndBatch",)),
+    ("cache", ("Cache", "CacheV2", "MemoryCache", "MemoryReader")),
+    ("snapshot", ("Snapshot",)),
+    ("shuffle", ("Shuffle",)),
+    ("file reads", ("TFRecord", "TextLine", "FixedLengthRecord", "ArrayRecord")),
+)
 
 
 @dataclass(frozen=True)
@@ -92,8 +128,9 @@ def configuration(model, framework, kernels, active_ordinals, host_cores, steps=
         global_batch=examples.global_batch,
         examples=examples,
         thread_pools=_thread_pools(model.host_activity.thread_busy),
-        gpu_thread_mode="gpu_private" if any(kind.startswith("tf_gpu_private")
-                                             for kind in model.host_activity.thread_busy) else None,
+        gpu_thread_mode="gpu_private"
+        if any(kind.startswith("tf_gpu_private") for kind in model.host_activity.thread_busy)
+        else None,
         tf_data=_tf_data_options(model.host_activity),
         host_cores=host_cores,
         cores_seen=cores_seen,
@@ -127,8 +164,9 @@ def version_text(key, value):
 
 def _versions(environment):
     keys = [key for key in _VERSION_ORDER if key in environment]
-    keys += sorted(key for key in environment if key.endswith("_version") and key not in keys
-                   and key not in _NOT_VERSIONS)
+    keys += sorted(
+        key for key in environment if key.endswith("_version") and key not in keys and key not in _NOT_VERSIONS
+    )
     return tuple((key, version_text(key, environment[key])) for key in keys)
 
 
@@ -151,8 +189,9 @@ def _kernel_dtype(row):
 
 def is_matmul_kernel(row):
     """A kernel table row that is a matrix multiply or convolution (not a collective)."""
-    return (row.compute == "matrix" or uses_tensor_cores(row.name) or is_fp32_matmul(row.name)
-            or is_library_math(row.name)) and not is_nccl(row.name)
+    return (
+        row.compute == "matrix" or uses_tensor_cores(row.name) or is_fp32_matmul(row.name) or is_library_math(row.name)
+    ) and not is_nccl(row.name)
 
 
 def _matmul_dtypes(kernels):
@@ -165,8 +204,11 @@ def _matmul_dtypes(kernels):
     total = sum(times.values())
     if not total:
         return ()
-    return tuple(sorted(((dtype, round(100.0 * ps / total, 2)) for dtype, ps in times.items()),
-                        key=lambda item: (-item[1], item[0])))
+    return tuple(
+        sorted(
+            ((dtype, round(100.0 * ps / total, 2)) for dtype, ps in times.items()), key=lambda item: (-item[1], item[0])
+        )
+    )
 
 
 def _precision(dtype_pct):

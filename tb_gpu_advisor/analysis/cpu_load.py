@@ -54,9 +54,18 @@ def cpu_load(model):
     cores = core_count(model.environment)
     if not host.thread_busy or span_ps <= 0:
         return CpuLoad(cores, None, round(max(span_ps, 0) / 1e9, 6), ())
-    by_kind = tuple(sorted(((kind, count, round(busy / span_ps, 2)) for kind, (count, busy) in host.thread_busy.items()),
-                           key=lambda row: (-row[2], row[0])))
+    by_kind = tuple(
+        sorted(
+            ((kind, count, round(busy / span_ps, 2)) for kind, (count, busy) in host.thread_busy.items()),
+            key=lambda row: (-row[2], row[0]),
+        )
+    )
     total = sum(busy for _, busy in host.thread_busy.values())
     waiting = host.input_waits.total_ps + sum(host.tagged[tag].total_ps for tag in _WAIT_TAGS if tag in host.tagged)
-    return CpuLoad(cores, round(max(total - waiting, 0) / span_ps, 2), round(span_ps / 1e9, 6), by_kind,
-                   round(waiting / span_ps, 2))
+    return CpuLoad(
+        cores,
+        round(max(total - waiting, 0) / span_ps, 2),
+        round(span_ps / 1e9, 6),
+        by_kind,
+        round(waiting / span_ps, 2),
+    )

@@ -98,9 +98,17 @@ def gpu_steps(gpu, host, host_steps):
         end = max(int(last[position]), host_steps[index].end_ps, starts[position])
         if position + 1 < len(order):
             end = max(min(end, starts[position + 1]), starts[position])
-        steps.append(DeviceStep(index=index, name=host_steps[index].name, start_ps=int(starts[position]),
-                                end_ps=int(end), first_ps=int(first[position]),
-                                work_end_ps=int(last[position]), events=int(counts[position])))
+        steps.append(
+            DeviceStep(
+                index=index,
+                name=host_steps[index].name,
+                start_ps=int(starts[position]),
+                end_ps=int(end),
+                first_ps=int(first[position]),
+                work_end_ps=int(last[position]),
+                events=int(counts[position]),
+            )
+        )
     return DeviceSteps(ordinal=gpu.ordinal, steps=tuple(steps))
 
 

@@ -38,7 +38,8 @@ def device_trace_stopped(model):
     later = int((~paired & (host.launch_start_ps > device_end)).sum())
     start, end = model.profile_span_ps
     after = end - device_end
-    if later < max(STOPPED_MIN_CALLS, STOPPED_MIN_SHARE * int(paired.sum())) or \
-            after < STOPPED_MIN_SHARE * (end - start):
+    if later < max(STOPPED_MIN_CALLS, STOPPED_MIN_SHARE * int(paired.sum())) or after < STOPPED_MIN_SHARE * (
+        end - start
+    ):
         return None
     return DeviceTraceEnd(calls=later, after_ps=int(after))

@@ -89,9 +89,16 @@ def feeder_blocking(model, step_set, window):
     touching = intervals.Intervals(outer.start_ps[hit], outer.end_ps[hit])
     # The Python tracer's calls are not kept per thread: a thread's waiting time is its busy time inside any
     # thread's waiting calls (exact with one other thread; with several, a bound on it).
-    sleeping = intervals.intersect(blocked, intervals.union_all(*(
-        spans for tag, spans in host.tagged.items()
-        if tag.startswith("py:") and tag.rpartition(" ")[2] in WAITING_CALLS)))
+    sleeping = intervals.intersect(
+        blocked,
+        intervals.union_all(
+            *(
+                spans
+                for tag, spans in host.tagged.items()
+                if tag.startswith("py:") and tag.rpartition(" ")[2] in WAITING_CALLS
+            )
+        ),
+    )
     others, other_threads = [], [thread for thread in host.thread_waits if not any(thread is f for f in feeders)]
     for thread in other_threads:
         busy_ps = _covered(thread.busy, blocked)
@@ -100,17 +107,28 @@ def feeder_blocking(model, step_set, window):
             others.append(OtherThread(thread.thread, busy_ps, _covered(thread.busy, sleeping), wakes))
     others.sort(key=lambda other: (-other.wakes, -other.busy_ps, other.thread))
     other_busy = intervals.intersect(blocked, intervals.union_all(*(thread.busy for thread in other_threads)))
-    calls = [OtherCall(tag[3:].lstrip("$"), covered, tag.rpartition(" ")[2] in WAITING_CALLS)
-             for tag, spans in host.tagged.items()
-             if tag.startswith("py:") and (covered := _covered(spans, other_busy)) > 0]
+    calls = [
+        OtherCall(tag[3:].lstrip("$"), covered, tag.rpartition(" ")[2] in WAITING_CALLS)
+        for tag, spans in host.tagged.items()
+        if tag.startswith("py:") and (covered := _covered(spans, other_busy)) > 0
+    ]
     calls.sort(key=lambda call: (-call.ps, call.name))
     return FeederWaits(
-        device=kind, feeders=tuple(sorted({thread.thread for thread in feeders})), blocked=blocked,
+        device=kind,
+        feeders=tuple(sorted({thread.thread for thread in feeders})),
+        blocked=blocked,
         kinds=tuple(sorted(by_kind.items(), key=lambda item: (-item[1], item[0]))),
         wait_count=len(touching),
-        per_step_ps=tuple(int(ps) for ps in intervals.covered_ps(blocked, [s.start_ps for s in step_set.steps],
-                                                                  [s.end_ps for s in step_set.steps])),
-        others=tuple(others), other_calls=tuple(calls), input_blocked=intervals.union_all(*producer_waits))
+        per_step_ps=tuple(
+            int(ps)
+            for ps in intervals.covered_ps(
+                blocked, [s.start_ps for s in step_set.steps], [s.end_ps for s in step_set.steps]
+            )
+        ),
+        others=tuple(others),
+        other_calls=tuple(calls),
+        input_blocked=intervals.union_all(*producer_waits),
+    )
 
 
 def _covered(spans, within):

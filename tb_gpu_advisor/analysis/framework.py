@@ -8,8 +8,10 @@ EVIDENCE_LISTED = 4
 
 # Host events only TensorFlow's runtime writes: its executor, eager dispatch, tf.function calls, tf.data
 # iterators (also used by JAX programs that read with tf.data, so they are input evidence, not model evidence).
-_TF_RUNTIME = re.compile(r"^(ExecutorState::|EagerLocalExecute|EagerKernelExecute|TFE_Py|KernelAndDeviceFunc|"
-                         r"__inference_|StatefulPartitionedCall|FunctionRun$|RemoteCall)")
+_TF_RUNTIME = re.compile(
+    r"^(ExecutorState::|EagerLocalExecute|EagerKernelExecute|TFE_Py|KernelAndDeviceFunc|"
+    r"__inference_|StatefulPartitionedCall|FunctionRun$|RemoteCall)"
+)
 _TF_THREADS = ("tf_Compute", "tf_gpu_private", "collective_ops")
 _TF_INPUT = re.compile(r"^(Iterator::|IteratorGetNext)")
 # JAX: its dispatch (`PjitFunction(f)`), compiled modules named `jit_<f>`, and its Python tracer frames.
@@ -20,8 +22,10 @@ _TORCH_EVENT = re.compile(r"^(aten::|ProfilerStep#|autograd::|torch/|c10d::|nccl
 _KERAS_MARKER = "Profiled batch"
 # tf.distribute at work: its collective threads, its per-device iterators, its collective ops (`name:Type`).
 _STRATEGY_THREADS = ("collective_ops", "tf_data_multi_device_iterator")
-_STRATEGY_EVENT = re.compile(r"MultiDeviceIterator|:(CollectiveReduceV\d|CollectiveGatherV\d|CollectiveBcast\w*|"
-                             r"CollectiveAllToAllV\d|NcclAllReduce)$")
+_STRATEGY_EVENT = re.compile(
+    r"MultiDeviceIterator|:(CollectiveReduceV\d|CollectiveGatherV\d|CollectiveBcast\w*|"
+    r"CollectiveAllToAllV\d|NcclAllReduce)$"
+)
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,11 @@ def detect_framework(model):
     tf_threads = sorted(kind for kind in threads if kind.startswith(_TF_THREADS))
     if tf_threads:
         tf.append(f"TensorFlow runtime threads ({_some(tf_threads)})")
-    tf_kernels = any(name.startswith(("void tensorflow::", "tensorflow::")) or "Eigen::GpuDevice" in name
-                     for gpu in model.gpus for name in gpu.activity.names)
+    tf_kernels = any(
+        name.startswith(("void tensorflow::", "tensorflow::")) or "Eigen::GpuDevice" in name
+        for gpu in model.gpus
+        for name in gpu.activity.names
+    )
     if tf_kernels:
         tf.append("TensorFlow GPU kernels (tensorflow::functor, Eigen::GpuDevice)")
     torch_events = sorted(name for name in names if _TORCH_EVENT.match(name))
@@ -80,8 +87,13 @@ def detect_framework(model):
     for name, evidence in (("jax", jax), ("pytorch", torch), ("tensorflow", tf)):
         if evidence:
             return Framework(name, tuple(evidence), keras=keras, tf_data=tf_data, strategy=strategy)
-    return Framework("unknown", ("no framework-specific events, threads or metadata in the trace",),
-                     keras=keras, tf_data=tf_data, strategy=strategy)
+    return Framework(
+        "unknown",
+        ("no framework-specific events, threads or metadata in the trace",),
+        keras=keras,
+        tf_data=tf_data,
+        strategy=strategy,
+    )
 
 
 def distribution_strategy(model):
@@ -91,8 +103,9 @@ def distribution_strategy(model):
 
 def strategy_signals(model):
     """What shows a tf.distribute strategy at work (threads, ops), GPUs or not, or None."""
-    found = [f"{kind} threads" for kind in sorted(model.host_activity.thread_busy)
-             if kind.startswith(_STRATEGY_THREADS)]
+    found = [
+        f"{kind} threads" for kind in sorted(model.host_activity.thread_busy) if kind.startswith(_STRATEGY_THREADS)
+    ]
     events = sorted(name for name in model.host_activity.op_totals if _STRATEGY_EVENT.search(name))
     if events:
         found.append(f"{events[0].rpartition(':')[2]} ops")

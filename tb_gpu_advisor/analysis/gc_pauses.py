@@ -45,8 +45,8 @@ def _paired(callbacks):
     for first in (0, 1):
         count = (len(starts) - first) // 2
         if count:
-            pair_starts = starts[first:first + 2 * count:2]
-            pair_ends = ends[first + 1:first + 2 * count:2]
+            pair_starts = starts[first : first + 2 * count : 2]
+            pair_ends = ends[first + 1 : first + 2 * count : 2]
             options.append((int((pair_ends - pair_starts).sum()) / count, pair_starts, pair_ends))
     _, pair_starts, pair_ends = min(options, key=lambda option: option[0])
     return intervals.union(np.asarray(pair_starts, np.int64), np.asarray(pair_ends, np.int64))

@@ -41,7 +41,14 @@ def gpu_memory(model):
     """GpuMemory per GPU allocator the trace records (TensorFlow's `GPU_<n>_bfc`; PyTorch's caching allocator,
     `cuda:<n>`, judged against the GPU's memory), by ordinal; () without memory events."""
     capacity = {gpu.ordinal: gpu.capabilities.memory_bytes for gpu in model.gpus}
-    return tuple(GpuMemory(stats.device, stats.name, stats.peak_bytes_in_use,
-                           stats.limit_bytes or capacity.get(stats.device), capacity.get(stats.device))
-                 for stats in sorted(model.allocators, key=lambda s: (s.device is None, s.device or 0, s.name))
-                 if stats.device is not None)
+    return tuple(
+        GpuMemory(
+            stats.device,
+            stats.name,
+            stats.peak_bytes_in_use,
+            stats.limit_bytes or capacity.get(stats.device),
+            capacity.get(stats.device),
+        )
+        for stats in sorted(model.allocators, key=lambda s: (s.device is None, s.device or 0, s.name))
+        if stats.device is not None
+    )

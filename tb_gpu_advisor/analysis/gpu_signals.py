@@ -4,11 +4,24 @@ GPU library, and CUDA or ROCm library versions in the metadata."""
 import re
 
 # Host event names that ask for a GPU: device strings, GPU libraries (CUDA's and ROCm's), XLA's GPU runtime.
-_GPU_REQUEST = re.compile(r"/device:GPU:\d|/gpu:\d|\bGPU:\d|cudnn|cublas|nccl|miopen|rocblas|hipblas|rccl|"
-                          r"GpuExecutable|XLA GPU module", re.IGNORECASE)
+_GPU_REQUEST = re.compile(
+    r"/device:GPU:\d|/gpu:\d|\bGPU:\d|cudnn|cublas|nccl|miopen|rocblas|hipblas|rccl|"
+    r"GpuExecutable|XLA GPU module",
+    re.IGNORECASE,
+)
 # /host:metadata keys of a CUDA or ROCm build (their presence says the GPU libraries were loaded).
-GPU_LIBRARY_KEYS = ("cuda_version", "cuda_runtime_version", "cuda_driver_version", "cudnn_version", "cublas_version",
-                    "nccl_version", "rocm_version", "hip_version", "miopen_version", "rccl_version")
+GPU_LIBRARY_KEYS = (
+    "cuda_version",
+    "cuda_runtime_version",
+    "cuda_driver_version",
+    "cudnn_version",
+    "cublas_version",
+    "nccl_version",
+    "rocm_version",
+    "hip_version",
+    "miopen_version",
+    "rccl_version",
+)
 
 
 def gpu_requests(model):

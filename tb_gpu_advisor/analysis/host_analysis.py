@@ -24,8 +24,13 @@ from tb_gpu_advisor.analysis.input_dtypes import wide_image_inputs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.placement import cpu_placed_ops
 from tb_gpu_advisor.analysis.optimizer_loop import optimizer_loop
-from tb_gpu_advisor.analysis.roofline import (flop_utilization, kernel_costs, kernel_roofline, plausible_costs,
-                                              shared_peaks)
+from tb_gpu_advisor.analysis.roofline import (
+    flop_utilization,
+    kernel_costs,
+    kernel_roofline,
+    plausible_costs,
+    shared_peaks,
+)
 from tb_gpu_advisor.analysis.rounding import ms, pct
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
 from tb_gpu_advisor.analysis.kernel_types import in_window, kernel_types_in_window
@@ -135,8 +140,10 @@ class HostAnalysis:
     def breakdown_pct(self):
         """{category: % of the analysis window} (None for an empty window)."""
         window_ps = self.window_ps
-        return {name: pct(100.0 * int(self.whole.category_ps[name].sum()) / window_ps) if window_ps else None
-                for name in BREAKDOWN_CATEGORIES}
+        return {
+            name: pct(100.0 * int(self.whole.category_ps[name].sum()) / window_ps) if window_ps else None
+            for name in BREAKDOWN_CATEGORIES
+        }
 
     def step_breakdown_ms(self, index):
         """{category: ms} of step `index`."""
@@ -163,8 +170,11 @@ def analyze_host(model):
     usages = tuple(device_usage(gpu, step_set, window) for gpu in model.gpus)
     # In pre-grouped traces a GPU without its own Steps marker took no part in any step (e.g. GPU:1 of the
     # real 8xV100 trace, which only ran 19 copies before the step): it does not lower the mean.
-    active = tuple(u.ordinal for u in usages if u.busy_pct is not None
-                   and (step_set.source != "device" or u.ordinal in step_set.device_markers))
+    active = tuple(
+        u.ordinal
+        for u in usages
+        if u.busy_pct is not None and (step_set.source != "device" or u.ordinal in step_set.device_markers)
+    )
     framework = detect_framework(model)
     compiled = compilation(model, framework)
     costs, implausible_costs = plausible_costs(model, kernel_costs(model))
@@ -212,8 +222,16 @@ def analyze_host(model):
         gc_pauses=gc_pauses(model.host_activity),
         feeder_waits=feeders,
         gpu_memory=gpu_memory(model),
-        configuration=configuration(model, framework, kernels, active, load.machine_cores, step_set.steps,
-                                    host_cores(model.environment, model.host_activity.thread_busy), compiled),
+        configuration=configuration(
+            model,
+            framework,
+            kernels,
+            active,
+            load.machine_cores,
+            step_set.steps,
+            host_cores(model.environment, model.host_activity.thread_busy),
+            compiled,
+        ),
         compilation=compiled,
         collective_bandwidth=collective_bandwidth(calls, link),
         collectives=calls,
@@ -221,6 +239,7 @@ def analyze_host(model):
         optimizer_loop=optimizer_loop(model),
         idle=attribute_idle(model, intervals.union_all(loader_waits, input_prep), waits),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
-        stream_idle=tuple(stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window))
-                          for gpu in model.gpus),
+        stream_idle=tuple(
+            stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window)) for gpu in model.gpus
+        ),
     )

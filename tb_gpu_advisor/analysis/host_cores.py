@@ -35,11 +35,15 @@ class Cores:
         if self.source == METADATA:
             return f"{self.count} cores (recorded in the trace)"
         if self.source == AGREEING_POOLS:
-            return (f"{self.count} cores (not recorded in the trace; TensorFlow's intra-op and inter-op thread pools, "
-                    f"each sized to the cores by default, both have {self.count} threads)")
-        return (f"at least {self.count} cores (not recorded in the trace; TensorFlow's thread pools, sized to the "
-                f"cores by default, show up to {self.count} threads, and a pool shows only the threads that ran "
-                "something)")
+            return (
+                f"{self.count} cores (not recorded in the trace; TensorFlow's intra-op and inter-op thread pools, "
+                f"each sized to the cores by default, both have {self.count} threads)"
+            )
+        return (
+            f"at least {self.count} cores (not recorded in the trace; TensorFlow's thread pools, sized to the "
+            f"cores by default, show up to {self.count} threads, and a pool shows only the threads that ran "
+            "something)"
+        )
 
     def short_text(self):
         """The Configuration row's words."""
@@ -59,8 +63,11 @@ def host_cores(environment, thread_busy):
             value = int(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1:
             return Cores(int(value), METADATA)
-    seen = {kind: count for kind, (count, _) in (thread_busy or {}).items()
-            if any(pool in kind for pool in CORE_SIZED_POOLS)}
+    seen = {
+        kind: count
+        for kind, (count, _) in (thread_busy or {}).items()
+        if any(pool in kind for pool in CORE_SIZED_POOLS)
+    }
     # One thread says nothing: every machine has at least one core.
     if not seen or max(seen.values()) < 2:
         return None

@@ -111,8 +111,7 @@ def _gpu_idle(gpu, host, waits, inputs):
     launch[has_work] = pair_launches(host, activity)[work[has_work]]
     paired = launch >= 0
     # Without the host call, what the host did at each instant is all there is to tell.
-    _host_reasons(gap_start[~paired], gap_end[~paired], host, waits, inputs, add, serial=False,
-                  rest="unattributed")
+    _host_reasons(gap_start[~paired], gap_end[~paired], host, waits, inputs, add, serial=False, rest="unattributed")
     call_start = np.zeros(len(launch), dtype=np.int64)
     call_start[paired] = host.launch_start_ps[launch[paired]]
     call_end = call_start.copy()
@@ -128,12 +127,16 @@ def _gpu_idle(gpu, host, waits, inputs):
     add("copy_call", issue[late & ~kernel], gap_end[late & ~kernel])
     behind = late & (issue > gap_start)
     _host_reasons(gap_start[behind], issue[behind], host, waits, inputs, add)
-    result = {cause: intervals.union(np.concatenate(s) if s else [], np.concatenate(e) if e else [])
-              for cause, (s, e) in spans.items()}
-    work_spans = {kind: intervals.union(gap_start[queued][mask], gap_end[queued][mask])
-                  for kind, mask in waited.items()}
-    return GpuIdle(ordinal=gpu.ordinal, name=gpu.name, spans=result, gap_count=int(len(gap_start)),
-                   device_wait_work=work_spans)
+    result = {
+        cause: intervals.union(np.concatenate(s) if s else [], np.concatenate(e) if e else [])
+        for cause, (s, e) in spans.items()
+    }
+    work_spans = {
+        kind: intervals.union(gap_start[queued][mask], gap_end[queued][mask]) for kind, mask in waited.items()
+    }
+    return GpuIdle(
+        ordinal=gpu.ordinal, name=gpu.name, spans=result, gap_count=int(len(gap_start)), device_wait_work=work_spans
+    )
 
 
 def _work_kinds(activity, index):
@@ -161,8 +164,7 @@ def _host_reasons(start, end, host, waits, inputs, add, serial=True, rest="host_
         held[valid] = np.minimum(end[valid] - start[valid], start[valid] - began[valid])
     add("host_wait", start[held > 0], start[held > 0] + held[held > 0])
     left = intervals.union(start + held, end)
-    for cause, source in (("host_wait", waits), ("launch", host.launch_busy), ("input", inputs),
-                          ("host", host.busy)):
+    for cause, source in (("host_wait", waits), ("launch", host.launch_busy), ("input", inputs), ("host", host.busy)):
         part = intervals.intersect(left, source)
         add(cause, part.start_ps, part.end_ps)
         left = intervals.subtract(left, part)

@@ -14,8 +14,11 @@ _WIDE_TYPES = {"f32", "s32", "u32"}
 _CHANNELS = {1, 3, 4}
 MIN_IMAGE_SIDE = 16
 # Host events that show 8-bit image data on the host: decoding, reading images, widening with astype.
-_EIGHT_BIT_SOURCE = re.compile(r"Decode(Jpeg|Png|Image|Bmp|Gif|AndCropJpeg)|decode_(jpeg|png|image)|imread|"
-                               r"\bastype\b|:Cast$", re.IGNORECASE)
+_EIGHT_BIT_SOURCE = re.compile(
+    r"Decode(Jpeg|Png|Image|Bmp|Gif|AndCropJpeg)|decode_(jpeg|png|image)|imread|"
+    r"\bastype\b|:Cast$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,9 @@ def wide_image_inputs(model):
         activity = gpu.activity
         mask = (activity.kind == ActivityKind.MEMCPY) & (activity.copy_direction == int(CopyDirection.H2D))
         size_of = [copy.size_bytes for copy in activity.copies]
-        for copy_id, start, end in zip(activity.copy_id[mask].tolist(), activity.start_ps[mask].tolist(),
-                                       activity.end_ps[mask].tolist()):
+        for copy_id, start, end in zip(
+            activity.copy_id[mask].tolist(), activity.start_ps[mask].tolist(), activity.end_ps[mask].tolist()
+        ):
             copies.setdefault(size_of[copy_id], []).append((start, end))
     if not copies:
         return ()
@@ -87,9 +91,18 @@ def wide_image_inputs(model):
                 continue
             seen.add((size, dims))
             spans = tuple(sorted(copies[size]))
-            found.append(WideInput(module=f"program {program_id}", parameter=name, dtype=dtype,
-                                   shape=dims, bytes=size, copies=len(spans),
-                                   copy_ps=sum(end - start for start, end in spans), spans=spans))
+            found.append(
+                WideInput(
+                    module=f"program {program_id}",
+                    parameter=name,
+                    dtype=dtype,
+                    shape=dims,
+                    bytes=size,
+                    copies=len(spans),
+                    copy_ps=sum(end - start for start, end in spans),
+                    spans=spans,
+                )
+            )
     found.sort(key=lambda item: (-item.copy_ps, item.parameter))
     return tuple(found)
 

@@ -8,11 +8,31 @@ _SIMT_MARKS = ("_ffma_", "simt", "_fma_")
 # Tensor-core GEMM/attention families of Hopper (sm90) and Blackwell (sm100) and their libraries: cuBLAS's nvjet
 # kernels, warpgroup MMA (wgmma/gmma), TMA and warp-specialized CUTLASS 3 kernels, cuDNN v9's runtime-fused
 # graphs (including its SDPA), FlashAttention 2/3 and xformers/PyTorch memory-efficient attention.
-_TENSOR_CORE_FAMILIES = ("nvjet", "wgmma", "gmma_", "_gmma", "warpspecialized", "warp_specialized", "tma_",
-                         "cutlass3x_sm90", "cutlass3x_sm100", "cutlass_sm90", "cutlass_sm100", "sm90_xmma",
-                         "sm100_xmma", "cudnn_generated_fort_native_sdpa", "flash_fwd", "flash_bwd", "flashattn",
-                         "flash::", "fmha", "pytorch_flash::", "attentionkernel", "attention_kernel_backward",
-                         "tensorop")
+_TENSOR_CORE_FAMILIES = (
+    "nvjet",
+    "wgmma",
+    "gmma_",
+    "_gmma",
+    "warpspecialized",
+    "warp_specialized",
+    "tma_",
+    "cutlass3x_sm90",
+    "cutlass3x_sm100",
+    "cutlass_sm90",
+    "cutlass_sm100",
+    "sm90_xmma",
+    "sm100_xmma",
+    "cudnn_generated_fort_native_sdpa",
+    "flash_fwd",
+    "flash_bwd",
+    "flashattn",
+    "flash::",
+    "fmha",
+    "pytorch_flash::",
+    "attentionkernel",
+    "attention_kernel_backward",
+    "tensorop",
+)
 # Matrix-multiply kernels compiled by Triton (XLA's `gemm_fusion_dot`/`triton_gemm`, Inductor's `triton_tem_*mm`,
 # `triton_*_mm_*`): one large tile per block by design.
 _TRITON_MATMUL = ("gemm_fusion", "triton_gemm", "triton_tem_", "_mm_", "_bmm_", "_addmm_")
@@ -42,7 +62,7 @@ def is_triton_matmul(name):
 
 
 def nvjet_input_dtype(name):
-    """"bf16" or "f16" for an nvjet kernel whose type code says so (`nvjet_sm90_tst_...`, `nvjet_hsh_...`); None
+    """ "bf16" or "f16" for an nvjet kernel whose type code says so (`nvjet_sm90_tst_...`, `nvjet_hsh_...`); None
     otherwise."""
     if not name.startswith("nvjet_"):
         return None

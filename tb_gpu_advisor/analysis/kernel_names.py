@@ -8,17 +8,36 @@ from tb_gpu_advisor.text_match import in_order
 
 # XProf's list of substrings that mark a Tensor Core kernel, plus Hopper/Ampere CUTLASS and cuBLAS spellings.
 _TENSOR_CORE_PATTERNS = (
-    "16816", "c1688", "conv1x1", "conv2d_c1_k1", "dgrad_1x1_stride_2x2", "direct_group",
-    "first_layer_wgrad_kernel", "h1688", "h884", "hmma", "i16832", "i8816", "s884", "s1688", "xmma_gemm",
-    "xmma_implicit_gemm", "xmma_sparse_conv", "xmma_sparse_gemm", "xmma_warp_specialized_implicit_gemm",
+    "16816",
+    "c1688",
+    "conv1x1",
+    "conv2d_c1_k1",
+    "dgrad_1x1_stride_2x2",
+    "direct_group",
+    "first_layer_wgrad_kernel",
+    "h1688",
+    "h884",
+    "hmma",
+    "i16832",
+    "i8816",
+    "s884",
+    "s1688",
+    "xmma_gemm",
+    "xmma_implicit_gemm",
+    "xmma_sparse_conv",
+    "xmma_sparse_gemm",
+    "xmma_warp_specialized_implicit_gemm",
 )
 # TF32 exists only on Tensor Cores, and cuDNN/cuBLAS xmma kernels name their MMA instruction shape
 # (`_tensor16x8x8_`) when they use them (`_ffma_` when they do not).
 # (`cutlass...tensorop` says no more than `tensorop`; `hgemm...tensor` is tested in order, in linear time.)
 _EXTRA_TENSOR_CORE = re.compile(r"sm90_xmma|gmma|wgmma|tensorop|tf32|_tensor\d+x\d+x\d+|bf16gemm", re.IGNORECASE)
 # Names that say the kernel computes in 16 bits or fewer (XProf checks `half` and `fp16` only).
-_LOW_PRECISION = re.compile(r"half|fp16|bf16|bfloat16|__nv_bfloat|\bf16\b|_f16|f16_|h884|h1688|h16816|hmma|"
-                            r"hgemm|e4m3|e5m2|fp8", re.IGNORECASE)
+_LOW_PRECISION = re.compile(
+    r"half|fp16|bf16|bfloat16|__nv_bfloat|\bf16\b|_f16|f16_|h884|h1688|h16816|hmma|"
+    r"hgemm|e4m3|e5m2|fp8",
+    re.IGNORECASE,
+)
 # Tensile/hipBLASLt GEMM names spell their data types after the index order: `Cijk_Ailk_Bljk_BBS_...` is bf16
 # inputs and output with fp32 compute (H half, B bf16, S float, D double, F8/B8 fp8/bf8, I8 int8).
 _TENSILE_TYPES = re.compile(r"^Cijk_A[a-z]+_B[a-z]+_([A-Za-z0-9]+)_")
@@ -30,13 +49,28 @@ _EIGEN_ASSIGNED_TYPE = re.compile(r"TensorAssignOp<Eigen::TensorMap<Eigen::Tenso
 # `Kernel2<cutlass_80_simt_sgemm`), then pairs of words that say so in this order (lower case), and cuDNN's
 # `sm<NN>_xmma_..._f32f32_f32f32`.
 _FP32_MATMUL = re.compile(r"sgemm|scudnn", re.IGNORECASE)
-_FP32_MATMUL_IN_ORDER = (("gemm", "f32"), ("f32", "gemm"), ("fp32", "gemm"), ("gemm", "fp32"),
-                         ("gemv2t_kernel_val<", "float"))
+_FP32_MATMUL_IN_ORDER = (
+    ("gemm", "f32"),
+    ("f32", "gemm"),
+    ("fp32", "gemm"),
+    ("gemm", "fp32"),
+    ("gemv2t_kernel_val<", "float"),
+)
 _XMMA_ARCH = re.compile(r"sm\d+_xmma_", re.IGNORECASE)
-_TC_ELIGIBLE_SUFFIXES = ("Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "Conv3D",
-                         "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
-                         "DepthwiseConv2dNativeBackpropInput", "/MatMul", "FusedMatMul", "/CudnnRNN",
-                         "XlaDot", "XlaDotV2")
+_TC_ELIGIBLE_SUFFIXES = (
+    "Conv2D",
+    "Conv2DBackpropFilter",
+    "Conv2DBackpropInput",
+    "Conv3D",
+    "DepthwiseConv2dNative",
+    "DepthwiseConv2dNativeBackpropFilter",
+    "DepthwiseConv2dNativeBackpropInput",
+    "/MatMul",
+    "FusedMatMul",
+    "/CudnnRNN",
+    "XlaDot",
+    "XlaDotV2",
+)
 _TC_ELIGIBLE_PARTS = ("BatchMatMul", "CudnnRNNV", "CudnnRNNForward", "CudnnRNNBackprop")
 # XLA instruction names of matrix multiplies and convolutions (JAX and TF-XLA kernels carry `hlo_op`).
 _XLA_DOT = re.compile(r"^(dot|convolution|cublas|cudnn|triton_gemm|gemm)", re.IGNORECASE)
@@ -68,15 +102,20 @@ def uses_tensor_cores(name):
     """A Tensor Core kernel by its name; never one whose name says fp32 FMA on the CUDA cores (`_ffma_`, simt)."""
     if is_simt_gemm(name):
         return False
-    return (any(pattern in name for pattern in _TENSOR_CORE_PATTERNS) or is_tensor_core_family(name)
-            or bool(_EXTRA_TENSOR_CORE.search(name)) or in_order(name.lower(), "hgemm", "tensor"))
+    return (
+        any(pattern in name for pattern in _TENSOR_CORE_PATTERNS)
+        or is_tensor_core_family(name)
+        or bool(_EXTRA_TENSOR_CORE.search(name))
+        or in_order(name.lower(), "hgemm", "tensor")
+    )
 
 
 def uses_matrix_units(name, vendor=None):
     """Tensor Cores on NVIDIA (and when the vendor is unknown); matrix cores on AMD."""
     if vendor == AMD:
-        return bool(_AMD_MATRIX_CORE.search(name)) or (name[:5].lower() == "cijk_"
-                                                        and bool(_MFMA_TILE.search(name.partition("\n")[0], 5)))
+        return bool(_AMD_MATRIX_CORE.search(name)) or (
+            name[:5].lower() == "cijk_" and bool(_MFMA_TILE.search(name.partition("\n")[0], 5))
+        )
     return uses_tensor_cores(name)
 
 
@@ -94,8 +133,11 @@ def is_low_precision(name):
 
 # Names that say the kernel computes in 32-bit (or 64-bit) floating point: a float/double type, cuBLAS/cuDNN
 # single-precision prefixes (sgemm, scudnn), TF32 Tensor-Core shapes (s1688, s16816), xmma's f32 type codes.
-_HIGH_PRECISION = re.compile(r"(?<![a-z])float(?!16)|double|(?<![a-z])f32|tf32|fp32|(?<![a-z])f64|fp64|"
-                             r"sgemm|dgemm|cgemm|zgemm|scudnn|dcudnn|(?<![a-z0-9])s(?:1688|16816|884)", re.IGNORECASE)
+_HIGH_PRECISION = re.compile(
+    r"(?<![a-z])float(?!16)|double|(?<![a-z])f32|tf32|fp32|(?<![a-z])f64|fp64|"
+    r"sgemm|dgemm|cgemm|zgemm|scudnn|dcudnn|(?<![a-z0-9])s(?:1688|16816|884)",
+    re.IGNORECASE,
+)
 _EIGEN_FLOAT_TYPES = re.compile(r"half|bfloat16|float|double", re.IGNORECASE)
 # Element types of a kernel's op (HLO instruction, TF op inputs) by the precision they compute in.
 _LOW_DTYPES = ("f16", "bf16", "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e4m3", "f8e3m4")
@@ -104,7 +146,7 @@ PRECISIONS = ("16bit", "32bit")
 
 
 def kernel_precision(name, dtype=None):
-    """"16bit", "32bit" or None (unknown): the floating-point width a kernel computes in, from the type its name
+    """ "16bit", "32bit" or None (unknown): the floating-point width a kernel computes in, from the type its name
     says it writes (an Eigen assignment kernel's output tensor, a Tensile type code; for an Eigen kernel writing
     bool or integers the type it reads), else any 16-bit or 32-bit spelling in its name, else `dtype`, its op's
     element type (HLO or TF op inputs) when known. A kernel whose name says no floating-point type and whose op
@@ -124,7 +166,7 @@ def kernel_precision(name, dtype=None):
         return "16bit"
     else:
         # An Eigen kernel writing bool or integers (a comparison, an arg-max) computes in the type it reads.
-        text = name[written.end():] if written else name
+        text = name[written.end() :] if written else name
         if _LOW_PRECISION.search(text):
             return "16bit"
         if _HIGH_PRECISION.search(text):
@@ -149,8 +191,9 @@ def _names_fp32_matmul(name):
     lower = name.lower()
     if any(in_order(lower, first, then) for first, then in _FP32_MATMUL_IN_ORDER):
         return True
-    return any((arch := _XMMA_ARCH.search(line)) and "f32f32_f32f32" in line[arch.end():].lower()
-               for line in name.split("\n"))
+    return any(
+        (arch := _XMMA_ARCH.search(line)) and "f32f32_f32f32" in line[arch.end() :].lower() for line in name.split("\n")
+    )
 
 
 def is_tensor_core_eligible(op_name, kernel_name):
@@ -167,9 +210,12 @@ def is_tensor_core_eligible(op_name, kernel_name):
 
 # Element-wise (and small reduction) kernels of TensorFlow's Eigen/functor library and of PyTorch-style
 # naming: the kernels XLA fuses into a few.
-_ELEMENTWISE = re.compile(r"EigenMetaKernel|elementwise|Cwise|scalar_|BiasNHWC|BiasNCHW|BiasGrad|Philox|"
-                          r"functor::|Relu|Sigmoid|Tanh|Softplus|ApplyAdam|ApplyGradientDescent|ApplyMomentum|"
-                          r"SparseApply|_kernel_cast|CastKernel|multi_tensor_apply|dropout", re.IGNORECASE)
+_ELEMENTWISE = re.compile(
+    r"EigenMetaKernel|elementwise|Cwise|scalar_|BiasNHWC|BiasNCHW|BiasGrad|Philox|"
+    r"functor::|Relu|Sigmoid|Tanh|Softplus|ApplyAdam|ApplyGradientDescent|ApplyMomentum|"
+    r"SparseApply|_kernel_cast|CastKernel|multi_tensor_apply|dropout",
+    re.IGNORECASE,
+)
 # Kernels of vendor math and communication libraries, never element-wise however they are named (cuDNN's
 # `volta_fp16_s884cudnn_..._relu_...` fuses a ReLU into a convolution): cuDNN, cuBLAS/cuBLASLt, CUTLASS, xmma,
 # per-architecture SASS kernels (`sm80_`, `volta_`, `ampere_`...), MAGMA, cuFFT, hipBLASLt/Tensile (`Cijk_`),
@@ -177,7 +223,9 @@ _ELEMENTWISE = re.compile(r"EigenMetaKernel|elementwise|Cwise|scalar_|BiasNHWC|B
 _LIBRARY_KERNEL = re.compile(
     r"cudnn|cublas|cutlass|xmma|magma_|rocblas|hipblas|miopen|Cijk_|\bck_tile::|\bck::|internal::gemvx|"
     r"splitKreduce|^(void )?(sm\d{2,3}_|maxwell_|pascal_|volta_|turing_|ampere_|ada_|hopper_|blackwell_|"
-    r"gemm|gemv|fft2d_)", re.IGNORECASE)
+    r"gemm|gemv|fft2d_)",
+    re.IGNORECASE,
+)
 # Names XLA gives the kernels it emits, checked before library names (`gemm_fusion_dot` is XLA's, not cuBLAS's).
 _XLA_PREFIX = re.compile(r"^(fusion|gemm_fusion|triton_|wrapped_|loop_|input_)", re.IGNORECASE)
 KERNEL_CLASSES = ("collective", "runtime_copy", "xla", "library", "elementwise", "other")
@@ -185,8 +233,9 @@ KERNEL_CLASSES = ("collective", "runtime_copy", "xla", "library", "elementwise",
 # fusion_12, triton_gemm_dot_1, wrapped_convert ...).
 _XLA_KERNEL = re.compile(r"fusion|^triton_|^wrapped_|^loop_|^input_", re.IGNORECASE)
 # Vendor GEMM/convolution kernels: large tiles and low occupancy by design.
-_LIBRARY_MATH = re.compile(r"(?<!fb)gemm|gemv|cutlass|cublas|cudnn|xmma|conv(?!ersion)|implicit|winograd|wgrad|dgrad",
-                           re.IGNORECASE)
+_LIBRARY_MATH = re.compile(
+    r"(?<!fb)gemm|gemv|cutlass|cublas|cudnn|xmma|conv(?!ersion)|implicit|winograd|wgrad|dgrad", re.IGNORECASE
+)
 
 
 def kernel_class(name):
@@ -240,22 +289,39 @@ def is_xla_kernel(name):
 def is_library_math(name):
     """A vendor library's kernel (cuBLAS, cuDNN, CUTLASS, hipBLASLt/Tensile, composable kernel...) or a
     matrix-multiply or convolution kernel: tuned tiles whose occupancy the user does not choose."""
-    return (bool(_LIBRARY_MATH.search(name)) or name.startswith("nvjet_") or is_tensor_core_family(name)
-            or kernel_class(name) == "library")
+    return (
+        bool(_LIBRARY_MATH.search(name))
+        or name.startswith("nvjet_")
+        or is_tensor_core_family(name)
+        or kernel_class(name) == "library"
+    )
 
 
 # The element type in NCCL/RCCL kernel names, in their several spellings across versions:
 # ncclDevKernel_AllReduce_Sum_f32_RING_LL, ncclKernel_AllReduce_RING_LL_Sum_float, ncclAllReduceRingLLKernel_sum_f16.
-_COLLECTIVE_DTYPE = re.compile(r"(?<![a-z0-9])(bf16|bfloat16|f16|half|float16|f32|float32|float|f64|double|"
-                               r"f8e4m3|f8e5m2|i8|int8|u8|uint8|i32|int32|u32|uint32|i64|int64|u64|uint64)(?![a-z0-9])",
-                               re.IGNORECASE)
-_DTYPE_NAMES = {"bfloat16": "bf16", "half": "f16", "float16": "f16", "float": "f32", "float32": "f32",
-                "double": "f64", "int8": "i8", "uint8": "u8", "int32": "i32", "uint32": "u32", "int64": "i64",
-                "uint64": "u64"}
+_COLLECTIVE_DTYPE = re.compile(
+    r"(?<![a-z0-9])(bf16|bfloat16|f16|half|float16|f32|float32|float|f64|double|"
+    r"f8e4m3|f8e5m2|i8|int8|u8|uint8|i32|int32|u32|uint32|i64|int64|u64|uint64)(?![a-z0-9])",
+    re.IGNORECASE,
+)
+_DTYPE_NAMES = {
+    "bfloat16": "bf16",
+    "half": "f16",
+    "float16": "f16",
+    "float": "f32",
+    "float32": "f32",
+    "double": "f64",
+    "int8": "i8",
+    "uint8": "u8",
+    "int32": "i32",
+    "uint32": "u32",
+    "int64": "i64",
+    "uint64": "u64",
+}
 
 
 def collective_dtype(kernel_name, op_name=None):
-    """"f32", "bf16", "f16", ... the collective reduces in, from its kernel name, else its op (HLO) name; None when
+    """ "f32", "bf16", "f16", ... the collective reduces in, from its kernel name, else its op (HLO) name; None when
     neither says (e.g. `ncclDevKernel_Generic`)."""
     for text in (kernel_name, op_name or ""):
         found = _COLLECTIVE_DTYPE.search(text.replace("_", " "))
@@ -268,17 +334,19 @@ def collective_dtype(kernel_name, op_name=None):
 # The collective a kernel runs, from NCCL/RCCL names in their spellings across versions
 # (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_SendRecv, ncclAllToAllKernel, ncclKernel_Broadcast_...)
 # or from an XLA op name (all-reduce.3, all-to-all, collective-permute).
-_COLLECTIVE_KINDS = (("allreduce", re.compile(r"all[-_]?reduce", re.IGNORECASE)),
-                     ("reducescatter", re.compile(r"reduce[-_]?scatter", re.IGNORECASE)),
-                     ("allgather", re.compile(r"all[-_]?gather", re.IGNORECASE)),
-                     ("alltoall", re.compile(r"all[-_]?to[-_]?all", re.IGNORECASE)),
-                     ("sendrecv", re.compile(r"send|recv|collective[-_]permute", re.IGNORECASE)),
-                     ("broadcast", re.compile(r"broadcast", re.IGNORECASE)),
-                     ("reduce", re.compile(r"reduce", re.IGNORECASE)))
+_COLLECTIVE_KINDS = (
+    ("allreduce", re.compile(r"all[-_]?reduce", re.IGNORECASE)),
+    ("reducescatter", re.compile(r"reduce[-_]?scatter", re.IGNORECASE)),
+    ("allgather", re.compile(r"all[-_]?gather", re.IGNORECASE)),
+    ("alltoall", re.compile(r"all[-_]?to[-_]?all", re.IGNORECASE)),
+    ("sendrecv", re.compile(r"send|recv|collective[-_]permute", re.IGNORECASE)),
+    ("broadcast", re.compile(r"broadcast", re.IGNORECASE)),
+    ("reduce", re.compile(r"reduce", re.IGNORECASE)),
+)
 
 
 def collective_kind(kernel_name, op_name=None):
-    """"allreduce", "sendrecv", "alltoall", ... for a collective kernel, from its name, else its op (HLO) name;
+    """ "allreduce", "sendrecv", "alltoall", ... for a collective kernel, from its name, else its op (HLO) name;
     None when neither says (e.g. `ncclDevKernel_Generic`)."""
     for text in (kernel_name, op_name or ""):
         for kind, pattern in _COLLECTIVE_KINDS:

@@ -47,9 +47,11 @@ class KernelTypeTimes:
         if not self.span_ps:
             return None
         other = self.span_ps - self.idle_ps - self.computation_union_ps
-        return {"idle": 100.0 * self.idle_ps / self.span_ps,
-                "computation": 100.0 * self.computation_union_ps / self.span_ps,
-                "non_computation": 100.0 * other / self.span_ps}
+        return {
+            "idle": 100.0 * self.idle_ps / self.span_ps,
+            "computation": 100.0 * self.computation_union_ps / self.span_ps,
+            "non_computation": 100.0 * other / self.span_ps,
+        }
 
 
 def kernel_types(activity, keep=None):
@@ -62,19 +64,31 @@ def kernel_types(activity, keep=None):
     computation = kernel & ~communication & keep
     memory = ((activity.kind == int(ActivityKind.MEMCPY)) | (activity.kind == int(ActivityKind.MEMSET))) & keep
     duration = activity.duration_ps
-    summed = {"computation": int(duration[computation].sum()), "communication": int(duration[communication].sum()),
-              "memory": int(duration[memory].sum())}
+    summed = {
+        "computation": int(duration[computation].sum()),
+        "communication": int(duration[communication].sum()),
+        "memory": int(duration[memory].sum()),
+    }
     start, end = activity.start_ps, activity.end_ps
     comm_union = intervals.union(start[communication], end[communication])
     comp_union = intervals.union(start[computation], end[computation])
-    unions = {"computation": comp_union, "communication": comm_union,
-              "memory": intervals.union(start[memory], end[memory])}
+    unions = {
+        "computation": comp_union,
+        "communication": comm_union,
+        "memory": intervals.union(start[memory], end[memory]),
+    }
     any_work = keep & (computation | communication | memory)
     busy = intervals.union(start[any_work], end[any_work])
     span = int(busy.end_ps[-1] - busy.start_ps[0]) if len(busy) else 0
-    return KernelTypeTimes(summed_ps=summed, communication_ps=comm_union.total_ps,
-                           exclusive_ps=_exclusive(unions), overlap_ps=intervals.intersect(comm_union, comp_union).total_ps,
-                           span_ps=span, idle_ps=span - busy.total_ps, computation_union_ps=comp_union.total_ps)
+    return KernelTypeTimes(
+        summed_ps=summed,
+        communication_ps=comm_union.total_ps,
+        exclusive_ps=_exclusive(unions),
+        overlap_ps=intervals.intersect(comm_union, comp_union).total_ps,
+        span_ps=span,
+        idle_ps=span - busy.total_ps,
+        computation_union_ps=comp_union.total_ps,
+    )
 
 
 def in_window(activity, window):

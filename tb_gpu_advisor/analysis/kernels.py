@@ -37,7 +37,6 @@ class KernelRow:
     achieved_occupancy_pct: float | None = None  # the trace's estimate of achieved occupancy (Kineto), if any
 
 
-
 def kernel_table(gpus, costs=None):
     """KernelRows over all GPUs, most total time first; only kernels with launch details, like XProf.
 
@@ -49,8 +48,7 @@ def kernel_table(gpus, costs=None):
         selected = (activity.kind == ActivityKind.KERNEL) & (activity.config_id >= 0)
         if not selected.any():
             continue
-        keys = np.stack([activity.name_id[selected], activity.config_id[selected], activity.op_id[selected]],
-                        axis=1)
+        keys = np.stack([activity.name_id[selected], activity.config_id[selected], activity.op_id[selected]], axis=1)
         durations = activity.duration_ps[selected]
         unique, inverse = _unique_rows(keys)
         totals = np.bincount(inverse, weights=durations, minlength=len(unique))
@@ -64,10 +62,19 @@ def kernel_table(gpus, costs=None):
         del totals
         work = _row_work(activity, selected, inverse, len(unique), costs or {})
         for index, (name_id, config_id, op_id) in enumerate(unique):
-            rows.append((activity.names[name_id], activity.configs[config_id],
-                         activity.op_names[op_id] if op_id >= 0 else "",
-                         int(counts[index]), int(exact_totals[index]), int(mins[index]), int(maxs[index]),
-                         gpu.capabilities, work[index]))
+            rows.append(
+                (
+                    activity.names[name_id],
+                    activity.configs[config_id],
+                    activity.op_names[op_id] if op_id >= 0 else "",
+                    int(counts[index]),
+                    int(exact_totals[index]),
+                    int(mins[index]),
+                    int(maxs[index]),
+                    gpu.capabilities,
+                    work[index],
+                )
+            )
     return _merge_and_sort(rows)
 
 
@@ -83,16 +90,23 @@ def event_costs(activity, costs):
     found = [None]
     if costs and activity.program_id is not None:
         if activity.tf_signature_id is not None and activity.tf_signatures:
-            table = np.array([_add(found, costs.get(("tf",) + tuple(signature)))
-                              for signature in activity.tf_signatures], dtype=np.int64)
+            table = np.array(
+                [_add(found, costs.get(("tf",) + tuple(signature))) for signature in activity.tf_signatures],
+                dtype=np.int64,
+            )
             signed = np.flatnonzero(activity.tf_signature_id >= 0)
             index[signed] = table[activity.tf_signature_id[signed]]
         keyed = np.flatnonzero((activity.program_id >= 0) & (activity.op_id >= 0))
         if len(keyed):
             pairs = np.stack([activity.program_id[keyed], activity.op_id[keyed]], axis=1)
             unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
-            table = np.array([_add(found, costs.get((program_id, activity.op_names[op_id])))
-                              for program_id, op_id in unique.tolist()], dtype=np.int64)
+            table = np.array(
+                [
+                    _add(found, costs.get((program_id, activity.op_names[op_id])))
+                    for program_id, op_id in unique.tolist()
+                ],
+                dtype=np.int64,
+            )
             group = np.asarray(inverse).reshape(-1)
             chosen = table[group]
             index[keyed[chosen > 0]] = chosen[chosen > 0]
@@ -120,8 +134,7 @@ def execution_shares(activity, events, group, groups):
     if not len(kernels):
         return shares
     op = group[kernels]
-    named, per_name = np.unique(np.stack([op, activity.name_id[events[kernels]]], axis=1), axis=0,
-                                return_counts=True)
+    named, per_name = np.unique(np.stack([op, activity.name_id[events[kernels]]], axis=1), axis=0, return_counts=True)
     names = np.bincount(named[:, 0], minlength=groups)
     executions = np.zeros(groups)
     np.maximum.at(executions, named[:, 0], per_name)
@@ -176,8 +189,15 @@ def _merge_and_sort(rows):
     """Merges rows with equal keys across GPUs and sorts by total time."""
     merged = {}
     for name, config, op_name, count, total, low, high, capabilities, (flops, nbytes, cost) in rows:
-        key = (name, config.grid, config.block, config.registers_per_thread, config.static_shared_bytes,
-               config.dynamic_shared_bytes, op_name)
+        key = (
+            name,
+            config.grid,
+            config.block,
+            config.registers_per_thread,
+            config.static_shared_bytes,
+            config.dynamic_shared_bytes,
+            op_name,
+        )
         found = merged.get(key)
         if found is None:
             merged[key] = [config, count, total, low, high, capabilities, flops, nbytes, cost]
@@ -190,23 +210,46 @@ def _merge_and_sort(rows):
             found[7] = None if found[7] is None or nbytes is None else found[7] + nbytes
             found[8] = found[8] or cost
     table = []
-    for (name, grid, block, regs, _, _, op_name), (config, count, total, low, high, capabilities, flops, nbytes,
-                                                    cost) in merged.items():
+    for (name, grid, block, regs, _, _, op_name), (
+        config,
+        count,
+        total,
+        low,
+        high,
+        capabilities,
+        flops,
+        nbytes,
+        cost,
+    ) in merged.items():
         tensor_cores = uses_matrix_units(name, capabilities.vendor)
         implausible = implausible_values(config, capabilities)
         bad = {item.field for item in implausible}
-        table.append(KernelRow(
-            name=name, occurrences=count, total_ps=total, min_ps=low, max_ps=high,
-            occupancy_pct=recorded_occupancy(config, implausible),
-            achieved_occupancy_pct=config.achieved_occupancy_pct,
-            registers_per_thread=None if "registers_per_thread" in bad else regs,
-            shared_memory_bytes=None if "shared_memory_bytes" in bad else config.shared_memory_bytes, grid=grid,
-            block=None if "block" in bad else block, implausible=implausible,
-            uses_tensor_cores=tensor_cores,
-            tensor_core_eligible=tensor_cores or is_tensor_core_eligible(op_name, name),
-            op_name=op_name, flops=flops, bytes=nbytes, compute=cost.compute if cost else None,
-            dtype=cost.dtype if cost else None, matrix_dims=cost.matrix_dims if cost else None,
-            matrix_precision=cost.precision if cost else None))
-    table.sort(key=lambda r: (-r.total_ps, -r.occurrences, -(r.registers_per_thread or 0), r.name, r.grid,
-                              r.block or ()))
+        table.append(
+            KernelRow(
+                name=name,
+                occurrences=count,
+                total_ps=total,
+                min_ps=low,
+                max_ps=high,
+                occupancy_pct=recorded_occupancy(config, implausible),
+                achieved_occupancy_pct=config.achieved_occupancy_pct,
+                registers_per_thread=None if "registers_per_thread" in bad else regs,
+                shared_memory_bytes=None if "shared_memory_bytes" in bad else config.shared_memory_bytes,
+                grid=grid,
+                block=None if "block" in bad else block,
+                implausible=implausible,
+                uses_tensor_cores=tensor_cores,
+                tensor_core_eligible=tensor_cores or is_tensor_core_eligible(op_name, name),
+                op_name=op_name,
+                flops=flops,
+                bytes=nbytes,
+                compute=cost.compute if cost else None,
+                dtype=cost.dtype if cost else None,
+                matrix_dims=cost.matrix_dims if cost else None,
+                matrix_precision=cost.precision if cost else None,
+            )
+        )
+    table.sort(
+        key=lambda r: (-r.total_ps, -r.occurrences, -(r.registers_per_thread or 0), r.name, r.grid, r.block or ())
+    )
     return tuple(table)

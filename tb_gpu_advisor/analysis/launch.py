@@ -59,13 +59,18 @@ def launch_stats(model, step_set, queue_full=None):
         call_count += len(calls)
     latency = np.concatenate(latencies) if latencies else np.zeros(0, np.int64)
     edges_ps = np.array(LATENCY_BIN_EDGES_US) * 1e6
-    histogram = tuple(int(c) for c in np.histogram(latency, bins=edges_ps)[0]) if len(latency) else \
-        tuple(0 for _ in LATENCY_BIN_EDGES_US[1:])
+    histogram = (
+        tuple(int(c) for c in np.histogram(latency, bins=edges_ps)[0])
+        if len(latency)
+        else tuple(0 for _ in LATENCY_BIN_EDGES_US[1:])
+    )
     per_step = None
     if step_set.timed_steps:
         kernel_starts = np.sort(np.concatenate(starts)) if starts else np.zeros(0, np.int64)
-        counts = [np.searchsorted(kernel_starts, s.end_ps) - np.searchsorted(kernel_starts, s.start_ps)
-                  for s in step_set.timed_steps]
+        counts = [
+            np.searchsorted(kernel_starts, s.end_ps) - np.searchsorted(kernel_starts, s.start_ps)
+            for s in step_set.timed_steps
+        ]
         per_step = float(np.mean(counts))
     return LaunchStats(
         kernel_count=kernel_count,

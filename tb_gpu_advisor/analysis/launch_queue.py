@@ -74,5 +74,6 @@ def queue_full_launches(model):
         blocked[calls[full]] = True
     start = host.launch_start_ps[blocked]
     end = start + host.launch_duration_ps[blocked]
-    return QueueFull(blocked=blocked, spans=intervals.union(start, end), count=int(blocked.sum()),
-                     total_ps=int((end - start).sum()))
+    return QueueFull(
+        blocked=blocked, spans=intervals.union(start, end), count=int(blocked.sum()), total_ps=int((end - start).sum())
+    )

@@ -3,24 +3,41 @@ collective, copy, or other; and the kernel table's time rolled up by that kind."
 
 import re
 
-from tb_gpu_advisor.analysis.kernel_names import (is_nccl, is_runtime_copy, is_tensor_core_eligible, kernel_class,
-                                                  without_parameters)
+from tb_gpu_advisor.analysis.kernel_names import (
+    is_nccl,
+    is_runtime_copy,
+    is_tensor_core_eligible,
+    kernel_class,
+    without_parameters,
+)
 
 OP_TYPES = ("matmul_conv", "elementwise", "reduction", "collective", "copy", "other")
 
-_COLLECTIVE_OP = re.compile(r"all-?reduce|all-?gather|reduce-?scatter|all-?to-?all|collective-permute|"
-                            r"Collective(Reduce|Gather|Bcast)|Nccl|c10d::|allreduce", re.IGNORECASE)
-_COPY = re.compile(r"copy|memcpy|memset|transpose|concat|\bpad\b|_pad_|dynamic[-_]?(update[-_]?)?slice|"
-                   r"gather|scatter|shuffle|layout|fill|permute", re.IGNORECASE)
-_MATMUL = re.compile(r"gemm|gemv|matmul|cutlass|cublas|cudnn|xmma|conv|implicit|winograd|wgrad|dgrad|"
-                     r"^dot|[_.]dot\b|dot_general|einsum|Cijk_", re.IGNORECASE)
+_COLLECTIVE_OP = re.compile(
+    r"all-?reduce|all-?gather|reduce-?scatter|all-?to-?all|collective-permute|"
+    r"Collective(Reduce|Gather|Bcast)|Nccl|c10d::|allreduce",
+    re.IGNORECASE,
+)
+_COPY = re.compile(
+    r"copy|memcpy|memset|transpose|concat|\bpad\b|_pad_|dynamic[-_]?(update[-_]?)?slice|"
+    r"gather|scatter|shuffle|layout|fill|permute",
+    re.IGNORECASE,
+)
+_MATMUL = re.compile(
+    r"gemm|gemv|matmul|cutlass|cublas|cudnn|xmma|conv|implicit|winograd|wgrad|dgrad|"
+    r"^dot|[_.]dot\b|dot_general|einsum|Cijk_",
+    re.IGNORECASE,
+)
 _REDUCTION = re.compile(r"reduc|argmax|argmin|softmax|norm|L2Loss|BiasGrad|topk|cumsum|\bscan", re.IGNORECASE)
 # Op names of reductions whose kernels carry no such word (TensorFlow's Sum, Mean, Max ops); checked after the
 # element-wise kernel names, since Eigen's element-wise add is `scalar_sum_op`.
 _REDUCTION_OP = re.compile(r"^(Sum|Mean|Max|Min|Prod|All|Any)(_\d+)?$")  # the op name's last path component
 _REDUCE_CALL = re.compile(r"reduce_(sum|mean|max|min)")
-_ELEMENTWISE = re.compile(r"^loop_|elementwise|element_wise|unrolled|vectorized|Cwise|add|mul|relu|gelu|"
-                          r"sigmoid|tanh|exp|cast|convert", re.IGNORECASE)
+_ELEMENTWISE = re.compile(
+    r"^loop_|elementwise|element_wise|unrolled|vectorized|Cwise|add|mul|relu|gelu|"
+    r"sigmoid|tanh|exp|cast|convert",
+    re.IGNORECASE,
+)
 
 
 def op_type(kernel_name, op_name=None):
@@ -59,6 +76,11 @@ def op_type_rollup(kernels):
     out = []
     for entry in sorted(totals.values(), key=lambda e: (-e["total_us"], OP_TYPES.index(e["op_type"]))):
         share = 100.0 * entry["total_us"] / grand if grand > 0 else None
-        out.append({**entry, "total_us": round(entry["total_us"], 3),
-                    "share_pct": round(share, 2) if share is not None else None})
+        out.append(
+            {
+                **entry,
+                "total_us": round(entry["total_us"], 3),
+                "share_pct": round(share, 2) if share is not None else None,
+            }
+        )
     return out

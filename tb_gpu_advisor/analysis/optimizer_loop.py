@@ -10,10 +10,30 @@ from tb_gpu_advisor.model.trace import ActivityKind
 
 OPTIMIZER_STEP_TAG = "optimizer_step"
 # The in-place tensor ops a for-loop optimizer (SGD, Adam, AdamW... with foreach=False) calls once per parameter.
-PER_TENSOR_OPS = frozenset({
-    "aten::add_", "aten::mul_", "aten::addcmul_", "aten::addcdiv_", "aten::lerp_", "aten::sqrt", "aten::sqrt_",
-    "aten::div", "aten::div_", "aten::add", "aten::mul", "aten::sub_", "aten::maximum", "aten::neg",
-    "aten::copy_", "aten::pow", "aten::clamp_", "aten::sign_", "aten::zero_", "aten::fill_"})
+PER_TENSOR_OPS = frozenset(
+    {
+        "aten::add_",
+        "aten::mul_",
+        "aten::addcmul_",
+        "aten::addcdiv_",
+        "aten::lerp_",
+        "aten::sqrt",
+        "aten::sqrt_",
+        "aten::div",
+        "aten::div_",
+        "aten::add",
+        "aten::mul",
+        "aten::sub_",
+        "aten::maximum",
+        "aten::neg",
+        "aten::copy_",
+        "aten::pow",
+        "aten::clamp_",
+        "aten::sign_",
+        "aten::zero_",
+        "aten::fill_",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -67,5 +87,11 @@ def optimizer_loop(model):
         per_tensor += sum(name in PER_TENSOR_OPS for name in names)
         fused = fused or any(_is_fused(activity.names[n]) for n in set(activity.name_id[events].tolist()))
         device_ps += int(activity.duration_ps[events].sum())
-    return OptimizerLoop(steps=len(spans), kernels=kernels, per_tensor_share=per_tensor / kernels if kernels else 0.0,
-                         fused_seen=fused, host_ps=int(spans.total_ps), device_ps=device_ps)
+    return OptimizerLoop(
+        steps=len(spans),
+        kernels=kernels,
+        per_tensor_share=per_tensor / kernels if kernels else 0.0,
+        fused_seen=fused,
+        host_ps=int(spans.total_ps),
+        device_ps=device_ps,
+    )

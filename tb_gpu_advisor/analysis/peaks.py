@@ -82,12 +82,21 @@ _BY_NAME = (
 # Dense FLOPs per SM (CU) per clock: (16-bit matrix, fp32 vector, fp8 factor, tf32 factor). Consumer parts of
 # an architecture can be slower (GeForce halves 16-bit with fp32 accumulation): these are upper bounds.
 _BY_ARCH = {
-    "sm_60": (256, 128, 1, None), "sm_61": (256, 256, 1, None),
-    "sm_70": (1024, 128, 1, None), "sm_72": (1024, 128, 1, None), "sm_75": (1024, 128, 1, None),
-    "sm_80": (2048, 128, 1, 0.5), "sm_86": (1024, 256, 1, 0.5), "sm_87": (1024, 256, 1, 0.5),
-    "sm_89": (1024, 256, 2, 0.5), "sm_90": (4096, 256, 2, 0.5), "sm_100": (8192, 256, 2, 0.5),
+    "sm_60": (256, 128, 1, None),
+    "sm_61": (256, 256, 1, None),
+    "sm_70": (1024, 128, 1, None),
+    "sm_72": (1024, 128, 1, None),
+    "sm_75": (1024, 128, 1, None),
+    "sm_80": (2048, 128, 1, 0.5),
+    "sm_86": (1024, 256, 1, 0.5),
+    "sm_87": (1024, 256, 1, 0.5),
+    "sm_89": (1024, 256, 2, 0.5),
+    "sm_90": (4096, 256, 2, 0.5),
+    "sm_100": (8192, 256, 2, 0.5),
     "sm_120": (1024, 256, 2, 0.5),
-    "gfx908": (1024, 256, 1, None), "gfx90a": (1024, 256, 1, None), "gfx942": (2048, 256, 2, 0.5),
+    "gfx908": (1024, 256, 1, None),
+    "gfx90a": (1024, 256, 1, None),
+    "gfx942": (2048, 256, 2, 0.5),
     "gfx950": (4096, 256, 2, 0.5),
 }
 _AMD_HBM_REPORTED_FRACTION = 0.5
@@ -117,23 +126,45 @@ def device_peaks(caps):
     name = (caps.model_name or "").lower()
     for pattern, (matrix, vector, hbm, fp8, tf32) in _BY_NAME:
         if re.search(pattern, name):
-            return DevicePeaks(matrix, vector, float(hbm), fp8, tf32, f"published figures for {caps.model_name}",
-                               f"published figure for {caps.model_name}")
+            return DevicePeaks(
+                matrix,
+                vector,
+                float(hbm),
+                fp8,
+                tf32,
+                f"published figures for {caps.model_name}",
+                f"published figure for {caps.model_name}",
+            )
     hbm, hbm_source = None, ""
     if caps.memory_bandwidth_bytes_per_s:
         hbm = caps.memory_bandwidth_bytes_per_s / _GIGA
         hbm_source = "the trace's memory_bandwidth"
         if _is_amd(caps):
-            hbm_source = (f"the trace's memory_bandwidth {hbm:g} GB/s corrected x{1 / _AMD_HBM_REPORTED_FRACTION:g}: "
-                          "ROCm reports half the HBM peak")
+            hbm_source = (
+                f"the trace's memory_bandwidth {hbm:g} GB/s corrected x{1 / _AMD_HBM_REPORTED_FRACTION:g}: "
+                "ROCm reports half the HBM peak"
+            )
             hbm /= _AMD_HBM_REPORTED_FRACTION
     arch = device_arch(caps)
     per_clock = _BY_ARCH.get(arch)
     if per_clock is None or not caps.sm_count or not caps.clock_mhz:
-        return DevicePeaks(None, None, hbm, 1, None, "unknown architecture" if per_clock is None
-                           else "no core count or clock rate in the trace", hbm_source)
+        return DevicePeaks(
+            None,
+            None,
+            hbm,
+            1,
+            None,
+            "unknown architecture" if per_clock is None else "no core count or clock rate in the trace",
+            hbm_source,
+        )
     matrix, vector, fp8, tf32 = per_clock
     cycles = caps.sm_count * caps.clock_mhz * 1e6
-    return DevicePeaks(matrix * cycles / _TERA, vector * cycles / _TERA, hbm, fp8, tf32,
-                       f"{arch}: {matrix} FLOP/clock per SM (CU) x {caps.sm_count} x {caps.clock_mhz:g} MHz",
-                       hbm_source)
+    return DevicePeaks(
+        matrix * cycles / _TERA,
+        vector * cycles / _TERA,
+        hbm,
+        fp8,
+        tf32,
+        f"{arch}: {matrix} FLOP/clock per SM (CU) x {caps.sm_count} x {caps.clock_mhz:g} MHz",
+        hbm_source,
+    )

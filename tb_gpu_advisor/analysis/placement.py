@@ -57,8 +57,9 @@ def _copies_near(copies, lo, hi, by_end):
     left, right = np.searchsorted(key, lo, "left"), np.searchsorted(key, hi, "left")
     nonempty = left < right
     # How many of the ranges [left, right) hold each copy: +1 where a range opens, -1 where it closes.
-    depth = np.cumsum(np.bincount(left[nonempty], minlength=len(key) + 1)
-                      - np.bincount(right[nonempty], minlength=len(key) + 1))[:len(key)]
+    depth = np.cumsum(
+        np.bincount(left[nonempty], minlength=len(key) + 1) - np.bincount(right[nonempty], minlength=len(key) + 1)
+    )[: len(key)]
     chosen = depth > 0
     return int(chosen.sum()), byte_total(size[chosen])
 
@@ -75,7 +76,7 @@ def cpu_placed_ops(model, step_count):
     for tag, spans in host.tagged.items():
         if not tag.startswith("cpu_op:") or not len(spans):
             continue
-        name = tag[len("cpu_op:"):]
+        name = tag[len("cpu_op:") :]
         count, total = host.op_totals.get(name, (len(spans), spans.total_ps))
         if step_count and count / step_count > STEP_OP_MAX_CALLS_PER_STEP:
             continue
@@ -90,8 +91,17 @@ def cpu_placed_ops(model, step_count):
         length = np.minimum(spans.end_ps - spans.start_ps, ADJACENT_COPY_PS)
         before = _copies_near(d2h, spans.start_ps - length, spans.start_ps + 1, by_end=True)
         after = _copies_near(h2d, spans.end_ps, spans.end_ps + length, by_end=False)
-        found.append(CpuOp(name=name, op_type=name.rpartition(":")[2], runs=len(spans), unlaunched_runs=unlaunched,
-                           total_ps=int(total), d2h_before=before[0], h2d_after=after[0],
-                           copy_bytes=before[1] + after[1]))
+        found.append(
+            CpuOp(
+                name=name,
+                op_type=name.rpartition(":")[2],
+                runs=len(spans),
+                unlaunched_runs=unlaunched,
+                total_ps=int(total),
+                d2h_before=before[0],
+                h2d_after=after[0],
+                copy_bytes=before[1] + after[1],
+            )
+        )
     found.sort(key=lambda op: (-op.total_ps, op.name))
     return tuple(found)

@@ -99,8 +99,9 @@ def kernel_costs(model):
 
 def fastest_roof(peaks):
     """The most TFLOP/s any unit of a GPU with these DevicePeaks does (None when not known)."""
-    roofs = [roof for roof in (peaks.matrix_roof("f8e4m3fn"), peaks.matrix_roof("bf16"), peaks.vector_roof("bf16"))
-             if roof]
+    roofs = [
+        roof for roof in (peaks.matrix_roof("f8e4m3fn"), peaks.matrix_roof("bf16"), peaks.vector_roof("bf16")) if roof
+    ]
     return max(roofs) if roofs else None
 
 
@@ -114,8 +115,13 @@ def plausible_costs(model, costs):
         if activity.program_id is None or not roof or not costs:
             continue
         flops, _, index, found = event_costs(activity, costs)
-        costed = np.flatnonzero((activity.kind == ActivityKind.KERNEL) & (index > 0) & ~np.isnan(flops)
-                                & (activity.program_id >= 0) & (activity.op_id >= 0))
+        costed = np.flatnonzero(
+            (activity.kind == ActivityKind.KERNEL)
+            & (index > 0)
+            & ~np.isnan(flops)
+            & (activity.program_id >= 0)
+            & (activity.op_id >= 0)
+        )
         if not len(costed):
             continue
         pairs = np.stack([activity.program_id[costed], activity.op_id[costed]], axis=1)
@@ -148,8 +154,9 @@ def shared_peaks(gpus):
 def runs_on_fp32_units(row):
     """A 32-bit matrix kernel row that cannot use Tensor Cores: its name says fp32 FMA (SIMT), or its op asks for
     full float32 (precision HIGHEST), so its roof is the fp32 vector peak, not the TF32 one."""
-    return row.dtype == "f32" and (is_simt_gemm(row.name) or is_fp32_matmul(row.name)
-                                   or row.matrix_precision == "HIGHEST")
+    return row.dtype == "f32" and (
+        is_simt_gemm(row.name) or is_fp32_matmul(row.name) or row.matrix_precision == "HIGHEST"
+    )
 
 
 def kernel_roofline(row, peaks):
@@ -173,19 +180,31 @@ def kernel_roofline(row, peaks):
         if bound == COMPUTE and tflops is not None:
             pct = 100.0 * tflops / roof
             if pct > 100.0:
-                implausible = (f"{tflops:.4g} TFLOP/s is above the {roof:g} TFLOP/s {row.compute} roof of its "
-                               f"{row.dtype or 'unknown'} inputs: the FLOPs counted for its op cannot all be this "
-                               "kernel's, or its precision is not the one its HLO says")
+                implausible = (
+                    f"{tflops:.4g} TFLOP/s is above the {roof:g} TFLOP/s {row.compute} roof of its "
+                    f"{row.dtype or 'unknown'} inputs: the FLOPs counted for its op cannot all be this "
+                    "kernel's, or its precision is not the one its HLO says"
+                )
         elif bound == MEMORY and gbps is not None:
             pct = 100.0 * gbps / hbm
             if pct > 100.0:
-                implausible = (f"{gbps:.4g} GB/s of logical bytes is above the {hbm:g} GB/s HBM peak: its data "
-                               "came from on-chip caches, or the bytes counted for its op are not all this kernel's")
+                implausible = (
+                    f"{gbps:.4g} GB/s of logical bytes is above the {hbm:g} GB/s HBM peak: its data "
+                    "came from on-chip caches, or the bytes counted for its op are not all this kernel's"
+                )
     if implausible:
         bound = pct = None  # above the hardware's roof: the costing is wrong (or the data was cached), not a fact
-    return KernelRoofline(flops=flops, bytes=nbytes, achieved_tflops=tflops, achieved_gbps=gbps,
-                          arithmetic_intensity=intensity, bound=bound, roof_tflops=roof, peak_pct=pct,
-                          implausible=implausible)
+    return KernelRoofline(
+        flops=flops,
+        bytes=nbytes,
+        achieved_tflops=tflops,
+        achieved_gbps=gbps,
+        arithmetic_intensity=intensity,
+        bound=bound,
+        roof_tflops=roof,
+        peak_pct=pct,
+        implausible=implausible,
+    )
 
 
 def flop_utilization(gpus, costs, window):
@@ -210,5 +229,6 @@ def flop_utilization(gpus, costs, window):
     pct = None
     if peak_tflops and window_s > 0 and costed_ps > 0:
         pct = 100.0 * flops_total / (peak_tflops * 1e12 * window_s)
-    return FlopUtilization(flops=flops_total, pct=pct,
-                           costed_kernel_time_pct=100.0 * costed_ps / kernel_ps if kernel_ps else None)
+    return FlopUtilization(
+        flops=flops_total, pct=pct, costed_kernel_time_pct=100.0 * costed_ps / kernel_ps if kernel_ps else None
+    )

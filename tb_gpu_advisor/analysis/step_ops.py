@@ -8,12 +8,16 @@ from dataclasses import dataclass
 STEP_OP_MAX_CALLS_PER_STEP = 2
 # tf.data's producers and function runners: background work, not what blocks the step (the step's own wait for
 # them is the input wait).
-_PRODUCER = re.compile(r"Produce$|^Iterator::|^InstantiatedCapturedFunction::|^IteratorGetNext|"
-                       r"^MultiDeviceIterator|^ParallelMap|^MapAndBatch")
+_PRODUCER = re.compile(
+    r"Produce$|^Iterator::|^InstantiatedCapturedFunction::|^IteratorGetNext|"
+    r"^MultiDeviceIterator|^ParallelMap|^MapAndBatch"
+)
 # Op types with no XLA kernel: strings, parsing and decoding, ragged tensors, lookup tables, Python callbacks.
-_XLA_INCOMPATIBLE = re.compile(r"^((String|Regex|StaticRegex|Unicode|Ragged|LookupTable|"
-                               r"Decode(Jpeg|Png|Gif|Bmp|Image|Csv|Wav|Compressed|Base64))\w*|AsString|Substr|"
-                               r"EagerPyFunc|PyFunc|PyFuncStateless)$")
+_XLA_INCOMPATIBLE = re.compile(
+    r"^((String|Regex|StaticRegex|Unicode|Ragged|LookupTable|"
+    r"Decode(Jpeg|Png|Gif|Bmp|Image|Csv|Wav|Compressed|Base64))\w*|AsString|Substr|"
+    r"EagerPyFunc|PyFunc|PyFuncStateless)$"
+)
 # ... and `Parse*Example*`, `*HashTable*`, `*Tokenize*`: one word holding these (tested without a regex).
 _WORD = re.compile(r"^\w*$")
 _PY_FUNCTION = {"EagerPyFunc", "PyFunc", "PyFuncStateless"}
@@ -58,8 +62,11 @@ def op_type(name):
 def is_xla_incompatible(op_type_name):
     if _XLA_INCOMPATIBLE.match(op_type_name):
         return True
-    return bool(_WORD.match(op_type_name)) and ("HashTable" in op_type_name or "Tokenize" in op_type_name
-                                                or (op_type_name.startswith("Parse") and "Example" in op_type_name[5:]))
+    return bool(_WORD.match(op_type_name)) and (
+        "HashTable" in op_type_name
+        or "Tokenize" in op_type_name
+        or (op_type_name.startswith("Parse") and "Example" in op_type_name[5:])
+    )
 
 
 def step_ops(op_totals, step_count):
@@ -75,5 +82,8 @@ def step_ops(op_totals, step_count):
     order = lambda op: (-op.total_ps, op.name)  # noqa: E731
     step.sort(key=order)
     element.sort(key=order)
-    return StepOps(step_ops=tuple(step), per_element_ops=tuple(element),
-                   xla_incompatible=tuple(op for op in step if is_xla_incompatible(op.op_type)))
+    return StepOps(
+        step_ops=tuple(step),
+        per_element_ops=tuple(element),
+        xla_incompatible=tuple(op for op in step if is_xla_incompatible(op.op_type)),
+    )

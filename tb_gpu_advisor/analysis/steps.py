@@ -43,8 +43,10 @@ class StepSet:
             for step in gpu_steps.steps:
                 start, end = found.get(step.index, (step.start_ps, step.end_ps))
                 found[step.index] = (min(start, step.start_ps), max(end, step.end_ps))
-        return tuple(replace(marker, start_ps=found[index][0], end_ps=found[index][1]) if index in found else marker
-                     for index, marker in enumerate(self.steps))
+        return tuple(
+            replace(marker, start_ps=found[index][0], end_ps=found[index][1]) if index in found else marker
+            for index, marker in enumerate(self.steps)
+        )
 
     @property
     def windows(self):
@@ -75,8 +77,7 @@ def find_steps(model):
                 longest[marker.group_id] = marker
     if longest:
         steps = tuple(sorted((replace(m, step_num=None) for m in longest.values()), key=lambda s: s.start_ps))
-        return StepSet(steps=steps, source="device",
-                       device_markers={k: tuple(v) for k, v in device_markers.items()})
+        return StepSet(steps=steps, source="device", device_markers={k: tuple(v) for k, v in device_markers.items()})
     return StepSet(steps=(), source="none", device_markers={})
 
 

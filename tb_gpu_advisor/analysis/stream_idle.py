@@ -29,6 +29,9 @@ def stream_idle(activity, host, keep=None, kernel_wait_ps=int(KERNEL_WAIT_US * 1
         launched = launch_start[mine][1:]
         host_wait = (launched >= 0) & (launched > end[:-1])
         kernel_wait = ~host_wait & (gap < kernel_wait_ps)
-        result[int(stream)] = {"host_wait": int(gap[host_wait].sum()), "kernel_wait": int(gap[kernel_wait].sum()),
-                               "other": int(gap[~host_wait & ~kernel_wait].sum())}
+        result[int(stream)] = {
+            "host_wait": int(gap[host_wait].sum()),
+            "kernel_wait": int(gap[kernel_wait].sum()),
+            "other": int(gap[~host_wait & ~kernel_wait].sum()),
+        }
     return result

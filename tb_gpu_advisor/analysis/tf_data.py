@@ -9,11 +9,27 @@ PREFETCH_STAGES = {"Prefetch", "PrefetchToDevice", "PrefetchDataset"}
 SEQUENTIAL_MAP_STAGES = {"Map"}
 AMBIGUOUS_MAP_STAGES = {"MapAndBatch"}  # parallel or not depending on num_parallel_calls
 PARALLEL_MAP_STAGES = {"ParallelMap", "ParallelMapV2"} | AMBIGUOUS_MAP_STAGES  # maps that can run calls at once
-PARALLEL_STAGES = {"ParallelMap", "ParallelMapV2", "ParallelInterleave", "ParallelInterleaveV2",
-                   "ParallelInterleaveV3", "ParallelInterleaveV4", "LegacyParallelInterleaveV2",
-                   "ParallelBatch", "ParallelFilter"}
-CACHE_STAGES = {"Cache", "CacheV2", "MemoryCache", "MemoryReader", "MemoryWriter", "Snapshot", "SaveDataset",
-                "LoadDataset"}
+PARALLEL_STAGES = {
+    "ParallelMap",
+    "ParallelMapV2",
+    "ParallelInterleave",
+    "ParallelInterleaveV2",
+    "ParallelInterleaveV3",
+    "ParallelInterleaveV4",
+    "LegacyParallelInterleaveV2",
+    "ParallelBatch",
+    "ParallelFilter",
+}
+CACHE_STAGES = {
+    "Cache",
+    "CacheV2",
+    "MemoryCache",
+    "MemoryReader",
+    "MemoryWriter",
+    "Snapshot",
+    "SaveDataset",
+    "LoadDataset",
+}
 # XProf's file readers; a read is "advanced" when one of ADVANCING_STAGES sits above it, else "demanded".
 FILE_READ_STAGES = {"TFRecord", "TextLine", "FixedLengthRecord", "SSTable", "RecordIO", "ArrayRecord"}
 ADVANCING_STAGES = {"MemoryReader", "MemoryWriter", "Interleave", "Prefetch", "ParallelMap"} | PARALLEL_STAGES
@@ -53,8 +69,14 @@ class TfDataPipeline:
         """Prefetches, runs no map sequentially, reads ahead and has no Python generator: the local tf.data
         knobs are already used. Behind tf.distribute's per-device feed the source pipeline is not in the trace,
         so it cannot be called tuned."""
-        return (self.in_use and self.has_prefetch and not self.sequential_maps and not self.demanded_reads
-                and not self.generators and not self.per_device_generators)
+        return (
+            self.in_use
+            and self.has_prefetch
+            and not self.sequential_maps
+            and not self.demanded_reads
+            and not self.generators
+            and not self.per_device_generators
+        )
 
     @property
     def root(self):
@@ -63,27 +85,36 @@ class TfDataPipeline:
 
 
 def stages_of(path):
-    return path[len(ITERATOR_PREFIX):].split("::")
+    return path[len(ITERATOR_PREFIX) :].split("::")
 
 
 def tf_data_pipeline(op_totals, thread_busy, window_ps):
     """TfDataPipeline from HostActivity.op_totals and thread_busy over an analysis window of `window_ps`."""
-    paths = sorted((name for name in op_totals if name.startswith(ITERATOR_PREFIX)),
-                   key=lambda name: (-name.count("::"), name))
+    paths = sorted(
+        (name for name in op_totals if name.startswith(ITERATOR_PREFIX)), key=lambda name: (-name.count("::"), name)
+    )
     stages = frozenset(stage for path in paths for stage in stages_of(path))
     busy = thread_busy.get(MAP_THREADS)
     concurrency = busy[1] / window_ps if busy and window_ps > 0 else None
     sequential, reads, demanded, generators, per_device = [], [], [], [], []
-    distributed = any(name.startswith(_PER_DEVICE_FEED) and ("MultiDeviceIterator" in name or "__next_func" in name)
-                      for name in op_totals)
+    distributed = any(
+        name.startswith(_PER_DEVICE_FEED) and ("MultiDeviceIterator" in name or "__next_func" in name)
+        for name in op_totals
+    )
     # Every stage is judged, also those only seen as a prefix of a deeper stage's name.
-    prefixes = sorted({ITERATOR_PREFIX + "::".join(stages_of(path)[:depth]) for path in paths
-                       for depth in range(1, len(stages_of(path)) + 1)})
+    prefixes = sorted(
+        {
+            ITERATOR_PREFIX + "::".join(stages_of(path)[:depth])
+            for path in paths
+            for depth in range(1, len(stages_of(path)) + 1)
+        }
+    )
     for path in prefixes:
         parts = stages_of(path)
         last = parts[-1]
-        if last in SEQUENTIAL_MAP_STAGES or (last in AMBIGUOUS_MAP_STAGES and concurrency is not None
-                                              and concurrency < MAP_SEQUENTIAL_CONCURRENCY):
+        if last in SEQUENTIAL_MAP_STAGES or (
+            last in AMBIGUOUS_MAP_STAGES and concurrency is not None and concurrency < MAP_SEQUENTIAL_CONCURRENCY
+        ):
             sequential.append(path)
         if last in FILE_READ_STAGES:
             reads.append(path)
@@ -92,9 +123,15 @@ def tf_data_pipeline(op_totals, thread_busy, window_ps):
         if last in GENERATOR_STAGES:
             from_generator = len(parts) > 1 and parts[-2] == "FlatMap"
             (per_device if distributed and not from_generator else generators).append(path)
-    return TfDataPipeline(in_use=bool(paths), paths=tuple(paths), stages=stages,
-                          sequential_maps=tuple(sequential), demanded_reads=tuple(demanded),
-                          file_reads=tuple(reads), generators=tuple(generators),
-                          per_device_generators=tuple(per_device),
-                          map_concurrency=None if concurrency is None else round(concurrency, 2),
-                          map_threads=busy[0] if busy else 0)
+    return TfDataPipeline(
+        in_use=bool(paths),
+        paths=tuple(paths),
+        stages=stages,
+        sequential_maps=tuple(sequential),
+        demanded_reads=tuple(demanded),
+        file_reads=tuple(reads),
+        generators=tuple(generators),
+        per_device_generators=tuple(per_device),
+        map_concurrency=None if concurrency is None else round(concurrency, 2),
+        map_threads=busy[0] if busy else 0,
+    )

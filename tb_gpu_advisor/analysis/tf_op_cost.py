@@ -7,16 +7,48 @@ import re
 from tb_gpu_advisor.readers.hlo.op_cost import MATRIX, MAX_KERNEL_WORK, VECTOR, OpCost
 
 # TF dtype name -> (our dtype name, bytes per element).
-_DTYPES = {"half": ("f16", 2), "float": ("f32", 4), "double": ("f64", 8), "bfloat16": ("bf16", 2),
-           "int8": ("s8", 1), "uint8": ("u8", 1), "int16": ("s16", 2), "int32": ("s32", 4), "int64": ("s64", 8),
-           "bool": ("pred", 1)}
-_ARITHMETIC = {"Add": 1, "AddV2": 1, "Sub": 1, "Mul": 1, "RealDiv": 1, "Div": 1, "Maximum": 1, "Minimum": 1,
-               "SquaredDifference": 2, "BiasAdd": 1, "DivNoNan": 1, "MulNoNan": 1}
+_DTYPES = {
+    "half": ("f16", 2),
+    "float": ("f32", 4),
+    "double": ("f64", 8),
+    "bfloat16": ("bf16", 2),
+    "int8": ("s8", 1),
+    "uint8": ("u8", 1),
+    "int16": ("s16", 2),
+    "int32": ("s32", 4),
+    "int64": ("s64", 8),
+    "bool": ("pred", 1),
+}
+_ARITHMETIC = {
+    "Add": 1,
+    "AddV2": 1,
+    "Sub": 1,
+    "Mul": 1,
+    "RealDiv": 1,
+    "Div": 1,
+    "Maximum": 1,
+    "Minimum": 1,
+    "SquaredDifference": 2,
+    "BiasAdd": 1,
+    "DivNoNan": 1,
+    "MulNoNan": 1,
+}
 _COMPARISONS = {"Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr"}
-_UNARY = {"Neg": 1, "Abs": 1, "Square": 1, "Relu": 1, "Sign": 1, "Floor": 1, "Ceil": 1, "Round": 1,
-          "Reciprocal": 1, "Inv": 1, "Relu6": 2, "LogicalNot": 1}
-_TRANSCENDENTAL = {"Exp", "Log", "Log1p", "Expm1", "Tanh", "Sigmoid", "Sqrt", "Rsqrt", "Erf", "Softplus", "Sin",
-                   "Cos"}
+_UNARY = {
+    "Neg": 1,
+    "Abs": 1,
+    "Square": 1,
+    "Relu": 1,
+    "Sign": 1,
+    "Floor": 1,
+    "Ceil": 1,
+    "Round": 1,
+    "Reciprocal": 1,
+    "Inv": 1,
+    "Relu6": 2,
+    "LogicalNot": 1,
+}
+_TRANSCENDENTAL = {"Exp", "Log", "Log1p", "Expm1", "Tanh", "Sigmoid", "Sqrt", "Rsqrt", "Erf", "Softplus", "Sin", "Cos"}
 _MATMULS = {"MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"}
 _TENSOR = re.compile(r"^([a-z0-9_]+)\[([0-9,]*)\]$")
 

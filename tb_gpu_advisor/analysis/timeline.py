@@ -92,20 +92,32 @@ def timeline_source(model):
     window = analysis_window(model, step_set)
     steps = tuple((s.start_ps, s.end_ps) for s in step_set.steps)
     if len(window) == 0:
-        return TimelineSource(0, 0, tuple(DeviceBusy(g.ordinal, g.name, 0, 0, busy_intervals(g.activity),
-                                                     compute_intervals(g.activity))
-                                          for g in model.gpus), model.host_activity.input_waits, ())
+        return TimelineSource(
+            0,
+            0,
+            tuple(
+                DeviceBusy(g.ordinal, g.name, 0, 0, busy_intervals(g.activity), compute_intervals(g.activity))
+                for g in model.gpus
+            ),
+            model.host_activity.input_waits,
+            (),
+        )
     start_ps, end_ps = int(window.start_ps[0]), int(window.end_ps[-1])
     feeders = feeder_blocking(model, step_set, window)
-    waits = intervals.union_all(model.host_activity.input_waits,
-                                feeders.input_blocked if feeders is not None else intervals.EMPTY)
+    waits = intervals.union_all(
+        model.host_activity.input_waits, feeders.input_blocked if feeders is not None else intervals.EMPTY
+    )
     devices = []
     for gpu in model.gpus:
         own = step_set.device_windows(gpu.ordinal) if step_set.source == "device" else window
-        own_start, own_end = (start_ps, end_ps) if own is window or len(own) == 0 else \
-            (int(own.start_ps[0]), int(own.end_ps[-1]))
-        devices.append(DeviceBusy(gpu.ordinal, gpu.name, own_start, own_end, busy_intervals(gpu.activity),
-                                  compute_intervals(gpu.activity)))
+        own_start, own_end = (
+            (start_ps, end_ps) if own is window or len(own) == 0 else (int(own.start_ps[0]), int(own.end_ps[-1]))
+        )
+        devices.append(
+            DeviceBusy(
+                gpu.ordinal, gpu.name, own_start, own_end, busy_intervals(gpu.activity), compute_intervals(gpu.activity)
+            )
+        )
     return TimelineSource(start_ps, end_ps, tuple(devices), waits, steps)
 
 
@@ -113,18 +125,33 @@ def bin_timeline(source, bins=DEFAULT_BINS):
     """Timeline of a TimelineSource cut into `bins` equal bins."""
     no_edges, empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     if source.end_ps <= source.start_ps:
-        return Timeline(0, 0, no_edges, tuple(DeviceTimeline(d.ordinal, d.name, no_edges, empty, empty)
-                                              for d in source.devices), empty, ())
+        return Timeline(
+            0,
+            0,
+            no_edges,
+            tuple(DeviceTimeline(d.ordinal, d.name, no_edges, empty, empty) for d in source.devices),
+            empty,
+            (),
+        )
     edges = _bin_edges(source.start_ps, source.end_ps, bins)
     devices = []
     for device in source.devices:
-        own_edges = edges if (device.start_ps, device.end_ps) == (source.start_ps, source.end_ps) else \
-            _bin_edges(device.start_ps, device.end_ps, bins)
+        own_edges = (
+            edges
+            if (device.start_ps, device.end_ps) == (source.start_ps, source.end_ps)
+            else _bin_edges(device.start_ps, device.end_ps, bins)
+        )
         busy = _fractions(device.busy, own_edges)
         compute = np.minimum(_fractions(device.compute, own_edges), busy)
         devices.append(DeviceTimeline(device.ordinal, device.name, own_edges, busy, compute))
-    return Timeline(source.start_ps, source.end_ps, edges, tuple(devices), _fractions(source.input_waits, edges),
-                    source.step_bounds_ps)
+    return Timeline(
+        source.start_ps,
+        source.end_ps,
+        edges,
+        tuple(devices),
+        _fractions(source.input_waits, edges),
+        source.step_bounds_ps,
+    )
 
 
 def gpu_timeline(model, bins=DEFAULT_BINS):

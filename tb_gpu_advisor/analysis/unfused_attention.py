@@ -23,8 +23,10 @@ def attention_kernel_mask(activity):
     mask = np.zeros(count, dtype=bool)
     if not count or not activity.op_names:
         return mask
-    op_kind = np.array([2 if op in ATTENTION_MATMUL_OPS else 1 if op in SOFTMAX_OPS else 0
-                        for op in activity.op_names] + [0], dtype=np.int8)[activity.op_id]
+    op_kind = np.array(
+        [2 if op in ATTENTION_MATMUL_OPS else 1 if op in SOFTMAX_OPS else 0 for op in activity.op_names] + [0],
+        dtype=np.int8,
+    )[activity.op_id]
     kernels = np.flatnonzero(activity.mask(ActivityKind.KERNEL))
     if not (op_kind[kernels] == 2).any() or not (op_kind[kernels] == 1).any():
         return mask
@@ -37,7 +39,7 @@ def attention_kernel_mask(activity):
             if run_start is None:
                 run_start, softmax_seen = position, False
             elif softmax_seen:
-                mask[run_start:position + 1] = True
+                mask[run_start : position + 1] = True
         elif kind == 1 and run_start is not None:
             softmax_seen = True
         elif matrix_name[activity.name_id[position]]:

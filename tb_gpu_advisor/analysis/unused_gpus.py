@@ -79,31 +79,50 @@ def unused_gpus(model, step_set, framework, calls=()):
         return None
     missed = bool(replicas and replicas > len(working))
     if missed:
-        doubts.append(f"the host ran ops of at least {replicas} replicas (TensorFlow's replica_k names), more than the "
-                      f"{len(working)} GPUs with kernels: the job uses GPUs whose work the capture missed")
+        doubts.append(
+            f"the host ran ops of at least {replicas} replicas (TensorFlow's replica_k names), more than the "
+            f"{len(working)} GPUs with kernels: the job uses GPUs whose work the capture missed"
+        )
     if groups and groups[-1] > len(working):
-        doubts.append(f"its collectives span {groups[-1]} devices, {len(working)} of them in this profile: other "
-                      "processes run the rest, and the idle GPUs may be theirs")
+        doubts.append(
+            f"its collectives span {groups[-1]} devices, {len(working)} of them in this profile: other "
+            "processes run the rest, and the idle GPUs may be theirs"
+        )
     world = model.environment.get("world_size")
     if isinstance(world, int) and not isinstance(world, bool) and world > 1:
         doubts.append(f"this file is one of {world} ranks: the idle GPUs may be other ranks'")
-    cluster = next((name for name in model.host_activity.op_totals
-                    if "/job:" in name and CLUSTER_DEVICE.search(name)), None)
+    cluster = next(
+        (name for name in model.host_activity.op_totals if "/job:" in name and CLUSTER_DEVICE.search(name)), None
+    )
     if cluster:
-        doubts.append(f"host events name a cluster's devices ({cluster[:80]}): with a worker process per GPU or "
-                      "per group of GPUs, each profile lists every GPU of the host but shows only its own GPUs' work")
+        doubts.append(
+            f"host events name a cluster's devices ({cluster[:80]}): with a worker process per GPU or "
+            "per group of GPUs, each profile lists every GPU of the host but shows only its own GPUs' work"
+        )
     if len(working) == 1:
-        doubts.append("one GPU at work: a job with a process per GPU (MultiWorkerMirroredStrategy, Horovod, "
-                      "jax.distributed) lists every GPU of the host in each process's profile but shows only its "
-                      "own")
+        doubts.append(
+            "one GPU at work: a job with a process per GPU (MultiWorkerMirroredStrategy, Horovod, "
+            "jax.distributed) lists every GPU of the host in each process's profile but shows only its "
+            "own"
+        )
     if steps and complete < MIN_STEPS:
-        doubts.append(f"only {complete} complete step in the capture: too short to tell GPUs the job never uses "
-                      "from GPUs whose work fell outside it")
+        doubts.append(
+            f"only {complete} complete step in the capture: too short to tell GPUs the job never uses "
+            "from GPUs whose work fell outside it"
+        )
     if dropped_events(model):
         doubts.append("the profiler reports dropped events")
     certainty = "low" if doubts else ("high" if steps else "medium")
-    return UnusedGpus(idle=idle, working=working, certainty=certainty, intent=tuple(intent), doubts=tuple(doubts),
-                      replicas=replicas, complete_steps=complete, missed_by_capture=missed)
+    return UnusedGpus(
+        idle=idle,
+        working=working,
+        certainty=certainty,
+        intent=tuple(intent),
+        doubts=tuple(doubts),
+        replicas=replicas,
+        complete_steps=complete,
+        missed_by_capture=missed,
+    )
 
 
 def _work(gpu, windows):
@@ -114,16 +133,26 @@ def _work(gpu, windows):
         return GpuWork(gpu.ordinal, gpu.name, gpu.capabilities.model_name, 0, 0.0, copies, 0)
     starts, ends = activity.start_ps[kernels], activity.end_ps[kernels]
     in_steps = sum(1 for step in windows if bool(((starts < step.end_ps) & (ends > step.start_ps)).any()))
-    return GpuWork(gpu.ordinal, gpu.name, gpu.capabilities.model_name, int(kernels.sum()),
-                   round(float(activity.duration_ps[kernels].sum()) / 1e9, 3), copies, in_steps)
+    return GpuWork(
+        gpu.ordinal,
+        gpu.name,
+        gpu.capabilities.model_name,
+        int(kernels.sum()),
+        round(float(activity.duration_ps[kernels].sum()) / 1e9, 3),
+        copies,
+        in_steps,
+    )
 
 
 def replica_count(model):
     """The replicas a tf.distribute strategy runs in this process as its host op names show (largest k of
     `replica_k` + 1), or None when no op names one."""
     text = "\n".join(model.host_activity.op_totals)
-    found = [int(match.group(1)) for match in _REPLICA.finditer(text)
-             if match.start() == 0 or not text[match.start() - 1].isalnum()]
+    found = [
+        int(match.group(1))
+        for match in _REPLICA.finditer(text)
+        if match.start() == 0 or not text[match.start() - 1].isalnum()
+    ]
     return max(found) + 1 if found else None
 
 

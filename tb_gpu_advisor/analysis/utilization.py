@@ -42,8 +42,9 @@ class DeviceUsage:
 
     @property
     def collective_busy_pct(self):
-        return 100.0 * self.collective_busy_ps / self.window_ps if self.busy_pct is not None and self.window_ps \
-            else None
+        return (
+            100.0 * self.collective_busy_ps / self.window_ps if self.busy_pct is not None and self.window_ps else None
+        )
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,11 @@ def device_usage(gpu, step_set, window=None):
     if window is not None and len(window) and step_set.source != "device":
         windows = window
     else:
-        windows = step_set.device_windows(gpu.ordinal) if step_set.steps else \
-            intervals.union([busy.start_ps[0]], [busy.end_ps[-1]])
+        windows = (
+            step_set.device_windows(gpu.ordinal)
+            if step_set.steps
+            else intervals.union([busy.start_ps[0]], [busy.end_ps[-1]])
+        )
     busy_ps = int(intervals.covered_ps(busy, windows.start_ps, windows.end_ps).sum())
     window_ps = windows.total_ps
     gaps = busy.start_ps[1:] - busy.end_ps[:-1]
@@ -138,7 +142,8 @@ def input_wait(model, step_set, loader_waits=intervals.EMPTY):
     """InputWait over the analysis window (the steps, else the span of activity). `loader_waits`: the step
     thread's waits on its loader threads while the device idles (FeederWaits.input_blocked)."""
     window = analysis_window(model, step_set)
-    waiting = intervals.subtract(intervals.union_all(model.host_activity.input_waits, loader_waits),
-                                 all_gpus_busy(model))
+    waiting = intervals.subtract(
+        intervals.union_all(model.host_activity.input_waits, loader_waits), all_gpus_busy(model)
+    )
     wait_ps = int(intervals.covered_ps(waiting, window.start_ps, window.end_ps).sum()) if len(window) else 0
     return InputWait(wait_ps=wait_ps, window_ps=window.total_ps)

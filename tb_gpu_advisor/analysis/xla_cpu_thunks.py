@@ -29,7 +29,7 @@ class XlaCpuThunks:
 
 
 def _thunk_name(name):
-    return name[len(_END_PREFIX):] if name.startswith(_END_PREFIX) else name
+    return name[len(_END_PREFIX) :] if name.startswith(_END_PREFIX) else name
 
 
 def xla_cpu_thunks(executor_op_totals, hlo_protos):

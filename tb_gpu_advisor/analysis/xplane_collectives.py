@@ -15,17 +15,46 @@ from tb_gpu_advisor.model.trace import ActivityKind, CollectiveCall
 HLO, TF_OP = "hlo", "tf_op"
 HLO_NAME = "op_name"  # the kind from the op's (HLO instruction's or TensorFlow op's) name, without its shapes
 # TensorFlow's collective op types -> NCCL-tests' collective; their first input is the tensor sent.
-TF_COLLECTIVE_OPS = {"NcclAllReduce": "allreduce", "NcclReduce": "reduce", "NcclBroadcast": "broadcast",
-                     "CollectiveReduce": "allreduce", "CollectiveReduceV2": "allreduce",
-                     "CollectiveReduceV3": "allreduce", "CollectiveGather": "allgather",
-                     "CollectiveGatherV2": "allgather", "CollectiveAllToAllV2": "alltoall",
-                     "CollectiveAllToAllV3": "alltoall", "CollectiveReduceScatterV2": "reducescatter",
-                     "CollectiveBcastSend": "broadcast", "CollectiveBcastSendV2": "broadcast"}
+TF_COLLECTIVE_OPS = {
+    "NcclAllReduce": "allreduce",
+    "NcclReduce": "reduce",
+    "NcclBroadcast": "broadcast",
+    "CollectiveReduce": "allreduce",
+    "CollectiveReduceV2": "allreduce",
+    "CollectiveReduceV3": "allreduce",
+    "CollectiveGather": "allgather",
+    "CollectiveGatherV2": "allgather",
+    "CollectiveAllToAllV2": "alltoall",
+    "CollectiveAllToAllV3": "alltoall",
+    "CollectiveReduceScatterV2": "reducescatter",
+    "CollectiveBcastSend": "broadcast",
+    "CollectiveBcastSendV2": "broadcast",
+}
 # Bytes per element of the TF dtype names in a kernel's `shape` stat.
-_TF_WIDTH = {"half": 2, "float": 4, "double": 8, "bfloat16": 2, "int8": 1, "uint8": 1, "int16": 2, "int32": 4,
-             "int64": 8, "bool": 1}
-_TF_DTYPE = {"half": "f16", "float": "f32", "double": "f64", "bfloat16": "bf16", "int8": "s8", "uint8": "u8",
-             "int16": "s16", "int32": "s32", "int64": "s64", "bool": "pred"}
+_TF_WIDTH = {
+    "half": 2,
+    "float": 4,
+    "double": 8,
+    "bfloat16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "int16": 2,
+    "int32": 4,
+    "int64": 8,
+    "bool": 1,
+}
+_TF_DTYPE = {
+    "half": "f16",
+    "float": "f32",
+    "double": "f64",
+    "bfloat16": "bf16",
+    "int8": "s8",
+    "uint8": "u8",
+    "int16": "s16",
+    "int32": "s32",
+    "int64": "s64",
+    "bool": "pred",
+}
 
 
 def xplane_collectives(model):
@@ -49,16 +78,23 @@ def xplane_collectives(model):
         op_name = activity.op_names[activity.op_id[i]] if activity.op_id[i] >= 0 else None
         sized = _from_hlo(shapes.get(_hlo_key(activity, i))) or _tf_collective(activity, i)
         kind, named_from, issued_by = _named(name, op_name, sized)
-        calls.append(CollectiveCall(
-            source="kernel", device=ordinal, collective=kind, start_ps=int(activity.start_ps[i]),
-            duration_ps=int(activity.duration_ps[i]),
-            in_bytes=sized.in_bytes if sized is not None else None,
-            out_bytes=sized.out_bytes if sized is not None else None,
-            dtype=sized.dtype if sized is not None else None,
-            group_size=sized.group_size if sized is not None else None,
-            size_source=sized.source if sized is not None and sized.in_bytes is not None else None,
-            named_from=named_from, issued_by=issued_by,
-            group_size_source=sized.source if sized is not None and sized.group_size is not None else None))
+        calls.append(
+            CollectiveCall(
+                source="kernel",
+                device=ordinal,
+                collective=kind,
+                start_ps=int(activity.start_ps[i]),
+                duration_ps=int(activity.duration_ps[i]),
+                in_bytes=sized.in_bytes if sized is not None else None,
+                out_bytes=sized.out_bytes if sized is not None else None,
+                dtype=sized.dtype if sized is not None else None,
+                group_size=sized.group_size if sized is not None else None,
+                size_source=sized.source if sized is not None and sized.in_bytes is not None else None,
+                named_from=named_from,
+                issued_by=issued_by,
+                group_size_source=sized.source if sized is not None and sized.group_size is not None else None,
+            )
+        )
     return tuple(sorted(calls, key=lambda call: (call.start_ps, call.device)))
 
 
@@ -108,5 +144,8 @@ def _tf_collective(activity, i):
 
 
 def _from_hlo(found):
-    return None if found is None else _Sized(found.collective, found.in_bytes, found.out_bytes, found.dtype,
-                                              found.group_size, HLO)
+    return (
+        None
+        if found is None
+        else _Sized(found.collective, found.in_bytes, found.out_bytes, found.dtype, found.group_size, HLO)
+    )

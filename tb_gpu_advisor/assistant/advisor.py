@@ -43,17 +43,18 @@ class Advisor:
         where = self.logdirs.locate(logdir)
         run_id, host_files = resolve_target(where, run=run or None, host=None, confined=True)
         # A link out of the served path: refused in this server's words (not the tab's flag that allows it).
-        refused = {f.host: self.logdirs.check_host(f.path) or (LINK_OUTSIDE if f.problem else None)
-                   for f in host_files}
-        key = (where, run_id, tuple((f.host, f.path, None if refused[f.host] else version(f.path))
-                                    for f in host_files))
+        refused = {f.host: self.logdirs.check_host(f.path) or (LINK_OUTSIDE if f.problem else None) for f in host_files}
+        key = (where, run_id, tuple((f.host, f.path, None if refused[f.host] else version(f.path)) for f in host_files))
         with self._lock:
             if key in self._reports:
                 self._reports.move_to_end(key)
                 return self._reports[key]
-        outcomes = [HostOutcome(host=f.host, path=f.path, report=None, error=refused[f.host], error_file=f.path)
-                    if refused[f.host] else analyze_host_outcome(f.host, f.path, max_bytes=self.max_bytes)
-                    for f in host_files]
+        outcomes = [
+            HostOutcome(host=f.host, path=f.path, report=None, error=refused[f.host], error_file=f.path)
+            if refused[f.host]
+            else analyze_host_outcome(f.host, f.path, max_bytes=self.max_bytes)
+            for f in host_files
+        ]
         report = assemble_run_report(run_id, outcomes)
         with self._lock:
             self._reports[key] = report
@@ -65,16 +66,24 @@ class Advisor:
         return answers.verdict_answer(self._analyzed(run, logdir), host, offset, _limit(limit, 5))
 
     def explain(self, finding_id, run=None, logdir=None, host=None, offset=0, limit=None, full_text=False):
-        return answers.finding_answer(self._analyzed(run, logdir), finding_id, host, offset, _limit(limit, 10),
-                                      full_text)
+        return answers.finding_answer(
+            self._analyzed(run, logdir), finding_id, host, offset, _limit(limit, 10), full_text
+        )
 
-    def compare(self, baseline_run, candidate_run, logdir=None, candidate_logdir=None, host=None, offset=0,
-                limit=None):
+    def compare(self, baseline_run, candidate_run, logdir=None, candidate_logdir=None, host=None, offset=0, limit=None):
         baseline, candidate = self._pair(baseline_run, candidate_run, logdir, candidate_logdir, host)
         return answers.comparison_answer(compare_reports(baseline, candidate), offset, _limit(limit, 10))
 
-    def check(self, baseline_run, candidate_run, logdir=None, candidate_logdir=None, host=None, metric="step_time",
-              max_regression_pct=DEFAULT_MAX_REGRESSION_PCT):
+    def check(
+        self,
+        baseline_run,
+        candidate_run,
+        logdir=None,
+        candidate_logdir=None,
+        host=None,
+        metric="step_time",
+        max_regression_pct=DEFAULT_MAX_REGRESSION_PCT,
+    ):
         if metric not in METRICS:
             raise AdvisorError(f"unknown metric {metric!r}; metrics: {', '.join(METRICS)}")
         baseline, candidate = self._pair(baseline_run, candidate_run, logdir, candidate_logdir, host)

@@ -12,8 +12,15 @@ MAX_TEXT = 1500  # characters of one free-text field (a fix with its code) befor
 FULL_FIX = "explain_finding with full_text=true"
 TOP_BREAKDOWN = 5
 NOTES_SHOWN, NOTE_CHARS = 3, 600
-MULTI_HOST_KEYS = ("host_count", "slowest_host", "fastest_host", "step_time_spread_ms", "imbalance_pct",
-                   "most_compute_host", "compute_imbalance_pct")
+MULTI_HOST_KEYS = (
+    "host_count",
+    "slowest_host",
+    "fastest_host",
+    "step_time_spread_ms",
+    "imbalance_pct",
+    "most_compute_host",
+    "compute_imbalance_pct",
+)
 
 
 def size(answer):
@@ -28,7 +35,7 @@ def to_text(answer):
 def page(items, offset, limit):
     """(items[offset:offset+limit], {total, offset, next_offset}) with next_offset null on the last page."""
     offset, limit = max(0, int(offset)), max(1, int(limit))
-    chunk = list(items[offset:offset + limit])
+    chunk = list(items[offset : offset + limit])
     end = offset + len(chunk)
     return chunk, {"total": len(items), "offset": offset, "next_offset": end if end < len(items) else None}
 
@@ -61,16 +68,19 @@ def pick_host(report, host):
 
 
 def _finding_row(finding):
-    return {key: finding.get(key) for key in ("id", "severity", "title", "summary", "estimated_speedup",
-                                               "speedup_kind", "fix_summary")}
+    return {
+        key: finding.get(key)
+        for key in ("id", "severity", "title", "summary", "estimated_speedup", "speedup_kind", "fix_summary")
+    }
 
 
 def verdict_answer(report, host=None, offset=0, limit=5):
     """The verdict of one host of a run report, its headline numbers and a page of its findings."""
     chosen = pick_host(report, host)
     summary = chosen["summary"]
-    breakdown = sorted(((k, v) for k, v in (summary.get("breakdown_pct") or {}).items() if v),
-                       key=lambda item: -item[1])[:TOP_BREAKDOWN]
+    breakdown = sorted(
+        ((k, v) for k, v in (summary.get("breakdown_pct") or {}).items() if v), key=lambda item: -item[1]
+    )[:TOP_BREAKDOWN]
     findings, paging = page(chosen.get("findings", []), offset, limit)
     answer = {
         "schema_version": SCHEMA_VERSION,
@@ -88,8 +98,10 @@ def verdict_answer(report, host=None, offset=0, limit=5):
         "input_wait_pct": summary.get("input_wait_pct"),
         "top_breakdown_pct": dict(breakdown),
         "combined_estimate": summary.get("combined_estimate"),
-        "notes": [_cut(note, NOTE_CHARS, "tb-gpu-advisor analyze --format json")
-                  for note in chosen.get("notes", [])[:NOTES_SHOWN]],
+        "notes": [
+            _cut(note, NOTE_CHARS, "tb-gpu-advisor analyze --format json")
+            for note in chosen.get("notes", [])[:NOTES_SHOWN]
+        ],
         "notes_total": len(chosen.get("notes", [])),
         "findings": [_finding_row(f) for f in findings],
         "findings_page": paging,
@@ -138,8 +150,11 @@ def _finding_answer(report, chosen, finding, offset, limit, full_text):
         "metrics": evidence.get("metrics", {}),
         "threshold": evidence.get("threshold", {}),
         "pointers": pointers,
-        "pointers_page": {"offset": max(0, int(offset)), "totals": totals,
-                          "next_offset": max(0, int(offset)) + max(1, int(limit)) if more else None},
+        "pointers_page": {
+            "offset": max(0, int(offset)),
+            "totals": totals,
+            "next_offset": max(0, int(offset)) + max(1, int(limit)) if more else None,
+        },
         "fix": cut(finding.get("fix")),
         "docs": finding.get("docs", []),
     }
@@ -148,37 +163,53 @@ def _finding_answer(report, chosen, finding, offset, limit, full_text):
 def _difference(diff):
     if not diff:
         return None
-    return {key: diff.get(key) for key in ("baseline", "candidate", "delta", "delta_pct", "ci_low_pct",
-                                            "ci_high_pct", "significant")}
+    return {
+        key: diff.get(key)
+        for key in ("baseline", "candidate", "delta", "delta_pct", "ci_low_pct", "ci_high_pct", "significant")
+    }
 
 
 def _kernel_names(rows, count=3):
-    return [{"name": row["name"][:120], "delta_us": row.get("delta_us"), "delta_pct": row.get("delta_pct")}
-            for row in rows[:count]]
+    return [
+        {"name": row["name"][:120], "delta_us": row.get("delta_us"), "delta_pct": row.get("delta_pct")}
+        for row in rows[:count]
+    ]
 
 
 def _host_comparison(host, offset, limit):
     findings = host.get("findings", {})
-    changes = ([{"status": "resolved", **f} for f in findings.get("resolved", [])]
-               + [{"status": "new", **f} for f in findings.get("new", [])]
-               + [{"status": "persisting", **f} for f in findings.get("persisting", [])])
+    changes = (
+        [{"status": "resolved", **f} for f in findings.get("resolved", [])]
+        + [{"status": "new", **f} for f in findings.get("new", [])]
+        + [{"status": "persisting", **f} for f in findings.get("persisting", [])]
+    )
     rows, paging = page(changes, offset, limit)
     predictions = host.get("predictions") or {}
     combined = predictions.get("combined") or {}
     kernels = host.get("kernels") or {}
     return {
-        "baseline_host": host.get("baseline_host"), "candidate_host": host.get("candidate_host"),
-        "change": host.get("change"), "speedup": host.get("speedup"), "verdict": host.get("verdict"),
+        "baseline_host": host.get("baseline_host"),
+        "candidate_host": host.get("candidate_host"),
+        "change": host.get("change"),
+        "speedup": host.get("speedup"),
+        "verdict": host.get("verdict"),
         "step_time_mean_ms": _difference((host.get("step_time_ms") or {}).get("mean")),
         "gpu_busy_pct": {k: (host.get("gpu_busy_pct") or {}).get(k) for k in ("baseline", "candidate", "delta_points")},
         "driver": host.get("driver"),
         "configuration_changes": [c.get("text") for c in host.get("configuration_changes", [])],
         "warnings": (host.get("comparability") or {}).get("warnings", []),
-        "kernels": {"counts": kernels.get("counts"), "slower": _kernel_names(kernels.get("slower", [])),
-                    "faster": _kernel_names(kernels.get("faster", []))},
-        "prediction": {"measured": (predictions.get("measured") or {}).get("value"),
-                       "predicted": combined.get("predicted"), "score_text": combined.get("score_text")},
-        "findings": rows, "findings_page": paging,
+        "kernels": {
+            "counts": kernels.get("counts"),
+            "slower": _kernel_names(kernels.get("slower", [])),
+            "faster": _kernel_names(kernels.get("faster", [])),
+        },
+        "prediction": {
+            "measured": (predictions.get("measured") or {}).get("value"),
+            "predicted": combined.get("predicted"),
+            "score_text": combined.get("score_text"),
+        },
+        "findings": rows,
+        "findings_page": paging,
     }
 
 

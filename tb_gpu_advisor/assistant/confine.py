@@ -10,9 +10,8 @@ class AdvisorError(ValueError):
     """A request the assistant server refuses or cannot answer; `str()` is the one line the client sees."""
 
 
-OUTSIDE = ("is outside the logdirs this server was started with ({roots}): refused, nothing there was read")
-LINK_OUTSIDE = ("is a symbolic link to a place outside the logdirs this server was started with: refused, "
-                "not read")
+OUTSIDE = "is outside the logdirs this server was started with ({roots}): refused, nothing there was read"
+LINK_OUTSIDE = "is a symbolic link to a place outside the logdirs this server was started with: refused, not read"
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,19 @@ RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_js
 
 
 def register(commands):
-    parser = commands.add_parser("analyze", help="print the report of a profile",
-                                 description="Print busy/idle time, kernels, launch overhead, transfers "
-                                             "and the per-step breakdown of each host's GPUs.")
+    parser = commands.add_parser(
+        "analyze",
+        help="print the report of a profile",
+        description="Print busy/idle time, kernels, launch overhead, transfers "
+        "and the per-step breakdown of each host's GPUs.",
+    )
     add_target_arguments(parser)
-    parser.add_argument("--format", choices=sorted(RENDERERS), default="text",
-                        help="text for a terminal, json for machines, markdown for a pull request")
+    parser.add_argument(
+        "--format",
+        choices=sorted(RENDERERS),
+        default="text",
+        help="text for a terminal, json for machines, markdown for a pull request",
+    )
     parser.set_defaults(handler=run)
 
 

@@ -24,24 +24,43 @@ def _percent(text):
 
 def register(commands):
     parser = commands.add_parser(
-        "check", help="CI gate: exit 1 when the candidate is slower than the baseline beyond noise",
+        "check",
+        help="CI gate: exit 1 when the candidate is slower than the baseline beyond noise",
         description="Exit 0 when the candidate is not worse than the baseline by more than --max-regression "
-                    "and beyond the noise (95% confidence interval), 1 on a regression, 2 on bad input or usage. "
-                    "With several baseline runs (--baseline repeated, or a logdir holding several runs) the noise "
-                    "is the wider of the step-to-step and the run-to-run spread. Prints one line saying why.")
-    parser.add_argument("--baseline", required=True, action="append",
-                        help="the stored reference profile; repeat it, or name a logdir of several runs, to "
-                             "give several baseline runs (every run of the logdir unless --baseline-run picks "
-                             "one; the candidate's own run is left out)")
+        "and beyond the noise (95% confidence interval), 1 on a regression, 2 on bad input or usage. "
+        "With several baseline runs (--baseline repeated, or a logdir holding several runs) the noise "
+        "is the wider of the step-to-step and the run-to-run spread. Prints one line saying why.",
+    )
+    parser.add_argument(
+        "--baseline",
+        required=True,
+        action="append",
+        help="the stored reference profile; repeat it, or name a logdir of several runs, to "
+        "give several baseline runs (every run of the logdir unless --baseline-run picks "
+        "one; the candidate's own run is left out)",
+    )
     parser.add_argument("--candidate", required=True, help="the profile to check")
-    parser.add_argument("--metric", choices=METRICS, default="step_time",
-                        help="step_time / step_time_median (%% of the baseline), gpu_busy (points), or a "
-                             "time category per step (%% of the baseline step time); default: %(default)s")
-    parser.add_argument("--max-regression", type=_percent, default=DEFAULT_MAX_REGRESSION_PCT, metavar="PCT",
-                        help="allowed worsening (default: %(default)s)")
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text: the one line; json: that line with the verdict and what was compared "
-                             "(tb_gpu_advisor/schema/check.schema.json); the exit status is the same")
+    parser.add_argument(
+        "--metric",
+        choices=METRICS,
+        default="step_time",
+        help="step_time / step_time_median (%% of the baseline), gpu_busy (points), or a "
+        "time category per step (%% of the baseline step time); default: %(default)s",
+    )
+    parser.add_argument(
+        "--max-regression",
+        type=_percent,
+        default=DEFAULT_MAX_REGRESSION_PCT,
+        metavar="PCT",
+        help="allowed worsening (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: the one line; json: that line with the verdict and what was compared "
+        "(tb_gpu_advisor/schema/check.schema.json); the exit status is the same",
+    )
     add_side_arguments(parser)
     parser.set_defaults(handler=run)
 

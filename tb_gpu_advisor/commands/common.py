@@ -37,21 +37,32 @@ def seconds(text):
 
 
 def add_max_file_argument(parser):
-    parser.add_argument("--max-file-mb", type=megabytes, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="MB",
-                        help="refuse profile files larger than this, decompressed (default: %(default).0f)")
+    parser.add_argument(
+        "--max-file-mb",
+        type=megabytes,
+        default=DEFAULT_MAX_FILE_BYTES / 2**20,
+        metavar="MB",
+        help="refuse profile files larger than this, decompressed (default: %(default).0f)",
+    )
 
 
 def add_dask_argument(parser):
     """Adds `--dask ADDRESS` to a subcommand that analyzes runs."""
-    parser.add_argument("--dask", metavar="ADDRESS",
-                        help="analyze the hosts on this Dask distributed scheduler (e.g. tcp://10.0.0.5:8786); "
-                             "the workers must see the files at the same paths (default: local processes)")
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="analyze the hosts on this Dask distributed scheduler (e.g. tcp://10.0.0.5:8786); "
+        "the workers must see the files at the same paths (default: local processes)",
+    )
 
 
 def add_target_arguments(parser, host_help="analyze only this host"):
     """PATH, --run, --host, --max-file-mb and --dask: one profile target to analyze."""
-    parser.add_argument("path", help="a logdir, a run directory (holding <host>.xplane.pb or "
-                                     "<worker>.<span>.pt.trace.json[.gz] files) or one file")
+    parser.add_argument(
+        "path",
+        help="a logdir, a run directory (holding <host>.xplane.pb or "
+        "<worker>.<span>.pt.trace.json[.gz] files) or one file",
+    )
     parser.add_argument("--run", help="run id as the Profile tab shows it (default: the newest run)")
     parser.add_argument("--host", help=host_help)
     add_max_file_argument(parser)
@@ -76,8 +87,13 @@ def load_report(path, run, host, max_file_mb, err, dask=None):
     progress = ProgressBar(err, host_files) if is_terminal(err) else None
     try:
         with executor_for(dask) as executor, reporting_progress(progress.read if progress else None):
-            report = run_report(run_id, host_files, max_bytes=limit_bytes(max_file_mb), executor=executor,
-                                on_host_done=progress.host_done if progress else None)
+            report = run_report(
+                run_id,
+                host_files,
+                max_bytes=limit_bytes(max_file_mb),
+                executor=executor,
+                on_host_done=progress.host_done if progress else None,
+            )
     finally:
         if progress is not None:
             progress.close()
@@ -100,5 +116,6 @@ def load_comparison(args, err):
 def load_side(args, side, path, err):
     """The run report of the baseline or candidate named on the command line."""
     host = getattr(args, f"{side}_host") or args.host
-    return load_report(path, getattr(args, f"{side}_run"), host, args.max_file_mb, err,
-                       dask=getattr(args, "dask", None))
+    return load_report(
+        path, getattr(args, f"{side}_run"), host, args.max_file_mb, err, dask=getattr(args, "dask", None)
+    )

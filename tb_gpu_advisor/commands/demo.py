@@ -7,12 +7,14 @@ from tb_gpu_advisor.errors import EXIT_OK
 
 def register(commands):
     """Registers `demo` on the CLI's subparsers."""
-    demo = commands.add_parser("demo", help="write the demo logdir: realistic GPU problems and their fixes",
-                               description="Write (or reuse, if up to date) a TensorBoard logdir with one run "
-                                           "per scenario of the library: GPU training problems and their fixes.")
+    demo = commands.add_parser(
+        "demo",
+        help="write the demo logdir: realistic GPU problems and their fixes",
+        description="Write (or reuse, if up to date) a TensorBoard logdir with one run "
+        "per scenario of the library: GPU training problems and their fixes.",
+    )
     demo.add_argument("dir", nargs="?", default=DEFAULT_DIR, help="logdir to write (default: %(default)s)")
-    demo.add_argument("--no-serve", action="store_true",
-                      help="only write the logdir; do not start TensorBoard on it")
+    demo.add_argument("--no-serve", action="store_true", help="only write the logdir; do not start TensorBoard on it")
     add_serve_arguments(demo)
     demo.set_defaults(handler=run)
 

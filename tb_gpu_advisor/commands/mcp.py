@@ -6,12 +6,18 @@ from tb_gpu_advisor.errors import EXIT_BAD_INPUT, EXIT_OK
 
 def register(commands):
     parser = commands.add_parser(
-        "mcp", help="serve the advisor to AI assistants (Model Context Protocol, stdio)",
+        "mcp",
+        help="serve the advisor to AI assistants (Model Context Protocol, stdio)",
         description="Serve the advisor over the Model Context Protocol on stdin/stdout: tools to list runs, get a "
-                    "run's verdict and findings, explain a finding, compare two runs and run the CI check. "
-                    "Read-only; only the logdirs named here are read. Needs: pip install 'tb-gpu-advisor[mcp]'.")
-    parser.add_argument("logdirs", nargs="+", metavar="LOGDIR",
-                        help="a logdir the assistant may read (a directory or an fsspec URL); nothing outside is read")
+        "run's verdict and findings, explain a finding, compare two runs and run the CI check. "
+        "Read-only; only the logdirs named here are read. Needs: pip install 'tb-gpu-advisor[mcp]'.",
+    )
+    parser.add_argument(
+        "logdirs",
+        nargs="+",
+        metavar="LOGDIR",
+        help="a logdir the assistant may read (a directory or an fsspec URL); nothing outside is read",
+    )
     add_max_file_argument(parser)
     parser.set_defaults(handler=run)
 

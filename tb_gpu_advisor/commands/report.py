@@ -16,18 +16,22 @@ REPORT_RENDERERS = {"html": render_html, "markdown": render_markdown, "json": re
 
 def register(commands):
     parser = commands.add_parser(
-        "report", help="write a shareable report: self-contained HTML, markdown or JSON",
+        "report",
+        help="write a shareable report: self-contained HTML, markdown or JSON",
         description="Write the report of a logdir, run directory or file as one HTML page (inline CSS and "
-                    "SVG charts: opens offline, attach it to a ticket), markdown for a pull request, or JSON.")
+        "SVG charts: opens offline, attach it to a ticket), markdown for a pull request, or JSON.",
+    )
     add_target_arguments(parser, host_help="report only this host")
-    parser.add_argument("--format", choices=sorted(REPORT_RENDERERS), default="html",
-                        help="default: %(default)s")
+    parser.add_argument("--format", choices=sorted(REPORT_RENDERERS), default="html", help="default: %(default)s")
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
-    parser.add_argument("--all", action="store_true",
-                        help="every run of the logdir as a static site in the directory -o names: index.html "
-                             "(each run's verdict, confidence, step time, GPU busy, top finding, change against "
-                             "the previous run of its series; sortable, filterable) and one self-contained page "
-                             "per run")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every run of the logdir as a static site in the directory -o names: index.html "
+        "(each run's verdict, confidence, step time, GPU busy, top finding, change against "
+        "the previous run of its series; sortable, filterable) and one self-contained page "
+        "per run",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -46,8 +50,9 @@ def write_site(args, err):
     with executor_for(args.dask) as executor:
         for number, profile_run in enumerate(runs, 1):
             hosts = pick_host(profile_run.path, profile_run.hosts, args.host) if args.host else profile_run.hosts
-            reports.append(run_report(profile_run.run, hosts, max_bytes=int(args.max_file_mb * 2**20),
-                                      executor=executor))
+            reports.append(
+                run_report(profile_run.run, hosts, max_bytes=int(args.max_file_mb * 2**20), executor=executor)
+            )
             for error in reports[-1]["errors"]:
                 print(f"error: {error['file']}: {error['error']}", file=err)
             print(f"[{number}/{len(runs)}] {profile_run.run}", file=err, flush=True)

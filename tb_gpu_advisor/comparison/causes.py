@@ -2,8 +2,10 @@
 
 # tf.data stages (configuration.tf_data_options) whose presence or absence is the cause of a finding.
 _TF_DATA_STAGE_PRESENT = {"input.sequential_map": "sequential map"}
-_TF_DATA_STAGE_MISSING = {"input.no_prefetch": ("prefetch", "prefetch to device"),
-                          "input.no_cache": ("cache", "snapshot")}
+_TF_DATA_STAGE_MISSING = {
+    "input.no_prefetch": ("prefetch", "prefetch to device"),
+    "input.no_cache": ("cache", "snapshot"),
+}
 # Host op types that are the cause of a finding (report host_ops, the ops with the most host time, named
 # "name:Type" or by type).
 _HOST_OPS = {"host.python_function": {"EagerPyFunc", "PyFunc", "PyFuncStateless"}}

@@ -33,8 +33,10 @@ def kernel_share(base, cand):
     None on a side without kernel time."""
     base_kernels, cand_kernels = _per_name(base), _per_name(cand)
     share = (_matched_share(base_kernels, cand_kernels), _matched_share(cand_kernels, base_kernels))
-    return {"baseline": None if share[0] is None else round(share[0], 4),
-            "candidate": None if share[1] is None else round(share[1], 4)}
+    return {
+        "baseline": None if share[0] is None else round(share[0], 4),
+        "candidate": None if share[1] is None else round(share[1], 4),
+    }
 
 
 def _steps(host):
@@ -59,8 +61,11 @@ def _launch_ratio(base, cand):
     shares = (_matched_share(base_kernels, cand_kernels), _matched_share(cand_kernels, base_kernels))
     if None in shares or min(shares) < MIN_MATCHED_KERNEL_SHARE:
         return None
-    ratios = [(cand_kernels[n][1] / cand_steps) / (base_kernels[n][1] / base_steps)
-              for n in base_kernels if n in cand_kernels and base_kernels[n][1]]
+    ratios = [
+        (cand_kernels[n][1] / cand_steps) / (base_kernels[n][1] / base_steps)
+        for n in base_kernels
+        if n in cand_kernels and base_kernels[n][1]
+    ]
     return statistics.median(ratios) if ratios else None
 
 
@@ -108,9 +113,13 @@ def work_per_step(base, cand):
             ratio, source = examples["candidate"] / examples["baseline"], "examples_per_step"
     elif _differs(launch_ratio):
         ratio, source = launch_ratio, "kernel_launches_per_step"
-    return {"ratio": None if ratio is None else round(ratio, 4), "source": source, "examples_per_step": examples,
-            "h2d_bytes_ratio": None if h2d_ratio is None else round(h2d_ratio, 4),
-            "launch_ratio": None if launch_ratio is None else round(launch_ratio, 4)}
+    return {
+        "ratio": None if ratio is None else round(ratio, 4),
+        "source": source,
+        "examples_per_step": examples,
+        "h2d_bytes_ratio": None if h2d_ratio is None else round(h2d_ratio, 4),
+        "launch_ratio": None if launch_ratio is None else round(launch_ratio, 4),
+    }
 
 
 def copy_bytes_moved(base, cand, work):
@@ -142,8 +151,11 @@ def hardware(base, cand):
     """`{baseline, candidate, differs}`: each side's active GPUs as text ("4x NVIDIA A100-PCIE-40GB"), null
     without GPUs; `differs` when the GPU models or their count differ."""
     base_gpus, cand_gpus = _gpus(base), _gpus(cand)
-    return {"baseline": _gpu_text(base_gpus) or None, "candidate": _gpu_text(cand_gpus) or None,
-            "differs": base_gpus != cand_gpus}
+    return {
+        "baseline": _gpu_text(base_gpus) or None,
+        "candidate": _gpu_text(cand_gpus) or None,
+        "differs": base_gpus != cand_gpus,
+    }
 
 
 def warnings_of(hardware_info, share, work, copies_unexplained=False):
@@ -151,23 +163,33 @@ def warnings_of(hardware_info, share, work, copies_unexplained=False):
     copy bytes per step moved (`copy_bytes_moved`) and no resolved transfer or placement finding explains it."""
     warnings = []
     if hardware_info["differs"]:
-        warnings.append(f"different hardware ({hardware_info['baseline'] or 'no GPU'} vs "
-                        f"{hardware_info['candidate'] or 'no GPU'}): the change mixes the hardware with the code")
+        warnings.append(
+            f"different hardware ({hardware_info['baseline'] or 'no GPU'} vs "
+            f"{hardware_info['candidate'] or 'no GPU'}): the change mixes the hardware with the code"
+        )
     if None not in share.values() and min(share.values()) < MIN_MATCHED_KERNEL_SHARE:
-        warnings.append(f"the profiles share few kernels ({100 * share['baseline']:.0f}% of the baseline's "
-                        f"kernel time and {100 * share['candidate']:.0f}% of the candidate's matched by name): "
-                        "a different program, so kernel-by-kernel changes say little")
+        warnings.append(
+            f"the profiles share few kernels ({100 * share['baseline']:.0f}% of the baseline's "
+            f"kernel time and {100 * share['candidate']:.0f}% of the candidate's matched by name): "
+            "a different program, so kernel-by-kernel changes say little"
+        )
     if work["ratio"] is not None and work["source"] == "examples_per_step":
         examples = work["examples_per_step"]
         scope = "" if examples["scope"] == "global" else " per device"
-        warnings.append(f"different work per step ({examples['baseline']} {ARROW} {examples['candidate']} examples "
-                        f"per step{scope}, from the input tensors), so step times are compared per example")
+        warnings.append(
+            f"different work per step ({examples['baseline']} {ARROW} {examples['candidate']} examples "
+            f"per step{scope}, from the input tensors), so step times are compared per example"
+        )
     elif work["ratio"] is not None:
-        warnings.append(f"different work per step ({work['ratio']:.2f}x the kernel launches per step in the "
-                        "candidate: a different number of micro-batches or a longer loop), so step times are "
-                        "compared per example")
+        warnings.append(
+            f"different work per step ({work['ratio']:.2f}x the kernel launches per step in the "
+            "candidate: a different number of micro-batches or a longer loop), so step times are "
+            "compared per example"
+        )
     elif copies_unexplained:
-        warnings.append(f"the candidate copies {work['h2d_bytes_ratio']:.2f}x the host-to-device bytes per step: "
-                        "if the batch size changed, compare the time per example yourself (copy bytes do not "
-                        "measure work, so step times are compared per step)")
+        warnings.append(
+            f"the candidate copies {work['h2d_bytes_ratio']:.2f}x the host-to-device bytes per step: "
+            "if the batch size changed, compare the time per example yourself (copy bytes do not "
+            "measure work, so step times are compared per step)"
+        )
     return warnings

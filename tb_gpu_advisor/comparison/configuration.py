@@ -35,8 +35,14 @@ def configuration_changes(base, cand):
 
     def note(setting, old, new, label=None):
         if old is not None and new is not None and old != new:
-            changes.append({"setting": setting, "baseline": old, "candidate": new,
-                            "text": f"{label or setting} {old} {ARROW} {new}"})
+            changes.append(
+                {
+                    "setting": setting,
+                    "baseline": old,
+                    "candidate": new,
+                    "text": f"{label or setting} {old} {ARROW} {new}",
+                }
+            )
 
     note("framework", before["framework"], after["framework"])
     note("xla", _on_off(before["xla"]), _on_off(after["xla"]), "XLA")
@@ -50,14 +56,31 @@ def configuration_changes(base, cand):
         note(key, before["versions"][key], after["versions"][key], VERSION_LABELS.get(key, key))
     old_data, new_data = set(before["tf_data_options"]), set(after["tf_data_options"])
     if old_data != new_data and (old_data or new_data):
-        text = ", ".join([f"+{option}" for option in sorted(new_data - old_data)]
-                         + [f"-{option}" for option in sorted(old_data - new_data)])
-        changes.append({"setting": "tf_data_options", "baseline": sorted(old_data), "candidate": sorted(new_data),
-                        "text": f"tf.data {text}"})
+        text = ", ".join(
+            [f"+{option}" for option in sorted(new_data - old_data)]
+            + [f"-{option}" for option in sorted(old_data - new_data)]
+        )
+        changes.append(
+            {
+                "setting": "tf_data_options",
+                "baseline": sorted(old_data),
+                "candidate": sorted(new_data),
+                "text": f"tf.data {text}",
+            }
+        )
     old_pools, new_pools = _pools(before), _pools(after)
     if old_pools and new_pools and old_pools != new_pools:
-        moved = [f"{kind} {old_pools.get(kind, 0)} {ARROW} {new_pools.get(kind, 0)}"
-                 for kind in sorted(set(old_pools) | set(new_pools)) if old_pools.get(kind) != new_pools.get(kind)]
-        changes.append({"setting": "thread_pools", "baseline": old_pools, "candidate": new_pools,
-                        "text": "threads " + ", ".join(moved)})
+        moved = [
+            f"{kind} {old_pools.get(kind, 0)} {ARROW} {new_pools.get(kind, 0)}"
+            for kind in sorted(set(old_pools) | set(new_pools))
+            if old_pools.get(kind) != new_pools.get(kind)
+        ]
+        changes.append(
+            {
+                "setting": "thread_pools",
+                "baseline": old_pools,
+                "candidate": new_pools,
+                "text": "threads " + ", ".join(moved),
+            }
+        )
     return changes

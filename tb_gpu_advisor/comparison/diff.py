@@ -7,8 +7,12 @@ from tb_gpu_advisor.comparison.comparability import copy_bytes_moved, hardware, 
 from tb_gpu_advisor.comparison.configuration import configuration_changes
 from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
 from tb_gpu_advisor.comparison.predictions import combined_check, measured_speedup, prediction_checks
-from tb_gpu_advisor.comparison.stats import (mean_difference, mean_ratio, ratio_of_means_difference,
-                                             ratio_of_medians_difference)
+from tb_gpu_advisor.comparison.stats import (
+    mean_difference,
+    mean_ratio,
+    ratio_of_means_difference,
+    ratio_of_medians_difference,
+)
 from tb_gpu_advisor.comparison.verdict import ZERO_STEPS, change_of, driver_of, verdict_of
 from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS
@@ -47,8 +51,11 @@ def _as_run_report(report):
 
 
 def _side(report):
-    return {"run": report.get("run"), "hosts": [h["host"] for h in report["hosts"]],
-            "errors": list(report.get("errors") or [])}
+    return {
+        "run": report.get("run"),
+        "hosts": [h["host"] for h in report["hosts"]],
+        "errors": list(report.get("errors") or []),
+    }
 
 
 def _pair_hosts(base_hosts, cand_hosts):
@@ -57,8 +64,11 @@ def _pair_hosts(base_hosts, cand_hosts):
     cand_by_name = {h["host"]: h for h in cand_hosts}
     pairs = [(h, cand_by_name[h["host"]]) for h in base_hosts if h["host"] in cand_by_name]
     base_names = {h["host"] for h in base_hosts}
-    return (pairs, [h["host"] for h in base_hosts if h["host"] not in cand_by_name],
-            [h["host"] for h in cand_hosts if h["host"] not in base_names])
+    return (
+        pairs,
+        [h["host"] for h in base_hosts if h["host"] not in cand_by_name],
+        [h["host"] for h in cand_hosts if h["host"] not in base_names],
+    )
 
 
 def _round(value, digits=6):
@@ -68,8 +78,10 @@ def _round(value, digits=6):
 def difference_dict(difference):
     """A stats.Difference as JSON, with the change and its interval also as % of the baseline."""
     base = difference.baseline
+
     def pct(value):
         return None if value is None or not base else round(100.0 * value / base, 3)
+
     return {
         "baseline": _round(difference.baseline),
         "candidate": _round(difference.candidate),
@@ -90,8 +102,12 @@ def _step_times(host):
 
 def _step_time(base, cand):
     base_times, cand_times = _step_times(base), _step_times(cand)
-    result = {"baseline": base["summary"]["step_time_ms"], "candidate": cand["summary"]["step_time_ms"],
-              "mean": None, "median": None}
+    result = {
+        "baseline": base["summary"]["step_time_ms"],
+        "candidate": cand["summary"]["step_time_ms"],
+        "mean": None,
+        "median": None,
+    }
     # Steps that last 0 ms as rounded have no ratio to another side's.
     if sum(base_times) > 0 and sum(cand_times) > 0:
         result["mean"] = difference_dict(ratio_of_means_difference(base_times, cand_times))
@@ -108,14 +124,16 @@ def _breakdown(base, cand):
         # A report written before a category existed (compute_unknown) had that time in another category: 0 here.
         base_ms = [s["breakdown_ms"].get(category, 0.0) for s in base["steps"]]
         cand_ms = [s["breakdown_ms"].get(category, 0.0) for s in cand["steps"]]
-        rows.append({
-            "category": category,
-            "label": BREAKDOWN_LABELS[category],
-            "baseline_pct": base_pct,
-            "candidate_pct": cand_pct,
-            "delta_pct_points": None if base_pct is None or cand_pct is None else round(cand_pct - base_pct, 2),
-            "per_step_ms": difference_dict(mean_difference(base_ms, cand_ms)) if base_ms and cand_ms else None,
-        })
+        rows.append(
+            {
+                "category": category,
+                "label": BREAKDOWN_LABELS[category],
+                "baseline_pct": base_pct,
+                "candidate_pct": cand_pct,
+                "delta_pct_points": None if base_pct is None or cand_pct is None else round(cand_pct - base_pct, 2),
+                "per_step_ms": difference_dict(mean_difference(base_ms, cand_ms)) if base_ms and cand_ms else None,
+            }
+        )
     return rows
 
 
@@ -125,8 +143,10 @@ def _untraced_batch_prep_ms(base, cand, driver):
     input; else None."""
     if driver["category"] != "idle" or driver["direction"] != "fell":
         return None
+
     def prep(report):
         return next((f for f in report.get("findings") or [] if f.get("id") == "input.host_batch_prep"), None)
+
     found = prep(base)
     metrics = (found or {}).get("evidence", {}).get("metrics", {})
     if found is None or prep(cand) is not None or metrics.get("certainty") != "low":
@@ -144,7 +164,8 @@ def _gpu_busy(base, cand):
         "candidate": cand_pct,
         "delta_points": round(cand_pct - base_pct, 2) if available else None,
         "per_step": difference_dict(mean_difference(base_steps, cand_steps))
-        if available and base_steps and cand_steps else None,
+        if available and base_steps and cand_steps
+        else None,
         "compute": _compute_busy(base["summary"], cand["summary"]),
     }
 
@@ -156,9 +177,13 @@ def _compute_busy(base, cand):
     if None in pair:
         return None
     copies = base.get("gpu_compute_busy_pct"), cand.get("gpu_compute_busy_pct")
-    return {"baseline": pair[0], "candidate": pair[1], "delta_points": round(pair[1] - pair[0], 2),
-            "with_copies": None if None in copies else {"baseline": copies[0], "candidate": copies[1]},
-            "copies_shown_apart": any(label == "with copies" for side in (base, cand) for label, _ in busy_figures(side))}
+    return {
+        "baseline": pair[0],
+        "candidate": pair[1],
+        "delta_points": round(pair[1] - pair[0], 2),
+        "with_copies": None if None in copies else {"baseline": copies[0], "candidate": copies[1]},
+        "copies_shown_apart": any(label == "with copies" for side in (base, cand) for label, _ in busy_figures(side)),
+    }
 
 
 def _devices(base, cand):
@@ -169,8 +194,14 @@ def _devices(base, cand):
         if other is None:
             continue
         busy = (device["busy_pct"], other["busy_pct"])
-        rows.append({"name": device["name"], "baseline_busy_pct": busy[0], "candidate_busy_pct": busy[1],
-                     "delta_points": None if None in busy else round(busy[1] - busy[0], 2)})
+        rows.append(
+            {
+                "name": device["name"],
+                "baseline_busy_pct": busy[0],
+                "candidate_busy_pct": busy[1],
+                "delta_points": None if None in busy else round(busy[1] - busy[0], 2),
+            }
+        )
     return rows
 
 
@@ -217,12 +248,14 @@ _COPY_FINDING_PREFIXES = ("transfer.", "placement.")
 
 
 def _comparability(base, cand, findings):
-    info = {"hardware": hardware(base, cand), "kernel_share": kernel_share(base, cand),
-            "work_per_step": work_per_step(base, cand)}
+    info = {
+        "hardware": hardware(base, cand),
+        "kernel_share": kernel_share(base, cand),
+        "work_per_step": work_per_step(base, cand),
+    }
     copies_explained = any(f["id"].startswith(_COPY_FINDING_PREFIXES) for f in findings["resolved"])
     copies_unexplained = copy_bytes_moved(base, cand, info["work_per_step"]) and not copies_explained
-    info["warnings"] = warnings_of(info["hardware"], info["kernel_share"], info["work_per_step"],
-                                   copies_unexplained)
+    info["warnings"] = warnings_of(info["hardware"], info["kernel_share"], info["work_per_step"], copies_unexplained)
     return info
 
 
@@ -236,9 +269,14 @@ def _per_example(base, cand, work):
     per_example = [t / work_ratio for t in cand_times]
     difference = difference_dict(ratio_of_means_difference(base_times, per_example))
     ratio = mean_ratio(base_times, per_example)
-    return {"work_ratio": work_ratio, "time_ms": difference, "change": change_of({"mean": difference}),
-            "speedup": None if ratio is None else _round(ratio.value, 4), "source": work["source"],
-            "examples_per_step": work["examples_per_step"] if work["source"] == "examples_per_step" else None}
+    return {
+        "work_ratio": work_ratio,
+        "time_ms": difference,
+        "change": change_of({"mean": difference}),
+        "speedup": None if ratio is None else _round(ratio.value, 4),
+        "source": work["source"],
+        "examples_per_step": work["examples_per_step"] if work["source"] == "examples_per_step" else None,
+    }
 
 
 def _predictions(base, cand, work_ratio=None):
@@ -264,6 +302,8 @@ def _notes(base, cand):
         elif count == 1:
             notes.append(f"The {side} has a single step: the step-to-step noise cannot be estimated.")
     if base["summary"]["step_source"] != cand["summary"]["step_source"]:
-        notes.append(f"Steps come from different sources ({base['summary']['step_source']} markers vs "
-                     f"{cand['summary']['step_source']} markers): step times may not be comparable.")
+        notes.append(
+            f"Steps come from different sources ({base['summary']['step_source']} markers vs "
+            f"{cand['summary']['step_source']} markers): step times may not be comparable."
+        )
     return notes

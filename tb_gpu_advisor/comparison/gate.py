@@ -47,8 +47,11 @@ def _step_difference(host, metric):
     candidate's steps divided by the work ratio, HostComparison `per_example`)."""
     if metric == "step_time" and host.get("per_example"):
         per_example = host["per_example"]
-        return (f"mean time per example (the candidate does {per_example['work_ratio']:.2f}x the work per step; "
-                "per a baseline step's work)", per_example["time_ms"])
+        return (
+            f"mean time per example (the candidate does {per_example['work_ratio']:.2f}x the work per step; "
+            "per a baseline step's work)",
+            per_example["time_ms"],
+        )
     key = "mean" if metric == "step_time" else "median"
     return f"{key} step time", host["step_time_ms"][key]
 
@@ -58,8 +61,16 @@ def _measure(host, metric):
         name, diff = _step_difference(host, metric)
         if diff is None or not diff["baseline"]:
             raise GateError(f"{metric}: {no_step_time_reason(host['step_time_ms'])}, so step time cannot be checked")
-        return _Measure(name, units.duration_ms(diff["baseline"]), units.duration_ms(diff["candidate"]),
-                        diff["delta_pct"], diff["ci_low_pct"], diff["ci_high_pct"], "%", 1)
+        return _Measure(
+            name,
+            units.duration_ms(diff["baseline"]),
+            units.duration_ms(diff["candidate"]),
+            diff["delta_pct"],
+            diff["ci_low_pct"],
+            diff["ci_high_pct"],
+            "%",
+            1,
+        )
     if metric == "gpu_busy":
         busy = host["gpu_busy_pct"]
         if busy["delta_points"] is None:
@@ -70,18 +81,29 @@ def _measure(host, metric):
         if per_step and per_step["ci_low"] is not None:
             half = (per_step["ci_high"] - per_step["ci_low"]) / 2
         change = busy["delta_points"]
-        return _Measure("GPU busy", units.percent(busy["baseline"]), units.percent(busy["candidate"]), change,
-                        None if half is None else change - half, None if half is None else change + half,
-                        " points", -1)
+        return _Measure(
+            "GPU busy",
+            units.percent(busy["baseline"]),
+            units.percent(busy["candidate"]),
+            change,
+            None if half is None else change - half,
+            None if half is None else change + half,
+            " points",
+            -1,
+        )
     row = next(r for r in host["breakdown"] if r["category"] == metric)
     step_ms = host["step_time_ms"]["mean"]["baseline"] if host["step_time_ms"]["mean"] else None
     if row["per_step_ms"] is None or not step_ms:
-        raise GateError(f"{metric}: {no_step_time_reason(host['step_time_ms'])}, so time per step cannot be "
-                        "checked")
+        raise GateError(f"{metric}: {no_step_time_reason(host['step_time_ms'])}, so time per step cannot be checked")
     per_step = row["per_step_ms"]
-    return _Measure(f"{BREAKDOWN_LABELS[metric]} per step", units.duration_ms(per_step["baseline"]),
-                    units.duration_ms(per_step["candidate"]), *_scaled(per_step, 100.0 / step_ms),
-                    "% of the baseline step", 1)
+    return _Measure(
+        f"{BREAKDOWN_LABELS[metric]} per step",
+        units.duration_ms(per_step["baseline"]),
+        units.duration_ms(per_step["candidate"]),
+        *_scaled(per_step, 100.0 / step_ms),
+        "% of the baseline step",
+        1,
+    )
 
 
 def check_host(host_comparison, metric, max_regression_pct=DEFAULT_MAX_REGRESSION_PCT):
@@ -141,8 +163,7 @@ def _raw(host, metric):
         busy = host["gpu_busy_pct"]
         return _Raw(busy["baseline"], busy["candidate"], _half(busy["per_step"]), None)
     per_step = next(r for r in host["breakdown"] if r["category"] == metric)["per_step_ms"]
-    return _Raw(per_step["baseline"], per_step["candidate"], _half(per_step),
-                host["step_time_ms"]["mean"]["baseline"])
+    return _Raw(per_step["baseline"], per_step["candidate"], _half(per_step), host["step_time_ms"]["mean"]["baseline"])
 
 
 def _run_to_run_half_width(values, confidence=0.95):
@@ -186,8 +207,10 @@ def check_hosts_against_runs(hosts, metric, max_regression_pct=DEFAULT_MAX_REGRE
     run_half = _run_to_run_half_width([r.baseline for r in raws]) * scale
     half = max(step_half, run_half)
     m = _Measure(name, fmt(base), fmt(cand), change, change - half, change + half, unit, worse)
-    spread = (f"{len(raws)} baseline runs, 95% CI {m.low:+.1f} to {m.high:+.1f}: the wider of step-to-step "
-              f"{step_half:.1f} and run-to-run {run_half:.1f}")
+    spread = (
+        f"{len(raws)} baseline runs, 95% CI {m.low:+.1f} to {m.high:+.1f}: the wider of step-to-step "
+        f"{step_half:.1f} and run-to-run {run_half:.1f}"
+    )
     facts = f"{m.name} {m.candidate} vs baseline mean {m.baseline} ({m.change:+.1f}{m.unit}, {spread})"
     allowed = f"allowed {m.worse_sign * max_regression_pct:+.1f}{m.unit}"
     if m.worse_sign * m.change <= max_regression_pct:

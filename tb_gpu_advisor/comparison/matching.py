@@ -23,8 +23,17 @@ def is_fused_kernel(name):
 
 def _kernel_rows(host):
     """[(name, op_name, grid, block, total_us, occurrences)] of a report's kernel rows."""
-    return [(row["name"], row.get("op_name"), tuple(row.get("grid") or ()), tuple(row.get("block") or ()),
-             row["total_us"] or 0.0, row["occurrences"]) for row in host["kernels"]]
+    return [
+        (
+            row["name"],
+            row.get("op_name"),
+            tuple(row.get("grid") or ()),
+            tuple(row.get("block") or ()),
+            row["total_us"] or 0.0,
+            row["occurrences"],
+        )
+        for row in host["kernels"]
+    ]
 
 
 # Keys kernels are matched on, most specific first: the same kernel for the same op with the same launch shape;
@@ -64,8 +73,7 @@ def _summed(rows):
 
 def _launches_moved(base, cand, base_div, cand_div):
     base_rate, cand_rate = base[1] / base_div, cand[1] / cand_div
-    return bool(base_rate and cand_rate) and not 1 / LAUNCH_CHANGE_RATIO <= cand_rate / base_rate <= \
-        LAUNCH_CHANGE_RATIO
+    return bool(base_rate and cand_rate) and not 1 / LAUNCH_CHANGE_RATIO <= cand_rate / base_rate <= LAUNCH_CHANGE_RATIO
 
 
 def compare_kernels(baseline, candidate):
@@ -80,8 +88,9 @@ def compare_kernels(baseline, candidate):
     cand_steps = candidate["summary"]["step_time_ms"]["count"]
     per_step = bool(base_steps and cand_steps)
     base_div, cand_div = (base_steps, cand_steps) if per_step else (1, 1)
-    pairs = sorted(_matched_kernels(_kernel_rows(baseline), _kernel_rows(candidate)),
-                   key=lambda pair: (pair[0], pair[1] or ""))
+    pairs = sorted(
+        _matched_kernels(_kernel_rows(baseline), _kernel_rows(candidate)), key=lambda pair: (pair[0], pair[1] or "")
+    )
     any_gone = any(cand is None for _, _, _, cand in pairs)
     groups = {"new": [], "fused": [], "gone": [], "faster": [], "slower": []}
     unchanged = 0
@@ -136,8 +145,11 @@ def compare_findings(baseline, candidate):
     return {
         "baseline_count": len(baseline.get("findings") or []),
         "candidate_count": len(candidate.get("findings") or []),
-        "resolved": [{**_finding_brief(f), "cause_still_present": cause_still_present(key, candidate)}
-                     for key, f in base.items() if key not in cand],
+        "resolved": [
+            {**_finding_brief(f), "cause_still_present": cause_still_present(key, candidate)}
+            for key, f in base.items()
+            if key not in cand
+        ],
         "new": [_finding_brief(f) for key, f in cand.items() if key not in base],
         "persisting": persisting,
     }

@@ -13,10 +13,13 @@ def measured_speedup(ratio, basis):
     """The JSON of a measured stats.Ratio: `{value, low, high, basis, method}`; None without a ratio."""
     if ratio is None:
         return None
-    return {"value": round(ratio.value, 4),
-            "low": None if ratio.low is None else round(ratio.low, 4),
-            "high": None if ratio.high is None else round(ratio.high, 4),
-            "basis": basis, "method": ratio.method}
+    return {
+        "value": round(ratio.value, 4),
+        "low": None if ratio.low is None else round(ratio.low, 4),
+        "high": None if ratio.high is None else round(ratio.high, 4),
+        "basis": basis,
+        "method": ratio.method,
+    }
 
 
 def check(predicted, measured, kind=None, low=None):
@@ -40,12 +43,11 @@ def check(predicted, measured, kind=None, low=None):
     else:
         score = "within" if within else "not_within"
         text = PREDICTION_SCORE_LABELS[score]
-    return {"ratio": round(predicted / measured, 3), "within_tolerance": within, "score": score,
-            "score_text": text}
+    return {"ratio": round(predicted / measured, 3), "within_tolerance": within, "score": score, "score_text": text}
 
 
 def bound_score(predicted, measured, low=None):
-    """"bound_held" (predicted >= measured), "bound_held_noise" (below the measured speedup but not below the
+    """ "bound_held" (predicted >= measured), "bound_held_noise" (below the measured speedup but not below the
     low end of its 95% CI) or "bound_exceeded" (below the CI's low end, or below the measurement without a CI)."""
     if predicted >= measured - 1e-9:
         return "bound_held"
@@ -134,9 +136,16 @@ def combined_check(baseline, rows, measured):
         return None
     checked = {row["id"] for row in rows}
     ids = list(combined.get("finding_ids") or [])
-    return {"predicted": combined["estimated_speedup"],
-            "predicted_kind": combined.get("speedup_kind") or DEFAULT_KIND,
-            "finding_ids": ids, "addressed_ids": [i for i in ids if i in checked],
-            "other_ids": [row["id"] for row in rows if row["id"] not in ids],
-            **check(combined["estimated_speedup"], measured["value"] if measured else None,
-                    combined.get("speedup_kind") or DEFAULT_KIND, measured and measured["low"])}
+    return {
+        "predicted": combined["estimated_speedup"],
+        "predicted_kind": combined.get("speedup_kind") or DEFAULT_KIND,
+        "finding_ids": ids,
+        "addressed_ids": [i for i in ids if i in checked],
+        "other_ids": [row["id"] for row in rows if row["id"] not in ids],
+        **check(
+            combined["estimated_speedup"],
+            measured["value"] if measured else None,
+            combined.get("speedup_kind") or DEFAULT_KIND,
+            measured and measured["low"],
+        ),
+    }

@@ -12,8 +12,13 @@ from tb_gpu_advisor.vocabulary import ARROW, FINDING_CHANGE_LABELS, LEFT_ARROW, 
 
 KERNELS_SHOWN = 8
 NAME_WIDTH = 60
-_KERNEL_GROUP_TITLES = {"slower": "Slower kernels", "faster": "Faster kernels", "new": "New kernels",
-                        "fused": "Fused kernels (new, replacing kernels gone)", "gone": "Kernels gone"}
+_KERNEL_GROUP_TITLES = {
+    "slower": "Slower kernels",
+    "faster": "Faster kernels",
+    "new": "New kernels",
+    "fused": "Fused kernels (new, replacing kernels gone)",
+    "gone": "Kernels gone",
+}
 
 
 def _signed_ms(value):
@@ -43,19 +48,33 @@ def _step_section(host):
     for key in ("mean", "median"):
         diff = st[key]
         if diff is not None:
-            rows.append((key, units.duration_ms(diff["baseline"]), units.duration_ms(diff["candidate"]),
-                         f"{_signed_ms(diff['delta'])} ({_signed_pct(diff['delta_pct'])})", _interval_pct(diff),
-                         "yes" if diff["significant"] else "no"))
+            rows.append(
+                (
+                    key,
+                    units.duration_ms(diff["baseline"]),
+                    units.duration_ms(diff["candidate"]),
+                    f"{_signed_ms(diff['delta'])} ({_signed_pct(diff['delta_pct'])})",
+                    _interval_pct(diff),
+                    "yes" if diff["significant"] else "no",
+                )
+            )
     per_example = host.get("per_example")
     if per_example:
         diff = per_example["time_ms"]
-        rows.append((f"mean / {per_example['work_ratio']:.2f}x work", units.duration_ms(diff["baseline"]),
-                     units.duration_ms(diff["candidate"]),
-                     f"{_signed_ms(diff['delta'])} ({_signed_pct(diff['delta_pct'])})", _interval_pct(diff),
-                     "yes" if diff["significant"] else "no"))
+        rows.append(
+            (
+                f"mean / {per_example['work_ratio']:.2f}x work",
+                units.duration_ms(diff["baseline"]),
+                units.duration_ms(diff["candidate"]),
+                f"{_signed_ms(diff['delta'])} ({_signed_pct(diff['delta_pct'])})",
+                _interval_pct(diff),
+                "yes" if diff["significant"] else "no",
+            )
+        )
     rows.append(("steps", str(st["baseline"]["count"]), str(st["candidate"]["count"]), "", "", ""))
-    rows.append(("stdev", units.duration_ms(st["baseline"]["stdev"]), units.duration_ms(st["candidate"]["stdev"]),
-                 "", "", ""))
+    rows.append(
+        ("stdev", units.duration_ms(st["baseline"]["stdev"]), units.duration_ms(st["candidate"]["stdev"]), "", "", "")
+    )
     rows = _one_unit(rows, (1, 2), skip=("steps",))
     headers = ("step time", "baseline", "candidate", "change", "95% CI", "beyond noise")
     return Section("Step time", table=Table(headers, tuple(rows), (False, True, True, True, True, False)))
@@ -64,8 +83,13 @@ def _step_section(host):
 def _one_unit(rows, columns, skip=()):
     """`rows` with the durations of `columns` rewritten in one unit for the table (units.durations_ms), so a
     stdev of `0.07 ms` stands under a mean of `14.89 ms`, not `71.3 µs`."""
-    cells = [(r, c) for r, row in enumerate(rows) if row[0] not in skip for c in columns
-             if units.parse_duration_ms(row[c]) is not None]
+    cells = [
+        (r, c)
+        for r, row in enumerate(rows)
+        if row[0] not in skip
+        for c in columns
+        if units.parse_duration_ms(row[c]) is not None
+    ]
     texts = units.durations_ms(*(units.parse_duration_ms(rows[r][c]) for r, c in cells))
     out = [list(row) for row in rows]
     for (r, c), text in zip(cells, texts):
@@ -81,31 +105,45 @@ def _breakdown_section(host):
         if not any(shares) and not (per_step and (per_step["baseline"] or per_step["candidate"])):
             continue
         marker = f" {LEFT_ARROW}" if host["driver"] and host["driver"]["category"] == row["category"] else ""
-        rows.append((row["label"] + marker,
-                     units.duration_ms(per_step["baseline"]) if per_step else "-",
-                     units.duration_ms(per_step["candidate"]) if per_step else "-",
-                     _signed_ms(per_step["delta"]) if per_step else "-",
-                     units.percent(shares[0]), units.percent(shares[1]),
-                     _signed_pct(row["delta_pct_points"], " pt")))
+        rows.append(
+            (
+                row["label"] + marker,
+                units.duration_ms(per_step["baseline"]) if per_step else "-",
+                units.duration_ms(per_step["candidate"]) if per_step else "-",
+                _signed_ms(per_step["delta"]) if per_step else "-",
+                units.percent(shares[0]),
+                units.percent(shares[1]),
+                _signed_pct(row["delta_pct_points"], " pt"),
+            )
+        )
     rows = _one_unit(rows, (1, 2))
     headers = ("category", "base/step", "cand/step", "change", "base share", "cand share", "share change")
-    lines = (f"Time per step in each category (each instant counted once); {LEFT_ARROW} marks the change that "
-             "made the difference.",) if host["driver"] else ()
-    return Section("Where the time went", lines=lines,
-                   table=Table(headers, tuple(rows), (False,) + (True,) * 6) if rows else None)
+    lines = (
+        (
+            f"Time per step in each category (each instant counted once); {LEFT_ARROW} marks the change that "
+            "made the difference.",
+        )
+        if host["driver"]
+        else ()
+    )
+    return Section(
+        "Where the time went", lines=lines, table=Table(headers, tuple(rows), (False,) + (True,) * 6) if rows else None
+    )
 
 
 def gpu_busy_change(busy):
-    """"GPU busy a → b (±n points)"; or, when copies are shown apart (as analyze's header does), compute busy
+    """ "GPU busy a → b (±n points)"; or, when copies are shown apart (as analyze's header does), compute busy
     first and busy with copies in brackets."""
     compute = busy.get("compute")
     total = f"{units.percent(busy['baseline'])} {ARROW} {units.percent(busy['candidate'])}"
     if not compute or not compute["copies_shown_apart"]:
         return f"GPU busy {total} ({_signed_pct(busy['delta_points'], ' points')})"
     copies = compute["with_copies"] or busy
-    return (f"GPU compute busy {units.percent(compute['baseline'])} {ARROW} {units.percent(compute['candidate'])} "
-            f"({_signed_pct(compute['delta_points'], ' points')}; with copies {units.percent(copies['baseline'])} "
-            f"{ARROW} {units.percent(copies['candidate'])})")
+    return (
+        f"GPU compute busy {units.percent(compute['baseline'])} {ARROW} {units.percent(compute['candidate'])} "
+        f"({_signed_pct(compute['delta_points'], ' points')}; with copies {units.percent(copies['baseline'])} "
+        f"{ARROW} {units.percent(copies['candidate'])})"
+    )
 
 
 def _gpu_section(host):
@@ -113,10 +151,18 @@ def _gpu_section(host):
     if busy["delta_points"] is None:
         return Section("GPU busy", lines=("Not available: a side has no GPU activity.",))
     lines = [gpu_busy_change(busy)]
-    rows = tuple((d["name"], units.percent(d["baseline_busy_pct"]), units.percent(d["candidate_busy_pct"]),
-                  _signed_pct(d["delta_points"], " pt")) for d in host["devices"])
-    table = Table(("device", "baseline", "candidate", "change"), rows, (False, True, True, True)) \
-        if len(rows) > 1 else None
+    rows = tuple(
+        (
+            d["name"],
+            units.percent(d["baseline_busy_pct"]),
+            units.percent(d["candidate_busy_pct"]),
+            _signed_pct(d["delta_points"], " pt"),
+        )
+        for d in host["devices"]
+    )
+    table = (
+        Table(("device", "baseline", "candidate", "change"), rows, (False, True, True, True)) if len(rows) > 1 else None
+    )
     return Section("GPU busy", lines=tuple(lines), table=table)
 
 
@@ -126,20 +172,31 @@ def _kernel_sections(host):
     if not any(counts.values()):
         return [Section("Kernels", lines=("No kernels on either side.",))]
     basis = "per step" if kernels["basis"] == "per_step" else "over each profile"
-    summary = (f"Matched by name, op and launch shape, time {basis} (per launch where a kernel runs more or less "
-               f"often per step): {counts['new']} new, {counts.get('fused', 0)} fused, {counts['gone']} gone, {counts['faster']} "
-               f"faster, {counts['slower']} slower, {counts['unchanged']} unchanged.")
+    summary = (
+        f"Matched by name, op and launch shape, time {basis} (per launch where a kernel runs more or less "
+        f"often per step): {counts['new']} new, {counts.get('fused', 0)} fused, {counts['gone']} gone, {counts['faster']} "
+        f"faster, {counts['slower']} slower, {counts['unchanged']} unchanged."
+    )
     sections = [Section("Kernels", lines=(summary,))]
     for group in ("slower", "faster", "new", "fused", "gone"):
         entries = kernels.get(group, [])[:KERNELS_SHOWN]
         if not entries:
             continue
-        rows = tuple((units.shorten(e["name"], NAME_WIDTH), units.duration_us(e["baseline_us"]),
-                      units.duration_us(e["candidate_us"]), _signed_pct(e["delta_pct"])) for e in entries)
-        title = _KERNEL_GROUP_TITLES[group] + (f" (top {KERNELS_SHOWN} of {counts[group]})"
-                                      if counts[group] > KERNELS_SHOWN else "")
-        sections.append(Section(title, table=Table(("kernel", "baseline", "candidate", "change"), rows,
-                                                   (False, True, True, True))))
+        rows = tuple(
+            (
+                units.shorten(e["name"], NAME_WIDTH),
+                units.duration_us(e["baseline_us"]),
+                units.duration_us(e["candidate_us"]),
+                _signed_pct(e["delta_pct"]),
+            )
+            for e in entries
+        )
+        title = _KERNEL_GROUP_TITLES[group] + (
+            f" (top {KERNELS_SHOWN} of {counts[group]})" if counts[group] > KERNELS_SHOWN else ""
+        )
+        sections.append(
+            Section(title, table=Table(("kernel", "baseline", "candidate", "change"), rows, (False, True, True, True)))
+        )
     return sections
 
 
@@ -163,16 +220,25 @@ def _comparability_section(host):
     lines = [f"Caution: {warning}." for warning in info["warnings"]]
     lines.append(f"GPUs: {hardware['baseline'] or 'none'} {ARROW} {hardware['candidate'] or 'none'}.")
     if None not in share.values():
-        lines.append(f"Kernel time matched by name: baseline {100 * share['baseline']:.0f}%, candidate "
-                     f"{100 * share['candidate']:.0f}%.")
+        lines.append(
+            f"Kernel time matched by name: baseline {100 * share['baseline']:.0f}%, candidate "
+            f"{100 * share['candidate']:.0f}%."
+        )
     examples = work.get("examples_per_step")
     if examples:
         scope = "" if examples["scope"] == "global" else " per device"
-        lines.append(f"Examples per step{scope} (from the input tensors): baseline {examples['baseline']}, candidate "
-                     f"{examples['candidate']}.")
-    ratios = [f"{label} {work[key]:.2f}x" for key, label in (("h2d_bytes_ratio", "host-to-device bytes per step"),
-                                                             ("launch_ratio", "kernel launches per step"))
-              if work[key] is not None]
+        lines.append(
+            f"Examples per step{scope} (from the input tensors): baseline {examples['baseline']}, candidate "
+            f"{examples['candidate']}."
+        )
+    ratios = [
+        f"{label} {work[key]:.2f}x"
+        for key, label in (
+            ("h2d_bytes_ratio", "host-to-device bytes per step"),
+            ("launch_ratio", "kernel launches per step"),
+        )
+        if work[key] is not None
+    ]
     if ratios:
         lines.append("Candidate / baseline: " + ", ".join(ratios) + ".")
     return Section("Comparability", lines=tuple(lines))
@@ -201,16 +267,19 @@ PREDICTIONS_HINT = (
     "which the combined estimate names, are checked against it; the others went with them and are not checked "
     f"alone. An estimate (about) is checked within {TOLERANCE:.0%} of the measured speedup; a bound (up to) is an "
     "upper limit: it held (within noise where the measured 95% CI includes it), or the fix beat it (the CI above "
-    "it) and the estimate was too low.")
+    "it) and the estimate was too low."
+)
 
 
 def combined_line(combined, score, ratio):
-    """"Combined estimate of the verdict's finding(s) (ids): up to 3.57×, bound held …; 2 other findings also
+    """ "Combined estimate of the verdict's finding(s) (ids): up to 3.57×, bound held …; 2 other findings also
     resolved or reduced." """
     ids = combined["finding_ids"]
     noun = "finding" if len(ids) == 1 else "findings"
-    text = (f"Combined estimate of the verdict's {noun} ({', '.join(ids)}): "
-            f"{_estimate(combined['predicted'], combined['predicted_kind'])}, {score}{ratio}")
+    text = (
+        f"Combined estimate of the verdict's {noun} ({', '.join(ids)}): "
+        f"{_estimate(combined['predicted'], combined['predicted_kind'])}, {score}{ratio}"
+    )
     missed = [i for i in ids if i not in combined["addressed_ids"]]
     if missed:
         text += f"; the candidate did not resolve or reduce {', '.join(missed)}"
@@ -233,11 +302,16 @@ def _predictions_section(host):
         status = _PREDICTION_STATUS[row["status"]]
         if row["candidate_estimate"] is not None:
             status += f" (now {_estimate(row['candidate_estimate'], row['candidate_kind'])})"
-        table_rows.append((units.shorten(row["title"] or row["id"], NAME_WIDTH), status,
-                           _estimate(row["predicted"], row["predicted_kind"]),
-                           "-" if row["ratio"] is None else f"{row['ratio']:.2f}", within))
-    lines = (f"Measured: {measured_text(measured)}, {basis}, baseline / candidate.",
-             PREDICTIONS_HINT)
+        table_rows.append(
+            (
+                units.shorten(row["title"] or row["id"], NAME_WIDTH),
+                status,
+                _estimate(row["predicted"], row["predicted_kind"]),
+                "-" if row["ratio"] is None else f"{row['ratio']:.2f}",
+                within,
+            )
+        )
+    lines = (f"Measured: {measured_text(measured)}, {basis}, baseline / candidate.", PREDICTIONS_HINT)
     combined = predictions.get("combined")
     if combined:
         score = combined.get("score_text") or "not checked"
@@ -245,24 +319,32 @@ def _predictions_section(host):
             score += " of the measured speedup"
         ratio = "" if combined["ratio"] is None else f" (ratio {combined['ratio']:.2f})"
         lines += (combined_line(combined, score, ratio),)
-    return Section("Prediction checked", lines=lines,
-                   table=Table(("finding", "status", "predicted", "ratio", "check"),
-                               tuple(table_rows), (False, False, True, True, False)))
+    return Section(
+        "Prediction checked",
+        lines=lines,
+        table=Table(
+            ("finding", "status", "predicted", "ratio", "check"), tuple(table_rows), (False, False, True, True, False)
+        ),
+    )
 
 
 def comparison_sections(comparison):
     """Sections for every matched host pair, verdict first."""
     sections = []
     for host in comparison["hosts"]:
-        lines = (_side_line("Baseline", comparison["baseline"]["run"], host["baseline_file"], host["baseline_host"]),
-                 _side_line("Candidate", comparison["candidate"]["run"], host["candidate_file"],
-                            host["candidate_host"]),
-                 f"Verdict: {host['verdict']}")
+        lines = (
+            _side_line("Baseline", comparison["baseline"]["run"], host["baseline_file"], host["baseline_host"]),
+            _side_line("Candidate", comparison["candidate"]["run"], host["candidate_file"], host["candidate_host"]),
+            f"Verdict: {host['verdict']}",
+        )
         title = "Comparison" if len(comparison["hosts"]) == 1 else f"Comparison: {host['baseline_host']}"
         sections.append(Section(title, lines=lines))
         if host.get("configuration_changes"):
-            sections.append(Section("Configuration changes",
-                                    lines=tuple(change["text"] for change in host["configuration_changes"])))
+            sections.append(
+                Section(
+                    "Configuration changes", lines=tuple(change["text"] for change in host["configuration_changes"])
+                )
+            )
         sections += [_step_section(host), _breakdown_section(host), _gpu_section(host)]
         sections += _kernel_sections(host) + [_findings_section(host)]
         predictions = _predictions_section(host)

@@ -77,7 +77,7 @@ def mean_difference(baseline, candidate, confidence=CONFIDENCE):
     standard_error = math.sqrt(var_a + var_b)
     if standard_error == 0:
         return Difference(float(a.mean()), float(b.mean()), delta, delta, delta, method)
-    df = (var_a + var_b) ** 2 / (var_a ** 2 / (len(a) - 1) + var_b ** 2 / (len(b) - 1))
+    df = (var_a + var_b) ** 2 / (var_a**2 / (len(a) - 1) + var_b**2 / (len(b) - 1))
     half_width = t_quantile(0.5 + confidence / 2, df) * standard_error
     return Difference(float(a.mean()), float(b.mean()), delta, delta - half_width, delta + half_width, method)
 
@@ -85,10 +85,13 @@ def mean_difference(baseline, candidate, confidence=CONFIDENCE):
 def _bootstrap_ratios(a, b, statistic, resamples, seed):
     """statistic(baseline resample) / statistic(candidate resample) for `resamples` resamples of both sides."""
     rng = np.random.default_rng(seed)
-    return np.concatenate([
-        statistic(a[rng.integers(0, len(a), (count, len(a)))], axis=1)
-        / np.maximum(statistic(b[rng.integers(0, len(b), (count, len(b)))], axis=1), np.finfo(np.float64).tiny)
-        for count in _chunks(resamples, max(1, _BOOTSTRAP_CHUNK_VALUES // (len(a) + len(b))))])
+    return np.concatenate(
+        [
+            statistic(a[rng.integers(0, len(a), (count, len(a)))], axis=1)
+            / np.maximum(statistic(b[rng.integers(0, len(b), (count, len(b)))], axis=1), np.finfo(np.float64).tiny)
+            for count in _chunks(resamples, max(1, _BOOTSTRAP_CHUNK_VALUES // (len(a) + len(b))))
+        ]
+    )
 
 
 def ratio_of_means_difference(baseline, candidate, confidence=CONFIDENCE):
@@ -102,19 +105,20 @@ def ratio_of_means_difference(baseline, candidate, confidence=CONFIDENCE):
     method = f"Welch's t on the log ratio of means, {confidence:.0%} interval"
     if len(a) < 2 or len(b) < 2 or base <= 0 or cand <= 0:
         return Difference(base, cand, cand - base, None, None, method)
-    var_a = a.var(ddof=1) / len(a) / base ** 2
-    var_b = b.var(ddof=1) / len(b) / cand ** 2
+    var_a = a.var(ddof=1) / len(a) / base**2
+    var_b = b.var(ddof=1) / len(b) / cand**2
     log_ratio = math.log(cand / base)
     if var_a + var_b == 0:
         return Difference(base, cand, cand - base, cand - base, cand - base, method)
-    df = (var_a + var_b) ** 2 / (var_a ** 2 / (len(a) - 1) + var_b ** 2 / (len(b) - 1))
+    df = (var_a + var_b) ** 2 / (var_a**2 / (len(a) - 1) + var_b**2 / (len(b) - 1))
     half_width = t_quantile(0.5 + confidence / 2, df) * math.sqrt(var_a + var_b)
     low, high = (base * (math.exp(log_ratio + sign * half_width) - 1) for sign in (-1, 1))
     return Difference(base, cand, cand - base, low, high, method)
 
 
-def ratio_of_medians_difference(baseline, candidate, confidence=CONFIDENCE, resamples=BOOTSTRAP_RESAMPLES,
-                                seed=BOOTSTRAP_SEED):
+def ratio_of_medians_difference(
+    baseline, candidate, confidence=CONFIDENCE, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED
+):
     """Difference of medians whose interval is a percentile bootstrap of median(candidate) / median(baseline)
     (fixed seed: deterministic), so that as a share of the baseline it never falls below -100%; no interval
     below 2 samples a side or when a side's median is not above 0."""
@@ -127,8 +131,9 @@ def ratio_of_medians_difference(baseline, candidate, confidence=CONFIDENCE, resa
     inverse = _bootstrap_ratios(a, b, np.median, resamples, seed)  # baseline / candidate
     tail = (1 - confidence) / 2 * 100
     high_inverse, low_inverse = np.maximum(np.percentile(inverse, [tail, 100 - tail]), np.finfo(np.float64).tiny)
-    return Difference(base, cand, cand - base, float(base * (1 / low_inverse - 1)),
-                      float(base * (1 / high_inverse - 1)), method)
+    return Difference(
+        base, cand, cand - base, float(base * (1 / low_inverse - 1)), float(base * (1 / high_inverse - 1)), method
+    )
 
 
 def _chunks(total, size):

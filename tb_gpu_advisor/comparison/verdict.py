@@ -20,7 +20,7 @@ def no_step_time_reason(step_time):
 
 
 def change_of(step_time):
-    """"faster", "slower", "within_noise", or "unknown" (a side without steps), from the mean step time.
+    """ "faster", "slower", "within_noise", or "unknown" (a side without steps), from the mean step time.
 
     Faster or slower needs the 95% interval of the difference of means to exclude zero and the change to be
     at least NOISE_FLOOR_PCT; with a single step on a side (no interval) the point estimate decides.
@@ -75,8 +75,11 @@ def verdict_of(comparison):
     per_example = comparison.get("per_example")
     if per_example:
         text = f"{_per_example_text(per_example)} Per step alone (not comparable): {text}"
-    cautions = [w for w in (comparison.get("comparability") or {}).get("warnings") or []
-                if not (per_example and w.startswith("different work per step"))]
+    cautions = [
+        w
+        for w in (comparison.get("comparability") or {}).get("warnings") or []
+        if not (per_example and w.startswith("different work per step"))
+    ]
     if cautions:
         text += " Caution: " + "; ".join(cautions) + "."
     return text
@@ -87,12 +90,16 @@ def _per_example_text(per_example):
     examples = per_example.get("examples_per_step")
     if examples:
         scope = "" if examples["scope"] == "global" else " per device"
-        facts = (f"examples per step{scope} {examples['baseline']} {ARROW} {examples['candidate']}, from the input "
-                 f"tensors; time for {examples['baseline']} examples {units.duration_ms(diff['baseline'])} {ARROW} "
-                 f"{units.duration_ms(diff['candidate'])}")
+        facts = (
+            f"examples per step{scope} {examples['baseline']} {ARROW} {examples['candidate']}, from the input "
+            f"tensors; time for {examples['baseline']} examples {units.duration_ms(diff['baseline'])} {ARROW} "
+            f"{units.duration_ms(diff['candidate'])}"
+        )
     else:
-        facts = (f"the candidate does {per_example['work_ratio']:.2f}{TIMES} the work per step; a baseline step's "
-                 f"work {units.duration_ms(diff['baseline'])} {ARROW} {units.duration_ms(diff['candidate'])}")
+        facts = (
+            f"the candidate does {per_example['work_ratio']:.2f}{TIMES} the work per step; a baseline step's "
+            f"work {units.duration_ms(diff['baseline'])} {ARROW} {units.duration_ms(diff['candidate'])}"
+        )
     if per_example["change"] == "within_noise":
         return f"Per example within noise ({facts}, {_interval(diff)})."
     if per_example["change"] == "unknown" or not per_example["speedup"]:
@@ -107,12 +114,15 @@ def _step_verdict(comparison):
     compute = busy.get("compute")
     shown = compute if compute and compute["copies_shown_apart"] else busy
     label = "GPU compute busy" if shown is compute else "GPU busy"
-    busy_text = (f"{label} {units.percent(shown['baseline'])} {ARROW} {units.percent(shown['candidate'])}"
-                 if busy["delta_points"] is not None else "")
+    busy_text = (
+        f"{label} {units.percent(shown['baseline'])} {ARROW} {units.percent(shown['candidate'])}"
+        if busy["delta_points"] is not None
+        else ""
+    )
     if change == "unknown":
         text = f"Step time cannot be compared: {no_step_time_reason(comparison['step_time_ms'])}"
         return f"{text}; {busy_text}." if busy_text else f"{text}."
-    steps = (f"mean step {units.duration_ms(mean['baseline'])} {ARROW} {units.duration_ms(mean['candidate'])}")
+    steps = f"mean step {units.duration_ms(mean['baseline'])} {ARROW} {units.duration_ms(mean['candidate'])}"
     if change == "within_noise":
         return f"Within noise: {steps} ({_signed_pct(mean['delta_pct'])}, {_interval(mean)})."
     ratio = mean["baseline"] / mean["candidate"] if change == "faster" else mean["candidate"] / mean["baseline"]
@@ -122,16 +132,21 @@ def _step_verdict(comparison):
         return f"{head}; no single time category explains it" + (f"; {busy_text}." if busy_text else ".")
     shares = ""
     if driver["baseline_pct"] is not None and driver["candidate_pct"] is not None:
-        shares = (f" ({units.percent(driver['baseline_pct'])} {ARROW} {units.percent(driver['candidate_pct'])} "
-                  "of the time)")
-    text = (f"{head}: {_driver_label(driver, busy)} {driver['direction']} from "
-            f"{units.duration_ms(driver['baseline_ms'])} "
-            f"to {units.duration_ms(driver['candidate_ms'])} per step{shares}.")
+        shares = (
+            f" ({units.percent(driver['baseline_pct'])} {ARROW} {units.percent(driver['candidate_pct'])} of the time)"
+        )
+    text = (
+        f"{head}: {_driver_label(driver, busy)} {driver['direction']} from "
+        f"{units.duration_ms(driver['baseline_ms'])} "
+        f"to {units.duration_ms(driver['candidate_ms'])} per step{shares}."
+    )
     prep = driver.get("untraced_batch_prep_ms")
     if prep:
         # The breakdown does not relabel an untraced stall as input; the finding that read it so is named instead.
-        text += (f" The baseline's input.host_batch_prep read {units.duration_ms(prep)} of each step's untraced "
-                 "start as batch preparation (how sure: low), and the candidate no longer shows it.")
+        text += (
+            f" The baseline's input.host_batch_prep read {units.duration_ms(prep)} of each step's untraced "
+            "start as batch preparation (how sure: low), and the candidate no longer shows it."
+        )
     return text
 
 

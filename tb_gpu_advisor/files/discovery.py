@@ -9,9 +9,11 @@ from tb_gpu_advisor.files.names import host_name
 from tb_gpu_advisor.files.runs import HostFile, run_name
 from tb_gpu_advisor.remote import is_remote_url
 
-NO_PROFILES = ("no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/<host>.xplane.pb "
-               "(capture one with tf.profiler or jax.profiler.trace) or <logdir>/<run>/<worker>.<span>.pt.trace.json"
-               "[.gz] (torch.profiler.tensorboard_trace_handler)")
+NO_PROFILES = (
+    "no profiles found: expected <logdir>/<run>/plugins/profile/<timestamp>/<host>.xplane.pb "
+    "(capture one with tf.profiler or jax.profiler.trace) or <logdir>/<run>/<worker>.<span>.pt.trace.json"
+    "[.gz] (torch.profiler.tensorboard_trace_handler)"
+)
 
 
 def discover_runs(logdir, follow_symlinks=True, confined=False, memo=None):
@@ -25,9 +27,9 @@ def discover_runs(logdir, follow_symlinks=True, confined=False, memo=None):
     """
     if is_remote_url(logdir):
         from tb_gpu_advisor.files.remote_listing import remote_runs  # fsspec only when a URL asks for it
+
         return remote_runs(logdir)
-    return local_runs(logdir, follow_symlinks=follow_symlinks and not confined, enter_links_out=not confined,
-                      memo=memo)
+    return local_runs(logdir, follow_symlinks=follow_symlinks and not confined, enter_links_out=not confined, memo=memo)
 
 
 def resolve_target(path, run=None, host=None, confined=False):
@@ -38,6 +40,7 @@ def resolve_target(path, run=None, host=None, confined=False):
     path = str(path)
     if is_remote_url(path):
         from tb_gpu_advisor.files.remote_listing import remote_target
+
         target = remote_target(path)
     else:
         target = local_target(path, confined=confined)
@@ -49,6 +52,7 @@ def version(path):
     locally, size, ETag (or generation) and modification time in object storage. ProfileError when unreadable."""
     if is_remote_url(path):
         from tb_gpu_advisor.remote.fetch import remote_version
+
         return remote_version(path)
     try:
         stat = os.stat(path)

@@ -7,12 +7,21 @@ from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.files.names import host_name, is_kineto_file
 from tb_gpu_advisor.files.regular import kind_problem
-from tb_gpu_advisor.files.runs import (HostFile, ProfileRun, Target, capture_time, kineto_profile_runs,
-                                          newest_first, run_id)
+from tb_gpu_advisor.files.runs import (
+    HostFile,
+    ProfileRun,
+    Target,
+    capture_time,
+    kineto_profile_runs,
+    newest_first,
+    run_id,
+)
 
 
-OUTSIDE_LOGDIR = ("is a symbolic link to a place outside the logdir: refused (start TensorBoard with "
-                  "--gpu_advisor_follow_symlinks to allow it)")
+OUTSIDE_LOGDIR = (
+    "is a symbolic link to a place outside the logdir: refused (start TensorBoard with "
+    "--gpu_advisor_follow_symlinks to allow it)"
+)
 
 
 def local_target(path, confined=False):
@@ -44,24 +53,38 @@ def local_runs(logdir, follow_symlinks=True, enter_links_out=True, memo=None):
     for directory, subdirs, files in os.walk(logdir, followlinks=False):
         subdirs.sort()
         relative = os.path.relpath(directory, logdir)
-        runs.extend(kineto_profile_runs(os.path.basename(logdir) if relative == "." else
-                                        relative.replace(os.sep, "/"), directory,
-                                        [name for name in files if is_kineto_file(name)], os.path.join,
-                                        functools.partial(_outside_problem, logdir_real=logdir_real), _modified))
-        if os.path.basename(directory) != PROFILE_SUBDIR[1] or \
-                os.path.basename(os.path.dirname(directory)) != PROFILE_SUBDIR[0]:
+        runs.extend(
+            kineto_profile_runs(
+                os.path.basename(logdir) if relative == "." else relative.replace(os.sep, "/"),
+                directory,
+                [name for name in files if is_kineto_file(name)],
+                os.path.join,
+                functools.partial(_outside_problem, logdir_real=logdir_real),
+                _modified,
+            )
+        )
+        if (
+            os.path.basename(directory) != PROFILE_SUBDIR[1]
+            or os.path.basename(os.path.dirname(directory)) != PROFILE_SUBDIR[0]
+        ):
             continue
         tb_run = os.path.relpath(os.path.dirname(os.path.dirname(directory)), logdir)
         for profile_run in sorted(subdirs):
             run_path = os.path.join(directory, profile_run)
             if not enter_links_out and os.path.islink(run_path) and not _inside(run_path, os.path.realpath(logdir)):
                 continue
-            hosts = _hosts_in(run_path, logdir_real) if memo is None else _remembered_hosts(run_path, logdir_real,
-                                                                                             memo)
+            hosts = _hosts_in(run_path, logdir_real) if memo is None else _remembered_hosts(run_path, logdir_real, memo)
             if hosts:
                 tb_run_id = "" if tb_run == "." else tb_run.replace(os.sep, "/")
-                runs.append(ProfileRun(run=run_id(tb_run_id, profile_run), path=run_path, hosts=hosts,
-                                       captured_at=capture_time(profile_run), series=tb_run_id))
+                runs.append(
+                    ProfileRun(
+                        run=run_id(tb_run_id, profile_run),
+                        path=run_path,
+                        hosts=hosts,
+                        captured_at=capture_time(profile_run),
+                        series=tb_run_id,
+                    )
+                )
         subdirs[:] = []
     return newest_first(runs)
 

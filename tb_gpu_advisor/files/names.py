@@ -46,6 +46,7 @@ def is_kineto_trace(path):
         return False
     return head[:2] == b"\x1f\x8b" or head.lstrip()[:1] == b"{"
 
+
 def host_name(path):
     """The host a profile file is of: its file name without `.xplane.pb`, or a Kineto file's worker."""
     base = os.path.basename(str(path))

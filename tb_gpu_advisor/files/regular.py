@@ -9,19 +9,23 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.errors import ProfileError
 
-_KINDS = ((stat.S_ISDIR, "is a directory, not {a_file}"),
-          (stat.S_ISFIFO, "is a named pipe (FIFO), not a file: not opened"),
-          (stat.S_ISCHR, "is a character device, not a file: not opened"),
-          (stat.S_ISBLK, "is a block device, not a file: not opened"),
-          (stat.S_ISSOCK, "is a socket, not a file: not opened"))
+_KINDS = (
+    (stat.S_ISDIR, "is a directory, not {a_file}"),
+    (stat.S_ISFIFO, "is a named pipe (FIFO), not a file: not opened"),
+    (stat.S_ISCHR, "is a character device, not a file: not opened"),
+    (stat.S_ISBLK, "is a block device, not a file: not opened"),
+    (stat.S_ISSOCK, "is a socket, not a file: not opened"),
+)
 
 
 class FileChanged(ProfileError):
     """The file was replaced or modified while it was being read."""
 
     def __init__(self, path):
-        super().__init__(path, "the file changed while it was being read (it is being written or replaced); "
-                               "try again once it is complete")
+        super().__init__(
+            path,
+            "the file changed while it was being read (it is being written or replaced); try again once it is complete",
+        )
 
 
 @dataclass(frozen=True)

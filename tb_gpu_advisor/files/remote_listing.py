@@ -5,8 +5,15 @@ import posixpath
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.files.names import host_name, is_kineto_file
-from tb_gpu_advisor.files.runs import (HostFile, ProfileRun, Target, capture_time, kineto_profile_runs,
-                                          newest_first, run_id)
+from tb_gpu_advisor.files.runs import (
+    HostFile,
+    ProfileRun,
+    Target,
+    capture_time,
+    kineto_profile_runs,
+    newest_first,
+    run_id,
+)
 from tb_gpu_advisor.remote.cache import object_version
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
@@ -14,8 +21,9 @@ from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 def _host_file(fs, path, info=None):
     """The HostFile of an object; `info`, its listing entry, gives its version without one more request."""
     name = posixpath.basename(path)
-    return HostFile(host=host_name(name), path=fs.unstrip_protocol(path),
-                    version=object_version(info) if info else None)
+    return HostFile(
+        host=host_name(name), path=fs.unstrip_protocol(path), version=object_version(info) if info else None
+    )
 
 
 def _list(url):
@@ -31,8 +39,9 @@ def _list(url):
 
 def modified_s(info):
     """An object's modification time in seconds since the epoch from its listing entry, None when absent."""
-    value = next((info[k] for k in ("LastModified", "mtime", "updated", "last_modified", "created")
-                  if info.get(k)), None)
+    value = next(
+        (info[k] for k in ("LastModified", "mtime", "updated", "last_modified", "created") if info.get(k)), None
+    )
     if isinstance(value, str):
         try:
             value = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -54,8 +63,13 @@ def _kineto_runs(fs, root, files):
         relative = posixpath.relpath(directory, root)
         url = fs.unstrip_protocol(directory)
         modified = {posixpath.join(url, name): modified_s(files[posixpath.join(directory, name)]) for name in names}
-        found += kineto_profile_runs(posixpath.basename(root) if relative == "." else relative, url, names,
-                                     posixpath.join, modified_of=modified.get)
+        found += kineto_profile_runs(
+            posixpath.basename(root) if relative == "." else relative,
+            url,
+            names,
+            posixpath.join,
+            modified_of=modified.get,
+        )
     return found
 
 
@@ -68,10 +82,19 @@ def _runs(fs, root, files):
         if len(parts) < 4 or tuple(parts[-4:-2]) != PROFILE_SUBDIR:
             continue
         tb_run, profile_run = "/".join(parts[:-4]), parts[-2]
-        runs.setdefault(run_id(tb_run, profile_run), (posixpath.dirname(path), []))[1].append(_host_file(fs, path, files[path]))
-    found = [ProfileRun(run=key, path=fs.unstrip_protocol(directory), hosts=tuple(hosts),
-                        captured_at=capture_time(key.rsplit("/", 1)[-1]), series=key.rsplit("/", 1)[0] if "/" in key else "")
-             for key, (directory, hosts) in runs.items()]
+        runs.setdefault(run_id(tb_run, profile_run), (posixpath.dirname(path), []))[1].append(
+            _host_file(fs, path, files[path])
+        )
+    found = [
+        ProfileRun(
+            run=key,
+            path=fs.unstrip_protocol(directory),
+            hosts=tuple(hosts),
+            captured_at=capture_time(key.rsplit("/", 1)[-1]),
+            series=key.rsplit("/", 1)[0] if "/" in key else "",
+        )
+        for key, (directory, hosts) in runs.items()
+    ]
     return newest_first(found + _kineto_runs(fs, root, files))
 
 
@@ -87,6 +110,9 @@ def remote_target(url):
     name = posixpath.basename(root)
     if info.get("type") == "file":
         return Target(path=url, name=name, is_file=True)
-    direct = tuple(_host_file(fs, path) for path in sorted(files)
-                   if posixpath.dirname(path) == root and path.endswith(XPLANE_SUFFIX))
+    direct = tuple(
+        _host_file(fs, path)
+        for path in sorted(files)
+        if posixpath.dirname(path) == root and path.endswith(XPLANE_SUFFIX)
+    )
     return Target(path=url, name=name, is_file=False, hosts=direct, runs=() if direct else _runs(fs, root, files))

@@ -50,11 +50,11 @@ class Target:
     runs: tuple = ()  # ProfileRun below a directory without direct host files, newest first
 
 
-
 def kineto_profile_runs(run_dir, directory, names, join, problem_of=None, modified_of=None):
     """ProfileRuns of the Kineto files among `names` of `directory` (kineto.runs), `join` making their paths;
     `problem_of(path)`, if given, says why a host file is refused (HostFile.problem) or None;
     `modified_of(path)` gives a file's modification time (seconds), for runs whose names carry no timestamp."""
+
     def host_file(worker, name):
         path = join(directory, name)
         return HostFile(host=worker, path=path, problem=problem_of(path) if problem_of else None)
@@ -62,9 +62,15 @@ def kineto_profile_runs(run_dir, directory, names, join, problem_of=None, modifi
     found = []
     for key, members in kineto_runs(run_dir, names):
         hosts = tuple(host_file(worker, name) for worker, name in members)
-        found.append(ProfileRun(run=key, path=directory, hosts=hosts,
-                                captured_at=_kineto_capture_time([name for _, name in members], hosts,
-                                                                 modified_of), series=run_dir))
+        found.append(
+            ProfileRun(
+                run=key,
+                path=directory,
+                hosts=hosts,
+                captured_at=_kineto_capture_time([name for _, name in members], hosts, modified_of),
+                series=run_dir,
+            )
+        )
     return found
 
 
@@ -85,7 +91,7 @@ def _epoch_s(span):
     """Seconds since the epoch of a span in milliseconds, microseconds or nanoseconds (told apart by size: each
     unit's values from 2001 to 2286 have their own number of digits), else None."""
     for digits, per_second in ((13, 10**3), (16, 10**6), (19, 10**9)):
-        if 10**(digits - 1) <= span < 10**digits:
+        if 10 ** (digits - 1) <= span < 10**digits:
             return span / per_second
     return None
 
@@ -116,8 +122,13 @@ def run_name(path, name):
 def newest_first(runs):
     """Runs with unique ids (unique_ids), newest capture first (ProfileRun.captured_at; runs of unknown time
     last), then by name: XPlane run names are timestamps."""
-    return tuple(sorted(unique_ids(runs), key=lambda r: (r.captured_at is not None, r.captured_at or 0.0,
-                                                          r.run.rsplit("/", 1)[-1], r.run), reverse=True))
+    return tuple(
+        sorted(
+            unique_ids(runs),
+            key=lambda r: (r.captured_at is not None, r.captured_at or 0.0, r.run.rsplit("/", 1)[-1], r.run),
+            reverse=True,
+        )
+    )
 
 
 def unique_ids(runs):

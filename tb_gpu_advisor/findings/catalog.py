@@ -52,9 +52,11 @@ class Entry:
             return tensorflow
         if framework == "jax":
             return jax
-        return Idiom(f"TensorFlow: {tensorflow.fix_summary} JAX: {jax.fix_summary}",
-                     f"TensorFlow:\n\n{tensorflow.fix}\n\nJAX:\n\n{jax.fix}",
-                     tuple(dict.fromkeys(tensorflow.docs + jax.docs)))
+        return Idiom(
+            f"TensorFlow: {tensorflow.fix_summary} JAX: {jax.fix_summary}",
+            f"TensorFlow:\n\n{tensorflow.fix}\n\nJAX:\n\n{jax.fix}",
+            tuple(dict.fromkeys(tensorflow.docs + jax.docs)),
+        )
 
 
 CATALOG = {}
@@ -93,6 +95,7 @@ def entry_for(finding_id, framework=None):
     if own is None:
         return base
     defined = dict(own.variants)
-    inherited = tuple((key, idiom) for key, idiom in base.variants
-                      if key.startswith((f"{framework}:", "any:")) and key not in defined)
+    inherited = tuple(
+        (key, idiom) for key, idiom in base.variants if key.startswith((f"{framework}:", "any:")) and key not in defined
+    )
     return replace(own, variants=own.variants + inherited) if inherited else own

@@ -9,8 +9,15 @@ from tb_gpu_advisor.findings.finding import SEVERITIES
 from tb_gpu_advisor.findings.overlaps import POOLS
 
 # Findings that measure where step time goes, whatever causes it.
-SYMPTOMS = frozenset({"host.gpu_idle_host_busy", "launch.gpu_starved_by_launches", "launch.tiny_kernels",
-                      "batch.gpu_underused", "transfer.low_bandwidth"})
+SYMPTOMS = frozenset(
+    {
+        "host.gpu_idle_host_busy",
+        "launch.gpu_starved_by_launches",
+        "launch.tiny_kernels",
+        "batch.gpu_underused",
+        "transfer.low_bandwidth",
+    }
+)
 # Contention for the host's cores: a suspicion the trace supports but cannot prove, so it never leads the
 # symptom it would explain (its rule caps it below that).
 SUSPICIONS = frozenset({"threading.tf_data_contention", "threading.host_cpu_saturated"})
@@ -21,10 +28,14 @@ CAUSE_MIN_SHARE = 0.5
 def explains(cause, symptom):
     """Whether `cause` (a specific finding of high or medium severity: a low one is not established) accounts for
     most of `symptom`'s time."""
-    return (symptom.id in SYMPTOMS and cause.id not in SYMPTOMS | SUSPICIONS and symptom.recoverable_ms > 0
-            and cause.severity in ("high", "medium")
-            and cause.recoverable_ms >= CAUSE_MIN_SHARE * symptom.recoverable_ms
-            and bool(POOLS.get(cause.id, set()) & POOLS.get(symptom.id, set())))
+    return (
+        symptom.id in SYMPTOMS
+        and cause.id not in SYMPTOMS | SUSPICIONS
+        and symptom.recoverable_ms > 0
+        and cause.severity in ("high", "medium")
+        and cause.recoverable_ms >= CAUSE_MIN_SHARE * symptom.recoverable_ms
+        and bool(POOLS.get(cause.id, set()) & POOLS.get(symptom.id, set()))
+    )
 
 
 def causes_first(findings):
@@ -34,7 +45,7 @@ def causes_first(findings):
     index = 0
     while index < len(ranked):
         symptom = ranked[index]
-        cause = next((f for f in ranked[index + 1:] if explains(f, symptom)), None)
+        cause = next((f for f in ranked[index + 1 :] if explains(f, symptom)), None)
         if cause is not None:
             ranked.remove(cause)
             if SEVERITIES.index(symptom.severity) < SEVERITIES.index(cause.severity):

@@ -15,7 +15,8 @@ themselves and for the host work between them. What is left:
     or TORCH_LOGS="graph_breaks" lists them; keep the optimizer step inside a compiled function)
     less Python between the replays (logging, .item() reads, per-step tensor creation)
     more work per replay: a larger batch""",
-    docs=(L.TORCH_CUDA_GRAPHS, L.CUDA_GRAPHS))
+    docs=(L.TORCH_CUDA_GRAPHS, L.CUDA_GRAPHS),
+)
 
 # The same for XLA's command buffers, in JAX's and TensorFlow's vocabulary (not torch.compile's).
 XLA_GRAPHS_LAUNCH_IDIOM = Idiom(
@@ -29,7 +30,8 @@ What is left:
     several jitted pieces called from Python
     less Python between the calls (logging, reading results back, per-step array creation)
     more work per replay: a larger batch, or several micro-batches per call (jax.lax.scan)""",
-    docs=(L.JAX_GPU_TIPS, L.CUDA_GRAPHS))
+    docs=(L.JAX_GPU_TIPS, L.CUDA_GRAPHS),
+)
 
 TF_GRAPHS_LAUNCH_IDIOM = Idiom(
     fix_summary="XLA replays the step as command buffers already: more steps per call, more work per replay.",
@@ -42,7 +44,8 @@ What is left:
     Keras: model.compile(..., steps_per_execution=32) runs many steps per call
     less Python between the calls (logging, reading results back, per-step tensor creation)
     more work per replay: a larger batch""",
-    docs=(L.TF_GPU_PERFORMANCE, L.CUDA_GRAPHS))
+    docs=(L.TF_GPU_PERFORMANCE, L.CUDA_GRAPHS),
+)
 
 COMPILED_HOST_IDIOM = Idiom(
     fix_summary="Compiled already (torch.compile): cut graph breaks, compile the optimizer, thin the loop.",
@@ -56,7 +59,8 @@ changes nothing. The host time left is outside the compiled graphs:
     the loop: no .item()/.cpu() reads, logging or tensor creation every step
 
 A larger batch amortizes the host's fixed cost per step over more examples.""",
-    docs=(L.TORCH_COMPILE, L.TORCH_PERFORMANCE))
+    docs=(L.TORCH_COMPILE, L.TORCH_PERFORMANCE),
+)
 
 COMPILED_FUSED_OPTIMIZER_HOST_IDIOM = Idiom(
     fix_summary="Compiled already (torch.compile), fused optimizer: cut graph breaks, thin the loop.",
@@ -69,7 +73,8 @@ compiled graphs:
     the loop: no .item()/.cpu() reads, logging or tensor creation every step; zero_grad(set_to_none=True)
 
 A larger batch amortizes the host's fixed cost per step over more examples.""",
-    docs=(L.TORCH_COMPILE, L.TORCH_PERFORMANCE))
+    docs=(L.TORCH_COMPILE, L.TORCH_PERFORMANCE),
+)
 
 
 def launch_condition(ctx):
@@ -100,4 +105,5 @@ give each kernel more work:
     XLA_FLAGS=--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL python train.py
 
 and a larger batch, or several micro-batches per call (jax.lax.scan inside the jitted step).""",
-    docs=(L.JAX_GPU_TIPS, L.CUDA_GRAPHS))
+    docs=(L.JAX_GPU_TIPS, L.CUDA_GRAPHS),
+)

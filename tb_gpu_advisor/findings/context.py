@@ -87,7 +87,7 @@ class Context:
 
     @property
     def of_the_step_time(self):
-        """"of the step time", or "of the profiled time" without steps."""
+        """ "of the step time", or "of the profiled time" without steps."""
         return "of the step time" if self.step_count else "of the profiled time"
 
     def share_pct(self, total_ms):
@@ -96,8 +96,9 @@ class Context:
     def category_ms(self, name):
         """Exposed time of one breakdown category over the analysis window, in ms."""
         if self.step_set.steps:
-            return round(sum(self.analysis.step_breakdown_ms(index)[name]
-                             for index in range(len(self.step_set.steps))), 6)
+            return round(
+                sum(self.analysis.step_breakdown_ms(index)[name] for index in range(len(self.step_set.steps))), 6
+            )
         share = self.analysis.breakdown_pct.get(name)
         return round(share * self.window_ms / 100.0, 6) if share else 0.0
 
@@ -106,8 +107,9 @@ class Context:
         """The exposed input wait in tf.data's IteratorGetNext or the DataLoader over the analysis window, in ms:
         category_ms("input_wait") without the step thread's waits on loader threads (host.feeder_blocked's)."""
         if self.step_set.steps:
-            return round(sum(self.analysis.step_pipeline_wait_ms(index) for index in range(len(self.step_set.steps))),
-                         6)
+            return round(
+                sum(self.analysis.step_pipeline_wait_ms(index) for index in range(len(self.step_set.steps))), 6
+            )
         share = self.analysis.pipeline_wait_pct
         return round(share * self.window_ms / 100.0, 6) if share else 0.0
 
@@ -147,9 +149,13 @@ class Context:
         idle = self.analysis.idle
         if idle is None or not self.active_gpus:
             return 0.0
-        total = sum(self.covered_ps(gpu, intervals.subtract(found.spans[cause], leave_out) if len(leave_out)
-                                    else found.spans[cause]) for gpu in self.active_gpus
-                    if (found := idle.by_ordinal(gpu.ordinal)) is not None)
+        total = sum(
+            self.covered_ps(
+                gpu, intervals.subtract(found.spans[cause], leave_out) if len(leave_out) else found.spans[cause]
+            )
+            for gpu in self.active_gpus
+            if (found := idle.by_ordinal(gpu.ordinal)) is not None
+        )
         return round(ms(total) / len(self.active_gpus), 6)
 
     @cached_property
@@ -158,8 +164,11 @@ class Context:
         jax.jit is in use already."""
         if not self.framework.is_jax or not self.step_count:
             return False
-        calls = sum(count for name, (count, _) in self.host.op_totals.items()
-                    if name.startswith(("PjitFunction(", "PmapFunction(")))
+        calls = sum(
+            count
+            for name, (count, _) in self.host.op_totals.items()
+            if name.startswith(("PjitFunction(", "PmapFunction("))
+        )
         return 0 < calls / self.step_count < EAGER_MIN_OPS_PER_STEP
 
     @property
@@ -286,16 +295,21 @@ class Context:
             return "xla_in_use", ""
         notes = []
         if self.framework.strategy:
-            notes.append(f"This run uses a tf.distribute strategy ({self.framework.strategy}): compile the "
-                         "per-replica computation (forward pass, loss, gradients) with "
-                         "tf.function(jit_compile=True) and keep the cross-replica all-reduce and the optimizer "
-                         "update outside it.")
+            notes.append(
+                f"This run uses a tf.distribute strategy ({self.framework.strategy}): compile the "
+                "per-replica computation (forward pass, loss, gradients) with "
+                "tf.function(jit_compile=True) and keep the cross-replica all-reduce and the optimizer "
+                "update outside it."
+            )
         if self.framework.keras:
-            notes.append("Keras 3's default model.compile(jit_compile=\"auto\") does not use XLA under a "
-                         "tf.distribute strategy: pass jit_compile=True explicitly." if self.framework.strategy else
-                         "Keras 3's default model.compile(jit_compile=\"auto\") uses XLA on a GPU (not on CPU, "
-                         "not under a tf.distribute strategy), yet no XLA kernel appears here: jit_compile=False "
-                         "was passed, or a layer does not support XLA (pass jit_compile=True to see which).")
+            notes.append(
+                'Keras 3\'s default model.compile(jit_compile="auto") does not use XLA under a '
+                "tf.distribute strategy: pass jit_compile=True explicitly."
+                if self.framework.strategy
+                else 'Keras 3\'s default model.compile(jit_compile="auto") uses XLA on a GPU (not on CPU, '
+                "not under a tf.distribute strategy), yet no XLA kernel appears here: jit_compile=False "
+                "was passed, or a layer does not support XLA (pass jit_compile=True to see which)."
+            )
         return None, " ".join(notes)
 
     @cached_property
@@ -313,7 +327,8 @@ class Context:
             return False
         loop = self.analysis.optimizer_loop
         return (loop is not None and loop.fused_seen) or any(
-            name.startswith(INDUCTOR_FOREACH_KERNEL) for gpu in self.active_gpus for name in gpu.activity.names)
+            name.startswith(INDUCTOR_FOREACH_KERNEL) for gpu in self.active_gpus for name in gpu.activity.names
+        )
 
     def with_optimizer_fused(self, condition):
         """A PyTorch fix's condition, with "optimizer_fused" added where the trace shows a fused optimizer: the
@@ -339,8 +354,11 @@ class Context:
         """Intervals of host time a more specific rule explains: a step's batch preparation
         (input.host_batch_prep), the runs of compute ops placed on the CPU (placement.ops_on_host) and JAX's
         staging of host batches for the device (transfer.pageable_memory)."""
-        spans = [self.host.tagged[f"cpu_op:{op.name}"] for op in self.analysis.cpu_ops
-                 if f"cpu_op:{op.name}" in self.host.tagged]
+        spans = [
+            self.host.tagged[f"cpu_op:{op.name}"]
+            for op in self.analysis.cpu_ops
+            if f"cpu_op:{op.name}" in self.host.tagged
+        ]
         spans.append(self.host.tagged.get(HOST_STAGING_TAG, intervals.EMPTY))
         if self.batch_prep_shown:
             spans.append(self.analysis.batch_prep.gaps)
@@ -351,14 +369,15 @@ class Context:
         """Intervals the breakdown counts as input beyond tf.data's and the DataLoader's waits: the step thread
         blocked on its loader threads (input_wait) and its batch preparation (input_prep)."""
         feeders, prep = self.analysis.feeder_waits, self.analysis.batch_prep
-        return intervals.union_all(feeders.input_blocked if feeders is not None else intervals.EMPTY,
-                                   prep.input_spans if prep is not None else intervals.EMPTY)
+        return intervals.union_all(
+            feeders.input_blocked if feeders is not None else intervals.EMPTY,
+            prep.input_spans if prep is not None else intervals.EMPTY,
+        )
 
     @cached_property
     def has_dataloader(self):
         """PyTorch's DataLoader ran in the trace: its `enumerate(DataLoader)#...__next__` events or iterator calls."""
-        return any(name.startswith("enumerate(DataLoader)") or "DataLoaderIter" in name
-                   for name in self.host.op_totals)
+        return any(name.startswith("enumerate(DataLoader)") or "DataLoaderIter" in name for name in self.host.op_totals)
 
     def has_thread(self, prefix):
         return any(kind.startswith(prefix) for kind in self.host.thread_busy)

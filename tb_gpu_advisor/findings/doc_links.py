@@ -64,4 +64,3 @@ def matched_docs(urls, framework, vendor):
         if url not in out:
             out.append(url)
     return out
-

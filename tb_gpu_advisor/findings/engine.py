@@ -35,8 +35,10 @@ def diagnose(model, analysis):
         try:
             result = rule(ctx)
         except Exception as error:  # one faulty rule must not take the report down
-            errors.append(f"Finding rule {rule.__module__.rsplit('.', 1)[-1]}.{rule.__name__} failed on this "
-                          f"trace ({type(error).__name__}: {error}); its finding is missing.")
+            errors.append(
+                f"Finding rule {rule.__module__.rsplit('.', 1)[-1]}.{rule.__name__} failed on this "
+                f"trace ({type(error).__name__}: {error}); its finding is missing."
+            )
             continue
         if result is not None:
             found.append((order, replace(result, framework=ctx.framework.name)))
@@ -63,11 +65,16 @@ def diagnose(model, analysis):
 def combined_estimate(findings, window_ms, device_busy_ms=None):
     """whatif.combined.Combined of the top high and medium findings with time to recover, or None; never a step
     shorter than the busiest GPU's own work (`device_busy_ms` over the window) that the fixes leave."""
-    top = [f for f in findings if f.severity in ("high", "medium") and f.recoverable_ms > 0
-           and f.category in BOTTLENECK_OF_CATEGORY][:COMBINED_TOP]
-    return combine(window_ms, [Claim(f.id, f.recoverable_ms, f.speedup_kind, frozenset(POOLS.get(f.id, {f.id})),
-                                     f.what_if)
-                               for f in top], device_busy_ms)
+    top = [
+        f
+        for f in findings
+        if f.severity in ("high", "medium") and f.recoverable_ms > 0 and f.category in BOTTLENECK_OF_CATEGORY
+    ][:COMBINED_TOP]
+    return combine(
+        window_ms,
+        [Claim(f.id, f.recoverable_ms, f.speedup_kind, frozenset(POOLS.get(f.id, {f.id})), f.what_if) for f in top],
+        device_busy_ms,
+    )
 
 
 def with_combined(verdict, combined, findings):
@@ -82,8 +89,10 @@ def with_combined(verdict, combined, findings):
         return verdict
     notes = [text for text in (_kinds_text(combined, findings, number),) if text]
     if combined.shared:
-        notes.append(f"#{', #'.join(str(number[i]) for i in sorted(combined.shared, key=number.get))} "
-                     f"{'shares' if len(combined.shared) == 1 else 'share'} that time, counted once")
+        notes.append(
+            f"#{', #'.join(str(number[i]) for i in sorted(combined.shared, key=number.get))} "
+            f"{'shares' if len(combined.shared) == 1 else 'share'} that time, counted once"
+        )
     if combined.capped_ms is not None:
         notes.append("capped: the GPU's own work left after these fixes takes that long")
     shared = f" ({'; '.join(notes)})" if notes else ""
@@ -94,7 +103,7 @@ def with_combined(verdict, combined, findings):
 
 
 def _kinds_text(combined, findings, number):
-    """"bounds #1, #3; model #2" when the combined number mixes bounds and models: it is then a bound, and the
+    """ "bounds #1, #3; model #2" when the combined number mixes bounds and models: it is then a bound, and the
     reader sees which parts are which; "" when all are of one kind."""
     kind = {f.id: f.speedup_kind for f in findings}
     parts = {}

@@ -10,8 +10,23 @@ SEVERITIES = ("high", "medium", "low")
 # "model": the fix applied to this trace's own timeline and the step re-derived (worded "about 1.3x");
 # "bound": an upper bound where the trace cannot support a model (worded "up to 3.5x").
 SPEEDUP_KINDS = ("model", "bound")
-CATEGORIES = ("input", "host", "launch", "transfer", "occupancy", "kernel", "precision", "fusion", "communication",
-              "memory", "threading", "placement", "batch", "sync", "other")
+CATEGORIES = (
+    "input",
+    "host",
+    "launch",
+    "transfer",
+    "occupancy",
+    "kernel",
+    "precision",
+    "fusion",
+    "communication",
+    "memory",
+    "threading",
+    "placement",
+    "batch",
+    "sync",
+    "other",
+)
 # Recoverable time is capped just below the whole window so the ratio stays finite.
 MAX_RECOVERABLE_FRACTION = 1.0 - 1.0 / SPEEDUP_CAP
 
@@ -25,8 +40,11 @@ class Evidence:
     pointers: dict = field(default_factory=dict)
 
     def to_dict(self):
-        return {"metrics": dict(self.metrics), "threshold": dict(self.threshold),
-                "pointers": {key: value for key, value in self.pointers.items() if value}}
+        return {
+            "metrics": dict(self.metrics),
+            "threshold": dict(self.threshold),
+            "pointers": {key: value for key, value in self.pointers.items() if value},
+        }
 
 
 @dataclass(frozen=True)
@@ -102,12 +120,17 @@ def speedup(recoverable_ms, window_ms):
 def estimated(finding, estimate):
     """The finding with its speedup from a what-if `estimate` (whatif.estimate.Estimate): the recoverable time is
     the share of the window the fix removes, the kind and basis are the estimate's."""
-    return replace(finding, recoverable_ms=estimate.recoverable_of(finding.window_ms),
-                   speedup_kind=estimate.kind, speedup_basis=estimate.basis, what_if=True)
+    return replace(
+        finding,
+        recoverable_ms=estimate.recoverable_of(finding.window_ms),
+        speedup_kind=estimate.kind,
+        speedup_basis=estimate.basis,
+        what_if=True,
+    )
 
 
 def grade(value, high, medium, low=None):
-    """"high", "medium", "low" or None for a value against a rule's thresholds (None: below all)."""
+    """ "high", "medium", "low" or None for a value against a rule's thresholds (None: below all)."""
     if value is None:
         return None
     if value >= high:

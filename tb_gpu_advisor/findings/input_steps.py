@@ -9,5 +9,6 @@ def input_steps(ctx):
     steps = ctx.step_set.timed_steps
     if not steps:
         return (InputStep(ctx.window_ms, ctx.pipeline_wait_ms),)
-    return tuple(InputStep(ms6(step.duration_ps), ctx.analysis.step_pipeline_wait_ms(index))
-                 for index, step in enumerate(steps))
+    return tuple(
+        InputStep(ms6(step.duration_ps), ctx.analysis.step_pipeline_wait_ms(index)) for index, step in enumerate(steps)
+    )

@@ -38,8 +38,9 @@ NVIDIA_MIXED_PRECISION = "https://docs.nvidia.com/deeplearning/performance/mixed
 NVIDIA_DL_PERFORMANCE = "https://docs.nvidia.com/deeplearning/performance/dl-performance-gpu-background/index.html"
 NVIDIA_SMI = "https://docs.nvidia.com/deploy/nvidia-smi/index.html"
 ROCM_SMI = "https://rocm.docs.amd.com/projects/rocm_smi_lib/en/latest/"
-NVIDIA_MATMUL_PERFORMANCE = ("https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/"
-                             "index.html")
+NVIDIA_MATMUL_PERFORMANCE = (
+    "https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html"
+)
 NCCL_GUIDE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/index.html"
 TORCH_DATA = "https://pytorch.org/docs/stable/data.html"
 WEBDATASET = "https://github.com/webdataset/webdataset"

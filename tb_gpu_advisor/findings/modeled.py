@@ -20,15 +20,35 @@ def top_kernel_names(ctx, predicate, limit=3):
     return [row.name for row in ctx.analysis.kernels if predicate(row.name)][:limit]
 
 
-def modeled_finding(ctx, finding_id, summary, recoverable_ms, basis, metrics, crossed, pointers, high=KERNEL_HIGH_PCT,
-                    condition=None, fix_note="", graded_ms=None):
+def modeled_finding(
+    ctx,
+    finding_id,
+    summary,
+    recoverable_ms,
+    basis,
+    metrics,
+    crossed,
+    pointers,
+    high=KERNEL_HIGH_PCT,
+    condition=None,
+    fix_note="",
+    graded_ms=None,
+):
     """The finding, its severity graded on `graded_ms` (default: the recoverable time); None below the ladder."""
     share = ctx.share_pct(recoverable_ms)
-    severity = grade(ctx.share_pct(recoverable_ms if graded_ms is None else graded_ms), high, MODELED_MEDIUM_PCT,
-                     MODELED_LOW_PCT)
+    severity = grade(
+        ctx.share_pct(recoverable_ms if graded_ms is None else graded_ms), high, MODELED_MEDIUM_PCT, MODELED_LOW_PCT
+    )
     if severity is None:
         return None
-    return Finding(id=finding_id, severity=severity, summary=summary,
-                   evidence=Evidence({**metrics, "recoverable_pct": share}, crossed, pointers),
-                   recoverable_ms=recoverable_ms, window_ms=ctx.window_ms, speedup_basis=basis,
-                   condition=condition, fix_note=fix_note)
+    return Finding(
+        id=finding_id,
+        severity=severity,
+        summary=summary,
+        evidence=Evidence({**metrics, "recoverable_pct": share}, crossed, pointers),
+        recoverable_ms=recoverable_ms,
+        window_ms=ctx.window_ms,
+        speedup_basis=basis,
+        condition=condition,
+        fix_note=fix_note,
+    )

@@ -65,6 +65,9 @@ POOLS = {
 def with_overlaps(findings):
     """The findings, each with `overlaps_with` = the ids of the others (in the given order) sharing a pool."""
     pools = {f.id: POOLS.get(f.id, set()) if f.recoverable_ms > 0 else set() for f in findings}
-    return tuple(replace(f, overlaps_with=tuple(other.id for other in findings
-                                                if other.id != f.id and pools[f.id] & pools[other.id]))
-                 for f in findings)
+    return tuple(
+        replace(
+            f, overlaps_with=tuple(other.id for other in findings if other.id != f.id and pools[f.id] & pools[other.id])
+        )
+        for f in findings
+    )

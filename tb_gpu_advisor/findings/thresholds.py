@@ -67,6 +67,7 @@ TENSOR_CORE_MIN_CC = (7, 0)
 # Host threads busy this fraction of the machine's cores = contention for cores; where the trace says how many.
 CONTENTION_MIN_CORE_FRACTION = 0.9
 from tb_gpu_advisor.analysis.cpu_load import CORE_COUNT_KEYS  # noqa: E402,F401 (documented with the thresholds)
+
 STRAGGLER_SLOWDOWN_MIN = 1.1  # the straggler's common kernels this much slower than on the other GPUs: hardware
 TF32_MIN_CC = (8, 0)  # TF32 Tensor Cores (Ampere), on by default in TensorFlow 2.4+ and JAX for float32 matmuls
 BF16_MIN_CC = (8, 0)
@@ -126,7 +127,9 @@ STALL_MIN_PCT = 1.0
 GC_MIN_PCT = 1.0
 # The share of a feeder's blocked time its producer thread was busy for: above it, the producer is too slow.
 FEEDER_PRODUCER_BUSY_SHARE = 0.5
-MEMORY_NEAR_LIMIT_PCT = 90.0  # a GPU allocator's peak in use, % of its limit  # GC pauses the GPU idles through, % of the step time
+MEMORY_NEAR_LIMIT_PCT = (
+    90.0  # a GPU allocator's peak in use, % of its limit  # GC pauses the GPU idles through, % of the step time
+)
 
 # A GEMM (or fusion with a dot) under this share of the roof that binds it is far below what the hardware and
 # the library reach on well-shaped problems (large aligned GEMMs commonly run at 60-80% of the dense peak).

@@ -12,13 +12,27 @@ from tb_gpu_advisor.report.units import duration_ms
 BOTTLENECKS = ("input", "host", "launch", "transfer", "kernel", "communication", "none", "unknown")
 # Finding category -> the bottleneck it is evidence of. Batch and "other" findings are advice, not a bottleneck.
 BOTTLENECK_OF_CATEGORY = {
-    "input": "input", "host": "host", "threading": "host", "placement": "host", "launch": "launch",
-    "transfer": "transfer", "sync": "transfer", "occupancy": "kernel", "kernel": "kernel", "precision": "kernel", "fusion": "kernel",
-    "memory": "kernel", "communication": "communication",
+    "input": "input",
+    "host": "host",
+    "threading": "host",
+    "placement": "host",
+    "launch": "launch",
+    "transfer": "transfer",
+    "sync": "transfer",
+    "occupancy": "kernel",
+    "kernel": "kernel",
+    "precision": "kernel",
+    "fusion": "kernel",
+    "memory": "kernel",
+    "communication": "communication",
 }
 # The finding whose recoverable time is exactly the breakdown category of a bottleneck.
-DIRECT = {"input.gpu_waits_for_input": "input", "host.gpu_idle_host_busy": "host",
-          "launch.gpu_starved_by_launches": "launch", "communication.allreduce_exposed": "communication"}
+DIRECT = {
+    "input.gpu_waits_for_input": "input",
+    "host.gpu_idle_host_busy": "host",
+    "launch.gpu_starved_by_launches": "launch",
+    "communication.allreduce_exposed": "communication",
+}
 
 
 @dataclass(frozen=True)
@@ -29,8 +43,12 @@ class Verdict:
     finding_id: str | None = None
 
     def summary_fields(self):
-        return {"bottleneck": self.bottleneck, "verdict": self.sentence, "bottleneck_reason": self.reason,
-                "bottleneck_finding": self.finding_id}
+        return {
+            "bottleneck": self.bottleneck,
+            "verdict": self.sentence,
+            "bottleneck_reason": self.reason,
+            "bottleneck_finding": self.finding_id,
+        }
 
 
 def _p(value):
@@ -43,43 +61,75 @@ def decide(ctx, findings):
     """Verdict from the ranked findings and the step-time breakdown of `ctx`."""
     breakdown = ctx.analysis.breakdown_pct
     if not ctx.has_gpu and ctx.model.tpu_count and not ctx.model.gpus:
-        return _unknown(f"this is a TPU profile ({ctx.model.tpu_count} TPU planes, no GPU); XProf's TPU tools in "
-                        "TensorBoard's Profile tab analyze it.")
+        return _unknown(
+            f"this is a TPU profile ({ctx.model.tpu_count} TPU planes, no GPU); XProf's TPU tools in "
+            "TensorBoard's Profile tab analyze it."
+        )
     if not ctx.has_gpu and ctx.model.gpu_metric_ranges and not ctx.model.gpus:
-        return _unknown(f"this is a CUPTI range-profiler capture on a GPU ({ctx.model.gpu_metric_ranges:,} "
-                        "cuda_profiler_range events): it records hardware counters, not kernel times, so GPU "
-                        "bottlenecks cannot be measured from it.")
+        return _unknown(
+            f"this is a CUPTI range-profiler capture on a GPU ({ctx.model.gpu_metric_ranges:,} "
+            "cuda_profiler_range events): it records hardware counters, not kernel times, so GPU "
+            "bottlenecks cannot be measured from it."
+        )
     if ctx.window_ms <= 0:
         return _unknown("the profile has no GPU or host activity to measure.")
     if not ctx.has_gpu:
         wait = ctx.analysis.pipeline_wait_pct or 0.0  # tf.data's own; loader waits are host.feeder_blocked's
-        eager = next((f for f in findings if f.id == "host.eager_execution" and f.severity in ("high", "medium")
-                      and ctx.share_pct(f.recoverable_ms) >= VERDICT_MIN_PCT), None)
+        eager = next(
+            (
+                f
+                for f in findings
+                if f.id == "host.eager_execution"
+                and f.severity in ("high", "medium")
+                and ctx.share_pct(f.recoverable_ms) >= VERDICT_MIN_PCT
+            ),
+            None,
+        )
         dispatch = eager.evidence.metrics.get("dispatch_and_python_pct") or 0.0 if eager is not None else 0.0
         host_input = _host_input(ctx, findings)
         if eager is not None and dispatch > wait and (host_input is None or dispatch >= host_input[0]):
-            return Verdict("host", f"Host-bound (eager dispatch): ops run one at a time, and their calls and the "
-                                   f"Python between them take {_p(dispatch)} of the step (no GPU work in this "
-                                   "profile).", finding_id=eager.id)
+            return Verdict(
+                "host",
+                f"Host-bound (eager dispatch): ops run one at a time, and their calls and the "
+                f"Python between them take {_p(dispatch)} of the step (no GPU work in this "
+                "profile).",
+                finding_id=eager.id,
+            )
         related = next((f.id for f in findings if f.category == "input"), None) or next(
-            (f.id for f in findings if f.id == "host.python_function"
-             and f.evidence.metrics.get("py_function_in_tf_data")), None)
+            (
+                f.id
+                for f in findings
+                if f.id == "host.python_function" and f.evidence.metrics.get("py_function_in_tf_data")
+            ),
+            None,
+        )
         host = breakdown.get("host") or 0.0
         # Without a GPU the host's compute is the model's own work: a minor wait with no finding on the input
         # pipeline to act on does not make the run input-bound.
-        if wait >= VERDICT_MIN_PCT and (host_input is None or wait >= host_input[0]) and (
-                related is not None or wait >= host):
-            return Verdict("input", f"Input-bound: the training step waits for {_input_source(ctx, 'tf.data')} "
-                                    f"{_p(wait)} of its time (no GPU work in this profile).", finding_id=related)
+        if (
+            wait >= VERDICT_MIN_PCT
+            and (host_input is None or wait >= host_input[0])
+            and (related is not None or wait >= host)
+        ):
+            return Verdict(
+                "input",
+                f"Input-bound: the training step waits for {_input_source(ctx, 'tf.data')} "
+                f"{_p(wait)} of its time (no GPU work in this profile).",
+                finding_id=related,
+            )
         if host_input is not None:
             return host_input[1]
         if wait >= VERDICT_MIN_PCT:
-            return _unknown(f"no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
-                            f"bottlenecks cannot be measured; the step computes on the host {_p(host)} of its time "
-                            f"and waits for {_input_source(ctx, 'tf.data')} {_p(wait)}, with no input stage "
-                            "found to change.")
-        return _unknown("no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
-                        "bottlenecks cannot be measured.")
+            return _unknown(
+                f"no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
+                f"bottlenecks cannot be measured; the step computes on the host {_p(host)} of its time "
+                f"and waits for {_input_source(ctx, 'tf.data')} {_p(wait)}, with no input stage "
+                "found to change."
+            )
+        return _unknown(
+            "no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
+            "bottlenecks cannot be measured."
+        )
     return _with_idle_gpus(_gpu_verdict(ctx, findings, breakdown), findings)
 
 
@@ -105,8 +155,12 @@ def _host_input(ctx, findings):
         idles = _DEVICE_IDLES.get(finding.evidence.metrics.get("device"), "the device idles")
         text = f"Input-bound: the host prepares each batch while {idles} ({_p(share)} {each}; "
     elif finding.evidence.metrics.get("cause") == "lock_contention":
-        return share, Verdict("host", f"Host-bound: the step thread waits on a lock another thread holds {_p(share)} "
-                                      f"{each} (no GPU work in this profile).", finding_id=finding.id)
+        return share, Verdict(
+            "host",
+            f"Host-bound: the step thread waits on a lock another thread holds {_p(share)} "
+            f"{each} (no GPU work in this profile).",
+            finding_id=finding.id,
+        )
     else:
         kind = WAIT_KIND_TEXT.get(finding.evidence.metrics.get("wait_kind"), "a queue")
         text = f"Input-bound: the step thread waits on its loader, through {kind}, {_p(share)} {each} ("
@@ -120,28 +174,39 @@ def _gpu_verdict(ctx, findings, breakdown):
         return _with_straggler(_sentence(ctx, BOTTLENECK_OF_CATEGORY[top.category], top), findings)
     idle = breakdown.get("idle") or 0.0
     if idle >= UNEXPLAINED_IDLE_PCT:
-        cause = ("no /host:CPU plane was recorded, so the cause cannot be told" if not ctx.model.has_host_plane
-                 else "no host activity was recorded at those times")
+        cause = (
+            "no /host:CPU plane was recorded, so the cause cannot be told"
+            if not ctx.model.has_host_plane
+            else "no host activity was recorded at those times"
+        )
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
     each = "of each step" if ctx.step_set.steps else "of the profiled time"
     if len(ctx.analysis.active_busy_pct) > 1 and ctx.analysis.gpu_compute_busy_pct is not None:
-        busy = (f"the GPUs compute {_p(ctx.analysis.gpu_compute_busy_pct)} {each} (busy "
-                f"{_p(ctx.analysis.gpu_busy_pct)} with collectives)")
+        busy = (
+            f"the GPUs compute {_p(ctx.analysis.gpu_compute_busy_pct)} {each} (busy "
+            f"{_p(ctx.analysis.gpu_busy_pct)} with collectives)"
+        )
     else:
         busy = f"the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} {each}"
     if _possible_gain_pct(ctx, findings) >= VERDICT_MIN_PCT:
         # Estimates and bounds below the verdict's bar can still add up to more than it: do not deny them.
-        return Verdict("none", f"No bottleneck: {busy} and no cause is measured to cost {VERDICT_MIN_PCT:.0f}% "
-                               "or more; the findings below estimate what their fixes could still gain, none of "
-                               "them a bottleneck.")
+        return Verdict(
+            "none",
+            f"No bottleneck: {busy} and no cause is measured to cost {VERDICT_MIN_PCT:.0f}% "
+            "or more; the findings below estimate what their fixes could still gain, none of "
+            "them a bottleneck.",
+        )
     return Verdict("none", f"No bottleneck: {busy} and no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
 
 
 def _possible_gain_pct(ctx, findings):
     """The summed share of the step that the medium and high findings naming a bottleneck claim to recover
     (what the combined estimate counts, before overlaps)."""
-    return sum(ctx.share_pct(f.recoverable_ms) for f in findings
-               if f.category in BOTTLENECK_OF_CATEGORY and f.severity in ("high", "medium"))
+    return sum(
+        ctx.share_pct(f.recoverable_ms)
+        for f in findings
+        if f.category in BOTTLENECK_OF_CATEGORY and f.severity in ("high", "medium")
+    )
 
 
 def _with_idle_gpus(verdict, findings):
@@ -151,8 +216,10 @@ def _with_idle_gpus(verdict, findings):
     if idle is None:
         return verdict
     metrics = idle.evidence.metrics
-    text = (f"{verdict.sentence} Besides, {metrics['idle_gpus']} of the {metrics['gpus_in_profile']} GPUs this "
-            "process sees ran no kernel: the job uses fewer GPUs than it has.")
+    text = (
+        f"{verdict.sentence} Besides, {metrics['idle_gpus']} of the {metrics['gpus_in_profile']} GPUs this "
+        "process sees ran no kernel: the job uses fewer GPUs than it has."
+    )
     return Verdict(verdict.bottleneck, text, verdict.reason, verdict.finding_id)
 
 
@@ -163,8 +230,7 @@ def _with_straggler(verdict, findings):
         return verdict
     device = straggler.evidence.pointers.get("straggler")
     cause = straggler.evidence.metrics.get("cause")
-    text = (f"{verdict.sentence} {device} is a straggler ({cause} cause): the other GPUs wait for it every "
-            "step.")
+    text = f"{verdict.sentence} {device} is a straggler ({cause} cause): the other GPUs wait for it every step."
     return Verdict(verdict.bottleneck, text, verdict.reason, verdict.finding_id)
 
 
@@ -175,13 +241,21 @@ def not_enough(verdict, confidence, busy_pct=None):
         return verdict
     why = "; ".join(confidence.labels)
     if confidence.no_step and busy_pct is not None:
-        return Verdict("unknown", f"Not enough trace for a verdict ({why}; see confidence). As captured: the GPU "
-                                  f"is busy {_p(busy_pct)} of the profiled time; the host time between kernels "
-                                  "belongs to the code around them, not to a training step.",
-                       "no repeating step in the capture", None)
+        return Verdict(
+            "unknown",
+            f"Not enough trace for a verdict ({why}; see confidence). As captured: the GPU "
+            f"is busy {_p(busy_pct)} of the profiled time; the host time between kernels "
+            "belongs to the code around them, not to a training step.",
+            "no repeating step in the capture",
+            None,
+        )
     shown = verdict.sentence[0].lower() + verdict.sentence[1:]
-    return Verdict(verdict.bottleneck, f"Not enough trace for a verdict ({why}; see confidence). As captured: "
-                                       f"{shown}", verdict.reason, verdict.finding_id)
+    return Verdict(
+        verdict.bottleneck,
+        f"Not enough trace for a verdict ({why}; see confidence). As captured: {shown}",
+        verdict.reason,
+        verdict.finding_id,
+    )
 
 
 def _input_source(ctx, otherwise=None):
@@ -198,6 +272,7 @@ def _unknown(reason):
 def _top(ctx, findings):
     """The finding with the most recoverable time among those that name a bottleneck: medium or high for lost
     time, high for kernel-speed estimates (a busy GPU is not "bottlenecked" by a medium estimate)."""
+
     def counts(finding):
         needed = ("high",) if BOTTLENECK_OF_CATEGORY[finding.category] == "kernel" else ("high", "medium")
         return finding.severity in needed and ctx.share_pct(finding.recoverable_ms) >= VERDICT_MIN_PCT
@@ -207,8 +282,10 @@ def _top(ctx, findings):
         return None
 
     def share(finding):  # a cause carries the time of the symptoms it explains (findings.causes)
-        return max([finding.recoverable_ms / finding.window_ms if finding.window_ms else 0.0]
-                   + [s.recoverable_ms / s.window_ms for s in eligible if s.window_ms and explains(finding, s)])
+        return max(
+            [finding.recoverable_ms / finding.window_ms if finding.window_ms else 0.0]
+            + [s.recoverable_ms / s.window_ms for s in eligible if s.window_ms and explains(finding, s)]
+        )
 
     return max(eligible, key=lambda f: (share(f), -findings.index(f)))
 
@@ -227,16 +304,26 @@ def _sentence(ctx, bottleneck, top):
     elif DIRECT.get(top.id) == "communication" or top.id == "collectives.comm_bound":
         exposed = top.evidence.metrics.get("collectives_exposed_pct", breakdown["collectives"])
         text = f"Communication-bound: collectives with no compute beside them take {_p(exposed)} {each}"
-        text += (f", more than the compute left can hide (the GPU counts as busy {_p(ctx.analysis.gpu_busy_pct)} "
-                 "with them)." if top.id == "collectives.comm_bound" else ".")
+        text += (
+            f", more than the compute left can hide (the GPU counts as busy {_p(ctx.analysis.gpu_busy_pct)} with them)."
+            if top.id == "collectives.comm_bound"
+            else "."
+        )
     elif bottleneck == "kernel":
         compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
-        text = (f"Kernel-bound: the GPU computes {_p(compute)} {each}, and {top.entry.title[0].lower()}"
-                f"{top.entry.title[1:]} (up to {share} {'of the step' if ctx.step_set.steps else each} "
-                "recoverable).")
+        text = (
+            f"Kernel-bound: the GPU computes {_p(compute)} {each}, and {top.entry.title[0].lower()}"
+            f"{top.entry.title[1:]} (up to {share} {'of the step' if ctx.step_set.steps else each} "
+            "recoverable)."
+        )
     else:
-        label = {"input": "Input", "host": "Host", "launch": "Launch", "transfer": "Transfer",
-                 "communication": "Communication"}[bottleneck]
+        label = {
+            "input": "Input",
+            "host": "Host",
+            "launch": "Launch",
+            "transfer": "Transfer",
+            "communication": "Communication",
+        }[bottleneck]
         text = f"{label}-bound: {top.entry.title[0].lower()}{top.entry.title[1:]} (up to {share} {each})."
     if not ctx.step_set.steps and bottleneck in ("input", "host", "launch"):
         text += _without_steps(ctx)
@@ -249,9 +336,18 @@ def _without_steps(ctx):
     busy = intervals.intersect(ctx.gpu_busy, ctx.window) if len(ctx.window) else ctx.gpu_busy
     gaps = busy.start_ps[1:] - busy.end_ps[:-1]
     bursts = 1 + int((gaps > LAUNCH_GAP_MAX_US * 1e6).sum())
-    shape = (f" The GPU works in {bursts} separate bursts with host time between them, as a micro-benchmark or "
-             "setup code does." if bursts > 1 else "")
-    return (f" No step markers, so this is over all {duration_ms(ctx.window_ms)} of activity, not a training step."
-            f"{shape} " + ctx.say("Mark the step (tf.profiler.experimental.Trace) to measure it.",
-                                  "Mark the step (jax.profiler.StepTraceAnnotation) to measure it.",
-                                  "Mark the step (prof.step() after each step under torch.profiler) to measure it."))
+    shape = (
+        f" The GPU works in {bursts} separate bursts with host time between them, as a micro-benchmark or "
+        "setup code does."
+        if bursts > 1
+        else ""
+    )
+    return (
+        f" No step markers, so this is over all {duration_ms(ctx.window_ms)} of activity, not a training step."
+        f"{shape} "
+        + ctx.say(
+            "Mark the step (tf.profiler.experimental.Trace) to measure it.",
+            "Mark the step (jax.profiler.StepTraceAnnotation) to measure it.",
+            "Mark the step (prof.step() after each step under torch.profiler) to measure it.",
+        )
+    )

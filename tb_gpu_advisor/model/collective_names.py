@@ -5,11 +5,24 @@
 HOST_OP, KERNEL_NAME = "host_op", "kernel_name"
 # Normalized word -> collective, tested in this order (`reducescatter` before `reduce`, `bcast` before `send`);
 # TensorFlow's `CollectiveReduceV2` is its all-reduce, `CollectiveGather` its all-gather.
-_WORDS = (("allreduce", "allreduce"), ("reducescatter", "reducescatter"), ("allgather", "allgather"),
-          ("alltoall", "alltoall"), ("collectivereduce", "allreduce"), ("collectivegather", "allgather"),
-          ("collectivepermute", "sendrecv"), ("broadcast", "broadcast"),
-          ("bcast", "broadcast"), ("sendrecv", "sendrecv"), ("send", "sendrecv"), ("recv", "sendrecv"),
-          ("barrier", "barrier"), ("reduce", "reduce"), ("gather", "gather"), ("scatter", "scatter"))
+_WORDS = (
+    ("allreduce", "allreduce"),
+    ("reducescatter", "reducescatter"),
+    ("allgather", "allgather"),
+    ("alltoall", "alltoall"),
+    ("collectivereduce", "allreduce"),
+    ("collectivegather", "allgather"),
+    ("collectivepermute", "sendrecv"),
+    ("broadcast", "broadcast"),
+    ("bcast", "broadcast"),
+    ("sendrecv", "sendrecv"),
+    ("send", "sendrecv"),
+    ("recv", "sendrecv"),
+    ("barrier", "barrier"),
+    ("reduce", "reduce"),
+    ("gather", "gather"),
+    ("scatter", "scatter"),
+)
 # Host ops that issue a collective: PyTorch's backend annotations (`nccl:all_reduce`, ROCm's too), its c10d ops
 # (`c10d::allreduce_`), and `record_param_comms`, whose `Collective name` argument says which.
 HOST_PREFIXES = ("nccl:", "rccl:", "gloo:", "ucc:", "mpi:", "xccl:", "c10d::")
@@ -23,7 +36,7 @@ def normalized(text):
 
 
 def collective_of(text):
-    """"allreduce", "alltoall", ... for a collective's name in any of PyTorch's, XLA's or NCCL's spellings;
+    """ "allreduce", "alltoall", ... for a collective's name in any of PyTorch's, XLA's or NCCL's spellings;
     None when the text names none."""
     if not isinstance(text, str) or not text:
         return None
@@ -36,7 +49,7 @@ def host_collective(name):
     op); None for other ops (`record_param_comms` is read from its argument instead)."""
     for prefix in HOST_PREFIXES:
         if name.startswith(prefix):
-            kind = collective_of(name[len(prefix):])
+            kind = collective_of(name[len(prefix) :])
             return (kind, _PREFIX_RANK.get(prefix, 0)) if kind is not None else None
     return None
 

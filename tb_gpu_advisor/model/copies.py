@@ -7,12 +7,29 @@ from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 
 # ROCm spells copies out: CopyHostToDevice, CopyDeviceToHost, CopyDeviceToDevice (on `Stream #N(MemcpyOther)`).
 _SPELLED_COPY = re.compile(r"^Copy(Host|Device|Peer)To(Host|Device|Peer)\b")
-_MEMORY_SIDE = {"pageable": "host", "pinned": "host", "device": "device", "array": "device",
-                "managed": "device", "device_static": "device", "managed_static": "device"}
-_KIND_WORDS = (("HOSTTODEVICE", CopyDirection.H2D), ("HTOD", CopyDirection.H2D), ("H2D", CopyDirection.H2D),
-               ("DEVICETOHOST", CopyDirection.D2H), ("DTOH", CopyDirection.D2H), ("D2H", CopyDirection.D2H),
-               ("DEVICETODEVICE", CopyDirection.D2D), ("DTOD", CopyDirection.D2D), ("D2D", CopyDirection.D2D),
-               ("PEERTOPEER", CopyDirection.P2P), ("PTOP", CopyDirection.P2P), ("P2P", CopyDirection.P2P))
+_MEMORY_SIDE = {
+    "pageable": "host",
+    "pinned": "host",
+    "device": "device",
+    "array": "device",
+    "managed": "device",
+    "device_static": "device",
+    "managed_static": "device",
+}
+_KIND_WORDS = (
+    ("HOSTTODEVICE", CopyDirection.H2D),
+    ("HTOD", CopyDirection.H2D),
+    ("H2D", CopyDirection.H2D),
+    ("DEVICETOHOST", CopyDirection.D2H),
+    ("DTOH", CopyDirection.D2H),
+    ("D2H", CopyDirection.D2H),
+    ("DEVICETODEVICE", CopyDirection.D2D),
+    ("DTOD", CopyDirection.D2D),
+    ("D2D", CopyDirection.D2D),
+    ("PEERTOPEER", CopyDirection.P2P),
+    ("PTOP", CopyDirection.P2P),
+    ("P2P", CopyDirection.P2P),
+)
 
 
 def spelled_copy_direction(name):

@@ -3,6 +3,7 @@
 import math
 from dataclasses import dataclass
 
+
 @dataclass(frozen=True)
 class KernelConfig:
     """Launch configuration of one kernel; occupancy is None when the trace does not record it. Theoretical

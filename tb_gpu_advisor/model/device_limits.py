@@ -29,9 +29,12 @@ def checked_capabilities(caps, device_name):
             dropped[field] = None
             warnings.append(f"{device_name}: {value!r:.40} {words} is not a value any GPU has: left out")
     capability = caps.compute_capability
-    if capability is not None and not (len(capability) == 2 and all(isinstance(v, int) for v in capability)
-                                       and (1, 0) <= tuple(capability) <= MAX_CAPABILITY
-                                       and 0 <= capability[1] <= MAX_CAPABILITY[1]):
+    if capability is not None and not (
+        len(capability) == 2
+        and all(isinstance(v, int) for v in capability)
+        and (1, 0) <= tuple(capability) <= MAX_CAPABILITY
+        and 0 <= capability[1] <= MAX_CAPABILITY[1]
+    ):
         dropped["compute_capability"] = None
         if caps.arch is not None and caps.arch.startswith("sm_"):
             dropped["arch"] = None

@@ -26,23 +26,78 @@ _JAX_GC_CALLBACK = re.compile(r"^\$\S+\.py:\d+ _xla_gc_callback$")
 
 # TensorFlow op types with GPU kernels that cost real compute: on a host thread without a launch they ran on the
 # CPU (findings.rules.placement). oneDNN's `_Mkl*` kernels are CPU-only by name.
-COMPUTE_OP_TYPES = frozenset({
-    "MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Conv2D", "Conv2DBackpropInput",
-    "Conv2DBackpropFilter", "Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", "DepthwiseConv2dNative",
-    "_FusedMatMul", "_FusedConv2D", "FusedBatchNormV3", "FusedBatchNormGradV3", "Einsum", "Sum", "Mean", "Max",
-    "Min", "Prod", "ArgMax", "ArgMin", "Softmax", "LogSoftmax"})
+COMPUTE_OP_TYPES = frozenset(
+    {
+        "MatMul",
+        "BatchMatMul",
+        "BatchMatMulV2",
+        "BatchMatMulV3",
+        "Conv2D",
+        "Conv2DBackpropInput",
+        "Conv2DBackpropFilter",
+        "Conv3D",
+        "Conv3DBackpropInputV2",
+        "Conv3DBackpropFilterV2",
+        "DepthwiseConv2dNative",
+        "_FusedMatMul",
+        "_FusedConv2D",
+        "FusedBatchNormV3",
+        "FusedBatchNormGradV3",
+        "Einsum",
+        "Sum",
+        "Mean",
+        "Max",
+        "Min",
+        "Prod",
+        "ArgMax",
+        "ArgMin",
+        "Softmax",
+        "LogSoftmax",
+    }
+)
 # Functions of a training loop's batch preparation as the Python tracer names them (`$<file> <function>`):
 # NumPy work, waits, transfers to the device and iterator calls (analysis.batch_prep names them as evidence).
-PREP_FUNCTIONS = frozenset({
-    "sleep", "astype", "asarray", "array", "stack", "concatenate", "copy", "device_put", "__next__", "next",
-    "read", "readinto", "load", "imread", "decode", "open", "permutation", "shuffle", "take", "choice",
-    "random", "normal", "uniform", "randint", "integers", "frombuffer", "imdecode", "from_numpy", "pin_memory",
-    "to", "cuda"})
+PREP_FUNCTIONS = frozenset(
+    {
+        "sleep",
+        "astype",
+        "asarray",
+        "array",
+        "stack",
+        "concatenate",
+        "copy",
+        "device_put",
+        "__next__",
+        "next",
+        "read",
+        "readinto",
+        "load",
+        "imread",
+        "decode",
+        "open",
+        "permutation",
+        "shuffle",
+        "take",
+        "choice",
+        "random",
+        "normal",
+        "uniform",
+        "randint",
+        "integers",
+        "frombuffer",
+        "imdecode",
+        "from_numpy",
+        "pin_memory",
+        "to",
+        "cuda",
+    }
+)
 # TensorFlow ops that read files or decode images: run on the step thread (eager, or in a tf.function outside
 # tf.data) they are batch preparation; on tf.data's threads they are the pipeline's (never tagged there).
 TF_FILE_READ_OPS = frozenset({"ReadFile"})
-TF_DECODE_OPS = frozenset({"DecodeJpeg", "DecodePng", "DecodeImage", "DecodeBmp", "DecodeGif", "DecodeAndCropJpeg",
-                           "DecodeWebP"})
+TF_DECODE_OPS = frozenset(
+    {"DecodeJpeg", "DecodePng", "DecodeImage", "DecodeBmp", "DecodeGif", "DecodeAndCropJpeg", "DecodeWebP"}
+)
 # TensorFlow's own events for turning host values into tensors (the batch's way to the device).
 TF_CONVERSIONS = frozenset({"convert_to_tensor", "tf.constant"})
 TF_PREP_TAG = "tf_prep:"
@@ -68,6 +123,8 @@ def on_tf_data_thread(line_name):
 
 def is_py_function_event(name):
     return name.rpartition(":")[2] in PY_FUNCTION_TYPES
+
+
 # PJRT's host part of a transfer from a host buffer to the device (JAX passing a NumPy array): staging and
 # relayout of the batch on the host before the copy.
 HOST_STAGING_TAG = "host_staging"
@@ -126,8 +183,11 @@ def event_tags(meta_names):
     tf.function, the event TensorFlow names after the Python function (`train_step`) that runs
     `__inference_train_step_<N>`: its argument handling is the call's, not the loop's."""
     tags = {key: tag for key, name in meta_names.items() if (tag := event_tag(name))}
-    functions = {match[1] for name in meta_names.values() if (match := _TF_FUNCTION_RUN.match(name))} \
-        - _MARKER_NAMES - {_KERAS3_MARKER}  # a tf.function named like the step marker: the marker stays one
+    functions = (
+        {match[1] for name in meta_names.values() if (match := _TF_FUNCTION_RUN.match(name))}
+        - _MARKER_NAMES
+        - {_KERAS3_MARKER}
+    )  # a tf.function named like the step marker: the marker stays one
     if functions:
         tags.update({key: TF_FUNCTION_TAG for key, name in meta_names.items() if name in functions})
     return tags

@@ -7,14 +7,26 @@ import re
 
 # Runtime and driver API calls (Kineto `cuda_runtime`/`cuda_driver` events, XPlane driver-API events): the
 # synchronize calls, and the copies with no `Async` in their name, which return once the copy is done.
-_API_WAIT = re.compile(r"^(cu|cuda|hip)(Ctx|Device|Stream|Event)Synchroni[sz]e(_v2)?$|"
-                       r"^(cu|cuda|hip)Memcpy(_v2)?$|^cuMemcpy[DH]to[DH](_v2)?$|^hipMemcpy[DH]to[DH]$|"
-                       r"^hipMemcpyWithStream$|^(cu|cuda|hip)Memset(_v2)?$")
+_API_WAIT = re.compile(
+    r"^(cu|cuda|hip)(Ctx|Device|Stream|Event)Synchroni[sz]e(_v2)?$|"
+    r"^(cu|cuda|hip)Memcpy(_v2)?$|^cuMemcpy[DH]to[DH](_v2)?$|^hipMemcpy[DH]to[DH]$|"
+    r"^hipMemcpyWithStream$|^(cu|cuda|hip)Memset(_v2)?$"
+)
 # JAX, PjRt and TensorFlow: a result read or awaited on the host (`np.asarray(jax.Array)` is JAX's event for a
 # device array turned into a NumPy one, which waits for the computation and copies).
-_FRAMEWORK_WAITS = ("block_until_ready", "BlockHostUntilReady", "BlockUntilReady", "np.asarray(jax.Array)",
-                    "WaitUntilBufferReady", "BlockHostUntilDone", "PjRtFuture::Await", "Future::Await",
-                    "Wait for donation holds", "Wait for usage holds", "SynchronizeAllActivity")
+_FRAMEWORK_WAITS = (
+    "block_until_ready",
+    "BlockHostUntilReady",
+    "BlockUntilReady",
+    "np.asarray(jax.Array)",
+    "WaitUntilBufferReady",
+    "BlockHostUntilDone",
+    "PjRtFuture::Await",
+    "Future::Await",
+    "Wait for donation holds",
+    "Wait for usage holds",
+    "SynchronizeAllActivity",
+)
 
 
 def is_device_wait(name):

@@ -55,8 +55,7 @@ def covered_ps(intervals, window_start, window_end):
     def covered_before(t):
         # Length of the union that lies before time t.
         index = np.searchsorted(ends, t, side="right")  # intervals wholly before t
-        partial = np.where(index < len(starts),
-                           np.clip(t - starts[np.minimum(index, len(starts) - 1)], 0, None), 0)
+        partial = np.where(index < len(starts), np.clip(t - starts[np.minimum(index, len(starts) - 1)], 0, None), 0)
         return prefix[index] + partial
 
     return np.maximum(covered_before(window_end) - covered_before(window_start), 0)
@@ -87,8 +86,14 @@ def subtract(intervals, other):
     if len(overlap) == 0:
         return intervals
     points = np.concatenate([intervals.start_ps, intervals.end_ps, overlap.start_ps, overlap.end_ps])
-    delta = np.concatenate([np.ones(len(intervals), np.int64), -np.ones(len(intervals), np.int64),
-                            -np.ones(len(overlap), np.int64), np.ones(len(overlap), np.int64)])
+    delta = np.concatenate(
+        [
+            np.ones(len(intervals), np.int64),
+            -np.ones(len(intervals), np.int64),
+            -np.ones(len(overlap), np.int64),
+            np.ones(len(overlap), np.int64),
+        ]
+    )
     order = np.lexsort((delta, points))
     points, depth = points[order], np.cumsum(delta[order])
     inside = depth == 1

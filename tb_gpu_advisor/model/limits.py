@@ -13,8 +13,10 @@ MAX_TIME_PS = 2**61
 
 def time_problem(what):
     """The one-line message for a time outside the bound."""
-    return (f"{what} lies more than {MAX_TIME_PS / 1e12 / 86400:.0f} days from the profile's start: "
-            "the file is corrupt or not a profile")
+    return (
+        f"{what} lies more than {MAX_TIME_PS / 1e12 / 86400:.0f} days from the profile's start: "
+        "the file is corrupt or not a profile"
+    )
 
 
 def check_model_times(model):
@@ -25,8 +27,11 @@ def check_model_times(model):
         _check_markers(model.path, gpu.name, gpu.step_markers)
     host = model.host_activity
     _check(model.path, "a host launch call", host.launch_start_ps, host.launch_duration_ps)
-    for name, spans in (("host busy time", host.busy), ("an input wait", host.input_waits),
-                        *((f"a {tag} event", spans) for tag, spans in host.tagged.items())):
+    for name, spans in (
+        ("host busy time", host.busy),
+        ("an input wait", host.input_waits),
+        *((f"a {tag} event", spans) for tag, spans in host.tagged.items()),
+    ):
         _check(model.path, name, spans.start_ps, spans.end_ps)
     _check_markers(model.path, "the host", model.host_step_markers)
     for name, (_, total) in host.op_totals.items():

@@ -29,8 +29,13 @@ class CopyDirection(IntEnum):
     OTHER = 4
 
 
-COPY_DIRECTION_KEYS = {CopyDirection.H2D: "h2d", CopyDirection.D2H: "d2h", CopyDirection.D2D: "d2d",
-                       CopyDirection.P2P: "p2p", CopyDirection.OTHER: "other"}
+COPY_DIRECTION_KEYS = {
+    CopyDirection.H2D: "h2d",
+    CopyDirection.D2H: "d2h",
+    CopyDirection.D2D: "d2d",
+    CopyDirection.P2P: "p2p",
+    CopyDirection.OTHER: "other",
+}
 
 
 @dataclass(frozen=True, eq=False)

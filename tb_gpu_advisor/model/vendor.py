@@ -14,7 +14,7 @@ _AMD_KERNEL = re.compile(r"\.kd$|^__amd_rocclr_|^Cijk_")
 
 
 def normalize_vendor(value):
-    """"NVIDIA", "AMD", another vendor string as written, or None."""
+    """ "NVIDIA", "AMD", another vendor string as written, or None."""
     if not isinstance(value, str) or not value.strip():
         return None
     lowered = value.strip().lower()
@@ -62,10 +62,17 @@ def shared_arch(gpus):
     """The GpuDevices with the arch of their identical siblings filled in: a ROCm trace names the gfx target only
     through the kernels a GPU ran, so idle GPUs of the same vendor, model, compute-unit count, clock and memory
     take the one gfx name their siblings show (none when the siblings disagree)."""
+
     def kind(gpu):
         caps = gpu.capabilities
-        return (caps.vendor, caps.model_name, caps.sm_count, caps.clock_mhz, caps.memory_bytes,
-                caps.memory_bandwidth_bytes_per_s)
+        return (
+            caps.vendor,
+            caps.model_name,
+            caps.sm_count,
+            caps.clock_mhz,
+            caps.memory_bytes,
+            caps.memory_bandwidth_bytes_per_s,
+        )
 
     named = {}
     for gpu in gpus:

@@ -31,19 +31,31 @@ WAIT_KIND_TEXT = {
 PRODUCER_KINDS = frozenset({"data_loader", "process_queue", "queue", "future", "thread_join", "condition", "poll"})
 
 _WAITS = {
-    ("dataloader.py", "_try_get_data"): "data_loader", ("dataloader.py", "_get_data"): "data_loader",
-    ("queues.py", "get"): "process_queue", ("connection.py", "poll"): "process_queue",
-    ("connection.py", "_poll"): "process_queue", ("connection.py", "wait"): "process_queue",
+    ("dataloader.py", "_try_get_data"): "data_loader",
+    ("dataloader.py", "_get_data"): "data_loader",
+    ("queues.py", "get"): "process_queue",
+    ("connection.py", "poll"): "process_queue",
+    ("connection.py", "_poll"): "process_queue",
+    ("connection.py", "wait"): "process_queue",
     ("queue.py", "get"): "queue",
-    ("_base.py", "result"): "future", ("_base.py", "wait"): "future", ("_base.py", "as_completed"): "future",
+    ("_base.py", "result"): "future",
+    ("_base.py", "wait"): "future",
+    ("_base.py", "as_completed"): "future",
     ("threading.py", "join"): "thread_join",
-    ("threading.py", "wait"): "condition", ("threading.py", "wait_for"): "condition",
+    ("threading.py", "wait"): "condition",
+    ("threading.py", "wait_for"): "condition",
     ("selectors.py", "select"): "poll",
 }
 _WAKES = {
-    ("queue.py", "put"), ("queue.py", "put_nowait"), ("queues.py", "put"), ("threading.py", "notify"),
-    ("threading.py", "notify_all"), ("threading.py", "set"), ("threading.py", "release"),
-    ("_base.py", "set_result"), ("_base.py", "set_exception"),
+    ("queue.py", "put"),
+    ("queue.py", "put_nowait"),
+    ("queues.py", "put"),
+    ("threading.py", "notify"),
+    ("threading.py", "notify_all"),
+    ("threading.py", "set"),
+    ("threading.py", "release"),
+    ("_base.py", "set_result"),
+    ("_base.py", "set_exception"),
 }
 # Methods of C objects: which are waits and which wake a waiter; the owner's type when the name gives it.
 _C_WAITS = {"acquire": "lock", "poll": "poll"}
@@ -103,15 +115,20 @@ def thread_label(name, thread_id):
 
 def thread_waits(thread, feeds_device, waits, wakes, busy):
     """ThreadWaits from (starts, ends) pairs: `waits` per kind, `wakes` and `busy`."""
-    return ThreadWaits(thread=thread, feeds_device=bool(feeds_device),
-                       waits={kind: intervals.union(*waits[kind]) for kind in WAIT_KINDS if kind in waits},
-                       wakes=intervals.union(*wakes), busy=intervals.union(*busy))
+    return ThreadWaits(
+        thread=thread,
+        feeds_device=bool(feeds_device),
+        waits={kind: intervals.union(*waits[kind]) for kind in WAIT_KINDS if kind in waits},
+        wakes=intervals.union(*wakes),
+        busy=intervals.union(*busy),
+    )
 
 
 def feeder_waits(thread_waits):
     """The union of the waits of the threads that feed the device (ThreadWaits.feeds_device)."""
-    return intervals.union_all(*(spans for thread in thread_waits if thread.feeds_device
-                                 for spans in thread.waits.values()))
+    return intervals.union_all(
+        *(spans for thread in thread_waits if thread.feeds_device for spans in thread.waits.values())
+    )
 
 
 def outermost(waits):

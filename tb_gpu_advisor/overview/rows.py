@@ -19,9 +19,15 @@ def run_summary(report):
         "step_time_ms": step_time.get("mean"),
         "step_count": step_time.get("count"),
         "gpu_busy_pct": summary.get("gpu_busy_pct"),
-        "top_finding": None if top is None else {
-            "id": top.get("id"), "title": top.get("title"), "severity": top.get("severity"),
-            "estimated_speedup": top.get("estimated_speedup"), "speedup_kind": top.get("speedup_kind")},
+        "top_finding": None
+        if top is None
+        else {
+            "id": top.get("id"),
+            "title": top.get("title"),
+            "severity": top.get("severity"),
+            "estimated_speedup": top.get("estimated_speedup"),
+            "speedup_kind": top.get("speedup_kind"),
+        },
     }
 
 

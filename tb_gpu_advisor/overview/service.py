@@ -152,10 +152,18 @@ class OverviewService:
     def _row(self, profile_run):
         """(row, job or None): the row of a run's first host, and the analysis to queue when it has no summary."""
         host_file = profile_run.hosts[0]
-        row = {"run": profile_run.run, "host": host_file.host, "hosts": len(profile_run.hosts), "state": "queued",
-               "progress": None, "error": None, "summary": None, "change": None,
-               "series": profile_run.series if profile_run.series is not None else series_of(profile_run.run),
-               "captured_at": profile_run.captured_at}
+        row = {
+            "run": profile_run.run,
+            "host": host_file.host,
+            "hosts": len(profile_run.hosts),
+            "state": "queued",
+            "progress": None,
+            "error": None,
+            "summary": None,
+            "change": None,
+            "series": profile_run.series if profile_run.series is not None else series_of(profile_run.run),
+            "captured_at": profile_run.captured_at,
+        }
         if host_file.problem:
             return {**row, "state": "error", "error": host_file.problem}, None
         path = host_file.path if is_remote_url(host_file.path) else os.path.abspath(host_file.path)
@@ -234,8 +242,14 @@ def _built_answer(rows, scanning, complete):
     states = [row["state"] for row in rows]
     total = len(rows) if complete or not scanning["total"] else scanning["total"]
     done, errors = states.count("done"), states.count("error")
-    return {"runs": rows, "total": total, "done": done, "errors": errors, "pending": total - done - errors,
-            "scanning": scanning}
+    return {
+        "runs": rows,
+        "total": total,
+        "done": done,
+        "errors": errors,
+        "pending": total - done - errors,
+        "scanning": scanning,
+    }
 
 
 def _stored_row(row, stored):

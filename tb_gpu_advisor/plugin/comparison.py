@@ -22,19 +22,28 @@ def comparison_targets(index, args):
         elif len(hosts) == 1:
             baseline_host = hosts[0]
         else:
-            raise params.bad_request(f"run {baseline_run!r} has no host {host!r}: name one with baseline_host "
-                                     f"({', '.join(hosts)})")
+            raise params.bad_request(
+                f"run {baseline_run!r} has no host {host!r}: name one with baseline_host ({', '.join(hosts)})"
+            )
     return index.lookup(baseline_run, baseline_host), candidate
 
 
 def pending_body(service, baseline, candidate):
     """The 202 answer while a comparison runs: both ids, its state, and the state of each side's analysis."""
     baseline_file, candidate_file = baseline[1], candidate[1]
-    return {**ids(baseline, candidate), **service.comparison_status(baseline_file, candidate_file),
-            "baseline": service.status(baseline_file), "candidate": service.status(candidate_file)}
+    return {
+        **ids(baseline, candidate),
+        **service.comparison_status(baseline_file, candidate_file),
+        "baseline": service.status(baseline_file),
+        "candidate": service.status(candidate_file),
+    }
 
 
 def ids(baseline, candidate):
     """The four ids a /compare answer starts with."""
-    return {"run": candidate[0].run, "host": candidate[1].host, "baseline_run": baseline[0].run,
-            "baseline_host": baseline[1].host}
+    return {
+        "run": candidate[0].run,
+        "host": candidate[1].host,
+        "baseline_run": baseline[0].run,
+        "baseline_host": baseline[1].host,
+    }

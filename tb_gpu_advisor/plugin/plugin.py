@@ -13,16 +13,30 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
-from tb_gpu_advisor.constants import (DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_MAX_FILE_BYTES,
-                                      DEFAULT_MEMORY_BUDGET_BYTES, DEFAULT_TIME_BUDGET_S, PLUGIN_NAME, SCHEMA_VERSION)
+from tb_gpu_advisor.constants import (
+    DEFAULT_CACHE_BYTES,
+    DEFAULT_CACHE_ENTRIES,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MEMORY_BUDGET_BYTES,
+    DEFAULT_TIME_BUDGET_S,
+    PLUGIN_NAME,
+    SCHEMA_VERSION,
+)
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import limit_bytes
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
 from tb_gpu_advisor.plugin.run_index import RunIndex, relative_path, run_format
 from tb_gpu_advisor.report.finite import finite
-from tb_gpu_advisor.report.kernel_page import (DEFAULT_LIMIT, DEFAULT_SORT, MAX_FILTER_CHARS, MAX_LIMIT,
-                                               OP_TYPE_CHOICES, SORT_KEYS, kernel_page)
+from tb_gpu_advisor.report.kernel_page import (
+    DEFAULT_LIMIT,
+    DEFAULT_SORT,
+    MAX_FILTER_CHARS,
+    MAX_LIMIT,
+    OP_TYPE_CHOICES,
+    SORT_KEYS,
+    kernel_page,
+)
 from tb_gpu_advisor.service import AnalysisService
 
 JSON = "application/json"
@@ -30,8 +44,10 @@ STATIC_PREFIX = f"/data/plugin/{PLUGIN_NAME}/static/"
 # A request waits this long for an analysis, then gets 202 {"state": "running"} and asks again.
 REQUEST_WAIT_S = 20.0
 MAX_TIMELINE_BINS = 1000
-PROFILE_TAB_ELSEWHERE = ("The Profile tab cannot show these runs: the GPU Advisor reads them from a place TensorBoard's "
-                         "own logdir does not include, so their timelines open only where the files are.")
+PROFILE_TAB_ELSEWHERE = (
+    "The Profile tab cannot show these runs: the GPU Advisor reads them from a place TensorBoard's "
+    "own logdir does not include, so their timelines open only where the files are."
+)
 
 
 def _respond(request, body, code=200, headers=None):
@@ -92,14 +108,14 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         entries = getattr(flags, "gpu_advisor_cache_entries", None) or DEFAULT_CACHE_ENTRIES
         self.logdir = getattr(flags, "gpu_advisor_logdir", None) or context.logdir
         self.profile_tab_reads_logdir = self.logdir == context.logdir
-        self.index = RunIndex(self.logdir,
-                              follow_symlinks=bool(getattr(flags, "gpu_advisor_follow_symlinks", False)))
+        self.index = RunIndex(self.logdir, follow_symlinks=bool(getattr(flags, "gpu_advisor_follow_symlinks", False)))
         self.service = AnalysisService(
-            max_entries=entries, max_bytes=_mib(max_mb, DEFAULT_MAX_FILE_BYTES),
+            max_entries=entries,
+            max_bytes=_mib(max_mb, DEFAULT_MAX_FILE_BYTES),
             cache_bytes=_mib(getattr(flags, "gpu_advisor_cache_mb", None), DEFAULT_CACHE_BYTES),
             time_budget_s=getattr(flags, "gpu_advisor_time_budget_s", None) or DEFAULT_TIME_BUDGET_S,
-            memory_budget_bytes=_mib(getattr(flags, "gpu_advisor_memory_budget_mb", None),
-                                     DEFAULT_MEMORY_BUDGET_BYTES))
+            memory_budget_bytes=_mib(getattr(flags, "gpu_advisor_memory_budget_mb", None), DEFAULT_MEMORY_BUDGET_BYTES),
+        )
         self.overview = OverviewService(self.service, list_runs=self.index.runs)
         self.wait_s = REQUEST_WAIT_S
         self._static = static_files.allowed_files()
@@ -123,8 +139,9 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         return self.index.is_active()
 
     def frontend_metadata(self):
-        return base_plugin.FrontendMetadata(es_module_path="/static/index.js", tab_name="GPU Advisor",
-                                            disable_reload=True)
+        return base_plugin.FrontendMetadata(
+            es_module_path="/static/index.js", tab_name="GPU Advisor", disable_reload=True
+        )
 
     def _target(self, request):
         run = params.identifier(request.args, "run", allow_slash=True)
@@ -144,24 +161,33 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def runs_route(self, request):
         """[{run, hosts, format, files}] newest first, as the Profile tab lists them; `files` name each host's
         file relative to the logdir (never the server's path)."""
-        return _respond(request, [{"run": r.run, "hosts": [h.host for h in r.hosts], "format": run_format(r),
-                                   "files": {h.host: relative_path(h.path, self.logdir) for h in r.hosts}}
-                                  for r in self.index.runs()])
+        return _respond(
+            request,
+            [
+                {
+                    "run": r.run,
+                    "hosts": [h.host for h in r.hosts],
+                    "format": run_format(r),
+                    "files": {h.host: relative_path(h.path, self.logdir) for h in r.hosts},
+                }
+                for r in self.index.runs()
+            ],
+        )
 
     @_json_route
     def report_route(self, request):
         """The HostReport of one run and host: what `analyze --format json` prints under hosts[]."""
         target = self._target(request)
         report, pending = self._await(request, self.service.submit(target[0].run, target[1]), target)
-        return pending or _respond(request, {"schema_version": SCHEMA_VERSION, **report,
-                                             "file": _basename(report["file"])})
+        return pending or _respond(
+            request, {"schema_version": SCHEMA_VERSION, **report, "file": _basename(report["file"])}
+        )
 
     @_json_route
     def status_route(self, request):
         """{run, host, state, error, elapsed_s}: idle, running, done or error; never starts an analysis."""
         profile_run, host_file = self._target(request)
-        return _respond(request, {"run": profile_run.run, "host": host_file.host,
-                                  **self.service.status(host_file)})
+        return _respond(request, {"run": profile_run.run, "host": host_file.host, **self.service.status(host_file)})
 
     @_json_route
     def kernels_route(self, request):
@@ -179,8 +205,9 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         report, pending = self._await(request, self.service.submit(target[0].run, target[1]), target)
         if pending:
             return pending
-        return _respond(request, {"run": target[0].run, "host": target[1].host,
-                                  **kernel_page(report["kernels"], **page_args)})
+        return _respond(
+            request, {"run": target[0].run, "host": target[1].host, **kernel_page(report["kernels"], **page_args)}
+        )
 
     @_json_route
     def timeline_route(self, request):
@@ -227,7 +254,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         if request.method not in ("GET", "HEAD"):
             return _error(request, 405, f"method {request.method} not allowed", headers=[("Allow", "GET, HEAD")])
         path = request.path
-        name = path[len(STATIC_PREFIX):] if path.startswith(STATIC_PREFIX) else None
+        name = path[len(STATIC_PREFIX) :] if path.startswith(STATIC_PREFIX) else None
         target = self._static.get(name) if name else None
         if target is None:
             return _error(request, 404, "no such static file")

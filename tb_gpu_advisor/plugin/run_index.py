@@ -111,8 +111,7 @@ class RunIndex:
                 self._listing = True
                 self._started_at = now
                 if not wait:
-                    threading.Thread(target=self._list, args=(False,), name="gpu-advisor-listing",
-                                     daemon=True).start()
+                    threading.Thread(target=self._list, args=(False,), name="gpu-advisor-listing", daemon=True).start()
                     return False
                 mine = True
             elif self._listing and wait:
@@ -131,8 +130,11 @@ class RunIndex:
         started = self._clock()
         runs = None
         try:
-            runs = discover_runs(self._logdir, follow_symlinks=self._follow_symlinks,
-                                 memo=self._memo) if self._logdir else ()
+            runs = (
+                discover_runs(self._logdir, follow_symlinks=self._follow_symlinks, memo=self._memo)
+                if self._logdir
+                else ()
+            )
         except Exception as err:
             if raise_errors:
                 raise
@@ -150,7 +152,7 @@ class RunIndex:
 
 
 def run_format(profile_run):
-    """"xplane" when the run's files are XPlane (the Profile tab can show them), else "kineto" (PyTorch traces,
+    """ "xplane" when the run's files are XPlane (the Profile tab can show them), else "kineto" (PyTorch traces,
     which open in Perfetto or chrome://tracing)."""
     return "xplane" if any(h.path.endswith(XPLANE_SUFFIX) for h in profile_run.hosts) else "kineto"
 
@@ -163,5 +165,5 @@ def relative_path(path, logdir):
         root = os.path.abspath(root)
     path, root = str(path).replace("\\", "/"), root.replace("\\", "/").rstrip("/")
     if root and path.startswith(root + "/"):
-        return path[len(root) + 1:]
+        return path[len(root) + 1 :]
     return posixpath.basename(path)

@@ -19,6 +19,7 @@ def load_model(path, max_bytes=None, reference=False, progress=None):
     kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
     if is_kineto_trace(path):
         from tb_gpu_advisor.readers.kineto.build import load_kineto_model
+
         return load_kineto_model(path, **kwargs)
     try:
         return build_model(read_space(path, **kwargs), reference=reference, progress=progress)

@@ -47,14 +47,20 @@ def fetch_remote_file(url, max_bytes=None, cache=None):
         if max_bytes and size and size > max_bytes:
             raise ProfileError(url, too_big(size, max_bytes))
         try:
-            return cache.fetch(url, object_version(info), functools.partial(
-                _download, fs, path, url, max_bytes=max_bytes, version=object_version(info)))
+            return cache.fetch(
+                url,
+                object_version(info),
+                functools.partial(_download, fs, path, url, max_bytes=max_bytes, version=object_version(info)),
+            )
         except _Changed:
             continue
         except OSError as err:  # download errors are ProfileErrors already: this is the local cache directory
             raise ProfileError(url, f"cannot keep a local copy in {cache.root}: {err.strerror or err}") from None
-    raise ProfileError(url, "the object changed while it was being downloaded (it is being written or "
-                            "replaced); try again once it is complete")
+    raise ProfileError(
+        url,
+        "the object changed while it was being downloaded (it is being written or "
+        "replaced); try again once it is complete",
+    )
 
 
 def _info(fs, path, url):

@@ -39,5 +39,6 @@ def remote_errors(url, action):
         raise ProfileError(url, f"cannot {action}: access denied ({err})") from None
     except Exception as err:  # network, credentials, backend errors: their types differ per filesystem
         message = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        raise ProfileError(url, f"cannot {action}: {type(err).__name__}" + (f": {message}" if message else "")) \
-            from None
+        raise ProfileError(
+            url, f"cannot {action}: {type(err).__name__}" + (f": {message}" if message else "")
+        ) from None

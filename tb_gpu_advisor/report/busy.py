@@ -11,8 +11,9 @@ def busy_figures(summary):
     busy, compute = summary.get("gpu_busy_pct"), summary.get("gpu_compute_busy_pct")
     kernel = summary.get("gpu_kernel_busy_pct")
     copies = None not in (kernel, compute) and compute - kernel >= COPY_SPLIT_MIN_POINTS
-    multi = ((summary.get("active_gpu_count") or 0) > 1 and None not in (busy, compute)
-             and busy > compute)  # collective kernels add to the busy time
+    multi = (
+        (summary.get("active_gpu_count") or 0) > 1 and None not in (busy, compute) and busy > compute
+    )  # collective kernels add to the busy time
     if not copies and not multi:
         return [("GPU busy", busy)]
     figures = [("GPU compute busy", kernel if copies else compute)]

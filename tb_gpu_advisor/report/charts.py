@@ -32,9 +32,11 @@ def _nice_step(span, ticks=5):
 
 
 def _svg(height, body, label):
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {height}" '
-            f'width="{WIDTH}" height="{height}" role="img" aria-label="{_attr(label)}">'
-            f'<title>{escape(label)}</title>{"".join(body)}</svg>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {height}" '
+        f'width="{WIDTH}" height="{height}" role="img" aria-label="{_attr(label)}">'
+        f"<title>{escape(label)}</title>{''.join(body)}</svg>"
+    )
 
 
 def _text(x, y, text, anchor="start", css="label"):
@@ -42,14 +44,19 @@ def _text(x, y, text, anchor="start", css="label"):
 
 
 def _rect(x, y, width, height, color, title):
-    return (f'<rect x="{x:.2f}" y="{y:.2f}" width="{max(width, 0):.2f}" height="{max(height, 0):.2f}" '
-            f'fill="{color}"><title>{escape(title)}</title></rect>')
+    return (
+        f'<rect x="{x:.2f}" y="{y:.2f}" width="{max(width, 0):.2f}" height="{max(height, 0):.2f}" '
+        f'fill="{color}"><title>{escape(title)}</title></rect>'
+    )
 
 
 def legend(items):
     """An HTML legend: [(label, color)]."""
-    return '<div class="legend">' + "".join(
-        f'<span><i style="background:{_attr(color)}"></i>{escape(label)}</span>' for label, color in items) + "</div>"
+    return (
+        '<div class="legend">'
+        + "".join(f'<span><i style="background:{_attr(color)}"></i>{escape(label)}</span>' for label, color in items)
+        + "</div>"
+    )
 
 
 def stacked_columns(columns, series, value_format, label, axis_label, axis_format=None):
@@ -65,8 +72,11 @@ def stacked_columns(columns, series, value_format, label, axis_label, axis_forma
     tick_labels = [tick_format(tick) for tick in ticks]
     left = max(60, AXIS_TITLE_BAND + LABEL_CHAR_PX * max(len(text) for text in tick_labels) + 8)
     plot_w = WIDTH - left - 10
-    body = [_text(14, top + plot_h / 2, axis_label, "middle", "axis-title").replace(
-        "<text ", f'<text transform="rotate(-90 14 {top + plot_h / 2:.1f})" ', 1)]
+    body = [
+        _text(14, top + plot_h / 2, axis_label, "middle", "axis-title").replace(
+            "<text ", f'<text transform="rotate(-90 14 {top + plot_h / 2:.1f})" ', 1
+        )
+    ]
     for tick, text in zip(ticks, tick_labels):
         y = top + plot_h * (1 - tick / scale_max)
         body.append(f'<line x1="{left}" x2="{WIDTH - 10}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
@@ -113,8 +123,9 @@ def share_bar(shares, label):
     for name, pct, color in shares:
         width = WIDTH * pct / total
         body.append(_rect(x, 4, width, 32, color, f"{name}: {pct:.1f}%"))
-        fitting = next((text for text in (f"{name} {pct:.0f}%", f"{pct:.0f}%")
-                        if len(text) * _CHAR_WIDTH + 12 < width), None)
+        fitting = next(
+            (text for text in (f"{name} {pct:.0f}%", f"{pct:.0f}%") if len(text) * _CHAR_WIDTH + 12 < width), None
+        )
         if fitting:
             body.append(_text(x + width / 2, 25, fitting, "middle", "on-bar"))
         x += width
@@ -122,7 +133,7 @@ def share_bar(shares, label):
 
 
 def _decades(low, high):
-    return [10.0 ** e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)]
+    return [10.0**e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)]
 
 
 def roofline(points, roofs, bandwidth_gbps, label):
@@ -145,10 +156,12 @@ def roofline(points, roofs, bandwidth_gbps, label):
         y = min(max(y, y_lo), y_hi)
         return top + plot_h * (1 - (math.log10(y) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo)))
 
-    body = [_text(left + plot_w / 2, height - 6, "arithmetic intensity (FLOPs per logical byte)", "middle",
-                  "axis-title"),
-            _text(14, top + plot_h / 2, "TFLOP/s", "middle", "axis-title").replace(
-                "<text ", f'<text transform="rotate(-90 14 {top + plot_h / 2:.1f})" ', 1)]
+    body = [
+        _text(left + plot_w / 2, height - 6, "arithmetic intensity (FLOPs per logical byte)", "middle", "axis-title"),
+        _text(14, top + plot_h / 2, "TFLOP/s", "middle", "axis-title").replace(
+            "<text ", f'<text transform="rotate(-90 14 {top + plot_h / 2:.1f})" ', 1
+        ),
+    ]
     for x in _decades(x_lo, x_hi):
         body.append(f'<line x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{top}" y2="{top + plot_h}" class="grid"/>')
         body.append(_text(px(x), top + plot_h + 16, f"{x:g}", "middle"))
@@ -158,18 +171,24 @@ def roofline(points, roofs, bandwidth_gbps, label):
     memory_top = max(t for _, t in roofs)
     ridge_top = memory_top * 1e3 / bandwidth_gbps
     x_start = max(x_lo, y_lo * 1e3 / bandwidth_gbps)
-    body.append(f'<line x1="{px(x_start):.1f}" y1="{py(x_start * bandwidth_gbps / 1e3):.1f}" '
-                f'x2="{px(ridge_top):.1f}" y2="{py(memory_top):.1f}" stroke="#59636e" stroke-width="2">'
-                f'<title>{escape(f"HBM roof: {bandwidth_gbps:g} GB/s")}</title></line>')
+    body.append(
+        f'<line x1="{px(x_start):.1f}" y1="{py(x_start * bandwidth_gbps / 1e3):.1f}" '
+        f'x2="{px(ridge_top):.1f}" y2="{py(memory_top):.1f}" stroke="#59636e" stroke-width="2">'
+        f"<title>{escape(f'HBM roof: {bandwidth_gbps:g} GB/s')}</title></line>"
+    )
     for name, tflops in roofs:
         ridge = tflops * 1e3 / bandwidth_gbps
-        body.append(f'<line x1="{px(ridge):.1f}" y1="{py(tflops):.1f}" x2="{left + plot_w}" y2="{py(tflops):.1f}" '
-                    f'stroke="#59636e" stroke-width="2" stroke-dasharray="{"" if tflops == memory_top else "5 3"}">'
-                    f'<title>{escape(f"{name} roof: {tflops:g} TFLOP/s")}</title></line>')
+        body.append(
+            f'<line x1="{px(ridge):.1f}" y1="{py(tflops):.1f}" x2="{left + plot_w}" y2="{py(tflops):.1f}" '
+            f'stroke="#59636e" stroke-width="2" stroke-dasharray="{"" if tflops == memory_top else "5 3"}">'
+            f"<title>{escape(f'{name} roof: {tflops:g} TFLOP/s')}</title></line>"
+        )
         body.append(_text(left + plot_w - 4, py(tflops) - 5, f"{name} {tflops:g} TFLOP/s", "end"))
     heaviest = max((p[2] for p in points), default=1) or 1
     for intensity, tflops, weight, tooltip in sorted(points, key=lambda p: -p[2]):
         radius = 3 + 11 * math.sqrt(weight / heaviest)
-        body.append(f'<circle cx="{px(intensity):.1f}" cy="{py(tflops):.1f}" r="{radius:.1f}" fill="{COLORS["roof"]}" '
-                    f'fill-opacity="0.55" stroke="{COLORS["roof"]}"><title>{escape(tooltip)}</title></circle>')
+        body.append(
+            f'<circle cx="{px(intensity):.1f}" cy="{py(tflops):.1f}" r="{radius:.1f}" fill="{COLORS["roof"]}" '
+            f'fill-opacity="0.55" stroke="{COLORS["roof"]}"><title>{escape(tooltip)}</title></circle>'
+        )
     return _svg(height, body, label)

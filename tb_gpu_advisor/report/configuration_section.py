@@ -3,19 +3,34 @@
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.vocabulary import BATCH_SCOPE_LABELS, NBSP, NO_MATMUL_PRECISION, NOT_IN_TRACE, counted
 
-VERSION_LABELS = {"tensorflow_version": "TensorFlow", "jax_version": "JAX", "jaxlib_version": "jaxlib",
-                  "torch_version": "PyTorch", "cuda_runtime_version": "CUDA runtime", "cuda_version": "CUDA",
-                  "cuda_driver_version": "CUDA driver", "cudnn_version": "cuDNN", "nccl_version": "NCCL",
-                  "rocm_version": "ROCm"}
+VERSION_LABELS = {
+    "tensorflow_version": "TensorFlow",
+    "jax_version": "JAX",
+    "jaxlib_version": "jaxlib",
+    "torch_version": "PyTorch",
+    "cuda_runtime_version": "CUDA runtime",
+    "cuda_version": "CUDA",
+    "cuda_driver_version": "CUDA driver",
+    "cudnn_version": "cuDNN",
+    "nccl_version": "NCCL",
+    "rocm_version": "ROCm",
+}
 
 
 def configuration_rows(config):
     """(setting, value) rows of a report's `configuration`; every row says what the trace does not record."""
     versions = config["versions"]
     gpu = config["gpu"]
-    rows = [("framework", config["framework"]),
-            ("versions", ", ".join(f"{VERSION_LABELS.get(key, key.removesuffix('_version'))} {value}"
-                                   for key, value in versions.items()) or NOT_IN_TRACE)]
+    rows = [
+        ("framework", config["framework"]),
+        (
+            "versions",
+            ", ".join(
+                f"{VERSION_LABELS.get(key, key.removesuffix('_version'))} {value}" for key, value in versions.items()
+            )
+            or NOT_IN_TRACE,
+        ),
+    ]
     if gpu["count"]:
         model = gpu["model"] or gpu_without_model(gpu.get("arch"))
         cc = f", cc {gpu['compute_capability']}" if gpu["compute_capability"] else ""
@@ -29,12 +44,22 @@ def configuration_rows(config):
     if config.get("tpu_count"):
         rows.append(("TPUs", f"{config['tpu_count']} (XProf's TPU tools in the Profile tab analyze them)"))
     if config["framework"] == "pytorch":
-        rows.append(("compiler", {True: "torch.compile", False: "off (eager kernels)",
-                                  None: "unknown (no GPU kernel)"}[config["xla"]] + replayed))
+        rows.append(
+            (
+                "compiler",
+                {True: "torch.compile", False: "off (eager kernels)", None: "unknown (no GPU kernel)"}[config["xla"]]
+                + replayed,
+            )
+        )
     else:
         on = "on" if gpu["active"] else "on (TPU)" if config.get("tpu_count") else "on (CPU)"
-        rows.append(("XLA", {True: on, False: "off", None: "unknown (no GPU kernel)"}[config["xla"]]
-                     + replayed.replace("CUDA graphs", "command buffers (CUDA graphs)")))
+        rows.append(
+            (
+                "XLA",
+                {True: on, False: "off", None: "unknown (no GPU kernel)"}[config["xla"]]
+                + replayed.replace("CUDA graphs", "command buffers (CUDA graphs)"),
+            )
+        )
     if config["precision"]:
         shares = ", ".join(f"{dtype} {units.percent(pct)}" for dtype, pct in config["matmul_dtype_pct"].items())
         rows.append(("precision", f"{config['precision']} (matmul/conv time: {shares})"))
@@ -43,8 +68,9 @@ def configuration_rows(config):
     rows.append(("distribution", config["distribution"] or "none seen"))
     rows.append(("global batch", batch_text(config)))
     # A pool's count stays on the line of its noun ("python 1 thread"): a non-breaking space the text turns back.
-    pools = ", ".join(f"{kind} {counted(count, 'thread').replace(' ', NBSP)}"
-                      for kind, count in config["thread_pools"].items())
+    pools = ", ".join(
+        f"{kind} {counted(count, 'thread').replace(' ', NBSP)}" for kind, count in config["thread_pools"].items()
+    )
     if config["gpu_thread_mode"]:
         pools = f"TF_GPU_THREAD_MODE={config['gpu_thread_mode']}; {pools}"
     rows.append(("thread pools", pools or NOT_IN_TRACE))
@@ -71,6 +97,8 @@ def batch_text(config):
         return f"{config['global_batch']} ({examples.get('source') or 'examples per step'})"
     if examples.get("value"):
         scope = BATCH_SCOPE_LABELS.get(examples["scope"], examples["scope"])
-        return (f"{NOT_IN_TRACE}; {examples['value']} examples per step {scope} ({examples['source']}; "
-                f"{examples['reason']})")
+        return (
+            f"{NOT_IN_TRACE}; {examples['value']} examples per step {scope} ({examples['source']}; "
+            f"{examples['reason']})"
+        )
     return f"{NOT_IN_TRACE} ({examples['reason']})" if examples.get("reason") else NOT_IN_TRACE

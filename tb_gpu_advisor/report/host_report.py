@@ -7,10 +7,12 @@ from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
 from tb_gpu_advisor.report.idle_report import idle_attribution_dict
 
 HOST_OPS_LISTED = 25
-RANGE_PROFILER_NOTE = ("A GPU profile without kernel times: a CUPTI range-profiler capture ({ranges:,} "
-                       "cuda_profiler_range events: hardware counters per kernel or range). That mode replays each "
-                       "kernel to read its counters and records no kernel or copy times, so how busy the GPU was, "
-                       "why it idled and what overlaps cannot be measured from it.")
+RANGE_PROFILER_NOTE = (
+    "A GPU profile without kernel times: a CUPTI range-profiler capture ({ranges:,} "
+    "cuda_profiler_range events: hardware counters per kernel or range). That mode replays each "
+    "kernel to read its counters and records no kernel or copy times, so how busy the GPU was, "
+    "why it idled and what overlaps cannot be measured from it."
+)
 
 
 def render_host_report(model, analysis):
@@ -42,11 +44,18 @@ def render_host_report(model, analysis):
             "flops_utilization_pct": pct(analysis.flop_utilization.pct),
             "costed_kernel_time_pct": pct(analysis.flop_utilization.costed_kernel_time_pct),
         },
-        "notes": _notes(model, step_set, analysis.usages) + _implausible_notes(analysis.kernels)
-        + _roofline_notes(analysis) + list(confidence.notes) + _graph_notes(analysis) + _capture_notes(model, analysis),
-        "devices": [{**_device(gpu, usage, peaks), **_work_by_type(times), "stream_idle_us": _stream_idle(idle)}
-                    for gpu, usage, peaks, times, idle in zip(model.gpus, analysis.usages, analysis.device_peaks,
-                                                              analysis.work_by_type, analysis.stream_idle)],
+        "notes": _notes(model, step_set, analysis.usages)
+        + _implausible_notes(analysis.kernels)
+        + _roofline_notes(analysis)
+        + list(confidence.notes)
+        + _graph_notes(analysis)
+        + _capture_notes(model, analysis),
+        "devices": [
+            {**_device(gpu, usage, peaks), **_work_by_type(times), "stream_idle_us": _stream_idle(idle)}
+            for gpu, usage, peaks, times, idle in zip(
+                model.gpus, analysis.usages, analysis.device_peaks, analysis.work_by_type, analysis.stream_idle
+            )
+        ],
         "kernels": [_kernel(row, roof) for row, roof in zip(analysis.kernels, analysis.roofline)],
         "launch": _launch(analysis.launch),
         "transfers": {key: _transfer(stats) for key, stats in analysis.transfers.items()},
@@ -68,10 +77,17 @@ def with_diagnosis(report, diagnosis):
     """The report with the verdict first in its summary and the findings filled in (docs/findings.md)."""
     report["summary"] = {**diagnosis.verdict.summary_fields(), **report["summary"]}
     combined = diagnosis.combined
-    report["summary"]["combined_estimate"] = None if combined is None else {
-        "estimated_speedup": combined.speedup, "speedup_kind": combined.kind,
-        "finding_ids": list(combined.counted), "shared_ids": list(combined.shared),
-        "capped_by_gpu_work": combined.capped_ms is not None}
+    report["summary"]["combined_estimate"] = (
+        None
+        if combined is None
+        else {
+            "estimated_speedup": combined.speedup,
+            "speedup_kind": combined.kind,
+            "finding_ids": list(combined.counted),
+            "shared_ids": list(combined.shared),
+            "capped_by_gpu_work": combined.capped_ms is not None,
+        }
+    )
     # Host batch preparation on the step thread is input time that no IteratorGetNext wait shows: the header
     # gives it beside the input wait.
     prep = next((f for f in diagnosis.findings if f.id == "input.host_batch_prep"), None)
@@ -84,7 +100,7 @@ def with_diagnosis(report, diagnosis):
 
 
 def run_vendor(devices):
-    """"NVIDIA" or "AMD" when every GPU with kernels of a report's `devices` is that vendor's, else None."""
+    """ "NVIDIA" or "AMD" when every GPU with kernels of a report's `devices` is that vendor's, else None."""
     vendors = {(d.get("vendor") or "").upper() for d in devices if d.get("kernel_count")}
     return next(iter(vendors)) if len(vendors) == 1 and vendors <= {"NVIDIA", "AMD"} else None
 
@@ -96,9 +112,14 @@ def configuration_dict(config):
     return {
         "framework": config.framework,
         "versions": dict(config.versions),
-        "gpu": {"model": config.gpu_model, "count": config.gpu_count, "active": config.active_gpu_count,
-                "compute_capability": config.compute_capability, "memory_bytes": config.gpu_memory_bytes,
-                "arch": config.gpu_arch},
+        "gpu": {
+            "model": config.gpu_model,
+            "count": config.gpu_count,
+            "active": config.active_gpu_count,
+            "compute_capability": config.compute_capability,
+            "memory_bytes": config.gpu_memory_bytes,
+            "arch": config.gpu_arch,
+        },
         "tpu_count": config.tpu_count,
         "xla": config.xla,
         "graph_replay_pct": config.graph_replay_pct,
@@ -106,55 +127,87 @@ def configuration_dict(config):
         "matmul_dtype_pct": dict(config.matmul_dtype_pct),
         "distribution": config.distribution,
         "global_batch": config.global_batch,
-        "examples_per_step": {"value": config.examples.examples, "scope": config.examples.scope,
-                              "source": config.examples.source, "reason": config.examples.reason},
+        "examples_per_step": {
+            "value": config.examples.examples,
+            "scope": config.examples.scope,
+            "source": config.examples.source,
+            "reason": config.examples.reason,
+        },
         "thread_pools": dict(config.thread_pools),
         "gpu_thread_mode": config.gpu_thread_mode,
         "tf_data_options": list(config.tf_data),
         "host_cores": config.host_cores,
-        "host_cores_seen": None if config.cores_seen is None else {
-            "count": config.cores_seen.count, "source": config.cores_seen.source,
-            "text": config.cores_seen.short_text()},
+        "host_cores_seen": None
+        if config.cores_seen is None
+        else {
+            "count": config.cores_seen.count,
+            "source": config.cores_seen.source,
+            "text": config.cores_seen.short_text(),
+        },
     }
 
 
 def _gpu_memory(row):
     """One GPU's peak memory and headroom (analysis.gpu_memory.GpuMemory)."""
-    return {"device": row.ordinal, "allocator": row.allocator, "peak_bytes_in_use": row.peak_bytes,
-            "limit_bytes": row.limit_bytes, "capacity_bytes": row.capacity_bytes,
-            "headroom_bytes": row.headroom_bytes, "peak_pct_of_limit": row.peak_pct,
-            "doubled_batch_fits": row.doubled_batch_fits}
+    return {
+        "device": row.ordinal,
+        "allocator": row.allocator,
+        "peak_bytes_in_use": row.peak_bytes,
+        "limit_bytes": row.limit_bytes,
+        "capacity_bytes": row.capacity_bytes,
+        "headroom_bytes": row.headroom_bytes,
+        "peak_pct_of_limit": row.peak_pct,
+        "doubled_batch_fits": row.doubled_batch_fits,
+    }
 
 
 def _host_cpu(load):
     """Host threads' busy cores against the machine's (analysis.cpu_load); None without host threads."""
     if load is None or load.busy_cores is None:
         return None
-    return {"machine_cores": load.machine_cores, "busy_cores": load.busy_cores,
-            "load_ratio": load.load_ratio, "waiting_cores": load.waiting_cores, "span_ms": load.span_ms,
-            "threads": [{"kind": kind, "count": count, "busy_cores": cores} for kind, count, cores in load.by_kind]}
+    return {
+        "machine_cores": load.machine_cores,
+        "busy_cores": load.busy_cores,
+        "load_ratio": load.load_ratio,
+        "waiting_cores": load.waiting_cores,
+        "span_ms": load.span_ms,
+        "threads": [{"kind": kind, "count": count, "busy_cores": cores} for kind, count, cores in load.by_kind],
+    }
 
 
 def _collective_bandwidth(link, rows):
     """Per collective kind: sizes and NCCL-tests bandwidths against the link (analysis.collective_bandwidth)."""
     return {
-        "link": None if link is None else {"kind": link.kind, "gbps": link.gbps, "known": link.known,
-                                           "basis": link.basis},
-        "collectives": [{"collective": row.collective, "calls": row.calls, "sized_calls": row.sized_calls,
-                         "group_size": row.group_size, "median_bytes": row.median_bytes, "time_ms": row.total_ms,
-                         "large_calls": row.large_calls, "algbw_gbps": row.algbw_gbps,
-                         "busbw_gbps": row.busbw_gbps, "best_busbw_gbps": row.best_busbw_gbps,
-                         "best_busbw_link_ratio": row.best_busbw_link_ratio, "size_source": row.size_source,
-                         "group_size_source": row.group_size_source}
-                        for row in rows],
+        "link": None
+        if link is None
+        else {"kind": link.kind, "gbps": link.gbps, "known": link.known, "basis": link.basis},
+        "collectives": [
+            {
+                "collective": row.collective,
+                "calls": row.calls,
+                "sized_calls": row.sized_calls,
+                "group_size": row.group_size,
+                "median_bytes": row.median_bytes,
+                "time_ms": row.total_ms,
+                "large_calls": row.large_calls,
+                "algbw_gbps": row.algbw_gbps,
+                "busbw_gbps": row.busbw_gbps,
+                "best_busbw_gbps": row.best_busbw_gbps,
+                "best_busbw_link_ratio": row.best_busbw_link_ratio,
+                "size_source": row.size_source,
+                "group_size_source": row.group_size_source,
+            }
+            for row in rows
+        ],
     }
 
 
 def _capture_notes(model, analysis):
     """What the profiler's recording options cost the host (analysis.capture_overhead), when any is on."""
     stats = analysis.step_time_ms
-    overhead = capture_overhead(model, stats["count"], stats["mean"], int(analysis.per_step.gpu_busy_ps.sum())
-                                if stats["count"] else 0)
+    overhead = capture_overhead(
+        model, stats["count"], stats["mean"], int(analysis.per_step.gpu_busy_ps.sum()) if stats["count"] else 0
+    )
     note = overhead.note()
     return [note] if note else []
 
@@ -170,25 +223,36 @@ def _notes(model, step_set, usages):
     if not model.gpus and model.gpu_metric_ranges:
         notes.append(RANGE_PROFILER_NOTE.format(ranges=model.gpu_metric_ranges))
     elif not model.gpus and model.format == "kineto":
-        notes.append("No GPU in this profile: the trace has no kernel, gpu_memcpy or gpu_memset events, so GPU "
-                     "metrics are not available (was it captured on a CPU-only machine, or without "
-                     "ProfilerActivity.CUDA?).")
+        notes.append(
+            "No GPU in this profile: the trace has no kernel, gpu_memcpy or gpu_memset events, so GPU "
+            "metrics are not available (was it captured on a CPU-only machine, or without "
+            "ProfilerActivity.CUDA?)."
+        )
     elif not model.gpus and model.tpu_count:
-        notes.append(f"This is a TPU profile ({model.tpu_count} /device:TPU planes, no GPU): this advisor measures "
-                     "GPUs; open it in TensorBoard's Profile tab, whose XProf tools analyze TPUs.")
+        notes.append(
+            f"This is a TPU profile ({model.tpu_count} /device:TPU planes, no GPU): this advisor measures "
+            "GPUs; open it in TensorBoard's Profile tab, whose XProf tools analyze TPUs."
+        )
     elif not model.gpus:
-        notes.append("No GPU in this profile: it has no /device:GPU:N plane, so GPU metrics are not available "
-                      "(was it captured on a CPU-only machine, or without the GPU tracer?).")
+        notes.append(
+            "No GPU in this profile: it has no /device:GPU:N plane, so GPU metrics are not available "
+            "(was it captured on a CPU-only machine, or without the GPU tracer?)."
+        )
     elif not any(u.busy_pct is not None for u in usages):
         notes.append("The GPU planes hold no kernels, copies or memsets: the GPUs did no traced work.")
     pytorch = model.format == "kineto"
     if not model.has_host_plane:
-        notes.append("No host events (cpu_op, cuda_runtime) in this trace: launch latency, input wait and host "
-                     "time are not available." if pytorch else
-                     "No /host:CPU plane: launch latency, input wait and host time are not available.")
+        notes.append(
+            "No host events (cpu_op, cuda_runtime) in this trace: launch latency, input wait and host "
+            "time are not available."
+            if pytorch
+            else "No /host:CPU plane: launch latency, input wait and host time are not available."
+        )
     if step_set.source == "device":  # no step markers: summary.confidence says so, with how to add them
-        notes.append("Steps come from the pre-grouped device Steps lines of an older TensorFlow: a step's time "
-                     "is its longest GPU marker, as in XProf.")
+        notes.append(
+            "Steps come from the pre-grouped device Steps lines of an older TensorFlow: a step's time "
+            "is its longest GPU marker, as in XProf."
+        )
     if model.gpus and model.format == "pre-grouped":
         notes.append("Older CUPTI format: kernel occupancy and memory kinds (pageable/pinned) are not recorded.")
     for warning in model.trace_warnings:
@@ -203,17 +267,22 @@ def _implausible_notes(table):
     notes = []
     for row in table:
         for item in row.implausible:
-            notes.append(f"Kernel {row.name}: {item.field.replace('_', ' ')} {item.value} is {item.limit}; "
-                         "the trace's value is corrupt, so it is shown as unknown and no advice uses it.")
+            notes.append(
+                f"Kernel {row.name}: {item.field.replace('_', ' ')} {item.value} is {item.limit}; "
+                "the trace's value is corrupt, so it is shown as unknown and no advice uses it."
+            )
     return notes
 
 
 def _roofline_notes(analysis):
     """One note per HLO op whose cost was left out, and per kernel row whose share of its roof was."""
-    notes = [f"HLO op {item.op_name} (program {item.program_id}): the FLOPs counted from its module would run at "
-             f"{item.achieved_tflops:.4g} TFLOP/s on GPU {item.gpu}, faster than any unit of that GPU "
-             f"({item.fastest_roof_tflops:g} TFLOP/s); the count cannot be right, so the op is left out of the "
-             "roofline and of the FLOP utilization." for item in analysis.implausible_costs]
+    notes = [
+        f"HLO op {item.op_name} (program {item.program_id}): the FLOPs counted from its module would run at "
+        f"{item.achieved_tflops:.4g} TFLOP/s on GPU {item.gpu}, faster than any unit of that GPU "
+        f"({item.fastest_roof_tflops:g} TFLOP/s); the count cannot be right, so the op is left out of the "
+        "roofline and of the FLOP utilization."
+        for item in analysis.implausible_costs
+    ]
     for row, roof in zip(analysis.kernels, analysis.roofline):
         if roof.implausible:
             notes.append(f"Kernel {row.name}: {roof.implausible}; its share of the roof is left out.")
@@ -282,10 +351,24 @@ def _collectives(calls, step_count=0):
     per step (per GPU for kernels), where the kind was read and the ops that issued them."""
     groups = {}
     for call in calls:
-        entry = groups.setdefault((call.source, call.collective), {
-            "source": call.source, "collective": call.collective, "calls": 0, "time_us": 0.0,
-            "in_bytes": 0, "out_bytes": 0, "sized_calls": 0, "dtypes": set(), "group_sizes": set(),
-            "size_sources": set(), "named_from": set(), "issued_by": {}, "devices": set()})
+        entry = groups.setdefault(
+            (call.source, call.collective),
+            {
+                "source": call.source,
+                "collective": call.collective,
+                "calls": 0,
+                "time_us": 0.0,
+                "in_bytes": 0,
+                "out_bytes": 0,
+                "sized_calls": 0,
+                "dtypes": set(),
+                "group_sizes": set(),
+                "size_sources": set(),
+                "named_from": set(),
+                "issued_by": {},
+                "devices": set(),
+            },
+        )
         entry["calls"] += 1
         entry["devices"].add(call.device)
         if call.named_from:
@@ -308,12 +391,20 @@ def _collectives(calls, step_count=0):
         sources = sorted(entry.pop("size_sources"))
         issuers, devices = entry.pop("issued_by"), len(entry.pop("devices"))
         per_step = round(entry["calls"] / devices / step_count, 2) if step_count else None
-        rows.append({**entry, "time_us": round(entry["time_us"], 3), "size_source": ", ".join(sources) or None,
-                     "calls_per_step": per_step, "named_from": sorted(entry["named_from"]),
-                     "issued_by": sorted(issuers, key=lambda name: (-issuers[name], name))[:3],
-                     "in_bytes": entry["in_bytes"] if sized else None,
-                     "out_bytes": entry["out_bytes"] if sized else None,
-                     "dtypes": sorted(entry["dtypes"]), "group_sizes": sorted(entry["group_sizes"])})
+        rows.append(
+            {
+                **entry,
+                "time_us": round(entry["time_us"], 3),
+                "size_source": ", ".join(sources) or None,
+                "calls_per_step": per_step,
+                "named_from": sorted(entry["named_from"]),
+                "issued_by": sorted(issuers, key=lambda name: (-issuers[name], name))[:3],
+                "in_bytes": entry["in_bytes"] if sized else None,
+                "out_bytes": entry["out_bytes"] if sized else None,
+                "dtypes": sorted(entry["dtypes"]),
+                "group_sizes": sorted(entry["group_sizes"]),
+            }
+        )
     return sorted(rows, key=lambda row: (row["source"], -row["time_us"], row["collective"]))
 
 
@@ -357,13 +448,17 @@ def _launch(stats):
         "count": stats.paired_count,
         "kernel_count": stats.kernel_count,
         "unpaired_count": stats.kernel_count - stats.paired_count,
-        "latency_us": {"p50": us(stats.latency_p50_ps), "p95": us(stats.latency_p95_ps),
-                       "max": us(stats.latency_max_ps)},
-        "latency_histogram": {"edges_us": [e if e != float("inf") else None for e in LATENCY_BIN_EDGES_US],
-                              "counts": list(stats.latency_histogram)},
+        "latency_us": {
+            "p50": us(stats.latency_p50_ps),
+            "p95": us(stats.latency_p95_ps),
+            "max": us(stats.latency_max_ps),
+        },
+        "latency_histogram": {
+            "edges_us": [e if e != float("inf") else None for e in LATENCY_BIN_EDGES_US],
+            "counts": list(stats.latency_histogram),
+        },
         "tiny_kernel_count": stats.tiny_kernel_count,
-        "tiny_kernel_pct": pct(100.0 * stats.tiny_kernel_count / stats.kernel_count)
-        if stats.kernel_count else None,
+        "tiny_kernel_pct": pct(100.0 * stats.tiny_kernel_count / stats.kernel_count) if stats.kernel_count else None,
         "per_step": None if stats.launches_per_step is None else round(stats.launches_per_step, 3),
         "launch_call_time_us": us(stats.launch_call_ps),
         "launch_call_count": stats.launch_call_count,
@@ -413,5 +508,4 @@ def _balance(result):
 
 def _host_ops(model):
     totals = sorted(model.host_activity.op_totals.items(), key=lambda item: (-item[1][1], item[0]))
-    return [{"name": name, "count": count, "total_ms": ms(total)}
-            for name, (count, total) in totals[:HOST_OPS_LISTED]]
+    return [{"name": name, "count": count, "total_ms": ms(total)} for name, (count, total) in totals[:HOST_OPS_LISTED]]

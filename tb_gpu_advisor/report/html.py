@@ -7,9 +7,18 @@ from tb_gpu_advisor.report import charts, units
 from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections, kernel_row_labels
-from tb_gpu_advisor.vocabulary import (BOTTLENECK_LABELS, BREAKDOWN_LABELS, BUSY_DEFINITIONS, LEFT_ARROW, MICRO,
-                                       OCCUPANCY_LABELS, bind_units, in_sentence, matrix_unit_labels,
-                                       occupancy_kind)
+from tb_gpu_advisor.vocabulary import (
+    BOTTLENECK_LABELS,
+    BREAKDOWN_LABELS,
+    BUSY_DEFINITIONS,
+    LEFT_ARROW,
+    MICRO,
+    OCCUPANCY_LABELS,
+    bind_units,
+    in_sentence,
+    matrix_unit_labels,
+    occupancy_kind,
+)
 
 STEPS_CHARTED = 60
 KERNELS_CHARTED = 10
@@ -55,7 +64,7 @@ def _title(text):
 
 
 def report_title(report):
-    """"GPU Advisor report: <run>", or the hosts when the report is of files outside a run."""
+    """ "GPU Advisor report: <run>", or the hosts when the report is of files outside a run."""
     if report.get("run"):
         return f"GPU Advisor report: {report['run']}"
     hosts = [host["host"] for host in report["hosts"]]
@@ -69,17 +78,22 @@ def render_html(report, back=None, shown_path=None):
     title = report_title(report)
     shown_path = shown_path or (lambda path: path)
     body = ([f'<nav class="back"><a href="{_e(back)}">{LEFT_ARROW} All runs</a></nav>'] if back else []) + [
-            f"<h1>{_e(title)}</h1>",
-            f'<p class="meta">{len(report["hosts"])} host(s) · tb-gpu-advisor {_e(__version__)}</p>']
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="meta">{len(report["hosts"])} host(s) · tb-gpu-advisor {_e(__version__)}</p>',
+    ]
     for host in report["hosts"]:
         body.extend(_host(host))
     for error in report.get("errors", []):
         body.append(f'<p class="error">Error: {_e(shown_path(error["file"]))}: {_e(error["error"])}</p>')
-    return escape_controls("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                           f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-                           '<meta name="viewport" content="width=device-width, initial-scale=1">'
-                           f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>\n"
-                           + "\n".join(body) + "\n</main></body></html>\n", keep="\n\t")
+    return escape_controls(
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>\n"
+        + "\n".join(body)
+        + "\n</main></body></html>\n",
+        keep="\n\t",
+    )
 
 
 def _verdict(host):
@@ -115,23 +129,36 @@ def _confidence(summary):
 def _host(host):
     s = host["summary"]
     st = s["step_time_ms"]
-    out = [f"<h2>{_e(host['host'])}</h2>", f'<div class="verdict">{_e(_verdict(host))}</div>',
-           *_confidence(s), '<div class="cards">']
+    out = [
+        f"<h2>{_e(host['host'])}</h2>",
+        f'<div class="verdict">{_e(_verdict(host))}</div>',
+        *_confidence(s),
+        '<div class="cards">',
+    ]
     (label, value), *others = busy_figures(s)
     lead = BUSY_DEFINITIONS["gpu_compute_busy" if others else "gpu_busy"]
-    busy = [(label, units.percent(value), lead)] + [(f"GPU busy {other}", units.percent(pct),
-                                                    BUSY_DEFINITIONS["gpu_busy"]) for other, pct in others]
+    busy = [(label, units.percent(value), lead)] + [
+        (f"GPU busy {other}", units.percent(pct), BUSY_DEFINITIONS["gpu_busy"]) for other, pct in others
+    ]
     prep = [("host batch prep", units.percent(s["batch_prep_pct"]), None)] if s.get("batch_prep_pct") else []
-    cards = busy + [("input wait", units.percent(s["input_wait_pct"]), None)] + prep + [
-             ("mean step", units.duration_ms(st["mean"]), None), ("steps", str(st["count"]), None),
-             ("GPUs active", f"{s['active_gpu_count']} of {s['gpu_count']}", None)]
-    out += [f'<div class="card"{_title(title)}><b>{_e(value)}</b><span>{_e(name)}</span></div>'
-            for name, value, title in cards]
+    cards = (
+        busy
+        + [("input wait", units.percent(s["input_wait_pct"]), None)]
+        + prep
+        + [
+            ("mean step", units.duration_ms(st["mean"]), None),
+            ("steps", str(st["count"]), None),
+            ("GPUs active", f"{s['active_gpu_count']} of {s['gpu_count']}", None),
+        ]
+    )
+    out += [
+        f'<div class="card"{_title(title)}><b>{_e(value)}</b><span>{_e(name)}</span></div>'
+        for name, value, title in cards
+    ]
     out.append("</div>")
     out += _findings(host.get("findings") or [])
     if host["notes"]:
-        out.append('<h3>Notes</h3><ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in host["notes"])
-                   + "</ul>")
+        out.append('<h3>Notes</h3><ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in host["notes"]) + "</ul>")
     out += _charts(host)
     out += _tables(host)
     return out
@@ -152,8 +179,10 @@ def _findings(findings):
             item += f"<br>{_e(finding['summary'])}"
         shared = [f"#{number[other]}" for other in finding.get("overlaps_with") or [] if other in number]
         if shared:
-            item += f'<br><span class="overlap">Shares recoverable time with {_e(", ".join(shared))}: their ' \
-                    "speedups do not add up.</span>"
+            item += (
+                f'<br><span class="overlap">Shares recoverable time with {_e(", ".join(shared))}: their '
+                "speedups do not add up.</span>"
+            )
         if finding.get("fix_summary"):
             item += f'<br><span class="fix">Fix: {_e(finding["fix_summary"])}</span>'
         out.append(item + "</li>")
@@ -170,71 +199,130 @@ def _charts(host):
     out = ["<h3>Charts</h3>"]
     shares = [(BREAKDOWN_LABELS[k], v, charts.CATEGORY_COLORS[k]) for k, v in s["breakdown_pct"].items() if v]
     if shares:
-        out.append(_figure("Where the time went: share of the analysed time per category.",
-                           charts.share_bar(shares, "time breakdown")))
+        out.append(
+            _figure(
+                "Where the time went: share of the analysed time per category.",
+                charts.share_bar(shares, "time breakdown"),
+            )
+        )
     steps = host["steps"][:STEPS_CHARTED]
     if steps:
         used = [(k, label, color) for k, label, color in series if any(st["breakdown_ms"].get(k) for st in steps)]
-        columns = [(str(st["step_num"] if st["step_num"] is not None else index), st["breakdown_ms"])
-                   for index, st in enumerate(steps)]
+        columns = [
+            (str(st["step_num"] if st["step_num"] is not None else index), st["breakdown_ms"])
+            for index, st in enumerate(steps)
+        ]
         more = f" (first {STEPS_CHARTED} of {len(host['steps'])})" if len(host["steps"]) > STEPS_CHARTED else ""
-        out.append(_figure(f"Step time breakdown per step{more}.",
-                           charts.stacked_columns(columns, used, units.duration_ms, "step breakdown", "step time",
-                                                  axis_format=units.duration_axis_ms),
-                           charts.legend([(label, color) for _, label, color in used])))
+        out.append(
+            _figure(
+                f"Step time breakdown per step{more}.",
+                charts.stacked_columns(
+                    columns, used, units.duration_ms, "step breakdown", "step time", axis_format=units.duration_axis_ms
+                ),
+                charts.legend([(label, color) for _, label, color in used]),
+            )
+        )
     devices = [d for d in host["devices"] if d["busy_pct"] is not None]
     if devices:
-        rows = [(d["name"], d["busy_pct"], f"{d['name']}: busy {units.percent(d['busy_pct'])}, compute "
-                 f"{units.percent(d.get('compute_busy_pct'))}, collectives only "
-                 f"{units.percent(d.get('collective_busy_pct'))}") for d in devices]
-        out.append(_figure("GPU busy per device (share of the host's analysis window with a kernel, copy or memset; "
-                           "hover for compute and collectives-only time).",
-                           charts.horizontal_bars(rows, units.percent, "GPU busy per device", max_value=100.0)))
+        rows = [
+            (
+                d["name"],
+                d["busy_pct"],
+                f"{d['name']}: busy {units.percent(d['busy_pct'])}, compute "
+                f"{units.percent(d.get('compute_busy_pct'))}, collectives only "
+                f"{units.percent(d.get('collective_busy_pct'))}",
+            )
+            for d in devices
+        ]
+        out.append(
+            _figure(
+                "GPU busy per device (share of the host's analysis window with a kernel, copy or memset; "
+                "hover for compute and collectives-only time).",
+                charts.horizontal_bars(rows, units.percent, "GPU busy per device", max_value=100.0),
+            )
+        )
         if len(devices) > 1:
-            rows = [(d["name"], d.get("compute_busy_pct") or 0.0,
-                     f"{d['name']}: compute busy {units.percent(d.get('compute_busy_pct'))}") for d in devices]
-            out.append(_figure("GPU compute busy per device (busy time outside collectives: a straggler shows "
-                               "least).",
-                               charts.horizontal_bars(rows, units.percent, "GPU compute busy per device",
-                                                      max_value=100.0)))
+            rows = [
+                (
+                    d["name"],
+                    d.get("compute_busy_pct") or 0.0,
+                    f"{d['name']}: compute busy {units.percent(d.get('compute_busy_pct'))}",
+                )
+                for d in devices
+            ]
+            out.append(
+                _figure(
+                    "GPU compute busy per device (busy time outside collectives: a straggler shows least).",
+                    charts.horizontal_bars(rows, units.percent, "GPU compute busy per device", max_value=100.0),
+                )
+            )
     kernels = host["kernels"][:KERNELS_CHARTED]
     if kernels:
-        rows = [(label, k["total_us"], f"{k['name']}: {units.duration_us(k['total_us'])} in {k['occurrences']} "
-                 "launches") for k, label in zip(kernels, kernel_row_labels(kernels, BAR_LABEL_WIDTH))]
-        out.append(_figure(f"Top {len(kernels)} kernels by total time (hover for the full name).",
-                           charts.horizontal_bars(rows, units.duration_us, "top kernels", color=charts.BUSY_COLOR)))
+        rows = [
+            (label, k["total_us"], f"{k['name']}: {units.duration_us(k['total_us'])} in {k['occurrences']} launches")
+            for k, label in zip(kernels, kernel_row_labels(kernels, BAR_LABEL_WIDTH))
+        ]
+        out.append(
+            _figure(
+                f"Top {len(kernels)} kernels by total time (hover for the full name).",
+                charts.horizontal_bars(rows, units.duration_us, "top kernels", color=charts.BUSY_COLOR),
+            )
+        )
     out += _roofline(host)
     histogram = host["launch"]["latency_histogram"]
     if any(histogram["counts"]):
         edges = histogram["edges_us"]
-        columns = [(f"<{_compact_us(high)}" if high is not None else f"\u2265{_compact_us(low)}", {"count": count})
-                   for low, high, count in zip(edges, edges[1:], histogram["counts"])]
-        out.append(_figure("Kernel launch latency (host launch call start to kernel start), kernels per bin.",
-                           charts.stacked_columns(columns, [("count", "kernels", charts.BAR_COLOR)],
-                                                  lambda v: f"{v:,.0f}", "launch latency histogram", "kernels")))
+        columns = [
+            (f"<{_compact_us(high)}" if high is not None else f"\u2265{_compact_us(low)}", {"count": count})
+            for low, high, count in zip(edges, edges[1:], histogram["counts"])
+        ]
+        out.append(
+            _figure(
+                "Kernel launch latency (host launch call start to kernel start), kernels per bin.",
+                charts.stacked_columns(
+                    columns,
+                    [("count", "kernels", charts.BAR_COLOR)],
+                    lambda v: f"{v:,.0f}",
+                    "launch latency histogram",
+                    "kernels",
+                ),
+            )
+        )
     return out if len(out) > 1 else []
 
 
 def _roofline(host):
     """The roofline of the first active device with known peaks, one dot per costed kernel row."""
-    device = next((d for d in host["devices"] if d.get("kernel_count") and d.get("peak_tflops")
-                   and d.get("peak_gbps")), None)
+    device = next(
+        (d for d in host["devices"] if d.get("kernel_count") and d.get("peak_tflops") and d.get("peak_gbps")), None
+    )
     placed = [k for k in host["kernels"] if k.get("arithmetic_intensity") and k.get("achieved_tflops")]
     if device is None or not placed:
         return []
-    points = [(k["arithmetic_intensity"], k["achieved_tflops"], k["total_us"],
-               f"{k['name']}: {units.rate(k['achieved_tflops'])} TFLOP/s at {units.rate(k['arithmetic_intensity'])} "
-               "FLOP/B, "
-               f"{units.percent(k['peak_pct'])} of its roof, {units.duration_us(k['total_us'])}") for k in placed]
+    points = [
+        (
+            k["arithmetic_intensity"],
+            k["achieved_tflops"],
+            k["total_us"],
+            f"{k['name']}: {units.rate(k['achieved_tflops'])} TFLOP/s at {units.rate(k['arithmetic_intensity'])} "
+            "FLOP/B, "
+            f"{units.percent(k['peak_pct'])} of its roof, {units.duration_us(k['total_us'])}",
+        )
+        for k in placed
+    ]
     roofs = [("matrix 16-bit", device["peak_tflops"])]
     if device.get("peak_vector_tflops"):
         roofs.append(("vector fp32", device["peak_vector_tflops"]))
     left_out = sum(1 for k in host["kernels"] if k.get("flops") is not None) - len(placed)
     more = f" {left_out} costed rows without FLOPs (pure data movement) are not placed." if left_out else ""
-    return [_figure(f"Roofline of {device['name']}: one dot per kernel row, area by total time; roofs are upper "
-                    f"bounds at boost clock ({device['peak_source']}; HBM {device['peak_gbps']:g} GB/s: "
-                    f"{device.get('peak_gbps_source') or 'source unknown'}).{more}",
-                    charts.roofline(points, roofs, device["peak_gbps"], "roofline"))]
+    return [
+        _figure(
+            f"Roofline of {device['name']}: one dot per kernel row, area by total time; roofs are upper "
+            f"bounds at boost clock ({device['peak_source']}; HBM {device['peak_gbps']:g} GB/s: "
+            f"{device.get('peak_gbps_source') or 'source unknown'}).{more}",
+            charts.roofline(points, roofs, device["peak_gbps"], "roofline"),
+        )
+    ]
 
 
 def _compact_us(value):
@@ -248,8 +336,10 @@ def _table(headers, rows, numeric, name_column=None):
         cells = []
         for index, (cell, right) in enumerate(zip(row, numeric)):
             if index == name_column and len(str(cell)) > NAME_SHOWN:
-                cells.append(f'<td class="name"><details><summary>{_e(units.kernel_name(str(cell), NAME_SHOWN))}'
-                             f"</summary>{_e(cell)}</details></td>")
+                cells.append(
+                    f'<td class="name"><details><summary>{_e(units.kernel_name(str(cell), NAME_SHOWN))}'
+                    f"</summary>{_e(cell)}</details></td>"
+                )
                 continue
             css = "num" if right else ("name" if index == name_column else "")
             cells.append(f'<td class="{css}">{_e(cell)}</td>')
@@ -261,15 +351,44 @@ def _kernel_table(host):
     kernels = host["kernels"][:KERNELS_TABULATED]
     occupancy = occupancy_kind(host["kernels"])
     occupancy_key = "occupancy_pct" if occupancy == "theoretical" else "achieved_occupancy_pct"
-    rows = [(k["name"], k["op_name"] or "-", units.launch_dims(k["grid"], k["block"]), units.count(k["occurrences"]),
-             units.duration_us(k["total_us"]), units.duration_us(k["avg_us"]), units.percent(k.get(occupancy_key)),
-             "yes" if k["uses_tensor_cores"] else "no", units.percent(k.get("peak_pct"))) for k in kernels]
-    title = "Kernels" if len(host["kernels"]) <= KERNELS_TABULATED else \
-        f"Kernels (top {KERNELS_TABULATED} of {len(host['kernels'])} by total time)"
-    return [f"<h3>{_e(title)}</h3>",
-            _table(("kernel", "op", "grid / block", "count", "total", "avg", OCCUPANCY_LABELS[occupancy][0].lower(),
-                    matrix_unit_labels(host["devices"])[1], "of roof"),
-                   rows, (False, False, False, True, True, True, True, False, True), name_column=0)]
+    rows = [
+        (
+            k["name"],
+            k["op_name"] or "-",
+            units.launch_dims(k["grid"], k["block"]),
+            units.count(k["occurrences"]),
+            units.duration_us(k["total_us"]),
+            units.duration_us(k["avg_us"]),
+            units.percent(k.get(occupancy_key)),
+            "yes" if k["uses_tensor_cores"] else "no",
+            units.percent(k.get("peak_pct")),
+        )
+        for k in kernels
+    ]
+    title = (
+        "Kernels"
+        if len(host["kernels"]) <= KERNELS_TABULATED
+        else f"Kernels (top {KERNELS_TABULATED} of {len(host['kernels'])} by total time)"
+    )
+    return [
+        f"<h3>{_e(title)}</h3>",
+        _table(
+            (
+                "kernel",
+                "op",
+                "grid / block",
+                "count",
+                "total",
+                "avg",
+                OCCUPANCY_LABELS[occupancy][0].lower(),
+                matrix_unit_labels(host["devices"])[1],
+                "of roof",
+            ),
+            rows,
+            (False, False, False, True, True, True, True, False, True),
+            name_column=0,
+        ),
+    ]
 
 
 def _tables(host):

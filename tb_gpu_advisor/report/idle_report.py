@@ -49,16 +49,28 @@ def idle_attribution_dict(analysis):
         idle = sum(totals.values())
         steps = gpu_steps(analysis.step_set, gpu.ordinal) if analysis.step_set.steps else ()
         per_step = gpu.cause_ps([s[1] for s in steps], [s[2] for s in steps]) if steps else {}
-        gpus.append({
-            "device": gpu.name, "ordinal": gpu.ordinal, "window_ms": ms(window), "idle_ms": ms(idle),
-            "idle_pct": pct(100.0 * idle / window) if window else None,
-            "cause_ms": {cause: ms(totals[cause]) for cause in IDLE_CAUSES},
-            "cause_pct": {cause: pct(100.0 * totals[cause] / window) if window else None for cause in IDLE_CAUSES},
-            "gaps": gpu.gap_count,
-            "device_wait_ms": {kind: ms(int(intervals.covered_ps(spans, starts, ends).sum()))
-                               for kind, spans in (gpu.device_wait_work or {}).items()},
-            "steps": [{"step": name, "idle_ms": ms(int(sum(per_step[c][i] for c in IDLE_CAUSES))),
-                       "cause_ms": {cause: ms(int(per_step[cause][i])) for cause in IDLE_CAUSES}}
-                      for i, (name, _, _) in enumerate(steps)],
-        })
+        gpus.append(
+            {
+                "device": gpu.name,
+                "ordinal": gpu.ordinal,
+                "window_ms": ms(window),
+                "idle_ms": ms(idle),
+                "idle_pct": pct(100.0 * idle / window) if window else None,
+                "cause_ms": {cause: ms(totals[cause]) for cause in IDLE_CAUSES},
+                "cause_pct": {cause: pct(100.0 * totals[cause] / window) if window else None for cause in IDLE_CAUSES},
+                "gaps": gpu.gap_count,
+                "device_wait_ms": {
+                    kind: ms(int(intervals.covered_ps(spans, starts, ends).sum()))
+                    for kind, spans in (gpu.device_wait_work or {}).items()
+                },
+                "steps": [
+                    {
+                        "step": name,
+                        "idle_ms": ms(int(sum(per_step[c][i] for c in IDLE_CAUSES))),
+                        "cause_ms": {cause: ms(int(per_step[cause][i])) for cause in IDLE_CAUSES},
+                    }
+                    for i, (name, _, _) in enumerate(steps)
+                ],
+            }
+        )
     return {"causes": list(IDLE_CAUSES), "gpus": gpus}

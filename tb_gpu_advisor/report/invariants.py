@@ -4,6 +4,7 @@ run reports every share or utilization (a `*_pct` value, or a value inside a `*_
 
 import math
 
+
 def report_problems(report, where="report", shares=True):
     """Human-readable violations of the invariants in `report` (a JSON-ready dict); [] when it holds.
     shares=False checks only that numbers are finite (comparisons)."""

@@ -3,9 +3,23 @@ each row's op type and the table's time rolled up by op type."""
 
 from tb_gpu_advisor.analysis.op_types import OP_TYPES, op_type, op_type_rollup
 
-SORT_KEYS = ("name", "occurrences", "total_us", "avg_us", "min_us", "max_us", "occupancy_pct",
-             "achieved_occupancy_pct", "registers_per_thread", "shared_memory_bytes", "uses_tensor_cores", "op_name", "peak_pct",
-             "achieved_tflops", "flops")
+SORT_KEYS = (
+    "name",
+    "occurrences",
+    "total_us",
+    "avg_us",
+    "min_us",
+    "max_us",
+    "occupancy_pct",
+    "achieved_occupancy_pct",
+    "registers_per_thread",
+    "shared_memory_bytes",
+    "uses_tensor_cores",
+    "op_name",
+    "peak_pct",
+    "achieved_tflops",
+    "flops",
+)
 DEFAULT_SORT = "total_us"
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -29,8 +43,9 @@ def _sorted(rows, sort, descending):
     return present + sorted(missing, key=lambda r: r["name"])
 
 
-def kernel_page(kernels, offset=0, limit=DEFAULT_LIMIT, sort=DEFAULT_SORT, order="desc", text_filter="",
-                op_type_filter=""):
+def kernel_page(
+    kernels, offset=0, limit=DEFAULT_LIMIT, sort=DEFAULT_SORT, order="desc", text_filter="", op_type_filter=""
+):
     """{total, total_unfiltered, offset, limit, sort, order, filter, op_type, kernel_time_us, op_types, rows}.
 
     `kernels` is HostReport["kernels"]; arguments must already be validated (sort in SORT_KEYS, order
@@ -55,5 +70,5 @@ def kernel_page(kernels, offset=0, limit=DEFAULT_LIMIT, sort=DEFAULT_SORT, order
         "op_type": op_type_filter,
         "kernel_time_us": round(sum(float(row.get("total_us") or 0.0) for row in kernels), 3),
         "op_types": op_type_rollup(kernels),
-        "rows": rows[offset:offset + limit],
+        "rows": rows[offset : offset + limit],
     }

@@ -15,16 +15,18 @@ def multi_host_view(host_reports):
     for report in host_reports:
         summary = report["summary"]
         steps = summary["step_time_ms"]
-        hosts.append({
-            "host": report["host"],
-            "step_time_ms": steps["mean"],
-            "step_time_median_ms": steps["median"],
-            "step_count": steps["count"],
-            "gpu_busy_pct": summary["gpu_busy_pct"],
-            "gpu_compute_busy_pct": summary.get("gpu_compute_busy_pct"),
-            "input_wait_pct": summary["input_wait_pct"],
-            "compute_ms_per_step": _compute_ms_per_step(report),
-        })
+        hosts.append(
+            {
+                "host": report["host"],
+                "step_time_ms": steps["mean"],
+                "step_time_median_ms": steps["median"],
+                "step_count": steps["count"],
+                "gpu_busy_pct": summary["gpu_busy_pct"],
+                "gpu_compute_busy_pct": summary.get("gpu_compute_busy_pct"),
+                "input_wait_pct": summary["input_wait_pct"],
+                "compute_ms_per_step": _compute_ms_per_step(report),
+            }
+        )
     timed = [h for h in hosts if h["step_time_ms"] is not None]
     slowest = max(timed, key=lambda h: h["step_time_ms"], default=None)
     fastest = min(timed, key=lambda h: h["step_time_ms"], default=None)
@@ -38,7 +40,8 @@ def multi_host_view(host_reports):
         "step_time_ms_max": round(slowest["step_time_ms"], 6) if len(timed) >= 2 else None,
         "step_time_spread_ms": round(spread, 6) if spread is not None else None,
         "imbalance_pct": round(100.0 * spread / slowest["step_time_ms"], 2)
-        if spread is not None and slowest["step_time_ms"] > 0 else None,
+        if spread is not None and slowest["step_time_ms"] > 0
+        else None,
         **_compute_view(hosts),
     }
 
@@ -46,8 +49,11 @@ def multi_host_view(host_reports):
 def _compute_ms_per_step(report):
     """Non-collective kernel time per step of the host's busiest GPU (kernel time - NCCL time, over the steps)."""
     steps = report["summary"]["step_time_ms"]["count"]
-    per_gpu = [(d["kernel_time_us"] or 0.0) - (d["nccl_time_us"] or 0.0) for d in report["devices"]
-               if d.get("busy_pct") is not None and d.get("kernel_time_us") is not None]
+    per_gpu = [
+        (d["kernel_time_us"] or 0.0) - (d["nccl_time_us"] or 0.0)
+        for d in report["devices"]
+        if d.get("busy_pct") is not None and d.get("kernel_time_us") is not None
+    ]
     if not steps or not per_gpu:
         return None
     return round(max(per_gpu) / 1000.0 / steps, 3)
@@ -57,15 +63,25 @@ def _compute_view(hosts):
     """The host with the most compute per step: the one the others wait for in synchronous training."""
     timed = [h for h in hosts if h["compute_ms_per_step"] is not None]
     if len(timed) < 2:
-        return {"most_compute_host": None, "compute_ms_per_step_min": None, "compute_ms_per_step_max": None,
-                "compute_spread_ms": None, "compute_imbalance_pct": None}
+        return {
+            "most_compute_host": None,
+            "compute_ms_per_step_min": None,
+            "compute_ms_per_step_max": None,
+            "compute_spread_ms": None,
+            "compute_imbalance_pct": None,
+        }
     most = max(timed, key=lambda h: h["compute_ms_per_step"])
     least = min(timed, key=lambda h: h["compute_ms_per_step"])
     spread = most["compute_ms_per_step"] - least["compute_ms_per_step"]
-    return {"most_compute_host": most["host"], "compute_ms_per_step_min": least["compute_ms_per_step"],
-            "compute_ms_per_step_max": most["compute_ms_per_step"], "compute_spread_ms": round(spread, 3),
-            "compute_imbalance_pct": round(100.0 * spread / most["compute_ms_per_step"], 2)
-            if most["compute_ms_per_step"] > 0 else None}
+    return {
+        "most_compute_host": most["host"],
+        "compute_ms_per_step_min": least["compute_ms_per_step"],
+        "compute_ms_per_step_max": most["compute_ms_per_step"],
+        "compute_spread_ms": round(spread, 3),
+        "compute_imbalance_pct": round(100.0 * spread / most["compute_ms_per_step"], 2)
+        if most["compute_ms_per_step"] > 0
+        else None,
+    }
 
 
 def multi_host_sections(run_report):
@@ -75,24 +91,42 @@ def multi_host_sections(run_report):
         return []
     lines = []
     if view["slowest_host"] is not None and not view["step_time_spread_ms"]:
-        lines.append(f"Every host takes {units.duration_ms(view['step_time_ms_max'])} per step (synchronous "
-                     "training makes step times equal, so they cannot show a straggler).")
+        lines.append(
+            f"Every host takes {units.duration_ms(view['step_time_ms_max'])} per step (synchronous "
+            "training makes step times equal, so they cannot show a straggler)."
+        )
     elif view["slowest_host"] is not None:
-        lines.append(f"Slowest host: {view['slowest_host']} at {units.duration_ms(view['step_time_ms_max'])} per "
-                     f"step; fastest: {view['fastest_host']} at {units.duration_ms(view['step_time_ms_min'])}; "
-                     f"imbalance {units.percent(view['imbalance_pct'])} of the slowest host's step (time the "
-                     "others wait for it at each collective).")
+        lines.append(
+            f"Slowest host: {view['slowest_host']} at {units.duration_ms(view['step_time_ms_max'])} per "
+            f"step; fastest: {view['fastest_host']} at {units.duration_ms(view['step_time_ms_min'])}; "
+            f"imbalance {units.percent(view['imbalance_pct'])} of the slowest host's step (time the "
+            "others wait for it at each collective)."
+        )
     else:
         lines.append("Fewer than two hosts have step markers: no cross-host comparison of step times.")
     if view.get("most_compute_host") is not None:
-        lines.append(f"Most compute per step: {view['most_compute_host']} "
-                     f"({units.duration_ms(view['compute_ms_per_step_max'])} on its busiest GPU, "
-                     f"{units.percent(view['compute_imbalance_pct'])} more than the least, "
-                     f"{units.duration_ms(view['compute_ms_per_step_min'])}): in synchronous training the other "
-                     "hosts wait for it at each collective.")
-    rows = tuple((h["host"], units.duration_ms(h["step_time_ms"]), units.count(h["step_count"]),
-                  units.duration_ms(h.get("compute_ms_per_step")), units.percent(h.get("gpu_compute_busy_pct")),
-                  units.percent(h["gpu_busy_pct"]), units.percent(h["input_wait_pct"])) for h in view["hosts"])
-    table = Table(("host", "mean step", "steps", "compute/step", "compute busy", "GPU busy", "input wait"), rows,
-                  (False, True, True, True, True, True))
+        lines.append(
+            f"Most compute per step: {view['most_compute_host']} "
+            f"({units.duration_ms(view['compute_ms_per_step_max'])} on its busiest GPU, "
+            f"{units.percent(view['compute_imbalance_pct'])} more than the least, "
+            f"{units.duration_ms(view['compute_ms_per_step_min'])}): in synchronous training the other "
+            "hosts wait for it at each collective."
+        )
+    rows = tuple(
+        (
+            h["host"],
+            units.duration_ms(h["step_time_ms"]),
+            units.count(h["step_count"]),
+            units.duration_ms(h.get("compute_ms_per_step")),
+            units.percent(h.get("gpu_compute_busy_pct")),
+            units.percent(h["gpu_busy_pct"]),
+            units.percent(h["input_wait_pct"]),
+        )
+        for h in view["hosts"]
+    )
+    table = Table(
+        ("host", "mean step", "steps", "compute/step", "compute busy", "GPU busy", "input wait"),
+        rows,
+        (False, True, True, True, True, True),
+    )
     return [Section(f"Hosts ({view['host_count']})", lines=tuple(lines), table=table)]

@@ -6,9 +6,11 @@ from tb_gpu_advisor.report.sections import Section, Table
 
 MAX_STEP_COLUMNS = 8  # steps shown in the rank x step table (the JSON has them all)
 MAX_RANK_ROWS = 32  # ranks listed in the tables; the slowest and the rest are summarized
-_WHAT_IF_WORDS = {"rank_at_median": "if rank {rank} matched the median rank",
-                  "collectives_overlapped": "if the collectives on the critical path overlapped with compute",
-                  "collectives_at_link_peak": "if the collectives reached the link's peak"}
+_WHAT_IF_WORDS = {
+    "rank_at_median": "if rank {rank} matched the median rank",
+    "collectives_overlapped": "if the collectives on the critical path overlapped with compute",
+    "collectives_at_link_peak": "if the collectives reached the link's peak",
+}
 
 
 def ranks_sections(run_report):
@@ -28,43 +30,70 @@ def _label(view):
 
 
 def _summary(view):
-    lines = [f"{view['step_count']} steps on every rank, {units.duration_ms(view['step_time_ms'])} per step "
-             "(the median rank's)."]
+    lines = [
+        f"{view['step_count']} steps on every rank, {units.duration_ms(view['step_time_ms'])} per step "
+        "(the median rank's)."
+    ]
     slow = view["slowest"]
     if slow is None:
-        lines.append("No rank holds the others back: none came last at the collectives in most steps and cost the "
-                     "others a tenth of the step.")
+        lines.append(
+            "No rank holds the others back: none came last at the collectives in most steps and cost the "
+            "others a tenth of the step."
+        )
     else:
-        lines.append(f"Slowest rank: {slow['rank']} ({slow['host']}), last to arrive in {slow['late_steps']} of "
-                     f"{slow['steps']} steps; the others wait {units.duration_ms(slow['held_others_ms_per_step'])} "
-                     "per step for it.")
-        lines.append(f"Why: {slow['cause_text']}: {units.duration_ms(slow['cause_ms_per_step'])} more per step "
-                     "than the median rank.")
+        lines.append(
+            f"Slowest rank: {slow['rank']} ({slow['host']}), last to arrive in {slow['late_steps']} of "
+            f"{slow['steps']} steps; the others wait {units.duration_ms(slow['held_others_ms_per_step'])} "
+            "per step for it."
+        )
+        lines.append(
+            f"Why: {slow['cause_text']}: {units.duration_ms(slow['cause_ms_per_step'])} more per step "
+            "than the median rank."
+        )
         excess = ", ".join(f"{k} {_signed_ms(v)}" for k, v in slow["excess_ms_per_step"].items())
         lines.append(f"  Against the median rank, per step: {excess}.")
         for row in slow["work"][:3]:
-            lines.append(f"  {row['name']}: {row['calls_per_step']:g} calls, "
-                         f"{units.duration_ms(row['ms_per_step'])} per step (median rank: "
-                         f"{row['median_calls_per_step']:g} calls, {units.duration_ms(row['median_ms_per_step'])})")
+            lines.append(
+                f"  {row['name']}: {row['calls_per_step']:g} calls, "
+                f"{units.duration_ms(row['ms_per_step'])} per step (median rank: "
+                f"{row['median_calls_per_step']:g} calls, {units.duration_ms(row['median_ms_per_step'])})"
+            )
     for item in view["what_if"]:
         if item["step_ms"] is None:
             continue
         if item["name"] == "rank_at_median" and item["rank"] is None:
             continue
         words = _WHAT_IF_WORDS[item["name"]].format(rank=item["rank"])
-        lines.append(f"What-if (a model) {words}: {units.duration_ms(item['step_ms'])} per step instead of "
-                     f"{units.duration_ms(item['baseline_ms'])} ({item['speedup']:g}x). Assumes {item['assumes']}.")
+        lines.append(
+            f"What-if (a model) {words}: {units.duration_ms(item['step_ms'])} per step instead of "
+            f"{units.duration_ms(item['baseline_ms'])} ({item['speedup']:g}x). Assumes {item['assumes']}."
+        )
     clock = view["clock"]
-    lines.append(f"Clocks aligned on {clock['offsets_from_calls']} collective ends." if clock["offsets_from_calls"]
-                 else "Clocks taken as recorded.")
+    lines.append(
+        f"Clocks aligned on {clock['offsets_from_calls']} collective ends."
+        if clock["offsets_from_calls"]
+        else "Clocks taken as recorded."
+    )
     lines.extend(f"Note: {note}." for note in view["notes"])
-    rows = tuple((str(r["rank"]), units.duration_ms(r["mean"]["step_ms"]), units.duration_ms(r["mean"]["compute_ms"]),
-                  units.duration_ms(r["mean"]["input_ms"]), units.duration_ms(r["mean"]["host_ms"]),
-                  units.duration_ms(r["mean"]["peer_wait_ms"]), units.duration_ms(r["mean"]["transfer_ms"]),
-                  units.duration_ms(r["held_others_ms_per_step"]), _signed_ms(r["clock_offset_ms"]))
-                 for r in view["ranks"][:MAX_RANK_ROWS])
-    table = Table(("rank", "step", "compute", "input", "host", "peer wait", "transfer", "holds others", "offset"),
-                  rows, (False,) + (True,) * 8)
+    rows = tuple(
+        (
+            str(r["rank"]),
+            units.duration_ms(r["mean"]["step_ms"]),
+            units.duration_ms(r["mean"]["compute_ms"]),
+            units.duration_ms(r["mean"]["input_ms"]),
+            units.duration_ms(r["mean"]["host_ms"]),
+            units.duration_ms(r["mean"]["peer_wait_ms"]),
+            units.duration_ms(r["mean"]["transfer_ms"]),
+            units.duration_ms(r["held_others_ms_per_step"]),
+            _signed_ms(r["clock_offset_ms"]),
+        )
+        for r in view["ranks"][:MAX_RANK_ROWS]
+    )
+    table = Table(
+        ("rank", "step", "compute", "input", "host", "peer wait", "transfer", "holds others", "offset"),
+        rows,
+        (False,) + (True,) * 8,
+    )
     return Section(f"Ranks ({_label(view)})", lines=tuple(lines), table=table)
 
 
@@ -77,10 +106,14 @@ def _heat(view):
     headers = ("rank",) + tuple(f"step {s['step']}" for s in steps)
     rows = []
     for position, rank in enumerate(view["ranks"][:MAX_RANK_ROWS]):
-        rows.append((str(rank["rank"]),) + tuple(
-            f"{s['cells'][position]['step_ms']:.1f} {_short(s['cells'][position]['cause'])}" for s in steps))
-    lines = ("Step time (ms) of each rank and where it went besides compute: wait = waiting for the last rank at a "
-             "collective, xfer = transfer, in = input, host, other = untraced or idle.",)
+        rows.append(
+            (str(rank["rank"]),)
+            + tuple(f"{s['cells'][position]['step_ms']:.1f} {_short(s['cells'][position]['cause'])}" for s in steps)
+        )
+    lines = (
+        "Step time (ms) of each rank and where it went besides compute: wait = waiting for the last rank at a "
+        "collective, xfer = transfer, in = input, host, other = untraced or idle.",
+    )
     return Section("Rank x step", lines=lines, table=Table(headers, tuple(rows), (False,) + (True,) * len(steps)))
 
 
@@ -91,22 +124,39 @@ def _short(cause):
 def _collectives(view):
     if not view["collectives"]:
         return Section("Collectives across ranks", lines=("No collective is matched on every rank.",))
-    rows = tuple((k["collective"], units.count(k["calls"]), units.count(k["group_size"]),
-                  units.size_bytes(k["median_bytes"]), units.duration_ms(k["median_wait_ms"]),
-                  units.duration_ms(k["median_transfer_ms"]), units.rate_gbps(k["busbw_gbps"]),
-                  units.rate_gbps(k["link_gbps"])) for k in view["collectives"])
+    rows = tuple(
+        (
+            k["collective"],
+            units.count(k["calls"]),
+            units.count(k["group_size"]),
+            units.size_bytes(k["median_bytes"]),
+            units.duration_ms(k["median_wait_ms"]),
+            units.duration_ms(k["median_transfer_ms"]),
+            units.rate_gbps(k["busbw_gbps"]),
+            units.rate_gbps(k["link_gbps"]),
+        )
+        for k in view["collectives"]
+    )
     link = view["link"]
-    lines = ("Each call split per rank into waiting for the last rank to arrive and the transfer after it; bus "
-             "bandwidth (NCCL-tests' definition) over the median transfer.",
-             f"Link: {link}." if link else "Link: not in the trace (a CPU run): no peak to compare with.")
-    return Section("Collectives across ranks", lines=lines, table=Table(
-        ("collective", "calls", "ranks", "size", "wait", "transfer", "bus bw", "link"), rows,
-        (False,) + (True,) * 7))
+    lines = (
+        "Each call split per rank into waiting for the last rank to arrive and the transfer after it; bus "
+        "bandwidth (NCCL-tests' definition) over the median transfer.",
+        f"Link: {link}." if link else "Link: not in the trace (a CPU run): no peak to compare with.",
+    )
+    return Section(
+        "Collectives across ranks",
+        lines=lines,
+        table=Table(
+            ("collective", "calls", "ranks", "size", "wait", "transfer", "bus bw", "link"), rows, (False,) + (True,) * 7
+        ),
+    )
 
 
 def _paths(view):
-    lines = ["What set each step's time: the work of the rank that arrived last at each collective, the "
-             "collective's transfer after it, and the tail of the rank that ended the step last."]
+    lines = [
+        "What set each step's time: the work of the rank that arrived last at each collective, the "
+        "collective's transfer after it, and the tail of the rank that ended the step last."
+    ]
     for path in view["critical_path"][:MAX_STEP_COLUMNS]:
         lines.append(f"step {path['step']} ({units.duration_ms(path['step_ms'])}): {_chain(path['segments'])}")
     return Section("Critical path (across ranks)", lines=tuple(lines))
@@ -128,8 +178,12 @@ def _chain(segments):
         for (kind, rank, collective), length, _ in merged:
             name = f"{collective} transfer" if kind == "collective" else f"rank {rank} {kind}"
             totals[name] = totals.get(name, 0.0) + length
-        return ", ".join(f"{name} {units.duration_ms(ms)}" for name, ms in
-                         sorted(totals.items(), key=lambda item: -item[1])) + " (in total)"
+        return (
+            ", ".join(
+                f"{name} {units.duration_ms(ms)}" for name, ms in sorted(totals.items(), key=lambda item: -item[1])
+            )
+            + " (in total)"
+        )
     parts = []
     for (kind, rank, collective), length, calls in merged:
         times = f" x{calls}" if calls > 1 else ""

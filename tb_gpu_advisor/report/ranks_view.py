@@ -12,21 +12,32 @@ _ROW_KEYS = ("step_ms", "compute_ms", "input_ms", "host_ms", "peer_wait_ms", "tr
 CAUSE_WORDS = {
     "more_compute": "more compute (more work per step than the other ranks: data or model imbalance)",
     "slower_compute": "slower compute for the same work (the same ops or kernels, as many per step, each slower: "
-                      "clocks, thermals, a slower or shared processor, or a larger input the trace does not show)",
+    "clocks, thermals, a slower or shared processor, or a larger input the trace does not show)",
     "input": "a late host: its input (the step waits longer for its batch than the other ranks)",
     "host": "a late host: host work (Python, launches) the other ranks do not wait on as long",
     "late_start": "a late start: it begins its steps after the other ranks (it waited on a peer before, or its "
-                  "previous step ended late)",
+    "previous step ended late)",
 }
 # The component of excess_ms each cause is measured by.
-CAUSE_COMPONENT = {"more_compute": "compute", "slower_compute": "compute", "input": "input", "host": "host",
-                   "late_start": "start"}
+CAUSE_COMPONENT = {
+    "more_compute": "compute",
+    "slower_compute": "compute",
+    "input": "input",
+    "host": "host",
+    "late_start": "start",
+}
 
 
 def ranks_view(run):
     """The `ranks` object of a run report from RunRanks."""
-    ranks = [_rank(info, [row[info.position] for row in run.rows], run.straggler.held_ms_by_rank[info.position]
-                   if run.straggler.held_ms_by_rank else 0.0) for info in run.ranks]
+    ranks = [
+        _rank(
+            info,
+            [row[info.position] for row in run.rows],
+            run.straggler.held_ms_by_rank[info.position] if run.straggler.held_ms_by_rank else 0.0,
+        )
+        for info in run.ranks
+    ]
     worlds = {info.world_size for info in run.ranks if info.world_size}
     backends = {info.backend for info in run.ranks if info.backend}
     devices = {info.device for info in run.ranks}
@@ -40,8 +51,10 @@ def ranks_view(run):
         "step_time_ms": round(statistics.mean(step_ms), 6) if step_ms else None,
         "clock": {"offsets_from_calls": run.offset_calls, "absolute_times": run.same_clock},
         "ranks": ranks,
-        "steps": [{"step": num, "step_time_ms": round(ms, 6),
-                   "cells": [_cell(cell) for cell in row]} for num, ms, row in zip(run.step_nums, step_ms, run.rows)],
+        "steps": [
+            {"step": num, "step_time_ms": round(ms, 6), "cells": [_cell(cell) for cell in row]}
+            for num, ms, row in zip(run.step_nums, step_ms, run.rows)
+        ],
         "cause_order": list(STEP_CAUSES),
         "collectives": [_kind(row) for row in run.bandwidth],
         "link": run.link,
@@ -55,22 +68,39 @@ def ranks_view(run):
 
 
 def _rank(info, cells, held):
-    means = {key: round(statistics.mean(getattr(c, key) for c in cells), 6) if cells else None
-             for key in _ROW_KEYS}
-    return {"rank": info.rank, "host": info.host, "device": info.device, "steps": info.steps,
-            "clock_offset_ms": info.offset_ms, "mean": means, "held_others_ms_per_step": held}
+    means = {key: round(statistics.mean(getattr(c, key) for c in cells), 6) if cells else None for key in _ROW_KEYS}
+    return {
+        "rank": info.rank,
+        "host": info.host,
+        "device": info.device,
+        "steps": info.steps,
+        "clock_offset_ms": info.offset_ms,
+        "mean": means,
+        "held_others_ms_per_step": held,
+    }
 
 
 def _cell(row):
-    return {**{key: getattr(row, key) for key in _ROW_KEYS}, "start_ms": row.start_ms, "cause": row.cause,
-            "idle_ms": dict(row.idle_ms)}
+    return {
+        **{key: getattr(row, key) for key in _ROW_KEYS},
+        "start_ms": row.start_ms,
+        "cause": row.cause,
+        "idle_ms": dict(row.idle_ms),
+    }
 
 
 def _kind(row):
-    return {"collective": row.collective, "calls": row.calls, "group_size": row.group_size,
-            "median_bytes": row.median_bytes, "median_transfer_ms": row.median_transfer_ms,
-            "median_wait_ms": row.median_wait_ms, "busbw_gbps": row.busbw_gbps, "link_gbps": row.link_gbps,
-            "link_ratio": row.link_ratio}
+    return {
+        "collective": row.collective,
+        "calls": row.calls,
+        "group_size": row.group_size,
+        "median_bytes": row.median_bytes,
+        "median_transfer_ms": row.median_transfer_ms,
+        "median_wait_ms": row.median_wait_ms,
+        "busbw_gbps": row.busbw_gbps,
+        "link_gbps": row.link_gbps,
+        "link_ratio": row.link_ratio,
+    }
 
 
 def _rank_id(run, position):
@@ -81,10 +111,15 @@ def _rank_id(run, position):
 
 
 def _call(run, split):
-    return {"step": run.step_nums[split.step_index], "index": split.call_index, "collective": split.collective,
-            "bytes": split.bytes, "last_rank": _rank_id(run, split.last_rank),
-            "wait_ms": [round(w / 1e9, 6) for w in split.wait_ps],
-            "transfer_ms": [round(t / 1e9, 6) for t in split.transfer_ps]}
+    return {
+        "step": run.step_nums[split.step_index],
+        "index": split.call_index,
+        "collective": split.collective,
+        "bytes": split.bytes,
+        "last_rank": _rank_id(run, split.last_rank),
+        "wait_ms": [round(w / 1e9, 6) for w in split.wait_ps],
+        "transfer_ms": [round(t / 1e9, 6) for t in split.transfer_ps],
+    }
 
 
 def _slowest(run):
@@ -92,21 +127,53 @@ def _slowest(run):
     if found.position is None:
         return None
     component = CAUSE_COMPONENT[found.cause]
-    return {"rank": _rank_id(run, found.position), "host": run.ranks[found.position].host, "cause": found.cause,
-            "cause_text": CAUSE_WORDS[found.cause], "late_steps": found.late_steps, "steps": found.steps,
-            "held_others_ms_per_step": found.held_ms_per_step, "excess_ms_per_step": dict(found.excess_ms),
-            "cause_ms_per_step": found.excess_ms[component],
-            "work": [{"name": d.name, "calls_per_step": d.calls_per_step,
-                      "median_calls_per_step": d.median_calls_per_step, "ms_per_step": d.ms_per_step,
-                      "median_ms_per_step": d.median_ms_per_step} for d in found.work]}
+    return {
+        "rank": _rank_id(run, found.position),
+        "host": run.ranks[found.position].host,
+        "cause": found.cause,
+        "cause_text": CAUSE_WORDS[found.cause],
+        "late_steps": found.late_steps,
+        "steps": found.steps,
+        "held_others_ms_per_step": found.held_ms_per_step,
+        "excess_ms_per_step": dict(found.excess_ms),
+        "cause_ms_per_step": found.excess_ms[component],
+        "work": [
+            {
+                "name": d.name,
+                "calls_per_step": d.calls_per_step,
+                "median_calls_per_step": d.median_calls_per_step,
+                "ms_per_step": d.ms_per_step,
+                "median_ms_per_step": d.median_ms_per_step,
+            }
+            for d in found.work
+        ],
+    }
 
 
 def _path(run, path):
-    return {"step": path.step_num, "step_ms": round(path.step_ps / 1e9, 6),
-            "segments": [{"kind": s.kind, "rank": _rank_id(run, s.position), "start_ms": round(s.start_ps / 1e9, 6),
-                          "end_ms": round(s.end_ps / 1e9, 6), "collective": s.collective} for s in path.segments]}
+    return {
+        "step": path.step_num,
+        "step_ms": round(path.step_ps / 1e9, 6),
+        "segments": [
+            {
+                "kind": s.kind,
+                "rank": _rank_id(run, s.position),
+                "start_ms": round(s.start_ps / 1e9, 6),
+                "end_ms": round(s.end_ps / 1e9, 6),
+                "collective": s.collective,
+            }
+            for s in path.segments
+        ],
+    }
 
 
 def _what_if(run, item):
-    return {"name": item.name, "rank": _rank_id(run, item.position), "step_ms": item.step_ms,
-            "baseline_ms": item.baseline_ms, "speedup": item.speedup, "kind": item.kind, "assumes": item.assumes}
+    return {
+        "name": item.name,
+        "rank": _rank_id(run, item.position),
+        "step_ms": item.step_ms,
+        "baseline_ms": item.baseline_ms,
+        "speedup": item.speedup,
+        "kind": item.kind,
+        "assumes": item.assumes,
+    }

@@ -19,15 +19,17 @@ def valid_unicode(text):
 
 def _escaped(match):
     code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xff else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def escape_controls(text, keep="\n"):
     """`text` with each control character except those in `keep` written as a `\\xNN` (or `\\uNNNN`) escape."""
     text = valid_unicode(str(text))
     if keep:
-        return "".join(_UNSAFE.sub(_escaped, part) if part not in keep else part
-                       for part in re.split(f"([{re.escape(keep)}])", text))
+        return "".join(
+            _UNSAFE.sub(_escaped, part) if part not in keep else part
+            for part in re.split(f"([{re.escape(keep)}])", text)
+        )
     return _UNSAFE.sub(_escaped, text)
 
 

@@ -6,11 +6,21 @@ from dataclasses import dataclass
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.configuration_section import configuration_rows
-from tb_gpu_advisor.vocabulary import (BREAKDOWN_LABELS, BREAKDOWN_SHORT_LABELS, COLLECTIVE_BANDWIDTH_GAPS,
-                                       COLLECTIVE_HEADERS, COLLECTIVE_SIZE_SOURCES, IDLE_CAUSE_LABELS, MICRO,
-                                       TRANSFER_LABELS,
-                                       collective_bandwidth_gap, in_sentence, matrix_unit_labels,
-                                       OCCUPANCY_LABELS, occupancy_kind)
+from tb_gpu_advisor.vocabulary import (
+    BREAKDOWN_LABELS,
+    BREAKDOWN_SHORT_LABELS,
+    COLLECTIVE_BANDWIDTH_GAPS,
+    COLLECTIVE_HEADERS,
+    COLLECTIVE_SIZE_SOURCES,
+    IDLE_CAUSE_LABELS,
+    MICRO,
+    TRANSFER_LABELS,
+    collective_bandwidth_gap,
+    in_sentence,
+    matrix_unit_labels,
+    OCCUPANCY_LABELS,
+    occupancy_kind,
+)
 
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 37  # characters of a kernel name in the text table
@@ -41,9 +51,12 @@ def host_sections(report):
     if report["notes"]:
         sections.append(Section("Notes", lines=tuple(report["notes"])))
     if report.get("configuration"):
-        sections.append(Section("Configuration", table=Table(("setting", "value"),
-                                                             configuration_rows(report["configuration"]),
-                                                             (False, False))))
+        sections.append(
+            Section(
+                "Configuration",
+                table=Table(("setting", "value"), configuration_rows(report["configuration"]), (False, False)),
+            )
+        )
     if report["steps"]:
         sections.append(_steps(report))
     if report["devices"]:
@@ -63,18 +76,27 @@ def host_sections(report):
 
 
 def _collectives(report):
-    rows = tuple((row["source"], row["collective"], units.count(row["calls"]),
-                  f"{row['calls_per_step']:g}" if row.get("calls_per_step") is not None else "-",
-                  units.duration_us(row["time_us"]),
-                  units.size_bytes(row["in_bytes"]) if row["in_bytes"] is not None else "-",
-                  ", ".join(row["dtypes"]) or "-", ", ".join(map(str, row["group_sizes"])) or "-",
-                  COLLECTIVE_SIZE_SOURCES.get(row.get("size_source"), row.get("size_source") or "-"),
-                  issued_by_text(row))
-                 for row in report["collectives"])
+    rows = tuple(
+        (
+            row["source"],
+            row["collective"],
+            units.count(row["calls"]),
+            f"{row['calls_per_step']:g}" if row.get("calls_per_step") is not None else "-",
+            units.duration_us(row["time_us"]),
+            units.size_bytes(row["in_bytes"]) if row["in_bytes"] is not None else "-",
+            ", ".join(row["dtypes"]) or "-",
+            ", ".join(map(str, row["group_sizes"])) or "-",
+            COLLECTIVE_SIZE_SOURCES.get(row.get("size_source"), row.get("size_source") or "-"),
+            issued_by_text(row),
+        )
+        for row in report["collectives"]
+    )
     groups = {row["collective"]: row["group_sizes"] for row in report["collectives"] if row["source"] == "kernel"}
-    return Section("Collectives", lines=_bandwidth_lines(report.get("collective_bandwidth"), groups),
-                   table=Table(COLLECTIVE_HEADERS, rows,
-                               (False, False, True, True, True, True, False, True, False, False)))
+    return Section(
+        "Collectives",
+        lines=_bandwidth_lines(report.get("collective_bandwidth"), groups),
+        table=Table(COLLECTIVE_HEADERS, rows, (False, False, True, True, True, True, False, True, False, False)),
+    )
 
 
 def issued_by_text(row):
@@ -103,22 +125,37 @@ def _bandwidth_lines(bandwidth, groups):
         gap = collective_bandwidth_gap(row, groups.get(row["collective"], ()))
         if gap is not None:
             reason = COLLECTIVE_BANDWIDTH_GAPS[gap]
-            gaps.append(f"{row['collective']}: {units.count(row['large_calls'])} calls of 8 MiB or more: algbw "
-                        f"{row['algbw_gbps']:.1f} GB/s, no busbw ({reason})." if row.get("algbw_gbps") is not None
-                        else f"{row['collective']}: no bandwidth ({reason}).")
+            gaps.append(
+                f"{row['collective']}: {units.count(row['large_calls'])} calls of 8 MiB or more: algbw "
+                f"{row['algbw_gbps']:.1f} GB/s, no busbw ({reason})."
+                if row.get("algbw_gbps") is not None
+                else f"{row['collective']}: no bandwidth ({reason})."
+            )
             continue
-        ratio = (f", {units.percent(100.0 * row['best_busbw_link_ratio'])} of the link"
-                 if row.get("best_busbw_link_ratio") is not None else "")
-        lines.append(f"{row['collective']}: {units.count(row['large_calls'])} calls of 8 MiB or more: algbw "
-                     f"{row['algbw_gbps']:.1f} GB/s, busbw {row['busbw_gbps']:.1f} GB/s (median; best "
-                     f"{row['best_busbw_gbps']:.1f} GB/s{ratio}{_ranks_from(row)}).")
+        ratio = (
+            f", {units.percent(100.0 * row['best_busbw_link_ratio'])} of the link"
+            if row.get("best_busbw_link_ratio") is not None
+            else ""
+        )
+        lines.append(
+            f"{row['collective']}: {units.count(row['large_calls'])} calls of 8 MiB or more: algbw "
+            f"{row['algbw_gbps']:.1f} GB/s, busbw {row['busbw_gbps']:.1f} GB/s (median; best "
+            f"{row['best_busbw_gbps']:.1f} GB/s{ratio}{_ranks_from(row)})."
+        )
     link = bandwidth.get("link")
     if lines and link:
-        outran = not link.get("known") and any((row.get("best_busbw_gbps") or 0) > link["gbps"]
-                                               for row in bandwidth["collectives"])
-        lines.append(f"Link: {link['gbps']:g} GB/s {'NVLink' if link['kind'] == 'nvlink' else 'PCIe'} per GPU "
-                     f"({link['basis']})." + (" The best busbw above is faster: these ranks use a faster link "
-                                             "than that, so no share of it is given." if outran else ""))
+        outran = not link.get("known") and any(
+            (row.get("best_busbw_gbps") or 0) > link["gbps"] for row in bandwidth["collectives"]
+        )
+        lines.append(
+            f"Link: {link['gbps']:g} GB/s {'NVLink' if link['kind'] == 'nvlink' else 'PCIe'} per GPU "
+            f"({link['basis']})."
+            + (
+                " The best busbw above is faster: these ranks use a faster link than that, so no share of it is given."
+                if outran
+                else ""
+            )
+        )
     return tuple(lines + gaps)
 
 
@@ -142,8 +179,7 @@ def _summary(report):
         mean, median, stdev = units.durations_ms(st["mean"], st["median"], st["stdev"])
         spread = f", stdev {stdev}" if st["stdev"] is not None else ""
         timed = ", timed on the device" if s.get("step_timing") == "device" and s["step_source"] != "device" else ""
-        lines.append(f"Steps: {st['count']} ({s['step_source']} markers{timed})   mean {mean}, median {median}"
-                     f"{spread}")
+        lines.append(f"Steps: {st['count']} ({s['step_source']} markers{timed})   mean {mean}, median {median}{spread}")
     else:
         lines.append(f"Steps: none found; measured over {units.duration_ms(s['analysis_window_ms'])} of activity")
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]
@@ -154,8 +190,9 @@ def _summary(report):
             basis = "   (16-bit/32-bit by kernel output type; other: no float type in the name)"
         elif s["breakdown_pct"].get("compute_16bit"):
             basis = "   (16-bit/32-bit by kernel output type)"
-        lines.append("Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares)
-                     + basis)
+        lines.append(
+            "Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares) + basis
+        )
     lines.extend(idle_lines(report.get("idle_attribution")))
     return Section(f"{report['host']}", lines=tuple(lines))
 
@@ -205,8 +242,11 @@ def _findings(report):
             lines.append(f"   {finding['summary']}")
         if finding.get("fix_summary"):
             lines.append(f"   Fix: {finding['fix_summary']}")
-    return Section("Findings", lines=tuple(lines),
-                   terminal_hint="Fixes with code to paste: --format markdown (or json, findings[].fix).")
+    return Section(
+        "Findings",
+        lines=tuple(lines),
+        terminal_hint="Fixes with code to paste: --format markdown (or json, findings[].fix).",
+    )
 
 
 STEP_COLUMNS = 3
@@ -218,19 +258,25 @@ def _steps(report):
     keys.sort(key=list(BREAKDOWN_LABELS).index)
     rest = [k for k in BREAKDOWN_LABELS if k not in keys]
     listed = report["steps"][:STEPS_LISTED]
-    times = [[step["time_ms"]] + [step["breakdown_ms"][k] for k in keys]
-             + ([sum(step["breakdown_ms"].get(k, 0.0) for k in rest)] if any(totals[k] for k in rest) else [])
-             for step in listed]
+    times = [
+        [step["time_ms"]]
+        + [step["breakdown_ms"][k] for k in keys]
+        + ([sum(step["breakdown_ms"].get(k, 0.0) for k in rest)] if any(totals[k] for k in rest) else [])
+        for step in listed
+    ]
     texts = iter(units.durations_ms(*(value for row in times for value in row)))  # one unit for the table
     rows = []
     for step, row in zip(listed, times):
         cells = [next(texts) for _ in row]
-        rows.append((units.shorten(step["name"], 18), cells[0], units.percent(step["gpu_busy_pct"]))
-                    + tuple(cells[1:]))
-    title = "Steps" if len(report["steps"]) <= STEPS_LISTED else \
-        f"Steps (first {STEPS_LISTED} of {len(report['steps'])})"
-    headers = ("step", "time", "GPU busy") + tuple(BREAKDOWN_SHORT_LABELS[k] for k in keys) + \
-        (("other",) if any(totals[k] for k in rest) else ())
+        rows.append((units.shorten(step["name"], 18), cells[0], units.percent(step["gpu_busy_pct"])) + tuple(cells[1:]))
+    title = (
+        "Steps" if len(report["steps"]) <= STEPS_LISTED else f"Steps (first {STEPS_LISTED} of {len(report['steps'])})"
+    )
+    headers = (
+        ("step", "time", "GPU busy")
+        + tuple(BREAKDOWN_SHORT_LABELS[k] for k in keys)
+        + (("other",) if any(totals[k] for k in rest) else ())
+    )
     return Section(title, table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)))
 
 
@@ -253,10 +299,19 @@ def _device_model(d):
         parts.append(f"{d['clock_mhz']:.0f} MHz")
     hbm = d.get("peak_gbps") or d["memory_bandwidth_gbps"]
     if hbm:
-        corrected = (d.get("peak_gbps") and d["memory_bandwidth_gbps"]
-                     and abs(d["peak_gbps"] - d["memory_bandwidth_gbps"]) > 0.01 * d["peak_gbps"])
-        parts.append(f"{hbm:.0f} GB/s HBM" + (f" (the trace says {d['memory_bandwidth_gbps']:.0f}: corrected, "
-                                               f"{corrected_why(d)})" if corrected else ""))
+        corrected = (
+            d.get("peak_gbps")
+            and d["memory_bandwidth_gbps"]
+            and abs(d["peak_gbps"] - d["memory_bandwidth_gbps"]) > 0.01 * d["peak_gbps"]
+        )
+        parts.append(
+            f"{hbm:.0f} GB/s HBM"
+            + (
+                f" (the trace says {d['memory_bandwidth_gbps']:.0f}: corrected, {corrected_why(d)})"
+                if corrected
+                else ""
+            )
+        )
     if d["memory_bytes"]:
         parts.append(f"{d['memory_bytes'] / 2**30:.0f} GiB")
     return ", ".join(parts)
@@ -271,19 +326,31 @@ def _devices(report):
         models.setdefault(_device_model(d), []).append(d["name"].rsplit(":", 1)[-1])
         if d["busy_pct"] is None:
             continue
-        split = (units.percent(d.get("compute_busy_pct")), units.percent(d.get("collective_busy_pct"))) if multi \
-            else ()
-        rows.append((d["name"], units.percent(d["busy_pct"])) + split + (
-            units.count(d["kernel_count"]), units.duration_us(d["kernel_time_us"]),
-            units.duration_us(d["memcpy_time_us"]), units.duration_us(d["nccl_time_us"]),
-            units.duration_us(d["largest_gap_us"])))
+        split = (units.percent(d.get("compute_busy_pct")), units.percent(d.get("collective_busy_pct"))) if multi else ()
+        rows.append(
+            (d["name"], units.percent(d["busy_pct"]))
+            + split
+            + (
+                units.count(d["kernel_count"]),
+                units.duration_us(d["kernel_time_us"]),
+                units.duration_us(d["memcpy_time_us"]),
+                units.duration_us(d["nccl_time_us"]),
+                units.duration_us(d["largest_gap_us"]),
+            )
+        )
     lines = [f"{len(ids)} x {model}" for model, ids in models.items()]
     if idle:
         lines.append(f"No activity on GPU {', '.join(idle)}.")
-    headers = ("device", "busy") + (("compute", "collectives only") if multi else ()) + (
-        "kernels", "kernel time", "copies", "NCCL", "largest gap")
-    return Section("GPUs", lines=tuple(lines),
-                   table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)) if rows else None)
+    headers = (
+        ("device", "busy")
+        + (("compute", "collectives only") if multi else ())
+        + ("kernels", "kernel time", "copies", "NCCL", "largest gap")
+    )
+    return Section(
+        "GPUs",
+        lines=tuple(lines),
+        table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)) if rows else None,
+    )
 
 
 def kernel_row_labels(kernels, width):
@@ -312,8 +379,7 @@ def kernel_row_labels(kernels, width):
             rest = ", ".join(column[position] for column in columns if column is not details and column[position])
             parts[index] = (detail, rest)
     labels = [units.kernel_label(k["name"], width, *part) for k, part in zip(kernels, parts)]
-    return _numbered(labels, width, lambda index, room: units.kernel_label(kernels[index]["name"], room,
-                                                                          *parts[index]))
+    return _numbered(labels, width, lambda index, room: units.kernel_label(kernels[index]["name"], room, *parts[index]))
 
 
 def _distinct_words(details):
@@ -350,7 +416,7 @@ def _distinct_parts(ops):
     tail = 0
     while all(len(p) - tail - 1 > head and p[-1 - tail] == paths[0][-1 - tail] for p in paths):
         tail += 1
-    return ["/".join(p[head:len(p) - tail]) for p in paths]
+    return ["/".join(p[head : len(p) - tail]) for p in paths]
 
 
 def _numbered(labels, width, relabel):
@@ -372,15 +438,30 @@ def _kernels(report):
     rows = []
     # The share of its roof each kernel reaches is in the Roofline section: the name gets the room.
     for k, name in zip(listed, kernel_row_labels(listed, KERNEL_WIDTH)):
-        rows.append((name, units.count(k["occurrences"]), units.duration_us(k["total_us"]),
-                     units.duration_us(k["avg_us"]), units.percent(k.get(occupancy_key)),
-                     "yes" if k["uses_tensor_cores"] else "no"))
-    title = "Kernels" if len(report["kernels"]) <= KERNELS_LISTED else \
-        f"Kernels (top {KERNELS_LISTED} of {len(report['kernels'])} by total time)"
+        rows.append(
+            (
+                name,
+                units.count(k["occurrences"]),
+                units.duration_us(k["total_us"]),
+                units.duration_us(k["avg_us"]),
+                units.percent(k.get(occupancy_key)),
+                "yes" if k["uses_tensor_cores"] else "no",
+            )
+        )
+    title = (
+        "Kernels"
+        if len(report["kernels"]) <= KERNELS_LISTED
+        else f"Kernels (top {KERNELS_LISTED} of {len(report['kernels'])} by total time)"
+    )
     matrix_units = matrix_unit_labels(report["devices"])[0]
-    return Section(title, table=Table(("kernel", "count", "total", "avg", OCCUPANCY_LABELS[occupancy][0].lower(),
-                                       matrix_units),
-                                      tuple(rows), (False, True, True, True, True, False)))
+    return Section(
+        title,
+        table=Table(
+            ("kernel", "count", "total", "avg", OCCUPANCY_LABELS[occupancy][0].lower(), matrix_units),
+            tuple(rows),
+            (False, True, True, True, True, False),
+        ),
+    )
 
 
 def lost_time_us(kernel):
@@ -398,24 +479,44 @@ def _roofline(report):
         return None
     lines = []
     if s.get("flops_utilization_pct") is not None:
-        lines.append(f"FLOP utilization: {units.percent(s['flops_utilization_pct'])} of the dense 16-bit matrix "
-                     "peak (the GPU's headline peak, whatever precision the kernels use) "
-                     f"over the window ({units.percent(s['costed_kernel_time_pct'])} of kernel time costed).")
+        lines.append(
+            f"FLOP utilization: {units.percent(s['flops_utilization_pct'])} of the dense 16-bit matrix "
+            "peak (the GPU's headline peak, whatever precision the kernels use) "
+            f"over the window ({units.percent(s['costed_kernel_time_pct'])} of kernel time costed)."
+        )
     for d in report["devices"]:
         if d.get("peak_tflops") is not None and d.get("kernel_count"):
-            lines.append(f"Peaks of {d['name']}: {d['peak_tflops']:g} TFLOP/s matrix, {d['peak_gbps']:g} GB/s "
-                         f"HBM ({d['peak_source']}"
-                         + (f"; HBM: {d['peak_gbps_source']}" if "corrected" in (d.get("peak_gbps_source") or "")
-                            else "") + "; upper bounds at boost clock).")
+            lines.append(
+                f"Peaks of {d['name']}: {d['peak_tflops']:g} TFLOP/s matrix, {d['peak_gbps']:g} GB/s "
+                f"HBM ({d['peak_source']}"
+                + (f"; HBM: {d['peak_gbps_source']}" if "corrected" in (d.get("peak_gbps_source") or "") else "")
+                + "; upper bounds at boost clock)."
+            )
             break
     rows = []
     for k in sorted(placed, key=lambda k: -lost_time_us(k))[:KERNELS_LISTED]:
-        rows.append((units.shorten(k["name"], 22), units.duration_us(k["total_us"]),
-                     units.rate(k["achieved_tflops"]), units.rate(k["achieved_gbps"]), k["bound"],
-                     units.percent(k["peak_pct"]), units.duration_us(round(lost_time_us(k), 3))))
-    return Section("Roofline (kernels by time lost below their roof)", lines=tuple(lines),
-                   table=Table(("kernel", "total", "TFLOP/s", "GB/s", "bound", "of roof", "lost"), tuple(rows),
-                               (False, True, True, True, False, True, True)) if rows else None)
+        rows.append(
+            (
+                units.shorten(k["name"], 22),
+                units.duration_us(k["total_us"]),
+                units.rate(k["achieved_tflops"]),
+                units.rate(k["achieved_gbps"]),
+                k["bound"],
+                units.percent(k["peak_pct"]),
+                units.duration_us(round(lost_time_us(k), 3)),
+            )
+        )
+    return Section(
+        "Roofline (kernels by time lost below their roof)",
+        lines=tuple(lines),
+        table=Table(
+            ("kernel", "total", "TFLOP/s", "GB/s", "bound", "of roof", "lost"),
+            tuple(rows),
+            (False, True, True, True, False, True, True),
+        )
+        if rows
+        else None,
+    )
 
 
 def _launch(report):
@@ -432,9 +533,11 @@ def _launch(report):
     blocked = launch.get("queue_full") or {}
     if blocked.get("count"):
         calls = "launch, copy or memset call" + ("" if blocked["count"] == 1 else "s")
-        lines += (f"{units.count(blocked['count'])} {calls} waited for a full launch queue "
-                  f"({units.duration_us(blocked['time_us'])}) while the GPU worked through earlier work: host "
-                  "waits, not launch time.",)
+        lines += (
+            f"{units.count(blocked['count'])} {calls} waited for a full launch queue "
+            f"({units.duration_us(blocked['time_us'])}) while the GPU worked through earlier work: host "
+            "waits, not launch time.",
+        )
     return Section("Kernel launch", lines=lines)
 
 
@@ -443,9 +546,22 @@ def _transfers(report):
     for key, t in report["transfers"].items():
         if not t["count"]:
             continue
-        rows.append((TRANSFER_LABELS[key], units.count(t["count"]),
-                     units.size_bytes(t["bytes"]) if t["bytes"] else "not recorded",
-                     units.duration_us(t["time_us"]), units.rate_gbps(t["gbps"]),
-                     units.count(t["pageable_count"]), units.count(t["sync_count"])))
-    return Section("Transfers", table=Table(("direction", "count", "bytes", "time", "bandwidth", "pageable",
-                                             "sync"), tuple(rows), (False,) + (True,) * 6))
+        rows.append(
+            (
+                TRANSFER_LABELS[key],
+                units.count(t["count"]),
+                units.size_bytes(t["bytes"]) if t["bytes"] else "not recorded",
+                units.duration_us(t["time_us"]),
+                units.rate_gbps(t["gbps"]),
+                units.count(t["pageable_count"]),
+                units.count(t["sync_count"]),
+            )
+        )
+    return Section(
+        "Transfers",
+        table=Table(
+            ("direction", "count", "bytes", "time", "bandwidth", "pageable", "sync"),
+            tuple(rows),
+            (False,) + (True,) * 6,
+        ),
+    )

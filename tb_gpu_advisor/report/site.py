@@ -32,8 +32,15 @@ return (x<y?-1:x>y?1:0)*(desc?-1:1);});rows.forEach((r)=>body.append(r));});
 filter.addEventListener('input',()=>{const words=filter.value.toLowerCase().split(/\\s+/).filter(Boolean);
 for(const r of body.rows){const t=r.textContent.toLowerCase();r.hidden=!words.every((w)=>t.includes(w));}});
 """
-COLUMNS = (("Run", False), ("Verdict", False), ("Confidence", False), ("Step time", True), ("GPU busy", True),
-           ("Top finding", False), ("Change vs previous", True))
+COLUMNS = (
+    ("Run", False),
+    ("Verdict", False),
+    ("Confidence", False),
+    ("Step time", True),
+    ("GPU busy", True),
+    ("Top finding", False),
+    ("Change vs previous", True),
+)
 
 
 def page_name(index, run):
@@ -46,9 +53,13 @@ def site_rows(run_reports):
     rows = []
     for index, report in enumerate(run_reports):
         hosts, errors = report["hosts"], report.get("errors") or []
-        row = {"run": report["run"], "page": page_name(index, report["run"]), "hosts": len(hosts) + len(errors),
-               "summary": run_summary(hosts[0]) if hosts else None,
-               "error": None if hosts else (errors[0]["error"] if errors else "no host could be analyzed")}
+        row = {
+            "run": report["run"],
+            "page": page_name(index, report["run"]),
+            "hosts": len(hosts) + len(errors),
+            "summary": run_summary(hosts[0]) if hosts else None,
+            "error": None if hosts else (errors[0]["error"] if errors else "no host could be analyzed"),
+        }
         rows.append(row)
     return with_changes(rows)
 
@@ -58,8 +69,9 @@ def render_site(run_reports, root=None):
     index; a file's path is shown relative to `root` (the logdir), so no page prints where it was written."""
     files = {"index.html": _index(site_rows(run_reports))}
     for index, report in enumerate(run_reports):
-        files[page_name(index, report["run"])] = render_html(report, back="../index.html",
-                                                             shown_path=lambda path: shown_path(path, root))
+        files[page_name(index, report["run"])] = render_html(
+            report, back="../index.html", shown_path=lambda path: shown_path(path, root)
+        )
     return files
 
 
@@ -72,14 +84,15 @@ def shown_path(path, root):
         full = text if remote else os.path.abspath(text)
         separator = "/" if remote else os.sep
         if full.startswith(base + separator):
-            return full[len(base) + 1:].replace(os.sep, "/")
+            return full[len(base) + 1 :].replace(os.sep, "/")
     return text.replace(os.sep, "/").rstrip("/").rsplit("/", 1)[-1]
 
 
 def _cell(text, sort=None, numeric=False, css=None):
     classes = " ".join(c for c in ("num" if numeric else None, css) if c)
-    attributes = (f' class="{classes}"' if classes else "") + \
-        (f' data-sort="{escape(str(sort), quote=True)}"' if sort is not None else "")
+    attributes = (f' class="{classes}"' if classes else "") + (
+        f' data-sort="{escape(str(sort), quote=True)}"' if sort is not None else ""
+    )
     return f"<td{attributes}>{text}</td>"
 
 
@@ -99,32 +112,46 @@ def _row(row):
     label = BOTTLENECK_LABELS.get(summary["bottleneck"], summary["bottleneck"] or "—")
     top = summary["top_finding"]
     speedup = top and top.get("estimated_speedup")
-    top_text = "none" if top is None else escape(top.get("title") or top.get("id") or "") + (
-        f" ({'about' if top.get('speedup_kind') == 'model' else 'up to'} {speedup:.2f}× faster)" if speedup else "")
+    top_text = (
+        "none"
+        if top is None
+        else escape(top.get("title") or top.get("id") or "")
+        + (f" ({'about' if top.get('speedup_kind') == 'model' else 'up to'} {speedup:.2f}× faster)" if speedup else "")
+    )
     step, busy, change = summary["step_time_ms"], summary["gpu_busy_pct"], row["change"] or {}
-    change_text = " · ".join(part for part in (_signed(change.get("step_time_pct"), "% step"),
-                                               _signed(change.get("gpu_busy_pct_points"), " pt busy")) if part)
-    cells += [f'<td title="{escape(summary["verdict"] or "", quote=True)}" data-sort="{escape(label)}">'
-              f'{escape(label)}<br>{escape(summary["verdict"] or "")}</td>',
-              _cell(escape(summary["confidence"] or "—"), sort=summary["confidence"] or ""),
-              _cell("—" if step is None else f"{step:,.2f} ms", sort="" if step is None else step, numeric=True),
-              _cell("—" if busy is None else f"{busy:.1f}%", sort="" if busy is None else busy, numeric=True),
-              _cell(top_text, sort="" if not speedup else speedup),
-              _cell(escape(change_text), sort=change.get("step_time_pct", ""), numeric=True)]
+    change_text = " · ".join(
+        part
+        for part in (
+            _signed(change.get("step_time_pct"), "% step"),
+            _signed(change.get("gpu_busy_pct_points"), " pt busy"),
+        )
+        if part
+    )
+    cells += [
+        f'<td title="{escape(summary["verdict"] or "", quote=True)}" data-sort="{escape(label)}">'
+        f"{escape(label)}<br>{escape(summary['verdict'] or '')}</td>",
+        _cell(escape(summary["confidence"] or "—"), sort=summary["confidence"] or ""),
+        _cell("—" if step is None else f"{step:,.2f} ms", sort="" if step is None else step, numeric=True),
+        _cell("—" if busy is None else f"{busy:.1f}%", sort="" if busy is None else busy, numeric=True),
+        _cell(top_text, sort="" if not speedup else speedup),
+        _cell(escape(change_text), sort=change.get("step_time_pct", ""), numeric=True),
+    ]
     return "<tr>" + "".join(cells) + "</tr>"
 
 
 def _index(rows):
     head = "".join(f'<th class="num">{name}</th>' if numeric else f"<th>{name}</th>" for name, numeric in COLUMNS)
     body = "\n".join(_row(row) for row in rows)
-    return escape_controls("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                           f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-                           '<meta name="viewport" content="width=device-width, initial-scale=1">'
-                           f"<title>GPU Advisor: all runs</title><style>{_CSS}</style></head>\n<body><main>\n"
-                           f"<h1>GPU Advisor: all runs</h1><p class=\"meta\">{len(rows)} run(s) · tb-gpu-advisor "
-                           f"{escape(__version__)} · click a column to sort, type to filter</p>\n"
-                           '<input type="search" placeholder="Filter by run, verdict or finding" '
-                           'aria-label="Filter runs">\n'
-                           f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>\n"
-                           f"<script>{_SCRIPT}</script>\n</main></body></html>\n", keep="\n\t")
-
+    return escape_controls(
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>GPU Advisor: all runs</title><style>{_CSS}</style></head>\n<body><main>\n"
+        f'<h1>GPU Advisor: all runs</h1><p class="meta">{len(rows)} run(s) · tb-gpu-advisor '
+        f"{escape(__version__)} · click a column to sort, type to filter</p>\n"
+        '<input type="search" placeholder="Filter by run, verdict or finding" '
+        'aria-label="Filter runs">\n'
+        f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>\n"
+        f"<script>{_SCRIPT}</script>\n</main></body></html>\n",
+        keep="\n\t",
+    )

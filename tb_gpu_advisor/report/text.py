@@ -15,9 +15,11 @@ def render_table(table):
     headers = [escape_controls(cell, keep="") for cell in table.headers]
     rows = [[escape_controls(cell, keep="") for cell in row] for row in table.rows]
     widths = [max(len(cell) for cell in column) for column in zip(headers, *rows)]
+
     def line(cells):
         parts = [c.rjust(w) if right else c.ljust(w) for c, w, right in zip(cells, widths, table.numeric)]
         return "  ".join(parts).rstrip()
+
     # A text last column too wide for the terminal (a configuration value listing thread pools) wraps under itself.
     lead = sum(widths[:-1]) + 2 * (len(widths) - 1)
     room = WIDTH - lead
@@ -25,8 +27,10 @@ def render_table(table):
         widths[-1] = min(widths[-1], room)
     out = [line(headers), "  ".join("-" * w for w in widths)]
     for row in rows:
-        pieces = [piece.replace(NBSP, " ") for piece in textwrap.wrap(
-            row[-1], widths[-1], break_long_words=True, break_on_hyphens=False)] or [""]
+        pieces = [
+            piece.replace(NBSP, " ")
+            for piece in textwrap.wrap(row[-1], widths[-1], break_long_words=True, break_on_hyphens=False)
+        ] or [""]
         out.append(line(row[:-1] + [pieces[0]]))
         out.extend((" " * lead + piece).rstrip() for piece in pieces[1:])
     return out
@@ -37,8 +41,9 @@ def render_section(section):
     for text in section.lines:
         indent = len(text) - len(text.lstrip())
         # Wrapped with each number bound to its unit (textwrap does not break at a non-breaking space).
-        wrapped = textwrap.wrap(bind_units(text), WIDTH, subsequent_indent=" " * (indent + 2),
-                                break_long_words=True, break_on_hyphens=False) or [""]
+        wrapped = textwrap.wrap(
+            bind_units(text), WIDTH, subsequent_indent=" " * (indent + 2), break_long_words=True, break_on_hyphens=False
+        ) or [""]
         out.extend(line.replace(NBSP, " ") for line in wrapped)
     if section.table:
         out.extend(render_table(section.table))

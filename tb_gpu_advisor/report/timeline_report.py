@@ -52,4 +52,3 @@ def _device(device):
         "busy": _fractions(device.busy_fraction),
         "compute": _fractions(device.compute_fraction),
     }
-

@@ -54,15 +54,22 @@ def durations_ms(*values):
     if not known:
         return tuple("-" for _ in values)
     largest = max(known)
-    unit, scale, decimals = ("s", 1000.0, 2) if largest >= 1000 else ("ms", 1.0, 2) if largest >= 1 else \
-        (MICRO, 0.001, 1) if largest >= 0.001 else ("ns", 1e-6, 0)
+    unit, scale, decimals = (
+        ("s", 1000.0, 2)
+        if largest >= 1000
+        else ("ms", 1.0, 2)
+        if largest >= 1
+        else (MICRO, 0.001, 1)
+        if largest >= 0.001
+        else ("ns", 1e-6, 0)
+    )
     texts = []
     for value in values:
         if value is None:
             texts.append("-")
             continue
         scaled, places = value / scale, decimals
-        while 0 < abs(scaled) < 0.5 * 10 ** -places and places < 4:  # would print as zero
+        while 0 < abs(scaled) < 0.5 * 10**-places and places < 4:  # would print as zero
             places += 1
         texts.append(f"{scaled:.{places}f} {unit}")
     return tuple(texts)
@@ -172,7 +179,7 @@ def kernel_label(name, width, detail="", bracket=""):
     open_at = function.find("<")
     if open_at <= 0 or not function.endswith(">"):
         return shorten(function, width)
-    head, inner = function[:open_at], function[open_at + 1:-1]
+    head, inner = function[:open_at], function[open_at + 1 : -1]
     room = width - len(inner) - 2
     if room >= min(len(head), 8):
         return f"{shorten(head, room)}<{inner}>"
@@ -182,6 +189,7 @@ def kernel_label(name, width, detail="", bracket=""):
 
 def launch_dims(grid, block):
     """`32x37 / 256`: grid and block without trailing 1s; `?` for a value no GPU allows (null)."""
+
     def dims(values):
         if values is None:
             return "?"

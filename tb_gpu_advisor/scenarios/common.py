@@ -53,8 +53,9 @@ def run_steps(run, steps, feed, ops, *, jitter=None, costs=GRAPH_COSTS, **kwargs
             step_ops, step_costs = scaled_ops(ops, step_noise), scaled_costs(costs, step_noise)
             if element_us is not None:
                 pipeline.element_us = grid_us(element_us * step_noise.host)
-        t = train_step(run.process, run.gpus[0], executor, FIRST_STEP + index, t, step_feed, step_ops,
-                       costs=step_costs, **kwargs)
+        t = train_step(
+            run.process, run.gpus[0], executor, FIRST_STEP + index, t, step_feed, step_ops, costs=step_costs, **kwargs
+        )
         t += BETWEEN_STEPS_US
     if element_us is not None:
         pipeline.element_us = element_us

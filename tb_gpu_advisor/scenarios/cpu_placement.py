@@ -33,15 +33,35 @@ def _launch_with_cpu_cross(thread, gpu, ops, start_us, *, costs, not_before_us=0
     event), its result copied out; then the rest, which needs that result."""
     before, after = _split(ops)
     t = launch_ops(thread, gpu, before, start_us, costs=costs, not_before_us=not_before_us)
-    host_end, back = memcpy(thread, gpu, "d2h", t, CROSS_IN, transfer_us(CROSS_IN, SPEC.host_link_gbps),
-                            src="device", dst="pinned", is_async=True, stream=D2H_STREAM,
-                            not_before_us=gpu.ready(COMPUTE_STREAM))
+    host_end, back = memcpy(
+        thread,
+        gpu,
+        "d2h",
+        t,
+        CROSS_IN,
+        transfer_us(CROSS_IN, SPEC.host_link_gbps),
+        src="device",
+        dst="pinned",
+        is_async=True,
+        stream=D2H_STREAM,
+        not_before_us=gpu.ready(COMPUTE_STREAM),
+    )
     thread.event("_Recv:_Recv", t, back + 1.0 - t)
     start = back + 1.5
     thread.event(CROSS_OP, start, CROSS_CPU_US)
     t = start + CROSS_CPU_US + 1.0
-    host_end, sent = memcpy(thread, gpu, "h2d", t, CROSS_OUT, transfer_us(CROSS_OUT, SPEC.host_link_gbps),
-                            src="pinned", dst="device", is_async=True, stream=H2D_STREAM)
+    host_end, sent = memcpy(
+        thread,
+        gpu,
+        "h2d",
+        t,
+        CROSS_OUT,
+        transfer_us(CROSS_OUT, SPEC.host_link_gbps),
+        src="pinned",
+        dst="device",
+        is_async=True,
+        stream=H2D_STREAM,
+    )
     thread.event("_Send:_Send", t, host_end + 1.0 - t)
     return launch_ops(thread, gpu, after, host_end + 1.5, costs=costs, not_before_us=sent)
 

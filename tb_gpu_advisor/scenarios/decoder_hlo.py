@@ -21,9 +21,14 @@ class DecoderHlo:
     def gemm(self, name, m, n, k):
         """C[m, n] = A[m, k] B[k, n] in bfloat16, as XLA calls cuBLAS-LT (the layout does not change the cost)."""
         a, b = self._parameter(f"{name}.a", (m, k)), self._parameter(f"{name}.b", (k, n))
-        self.module.entry.add(name, "custom-call", tuple_shape(shape("bf16", m, n), shape("s8", 4_194_304)), (a, b),
-                              custom_call_target="__cublas$lt$matmul",
-                              backend_config=gemm_config((1,), (0,), (), ()))
+        self.module.entry.add(
+            name,
+            "custom-call",
+            tuple_shape(shape("bf16", m, n), shape("s8", 4_194_304)),
+            (a, b),
+            custom_call_target="__cublas$lt$matmul",
+            backend_config=gemm_config((1,), (0,), (), ()),
+        )
 
     def fusion(self, name, kind, elements, passes):
         """An element-wise loop fusion over `elements` bfloat16 values that reads `passes - 1` of them and writes
@@ -49,15 +54,25 @@ class DecoderHlo:
         tensor = shape("bf16", batch, seq, heads, head_dim)
         config = fmha_config(batch, heads, seq, seq)
         if direction == "fprop":
-            self.module.entry.add(name, "custom-call", tuple_shape(tensor, shape("f32", batch, heads, seq),
-                                                                   shape("u8", 0)), qkv,
-                                  custom_call_target="__cudnn$fmhaSoftmax", backend_config=config)
+            self.module.entry.add(
+                name,
+                "custom-call",
+                tuple_shape(tensor, shape("f32", batch, heads, seq), shape("u8", 0)),
+                qkv,
+                custom_call_target="__cudnn$fmhaSoftmax",
+                backend_config=config,
+            )
             return
         stats = self._parameter(f"{name}.stats", (batch, heads, seq), "f32")
         grad, output = (self._parameter(f"{name}.{n}", (batch, seq, heads, head_dim)) for n in ("d_out", "out"))
-        self.module.entry.add(name, "custom-call", tuple_shape(tensor, tensor, tensor, shape("u8", 0)),
-                              qkv + [stats, grad, output], custom_call_target="__cudnn$fmhaSoftmaxBackward",
-                              backend_config=config)
+        self.module.entry.add(
+            name,
+            "custom-call",
+            tuple_shape(tensor, tensor, tensor, shape("u8", 0)),
+            qkv + [stats, grad, output],
+            custom_call_target="__cudnn$fmhaSoftmaxBackward",
+            backend_config=config,
+        )
 
     def to_bytes(self):
         return self.module.to_bytes()

@@ -24,25 +24,35 @@ class GpuSpec:
 
     def plane_kwargs(self):
         """Keyword arguments for `TraceBuilder.gpu`."""
-        return dict(model=self.model, compute_capability=self.compute_capability, sm_count=self.sm_count,
-                    clock_mhz=self.clock_mhz, memory_bandwidth_bytes=self.memory_bandwidth_bytes,
-                    memory_bytes=self.memory_bytes)
+        return dict(
+            model=self.model,
+            compute_capability=self.compute_capability,
+            sm_count=self.sm_count,
+            clock_mhz=self.clock_mhz,
+            memory_bandwidth_bytes=self.memory_bandwidth_bytes,
+            memory_bytes=self.memory_bytes,
+        )
 
 
 def _bandwidth(memory_clock_mhz, bus_bits):
     return 2 * memory_clock_mhz * 1000 * 1000 * bus_bits // 8
 
 
-V100_SXM2_16GB = GpuSpec("Tesla V100-SXM2-16GB", (7, 0), 80, 1530, _bandwidth(877, 4096), 16_945_512_448,
-                         96 * 1024, 0, 12.0)
-A100_SXM4_40GB = GpuSpec("NVIDIA A100-SXM4-40GB", (8, 0), 108, 1410, _bandwidth(1215, 5120), 42_297_524_224,
-                         164 * 1024, 1024, 24.0)
-A100_PCIE_40GB = GpuSpec("NVIDIA A100-PCIE-40GB", (8, 0), 108, 1410, _bandwidth(1215, 5120), 42_314_694_656,
-                         164 * 1024, 1024, 24.0)
-A100_SXM4_80GB = GpuSpec("NVIDIA A100-SXM4-80GB", (8, 0), 108, 1410, _bandwidth(1593, 5120), 85_100_068_864,
-                         164 * 1024, 1024, 24.0)
-H100_SXM5_80GB = GpuSpec("NVIDIA H100 80GB HBM3", (9, 0), 132, 1980, _bandwidth(2619, 5120), 85_029_158_912,
-                         228 * 1024, 1024, 48.0)
+V100_SXM2_16GB = GpuSpec(
+    "Tesla V100-SXM2-16GB", (7, 0), 80, 1530, _bandwidth(877, 4096), 16_945_512_448, 96 * 1024, 0, 12.0
+)
+A100_SXM4_40GB = GpuSpec(
+    "NVIDIA A100-SXM4-40GB", (8, 0), 108, 1410, _bandwidth(1215, 5120), 42_297_524_224, 164 * 1024, 1024, 24.0
+)
+A100_PCIE_40GB = GpuSpec(
+    "NVIDIA A100-PCIE-40GB", (8, 0), 108, 1410, _bandwidth(1215, 5120), 42_314_694_656, 164 * 1024, 1024, 24.0
+)
+A100_SXM4_80GB = GpuSpec(
+    "NVIDIA A100-SXM4-80GB", (8, 0), 108, 1410, _bandwidth(1593, 5120), 85_100_068_864, 164 * 1024, 1024, 24.0
+)
+H100_SXM5_80GB = GpuSpec(
+    "NVIDIA H100 80GB HBM3", (9, 0), 132, 1980, _bandwidth(2619, 5120), 85_029_158_912, 228 * 1024, 1024, 48.0
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,10 @@ def occupancy(spec, block, registers, shared_bytes=0):
         candidate_blocks, _ = _active_blocks(spec, candidate, registers, shared_bytes)
         if candidate_blocks * candidate > best_blocks * best_threads:
             best_threads, best_blocks = candidate, candidate_blocks
-    return Occupancy(occupancy_pct=100.0 * blocks * threads / spec.max_threads_per_sm,
-                     active_blocks_per_sm=blocks, limiter=limiter,
-                     min_grid_size=best_blocks * spec.sm_count, suggested_block_size=best_threads)
+    return Occupancy(
+        occupancy_pct=100.0 * blocks * threads / spec.max_threads_per_sm,
+        active_blocks_per_sm=blocks,
+        limiter=limiter,
+        min_grid_size=best_blocks * spec.sm_count,
+        suggested_block_size=best_threads,
+    )

@@ -68,23 +68,48 @@ class Gpu:
         return self.free_at.get(stream, 0.0)
 
 
-def run_kernel(gpu, kernel, start_us, *, stream=COMPUTE_STREAM, launch=None, tf_op=None, hlo_module=None,
-               program_id=None):
+def run_kernel(
+    gpu, kernel, start_us, *, stream=COMPUTE_STREAM, launch=None, tf_op=None, hlo_module=None, program_id=None
+):
     """Puts one kernel on `stream` at `start_us` and returns its end; `program_id` names its XLA module's id."""
     occ = occupancy(gpu.spec, kernel.block, kernel.registers, kernel.static_shared + kernel.dynamic_shared)
-    gpu.plane.kernel(kernel.name, start_us, kernel.duration_us, stream=stream, grid=kernel.grid,
-                     block=kernel.block, registers=kernel.registers, static_shared=kernel.static_shared,
-                     dynamic_shared=kernel.dynamic_shared, occupancy_pct=occ.occupancy_pct, launch=launch,
-                     tf_op=None if kernel.hlo_op else tf_op, hlo_op=kernel.hlo_op, hlo_module=hlo_module,
-                     min_grid_size=occ.min_grid_size, suggested_block_size=occ.suggested_block_size,
-                     program_id=program_id)
+    gpu.plane.kernel(
+        kernel.name,
+        start_us,
+        kernel.duration_us,
+        stream=stream,
+        grid=kernel.grid,
+        block=kernel.block,
+        registers=kernel.registers,
+        static_shared=kernel.static_shared,
+        dynamic_shared=kernel.dynamic_shared,
+        occupancy_pct=occ.occupancy_pct,
+        launch=launch,
+        tf_op=None if kernel.hlo_op else tf_op,
+        hlo_op=kernel.hlo_op,
+        hlo_module=hlo_module,
+        min_grid_size=occ.min_grid_size,
+        suggested_block_size=occ.suggested_block_size,
+        program_id=program_id,
+    )
     end = start_us + kernel.duration_us
     gpu.free_at[stream] = end
     return end
 
 
-def launch_ops(thread, gpu, ops, start_us, *, costs=GRAPH_COSTS, stream=COMPUTE_STREAM, not_before_us=0.0,
-               hlo_module=None, op_events=True, program_id=None):
+def launch_ops(
+    thread,
+    gpu,
+    ops,
+    start_us,
+    *,
+    costs=GRAPH_COSTS,
+    stream=COMPUTE_STREAM,
+    not_before_us=0.0,
+    hlo_module=None,
+    op_events=True,
+    program_id=None,
+):
     """Launches `ops` one after another from `thread`; returns when the host is done with the last one.
 
     Each op is a host event `name:type` holding one driver launch per kernel. A kernel starts
@@ -97,8 +122,16 @@ def launch_ops(thread, gpu, ops, start_us, *, costs=GRAPH_COSTS, stream=COMPUTE_
         t += costs.before_launch_us
         for kernel in op.kernels:
             begin = max(t + costs.latency_us, gpu.ready(stream), not_before_us)
-            run_kernel(gpu, kernel, begin, stream=stream, launch=(thread, t, costs.launch_us), tf_op=op.tf_op,
-                       hlo_module=hlo_module, program_id=program_id)
+            run_kernel(
+                gpu,
+                kernel,
+                begin,
+                stream=stream,
+                launch=(thread, t, costs.launch_us),
+                tf_op=op.tf_op,
+                hlo_module=hlo_module,
+                program_id=program_id,
+            )
             t += costs.launch_us
         t += op.host_us + costs.after_launch_us
         if op_events:
@@ -107,8 +140,22 @@ def launch_ops(thread, gpu, ops, start_us, *, costs=GRAPH_COSTS, stream=COMPUTE_
     return t
 
 
-def memcpy(thread, gpu, direction, start_us, size_bytes, duration_us, *, src, dst, is_async, stream,
-         not_before_us=0.0, launch_us=5.0, latency_us=4.0):
+def memcpy(
+    thread,
+    gpu,
+    direction,
+    start_us,
+    size_bytes,
+    duration_us,
+    *,
+    src,
+    dst,
+    is_async,
+    stream,
+    not_before_us=0.0,
+    launch_us=5.0,
+    latency_us=4.0,
+):
     """A memcpy called from `thread` at `start_us`; returns (host end, device end).
 
     A synchronous copy keeps the calling thread inside the driver call until the copy is done.
@@ -116,8 +163,17 @@ def memcpy(thread, gpu, direction, start_us, size_bytes, duration_us, *, src, ds
     begin = max(start_us + latency_us, gpu.ready(stream), not_before_us)
     end = begin + duration_us
     host_end = end + 1.0 if not is_async else start_us + launch_us
-    gpu.plane.memcpy(direction, begin, duration_us, size_bytes, src=src, dst=dst, is_async=is_async,
-                     stream=stream, launch=(thread, start_us, host_end - start_us))
+    gpu.plane.memcpy(
+        direction,
+        begin,
+        duration_us,
+        size_bytes,
+        src=src,
+        dst=dst,
+        is_async=is_async,
+        stream=stream,
+        launch=(thread, start_us, host_end - start_us),
+    )
     gpu.free_at[stream] = end
     return host_end, end
 

@@ -24,6 +24,7 @@ def build(steps=STEPS, jitter=None):
     tokens = BATCH * SEQ * 4
     pipeline = PrefetchedPipeline(run.process, BATCH, 900.0, SEQ * 4, workers=8, map_ops=TEXT_MAP_OPS)
     feed = PipelineFeed(pipeline, ((tokens, 5.5), (tokens, 5.5)))
-    run_steps(run, steps, feed, decoder_xla(SPEC, BATCH, SEQ, LAYERS, HIDDEN, HEADS, VOCAB), costs=XLA_COSTS,
-              jitter=jitter)
+    run_steps(
+        run, steps, feed, decoder_xla(SPEC, BATCH, SEQ, LAYERS, HIDDEN, HEADS, VOCAB), costs=XLA_COSTS, jitter=jitter
+    )
     return run.builder

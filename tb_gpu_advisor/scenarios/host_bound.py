@@ -12,10 +12,12 @@ STEPS = 5
 BATCH, SEQ, LAYERS, HIDDEN, HEADS = 256, 128, 2, 512, 8
 SPEC = H100_SXM5_80GB
 # CPU ops of the tokenizer inside the train step: (op, host microseconds). The GPU work needs their output.
-TOKENIZER_OPS = (("StringSplit/StringSplitV2:StringSplitV2", 5200.0),
-                 ("StringToHashBucketFast:StringToHashBucketFast", 2900.0),
-                 ("RaggedToTensor/RaggedTensorToTensor:RaggedTensorToTensor", 2300.0),
-                 ("feature_hashing/EagerPyFunc:EagerPyFunc", 6400.0))
+TOKENIZER_OPS = (
+    ("StringSplit/StringSplitV2:StringSplitV2", 5200.0),
+    ("StringToHashBucketFast:StringToHashBucketFast", 2900.0),
+    ("RaggedToTensor/RaggedTensorToTensor:RaggedTensorToTensor", 2300.0),
+    ("feature_hashing/EagerPyFunc:EagerPyFunc", 6400.0),
+)
 # tf.data's map function, run on the same inter-op pool, between two GPU launches of the train step.
 SHARED_POOL_OP = ("ParseSingleExample/ParseExample/ParseExampleV2:ParseExampleV2", 85.0)
 
@@ -56,6 +58,11 @@ def build_fixed(steps=STEPS, jitter=None):
     pipeline = PrefetchedPipeline(run.process, BATCH, 560.0, SEQ * 4, workers=8, map_ops=TEXT_MAP_OPS)
     tokens = BATCH * SEQ * 4
     feed = PipelineFeed(pipeline, ((tokens, 3.0), (BATCH * 4, 2.0)))
-    run_steps(run, steps, feed, encoder_step(SPEC, BATCH, SEQ, LAYERS, HIDDEN, HEADS, "fp16",
-                                             name="text_classifier", vocab=20000), jitter=jitter)
+    run_steps(
+        run,
+        steps,
+        feed,
+        encoder_step(SPEC, BATCH, SEQ, LAYERS, HIDDEN, HEADS, "fp16", name="text_classifier", vocab=20000),
+        jitter=jitter,
+    )
     return run.builder

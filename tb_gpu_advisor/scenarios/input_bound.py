@@ -31,8 +31,9 @@ def build(steps=STEPS, jitter=None):
 
     Advice: parallelize the map (`num_parallel_calls=tf.data.AUTOTUNE`) and add `.prefetch(tf.data.AUTOTUNE)`.
     """
-    return _build("input_bound", lambda process: SequentialPipeline(process, BATCH, ELEMENT_US, IMAGE_BYTES),
-                  steps, jitter)
+    return _build(
+        "input_bound", lambda process: SequentialPipeline(process, BATCH, ELEMENT_US, IMAGE_BYTES), steps, jitter
+    )
 
 
 def build_fixed(steps=STEPS, jitter=None):
@@ -40,6 +41,9 @@ def build_fixed(steps=STEPS, jitter=None):
     16 tf.data threads build the next batch in about 10 ms while the GPU runs the current step, and
     `IteratorGetNext` returns at once. The GPU is busy almost all the time; no input finding should remain.
     """
-    return _build("input_bound_fixed",
-                  lambda process: PrefetchedPipeline(process, BATCH, ELEMENT_US, IMAGE_BYTES, workers=16), steps,
-                  jitter)
+    return _build(
+        "input_bound_fixed",
+        lambda process: PrefetchedPipeline(process, BATCH, ELEMENT_US, IMAGE_BYTES, workers=16),
+        steps,
+        jitter,
+    )

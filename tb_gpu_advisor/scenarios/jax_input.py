@@ -15,8 +15,12 @@ SIDE = 256
 PIXELS = BATCH * SIDE * SIDE * 3
 LABELS = BATCH * 4
 # The loader inside the step: read the records (a file read), decode the JPEGs, augment, stack (Python tracer).
-INLINE_CALLS = (("$loader.py:61 read", 6_000.0), ("$loader.py:74 decode", 11_000.0),
-                ("$augment.py:33 random_crop_flip", 3_500.0), ("$shape_base.py:379 stack", 1_500.0))
+INLINE_CALLS = (
+    ("$loader.py:61 read", 6_000.0),
+    ("$loader.py:74 decode", 11_000.0),
+    ("$augment.py:33 random_crop_flip", 3_500.0),
+    ("$shape_base.py:379 stack", 1_500.0),
+)
 
 
 def vit_module(image_dtype, batch=BATCH):
@@ -24,8 +28,11 @@ def vit_module(image_dtype, batch=BATCH):
     module = HloModuleBuilder("jit_train_step")
     images = module.entry.parameter("batch_image", shape(image_dtype, batch, SIDE, SIDE, 3))
     labels = module.entry.parameter("batch_label", shape("s32", batch))
-    pixels = images if image_dtype == "f32" else module.entry.add("convert", "convert",
-                                                                  shape("f32", batch, SIDE, SIDE, 3), (images,))
+    pixels = (
+        images
+        if image_dtype == "f32"
+        else module.entry.add("convert", "convert", shape("f32", batch, SIDE, SIDE, 3), (images,))
+    )
     module.entry.add("reduce_labels", "negate", shape("s32", batch), (labels,))
     module.entry.add("scaled", "multiply", shape("f32", batch, SIDE, SIDE, 3), (pixels, pixels))
     return module.to_bytes()

@@ -36,9 +36,12 @@ def new_jax_run(spec, hostname, hlo_module=None):
     builder.metadata(jax_version=JAX_VERSION, jaxlib_version=JAX_VERSION, **CUDA_VERSIONS)
     if hlo_module is not None:
         builder.hlo_module(PROGRAM_ID, MODULE, hlo_module)
-    return JaxRun(builder, builder.thread("python", thread_id=4_611),
-                  builder.thread("tf_pjrt_thread_pool/4801", thread_id=4_801),
-                  Gpu(builder.gpu(0, **spec.plane_kwargs()), spec))
+    return JaxRun(
+        builder,
+        builder.thread("python", thread_id=4_611),
+        builder.thread("tf_pjrt_thread_pool/4801", thread_id=4_801),
+        Gpu(builder.gpu(0, **spec.plane_kwargs()), spec),
+    )
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,18 @@ def _send(run, thread, start_us, copies, gpu_factor):
     t, ready = start_us, 0.0
     for size, us in copies:
         begin = t
-        host_end, ready = memcpy(thread, run.gpu, "h2d", t + 2.0, size, grid_us(us * gpu_factor), src="pinned",
-                                 dst="device", is_async=True, stream=H2D_STREAM)
+        host_end, ready = memcpy(
+            thread,
+            run.gpu,
+            "h2d",
+            t + 2.0,
+            size,
+            grid_us(us * gpu_factor),
+            src="pinned",
+            dst="device",
+            is_async=True,
+            stream=H2D_STREAM,
+        )
         thread.event(DEVICE_PUT, begin, host_end + 1.0 - begin)
         t = host_end + 2.0
     return t, ready
@@ -92,13 +105,33 @@ def run_jax_steps(run, steps, batch, ops, *, jitter=None, program_id=None):
         else:
             t, data_ready = _send(run, run.python, t, batch.copies, gpu)
         run.python.event(DISPATCH, t, 45.0)
-        end_launch = launch_ops(run.pjrt, run.gpu, step_ops, t + 20.0, costs=XLA_COSTS, not_before_us=data_ready,
-                                hlo_module=MODULE, op_events=False, program_id=program_id)
+        end_launch = launch_ops(
+            run.pjrt,
+            run.gpu,
+            step_ops,
+            t + 20.0,
+            costs=XLA_COSTS,
+            not_before_us=data_ready,
+            hlo_module=MODULE,
+            op_events=False,
+            program_id=program_id,
+        )
         run.pjrt.event("ExecuteHelper", t + 18.0, end_launch + 1.0 - (t + 18.0))
         t += 50.0
         after = run.gpu.ready(COMPUTE_STREAM)
-        _, d2h_end = memcpy(run.python, run.gpu, "d2h", t, 4, 2.0, src="device", dst="pinned", is_async=True,
-                            stream=D2H_STREAM, not_before_us=after)
+        _, d2h_end = memcpy(
+            run.python,
+            run.gpu,
+            "d2h",
+            t,
+            4,
+            2.0,
+            src="device",
+            dst="pinned",
+            is_async=True,
+            stream=D2H_STREAM,
+            not_before_us=after,
+        )
         run.python.event("$array.py:300 __float__", t, d2h_end + 2.0 - t)
         end = d2h_end + 6.0
         run.python.step(FIRST_STEP + index, start, end - start)

@@ -53,17 +53,25 @@ def _factor(rng, pct):
 
 def scaled_ops(ops, noise):
     """`ops` with every kernel's duration times `noise.gpu` and every op's host time times `noise.host`."""
-    return [replace(op, host_us=grid_us(op.host_us * noise.host) if op.host_us else 0.0,
-                    kernels=tuple(replace(k, duration_us=grid_us(k.duration_us * noise.gpu)) for k in op.kernels))
-            for op in ops]
+    return [
+        replace(
+            op,
+            host_us=grid_us(op.host_us * noise.host) if op.host_us else 0.0,
+            kernels=tuple(replace(k, duration_us=grid_us(k.duration_us * noise.gpu)) for k in op.kernels),
+        )
+        for op in ops
+    ]
 
 
 def scaled_costs(costs, noise):
     """Host costs around each op and launch times `noise.host`, on the 0.5 us grid."""
-    return replace(costs, before_launch_us=grid_us(costs.before_launch_us * noise.host),
-                   launch_us=grid_us(costs.launch_us * noise.host),
-                   after_launch_us=grid_us(costs.after_launch_us * noise.host),
-                   between_ops_us=grid_us(costs.between_ops_us * noise.host))
+    return replace(
+        costs,
+        before_launch_us=grid_us(costs.before_launch_us * noise.host),
+        launch_us=grid_us(costs.launch_us * noise.host),
+        after_launch_us=grid_us(costs.after_launch_us * noise.host),
+        between_ops_us=grid_us(costs.between_ops_us * noise.host),
+    )
 
 
 def scaled_copies(copies, noise):

@@ -10,9 +10,14 @@ from tb_gpu_advisor.scenarios.engine import Kernel, half_us
 
 # Sustained TFLOP/s reached by library kernels, by (compute capability major, math), and by memory (GB/s).
 _SUSTAINED_TFLOPS = {
-    (7, "fp16"): 70.0, (7, "fp32"): 13.0,
-    (8, "fp16"): 120.0, (8, "tf32"): 95.0, (8, "fp32"): 16.5,
-    (9, "fp16"): 560.0, (9, "bf16"): 560.0, (9, "fp32"): 45.0,
+    (7, "fp16"): 70.0,
+    (7, "fp32"): 13.0,
+    (8, "fp16"): 120.0,
+    (8, "tf32"): 95.0,
+    (8, "fp32"): 16.5,
+    (9, "fp16"): 560.0,
+    (9, "bf16"): 560.0,
+    (9, "fp32"): 45.0,
 }
 _MEMORY_EFFICIENCY = 0.8
 _FIXED_US = 2.0
@@ -46,8 +51,10 @@ def gemm(spec, m, n, k, math_kind, layout="nn", batch=1, tile=(128, 128), hlo_op
         name = f"ampere_fp16_s16816gemm_fp16_{tile_name}_ldg8_f2f_stages_32x5_{layout}"
         block, registers, static, dynamic = 256, 234, 0, 81920
     else:
-        name = (f"sm90_xmma_gemm_{math_kind}{math_kind}_{math_kind}f32_f32_{layout}_n_tilesize{tile_name}x64_"
-                f"warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas")
+        name = (
+            f"sm90_xmma_gemm_{math_kind}{math_kind}_{math_kind}f32_f32_{layout}_n_tilesize{tile_name}x64_"
+            f"warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas"
+        )
         block, registers, static, dynamic = 384, 168, 0, 213_248
     grid = (math.ceil(n / tile[1]), math.ceil(m / tile[0]), batch)
     duration = roofline_us(spec, 2.0 * m * n * k * batch, (m * k + k * n + m * n) * size * batch, math_kind)
@@ -63,21 +70,25 @@ def conv(spec, pass_name, n, h, w, c, k, r, s, stride=1, math_kind="fp16"):
     arch = _ARCH_PREFIX[spec.compute_capability[0]]
     if math_kind == "fp32":
         mma, layout = f"{arch}_scudnn", "nn_v1"
-        name = {"fprop": f"{mma}_128x64_relu_interior_{layout}", "dgrad": f"{mma}_128x64_stridedB_interior_"
-                f"{layout}", "wgrad": f"{mma}_128x128_stridedB_splitK_interior_{layout}"}[pass_name]
+        name = {
+            "fprop": f"{mma}_128x64_relu_interior_{layout}",
+            "dgrad": f"{mma}_128x64_stridedB_interior_{layout}",
+            "wgrad": f"{mma}_128x128_stridedB_splitK_interior_{layout}",
+        }[pass_name]
         block, registers, static, dynamic = 256, 128, 16384, 0
     else:
         mma = {7: "volta_fp16_s884cudnn_fp16", 8: "ampere_fp16_s16816cudnn_fp16"}[spec.compute_capability[0]]
-        name = {"fprop": f"{mma}_256x128_ldg8_relu_f2f_exp_small_nhwc_tn_v1",
-                "dgrad": f"{mma}_128x128_ldg8_dgrad_f2f_exp_small_nhwc2nchw_tt_v1",
-                "wgrad": f"{mma}_128x128_ldg8_wgrad_idx_exp_interior_nhwc_nt_v1"}[pass_name]
+        name = {
+            "fprop": f"{mma}_256x128_ldg8_relu_f2f_exp_small_nhwc_tn_v1",
+            "dgrad": f"{mma}_128x128_ldg8_dgrad_f2f_exp_small_nhwc2nchw_tt_v1",
+            "wgrad": f"{mma}_128x128_ldg8_wgrad_idx_exp_interior_nhwc_nt_v1",
+        }[pass_name]
         block, registers, static, dynamic = 256, 232, 0, 49152
     rows = {"fprop": n * p * q, "dgrad": n * h * w, "wgrad": k}[pass_name]
     cols = {"fprop": k, "dgrad": c, "wgrad": c * r * s}[pass_name]
     tile = 256 if pass_name == "fprop" else 128
     grid = (math.ceil(rows / tile), math.ceil(cols / 128), 1)
-    return Kernel(name, roofline_us(spec, flops, nbytes, math_kind), grid, (block, 1, 1), registers, static,
-                  dynamic)
+    return Kernel(name, roofline_us(spec, flops, nbytes, math_kind), grid, (block, 1, 1), registers, static, dynamic)
 
 
 def _elementwise_grid(spec, elements, threads=256, vector=4):
@@ -106,10 +117,13 @@ def eigen(functor, dtype="float", binary=True):
 
 def eigen_cast_to_half():
     """Eigen's float->half Cast kernel: it reads float tensors and writes an Eigen::half one."""
-    unary = eigen("scalar_cast_op", "float", binary=False).replace("scalar_cast_op<float>",
-                                                                   "scalar_cast_op<float, Eigen::half>")
-    return unary.replace("TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<float,",
-                         "TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<Eigen::half,")
+    unary = eigen("scalar_cast_op", "float", binary=False).replace(
+        "scalar_cast_op<float>", "scalar_cast_op<float, Eigen::half>"
+    )
+    return unary.replace(
+        "TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<float,",
+        "TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<Eigen::half,",
+    )
 
 
 def bias_add(dtype="float"):
@@ -117,29 +131,42 @@ def bias_add(dtype="float"):
 
 
 def bias_grad(dtype="float"):
-    return (f"void tensorflow::functor::BiasGradNHWC_SharedAtomics<{dtype}>(int, {dtype} const*, {dtype}*, "
-            f"{dtype}*, int)")
+    return (
+        f"void tensorflow::functor::BiasGradNHWC_SharedAtomics<{dtype}>(int, {dtype} const*, {dtype}*, {dtype}*, int)"
+    )
 
 
 def batch_norm(direction, dtype="__half"):
     if direction == "forward":
-        return (f"void cudnn::bn_fw_tr_1C11_kernel_NCHW<{dtype}, float, 512, true, 1>(cudnnTensorStruct, "
-                f"{dtype} const*, cudnnTensorStruct, {dtype}*, float const*, float const*, float, float, float*, "
-                f"float*, float*, float*, float, float)")
-    return (f"void cudnn::bn_bw_1C11_kernel_new<{dtype}, float, float2, 512, true, 1>({dtype}, {dtype}, "
-            f"{dtype}, {dtype}, cudnnTensorStruct, {dtype} const*, cudnnTensorStruct, {dtype} const*, "
-            f"cudnnTensorStruct, {dtype}*, float const*, float*, float*, float const*, float const*, float)")
+        return (
+            f"void cudnn::bn_fw_tr_1C11_kernel_NCHW<{dtype}, float, 512, true, 1>(cudnnTensorStruct, "
+            f"{dtype} const*, cudnnTensorStruct, {dtype}*, float const*, float const*, float, float, float*, "
+            f"float*, float*, float*, float, float)"
+        )
+    return (
+        f"void cudnn::bn_bw_1C11_kernel_new<{dtype}, float, float2, 512, true, 1>({dtype}, {dtype}, "
+        f"{dtype}, {dtype}, cudnnTensorStruct, {dtype} const*, cudnnTensorStruct, {dtype} const*, "
+        f"cudnnTensorStruct, {dtype}*, float const*, float*, float*, float const*, float const*, float)"
+    )
 
 
 def nccl_all_reduce(dtype, duration_us, channels=16):
     """NCCL's ring all-reduce kernel (NCCL >= 2.19 names); its duration includes waiting for the peers."""
-    return Kernel(f"ncclDevKernel_AllReduce_Sum_{dtype}_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-                  half_us(duration_us), (channels, 1, 1), (640, 1, 1), 96, 0, 0)
+    return Kernel(
+        f"ncclDevKernel_AllReduce_Sum_{dtype}_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+        half_us(duration_us),
+        (channels, 1, 1),
+        (640, 1, 1),
+        96,
+        0,
+        0,
+    )
 
 
 def xla_fusion(spec, hlo_name, elements, dtype="bf16", passes=3, registers=32):
     """An XLA fusion kernel: the kernel is named after its HLO instruction with `.` replaced by `_`."""
     grid, block = _elementwise_grid(spec, elements, 128, vector=4)
     nbytes = elements * _BYTES[dtype] * passes
-    return Kernel(hlo_name.replace(".", "_"), roofline_us(spec, 0.0, nbytes, "fp32"), grid, block, registers,
-                  hlo_op=hlo_name)
+    return Kernel(
+        hlo_name.replace(".", "_"), roofline_us(spec, 0.0, nbytes, "fp32"), grid, block, registers, hlo_op=hlo_name
+    )

@@ -34,8 +34,7 @@ def build(steps=STEPS, jitter=None):
     Advice: compile the step with XLA (`tf.function(jit_compile=True)`) so the elementwise ops fuse into a few
     kernels, or raise the batch size so each kernel does more work; CUDA graphs also cut launch cost.
     """
-    return _build("launch_bound", lstm_unrolled(SPEC, BATCH, HIDDEN, TIMESTEPS, VOCAB), EXECUTOR_COSTS, steps,
-                  jitter)
+    return _build("launch_bound", lstm_unrolled(SPEC, BATCH, HIDDEN, TIMESTEPS, VOCAB), EXECUTOR_COSTS, steps, jitter)
 
 
 def build_fixed(steps=STEPS, jitter=None):
@@ -43,5 +42,4 @@ def build_fixed(steps=STEPS, jitter=None):
     fusion and launches its program from one thread at 3.5 us a kernel; 126 kernels run back to back, the GPU
     is busy 85% of the step and the step is 12x shorter.
     """
-    return _build("launch_bound_fixed", lstm_xla(SPEC, BATCH, HIDDEN, TIMESTEPS, VOCAB), XLA_COSTS, steps,
-                  jitter)
+    return _build("launch_bound_fixed", lstm_xla(SPEC, BATCH, HIDDEN, TIMESTEPS, VOCAB), XLA_COSTS, steps, jitter)

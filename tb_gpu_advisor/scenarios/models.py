@@ -16,27 +16,54 @@ def _conv_layer(spec, prefix, batch, h, w, c, out, r, stride, math_kind):
     """Forward (conv, batch norm) ops of one conv layer, and its backward ops in forward order."""
     size = batch * (h // stride) * (w // stride) * out
     tdtype = _FP[math_kind][2]
-    forward = [Op(f"{prefix}/Conv2D:Conv2D", (k.conv(spec, "fprop", batch, h, w, c, out, r, r, stride,
-                                                     math_kind),)),
-               Op(f"{prefix}_bn/FusedBatchNormV3:FusedBatchNormV3",
-                  (k.memory_bound(spec, k.batch_norm("forward", tdtype), size, math_kind, 3, 40, 512),))]
-    backward = [Op(f"gradient_tape/{prefix}_bn/FusedBatchNormGradV3:FusedBatchNormGradV3",
-                   (k.memory_bound(spec, k.batch_norm("backward", tdtype), size, math_kind, 4, 48, 512),)),
-                Op(f"gradient_tape/{prefix}/Conv2DBackpropFilter:Conv2DBackpropFilter",
-                   (k.conv(spec, "wgrad", batch, h, w, c, out, r, r, stride, math_kind),))]
+    forward = [
+        Op(f"{prefix}/Conv2D:Conv2D", (k.conv(spec, "fprop", batch, h, w, c, out, r, r, stride, math_kind),)),
+        Op(
+            f"{prefix}_bn/FusedBatchNormV3:FusedBatchNormV3",
+            (k.memory_bound(spec, k.batch_norm("forward", tdtype), size, math_kind, 3, 40, 512),),
+        ),
+    ]
+    backward = [
+        Op(
+            f"gradient_tape/{prefix}_bn/FusedBatchNormGradV3:FusedBatchNormGradV3",
+            (k.memory_bound(spec, k.batch_norm("backward", tdtype), size, math_kind, 4, 48, 512),),
+        ),
+        Op(
+            f"gradient_tape/{prefix}/Conv2DBackpropFilter:Conv2DBackpropFilter",
+            (k.conv(spec, "wgrad", batch, h, w, c, out, r, r, stride, math_kind),),
+        ),
+    ]
     if c != 3:
-        backward.append(Op(f"gradient_tape/{prefix}/Conv2DBackpropInput:Conv2DBackpropInput",
-                           (k.conv(spec, "dgrad", batch, h, w, c, out, r, r, stride, math_kind),)))
-    return forward, backward, [(f"{prefix}/kernel", r * r * c * out), (f"{prefix}_bn/gamma", out),
-                               (f"{prefix}_bn/beta", out)]
+        backward.append(
+            Op(
+                f"gradient_tape/{prefix}/Conv2DBackpropInput:Conv2DBackpropInput",
+                (k.conv(spec, "dgrad", batch, h, w, c, out, r, r, stride, math_kind),),
+            )
+        )
+    return (
+        forward,
+        backward,
+        [(f"{prefix}/kernel", r * r * c * out), (f"{prefix}_bn/gamma", out), (f"{prefix}_bn/beta", out)],
+    )
 
 
 def _relu(spec, prefix, elements, math_kind):
     dtype = _FP[math_kind][1]
-    return (_eigen_op(spec, f"{prefix}/Relu:Relu", "scalar_max_op", elements, math_kind),
-            Op(f"gradient_tape/{prefix}/ReluGrad:ReluGrad",
-               (k.memory_bound(spec, f"void tensorflow::functor::ReluGradKernel<{dtype}>({dtype} const*, "
-                                     f"{dtype} const*, {dtype}*, int)", elements, math_kind, 3),)))
+    return (
+        _eigen_op(spec, f"{prefix}/Relu:Relu", "scalar_max_op", elements, math_kind),
+        Op(
+            f"gradient_tape/{prefix}/ReluGrad:ReluGrad",
+            (
+                k.memory_bound(
+                    spec,
+                    f"void tensorflow::functor::ReluGradKernel<{dtype}>({dtype} const*, {dtype} const*, {dtype}*, int)",
+                    elements,
+                    math_kind,
+                    3,
+                ),
+            ),
+        ),
+    )
 
 
 def resnet50(spec, batch, math_kind="fp16", classes=1000):
@@ -55,16 +82,39 @@ def resnet50(spec, batch, math_kind="fp16", classes=1000):
 
     layer("resnet50/conv1_conv", 224, 3, 64, 7, stride=2)
     pooled = batch * 56 * 56 * 64
-    forward.append(Op("resnet50/pool1_pool/MaxPool:MaxPool", (k.memory_bound(
-        spec, "void cudnn::pooling_fw_4d_kernel<__half, float, cudnn::maxpooling_func<float, (cudnnNanPropagation_t)0>,"
-              " (cudnnPoolingMode_t)0, false>(cudnnTensorStruct, __half const*, cudnnTensorStruct, __half*, "
-              "cudnnPoolingStruct, float, float, int, cudnn::reduced_divisor, cudnn::reduced_divisor)", pooled * 4,
-        math_kind, 1.25),)))
-    backward.insert(0, Op("gradient_tape/resnet50/pool1_pool/MaxPool/MaxPoolGrad:MaxPoolGrad", (k.memory_bound(
-        spec, "void cudnn::pooling_bw_kernel_max_nchw_fully_packed_large<__half, float, 2, (cudnnNanPropagation_t)0>"
-              "(cudnnTensorStruct, __half const*, cudnnTensorStruct, __half const*, __half const*, __half*, "
-              "cudnnTensorStruct, float, float, cudnnPoolingStruct, int, cudnn::reduced_divisor, float)",
-        pooled * 4, math_kind, 2.5),)))
+    forward.append(
+        Op(
+            "resnet50/pool1_pool/MaxPool:MaxPool",
+            (
+                k.memory_bound(
+                    spec,
+                    "void cudnn::pooling_fw_4d_kernel<__half, float, cudnn::maxpooling_func<float, (cudnnNanPropagation_t)0>,"
+                    " (cudnnPoolingMode_t)0, false>(cudnnTensorStruct, __half const*, cudnnTensorStruct, __half*, "
+                    "cudnnPoolingStruct, float, float, int, cudnn::reduced_divisor, cudnn::reduced_divisor)",
+                    pooled * 4,
+                    math_kind,
+                    1.25,
+                ),
+            ),
+        )
+    )
+    backward.insert(
+        0,
+        Op(
+            "gradient_tape/resnet50/pool1_pool/MaxPool/MaxPoolGrad:MaxPoolGrad",
+            (
+                k.memory_bound(
+                    spec,
+                    "void cudnn::pooling_bw_kernel_max_nchw_fully_packed_large<__half, float, 2, (cudnnNanPropagation_t)0>"
+                    "(cudnnTensorStruct, __half const*, cudnnTensorStruct, __half const*, __half const*, __half*, "
+                    "cudnnTensorStruct, float, float, cudnnPoolingStruct, int, cudnn::reduced_divisor, float)",
+                    pooled * 4,
+                    math_kind,
+                    2.5,
+                ),
+            ),
+        ),
+    )
     channels = 64
     for stage, (blocks, mid, out, size) in enumerate(_RESNET50_STAGES, start=2):
         for block in range(1, blocks + 1):
@@ -83,45 +133,94 @@ def resnet50(spec, batch, math_kind="fp16", classes=1000):
             forward.append(fr)
             backward.insert(0, br)
             channels = out
-    head = [Op("resnet50/avg_pool/Mean:Mean", (k.memory_bound(spec, "void tensorflow::functor::ColumnReduceKernel"
-               "<Eigen::half const*, Eigen::half*, cub::Sum>(Eigen::half const*, Eigen::half*, int, int, "
-               "cub::Sum, std::iterator_traits<Eigen::half const*>::value_type)", batch * 49 * 2048, math_kind,
-               1),)),
-            Op("resnet50/predictions/MatMul:MatMul", (k.gemm(spec, batch, classes, 2048, math_kind, "nn"),)),
-            Op("sparse_categorical_crossentropy/SparseSoftmaxCrossEntropyWithLogits:"
-               "SparseSoftmaxCrossEntropyWithLogits", (k.memory_bound(spec, "void tensorflow::(anonymous "
-               "namespace)::GenerateNormalizedProb<float, float, 4>(float const*, float const*, float const*, "
-               "float*, int, int, bool)", batch * classes, "fp32", 3),))]
-    head_grad = [Op("gradient_tape/resnet50/predictions/MatMul/MatMul_1:MatMul",
-                    (k.gemm(spec, 2048, classes, batch, math_kind, "nt"),)),
-                 Op("gradient_tape/resnet50/predictions/MatMul/MatMul:MatMul",
-                    (k.gemm(spec, batch, 2048, classes, math_kind, "tn"),))]
+    head = [
+        Op(
+            "resnet50/avg_pool/Mean:Mean",
+            (
+                k.memory_bound(
+                    spec,
+                    "void tensorflow::functor::ColumnReduceKernel"
+                    "<Eigen::half const*, Eigen::half*, cub::Sum>(Eigen::half const*, Eigen::half*, int, int, "
+                    "cub::Sum, std::iterator_traits<Eigen::half const*>::value_type)",
+                    batch * 49 * 2048,
+                    math_kind,
+                    1,
+                ),
+            ),
+        ),
+        Op("resnet50/predictions/MatMul:MatMul", (k.gemm(spec, batch, classes, 2048, math_kind, "nn"),)),
+        Op(
+            "sparse_categorical_crossentropy/SparseSoftmaxCrossEntropyWithLogits:SparseSoftmaxCrossEntropyWithLogits",
+            (
+                k.memory_bound(
+                    spec,
+                    "void tensorflow::(anonymous "
+                    "namespace)::GenerateNormalizedProb<float, float, 4>(float const*, float const*, float const*, "
+                    "float*, int, int, bool)",
+                    batch * classes,
+                    "fp32",
+                    3,
+                ),
+            ),
+        ),
+    ]
+    head_grad = [
+        Op(
+            "gradient_tape/resnet50/predictions/MatMul/MatMul_1:MatMul",
+            (k.gemm(spec, 2048, classes, batch, math_kind, "nt"),),
+        ),
+        Op(
+            "gradient_tape/resnet50/predictions/MatMul/MatMul:MatMul",
+            (k.gemm(spec, batch, 2048, classes, math_kind, "tn"),),
+        ),
+    ]
     variables.append(("resnet50/predictions/kernel", 2048 * classes))
-    casts = [Op(f"{name}/Cast:Cast", (k.memory_bound(spec, k.eigen_cast_to_half(), size, "fp32", 2),))
-             for name, size in variables if name.endswith("kernel")] if math_kind == "fp16" else []
+    casts = (
+        [
+            Op(f"{name}/Cast:Cast", (k.memory_bound(spec, k.eigen_cast_to_half(), size, "fp32", 2),))
+            for name, size in variables
+            if name.endswith("kernel")
+        ]
+        if math_kind == "fp16"
+        else []
+    )
     return casts + forward + head + head_grad + backward + sgd_momentum(spec, variables)
 
 
 def sgd_momentum(spec, variables):
     """Keras SGD with momentum: one ResourceApplyKerasMomentum (an Eigen kernel) per variable."""
-    name = ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap"
-            "<Eigen::Tensor<float, 1, 1, long>, 16, Eigen::MakePointer>, Eigen::TensorCwiseBinaryOp<Eigen::"
-            "internal::scalar_difference_op<float, float>, Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16, "
-            "Eigen::MakePointer> const, Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_product_op<float, "
-            "float>, Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16, Eigen::MakePointer> const, Eigen::"
-            "TensorCwiseNullaryOp<Eigen::internal::scalar_constant_op<float>, Eigen::TensorMap<Eigen::Tensor<float,"
-            " 1, 1, long>, 16, Eigen::MakePointer> const> const> const> const> const, Eigen::GpuDevice>, long>"
-            "(Eigen::TensorEvaluator<...>, long)")
-    return [Op(f"SGD/SGD/update_{index}/ResourceApplyKerasMomentum:ResourceApplyKerasMomentum",
-               (k.memory_bound(spec, name, size, "fp32", 4),)) for index, (_, size) in enumerate(variables)]
+    name = (
+        "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap"
+        "<Eigen::Tensor<float, 1, 1, long>, 16, Eigen::MakePointer>, Eigen::TensorCwiseBinaryOp<Eigen::"
+        "internal::scalar_difference_op<float, float>, Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16, "
+        "Eigen::MakePointer> const, Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_product_op<float, "
+        "float>, Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16, Eigen::MakePointer> const, Eigen::"
+        "TensorCwiseNullaryOp<Eigen::internal::scalar_constant_op<float>, Eigen::TensorMap<Eigen::Tensor<float,"
+        " 1, 1, long>, 16, Eigen::MakePointer> const> const> const> const> const, Eigen::GpuDevice>, long>"
+        "(Eigen::TensorEvaluator<...>, long)"
+    )
+    return [
+        Op(
+            f"SGD/SGD/update_{index}/ResourceApplyKerasMomentum:ResourceApplyKerasMomentum",
+            (k.memory_bound(spec, name, size, "fp32", 4),),
+        )
+        for index, (_, size) in enumerate(variables)
+    ]
 
 
 def adam(spec, variables):
     """tf.keras Adam as ResourceApplyAdam: one ApplyAdamKernel per variable."""
-    name = ("void tensorflow::functor::ApplyAdamKernel<float>(int, float*, float*, float*, float const*, "
-            "float const*, float const*, float const*, float const*, float const*, float const*, bool)")
-    return [Op(f"Adam/Adam/update_{index}/ResourceApplyAdam:ResourceApplyAdam",
-               (k.memory_bound(spec, name, size, "fp32", 7, 40),)) for index, (_, size) in enumerate(variables)]
+    name = (
+        "void tensorflow::functor::ApplyAdamKernel<float>(int, float*, float*, float*, float const*, "
+        "float const*, float const*, float const*, float const*, float const*, float const*, bool)"
+    )
+    return [
+        Op(
+            f"Adam/Adam/update_{index}/ResourceApplyAdam:ResourceApplyAdam",
+            (k.memory_bound(spec, name, size, "fp32", 7, 40),),
+        )
+        for index, (_, size) in enumerate(variables)
+    ]
 
 
 def single_kernel_op(tf_op, name, duration_us, grid, block, registers, static_shared=0, dynamic_shared=0):
@@ -130,8 +229,7 @@ def single_kernel_op(tf_op, name, duration_us, grid, block, registers, static_sh
 
 
 def _tiny_elementwise(spec, tf_op, functor, elements, binary=True):
-    return Op(tf_op, (k.memory_bound(spec, k.eigen(functor, "float", binary), elements, "fp32",
-                                     3 if binary else 2),))
+    return Op(tf_op, (k.memory_bound(spec, k.eigen(functor, "float", binary), elements, "fp32", 3 if binary else 2),))
 
 
 def lstm_unrolled(spec, batch, hidden, timesteps, vocab):
@@ -162,51 +260,106 @@ def lstm_unrolled(spec, batch, hidden, timesteps, vocab):
         backward[:0] = [
             _tiny_elementwise(spec, f"{g}/mul_2/Mul:Mul", "scalar_product_op", cell),
             _tiny_elementwise(spec, f"{g}/mul_2/Mul_1:Mul", "scalar_product_op", cell),
-            Op(f"{g}/Tanh_1/TanhGrad:TanhGrad", (k.memory_bound(spec, k.eigen("scalar_tanh_gradient_op"),
-                                                                 cell, "fp32", 3),)),
-            Op(f"{g}/Sigmoid_2/SigmoidGrad:SigmoidGrad",
-               (k.memory_bound(spec, k.eigen("scalar_sigmoid_gradient_op"), cell, "fp32", 3),)),
+            Op(
+                f"{g}/Tanh_1/TanhGrad:TanhGrad",
+                (k.memory_bound(spec, k.eigen("scalar_tanh_gradient_op"), cell, "fp32", 3),),
+            ),
+            Op(
+                f"{g}/Sigmoid_2/SigmoidGrad:SigmoidGrad",
+                (k.memory_bound(spec, k.eigen("scalar_sigmoid_gradient_op"), cell, "fp32", 3),),
+            ),
             _tiny_elementwise(spec, f"{g}/add_1/AddN:AddN", "scalar_sum_op", cell),
             _tiny_elementwise(spec, f"{g}/mul_1/Mul:Mul", "scalar_product_op", cell),
             _tiny_elementwise(spec, f"{g}/mul_1/Mul_1:Mul", "scalar_product_op", cell),
             _tiny_elementwise(spec, f"{g}/mul/Mul:Mul", "scalar_product_op", cell),
             _tiny_elementwise(spec, f"{g}/mul/Mul_1:Mul", "scalar_product_op", cell),
-            Op(f"{g}/Tanh/TanhGrad:TanhGrad", (k.memory_bound(spec, k.eigen("scalar_tanh_gradient_op"), cell,
-                                                               "fp32", 3),)),
-            Op(f"{g}/Sigmoid_1/SigmoidGrad:SigmoidGrad",
-               (k.memory_bound(spec, k.eigen("scalar_sigmoid_gradient_op"), cell, "fp32", 3),)),
-            Op(f"{g}/Sigmoid/SigmoidGrad:SigmoidGrad",
-               (k.memory_bound(spec, k.eigen("scalar_sigmoid_gradient_op"), cell, "fp32", 3),)),
-            Op(f"{g}/concat:ConcatV2", (k.memory_bound(spec, "void tensorflow::functor::concat_variable_kernel"
-                                                       "<float, int, true>(tensorflow::GpuDeviceArrayStruct<float"
-                                                       " const*, 8>, tensorflow::GpuDeviceArrayStruct<int, 8>, "
-                                                       "bool, int, float*)", gates, "fp32", 2),)),
+            Op(
+                f"{g}/Tanh/TanhGrad:TanhGrad",
+                (k.memory_bound(spec, k.eigen("scalar_tanh_gradient_op"), cell, "fp32", 3),),
+            ),
+            Op(
+                f"{g}/Sigmoid_1/SigmoidGrad:SigmoidGrad",
+                (k.memory_bound(spec, k.eigen("scalar_sigmoid_gradient_op"), cell, "fp32", 3),),
+            ),
+            Op(
+                f"{g}/Sigmoid/SigmoidGrad:SigmoidGrad",
+                (k.memory_bound(spec, k.eigen("scalar_sigmoid_gradient_op"), cell, "fp32", 3),),
+            ),
+            Op(
+                f"{g}/concat:ConcatV2",
+                (
+                    k.memory_bound(
+                        spec,
+                        "void tensorflow::functor::concat_variable_kernel"
+                        "<float, int, true>(tensorflow::GpuDeviceArrayStruct<float"
+                        " const*, 8>, tensorflow::GpuDeviceArrayStruct<int, 8>, "
+                        "bool, int, float*)",
+                        gates,
+                        "fp32",
+                        2,
+                    ),
+                ),
+            ),
             _tiny_elementwise(spec, f"{g}/layer_norm/batchnorm/mul/Mul:Mul", "scalar_product_op", gates),
             Op(f"{g}/BiasAdd/BiasAddGrad:BiasAddGrad", (k.memory_bound(spec, k.bias_grad(), gates, "fp32", 1),)),
             Op(f"{g}/MatMul/MatMul:MatMul", (k.gemm(spec, batch, hidden, 4 * hidden, "tf32", "nt", tile=(64, 64)),)),
-            Op(f"{g}/MatMul/MatMul_1:MatMul", (k.gemm(spec, hidden, 4 * hidden, batch, "tf32", "tn",
-                                                      tile=(64, 64)),)),
-            Op(f"{g}/MatMul_1/MatMul:MatMul", (k.gemm(spec, batch, hidden, 4 * hidden, "tf32", "nt",
-                                                      tile=(64, 64)),)),
-            Op(f"{g}/MatMul_1/MatMul_1:MatMul", (k.gemm(spec, hidden, 4 * hidden, batch, "tf32", "tn",
-                                                        tile=(64, 64)),)),
+            Op(f"{g}/MatMul/MatMul_1:MatMul", (k.gemm(spec, hidden, 4 * hidden, batch, "tf32", "tn", tile=(64, 64)),)),
+            Op(f"{g}/MatMul_1/MatMul:MatMul", (k.gemm(spec, batch, hidden, 4 * hidden, "tf32", "nt", tile=(64, 64)),)),
+            Op(
+                f"{g}/MatMul_1/MatMul_1:MatMul", (k.gemm(spec, hidden, 4 * hidden, batch, "tf32", "tn", tile=(64, 64)),)
+            ),
             _tiny_elementwise(spec, f"{g}/AddN:AddN", "scalar_sum_op", 4 * hidden * hidden),
         ]
-    head = [Op("model/dense/MatMul:MatMul", (k.gemm(spec, batch * timesteps, vocab, hidden, "tf32", "nn"),)),
-            Op("sparse_categorical_crossentropy/SparseSoftmaxCrossEntropyWithLogits:"
-               "SparseSoftmaxCrossEntropyWithLogits", (k.memory_bound(spec, "void tensorflow::(anonymous "
-               "namespace)::GenerateNormalizedProb<float, float, 4>(float const*, float const*, float const*, "
-               "float*, int, int, bool)", batch * timesteps * vocab, "fp32", 3),)),
-            Op("gradient_tape/model/dense/MatMul/MatMul:MatMul",
-               (k.gemm(spec, batch * timesteps, hidden, vocab, "tf32", "nt"),)),
-            Op("gradient_tape/model/dense/MatMul/MatMul_1:MatMul",
-               (k.gemm(spec, hidden, vocab, batch * timesteps, "tf32", "tn"),))]
-    variables = [("kernel", hidden * 4 * hidden), ("recurrent_kernel", hidden * 4 * hidden), ("bias", 4 * hidden),
-                 ("gamma", 4 * hidden), ("beta", 4 * hidden), ("dense/kernel", hidden * vocab),
-                 ("dense/bias", vocab), ("embedding", vocab * hidden)]
-    embedding = [Op("model/embedding/embedding_lookup:ResourceGather", (k.memory_bound(
-        spec, "void tensorflow::functor::GatherOpKernel<float, int, true>(float const*, int const*, float*, long, "
-              "long, long, long)", batch * timesteps * hidden, "fp32", 2),))]
+    head = [
+        Op("model/dense/MatMul:MatMul", (k.gemm(spec, batch * timesteps, vocab, hidden, "tf32", "nn"),)),
+        Op(
+            "sparse_categorical_crossentropy/SparseSoftmaxCrossEntropyWithLogits:SparseSoftmaxCrossEntropyWithLogits",
+            (
+                k.memory_bound(
+                    spec,
+                    "void tensorflow::(anonymous "
+                    "namespace)::GenerateNormalizedProb<float, float, 4>(float const*, float const*, float const*, "
+                    "float*, int, int, bool)",
+                    batch * timesteps * vocab,
+                    "fp32",
+                    3,
+                ),
+            ),
+        ),
+        Op(
+            "gradient_tape/model/dense/MatMul/MatMul:MatMul",
+            (k.gemm(spec, batch * timesteps, hidden, vocab, "tf32", "nt"),),
+        ),
+        Op(
+            "gradient_tape/model/dense/MatMul/MatMul_1:MatMul",
+            (k.gemm(spec, hidden, vocab, batch * timesteps, "tf32", "tn"),),
+        ),
+    ]
+    variables = [
+        ("kernel", hidden * 4 * hidden),
+        ("recurrent_kernel", hidden * 4 * hidden),
+        ("bias", 4 * hidden),
+        ("gamma", 4 * hidden),
+        ("beta", 4 * hidden),
+        ("dense/kernel", hidden * vocab),
+        ("dense/bias", vocab),
+        ("embedding", vocab * hidden),
+    ]
+    embedding = [
+        Op(
+            "model/embedding/embedding_lookup:ResourceGather",
+            (
+                k.memory_bound(
+                    spec,
+                    "void tensorflow::functor::GatherOpKernel<float, int, true>(float const*, int const*, float*, long, "
+                    "long, long, long)",
+                    batch * timesteps * hidden,
+                    "fp32",
+                    2,
+                ),
+            ),
+        )
+    ]
     return embedding + forward + head + backward + adam(spec, variables)
 
 
@@ -215,21 +368,29 @@ def lstm_xla(spec, batch, hidden, timesteps, vocab):
     cell = batch * hidden
     kernels = [k.xla_fusion(spec, "loop_gather_fusion", batch * timesteps * hidden, "fp32")]
     for t in range(timesteps):
-        kernels += [k.gemm(spec, batch, 4 * hidden, 2 * hidden, "tf32", "nn", tile=(64, 64),
-                           hlo_op=f"cublas-gemm.{2 * t + 1}"),
-                    k.xla_fusion(spec, f"loop_add_fusion.{t}" if t else "loop_add_fusion", 4 * cell, "fp32", 6)]
-    kernels += [k.gemm(spec, batch * timesteps, vocab, hidden, "tf32", "nn", hlo_op="cublas-gemm.100"),
-                k.xla_fusion(spec, "input_reduce_fusion", batch * timesteps * vocab, "fp32", 2),
-                k.xla_fusion(spec, "loop_exponential_fusion", batch * timesteps * vocab, "fp32", 3)]
+        kernels += [
+            k.gemm(spec, batch, 4 * hidden, 2 * hidden, "tf32", "nn", tile=(64, 64), hlo_op=f"cublas-gemm.{2 * t + 1}"),
+            k.xla_fusion(spec, f"loop_add_fusion.{t}" if t else "loop_add_fusion", 4 * cell, "fp32", 6),
+        ]
+    kernels += [
+        k.gemm(spec, batch * timesteps, vocab, hidden, "tf32", "nn", hlo_op="cublas-gemm.100"),
+        k.xla_fusion(spec, "input_reduce_fusion", batch * timesteps * vocab, "fp32", 2),
+        k.xla_fusion(spec, "loop_exponential_fusion", batch * timesteps * vocab, "fp32", 3),
+    ]
     for t in reversed(range(timesteps)):
-        kernels += [k.xla_fusion(spec, f"loop_multiply_fusion.{t}" if t else "loop_multiply_fusion", 4 * cell,
-                                 "fp32", 8),
-                    k.gemm(spec, batch, 2 * hidden, 4 * hidden, "tf32", "nt", tile=(64, 64),
-                           hlo_op=f"cublas-gemm.{200 + 2 * t}"),
-                    k.gemm(spec, 2 * hidden, 4 * hidden, batch, "tf32", "tn", tile=(64, 64),
-                           hlo_op=f"cublas-gemm.{201 + 2 * t}")]
-    kernels += [k.xla_fusion(spec, "input_reduce_fusion.1", 8 * hidden * hidden, "fp32", 2),
-                k.xla_fusion(spec, "loop_add_fusion.100", 8 * hidden * hidden + hidden * vocab * 2, "fp32", 7)]
+        kernels += [
+            k.xla_fusion(spec, f"loop_multiply_fusion.{t}" if t else "loop_multiply_fusion", 4 * cell, "fp32", 8),
+            k.gemm(
+                spec, batch, 2 * hidden, 4 * hidden, "tf32", "nt", tile=(64, 64), hlo_op=f"cublas-gemm.{200 + 2 * t}"
+            ),
+            k.gemm(
+                spec, 2 * hidden, 4 * hidden, batch, "tf32", "tn", tile=(64, 64), hlo_op=f"cublas-gemm.{201 + 2 * t}"
+            ),
+        ]
+    kernels += [
+        k.xla_fusion(spec, "input_reduce_fusion.1", 8 * hidden * hidden, "fp32", 2),
+        k.xla_fusion(spec, "loop_add_fusion.100", 8 * hidden * hidden + hidden * vocab * 2, "fp32", 7),
+    ]
     return [Op("StatefulPartitionedCall:XlaLaunch", tuple(kernels))]
 
 
@@ -251,25 +412,57 @@ def unet(spec, batch, size, base=32, math_kind="fp16"):
         layer(f"unet/down{level}_conv2", h, width, width)
         channels = width
         if level < 3:
-            forward.append(Op(f"unet/down{level}_pool/MaxPool:MaxPool", (k.memory_bound(
-                spec, "void cudnn::pooling_fw_4d_kernel<__half, float, cudnn::maxpooling_func<float, "
-                      "(cudnnNanPropagation_t)0>, (cudnnPoolingMode_t)0, false>(cudnnTensorStruct, __half const*, "
-                      "cudnnTensorStruct, __half*, cudnnPoolingStruct, float, float, int, cudnn::reduced_divisor, "
-                      "cudnn::reduced_divisor)", batch * h * h * width, math_kind, 1.25),)))
+            forward.append(
+                Op(
+                    f"unet/down{level}_pool/MaxPool:MaxPool",
+                    (
+                        k.memory_bound(
+                            spec,
+                            "void cudnn::pooling_fw_4d_kernel<__half, float, cudnn::maxpooling_func<float, "
+                            "(cudnnNanPropagation_t)0>, (cudnnPoolingMode_t)0, false>(cudnnTensorStruct, __half const*, "
+                            "cudnnTensorStruct, __half*, cudnnPoolingStruct, float, float, int, cudnn::reduced_divisor, "
+                            "cudnn::reduced_divisor)",
+                            batch * h * h * width,
+                            math_kind,
+                            1.25,
+                        ),
+                    ),
+                )
+            )
     for level in (2, 1, 0):
         h, width = levels[level]
-        forward.append(Op(f"unet/up{level}/ResizeNearestNeighbor:ResizeNearestNeighbor", (k.memory_bound(
-            spec, "void tensorflow::(anonymous namespace)::ResizeNearestNeighborNHWC<Eigen::half, false, false>"
-                  "(int, Eigen::half const*, int, int, int, int, int, float, float, Eigen::half*)",
-            batch * h * h * width * 2, math_kind, 1.25),)))
+        forward.append(
+            Op(
+                f"unet/up{level}/ResizeNearestNeighbor:ResizeNearestNeighbor",
+                (
+                    k.memory_bound(
+                        spec,
+                        "void tensorflow::(anonymous namespace)::ResizeNearestNeighborNHWC<Eigen::half, false, false>"
+                        "(int, Eigen::half const*, int, int, int, int, int, float, float, Eigen::half*)",
+                        batch * h * h * width * 2,
+                        math_kind,
+                        1.25,
+                    ),
+                ),
+            )
+        )
         layer(f"unet/up{level}_conv1", h, width * 3, width)
         layer(f"unet/up{level}_conv2", h, width, width)
-    head = [Op("unet/logits/Conv2D:Conv2D", (k.conv(spec, "fprop", batch, size, size, base, 1, 1, 1, 1,
-                                                    math_kind),)),
-            Op("binary_crossentropy/logistic_loss:SigmoidCrossEntropyWithLogits", (k.memory_bound(
-                spec, k.eigen("scalar_logistic_op", "float", binary=False), batch * size * size, "fp32", 3),)),
-            Op("gradient_tape/unet/logits/Conv2DBackpropInput:Conv2DBackpropInput",
-               (k.conv(spec, "dgrad", batch, size, size, base, 1, 1, 1, 1, math_kind),))]
+    head = [
+        Op("unet/logits/Conv2D:Conv2D", (k.conv(spec, "fprop", batch, size, size, base, 1, 1, 1, 1, math_kind),)),
+        Op(
+            "binary_crossentropy/logistic_loss:SigmoidCrossEntropyWithLogits",
+            (
+                k.memory_bound(
+                    spec, k.eigen("scalar_logistic_op", "float", binary=False), batch * size * size, "fp32", 3
+                ),
+            ),
+        ),
+        Op(
+            "gradient_tape/unet/logits/Conv2DBackpropInput:Conv2DBackpropInput",
+            (k.conv(spec, "dgrad", batch, size, size, base, 1, 1, 1, 1, math_kind),),
+        ),
+    ]
     variables.append(("unet/logits/kernel", base))
     cast = [Op("unet/Cast:Cast", (k.memory_bound(spec, k.eigen_cast_to_half(), batch * size * size * 3, "fp32", 1.5),))]
     return cast + forward + head + backward + adam(spec, variables)

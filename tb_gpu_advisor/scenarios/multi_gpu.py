@@ -6,8 +6,7 @@ from dataclasses import replace
 
 from tb_gpu_advisor.scenarios.common import BETWEEN_STEPS_US, FIRST_STEP, START_US, new_run
 from tb_gpu_advisor.scenarios.devices import A100_PCIE_40GB
-from tb_gpu_advisor.scenarios.engine import (COMPUTE_STREAM, H2D_STREAM, NCCL_STREAM, memcpy,
-                                             launch_ops, run_kernel)
+from tb_gpu_advisor.scenarios.engine import COMPUTE_STREAM, H2D_STREAM, NCCL_STREAM, memcpy, launch_ops, run_kernel
 from tb_gpu_advisor.scenarios.jitter import grid_us, scaled_ops
 from tb_gpu_advisor.scenarios.kernels import nccl_all_reduce
 from tb_gpu_advisor.scenarios.tf_host import TEXT_MAP_OPS, PrefetchedPipeline
@@ -32,9 +31,15 @@ def _phases(ops):
 
 
 def _slowed(ops, factor):
-    return [replace(op, kernels=tuple(replace(kernel, duration_us=round(kernel.duration_us * factor * 2) / 2)
-                                      for kernel in op.kernels)) for op in ops]
-
+    return [
+        replace(
+            op,
+            kernels=tuple(
+                replace(kernel, duration_us=round(kernel.duration_us * factor * 2) / 2) for kernel in op.kernels
+            ),
+        )
+        for op in ops
+    ]
 
 
 def _build(name, straggler_slowdown, dtype, packs, micro_batches, steps, jitter):
@@ -54,8 +59,22 @@ def _build(name, straggler_slowdown, dtype, packs, micro_batches, steps, jitter)
             ops, step_comm_us = scaled_ops(base, step_noise), comm_us * step_noise.gpu
             pipeline.element_us = grid_us(element_us * step_noise.host)
         replicas = [_phases(_slowed(ops, straggler_slowdown) if gpu == STRAGGLER else ops) for gpu in range(GPUS)]
-        t = _step(process, gpus, executors, replicas, pipeline, FIRST_STEP + index, t, step_comm_us, packs, dtype,
-                  micro_batches) + BETWEEN_STEPS_US
+        t = (
+            _step(
+                process,
+                gpus,
+                executors,
+                replicas,
+                pipeline,
+                FIRST_STEP + index,
+                t,
+                step_comm_us,
+                packs,
+                dtype,
+                micro_batches,
+            )
+            + BETWEEN_STEPS_US
+        )
     return run.builder
 
 
@@ -70,14 +89,24 @@ def _step(process, gpus, executors, replicas, pipeline, step, start, comm_us, pa
     for gpu, executor, (forward, backward, update) in zip(gpus, executors, replicas):
         t = got + 4.0 + gpu.plane.ordinal * 1.5
         begin = t - 4.0
-        t, data = memcpy(executor, gpu, "h2d", t, micro_batches * BATCH * SEQ * 8, 3.0, src="pinned",
-                       dst="device", is_async=True, stream=H2D_STREAM)
+        t, data = memcpy(
+            executor,
+            gpu,
+            "h2d",
+            t,
+            micro_batches * BATCH * SEQ * 8,
+            3.0,
+            src="pinned",
+            dst="device",
+            is_async=True,
+            stream=H2D_STREAM,
+        )
         for _ in range(micro_batches):
             t = launch_ops(executor, gpu, forward, t + 1.0, not_before_us=data)
             chunk = -(-len(backward) // packs)
             marks = []
             for first in range(0, len(backward), chunk):
-                t = launch_ops(executor, gpu, backward[first:first + chunk], t)
+                t = launch_ops(executor, gpu, backward[first : first + chunk], t)
                 marks.append((t, gpu.ready(COMPUTE_STREAM)))
         host_end.append((begin, t, update))
         ready_at.append(marks)
@@ -89,8 +118,9 @@ def _step(process, gpus, executors, replicas, pipeline, step, start, comm_us, pa
             kernel = nccl_all_reduce(dtype, pack_end - arrival)
             launched = marks[pack][0]
             executor.event(ALL_REDUCE, launched, 9.0)
-            run_kernel(gpu, kernel, arrival, stream=NCCL_STREAM, launch=(executor, launched + 2.0, 5.0),
-                       tf_op=ALL_REDUCE)
+            run_kernel(
+                gpu, kernel, arrival, stream=NCCL_STREAM, launch=(executor, launched + 2.0, 5.0), tf_op=ALL_REDUCE
+            )
     last = max(g.ready(NCCL_STREAM) for g in gpus)
     for gpu, executor, (begin, t, update) in zip(gpus, executors, host_end):
         t = launch_ops(executor, gpu, update, t + 10.0, not_before_us=last)

@@ -16,8 +16,7 @@ def _build(name, math_kind, steps, jitter):
     tokens = BATCH * SEQ * 4
     pipeline = PrefetchedPipeline(run.process, BATCH, 240.0, SEQ * 8, workers=8, map_ops=TEXT_MAP_OPS)
     feed = PipelineFeed(pipeline, ((tokens, 3.0), (tokens, 3.0), (BATCH * 4, 2.0)))
-    run_steps(run, steps, feed, encoder_step(SPEC, BATCH, SEQ, LAYERS, HIDDEN, HEADS, math_kind),
-              jitter=jitter)
+    run_steps(run, steps, feed, encoder_step(SPEC, BATCH, SEQ, LAYERS, HIDDEN, HEADS, math_kind), jitter=jitter)
     return run.builder
 
 

@@ -9,11 +9,16 @@ import random
 
 TF_EXECUTOR_CONTEXT = 2  # tsl ContextType::kTfExecutor
 # The ops of an image map function and the share of the element's time each takes.
-IMAGE_MAP_OPS = (("ParseSingleExample/ParseExample/ParseExampleV2:ParseExampleV2", 0.02),
-                 ("DecodeJpeg:DecodeJpeg", 0.7), ("random_crop/RandomCrop:ResizeBilinear", 0.2))
-TEXT_MAP_OPS = (("ParseSingleExample/ParseExample/ParseExampleV2:ParseExampleV2", 0.2),
-                ("StringSplit/StringSplitV2:StringSplitV2", 0.4),
-                ("StringToHashBucketFast:StringToHashBucketFast", 0.3))
+IMAGE_MAP_OPS = (
+    ("ParseSingleExample/ParseExample/ParseExampleV2:ParseExampleV2", 0.02),
+    ("DecodeJpeg:DecodeJpeg", 0.7),
+    ("random_crop/RandomCrop:ResizeBilinear", 0.2),
+)
+TEXT_MAP_OPS = (
+    ("ParseSingleExample/ParseExample/ParseExampleV2:ParseExampleV2", 0.2),
+    ("StringSplit/StringSplitV2:StringSplitV2", 0.4),
+    ("StringToHashBucketFast:StringToHashBucketFast", 0.3),
+)
 
 
 def map_function(thread, process, start_us, duration_us, map_ops, run_event="InstantiatedCapturedFunction::Run"):
@@ -68,8 +73,15 @@ class TfProcess:
     def executor(thread, link, start_us, end_us):
         """`ExecutorState::Process`: an inter-op thread running ops of the function `link` belongs to."""
         step_id, producer = link
-        thread.event("ExecutorState::Process", start_us, end_us - start_us, id=step_id, iter_num=0,
-                     _ct=TF_EXECUTOR_CONTEXT, _c=producer)
+        thread.event(
+            "ExecutorState::Process",
+            start_us,
+            end_us - start_us,
+            id=step_id,
+            iter_num=0,
+            _ct=TF_EXECUTOR_CONTEXT,
+            _c=producer,
+        )
 
 
 class SequentialPipeline:
@@ -95,12 +107,31 @@ class SequentialPipeline:
     def get_next(self, link, start_us):
         """One IteratorGetNext; returns its end."""
         thread, end = self.thread, start_us + self.wait_us
-        thread.event("IteratorGetNextOp::DoCompute", start_us, end - start_us, id=link[0], iter_num=0,
-                     element_size=self.batch_size * self.element_bytes)
-        thread.event("Iterator::Root", start_us + 1.0, end - start_us - 2.0, id=self.root_id,
-                     name="BatchDatasetV2:3", autotune="false")
-        thread.event("Iterator::Root::BatchV2", start_us + 2.0, end - start_us - 4.0, id=self.batch_id,
-                     parent_id=self.root_id, batch_size=self.batch_size, drop_remainder="true")
+        thread.event(
+            "IteratorGetNextOp::DoCompute",
+            start_us,
+            end - start_us,
+            id=link[0],
+            iter_num=0,
+            element_size=self.batch_size * self.element_bytes,
+        )
+        thread.event(
+            "Iterator::Root",
+            start_us + 1.0,
+            end - start_us - 2.0,
+            id=self.root_id,
+            name="BatchDatasetV2:3",
+            autotune="false",
+        )
+        thread.event(
+            "Iterator::Root::BatchV2",
+            start_us + 2.0,
+            end - start_us - 4.0,
+            id=self.batch_id,
+            parent_id=self.root_id,
+            batch_size=self.batch_size,
+            drop_remainder="true",
+        )
         t = start_us + 3.0
         for _ in range(self.batch_size):
             self._element(t)
@@ -109,12 +140,26 @@ class SequentialPipeline:
 
     def _element(self, t):
         thread, cost = self.thread, self.element_us
-        thread.event("Iterator::Root::BatchV2::Shuffle", t, cost, id=self.shuffle_id, parent_id=self.batch_id,
-                     buffer_size=1024)
-        thread.event("Iterator::Root::BatchV2::Shuffle::Map", t + 0.5, cost - 1.0, id=self.map_id,
-                     parent_id=self.shuffle_id, parallelism=1, autotune="false")
-        thread.event("Iterator::Root::BatchV2::Shuffle::Map::TFRecord", t + 1.0, 18.0, id=self.read_id,
-                     parent_id=self.map_id, name="TFRecordDataset:0")
+        thread.event(
+            "Iterator::Root::BatchV2::Shuffle", t, cost, id=self.shuffle_id, parent_id=self.batch_id, buffer_size=1024
+        )
+        thread.event(
+            "Iterator::Root::BatchV2::Shuffle::Map",
+            t + 0.5,
+            cost - 1.0,
+            id=self.map_id,
+            parent_id=self.shuffle_id,
+            parallelism=1,
+            autotune="false",
+        )
+        thread.event(
+            "Iterator::Root::BatchV2::Shuffle::Map::TFRecord",
+            t + 1.0,
+            18.0,
+            id=self.read_id,
+            parent_id=self.map_id,
+            name="TFRecordDataset:0",
+        )
         map_function(thread, self.process, t + 20.0, cost - 21.0, self.map_ops)
 
 
@@ -147,12 +192,26 @@ class PrefetchedPipeline:
         """One IteratorGetNext that finds a batch in the prefetch buffer; returns its end."""
         thread, end = self.thread, start_us + self.GET_NEXT_US
         root, prefetch = self.ids[0], self.ids[1]
-        thread.event("IteratorGetNextOp::DoCompute", start_us, self.GET_NEXT_US, id=link[0], iter_num=0,
-                     element_size=self.batch_size * self.element_bytes)
-        thread.event("Iterator::Root", start_us + 1.0, self.GET_NEXT_US - 2.0, id=root,
-                     name="PrefetchDataset:4", autotune="true")
-        thread.event("Iterator::Root::Prefetch", start_us + 2.0, self.GET_NEXT_US - 4.0, id=prefetch,
-                     parent_id=root, buffer_limit=2, autotune="true")
+        thread.event(
+            "IteratorGetNextOp::DoCompute",
+            start_us,
+            self.GET_NEXT_US,
+            id=link[0],
+            iter_num=0,
+            element_size=self.batch_size * self.element_bytes,
+        )
+        thread.event(
+            "Iterator::Root", start_us + 1.0, self.GET_NEXT_US - 2.0, id=root, name="PrefetchDataset:4", autotune="true"
+        )
+        thread.event(
+            "Iterator::Root::Prefetch",
+            start_us + 2.0,
+            self.GET_NEXT_US - 4.0,
+            id=prefetch,
+            parent_id=root,
+            buffer_limit=2,
+            autotune="true",
+        )
         thread.event("PrefetchConsume", start_us + 16.0, 3.0, element_id=element_id)
         return end
 
@@ -161,18 +220,44 @@ class PrefetchedPipeline:
         prefetch, batch, shuffle, parallel_map = self.ids[1], self.ids[2], self.ids[3], self.ids[4]
         end = start_us + self.batch_build_us
         self.producer.event("PrefetchProduce", start_us, end - start_us, element_id=element_id)
-        self.producer.event("Iterator::Root::Prefetch::BatchV2", start_us + 1.0, end - start_us - 2.0, id=batch,
-                            parent_id=prefetch, batch_size=self.batch_size, drop_remainder="true")
+        self.producer.event(
+            "Iterator::Root::Prefetch::BatchV2",
+            start_us + 1.0,
+            end - start_us - 2.0,
+            id=batch,
+            parent_id=prefetch,
+            batch_size=self.batch_size,
+            drop_remainder="true",
+        )
         for index in range(self.batch_size):
             worker = self.workers[index % len(self.workers)]
             t = start_us + 4.0 + (index // len(self.workers)) * self.element_us
             worker.event("ParallelMapProduce", t, self.element_us - 0.5, element_id=element_id + index + 1)
-            worker.event("Iterator::Root::Prefetch::BatchV2::Shuffle::ParallelMapV2::TFRecord", t + 0.5, 18.0,
-                         parent_id=parallel_map, name="TFRecordDataset:0")
-            map_function(worker, self.process, t + 19.5, self.element_us - 21.0, self.map_ops,
-                         "InstantiatedCapturedFunction::RunAsync")
-        self.producer.event("Iterator::Root::Prefetch::BatchV2::Shuffle", end - 6.0, 4.0, id=shuffle,
-                            parent_id=batch, buffer_size=1024)
-        self.producer.event("Iterator::Root::Prefetch::BatchV2::Shuffle::ParallelMapV2", end - 5.5, 3.0,
-                            id=parallel_map, parent_id=shuffle, parallelism=len(self.workers), autotune="true")
+            worker.event(
+                "Iterator::Root::Prefetch::BatchV2::Shuffle::ParallelMapV2::TFRecord",
+                t + 0.5,
+                18.0,
+                parent_id=parallel_map,
+                name="TFRecordDataset:0",
+            )
+            map_function(
+                worker,
+                self.process,
+                t + 19.5,
+                self.element_us - 21.0,
+                self.map_ops,
+                "InstantiatedCapturedFunction::RunAsync",
+            )
+        self.producer.event(
+            "Iterator::Root::Prefetch::BatchV2::Shuffle", end - 6.0, 4.0, id=shuffle, parent_id=batch, buffer_size=1024
+        )
+        self.producer.event(
+            "Iterator::Root::Prefetch::BatchV2::Shuffle::ParallelMapV2",
+            end - 5.5,
+            3.0,
+            id=parallel_map,
+            parent_id=shuffle,
+            parallelism=len(self.workers),
+            autotune="true",
+        )
         return end

@@ -6,8 +6,7 @@ train_step(...); loss.numpy()` - the `.numpy()` makes every step wait for its GP
 logging does.
 """
 
-from tb_gpu_advisor.scenarios.engine import (COMPUTE_STREAM, D2H_STREAM, GRAPH_COSTS, H2D_STREAM, memcpy,
-                                             launch_ops)
+from tb_gpu_advisor.scenarios.engine import COMPUTE_STREAM, D2H_STREAM, GRAPH_COSTS, H2D_STREAM, memcpy, launch_ops
 
 FUNCTION = "__inference_train_step_5834"
 
@@ -40,8 +39,18 @@ class PipelineFeed:
         t = copy_start = wait_end + 3.5
         ready = 0.0
         for size, duration in self.copies:
-            host_end, ready = memcpy(executor, gpu, "h2d", t + 1.0, size, duration, src=self.src, dst="device",
-                                   is_async=self.is_async, stream=H2D_STREAM)
+            host_end, ready = memcpy(
+                executor,
+                gpu,
+                "h2d",
+                t + 1.0,
+                size,
+                duration,
+                src=self.src,
+                dst="device",
+                is_async=self.is_async,
+                stream=H2D_STREAM,
+            )
             t = host_end + 1.0
         executor.event("_Recv:_Recv", copy_start, t - copy_start)
         return t + 1.5, ready
@@ -58,8 +67,18 @@ class NumpyFeed:
         t, ready = start_us, 0.0
         for size, duration in self.copies:
             begin = t
-            host_end, ready = memcpy(process.python, gpu, "h2d", t + 3.0, size, duration, src="pageable",
-                                   dst="device", is_async=False, stream=H2D_STREAM)
+            host_end, ready = memcpy(
+                process.python,
+                gpu,
+                "h2d",
+                t + 3.0,
+                size,
+                duration,
+                src="pageable",
+                dst="device",
+                is_async=False,
+                stream=H2D_STREAM,
+            )
             process.python.event("EagerCopyToDevice", begin, host_end + 2.0 - begin)
             t = host_end + 4.0
         return t, ready
@@ -68,8 +87,20 @@ class NumpyFeed:
         return start_us, 0.0
 
 
-def train_step(process, gpu, executor, step, start_us, feed, ops, *, costs=GRAPH_COSTS, loss_bytes=4,
-               function=FUNCTION, launch=launch_ops):
+def train_step(
+    process,
+    gpu,
+    executor,
+    step,
+    start_us,
+    feed,
+    ops,
+    *,
+    costs=GRAPH_COSTS,
+    loss_bytes=4,
+    function=FUNCTION,
+    launch=launch_ops,
+):
     """Writes one step starting at `start_us`; returns when the step marker ends. `launch` runs the ops
     (engine.launch_ops, or a scenario's own sequence with the same arguments)."""
     call_start, data_ready = feed.before_call(process, gpu, start_us + 4.0)
@@ -90,8 +121,19 @@ def fetch_loss(process, gpu, start_us, loss_bytes, step, step_start_us, gpus=Non
     """
     python = process.python
     after = max(g.ready(COMPUTE_STREAM) for g in (gpus or [gpu]))
-    _, d2h_end = memcpy(python, gpu, "d2h", start_us + 2.0, loss_bytes, 2.0, src="device", dst="pinned",
-                      is_async=True, stream=D2H_STREAM, not_before_us=after)
+    _, d2h_end = memcpy(
+        python,
+        gpu,
+        "d2h",
+        start_us + 2.0,
+        loss_bytes,
+        2.0,
+        src="device",
+        dst="pinned",
+        is_async=True,
+        stream=D2H_STREAM,
+        not_before_us=after,
+    )
     python.event("TFE_TensorHandleResolve", start_us, d2h_end + 2.0 - start_us)
     end = d2h_end + 6.0
     python.step(step, step_start_us, end - step_start_us)

@@ -41,8 +41,18 @@ class _PrefetchToDevice(PipelineFeed):
         executor.event("IteratorGetNext:IteratorGetNext", start_us, end + 2.0 - start_us)
         t = self.pipeline.build_batch(end + 6.0, element_id)
         for size, duration in self.copies:
-            t, _ = memcpy(self.pipeline.producer, gpu, "h2d", t + 2.0, size, duration, src="pinned", dst="device",
-                        is_async=True, stream=H2D_STREAM)
+            t, _ = memcpy(
+                self.pipeline.producer,
+                gpu,
+                "h2d",
+                t + 2.0,
+                size,
+                duration,
+                src="pinned",
+                dst="device",
+                is_async=True,
+                stream=H2D_STREAM,
+            )
         return end + 3.5, 0.0
 
 
@@ -52,7 +62,8 @@ def build_fixed(steps=STEPS, jitter=None):
     """
     run = new_run("transfer_bound_fixed", SPEC, hostname="a100-pcie-07")
     pipeline = PrefetchedPipeline(run.process, BATCH, 800.0, SIZE * SIZE * 16, workers=8)
-    feed = _PrefetchToDevice(pipeline, ((IMAGES, transfer_us(IMAGES, SPEC.host_link_gbps)),
-                                        (MASKS, transfer_us(MASKS, SPEC.host_link_gbps))))
+    feed = _PrefetchToDevice(
+        pipeline, ((IMAGES, transfer_us(IMAGES, SPEC.host_link_gbps)), (MASKS, transfer_us(MASKS, SPEC.host_link_gbps)))
+    )
     run_steps(run, steps, feed, unet(SPEC, BATCH, SIZE, BASE), jitter=jitter)
     return run.builder

@@ -74,9 +74,11 @@ class _PlaneWriter:
             stat.str_value = str(value)
 
     def add_event(self, line, name, start_us, duration_us, stats=(), interned=()):
-        event = line.events.add(metadata_id=self.event_id(name),
-                                offset_ps=_ps(start_us) - line.timestamp_ns * 1000,
-                                duration_ps=_ps(duration_us))
+        event = line.events.add(
+            metadata_id=self.event_id(name),
+            offset_ps=_ps(start_us) - line.timestamp_ns * 1000,
+            duration_ps=_ps(duration_us),
+        )
         for key, value in stats:
             if value is not None:
                 self.set_stat(event.stats.add(), key, value, interned=key in interned)
@@ -122,12 +124,20 @@ class HostThread:
     def launch_call(self, name, start_us, duration_us, correlation_id, device_ordinal, memcpy_details=None):
         """A CUPTI driver-API callback (kernel launch, memcpy or memset call) on this thread."""
         if not self._builder.legacy:
-            stats = [("device_id", device_ordinal), ("correlation_id", correlation_id),
-                     ("context_id", f"$${device_ordinal + 1}"), ("memcpy_details", memcpy_details)]
+            stats = [
+                ("device_id", device_ordinal),
+                ("correlation_id", correlation_id),
+                ("context_id", f"$${device_ordinal + 1}"),
+                ("memcpy_details", memcpy_details),
+            ]
         else:
-            stats = [("correlation_id", correlation_id),
-                     ("kernel_details", "regs:17179869185 shm:7 grid:1,210453397508,0 "
-                                        "block:139910371608800,96,18446744073709551536")]
+            stats = [
+                ("correlation_id", correlation_id),
+                (
+                    "kernel_details",
+                    "regs:17179869185 shm:7 grid:1,210453397508,0 block:139910371608800,96,18446744073709551536",
+                ),
+            ]
         self._writer.add_event(self._line, name, start_us, duration_us, stats, interned=("memcpy_details",))
 
 
@@ -154,11 +164,32 @@ class GpuPlane:
             stats.append(("group_id", 0 if group_id is None else group_id))
         return stats
 
-    def kernel(self, name, start_us, duration_us, *, stream=7, grid=(1, 1, 1), block=(128, 1, 1),
-               registers=32, static_shared=0, dynamic_shared=0, occupancy_pct=50.0, launch=None,
-               tf_op=None, hlo_op=None, hlo_module=None, group_id=None, min_grid_size=None,
-               suggested_block_size=None, details=None, op_name=None, program_id=None, shape=None,
-               correlation_id=None):
+    def kernel(
+        self,
+        name,
+        start_us,
+        duration_us,
+        *,
+        stream=7,
+        grid=(1, 1, 1),
+        block=(128, 1, 1),
+        registers=32,
+        static_shared=0,
+        dynamic_shared=0,
+        occupancy_pct=50.0,
+        launch=None,
+        tf_op=None,
+        hlo_op=None,
+        hlo_module=None,
+        group_id=None,
+        min_grid_size=None,
+        suggested_block_size=None,
+        details=None,
+        op_name=None,
+        program_id=None,
+        shape=None,
+        correlation_id=None,
+    ):
         """A kernel; `launch=(HostThread, start_us, duration_us)` adds its host launch call; `program_id` names
         the XLA module (TraceBuilder.hlo_module) whose `hlo_op` instruction it runs.
 
@@ -176,16 +207,19 @@ class GpuPlane:
         occupancy_stats = []
         details_override = details
         if self._builder.legacy:
-            details = (f"regs:{registers} shm:{static_shared + dynamic_shared} grid:{_dim(grid)} "
-                       f"block:{_dim(block)}")
+            details = f"regs:{registers} shm:{static_shared + dynamic_shared} grid:{_dim(grid)} block:{_dim(block)}"
         else:
-            details = (f"regs:{registers} static_shared:{static_shared} dynamic_shared:{dynamic_shared} "
-                       f"grid:{_dim(grid)} block:{_dim(block)}"
-                       + (f" occ_pct:{_six_digits(occupancy_pct)}" if occupancy_pct is not None else ""))
+            details = (
+                f"regs:{registers} static_shared:{static_shared} dynamic_shared:{dynamic_shared} "
+                f"grid:{_dim(grid)} block:{_dim(block)}"
+                + (f" occ_pct:{_six_digits(occupancy_pct)}" if occupancy_pct is not None else "")
+            )
             if occupancy_pct is not None and min_grid_size is not None:
-                occupancy_stats = [("theoretical_occupancy_pct", float(occupancy_pct)),
-                                   ("occupancy_min_grid_size", min_grid_size),
-                                   ("occupancy_suggested_block_size", suggested_block_size)]
+                occupancy_stats = [
+                    ("theoretical_occupancy_pct", float(occupancy_pct)),
+                    ("occupancy_min_grid_size", min_grid_size),
+                    ("occupancy_suggested_block_size", suggested_block_size),
+                ]
         if details_override is not None:
             details = details_override
         stats = self._common_stats(correlation_id, group_id) + occupancy_stats + [("kernel_details", details)]
@@ -199,40 +233,62 @@ class GpuPlane:
             stats.append(("program_id", program_id))
         if shape is not None:
             stats.append(("shape", shape))
-        self._writer.add_event(self._stream(stream, "Compute"), name, start_us, duration_us, stats,
-                               interned=("kernel_details", "tf_op", "hlo_op", "hlo_module", "name"))
+        self._writer.add_event(
+            self._stream(stream, "Compute"),
+            name,
+            start_us,
+            duration_us,
+            stats,
+            interned=("kernel_details", "tf_op", "hlo_op", "hlo_module", "name"),
+        )
         self._add_launch(launch, name, correlation_id)
         return correlation_id
 
-    def memcpy(self, direction, start_us, duration_us, size_bytes, *, src="pageable", dst="device",
-               is_async=False, stream=9, launch=None, group_id=None):
+    def memcpy(
+        self,
+        direction,
+        start_us,
+        duration_us,
+        size_bytes,
+        *,
+        src="pageable",
+        dst="device",
+        is_async=False,
+        stream=9,
+        launch=None,
+        group_id=None,
+    ):
         """A copy; direction is h2d, d2h, d2d or p2p; src/dst are CUPTI memory kinds (current format only)."""
         correlation_id = self._builder.next_correlation_id()
         name = _COPY_NAMES[direction]
         if self._builder.legacy:
             details = f"size:{size_bytes} dest:{self.ordinal} async:{int(is_async)}"
         else:
-            details = (f"kind_src:{src} kind_dst:{dst} size:{size_bytes} dest:{self.ordinal} "
-                       f"async:{int(is_async)}")
+            details = f"kind_src:{src} kind_dst:{dst} size:{size_bytes} dest:{self.ordinal} async:{int(is_async)}"
         stats = self._common_stats(correlation_id, group_id) + [("memcpy_details", details)]
-        self._writer.add_event(self._stream(stream, name), name, start_us, duration_us, stats,
-                               interned=("memcpy_details",))
+        self._writer.add_event(
+            self._stream(stream, name), name, start_us, duration_us, stats, interned=("memcpy_details",)
+        )
         # The driver callback of a copy carries memcpy_details too, with memory kinds CUPTI does not know yet.
-        host_details = (None if self._builder.legacy else
-                        f"kind_src:unknown kind_dst:unknown size:{size_bytes} dest:{self.ordinal} "
-                        f"async:{int(is_async)}")
+        host_details = (
+            None
+            if self._builder.legacy
+            else f"kind_src:unknown kind_dst:unknown size:{size_bytes} dest:{self.ordinal} async:{int(is_async)}"
+        )
         self._add_launch(launch, name, correlation_id, host_details)
         return correlation_id
 
-    def rocm_copy(self, start_us, duration_us, size_bytes, *, name="CopyDeviceToDevice", stream=12, is_async=True,
-                  launch=None):
+    def rocm_copy(
+        self, start_us, duration_us, size_bytes, *, name="CopyDeviceToDevice", stream=12, is_async=True, launch=None
+    ):
         """A copy as XLA's ROCm tracer writes it: a `Copy...To...` event on a `Stream #N(MemcpyOther)` line
         with `memcpy_details` `kind:Unknown size:.. dest:.. async:..` (ROCm does not know memory kinds)."""
         correlation_id = self._builder.next_correlation_id()
         details = f"kind:Unknown size:{size_bytes} dest:{self.ordinal} async:{int(is_async)}"
         stats = [("correlation_id", correlation_id), ("memcpy_details", details)]
-        self._writer.add_event(self._stream(stream, "MemcpyOther"), name, start_us, duration_us, stats,
-                               interned=("memcpy_details",))
+        self._writer.add_event(
+            self._stream(stream, "MemcpyOther"), name, start_us, duration_us, stats, interned=("memcpy_details",)
+        )
         self._add_launch(launch, "hipMemcpyAsync", correlation_id)
         return correlation_id
 
@@ -240,16 +296,17 @@ class GpuPlane:
         """A memset as the ROCm tracer writes it: a runtime-named event with `memset_details` and no
         `kernel_details`."""
         correlation_id = self._builder.next_correlation_id()
-        stats = [("correlation_id", correlation_id),
-                 ("memset_details", f"kind:Unknown num_bytes:{size_bytes} async:1")]
-        self._writer.add_event(self._stream(stream, "Memset"), name, start_us, duration_us, stats,
-                               interned=("memset_details",))
+        stats = [("correlation_id", correlation_id), ("memset_details", f"kind:Unknown num_bytes:{size_bytes} async:1")]
+        self._writer.add_event(
+            self._stream(stream, "Memset"), name, start_us, duration_us, stats, interned=("memset_details",)
+        )
         return correlation_id
 
     def memset(self, start_us, duration_us, size_bytes, *, stream=7, launch=None):
         correlation_id = self._builder.next_correlation_id()
         stats = self._common_stats(correlation_id, None) + [
-            ("memset_details", f"kind:device num_bytes:{size_bytes} async:1")]
+            ("memset_details", f"kind:device num_bytes:{size_bytes} async:1")
+        ]
         self._writer.add_event(self._stream(stream, "Memset"), "Memset 1", start_us, duration_us, stats)
         self._add_launch(launch, "Memset", correlation_id)
         return correlation_id
@@ -257,8 +314,13 @@ class GpuPlane:
     def step_marker(self, group_id, start_us, duration_us, name=None):
         """A pre-grouped `Steps` line event (legacy format)."""
         line = self._writer.line(STEPS_LINE_ID, "Steps")
-        self._writer.add_event(line, name or str(group_id), start_us, duration_us,
-                               [("group_id", group_id), ("step_name", name or str(group_id))])
+        self._writer.add_event(
+            line,
+            name or str(group_id),
+            start_us,
+            duration_us,
+            [("group_id", group_id), ("step_name", name or str(group_id))],
+        )
 
     def _add_launch(self, launch, name, correlation_id, memcpy_details=None):
         if launch is None:
@@ -304,9 +366,20 @@ class TraceBuilder:
             found = self._threads[name] = HostThread(self, self._host, line_id, name)
         return found
 
-    def gpu(self, ordinal=0, *, model="NVIDIA A100-SXM4-80GB", compute_capability=(8, 0), sm_count=108,
-            clock_mhz=1410, memory_bandwidth_gbps=2039.0, memory_gb=80, memory_bandwidth_bytes=None,
-            memory_bytes=None, vendor="Nvidia"):
+    def gpu(
+        self,
+        ordinal=0,
+        *,
+        model="NVIDIA A100-SXM4-80GB",
+        compute_capability=(8, 0),
+        sm_count=108,
+        clock_mhz=1410,
+        memory_bandwidth_gbps=2039.0,
+        memory_gb=80,
+        memory_bandwidth_bytes=None,
+        memory_bytes=None,
+        vendor="Nvidia",
+    ):
         """The GPU plane `/device:GPU:<ordinal>` with its capability stats (created on first use).
 
         `memory_bandwidth_bytes` (B/s) and `memory_bytes` give the exact values CUDA reports, overriding the
@@ -323,9 +396,11 @@ class TraceBuilder:
                     writer.add_plane_stat("gpu_device_name", model)
             writer.add_plane_stat("clock_rate", int(round(clock_mhz * 1000)))
             writer.add_plane_stat("core_count", sm_count)
-            writer.add_plane_stat("memory_bandwidth", memory_bandwidth_bytes or int(round(memory_bandwidth_gbps
-                                                                                            * 1e9)),
-                                  unsigned=not self.legacy)
+            writer.add_plane_stat(
+                "memory_bandwidth",
+                memory_bandwidth_bytes or int(round(memory_bandwidth_gbps * 1e9)),
+                unsigned=not self.legacy,
+            )
             writer.add_plane_stat("memory_size", memory_bytes or int(memory_gb * 2**30), unsigned=not self.legacy)
             writer.add_plane_stat("compute_cap_major", compute_capability[0])
             writer.add_plane_stat("compute_cap_minor", compute_capability[1])

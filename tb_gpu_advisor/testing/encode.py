@@ -31,8 +31,11 @@ def _as_uint64(values):
     values = np.asarray(values)
     if values.dtype.kind == "f":
         raise TypeError("varints need integers")
-    return values.astype(np.int64, copy=False).view(np.uint64) if values.dtype.kind == "i" \
+    return (
+        values.astype(np.int64, copy=False).view(np.uint64)
+        if values.dtype.kind == "i"
         else values.astype(np.uint64, copy=False)
+    )
 
 
 def varint_sizes(values):
@@ -129,8 +132,9 @@ def varint_field(field_number, values, present=None):
 def double_field(field_number, values):
     """A double field in every row."""
     payload = np.asarray(values, dtype="<f8").view(np.uint8)
-    return join_rows(constant(tag(field_number, _WIRE_FIXED64), len(values)),
-                     Rows(payload, np.full(len(values), 8, dtype=np.int64)))
+    return join_rows(
+        constant(tag(field_number, _WIRE_FIXED64), len(values)), Rows(payload, np.full(len(values), 8, dtype=np.int64))
+    )
 
 
 def message_field(field_number, rows, present=None):

@@ -12,8 +12,11 @@ _TUPLE = 13
 
 def shape(dtype, *dims):
     """A ShapeProto of an array with the default (row-major) layout: shape("bf16", 4, 4); a scalar is shape("f32")."""
-    return schema.ShapeProto(element_type=ELEMENT_TYPES[dtype], dimensions=list(dims),
-                             layout=schema.LayoutProto(minor_to_major=list(range(len(dims) - 1, -1, -1))))
+    return schema.ShapeProto(
+        element_type=ELEMENT_TYPES[dtype],
+        dimensions=list(dims),
+        layout=schema.LayoutProto(minor_to_major=list(range(len(dims) - 1, -1, -1))),
+    )
 
 
 def tuple_shape(*leaves):
@@ -29,16 +32,22 @@ class Computation:
         self.parameters = []
 
     def add(self, name, opcode, result_shape, operands=(), **fields):
-        instruction = self.proto.instructions.add(name=name, opcode=opcode, id=self._module.next_id(),
-                                                  operand_ids=[o.id for o in operands])
+        instruction = self.proto.instructions.add(
+            name=name, opcode=opcode, id=self._module.next_id(), operand_ids=[o.id for o in operands]
+        )
         instruction.shape.CopyFrom(result_shape)
         for key, value in fields.items():
             if key == "called":
                 instruction.called_computation_ids.extend(c.proto.id for c in value)
             elif key == "backend_config":
                 instruction.backend_config = json.dumps(value).encode()
-            elif key in ("dot_dimension_numbers", "convolution_dimension_numbers", "window", "collective_device_list",
-                         "mesh_axes_replica_group_list"):
+            elif key in (
+                "dot_dimension_numbers",
+                "convolution_dimension_numbers",
+                "window",
+                "collective_device_list",
+                "mesh_axes_replica_group_list",
+            ):
                 getattr(instruction, key).CopyFrom(value)
             elif isinstance(value, (list, tuple)):
                 getattr(instruction, key).extend(value)
@@ -104,23 +113,35 @@ def replica_groups(*groups):
 
 
 def dot_numbers(lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
-    return schema.DotDimensionNumbers(lhs_contracting_dimensions=list(lhs_contracting),
-                                      rhs_contracting_dimensions=list(rhs_contracting),
-                                      lhs_batch_dimensions=list(lhs_batch), rhs_batch_dimensions=list(rhs_batch))
+    return schema.DotDimensionNumbers(
+        lhs_contracting_dimensions=list(lhs_contracting),
+        rhs_contracting_dimensions=list(rhs_contracting),
+        lhs_batch_dimensions=list(lhs_batch),
+        rhs_batch_dimensions=list(rhs_batch),
+    )
 
 
 def dot_numbers_json(lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
     """Dot dimension numbers as XLA writes them in a backend config (decimal strings)."""
-    return {"lhs_contracting_dimensions": [str(d) for d in lhs_contracting],
-            "rhs_contracting_dimensions": [str(d) for d in rhs_contracting],
-            "lhs_batch_dimensions": [str(d) for d in lhs_batch], "rhs_batch_dimensions": [str(d) for d in rhs_batch]}
+    return {
+        "lhs_contracting_dimensions": [str(d) for d in lhs_contracting],
+        "rhs_contracting_dimensions": [str(d) for d in rhs_contracting],
+        "lhs_batch_dimensions": [str(d) for d in lhs_batch],
+        "rhs_batch_dimensions": [str(d) for d in rhs_batch],
+    }
 
 
 def gemm_config(lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
     """The backend config of a `__cublas$gemm` / `__cublas$lt$matmul` custom-call."""
-    return {"operation_queue_id": "0", "gemm_backend_config": {
-        "alpha_real": 1, "beta": 0, "epilogue": "DEFAULT",
-        "dot_dimension_numbers": dot_numbers_json(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)}}
+    return {
+        "operation_queue_id": "0",
+        "gemm_backend_config": {
+            "alpha_real": 1,
+            "beta": 0,
+            "epilogue": "DEFAULT",
+            "dot_dimension_numbers": dot_numbers_json(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch),
+        },
+    }
 
 
 def fmha_config(batch, heads, seq_q, seq_kv, mask_type="NO_MASK", layout_bthd=True):
@@ -129,11 +150,21 @@ def fmha_config(batch, heads, seq_q, seq_kv, mask_type="NO_MASK", layout_bthd=Tr
         bmm1, bmm2 = dot_numbers_json((3,), (3,), (0, 2), (0, 2)), dot_numbers_json((3,), (1,), (0, 1), (0, 2))
     else:
         bmm1, bmm2 = dot_numbers_json((3,), (3,), (0, 1), (0, 1)), dot_numbers_json((3,), (2,), (0, 1), (0, 1))
-    return {"operation_queue_id": "0", "cudnn_fmha_backend_config": {
-        "fmha_scale": 0.125, "dropout_rate": 0, "is_flash_attention": True, "mask_type": mask_type,
-        "intermediate_tensor_shape": {"element_type": "BF16",
-                                      "dimensions": [str(batch), str(heads), str(seq_q), str(seq_kv)]},
-        "bmm1_dot_dimension_numbers": bmm1, "bmm2_dot_dimension_numbers": bmm2}}
+    return {
+        "operation_queue_id": "0",
+        "cudnn_fmha_backend_config": {
+            "fmha_scale": 0.125,
+            "dropout_rate": 0,
+            "is_flash_attention": True,
+            "mask_type": mask_type,
+            "intermediate_tensor_shape": {
+                "element_type": "BF16",
+                "dimensions": [str(batch), str(heads), str(seq_q), str(seq_kv)],
+            },
+            "bmm1_dot_dimension_numbers": bmm1,
+            "bmm2_dot_dimension_numbers": bmm2,
+        },
+    }
 
 
 def single_op_module(module_name, thunk_name, opcode, operands=2):
@@ -150,6 +181,12 @@ def single_op_module(module_name, thunk_name, opcode, operands=2):
     params = [body.parameter(f"p{i}", s) for i, s in enumerate(inputs)]
     body.add(opcode, opcode, shape("f32", 32, 64), params, **fields)
     args = [module.entry.parameter(f"arg{i}", s) for i, s in enumerate(inputs)]
-    module.entry.add(thunk_name, "fusion", shape("f32", 32, 64), args, called=[body],
-                     fusion_kind="kCustom" if opcode == "dot" else "kLoop")
+    module.entry.add(
+        thunk_name,
+        "fusion",
+        shape("f32", 32, 64),
+        args,
+        called=[body],
+        fusion_kind="kCustom" if opcode == "dot" else "kLoop",
+    )
     return module

@@ -5,13 +5,16 @@ import json
 
 def x_event(cat, name, ts, dur, pid=1, tid=1, **args):
     """One complete ("X") event; `ts` and `dur` are microseconds, passed as strings to keep every digit."""
-    return (f'{{"ph": "X", "cat": "{cat}", "name": {json.dumps(name)}, "pid": {pid}, "tid": {tid}, "ts": {ts}, '
-            f'"dur": {dur}, "args": {json.dumps(args)}}}')
+    return (
+        f'{{"ph": "X", "cat": "{cat}", "name": {json.dumps(name)}, "pid": {pid}, "tid": {tid}, "ts": {ts}, '
+        f'"dur": {dur}, "args": {json.dumps(args)}}}'
+    )
 
 
 def kernel(name, ts, dur, correlation, device=0, stream=7, **args):
-    return x_event("kernel", name, ts, dur, pid=device, tid=stream, device=device, stream=stream,
-                   correlation=correlation, **args)
+    return x_event(
+        "kernel", name, ts, dur, pid=device, tid=stream, device=device, stream=stream, correlation=correlation, **args
+    )
 
 
 def launch(ts, dur, correlation, name="cudaLaunchKernel"):

@@ -22,15 +22,37 @@ _COMPUTE_STREAM, _COPY_STREAM, _OUT_STREAM, _NCCL_STREAM = 7, 9, 10, 13
 _NCCL_NAME = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 _KERNEL_FAMILIES = (
     ("ampere_fp16_s16816gemm_fp16_{}x128_ldg8_f2f_stages_32x5_tn", 20.0, (216, 1, 1), (256, 1, 1), 232),
-    ("sm80_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize{}x128x32_stage3_warpsize2x2x1_tensor16x8x8_kernel",
-     15.0, (108, 2, 1), (128, 1, 1), 168),
-    ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
-     "Eigen::Tensor<float, {}, 1, long>, 16>>, Eigen::GpuDevice>, long>(Eigen::TensorEvaluator<float>, long)",
-     3.0, (1024, 1, 1), (1024, 1, 1), 32),
-    ("void tensorflow::functor::ColumnReduceKernel<float const*, float*, cub::Sum, {}>(float const*, float*, "
-     "int, int, cub::Sum, float)", 4.0, (32, 8, 1), (32, 32, 1), 40),
-    ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_{}x64_32x3_nn_align4>(cutlass_80_tensorop_s1688gemm"
-     "::Params)", 25.0, (54, 4, 1), (128, 1, 1), 254),
+    (
+        "sm80_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize{}x128x32_stage3_warpsize2x2x1_tensor16x8x8_kernel",
+        15.0,
+        (108, 2, 1),
+        (128, 1, 1),
+        168,
+    ),
+    (
+        "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
+        "Eigen::Tensor<float, {}, 1, long>, 16>>, Eigen::GpuDevice>, long>(Eigen::TensorEvaluator<float>, long)",
+        3.0,
+        (1024, 1, 1),
+        (1024, 1, 1),
+        32,
+    ),
+    (
+        "void tensorflow::functor::ColumnReduceKernel<float const*, float*, cub::Sum, {}>(float const*, float*, "
+        "int, int, cub::Sum, float)",
+        4.0,
+        (32, 8, 1),
+        (32, 32, 1),
+        40,
+    ),
+    (
+        "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_{}x64_32x3_nn_align4>(cutlass_80_tensorop_s1688gemm"
+        "::Params)",
+        25.0,
+        (54, 4, 1),
+        (128, 1, 1),
+        254,
+    ),
 )
 
 
@@ -94,8 +116,9 @@ def _ref_stat(stat_id, refs):
 
 
 def _str_stat(stat_id, text, count):
-    return encode.join_rows(encode.varint_field(1, np.full(count, stat_id)),
-                          encode.constant(encode.len_prefixed(5, text.encode()), count))
+    return encode.join_rows(
+        encode.varint_field(1, np.full(count, stat_id)), encode.constant(encode.len_prefixed(5, text.encode()), count)
+    )
 
 
 def _program(kernels_per_step, rng):
@@ -111,13 +134,14 @@ def write_training_trace(path, *, gpus=8, steps=20, kernels_per_step=1000, seed=
     rng = np.random.default_rng(seed)
     families, variants, means = _program(kernels_per_step, rng)
     nccl = np.zeros(kernels_per_step, dtype=bool)
-    nccl[int(kernels_per_step * 0.96):] = True  # the step ends with its gradient all-reduces
+    nccl[int(kernels_per_step * 0.96) :] = True  # the step ends with its gradient all-reduces
     host = _Plane(0, "/host:CPU")
     host_lines = {"python": [], "tf_data": [], **{g: [] for g in range(gpus)}}
     correlation = 1
     step_start = 1_000 * _PS_PER_US
-    device_chunks = {g: {s: [] for s in (_COMPUTE_STREAM, _COPY_STREAM, _OUT_STREAM, _NCCL_STREAM)}
-                     for g in range(gpus)}
+    device_chunks = {
+        g: {s: [] for s in (_COMPUTE_STREAM, _COPY_STREAM, _OUT_STREAM, _NCCL_STREAM)} for g in range(gpus)
+    }
     device_planes = [_GpuPlane(g) for g in range(gpus)]
     host_events = 0
     for step in range(steps):
@@ -135,17 +159,35 @@ def write_training_trace(path, *, gpus=8, steps=20, kernels_per_step=1000, seed=
             ids = np.arange(correlation, correlation + kernels_per_step + 2, dtype=np.int64)
             correlation += kernels_per_step + 2
             copy_start = step_start + wait_ps + 10 * _PS_PER_US
-            plane.add_step(device_chunks[g], kernel_start, durations, ids, nccl, families, variants, copy_start,
-                           step_start, int(kernel_start[-1] + durations[-1]))
+            plane.add_step(
+                device_chunks[g],
+                kernel_start,
+                durations,
+                ids,
+                nccl,
+                families,
+                variants,
+                copy_start,
+                step_start,
+                int(kernel_start[-1] + durations[-1]),
+            )
             out_end = int(kernel_start[-1] + durations[-1]) + 40 * _PS_PER_US
             step_end = max(step_end, out_end)
-            host_lines[g].append(_launches(host, g, plane, launch_start, launch_dur, ids, nccl, families,
-                                           variants, copy_start))
+            host_lines[g].append(
+                _launches(host, g, plane, launch_start, launch_dur, ids, nccl, families, variants, copy_start)
+            )
             host_events += kernels_per_step + 2
-        host_lines["python"].append(_events([host.event_id("train")], [step_start], [step_end - step_start], [
-            _int_stat(host.stat_id("step_num"), [step]), _int_stat(host.stat_id("_r"), [1])]))
-        host_lines["tf_data"].append(_events([host.event_id("IteratorGetNextOp::DoCompute")],
-                                             [step_start + 50 * _PS_PER_US], [wait_ps], []))
+        host_lines["python"].append(
+            _events(
+                [host.event_id("train")],
+                [step_start],
+                [step_end - step_start],
+                [_int_stat(host.stat_id("step_num"), [step]), _int_stat(host.stat_id("_r"), [1])],
+            )
+        )
+        host_lines["tf_data"].append(
+            _events([host.event_id("IteratorGetNextOp::DoCompute")], [step_start + 50 * _PS_PER_US], [wait_ps], [])
+        )
         host_events += 2
         step_start = step_end + 100 * _PS_PER_US
     host.add_line(1001, "python", host_lines.pop("python"))
@@ -164,8 +206,9 @@ def write_training_trace(path, *, gpus=8, steps=20, kernels_per_step=1000, seed=
         for plane in planes:
             handle.write(encode.len_prefixed(1, plane))
         handle.write(encode.len_prefixed(4, b"localhost"))
-    return TraceSize(path=str(path), bytes=os.path.getsize(path), kernels=gpus * steps * kernels_per_step,
-                     host_events=host_events)
+    return TraceSize(
+        path=str(path), bytes=os.path.getsize(path), kernels=gpus * steps * kernels_per_step, host_events=host_events
+    )
 
 
 def _kernel_name(family, variant):
@@ -181,10 +224,16 @@ def _launches(host, ordinal, plane, start, duration, ids, nccl, families, varian
     starts = np.concatenate([[copy_start - 8 * _PS_PER_US], start, [start[-1] + 20 * _PS_PER_US]])
     durs = np.concatenate([[5 * _PS_PER_US], duration, [6 * _PS_PER_US]])
     count = len(meta)
-    return _events(meta, starts, durs, [
-        _int_stat(host.stat_id("correlation_id"), ids),
-        _int_stat(host.stat_id("device_id"), np.full(count, ordinal)),
-        _str_stat(host.stat_id("context_id"), f"$${ordinal + 1}", count)])
+    return _events(
+        meta,
+        starts,
+        durs,
+        [
+            _int_stat(host.stat_id("correlation_id"), ids),
+            _int_stat(host.stat_id("device_id"), np.full(count, ordinal)),
+            _str_stat(host.stat_id("context_id"), f"$${ordinal + 1}", count),
+        ],
+    )
 
 
 class _GpuPlane:
@@ -193,13 +242,21 @@ class _GpuPlane:
     def __init__(self, ordinal):
         self.ordinal = ordinal
         self.plane = _Plane(ordinal, f"/device:GPU:{ordinal}")
-        for name, value in (("clock_rate", 1_410_000), ("core_count", 108), ("memory_bandwidth", 2_039 * 10**9),
-                            ("memory_size", 80 * 2**30), ("compute_cap_major", 8), ("compute_cap_minor", 0)):
+        for name, value in (
+            ("clock_rate", 1_410_000),
+            ("core_count", 108),
+            ("memory_bandwidth", 2_039 * 10**9),
+            ("memory_size", 80 * 2**30),
+            ("compute_cap_major", 8),
+            ("compute_cap_minor", 0),
+        ):
             self.plane.plane_stat(name, value)
         self.plane.plane_stat("device_vendor", "Nvidia", "str_value")
         self.plane.plane_stat("gpu_device_name", "NVIDIA A100-SXM4-80GB", "str_value")
-        self.stat = {name: self.plane.stat_id(name) for name in
-                     ("correlation_id", "context_id", "kernel_details", "tf_op", "memcpy_details")}
+        self.stat = {
+            name: self.plane.stat_id(name)
+            for name in ("correlation_id", "context_id", "kernel_details", "tf_op", "memcpy_details")
+        }
 
     def _details(self, family, variant):
         if family < 0:
@@ -207,39 +264,67 @@ class _GpuPlane:
         else:
             _, _, grid, block, regs = _KERNEL_FAMILIES[family]
             regs = min(255, regs // 2 + variant)
-        return self.plane.stat_id(f"regs:{regs} static_shared:0 dynamic_shared:{variant * 1024 % 49152} "
-                                  f"grid:{','.join(map(str, grid))} block:{','.join(map(str, block))} "
-                                  f"occ_pct:{min(100, 2400 // regs) / 1.0}")
+        return self.plane.stat_id(
+            f"regs:{regs} static_shared:0 dynamic_shared:{variant * 1024 % 49152} "
+            f"grid:{','.join(map(str, grid))} block:{','.join(map(str, block))} "
+            f"occ_pct:{min(100, 2400 // regs) / 1.0}"
+        )
 
     def add_step(self, chunks, start, durations, ids, nccl, families, variants, copy_start, step_start, end):
         plane = self.plane
         programs = [(-1 if n else int(f), int(v)) for n, f, v in zip(nccl, families, variants)]
         cache = {}
         for key in dict.fromkeys(programs):
-            cache[key] = (plane.event_id(_kernel_name(*key)), self._details(*key),
-                          plane.stat_id(f"model/layer_{key[1] % 24}/{'allreduce' if key[0] < 0 else 'dense'}/"
-                                        f"op_{key[0]}_{key[1]}:{'NcclAllReduce' if key[0] < 0 else 'MatMul'}"))
+            cache[key] = (
+                plane.event_id(_kernel_name(*key)),
+                self._details(*key),
+                plane.stat_id(
+                    f"model/layer_{key[1] % 24}/{'allreduce' if key[0] < 0 else 'dense'}/"
+                    f"op_{key[0]}_{key[1]}:{'NcclAllReduce' if key[0] < 0 else 'MatMul'}"
+                ),
+            )
         meta, details, ops = (np.array([cache[k][i] for k in programs], dtype=np.int64) for i in range(3))
         for stream, chosen in ((_COMPUTE_STREAM, ~nccl), (_NCCL_STREAM, nccl)):
             count = int(chosen.sum())
-            chunks[stream].append(_events(meta[chosen], start[chosen], durations[chosen], [
-                _int_stat(self.stat["correlation_id"], ids[1:-1][chosen]),
-                _str_stat(self.stat["context_id"], f"$${self.ordinal + 1}", count),
-                _ref_stat(self.stat["kernel_details"], details[chosen]),
-                _ref_stat(self.stat["tf_op"], ops[chosen])]))
+            chunks[stream].append(
+                _events(
+                    meta[chosen],
+                    start[chosen],
+                    durations[chosen],
+                    [
+                        _int_stat(self.stat["correlation_id"], ids[1:-1][chosen]),
+                        _str_stat(self.stat["context_id"], f"$${self.ordinal + 1}", count),
+                        _ref_stat(self.stat["kernel_details"], details[chosen]),
+                        _ref_stat(self.stat["tf_op"], ops[chosen]),
+                    ],
+                )
+            )
         batch = plane.stat_id(f"kind_src:pageable kind_dst:device size:{16 << 20} dest:{self.ordinal} async:0")
         loss = plane.stat_id(f"kind_src:device kind_dst:pageable size:4 dest:{self.ordinal} async:0")
         for stream, name, at, dur, corr, details in (
-                (_COPY_STREAM, "MemcpyH2D", copy_start, 1_400 * _PS_PER_US, ids[0], batch),
-                (_OUT_STREAM, "MemcpyD2H", end + 25 * _PS_PER_US, 3 * _PS_PER_US, ids[-1], loss)):
-            chunks[stream].append(_events([plane.event_id(name)], [at], [dur], [
-                _int_stat(self.stat["correlation_id"], [corr]),
-                _str_stat(self.stat["context_id"], f"$${self.ordinal + 1}", 1),
-                _ref_stat(self.stat["memcpy_details"], [details])]))
+            (_COPY_STREAM, "MemcpyH2D", copy_start, 1_400 * _PS_PER_US, ids[0], batch),
+            (_OUT_STREAM, "MemcpyD2H", end + 25 * _PS_PER_US, 3 * _PS_PER_US, ids[-1], loss),
+        ):
+            chunks[stream].append(
+                _events(
+                    [plane.event_id(name)],
+                    [at],
+                    [dur],
+                    [
+                        _int_stat(self.stat["correlation_id"], [corr]),
+                        _str_stat(self.stat["context_id"], f"$${self.ordinal + 1}", 1),
+                        _ref_stat(self.stat["memcpy_details"], [details]),
+                    ],
+                )
+            )
 
     def serialize(self, chunks):
-        names = {_COMPUTE_STREAM: "Stream #7(Compute)", _COPY_STREAM: "Stream #9(MemcpyH2D)",
-                 _OUT_STREAM: "Stream #10(MemcpyD2H)", _NCCL_STREAM: "Stream #13(Compute)"}
+        names = {
+            _COMPUTE_STREAM: "Stream #7(Compute)",
+            _COPY_STREAM: "Stream #9(MemcpyH2D)",
+            _OUT_STREAM: "Stream #10(MemcpyD2H)",
+            _NCCL_STREAM: "Stream #13(Compute)",
+        }
         for stream in sorted(chunks):
             self.plane.add_line(stream, names[stream], chunks[stream])
         return self.plane.serialize()

@@ -29,8 +29,9 @@ def _events(text):
 def _span_us(events):
     """A whole number of microseconds longer than the events' time span."""
     starts = [e["ts"] for _, e in events if isinstance(e.get("ts"), (int, Decimal))]
-    ends = [e["ts"] + e.get("dur", 0) for _, e in events
-            if e.get("ph") == "X" and isinstance(e.get("ts"), (int, Decimal))]
+    ends = [
+        e["ts"] + e.get("dur", 0) for _, e in events if e.get("ph") == "X" and isinstance(e.get("ts"), (int, Decimal))
+    ]
     return int(max(ends) - min(starts)) + 1000
 
 
@@ -42,8 +43,19 @@ def write_repeated_kineto(path, source, copies):
     with opener(source, "rt", encoding="utf-8") as handle:
         head, events, tail = _events(handle.read())
     span = _span_us(events)
-    id_step = 10 ** len(str(max((e.get("args", {}).get("correlation", 0) for _, e in events
-                                 if isinstance(e.get("args"), dict)), default=0) + 1)) * 10
+    id_step = (
+        10
+        ** len(
+            str(
+                max(
+                    (e.get("args", {}).get("correlation", 0) for _, e in events if isinstance(e.get("args"), dict)),
+                    default=0,
+                )
+                + 1
+            )
+        )
+        * 10
+    )
     steps = [int(m) for text, _ in events for m in re.findall(r'"ProfilerStep#([0-9]+)"', text)]
     step_count = max(steps) + 1 if steps else 0
     keep = [event.get("ph") in ("X", "f", "s") and isinstance(event.get("pid"), int) for _, event in events]
@@ -64,7 +76,7 @@ def write_repeated_kineto(path, source, copies):
                     return f'"ts": {Decimal(value) + shift_us}'
                 return f'"{key}": {int(value) + shift_id}'
 
-            for text in (repeated if copy else repeated + once):
+            for text in repeated if copy else repeated + once:
                 out.write(("\n  " if first else ",\n  ") + (_SHIFTED.sub(shifted, text) if copy else text))
                 first = False
                 written += 1

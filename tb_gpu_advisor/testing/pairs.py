@@ -24,8 +24,15 @@ def _compute(gpu, python, rng, start, kernels=6):
     for index in range(kernels):
         name, duration = (_GEMM, 300) if index % 2 == 0 else (_RELU, 60)
         duration = _jitter(rng, duration)
-        gpu.kernel(name, t, duration, grid=(216, 1, 1), block=(256, 1, 1), launch=(python, t - 20, 8),
-                   tf_op="model/dense/MatMul:MatMul" if name == _GEMM else "model/dense/Relu:Relu")
+        gpu.kernel(
+            name,
+            t,
+            duration,
+            grid=(216, 1, 1),
+            block=(256, 1, 1),
+            launch=(python, t - 20, 8),
+            tf_op="model/dense/MatMul:MatMul" if name == _GEMM else "model/dense/Relu:Relu",
+        )
         t += duration + 10
     return t
 
@@ -56,14 +63,27 @@ def write_launch_pair(logdir, fixed, seed=0, run=None):
         if fixed:
             for index in range(4):
                 duration = _jitter(rng, 160)
-                gpu.kernel(f"fused_layer_block_{index}", cursor + 12, duration, grid=(432, 1, 1),
-                           block=(256, 1, 1), launch=(python, cursor, 10))
+                gpu.kernel(
+                    f"fused_layer_block_{index}",
+                    cursor + 12,
+                    duration,
+                    grid=(432, 1, 1),
+                    block=(256, 1, 1),
+                    launch=(python, cursor, 10),
+                )
                 cursor += duration + 14
         else:
             for index in range(200):
                 call = _jitter(rng, 15)
-                gpu.kernel(f"elementwise_op_{index % 8}", cursor + call + 2, 3, grid=(4, 1, 1),
-                           block=(64, 1, 1), occupancy_pct=6.0, launch=(python, cursor, call))
+                gpu.kernel(
+                    f"elementwise_op_{index % 8}",
+                    cursor + call + 2,
+                    3,
+                    grid=(4, 1, 1),
+                    block=(64, 1, 1),
+                    occupancy_pct=6.0,
+                    launch=(python, cursor, call),
+                )
                 cursor += call + 6
         python.step(step, t, cursor + 10 - t)
         t = cursor + 15
@@ -79,8 +99,16 @@ def write_transfer_pair(logdir, fixed, seed=0, run=None):
     t = 1000.0
     for step in range(STEPS):
         copy = _jitter(rng, 2_600 if fixed else 21_000)
-        gpu.memcpy("h2d", t + 30, copy, size, src="pinned" if fixed else "pageable", is_async=fixed,
-                   stream=9, launch=(python, t + 10, 15 if fixed else copy + 20))
+        gpu.memcpy(
+            "h2d",
+            t + 30,
+            copy,
+            size,
+            src="pinned" if fixed else "pageable",
+            is_async=fixed,
+            stream=9,
+            launch=(python, t + 10, 15 if fixed else copy + 20),
+        )
         end = _compute(gpu, python, rng, t + 30 + copy + 40) + 30
         python.step(step, t, end - t)
         t = end + 5

@@ -18,15 +18,24 @@ def write_quickstart(logdir):
         t = start + 6_100
         for index in range(12):
             launch_at = t - 20
-            name = ("ampere_sgemm_128x64_tn" if index % 3 == 0 else
-                    "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<float>, long>(int)")
+            name = (
+                "ampere_sgemm_128x64_tn"
+                if index % 3 == 0
+                else "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<float>, long>(int)"
+            )
             duration = 250 if index % 3 == 0 else 40
-            gpu.kernel(name, t, duration, grid=(216, 1, 1), block=(256, 1, 1), occupancy_pct=50.0,
-                       launch=(python, launch_at, 8), tf_op="model/dense/MatMul:MatMul" if index % 3 == 0 else
-                       "model/dense/Relu:Relu")
+            gpu.kernel(
+                name,
+                t,
+                duration,
+                grid=(216, 1, 1),
+                block=(256, 1, 1),
+                occupancy_pct=50.0,
+                launch=(python, launch_at, 8),
+                tf_op="model/dense/MatMul:MatMul" if index % 3 == 0 else "model/dense/Relu:Relu",
+            )
             t += duration + 15
-        gpu.memcpy("h2d", start + 6_060, 30, 393_216, src="pageable", dst="device",
-                   launch=(python, start + 6_050, 5))
+        gpu.memcpy("h2d", start + 6_060, 30, 393_216, src="pageable", dst="device", launch=(python, start + 6_050, 5))
     return builder.write_run(logdir, run="quickstart_input_bound")
 
 

@@ -64,5 +64,11 @@ def combine(window_ms, claims, device_busy_ms=None):
         if new_window < floor:
             new_window = capped = floor
     kind = MODEL if all(c.kind == MODEL for c in counted) else BOUND
-    return Combined(round(window_ms / new_window, 2), kind, tuple(c.id for c in counted),
-                    tuple(c.id for c in shared), new_window, capped)
+    return Combined(
+        round(window_ms / new_window, 2),
+        kind,
+        tuple(c.id for c in counted),
+        tuple(c.id for c in shared),
+        new_window,
+        capped,
+    )

@@ -11,26 +11,35 @@ def overlap_collectives(window_ms, exposed_ms, compute_ms, overlapped_ms, backwa
     compute (`compute_ms`), less the collective time that already overlaps compute (`overlapped_ms`, per GPU)."""
     room = max(0.0, backward_share * compute_ms - overlapped_ms)
     hidden = min(exposed_ms, room)
-    return model(window_ms, window_ms - hidden,
-                 f"model: the exposed collectives ({exposed_ms:.3g} ms) overlapped with the backward pass, taken as "
-                 f"{backward_share:.0%} of the compute ({compute_ms:.3g} ms on the busiest GPU), less the "
-                 f"{overlapped_ms:.3g} ms of collectives that already overlap compute: {hidden:.3g} ms hidden")
+    return model(
+        window_ms,
+        window_ms - hidden,
+        f"model: the exposed collectives ({exposed_ms:.3g} ms) overlapped with the backward pass, taken as "
+        f"{backward_share:.0%} of the compute ({compute_ms:.3g} ms on the busiest GPU), less the "
+        f"{overlapped_ms:.3g} ms of collectives that already overlap compute: {hidden:.3g} ms hidden",
+    )
 
 
 def beyond_overlap(window_ms, exposed_ms, hidden_ms):
     """The window without the exposed collective time that overlapping cannot hide (`exposed_ms` - `hidden_ms`):
     an upper bound of fewer or smaller collectives (or a faster link) removing it."""
     rest = max(0.0, exposed_ms - hidden_ms)
-    return bound(window_ms, window_ms - rest,
-                 f"upper bound: the {rest:.3g} ms of exposed collectives that overlap cannot hide (of "
-                 f"{exposed_ms:.3g} ms exposed, {hidden_ms:.3g} ms hidden by overlapping with the backward pass) "
-                 "removed by fewer or smaller collectives")
+    return bound(
+        window_ms,
+        window_ms - rest,
+        f"upper bound: the {rest:.3g} ms of exposed collectives that overlap cannot hide (of "
+        f"{exposed_ms:.3g} ms exposed, {hidden_ms:.3g} ms hidden by overlapping with the backward pass) "
+        "removed by fewer or smaller collectives",
+    )
 
 
 def straggler(window_ms, excess_ms):
     """The window with the slowest GPU computing no longer than the next slowest: the others wait that much less."""
-    return model(window_ms, window_ms - excess_ms,
-                 "model: the slowest GPU computing no longer than the next slowest, so the step waits that much less")
+    return model(
+        window_ms,
+        window_ms - excess_ms,
+        "model: the slowest GPU computing no longer than the next slowest, so the step waits that much less",
+    )
 
 
 def spread_over_idle_gpus(window_ms, compute_ms, working, total):
@@ -38,8 +47,11 @@ def spread_over_idle_gpus(window_ms, compute_ms, working, total):
     compute (`compute_ms`) shrinks to working/total of itself; an upper bound (perfect scaling, no more
     communication, the host's share unchanged)."""
     saved = compute_ms * (1.0 - working / total) if total > working > 0 else 0.0
-    return bound(window_ms, window_ms - saved,
-                 f"upper bound: the same global batch split over all {total} GPUs instead of {working}, the busiest "
-                 f"GPU's compute ({compute_ms:.3g} ms) shrinking to {working}/{total} of itself (perfect scaling, "
-                 "no added communication); or, at the same per-GPU batch, up to "
-                 f"{total / working:.3g}{TIMES} the examples per second")
+    return bound(
+        window_ms,
+        window_ms - saved,
+        f"upper bound: the same global batch split over all {total} GPUs instead of {working}, the busiest "
+        f"GPU's compute ({compute_ms:.3g} ms) shrinking to {working}/{total} of itself (perfect scaling, "
+        "no added communication); or, at the same per-GPU batch, up to "
+        f"{total / working:.3g}{TIMES} the examples per second",
+    )

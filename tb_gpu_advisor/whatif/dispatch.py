@@ -30,8 +30,15 @@ def kept_with_fused_ms(kept_ms, fused_ms, device_busy_ms):
     return max(kept_ms + fused_ms, device_busy_ms)
 
 
-def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept, removed="the Python dispatch between ops is removed",
-                  fused_ms=None, device_text="the device's busy time"):
+def compiled_step(
+    window_ms,
+    kept_ms,
+    device_busy_ms,
+    what_kept,
+    removed="the Python dispatch between ops is removed",
+    fused_ms=None,
+    device_text="the device's busy time",
+):
     """The window with only `kept_ms` of host work (the ops' own work, summed over the window) and the device
     busy `device_busy_ms` left, whichever is longer; `what_kept` says in words what was kept, `removed` (a
     clause) what was removed, `device_text` what the device's time is made of. With `fused_ms` (work jit fuses, counted as zero) two approximations pull in
@@ -39,13 +46,19 @@ def compiled_step(window_ms, kept_ms, device_busy_ms, what_kept, removed="the Py
     optimistic), while the dots and reductions keep their op-by-op time, which jit can shorten (pessimistic). A
     point estimate either way, so a model, whose basis also gives the speedup with the fused work kept."""
     new = max(kept_ms, device_busy_ms)
-    text = (f"compiled, the step keeps {what_kept} ({kept_ms:.3g} ms over the window) and the device's busy time "
-            f"({device_busy_ms:.3g} ms), whichever is longer; {removed}").replace("the device's busy time", device_text, 1)
+    text = (
+        f"compiled, the step keeps {what_kept} ({kept_ms:.3g} ms over the window) and the device's busy time "
+        f"({device_busy_ms:.3g} ms), whichever is longer; {removed}"
+    ).replace("the device's busy time", device_text, 1)
     if not fused_ms:
         return model(window_ms, new, f"model: {text}")
     unfused = kept_with_fused_ms(kept_ms, fused_ms, device_busy_ms)
     at_least = window_ms / unfused if 0 < unfused < window_ms else 1.0
-    return model(window_ms, new, f"model: {text}. Two approximations pull in opposite directions: the zero is "
-                                 f"optimistic, since a fused loop still does the arithmetic and one pass over "
-                                 f"memory (with that work kept, about {at_least:.2f}x), while the dots and "
-                                 "reductions keep their op-by-op time, which jit can also shorten")
+    return model(
+        window_ms,
+        new,
+        f"model: {text}. Two approximations pull in opposite directions: the zero is "
+        f"optimistic, since a fused loop still does the arithmetic and one pass over "
+        f"memory (with that work kept, about {at_least:.2f}x), while the dots and "
+        "reductions keep their op-by-op time, which jit can also shorten",
+    )

@@ -16,5 +16,9 @@ def fused(window_ms, target_ms, kernels, hbm_gbps):
     if before <= 0:
         return None
     new_window = window_ms - target_ms * (1.0 - after / before)
-    return model(window_ms, new_window, f"model: the element-wise kernels fused, each moving its bytes at "
-                                        f"{hbm_gbps:g} GB/s ({before:.3g} -> {after:.3g} ms over their rows)")
+    return model(
+        window_ms,
+        new_window,
+        f"model: the element-wise kernels fused, each moving its bytes at "
+        f"{hbm_gbps:g} GB/s ({before:.3g} -> {after:.3g} ms over their rows)",
+    )

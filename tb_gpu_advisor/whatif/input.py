@@ -28,8 +28,12 @@ def prefetch(steps):
     """Prefetch added: each step becomes max(producer, consumer) instead of their sum."""
     now = sum(s.step_ms for s in steps)
     new = sum(max(s.wait_ms, s.consumer_ms) for s in steps)
-    return model(now, new, "model: with prefetch the producer overlaps the step, so each step takes max(producer "
-                           "= its input wait, consumer = the rest of the step) instead of their sum")
+    return model(
+        now,
+        new,
+        "model: with prefetch the producer overlaps the step, so each step takes max(producer "
+        "= its input wait, consumer = the rest of the step) instead of their sum",
+    )
 
 
 # The ops tf.py_function and tf.numpy_function run: Python, under its GIL.
@@ -49,29 +53,51 @@ def parallel_map(steps, prefetched, cores, waiting_ops=(), steps_on_gpu=True):
     now = sum(s.step_ms for s in steps)
     all_wait_gone = sum(s.consumer_ms for s in steps)
     if cores is None:
-        return bound(now, all_wait_gone, "upper bound: the core count is unknown, so at most all of the input wait "
-                                         "goes away (the step becomes its consumer time)")
+        return bound(
+            now,
+            all_wait_gone,
+            "upper bound: the core count is unknown, so at most all of the input wait "
+            "goes away (the step becomes its consumer time)",
+        )
     new = sum(max(producer_ms(s, prefetched) / cores.count, s.consumer_ms) for s in steps)
     spread = now / new if 0 < new < now else 1.0
     if not cores.known:
-        return bound(now, all_wait_gone,
-                     f"upper bound: at most all of the input wait goes away (the step becomes its consumer time); "
-                     f"with {cores.text()}, each step becomes at most max(producer / {cores.count}, consumer): at "
-                     f"least {spread:.2f}x where the map's calls spread over them")
-    division = (f"each step becomes max(producer / {cores.count}, consumer): with AUTOTUNE, tf.data runs at most as "
-                f"many calls of the map at once as its thread pool has threads, sized to the cores by default; "
-                f"{cores.text()}")
+        return bound(
+            now,
+            all_wait_gone,
+            f"upper bound: at most all of the input wait goes away (the step becomes its consumer time); "
+            f"with {cores.text()}, each step becomes at most max(producer / {cores.count}, consumer): at "
+            f"least {spread:.2f}x where the map's calls spread over them",
+        )
+    division = (
+        f"each step becomes max(producer / {cores.count}, consumer): with AUTOTUNE, tf.data runs at most as "
+        f"many calls of the map at once as its thread pool has threads, sized to the cores by default; "
+        f"{cores.text()}"
+    )
     if waiting_ops:
         further = now / all_wait_gone if all_wait_gone > 0 and now / all_wait_gone > spread + 0.005 else None
         python = any(op in PYTHON_CALLBACK_OPS for op in waiting_ops)
-        basis = (f"upper bound: {division}. The map runs {', '.join(waiting_ops)}: reached if its calls wait (I/O, "
-                 "sleep), since a waiting call holds its pool thread as a computing one does"
-                 + ("; a Python function that computes holds Python's GIL, and parallel calls of it gain nothing "
-                    "(or lose)" if python else "")
-                 + (". For calls that wait, only a larger pool (options.threading.private_threadpool_size) goes "
-                    f"further, up to {further:.2f}x with all of the input wait gone" if further else ""))
+        basis = (
+            f"upper bound: {division}. The map runs {', '.join(waiting_ops)}: reached if its calls wait (I/O, "
+            "sleep), since a waiting call holds its pool thread as a computing one does"
+            + (
+                "; a Python function that computes holds Python's GIL, and parallel calls of it gain nothing (or lose)"
+                if python
+                else ""
+            )
+            + (
+                ". For calls that wait, only a larger pool (options.threading.private_threadpool_size) goes "
+                f"further, up to {further:.2f}x with all of the input wait gone"
+                if further
+                else ""
+            )
+        )
         return bound(now, new, basis)
     if not steps_on_gpu:
-        return bound(now, new, f"upper bound: {division}; on this CPU-only run the step's own ops run on the same "
-                               "cores, so the map's calls get fewer of them")
+        return bound(
+            now,
+            new,
+            f"upper bound: {division}; on this CPU-only run the step's own ops run on the same "
+            "cores, so the map's calls get fewer of them",
+        )
     return model(now, new, f"model: {division}")

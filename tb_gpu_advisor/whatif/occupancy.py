@@ -55,18 +55,24 @@ def relaunched_over_sms(window_ms, kernels, sms, shortest_ms, critical_ms=None):
     saving replayed on the GPU's timeline, replayed_saving_ps), where known and smaller, is what the step loses."""
     kernel_saved = sum(k.time_ms * (1.0 - spread_fraction(k, sms, shortest_ms)) for k in kernels)
     saved = kernel_saved if critical_ms is None else min(kernel_saved, critical_ms)
-    basis = (f"model: each kernel relaunched with at least one block per SM, its work spread over all {sms} SMs at "
-             f"its current rate per SM (time {TIMES} blocks / {sms}"
-             + (f", no launch shorter than {shortest_ms * 1e3:.3g} µs" if shortest_ms else "")
-             + "); the step loses the kernel time saved and keeps the rest")
+    basis = (
+        f"model: each kernel relaunched with at least one block per SM, its work spread over all {sms} SMs at "
+        f"its current rate per SM (time {TIMES} blocks / {sms}"
+        + (f", no launch shorter than {shortest_ms * 1e3:.3g} µs" if shortest_ms else "")
+        + "); the step loses the kernel time saved and keeps the rest"
+    )
     if saved < 0.95 * kernel_saved:
-        basis += (f", {saved:.3g} of the {kernel_saved:.3g} ms saved, as the GPU then waits for the host's launches "
-                  "that came later")
+        basis += (
+            f", {saved:.3g} of the {kernel_saved:.3g} ms saved, as the GPU then waits for the host's launches "
+            "that came later"
+        )
     basis += ". More resident warps per SM (larger blocks, fewer registers) can do better still"
     single = [k.name for k in kernels if k.blocks == 1]
     if single:
-        basis += (f". {single[0]} launches a single block, often a serial pass by design (a final "
-                  "reduction, a scan): the model holds only where its work splits into blocks")
+        basis += (
+            f". {single[0]} launches a single block, often a serial pass by design (a final "
+            "reduction, a scan): the model holds only where its work splits into blocks"
+        )
     return model(window_ms, window_ms - saved, basis)
 
 
@@ -75,9 +81,11 @@ def occupancy_raised(window_ms, kernels, good_pct):
     the resident warps, so a kernel's time falls at most to time x occupancy / `good_pct` (an upper bound)."""
     saved = sum(k.time_ms * (1.0 - min(1.0, k.occupancy_pct / good_pct)) for k in kernels)
     top = min(kernels, key=lambda k: (k.occupancy_pct, -k.time_ms))
-    return bound(window_ms, window_ms - saved,
-                 f"upper bound: with occupancy raised to {good_pct:g}%, throughput grows at most in proportion to "
-                 f"the resident warps, so each kernel's time falls at most to time {TIMES} occupancy / {good_pct:g}% "
-                 f"(up to {good_pct / top.occupancy_pct:.2f}{TIMES} faster for {top.name} at "
-                 f"{top.occupancy_pct:.3g}%)")
-
+    return bound(
+        window_ms,
+        window_ms - saved,
+        f"upper bound: with occupancy raised to {good_pct:g}%, throughput grows at most in proportion to "
+        f"the resident warps, so each kernel's time falls at most to time {TIMES} occupancy / {good_pct:g}% "
+        f"(up to {good_pct / top.occupancy_pct:.2f}{TIMES} faster for {top.name} at "
+        f"{top.occupancy_pct:.3g}%)",
+    )

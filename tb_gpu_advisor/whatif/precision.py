@@ -30,7 +30,9 @@ def converted_ms(kernel, old_tflops, new_tflops, hbm_gbps, reachable=1.0):
     halved) at the efficiency it reaches now against the 32-bit roof (a TF32 kernel's above it counts as
     `reachable`), at most `reachable` (0..1); else its time times the ratio of the peaks."""
     if kernel.flops and kernel.bytes is not None and hbm_gbps and kernel.time_ms > 0:
-        efficiency = min(reachable, _roof_seconds(kernel.flops, kernel.bytes, old_tflops, hbm_gbps) * 1e3 / kernel.time_ms)
+        efficiency = min(
+            reachable, _roof_seconds(kernel.flops, kernel.bytes, old_tflops, hbm_gbps) * 1e3 / kernel.time_ms
+        )
         new = _roof_seconds(kernel.flops, kernel.bytes / 2, new_tflops, hbm_gbps) * 1e3 / max(efficiency, 1e-9)
         return min(kernel.time_ms, new), True
     return kernel.time_ms * min(1.0, old_tflops / new_tflops), False
@@ -50,20 +52,32 @@ def mixed_precision(window_ms, target_ms, kernels, old_tflops, new_tflops, hbm_g
     costed_before = sum(k.time_ms for k, _, modelled in converted if modelled)
     costed_after = sum(new for _, new, modelled in converted if modelled)
     reach = f", at most {reachable:.0%} of it" if reachable < 1.0 else ""
-    text = (f"each 32-bit matmul/conv kernel on the 16-bit matrix roof ({new_tflops:g} TFLOP/s, bytes halved) at "
-            f"the efficiency it reaches now against its roof ({old_tflops:g} TFLOP/s without Tensor Cores) and "
-            f"{hbm_gbps:g} GB/s{reach}")
-    text += (f"; the 32-bit element-wise kernels ({vector_ms:.3g} ms) on 16-bit activations, half the bytes and half "
-             "the time; the rest of the step as it is" if vector_ms > 0 else "; the rest of the step as it is")
+    text = (
+        f"each 32-bit matmul/conv kernel on the 16-bit matrix roof ({new_tflops:g} TFLOP/s, bytes halved) at "
+        f"the efficiency it reaches now against its roof ({old_tflops:g} TFLOP/s without Tensor Cores) and "
+        f"{hbm_gbps:g} GB/s{reach}"
+    )
+    text += (
+        f"; the 32-bit element-wise kernels ({vector_ms:.3g} ms) on 16-bit activations, half the bytes and half "
+        "the time; the rest of the step as it is"
+        if vector_ms > 0
+        else "; the rest of the step as it is"
+    )
     if costed_before >= COSTED_MIN_SHARE * before and costed_before > 0:
         ratio = costed_after / costed_before
         new_window = window_ms - target_ms * (1.0 - ratio) - vector_ms / 2
         if costed_before < before:
-            text += (f" (the {before - costed_before:.3g} ms of these kernels without FLOPs in the trace at the "
-                     "ratio of the others)")
+            text += (
+                f" (the {before - costed_before:.3g} ms of these kernels without FLOPs in the trace at the "
+                "ratio of the others)"
+            )
         return model(window_ms, new_window, f"model: {text}")
     after = sum(new for _, new, _ in converted)
     new_window = window_ms - target_ms * (1.0 - after / before) - vector_ms / 2
-    return bound(window_ms, new_window, f"bound: the trace has no FLOPs for most of these kernels, so their time "
-                                        f"shrinks by the peak ratio {new_tflops:g} / {old_tflops:g} TFLOP/s "
-                                        "(16-bit Tensor Cores over 32-bit without them)")
+    return bound(
+        window_ms,
+        new_window,
+        f"bound: the trace has no FLOPs for most of these kernels, so their time "
+        f"shrinks by the peak ratio {new_tflops:g} / {old_tflops:g} TFLOP/s "
+        "(16-bit Tensor Cores over 32-bit without them)",
+    )

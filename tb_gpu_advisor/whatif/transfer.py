@@ -28,20 +28,30 @@ def pinned(window_ms, pageable, pinned_gbps, link_gbps):
     scale = min(1.0, new_busy_ms / pageable.busy_ms)
     new_window = window_ms - pageable.exposed_ms * (1.0 - scale)
     if pinned_gbps:
-        return model(window_ms, new_window, f"model: the pageable copies at {pinned_gbps:.3g} GB/s, the best rate "
-                                            "pinned copies reached in this trace; their exposed time shrinks with them")
-    return model(window_ms, new_window, f"model: if the link runs at the assumed {link_gbps:.3g} GB/s, the practical "
-                                        "rate of the PCIe link this GPU generation ships with (the host's link may "
-                                        "differ): the pageable copies take that long and their exposed time shrinks "
-                                        "with them")
+        return model(
+            window_ms,
+            new_window,
+            f"model: the pageable copies at {pinned_gbps:.3g} GB/s, the best rate "
+            "pinned copies reached in this trace; their exposed time shrinks with them",
+        )
+    return model(
+        window_ms,
+        new_window,
+        f"model: if the link runs at the assumed {link_gbps:.3g} GB/s, the practical "
+        "rate of the PCIe link this GPU generation ships with (the host's link may "
+        "differ): the pageable copies take that long and their exposed time shrinks "
+        "with them",
+    )
 
 
 def overlapped(window_ms, pageable, faster):
     """The ceiling of pinning the copies and overlapping them with compute: all of their exposed time removed. The
     basis also gives `faster` (the model of pinning alone, see pinned; None without a rate)."""
     share = 100.0 * pageable.exposed_ms / window_ms if window_ms > 0 else 0.0
-    basis = (f"bound: pinned copies overlapped with compute remove at most all of their exposed time ({share:.1f}% "
-             "of the step)")
+    basis = (
+        f"bound: pinned copies overlapped with compute remove at most all of their exposed time ({share:.1f}% "
+        "of the step)"
+    )
     if faster is not None:
         basis += f"; pinning alone is about {faster.speedup:.2f}x ({faster.basis.removeprefix('model: ')})"
     return bound(window_ms, window_ms - pageable.exposed_ms, basis)
@@ -53,9 +63,12 @@ def pinned_then_overlapped(window_ms, pageable, faster):
     ceiling = overlapped(window_ms, pageable, None)
     if faster is None:
         return ceiling
-    return model(window_ms, faster.new_step_ms,
-                 f"{faster.basis}; overlapped with compute as well (copies on a stream of their own, ahead of the "
-                 f"step) they would remove at most all of their exposed time, up to {ceiling.speedup:.2f}x")
+    return model(
+        window_ms,
+        faster.new_step_ms,
+        f"{faster.basis}; overlapped with compute as well (copies on a stream of their own, ahead of the "
+        f"step) they would remove at most all of their exposed time, up to {ceiling.speedup:.2f}x",
+    )
 
 
 def best_rate_gbps(sizes_bytes, durations_ps):

@@ -12,20 +12,32 @@ def test_each_instant_counts_once_for_its_highest_category():
     feeder = builder.thread("tf_data_iterator_get_next/1")
     gpu = builder.gpu(0)
     python.step(0, 0, 1000)
-    feeder.input_wait(0, 200)                        # [0,200) input wait, GPU idle
-    gpu.memcpy("h2d", 150, 100, 1 << 20)             # [150,200) hidden by wait? no: copy outranks wait
-    gpu.kernel("volta_h884gemm_128x128", 250, 100)   # [250,350) 16-bit compute
+    feeder.input_wait(0, 200)  # [0,200) input wait, GPU idle
+    gpu.memcpy("h2d", 150, 100, 1 << 20)  # [150,200) hidden by wait? no: copy outranks wait
+    gpu.kernel("volta_h884gemm_128x128", 250, 100)  # [250,350) 16-bit compute
     gpu.kernel("volta_sgemm_128x64_nn", 300, 100, stream=8)  # overlap [300,350) counts as 16-bit
     gpu.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 380, 70, stream=20)  # [400,450) exposed
-    gpu.memcpy("d2h", 450, 50, 4096)                 # [450,500)
+    gpu.memcpy("d2h", 450, 50, 4096)  # [450,500)
     python.event("ExecutorState::Process", 500, 200)  # host busy [500,700) minus launch calls
     python.event("cuLaunchKernel-like", 600, 20, correlation_id=999, device_id=0)  # a launch call
     step = report_of(builder)["steps"][0]["breakdown_ms"]
-    assert step == pytest.approx({
-        "compute_16bit": 0.1, "compute_32bit": 0.05, "compute_unknown": 0.0, "collectives": 0.05, "d2h": 0.05, "d2d": 0.0,
-        "h2d": 0.1, "input_wait": 0.15, "input_prep": 0.0, "launch": 0.02, "host_wait": 0.0, "host": 0.18,
-        "idle": 0.3,
-    })
+    assert step == pytest.approx(
+        {
+            "compute_16bit": 0.1,
+            "compute_32bit": 0.05,
+            "compute_unknown": 0.0,
+            "collectives": 0.05,
+            "d2h": 0.05,
+            "d2d": 0.0,
+            "h2d": 0.1,
+            "input_wait": 0.15,
+            "input_prep": 0.0,
+            "launch": 0.02,
+            "host_wait": 0.0,
+            "host": 0.18,
+            "idle": 0.3,
+        }
+    )
     assert sum(step.values()) == pytest.approx(1.0)
     assert report_of(builder)["steps"][0]["gpu_busy_pct"] == 35.0
 
@@ -52,6 +64,7 @@ def test_precision_split_on_the_real_v100_trace_differs_from_xprof_by_definition
     from tb_gpu_advisor.analysis.kernel_names import kernel_precision
     from tb_gpu_advisor.readers.load import load_model
     from tb_gpu_advisor.model.trace import ActivityKind
+
     model = load_model(v100_trace)
     by_shape = total = 0
     by_rule = {}
@@ -61,8 +74,11 @@ def test_precision_split_on_the_real_v100_trace_differs_from_xprof_by_definition
             if activity.kind[index] != ActivityKind.KERNEL:
                 continue
             duration = int(activity.duration_ps[index])
-            signature = activity.tf_signatures[activity.tf_signature_id[index]] \
-                if activity.tf_signature_id[index] >= 0 else ("", "")
+            signature = (
+                activity.tf_signatures[activity.tf_signature_id[index]]
+                if activity.tf_signature_id[index] >= 0
+                else ("", "")
+            )
             total += duration
             by_shape += duration if "half" in signature[1] else 0
             precision = kernel_precision(activity.names[activity.name_id[index]])
@@ -71,8 +87,7 @@ def test_precision_split_on_the_real_v100_trace_differs_from_xprof_by_definition
     assert {key: round(100.0 * ps / total, 2) for key, ps in by_rule.items()} == {"16bit": 99.95, "32bit": 0.05}
     report = analyze_host_file(v100_trace)
     breakdown = report["summary"]["breakdown_pct"]
-    assert (breakdown["compute_16bit"], breakdown["compute_32bit"], breakdown["compute_unknown"]) == \
-        (69.72, 0.03, 0.0)
+    assert (breakdown["compute_16bit"], breakdown["compute_32bit"], breakdown["compute_unknown"]) == (69.72, 0.03, 0.0)
     # The json's `dtype` is the costed op's type (null: the op was not costed); `precision` is what the Time
     # line counts: the dropout's Philox fill and the float->half Cast name the half they write.
     by_name = {k["name"]: k for k in report["kernels"]}
@@ -86,13 +101,19 @@ def test_kernels_that_name_no_float_type_are_of_unknown_precision_not_32_bit():
     """A kernel whose name says no floating-point type (a custom kernel, an XLA fusion without its HLO, integer
     sorting) is `compute_unknown`, never assumed 32-bit; its op's element type decides when the trace has it."""
     from tb_gpu_advisor.analysis.kernel_names import kernel_precision
+
     assert kernel_precision("query_ball_point_gpu") is None
     assert kernel_precision("loop_multiply_fusion_309") is None
     assert kernel_precision("loop_multiply_fusion_309", "bf16") == "16bit"
     assert kernel_precision("loop_multiply_fusion_309", "f32") == "32bit"
     assert kernel_precision("loop_compare_fusion", "pred") is None
-    assert kernel_precision("void cub::DeviceRadixSortOnesweepKernel<cub::DeviceRadixSortPolicy<long, int, int>"
-                            "::Policy800, false, long, int, int, int>(int*, int*, int*, int const*)") is None
+    assert (
+        kernel_precision(
+            "void cub::DeviceRadixSortOnesweepKernel<cub::DeviceRadixSortPolicy<long, int, int>"
+            "::Policy800, false, long, int, int, int>(int*, int*, int*, int const*)"
+        )
+        is None
+    )
     assert kernel_precision("ampere_sgemm_128x64_nn") == "32bit"
     assert kernel_precision("sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16") == "32bit"
     assert kernel_precision("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn") == "16bit"
@@ -112,16 +133,27 @@ def test_kernels_that_name_no_float_type_are_of_unknown_precision_not_32_bit():
 
 def test_eigen_kernels_count_as_16_bit_by_the_type_they_write():
     from tb_gpu_advisor.analysis.kernel_names import is_low_precision
-    assign = ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
-              "Eigen::Tensor<{out}, 1, 1, int>, 16, Eigen::MakePointer>, {expr} const> const, Eigen::GpuDevice>, int>")
-    compare = ("Eigen::TensorCwiseUnaryOp<Eigen::internal::scalar_right<bool, Eigen::half, "
-               "Eigen::internal::greater_equal<Eigen::half>, false>, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, "
-               "1, 1, int>, 16, Eigen::MakePointer> const>")
-    to_float = ("Eigen::TensorConversionOp<float, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, int>, 16, "
-                "Eigen::MakePointer> const>")
-    to_half = ("Eigen::TensorConversionOp<Eigen::half, Eigen::TensorMap<Eigen::Tensor<float const, 1, 1, int>, 16, "
-               "Eigen::MakePointer> const>")
+
+    assign = (
+        "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
+        "Eigen::Tensor<{out}, 1, 1, int>, 16, Eigen::MakePointer>, {expr} const> const, Eigen::GpuDevice>, int>"
+    )
+    compare = (
+        "Eigen::TensorCwiseUnaryOp<Eigen::internal::scalar_right<bool, Eigen::half, "
+        "Eigen::internal::greater_equal<Eigen::half>, false>, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, "
+        "1, 1, int>, 16, Eigen::MakePointer> const>"
+    )
+    to_float = (
+        "Eigen::TensorConversionOp<float, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, int>, 16, "
+        "Eigen::MakePointer> const>"
+    )
+    to_half = (
+        "Eigen::TensorConversionOp<Eigen::half, Eigen::TensorMap<Eigen::Tensor<float const, 1, 1, int>, 16, "
+        "Eigen::MakePointer> const>"
+    )
     assert not is_low_precision(assign.format(out="bool", expr=compare))
     assert not is_low_precision(assign.format(out="float", expr=to_float))
     assert is_low_precision(assign.format(out="Eigen::half", expr=to_half))
-    assert is_low_precision(assign.format(out="Eigen::bfloat16", expr=to_half.replace("Eigen::half", "Eigen::bfloat16")))
+    assert is_low_precision(
+        assign.format(out="Eigen::bfloat16", expr=to_half.replace("Eigen::half", "Eigen::bfloat16"))
+    )

@@ -4,8 +4,12 @@ kernel families that tell Tensor Core GEMMs, fp32 SIMT GEMMs and occupancy-by-de
 import pytest
 
 from tb_gpu_advisor.analysis.host_analysis import analyze_host
-from tb_gpu_advisor.analysis.kernel_families import (is_simt_gemm, is_tensor_core_family, nvjet_input_dtype,
-                                                     occupancy_by_design)
+from tb_gpu_advisor.analysis.kernel_families import (
+    is_simt_gemm,
+    is_tensor_core_family,
+    nvjet_input_dtype,
+    occupancy_by_design,
+)
 from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, kernel_precision, uses_tensor_cores
 from tb_gpu_advisor.testing.builder import TraceBuilder
 from tb_gpu_advisor.testing.hlo import HloModuleBuilder, gemm_config, shape, tuple_shape
@@ -43,17 +47,31 @@ def _module():
     w2 = module.entry.parameter("w2", shape("f32", 1024, 256))
     config = gemm_config((1,), (0,))
     config["gemm_backend_config"]["precision_config"] = {"operand_precision": ["HIGHEST", "HIGHEST"]}
-    first = module.entry.add("custom-call.1", "custom-call", tuple_shape(shape("f32", 512, 1024), shape("s8", 0)),
-                             (x, w1), custom_call_target="__cublas$lt$matmul", backend_config=config)
-    hidden = module.entry.add("get-tuple-element.1", "get-tuple-element", shape("f32", 512, 1024), (first,),
-                              tuple_index=0)
+    first = module.entry.add(
+        "custom-call.1",
+        "custom-call",
+        tuple_shape(shape("f32", 512, 1024), shape("s8", 0)),
+        (x, w1),
+        custom_call_target="__cublas$lt$matmul",
+        backend_config=config,
+    )
+    hidden = module.entry.add(
+        "get-tuple-element.1", "get-tuple-element", shape("f32", 512, 1024), (first,), tuple_index=0
+    )
     fused = module.computation("fused_add")
     p0 = fused.parameter("param_0", shape("f32", 512, 1024))
     fused.add("add.3", "add", shape("f32", 512, 1024), (p0, p0))
-    added = module.entry.add("add_fusion.3", "fusion", shape("f32", 512, 1024), (hidden,), fusion_kind="kLoop",
-                             called=[fused])
-    module.entry.add("custom-call.2", "custom-call", tuple_shape(shape("f32", 512, 256), shape("s8", 0)),
-                     (added, w2), custom_call_target="__cublas$lt$matmul", backend_config=config)
+    added = module.entry.add(
+        "add_fusion.3", "fusion", shape("f32", 512, 1024), (hidden,), fusion_kind="kLoop", called=[fused]
+    )
+    module.entry.add(
+        "custom-call.2",
+        "custom-call",
+        tuple_shape(shape("f32", 512, 256), shape("s8", 0)),
+        (added, w2),
+        custom_call_target="__cublas$lt$matmul",
+        backend_config=config,
+    )
     return module
 
 
@@ -66,8 +84,16 @@ def _trace(launches=3):
     start = 10.0
     for launch in range(launches):
         for name, duration in ((FFMA, 30.0), ("add_fusion_3", 10.0), (FFMA + "_2", 10.0)):
-            gpu.kernel(name, start, duration, hlo_op="command_buffer_1", hlo_module="jit_step", program_id=21,
-                       grid=(132, 1, 1), correlation_id=1000 + launch)
+            gpu.kernel(
+                name,
+                start,
+                duration,
+                hlo_op="command_buffer_1",
+                hlo_module="jit_step",
+                program_id=21,
+                grid=(132, 1, 1),
+                correlation_id=1000 + launch,
+            )
             start += duration + 1.0
     return build_model(parse_space(builder.to_bytes(), "graph.xplane.pb"))
 

@@ -7,8 +7,16 @@ from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 
-PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
-          "computeMinor": 0, "numSms": 132}]
+PROPS = [
+    {
+        "id": 0,
+        "name": "NVIDIA H100 80GB HBM3",
+        "totalGlobalMem": 85_000_000_000,
+        "computeMajor": 9,
+        "computeMinor": 0,
+        "numSms": 132,
+    }
+]
 
 
 def _model(tmp_path, events, **top):
@@ -29,8 +37,10 @@ def _graph_steps(count=3, kernels=5, eager=1):
         events += [kernel(f"triton_poi_fused_add_{k}", base + 60 + 20 * k, 10, correlation) for k in range(kernels)]
         for k in range(eager):
             correlation += 1
-            events += [launch(base + 400 + 20 * k, 5, correlation),
-                       kernel("void at::native::vectorized_elementwise_kernel", base + 410 + 20 * k, 3, correlation)]
+            events += [
+                launch(base + 400 + 20 * k, 5, correlation),
+                kernel("void at::native::vectorized_elementwise_kernel", base + 410 + 20 * k, 3, correlation),
+            ]
     return events
 
 
@@ -52,9 +62,12 @@ def test_eager_launches_are_not_graphs(tmp_path):
 
 
 def test_a_cudnn_fusion_kernel_is_no_compiler(tmp_path):
-    events = [x_event("user_annotation", "ProfilerStep#0", 0, 100), launch(5, 4, 1),
-              kernel("void cudnn::fusion::compute_dot_do_o_specialized<true, 128>(void const*)", 10, 20, 1),
-              x_event("cpu_op", "aten::addmm", 1, 10)]
+    events = [
+        x_event("user_annotation", "ProfilerStep#0", 0, 100),
+        launch(5, 4, 1),
+        kernel("void cudnn::fusion::compute_dot_do_o_specialized<true, 128>(void const*)", 10, 20, 1),
+        x_event("cpu_op", "aten::addmm", 1, 10),
+    ]
     configuration = host_report(_model(tmp_path, events))["configuration"]
     assert configuration["xla"] is False and configuration["graph_replay_pct"] == 0.0
 
@@ -67,6 +80,11 @@ def test_recording_options_come_from_the_flags_or_the_events(tmp_path):
     bare = _model(tmp_path, _graph_steps(count=2))
     assert bare.profiler_options == ()
     notes = host_report(model)["notes"]
-    assert any(note.startswith("This capture recorded input shapes and FLOPs (record_shapes=True, with_flops=True) "
-                               "for 2 operator events per step") for note in notes)
+    assert any(
+        note.startswith(
+            "This capture recorded input shapes and FLOPs (record_shapes=True, with_flops=True) "
+            "for 2 operator events per step"
+        )
+        for note in notes
+    )
     assert not any("This capture recorded" in note for note in host_report(bare)["notes"])

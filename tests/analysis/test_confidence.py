@@ -32,10 +32,12 @@ def test_idle_gpus_beside_a_single_gpu_job_are_a_note_not_a_reason():
     found = confidence(builder)
     assert (found.level, found.reasons) == ("high", ())
     # the trace cannot tell a single-GPU job from one that forgot to spread its work: a fix for each reading
-    assert found.notes == ("3 of 4 GPUs visible to this process ran no kernel (GPU 1, GPU 2, GPU 3); nothing in the "
-                           "trace says the job meant to use them. If it did, run the step under "
-                           "tf.distribute.MirroredStrategy() (every visible GPU); if not, restrict "
-                           "CUDA_VISIBLE_DEVICES (HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES on AMD).",)
+    assert found.notes == (
+        "3 of 4 GPUs visible to this process ran no kernel (GPU 1, GPU 2, GPU 3); nothing in the "
+        "trace says the job meant to use them. If it did, run the step under "
+        "tf.distribute.MirroredStrategy() (every visible GPU); if not, restrict "
+        "CUDA_VISIBLE_DEVICES (HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES on AMD).",
+    )
     jax = confidence(builder, JAX)
     assert "If it did, shard the batch over jax.devices() (jax.sharding / pmap)" in jax.notes[0]
 
@@ -164,6 +166,7 @@ def test_a_gpu_capture_without_host_events_says_how_to_record_them():
     from tb_gpu_advisor.analysis.steps import find_steps
     from tb_gpu_advisor.testing import TraceBuilder
     from tests.conftest import model_of
+
     builder = TraceBuilder()
     gpu = builder.gpu(0)
     for index in range(12):

@@ -8,8 +8,16 @@ from tb_gpu_advisor.testing import TraceBuilder
 from tests.data import real_trace
 from tests.findings.scenarios import kernels, report_of, step_starts
 
-PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
-          "computeMinor": 0, "numSms": 132}]
+PROPS = [
+    {
+        "id": 0,
+        "name": "NVIDIA H100 80GB HBM3",
+        "totalGlobalMem": 85_000_000_000,
+        "computeMajor": 9,
+        "computeMinor": 0,
+        "numSms": 132,
+    }
+]
 
 
 def _report(tmp_path, events, **top):
@@ -49,8 +57,9 @@ def test_a_step_the_capture_cut_is_not_a_complete_step(tmp_path):
     events = _steps(1) + [x_event("user_annotation", "ProfilerStep#6", 1000, 40)]
     found = _confidence(_report(tmp_path, events))
     assert found["level"] == "low"
-    assert found["reasons"][0].startswith("Only 1 complete step of the 2 marked in the profile (ProfilerStep#6: cut "
-                                          "by the capture")
+    assert found["reasons"][0].startswith(
+        "Only 1 complete step of the 2 marked in the profile (ProfilerStep#6: cut by the capture"
+    )
 
 
 def test_a_long_first_launch_on_an_idle_gpu_is_warm_up(tmp_path):
@@ -59,8 +68,9 @@ def test_a_long_first_launch_on_an_idle_gpu_is_warm_up(tmp_path):
     report = _report(tmp_path, _steps(4, first_launch_us=3000))
     found = _confidence(report)
     assert found["level"] == "medium"
-    assert any(reason.startswith("Warm-up inside the captured steps: 3 ms of first-use setup") for reason in
-               found["reasons"])
+    assert any(
+        reason.startswith("Warm-up inside the captured steps: 3 ms of first-use setup") for reason in found["reasons"]
+    )
     launch_finding = next(f for f in report["findings"] if f["id"] == "launch.gpu_starved_by_launches")
     assert launch_finding["severity"] != "high"
     assert launch_finding["fix_summary"].startswith("Recapture after warm-up")
@@ -72,8 +82,10 @@ def test_a_small_warm_up_is_a_note_and_degrades_no_finding(tmp_path):
     a note, confidence high, and no finding told to recapture; the same 1.5 ms in 10 steps (13%) is a reason."""
     report = _report(tmp_path, _steps(40, first_launch_us=1500))
     assert _confidence(report) == {"level": "high", "reasons": []}
-    assert ("Warm-up inside the captured steps: 1.5 ms of first-use setup (3.6% of the steps' time), too little to "
-            "change the findings.") in report["notes"]
+    assert (
+        "Warm-up inside the captured steps: 1.5 ms of first-use setup (3.6% of the steps' time), too little to "
+        "change the findings."
+    ) in report["notes"]
     assert not any(f["fix_summary"].startswith("Recapture") for f in report["findings"])
     found = _confidence(_report(tmp_path, _steps(10, first_launch_us=1500)))
     assert found["level"] == "medium"
@@ -130,26 +142,31 @@ def test_interleaved_kernels_without_markers_stay_medium(tmp_path):
 
 # --- the real traces ---------------------------------------------------------------------------------------
 
+
 def test_real_amd_gemm_micro_benchmark_is_low_with_no_host_bound_fix():
     """Five GEMM shapes each run 3 times in a row by a JAX script: no training step in it."""
     report = host_report(load_model(real_trace("amd_mi300x_jax08_gemm.xplane.pb")))
     found = _confidence(report)
     assert found["level"] == "low"
-    assert found["reasons"][0].startswith("No step markers, and no step repeats in the profile: each of the 3 "
-                                          "kernels with most of the GPU time ran in a stretch of its own")
+    assert found["reasons"][0].startswith(
+        "No step markers, and no step repeats in the profile: each of the 3 "
+        "kernels with most of the GPU time ran in a stretch of its own"
+    )
     assert "jax.profiler.StepTraceAnnotation" in found["reasons"][0]
     assert report["summary"]["bottleneck"] == "unknown"
     assert report["summary"]["verdict"] == (
         "Not enough trace for a verdict (no repeating step; see confidence). As captured: the GPU is busy 37% of "
         "the profiled time; the host time between kernels belongs to the code around them, not to a training "
-        "step.")
+        "step."
+    )
     assert not [f["id"] for f in report["findings"] if f["category"] in ("host", "launch", "batch")]
     # JAX opened all 8 GPUs: the trace cannot say the job meant one; the AMD variables come first
     assert report["notes"][0] == (
         "7 of 8 GPUs visible to this process ran no kernel (GPU 1, GPU 2, GPU 3, GPU 4, GPU 5, GPU 6, GPU 7); "
         "nothing in the trace says the job meant to use them. If it did, shard the batch over jax.devices() "
         "(jax.sharding / pmap); if not, restrict HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES "
-        "on NVIDIA).")
+        "on NVIDIA)."
+    )
 
 
 def test_real_one_rank_of_an_8_rank_job_is_medium(kineto_models):
@@ -167,11 +184,13 @@ def test_real_mi250_trace_is_one_warm_step(kineto_models):
     found = _confidence(report)
     assert found["level"] == "low"
     # one count: the header's "Steps: 2" are the 2 marked, of which 1 is complete
-    assert found["reasons"][0].startswith("Only 1 complete step of the 2 marked in the profile (ProfilerStep#2: cut "
-                                          "by the capture")
+    assert found["reasons"][0].startswith(
+        "Only 1 complete step of the 2 marked in the profile (ProfilerStep#2: cut by the capture"
+    )
     assert found["reasons"][1].startswith("Warm-up inside the captured steps: 6.54 ms of first-use setup")
-    assert report["summary"]["verdict"].startswith("Not enough trace for a verdict (1 complete step; warm-up in "
-                                                   "the steps; see confidence)")
+    assert report["summary"]["verdict"].startswith(
+        "Not enough trace for a verdict (1 complete step; warm-up in the steps; see confidence)"
+    )
     launch_finding = next(f for f in report["findings"] if f["id"] == "launch.gpu_starved_by_launches")
     assert launch_finding["severity"] == "medium"
     assert launch_finding["fix_summary"].startswith("Recapture after warm-up")

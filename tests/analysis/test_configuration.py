@@ -13,8 +13,7 @@ from tests.findings.scenarios import SGEMM, TC_GEMM, kernels, step_starts
 
 def job(kernel, compiled=False):
     builder = TraceBuilder()
-    builder.metadata(cuda_runtime_version="12020", cuda_driver_version="12040", cudnn_version="90100",
-                     cpu_count=32)
+    builder.metadata(cuda_runtime_version="12020", cuda_driver_version="12040", cudnn_version="90100", cpu_count=32)
     python = builder.thread("python")
     builder.thread("tf_Compute/1").event("Sum:Sum", 10, 5)
     builder.thread("tf_data_private_threadpool/2").event("Iterator::Root::Prefetch::ParallelMapV2", 10, 5)
@@ -29,10 +28,19 @@ def job(kernel, compiled=False):
 def test_configuration_of_a_generated_job():
     config = report_of(job(TC_GEMM))["configuration"]
     assert config["framework"] == "tensorflow"
-    assert config["versions"] == {"cuda_runtime_version": "12.2", "cuda_driver_version": "12.4",
-                                  "cudnn_version": "90100"}
-    assert config["gpu"] == {"model": "NVIDIA A100-SXM4-80GB", "count": 1, "active": 1,
-                             "compute_capability": "8.0", "memory_bytes": 80 * 2**30, "arch": "sm_80"}
+    assert config["versions"] == {
+        "cuda_runtime_version": "12.2",
+        "cuda_driver_version": "12.4",
+        "cudnn_version": "90100",
+    }
+    assert config["gpu"] == {
+        "model": "NVIDIA A100-SXM4-80GB",
+        "count": 1,
+        "active": 1,
+        "compute_capability": "8.0",
+        "memory_bytes": 80 * 2**30,
+        "arch": "sm_80",
+    }
     assert (config["xla"], config["precision"], config["matmul_dtype_pct"]) == (False, "bf16", {"bf16": 100.0})
     assert config["thread_pools"] == {"python": 1, "tf_Compute": 1, "tf_data_private_threadpool": 1}
     assert config["tf_data_options"] == ["prefetch", "parallel map"]
@@ -77,10 +85,14 @@ def test_tensor_core_gemms_with_32_bit_inputs_are_tf32_and_use_tensor_cores():
     from tb_gpu_advisor.analysis.kernel_names import uses_tensor_cores
 
     cutlass = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x4_nn_align1>(Params)"
-    xmma = ("sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_"
-            "warpsize2x2x1_g1_tensor16x8x8_alignc4_execute_kernel_cudnn")
-    simt = ("sm80_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nhwckrsc_nhwc_tilesize128x128x8_stage3_warpsize2x2x1_"
-            "g1_ffma_aligna4_alignc4_execute_kernel")
+    xmma = (
+        "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_"
+        "warpsize2x2x1_g1_tensor16x8x8_alignc4_execute_kernel_cudnn"
+    )
+    simt = (
+        "sm80_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nhwckrsc_nhwc_tilesize128x128x8_stage3_warpsize2x2x1_"
+        "g1_ffma_aligna4_alignc4_execute_kernel"
+    )
     assert uses_tensor_cores(cutlass) and uses_tensor_cores(xmma)
     assert not uses_tensor_cores(simt) and not uses_tensor_cores("ampere_sgemm_128x64_nn")
     assert report_of(job(cutlass))["configuration"]["matmul_dtype_pct"] == {"tf32": 100.0}

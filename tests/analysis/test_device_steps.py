@@ -9,8 +9,16 @@ from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 from tests.data import REAL, real_trace
 
-PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
-          "computeMinor": 0, "numSms": 132}]
+PROPS = [
+    {
+        "id": 0,
+        "name": "NVIDIA H100 80GB HBM3",
+        "totalGlobalMem": 85_000_000_000,
+        "computeMajor": 9,
+        "computeMinor": 0,
+        "numSms": 132,
+    }
+]
 
 
 def _model(tmp_path, events):
@@ -45,7 +53,8 @@ def test_a_host_running_ahead_times_its_steps_on_the_device(tmp_path):
         (0, 0, 255_000_000, 15_000_000, 255_000_000, 4),
         (1, 255_000_000, 495_000_000, 255_000_000, 495_000_000, 4),
         (2, 495_000_000, 735_000_000, 495_000_000, 735_000_000, 4),
-        (3, 735_000_000, 975_000_000, 735_000_000, 975_000_000, 4)]
+        (3, 735_000_000, 975_000_000, 735_000_000, 975_000_000, 4),
+    ]
     assert [s.duration_ps for s in step_set.steps] == [100_000_000] * 4  # the markers stay as found
     assert [s.duration_ps for s in step_set.timed_steps] == [255_000_000] + [240_000_000] * 3
     assert step_time_stats_ms(step_set) == pytest.approx({"mean": 0.24375, "median": 0.24, "stdev": 0.0075, "count": 4})
@@ -60,7 +69,8 @@ def test_a_device_waiting_on_the_host_gets_the_host_pace(tmp_path):
     assert [(s.start_ps, s.end_ps, s.first_ps, s.work_span_ps) for s in steps] == [
         (0, 1_000_000_000, 15_000_000, 62_000_000),
         (1_000_000_000, 2_000_000_000, 1_015_000_000, 62_000_000),
-        (2_000_000_000, 3_000_000_000, 2_015_000_000, 62_000_000)]
+        (2_000_000_000, 3_000_000_000, 2_015_000_000, 62_000_000),
+    ]
     assert step_time_stats_ms(step_set)["median"] == 1.0
 
 
@@ -74,13 +84,19 @@ def test_graph_replays_give_their_kernels_to_the_step_that_launched_the_graph(tm
         events += [kernel(f"triton_poi_fused_{k}", base + 50 + 100 * k, 80, 100 + n) for k in range(4)]
     step_set = find_steps(_model(tmp_path, events))
     assert [(s.events, s.first_ps, s.work_end_ps) for s in step_set.device_steps[0].steps] == [
-        (4, 50_000_000, 430_000_000), (4, 550_000_000, 930_000_000), (4, 1_050_000_000, 1_430_000_000)]
+        (4, 50_000_000, 430_000_000),
+        (4, 550_000_000, 930_000_000),
+        (4, 1_050_000_000, 1_430_000_000),
+    ]
 
 
 def test_work_launched_before_the_capture_belongs_to_no_step(tmp_path):
     """Kernels whose launch the trace lacks (queued before the profiler started) are in no step's window."""
-    events = [kernel("leftover", 0, 300, 9999)] + [x_event("user_annotation", "ProfilerStep#0", 10, 100),
-                                                    launch(20, 4, 1), kernel("k", 300, 50, 1)]
+    events = [kernel("leftover", 0, 300, 9999)] + [
+        x_event("user_annotation", "ProfilerStep#0", 10, 100),
+        launch(20, 4, 1),
+        kernel("k", 300, 50, 1),
+    ]
     step = find_steps(_model(tmp_path, events)).device_steps[0].steps[0]
     assert (step.start_ps, step.work_end_ps, step.events) == (300_000_000, 350_000_000, 1)  # after the leftover
 
@@ -98,10 +114,13 @@ def test_the_report_says_where_the_step_time_comes_from(tmp_path):
     assert summary["step_time_ms"]["median"] == 0.24 and summary["step_time_ms"]["mean"] == 0.24375
 
 
-@pytest.mark.parametrize("run, host_ms, device_ms", [
-    ("healthy", 14.32, 24.77),  # measured without the profiler: 24.4 ms per step
-    ("launch_eager", 26.90, 26.90),  # the device waits on the host: the host's pace either way
-])
+@pytest.mark.parametrize(
+    "run, host_ms, device_ms",
+    [
+        ("healthy", 14.32, 24.77),  # measured without the profiler: 24.4 ms per step
+        ("launch_eager", 26.90, 26.90),  # the device waits on the host: the host's pace either way
+    ],
+)
 def test_real_h200_pytorch_steps_are_timed_on_the_device(run, host_ms, device_ms):
     path = next((REAL / "h200" / "torch" / run).glob("*.pt.trace.json.gz"))
     step_set = find_steps(load_model(real_trace(str(path.relative_to(REAL)))))
@@ -114,6 +133,7 @@ def test_real_h200_pytorch_steps_are_timed_on_the_device(run, host_ms, device_ms
 def test_a_setup_call_that_recurs_every_step_is_not_warm_up(tmp_path):
     """A 3 ms cudaFree in every step (allocator churn) is the program's cost, not first-use setup; one in the first
     step only is warm-up."""
+
     def steps(every):
         events, correlation = [], 0
         for n in range(4):
@@ -128,6 +148,7 @@ def test_a_setup_call_that_recurs_every_step_is_not_warm_up(tmp_path):
     def said(every):
         report = host_report(_model(tmp_path, steps(every)))
         return report["summary"]["confidence"]["reasons"] + report["notes"]
+
     # one-off: warm-up (3 ms of the 40 ms of steps, under 10%: a note that degrades nothing)
     assert any(text.startswith("Warm-up inside the captured steps: 3 ms") for text in said(False))
     assert not any("Warm-up" in text for text in said(True))

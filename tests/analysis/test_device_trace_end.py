@@ -32,8 +32,10 @@ def test_host_calls_going_on_after_the_last_gpu_event_mean_the_device_trace_stop
     assert (found.calls, found.after_ps) == (219, 5_099_000_000)
     confidence = host_report(_trace(tmp_path, recorded_steps=4))["summary"]["confidence"]
     assert confidence["level"] == "low"
-    assert any("GPU events end 5.1 ms before the host's" in reason and "Recapture fewer steps" in reason
-               for reason in confidence["reasons"])
+    assert any(
+        "GPU events end 5.1 ms before the host's" in reason and "Recapture fewer steps" in reason
+        for reason in confidence["reasons"]
+    )
 
 
 def test_a_complete_device_trace_did_not_stop(tmp_path):
@@ -44,5 +46,4 @@ def test_a_complete_device_trace_did_not_stop(tmp_path):
 
 def test_no_committed_real_kineto_trace_stopped_early(kineto_models):
     # At most 11 host calls after the last GPU event (alexnet's final syncs, 75.8 ms of 43 s).
-    assert {name: device_trace_stopped(model) for name, model in kineto_models.items()} == \
-        dict.fromkeys(kineto_models)
+    assert {name: device_trace_stopped(model) for name, model in kineto_models.items()} == dict.fromkeys(kineto_models)

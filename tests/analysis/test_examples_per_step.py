@@ -23,8 +23,7 @@ def _examples(builder):
     return host_report(model_of(builder))["configuration"]["examples_per_step"]
 
 
-def tf_job(batch_size=32, reads_per_step=1, stage="Iterator::Root::Prefetch::MapAndBatch", gpus=1,
-           extra_stage=None):
+def tf_job(batch_size=32, reads_per_step=1, stage="Iterator::Root::Prefetch::MapAndBatch", gpus=1, extra_stage=None):
     """A tf.data pipeline whose batch stage records `batch_size`, read `reads_per_step` times per step."""
     builder = TraceBuilder()
     python = builder.thread("python")
@@ -33,8 +32,14 @@ def tf_job(batch_size=32, reads_per_step=1, stage="Iterator::Root::Prefetch::Map
         for read in range(reads_per_step):
             at = start + 10 + 40 * read
             python.event("Iterator::Root", at, 30, name="PrefetchDataset:3", shapes="[?,64] [?]")
-            pool.event(stage, at, 20, name="fused(MapDataset:1,BatchDatasetV2:2)", batch_size=batch_size,
-                       drop_remainder="false")
+            pool.event(
+                stage,
+                at,
+                20,
+                name="fused(MapDataset:1,BatchDatasetV2:2)",
+                batch_size=batch_size,
+                drop_remainder="false",
+            )
             if extra_stage:
                 pool.event(extra_stage[0], at, 20, name="BatchDatasetV2:5", batch_size=extra_stage[1])
         for ordinal in range(gpus):
@@ -44,8 +49,12 @@ def tf_job(batch_size=32, reads_per_step=1, stage="Iterator::Root::Prefetch::Map
 
 def test_tf_data_batch_stage_is_the_global_batch_on_one_device():
     found = _examples(tf_job())
-    assert found == {"value": 32, "scope": GLOBAL, "reason": None,
-                     "source": "tf.data batch stage MapAndBatch, batch size 32, 1 batch per step"}
+    assert found == {
+        "value": 32,
+        "scope": GLOBAL,
+        "reason": None,
+        "source": "tf.data batch stage MapAndBatch, batch size 32, 1 batch per step",
+    }
     assert host_report(model_of(tf_job()))["configuration"]["global_batch"] == 32
 
 
@@ -74,16 +83,21 @@ def rebatched_job(batch_size=64, replica_names=2, rebatch_reads=2):
 def test_a_rebatched_pipeline_holds_the_global_batch():
     found = _examples(rebatched_job())
     assert (found["value"], found["scope"]) == (64, GLOBAL)
-    assert found["source"] == ("tf.data batch stage BatchV2, batch size 64, 1 batch per step; rebatched across 2 "
-                               "replicas: 32 per replica")
+    assert found["source"] == (
+        "tf.data batch stage BatchV2, batch size 64, 1 batch per step; rebatched across 2 replicas: 32 per replica"
+    )
     assert _examples(rebatched_job(batch_size=63, replica_names=4, rebatch_reads=4))["source"].endswith(
-        "rebatched across 4 replicas: 15 to 16 per replica")
+        "rebatched across 4 replicas: 15 to 16 per replica"
+    )
 
 
 def test_a_rebatched_pipeline_without_a_sure_replica_count_says_so():
     # the replica names and the rebatch stage's reads disagree, or the names are missing: no count
-    for job in (rebatched_job(replica_names=4, rebatch_reads=2), rebatched_job(replica_names=0),
-                tf_job(batch_size=64, stage=REBATCHED, gpus=2)):
+    for job in (
+        rebatched_job(replica_names=4, rebatch_reads=2),
+        rebatched_job(replica_names=0),
+        tf_job(batch_size=64, stage=REBATCHED, gpus=2),
+    ):
         found = _examples(job)
         assert (found["value"], found["scope"]) == (64, GLOBAL)
         assert "; tf.distribute rebatches it across its replicas; the trace does not say how many" in found["source"]
@@ -103,8 +117,7 @@ def test_ambiguous_pipelines_give_no_number_and_say_why():
     assert unbatched["value"] is None and "under Unbatch" in unbatched["reason"]
 
 
-def _step_module(data_shapes, state=(("w", ("f32", 64, 64)),), name="jit_train_step", devices=None,
-                 data_sharding=None):
+def _step_module(data_shapes, state=(("w", ("f32", 64, 64)),), name="jit_train_step", devices=None, data_sharding=None):
     """`devices`: (replicas, partitions) of the device assignment; `data_sharding`: the data inputs' OpSharding."""
     module = HloModuleBuilder(name=name)
     if devices:
@@ -129,18 +142,26 @@ def jax_job(data_shapes, gpus=1, dispatch="PjitFunction(train_step)", **module):
     for start in step_starts(python, STEPS):
         python.event(dispatch, start + 10, 200)
         for ordinal in range(gpus):
-            builder.gpu(ordinal).kernel("loop_add_fusion", start + 500, 5_000, hlo_op="add.1",
-                                        hlo_module="jit_train_step", program_id=7,
-                                        launch=(python, start + 20, 5))
+            builder.gpu(ordinal).kernel(
+                "loop_add_fusion",
+                start + 500,
+                5_000,
+                hlo_op="add.1",
+                hlo_module="jit_train_step",
+                program_id=7,
+                launch=(python, start + 20, 5),
+            )
     return builder
 
 
 def test_jax_step_program_inputs_give_the_batch():
-    found = _examples(jax_job([("images", ("u8", 16, 32, 32, 3)), ("labels", ("s32", 16)),
-                               ("rng", ("u32", 2))]))
-    assert found == {"value": 16, "scope": GLOBAL, "reason": None,
-                     "source": "input batch of the XLA step program jit_train_step (images u8[16,32,32,3], "
-                               "labels s32[16])"}
+    found = _examples(jax_job([("images", ("u8", 16, 32, 32, 3)), ("labels", ("s32", 16)), ("rng", ("u32", 2))]))
+    assert found == {
+        "value": 16,
+        "scope": GLOBAL,
+        "reason": None,
+        "source": "input batch of the XLA step program jit_train_step (images u8[16,32,32,3], labels s32[16])",
+    }
 
 
 def test_state_of_the_batch_shape_is_told_from_data_by_what_the_program_returns():
@@ -161,10 +182,14 @@ TILED_4 = schema.OpSharding(type=3, tile_assignment_dimensions=[4, 1])
 
 def test_a_partitioned_step_program_whose_inputs_are_tiled_gives_the_global_batch():
     found = _examples(jax_job([("x", ("f32", 8, 128))], devices=(1, 4), data_sharding=TILED_4))
-    assert found == {"value": 32, "scope": GLOBAL, "reason": None,
-                     "source": "input batch of the XLA step program jit_train_step (x f32[8,128]); the step program "
-                               "runs on 4 devices (its device assignment), its inputs are split 4 ways on their "
-                               "leading dimension: 8 per device"}
+    assert found == {
+        "value": 32,
+        "scope": GLOBAL,
+        "reason": None,
+        "source": "input batch of the XLA step program jit_train_step (x f32[8,128]); the step program "
+        "runs on 4 devices (its device assignment), its inputs are split 4 ways on their "
+        "leading dimension: 8 per device",
+    }
     replicated = _examples(jax_job([("x", ("f32", 8, 128))], devices=(1, 4), data_sharding=schema.OpSharding(type=0)))
     assert (replicated["value"], replicated["scope"]) == (8, GLOBAL)
     assert replicated["source"].endswith("each device takes the whole batch")
@@ -174,18 +199,22 @@ def test_a_step_program_over_several_devices_without_input_shardings_is_per_devi
     # pmap before JAX 0.10: 4 replicas, each given its own slice; the program records no sharding
     found = _examples(jax_job([("x", ("f32", 8, 128))], devices=(4, 1)))
     assert (found["value"], found["scope"]) == (8, PER_DEVICE)
-    assert found["reason"].startswith("the step program runs on 4 devices (its device assignment): its input shapes "
-                                      "are one device's share")
+    assert found["reason"].startswith(
+        "the step program runs on 4 devices (its device assignment): its input shapes are one device's share"
+    )
     # a leading dimension split into 1 per device: pmap's device axis or a batch of 4
     axis = _examples(jax_job([("x", ("f32", 1, 8, 128))], devices=(1, 4), data_sharding=TILED_4))
     assert axis["value"] is None and "a device axis (pmap) or a batch of 4" in axis["reason"]
 
 
-@pytest.mark.parametrize("data_shapes, dispatch, reason", [
-    ([("x", ("f32", 8, 128)), ("mask", ("f32", 128))], "PjitFunction(train_step)", "differ in their leading"),
-    ([], "PjitFunction(train_step)", "takes an input it does not return"),
-    ([("x", ("f32", 8, 128))], "PjitFunction(other)", "takes an input it does not return"),
-])
+@pytest.mark.parametrize(
+    "data_shapes, dispatch, reason",
+    [
+        ([("x", ("f32", 8, 128)), ("mask", ("f32", 128))], "PjitFunction(train_step)", "differ in their leading"),
+        ([], "PjitFunction(train_step)", "takes an input it does not return"),
+        ([("x", ("f32", 8, 128))], "PjitFunction(other)", "takes an input it does not return"),
+    ],
+)
 def test_jax_programs_that_do_not_say_give_no_number(data_shapes, dispatch, reason):
     found = _examples(jax_job(data_shapes, dispatch=dispatch))
     assert found["value"] is None and reason in found["reason"]
@@ -200,22 +229,39 @@ def test_a_trace_without_input_tensors_says_so():
     assert found["value"] is None and found["reason"].startswith("the trace records no input batch")
 
 
-def torch_job(tmp_path, loss_dims=((64, 10), (64,)), losses_per_step=1, world_size=None, embedding=False,
-              shapes=True, name="aten::cross_entropy_loss"):
+def torch_job(
+    tmp_path,
+    loss_dims=((64, 10), (64,)),
+    losses_per_step=1,
+    world_size=None,
+    embedding=False,
+    shapes=True,
+    name="aten::cross_entropy_loss",
+):
     """A PyTorch training loop: per step a cross-entropy loss (enclosing the NLL loss it calls) on the batch."""
     events = []
     for n in range(STEPS):
         base = n * 1_000
-        events += [x_event("user_annotation", f"ProfilerStep#{n}", base, 1_000), launch(base + 5, 4, n),
-                   kernel("ampere_sgemm_128x64_tn", base + 10, 900, n)]
+        events += [
+            x_event("user_annotation", f"ProfilerStep#{n}", base, 1_000),
+            launch(base + 5, 4, n),
+            kernel("ampere_sgemm_128x64_tn", base + 10, 900, n),
+        ]
         if embedding:
             events.append(x_event("cpu_op", "aten::embedding", base + 20, 5))
         for index in range(losses_per_step if name else 0):
             at = base + 100 + 100 * index
             args = {"Input Dims": [list(d) for d in loss_dims] + [[], []]} if shapes else {}
-            events += [x_event("cpu_op", name, at, 50, **args),
-                       x_event("cpu_op", "aten::nll_loss_nd", at + 10, 30,
-                               **({"Input Dims": [[7, 10], [7], [], [], []]} if shapes else {}))]
+            events += [
+                x_event("cpu_op", name, at, 50, **args),
+                x_event(
+                    "cpu_op",
+                    "aten::nll_loss_nd",
+                    at + 10,
+                    30,
+                    **({"Input Dims": [[7, 10], [7], [], [], []]} if shapes else {}),
+                ),
+            ]
     top = {"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": world_size}} if world_size else {}
     path = tmp_path / "rank0.1.pt.trace.json"
     path.write_text(trace_text(events, **top))
@@ -224,8 +270,11 @@ def torch_job(tmp_path, loss_dims=((64, 10), (64,)), losses_per_step=1, world_si
 
 def test_pytorch_loss_rows_give_the_examples_per_step(tmp_path):
     assert torch_job(tmp_path) == {
-        "value": 64, "scope": GLOBAL, "reason": None,
-        "source": "rows of the loss's input and target (aten::cross_entropy_loss [64,10], [64]), once per step"}
+        "value": 64,
+        "scope": GLOBAL,
+        "reason": None,
+        "source": "rows of the loss's input and target (aten::cross_entropy_loss [64,10], [64]), once per step",
+    }
 
 
 def test_pytorch_ranks_make_the_loss_rows_per_device(tmp_path):
@@ -233,13 +282,16 @@ def test_pytorch_ranks_make_the_loss_rows_per_device(tmp_path):
     assert (found["value"], found["scope"]) == (64, PER_DEVICE) and found["reason"].startswith("4 ranks run")
 
 
-@pytest.mark.parametrize("kwargs, reason", [
-    ({"losses_per_step": 2}, "the loss runs 12 times over 6 steps (at most 2 in one)"),
-    ({"embedding": True}, "the rows may be the tokens of flattened sequences"),
-    ({"shapes": False}, "input shapes are not recorded (profile with record_shapes=True)"),
-    ({"loss_dims": ((64, 10), (32,))}, "do not share a leading dimension"),
-    ({"name": None}, "a PyTorch trace without a loss operator"),
-])
+@pytest.mark.parametrize(
+    "kwargs, reason",
+    [
+        ({"losses_per_step": 2}, "the loss runs 12 times over 6 steps (at most 2 in one)"),
+        ({"embedding": True}, "the rows may be the tokens of flattened sequences"),
+        ({"shapes": False}, "input shapes are not recorded (profile with record_shapes=True)"),
+        ({"loss_dims": ((64, 10), (32,))}, "do not share a leading dimension"),
+        ({"name": None}, "a PyTorch trace without a loss operator"),
+    ],
+)
 def test_pytorch_losses_that_do_not_say_give_no_number(tmp_path, kwargs, reason):
     found = torch_job(tmp_path, **kwargs)
     assert found["value"] is None and reason in found["reason"]
@@ -292,5 +344,7 @@ def test_the_configuration_section_shows_the_batch_and_where_it_comes_from():
     assert "global batch " + row in " ".join(render_text(report).split())
     assert row in render_markdown(report) and row in render_html(report)
     report = {"hosts": [host_report(model_of(jax_job([("x", ("f32", 8, 128))], gpus=2)))], "errors": []}
-    assert ("not in the trace; 8 examples per step per device (input batch of the XLA step program jit_train_step "
-            "(x f32[8,128]); 2 GPUs run the step program") in " ".join(render_text(report).split())
+    assert (
+        "not in the trace; 8 examples per step per device (input batch of the XLA step program jit_train_step "
+        "(x f32[8,128]); 2 GPUs run the step program"
+    ) in " ".join(render_text(report).split())

@@ -84,13 +84,16 @@ def test_tsl_thread_names_of_jax_are_not_tensorflow():
     assert detect_framework(model_of(builder)).name == "jax"
 
 
-@pytest.mark.parametrize("name, framework, keras, tf_data", [
-    ("gpu_multi_worker_v100x8.xplane.pb", "tensorflow", False, True),
-    ("tf221_cpu_keras_input_bound.xplane.pb", "tensorflow", True, True),
-    ("tf221_cpu_keras_input_fixed.xplane.pb", "tensorflow", True, True),
-    ("jax0102_cpu_steps.xplane.pb", "jax", False, False),
-    ("amd_mi300x_jax08_gemm.xplane.pb", "jax", False, False),
-])
+@pytest.mark.parametrize(
+    "name, framework, keras, tf_data",
+    [
+        ("gpu_multi_worker_v100x8.xplane.pb", "tensorflow", False, True),
+        ("tf221_cpu_keras_input_bound.xplane.pb", "tensorflow", True, True),
+        ("tf221_cpu_keras_input_fixed.xplane.pb", "tensorflow", True, True),
+        ("jax0102_cpu_steps.xplane.pb", "jax", False, False),
+        ("amd_mi300x_jax08_gemm.xplane.pb", "jax", False, False),
+    ],
+)
 def test_real_traces(name, framework, keras, tf_data):
     found = detect_framework(load_model(real_trace(name)))
     assert (found.name, found.keras, found.tf_data) == (framework, keras, tf_data)

@@ -10,8 +10,10 @@ EMPTY = np.zeros(0, np.int64)
 
 
 def _host(**tagged):
-    spans = {tag: intervals.union(np.array([s for s, _ in pairs], np.int64), np.array([e for _, e in pairs], np.int64))
-             for tag, pairs in tagged.items()}
+    spans = {
+        tag: intervals.union(np.array([s for s, _ in pairs], np.int64), np.array([e for _, e in pairs], np.int64))
+        for tag, pairs in tagged.items()
+    }
     return HostActivity(EMPTY, EMPTY, EMPTY, EMPTY, intervals.EMPTY, intervals.EMPTY, intervals.EMPTY, tagged=spans)
 
 

@@ -26,21 +26,52 @@ def _breakdown_us(tmp_path, events):
 def test_a_synchronize_inside_an_op_is_a_wait_and_the_rest_of_the_op_host_work(tmp_path):
     # k1 10-20; aten::item 20-60 holds cudaStreamSynchronize 25-45; k2 launched 60-65, runs 70-80. While the GPU
     # idles: launch 0-5 and 60-65, host work 20-25 and 45-60, the wait 25-45, nothing 5-10 and 65-70.
-    events = [launch(0, 5, 1), kernel("k1", 10, 10, 1), x_event("cpu_op", "aten::item", 20, 40),
-              launch(25, 20, 9, name="cudaStreamSynchronize"), launch(60, 5, 2), kernel("k2", 70, 10, 2)]
-    assert _breakdown_us(tmp_path, events) == {"compute_unknown": 20.0, "launch": 10.0, "host_wait": 20.0,
-                                               "host": 20.0, "idle": 10.0}
+    events = [
+        launch(0, 5, 1),
+        kernel("k1", 10, 10, 1),
+        x_event("cpu_op", "aten::item", 20, 40),
+        launch(25, 20, 9, name="cudaStreamSynchronize"),
+        launch(60, 5, 2),
+        kernel("k2", 70, 10, 2),
+    ]
+    assert _breakdown_us(tmp_path, events) == {
+        "compute_unknown": 20.0,
+        "launch": 10.0,
+        "host_wait": 20.0,
+        "host": 20.0,
+        "idle": 10.0,
+    }
 
 
 def test_a_blocking_copy_call_is_a_wait_never_a_launch(tmp_path):
     # cudaMemcpyAsync 12-40 into pageable memory: its copy runs 22-30 and the call returns at 40 (blocking). The
     # call outside the copy (12-22, 30-40) is host_wait: before, every launch-like call counted as `launch`.
-    events = [launch(0, 5, 1), kernel("k1", 10, 2, 1), launch(12, 28, 2, name="cudaMemcpyAsync"),
-              x_event("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 22, 8, pid=0, tid=7, device=0, stream=7,
-                      correlation=2, bytes=4096),
-              launch(40, 5, 3), kernel("k3", 50, 10, 3)]
-    assert _breakdown_us(tmp_path, events) == {"compute_unknown": 12.0, "d2h": 8.0, "launch": 10.0,
-                                               "host_wait": 20.0, "idle": 10.0}
+    events = [
+        launch(0, 5, 1),
+        kernel("k1", 10, 2, 1),
+        launch(12, 28, 2, name="cudaMemcpyAsync"),
+        x_event(
+            "gpu_memcpy",
+            "Memcpy DtoH (Device -> Pageable)",
+            22,
+            8,
+            pid=0,
+            tid=7,
+            device=0,
+            stream=7,
+            correlation=2,
+            bytes=4096,
+        ),
+        launch(40, 5, 3),
+        kernel("k3", 50, 10, 3),
+    ]
+    assert _breakdown_us(tmp_path, events) == {
+        "compute_unknown": 12.0,
+        "d2h": 8.0,
+        "launch": 10.0,
+        "host_wait": 20.0,
+        "idle": 10.0,
+    }
 
 
 def test_a_jax_wait_is_a_wait_but_the_cpu_executor_it_waits_for_works():

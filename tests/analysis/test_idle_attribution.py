@@ -39,15 +39,23 @@ def test_a_gap_ended_by_work_queued_before_it_is_a_device_wait(tmp_path):
     events = [launch(0, 5, 1), launch(6, 4, 2), kernel("k1", 10, 10, 1), kernel("k2", 50, 10, 2)]
     assert _causes_us(tmp_path, events, 10) == {"device_wait": 30.0}
     gpu = attribute_idle(_model(tmp_path, events)).gpus[0]
-    assert [(kind, spans.total_ps) for kind, spans in gpu.device_wait_work.items()] == \
-        [("collective", 0), ("copy", 0), ("compute", 30 * PS_PER_US)]
+    assert [(kind, spans.total_ps) for kind, spans in gpu.device_wait_work.items()] == [
+        ("collective", 0),
+        ("copy", 0),
+        ("compute", 30 * PS_PER_US),
+    ]
 
 
 def test_a_gap_ended_by_a_late_launch_is_host_time_then_launch_time(tmp_path):
     # k1 ends at 20; nothing is traced on the host until 22, an op runs 22-40, the launch call starts at 40 and
     # k2 at 48: untraced 2, host 18, launch 8 (the call and its latency).
-    events = [launch(0, 5, 1), kernel("k1", 10, 10, 1), _op("aten::add", 22, 18), launch(40, 5, 2),
-              kernel("k2", 48, 10, 2)]
+    events = [
+        launch(0, 5, 1),
+        kernel("k1", 10, 10, 1),
+        _op("aten::add", 22, 18),
+        launch(40, 5, 2),
+        kernel("k2", 48, 10, 2),
+    ]
     assert _causes_us(tmp_path, events, 10) == {"host_untraced": 2.0, "host": 18.0, "launch": 8.0}
 
 
@@ -61,8 +69,14 @@ def test_after_a_sync_the_host_is_late_by_what_it_waited(tmp_path):
     # The host waits in cudaStreamSynchronize 12-21 for k1 (10-20), runs an op 21-30 and launches k2 at 30 (k2
     # at 37). The GPU idles 20-37: the first 8 us (the wait ran 8 us while k1 still ran: work the host could
     # have done ahead) are host_wait, then 2 us of the op, then 7 us of launch.
-    events = [launch(0, 5, 1), kernel("k1", 10, 10, 1), launch(12, 9, 9, name="cudaStreamSynchronize"),
-              _op("aten::item", 21, 9), launch(30, 5, 2), kernel("k2", 37, 10, 2)]
+    events = [
+        launch(0, 5, 1),
+        kernel("k1", 10, 10, 1),
+        launch(12, 9, 9, name="cudaStreamSynchronize"),
+        _op("aten::item", 21, 9),
+        launch(30, 5, 2),
+        kernel("k2", 37, 10, 2),
+    ]
     assert _causes_us(tmp_path, events, 10) == {"host_wait": 8.0, "host": 2.0, "launch": 7.0}
 
 
@@ -70,10 +84,26 @@ def test_a_blocking_copy_is_a_copy_call_and_a_wait_never_a_launch(tmp_path):
     # cudaMemcpyAsync 12-40 into pageable memory: its copy runs 22-30 and the call returns at 40 (blocking).
     # The GPU idles 20-22 for the copy call, then 30-52: the host was in the blocking call until 40 and the
     # wait had run 18 us before the GPU went idle, so 30-45 is host_wait; the launch 45-52.
-    events = [launch(0, 5, 1), kernel("k1", 10, 10, 1), launch(12, 28, 2, name="cudaMemcpyAsync"),
-              x_event("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 22, 8, pid=0, tid=7, device=0, stream=7,
-                      correlation=2, bytes=4096),
-              _op("aten::add", 40, 5), launch(45, 5, 3), kernel("k3", 52, 10, 3)]
+    events = [
+        launch(0, 5, 1),
+        kernel("k1", 10, 10, 1),
+        launch(12, 28, 2, name="cudaMemcpyAsync"),
+        x_event(
+            "gpu_memcpy",
+            "Memcpy DtoH (Device -> Pageable)",
+            22,
+            8,
+            pid=0,
+            tid=7,
+            device=0,
+            stream=7,
+            correlation=2,
+            bytes=4096,
+        ),
+        _op("aten::add", 40, 5),
+        launch(45, 5, 3),
+        kernel("k3", 52, 10, 3),
+    ]
     assert _causes_us(tmp_path, events, 10) == {"copy_call": 2.0, "host_wait": 15.0, "launch": 7.0}
 
 
@@ -85,8 +115,13 @@ def test_work_without_a_host_call_is_unattributed(tmp_path):
 def test_the_report_gives_each_gpu_and_step_its_causes(tmp_path):
     events = [x_event("user_annotation", "ProfilerStep#1", 0, 60), x_event("user_annotation", "ProfilerStep#2", 60, 60)]
     for base in (0, 60):
-        events += [launch(base, 5, base + 1), kernel("k1", base + 10, 10, base + 1), _op("aten::add", base + 20, 20),
-                   launch(base + 40, 5, base + 2), kernel("k2", base + 48, 10, base + 2)]
+        events += [
+            launch(base, 5, base + 1),
+            kernel("k1", base + 10, 10, base + 1),
+            _op("aten::add", base + 20, 20),
+            launch(base + 40, 5, base + 2),
+            kernel("k2", base + 48, 10, base + 2),
+        ]
     report = host_report(_model(tmp_path, events))
     idle = report["idle_attribution"]
     assert idle["causes"] == list(IDLE_CAUSES)
@@ -101,13 +136,27 @@ def test_the_report_gives_each_gpu_and_step_its_causes(tmp_path):
     assert gpu["steps"][1]["cause_ms"]["unattributed"] == 0.002
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("cudaStreamSynchronize", True), ("cudaDeviceSynchronize", True), ("cuCtxSynchronize", True),
-    ("hipStreamSynchronize", True), ("cudaEventSynchronize", True), ("cudaMemcpy", True),
-    ("hipMemcpyWithStream", True), ("cuMemcpyDtoH_v2", True), ("np.asarray(jax.Array)", True),
-    ("PjRtStreamExecutorBuffer::BlockHostUntilReady", True), ("$array.py:290 block_until_ready", True),
-    ("cudaMemcpyAsync", False), ("cudaLaunchKernel", False), ("LocalDeviceState::WaitFor", False),
-    ("aten::add", False), ("$numpy asarray", False)])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("cudaStreamSynchronize", True),
+        ("cudaDeviceSynchronize", True),
+        ("cuCtxSynchronize", True),
+        ("hipStreamSynchronize", True),
+        ("cudaEventSynchronize", True),
+        ("cudaMemcpy", True),
+        ("hipMemcpyWithStream", True),
+        ("cuMemcpyDtoH_v2", True),
+        ("np.asarray(jax.Array)", True),
+        ("PjRtStreamExecutorBuffer::BlockHostUntilReady", True),
+        ("$array.py:290 block_until_ready", True),
+        ("cudaMemcpyAsync", False),
+        ("cudaLaunchKernel", False),
+        ("LocalDeviceState::WaitFor", False),
+        ("aten::add", False),
+        ("$numpy asarray", False),
+    ],
+)
 def test_device_waits_are_named_in_every_framework(name, expected):
     assert is_device_wait(name) is expected
 
@@ -130,11 +179,14 @@ def _alloc_steps(free_us):
     launch right after it and its kernel 20 us later."""
     events = []
     for n, base in ((1, 0), (2, 2000), (3, 4000)):
-        events += [x_event("user_annotation", f"ProfilerStep#{n}", base, 2000),
-                   launch(base + 5, 4, 100 * n), kernel("gemm_kernel", base + 10, 100, 100 * n),
-                   launch(base + 120, free_us, 100 * n + 1, name="cudaFree"),
-                   launch(base + 120 + free_us, 5, 100 * n + 2),
-                   kernel("gemm_kernel", base + 140 + free_us, 100, 100 * n + 2)]
+        events += [
+            x_event("user_annotation", f"ProfilerStep#{n}", base, 2000),
+            launch(base + 5, 4, 100 * n),
+            kernel("gemm_kernel", base + 10, 100, 100 * n),
+            launch(base + 120, free_us, 100 * n + 1, name="cudaFree"),
+            launch(base + 120 + free_us, 5, 100 * n + 2),
+            kernel("gemm_kernel", base + 140 + free_us, 100, 100 * n + 2),
+        ]
     return events
 
 
@@ -144,8 +196,11 @@ def test_allocator_calls_every_step_are_churn_not_warm_up(tmp_path):
     finding = next(f for f in report["findings"] if f["id"] == "memory.allocator_churn")
     metrics = finding["evidence"]["metrics"]
     # The GPU idles inside the 500 us calls every step: 1.5 ms of the 6 ms of steps.
-    assert (metrics["allocator_stall_ms"], metrics["allocator_stall_pct"], metrics["steps_with_calls"]) == \
-        (1.5, 25.0, 3)
+    assert (metrics["allocator_stall_ms"], metrics["allocator_stall_pct"], metrics["steps_with_calls"]) == (
+        1.5,
+        25.0,
+        3,
+    )
     assert finding["severity"] == "high" and "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in finding["fix"]
     assert "torch.cuda.empty_cache()" in finding["fix"]
     assert "not warm-up" in finding["summary"]
@@ -157,6 +212,7 @@ def test_allocator_calls_every_step_are_churn_not_warm_up(tmp_path):
 
 def _h200_jax(run):
     from tests.data import REAL
+
     (path,) = sorted((REAL / "h200" / "jax" / run).rglob("*.xplane.pb"))
     return host_report(load_model(path))
 

@@ -43,8 +43,9 @@ def test_a_cpu_only_step_thread_waiting_on_its_loader_is_input_wait():
     report = report_of(jax_queue_loop(cpu_only=True))
     assert _steps(report, "input_wait") == [3.0] * 6
     assert report["summary"]["input_wait_pct"] == 30.0
-    assert report["summary"]["verdict"].startswith("Input-bound: the step thread waits on its loader, through a "
-                                                   "queue.Queue (get), 30% of each step")
+    assert report["summary"]["verdict"].startswith(
+        "Input-bound: the step thread waits on its loader, through a queue.Queue (get), 30% of each step"
+    )
 
 
 def test_waiting_on_a_lock_is_contention_not_input():
@@ -88,6 +89,7 @@ def test_a_tf_data_wait_stays_tf_datas():
 
 
 # --- the committed real traces -----------------------------------------------------------------------------------
+
 
 def _real(name):
     return host_report(load_model(real_trace(name)))

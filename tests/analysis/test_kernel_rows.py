@@ -7,8 +7,9 @@ from tb_gpu_advisor.analysis.kernels import _unique_rows
 
 def test_same_as_numpy_unique_rows():
     rng = np.random.default_rng(7)
-    keys = np.stack([rng.integers(0, 50, 5000), rng.integers(0, 30, 5000), rng.integers(-1, 20, 5000)],
-                    axis=1).astype(np.int32)
+    keys = np.stack([rng.integers(0, 50, 5000), rng.integers(0, 30, 5000), rng.integers(-1, 20, 5000)], axis=1).astype(
+        np.int32
+    )
     expected, inverse = np.unique(keys, axis=0, return_inverse=True)
     rows, got_inverse = _unique_rows(keys)
     assert rows.dtype == expected.dtype and np.array_equal(rows, expected)

@@ -14,8 +14,19 @@ def test_aggregation_key_and_statistics():
     gpu1.kernel("relu", 0, 20, grid=(80, 1, 1), block=(256, 1, 1), registers=16, occupancy_pct=100.0)
     gpu0.kernel("relu", 100, 5, grid=(1, 1, 1), block=(32, 1, 1), registers=16, occupancy_pct=3.125)
     kernels = report_of(builder)["kernels"]
-    assert [(k["name"], k["grid"], k["occurrences"], k["total_us"], k["min_us"], k["max_us"], k["avg_us"],
-             k["occupancy_pct"]) for k in kernels] == [
+    assert [
+        (
+            k["name"],
+            k["grid"],
+            k["occurrences"],
+            k["total_us"],
+            k["min_us"],
+            k["max_us"],
+            k["avg_us"],
+            k["occupancy_pct"],
+        )
+        for k in kernels
+    ] == [
         ("relu", [80, 1, 1], 3, 60.0, 10.0, 30.0, 20.0, 100.0),
         ("relu", [1, 1, 1], 1, 5.0, 5.0, 5.0, 5.0, 3.12),
     ]
@@ -25,8 +36,15 @@ def test_aggregation_key_and_statistics():
 def test_shared_memory_registers_and_tensor_cores():
     builder = TraceBuilder()
     gpu = builder.gpu(0)
-    gpu.kernel("sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32", 0, 100, registers=232,
-               static_shared=0, dynamic_shared=73728, tf_op="model/dense/MatMul:MatMul")
+    gpu.kernel(
+        "sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32",
+        0,
+        100,
+        registers=232,
+        static_shared=0,
+        dynamic_shared=73728,
+        tf_op="model/dense/MatMul:MatMul",
+    )
     gpu.kernel("ampere_sgemm_128x64_tn", 100, 100, tf_op="model/dense_1/MatMul:MatMul")
     gpu.kernel("void Eigen::internal::EigenMetaKernel<relu>", 200, 10, tf_op="model/Relu:Relu")
     gpu.kernel("loop_add_fusion", 210, 10, hlo_op="add.3")
@@ -34,8 +52,11 @@ def test_shared_memory_registers_and_tensor_cores():
     rows = {k["name"]: k for k in report_of(builder)["kernels"]}
     xmma = rows["sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32"]
     assert (xmma["registers_per_thread"], xmma["shared_memory_bytes"]) == (232, 73728)
-    assert (xmma["uses_tensor_cores"], xmma["tensor_core_eligible"], xmma["op_name"]) == \
-        (True, True, "model/dense/MatMul")
+    assert (xmma["uses_tensor_cores"], xmma["tensor_core_eligible"], xmma["op_name"]) == (
+        True,
+        True,
+        "model/dense/MatMul",
+    )
     sgemm = rows["ampere_sgemm_128x64_tn"]
     assert (sgemm["uses_tensor_cores"], sgemm["tensor_core_eligible"]) == (False, True)
     relu = rows["void Eigen::internal::EigenMetaKernel<relu>"]
@@ -59,8 +80,9 @@ def test_kernel_table_matches_xprof_on_the_real_v100_trace(v100_trace):
     assert sum(k["occurrences"] for k in kernels) == 1330
     assert round(sum(k["total_us"] for k in kernels), 3) == 29690.748
     for ours, theirs in zip(kernels, expected):
-        (_, name, regs, shmem, block, grid, _occ, eligible, uses_tc, op_name, occurrences, total, avg, low,
-         high) = theirs
+        (_, name, regs, shmem, block, grid, _occ, eligible, uses_tc, op_name, occurrences, total, avg, low, high) = (
+            theirs
+        )
         assert ours["name"] == name
         assert ours["registers_per_thread"] == regs
         assert ours["shared_memory_bytes"] == shmem

@@ -44,8 +44,10 @@ def test_a_long_launch_while_the_gpu_works_through_its_queue_is_a_wait(tmp_path)
     model = _model(tmp_path, _queued_trace())
     found = queue_full_launches(model)
     assert (found.count, found.total_ps) == (1, 200 * PS_PER_US)
-    assert (found.spans.start_ps.tolist(), found.spans.end_ps.tolist()) == \
-        ([model.profile_span_ps[0] + 300 * PS_PER_US], [model.profile_span_ps[0] + 500 * PS_PER_US])
+    assert (found.spans.start_ps.tolist(), found.spans.end_ps.tolist()) == (
+        [model.profile_span_ps[0] + 300 * PS_PER_US],
+        [model.profile_span_ps[0] + 500 * PS_PER_US],
+    )
     # Launch time leaves it out: 20 calls of 5 us, not 300 us.
     stats = launch_stats(model, find_steps(model), found)
     assert (stats.launch_call_ps, stats.launch_call_count) == (100 * PS_PER_US, 20)
@@ -72,8 +74,11 @@ def test_a_blocked_launch_in_a_gap_is_a_host_wait_in_the_breakdown(tmp_path):
     assert queue_full_launches(model).count == 1
     lo, hi = model.profile_span_ps
     found = breakdown(model, [lo], [hi], waits=host_wait_spans(model, queue_full_launches(model))).category_ps
-    assert {name: int(found[name][0]) // PS_PER_US for name in ("launch", "host_wait", "idle")} == \
-        {"launch": 5, "host_wait": 5, "idle": 10}
+    assert {name: int(found[name][0]) // PS_PER_US for name in ("launch", "host_wait", "idle")} == {
+        "launch": 5,
+        "host_wait": 5,
+        "idle": 10,
+    }
 
 
 def test_the_committed_real_ranks_blocked_calls(kineto_models):
@@ -84,8 +89,12 @@ def test_the_committed_real_ranks_blocked_calls(kineto_models):
     # modules with the GPU idle.
     found = {name: queue_full_launches(model) for name, model in kineto_models.items()}
     assert {name: q.count for name, q in found.items()} == {
-        "a100_8rank_control": 0, "v100_2rank_test": 21, "a100_2rank_nccl": 0, "a100_alexnet_sync": 0,
-        "mi250_minitoy_train": 0}
+        "a100_8rank_control": 0,
+        "v100_2rank_test": 21,
+        "a100_2rank_nccl": 0,
+        "a100_alexnet_sync": 0,
+        "mi250_minitoy_train": 0,
+    }
     assert round(found["v100_2rank_test"].total_ps / 1e9, 2) == 8.72
 
 
@@ -106,4 +115,3 @@ def test_every_blocked_call_on_the_h200_attention_run_is_inside_cuptis_command_b
     starts = model.host_activity.launch_start_ps[found.blocked]
     ends = starts + model.host_activity.launch_duration_ps[found.blocked]
     assert all(((full_start < end) & (full_end > start)).any() for start, end in zip(starts, ends))
-

@@ -5,28 +5,52 @@ import pytest
 from tb_gpu_advisor.analysis.op_types import OP_TYPES, op_type, op_type_rollup
 
 
-@pytest.mark.parametrize("name, op, expected", [
-    ("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn", "model/dense/MatMul", "matmul_conv"),
-    ("volta_scudnn_128x64_relu_interior_nn_v1", "model/conv2d/Conv2D", "matmul_conv"),
-    ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>(Params)", "dot.3", "matmul_conv"),
-    ("Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI16x16x16x1", "custom-call.2", "matmul_conv"),
-    ("triton_gemm_dot_1", "triton_gemm_dot_1", "matmul_conv"),
-    ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "CollectiveReduceV2", "collective"),
-    ("loop_all_reduce_fusion", "all-reduce-start.1", "collective"),
-    ("void tensorflow::functor::SwapDimension1And2InTensor3UsingTiles<unsigned int, 256, 32, 32, false>", "transpose",
-     "copy"),
-    ("__amd_rocclr_copyBuffer", None, "copy"),
-    ("loop_transpose_fusion", "transpose.4", "copy"),
-    ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<scalar_sum_op>>>, long>(int)",
-     "model/add", "elementwise"),
-    ("loop_add_fusion", "add.7", "elementwise"),
-    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", "aten::add_", "elementwise"),
-    ("input_reduce_fusion_3", "reduce.12", "reduction"),
-    ("void tensorflow::BiasGradNHWC_SharedAtomics<float>(int, float const*, float*, int)", "BiasAddGrad", "reduction"),
-    ("void at::native::(anonymous namespace)::softmax_warp_forward<float, float, float, 10>", "aten::softmax",
-     "reduction"),
-    ("redzone_checker", None, "other"),
-])
+@pytest.mark.parametrize(
+    "name, op, expected",
+    [
+        ("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn", "model/dense/MatMul", "matmul_conv"),
+        ("volta_scudnn_128x64_relu_interior_nn_v1", "model/conv2d/Conv2D", "matmul_conv"),
+        ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>(Params)", "dot.3", "matmul_conv"),
+        ("Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI16x16x16x1", "custom-call.2", "matmul_conv"),
+        ("triton_gemm_dot_1", "triton_gemm_dot_1", "matmul_conv"),
+        (
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            "CollectiveReduceV2",
+            "collective",
+        ),
+        ("loop_all_reduce_fusion", "all-reduce-start.1", "collective"),
+        (
+            "void tensorflow::functor::SwapDimension1And2InTensor3UsingTiles<unsigned int, 256, 32, 32, false>",
+            "transpose",
+            "copy",
+        ),
+        ("__amd_rocclr_copyBuffer", None, "copy"),
+        ("loop_transpose_fusion", "transpose.4", "copy"),
+        (
+            "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<scalar_sum_op>>>, long>(int)",
+            "model/add",
+            "elementwise",
+        ),
+        ("loop_add_fusion", "add.7", "elementwise"),
+        (
+            "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
+            "aten::add_",
+            "elementwise",
+        ),
+        ("input_reduce_fusion_3", "reduce.12", "reduction"),
+        (
+            "void tensorflow::BiasGradNHWC_SharedAtomics<float>(int, float const*, float*, int)",
+            "BiasAddGrad",
+            "reduction",
+        ),
+        (
+            "void at::native::(anonymous namespace)::softmax_warp_forward<float, float, float, 10>",
+            "aten::softmax",
+            "reduction",
+        ),
+        ("redzone_checker", None, "other"),
+    ],
+)
 def test_op_type(name, op, expected):
     assert op_type(name, op) == expected
 
@@ -36,9 +60,11 @@ def test_every_answer_is_a_known_type():
 
 
 def test_rollup_shares_add_up_and_come_largest_first():
-    rows = [{"name": "ampere_sgemm_128x64_tn", "total_us": 30.0, "occurrences": 3},
-            {"name": "loop_add_fusion", "total_us": 10.0, "occurrences": 5},
-            {"name": "ampere_sgemm_64x64_nn", "total_us": 40.0, "occurrences": 1}]
+    rows = [
+        {"name": "ampere_sgemm_128x64_tn", "total_us": 30.0, "occurrences": 3},
+        {"name": "loop_add_fusion", "total_us": 10.0, "occurrences": 5},
+        {"name": "ampere_sgemm_64x64_nn", "total_us": 40.0, "occurrences": 1},
+    ]
     rollup = op_type_rollup(rows)
     assert [r["op_type"] for r in rollup] == ["matmul_conv", "elementwise"]
     assert rollup[0] == {"op_type": "matmul_conv", "total_us": 70.0, "kernels": 2, "occurrences": 4, "share_pct": 87.5}

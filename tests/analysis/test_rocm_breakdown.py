@@ -55,13 +55,21 @@ def test_amd_library_gemms_never_get_occupancy_advice_and_rccl_is_a_collective()
             gpu = builder.gpu(ordinal)
             start = step * 1000 + 20
             for index in range(6):  # an fp32 Tensile GEMM without matrix-core instructions, 12.5% occupancy
-                gpu.kernel("Cijk_Ailk_Bljk_SB_MT64x64x8_SN_ISA90a_K1.kd", start + index * 110, 100, stream=16,
-                           details=rocm_details((4, 1, 1), (256, 1, 1), occupancy=12.5), hlo_op="dot.1",
-                           launch=(python, start + index * 110 - 10, 5))
+                gpu.kernel(
+                    "Cijk_Ailk_Bljk_SB_MT64x64x8_SN_ISA90a_K1.kd",
+                    start + index * 110,
+                    100,
+                    stream=16,
+                    details=rocm_details((4, 1, 1), (256, 1, 1), occupancy=12.5),
+                    hlo_op="dot.1",
+                    launch=(python, start + index * 110 - 10, 5),
+                )
             gpu.kernel("rcclKernel_AllReduce_RING_LL_Sum_float", start + 660, 200, stream=17)
     report = report_of(builder)
     ids = {f["id"] for f in report["findings"]}
     assert "occupancy.low_occupancy" not in ids
     assert not {i for i in ids if i.startswith(("precision.", "environment."))}
-    assert [(d["arch"], d["compute_busy_pct"], d["collective_busy_pct"]) for d in report["devices"]] == \
-        [("gfx90a", 60.0, 20.0), ("gfx90a", 60.0, 20.0)]
+    assert [(d["arch"], d["compute_busy_pct"], d["collective_busy_pct"]) for d in report["devices"]] == [
+        ("gfx90a", 60.0, 20.0),
+        ("gfx90a", 60.0, 20.0),
+    ]

@@ -58,8 +58,10 @@ def test_without_hlo_everything_is_null():
     builder.gpu(0).kernel("volta_sgemm_128x64_nn", 10.0, 5.0)
     report = report_of(builder)
     row = report["kernels"][0]
-    assert all(row[key] is None for key in ("flops", "bytes", "achieved_tflops", "achieved_gbps",
-                                             "arithmetic_intensity", "bound", "peak_pct"))
+    assert all(
+        row[key] is None
+        for key in ("flops", "bytes", "achieved_tflops", "achieved_gbps", "arithmetic_intensity", "bound", "peak_pct")
+    )
     assert report["summary"]["flops_utilization_pct"] is None
     assert report["summary"]["costed_kernel_time_pct"] == 0.0
 

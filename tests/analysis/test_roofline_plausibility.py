@@ -44,8 +44,9 @@ def test_an_op_lowered_to_two_kernels_is_counted_once_split_by_time():
     assert gemm["flops"] == round(GEMM.flops * 0.75) and reduce["flops"] == round(GEMM.flops * 0.25)
     assert gemm["achieved_tflops"] == reduce["achieved_tflops"] == pytest.approx(GEMM.flops / 20e-6 / 1e12, rel=1e-4)
     window_s = (15 + 1 + 5 + 1) * 3e-6 - 1e-6
-    assert report["summary"]["flops_utilization_pct"] == pytest.approx(100 * 3 * GEMM.flops / (312e12 * window_s),
-                                                                       abs=0.01)
+    assert report["summary"]["flops_utilization_pct"] == pytest.approx(
+        100 * 3 * GEMM.flops / (312e12 * window_s), abs=0.01
+    )
     assert report_problems(report) == []
 
 
@@ -76,15 +77,24 @@ def test_a_row_above_its_roof_shows_no_share_and_says_why():
 
 def test_a_compute_row_above_its_roof_shows_no_share():
     peaks = DevicePeaks(312.0, 19.5, 2039.0, 1, 0.5, "test")
-    row = SimpleNamespace(total_ps=10**6, occurrences=1, flops=1e9, bytes=1e6, compute="matrix", dtype="f32",
-                          name="sm80_xmma_gemm_f32f32_tf32", matrix_precision=None)
+    row = SimpleNamespace(
+        total_ps=10**6,
+        occurrences=1,
+        flops=1e9,
+        bytes=1e6,
+        compute="matrix",
+        dtype="f32",
+        name="sm80_xmma_gemm_f32f32_tf32",
+        matrix_precision=None,
+    )
     roof = kernel_roofline(row, peaks)  # 1000 TFLOP/s of f32 (TF32 roof 156)
     assert roof.peak_pct is None and "156 TFLOP/s matrix roof of its f32 inputs" in roof.implausible
     assert kernel_roofline(SimpleNamespace(**{**vars(row), "flops": 1e8}), peaks).peak_pct == pytest.approx(64.1, 0.01)
 
 
 REAL_ROOFLINES = [real_trace("amd_mi300x_jax08_gemm.xplane.pb")] + sorted(
-    glob.glob(str(REAL / "h200" / "jax" / "precision_*" / "plugins" / "profile" / "*" / "*.xplane.pb")))
+    glob.glob(str(REAL / "h200" / "jax" / "precision_*" / "plugins" / "profile" / "*" / "*.xplane.pb"))
+)
 
 
 @pytest.mark.parametrize("path", REAL_ROOFLINES, ids=lambda p: str(p).split("real/")[-1])

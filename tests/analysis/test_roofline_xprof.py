@@ -73,8 +73,13 @@ def test_generated_trace_side_by_side(tmp_path_factory):
     builder = roofline_builder()
     rows, _ = _roofline_model(tmp_path_factory, builder.to_bytes())
     ours = kernel_costs(build_model(parse_space(builder.to_bytes(), "generated.xplane.pb")))
-    xprof = {row["operation"]: (_per_occurrence(row["model_flop_rate"], row["avg_time"], 1e9),
-                                _per_occurrence(row["measured_memory_bw"], row["avg_time"], _GIB)) for row in rows}
+    xprof = {
+        row["operation"]: (
+            _per_occurrence(row["model_flop_rate"], row["avg_time"], 1e9),
+            _per_occurrence(row["measured_memory_bw"], row["avg_time"], _GIB),
+        )
+        for row in rows
+    }
     costs = {name: cost for (_, name), cost in ours.items()}
     assert set(xprof) == set(costs) == {"custom-call.1", "dot_fusion", "custom-call.2", "custom-call.3", "add_fusion"}
     for name, (flops, nbytes) in xprof.items():

@@ -93,6 +93,7 @@ def test_real_traces_step_sources():
 
 def report_of_path(name):
     from tb_gpu_advisor.pipeline import analyze_host_file
+
     return analyze_host_file(real_trace(name))
 
 
@@ -102,5 +103,4 @@ def test_two_steps_give_no_stdev():
     python = builder.thread()
     for index, duration in enumerate((1000, 8000)):
         python.step(index, index * 10_000, duration)
-    assert step_time_stats_ms(find_steps(model_of(builder))) == {"mean": 4.5, "median": 4.5, "stdev": None,
-                                                                 "count": 2}
+    assert step_time_stats_ms(find_steps(model_of(builder))) == {"mean": 4.5, "median": 4.5, "stdev": None, "count": 2}

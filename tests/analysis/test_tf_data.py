@@ -22,8 +22,12 @@ def test_stages_prefetch_and_sequential_maps():
 
 
 def test_reads_under_interleave_or_prefetch_are_advanced():
-    found = pipeline(["Iterator::Root::Prefetch::ParallelMapV2::ParallelInterleaveV4::TFRecord",
-                      "Iterator::Root::Prefetch::Cache::TextLine"])
+    found = pipeline(
+        [
+            "Iterator::Root::Prefetch::ParallelMapV2::ParallelInterleaveV4::TFRecord",
+            "Iterator::Root::Prefetch::Cache::TextLine",
+        ]
+    )
     assert found.demanded_reads == ()
     assert len(found.file_reads) == 2
     assert found.has_prefetch and found.has_cache and found.is_tuned
@@ -41,7 +45,8 @@ def test_map_and_batch_parallelism_comes_from_its_threads():
 
 def test_generators():
     assert pipeline(["Iterator::Prefetch", "Iterator::Prefetch::Generator"]).generators == (
-        "Iterator::Prefetch::Generator",)
+        "Iterator::Prefetch::Generator",
+    )
 
 
 def test_a_generator_or_demanded_reads_are_not_tuned():
@@ -51,12 +56,21 @@ def test_a_generator_or_demanded_reads_are_not_tuned():
 
 def test_tf_distribute_per_device_generator_is_not_from_generator():
     """MultiDeviceIterator feeds each device through a Generator stage that calls the source remotely."""
-    distributed = pipeline(["Iterator::Prefetch::Generator", "MultiDeviceIteratorGetNextFromShard:"
-                            "MultiDeviceIteratorGetNextFromShard", "RemoteCall____inference__next_func_441:RemoteCall"])
+    distributed = pipeline(
+        [
+            "Iterator::Prefetch::Generator",
+            "MultiDeviceIteratorGetNextFromShard:MultiDeviceIteratorGetNextFromShard",
+            "RemoteCall____inference__next_func_441:RemoteCall",
+        ]
+    )
     assert distributed.generators == () and distributed.per_device_generators == ("Iterator::Prefetch::Generator",)
     assert not distributed.is_tuned  # the source pipeline is not in the trace
-    user = pipeline(["Iterator::Root::Prefetch::FlatMap::Generator", "MultiDeviceIteratorGetNextFromShard:"
-                     "MultiDeviceIteratorGetNextFromShard"])
+    user = pipeline(
+        [
+            "Iterator::Root::Prefetch::FlatMap::Generator",
+            "MultiDeviceIteratorGetNextFromShard:MultiDeviceIteratorGetNextFromShard",
+        ]
+    )
     assert user.generators == ("Iterator::Root::Prefetch::FlatMap::Generator",)
     local = pipeline(["Iterator::Root::Prefetch::Generator"])
     assert local.generators == ("Iterator::Root::Prefetch::Generator",) and local.per_device_generators == ()

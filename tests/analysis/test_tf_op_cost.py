@@ -47,8 +47,15 @@ def test_batch_matmul_broadcasts_batch_dims():
     assert cost.flops == 2 * 4 * 16 * 384 * 512 * 64
 
 
-@pytest.mark.parametrize("op, shape", [("Cast", "(float[10])"), ("Conv2D", "(float[1,8,8,3];float[3,3,3,8])"),
-                                       ("Mul", "(half[3];float[3])"), ("Add", "(float[3];float[4])")])
+@pytest.mark.parametrize(
+    "op, shape",
+    [
+        ("Cast", "(float[10])"),
+        ("Conv2D", "(float[1,8,8,3];float[3,3,3,8])"),
+        ("Mul", "(half[3];float[3])"),
+        ("Add", "(float[3];float[4])"),
+    ],
+)
 def test_undetermined_ops_are_null(op, shape):
     assert tf_op_cost(op, shape) is None
 

@@ -19,8 +19,8 @@ def test_bins_cover_the_steps_and_hold_busy_fractions(tmp_path):
     python.step(1, 1100, 100)
     python.input_wait(1100, 25)
     gpu = builder.gpu(0)
-    gpu.kernel("a", 1000, 50)   # first half of bin 0
-    gpu.kernel("b", 1150, 50)   # all of bin 3
+    gpu.kernel("a", 1000, 50)  # first half of bin 0
+    gpu.kernel("b", 1150, 50)  # all of bin 3
     timeline = gpu_timeline(_model(builder, tmp_path), bins=4)
     assert timeline.bin_count == 4
     assert timeline.bin_edges_ps[0] == 1000 * 10**6 and timeline.bin_edges_ps[-1] == 1200 * 10**6

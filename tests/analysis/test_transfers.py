@@ -10,13 +10,34 @@ def test_bytes_bandwidth_pageable_and_sync_per_direction():
     gpu.memcpy("d2h", 400, 50, 500_000, src="device", dst="pageable", is_async=False)
     gpu.memcpy("d2d", 500, 10, 4096, src="device", dst="device", is_async=True)
     transfers = report_of(builder)["transfers"]
-    assert transfers["h2d"] == {"count": 2, "bytes": 4_000_000, "time_us": 200.0, "gbps": 20.0,
-                                "pageable_count": 1, "sync_count": 1, "small_count": 0}
-    assert transfers["d2h"] == {"count": 1, "bytes": 500_000, "time_us": 50.0, "gbps": 10.0,
-                                "pageable_count": 1, "sync_count": 1, "small_count": 0}
+    assert transfers["h2d"] == {
+        "count": 2,
+        "bytes": 4_000_000,
+        "time_us": 200.0,
+        "gbps": 20.0,
+        "pageable_count": 1,
+        "sync_count": 1,
+        "small_count": 0,
+    }
+    assert transfers["d2h"] == {
+        "count": 1,
+        "bytes": 500_000,
+        "time_us": 50.0,
+        "gbps": 10.0,
+        "pageable_count": 1,
+        "sync_count": 1,
+        "small_count": 0,
+    }
     assert transfers["d2d"]["count"] == 1 and transfers["d2d"]["small_count"] == 1
-    assert transfers["p2p"] == {"count": 0, "bytes": 0, "time_us": 0.0, "gbps": None,
-                                "pageable_count": 0, "sync_count": 0, "small_count": 0}
+    assert transfers["p2p"] == {
+        "count": 0,
+        "bytes": 0,
+        "time_us": 0.0,
+        "gbps": None,
+        "pageable_count": 0,
+        "sync_count": 0,
+        "small_count": 0,
+    }
 
 
 def test_old_format_does_not_know_memory_kinds():

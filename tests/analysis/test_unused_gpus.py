@@ -32,7 +32,13 @@ def test_real_v100_multi_worker_trace_is_low():
 
 def test_replica_names_need_their_own_word():
     from types import SimpleNamespace
-    names = {"replica_2/dense/MatMul:MatMul": 0, "gradient_tape/replica_1/Cast:Cast": 0, "_send_replica_3/x:_Send": 0,
-             "myreplica_9/x:Mul": 0, "replica_x/y": 0}
+
+    names = {
+        "replica_2/dense/MatMul:MatMul": 0,
+        "gradient_tape/replica_1/Cast:Cast": 0,
+        "_send_replica_3/x:_Send": 0,
+        "myreplica_9/x:Mul": 0,
+        "replica_x/y": 0,
+    }
     assert replica_count(SimpleNamespace(host_activity=SimpleNamespace(op_totals=names))) == 4
     assert replica_count(SimpleNamespace(host_activity=SimpleNamespace(op_totals={"dense/MatMul": 0}))) is None

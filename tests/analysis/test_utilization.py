@@ -87,8 +87,13 @@ def test_cpu_only_profile_reports_no_gpu():
     assert any("No GPU in this profile" in note for note in report["notes"])
 
 
-@pytest.mark.parametrize("pattern", ["ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-                                     "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+        "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
+    ],
+)
 def test_nccl_time_per_device(pattern):
     builder = TraceBuilder()
     gpu = builder.gpu(0)
@@ -122,7 +127,11 @@ def test_compute_and_collective_busy_split_busy_time():
     # busy: 0-850(+10 per GPU) and 900-950; compute: the GEMM 0-400 and the copy 900-950; collectives alone:
     # 400-850(+10 per GPU).
     assert [(d["busy_pct"], d["compute_busy_pct"], d["collective_busy_pct"]) for d in devices] == [
-        (90.0, 45.0, 45.0), (91.0, 45.0, 46.0), (92.0, 45.0, 47.0), (93.0, 45.0, 48.0)]
+        (90.0, 45.0, 45.0),
+        (91.0, 45.0, 46.0),
+        (92.0, 45.0, 47.0),
+        (93.0, 45.0, 48.0),
+    ]
     assert (report["summary"]["gpu_busy_pct"], report["summary"]["gpu_compute_busy_pct"]) == (91.5, 45.0)
 
 

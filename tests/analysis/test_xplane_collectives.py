@@ -19,17 +19,32 @@ def _module():
     bf16 per device into 8 MiB."""
     module = HloModuleBuilder("jit_train_step", PROGRAM)
     grads = module.entry.parameter("grads", shape("f32", ELEMENTS))
-    start = module.entry.add("all-reduce-start.1", "all-reduce-start", shape("f32", ELEMENTS), (grads,),
-                             replica_groups=replica_groups((0, 1, 2, 3)))
+    start = module.entry.add(
+        "all-reduce-start.1",
+        "all-reduce-start",
+        shape("f32", ELEMENTS),
+        (grads,),
+        replica_groups=replica_groups((0, 1, 2, 3)),
+    )
     module.entry.add("all-reduce-done.1", "all-reduce-done", shape("f32", ELEMENTS), (start,))
     wrapped = module.computation("async_computation")
     part = wrapped.parameter("param_0", shape("bf16", 1024, 1024))
-    wrapped.add("all-gather.2", "all-gather", shape("bf16", 4096, 1024), (part,), dimensions=[0],
-                replica_groups=replica_groups((0, 1, 2, 3)))
+    wrapped.add(
+        "all-gather.2",
+        "all-gather",
+        shape("bf16", 4096, 1024),
+        (part,),
+        dimensions=[0],
+        replica_groups=replica_groups((0, 1, 2, 3)),
+    )
     params = module.entry.parameter("params", shape("bf16", 1024, 1024))
-    gather = module.entry.add("all-gather-start.2", "async-start",
-                              tuple_shape(tuple_shape(shape("bf16", 1024, 1024)), shape("bf16", 4096, 1024),
-                                          shape("s32")), (params,), called=[wrapped])
+    gather = module.entry.add(
+        "all-gather-start.2",
+        "async-start",
+        tuple_shape(tuple_shape(shape("bf16", 1024, 1024)), shape("bf16", 4096, 1024), shape("s32")),
+        (params,),
+        called=[wrapped],
+    )
     module.entry.add("all-gather-done.2", "async-done", shape("bf16", 4096, 1024), (gather,))
     return module
 
@@ -48,10 +63,17 @@ def _jax_trace(path, allreduce_us, gpus=4, steps=4, model="NVIDIA A100-SXM4-80GB
         for ordinal in range(gpus):
             gpu = builder.gpu(ordinal, model=model)
             gpu.kernel("loop_multiply_fusion", base + 10, 4_980, hlo_op="multiply_fusion", program_id=PROGRAM)
-            gpu.kernel(ALLREDUCE, base + 5_000, allreduce_us, stream=20, hlo_op="all-reduce-start.1",
-                       program_id=PROGRAM)
-            gpu.kernel(ALLGATHER, base + 5_000 + allreduce_us + 50, 50, stream=20, hlo_op="all-gather-start.2",
-                       program_id=PROGRAM)
+            gpu.kernel(
+                ALLREDUCE, base + 5_000, allreduce_us, stream=20, hlo_op="all-reduce-start.1", program_id=PROGRAM
+            )
+            gpu.kernel(
+                ALLGATHER,
+                base + 5_000 + allreduce_us + 50,
+                50,
+                stream=20,
+                hlo_op="all-gather-start.2",
+                program_id=PROGRAM,
+            )
     builder.write(path)
     return load_model(str(path))
 
@@ -65,10 +87,12 @@ def test_hlo_sizes_each_collective_kernel(tmp_path):
     assert len(calls) == 4 * 4 * 2
     allreduce = [call for call in calls if call.collective == "allreduce"]
     gather = [call for call in calls if call.collective == "allgather"]
-    assert {(c.in_bytes, c.out_bytes, c.dtype, c.group_size, c.size_source) for c in allreduce} == \
-        {(64 * 2**20, 64 * 2**20, "f32", 4, "hlo")}
-    assert {(c.in_bytes, c.out_bytes, c.dtype, c.group_size, c.size_source) for c in gather} == \
-        {(2 * 2**20, 8 * 2**20, "bf16", 4, "hlo")}
+    assert {(c.in_bytes, c.out_bytes, c.dtype, c.group_size, c.size_source) for c in allreduce} == {
+        (64 * 2**20, 64 * 2**20, "f32", 4, "hlo")
+    }
+    assert {(c.in_bytes, c.out_bytes, c.dtype, c.group_size, c.size_source) for c in gather} == {
+        (2 * 2**20, 8 * 2**20, "bf16", 4, "hlo")
+    }
     assert sorted({call.device for call in calls}) == [0, 1, 2, 3]
 
 
@@ -77,8 +101,11 @@ def test_slow_allreduce_on_xplane_fires_with_exact_bandwidths(tmp_path):
     rows = {row["collective"]: row for row in report["collective_bandwidth"]["collectives"]}
     allreduce, gather = rows["allreduce"], rows["allgather"]
     # 64 MiB in 4 ms: algbw 16.777 GB/s; bus bandwidth x 2*3/4 = 25.166 GB/s; NVLink (A100 SXM4) 240 GB/s
-    assert (allreduce["algbw_gbps"], allreduce["busbw_gbps"], allreduce["best_busbw_link_ratio"]) == \
-        (16.777, 25.166, 0.105)
+    assert (allreduce["algbw_gbps"], allreduce["busbw_gbps"], allreduce["best_busbw_link_ratio"]) == (
+        16.777,
+        25.166,
+        0.105,
+    )
     assert (allreduce["group_size"], allreduce["median_bytes"], allreduce["size_source"]) == (4, 64 * 2**20, "hlo")
     # all-gather: NCCL-tests' size is the whole 8 MiB output; 8 MiB in 50 us = 167.772 GB/s, x 3/4 = 125.829
     assert (gather["median_bytes"], gather["algbw_gbps"], gather["busbw_gbps"]) == (8 * 2**20, 167.772, 125.829)
@@ -104,8 +131,9 @@ def test_collective_without_its_module_is_listed_unsized(tmp_path):
     for n in range(3):
         thread.step(n, 100 + n * 10_000, 10_000)
         for ordinal in range(2):
-            builder.gpu(ordinal).kernel(ALLREDUCE, 100 + n * 10_000 + 5_000, 4_000, hlo_op="all-reduce.9",
-                                        program_id=99)
+            builder.gpu(ordinal).kernel(
+                ALLREDUCE, 100 + n * 10_000 + 5_000, 4_000, hlo_op="all-reduce.9", program_id=99
+            )
     builder.write(tmp_path / "b.xplane.pb")
     report = host_report(load_model(str(tmp_path / "b.xplane.pb")))
     row = report["collective_bandwidth"]["collectives"][0]
@@ -119,12 +147,18 @@ def test_tensorflow_nccl_allreduce_sized_from_its_op_shape(tmp_path):
     for n in range(3):
         thread.step(n, 100 + n * 10_000, 10_000)
         for ordinal in range(2):
-            builder.gpu(ordinal).kernel(ALLREDUCE, 100 + n * 10_000 + 5_000, 1_000,
-                                        tf_op="NcclAllReduce_1:NcclAllReduce", shape="(half[4194304])")
+            builder.gpu(ordinal).kernel(
+                ALLREDUCE,
+                100 + n * 10_000 + 5_000,
+                1_000,
+                tf_op="NcclAllReduce_1:NcclAllReduce",
+                shape="(half[4194304])",
+            )
     builder.write(tmp_path / "c.xplane.pb")
     calls = xplane_collectives(load_model(str(tmp_path / "c.xplane.pb")))
-    assert {(c.collective, c.in_bytes, c.out_bytes, c.dtype, c.group_size, c.size_source) for c in calls} == \
-        {("allreduce", 8 * 2**20, 8 * 2**20, "f16", None, "tf_op")}
+    assert {(c.collective, c.in_bytes, c.out_bytes, c.dtype, c.group_size, c.size_source) for c in calls} == {
+        ("allreduce", 8 * 2**20, 8 * 2**20, "f16", None, "tf_op")
+    }
 
 
 def test_real_traces_have_no_collective_kernels():

@@ -32,18 +32,27 @@ def _by_launch(rows, name, grid, block, occurrences, total, tensor_cores):
     found = Counter()
     flags = {}
     for row in rows:
-        key = (row[name], row[grid] if isinstance(row[grid], str) else ",".join(map(str, row[grid])),
-               row[block] if isinstance(row[block], str) else ",".join(map(str, row[block])))
+        key = (
+            row[name],
+            row[grid] if isinstance(row[grid], str) else ",".join(map(str, row[grid])),
+            row[block] if isinstance(row[block], str) else ",".join(map(str, row[block])),
+        )
         found[key] += int(row[occurrences]) * 10**9 + round(row[total] * 1000)
         flags[key] = bool(row[tensor_cores])
     return found, flags
 
 
 def _compare(ours, theirs):
-    ours_totals, ours_flags = _by_launch(ours, "name", "grid", "block", "occurrences", "total_us",
-                                         "uses_tensor_cores")
-    their_totals, their_flags = _by_launch(theirs, "kernel_name", "grid_dim", "block_dim", "occurrences",
-                                           "total_duration_us", "is_kernel_using_tensor_core")
+    ours_totals, ours_flags = _by_launch(ours, "name", "grid", "block", "occurrences", "total_us", "uses_tensor_cores")
+    their_totals, their_flags = _by_launch(
+        theirs,
+        "kernel_name",
+        "grid_dim",
+        "block_dim",
+        "occurrences",
+        "total_duration_us",
+        "is_kernel_using_tensor_core",
+    )
     assert ours_totals == their_totals
     assert ours_flags == their_flags
 
@@ -53,8 +62,10 @@ def test_real_mi300x_kernels_match_xprof(tmp_path):
     report = analyze_host_file(str(source))
     ours, theirs = report["kernels"], _xprof_kernels(source, tmp_path)
     assert (sum(r["occurrences"] for r in ours), round(sum(r["total_us"] for r in ours), 3)) == (54, 3475.484)
-    assert (sum(r["occurrences"] for r in theirs), round(sum(r["total_duration_us"] for r in theirs), 3)) == \
-        (54, 3475.484)
+    assert (sum(r["occurrences"] for r in theirs), round(sum(r["total_duration_us"] for r in theirs), 3)) == (
+        54,
+        3475.484,
+    )
     _compare(ours, theirs)
     # Op names differ on purpose: XProf shows JAX's framework op name (`jit(dot)/dot_general`), we show the HLO
     # instruction (`dot.1`), the key the roofline joins kernels to their HLO by. Rows: XProf's HLO lookup gives
@@ -78,7 +89,6 @@ def test_generated_rocm_copies_are_not_kernels_for_xprof_either(tmp_path):
 def test_xprof_passes_the_impossible_register_count_through_we_refuse_it(tmp_path):
     path = rocm_gemm_trace(impossible_registers=True).write(str(tmp_path / "rocm.xplane.pb"))
     theirs = _xprof_kernels(path, tmp_path)
-    assert next(r for r in theirs if r["kernel_name"] == "wrapped_broadcast.kd")["registers_per_thread"] == \
-        2191500840
+    assert next(r for r in theirs if r["kernel_name"] == "wrapped_broadcast.kd")["registers_per_thread"] == 2191500840
     report = analyze_host_file(path)
     assert next(r for r in report["kernels"] if r["name"] == "wrapped_broadcast.kd")["registers_per_thread"] is None

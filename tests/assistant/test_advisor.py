@@ -38,8 +38,16 @@ def test_paths_outside_the_logdirs_are_refused(tree):
     logdirs = Logdirs([str(served)])
     assert logdirs.locate(None) == str(served) and logdirs.locate(str(served)) == str(served)
     assert logdirs.locate("plugins/profile") == os.path.join(str(served), "plugins/profile")
-    for path in (str(outside), str(outside / "secret.xplane.pb"), "..", "../outside", "door", "door/secret.xplane.pb",
-                 "/", "s3://bucket/logs"):
+    for path in (
+        str(outside),
+        str(outside / "secret.xplane.pb"),
+        "..",
+        "../outside",
+        "door",
+        "door/secret.xplane.pb",
+        "/",
+        "s3://bucket/logs",
+    ):
         with pytest.raises(AdvisorError, match="outside the logdirs this server was started with"):
             logdirs.locate(path)
     assert logdirs.check_host(str(served / "plugins" / "profile" / "2026_01_01_00_00_00" / "linked.xplane.pb"))
@@ -94,15 +102,24 @@ def test_errors_are_one_short_line():
 
 
 def test_the_package_and_the_cli_do_not_import_the_sdk_and_say_how_to_get_it(tmp_path):
-    code = ("import sys; sys.modules['mcp'] = None\n"  # as if the SDK were not installed
-            "import tb_gpu_advisor.cli, tb_gpu_advisor.assistant.server\n"
-            "from tb_gpu_advisor.cli import main\n"
-            f"sys.exit(main(['mcp', {str(tmp_path)!r}]))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"  # as if the SDK were not installed
+        "import tb_gpu_advisor.cli, tb_gpu_advisor.assistant.server\n"
+        "from tb_gpu_advisor.cli import main\n"
+        f"sys.exit(main(['mcp', {str(tmp_path)!r}]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip() == ("error: the mcp command needs the Model Context Protocol SDK 2 or newer: pip "
-                                   "install 'tb-gpu-advisor[mcp]' (or: pip install 'mcp>=2')")
+    assert done.stderr.strip() == (
+        "error: the mcp command needs the Model Context Protocol SDK 2 or newer: pip "
+        "install 'tb-gpu-advisor[mcp]' (or: pip install 'mcp>=2')"
+    )
 
 
 def test_the_file_size_limit_applies_as_in_the_cli(tree):
@@ -121,8 +138,10 @@ def test_a_remote_logdir_is_served_and_confined_by_its_prefix(monkeypatch, tmp_p
     fs, root = fsspec.filesystem("memory"), f"/{uuid.uuid4().hex}"
     builder = TraceBuilder()
     builder.gpu(0).kernel("k", 1_000, 50)
-    for name in ("logs/train/plugins/profile/2026_01_01_00_00_00/w0.xplane.pb",
-                 "other/plugins/profile/2026_01_01_00_00_00/secret.xplane.pb"):
+    for name in (
+        "logs/train/plugins/profile/2026_01_01_00_00_00/w0.xplane.pb",
+        "other/plugins/profile/2026_01_01_00_00_00/secret.xplane.pb",
+    ):
         fs.pipe(f"{root}/{name}", builder.to_bytes())
     try:
         advisor = Advisor([f"memory://{root}/logs"])
@@ -138,12 +157,27 @@ def test_a_remote_logdir_is_served_and_confined_by_its_prefix(monkeypatch, tmp_p
 def test_a_finding_with_long_evidence_is_explained_a_page_at_a_time_under_the_budget(tree):
     served, _ = tree
     report = Advisor([str(served)]).report()
-    finding = {"id": "x.long", "severity": "high", "title": "t", "summary": "s", "estimated_speedup": 1.5,
-               "speedup_kind": "bound", "fix_summary": "f", "fix": "code\n" * 2000, "docs": [],
-               "evidence": {"metrics": {"a_ms": 1.0}, "threshold": {"metric": "a_ms", "value": 1.0},
-                            "pointers": {"time_ranges_ms": [[i * 1.5, i * 1.5 + 1.0] for i in range(3000)],
-                                         "steps": [{"step": f"train step {i} of the profile", "time_ms": 10.0,
-                                                    "overlap_ms": 5.0} for i in range(3000)]}}}
+    finding = {
+        "id": "x.long",
+        "severity": "high",
+        "title": "t",
+        "summary": "s",
+        "estimated_speedup": 1.5,
+        "speedup_kind": "bound",
+        "fix_summary": "f",
+        "fix": "code\n" * 2000,
+        "docs": [],
+        "evidence": {
+            "metrics": {"a_ms": 1.0},
+            "threshold": {"metric": "a_ms", "value": 1.0},
+            "pointers": {
+                "time_ranges_ms": [[i * 1.5, i * 1.5 + 1.0] for i in range(3000)],
+                "steps": [
+                    {"step": f"train step {i} of the profile", "time_ms": 10.0, "overlap_ms": 5.0} for i in range(3000)
+                ],
+            },
+        },
+    }
     report = {**report, "hosts": [{**report["hosts"][0], "findings": [finding]}]}
     answer = answers.finding_answer(report, "x.long", limit=100)
     assert answers.size(answer) <= answers.MAX_ANSWER_BYTES

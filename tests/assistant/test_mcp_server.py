@@ -24,8 +24,9 @@ MAX_ANSWER_BYTES = 8 * 1024
 
 
 def largest_committed_trace():
-    return max((p for p in REAL.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES)),
-               key=lambda p: p.stat().st_size)
+    return max(
+        (p for p in REAL.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES)), key=lambda p: p.stat().st_size
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +60,9 @@ def call_all(dirs, calls):
     params = StdioServerParameters(
         command=sys.executable,
         args=[str(ROOT / "tests" / "assistant" / "audited_server.py"), str(dirs["served"]), str(DEMO), str(REAL)],
-        env={"PYTHONPATH": str(ROOT), "TB_GPU_ADVISOR_AUDIT_LOG": str(dirs["audit"])}, cwd=str(ROOT))
+        env={"PYTHONPATH": str(ROOT), "TB_GPU_ADVISOR_AUDIT_LOG": str(dirs["audit"])},
+        cwd=str(ROOT),
+    )
 
     async def main():
         async with Client(params, read_timeout_seconds=300) as client:
@@ -81,25 +84,43 @@ def test_list_analyze_explain_compare_check(dirs):
         runs = await ask(client, "list_runs", logdir=str(DEMO), limit=2)
         rest = await ask(client, "list_runs", logdir=str(DEMO), offset=20)
         verdict = await ask(client, "get_verdict", logdir=str(DEMO), run="input_bound/2026_01_15_09_30_00", limit=2)
-        page2 = await ask(client, "get_verdict", logdir=str(DEMO), run="input_bound/2026_01_15_09_30_00", offset=2,
-                          limit=2)
+        page2 = await ask(
+            client, "get_verdict", logdir=str(DEMO), run="input_bound/2026_01_15_09_30_00", offset=2, limit=2
+        )
         first = verdict[1]["findings"][0]["id"]
-        explained = await ask(client, "explain_finding", finding_id=first, logdir=str(DEMO),
-                              run="input_bound/2026_01_15_09_30_00")
-        compared = await ask(client, "compare_runs", logdir=str(DEMO), baseline_run="input_bound/2026_01_15_09_30_00",
-                             candidate_run="input_bound_fixed/2026_01_15_09_29_00")
-        checked = await ask(client, "check_regression", logdir=str(DEMO),
-                            baseline_run="input_bound_fixed/2026_01_15_09_29_00",
-                            candidate_run="input_bound/2026_01_15_09_30_00")
-        unknown = await ask(client, "explain_finding", finding_id="no.such_finding", logdir=str(DEMO),
-                            run="input_bound/2026_01_15_09_30_00")
+        explained = await ask(
+            client, "explain_finding", finding_id=first, logdir=str(DEMO), run="input_bound/2026_01_15_09_30_00"
+        )
+        compared = await ask(
+            client,
+            "compare_runs",
+            logdir=str(DEMO),
+            baseline_run="input_bound/2026_01_15_09_30_00",
+            candidate_run="input_bound_fixed/2026_01_15_09_29_00",
+        )
+        checked = await ask(
+            client,
+            "check_regression",
+            logdir=str(DEMO),
+            baseline_run="input_bound_fixed/2026_01_15_09_29_00",
+            candidate_run="input_bound/2026_01_15_09_30_00",
+        )
+        unknown = await ask(
+            client,
+            "explain_finding",
+            finding_id="no.such_finding",
+            logdir=str(DEMO),
+            run="input_bound/2026_01_15_09_30_00",
+        )
         return tools, runs, rest, verdict, page2, explained, compared, checked, unknown
 
     tools, runs, rest, verdict, page2, explained, compared, checked, unknown = call_all(dirs, calls)
     assert set(tools) == {"list_runs", "get_verdict", "explain_finding", "compare_runs", "check_regression"}
     assert all(tool.annotations.read_only_hint for tool in tools.values())
-    assert not runs[0] and [r["run"] for r in runs[1]["runs"]] == ["input_bound/2026_01_15_09_30_00",
-                                                                   "input_bound_fixed/2026_01_15_09_29_00"]
+    assert not runs[0] and [r["run"] for r in runs[1]["runs"]] == [
+        "input_bound/2026_01_15_09_30_00",
+        "input_bound_fixed/2026_01_15_09_29_00",
+    ]
     assert runs[1]["runs_page"] == {"total": 22, "offset": 0, "next_offset": 2}
     assert rest[1]["runs_page"]["next_offset"] is None and len(rest[1]["runs"]) == 22 - 20
     assert not verdict[0] and verdict[1]["schema_version"] == 1 and verdict[1]["bottleneck"] == "input"
@@ -128,8 +149,7 @@ def test_paths_outside_the_logdirs_are_refused_and_nothing_there_is_read(dirs):
             "outside_file": await ask(client, "get_verdict", logdir=str(outside / "secret.xplane.pb")),
             "dotdot": await ask(client, "get_verdict", logdir="../outside"),
             "etc": await ask(client, "get_verdict", logdir="/etc/passwd"),
-            "linked_file": await ask(client, "get_verdict", logdir=str(served),
-                                     run="escape/2026_01_02_00_00_00"),
+            "linked_file": await ask(client, "get_verdict", logdir=str(served), run="escape/2026_01_02_00_00_00"),
             "linked_run_dir": await ask(client, "get_verdict", logdir=str(served / "escape_dir")),
             "linked_torch": await ask(client, "get_verdict", logdir=str(served / "torch")),
             "inside": await ask(client, "get_verdict", logdir=str(served), run="inside/2026_01_01_00_00_00"),
@@ -159,8 +179,10 @@ def test_every_answer_about_the_largest_committed_trace_is_under_8_kb(dirs):
 
     async def calls(client):
         verdict = await ask(client, "get_verdict", logdir=largest, limit=100)
-        explained = [await ask(client, "explain_finding", finding_id=f["id"], logdir=largest, limit=100)
-                     for f in verdict[1]["findings"]]
+        explained = [
+            await ask(client, "explain_finding", finding_id=f["id"], logdir=largest, limit=100)
+            for f in verdict[1]["findings"]
+        ]
         compared = await ask(client, "compare_runs", logdir=largest, baseline_run=None, candidate_run=None, limit=100)
         checked = await ask(client, "check_regression", logdir=largest, baseline_run=None, candidate_run=None)
         return [verdict, compared, checked, *explained]

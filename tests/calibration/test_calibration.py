@@ -9,8 +9,15 @@ import pytest
 from tools.calibration.__main__ import main
 from tools.calibration.pairs import BOUND_HOLDS, DEMO_PAIRS, EXACT, HELD_OUT_PAIRS, NOT_ABOVE, REAL_PAIRS
 from tools.calibration.runs import Spread, run_spreads
-from tools.calibration.table import (Row, _meets_cell, calibration_rows, demo_summary_line,
-                                             held_out_summary_line, render_markdown, summary_line)
+from tools.calibration.table import (
+    Row,
+    _meets_cell,
+    calibration_rows,
+    demo_summary_line,
+    held_out_summary_line,
+    render_markdown,
+    summary_line,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -44,23 +51,29 @@ def test_every_pair_is_a_row(rows):
 def test_each_demo_pair_meets_its_stated_tolerance(rows, index):
     row = [row for row in rows if row.group == "demo"][index]
     assert row.finding is not None and row.status in ("resolved", "reduced")
-    bound = {EXACT: "within 25% of (a bound: at least and at most 25% above)",
-             BOUND_HOLDS: "a bound at least and at most 2x"}.get(
-        row.tolerance, "at most 25% above")
+    bound = {
+        EXACT: "within 25% of (a bound: at least and at most 25% above)",
+        BOUND_HOLDS: "a bound at least and at most 2x",
+    }.get(row.tolerance, "at most 25% above")
     if DEMO_PAIRS[index].known_miss:  # the fixed twin does more than any finding names: shown as a miss
         assert not row.meets_tolerance and row.judged_by_combined
         assert f"{row.pair.split(' -> ')[0]}" in demo_summary_line(rows).split("exceeded beyond noise on")[1]
         return
-    assert row.meets_tolerance, (f"{row.pair}: {row.finding} predicted {row.predicted} ({row.kind}), measured "
-                                 f"{row.measured['value']}: the prediction should be {bound} the measurement")
+    assert row.meets_tolerance, (
+        f"{row.pair}: {row.finding} predicted {row.predicted} ({row.kind}), measured "
+        f"{row.measured['value']}: the prediction should be {bound} the measurement"
+    )
 
 
 def test_the_summary_judges_the_goal_as_the_issue_states_it(rows):
     """Within 25% of the measured speedup whatever the kind; a bound's held/exceeded is reported apart."""
     line = summary_line(rows)
     real = [row for row in rows if row.group == "real"]
-    hits = sum(1 for row in real if row.ratio is not None and abs(row.ratio - 1) <= 0.25 + 1e-9
-               and row.bound_score != "bound_exceeded")
+    hits = sum(
+        1
+        for row in real
+        if row.ratio is not None and abs(row.ratio - 1) <= 0.25 + 1e-9 and row.bound_score != "bound_exceeded"
+    )
     assert line.startswith(f"Real pairs: {hits} of {len(real)} within 25% of the measured speedup")
     for row in real:
         if row.predicted is None:
@@ -103,8 +116,19 @@ def test_the_held_out_pairs_have_their_own_group_and_summary(rows):
 
 
 def _held(pair, predicted, measured):
-    return Row("held_out", pair, "x.y", "resolved", predicted, "model", {"value": measured, "low": None},
-               round(predicted / measured, 3), abs(predicted - measured) <= 0.25 * measured, None, "")
+    return Row(
+        "held_out",
+        pair,
+        "x.y",
+        "resolved",
+        predicted,
+        "model",
+        {"value": measured, "low": None},
+        round(predicted / measured, 3),
+        abs(predicted - measured) <= 0.25 * measured,
+        None,
+        "",
+    )
 
 
 def test_the_held_out_line_says_plainly_whether_the_models_reach_the_bar():
@@ -112,45 +136,77 @@ def test_the_held_out_line_says_plainly_whether_the_models_reach_the_bar():
     assert held_out_summary_line(hits) == (
         "Held-out pairs: 4 of 4 within 25% of the measured speedup (100%; goal: at least 80%); max error 1.00x (p0, "
         "predicted / measured 1.00; goal: under 2x): on pairs they were never tuned on, the models reach the "
-        "goal's bar.")
+        "goal's bar."
+    )
     line = held_out_summary_line(hits + [_held("gil", 1.96, 0.68)])
     assert line == (
         "Held-out pairs: 4 of 5 within 25% of the measured speedup (80%; goal: at least 80%); max error 2.88x (gil, "
         "predicted / measured 2.88; goal: under 2x): on pairs they were never tuned on, the models do not reach "
-        "the goal's bar; missed: gil (predicted / measured 2.88).")
+        "the goal's bar; missed: gil (predicted / measured 2.88)."
+    )
     assert held_out_summary_line([]) == "Held-out pairs: none."
 
 
 def _real(pair, predicted, measured, kind="model", low=None):
-    return Row("real", pair, "x.y", "resolved", predicted, kind, {"value": measured, "low": low},
-               round(predicted / measured, 3), abs(predicted - measured) <= 0.25 * measured, None, "")
+    return Row(
+        "real",
+        pair,
+        "x.y",
+        "resolved",
+        predicted,
+        kind,
+        {"value": measured, "low": low},
+        round(predicted / measured, 3),
+        abs(predicted - measured) <= 0.25 * measured,
+        None,
+        "",
+    )
 
 
 def test_the_goal_needs_80_percent_within_and_no_error_of_2x():
     five = [_real(f"p{i}", 2.0, 2.0) for i in range(4)]
     assert summary_line(five + [_real("far", 1.0, 1.9)]).endswith(
-        "max error 1.90x (far, predicted / measured 0.53; goal: under 2x): the goal is met.")
+        "max error 1.90x (far, predicted / measured 0.53; goal: under 2x): the goal is met."
+    )
     assert "the goal is not met" in summary_line(five + [_real("off", 1.0, 2.0)])  # 2x off
     assert "the goal is not met" in summary_line(five[:3] + [_real("a", 1.0, 1.5), _real("b", 1.0, 1.5)])
-    line = summary_line(five + [_real("low", 1.9, 2.0, "bound"), _real("high", 2.4, 2.0, "bound"),
-                                _real("noise", 1.95, 2.0, "bound", low=1.9)])
+    line = summary_line(
+        five
+        + [
+            _real("low", 1.9, 2.0, "bound"),
+            _real("high", 2.4, 2.0, "bound"),
+            _real("noise", 1.95, 2.0, "bound", low=1.9),
+        ]
+    )
     # An exceeded bound is a miss even within 25%; one inside the measured 95% CI held within noise.
     assert line.startswith("Real pairs: 6 of 7 within 25% of the measured speedup (86%; goal: at least 80%)")
-    assert line.endswith("Bounds: 1 held (high); 1 held within noise (the measured 95% CI includes the bound) "
-                         "(noise); 1 exceeded by the fix beyond noise, the estimate too low: counted as misses "
-                         "(low).")
+    assert line.endswith(
+        "Bounds: 1 held (high); 1 held within noise (the measured 95% CI includes the bound) "
+        "(noise); 1 exceeded by the fix beyond noise, the estimate too low: counted as misses "
+        "(low)."
+    )
 
 
 def _demo(predicted, measured, kind, tolerance, combined=None, low=None):
-    return Row("demo", "p -> p_fixed", "x.y", "resolved", predicted, kind, {"value": measured, "low": low},
-               round(predicted / measured, 3), abs(predicted - measured) <= 0.25 * measured, tolerance, "",
-               combined)
+    return Row(
+        "demo",
+        "p -> p_fixed",
+        "x.y",
+        "resolved",
+        predicted,
+        kind,
+        {"value": measured, "low": low},
+        round(predicted / measured, 3),
+        abs(predicted - measured) <= 0.25 * measured,
+        tolerance,
+        "",
+        combined,
+    )
 
 
 def test_a_bound_under_not_above_is_judged_by_the_combined_bound():
     """`not above` cannot fail for a bound, so an exceeded finding bound is never a pass of its own (review M7)."""
-    held = {"predicted": 13.3, "predicted_kind": "bound", "ratio": 1.1, "score": "bound_held",
-            "within_tolerance": True}
+    held = {"predicted": 13.3, "predicted_kind": "bound", "ratio": 1.1, "score": "bound_held", "within_tolerance": True}
     exceeded = {**held, "predicted": 10.0, "ratio": 0.83, "score": "bound_exceeded"}
     assert _demo(4.29, 12.11, "bound", NOT_ABOVE, held, low=11.28).meets_tolerance
     assert not _demo(4.29, 12.11, "bound", NOT_ABOVE, exceeded, low=11.28).meets_tolerance
@@ -160,15 +216,21 @@ def test_a_bound_under_not_above_is_judged_by_the_combined_bound():
     assert demo_summary_line(rows) == (
         "Demo pairs: 2 of 2 meet their stated tolerance; 1 of them (p) judged by the combined estimate, since a "
         "finding's bound cannot fail `not above`; the finding's own bound was exceeded beyond noise on 1 (p): the "
-        "fix did more than that finding.")
-    assert _meets_cell(rows[0], "not above") == ("yes: n/a for the finding (the fix did more than the finding; the "
-                                                 "combined bound 13.30x held)")
+        "fix did more than that finding."
+    )
+    assert _meets_cell(rows[0], "not above") == (
+        "yes: n/a for the finding (the fix did more than the finding; the combined bound 13.30x held)"
+    )
 
 
 def test_run_to_run_spread_of_the_wall_clock_speedup(tmp_path):
     def pairs_json(problem, fix):
-        return {"pairs": {"tf_map": {"problem": {"step_ms_mean": problem}, "fix": {"step_ms_mean": fix}},
-                          "broken": {"problem": {"step_ms_mean": 10.0}, "fix": {}}}}
+        return {
+            "pairs": {
+                "tf_map": {"problem": {"step_ms_mean": problem}, "fix": {"step_ms_mean": fix}},
+                "broken": {"problem": {"step_ms_mean": 10.0}, "fix": {}},
+            }
+        }
 
     runs = tmp_path / "runs"
     runs.mkdir()
@@ -181,8 +243,10 @@ def test_run_to_run_spread_of_the_wall_clock_speedup(tmp_path):
 def test_the_committed_runs_give_each_cpu_pair_a_spread(rows):
     spread = {row.pair: row.spread for row in rows if row.group == "real"}
     assert spread["tf221_cpu_keras_input"] is None
-    assert all(spread[name].runs == 3 and spread[name].low <= spread[name].high
-               for name in ("tf_map", "tf_prefetch", "tf_eager", "jax_loader", "jax_jit"))
+    assert all(
+        spread[name].runs == 3 and spread[name].low <= spread[name].high
+        for name in ("tf_map", "tf_prefetch", "tf_eager", "jax_loader", "jax_jit")
+    )
     held = {row.pair: row.spread for row in rows if row.group == "held_out"}
     assert all(spread.runs == 3 and spread.low <= spread.high for spread in held.values()), held
     assert sorted(held) == sorted(pair.name for pair in HELD_OUT_PAIRS)

@@ -29,8 +29,10 @@ SUMMARY = json.loads((DATA / "pairs.json").read_text(encoding="utf-8"))
 HELD_OUT = DATA / "heldout"
 # tf_map_compute was captured on its own, into heldout/compute/ with its pairs.json.
 HELD_OUT_DIRS = {"tf_map_compute": HELD_OUT / "compute"}
-HELD_OUT_SUMMARIES = {folder: json.loads((folder / "pairs.json").read_text(encoding="utf-8"))
-                      for folder in {HELD_OUT, *HELD_OUT_DIRS.values()}}
+HELD_OUT_SUMMARIES = {
+    folder: json.loads((folder / "pairs.json").read_text(encoding="utf-8"))
+    for folder in {HELD_OUT, *HELD_OUT_DIRS.values()}
+}
 FITTED_PAIRS = tuple(name for name in cpu_pairs.PAIR_NAMES if name not in cpu_pairs.HELD_OUT)
 # The finding each pair's fix addresses, as our rules name it.
 EXPECTED_FINDING = {
@@ -67,14 +69,18 @@ def side_path(pair, role):
 
 @pytest.fixture(scope="module")
 def analyses():
-    return {(pair, role): cli_json("analyze", str(side_path(pair, role)))["hosts"][0]
-            for pair in cpu_pairs.PAIR_NAMES for role in ("problem", "fix")}
+    return {
+        (pair, role): cli_json("analyze", str(side_path(pair, role)))["hosts"][0]
+        for pair in cpu_pairs.PAIR_NAMES
+        for role in ("problem", "fix")
+    }
 
 
 def test_every_pair_of_the_script_is_committed_small():
     assert sorted(SUMMARY["pairs"]) == sorted(FITTED_PAIRS)
-    assert sorted(name for summary in HELD_OUT_SUMMARIES.values() for name in summary["pairs"]) == \
-        sorted(cpu_pairs.HELD_OUT)
+    assert sorted(name for summary in HELD_OUT_SUMMARIES.values() for name in summary["pairs"]) == sorted(
+        cpu_pairs.HELD_OUT
+    )
     assert set(EXPECTED_FINDING) == set(cpu_pairs.PAIR_NAMES)
     assert {pair.framework for pair in cpu_pairs.PAIRS} == {"tf", "jax"}
     for pair in cpu_pairs.PAIR_NAMES:
@@ -96,13 +102,20 @@ def test_both_sides_steps_are_found(pair, analyses):
 # Where the committed problem side does not get its finding, and why (strict: the test fails once a rule sees it).
 FINDING_GAPS = {
     "tf_map_compute": "the map's MatMul, Tile and Tanh events never overlap (one element at a time), but its "
-                      "ExecutorDoneCallback events run long and overlap, so tf.data's private threads are busy more "
-                      "than 1.2 at a time, the level read as a sequential map",
+    "ExecutorDoneCallback events run long and overlap, so tf.data's private threads are busy more "
+    "than 1.2 at a time, the level read as a sequential map",
 }
 
 
-@pytest.mark.parametrize("pair", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=FINDING_GAPS[name]))
-                                  if name in FINDING_GAPS else name for name in sorted(EXPECTED_FINDING)])
+@pytest.mark.parametrize(
+    "pair",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=FINDING_GAPS[name]))
+        if name in FINDING_GAPS
+        else name
+        for name in sorted(EXPECTED_FINDING)
+    ],
+)
 def test_the_problem_side_gets_its_finding_and_the_fix_side_does_not(pair, analyses):
     finding = EXPECTED_FINDING[pair]
     problem = {f["id"]: f for f in analyses[pair, "problem"]["findings"]}
@@ -176,14 +189,32 @@ def test_the_gil_bound_map_is_seen_as_python_per_element(analyses):
     assert problem["host.python_function"]["evidence"]["metrics"]["py_function_in_tf_data"] is True
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("jax") is None,
-                    reason="the capture needs TensorFlow and JAX (pip install -e '.[tf,jax]'; scripts/test.sh does)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("jax") is None,
+    reason="the capture needs TensorFlow and JAX (pip install -e '.[tf,jax]'; scripts/test.sh does)",
+)
 def test_the_script_captures_a_pair_of_each_framework(tmp_path):
     """The script itself, run now (about 30 s on 2 cores): one TensorFlow and one JAX pair, exported flat."""
     export = tmp_path / "export"
-    result = subprocess.run([sys.executable, "-m", "tools.capture.cpu_pairs", str(tmp_path / "logdir"),
-                             "--pair", "tf_eager", "--pair", "jax_jit", "--steps", "10", "--export", str(export)],
-                            capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.capture.cpu_pairs",
+            str(tmp_path / "logdir"),
+            "--pair",
+            "tf_eager",
+            "--pair",
+            "jax_jit",
+            "--steps",
+            "10",
+            "--export",
+            str(export),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads((export / "pairs.json").read_text())
     assert sorted(summary["pairs"]) == ["jax_jit", "tf_eager"]
@@ -199,16 +230,36 @@ def test_the_script_captures_a_pair_of_each_framework(tmp_path):
         assert comparison["hosts"][0]["change"] == "faster", (pair, comparison["verdict"])
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("jax") is None,
-                    reason="the capture needs TensorFlow and JAX (pip install -e '.[tf,jax]'; scripts/test.sh does)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("jax") is None,
+    reason="the capture needs TensorFlow and JAX (pip install -e '.[tf,jax]'; scripts/test.sh does)",
+)
 def test_the_script_captures_the_held_out_pairs(tmp_path):
     """The held-out pairs' own code paths, run now (about a minute on 2 cores): the Python and TensorFlow maps
     sized by their probes, the AdamW step op by op and jitted; each side's steps found, the op-by-op side's finding
     present."""
     export = tmp_path / "export"
-    result = subprocess.run([sys.executable, "-m", "tools.capture.cpu_pairs", str(tmp_path / "logdir"),
-                             "--pair", "tf_map_python", "--pair", "tf_map_compute", "--pair", "jax_adam", "--steps", "5", "--export", str(export)],
-                            capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.capture.cpu_pairs",
+            str(tmp_path / "logdir"),
+            "--pair",
+            "tf_map_python",
+            "--pair",
+            "tf_map_compute",
+            "--pair",
+            "jax_adam",
+            "--steps",
+            "5",
+            "--export",
+            str(export),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads((export / "pairs.json").read_text())
     costs = summary["pairs"]["tf_map_python"]["problem"]["costs"]
@@ -237,15 +288,35 @@ def test_the_inline_jax_loader_is_seen_as_an_untraced_stall(analyses):
     assert "reached if the preparation waits" in problem["speedup_basis"]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("jax") is None,
-                    reason="the capture needs JAX (pip install -e '.[jax]'; scripts/test.sh does)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("jax") is None,
+    reason="the capture needs JAX (pip install -e '.[jax]'; scripts/test.sh does)",
+)
 def test_repeats_keep_each_run_for_the_run_to_run_spread(tmp_path):
     """`--repeats 2`: two captures back to back, run 1 exported, both runs' pairs.json under runs/ with the label
     the calibration reads, and the spread printed (about 30 s on 2 cores)."""
     export = tmp_path / "export"
-    result = subprocess.run([sys.executable, "-m", "tools.capture.cpu_pairs", str(tmp_path / "logdir"),
-                             "--pair", "jax_jit", "--steps", "4", "--export", str(export), "--repeats", "2",
-                             "--runs-label", "idle"], capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.capture.cpu_pairs",
+            str(tmp_path / "logdir"),
+            "--pair",
+            "jax_jit",
+            "--steps",
+            "4",
+            "--export",
+            str(export),
+            "--repeats",
+            "2",
+            "--runs-label",
+            "idle",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "logdir" / "run_1" / "pairs.json").is_file()
     assert (tmp_path / "logdir" / "run_2" / "pairs.json").is_file()

@@ -25,8 +25,12 @@ def test_the_committed_pair_is_the_scripts_record():
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="JAX is not installed (pip install -e '.[jax]')")
 def test_the_script_captures_both_sides_with_the_step_thread_in_queue_get(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "tools.capture.jax_feeder", str(tmp_path / "out"),
-                             "--steps", "4"], capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.capture.jax_feeder", str(tmp_path / "out"), "--steps", "4"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     for side, _ in jax_feeder.SIDES:
         path = next((tmp_path / "out" / f"feeder_{side}").glob("plugins/profile/*/*.xplane.pb"))

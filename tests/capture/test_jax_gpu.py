@@ -25,20 +25,26 @@ STEPS = 10
 LAUNCH_MIN_SPEEDUP = 3.0
 CPU_SKIPS = {
     "precision": "precision effects need a GPU: the CPU backend has no bf16 matrix units, and fp32 'highest' "
-                 "is its normal path",
+    "is its normal path",
     "transfer": "host-to-device copies need a GPU: on the CPU backend device_put of a NumPy array is a host "
-                "memcpy (or none)",
+    "memcpy (or none)",
 }
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
-                                reason="JAX is not installed (pip install -e '.[jax]'; scripts/test.sh does)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("jax") is None,
+    reason="JAX is not installed (pip install -e '.[jax]'; scripts/test.sh does)",
+)
 
 
 @pytest.fixture(scope="module")
 def capture(tmp_path_factory):
     outdir = tmp_path_factory.mktemp("jax_capture")
-    result = subprocess.run([sys.executable, "-m", "tools.capture.jax_gpu", str(outdir),
-                             "--steps", str(STEPS), "--trim", "3"], capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.capture.jax_gpu", str(outdir), "--steps", str(STEPS), "--trim", "3"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads((outdir / "capture.json").read_text())
     return outdir, result.stdout, summary
@@ -55,8 +61,7 @@ def cli_json(*argv):
 @pytest.fixture(scope="module")
 def reports(capture):
     outdir, _, summary = capture
-    return {name: cli_json("analyze", str(outdir / run["path"]))["hosts"][0]
-            for name, run in summary["runs"].items()}
+    return {name: cli_json("analyze", str(outdir / run["path"]))["hosts"][0] for name, run in summary["runs"].items()}
 
 
 def test_every_cpu_run_is_written_and_the_pinned_run_skips_with_its_reason(capture):
@@ -107,8 +112,10 @@ def test_the_hlo_protos_of_the_step_are_embedded(capture):
     modules = {meta.name: meta for meta in metadata.event_metadata.values()}
     step_modules = [name for name in modules if name.startswith("jit_step(")]
     assert step_modules
-    assert all(len(next(s.bytes_value for s in modules[name].stats if s.metadata_id == proto_stat)) > 1000
-               for name in step_modules)
+    assert all(
+        len(next(s.bytes_value for s in modules[name].stats if s.metadata_id == proto_stat)) > 1000
+        for name in step_modules
+    )
 
 
 def test_trim_keeps_the_leading_steps_and_the_modules_that_ran(capture, tmp_path):
@@ -124,9 +131,11 @@ def test_trim_keeps_the_leading_steps_and_the_modules_that_ran(capture, tmp_path
     assert result.bytes_after <= limit_mb * 2**20 < result.bytes_before
     assert trim.MIN_STEPS_KEPT <= result.steps_after < result.steps_before == STEPS
     assert [m.step_num for m in trim.step_markers(after)] == [m.step_num for m in trim.step_markers(before)][
-        :result.steps_after]
-    kept = {meta.name for plane in after.planes if plane.name == "/host:metadata"
-            for meta in plane.event_metadata.values()}
+        : result.steps_after
+    ]
+    kept = {
+        meta.name for plane in after.planes if plane.name == "/host:metadata" for meta in plane.event_metadata.values()
+    }
     assert all(int(name.rsplit("(", 1)[1][:-1]) in used or name.rsplit("(", 1)[0] in used_names for name in kept)
     assert trim.referenced_modules(after)[0] <= {int(name.rsplit("(", 1)[1][:-1]) for name in kept}
     assert not any(name.startswith("jit__normal(") for name in kept)  # parameter init ran before the profile

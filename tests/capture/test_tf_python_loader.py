@@ -13,15 +13,21 @@ import pytest
 from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
-                                reason="TensorFlow is not installed (pip install -e '.[tf]'; scripts/test.sh does)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow") is None,
+    reason="TensorFlow is not installed (pip install -e '.[tf]'; scripts/test.sh does)",
+)
 
 
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
     outdir, export = tmp_path_factory.mktemp("loader"), tmp_path_factory.mktemp("export")
-    result = subprocess.run([sys.executable, "-m", "tools.capture.tf_python_loader", str(outdir),
-                             "--steps", "4", "--export", str(export)], capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.capture.tf_python_loader", str(outdir), "--steps", "4", "--export", str(export)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return export
 

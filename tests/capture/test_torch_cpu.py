@@ -20,15 +20,21 @@ from tb_gpu_advisor.pipeline import host_report
 STEPS = 8
 SLOW_OVER_FIXED_MARGIN = 1.3
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
-                                reason="torch is not installed (pip install -e '.[torch]'; scripts/test.sh does)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None,
+    reason="torch is not installed (pip install -e '.[torch]'; scripts/test.sh does)",
+)
 
 
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
     logdir = tmp_path_factory.mktemp("torch_capture")
-    result = subprocess.run([sys.executable, "-m", "tools.capture.torch_cpu", "--logdir", str(logdir),
-                             "--steps", str(STEPS)], capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.capture.torch_cpu", "--logdir", str(logdir), "--steps", str(STEPS)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     runs = {run.run: run for run in discover_runs(str(logdir))}
     return runs, {variant: host_report(load_model(run.hosts[0].path)) for variant, run in runs.items()}

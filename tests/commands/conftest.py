@@ -25,8 +25,10 @@ def real_pair():
 @pytest.fixture
 def run_cli():
     """Runs the CLI in-process: (exit code, stdout, stderr)."""
+
     def run(*argv):
         out, err = io.StringIO(), io.StringIO()
         code = cli.main([str(a) for a in argv], out=out, err=err)
         return code, out.getvalue(), err.getvalue()
+
     return run

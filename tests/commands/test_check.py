@@ -19,8 +19,7 @@ def test_improvement_passes_and_reverse_fails(run_cli, real_pair):
 
 
 def test_same_passes_with_zero_allowance(run_cli, real_pair):
-    code, out, _ = run_cli("check", "--baseline", real_pair[0], "--candidate", real_pair[0],
-                           "--max-regression", "0")
+    code, out, _ = run_cli("check", "--baseline", real_pair[0], "--candidate", real_pair[0], "--max-regression", "0")
     assert code == 0 and "within the allowed +0.0%" in out
 
 
@@ -45,8 +44,9 @@ def test_unavailable_metric_is_exit_2(run_cli, real_pair):
 
 def _cli(*args):
     env = dict(os.environ, PYTHONPATH=os.getcwd())
-    return subprocess.run([sys.executable, "-m", "tb_gpu_advisor", *map(str, args)], capture_output=True,
-                          text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "tb_gpu_advisor", *map(str, args)], capture_output=True, text=True, timeout=120, env=env
+    )
 
 
 def test_exit_codes_as_a_ci_step(real_pair, tmp_path):
@@ -58,7 +58,6 @@ def test_exit_codes_as_a_ci_step(real_pair, tmp_path):
     usage = _cli("check", "--baseline", bound, "--candidate", fixed, "--max-regression", "-3")
     assert usage.returncode == 2 and "must be a finite number >= 0" in usage.stderr
     assert _cli("check", "--baseline", bound).returncode == 2
-
 
 
 def test_check_reads_pytorch_traces(run_cli, tmp_path):
@@ -103,8 +102,12 @@ def baseline_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     baselines = root / "baselines"
     paths = [_steady_run(baselines, "main", mean, seed) for seed, mean in enumerate((100.0, 106.0, 94.0))]
-    return {"dir": baselines, "files": paths, "near": _steady_run(root / "near", "near", 108.0, 10),
-            "far": _steady_run(root / "far", "far", 200.0, 11)}
+    return {
+        "dir": baselines,
+        "files": paths,
+        "near": _steady_run(root / "near", "near", 108.0, 10),
+        "far": _steady_run(root / "far", "far", 200.0, 11),
+    }
 
 
 def test_one_steady_baseline_calls_a_run_to_run_difference_a_regression(run_cli, baseline_runs):
@@ -127,8 +130,15 @@ def test_a_logdir_of_runs_is_every_run_a_baseline(run_cli, baseline_runs):
     code, out, _ = run_cli("check", "--baseline", baseline_runs["dir"], "--candidate", baseline_runs["near"])
     assert code == 0 and "3 baseline runs" in out
     # --baseline-run picks one run of the logdir: the steady 100 ms run alone says regression.
-    code, out, _ = run_cli("check", "--baseline", baseline_runs["dir"], "--baseline-run", "main/2026_01_01_00_00_00",
-                           "--candidate", baseline_runs["near"])
+    code, out, _ = run_cli(
+        "check",
+        "--baseline",
+        baseline_runs["dir"],
+        "--baseline-run",
+        "main/2026_01_01_00_00_00",
+        "--candidate",
+        baseline_runs["near"],
+    )
     assert code == 1 and "baseline runs" not in out
 
 

@@ -11,8 +11,9 @@ def test_compare_real_captures_names_input_wait(run_cli, real_pair):
 
 
 def test_compare_runs_of_one_logdir_as_json(run_cli, input_logdir):
-    code, out, _ = run_cli("compare", input_logdir, input_logdir, "--baseline-run", BOUND, "--candidate-run", FIXED,
-                           "--format", "json")
+    code, out, _ = run_cli(
+        "compare", input_logdir, input_logdir, "--baseline-run", BOUND, "--candidate-run", FIXED, "--format", "json"
+    )
     comparison = json.loads(out)
     assert code == 0
     assert comparison["baseline"]["run"] == BOUND and comparison["candidate"]["run"] == FIXED
@@ -47,8 +48,9 @@ def test_a_corrupt_side_is_one_line_and_exit_2(run_cli, real_pair):
     corrupt = real_pair[0].replace("tf221_cpu_keras_input_bound", "tpu_inference_utf8_mangled")
     code, out, err = run_cli("compare", real_pair[0], corrupt)
     assert code == 2 and out == ""
-    assert err == f"error: {corrupt}: not a valid XSpace protobuf: the wire format is corrupt or the file is " \
-                  "truncated\n"
+    assert (
+        err == f"error: {corrupt}: not a valid XSpace protobuf: the wire format is corrupt or the file is truncated\n"
+    )
 
 
 def test_compare_and_check_help_print_a_single_percent_sign(capsys):

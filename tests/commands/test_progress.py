@@ -113,6 +113,11 @@ def test_piped_stderr_gets_no_bar(tmp_path):
     builder = TraceBuilder()
     builder.gpu(0).kernel("k", 0, 10)
     path = builder.write(str(tmp_path / "h.xplane.pb"))
-    result = subprocess.run([sys.executable, "-m", "tb_gpu_advisor", "analyze", path], capture_output=True,
-                            text=True, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    result = subprocess.run(
+        [sys.executable, "-m", "tb_gpu_advisor", "analyze", path],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
     assert result.returncode == 0 and result.stderr == ""

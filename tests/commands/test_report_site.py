@@ -37,8 +37,11 @@ def test_the_site_has_an_index_and_a_page_per_run(logdir, tmp_path):
     assert code == 0, err
     assert "[3/3]" in err and err.count("error: ") == 1 and "h.xplane.pb" in err
     pages = sorted(os.listdir(tmp_path / "site" / "runs"))
-    assert pages == ["0000_broken_2026_01_03_00_00_00.html", "0001_train_2026_01_02_00_00_00.html",
-                     "0002_train_2026_01_01_00_00_00.html"]
+    assert pages == [
+        "0000_broken_2026_01_03_00_00_00.html",
+        "0001_train_2026_01_02_00_00_00.html",
+        "0002_train_2026_01_01_00_00_00.html",
+    ]
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert 'href="runs/0001_train_2026_01_02_00_00_00.html"' in index
     assert "Input-bound" in index and "not a valid XSpace" in index
@@ -61,6 +64,7 @@ def test_each_page_links_back_to_the_index_and_prints_no_local_path(logdir, tmp_
 
 def test_a_path_outside_the_logdir_shows_only_its_file_name():
     from tb_gpu_advisor.report.site import shown_path
+
     assert shown_path("/data/logs/run/h.xplane.pb", "/data/logs") == "run/h.xplane.pb"
     assert shown_path("/elsewhere/h.xplane.pb", "/data/logs") == "h.xplane.pb"
     assert shown_path("s3://bucket/logs/run/h.xplane.pb", "s3://bucket/logs/") == "run/h.xplane.pb"
@@ -84,10 +88,15 @@ def test_the_index_sorts_and_filters_in_a_browser(logdir, tmp_path):
             errors = []
             page.on("pageerror", lambda error: errors.append(str(error)))
             page.goto((tmp_path / "site" / "index.html").as_uri())
-            runs = "() => [...document.querySelectorAll('tbody tr')].filter(r => !r.hidden).map(r => r.cells[0].innerText)"
+            runs = (
+                "() => [...document.querySelectorAll('tbody tr')].filter(r => !r.hidden).map(r => r.cells[0].innerText)"
+            )
             page.click("th:has-text('Step time')")  # numeric columns sort descending first
-            assert page.evaluate(runs) == ["train/2026_01_01_00_00_00", "train/2026_01_02_00_00_00",
-                                           "broken/2026_01_03_00_00_00"]
+            assert page.evaluate(runs) == [
+                "train/2026_01_01_00_00_00",
+                "train/2026_01_02_00_00_00",
+                "broken/2026_01_03_00_00_00",
+            ]
             page.fill("input[type=search]", "input-bound")
             assert page.evaluate(runs) == ["train/2026_01_01_00_00_00"]
             page.fill("input[type=search]", "")

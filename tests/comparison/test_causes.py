@@ -27,11 +27,16 @@ def test_python_callback_ops_still_running_are_a_cause_still_present():
 
 
 def test_the_findings_section_says_no_longer_costs_time():
-    base = host_from_steps([10.0, 10.0], findings=[{"id": "input.sequential_map", "severity": "high",
-                                                    "title": "tf.data map runs one element at a time"}])
+    base = host_from_steps(
+        [10.0, 10.0],
+        findings=[
+            {"id": "input.sequential_map", "severity": "high", "title": "tf.data map runs one element at a time"}
+        ],
+    )
     cand = host_from_steps([5.0, 5.0])
     cand["configuration"] = {**(cand.get("configuration") or {}), "tf_data_options": ["prefetch", "sequential map"]}
     comparison = compare_reports(base, cand)
     assert comparison["hosts"][0]["findings"]["resolved"][0]["cause_still_present"] is True
-    assert ("No longer costs time (the cause is still there): [high] tf.data map runs one element at a time"
-            in " ".join(render_comparison_text(comparison).split()))
+    assert "No longer costs time (the cause is still there): [high] tf.data map runs one element at a time" in " ".join(
+        render_comparison_text(comparison).split()
+    )

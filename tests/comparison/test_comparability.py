@@ -14,8 +14,7 @@ GEMM, RELU = "ampere_sgemm_128x64_tn", "void Eigen::internal::EigenMetaKernel<fl
 A100, H100 = "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"
 
 
-def write(tmp_path, name, *, model=A100, gpus=1, batch=32, gemm_us=300.0, micro_batches=1, fused=False,
-          tf_data=False):
+def write(tmp_path, name, *, model=A100, gpus=1, batch=32, gemm_us=300.0, micro_batches=1, fused=False, tf_data=False):
     """One run: per step an H2D copy of the batch (1 MiB per 32 examples) and, per micro-batch, a GEMM and a
     ReLU on each GPU (or one fused kernel in place of the ReLU); `tf_data`: the batch read from a tf.data
     pipeline whose batch stage records its batch size."""
@@ -56,15 +55,22 @@ def test_the_same_program_is_comparable_without_warnings(tmp_path):
     assert info["warnings"] == [] and result["per_example"] is None
     assert info["hardware"] == {"baseline": f"1x {A100}", "candidate": f"1x {A100}", "differs": False}
     assert info["kernel_share"] == {"baseline": 1.0, "candidate": 1.0}
-    assert info["work_per_step"] == {"ratio": None, "source": None, "examples_per_step": None,
-                                     "h2d_bytes_ratio": 1.0, "launch_ratio": 1.0}
+    assert info["work_per_step"] == {
+        "ratio": None,
+        "source": None,
+        "examples_per_step": None,
+        "h2d_bytes_ratio": 1.0,
+        "launch_ratio": 1.0,
+    }
     assert "Caution" not in result["verdict"] and result["predictions"]["measured"]["basis"] == "per_step"
 
 
 def test_different_gpus_and_gpu_count_are_named_in_the_verdict(tmp_path):
     base = write(tmp_path, "a100")
-    for name, kwargs, text in (("h100", {"model": H100}, f"1x {A100} vs 1x {H100}"),
-                               ("two", {"gpus": 2}, f"1x {A100} vs 2x {A100}")):
+    for name, kwargs, text in (
+        ("h100", {"model": H100}, f"1x {A100} vs 1x {H100}"),
+        ("two", {"gpus": 2}, f"1x {A100} vs 2x {A100}"),
+    ):
         result = host(base, write(tmp_path, name, **kwargs))
         assert result["comparability"]["hardware"]["differs"]
         assert f"Caution: different hardware ({text})" in result["verdict"]
@@ -79,16 +85,20 @@ def test_more_copy_bytes_alone_are_not_more_work_the_verdict_stays_per_step(tmp_
     assert (work["ratio"], work["source"], work["h2d_bytes_ratio"], work["launch_ratio"]) == (None, None, 2.0, 1.0)
     assert result["per_example"] is None and result["change"] == "slower"
     assert result["verdict"].startswith(f"{1 / result['speedup']:.2f}× slower (mean step")
-    assert ("Caution: the candidate copies 2.00x the host-to-device bytes per step: if the batch size changed"
-            in result["verdict"])
+    assert (
+        "Caution: the candidate copies 2.00x the host-to-device bytes per step: if the batch size changed"
+        in result["verdict"]
+    )
     assert result["predictions"]["measured"]["basis"] == "per_step"
 
 
 def test_fewer_copy_bytes_from_a_resolved_transfer_finding_are_no_regression_per_example():
     """The advisor's own fix (uint8 images instead of float32: 0.30x the bytes per step) is the step-time
     speedup it measures, never a per-example slowdown, and the byte change needs no caution."""
-    result = compare_reports(run_report(*resolve_target("demo_logs/jax_float32_images")),
-                             run_report(*resolve_target("demo_logs/jax_float32_images_fixed")))["hosts"][0]
+    result = compare_reports(
+        run_report(*resolve_target("demo_logs/jax_float32_images")),
+        run_report(*resolve_target("demo_logs/jax_float32_images_fixed")),
+    )["hosts"][0]
     work = result["comparability"]["work_per_step"]
     assert work["h2d_bytes_ratio"] < 0.5 and work["ratio"] is None and result["per_example"] is None
     assert result["verdict"].startswith("1.29× faster (mean step 18.87 ms → 14.63 ms")
@@ -113,8 +123,11 @@ def test_more_micro_batches_are_seen_in_the_launches_and_compared_per_launch(tmp
     text = render_comparison_text(compare_reports(base, cand))
     assert "mean / 2.00x work" in text and "Caution: different work per step (2.00x the kernel launches" in text
     kernels = result["kernels"]
-    relu = next(k for group in ("faster", "slower") for k in kernels[group] if k["name"] == RELU) \
-        if kernels["counts"]["faster"] + kernels["counts"]["slower"] else None
+    relu = (
+        next(k for group in ("faster", "slower") for k in kernels[group] if k["name"] == RELU)
+        if kernels["counts"]["faster"] + kernels["counts"]["slower"]
+        else None
+    )
     assert relu is None, "the ReLU takes 60 us a launch on both sides: unchanged per launch"
     assert kernels["counts"]["unchanged"] == 2
     assert all(k["basis"] == "per_launch" for k in kernels["faster"] + kernels["slower"])
@@ -167,8 +180,10 @@ def test_a_different_batch_from_the_input_tensors_is_compared_per_example(tmp_pa
     assert per_example["source"] == "examples_per_step" and per_example["work_ratio"] == 2.0
     assert per_example["speedup"] == pytest.approx(result["speedup"] * 2, rel=1e-3)
     assert per_example["change"] == "faster" and result["change"] == "slower"
-    assert result["verdict"].startswith(f"Per example {per_example['speedup']:.2f}× faster (examples per step "
-                                        "32 → 64, from the input tensors; time for 32 examples")
+    assert result["verdict"].startswith(
+        f"Per example {per_example['speedup']:.2f}× faster (examples per step "
+        "32 → 64, from the input tensors; time for 32 examples"
+    )
     assert "Per step alone (not comparable):" in result["verdict"]
     assert "Caution: the candidate copies" not in result["verdict"]
     assert [c["text"] for c in result["configuration_changes"]] == ["global batch 32 → 64"]
@@ -176,7 +191,8 @@ def test_a_different_batch_from_the_input_tensors_is_compared_per_example(tmp_pa
     text = render_comparison_text(compare_reports(base, cand))
     assert "Examples per step (from the input tensors): baseline 32, candidate 64." in " ".join(text.split())
     assert "Caution: different work per step (32 → 64 examples per step, from the input tensors)" in " ".join(
-        text.split())
+        text.split()
+    )
 
 
 def test_the_same_batch_from_the_input_tensors_outweighs_the_launch_count(tmp_path):
@@ -192,8 +208,10 @@ def test_the_same_batch_from_the_input_tensors_outweighs_the_launch_count(tmp_pa
 def test_the_straggler_fix_stays_per_example_by_its_launches_when_the_batch_is_per_replica_or_global():
     """Under MirroredStrategy the tf.data batch (64) may be per replica or global: no examples per step on
     either side, so the two micro-batches per step of the fix are seen in the launches, as before."""
-    result = compare_reports(run_report(*resolve_target("demo_logs/multi_gpu_straggler")),
-                             run_report(*resolve_target("demo_logs/multi_gpu_straggler_fixed")))["hosts"][0]
+    result = compare_reports(
+        run_report(*resolve_target("demo_logs/multi_gpu_straggler")),
+        run_report(*resolve_target("demo_logs/multi_gpu_straggler_fixed")),
+    )["hosts"][0]
     work = result["comparability"]["work_per_step"]
     assert work["examples_per_step"] is None
     assert (work["ratio"], work["source"]) == (2.0, "kernel_launches_per_step")

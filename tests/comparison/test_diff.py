@@ -141,9 +141,17 @@ def test_kernels_faster_slower_unchanged_per_step():
     cand = host_from_steps([10.0] * 4, kernels=kernels_cand)
     kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
     assert kernels["counts"] == {"new": 1, "fused": 0, "gone": 1, "faster": 1, "slower": 1, "unchanged": 1}
-    assert kernels["faster"][0] == {"name": "gemm", "op_name": None, "basis": "per_step", "baseline_us": 500.0,
-                                    "candidate_us": 250.0, "delta_us": -250.0, "delta_pct": -50.0,
-                                    "baseline_occurrences": 10, "candidate_occurrences": 20}
+    assert kernels["faster"][0] == {
+        "name": "gemm",
+        "op_name": None,
+        "basis": "per_step",
+        "baseline_us": 500.0,
+        "candidate_us": 250.0,
+        "delta_us": -250.0,
+        "delta_pct": -50.0,
+        "baseline_occurrences": 10,
+        "candidate_occurrences": 20,
+    }
     assert kernels["slower"][0]["name"] == "relu" and kernels["slower"][0]["delta_pct"] == 50.0
 
 
@@ -153,8 +161,13 @@ def test_a_kernel_run_for_a_new_op_is_new_work_not_a_slowdown_of_its_namesake():
     kernel is unchanged and the new op's kernel is new work; matched by name alone it read 2 us -> 32.6 us."""
     sgemm = "sm90_sgemm_128x64_nn"
     base = host_from_steps([10.0] * 5, kernels=[(sgemm, 10.0, 5, "model/classifier/MatMul", [1, 2, 1], [256, 1, 1])])
-    cand = host_from_steps([10.0] * 5, kernels=[(sgemm, 10.0, 5, "model/classifier/MatMul", [1, 2, 1], [256, 1, 1]),
-                                                (sgemm, 152.75, 5, "model/cross/MatMul", [8, 2, 1], [256, 1, 1])])
+    cand = host_from_steps(
+        [10.0] * 5,
+        kernels=[
+            (sgemm, 10.0, 5, "model/classifier/MatMul", [1, 2, 1], [256, 1, 1]),
+            (sgemm, 152.75, 5, "model/cross/MatMul", [8, 2, 1], [256, 1, 1]),
+        ],
+    )
     kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
     assert kernels["counts"] == {"new": 1, "fused": 0, "gone": 0, "faster": 0, "slower": 0, "unchanged": 1}
     assert (kernels["new"][0]["op_name"], kernels["new"][0]["candidate_us"]) == ("model/cross/MatMul", 30.55)
@@ -163,10 +176,20 @@ def test_a_kernel_run_for_a_new_op_is_new_work_not_a_slowdown_of_its_namesake():
 def test_kernels_match_by_op_across_a_new_launch_shape_then_by_name():
     """A new batch size changes a kernel's grid: still the same op's kernel (slower per step, not gone + new);
     an op renamed between runs: still the same kernel by name."""
-    base = host_from_steps([10.0] * 2, kernels=[("gemm", 100.0, 2, "dense/MatMul", [4, 1, 1], [128, 1, 1]),
-                                                ("relu", 10.0, 2, "relu_1", [1, 1, 1], [128, 1, 1])])
-    cand = host_from_steps([10.0] * 2, kernels=[("gemm", 200.0, 2, "dense/MatMul", [8, 1, 1], [128, 1, 1]),
-                                                ("relu", 10.0, 2, "relu_2", [1, 1, 1], [128, 1, 1])])
+    base = host_from_steps(
+        [10.0] * 2,
+        kernels=[
+            ("gemm", 100.0, 2, "dense/MatMul", [4, 1, 1], [128, 1, 1]),
+            ("relu", 10.0, 2, "relu_1", [1, 1, 1], [128, 1, 1]),
+        ],
+    )
+    cand = host_from_steps(
+        [10.0] * 2,
+        kernels=[
+            ("gemm", 200.0, 2, "dense/MatMul", [8, 1, 1], [128, 1, 1]),
+            ("relu", 10.0, 2, "relu_2", [1, 1, 1], [128, 1, 1]),
+        ],
+    )
     kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
     assert kernels["counts"] == {"new": 0, "fused": 0, "gone": 0, "faster": 0, "slower": 1, "unchanged": 1}
     assert (kernels["slower"][0]["op_name"], kernels["slower"][0]["delta_pct"]) == ("dense/MatMul", 100.0)
@@ -180,22 +203,30 @@ def test_kernels_launched_more_often_per_step_are_compared_per_launch():
     kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
     assert kernels["counts"] == {"new": 0, "fused": 0, "gone": 0, "faster": 1, "slower": 1, "unchanged": 1}
     relu, attention = kernels["faster"][0], kernels["slower"][0]
-    assert (relu["name"], relu["basis"], relu["baseline_us"], relu["candidate_us"]) == ("relu", "per_launch", 10.0,
-                                                                                       7.0)
+    assert (relu["name"], relu["basis"], relu["baseline_us"], relu["candidate_us"]) == ("relu", "per_launch", 10.0, 7.0)
     assert (attention["basis"], attention["delta_pct"]) == ("per_step", 20.0)
 
 
 def test_new_fused_kernels_replacing_gone_ones_are_fused_not_new():
-    base = host_from_steps([10.0] * 2, kernels=[("EigenMetaKernel_add", 50.0, 20), ("EigenMetaKernel_mul", 50.0, 20),
-                                                ("gemm", 100.0, 2)])
-    cand = host_from_steps([8.0] * 2, kernels=[("loop_add_multiply_fusion", 30.0, 2), ("gemm", 100.0, 2),
-                                               ("my_custom_kernel", 4.0, 2)])
+    base = host_from_steps(
+        [10.0] * 2, kernels=[("EigenMetaKernel_add", 50.0, 20), ("EigenMetaKernel_mul", 50.0, 20), ("gemm", 100.0, 2)]
+    )
+    cand = host_from_steps(
+        [8.0] * 2, kernels=[("loop_add_multiply_fusion", 30.0, 2), ("gemm", 100.0, 2), ("my_custom_kernel", 4.0, 2)]
+    )
     kernels = compare_reports(base, cand)["hosts"][0]["kernels"]
     assert [k["name"] for k in kernels["fused"]] == ["loop_add_multiply_fusion"]
     assert [k["name"] for k in kernels["new"]] == ["my_custom_kernel"]
     # Without a kernel gone, a fusion replaces nothing: it is new.
-    alone = host_from_steps([8.0] * 2, kernels=[("EigenMetaKernel_add", 50.0, 20), ("EigenMetaKernel_mul", 50.0, 20),
-                                                ("gemm", 100.0, 2), ("fused_bias_relu", 3.0, 2)])
+    alone = host_from_steps(
+        [8.0] * 2,
+        kernels=[
+            ("EigenMetaKernel_add", 50.0, 20),
+            ("EigenMetaKernel_mul", 50.0, 20),
+            ("gemm", 100.0, 2),
+            ("fused_bias_relu", 3.0, 2),
+        ],
+    )
     assert [k["name"] for k in compare_reports(base, alone)["hosts"][0]["kernels"]["new"]] == ["fused_bias_relu"]
 
 
@@ -209,20 +240,24 @@ def test_kernels_with_several_launch_configs_are_summed_by_name():
 def test_findings_are_matched_on_id():
     def finding(key, severity="high"):
         return {"id": key, "severity": severity, "title": f"title {key}", "summary": "s"}
+
     base = host_from_steps([10.0, 10.0], findings=[finding("GA1"), finding("GA2")])
     cand = host_from_steps([10.0, 10.0], findings=[finding("GA2", "low"), finding("GA3")])
     findings = compare_reports(base, cand)["hosts"][0]["findings"]
-    assert findings["resolved"] == [{"id": "GA1", "severity": "high", "title": "title GA1",
-                                    "cause_still_present": None}]
+    assert findings["resolved"] == [
+        {"id": "GA1", "severity": "high", "title": "title GA1", "cause_still_present": None}
+    ]
     assert findings["new"] == [{"id": "GA3", "severity": "high", "title": "title GA3"}]
-    assert findings["persisting"] == [{"id": "GA2", "severity": "low", "title": "title GA2",
-                                       "baseline_severity": "high"}]
+    assert findings["persisting"] == [
+        {"id": "GA2", "severity": "low", "title": "title GA2", "baseline_severity": "high"}
+    ]
     assert (findings["baseline_count"], findings["candidate_count"]) == (2, 2)
 
 
 def test_hosts_are_matched_by_name_in_multi_host_runs():
     def run(*names):
         return {"run": "r", "hosts": [host_from_steps([10.0, 10.0], host=n) for n in names], "errors": []}
+
     comparison = compare_reports(run("a", "b"), run("b", "c"))
     assert [(h["baseline_host"], h["candidate_host"]) for h in comparison["hosts"]] == [("b", "b")]
     assert comparison["unmatched_hosts"] == {"baseline": ["a"], "candidate": ["c"]}
@@ -233,8 +268,11 @@ def test_hosts_are_matched_by_name_in_multi_host_runs():
 
 
 def test_accepts_host_reports_and_keeps_side_errors():
-    base = {"run": "r1", "hosts": [host_from_steps([10.0, 11.0])],
-            "errors": [{"host": "bad", "file": "/bad.xplane.pb", "error": "file is empty"}]}
+    base = {
+        "run": "r1",
+        "hosts": [host_from_steps([10.0, 11.0])],
+        "errors": [{"host": "bad", "file": "/bad.xplane.pb", "error": "file is empty"}],
+    }
     comparison = compare_reports(base, host_from_steps([10.0, 11.0]))
     assert comparison["baseline"] == {"run": "r1", "hosts": ["h"], "errors": base["errors"]}
     assert comparison["candidate"] == {"run": None, "hosts": ["h"], "errors": []}
@@ -248,8 +286,10 @@ def test_a_real_large_speedup_has_an_interval_above_minus_100_percent():
     from tb_gpu_advisor.files.discovery import resolve_target
     from tb_gpu_advisor.pipeline import run_report
 
-    pair = [run_report(*resolve_target(f"tests/data/real/cpu_pairs/tf_eager_{side}.xplane.pb"))
-            for side in ("eager", "function")]
+    pair = [
+        run_report(*resolve_target(f"tests/data/real/cpu_pairs/tf_eager_{side}.xplane.pb"))
+        for side in ("eager", "function")
+    ]
     host = compare_reports(*pair)["hosts"][0]
     for statistic in ("mean", "median"):
         diff = host["step_time_ms"][statistic]
@@ -260,12 +300,18 @@ def test_a_real_large_speedup_has_an_interval_above_minus_100_percent():
 def test_gpu_busy_leads_with_compute_busy_when_copies_fill_the_gaps():
     # Before: kernels 77.6% of the time, copies fill the rest (99.9% with copies); after: kernels 99.4%.
     from tb_gpu_advisor.comparison.render import gpu_busy_change
+
     base, cand = host_from_steps([10.0] * 8, busy=99.9), host_from_steps([8.0] * 8, busy=99.8)
     base["summary"].update(gpu_kernel_busy_pct=77.6, gpu_compute_busy_pct=99.9)
     cand["summary"].update(gpu_kernel_busy_pct=99.4, gpu_compute_busy_pct=99.8)
     busy = compare_reports(base, cand)["hosts"][0]["gpu_busy_pct"]
-    assert busy["compute"] == {"baseline": 77.6, "candidate": 99.4, "delta_points": 21.8,
-                               "with_copies": {"baseline": 99.9, "candidate": 99.8}, "copies_shown_apart": True}
+    assert busy["compute"] == {
+        "baseline": 77.6,
+        "candidate": 99.4,
+        "delta_points": 21.8,
+        "with_copies": {"baseline": 99.9, "candidate": 99.8},
+        "copies_shown_apart": True,
+    }
     assert gpu_busy_change(busy) == "GPU compute busy 77.6% → 99.4% (+21.8 points; with copies 99.9% → 99.8%)"
     # copies adding under a point on both sides: the plain figure, as analyze's header
     base["summary"].update(gpu_kernel_busy_pct=99.5)

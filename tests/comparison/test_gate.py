@@ -14,9 +14,15 @@ def check(base, cand, metric="step_time", pct=5.0):
 
 
 # GPU busy counts copies as busy, so the transfer-bound GPU is as busy as the pinned one: not a gpu_busy case.
-@pytest.mark.parametrize("pair,metric", [(pair, metric) for pair in sorted(PAIRS)
-                                         for metric in ("step_time", "step_time_median", "gpu_busy")
-                                         if (pair, metric) != ("transfer", "gpu_busy")])
+@pytest.mark.parametrize(
+    "pair,metric",
+    [
+        (pair, metric)
+        for pair in sorted(PAIRS)
+        for metric in ("step_time", "step_time_median", "gpu_busy")
+        if (pair, metric) != ("transfer", "gpu_busy")
+    ],
+)
 def test_the_fix_passes_and_the_reverse_fails(pair_reports, pair, metric):
     reports = pair_reports[pair]
     assert check(reports["problem"], reports["fixed"], metric).passed
@@ -75,8 +81,10 @@ def test_a_category_is_measured_against_the_baseline_step():
     # h2d per step goes from 10 ms to 16 ms: +6% of the 100 ms baseline step.
     cand = host_from_steps(STEADY, category="h2d", share=0.16)
     result = check(base, cand, "h2d")
-    assert not result.passed and "Host→device copy per step 16.00 ms vs baseline 10.00 ms (+6.0% of the baseline step" \
-        in result.reason
+    assert (
+        not result.passed
+        and "Host→device copy per step 16.00 ms vs baseline 10.00 ms (+6.0% of the baseline step" in result.reason
+    )
     assert check(base, cand, "h2d", 7.0).passed
 
 

@@ -14,23 +14,29 @@ def _compare(base, cand):
 
 
 def test_more_loader_threads_cut_the_input_wait():
-    host = _compare(real_trace("feeder/feeder_one_loader.xplane.pb"), real_trace("feeder/feeder_eight_loaders.xplane.pb"))
+    host = _compare(
+        real_trace("feeder/feeder_one_loader.xplane.pb"), real_trace("feeder/feeder_eight_loaders.xplane.pb")
+    )
     assert host["driver"]["category"] == "input_wait"
     assert (host["driver"]["baseline_ms"], host["driver"]["baseline_pct"]) == (7.995216, 33.63)
     assert host["driver"]["untraced_batch_prep_ms"] is None
-    assert "faster (mean step 23.77 ms → 18.02 ms, 95% CI -35.6% to -10.7%): input wait fell from 8.00 ms to " \
+    assert (
+        "faster (mean step 23.77 ms → 18.02 ms, 95% CI -35.6% to -10.7%): input wait fell from 8.00 ms to "
         in host["verdict"]
+    )
 
 
 def test_a_tensorflow_loader_moved_into_tf_data_cuts_the_input_preparation():
-    host = _compare(real_trace("tf221_cpu_python_loader_inline.xplane.pb"),
-                    real_trace("tf221_cpu_python_loader_prefetch.xplane.pb"))
+    host = _compare(
+        real_trace("tf221_cpu_python_loader_inline.xplane.pb"), real_trace("tf221_cpu_python_loader_prefetch.xplane.pb")
+    )
     assert host["driver"]["category"] == "input_prep"
     assert ": input preparation fell from 166.59 ms to 0 ns per step (46.9% → 0.0% of the time)." in host["verdict"]
 
 
 def test_the_jax_demo_loader_moved_off_the_step_thread_cuts_the_input_preparation():
     from pathlib import Path
+
     root = Path(__file__).resolve().parents[2]
     host = _compare(root / DEMO.format("", 5), root / DEMO.format("_fixed", 4))
     assert host["driver"]["category"] == "input_prep"
@@ -38,10 +44,13 @@ def test_the_jax_demo_loader_moved_off_the_step_thread_cuts_the_input_preparatio
 
 
 def test_an_untraced_loader_stays_untraced_time_and_the_finding_is_named():
-    host = _compare(real_trace("cpu_pairs/jax_loader_inline.xplane.pb"),
-                    real_trace("cpu_pairs/jax_loader_background.xplane.pb"))
+    host = _compare(
+        real_trace("cpu_pairs/jax_loader_inline.xplane.pb"), real_trace("cpu_pairs/jax_loader_background.xplane.pb")
+    )
     assert host["driver"]["category"] == "idle"
     assert host["driver"]["untraced_batch_prep_ms"] == 8.915
-    assert ("untraced host time (Python between ops) fell from 8.81 ms to 67.6 µs per step (43.2% → 0.6% of the "
-            "time). The baseline's input.host_batch_prep read 8.91 ms of each step's untraced start as batch "
-            "preparation (how sure: low), and the candidate no longer shows it.") in host["verdict"]
+    assert (
+        "untraced host time (Python between ops) fell from 8.81 ms to 67.6 µs per step (43.2% → 0.6% of the "
+        "time). The baseline's input.host_batch_prep read 8.91 ms of each step's untraced start as batch "
+        "preparation (how sure: low), and the candidate no longer shows it."
+    ) in host["verdict"]

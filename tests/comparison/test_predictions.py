@@ -54,18 +54,21 @@ def test_a_bound_inside_the_measured_interval_held_within_noise():
     assert noise["score_text"] == "bound held within noise (measured 2.17×, 95% CI from 2.13×, includes 2.16×)"
     beaten = check(1.19, 12.11, "bound", low=11.28)
     assert beaten["score"] == "bound_exceeded"
-    assert beaten["score_text"] == ("bound exceeded: the estimate was too low (measured 12.11×, 95% CI from "
-                                    "11.28× > 1.19×)")
+    assert beaten["score_text"] == (
+        "bound exceeded: the estimate was too low (measured 12.11×, 95% CI from 11.28× > 1.19×)"
+    )
     assert check(2.16, 2.17, "bound")["score"] == "bound_exceeded"  # no interval: the point decides
 
 
 def test_resolved_and_reduced_findings_are_checked_against_the_measured_speedup():
-    base = host_from_steps([20.0, 20.5, 19.5, 20.0],
-                           findings=[finding("gone", 1.8, "model"), finding("smaller", 1.5), finding("same", 1.2),
-                                     finding("grew", 1.1)])
-    cand = host_from_steps([10.0, 10.2, 9.8, 10.0],
-                           findings=[finding("smaller", 1.1), finding("same", 1.2), finding("grew", 1.3),
-                                     finding("new", 2.0)])
+    base = host_from_steps(
+        [20.0, 20.5, 19.5, 20.0],
+        findings=[finding("gone", 1.8, "model"), finding("smaller", 1.5), finding("same", 1.2), finding("grew", 1.1)],
+    )
+    cand = host_from_steps(
+        [10.0, 10.2, 9.8, 10.0],
+        findings=[finding("smaller", 1.1), finding("same", 1.2), finding("grew", 1.3), finding("new", 2.0)],
+    )
     predictions = compare_reports(base, cand)["hosts"][0]["predictions"]
     measured = predictions["measured"]
     assert measured["value"] == pytest.approx(2.0) and measured["basis"] == "per_step"
@@ -76,7 +79,11 @@ def test_resolved_and_reduced_findings_are_checked_against_the_measured_speedup(
     assert (gone["predicted"], gone["predicted_kind"], gone["candidate_estimate"]) == (1.8, "model", None)
     assert (gone["ratio"], gone["within_tolerance"]) == (0.9, True)
     # A report without `speedup_kind` predates the what-if model: its share-of-step estimates are bounds.
-    assert (smaller["predicted_kind"], smaller["candidate_estimate"], smaller["candidate_kind"]) == ("bound", 1.1, "bound")
+    assert (smaller["predicted_kind"], smaller["candidate_estimate"], smaller["candidate_kind"]) == (
+        "bound",
+        1.1,
+        "bound",
+    )
     # Without a combined estimate only the first-ranked resolved or reduced finding is the fix checked.
     assert (smaller["ratio"], smaller["within_tolerance"], smaller["score"]) == (None, None, "not_checked_alone")
     assert smaller["score_text"] == "- (resolved with the others: not checked alone)"
@@ -85,10 +92,15 @@ def test_resolved_and_reduced_findings_are_checked_against_the_measured_speedup(
 def test_only_the_findings_the_combined_estimate_names_are_scored():
     """A side finding whose fix was never applied went with the verdict's fix: its bound is never compared with
     the whole measured speedup (review M1: ds.cache on input_bound, six rows on launch_bound)."""
-    base = host_from_steps([20.0, 20.5, 19.5, 20.0],
-                           findings=[finding("verdict", 2.1), finding("side", 1.01), finding("variance", 1.1)])
-    base["summary"]["combined_estimate"] = {"estimated_speedup": 2.1, "speedup_kind": "bound",
-                                            "finding_ids": ["verdict"], "shared_ids": []}
+    base = host_from_steps(
+        [20.0, 20.5, 19.5, 20.0], findings=[finding("verdict", 2.1), finding("side", 1.01), finding("variance", 1.1)]
+    )
+    base["summary"]["combined_estimate"] = {
+        "estimated_speedup": 2.1,
+        "speedup_kind": "bound",
+        "finding_ids": ["verdict"],
+        "shared_ids": [],
+    }
     cand = host_from_steps([10.0, 10.2, 9.8, 10.0], findings=[finding("variance", 1.05)])
     comparison = compare_reports(base, cand)
     predictions = comparison["hosts"][0]["predictions"]
@@ -97,8 +109,10 @@ def test_only_the_findings_the_combined_estimate_names_are_scored():
     assert predictions["combined"]["other_ids"] == ["side", "variance"]
     text = " ".join(render_comparison_text(comparison).split())
     assert "exceeded" not in text
-    assert ("Combined estimate of the verdict's finding (verdict): up to 2.10×, bound held (measured 2.00× ≤ "
-            "2.10×) (ratio 1.05); 2 other findings also resolved or reduced, not checked alone.") in text
+    assert (
+        "Combined estimate of the verdict's finding (verdict): up to 2.10×, bound held (measured 2.00× ≤ "
+        "2.10×) (ratio 1.05); 2 other findings also resolved or reduced, not checked alone."
+    ) in text
     assert text.count("- (resolved with the others: not checked alone)") == 2
     # Several named findings are checked together by the combined estimate, not each against the total.
     base["summary"]["combined_estimate"]["finding_ids"] = ["verdict", "side"]
@@ -107,8 +121,7 @@ def test_only_the_findings_the_combined_estimate_names_are_scored():
 
 
 def test_the_prediction_table_is_rendered_in_text_and_markdown():
-    base = host_from_steps([20.0, 20.5, 19.5, 20.0], findings=[finding("gone", 1.8, "model"),
-                                                              finding("bounded", 4.0)])
+    base = host_from_steps([20.0, 20.5, 19.5, 20.0], findings=[finding("gone", 1.8, "model"), finding("bounded", 4.0)])
     cand = host_from_steps([10.0, 10.2, 9.8, 10.0])
     comparison = compare_reports(base, cand)
     text = render_comparison_text(comparison)
@@ -118,12 +131,20 @@ def test_the_prediction_table_is_rendered_in_text_and_markdown():
     lines = [line for line in text.splitlines() if line.startswith("title ")]
     assert lines[0].split()[-3:] == ["0.90", "within", "25%"]
     assert lines[1].split()[-7:] == ["-", "-", "(resolved", "with", "the", "others:", "not"]
-    assert "| title bounded | resolved | up to 4.00× | - | - (resolved with the others: not checked alone) |" in \
-        render_comparison_markdown(comparison)
-    base["summary"]["combined_estimate"] = {"estimated_speedup": 4.0, "speedup_kind": "bound",
-                                            "finding_ids": ["bounded"], "shared_ids": []}
-    assert "| title bounded | resolved | up to 4.00× | 2.00 | bound held (measured 2.00× ≤ 4.00×) |" in \
-        render_comparison_markdown(compare_reports(base, cand))
+    assert (
+        "| title bounded | resolved | up to 4.00× | - | - (resolved with the others: not checked alone) |"
+        in render_comparison_markdown(comparison)
+    )
+    base["summary"]["combined_estimate"] = {
+        "estimated_speedup": 4.0,
+        "speedup_kind": "bound",
+        "finding_ids": ["bounded"],
+        "shared_ids": [],
+    }
+    assert (
+        "| title bounded | resolved | up to 4.00× | 2.00 | bound held (measured 2.00× ≤ 4.00×) |"
+        in render_comparison_markdown(compare_reports(base, cand))
+    )
 
 
 def test_no_prediction_table_without_resolved_findings_nor_steps():
@@ -139,16 +160,29 @@ def test_no_prediction_table_without_resolved_findings_nor_steps():
 
 def test_the_combined_estimate_is_checked_when_the_baseline_has_one():
     base = host_from_steps([20.0, 20.5, 19.5, 20.0], findings=[finding("a", 1.5, "model"), finding("b", 1.4, "model")])
-    base["summary"]["combined_estimate"] = {"estimated_speedup": 1.9, "speedup_kind": "model",
-                                            "finding_ids": ["a", "b"], "shared_ids": []}
+    base["summary"]["combined_estimate"] = {
+        "estimated_speedup": 1.9,
+        "speedup_kind": "model",
+        "finding_ids": ["a", "b"],
+        "shared_ids": [],
+    }
     cand = host_from_steps([10.0, 10.2, 9.8, 10.0], findings=[finding("b", 1.4, "model")])
     comparison = compare_reports(base, cand)
     combined = comparison["hosts"][0]["predictions"]["combined"]
-    assert combined == {"predicted": 1.9, "predicted_kind": "model", "finding_ids": ["a", "b"],
-                        "addressed_ids": ["a"], "other_ids": [], "ratio": 0.95, "within_tolerance": True,
-                        "score": "within", "score_text": "within 25%"}
-    assert ("Combined estimate of the verdict's findings (a, b): about 1.90×, within 25% of the measured "
-            "speedup (ratio 0.95); the candidate did not resolve or reduce b.") in \
-        " ".join(render_comparison_text(comparison).split())
+    assert combined == {
+        "predicted": 1.9,
+        "predicted_kind": "model",
+        "finding_ids": ["a", "b"],
+        "addressed_ids": ["a"],
+        "other_ids": [],
+        "ratio": 0.95,
+        "within_tolerance": True,
+        "score": "within",
+        "score_text": "within 25%",
+    }
+    assert (
+        "Combined estimate of the verdict's findings (a, b): about 1.90×, within 25% of the measured "
+        "speedup (ratio 0.95); the candidate did not resolve or reduce b."
+    ) in " ".join(render_comparison_text(comparison).split())
     del base["summary"]["combined_estimate"]
     assert compare_reports(base, cand)["hosts"][0]["predictions"]["combined"] is None

@@ -1,8 +1,7 @@
 import json
 
 from tb_gpu_advisor.comparison.diff import compare_reports
-from tb_gpu_advisor.comparison.render import (COMPARISON_RENDERERS, render_comparison_markdown,
-                                           render_comparison_text)
+from tb_gpu_advisor.comparison.render import COMPARISON_RENDERERS, render_comparison_markdown, render_comparison_text
 
 from .reports import host_from_steps
 
@@ -12,11 +11,13 @@ def test_text_names_the_driver_and_fits_a_terminal(pair_reports):
     text = render_comparison_text(compare_reports(reports["problem"], reports["fixed"]))
     assert "Verdict: " in text and "Host→device copy ←" in text
     assert "Findings\n========\nResolved: [high]" in text
-    assert ("Kernels\n=======\nMatched by name, op and launch shape, time per step (per launch where a kernel\n"
-            "  runs more or less often per step): 0 new, 0 fused, 0 gone") in text
+    assert (
+        "Kernels\n=======\nMatched by name, op and launch shape, time per step (per launch where a kernel\n"
+        "  runs more or less often per step): 0 new, 0 fused, 0 gone"
+    ) in text
     lines = text.splitlines()
     verdict_at = next(i for i, line in enumerate(lines) if line.startswith("Verdict: "))
-    assert all(len(line) <= 80 for line in lines[:verdict_at + 4])
+    assert all(len(line) <= 80 for line in lines[: verdict_at + 4])
 
 
 def test_markdown_escapes_kernel_names_and_pipes():

@@ -1,8 +1,12 @@
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.comparison.stats import (mean_difference, ratio_of_means_difference,
-                                             ratio_of_medians_difference, t_quantile)
+from tb_gpu_advisor.comparison.stats import (
+    mean_difference,
+    ratio_of_means_difference,
+    ratio_of_medians_difference,
+    t_quantile,
+)
 
 # Student's t 97.5% quantiles from any statistics table.
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 5: 2.571, 8: 2.306, 10: 2.228, 30: 2.042, 120: 1.980}
@@ -30,7 +34,7 @@ def test_welch_with_unequal_variances_uses_the_satterthwaite_df():
     a, b = [10.0, 10.5, 9.5, 10.2], [5.0, 7.0, 3.0, 6.0, 4.0, 5.0]
     diff = mean_difference(a, b)
     va, vb = np.var(a, ddof=1) / 4, np.var(b, ddof=1) / 6
-    df = (va + vb) ** 2 / (va ** 2 / 3 + vb ** 2 / 5)
+    df = (va + vb) ** 2 / (va**2 / 3 + vb**2 / 5)
     half = t_quantile(0.975, df) * (va + vb) ** 0.5
     assert (diff.low, diff.high) == pytest.approx((diff.delta - half, diff.delta + half))
     assert diff.significant and diff.high < 0

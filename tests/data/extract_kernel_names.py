@@ -28,8 +28,11 @@ def xplane_kernel_names(path):
 def kineto_kernel_names(path):
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         trace = json.load(handle)
-    return {event["name"] for event in trace.get("traceEvents", [])
-            if isinstance(event, dict) and event.get("cat") == "kernel" and isinstance(event.get("name"), str)}
+    return {
+        event["name"]
+        for event in trace.get("traceEvents", [])
+        if isinstance(event, dict) and event.get("cat") == "kernel" and isinstance(event.get("name"), str)
+    }
 
 
 def all_kernel_names(folder):

@@ -23,8 +23,12 @@ def test_run_ids_match_the_profile_tab(tmp_path):
     root.gpu(0).kernel("k", 0, 10)
     root.write(os.path.join(tmp_path, "plugins", "profile", "2024_06_01_00_00_00", "h.xplane.pb"))
     runs = discover_runs(tmp_path)
-    assert [r.run for r in runs] == ["train/2026_01_02_00_00_00", "train/2026_01_01_00_00_00",
-                                     "exp/a/2025_12_31_00_00_00", "2024_06_01_00_00_00"]
+    assert [r.run for r in runs] == [
+        "train/2026_01_02_00_00_00",
+        "train/2026_01_01_00_00_00",
+        "exp/a/2025_12_31_00_00_00",
+        "2024_06_01_00_00_00",
+    ]
     assert [h.host for h in runs[0].hosts] == ["worker0", "worker1"]
 
 
@@ -71,15 +75,18 @@ def test_links_out_of_the_logdir_are_refused_unless_followed(tmp_path):
     os.symlink(outside, run / "2026_01_02_00_00_00")  # a whole run directory outside
     logdir = str(tmp_path / "logdir")
     refused = {(r.run, h.host): h.problem for r in discover_runs(logdir, follow_symlinks=False) for h in r.hosts}
-    assert refused == {("2026_01_02_00_00_00", "secret"): OUTSIDE_LOGDIR,
-                       ("2026_01_01_00_00_00", "inside"): None,
-                       ("2026_01_01_00_00_00", "linked"): OUTSIDE_LOGDIR}
+    assert refused == {
+        ("2026_01_02_00_00_00", "secret"): OUTSIDE_LOGDIR,
+        ("2026_01_01_00_00_00", "inside"): None,
+        ("2026_01_01_00_00_00", "linked"): OUTSIDE_LOGDIR,
+    }
     followed = [h.problem for r in discover_runs(logdir) for h in r.hosts]
     assert followed == [None, None, None]
 
 
 def _kineto(directory, name, ts=1_700_000_000_000_000):
     from tb_gpu_advisor.testing.kineto_trace import kernel, trace_text
+
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, name)
     with open(path, "w") as handle:
@@ -112,9 +119,13 @@ def test_two_runs_listed_under_one_id_get_unique_stable_ids(tmp_path):
     assert len(ids) == len(set(ids)) == 5
     assert {r.run: os.path.relpath(r.path, tmp_path) for r in runs if r.run.startswith("a/")} == {
         "a/2026_01_01_00_00_00": os.path.join("a", "plugins", "profile", "2026_01_01_00_00_00"),  # the Profile tab's
-        "a/2026_01_01_00_00_00 (2)": os.path.join("a", "2026_01_01_00_00_00")}
-    assert {r.run for r in runs if r.run.startswith("b/")} == {"b/1700000000000", "b/1700000000000 (2)",
-                                                               "b/1700000001000"}
+        "a/2026_01_01_00_00_00 (2)": os.path.join("a", "2026_01_01_00_00_00"),
+    }
+    assert {r.run for r in runs if r.run.startswith("b/")} == {
+        "b/1700000000000",
+        "b/1700000000000 (2)",
+        "b/1700000001000",
+    }
     assert [r.run for r in discover_runs(tmp_path)] == ids  # the same at every listing
 
 
@@ -159,6 +170,12 @@ def test_a_series_is_a_run_directory(tmp_path):
     _kineto(tmp_path / "bert", "w.1700000000000.pt.trace.json")
     _kineto(tmp_path / "bert", "w.1700000005000.pt.trace.json")  # two spans: two profiles of one series
     series = {r.run: r.series for r in discover_runs(tmp_path)}
-    assert series == {"train/2026_01_01_00_00_00": "train", "train/2026_01_02_00_00_00": "train",
-                      "2026_01_03_00_00_00": "", "resnet": "resnet", "vit": "vit",
-                      "bert/1700000000000": "bert", "bert/1700000005000": "bert"}
+    assert series == {
+        "train/2026_01_01_00_00_00": "train",
+        "train/2026_01_02_00_00_00": "train",
+        "2026_01_03_00_00_00": "",
+        "resnet": "resnet",
+        "vit": "vit",
+        "bert/1700000000000": "bert",
+        "bert/1700000005000": "bert",
+    }

@@ -89,6 +89,7 @@ def test_a_file_replaced_while_read_is_read_again_from_the_new_version(tmp_path,
     replacement = tmp_path / "new.xplane.pb"
     _trace("new_kernel_with_a_longer_name").write(str(replacement))
     import tb_gpu_advisor.readers.load as build
+
     real, calls = build.build_model, []
 
     def replace_then_build(space, **options):
@@ -107,6 +108,7 @@ def test_a_file_that_keeps_changing_fails_clearly(tmp_path, monkeypatch):
     path = tmp_path / "h.xplane.pb"
     _trace().write(str(path))
     import tb_gpu_advisor.readers.load as build
+
     real = build.build_model
 
     def touch_then_build(space, **options):
@@ -142,6 +144,7 @@ def test_a_file_replaced_after_its_first_plane_was_modelled_is_never_a_mix(tmp_p
 @pytest.fixture
 def odd_kineto_run(tmp_path):
     from tb_gpu_advisor.testing.kineto_trace import kernel, trace_text
+
     run = tmp_path / "logdir" / "torch"
     run.mkdir(parents=True)
     (run / "good.1.pt.trace.json").write_text(trace_text([kernel("k", 1_700_000_000_000_000, 10, 1)]))
@@ -168,8 +171,9 @@ def test_odd_kineto_entries_get_one_line_each_and_the_good_host_is_reported(odd_
     assert len(lines) == len(ODD) - 1  # a directory named *.pt.trace.json is not a host
     for name, (what, _) in ODD.items():
         if name != "dir":
-            assert any(line.startswith(f"error: {run / name}.1.pt.trace.json: ") and what in line
-                       for line in lines), name
+            assert any(line.startswith(f"error: {run / name}.1.pt.trace.json: ") and what in line for line in lines), (
+                name
+            )
 
 
 @pytest.mark.parametrize("name", sorted(ODD))

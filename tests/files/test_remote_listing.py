@@ -29,12 +29,15 @@ def memory_logdir(monkeypatch, tmp_path):
     fs = fsspec.filesystem("memory")
     root = f"/{uuid.uuid4().hex}"
     data = _trace_bytes()
-    for name in ("train/plugins/profile/2026_01_01_00_00_00/w0.xplane.pb",
-                 "train/plugins/profile/2026_01_02_00_00_00/w0.xplane.pb",
-                 "train/plugins/profile/2026_01_02_00_00_00/w1.xplane.pb",
-                 "eval/sub/plugins/profile/2026_01_01_12_00_00/w0.xplane.pb",
-                 "plugins/profile/2025_12_31_00_00_00/root.xplane.pb",
-                 "train/events.out.tfevents.1", "train/plugins/profile/2026_01_02_00_00_00/notes.txt"):
+    for name in (
+        "train/plugins/profile/2026_01_01_00_00_00/w0.xplane.pb",
+        "train/plugins/profile/2026_01_02_00_00_00/w0.xplane.pb",
+        "train/plugins/profile/2026_01_02_00_00_00/w1.xplane.pb",
+        "eval/sub/plugins/profile/2026_01_01_12_00_00/w0.xplane.pb",
+        "plugins/profile/2025_12_31_00_00_00/root.xplane.pb",
+        "train/events.out.tfevents.1",
+        "train/plugins/profile/2026_01_02_00_00_00/notes.txt",
+    ):
         fs.pipe(f"{root}/logs/{name}", data)
     fs.pipe(f"{root}/empty/plugins/profile/2026_01_01_00_00_00/w0.xplane.pb", b"")
     yield f"memory://{root}"
@@ -43,8 +46,12 @@ def memory_logdir(monkeypatch, tmp_path):
 
 def test_runs_are_named_and_ordered_like_the_profile_tab(memory_logdir):
     runs = remote_runs(f"{memory_logdir}/logs")
-    assert [r.run for r in runs] == ["train/2026_01_02_00_00_00", "eval/sub/2026_01_01_12_00_00",
-                                     "train/2026_01_01_00_00_00", "2025_12_31_00_00_00"]
+    assert [r.run for r in runs] == [
+        "train/2026_01_02_00_00_00",
+        "eval/sub/2026_01_01_12_00_00",
+        "train/2026_01_01_00_00_00",
+        "2025_12_31_00_00_00",
+    ]
     assert [h.host for h in runs[0].hosts] == ["w0", "w1"]
     assert runs[0].hosts[1].path == f"{memory_logdir}/logs/train/plugins/profile/2026_01_02_00_00_00/w1.xplane.pb"
     assert discover_runs(f"{memory_logdir}/logs") == runs
@@ -62,14 +69,17 @@ def test_resolve_a_logdir_a_run_directory_and_a_file(memory_logdir):
     assert resolve_target(single) == (None, [files[0].__class__(host="w1", path=single)])
 
 
-@pytest.mark.parametrize("suffix,kwargs,message", [
-    ("/nothing", {}, "no such file or directory"),
-    ("/logs", {"run": "nope"}, "no run 'nope'; runs: train/2026_01_02_00_00_00, eval/sub/"),
-    ("/logs", {"host": "w9"}, "no host 'w9'; hosts: w0, w1"),
-    ("/logs/train/plugins/profile/2026_01_02_00_00_00", {"run": "x"}, "is a run directory"),
-    ("/logs/train/events.out.tfevents.1", {"run": "x"}, "--run applies to a logdir"),
-    ("/logs/train/plugins/profile", {}, "no profiles found"),
-])
+@pytest.mark.parametrize(
+    "suffix,kwargs,message",
+    [
+        ("/nothing", {}, "no such file or directory"),
+        ("/logs", {"run": "nope"}, "no run 'nope'; runs: train/2026_01_02_00_00_00, eval/sub/"),
+        ("/logs", {"host": "w9"}, "no host 'w9'; hosts: w0, w1"),
+        ("/logs/train/plugins/profile/2026_01_02_00_00_00", {"run": "x"}, "is a run directory"),
+        ("/logs/train/events.out.tfevents.1", {"run": "x"}, "--run applies to a logdir"),
+        ("/logs/train/plugins/profile", {}, "no profiles found"),
+    ],
+)
 def test_bad_targets_are_one_line_errors(memory_logdir, suffix, kwargs, message):
     with pytest.raises(ProfileError) as error:
         resolve_target(memory_logdir + suffix, **kwargs)
@@ -89,12 +99,14 @@ def test_bad_remote_files_are_errors_naming_the_url(memory_logdir):
     run, files = resolve_target(f"{memory_logdir}/empty")
     report = run_report(run, files)
     assert report["hosts"] == []
-    assert report["errors"] == [{"host": "w0", "file": files[0].path,
-                                 "error": "file is empty (the profiler wrote nothing)"}]
+    assert report["errors"] == [
+        {"host": "w0", "file": files[0].path, "error": "file is empty (the profiler wrote nothing)"}
+    ]
     run, files = resolve_target(f"{memory_logdir}/logs")
     report = run_report(run, files, max_bytes=10)
-    assert [e["error"] for e in report["errors"]] == \
-        [f"file is {_size(f.path):,} bytes, above the 10 bytes limit (raise it with --max-file-mb)" for f in files]
+    assert [e["error"] for e in report["errors"]] == [
+        f"file is {_size(f.path):,} bytes, above the 10 bytes limit (raise it with --max-file-mb)" for f in files
+    ]
 
 
 def _size(url):
@@ -104,7 +116,7 @@ def _size(url):
 
 def test_corrupt_remote_file_error_names_the_url(memory_logdir):
     url = f"{memory_logdir}/bad/plugins/profile/2026_01_01_00_00_00/w0.xplane.pb"
-    fsspec.filesystem("memory").pipe(url[len("memory://"):], b"\xff\xff\xff garbage")
+    fsspec.filesystem("memory").pipe(url[len("memory://") :], b"\xff\xff\xff garbage")
     report = run_report(*resolve_target(url))
     assert report["errors"][0]["file"] == url
     assert report["errors"][0]["error"].startswith("not a valid XSpace protobuf")

@@ -7,8 +7,7 @@ from tests.conftest import report_of as _report_of
 
 STEP_US = 10_000
 START_US = 1_000
-TC_GEMM = ("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_"
-           "kernel")
+TC_GEMM = "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel"
 SGEMM = "ampere_sgemm_128x64_tn"
 EIGEN = "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<float>>, long>(int)"
 CUSTOM = "void my_kernel<float>(float*, int)"
@@ -26,8 +25,9 @@ def step_starts(python, count=4, step_us=STEP_US, start_us=START_US, durations=N
     return starts
 
 
-def kernels(gpu, start_us, total_us, name=TC_GEMM, count=1, gap_us=0.0, launch_thread=None, launch_ahead_us=2000,
-            **config):
+def kernels(
+    gpu, start_us, total_us, name=TC_GEMM, count=1, gap_us=0.0, launch_thread=None, launch_ahead_us=2000, **config
+):
     """`count` equal kernels filling `total_us` from `start_us` with `gap_us` between them; returns the end."""
     config = config or BIG
     duration = (total_us - gap_us * (count - 1)) / count

@@ -1,5 +1,6 @@
 """The catalog: each finding id is `<family>.<name>`, defined with its rules in findings/rules/<family>.py."""
 
+import ast
 import inspect
 import re
 
@@ -12,12 +13,25 @@ from tb_gpu_advisor.findings.rules import FAMILIES
 _ID_LITERAL = re.compile(r"""["']([a-z0-9_]+\.[a-z0-9_]+)["']""")
 
 
+def _rules_source(family):
+    """The module's source after its ENTRIES assignment and before RULES: the rule functions."""
+    source = inspect.getsource(family)
+    lines = source.splitlines(keepends=True)
+    tree = ast.parse(source)
+    entries_end = next(
+        node.end_lineno
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "ENTRIES" for t in node.targets)
+    )
+    return "".join(lines[entries_end:]).split("\nRULES = ")[0]
+
+
 def test_each_id_prefix_names_the_module_defining_it():
     for family in FAMILIES:
         name = family.__name__.rsplit(".", 1)[-1]
         assert family.ENTRIES and family.RULES, name
         assert all(key.split(".", 1)[0] == name for key in family.ENTRIES), name
-        source = inspect.getsource(family).split("\nRULES = ")[0].split("})\n", 1)[1]  # the rules, after ENTRIES
+        source = _rules_source(family)
         produced = {key for key in _ID_LITERAL.findall(source) if key in CATALOG}
         assert produced == set(family.ENTRIES), name
 

@@ -15,8 +15,11 @@ def test_a_cause_with_most_of_the_symptoms_time_leads_at_its_severity():
     cause = _finding("memory.allocator_churn", "medium", 17.0)
     other = _finding("launch.gpu_starved_by_launches", "medium", 5.0)
     ranked = causes_first([symptom, other, cause])
-    assert [f.id for f in ranked] == ["memory.allocator_churn", "host.gpu_idle_host_busy",
-                                      "launch.gpu_starved_by_launches"]
+    assert [f.id for f in ranked] == [
+        "memory.allocator_churn",
+        "host.gpu_idle_host_busy",
+        "launch.gpu_starved_by_launches",
+    ]
     assert ranked[0].severity == "high"
     assert explains(cause, symptom) and not explains(symptom, cause)
 

@@ -9,9 +9,11 @@ from tb_gpu_advisor.findings.doc_links import matched_docs
 from tb_gpu_advisor.report.host_report import run_vendor
 from tests.readers.kineto.real import real_kineto
 
-OTHER_FRAMEWORKS = {"pytorch": ("tensorflow.org", "keras.io", "docs.jax.dev"),
-                    "jax": ("tensorflow.org", "keras.io", "pytorch.org"),
-                    "tensorflow": ("pytorch.org", "docs.jax.dev")}
+OTHER_FRAMEWORKS = {
+    "pytorch": ("tensorflow.org", "keras.io", "docs.jax.dev"),
+    "jax": ("tensorflow.org", "keras.io", "pytorch.org"),
+    "tensorflow": ("pytorch.org", "docs.jax.dev"),
+}
 OTHER_VENDORS = {"AMD": ("nvidia.com", "github.com/NVIDIA"), "NVIDIA": ("amd.com", "github.com/ROCm")}
 
 

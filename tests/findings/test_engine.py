@@ -36,8 +36,10 @@ def test_a_failing_rule_becomes_a_note_and_the_others_still_run(monkeypatch):
     monkeypatch.setattr(engine, "RULES", (broken,) + engine.RULES)
     report = report_of(mixed_trace())
     assert "input.gpu_waits_for_input" in findings_by_id(report)
-    assert any(note.startswith("Finding rule test_engine.broken failed on this trace (ZeroDivisionError")
-               for note in report["notes"])
+    assert any(
+        note.startswith("Finding rule test_engine.broken failed on this trace (ZeroDivisionError")
+        for note in report["notes"]
+    )
 
 
 def test_text_report_leads_with_the_verdict_and_findings_in_80_columns(tmp_path):
@@ -67,17 +69,23 @@ def test_combined_estimate_adds_time_from_different_pools_once():
     are."""
     report = report_of(mixed_trace())
     assert report["summary"]["combined_estimate"] == {
-        "estimated_speedup": 20.2, "speedup_kind": "bound",
-        "finding_ids": ["input.gpu_waits_for_input", "fusion.elementwise_kernels"], "shared_ids": [],
-        "capped_by_gpu_work": False}
+        "estimated_speedup": 20.2,
+        "speedup_kind": "bound",
+        "finding_ids": ["input.gpu_waits_for_input", "fusion.elementwise_kernels"],
+        "shared_ids": [],
+        "capped_by_gpu_work": False,
+    }
     assert report["summary"]["verdict"].endswith("Fixing findings #1, #2 together: up to 20.2× faster.")
 
 
 def test_combined_estimate_counts_shared_time_once_and_prefers_what_ifs():
     from tb_gpu_advisor.whatif.combined import Claim, combine
-    claims = [Claim("wait", 6.0, "bound", frozenset({"input_wait"}), what_if=False),
-              Claim("map", 4.0, "model", frozenset({"input_wait"})),
-              Claim("copies", 1.0, "model", frozenset({"copies"}))]
+
+    claims = [
+        Claim("wait", 6.0, "bound", frozenset({"input_wait"}), what_if=False),
+        Claim("map", 4.0, "model", frozenset({"input_wait"})),
+        Claim("copies", 1.0, "model", frozenset({"copies"})),
+    ]
     combined = combine(10.0, claims)
     assert combined.counted == ("map", "copies") and combined.shared == ("wait",)
     assert combined.speedup == 2.0 and combined.kind == "model"  # 10 -> 10 - 4 - 1 ms
@@ -88,6 +96,7 @@ def test_combined_estimate_never_promises_a_step_shorter_than_the_gpu_work_left(
     """A 10 ms step whose GPU is busy 6 ms: fixes of 8 ms of idle and host time leave the step at the GPU's 6 ms
     (1.67x, not 5x), capped and said so; a kernel fix of 2 ms lowers that floor to 4 ms (2.5x)."""
     from tb_gpu_advisor.whatif.combined import Claim, combine
+
     idle = Claim("idle", 8.0, "bound", frozenset({"host", "idle"}))
     capped = combine(10.0, [idle], device_busy_ms=6.0)
     assert capped.speedup == 1.67 and capped.capped_ms == 6.0

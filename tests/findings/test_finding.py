@@ -4,15 +4,32 @@ import pytest
 
 from tb_gpu_advisor.findings.catalog import CATALOG
 from tb_gpu_advisor.findings.rules import RULES
-from tb_gpu_advisor.findings.finding import (CATEGORIES, Evidence, Finding, capped, estimated, grade, ladder, limit,
-                                             speedup)
+from tb_gpu_advisor.findings.finding import (
+    CATEGORIES,
+    Evidence,
+    Finding,
+    capped,
+    estimated,
+    grade,
+    ladder,
+    limit,
+    speedup,
+)
 from tb_gpu_advisor.report.units import speedup_phrase
 from tb_gpu_advisor.whatif.estimate import Estimate, bound, model
 
 
 def make(severity="high", recoverable_ms=6.0, finding_id="input.gpu_waits_for_input", note=""):
-    return Finding(id=finding_id, severity=severity, summary="s", evidence=Evidence({"a_ms": 1.0}, {}, {"steps": []}),
-                   recoverable_ms=recoverable_ms, window_ms=10.0, speedup_basis="upper bound: b", fix_note=note)
+    return Finding(
+        id=finding_id,
+        severity=severity,
+        summary="s",
+        evidence=Evidence({"a_ms": 1.0}, {}, {"steps": []}),
+        recoverable_ms=recoverable_ms,
+        window_ms=10.0,
+        speedup_basis="upper bound: b",
+        fix_note=note,
+    )
 
 
 def test_speedup_is_the_step_time_ratio_and_never_below_one():
@@ -29,16 +46,40 @@ def test_grade_and_thresholds():
     assert grade(4.0, 20.0, 5.0) is None
     assert grade(4.0, 20.0, 5.0, low=1.0) == "low"
     assert grade(None, 20.0, 5.0) is None
-    assert ladder("x_pct", 7.0, 20.0, 5.0) == {"metric": "x_pct", "value": 7.0, "high": 20.0, "medium": 5.0,
-                                               "crossed": "medium"}
-    assert limit("n", 3, 1, "below", per_step=2) == {"metric": "n", "value": 3, "direction": "below", "level": 1,
-                                                     "per_step": 2}
+    assert ladder("x_pct", 7.0, 20.0, 5.0) == {
+        "metric": "x_pct",
+        "value": 7.0,
+        "high": 20.0,
+        "medium": 5.0,
+        "crossed": "medium",
+    }
+    assert limit("n", 3, 1, "below", per_step=2) == {
+        "metric": "n",
+        "value": 3,
+        "direction": "below",
+        "level": 1,
+        "per_step": 2,
+    }
 
 
 def test_json_shape():
     data = make(note="This profile: x.").to_dict()
-    assert list(data) == ["id", "category", "severity", "title", "summary", "evidence", "estimated_speedup",
-                          "speedup_kind", "recoverable_ms", "speedup_basis", "overlaps_with", "fix_summary", "fix", "docs"]
+    assert list(data) == [
+        "id",
+        "category",
+        "severity",
+        "title",
+        "summary",
+        "evidence",
+        "estimated_speedup",
+        "speedup_kind",
+        "recoverable_ms",
+        "speedup_basis",
+        "overlaps_with",
+        "fix_summary",
+        "fix",
+        "docs",
+    ]
     assert data["evidence"] == {"metrics": {"a_ms": 1.0}, "threshold": {}, "pointers": {}}  # empty pointers dropped
     assert data["estimated_speedup"] == 2.5
     assert data["fix"].startswith("This profile: x.\n\n")
@@ -74,6 +115,7 @@ def test_fixes_are_written_in_the_frameworks_idiom():
     tf = make(finding_id="fusion.elementwise_kernels").to_dict()
     assert "jit_compile=True" in tf["fix"]  # the default framework is unknown: both idioms
     from dataclasses import replace
+
     finding = make(finding_id="fusion.elementwise_kernels")
     tf = replace(finding, framework="tensorflow").to_dict()
     jax = replace(finding, framework="jax").to_dict()
@@ -89,6 +131,7 @@ def test_fixes_are_written_in_the_frameworks_idiom():
 
 def test_pytorch_traces_get_pytorch_fixes():
     from dataclasses import replace
+
     finding = replace(make(finding_id="fusion.elementwise_kernels"), framework="pytorch").to_dict()
     assert "torch.compile" in finding["fix"] and "jit_compile" not in finding["fix"] and "jax" not in finding["fix"]
     tf32 = replace(make(finding_id="precision.fp32_matmul"), framework="pytorch", condition="tf32_off").to_dict()
@@ -120,6 +163,7 @@ def test_every_finding_id_and_threshold_is_documented():
     import pathlib
 
     from tb_gpu_advisor.findings import thresholds
+
     text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "findings.md").read_text(encoding="utf-8")
     missing = [key for key in CATALOG if f"`{key}`" not in text]
     assert not missing, f"finding ids missing from docs/findings.md: {missing}"
@@ -132,8 +176,16 @@ def test_speedup_kind_defaults_to_bound_and_is_checked():
     assert make().speedup_kind == "bound"
     assert make().to_dict()["speedup_kind"] == "bound"
     with pytest.raises(ValueError):
-        Finding(id="input.gpu_waits_for_input", severity="high", summary="s", evidence=Evidence({}, {}),
-                recoverable_ms=1.0, window_ms=10.0, speedup_basis="b", speedup_kind="guess")
+        Finding(
+            id="input.gpu_waits_for_input",
+            severity="high",
+            summary="s",
+            evidence=Evidence({}, {}),
+            recoverable_ms=1.0,
+            window_ms=10.0,
+            speedup_basis="b",
+            speedup_kind="guess",
+        )
 
 
 def test_an_estimate_sets_recoverable_time_kind_and_basis():
@@ -158,6 +210,7 @@ def test_speedup_is_worded_by_its_kind():
 def test_a_speedup_at_the_cap_is_not_worded_as_its_value():
     """99% of the step recoverable at most: 100x is where the number stops, not what the what-if said."""
     from tb_gpu_advisor.findings.finding import speedup
+
     assert speedup(445.0, 446.0) == 100.0
     assert speedup_phrase(100.0, "model") == "over 100×"
     assert speedup_phrase(100.0, "bound") == "up to 100× or more"

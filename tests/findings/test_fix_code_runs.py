@@ -10,10 +10,12 @@ import pytest
 
 from tb_gpu_advisor.findings.catalog import entry_for
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
-                                reason="TensorFlow is not installed (pip install -e '.[tf]'; scripts/test.sh does)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow") is None,
+    reason="TensorFlow is not installed (pip install -e '.[tf]'; scripts/test.sh does)",
+)
 
-_HARNESS = '''
+_HARNESS = """
 import numpy as np
 import tensorflow as tf
 
@@ -44,7 +46,7 @@ expected_bias = before[1] - 0.1 * np.ones(3)
 np.testing.assert_allclose(after[0], expected_kernel, rtol=1e-2, atol=1e-3)
 np.testing.assert_allclose(after[1], expected_bias, rtol=1e-2, atol=1e-3)
 print("OK")
-'''
+"""
 
 
 def _code_block(fix):
@@ -57,8 +59,16 @@ def test_tensorflow_fp32_allreduce_fix_runs_and_reduces_once(tmp_path):
     snippet = textwrap.indent(_code_block(idiom.fix), " " * 8)
     script = tmp_path / "step.py"
     script.write_text(_HARNESS.replace("{snippet}", snippet))
-    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
-                            env={**{k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"},
-                                 "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "2"})
+    result = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={
+            **{k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"},
+            "CUDA_VISIBLE_DEVICES": "",
+            "TF_CPP_MIN_LOG_LEVEL": "2",
+        },
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().endswith("OK")

@@ -28,8 +28,16 @@ def _measured(framework, problem, fix):
     return ms[problem] / ms[fix]
 
 
-@pytest.mark.parametrize("framework,run", [("jax", "healthy"), ("jax", "input_prefetch"), ("jax", "precision_bf16"),
-                                           ("jax", "transfer_on_device"), ("torch", "healthy")])
+@pytest.mark.parametrize(
+    "framework,run",
+    [
+        ("jax", "healthy"),
+        ("jax", "input_prefetch"),
+        ("jax", "precision_bf16"),
+        ("jax", "transfer_on_device"),
+        ("torch", "healthy"),
+    ],
+)
 def test_healthy_runs_have_no_false_bottleneck(framework, run):
     """Hopper GEMMs (nvjet, wgmma, ~210 KB of shared memory, one block per SM by design) are not low occupancy."""
     report = _report(framework, run)
@@ -79,8 +87,9 @@ def test_torch_healthy_run_has_mfu_from_op_shapes():
     assert summary["flops_utilization_pct"] is not None and summary["flops_utilization_pct"] > 20
     assert summary["costed_kernel_time_pct"] > 40
     assert report["configuration"]["precision"] == "bf16"
-    nvjet = [k for k in report["kernels"] if k["name"].startswith("nvjet_") and k["op_name"] in ("aten::mm",
-                                                                                                "aten::addmm")]
+    nvjet = [
+        k for k in report["kernels"] if k["name"].startswith("nvjet_") and k["op_name"] in ("aten::mm", "aten::addmm")
+    ]
     assert nvjet and all(60 < k["peak_pct"] <= 100 and k["dtype"] == "bf16" for k in nvjet)
 
 

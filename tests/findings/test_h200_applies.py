@@ -50,11 +50,18 @@ def test_compiled_run_gets_no_loader_compile_or_optimizer_advice():
     found = _found("h200/torch/launch_compiled")
     assert "input.host_batch_prep" not in found
     fixes = _fixes("h200/torch/launch_compiled")
-    for applied in ("DataLoader(", "num_workers", "model = torch.compile", 'mode="reduce-overhead")   #', "fused=True",
-                    "compile the optimizer"):
+    for applied in (
+        "DataLoader(",
+        "num_workers",
+        "model = torch.compile",
+        'mode="reduce-overhead")   #',
+        "fused=True",
+        "compile the optimizer",
+    ):
         assert applied not in fixes, applied
-    assert found["host.gpu_idle_host_busy"]["fix_summary"].startswith("Compiled already (torch.compile), fused "
-                                                                      "optimizer")
+    assert found["host.gpu_idle_host_busy"]["fix_summary"].startswith(
+        "Compiled already (torch.compile), fused optimizer"
+    )
 
 
 def test_fused_optimizer_run_is_not_told_to_fuse_its_optimizer():
@@ -96,8 +103,15 @@ def test_jax_command_buffers_are_not_told_about_graph_breaks():
     assert launch["fix_summary"].startswith("XLA replays the step as command buffers already")
 
 
-@pytest.mark.parametrize("run", ["h200/jax/launch_jit", "h200/torch/launch_eager",
-                                 "h200_heldout/torch/optimizer_fused", "h200_heldout/torch/optimizer_per_tensor"])
+@pytest.mark.parametrize(
+    "run",
+    [
+        "h200/jax/launch_jit",
+        "h200/torch/launch_eager",
+        "h200_heldout/torch/optimizer_fused",
+        "h200_heldout/torch/optimizer_per_tensor",
+    ],
+)
 def test_gemm_fix_names_only_the_causes_its_gemms_show(run):
     """Padding only where a flagged GEMM's dims are misaligned, a larger batch only where one is small, bf16 only
     for f32 inputs; on these runs every flagged GEMM is aligned (multiples of 64)."""

@@ -26,13 +26,16 @@ def _measured(problem):
     return RUNS[problem]["step_ms_unprofiled"] / RUNS[fix]["step_ms_unprofiled"]
 
 
-@pytest.mark.parametrize("run,cause", [
-    ("attention_unfused", "fusion.unfused_attention"),  # 52.6 -> 23.9 ms with SDPA: 2.20x
-    ("precision_fp32", "precision.fp32_matmul"),  # 222.3 -> 23.0 ms in bf16: 9.67x
-    ("allocator_churn", "memory.allocator_churn"),  # 15.3 -> 12.2 ms with the caching allocator: 1.25x
-    ("optimizer_per_tensor", "launch.per_tensor_optimizer"),  # 81.2 -> 35.2 ms fused: 2.31x
-    ("transfer_pageable", "transfer.pageable_memory"),  # 50.2 -> 16.2 ms pinned: 3.10x
-])
+@pytest.mark.parametrize(
+    "run,cause",
+    [
+        ("attention_unfused", "fusion.unfused_attention"),  # 52.6 -> 23.9 ms with SDPA: 2.20x
+        ("precision_fp32", "precision.fp32_matmul"),  # 222.3 -> 23.0 ms in bf16: 9.67x
+        ("allocator_churn", "memory.allocator_churn"),  # 15.3 -> 12.2 ms with the caching allocator: 1.25x
+        ("optimizer_per_tensor", "launch.per_tensor_optimizer"),  # 81.2 -> 35.2 ms fused: 2.31x
+        ("transfer_pageable", "transfer.pageable_memory"),  # 50.2 -> 16.2 ms pinned: 3.10x
+    ],
+)
 def test_problem_run_names_its_cause_first_with_the_measured_speedup(run, cause):
     report = _report(run)
     summary = report["summary"]

@@ -22,6 +22,7 @@ def reports():
         if run not in cache:
             cache[run] = host_report(load_model(str(next((TORCH / run).glob("*.pt.trace.json.gz")))))
         return cache[run]
+
     return get
 
 
@@ -60,8 +61,10 @@ def test_compiled_run_is_recognized_as_cuda_graph_replay(reports):
     report = reports("launch_compiled")
     configuration = report["configuration"]
     assert configuration["xla"] is True and configuration["graph_replay_pct"] > 99
-    assert any(note.startswith("CUDA graphs replay 99% of the device work (3,600 events from 24 graph launches)")
-               for note in report["notes"])
+    assert any(
+        note.startswith("CUDA graphs replay 99% of the device work (3,600 events from 24 graph launches)")
+        for note in report["notes"]
+    )
     found = {f["id"]: f for f in report["findings"]}
     assert "launch.tiny_kernels" not in found  # graph-replayed kernels have no launch call of their own
     launch = found.get("launch.gpu_starved_by_launches")

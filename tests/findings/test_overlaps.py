@@ -17,8 +17,9 @@ def test_input_wait_and_the_sequential_map_share_their_recoverable_time():
     found = findings_by_id(report)
     wait, sequential = found["input.gpu_waits_for_input"], found["input.sequential_map"]
     assert wait["estimated_speedup"] == sequential["estimated_speedup"] == 2.5  # the same 6 ms per step
-    assert "input.sequential_map" in wait["overlaps_with"] and "input.gpu_waits_for_input" in \
-        sequential["overlaps_with"]
+    assert (
+        "input.sequential_map" in wait["overlaps_with"] and "input.gpu_waits_for_input" in sequential["overlaps_with"]
+    )
     kernel_ids = {f["id"] for f in report["findings"] if f["category"] in ("precision", "fusion", "occupancy")}
     assert not kernel_ids & set(wait["overlaps_with"])
 
@@ -34,6 +35,10 @@ def test_the_reports_say_which_findings_share_time():
 
 
 def test_every_finding_with_recoverable_time_has_a_pool():
-    zero = {"steps.warmup_in_profile", "environment.no_tensor_cores", "environment.cuda_older_than_gpu",
-            "environment.driver_older_than_runtime"}
+    zero = {
+        "steps.warmup_in_profile",
+        "environment.no_tensor_cores",
+        "environment.cuda_older_than_gpu",
+        "environment.driver_older_than_runtime",
+    }
     assert set(POOLS) | zero == set(CATALOG)

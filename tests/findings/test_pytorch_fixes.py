@@ -7,8 +7,16 @@ from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 
-PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
-          "computeMinor": 0, "numSms": 132}]
+PROPS = [
+    {
+        "id": 0,
+        "name": "NVIDIA H100 80GB HBM3",
+        "totalGlobalMem": 85_000_000_000,
+        "computeMajor": 9,
+        "computeMinor": 0,
+        "numSms": 132,
+    }
+]
 
 
 def _report(tmp_path, events):
@@ -30,9 +38,14 @@ def test_gpu_idle_after_a_host_sync_is_the_finding(tmp_path):
     # 320-420 us): after the sync the GPU idles 110 -> 320 us = 210 us per step, 21% of the step.
     events = []
     for n, base in ((1, 0), (2, 1000)):
-        events += [_step(n, base), launch(base + 5, 4, 100 * n), kernel("gemm_kernel", base + 10, 100, 100 * n),
-                   launch(base + 20, 90, 100 * n + 1, name="cudaStreamSynchronize"),
-                   launch(base + 310, 4, 100 * n + 2), kernel("gemm_kernel", base + 320, 100, 100 * n + 2)]
+        events += [
+            _step(n, base),
+            launch(base + 5, 4, 100 * n),
+            kernel("gemm_kernel", base + 10, 100, 100 * n),
+            launch(base + 20, 90, 100 * n + 1, name="cudaStreamSynchronize"),
+            launch(base + 310, 4, 100 * n + 2),
+            kernel("gemm_kernel", base + 320, 100, 100 * n + 2),
+        ]
     report = _report(tmp_path, events)
     assert report["summary"]["framework"] == "pytorch"
     finding = _finding(report, "sync.host_syncs_in_step")
@@ -49,12 +62,26 @@ def test_gpu_idle_after_a_host_sync_is_the_finding(tmp_path):
 def test_a_sync_that_waits_for_a_device_to_host_read_is_left_to_the_copy_rule(tmp_path):
     events = [_step(1, 0), _step(2, 1000)]
     for n, base in ((1, 0), (2, 1000)):
-        events += [launch(base + 5, 4, 100 * n), kernel("gemm_kernel", base + 10, 100, 100 * n),
-                   launch(base + 110, 2, 100 * n + 1, name="cudaMemcpyAsync"),
-                   x_event("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", base + 111, 2, pid=0, tid=7, device=0,
-                           stream=7, correlation=100 * n + 1, bytes=4),
-                   launch(base + 112, 2, 100 * n + 3, name="cudaStreamSynchronize"),
-                   launch(base + 310, 4, 100 * n + 2), kernel("gemm_kernel", base + 320, 100, 100 * n + 2)]
+        events += [
+            launch(base + 5, 4, 100 * n),
+            kernel("gemm_kernel", base + 10, 100, 100 * n),
+            launch(base + 110, 2, 100 * n + 1, name="cudaMemcpyAsync"),
+            x_event(
+                "gpu_memcpy",
+                "Memcpy DtoH (Device -> Pinned)",
+                base + 111,
+                2,
+                pid=0,
+                tid=7,
+                device=0,
+                stream=7,
+                correlation=100 * n + 1,
+                bytes=4,
+            ),
+            launch(base + 112, 2, 100 * n + 3, name="cudaStreamSynchronize"),
+            launch(base + 310, 4, 100 * n + 2),
+            kernel("gemm_kernel", base + 320, 100, 100 * n + 2),
+        ]
     report = _report(tmp_path, events)
     assert _finding(report, "sync.host_syncs_in_step") is None
     copy_rule = _finding(report, "transfer.d2h_sync_in_step")
@@ -64,9 +91,12 @@ def test_a_sync_that_waits_for_a_device_to_host_read_is_left_to_the_copy_rule(tm
 def test_zero_grad_filling_gradients(tmp_path):
     events = [_step(1, 0), _step(2, 1000)]
     for base in (0, 1000):
-        events += [x_event("user_annotation", "Optimizer.zero_grad#SGD.zero_grad", base + 500, 100),
-                   x_event("cpu_op", "aten::zero_", base + 510, 10), x_event("cpu_op", "aten::zero_", base + 530, 10),
-                   x_event("cpu_op", "aten::zero_", base + 700, 10)]  # outside zero_grad: not counted
+        events += [
+            x_event("user_annotation", "Optimizer.zero_grad#SGD.zero_grad", base + 500, 100),
+            x_event("cpu_op", "aten::zero_", base + 510, 10),
+            x_event("cpu_op", "aten::zero_", base + 530, 10),
+            x_event("cpu_op", "aten::zero_", base + 700, 10),
+        ]  # outside zero_grad: not counted
     finding = _finding(_report(tmp_path, events), "memory.zero_grad_fills")
     assert finding["severity"] == "low"
     assert finding["evidence"]["metrics"]["zero_grad_fill_ms"] == 0.04
@@ -74,8 +104,7 @@ def test_zero_grad_filling_gradients(tmp_path):
 
 
 def test_no_pytorch_rule_on_a_set_to_none_loop(tmp_path):
-    events = [_step(1, 0), _step(2, 1000),
-              x_event("user_annotation", "Optimizer.zero_grad#SGD.zero_grad", 500, 5)]
+    events = [_step(1, 0), _step(2, 1000), x_event("user_annotation", "Optimizer.zero_grad#SGD.zero_grad", 500, 5)]
     report = _report(tmp_path, events)
     assert {f["id"] for f in report["findings"]} & {"memory.zero_grad_fills", "sync.host_syncs_in_step"} == set()
 
@@ -83,10 +112,12 @@ def test_no_pytorch_rule_on_a_set_to_none_loop(tmp_path):
 def test_dataloader_wait_reads_as_pytorch(tmp_path):
     events = []
     for n, base in ((1, 0), (2, 1000)):
-        events += [_step(n, base),
-                   x_event("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
-                           base + 1, 600),
-                   launch(base + 610, 4, n), kernel("gemm_kernel", base + 620, 300, n)]
+        events += [
+            _step(n, base),
+            x_event("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", base + 1, 600),
+            launch(base + 610, 4, n),
+            kernel("gemm_kernel", base + 620, 300, n),
+        ]
     report = _report(tmp_path, events)
     assert report["summary"]["verdict"].startswith("Input-bound: the GPU waits for the DataLoader")
     finding = _finding(report, "input.gpu_waits_for_input")
@@ -94,18 +125,40 @@ def test_dataloader_wait_reads_as_pytorch(tmp_path):
     assert "num_workers" in finding["fix"] and "tf.data" not in finding["fix"]
 
 
-@pytest.mark.parametrize("name, expected", [
-    # one rank of 8: its collective time includes waiting for ranks this file does not show, so at most medium
-    ("a100_8rank_control", {"communication.allreduce_exposed": "medium", "host.gpu_idle_host_busy": "medium",
-                            "fusion.elementwise_kernels": "medium", "transfer.d2h_sync_in_step": "low"}),
-    ("v100_2rank_test", {"steps.uneven_step_time": "medium", "precision.fp32_matmul": "medium",
-                         "communication.allreduce_exposed": "medium",
-                         "transfer.d2h_sync_in_step": "low"}),
-    # The GPU waits for launch calls 2.9% of the steps (idle attribution): the 3.9% of launch calls in the gaps
-    # counted the copy calls (1.5%) too, and a copy is not a launch.
-    ("a100_2rank_nccl", {"host.gpu_idle_host_busy": "high", "communication.allreduce_exposed": "medium",
-                         "sync.host_syncs_in_step": "low"}),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        # one rank of 8: its collective time includes waiting for ranks this file does not show, so at most medium
+        (
+            "a100_8rank_control",
+            {
+                "communication.allreduce_exposed": "medium",
+                "host.gpu_idle_host_busy": "medium",
+                "fusion.elementwise_kernels": "medium",
+                "transfer.d2h_sync_in_step": "low",
+            },
+        ),
+        (
+            "v100_2rank_test",
+            {
+                "steps.uneven_step_time": "medium",
+                "precision.fp32_matmul": "medium",
+                "communication.allreduce_exposed": "medium",
+                "transfer.d2h_sync_in_step": "low",
+            },
+        ),
+        # The GPU waits for launch calls 2.9% of the steps (idle attribution): the 3.9% of launch calls in the gaps
+        # counted the copy calls (1.5%) too, and a copy is not a launch.
+        (
+            "a100_2rank_nccl",
+            {
+                "host.gpu_idle_host_busy": "high",
+                "communication.allreduce_exposed": "medium",
+                "sync.host_syncs_in_step": "low",
+            },
+        ),
+    ],
+)
 def test_real_traces_get_findings_in_pytorch_terms(name, expected, kineto_models):
     report = host_report(kineto_models[name])
     assert {f["id"]: f["severity"] for f in report["findings"]} == expected
@@ -153,6 +206,7 @@ def test_v100_torchrec_trace_is_below_the_elementwise_fusion_bar(kineto_models):
     met and the finding stays out."""
     from tb_gpu_advisor.analysis.kernel_names import kernel_class
     from tb_gpu_advisor.model.trace import ActivityKind
+
     (gpu,) = [g for g in kineto_models["v100_2rank_test"].gpus if len(g.activity)]
     activity = gpu.activity
     kernels = activity.kind == ActivityKind.KERNEL
@@ -161,8 +215,13 @@ def test_v100_torchrec_trace_is_below_the_elementwise_fusion_bar(kineto_models):
     share = 100.0 * activity.duration_ps[elementwise].sum() / activity.duration_ps[kernels].sum()
     assert round(share, 2) == 15.47 and int(elementwise.sum()) == 5191
     for name in activity.names:
-        if name.startswith(("void split_embedding", "void at::native::(anonymous namespace)::CatArrayBatchedCopy",
-                            "void at::native::reduce_kernel")):
+        if name.startswith(
+            (
+                "void split_embedding",
+                "void at::native::(anonymous namespace)::CatArrayBatchedCopy",
+                "void at::native::reduce_kernel",
+            )
+        ):
             assert kernel_class(name) != "elementwise", name
     report = host_report(kineto_models["v100_2rank_test"])
     assert _finding(report, "fusion.elementwise_kernels") is None

@@ -24,9 +24,11 @@ def test_v100_multi_worker_trace():
     # One step, MultiWorkerMirroredStrategy, 6 of 8 GPUs without a kernel, no NCCL kernel: not enough trace.
     assert summary["confidence"]["level"] == "low" and len(summary["confidence"]["reasons"]) == 2
     assert summary["framework"] == "tensorflow"
-    assert summary["verdict"].startswith("Not enough trace for a verdict (1 step; 6 of 8 GPUs without kernels, "
-                                         "no collective kernels; see confidence). As captured: input-bound: the "
-                                         "GPU waits for tf.data 11% of each step")
+    assert summary["verdict"].startswith(
+        "Not enough trace for a verdict (1 step; 6 of 8 GPUs without kernels, "
+        "no collective kernels; see confidence). As captured: input-bound: the "
+        "GPU waits for tf.data 11% of each step"
+    )
     assert not [f for f in result["findings"] if f["severity"] == "high"]
     fusion = found["fusion.elementwise_kernels"]
     # MultiWorkerMirroredStrategy: compile the per-replica part, keep the all-reduce outside
@@ -36,8 +38,11 @@ def test_v100_multi_worker_trace():
     assert fusion["severity"] == "low" and fusion["estimated_speedup"] == 1.0
     assert "the capture looks partial" in fusion["summary"]
     wait = found["input.gpu_waits_for_input"]
-    assert (wait["severity"], wait["evidence"]["metrics"]["input_wait_pct"], wait["estimated_speedup"]) == \
-        ("medium", 11.1, 1.12)
+    assert (wait["severity"], wait["evidence"]["metrics"]["input_wait_pct"], wait["estimated_speedup"]) == (
+        "medium",
+        11.1,
+        1.12,
+    )
     # Iterator::Prefetch::Generator is MultiWorkerMirroredStrategy's per-device feed (MultiDeviceIterator,
     # RemoteCall __inference__next_func), not Dataset.from_generator.
     assert "input.python_generator" not in found
@@ -72,11 +77,14 @@ def test_tf_cpu_input_bound_gets_input_findings():
     assert (sequential["estimated_speedup"], sequential["speedup_kind"]) == (2.16, "bound")
     assert sequential["evidence"]["metrics"]["host_cores_source"] == "agreeing thread pools"
     assert "up to 13.24x with all of the input wait gone" in sequential["speedup_basis"]
-    assert found["input.no_prefetch"]["evidence"]["pointers"]["tf_data_stages"][0] == \
-        "Iterator::Root::MapAndBatch::TensorSlice"
+    assert (
+        found["input.no_prefetch"]["evidence"]["pointers"]["tf_data_stages"][0]
+        == "Iterator::Root::MapAndBatch::TensorSlice"
+    )
     assert result["summary"]["bottleneck"] == "input"
-    assert result["summary"]["verdict"] == ("Input-bound: the training step waits for tf.data 92% of its time "
-                                            "(no GPU work in this profile).")
+    assert result["summary"]["verdict"] == (
+        "Input-bound: the training step waits for tf.data 92% of its time (no GPU work in this profile)."
+    )
 
 
 def test_tf_cpu_input_fixed_gets_the_pool_finding():
@@ -122,8 +130,10 @@ def test_jax_cpu_trace():
     result = report("jax0102_cpu_steps.xplane.pb")
     # CPU-only, but the top finding is the input it measures: an input verdict, not "Unknown" beside it
     assert result["summary"]["bottleneck"] == "input"
-    assert result["summary"]["verdict"] == ("Input-bound: the host prepares each batch while XLA's CPU executor idles "
-                                            "(64% of each step; no GPU work in this profile).")
+    assert result["summary"]["verdict"] == (
+        "Input-bound: the host prepares each batch while XLA's CPU executor idles "
+        "(64% of each step; no GPU work in this profile)."
+    )
     assert result["summary"]["bottleneck_finding"] == "input.host_batch_prep"
     assert set(findings_by_id(result)) == {"steps.warmup_in_profile", "input.host_batch_prep"}
     # Each step prepares its NumPy batch on the step thread (a 3 ms time.sleep, astype, jnp.asarray) before
@@ -134,8 +144,10 @@ def test_jax_cpu_trace():
     assert (metrics["batch_prep_pct"], metrics["batch_prep_ms_per_step"]) == (63.8, 4.005)
     assert (metrics["steps_measured"], metrics["step_time_ms_mean"]) == (11, 6.278)
     # The estimate follows from the numbers shown: 6.28 ms steps save 2.27 ms each, 6.28 / (6.28 - 2.27) = 1.57x
-    assert "(63.8% of the 6.28 ms mean step over 11 steady steps, warm-up excluded; a loader one batch ahead " \
+    assert (
+        "(63.8% of the 6.28 ms mean step over 11 steady steps, warm-up excluded; a loader one batch ahead "
         "would save 2.27 ms of it per step;" in " ".join(prep["summary"].split())
+    )
     assert (metrics["device"], metrics["certainty"]) == ("xla_cpu", "high")
     assert prep["evidence"]["pointers"]["functions"][0] == {"function": "time sleep", "ms": 34.995, "waits": True}
     assert "Most of it is waiting" in prep["fix"] and "CPU-only run" in prep["fix"]
@@ -150,8 +162,10 @@ def test_jax_cpu_trace():
 def test_tf_cpu_python_loader_reads_and_decodes_files_on_the_step_thread():
     result = report("tf221_cpu_python_loader_inline.xplane.pb")
     assert result["summary"]["framework"] == "tensorflow" and result["summary"]["confidence"]["level"] == "high"
-    assert result["summary"]["verdict"] == ("Input-bound: the host prepares each batch while no tf.function runs "
-                                            "(47% of each step; no GPU work in this profile).")
+    assert result["summary"]["verdict"] == (
+        "Input-bound: the host prepares each batch while no tf.function runs "
+        "(47% of each step; no GPU work in this profile)."
+    )
     # A custom loop reads and decodes 32 JPEG files per step eagerly (tf.io.read_file, tf.io.decode_jpeg) before
     # calling its tf.function step: 46.9% of each 355 ms step, while no tf.function runs.
     prep = findings_by_id(result)["input.host_batch_prep"]
@@ -160,16 +174,22 @@ def test_tf_cpu_python_loader_reads_and_decodes_files_on_the_step_thread():
     assert (metrics["batch_prep_pct"], metrics["batch_prep_ms_per_step"]) == (46.92, 166.588)
     assert (metrics["decode_ms_per_step"], metrics["file_read_ms_per_step"]) == (95.776, 6.296)
     functions = prep["evidence"]["pointers"]["functions"]
-    assert [f["function"] for f in functions] == ["TensorFlow DecodeJpeg", "TensorFlow convert_to_tensor",
-                                                  "TensorFlow tf.constant", "TensorFlow ReadFile"]
+    assert [f["function"] for f in functions] == [
+        "TensorFlow DecodeJpeg",
+        "TensorFlow convert_to_tensor",
+        "TensorFlow tf.constant",
+        "TensorFlow ReadFile",
+    ]
     assert functions[-1]["waits"] and not functions[0]["waits"]
     # decoding is computing on the same 2 cores the step uses: a ceiling (review3 M4), capped at medium
     assert (prep["severity"], prep["speedup_kind"], prep["estimated_speedup"]) == ("medium", "bound", 1.81)
     fix = prep["fix"]
     # decoding is 94% of the file work: parallel or stored decoding first; record files only for the 6.30 ms of reads
-    assert ("Image decoding (95.78 ms per step) is most of it, file reads (6.30 ms per step) the smaller part: decode "
-            "in parallel (tf.data's map(decode, num_parallel_calls=tf.data.AUTOTUNE)); or store the images decoded "
-            "or resized") in fix
+    assert (
+        "Image decoding (95.78 ms per step) is most of it, file reads (6.30 ms per step) the smaller part: decode "
+        "in parallel (tf.data's map(decode, num_parallel_calls=tf.data.AUTOTUNE)); or store the images decoded "
+        "or resized"
+    ) in fix
     assert "that would save at most the 6.30 ms per step of reads." in fix and "TFRecord" in fix
     assert "DALI" not in fix  # no GPU in this run
     assert "tf.data.Dataset.from_tensor_slices" in fix and "prefetch(tf.data.AUTOTUNE)" in fix
@@ -203,7 +223,10 @@ def test_a_cpu_run_that_mostly_computes_is_not_called_input_bound():
     # three per-replica iterators each have a private tf.data pool, all named alike: their 6 threads are no core
     # count; the inter-op pool's 2 threads are the least the host has
     assert result["configuration"]["host_cores_seen"] == {
-        "count": 2, "source": "thread pools", "text": "at least 2 (not recorded; the most threads a core-sized pool shows)"}
+        "count": 2,
+        "source": "thread pools",
+        "text": "at least 2 (not recorded; the most threads a core-sized pool shows)",
+    }
 
 
 def test_a_cpu_run_waiting_on_its_map_function_is_input_bound():

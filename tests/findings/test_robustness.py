@@ -26,12 +26,30 @@ def everything(builder, gpus=2, markers=False):
             if builder.legacy:
                 gpu.step_marker(index, start, 10_000)
             gpu.memcpy("h2d", start + 2_400, 100, 8_000_000, group_id=index)
-            end = kernels(gpu, start + 2_500, 3_000, name=EIGEN, count=60, gap_us=5.0, launch_thread=python,
-                          launch_ahead_us=20, grid=(4, 1, 1), block=(1024, 1, 1), registers=64)
+            end = kernels(
+                gpu,
+                start + 2_500,
+                3_000,
+                name=EIGEN,
+                count=60,
+                gap_us=5.0,
+                launch_thread=python,
+                launch_ahead_us=20,
+                grid=(4, 1, 1),
+                block=(1024, 1, 1),
+                registers=64,
+            )
             end = kernels(gpu, end, 2_000, name=SGEMM, grid=(2, 1, 1), block=(256, 1, 1), registers=255)
             gpu.memcpy("d2h", end, 20, 4, group_id=index)
-            kernels(gpu, end + 200, 1_000, name="ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", stream=30,
-                    grid=(2, 1, 1), block=(256, 1, 1))
+            kernels(
+                gpu,
+                end + 200,
+                1_000,
+                name="ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
+                stream=30,
+                grid=(2, 1, 1),
+                block=(256, 1, 1),
+            )
             kernels(gpu, end + 1_300, 500, name=CUSTOM, grid=(1, 1, 1), block=(32, 1, 1), registers=16)
     return builder
 

@@ -32,8 +32,10 @@ def test_verdict_and_top_finding(name):
     assert top["fix"] and top["docs"] and top["evidence"]["threshold"]
 
 
-@pytest.mark.parametrize("problem", [name for name, s in SCENARIOS.items() if s.fixed_variant_of is None
-                                     and s.expected_top_finding is not None])
+@pytest.mark.parametrize(
+    "problem",
+    [name for name, s in SCENARIOS.items() if s.fixed_variant_of is None and s.expected_top_finding is not None],
+)
 def test_the_fix_resolves_the_top_finding_or_lowers_it(problem):
     fixed = next(name for name, s in SCENARIOS.items() if s.fixed_variant_of == problem)
     before = _report(problem)["findings"][0]

@@ -10,8 +10,9 @@ def test_healthy_trace_has_no_bottleneck_and_no_high_finding():
     report = report_of(healthy())
     summary = report["summary"]
     assert summary["bottleneck"] == "none"
-    assert summary["verdict"] == ("No bottleneck: the GPU is busy 96% of each step and no single cause costs 10% or "
-                                  "more.")
+    assert summary["verdict"] == (
+        "No bottleneck: the GPU is busy 96% of each step and no single cause costs 10% or more."
+    )
     assert summary["bottleneck_reason"] is None and summary["bottleneck_finding"] is None
     assert report["findings"] == []
     assert list(summary)[:4] == ["bottleneck", "verdict", "bottleneck_reason", "bottleneck_finding"]
@@ -25,8 +26,9 @@ def test_no_gpu_and_no_input_wait_is_unknown_with_the_reason():
     summary = report_of(builder)["summary"]
     assert summary["bottleneck"] == "unknown"
     assert summary["bottleneck_reason"].startswith("no GPU work in this profile")
-    assert summary["verdict"] == "Unknown: " + summary["bottleneck_reason"][0].upper() + \
-        summary["bottleneck_reason"][1:]
+    assert (
+        summary["verdict"] == "Unknown: " + summary["bottleneck_reason"][0].upper() + summary["bottleneck_reason"][1:]
+    )
 
 
 def test_empty_profile_is_unknown():
@@ -56,8 +58,10 @@ def test_gpu_idle_with_nothing_on_the_host_is_unknown():
         kernels(gpu, start, 7_000)
     summary = report_of(builder)["summary"]
     assert summary["bottleneck"] == "unknown"
-    assert summary["bottleneck_reason"] == "the GPU idles 30% of the step and no host activity was recorded at " \
-                                           "those times."
+    assert (
+        summary["bottleneck_reason"] == "the GPU idles 30% of the step and no host activity was recorded at "
+        "those times."
+    )
 
 
 def test_bottleneck_values():
@@ -102,8 +106,10 @@ def test_a_low_confidence_trace_says_it_is_not_enough_and_has_no_high_finding():
     summary = report["summary"]
     assert summary["confidence"]["level"] == "low"
     assert summary["bottleneck"] == "input"
-    assert summary["verdict"] == ("Not enough trace for a verdict (1 step; see confidence). As captured: "
-                                  "input-bound: the GPU waits for input 60% of each step.")
+    assert summary["verdict"] == (
+        "Not enough trace for a verdict (1 step; see confidence). As captured: "
+        "input-bound: the GPU waits for input 60% of each step."
+    )
     wait = next(f for f in report["findings"] if f["id"] == "input.gpu_waits_for_input")
     assert wait["severity"] == "medium"  # 60% would be high on a trace that can support it
     assert not [f for f in report["findings"] if f["severity"] == "high"]
@@ -121,7 +127,9 @@ def test_a_healthy_verdict_does_not_deny_the_gain_its_findings_claim():
     assert summary["bottleneck"] == "none" and summary["combined_estimate"]["estimated_speedup"] >= 1.4
     assert "no single cause costs" not in summary["verdict"]
     # ... and says the joint figure is of estimates, none a bottleneck (verdict and estimate agree)
-    assert summary["verdict"].startswith("No bottleneck: the GPU is busy 96% of each step and no cause is measured "
-                                         "to cost 10% or more; the findings below estimate what their fixes could "
-                                         "still gain, none of them a bottleneck. If their estimates hold, fixing "
-                                         "findings #1, #3 together: up to 1.68× faster (bound #1; model #3).")
+    assert summary["verdict"].startswith(
+        "No bottleneck: the GPU is busy 96% of each step and no cause is measured "
+        "to cost 10% or more; the findings below estimate what their fixes could "
+        "still gain, none of them a bottleneck. If their estimates hold, fixing "
+        "findings #1, #3 together: up to 1.68× faster (bound #1; model #3)."
+    )

@@ -33,11 +33,19 @@ def test_no_batch_size_advice_on_a_one_step_warm_up_capture():
     found = findings_by_id(result)
     assert "batch.gpu_underused" not in found
     assert found["launch.gpu_starved_by_launches"]["estimated_speedup"] == 1.0
-    assert result["summary"]["verdict"].startswith("Not enough trace for a verdict (1 complete step; warm-up in the "
-                                                   "steps;")
+    assert result["summary"]["verdict"].startswith(
+        "Not enough trace for a verdict (1 complete step; warm-up in the steps;"
+    )
 
 
 def test_a_finding_not_about_warm_up_keeps_its_speedup():
-    finding = Finding(id="host.gpu_idle_host_busy", severity="medium", summary="s", evidence=Evidence({}, {}),
-                      recoverable_ms=5.0, window_ms=10.0, speedup_basis="upper bound")
+    finding = Finding(
+        id="host.gpu_idle_host_busy",
+        severity="medium",
+        summary="s",
+        evidence=Evidence({}, {}),
+        recoverable_ms=5.0,
+        window_ms=10.0,
+        speedup_basis="upper bound",
+    )
     assert without_recapture_speedup(finding) is finding

@@ -2,8 +2,9 @@ from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_detail
 
 
 def test_current_kernel_details():
-    config = parse_kernel_details("regs:128 static_shared:4096 dynamic_shared:49152 grid:132,2,1 block:384,1,1 "
-                                  "occ_pct:18.75")
+    config = parse_kernel_details(
+        "regs:128 static_shared:4096 dynamic_shared:49152 grid:132,2,1 block:384,1,1 occ_pct:18.75"
+    )
     assert config.registers_per_thread == 128
     assert config.shared_memory_bytes == 53248
     assert config.grid == (132, 2, 1) and config.block == (384, 1, 1)
@@ -19,8 +20,9 @@ def test_old_kernel_details_have_no_occupancy_and_shm_is_not_read():
 
 
 def test_values_beyond_32_bits_keep_defaults_like_xprof():
-    config = parse_kernel_details("regs:17179869185 shm:7 grid:1,210453397508,0 "
-                                  "block:139910371608800,96,18446744073709551536")
+    config = parse_kernel_details(
+        "regs:17179869185 shm:7 grid:1,210453397508,0 block:139910371608800,96,18446744073709551536"
+    )
     assert config.registers_per_thread == 0
     assert config.grid == (1, 1, 1) and config.block == (1, 1, 1)
 

@@ -14,6 +14,11 @@ def test_tensorflow_file_ops_conversions_and_function_runs():
 
 
 def test_the_python_call_of_a_tf_function_is_its_call_unless_named_like_the_step_marker():
-    names = {1: "EagerLocalExecute: __inference_train_step_41", 2: "train_step", 3: "train",
-             4: "__inference_train_7", 5: "other"}
+    names = {
+        1: "EagerLocalExecute: __inference_train_step_41",
+        2: "train_step",
+        3: "train",
+        4: "__inference_train_7",
+        5: "other",
+    }
     assert event_tags(names) == {1: "tf_function", 2: "tf_function", 4: "tf_function"}

@@ -10,7 +10,7 @@ from tb_gpu_advisor.testing import TraceBuilder
 from tb_gpu_advisor.readers.xplane import schema
 from tb_gpu_advisor.readers.xplane.reader import parse_space
 
-INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
+INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)
 
 
 def small_space():
@@ -45,8 +45,14 @@ def mutated(kind):
     return space.SerializeToString()
 
 
-KINDS = ["gpu_offset_max", "host_duration_max", "host_offset_max", "host_offset_min", "line_timestamp_min",
-         "marker_offset_min"]
+KINDS = [
+    "gpu_offset_max",
+    "host_duration_max",
+    "host_offset_max",
+    "host_offset_min",
+    "line_timestamp_min",
+    "marker_offset_min",
+]
 
 
 @pytest.mark.parametrize("kind", KINDS)

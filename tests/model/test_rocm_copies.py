@@ -9,8 +9,10 @@ from tests.readers.xplane.equivalence import compare_paths
 def test_memcpy_details_make_a_copy_whatever_the_name():
     (gpu,) = model_of(rocm_gemm_trace()).gpus
     activity = gpu.activity
-    named = {activity.names[n]: (ActivityKind(k), CopyDirection(d))
-             for n, k, d in zip(activity.name_id, activity.kind, activity.copy_direction)}
+    named = {
+        activity.names[n]: (ActivityKind(k), CopyDirection(d))
+        for n, k, d in zip(activity.name_id, activity.kind, activity.copy_direction)
+    }
     assert named["CopyDeviceToDevice"] == (ActivityKind.MEMCPY, CopyDirection.D2D)
     assert named["CopyHostToDevice"] == (ActivityKind.MEMCPY, CopyDirection.H2D)
     assert named["__amd_rocclr_copyBuffer.kd"] == (ActivityKind.KERNEL, CopyDirection.NONE)

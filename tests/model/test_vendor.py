@@ -9,8 +9,15 @@ _TENSILE = "Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI16x16x16x1_SN_ISA942_IU1_K1_WG6
 
 
 def test_vendor_spellings():
-    assert [normalize_vendor(v) for v in ("Nvidia", "NVIDIA Corporation", "AMD", "amd", "", None, "Intel")] == \
-        [NVIDIA, NVIDIA, AMD, AMD, None, None, "Intel"]
+    assert [normalize_vendor(v) for v in ("Nvidia", "NVIDIA Corporation", "AMD", "amd", "", None, "Intel")] == [
+        NVIDIA,
+        NVIDIA,
+        AMD,
+        AMD,
+        None,
+        None,
+        "Intel",
+    ]
 
 
 def test_vendor_inferred_when_the_trace_writes_none():
@@ -42,8 +49,9 @@ def test_nvidia_device_arch_from_its_compute_capability():
 
 def test_real_traces_vendor_and_arch():
     amd = load_model(str(real_trace("amd_mi300x_jax08_gemm.xplane.pb")))
-    assert {(g.capabilities.vendor, g.capabilities.arch, g.capabilities.compute_capability) for g in amd.gpus[:1]} \
-        == {(AMD, "gfx942", None)}
+    assert {(g.capabilities.vendor, g.capabilities.arch, g.capabilities.compute_capability) for g in amd.gpus[:1]} == {
+        (AMD, "gfx942", None)
+    }
     v100 = load_model(str(real_trace("gpu_multi_worker_v100x8.xplane.pb")))
     assert {(g.capabilities.vendor, g.capabilities.arch) for g in v100.gpus} == {(NVIDIA, "sm_70")}
 

@@ -32,8 +32,9 @@ def counted(monkeypatch):
 
 def _logdir(tmp_path):
     for index in range(4):
-        write_input_pair(str(tmp_path / "logs" / f"2026_01_0{index + 1}_00_00_00"), fixed=index % 2 == 1,
-                         seed=index, run="train")
+        write_input_pair(
+            str(tmp_path / "logs" / f"2026_01_0{index + 1}_00_00_00"), fixed=index % 2 == 1, seed=index, run="train"
+        )
     (tmp_path / "logs" / "bad" / "plugins" / "profile" / "2026_01_09_00_00_00").mkdir(parents=True)
     (tmp_path / "logs" / "bad" / "plugins" / "profile" / "2026_01_09_00_00_00" / "h.xplane.pb").write_bytes(b"junk")
     return str(tmp_path / "logs")
@@ -103,8 +104,12 @@ def _many_runs(tmp_path, count):
     from tb_gpu_advisor.testing.quickstart import write_quickstart
 
     path = write_quickstart(str(tmp_path / "one"))
-    return [ProfileRun(run=f"series/2026_01_01_00_00_{index:04d}", path=os.path.dirname(path),
-                       hosts=(HostFile("localhost", path),)) for index in range(count)]
+    return [
+        ProfileRun(
+            run=f"series/2026_01_01_00_00_{index:04d}", path=os.path.dirname(path), hosts=(HostFile("localhost", path),)
+        )
+        for index in range(count)
+    ]
 
 
 def test_the_overview_answers_before_its_background_scan_completes(tmp_path):
@@ -118,8 +123,7 @@ def test_the_overview_answers_before_its_background_scan_completes(tmp_path):
         return runs
 
     analysis = AnalysisService(isolated=False)
-    overview = OverviewService(analysis, _GatedStore(str(tmp_path / "s"), 300, gate), in_flight=1,
-                               list_runs=list_runs)
+    overview = OverviewService(analysis, _GatedStore(str(tmp_path / "s"), 300, gate), in_flight=1, list_runs=list_runs)
     try:
         started = time.monotonic()
         first = overview.overview()  # the listing itself has not finished

@@ -66,5 +66,4 @@ def snapshot(directory):
 def get(client, route, **params):
     """(response, parsed JSON body or None) of GET <plugin>/<route>?params."""
     response = client.get(f"{PREFIX}{route}", query_string=params)
-    return response, (json.loads(response.get_data(as_text=True)) if response.mimetype == "application/json"
-                      else None)
+    return response, (json.loads(response.get_data(as_text=True)) if response.mimetype == "application/json" else None)

@@ -37,10 +37,19 @@ def _busy_two_gpus(hostname):
                 python.step(step, start, 2000)
             t = start + 50
             for index in range(9):
-                gpu.kernel("ampere_h16816gemm_256x128_ldg8_stages_32x3_nn" if index % 2 else
-                           "void cutlass::Kernel<cutlass_80_tensorop_f16_s16816gemm_relu_f16_64x64_32x6_tn_align8>"
-                           "(Params)", t, 200, grid=(108, 2, 1), block=(128, 1, 1), occupancy_pct=25.0,
-                           launch=(python, t - 30, 6), tf_op=f"model/dense_{index}/MatMul:MatMul")
+                gpu.kernel(
+                    "ampere_h16816gemm_256x128_ldg8_stages_32x3_nn"
+                    if index % 2
+                    else "void cutlass::Kernel<cutlass_80_tensorop_f16_s16816gemm_relu_f16_64x64_32x6_tn_align8>"
+                    "(Params)",
+                    t,
+                    200,
+                    grid=(108, 2, 1),
+                    block=(128, 1, 1),
+                    occupancy_pct=25.0,
+                    launch=(python, t - 30, 6),
+                    tf_op=f"model/dense_{index}/MatMul:MatMul",
+                )
                 t += 210
             gpu.memcpy("h2d", start + 10, 30, 4 << 20, src="pinned", is_async=True, launch=(python, start + 2, 4))
     return builder
@@ -74,8 +83,14 @@ def _many_kernels(count=60):
     python.step(0, 1000, 100_000)
     t = 1100
     for index in range(count):
-        gpu.kernel(f"kernel_{index:03d}", t, 10 + index, occupancy_pct=float(index % 100),
-                   registers=16 + index, launch=(python, t - 40, 5))
+        gpu.kernel(
+            f"kernel_{index:03d}",
+            t,
+            10 + index,
+            occupancy_pct=float(index % 100),
+            registers=16 + index,
+            launch=(python, t - 40, 5),
+        )
         t += 20 + index
     return builder
 
@@ -116,17 +131,28 @@ def write_plugin_logdir(logdir):
     _write_corrupt(os.path.join(profile_dir(logdir, CORRUPT), "broken.xplane.pb"))
     _write_pair_run(logdir, INPUT_BOUND, fixed=False, seed=0)
     _write_pair_run(logdir, PREFETCH, fixed=True, seed=1)
-    runs = {QUICKSTART: ["localhost"], MULTI_HOST: ["worker0", "worker1", "worker2"], CPU_ONLY: ["cpu"],
-            XSS: ["xss"], CORRUPT: ["broken"], INPUT_BOUND: ["localhost"], PREFETCH: ["localhost"]}
-    shutil.copyfile(real_trace("tpu_inference_utf8_mangled.xplane.pb"),
-                    os.path.join(profile_dir(logdir, CORRUPT), "tpu_mangled.xplane.pb"))
+    runs = {
+        QUICKSTART: ["localhost"],
+        MULTI_HOST: ["worker0", "worker1", "worker2"],
+        CPU_ONLY: ["cpu"],
+        XSS: ["xss"],
+        CORRUPT: ["broken"],
+        INPUT_BOUND: ["localhost"],
+        PREFETCH: ["localhost"],
+    }
+    shutil.copyfile(
+        real_trace("tpu_inference_utf8_mangled.xplane.pb"),
+        os.path.join(profile_dir(logdir, CORRUPT), "tpu_mangled.xplane.pb"),
+    )
     runs[CORRUPT].append("tpu_mangled")
     target = os.path.join(profile_dir(logdir, REAL_V100), "v100x8.xplane.pb")
     os.makedirs(os.path.dirname(target), exist_ok=True)
     shutil.copyfile(real_trace("gpu_multi_worker_v100x8.xplane.pb"), target)
     runs[REAL_V100] = ["v100x8"]
     os.makedirs(profile_dir(logdir, ROOFLINE_MI300X), exist_ok=True)
-    shutil.copyfile(real_trace("amd_mi300x_jax08_gemm.xplane.pb"),
-                    os.path.join(profile_dir(logdir, ROOFLINE_MI300X), "mi300x.xplane.pb"))
+    shutil.copyfile(
+        real_trace("amd_mi300x_jax08_gemm.xplane.pb"),
+        os.path.join(profile_dir(logdir, ROOFLINE_MI300X), "mi300x.xplane.pb"),
+    )
     runs[ROOFLINE_MI300X] = ["mi300x"]
     return runs

@@ -23,8 +23,9 @@ class TensorBoardProcess:
 
     def __enter__(self):
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True, env=env, start_new_session=True)
+        self.process = subprocess.Popen(
+            self.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
+        )
         selector = selectors.DefaultSelector()
         selector.register(self.process.stdout, selectors.EVENT_READ)
         deadline = time.monotonic() + self.start_timeout_s

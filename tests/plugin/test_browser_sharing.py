@@ -12,14 +12,22 @@ pytest.importorskip("moto.server", reason="the S3 test server is moto (pip insta
 
 from tests.plugin.tb_process import TensorBoardProcess, serve_command  # noqa: E402
 from tests.plugin.test_plugin_browser import Tab  # noqa: E402  (skips the module without playwright/chromium)
-from tests.remote.s3_server import (FOREIGN_AWS_VARIABLES, bucket_client, client_environment, objects,  # noqa: E402
-                                    s3_server)
+from tests.remote.s3_server import (
+    FOREIGN_AWS_VARIABLES,
+    bucket_client,
+    client_environment,
+    objects,  # noqa: E402
+    s3_server,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 BUCKET = "team-profiles"
 LOGDIR = f"s3://{BUCKET}/bert"
-RUNS = {"input_bound": "2026_01_15_09_30_00", "input_bound_fixed": "2026_01_15_09_29_00",
-        "launch_bound": "2026_01_15_09_28_00"}
+RUNS = {
+    "input_bound": "2026_01_15_09_30_00",
+    "input_bound_fixed": "2026_01_15_09_29_00",
+    "launch_bound": "2026_01_15_09_28_00",
+}
 BOUND, FIXED, LAUNCH = (f"{name}/{stamp}" for name, stamp in RUNS.items())
 
 
@@ -79,15 +87,19 @@ def _finding_ids(tab):
 
 
 def _open_findings(tab):
-    return tab.frame.eval_on_selector_all("details[data-finding-id]", "ds => ds.filter(d => d.open).map("
-                                                                      "d => d.dataset.findingId)")
+    return tab.frame.eval_on_selector_all(
+        "details[data-finding-id]", "ds => ds.filter(d => d.open).map(d => d.dataset.findingId)"
+    )
 
 
 def test_a_copied_link_opens_the_same_run_finding_and_kernel_filter(browser, board):
     tab = _open(browser, board)
     try:
-        assert tab.frame.eval_on_selector_all("[data-testid=run-select] option",
-                                              "os => os.map(o => o.value)") == [BOUND, FIXED, LAUNCH]
+        assert tab.frame.eval_on_selector_all("[data-testid=run-select] option", "os => os.map(o => o.value)") == [
+            BOUND,
+            FIXED,
+            LAUNCH,
+        ]
         assert tab.show(LAUNCH) == "ready"
         findings = _finding_ids(tab)
         assert len(findings) >= 3
@@ -100,8 +112,11 @@ def test_a_copied_link_opens_the_same_run_finding_and_kernel_filter(browser, boa
         tab.close()
     fresh = _open(browser, board, address=link)
     try:
-        fresh.frame.wait_for_function("run => { const c = document.querySelector('main.content'); "
-                                      "return c.dataset.run === run && c.dataset.state === 'ready'; }", arg=LAUNCH)
+        fresh.frame.wait_for_function(
+            "run => { const c = document.querySelector('main.content'); "
+            "return c.dataset.run === run && c.dataset.state === 'ready'; }",
+            arg=LAUNCH,
+        )
         assert fresh.frame.eval_on_selector("[data-testid=run-select]", "s => s.value") == LAUNCH
         assert _open_findings(fresh) == [findings[2]]
         assert fresh.frame.eval_on_selector("input[aria-label='Filter kernels']", "i => i.value") == "gemm"
@@ -125,7 +140,9 @@ def test_a_copied_comparison_link_opens_the_same_comparison(browser, board):
     try:
         fresh.frame.wait_for_function(
             "key => { const c = document.querySelector('main.content'); return c.dataset.view === 'comparison' && "
-            "c.dataset.baseline === key && c.dataset.state === 'ready'; }", arg=f"{BOUND}|v100-train-01")
+            "c.dataset.baseline === key && c.dataset.state === 'ready'; }",
+            arg=f"{BOUND}|v100-train-01",
+        )
         assert fresh.frame.eval_on_selector("[data-testid=baseline-select]", "s => s.value") == BOUND
         assert fresh.frame.eval_on_selector("[data-testid=run-select]", "s => s.value") == FIXED
         assert fresh.errors == [] and fresh.failed == []
@@ -153,7 +170,8 @@ def test_the_profile_link_says_why_it_is_missing_on_a_bucket(browser, board):
 def _overview_rows(tab):
     return tab.frame.eval_on_selector_all(
         "[data-testid=overview-table] tbody tr",
-        "rows => rows.map(r => [r.dataset.run, r.dataset.state, ...[...r.cells].map(c => c.innerText.trim())])")
+        "rows => rows.map(r => [r.dataset.run, r.dataset.state, ...[...r.cells].map(c => c.innerText.trim())])",
+    )
 
 
 def test_the_overview_is_the_first_view_and_a_link_reopens_it(browser, board):
@@ -178,9 +196,12 @@ def test_the_overview_is_the_first_view_and_a_link_reopens_it(browser, board):
         link = _copied_link(tab)
         assert "p.gpu_advisor.view=overview" in link
         tab.frame.click(f"tr[data-run='{LAUNCH}'] a")
-        tab.frame.wait_for_function("run => { const c = document.querySelector('main.content'); "
-                                    "return c.dataset.view === 'report' && c.dataset.run === run && "
-                                    "c.dataset.state === 'ready'; }", arg=LAUNCH)
+        tab.frame.wait_for_function(
+            "run => { const c = document.querySelector('main.content'); "
+            "return c.dataset.view === 'report' && c.dataset.run === run && "
+            "c.dataset.state === 'ready'; }",
+            arg=LAUNCH,
+        )
     finally:
         tab.close()
     fresh = _open(browser, board, address=link)

@@ -28,8 +28,10 @@ def test_no_assets_or_no_faces_give_a_comment_only():
 
 
 def test_faces_with_other_urls_are_left_out():
-    html = ("<style>@font-face { font-family: 'Roboto'; src: url(/font-roboto/a.woff2) format('woff2'); }\n"
-            "@font-face { font-family: 'Roboto'; src: url(https://example.com/x.woff2); }\n"
-            "@font-face { font-family: 'Roboto'; src: url(/elsewhere/b.woff2); }</style>")
+    html = (
+        "<style>@font-face { font-family: 'Roboto'; src: url(/font-roboto/a.woff2) format('woff2'); }\n"
+        "@font-face { font-family: 'Roboto'; src: url(https://example.com/x.woff2); }\n"
+        "@font-face { font-family: 'Roboto'; src: url(/elsewhere/b.woff2); }</style>"
+    )
     css = faces_css(html)
     assert css.count("@font-face") == 1 and "url(../../../font-roboto/a.woff2)" in css

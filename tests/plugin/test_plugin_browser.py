@@ -14,8 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.scenarios import (CORRUPT, CPU_ONLY, INPUT_BOUND, MULTI_HOST, PREFETCH, QUICKSTART, REAL_V100,
-                                    ROOFLINE_MI300X, XSS, XSS_KERNEL, write_plugin_logdir)
+from tests.plugin.scenarios import (
+    CORRUPT,
+    CPU_ONLY,
+    INPUT_BOUND,
+    MULTI_HOST,
+    PREFETCH,
+    QUICKSTART,
+    REAL_V100,
+    ROOFLINE_MI300X,
+    XSS,
+    XSS_KERNEL,
+    write_plugin_logdir,
+)
 from tests.plugin.tb_process import TensorBoardProcess, tensorboard_command
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (scripts/test.sh does)")
@@ -23,13 +34,19 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts" / "browser"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 TIMEOUT_MS = 60_000
 
 if not os.path.exists(CHROMIUM):
-    pytest.skip("chromium is not installed (scripts/test.sh installs it with apt-get as root)",
-                allow_module_level=True)
+    pytest.skip("chromium is not installed (scripts/test.sh installs it with apt-get as root)", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +102,8 @@ class Tab:
         self.frame.wait_for_function(
             "([run, host]) => { const c = document.querySelector('main.content'); "
             "return c.dataset.run === run && c.dataset.host === host && c.dataset.state !== 'loading'; }",
-            arg=[run, host])
+            arg=[run, host],
+        )
         return self.frame.eval_on_selector("main.content", "c => c.dataset.state")
 
     def compare(self, baseline_run, baseline_host=None):
@@ -97,7 +115,8 @@ class Tab:
         self.frame.wait_for_function(
             "key => { const c = document.querySelector('main.content'); "
             "return c.dataset.view === 'comparison' && c.dataset.baseline === key && c.dataset.state !== 'loading'; }",
-            arg=f"{baseline_run}|{host}")
+            arg=f"{baseline_run}|{host}",
+        )
         return self.frame.eval_on_selector("main.content", "c => c.dataset.state")
 
     def text(self, selector):
@@ -183,14 +202,17 @@ def test_quickstart_shows_verdict_charts_and_no_findings_message(tab):
 
 
 def _first_cells(tab):
-    return tab.frame.eval_on_selector_all("[data-testid=kernel-table] tbody tr td.kernel-name",
-                                          "tds => tds.map(td => td.getAttribute('title'))")
+    return tab.frame.eval_on_selector_all(
+        "[data-testid=kernel-table] tbody tr td.kernel-name", "tds => tds.map(td => td.getAttribute('title'))"
+    )
 
 
 def _wait_first_cell(tab, name):
     tab.frame.wait_for_function(
         "name => { const td = document.querySelector('[data-testid=kernel-table] tbody td.kernel-name'); "
-        "return td && td.getAttribute('title') === name; }", arg=name)
+        "return td && td.getAttribute('title') === name; }",
+        arg=name,
+    )
 
 
 def test_kernel_table_sorts_pages_and_filters(tab):
@@ -238,11 +260,18 @@ def test_multi_gpu_run_leads_with_compute_busy(tab):
 
 
 def _finding(fix):
-    return {"id": "GA-TEST-001", "category": "input", "severity": "high", "title": "GPU idle waiting for input",
-            "summary": "The host waits for tf.data while every GPU idles.",
-            "evidence": {"input_wait_pct": 60.0, "steps": ["0", "1"], "threshold_pct": 10},
-            "estimated_speedup": 2.5, "fix_summary": "Parallelize and prefetch the input pipeline.", "fix": fix,
-            "docs": ["https://www.tensorflow.org/guide/data_performance", "javascript:alert(1)"]}
+    return {
+        "id": "GA-TEST-001",
+        "category": "input",
+        "severity": "high",
+        "title": "GPU idle waiting for input",
+        "summary": "The host waits for tf.data while every GPU idles.",
+        "evidence": {"input_wait_pct": 60.0, "steps": ["0", "1"], "threshold_pct": 10},
+        "estimated_speedup": 2.5,
+        "fix_summary": "Parallelize and prefetch the input pipeline.",
+        "fix": fix,
+        "docs": ["https://www.tensorflow.org/guide/data_performance", "javascript:alert(1)"],
+    }
 
 
 def test_roofline_card_and_kernel_column_on_the_real_mi300x_trace(tab):
@@ -263,9 +292,11 @@ def test_roofline_card_and_kernel_column_on_the_real_mi300x_trace(tab):
 
 def test_copy_a_fix_to_the_clipboard(tab):
     """Uses the report's own findings when it has some; else the same report with one finding added."""
-    fix = ("Parse in parallel and prefetch, so that the input is ready before the step asks for it " * 8 + "\n\n"
-           "    dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
-           "    dataset = dataset.prefetch(tf.data.AUTOTUNE)  # <script>alert(1)</script> & done")
+    fix = (
+        "Parse in parallel and prefetch, so that the input is ready before the step asks for it " * 8 + "\n\n"
+        "    dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
+        "    dataset = dataset.prefetch(tf.data.AUTOTUNE)  # <script>alert(1)</script> & done"
+    )
     shown = []
 
     def add_finding(route):
@@ -288,8 +319,9 @@ def test_copy_a_fix_to_the_clipboard(tab):
         assert code.startswith("dataset = dataset.map(") and "\n" in code
         prose = tab.frame.eval_on_selector("[data-testid=finding] .fix-prose", "p => [p.scrollWidth, p.clientWidth]")
         assert prose[0] <= prose[1]
-        assert tab.frame.eval_on_selector("[data-testid=finding] .fix pre",
-                                          "p => getComputedStyle(p).overflowX") == "auto"
+        assert (
+            tab.frame.eval_on_selector("[data-testid=finding] .fix pre", "p => getComputedStyle(p).overflowX") == "auto"
+        )
         assert "up to 2.5× faster" in card.inner_text()
         tab.frame.click("[data-testid=finding] .evidence-fold > summary")  # the evidence is folded
         assert "Input wait" in card.inner_text() and "60" in card.inner_text()
@@ -324,7 +356,8 @@ def test_html_in_kernel_names_renders_as_text(tab):
     assert "<b>op</b>" in tab.text("[data-testid=kernel-table] .op")
     on_attributes = tab.frame.evaluate(
         "Array.from(document.querySelectorAll('*')).flatMap(e => Array.from(e.attributes))"
-        ".filter(a => a.name.startsWith('on')).length")
+        ".filter(a => a.name.startsWith('on')).length"
+    )
     assert on_attributes == 0
     assert tab.frame.query_selector_all("script") == []  # the app adds none (and replaces TB's loader)
     assert tab.dialogs == []
@@ -333,7 +366,8 @@ def test_html_in_kernel_names_renders_as_text(tab):
 def test_the_tab_runs_under_tensorboards_strict_script_policy(tab):
     entry = tab.page.evaluate(
         "fetch('data/plugin_entry.html?name=gpu_advisor').then(async r => "
-        "({csp: r.headers.get('content-security-policy'), html: await r.text()}))")
+        "({csp: r.headers.get('content-security-policy'), html: await r.text()}))"
+    )
     script_src = next(part for part in entry["csp"].split(";") if part.strip().startswith("script-src"))
     assert "'unsafe-inline'" not in script_src and "sha256-" in script_src
     assert entry["html"].count("<script") == 1 and 'import("./static/index.js")' in entry["html"]
@@ -372,9 +406,11 @@ def test_profile_link_opens_the_profile_tab_on_the_same_run_and_host(tab):
     profile.set_default_timeout(TIMEOUT_MS)
     xprof = profile.wait_for_selector('iframe[src*="name=profile"]').content_frame()
     # XProf reads run, tool and host from TensorBoard's query string: its pickers show them
-    xprof.wait_for_function("([run, host]) => document.body.innerText.includes(run) && "
-                            "document.body.innerText.includes('Trace Viewer') && document.body.innerText.includes(host)",
-                            arg=[INPUT_BOUND, "localhost"])
+    xprof.wait_for_function(
+        "([run, host]) => document.body.innerText.includes(run) && "
+        "document.body.innerText.includes('Trace Viewer') && document.body.innerText.includes(host)",
+        arg=[INPUT_BOUND, "localhost"],
+    )
     profile.close()
 
 
@@ -387,7 +423,10 @@ def test_real_v100_trace(tab, logdir):
     tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
     assert "1–15 of 15" in tab.text(".pager-status")
     configuration = tab.text("[data-testid=configuration]")
-    assert "8 x NVIDIA sm_70 (model not in the trace), cc 7.0" in configuration and "TF_GPU_THREAD_MODE=gpu_private" in configuration
+    assert (
+        "8 x NVIDIA sm_70 (model not in the trace), cc 7.0" in configuration
+        and "TF_GPU_THREAD_MODE=gpu_private" in configuration
+    )
     tab.screenshot("real_v100x8")
 
 
@@ -420,7 +459,9 @@ def test_the_inline_loader_demo_shows_its_input_preparation(browser, demo_board)
         runs = demo.frame.eval_on_selector_all("[data-testid=run-select] option", "os => os.map(o => o.value)")
         assert demo.show(next(run for run in runs if run.split("/")[0] == "jax_inline_loader")) == "ready"
         assert "Input preparation 43%" in demo.text("#summary .breakdown-overall")
-        fill = demo.frame.eval_on_selector("#summary .breakdown-bar rect.cat-input_prep", "r => getComputedStyle(r).fill")
+        fill = demo.frame.eval_on_selector(
+            "#summary .breakdown-bar rect.cat-input_prep", "r => getComputedStyle(r).fill"
+        )
         assert fill == "rgb(194, 24, 91)"
         assert len(demo.frame.query_selector_all("#steps svg rect.cat-input_prep")) == 5
         assert demo.errors == []
@@ -474,7 +515,8 @@ def test_compare_with_a_baseline_shows_the_comparison_and_clears_back(tab):
     tab.frame.press("[data-testid=clear-comparison]", "Enter")
     tab.frame.wait_for_function(
         "() => { const c = document.querySelector('main.content'); "
-        "return c.dataset.view === 'report' && c.dataset.state === 'ready'; }")
+        "return c.dataset.view === 'report' && c.dataset.state === 'ready'; }"
+    )
     assert tab.frame.eval_on_selector("[data-testid=baseline-select]", "s => s.value") == ""
     assert tab.frame.evaluate("document.activeElement.dataset.testid") == "baseline-select"
     assert tab.frame.query_selector("#compare-summary") is None and tab.frame.query_selector("#summary")
@@ -496,7 +538,9 @@ def test_compare_with_a_multi_host_baseline_lists_kernel_changes(tab):
     tab.screenshot("compare_quickstart_vs_multi_host_worker1")
     tab.show(CPU_ONLY)  # another candidate: the baseline stays
     assert tab.frame.eval_on_selector("main.content", "c => [c.dataset.view, c.dataset.baseline]") == [
-        "comparison", f"{MULTI_HOST}|worker1"]
+        "comparison",
+        f"{MULTI_HOST}|worker1",
+    ]
     tab.show(MULTI_HOST, "worker0")  # the baseline's own run: back to the single-run view
     assert tab.frame.eval_on_selector("main.content", "c => [c.dataset.view, c.dataset.state]") == ["report", "ready"]
     assert tab.frame.eval_on_selector("[data-testid=baseline-select]", "s => s.value") == ""
@@ -510,7 +554,8 @@ def test_a_corrupt_baseline_is_a_clear_error_and_clearing_recovers(tab):
     tab.frame.click("[data-testid=clear-comparison]")
     tab.frame.wait_for_function(
         "() => { const c = document.querySelector('main.content'); "
-        "return c.dataset.view === 'report' && c.dataset.state === 'ready'; }")
+        "return c.dataset.view === 'report' && c.dataset.state === 'ready'; }"
+    )
 
 
 def test_the_comparison_in_dark_mode(browser, board):
@@ -519,8 +564,7 @@ def test_the_comparison_in_dark_mode(browser, board):
         assert dark.show(PREFETCH) == "ready"
         assert dark.compare(INPUT_BOUND) == "ready"
         assert dark.frame.evaluate("document.documentElement.dataset.theme") == "dark"
-        color = dark.frame.evaluate(
-            "getComputedStyle(document.querySelector('#compare-breakdown .row-label')).fill")
+        color = dark.frame.evaluate("getComputedStyle(document.querySelector('#compare-breakdown .row-label')).fill")
         assert color == "rgb(238, 238, 238)"
         dark.screenshot("compare_dark", full=False)
         assert dark.errors == [] and dark.dialogs == []
@@ -530,6 +574,7 @@ def test_the_comparison_in_dark_mode(browser, board):
 
 def test_the_confidence_shows_beside_the_verdict_with_its_reasons(tab):
     """A low confidence with a reason carrying markup, which stays text."""
+
     def low(route):
         response = route.fetch()
         report = response.json()
@@ -544,8 +589,10 @@ def test_the_confidence_shows_beside_the_verdict_with_its_reasons(tab):
     assert tab.frame.query_selector("#summary [data-testid=verdict] + [data-testid=confidence]") is not None
     # the verdict itself looks weak: a caution badge in it, its bottleneck badge dashed
     assert tab.text("[data-testid=verdict] [data-testid=verdict-caution]").startswith("tentative")
-    assert tab.frame.eval_on_selector("[data-testid=verdict] .badge.bottleneck",
-                                      "b => getComputedStyle(b).borderTopStyle") == "dashed"
+    assert (
+        tab.frame.eval_on_selector("[data-testid=verdict] .badge.bottleneck", "b => getComputedStyle(b).borderTopStyle")
+        == "dashed"
+    )
     tab.screenshot("verdict_low_confidence", full=False)
 
 
@@ -553,11 +600,18 @@ def test_the_overview_shows_the_scan_progress_until_the_logdir_is_read(browser, 
     """A partial /overview (the background scan of a large logdir) reads as progress, not as an empty logdir;
     the tab keeps asking until the scan is complete."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
-    partial = {"runs": [], "total": 10000, "done": 0, "errors": 0, "pending": 10000,
-               "scanning": {"done": 1200, "total": 10000}}
+    partial = {
+        "runs": [],
+        "total": 10000,
+        "done": 0,
+        "errors": 0,
+        "pending": 10000,
+        "scanning": {"done": 1200, "total": 10000},
+    }
     route = "**/data/plugin/gpu_advisor/overview*"
-    context.route(route, lambda request: request.fulfill(status=200, content_type="application/json",
-                                                         body=json.dumps(partial)))
+    context.route(
+        route, lambda request: request.fulfill(status=200, content_type="application/json", body=json.dumps(partial))
+    )
     try:
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)

@@ -26,10 +26,16 @@ def _compare(client, run, host, baseline_run, baseline_host=None):
 def test_compare_is_compare_reports_of_the_two_host_reports(client, plugin_logdir):
     response, body = _compare(client, PREFETCH, "localhost", INPUT_BOUND, "localhost")
     assert response.status_code == 200
-    assert {key: body[key] for key in IDS} == {"run": PREFETCH, "host": "localhost", "baseline_run": INPUT_BOUND,
-                                               "baseline_host": "localhost"}
-    expected = compare_reports(cli_host_report(plugin_logdir[0], INPUT_BOUND, "localhost"),
-                               cli_host_report(plugin_logdir[0], PREFETCH, "localhost"))
+    assert {key: body[key] for key in IDS} == {
+        "run": PREFETCH,
+        "host": "localhost",
+        "baseline_run": INPUT_BOUND,
+        "baseline_host": "localhost",
+    }
+    expected = compare_reports(
+        cli_host_report(plugin_logdir[0], INPUT_BOUND, "localhost"),
+        cli_host_report(plugin_logdir[0], PREFETCH, "localhost"),
+    )
     assert {key: value for key, value in body.items() if key not in IDS} == expected
     host = body["hosts"][0]
     assert host["change"] == "faster" and host["driver"]["category"] == "input_wait"
@@ -58,8 +64,9 @@ def test_the_baseline_host_defaults_to_the_same_name_else_the_only_host(client):
 def test_a_baseline_with_several_hosts_and_none_of_that_name_is_400(client):
     response, body = _compare(client, QUICKSTART, "localhost", MULTI_HOST)
     assert response.status_code == 400
-    assert body == {"error": f"run '{MULTI_HOST}' has no host 'localhost': name one with baseline_host "
-                             "(worker0, worker1, worker2)"}
+    assert body == {
+        "error": f"run '{MULTI_HOST}' has no host 'localhost': name one with baseline_host (worker0, worker1, worker2)"
+    }
 
 
 @pytest.mark.parametrize("missing", ["run", "host", "baseline_run"])
@@ -70,15 +77,17 @@ def test_missing_parameters_are_400(client, missing):
     assert response.status_code == 400 and body == {"error": f"missing query parameter {missing!r}"}
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"baseline_run": "nope/2026_01_01_00_00_00"}, "no run 'nope/2026_01_01_00_00_00' in this logdir"),
-    ({"baseline_host": "worker9"}, f"run '{INPUT_BOUND}' has no host 'worker9'"),
-    ({"run": "nope/2026_01_01_00_00_00"}, "no run 'nope/2026_01_01_00_00_00' in this logdir"),
-    ({"host": "worker9"}, f"run '{PREFETCH}' has no host 'worker9'"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"baseline_run": "nope/2026_01_01_00_00_00"}, "no run 'nope/2026_01_01_00_00_00' in this logdir"),
+        ({"baseline_host": "worker9"}, f"run '{INPUT_BOUND}' has no host 'worker9'"),
+        ({"run": "nope/2026_01_01_00_00_00"}, "no run 'nope/2026_01_01_00_00_00' in this logdir"),
+        ({"host": "worker9"}, f"run '{PREFETCH}' has no host 'worker9'"),
+    ],
+)
 def test_unknown_ids_are_404(client, params, message):
-    query = {"run": PREFETCH, "host": "localhost", "baseline_run": INPUT_BOUND, "baseline_host": "localhost",
-             **params}
+    query = {"run": PREFETCH, "host": "localhost", "baseline_run": INPUT_BOUND, "baseline_host": "localhost", **params}
     response, body = get(client, "/compare", **query)
     assert response.status_code == 404 and body == {"error": message}
 
@@ -105,8 +114,12 @@ def test_compare_answers_202_with_both_sides_while_they_are_analyzed(plugin_logd
     client = _client(instance)
     response, body = _compare(client, PREFETCH, "localhost", INPUT_BOUND)
     assert response.status_code == 202
-    assert {key: body[key] for key in IDS} == {"run": PREFETCH, "host": "localhost", "baseline_run": INPUT_BOUND,
-                                               "baseline_host": "localhost"}
+    assert {key: body[key] for key in IDS} == {
+        "run": PREFETCH,
+        "host": "localhost",
+        "baseline_run": INPUT_BOUND,
+        "baseline_host": "localhost",
+    }
     assert body["state"] == "running" and body["error"] is None and body["elapsed_s"] >= 0
     assert body["baseline"]["state"] == "running" and body["candidate"]["state"] == "running"
     release.set()
@@ -150,8 +163,9 @@ def test_concurrent_requests_share_the_analyses_and_the_comparison(plugin_logdir
     release.set()
     for thread in threads:
         thread.join(60)
-    assert sorted(analyzed) == sorted(instance.index.lookup(run, "localhost")[1].path
-                                      for run in (INPUT_BOUND, PREFETCH))
+    assert sorted(analyzed) == sorted(
+        instance.index.lookup(run, "localhost")[1].path for run in (INPUT_BOUND, PREFETCH)
+    )
     assert len(compared) == 1
     assert [code for code, _ in results] == [200] * 9
     comparisons = [body for _, body in results if body.get("kind") == "comparison"]

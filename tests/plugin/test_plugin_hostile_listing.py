@@ -40,7 +40,9 @@ def test_runs_under_one_id_are_listed_apart_and_each_is_served(logdir):
     try:
         _, runs = get(client, "/runs")
         assert sorted((r["run"], tuple(r["hosts"])) for r in runs) == [
-            (RUN, ("xhost",)), (f"{RUN} (2)", ("inside", "linked"))]  # the Profile tab's run keeps its id
+            (RUN, ("xhost",)),
+            (f"{RUN} (2)", ("inside", "linked")),
+        ]  # the Profile tab's run keeps its id
         response, body = get(client, "/report", run=f"{RUN} (2)", host="inside")
         assert response.status_code == 200 and body["host"] == "inside"
         response, body = get(client, "/report", run=f"{RUN} (2)", host="linked")

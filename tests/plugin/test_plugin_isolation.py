@@ -47,8 +47,10 @@ def test_a_stalled_file_is_a_422_naming_the_budget_and_other_runs_answer(tmp_pat
         assert time.monotonic() - started < HANG_S / 2
         response, body = get(client, "/report", run=STALLED, host="stall")
         assert response.status_code == 422
-        assert body == {"error": "cannot analyze stall.xplane.pb: over the time budget: analysis stopped after "
-                                 "3 s (raise --gpu_advisor_time_budget_s)"}
+        assert body == {
+            "error": "cannot analyze stall.xplane.pb: over the time budget: analysis stopped after "
+            "3 s (raise --gpu_advisor_time_budget_s)"
+        }
     finally:
         service.shutdown(wait=True)
 
@@ -57,13 +59,13 @@ _STALLING_TENSORBOARD = (
     "import sys; import tb_gpu_advisor.worker_jobs as jobs; "
     "from tb_gpu_advisor.testing.stalling_jobs import misbehaving_host_report; "
     "jobs.host_report = misbehaving_host_report; "
-    "from tensorboard.main import run_main; sys.argv = ['tensorboard'] + sys.argv[1:]; run_main()")
+    "from tensorboard.main import run_main; sys.argv = ['tensorboard'] + sys.argv[1:]; run_main()"
+)
 
 
 def test_tensorboard_stops_promptly_on_sigterm_while_a_file_stalls(tmp_path):
     logdir = _logdir(tmp_path / "logs")
-    command = [sys.executable, "-c", _STALLING_TENSORBOARD, "--logdir", logdir, "--port", "0",
-               "--host", "127.0.0.1"]
+    command = [sys.executable, "-c", _STALLING_TENSORBOARD, "--logdir", logdir, "--port", "0", "--host", "127.0.0.1"]
     with TensorBoardProcess(command) as board:
         base = board.url + "data/plugin/gpu_advisor/report?"
         stalled = threading.Thread(target=lambda: _fetch(base + f"run={STALLED}&host=stall"), daemon=True)

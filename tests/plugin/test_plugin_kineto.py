@@ -52,8 +52,10 @@ def test_runs_say_which_the_profile_tab_can_show_and_where_each_file_is(mixed):
     logdir, client = mixed
     runs = {entry["run"]: entry for entry in _get(client, "/runs")[1]}
     assert runs["ddp"]["format"] == "kineto"
-    assert runs["ddp"]["files"] == {"rank0": "ddp/rank0.1716398122000.pt.trace.json.gz",
-                                    "rank1": "ddp/rank1.1716398122007.pt.trace.json.gz"}
+    assert runs["ddp"]["files"] == {
+        "rank0": "ddp/rank0.1716398122000.pt.trace.json.gz",
+        "rank1": "ddp/rank1.1716398122007.pt.trace.json.gz",
+    }
     assert runs["toy/1700000099000"]["files"] == {"node7": "toy/node7.1700000099000.pt.trace.json.gz"}
     xplane = runs["healthy/2026_01_15_09_16_00"]
     assert xplane["format"] == "xplane"

@@ -110,7 +110,9 @@ def test_the_toolbar_is_one_line_at_1280_with_full_run_names(browser, demo_board
         assert layout["search"], "22 runs: the run search shows"
         tab.frame.fill("[data-testid=run-search]", "host_bound_fi")
         tab.frame.press("[data-testid=run-search]", "Enter")
-        tab.frame.wait_for_function("() => document.querySelector('main.content').dataset.run.startsWith('host_bound_fixed/')")
+        tab.frame.wait_for_function(
+            "() => document.querySelector('main.content').dataset.run.startsWith('host_bound_fixed/')"
+        )
     finally:
         tab.close()
 
@@ -148,8 +150,11 @@ def test_the_straggler_and_its_per_gpu_table(browser, demo_board):  # noqa: F811
         assert marked and all("GPU:2" in m for m in marked), marked
         table = tab.text("[data-testid=per-gpu]")
         assert "GPU:0" in table and "GPU:3" in table and "straggler" in table
-        rows = tab.frame.eval_on_selector_all("[data-testid=timeline] svg.strip", "ss => ss.map(s => "
-                                              "[s.querySelectorAll('.cat-busy').length, s.querySelectorAll('.cat-collectives').length])")
+        rows = tab.frame.eval_on_selector_all(
+            "[data-testid=timeline] svg.strip",
+            "ss => ss.map(s => "
+            "[s.querySelectorAll('.cat-busy').length, s.querySelectorAll('.cat-collectives').length])",
+        )
         assert len(rows) == 5 and all(busy and collectives for busy, collectives in rows[:4]), rows
         assert "Collectives only" in tab.text("[data-testid=timeline] .legend")
     finally:
@@ -161,14 +166,21 @@ def test_kernel_share_and_op_type_filter(browser, board):  # noqa: F811
     try:
         assert tab.show(REAL_V100) == "ready"
         tab.frame.wait_for_selector("[data-testid=op-rollup] button.op-filter")
-        shares = tab.frame.eval_on_selector_all("[data-testid=kernel-table] td.share", "ts => ts.map(t => t.textContent)")
+        shares = tab.frame.eval_on_selector_all(
+            "[data-testid=kernel-table] td.share", "ts => ts.map(t => t.textContent)"
+        )
         assert shares and all(share.endswith("%") for share in shares)
-        types = tab.frame.eval_on_selector_all("[data-testid=op-rollup] button.op-filter", "bs => bs.map(b => b.dataset.opType)")
+        types = tab.frame.eval_on_selector_all(
+            "[data-testid=op-rollup] button.op-filter", "bs => bs.map(b => b.dataset.opType)"
+        )
         assert len(types) >= 2, types
         tab.frame.click(f"[data-testid=op-rollup] button.op-filter[data-op-type={types[-1]}]")
-        tab.frame.wait_for_function("t => Array.from(document.querySelectorAll('[data-testid=kernel-table] tbody tr'))"
-                                    ".every(r => r.dataset.opType === t) && document.querySelector('.pager-status')"
-                                    ".textContent.includes('only')", arg=types[-1])
+        tab.frame.wait_for_function(
+            "t => Array.from(document.querySelectorAll('[data-testid=kernel-table] tbody tr'))"
+            ".every(r => r.dataset.opType === t) && document.querySelector('.pager-status')"
+            ".textContent.includes('only')",
+            arg=types[-1],
+        )
     finally:
         tab.close()
 
@@ -183,7 +195,7 @@ def test_every_category_has_its_own_colour(browser, board, theme):  # noqa: F811
             e.className = `cat-${key}`; document.body.append(e); const c = getComputedStyle(e).backgroundColor;
             e.remove(); return c.match(/\\d+/g).slice(0, 3).map(Number); })""")
         for i, a in enumerate(colours):
-            for b in colours[i + 1:]:
+            for b in colours[i + 1 :]:
                 assert sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5 > 60, (a, b)
     finally:
         tab.close()

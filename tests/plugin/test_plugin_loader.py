@@ -25,18 +25,37 @@ def test_flags_live_in_their_own_group_and_have_defaults():
     assert parser.parse_args(["--gpu_advisor_max_file_mb", "12.5"]).gpu_advisor_max_file_mb == 12.5
 
 
-@pytest.mark.parametrize("argv", [["--gpu_advisor_max_file_mb", "0"], ["--gpu_advisor_cache_entries", "0"],
-                                  ["--gpu_advisor_cache_mb", "0"], ["--gpu_advisor_time_budget_s", "nan"],
-                                  ["--gpu_advisor_memory_budget_mb", "-1"], ["--gpu_advisor_time_budget_s", "inf"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--gpu_advisor_max_file_mb", "0"],
+        ["--gpu_advisor_cache_entries", "0"],
+        ["--gpu_advisor_cache_mb", "0"],
+        ["--gpu_advisor_time_budget_s", "nan"],
+        ["--gpu_advisor_memory_budget_mb", "-1"],
+        ["--gpu_advisor_time_budget_s", "inf"],
+    ],
+)
 def test_bad_flag_values_are_flag_errors(argv):
     with pytest.raises(base_plugin.FlagsError):
         GpuAdvisorLoader().fix_flags(_parser().parse_args(argv))
 
 
 def test_load_builds_the_plugin_with_the_flags(tmp_path):
-    flags = _parser().parse_args(["--gpu_advisor_max_file_mb", "1", "--gpu_advisor_cache_entries", "2",
-                                  "--gpu_advisor_cache_mb", "3", "--gpu_advisor_time_budget_s", "4",
-                                  "--gpu_advisor_memory_budget_mb", "5"])
+    flags = _parser().parse_args(
+        [
+            "--gpu_advisor_max_file_mb",
+            "1",
+            "--gpu_advisor_cache_entries",
+            "2",
+            "--gpu_advisor_cache_mb",
+            "3",
+            "--gpu_advisor_time_budget_s",
+            "4",
+            "--gpu_advisor_memory_budget_mb",
+            "5",
+        ]
+    )
     plugin = GpuAdvisorLoader().load(base_plugin.TBContext(logdir=str(tmp_path), flags=flags))
     assert isinstance(plugin, GpuAdvisorPlugin)
     assert plugin.service._max_bytes == 2**20 and plugin.service._max_entries == 2

@@ -33,6 +33,7 @@ def s3(tmp_path_factory):
         for name, value in client_environment(endpoint, tmp_path_factory.mktemp("cache"), base={}).items():
             env.setenv(name, value)
         from tests.remote.s3_server import FOREIGN_AWS_VARIABLES
+
         for name in FOREIGN_AWS_VARIABLES:
             env.delenv(name, raising=False)
         local = tmp_path_factory.mktemp("upload")
@@ -73,7 +74,8 @@ def test_runs_reports_timelines_and_comparisons_of_a_bucket(s3, client):
     assert response.status_code == 200
     assert [{key: entry[key] for key in ("run", "hosts", "format")} for entry in runs] == [
         {"run": FIXED, "hosts": ["localhost"], "format": "xplane"},
-        {"run": BOUND, "hosts": ["localhost", "worker1"], "format": "xplane"}]
+        {"run": BOUND, "hosts": ["localhost", "worker1"], "format": "xplane"},
+    ]
     assert runs[1]["files"]["worker1"] == _host_key(BOUND, "worker1").split("/", 2)[2]  # relative to the logdir
     response, report = _result(client, "/report", run=BOUND, host="worker1")
     assert response.status_code == 200 and report["file"] == "worker1.xplane.pb"
@@ -115,8 +117,10 @@ def test_a_deleted_object_is_a_clear_error(s3, client):
     try:
         fs.rm(key)
         response, body = _result(client, "/report", run=BOUND, host="worker1")
-        assert (response.status_code, body) == (422, {"error": "cannot analyze worker1.xplane.pb: no such file or "
-                                                               "directory"})
+        assert (response.status_code, body) == (
+            422,
+            {"error": "cannot analyze worker1.xplane.pb: no such file or directory"},
+        )
         deadline = time.monotonic() + WAIT_S  # until the background relisting drops the host
         while True:
             time.sleep(RUNS_TTL_S + 0.5)
@@ -143,11 +147,21 @@ def _json(url):
         return json.load(response)
 
 
-@pytest.mark.parametrize("command", [
-    pytest.param(lambda: serve_command(LOGDIR), id="serve"),
-    pytest.param(lambda: [*tensorboard_command(LOGDIR)[:1], "--gpu_advisor_logdir", LOGDIR,
-                          *tensorboard_command("/nonexistent-local-logdir")[1:]], id="tensorboard"),
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(lambda: serve_command(LOGDIR), id="serve"),
+        pytest.param(
+            lambda: [
+                *tensorboard_command(LOGDIR)[:1],
+                "--gpu_advisor_logdir",
+                LOGDIR,
+                *tensorboard_command("/nonexistent-local-logdir")[1:],
+            ],
+            id="tensorboard",
+        ),
+    ],
+)
 def test_serve_and_plain_tensorboard_read_a_bucket(s3, command):
     with TensorBoardProcess(command()) as board:
         listing = _json(board.url + "data/plugins_listing")

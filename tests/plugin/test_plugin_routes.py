@@ -18,17 +18,22 @@ from tb_gpu_advisor.service import AnalysisService
 def cli_host_report(path, run, host):
     """What `tb-gpu-advisor analyze PATH --run R --host H --format json` prints under hosts[]."""
     out = io.StringIO()
-    assert cli.main(["analyze", path, "--run", run, "--host", host, "--format", "json"], out=out,
-                    err=io.StringIO()) == 0
+    assert (
+        cli.main(["analyze", path, "--run", run, "--host", host, "--format", "json"], out=out, err=io.StringIO()) == 0
+    )
     return json.loads(out.getvalue())["hosts"][0]
 
 
 def test_listing_entry(client):
     response = client.get("/data/plugins_listing")
     entry = json.loads(response.get_data(as_text=True))["gpu_advisor"]
-    assert entry == {"disable_reload": True, "enabled": True, "remove_dom": False, "tab_name": "GPU Advisor",
-                     "loading_mechanism": {"type": "IFRAME",
-                                           "module_path": f"{PREFIX}/static/index.js"}}
+    assert entry == {
+        "disable_reload": True,
+        "enabled": True,
+        "remove_dom": False,
+        "tab_name": "GPU Advisor",
+        "loading_mechanism": {"type": "IFRAME", "module_path": f"{PREFIX}/static/index.js"},
+    }
 
 
 def test_listing_inactive_without_profiles(tmp_path):
@@ -66,7 +71,8 @@ def test_runs_lists_the_profile_tab_names_newest_first(client, plugin_logdir):
     assert response.status_code == 200
     expected = [{"run": run, "hosts": hosts} for run, hosts in plugin_logdir[1].items()]
     assert [{"run": r["run"], "hosts": r["hosts"]} for r in body] == sorted(
-        expected, key=lambda r: r["run"].rsplit("/", 1)[-1], reverse=True)
+        expected, key=lambda r: r["run"].rsplit("/", 1)[-1], reverse=True
+    )
     assert {r["format"] for r in body} == {"xplane"} and all(set(r["files"]) == set(r["hosts"]) for r in body)
 
 
@@ -86,8 +92,10 @@ def test_headers_are_tensorboards(client):
     assert nested.status_code == 200
 
 
-@pytest.mark.parametrize("run, host", [(QUICKSTART, "localhost"), (MULTI_HOST, "worker0"),
-                                       (MULTI_HOST, "worker1"), (CPU_ONLY, "cpu"), (XSS, "xss")])
+@pytest.mark.parametrize(
+    "run, host",
+    [(QUICKSTART, "localhost"), (MULTI_HOST, "worker0"), (MULTI_HOST, "worker1"), (CPU_ONLY, "cpu"), (XSS, "xss")],
+)
 def test_report_equals_the_cli_host_report(client, plugin_logdir, run, host):
     response, body = get(client, "/report", run=run, host=host)
     assert response.status_code == 200
@@ -99,8 +107,11 @@ def test_report_equals_the_cli_host_report(client, plugin_logdir, run, host):
 def test_report_of_the_real_v100_trace_equals_the_cli(client, plugin_logdir):
     response, body = get(client, "/report", run=REAL_V100, host="v100x8")
     assert response.status_code == 200
-    assert body == {"schema_version": 1, **cli_host_report(plugin_logdir[0], REAL_V100, "v100x8"),
-                    "file": "v100x8.xplane.pb"}
+    assert body == {
+        "schema_version": 1,
+        **cli_host_report(plugin_logdir[0], REAL_V100, "v100x8"),
+        "file": "v100x8.xplane.pb",
+    }
     assert body["summary"]["gpu_count"] == 8
 
 
@@ -119,8 +130,10 @@ def test_corrupt_host_is_a_clear_error_and_others_keep_working(client):
 def test_the_real_mangled_trace_is_a_clear_error(client, plugin_logdir):
     response, body = get(client, "/report", run=CORRUPT, host="tpu_mangled")
     assert response.status_code == 422
-    assert body == {"error": "cannot analyze tpu_mangled.xplane.pb: not a valid XSpace protobuf: the wire "
-                             "format is corrupt or the file is truncated"}
+    assert body == {
+        "error": "cannot analyze tpu_mangled.xplane.pb: not a valid XSpace protobuf: the wire "
+        "format is corrupt or the file is truncated"
+    }
     assert get(client, "/report", run=QUICKSTART, host="localhost")[0].status_code == 200
 
 
@@ -199,8 +212,9 @@ def test_kernels_are_paged_sorted_and_filtered_server_side(client):
     assert response.status_code == 200
     assert (page["total"], page["total_unfiltered"], page["offset"], page["limit"]) == (60, 60, 5, 10)
     assert [row["name"] for row in page["rows"]] == [f"kernel_{i:03d}" for i in range(54, 44, -1)]
-    _, ascending = get(client, "/kernels", run=MULTI_HOST, host="worker1", sort="registers_per_thread",
-                       order="asc", limit=3)
+    _, ascending = get(
+        client, "/kernels", run=MULTI_HOST, host="worker1", sort="registers_per_thread", order="asc", limit=3
+    )
     assert [row["registers_per_thread"] for row in ascending["rows"]] == [16, 17, 18]
     _, by_name = get(client, "/kernels", run=MULTI_HOST, host="worker1", sort="name", order="desc", limit=1)
     assert by_name["rows"][0]["name"] == "kernel_059"
@@ -235,14 +249,17 @@ def test_fonts_are_tensorboards_roboto(client):
     assert response.headers["X-Content-Type-Options"] == "nosniff"
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"sort": "name; drop"}, "parameter 'sort' must be one of"),
-    ({"order": "sideways"}, "parameter 'order' must be one of"),
-    ({"offset": "-1"}, "parameter 'offset' must be between"),
-    ({"offset": "ten"}, "parameter 'offset' must be an integer"),
-    ({"limit": "1e3"}, "parameter 'limit' must be an integer"),
-    ({"filter": "x" * 201}, "parameter 'filter' must be at most 200"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"sort": "name; drop"}, "parameter 'sort' must be one of"),
+        ({"order": "sideways"}, "parameter 'order' must be one of"),
+        ({"offset": "-1"}, "parameter 'offset' must be between"),
+        ({"offset": "ten"}, "parameter 'offset' must be an integer"),
+        ({"limit": "1e3"}, "parameter 'limit' must be an integer"),
+        ({"filter": "x" * 201}, "parameter 'filter' must be at most 200"),
+    ],
+)
 def test_bad_kernel_parameters_are_400(client, params, message):
     response, body = get(client, "/kernels", run=MULTI_HOST, host="worker1", **params)
     assert response.status_code == 400

@@ -9,9 +9,18 @@ from tests.plugin.scenarios import INPUT_BOUND, PREFETCH, QUICKSTART, XSS, XSS_K
 
 
 TRAVERSAL_IDS = [
-    "..", "../..", "../../etc/passwd", "quickstart_input_bound/../corrupt", "/etc/passwd", "\\etc\\passwd",
-    "..\\..\\windows", "a\x00b", "quickstart_input_bound/./2026_01_01_00_00_00", "quickstart_input_bound//x",
-    "x" * 513, "run\nname",
+    "..",
+    "../..",
+    "../../etc/passwd",
+    "quickstart_input_bound/../corrupt",
+    "/etc/passwd",
+    "\\etc\\passwd",
+    "..\\..\\windows",
+    "a\x00b",
+    "quickstart_input_bound/./2026_01_01_00_00_00",
+    "quickstart_input_bound//x",
+    "x" * 513,
+    "run\nname",
 ]
 
 
@@ -23,15 +32,18 @@ def test_path_tricks_in_run_or_host_are_refused(client, value):
         assert "error" in body
 
 
-@pytest.mark.parametrize("raw_query", [
-    "run=%2e%2e&host=localhost",
-    "run=%2e%2e%2f%2e%2e%2fetc&host=passwd",
-    "run=quickstart_input_bound%2f..%2fcorrupt%2f2026_01_05_00_00_00&host=broken",
-    "run=%5c..%5cetc&host=localhost",
-    "run=quickstart_input_bound/2026_01_01_00_00_00&host=..%2flocalhost",
-    "run=quickstart_input_bound/2026_01_01_00_00_00&host=%00",
-    "run=%252e%252e&host=localhost",
-])
+@pytest.mark.parametrize(
+    "raw_query",
+    [
+        "run=%2e%2e&host=localhost",
+        "run=%2e%2e%2f%2e%2e%2fetc&host=passwd",
+        "run=quickstart_input_bound%2f..%2fcorrupt%2f2026_01_05_00_00_00&host=broken",
+        "run=%5c..%5cetc&host=localhost",
+        "run=quickstart_input_bound/2026_01_01_00_00_00&host=..%2flocalhost",
+        "run=quickstart_input_bound/2026_01_01_00_00_00&host=%00",
+        "run=%252e%252e&host=localhost",
+    ],
+)
 def test_encoded_path_tricks_are_refused(client, raw_query):
     response = client.get(f"{PREFIX}/report?{raw_query}")
     assert response.status_code in (400, 404)
@@ -50,26 +62,44 @@ def test_path_tricks_in_compare_ids_are_refused_before_any_lookup(client, value)
             assert get(client, "/compare", **unknown)[0].status_code == 400, (value, name)
 
 
-@pytest.mark.parametrize("raw_query", [
-    "baseline_run=%2e%2e&baseline_host=localhost",
-    "baseline_run=input_bound%2f..%2fcorrupt%2f2026_01_05_00_00_00&baseline_host=broken",
-    "baseline_run=%5c..%5cetc&baseline_host=localhost",
-    "baseline_run=input_bound/2026_01_07_00_00_00&baseline_host=..%2flocalhost",
-    "baseline_run=input_bound/2026_01_07_00_00_00&baseline_host=%00",
-    "baseline_run=%252e%252e",
-])
+@pytest.mark.parametrize(
+    "raw_query",
+    [
+        "baseline_run=%2e%2e&baseline_host=localhost",
+        "baseline_run=input_bound%2f..%2fcorrupt%2f2026_01_05_00_00_00&baseline_host=broken",
+        "baseline_run=%5c..%5cetc&baseline_host=localhost",
+        "baseline_run=input_bound/2026_01_07_00_00_00&baseline_host=..%2flocalhost",
+        "baseline_run=input_bound/2026_01_07_00_00_00&baseline_host=%00",
+        "baseline_run=%252e%252e",
+    ],
+)
 def test_encoded_path_tricks_in_compare_are_refused(client, raw_query):
     response = client.get(f"{PREFIX}/compare?run={PREFETCH}&host=localhost&{raw_query}")
     assert response.status_code in (400, 404)
     assert "hosts" not in json.loads(response.get_data(as_text=True))
 
 
-@pytest.mark.parametrize("path", [
-    "/static/../plugin.py", "/static/..%2fplugin.py", "/static/%2e%2e/plugin.py", "/static/%2e%2e%2fplugin.py",
-    "/static/..%5cplugin.py", "/static/..\\plugin.py", "/static/views/../../plugin.py", "/static//etc/passwd",
-    "/static/%2fetc%2fpasswd", "/static/index.js%00.css", "/static/", "/static/index.html", "/static2/index.js",
-    "/static/./index.js", "/static/INDEX.JS", "/static/" + "a" * 600 + ".js",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static/../plugin.py",
+        "/static/..%2fplugin.py",
+        "/static/%2e%2e/plugin.py",
+        "/static/%2e%2e%2fplugin.py",
+        "/static/..%5cplugin.py",
+        "/static/..\\plugin.py",
+        "/static/views/../../plugin.py",
+        "/static//etc/passwd",
+        "/static/%2fetc%2fpasswd",
+        "/static/index.js%00.css",
+        "/static/",
+        "/static/index.html",
+        "/static2/index.js",
+        "/static/./index.js",
+        "/static/INDEX.JS",
+        "/static/" + "a" * 600 + ".js",
+    ],
+)
 def test_static_serves_only_the_allow_list(client, path):
     response = client.get(f"{PREFIX}{path}")
     assert response.status_code == 404
@@ -84,8 +114,15 @@ def test_static_files_have_no_html_sink_and_no_inline_script():
     assert all(name.endswith((".js", ".css", ".svg")) for name in allowed)
     for path in allowed.values():
         text = open(path, encoding="utf-8").read()
-        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",
-                     "<script"):
+        for sink in (
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+            "new Function",
+            "<script",
+        ):
             assert sink not in text, (path, sink)
 
 

@@ -38,10 +38,14 @@ def test_serve_starts_tensorboard_and_prints_the_tab_url(tmp_path):
         assert names.index("gpu_advisor") == names.index("profile") + 1
         with urllib.request.urlopen(board.url + "data/plugin/gpu_advisor/runs", timeout=30) as response:
             (run,) = json.load(response)
-        assert (run["run"], run["hosts"], run["format"]) == ("quickstart_input_bound/2026_01_01_00_00_00",
-                                                             ["localhost"], "xplane")
-        assert run["files"] == {"localhost": "quickstart_input_bound/plugins/profile/2026_01_01_00_00_00/"
-                                             "localhost.xplane.pb"}
+        assert (run["run"], run["hosts"], run["format"]) == (
+            "quickstart_input_bound/2026_01_01_00_00_00",
+            ["localhost"],
+            "xplane",
+        )
+        assert run["files"] == {
+            "localhost": "quickstart_input_bound/plugins/profile/2026_01_01_00_00_00/localhost.xplane.pb"
+        }
     assert board.process.returncode == 0
 
 
@@ -78,8 +82,14 @@ def test_serve_passes_the_cache_and_budget_options_to_the_tab():
     parser = argparse.ArgumentParser()
     add_serve_arguments(parser)
     flags = tab_flags(parser.parse_args(["--cache-mb", "64", "--time-budget-s", "30", "--memory-budget-mb", "2048"]))
-    assert flags == ["--gpu_advisor_cache_mb", "64.0", "--gpu_advisor_time_budget_s", "30.0",
-                     "--gpu_advisor_memory_budget_mb", "2048.0"]
+    assert flags == [
+        "--gpu_advisor_cache_mb",
+        "64.0",
+        "--gpu_advisor_time_budget_s",
+        "30.0",
+        "--gpu_advisor_memory_budget_mb",
+        "2048.0",
+    ]
     assert GpuAdvisorLoader().define_flags(parser) is None
     parsed = parser.parse_args(flags)
     assert (parsed.gpu_advisor_cache_mb, parsed.gpu_advisor_time_budget_s) == (64, 30)

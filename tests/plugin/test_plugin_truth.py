@@ -71,8 +71,10 @@ def test_a_linked_finding_lands_below_the_sticky_toolbar(browser, mixed):  # noq
         first.close()
     assert len(ids) >= 4
     run, host = runs["launch_bound"], "a100-train-03"
-    address = (f"{board.url}#gpu_advisor&p.gpu_advisor.view=run&p.gpu_advisor.run={run}"
-               f"&p.gpu_advisor.host={host}&p.gpu_advisor.finding={ids[-1]}")
+    address = (
+        f"{board.url}#gpu_advisor&p.gpu_advisor.view=run&p.gpu_advisor.run={run}"
+        f"&p.gpu_advisor.host={host}&p.gpu_advisor.finding={ids[-1]}"
+    )
     tab = Tab(browser, board.url, address=address)
     try:
         tab.frame.wait_for_selector(f"details[data-finding-id='{ids[-1]}'][open]")

@@ -65,17 +65,29 @@ LINKS = "() => [...document.querySelectorAll('#findings a[href^=http]')].map((a)
 def views(tmp_path_factory):
     """TensorFlow and JAX demo runs, a two-rank PyTorch run, PyTorch on AMD, JAX on AMD, an empty run."""
     logdir = tmp_path_factory.mktemp("views_logdir")
-    runs = {run["name"]: run["run"] for run in write_demo_logdir(
-        str(logdir), names=["input_bound", "input_bound_fixed", "jax_inline_loader", "multi_gpu_straggler",
-                            "jax_decoder_roofline"])}
+    runs = {
+        run["name"]: run["run"]
+        for run in write_demo_logdir(
+            str(logdir),
+            names=[
+                "input_bound",
+                "input_bound_fixed",
+                "jax_inline_loader",
+                "multi_gpu_straggler",
+                "jax_decoder_roofline",
+            ],
+        )
+    }
     ddp = logdir / "ddp"
     ddp.mkdir()
     shutil.copy(real_kineto("a100_2rank_nccl"), ddp / "rank0.1716398122000.pt.trace.json.gz")
     shutil.copy(real_kineto("v100_2rank_test"), ddp / "rank1.1716398122007.pt.trace.json.gz")
     (logdir / "amd_torch").mkdir()
     shutil.copy(real_kineto("mi250_minitoy_train"), logdir / "amd_torch" / "worker0.1716398122000.pt.trace.json.gz")
-    for run, host, data in ((AMD_JAX, "mi300x", real_trace("amd_mi300x_jax08_gemm.xplane.pb").read_bytes()),
-                            (EMPTY, "host", b"")):
+    for run, host, data in (
+        (AMD_JAX, "mi300x", real_trace("amd_mi300x_jax08_gemm.xplane.pb").read_bytes()),
+        (EMPTY, "host", b""),
+    ):
         name, stamp = run.split("/")
         directory = logdir / name / "plugins" / "profile" / stamp
         directory.mkdir(parents=True)
@@ -110,7 +122,9 @@ def _audit_can_fail(tab):
     tab.frame.evaluate(PROBE)
     found = " | ".join(tab.frame.evaluate(AUDIT))
     tab.frame.evaluate("() => document.getElementById('audit-probe').remove()")
-    assert "legend at 0%: Idle 0%" in found and "durations in ms and \u00b5s" in found and "label cut off" in found, found
+    assert "legend at 0%: Idle 0%" in found and "durations in ms and \u00b5s" in found and "label cut off" in found, (
+        found
+    )
 
 
 def _busy_titles(tab):
@@ -154,8 +168,9 @@ def test_every_view_of_every_kind_of_run(browser, views, width, scheme):  # noqa
             tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
             header = tab.frame.inner_text("[data-testid=kernel-table] th[title^='Estimated achieved']")
             assert header.startswith("Est. occupancy")
-            cells = tab.frame.eval_on_selector_all("[data-testid=kernel-table] tbody .occupancy",
-                                                    "cs => cs.map((c) => c.textContent)")
+            cells = tab.frame.eval_on_selector_all(
+                "[data-testid=kernel-table] tbody .occupancy", "cs => cs.map((c) => c.textContent)"
+            )
             assert cells, "no occupancy shown on a PyTorch run whose kernels carry the estimate"
             links = tab.frame.evaluate(LINKS)
             assert not [url for url in links if "tensorflow.org" in url or "docs.jax.dev" in url], links
@@ -180,8 +195,10 @@ def test_every_view_of_every_kind_of_run(browser, views, width, scheme):  # noqa
         # a comparison and the overview
         assert tab.show(runs["input_bound"]) == "ready"
         assert tab.compare(runs["input_bound_fixed"]) == "ready"
-        assert any("averaged over the GPUs" in title
-                   for title in tab.frame.eval_on_selector_all(".tile[title]", "ts => ts.map((t) => t.title)"))
+        assert any(
+            "averaged over the GPUs" in title
+            for title in tab.frame.eval_on_selector_all(".tile[title]", "ts => ts.map((t) => t.title)")
+        )
         _audit(tab, "the comparison")
         tab.frame.click("[data-testid=overview-button]")
         tab.frame.wait_for_selector("#overview tbody tr")
@@ -244,9 +261,14 @@ def test_the_screenshots_in_docs(browser, views):  # noqa: F811
     board, runs = views
     tab = Tab(browser, board.url)
     try:
-        shots = (("gpu_advisor_tab", lambda: tab.show(runs["input_bound"])),
-                 ("gpu_advisor_tab_pytorch", lambda: tab.show("ddp", "rank1")),
-                 ("gpu_advisor_tab_compare", lambda: (tab.show(runs["input_bound"]), tab.compare(runs["input_bound_fixed"]))))
+        shots = (
+            ("gpu_advisor_tab", lambda: tab.show(runs["input_bound"])),
+            ("gpu_advisor_tab_pytorch", lambda: tab.show("ddp", "rank1")),
+            (
+                "gpu_advisor_tab_compare",
+                lambda: (tab.show(runs["input_bound"]), tab.compare(runs["input_bound_fixed"])),
+            ),
+        )
         for name, show in shots:
             show()
             tab.frame.wait_for_timeout(500)

@@ -21,6 +21,7 @@ def _run(name):
 @pytest.fixture
 def listings(monkeypatch):
     """A fake discovery: `listings.runs` is what it returns; `listings.gate` (set) lets a listing finish."""
+
     class Listings:
         runs = (_run("a"),)
         calls = 0

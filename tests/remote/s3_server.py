@@ -7,8 +7,7 @@ import subprocess
 import sys
 import time
 
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-               "AWS_DEFAULT_REGION": "us-east-1"}
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 START_TIMEOUT_S = 60
 # Variables that would point a client at a real account instead of the test server.
 FOREIGN_AWS_VARIABLES = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")
@@ -39,13 +38,18 @@ def s3_server(log_path):
     with the end of its log when it does not start."""
     port = free_port()
     with open(log_path, "wb") as output:
-        process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                                   stdout=output, stderr=subprocess.STDOUT, env=dict(os.environ, **CREDENTIALS))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, **CREDENTIALS),
+        )
     try:
         if not _wait_for(port, process):
             with open(log_path, "rb") as log:
-                raise RuntimeError(f"moto server did not start on port {port}: "
-                                   f"{log.read().decode(errors='replace')[-2000:]}")
+                raise RuntimeError(
+                    f"moto server did not start on port {port}: {log.read().decode(errors='replace')[-2000:]}"
+                )
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
@@ -58,8 +62,12 @@ def s3_server(log_path):
 
 def client_environment(endpoint, cache_dir, base=None):
     """os.environ (or `base`) pointed at the test server, with its own tb-gpu-advisor cache."""
-    env = dict(os.environ if base is None else base, **CREDENTIALS, AWS_ENDPOINT_URL=endpoint,
-               TB_GPU_ADVISOR_CACHE=str(cache_dir))
+    env = dict(
+        os.environ if base is None else base,
+        **CREDENTIALS,
+        AWS_ENDPOINT_URL=endpoint,
+        TB_GPU_ADVISOR_CACHE=str(cache_dir),
+    )
     for name in FOREIGN_AWS_VARIABLES:
         env.pop(name, None)
     return env

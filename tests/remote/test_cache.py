@@ -17,6 +17,7 @@ class Downloads:
             self.count += 1
             with open(destination, "wb") as handle:
                 handle.write(b"x" * size)
+
         return download
 
 
@@ -65,10 +66,12 @@ def test_an_entry_over_the_cap_stays_until_the_next_insert(tmp_path):
 
 def test_a_failed_download_leaves_nothing(tmp_path):
     cache = FileCache(str(tmp_path), 100)
+
     def broken(destination):
         with open(destination, "wb") as handle:
             handle.write(b"partial")
         raise ConnectionError("reset")
+
     with pytest.raises(ConnectionError):
         cache.fetch("s3://b/h.xplane.pb", "v", broken)
     assert cache.entries() == []

@@ -35,7 +35,8 @@ def test_an_object_that_grew_since_it_was_sized_is_stopped_while_it_streams(remo
 
 
 def test_an_object_replaced_during_its_download_is_fetched_again_and_keyed_by_what_was_read(
-        remote, tmp_path, monkeypatch):
+    remote, tmp_path, monkeypatch
+):
     remote.pipe(URL, b"old version")
     real, calls = fetch_module._info, []
 

@@ -49,8 +49,14 @@ def cli(s3_endpoint, tmp_path):
     env = dict(client_environment(s3_endpoint, tmp_path / "cache"), PYTHONPATH=os.getcwd())
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "tb_gpu_advisor", *map(str, args)], capture_output=True,
-                              text=True, timeout=300, env=env)
+        return subprocess.run(
+            [sys.executable, "-m", "tb_gpu_advisor", *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+
     run.cache = tmp_path / "cache"
     return run
 
@@ -65,8 +71,10 @@ def test_analyze_a_bucket_logdir_end_to_end(bucket, cli):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["run"] == "prefetch/2026_01_01_00_00_00"
-    assert report["hosts"][0]["file"] == f"s3://{BUCKET}/logs/prefetch/plugins/profile/2026_01_01_00_00_00/" \
-                                         "localhost.xplane.pb"
+    assert (
+        report["hosts"][0]["file"] == f"s3://{BUCKET}/logs/prefetch/plugins/profile/2026_01_01_00_00_00/"
+        "localhost.xplane.pb"
+    )
     assert report["hosts"][0]["summary"]["step_time_ms"]["count"] == 16
     assert _cached(cli.cache) == ["localhost.xplane.pb"]
     assert _objects(bucket) == before
@@ -87,10 +95,32 @@ def test_compare_check_and_report_read_the_bucket(bucket, cli, tmp_path):
     compare = cli("compare", logs, logs, "--baseline-run", BOUND, "--candidate-run", FIXED, "--host", "localhost")
     assert compare.returncode == 0, compare.stderr
     assert "5.26× faster" in compare.stdout and "input wait fell from" in compare.stdout
-    passed = cli("check", "--baseline", logs, "--candidate", logs, "--baseline-run", BOUND, "--candidate-run", FIXED,
-                 "--host", "localhost")
-    failed = cli("check", "--baseline", logs, "--candidate", logs, "--baseline-run", FIXED, "--candidate-run", BOUND,
-                 "--host", "localhost")
+    passed = cli(
+        "check",
+        "--baseline",
+        logs,
+        "--candidate",
+        logs,
+        "--baseline-run",
+        BOUND,
+        "--candidate-run",
+        FIXED,
+        "--host",
+        "localhost",
+    )
+    failed = cli(
+        "check",
+        "--baseline",
+        logs,
+        "--candidate",
+        logs,
+        "--baseline-run",
+        FIXED,
+        "--candidate-run",
+        BOUND,
+        "--host",
+        "localhost",
+    )
     assert (passed.returncode, failed.returncode) == (0, 1)
     assert failed.stdout.startswith("regression: mean step time")
     page = tmp_path / "report.html"
@@ -112,13 +142,17 @@ def test_an_overflowing_host_in_a_bucket_is_one_line_and_the_other_host_is_repor
 
     run = f"{BUCKET}/hostile/plugins/profile/2026_01_01_00_00_00"
     bucket.pipe(f"{run}/bad.xplane.pb", mutated("gpu_offset_max"))
-    bucket.pipe(f"{run}/good.xplane.pb", bucket.cat(f"{BUCKET}/logs/{BOUND.replace('/', '/plugins/profile/')}"
-                                                    "/localhost.xplane.pb"))
+    bucket.pipe(
+        f"{run}/good.xplane.pb",
+        bucket.cat(f"{BUCKET}/logs/{BOUND.replace('/', '/plugins/profile/')}/localhost.xplane.pb"),
+    )
     result = cli("analyze", f"s3://{BUCKET}/hostile", "--format", "json")
     assert result.returncode == 0, result.stderr
     assert [host["host"] for host in json.loads(result.stdout)["hosts"]] == ["good"]
-    assert result.stderr.splitlines() == [f"error: s3://{run}/bad.xplane.pb: an event time does not fit in 64-bit "
-                                          "picoseconds: the file is corrupt or not a profile"]
+    assert result.stderr.splitlines() == [
+        f"error: s3://{run}/bad.xplane.pb: an event time does not fit in 64-bit "
+        "picoseconds: the file is corrupt or not a profile"
+    ]
     alone = cli("analyze", f"s3://{run}/bad.xplane.pb")
     assert alone.returncode == 2 and len(alone.stderr.splitlines()) == 1 and "Traceback" not in alone.stderr
 

@@ -13,11 +13,13 @@ from tests.readers.kineto.real import real_kineto
 @pytest.fixture(scope="module")
 def alexnet_report():
     from tb_gpu_advisor.api import analyze
+
     return analyze(str(real_kineto("a100_alexnet_sync")))
 
 
-@pytest.mark.parametrize("value, expected", [(63, 63.0), (0, None), (101, None), (-3, None), ("63", None),
-                                             (True, None), (None, None)])
+@pytest.mark.parametrize(
+    "value, expected", [(63, 63.0), (0, None), (101, None), (-3, None), ("63", None), (True, None), (None, None)]
+)
 def test_the_estimate_is_a_percentage_and_zero_is_unknown(value, expected):
     assert kernel_config({"est. achieved occupancy %": value}).achieved_occupancy_pct == expected
 
@@ -36,7 +38,7 @@ def test_a_real_pytorch_trace_reports_the_estimate_apart_from_theoretical_occupa
 def test_the_text_and_html_tables_head_the_column_by_what_it_holds(alexnet_report):
     header = OCCUPANCY_LABELS["achieved"][0].lower()
     text = render_text(alexnet_report)
-    table = text[text.index("Kernels"):]
+    table = text[text.index("Kernels") :]
     assert header in table.splitlines()[2] and "25.0%" in table
     assert f'<th class="num">{header}</th>' in render_html(alexnet_report)
 

@@ -57,8 +57,11 @@ def _copy_bound_run():
 def test_copies_are_not_counted_as_compute_in_the_headline():
     run = _copy_bound_run()
     summary = run["hosts"][0]["summary"]
-    assert (summary["gpu_busy_pct"], summary["gpu_compute_busy_pct"], summary["gpu_kernel_busy_pct"]) == \
-        (90.0, 90.0, 60.0)
+    assert (summary["gpu_busy_pct"], summary["gpu_compute_busy_pct"], summary["gpu_kernel_busy_pct"]) == (
+        90.0,
+        90.0,
+        60.0,
+    )
     assert run["hosts"][0]["devices"][0]["kernel_busy_pct"] == 60.0
     assert "GPU compute busy: 60.0% (with copies 90.0%)" in render_text(run)
     document = render_html(run)

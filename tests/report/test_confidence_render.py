@@ -37,8 +37,10 @@ def test_markdown_and_html_show_the_level_and_the_reasons():
 def test_a_high_confidence_report_shows_the_level_without_reasons():
     report = {"schema_version": 1, "run": None, "hosts": [report_of(healthy())], "errors": []}
     assert "Confidence: high   Framework: tensorflow\n" in render_text(report)
-    assert '<div class="confidence confidence-high"><b>Confidence: high</b> · framework: tensorflow</div>' in \
-        render_html(report)
+    assert (
+        '<div class="confidence confidence-high"><b>Confidence: high</b> · framework: tensorflow</div>'
+        in render_html(report)
+    )
 
 
 def test_reports_without_confidence_still_render():

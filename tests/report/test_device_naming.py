@@ -14,9 +14,19 @@ def test_a_range_profiler_capture_is_a_gpu_capture_without_kernel_times(tmp_path
         t0 = 1000 + step * 1000
         events.append(x_event("user_annotation", f"ProfilerStep#{step}", t0, 1000))
         for k in range(3):
-            events += [x_event("cpu_op", "aten::mm", t0 + 10 + k * 300, 200), launch(t0 + 20 + k * 300, 5, corr),
-                       x_event("cuda_profiler_range", "ampere_sgemm_128x64_tn", t0 + 30 + k * 300, 100, pid=0,
-                               tid=0, **{"sm__throughput.avg.pct_of_peak_sustained_elapsed": 41.0})]
+            events += [
+                x_event("cpu_op", "aten::mm", t0 + 10 + k * 300, 200),
+                launch(t0 + 20 + k * 300, 5, corr),
+                x_event(
+                    "cuda_profiler_range",
+                    "ampere_sgemm_128x64_tn",
+                    t0 + 30 + k * 300,
+                    100,
+                    pid=0,
+                    tid=0,
+                    **{"sm__throughput.avg.pct_of_peak_sustained_elapsed": 41.0},
+                ),
+            ]
             corr += 1
     path = tmp_path / "rank0.1.pt.trace.json"
     path.write_text(trace_text(events, schemaVersion=1))

@@ -68,8 +68,13 @@ def test_charts_and_tables_of_a_gpu_profile(tmp_path):
     report = run_report(*resolve_target(write_launch_pair(str(tmp_path), fixed=False)))
     parsed = _parse(render_html(report))
     labels = [value for name, value in parsed.attributes if name == "aria-label"]
-    assert labels == ["time breakdown", "step breakdown", "GPU busy per device", "top kernels",
-                      "launch latency histogram"]
+    assert labels == [
+        "time breakdown",
+        "step breakdown",
+        "GPU busy per device",
+        "top kernels",
+        "launch latency histogram",
+    ]
     assert parsed.tags.count("table") == 4  # configuration, steps, GPUs, kernels
     text = "".join(parsed.text)
     assert "Launch-bound: kernels run shorter than it takes to launch them" in text and "launch: Launch" not in text
@@ -91,8 +96,15 @@ def test_cpu_profile_has_no_gpu_charts(tmp_path):
 def test_findings_and_verdict_when_present(nasty_report):
     host = dict(nasty_report["hosts"][0])
     host["summary"] = dict(host["summary"], bottleneck="Launch bound", verdict="kernels wait <for> launches")
-    host["findings"] = [{"id": "GA1", "severity": "high", "title": "Tiny & many kernels",
-                         "summary": "s <x>", "fix_summary": "use tf.function(jit_compile=True)"}]
+    host["findings"] = [
+        {
+            "id": "GA1",
+            "severity": "high",
+            "title": "Tiny & many kernels",
+            "summary": "s <x>",
+            "fix_summary": "use tf.function(jit_compile=True)",
+        }
+    ]
     document = render_html(dict(nasty_report, hosts=[host]))
     assert "Launch bound: kernels wait &lt;for&gt; launches" in document
     assert '<span class="sev sev-high">high</span><b>Tiny &amp; many kernels</b>' in document
@@ -108,6 +120,7 @@ def test_input_preparation_is_painted_as_the_tab_paints_it(tmp_path):
     """The step thread's traced batch preparation (breakdown input_prep) in the share bar and the step columns, in
     the tab's light-theme colour (static/style.css --c-input-prep)."""
     from tests.findings.rules.test_input_host_batch_prep import jax_loop
+
     path = jax_loop(4_000).write(str(tmp_path / "prep.xplane.pb"))
     document = render_html(run_report(*resolve_target(path)))
     assert "Input preparation" in "".join(_parse(document).text)

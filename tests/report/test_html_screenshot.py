@@ -18,7 +18,7 @@ WIDTH, HEIGHT = 1280, 2000
 
 
 def _rgb(color):
-    return tuple(int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return tuple(int(color[i : i + 2], 16) for i in (1, 3, 5))
 
 
 @pytest.mark.skipif(BROWSER is None, reason="no chromium (scripts/test.sh installs it with apt-get)")
@@ -27,10 +27,20 @@ def test_report_renders_its_charts_offline(tmp_path):
     page = tmp_path / "report.html"
     page.write_text(render_html(report), encoding="utf-8")
     shot = tmp_path / "out.png"
-    command = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--no-first-run", "--host-resolver-rules=MAP * ~NOTFOUND",
-               f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
-               f"--window-size={WIDTH},{HEIGHT}", page.as_uri()]
+    command = [
+        BROWSER,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--screenshot={shot}",
+        f"--window-size={WIDTH},{HEIGHT}",
+        page.as_uri(),
+    ]
     env = dict(os.environ, HOME=str(tmp_path))
     result = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env, cwd=tmp_path)
     assert shot.exists(), f"no screenshot; chromium said: {result.stderr[-2000:]}"

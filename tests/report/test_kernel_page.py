@@ -48,12 +48,17 @@ def test_the_input_is_not_modified():
 def test_op_types_of_rows_their_rollup_and_filter():
     page = kernel_page(ROWS)
     assert {row["name"]: row["op_type"] for row in page["rows"]} == {
-        "a_relu": "elementwise", "b_gemm": "matmul_conv", "d_copy": "copy", "C_conv": "matmul_conv"}
+        "a_relu": "elementwise",
+        "b_gemm": "matmul_conv",
+        "d_copy": "copy",
+        "C_conv": "matmul_conv",
+    }
     assert page["kernel_time_us"] == 20.0
     assert page["op_types"] == [
         {"op_type": "elementwise", "total_us": 9.0, "kernels": 1, "occurrences": 0, "share_pct": 45.0},
         {"op_type": "matmul_conv", "total_us": 6.0, "kernels": 2, "occurrences": 0, "share_pct": 30.0},
-        {"op_type": "copy", "total_us": 5.0, "kernels": 1, "occurrences": 0, "share_pct": 25.0}]
+        {"op_type": "copy", "total_us": 5.0, "kernels": 1, "occurrences": 0, "share_pct": 25.0},
+    ]
     filtered = kernel_page(ROWS, op_type_filter="matmul_conv")
     assert names(filtered) == ["b_gemm", "C_conv"] and filtered["total"] == 2 and filtered["total_unfiltered"] == 4
     assert filtered["op_types"] == page["op_types"]  # the rollup is of the whole table

@@ -13,8 +13,20 @@ from tb_gpu_advisor.report.safe_text import escape_controls, valid_unicode
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
 
 HOSTILE = "k\ud800\u202eevil\u2067x\u2069\u200f\udc80"  # two lone surrogates (a pair would decode to one char)
-BIDI = ("\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\u200e",
-        "\u200f", "\u061c")
+BIDI = (
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+)
 
 
 @pytest.fixture(scope="module")
@@ -23,9 +35,12 @@ def trace(tmp_path_factory):
     events = []
     for step in range(4):
         at = 1_000 + step * 1_000
-        events += [x_event("user_annotation", f"ProfilerStep#{step}", at, 900), launch(at + 10, 5, 100 + step),
-                   kernel(HOSTILE, at + 100, 500, 100 + step, grid=[4, 1, 1], block=[128, 1, 1]),
-                   x_event("cpu_op", "aten::" + HOSTILE, at + 5, 50)]
+        events += [
+            x_event("user_annotation", f"ProfilerStep#{step}", at, 900),
+            launch(at + 10, 5, 100 + step),
+            kernel(HOSTILE, at + 100, 500, 100 + step, grid=[4, 1, 1], block=[128, 1, 1]),
+            x_event("cpu_op", "aten::" + HOSTILE, at + 5, 50),
+        ]
     path = tmp_path_factory.mktemp("hostile") / "host.pt.trace.json"
     path.write_text(trace_text(events), encoding="utf-8")
     assert "\\ud800" in path.read_text(encoding="utf-8")
@@ -80,10 +95,13 @@ def test_json_has_no_surrogate_and_parses_strictly(trace):
         elif isinstance(value, list):
             for item in value:
                 walk(item)
+
     walk(json.loads(text))
     for string in strings:
         string.encode("utf-8")
-    assert any("k\ufffd\u202eevil\u2067x\u2069\u200f\ufffd" in s for s in strings)  # the name kept, only its surrogates replaced
+    assert any(
+        "k\ufffd\u202eevil\u2067x\u2069\u200f\ufffd" in s for s in strings
+    )  # the name kept, only its surrogates replaced
 
 
 def test_finite_serves_valid_unicode_keys_and_values():

@@ -4,9 +4,16 @@
 def summary(report):
     """The headline numbers a scenario test pins."""
     s = report["summary"]
-    return {"busy": s["gpu_busy_pct"], "input_wait": s["input_wait_pct"], "step_ms": s["step_time_ms"]["mean"],
-            "steps": s["step_time_ms"]["count"], "stdev": s["step_time_ms"]["stdev"], "source": s["step_source"],
-            "kernels": report["launch"]["kernel_count"], "kernel_rows": len(report["kernels"])}
+    return {
+        "busy": s["gpu_busy_pct"],
+        "input_wait": s["input_wait_pct"],
+        "step_ms": s["step_time_ms"]["mean"],
+        "steps": s["step_time_ms"]["count"],
+        "stdev": s["step_time_ms"]["stdev"],
+        "source": s["step_source"],
+        "kernels": report["launch"]["kernel_count"],
+        "kernel_rows": len(report["kernels"]),
+    }
 
 
 def breakdown(report):

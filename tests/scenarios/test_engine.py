@@ -22,8 +22,12 @@ def test_short_kernels_wait_for_their_launches_and_long_ones_queue(tmp_path):
     builder = TraceBuilder()
     gpu = Gpu(builder.gpu(0, **A100_SXM4_80GB.plane_kwargs()), A100_SXM4_80GB)
     thread = builder.thread("tf_Compute/1", thread_id=1)
-    ops = [Op("a:Relu", (_kernel("tiny", 2.0),)), Op("b:Relu", (_kernel("tiny", 2.0),)),
-           Op("c:MatMul", (_kernel("long", 50.0),)), Op("d:Relu", (_kernel("tiny", 2.0),))]
+    ops = [
+        Op("a:Relu", (_kernel("tiny", 2.0),)),
+        Op("b:Relu", (_kernel("tiny", 2.0),)),
+        Op("c:MatMul", (_kernel("long", 50.0),)),
+        Op("d:Relu", (_kernel("tiny", 2.0),)),
+    ]
     end = launch_ops(thread, gpu, ops, 100.0, costs=COSTS)
     assert end == 100.0 + 4 * 8.0  # 1 + 4 + 1 us per op and 2 us between ops
     activity = _model(builder, tmp_path).gpus[0].activity
@@ -48,9 +52,11 @@ def test_synchronous_copies_hold_the_calling_thread(tmp_path):
     builder = TraceBuilder()
     gpu = Gpu(builder.gpu(0, **A100_SXM4_80GB.plane_kwargs()), A100_SXM4_80GB)
     python = builder.thread("python")
-    host_end, device_end = memcpy(python, gpu, "h2d", 10.0, 1 << 20, 100.0, src="pageable", dst="device",
-                                  is_async=False, stream=13)
+    host_end, device_end = memcpy(
+        python, gpu, "h2d", 10.0, 1 << 20, 100.0, src="pageable", dst="device", is_async=False, stream=13
+    )
     assert (device_end, host_end) == (114.0, 115.0)
-    host_end, device_end = memcpy(python, gpu, "h2d", 200.0, 1 << 20, 40.0, src="pinned", dst="device",
-                                  is_async=True, stream=13)
+    host_end, device_end = memcpy(
+        python, gpu, "h2d", 200.0, 1 << 20, 40.0, src="pinned", dst="device", is_async=True, stream=13
+    )
     assert (device_end, host_end) == (244.0, 205.0)

@@ -7,10 +7,27 @@ from tb_gpu_advisor.scenarios import host_bound
 
 def test_cpu_ops_on_the_launch_threads_starve_the_gpu(built):
     report = built("host_bound").report
-    assert summary(report) == {"busy": 25.7, "input_wait": 0.1, "step_ms": 27.896, "steps": 5, "stdev": 0.0,
-                               "source": "host", "kernels": 575, "kernel_rows": 115}
-    assert breakdown(report) == {"compute_16bit": 21.83, "compute_32bit": 3.81, "d2h": 0.01, "h2d": 0.05,
-                                 "input_wait": 0.1, "launch": 0.78, "host_wait": 0.02, "host": 73.35, "idle": 0.05}
+    assert summary(report) == {
+        "busy": 25.7,
+        "input_wait": 0.1,
+        "step_ms": 27.896,
+        "steps": 5,
+        "stdev": 0.0,
+        "source": "host",
+        "kernels": 575,
+        "kernel_rows": 115,
+    }
+    assert breakdown(report) == {
+        "compute_16bit": 21.83,
+        "compute_32bit": 3.81,
+        "d2h": 0.01,
+        "h2d": 0.05,
+        "input_wait": 0.1,
+        "launch": 0.78,
+        "host_wait": 0.02,
+        "host": 73.35,
+        "idle": 0.05,
+    }
     assert report["steps"][0]["breakdown_ms"]["host"] == 20.462
     # The tokenizer ops take 16.8 ms of every step on the executor thread.
     totals = built("host_bound").model.host_activity.op_totals
@@ -21,8 +38,16 @@ def test_cpu_ops_on_the_launch_threads_starve_the_gpu(built):
 
 def test_fix_launches_from_a_private_gpu_thread(built):
     report = built("host_bound_fixed").report
-    assert summary(report) == {"busy": 98.59, "input_wait": 0.39, "step_ms": 7.2635, "steps": 5, "stdev": 0.0,
-                               "source": "host", "kernels": 575, "kernel_rows": 115}
+    assert summary(report) == {
+        "busy": 98.59,
+        "input_wait": 0.39,
+        "step_ms": 7.2635,
+        "steps": 5,
+        "stdev": 0.0,
+        "source": "host",
+        "kernels": 575,
+        "kernel_rows": 115,
+    }
     names = host_op_names(built("host_bound_fixed").model)
     assert "StringSplit/StringSplitV2:StringSplitV2" in names  # now inside tf.data's map function
     assert not any(name.startswith("RaggedToTensor") for name in names)
@@ -45,16 +70,27 @@ def test_no_fix_advises_jit_compile_on_a_step_with_string_ops_and_py_function(bu
     assert report["summary"]["framework"] == "tensorflow"
     for finding in report["findings"]:
         code = [line for line in finding["fix"].splitlines() if line.startswith("    ")]
-        assert not any("jit_compile=True" in line and "#" not in line.split("jit_compile=True")[0]
-                       and "now only tensor math" not in line for line in code), finding["id"]
+        assert not any(
+            "jit_compile=True" in line
+            and "#" not in line.split("jit_compile=True")[0]
+            and "now only tensor math" not in line
+            for line in code
+        ), finding["id"]
     host = next(f for f in report["findings"] if f["id"] == "host.gpu_idle_host_busy")
     assert host["fix_summary"].startswith("Move the step's string/Python ops into tf.data")
     assert host["evidence"]["pointers"]["xla_incompatible_ops"] == [
-        "EagerPyFunc (tf.py_function)", "StringSplitV2", "StringToHashBucketFast", "RaggedTensorToTensor"]
+        "EagerPyFunc (tf.py_function)",
+        "StringSplitV2",
+        "StringToHashBucketFast",
+        "RaggedTensorToTensor",
+    ]
     names = [op["name"] for op in host["evidence"]["pointers"]["host_ops"]]
-    assert names[:4] == ["feature_hashing/EagerPyFunc:EagerPyFunc", "StringSplit/StringSplitV2:StringSplitV2",
-                         "StringToHashBucketFast:StringToHashBucketFast",
-                         "RaggedToTensor/RaggedTensorToTensor:RaggedTensorToTensor"]
+    assert names[:4] == [
+        "feature_hashing/EagerPyFunc:EagerPyFunc",
+        "StringSplit/StringSplitV2:StringSplitV2",
+        "StringToHashBucketFast:StringToHashBucketFast",
+        "RaggedToTensor/RaggedTensorToTensor:RaggedTensorToTensor",
+    ]
     assert not any(name.endswith("Produce") or name.startswith("Iterator::") for name in names)
     python = next(f for f in report["findings"] if f["id"] == "host.python_function")
     assert "once per step: it runs inside the training step" in python["summary"]

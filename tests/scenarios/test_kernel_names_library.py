@@ -7,14 +7,17 @@ from tb_gpu_advisor.scenarios import kernels as k
 from tb_gpu_advisor.scenarios.devices import A100_SXM4_80GB, H100_SXM5_80GB, V100_SXM2_16GB
 
 
-@pytest.mark.parametrize("spec, math_kind, prefix, tensor_cores, low_precision", [
-    (V100_SXM2_16GB, "fp16", "volta_fp16_s884gemm_fp16_128x128_ldg8_f2f_nn", True, True),
-    (V100_SXM2_16GB, "fp32", "volta_sgemm_128x64_nn", False, False),
-    (A100_SXM4_80GB, "fp32", "ampere_sgemm_128x64_nn", False, False),
-    (A100_SXM4_80GB, "tf32", "ampere_tf32_s1688gemm_tf32_128x128", True, False),
-    (A100_SXM4_80GB, "fp16", "ampere_fp16_s16816gemm_fp16_128x128", True, True),
-    (H100_SXM5_80GB, "bf16", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn", True, True),
-])
+@pytest.mark.parametrize(
+    "spec, math_kind, prefix, tensor_cores, low_precision",
+    [
+        (V100_SXM2_16GB, "fp16", "volta_fp16_s884gemm_fp16_128x128_ldg8_f2f_nn", True, True),
+        (V100_SXM2_16GB, "fp32", "volta_sgemm_128x64_nn", False, False),
+        (A100_SXM4_80GB, "fp32", "ampere_sgemm_128x64_nn", False, False),
+        (A100_SXM4_80GB, "tf32", "ampere_tf32_s1688gemm_tf32_128x128", True, False),
+        (A100_SXM4_80GB, "fp16", "ampere_fp16_s16816gemm_fp16_128x128", True, True),
+        (H100_SXM5_80GB, "bf16", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn", True, True),
+    ],
+)
 def test_gemm_names(spec, math_kind, prefix, tensor_cores, low_precision):
     kernel = k.gemm(spec, 4096, 4096, 1024, math_kind)
     assert kernel.name.startswith(prefix)

@@ -7,10 +7,25 @@ from tb_gpu_advisor.analysis.kernel_names import is_low_precision
 
 def test_launch_bound_gpu_idles_between_tiny_kernels(built):
     report = built("launch_bound").report
-    assert summary(report) == {"busy": 23.12, "input_wait": 0.28, "step_ms": 9.972, "steps": 4, "stdev": 0.0,
-                               "source": "host", "kernels": 3412, "kernel_rows": 853}
-    assert breakdown(report) == {"compute_32bit": 23.05, "d2h": 0.02, "h2d": 0.05, "input_wait": 0.28,
-                                 "launch": 33.11, "host": 43.41, "idle": 0.08}
+    assert summary(report) == {
+        "busy": 23.12,
+        "input_wait": 0.28,
+        "step_ms": 9.972,
+        "steps": 4,
+        "stdev": 0.0,
+        "source": "host",
+        "kernels": 3412,
+        "kernel_rows": 853,
+    }
+    assert breakdown(report) == {
+        "compute_32bit": 23.05,
+        "d2h": 0.02,
+        "h2d": 0.05,
+        "input_wait": 0.28,
+        "launch": 33.11,
+        "host": 43.41,
+        "idle": 0.08,
+    }
     launch = report["launch"]
     assert (launch["count"], launch["tiny_kernel_count"], launch["per_step"]) == (3412, 3388, 853.0)
     # The GPU is idle when each launch arrives: every kernel starts 6 us after its launch call began.
@@ -22,17 +37,27 @@ def test_launch_bound_gpu_idles_between_tiny_kernels(built):
 def test_launch_bound_kernels_are_unfused_tensorflow_and_eigen_kernels(built):
     kernels = built("launch_bound").report["kernels"]
     names = {k["name"] for k in kernels}
-    assert any(name.startswith("void Eigen::internal::EigenMetaKernel<") and "scalar_logistic_op" in name
-               for name in names)
+    assert any(
+        name.startswith("void Eigen::internal::EigenMetaKernel<") and "scalar_logistic_op" in name for name in names
+    )
     assert any(name.startswith("ampere_tf32_s1688gemm_tf32_64x64") for name in names)
     assert {k["op_name"] for k in kernels if "ApplyAdamKernel" in k["name"]} == {
-        f"Adam/Adam/update_{i}/ResourceApplyAdam" for i in range(8)}
+        f"Adam/Adam/update_{i}/ResourceApplyAdam" for i in range(8)
+    }
 
 
 def test_xla_fix_runs_fused_kernels_back_to_back(built):
     report = built("launch_bound_fixed").report
-    assert summary(report) == {"busy": 85.34, "input_wait": 3.35, "step_ms": 0.8355, "steps": 4, "stdev": 0.0,
-                               "source": "host", "kernels": 504, "kernel_rows": 126}
+    assert summary(report) == {
+        "busy": 85.34,
+        "input_wait": 3.35,
+        "step_ms": 0.8355,
+        "steps": 4,
+        "stdev": 0.0,
+        "source": "host",
+        "kernels": 504,
+        "kernel_rows": 126,
+    }
     assert report["launch"]["per_step"] == 126.0
     fusions = [k for k in report["kernels"] if "fusion" in k["name"]]
     assert len(fusions) == 53

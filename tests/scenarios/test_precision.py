@@ -5,10 +5,24 @@ from tests.scenarios.scenario_checks import breakdown, summary
 
 def test_fp32_run_uses_no_tensor_cores(built):
     report = built("fp32_on_tensor_cores").report
-    assert summary(report) == {"busy": 99.88, "input_wait": 0.04, "step_ms": 74.4155, "steps": 5, "stdev": 0.0,
-                               "source": "host", "kernels": 1470, "kernel_rows": 294}
-    assert breakdown(report) == {"compute_32bit": 99.86, "h2d": 0.01, "input_wait": 0.04, "launch": 0.02,
-                                 "host": 0.05, "idle": 0.01}
+    assert summary(report) == {
+        "busy": 99.88,
+        "input_wait": 0.04,
+        "step_ms": 74.4155,
+        "steps": 5,
+        "stdev": 0.0,
+        "source": "host",
+        "kernels": 1470,
+        "kernel_rows": 294,
+    }
+    assert breakdown(report) == {
+        "compute_32bit": 99.86,
+        "h2d": 0.01,
+        "input_wait": 0.04,
+        "launch": 0.02,
+        "host": 0.05,
+        "idle": 0.01,
+    }
     kernels = report["kernels"]
     assert not any(k["uses_tensor_cores"] for k in kernels)
     sgemm = [k for k in kernels if k["name"].startswith("ampere_sgemm_")]
@@ -23,8 +37,16 @@ def test_fp32_run_uses_no_tensor_cores(built):
 
 def test_mixed_precision_runs_matmuls_on_tensor_cores(built):
     report = built("fp32_on_tensor_cores_fixed").report
-    assert summary(report) == {"busy": 98.99, "input_wait": 0.18, "step_ms": 15.255, "steps": 5, "stdev": 0.0,
-                               "source": "host", "kernels": 1655, "kernel_rows": 331}
+    assert summary(report) == {
+        "busy": 98.99,
+        "input_wait": 0.18,
+        "step_ms": 15.255,
+        "steps": 5,
+        "stdev": 0.0,
+        "source": "host",
+        "kernels": 1655,
+        "kernel_rows": 331,
+    }
     assert report["summary"]["breakdown_pct"]["compute_16bit"] == 85.85
     gemms = [k for k in report["kernels"] if "gemm" in k["name"]]
     # Every matmul but the float32 classifier head (2 outputs) runs in float16 on the Tensor Cores.

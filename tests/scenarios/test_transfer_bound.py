@@ -7,10 +7,26 @@ from tb_gpu_advisor.scenarios import transfer_bound
 
 def test_transfer_bound_copies_pageable_synchronously_every_step(built):
     report = built("transfer_bound").report
-    assert summary(report) == {"busy": 99.6, "input_wait": 0.0, "step_ms": 18.3075, "steps": 5, "stdev": 0.0,
-                               "source": "host", "kernels": 750, "kernel_rows": 150}
-    assert breakdown(report) == {"compute_16bit": 58.15, "compute_32bit": 0.71, "d2h": 0.01, "h2d": 40.73,
-                                 "launch": 0.02, "host_wait": 0.05, "host": 0.25, "idle": 0.07}
+    assert summary(report) == {
+        "busy": 99.6,
+        "input_wait": 0.0,
+        "step_ms": 18.3075,
+        "steps": 5,
+        "stdev": 0.0,
+        "source": "host",
+        "kernels": 750,
+        "kernel_rows": 150,
+    }
+    assert breakdown(report) == {
+        "compute_16bit": 58.15,
+        "compute_32bit": 0.71,
+        "d2h": 0.01,
+        "h2d": 40.73,
+        "launch": 0.02,
+        "host_wait": 0.05,
+        "host": 0.25,
+        "idle": 0.07,
+    }
     # The synchronous pageable copy calls return only after their copies end: host waits, not launches.
     per_step = transfer_bound.IMAGES + transfer_bound.MASKS
     assert per_step == 67_108_864
@@ -22,8 +38,16 @@ def test_transfer_bound_copies_pageable_synchronously_every_step(built):
 
 def test_fix_copies_the_same_bytes_pinned_and_overlapped(built):
     report = built("transfer_bound_fixed").report
-    assert summary(report) == {"busy": 99.28, "input_wait": 0.26, "step_ms": 10.8565, "steps": 5, "stdev": 0.0,
-                               "source": "host", "kernels": 750, "kernel_rows": 150}
+    assert summary(report) == {
+        "busy": 99.28,
+        "input_wait": 0.26,
+        "step_ms": 10.8565,
+        "steps": 5,
+        "stdev": 0.0,
+        "source": "host",
+        "kernels": 750,
+        "kernel_rows": 150,
+    }
     assert transfer(report, "h2d") == (10, 5 * 67_108_864, 13980.0, 0, 0)
     assert report["transfers"]["h2d"]["gbps"] == 24.002
     # The copies overlap compute: none of the step is exposed host-to-device time.

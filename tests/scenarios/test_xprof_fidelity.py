@@ -57,28 +57,59 @@ def test_xprof_reads_the_same_kernels(name, built, xprof):
     ours = built(name).report["kernels"]
     theirs = _xprof_kernel_rows(xprof(name, "kernel_stats"))
     assert theirs, "XProf found no kernels"
-    xla = {_launch_key(r["kernel_name"], r["registers_per_thread"], r["shmem_bytes"], r["block_dim"],
-                       r["grid_dim"]) for r in theirs if r["op_name"] == XLA_OP_NAME}
+    xla = {
+        _launch_key(r["kernel_name"], r["registers_per_thread"], r["shmem_bytes"], r["block_dim"], r["grid_dim"])
+        for r in theirs
+        if r["op_name"] == XLA_OP_NAME
+    }
     exact_ours, exact_theirs = Counter(), Counter()
     totals_ours, totals_theirs = Counter(), Counter()
     for row in ours:
-        key = _launch_key(row["name"], row["registers_per_thread"], row["shared_memory_bytes"], _dims(row["block"]),
-                          _dims(row["grid"]))
+        key = _launch_key(
+            row["name"],
+            row["registers_per_thread"],
+            row["shared_memory_bytes"],
+            _dims(row["block"]),
+            _dims(row["grid"]),
+        )
         if key in xla:
             totals_ours[key] += row["occurrences"] * 10**6 + round(row["total_us"] * 1000)
         else:
-            exact_ours[key + (row["op_name"], row["occupancy_pct"], row["uses_tensor_cores"],
-                              row["tensor_core_eligible"], row["occurrences"], row["total_us"], row["avg_us"],
-                              row["min_us"], row["max_us"])] += 1
+            exact_ours[
+                key
+                + (
+                    row["op_name"],
+                    row["occupancy_pct"],
+                    row["uses_tensor_cores"],
+                    row["tensor_core_eligible"],
+                    row["occurrences"],
+                    row["total_us"],
+                    row["avg_us"],
+                    row["min_us"],
+                    row["max_us"],
+                )
+            ] += 1
     for row in theirs:
-        key = _launch_key(row["kernel_name"], row["registers_per_thread"], row["shmem_bytes"], row["block_dim"],
-                          row["grid_dim"])
+        key = _launch_key(
+            row["kernel_name"], row["registers_per_thread"], row["shmem_bytes"], row["block_dim"], row["grid_dim"]
+        )
         if key in xla:
             totals_theirs[key] += row["occurrences"] * 10**6 + round(row["total_duration_us"] * 1000)
         else:
-            exact_theirs[key + (row["op_name"], row["occupancy_pct"], row["is_kernel_using_tensor_core"],
-                                row["is_op_tensor_core_eligible"], row["occurrences"], row["total_duration_us"],
-                                row["avg_duration_us"], row["min_duration_us"], row["max_duration_us"])] += 1
+            exact_theirs[
+                key
+                + (
+                    row["op_name"],
+                    row["occupancy_pct"],
+                    row["is_kernel_using_tensor_core"],
+                    row["is_op_tensor_core_eligible"],
+                    row["occurrences"],
+                    row["total_duration_us"],
+                    row["avg_duration_us"],
+                    row["min_duration_us"],
+                    row["max_duration_us"],
+                )
+            ] += 1
     assert exact_ours == exact_theirs
     # XLA kernels: XProf names their op "XlaModule" (it cannot resolve `hlo_op` without the HLO proto) and so
     # merges the rows we keep apart per HLO instruction; occurrences and time per launch shape agree.
@@ -120,9 +151,14 @@ def test_xprof_finds_the_same_steps_and_device_time(name, built, xprof):
         device = our_step["breakdown_ms"]
         # XProf counts CUPTI's MemcpyH2D/D2H as compute (its prefixes are MemcpyHToD/DToH).
         assert their_step["deviceComputeTimeMs"] == pytest.approx(
-            device["compute_16bit"] + device["compute_32bit"] + device["compute_unknown"] + device["h2d"]
-            + device["d2h"] + device["d2d"],
-            abs=1e-9)
+            device["compute_16bit"]
+            + device["compute_32bit"]
+            + device["compute_unknown"]
+            + device["h2d"]
+            + device["d2h"]
+            + device["d2d"],
+            abs=1e-9,
+        )
         assert their_step["deviceCollectivesTimeMs"] == pytest.approx(device["collectives"], abs=1e-9)
         # With a GPU plane present XProf ignores host events: no input, launch or host time, whatever we see.
         assert their_step["infeedTimeMs"] == their_step["kernelLaunchTimeMs"] == 0.0

@@ -77,25 +77,47 @@ def _cli(*argv):
 
 
 def test_check_json_validates_and_keeps_the_exit_status():
-    code, out, _ = _cli("check", "--baseline", DEMO / "input_bound_fixed", "--candidate", DEMO / "input_bound",
-                        "--format", "json")
+    code, out, _ = _cli(
+        "check", "--baseline", DEMO / "input_bound_fixed", "--candidate", DEMO / "input_bound", "--format", "json"
+    )
     document = json.loads(out)
     assert code == 1 and document["passed"] is False and document["status"] == "regression"
     assert document["exit_status"] == 1 and document["reason"].startswith("regression: mean step time")
     assert validate(document, "check") == []
-    code, out, _ = _cli("check", "--baseline", DEMO / "input_bound", "--candidate", DEMO / "input_bound_fixed",
-                        "--format", "json")
+    code, out, _ = _cli(
+        "check", "--baseline", DEMO / "input_bound", "--candidate", DEMO / "input_bound_fixed", "--format", "json"
+    )
     assert code == 0 and json.loads(out)["passed"] is True and validate(json.loads(out), "check") == []
 
 
 def test_check_json_names_every_baseline_run_and_errors_stay_off_stdout():
-    code, out, _ = _cli("check", "--baseline", DEMO / "input_bound_fixed", "--baseline", DEMO / "launch_bound_fixed",
-                        "--candidate", DEMO / "input_bound_fixed", "--metric", "gpu_busy", "--format", "json")
+    code, out, _ = _cli(
+        "check",
+        "--baseline",
+        DEMO / "input_bound_fixed",
+        "--baseline",
+        DEMO / "launch_bound_fixed",
+        "--candidate",
+        DEMO / "input_bound_fixed",
+        "--metric",
+        "gpu_busy",
+        "--format",
+        "json",
+    )
     document = json.loads(out)
     assert [b["run"] for b in document["baselines"]] == ["2026_01_15_09_29_00", "2026_01_15_09_27_00"]
     assert code == document["exit_status"] and document["metric"] == "gpu_busy" and validate(document, "check") == []
-    code, out, err = _cli("check", "--baseline", DEMO / "input_bound", "--candidate",
-                          REAL / "jax0102_cpu_steps.xplane.pb", "--metric", "gpu_busy", "--format", "json")
+    code, out, err = _cli(
+        "check",
+        "--baseline",
+        DEMO / "input_bound",
+        "--candidate",
+        REAL / "jax0102_cpu_steps.xplane.pb",
+        "--metric",
+        "gpu_busy",
+        "--format",
+        "json",
+    )
     assert code == 2 and out == "" and "gpu_busy" in err
 
 
@@ -128,15 +150,18 @@ def test_a_broken_report_fails_and_an_added_key_does_not():
 def test_the_schemas_ship_as_package_data():
     setup = (ROOT / "setup.py").read_text(encoding="utf-8")
     assert '"schema/*.json"' in setup and '"jsonschema' in setup
-    assert sorted(p.name for p in (ROOT / "tb_gpu_advisor" / "schema").glob("*.json")) == \
-        sorted(f"{name}.schema.json" for name in SCHEMA_NAMES)
+    assert sorted(p.name for p in (ROOT / "tb_gpu_advisor" / "schema").glob("*.json")) == sorted(
+        f"{name}.schema.json" for name in SCHEMA_NAMES
+    )
 
 
-REAL_PAIRS = [("cpu_pairs/tf_map_sequential.xplane.pb", "cpu_pairs/tf_map_parallel.xplane.pb"),
-              ("cpu_pairs/jax_jit_op_by_op.xplane.pb", "cpu_pairs/jax_jit_jit.xplane.pb"),
-              ("h200/jax/precision_fp32", "h200/jax/precision_bf16"),
-              ("h200/torch/launch_eager", "h200/torch/launch_compiled"),
-              ("kineto/a100_2rank_nccl.pt.trace.json.gz", "kineto/a100_8rank_control.pt.trace.json.gz")]
+REAL_PAIRS = [
+    ("cpu_pairs/tf_map_sequential.xplane.pb", "cpu_pairs/tf_map_parallel.xplane.pb"),
+    ("cpu_pairs/jax_jit_op_by_op.xplane.pb", "cpu_pairs/jax_jit_jit.xplane.pb"),
+    ("h200/jax/precision_fp32", "h200/jax/precision_bf16"),
+    ("h200/torch/launch_eager", "h200/torch/launch_compiled"),
+    ("kineto/a100_2rank_nccl.pt.trace.json.gz", "kineto/a100_8rank_control.pt.trace.json.gz"),
+]
 
 
 @pytest.mark.parametrize("baseline, candidate", REAL_PAIRS)

@@ -14,14 +14,23 @@ def test_events_with_stats_round_trip_through_upb():
     duration = rng.integers(0, 2**33, count)
     correlation = rng.integers(0, 2**62, count)
     has_ref = rng.random(count) < 0.5
-    stats = [encode.join_rows(encode.varint_field(1, np.full(count, 7)), encode.varint_field(4, correlation)),
-             encode.join_rows(encode.varint_field(1, np.full(count, 8)), encode.double_field(2, duration / 3)),
-             encode.join_rows(encode.varint_field(1, np.full(count, 9)), encode.message_field(
-                 5, encode.take(encode.strings(["a", "ü", ""]), np.arange(count) % 3)))]
-    events = encode.join_rows(encode.varint_field(1, meta), encode.varint_field(2, offset),
-                              encode.varint_field(3, duration), *(encode.message_field(4, s) for s in stats),
-                              encode.message_field(4, encode.join_rows(
-                                  encode.varint_field(1, np.full(count, 10)), encode.varint_field(7, meta)), has_ref))
+    stats = [
+        encode.join_rows(encode.varint_field(1, np.full(count, 7)), encode.varint_field(4, correlation)),
+        encode.join_rows(encode.varint_field(1, np.full(count, 8)), encode.double_field(2, duration / 3)),
+        encode.join_rows(
+            encode.varint_field(1, np.full(count, 9)),
+            encode.message_field(5, encode.take(encode.strings(["a", "ü", ""]), np.arange(count) % 3)),
+        ),
+    ]
+    events = encode.join_rows(
+        encode.varint_field(1, meta),
+        encode.varint_field(2, offset),
+        encode.varint_field(3, duration),
+        *(encode.message_field(4, s) for s in stats),
+        encode.message_field(
+            4, encode.join_rows(encode.varint_field(1, np.full(count, 10)), encode.varint_field(7, meta)), has_ref
+        ),
+    )
     line = schema.XLine.FromString(encode.message_field(4, events).tobytes())
     assert len(line.events) == count
     for index, event in enumerate(line.events):

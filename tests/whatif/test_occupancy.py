@@ -45,8 +45,6 @@ def test_the_replay_moves_queued_work_earlier_but_never_before_its_launch():
     assert replayed_saving_ps(starts, ends, np.array([-np.inf, 90, -np.inf]), np.array([0.5, 1.0, 1.0])) == 10
     assert replayed_saving_ps(starts, ends, np.array([-np.inf, -np.inf, 150]), np.array([0.5, 1.0, 1.0])) == 0
     # an event overlapping the one before it (another stream) moves with it; an empty window saves nothing
-    assert replayed_saving_ps(np.array([0, 50]), np.array([100, 120]), np.full(2, -np.inf), np.array([0.5, 1.0])) \
-        == 0
-    assert replayed_saving_ps(np.array([0, 50]), np.array([100, 120]), np.full(2, -np.inf), np.array([0.5, 0.5])) \
-        == 35
+    assert replayed_saving_ps(np.array([0, 50]), np.array([100, 120]), np.full(2, -np.inf), np.array([0.5, 1.0])) == 0
+    assert replayed_saving_ps(np.array([0, 50]), np.array([100, 120]), np.full(2, -np.inf), np.array([0.5, 0.5])) == 35
     assert replayed_saving_ps(np.array([]), np.array([]), np.array([]), np.array([])) == 0.0

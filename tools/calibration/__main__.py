@@ -13,8 +13,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.calibration", description=__doc__)
     parser.add_argument("--root", default=str(ROOT), help="the repository root holding tests/data/real")
     parser.add_argument("--output", help="where to write (default: ROOT/docs/calibration.md)")
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 when the file differs from what the script produces")
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 when the file differs from what the script produces"
+    )
     args = parser.parse_args(argv)
     output = pathlib.Path(args.output or pathlib.Path(args.root) / "docs" / "calibration.md")
     text = render_markdown(calibration_rows(args.root))

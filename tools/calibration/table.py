@@ -4,8 +4,17 @@ import glob
 import os
 from dataclasses import dataclass, replace
 
-from tools.calibration.pairs import (BOUND_HOLDS, BOUND_MAX_FACTOR, DEMO_PAIRS, EXACT, HELD_OUT_PAIRS,
-                                             HELD_OUT_RUNS_GLOB, NOT_ABOVE, REAL_PAIRS, TOLERANCE)
+from tools.calibration.pairs import (
+    BOUND_HOLDS,
+    BOUND_MAX_FACTOR,
+    DEMO_PAIRS,
+    EXACT,
+    HELD_OUT_PAIRS,
+    HELD_OUT_RUNS_GLOB,
+    NOT_ABOVE,
+    REAL_PAIRS,
+    TOLERANCE,
+)
 from tools.calibration.runs import RUNS_GLOB, run_spreads
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.comparison.predictions import DEFAULT_KIND, bound_score, check
@@ -111,8 +120,7 @@ def _within_cell(row):
 def _held_cell(row):
     if row.bound_score is None:
         return "-"
-    return "exceeded: the estimate was too low" if row.bound_score == "bound_exceeded" else \
-        _HELD_WORDS[row.bound_score]
+    return "exceeded: the estimate was too low" if row.bound_score == "bound_exceeded" else _HELD_WORDS[row.bound_score]
 
 
 def _spread_cell(spread):
@@ -126,8 +134,7 @@ def _demo_report(root, name):
     users compare)."""
     paths = glob.glob(os.path.join(root, DEMO_DIR, name, *PROFILE_SUBDIR, "*", "*" + XPLANE_SUFFIX))
     if len(paths) != 1:
-        raise FileNotFoundError(f"{os.path.join(root, DEMO_DIR, name)}: expected one demo profile, found "
-                                f"{len(paths)}")
+        raise FileNotFoundError(f"{os.path.join(root, DEMO_DIR, name)}: expected one demo profile, found {len(paths)}")
     return host_report(load_model(paths[0]))
 
 
@@ -149,8 +156,20 @@ def _row(group, pair, finding, base, cand, tolerance, note):
     predicted = ours.get("estimated_speedup")
     status = checked[finding]["status"] if finding in checked else "persisting"
     result = check(predicted, measured["value"] if measured else None)
-    return Row(group, pair, finding, status, predicted, ours.get("speedup_kind") or DEFAULT_KIND, measured,
-               result["ratio"], result["within_tolerance"], tolerance, note, combined)
+    return Row(
+        group,
+        pair,
+        finding,
+        status,
+        predicted,
+        ours.get("speedup_kind") or DEFAULT_KIND,
+        measured,
+        result["ratio"],
+        result["within_tolerance"],
+        tolerance,
+        note,
+        combined,
+    )
 
 
 def _addressed(report, category):
@@ -165,13 +184,29 @@ def calibration_rows(root):
     for pair in DEMO_PAIRS:
         base = _demo_report(root, pair.problem)
         cand = _demo_report(root, pair.fixed)
-        rows.append(_row("demo", f"{pair.problem} -> {pair.fixed}", _addressed(base, pair.finding_category),
-                         base, cand, pair.tolerance, pair.note))
+        rows.append(
+            _row(
+                "demo",
+                f"{pair.problem} -> {pair.fixed}",
+                _addressed(base, pair.finding_category),
+                base,
+                cand,
+                pair.tolerance,
+                pair.note,
+            )
+        )
     for group, pairs, pattern in (("real", REAL_PAIRS, RUNS_GLOB), ("held_out", HELD_OUT_PAIRS, HELD_OUT_RUNS_GLOB)):
         spreads = run_spreads(root, pattern)
         for pair in pairs:
-            row = _row(group, pair.name, pair.finding, _file_report(root, pair.problem),
-                       _file_report(root, pair.fixed), None, pair.note)
+            row = _row(
+                group,
+                pair.name,
+                pair.finding,
+                _file_report(root, pair.problem),
+                _file_report(root, pair.fixed),
+                None,
+                pair.note,
+            )
             rows.append(replace(row, spread=spreads.get(pair.name), fitted_on=pair.fitted_on))
     return rows
 
@@ -207,16 +242,33 @@ def _cell(text):
 def _table(rows, demo, runs="idle runs"):
     if not demo:
         return _real_table(rows, runs)
-    headers = ["pair", "finding", "status", "predicted (kind)", "measured (95% CI)", "predicted / measured",
-               f"within {TOLERANCE:.0%}? (a bound: held?)", "combined estimate (kind, ratio)",
-               "meets its tolerance?", "note"]
+    headers = [
+        "pair",
+        "finding",
+        "status",
+        "predicted (kind)",
+        "measured (95% CI)",
+        "predicted / measured",
+        f"within {TOLERANCE:.0%}? (a bound: held?)",
+        "combined estimate (kind, ratio)",
+        "meets its tolerance?",
+        "note",
+    ]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     for row in rows:
         bound = {EXACT: "within", BOUND_HOLDS: "bound holds"}.get(row.tolerance, "not above")
-        cells = [row.pair, f"`{row.finding}`" if row.finding else "-", row.status, _predicted_cell(row),
-                 _measured_cell(row.measured), "-" if row.ratio is None else f"{row.ratio:.2f}",
-                 _score_cell(row), _combined_cell(row.combined),
-                 _meets_cell(row, bound), row.note or ""]
+        cells = [
+            row.pair,
+            f"`{row.finding}`" if row.finding else "-",
+            row.status,
+            _predicted_cell(row),
+            _measured_cell(row.measured),
+            "-" if row.ratio is None else f"{row.ratio:.2f}",
+            _score_cell(row),
+            _combined_cell(row.combined),
+            _meets_cell(row, bound),
+            row.note or "",
+        ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return lines
 
@@ -227,23 +279,47 @@ def _meets_cell(row, bound):
         if not combined or combined.get("ratio") is None:
             return "no (not above; a bound cannot fail it and there is no combined estimate to judge)"
         kind = "bound" if combined["predicted_kind"] == BOUND else "estimate"
-        score = _HELD_WORDS.get(combined.get("score")) or ("within" if combined.get("within_tolerance") else
-                                                           "not within")
-        return (f"{'yes' if row.meets_tolerance else 'no'}: n/a for the finding (the fix did more than the finding; "
-                f"the combined {kind} {combined['predicted']:.2f}x {score})")
+        score = _HELD_WORDS.get(combined.get("score")) or (
+            "within" if combined.get("within_tolerance") else "not within"
+        )
+        return (
+            f"{'yes' if row.meets_tolerance else 'no'}: n/a for the finding (the fix did more than the finding; "
+            f"the combined {kind} {combined['predicted']:.2f}x {score})"
+        )
     return f"{'yes' if row.meets_tolerance else 'no'} ({bound})"
 
 
 def _real_table(rows, runs):
-    headers = ["pair", "finding", "status", "predicted (kind)", "measured (95% CI)",
-               f"run-to-run (wall clock, {runs})", "predicted / measured", f"within {TOLERANCE:.0%}?",
-               "a bound: held?", "combined estimate (kind, ratio)", "model tuned on this pair?", "note"]
+    headers = [
+        "pair",
+        "finding",
+        "status",
+        "predicted (kind)",
+        "measured (95% CI)",
+        f"run-to-run (wall clock, {runs})",
+        "predicted / measured",
+        f"within {TOLERANCE:.0%}?",
+        "a bound: held?",
+        "combined estimate (kind, ratio)",
+        "model tuned on this pair?",
+        "note",
+    ]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     for row in rows:
-        cells = [row.pair, f"`{row.finding}`" if row.finding else "-", row.status, _predicted_cell(row),
-                 _measured_cell(row.measured), _spread_cell(row.spread),
-                 "-" if row.ratio is None else f"{row.ratio:.2f}", _within_cell(row), _held_cell(row),
-                 _combined_cell(row.combined), f"yes: {row.fitted_on}" if row.fitted_on else "no", row.note or ""]
+        cells = [
+            row.pair,
+            f"`{row.finding}`" if row.finding else "-",
+            row.status,
+            _predicted_cell(row),
+            _measured_cell(row.measured),
+            _spread_cell(row.spread),
+            "-" if row.ratio is None else f"{row.ratio:.2f}",
+            _within_cell(row),
+            _held_cell(row),
+            _combined_cell(row.combined),
+            f"yes: {row.fitted_on}" if row.fitted_on else "no",
+            row.note or "",
+        ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return lines
 
@@ -258,22 +334,27 @@ def _score_line(label, rows):
     hits = sum(1 for row in rows if row.hit)
     share = hits / len(rows)
     predicted = [row for row in rows if row.error_factor is not None]
-    text = (f"{label}: {hits} of {len(rows)} within {TOLERANCE:.0%} of the measured speedup "
-            f"({100 * share:.0f}%; goal: at least {GOAL_SHARE:.0%})")
+    text = (
+        f"{label}: {hits} of {len(rows)} within {TOLERANCE:.0%} of the measured speedup "
+        f"({100 * share:.0f}%; goal: at least {GOAL_SHARE:.0%})"
+    )
     worst = max(predicted, key=lambda row: row.error_factor) if predicted else None
     if worst is not None:
-        text += (f"; max error {worst.error_factor:.2f}x ({worst.pair}, predicted / measured {worst.ratio:.2f}; "
-                 f"goal: under {GOAL_MAX_ERROR:g}x)")
+        text += (
+            f"; max error {worst.error_factor:.2f}x ({worst.pair}, predicted / measured {worst.ratio:.2f}; "
+            f"goal: under {GOAL_MAX_ERROR:g}x)"
+        )
     missing = [row.pair for row in rows if row.predicted is None]
     if missing:
         text += f"; no prediction for {len(missing)} ({', '.join(missing)}): counted as misses"
     met = share >= GOAL_SHARE - 1e-9 and worst is not None and worst.error_factor < GOAL_MAX_ERROR and not missing
     bounds = [row for row in rows if row.bound_score is not None]
     parts = []
-    for score, words in (("bound_held", "held"),
-                         ("bound_held_noise", "held within noise (the measured 95% CI includes the bound)"),
-                         ("bound_exceeded", "exceeded by the fix beyond noise, the estimate too low: counted "
-                                            "as misses")):
+    for score, words in (
+        ("bound_held", "held"),
+        ("bound_held_noise", "held within noise (the measured 95% CI includes the bound)"),
+        ("bound_exceeded", "exceeded by the fix beyond noise, the estimate too low: counted as misses"),
+    ):
         pairs = [row.pair for row in bounds if row.bound_score == score]
         if pairs:
             parts.append(f"{len(pairs)} {words} ({', '.join(pairs)})")
@@ -291,8 +372,10 @@ def summary_line(rows):
     text += (": the goal is met" if met else ": the goal is not met") + bounds
     fitted = [row.pair for row in real if row.fitted_on]
     if fitted:
-        text += (f". A model was tuned on {len(fitted)} of these pairs ({', '.join(fitted)}): on those the score "
-                 "measures fit, not prediction; the held-out pairs below measure prediction")
+        text += (
+            f". A model was tuned on {len(fitted)} of these pairs ({', '.join(fitted)}): on those the score "
+            "measures fit, not prediction; the held-out pairs below measure prediction"
+        )
     return text + "."
 
 
@@ -307,8 +390,11 @@ def held_out_summary_line(rows):
         text += ": on pairs they were never tuned on, the models reach the goal's bar"
     else:
         text += ": on pairs they were never tuned on, the models do not reach the goal's bar"
-    misses = [f"{row.pair} ({'no prediction' if row.ratio is None else f'predicted / measured {row.ratio:.2f}'})"
-              for row in held if not row.hit]
+    misses = [
+        f"{row.pair} ({'no prediction' if row.ratio is None else f'predicted / measured {row.ratio:.2f}'})"
+        for row in held
+        if not row.hit
+    ]
     if misses:
         text += f"; missed: {', '.join(misses)}"
     return text + bounds + "."
@@ -323,11 +409,15 @@ def demo_summary_line(rows):
     judged = [row.pair.split(" -> ")[0] for row in demo if row.judged_by_combined and row.ratio is not None]
     exceeded = [row.pair.split(" -> ")[0] for row in demo if row.bound_score == "bound_exceeded"]
     if judged:
-        text += (f"; {len(judged)} of them ({', '.join(judged)}) judged by the combined estimate, since a finding's "
-                 "bound cannot fail `not above`")
+        text += (
+            f"; {len(judged)} of them ({', '.join(judged)}) judged by the combined estimate, since a finding's "
+            "bound cannot fail `not above`"
+        )
     if exceeded:
-        text += (f"; the finding's own bound was exceeded beyond noise on {len(exceeded)} ({', '.join(exceeded)}): "
-                 "the fix did more than that finding")
+        text += (
+            f"; the finding's own bound was exceeded beyond noise on {len(exceeded)} ({', '.join(exceeded)}): "
+            "the fix did more than that finding"
+        )
     return text + "."
 
 

@@ -92,10 +92,20 @@ PAIRS = (
     Pair("tf_eager", "tf", "eager", "function", "GradientTape step eagerly vs under tf.function"),
     Pair("jax_loader", "jax", "inline", "background", "NumPy loader in the step vs a background prefetch thread"),
     Pair("jax_jit", "jax", "op_by_op", "jit", "small deep MLP step op by op vs jax.jit"),
-    Pair("tf_map_python", "tf", "sequential", "parallel",
-         "tf.data map of a pure-Python numpy_function (GIL-bound) sequential vs num_parallel_calls=AUTOTUNE"),
-    Pair("tf_map_compute", "tf", "sequential", "parallel",
-         "tf.data map of TensorFlow compute ops sequential vs num_parallel_calls=AUTOTUNE"),
+    Pair(
+        "tf_map_python",
+        "tf",
+        "sequential",
+        "parallel",
+        "tf.data map of a pure-Python numpy_function (GIL-bound) sequential vs num_parallel_calls=AUTOTUNE",
+    ),
+    Pair(
+        "tf_map_compute",
+        "tf",
+        "sequential",
+        "parallel",
+        "tf.data map of TensorFlow compute ops sequential vs num_parallel_calls=AUTOTUNE",
+    ),
     Pair("jax_adam", "jax", "op_by_op", "jit", "MLP step with an element-wise AdamW update op by op vs jax.jit"),
 )
 HELD_OUT = ("tf_map_python", "tf_map_compute", "jax_adam")  # captured after the models were built
@@ -131,12 +141,22 @@ def _finish(pair, side, run_dir, times, costs, max_mb):
     path = _newest_xplane(run_dir)
     result = trim_module.trim_file(str(path), max_mb, MARKER)
     role = "problem" if side == pair.problem else "fix"
-    kept = times[:result.steps_after]
-    return SideResult(pair.name, side, role, str(path), result.bytes_after, result.steps_after,
-                      round(sum(kept) / len(kept), 3), tuple(round(t, 3) for t in kept), costs)
+    kept = times[: result.steps_after]
+    return SideResult(
+        pair.name,
+        side,
+        role,
+        str(path),
+        result.bytes_after,
+        result.steps_after,
+        round(sum(kept) / len(kept), 3),
+        tuple(round(t, 3) for t in kept),
+        costs,
+    )
 
 
 # --- TensorFlow ------------------------------------------------------------------------------------------------
+
 
 def _import_tensorflow():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -144,6 +164,7 @@ def _import_tensorflow():
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
     import tensorflow as tf
+
     tf.get_logger().setLevel("ERROR")
     return tf
 
@@ -164,6 +185,7 @@ def profiled_tf_loop(tf, run_dir, step, batches, steps, options=None):
     finally:
         tf.profiler.experimental.stop()
     return times
+
 
 class _TensorFlowPairs:
     """The TensorFlow sides: one custom training loop, different input pipelines or execution modes."""
@@ -194,9 +216,12 @@ class _TensorFlowPairs:
 
     def _batch(self, seed=0):
         import numpy as np
+
         rng = np.random.default_rng(seed)
-        return (rng.standard_normal((TF_BATCH, TF_FEATURES)).astype("float32"),
-                rng.integers(0, TF_CLASSES, TF_BATCH).astype("int32"))
+        return (
+            rng.standard_normal((TF_BATCH, TF_FEATURES)).astype("float32"),
+            rng.integers(0, TF_CLASSES, TF_BATCH).astype("int32"),
+        )
 
     def consumer_ms(self, width, depth):
         """Fastest wall time of the compiled step on a batch already in memory (the one least slowed by others)."""
@@ -221,6 +246,7 @@ class _TensorFlowPairs:
 
         def preprocess(x, y):
             return tf.ensure_shape(tf.numpy_function(compute, [x], tf.float32), [TF_FEATURES]), y
+
         return preprocess
 
     def tf_compute_map(self, rows):
@@ -229,19 +255,24 @@ class _TensorFlowPairs:
         stays small."""
         tf = self.tf
         import numpy as np
+
         side = 4 * TF_FEATURES
         weights = tf.constant(np.random.default_rng(4).standard_normal((side, side)).astype("float32") / side)
 
         def preprocess(x, y):
             matrix = tf.tile(x[None, :], [rows, 4])
             return x + tf.reduce_mean(tf.tanh(tf.matmul(matrix, weights))), y
+
         return preprocess
 
     def producer_ms(self, preprocess, keep_sequential):
         """Time per batch of the sequential map alone (no step, no prefetch): 8 batches after 2, over 8. A mean,
         not the fastest: MapAndBatch computes ahead, so single next() calls can return a batch made earlier."""
-        batches = iter(self.dataset(None, parallel_map=False, prefetch=False, preprocess=preprocess,
-                                    keep_sequential=keep_sequential))
+        batches = iter(
+            self.dataset(
+                None, parallel_map=False, prefetch=False, preprocess=preprocess, keep_sequential=keep_sequential
+            )
+        )
         for _ in range(2):
             next(batches)
         started = time.perf_counter()
@@ -257,6 +288,7 @@ class _TensorFlowPairs:
         turns off tf.data's map_parallelization, which runs a sequential map of stateless ops in parallel."""
         tf = self.tf
         import numpy as np
+
         rng = np.random.default_rng(0)
         count = (WARMUP_STEPS + self.steps + 4) * TF_BATCH
         features = rng.standard_normal((count, TF_FEATURES)).astype("float32")
@@ -306,21 +338,35 @@ class _TensorFlowPairs:
         keep_sequential = pair.name == "tf_map_compute"  # stateless ops: TensorFlow would parallelize the map
         probe_ms = self.producer_ms(make_map(probe_cost), keep_sequential)
         cost = max(1, round(probe_cost * MAP_PRODUCER_OVER_STEP * consumer_ms / probe_ms))
-        costs = {"width": width, "depth": depth, "consumer_ms": round(consumer_ms, 3),
-                 "producer_over_step": MAP_PRODUCER_OVER_STEP, f"probe_{unit}": probe_cost,
-                 "probe_producer_ms_per_batch": round(probe_ms, 3), f"{unit}_per_element": cost}
+        costs = {
+            "width": width,
+            "depth": depth,
+            "consumer_ms": round(consumer_ms, 3),
+            "producer_over_step": MAP_PRODUCER_OVER_STEP,
+            f"probe_{unit}": probe_cost,
+            "probe_producer_ms_per_batch": round(probe_ms, 3),
+            f"{unit}_per_element": cost,
+        }
         results = []
         for side, parallel_map in ((pair.problem, False), (pair.fix, True)):
             step = self._step_fn(self._model(width, depth), compiled=True)
-            batches = iter(self.dataset(None, parallel_map, prefetch=True, preprocess=make_map(cost),
-                                        keep_sequential=keep_sequential))
+            batches = iter(
+                self.dataset(
+                    None, parallel_map, prefetch=True, preprocess=make_map(cost), keep_sequential=keep_sequential
+                )
+            )
             run_dir = pathlib.Path(outdir) / f"{pair.name}_{side}"
             results.append(_finish(pair, side, run_dir, self.loop(run_dir, step, batches), costs, max_mb))
         return results
 
     def capture(self, pair, outdir, max_mb):
-        width, depth = {"tf_eager": (32, 12), "tf_map": (1024, 4), "tf_prefetch": (1024, 4),
-                        "tf_map_python": (1024, 4), "tf_map_compute": (1024, 4)}[pair.name]
+        width, depth = {
+            "tf_eager": (32, 12),
+            "tf_map": (1024, 4),
+            "tf_prefetch": (1024, 4),
+            "tf_map_python": (1024, 4),
+            "tf_map_compute": (1024, 4),
+        }[pair.name]
         if pair.name in ("tf_map_python", "tf_map_compute"):
             return self.capture_computing_map(pair, outdir, max_mb, width, depth)
         results = []
@@ -335,10 +381,18 @@ class _TensorFlowPairs:
         ratio = MAP_PRODUCER_OVER_STEP if pair.name == "tf_map" else PREFETCH_PRODUCER_OVER_STEP
         consumer_ms = self.consumer_ms(width, depth)
         element_s = ratio * consumer_ms / 1e3 / TF_BATCH
-        costs = {"width": width, "depth": depth, "consumer_ms": round(consumer_ms, 3),
-                 "element_read_ms": round(element_s * 1e3, 4), "producer_over_step": ratio}
-        sides = ((pair.problem, False, True), (pair.fix, True, True)) if pair.name == "tf_map" else \
-            ((pair.problem, False, False), (pair.fix, False, True))
+        costs = {
+            "width": width,
+            "depth": depth,
+            "consumer_ms": round(consumer_ms, 3),
+            "element_read_ms": round(element_s * 1e3, 4),
+            "producer_over_step": ratio,
+        }
+        sides = (
+            ((pair.problem, False, True), (pair.fix, True, True))
+            if pair.name == "tf_map"
+            else ((pair.problem, False, False), (pair.fix, False, True))
+        )
         for side, parallel_map, prefetch in sides:
             step = self._step_fn(self._model(width, depth), compiled=True)
             batches = iter(self.dataset(element_s, parallel_map, prefetch, batch_first=pair.name == "tf_prefetch"))
@@ -348,6 +402,7 @@ class _TensorFlowPairs:
 
 
 # --- JAX -------------------------------------------------------------------------------------------------------
+
 
 class _AdamStep:
     """An MLP step whose AdamW update is most of its ops: global-norm clipping, both moments, bias correction and
@@ -359,8 +414,10 @@ class _AdamStep:
     def init(self):
         jax, jnp = self.jax, self.jnp
         keys = jax.random.split(jax.random.PRNGKey(3), len(ADAM_WIDTHS))
-        params = [(jax.random.normal(key, (fan_in, fan_out)) / fan_in ** 0.5, jnp.zeros((fan_out,)))
-                  for key, fan_in, fan_out in zip(keys, ADAM_WIDTHS[:-1], ADAM_WIDTHS[1:])]
+        params = [
+            (jax.random.normal(key, (fan_in, fan_out)) / fan_in**0.5, jnp.zeros((fan_out,)))
+            for key, fan_in, fan_out in zip(keys, ADAM_WIDTHS[:-1], ADAM_WIDTHS[1:])
+        ]
         zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
         x = jax.random.normal(keys[-1], (ADAM_BATCH, ADAM_WIDTHS[0]))
         labels = jnp.arange(ADAM_BATCH) % ADAM_WIDTHS[-1]
@@ -384,9 +441,13 @@ class _AdamStep:
         grads = tree_map(lambda g: g * scale, grads)
         m = tree_map(lambda m_, g: 0.9 * m_ + 0.1 * g, m, grads)
         v = tree_map(lambda v_, g: 0.999 * v_ + 0.001 * g * g, v, grads)
-        m_hat_scale, v_hat_scale = 1.0 / (1.0 - 0.9 ** t), 1.0 / (1.0 - 0.999 ** t)
-        params = tree_map(lambda p, m_, v_: p - 1e-3 * ((m_ * m_hat_scale) / (jnp.sqrt(v_ * v_hat_scale) + 1e-8)
-                                                        + 0.01 * p), params, m, v)
+        m_hat_scale, v_hat_scale = 1.0 / (1.0 - 0.9**t), 1.0 / (1.0 - 0.999**t)
+        params = tree_map(
+            lambda p, m_, v_: p - 1e-3 * ((m_ * m_hat_scale) / (jnp.sqrt(v_ * v_hat_scale) + 1e-8) + 0.01 * p),
+            params,
+            m,
+            v,
+        )
         return params, m, v, loss
 
     def run(self, compiled):
@@ -396,23 +457,30 @@ class _AdamStep:
 
         def run(_i):
             state["t"] += 1
-            state["params"], state["m"], state["v"], loss = step(state["params"], state["m"], state["v"],
-                                                                 float(state["t"]), x, labels)
+            state["params"], state["m"], state["v"], loss = step(
+                state["params"], state["m"], state["v"], float(state["t"]), x, labels
+            )
             float(loss)
+
         return run
 
 
 def _capture_jax(pairs, outdir, steps, max_mb):
     from tools.capture import jax_gpu
+
     jax, jnp = jax_gpu._import_jax()
-    work = jax_gpu.Workload(jax, jnp, jax_gpu.SIZES["small"], loader_over_step=JAX_LOADER_OVER_STEP,
-                            loader_read_share=JAX_LOADER_READ_SHARE)
+    work = jax_gpu.Workload(
+        jax, jnp, jax_gpu.SIZES["small"], loader_over_step=JAX_LOADER_OVER_STEP, loader_read_share=JAX_LOADER_READ_SHARE
+    )
     runs = {"jax_loader": ("input_bound", "input_prefetch"), "jax_jit": ("launch_bound", "launch_jit")}
     results = []
     for pair in pairs:
         if pair.name == "jax_adam":
-            costs = {"widths": list(ADAM_WIDTHS), "batch": ADAM_BATCH,
-                     "parameters": sum(a * b + b for a, b in zip(ADAM_WIDTHS[:-1], ADAM_WIDTHS[1:]))}
+            costs = {
+                "widths": list(ADAM_WIDTHS),
+                "batch": ADAM_BATCH,
+                "parameters": sum(a * b + b for a, b in zip(ADAM_WIDTHS[:-1], ADAM_WIDTHS[1:])),
+            }
             for side, compiled in ((pair.problem, False), (pair.fix, True)):
                 run_dir = pathlib.Path(outdir) / f"{pair.name}_{side}"
                 shutil.rmtree(run_dir, ignore_errors=True)
@@ -427,9 +495,13 @@ def _capture_jax(pairs, outdir, steps, max_mb):
             costs = {"sizes": asdict(work.sizes)}
             if pair.name == "jax_loader":
                 read_s, units = work.loader_cost()
-                costs.update(loader_read_ms=round(read_s * 1e3, 3), loader_numpy_units=units,
-                             loader_over_step=JAX_LOADER_OVER_STEP, loader_read_share=JAX_LOADER_READ_SHARE,
-                             healthy_step_ms=round(work.step_ms_estimate, 3))
+                costs.update(
+                    loader_read_ms=round(read_s * 1e3, 3),
+                    loader_numpy_units=units,
+                    loader_over_step=JAX_LOADER_OVER_STEP,
+                    loader_read_share=JAX_LOADER_READ_SHARE,
+                    healthy_step_ms=round(work.step_ms_estimate, 3),
+                )
             results.append(_finish(pair, side, run_dir, list(captured.step_times_ms), costs, max_mb))
     return results, {"jax": jax.__version__, "jaxlib": jax_gpu._jaxlib_version()}
 
@@ -447,8 +519,18 @@ def _capture_framework(framework, names, outdir, steps, max_mb):
 
 def _run_in_subprocess(framework, names, args, outdir):
     """Runs one framework's pairs in a child process (TensorFlow and JAX stay apart); returns its JSON."""
-    command = [sys.executable, "-m", "tools.capture.cpu_pairs", str(outdir), "--framework-only",
-               framework, "--steps", str(args.steps), "--max-mb", str(args.max_mb)]
+    command = [
+        sys.executable,
+        "-m",
+        "tools.capture.cpu_pairs",
+        str(outdir),
+        "--framework-only",
+        framework,
+        "--steps",
+        str(args.steps),
+        "--max-mb",
+        str(args.max_mb),
+    ]
     for name in names:
         command += ["--pair", name]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=1800)
@@ -476,15 +558,26 @@ def _capture_once(args, names, outdir, export):
         sides += child["sides"]
         versions.update(child["versions"])
     import numpy as np
-    summary = {"versions": {**versions, "numpy": np.__version__, "python": platform.python_version()},
-               "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
-                           "load_average_before": load_before, "load_average_after": list(os.getloadavg())},
-               "steps": args.steps, "warmup_steps": WARMUP_STEPS, "pairs": {}}
+
+    summary = {
+        "versions": {**versions, "numpy": np.__version__, "python": platform.python_version()},
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_before": load_before,
+            "load_average_after": list(os.getloadavg()),
+        },
+        "steps": args.steps,
+        "warmup_steps": WARMUP_STEPS,
+        "pairs": {},
+    }
     for side in sides:
         entry = summary["pairs"].setdefault(side["pair"], {"what": _pair(side["pair"]).what})
         entry[side["role"]] = {**side, "path": os.path.relpath(side["path"], outdir)}
-        print(f"{side['pair']} {side['role']} ({side['side']}): {side['steps']} steps, {side['step_ms_mean']:.2f} "
-              f"ms/step, {side['bytes'] / 2**20:.2f} MiB: {side['path']}")
+        print(
+            f"{side['pair']} {side['role']} ({side['side']}): {side['steps']} steps, {side['step_ms_mean']:.2f} "
+            f"ms/step, {side['bytes'] / 2**20:.2f} MiB: {side['path']}"
+        )
         if export:
             export.mkdir(parents=True, exist_ok=True)
             shutil.copy(side["path"], export / f"{side['pair']}_{side['side']}.xplane.pb")
@@ -513,17 +606,27 @@ def _print_spread(summaries):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tools.capture.cpu_pairs", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.capture.cpu_pairs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("outdir", type=pathlib.Path, help="logdir to write the runs into (created if missing)")
     parser.add_argument("--pair", action="append", choices=PAIR_NAMES, help="capture only this pair (repeatable)")
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="profiled steps per side")
     parser.add_argument("--max-mb", type=float, default=DEFAULT_MAX_MB, help="trim each file under this size")
     parser.add_argument("--export", type=pathlib.Path, help="also copy each side to DIR/<pair>_<side>.xplane.pb")
-    parser.add_argument("--repeats", type=int, default=1,
-                        help="capture everything this many times back to back, for the run-to-run spread")
-    parser.add_argument("--runs-label", default="run",
-                        help="with --repeats and --export: each run's pairs.json goes to DIR/runs/LABEL_<k>.json")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="capture everything this many times back to back, for the run-to-run spread",
+    )
+    parser.add_argument(
+        "--runs-label",
+        default="run",
+        help="with --repeats and --export: each run's pairs.json goes to DIR/runs/LABEL_<k>.json",
+    )
     parser.add_argument("--framework-only", choices=("tf", "jax"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     names = args.pair or list(PAIR_NAMES)
@@ -548,7 +651,8 @@ def main(argv=None):
         if args.export:
             (args.export / "runs").mkdir(parents=True, exist_ok=True)
             (args.export / "runs" / f"{args.runs_label}_{run}.json").write_text(
-                (outdir / "pairs.json").read_text(encoding="utf-8"), encoding="utf-8")
+                (outdir / "pairs.json").read_text(encoding="utf-8"), encoding="utf-8"
+            )
     _print_spread(summaries)
     return 0
 

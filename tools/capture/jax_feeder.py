@@ -36,7 +36,7 @@ def _step_function(jax):
     @jax.jit
     def step(weights, batch):
         hidden = jnp.tanh(batch @ weights)
-        return weights - 1e-3 * (batch.T @ hidden), jnp.mean(hidden ** 2)
+        return weights - 1e-3 * (batch.T @ hidden), jnp.mean(hidden**2)
 
     return step
 
@@ -123,15 +123,23 @@ def main(argv=None):
     batch = rng.standard_normal((256, 512)).astype(np.float32)
     step_s = _fastest_step_s(jax, probe, weights, batch)
     batch_s = LOADER_OVER_STEP * step_s
-    record = {"jax": jax.__version__, "numpy": np.__version__, "python": platform.python_version(),
-              "cpu_count": os.cpu_count(), "load_before": os.getloadavg()[0], "step_ms_fastest": round(step_s * 1e3, 3),
-              "loader_batch_ms": round(batch_s * 1e3, 3), "sides": []}
+    record = {
+        "jax": jax.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "load_before": os.getloadavg()[0],
+        "step_ms_fastest": round(step_s * 1e3, 3),
+        "loader_batch_ms": round(batch_s * 1e3, 3),
+        "sides": [],
+    }
     for side, loaders in SIDES:
         run_dir, wall_ms = _capture_side(jax, np, outdir, side, loaders, args.steps, batch_s)
         path = _newest_xplane(run_dir)
         trim_module.main([str(path), "--max-mb", str(args.max_mb), "--marker", MARKER])
-        record["sides"].append({"side": side, "loaders": loaders, "file": f"feeder_{side}.xplane.pb",
-                                "wall_ms_per_step": wall_ms})
+        record["sides"].append(
+            {"side": side, "loaders": loaders, "file": f"feeder_{side}.xplane.pb", "wall_ms_per_step": wall_ms}
+        )
         if args.export:
             shutil.copyfile(path, pathlib.Path(args.export) / f"feeder_{side}.xplane.pb")
     record["load_after"] = os.getloadavg()[0]

@@ -53,6 +53,7 @@ DEFAULT_BUDGET_S = 240.0
 @dataclass(frozen=True)
 class Sizes:
     """Problem sizes of every run; `gpu` fills an H200 for milliseconds per step, `small` suits a CPU."""
+
     name: str
     batch: int
     seq: int
@@ -68,10 +69,34 @@ class Sizes:
 
 
 SIZES = {
-    "gpu": Sizes("gpu", batch=16, seq=1024, d_model=2048, heads=16, mlp=8192, vocab=32768, layers=2,
-                 tiny_batch=256, tiny_width=1024, tiny_layers=32, table_mib=256),
-    "small": Sizes("small", batch=4, seq=64, d_model=128, heads=4, mlp=512, vocab=1024, layers=1,
-                   tiny_batch=32, tiny_width=64, tiny_layers=16, table_mib=8),
+    "gpu": Sizes(
+        "gpu",
+        batch=16,
+        seq=1024,
+        d_model=2048,
+        heads=16,
+        mlp=8192,
+        vocab=32768,
+        layers=2,
+        tiny_batch=256,
+        tiny_width=1024,
+        tiny_layers=32,
+        table_mib=256,
+    ),
+    "small": Sizes(
+        "small",
+        batch=4,
+        seq=64,
+        d_model=128,
+        heads=4,
+        mlp=512,
+        vocab=1024,
+        layers=1,
+        tiny_batch=32,
+        tiny_width=64,
+        tiny_layers=16,
+        table_mib=8,
+    ),
 }
 
 
@@ -92,9 +117,13 @@ RUNS = (
     RunSpec("precision_fp32", "block in fp32, default_matmul_precision('highest')"),
     RunSpec("precision_bf16", "block in bf16", fix_of="precision_fp32"),
     RunSpec("transfer_pageable", "frozen table copied from a NumPy array every step"),
-    RunSpec("transfer_pinned", "frozen table copied from pinned host memory every step", fix_of="transfer_pageable",
-            gpu_only="pinned vs pageable host memory exists only for a GPU: on the CPU backend the host memory "
-                     "is the device memory"),
+    RunSpec(
+        "transfer_pinned",
+        "frozen table copied from pinned host memory every step",
+        fix_of="transfer_pageable",
+        gpu_only="pinned vs pageable host memory exists only for a GPU: on the CPU backend the host memory "
+        "is the device memory",
+    ),
     RunSpec("transfer_on_device", "frozen table kept on the device", fix_of="transfer_pageable"),
 )
 RUN_NAMES = tuple(spec.name for spec in RUNS)
@@ -140,12 +169,20 @@ class Workload:
         def weight(shape, fan_in):
             return (jax.random.normal(next(keys), shape, jnp.float32) / math.sqrt(fan_in)).astype(dtype)
 
-        layers = [{"qkv": weight((s.d_model, 3 * s.d_model), s.d_model),
-                   "out": weight((s.d_model, s.d_model), s.d_model),
-                   "up": weight((s.d_model, s.mlp), s.d_model),
-                   "down": weight((s.mlp, s.d_model), s.mlp)} for _ in range(s.layers)]
-        return {"embed": weight((s.vocab, s.d_model), 1.0), "layers": layers,
-                "unembed": weight((s.d_model, s.vocab), s.d_model)}
+        layers = [
+            {
+                "qkv": weight((s.d_model, 3 * s.d_model), s.d_model),
+                "out": weight((s.d_model, s.d_model), s.d_model),
+                "up": weight((s.d_model, s.mlp), s.d_model),
+                "down": weight((s.mlp, s.d_model), s.mlp),
+            }
+            for _ in range(s.layers)
+        ]
+        return {
+            "embed": weight((s.vocab, s.d_model), 1.0),
+            "layers": layers,
+            "unembed": weight((s.d_model, s.vocab), s.d_model),
+        }
 
     def _layer_norm(self, x):
         mean = x.mean(-1, keepdims=True)
@@ -189,6 +226,7 @@ class Workload:
 
     def tokens(self, seed):
         import numpy as np
+
         rng = np.random.default_rng(seed)
         return rng.integers(0, self.sizes.vocab, (self.sizes.batch, self.sizes.seq + 1), dtype=np.int32)
 
@@ -196,6 +234,7 @@ class Workload:
     def load_batch(self, seed):
         """A batch of token ids after a read wait and NumPy shuffles (stand-ins for reading and decoding)."""
         import numpy as np
+
         read_s, units = self.loader_cost()
         time.sleep(read_s)
         rng = np.random.default_rng(seed)
@@ -203,7 +242,7 @@ class Workload:
         for _ in range(units):
             keys = np.sort(keys + np.float32(0.5) * rng.random(LOADER_UNIT_ELEMENTS, dtype=np.float32))
         batch = self.tokens(seed)
-        batch[:, 0] = (keys[:batch.shape[0]] * self.sizes.vocab).astype(np.int32) % self.sizes.vocab
+        batch[:, 0] = (keys[: batch.shape[0]] * self.sizes.vocab).astype(np.int32) % self.sizes.vocab
         return batch
 
     def loader_cost(self):
@@ -211,6 +250,7 @@ class Workload:
         on this machine, `loader_read_share` of it waiting as a storage read would, the rest NumPy work."""
         if self._loader_cost is None:
             import numpy as np
+
             target_ms = self.loader_over_step * self.measure_healthy_step_ms()
             rng = np.random.default_rng(1)
             keys = rng.random(LOADER_UNIT_ELEMENTS, dtype=np.float32)
@@ -218,8 +258,10 @@ class Workload:
             for _ in range(8):
                 keys = np.sort(keys + np.float32(0.5) * rng.random(LOADER_UNIT_ELEMENTS, dtype=np.float32))
             unit_ms = (time.perf_counter() - started) * 1e3 / 8
-            self._loader_cost = (self.loader_read_share * target_ms / 1e3,
-                                 max(1, round((1 - self.loader_read_share) * target_ms / unit_ms)))
+            self._loader_cost = (
+                self.loader_read_share * target_ms / 1e3,
+                max(1, round((1 - self.loader_read_share) * target_ms / unit_ms)),
+            )
         return self._loader_cost
 
     def measure_healthy_step_ms(self):
@@ -242,8 +284,13 @@ class Workload:
     def init_tiny(self):
         jax, jnp, s = self.jax, self.jnp, self.sizes
         keys = jax.random.split(jax.random.PRNGKey(1), s.tiny_layers + 1)
-        params = [(jax.random.normal(keys[i], (s.tiny_width, s.tiny_width)) / math.sqrt(s.tiny_width),
-                   jnp.zeros((s.tiny_width,))) for i in range(s.tiny_layers)]
+        params = [
+            (
+                jax.random.normal(keys[i], (s.tiny_width, s.tiny_width)) / math.sqrt(s.tiny_width),
+                jnp.zeros((s.tiny_width,)),
+            )
+            for i in range(s.tiny_layers)
+        ]
         x = jax.random.normal(keys[-1], (s.tiny_batch, s.tiny_width))
         return params, x
 
@@ -262,6 +309,7 @@ class Workload:
     def frozen_table(self):
         """A bf16 NumPy table of `table_mib` MiB (rows x d_model)."""
         import numpy as np
+
         rows = max(1, self.sizes.table_mib * 2**20 // (2 * self.sizes.d_model))
         values = np.random.default_rng(2).standard_normal((rows, self.sizes.d_model), dtype=np.float32)
         return values.astype(self.jnp.bfloat16)
@@ -304,6 +352,7 @@ def _block_step(work, dtype, precision=None, feed=None, table_for_step=None):
     def run(i):
         state["params"], loss = step(state["params"], feed(i), table_for_step(i))
         float(loss)
+
     return run
 
 
@@ -348,6 +397,7 @@ def _run_step_fn(work, name, closers):
         def fp32(i):
             with jax.default_matmul_precision("highest"):  # active while jit traces the step
                 inner(i)
+
         return fp32
     if name == "input_bound":
         work.loader_cost()
@@ -375,6 +425,7 @@ def _run_step_fn(work, name, closers):
         def run(i):
             state["params"], loss = tiny(state["params"], x)
             float(loss)
+
         return run
     raise ValueError(f"unknown run {name!r}")
 
@@ -391,8 +442,9 @@ def capture_run(work, outdir, name, steps, trim_mb=None, python_tracer=False):
     started = time.monotonic()
     closers = []
     try:
-        times = _profiled_loop(work.jax, pathlib.Path(outdir) / name, steps, _run_step_fn(work, name, closers),
-                                 python_tracer)
+        times = _profiled_loop(
+            work.jax, pathlib.Path(outdir) / name, steps, _run_step_fn(work, name, closers), python_tracer
+        )
     finally:
         for close in closers:
             close()
@@ -405,10 +457,17 @@ def capture_run(work, outdir, name, steps, trim_mb=None, python_tracer=False):
         markers = trim_module.step_markers(trim_module.schema.XSpace.FromString(handle.read()), MARKER)
     if not markers:
         raise RuntimeError(f"no '{MARKER}' step markers in {path}")
-    kept = times[:len(markers)]
-    return RunResult(name, str(path), path.stat().st_size, len(markers), round(sum(kept) / len(kept), 3),
-                     round(time.monotonic() - started, 1), step_times_ms=tuple(round(t, 3) for t in kept),
-                     trimmed_from_steps=trimmed_from)
+    kept = times[: len(markers)]
+    return RunResult(
+        name,
+        str(path),
+        path.stat().st_size,
+        len(markers),
+        round(sum(kept) / len(kept), 3),
+        round(time.monotonic() - started, 1),
+        step_times_ms=tuple(round(t, 3) for t in kept),
+        trimmed_from_steps=trimmed_from,
+    )
 
 
 def _skip_reason(spec, on_gpu):
@@ -417,36 +476,60 @@ def _skip_reason(spec, on_gpu):
 
 def _environment(jax, work):
     import numpy as np
+
     device = work.device
-    return {"jax": jax.__version__, "jaxlib": _jaxlib_version(),
-            "numpy": np.__version__, "python": platform.python_version(), "backend": jax.default_backend(),
-            "device_kind": getattr(device, "device_kind", str(device)), "device_count": jax.device_count(),
-            "cpu_count": os.cpu_count(), "sizes": asdict(work.sizes)}
+    return {
+        "jax": jax.__version__,
+        "jaxlib": _jaxlib_version(),
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "backend": jax.default_backend(),
+        "device_kind": getattr(device, "device_kind", str(device)),
+        "device_count": jax.device_count(),
+        "cpu_count": os.cpu_count(),
+        "sizes": asdict(work.sizes),
+    }
 
 
 def _jaxlib_version():
     try:
         import jaxlib
+
         return jaxlib.__version__
     except (ImportError, AttributeError):
         return None
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tools.capture.jax_gpu", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.capture.jax_gpu",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("outdir", help="logdir to write the runs into (created if missing)")
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="profiled steps per run (10 or more)")
-    parser.add_argument("--only", action="append", choices=RUN_NAMES, metavar="RUN",
-                        help=f"capture only this run (repeatable): {', '.join(RUN_NAMES)}")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=RUN_NAMES,
+        metavar="RUN",
+        help=f"capture only this run (repeatable): {', '.join(RUN_NAMES)}",
+    )
     parser.add_argument("--trim", type=float, metavar="MB", help="shrink each file to the leading steps under MB MiB")
-    parser.add_argument("--size", choices=("auto",) + tuple(SIZES), default="auto",
-                        help="problem sizes: gpu (an H200), small (a CPU); auto picks by backend")
-    parser.add_argument("--python-tracer", action="store_true",
-                        help="keep JAX's Python tracer on (its default; it slows every Python call and makes "
-                             "op-by-op runs many MB)")
-    parser.add_argument("--budget-s", type=float, default=DEFAULT_BUDGET_S,
-                        help="skip the runs not started within this many seconds")
+    parser.add_argument(
+        "--size",
+        choices=("auto",) + tuple(SIZES),
+        default="auto",
+        help="problem sizes: gpu (an H200), small (a CPU); auto picks by backend",
+    )
+    parser.add_argument(
+        "--python-tracer",
+        action="store_true",
+        help="keep JAX's Python tracer on (its default; it slows every Python call and makes op-by-op runs many MB)",
+    )
+    parser.add_argument(
+        "--budget-s", type=float, default=DEFAULT_BUDGET_S, help="skip the runs not started within this many seconds"
+    )
     args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error("--steps must be at least 1")
@@ -460,8 +543,11 @@ def main(argv=None):
     sizes = SIZES[args.size if args.size != "auto" else ("gpu" if on_gpu else "small")]
     work = Workload(jax, jnp, sizes)
     env = _environment(jax, work)
-    print(f"JAX {env['jax']} on {env['backend']} ({env['device_kind']} x{env['device_count']}), sizes {sizes.name}, "
-          f"{args.steps} steps per run", flush=True)
+    print(
+        f"JAX {env['jax']} on {env['backend']} ({env['device_kind']} x{env['device_count']}), sizes {sizes.name}, "
+        f"{args.steps} steps per run",
+        flush=True,
+    )
     outdir = pathlib.Path(args.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     wanted = [spec for spec in RUNS if not args.only or spec.name in args.only]
@@ -482,16 +568,35 @@ def main(argv=None):
             continue
         results.append(result)
         trimmed = f", trimmed from {result.trimmed_from_steps} steps" if result.trimmed_from_steps else ""
-        print(f"{spec.name}: {result.steps} steps, {result.step_ms_mean:.2f} ms/step, "
-              f"{result.bytes / 2**20:.2f} MiB{trimmed}, {result.seconds:.1f} s: {result.path}", flush=True)
-    summary = {**env, "steps_requested": args.steps, "warmup_steps": WARMUP_STEPS,
-               "loader_read_s_and_units": work._loader_cost, "healthy_step_ms_estimate": work.step_ms_estimate,
-               "runs": {r.run: {**asdict(r), "path": os.path.relpath(r.path, outdir),
-                                "fix_of": next(s.fix_of for s in RUNS if s.name == r.run)} for r in results},
-               "skipped": skipped, "failed": failed, "seconds": round(time.monotonic() - started, 1)}
+        print(
+            f"{spec.name}: {result.steps} steps, {result.step_ms_mean:.2f} ms/step, "
+            f"{result.bytes / 2**20:.2f} MiB{trimmed}, {result.seconds:.1f} s: {result.path}",
+            flush=True,
+        )
+    summary = {
+        **env,
+        "steps_requested": args.steps,
+        "warmup_steps": WARMUP_STEPS,
+        "loader_read_s_and_units": work._loader_cost,
+        "healthy_step_ms_estimate": work.step_ms_estimate,
+        "runs": {
+            r.run: {
+                **asdict(r),
+                "path": os.path.relpath(r.path, outdir),
+                "fix_of": next(s.fix_of for s in RUNS if s.name == r.run),
+            }
+            for r in results
+        },
+        "skipped": skipped,
+        "failed": failed,
+        "seconds": round(time.monotonic() - started, 1),
+    }
     (outdir / "capture.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {len(results)} runs ({sum(r.bytes for r in results) / 2**20:.2f} MiB) into {outdir} "
-          f"in {summary['seconds']:.0f} s; skipped {len(skipped)}, failed {len(failed)}", flush=True)
+    print(
+        f"wrote {len(results)} runs ({sum(r.bytes for r in results) / 2**20:.2f} MiB) into {outdir} "
+        f"in {summary['seconds']:.0f} s; skipped {len(skipped)}, failed {len(failed)}",
+        flush=True,
+    )
     return 1 if failed else 0
 
 

@@ -67,31 +67,38 @@ def make_dataset(tf, num_batches, parallel):
 
 def make_model(tf):
     """A tiny 3-layer MLP classifier."""
-    return tf.keras.Sequential([
-        tf.keras.Input(shape=(FEATURES,)),
-        tf.keras.layers.Dense(64, activation="relu"),
-        tf.keras.layers.Dense(64, activation="relu"),
-        tf.keras.layers.Dense(CLASSES),
-    ])
+    return tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(FEATURES,)),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(CLASSES),
+        ]
+    )
 
 
 def _xplane_files(directory):
     """Maps each `.xplane.pb` under `directory` to its modification time, to tell new writes from old."""
-    return {path: path.stat().st_mtime_ns
-            for path in pathlib.Path(directory).glob("**/plugins/profile/*/*.xplane.pb")}
+    return {path: path.stat().st_mtime_ns for path in pathlib.Path(directory).glob("**/plugins/profile/*/*.xplane.pb")}
 
 
 def _fit_with_keras_profiler(tf, run_dir, steps, parallel):
     """Keras `fit` for one epoch; the TensorBoard callback profiles the batches after the warm-up."""
     model = make_model(tf)
-    model.compile(optimizer="adam",
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(optimizer="adam", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     total = WARMUP_STEPS + steps
     # Keras counts profile batches from 1 and profiles both ends of the range.
-    profiler = tf.keras.callbacks.TensorBoard(log_dir=str(run_dir), profile_batch=(WARMUP_STEPS + 1, total),
-                                              write_graph=False, update_freq="epoch")
-    model.fit(make_dataset(tf, total, parallel), epochs=1, steps_per_epoch=total,
-              callbacks=[profiler], shuffle=False, verbose=0)
+    profiler = tf.keras.callbacks.TensorBoard(
+        log_dir=str(run_dir), profile_batch=(WARMUP_STEPS + 1, total), write_graph=False, update_freq="epoch"
+    )
+    model.fit(
+        make_dataset(tf, total, parallel),
+        epochs=1,
+        steps_per_epoch=total,
+        callbacks=[profiler],
+        shuffle=False,
+        verbose=0,
+    )
 
 
 def _custom_loop_with_profiler(tf, run_dir, steps):

@@ -34,13 +34,19 @@ IMAGE_SIDE = 224
 POOL = 8  # the step averages 8x8 pixels first: a small model, so the loader is the larger part of the step
 CLASSES = 10
 FILES = 256
-PAIR = Pair("tf_python_loader", "tf", "inline", "prefetch",
-            "a loop reading and decoding small JPEG files eagerly per batch vs the same work in a prefetched tf.data map")
+PAIR = Pair(
+    "tf_python_loader",
+    "tf",
+    "inline",
+    "prefetch",
+    "a loop reading and decoding small JPEG files eagerly per batch vs the same work in a prefetched tf.data map",
+)
 
 
 def write_images(tf, directory, count=FILES, side=IMAGE_SIDE):
     """`count` small random RGB JPEG files; returns their paths."""
     import numpy as np
+
     rng = np.random.default_rng(0)
     paths = []
     for index in range(count):
@@ -54,6 +60,7 @@ def load_batch(tf, paths, start):
     """One batch built the way many custom loops do, eagerly on the step thread: read and decode each file with
     TensorFlow ops (`tf.io.read_file`, `tf.io.decode_jpeg`) and stack the uint8 batch with NumPy."""
     import numpy as np
+
     images = []
     for offset in range(BATCH):
         data = tf.io.read_file(paths[(start + offset) % len(paths)])
@@ -64,10 +71,16 @@ def load_batch(tf, paths, start):
 
 def _step(tf):
     tf.keras.utils.set_random_seed(0)
-    model = tf.keras.Sequential([tf.keras.Input(shape=(IMAGE_SIDE, IMAGE_SIDE, 3)),
-                                 tf.keras.layers.AveragePooling2D(POOL), tf.keras.layers.Flatten(),
-                                 tf.keras.layers.Dense(512, activation="relu"),
-                                 tf.keras.layers.Dense(512, activation="relu"), tf.keras.layers.Dense(CLASSES)])
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(IMAGE_SIDE, IMAGE_SIDE, 3)),
+            tf.keras.layers.AveragePooling2D(POOL),
+            tf.keras.layers.Flatten(),
+            tf.keras.layers.Dense(512, activation="relu"),
+            tf.keras.layers.Dense(512, activation="relu"),
+            tf.keras.layers.Dense(CLASSES),
+        ]
+    )
     optimizer = tf.keras.optimizers.SGD(0.01)
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
@@ -86,11 +99,13 @@ def _batches(tf, paths, side):
     """An iterator of (x, y) batches: built inline on each next(), or by a parallel tf.data pipeline ahead of the
     step (the same reads, decoding and scaling as tf.data stages)."""
     if side == "inline":
+
         def generate():
             start = 0
             while True:
                 yield load_batch(tf, paths, start)
                 start += BATCH
+
         return generate()
 
     def read_and_decode(path, label):
@@ -123,8 +138,11 @@ def capture(outdir, steps, max_mb):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tools.capture.tf_python_loader", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.capture.tf_python_loader",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("outdir", type=pathlib.Path, help="logdir to write the runs into (created if missing)")
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="profiled steps per side")
     parser.add_argument("--max-mb", type=float, default=cpu_pairs.DEFAULT_MAX_MB, help="trim each file under this")
@@ -134,15 +152,25 @@ def main(argv=None):
     load_before = list(os.getloadavg())
     results, tf_version = capture(args.outdir, args.steps, args.max_mb)
     import numpy as np
-    summary = {"versions": {"tensorflow": tf_version, "numpy": np.__version__,
-                            "python": platform.python_version()},
-               "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
-                           "load_average_before": load_before, "load_average_after": list(os.getloadavg())},
-               "steps": args.steps, "warmup_steps": WARMUP_STEPS, "what": PAIR.what,
-               "sides": {r.side: {**asdict(r), "path": os.path.relpath(r.path, args.outdir)} for r in results}}
+
+    summary = {
+        "versions": {"tensorflow": tf_version, "numpy": np.__version__, "python": platform.python_version()},
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_before": load_before,
+            "load_average_after": list(os.getloadavg()),
+        },
+        "steps": args.steps,
+        "warmup_steps": WARMUP_STEPS,
+        "what": PAIR.what,
+        "sides": {r.side: {**asdict(r), "path": os.path.relpath(r.path, args.outdir)} for r in results},
+    }
     for result in results:
-        print(f"{result.side}: {result.steps} steps, {result.step_ms_mean:.2f} ms/step, "
-              f"{result.bytes / 2**20:.2f} MiB: {result.path}")
+        print(
+            f"{result.side}: {result.steps} steps, {result.step_ms_mean:.2f} ms/step, "
+            f"{result.bytes / 2**20:.2f} MiB: {result.path}"
+        )
         if args.export:
             args.export.mkdir(parents=True, exist_ok=True)
             name = f"tf221_cpu_python_loader_{result.side}.xplane.pb"
@@ -150,8 +178,9 @@ def main(argv=None):
             summary["sides"][result.side]["path"] = name
     (args.outdir / "python_loader.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     if args.export:
-        (args.export / "tf221_cpu_python_loader.json").write_text(json.dumps(summary, indent=1) + "\n",
-                                                                  encoding="utf-8")
+        (args.export / "tf221_cpu_python_loader.json").write_text(
+            json.dumps(summary, indent=1) + "\n", encoding="utf-8"
+        )
     return 0
 
 

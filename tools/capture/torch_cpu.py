@@ -53,26 +53,34 @@ def make_loader(torch, num_batches, fixed):
     from torch.utils.data import DataLoader, Dataset
 
     base = SlowDataset(torch, num_batches * BATCH_SIZE)
-    dataset = type("SlowTorchDataset", (Dataset,), {"__len__": lambda self: len(base),
-                                                    "__getitem__": lambda self, i: base[i]})()
+    dataset = type(
+        "SlowTorchDataset", (Dataset,), {"__len__": lambda self: len(base), "__getitem__": lambda self, i: base[i]}
+    )()
     if fixed:
-        return DataLoader(dataset, batch_size=BATCH_SIZE, num_workers=FIXED_WORKERS, prefetch_factor=4,
-                          persistent_workers=True)
+        return DataLoader(
+            dataset, batch_size=BATCH_SIZE, num_workers=FIXED_WORKERS, prefetch_factor=4, persistent_workers=True
+        )
     return DataLoader(dataset, batch_size=BATCH_SIZE, num_workers=0)
 
 
 def _train(torch, run_dir, steps, fixed, use_gzip):
     torch.manual_seed(0)
     torch.set_num_threads(1)  # a tiny model: more threads only contend with the loader and other processes
-    model = torch.nn.Sequential(torch.nn.Linear(FEATURES, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64),
-                                torch.nn.ReLU(), torch.nn.Linear(64, CLASSES))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(FEATURES, 64),
+        torch.nn.ReLU(),
+        torch.nn.Linear(64, 64),
+        torch.nn.ReLU(),
+        torch.nn.Linear(64, CLASSES),
+    )
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = torch.nn.CrossEntropyLoss()
     total = WAIT_STEPS + WARMUP_STEPS + steps
     schedule = torch.profiler.schedule(wait=WAIT_STEPS, warmup=WARMUP_STEPS, active=steps, repeat=1)
     handler = torch.profiler.tensorboard_trace_handler(str(run_dir), worker_name=WORKER_NAME, use_gzip=use_gzip)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule,
-                                on_trace_ready=handler) as profiler:
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule, on_trace_ready=handler
+    ) as profiler:
         for step, (features, labels) in enumerate(make_loader(torch, total, fixed)):
             if step >= total:
                 break

@@ -88,8 +88,9 @@ def _rank_main(rank, world, port, outdir, steps, timed_steps, rounds, result_pat
     weight = torch.randn(EXTRA_SIZE, EXTRA_SIZE)
     total = WARMUP_STEPS + len(VARIANTS) * (rounds * (timed_steps + 1) + PROFILER_WAIT + PROFILER_WARMUP + steps)
     base = _Batches(torch, total, rank)
-    dataset = type("RankBatches", (Dataset,), {"__len__": lambda self: len(base),
-                                                "__getitem__": lambda self, i: base[i]})()
+    dataset = type(
+        "RankBatches", (Dataset,), {"__len__": lambda self: len(base), "__getitem__": lambda self, i: base[i]}
+    )()
     batches = iter(DataLoader(dataset, batch_size=None, num_workers=0))
     state = {"extra": False, "extra_s": []}
 
@@ -119,8 +120,10 @@ def _rank_main(rank, world, port, outdir, steps, timed_steps, rounds, result_pat
                 profiler.step()
         return times
 
-    result = {variant: {"step_ms_unprofiled": [], "injected_ms": [], "step_ms_profiled": [],
-                        "injected_ms_profiled": []} for variant in VARIANTS}
+    result = {
+        variant: {"step_ms_unprofiled": [], "injected_ms": [], "step_ms_profiled": [], "injected_ms_profiled": []}
+        for variant in VARIANTS
+    }
 
     def injected():
         found = [round(t * 1000, 3) for t in state["extra_s"] + base.slept_s]
@@ -141,11 +144,16 @@ def _rank_main(rank, world, port, outdir, steps, timed_steps, rounds, result_pat
     for variant in VARIANTS:
         set_variant(variant)
         dist.barrier()
-        handler = torch.profiler.tensorboard_trace_handler(str(pathlib.Path(outdir) / variant),
-                                                           worker_name=f"rank{rank}", use_gzip=True)
+        handler = torch.profiler.tensorboard_trace_handler(
+            str(pathlib.Path(outdir) / variant), worker_name=f"rank{rank}", use_gzip=True
+        )
         schedule = torch.profiler.schedule(wait=PROFILER_WAIT, warmup=PROFILER_WARMUP, active=steps, repeat=1)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule,
-                                    on_trace_ready=handler, record_shapes=True) as profiler:
+        with torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU],
+            schedule=schedule,
+            on_trace_ready=handler,
+            record_shapes=True,
+        ) as profiler:
             times = timed(skip + steps, profiler)
         found = injected()
         result[variant]["step_ms_profiled"] = times[skip:]
@@ -173,8 +181,12 @@ def capture(outdir, world=WORLD, steps=DEFAULT_STEPS, timed_steps=DEFAULT_TIMED_
     port = _free_port()
     outdir.mkdir(parents=True, exist_ok=True)
     results = [outdir / f".rank{r}.json" for r in range(world)]
-    processes = [context.Process(target=_rank_main, args=(r, world, port, str(outdir), steps, timed_steps, rounds,
-                                                           str(results[r]))) for r in range(world)]
+    processes = [
+        context.Process(
+            target=_rank_main, args=(r, world, port, str(outdir), steps, timed_steps, rounds, str(results[r]))
+        )
+        for r in range(world)
+    ]
     for process in processes:
         process.start()
     for process in processes:
@@ -188,18 +200,21 @@ def capture(outdir, world=WORLD, steps=DEFAULT_STEPS, timed_steps=DEFAULT_TIMED_
     for variant in VARIANTS:
         per = [r["variants"][variant] for r in ranks]
         # A synchronous step ends on every rank at the same all-reduce: the job's step is the ranks' mean.
-        unprofiled = [statistics.mean(p["step_ms_unprofiled"][i] for p in per)
-                      for i in range(len(per[0]["step_ms_unprofiled"]))]
+        unprofiled = [
+            statistics.mean(p["step_ms_unprofiled"][i] for p in per) for i in range(len(per[0]["step_ms_unprofiled"]))
+        ]
         profiled = [statistics.mean(p["step_ms_profiled"][i] for p in per) for i in range(steps)]
         slow = per[SLOW_RANK]
         files = sorted(p.name for p in set((outdir / variant).glob("*.pt.trace.json*")) - before[variant])
         runs[variant] = {
             "slow_rank": SLOW_RANK if variant != "balanced" else None,
-            "injected": {"kind": {"slow_compute": "compute", "slow_input": "input"}.get(variant),
-                         "extra_matmuls": EXTRA_MATMULS if variant == "slow_compute" else 0,
-                         "input_sleep_ms": INPUT_SLEEP_MS if variant == "slow_input" else 0.0,
-                         "measured_ms_per_step": _mean(slow["injected_ms"]),
-                         "measured_ms_per_step_profiled": _mean(slow["injected_ms_profiled"])},
+            "injected": {
+                "kind": {"slow_compute": "compute", "slow_input": "input"}.get(variant),
+                "extra_matmuls": EXTRA_MATMULS if variant == "slow_compute" else 0,
+                "input_sleep_ms": INPUT_SLEEP_MS if variant == "slow_input" else 0.0,
+                "measured_ms_per_step": _mean(slow["injected_ms"]),
+                "measured_ms_per_step_profiled": _mean(slow["injected_ms_profiled"]),
+            },
             "step_ms_unprofiled": _mean(unprofiled),
             "step_ms_unprofiled_median": round(statistics.median(unprofiled), 3),
             "step_ms_profiled": _mean(profiled),
@@ -211,13 +226,20 @@ def capture(outdir, world=WORLD, steps=DEFAULT_STEPS, timed_steps=DEFAULT_TIMED_
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tools.capture.torch_ddp", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.capture.torch_ddp",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("outdir")
     parser.add_argument("--ranks", type=int, default=WORLD)
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="profiled steps per variant")
-    parser.add_argument("--timed-steps", type=int, default=DEFAULT_TIMED_STEPS,
-                        help="steps timed without the profiler per variant and round")
+    parser.add_argument(
+        "--timed-steps",
+        type=int,
+        default=DEFAULT_TIMED_STEPS,
+        help="steps timed without the profiler per variant and round",
+    )
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
     args = parser.parse_args(argv)
     if args.ranks <= SLOW_RANK or min(args.steps, args.timed_steps, args.rounds) < 1:
@@ -226,10 +248,18 @@ def main(argv=None):
     import torch
 
     started = time.monotonic()
-    record = {"torch": torch.__version__, "python": platform.python_version(), "backend": "gloo",
-              "world_size": args.ranks, "cpus": os.cpu_count(), "load_before": round(os.getloadavg()[0], 2),
-              "model": {"width": WIDTH, "layers": LAYERS, "batch": BATCH, "extra_size": EXTRA_SIZE},
-              "steps": args.steps, "timed_steps": args.timed_steps, "rounds": args.rounds}
+    record = {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "backend": "gloo",
+        "world_size": args.ranks,
+        "cpus": os.cpu_count(),
+        "load_before": round(os.getloadavg()[0], 2),
+        "model": {"width": WIDTH, "layers": LAYERS, "batch": BATCH, "extra_size": EXTRA_SIZE},
+        "steps": args.steps,
+        "timed_steps": args.timed_steps,
+        "rounds": args.rounds,
+    }
     try:
         record["runs"] = capture(args.outdir, args.ranks, args.steps, args.timed_steps, args.rounds)
     except RuntimeError as error:
@@ -238,8 +268,10 @@ def main(argv=None):
     record["load_after"] = round(os.getloadavg()[0], 2)
     record["seconds"] = round(time.monotonic() - started, 1)
     for variant, run in record["runs"].items():
-        print(f"{variant}: {run['step_ms_unprofiled']} ms/step unprofiled ({run['step_ms_profiled']} profiled), "
-              f"injected {run['injected']['measured_ms_per_step']} ms, {run['bytes']} bytes")
+        print(
+            f"{variant}: {run['step_ms_unprofiled']} ms/step unprofiled ({run['step_ms_profiled']} profiled), "
+            f"injected {run['injected']['measured_ms_per_step']} ms, {run['bytes']} bytes"
+        )
     path = pathlib.Path(args.outdir) / "capture.json"
     path.write_text(json.dumps(record, indent=1) + "\n")
     print(path)

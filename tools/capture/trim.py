@@ -63,8 +63,7 @@ def step_markers(space, marker=DEFAULT_MARKER):
             for event in line.events:
                 if event.metadata_id not in names:
                     continue
-                step = next((s.int64_value or s.uint64_value for s in event.stats if s.metadata_id in step_ids),
-                            None)
+                step = next((s.int64_value or s.uint64_value for s in event.stats if s.metadata_id in step_ids), None)
                 if step is not None:
                     start = base_ps + event.offset_ps
                     found.append(StepMarker(int(step), start, start + event.duration_ps))
@@ -78,8 +77,11 @@ def _cut(space, cutoff_ps):
     for plane in trimmed.planes:
         for line in plane.lines:
             base_ps = line.timestamp_ns * 1000
-            kept = [event for event in line.events
-                    if event.WhichOneof("data") != "offset_ps" or base_ps + event.offset_ps <= cutoff_ps]
+            kept = [
+                event
+                for event in line.events
+                if event.WhichOneof("data") != "offset_ps" or base_ps + event.offset_ps <= cutoff_ps
+            ]
             if len(kept) != len(line.events):
                 del line.events[:]
                 line.events.extend(kept)
@@ -102,8 +104,9 @@ def referenced_modules(space):
     for plane in space.planes:
         if plane.name == _METADATA_PLANE:
             continue
-        wanted = {key: meta.name for key, meta in plane.stat_metadata.items()
-                  if meta.name in ("program_id", "hlo_module")}
+        wanted = {
+            key: meta.name for key, meta in plane.stat_metadata.items() if meta.name in ("program_id", "hlo_module")
+        }
         if not wanted:
             continue
         for line in plane.lines:
@@ -131,9 +134,13 @@ def prune_unused_modules(space):
     for plane in pruned.planes:
         if plane.name != _METADATA_PLANE:
             continue
-        for key in [key for key, meta in plane.event_metadata.items()
-                    if (match := _PROGRAM_SUFFIX.search(meta.name)) and int(match.group(1)) not in ids
-                    and meta.name[:match.start()] not in names]:
+        for key in [
+            key
+            for key, meta in plane.event_metadata.items()
+            if (match := _PROGRAM_SUFFIX.search(meta.name))
+            and int(match.group(1)) not in ids
+            and meta.name[: match.start()] not in names
+        ]:
             del plane.event_metadata[key]
     return pruned
 
@@ -178,8 +185,9 @@ def trim_file(path, max_mb=DEFAULT_MAX_MB, marker=DEFAULT_MARKER):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tools.capture.trim", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.capture.trim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("files", nargs="+", help=".xplane.pb files to shrink in place")
     parser.add_argument("--max-mb", type=float, default=DEFAULT_MAX_MB, help="size limit per file (MiB)")
     parser.add_argument("--marker", default=DEFAULT_MARKER, help="name of the step marker events")
@@ -192,8 +200,10 @@ def main(argv=None):
             print(f"error: {path}: {error}", file=sys.stderr)
             status = 2
             continue
-        print(f"{path}: {result.bytes_before / 2**20:.2f} MiB -> {result.bytes_after / 2**20:.2f} MiB, "
-              f"steps {result.steps_before} -> {result.steps_after}")
+        print(
+            f"{path}: {result.bytes_before / 2**20:.2f} MiB -> {result.bytes_after / 2**20:.2f} MiB, "
+            f"steps {result.steps_before} -> {result.steps_after}"
+        )
     return status
 
 

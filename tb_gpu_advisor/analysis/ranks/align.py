@@ -55,8 +55,12 @@ def align(profiles):
         for rank in range(len(profiles)):
             offsets[rank] = int(statistics.median(e[rank] - statistics.median(e) for e in ends))
     steps = _matched_steps(profiles, shifts, offsets) if any(offsets) else raw
-    return Alignment(steps=steps, offsets_ps=tuple(offsets),
-                     offset_calls=len(ends) if len(ends) >= MIN_CALLS_FOR_OFFSET else 0, same_clock=same_clock)
+    return Alignment(
+        steps=steps,
+        offsets_ps=tuple(offsets),
+        offset_calls=len(ends) if len(ends) >= MIN_CALLS_FOR_OFFSET else 0,
+        same_clock=same_clock,
+    )
 
 
 def _matched_steps(profiles, shifts, offsets):
@@ -69,10 +73,15 @@ def _matched_steps(profiles, shifts, offsets):
         rank_steps = [steps[key] for steps in keyed]
         moved = [shifts[r] - offsets[r] for r in range(len(profiles))]
         calls, left_out = _matched_calls([s.calls for s in rank_steps], moved)
-        found.append(MatchedStep(step_num=rank_steps[0].step_num,
-                                 starts_ps=tuple(s.start_ps + moved[r] for r, s in enumerate(rank_steps)),
-                                 ends_ps=tuple(s.end_ps + moved[r] for r, s in enumerate(rank_steps)),
-                                 calls=calls, unmatched_calls=left_out))
+        found.append(
+            MatchedStep(
+                step_num=rank_steps[0].step_num,
+                starts_ps=tuple(s.start_ps + moved[r] for r, s in enumerate(rank_steps)),
+                ends_ps=tuple(s.end_ps + moved[r] for r, s in enumerate(rank_steps)),
+                calls=calls,
+                unmatched_calls=left_out,
+            )
+        )
     return tuple(found)
 
 
@@ -91,9 +100,14 @@ def _matched_calls(per_rank, moved):
             break
         sizes = [calls[index].bytes for calls in per_rank if calls[index].bytes is not None]
         groups = [calls[index].group_size for calls in per_rank if calls[index].group_size]
-        matched.append(MatchedCall(
-            index=index, collective=kinds.pop(), bytes=max(sizes) if sizes else None,
-            group_size=max(groups) if groups else None,
-            starts_ps=tuple(calls[index].start_ps + moved[r] for r, calls in enumerate(per_rank)),
-            ends_ps=tuple(calls[index].end_ps + moved[r] for r, calls in enumerate(per_rank))))
+        matched.append(
+            MatchedCall(
+                index=index,
+                collective=kinds.pop(),
+                bytes=max(sizes) if sizes else None,
+                group_size=max(groups) if groups else None,
+                starts_ps=tuple(calls[index].start_ps + moved[r] for r, calls in enumerate(per_rank)),
+                ends_ps=tuple(calls[index].end_ps + moved[r] for r, calls in enumerate(per_rank)),
+            )
+        )
     return tuple(matched), sum(len(calls) for calls in per_rank) - len(matched) * len(per_rank)

@@ -50,13 +50,17 @@ def critical_paths(alignment, splits):
                 segments.append(PathSegment("work", rank, begin - origin, split.last_arrival_ps - origin))
             moving = max(split.last_arrival_ps, point if point is not None else split.last_arrival_ps)
             if split.end_ps > moving:
-                segments.append(PathSegment("collective", None, moving - origin, split.end_ps - origin,
-                                            split.collective, split.call_index))
+                segments.append(
+                    PathSegment(
+                        "collective", None, moving - origin, split.end_ps - origin, split.collective, split.call_index
+                    )
+                )
             point = max(split.end_ps, point if point is not None else split.end_ps)
         last = max(range(len(step.ends_ps)), key=lambda r: step.ends_ps[r])
         begin = point if point is not None else step.starts_ps[last]
         if step.ends_ps[last] > begin:
-            segments.append(PathSegment("work" if point is None else "tail", last, begin - origin,
-                                        step.ends_ps[last] - origin))
+            segments.append(
+                PathSegment("work" if point is None else "tail", last, begin - origin, step.ends_ps[last] - origin)
+            )
         paths.append(StepPath(step_num=step.step_num, step_ps=max(step.ends_ps) - origin, segments=tuple(segments)))
     return tuple(paths)

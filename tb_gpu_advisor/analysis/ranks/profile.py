@@ -88,16 +88,34 @@ def rank_profile(model, analysis):
     for index, step in enumerate(steps):
         compute, inputs, host, idle = rows[index]
         inside = tuple(call for call in calls if step.start_ps <= call.start_ps < step.end_ps)
-        found.append(RankStep(step_num=step.step_num, start_ps=int(step.start_ps), end_ps=int(step.end_ps),
-                              compute_ps=compute, input_ps=inputs, host_ps=host, idle_ps=idle, calls=inside))
+        found.append(
+            RankStep(
+                step_num=step.step_num,
+                start_ps=int(step.start_ps),
+                end_ps=int(step.end_ps),
+                compute_ps=compute,
+                input_ps=inputs,
+                host_ps=host,
+                idle_ps=idle,
+                calls=inside,
+            )
+        )
     link = analysis.link
     return RankProfile(
-        host=model.host, path=model.path, rank=rank, world_size=world,
+        host=model.host,
+        path=model.path,
+        rank=rank,
+        world_size=world,
         backend=env.get("distributed_backend") if isinstance(env.get("distributed_backend"), str) else None,
         device=(active[0].capabilities.model_name or active[0].name) if on_gpu else "cpu",
-        origin_ps=model.time_origin_ps, steps=tuple(found), work=_work(model, analysis, on_gpu),
-        link_kind=link.kind if link is not None else None, link_gbps=link.gbps if link is not None else None,
-        link_known=bool(link is not None and link.known), shapes_recorded="record_shapes" in model.profiler_options)
+        origin_ps=model.time_origin_ps,
+        steps=tuple(found),
+        work=_work(model, analysis, on_gpu),
+        link_kind=link.kind if link is not None else None,
+        link_gbps=link.gbps if link is not None else None,
+        link_known=bool(link is not None and link.known),
+        shapes_recorded="record_shapes" in model.profiler_options,
+    )
 
 
 def _calls(model, analysis, active):
@@ -111,10 +129,18 @@ def _calls(model, analysis, active):
         chosen = [c for c in kernel if by_device and c.device == max(by_device, key=by_device.get)]
     else:
         chosen = [c for c in analysis.collectives if c.source == "host"]
-    return tuple(RankCall(collective=c.collective, start_ps=int(c.start_ps), end_ps=int(c.start_ps + c.duration_ps),
-                          bytes=c.out_bytes if c.collective in ("allgather", "alltoall") and c.out_bytes
-                          else (c.in_bytes if c.in_bytes is not None else c.out_bytes),
-                          group_size=c.group_size) for c in sorted(chosen, key=lambda c: c.start_ps))
+    return tuple(
+        RankCall(
+            collective=c.collective,
+            start_ps=int(c.start_ps),
+            end_ps=int(c.start_ps + c.duration_ps),
+            bytes=c.out_bytes
+            if c.collective in ("allgather", "alltoall") and c.out_bytes
+            else (c.in_bytes if c.in_bytes is not None else c.out_bytes),
+            group_size=c.group_size,
+        )
+        for c in sorted(chosen, key=lambda c: c.start_ps)
+    )
 
 
 def _gpu_steps(analysis, active, starts, ends):
@@ -126,12 +152,14 @@ def _gpu_steps(analysis, active, starts, ends):
     host = per_step["launch"] + per_step["host"]
     idle = {cause: np.zeros(len(starts), dtype=np.int64) for cause in IDLE_CAUSES}
     ordinals = {gpu.ordinal for gpu in active}
-    for gpu in (analysis.idle.gpus if analysis.idle is not None else ()):
+    for gpu in analysis.idle.gpus if analysis.idle is not None else ():
         if gpu.ordinal in ordinals and len(starts):
             for cause, values in gpu.cause_ps(starts, ends).items():
                 idle[cause] = idle[cause] + values
-    return [(int(compute[i]), int(inputs[i]), int(host[i]), {c: int(v[i]) for c, v in idle.items() if v[i]})
-            for i in range(len(starts))]
+    return [
+        (int(compute[i]), int(inputs[i]), int(host[i]), {c: int(v[i]) for c, v in idle.items() if v[i]})
+        for i in range(len(starts))
+    ]
 
 
 def _cpu_steps(model, starts, ends):
@@ -155,10 +183,12 @@ def _cpu_steps(model, starts, ends):
 def _work(model, analysis, on_gpu):
     """WorkRows: the non-collective kernels of a GPU rank, or the ATen ops of a CPU-only rank."""
     if on_gpu:
-        rows = [WorkRow(row.name, row.occurrences, row.total_ps) for row in analysis.kernels
-                if not is_nccl(row.name)]
+        rows = [WorkRow(row.name, row.occurrences, row.total_ps) for row in analysis.kernels if not is_nccl(row.name)]
     else:
-        rows = [WorkRow(name, int(count), int(total)) for name, (count, total) in
-                model.host_activity.op_totals.items() if name.startswith(_CPU_OP_PREFIX)]
+        rows = [
+            WorkRow(name, int(count), int(total))
+            for name, (count, total) in model.host_activity.op_totals.items()
+            if name.startswith(_CPU_OP_PREFIX)
+        ]
     rows.sort(key=lambda row: (-row.total_ps, row.name))
     return tuple(rows[:MAX_WORK_ROWS])

@@ -34,8 +34,13 @@ class RankStepRow:
     def cause(self):
         """Why the rank was not computing: the component besides compute that took most of the step, "compute"
         when none took IDLE_CAUSE_SHARE of it."""
-        parts = {"input": self.input_ms, "host": self.host_ms, "peer_wait": self.peer_wait_ms,
-                 "transfer": self.transfer_ms, "other": self.other_ms}
+        parts = {
+            "input": self.input_ms,
+            "host": self.host_ms,
+            "peer_wait": self.peer_wait_ms,
+            "transfer": self.transfer_ms,
+            "other": self.other_ms,
+        }
         top = max(parts, key=parts.get)
         return top if parts[top] >= IDLE_CAUSE_SHARE * self.step_ms else "compute"
 
@@ -80,27 +85,54 @@ def analyze_ranks(profiles):
     alignment = align(profiles)
     splits = split_calls(alignment)
     waits = rank_waits(alignment, splits, count)
-    rows = tuple(tuple(_row(profiles[r], alignment.steps[i], i, r, waits[i][r]) for r in range(count))
-                 for i in range(len(alignment.steps)))
+    rows = tuple(
+        tuple(_row(profiles[r], alignment.steps[i], i, r, waits[i][r]) for r in range(count))
+        for i in range(len(alignment.steps))
+    )
     group = _group_size(alignment, profiles)
     link_gbps = profiles[0].link_gbps if all(p.link_gbps for p in profiles) else None
     paths = critical_paths(alignment, splits)
     straggler = find_straggler(alignment, splits, rows, profiles)
-    what_ifs = (rank_at_median(alignment, splits, straggler.position),
-                collectives_overlapped(alignment, paths, rows),
-                collectives_at_link_peak(alignment, paths, group, link_gbps))
-    ranks = tuple(RankInfo(position=i, rank=p.rank, host=p.host, device=p.device, backend=p.backend,
-                           world_size=p.world_size, steps=len(p.steps),
-                           offset_ms=round(alignment.offsets_ps[i] / 1e9, 6)) for i, p in enumerate(profiles))
-    return RunRanks(ranks=ranks, step_nums=tuple(s.step_num for s in alignment.steps), rows=rows, splits=splits,
-                    bandwidth=kind_bandwidth(splits, group, link_gbps), straggler=straggler, paths=paths,
-                    what_ifs=what_ifs, offset_calls=alignment.offset_calls, same_clock=alignment.same_clock,
-                    notes=_notes(profiles, alignment), link=_link_words(profiles, link_gbps))
+    what_ifs = (
+        rank_at_median(alignment, splits, straggler.position),
+        collectives_overlapped(alignment, paths, rows),
+        collectives_at_link_peak(alignment, paths, group, link_gbps),
+    )
+    ranks = tuple(
+        RankInfo(
+            position=i,
+            rank=p.rank,
+            host=p.host,
+            device=p.device,
+            backend=p.backend,
+            world_size=p.world_size,
+            steps=len(p.steps),
+            offset_ms=round(alignment.offsets_ps[i] / 1e9, 6),
+        )
+        for i, p in enumerate(profiles)
+    )
+    return RunRanks(
+        ranks=ranks,
+        step_nums=tuple(s.step_num for s in alignment.steps),
+        rows=rows,
+        splits=splits,
+        bandwidth=kind_bandwidth(splits, group, link_gbps),
+        straggler=straggler,
+        paths=paths,
+        what_ifs=what_ifs,
+        offset_calls=alignment.offset_calls,
+        same_clock=alignment.same_clock,
+        notes=_notes(profiles, alignment),
+        link=_link_words(profiles, link_gbps),
+    )
 
 
 def _row(profile, step, step_index, position, waits):
-    own = next(s for s in profile.steps if s.step_num == step.step_num) if step.step_num is not None else \
-        profile.steps[step_index]
+    own = (
+        next(s for s in profile.steps if s.step_num == step.step_num)
+        if step.step_num is not None
+        else profile.steps[step_index]
+    )
     step_ms = (step.ends_ps[position] - step.starts_ps[position]) / 1e9
     wait_ms, transfer_ms = waits[0] / 1e9, waits[1] / 1e9
     compute, inputs, host = own.compute_ps / 1e9, own.input_ps / 1e9, own.host_ps / 1e9
@@ -109,11 +141,17 @@ def _row(profile, step, step_index, position, waits):
         other = step_ms - compute - inputs - host - wait_ms - transfer_ms
     else:
         other = sum(v for k, v in own.idle_ps.items() if k not in ("device_wait", "input")) / 1e9 - host
-    return RankStepRow(step_ms=round(step_ms, 6), start_ms=round((step.starts_ps[position] - min(step.starts_ps)) / 1e9, 6),
-                       compute_ms=round(compute, 6), input_ms=round(inputs, 6), host_ms=round(host, 6),
-                       peer_wait_ms=round(wait_ms, 6), transfer_ms=round(transfer_ms, 6),
-                       other_ms=round(max(0.0, other), 6),
-                       idle_ms={k: round(v / 1e9, 6) for k, v in sorted(own.idle_ps.items())})
+    return RankStepRow(
+        step_ms=round(step_ms, 6),
+        start_ms=round((step.starts_ps[position] - min(step.starts_ps)) / 1e9, 6),
+        compute_ms=round(compute, 6),
+        input_ms=round(inputs, 6),
+        host_ms=round(host, 6),
+        peer_wait_ms=round(wait_ms, 6),
+        transfer_ms=round(transfer_ms, 6),
+        other_ms=round(max(0.0, other), 6),
+        idle_ms={k: round(v / 1e9, 6) for k, v in sorted(own.idle_ps.items())},
+    )
 
 
 def _group_size(alignment, profiles):
@@ -130,16 +168,20 @@ def _link_words(profiles, link_gbps):
         return None
     if all(p.link_known for p in profiles):
         return f"{profiles[0].link_kind} {link_gbps:g} GB/s"
-    return (f"{profiles[0].link_kind} {link_gbps:g} GB/s, assumed: the traces do not say which link the ranks use "
-            "(or the ranks may be on several hosts), so the slowest the GPU can have")
+    return (
+        f"{profiles[0].link_kind} {link_gbps:g} GB/s, assumed: the traces do not say which link the ranks use "
+        "(or the ranks may be on several hosts), so the slowest the GPU can have"
+    )
 
 
 def _notes(profiles, alignment):
     notes = []
     worlds = {p.world_size for p in profiles if p.world_size}
     if len(worlds) == 1 and worlds.pop() != len(profiles):
-        notes.append(f"{len(profiles)} ranks of a job of world size {profiles[0].world_size}: the others were not "
-                     "profiled, and may be the slow ones")
+        notes.append(
+            f"{len(profiles)} ranks of a job of world size {profiles[0].world_size}: the others were not "
+            "profiled, and may be the slow ones"
+        )
     ranks = [p.rank for p in profiles if p.rank is not None]
     if len(set(ranks)) != len(ranks):
         notes.append("two traces give the same rank: they may come from different jobs")

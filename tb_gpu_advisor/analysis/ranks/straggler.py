@@ -61,8 +61,17 @@ def find_straggler(alignment, splits, rows, profiles):
     step_ms = statistics.median(r.step_ms for row in rows for r in row) if rows else 0.0
     position = max(range(count), key=lambda r: per_rank[r]) if count and steps else None
     if position is None or per_rank[position] < MIN_HELD_SHARE * step_ms or 2 * late[position] <= steps:
-        return Straggler(position=None, late_steps=0, steps=steps, held_ms_per_step=0.0, held_ms_by_rank=per_rank,
-                         cause=None, excess_ms={}, work=(), same_work_slower=None)
+        return Straggler(
+            position=None,
+            late_steps=0,
+            steps=steps,
+            held_ms_per_step=0.0,
+            held_ms_by_rank=per_rank,
+            cause=None,
+            excess_ms={},
+            work=(),
+            same_work_slower=None,
+        )
     excess = _excess(rows, position, count)
     work, same = _work_diffs(profiles, position)
     cause = max(excess, key=excess.get)
@@ -70,9 +79,17 @@ def find_straggler(alignment, splits, rows, profiles):
         cause = "slower_compute" if same else "more_compute"
     elif cause == "start":
         cause = "late_start"
-    return Straggler(position=position, late_steps=late[position], steps=steps,
-                     held_ms_per_step=per_rank[position], held_ms_by_rank=per_rank, cause=cause,
-                     excess_ms={k: round(v, 6) for k, v in excess.items()}, work=work, same_work_slower=same)
+    return Straggler(
+        position=position,
+        late_steps=late[position],
+        steps=steps,
+        held_ms_per_step=per_rank[position],
+        held_ms_by_rank=per_rank,
+        cause=cause,
+        excess_ms={k: round(v, 6) for k, v in excess.items()},
+        work=work,
+        same_work_slower=same,
+    )
 
 
 def _others_wait(split):
@@ -82,12 +99,17 @@ def _others_wait(split):
 
 def _excess(rows, position, count):
     """{component: the rank's mean per step minus the median of the other ranks' means}."""
+
     def mean(rank, key):
         return statistics.mean(key(row[rank]) for row in rows)
 
     found = {}
-    for name, key in (("compute", lambda r: r.compute_ms), ("input", lambda r: r.input_ms),
-                      ("host", lambda r: r.host_ms), ("start", lambda r: r.start_ms)):
+    for name, key in (
+        ("compute", lambda r: r.compute_ms),
+        ("input", lambda r: r.input_ms),
+        ("host", lambda r: r.host_ms),
+        ("start", lambda r: r.start_ms),
+    ):
         others = [mean(rank, key) for rank in range(count) if rank != position]
         found[name] = mean(position, key) - statistics.median(others)
     return found
@@ -95,6 +117,7 @@ def _excess(rows, position, count):
 
 def _work_diffs(profiles, position):
     """(WorkDiff rows, whether the extra compute time is in calls the others make as often), per step."""
+
     def per_step(profile):
         steps = max(len(profile.steps), 1)
         return {row.name: (row.count / steps, row.total_ps / steps / 1e9) for row in profile.work}

@@ -54,11 +54,19 @@ def split_calls(alignment):
             last = max(call.starts_ps)
             last_rank = call.starts_ps.index(last)
             end = int(statistics.median(call.ends_ps))
-            found.append(CallSplit(
-                step_index=step_index, call_index=call.index, collective=call.collective, bytes=call.bytes,
-                last_rank=last_rank, last_arrival_ps=last, end_ps=end,
-                wait_ps=tuple(last - start for start in call.starts_ps),
-                transfer_ps=tuple(max(0, e - last) for e in call.ends_ps)))
+            found.append(
+                CallSplit(
+                    step_index=step_index,
+                    call_index=call.index,
+                    collective=call.collective,
+                    bytes=call.bytes,
+                    last_rank=last_rank,
+                    last_arrival_ps=last,
+                    end_ps=end,
+                    wait_ps=tuple(last - start for start in call.starts_ps),
+                    transfer_ps=tuple(max(0, e - last) for e in call.ends_ps),
+                )
+            )
     return tuple(found)
 
 
@@ -74,11 +82,14 @@ def rank_waits(alignment, splits, rank_count):
         for rank in range(rank_count):
             calls = list(step.calls)
             parts = by_step.get(step_index, [])
-            waits = intervals.union(np.array([c.starts_ps[rank] for c in calls], dtype=np.int64),
-                                    np.array([p.last_arrival_ps for p in parts], dtype=np.int64))
-            moving = intervals.union(np.array([p.last_arrival_ps for p in parts], dtype=np.int64),
-                                     np.array([max(c.ends_ps[rank], p.last_arrival_ps)
-                                               for c, p in zip(calls, parts)], dtype=np.int64))
+            waits = intervals.union(
+                np.array([c.starts_ps[rank] for c in calls], dtype=np.int64),
+                np.array([p.last_arrival_ps for p in parts], dtype=np.int64),
+            )
+            moving = intervals.union(
+                np.array([p.last_arrival_ps for p in parts], dtype=np.int64),
+                np.array([max(c.ends_ps[rank], p.last_arrival_ps) for c, p in zip(calls, parts)], dtype=np.int64),
+            )
             row.append((waits.total_ps, intervals.subtract(moving, waits).total_ps))
         found.append(tuple(row))
     return tuple(found)
@@ -99,11 +110,17 @@ def kind_bandwidth(splits, group_size, link_gbps):
             size = statistics.median(b for b, _ in sized)
             busbw = round(size / (statistics.median(t for _, t in sized) / 1e12) / 1e9 * factor, 3)
         waits = [w for c in calls for w in c.wait_ps]
-        rows.append(KindBandwidth(
-            collective=kind, calls=len(calls), group_size=group_size,
-            median_bytes=int(statistics.median(b for b, _ in sized)) if sized else None,
-            median_transfer_ms=round(statistics.median(transfers) / 1e9, 6),
-            median_wait_ms=round(statistics.median(waits) / 1e9, 6),
-            busbw_gbps=busbw, link_gbps=link_gbps,
-            link_ratio=round(busbw / link_gbps, 3) if busbw is not None and link_gbps else None))
+        rows.append(
+            KindBandwidth(
+                collective=kind,
+                calls=len(calls),
+                group_size=group_size,
+                median_bytes=int(statistics.median(b for b, _ in sized)) if sized else None,
+                median_transfer_ms=round(statistics.median(transfers) / 1e9, 6),
+                median_wait_ms=round(statistics.median(waits) / 1e9, 6),
+                busbw_gbps=busbw,
+                link_gbps=link_gbps,
+                link_ratio=round(busbw / link_gbps, 3) if busbw is not None and link_gbps else None,
+            )
+        )
     return tuple(sorted(rows, key=lambda r: (-r.median_transfer_ms * r.calls, r.collective)))

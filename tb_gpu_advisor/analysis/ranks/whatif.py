@@ -40,9 +40,16 @@ def rank_at_median(alignment, splits, position):
         others = [a for r, a in enumerate(call.starts_ps) if r != position]
         moved = max(max(others), statistics.median(call.starts_ps))
         gains[step_index] = max(0, call.starts_ps[position] - moved) / 1e9
-    return _what_if("rank_at_median", steps, gains, position=position, assumes=(
-        "the rank's extra time before the step's last collective goes away (it arrives when the median rank "
-        "does); the other ranks, the transfer and the time after the collective stay as measured"))
+    return _what_if(
+        "rank_at_median",
+        steps,
+        gains,
+        position=position,
+        assumes=(
+            "the rank's extra time before the step's last collective goes away (it arrives when the median rank "
+            "does); the other ranks, the transfer and the time after the collective stay as measured"
+        ),
+    )
 
 
 def collectives_overlapped(alignment, paths, rows):
@@ -54,19 +61,30 @@ def collectives_overlapped(alignment, paths, rows):
         exposed = path.share_ps("collective") / 1e9
         floor = max(r.compute_ms + r.input_ms + r.host_ms for r in rows[index]) if rows[index] else 0.0
         gains.append(max(0.0, min(exposed, steps[index] - floor)))
-    return _what_if("collectives_overlapped", steps, gains, assumes=(
-        "each transfer on the critical path hides entirely under compute (as gradient buckets overlap with the "
-        "backward pass), at the same speed; a step is never shorter than its busiest rank's compute, input and "
-        "host time"))
+    return _what_if(
+        "collectives_overlapped",
+        steps,
+        gains,
+        assumes=(
+            "each transfer on the critical path hides entirely under compute (as gradient buckets overlap with the "
+            "backward pass), at the same speed; a step is never shorter than its busiest rank's compute, input and "
+            "host time"
+        ),
+    )
 
 
 def collectives_at_link_peak(alignment, paths, group_size, link_gbps):
     """The step time if each sized collective on the critical path moved its bytes at the link's peak."""
     steps = step_times_ms(alignment)
     if not link_gbps:
-        return RankWhatIf("collectives_at_link_peak", None, round(statistics.mean(steps), 6) if steps else 0.0,
-                          None, "model", "the trace shows no link (a CPU run, or a GPU without its link in the "
-                          "trace): no peak to reach")
+        return RankWhatIf(
+            "collectives_at_link_peak",
+            None,
+            round(statistics.mean(steps), 6) if steps else 0.0,
+            None,
+            "model",
+            "the trace shows no link (a CPU run, or a GPU without its link in the trace): no peak to reach",
+        )
     gains = []
     for index, path in enumerate(paths):
         calls = {c.index: c for c in alignment.steps[index].calls}
@@ -79,14 +97,26 @@ def collectives_at_link_peak(alignment, paths, group_size, link_gbps):
             at_peak = call.bytes * factor / (link_gbps * 1e9) * 1e3
             gain += max(0.0, (segment.end_ps - segment.start_ps) / 1e9 - at_peak)
         gains.append(gain)
-    return _what_if("collectives_at_link_peak", steps, gains, assumes=(
-        f"each sized collective on the critical path moves its bytes at the link's {link_gbps:g} GB/s bus "
-        "bandwidth (NCCL-tests' definition), with no latency; unsized collectives stay as measured"))
+    return _what_if(
+        "collectives_at_link_peak",
+        steps,
+        gains,
+        assumes=(
+            f"each sized collective on the critical path moves its bytes at the link's {link_gbps:g} GB/s bus "
+            "bandwidth (NCCL-tests' definition), with no latency; unsized collectives stay as measured"
+        ),
+    )
 
 
 def _what_if(name, steps, gains, assumes, position=None):
     baseline = statistics.mean(steps) if steps else 0.0
     modelled = statistics.mean(s - g for s, g in zip(steps, gains)) if steps else 0.0
-    return RankWhatIf(name=name, step_ms=round(modelled, 6), baseline_ms=round(baseline, 6),
-                      speedup=round(baseline / modelled, 3) if modelled > 0 else None, kind="model",
-                      assumes=assumes, position=position)
+    return RankWhatIf(
+        name=name,
+        step_ms=round(modelled, 6),
+        baseline_ms=round(baseline, 6),
+        speedup=round(baseline / modelled, 3) if modelled > 0 else None,
+        kind="model",
+        assumes=assumes,
+        position=position,
+    )

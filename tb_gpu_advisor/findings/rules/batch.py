@@ -8,18 +8,26 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.finding import capped, limit
 from tb_gpu_advisor.findings.modeled import modeled_finding
-from tb_gpu_advisor.findings.thresholds import (BATCH_GPU_BUSY_MAX_PCT, BATCH_SCALE, INPUT_HIGH_PCT,
-                                                MEMORY_NEAR_LIMIT_PCT, MODELED_HIGH_PCT, SMALL_KERNEL_MEAN_US)
+from tb_gpu_advisor.findings.thresholds import (
+    BATCH_GPU_BUSY_MAX_PCT,
+    BATCH_SCALE,
+    INPUT_HIGH_PCT,
+    MEMORY_NEAR_LIMIT_PCT,
+    MODELED_HIGH_PCT,
+    SMALL_KERNEL_MEAN_US,
+)
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import size_bytes
 from tb_gpu_advisor.vocabulary import TIMES
 
-ENTRIES = register("batch", {
-    "batch.gpu_underused": Entry(
-        category="batch",
-        title="Small kernels leave the GPU underused",
-        fix_summary="Raise the per-GPU batch size (as memory allows) so fixed per-step costs amortize.",
-        fix="""\
+ENTRIES = register(
+    "batch",
+    {
+        "batch.gpu_underused": Entry(
+            category="batch",
+            title="Small kernels leave the GPU underused",
+            fix_summary="Raise the per-GPU batch size (as memory allows) so fixed per-step costs amortize.",
+            fix="""\
 The GPU is busy less than half of each step and its kernels are small: per-step overhead (launches, host
 work) costs about as much as the math. A larger batch does more work per launch and per step:
 
@@ -30,10 +38,10 @@ work) costs about as much as the math. A larger batch does more work per launch 
 If memory is the limit, combine with mixed precision (halves activation memory). Keras:
 model.compile(..., steps_per_execution=N) also cuts per-step overhead. The estimate is per example
 (throughput), for a doubled batch.""",
-        docs=(L.TF_GPU_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE),
-        jax=Idiom(
-            fix_summary="Raise the per-device batch passed to the jitted step (as memory allows).",
-            fix="""\
+            docs=(L.TF_GPU_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE),
+            jax=Idiom(
+                fix_summary="Raise the per-device batch passed to the jitted step (as memory allows).",
+                fix="""\
 The GPU is busy less than half of each step and its kernels are small: per-step overhead (dispatch, host
 work) costs about as much as the math. Give each jitted step more work:
 
@@ -42,10 +50,11 @@ work) costs about as much as the math. Give each jitted step more work:
 
 or run several steps per dispatch with jax.lax.scan over a stack of micro-batches inside one jitted
 function. The estimate is per example (throughput), for a doubled batch.""",
-            docs=(L.JAX_GPU_TIPS, L.NVIDIA_DL_PERFORMANCE)),
-        pytorch=Idiom(
-            fix_summary="Raise the per-GPU batch size (as memory allows) so fixed per-step costs amortize.",
-            fix="""\
+                docs=(L.JAX_GPU_TIPS, L.NVIDIA_DL_PERFORMANCE),
+            ),
+            pytorch=Idiom(
+                fix_summary="Raise the per-GPU batch size (as memory allows) so fixed per-step costs amortize.",
+                fix="""\
 The GPU is busy less than half of each step and its kernels are small: per-step overhead (launches, Python)
 costs about as much as the math. Give each step more work:
 
@@ -55,9 +64,11 @@ costs about as much as the math. Give each step more work:
 
 If memory is the limit, combine with torch.autocast (halves activation memory). The estimate is per example
 (throughput), for a doubled batch.""",
-            docs=(L.TORCH_PERFORMANCE,)),
-    ),
-})
+                docs=(L.TORCH_PERFORMANCE,),
+            ),
+        ),
+    },
+)
 
 
 def gpu_underused(ctx):
@@ -67,8 +78,9 @@ def gpu_underused(ctx):
         return None
     if (ctx.analysis.input_wait_pct or 0.0) >= INPUT_HIGH_PCT:
         return None
-    durations = np.concatenate([g.activity.duration_ps[g.activity.kind == ActivityKind.KERNEL]
-                                for g in ctx.active_gpus])
+    durations = np.concatenate(
+        [g.activity.duration_ps[g.activity.kind == ActivityKind.KERNEL] for g in ctx.active_gpus]
+    )
     if not len(durations):
         return None
     mean_us = round(float(durations.mean()) / 1e6, 3)
@@ -77,13 +89,17 @@ def gpu_underused(ctx):
     idle_ms = ctx.window_ms * (100.0 - busy_pct) / 100.0
     recoverable = idle_ms * (1.0 - 1.0 / BATCH_SCALE)
     finding = modeled_finding(
-        ctx, "batch.gpu_underused",
+        ctx,
+        "batch.gpu_underused",
         f"The GPU is busy {busy_pct:.1f}% {ctx.of_the_step} and its kernels average {mean_us:.1f} \u00b5s.",
-        recoverable, f"per-example estimate for a {BATCH_SCALE:g}{TIMES} batch: the per-step idle time is shared by "
+        recoverable,
+        f"per-example estimate for a {BATCH_SCALE:g}{TIMES} batch: the per-step idle time is shared by "
         "twice the examples (upper bound; step time itself grows)",
         {"gpu_busy_pct": busy_pct, "kernel_mean_us": mean_us, "gpu_idle_ms": round(idle_ms, 3)},
         limit("gpu_busy_pct", busy_pct, BATCH_GPU_BUSY_MAX_PCT, "below", kernel_mean_us_below=SMALL_KERNEL_MEAN_US),
-        {"steps": [s.name for s in ctx.step_set.steps[:3]]}, high=MODELED_HIGH_PCT)
+        {"steps": [s.name for s in ctx.step_set.steps[:3]]},
+        high=MODELED_HIGH_PCT,
+    )
     if finding is None:
         return None
     if ctx.framework.name == "pytorch" and not ctx.has_dataloader:
@@ -99,21 +115,30 @@ def _with_headroom(ctx, finding):
     if not rows:
         return finding
     tightest = max(rows, key=lambda row: (row.peak_pct, -row.ordinal))
-    peak = (f"GPU {tightest.ordinal} peaks at {size_bytes(tightest.peak_bytes)} of its "
-            f"{size_bytes(tightest.limit_bytes)}")
-    metrics = {**finding.evidence.metrics, "gpu_memory_peak_pct": tightest.peak_pct,
-               "gpu_memory_headroom_bytes": tightest.headroom_bytes,
-               "doubled_batch_fits": all(row.doubled_batch_fits for row in rows) or None}
+    peak = (
+        f"GPU {tightest.ordinal} peaks at {size_bytes(tightest.peak_bytes)} of its {size_bytes(tightest.limit_bytes)}"
+    )
+    metrics = {
+        **finding.evidence.metrics,
+        "gpu_memory_peak_pct": tightest.peak_pct,
+        "gpu_memory_headroom_bytes": tightest.headroom_bytes,
+        "doubled_batch_fits": all(row.doubled_batch_fits for row in rows) or None,
+    }
     if tightest.peak_pct >= MEMORY_NEAR_LIMIT_PCT:
         note = f"{peak} limit: no headroom, so free memory first (see memory.near_limit)."
         finding = capped(finding, "low")
     elif metrics["doubled_batch_fits"]:
         note = f"{peak} limit: a 2{TIMES} batch fits (doubling the batch at most doubles the memory in use)."
     else:
-        note = (f"{peak} limit: a 2{TIMES} batch fits only if activations take less than the "
-                f"{size_bytes(tightest.headroom_bytes)} left; try it and watch the peak.")
-    return replace(finding, fix_note=" ".join(part for part in (finding.fix_note, note) if part),
-                   evidence=replace(finding.evidence, metrics=metrics))
+        note = (
+            f"{peak} limit: a 2{TIMES} batch fits only if activations take less than the "
+            f"{size_bytes(tightest.headroom_bytes)} left; try it and watch the peak."
+        )
+    return replace(
+        finding,
+        fix_note=" ".join(part for part in (finding.fix_note, note) if part),
+        evidence=replace(finding.evidence, metrics=metrics),
+    )
 
 
 RULES = (gpu_underused,)

@@ -9,20 +9,29 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
 from tb_gpu_advisor.findings.rules.communication import exposed_collectives_ms, kinds_of
-from tb_gpu_advisor.findings.thresholds import (BACKWARD_SHARE_OF_COMPUTE, COLLECTIVES_HIGH_PCT,
-                                                COLLECTIVES_MEDIUM_PCT, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT,
-                                                PER_PARAMETER_MAX_BYTES, PER_PARAMETER_MAX_MS,
-                                                PER_PARAMETER_MIN_CALLS, PER_PARAMETER_BUCKET_BYTES)
+from tb_gpu_advisor.findings.thresholds import (
+    BACKWARD_SHARE_OF_COMPUTE,
+    COLLECTIVES_HIGH_PCT,
+    COLLECTIVES_MEDIUM_PCT,
+    MODELED_HIGH_PCT,
+    MODELED_MEDIUM_PCT,
+    PER_PARAMETER_MAX_BYTES,
+    PER_PARAMETER_MAX_MS,
+    PER_PARAMETER_MIN_CALLS,
+    PER_PARAMETER_BUCKET_BYTES,
+)
 from tb_gpu_advisor.whatif.communication import beyond_overlap, overlap_collectives
 from tb_gpu_advisor.whatif.estimate import bound, model
 
-ENTRIES = register("collectives", {
-    "collectives.comm_bound": Entry(
-        category="communication",
-        title="Communication takes longer than the compute that could hide it",
-        fix_summary="Communicate less per example: sync less often (accumulate gradients), 16-bit gradients, "
-                    "the link.",
-        fix="""\
+ENTRIES = register(
+    "collectives",
+    {
+        "collectives.comm_bound": Entry(
+            category="communication",
+            title="Communication takes longer than the compute that could hide it",
+            fix_summary="Communicate less per example: sync less often (accumulate gradients), 16-bit gradients, "
+            "the link.",
+            fix="""\
 The collectives left exposed are more than the backward pass's compute can hide, so overlapping them better
 cannot make the step much shorter: move fewer bytes, less often. In order:
 
@@ -34,11 +43,11 @@ cannot make the step much shorter: move fewer bytes, less often. In order:
           bytes_per_pack=64 * 1024 * 1024)
 - check that the collectives use the fast link: NCCL_DEBUG=INFO shows the transport ("P2P/IPC", "NVLS" or
   InfiniBand; "SHM" or "NET/Socket" means host memory or TCP).""",
-        docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
-        jax=Idiom(
-            fix_summary="Communicate less per example: accumulate micro-batches, reduce in bfloat16, check the "
-                        "link.",
-            fix="""\
+            docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
+            jax=Idiom(
+                fix_summary="Communicate less per example: accumulate micro-batches, reduce in bfloat16, check the "
+                "link.",
+                fix="""\
 The collectives left exposed are more than the backward pass's compute can hide, so overlapping them better
 cannot make the step much shorter: move fewer bytes, less often. In order:
 
@@ -46,11 +55,12 @@ cannot make the step much shorter: move fewer bytes, less often. In order:
   (jax.lax.scan over them) and reduce once per step;
 - reduce in bfloat16: jax.lax.pmean(g.astype(jnp.bfloat16), "data").astype(jnp.float32);
 - check the transport: NCCL_DEBUG=INFO (NVLink/InfiniBand vs "NET/Socket").""",
-            docs=(L.JAX_SHARDING, L.NCCL_GUIDE)),
-        pytorch=Idiom(
-            fix_summary="Communicate less per example: no_sync() gradient accumulation, a bf16 comm hook, check the "
-                        "link.",
-            fix="""\
+                docs=(L.JAX_SHARDING, L.NCCL_GUIDE),
+            ),
+            pytorch=Idiom(
+                fix_summary="Communicate less per example: no_sync() gradient accumulation, a bf16 comm hook, check the "
+                "link.",
+                fix="""\
 The collectives left exposed are more than the backward pass's compute can hide, so overlapping them better
 cannot make the step much shorter: move fewer bytes, less often. In order:
 
@@ -65,10 +75,14 @@ cannot make the step much shorter: move fewer bytes, less often. In order:
 
 Then check the transport: NCCL_DEBUG=INFO (RCCL reads the same variable) shows whether NVLink/xGMI or
 InfiniBand is used ("NET/Socket" or "SHM" means TCP or host memory).""",
-            docs=(L.TORCH_DDP, L.TORCH_DDP_HOOKS, L.NCCL_GUIDE)),
-        variants=(("any:not_allreduce", Idiom(
-            fix_summary="Move fewer bytes in the exchanges: shard to keep lookups local, 16-bit comms, the link.",
-            fix="""\
+                docs=(L.TORCH_DDP, L.TORCH_DDP_HOOKS, L.NCCL_GUIDE),
+            ),
+            variants=(
+                (
+                    "any:not_allreduce",
+                    Idiom(
+                        fix_summary="Move fewer bytes in the exchanges: shard to keep lookups local, 16-bit comms, the link.",
+                        fix="""\
 Most exposed collective time is point-to-point or all-to-all exchange (pipeline or model parallelism,
 sharded embedding tables), and it takes longer than the compute that could hide it, so better overlap
 cannot remove it: exchange fewer bytes. Sharded embeddings: let the sharding planner keep small tables
@@ -76,13 +90,16 @@ data-parallel or table-wise on fewer ranks, and send 16-bit values through the a
 quantized comms: QCommsConfig with forward/backward precision FP16 or BF16). Pipelines: fewer, larger
 stage boundaries. Then check the transport (NCCL_DEBUG=INFO; "NET/Socket" or "SHM" means TCP or host memory)
 and capture every rank for the same steps: a rank that waits in the exchange may be waiting for a slower peer.""",
-            docs=(L.NCCL_GUIDE,))),),
-    ),
-    "collectives.per_parameter_allreduce": Entry(
-        category="communication",
-        title="Gradients are all-reduced one small tensor at a time",
-        fix_summary="Pack gradients into few large all-reduces: CommunicationOptions(bytes_per_pack), num_packs.",
-        fix="""\
+                        docs=(L.NCCL_GUIDE,),
+                    ),
+                ),
+            ),
+        ),
+        "collectives.per_parameter_allreduce": Entry(
+            category="communication",
+            title="Gradients are all-reduced one small tensor at a time",
+            fix_summary="Pack gradients into few large all-reduces: CommunicationOptions(bytes_per_pack), num_packs.",
+            fix="""\
 Each step runs many small all-reduces, about one per gradient tensor: each pays NCCL's fixed latency
 (launch, handshake, ring setup) for a few bytes. Pack them:
 
@@ -95,20 +112,21 @@ Each step runs many small all-reduces, about one per gradient tensor: each pays 
 In a custom loop, reduce all gradients in one call (ctx.all_reduce(SUM, grads) over the list, then
 optimizer.apply_gradients(..., skip_gradients_aggregation=True); legacy optimizers:
 experimental_aggregate_gradients=False), not one tensor at a time.""",
-        docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
-        jax=Idiom(
-            fix_summary="Reduce the whole gradient pytree in one collective (or let XLA combine them).",
-            fix="""\
+            docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
+            jax=Idiom(
+                fix_summary="Reduce the whole gradient pytree in one collective (or let XLA combine them).",
+                fix="""\
 Each step runs many small all-reduces, about one per gradient tensor: each pays NCCL's fixed latency for a
 few bytes. Reduce the gradient pytree at once, and let XLA combine what is left:
 
     grads = jax.lax.pmean(grads, axis_name="data")      # the whole pytree, inside shard_map / pmap
     # jit with sharded inputs (NamedSharding) lets XLA schedule and combine the all-reduces itself
     XLA_FLAGS="--xla_gpu_all_reduce_combine_threshold_bytes=134217728" python train.py""",
-            docs=(L.JAX_SHARDING, L.JAX_GPU_TIPS)),
-        pytorch=Idiom(
-            fix_summary="Use DDP's gradient buckets (bucket_cap_mb), not one all-reduce per parameter.",
-            fix="""\
+                docs=(L.JAX_SHARDING, L.JAX_GPU_TIPS),
+            ),
+            pytorch=Idiom(
+                fix_summary="Use DDP's gradient buckets (bucket_cap_mb), not one all-reduce per parameter.",
+                fix="""\
 Each step runs many small all-reduces, about one per gradient tensor: each pays NCCL's fixed latency for a
 few bytes. DistributedDataParallel packs gradients into buckets that overlap the backward pass:
 
@@ -119,9 +137,11 @@ few bytes. DistributedDataParallel packs gradients into buckets that overlap the
 
 A hand-written loop of dist.all_reduce(p.grad) per parameter (or a tiny bucket_cap_mb) causes this pattern;
 if you must reduce by hand, flatten first (torch._utils._flatten_dense_tensors) and reduce one buffer.""",
-            docs=(L.TORCH_DDP, L.NCCL_GUIDE)),
-    ),
-})
+                docs=(L.TORCH_DDP, L.NCCL_GUIDE),
+            ),
+        ),
+    },
+)
 
 
 def comm_bound(ctx):
@@ -136,8 +156,9 @@ def comm_bound(ctx):
         return None
     compute_ms = ms(max(ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name)).values(), default=0))
     overlapped_ms = ms(exposure.mean_overlapped_ps)
-    hidden = overlap_collectives(ctx.window_ms, exposed_ms, compute_ms, overlapped_ms,
-                                 BACKWARD_SHARE_OF_COMPUTE).recoverable_of(ctx.window_ms)
+    hidden = overlap_collectives(
+        ctx.window_ms, exposed_ms, compute_ms, overlapped_ms, BACKWARD_SHARE_OF_COMPUTE
+    ).recoverable_of(ctx.window_ms)
     rest = exposed_ms - hidden
     rest_share = ctx.share_pct(rest)
     severity = grade(rest_share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT)
@@ -149,21 +170,33 @@ def comm_bound(ctx):
     condition = "not_allreduce" if total and allreduce < total / 2 else None
     busy = ctx.analysis.gpu_busy_pct
     finding = Finding(
-        id="collectives.comm_bound", severity=severity,
+        id="collectives.comm_bound",
+        severity=severity,
         summary=f"Collectives with no compute beside them take {share:.1f}% of the step "
-                f"({ctx.time_text(exposed_ms)}); overlapping them with the backward pass could hide about "
-                f"{ctx.time_text(hidden)}, leaving {rest_share:.1f}% of the step to communication. The GPU counts as "
-                f"busy {busy or 0:.0f}% with collectives: that time is spent communicating, not computing.",
-        evidence=Evidence({"collectives_exposed_pct": share, "collectives_exposed_ms": round(exposed_ms, 3),
-                           "overlap_hides_ms": round(hidden, 3), "beyond_overlap_ms": round(rest, 3),
-                           "beyond_overlap_pct": rest_share, "compute_ms_busiest_gpu": compute_ms,
-                           "collectives_overlapped_ms_per_gpu": round(overlapped_ms, 3),
-                           "collective_overlap_with_compute_pct": exposure.overlap_pct, "gpu_busy_pct": busy,
-                           "collective_ms_by_kind": {row.collective: row.total_ms for row in rows}},
-                          ladder("beyond_overlap_pct", rest_share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
-                          {"devices": [gpu.name for gpu in ctx.active_gpus][:4]}),
-        recoverable_ms=rest, window_ms=ctx.window_ms, condition=condition,
-        speedup_basis="upper bound: the exposed collectives that overlap cannot hide removed")
+        f"({ctx.time_text(exposed_ms)}); overlapping them with the backward pass could hide about "
+        f"{ctx.time_text(hidden)}, leaving {rest_share:.1f}% of the step to communication. The GPU counts as "
+        f"busy {busy or 0:.0f}% with collectives: that time is spent communicating, not computing.",
+        evidence=Evidence(
+            {
+                "collectives_exposed_pct": share,
+                "collectives_exposed_ms": round(exposed_ms, 3),
+                "overlap_hides_ms": round(hidden, 3),
+                "beyond_overlap_ms": round(rest, 3),
+                "beyond_overlap_pct": rest_share,
+                "compute_ms_busiest_gpu": compute_ms,
+                "collectives_overlapped_ms_per_gpu": round(overlapped_ms, 3),
+                "collective_overlap_with_compute_pct": exposure.overlap_pct,
+                "gpu_busy_pct": busy,
+                "collective_ms_by_kind": {row.collective: row.total_ms for row in rows},
+            },
+            ladder("beyond_overlap_pct", rest_share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
+            {"devices": [gpu.name for gpu in ctx.active_gpus][:4]},
+        ),
+        recoverable_ms=rest,
+        window_ms=ctx.window_ms,
+        condition=condition,
+        speedup_basis="upper bound: the exposed collectives that overlap cannot hide removed",
+    )
     return estimated(finding, beyond_overlap(ctx.window_ms, exposed_ms, hidden))
 
 
@@ -185,48 +218,76 @@ def per_parameter_allreduce(ctx):
     # plus its bytes over the bandwidth; packed into buckets the bytes stay, the latencies of all but one call
     # per bucket go, and only where the all-reduces are exposed does that shorten the step.
     latency_ms = _fastest_tenth_ms(ctx, row)
-    buckets_per_step = max(1, math.ceil(row.total_bytes / ctx.step_count / PER_PARAMETER_BUCKET_BYTES)) \
-        if sized else 1
+    buckets_per_step = max(1, math.ceil(row.total_bytes / ctx.step_count / PER_PARAMETER_BUCKET_BYTES)) if sized else 1
     saved_ms = max(0.0, (row.calls - buckets_per_step * ctx.step_count) * latency_ms)
     exposed_ms, _ = exposed_collectives_ms(ctx)
     recoverable = min(saved_ms, exposed_ms)
     severity = grade(ctx.share_pct(recoverable), MODELED_HIGH_PCT, MODELED_MEDIUM_PCT) or "low"
-    size_text = (f"median {row.median_bytes / 1024:.0f} KiB" if sized else
-                 f"median {row.median_ms * 1000:.0f} µs each, sizes not in the trace")
+    size_text = (
+        f"median {row.median_bytes / 1024:.0f} KiB"
+        if sized
+        else f"median {row.median_ms * 1000:.0f} µs each, sizes not in the trace"
+    )
     finding = Finding(
-        id="collectives.per_parameter_allreduce", severity=severity,
+        id="collectives.per_parameter_allreduce",
+        severity=severity,
         summary=f"{row.calls_per_step:.0f} all-reduces per step ({size_text}) take {share:.1f}% of the step: "
-                "gradients are reduced one tensor at a time, each call paying the collective's fixed latency.",
-        evidence=Evidence({"allreduce_calls_per_step": row.calls_per_step, "allreduce_ms": row.total_ms,
-                           "allreduce_pct": share, "median_bytes": row.median_bytes, "median_ms": row.median_ms,
-                           "bytes_per_step": round(row.total_bytes / ctx.step_count) if sized else None,
-                           "latency_per_call_ms": round(latency_ms, 6), "buckets_per_step": buckets_per_step,
-                           "dtypes": list(row.dtypes), "group_sizes": list(row.group_sizes),
-                           "named_from": list(row.named_from), "issued_by": list(row.issued_by),
-                           "collectives_exposed_ms": round(exposed_ms, 3)},
-                          limit("allreduce_calls_per_step", row.calls_per_step, PER_PARAMETER_MIN_CALLS,
-                                median_bytes_at_most=PER_PARAMETER_MAX_BYTES),
-                          {"devices": [gpu.name for gpu in ctx.active_gpus][:4]}),
-        recoverable_ms=recoverable, window_ms=ctx.window_ms,
-        speedup_basis="the calls' fixed latencies saved by packing them")
+        "gradients are reduced one tensor at a time, each call paying the collective's fixed latency.",
+        evidence=Evidence(
+            {
+                "allreduce_calls_per_step": row.calls_per_step,
+                "allreduce_ms": row.total_ms,
+                "allreduce_pct": share,
+                "median_bytes": row.median_bytes,
+                "median_ms": row.median_ms,
+                "bytes_per_step": round(row.total_bytes / ctx.step_count) if sized else None,
+                "latency_per_call_ms": round(latency_ms, 6),
+                "buckets_per_step": buckets_per_step,
+                "dtypes": list(row.dtypes),
+                "group_sizes": list(row.group_sizes),
+                "named_from": list(row.named_from),
+                "issued_by": list(row.issued_by),
+                "collectives_exposed_ms": round(exposed_ms, 3),
+            },
+            limit(
+                "allreduce_calls_per_step",
+                row.calls_per_step,
+                PER_PARAMETER_MIN_CALLS,
+                median_bytes_at_most=PER_PARAMETER_MAX_BYTES,
+            ),
+            {"devices": [gpu.name for gpu in ctx.active_gpus][:4]},
+        ),
+        recoverable_ms=recoverable,
+        window_ms=ctx.window_ms,
+        speedup_basis="the calls' fixed latencies saved by packing them",
+    )
     bucket_mib = PER_PARAMETER_BUCKET_BYTES // 2**20
     if sized:
-        estimate = model(ctx.window_ms, ctx.window_ms - recoverable,
-                         f"model: {row.calls_per_step:.0f} calls per step packed into {buckets_per_step} bucket(s) of "
-                         f"{bucket_mib} MiB, each call's fixed latency taken as the fastest tenth of the calls "
-                         f"({latency_ms * 1000:.0f} µs), saved only where the all-reduces are exposed")
+        estimate = model(
+            ctx.window_ms,
+            ctx.window_ms - recoverable,
+            f"model: {row.calls_per_step:.0f} calls per step packed into {buckets_per_step} bucket(s) of "
+            f"{bucket_mib} MiB, each call's fixed latency taken as the fastest tenth of the calls "
+            f"({latency_ms * 1000:.0f} µs), saved only where the all-reduces are exposed",
+        )
     else:
-        estimate = bound(ctx.window_ms, ctx.window_ms - recoverable,
-                         f"upper bound: all {row.calls_per_step:.0f} calls per step packed into one (sizes not in "
-                         f"the trace), each call's fixed latency taken as the fastest tenth of the calls "
-                         f"({latency_ms * 1000:.0f} µs), saved only where the all-reduces are exposed")
+        estimate = bound(
+            ctx.window_ms,
+            ctx.window_ms - recoverable,
+            f"upper bound: all {row.calls_per_step:.0f} calls per step packed into one (sizes not in "
+            f"the trace), each call's fixed latency taken as the fastest tenth of the calls "
+            f"({latency_ms * 1000:.0f} µs), saved only where the all-reduces are exposed",
+        )
     return estimated(finding, estimate)
 
 
 def _fastest_tenth_ms(ctx, row):
     """The 10th percentile duration of the all-reduce calls of the active GPUs (ms)."""
-    durations = sorted(call.duration_ps for call in ctx.analysis.collectives
-                       if call.source == "kernel" and call.collective == row.collective)
+    durations = sorted(
+        call.duration_ps
+        for call in ctx.analysis.collectives
+        if call.source == "kernel" and call.collective == row.collective
+    )
     return durations[len(durations) // 10] / 1e9 if durations else 0.0
 
 

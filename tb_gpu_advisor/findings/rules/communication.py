@@ -4,19 +4,26 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.analysis.collective_bandwidth import LARGE_COLLECTIVE_BYTES
-from tb_gpu_advisor.analysis.collective_calls import (collective_kinds, exposed_communication,
-                                                     kernel_calls_in_windows)
+from tb_gpu_advisor.analysis.collective_calls import collective_kinds, exposed_communication, kernel_calls_in_windows
 from tb_gpu_advisor.analysis.kernel_names import collective_dtype, is_nccl, is_runtime_copy
 from tb_gpu_advisor.analysis.rounding import pct
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
-from tb_gpu_advisor.findings.thresholds import (BACKWARD_SHARE_OF_COMPUTE, COLLECTIVE_LOW_BUSBW_FRACTION,
-                                                COLLECTIVE_MIN_LARGE_CALLS,
-                                                COLLECTIVE_REACHABLE_FRACTION, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT, IMBALANCE_SPREAD_PCT,
-                                                MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT,
-                                                STRAGGLER_SLOWDOWN_MIN)
+from tb_gpu_advisor.findings.thresholds import (
+    BACKWARD_SHARE_OF_COMPUTE,
+    COLLECTIVE_LOW_BUSBW_FRACTION,
+    COLLECTIVE_MIN_LARGE_CALLS,
+    COLLECTIVE_REACHABLE_FRACTION,
+    COLLECTIVES_HIGH_PCT,
+    COLLECTIVES_MEDIUM_PCT,
+    IMBALANCE_SPREAD_PCT,
+    MODELED_HIGH_PCT,
+    MODELED_LOW_PCT,
+    MODELED_MEDIUM_PCT,
+    STRAGGLER_SLOWDOWN_MIN,
+)
 from tb_gpu_advisor.whatif.communication import overlap_collectives, straggler
 from tb_gpu_advisor.vocabulary import TIMES
 
@@ -35,15 +42,18 @@ settings (DDP buckets, gradient compression, packing) do not change them. What h
 - for pipeline parallelism, more micro-batches per step (or an interleaved schedule such as
   torch.distributed.pipelining.ScheduleInterleaved1F1B) shrink the idle bubble;
 - profile every rank for the same steps: a rank waiting in send/recv is often waiting for a slower peer.""",
-    docs=(L.NCCL_GUIDE,))
+    docs=(L.NCCL_GUIDE,),
+)
 
-ENTRIES = register("communication", {
-    "communication.collective_below_link": Entry(
-        category="communication",
-        title="Collectives move data far below the GPUs' link bandwidth",
-        fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, larger "
-                    "packs.",
-        fix="""\
+ENTRIES = register(
+    "communication",
+    {
+        "communication.collective_below_link": Entry(
+            category="communication",
+            title="Collectives move data far below the GPUs' link bandwidth",
+            fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, larger "
+            "packs.",
+            fix="""\
 Even the fastest large collective reaches a small share of the bus bandwidth the GPUs' link gives (bus
 bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduce). Look at what NCCL did:
 
@@ -59,11 +69,11 @@ for large buckets, and fewer, larger all-reduces:
     options = tf.distribute.experimental.CommunicationOptions(
         implementation=tf.distribute.experimental.CommunicationImplementation.NCCL,
         bytes_per_pack=64 * 1024 * 1024)""",
-        docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.TF_DISTRIBUTED),
-        jax=Idiom(
-            fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, "
-                        "combine size.",
-            fix="""\
+            docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.TF_DISTRIBUTED),
+            jax=Idiom(
+                fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, "
+                "combine size.",
+                fix="""\
 Even the fastest large collective reaches a small share of the bus bandwidth the GPUs' link gives (bus
 bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduce). Look at what NCCL did:
 
@@ -75,11 +85,12 @@ bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduc
 Then NCCL_ALGO=Ring / NCCL_PROTO=Simple for large messages, and larger combined collectives:
 
     XLA_FLAGS="--xla_gpu_all_reduce_combine_threshold_bytes=134217728" python train.py""",
-            docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.JAX_GPU_TIPS)),
-        pytorch=Idiom(
-            fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, "
-                        "bucket_cap_mb.",
-            fix="""\
+                docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.JAX_GPU_TIPS),
+            ),
+            pytorch=Idiom(
+                fix_summary="Check NCCL's transport (NCCL_DEBUG=INFO) and nccl-tests; then NCCL_ALGO/NCCL_PROTO, "
+                "bucket_cap_mb.",
+                fix="""\
 Even the fastest large collective reaches a small share of the bus bandwidth the GPUs' link gives (bus
 bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduce). Look at what NCCL did:
 
@@ -91,13 +102,14 @@ bandwidth as NCCL-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduc
 Then NCCL_ALGO=Ring / NCCL_PROTO=Simple for large messages, and larger buckets:
 
     model = DDP(model, device_ids=[rank], bucket_cap_mb=100)""",
-            docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.TORCH_DDP)),
-    ),
-    "communication.allreduce_exposed": Entry(
-        category="communication",
-        title="Gradient all-reduce is not hidden behind compute",
-        fix_summary="Use NCCL all-reduce with packing, overlap it with backprop, or sync less often.",
-        fix="""\
+                docs=(L.NCCL_ENV, L.NCCL_TESTS_PERFORMANCE, L.TORCH_DDP),
+            ),
+        ),
+        "communication.allreduce_exposed": Entry(
+            category="communication",
+            title="Gradient all-reduce is not hidden behind compute",
+            fix_summary="Use NCCL all-reduce with packing, overlap it with backprop, or sync less often.",
+            fix="""\
 Collective (NCCL) kernels run while no GPU computes, so every step waits for communication. In order:
 
     # single host
@@ -115,11 +127,11 @@ A larger per-GPU batch or gradient accumulation syncs less often per example:
 
 Keras mixed precision keeps variables and gradients in float32, so it does not shrink the all-reduce by
 itself; the evidence gives the dtype the NCCL kernels reduce in.""",
-        docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
-        jax=Idiom(
-            fix_summary="Let XLA overlap the all-reduce with backprop (latency-hiding scheduler), or sync less "
-                        "often.",
-            fix="""\
+            docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
+            jax=Idiom(
+                fix_summary="Let XLA overlap the all-reduce with backprop (latency-hiding scheduler), or sync less "
+                "often.",
+                fix="""\
 Collective (NCCL) kernels run while no GPU computes, so every step waits for communication. Jit the whole
 step with sharded inputs so XLA schedules the all-reduce itself, and let it overlap with the backward pass:
 
@@ -127,10 +139,11 @@ step with sharded inputs so XLA schedules the all-reduce itself, and let it over
 
 A larger per-device batch or gradient accumulation (jax.lax.scan over micro-batches, reduce once) syncs
 less often per example. The evidence gives the dtype the NCCL kernels reduce in.""",
-            docs=(L.JAX_SHARDING, L.JAX_GPU_TIPS, L.NCCL_GUIDE)),
-        pytorch=Idiom(
-            fix_summary="Overlap the DDP all-reduce with backward (bucket size), or sync less often.",
-            fix="""\
+                docs=(L.JAX_SHARDING, L.JAX_GPU_TIPS, L.NCCL_GUIDE),
+            ),
+            pytorch=Idiom(
+                fix_summary="Overlap the DDP all-reduce with backward (bucket size), or sync less often.",
+                fix="""\
 Collective (NCCL) kernels run while no GPU computes, so every step waits for communication. DDP overlaps
 the all-reduce of each gradient bucket with the rest of the backward pass; tune it and sync less often:
 
@@ -139,10 +152,14 @@ the all-reduce of each gradient bucket with the rest of the backward pass; tune 
         loss_fn(model(x), y).backward()
 
 The evidence gives the dtype the NCCL kernels reduce in.""",
-            docs=(L.TORCH_DDP, L.NCCL_GUIDE)),
-        variants=(("pytorch:fp32_allreduce", Idiom(
-            fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: a bf16 DDP comm hook.",
-            fix="""\
+                docs=(L.TORCH_DDP, L.NCCL_GUIDE),
+            ),
+            variants=(
+                (
+                    "pytorch:fp32_allreduce",
+                    Idiom(
+                        fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: a bf16 DDP comm hook.",
+                        fix="""\
 The step computes in 16 bits (autocast) but the NCCL kernels reduce float32 gradients: autocast keeps the
 parameters and gradients in float32. Compress them for the all-reduce with a DDP communication hook:
 
@@ -151,10 +168,14 @@ parameters and gradients in float32. Compress them for the all-reduce with a DDP
     # float16: default_hooks.fp16_compress_hook (mind overflow with many ranks)
 
 bfloat16 keeps float32's range (no overflow) with fewer mantissa bits. Then tune overlap: bucket_cap_mb.""",
-            docs=(L.TORCH_DDP_HOOKS,))),
-                  ("fp32_allreduce", Idiom(
-            fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: reduce them in bf16/fp16.",
-            fix="""\
+                        docs=(L.TORCH_DDP_HOOKS,),
+                    ),
+                ),
+                (
+                    "fp32_allreduce",
+                    Idiom(
+                        fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: reduce them in bf16/fp16.",
+                        fix="""\
 The step computes in 16 bits but the NCCL kernels reduce float32 gradients: Keras mixed precision keeps
 variables and gradients in float32, so the all-reduce moves twice the bytes it could. In a custom training
 loop, reduce 16-bit gradients. Keras 3 (TF 2.16+) always all-reduces inside apply_gradients, and its
@@ -176,10 +197,14 @@ bfloat16 keeps float32's range (no overflow) with fewer mantissa bits. float16 s
 many replicas, loss-scaled gradients especially: with a LossScaleOptimizer unscale first
 (optimizer.get_unscaled_gradients) and keep loss scaling dynamic so overflowing steps are skipped. Then
 overlap what remains: CommunicationOptions(bytes_per_pack=32 * 1024 * 1024).""",
-            docs=(L.TF_DISTRIBUTED, L.TF_MIXED_PRECISION, L.NCCL_GUIDE))),
-                  ("jax:fp32_allreduce", Idiom(
-            fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: reduce them in bfloat16.",
-            fix="""\
+                        docs=(L.TF_DISTRIBUTED, L.TF_MIXED_PRECISION, L.NCCL_GUIDE),
+                    ),
+                ),
+                (
+                    "jax:fp32_allreduce",
+                    Idiom(
+                        fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: reduce them in bfloat16.",
+                        fix="""\
 The step computes in 16 bits but the NCCL kernels reduce float32 gradients, twice the bytes they could
 move. Reduce in bfloat16 (float32's range, so no overflow) and cast back for the update:
 
@@ -189,42 +214,50 @@ move. Reduce in bfloat16 (float32's range, so no overflow) and cast back for the
 Under jit with sharded arrays, cast the per-device gradients to bfloat16 where they are combined. float16
 can overflow when many replicas sum large values: reduce with a mean, and keep loss scaling dynamic. Then
 let XLA overlap what remains: XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true.""",
-            docs=(L.JAX_SHARDING, L.NCCL_GUIDE))),
-                  ("any:not_allreduce", NOT_ALLREDUCE_IDIOM)),
-    ),
-    "communication.gpu_imbalance": Entry(
-        category="communication",
-        title="GPUs are unevenly loaded (stragglers)",
-        fix_summary="Balance work per GPU: equal per-replica batches, same input path, no GPU doing extras.",
-        fix="""\
+                        docs=(L.JAX_SHARDING, L.NCCL_GUIDE),
+                    ),
+                ),
+                ("any:not_allreduce", NOT_ALLREDUCE_IDIOM),
+            ),
+        ),
+        "communication.gpu_imbalance": Entry(
+            category="communication",
+            title="GPUs are unevenly loaded (stragglers)",
+            fix_summary="Balance work per GPU: equal per-replica batches, same input path, no GPU doing extras.",
+            fix="""\
 Some GPUs are busy much longer than others in the same step; with synchronous training every step waits
 for the slowest one (the others wait inside NCCL kernels). Check:
 - equal per-replica batches: use strategy.experimental_distribute_dataset(ds) with
   ds.batch(global_batch, drop_remainder=True);
 - work done on one GPU only (metrics, summaries, checkpoint or evaluation on replica 0);
 - the same input path for every GPU (one GPU's tf.data placed differently, or a shared PCIe switch).""",
-        docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
-        jax=Idiom(
-            fix_summary="Balance work per device: shard the batch evenly, no device doing extras; check its "
-                        "clocks.",
-            fix="""\
+            docs=(L.TF_DISTRIBUTED, L.NCCL_GUIDE),
+            jax=Idiom(
+                fix_summary="Balance work per device: shard the batch evenly, no device doing extras; check its "
+                "clocks.",
+                fix="""\
 Some GPUs are busy much longer than others in the same step; with synchronous training every step waits
 for the slowest one (the others wait inside NCCL kernels). Check:
 - the batch is sharded evenly (jax.sharding.NamedSharding over a Mesh of all devices, a global batch
   divisible by the device count);
 - no device does extra work (metrics, host callbacks, evaluation placed on device 0).""",
-            docs=(L.JAX_SHARDING, L.NCCL_GUIDE)),
-        pytorch=Idiom(
-            fix_summary="Balance work per rank: equal batches (DistributedSampler), no rank doing extras.",
-            fix="""\
+                docs=(L.JAX_SHARDING, L.NCCL_GUIDE),
+            ),
+            pytorch=Idiom(
+                fix_summary="Balance work per rank: equal batches (DistributedSampler), no rank doing extras.",
+                fix="""\
 Some GPUs are busy much longer than others in the same step; with synchronous training every step waits
 for the slowest one (the others wait inside NCCL kernels). Check: equal per-rank batches
 (DistributedSampler, drop_last=True), and no work on rank 0 only (metrics, evaluation, checkpoints inside
 the step).""",
-            docs=(L.TORCH_DDP, L.NCCL_GUIDE)),
-        variants=(("any:hardware", Idiom(
-            fix_summary="Fix the slow GPU: check its clocks, power cap, temperature and PCIe/NVLink placement.",
-            fix="""\
+                docs=(L.TORCH_DDP, L.NCCL_GUIDE),
+            ),
+            variants=(
+                (
+                    "any:hardware",
+                    Idiom(
+                        fix_summary="Fix the slow GPU: check its clocks, power cap, temperature and PCIe/NVLink placement.",
+                        fix="""\
 The same kernels run slower on one GPU than on the others, so every synchronous step waits for it (the
 others wait inside NCCL kernels). Balancing the batch does not help; the GPU itself is slower:
 
@@ -234,11 +267,15 @@ others wait inside NCCL kernels). Balancing the batch does not help; the GPU its
 
 Fix cooling or the power limit, reset application clocks (nvidia-smi -rac), or move the job off that GPU;
 if it sits on a slower link, place the replicas so the ring does not cross it.""",
-            docs=(L.NCCL_GUIDE, L.NVIDIA_SMI))),
-                  ("any:hardware_rocm", Idiom(
-            fix_summary="Fix the slow GPU: check its clocks, power cap, temperature and xGMI/PCIe placement "
+                        docs=(L.NCCL_GUIDE, L.NVIDIA_SMI),
+                    ),
+                ),
+                (
+                    "any:hardware_rocm",
+                    Idiom(
+                        fix_summary="Fix the slow GPU: check its clocks, power cap, temperature and xGMI/PCIe placement "
                         "(rocm-smi).",
-            fix="""\
+                        fix="""\
 The same kernels run slower on one GPU than on the others, so every synchronous step waits for it (the
 others wait inside RCCL kernels). Balancing the batch does not help; the GPU itself is slower:
 
@@ -248,9 +285,13 @@ others wait inside RCCL kernels). Balancing the batch does not help; the GPU its
 
 Fix cooling or the power cap, reset the performance level (rocm-smi --resetclocks), or move the job off that
 GPU; if it sits on a slower link, place the replicas so the ring does not cross it.""",
-            docs=(L.NCCL_GUIDE, L.ROCM_SMI)))),
-    ),
-})
+                        docs=(L.NCCL_GUIDE, L.ROCM_SMI),
+                    ),
+                ),
+            ),
+        ),
+    },
+)
 
 
 def exposed_collectives_ms(ctx):
@@ -264,15 +305,20 @@ def exposed_collectives_ms(ctx):
 
 def _exposure(ctx):
     """ExposedCommunication of the active GPUs: each GPU's collective kernels against its own compute."""
-    return exposed_communication(ctx.active_gpus, lambda gpu: ctx.kernel_mask(gpu, is_nccl),
-                                 lambda gpu: ctx.kernel_mask(gpu, lambda name: not is_nccl(name)), ctx.gpu_windows)
+    return exposed_communication(
+        ctx.active_gpus,
+        lambda gpu: ctx.kernel_mask(gpu, is_nccl),
+        lambda gpu: ctx.kernel_mask(gpu, lambda name: not is_nccl(name)),
+        ctx.gpu_windows,
+    )
 
 
 def kinds_of(ctx):
     """CollectiveKind rows of the active GPUs' collective kernels inside their windows."""
     active = {gpu.ordinal: gpu for gpu in ctx.active_gpus}
-    calls = kernel_calls_in_windows(ctx.analysis.collectives,
-                                    lambda ordinal: ctx.gpu_windows(active[ordinal]) if ordinal in active else None)
+    calls = kernel_calls_in_windows(
+        ctx.analysis.collectives, lambda ordinal: ctx.gpu_windows(active[ordinal]) if ordinal in active else None
+    )
     return collective_kinds(calls, ctx.step_count)
 
 
@@ -293,48 +339,76 @@ def allreduce_exposed(ctx):
     compute_16bit_pct = _compute_16bit_share(ctx)
     condition, note = _fp32_allreduce(ctx, dtype, compute_16bit_pct)
     kinds = _collective_time_by_kind(ctx, rows)
-    allreduce_pct = (round(100.0 * kinds.get("allreduce", 0) / sum(kinds.values()), 2)
-                     if sum(kinds.values()) else None)
+    allreduce_pct = round(100.0 * kinds.get("allreduce", 0) / sum(kinds.values()), 2) if sum(kinds.values()) else None
     title = ""
     if allreduce_pct is not None and allreduce_pct < ALLREDUCE_DOMINANT_PCT:
         top = max(kinds, key=kinds.get)
         condition = "not_allreduce"
         title = f"{_KIND_TITLES.get(top, 'Collectives are')} not hidden behind compute"
-        note = (f"Most collective time here is {_KIND_WORDS.get(top, top)} ({100.0 * kinds[top] / sum(kinds.values()):.0f}%), "
-                f"not gradient all-reduce ({allreduce_pct:.0f}%): advice for data-parallel all-reduce does not "
-                "apply.")
+        note = (
+            f"Most collective time here is {_KIND_WORDS.get(top, top)} ({100.0 * kinds[top] / sum(kinds.values()):.0f}%), "
+            f"not gradient all-reduce ({allreduce_pct:.0f}%): advice for data-parallel all-reduce does not "
+            "apply."
+        )
     finding = Finding(
-        id="communication.allreduce_exposed", severity=severity,
+        id="communication.allreduce_exposed",
+        severity=severity,
         summary=f"Collectives run with no compute beside them {share:.1f}% of the step time; "
-                f"{overlap_pct if overlap_pct is not None else 0:.0f}% of NCCL time overlaps compute.",
-        evidence=Evidence({"collectives_exposed_pct": share, "collectives_exposed_ms": round(exposed_ms, 3),
-                           "collectives_exposed_ms_per_step": ctx.per_step_ms(exposed_ms), "nccl_ms": ms(nccl_ps),
-                           "nccl_overlap_with_compute_pct": overlap_pct,
-                           "nccl_share_of_kernel_time_pct": pct(ctx.analysis.balance.nccl_share_pct),
-                           "active_gpus": len(ctx.active_gpus), "allreduce_dtype": dtype,
-                           "allreduce_share_of_collective_pct": allreduce_pct,
-                           "collective_ms_by_kind": {kind: ms(ps) for kind, ps in sorted(kinds.items())},
-                           "compute_16bit_share_pct": compute_16bit_pct,
-                           "collective_kinds_named_from": sorted({src for row in rows for src in row.named_from}),
-                           "issued_by": {row.collective: list(row.issued_by) for row in rows if row.issued_by}},
-                          ladder("collectives_exposed_pct", share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
-                          {"kernels": names[:5]}),
-        recoverable_ms=exposed_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: collectives fully overlapped with compute", condition=condition, fix_note=note,
-        title=title)
+        f"{overlap_pct if overlap_pct is not None else 0:.0f}% of NCCL time overlaps compute.",
+        evidence=Evidence(
+            {
+                "collectives_exposed_pct": share,
+                "collectives_exposed_ms": round(exposed_ms, 3),
+                "collectives_exposed_ms_per_step": ctx.per_step_ms(exposed_ms),
+                "nccl_ms": ms(nccl_ps),
+                "nccl_overlap_with_compute_pct": overlap_pct,
+                "nccl_share_of_kernel_time_pct": pct(ctx.analysis.balance.nccl_share_pct),
+                "active_gpus": len(ctx.active_gpus),
+                "allreduce_dtype": dtype,
+                "allreduce_share_of_collective_pct": allreduce_pct,
+                "collective_ms_by_kind": {kind: ms(ps) for kind, ps in sorted(kinds.items())},
+                "compute_16bit_share_pct": compute_16bit_pct,
+                "collective_kinds_named_from": sorted({src for row in rows for src in row.named_from}),
+                "issued_by": {row.collective: list(row.issued_by) for row in rows if row.issued_by},
+            },
+            ladder("collectives_exposed_pct", share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
+            {"kernels": names[:5]},
+        ),
+        recoverable_ms=exposed_ms,
+        window_ms=ctx.window_ms,
+        speedup_basis="upper bound: collectives fully overlapped with compute",
+        condition=condition,
+        fix_note=note,
+        title=title,
+    )
     compute_ms = ms(max(ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name)).values(), default=0))
-    return estimated(finding, overlap_collectives(ctx.window_ms, exposed_ms, compute_ms,
-                                                  ms(exposure.mean_overlapped_ps), BACKWARD_SHARE_OF_COMPUTE))
+    return estimated(
+        finding,
+        overlap_collectives(
+            ctx.window_ms, exposed_ms, compute_ms, ms(exposure.mean_overlapped_ps), BACKWARD_SHARE_OF_COMPUTE
+        ),
+    )
 
 
 ALLREDUCE_DOMINANT_PCT = 50.0  # below this share of collective time, all-reduce advice does not fit the job
-_KIND_WORDS = {"sendrecv": "point-to-point send/recv", "alltoall": "all-to-all", "allgather": "all-gather",
-               "reducescatter": "reduce-scatter", "broadcast": "broadcast", "reduce": "reduce"}
+_KIND_WORDS = {
+    "sendrecv": "point-to-point send/recv",
+    "alltoall": "all-to-all",
+    "allgather": "all-gather",
+    "reducescatter": "reduce-scatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+}
 
 # The finding's title when one collective kind other than all-reduce takes most of the collective time.
-_KIND_TITLES = {"sendrecv": "Point-to-point send/recv is", "alltoall": "All-to-all exchanges are",
-                "allgather": "All-gather is", "reducescatter": "Reduce-scatter is", "broadcast": "Broadcast is",
-                "reduce": "Reduce is"}
+_KIND_TITLES = {
+    "sendrecv": "Point-to-point send/recv is",
+    "alltoall": "All-to-all exchanges are",
+    "allgather": "All-gather is",
+    "reducescatter": "Reduce-scatter is",
+    "broadcast": "Broadcast is",
+    "reduce": "Reduce is",
+}
 
 
 def _collective_time_by_kind(ctx, rows):
@@ -391,8 +465,14 @@ def gpu_imbalance(ctx):
         # the step's compute, so its low compute share is not imbalance.
         if window_ps > 0 and compute[gpu.ordinal] > 0:
             gpus.append(gpu)
-            rows.append({"device": gpu.name, "compute_pct": round(100.0 * compute[gpu.ordinal] / window_ps, 2),
-                         "compute_ms": ms(compute[gpu.ordinal]), "nccl_ms": ms(nccl[gpu.ordinal])})
+            rows.append(
+                {
+                    "device": gpu.name,
+                    "compute_pct": round(100.0 * compute[gpu.ordinal] / window_ps, 2),
+                    "compute_ms": ms(compute[gpu.ordinal]),
+                    "nccl_ms": ms(nccl[gpu.ordinal]),
+                }
+            )
     if len(rows) < 2:
         return None
     values = [row["compute_pct"] for row in rows]
@@ -411,17 +491,30 @@ def gpu_imbalance(ctx):
     least = min(rows, key=lambda row: row["compute_pct"])
     most = rows[slowest]
     finding = Finding(
-        id="communication.gpu_imbalance", severity=severity,
+        id="communication.gpu_imbalance",
+        severity=severity,
         summary=f"{most['device']} is the straggler: it computes {most['compute_pct']:.1f}% of the step, the "
-                f"least busy GPU {least['compute_pct']:.1f}% ({least['device']}); cause: {cause}.",
-        evidence=Evidence({"cause": cause, "compute_pct_spread": spread, "compute_pct_mean": round(mean, 2),
-                           "slowest_excess_ms": round(recoverable, 3), **cause_metrics, "per_gpu": rows,
-                           "recoverable_pct": share},
-                          limit("compute_pct_spread", spread, IMBALANCE_SPREAD_PCT),
-                          {"devices": [least["device"], most["device"]], "straggler": most["device"]}),
-        recoverable_ms=recoverable, window_ms=ctx.window_ms,
+        f"least busy GPU {least['compute_pct']:.1f}% ({least['device']}); cause: {cause}.",
+        evidence=Evidence(
+            {
+                "cause": cause,
+                "compute_pct_spread": spread,
+                "compute_pct_mean": round(mean, 2),
+                "slowest_excess_ms": round(recoverable, 3),
+                **cause_metrics,
+                "per_gpu": rows,
+                "recoverable_pct": share,
+            },
+            limit("compute_pct_spread", spread, IMBALANCE_SPREAD_PCT),
+            {"devices": [least["device"], most["device"]], "straggler": most["device"]},
+        ),
+        recoverable_ms=recoverable,
+        window_ms=ctx.window_ms,
         speedup_basis="upper bound: the slowest GPU computing no longer than the next slowest, so the step "
-                      "waits that much less", fix_note=note, condition=condition)
+        "waits that much less",
+        fix_note=note,
+        condition=condition,
+    )
     return estimated(finding, straggler(ctx.window_ms, recoverable))
 
 
@@ -455,20 +548,24 @@ def _straggler_cause(ctx, slow, others):
     theirs = [_kernel_stats(ctx, gpu) for gpu in others]
     common = [name for name in mine if all(name in stats for stats in theirs)]
     slow_ps = sum(mine[name][1] for name in common)
-    expected_ps = sum(mine[name][0] * np.mean([stats[name][1] / stats[name][0] for stats in theirs])
-                      for name in common)
+    expected_ps = sum(mine[name][0] * np.mean([stats[name][1] / stats[name][0] for stats in theirs]) for name in common)
     slowdown = round(slow_ps / expected_ps, 3) if expected_ps > 0 else None
-    extra_kernels = sum(count for count, _ in mine.values()) - \
-        round(np.mean([sum(count for count, _ in stats.values()) for stats in theirs]))
+    extra_kernels = sum(count for count, _ in mine.values()) - round(
+        np.mean([sum(count for count, _ in stats.values()) for stats in theirs])
+    )
     metrics = {"same_kernels_slowdown": slowdown, "extra_kernels_on_slowest": int(extra_kernels)}
     if slowdown is not None and slowdown >= STRAGGLER_SLOWDOWN_MIN:
-        note = (f"Cause: hardware. {slow.name} runs the same kernels {slowdown:.2f}{TIMES} slower than the other GPUs "
-                f"({len(common)} kernel names in common).")
+        note = (
+            f"Cause: hardware. {slow.name} runs the same kernels {slowdown:.2f}{TIMES} slower than the other GPUs "
+            f"({len(common)} kernel names in common)."
+        )
         return "hardware", metrics, note
-    note = (f"Cause: workload. {slow.name} runs the same kernels at the same speed"
-            + (f" ({slowdown:.2f}{TIMES})" if slowdown is not None else "")
-            + f" but more of them ({extra_kernels:+d} kernels per profile than the others' mean): it is given more "
-              "work. Give every replica the same work (see below).")
+    note = (
+        f"Cause: workload. {slow.name} runs the same kernels at the same speed"
+        + (f" ({slowdown:.2f}{TIMES})" if slowdown is not None else "")
+        + f" but more of them ({extra_kernels:+d} kernels per profile than the others' mean): it is given more "
+        "work. Give every replica the same work (see below)."
+    )
     return "workload", metrics, note
 
 
@@ -479,10 +576,14 @@ def collective_below_link(ctx):
     link = ctx.analysis.link
     if not ctx.has_gpu or link is None:
         return None
-    slow = [row for row in ctx.analysis.collective_bandwidth
-            if row.best_busbw_link_ratio is not None and row.large_calls >= COLLECTIVE_MIN_LARGE_CALLS
-            and row.best_busbw_link_ratio < COLLECTIVE_LOW_BUSBW_FRACTION
-            and min(100.0, ctx.share_pct(row.total_ms)) >= COLLECTIVES_MEDIUM_PCT]
+    slow = [
+        row
+        for row in ctx.analysis.collective_bandwidth
+        if row.best_busbw_link_ratio is not None
+        and row.large_calls >= COLLECTIVE_MIN_LARGE_CALLS
+        and row.best_busbw_link_ratio < COLLECTIVE_LOW_BUSBW_FRACTION
+        and min(100.0, ctx.share_pct(row.total_ms)) >= COLLECTIVES_MEDIUM_PCT
+    ]
     if not slow:
         return None
     row = slow[0]
@@ -492,28 +593,47 @@ def collective_below_link(ctx):
     recoverable = min(saved_ms, exposed_ms)
     share = min(100.0, ctx.share_pct(row.total_ms))
     return Finding(
-        id="communication.collective_below_link", severity="medium" if link.known else "low",
+        id="communication.collective_below_link",
+        severity="medium" if link.known else "low",
         summary=f"{row.collective} moves data at {row.busbw_gbps:.1f} GB/s bus bandwidth (median of "
-                f"{row.large_calls} calls of {row.median_bytes / 2**20:.0f} MiB median; best {row.best_busbw_gbps:.1f}"
-                f" GB/s), {100 * row.best_busbw_link_ratio:.0f}% of the {link.gbps:.0f} GB/s "
-                f"{'NVLink' if link.kind == 'nvlink' else 'PCIe'} gives at best; it takes {share:.1f}% of the step.",
-        evidence=Evidence({"collective": row.collective, "ranks": row.group_size, "calls": row.calls,
-                           "large_calls": row.large_calls, "median_bytes": row.median_bytes,
-                           "algbw_gbps": row.algbw_gbps, "busbw_gbps": row.busbw_gbps,
-                           "best_busbw_gbps": row.best_busbw_gbps, "link": link.kind, "link_known": link.known,
-                           "link_gbps": link.gbps, "best_busbw_link_ratio": row.best_busbw_link_ratio,
-                           "collective_ms": row.total_ms, "collective_pct": share,
-                           "collectives_exposed_ms": round(exposed_ms, 3)},
-                          limit("best_busbw_link_ratio", row.best_busbw_link_ratio,
-                                COLLECTIVE_LOW_BUSBW_FRACTION, direction="below",
-                                large_call_bytes_at_least=LARGE_COLLECTIVE_BYTES,
-                                collective_pct_above=COLLECTIVES_MEDIUM_PCT),
-                          {"devices": [gpu.name for gpu in ctx.active_gpus][:4]}),
-        recoverable_ms=recoverable, window_ms=ctx.window_ms,
+        f"{row.large_calls} calls of {row.median_bytes / 2**20:.0f} MiB median; best {row.best_busbw_gbps:.1f}"
+        f" GB/s), {100 * row.best_busbw_link_ratio:.0f}% of the {link.gbps:.0f} GB/s "
+        f"{'NVLink' if link.kind == 'nvlink' else 'PCIe'} gives at best; it takes {share:.1f}% of the step.",
+        evidence=Evidence(
+            {
+                "collective": row.collective,
+                "ranks": row.group_size,
+                "calls": row.calls,
+                "large_calls": row.large_calls,
+                "median_bytes": row.median_bytes,
+                "algbw_gbps": row.algbw_gbps,
+                "busbw_gbps": row.busbw_gbps,
+                "best_busbw_gbps": row.best_busbw_gbps,
+                "link": link.kind,
+                "link_known": link.known,
+                "link_gbps": link.gbps,
+                "best_busbw_link_ratio": row.best_busbw_link_ratio,
+                "collective_ms": row.total_ms,
+                "collective_pct": share,
+                "collectives_exposed_ms": round(exposed_ms, 3),
+            },
+            limit(
+                "best_busbw_link_ratio",
+                row.best_busbw_link_ratio,
+                COLLECTIVE_LOW_BUSBW_FRACTION,
+                direction="below",
+                large_call_bytes_at_least=LARGE_COLLECTIVE_BYTES,
+                collective_pct_above=COLLECTIVES_MEDIUM_PCT,
+            ),
+            {"devices": [gpu.name for gpu in ctx.active_gpus][:4]},
+        ),
+        recoverable_ms=recoverable,
+        window_ms=ctx.window_ms,
         speedup_basis=f"upper bound: the {row.collective} calls at {100 * COLLECTIVE_REACHABLE_FRACTION:.0f}% of "
-                      "the link's bus bandwidth, counted only where no compute hides them",
+        "the link's bus bandwidth, counted only where no compute hides them",
         fix_note=f"Link: {link.basis}. Kernel times include waiting for the slowest rank, so the median is a "
-                 "lower bound of the bandwidth; the best call shows what the link and NCCL's settings allowed.")
+        "lower bound of the bandwidth; the best call shows what the link and NCCL's settings allowed.",
+    )
 
 
 RULES = (allreduce_exposed, collective_below_link, gpu_imbalance)

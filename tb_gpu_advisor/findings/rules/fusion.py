@@ -12,16 +12,22 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, limit
 from tb_gpu_advisor.findings.modeled import busiest_gpu, gpu_peaks, modeled_finding, top_kernel_names
-from tb_gpu_advisor.findings.thresholds import (FUSION_MIN_KERNELS_PER_STEP, FUSION_MIN_SHARE_PCT, FUSION_SAVED_FRACTION,
-                                                UNFUSED_ATTENTION_FUSED_ROOF_PCT)
+from tb_gpu_advisor.findings.thresholds import (
+    FUSION_MIN_KERNELS_PER_STEP,
+    FUSION_MIN_SHARE_PCT,
+    FUSION_SAVED_FRACTION,
+    UNFUSED_ATTENTION_FUSED_ROOF_PCT,
+)
 from tb_gpu_advisor.whatif.fusion import fused
 
-ENTRIES = register("fusion", {
-    "fusion.elementwise_kernels": Entry(
-        category="fusion",
-        title="Many small element-wise kernels that XLA could fuse",
-        fix_summary="Compile the step with XLA: @tf.function(jit_compile=True) (Keras: compile(jit_compile=True)).",
-        fix="""\
+ENTRIES = register(
+    "fusion",
+    {
+        "fusion.elementwise_kernels": Entry(
+            category="fusion",
+            title="Many small element-wise kernels that XLA could fuse",
+            fix_summary="Compile the step with XLA: @tf.function(jit_compile=True) (Keras: compile(jit_compile=True)).",
+            fix="""\
 Most GPU kernels are separate element-wise operations (casts, adds, activations, dropout), each reading
 and writing memory and costing a launch. XLA fuses chains of them into a few kernels:
 
@@ -31,10 +37,10 @@ and writing memory and costing a launch. XLA fuses chains of them into a few ker
     # or for the whole program: TF_XLA_FLAGS=--tf_xla_auto_jit=2 python train.py
 
 Check the next profile: kernel names become fusion_* / loop_* and their count per step drops.""",
-        docs=(L.TF_XLA,),
-        jax=Idiom(
-            fix_summary="jax.jit the whole training step (model, loss, gradients and optimizer update).",
-            fix="""\
+            docs=(L.TF_XLA,),
+            jax=Idiom(
+                fix_summary="jax.jit the whole training step (model, loss, gradients and optimizer update).",
+                fix="""\
 Most GPU kernels are separate element-wise operations, each reading and writing memory and costing a
 launch. Under jax.jit XLA fuses them; make sure the whole step is one jitted function:
 
@@ -44,20 +50,25 @@ launch. Under jax.jit XLA fuses them; make sure the whole step is one jitted fun
         return state.apply_gradients(grads=grads), loss
 
 Check the next profile: kernel names become fusion_* / loop_* and their count per step drops.""",
-            docs=(L.JAX_JIT,)),
-        pytorch=Idiom(
-            fix_summary="Compile the model (and loss) with torch.compile so element-wise ops fuse.",
-            fix="""\
+                docs=(L.JAX_JIT,),
+            ),
+            pytorch=Idiom(
+                fix_summary="Compile the model (and loss) with torch.compile so element-wise ops fuse.",
+                fix="""\
 Most GPU kernels are separate element-wise operations, each reading and writing memory and costing a
 launch. torch.compile fuses chains of them into a few Triton kernels:
 
     model = torch.compile(model)                 # or compile the whole step function
 
 Check the next profile: kernel names become triton_* and their count per step drops.""",
-            docs=(L.TORCH_COMPILE,)),
-        variants=(("xla_blocked", Idiom(
-            fix_summary="Move the ops XLA cannot compile out of the step (into tf.data), then jit_compile=True.",
-            fix="""\
+                docs=(L.TORCH_COMPILE,),
+            ),
+            variants=(
+                (
+                    "xla_blocked",
+                    Idiom(
+                        fix_summary="Move the ops XLA cannot compile out of the step (into tf.data), then jit_compile=True.",
+                        fix="""\
 Most GPU kernels are separate element-wise operations that XLA would fuse, but the step also runs ops XLA
 cannot compile (named above): @tf.function(jit_compile=True) on this step would fail. Move those ops out
 of the step first, usually into the input pipeline, then compile the step:
@@ -69,13 +80,16 @@ of the step first, usually into the input pipeline, then compile the step:
 
 If some of them must stay, compile only the model part: wrap the model call and loss in a
 tf.function(jit_compile=True) helper and keep the string/Python ops outside it.""",
-            docs=(L.TF_XLA, L.TF_DATA_PERFORMANCE))),),
-    ),
-    "fusion.unfused_attention": Entry(
-        category="fusion",
-        title="Attention runs as separate matmuls and softmax, not a fused kernel",
-        fix_summary="Use F.scaled_dot_product_attention (flash / cuDNN / memory-efficient backends).",
-        fix="""\
+                        docs=(L.TF_XLA, L.TF_DATA_PERFORMANCE),
+                    ),
+                ),
+            ),
+        ),
+        "fusion.unfused_attention": Entry(
+            category="fusion",
+            title="Attention runs as separate matmuls and softmax, not a fused kernel",
+            fix_summary="Use F.scaled_dot_product_attention (flash / cuDNN / memory-efficient backends).",
+            fix="""\
 Attention is computed as batched matmuls with a softmax between them (or by SDPA's math backend): the S x S
 score matrix is written to and read back from memory, and each piece is its own kernel. A fused attention
 kernel keeps the scores on chip:
@@ -86,9 +100,10 @@ kernel keeps the scores on chip:
 If SDPA already runs but falls back to its math backend, check why (fp32 inputs, an unsupported mask or head
 dim): torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]) raises with the
 reason.""",
-        docs=(L.TORCH_TUNING,),
-    ),
-})
+            docs=(L.TORCH_TUNING,),
+        ),
+    },
+)
 
 
 def elementwise_kernels(ctx):
@@ -102,10 +117,14 @@ def elementwise_kernels(ctx):
         return None  # torch.compile's Inductor kernels: fusion is already in use
     # The scaling, masking and dropout kernels of attention computed piece by piece are the attention's
     # (fusion.unfused_attention), not a separate fusion.
-    masks = {gpu.ordinal: ctx.kernel_mask(gpu, is_elementwise) & ~ctx.attention_kernels.get(
-        gpu.ordinal, np.zeros(len(gpu.activity), dtype=bool)) for gpu in ctx.active_gpus}
-    ordinal, elementwise_ps = busiest_gpu({gpu.ordinal: ctx.masked_ps(gpu, masks[gpu.ordinal])
-                                           for gpu in ctx.active_gpus})
+    masks = {
+        gpu.ordinal: ctx.kernel_mask(gpu, is_elementwise)
+        & ~ctx.attention_kernels.get(gpu.ordinal, np.zeros(len(gpu.activity), dtype=bool))
+        for gpu in ctx.active_gpus
+    }
+    ordinal, elementwise_ps = busiest_gpu(
+        {gpu.ordinal: ctx.masked_ps(gpu, masks[gpu.ordinal]) for gpu in ctx.active_gpus}
+    )
     if elementwise_ps <= 0:
         return None
     gpu = next(g for g in ctx.active_gpus if g.ordinal == ordinal)
@@ -120,21 +139,36 @@ def elementwise_kernels(ctx):
     condition = ctx.with_optimizer_fused(condition)
     if not any(is_matmul_kernel(row) for row in ctx.analysis.kernels):
         return _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note)
-    pointers = {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name,
-                "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else []}
+    pointers = {
+        "kernels": top_kernel_names(ctx, is_elementwise),
+        "device": gpu.name,
+        "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else [],
+    }
     finding = modeled_finding(
-        ctx, "fusion.elementwise_kernels",
+        ctx,
+        "fusion.elementwise_kernels",
         f"{ctx.count_text(count, 'element-wise kernel')} take {share:.1f}% of GPU kernel time "
         f"({ctx.time_text(elementwise_ms)} on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not in use.",
         elementwise_ms,
         "upper bound: fusion removes at most all of the element-wise kernels' time (fused, they still move their "
         "bytes once)",
-        {"elementwise_kernels_per_step": round(per_step, 1), "elementwise_ms": elementwise_ms,
-         "elementwise_share_of_kernel_time_pct": share,
-         "elementwise_kernel_mean_us": round(elementwise_ms * 1000.0 / count, 3) if count else None},
-        limit("elementwise_kernels_per_step", round(per_step, 1), FUSION_MIN_KERNELS_PER_STEP,
-              share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT),
-        pointers, condition=condition, fix_note=note, graded_ms=elementwise_ms * FUSION_SAVED_FRACTION)
+        {
+            "elementwise_kernels_per_step": round(per_step, 1),
+            "elementwise_ms": elementwise_ms,
+            "elementwise_share_of_kernel_time_pct": share,
+            "elementwise_kernel_mean_us": round(elementwise_ms * 1000.0 / count, 3) if count else None,
+        },
+        limit(
+            "elementwise_kernels_per_step",
+            round(per_step, 1),
+            FUSION_MIN_KERNELS_PER_STEP,
+            share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT,
+        ),
+        pointers,
+        condition=condition,
+        fix_note=note,
+        graded_ms=elementwise_ms * FUSION_SAVED_FRACTION,
+    )
     peaks = gpu_peaks(ctx, ordinal)
     rows = [(row.total_ps / 1e9, row.bytes) for row in ctx.analysis.kernels if is_elementwise(row.name)]
     estimate = fused(ctx.window_ms, elementwise_ms, rows, peaks.hbm_gbps if peaks is not None else None)
@@ -145,19 +179,33 @@ def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, 
     """Element-wise kernels only, no matmul or convolution: a training step of TensorFlow or PyTorch runs some, so
     the capture missed part of the step, and no share of it can be promised to fusion."""
     return Finding(
-        id="fusion.elementwise_kernels", severity="low",
+        id="fusion.elementwise_kernels",
+        severity="low",
         summary=f"{ctx.count_text(count, 'element-wise kernel')} take {share:.1f}% of GPU kernel time "
-                f"({ctx.time_text(elementwise_ms)} on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not "
-                "in use. No matmul or convolution kernel was captured, yet a model's step runs them: the capture "
-                "looks partial, so how much fusion would save cannot be judged; recapture the whole step first.",
-        evidence=Evidence({"elementwise_kernels_per_step": round(per_step, 1), "elementwise_ms": elementwise_ms,
-                           "elementwise_share_of_kernel_time_pct": share, "matmul_kernels": 0},
-                          limit("elementwise_kernels_per_step", round(per_step, 1), FUSION_MIN_KERNELS_PER_STEP,
-                                share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT),
-                          {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name}),
-        recoverable_ms=0.0, window_ms=ctx.window_ms,
+        f"({ctx.time_text(elementwise_ms)} on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not "
+        "in use. No matmul or convolution kernel was captured, yet a model's step runs them: the capture "
+        "looks partial, so how much fusion would save cannot be judged; recapture the whole step first.",
+        evidence=Evidence(
+            {
+                "elementwise_kernels_per_step": round(per_step, 1),
+                "elementwise_ms": elementwise_ms,
+                "elementwise_share_of_kernel_time_pct": share,
+                "matmul_kernels": 0,
+            },
+            limit(
+                "elementwise_kernels_per_step",
+                round(per_step, 1),
+                FUSION_MIN_KERNELS_PER_STEP,
+                share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT,
+            ),
+            {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name},
+        ),
+        recoverable_ms=0.0,
+        window_ms=ctx.window_ms,
         speedup_basis="none: the capture has no matmul or convolution kernel, so it looks partial",
-        condition=condition, fix_note=note)
+        condition=condition,
+        fix_note=note,
+    )
 
 
 _FUSED_ATTENTION_MARKS = ("flash", "fmha", "sdpa", "attention", "attn")
@@ -173,8 +221,9 @@ def unfused_attention(ctx):
     rows = ctx.analysis.kernels
     if any(mark in row.name.lower() for row in rows for mark in _FUSED_ATTENTION_MARKS):
         return None  # a fused attention kernel runs: the fix is applied (or attention is not the matmuls)
-    matmuls = [row for row in rows if row.op_name in ATTENTION_MATMUL_OPS and row.matrix_dims
-               and row.matrix_dims[0] > 1]
+    matmuls = [
+        row for row in rows if row.op_name in ATTENTION_MATMUL_OPS and row.matrix_dims and row.matrix_dims[0] > 1
+    ]
     softmax = [row for row in rows if row.op_name in SOFTMAX_OPS]
     if not matmuls or not softmax or any(row.flops is None for row in matmuls):
         return None
@@ -189,21 +238,31 @@ def unfused_attention(ctx):
     flops = sum(row.flops for row in matmuls) / gpus
     fused_ms = flops / (roof * 1e12 * UNFUSED_ATTENTION_FUSED_ROOF_PCT / 100.0) * 1e3
     recoverable = max(0.0, attention_ms - fused_ms)
-    replaced = ("every kernel from the first to the last matmul of each attention (softmax, scaling, masking, "
-                "dropout and casts between them)" if whole_ms else
-                "the matmul and softmax kernels (masking and scaling kernels are left as they are)")
+    replaced = (
+        "every kernel from the first to the last matmul of each attention (softmax, scaling, masking, "
+        "dropout and casts between them)"
+        if whole_ms
+        else "the matmul and softmax kernels (masking and scaling kernels are left as they are)"
+    )
     finding = modeled_finding(
-        ctx, "fusion.unfused_attention",
+        ctx,
+        "fusion.unfused_attention",
         f"Attention runs as batched matmuls ({len(matmuls)} kernel rows, {matmuls[0].dtype}) around a softmax: "
         f"{attention_ms:.2f} ms of kernels over the window for {flops / 1e12:.3g} TFLOP, with no fused attention "
         "kernel in the trace.",
         recoverable,
-        (f"model: the matmuls' FLOPs on one fused kernel at {UNFUSED_ATTENTION_FUSED_ROOF_PCT:g}% of the "
-         f"{roof:g} TFLOP/s matrix roof replace {replaced}"),
-        {"attention_kernel_ms": round(attention_ms, 3), "attention_tflop": round(flops / 1e12, 4),
-         "fused_estimate_ms": round(fused_ms, 3)},
+        (
+            f"model: the matmuls' FLOPs on one fused kernel at {UNFUSED_ATTENTION_FUSED_ROOF_PCT:g}% of the "
+            f"{roof:g} TFLOP/s matrix roof replace {replaced}"
+        ),
+        {
+            "attention_kernel_ms": round(attention_ms, 3),
+            "attention_tflop": round(flops / 1e12, 4),
+            "fused_estimate_ms": round(fused_ms, 3),
+        },
         limit("softmax_kernel_rows", len(softmax), 1, "at least", batched_matmul_rows=len(matmuls)),
-        {"kernels": [row.name for row in (matmuls + softmax)[:5]]})
+        {"kernels": [row.name for row in (matmuls + softmax)[:5]]},
+    )
     if finding is None:
         return None
     return replace(finding, speedup_kind="model", what_if=True)

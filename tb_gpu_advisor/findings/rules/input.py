@@ -5,25 +5,38 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, capped, estimated, grade, ladder
 from tb_gpu_advisor.analysis.batch_prep import file_work_ps, prep_calls
-from tb_gpu_advisor.analysis.tf_data import (FILE_READ_STAGES, ITERATOR_PREFIX, MAP_THREADS, PARALLEL_MAP_STAGES,
-                                             stages_of)
+from tb_gpu_advisor.analysis.tf_data import (
+    FILE_READ_STAGES,
+    ITERATOR_PREFIX,
+    MAP_THREADS,
+    PARALLEL_MAP_STAGES,
+    stages_of,
+)
 from tb_gpu_advisor.findings.host_time import op_rows
 from tb_gpu_advisor.model.host import PY_FUNCTION_TYPES
-from tb_gpu_advisor.findings.thresholds import (FILES_MIN_SHARE, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT,
-                                                MAP_POOL_BUSY_SHARE, MAP_POOL_WAITING_SHARE, PREP_UNTRACED_MIN_MS,
-                                                TF_DATA_SERVICE_MIN_GPUS)
+from tb_gpu_advisor.findings.thresholds import (
+    FILES_MIN_SHARE,
+    INPUT_HIGH_PCT,
+    INPUT_MEDIUM_PCT,
+    MAP_POOL_BUSY_SHARE,
+    MAP_POOL_WAITING_SHARE,
+    PREP_UNTRACED_MIN_MS,
+    TF_DATA_SERVICE_MIN_GPUS,
+)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whatif_model
 from tb_gpu_advisor.whatif import input as whatif_input
 from tb_gpu_advisor.findings.input_steps import input_steps
 from tb_gpu_advisor.findings.rules.steps import warmup_step
 
-ENTRIES = register("input", {
-    "input.gpu_waits_for_input": Entry(
-        category="input",
-        title="The GPU waits for the input pipeline",
-        fix_summary="Overlap and parallelize tf.data: map(num_parallel_calls=AUTOTUNE), prefetch(AUTOTUNE).",
-        fix="""\
+ENTRIES = register(
+    "input",
+    {
+        "input.gpu_waits_for_input": Entry(
+            category="input",
+            title="The GPU waits for the input pipeline",
+            fix_summary="Overlap and parallelize tf.data: map(num_parallel_calls=AUTOTUNE), prefetch(AUTOTUNE).",
+            fix="""\
 The training step blocks in IteratorGetNext while no GPU works: the input pipeline produces batches more
 slowly than the GPU consumes them. Make it produce in parallel and ahead of time:
 
@@ -37,10 +50,10 @@ slowly than the GPU consumes them. Make it produce in parallel and ahead of time
 Never cache() after a random augmentation: the cache would replay the first epoch's random choices.
 Measure the pipeline alone (iterate it without the model) to know its ceiling; if it is still slower than
 the step, move decoding/augmentation offline or to the GPU, or spread it over more hosts (tf.data service).""",
-        docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS, L.TF_GPU_PERFORMANCE),
-        jax=Idiom(
-            fix_summary="Parallelize and prefetch the tf.data pipeline; put the next batch on the device ahead.",
-            fix="""\
+            docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS, L.TF_GPU_PERFORMANCE),
+            jax=Idiom(
+                fix_summary="Parallelize and prefetch the tf.data pipeline; put the next batch on the device ahead.",
+                fix="""\
 The training loop blocks in tf.data's IteratorGetNext while no GPU works: the input pipeline produces
 batches more slowly than the jitted step consumes them. Make it produce in parallel and ahead of time, and
 copy the next batch to the device while the current step runs:
@@ -53,10 +66,11 @@ copy the next batch to the device while the current step runs:
 
 Measure the pipeline alone to know its ceiling; if it is still slower than the step, preprocess offline,
 or use a loader with worker processes (grain).""",
-            docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT)),
-        pytorch=Idiom(
-            fix_summary="Feed the GPU from a DataLoader with worker processes, pinned memory and prefetching.",
-            fix="""\
+                docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT),
+            ),
+            pytorch=Idiom(
+                fix_summary="Feed the GPU from a DataLoader with worker processes, pinned memory and prefetching.",
+                fix="""\
 The training loop waits for the next batch while no GPU works: the data loading produces batches more
 slowly than the GPU consumes them. Load in parallel worker processes and ahead of time:
 
@@ -68,13 +82,14 @@ slowly than the GPU consumes them. Load in parallel worker processes and ahead o
 
 Decode once and cache deterministic work; apply random augmentation after the cache, never before it.
 Measure the loader alone (iterate it without the model) to know its ceiling.""",
-            docs=(L.TORCH_DATA,)),
-    ),
-    "input.host_batch_prep": Entry(
-        category="input",
-        title="The host prepares each batch while the device idles",
-        fix_summary="Build batches in a tf.data pipeline that prefetches, so the next one is ready before the step.",
-        fix="""\
+                docs=(L.TORCH_DATA,),
+            ),
+        ),
+        "input.host_batch_prep": Entry(
+            category="input",
+            title="The host prepares each batch while the device idles",
+            fix_summary="Build batches in a tf.data pipeline that prefetches, so the next one is ready before the step.",
+            fix="""\
 Each step starts with the training loop building its batch on the step thread (Python and NumPy work, file
 reads and image decoding, the conversion to tensors) while the device has nothing to run; only then is the
 tf.function step called. Move that work into tf.data, which runs it on background threads ahead of the step:
@@ -89,10 +104,10 @@ tf.function step called. Move that work into tf.data, which runs it on backgroun
         loss = train_step(x, y)
 
 Measure the pipeline alone (iterate it without the model) to know whether it keeps up with the step.""",
-        docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_PREFETCH_TO_DEVICE),
-        jax=Idiom(
-            fix_summary="Load batches in the background (grain, tf.data) and device_put the next one during the step.",
-            fix="""\
+            docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_PREFETCH_TO_DEVICE),
+            jax=Idiom(
+                fix_summary="Load batches in the background (grain, tf.data) and device_put the next one during the step.",
+                fix="""\
 Each step starts with the loop building its batch on the step thread (NumPy work, reads, jnp.asarray /
 jax.device_put) while the device has nothing to run; only then is the jitted step dispatched. Build batches
 in the background and keep the next one on the device before the step asks for it:
@@ -108,10 +123,11 @@ in the background and keep the next one on the device before the step asks for i
         state, metrics = train_step(state, batch)
 
 Measure the loader alone (iterate it without the model) to know whether it keeps up with the step.""",
-            docs=(L.JAX_DEVICE_PUT, L.GRAIN, L.TF_DATA_PERFORMANCE)),
-        pytorch=Idiom(
-            fix_summary="Build batches in DataLoader worker processes (num_workers>0, pin_memory, persistent_workers).",
-            fix="""\
+                docs=(L.JAX_DEVICE_PUT, L.GRAIN, L.TF_DATA_PERFORMANCE),
+            ),
+            pytorch=Idiom(
+                fix_summary="Build batches in DataLoader worker processes (num_workers>0, pin_memory, persistent_workers).",
+                fix="""\
 Each step starts with the training loop building its batch in the main process (Python and NumPy work, file
 reads and image decoding, torch.from_numpy, the copy to the GPU) while the GPU has nothing to run. Put that
 work in a Dataset and let DataLoader worker processes build the next batches during the step:
@@ -127,10 +143,14 @@ work in a Dataset and let DataLoader worker processes build the next batches dur
         x, y = x.to("cuda", non_blocking=True), y.to("cuda", non_blocking=True)
 
 Measure the loader alone (iterate it without the model) to know whether it keeps up with the step.""",
-            docs=(L.TORCH_DATA, L.TORCH_PINNED)),
-        variants=(("pytorch:loader_workers", Idiom(
-            fix_summary="Move the per-batch work the loop does after the DataLoader into the Dataset or collate_fn.",
-            fix="""\
+                docs=(L.TORCH_DATA, L.TORCH_PINNED),
+            ),
+            variants=(
+                (
+                    "pytorch:loader_workers",
+                    Idiom(
+                        fix_summary="Move the per-batch work the loop does after the DataLoader into the Dataset or collate_fn.",
+                        fix="""\
 The DataLoader's worker processes build the batches already, but the training loop still works on each
 batch before the step (the calls above) while the GPU has nothing to run. Move that work where the
 workers run it ahead of the step:
@@ -142,13 +162,16 @@ workers run it ahead of the step:
                                          pin_memory=True, persistent_workers=True, prefetch_factor=4)
 
 Measure the loader alone (iterate it without the model) to know whether it keeps up with the step.""",
-            docs=(L.TORCH_DATA,))),),
-    ),
-    "input.no_prefetch": Entry(
-        category="input",
-        title="The tf.data pipeline does not prefetch",
-        fix_summary="End the pipeline with ds.prefetch(tf.data.AUTOTUNE) to overlap input with the step.",
-        fix="""\
+                        docs=(L.TORCH_DATA,),
+                    ),
+                ),
+            ),
+        ),
+        "input.no_prefetch": Entry(
+            category="input",
+            title="The tf.data pipeline does not prefetch",
+            fix_summary="End the pipeline with ds.prefetch(tf.data.AUTOTUNE) to overlap input with the step.",
+            fix="""\
 No Prefetch stage appears in the pipeline, so each batch is produced only when the step asks for it and
 the producer and the training step take turns instead of overlapping. Add prefetch as the last stage:
 
@@ -157,24 +180,25 @@ the producer and the training step take turns instead of overlapping. Add prefet
 For GPU input, prefetching to the device also hides the host-to-device copy:
 
     ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))  # single GPU, as the last stage""",
-        docs=(L.TF_DATA_PERFORMANCE,),
-        jax=Idiom(
-            fix_summary="End the pipeline with ds.prefetch(tf.data.AUTOTUNE) and keep one batch in flight on the "
-                        "device.",
-            fix="""\
+            docs=(L.TF_DATA_PERFORMANCE,),
+            jax=Idiom(
+                fix_summary="End the pipeline with ds.prefetch(tf.data.AUTOTUNE) and keep one batch in flight on the "
+                "device.",
+                fix="""\
 No Prefetch stage appears in the tf.data pipeline, so each batch is produced only when the step asks for
 it. Prefetch on the host and keep the next batch on the device:
 
     ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
     batches = flax.jax_utils.prefetch_to_device(ds.as_numpy_iterator(), 2)
     # or: next_batch = jax.device_put(host_batch) for step n+1 before running step n""",
-            docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT)),
-    ),
-    "input.sequential_map": Entry(
-        category="input",
-        title="tf.data map runs one element at a time",
-        fix_summary="Use ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE): one call per tf.data pool thread.",
-        fix="""\
+                docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT),
+            ),
+        ),
+        "input.sequential_map": Entry(
+            category="input",
+            title="tf.data map runs one element at a time",
+            fix_summary="Use ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE): one call per tf.data pool thread.",
+            fix="""\
 The map function of the pipeline runs one element at a time (a Map stage, or MapAndBatch whose worker threads
 are busy about one core's worth of time). Let tf.data run several calls at once, one per thread of its pool
 (the host's cores by default):
@@ -196,13 +220,13 @@ at once (AUTOTUNE follows the pool's size):
     options = tf.data.Options()
     options.threading.private_threadpool_size = 4 * os.cpu_count()
     ds = ds.with_options(options)""",
-        docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS),
-    ),
-    "input.map_pool_saturated": Entry(
-        category="input",
-        title="tf.data's thread pool caps a parallel map that may wait",
-        fix_summary="Raise options.threading.private_threadpool_size (k x cores); keep num_parallel_calls=AUTOTUNE.",
-        fix="""\
+            docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS),
+        ),
+        "input.map_pool_saturated": Entry(
+            category="input",
+            title="tf.data's thread pool caps a parallel map that may wait",
+            fix_summary="Raise options.threading.private_threadpool_size (k x cores); keep num_parallel_calls=AUTOTUNE.",
+            fix="""\
 The map already runs in parallel, but tf.data runs its calls on its private thread pool, sized to the host's
 cores by default, and never has more calls in flight than that pool has threads, even when each call only
 waits (a Python function reading remote storage or sleeping, an RPC, ReadFile on a slow filesystem). Every
@@ -224,13 +248,13 @@ the GIL. Alternatives that remove the waiting instead of overlapping more of it:
         tf.data.TFRecordDataset, cycle_length=16, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
     # or let other machines read and preprocess: tf.data.experimental.service.distribute(...)
     # or replace tf.py_function / tf.numpy_function with TensorFlow ops (tf.io.read_file, tf.io.decode_*)""",
-        docs=(L.TF_DATA_THREADING, L.TF_DATA_PERFORMANCE, L.TF_DATA_SERVICE),
-    ),
-    "input.python_generator": Entry(
-        category="input",
-        title="The input comes from a Python generator",
-        fix_summary="Replace tf.data.Dataset.from_generator with TFRecord files or from_tensor_slices.",
-        fix="""\
+            docs=(L.TF_DATA_THREADING, L.TF_DATA_PERFORMANCE, L.TF_DATA_SERVICE),
+        ),
+        "input.python_generator": Entry(
+            category="input",
+            title="The input comes from a Python generator",
+            fix_summary="Replace tf.data.Dataset.from_generator with TFRecord files or from_tensor_slices.",
+            fix="""\
 A Generator stage (tf.data.Dataset.from_generator) runs your Python generator under the GIL: it cannot run
 in parallel or ahead of Python-side work. Preferred fixes, best first:
 
@@ -245,13 +269,13 @@ in parallel or ahead of Python-side work. Preferred fixes, best first:
         num_parallel_calls=tf.data.AUTOTUNE)
 
 and end the pipeline with .prefetch(tf.data.AUTOTUNE).""",
-        docs=(L.TF_DATA_PERFORMANCE,),
-    ),
-    "input.demanded_file_reads": Entry(
-        category="input",
-        title="Files are read on demand, not interleaved",
-        fix_summary="Read files in parallel: interleave(TFRecordDataset, num_parallel_calls=AUTOTUNE).",
-        fix="""\
+            docs=(L.TF_DATA_PERFORMANCE,),
+        ),
+        "input.demanded_file_reads": Entry(
+            category="input",
+            title="Files are read on demand, not interleaved",
+            fix_summary="Read files in parallel: interleave(TFRecordDataset, num_parallel_calls=AUTOTUNE).",
+            fix="""\
 A file-reading stage has no Interleave, parallel map or Prefetch above it, so every read happens when the
 step asks for data and waits on storage latency. Read several files concurrently and ahead of time:
 
@@ -260,13 +284,13 @@ step asks for data and waits on storage latency. Read several files concurrently
                           num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
     # or: tf.data.TFRecordDataset(filenames, num_parallel_reads=tf.data.AUTOTUNE)
     ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE).batch(batch_size).prefetch(tf.data.AUTOTUNE)""",
-        docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS),
-    ),
-    "input.no_cache": Entry(
-        category="input",
-        title="Files are re-read and re-decoded every epoch",
-        fix_summary="Add ds.cache() after the deterministic decode step (memory, or cache(filename) on disk).",
-        fix="""\
+            docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS),
+        ),
+        "input.no_cache": Entry(
+            category="input",
+            title="Files are re-read and re-decoded every epoch",
+            fix_summary="Add ds.cache() after the deterministic decode step (memory, or cache(filename) on disk).",
+            fix="""\
 The pipeline reads files and has no cache stage, so every epoch repeats the reads and decoding. Cache after
 the expensive deterministic work and before random augmentation:
 
@@ -277,13 +301,13 @@ the expensive deterministic work and before random augmentation:
 
 If one map function both decodes and randomly augments, split it in two so the cache can sit between them.
 The first epoch fills the cache; later epochs read from it.""",
-        docs=(L.TF_DATA_PERFORMANCE,),
-    ),
-    "input.tf_data_service": Entry(
-        category="input",
-        title="A tuned input pipeline still starves several GPUs",
-        fix_summary="Offload preprocessing to more CPUs with tf.data service (distribute on CPU workers).",
-        fix="""\
+            docs=(L.TF_DATA_PERFORMANCE,),
+        ),
+        "input.tf_data_service": Entry(
+            category="input",
+            title="A tuned input pipeline still starves several GPUs",
+            fix_summary="Offload preprocessing to more CPUs with tf.data service (distribute on CPU workers).",
+            fix="""\
 The pipeline already prefetches and runs its maps in parallel, yet the GPUs of this host still wait for
 it: this host's CPUs cannot produce data fast enough for all its GPUs. Move preprocessing to dedicated CPU
 machines with the tf.data service:
@@ -295,9 +319,10 @@ machines with the tf.data service:
 
 Alternatives: preprocess offline once (write the decoded data), lighten per-element work, or cache decoded
 data (before any random augmentation).""",
-        docs=(L.TF_DATA_SERVICE, L.TF_DATA_PERFORMANCE),
-    ),
-})
+            docs=(L.TF_DATA_SERVICE, L.TF_DATA_PERFORMANCE),
+        ),
+    },
+)
 
 
 UPPER_BOUND = "upper bound: the step time if all of the {what} went away"
@@ -310,24 +335,24 @@ _PYTHON_TRACER = {
 }
 _RECORD_FILES = {
     "jax": "pack the dataset into a few large record files (ArrayRecord, which grain reads; or TFRecord) holding "
-           "already-decoded or small encoded examples",
+    "already-decoded or small encoded examples",
     "pytorch": "pack the dataset into a few large shards (WebDataset tar shards, read by the DataLoader's "
-               "workers) holding already-decoded or small encoded examples",
+    "workers) holding already-decoded or small encoded examples",
     "tensorflow": "pack the dataset into a few large TFRecord files (tf.train.Example records of already-decoded "
-                  "or small encoded images) read by tf.data.TFRecordDataset(files, "
-                  "num_parallel_reads=tf.data.AUTOTUNE)",
+    "or small encoded images) read by tf.data.TFRecordDataset(files, "
+    "num_parallel_reads=tf.data.AUTOTUNE)",
 }
 # What idles while the host prepares, and what starts when it is done, per BatchPrep.device without GPUs.
 # Decoding in parallel, in each framework's loader: the lever when decoding, not reading, is most of the file work.
 _PARALLEL_DECODE = {
     "jax": "decode in parallel (grain's worker processes, or tf.data's map(decode, num_parallel_calls="
-           "tf.data.AUTOTUNE))",
+    "tf.data.AUTOTUNE))",
     "pytorch": "decode in parallel (more DataLoader workers: num_workers)",
     "tensorflow": "decode in parallel (tf.data's map(decode, num_parallel_calls=tf.data.AUTOTUNE))",
 }
 _GPU_DECODE = {
     "jax": "decode on the GPU (NVIDIA DALI, nvJPEG)",
-    "pytorch": "decode on the GPU (torchvision.io.decode_jpeg(..., device=\"cuda\"), or NVIDIA DALI)",
+    "pytorch": 'decode on the GPU (torchvision.io.decode_jpeg(..., device="cuda"), or NVIDIA DALI)',
     "tensorflow": "decode on the GPU (NVIDIA DALI, nvJPEG)",
 }
 _DEVICE_WORDS = {
@@ -345,30 +370,43 @@ def _wait(ctx):
 
 
 def _wait_metrics(ctx, wait_ms, share):
-    return {"input_wait_pct": share, "input_wait_ms": round(wait_ms, 3),
-            "input_wait_ms_per_step": ctx.per_step_ms(wait_ms), "step_time_ms_mean": ctx.mean_step_ms}
+    return {
+        "input_wait_pct": share,
+        "input_wait_ms": round(wait_ms, 3),
+        "input_wait_ms_per_step": ctx.per_step_ms(wait_ms),
+        "step_time_ms_mean": ctx.mean_step_ms,
+    }
 
 
 def _wait_pointers(ctx):
     waits = intervals.subtract(ctx.host.input_waits, ctx.gpu_busy)
-    return {"time_ranges_ms": ctx.longest_ranges_ms(waits), "steps": ctx.steps_overlapping(waits),
-            "tf_data_stages": list(ctx.pipeline.paths[:5])}
+    return {
+        "time_ranges_ms": ctx.longest_ranges_ms(waits),
+        "steps": ctx.steps_overlapping(waits),
+        "tf_data_stages": list(ctx.pipeline.paths[:5]),
+    }
 
 
-def _input_finding(ctx, finding_id, summary, recoverable_ms, basis, extra_metrics=None, pointers=None,
-                   fix_note=""):
+def _input_finding(ctx, finding_id, summary, recoverable_ms, basis, extra_metrics=None, pointers=None, fix_note=""):
     """A finding graded on the input ladder by its recoverable share; None below the medium level."""
     wait_ms, share = _wait(ctx)
     recoverable_share = ctx.share_pct(recoverable_ms)
     severity = grade(recoverable_share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, low=0.0)
-    metrics = {**_wait_metrics(ctx, wait_ms, share), **(extra_metrics or {}),
-               "recoverable_pct": recoverable_share}
-    return Finding(id=finding_id, severity=severity, summary=summary,
-                   evidence=Evidence(metrics, ladder("input_wait_pct", share, INPUT_HIGH_PCT,
-                                                        INPUT_MEDIUM_PCT),
-                                     {**_wait_pointers(ctx), **(pointers or {})}),
-                   recoverable_ms=recoverable_ms, window_ms=ctx.window_ms, speedup_basis=basis,
-                   fix_note=fix_note)
+    metrics = {**_wait_metrics(ctx, wait_ms, share), **(extra_metrics or {}), "recoverable_pct": recoverable_share}
+    return Finding(
+        id=finding_id,
+        severity=severity,
+        summary=summary,
+        evidence=Evidence(
+            metrics,
+            ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
+            {**_wait_pointers(ctx), **(pointers or {})},
+        ),
+        recoverable_ms=recoverable_ms,
+        window_ms=ctx.window_ms,
+        speedup_basis=basis,
+        fix_note=fix_note,
+    )
 
 
 def _waits_enough(ctx):
@@ -385,28 +423,36 @@ def gpu_waits_for_input(ctx):
     pipeline = ctx.pipeline
     note = ""
     if pipeline.per_device_generators:
-        note = (f"The trace shows tf.distribute's per-device feed ({pipeline.per_device_generators[0]}), which "
-                "pulls batches from the source dataset through RemoteCall __inference__next_func; the source "
-                "pipeline's own stages are not in the trace. Tune the source dataset (below) before "
-                "strategy.experimental_distribute_dataset(ds).")
+        note = (
+            f"The trace shows tf.distribute's per-device feed ({pipeline.per_device_generators[0]}), which "
+            "pulls batches from the source dataset through RemoteCall __inference__next_func; the source "
+            "pipeline's own stages are not in the trace. Tune the source dataset (below) before "
+            "strategy.experimental_distribute_dataset(ds)."
+        )
     elif pipeline.is_tuned:
-        note = (f"This pipeline already prefetches and maps in parallel ({pipeline.paths[0]}), so the producer "
-                "itself is too slow: see the other findings, cache decoded data, precompute offline, or use "
-                "the tf.data service.")
+        note = (
+            f"This pipeline already prefetches and maps in parallel ({pipeline.paths[0]}), so the producer "
+            "itself is too slow: see the other findings, cache decoded data, precompute offline, or use "
+            "the tf.data service."
+        )
     if ctx.framework.name == "pytorch" and any(name.startswith(_SINGLE_PROCESS_LOADER) for name in ctx.host.op_totals):
-        note = ("The DataLoader builds each batch in the training process (_SingleProcessDataLoaderIter: "
-                "num_workers=0) while the GPU waits; worker processes would build the next ones during the step.")
+        note = (
+            "The DataLoader builds each batch in the training process (_SingleProcessDataLoaderIter: "
+            "num_workers=0) while the GPU waits; worker processes would build the next ones during the step."
+        )
     metrics, pointers = _wait_metrics(ctx, wait_ms, share), _wait_pointers(ctx)
     files_note = _file_work_in_waits(ctx, wait_ms, metrics, pointers)
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
     return Finding(
-        id="input.gpu_waits_for_input", severity=severity,
-        summary=f"The GPU waits for input {share:.1f}% of the step time "
-                f"({ctx.time_text(wait_ms)}).",
+        id="input.gpu_waits_for_input",
+        severity=severity,
+        summary=f"The GPU waits for input {share:.1f}% of the step time ({ctx.time_text(wait_ms)}).",
         evidence=Evidence(metrics, ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT), pointers),
-        recoverable_ms=wait_ms, window_ms=ctx.window_ms,
+        recoverable_ms=wait_ms,
+        window_ms=ctx.window_ms,
         speedup_basis=UPPER_BOUND.format(what="GPU idle time spent waiting for input"),
-        fix_note=f"{note} {files_note}".strip())
+        fix_note=f"{note} {files_note}".strip(),
+    )
 
 
 def _file_work_in_waits(ctx, wait_ms, metrics, pointers):
@@ -433,17 +479,23 @@ def _file_work_note(ctx, read_ms, decode_ms, of, gpu):
     files remove the reads, not the decoding; decoding is sped up by decoding in parallel, storing decoded data, or
     (an NVIDIA GPU run, `gpu`) decoding on the GPU."""
     framework = ctx.framework.name
-    reads = (f"{_RECORD_FILES[framework]}, so a step reads a few large files sequentially instead of opening many "
-             f"small ones; that would save at most the {read_ms:.2f} ms per step of reads")
+    reads = (
+        f"{_RECORD_FILES[framework]}, so a step reads a few large files sequentially instead of opening many "
+        f"small ones; that would save at most the {read_ms:.2f} ms per step of reads"
+    )
     if read_ms >= decode_ms:
-        text = (f"File reads ({read_ms:.2f} ms per step) and image decoding ({decode_ms:.2f} ms per step) are most of "
-                f"{of}, mostly reads: {reads}.")
+        text = (
+            f"File reads ({read_ms:.2f} ms per step) and image decoding ({decode_ms:.2f} ms per step) are most of "
+            f"{of}, mostly reads: {reads}."
+        )
         return text + (" Decoding stays unless the records hold decoded data." if decode_ms > 0 else "")
     levers = [_PARALLEL_DECODE[framework], "store the images decoded or resized (decode once, offline; larger files)"]
     if gpu and ctx.has_gpu and not ctx.on_amd:
         levers.append(_GPU_DECODE[framework])
-    text = (f"Image decoding ({decode_ms:.2f} ms per step) is most of {of}, file reads ({read_ms:.2f} ms per step) "
-            f"the smaller part: {'; or '.join(levers)}.")
+    text = (
+        f"Image decoding ({decode_ms:.2f} ms per step) is most of {of}, file reads ({read_ms:.2f} ms per step) "
+        f"the smaller part: {'; or '.join(levers)}."
+    )
     return text + (f" Record files remove only the reads: {reads}." if read_ms > 0 else "")
 
 
@@ -455,10 +507,13 @@ def no_prefetch(ctx):
         return None
     estimate = whatif_input.prefetch(input_steps(ctx))
     finding = _input_finding(
-        ctx, "input.no_prefetch",
+        ctx,
+        "input.no_prefetch",
         f"No Prefetch stage in the tf.data pipeline ({pipeline.paths[0]}); input and step do not overlap.",
-        estimate.recoverable_of(ctx.window_ms), estimate.basis,
-        pointers={"tf_data_stages": list(pipeline.paths[:5])})
+        estimate.recoverable_of(ctx.window_ms),
+        estimate.basis,
+        pointers={"tf_data_stages": list(pipeline.paths[:5])},
+    )
     return estimated(finding, estimate)
 
 
@@ -486,28 +541,45 @@ def sequential_map(ctx):
         return None
     stage = pipeline.sequential_maps[0]
     concurrency = pipeline.map_concurrency
-    how = _map_threads_text(concurrency) if concurrency is not None and not stage.endswith("::Map") else \
-        "a Map stage runs its function one element at a time"
+    how = (
+        _map_threads_text(concurrency)
+        if concurrency is not None and not stage.endswith("::Map")
+        else "a Map stage runs its function one element at a time"
+    )
     cores = ctx.analysis.configuration.cores_seen
     waiting = sorted({name.rpartition(":")[2] for name, _, _ in ctx.host_ops(_may_wait)})
-    estimate = whatif_input.parallel_map(input_steps(ctx), pipeline.has_prefetch, cores, tuple(waiting),
-                                         steps_on_gpu=ctx.has_gpu)
+    estimate = whatif_input.parallel_map(
+        input_steps(ctx), pipeline.has_prefetch, cores, tuple(waiting), steps_on_gpu=ctx.has_gpu
+    )
     caveat = ""
     if any(op in whatif_input.PYTHON_CALLBACK_OPS for op in waiting):
-        caveat = (" Its function calls Python: parallel calls help while the function waits (I/O, sleep), not while "
-                  "it computes under Python's GIL.")
+        caveat = (
+            " Its function calls Python: parallel calls help while the function waits (I/O, sleep), not while "
+            "it computes under Python's GIL."
+        )
     finding = _input_finding(
-        ctx, "input.sequential_map", f"The tf.data map runs sequentially ({stage}: {how}).{caveat}",
-        estimate.recoverable_of(ctx.window_ms), estimate.basis,
-        extra_metrics={"map_threads_busy_cores": concurrency, "host_cores": None if cores is None else cores.count,
-                       "host_cores_source": None if cores is None else cores.source},
-        pointers={"tf_data_stages": list(pipeline.sequential_maps)})
+        ctx,
+        "input.sequential_map",
+        f"The tf.data map runs sequentially ({stage}: {how}).{caveat}",
+        estimate.recoverable_of(ctx.window_ms),
+        estimate.basis,
+        extra_metrics={
+            "map_threads_busy_cores": concurrency,
+            "host_cores": None if cores is None else cores.count,
+            "host_cores_source": None if cores is None else cores.source,
+        },
+        pointers={"tf_data_stages": list(pipeline.sequential_maps)},
+    )
     return estimated(finding, estimate)
 
 
 # The Python APIs behind the op types of MAP_WAITING_OP_TYPES, as the summary names them.
-_WAITING_OP_APIS = {"EagerPyFunc": "tf.py_function", "PyFunc": "tf.numpy_function",
-                    "PyFuncStateless": "tf.numpy_function", "ReadFile": "tf.io.read_file"}
+_WAITING_OP_APIS = {
+    "EagerPyFunc": "tf.py_function",
+    "PyFunc": "tf.numpy_function",
+    "PyFuncStateless": "tf.numpy_function",
+    "ReadFile": "tf.io.read_file",
+}
 
 
 def map_pool_saturated(ctx):
@@ -520,8 +592,14 @@ def map_pool_saturated(ctx):
     profile's: the waiting ops are taken to run on the pool's threads."""
     pipeline = ctx.pipeline
     threads, concurrency = pipeline.map_threads, pipeline.map_concurrency
-    if (pipeline.sequential_maps or not pipeline.stages & PARALLEL_MAP_STAGES or threads < 2
-            or concurrency is None or concurrency < MAP_POOL_BUSY_SHARE * threads or not _waits_enough(ctx)):
+    if (
+        pipeline.sequential_maps
+        or not pipeline.stages & PARALLEL_MAP_STAGES
+        or threads < 2
+        or concurrency is None
+        or concurrency < MAP_POOL_BUSY_SHARE * threads
+        or not _waits_enough(ctx)
+    ):
         return None
     cores = ctx.analysis.configuration.cores_seen
     if cores is None or threads < cores.count:
@@ -538,18 +616,26 @@ def map_pool_saturated(ctx):
     gil = " (a Python function that computes holds the GIL and gains nothing)" if python else ""
     stage = _parallel_map_stage(pipeline.paths)
     finding = _input_finding(
-        ctx, "input.map_pool_saturated",
+        ctx,
+        "input.map_pool_saturated",
         f"tf.data's thread pool caps the parallel map ({stage}): its {threads} threads are inside the map function "
         f"{concurrency:.2f} at a time on average, {waiting_share:.0%} of that in {apis}, which may wait, while the "
         f"step waits for input {share:.1f}% of the time. A larger pool lets more calls wait at once: it gains only "
         f"if the calls wait rather than compute{gil}.",
-        wait_ms, "upper bound: all of the input wait gone, 1 / (1 - wait share), reached only if the map's calls "
-                 "wait rather than compute (calls that compute need cores, not threads"
-                 + ("; a Python function that computes holds the GIL" if python else "") + ")",
-        extra_metrics={"map_threads": threads, "map_threads_busy_cores": concurrency,
-                       "map_waiting_share": round(waiting_share, 3),
-                       "host_cores": cores.count, "host_cores_source": cores.source},
-        pointers={"tf_data_stages": [stage], "host_ops": op_rows(ops)})
+        wait_ms,
+        "upper bound: all of the input wait gone, 1 / (1 - wait share), reached only if the map's calls "
+        "wait rather than compute (calls that compute need cores, not threads"
+        + ("; a Python function that computes holds the GIL" if python else "")
+        + ")",
+        extra_metrics={
+            "map_threads": threads,
+            "map_threads_busy_cores": concurrency,
+            "map_waiting_share": round(waiting_share, 3),
+            "host_cores": cores.count,
+            "host_cores_source": cores.source,
+        },
+        pointers={"tf_data_stages": [stage], "host_ops": op_rows(ops)},
+    )
     return finding
 
 
@@ -560,7 +646,7 @@ def _parallel_map_stage(paths):
         parts = stages_of(path)
         depth = next((index for index, stage in enumerate(parts) if stage in PARALLEL_MAP_STAGES), None)
         if depth is not None:
-            return ITERATOR_PREFIX + "::".join(parts[:depth + 1])
+            return ITERATOR_PREFIX + "::".join(parts[: depth + 1])
     return None
 
 
@@ -572,11 +658,14 @@ def python_generator(ctx):
     wait_ms, _ = _wait(ctx)
     count, total = ctx.host.op_totals.get(pipeline.generators[0], (0, 0))
     return _input_finding(
-        ctx, "input.python_generator",
+        ctx,
+        "input.python_generator",
         f"The input comes from a Python generator ({pipeline.generators[0]}), which runs under the GIL.",
-        wait_ms, UPPER_BOUND.format(what="input wait"),
+        wait_ms,
+        UPPER_BOUND.format(what="input wait"),
         extra_metrics={"generator_calls": count, "generator_ms": ms(total)},
-        pointers={"tf_data_stages": list(pipeline.generators)})
+        pointers={"tf_data_stages": list(pipeline.generators)},
+    )
 
 
 def _read_ms(ctx, paths):
@@ -591,11 +680,14 @@ def demanded_file_reads(ctx):
     wait_ms, _ = _wait(ctx)
     read_ms = _read_ms(ctx, pipeline.demanded_reads)
     return _input_finding(
-        ctx, "input.demanded_file_reads",
+        ctx,
+        "input.demanded_file_reads",
         f"Files are read on demand ({pipeline.demanded_reads[0]}: reads take {ctx.time_text(read_ms)}).",
-        min(wait_ms, read_ms), "upper bound: the input wait spent in on-demand reads removed",
+        min(wait_ms, read_ms),
+        "upper bound: the input wait spent in on-demand reads removed",
         extra_metrics={"demanded_read_ms": round(read_ms, 3)},
-        pointers={"tf_data_stages": list(pipeline.demanded_reads)})
+        pointers={"tf_data_stages": list(pipeline.demanded_reads)},
+    )
 
 
 def no_cache(ctx):
@@ -606,11 +698,14 @@ def no_cache(ctx):
     wait_ms, _ = _wait(ctx)
     read_ms = _read_ms(ctx, pipeline.file_reads)
     return _input_finding(
-        ctx, "input.no_cache",
+        ctx,
+        "input.no_cache",
         f"Files are read every epoch and nothing is cached (reads take {ctx.time_text(read_ms)}).",
-        min(wait_ms, read_ms), "upper bound: the input wait spent reading files removed",
+        min(wait_ms, read_ms),
+        "upper bound: the input wait spent reading files removed",
         extra_metrics={"file_read_ms": round(read_ms, 3)},
-        pointers={"tf_data_stages": [p for p in pipeline.file_reads if p.rpartition("::")[2] in FILE_READ_STAGES]})
+        pointers={"tf_data_stages": [p for p in pipeline.file_reads if p.rpartition("::")[2] in FILE_READ_STAGES]},
+    )
 
 
 def tf_data_service(ctx):
@@ -620,10 +715,14 @@ def tf_data_service(ctx):
     if len(ctx.active_gpus) < TF_DATA_SERVICE_MIN_GPUS or not pipeline.is_tuned or share < INPUT_HIGH_PCT:
         return None
     finding = _input_finding(
-        ctx, "input.tf_data_service",
+        ctx,
+        "input.tf_data_service",
         f"{len(ctx.active_gpus)} GPUs wait {share:.1f}% of the step on a pipeline that already prefetches and "
-        "maps in parallel.", wait_ms, UPPER_BOUND.format(what="input wait"),
-        extra_metrics={"active_gpus": len(ctx.active_gpus)})
+        "maps in parallel.",
+        wait_ms,
+        UPPER_BOUND.format(what="input wait"),
+        extra_metrics={"active_gpus": len(ctx.active_gpus)},
+    )
     return capped(finding, "medium")
 
 
@@ -646,8 +745,11 @@ def host_batch_prep(ctx):
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
     if severity is None or (prep.certainty == "low" and prep_ms / steady_count < PREP_UNTRACED_MIN_MS):
         return None
-    gain_ms = ms(sum(min(prep.per_step_ps[i], steps[i].duration_ps - prep.per_step_ps[i]) for i in steady)) \
-        if steady.start else ms(prep.recoverable_ps)
+    gain_ms = (
+        ms(sum(min(prep.per_step_ps[i], steps[i].duration_ps - prep.per_step_ps[i]) for i in steady))
+        if steady.start
+        else ms(prep.recoverable_ps)
+    )
     mean_ms = window_ms / steady_count
     which = "steady steps, warm-up excluded" if steady.start else "steps"
     calls = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in prep.calls[:5]]
@@ -658,78 +760,136 @@ def host_batch_prep(ctx):
         idles, starts = _DEVICE_WORDS[prep.device]
     if prep.certainty == "high":
         what = ", ".join(f"{c['function']} {c['ms'] / ctx.step_count:.2f} ms" for c in calls[:3])
-        seen = (f"The trace shows the step thread in batch preparation there ({what} per step); "
-                "the step is dispatched after it.")
+        seen = (
+            f"The trace shows the step thread in batch preparation there ({what} per step); "
+            "the step is dispatched after it."
+        )
         if prep.waits:
             seen += " Most of it is waiting (sleep or file reads), not computing: a background loader hides it."
     elif prep.certainty == "medium" and calls:
-        seen = (f"Known preparation calls cover {100 * prep.prep_call_share:.0f}% of that time ("
-                + ", ".join(c["function"] for c in calls[:3]) + "); other host events fill most of the rest: "
-                "check what else the loop does before calling the step.")
+        seen = (
+            f"Known preparation calls cover {100 * prep.prep_call_share:.0f}% of that time ("
+            + ", ".join(c["function"] for c in calls[:3])
+            + "); other host events fill most of the rest: "
+            "check what else the loop does before calling the step."
+        )
     elif prep.certainty == "medium":
-        seen = ("Host events fill that time but none is a known preparation call (NumPy, file reads, decoding, "
-                "copies to the device): check what the loop does before calling the step.")
+        seen = (
+            "Host events fill that time but none is a known preparation call (NumPy, file reads, decoding, "
+            "copies to the device): check what the loop does before calling the step."
+        )
     else:
-        seen = ("The trace shows almost nothing on the host there: the step thread waited or ran Python the "
-                f"profile did not trace ({_PYTHON_TRACER[framework]}, before acting on this).")
+        seen = (
+            "The trace shows almost nothing on the host there: the step thread waited or ran Python the "
+            f"profile did not trace ({_PYTHON_TRACER[framework]}, before acting on this)."
+        )
     note = f"{seen} Every step pays it before {starts}."
     condition = None
     if framework == "pytorch" and ctx.loader_workers_in_use:
         condition = "loader_workers"
-        note += (" The DataLoader builds batches in worker processes already (_MultiProcessingDataLoaderIter): this "
-                 "work runs in the training loop after the loader hands over the batch.")
+        note += (
+            " The DataLoader builds batches in worker processes already (_MultiProcessingDataLoaderIter): this "
+            "work runs in the training loop after the loader hands over the batch."
+        )
     read_ms, decode_ms = ms(prep.read_ps), ms(prep.decode_ps)
     if read_ms + decode_ms >= FILES_MIN_SHARE * prep_ms:
-        note += " " + _file_work_note(ctx, read_ms / ctx.step_count, decode_ms / ctx.step_count, "it",
-                                      gpu=prep.device == "gpu")
+        note += " " + _file_work_note(
+            ctx, read_ms / ctx.step_count, decode_ms / ctx.step_count, "it", gpu=prep.device == "gpu"
+        )
     # On CPU a loader that computes (rather than waits) takes cores from the step: the overlap is a ceiling.
     computing_on_cpu = prep.device != "gpu" and prep.prep_call_ps > 0 and not prep.waits
     if computing_on_cpu:
-        note += (" This is a CPU-only run and the preparation computes: the background loader takes cores from the "
-                 "step, so the estimate is a ceiling.")
+        note += (
+            " This is a CPU-only run and the preparation computes: the background loader takes cores from the "
+            "step, so the estimate is a ceiling."
+        )
     elif prep.device != "gpu":
-        note += (" This is a CPU-only run: the background loader shares the cores with the step, so the overlap "
-                 "holds for waiting, less for computing.")
+        note += (
+            " This is a CPU-only run: the background loader shares the cores with the step, so the overlap "
+            "holds for waiting, less for computing."
+        )
     between_ms = ms(prep.between_steps_ps) / (ctx.step_count - 1) if ctx.step_count > 1 else 0.0
     if between_ms >= 0.1 * prep_ms / steady_count:
-        note += (f" The device also idles {between_ms:.2f} ms between each pair of consecutive step markers, "
-                 "outside the steps measured here: preparation the marker leaves out.")
+        note += (
+            f" The device also idles {between_ms:.2f} ms between each pair of consecutive step markers, "
+            "outside the steps measured here: preparation the marker leaves out."
+        )
     if prep.certainty == "low" or (prep.device != "gpu" and not prep.waits):
         severity = "medium" if severity == "high" else severity
     finding = Finding(
-        id="input.host_batch_prep", severity=severity,
+        id="input.host_batch_prep",
+        severity=severity,
         summary=f"Each step starts with {prep_ms / steady_count:.2f} ms of host batch preparation while {idles} "
-                f"({share:.1f}% of the {mean_ms:.2f} ms mean step over {steady_count} {which}; a loader one "
-                f"batch ahead would save {gain_ms / steady_count:.2f} ms of it per step; how sure: {prep.certainty}).",
+        f"({share:.1f}% of the {mean_ms:.2f} ms mean step over {steady_count} {which}; a loader one "
+        f"batch ahead would save {gain_ms / steady_count:.2f} ms of it per step; how sure: {prep.certainty}).",
         evidence=Evidence(
-            {"batch_prep_ms": prep_ms, "batch_prep_ms_per_step": round(prep_ms / steady_count, 3),
-             "batch_prep_pct": share, "step_time_ms_mean": round(mean_ms, 3), "steps_measured": steady_count,
-             "host_traced_pct": round(100 * prep.traced_share, 1),
-             "prep_calls_pct": round(100 * prep.prep_call_share, 1), "certainty": prep.certainty,
-             "device": prep.device, "between_steps_idle_ms": ms(prep.between_steps_ps),
-             "file_read_ms_per_step": round(read_ms / ctx.step_count, 3),
-             "decode_ms_per_step": round(decode_ms / ctx.step_count, 3),
-             "recoverable_pct": round(100.0 * gain_ms / window_ms, 2) if window_ms > 0 else 0.0},
+            {
+                "batch_prep_ms": prep_ms,
+                "batch_prep_ms_per_step": round(prep_ms / steady_count, 3),
+                "batch_prep_pct": share,
+                "step_time_ms_mean": round(mean_ms, 3),
+                "steps_measured": steady_count,
+                "host_traced_pct": round(100 * prep.traced_share, 1),
+                "prep_calls_pct": round(100 * prep.prep_call_share, 1),
+                "certainty": prep.certainty,
+                "device": prep.device,
+                "between_steps_idle_ms": ms(prep.between_steps_ps),
+                "file_read_ms_per_step": round(read_ms / ctx.step_count, 3),
+                "decode_ms_per_step": round(decode_ms / ctx.step_count, 3),
+                "recoverable_pct": round(100.0 * gain_ms / window_ms, 2) if window_ms > 0 else 0.0,
+            },
             ladder("batch_prep_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
-            {"time_ranges_ms": ctx.longest_ranges_ms(prep.gaps), "steps": ctx.steps_overlapping(prep.gaps),
-             "functions": calls}),
-        recoverable_ms=gain_ms, window_ms=window_ms, speedup_basis="", fix_note=note, condition=condition)
-    basis = ("per step, the preparation overlapped with the rest of that step by a loader one batch ahead: the "
-             "step becomes max(preparation, rest)")
+            {
+                "time_ranges_ms": ctx.longest_ranges_ms(prep.gaps),
+                "steps": ctx.steps_overlapping(prep.gaps),
+                "functions": calls,
+            },
+        ),
+        recoverable_ms=gain_ms,
+        window_ms=window_ms,
+        speedup_basis="",
+        fix_note=note,
+        condition=condition,
+    )
+    basis = (
+        "per step, the preparation overlapped with the rest of that step by a loader one batch ahead: the "
+        "step becomes max(preparation, rest)"
+    )
     if computing_on_cpu:
-        return estimated(finding, whatif_bound(window_ms, window_ms - gain_ms,
-                                               f"upper bound: {basis}, with no core taken from the step (on CPU "
-                                               "the loader's computing competes with the step for cores)"))
+        return estimated(
+            finding,
+            whatif_bound(
+                window_ms,
+                window_ms - gain_ms,
+                f"upper bound: {basis}, with no core taken from the step (on CPU "
+                "the loader's computing competes with the step for cores)",
+            ),
+        )
     # A model where the loader overlaps the step: on a GPU run, or a loader seen waiting. On a CPU-only run where
     # the trace does not show what the preparation does (an untraced stall may be computing), the loader may
     # compete with the step for cores: an upper bound.
     if prep.device == "gpu" or prep.waits:
         return estimated(finding, whatif_model(window_ms, window_ms - gain_ms, f"model: {basis}"))
-    return estimated(finding, whatif_bound(window_ms, window_ms - gain_ms,
-                                           f"upper bound: {basis}, reached if the preparation waits; on this "
-                                           "CPU-only run the trace does not show what it does, and a loader that "
-                                           "computes competes with the step for cores"))
+    return estimated(
+        finding,
+        whatif_bound(
+            window_ms,
+            window_ms - gain_ms,
+            f"upper bound: {basis}, reached if the preparation waits; on this "
+            "CPU-only run the trace does not show what it does, and a loader that "
+            "computes competes with the step for cores",
+        ),
+    )
 
 
-RULES = (gpu_waits_for_input, host_batch_prep, no_prefetch, sequential_map, map_pool_saturated, python_generator,
-         demanded_file_reads, no_cache, tf_data_service)
+RULES = (
+    gpu_waits_for_input,
+    host_batch_prep,
+    no_prefetch,
+    sequential_map,
+    map_pool_saturated,
+    python_generator,
+    demanded_file_reads,
+    no_cache,
+    tf_data_service,
+)

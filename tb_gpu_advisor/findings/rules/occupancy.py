@@ -11,21 +11,34 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, limit
 from tb_gpu_advisor.findings.modeled import busiest_gpu
-from tb_gpu_advisor.findings.thresholds import (DOMINANT_KERNEL_SHARE_PCT, GOOD_OCCUPANCY_PCT, KERNEL_HIGH_PCT,
-                                                LOW_OCCUPANCY_PCT, MIN_KERNEL_US, MODELED_LOW_PCT,
-                                                MODELED_MEDIUM_PCT)
+from tb_gpu_advisor.findings.thresholds import (
+    DOMINANT_KERNEL_SHARE_PCT,
+    GOOD_OCCUPANCY_PCT,
+    KERNEL_HIGH_PCT,
+    LOW_OCCUPANCY_PCT,
+    MIN_KERNEL_US,
+    MODELED_LOW_PCT,
+    MODELED_MEDIUM_PCT,
+)
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import kernel_label
 from tb_gpu_advisor.vocabulary import counted
-from tb_gpu_advisor.whatif.occupancy import (OccupancyKernel, occupancy_raised, relaunched_over_sms,
-                                             replayed_saving_ps, spread_fraction)
+from tb_gpu_advisor.whatif.occupancy import (
+    OccupancyKernel,
+    occupancy_raised,
+    relaunched_over_sms,
+    replayed_saving_ps,
+    spread_fraction,
+)
 
-ENTRIES = register("occupancy", {
-    "occupancy.low_occupancy": Entry(
-        category="occupancy",
-        title="Time-dominant kernels run at low occupancy",
-        fix_summary="Raise occupancy of the named kernels (registers, shared memory or block size).",
-        fix="""\
+ENTRIES = register(
+    "occupancy",
+    {
+        "occupancy.low_occupancy": Entry(
+            category="occupancy",
+            title="Time-dominant kernels run at low occupancy",
+            fix_summary="Raise occupancy of the named kernels (registers, shared memory or block size).",
+            fix="""\
 These kernels keep few warps resident per SM, so the SM cannot hide memory latency. The limiter is in the
 evidence:
 - registers: for your own CUDA/Triton kernels cap them (__launch_bounds__(threads, minBlocks) or
@@ -37,19 +50,20 @@ ops (XLA compilation of the step), a different layout (channels_last for convolu
 GEMM/attention kernels (cuBLAS incl. nvjet, cuDNN, CUTLASS, FlashAttention, Triton matmuls) and kernels with
 96 KiB or more of shared memory per block are excluded: they trade occupancy for large tiles by design, and
 the roofline judges them by their FLOP rate.""",
-        docs=(L.CUDA_OCCUPANCY, L.NVIDIA_DL_PERFORMANCE),
-    ),
-    "occupancy.tiny_grid": Entry(
-        category="occupancy",
-        title="Time-dominant kernels launch fewer blocks than the GPU has SMs",
-        fix_summary="Give these kernels more parallel work (larger batch, fused ops) so every SM is used.",
-        fix="""\
+            docs=(L.CUDA_OCCUPANCY, L.NVIDIA_DL_PERFORMANCE),
+        ),
+        "occupancy.tiny_grid": Entry(
+            category="occupancy",
+            title="Time-dominant kernels launch fewer blocks than the GPU has SMs",
+            fix_summary="Give these kernels more parallel work (larger batch, fused ops) so every SM is used.",
+            fix="""\
 These kernels launch fewer thread blocks than the GPU has SMs, so most SMs sit idle while they run. Give
 them more parallel work: a larger batch, larger tensors per op (fuse small ops with XLA), or, for your own
 kernels, split the work into more, smaller blocks (grid-stride loops, split-K for GEMMs).""",
-        docs=(L.NVIDIA_DL_PERFORMANCE, L.CUDA_OCCUPANCY),
-    ),
-})
+            docs=(L.NVIDIA_DL_PERFORMANCE, L.CUDA_OCCUPANCY),
+        ),
+    },
+)
 
 
 KERNELS_LISTED = 5
@@ -78,19 +92,31 @@ def _finding(ctx, finding_id, flagged, summary, estimate, crossed):
     if severity is None:
         return None
     flagged = sorted(flagged, key=lambda item: -item["share_of_kernel_time_pct"])[:KERNELS_LISTED]
-    finding = Finding(id=finding_id, severity=severity, summary=summary(flagged[0]),
-                      evidence=Evidence({"kernels_flagged": len(flagged), "recoverable_pct": share,
-                                         "per_kernel": flagged},
-                                        crossed, {"kernels": [item["kernel"] for item in flagged]}),
-                      recoverable_ms=recoverable, window_ms=ctx.window_ms, speedup_basis=estimate.basis)
+    finding = Finding(
+        id=finding_id,
+        severity=severity,
+        summary=summary(flagged[0]),
+        evidence=Evidence(
+            {"kernels_flagged": len(flagged), "recoverable_pct": share, "per_kernel": flagged},
+            crossed,
+            {"kernels": [item["kernel"] for item in flagged]},
+        ),
+        recoverable_ms=recoverable,
+        window_ms=ctx.window_ms,
+        speedup_basis=estimate.basis,
+    )
     return estimated(finding, estimate)
 
 
 def _kernel(row, wall_ms, occupancy=None):
     """The what-if's view of a kernel row whose time on the critical path is `wall_ms`."""
-    return OccupancyKernel(kernel_label(row.name, KERNEL_LABEL_WIDTH), wall_ms,
-                           row.total_ps / row.occurrences / 1e9 if row.occurrences else 0.0,
-                           row.grid[0] * row.grid[1] * row.grid[2], occupancy)
+    return OccupancyKernel(
+        kernel_label(row.name, KERNEL_LABEL_WIDTH),
+        wall_ms,
+        row.total_ps / row.occurrences / 1e9 if row.occurrences else 0.0,
+        row.grid[0] * row.grid[1] * row.grid[2],
+        occupancy,
+    )
 
 
 def _shortest_kernel_ms(ctx):
@@ -134,10 +160,15 @@ def _replayed_saving_ms(ctx, kept_by_launch):
     kept = np.ones(len(order))
     config = activity.config_id[order]
     launches = np.flatnonzero((activity.kind[order] == ActivityKind.KERNEL) & (config >= 0))
-    pairs, which = np.unique(np.stack([activity.name_id[order][launches], config[launches]], axis=1), axis=0,
-                             return_inverse=True)
-    shares = np.array([kept_by_launch.get((activity.names[name_id], activity.configs[config_id].grid), 1.0)
-                       for name_id, config_id in pairs.tolist()])
+    pairs, which = np.unique(
+        np.stack([activity.name_id[order][launches], config[launches]], axis=1), axis=0, return_inverse=True
+    )
+    shares = np.array(
+        [
+            kept_by_launch.get((activity.names[name_id], activity.configs[config_id].grid), 1.0)
+            for name_id, config_id in pairs.tolist()
+        ]
+    )
     if len(shares):
         kept[launches] = shares[which.reshape(-1)]
     saved = 0.0
@@ -157,8 +188,10 @@ def _summary(flagged, plural_verb, singular_verb, top_figure):
     if len(names) == 1:
         return f"{label} {singular_verb}: {top_figure} ({top_share:.1f}% of kernel time)."
     total = sum(item["share_of_kernel_time_pct"] for item in flagged)
-    return (f"{len(names)} time-dominant kernels {plural_verb} ({total:.1f}% of kernel time together); the "
-            f"largest, {label}: {top_figure} ({top_share:.1f}% of kernel time).")
+    return (
+        f"{len(names)} time-dominant kernels {plural_verb} ({total:.1f}% of kernel time together); the "
+        f"largest, {label}: {top_figure} ({top_share:.1f}% of kernel time)."
+    )
 
 
 def low_occupancy(ctx):
@@ -176,27 +209,50 @@ def low_occupancy(ctx):
         if ctx.sm_count and row.grid and row.grid[0] * row.grid[1] * row.grid[2] < ctx.sm_count:
             continue  # fewer blocks than SMs: each SM holds one block at most, whatever its registers (tiny_grid)
         threads = row.block[0] * row.block[1] * row.block[2]
-        computed, limiter = theoretical_occupancy(cc, threads, row.registers_per_thread,
-                                                  row.shared_memory_bytes) if cc else (None, None)
+        computed, limiter = (
+            theoretical_occupancy(cc, threads, row.registers_per_thread, row.shared_memory_bytes)
+            if cc
+            else (None, None)
+        )
         recorded = pct(row.occupancy_pct)
         occupancy = recorded if recorded else computed
         if occupancy is None or occupancy >= LOW_OCCUPANCY_PCT:
             continue
         kernels.append(_kernel(row, wall_ms, occupancy))
-        flagged.append({"kernel": row.name, "share_of_kernel_time_pct": share, "occupancy_pct": occupancy,
-                        "occupancy_source": "recorded" if recorded else "computed",
-                        "limiter": limiter, "registers_per_thread": row.registers_per_thread,
-                        "shared_memory_bytes": row.shared_memory_bytes, "threads_per_block": threads,
-                        "at_most_faster": round(GOOD_OCCUPANCY_PCT / occupancy, 2) if occupancy > 0 else None})
+        flagged.append(
+            {
+                "kernel": row.name,
+                "share_of_kernel_time_pct": share,
+                "occupancy_pct": occupancy,
+                "occupancy_source": "recorded" if recorded else "computed",
+                "limiter": limiter,
+                "registers_per_thread": row.registers_per_thread,
+                "shared_memory_bytes": row.shared_memory_bytes,
+                "threads_per_block": threads,
+                "at_most_faster": round(GOOD_OCCUPANCY_PCT / occupancy, 2) if occupancy > 0 else None,
+            }
+        )
     if not flagged or any(k.occupancy_pct <= 0 for k in kernels):
         return None
     return _finding(
-        ctx, "occupancy.low_occupancy", flagged,
-        lambda top: _summary(flagged, "run at low occupancy", "runs at low occupancy",
-                             f"{top['occupancy_pct']:.0f}% limited by {top['limiter'] or 'an unknown resource'}"),
+        ctx,
+        "occupancy.low_occupancy",
+        flagged,
+        lambda top: _summary(
+            flagged,
+            "run at low occupancy",
+            "runs at low occupancy",
+            f"{top['occupancy_pct']:.0f}% limited by {top['limiter'] or 'an unknown resource'}",
+        ),
         occupancy_raised(ctx.window_ms, kernels, GOOD_OCCUPANCY_PCT),
-        limit("occupancy_pct", min(item["occupancy_pct"] for item in flagged), LOW_OCCUPANCY_PCT, "below",
-              min_share_of_kernel_time_pct=DOMINANT_KERNEL_SHARE_PCT))
+        limit(
+            "occupancy_pct",
+            min(item["occupancy_pct"] for item in flagged),
+            LOW_OCCUPANCY_PCT,
+            "below",
+            min_share_of_kernel_time_pct=DOMINANT_KERNEL_SHARE_PCT,
+        ),
+    )
 
 
 def _launch_shape_recorded(row):
@@ -220,17 +276,36 @@ def tiny_grid(ctx):
         kernel = _kernel(row, wall_ms)
         kernels.append(kernel)
         kept_by_launch[(row.name, row.grid)] = spread_fraction(kernel, sms, shortest_ms)
-        flagged.append({"kernel": row.name, "share_of_kernel_time_pct": share, "blocks": blocks, "sm_count": sms,
-                        "modeled_faster": round(1.0 / kept_by_launch[(row.name, row.grid)], 2)})
+        flagged.append(
+            {
+                "kernel": row.name,
+                "share_of_kernel_time_pct": share,
+                "blocks": blocks,
+                "sm_count": sms,
+                "modeled_faster": round(1.0 / kept_by_launch[(row.name, row.grid)], 2),
+            }
+        )
     if not flagged:
         return None
     return _finding(
-        ctx, "occupancy.tiny_grid", flagged,
-        lambda top: _summary(flagged, f"launch fewer blocks than the {sms} SMs",
-                             f"launches fewer blocks than the {sms} SMs", counted(top["blocks"], "block")),
+        ctx,
+        "occupancy.tiny_grid",
+        flagged,
+        lambda top: _summary(
+            flagged,
+            f"launch fewer blocks than the {sms} SMs",
+            f"launches fewer blocks than the {sms} SMs",
+            counted(top["blocks"], "block"),
+        ),
         relaunched_over_sms(ctx.window_ms, kernels, sms, shortest_ms, _replayed_saving_ms(ctx, kept_by_launch)),
-        limit("blocks", min(item["blocks"] for item in flagged), sms, "below",
-              min_share_of_kernel_time_pct=DOMINANT_KERNEL_SHARE_PCT))
+        limit(
+            "blocks",
+            min(item["blocks"] for item in flagged),
+            sms,
+            "below",
+            min_share_of_kernel_time_pct=DOMINANT_KERNEL_SHARE_PCT,
+        ),
+    )
 
 
 RULES = (low_occupancy, tiny_grid)

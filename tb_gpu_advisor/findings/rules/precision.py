@@ -8,17 +8,24 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import estimated, limit
 from tb_gpu_advisor.findings.modeled import busiest_gpu, gpu_peaks, modeled_finding, top_kernel_names
-from tb_gpu_advisor.findings.thresholds import (FP32_MATMUL_MIN_SHARE_PCT, GEMM_REACHABLE_ROOF_PCT,
-                                                LOW_PRECISION_MAX_SHARE_PCT, MIXED_PRECISION_GAIN, TENSOR_CORE_MIN_CC,
-                                                TF32_MIN_CC)
+from tb_gpu_advisor.findings.thresholds import (
+    FP32_MATMUL_MIN_SHARE_PCT,
+    GEMM_REACHABLE_ROOF_PCT,
+    LOW_PRECISION_MAX_SHARE_PCT,
+    MIXED_PRECISION_GAIN,
+    TENSOR_CORE_MIN_CC,
+    TF32_MIN_CC,
+)
 from tb_gpu_advisor.whatif.precision import MatmulKernel, mixed_precision
 
-ENTRIES = register("precision", {
-    "precision.fp32_matmul": Entry(
-        category="precision",
-        title="Matrix math runs in 32-bit on a Tensor Core GPU",
-        fix_summary="Enable mixed precision: set_global_policy('mixed_bfloat16') (cc 8.0+) or 'mixed_float16'.",
-        fix="""\
+ENTRIES = register(
+    "precision",
+    {
+        "precision.fp32_matmul": Entry(
+            category="precision",
+            title="Matrix math runs in 32-bit on a Tensor Core GPU",
+            fix_summary="Enable mixed precision: set_global_policy('mixed_bfloat16') (cc 8.0+) or 'mixed_float16'.",
+            fix="""\
 Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
 and keep variables in 32 bits:
 
@@ -28,10 +35,10 @@ and keep variables in 32 bits:
     # custom loops with float16: optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
 
 Keep layer sizes (units, channels, batch) multiples of 8 so Tensor Cores apply.""",
-        docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
-        pytorch=Idiom(
-            fix_summary="Use torch.autocast(device_type='cuda', dtype=torch.bfloat16) for the forward pass and loss.",
-            fix="""\
+            docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
+            pytorch=Idiom(
+                fix_summary="Use torch.autocast(device_type='cuda', dtype=torch.bfloat16) for the forward pass and loss.",
+                fix="""\
 Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
 with automatic mixed precision and keep the parameters in float32:
 
@@ -41,10 +48,14 @@ with automatic mixed precision and keep the parameters in float32:
     # float16: scaler = torch.amp.GradScaler("cuda"); scaler.scale(loss).backward(); scaler.step(optimizer)
 
 Keep dimensions multiples of 8 so Tensor Cores apply.""",
-            docs=(L.TORCH_AMP,)),
-        variants=(("pytorch:tf32_off", Idiom(
-            fix_summary="Allow TF32 for matmuls (off by default in PyTorch): set_float32_matmul_precision('high').",
-            fix="""\
+                docs=(L.TORCH_AMP,),
+            ),
+            variants=(
+                (
+                    "pytorch:tf32_off",
+                    Idiom(
+                        fix_summary="Allow TF32 for matmuls (off by default in PyTorch): set_float32_matmul_precision('high').",
+                        fix="""\
 On Ampere and newer GPUs these float32 matmuls could run on Tensor Cores in TF32, but PyTorch leaves TF32
 off for matmuls by default (convolutions use it by default). Allow it where full float32 is not needed:
 
@@ -55,11 +66,15 @@ Mixed precision is faster still: compute the forward pass and loss in bfloat16:
 
     with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
         loss = loss_fn(model(x), y)""",
-            docs=(L.TORCH_TF32, L.TORCH_AMP))),
-                  ("pytorch:fp16_only", Idiom(
-            fix_summary='torch.autocast("cuda", dtype=torch.float16) with a GradScaler (no bf16 Tensor Cores '
-                        'before cc 8.0).',
-            fix="""\
+                        docs=(L.TORCH_TF32, L.TORCH_AMP),
+                    ),
+                ),
+                (
+                    "pytorch:fp16_only",
+                    Idiom(
+                        fix_summary='torch.autocast("cuda", dtype=torch.float16) with a GradScaler (no bf16 Tensor Cores '
+                        "before cc 8.0).",
+                        fix="""\
 Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. This GPU (compute
 capability 7.x: Volta, Turing) has float16 Tensor Cores but none for bfloat16 or TF32, so autocast to
 float16, with loss scaling against gradient underflow:
@@ -72,10 +87,14 @@ float16, with loss scaling against gradient underflow:
     optimizer.zero_grad(set_to_none=True)
 
 Keep layer sizes multiples of 8 so Tensor Cores apply.""",
-            docs=(L.TORCH_AMP, L.NVIDIA_MIXED_PRECISION))),
-                  ("jax:fp16_only", Idiom(
-            fix_summary="Compute in float16 with dynamic loss scaling (no bf16/TF32 Tensor Cores before cc 8.0).",
-            fix="""\
+                        docs=(L.TORCH_AMP, L.NVIDIA_MIXED_PRECISION),
+                    ),
+                ),
+                (
+                    "jax:fp16_only",
+                    Idiom(
+                        fix_summary="Compute in float16 with dynamic loss scaling (no bf16/TF32 Tensor Cores before cc 8.0).",
+                        fix="""\
 Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. This GPU (compute
 capability 7.x) has float16 Tensor Cores but none for bfloat16 or TF32: compute in float16 and keep the
 parameters in float32, with dynamic loss scaling (the jmp library: jmp.DynamicLossScale) against gradient
@@ -85,11 +104,15 @@ underflow:
     logits = model.apply(compute_params, x.astype(jnp.float16)).astype(jnp.float32)
 
 Keep dimensions multiples of 8.""",
-            docs=(L.JAX_MATMUL_PRECISION, L.NVIDIA_MIXED_PRECISION))),
-                  ("tf32_off", Idiom(
-            fix_summary="Turn TF32 back on (it is on by default on Ampere+; something disabled it), then mixed "
+                        docs=(L.JAX_MATMUL_PRECISION, L.NVIDIA_MIXED_PRECISION),
+                    ),
+                ),
+                (
+                    "tf32_off",
+                    Idiom(
+                        fix_summary="Turn TF32 back on (it is on by default on Ampere+; something disabled it), then mixed "
                         "precision.",
-            fix="""\
+                        fix="""\
 On Ampere and newer GPUs TensorFlow (2.4+) runs float32 matmuls and convolutions on Tensor Cores in TF32 by
 default; plain 32-bit kernels (sgemm, scudnn) mean something turned that off. Look for and remove:
 
@@ -106,10 +129,13 @@ keep variables in float32:
 
     tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
     # keep the final softmax/logits in float32: layers.Activation("softmax", dtype="float32")""",
-            docs=(L.TF_TF32, L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION))),),
-        jax=Idiom(
-            fix_summary="Compute in bfloat16 (jmp / jnp.bfloat16 casts), or at least let matmuls use TF32.",
-            fix="""\
+                        docs=(L.TF_TF32, L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
+                    ),
+                ),
+            ),
+            jax=Idiom(
+                fix_summary="Compute in bfloat16 (jmp / jnp.bfloat16 casts), or at least let matmuls use TF32.",
+                fix="""\
 Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
 and keep the parameters (and the optimizer state) in float32:
 
@@ -119,9 +145,11 @@ and keep the parameters (and the optimizer state) in float32:
 
 bfloat16 needs compute capability 8.0; on 7.x use float16 with loss scaling (jmp.DynamicLossScale). Keep
 dimensions multiples of 8.""",
-            docs=(L.JAX_MATMUL_PRECISION, L.NVIDIA_MIXED_PRECISION)),
-    ),
-})
+                docs=(L.JAX_MATMUL_PRECISION, L.NVIDIA_MIXED_PRECISION),
+            ),
+        ),
+    },
+)
 
 
 def fp32_matmul(ctx):
@@ -150,17 +178,29 @@ def fp32_matmul(ctx):
     if cc < TF32_MIN_CC and ctx.framework.name in ("pytorch", "jax"):
         condition = "fp16_only"  # bfloat16 and TF32 Tensor Cores arrive with compute capability 8.0
     finding = modeled_finding(
-        ctx, "precision.fp32_matmul",
+        ctx,
+        "precision.fp32_matmul",
         f"32-bit matmul/conv kernels without Tensor Cores take {share:.1f}% of GPU kernel time "
         f"on a compute capability {cc[0]}.{cc[1]} GPU.",
         fp32_ms * (1.0 - 1.0 / MIXED_PRECISION_GAIN),
         f"estimate: those kernels {MIXED_PRECISION_GAIN:g}× faster in 16 bits, nothing else changing",
-        {"fp32_matmul_ms": fp32_ms, "fp32_matmul_share_of_kernel_time_pct": share,
-         "compute_16bit_share_pct": low_share, "compute_capability": f"{cc[0]}.{cc[1]}",
-         **({"hlo_matmul_precision": "HIGHEST"} if highest else {})},
-        limit("fp32_matmul_share_of_kernel_time_pct", share, FP32_MATMUL_MIN_SHARE_PCT,
-              xprof_16bit_share_below_pct=LOW_PRECISION_MAX_SHARE_PCT),
-        {"kernels": top_kernel_names(ctx, is_target)}, condition=condition, fix_note=note)
+        {
+            "fp32_matmul_ms": fp32_ms,
+            "fp32_matmul_share_of_kernel_time_pct": share,
+            "compute_16bit_share_pct": low_share,
+            "compute_capability": f"{cc[0]}.{cc[1]}",
+            **({"hlo_matmul_precision": "HIGHEST"} if highest else {}),
+        },
+        limit(
+            "fp32_matmul_share_of_kernel_time_pct",
+            share,
+            FP32_MATMUL_MIN_SHARE_PCT,
+            xprof_16bit_share_below_pct=LOW_PRECISION_MAX_SHARE_PCT,
+        ),
+        {"kernels": top_kernel_names(ctx, is_target)},
+        condition=condition,
+        fix_note=note,
+    )
     estimate = _what_if(ctx, ordinal, fp32_ms, is_target)
     return finding if finding is None or estimate is None else estimated(finding, estimate)
 
@@ -172,18 +212,34 @@ def _what_if(ctx, ordinal, fp32_ms, is_target):
     peaks = gpu_peaks(ctx, ordinal)
     if peaks is None:
         return None
-    tf32 = _f32_names(ctx.analysis.kernels, lambda row: row.uses_tensor_cores and is_matmul_kernel(row)
-                      and not is_target(row.name))
-    vector = _f32_names(ctx.analysis.kernels, lambda row: not is_matmul_kernel(row) and not is_target(row.name)
-                        and kernel_class(row.name) in ("elementwise", "xla"))
-    rows = [MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes)
-            for row in ctx.analysis.kernels if is_target(row.name) or row.name in tf32]
+    tf32 = _f32_names(
+        ctx.analysis.kernels, lambda row: row.uses_tensor_cores and is_matmul_kernel(row) and not is_target(row.name)
+    )
+    vector = _f32_names(
+        ctx.analysis.kernels,
+        lambda row: (
+            not is_matmul_kernel(row) and not is_target(row.name) and kernel_class(row.name) in ("elementwise", "xla")
+        ),
+    )
+    rows = [
+        MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes)
+        for row in ctx.analysis.kernels
+        if is_target(row.name) or row.name in tf32
+    ]
     target_ms = fp32_ms
     if tf32:
         target_ms = ms(ctx.kernel_ps_by_gpu(lambda name: is_target(name) or name in tf32)[ordinal])
     vector_ms = ms(ctx.kernel_ps_by_gpu(lambda name: name in vector)[ordinal]) if vector else 0.0
-    return mixed_precision(ctx.window_ms, target_ms, rows, peaks.vector_roof("f32"), peaks.matrix_roof("bf16"),
-                           peaks.hbm_gbps, GEMM_REACHABLE_ROOF_PCT / 100.0, vector_ms)
+    return mixed_precision(
+        ctx.window_ms,
+        target_ms,
+        rows,
+        peaks.vector_roof("f32"),
+        peaks.matrix_roof("bf16"),
+        peaks.hbm_gbps,
+        GEMM_REACHABLE_ROOF_PCT / 100.0,
+        vector_ms,
+    )
 
 
 def _f32_names(rows, predicate):
@@ -204,15 +260,20 @@ def _tf32_off(ctx, cc, highest=False):
         return None, ""
     if ctx.framework.name in ("tensorflow", "pytorch"):
         return "tf32_off", ""  # the catalog's tf32_off variants say it all
-    seen = ("The compiled program's dots carry precision HIGHEST (jax.default_matmul_precision(\"highest\") or "
-            "precision=jax.lax.Precision.HIGHEST), so cuBLAS runs them as fp32 FMA on the CUDA cores. "
-            if highest else "")
-    jax = (seen + f"On compute capability {cc[0]}.{cc[1]} JAX runs float32 matmuls in TF32 on Tensor Cores by default; "
-           "these 32-bit kernels mean it was turned off: jax_default_matmul_precision set to \"highest\" or "
-           "\"float32\", precision=jax.lax.Precision.HIGHEST on these dots, or NVIDIA_TF32_OVERRIDE=0. Where full "
-           "float32 is not needed, allow TF32 again: jax.config.update(\"jax_default_matmul_precision\", "
-           "\"tensorfloat32\") (or the jax.default_matmul_precision(\"tensorfloat32\") context manager), or "
-           "compute in bfloat16 as below.")
+    seen = (
+        'The compiled program\'s dots carry precision HIGHEST (jax.default_matmul_precision("highest") or '
+        "precision=jax.lax.Precision.HIGHEST), so cuBLAS runs them as fp32 FMA on the CUDA cores. "
+        if highest
+        else ""
+    )
+    jax = (
+        seen + f"On compute capability {cc[0]}.{cc[1]} JAX runs float32 matmuls in TF32 on Tensor Cores by default; "
+        'these 32-bit kernels mean it was turned off: jax_default_matmul_precision set to "highest" or '
+        '"float32", precision=jax.lax.Precision.HIGHEST on these dots, or NVIDIA_TF32_OVERRIDE=0. Where full '
+        'float32 is not needed, allow TF32 again: jax.config.update("jax_default_matmul_precision", '
+        '"tensorfloat32") (or the jax.default_matmul_precision("tensorfloat32") context manager), or '
+        "compute in bfloat16 as below."
+    )
     return "tf32_off", jax if ctx.framework.is_jax else f"JAX: {jax}"
 
 

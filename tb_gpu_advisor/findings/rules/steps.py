@@ -6,18 +6,26 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
-from tb_gpu_advisor.findings.thresholds import (MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, STALL_MIN_PCT,
-                                                STEP_CV_MIN, STEP_MIN_COUNT)
+from tb_gpu_advisor.findings.thresholds import (
+    MODELED_HIGH_PCT,
+    MODELED_LOW_PCT,
+    MODELED_MEDIUM_PCT,
+    STALL_MIN_PCT,
+    STEP_CV_MIN,
+    STEP_MIN_COUNT,
+)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import event_tag
 from tb_gpu_advisor.report.units import durations_ms
 
-ENTRIES = register("steps", {
-    "steps.checkpoint_stall": Entry(
-        category="other",
-        title="Checkpoint writes stall training",
-        fix_summary="Checkpoint less often, or asynchronously (tf.train.CheckpointOptions(enable_async=True)).",
-        fix="""\
+ENTRIES = register(
+    "steps",
+    {
+        "steps.checkpoint_stall": Entry(
+            category="other",
+            title="Checkpoint writes stall training",
+            fix_summary="Checkpoint less often, or asynchronously (tf.train.CheckpointOptions(enable_async=True)).",
+            fix="""\
 Saving checkpoints holds up the steps it falls into while the GPU idles. Save less often and off the
 critical path:
 
@@ -28,10 +36,10 @@ critical path:
     # Keras: tf.keras.callbacks.ModelCheckpoint(..., save_freq=2000) instead of every epoch/batch
 
 Write to fast local storage and copy to remote storage in the background.""",
-        docs=(L.TF_CHECKPOINT,),
-        jax=Idiom(
-            fix_summary="Checkpoint less often and asynchronously (orbax CheckpointManager, async saves).",
-            fix="""\
+            docs=(L.TF_CHECKPOINT,),
+            jax=Idiom(
+                fix_summary="Checkpoint less often and asynchronously (orbax CheckpointManager, async saves).",
+                fix="""\
 Saving checkpoints holds up the steps it falls into while the GPU idles. Save less often and without
 blocking the step:
 
@@ -40,10 +48,11 @@ blocking the step:
     manager.save(step, args=ocp.args.StandardSave(state))
 
 Write to fast local storage and copy to remote storage in the background.""",
-            docs=(L.ORBAX_CHECKPOINT,)),
-        pytorch=Idiom(
-            fix_summary="Checkpoint less often and asynchronously (torch.distributed.checkpoint.async_save).",
-            fix="""\
+                docs=(L.ORBAX_CHECKPOINT,),
+            ),
+            pytorch=Idiom(
+                fix_summary="Checkpoint less often and asynchronously (torch.distributed.checkpoint.async_save).",
+                fix="""\
 Saving checkpoints holds up the steps it falls into while the GPU idles. Save less often and off the
 critical path:
 
@@ -51,13 +60,14 @@ critical path:
         future = torch.distributed.checkpoint.async_save({"model": model.state_dict()}, checkpoint_id=path)
 
 Write to fast local storage and copy to remote storage in the background.""",
-            docs=(L.TORCH_DCP,)),
-    ),
-    "steps.summary_stall": Entry(
-        category="other",
-        title="Summary writes stall training",
-        fix_summary="Write summaries every N steps (tf.summary.record_if / update_freq), not every step.",
-        fix="""\
+                docs=(L.TORCH_DCP,),
+            ),
+        ),
+        "steps.summary_stall": Entry(
+            category="other",
+            title="Summary writes stall training",
+            fix_summary="Write summaries every N steps (tf.summary.record_if / update_freq), not every step.",
+            fix="""\
 Writing TensorBoard summaries (and flushing the writer) takes a visible part of the steps. Write them less
 often:
 
@@ -66,33 +76,33 @@ often:
     # Keras: tf.keras.callbacks.TensorBoard(update_freq=100) (or "epoch"), histogram_freq=0
 
 Avoid histogram and image summaries inside the step; do not flush the writer every step.""",
-        docs=(L.TF_SUMMARY,),
-    ),
-    "steps.uneven_step_time": Entry(
-        category="other",
-        title="Step time varies a lot from step to step",
-        fix_summary="Find what the slowest step (named above) does differently and remove or spread it.",
-        fix="""\
+            docs=(L.TF_SUMMARY,),
+        ),
+        "steps.uneven_step_time": Entry(
+            category="other",
+            title="Step time varies a lot from step to step",
+            fix_summary="Find what the slowest step (named above) does differently and remove or spread it.",
+            fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open them in the
 Trace Viewer. Usual causes: periodic work inside some steps (evaluation, checkpoints, summaries, logging),
 input that is slow for some batches (uneven file sizes, cache misses), Python garbage collection, memory
 allocation growth, or recompilation for new shapes (pad batches to fixed shapes, drop_remainder=True).""",
-        docs=(L.TF_PROFILER, L.TF_GPU_PERFORMANCE),
-    ),
-    "steps.warmup_in_profile": Entry(
-        category="other",
-        title="The profile includes warm-up (compilation)",
-        fix_summary="Profile steady-state steps: skip the first ones (profile_batch=(10, 20)).",
-        fix="""\
+            docs=(L.TF_PROFILER, L.TF_GPU_PERFORMANCE),
+        ),
+        "steps.warmup_in_profile": Entry(
+            category="other",
+            title="The profile includes warm-up (compilation)",
+            fix_summary="Profile steady-state steps: skip the first ones (profile_batch=(10, 20)).",
+            fix="""\
 The first profiled step compiles or traces the program and is much slower than the rest; it is left out of
 the step-variance finding. Profile later steps so averages describe steady state:
 
     tf.keras.callbacks.TensorBoard(log_dir, profile_batch=(10, 20))
     # custom loops: start tf.profiler.experimental.start(logdir) after a few warm-up steps""",
-        docs=(L.TF_PROFILER,),
-        jax=Idiom(
-            fix_summary="Profile steady-state steps: start jax.profiler after the first steps have compiled.",
-            fix="""\
+            docs=(L.TF_PROFILER,),
+            jax=Idiom(
+                fix_summary="Profile steady-state steps: start jax.profiler after the first steps have compiled.",
+                fix="""\
 The first profiled step compiles or traces the program and is much slower than the rest; it is left out of
 the step-variance finding. Profile later steps so averages describe steady state:
 
@@ -104,10 +114,11 @@ the step-variance finding. Profile later steps so averages describe steady state
         if step == 20:
             jax.block_until_ready(state)
             jax.profiler.stop_trace()""",
-            docs=(L.JAX_PROFILING,)),
-        pytorch=Idiom(
-            fix_summary="Profile steady-state steps: torch.profiler.schedule(wait=5, warmup=2, active=10).",
-            fix="""\
+                docs=(L.JAX_PROFILING,),
+            ),
+            pytorch=Idiom(
+                fix_summary="Profile steady-state steps: torch.profiler.schedule(wait=5, warmup=2, active=10).",
+                fix="""\
 The first profiled step compiles or warms up and is much slower than the rest; it is left out of the
 step-variance finding. Profile later steps so averages describe steady state:
 
@@ -116,9 +127,11 @@ step-variance finding. Profile later steps so averages describe steady state:
         for batch in loader:
             train_step(batch)
             prof.step()""",
-            docs=(L.TORCH_PROFILER,)),
-    ),
-})
+                docs=(L.TORCH_PROFILER,),
+            ),
+        ),
+    },
+)
 
 
 WARMUP_FACTOR = 2.0  # a first step this many times the median of the others is warm-up
@@ -146,15 +159,27 @@ def _stall(ctx, tag, finding_id, what):
         return None
     ops = ctx.host_ops(lambda name: event_tag(name) == tag)
     return Finding(
-        id=finding_id, severity=severity,
+        id=finding_id,
+        severity=severity,
         summary=f"{what} took {stall_ms:.2f} ms ({share:.1f}% of the profiled steps) while the GPU idled.",
-        evidence=Evidence({"stall_ms": stall_ms, "stall_pct": share, "profiled_span_ms": round(span_ms, 3),
-                           "step_time_ms_median": ctx.analysis.step_time_ms["median"]},
-                          limit("stall_pct", share, STALL_MIN_PCT),
-                          {"host_ops": [{"name": n, "count": c, "total_ms": ms(t)} for n, c, t in ops[:5]],
-                           "steps": ctx.steps_overlapping(stalled), "time_ranges_ms": ctx.longest_ranges_ms(stalled)}),
-        recoverable_ms=stall_ms, window_ms=span_ms,
-        speedup_basis="upper bound: the profiled span without the stall")
+        evidence=Evidence(
+            {
+                "stall_ms": stall_ms,
+                "stall_pct": share,
+                "profiled_span_ms": round(span_ms, 3),
+                "step_time_ms_median": ctx.analysis.step_time_ms["median"],
+            },
+            limit("stall_pct", share, STALL_MIN_PCT),
+            {
+                "host_ops": [{"name": n, "count": c, "total_ms": ms(t)} for n, c, t in ops[:5]],
+                "steps": ctx.steps_overlapping(stalled),
+                "time_ranges_ms": ctx.longest_ranges_ms(stalled),
+            },
+        ),
+        recoverable_ms=stall_ms,
+        window_ms=span_ms,
+        speedup_basis="upper bound: the profiled span without the stall",
+    )
 
 
 def checkpoint_stall(ctx):
@@ -189,14 +214,19 @@ def warmup_in_profile(ctx):
     rest_ms = np.array([s.duration_ps for s in ctx.step_set.timed_steps[1:]], dtype=np.float64) / 1e9
     median = round(float(np.median(rest_ms)), 3)
     return Finding(
-        id="steps.warmup_in_profile", severity="low",
+        id="steps.warmup_in_profile",
+        severity="low",
         summary=f"The first profiled step ({first.name}, {ms(first.duration_ps):.2f} ms) compiles and takes "
-                f"{ms(first.duration_ps) / median:.1f}× the median of the others ({median:.2f} ms).",
-        evidence=Evidence({"first_step_ms": ms(first.duration_ps), "other_steps_median_ms": median},
-                          limit("first_step_over_median", round(ms(first.duration_ps) / median, 2), WARMUP_FACTOR),
-                          {"steps": [first.name], "time_ranges_ms": [[ms(first.start_ps), ms(first.end_ps)]]}),
-        recoverable_ms=0.0, window_ms=ctx.window_ms,
-        speedup_basis="none: warm-up happens once; it only distorts this profile's averages")
+        f"{ms(first.duration_ps) / median:.1f}× the median of the others ({median:.2f} ms).",
+        evidence=Evidence(
+            {"first_step_ms": ms(first.duration_ps), "other_steps_median_ms": median},
+            limit("first_step_over_median", round(ms(first.duration_ps) / median, 2), WARMUP_FACTOR),
+            {"steps": [first.name], "time_ranges_ms": [[ms(first.start_ps), ms(first.end_ps)]]},
+        ),
+        recoverable_ms=0.0,
+        window_ms=ctx.window_ms,
+        speedup_basis="none: warm-up happens once; it only distorts this profile's averages",
+    )
 
 
 def uneven_step_time(ctx):
@@ -218,17 +248,29 @@ def uneven_step_time(ctx):
     slowest = sorted(steps, key=lambda s: (-s.duration_ps, s.start_ps))[:3]
     spread, middle, longest = durations_ms(stdev, median, ms(slowest[0].duration_ps))
     return Finding(
-        id="steps.uneven_step_time", severity=severity,
+        id="steps.uneven_step_time",
+        severity=severity,
         summary=f"Step time varies by {cv:.0%} (stdev {spread} on a {middle} median); the slowest "
-                f"step ({slowest[0].name}) takes {longest}.",
-        evidence=Evidence({"step_time_ms_mean": round(mean, 3), "step_time_ms_median": round(median, 3),
-                           "step_time_ms_stdev": round(stdev, 3), "coefficient_of_variation": cv,
-                           "excess_over_median_ms": round(excess, 3), "steps_measured": len(steps)},
-                          limit("coefficient_of_variation", cv, STEP_CV_MIN),
-                          {"steps": [{"step": s.name, "time_ms": ms(s.duration_ps)} for s in slowest],
-                           "time_ranges_ms": [[ms(s.start_ps), ms(s.end_ps)] for s in slowest]}),
-        recoverable_ms=excess, window_ms=window,
-        speedup_basis="upper bound: every step as fast as the median")
+        f"step ({slowest[0].name}) takes {longest}.",
+        evidence=Evidence(
+            {
+                "step_time_ms_mean": round(mean, 3),
+                "step_time_ms_median": round(median, 3),
+                "step_time_ms_stdev": round(stdev, 3),
+                "coefficient_of_variation": cv,
+                "excess_over_median_ms": round(excess, 3),
+                "steps_measured": len(steps),
+            },
+            limit("coefficient_of_variation", cv, STEP_CV_MIN),
+            {
+                "steps": [{"step": s.name, "time_ms": ms(s.duration_ps)} for s in slowest],
+                "time_ranges_ms": [[ms(s.start_ps), ms(s.end_ps)] for s in slowest],
+            },
+        ),
+        recoverable_ms=excess,
+        window_ms=window,
+        speedup_basis="upper bound: every step as fast as the median",
+    )
 
 
 RULES = (checkpoint_stall, summary_stall, uneven_step_time, warmup_in_profile)

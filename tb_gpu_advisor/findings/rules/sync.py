@@ -11,12 +11,14 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import CopyDirection
 from tb_gpu_advisor.vocabulary import counted
 
-ENTRIES = register("sync", {
-    "sync.host_syncs_in_step": Entry(
-        category="sync",
-        title="The host waits for the GPU inside the step",
-        fix_summary="Remove torch.cuda.synchronize() and host reads (.item(), .cpu()) from the step.",
-        fix="""\
+ENTRIES = register(
+    "sync",
+    {
+        "sync.host_syncs_in_step": Entry(
+            category="sync",
+            title="The host waits for the GPU inside the step",
+            fix_summary="Remove torch.cuda.synchronize() and host reads (.item(), .cpu()) from the step.",
+            fix="""\
 Inside the step the host blocks until the GPU has finished everything queued (torch.cuda.synchronize(),
 stream or event synchronizations; CUPTI records them as cuda_sync), so the GPU runs dry while Python
 builds the next kernels. Besides explicit synchronize calls (often left from timing code: use
@@ -34,9 +36,10 @@ read them rarely:
 
 Copies to the host can be asynchronous: out = t.to("cpu", non_blocking=True) into pinned memory, then
 read `out` after an event (torch.cuda.Event) or the next natural sync point.""",
-        docs=(L.TORCH_SYNC_DEBUG, L.TORCH_TUNING, L.TORCH_PIN_MEMORY),
-    ),
-})
+            docs=(L.TORCH_SYNC_DEBUG, L.TORCH_TUNING, L.TORCH_PIN_MEMORY),
+        ),
+    },
+)
 
 
 # Host ops that read a device tensor's value (each one waits for the GPU).
@@ -74,8 +77,7 @@ def host_syncs_in_step(ctx):
     syncs = intervals.intersect(ctx.host.tagged.get("sync", intervals.EMPTY), ctx.window)
     if not len(syncs):
         return None
-    gaps = intervals.subtract(_refill_gaps(syncs.end_ps, ctx.gpu_busy),
-                              _refill_gaps(_d2h_copy_ends(ctx), ctx.gpu_busy))
+    gaps = intervals.subtract(_refill_gaps(syncs.end_ps, ctx.gpu_busy), _refill_gaps(_d2h_copy_ends(ctx), ctx.gpu_busy))
     # The idle the host spends waiting for its next batch is the input findings' time, not the sync's.
     gaps = intervals.subtract(gaps, intervals.union_all(ctx.host.input_waits, ctx.input_time))
     refill_ms = ms(ctx.in_window_ps(gaps))
@@ -86,18 +88,31 @@ def host_syncs_in_step(ctx):
     reads = ctx.host_ops(lambda name: name in _READ_OPS)
     read_count = sum(count for _, count, _ in reads)
     return Finding(
-        id="sync.host_syncs_in_step", severity=severity,
-        summary=(f"The host waited for the GPU {counted(len(syncs) / ctx.step_count, 'time')} per step; after those "
-                 f"waits the GPU idled {ctx.time_text(refill_ms)} ({share:.1f}% of the step time) until new work "
-                 f"arrived (device-to-host reads aside)."),
-        evidence=Evidence({"syncs_per_step": round(len(syncs) / ctx.step_count, 2),
-                           "sync_ms": ms(syncs.total_ps), "idle_after_sync_ms": refill_ms,
-                           "idle_after_sync_pct": share, "item_reads": read_count},
-                          limit("idle_after_sync_pct", share, MODELED_LOW_PCT),
-                          {"host_ops": [{"name": n, "count": c, "total_ms": ms(t)} for n, c, t in reads[:5]],
-                           "steps": ctx.steps_overlapping(syncs)}),
-        recoverable_ms=refill_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the GPU idle time that follows the host's waits")
+        id="sync.host_syncs_in_step",
+        severity=severity,
+        summary=(
+            f"The host waited for the GPU {counted(len(syncs) / ctx.step_count, 'time')} per step; after those "
+            f"waits the GPU idled {ctx.time_text(refill_ms)} ({share:.1f}% of the step time) until new work "
+            f"arrived (device-to-host reads aside)."
+        ),
+        evidence=Evidence(
+            {
+                "syncs_per_step": round(len(syncs) / ctx.step_count, 2),
+                "sync_ms": ms(syncs.total_ps),
+                "idle_after_sync_ms": refill_ms,
+                "idle_after_sync_pct": share,
+                "item_reads": read_count,
+            },
+            limit("idle_after_sync_pct", share, MODELED_LOW_PCT),
+            {
+                "host_ops": [{"name": n, "count": c, "total_ms": ms(t)} for n, c, t in reads[:5]],
+                "steps": ctx.steps_overlapping(syncs),
+            },
+        ),
+        recoverable_ms=refill_ms,
+        window_ms=ctx.window_ms,
+        speedup_basis="upper bound: the GPU idle time that follows the host's waits",
+    )
 
 
 RULES = (host_syncs_in_step,)

@@ -3,15 +3,22 @@
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
-from tb_gpu_advisor.findings.thresholds import (CONTENTION_MIN_CORE_FRACTION, HOST_HIGH_PCT, INPUT_MEDIUM_PCT,
-                                                LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT)
+from tb_gpu_advisor.findings.thresholds import (
+    CONTENTION_MIN_CORE_FRACTION,
+    HOST_HIGH_PCT,
+    INPUT_MEDIUM_PCT,
+    LAUNCH_HIGH_PCT,
+    LAUNCH_MEDIUM_PCT,
+)
 
-ENTRIES = register("threading", {
-    "threading.host_cpu_saturated": Entry(
-        category="threading",
-        title="The host's CPU cores are saturated while the GPU waits for it",
-        fix_summary="Bound the thread pools, move preprocessing off this host, or use more cores per GPU.",
-        fix="""\
+ENTRIES = register(
+    "threading",
+    {
+        "threading.host_cpu_saturated": Entry(
+            category="threading",
+            title="The host's CPU cores are saturated while the GPU waits for it",
+            fix_summary="Bound the thread pools, move preprocessing off this host, or use more cores per GPU.",
+            fix="""\
 Host threads keep (nearly) every core of the machine busy while the GPU waits for the host, so more
 threads cannot help: they only take cores from each other and from the GPU launch threads. In order:
 
@@ -30,10 +37,10 @@ threads cannot help: they only take cores from each other and from the GPU launc
 
 When the input pipeline alone needs more cores than the machine has, the host is too small for this job:
 use a machine with more CPU cores per GPU, or fewer GPUs per host.""",
-        docs=(L.TF_DATA_PERFORMANCE, L.TF_THREADING, L.TF_DATA_SERVICE, L.TF_GPU_PERFORMANCE),
-        jax=Idiom(
-            fix_summary="Size loader workers to the cores, do less per example on the host, or use more cores.",
-            fix="""\
+            docs=(L.TF_DATA_PERFORMANCE, L.TF_THREADING, L.TF_DATA_SERVICE, L.TF_GPU_PERFORMANCE),
+            jax=Idiom(
+                fix_summary="Size loader workers to the cores, do less per example on the host, or use more cores.",
+                fix="""\
 Host threads keep (nearly) every core of the machine busy while the devices wait for the host, so more
 loader threads cannot help: they take cores from each other and from the threads that dispatch work to
 the GPU. In order:
@@ -47,10 +54,11 @@ the GPU. In order:
 
 When the input pipeline alone needs more cores than the machine has, the host is too small for this job:
 use a machine with more CPU cores per GPU, or preprocess the data offline.""",
-            docs=(L.GRAIN, L.JAX_GPU_TIPS, L.TF_DATA_PERFORMANCE)),
-        pytorch=Idiom(
-            fix_summary="Size DataLoader workers and torch threads to the cores, or preprocess off the host.",
-            fix="""\
+                docs=(L.GRAIN, L.JAX_GPU_TIPS, L.TF_DATA_PERFORMANCE),
+            ),
+            pytorch=Idiom(
+                fix_summary="Size DataLoader workers and torch threads to the cores, or preprocess off the host.",
+                fix="""\
 Host threads keep (nearly) every core busy while the GPU waits for the host. Size the pools to the cores
 (each rank on the machine gets its share):
 
@@ -59,13 +67,14 @@ Host threads keep (nearly) every core busy while the GPU waits for the host. Siz
     loader = DataLoader(ds, num_workers=max(1, cores - 2), pin_memory=True, persistent_workers=True)
 
 Decode once and cache, augment on the GPU, or use a machine with more CPU cores per GPU.""",
-            docs=(L.TORCH_DATA, L.TORCH_TUNING)),
-    ),
-    "threading.tf_data_contention": Entry(
-        category="threading",
-        title="GPU launch threads compete with tf.data for the CPU",
-        fix_summary="Set TF_GPU_THREAD_MODE=gpu_private so the GPU gets dedicated launch threads.",
-        fix="""\
+                docs=(L.TORCH_DATA, L.TORCH_TUNING),
+            ),
+        ),
+        "threading.tf_data_contention": Entry(
+            category="threading",
+            title="GPU launch threads compete with tf.data for the CPU",
+            fix_summary="Set TF_GPU_THREAD_MODE=gpu_private so the GPU gets dedicated launch threads.",
+            fix="""\
 Kernel launches leave the GPU idle while tf.data threads run on the same CPU cores; launch threads then
 wait for a core. Give each GPU its own launch threads and bound the op thread pools:
 
@@ -77,9 +86,10 @@ wait for a core. Give each GPU its own launch threads and bound the op thread po
     options = tf.data.Options()
     options.threading.private_threadpool_size = max(2, num_cores - 4)  # leave cores for launches
     ds = ds.with_options(options)""",
-        docs=(L.TF_GPU_PERFORMANCE, L.TF_THREADING),
-    ),
-})
+            docs=(L.TF_GPU_PERFORMANCE, L.TF_THREADING),
+        ),
+    },
+)
 
 
 def tf_data_contention(ctx):
@@ -93,8 +103,11 @@ def tf_data_contention(ctx):
     share = ctx.share_pct(launch_ms)
     if share < LAUNCH_MEDIUM_PCT or ctx.window_ps <= 0:
         return None
-    busy = {kind: round(total / 1e9, 3) for kind, (_, total) in sorted(ctx.host.thread_busy.items())
-            if kind.startswith("tf_data")}
+    busy = {
+        kind: round(total / 1e9, 3)
+        for kind, (_, total) in sorted(ctx.host.thread_busy.items())
+        if kind.startswith("tf_data")
+    }
     load = ctx.analysis.cpu_load
     busy_cores, tf_data_cores, cores = load.busy_cores or 0.0, load.cores_of("tf_data"), load.machine_cores
     if cores is not None and busy_cores < CONTENTION_MIN_CORE_FRACTION * cores:
@@ -103,24 +116,42 @@ def tf_data_contention(ctx):
         return None  # saturation cannot be measured: only a launch share XProf calls high is worth the hint
     if cores is None:
         severity = "low"
-        summary = (f"The GPU idles {share:.1f}% {ctx.of_the_step} during launch calls while tf.data threads keep "
-                   f"{tf_data_cores:.2f} cores busy; the trace does not record the machine's core count, so "
-                   "contention for cores is not proven.")
+        summary = (
+            f"The GPU idles {share:.1f}% {ctx.of_the_step} during launch calls while tf.data threads keep "
+            f"{tf_data_cores:.2f} cores busy; the trace does not record the machine's core count, so "
+            "contention for cores is not proven."
+        )
     else:
         severity = min(grade(share, LAUNCH_HIGH_PCT, LAUNCH_MEDIUM_PCT), "medium", key=("low", "medium", "high").index)
-        summary = (f"The GPU idles {share:.1f}% {ctx.of_the_step} during launch calls while host threads keep "
-                   f"{busy_cores:.2f} of the machine's {cores} cores busy (tf.data: {tf_data_cores:.2f}).")
+        summary = (
+            f"The GPU idles {share:.1f}% {ctx.of_the_step} during launch calls while host threads keep "
+            f"{busy_cores:.2f} of the machine's {cores} cores busy (tf.data: {tf_data_cores:.2f})."
+        )
     return Finding(
-        id="threading.tf_data_contention", severity=severity, summary=summary,
-        evidence=Evidence({"launch_exposed_pct": share, "host_busy_cores": busy_cores,
-                           "tf_data_busy_cores": tf_data_cores, "machine_cores": cores,
-                           "tf_data_thread_busy_ms": busy},
-                          limit("host_busy_cores", busy_cores,
-                                None if cores is None else round(CONTENTION_MIN_CORE_FRACTION * cores, 2),
-                                launch_exposed_pct_above=LAUNCH_MEDIUM_PCT, gpu_private_threads=False),
-                          {"threads": sorted(busy)}),
-        recoverable_ms=launch_ms, window_ms=ctx.window_ms,
-        speedup_basis="upper bound: the GPU idle during launch calls removed")
+        id="threading.tf_data_contention",
+        severity=severity,
+        summary=summary,
+        evidence=Evidence(
+            {
+                "launch_exposed_pct": share,
+                "host_busy_cores": busy_cores,
+                "tf_data_busy_cores": tf_data_cores,
+                "machine_cores": cores,
+                "tf_data_thread_busy_ms": busy,
+            },
+            limit(
+                "host_busy_cores",
+                busy_cores,
+                None if cores is None else round(CONTENTION_MIN_CORE_FRACTION * cores, 2),
+                launch_exposed_pct_above=LAUNCH_MEDIUM_PCT,
+                gpu_private_threads=False,
+            ),
+            {"threads": sorted(busy)},
+        ),
+        recoverable_ms=launch_ms,
+        window_ms=ctx.window_ms,
+        speedup_basis="upper bound: the GPU idle during launch calls removed",
+    )
 
 
 def host_cpu_saturated(ctx):
@@ -139,23 +170,36 @@ def host_cpu_saturated(ctx):
     tf_data_cores = load.cores_of("tf_data")
     top = [f"{kind} ({threads} threads): {cores:.2f} cores" for kind, threads, cores in load.by_kind[:4]]
     input_heavy = tf_data_cores >= 0.5 * load.busy_cores
-    note = (f"tf.data's threads alone keep {tf_data_cores:.2f} of the {load.machine_cores} cores busy: the host has "
-            "too few cores for this input pipeline." if input_heavy else
-            f"Busiest threads: {'; '.join(top)}.")
+    note = (
+        f"tf.data's threads alone keep {tf_data_cores:.2f} of the {load.machine_cores} cores busy: the host has "
+        "too few cores for this input pipeline."
+        if input_heavy
+        else f"Busiest threads: {'; '.join(top)}."
+    )
     return Finding(
-        id="threading.host_cpu_saturated", severity="medium" if share >= HOST_HIGH_PCT else "low",
+        id="threading.host_cpu_saturated",
+        severity="medium" if share >= HOST_HIGH_PCT else "low",
         summary=f"Host threads keep {load.busy_cores:.2f} cores' worth of thread time busy on a machine with "
-                f"{load.machine_cores} cores while the GPU waits on the host {share:.1f}% {ctx.of_the_step}.",
-        evidence=Evidence({"host_busy_cores": load.busy_cores, "machine_cores": load.machine_cores,
-                           "busy_cores_over_machine_cores": load.load_ratio, "tf_data_busy_cores": tf_data_cores,
-                           "host_waiting_cores": load.waiting_cores, "gpu_waits_on_host_pct": share,
-                           "profile_span_ms": load.span_ms,
-                           "busy_cores_by_thread": {kind: cores for kind, _, cores in load.by_kind[:8]}},
-                          limit("host_busy_cores", load.busy_cores, needed, gpu_waits_on_host_pct_above=INPUT_MEDIUM_PCT),
-                          {"threads": [kind for kind, _, _ in load.by_kind[:4]]}),
-        recoverable_ms=waiting_ms, window_ms=ctx.window_ms,
+        f"{load.machine_cores} cores while the GPU waits on the host {share:.1f}% {ctx.of_the_step}.",
+        evidence=Evidence(
+            {
+                "host_busy_cores": load.busy_cores,
+                "machine_cores": load.machine_cores,
+                "busy_cores_over_machine_cores": load.load_ratio,
+                "tf_data_busy_cores": tf_data_cores,
+                "host_waiting_cores": load.waiting_cores,
+                "gpu_waits_on_host_pct": share,
+                "profile_span_ms": load.span_ms,
+                "busy_cores_by_thread": {kind: cores for kind, _, cores in load.by_kind[:8]},
+            },
+            limit("host_busy_cores", load.busy_cores, needed, gpu_waits_on_host_pct_above=INPUT_MEDIUM_PCT),
+            {"threads": [kind for kind, _, _ in load.by_kind[:4]]},
+        ),
+        recoverable_ms=waiting_ms,
+        window_ms=ctx.window_ms,
         speedup_basis="upper bound: the GPU never waiting on the host (input, host work, launches)",
-        fix_note=note)
+        fix_note=note,
+    )
 
 
 RULES = (host_cpu_saturated, tf_data_contention)

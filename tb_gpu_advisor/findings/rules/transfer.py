@@ -9,10 +9,20 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
-from tb_gpu_advisor.findings.thresholds import (INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, LARGE_COPY_BYTES,
-                                                LOW_BANDWIDTH_FRACTION, MANY_INPUT_COPIES_PER_STEP,
-                                                MODELED_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT, PCIE_GBPS_BY_CC,
-                                                SMALL_COPIES_MIN_PER_STEP, SMALL_COPY_BYTES, SYNC_GAP_MIN_US)
+from tb_gpu_advisor.findings.thresholds import (
+    INPUT_HIGH_PCT,
+    INPUT_MEDIUM_PCT,
+    LARGE_COPY_BYTES,
+    LOW_BANDWIDTH_FRACTION,
+    MANY_INPUT_COPIES_PER_STEP,
+    MODELED_HIGH_PCT,
+    MODELED_LOW_PCT,
+    MODELED_MEDIUM_PCT,
+    PCIE_GBPS_BY_CC,
+    SMALL_COPIES_MIN_PER_STEP,
+    SMALL_COPY_BYTES,
+    SYNC_GAP_MIN_US,
+)
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import HOST_STAGING_TAG
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
@@ -20,12 +30,14 @@ from tb_gpu_advisor.whatif import transfer as whatif_transfer
 from tb_gpu_advisor.whatif.estimate import model as whatif_model
 from tb_gpu_advisor.report.units import size_bytes
 
-ENTRIES = register("transfer", {
-    "transfer.pageable_memory": Entry(
-        category="transfer",
-        title="Copies use pageable host memory",
-        fix_summary="Copy from pinned memory and overlap it: tf.data prefetch_to_device as the last stage.",
-        fix="""\
+ENTRIES = register(
+    "transfer",
+    {
+        "transfer.pageable_memory": Entry(
+            category="transfer",
+            title="Copies use pageable host memory",
+            fix_summary="Copy from pinned memory and overlap it: tf.data prefetch_to_device as the last stage.",
+            fix="""\
 These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
 which halves bandwidth and makes them synchronous, so they cannot overlap compute. In TensorFlow let
 tf.data place the batch on the GPU ahead of the step (it uses pinned staging memory):
@@ -36,11 +48,11 @@ tf.data place the batch on the GPU ahead of the step (it uses pinned staging mem
 
 Avoid feeding NumPy arrays into model calls each step (that copies from pageable memory).
 Own CUDA code: allocate host buffers with cudaMallocHost / cudaHostRegister and use cudaMemcpyAsync.""",
-        docs=(L.CUDA_PINNED, L.TF_DATA_PERFORMANCE),
-        jax=Idiom(
-            fix_summary="Transfer the next batch ahead of the step (jax.device_put one step early) so copies "
-                        "overlap compute.",
-            fix="""\
+            docs=(L.CUDA_PINNED, L.TF_DATA_PERFORMANCE),
+            jax=Idiom(
+                fix_summary="Transfer the next batch ahead of the step (jax.device_put one step early) so copies "
+                "overlap compute.",
+                fix="""\
 These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
 which halves bandwidth and makes them synchronous, so they cannot overlap compute. Issue the transfer of
 the next batch before it is needed (double-buffering), so it overlaps the current step:
@@ -49,50 +61,54 @@ the next batch before it is needed (double-buffering), so it overlaps the curren
     # e.g. batches = flax.jax_utils.prefetch_to_device(iterator, 2)
 
 Do not pass NumPy arrays straight into the jitted step each call (each one is a synchronous copy).""",
-            docs=(L.JAX_DEVICE_PUT, L.CUDA_PINNED)),
-        pytorch=Idiom(
-            fix_summary="Pin host memory (DataLoader pin_memory=True) and copy with non_blocking=True.",
-            fix="""\
+                docs=(L.JAX_DEVICE_PUT, L.CUDA_PINNED),
+            ),
+            pytorch=Idiom(
+                fix_summary="Pin host memory (DataLoader pin_memory=True) and copy with non_blocking=True.",
+                fix="""\
 These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
 which halves bandwidth and makes them synchronous, so they cannot overlap compute:
 
     loader = DataLoader(dataset, ..., pin_memory=True)
     x = x.cuda(non_blocking=True)             # asynchronous from pinned memory""",
-            docs=(L.TORCH_PINNED,)),
-    ),
-    "transfer.sync_copies": Entry(
-        category="sync",
-        title="Synchronous copies block the host",
-        fix_summary="Make copies asynchronous and ahead of use (tf.data prefetch_to_device).",
-        fix="""\
+                docs=(L.TORCH_PINNED,),
+            ),
+        ),
+        "transfer.sync_copies": Entry(
+            category="sync",
+            title="Synchronous copies block the host",
+            fix_summary="Make copies asynchronous and ahead of use (tf.data prefetch_to_device).",
+            fix="""\
 These copies were issued synchronously (cudaMemcpy, not cudaMemcpyAsync): the host thread stops until the
 copy ends and cannot launch more work meanwhile. Let tf.data stage data asynchronously:
 
     ds = ds.apply(tf.data.experimental.prefetch_to_device("/gpu:0"))   # single GPU, last stage
 
 Avoid tf.constant(numpy_array) inside the step; create device tensors once.""",
-        docs=(L.CUDA_BEST_PRACTICES, L.TF_DATA_PERFORMANCE),
-        jax=Idiom(
-            fix_summary="Transfer ahead of use with jax.device_put one step early; no jnp.asarray(numpy) in the "
-                        "loop.",
-            fix="""\
+            docs=(L.CUDA_BEST_PRACTICES, L.TF_DATA_PERFORMANCE),
+            jax=Idiom(
+                fix_summary="Transfer ahead of use with jax.device_put one step early; no jnp.asarray(numpy) in the "
+                "loop.",
+                fix="""\
 These copies were issued synchronously: the host thread stops until the copy ends and cannot dispatch more
 work meanwhile. Transfer the next batch one step ahead (next_batch = jax.device_put(host_batch, device)),
 and avoid jnp.asarray(numpy_array) inside the loop; create device arrays once.""",
-            docs=(L.JAX_DEVICE_PUT, L.CUDA_BEST_PRACTICES)),
-        pytorch=Idiom(
-            fix_summary="Copy asynchronously from pinned memory: tensor.to('cuda', non_blocking=True).",
-            fix="""\
+                docs=(L.JAX_DEVICE_PUT, L.CUDA_BEST_PRACTICES),
+            ),
+            pytorch=Idiom(
+                fix_summary="Copy asynchronously from pinned memory: tensor.to('cuda', non_blocking=True).",
+                fix="""\
 These copies were issued synchronously: the host thread stops until the copy ends and cannot launch more
 work meanwhile. Use pinned memory (DataLoader pin_memory=True) and x.to("cuda", non_blocking=True), and do
 not create tensors from NumPy inside the step (torch.tensor(array).cuda()); create device tensors once.""",
-            docs=(L.TORCH_PINNED,)),
-    ),
-    "transfer.wide_input_copies": Entry(
-        category="transfer",
-        title="Image batches cross to the GPU as 32-bit numbers",
-        fix_summary="Send the images as uint8 and cast them on the GPU: 4× fewer bytes per copy.",
-        fix="""\
+                docs=(L.TORCH_PINNED,),
+            ),
+        ),
+        "transfer.wide_input_copies": Entry(
+            category="transfer",
+            title="Image batches cross to the GPU as 32-bit numbers",
+            fix_summary="Send the images as uint8 and cast them on the GPU: 4× fewer bytes per copy.",
+            fix="""\
 The batch copied to the GPU is image-shaped and 32-bit, while image pixels are 8-bit at the source: the
 host widens them before the copy, so every copy moves 4× the bytes it needs. Keep them uint8 through the
 pipeline and convert on the GPU, inside the step:
@@ -102,10 +118,10 @@ pipeline and convert on the GPU, inside the step:
     def train_step(images, labels):
         images = tf.cast(images, tf.float32) / 255.0                     # on the GPU
         ...""",
-        docs=(L.TF_DATA_PERFORMANCE, L.CUDA_BEST_PRACTICES),
-        jax=Idiom(
-            fix_summary="Send the images as uint8 and cast them inside the jitted step: 4× fewer bytes per copy.",
-            fix="""\
+            docs=(L.TF_DATA_PERFORMANCE, L.CUDA_BEST_PRACTICES),
+            jax=Idiom(
+                fix_summary="Send the images as uint8 and cast them inside the jitted step: 4× fewer bytes per copy.",
+                fix="""\
 The batch copied to the device is image-shaped and 32-bit, while image pixels are 8-bit at the source: the
 host widens them (astype(np.float32)) before the copy, so every copy moves 4× the bytes it needs. Keep
 them uint8 on the host and convert inside the compiled step:
@@ -115,22 +131,24 @@ them uint8 on the host and convert inside the compiled step:
     def train_step(state, batch):
         images = batch["image"].astype(jnp.float32) / 255.0   # on the device, fused into the first layer
         ...""",
-            docs=(L.JAX_DEVICE_PUT, L.CUDA_BEST_PRACTICES)),
-        pytorch=Idiom(
-            fix_summary="Send the images as uint8 and convert on the GPU: 4× fewer bytes per copy.",
-            fix="""\
+                docs=(L.JAX_DEVICE_PUT, L.CUDA_BEST_PRACTICES),
+            ),
+            pytorch=Idiom(
+                fix_summary="Send the images as uint8 and convert on the GPU: 4× fewer bytes per copy.",
+                fix="""\
 The batch copied to the GPU is image-shaped and 32-bit, while pixels are 8-bit at the source: every copy
 moves 4× the bytes it needs. Keep uint8 tensors in the DataLoader (no ToTensor()/float() there) and convert
 after the copy:
 
     images = images.cuda(non_blocking=True).float().div_(255)""",
-            docs=(L.TORCH_PINNED,)),
-    ),
-    "transfer.input_copy_in_step": Entry(
-        category="transfer",
-        title="Input copies run inside the step while no GPU computes",
-        fix_summary="Copy the next batch during the current step: tf.data prefetch_to_device.",
-        fix="""\
+                docs=(L.TORCH_PINNED,),
+            ),
+        ),
+        "transfer.input_copy_in_step": Entry(
+            category="transfer",
+            title="Input copies run inside the step while no GPU computes",
+            fix_summary="Copy the next batch during the current step: tf.data prefetch_to_device.",
+            fix="""\
 The batch is copied to the GPU when the step starts and the GPU waits for it: nothing copies it ahead.
 Let tf.data put the next batch on the GPU while the current step runs:
 
@@ -139,11 +157,11 @@ Let tf.data put the next batch on the GPU while the current step runs:
     # tf.distribute: dist_ds = strategy.experimental_distribute_dataset(ds) prefetches to every replica
 
 Send one batched tensor per input rather than several pieces per step.""",
-        docs=(L.TF_DATA_PERFORMANCE, L.TF_DISTRIBUTED),
-        jax=Idiom(
-            fix_summary="Put the next batch on the device during the current step (prefetch_to_device, "
-                        "device_put ahead).",
-            fix="""\
+            docs=(L.TF_DATA_PERFORMANCE, L.TF_DISTRIBUTED),
+            jax=Idiom(
+                fix_summary="Put the next batch on the device during the current step (prefetch_to_device, "
+                "device_put ahead).",
+                fix="""\
 The batch is transferred when the step starts and the device waits for it: nothing transfers it ahead.
 Keep one or two batches in flight:
 
@@ -152,19 +170,24 @@ Keep one or two batches in flight:
     state, metrics = train_step(state, batch)
 
 Send one pytree per step (stack the pieces with np.stack first) rather than several transfers.""",
-            docs=(L.JAX_DEVICE_PUT,)),
-        pytorch=Idiom(
-            fix_summary="Copy the next batch on a side stream during the current step (pin_memory, "
-                        "non_blocking=True).",
-            fix="""\
+                docs=(L.JAX_DEVICE_PUT,),
+            ),
+            pytorch=Idiom(
+                fix_summary="Copy the next batch on a side stream during the current step (pin_memory, "
+                "non_blocking=True).",
+                fix="""\
 The batch is copied when the step starts and the GPU waits for it. Copy from pinned memory asynchronously
 and ahead: DataLoader(..., pin_memory=True), x.cuda(non_blocking=True) for batch n+1 issued before step n
 (a prefetcher on a torch.cuda.Stream), and one collated tensor per input.""",
-            docs=(L.TORCH_PINNED,)),
-        variants=(("pytorch:pinned", Idiom(
-            fix_summary="Pinned already: copy the next batch ahead on a side stream, or keep unchanging data on the "
+                docs=(L.TORCH_PINNED,),
+            ),
+            variants=(
+                (
+                    "pytorch:pinned",
+                    Idiom(
+                        fix_summary="Pinned already: copy the next batch ahead on a side stream, or keep unchanging data on the "
                         "GPU.",
-            fix="""\
+                        fix="""\
 The copies come from pinned memory already (Memcpy HtoD (Pinned -> Device)), so pin_memory is not the fix:
 the GPU waits for them because each is issued when the step needs its data. What is left:
 
@@ -176,68 +199,75 @@ the GPU waits for them because each is issued when the step needs its data. What
         next_x = next_cpu_x.to("cuda", non_blocking=True)
     ...                                                   # step n runs meanwhile
     torch.cuda.current_stream().wait_stream(copy_stream); next_x.record_stream(torch.cuda.current_stream())""",
-            docs=(L.TORCH_PINNED,))),),
-    ),
-    "transfer.small_copies": Entry(
-        category="transfer",
-        title="Many small copies per step",
-        fix_summary="Batch small copies into one: stack tensors on the host, copy once per step.",
-        fix="""\
+                        docs=(L.TORCH_PINNED,),
+                    ),
+                ),
+            ),
+        ),
+        "transfer.small_copies": Entry(
+            category="transfer",
+            title="Many small copies per step",
+            fix_summary="Batch small copies into one: stack tensors on the host, copy once per step.",
+            fix="""\
 Each step issues many copies below 64 KB; each one pays the fixed cost of a copy (microseconds) for little
 data. Copy once per step instead: stack per-example or per-feature arrays on the host (batch them in the
 tf.data pipeline, one batched tensor per input), keep constants and lookup tables on the GPU instead of
 re-sending them, and read back scalars together (one tf.stack of metrics, read every N steps).""",
-        docs=(L.CUDA_BEST_PRACTICES, L.TF_DATA_PERFORMANCE),
-        jax=Idiom(
-            fix_summary="Batch small copies into one: stack arrays on the host, one jax.device_put per step.",
-            fix="""\
+            docs=(L.CUDA_BEST_PRACTICES, L.TF_DATA_PERFORMANCE),
+            jax=Idiom(
+                fix_summary="Batch small copies into one: stack arrays on the host, one jax.device_put per step.",
+                fix="""\
 Each step issues many copies below 64 KB; each one pays the fixed cost of a copy for little data. Stack
 per-example or per-feature arrays with np.stack and transfer one pytree per step (jax.device_put), keep
 constants on the device (closed over or passed once), and read metrics back together with one
 jax.device_get every N steps.""",
-            docs=(L.CUDA_BEST_PRACTICES, L.JAX_DEVICE_PUT)),
-        pytorch=Idiom(
-            fix_summary="Batch small copies into one: collate on the host, one .cuda(non_blocking=True) per step.",
-            fix="""\
+                docs=(L.CUDA_BEST_PRACTICES, L.JAX_DEVICE_PUT),
+            ),
+            pytorch=Idiom(
+                fix_summary="Batch small copies into one: collate on the host, one .cuda(non_blocking=True) per step.",
+                fix="""\
 Each step issues many copies below 64 KB; each pays the fixed cost of a copy for little data. Collate the
 inputs into a few batched tensors in the DataLoader, keep constants on the GPU instead of re-sending them,
 and read metrics back together (torch.stack(...).cpu() every N steps).""",
-            docs=(L.TORCH_PINNED,)),
-    ),
-    "transfer.low_bandwidth": Entry(
-        category="transfer",
-        title="Large host-to-device copies run far below the link's bandwidth",
-        fix_summary="Use pinned memory and larger contiguous copies; check the GPU's PCIe link.",
-        fix="""\
+                docs=(L.TORCH_PINNED,),
+            ),
+        ),
+        "transfer.low_bandwidth": Entry(
+            category="transfer",
+            title="Large host-to-device copies run far below the link's bandwidth",
+            fix_summary="Use pinned memory and larger contiguous copies; check the GPU's PCIe link.",
+            fix="""\
 Large copies should reach most of the PCIe bandwidth; these do not. Usual causes: pageable source memory
 (see transfer.pageable_memory), non-contiguous tensors copied piece by piece, several GPUs sharing one
 PCIe switch, or a GPU in a slot with fewer lanes (check with `nvidia-smi -q | grep -A3 "Link Width"`).
 Copy from pinned memory ahead of time (tf.data's prefetch_to_device as the last stage) and send one
 contiguous batch per step.""",
-        docs=(L.CUDA_PINNED, L.CUDA_BEST_PRACTICES),
-        jax=Idiom(
-            fix_summary="Use larger contiguous copies issued ahead (jax.device_put one step early); check the "
-                        "PCIe link.",
-            fix="""\
+            docs=(L.CUDA_PINNED, L.CUDA_BEST_PRACTICES),
+            jax=Idiom(
+                fix_summary="Use larger contiguous copies issued ahead (jax.device_put one step early); check the "
+                "PCIe link.",
+                fix="""\
 Large copies should reach most of the PCIe bandwidth; these do not. Usual causes: pageable source memory
 (see transfer.pageable_memory), non-contiguous arrays copied piece by piece, several GPUs sharing one PCIe
 switch, or a GPU in a slot with fewer lanes (check with `nvidia-smi -q | grep -A3 "Link Width"`). Send one
 contiguous batch per step (np.ascontiguousarray, one pytree per jax.device_put) issued a step ahead.""",
-            docs=(L.CUDA_PINNED, L.JAX_DEVICE_PUT)),
-        pytorch=Idiom(
-            fix_summary="Use pinned memory and larger contiguous copies; check the GPU's PCIe link.",
-            fix="""\
+                docs=(L.CUDA_PINNED, L.JAX_DEVICE_PUT),
+            ),
+            pytorch=Idiom(
+                fix_summary="Use pinned memory and larger contiguous copies; check the GPU's PCIe link.",
+                fix="""\
 Large copies should reach most of the PCIe bandwidth; these do not. Usual causes: pageable memory (see
 transfer.pageable_memory), non-contiguous tensors (.contiguous() before .cuda()), several GPUs on one PCIe
 switch, or a slot with fewer lanes (nvidia-smi -q | grep -A3 "Link Width"). Copy one contiguous, pinned
 batch per step with non_blocking=True.""",
-            docs=(L.TORCH_PINNED,)),
-    ),
-    "transfer.d2h_sync_in_step": Entry(
-        category="sync",
-        title="Device-to-host reads stall the GPU inside the step",
-        fix_summary="Stop reading values back every step: no .numpy()/float() on tensors inside the loop.",
-        fix="""\
+                docs=(L.TORCH_PINNED,),
+            ),
+        ),
+        "transfer.d2h_sync_in_step": Entry(
+            category="sync",
+            title="Device-to-host reads stall the GPU inside the step",
+            fix_summary="Stop reading values back every step: no .numpy()/float() on tensors inside the loop.",
+            fix="""\
 Inside the step the host copies a value back from the GPU and the GPU then idles: the program waited for
 that value (tensor.numpy(), float(loss), printing or logging metrics, Python `if` on a tensor). Keep values
 on the device and read them rarely:
@@ -246,30 +276,33 @@ on the device and read them rarely:
         print(float(loss))                # not every step
     # Keras: model.fit(..., steps_per_execution=N) and keep callbacks light
     # metrics: update tf.keras.metrics objects inside tf.function; read .result() once per epoch""",
-        docs=(L.TF_GPU_PERFORMANCE,),
-        jax=Idiom(
-            fix_summary="Stop reading values back every step: no float()/.item()/np.asarray() on results in "
-                        "the loop.",
-            fix="""\
+            docs=(L.TF_GPU_PERFORMANCE,),
+            jax=Idiom(
+                fix_summary="Stop reading values back every step: no float()/.item()/np.asarray() on results in "
+                "the loop.",
+                fix="""\
 Inside the step the host copies a value back from the GPU and the GPU then idles: the loop waited for that
 value (float(loss), .item(), np.asarray(x), printing, a Python `if` on an array). JAX dispatches
 asynchronously until a value is read, so read rarely:
 
     if step % 100 == 0:
         print(jax.device_get(metrics))     # not every step""",
-            docs=(L.JAX_PROFILING,)),
-        pytorch=Idiom(
-            fix_summary="Stop reading values back every step: no .item()/.cpu()/print(tensor) inside the loop.",
-            fix="""\
+                docs=(L.JAX_PROFILING,),
+            ),
+            pytorch=Idiom(
+                fix_summary="Stop reading values back every step: no .item()/.cpu()/print(tensor) inside the loop.",
+                fix="""\
 Inside the step the host copies a value back from the GPU and the GPU then idles: the loop waited for that
 value (loss.item(), tensor.cpu(), printing, a Python `if` on a CUDA tensor). Read rarely:
 
     if step % 100 == 0:
         print(loss.item())                   # not every step
     # torch.cuda.set_sync_debug_mode("warn") reports every synchronizing call""",
-            docs=(L.TORCH_PERFORMANCE,)),
-    ),
-})
+                docs=(L.TORCH_PERFORMANCE,),
+            ),
+        ),
+    },
+)
 
 
 HOST_SIDE = (CopyDirection.H2D, CopyDirection.D2H)
@@ -281,8 +314,11 @@ def _copies(ctx, predicate, directions=HOST_SIDE):
     for gpu in ctx.active_gpus:
         activity = gpu.activity
         chosen = np.array([bool(predicate(c)) for c in activity.copies] + [False], dtype=bool)
-        mask = (activity.kind == ActivityKind.MEMCPY) & chosen[activity.copy_id] & \
-            np.isin(activity.copy_direction, [int(d) for d in directions])
+        mask = (
+            (activity.kind == ActivityKind.MEMCPY)
+            & chosen[activity.copy_id]
+            & np.isin(activity.copy_direction, [int(d) for d in directions])
+        )
         found.append((gpu, mask))
     return found
 
@@ -307,11 +343,19 @@ def _copy_finding(ctx, finding_id, summary, exposed_ps, exposed, metrics, crosse
     severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT)
     if severity is None:
         return None
-    return Finding(id=finding_id, severity=severity, summary=summary,
-                   evidence=Evidence({**metrics, "exposed_ms": exposed_ms, "exposed_pct": share}, crossed,
-                                     {"time_ranges_ms": ctx.longest_ranges_ms(exposed),
-                                      "steps": ctx.steps_overlapping(exposed)}),
-                   recoverable_ms=exposed_ms, window_ms=ctx.window_ms, speedup_basis=basis)
+    return Finding(
+        id=finding_id,
+        severity=severity,
+        summary=summary,
+        evidence=Evidence(
+            {**metrics, "exposed_ms": exposed_ms, "exposed_pct": share},
+            crossed,
+            {"time_ranges_ms": ctx.longest_ranges_ms(exposed), "steps": ctx.steps_overlapping(exposed)},
+        ),
+        recoverable_ms=exposed_ms,
+        window_ms=ctx.window_ms,
+        speedup_basis=basis,
+    )
 
 
 def _pinned_rate_gbps(ctx):
@@ -332,11 +376,16 @@ def pageable_memory(ctx):
     if not count:
         return _host_staging(ctx)
     finding = _copy_finding(
-        ctx, "transfer.pageable_memory",
+        ctx,
+        "transfer.pageable_memory",
         f"{count:,} copies ({size_bytes(size)}) use pageable host memory; they run while no GPU computes "
-        f"for {ctx.time_text(ms(exposed_ps))}.", exposed_ps, exposed,
+        f"for {ctx.time_text(ms(exposed_ps))}.",
+        exposed_ps,
+        exposed,
         {"pageable_copies": count, "pageable_bytes": size, "pageable_copy_ms": ms(busy)},
-        limit("pageable_copies", count, 0), "upper bound: pinned, asynchronous copies fully overlapped with compute")
+        limit("pageable_copies", count, 0),
+        "upper bound: pinned, asynchronous copies fully overlapped with compute",
+    )
     if finding is None:
         return None
     # TensorFlow's and JAX's fixes prefetch to the device, overlapping the copies with compute: their ceiling is
@@ -364,15 +413,23 @@ def _host_staging(ctx):
         return None
     count, size, _, _, _ = _summarize(ctx, _copies(ctx, lambda c: True, directions=(CopyDirection.H2D,)))
     return _copy_finding(
-        ctx, "transfer.pageable_memory",
+        ctx,
+        "transfer.pageable_memory",
         f"The host stages each batch for the device from host memory (PJRT's H2D Dispatch, "
         f"{ctx.time_text(ms(staging.total_ps))}) while the GPU idles {ctx.time_text(ms(idle_ps))}; "
-        f"{count:,} host-to-device copies ({size_bytes(size)}) follow.", idle_ps, idle,
-        {"host_staging_ms": ms(staging.total_ps), "host_staging_events": len(staging), "h2d_copies": count,
-         "h2d_bytes": size},
+        f"{count:,} host-to-device copies ({size_bytes(size)}) follow.",
+        idle_ps,
+        idle,
+        {
+            "host_staging_ms": ms(staging.total_ps),
+            "host_staging_events": len(staging),
+            "h2d_copies": count,
+            "h2d_bytes": size,
+        },
         limit("host_staging_idle_ms", ms(idle_ps), 0),
         "upper bound: the GPU idle while the host stages batches removed, the batch put on the device ahead of the "
-        "step")
+        "step",
+    )
 
 
 def sync_copies(ctx):
@@ -382,11 +439,16 @@ def sync_copies(ctx):
     if not count:
         return None
     return _copy_finding(
-        ctx, "transfer.sync_copies",
+        ctx,
+        "transfer.sync_copies",
         f"{count:,} synchronous copies ({size_bytes(size)}) block the host; they run while no GPU "
-        f"computes for {ctx.time_text(ms(exposed_ps))}.", exposed_ps, exposed,
+        f"computes for {ctx.time_text(ms(exposed_ps))}.",
+        exposed_ps,
+        exposed,
         {"sync_copies": count, "sync_bytes": size, "sync_copy_ms": ms(busy)},
-        limit("sync_copies", count, 0), "upper bound: asynchronous copies fully overlapped with compute")
+        limit("sync_copies", count, 0),
+        "upper bound: asynchronous copies fully overlapped with compute",
+    )
 
 
 def small_copies(ctx):
@@ -396,14 +458,21 @@ def small_copies(ctx):
     if per_step < SMALL_COPIES_MIN_PER_STEP:
         return None
     return _copy_finding(
-        ctx, "transfer.small_copies",
+        ctx,
+        "transfer.small_copies",
         f"{ctx.count_text(count, 'copy', 'copies')} under {SMALL_COPY_BYTES // 1024} KB "
         f"(mean {size / count:,.0f} bytes).",
-        exposed_ps, exposed,
-        {"small_copies": count, "small_copies_per_step": round(per_step, 1), "small_copy_bytes": size,
-         "small_copy_ms": ms(busy)},
+        exposed_ps,
+        exposed,
+        {
+            "small_copies": count,
+            "small_copies_per_step": round(per_step, 1),
+            "small_copy_bytes": size,
+            "small_copy_ms": ms(busy),
+        },
         limit("small_copies_per_step", round(per_step, 1), SMALL_COPIES_MIN_PER_STEP),
-        "upper bound: the exposed time of the small copies removed (batched into one)")
+        "upper bound: the exposed time of the small copies removed (batched into one)",
+    )
 
 
 def _link_gbps(cc):
@@ -428,13 +497,16 @@ def low_bandwidth(ctx):
         return None
     recoverable_ps = exposed_ps * (1.0 - achieved / expected)
     finding = _copy_finding(
-        ctx, "transfer.low_bandwidth",
+        ctx,
+        "transfer.low_bandwidth",
         f"{count:,} large host-to-device copies reach {achieved:.2f} GB/s, under "
         f"{LOW_BANDWIDTH_FRACTION:.0%} of the ~{expected:g} GB/s the link should give.",
-        recoverable_ps, exposed,
+        recoverable_ps,
+        exposed,
         {"large_copies": count, "large_copy_bytes": size, "achieved_gbps": achieved, "expected_link_gbps": expected},
         limit("achieved_gbps", achieved, round(LOW_BANDWIDTH_FRACTION * expected, 3), "below"),
-        "upper bound: the exposed copy time at the link's practical bandwidth")
+        "upper bound: the exposed copy time at the link's practical bandwidth",
+    )
     return finding
 
 
@@ -464,15 +536,23 @@ def d2h_sync_in_step(ctx):
         return None
     syncs = ctx.host.op_totals.get("cuStreamSynchronize", (0, 0))
     return _copy_finding(
-        ctx, "transfer.d2h_sync_in_step",
+        ctx,
+        "transfer.d2h_sync_in_step",
         f"After {len(gaps):,} device-to-host copies the GPU idles {ms(gap_ps):.2f} ms in total "
         f"({ctx.time_text(ms(gap_ps))}) until the host sends more work.",
-        gap_ps, gaps,
-        {"d2h_copies": d2h_count, "d2h_copies_per_step": round(d2h_count / ctx.step_count, 1),
-         "stalls_after_d2h": len(gaps), "stall_ms": ms(gap_ps), "host_stream_synchronize_calls": syncs[0],
-         "host_stream_synchronize_ms": ms(syncs[1])},
+        gap_ps,
+        gaps,
+        {
+            "d2h_copies": d2h_count,
+            "d2h_copies_per_step": round(d2h_count / ctx.step_count, 1),
+            "stalls_after_d2h": len(gaps),
+            "stall_ms": ms(gap_ps),
+            "host_stream_synchronize_calls": syncs[0],
+            "host_stream_synchronize_ms": ms(syncs[1]),
+        },
         limit("stalls_after_d2h", len(gaps), 0, gap_min_us=SYNC_GAP_MIN_US),
-        "upper bound: the step time without the GPU idle that follows device-to-host reads")
+        "upper bound: the step time without the GPU idle that follows device-to-host reads",
+    )
 
 
 def _spans_exposed_ps(ctx, spans):
@@ -494,30 +574,60 @@ def wide_input_copies(ctx):
     certainty = "high" if sources else "medium"
     top = inputs[0]
     shape = "x".join(str(d) for d in top.shape)
-    note = (f"{top.parameter} of {top.module} is {top.dtype}[{shape}] ({size_bytes(top.bytes)}), and "
-            f"{top.copies} host-to-device copies have exactly that size. ")
-    note += (f"The host shows 8-bit image work ({sources[0][:60]}), so the data is narrower at the source."
-             if sources else "Image pixels are 8-bit at the source in almost every dataset; check what your "
-                             "loader reads before acting on this.")
+    note = (
+        f"{top.parameter} of {top.module} is {top.dtype}[{shape}] ({size_bytes(top.bytes)}), and "
+        f"{top.copies} host-to-device copies have exactly that size. "
+    )
+    note += (
+        f"The host shows 8-bit image work ({sources[0][:60]}), so the data is narrower at the source."
+        if sources
+        else "Image pixels are 8-bit at the source in almost every dataset; check what your "
+        "loader reads before acting on this."
+    )
     finding = _copy_finding(
-        ctx, "transfer.wide_input_copies",
+        ctx,
+        "transfer.wide_input_copies",
         f"{sum(i.copies for i in inputs):,} image batches cross to the GPU as {top.dtype} ({top.dtype}[{shape}], "
         f"{size_bytes(top.bytes)} each); uint8 would be a quarter of the bytes.",
-        saved_ps, exposed,
-        {"wide_copies": sum(i.copies for i in inputs), "wide_copy_bytes": sum(i.bytes * i.copies for i in inputs),
-         "wide_copy_ms": ms(sum(i.copy_ps for i in inputs)), "wide_copy_exposed_ms": ms(exposed_ps),
-         "certainty": certainty},
+        saved_ps,
+        exposed,
+        {
+            "wide_copies": sum(i.copies for i in inputs),
+            "wide_copy_bytes": sum(i.bytes * i.copies for i in inputs),
+            "wide_copy_ms": ms(sum(i.copy_ps for i in inputs)),
+            "wide_copy_exposed_ms": ms(exposed_ps),
+            "certainty": certainty,
+        },
         limit("input_dtype_bits", 32, 8),
-        "model: the exposed copy time scales with the bytes, a quarter of them in uint8")
+        "model: the exposed copy time scales with the bytes, a quarter of them in uint8",
+    )
     if finding is None:
         return None
     metrics = dict(finding.evidence.metrics)
     metrics["saved_ms"], metrics["saved_pct"] = metrics.pop("exposed_ms"), metrics.pop("exposed_pct")
-    finding = replace(finding, fix_note=note, evidence=replace(finding.evidence, metrics=metrics, pointers={
-        **finding.evidence.pointers,
-        "inputs": [{"parameter": i.parameter, "program": i.module, "dtype": i.dtype, "shape": list(i.shape),
-                    "bytes": i.bytes, "copies": i.copies} for i in inputs[:5]],
-        "host_ops": sources[:5]}))
+    finding = replace(
+        finding,
+        fix_note=note,
+        evidence=replace(
+            finding.evidence,
+            metrics=metrics,
+            pointers={
+                **finding.evidence.pointers,
+                "inputs": [
+                    {
+                        "parameter": i.parameter,
+                        "program": i.module,
+                        "dtype": i.dtype,
+                        "shape": list(i.shape),
+                        "bytes": i.bytes,
+                        "copies": i.copies,
+                    }
+                    for i in inputs[:5]
+                ],
+                "host_ops": sources[:5],
+            },
+        ),
+    )
     return estimated(finding, whatif_model(ctx.window_ms, ctx.window_ms - ms(saved_ps), finding.speedup_basis))
 
 
@@ -527,8 +637,11 @@ def input_copy_in_step(ctx):
     so the input ladder grades it (no low level: restructuring the feed for under 5% is not advised)."""
     if not ctx.step_count:
         return None
-    selected = _copies(ctx, lambda c: c.size_bytes >= SMALL_COPY_BYTES and c.is_async is not False
-                       and not c.has_pageable_side, directions=(CopyDirection.H2D,))
+    selected = _copies(
+        ctx,
+        lambda c: c.size_bytes >= SMALL_COPY_BYTES and c.is_async is not False and not c.has_pageable_side,
+        directions=(CopyDirection.H2D,),
+    )
     count, size, busy, exposed_ps, exposed = _summarize(ctx, selected)
     share = ctx.share_pct(ms(exposed_ps))
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
@@ -536,21 +649,47 @@ def input_copy_in_step(ctx):
         return None
     per_step = round(count / ctx.step_count, 1)
     # From pinned memory already (PyTorch's pin_memory): the fix left is when the copy is issued, not the memory.
-    pinned = all(gpu.activity.copies[i].src_kind == "pinned" for gpu, mask in selected
-                 for i in gpu.activity.copy_id[mask])
-    note = (f"Each step sends {per_step:g} separate copies: stacked into one batched copy per input they would "
-            "also pay the per-copy cost once." if per_step >= MANY_INPUT_COPIES_PER_STEP else "")
+    pinned = all(
+        gpu.activity.copies[i].src_kind == "pinned" for gpu, mask in selected for i in gpu.activity.copy_id[mask]
+    )
+    note = (
+        f"Each step sends {per_step:g} separate copies: stacked into one batched copy per input they would "
+        "also pay the per-copy cost once."
+        if per_step >= MANY_INPUT_COPIES_PER_STEP
+        else ""
+    )
     return Finding(
-        id="transfer.input_copy_in_step", severity=severity,
+        id="transfer.input_copy_in_step",
+        severity=severity,
         summary=f"The GPU waits {ctx.time_text(ms(exposed_ps))} ({share:.1f}% {ctx.of_the_step}) for "
-                f"{ctx.count_text(count, 'host-to-device copy', 'host-to-device copies')} "
-                f"({size_bytes(size / count)} on average).",
-        evidence=Evidence({"input_copies": count, "input_copies_per_step": per_step, "input_copy_bytes": size,
-                           "input_copy_ms": ms(busy), "exposed_ms": ms(exposed_ps), "exposed_pct": share},
-                          ladder("exposed_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
-                          {"time_ranges_ms": ctx.longest_ranges_ms(exposed),
-                           "steps": ctx.steps_overlapping(exposed)}),
-        recoverable_ms=ms(exposed_ps), window_ms=ctx.window_ms, fix_note=note, condition="pinned" if pinned else None,
-        speedup_basis="upper bound: the copies overlapped with the previous step's compute, none of them exposed")
+        f"{ctx.count_text(count, 'host-to-device copy', 'host-to-device copies')} "
+        f"({size_bytes(size / count)} on average).",
+        evidence=Evidence(
+            {
+                "input_copies": count,
+                "input_copies_per_step": per_step,
+                "input_copy_bytes": size,
+                "input_copy_ms": ms(busy),
+                "exposed_ms": ms(exposed_ps),
+                "exposed_pct": share,
+            },
+            ladder("exposed_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
+            {"time_ranges_ms": ctx.longest_ranges_ms(exposed), "steps": ctx.steps_overlapping(exposed)},
+        ),
+        recoverable_ms=ms(exposed_ps),
+        window_ms=ctx.window_ms,
+        fix_note=note,
+        condition="pinned" if pinned else None,
+        speedup_basis="upper bound: the copies overlapped with the previous step's compute, none of them exposed",
+    )
 
-RULES = (pageable_memory, input_copy_in_step, wide_input_copies, sync_copies, small_copies, low_bandwidth, d2h_sync_in_step)
+
+RULES = (
+    pageable_memory,
+    input_copy_in_step,
+    wide_input_copies,
+    sync_copies,
+    small_copies,
+    low_bandwidth,
+    d2h_sync_in_step,
+)

@@ -12,8 +12,14 @@ from tb_gpu_advisor.readers.hlo.modules import parse_module
 from tb_gpu_advisor.readers.hlo.shapes import TUPLE, byte_size, type_name
 
 # HLO opcode -> the collective's name in NCCL-tests' terms (analysis.collective_bandwidth).
-KINDS = {"all-reduce": "allreduce", "all-gather": "allgather", "reduce-scatter": "reducescatter",
-         "all-to-all": "alltoall", "collective-permute": "sendrecv", "collective-broadcast": "broadcast"}
+KINDS = {
+    "all-reduce": "allreduce",
+    "all-gather": "allgather",
+    "reduce-scatter": "reducescatter",
+    "all-to-all": "alltoall",
+    "collective-permute": "sendrecv",
+    "collective-broadcast": "broadcast",
+}
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,7 @@ class CollectiveIndex:
         if start is None:
             return None
         op = self._wrapped(start) if start.opcode == "async-start" else start
-        opcode = op.opcode[:-len("-start")] if op.opcode.endswith("-start") else op.opcode
+        opcode = op.opcode[: -len("-start")] if op.opcode.endswith("-start") else op.opcode
         if opcode not in KINDS:
             return None
         operands = self.index.operands(start)
@@ -69,9 +75,13 @@ class CollectiveIndex:
         else:  # a start without its done: its result is the output only when it is no tuple
             out_bytes = None if start.shape.element_type == TUPLE else byte_size(start.shape)
         return HloCollective(
-            collective=KINDS[opcode], instruction=start.name,
-            in_bytes=None if any(size is None for size in in_sizes) else sum(in_sizes), out_bytes=out_bytes,
-            dtype=_first_type(operands[0].shape), group_size=group_size(op))
+            collective=KINDS[opcode],
+            instruction=start.name,
+            in_bytes=None if any(size is None for size in in_sizes) else sum(in_sizes),
+            out_bytes=out_bytes,
+            dtype=_first_type(operands[0].shape),
+            group_size=group_size(op),
+        )
 
     def _start(self, instruction):
         """The instruction that starts the collective: itself, or the start its `-done`/`async-update` follows."""
@@ -85,8 +95,9 @@ class CollectiveIndex:
 
     def _wrapped(self, start):
         """The collective an `async-start` runs: the root of its called computation."""
-        computation = self.index.computations.get(start.called_computation_ids[0]) \
-            if start.called_computation_ids else None
+        computation = (
+            self.index.computations.get(start.called_computation_ids[0]) if start.called_computation_ids else None
+        )
         return self.index.by_id.get(computation.root_id) if computation is not None else start
 
 
@@ -141,4 +152,3 @@ def collective_shapes(hlo_protos, pairs):
         index = modules[program_id]
         found[(program_id, name)] = index.collective(name) if index is not None else None
     return found
-

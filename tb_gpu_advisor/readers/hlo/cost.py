@@ -17,19 +17,93 @@ from tb_gpu_advisor.readers.hlo.op_cost import MATRIX, MAX_KERNEL_WORK, VECTOR, 
 from tb_gpu_advisor.readers.hlo.op_math import conv_flops, dot_dims, dot_flops
 from tb_gpu_advisor.readers.hlo.shapes import COMPLEX, TUPLE, byte_size, elements, type_name
 
-ELEMENTWISE = frozenset((
-    "add", "subtract", "multiply", "divide", "maximum", "minimum", "abs", "negate", "compare", "select", "clamp",
-    "and", "or", "xor", "not", "remainder", "sign", "floor", "ceil", "round-nearest-afz", "round-nearest-even",
-    "convert", "shift-left", "shift-right-arithmetic", "shift-right-logical", "popcnt", "count-leading-zeros",
-    "real", "imag", "complex", "is-finite", "reduce-precision", "stochastic-convert"))
-TRANSCENDENTAL = frozenset((
-    "exponential", "exponential-minus-one", "log", "log-plus-one", "logistic", "power", "sqrt", "cbrt", "rsqrt",
-    "tanh", "sine", "cosine", "tan", "atan2", "erf"))
-NO_FLOPS = frozenset((
-    "parameter", "constant", "broadcast", "reshape", "bitcast", "transpose", "copy", "slice", "dynamic-slice",
-    "dynamic-update-slice", "concatenate", "pad", "iota", "get-tuple-element", "tuple", "reverse", "gather",
-    "bitcast-convert", "copy-start", "copy-done", "after-all", "partition-id", "replica-id",
-    "optimization-barrier", "domain", "get-dimension-size", "set-dimension-size"))
+ELEMENTWISE = frozenset(
+    (
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "maximum",
+        "minimum",
+        "abs",
+        "negate",
+        "compare",
+        "select",
+        "clamp",
+        "and",
+        "or",
+        "xor",
+        "not",
+        "remainder",
+        "sign",
+        "floor",
+        "ceil",
+        "round-nearest-afz",
+        "round-nearest-even",
+        "convert",
+        "shift-left",
+        "shift-right-arithmetic",
+        "shift-right-logical",
+        "popcnt",
+        "count-leading-zeros",
+        "real",
+        "imag",
+        "complex",
+        "is-finite",
+        "reduce-precision",
+        "stochastic-convert",
+    )
+)
+TRANSCENDENTAL = frozenset(
+    (
+        "exponential",
+        "exponential-minus-one",
+        "log",
+        "log-plus-one",
+        "logistic",
+        "power",
+        "sqrt",
+        "cbrt",
+        "rsqrt",
+        "tanh",
+        "sine",
+        "cosine",
+        "tan",
+        "atan2",
+        "erf",
+    )
+)
+NO_FLOPS = frozenset(
+    (
+        "parameter",
+        "constant",
+        "broadcast",
+        "reshape",
+        "bitcast",
+        "transpose",
+        "copy",
+        "slice",
+        "dynamic-slice",
+        "dynamic-update-slice",
+        "concatenate",
+        "pad",
+        "iota",
+        "get-tuple-element",
+        "tuple",
+        "reverse",
+        "gather",
+        "bitcast-convert",
+        "copy-start",
+        "copy-done",
+        "after-all",
+        "partition-id",
+        "replica-id",
+        "optimization-barrier",
+        "domain",
+        "get-dimension-size",
+        "set-dimension-size",
+    )
+)
 _NOT_COSTED = object()  # an op whose FLOPs we do not model: the FLOPs of what contains it are unknown
 UNREACHABLE = object()  # a called computation the module lacks, that calls itself, or nested too deep
 _ACTIVE = object()  # memo mark of a computation being walked: meeting it again is a cycle
@@ -82,15 +156,25 @@ def _instruction_cost(instruction, index):
         flops, matrix_dtype = _computation_flops(instruction.called_computation_ids, index, 0)
         if matrix_dtype:
             first = _first_dot(instruction.called_computation_ids, index, 0)
-            return OpCost(flops, logical, MATRIX, matrix_dtype, "fusion with a dot or convolution",
-                          _dims(first, index), _precision(first))
+            return OpCost(
+                flops,
+                logical,
+                MATRIX,
+                matrix_dtype,
+                "fusion with a dot or convolution",
+                _dims(first, index),
+                _precision(first),
+            )
         return OpCost(flops, logical, VECTOR, _result_type(instruction), "element-wise/reduction fusion")
     flops, matrix_dtype = _op_flops(instruction, operands, index, 0)
     if flops is _NOT_COSTED:
         return None
     if matrix_dtype:
-        dims = (dot_dims(instruction.dot_dimension_numbers, operands[0].shape, operands[1].shape)
-                if opcode == "dot" else None)
+        dims = (
+            dot_dims(instruction.dot_dimension_numbers, operands[0].shape, operands[1].shape)
+            if opcode == "dot"
+            else None
+        )
         return OpCost(flops, logical, MATRIX, matrix_dtype, opcode, dims, _precision(instruction))
     return OpCost(flops, logical, VECTOR, _result_type(instruction), opcode)
 
@@ -178,11 +262,14 @@ def _op_flops(instruction, operands, index, depth):
     """(FLOPs, matrix input dtype or None) of one op inside a computation; FLOPs _NOT_COSTED if unknown."""
     opcode = instruction.opcode
     if opcode == "dot":
-        return dot_flops(instruction.dot_dimension_numbers, operands[0].shape, operands[1].shape,
-                          instruction.shape), type_name(operands[0].shape.element_type)
+        return dot_flops(
+            instruction.dot_dimension_numbers, operands[0].shape, operands[1].shape, instruction.shape
+        ), type_name(operands[0].shape.element_type)
     if opcode == "convolution":
-        return (conv_flops(instruction, operands[0].shape, operands[1].shape, instruction.shape),
-                type_name(operands[0].shape.element_type))
+        return (
+            conv_flops(instruction, operands[0].shape, operands[1].shape, instruction.shape),
+            type_name(operands[0].shape.element_type),
+        )
     if opcode == "fusion":
         flops, dtype = _computation_flops(instruction.called_computation_ids, index, depth)
         return (_NOT_COSTED if flops is None else flops), dtype

@@ -5,9 +5,25 @@ custom calls, gathers, scatters, sorts and control flow do their own work in any
 from tb_gpu_advisor.readers.hlo.cost import ELEMENTWISE, MAX_CALL_DEPTH, TRANSCENDENTAL, memoized
 from tb_gpu_advisor.readers.hlo.modules import parse_module
 
-DATA_MOVEMENT = frozenset((
-    "parameter", "constant", "broadcast", "reshape", "bitcast", "bitcast-convert", "transpose", "copy", "slice",
-    "concatenate", "pad", "iota", "reverse", "get-tuple-element", "tuple"))
+DATA_MOVEMENT = frozenset(
+    (
+        "parameter",
+        "constant",
+        "broadcast",
+        "reshape",
+        "bitcast",
+        "bitcast-convert",
+        "transpose",
+        "copy",
+        "slice",
+        "concatenate",
+        "pad",
+        "iota",
+        "reverse",
+        "get-tuple-element",
+        "tuple",
+    )
+)
 FUSIBLE_OPCODES = ELEMENTWISE | TRANSCENDENTAL | DATA_MOVEMENT
 
 
@@ -19,8 +35,10 @@ def is_fusible(instruction, index, depth=0):
         return True
     if instruction.opcode != "fusion" or depth > MAX_CALL_DEPTH or not instruction.called_computation_ids:
         return False
-    return all(memoized(index, "fusible", computation_id, depth, _all_fusible) is True
-               for computation_id in instruction.called_computation_ids)
+    return all(
+        memoized(index, "fusible", computation_id, depth, _all_fusible) is True
+        for computation_id in instruction.called_computation_ids
+    )
 
 
 def _all_fusible(computation, index, depth):

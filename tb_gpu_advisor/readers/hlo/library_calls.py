@@ -10,8 +10,12 @@ from tb_gpu_advisor.readers.hlo.op_math import conv_flops, dot_dims, dot_flops
 from tb_gpu_advisor.readers.hlo.shapes import byte_size, result_leaves, type_name
 
 _GEMM_TARGETS = ("__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8")
-_CONV_TARGETS = {"__cudnn$convForward": "forward", "__cudnn$convBiasActivationForward": "forward",
-                 "__cudnn$convBackwardInput": "backward_input", "__cudnn$convBackwardFilter": "backward_filter"}
+_CONV_TARGETS = {
+    "__cudnn$convForward": "forward",
+    "__cudnn$convBiasActivationForward": "forward",
+    "__cudnn$convBackwardInput": "backward_input",
+    "__cudnn$convBackwardFilter": "backward_filter",
+}
 _FMHA_PREFIX = "__cudnn$fmha"
 _CAUSAL_MASKS = ("CAUSAL", "PADDING_CAUSAL")
 ATTENTION_BACKWARD_FACTOR = 2.5
@@ -36,6 +40,7 @@ class _Dims:
     def __init__(self, config):
         def ints(key):
             return [int(v) for v in config.get(key, [])]
+
         self.lhs_contracting_dimensions = ints("lhs_contracting_dimensions")
         self.rhs_contracting_dimensions = ints("rhs_contracting_dimensions")
         self.lhs_batch_dimensions = ints("lhs_batch_dimensions")
@@ -56,8 +61,13 @@ def custom_call_cost(instruction, operands):
             shapes = results[0], operands[1].shape, operands[0].shape
         else:
             shapes = operands[0].shape, results[0], operands[1].shape
-        return OpCost(conv_flops(instruction, *shapes), logical, MATRIX,
-                      type_name(operands[0].shape.element_type), f"cuDNN convolution ({role.replace('_', ' ')})")
+        return OpCost(
+            conv_flops(instruction, *shapes),
+            logical,
+            MATRIX,
+            type_name(operands[0].shape.element_type),
+            f"cuDNN convolution ({role.replace('_', ' ')})",
+        )
     if target.startswith(_FMHA_PREFIX) and len(operands) >= 3:
         return _attention(instruction, operands, logical)
     return None
@@ -76,8 +86,15 @@ def _gemm(instruction, operands, logical):
             flops = None
     precision = config.get("precision_config") if isinstance(config, dict) else None
     operand = precision.get("operand_precision") if isinstance(precision, dict) else None
-    return OpCost(flops, logical, MATRIX, dtype, "GEMM custom-call shapes and dot_dimension_numbers", dims,
-                  highest_precision(operand) if isinstance(operand, list) else None)
+    return OpCost(
+        flops,
+        logical,
+        MATRIX,
+        dtype,
+        "GEMM custom-call shapes and dot_dimension_numbers",
+        dims,
+        highest_precision(operand) if isinstance(operand, list) else None,
+    )
 
 
 def _attention(instruction, operands, logical):

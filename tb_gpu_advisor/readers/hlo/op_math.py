@@ -16,10 +16,16 @@ def dot_dims(numbers, lhs, rhs):
     try:
         batch = math.prod(lhs_dims[d] for d in numbers.lhs_batch_dimensions)
         contracting = math.prod(lhs_dims[d] for d in numbers.lhs_contracting_dimensions)
-        m = math.prod(s for d, s in enumerate(lhs_dims)
-                      if d not in numbers.lhs_batch_dimensions and d not in numbers.lhs_contracting_dimensions)
-        n = math.prod(s for d, s in enumerate(rhs_dims)
-                      if d not in numbers.rhs_batch_dimensions and d not in numbers.rhs_contracting_dimensions)
+        m = math.prod(
+            s
+            for d, s in enumerate(lhs_dims)
+            if d not in numbers.lhs_batch_dimensions and d not in numbers.lhs_contracting_dimensions
+        )
+        n = math.prod(
+            s
+            for d, s in enumerate(rhs_dims)
+            if d not in numbers.rhs_batch_dimensions and d not in numbers.rhs_contracting_dimensions
+        )
     except IndexError:
         return None
     return (batch, m, n, contracting)
@@ -34,10 +40,16 @@ def dot_flops(numbers, lhs, rhs, result=None):
         batch = math.prod(lhs_dims[d] for d in numbers.lhs_batch_dimensions)
         contracting = math.prod(lhs_dims[d] for d in numbers.lhs_contracting_dimensions)
         rhs_contracting = math.prod(rhs_dims[d] for d in numbers.rhs_contracting_dimensions)
-        lhs_free = math.prod(s for d, s in enumerate(lhs_dims)
-                             if d not in numbers.lhs_batch_dimensions and d not in numbers.lhs_contracting_dimensions)
-        rhs_free = math.prod(s for d, s in enumerate(rhs_dims)
-                             if d not in numbers.rhs_batch_dimensions and d not in numbers.rhs_contracting_dimensions)
+        lhs_free = math.prod(
+            s
+            for d, s in enumerate(lhs_dims)
+            if d not in numbers.lhs_batch_dimensions and d not in numbers.lhs_contracting_dimensions
+        )
+        rhs_free = math.prod(
+            s
+            for d, s in enumerate(rhs_dims)
+            if d not in numbers.rhs_batch_dimensions and d not in numbers.rhs_contracting_dimensions
+        )
     except IndexError:
         return None
     if contracting != rhs_contracting:
@@ -80,8 +92,11 @@ def conv_flops(instruction, input_shape, kernel_shape, output_shape):
     try:
         pairs = 1
         for i, dim in enumerate(window.dimensions):
-            pairs *= valid_positions(dim, input_shape.dimensions[numbers.input_spatial_dimensions[i]],
-                                      output_shape.dimensions[numbers.output_spatial_dimensions[i]])
+            pairs *= valid_positions(
+                dim,
+                input_shape.dimensions[numbers.input_spatial_dimensions[i]],
+                output_shape.dimensions[numbers.output_spatial_dimensions[i]],
+            )
         batch = output_shape.dimensions[numbers.output_batch_dimension]
         out_features = output_shape.dimensions[numbers.output_feature_dimension]
         in_features = kernel_shape.dimensions[numbers.kernel_input_feature_dimension]

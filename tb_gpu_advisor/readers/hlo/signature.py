@@ -42,10 +42,11 @@ def entry_signature(data):
     except (DecodeError, RuntimeError, ValueError):
         return None
     computations = list(module.computations)
-    entry = (next((c for c in computations if module.entry_computation_id and c.id == module.entry_computation_id),
-                  None)
-             or next((c for c in computations if module.entry_computation_name
-                      and c.name == module.entry_computation_name), None))
+    entry = next(
+        (c for c in computations if module.entry_computation_id and c.id == module.entry_computation_id), None
+    ) or next(
+        (c for c in computations if module.entry_computation_name and c.name == module.entry_computation_name), None
+    )
     if entry is None:
         return None
     parameters, root = [], None
@@ -60,9 +61,13 @@ def entry_signature(data):
     module_shardings = list(module.spmd_parameters_shardings)
     for instruction in sorted(parameters, key=lambda i: i.parameter_number):
         leaves = _leaves(instruction.shape)
-        sharding = (instruction.sharding if instruction.HasField("sharding") else
-                    module_shardings[instruction.parameter_number]
-                    if instruction.parameter_number < len(module_shardings) else None)
+        sharding = (
+            instruction.sharding
+            if instruction.HasField("sharding")
+            else module_shardings[instruction.parameter_number]
+            if instruction.parameter_number < len(module_shardings)
+            else None
+        )
         split = _leaf_shards(sharding, len(leaves))
         if instruction.shape.element_type == TUPLE:
             found += [(f"{instruction.name}.{i}", *_array(leaf)) for i, leaf in enumerate(leaves)]
@@ -71,9 +76,13 @@ def entry_signature(data):
         shards += split
     assignment = module.device_assignment
     devices = max(assignment.replica_count, 1) * max(assignment.computation_count, 1)
-    return Signature(module=module.name, parameters=tuple(found),
-                     results=tuple(_array(leaf) for leaf in _leaves(root.shape)), devices=devices,
-                     leading_shards=tuple(shards))
+    return Signature(
+        module=module.name,
+        parameters=tuple(found),
+        results=tuple(_array(leaf) for leaf in _leaves(root.shape)),
+        devices=devices,
+        leading_shards=tuple(shards),
+    )
 
 
 def _leaf_shards(sharding, leaves):

@@ -37,15 +37,27 @@ def _activity(device, op_of_correlation, op_table):
         position = np.minimum(np.searchsorted(op_of_correlation[0], correlation), len(op_of_correlation[0]) - 1)
         found = (op_of_correlation[0][position] == correlation) & (correlation >= 0)
         names = op_of_correlation[1][position[found]]
-        op_id[found] = np.array([op_table.setdefault(int(n), len(op_table)) for n in names], dtype=np.int32) \
-            if len(names) else np.zeros(0, np.int32)
+        op_id[found] = (
+            np.array([op_table.setdefault(int(n), len(op_table)) for n in names], dtype=np.int32)
+            if len(names)
+            else np.zeros(0, np.int32)
+        )
     return DeviceActivity(
-        start_ps=start[order], duration_ps=column(device.duration, np.int64)[order],
-        kind=column(device.kind, np.int8)[order], stream_id=column(device.stream, np.int64)[order],
-        correlation_id=correlation, name_id=column(device.name_id, np.int32)[order],
-        config_id=column(device.config_id, np.int32)[order], op_id=op_id,
-        copy_direction=column(device.direction, np.int8)[order], copy_id=column(device.copy_id, np.int32)[order],
-        names=tuple(device.names), configs=tuple(device.configs), op_names=(), copies=tuple(device.copies))
+        start_ps=start[order],
+        duration_ps=column(device.duration, np.int64)[order],
+        kind=column(device.kind, np.int8)[order],
+        stream_id=column(device.stream, np.int64)[order],
+        correlation_id=correlation,
+        name_id=column(device.name_id, np.int32)[order],
+        config_id=column(device.config_id, np.int32)[order],
+        op_id=op_id,
+        copy_direction=column(device.direction, np.int8)[order],
+        copy_id=column(device.copy_id, np.int32)[order],
+        names=tuple(device.names),
+        configs=tuple(device.configs),
+        op_names=(),
+        copies=tuple(device.copies),
+    )
 
 
 def load_kineto_model(path, max_bytes=DEFAULT_MAX_FILE_BYTES, progress=None, batches=True):
@@ -71,18 +83,32 @@ def load_kineto_model(path, max_bytes=DEFAULT_MAX_FILE_BYTES, progress=None, bat
 
 def _read(path, max_bytes, origin_us=None, batches=True):
     collector = Collector(origin_us)
-    return collector, stream_trace(path, collector.add, max_bytes=max_bytes,
-                                   on_batch=collector.add_batch if batches else None)
+    return collector, stream_trace(
+        path, collector.add, max_bytes=max_bytes, on_batch=collector.add_batch if batches else None
+    )
 
 
 def _model(path, c, metadata):
     shift = _shift(c)
-    collectives = with_group_sizes(c.collectives.result(shift, _launches_of(c, c.collectives.kernel_correlations())),
-                                   metadata.get("distributedInfo"))
+    collectives = with_group_sizes(
+        c.collectives.result(shift, _launches_of(c, c.collectives.kernel_correlations())),
+        metadata.get("distributedInfo"),
+    )
     for device in c.devices.values():
         _shift_array(device.start, shift)
-    for columns in (c.launch_start, c.busy_start, c.busy_end, c.wait_start, c.wait_end, c.sync_start, c.sync_end,
-                    c.zero_grad_start, c.zero_grad_end, c.fill_start, c.fill_end):
+    for columns in (
+        c.launch_start,
+        c.busy_start,
+        c.busy_end,
+        c.wait_start,
+        c.wait_end,
+        c.sync_start,
+        c.sync_end,
+        c.zero_grad_start,
+        c.zero_grad_end,
+        c.fill_start,
+        c.fill_end,
+    ):
         _shift_array(columns, shift)
     for starts, ends, *_ in c.ops.values():
         _shift_array(starts, shift)
@@ -91,17 +117,28 @@ def _model(path, c, metadata):
         _shift_array(starts, shift)
         _shift_array(ends, shift)
     c.loss_calls = [(name, start - shift, end - shift, dims) for name, start, end, dims in c.loss_calls]
-    markers = [StepMarker(name=m.name, start_ps=m.start_ps - shift, end_ps=m.end_ps - shift, source="host",
-                          step_num=m.step_num) for m in c.markers]
+    markers = [
+        StepMarker(
+            name=m.name, start_ps=m.start_ps - shift, end_ps=m.end_ps - shift, source="host", step_num=m.step_num
+        )
+        for m in c.markers
+    ]
     host = _host_activity(c, _device_correlations(c))
-    launch_thread = column(c.launch_tid, np.int64)[np.argsort(
-        column(c.launch_corr, np.int64), kind="stable")] if len(c.launch_corr) else np.zeros(0, np.int64)
-    columns = {thread: tuple(column(values, dtype) for values, dtype
-                             in zip(cols, (np.int64, np.int64, np.int32, np.int64, np.int32)))
-               for thread, cols in c.ops.items()}
+    launch_thread = (
+        column(c.launch_tid, np.int64)[np.argsort(column(c.launch_corr, np.int64), kind="stable")]
+        if len(c.launch_corr)
+        else np.zeros(0, np.int64)
+    )
+    columns = {
+        thread: tuple(
+            column(values, dtype) for values, dtype in zip(cols, (np.int64, np.int64, np.int32, np.int64, np.int32))
+        )
+        for thread, cols in c.ops.items()
+    }
     op_of_correlation = launch_ops(host, launch_thread, {thread: cols[:3] for thread, cols in columns.items()})
-    launches = launch_work(host, launch_thread, {thread: (cols[0], cols[1], cols[3], cols[4])
-                                                 for thread, cols in columns.items()})
+    launches = launch_work(
+        host, launch_thread, {thread: (cols[0], cols[1], cols[3], cols[4]) for thread, cols in columns.items()}
+    )
     dtypes = tuple(c.op_dtypes)
     op_names = list(c.op_names)
     gpus = []
@@ -111,12 +148,12 @@ def _model(path, c, metadata):
         op_table = {}
         activity = _activity(c.devices[ordinal], op_of_correlation, op_table)
         activity = _with_op_names(activity, [op_names[index] for index in op_table])
-        activity = replace(activity, work=event_work(activity.correlation_id, activity.duration_ps, launches,
-                                                      c.op_costs, dtypes))
+        activity = replace(
+            activity, work=event_work(activity.correlation_id, activity.duration_ps, launches, c.op_costs, dtypes)
+        )
         caps, device_warnings = capabilities(properties, ordinal)
         warnings += device_warnings
-        gpus.append(GpuDevice(ordinal=ordinal, name=device_events_name(ordinal), capabilities=caps,
-                              activity=activity))
+        gpus.append(GpuDevice(ordinal=ordinal, name=device_events_name(ordinal), capabilities=caps, activity=activity))
     return TraceModel(
         path=path,
         host=worker_and_span(path)[0],
@@ -130,8 +167,10 @@ def _model(path, c, metadata):
         has_host_plane=bool(c.threads),
         collectives=collectives,
         gpu_metric_ranges=c.profiler_ranges,
-        allocators=tuple(AllocatorStats(f"cuda:{device}", device, peak, None, count)
-                         for device, (peak, count) in sorted(c.memory.items())),
+        allocators=tuple(
+            AllocatorStats(f"cuda:{device}", device, peak, None, count)
+            for device, (peak, count) in sorted(c.memory.items())
+        ),
         profiler_options=c.options.options(metadata, c.python_calls, c.memory_events),
         profiled_ops=c.options.ops,
         time_origin_ps=int(round(c.origin_us * PS_PER_US)) + shift if c.origin_us is not None else None,
@@ -146,8 +185,11 @@ def _launches_of(c, correlations):
     """{correlation: (thread, start)} of the launch calls of the given correlation ids (before any shift)."""
     if not correlations:
         return {}
-    return {corr: (tid, start) for corr, start, tid in zip(c.launch_corr, c.launch_start, c.launch_tid)
-            if corr in correlations}
+    return {
+        corr: (tid, start)
+        for corr, start, tid in zip(c.launch_corr, c.launch_start, c.launch_tid)
+        if corr in correlations
+    }
 
 
 def _shift(c):
@@ -182,9 +224,10 @@ def _host_activity(c, device_correlations):
     tagged = {tag: intervals.union(column(s, np.int64), column(e, np.int64)) for tag, (s, e) in c.tagged.items()}
     if len(c.sync_start):
         tagged["sync"] = intervals.union(column(c.sync_start, np.int64), column(c.sync_end, np.int64))
-    fills = intervals.intersect(intervals.union(column(c.fill_start, np.int64), column(c.fill_end, np.int64)),
-                                intervals.union(column(c.zero_grad_start, np.int64),
-                                                column(c.zero_grad_end, np.int64)))
+    fills = intervals.intersect(
+        intervals.union(column(c.fill_start, np.int64), column(c.fill_end, np.int64)),
+        intervals.union(column(c.zero_grad_start, np.int64), column(c.zero_grad_end, np.int64)),
+    )
     if len(fills):
         tagged["zero_grad_fill"] = fills
     return HostActivity(
@@ -210,8 +253,9 @@ def _step_thread_busy(c):
     spans = [c.thread_spans[thread] for thread in sorted(c.marker_threads) if thread in c.thread_spans]
     if not spans:
         return intervals.EMPTY
-    return intervals.union(np.concatenate([column(s, np.int64) for s, _ in spans]),
-                           np.concatenate([column(e, np.int64) for _, e in spans]))
+    return intervals.union(
+        np.concatenate([column(s, np.int64) for s, _ in spans]), np.concatenate([column(e, np.int64) for _, e in spans])
+    )
 
 
 def _span(gpus, host):
@@ -231,8 +275,12 @@ def _environment(metadata):
     environment = {"framework": "pytorch"}
     info = metadata.get("distributedInfo")
     if isinstance(info, dict):
-        for source, key in (("rank", "rank"), ("world_size", "world_size"), ("backend", "distributed_backend"),
-                            ("nccl_version", "nccl_version")):
+        for source, key in (
+            ("rank", "rank"),
+            ("world_size", "world_size"),
+            ("backend", "distributed_backend"),
+            ("nccl_version", "nccl_version"),
+        ):
             value = info.get(source)
             if isinstance(value, str):
                 environment[key] = clean_text(value)

@@ -16,8 +16,12 @@ class OptionCounter:
 
     def options(self, metadata, python_calls, memory_events):
         """The recording options on, in _FLAGS order."""
-        seen = {"record_shapes": self.shapes > 0, "with_stack": self.stacks > 0 or python_calls > 0,
-                "profile_memory": memory_events > 0, "with_flops": self.flops > 0}
+        seen = {
+            "record_shapes": self.shapes > 0,
+            "with_stack": self.stacks > 0 or python_calls > 0,
+            "profile_memory": memory_events > 0,
+            "with_flops": self.flops > 0,
+        }
         flagged = {flag: _truthy(metadata.get(flag)) for flag in _FLAGS}
         return tuple(flag for flag in _FLAGS if seen[flag] or flagged[flag])
 

@@ -14,17 +14,36 @@ from tb_gpu_advisor.readers.kineto.host_names import host_name
 from tb_gpu_advisor.readers.kineto.op_work import input_dtype, op_cost
 from tb_gpu_advisor.readers.kineto.times import split_us
 from tb_gpu_advisor.readers.kineto.records import EMPTY_ARGS, UNCACHED, UNSET, Raw, args_dict, decoded, raw_key
-from tb_gpu_advisor.readers.kineto.values import (MAX_US, PS_PER_US, WINDOW_PS, LeftOut, clean_text, copy_details,
-                                                  input_dims, integer, kernel_config)
+from tb_gpu_advisor.readers.kineto.values import (
+    MAX_US,
+    PS_PER_US,
+    WINDOW_PS,
+    LeftOut,
+    clean_text,
+    copy_details,
+    input_dims,
+    integer,
+    kernel_config,
+)
 from tb_gpu_advisor.model.device_events import classify_event_name
 from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection, StepMarker
+
 # Old Kineto spelled the categories differently (PyTorch 1.8-1.9).
-_CATEGORY_ALIASES = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_memset", "Runtime": "cuda_runtime",
-                     "Operator": "cpu_op", "Driver": "cuda_driver"}
-_DEVICE_CATEGORIES = {"kernel": ActivityKind.KERNEL, "gpu_memcpy": ActivityKind.MEMCPY,
-                      "gpu_memset": ActivityKind.MEMSET}
+_CATEGORY_ALIASES = {
+    "Kernel": "kernel",
+    "Memcpy": "gpu_memcpy",
+    "Memset": "gpu_memset",
+    "Runtime": "cuda_runtime",
+    "Operator": "cpu_op",
+    "Driver": "cuda_driver",
+}
+_DEVICE_CATEGORIES = {
+    "kernel": ActivityKind.KERNEL,
+    "gpu_memcpy": ActivityKind.MEMCPY,
+    "gpu_memset": ActivityKind.MEMSET,
+}
 # Categories on the device tracks that are not device work.
 _DEVICE_SIDE = {"gpu_user_annotation", "cuda_sync", "ac2g", "Trace", "cuda_profiler_range"}
 # PyTorch's profile_memory events: one per (de)allocation, with the allocator's total after it; c10's device type
@@ -36,7 +55,9 @@ _CACHED_NAMES = 1 << 16
 _INIT_MIN_PS = 1_000_000_000  # 1 ms: these calls take microseconds once the process is warm
 _PS_PER_US = Decimal(PS_PER_US)  # the same products as with the int, without converting it each time
 _MAX_US_WHOLE = int(MAX_US)
-_PLAIN_US = 9 * 10**12  # batch times within this many µs of the origin: their ps fit int64 (kineto.times)  # the largest whole number of microseconds below MAX_US (not itself whole)
+_PLAIN_US = (
+    9 * 10**12
+)  # batch times within this many µs of the origin: their ps fit int64 (kineto.times)  # the largest whole number of microseconds below MAX_US (not itself whole)
 
 
 class _Device:
@@ -45,20 +66,30 @@ class _Device:
     def __init__(self):
         self.start, self.duration = array("q"), array("q")
         self.kind, self.stream, self.correlation = array("b"), array("q"), array("q")
-        self.name_id, self.config_id, self.copy_id, self.direction = (array("i"), array("i"), array("i"),
-                                                                      array("b"))
+        self.name_id, self.config_id, self.copy_id, self.direction = (array("i"), array("i"), array("i"), array("b"))
         self.names, self.configs, self.copies = {}, {}, {}
         self.config_ids = {}  # the raw launch values of a kernel -> its config id
 
     def config_id_of(self, args):
         """The id of a kernel's KernelConfig (kineto.values.kernel_config), worked out once per distinct values."""
-        key = (raw_key(args.registers), raw_key(args.shared), raw_key(args.grid), raw_key(args.block),
-               raw_key(args.occupancy))
+        key = (
+            raw_key(args.registers),
+            raw_key(args.shared),
+            raw_key(args.grid),
+            raw_key(args.block),
+            raw_key(args.occupancy),
+        )
         found = self.config_ids.get(key) if UNCACHED not in key else None
         if found is None:
-            config = kernel_config({"registers per thread": decoded(args.registers),
-                                    "shared memory": decoded(args.shared), "grid": decoded(args.grid),
-                                    "block": decoded(args.block), "est. achieved occupancy %": args.occupancy})
+            config = kernel_config(
+                {
+                    "registers per thread": decoded(args.registers),
+                    "shared memory": decoded(args.shared),
+                    "grid": decoded(args.grid),
+                    "block": decoded(args.block),
+                    "est. achieved occupancy %": args.occupancy,
+                }
+            )
             found = _intern(self.configs, config)
             if UNCACHED not in key and len(self.config_ids) < _CACHED_NAMES:
                 self.config_ids[key] = found
@@ -78,8 +109,12 @@ class Collector:
     def __init__(self, origin_us=None):
         self.origin_us = origin_us  # the microsecond time of picosecond 0: the first plausible event's
         self.devices = {}
-        self.launch_corr, self.launch_start, self.launch_dur, self.launch_tid = (array("q"), array("q"),
-                                                                                  array("q"), array("q"))
+        self.launch_corr, self.launch_start, self.launch_dur, self.launch_tid = (
+            array("q"),
+            array("q"),
+            array("q"),
+            array("q"),
+        )
         self.ops = {}  # thread -> (starts, ends, name ids, cost ids, dtype ids) of cpu_op events (kineto.op_work)
         self.op_costs = []  # OpCost of each costed op instance, by cost id
         self.op_dtypes = {}  # input element type -> dtype id
@@ -178,8 +213,14 @@ class Collector:
         origin_whole, origin_ps = self.origin_parts
         delta = ts_whole - origin_whole
         # Both parts plain, a duration >= 0, and products that fit int64; the rest goes one at a time.
-        plain = (ts_plain & dur_plain & (dur_whole >= 0) & (dur_ps >= 0) & (np.abs(delta) < _PLAIN_US)
-                 & (dur_whole < _PLAIN_US))
+        plain = (
+            ts_plain
+            & dur_plain
+            & (dur_whole >= 0)
+            & (dur_ps >= 0)
+            & (np.abs(delta) < _PLAIN_US)
+            & (dur_whole < _PLAIN_US)
+        )
         starts = (np.where(plain, delta, 0) * PS_PER_US + (ts_ps - origin_ps)).tolist()
         durations = (np.where(plain, dur_whole, 0) * PS_PER_US + dur_ps).tolist()
         for event, is_plain, start, duration in zip(timed, plain.tolist(), starts, durations):
@@ -257,11 +298,15 @@ class Collector:
         for thread in sorted(self.thread_roles):
             waits, wakes = self.thread_roles[thread]
             busy = [self.python_spans[thread]] + ([self.ops[thread][:2]] if thread in self.ops else [])
-            found.append(thread_waits(
-                thread_label("", ids[thread]), thread in feeding,
-                {kind: tuple(column(c, np.int64) for c in spans) for kind, spans in waits.items()},
-                tuple(column(c, np.int64) for c in wakes),
-                tuple(np.concatenate([column(spans[i], np.int64) for spans in busy]) for i in (0, 1))))
+            found.append(
+                thread_waits(
+                    thread_label("", ids[thread]),
+                    thread in feeding,
+                    {kind: tuple(column(c, np.int64) for c in spans) for kind, spans in waits.items()},
+                    tuple(column(c, np.int64) for c in wakes),
+                    tuple(np.concatenate([column(spans[i], np.int64) for spans in busy]) for i in (0, 1)),
+                )
+            )
         return tuple(found)
 
     @staticmethod
@@ -285,13 +330,13 @@ class Collector:
         if kind == ActivityKind.KERNEL:
             config_id = device.config_id_of(args)
             if is_collective_kernel(name):
-                self.collectives.add_kernel(ordinal, name, start, duration, args_dict(args),
-                                            integer(args.correlation))
+                self.collectives.add_kernel(ordinal, name, start, duration, args_dict(args), integer(args.correlation))
         elif kind == ActivityKind.MEMCPY:
             cached = self.kind_cache.get(name)
             if cached is None:
-                cached = self.kind_cache[name] = classify_event_name(name if name.startswith("Memcpy")
-                                                                     else "Memcpy " + name)[1]
+                cached = self.kind_cache[name] = classify_event_name(
+                    name if name.startswith("Memcpy") else "Memcpy " + name
+                )[1]
             direction = cached
             details, implausible = copy_details(name, args_dict(args))
             self.left_out.copy_sizes += implausible
@@ -324,8 +369,11 @@ class Collector:
         if kind.step is not None:
             if duration > 0:
                 self.marker_threads.add(thread)
-                self.markers.append(StepMarker(name=name, start_ps=start, end_ps=start + duration, source="host",
-                                               step_num=int(kind.step)))
+                self.markers.append(
+                    StepMarker(
+                        name=name, start_ps=start, end_ps=start + duration, source="host", step_num=int(kind.step)
+                    )
+                )
             return
         entry = self.op_totals.get(name)
         if entry is None:
@@ -407,8 +455,9 @@ class Collector:
                 dtype = self._input_dtype(types)
         columns[4].append(_intern(self.op_dtypes, dtype) if dtype else -1)
         if kind.loss:
-            self.loss_calls.append((name, start, end, input_dims(decoded(args.dims) if args.dims is not UNSET
-                                                                 else None)))
+            self.loss_calls.append(
+                (name, start, end, input_dims(decoded(args.dims) if args.dims is not UNSET else None))
+            )
 
     def _input_dtype(self, types):
         key = raw_key(types)

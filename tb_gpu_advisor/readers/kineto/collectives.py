@@ -16,14 +16,38 @@ from tb_gpu_advisor.model.details import MAX_COPY_BYTES
 from tb_gpu_advisor.model.trace import CollectiveCall
 
 # Bytes per element of the dtype names PyTorch writes in `dtype`.
-DTYPE_BYTES = {"Float": 4, "Double": 8, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2, "Char": 1,
-               "Byte": 1, "Bool": 1, "ComplexFloat": 8, "ComplexDouble": 16, "Float8_e4m3fn": 1,
-               "Float8_e5m2": 1}
+DTYPE_BYTES = {
+    "Float": 4,
+    "Double": 8,
+    "Half": 2,
+    "BFloat16": 2,
+    "Long": 8,
+    "Int": 4,
+    "Short": 2,
+    "Char": 1,
+    "Byte": 1,
+    "Bool": 1,
+    "ComplexFloat": 8,
+    "ComplexDouble": 16,
+    "Float8_e4m3fn": 1,
+    "Float8_e5m2": 1,
+}
 # The C++ type names of an op's `Input type` -> PyTorch's dtype names above.
-_INPUT_TYPES = {"float": "Float", "double": "Double", "c10::Half": "Half", "c10::BFloat16": "BFloat16",
-                "long int": "Long", "int64_t": "Long", "int": "Int", "short int": "Short", "signed char": "Char",
-                "unsigned char": "Byte", "bool": "Bool", "c10::complex<float>": "ComplexFloat",
-                "c10::complex<double>": "ComplexDouble"}
+_INPUT_TYPES = {
+    "float": "Float",
+    "double": "Double",
+    "c10::Half": "Half",
+    "c10::BFloat16": "BFloat16",
+    "long int": "Long",
+    "int64_t": "Long",
+    "int": "Int",
+    "short int": "Short",
+    "signed char": "Char",
+    "unsigned char": "Byte",
+    "bool": "Bool",
+    "c10::complex<float>": "ComplexFloat",
+    "c10::complex<double>": "ComplexDouble",
+}
 # ncclKernel_AllReduce_RING_LL_Sum_float / ncclDevKernel_AllGather_RING_LL / ncclKernel_SendRecv_...
 _KERNEL_OP = re.compile(r"^nccl(?:Dev)?Kernel_([A-Za-z]+)")
 # Host spans looked at before a launch, innermost first: the chain c10d op > record_param_comms > nccl: is 3 deep.
@@ -56,11 +80,13 @@ def _sizes(args):
     width = DTYPE_BYTES.get(dtype)
     nelems_in, nelems_out = _count(args.get("In msg nelems")), _count(args.get("Out msg nelems"))
     collective = args.get("Collective name")
-    return ((collective_of(collective) or clean_text(collective)) if isinstance(collective, str) and collective
-            else None,
-            nelems_in * width if width and nelems_in is not None else None,
-            nelems_out * width if width and nelems_out is not None else None,
-            dtype, _count(args.get("Group size")))
+    return (
+        (collective_of(collective) or clean_text(collective)) if isinstance(collective, str) and collective else None,
+        nelems_in * width if width and nelems_in is not None else None,
+        nelems_out * width if width and nelems_out is not None else None,
+        dtype,
+        _count(args.get("Group size")),
+    )
 
 
 def _input_sizes(args):
@@ -75,8 +101,12 @@ def _input_sizes(args):
     dtype = names.pop()
     total = 0
     for shape in dims:
-        if not isinstance(shape, list) or not shape or len(shape) > _MAX_RANK or not all(
-                integer(d, None, 0, MAX_COPY_BYTES) is not None for d in shape):
+        if (
+            not isinstance(shape, list)
+            or not shape
+            or len(shape) > _MAX_RANK
+            or not all(integer(d, None, 0, MAX_COPY_BYTES) is not None for d in shape)
+        ):
             return None, None
         total += math.prod(shape)
     size = total * DTYPE_BYTES[dtype]
@@ -90,8 +120,14 @@ class _HostOp:
     __slots__ = ("start", "end", "name", "collective", "rank", "sizes")
 
     def __init__(self, start, end, name, collective, rank, sizes):
-        self.start, self.end, self.name, self.collective, self.rank, self.sizes = (start, end, name, collective,
-                                                                                   rank, sizes)
+        self.start, self.end, self.name, self.collective, self.rank, self.sizes = (
+            start,
+            end,
+            name,
+            collective,
+            rank,
+            sizes,
+        )
 
 
 class CollectiveCollector:
@@ -119,8 +155,14 @@ class CollectiveCollector:
             if named is None:
                 return
             in_bytes, dtype = _input_sizes(args)
-            op = _HostOp(start, start + duration, name, named[0], named[1],
-                         (named[0], in_bytes, None, dtype, None, HOST_OP) if in_bytes is not None else None)
+            op = _HostOp(
+                start,
+                start + duration,
+                name,
+                named[0],
+                named[1],
+                (named[0], in_bytes, None, dtype, None, HOST_OP) if in_bytes is not None else None,
+            )
         self.host_ops.setdefault(thread, []).append(op)
 
     def kernel_correlations(self):
@@ -142,14 +184,30 @@ class CollectiveCollector:
             calls.extend(_backend_calls(by_thread, shift))
         for thread, start, duration, sizes in self.params:
             inside = _inside(by_thread.get(thread, ()), starts.get(thread, ()), start, start + duration)
-            named = _best(inside + [op for op in _enclosing(by_thread, starts, thread, start)
-                                    if op.name != PARAM_COMMS and op.end >= start + duration])
+            named = _best(
+                inside
+                + [
+                    op
+                    for op in _enclosing(by_thread, starts, thread, start)
+                    if op.name != PARAM_COMMS and op.end >= start + duration
+                ]
+            )
             collective = sizes[0] or (named.collective if named is not None else None)
-            calls.append(CollectiveCall(
-                source="host", device=-1, collective=collective or "unknown", start_ps=start - shift,
-                duration_ps=duration, in_bytes=sizes[1], out_bytes=sizes[2], dtype=sizes[3], group_size=sizes[4],
-                named_from=HOST_OP if collective else None,
-                issued_by=PARAM_COMMS if sizes[0] else (named.name if named is not None else None)))
+            calls.append(
+                CollectiveCall(
+                    source="host",
+                    device=-1,
+                    collective=collective or "unknown",
+                    start_ps=start - shift,
+                    duration_ps=duration,
+                    in_bytes=sizes[1],
+                    out_bytes=sizes[2],
+                    dtype=sizes[3],
+                    group_size=sizes[4],
+                    named_from=HOST_OP if collective else None,
+                    issued_by=PARAM_COMMS if sizes[0] else (named.name if named is not None else None),
+                )
+            )
         return tuple(sorted(calls, key=lambda call: (call.start_ps, call.device)))
 
 
@@ -174,10 +232,19 @@ def _backend_calls(by_thread, shift):
         index = seen[op.collective] = seen.get(op.collective, -1) + 1
         source = issued.get(op.collective, ())
         sizes = op.sizes or (source[index].sizes if index < len(source) else None)
-        calls.append(CollectiveCall(
-            source="host", device=-1, collective=op.collective, start_ps=op.start - shift,
-            duration_ps=op.end - op.start, in_bytes=sizes[1] if sizes else None, dtype=sizes[3] if sizes else None,
-            named_from=HOST_OP, issued_by=op.name))
+        calls.append(
+            CollectiveCall(
+                source="host",
+                device=-1,
+                collective=op.collective,
+                start_ps=op.start - shift,
+                duration_ps=op.end - op.start,
+                in_bytes=sizes[1] if sizes else None,
+                dtype=sizes[3] if sizes else None,
+                named_from=HOST_OP,
+                issued_by=op.name,
+            )
+        )
     return calls
 
 
@@ -192,13 +259,29 @@ def _kernel_call(device, name, start, duration, sizes, around):
     else:
         collective, named_from, issued_by = by_name or name, KERNEL_NAME if by_name else None, None
     if sizes[1] is None and sizes[2] is None:
-        sized = next((op.sizes for op in sorted(around, key=lambda op: op.rank) if op.sizes is not None
-                      and op.sizes[1] is not None), None)
+        sized = next(
+            (
+                op.sizes
+                for op in sorted(around, key=lambda op: op.rank)
+                if op.sizes is not None and op.sizes[1] is not None
+            ),
+            None,
+        )
         sizes = sized if sized is not None else sizes
-    return CollectiveCall(source="kernel", device=device, collective=collective, start_ps=start, duration_ps=duration,
-                          in_bytes=sizes[1], out_bytes=sizes[2], dtype=sizes[3], group_size=sizes[4],
-                          size_source=sizes[5] if len(sizes) > 5 else None, named_from=named_from,
-                          issued_by=issued_by)
+    return CollectiveCall(
+        source="kernel",
+        device=device,
+        collective=collective,
+        start_ps=start,
+        duration_ps=duration,
+        in_bytes=sizes[1],
+        out_bytes=sizes[2],
+        dtype=sizes[3],
+        group_size=sizes[4],
+        size_source=sizes[5] if len(sizes) > 5 else None,
+        named_from=named_from,
+        issued_by=issued_by,
+    )
 
 
 def _best(ops):
@@ -214,7 +297,7 @@ def _enclosing(by_thread, starts, thread, time):
         return []
     index = bisect.bisect_right(starts[thread], time)
     found = []
-    for op in reversed(ops[max(0, index - _ENCLOSING_LOOKBACK):index]):
+    for op in reversed(ops[max(0, index - _ENCLOSING_LOOKBACK) : index]):
         if op.end >= time:
             found.append(op)
     return found
@@ -224,7 +307,7 @@ def _inside(ops, starts, start, end):
     """The collective host ops that start inside [start, end] (bounded: the first few)."""
     index = bisect.bisect_left(starts, start)
     found = []
-    for op in ops[index:index + _ENCLOSING_LOOKBACK]:
+    for op in ops[index : index + _ENCLOSING_LOOKBACK]:
         if op.start > end:
             break
         if op.end <= end and op.name != PARAM_COMMS:

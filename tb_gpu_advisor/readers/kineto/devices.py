@@ -48,17 +48,22 @@ def capabilities(properties, ordinal):
     vendor = _vendor(name or "")
     major, minor = entry.get("computeMajor"), entry.get("computeMinor")
     capability = None
-    if vendor != "AMD" and _positive(major) and isinstance(minor, int) and not isinstance(minor, bool) \
-            and minor >= 0:
+    if vendor != "AMD" and _positive(major) and isinstance(minor, int) and not isinstance(minor, bool) and minor >= 0:
         capability = (major, minor)
     memory = entry.get("totalGlobalMem")
-    caps, warnings = checked_capabilities(DeviceCapabilities(
-        model_name=name or None,
-        vendor=vendor,
-        sm_count=_present(entry.get("numSms")),
-        memory_bytes=_present(memory),
-        compute_capability=capability,
-    ), device_events_name(ordinal))
+    caps, warnings = checked_capabilities(
+        DeviceCapabilities(
+            model_name=name or None,
+            vendor=vendor,
+            sm_count=_present(entry.get("numSms")),
+            memory_bytes=_present(memory),
+            compute_capability=capability,
+        ),
+        device_events_name(ordinal),
+    )
     spec = published_spec(caps.model_name, caps.memory_bytes)
-    return replace(caps, clock_mhz=float(spec.clock_mhz) if spec else None,
-                   memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s if spec else None), warnings
+    return replace(
+        caps,
+        clock_mhz=float(spec.clock_mhz) if spec else None,
+        memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s if spec else None,
+    ), warnings

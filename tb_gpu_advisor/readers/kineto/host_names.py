@@ -18,20 +18,40 @@ _OPTIMIZER_STEP_PREFIX = "Optimizer.step#"  # analysis.optimizer_loop
 _FILL_OPS = {"aten::zero_", "aten::fill_"}
 # PyTorch's loss operators, whose input and target `Input Dims` hold the rows a step scores
 # (analysis.examples_per_step); a composite loss (cross entropy) encloses the ones it calls.
-LOSS_OPS = frozenset({
-    "aten::cross_entropy_loss", "aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d", "aten::mse_loss",
-    "aten::l1_loss", "aten::smooth_l1_loss", "aten::huber_loss", "aten::binary_cross_entropy",
-    "aten::binary_cross_entropy_with_logits", "aten::kl_div", "aten::soft_margin_loss",
-    "aten::multilabel_margin_loss", "aten::multi_margin_loss", "aten::hinge_embedding_loss",
-    "aten::poisson_nll_loss", "aten::cosine_embedding_loss", "aten::margin_ranking_loss"})
+LOSS_OPS = frozenset(
+    {
+        "aten::cross_entropy_loss",
+        "aten::nll_loss",
+        "aten::nll_loss_nd",
+        "aten::nll_loss2d",
+        "aten::mse_loss",
+        "aten::l1_loss",
+        "aten::smooth_l1_loss",
+        "aten::huber_loss",
+        "aten::binary_cross_entropy",
+        "aten::binary_cross_entropy_with_logits",
+        "aten::kl_div",
+        "aten::soft_margin_loss",
+        "aten::multilabel_margin_loss",
+        "aten::multi_margin_loss",
+        "aten::hinge_embedding_loss",
+        "aten::poisson_nll_loss",
+        "aten::cosine_embedding_loss",
+        "aten::margin_ranking_loss",
+    }
+)
 # Host calls that block until the device is done (the runtime API and HIP spellings).
-_SYNC_CALLS = re.compile(r"^(cuda|hip)(Device|Stream|Event|Ctx)Synchroni[sz]e$|"
-                         r"^(cuda|hip)Memcpy$")
+_SYNC_CALLS = re.compile(
+    r"^(cuda|hip)(Device|Stream|Event|Ctx)Synchroni[sz]e$|"
+    r"^(cuda|hip)Memcpy$"
+)
 # One-time setup calls (context, streams, module loading, first allocations); a long one marks warm-up.
-_INIT_CALLS = re.compile(r"^(cu|cuda|hip)(Free|Malloc\w*|HostAlloc|HostRegister|StreamCreate\w*|"
-                         r"DeviceGetStreamPriorityRange|ModuleLoad\w*|LibraryLoad\w*|CtxCreate\w*|"
-                         r"DevicePrimaryCtxRetain|SetDevice|GetDeviceProperties\w*|FuncGetAttributes|"
-                         r"EventCreate\w*)$")
+_INIT_CALLS = re.compile(
+    r"^(cu|cuda|hip)(Free|Malloc\w*|HostAlloc|HostRegister|StreamCreate\w*|"
+    r"DeviceGetStreamPriorityRange|ModuleLoad\w*|LibraryLoad\w*|CtxCreate\w*|"
+    r"DevicePrimaryCtxRetain|SetDevice|GetDeviceProperties\w*|FuncGetAttributes|"
+    r"EventCreate\w*)$"
+)
 
 
 class HostName(NamedTuple):
@@ -66,9 +86,17 @@ def host_name(cat, name):
             span = "fill"
     call = python_call_name(name) if cat == "python_function" else None
     return HostName(
-        step=step.group(1) if step else None, python=cat == "python_function", launch=launch,
-        device_wait=launch and is_device_wait(name), allocator=launch and is_allocator_call(name),
-        sync=launch and bool(_SYNC_CALLS.match(name)), init=launch and bool(_INIT_CALLS.match(name)),
-        span=span, collective=not launch and is_collective_host_op(name), cpu_op=cat == "cpu_op",
-        costed=name in COSTED_BY_SHAPE, loss=name in LOSS_OPS,
-        tag=None if launch else event_tag(call if call is not None else name))
+        step=step.group(1) if step else None,
+        python=cat == "python_function",
+        launch=launch,
+        device_wait=launch and is_device_wait(name),
+        allocator=launch and is_allocator_call(name),
+        sync=launch and bool(_SYNC_CALLS.match(name)),
+        init=launch and bool(_INIT_CALLS.match(name)),
+        span=span,
+        collective=not launch and is_collective_host_op(name),
+        cpu_op=cat == "cpu_op",
+        costed=name in COSTED_BY_SHAPE,
+        loss=name in LOSS_OPS,
+        tag=None if launch else event_tag(call if call is not None else name),
+    )

@@ -11,9 +11,16 @@ from tb_gpu_advisor.readers.hlo.op_cost import MATRIX, VECTOR, OpCost
 from tb_gpu_advisor.readers.kineto.ops import innermost_enclosing
 from tb_gpu_advisor.model.work import EventWork
 
-DTYPES = {"float": "f32", "c10::BFloat16": "bf16", "c10::Half": "f16", "double": "f64",
-          "c10::Float8_e4m3fn": "f8e4m3fn", "c10::Float8_e5m2": "f8e5m2", "c10::Float8_e4m3fnuz": "f8e4m3fnuz",
-          "c10::Float8_e5m2fnuz": "f8e5m2fnuz"}
+DTYPES = {
+    "float": "f32",
+    "c10::BFloat16": "bf16",
+    "c10::Half": "f16",
+    "double": "f64",
+    "c10::Float8_e4m3fn": "f8e4m3fn",
+    "c10::Float8_e5m2": "f8e5m2",
+    "c10::Float8_e4m3fnuz": "f8e4m3fnuz",
+    "c10::Float8_e5m2fnuz": "f8e5m2fnuz",
+}
 _BYTES = {"f32": 4, "bf16": 2, "f16": 2, "f64": 8}
 # (index of the first matrix operand among the inputs) of each GEMM op: C = A @ B (+ bias first for addmm/baddbmm).
 _GEMMS = {"aten::mm": 0, "aten::addmm": 1, "aten::bmm": 0, "aten::baddbmm": 1}
@@ -32,8 +39,11 @@ ATTENTION_OPS = frozenset(_ATTENTION)
 # The ops whose FLOPs op_cost works out from their shapes (without a `flops` arg).
 COSTED_BY_SHAPE = frozenset(_GEMMS) | ATTENTION_OPS
 ATTENTION_BACKWARD_FACTOR = 2.5
-_MATRIX_OPS = frozenset(_GEMMS) | ATTENTION_OPS | {"aten::convolution", "aten::_convolution",
-                                                    "aten::cudnn_convolution", "aten::conv2d"}
+_MATRIX_OPS = (
+    frozenset(_GEMMS)
+    | ATTENTION_OPS
+    | {"aten::convolution", "aten::_convolution", "aten::cudnn_convolution", "aten::conv2d"}
+)
 
 
 def input_dtype(args):
@@ -52,8 +62,9 @@ def _dims(args):
     dims = args.get("Input Dims")
     if not isinstance(dims, list):
         return None
-    if not all(isinstance(d, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in d)
-               for d in dims):
+    if not all(
+        isinstance(d, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in d) for d in dims
+    ):
         return None
     return dims
 
@@ -103,8 +114,13 @@ def _attention(name, dims, concrete, dtype):
         flops = int(flops * ATTENTION_BACKWARD_FACTOR)
     width = _BYTES.get(dtype)
     nbytes = (2 if backward else 1) * (math.prod(q) * 2 + math.prod(k) + math.prod(v)) * width if width else None
-    return OpCost(flops, nbytes, MATRIX, dtype,
-                  "fused attention from its input shapes (4*B*H*S^2*D forward; causal /2; backward x2.5)")
+    return OpCost(
+        flops,
+        nbytes,
+        MATRIX,
+        dtype,
+        "fused attention from its input shapes (4*B*H*S^2*D forward; causal /2; backward x2.5)",
+    )
 
 
 def launch_work(host, launch_thread, ops):

@@ -18,8 +18,9 @@ def default_group_size(info):
         return None, None
     groups = info.get("pg_config")
     if isinstance(groups, list) and groups:
-        sizes = {integer(group.get("pg_size"), None, 1, MAX_RANKS) if isinstance(group, dict) else None
-                 for group in groups}
+        sizes = {
+            integer(group.get("pg_size"), None, 1, MAX_RANKS) if isinstance(group, dict) else None for group in groups
+        }
         return (sizes.pop(), "process_groups") if len(sizes) == 1 and None not in sizes else (None, None)
     world = integer(info.get("world_size"), None, 1, MAX_RANKS)
     return (world, "world_size") if world is not None and world > 1 else (None, None)

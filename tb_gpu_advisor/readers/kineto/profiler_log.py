@@ -12,8 +12,10 @@ _MAX_LINE = 400
 _STOPPED_EARLY = "CUPTI stopped early? = "
 # Words of a log line about events the capture lost (the other lines are the profiler's chatter).
 _LOSS_WORDS = ("drop", "lost", "overflow", "buffer", "stopped", "exceed", "truncat", "missing")
-STOPPED_EARLY_WARNING = ("Kineto: CUPTI stopped collecting early (its activity buffers reached their size limit): "
-                         "device events after that point were dropped")
+STOPPED_EARLY_WARNING = (
+    "Kineto: CUPTI stopped collecting early (its activity buffers reached their size limit): "
+    "device events after that point were dropped"
+)
 
 
 def _lines(value):
@@ -28,10 +30,13 @@ def capture_warnings(metadata):
     found = []
     for line in _lines(metadata.get("INFO")):
         at = line.find(_STOPPED_EARLY)
-        if at >= 0 and line[at + len(_STOPPED_EARLY):].strip()[:1] not in ("", "0"):
+        if at >= 0 and line[at + len(_STOPPED_EARLY) :].strip()[:1] not in ("", "0"):
             found.append(STOPPED_EARLY_WARNING)
             break
     for level in ("WARNING", "ERROR"):
-        found += [f"Kineto {level.lower()}: {line}" for line in _lines(metadata.get(level))
-                  if any(word in line.lower() for word in _LOSS_WORDS)]
+        found += [
+            f"Kineto {level.lower()}: {line}"
+            for line in _lines(metadata.get(level))
+            if any(word in line.lower() for word in _LOSS_WORDS)
+        ]
     return tuple(found)

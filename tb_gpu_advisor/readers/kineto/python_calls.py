@@ -6,8 +6,10 @@ import re
 # `<built-in method read of _io.BufferedReader object at 0x7f..>`, `<method 'decode' of 'bytes' objects>`.
 _SOURCE = re.compile(r"^(?P<file>[^<>()]+\.py)\(\d+\): (?P<function>[\w.<>]+)$")
 _BUILTIN_FUNCTION = re.compile(r"^<built-in function (?P<function>\w+)>$")
-_BUILTIN_METHOD = re.compile(r"^<built-in method (?P<function>\w+) of (?P<owner>[\w.]+) (object|type object) at "
-                             r"0x[0-9a-fA-F]+>$")
+_BUILTIN_METHOD = re.compile(
+    r"^<built-in method (?P<function>\w+) of (?P<owner>[\w.]+) (object|type object) at "
+    r"0x[0-9a-fA-F]+>$"
+)
 _METHOD = re.compile(r"^<method '(?P<function>\w+)' of '(?P<owner>[\w.]+)' objects>$")
 
 

@@ -17,16 +17,27 @@ except ImportError:  # the standard library path alone: same records, built from
 
 # attribute -> (the JSON key in `args`, kept undecoded until needed, read only for its presence)
 ARG_FIELDS = {
-    "device": ("device", False, False), "stream": ("stream", False, False),
+    "device": ("device", False, False),
+    "stream": ("stream", False, False),
     "correlation": ("correlation", False, False),
-    "registers": ("registers per thread", False, False), "shared": ("shared memory", False, False),
+    "registers": ("registers per thread", False, False),
+    "shared": ("shared memory", False, False),
     "occupancy": ("est. achieved occupancy %", False, False),
-    "grid": ("grid", True, False), "block": ("block", True, False), "bytes": ("bytes", False, False),
-    "dims": ("Input Dims", True, True), "types": ("Input type", True, False), "stack": ("Call stack", True, True),
-    "flops": ("flops", False, True), "concrete": ("Concrete Inputs", True, False), "dtype": ("dtype", False, False),
-    "in_nelems": ("In msg nelems", False, False), "out_nelems": ("Out msg nelems", False, False),
-    "collective": ("Collective name", False, False), "group": ("Group size", False, False),
-    "device_type": ("Device Type", False, False), "device_id": ("Device Id", False, False),
+    "grid": ("grid", True, False),
+    "block": ("block", True, False),
+    "bytes": ("bytes", False, False),
+    "dims": ("Input Dims", True, True),
+    "types": ("Input type", True, False),
+    "stack": ("Call stack", True, True),
+    "flops": ("flops", False, True),
+    "concrete": ("Concrete Inputs", True, False),
+    "dtype": ("dtype", False, False),
+    "in_nelems": ("In msg nelems", False, False),
+    "out_nelems": ("Out msg nelems", False, False),
+    "collective": ("Collective name", False, False),
+    "group": ("Group size", False, False),
+    "device_type": ("Device Type", False, False),
+    "device_id": ("Device Id", False, False),
     "allocated": ("Total Allocated", False, False),
 }
 _KEYS = {attribute: key for attribute, (key, _, _) in ARG_FIELDS.items()}
@@ -56,6 +67,7 @@ if msgspec is not None:
 
     class BatchEvent(msgspec.Struct, gc=False):
         """An Event whose ts and dur stay JSON text, read for a whole batch at once (kineto.times)."""
+
         ph: Any = None
         cat: Any = None
         name: Any = None
@@ -70,6 +82,7 @@ if msgspec is not None:
     BATCH_DECODER = msgspec.json.Decoder(list[BatchEvent], float_hook=Decimal)
     BATCH_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, ValueError)
 else:
+
     class _Unset:
         __slots__ = ()
 
@@ -92,8 +105,16 @@ else:
         __slots__ = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "args")
 
         def __init__(self, ph=None, cat=None, name=None, pid=None, tid=None, ts=None, dur=0, args=None):
-            self.ph, self.cat, self.name, self.pid, self.tid, self.ts, self.dur, self.args = (ph, cat, name, pid,
-                                                                                              tid, ts, dur, args)
+            self.ph, self.cat, self.name, self.pid, self.tid, self.ts, self.dur, self.args = (
+                ph,
+                cat,
+                name,
+                pid,
+                tid,
+                ts,
+                dur,
+                args,
+            )
 
     BATCH_DECODER = None
     BATCH_ERRORS = ()
@@ -110,8 +131,16 @@ def record(value):
         args = Args(**{attribute: args[key] for attribute, key in _KEYS.items() if key in args})
     else:
         args = None
-    return Event(ph=value.get("ph"), cat=value.get("cat"), name=value.get("name"), pid=value.get("pid"),
-                 tid=value.get("tid"), ts=value.get("ts"), dur=value.get("dur", 0), args=args)
+    return Event(
+        ph=value.get("ph"),
+        cat=value.get("cat"),
+        name=value.get("name"),
+        pid=value.get("pid"),
+        tid=value.get("tid"),
+        ts=value.get("ts"),
+        dur=value.get("dur", 0),
+        args=args,
+    )
 
 
 def decoded(value):

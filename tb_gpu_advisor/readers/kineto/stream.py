@@ -35,9 +35,20 @@ _DECODER = json.JSONDecoder(parse_float=Decimal)
 # profiler's events are a few KB (the longest of the committed traces is 5,485 characters).
 MAX_VALUE_CHARS = 4 << 20
 # The top-level values the model reads; the others are decoded (to check the JSON) and dropped.
-KEPT_KEYS = frozenset({"deviceProperties", "distributedInfo", "schemaVersion",
-                       "record_shapes", "with_stack", "profile_memory", "with_flops",  # kineto.capture_options
-                       "INFO", "WARNING", "ERROR"})  # kineto.profiler_log
+KEPT_KEYS = frozenset(
+    {
+        "deviceProperties",
+        "distributedInfo",
+        "schemaVersion",
+        "record_shapes",
+        "with_stack",
+        "profile_memory",
+        "with_flops",  # kineto.capture_options
+        "INFO",
+        "WARNING",
+        "ERROR",
+    }
+)  # kineto.profiler_log
 
 
 class _Text:
@@ -77,11 +88,15 @@ class _Text:
             return False
         self.read_bytes += len(data)
         if self.max_bytes and self.read_bytes > self.max_bytes:
-            raise ProfileError(self.path, inflates_too_big(self.max_bytes) if self.inflated else
-                               too_big(self.read_bytes, self.max_bytes, at_least=True))
+            raise ProfileError(
+                self.path,
+                inflates_too_big(self.max_bytes)
+                if self.inflated
+                else too_big(self.read_bytes, self.max_bytes, at_least=True),
+            )
         if self.pos > _CHUNK:
             self.consumed += self.pos
-            self.buf = self.buf[self.pos:]
+            self.buf = self.buf[self.pos :]
             self.pos = 0
         self.buf += text
         return True
@@ -118,13 +133,19 @@ class _Text:
                     self.too_long()
                 self.fail(err.msg.lower(), at=err.pos)
             except RecursionError:
-                raise ProfileError(self.path, f"nests JSON values too deeply (at character "
-                                              f"{self.consumed + self.pos:,}): no profiler writes such nesting, so "
-                                              "the file is corrupt or not a trace") from None
+                raise ProfileError(
+                    self.path,
+                    f"nests JSON values too deeply (at character "
+                    f"{self.consumed + self.pos:,}): no profiler writes such nesting, so "
+                    "the file is corrupt or not a trace",
+                ) from None
             except ValueError:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
-                raise ProfileError(self.path, f"holds an integer of more than {sys.get_int_max_str_digits():,} "
-                                              f"digits (at character {self.consumed + self.pos:,}): the file is "
-                                              "corrupt or not a trace") from None
+                raise ProfileError(
+                    self.path,
+                    f"holds an integer of more than {sys.get_int_max_str_digits():,} "
+                    f"digits (at character {self.consumed + self.pos:,}): the file is "
+                    "corrupt or not a trace",
+                ) from None
             # A number at the very end of the window may continue in the next chunk.
             if end == len(self.buf) and not self.eof and self.more():
                 continue
@@ -145,7 +166,7 @@ class _Text:
             self.single_until = self.consumed + len(self.buf)
             return None
         try:
-            events = BATCH_DECODER.decode("[" + self.buf[self.pos:end + 1] + "]")
+            events = BATCH_DECODER.decode("[" + self.buf[self.pos : end + 1] + "]")
         except BATCH_ERRORS:
             self.single_until = self.consumed + end + 2
             return None
@@ -153,9 +174,12 @@ class _Text:
         return events
 
     def too_long(self):
-        raise ProfileError(self.path, f"holds a JSON value longer than {MAX_VALUE_CHARS:,} characters (at "
-                                      f"character {self.consumed + self.pos:,}), far more than any profiler event: "
-                                      "not a trace this tool reads")
+        raise ProfileError(
+            self.path,
+            f"holds a JSON value longer than {MAX_VALUE_CHARS:,} characters (at "
+            f"character {self.consumed + self.pos:,}), far more than any profiler event: "
+            "not a trace this tool reads",
+        )
 
     def fail(self, problem, at=None):
         at = self.pos if at is None else at
@@ -168,7 +192,7 @@ def _last_boundary(buf, start, stop):
     """The position of the last `}` in buf[start:stop] followed by `,` and (after blanks) `{`: likely, not surely,
     the end of an event (a kernel name may hold `{lambda()#1}, {`); -1 when there is none."""
     end = buf.rfind("},", start, stop)
-    while end >= 0 and buf[end + 2:end + 18].lstrip(_WHITESPACE)[:1] != "{":
+    while end >= 0 and buf[end + 2 : end + 18].lstrip(_WHITESPACE)[:1] != "{":
         end = buf.rfind("},", start, end)
     return end
 
@@ -199,8 +223,9 @@ def stream_trace(path, on_event, max_bytes=DEFAULT_MAX_FILE_BYTES, on_batch=None
             raise ProfileError(path, "holds only blank text (the profiler wrote nothing)")
         if first != "{":
             if first in '["0123456789-tfn':
-                raise ProfileError(path, "is JSON but not a PyTorch profiler trace (its top level is not an object "
-                                         "with traceEvents)")
+                raise ProfileError(
+                    path, "is JSON but not a PyTorch profiler trace (its top level is not an object with traceEvents)"
+                )
             raise ProfileError(path, "is not JSON text, so not a PyTorch profiler trace")
         text.pos += 1
         seen_events = False

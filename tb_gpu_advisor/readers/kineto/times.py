@@ -35,12 +35,12 @@ def split_us(texts):
     exponent = np.zeros(count, bool)
     exponent[mark_rows[joined[marks] != _POINT]] = True
     whole_digits = point - starts - negative
-    plain = (number & ~exponent & (whole_digits >= 1) & (whole_digits <= _WHOLE) & (ends - point - 1 <= _FRACTION))
+    plain = number & ~exponent & (whole_digits >= 1) & (whole_digits <= _WHOLE) & (ends - point - 1 <= _FRACTION)
     index = point[:, None] + _COLUMNS
     outside = (index < (starts + negative)[:, None]) | (index >= ends[:, None])
     digits = joined[np.clip(index, 0, len(joined) - 1)] - np.uint8(_ZERO)
     digits[outside | (digits > 9)] = 0  # other numbers' characters, this one's sign and point
-    whole = digits[:, 1:_WHOLE + 1].astype(np.int64) @ _WHOLE_WEIGHTS
-    fraction = digits[:, _WHOLE + 2:].astype(np.int64) @ _FRACTION_WEIGHTS
+    whole = digits[:, 1 : _WHOLE + 1].astype(np.int64) @ _WHOLE_WEIGHTS
+    fraction = digits[:, _WHOLE + 2 :].astype(np.int64) @ _FRACTION_WEIGHTS
     sign = np.where(negative, -1, 1)
     return whole * sign, fraction * sign, plain

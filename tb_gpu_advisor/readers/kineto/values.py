@@ -14,11 +14,10 @@ MAX_US = Decimal(2**63) / 1000
 # An event further than this from the trace's first event (either way) is left out: half of model.limits'
 # bound, so once times count from the earliest event every start and end stays within it.
 WINDOW_PS = MAX_TIME_PS // 2
-_INT64 = (-2**63, 2**63 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
 _U32_MAX = 2**32 - 1
 _SURROGATES = re.compile("[\ud800-\udfff]")
-_COPY_KINDS = {"pageable": "pageable", "pinned": "pinned", "device": "device", "array": "array",
-               "managed": "managed"}
+_COPY_KINDS = {"pageable": "pageable", "pinned": "pinned", "device": "device", "array": "array", "managed": "managed"}
 
 
 def is_number(value):
@@ -57,10 +56,15 @@ def kernel_config(args):
     static; its `est. achieved occupancy %` is an estimate of achieved occupancy, not CUPTI's theoretical
     occupancy, so it is kept apart (achieved_occupancy_pct), occupancy stays None and the analyses compute the
     theoretical figure themselves. Values that do not fit 32 bits keep their defaults, as in the XPlane reader."""
-    return KernelConfig(registers_per_thread=integer(args.get("registers per thread"), 0, 0, _U32_MAX),
-                        static_shared_bytes=integer(args.get("shared memory"), 0, 0, _U32_MAX),
-                        dynamic_shared_bytes=0, grid=_dim3(args.get("grid")), block=_dim3(args.get("block")),
-                        occupancy_pct=None, achieved_occupancy_pct=_percent(args.get("est. achieved occupancy %")))
+    return KernelConfig(
+        registers_per_thread=integer(args.get("registers per thread"), 0, 0, _U32_MAX),
+        static_shared_bytes=integer(args.get("shared memory"), 0, 0, _U32_MAX),
+        dynamic_shared_bytes=0,
+        grid=_dim3(args.get("grid")),
+        block=_dim3(args.get("block")),
+        occupancy_pct=None,
+        achieved_occupancy_pct=_percent(args.get("est. achieved occupancy %")),
+    )
 
 
 def _percent(value):
@@ -75,14 +79,13 @@ def copy_details(name, args):
     """(CopyDetails, implausible) from `Memcpy HtoD (Pageable -> Device)` and the `bytes` arg; kinds None when
     not named; a size above MAX_COPY_BYTES is recorded as 0 (unknown) and `implausible` is True."""
     src = dst = None
-    inside = name[name.find("(") + 1: name.rfind(")")] if "(" in name else ""
+    inside = name[name.find("(") + 1 : name.rfind(")")] if "(" in name else ""
     if "->" in inside:
         left, _, right = inside.partition("->")
         src, dst = _COPY_KINDS.get(left.strip().lower()), _COPY_KINDS.get(right.strip().lower())
     size = integer(args.get("bytes"), 0, 0, float("inf"))
     implausible = size > MAX_COPY_BYTES
-    return CopyDetails(size_bytes=0 if implausible else size, src_kind=src, dst_kind=dst,
-                       is_async=None), implausible
+    return CopyDetails(size_bytes=0 if implausible else size, src_kind=src, dst_kind=dst, is_async=None), implausible
 
 
 def input_dims(value):
@@ -136,17 +139,24 @@ class LeftOut:
         if self.unusable:
             found.append(f"{_events(self.unusable)} without a usable ts/dur {_were(self.unusable)} left out")
         if self.implausible_count:
-            found.append(f"{_events(self.implausible_count)} with a time no profiler records (beyond 2^63 ns, "
-                         f"not finite, or a negative duration; first: {self.implausible_example}) "
-                         f"{_were(self.implausible_count)} left out")
+            found.append(
+                f"{_events(self.implausible_count)} with a time no profiler records (beyond 2^63 ns, "
+                f"not finite, or a negative duration; first: {self.implausible_example}) "
+                f"{_were(self.implausible_count)} left out"
+            )
         if self.far_count:
-            found.append(f"{_events(self.far_count)} more than {WINDOW_PS / 1e12 / 86400:.0f} days from the "
-                         f"trace's other events (first: ts={_short(self.first_far_us)}) "
-                         f"{_were(self.far_count)} left out")
+            found.append(
+                f"{_events(self.far_count)} more than {WINDOW_PS / 1e12 / 86400:.0f} days from the "
+                f"trace's other events (first: ts={_short(self.first_far_us)}) "
+                f"{_were(self.far_count)} left out"
+            )
         if self.no_device:
-            found.append(f"{_events(self.no_device, 'GPU event')} without a usable device id "
-                         f"{_were(self.no_device)} left out")
+            found.append(
+                f"{_events(self.no_device, 'GPU event')} without a usable device id {_were(self.no_device)} left out"
+            )
         if self.copy_sizes:
-            found.append(f"{_events(self.copy_sizes, 'copy', 'copies')} with a size above "
-                         f"{MAX_COPY_BYTES // 2**40} TiB, more than any GPU holds: the size is left out (unknown)")
+            found.append(
+                f"{_events(self.copy_sizes, 'copy', 'copies')} with a size above "
+                f"{MAX_COPY_BYTES // 2**40} TiB, more than any GPU holds: the size is left out (unknown)"
+            )
         return found

@@ -45,8 +45,13 @@ class AllocatorCollector:
             for row in np.flatnonzero(np.isin(chunk.metadata_id, memory)).tolist():
                 if not _is_thread(scan.lines[chunk.line[row]].id):
                     continue
-                self._add({key: python_value(column, row, scan.data, names)
-                           for key, column in chunk.stats.items() if column.kind[row] != ABSENT})
+                self._add(
+                    {
+                        key: python_value(column, row, scan.data, names)
+                        for key, column in chunk.stats.items()
+                        if column.kind[row] != ABSENT
+                    }
+                )
 
     def add_plane(self, plane):
         """The memory events of a decoded host plane (the reference path)."""
@@ -60,8 +65,13 @@ class AllocatorCollector:
                 continue
             for event in line.events:
                 if event.metadata_id in meta_ids:
-                    self._add({wanted[stat.metadata_id]: stat_value(stat, names)
-                               for stat in event.stats if stat.metadata_id in wanted})
+                    self._add(
+                        {
+                            wanted[stat.metadata_id]: stat_value(stat, names)
+                            for stat in event.stats
+                            if stat.metadata_id in wanted
+                        }
+                    )
 
     def merge(self, other):
         """Adds another collector's allocators (one plane's, read on the fast path)."""
@@ -72,8 +82,10 @@ class AllocatorCollector:
             entry[2] += events
 
     def result(self):
-        return tuple(AllocatorStats(name, _device(name), peak, limit, events)
-                     for name, (peak, limit, events) in sorted(self._found.items()))
+        return tuple(
+            AllocatorStats(name, _device(name), peak, limit, events)
+            for name, (peak, limit, events) in sorted(self._found.items())
+        )
 
 
 def _device(name):

@@ -44,8 +44,9 @@ def build_model(space, reference=False, progress=None):
     try:
         model = _build_model(space, reference, progress or current_progress())
     except OverflowError:  # a time that does not fit int64 picoseconds, met by the per-event path
-        raise ProfileError(space.path, "an event time does not fit in 64-bit picoseconds: the file is corrupt "
-                                       "or not a profile") from None
+        raise ProfileError(
+            space.path, "an event time does not fit in 64-bit picoseconds: the file is corrupt or not a profile"
+        ) from None
     check_model_times(model)
     return model
 

@@ -13,8 +13,19 @@ from tb_gpu_advisor.model.trace import ActivityKind, DeviceActivity, DeviceCapab
 from tb_gpu_advisor.model.vendor import NVIDIA, device_arch, infer_vendor
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
-_DEVICE_STATS = {"correlation_id", "kernel_details", "memcpy_details", "memset_details", "tf_op", "hlo_op", "name",
-                 "theoretical_occupancy_pct", "program_id", "annotation", "shape"}
+_DEVICE_STATS = {
+    "correlation_id",
+    "kernel_details",
+    "memcpy_details",
+    "memset_details",
+    "tf_op",
+    "hlo_op",
+    "name",
+    "theoretical_occupancy_pct",
+    "program_id",
+    "annotation",
+    "shape",
+}
 _STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"}
 _SKIPPED_LINE_NAMES = ("_counters_", "CUPTI overhead")
 
@@ -44,14 +55,23 @@ def tf_signature(tf_op, annotation, shape):
 def capabilities_from_stats(stats, kernel_names=()):
     """DeviceCapabilities from a GPU plane's stats (clock_rate is in kHz, memory_bandwidth in B/s) and the
     names of its events (they tell ROCm traces apart and name the gfx target of Tensile kernels)."""
+
     def number(key):
         value = stats.get(key)
         return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
     clock_khz = number("clock_rate")
     major, minor = stats.get("compute_cap_major"), stats.get("compute_cap_minor")
-    capability = (int(major), int(minor)) if isinstance(major, int) and not isinstance(major, bool) and major > 0 \
-        and isinstance(minor, int) and not isinstance(minor, bool) and minor >= 0 else None
+    capability = (
+        (int(major), int(minor))
+        if isinstance(major, int)
+        and not isinstance(major, bool)
+        and major > 0
+        and isinstance(minor, int)
+        and not isinstance(minor, bool)
+        and minor >= 0
+        else None
+    )
     vendor = infer_vendor(stats.get("device_vendor"), capability, kernel_names)
     if vendor != NVIDIA:
         capability = None  # AMD writes its gfx major/minor there: not a CUDA compute capability
@@ -74,7 +94,7 @@ def _int64_or(value, default):
     """A numeric stat as an int64 id (a float truncated, as the fast path does), else `default`."""
     if isinstance(value, float):
         value = int(value) if math.isfinite(value) else None
-    return value if isinstance(value, int) and -2**63 <= value < 2**63 else default
+    return value if isinstance(value, int) and -(2**63) <= value < 2**63 else default
 
 
 class _Columns:
@@ -173,12 +193,16 @@ def build_gpu_device(plane, ordinal, origin_ns):
                     shape = stat_value(stat, names)
                 elif key == "program_id":
                     value = stat_value(stat, names)
-                    program = (value if isinstance(value, int) and stat.WhichOneof("value") != "ref_value"
-                               and -2**63 <= value < 2**63 else -1)
+                    program = (
+                        value
+                        if isinstance(value, int)
+                        and stat.WhichOneof("value") != "ref_value"
+                        and -(2**63) <= value < 2**63
+                        else -1
+                    )
             if occupancy is not None and config_id >= 0:
                 config = config_table.values[config_id]
-                if config.occupancy_pct is None and isinstance(occupancy, (int, float)) \
-                        and math.isfinite(occupancy):
+                if config.occupancy_pct is None and isinstance(occupancy, (int, float)) and math.isfinite(occupancy):
                     config_id = config_table.get(replace(config, occupancy_pct=float(occupancy)))
             if hlo_op:
                 op_id = op_table.get(str(hlo_op))  # the instruction: the roofline joins kernels to the HLO by it
@@ -198,9 +222,13 @@ def build_gpu_device(plane, ordinal, origin_ns):
             signature = tf_signature(tf_op, annotation, shape) if kind == ActivityKind.KERNEL else None
             cols.tf_signature_id.append(signature_table.get(signature) if signature else -1)
     activity = _to_activity(cols, name_table, config_table, op_table, copy_table, signature_table)
-    return GpuDevice(ordinal=ordinal, name=plane.name,
-                     capabilities=capabilities_from_stats(plane_stats(plane, names), activity.names),
-                     activity=activity, step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)))
+    return GpuDevice(
+        ordinal=ordinal,
+        name=plane.name,
+        capabilities=capabilities_from_stats(plane_stats(plane, names), activity.names),
+        activity=activity,
+        step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)),
+    )
 
 
 def _step_markers(plane, line, step_ids, names, origin_ns):
@@ -218,8 +246,15 @@ def _step_markers(plane, line, step_ids, names, origin_ns):
         if isinstance(stats.get("device_duration_ps"), int):
             duration = stats["device_duration_ps"]
         name = plane.event_metadata[event.metadata_id].name if event.metadata_id in plane.event_metadata else ""
-        markers.append(StepMarker(name=str(stats.get("step_name") or name or group), start_ps=start,
-                                  end_ps=start + duration, source="device", group_id=group))
+        markers.append(
+            StepMarker(
+                name=str(stats.get("step_name") or name or group),
+                start_ps=start,
+                end_ps=start + duration,
+                source="device",
+                group_id=group,
+            )
+        )
     return markers
 
 

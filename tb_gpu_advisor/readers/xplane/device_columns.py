@@ -16,9 +16,16 @@ from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_detail
 from tb_gpu_advisor.model.device_events import classify_event_name
 from tb_gpu_advisor.model.trace import ActivityKind, DeviceActivity, GpuDevice
 from tb_gpu_advisor.readers.xplane import schema
-from tb_gpu_advisor.readers.xplane.device import (_DEVICE_STATS, _SKIPPED_LINE_NAMES, _STEP_STATS, _Interner,
-                                                  _step_markers, capabilities_from_stats, op_name_from_tf_op,
-                                                  tf_signature)
+from tb_gpu_advisor.readers.xplane.device import (
+    _DEVICE_STATS,
+    _SKIPPED_LINE_NAMES,
+    _STEP_STATS,
+    _Interner,
+    _step_markers,
+    capabilities_from_stats,
+    op_name_from_tf_op,
+    tf_signature,
+)
 from tb_gpu_advisor.readers.xplane.plane_scan import DOUBLE, INT64, UINT64, TextTable, event_chunks, int64_values
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names
 from tb_gpu_advisor.readers.xplane.wire_scan import Unusual
@@ -49,8 +56,11 @@ class _Tables:
             if meta_id not in self.event_kinds:
                 found = self.meta.event_metadata[meta_id].name if meta_id in self.meta.event_metadata else ""
                 kind, direction = classify_event_name(found)
-                self.event_kinds[meta_id] = (_NO_KIND if kind is None else int(kind), int(direction),
-                                             self.names.get(found))
+                self.event_kinds[meta_id] = (
+                    _NO_KIND if kind is None else int(kind),
+                    int(direction),
+                    self.names.get(found),
+                )
         table = np.array([self.event_kinds[int(m)] for m in unique], dtype=np.int64).reshape(-1, 3)
         return table[inverse, 0], table[inverse, 1], table[inverse, 2]
 
@@ -59,8 +69,7 @@ def _intern_in_order(keys, positions, cache, value_of, interner):
     """Interns value_of(key) for keys not yet cached, in order of their first position; returns ids per row."""
     if not len(keys):
         return np.zeros(0, dtype=np.int64)
-    unique, first, inverse = np.unique(keys, axis=0 if keys.ndim > 1 else None, return_index=True,
-                                       return_inverse=True)
+    unique, first, inverse = np.unique(keys, axis=0 if keys.ndim > 1 else None, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     order = np.argsort(positions[first], kind="stable")
     for index in order:
@@ -83,13 +92,17 @@ def _configs(tables, text_ids, occupancy_ok, occupancy, positions):
             parsed[text_id] = parse_kernel_details(texts[text_id] or "")
     lacking = np.array([parsed[t].occupancy_pct is None for t in unique.tolist()], dtype=bool)[inverse]
     variant = np.flatnonzero(occupancy_ok & lacking)
-    pending = [(2 * int(positions[first[i]]), 0, t) for i, t in enumerate(unique.tolist())
-               if t not in tables.config_of_text]
+    pending = [
+        (2 * int(positions[first[i]]), 0, t) for i, t in enumerate(unique.tolist()) if t not in tables.config_of_text
+    ]
     keys = np.stack([text_ids[variant], occupancy[variant].view(np.int64)], axis=1)
     unique_v, first_v, inverse_v = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     variants = [(int(t), int(bits)) for t, bits in unique_v]
-    pending += [(2 * int(positions[variant[first_v[i]]]) + 1, 1, key) for i, key in enumerate(variants)
-                if key not in tables.config_with_occupancy]
+    pending += [
+        (2 * int(positions[variant[first_v[i]]]) + 1, 1, key)
+        for i, key in enumerate(variants)
+        if key not in tables.config_with_occupancy
+    ]
     for _, part, key in sorted(pending):
         if part == 0:
             tables.config_of_text[key] = tables.configs.get(parsed[key])
@@ -99,7 +112,8 @@ def _configs(tables, text_ids, occupancy_ok, occupancy, positions):
     ids = np.array([tables.config_of_text[t] for t in unique.tolist()], dtype=np.int64)[inverse]
     if len(variant):
         ids[variant] = np.array([tables.config_with_occupancy[k] for k in variants], dtype=np.int64)[
-            inverse_v.reshape(-1)]
+            inverse_v.reshape(-1)
+        ]
     return ids
 
 
@@ -136,10 +150,13 @@ def build_gpu_device_from_scan(scan, ordinal, origin_ns):
         columns.append(_work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_of, position))
         position += len(rows)
     activity = _activity(columns, tables)
-    return GpuDevice(ordinal=ordinal, name=meta.name,
-                     capabilities=capabilities_from_stats(plane_stats(meta, names), activity.names),
-                     activity=activity,
-                     step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)))
+    return GpuDevice(
+        ordinal=ordinal,
+        name=meta.name,
+        capabilities=capabilities_from_stats(plane_stats(meta, names), activity.names),
+        activity=activity,
+        step_markers=tuple(sorted(markers, key=lambda m: m.start_ps)),
+    )
 
 
 def _text_column(tables, chunk, key, rows):
@@ -162,7 +179,8 @@ def _copies_by_details(tables, chunk, rows, kind, direction):
         found = tables.copy_direction_of_text.get(int(text[index]))
         if found is None:
             found = tables.copy_direction_of_text[int(text[index])] = int(
-                reclassified_copy(ActivityKind.KERNEL, None, values[int(text[index])])[1])
+                reclassified_copy(ActivityKind.KERNEL, None, values[int(text[index])])[1]
+            )
         kind[kernels[index]] = ActivityKind.MEMCPY
         direction[kernels[index]] = found
     return kind, direction
@@ -194,8 +212,9 @@ def _work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_o
         if (chunk.stats["kernel_details"].count[rows[kernels[with_config]]] > 1).any():
             raise Unusual("several kernel_details on one kernel")
         occupancy_ok, occupancy = _occupancy(chunk, rows[kernels[with_config]])
-        config_id[kernels[with_config]] = _configs(tables, kernel_text[with_config], occupancy_ok, occupancy,
-                                                   positions[kernels[with_config]])
+        config_id[kernels[with_config]] = _configs(
+            tables, kernel_text[with_config], occupancy_ok, occupancy, positions[kernels[with_config]]
+        )
     copy_id = np.full(len(rows), -1, dtype=np.int64)
     copies = np.flatnonzero(kind == ActivityKind.MEMCPY)
     copy_text = _text_column(tables, chunk, "memcpy_details", rows[copies])
@@ -205,12 +224,23 @@ def _work_columns(tables, chunk, rows, kind, direction, name_id, bases, stream_o
             raise Unusual("several memcpy_details on one copy")
         texts = tables.texts.values
         copy_id[copies[with_copy]] = _intern_in_order(
-            copy_text[with_copy], positions[copies[with_copy]], tables.copy_of_text,
-            lambda key: parse_copy_details(texts[key[0]] or ""), tables.copies)
+            copy_text[with_copy],
+            positions[copies[with_copy]],
+            tables.copy_of_text,
+            lambda key: parse_copy_details(texts[key[0]] or ""),
+            tables.copies,
+        )
     return {
-        "start": bases[line] + offsets, "duration": chunk.duration_ps[rows], "kind": kind,
-        "stream": stream_of[line], "correlation": correlation, "name_id": name_id, "config_id": config_id,
-        "op_id": _op_ids(tables, chunk, rows, positions), "direction": direction, "copy_id": copy_id,
+        "start": bases[line] + offsets,
+        "duration": chunk.duration_ps[rows],
+        "kind": kind,
+        "stream": stream_of[line],
+        "correlation": correlation,
+        "name_id": name_id,
+        "config_id": config_id,
+        "op_id": _op_ids(tables, chunk, rows, positions),
+        "direction": direction,
+        "copy_id": copy_id,
         "program_id": program,
         "tf_signature_id": _signature_ids(tables, chunk, rows, kind, positions),
     }
@@ -224,8 +254,14 @@ def _signature_ids(tables, chunk, rows, kind, positions):
     shaped = kernels[shape > 0]
     if not len(shaped):
         return out
-    keys = np.stack([_text_column(tables, chunk, "tf_op", rows[shaped]),
-                     _text_column(tables, chunk, "annotation", rows[shaped]), shape[shape > 0]], axis=1)
+    keys = np.stack(
+        [
+            _text_column(tables, chunk, "tf_op", rows[shaped]),
+            _text_column(tables, chunk, "annotation", rows[shaped]),
+            shape[shape > 0],
+        ],
+        axis=1,
+    )
     unique, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     texts = tables.texts.values
     signatures = []
@@ -249,8 +285,11 @@ def _occupancy(chunk, rows):
         return np.zeros(len(rows), dtype=bool), np.zeros(len(rows))
     column = chunk.stats["theoretical_occupancy_pct"].take(rows)
     raw = column.raw
-    value = np.where(column.kind == DOUBLE, raw.view(np.float64),
-                     np.where(column.kind == INT64, raw.view(np.int64).astype(np.float64), raw.astype(np.float64)))
+    value = np.where(
+        column.kind == DOUBLE,
+        raw.view(np.float64),
+        np.where(column.kind == INT64, raw.view(np.int64).astype(np.float64), raw.astype(np.float64)),
+    )
     with np.errstate(invalid="ignore"):
         share = np.isfinite(value)
     return np.isin(column.kind, (DOUBLE, UINT64, INT64)) & share, value

@@ -6,10 +6,20 @@ import math
 import numpy as np
 
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.model.host import (_KERAS3_MARKER, _MARKER_NAMES, TF_DATA_PY_FUNCTION_TAG,
-                                       XLA_CPU_EXECUTOR_THREADS, XLA_CPU_TAG, _is_input_wait, event_tags,
-                                       is_py_function_event, on_tf_data_thread, outermost_markers,
-                                       step_thread_only, thread_kind)
+from tb_gpu_advisor.model.host import (
+    _KERAS3_MARKER,
+    _MARKER_NAMES,
+    TF_DATA_PY_FUNCTION_TAG,
+    XLA_CPU_EXECUTOR_THREADS,
+    XLA_CPU_TAG,
+    _is_input_wait,
+    event_tags,
+    is_py_function_event,
+    on_tf_data_thread,
+    outermost_markers,
+    step_thread_only,
+    thread_kind,
+)
 from tb_gpu_advisor.model.trace import HostActivity, StepMarker
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
@@ -51,8 +61,11 @@ class _HostCollector:
                 continue
             self.threads += 1
             base_ps = (line.timestamp_ns - origin_ns) * 1000
-            executor = self.tagged.setdefault(XLA_CPU_TAG, ([], [])) \
-                if thread_kind(line.name) in XLA_CPU_EXECUTOR_THREADS else None
+            executor = (
+                self.tagged.setdefault(XLA_CPU_TAG, ([], []))
+                if thread_kind(line.name) in XLA_CPU_EXECUTOR_THREADS
+                else None
+            )
             pipeline_thread = on_tf_data_thread(line.name)
             py_functions = self.tagged.setdefault(TF_DATA_PY_FUNCTION_TAG, ([], [])) if pipeline_thread else None
             top_start = top_end = None
@@ -127,9 +140,15 @@ class _HostCollector:
             kind[0] += 1
             kind[1] += line_busy
             if line_waits or wakes[0]:
-                self.thread_waits.append(thread_waits(
-                    thread_label(line.name, line.id), feeds, line_waits, wakes,
-                    (self.busy_start[first_block:], self.busy_end[first_block:])))
+                self.thread_waits.append(
+                    thread_waits(
+                        thread_label(line.name, line.id),
+                        feeds,
+                        line_waits,
+                        wakes,
+                        (self.busy_start[first_block:], self.busy_end[first_block:]),
+                    )
+                )
         for meta_id, (count, total, shortest) in totals.items():
             name = meta_names.get(meta_id, "")
             entry = self.op_totals.setdefault(name, [0, 0])
@@ -154,7 +173,7 @@ class _HostCollector:
             self.launch_corr.append(correlation)
             self.launch_start.append(start)
             self.launch_dur.append(duration)
-            self.launch_device.append(device if isinstance(device, int) and -2**63 <= device < 2**63 else -1)
+            self.launch_device.append(device if isinstance(device, int) and -(2**63) <= device < 2**63 else -1)
             return False
         batch = found.get("batch_size")
         if batch is not None and name.startswith(_ITERATOR_PREFIX):
@@ -163,19 +182,23 @@ class _HostCollector:
                 sizes[batch] = sizes.get(batch, 0) + 1
             return False
         step_num = found.get("step_num")
-        has_step = isinstance(step_num, (int, float)) and not isinstance(step_num, bool) \
-            and math.isfinite(step_num)
-        is_marker = (name in _MARKER_NAMES or ("_r" in found and has_step)
-                     or (name == _KERAS3_MARKER and has_step))
+        has_step = isinstance(step_num, (int, float)) and not isinstance(step_num, bool) and math.isfinite(step_num)
+        is_marker = name in _MARKER_NAMES or ("_r" in found and has_step) or (name == _KERAS3_MARKER and has_step)
         if not is_marker or duration <= 0:
             return False
         label = str(found.get("graph_type") or name) if name == "TraceContext" else name
         number = int(step_num) if has_step else None
         if number is None and isinstance(found.get("iter_num"), int):
             number = found["iter_num"]
-        self.markers.append(StepMarker(name=f"{label} {number}" if number is not None else label,
-                                       start_ps=start, end_ps=start + duration, source="host",
-                                       step_num=number))
+        self.markers.append(
+            StepMarker(
+                name=f"{label} {number}" if number is not None else label,
+                start_ps=start,
+                end_ps=start + duration,
+                source="host",
+                step_num=number,
+            )
+        )
         return True
 
     def add_columns(self, columns):
@@ -211,9 +234,19 @@ class _HostCollector:
 
     def _flush(self):
         """Moves the values appended one by one so far (reference path) into the array chunks."""
-        for field, values in zip(_ARRAY_FIELDS, (self.launch_corr, self.launch_start, self.launch_dur,
-                                                 self.launch_device, self.wait_start, self.wait_end,
-                                                 self.busy_start, self.busy_end)):
+        for field, values in zip(
+            _ARRAY_FIELDS,
+            (
+                self.launch_corr,
+                self.launch_start,
+                self.launch_dur,
+                self.launch_device,
+                self.wait_start,
+                self.wait_end,
+                self.busy_start,
+                self.busy_end,
+            ),
+        ):
             if values:
                 self.arrays[field].append(np.asarray(values, dtype=np.int64))
                 values.clear()
@@ -248,7 +281,9 @@ class _HostCollector:
             op_shortest_ps=dict(self.op_shortest),
             executor_op_totals={name: tuple(v) for name, v in self.executor_op_totals.items()},
             thread_count=self.threads,
-            tagged={tag: intervals.union(starts, ends) for tag, (starts, ends) in sorted(self.tagged.items()) if starts},
+            tagged={
+                tag: intervals.union(starts, ends) for tag, (starts, ends) in sorted(self.tagged.items()) if starts
+            },
             thread_busy={kind: tuple(v) for kind, v in self.thread_busy.items()},
             thread_waits=tuple(self.thread_waits),
             batch_stages={name: tuple(sorted(sizes.items())) for name, sizes in sorted(self.batch_stages.items())},
@@ -256,5 +291,13 @@ class _HostCollector:
         return activity, outermost_markers(self.markers)
 
 
-_ARRAY_FIELDS = ("launch_corr", "launch_start", "launch_dur", "launch_device", "wait_start", "wait_end",
-                 "busy_start", "busy_end")
+_ARRAY_FIELDS = (
+    "launch_corr",
+    "launch_start",
+    "launch_dur",
+    "launch_device",
+    "wait_start",
+    "wait_end",
+    "busy_start",
+    "busy_end",
+)

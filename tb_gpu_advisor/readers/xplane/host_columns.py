@@ -7,9 +7,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.model.host import (_MARKER_NAMES, XLA_CPU_EXECUTOR_THREADS, XLA_CPU_TAG, TF_DATA_PY_FUNCTION_TAG,
-                                       _is_input_wait, event_tags, is_py_function_event, on_tf_data_thread,
-                                       step_thread_only, thread_kind)
+from tb_gpu_advisor.model.host import (
+    _MARKER_NAMES,
+    XLA_CPU_EXECUTOR_THREADS,
+    XLA_CPU_TAG,
+    TF_DATA_PY_FUNCTION_TAG,
+    _is_input_wait,
+    event_tags,
+    is_py_function_event,
+    on_tf_data_thread,
+    step_thread_only,
+    thread_kind,
+)
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.readers.xplane.host import _HOST_STATS, _HostCollector
 from tb_gpu_advisor.readers.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
@@ -100,8 +109,10 @@ class _Busy:
             if line in found and count:
                 found[line][0].append(starts)
                 found[line][1].append(ends)
-        return {line: (np.concatenate(s) if s else np.zeros(0, np.int64), np.concatenate(e) if e else
-                       np.zeros(0, np.int64)) for line, (s, e) in found.items()}
+        return {
+            line: (np.concatenate(s) if s else np.zeros(0, np.int64), np.concatenate(e) if e else np.zeros(0, np.int64))
+            for line, (s, e) in found.items()
+        }
 
 
 def host_plane_columns(scan, origin_ns):
@@ -115,11 +126,13 @@ def host_plane_columns(scan, origin_ns):
     step_thread_ids = np.array(sorted(k for k, tag in tag_of.items() if step_thread_only(tag)), dtype=np.int64)
     marker_ids = np.array(sorted(k for k, name in meta_names.items() if name in _MARKER_NAMES), dtype=np.int64)
     thread = np.array([not is_derived_line(line.id) for line in scan.lines], dtype=bool)
-    executor = thread & np.array([thread_kind(line.name) in XLA_CPU_EXECUTOR_THREADS for line in scan.lines],
-                                 dtype=bool)
+    executor = thread & np.array(
+        [thread_kind(line.name) in XLA_CPU_EXECUTOR_THREADS for line in scan.lines], dtype=bool
+    )
     tf_data = thread & np.array([on_tf_data_thread(line.name) for line in scan.lines], dtype=bool)
-    py_function_ids = np.array(sorted(k for k, name in meta_names.items() if is_py_function_event(name)),
-                               dtype=np.int64)
+    py_function_ids = np.array(
+        sorted(k for k, name in meta_names.items() if is_py_function_event(name)), dtype=np.int64
+    )
     role_of = {key: role for key, name in meta_names.items() if (role := call_role(name))}
     role_ids = np.array(sorted(role_of), dtype=np.int64)
     dispatch_ids = np.array(sorted(k for k, tag in tag_of.items() if tag == "dispatch"), dtype=np.int64)
@@ -145,8 +158,14 @@ def host_plane_columns(scan, origin_ns):
         _add_totals(totals, meta_id, duration)
         waiting = np.isin(meta_id, wait_ids) & (duration > 0)
         pipeline_op = tf_data[chunk.line[rows]] & np.isin(meta_id, step_thread_ids)
-        _add_tagged(tagged, tag_of, np.flatnonzero(np.isin(meta_id, tag_ids) & (duration > 0) & ~pipeline_op), meta_id,
-                    start, end)
+        _add_tagged(
+            tagged,
+            tag_of,
+            np.flatnonzero(np.isin(meta_id, tag_ids) & (duration > 0) & ~pipeline_op),
+            meta_id,
+            start,
+            end,
+        )
         on_executor = executor[chunk.line[rows]]
         if on_executor.any():
             _add_totals(executor_totals, meta_id[on_executor], duration[on_executor])
@@ -160,8 +179,9 @@ def host_plane_columns(scan, origin_ns):
             spans = tagged.setdefault(TF_DATA_PY_FUNCTION_TAG, ([], []))
             spans[0].extend(start[py_in_tf_data].tolist())
             spans[1].extend(end[py_in_tf_data].tolist())
-        launch, marker = _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_names,
-                                               marker_ids, scan.data, names)
+        launch, marker = _launches_and_markers(
+            scratch, chunk, rows, meta_id, start, duration, meta_names, marker_ids, scan.data, names
+        )
         if len(role_ids):
             _add_roles(line_roles, role_of, role_ids, chunk.line[rows], meta_id, start, end, duration)
         feeds = marker | launch.pop("mask") | (np.isin(meta_id, dispatch_ids) & (duration > 0))
@@ -176,9 +196,16 @@ def host_plane_columns(scan, origin_ns):
                 busy.add(int(lines[piece[0]]), start[counted[piece]], end[counted[piece]])
     busy_start, busy_end = busy.arrays()
     line_busy = busy.of_lines(line_roles)
-    waits = tuple(thread_waits(thread_label(scan.lines[line].name, scan.lines[line].id), line in feeding,
-                               line_roles[line][0], line_roles[line][1], line_busy[line])
-                  for line in sorted(line_roles))
+    waits = tuple(
+        thread_waits(
+            thread_label(scan.lines[line].name, scan.lines[line].id),
+            line in feeding,
+            line_roles[line][0],
+            line_roles[line][1],
+            line_busy[line],
+        )
+        for line in sorted(line_roles)
+    )
     thread_busy = {}
     for index, line in enumerate(scan.lines):
         if thread[index]:
@@ -202,13 +229,24 @@ def host_plane_columns(scan, origin_ns):
         entry[0] += count
         entry[1] += total
     return HostPlaneColumns(
-        launch_corr=chunks(0, "corr"), launch_start=chunks(0, "start"), launch_dur=chunks(0, "dur"),
-        launch_device=chunks(0, "device"), wait_start=chunks(1), wait_end=chunks(2),
-        busy_start=busy_start, busy_end=busy_end,
-        markers=tuple(scratch.markers), op_totals={k: tuple(v) for k, v in op_totals.items()},
-        op_shortest=op_shortest, executor_op_totals={k: tuple(v) for k, v in executor_op_totals.items()},
-        threads=int(thread.sum()), tagged=tagged, thread_busy={k: tuple(v) for k, v in thread_busy.items()},
-        thread_waits=waits, batch_stages=scratch.batch_stages)
+        launch_corr=chunks(0, "corr"),
+        launch_start=chunks(0, "start"),
+        launch_dur=chunks(0, "dur"),
+        launch_device=chunks(0, "device"),
+        wait_start=chunks(1),
+        wait_end=chunks(2),
+        busy_start=busy_start,
+        busy_end=busy_end,
+        markers=tuple(scratch.markers),
+        op_totals={k: tuple(v) for k, v in op_totals.items()},
+        op_shortest=op_shortest,
+        executor_op_totals={k: tuple(v) for k, v in executor_op_totals.items()},
+        threads=int(thread.sum()),
+        tagged=tagged,
+        thread_busy={k: tuple(v) for k, v in thread_busy.items()},
+        thread_waits=waits,
+        batch_stages=scratch.batch_stages,
+    )
 
 
 def _add_roles(line_roles, role_of, role_ids, lines, meta_id, start, end, duration):
@@ -269,9 +307,15 @@ def _launches_and_markers(scratch, chunk, rows, meta_id, start, duration, meta_n
     stat_count = chunk.stat_count[rows]
     slow = np.flatnonzero((found & ~launch) | ((stat_count == 0) & np.isin(meta_id, marker_ids)))
     for row in slow.tolist():
-        found_stats = {key: python_value(column, row, data, names)
-                       for key, column in columns.items() if column.kind[row] != ABSENT}
+        found_stats = {
+            key: python_value(column, row, data, names) for key, column in columns.items() if column.kind[row] != ABSENT
+        }
         name = meta_names.get(int(meta_id[row]), "")
         marker[row] = scratch._note_stats(name, found_stats, int(start[row]), int(duration[row]))
-    return {"corr": corr[chosen], "start": start[chosen], "dur": duration[chosen], "device": device,
-            "mask": launch}, marker
+    return {
+        "corr": corr[chosen],
+        "start": start[chosen],
+        "dur": duration[chosen],
+        "device": device,
+        "mask": launch,
+    }, marker

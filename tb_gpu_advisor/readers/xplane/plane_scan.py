@@ -12,15 +12,34 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.readers.xplane import schema
-from tb_gpu_advisor.readers.xplane.wire_scan import (WIRE_FIXED64, WIRE_LEN, WIRE_VARINT, Unusual, as_int64, check_utf8,
-                                             read_field, scan_line, tag_of, token_rounds, utf8)
+from tb_gpu_advisor.readers.xplane.wire_scan import (
+    WIRE_FIXED64,
+    WIRE_LEN,
+    WIRE_VARINT,
+    Unusual,
+    as_int64,
+    check_utf8,
+    read_field,
+    scan_line,
+    tag_of,
+    token_rounds,
+    utf8,
+)
 
 CHUNK_EVENTS = 1 << 15
 # Stat kinds: 0 = no such stat, 1 = stat without a value, else the number of the value's oneof field.
 ABSENT, NO_VALUE, DOUBLE, UINT64, INT64, STR, BYTES, REF = 0, 1, 2, 3, 4, 5, 6, 7
-_VALUE_TAGS = tuple((field, tag_of(field, wire)) for field, wire in (
-    (DOUBLE, WIRE_FIXED64), (UINT64, WIRE_VARINT), (INT64, WIRE_VARINT), (STR, WIRE_LEN), (BYTES, WIRE_LEN),
-    (REF, WIRE_VARINT)))
+_VALUE_TAGS = tuple(
+    (field, tag_of(field, wire))
+    for field, wire in (
+        (DOUBLE, WIRE_FIXED64),
+        (UINT64, WIRE_VARINT),
+        (INT64, WIRE_VARINT),
+        (STR, WIRE_LEN),
+        (BYTES, WIRE_LEN),
+        (REF, WIRE_VARINT),
+    )
+)
 _META, _OFFSET, _DURATION = tag_of(1, WIRE_VARINT), tag_of(2, WIRE_VARINT), tag_of(3, WIRE_VARINT)
 _STATS, _OCCURRENCES = tag_of(4, WIRE_LEN), tag_of(5, WIRE_VARINT)
 
@@ -88,8 +107,8 @@ def event_chunks(scan, key_ids, chunk=CHUNK_EVENTS):
     pieces, held = [], 0
     for index, line in enumerate(scan.lines):
         for first in range(0, len(line.event_start), chunk):
-            starts = line.event_start[first:first + chunk]
-            pieces.append((index, starts, line.event_end[first:first + chunk]))
+            starts = line.event_start[first : first + chunk]
+            pieces.append((index, starts, line.event_end[first : first + chunk]))
             held += len(starts)
             if held >= chunk:
                 yield _chunk(buf, pieces, ids, keys, key_index)
@@ -136,8 +155,14 @@ def _chunk(buf, pieces, ids, keys, key_index):
         size = np.zeros(count, dtype=np.int64)
         kind[found], raw[found], size[found] = (column[last[found]] for column in stats[1:])
         columns[key] = StatColumn(kind=kind, raw=raw, size=size, count=np.bincount(owner[chosen], minlength=count))
-    return EventChunk(line=line, metadata_id=metadata_id, offset_ps=np.where(is_offset, data_value, 0),
-                      duration_ps=duration, stat_count=np.bincount(owner, minlength=count), stats=columns)
+    return EventChunk(
+        line=line,
+        metadata_id=metadata_id,
+        offset_ps=np.where(is_offset, data_value, 0),
+        duration_ps=duration,
+        stat_count=np.bincount(owner, minlength=count),
+        stats=columns,
+    )
 
 
 def _stat_values(buf, starts, ends):
@@ -174,7 +199,7 @@ def python_value(column, row, data, names):
     if kind == STR:
         return utf8(data, (raw, raw + size))
     if kind == BYTES:
-        return bytes(data[raw:raw + size])
+        return bytes(data[raw : raw + size])
     return names.get(raw, "")
 
 

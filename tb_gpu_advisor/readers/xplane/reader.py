@@ -12,8 +12,15 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import too_big
 from tb_gpu_advisor.files.regular import FileChanged, Identity, check_unchanged, open_regular
 from tb_gpu_advisor.readers.xplane import schema
-from tb_gpu_advisor.readers.xplane.wire_scan import (WIRE_LEN, WIRE_VARINT, Unusual, as_int64, field_extent,
-                                                     read_varint, utf8)
+from tb_gpu_advisor.readers.xplane.wire_scan import (
+    WIRE_LEN,
+    WIRE_VARINT,
+    Unusual,
+    as_int64,
+    field_extent,
+    read_varint,
+    utf8,
+)
 
 _HEAD_BYTES = 32  # enough for a top-level tag and length
 # The profiler's errors and warnings kept (each kind); the rest are counted in one more line.
@@ -130,16 +137,21 @@ def _stream_space(path, handle, identity):
         if field == 1:
             _check_plane_count(path, len(planes) + 1)
             plane_id, name = _plane_header(handle, start, end)
-            planes.append(FilePlane(id=plane_id, name=name, path=path, offset=start, size=end - start,
-                                    identity=identity))
+            planes.append(
+                FilePlane(id=plane_id, name=name, path=path, offset=start, size=end - start, identity=identity)
+            )
         elif field in strings:
             kept = strings[field]
             kept.append(_text(handle, start, end) if field == 4 or len(kept) < MAX_MESSAGES else None)
     if not planes:
         raise ProfileError(path, "not an XSpace profile: it holds no planes")
-    return LazySpace(path=path, planes=tuple(planes), hostnames=tuple(strings[4]),
-                     errors=capped(strings[2], "errors"),
-                     warnings=capped(strings[3], "warnings"))
+    return LazySpace(
+        path=path,
+        planes=tuple(planes),
+        hostnames=tuple(strings[4]),
+        errors=capped(strings[2], "errors"),
+        warnings=capped(strings[3], "warnings"),
+    )
 
 
 def _fields(handle, pos, end):
@@ -181,8 +193,11 @@ def _plane_header(handle, start, end):
 
 def _check_plane_count(path, count):
     if count > MAX_PLANES:
-        raise ProfileError(path, f"holds more than {MAX_PLANES:,} planes, more than any profiled machine has: "
-                                 "the file is corrupt or not a profile")
+        raise ProfileError(
+            path,
+            f"holds more than {MAX_PLANES:,} planes, more than any profiled machine has: "
+            "the file is corrupt or not a profile",
+        )
 
 
 def parse_space(data, path="<bytes>"):
@@ -195,10 +210,15 @@ def parse_space(data, path="<bytes>"):
             header = schema.XPlaneName.FromString(raw)
             planes.append(LazyPlane(id=header.id, name=header.name, raw=raw))
     except (DecodeError, RuntimeError, ValueError):
-        raise ProfileError(path, "not a valid XSpace protobuf: the wire format is corrupt or the file is "
-                                 "truncated") from None
+        raise ProfileError(
+            path, "not a valid XSpace protobuf: the wire format is corrupt or the file is truncated"
+        ) from None
     if not planes:
         raise ProfileError(path, "not an XSpace profile: it holds no planes")
-    return LazySpace(path=path, planes=tuple(planes), hostnames=tuple(shell.hostnames),
-                     errors=capped(shell.errors, "errors"), warnings=capped(shell.warnings, "warnings"))
-
+    return LazySpace(
+        path=path,
+        planes=tuple(planes),
+        hostnames=tuple(shell.hostnames),
+        errors=capped(shell.errors, "errors"),
+        warnings=capped(shell.warnings, "warnings"),
+    )

@@ -34,102 +34,150 @@ def _map_entry(parent, entry_name, value_type):
     entry = parent.nested_type.add(name=entry_name)
     entry.options.map_entry = True
     entry.field.add(name="key", number=1, type=_INT64, label=_OPTIONAL)
-    entry.field.add(name="value", number=2, type=_MESSAGE, label=_OPTIONAL,
-                    type_name=f".{_PACKAGE}.{value_type}")
+    entry.field.add(name="value", number=2, type=_MESSAGE, label=_OPTIONAL, type_name=f".{_PACKAGE}.{value_type}")
     return f"{parent.name}.{entry_name}"
 
 
 def _build_file():
-    fp = descriptor_pb2.FileDescriptorProto(name="tb_gpu_advisor_xplane.proto", package=_PACKAGE,
-                                            syntax="proto3")
+    fp = descriptor_pb2.FileDescriptorProto(name="tb_gpu_advisor_xplane.proto", package=_PACKAGE, syntax="proto3")
     R, O = _REPEATED, _OPTIONAL  # noqa: E741 (one letter keeps the field tables below readable)
-    _message(fp, "XStat", [
-        ("metadata_id", 1, _INT64, O, None, None),
-        ("double_value", 2, _DOUBLE, O, None, 0),
-        ("uint64_value", 3, _UINT64, O, None, 0),
-        ("int64_value", 4, _INT64, O, None, 0),
-        ("str_value", 5, _STRING, O, None, 0),
-        ("bytes_value", 6, _BYTES, O, None, 0),
-        ("ref_value", 7, _UINT64, O, None, 0),
-    ], oneofs=("value",))
-    _message(fp, "XEvent", [
-        ("metadata_id", 1, _INT64, O, None, None),
-        ("offset_ps", 2, _INT64, O, None, 0),
-        ("num_occurrences", 5, _INT64, O, None, 0),
-        ("duration_ps", 3, _INT64, O, None, None),
-        ("stats", 4, _MESSAGE, R, "XStat", None),
-    ], oneofs=("data",))
-    _message(fp, "XLine", [
-        ("id", 1, _INT64, O, None, None),
-        ("display_id", 10, _INT64, O, None, None),
-        ("name", 2, _STRING, O, None, None),
-        ("display_name", 11, _STRING, O, None, None),
-        ("timestamp_ns", 3, _INT64, O, None, None),
-        ("duration_ps", 9, _INT64, O, None, None),
-        ("events", 4, _MESSAGE, R, "XEvent", None),
-    ])
-    _message(fp, "XEventMetadata", [
-        ("id", 1, _INT64, O, None, None),
-        ("name", 2, _STRING, O, None, None),
-        ("display_name", 4, _STRING, O, None, None),
-        ("metadata", 3, _BYTES, O, None, None),
-        ("stats", 5, _MESSAGE, R, "XStat", None),
-        ("child_id", 6, _INT64, R, None, None),
-    ])
-    _message(fp, "XStatMetadata", [
-        ("id", 1, _INT64, O, None, None),
-        ("name", 2, _STRING, O, None, None),
-        ("description", 3, _STRING, O, None, None),
-    ])
-    plane = _message(fp, "XPlane", [
-        ("id", 1, _INT64, O, None, None),
-        ("name", 2, _STRING, O, None, None),
-        ("lines", 3, _MESSAGE, R, "XLine", None),
-        ("stats", 6, _MESSAGE, R, "XStat", None),
-    ])
-    for number, entry, value in ((4, "EventMetadataEntry", "XEventMetadata"),
-                                 (5, "StatMetadataEntry", "XStatMetadata")):
+    _message(
+        fp,
+        "XStat",
+        [
+            ("metadata_id", 1, _INT64, O, None, None),
+            ("double_value", 2, _DOUBLE, O, None, 0),
+            ("uint64_value", 3, _UINT64, O, None, 0),
+            ("int64_value", 4, _INT64, O, None, 0),
+            ("str_value", 5, _STRING, O, None, 0),
+            ("bytes_value", 6, _BYTES, O, None, 0),
+            ("ref_value", 7, _UINT64, O, None, 0),
+        ],
+        oneofs=("value",),
+    )
+    _message(
+        fp,
+        "XEvent",
+        [
+            ("metadata_id", 1, _INT64, O, None, None),
+            ("offset_ps", 2, _INT64, O, None, 0),
+            ("num_occurrences", 5, _INT64, O, None, 0),
+            ("duration_ps", 3, _INT64, O, None, None),
+            ("stats", 4, _MESSAGE, R, "XStat", None),
+        ],
+        oneofs=("data",),
+    )
+    _message(
+        fp,
+        "XLine",
+        [
+            ("id", 1, _INT64, O, None, None),
+            ("display_id", 10, _INT64, O, None, None),
+            ("name", 2, _STRING, O, None, None),
+            ("display_name", 11, _STRING, O, None, None),
+            ("timestamp_ns", 3, _INT64, O, None, None),
+            ("duration_ps", 9, _INT64, O, None, None),
+            ("events", 4, _MESSAGE, R, "XEvent", None),
+        ],
+    )
+    _message(
+        fp,
+        "XEventMetadata",
+        [
+            ("id", 1, _INT64, O, None, None),
+            ("name", 2, _STRING, O, None, None),
+            ("display_name", 4, _STRING, O, None, None),
+            ("metadata", 3, _BYTES, O, None, None),
+            ("stats", 5, _MESSAGE, R, "XStat", None),
+            ("child_id", 6, _INT64, R, None, None),
+        ],
+    )
+    _message(
+        fp,
+        "XStatMetadata",
+        [
+            ("id", 1, _INT64, O, None, None),
+            ("name", 2, _STRING, O, None, None),
+            ("description", 3, _STRING, O, None, None),
+        ],
+    )
+    plane = _message(
+        fp,
+        "XPlane",
+        [
+            ("id", 1, _INT64, O, None, None),
+            ("name", 2, _STRING, O, None, None),
+            ("lines", 3, _MESSAGE, R, "XLine", None),
+            ("stats", 6, _MESSAGE, R, "XStat", None),
+        ],
+    )
+    for number, entry, value in (
+        (4, "EventMetadataEntry", "XEventMetadata"),
+        (5, "StatMetadataEntry", "XStatMetadata"),
+    ):
         type_name = _map_entry(plane, entry, value)
         field_name = "event_metadata" if number == 4 else "stat_metadata"
-        plane.field.add(name=field_name, number=number, type=_MESSAGE, label=R,
-                        type_name=f".{_PACKAGE}.{type_name}")
-    _message(fp, "XSpace", [
-        ("planes", 1, _MESSAGE, R, "XPlane", None),
-        ("errors", 2, _STRING, R, None, None),
-        ("warnings", 3, _STRING, R, None, None),
-        ("hostnames", 4, _STRING, R, None, None),
-    ])
+        plane.field.add(name=field_name, number=number, type=_MESSAGE, label=R, type_name=f".{_PACKAGE}.{type_name}")
+    _message(
+        fp,
+        "XSpace",
+        [
+            ("planes", 1, _MESSAGE, R, "XPlane", None),
+            ("errors", 2, _STRING, R, None, None),
+            ("warnings", 3, _STRING, R, None, None),
+            ("hostnames", 4, _STRING, R, None, None),
+        ],
+    )
     # Lazy shells: the same field numbers, nested messages kept as undecoded bytes.
-    _message(fp, "XSpaceShell", [
-        ("planes", 1, _BYTES, R, None, None),
-        ("errors", 2, _STRING, R, None, None),
-        ("warnings", 3, _STRING, R, None, None),
-        ("hostnames", 4, _STRING, R, None, None),
-    ])
-    _message(fp, "XPlaneName", [
-        ("id", 1, _INT64, O, None, None),
-        ("name", 2, _STRING, O, None, None),
-    ])
-    plane_shell = _message(fp, "XPlaneShell", [
-        ("id", 1, _INT64, O, None, None),
-        ("name", 2, _STRING, O, None, None),
-        ("lines", 3, _BYTES, R, None, None),
-        ("stats", 6, _MESSAGE, R, "XStat", None),
-    ])
-    for number, entry, value in ((4, "EventMetadataEntry", "XEventMetadata"),
-                                 (5, "StatMetadataEntry", "XStatMetadata")):
+    _message(
+        fp,
+        "XSpaceShell",
+        [
+            ("planes", 1, _BYTES, R, None, None),
+            ("errors", 2, _STRING, R, None, None),
+            ("warnings", 3, _STRING, R, None, None),
+            ("hostnames", 4, _STRING, R, None, None),
+        ],
+    )
+    _message(
+        fp,
+        "XPlaneName",
+        [
+            ("id", 1, _INT64, O, None, None),
+            ("name", 2, _STRING, O, None, None),
+        ],
+    )
+    plane_shell = _message(
+        fp,
+        "XPlaneShell",
+        [
+            ("id", 1, _INT64, O, None, None),
+            ("name", 2, _STRING, O, None, None),
+            ("lines", 3, _BYTES, R, None, None),
+            ("stats", 6, _MESSAGE, R, "XStat", None),
+        ],
+    )
+    for number, entry, value in (
+        (4, "EventMetadataEntry", "XEventMetadata"),
+        (5, "StatMetadataEntry", "XStatMetadata"),
+    ):
         type_name = _map_entry(plane_shell, entry, value)
         field_name = "event_metadata" if number == 4 else "stat_metadata"
-        plane_shell.field.add(name=field_name, number=number, type=_MESSAGE, label=R,
-                              type_name=f".{_PACKAGE}.{type_name}")
-    _message(fp, "XLineHeader", [
-        ("id", 1, _INT64, O, None, None),
-        ("display_id", 10, _INT64, O, None, None),
-        ("name", 2, _STRING, O, None, None),
-        ("display_name", 11, _STRING, O, None, None),
-        ("timestamp_ns", 3, _INT64, O, None, None),
-        ("duration_ps", 9, _INT64, O, None, None),
-    ])
+        plane_shell.field.add(
+            name=field_name, number=number, type=_MESSAGE, label=R, type_name=f".{_PACKAGE}.{type_name}"
+        )
+    _message(
+        fp,
+        "XLineHeader",
+        [
+            ("id", 1, _INT64, O, None, None),
+            ("display_id", 10, _INT64, O, None, None),
+            ("name", 2, _STRING, O, None, None),
+            ("display_name", 11, _STRING, O, None, None),
+            ("timestamp_ns", 3, _INT64, O, None, None),
+            ("duration_ps", 9, _INT64, O, None, None),
+        ],
+    )
     return fp
 
 

@@ -76,9 +76,9 @@ def read_field(data, pos, end):
         value = (pos, pos + length)
         pos += length
     elif wire == WIRE_FIXED64:
-        value, pos = int.from_bytes(data[pos:pos + 8], "little"), pos + 8
+        value, pos = int.from_bytes(data[pos : pos + 8], "little"), pos + 8
     elif wire == WIRE_FIXED32:
-        value, pos = int.from_bytes(data[pos:pos + 4], "little"), pos + 4
+        value, pos = int.from_bytes(data[pos : pos + 4], "little"), pos + 4
     else:
         raise Unusual("group or invalid wire type")
     if pos > end:
@@ -88,7 +88,7 @@ def read_field(data, pos, end):
 
 def utf8(data, span):
     try:
-        return bytes(data[span[0]:span[1]]).decode("utf-8")
+        return bytes(data[span[0] : span[1]]).decode("utf-8")
     except UnicodeDecodeError:
         raise Unusual("invalid UTF-8") from None
 

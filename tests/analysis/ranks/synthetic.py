@@ -6,8 +6,17 @@ from tb_gpu_advisor.analysis.ranks.profile import RankCall, RankProfile, RankSte
 MS = 1_000_000_000  # ps
 
 
-def rank_set(compute_ms, input_ms=None, steps=5, transfer_ms=2.0, tail_ms=1.0, clock_ms=None, work=None,
-             bytes_=4 * 2**20, link_gbps=None):
+def rank_set(
+    compute_ms,
+    input_ms=None,
+    steps=5,
+    transfer_ms=2.0,
+    tail_ms=1.0,
+    clock_ms=None,
+    work=None,
+    bytes_=4 * 2**20,
+    link_gbps=None,
+):
     """RankProfiles of len(compute_ms) ranks; `clock_ms[r]` is added to every time of rank r (its clock offset);
     `work[r]`: WorkRows of rank r (default: one op, its count and time from compute_ms)."""
     count = len(compute_ms)
@@ -22,18 +31,38 @@ def rank_set(compute_ms, input_ms=None, steps=5, transfer_ms=2.0, tail_ms=1.0, c
         for r in range(count):
             shift = clock_ms[r]
             call = RankCall("allreduce", _ps(arrivals[r] + shift), _ps(end_call + shift), bytes_, count)
-            per_rank[r].append(RankStep(
-                step_num=step + 1, start_ps=_ps(start + shift), end_ps=_ps(end + shift),
-                compute_ps=_ps(compute_ms[r] + tail_ms), input_ps=_ps(input_ms[r]), host_ps=0,
-                idle_ps={}, calls=(call,)))
+            per_rank[r].append(
+                RankStep(
+                    step_num=step + 1,
+                    start_ps=_ps(start + shift),
+                    end_ps=_ps(end + shift),
+                    compute_ps=_ps(compute_ms[r] + tail_ms),
+                    input_ps=_ps(input_ms[r]),
+                    host_ps=0,
+                    idle_ps={},
+                    calls=(call,),
+                )
+            )
         start = end
     profiles = []
     for r in range(count):
         rows = work[r] if work else (WorkRow("aten::mm", steps * 10, _ps(steps * compute_ms[r])),)
-        profiles.append(RankProfile(
-            host=f"rank{r}", path=f"rank{r}.pt.trace.json", rank=r, world_size=count, backend="nccl",
-            device="NVIDIA A100-SXM4-80GB" if link_gbps else "cpu", origin_ps=0, steps=tuple(per_rank[r]),
-            work=rows, link_kind="nvlink" if link_gbps else None, link_gbps=link_gbps, link_known=bool(link_gbps)))
+        profiles.append(
+            RankProfile(
+                host=f"rank{r}",
+                path=f"rank{r}.pt.trace.json",
+                rank=r,
+                world_size=count,
+                backend="nccl",
+                device="NVIDIA A100-SXM4-80GB" if link_gbps else "cpu",
+                origin_ps=0,
+                steps=tuple(per_rank[r]),
+                work=rows,
+                link_kind="nvlink" if link_gbps else None,
+                link_gbps=link_gbps,
+                link_known=bool(link_gbps),
+            )
+        )
     return profiles
 
 

@@ -21,8 +21,10 @@ def capture():
 
 @pytest.fixture(scope="module")
 def reports():
-    return {name: tb_gpu_advisor.analyze(str(RUNS / name), executor="inline") for name in
-            ("balanced", "slow_compute", "slow_input")}
+    return {
+        name: tb_gpu_advisor.analyze(str(RUNS / name), executor="inline")
+        for name in ("balanced", "slow_compute", "slow_input")
+    }
 
 
 def _what_if(view, name):

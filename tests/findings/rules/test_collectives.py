@@ -24,15 +24,20 @@ def test_a_step_mostly_in_collectives_is_comm_bound_not_busy():
     found = findings_by_id(report)
     bound = found["collectives.comm_bound"]
     metrics = bound["evidence"]["metrics"]
-    assert (metrics["collectives_exposed_pct"], metrics["overlap_hides_ms"], metrics["beyond_overlap_ms"]) == \
-        (60.0, 8.0, 16.0)  # over 4 steps
+    assert (metrics["collectives_exposed_pct"], metrics["overlap_hides_ms"], metrics["beyond_overlap_ms"]) == (
+        60.0,
+        8.0,
+        16.0,
+    )  # over 4 steps
     assert (bound["severity"], bound["estimated_speedup"], bound["speedup_kind"]) == ("high", 1.67, "bound")
     assert found["communication.allreduce_exposed"]["estimated_speedup"] == 1.25  # the overlap model, unchanged
     summary = report["summary"]
     assert (summary["bottleneck"], summary["bottleneck_finding"]) == ("communication", "collectives.comm_bound")
-    assert summary["verdict"].startswith("Communication-bound: collectives with no compute beside them take 60% "
-                                         "of each step, more than the compute left can hide (the GPU counts as "
-                                         "busy 90% with them).")
+    assert summary["verdict"].startswith(
+        "Communication-bound: collectives with no compute beside them take 60% "
+        "of each step, more than the compute left can hide (the GPU counts as "
+        "busy 90% with them)."
+    )
 
 
 def test_each_gpus_own_compute_is_what_hides_its_collectives():
@@ -62,8 +67,11 @@ def test_many_small_all_reduces_per_step_are_per_parameter_all_reduce():
             kernels(gpu, end, 64 * 40, count=64, name=NCCL, stream=20, **NCCL_CONFIG)
     finding = findings_by_id(report_of(builder))["collectives.per_parameter_allreduce"]
     metrics = finding["evidence"]["metrics"]
-    assert (metrics["allreduce_calls_per_step"], metrics["latency_per_call_ms"], metrics["buckets_per_step"]) == \
-        (64.0, 0.04, 1)
+    assert (metrics["allreduce_calls_per_step"], metrics["latency_per_call_ms"], metrics["buckets_per_step"]) == (
+        64.0,
+        0.04,
+        1,
+    )
     assert metrics["named_from"] == ["kernel_name"]
     assert (finding["recoverable_ms"], finding["speedup_kind"], finding["severity"]) == (10.08, "bound", "high")
     assert "bytes_per_pack" in finding["fix"]  # framework unknown: TensorFlow's and JAX's idioms
@@ -92,27 +100,41 @@ def test_pytorch_all_reduces_sized_by_their_host_ops_give_the_ddp_fix(tmp_path):
         corr += 1
         for call in range(40):
             t = t0 + 6_100 + call * 80
-            events += [x_event("cpu_op", "c10d::allreduce_", t, 30),
-                       x_event("cpu_op", "record_param_comms", t + 1, 28, **{
-                           "Collective name": "allreduce", "In msg nelems": 1000, "Out msg nelems": 1000,
-                           "dtype": "Float", "Group size": 4}),
-                       x_event("user_annotation", "nccl:all_reduce", t + 2, 20),
-                       launch(t + 5, 3, corr),
-                       kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)", t + 10, 50, corr,
-                              stream=20)]
+            events += [
+                x_event("cpu_op", "c10d::allreduce_", t, 30),
+                x_event(
+                    "cpu_op",
+                    "record_param_comms",
+                    t + 1,
+                    28,
+                    **{
+                        "Collective name": "allreduce",
+                        "In msg nelems": 1000,
+                        "Out msg nelems": 1000,
+                        "dtype": "Float",
+                        "Group size": 4,
+                    },
+                ),
+                x_event("user_annotation", "nccl:all_reduce", t + 2, 20),
+                launch(t + 5, 3, corr),
+                kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)", t + 10, 50, corr, stream=20),
+            ]
             corr += 1
     path = tmp_path / "rank0.1.pt.trace.json"
-    path.write_text(trace_text(events, schemaVersion=1,
-                               distributedInfo={"backend": "nccl", "rank": 0, "world_size": 4}))
+    path.write_text(
+        trace_text(events, schemaVersion=1, distributedInfo={"backend": "nccl", "rank": 0, "world_size": 4})
+    )
     report = host_report(load_kineto_model(path))
     finding = findings_by_id(report)["collectives.per_parameter_allreduce"]
     metrics = finding["evidence"]["metrics"]
-    assert (metrics["allreduce_calls_per_step"], metrics["median_bytes"], metrics["bytes_per_step"]) == \
-        (40.0, 4000, 160_000)
+    assert (metrics["allreduce_calls_per_step"], metrics["median_bytes"], metrics["bytes_per_step"]) == (
+        40.0,
+        4000,
+        160_000,
+    )
     assert (metrics["dtypes"], metrics["group_sizes"], metrics["issued_by"]) == (["f32"], [4], ["nccl:all_reduce"])
     # 39 of 40 latencies of 50 µs per step saved, 4 steps
     assert (finding["recoverable_ms"], finding["speedup_kind"]) == (7.8, "model")
     assert "bucket_cap_mb" in finding["fix"] and "no_sync" in finding["fix"]
     row = next(r for r in report["collectives"] if r["source"] == "kernel")
     assert (row["collective"], row["calls_per_step"], row["named_from"]) == ("allreduce", 40.0, ["host_op"])
-

@@ -82,8 +82,11 @@ def test_straggler_gpu():
     assert [row["compute_pct"] for row in metrics["per_gpu"]] == [80.0, 40.0]
     assert [row["nccl_ms"] for row in metrics["per_gpu"]] == [0.0, 16.0]
     # the same GEMM takes 8 ms on GPU 0 and 4 ms on GPU 1: the straggler is slower hardware
-    assert (metrics["cause"], metrics["same_kernels_slowdown"], metrics["extra_kernels_on_slowest"]) == \
-        ("hardware", 2.0, 0)
+    assert (metrics["cause"], metrics["same_kernels_slowdown"], metrics["extra_kernels_on_slowest"]) == (
+        "hardware",
+        2.0,
+        0,
+    )
     # its excess over the other GPU, not over the mean: 4 ms per step
     assert finding["recoverable_ms"] == 16.0 and finding["estimated_speedup"] == 1.67
     assert finding["evidence"]["pointers"]["devices"] == ["/device:GPU:1", "/device:GPU:0"]
@@ -101,8 +104,11 @@ def test_straggler_with_more_work_is_a_workload_cause_and_recovers_its_excess_ov
                 kernels(builder.gpu(ordinal), end, 8_000 - 2_000 * count, name=NCCL, stream=20, **NCCL_CONFIG)
     finding = findings_by_id(report_of(builder))["communication.gpu_imbalance"]
     metrics = finding["evidence"]["metrics"]
-    assert (metrics["cause"], metrics["same_kernels_slowdown"], metrics["extra_kernels_on_slowest"]) == \
-        ("workload", 1.0, 6)
+    assert (metrics["cause"], metrics["same_kernels_slowdown"], metrics["extra_kernels_on_slowest"]) == (
+        "workload",
+        1.0,
+        6,
+    )
     assert metrics["slowest_excess_ms"] == 8.0 == finding["recoverable_ms"]  # 2 ms per step over GPU 1, not GPU 2
     assert finding["fix"].startswith("Cause: workload. /device:GPU:0 runs the same kernels at the same speed")
     assert finding["fix_summary"].startswith("TensorFlow: Balance work per GPU")

@@ -89,24 +89,36 @@ def test_gpu_plane_without_work_names_the_gpu():
 
 def test_cuda_libraries_in_a_jax_cpu_run_give_the_jax_checks_and_versions():
     finding = findings_by_id(report_of(cpu_run(jax=True, cuda_version="12030", cudnn_version="8907")))[
-        "environment.gpu_not_used"]
+        "environment.gpu_not_used"
+    ]
     assert finding["severity"] == "medium"
-    assert finding["evidence"]["pointers"]["versions"] == {"cuda_version": "12030", "cudnn_version": "8907",
-                                                           "jax_version": "0.4.30", "jaxlib_version": "0.4.30"}
+    assert finding["evidence"]["pointers"]["versions"] == {
+        "cuda_version": "12030",
+        "cudnn_version": "8907",
+        "jax_version": "0.4.30",
+        "jaxlib_version": "0.4.30",
+    }
     assert "jax.devices()" in finding["fix"] and "tf.config" not in finding["fix"]
 
 
 def test_a_strategy_is_no_gpu_signal_but_gpu_device_strings_are():
     # a tf.distribute strategy runs over CPU devices as well: no sign the job meant a GPU
-    strategy = findings_by_id(report_of(cpu_run(threads=("tf_data_multi_device_iterator/3", "collective_ops/1"),
-                                                ops=("replica_1/dense/MatMul:MatMul",))))
+    strategy = findings_by_id(
+        report_of(
+            cpu_run(
+                threads=("tf_data_multi_device_iterator/3", "collective_ops/1"), ops=("replica_1/dense/MatMul:MatMul",)
+            )
+        )
+    )
     assert "environment.gpu_not_used" not in strategy
     placed = findings_by_id(report_of(cpu_run(ops=("replica_1/device:GPU:1/dense/MatMul:MatMul",))))
     finding = placed["environment.gpu_not_used"]
     assert finding["evidence"]["pointers"]["host_ops"] == ["replica_1/device:GPU:1/dense/MatMul:MatMul"]
-    assert finding["summary"] == ("No GPU ran any work in this profile, although the trace shows the job was set up "
-                                  "for one: host events that ask for a GPU "
-                                  "(replica_1/device:GPU:1/dense/MatMul:MatMul).")
+    assert finding["summary"] == (
+        "No GPU ran any work in this profile, although the trace shows the job was set up "
+        "for one: host events that ask for a GPU "
+        "(replica_1/device:GPU:1/dense/MatMul:MatMul)."
+    )
 
 
 def test_rocm_libraries_in_the_metadata_are_a_gpu_signal():
@@ -121,8 +133,9 @@ def test_real_cpu_mirrored_strategy_is_no_gpu_job():
     config = report["configuration"]
     assert config["distribution"] == "tf.distribute (3 replicas on /cpu devices)"
     assert config["global_batch"] == 48
-    assert config["examples_per_step"]["source"] == ("tf.data batch stage BatchV2, batch size 48, 1 batch per step; "
-                                                     "rebatched across 3 replicas: 16 per replica")
+    assert config["examples_per_step"]["source"] == (
+        "tf.data batch stage BatchV2, batch size 48, 1 batch per step; rebatched across 3 replicas: 16 per replica"
+    )
 
 
 def test_quiet_on_a_plain_cpu_run_and_with_a_working_gpu():
@@ -133,9 +146,13 @@ def test_quiet_on_a_plain_cpu_run_and_with_a_working_gpu():
 
 def test_jax_and_jaxlib_of_different_releases():
     finding = findings_by_id(report_of(busy(jax_version="0.4.31", jaxlib_version="0.4.26")))[
-        "environment.versions_misaligned"]
+        "environment.versions_misaligned"
+    ]
     assert finding["summary"] == "jax 0.4.31 runs with jaxlib 0.4.26: releases that were not tested together."
     assert finding["severity"] == "low" and finding["estimated_speedup"] == 1.0
-    for same in (dict(jax_version="0.10.2", jaxlib_version="0.10.2"),
-                 dict(jax_version="0.4.30", jaxlib_version="0.4.30.dev20240701"), dict(jax_version="0.4.30")):
+    for same in (
+        dict(jax_version="0.10.2", jaxlib_version="0.10.2"),
+        dict(jax_version="0.4.30", jaxlib_version="0.4.30.dev20240701"),
+        dict(jax_version="0.4.30"),
+    ):
         assert "environment.versions_misaligned" not in findings_by_id(report_of(busy(**same))), same

@@ -23,8 +23,15 @@ def jax_loop(gc_every=2, pause_us=1_500, callbacks=True):
                 python.event(CALLBACK, start + 100, 20)
                 python.event(CALLBACK, start + 100 + pause_us - 20, 20)
             busy_from = start + 100 + pause_us
-        kernels(gpu, busy_from, start + 9_900 - busy_from, name="loop_fusion_1", count=2, launch_thread=python,
-                launch_ahead_us=50)
+        kernels(
+            gpu,
+            busy_from,
+            start + 9_900 - busy_from,
+            name="loop_fusion_1",
+            count=2,
+            launch_thread=python,
+            launch_ahead_us=50,
+        )
     return builder
 
 
@@ -50,13 +57,28 @@ def test_python_gc_events_of_pytorch(tmp_path):
     events = []
     for n in range(4):
         base = n * 1_000
-        events += [x_event("user_annotation", f"ProfilerStep#{n}", base, 1_000),
-                   x_event("python_function", "Python GC", base + 10, 300),
-                   launch(base + 320, 4, n), kernel("ampere_sgemm_128x64_tn", base + 330, 600, n)]
+        events += [
+            x_event("user_annotation", f"ProfilerStep#{n}", base, 1_000),
+            x_event("python_function", "Python GC", base + 10, 300),
+            launch(base + 320, 4, n),
+            kernel("ampere_sgemm_128x64_tn", base + 330, 600, n),
+        ]
     path = tmp_path / "rank0.1.pt.trace.json"
-    path.write_text(trace_text(events, deviceProperties=[{"id": 0, "name": "NVIDIA A100-SXM4-80GB",
-                                                           "computeMajor": 8, "computeMinor": 0, "numSms": 108,
-                                                           "totalGlobalMem": 85_899_345_920}]))
+    path.write_text(
+        trace_text(
+            events,
+            deviceProperties=[
+                {
+                    "id": 0,
+                    "name": "NVIDIA A100-SXM4-80GB",
+                    "computeMajor": 8,
+                    "computeMinor": 0,
+                    "numSms": 108,
+                    "totalGlobalMem": 85_899_345_920,
+                }
+            ],
+        )
+    )
     report = host_report(load_model(path))
     finding = next(f for f in report["findings"] if f["id"] == "host.gc_pauses")
     assert finding["evidence"]["metrics"]["gc_pause_count"] == 4

@@ -17,8 +17,12 @@ def host_loop(host_events, compute_us=7_000):
 def test_gpu_idle_while_the_host_works():
     report = report_of(host_loop(lambda b, py, start, i: py.event("my_python_code", start, 3_000)))
     finding = findings_by_id(report)["host.gpu_idle_host_busy"]
-    assert finding["evidence"]["metrics"] == {"host_exposed_pct": 30.0, "host_exposed_ms": 12.0,
-                                              "host_exposed_ms_per_step": 3.0, "host_wait_exposed_pct": 0.0}
+    assert finding["evidence"]["metrics"] == {
+        "host_exposed_pct": 30.0,
+        "host_exposed_ms": 12.0,
+        "host_exposed_ms_per_step": 3.0,
+        "host_wait_exposed_pct": 0.0,
+    }
     assert finding["evidence"]["pointers"]["host_ops"] == [{"name": "my_python_code", "count": 4, "total_ms": 12.0}]
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.43
     assert report["summary"]["verdict"] == "Host-bound: the GPU idles 30% of each step while the host works."
@@ -38,12 +42,19 @@ def test_eager_ops():
             python.event("EagerLocalExecute: MatMul", start + 100 * op, 100)
 
     finding = findings_by_id(report_of(host_loop(eager, compute_us=8_000)))["host.eager_execution"]
-    assert finding["evidence"]["metrics"] == {"eager_ops_per_step": 20.0, "eager_op_ms": 8.0, "eager_op_pct": 20.0,
-                                              "python_between_ops_ms": 0.0, "dispatch_and_python_pct": 20.0,
-                                              "op_work_kept_ms": 0.0}
-    assert finding["summary"] == ("20 ops per step run one at a time: their calls take 2.00 ms per step (20.0%). "
-                                  "Compiled, the step would keep the GPU's busy time: 8.00 ms of the 10.00 ms step "
-                                  "(80.0%); the calls' dispatch is removed.")
+    assert finding["evidence"]["metrics"] == {
+        "eager_ops_per_step": 20.0,
+        "eager_op_ms": 8.0,
+        "eager_op_pct": 20.0,
+        "python_between_ops_ms": 0.0,
+        "dispatch_and_python_pct": 20.0,
+        "op_work_kept_ms": 0.0,
+    }
+    assert finding["summary"] == (
+        "20 ops per step run one at a time: their calls take 2.00 ms per step (20.0%). "
+        "Compiled, the step would keep the GPU's busy time: 8.00 ms of the 10.00 ms step "
+        "(80.0%); the calls' dispatch is removed."
+    )
     # compiled, the step keeps the GPU's 8 ms of each 10 ms
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.25
     assert finding["speedup_kind"] == "model"
@@ -53,6 +64,7 @@ def test_compiled_eager_step_keeps_each_ops_work():
     """20 eager ops of 400 us: 10 variable reads whose kernel run takes 50 us (the shortest run: the eager
     runtime's cost per op) and 10 MatMuls whose run takes 350 us, then 2 ms of GPU work. Compiled, each op keeps
     its run less 50 us: 10 x 300 us = 3 ms of work, longer than the GPU's 2 ms, so a 10 ms step takes 3 ms."""
+
     def eager(builder, python, start, index):
         for op in range(20):
             name, run = ("MatMul", 350) if op % 2 else ("ReadVariableOp", 50)
@@ -81,22 +93,29 @@ def test_eager_step_without_gpu_counts_the_python_between_ops():
     report = report_of(builder)
     finding = findings_by_id(report)["host.eager_execution"]
     metrics = finding["evidence"]["metrics"]
-    assert (metrics["eager_op_pct"], metrics["python_between_ops_ms"], metrics["dispatch_and_python_pct"]) == \
-        (40.0, 20.0, 90.0)
+    assert (metrics["eager_op_pct"], metrics["python_between_ops_ms"], metrics["dispatch_and_python_pct"]) == (
+        40.0,
+        20.0,
+        90.0,
+    )
     assert metrics["op_work_kept_ms"] == 4.0 and finding["estimated_speedup"] == 10.0
     assert finding["severity"] == "high" and finding["recoverable_ms"] == 36.0
     # The summary states what the model keeps, so its shares give the estimate: 100 / 10.0% = 10x.
-    assert finding["summary"] == ("20 ops per step run one at a time: their calls take 4.00 ms per step (40.0%) "
-                                  "and the untraced Python between them 5.00 ms per step (50.0%). Compiled, the "
-                                  "step would keep only the ops' own work: 1.00 ms of the 10.00 ms step (10.0%); "
-                                  "the calls' dispatch, the Python between them and the rest of the host's work "
-                                  "in the step are removed.")
+    assert finding["summary"] == (
+        "20 ops per step run one at a time: their calls take 4.00 ms per step (40.0%) "
+        "and the untraced Python between them 5.00 ms per step (50.0%). Compiled, the "
+        "step would keep only the ops' own work: 1.00 ms of the 10.00 ms step (10.0%); "
+        "the calls' dispatch, the Python between them and the rest of the host's work "
+        "in the step are removed."
+    )
     assert finding["speedup_basis"].endswith("the Python dispatch between ops is removed")
     assert report["summary"]["bottleneck"] == "host"
     assert report["summary"]["bottleneck_finding"] == "host.eager_execution"
-    assert report["summary"]["verdict"] == ("Host-bound (eager dispatch): ops run one at a time, and their calls "
-                                            "and the Python between them take 90% of the step (no GPU work in "
-                                            "this profile).")
+    assert report["summary"]["verdict"] == (
+        "Host-bound (eager dispatch): ops run one at a time, and their calls "
+        "and the Python between them take 90% of the step (no GPU work in "
+        "this profile)."
+    )
 
 
 def jax_op_by_op(thunk_of, modules=()):
@@ -140,10 +159,13 @@ def test_jax_op_by_op_jitted_fuses_the_element_wise_thunks():
     execution of 50 us per op. Per step: 1,040 us of work, 420 us of it the element-wise thunks; a call costs
     (40 x 50 - 1,040) / 40 = 24 us. Jitted, the add fuses into its neighbours: a step keeps 1,040 - 420 + 24 =
     644 us, 10 / 0.644 = 15.53x."""
-    modules = ((66, "jit_add", single_op_module("jit_add", "wrapped_add", "add").to_bytes()),
-               (70, "jit_matmul", single_op_module("jit_matmul", "ynn_fusion", "dot").to_bytes()))
-    builder = jax_op_by_op(lambda op: ("add", "wrapped_add", 110, 20, True) if op % 2 else
-                           ("matmul", "ynn_fusion", 110, 30, True), modules)
+    modules = (
+        (66, "jit_add", single_op_module("jit_add", "wrapped_add", "add").to_bytes()),
+        (70, "jit_matmul", single_op_module("jit_matmul", "ynn_fusion", "dot").to_bytes()),
+    )
+    builder = jax_op_by_op(
+        lambda op: ("add", "wrapped_add", 110, 20, True) if op % 2 else ("matmul", "ynn_fusion", 110, 30, True), modules
+    )
     finding = findings_by_id(report_of(builder))["host.eager_execution"]
     metrics = finding["evidence"]["metrics"]
     assert (metrics["op_work_kept_ms"], metrics["op_work_fused_ms"]) == (2.576, 1.68)
@@ -156,7 +178,8 @@ def test_jax_op_by_op_jitted_fuses_the_element_wise_thunks():
         "and one call per step: 644.0 µs of the 10.00 ms step (6.4%); the calls' dispatch, the Python between "
         "them and the element-wise and data-movement thunks (fused) are removed. The fused thunks counted as zero "
         "are the optimistic part (a fused loop still computes; with their time kept the step would keep 1.06 ms, "
-        "10.6%), the dots kept at their op-by-op time the pessimistic one.")
+        "10.6%), the dots kept at their op-by-op time the pessimistic one."
+    )
     assert finding["speedup_basis"] == (
         "model: compiled, the step keeps the computations' work on XLA's CPU threads other than element-wise and "
         "data movement (dots, reductions and the rest) plus one call per step (24 µs: the executions' time less "
@@ -165,7 +188,8 @@ def test_jax_op_by_op_jitted_fuses_the_element_wise_thunks():
         "data-movement instructions alone (1.68 ms: wrapped_add), counted as zero since jit fuses them into "
         "their neighbours. Two approximations pull in opposite directions: the zero is optimistic, since a fused "
         "loop still does the arithmetic and one pass over memory (with that work kept, about 9.40x), while the "
-        "dots and reductions keep their op-by-op time, which jit can also shorten")
+        "dots and reductions keep their op-by-op time, which jit can also shorten"
+    )
 
 
 def test_jax_op_by_op_without_modules_keeps_all_the_work():
@@ -192,11 +216,14 @@ def test_retracing():
             python.event("_XlaCompile", start + 100, 3_000)
 
     finding = findings_by_id(report_of(host_loop(retrace, compute_us=6_000)))["host.retracing"]
-    assert finding["evidence"]["metrics"] == {"retraced_functions": 1, "compile_ms_after_first_step": 3.0,
-                                              "compile_pct_after_first_step": 7.5}
+    assert finding["evidence"]["metrics"] == {
+        "retraced_functions": 1,
+        "compile_ms_after_first_step": 3.0,
+        "compile_pct_after_first_step": 7.5,
+    }
     assert finding["evidence"]["pointers"]["functions"] == {
-        "train_step": ["EagerLocalExecute: __inference_train_step_101",
-                       "EagerLocalExecute: __inference_train_step_202"]}
+        "train_step": ["EagerLocalExecute: __inference_train_step_101", "EagerLocalExecute: __inference_train_step_202"]
+    }
     assert finding["evidence"]["pointers"]["steps"] == [{"step": "train 2", "time_ms": 10.0, "overlap_ms": 3.0}]
     assert finding["severity"] == "medium" and finding["estimated_speedup"] == 1.08
 
@@ -214,13 +241,15 @@ def test_python_function_in_the_input_pipeline():
         python.input_wait(start, 6_000)
         builder.thread("tf_data_iterator_get_next/1").event("Iterator::Root::Prefetch", start, 6_000)
         for call in range(10):
-            builder.thread("tf_data_private_threadpool/2").event("EagerPyFunc:EagerPyFunc", start + 1_000 * call,
-                                                                 1_000)
+            builder.thread("tf_data_private_threadpool/2").event("EagerPyFunc:EagerPyFunc", start + 1_000 * call, 1_000)
 
     finding = findings_by_id(report_of(host_loop(pipeline, compute_us=4_000)))["host.python_function"]
     metrics = finding["evidence"]["metrics"]
-    assert (metrics["py_function_calls"], metrics["py_function_ms"], metrics["py_function_ms_per_call"]) == \
-        (40, 40.0, 1.0)
+    assert (metrics["py_function_calls"], metrics["py_function_ms"], metrics["py_function_ms_per_call"]) == (
+        40,
+        40.0,
+        1.0,
+    )
     assert metrics["input_wait_ms"] == 24.0
     assert finding["recoverable_ms"] == 24.0 and finding["estimated_speedup"] == 2.5
     assert finding["category"] == "host"
@@ -231,8 +260,13 @@ def test_cpu_kernels_in_a_gpu_run():
         python.event("model/dense/MatMul:_MklMatMul", start, 1_000)
 
     finding = findings_by_id(report_of(host_loop(mkl, compute_us=9_000)))["placement.ops_on_host"]
-    assert finding["evidence"]["metrics"] == {"cpu_ops": 1, "cpu_op_ms": 4.0, "copies_around": 0,
-                                              "copy_bytes_around": 0, "recoverable_pct": 10.0}
+    assert finding["evidence"]["metrics"] == {
+        "cpu_ops": 1,
+        "cpu_op_ms": 4.0,
+        "copies_around": 0,
+        "copy_bytes_around": 0,
+        "recoverable_pct": 10.0,
+    }
     assert finding["severity"] == "medium" and finding["estimated_speedup"] == 1.11
     assert "log_device_placement" in finding["fix"] and "soft device" in finding["fix"]
 
@@ -252,8 +286,9 @@ def placed_loop(cpu_op_us=1_500, other_thread_launches=False):
         compute.event("model/embedding/MatMul:MatMul", start + 700, cpu_op_us)
         if other_thread_launches:  # another thread's launch falls inside the CPU op's run in one step of four
             gpu.kernel("other", start + 900, 10, launch=(other, start + 800, 5)) if start < 2_000 else None
-        gpu.memcpy("h2d", start + 700 + cpu_op_us + 50, 100, 400_000,
-                   launch=(compute, start + 700 + cpu_op_us + 10, 10))
+        gpu.memcpy(
+            "h2d", start + 700 + cpu_op_us + 50, 100, 400_000, launch=(compute, start + 700 + cpu_op_us + 10, 10)
+        )
         kernels(gpu, start + 4_000, 6_000)
     return builder
 
@@ -261,13 +296,21 @@ def placed_loop(cpu_op_us=1_500, other_thread_launches=False):
 def test_compute_op_that_launched_nothing_is_named_with_the_copies_around_it():
     finding = findings_by_id(report_of(placed_loop()))["placement.ops_on_host"]
     assert finding["evidence"]["pointers"]["host_ops"] == [
-        {"name": "model/embedding/MatMul:MatMul", "count": 4, "total_ms": 6.0, "runs_without_launch": 4,
-         "copies_around": 8}]
+        {
+            "name": "model/embedding/MatMul:MatMul",
+            "count": 4,
+            "total_ms": 6.0,
+            "runs_without_launch": 4,
+            "copies_around": 8,
+        }
+    ]
     metrics = finding["evidence"]["metrics"]
     assert (metrics["cpu_ops"], metrics["copies_around"], metrics["copy_bytes_around"]) == (1, 8, 3_200_000)
-    assert finding["fix"].startswith("Largest: model/embedding/MatMul:MatMul (MatMul), 1.50 ms per step, 4 of 4 "
-                                     "runs without a GPU launch; the device copies around them: 4 device-to-host just "
-                                     "before and 4 host-to-device just after.")
+    assert finding["fix"].startswith(
+        "Largest: model/embedding/MatMul:MatMul (MatMul), 1.50 ms per step, 4 of 4 "
+        "runs without a GPU launch; the device copies around them: 4 device-to-host just "
+        "before and 4 host-to-device just after."
+    )
     # another thread launching during one of its runs does not make it a GPU op
     assert "placement.ops_on_host" in findings_by_id(report_of(placed_loop(other_thread_launches=True)))
 

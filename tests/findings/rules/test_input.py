@@ -1,8 +1,15 @@
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.findings.scenarios import findings_by_id, healthy, kernels, report_of, step_starts
 
-INPUT_IDS = {"input.gpu_waits_for_input", "input.no_prefetch", "input.sequential_map", "input.python_generator",
-             "input.demanded_file_reads", "input.no_cache", "input.tf_data_service"}
+INPUT_IDS = {
+    "input.gpu_waits_for_input",
+    "input.no_prefetch",
+    "input.sequential_map",
+    "input.python_generator",
+    "input.demanded_file_reads",
+    "input.no_cache",
+    "input.tf_data_service",
+}
 
 
 def waiting_loop(stages=(), gpus=1, private_threads=()):
@@ -29,10 +36,19 @@ def test_gpu_waits_for_input_measures_the_wait_and_the_speedup():
     finding = findings_by_id(report)["input.gpu_waits_for_input"]
     assert finding["severity"] == "high"
     assert finding["category"] == "input"
-    assert finding["evidence"]["metrics"] == {"input_wait_pct": 60.0, "input_wait_ms": 24.0,
-                                              "input_wait_ms_per_step": 6.0, "step_time_ms_mean": 10.0}
-    assert finding["evidence"]["threshold"] == {"metric": "input_wait_pct", "value": 60.0, "high": 20.0,
-                                                "medium": 5.0, "crossed": "high"}
+    assert finding["evidence"]["metrics"] == {
+        "input_wait_pct": 60.0,
+        "input_wait_ms": 24.0,
+        "input_wait_ms_per_step": 6.0,
+        "step_time_ms_mean": 10.0,
+    }
+    assert finding["evidence"]["threshold"] == {
+        "metric": "input_wait_pct",
+        "value": 60.0,
+        "high": 20.0,
+        "medium": 5.0,
+        "crossed": "high",
+    }
     assert finding["evidence"]["pointers"]["time_ranges_ms"] == [[1.0, 7.0], [11.0, 17.0], [21.0, 27.0]]
     assert finding["estimated_speedup"] == 2.5
     assert finding["recoverable_ms"] == 24.0
@@ -59,8 +75,11 @@ def test_moderate_wait_is_medium_and_small_wait_is_quiet():
 
 
 def test_sequential_map_without_prefetch_reading_files_on_demand():
-    stages = (("Iterator::Root", 0, 5_900), ("Iterator::Root::Map", 10, 5_800),
-              ("Iterator::Root::Map::TFRecord", 20, 2_000))
+    stages = (
+        ("Iterator::Root", 0, 5_900),
+        ("Iterator::Root::Map", 10, 5_800),
+        ("Iterator::Root::Map::TFRecord", 20, 2_000),
+    )
     found = findings_by_id(report_of(waiting_loop(stages)))
     no_prefetch = found["input.no_prefetch"]
     # prefetch can hide at most min(wait, rest of the step) = min(6, 4) ms per step
@@ -84,14 +103,17 @@ def test_sequential_map_without_prefetch_reading_files_on_demand():
 
 def test_tuned_pipeline_gets_no_stage_advice_and_says_so():
     stages = (("Iterator::Root", 0, 5_900), ("Iterator::Root::Prefetch", 10, 5_800))
-    private = (("tf_data_iterator_resource/7", "Iterator::Root::Prefetch::ParallelMapV2", 3_000),
-               ("tf_data_iterator_resource/8", "Iterator::Root::Prefetch::ParallelMapV2::Interleave::TFRecord",
-                1_000), ("tf_data_iterator_resource/8", "Iterator::Root::Prefetch::ParallelMapV2::Cache", 500))
+    private = (
+        ("tf_data_iterator_resource/7", "Iterator::Root::Prefetch::ParallelMapV2", 3_000),
+        ("tf_data_iterator_resource/8", "Iterator::Root::Prefetch::ParallelMapV2::Interleave::TFRecord", 1_000),
+        ("tf_data_iterator_resource/8", "Iterator::Root::Prefetch::ParallelMapV2::Cache", 500),
+    )
     found = findings_by_id(report_of(waiting_loop(stages, private_threads=private)))
     assert set(found) & INPUT_IDS == {"input.gpu_waits_for_input"}
     assert found["input.gpu_waits_for_input"]["fix"].startswith(
         "This pipeline already prefetches and maps in parallel (Iterator::Root::Prefetch::ParallelMapV2::"
-        "Interleave::TFRecord)")
+        "Interleave::TFRecord)"
+    )
 
 
 def test_map_and_batch_is_sequential_when_its_threads_keep_one_core_busy():
@@ -99,10 +121,14 @@ def test_map_and_batch_is_sequential_when_its_threads_keep_one_core_busy():
     one_core = (("tf_data_private_threadpool/5", "EagerPyFunc:EagerPyFunc", 5_000),)
     found = findings_by_id(report_of(waiting_loop(stages, private_threads=one_core)))
     assert found["input.sequential_map"]["evidence"]["metrics"]["map_threads_busy_cores"] == 0.5
-    assert "its worker threads are inside the map function 50% of the time (one element at a time)" in \
-        found["input.sequential_map"]["summary"]
-    two_cores = (("tf_data_private_threadpool/5", "EagerPyFunc:EagerPyFunc", 8_000),
-                 ("tf_data_private_threadpool/6", "EagerPyFunc:EagerPyFunc", 8_000))
+    assert (
+        "its worker threads are inside the map function 50% of the time (one element at a time)"
+        in found["input.sequential_map"]["summary"]
+    )
+    two_cores = (
+        ("tf_data_private_threadpool/5", "EagerPyFunc:EagerPyFunc", 8_000),
+        ("tf_data_private_threadpool/6", "EagerPyFunc:EagerPyFunc", 8_000),
+    )
     assert "input.sequential_map" not in findings_by_id(report_of(waiting_loop(stages, private_threads=two_cores)))
 
 
@@ -146,13 +172,22 @@ def test_cpu_only_trace_gets_stage_findings_but_no_gpu_wait_finding():
     assert "input.gpu_waits_for_input" not in found
     assert {"input.no_prefetch", "input.sequential_map"} <= set(found)
     assert report["summary"]["bottleneck"] == "input"
-    assert report["summary"]["verdict"] == ("Input-bound: the training step waits for tf.data 90% of its time "
-                                            "(no GPU work in this profile).")
+    assert report["summary"]["verdict"] == (
+        "Input-bound: the training step waits for tf.data 90% of its time (no GPU work in this profile)."
+    )
     assert report["summary"]["bottleneck_finding"] == report["findings"][0]["id"]
 
 
-def producer_loop(producer_us, consumer_us, stage="Iterator::Root::Map", cpu_count=None, pool_threads=0,
-                  compute_threads=0, eigen_threads=0, gpu=True):
+def producer_loop(
+    producer_us,
+    consumer_us,
+    stage="Iterator::Root::Map",
+    cpu_count=None,
+    pool_threads=0,
+    compute_threads=0,
+    eigen_threads=0,
+    gpu=True,
+):
     """4 steps: the step blocks `producer_us` in IteratorGetNext while a pipeline without prefetch produces the
     batch on the consumer thread, then computes `consumer_us` on the GPU (on the host thread when not `gpu`).
     `pool_threads` tf.data private-pool threads, `compute_threads` inter-op (`tf_Compute`) threads and
@@ -170,8 +205,11 @@ def producer_loop(producer_us, consumer_us, stage="Iterator::Root::Map", cpu_cou
             kernels(builder.gpu(0), start + producer_us, consumer_us)
         else:
             python.event("MatMul", start + producer_us + 1, consumer_us - 2)
-    for name, count in (("tf_data_private_threadpool", pool_threads), ("tf_Compute", compute_threads),
-                        ("tf_numa_-1_Eigen", eigen_threads)):
+    for name, count in (
+        ("tf_data_private_threadpool", pool_threads),
+        ("tf_Compute", compute_threads),
+        ("tf_numa_-1_Eigen", eigen_threads),
+    ):
         for index in range(count):
             builder.thread(f"{name}/{index + 1}").event("ParallelMapProduce" if "data" in name else "MatMul", 0, 1)
     return builder
@@ -201,8 +239,9 @@ def test_the_intra_op_and_inter_op_pools_agreeing_give_the_core_count():
     """No core count in the metadata, but TensorFlow's intra-op (Eigen) and inter-op pools both show 2 threads:
     2 cores, a model, max(30 / 2, 10) = 15 ms: 40 -> 15, 2.67x. tf.data's private pools do not count: several
     pools (one per iterator) share their thread name."""
-    found = findings_by_id(report_of(producer_loop(30_000, 10_000, eigen_threads=2, compute_threads=2,
-                                                   pool_threads=6)))["input.sequential_map"]
+    found = findings_by_id(
+        report_of(producer_loop(30_000, 10_000, eigen_threads=2, compute_threads=2, pool_threads=6))
+    )["input.sequential_map"]
     assert found["speedup_kind"] == "model" and found["estimated_speedup"] == 2.67
     assert found["evidence"]["metrics"]["host_cores"] == 2
     assert found["evidence"]["metrics"]["host_cores_source"] == "agreeing thread pools"
@@ -215,13 +254,15 @@ def test_parallel_map_without_a_known_core_count_is_the_all_wait_bound():
     most all of the wait gone (70 -> 10: 7x): the estimate is that bound, the basis says the least; with no pool
     at all, the same bound."""
     seen = findings_by_id(report_of(producer_loop(60_000, 10_000, pool_threads=3, compute_threads=2)))[
-        "input.sequential_map"]
+        "input.sequential_map"
+    ]
     assert seen["speedup_kind"] == "bound" and seen["estimated_speedup"] == 7.0
     assert seen["evidence"]["metrics"]["host_cores_source"] == "thread pools"
     assert seen["evidence"]["metrics"]["host_cores"] == 2
     assert "at least 2.33x" in seen["speedup_basis"] and "at least 2 cores" in seen["speedup_basis"]
     disagreeing = findings_by_id(report_of(producer_loop(60_000, 10_000, eigen_threads=4, compute_threads=2)))[
-        "input.sequential_map"]
+        "input.sequential_map"
+    ]
     assert disagreeing["speedup_kind"] == "bound" and disagreeing["evidence"]["metrics"]["host_cores"] == 4
     unknown = findings_by_id(report_of(producer_loop(60_000, 10_000)))["input.sequential_map"]
     assert unknown["speedup_kind"] == "bound" and unknown["estimated_speedup"] == 7.0
@@ -254,8 +295,7 @@ def test_a_map_that_may_wait_is_bounded_by_the_pool():
 def test_on_a_cpu_only_run_the_map_shares_the_cores_with_the_step():
     """No GPU: the step's own ops run on the cores the map's calls would use, so max(producer / cores, consumer)
     is an upper bound, not a model."""
-    found = findings_by_id(report_of(producer_loop(60_000, 10_000, cpu_count=2, gpu=False)))[
-        "input.sequential_map"]
+    found = findings_by_id(report_of(producer_loop(60_000, 10_000, cpu_count=2, gpu=False)))["input.sequential_map"]
     assert (found["estimated_speedup"], found["speedup_kind"]) == (2.33, "bound")
     assert "CPU-only run" in found["speedup_basis"]
 

@@ -10,8 +10,13 @@ from tests.findings.scenarios import findings_by_id, kernels, report_of
 STEP_US = 10_000
 
 
-def jax_loop(prep_us, calls=(("$time sleep", 0.7), ("$numpy stack", 0.2)), framework=True, tf_data_wait=False,
-             dispatch="PjitFunction(train_step)"):
+def jax_loop(
+    prep_us,
+    calls=(("$time sleep", 0.7), ("$numpy stack", 0.2)),
+    framework=True,
+    tf_data_wait=False,
+    dispatch="PjitFunction(train_step)",
+):
     """4 JAX steps of 10 ms on one GPU: the step thread prepares the batch for `prep_us` (Python-tracer `calls`,
     each a share of it), dispatches `PjitFunction(train_step)`, and the GPU computes for the rest."""
     builder = TraceBuilder()
@@ -29,8 +34,9 @@ def jax_loop(prep_us, calls=(("$time sleep", 0.7), ("$numpy stack", 0.2)), frame
             python.event(name, offset, prep_us * share)
             offset += prep_us * share
         python.event(dispatch, start + prep_us, 50)
-        kernels(builder.gpu(0), start + prep_us + 100, STEP_US - prep_us - 200, launch_thread=launcher,
-                launch_ahead_us=60)
+        kernels(
+            builder.gpu(0), start + prep_us + 100, STEP_US - prep_us - 200, launch_thread=launcher, launch_ahead_us=60
+        )
     return builder
 
 
@@ -54,6 +60,7 @@ def test_one_gpu_is_the_gpu_and_the_header_shows_the_preparation_beside_the_inpu
     """jax_inline_loader read "while the GPUs idle" on one GPU, and "input wait: 0.0%" under its input-bound
     verdict: the step thread's preparation is input time no IteratorGetNext wait shows."""
     from tb_gpu_advisor.report.sections import host_sections
+
     report = report_of(jax_loop(4_000))
     finding = findings_by_id(report)["input.host_batch_prep"]
     assert "preparation while the GPU idles (40.0% of" in finding["summary"]
@@ -126,8 +133,13 @@ def tf_loop(prep_us, calls=TF_CALLS, gpu=True, file_thread=None):
             offset += prep_us * share
         python.event("EagerLocalExecute: __inference_train_step_41", start + prep_us, STEP_US - prep_us - 100)
         if gpu:
-            kernels(builder.gpu(0), start + prep_us + 100, STEP_US - prep_us - 200, launch_thread=compute,
-                    launch_ahead_us=60)
+            kernels(
+                builder.gpu(0),
+                start + prep_us + 100,
+                STEP_US - prep_us - 200,
+                launch_thread=compute,
+                launch_ahead_us=60,
+            )
     return builder
 
 
@@ -137,21 +149,29 @@ def test_tensorflow_loop_reading_and_decoding_files_gets_tf_data_and_tfrecord_ad
     finding = findings_by_id(report)["input.host_batch_prep"]
     metrics = finding["evidence"]["metrics"]
     assert (metrics["batch_prep_ms_per_step"], metrics["batch_prep_pct"], metrics["certainty"]) == (4.0, 40.0, "high")
-    assert (metrics["file_read_ms_per_step"], metrics["decode_ms_per_step"], metrics["prep_calls_pct"]) == \
-        (1.2, 2.0, 90.0)
+    assert (metrics["file_read_ms_per_step"], metrics["decode_ms_per_step"], metrics["prep_calls_pct"]) == (
+        1.2,
+        2.0,
+        90.0,
+    )
     assert metrics["device"] == "gpu" and finding["severity"] == "high"
     functions = finding["evidence"]["pointers"]["functions"]
-    assert [f["function"] for f in functions] == ["TensorFlow DecodeJpeg", "TensorFlow ReadFile",
-                                                  "TensorFlow convert_to_tensor"]
+    assert [f["function"] for f in functions] == [
+        "TensorFlow DecodeJpeg",
+        "TensorFlow ReadFile",
+        "TensorFlow convert_to_tensor",
+    ]
     assert functions[1] == {"function": "TensorFlow ReadFile", "ms": 4.8, "waits": True}
     # the step becomes max(4 ms preparation, 6 ms rest) = 6 ms
     assert finding["speedup_kind"] == "model" and finding["estimated_speedup"] == 1.67
     fix = finding["fix"]
     # decoding (2.00 ms) outweighs reading (1.20 ms): parallel or stored decoding first, record files for the reads
-    assert ("Image decoding (2.00 ms per step) is most of it, file reads (1.20 ms per step) the smaller part: decode "
-            "in parallel (tf.data's map(decode, num_parallel_calls=tf.data.AUTOTUNE)); or store the images decoded "
-            "or resized (decode once, offline; larger files); or decode on the GPU (NVIDIA DALI, nvJPEG). Record "
-            "files remove only the reads: pack the dataset into a few large TFRecord files") in fix
+    assert (
+        "Image decoding (2.00 ms per step) is most of it, file reads (1.20 ms per step) the smaller part: decode "
+        "in parallel (tf.data's map(decode, num_parallel_calls=tf.data.AUTOTUNE)); or store the images decoded "
+        "or resized (decode once, offline; larger files); or decode on the GPU (NVIDIA DALI, nvJPEG). Record "
+        "files remove only the reads: pack the dataset into a few large TFRecord files"
+    ) in fix
     assert "that would save at most the 1.20 ms per step of reads." in fix
     assert "TFRecord" in fix and "prefetch_to_device" in fix and "tf.data" in fix
     assert "ArrayRecord" not in fix and "grain" not in fix and "DataLoader" not in fix
@@ -159,7 +179,8 @@ def test_tensorflow_loop_reading_and_decoding_files_gets_tf_data_and_tfrecord_ad
 
 def test_tensorflow_file_ops_on_tf_data_threads_are_the_pipelines_not_the_loops():
     finding = findings_by_id(report_of(tf_loop(4_000, file_thread="tf_data_private_threadpool/9")))[
-        "input.host_batch_prep"]
+        "input.host_batch_prep"
+    ]
     metrics = finding["evidence"]["metrics"]
     # the pipeline's threads were busy, the step thread's calls are not seen: not known preparation
     assert metrics["certainty"] == "medium" and metrics["file_read_ms_per_step"] == 0.0
@@ -171,8 +192,10 @@ def test_tensorflow_cpu_only_loop_measures_against_its_tf_function():
     finding = findings_by_id(report)["input.host_batch_prep"]
     # no GPU, and the step waits for its batch 40% of the time: an input verdict, not "Unknown"
     assert (report["summary"]["bottleneck"], report["summary"]["bottleneck_finding"]) == ("input", finding["id"])
-    assert report["summary"]["verdict"] == ("Input-bound: the host prepares each batch while no tf.function runs "
-                                            "(40% of each step; no GPU work in this profile).")
+    assert report["summary"]["verdict"] == (
+        "Input-bound: the host prepares each batch while no tf.function runs "
+        "(40% of each step; no GPU work in this profile)."
+    )
     metrics = finding["evidence"]["metrics"]
     assert (metrics["device"], metrics["batch_prep_ms_per_step"], metrics["certainty"]) == ("tf_cpu", 4.0, "high")
     # computing on the step's own cores: the overlap is less sure, so at most medium, and a ceiling, not a model
@@ -197,12 +220,22 @@ def test_tensorflow_loop_without_preparation_is_quiet():
 
 # --- PyTorch (Kineto): the batch built in the main process, with Python-stack events -----------------------------
 
-PROPS = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000, "computeMajor": 9,
-          "computeMinor": 0, "numSms": 132}]
-TORCH_CALLS = (("<built-in function open>", 0.1),
-               ("<built-in method read of _io.BufferedReader object at 0x7f0a8e928bf0>", 0.2),
-               ("<built-in method decode of ImagingDecoder object at 0x7f0a8e92a130>", 0.4),
-               ("numpy/_core/shape_base.py(378): stack", 0.1))
+PROPS = [
+    {
+        "id": 0,
+        "name": "NVIDIA H100 80GB HBM3",
+        "totalGlobalMem": 85_000_000_000,
+        "computeMajor": 9,
+        "computeMinor": 0,
+        "numSms": 132,
+    }
+]
+TORCH_CALLS = (
+    ("<built-in function open>", 0.1),
+    ("<built-in method read of _io.BufferedReader object at 0x7f0a8e928bf0>", 0.2),
+    ("<built-in method decode of ImagingDecoder object at 0x7f0a8e92a130>", 0.4),
+    ("numpy/_core/shape_base.py(378): stack", 0.1),
+)
 
 
 def torch_report(tmp_path, prep_us, calls=TORCH_CALLS, dataloader=False, workers=False, compiled=False):
@@ -215,20 +248,34 @@ def torch_report(tmp_path, prep_us, calls=TORCH_CALLS, dataloader=False, workers
         start = n * STEP_US
         events.append(x_event("user_annotation", f"ProfilerStep#{n + 1}", start, STEP_US))
         if dataloader:
-            events.append(x_event("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
-                                  start + 1, prep_us - 1))
+            events.append(
+                x_event(
+                    "user_annotation",
+                    "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                    start + 1,
+                    prep_us - 1,
+                )
+            )
         if workers:
-            events.append(x_event("user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
-                                  start + 1, 50))
+            events.append(
+                x_event(
+                    "user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", start + 1, 50
+                )
+            )
         if compiled:
             events.append(x_event("cpu_op", "Torch-Compiled Region: 0/0", start + 2, prep_us + 200))
         offset = start
         for name, share in calls:
-            events.append(x_event("cpu_op" if name.startswith("aten::") else "python_function", name, offset + 1,
-                                  prep_us * share - 2))
+            events.append(
+                x_event(
+                    "cpu_op" if name.startswith("aten::") else "python_function", name, offset + 1, prep_us * share - 2
+                )
+            )
             offset += prep_us * share
-        events += [launch(start + prep_us + 10, 20, 100 + n),
-                   kernel("sm90_xmma_gemm_bf16bf16_bf16f32", start + prep_us + 100, STEP_US - prep_us - 200, 100 + n)]
+        events += [
+            launch(start + prep_us + 10, 20, 100 + n),
+            kernel("sm90_xmma_gemm_bf16bf16_bf16f32", start + prep_us + 100, STEP_US - prep_us - 200, 100 + n),
+        ]
     path = tmp_path / "rank0.1.pt.trace.json"
     path.write_text(trace_text(events, deviceProperties=PROPS))
     return host_report(load_model(path))
@@ -243,8 +290,12 @@ def test_pytorch_loop_building_its_batch_gets_dataloader_workers_and_webdataset_
     # open + read: 4 events of 398 + 798 us; decode: 4 of 1598 us
     assert (metrics["file_read_ms_per_step"], metrics["decode_ms_per_step"]) == (1.196, 1.598)
     functions = {f["function"]: f for f in finding["evidence"]["pointers"]["functions"]}
-    assert set(functions) == {"ImagingDecoder decode", "_io.BufferedReader read", "builtins open",
-                              "numpy/_core/shape_base.py stack"}
+    assert set(functions) == {
+        "ImagingDecoder decode",
+        "_io.BufferedReader read",
+        "builtins open",
+        "numpy/_core/shape_base.py stack",
+    }
     assert functions["_io.BufferedReader read"]["waits"] and not functions["ImagingDecoder decode"]["waits"]
     fix = finding["fix"]
     assert "num_workers=8" in fix and "pin_memory=True" in fix and "persistent_workers=True" in fix
@@ -258,11 +309,16 @@ def test_pytorch_single_process_dataloader_is_the_dataloader_finding_not_this_on
     waits = found["input.gpu_waits_for_input"]
     metrics = waits["evidence"]["metrics"]
     assert (metrics["file_read_ms_per_step"], metrics["decode_ms_per_step"]) == (1.196, 1.598)
-    assert waits["evidence"]["pointers"]["functions"][0] == {"function": "ImagingDecoder decode", "ms": 6.392,
-                                                             "waits": False}
+    assert waits["evidence"]["pointers"]["functions"][0] == {
+        "function": "ImagingDecoder decode",
+        "ms": 6.392,
+        "waits": False,
+    }
     assert "_SingleProcessDataLoaderIter: num_workers=0" in waits["fix"]
-    assert ("Image decoding (1.60 ms per step) is most of the wait, file reads (1.20 ms per step) the smaller part: "
-            "decode in parallel (more DataLoader workers: num_workers)") in waits["fix"]
+    assert (
+        "Image decoding (1.60 ms per step) is most of the wait, file reads (1.20 ms per step) the smaller part: "
+        "decode in parallel (more DataLoader workers: num_workers)"
+    ) in waits["fix"]
     assert "torchvision.io.decode_jpeg" in waits["fix"]
     assert "WebDataset" in waits["fix"] and "num_workers=8" in waits["fix"] and "tf.data" not in waits["fix"]
 

@@ -7,8 +7,16 @@ POOL = "input.map_pool_saturated"
 PARALLEL = ("Iterator::Root::Prefetch::ParallelMapV2",)
 
 
-def pool_loop(threads=2, busy_us=9_000, op="EagerPyFunc:EagerPyFunc", wait_us=6_000, stages=PARALLEL,
-              cpu_count=2, idle_threads=0, other_op=None):
+def pool_loop(
+    threads=2,
+    busy_us=9_000,
+    op="EagerPyFunc:EagerPyFunc",
+    wait_us=6_000,
+    stages=PARALLEL,
+    cpu_count=2,
+    idle_threads=0,
+    other_op=None,
+):
     """CPU-only, 4 steps of 10 ms: the step blocks `wait_us` in IteratorGetNext behind a prefetching pipeline
     with `stages`, then computes. In each step every one of `threads` tf.data private-pool threads runs `op` for
     `busy_us` (and `other_op`, (name, us), after it); `idle_threads` more private-pool threads run one 10 us event."""
@@ -45,17 +53,28 @@ def test_a_saturated_pool_of_waiting_python_calls_is_the_limit():
     assert (pool["severity"], pool["category"], pool["speedup_kind"]) == ("high", "input", "bound")
     assert (pool["estimated_speedup"], pool["recoverable_ms"]) == (2.5, 24.0)
     metrics = pool["evidence"]["metrics"]
-    assert metrics == {"input_wait_pct": 60.0, "input_wait_ms": 24.0, "input_wait_ms_per_step": 6.0,
-                       "step_time_ms_mean": 10.0, "map_threads": 2, "map_threads_busy_cores": 1.8,
-                       "map_waiting_share": 1.0, "host_cores": 2, "host_cores_source": "metadata",
-                       "recoverable_pct": 60.0}
+    assert metrics == {
+        "input_wait_pct": 60.0,
+        "input_wait_ms": 24.0,
+        "input_wait_ms_per_step": 6.0,
+        "step_time_ms_mean": 10.0,
+        "map_threads": 2,
+        "map_threads_busy_cores": 1.8,
+        "map_waiting_share": 1.0,
+        "host_cores": 2,
+        "host_cores_source": "metadata",
+        "recoverable_pct": 60.0,
+    }
     assert pool["evidence"]["pointers"]["tf_data_stages"] == list(PARALLEL)
-    assert pool["evidence"]["pointers"]["host_ops"] == [{"name": "EagerPyFunc:EagerPyFunc", "count": 8,
-                                                         "total_ms": 72.0}]
+    assert pool["evidence"]["pointers"]["host_ops"] == [
+        {"name": "EagerPyFunc:EagerPyFunc", "count": 8, "total_ms": 72.0}
+    ]
     summary = pool["summary"]
-    assert summary.startswith("tf.data's thread pool caps the parallel map (Iterator::Root::Prefetch::ParallelMapV2): "
-                              "its 2 threads are inside the map function 1.80 at a time on average, 100% of that in "
-                              "tf.py_function (op EagerPyFunc), which may wait, while the step waits for input 60.0%")
+    assert summary.startswith(
+        "tf.data's thread pool caps the parallel map (Iterator::Root::Prefetch::ParallelMapV2): "
+        "its 2 threads are inside the map function 1.80 at a time on average, 100% of that in "
+        "tf.py_function (op EagerPyFunc), which may wait, while the step waits for input 60.0%"
+    )
     # the GIL caveat is in the summary itself, not only in the basis
     assert "a Python function that computes holds the GIL and gains nothing" in summary
     assert "GIL" in pool["speedup_basis"] and pool["speedup_basis"].startswith("upper bound")
@@ -70,8 +89,9 @@ def test_a_saturated_pool_of_waiting_python_calls_is_the_limit():
 
 def test_file_reads_that_saturate_the_pool_get_no_gil_caveat():
     """ReadFile in a ParallelMapV2 seen only as the prefix of a deeper stage: the stage is named, no GIL words."""
-    found = findings_by_id(report_of(pool_loop(op="ReadFile:ReadFile",
-                                               stages=("Iterator::Root::Prefetch::ParallelMapV2::TensorSlice",))))
+    found = findings_by_id(
+        report_of(pool_loop(op="ReadFile:ReadFile", stages=("Iterator::Root::Prefetch::ParallelMapV2::TensorSlice",)))
+    )
     pool = found[POOL]
     assert pool["evidence"]["pointers"]["tf_data_stages"] == ["Iterator::Root::Prefetch::ParallelMapV2"]
     assert "tf.io.read_file (op ReadFile)" in pool["summary"]
@@ -112,7 +132,9 @@ def test_fewer_pool_threads_than_cores_may_hide_free_threads():
             agreeing.thread(f"{kind}/{index + 1}").event("MatMul:MatMul", 0, 1)
     pool = findings_by_id(report_of(agreeing))[POOL]
     assert (pool["evidence"]["metrics"]["host_cores"], pool["evidence"]["metrics"]["host_cores_source"]) == (
-        2, "agreeing thread pools")
+        2,
+        "agreeing thread pools",
+    )
 
 
 def test_idle_threads_under_the_same_name_keep_it_quiet():

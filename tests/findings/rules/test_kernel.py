@@ -15,8 +15,14 @@ def _gemm_module(m, n, k, dtype="bf16"):
     module = HloModuleBuilder("jit_gemm", 1)
     a = module.entry.parameter("a", shape(dtype, m, k))
     b = module.entry.parameter("b", shape(dtype, k, n))
-    module.entry.add("custom-call.1", "custom-call", tuple_shape(shape(dtype, m, n), shape("s8", 1024)), (a, b),
-                     custom_call_target="__cublas$lt$matmul", backend_config=gemm_config((1,), (0,)))
+    module.entry.add(
+        "custom-call.1",
+        "custom-call",
+        tuple_shape(shape(dtype, m, n), shape("s8", 1024)),
+        (a, b),
+        custom_call_target="__cublas$lt$matmul",
+        backend_config=gemm_config((1,), (0,)),
+    )
     return module
 
 
@@ -62,9 +68,15 @@ def test_odd_small_gemm_far_below_the_roof_fires_with_its_shape():
     assert "dims not multiple of 8" in finding["fix"]
     assert finding["category"] == "kernel"
     # the fix names only the cause shown: padding, not a larger batch or bf16 (the GEMM is 16-bit and large)
-    assert finding["fix_summary"] == ("TensorFlow: Pad GEMM dimensions to multiples of 8 (16-bit) / 64. JAX: Pad GEMM "
-                                      "dimensions to multiples of 8 (16-bit) / 64.")  # framework unknown: both
-    assert "vocab_size" in finding["fix"] and "raise the batch" not in finding["fix"] and "f32 inputs" not in finding["fix"]
+    assert finding["fix_summary"] == (
+        "TensorFlow: Pad GEMM dimensions to multiples of 8 (16-bit) / 64. JAX: Pad GEMM "
+        "dimensions to multiples of 8 (16-bit) / 64."
+    )  # framework unknown: both
+    assert (
+        "vocab_size" in finding["fix"]
+        and "raise the batch" not in finding["fix"]
+        and "f32 inputs" not in finding["fix"]
+    )
 
 
 def test_f32_gemm_far_below_its_tf32_roof_fires_for_precision():

@@ -34,7 +34,9 @@ def test_gpu_starved_by_launches():
     assert finding["severity"] == "high"
     assert finding["estimated_speedup"] == 5.0
     assert report["summary"]["bottleneck"] == "launch"
-    assert report["summary"]["verdict"] == "Launch-bound: the GPU idles 80% of each step waiting for kernel launch calls."
+    assert (
+        report["summary"]["verdict"] == "Launch-bound: the GPU idles 80% of each step waiting for kernel launch calls."
+    )
 
 
 def test_kernels_shorter_than_their_launch():
@@ -72,7 +74,8 @@ def test_tf_data_contention_needs_tf_data_and_shared_gpu_threads():
     assert "num_cores" not in fix or fix.index("num_cores = os.cpu_count()") < fix.index("num_cores // 2")
     assert "threading.tf_data_contention" not in findings_by_id(report_of(launch_bound()))
     assert "threading.tf_data_contention" not in findings_by_id(
-        report_of(launch_bound(tf_data=True, private_gpu_threads=True)))
+        report_of(launch_bound(tf_data=True, private_gpu_threads=True))
+    )
 
 
 def test_tf_data_contention_with_the_core_count_needs_busy_cores():
@@ -80,8 +83,10 @@ def test_tf_data_contention_with_the_core_count_needs_busy_cores():
     one_core = findings_by_id(report_of(launch_bound(tf_data=True, tf_data_busy_us=9_000, cpu_count=1)))
     finding = one_core["threading.tf_data_contention"]
     assert finding["severity"] == "medium"  # launch share 80% would be high: capped, the launch finding leads
-    assert (finding["evidence"]["metrics"]["host_busy_cores"], finding["evidence"]["metrics"]["machine_cores"]) == \
-        (1.7, 1)
+    assert (finding["evidence"]["metrics"]["host_busy_cores"], finding["evidence"]["metrics"]["machine_cores"]) == (
+        1.7,
+        1,
+    )
     assert finding["evidence"]["threshold"]["level"] == 0.9
     eight_cores = findings_by_id(report_of(launch_bound(tf_data=True, tf_data_busy_us=9_000, cpu_count=8)))
     assert "threading.tf_data_contention" not in eight_cores  # cores to spare: no contention

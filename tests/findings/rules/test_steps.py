@@ -11,8 +11,12 @@ def test_checkpoint_stall():
         if index == 3:
             python.event("save/SaveV2:SaveV2", start + 10_000, 4_000)
     finding = findings_by_id(report_of(builder))["steps.checkpoint_stall"]
-    assert finding["evidence"]["metrics"] == {"stall_ms": 4.0, "stall_pct": 9.09, "profiled_span_ms": 44.0,
-                                              "step_time_ms_median": 10.0}
+    assert finding["evidence"]["metrics"] == {
+        "stall_ms": 4.0,
+        "stall_pct": 9.09,
+        "profiled_span_ms": 44.0,
+        "step_time_ms_median": 10.0,
+    }
     assert finding["evidence"]["pointers"]["steps"] == [{"step": "train 3", "time_ms": 14.0, "overlap_ms": 4.0}]
     assert finding["severity"] == "medium" and finding["estimated_speedup"] == 1.1
 
@@ -38,8 +42,11 @@ def test_uneven_step_time_lists_the_slow_steps():
         kernels(gpu, start, duration - 100)
     finding = findings_by_id(report_of(builder))["steps.uneven_step_time"]
     metrics = finding["evidence"]["metrics"]
-    assert (metrics["step_time_ms_mean"], metrics["step_time_ms_median"], metrics["step_time_ms_stdev"]) == \
-        (12.0, 10.0, 4.472)
+    assert (metrics["step_time_ms_mean"], metrics["step_time_ms_median"], metrics["step_time_ms_stdev"]) == (
+        12.0,
+        10.0,
+        4.472,
+    )
     assert (metrics["coefficient_of_variation"], metrics["excess_over_median_ms"]) == (0.373, 10.0)
     assert finding["evidence"]["pointers"]["steps"][0] == {"step": "train 2", "time_ms": 20.0}
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.2

@@ -16,8 +16,9 @@ def input_starved(cpu_count=None, workers=4, busy_us=9_000):
         python.input_wait(start, 5_000)
         kernels(gpu, start + 5_000, 5_000, count=2, launch_thread=python)
         for worker in range(workers):
-            builder.thread(f"tf_data_private_threadpool/{worker}").event("Iterator::Root::ParallelMapV2", start,
-                                                                          busy_us)
+            builder.thread(f"tf_data_private_threadpool/{worker}").event(
+                "Iterator::Root::ParallelMapV2", start, busy_us
+            )
     return builder
 
 
@@ -33,8 +34,7 @@ def test_saturated_host_with_too_few_cores_for_the_input_pipeline():
     assert finding["severity"] == "medium"
     assert "too few cores for this input pipeline" in finding["fix"]
     assert report["host_cpu"]["machine_cores"] == 4
-    assert report["host_cpu"]["threads"][0] == {"kind": "tf_data_private_threadpool", "count": 4,
-                                                "busy_cores": 3.6}
+    assert report["host_cpu"]["threads"][0] == {"kind": "tf_data_private_threadpool", "count": 4, "busy_cores": 3.6}
 
 
 def test_no_saturation_claim_with_cores_to_spare_or_unknown_cores():
@@ -60,6 +60,7 @@ def _fix_texts():
     """Every fix text of the catalog and its framework idioms and variants."""
     import dataclasses
     from tb_gpu_advisor.findings.catalog import CATALOG, VARIANTS
+
     texts, todo = [], list(CATALOG.values()) + [e for entries in VARIANTS.values() for e in entries.values()]
     while todo:
         item = todo.pop()
@@ -79,6 +80,7 @@ def test_thread_counts_in_fixes_stay_positive_on_small_hosts():
     """`os.cpu_count() - 4` is 0 or less on a 4-core host, which TensorFlow takes silently as "use the default":
     the advice would do nothing there. Every count a fix derives from the cores is bounded below by max()."""
     import re
+
     derived = re.compile(r"(os\.cpu_count\(\)|\bnum_cores\b|\bcores\b)\s*(-|//)\s*\w")
     texts = _fix_texts()
     assert any("private_threadpool_size" in text for text in texts)
@@ -86,7 +88,7 @@ def test_thread_counts_in_fixes_stay_positive_on_small_hosts():
         for line in text.splitlines():
             code = line.split("#", 1)[0]
             for found in derived.finditer(code):
-                assert "max(" in code[:found.start()], f"unbounded thread count in a fix: {line.strip()}"
+                assert "max(" in code[: found.start()], f"unbounded thread count in a fix: {line.strip()}"
     fixes = "\n".join(texts)
     assert "private_threadpool_size = max(2, num_cores - 4)" in fixes
     assert "private_threadpool_size = max(2, os.cpu_count() - 4)" in fixes

@@ -20,8 +20,13 @@ def test_pageable_copies():
 
     found = findings_by_id(report_of(copy_loop(copy)))
     finding = found["transfer.pageable_memory"]
-    assert finding["evidence"]["metrics"] == {"pageable_copies": 4, "pageable_bytes": 64_000_000,
-                                              "pageable_copy_ms": 8.0, "exposed_ms": 8.0, "exposed_pct": 20.0}
+    assert finding["evidence"]["metrics"] == {
+        "pageable_copies": 4,
+        "pageable_bytes": 64_000_000,
+        "pageable_copy_ms": 8.0,
+        "exposed_ms": 8.0,
+        "exposed_pct": 20.0,
+    }
     assert finding["summary"].startswith("4 copies (61.04 MiB) use pageable host memory")  # binary, as the tables
     assert finding["summary"].endswith("they run while no GPU computes for 2.00 ms per step.")
     # The fix overlaps the copies with compute: its ceiling is all 2 ms of exposed copy time of the 10 ms step.

@@ -15,8 +15,7 @@ def image_module(dtype="f32", dims=IMAGES):
     return module.to_bytes()
 
 
-def jax_image_loop(dtype="f32", dims=IMAGES, copy_bytes=IMAGE_BYTES, astype=True, copy_us=3_000, copies=1,
-                   ahead=False):
+def jax_image_loop(dtype="f32", dims=IMAGES, copy_bytes=IMAGE_BYTES, astype=True, copy_us=3_000, copies=1, ahead=False):
     """4 JAX steps of 10 ms on one A100: `copies` host-to-device copies of `copy_bytes` each (pinned, async),
     at the step's start (or during the previous step's compute, `ahead`), then compute to the step's end."""
     builder = TraceBuilder()
@@ -42,8 +41,15 @@ def test_a_float32_image_batch_gets_the_uint8_advice_with_its_shape():
     assert (metrics["wide_copies"], metrics["wide_copy_bytes"], metrics["certainty"]) == (4, 4 * IMAGE_BYTES, "high")
     assert metrics["wide_copy_exposed_ms"] == 12.0
     assert finding["evidence"]["pointers"]["inputs"] == [
-        {"parameter": "images", "program": "program 1", "dtype": "f32", "shape": [64, 224, 224, 3],
-         "bytes": IMAGE_BYTES, "copies": 4}]
+        {
+            "parameter": "images",
+            "program": "program 1",
+            "dtype": "f32",
+            "shape": [64, 224, 224, 3],
+            "bytes": IMAGE_BYTES,
+            "copies": 4,
+        }
+    ]
     # 3 ms of each 10 ms step is the exposed copy; uint8 sends a quarter: 2.25 ms saved per step
     assert finding["speedup_kind"] == "model" and finding["estimated_speedup"] == 1.29
     assert "astype(jnp.float32)" in finding["fix"] and "f32[64x224x224x3]" in finding["fix"]
@@ -59,17 +65,20 @@ def test_no_decode_or_astype_on_the_host_is_medium_certainty():
 
 
 def test_quiet_for_8_bit_inputs_non_image_shapes_unmatched_sizes_and_hidden_copies():
-    quiet = [jax_image_loop(dtype="u8", copy_bytes=IMAGE_BYTES // 4),
-             jax_image_loop(dims=(64, 150528), copy_bytes=IMAGE_BYTES),   # flat features, not an image
-             jax_image_loop(copy_bytes=IMAGE_BYTES - 4096),
-             jax_image_loop(ahead=True)]
+    quiet = [
+        jax_image_loop(dtype="u8", copy_bytes=IMAGE_BYTES // 4),
+        jax_image_loop(dims=(64, 150528), copy_bytes=IMAGE_BYTES),  # flat features, not an image
+        jax_image_loop(copy_bytes=IMAGE_BYTES - 4096),
+        jax_image_loop(ahead=True),
+    ]
     for builder in quiet:
         assert "transfer.wide_input_copies" not in findings_by_id(report_of(builder))
 
 
 def test_input_copy_in_step_and_many_copies_per_step():
     finding = findings_by_id(report_of(jax_image_loop(copy_bytes=4_000_000, copy_us=500, copies=6)))[
-        "transfer.input_copy_in_step"]
+        "transfer.input_copy_in_step"
+    ]
     metrics = finding["evidence"]["metrics"]
     assert (metrics["input_copies_per_step"], metrics["exposed_pct"]) == (6.0, 30.0)
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.43

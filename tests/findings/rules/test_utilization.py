@@ -1,8 +1,7 @@
 import pytest
 
 from tb_gpu_advisor.testing import TraceBuilder
-from tests.findings.scenarios import (CUSTOM, EIGEN, SGEMM, findings_by_id, healthy, kernels, report_of,
-                                      step_starts)
+from tests.findings.scenarios import CUSTOM, EIGEN, SGEMM, findings_by_id, healthy, kernels, report_of, step_starts
 
 SMALL = dict(grid=(216, 1, 1), block=(256, 1, 1), registers=32, occupancy_pct=100.0)
 
@@ -17,8 +16,12 @@ def test_gpu_underused_with_small_kernels_suggests_a_larger_batch():
     report = report_of(builder)
     finding = findings_by_id(report)["batch.gpu_underused"]
     assert finding["severity"] == "medium"  # capped: a batch change also changes convergence
-    assert finding["evidence"]["metrics"] == {"gpu_busy_pct": 10.0, "kernel_mean_us": 10.0, "gpu_idle_ms": 36.0,
-                                              "recoverable_pct": 45.0}
+    assert finding["evidence"]["metrics"] == {
+        "gpu_busy_pct": 10.0,
+        "kernel_mean_us": 10.0,
+        "gpu_idle_ms": 36.0,
+        "recoverable_pct": 45.0,
+    }
     assert finding["recoverable_ms"] == 18.0
     assert finding["estimated_speedup"] == 1.82
     assert "per-example" in finding["speedup_basis"]
@@ -44,8 +47,17 @@ def fp32_loop(compute_capability=(8, 0), framework=None):
         builder.metadata(jax_version="0.4.30")
     gpu = builder.gpu(0, compute_capability=compute_capability)
     for start in step_starts(python):
-        end = kernels(gpu, start, 8_000, name=SGEMM, grid=(432, 1, 1), block=(256, 1, 1), registers=120,
-                      occupancy_pct=25.0, tf_op="model/dense/MatMul:MatMul")
+        end = kernels(
+            gpu,
+            start,
+            8_000,
+            name=SGEMM,
+            grid=(432, 1, 1),
+            block=(256, 1, 1),
+            registers=120,
+            occupancy_pct=25.0,
+            tf_op="model/dense/MatMul:MatMul",
+        )
         kernels(gpu, end, 1_900)
     return builder
 
@@ -54,8 +66,12 @@ def test_fp32_matmul_on_a_tensor_core_gpu():
     report = report_of(fp32_loop())
     finding = findings_by_id(report)["precision.fp32_matmul"]
     assert finding["evidence"]["metrics"] == {
-        "fp32_matmul_ms": 32.0, "fp32_matmul_share_of_kernel_time_pct": 80.81, "compute_16bit_share_pct": 19.19,
-        "compute_capability": "8.0", "recoverable_pct": 40.0}
+        "fp32_matmul_ms": 32.0,
+        "fp32_matmul_share_of_kernel_time_pct": 80.81,
+        "compute_16bit_share_pct": 19.19,
+        "compute_capability": "8.0",
+        "recoverable_pct": 40.0,
+    }
     assert finding["evidence"]["pointers"]["kernels"] == [SGEMM]
     assert finding["severity"] == "high"
     # no FLOPs in the trace: the 32 ms of sgemm shrink by the A100's peak ratio 312 / 19.5 = 16, a bound:
@@ -66,15 +82,20 @@ def test_fp32_matmul_on_a_tensor_core_gpu():
     assert "enable_tensor_float_32_execution(True)" in finding["fix"] and "jnp.bfloat16" in finding["fix"]
     assert "jax_default_matmul_precision" in finding["fix"]
     assert report["summary"]["bottleneck"] == "kernel"
-    assert report["summary"]["verdict"] == ("Kernel-bound: the GPU computes 99% of each step, and matrix math runs "
-                                            "in 32-bit on a Tensor Core GPU (up to 75% of the step recoverable).")
+    assert report["summary"]["verdict"] == (
+        "Kernel-bound: the GPU computes 99% of each step, and matrix math runs "
+        "in 32-bit on a Tensor Core GPU (up to 75% of the step recoverable)."
+    )
 
 
 def test_tf32_off_on_ampere_leads_the_fix_in_each_frameworks_idiom():
     tf = findings_by_id(report_of(fp32_loop(framework="tensorflow")))["precision.fp32_matmul"]
     assert tf["fix_summary"].startswith("Turn TF32 back on")
-    assert tf["fix"].index("NVIDIA_TF32_OVERRIDE=0") < tf["fix"].index("enable_tensor_float_32_execution(True)") \
+    assert (
+        tf["fix"].index("NVIDIA_TF32_OVERRIDE=0")
+        < tf["fix"].index("enable_tensor_float_32_execution(True)")
         < tf["fix"].index("mixed_bfloat16")
+    )
     assert "jax" not in tf["fix"].lower()
     jax = findings_by_id(report_of(fp32_loop(framework="jax")))["precision.fp32_matmul"]
     assert jax["fix"].startswith("On compute capability 8.0 JAX runs float32 matmuls in TF32")
@@ -110,8 +131,12 @@ def test_many_elementwise_kernels_suggest_xla():
     report = report_of(elementwise_loop())
     finding = findings_by_id(report)["fusion.elementwise_kernels"]
     assert finding["evidence"]["metrics"] == {
-        "elementwise_kernels_per_step": 100.0, "elementwise_ms": 32.0, "elementwise_share_of_kernel_time_pct": 94.12,
-        "elementwise_kernel_mean_us": 80.0, "recoverable_pct": 80.0}
+        "elementwise_kernels_per_step": 100.0,
+        "elementwise_ms": 32.0,
+        "elementwise_share_of_kernel_time_pct": 94.12,
+        "elementwise_kernel_mean_us": 80.0,
+        "recoverable_pct": 80.0,
+    }
     # 32 ms over 4 steps of 10 ms: the figure beside "per step" is per step
     assert "(8.00 ms per step on /device:GPU:0)" in finding["summary"]
     # severity grades half the element-wise time (40%); the bound removes all of it: 10 ms -> 2 ms
@@ -143,7 +168,7 @@ def test_fusion_under_a_strategy_and_with_keras_3_says_what_jit_compile_auto_doe
     keras_alone = elementwise_loop()
     keras_alone.thread("python").event("Profiled batch", 0, 5, step_num=1)
     fix = findings_by_id(report_of(keras_alone))["fusion.elementwise_kernels"]["fix"]
-    assert fix.startswith("Keras 3's default model.compile(jit_compile=\"auto\") uses XLA on a GPU (not on CPU")
+    assert fix.startswith('Keras 3\'s default model.compile(jit_compile="auto") uses XLA on a GPU (not on CPU')
 
 
 def test_no_fusion_advice_when_xla_is_already_used():
@@ -162,6 +187,7 @@ def test_mixed_precision_model_from_the_roofline_keeps_each_kernels_efficiency()
     that efficiency 152.6 us. Kernels without FLOPs convert at the costed ones' ratio where those hold at least
     half of the time (a model), else the estimate is a bound."""
     from tb_gpu_advisor.whatif.precision import MatmulKernel, converted_ms, mixed_precision
+
     kernel = MatmulKernel(1.0, 2e9, 64e6)
     new, modelled = converted_ms(kernel, 19.5, 312.0, 2039.0)
     old_roof = max(2e9 / 19.5e12, 64e6 / 2039e9)
@@ -181,6 +207,7 @@ def test_mixed_precision_reaches_at_most_what_16_bit_gemms_commonly_reach():
     `reachable` 70% of the 989.4 TFLOP/s matrix roof (86.6 us, not 67.4 us). 2 ms of 32-bit element-wise kernels
     move 16-bit activations: half their time."""
     from tb_gpu_advisor.whatif.precision import MatmulKernel, converted_ms, mixed_precision
+
     time_ms = 60e9 / (0.9 * 66.9e12) * 1e3
     kernel = MatmulKernel(time_ms, 60e9, 1e6)
     capped, _ = converted_ms(kernel, 66.9, 989.4, 4800.0, 0.7)
@@ -195,6 +222,7 @@ def test_fused_element_wise_kernels_move_their_bytes_at_memory_bandwidth():
     """Two element-wise rows of 1 ms each moving 100 MB and 400 MB on a 2000 GB/s GPU: fused, 0.05 + 0.2 ms; with
     4 ms of such time in a 10 ms step, 4 * (1 - 0.25 / 2) = 3.5 ms saved (a model). Unknown bytes: no model."""
     from tb_gpu_advisor.whatif.fusion import fused
+
     estimate = fused(10.0, 4.0, [(1.0, 100e6), (1.0, 400e6)], 2000.0)
     assert estimate.kind == "model" and estimate.new_step_ms == pytest.approx(6.5)
     assert fused(10.0, 4.0, [(1.0, None)], 2000.0) is None

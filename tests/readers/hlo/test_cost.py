@@ -53,12 +53,14 @@ def test_dynamic_update_slice_counts_the_update_not_the_buffer():
     row = fused.parameter("param_2", shape("s32"))
     zero = fused.add("zero", "constant", shape("s32"))
     fused.add("dus", "dynamic-update-slice", shape("f32", 16384, 1024), (buffer, update, row, zero))
-    args = [module.entry.parameter(n, s) for n, s in (("buf", shape("f32", 16384, 1024)),
-                                                        ("upd", shape("f32", 256, 1024)), ("i", shape("s32")))]
-    module.entry.add("update_fusion", "fusion", shape("f32", 16384, 1024), args, fusion_kind="kLoop",
-                     called=[fused])
-    module.entry.add("plain_dus", "dynamic-update-slice", shape("f32", 16384, 1024),
-                     (args[0], args[1], args[2], args[2]))
+    args = [
+        module.entry.parameter(n, s)
+        for n, s in (("buf", shape("f32", 16384, 1024)), ("upd", shape("f32", 256, 1024)), ("i", shape("s32")))
+    ]
+    module.entry.add("update_fusion", "fusion", shape("f32", 16384, 1024), args, fusion_kind="kLoop", called=[fused])
+    module.entry.add(
+        "plain_dus", "dynamic-update-slice", shape("f32", 16384, 1024), (args[0], args[1], args[2], args[2])
+    )
     assert _cost(module, "update_fusion").bytes == 256 * 1024 * 4 + 4 + 256 * 1024 * 4
     assert _cost(module, "plain_dus").bytes == 256 * 1024 * 4 + 4 + 4 + 256 * 1024 * 4
 
@@ -67,9 +69,15 @@ def test_hostile_modules_are_not_costed_and_never_raise():
     """Impossible sizes, negative dims, self-calling fusions: None, never an exception or a huge number."""
     module = HloModuleBuilder()
     x = module.entry.parameter("x", shape("f32", 2**40, 2**40))
-    module.entry.add("huge", "dot", shape("f32", 2**40, 2**40), (x, x),
-                     dot_dimension_numbers=schema.DotDimensionNumbers(lhs_contracting_dimensions=[1],
-                                                                      rhs_contracting_dimensions=[0]))
+    module.entry.add(
+        "huge",
+        "dot",
+        shape("f32", 2**40, 2**40),
+        (x, x),
+        dot_dimension_numbers=schema.DotDimensionNumbers(
+            lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0]
+        ),
+    )
     neg = module.entry.parameter("neg", shape("f32", -4))
     module.entry.add("negative", "add", shape("f32", -4), (neg, neg))
     loop = module.computation("loop")

@@ -20,8 +20,13 @@ def test_element_wise_and_data_movement_fuse_dots_and_reductions_do_not():
     reduce.entry.add("reduce.1", "reduce", shape("f32", 32), (y, zero), dimensions=[1], called=[body])
     protos = {i: m.to_bytes() for i, m in enumerate((sub, tanh, matmul, reshape, reduce), 1)}
     names = ["wrapped_subtract", "wrapped_tanh", "ynn_fusion", "copy", "reduce.1", "ThunkExecutor::Execute"]
-    assert fusible_names(protos, names) == {"wrapped_subtract": True, "wrapped_tanh": True, "ynn_fusion": False,
-                                            "copy": True, "reduce.1": False}
+    assert fusible_names(protos, names) == {
+        "wrapped_subtract": True,
+        "wrapped_tanh": True,
+        "ynn_fusion": False,
+        "copy": True,
+        "reduce.1": False,
+    }
 
 
 def test_a_name_modules_give_to_different_work_is_not_fusible():
@@ -57,4 +62,7 @@ def test_a_fusion_holding_a_reduction_keeps_its_work():
     module.entry.add("reduce_multiply_fusion", "fusion", shape("f32"), args, called=[body], fusion_kind="kLoop")
     module.entry.add("multiply_fusion", "fusion", shape("f32", 32), args, called=[inner], fusion_kind="kLoop")
     assert fusible_names({1: module.to_bytes()}, ["reduce_multiply_fusion", "multiply_fusion", "nested"]) == {
-        "reduce_multiply_fusion": False, "multiply_fusion": True, "nested": True}
+        "reduce_multiply_fusion": False,
+        "multiply_fusion": True,
+        "nested": True,
+    }

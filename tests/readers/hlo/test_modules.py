@@ -21,6 +21,7 @@ def test_real_jax_cpu_modules_parse_and_cost():
     """The HLO of a real JAX 0.10 CPU capture: every module decodes; its matmul is 2 x 256 x 512 x 512."""
     from tb_gpu_advisor.readers.load import load_model
     from tests.data import real_trace
+
     model = load_model(str(real_trace("jax0102_cpu_steps.xplane.pb")))
     # Keyed by each module's `program_id` stat (the id in its name, `jit_step(6)`), not the metadata's own id.
     assert sorted(model.hlo_protos) == [0, 2, 4, 6, 8]

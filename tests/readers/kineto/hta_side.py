@@ -9,6 +9,7 @@ import tempfile
 def hta_figures(trace_path, rank):
     """{temporal: {idle, computation, non_computation} %, kernel_types: {type: %}, overlap_pct}."""
     from hta.trace_analysis import TraceAnalysis
+
     logging.getLogger("hta").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as folder:
         shutil.copy(trace_path, os.path.join(folder, os.path.basename(trace_path)))
@@ -17,11 +18,12 @@ def hta_figures(trace_path, rank):
         overlap = analysis.get_comm_comp_overlap(visualize=False).set_index("rank").loc[rank]
         kernel_types = analysis.get_gpu_kernel_breakdown(visualize=False)[0]
     return {
-        "temporal": {"idle": float(temporal["idle_time_pctg"]),
-                     "computation": float(temporal["compute_time_pctg"]),
-                     "non_computation": float(temporal["non_compute_time_pctg"])},
-        "kernel_types": {row["kernel_type"].lower(): float(row["percentage"])
-                         for _, row in kernel_types.iterrows()},
+        "temporal": {
+            "idle": float(temporal["idle_time_pctg"]),
+            "computation": float(temporal["compute_time_pctg"]),
+            "non_computation": float(temporal["non_compute_time_pctg"]),
+        },
+        "kernel_types": {row["kernel_type"].lower(): float(row["percentage"]) for _, row in kernel_types.iterrows()},
         "overlap_pct": float(overlap["comp_comm_overlap_pctg"]),
     }
 
@@ -29,6 +31,7 @@ def hta_figures(trace_path, rank):
 def hta_idle_breakdown(trace_path, rank):
     """{stream: {host_wait|kernel_wait|other: idle µs}} of HTA's get_idle_time_breakdown for one rank."""
     from hta.trace_analysis import TraceAnalysis
+
     logging.getLogger("hta").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as folder:
         shutil.copy(trace_path, os.path.join(folder, os.path.basename(trace_path)))

@@ -44,13 +44,30 @@ def test_odd_events_inside_batches_take_the_single_event_path(tmp_path, monkeypa
 
 
 def test_split_us_reads_plain_decimals_exactly():
-    texts = ["5551907582825.623", "-12.5", "0", "-0.0", "999999999999999.999999", "1e3", "1.1234567",
-             "1234567890123456", '"5"', "null", "true", "[1.5]", "0.000001"]
+    texts = [
+        "5551907582825.623",
+        "-12.5",
+        "0",
+        "-0.0",
+        "999999999999999.999999",
+        "1e3",
+        "1.1234567",
+        "1234567890123456",
+        '"5"',
+        "null",
+        "true",
+        "[1.5]",
+        "0.000001",
+    ]
     whole, ps, plain = split_us([t.encode() for t in texts])
     for text, w, p, ok in zip(texts, whole.tolist(), ps.tolist(), plain.tolist()):
         value = json.loads(text, parse_float=Decimal)
-        expected = (isinstance(value, (int, Decimal)) and not isinstance(value, bool) and "e" not in text
-                    and text not in ("1.1234567", "1234567890123456"))
+        expected = (
+            isinstance(value, (int, Decimal))
+            and not isinstance(value, bool)
+            and "e" not in text
+            and text not in ("1.1234567", "1234567890123456")
+        )
         assert ok == expected, text
         if ok:
             assert w * 10**6 + p == value * 10**6, text

@@ -34,23 +34,44 @@ OURS = {
 # Our kernel type breakdown, pinned: % of kernel time by the set of types running at once (HTA's
 # get_gpu_kernel_breakdown); HTA's own shares are compared within 1 point below.
 OUR_KERNEL_TYPES = {
-    "a100_8rank_control": {"computation": 47.21, "communication": 21.51, "computation+communication": 17.17,
-                           "memory": 5.08, "computation+memory": 6.46, "communication+memory": 0.34,
-                           "computation+communication+memory": 2.23},
-    "v100_2rank_test": {"computation": 46.06, "communication": 9.26, "computation+communication": 22.21,
-                        "memory": 15.97, "computation+memory": 5.25, "communication+memory": 0.95,
-                        "computation+communication+memory": 0.3},
-    "a100_2rank_nccl": {"computation": 73.97, "communication": 20.65, "computation+communication": 3.62,
-                        "memory": 1.54, "communication+memory": 0.23},
+    "a100_8rank_control": {
+        "computation": 47.21,
+        "communication": 21.51,
+        "computation+communication": 17.17,
+        "memory": 5.08,
+        "computation+memory": 6.46,
+        "communication+memory": 0.34,
+        "computation+communication+memory": 2.23,
+    },
+    "v100_2rank_test": {
+        "computation": 46.06,
+        "communication": 9.26,
+        "computation+communication": 22.21,
+        "memory": 15.97,
+        "computation+memory": 5.25,
+        "communication+memory": 0.95,
+        "computation+communication+memory": 0.3,
+    },
+    "a100_2rank_nccl": {
+        "computation": 73.97,
+        "communication": 20.65,
+        "computation+communication": 3.62,
+        "memory": 1.54,
+        "communication+memory": 0.23,
+    },
     "a100_alexnet_sync": {"computation": 16.07, "memory": 83.93},
     "mi250_minitoy_train": {"computation": 74.4, "memory": 25.6},
 }
 # HTA's kernel type names for our sets of types running at once.
-_HTA_TYPES = {"computation": "computation", "communication": "communication", "memory": "memory",
-              "computation+communication": "computation overlapping communication",
-              "computation+memory": "computation overlapping memory",
-              "communication+memory": "communication overlapping memory",
-              "computation+communication+memory": "computation overlapping communication overlapping memory"}
+_HTA_TYPES = {
+    "computation": "computation",
+    "communication": "communication",
+    "memory": "memory",
+    "computation+communication": "computation overlapping communication",
+    "computation+memory": "computation overlapping memory",
+    "communication+memory": "communication overlapping memory",
+    "computation+communication+memory": "computation overlapping communication overlapping memory",
+}
 
 
 def hta_scope(model, gpu):
@@ -59,8 +80,7 @@ def hta_scope(model, gpu):
     keep = launch >= 0
     if len(model.host_step_markers) >= 2:
         last_step_start = model.host_step_markers[-1].start_ps
-        keep &= np.where(keep, model.host_activity.launch_start_ps[np.maximum(launch, 0)] < last_step_start,
-                         False)
+        keep &= np.where(keep, model.host_activity.launch_start_ps[np.maximum(launch, 0)] < last_step_start, False)
     return keep
 
 
@@ -77,8 +97,7 @@ def test_temporal_breakdown_and_overlap_match_hta_exactly(name, kineto_models, m
     hta = hta_figures(real_kineto(name), model.environment.get("rank", 0))
     temporal = times.temporal_pct()
     pinned_temporal, pinned_overlap = OURS[name]
-    assert [round(temporal[key], 2) for key in ("idle", "computation", "non_computation")] == \
-        list(pinned_temporal)
+    assert [round(temporal[key], 2) for key in ("idle", "computation", "non_computation")] == list(pinned_temporal)
     for key in ("idle", "computation", "non_computation"):
         assert temporal[key] == pytest.approx(hta["temporal"][key], abs=0.01), key
     if pinned_overlap is None:
@@ -128,9 +147,9 @@ def test_the_collective_findings_overlap_is_htas_comm_compute_overlap_within_3_p
     the last step (test_temporal_breakdown_and_overlap_match_hta_exactly reproduces its scope exactly): within 3
     points on every Kineto trace with collectives (46.24 vs 47.03, 70.84 vs 68.80, 15.61 vs 14.76)."""
     from tb_gpu_advisor.pipeline import host_report
+
     model = kineto_models[name]
     report = host_report(model)
     finding = next(f for f in report["findings"] if f["id"] == "communication.allreduce_exposed")
     hta = hta_figures(real_kineto(name), model.environment.get("rank", 0))
-    assert finding["evidence"]["metrics"]["nccl_overlap_with_compute_pct"] == pytest.approx(hta["overlap_pct"],
-                                                                                           abs=3.0)
+    assert finding["evidence"]["metrics"]["nccl_overlap_with_compute_pct"] == pytest.approx(hta["overlap_pct"], abs=3.0)

@@ -22,8 +22,10 @@ pytest.importorskip("hta")
 
 H200 = ("healthy", "launch_eager", "launch_compiled")
 # Traces where HTA's scope, not the measure, parts us by more than 3 points: why, pinned below.
-SCOPE_DIFFERS = {"v100_2rank_test": "HTA leaves out 3,117 of 15,632 device events (no launch it pairs before the "
-                                    "last step) and counts the time only they cover as idle"}
+SCOPE_DIFFERS = {
+    "v100_2rank_test": "HTA leaves out 3,117 of 15,632 device events (no launch it pairs before the "
+    "last step) and counts the time only they cover as idle"
+}
 
 
 def _h200_path(run):
@@ -38,6 +40,7 @@ def _cases():
 @pytest.mark.parametrize("name, h200_run", _cases())
 def test_reported_idle_agrees_with_hta(name, h200_run, kineto_models, monkeypatch):
     from tb_gpu_advisor.readers.load import load_model
+
     monkeypatch.setenv("HTA_DISABLE_NS_ROUNDING", "1")
     path = _h200_path(h200_run) if h200_run else real_kineto(name)
     model = load_model(path) if h200_run else kineto_models[name]
@@ -55,6 +58,7 @@ def test_reported_idle_agrees_with_hta(name, h200_run, kineto_models, monkeypatc
     def idle_pct(mask):
         busy = intervals.covered_ps(intervals.union(activity.start_ps[mask], activity.end_ps[mask]), [lo], [hi])
         return 100.0 - 100.0 * int(busy[0]) / (hi - lo)
+
     assert abs(gpu["idle_pct"] - hta_idle) > 3.0
     assert idle_pct(np.ones(len(activity), dtype=bool)) == pytest.approx(gpu["idle_pct"], abs=0.3)
     assert idle_pct(keep) == pytest.approx(hta_idle, abs=0.01)

@@ -7,8 +7,9 @@ from tb_gpu_advisor.pipeline import host_report
 
 
 def _call(collective, group_size=None):
-    return CollectiveCall(source="kernel", device=0, collective=collective, start_ps=0, duration_ps=1,
-                          group_size=group_size)
+    return CollectiveCall(
+        source="kernel", device=0, collective=collective, start_ps=0, duration_ps=1, group_size=group_size
+    )
 
 
 def test_the_rank_count_comes_from_the_process_groups_or_else_the_world():
@@ -24,8 +25,7 @@ def test_the_rank_count_comes_from_the_process_groups_or_else_the_world():
 
 def test_a_call_keeps_its_own_group_size_and_send_recv_takes_none():
     calls = with_group_sizes((_call("allreduce", 2), _call("alltoall"), _call("sendrecv")), {"world_size": 8})
-    assert [(c.group_size, c.group_size_source) for c in calls] == \
-        [(2, "profiler"), (8, "world_size"), (None, None)]
+    assert [(c.group_size, c.group_size_source) for c in calls] == [(2, "profiler"), (8, "world_size"), (None, None)]
 
 
 def test_real_ranks_get_bus_bandwidth_from_their_world_size(kineto_models):
@@ -37,8 +37,9 @@ def test_real_ranks_get_bus_bandwidth_from_their_world_size(kineto_models):
         "a100_2rank_nccl": {"allreduce": (2, "profiler", 10.0)},
     }
     for name, kinds in expected.items():
-        rows = {row["collective"]: row for row in host_report(kineto_models[name])["collective_bandwidth"]
-                ["collectives"]}
+        rows = {
+            row["collective"]: row for row in host_report(kineto_models[name])["collective_bandwidth"]["collectives"]
+        }
         for kind, (ranks, source, busbw) in kinds.items():
             row = rows[kind]
             assert (row["group_size"], row["group_size_source"]) == (ranks, source), (name, kind)

@@ -110,8 +110,11 @@ class SpaceWriter:
 
     def event(self, plane, line, name, offset_ps, duration_ps, stats=(), metadata_id=None):
         """An event; `stats` holds (stat name, oneof field, value), field "ref" takes an interned string."""
-        event = line.events.add(metadata_id=self.event_id(plane, name) if metadata_id is None else metadata_id,
-                                offset_ps=offset_ps, duration_ps=duration_ps)
+        event = line.events.add(
+            metadata_id=self.event_id(plane, name) if metadata_id is None else metadata_id,
+            offset_ps=offset_ps,
+            duration_ps=duration_ps,
+        )
         for stat_name, field, value in stats:
             stat = event.stats.add(metadata_id=self.stat_id(plane, stat_name))
             if field == "ref":
@@ -128,8 +131,9 @@ class SpaceWriter:
             header = schema.XPlane()
             header.CopyFrom(plane)
             del header.lines[:]
-            lines = [line.SerializeToString()
-                     + b"".join(len_prefixed(4, raw) for raw in self.raw_events.get(id(line), ()))
-                     for line in plane.lines]
+            lines = [
+                line.SerializeToString() + b"".join(len_prefixed(4, raw) for raw in self.raw_events.get(id(line), ()))
+                for line in plane.lines
+            ]
             out.append(len_prefixed(1, header.SerializeToString() + b"".join(len_prefixed(3, line) for line in lines)))
         return b"".join(out) + b"".join(len_prefixed(4, host.encode()) for host in self.space.hostnames)

@@ -12,11 +12,28 @@ from tests.data import real_trace
 def _simple(legacy=False):
     builder = TraceBuilder(legacy=legacy)
     python = builder.thread("python")
-    gpu = builder.gpu(0, compute_capability=(9, 0), sm_count=132, clock_mhz=1980, memory_bandwidth_gbps=3350,
-                      memory_gb=80, model="NVIDIA H100 80GB HBM3")
-    gpu.kernel("sm90_xmma_gemm_bf16bf16_bf16f32", 100, 50, grid=(132, 1, 1), block=(384, 1, 1), registers=168,
-               static_shared=1024, dynamic_shared=2048, occupancy_pct=12.5, launch=(python, 90, 4),
-               tf_op="model/dense/MatMul:MatMul")
+    gpu = builder.gpu(
+        0,
+        compute_capability=(9, 0),
+        sm_count=132,
+        clock_mhz=1980,
+        memory_bandwidth_gbps=3350,
+        memory_gb=80,
+        model="NVIDIA H100 80GB HBM3",
+    )
+    gpu.kernel(
+        "sm90_xmma_gemm_bf16bf16_bf16f32",
+        100,
+        50,
+        grid=(132, 1, 1),
+        block=(384, 1, 1),
+        registers=168,
+        static_shared=1024,
+        dynamic_shared=2048,
+        occupancy_pct=12.5,
+        launch=(python, 90, 4),
+        tf_op="model/dense/MatMul:MatMul",
+    )
     gpu.memcpy("h2d", 10, 20, 4096, src="pinned", is_async=True, launch=(python, 5, 2))
     gpu.memset(200, 1, 64)
     return builder
@@ -27,8 +44,13 @@ def test_current_format_model():
     assert model.format == "current"
     (gpu,) = model.gpus
     caps = gpu.capabilities
-    assert (caps.sm_count, caps.clock_mhz, caps.compute_capability, caps.vendor, caps.arch) == \
-        (132, 1980.0, (9, 0), "NVIDIA", "sm_90")
+    assert (caps.sm_count, caps.clock_mhz, caps.compute_capability, caps.vendor, caps.arch) == (
+        132,
+        1980.0,
+        (9, 0),
+        "NVIDIA",
+        "sm_90",
+    )
     assert caps.memory_bandwidth_bytes_per_s == 3350 * 10**9
     assert caps.model_name == "NVIDIA H100 80GB HBM3"
     activity = gpu.activity
@@ -41,7 +63,7 @@ def test_current_format_model():
     copy = activity.copies[activity.copy_id[0]]
     assert (copy.size_bytes, copy.src_kind, copy.is_async) == (4096, "pinned", True)
     host = model.host_activity
-    assert list(host.launch_correlation_id) == [1, 2, 3][:len(host.launch_correlation_id)]
+    assert list(host.launch_correlation_id) == [1, 2, 3][: len(host.launch_correlation_id)]
     assert len(host.launch_correlation_id) == 2
 
 

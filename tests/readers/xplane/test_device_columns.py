@@ -35,11 +35,24 @@ def test_builder_traces_match(tmp_path, caplog, legacy):
         builder.thread("tf_data").input_wait(step * 1000, 100)
         for index in range(5):
             start = step * 1000 + 150 + index * 120
-            gpu0.kernel(f"volta_sgemm_{index % 2}", start, 80, occupancy_pct=None if legacy else 25.0 + index,
-                        launch=(python, start - 30, 5), tf_op=f"model/dense_{index}/MatMul:MatMul",
-                        group_id=step)
-            gpu1.kernel("ncclKernel_AllReduce_RING_LL_Sum_float", start, 60, stream=13, hlo_op=f"all-reduce.{index}",
-                        launch=(python, start - 20, 4), group_id=step)
+            gpu0.kernel(
+                f"volta_sgemm_{index % 2}",
+                start,
+                80,
+                occupancy_pct=None if legacy else 25.0 + index,
+                launch=(python, start - 30, 5),
+                tf_op=f"model/dense_{index}/MatMul:MatMul",
+                group_id=step,
+            )
+            gpu1.kernel(
+                "ncclKernel_AllReduce_RING_LL_Sum_float",
+                start,
+                60,
+                stream=13,
+                hlo_op=f"all-reduce.{index}",
+                launch=(python, start - 20, 4),
+                group_id=step,
+            )
         gpu0.memcpy("h2d", step * 1000 + 110, 30, 1 << 20, launch=(python, step * 1000 + 105, 3), group_id=step)
         gpu1.memcpy("d2h", step * 1000 + 880, 10, 4, src="device", dst="pinned", is_async=True, group_id=step)
         gpu0.memset(step * 1000 + 890, 2, 64)
@@ -50,10 +63,18 @@ def test_builder_traces_match(tmp_path, caplog, legacy):
     assert kind == "ok" and len(model.gpus) == 2 and len(model.gpus[0].activity) == 21
 
 
-@pytest.mark.parametrize("name", ["gpu_multi_worker_v100x8.xplane.pb", "jax0102_cpu_steps.xplane.pb",
-                                  "amd_mi300x_jax08_gemm.xplane.pb", "tpu_v6e_inference_4chip.xplane.pb",
-                                  "tf221_cpu_keras_input_bound.xplane.pb", "tf221_cpu_keras_input_fixed.xplane.pb",
-                                  "tpu_inference_utf8_mangled.xplane.pb"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gpu_multi_worker_v100x8.xplane.pb",
+        "jax0102_cpu_steps.xplane.pb",
+        "amd_mi300x_jax08_gemm.xplane.pb",
+        "tpu_v6e_inference_4chip.xplane.pb",
+        "tf221_cpu_keras_input_bound.xplane.pb",
+        "tf221_cpu_keras_input_fixed.xplane.pb",
+        "tpu_inference_utf8_mangled.xplane.pb",
+    ],
+)
 def test_real_traces_match(tmp_path, caplog, name):
     kind, outcome, _ = compare_paths(real_trace(name).read_bytes(), tmp_path, caplog)
     assert kind == ("error" if "mangled" in name else "ok"), outcome
@@ -61,15 +82,33 @@ def test_real_traces_match(tmp_path, caplog, name):
 
 def test_ref_values_missing_metadata_and_valueless_stats(tmp_path, caplog):
     writer, gpu, line = _gpu_space()
-    writer.event(gpu, line, "k_ref", 100, 50, [("correlation_id", "int64_value", 1),
-                                                ("kernel_details", "ref", _DETAILS), ("tf_op", "ref", "a/b:MatMul")])
+    writer.event(
+        gpu,
+        line,
+        "k_ref",
+        100,
+        50,
+        [("correlation_id", "int64_value", 1), ("kernel_details", "ref", _DETAILS), ("tf_op", "ref", "a/b:MatMul")],
+    )
     event = writer.event(gpu, line, "k_dangling", 200, 50, [("correlation_id", "uint64_value", 2)])
     event.stats.add(metadata_id=writer.stat_id(gpu, "kernel_details"), ref_value=987654)  # no such string
     writer.event(gpu, line, "unused", 300, 50, metadata_id=4242)  # no event metadata: an unnamed kernel
-    writer.event(gpu, line, "k_none", 400, 50, [("kernel_details", None, None), ("tf_op", None, None),
-                                                 ("correlation_id", None, None)])
-    writer.event(gpu, line, "k_str", 500, 50, [("correlation_id", "str_value", "7"),
-                                                ("kernel_details", "str_value", _DETAILS + " occ_pct:ü")])
+    writer.event(
+        gpu,
+        line,
+        "k_none",
+        400,
+        50,
+        [("kernel_details", None, None), ("tf_op", None, None), ("correlation_id", None, None)],
+    )
+    writer.event(
+        gpu,
+        line,
+        "k_str",
+        500,
+        50,
+        [("correlation_id", "str_value", "7"), ("kernel_details", "str_value", _DETAILS + " occ_pct:ü")],
+    )
     _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
     activity = model.gpus[0].activity
     assert list(activity.correlation_id) == [1, 2, -1, -1, -1]
@@ -83,18 +122,34 @@ def test_occurrences_offsets_and_line_bases(tmp_path, caplog):
     assert counted.offset_ps == 0
     event = line.events[0].__class__
     # offset, then num_occurrences, then offset again: the last member of the oneof wins
-    writer.append_raw_event(line, b"".join(m.SerializeToString() for m in (
-        event(metadata_id=1, offset_ps=900, duration_ps=5), event(num_occurrences=2), event(offset_ps=1200))))
+    writer.append_raw_event(
+        line,
+        b"".join(
+            m.SerializeToString()
+            for m in (
+                event(metadata_id=1, offset_ps=900, duration_ps=5),
+                event(num_occurrences=2),
+                event(offset_ps=1200),
+            )
+        ),
+    )
     # offset, then num_occurrences: the offset reads 0
-    writer.append_raw_event(line, event(metadata_id=1, offset_ps=700, duration_ps=6).SerializeToString()
-                            + event(num_occurrences=4).SerializeToString())
+    writer.append_raw_event(
+        line,
+        event(metadata_id=1, offset_ps=700, duration_ps=6).SerializeToString()
+        + event(num_occurrences=4).SerializeToString(),
+    )
     writer.event(gpu, line, "negative", -500, 50)
     late = gpu.lines.add(id=8, name="Stream #8(Compute)", timestamp_ns=2_000_000)
     writer.event(gpu, late, "k", 5, 10)
     _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
     activity = model.gpus[0].activity
     assert sorted(zip(activity.duration_ps.tolist(), activity.start_ps.tolist()))[:4] == [
-        (5, 1_001_200), (6, 1_000_000), (10, 2_000_000_005), (40, 1_000_000)]
+        (5, 1_001_200),
+        (6, 1_000_000),
+        (10, 2_000_000_005),
+        (40, 1_000_000),
+    ]
 
 
 def test_wall_clock_line_bases_are_made_relative(tmp_path, caplog):
@@ -110,14 +165,24 @@ def test_wall_clock_line_bases_are_made_relative(tmp_path, caplog):
 def test_occupancy_configs_and_ops_intern_in_reference_order(tmp_path, caplog):
     writer, gpu, line = _gpu_space()
     old_style = "regs:16 shm:0 grid:1,1,1 block:32,1,1"  # no occ_pct: the occupancy stat fills it in
-    for index, (occupancy_field, occupancy) in enumerate([("double_value", 50.0), ("int64_value", 25),
-                                                          ("double_value", -0.0), ("double_value", 0.0),
-                                                          ("uint64_value", 75), ("str_value", "40"),
-                                                          (None, None), ("double_value", 50.0)]):
-        stats = [("kernel_details", "ref", old_style if index % 3 else _DETAILS + f" occ_pct:{index}"),
-                 ("theoretical_occupancy_pct", occupancy_field, occupancy),
-                 ("hlo_op", "ref", "" if index % 2 else f"fusion.{index % 3}"),
-                 ("tf_op", "ref", f"layer_{index % 4}:Conv2D" if index % 5 else "no_colon")]
+    for index, (occupancy_field, occupancy) in enumerate(
+        [
+            ("double_value", 50.0),
+            ("int64_value", 25),
+            ("double_value", -0.0),
+            ("double_value", 0.0),
+            ("uint64_value", 75),
+            ("str_value", "40"),
+            (None, None),
+            ("double_value", 50.0),
+        ]
+    ):
+        stats = [
+            ("kernel_details", "ref", old_style if index % 3 else _DETAILS + f" occ_pct:{index}"),
+            ("theoretical_occupancy_pct", occupancy_field, occupancy),
+            ("hlo_op", "ref", "" if index % 2 else f"fusion.{index % 3}"),
+            ("tf_op", "ref", f"layer_{index % 4}:Conv2D" if index % 5 else "no_colon"),
+        ]
         writer.event(gpu, line, f"kernel_{index % 3}", 100 + index * 100, 50, stats)
     _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
     assert len(model.gpus[0].activity.configs) >= 4
@@ -148,8 +213,19 @@ def test_derived_steps_skipped_lines_and_non_work_events(tmp_path, caplog):
 def test_long_events_unknown_fields_and_duplicate_stats(tmp_path, caplog):
     writer, gpu, line = _gpu_space()
     long_op = "very/long/scope/" * 20 + "MatMul:MatMul"
-    writer.event(gpu, line, "k", 100, 50, [("tf_op", "str_value", long_op), ("correlation_id", "int64_value", 5),
-                                            ("correlation_id", "int64_value", -9), ("tf_op", "ref", "x:Y")])
+    writer.event(
+        gpu,
+        line,
+        "k",
+        100,
+        50,
+        [
+            ("tf_op", "str_value", long_op),
+            ("correlation_id", "int64_value", 5),
+            ("correlation_id", "int64_value", -9),
+            ("tf_op", "ref", "x:Y"),
+        ],
+    )
     event = writer.event(gpu, line, "k", 200, 50, [("correlation_id", "int64_value", 6)])
     event.stats[0].MergeFromString(b"\x48\x07")  # unknown field 9 in a stat
     line.MergeFromString(b"\x38\x01")  # unknown field 7 in the line
@@ -158,8 +234,10 @@ def test_long_events_unknown_fields_and_duplicate_stats(tmp_path, caplog):
     assert list(model.gpus[0].activity.correlation_id) == [-9, 6]
 
 
-@pytest.mark.parametrize("case", ["double_correlation", "two_kernel_details", "nan_occupancy", "bad_utf8",
-                                  "huge_correlation", "truncated", "group"])
+@pytest.mark.parametrize(
+    "case",
+    ["double_correlation", "two_kernel_details", "nan_occupancy", "bad_utf8", "huge_correlation", "truncated", "group"],
+)
 def test_unusual_planes_fall_back_to_the_reference(tmp_path, caplog, case):
     writer, gpu, line = _gpu_space()
     stats = [("correlation_id", "int64_value", 1), ("kernel_details", "ref", _DETAILS)]
@@ -181,8 +259,10 @@ def test_unusual_planes_fall_back_to_the_reference(tmp_path, caplog, case):
         raw_line = line.SerializeToString()
         broken = raw_line[:-2] if case == "truncated" else raw_line + b"\x53\x54"  # start/end group 10
         del gpu.lines[:]
-        planes = [len_prefixed(1, writer.space.planes[0].SerializeToString()),
-                  len_prefixed(1, gpu.SerializeToString() + len_prefixed(3, broken))]
+        planes = [
+            len_prefixed(1, writer.space.planes[0].SerializeToString()),
+            len_prefixed(1, gpu.SerializeToString() + len_prefixed(3, broken)),
+        ]
         data = b"".join(planes) + len_prefixed(4, b"edge")
     # A NaN occupancy is ignored by both paths alike (the fast path need not fall back for it).
     expect = case in ("double_correlation", "two_kernel_details", "huge_correlation", "group")
@@ -196,34 +276,58 @@ def test_unusual_planes_fall_back_to_the_reference(tmp_path, caplog, case):
 def test_copies_by_memcpy_details_and_hlo_op_names(tmp_path, caplog):
     writer, gpu, line = _gpu_space()
     copies = gpu.lines.add(id=12, name="Stream #12(MemcpyOther)", timestamp_ns=1000)
-    writer.event(gpu, copies, "CopyDeviceToDevice", 100, 50, [("memcpy_details", "ref", "kind:Unknown size:64 dest:0 "
-                                                                                      "async:1")])
+    writer.event(
+        gpu, copies, "CopyDeviceToDevice", 100, 50, [("memcpy_details", "ref", "kind:Unknown size:64 dest:0 async:1")]
+    )
     writer.event(gpu, copies, "RuntimeCopy", 200, 50, [("memcpy_details", "str_value", "kind:DeviceToHost size:8")])
     writer.event(gpu, copies, "bare_copy", 300, 50, [("memcpy_details", None, None)])
-    writer.event(gpu, line, "both", 400, 50, [("kernel_details", "ref", _DETAILS),
-                                               ("memcpy_details", "ref", "kind_src:pinned kind_dst:device size:4")])
-    writer.event(gpu, line, "jax_kernel", 500, 50, [("kernel_details", "ref", _DETAILS), ("hlo_op", "ref", "dot.1"),
-                                                     ("name", "ref", "jit(f)/dot_general")])
-    writer.event(gpu, line, "xla_kernel", 600, 50, [("kernel_details", "ref", _DETAILS), ("hlo_op", "ref", "add.2"),
-                                                     ("name", None, None)])
+    writer.event(
+        gpu,
+        line,
+        "both",
+        400,
+        50,
+        [("kernel_details", "ref", _DETAILS), ("memcpy_details", "ref", "kind_src:pinned kind_dst:device size:4")],
+    )
+    writer.event(
+        gpu,
+        line,
+        "jax_kernel",
+        500,
+        50,
+        [("kernel_details", "ref", _DETAILS), ("hlo_op", "ref", "dot.1"), ("name", "ref", "jit(f)/dot_general")],
+    )
+    writer.event(
+        gpu,
+        line,
+        "xla_kernel",
+        600,
+        50,
+        [("kernel_details", "ref", _DETAILS), ("hlo_op", "ref", "add.2"), ("name", None, None)],
+    )
     _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
     activity = model.gpus[0].activity
-    rows = {activity.names[n]: (ActivityKind(k), CopyDirection(d), activity.config_id[i] >= 0)
-            for i, (n, k, d) in enumerate(zip(activity.name_id, activity.kind, activity.copy_direction))}
-    assert rows == {"CopyDeviceToDevice": (ActivityKind.MEMCPY, CopyDirection.D2D, False),
-                    "RuntimeCopy": (ActivityKind.MEMCPY, CopyDirection.D2H, False),
-                    "bare_copy": (ActivityKind.MEMCPY, CopyDirection.OTHER, False),
-                    "both": (ActivityKind.MEMCPY, CopyDirection.H2D, False),
-                    "jax_kernel": (ActivityKind.KERNEL, CopyDirection.NONE, True),
-                    "xla_kernel": (ActivityKind.KERNEL, CopyDirection.NONE, True)}
+    rows = {
+        activity.names[n]: (ActivityKind(k), CopyDirection(d), activity.config_id[i] >= 0)
+        for i, (n, k, d) in enumerate(zip(activity.name_id, activity.kind, activity.copy_direction))
+    }
+    assert rows == {
+        "CopyDeviceToDevice": (ActivityKind.MEMCPY, CopyDirection.D2D, False),
+        "RuntimeCopy": (ActivityKind.MEMCPY, CopyDirection.D2H, False),
+        "bare_copy": (ActivityKind.MEMCPY, CopyDirection.OTHER, False),
+        "both": (ActivityKind.MEMCPY, CopyDirection.H2D, False),
+        "jax_kernel": (ActivityKind.KERNEL, CopyDirection.NONE, True),
+        "xla_kernel": (ActivityKind.KERNEL, CopyDirection.NONE, True),
+    }
     assert [activity.op_names[o] for o in activity.op_id if o >= 0] == ["dot.1", "add.2"]
 
 
 def test_program_ids_match_in_both_paths(tmp_path, caplog):
     """program_id (int64, uint64, ref, str, absent, above int64) joins kernels to HLO: both paths agree."""
     writer, gpu, line = _gpu_space()
-    for offset, value in enumerate([("int64_value", 5), ("uint64_value", 7), ("ref", "9"), ("str_value", "11"),
-                                    (None, None), ("int64_value", -3)]):
+    for offset, value in enumerate(
+        [("int64_value", 5), ("uint64_value", 7), ("ref", "9"), ("str_value", "11"), (None, None), ("int64_value", -3)]
+    ):
         stats = [("kernel_details", "ref", _DETAILS), ("hlo_op", "ref", "fusion.1")]
         if value[0] is not None:
             stats.append(("program_id", value[0], value[1]))
@@ -242,6 +346,7 @@ def test_program_id_above_int64_falls_back_and_is_unknown(tmp_path, caplog):
 def test_generated_and_real_traces_with_hlo_match(tmp_path, caplog):
     from tb_gpu_advisor.testing.roofline_trace import roofline_builder
     from tests.analysis.test_roofline import AMD_TRACE
+
     for data in (roofline_builder().to_bytes(), AMD_TRACE.read_bytes()):
         kind, outcome, model = compare_paths(data, tmp_path, caplog)
         assert kind == "ok" and model.hlo_protos and (model.gpus[0].activity.program_id >= 0).any(), outcome
@@ -252,8 +357,10 @@ def test_tf_signatures_match_in_both_paths(tmp_path, caplog):
     writer, gpu, line = _gpu_space()
     cases = [
         [("tf_op", "ref", "model/dense/MatMul:MatMul"), ("shape", "str_value", "(half[8,16];half[16,4])")],
-        [("annotation", "str_value", "outer::model/mul:Mul#shape=(half[4];half[])#"),
-         ("shape", "ref", "(half[4];half[])")],
+        [
+            ("annotation", "str_value", "outer::model/mul:Mul#shape=(half[4];half[])#"),
+            ("shape", "ref", "(half[4];half[])"),
+        ],
         [("tf_op", "ref", "model/dense/MatMul:MatMul"), ("shape", "str_value", "(half[8,16];half[16,4])")],
         [("tf_op", "ref", "XlaModule:"), ("shape", "str_value", "(half[4])")],  # XLA: its HLO costs it
         [("tf_op", "ref", "no_type"), ("shape", "str_value", "(half[4])")],

@@ -31,16 +31,28 @@ def test_markers_launches_and_their_stat_types(tmp_path, caplog):
     add(host, line, "kernel_e", 160, 5, [("device_id", "uint64_value", 2**64 - 1)])  # huge id, not a launch
     _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
     assert model.host_activity.launch_correlation_id.tolist() == [41, 42, 45]
-    assert [m.name for m in model.host_step_markers] == ["train", "eval 4", "Profiled batch 12", "my_step -3",
-                                                         "test 2"]
+    assert [m.name for m in model.host_step_markers] == ["train", "eval 4", "Profiled batch 12", "my_step -3", "test 2"]
 
 
 def test_busy_blocks_follow_file_order_across_lines_and_chunks(tmp_path, caplog, monkeypatch):
     import tb_gpu_advisor.readers.xplane.plane_scan as plane_scan
+
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (3,))  # blocks must carry across chunks
     writer, host, line = _host()
-    for start, duration in [(100, 50), (120, 10), (90, 100), (300, 10), (305, 0), (305, 20), (200, 5), (500, 1),
-                            (501, 1), (400, 200), (-50, 10), (-55, 100)]:
+    for start, duration in [
+        (100, 50),
+        (120, 10),
+        (90, 100),
+        (300, 10),
+        (305, 0),
+        (305, 20),
+        (200, 5),
+        (500, 1),
+        (501, 1),
+        (400, 200),
+        (-50, 10),
+        (-55, 100),
+    ]:
         writer.event(host, line, "op", start, duration)
     other = host.lines.add(id=2, name="worker", timestamp_ns=3000)
     for start in range(0, 40, 7):
@@ -52,7 +64,10 @@ def test_busy_blocks_follow_file_order_across_lines_and_chunks(tmp_path, caplog,
     _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
     assert model.host_activity.thread_count == 3
     assert model.host_activity.op_totals["op"][0] == 12
-    assert model.host_activity.op_shortest_ps["op"] == 0 and model.host_activity.op_shortest_ps["iteratorgetnext_lower"] == 2
+    assert (
+        model.host_activity.op_shortest_ps["op"] == 0
+        and model.host_activity.op_shortest_ps["iteratorgetnext_lower"] == 2
+    )
 
 
 def test_two_host_planes_and_missing_metadata(tmp_path, caplog):
@@ -61,8 +76,9 @@ def test_two_host_planes_and_missing_metadata(tmp_path, caplog):
     writer.event(host, line, "ghost", 20, 10, metadata_id=777)
     cupti = writer.plane("/host:CUPTI")
     thread = cupti.lines.add(id=5, name="cupti", timestamp_ns=2000)
-    writer.event(cupti, thread, "cuLaunchKernel", 0, 4, [("correlation_id", "int64_value", 3),
-                                                          ("device_id", "int64_value", 0)])
+    writer.event(
+        cupti, thread, "cuLaunchKernel", 0, 4, [("correlation_id", "int64_value", 3), ("device_id", "int64_value", 0)]
+    )
     writer.event(cupti, thread, "op", 50, 1)
     _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
     assert model.host_activity.launch_correlation_id.tolist() == [3, 9]
@@ -80,6 +96,7 @@ def test_quickstart_and_generated_large_trace(tmp_path, caplog):
 
 def test_tagged_events_and_thread_kinds(tmp_path, caplog, monkeypatch):
     import tb_gpu_advisor.readers.xplane.plane_scan as plane_scan
+
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (4,))
     writer, host, line = _host()
     line.name = "tf_data_private_threadpool/123"
@@ -101,6 +118,7 @@ def test_thunk_totals_of_xla_cpu_executor_threads(tmp_path, caplog, monkeypatch)
     """Per-name totals of the events on XLA's CPU executor threads only (zero durations counted), across chunks
     and lines, in both paths."""
     import tb_gpu_advisor.readers.xplane.plane_scan as plane_scan
+
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (3,))
     writer, host, line = _host()
     first = host.lines.add(id=2, name="tf_XLAPjRtCpuClient/77", timestamp_ns=1000)
@@ -111,13 +129,17 @@ def test_thunk_totals_of_xla_cpu_executor_threads(tmp_path, caplog, monkeypatch)
         writer.event(host, first, "end: wrapped_add", 10 * index + 3, 0)
         writer.event(host, second, "ynn_fusion", 10 * index, 5)
     _, _, model = compare_paths(writer.bytes(), tmp_path, caplog)
-    assert model.host_activity.executor_op_totals == {"wrapped_add": (4, 12), "end: wrapped_add": (4, 0),
-                                                      "ynn_fusion": (4, 20)}
+    assert model.host_activity.executor_op_totals == {
+        "wrapped_add": (4, 12),
+        "end: wrapped_add": (4, 0),
+        "ynn_fusion": (4, 20),
+    }
     assert model.host_activity.op_totals["wrapped_add"] == (8, 28)
 
 
 def test_thread_waits_per_line_across_chunks(tmp_path, caplog, monkeypatch):
     import tb_gpu_advisor.readers.xplane.plane_scan as plane_scan
+
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (3,))  # lines and blocks span chunks
     writer, host, line = _host()
     writer.event(host, line, "train", 0, 1000, [("_r", "int64_value", 1), ("step_num", "int64_value", 1)])
@@ -146,6 +168,7 @@ def test_thread_waits_per_line_across_chunks(tmp_path, caplog, monkeypatch):
 
 def test_tensorflow_preparation_events_are_tagged_off_tf_data_threads_only(tmp_path, caplog, monkeypatch):
     import tb_gpu_advisor.readers.xplane.plane_scan as plane_scan
+
     monkeypatch.setattr(plane_scan.event_chunks, "__defaults__", (4,))
     writer, host, line = _host()
     pipeline = host.lines.add(id=2, name="tf_data_private_threadpool/456", timestamp_ns=1000)
@@ -160,5 +183,7 @@ def test_tensorflow_preparation_events_are_tagged_off_tf_data_threads_only(tmp_p
     assert sorted(tagged) == ["tf_function", "tf_prep:DecodeJpeg", "tf_prep:ReadFile", "tf_prep:convert_to_tensor"]
     # one span each: the python thread's; the pipeline thread's events are tf.data's own
     assert all(len(spans) == 1 for spans in tagged.values())
-    assert (int(tagged["tf_function"].start_ps[0]), int(tagged["tf_function"].end_ps[0])) == \
-        (tagged["tf_prep:ReadFile"].start_ps[0] + 40, tagged["tf_prep:ReadFile"].start_ps[0] + 90)
+    assert (int(tagged["tf_function"].start_ps[0]), int(tagged["tf_function"].end_ps[0])) == (
+        tagged["tf_prep:ReadFile"].start_ps[0] + 40,
+        tagged["tf_prep:ReadFile"].start_ps[0] + 90,
+    )

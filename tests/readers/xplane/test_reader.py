@@ -22,11 +22,14 @@ def test_splits_planes_without_decoding_them(tmp_path):
     assert space.planes[1].decode().name == "/device:GPU:0"
 
 
-@pytest.mark.parametrize("content, problem", [
-    (b"", "file is empty"),
-    (b"hello, this is plain text and not a protobuf", "not a valid XSpace protobuf"),
-    (b"\x0a\x05\x01\x02", "not a valid XSpace protobuf"),
-])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (b"", "file is empty"),
+        (b"hello, this is plain text and not a protobuf", "not a valid XSpace protobuf"),
+        (b"\x0a\x05\x01\x02", "not a valid XSpace protobuf"),
+    ],
+)
 def test_bad_bytes_name_the_file_and_the_problem(tmp_path, content, problem):
     path = tmp_path / "bad.xplane.pb"
     path.write_bytes(content)

@@ -69,8 +69,11 @@ def test_size_limit_names_the_file_and_the_option(tmp_path):
     path = tmp_path / "big.xplane.pb"
     path.write_bytes(_builder_bytes())
     size = len(path.read_bytes())
-    with pytest.raises(ProfileError, match=rf"big\.xplane\.pb: file is {size:,} bytes, above the 100 bytes limit "
-                                           r"\(raise it with --max-file-mb\)"):
+    with pytest.raises(
+        ProfileError,
+        match=rf"big\.xplane\.pb: file is {size:,} bytes, above the 100 bytes limit "
+        r"\(raise it with --max-file-mb\)",
+    ):
         read_space(path, max_bytes=100)
     with pytest.raises(ProfileError, match=r"file is 5,000 MB, above the 4,096 MB limit"):
         read_space(_sparse(tmp_path, 5000 * 2**20), max_bytes=4096 * 2**20)

@@ -5,8 +5,16 @@ import pytest
 
 from tb_gpu_advisor.testing.encode import len_prefixed, varints
 from tb_gpu_advisor.readers.xplane import schema
-from tb_gpu_advisor.readers.xplane.wire_scan import (Unusual, as_int64, check_utf8, read_varint, scan_line, tag_of,
-                                             token_rounds, varints_at)
+from tb_gpu_advisor.readers.xplane.wire_scan import (
+    Unusual,
+    as_int64,
+    check_utf8,
+    read_varint,
+    scan_line,
+    tag_of,
+    token_rounds,
+    varints_at,
+)
 
 _VALUES = [0, 1, 127, 128, 300, 2**31, 2**35 + 7, 2**62, 2**63 - 1, 2**63, 2**64 - 1]
 
@@ -33,10 +41,15 @@ def test_varints_beyond_64_bits_or_truncated_are_unusual(data):
 
 
 def test_token_rounds_read_every_stat_value_kind():
-    stats = [schema.XStat(metadata_id=1, double_value=2.5), schema.XStat(metadata_id=2, uint64_value=2**64 - 1),
-             schema.XStat(metadata_id=3, int64_value=-7), schema.XStat(metadata_id=4, str_value="é"),
-             schema.XStat(metadata_id=5, bytes_value=b"\xff"), schema.XStat(metadata_id=6, ref_value=9),
-             schema.XStat()]
+    stats = [
+        schema.XStat(metadata_id=1, double_value=2.5),
+        schema.XStat(metadata_id=2, uint64_value=2**64 - 1),
+        schema.XStat(metadata_id=3, int64_value=-7),
+        schema.XStat(metadata_id=4, str_value="é"),
+        schema.XStat(metadata_id=5, bytes_value=b"\xff"),
+        schema.XStat(metadata_id=6, ref_value=9),
+        schema.XStat(),
+    ]
     raw = [s.SerializeToString() for s in stats]
     data = b"".join(raw)
     buf = np.frombuffer(data, np.uint8)
@@ -48,7 +61,7 @@ def test_token_rounds_read_every_stat_value_kind():
     msg, tag, value, size = rounds[1]
     assert tag.tolist() == [int(tag_of(f, w)) for f, w in ((2, 1), (3, 0), (4, 0), (5, 2), (6, 2), (7, 0))]
     assert value[:3].tolist() == [np.float64(2.5).view(np.uint64), 2**64 - 1, 2**64 - 7]
-    assert data[int(value[3]):int(value[3]) + int(size[3])].decode() == "é" and value[5] == 9
+    assert data[int(value[3]) : int(value[3]) + int(size[3])].decode() == "é" and value[5] == 9
 
 
 @pytest.mark.parametrize("data", [b"\x0b\x0c", b"\x00\x01", b"\x0f", b"\x0a\x05ab"])
@@ -60,9 +73,13 @@ def test_groups_field_zero_bad_wire_types_and_overruns_are_unusual(data):
 def test_scan_line_finds_events_and_keeps_the_last_header_values():
     event = schema.XEvent(metadata_id=3, offset_ps=10, duration_ps=5)
     long_event = schema.XEvent(metadata_id=4, stats=[schema.XStat(metadata_id=1, str_value="x" * 200)])
-    line = (schema.XLine(id=1, name="first", timestamp_ns=7).SerializeToString()
-            + len_prefixed(4, event.SerializeToString()) + len_prefixed(4, long_event.SerializeToString())
-            + schema.XLine(id=-2, name="second").SerializeToString() + len_prefixed(4, b""))
+    line = (
+        schema.XLine(id=1, name="first", timestamp_ns=7).SerializeToString()
+        + len_prefixed(4, event.SerializeToString())
+        + len_prefixed(4, long_event.SerializeToString())
+        + schema.XLine(id=-2, name="second").SerializeToString()
+        + len_prefixed(4, b"")
+    )
     data = b"pad" + line
     scanned = scan_line(data, 3, len(data))
     assert (scanned.id, scanned.name, scanned.timestamp_ns) == (-2, "second", 7)
