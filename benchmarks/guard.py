@@ -12,7 +12,7 @@ measured again, and the two sets of samples are pooled: a single noisy moment do
 slowdown still does.
 
     python benchmarks/guard.py                    # measure and compare with benchmarks/guard_baseline.json
-    python benchmarks/guard.py --write-baseline   # measure and record the baseline (commit it with its machine)
+    python benchmarks/guard.py --write-baseline   # 3 rounds; records the median round's ratios (commit it)
 """
 
 import argparse
@@ -212,10 +212,42 @@ def _commit():
     return done.stdout.strip() or None
 
 
+def _print(results):
+    for pair, result in results.items():
+        ours, reference = statistics.median(result["ours_s"]), statistics.median(result["reference_s"])
+        verdict_text = result.get("message", f"ratio {result['ratio']:.3f}")
+        print(f"{pair} ({result['trace_mb']} MB): ours {ours:.3f} s, reference {reference:.3f} s; {verdict_text}")
+
+
+def baseline_record(rounds, load_before):
+    """The baseline JSON of several rounds of run_guard without a baseline: per pair, the median round's ratio."""
+    record = {
+        "machine": {**machine(), "load_avg_before": [round(v, 2) for v in load_before]},
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+        "commit": _commit(),
+        "rounds": len(rounds),
+        "runs": len(rounds[0][next(iter(PAIRS))]["ours_s"]),
+        "measure": "CPU seconds (user + system, children included) of a fresh process; ratio of the medians, "
+        "the median over the rounds",
+        "pairs": {},
+    }
+    for pair in PAIRS:
+        ratios = [results[pair]["ratio"] for results in rounds]
+        record["pairs"][pair] = {
+            "ratio": round(statistics.median(ratios), 4),
+            "round_ratios": [round(r, 4) for r in ratios],
+            "trace_mb": rounds[0][pair]["trace_mb"],
+            "ours_s": [[round(s, 3) for s in results[pair]["ours_s"]] for results in rounds],
+            "reference_s": [[round(s, 3) for s in results[pair]["reference_s"]] for results in rounds],
+        }
+    return record
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--write-baseline", action="store_true")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds measured for --write-baseline")
     parser.add_argument("--data-dir", default=os.path.join(HERE, "data"))
     parser.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -224,34 +256,20 @@ def main(argv=None):
         return 0
     os.makedirs(args.data_dir, exist_ok=True)
     load = os.getloadavg()
-    baseline = None if args.write_baseline else load_baseline()
-    results = run_guard(args.data_dir, baseline, args.runs)
-    for pair, result in results.items():
-        medians = f"ours {statistics.median(result['ours_s']):.3f} s, reference {statistics.median(result['reference_s']):.3f} s"
-        print(f"{pair} ({result['trace_mb']} MB): {medians}; " + result.get("message", f"ratio {result['ratio']:.3f}"))
-    if args.write_baseline:
-        record = {
-            "machine": {**machine(), "load_avg_before": [round(v, 2) for v in load]},
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
-            "commit": _commit(),
-            "runs": args.runs,
-            "measure": "CPU seconds (user + system, children included) of a fresh process, medians",
-            "pairs": {
-                pair: {
-                    "ratio": round(r["ratio"], 4),
-                    "trace_mb": r["trace_mb"],
-                    "ours_s": [round(s, 3) for s in r["ours_s"]],
-                    "reference_s": [round(s, 3) for s in r["reference_s"]],
-                }
-                for pair, r in results.items()
-            },
-        }
-        with open(BASELINE, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, indent=1)
-            handle.write("\n")
-        print(f"baseline: {BASELINE}")
-        return 0
-    return 0 if all(r["ok"] for r in results.values()) else 1
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if not args.write_baseline:
+        results = run_guard(args.data_dir, load_baseline(), args.runs)
+        _print(results)
+        return 0 if all(r["ok"] for r in results.values()) else 1
+    rounds = []
+    for _ in range(args.rounds):
+        rounds.append(run_guard(args.data_dir, None, args.runs))
+        _print(rounds[-1])
+    with open(BASELINE, "w", encoding="utf-8") as handle:
+        json.dump(baseline_record(rounds, load), handle, indent=1)
+        handle.write("\n")
+    print(f"baseline: {BASELINE}")
+    return 0
 
 
 if __name__ == "__main__":
