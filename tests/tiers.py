@@ -12,6 +12,7 @@ TIER_MODULES = {
         "tests/report/test_html_screenshot.py",
         "tests/plugin/test_plugin_truth.py",
         "tests/plugin/test_plugin_views.py",
+        "tests/plugin/test_plugin_ranks_view.py",
     ],
     "tensorboard": [  # a real TensorBoard (or `tb-gpu-advisor serve`) subprocess
         "tests/plugin/test_plugin_serve.py",
