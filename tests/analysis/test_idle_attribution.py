@@ -230,3 +230,17 @@ def test_a_jitted_jax_step_that_waits_is_not_told_to_jit():
     for finding in report["findings"]:
         assert "jax.jit the entire step" not in finding["fix"], finding["id"]
     assert "The step is compiled already" in host["fix"]
+
+
+def test_a_step_thread_preparing_its_batch_is_input_work_not_an_input_wait():
+    """The jax_inline_loader demo reads, decodes and augments each batch on the step thread (Python-tracer
+    events) while the GPU idles: that idle is `input_prep`, the breakdown's input preparation, never a wait."""
+    from tests.conftest import REPO_ROOT
+
+    (run,) = (REPO_ROOT / "demo_logs" / "jax_inline_loader" / "plugins" / "profile").iterdir()
+    (path,) = run.glob("*.xplane.pb")
+    report = host_report(load_model(str(path)))
+    (gpu,) = report["idle_attribution"]["gpus"]
+    assert gpu["cause_pct"]["input_prep"] == pytest.approx(report["summary"]["breakdown_pct"]["input_prep"], abs=0.1)
+    assert gpu["cause_pct"]["input_prep"] > 40 and gpu["cause_pct"]["input"] == 0
+    assert report["summary"]["breakdown_pct"]["input_wait"] == 0
