@@ -12,8 +12,9 @@ paired with its host call by correlation id. Each instant of the gap gets one ca
 - `host_wait`: before that call started, the host was blocked on the device (analysis.host_wait_spans: a
   synchronize, a blocking copy, a launch blocked on a full queue, a JAX or TensorFlow wait): a host that waits for the GPU cannot queue work ahead of it. The part of the gap right
   after the GPU went idle, as long as the wait that was running then had lasted (what the host could have
-  done ahead), is this cause; the rest of the gap goes by what the host did at each instant (a wait first:
-  a blocking copy or a blocked launch call is a wait, not a launch);
+  done ahead), is this cause, except where the host then waited for or built its input (that stays `input` or
+  `input_prep`: the pipeline held it); the rest of the gap goes by what the host did at each instant (a wait
+  first: a blocking copy or a blocked launch call is a wait, not a launch);
 - `input`: the host waited for its input pipeline (tf.data, the DataLoader, the step thread's loaders);
 - `input_prep`: the step thread prepared its batch itself (analysis.batch_prep: reading, decoding, augmenting on
   the thread that feeds the device): input work, not a wait;
@@ -175,8 +176,12 @@ def _host_reasons(start, end, host, waits, inputs, add, serial=True, rest="host_
         began = waits.start_ps[index]
         valid &= began < start
         held[valid] = np.minimum(end[valid] - start[valid], start[valid] - began[valid])
-    add("host_wait", start[held > 0], start[held > 0] + held[held > 0])
-    left = intervals.union(start + held, end)
+    # The host's input (a wait on its pipeline, or building its batch) stays input: the pipeline is what held it.
+    holding = intervals.subtract(
+        intervals.union(start[held > 0], start[held > 0] + held[held > 0]), intervals.union_all(*inputs)
+    )
+    add("host_wait", holding.start_ps, holding.end_ps)
+    left = intervals.subtract(intervals.union(start, end), holding)
     sources = (
         ("host_wait", waits),
         ("launch", host.launch_busy),
