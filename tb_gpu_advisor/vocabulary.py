@@ -9,6 +9,8 @@ import os
 import re
 import sys
 
+from tb_gpu_advisor import vocabulary_ranks
+
 MICRO = "\u00b5s"  # µs
 ARROW = "\u2192"  # →
 LEFT_ARROW = "\u2190"  # ←
@@ -61,6 +63,7 @@ IDLE_CAUSE_LABELS = {
     "copy_call": "Waiting for a copy call",
     "host_wait": "Host blocked on a device wait",
     "input": "Host waiting for input",
+    "input_prep": "Host preparing input (on the step thread)",
     "host": "Host busy (framework, Python)",
     "host_untraced": "Host not traced",
     "unattributed": "No host call found",
@@ -378,6 +381,7 @@ def exported():
         "collectiveSources": COLLECTIVE_SOURCE_LABELS,
         "collectiveSizeSources": COLLECTIVE_SIZE_SOURCES,
         "collectiveBandwidthGaps": COLLECTIVE_BANDWIDTH_GAPS,
+        "ranks": vocabulary_ranks.exported(),
     }
 
 
