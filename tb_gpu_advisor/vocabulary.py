@@ -328,6 +328,22 @@ def counted(count, singular, plural=None):
     return f"{number} {singular if number == '1' else (plural or singular + 's')}"
 
 
+# Items a list read from the trace shows in report text before "and N more".
+LISTED = 5
+
+
+def listed(items, limit=LISTED, last=", "):
+    """Items (strings) joined for a sentence, at most `limit` of them and then "and N more": a list read from a
+    trace stays a few words however many items the trace holds. `last` joins the final shown item (" and ")."""
+    items = [str(item) for item in items]
+    shown, rest = items[:limit], len(items) - limit
+    if rest > 0:
+        return ", ".join(shown) + f" and {rest:,} more"
+    if len(shown) <= 1:
+        return "".join(shown)
+    return ", ".join(shown[:-1]) + last + shown[-1]
+
+
 def collective_bandwidth_gap(row, group_sizes=()):
     """The key of COLLECTIVE_BANDWIDTH_GAPS that says why a `collective_bandwidth.collectives[]` row has no bus
     bandwidth, or None when it has one; `group_sizes`: the kind's kernel row's `group_sizes` in `collectives[]`."""
