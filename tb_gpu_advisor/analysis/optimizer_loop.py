@@ -2,11 +2,19 @@
 they come from a per-tensor loop (one small `aten::add_`/`mul_`/`addcmul_`... per parameter) or from foreach /
 fused implementations (`aten::_foreach_*`, `aten::_fused_adam*`, `multi_tensor_apply` kernels)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 OPTIMIZER_STEP_TAG = "optimizer_step"
 # The in-place tensor ops a for-loop optimizer (SGD, Adam, AdamW... with foreach=False) calls once per parameter.
@@ -50,7 +58,7 @@ class OptimizerLoop:
     device_ps: int
 
     @property
-    def kernels_per_step(self):
+    def kernels_per_step(self) -> float:
         return self.kernels / self.steps if self.steps else 0.0
 
 
@@ -59,7 +67,7 @@ def _is_fused(name):
     return "_foreach_" in lower or "_fused_" in lower or "multi_tensor_apply" in lower
 
 
-def optimizer_loop(model):
+def optimizer_loop(model: TraceModel) -> OptimizerLoop | None:
     """OptimizerLoop of a trace with `Optimizer.step#` annotations, else None."""
     host = model.host_activity
     spans = host.tagged.get(OPTIMIZER_STEP_TAG)

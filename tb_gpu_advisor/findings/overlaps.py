@@ -5,6 +5,8 @@ launch calls, GPU idle, kernel time, exposed collectives, exposed copies, or the
 findings overlap when they draw from a common pool.
 """
 
+from __future__ import annotations
+
 from dataclasses import replace
 
 POOLS = {
@@ -62,7 +64,7 @@ POOLS = {
 }
 
 
-def with_overlaps(findings):
+def with_overlaps(findings: tuple) -> tuple:
     """The findings, each with `overlaps_with` = the ids of the others (in the given order) sharing a pool."""
     pools = {f.id: POOLS.get(f.id, set()) if f.recoverable_ms > 0 else set() for f in findings}
     return tuple(
