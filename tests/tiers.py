@@ -38,6 +38,9 @@ TIER_MODULES = {
     "fuzz": [  # many generated hostile files, a fixed number from a fixed seed
         "tests/test_fuzz.py",
     ],
+    "package": [  # pip builds the wheel
+        "tests/test_wheel.py",
+    ],
 }
 
 # tier -> single tests in otherwise fast modules ("module.py::test_name").
