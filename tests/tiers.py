@@ -38,6 +38,7 @@ TIER_MODULES = {
     "fuzz": [  # many generated hostile files, a fixed number from a fixed seed
         "tests/test_fuzz.py",
     ],
+    "perf": [],  # side-by-side benchmarks against a committed baseline ratio (single tests below)
     "package": [  # pip builds the wheel
         "tests/test_wheel.py",
     ],
@@ -46,6 +47,7 @@ TIER_MODULES = {
 # tier -> single tests in otherwise fast modules ("module.py::test_name").
 TIER_TESTS = {
     "browser": ["tests/commands/test_report_site.py::test_the_index_sorts_and_filters_in_a_browser"],
+    "perf": ["tests/test_speed_guard.py::test_the_guard_holds_against_the_committed_baseline"],
     "fuzz": [
         "tests/test_linear_matching.py::test_every_name_classifier_is_fast_on_100k_character_names",
         "tests/test_linear_matching.py::test_the_timing_catches_backtracking_patterns",

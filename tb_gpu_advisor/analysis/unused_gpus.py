@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.confidence import MIN_STEPS, complete_steps, dropped_events
 from tb_gpu_advisor.model.trace import ActivityKind
+from tb_gpu_advisor.vocabulary import listed
 
 from typing import TYPE_CHECKING
 
@@ -170,5 +171,4 @@ def replica_count(model: TraceModel) -> int | None:
 
 
 def _and(values):
-    values = [str(value) for value in values]
-    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+    return listed(values, last=" and ")

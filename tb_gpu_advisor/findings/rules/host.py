@@ -33,6 +33,7 @@ from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG, TF_DECODE_OPS, TF
 from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
 from tb_gpu_advisor.report.units import duration_ms
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
+from tb_gpu_advisor.vocabulary import listed
 from tb_gpu_advisor.whatif.dispatch import (
     call_overhead_ms,
     compiled_step,
@@ -470,7 +471,7 @@ def gpu_idle_host_busy(ctx: Context) -> Finding | None:
 # The runtime's execution of one eagerly dispatched op (TensorFlow) or one dispatched computation (JAX's PjRt):
 # what an op costs besides Python. Compiled, the ops still run; the Python between them goes.
 _TF_OP_RUNS = ("KernelAndDeviceFunc::Run", "KernelAndDeviceOp::Run")
-_JAX_EXECUTIONS = "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice"
+JAX_EXECUTIONS = "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice"
 # Host threads on which XLA's CPU client runs the compiled computations (their thunks are the ops' work).
 _XLA_CPU_THREADS = ("XLAPjRtCpuClient", "XLAEigen")
 
@@ -498,7 +499,7 @@ def _dispatched_ops(ctx):
         return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), False
     if not ctx.framework.is_jax:
         return None
-    executions = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))[0]
+    executions = ctx.host.op_totals.get(JAX_EXECUTIONS, (0, 0))[0]
     calls = ctx.host_ops(lambda name: name.startswith("PjitFunction("))
     if not executions or not calls:
         return None
@@ -519,7 +520,7 @@ def _compiled_work(ctx, is_jax):
             f"run in the trace ({shortest * 1000:.3g} µs)",
             "the ops' own work",
         )
-    executions, executions_ps = ctx.host.op_totals[_JAX_EXECUTIONS]
+    executions, executions_ps = ctx.host.op_totals[JAX_EXECUTIONS]
     compute = ms(
         sum(
             busy
@@ -559,9 +560,9 @@ def _compiled_work(ctx, is_jax):
     )
 
 
-# Idle causes (analysis.idle_attribution) a compiled step keeps: the host waiting on the device or for input, and
-# the GPU waiting on its own queued work.
-_KEPT_IDLE = ("host_wait", "input", "device_wait")
+# Idle causes (analysis.idle_attribution) a compiled step keeps: the host waiting on the device or for input, or
+# preparing its input, and the GPU waiting on its own queued work.
+_KEPT_IDLE = ("host_wait", "input", "input_prep", "device_wait")
 
 
 def eager_execution(ctx: Context) -> Finding | None:
@@ -885,7 +886,7 @@ def feeder_blocked(ctx):
     if severity is None:
         return None
     kind = found.main_kind
-    feeders = ", ".join(found.feeders)
+    feeders = listed(found.feeders)
     device = "the GPUs" if found.device == "gpu" else "XLA's CPU executor"
     producer = next((other for other in found.others if other.wakes), None)
     busy_pct = round(100.0 * producer.busy_ps / found.total_ps, 1) if producer is not None else None
