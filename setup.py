@@ -28,9 +28,10 @@ setup(
         # playwright drives the system chromium in the browser test (never `playwright install`).
         # holistictraceanalysis: HTA, the reference our Kineto figures are checked against.
         # jsonschema validates every output against tb_gpu_advisor/schema; mcp drives `tb-gpu-advisor mcp`;
-        # ruff lints the repository (ruff.toml, tests/test_lint.py).
+        # ruff lints the repository (ruff.toml, tests/test_lint.py); pytest-xdist runs plain `pytest` on every core.
         "test": [
             "pytest>=7",
+            "pytest-xdist>=3",
             "playwright>=1.40",
             "pillow>=9",
             "moto[server]>=5",

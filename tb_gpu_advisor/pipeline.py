@@ -75,16 +75,29 @@ def timeline_for_file(path, max_bytes=None, bins=DEFAULT_BINS):
     return timeline_report(load_host_model(path, max_bytes=max_bytes), bins)
 
 
+def keep_rank_profile(kept):
+    """An `on_analysis` callback that appends the RankProfile of a host that is a rank of a distributed job to
+    `kept` (the list it fills)."""
+
+    def keep(model, analysis):
+        if isinstance(model.environment.get("rank"), int):
+            kept.append(rank_profile(model, analysis))
+
+    return keep
+
+
+def ranks_report(profiles):
+    """The run report's `ranks` object of RankProfiles (any order), or None for fewer than two ranks."""
+    if len(profiles) < 2:
+        return None
+    return finite(ranks_view(analyze_ranks(profiles)))
+
+
 def analyze_host_outcome(host, path, max_bytes=None):
     """HostOutcome of one file or URL; picklable, so it runs the same in a pool worker or on a Dask worker."""
     ranks = []
-
-    def keep_rank(model, analysis):
-        if isinstance(model.environment.get("rank"), int):
-            ranks.append(rank_profile(model, analysis))
-
     try:
-        report = analyze_host_file(path, max_bytes=max_bytes, on_analysis=keep_rank)
+        report = analyze_host_file(path, max_bytes=max_bytes, on_analysis=keep_rank_profile(ranks))
     except ProfileError as err:
         return HostOutcome(host=host, path=path, report=None, error=err.problem, error_file=err.path)
     report["host"] = host
@@ -116,7 +129,7 @@ def assemble_run_report(run, outcomes):
     report = {"schema_version": SCHEMA_VERSION, "run": run, "hosts": hosts, "errors": errors}
     if len(hosts) >= 2:
         report["multi_host"] = multi_host_view(hosts)
-    ranks = [outcome.rank for outcome in outcomes if outcome.report is not None and outcome.rank is not None]
-    if len(ranks) >= 2:
-        report["ranks"] = finite(ranks_view(analyze_ranks(ranks)))
+    ranks = ranks_report([o.rank for o in outcomes if o.report is not None and o.rank is not None])
+    if ranks is not None:
+        report["ranks"] = ranks
     return report

@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 from concurrent.futures import Future
 
-from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, timeline_source
+from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor import worker_jobs
 from tb_gpu_advisor.constants import (
@@ -34,7 +34,7 @@ from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
 from tb_gpu_advisor.remote import is_remote_url
 from tb_gpu_advisor.report.timeline_report import source_timeline_report
 from tb_gpu_advisor.scheduling import FairPool
-from tb_gpu_advisor.worker_jobs import json_size, timeline_bytes
+from tb_gpu_advisor.worker_jobs import json_size
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ class _Entry:
         self.started = time.monotonic()
         self.progress = 0.0
         self.timeline = None  # the TimelineSource of a host report's model, once built
+        self.rank = None  # the RankProfile of a host report's rank in a distributed job, once analyzed
         self.size = 0  # bytes the finished result holds (its JSON length), counted against the cache's bound
 
     @classmethod
@@ -123,6 +124,16 @@ class AnalysisService:
         except ProfileError as err:
             return _failed(err)
         return _flatten(_then(entry.future, lambda _: self._timeline_of(entry, host_file, bins)))
+
+    def submit_rank(self, run, host_file):
+        """Future of the RankProfile (analysis.ranks.profile) of `host_file`, kept beside its cached report; None
+        when the host is not a rank of a distributed job."""
+        del run
+        try:
+            entry = self._entry(_REPORT, host_file)
+        except ProfileError as err:
+            return _failed(err)
+        return _then(entry.future, lambda _: entry.rank)
 
     def submit_comparison(self, baseline_file, candidate_file):
         """Future of compare_reports(baseline HostReport, candidate HostReport), cached per version of both files;
@@ -222,7 +233,8 @@ class AnalysisService:
 
     @staticmethod
     def _unpack(entry, outcome):
-        report, entry.timeline, entry.size = outcome
+        report, entry.timeline, entry.size, *rank = outcome  # a test's report_job may leave the rank out
+        entry.rank = rank[0] if rank else None
         return report
 
     def _cached(self, key, start):
@@ -275,14 +287,9 @@ class AnalysisService:
             return self._guarded(lambda hf: job(entry, hf), host_file, host_file.path)
 
     def _report_job(self, entry, host_file):
-        """In-process (isolated=False) twin of worker_jobs.host_report."""
-        kept = []
-        report = analyze_host_file(
-            host_file.path, max_bytes=self._max_bytes, on_model=lambda model: kept.append(timeline_source(model))
-        )
-        report["host"] = host_file.host
-        timeline = kept[0] if kept else None
-        return report, timeline, json_size(report) + timeline_bytes(timeline)
+        """In-process (isolated=False) worker_jobs.host_report, through this module's analyze_host_file."""
+        del entry
+        return worker_jobs.host_report(host_file.path, host_file.host, self._max_bytes, analyze=analyze_host_file)
 
     def _timeline_of(self, entry, host_file, bins):
         """Future of the timeline: binned from the kept summary, else the file read once more in the pool."""

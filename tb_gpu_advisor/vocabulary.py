@@ -9,6 +9,8 @@ import os
 import re
 import sys
 
+from tb_gpu_advisor import vocabulary_ranks
+
 MICRO = "\u00b5s"  # µs
 ARROW = "\u2192"  # →
 LEFT_ARROW = "\u2190"  # ←
@@ -378,6 +380,7 @@ def exported():
         "collectiveSources": COLLECTIVE_SOURCE_LABELS,
         "collectiveSizeSources": COLLECTIVE_SIZE_SOURCES,
         "collectiveBandwidthGaps": COLLECTIVE_BANDWIDTH_GAPS,
+        "ranks": vocabulary_ranks.exported(),
     }
 
 

@@ -1,11 +1,11 @@
 """The jobs the server's analysis worker processes run (picklable module functions): a host report with its
-timeline summary and its size, a comparison of two reports, a timeline read from the file."""
+timeline summary, its size and its rank's summary, a comparison of two reports, a timeline read from the file."""
 
 import json
 
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, timeline_source
 from tb_gpu_advisor.comparison.diff import compare_reports
-from tb_gpu_advisor.pipeline import analyze_host_file, timeline_for_file
+from tb_gpu_advisor.pipeline import analyze_host_file, keep_rank_profile, timeline_for_file
 
 
 def json_size(value):
@@ -13,13 +13,20 @@ def json_size(value):
     return len(json.dumps(value, separators=(",", ":"), default=str))
 
 
-def host_report(path, host, max_bytes=None):
-    """(HostReport dict with its host, TimelineSource of its model, its size in bytes as JSON)."""
-    kept = []
-    report = analyze_host_file(path, max_bytes=max_bytes, on_model=lambda model: kept.append(timeline_source(model)))
+def host_report(path, host, max_bytes=None, analyze=analyze_host_file):
+    """(HostReport dict with its host, TimelineSource of its model, its size in bytes as JSON, the RankProfile of
+    its rank in a distributed job or None); `analyze` is pipeline.analyze_host_file or a test's stand-in."""
+    kept, ranks = [], []
+    report = analyze(
+        path,
+        max_bytes=max_bytes,
+        on_model=lambda model: kept.append(timeline_source(model)),
+        on_analysis=keep_rank_profile(ranks),
+    )
     report["host"] = host
     timeline = kept[0] if kept else None
-    return report, timeline, json_size(report) + timeline_bytes(timeline)
+    rank = ranks[0] if ranks else None
+    return report, timeline, json_size(report) + timeline_bytes(timeline) + timeline_bytes(rank), rank
 
 
 def timeline_bytes(source):

@@ -48,6 +48,20 @@ def pytest_addoption(parser):
     )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """Plain `pytest` (the whole fast tier) runs on every core through pytest-xdist; `-n N` picks the number of
+    processes (`-n 0`: one), and a run that names tests, a tier or --all-tiers stays in one process unless given -n."""
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and not hasattr(config, "workerinput")
+        and config.option.numprocesses is None
+        and not config.getoption("usepdb", False)
+        and not (config.getoption("--all-tiers") or config.getoption("markexpr") or _names_tests(config))
+    ):
+        config.option.numprocesses = "auto"
+
+
 def pytest_collection_modifyitems(config, items):
     """Marks each test of a slow tier (tests/tiers.py) with its tier. A plain `pytest` deselects them; `-m`,
     `--all-tiers` or a path or test id on the command line runs what it names."""

@@ -12,6 +12,7 @@ TIER_MODULES = {
         "tests/report/test_html_screenshot.py",
         "tests/plugin/test_plugin_truth.py",
         "tests/plugin/test_plugin_views.py",
+        "tests/plugin/test_plugin_ranks_view.py",
     ],
     "tensorboard": [  # a real TensorBoard (or `tb-gpu-advisor serve`) subprocess
         "tests/plugin/test_plugin_serve.py",
@@ -32,15 +33,18 @@ TIER_MODULES = {
         "tests/capture/test_tf_cpu.py",
         "tests/capture/test_tf_python_loader.py",
         "tests/capture/test_torch_cpu.py",
+        "tests/findings/test_fix_code_runs.py",  # a catalog fix runs under real TensorFlow
     ],
     "fuzz": [  # many generated hostile files, a fixed number from a fixed seed
         "tests/test_fuzz.py",
     ],
+    "perf": [],  # side-by-side benchmarks against a committed baseline ratio (single tests below)
 }
 
 # tier -> single tests in otherwise fast modules ("module.py::test_name").
 TIER_TESTS = {
     "browser": ["tests/commands/test_report_site.py::test_the_index_sorts_and_filters_in_a_browser"],
+    "perf": ["tests/test_speed_guard.py::test_the_guard_holds_against_the_committed_baseline"],
     "fuzz": [
         "tests/test_linear_matching.py::test_every_name_classifier_is_fast_on_100k_character_names",
         "tests/test_linear_matching.py::test_the_timing_catches_backtracking_patterns",

@@ -1,5 +1,6 @@
 """Kernel launch overhead: host launch paired with its kernel by correlation id, latency, tiny kernels."""
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,8 +28,23 @@ class LaunchStats:
     queue_full_ps: int = 0  # their total time
 
 
+# activity -> (host, its pairing): about ten analyses and rules ask for each GPU's, a search over every launch.
+_PAIRED = weakref.WeakKeyDictionary()
+
+
 def pair_launches(host, activity):
-    """Index into the host launch arrays for each device event (-1 when no launch shares its correlation id)."""
+    """Index into the host launch arrays for each device event (-1 when no launch shares its correlation id);
+    a read-only array, computed once per (host, activity)."""
+    cached = _PAIRED.get(activity)
+    if cached is not None and cached[0] is host:
+        return cached[1]
+    index = _pair_launches(host, activity)
+    index.flags.writeable = False
+    _PAIRED[activity] = (host, index)
+    return index
+
+
+def _pair_launches(host, activity):
     ids = host.launch_correlation_id
     if len(ids) == 0 or len(activity) == 0:
         return np.full(len(activity), -1, dtype=np.int64)
@@ -53,8 +69,9 @@ def launch_stats(model, step_set, queue_full=None):
         launch_index = pair_launches(host, activity)
         paired = kernels & (launch_index >= 0)
         latencies.append(activity.start_ps[paired] - host.launch_start_ps[launch_index[paired]])
-        calls = np.unique(launch_index[paired])  # a graph launch is one call for all its kernels
-        calls = calls[~blocked[calls]]
+        called = np.zeros(len(blocked), dtype=bool)  # a graph launch is one call for all its kernels
+        called[launch_index[paired]] = True
+        calls = np.flatnonzero(called & ~blocked)
         call_ps += int(host.launch_duration_ps[calls].sum())
         call_count += len(calls)
     latency = np.concatenate(latencies) if latencies else np.zeros(0, np.int64)

@@ -9,6 +9,7 @@ import numpy as np
 from tb_gpu_advisor.model.trace import ActivityKind
 
 OPTIMIZER_STEP_TAG = "optimizer_step"
+OPTIMIZER_STEP_PREFIX = "Optimizer.step#"
 # The in-place tensor ops a for-loop optimizer (SGD, Adam, AdamW... with foreach=False) calls once per parameter.
 PER_TENSOR_OPS = frozenset(
     {
@@ -48,6 +49,12 @@ class OptimizerLoop:
     fused_seen: bool
     host_ps: int
     device_ps: int
+    classes: tuple = ()  # the optimizer classes named by `Optimizer.step#<Class>.step`, sorted
+
+    @property
+    def optimizer_class(self):
+        """The one optimizer class the steps name, or None (none or several)."""
+        return self.classes[0] if len(self.classes) == 1 else None
 
     @property
     def kernels_per_step(self):
@@ -57,6 +64,15 @@ class OptimizerLoop:
 def _is_fused(name):
     lower = name.lower()
     return "_foreach_" in lower or "_fused_" in lower or "multi_tensor_apply" in lower
+
+
+def optimizer_classes(names):
+    """The classes in `Optimizer.step#<Class>.step` names (PyTorch's record_function of Optimizer.step), sorted."""
+    found = set()
+    for name in names:
+        if name.startswith(OPTIMIZER_STEP_PREFIX) and name.endswith(".step"):
+            found.add(name[len(OPTIMIZER_STEP_PREFIX) : -len(".step")])
+    return tuple(sorted(cls for cls in found if cls.isidentifier()))
 
 
 def optimizer_loop(model):
@@ -94,4 +110,5 @@ def optimizer_loop(model):
         fused_seen=fused,
         host_ps=int(spans.total_ps),
         device_ps=device_ps,
+        classes=optimizer_classes(host.op_totals),
     )

@@ -60,42 +60,70 @@ _TF_DTYPE = {
 def xplane_collectives(model):
     """CollectiveCall per collective kernel of the GPUs (source "kernel"), by start; `size_source` "hlo" or
     "tf_op" where the call is sized, None where neither the HLO nor the op's shapes say."""
-    kernels = []
+    found = []  # (ordinal, activity, kernel indices, distinct (name, op, program, signature) rows, row of each)
     for gpu in model.gpus:
         activity = gpu.activity
         if not len(activity):
             continue
         collective_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
         index = np.flatnonzero((activity.kind == ActivityKind.KERNEL) & collective_names[activity.name_id])
-        kernels.extend((gpu.ordinal, activity, int(i)) for i in index)
-    if not kernels:
+        if len(index):
+            found.append((gpu.ordinal, activity, index, *_distinct(activity, index)))
+    if not found:
         return ()
-    pairs = {_hlo_key(activity, i) for _, activity, i in kernels} - {None}
+    pairs = {_hlo_key(activity, i) for _, activity, index, firsts, _ in found for i in index[firsts]} - {None}
     shapes = collective_shapes(model.hlo_protos, pairs) if pairs and model.hlo_protos else {}
     calls = []
-    for ordinal, activity, i in kernels:
-        name = activity.names[activity.name_id[i]]
-        op_name = activity.op_names[activity.op_id[i]] if activity.op_id[i] >= 0 else None
-        sized = _from_hlo(shapes.get(_hlo_key(activity, i))) or _tf_collective(activity, i)
-        kind, named_from, issued_by = _named(name, op_name, sized)
-        calls.append(
-            CollectiveCall(
-                source="kernel",
-                device=ordinal,
-                collective=kind,
-                start_ps=int(activity.start_ps[i]),
-                duration_ps=int(activity.duration_ps[i]),
-                in_bytes=sized.in_bytes if sized is not None else None,
-                out_bytes=sized.out_bytes if sized is not None else None,
-                dtype=sized.dtype if sized is not None else None,
-                group_size=sized.group_size if sized is not None else None,
-                size_source=sized.source if sized is not None and sized.in_bytes is not None else None,
-                named_from=named_from,
-                issued_by=issued_by,
-                group_size_source=sized.source if sized is not None and sized.group_size is not None else None,
+    for ordinal, activity, index, firsts, rows in found:
+        # A call's kind and sizes depend only on its row: work them out once per distinct row.
+        described = [_described(activity, int(i), shapes) for i in index[firsts]]
+        starts, durations = activity.start_ps[index].tolist(), activity.duration_ps[index].tolist()
+        for row, start, duration in zip(rows.tolist(), starts, durations):
+            kind, named_from, issued_by, sized = described[row]
+            calls.append(
+                CollectiveCall(
+                    source="kernel",
+                    device=ordinal,
+                    collective=kind,
+                    start_ps=start,
+                    duration_ps=duration,
+                    in_bytes=sized.in_bytes if sized is not None else None,
+                    out_bytes=sized.out_bytes if sized is not None else None,
+                    dtype=sized.dtype if sized is not None else None,
+                    group_size=sized.group_size if sized is not None else None,
+                    size_source=sized.source if sized is not None and sized.in_bytes is not None else None,
+                    named_from=named_from,
+                    issued_by=issued_by,
+                    group_size_source=sized.source if sized is not None and sized.group_size is not None else None,
+                )
             )
-        )
-    return tuple(sorted(calls, key=lambda call: (call.start_ps, call.device)))
+    # By start, then device; a stable sort keeps kernel order among equal keys.
+    starts = np.concatenate([activity.start_ps[index] for _, activity, index, _, _ in found])
+    devices = np.concatenate([np.full(len(index), ordinal, np.int64) for ordinal, _, index, _, _ in found])
+    return tuple(calls[i] for i in np.lexsort((devices, starts)).tolist())
+
+
+def _distinct(activity, index):
+    """(the first kernel of each distinct (name, op, program, TF signature), which of them each kernel has)."""
+    absent = np.full(len(index), -1, np.int64)
+    columns = [
+        activity.name_id[index],
+        activity.op_id[index],
+        absent if activity.program_id is None else activity.program_id[index],
+        absent if activity.tf_signature_id is None else activity.tf_signature_id[index],
+    ]
+    _, firsts, rows = np.unique(
+        np.stack(columns, axis=1).astype(np.int64), axis=0, return_index=True, return_inverse=True
+    )
+    return firsts, rows.reshape(-1)
+
+
+def _described(activity, i, shapes):
+    """(collective, named_from, issued_by, _Sized or None) of kernel `i`."""
+    name = activity.names[activity.name_id[i]]
+    op_name = activity.op_names[activity.op_id[i]] if activity.op_id[i] >= 0 else None
+    sized = _from_hlo(shapes.get(_hlo_key(activity, i))) or _tf_collective(activity, i)
+    return (*_named(name, op_name, sized), sized)
 
 
 def _named(kernel_name, op_name, sized):

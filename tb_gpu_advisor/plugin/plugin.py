@@ -26,6 +26,7 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import limit_bytes
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
+from tb_gpu_advisor.plugin.ranks_route import ranks_answer
 from tb_gpu_advisor.plugin.run_index import RunIndex, relative_path, run_format
 from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.kernel_page import (
@@ -129,6 +130,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/kernels": self.kernels_route,
             "/timeline": self.timeline_route,
             "/compare": self.compare_route,
+            "/ranks": self.ranks_route,
             "/environment": self.environment_route,
             "/overview": self.overview_route,
             "/static/*": self.static_route,
@@ -229,6 +231,13 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             return _respond(request, comparison.pending_body(self.service, baseline, candidate), code=202)
         names = {key: _basename(result[key]) for key in ("baseline_file", "candidate_file") if result.get(key)}
         return _respond(request, {**comparison.ids(baseline, candidate), **result, **names})
+
+    @_json_route
+    def ranks_route(self, request):
+        """The run-level view of a run's ranks (the run report's `ranks` object), or why it has none."""
+        profile_run = self.index.lookup_run(params.identifier(request.args, "run", allow_slash=True))
+        code, body = ranks_answer(self.service, profile_run, self.wait_s)
+        return _respond_large(request, body) if code == 200 else _respond(request, body, code=code)
 
     @_json_route
     def overview_route(self, request):

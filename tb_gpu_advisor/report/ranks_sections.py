@@ -3,14 +3,10 @@ reports."""
 
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.sections import Section, Table
+from tb_gpu_advisor.vocabulary_ranks import RANK_COLLECTIVE_HEADERS, RANK_HEADERS, RANK_WHAT_IF_WORDS
 
 MAX_STEP_COLUMNS = 8  # steps shown in the rank x step table (the JSON has them all)
 MAX_RANK_ROWS = 32  # ranks listed in the tables; the slowest and the rest are summarized
-_WHAT_IF_WORDS = {
-    "rank_at_median": "if rank {rank} matched the median rank",
-    "collectives_overlapped": "if the collectives on the critical path overlapped with compute",
-    "collectives_at_link_peak": "if the collectives reached the link's peak",
-}
 
 
 def ranks_sections(run_report):
@@ -63,7 +59,7 @@ def _summary(view):
             continue
         if item["name"] == "rank_at_median" and item["rank"] is None:
             continue
-        words = _WHAT_IF_WORDS[item["name"]].format(rank=item["rank"])
+        words = RANK_WHAT_IF_WORDS[item["name"]].format(rank=item["rank"])
         lines.append(
             f"What-if (a model) {words}: {units.duration_ms(item['step_ms'])} per step instead of "
             f"{units.duration_ms(item['baseline_ms'])} ({item['speedup']:g}x). Assumes {item['assumes']}."
@@ -90,7 +86,7 @@ def _summary(view):
         for r in view["ranks"][:MAX_RANK_ROWS]
     )
     table = Table(
-        ("rank", "step", "compute", "input", "host", "peer wait", "transfer", "holds others", "offset"),
+        RANK_HEADERS,
         rows,
         (False,) + (True,) * 8,
     )
@@ -146,9 +142,7 @@ def _collectives(view):
     return Section(
         "Collectives across ranks",
         lines=lines,
-        table=Table(
-            ("collective", "calls", "ranks", "size", "wait", "transfer", "bus bw", "link"), rows, (False,) + (True,) * 7
-        ),
+        table=Table(RANK_COLLECTIVE_HEADERS, rows, (False,) + (True,) * 7),
     )
 
 

@@ -24,6 +24,7 @@ import {stepsView} from './views/steps_chart.js';
 import {summaryView} from './views/summary.js';
 import {transfersView} from './views/transfers.js';
 import {overviewView} from './views/overview.js';
+import {ranksView} from './views/ranks.js';
 import {firstSelection, keepSelection, keptSelection} from './run_choice.js';
 import {runSearch} from './run_search.js';
 
@@ -294,6 +295,8 @@ export function createApp(root) {
     const timelineSlot = h('div', {class: 'timeline-slot'}, emptyState('Loading the timeline…'));
     const hasGpu = Array.isArray(report.devices) && report.devices.length > 0;
     replace(content,
+      // a run of several ranks or hosts: the run as a whole, above the report of the host picked
+      ranksView(state.runs.find((r) => r.run === state.run), {signal: state.controller.signal}),
       summaryView(report),
       // the findings beside the step chart: both above the fold at 1280x800
       h('div', {class: 'grid lead'}, findingsView(report), stepsView(report)),

@@ -10,7 +10,7 @@ export const MODULES = [
   'evidence.js', 'fix_text.js', 'format.js', 'link_state.js', 'run_choice.js', 'run_search.js', 'theme.js', 'viewer.js', 'vocabulary.js',
   'views/collectives.js', 'views/common.js', 'views/comparison.js', 'views/comparison_breakdown.js',
   'views/comparison_kernels.js', 'views/configuration.js', 'views/findings.js', 'views/gpus.js', 'views/idle.js',
-  'views/kernel_table.js', 'views/launch_histogram.js', 'views/overview.js', 'views/roofline.js',
+  'views/kernel_table.js', 'views/launch_histogram.js', 'views/overview.js', 'views/ranks.js', 'views/roofline.js',
   'views/step_bars.js', 'views/steps_chart.js', 'views/summary.js', 'views/transfers.js',
 ];
 export const STYLESHEETS = ['../fonts.css', 'style.css', 'comparison.css'];

@@ -318,5 +318,41 @@ export const VOCABULARY = Object.freeze({
     "mixed_groups": "calls of several group sizes",
     "no_group": "group size not in the trace",
     "no_bus_factor": "no bus bandwidth defined for this collective"
+  },
+  "ranks": {
+    "headers": [
+      "rank",
+      "step",
+      "compute",
+      "input",
+      "host",
+      "peer wait",
+      "transfer",
+      "holds others",
+      "offset"
+    ],
+    "collectiveHeaders": [
+      "collective",
+      "calls",
+      "ranks",
+      "size",
+      "wait",
+      "transfer",
+      "bus bw",
+      "link"
+    ],
+    "causes": {
+      "compute": "compute",
+      "input": "input",
+      "host": "host",
+      "peer_wait": "peer wait",
+      "transfer": "transfer",
+      "other": "other (untraced or idle)"
+    },
+    "whatIf": {
+      "rank_at_median": "if rank {rank} matched the median rank",
+      "collectives_overlapped": "if the collectives on the critical path overlapped with compute",
+      "collectives_at_link_peak": "if the collectives reached the link's peak"
+    }
   }
 });

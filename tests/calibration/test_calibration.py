@@ -6,6 +6,7 @@ import pathlib
 
 import pytest
 
+import tools.calibration.__main__ as calibration_main
 from tools.calibration.__main__ import main
 from tools.calibration.pairs import BOUND_HOLDS, DEMO_PAIRS, EXACT, HELD_OUT_PAIRS, NOT_ABOVE, REAL_PAIRS
 from tools.calibration.runs import Spread, run_spreads
@@ -32,7 +33,8 @@ def test_the_committed_doc_is_what_the_script_writes(rows):
     assert committed == render_markdown(rows), "docs/calibration.md is stale: python -m tools.calibration"
 
 
-def test_the_check_option_tells_a_stale_file(tmp_path, capsys):
+def test_the_check_option_tells_a_stale_file(tmp_path, capsys, monkeypatch, rows):
+    monkeypatch.setattr(calibration_main, "calibration_rows", lambda root: rows)  # the rows computed once above
     stale = tmp_path / "calibration.md"
     stale.write_text("old\n", encoding="utf-8")
     assert main(["--root", str(ROOT), "--output", str(stale), "--check"]) == 1

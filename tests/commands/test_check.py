@@ -49,15 +49,18 @@ def _cli(*args):
     )
 
 
-def test_exit_codes_as_a_ci_step(real_pair, tmp_path):
+def test_exit_codes_as_a_ci_step(real_pair, tmp_path, run_cli, capsys):
+    """The exit status a CI step sees from the process; the error statuses in-process (the same cli.main)."""
     bound, fixed = real_pair
     assert _cli("check", "--baseline", bound, "--candidate", fixed).returncode == 0
     assert _cli("check", "--baseline", fixed, "--candidate", bound).returncode == 1
-    missing = _cli("check", "--baseline", tmp_path / "none", "--candidate", fixed)
-    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
-    usage = _cli("check", "--baseline", bound, "--candidate", fixed, "--max-regression", "-3")
-    assert usage.returncode == 2 and "must be a finite number >= 0" in usage.stderr
-    assert _cli("check", "--baseline", bound).returncode == 2
+    code, _, err = run_cli("check", "--baseline", tmp_path / "none", "--candidate", fixed)
+    assert code == 2 and err.count("\n") == 1
+    for usage in (["--candidate", fixed, "--max-regression", "-3"], []):  # argparse exits 2 on usage errors
+        with pytest.raises(SystemExit) as exited:
+            run_cli("check", "--baseline", bound, *usage)
+        assert exited.value.code == 2
+    assert "must be a finite number >= 0" in capsys.readouterr().err
 
 
 def test_check_reads_pytorch_traces(run_cli, tmp_path):

@@ -71,6 +71,16 @@ def test_fp32_attention_and_element_wise_kernels_move_to_16_bits_too():
     assert "32-bit element-wise kernels" in finding["speedup_basis"]
 
 
+def test_tf32_named_in_the_fix_gets_its_own_figure_below_the_16_bit_estimate():
+    """The PyTorch fix opens with TF32 (set_float32_matmul_precision) while the estimate (about 10.3x, measured
+    bf16 fix 9.67x) is autocast bf16's: the fix gives TF32 its own model, on the TF32 roof with float32 bytes."""
+    finding = next(f for f in _report("precision_fp32")["findings"] if f["id"] == "precision.fp32_matmul")
+    note = finding["fix"].split("\n\n", 1)[0]
+    assert note.startswith("Per step of the fix: TF32 alone (494.7 TFLOP/s, float32 bytes) about ")
+    tf32 = float(note.split("about ", 1)[1].split("×", 1)[0])
+    assert 1.5 < tf32 < finding["estimated_speedup"] / 1.5
+
+
 def test_pinning_is_the_pytorch_estimate_and_overlap_its_ceiling():
     """pin_memory + non_blocking leaves the copy in the step's stream order: the estimate is the pinned rate's model
     (2.78x), the overlap's 4.04x is the ceiling in its basis; the slow-copy symptom ranks after its cause."""

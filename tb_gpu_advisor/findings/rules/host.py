@@ -462,7 +462,7 @@ def gpu_idle_host_busy(ctx):
 # The runtime's execution of one eagerly dispatched op (TensorFlow) or one dispatched computation (JAX's PjRt):
 # what an op costs besides Python. Compiled, the ops still run; the Python between them goes.
 _TF_OP_RUNS = ("KernelAndDeviceFunc::Run", "KernelAndDeviceOp::Run")
-_JAX_EXECUTIONS = "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice"
+JAX_EXECUTIONS = "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice"
 # Host threads on which XLA's CPU client runs the compiled computations (their thunks are the ops' work).
 _XLA_CPU_THREADS = ("XLAPjRtCpuClient", "XLAEigen")
 
@@ -490,7 +490,7 @@ def _dispatched_ops(ctx):
         return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), False
     if not ctx.framework.is_jax:
         return None
-    executions = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))[0]
+    executions = ctx.host.op_totals.get(JAX_EXECUTIONS, (0, 0))[0]
     calls = ctx.host_ops(lambda name: name.startswith("PjitFunction("))
     if not executions or not calls:
         return None
@@ -511,7 +511,7 @@ def _compiled_work(ctx, is_jax):
             f"run in the trace ({shortest * 1000:.3g} µs)",
             "the ops' own work",
         )
-    executions, executions_ps = ctx.host.op_totals[_JAX_EXECUTIONS]
+    executions, executions_ps = ctx.host.op_totals[JAX_EXECUTIONS]
     compute = ms(
         sum(
             busy

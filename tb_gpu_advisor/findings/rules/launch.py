@@ -52,14 +52,14 @@ ENTRIES = register(
         "launch.per_tensor_optimizer": Entry(
             category="launch",
             title="The optimizer updates each parameter with its own small kernels",
-            fix_summary="Use a foreach or fused optimizer: torch.optim.AdamW(params, fused=True) (or foreach=True).",
+            fix_summary="Keep the optimizer class and pass fused=True (Adam, AdamW, SGD, Adagrad) or foreach=True.",
             fix="""\
 The optimizer step runs a Python loop over the parameters: each update is several small element-wise kernels
 (add_, mul_, addcmul_, addcdiv_, sqrt...) per parameter, each with its own launch. The multi-tensor
-implementations update all parameters in a few kernels:
+implementations of the same optimizer (same class, same math) update all parameters in a few kernels:
 
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)    # one fused kernel per group
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, foreach=True)  # multi-tensor kernels
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, fused=True)    # one fused kernel per group
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)  # multi-tensor kernels
 
 (the default is foreach when every parameter is on the GPU; foreach=False, a custom optimizer or
 parameters on several devices give the per-tensor loop). Custom optimizers: use torch._foreach_* ops.""",
@@ -443,7 +443,34 @@ def per_tensor_optimizer(ctx):
             "upper bound: the optimizer's host time falls to its kernels' GPU time (a fused or foreach "
             "optimizer does the same memory traffic in a few launches)"
         ),
+        fix_note=_optimizer_note(loop.optimizer_class),
     )
+
+
+# torch.optim classes with a fused=True implementation (PyTorch 2.x); the others have foreach=True.
+FUSED_OPTIMIZERS = frozenset({"Adam", "AdamW", "SGD", "Adagrad"})
+FOREACH_OPTIMIZERS = frozenset({"Adadelta", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop"})
+
+
+def _optimizer_note(cls):
+    """The fix line for the optimizer class the trace names (`Optimizer.step#<Class>.step`); "" when unknown."""
+    if cls in FUSED_OPTIMIZERS:
+        return (
+            f"The trace's optimizer is torch.optim.{cls} (Optimizer.step#{cls}.step): keep it and construct it "
+            f"with fused=True: torch.optim.{cls}(model.parameters(), ..., fused=True) (or foreach=True)."
+        )
+    if cls in FOREACH_OPTIMIZERS:
+        return (
+            f"The trace's optimizer is torch.optim.{cls} (Optimizer.step#{cls}.step), which has no fused "
+            f"implementation: construct it with foreach=True: torch.optim.{cls}(model.parameters(), ..., "
+            "foreach=True)."
+        )
+    if cls:
+        return (
+            f"The trace's optimizer is {cls} (Optimizer.step#{cls}.step), not a torch.optim class with a fused "
+            "form: write its update with torch._foreach_* ops, or use the fused torch.optim class with the same math."
+        )
+    return ""
 
 
 RULES = (gpu_starved_by_launches, tiny_kernels, per_tensor_optimizer)

@@ -73,6 +73,26 @@ which halves bandwidth and makes them synchronous, so they cannot overlap comput
     x = x.cuda(non_blocking=True)             # asynchronous from pinned memory""",
                 docs=(L.TORCH_PINNED,),
             ),
+            variants=(
+                (
+                    "pytorch:no_dataloader",
+                    Idiom(
+                        fix_summary="Keep unchanging tensors on the GPU; pin the others once (.pin_memory()) and copy "
+                        "with non_blocking=True.",
+                        fix="""\
+These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
+at a fraction of the link's rate, and the copy blocks the host. No DataLoader runs in this trace: the copied
+tensors are the program's own. A tensor that does not change between steps belongs on the GPU, copied once;
+the others can live in pinned memory, allocated once and refilled, and copy asynchronously:
+
+    table = table.to("cuda")                                  # once, before the loop, if it does not change
+    host_buf = torch.empty(shape, dtype=dtype, pin_memory=True)   # once; or x = x.pin_memory()
+    host_buf.copy_(next_batch)                                # each step, on the host
+    x = host_buf.to("cuda", non_blocking=True)                # asynchronous from pinned memory""",
+                        docs=(L.TORCH_PINNED,),
+                    ),
+                ),
+            ),
         ),
         "transfer.sync_copies": Entry(
             category="sync",
@@ -396,6 +416,8 @@ def pageable_memory(ctx):
     copies = whatif_transfer.Copies(size, busy / 1e9, exposed_ps / 1e9)
     faster = whatif_transfer.pinned(ctx.window_ms, copies, _pinned_rate_gbps(ctx), _link_gbps(cc) if cc else None)
     if ctx.framework.name == "pytorch":
+        if not ctx.has_dataloader:
+            finding = replace(finding, condition="no_dataloader")
         return estimated(finding, whatif_transfer.pinned_then_overlapped(ctx.window_ms, copies, faster))
     return estimated(finding, whatif_transfer.overlapped(ctx.window_ms, copies, faster))
 

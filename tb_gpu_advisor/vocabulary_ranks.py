@@ -1,0 +1,32 @@
+"""The words of the run-level view of a distributed run (the `ranks` object), shared by the CLI's sections and
+the tab's Ranks card through vocabulary.exported()."""
+
+# The per-rank table: a rank's mean time per step by component, the time it holds the others, its clock offset.
+RANK_HEADERS = ("rank", "step", "compute", "input", "host", "peer wait", "transfer", "holds others", "offset")
+# The collectives matched across ranks, per kind.
+RANK_COLLECTIVE_HEADERS = ("collective", "calls", "ranks", "size", "wait", "transfer", "bus bw", "link")
+# What a rank's step went to besides compute (ranks.cause_order), as the rank x step view names them.
+RANK_STEP_CAUSE_LABELS = {
+    "compute": "compute",
+    "input": "input",
+    "host": "host",
+    "peer_wait": "peer wait",
+    "transfer": "transfer",
+    "other": "other (untraced or idle)",
+}
+# The what-ifs, by name; {rank} is the rank the estimate moves.
+RANK_WHAT_IF_WORDS = {
+    "rank_at_median": "if rank {rank} matched the median rank",
+    "collectives_overlapped": "if the collectives on the critical path overlapped with compute",
+    "collectives_at_link_peak": "if the collectives reached the link's peak",
+}
+
+
+def exported():
+    """The words as the tab receives them (vocabulary.js `ranks`)."""
+    return {
+        "headers": list(RANK_HEADERS),
+        "collectiveHeaders": list(RANK_COLLECTIVE_HEADERS),
+        "causes": RANK_STEP_CAUSE_LABELS,
+        "whatIf": RANK_WHAT_IF_WORDS,
+    }

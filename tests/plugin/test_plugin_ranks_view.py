@@ -1,0 +1,99 @@
+"""The Ranks card (static/views/ranks.js) in a real TensorBoard and chromium, at 1280 and 1440 px, light and dark:
+the real 4-rank gloo run with one rank given more work and a two-rank A100 run, read as a whole above the rank's
+report; an empty state for several hosts that are not ranks of one job; no card for a run of one host."""
+
+import shutil
+
+import pytest
+
+from tb_gpu_advisor.testing.rank_sets import write_rank_set
+from tests.data import REAL
+from tests.plugin.tb_process import TensorBoardProcess, tensorboard_command
+from tests.plugin.test_plugin_browser import ARTIFACTS, Tab, browser  # noqa: F401 (fixture; skips without chromium)
+from tests.plugin.test_plugin_views import AUDIT, VIEWS
+from tests.readers.kineto.real import real_kineto
+
+READY = "[data-testid=ranks-slot][data-state=ready]"
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    logdir = tmp_path_factory.mktemp("ranks_logdir")
+    shutil.copytree(REAL / "ddp_cpu" / "slow_compute", logdir / "slow_compute")
+    write_rank_set([real_kineto("a100_2rank_nccl")], logdir / "a100_2rank", 2, clock_us=lambda rank: 2500.0 * rank)
+    for worker in ("worker0", "worker1"):  # two traces that name no rank: separate processes, not one job
+        (logdir / "two_workers").mkdir(exist_ok=True)
+        shutil.copy(real_kineto("mi250_minitoy_train"), logdir / "two_workers" / f"{worker}.1.pt.trace.json.gz")
+    (logdir / "one_host").mkdir()
+    shutil.copy(real_kineto("a100_alexnet_sync"), logdir / "one_host" / "worker0.1.pt.trace.json.gz")
+    with TensorBoardProcess(tensorboard_command(logdir)) as process:
+        yield process
+
+
+def _audit(tab, what):
+    problems = tab.frame.evaluate(AUDIT)
+    assert problems == [], f"{what} at {tab.width} px: {problems}"
+
+
+def _shot(tab, name):
+    """The card alone, whole, in artifacts/browser/ (git-ignored): to look at."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    tab.frame.locator("#ranks").screenshot(path=str(ARTIFACTS / f"ranks_{name}_{tab.width}_{tab.scheme}.png"))
+
+
+def _cells(tab, testid):
+    return tab.frame.eval_on_selector_all(f"[data-testid={testid}] svg rect[data-rank]", "rs => rs.length")
+
+
+@pytest.mark.parametrize("width, scheme", VIEWS)
+def test_the_ranks_card(browser, board, width, scheme):  # noqa: F811
+    tab = Tab(browser, board.url, color_scheme=scheme, width=width)
+    tab.scheme = scheme
+    try:
+        # the gloo run, rank 2 given more work: named with its cause, the evidence, the heat maps, the what-ifs
+        assert tab.show("slow_compute", "rank0") == "ready"
+        tab.frame.wait_for_selector(READY)
+        first = tab.frame.eval_on_selector("main.content > section.card", "c => c.id")
+        assert first == "ranks", "the run-level view comes above the rank's own report"
+        assert tab.text("[data-testid=rank-slowest]").startswith("Slowest rank: 2 (rank2), last to arrive in 10 of 10")
+        assert "more compute (more work per step" in tab.text("[data-testid=rank-why]")
+        assert _cells(tab, "rank-step-time") == 40 and _cells(tab, "rank-step-cause") == 40
+        causes = tab.frame.eval_on_selector_all(
+            "[data-testid=rank-step-cause] .legend li", "ls => ls.map(l => l.textContent)"
+        )
+        assert "peer wait" in causes
+        slow_row = tab.frame.eval_on_selector(
+            "[data-testid=rank-table] tr[aria-current=true] td", "td => td.textContent"
+        )
+        assert slow_row == "2"
+        assert tab.text("[data-testid=rank-work] tbody tr td").startswith("aten::")
+        median = tab.text("[data-what-if=rank_at_median]")
+        assert median.startswith("What-if (a model) if rank 2 matched the median rank: 14.7 ms per step instead of")
+        assert "2.748\u00d7" in median and "Assumes the rank's extra time" in median
+        assert "not estimated; the trace shows no link" in tab.text("[data-what-if=collectives_at_link_peak]")
+        assert "not in the trace (a CPU run)" in tab.text("[data-testid=rank-link]")
+        _audit(tab, "ranks of slow_compute")
+        _shot(tab, "slow_compute")
+        # two A100 ranks (one real rank, its copy 2.5 ms later): the NCCL collectives and their bus bandwidth
+        assert tab.show("a100_2rank", "rank1") == "ready"
+        tab.frame.wait_for_selector(READY)
+        assert tab.text("#ranks .ranks-body > p").startswith("2 ranks, nccl, NVIDIA A100")
+        rows = tab.frame.eval_on_selector_all(
+            "[data-testid=rank-collectives] tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))"
+        )
+        assert rows and all(row[2] == "2" for row in rows), rows
+        assert any(row[6].endswith("GB/s") for row in rows), rows
+        assert tab.text("[data-testid=rank-link]").startswith("Link: ")
+        _audit(tab, "ranks of a100_2rank")
+        _shot(tab, "a100_2rank")
+        # several hosts, no rank of one job: the card says why it has nothing to join
+        assert tab.show("two_workers", "worker0") == "ready"
+        tab.frame.wait_for_selector("[data-testid=ranks-slot][data-state=empty]")
+        assert "names its rank in a distributed job" in tab.text("#ranks .empty")
+        _audit(tab, "two workers that are not ranks")
+        # one host: no card at all
+        assert tab.show("one_host") == "ready"
+        assert tab.frame.query_selector("#ranks") is None
+        assert tab.errors == [] and tab.dialogs == [] and tab.failed == []
+    finally:
+        tab.close()
