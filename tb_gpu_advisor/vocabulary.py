@@ -63,6 +63,7 @@ IDLE_CAUSE_LABELS = {
     "copy_call": "Waiting for a copy call",
     "host_wait": "Host blocked on a device wait",
     "input": "Host waiting for input",
+    "input_prep": "Host preparing input (on the step thread)",
     "host": "Host busy (framework, Python)",
     "host_untraced": "Host not traced",
     "unattributed": "No host call found",
