@@ -237,7 +237,7 @@ def analyze_host(model):
         collectives=calls,
         unused_gpus=unused,
         optimizer_loop=optimizer_loop(model),
-        idle=attribute_idle(model, intervals.union_all(loader_waits, input_prep), waits),
+        idle=attribute_idle(model, loader_waits, waits, input_prep),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(
             stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window)) for gpu in model.gpus

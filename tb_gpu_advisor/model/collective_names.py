@@ -27,6 +27,9 @@ _WORDS = (
 # (`c10d::allreduce_`), and `record_param_comms`, whose `Collective name` argument says which.
 HOST_PREFIXES = ("nccl:", "rccl:", "gloo:", "ucc:", "mpi:", "xccl:", "c10d::")
 PARAM_COMMS = "record_param_comms"
+# Backends whose collectives run on their own worker threads as annotated host spans (`gloo:all_reduce`), with
+# no kernel: on a CPU-only run these spans are the collectives.
+THREAD_BACKENDS = ("gloo:", "ucc:", "mpi:")
 # How sure a name is, best first: the backend's own annotation, the c10d op, then the profiler's argument.
 _PREFIX_RANK = {"c10d::": 1}
 
@@ -56,3 +59,9 @@ def host_collective(name):
 
 def is_collective_host_op(name):
     return name == PARAM_COMMS or name.startswith(HOST_PREFIXES)
+
+
+def runs_on_a_backend_thread(call):
+    """Whether a CollectiveCall is a CPU backend's worker-thread span (`gloo:all_reduce`): the communication itself
+    and its wait for the peers, not an op that enqueues it."""
+    return call.source == "host" and (call.issued_by or "").startswith(THREAD_BACKENDS)

@@ -13,12 +13,14 @@ _API_WAIT = re.compile(
     r"^hipMemcpyWithStream$|^(cu|cuda|hip)Memset(_v2)?$"
 )
 # JAX, PjRt and TensorFlow: a result read or awaited on the host (`np.asarray(jax.Array)` is JAX's event for a
-# device array turned into a NumPy one, which waits for the computation and copies).
+# device array turned into a NumPy one, which waits for the computation and copies; `TFE_TensorHandleResolve` is
+# TensorFlow's for an eager tensor read on the host, `loss.numpy()`, which waits for the op that makes it).
 _FRAMEWORK_WAITS = (
     "block_until_ready",
     "BlockHostUntilReady",
     "BlockUntilReady",
     "np.asarray(jax.Array)",
+    "TFE_TensorHandleResolve",
     "WaitUntilBufferReady",
     "BlockHostUntilDone",
     "PjRtFuture::Await",
