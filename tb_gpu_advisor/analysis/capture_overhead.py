@@ -23,7 +23,7 @@ class CaptureOverhead:
     options: tuple  # model.TraceModel.profiler_options
     ops_per_step: float | None  # operator events recorded per step
     step_ms: float | None  # mean step time as timed (analysis.steps)
-    gpu_ms: float | None  # mean time per step some GPU is busy
+    gpu_ms: float | None  # mean time per step some GPU is busy; None without a GPU
 
     def note(self):
         """One paragraph on what the options cost and how to capture leaner; None when none is on."""
@@ -32,10 +32,14 @@ class CaptureOverhead:
         records = " and ".join(_RECORDS[option] for option in self.options)
         flags = ", ".join(f"{option}=True" for option in self.options)
         per_step = f" for {counted(round(self.ops_per_step), 'operator event')} per step" if self.ops_per_step else ""
+        host_times = (
+            "host compute, launch calls, the GPU idling while the host works"
+            if self.gpu_ms is not None
+            else "host compute, the step itself: the host runs the whole step"
+        )
         text = (
             f"This capture recorded {records} ({flags}){per_step}: the profiler's own work on each recorded op "
-            "runs on the host, so host-side times here (host compute, launch calls, the GPU idling while the "
-            "host works) are longer than in the unprofiled program."
+            f"runs on the host, so host-side times here ({host_times}) are longer than in the unprofiled program."
         )
         if self.step_ms and self.gpu_ms is not None:
             if self.gpu_ms >= DEVICE_PACED_BUSY_SHARE * self.step_ms:
@@ -56,10 +60,12 @@ class CaptureOverhead:
 
 
 def capture_overhead(model, step_count, step_ms, gpu_busy_ps):
-    """CaptureOverhead of a trace; `gpu_busy_ps`: the GPU-busy time summed over the steps (analysis.breakdown)."""
+    """CaptureOverhead of a trace; `gpu_busy_ps`: the GPU-busy time summed over the steps (analysis.breakdown).
+    A trace without a GPU has no GPU time (None), not a GPU busy 0 ms."""
+    has_gpu = any(len(gpu.activity) for gpu in model.gpus)
     return CaptureOverhead(
         options=tuple(model.profiler_options),
         ops_per_step=model.profiled_ops / step_count if step_count and model.profiled_ops else None,
         step_ms=step_ms,
-        gpu_ms=gpu_busy_ps / step_count / 1e9 if step_count else None,
+        gpu_ms=gpu_busy_ps / step_count / 1e9 if step_count and has_gpu else None,
     )

@@ -265,15 +265,18 @@ def _steps(report):
         for step in listed
     ]
     texts = iter(units.durations_ms(*(value for row in times for value in row)))  # one unit for the table
+    gpu = bool(report["summary"].get("gpu_count"))  # no GPU busy column for a trace without a GPU
     rows = []
     for step, row in zip(listed, times):
         cells = [next(texts) for _ in row]
-        rows.append((units.shorten(step["name"], 18), cells[0], units.percent(step["gpu_busy_pct"])) + tuple(cells[1:]))
+        busy = (units.percent(step["gpu_busy_pct"]),) if gpu else ()
+        rows.append((units.shorten(step["name"], 18), cells[0]) + busy + tuple(cells[1:]))
     title = (
         "Steps" if len(report["steps"]) <= STEPS_LISTED else f"Steps (first {STEPS_LISTED} of {len(report['steps'])})"
     )
     headers = (
-        ("step", "time", "GPU busy")
+        ("step", "time")
+        + (("GPU busy",) if gpu else ())
         + tuple(BREAKDOWN_SHORT_LABELS[k] for k in keys)
         + (("other",) if any(totals[k] for k in rest) else ())
     )
