@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.unused_gpus import replica_count
 from tb_gpu_advisor.readers.hlo.signature import entry_signature
+from tb_gpu_advisor.vocabulary import listed
 
 GLOBAL = "global"
 PER_DEVICE = "per_device"
@@ -79,7 +80,7 @@ def _from_tf_data(host, strategy, step_count, active_gpus, environment, replicas
     if len(sizes) > 1:
         return unknown(
             "tf.data batch stages with different batch sizes ("
-            + ", ".join(str(size) for size in sizes)
+            + listed(sizes)
             + "): several pipelines or nested batching"
         )
     size = sizes[0]
@@ -222,7 +223,7 @@ def _from_step_program(model, step_count, active_gpus):
     for _, signature, data in programs[name]:
         leading = {dims[0] for _, _, dims in data}
         if len(leading) > 1:
-            shapes = ", ".join(f"{param} {_shape_text(dtype, dims)}" for param, dtype, dims in data)
+            shapes = listed(f"{param} {_shape_text(dtype, dims)}" for param, dtype, dims in data)
             return unknown(
                 f"the inputs of the step program {signature.module} differ in their leading dimension "
                 f"({shapes}): which is the batch is not known"
@@ -232,7 +233,7 @@ def _from_step_program(model, step_count, active_gpus):
     if len(batches) > 1:
         return unknown(
             f"the step program {programs[name][0][1].module} was compiled for different batches ("
-            + ", ".join(str(b) for b in sorted(batches))
+            + listed(sorted(batches))
             + ")"
         )
     examples = batches.pop()
@@ -258,7 +259,7 @@ def _from_step_program(model, step_count, active_gpus):
 
 
 def _shapes(inputs):
-    return ", ".join(f"{param.removesuffix('.1')} {_shape_text(dtype, dims)}" for param, dtype, dims in inputs)
+    return listed(f"{param.removesuffix('.1')} {_shape_text(dtype, dims)}" for param, dtype, dims in inputs)
 
 
 def _partitioned(signature, inputs, examples, source):
@@ -343,11 +344,7 @@ def _from_loss(model, steps, active_gpus):
             )
         rows.add(dims[0][0])
     if len(rows) > 1:
-        return unknown(
-            "the loss scores different numbers of rows from step to step ("
-            + ", ".join(str(r) for r in sorted(rows))
-            + ")"
-        )
+        return unknown("the loss scores different numbers of rows from step to step (" + listed(sorted(rows)) + ")")
     if "aten::embedding" in model.host_activity.op_totals:
         return unknown(
             f"the loss scores {min(rows)} rows per step, but the model embeds tokens: the rows may be "

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.confidence import MIN_STEPS, complete_steps, dropped_events
 from tb_gpu_advisor.model.trace import ActivityKind
+from tb_gpu_advisor.vocabulary import listed
 
 # TensorFlow names the ops of replica k > 0 of a tf.distribute strategy `replica_k/...` (replica 0 has no
 # prefix): the largest k + 1 is a lower bound of the replicas this process runs.
@@ -157,5 +158,4 @@ def replica_count(model):
 
 
 def _and(values):
-    values = [str(value) for value in values]
-    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+    return listed(values, last=" and ")

@@ -27,7 +27,7 @@ class Entry:
     `variants` are fixes for a condition a rule detected in the trace: `condition` for TensorFlow (e.g.
     "xla_blocked": the step runs ops XLA cannot compile, so jit_compile=True must not be advised as is),
     `jax:condition` / `pytorch:condition` for those, and `any:condition` for a framework-neutral fix that replaces
-    every idiom.
+    every idiom but that framework's own wording of the same condition.
     """
 
     category: str
@@ -42,8 +42,8 @@ class Entry:
     def idiom(self, framework, condition=None):
         """The fix in `framework`'s idiom; for "unknown" TensorFlow's and JAX's both (labelled)."""
         variants = dict(self.variants)
-        if condition is not None and f"any:{condition}" in variants:
-            return variants[f"any:{condition}"]
+        if condition is not None and f"any:{condition}" in variants:  # the framework's own wording comes first
+            return variants.get(f"{framework}:{condition}") or variants[f"any:{condition}"]
         tensorflow = variants.get(condition) or Idiom(self.fix_summary, self.fix, self.docs)
         if framework == "pytorch":  # without a PyTorch idiom the fix is about what TensorFlow wrote (tf.data)
             return variants.get(f"pytorch:{condition}") or self.pytorch or tensorflow

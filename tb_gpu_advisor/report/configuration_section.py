@@ -1,7 +1,7 @@
 """The Configuration section of a host: how the job ran, as the trace shows it (text, markdown and HTML)."""
 
 from tb_gpu_advisor.report import units
-from tb_gpu_advisor.vocabulary import BATCH_SCOPE_LABELS, NBSP, NO_MATMUL_PRECISION, NOT_IN_TRACE, counted
+from tb_gpu_advisor.vocabulary import BATCH_SCOPE_LABELS, NBSP, NO_MATMUL_PRECISION, NOT_IN_TRACE, counted, listed
 
 VERSION_LABELS = {
     "tensorflow_version": "TensorFlow",
@@ -15,6 +15,10 @@ VERSION_LABELS = {
     "nccl_version": "NCCL",
     "rocm_version": "ROCm",
 }
+
+
+# Thread pools a configuration row names before "and N more" (a process has a handful).
+POOLS_LISTED = 10
 
 
 def configuration_rows(config):
@@ -68,8 +72,9 @@ def configuration_rows(config):
     rows.append(("distribution", config["distribution"] or "none seen"))
     rows.append(("global batch", batch_text(config)))
     # A pool's count stays on the line of its noun ("python 1 thread"): a non-breaking space the text turns back.
-    pools = ", ".join(
-        f"{kind} {counted(count, 'thread').replace(' ', NBSP)}" for kind, count in config["thread_pools"].items()
+    pools = listed(
+        [f"{kind} {counted(count, 'thread').replace(' ', NBSP)}" for kind, count in config["thread_pools"].items()],
+        limit=POOLS_LISTED,
     )
     if config["gpu_thread_mode"]:
         pools = f"TF_GPU_THREAD_MODE={config['gpu_thread_mode']}; {pools}"

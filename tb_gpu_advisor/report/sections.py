@@ -17,6 +17,7 @@ from tb_gpu_advisor.vocabulary import (
     TRANSFER_LABELS,
     collective_bandwidth_gap,
     in_sentence,
+    listed,
     matrix_unit_labels,
     OCCUPANCY_LABELS,
     occupancy_kind,
@@ -25,6 +26,9 @@ from tb_gpu_advisor.vocabulary import (
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 37  # characters of a kernel name in the text table
 STEPS_LISTED = 10
+# How the Time line's 16-bit/32-bit split is read (analysis.kernel_names.kernel_precision): a comparison writes
+# bool, so it counts by the type it compares (as XProf counts it, docs/report.md).
+PRECISION_BASIS = "16-bit/32-bit by the float type a kernel writes, or compares"
 
 
 @dataclass(frozen=True)
@@ -84,8 +88,8 @@ def _collectives(report):
             f"{row['calls_per_step']:g}" if row.get("calls_per_step") is not None else "-",
             units.duration_us(row["time_us"]),
             units.size_bytes(row["in_bytes"]) if row["in_bytes"] is not None else "-",
-            ", ".join(row["dtypes"]) or "-",
-            ", ".join(map(str, row["group_sizes"])) or "-",
+            listed(row["dtypes"]) or "-",
+            listed(row["group_sizes"]) or "-",
             COLLECTIVE_SIZE_SOURCES.get(row.get("size_source"), row.get("size_source") or "-"),
             issued_by_text(row),
         )
@@ -187,9 +191,9 @@ def _summary(report):
     if shares:
         basis = ""
         if s["breakdown_pct"].get("compute_unknown"):
-            basis = "   (16-bit/32-bit by kernel output type; other: no float type in the name)"
+            basis = f"   ({PRECISION_BASIS}; other: no float type in the name)"
         elif s["breakdown_pct"].get("compute_16bit"):
-            basis = "   (16-bit/32-bit by kernel output type)"
+            basis = f"   ({PRECISION_BASIS})"
         lines.append(
             "Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares) + basis
         )
@@ -257,17 +261,17 @@ def _steps(report):
     keys = [k for k in sorted(totals, key=lambda k: -totals[k]) if totals[k] > 0][:STEP_COLUMNS]
     keys.sort(key=list(BREAKDOWN_LABELS).index)
     rest = [k for k in BREAKDOWN_LABELS if k not in keys]
-    listed = report["steps"][:STEPS_LISTED]
+    shown = report["steps"][:STEPS_LISTED]
     times = [
         [step["time_ms"]]
         + [step["breakdown_ms"][k] for k in keys]
         + ([sum(step["breakdown_ms"].get(k, 0.0) for k in rest)] if any(totals[k] for k in rest) else [])
-        for step in listed
+        for step in shown
     ]
     texts = iter(units.durations_ms(*(value for row in times for value in row)))  # one unit for the table
-    gpu = bool(report["summary"].get("gpu_count"))  # no GPU busy column for a trace without a GPU
+    gpu = bool(report["summary"]["gpu_count"])  # no GPU busy column on a trace without a GPU
     rows = []
-    for step, row in zip(listed, times):
+    for step, row in zip(shown, times):
         cells = [next(texts) for _ in row]
         busy = (units.percent(step["gpu_busy_pct"]),) if gpu else ()
         rows.append((units.shorten(step["name"], 18), cells[0]) + busy + tuple(cells[1:]))

@@ -159,6 +159,19 @@ def test_eigen_kernels_count_as_16_bit_by_the_type_they_write():
     )
 
 
+def test_the_time_line_says_a_comparison_counts_by_the_type_it_compares(v100_trace):
+    """The real 8xV100 trace's largest comparison, `greater_equal` on halves, writes bool (5.48 ms, 37% of compute);
+    it is 16-bit by the type it compares, as in XProf's own split (its op's inputs are half). The Time line's basis
+    says so instead of promising "output type" (review G14)."""
+    from tb_gpu_advisor.report.text import render_text
+
+    report = analyze_host_file(v100_trace)
+    compare = next(k for k in report["kernels"] if "TensorMap<Eigen::Tensor<bool" in k["name"])
+    assert compare["precision"] == "16bit" and round(compare["total_us"] / 1000, 2) == 5.48
+    time_line = render_text({"hosts": [report]}).split("Time: ", 1)[1].split("\n\n", 1)[0]
+    assert "by the float type a kernel writes, or compares" in " ".join(time_line.split())
+
+
 def test_a_cpu_backends_collectives_are_collectives_not_host_compute():
     """4-rank gloo DDP on the CPU, rank 0 of the run whose rank 2 sleeps in its DataLoader: rank 0's gloo worker
     thread spends most of each step in `gloo:all_reduce`, waiting for rank 2, while the main thread has no

@@ -31,6 +31,7 @@ from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG, TF_DECODE_OPS, TF
 from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
 from tb_gpu_advisor.report.units import duration_ms
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
+from tb_gpu_advisor.vocabulary import listed
 from tb_gpu_advisor.whatif.dispatch import (
     call_overhead_ms,
     compiled_step,
@@ -877,7 +878,7 @@ def feeder_blocked(ctx):
     if severity is None:
         return None
     kind = found.main_kind
-    feeders = ", ".join(found.feeders)
+    feeders = listed(found.feeders)
     device = "the GPUs" if found.device == "gpu" else "XLA's CPU executor"
     producer = next((other for other in found.others if other.wakes), None)
     busy_pct = round(100.0 * producer.busy_ps / found.total_ps, 1) if producer is not None else None
