@@ -75,8 +75,8 @@ BUSY_DEFINITIONS = {
     "gpu_compute_busy": "GPU compute busy: the same share, counting kernels and graphs only (collective kernels "
     "left out, and copies and memsets where they add 1 point or more)",
     "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
-    "step_busy": "GPU busy in a step: the share of the step in which at least one GPU runs a kernel, copy, memset "
-    "or graph",
+    "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, "
+    "memset or graph",
 }
 # The kernel table's occupancy column: CUPTI's theoretical occupancy (XPlane) or the PyTorch profiler's estimate
 # of achieved occupancy (Kineto), two different numbers: (column header, what it means).
@@ -101,7 +101,7 @@ BOTTLENECK_LABELS = {
     "transfer": "Transfer-bound",
     "kernel": "Kernel-bound",
     "communication": "Communication-bound",
-    "none": "Healthy",
+    "none": "No bottleneck",
     "unknown": "Not enough data",
 }
 # The keys of `transfers`.

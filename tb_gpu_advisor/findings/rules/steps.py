@@ -1,5 +1,7 @@
 """Step findings: checkpoint and summary stalls, warm-up in the profile, uneven step times."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.steady_steps import WARM_UP, WARMUP_FACTOR
@@ -18,6 +20,13 @@ from tb_gpu_advisor.findings.thresholds import (
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import event_tag
 from tb_gpu_advisor.report.units import durations_ms
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+    from tb_gpu_advisor.model.trace import StepMarker
+
 
 ENTRIES = register(
     "steps",
@@ -180,21 +189,21 @@ def _stall(ctx, tag, finding_id, what):
     )
 
 
-def checkpoint_stall(ctx):
+def checkpoint_stall(ctx: Context) -> None:
     return _stall(ctx, "checkpoint", "steps.checkpoint_stall", "Checkpoint writes")
 
 
-def summary_stall(ctx):
+def summary_stall(ctx: Context) -> None:
     return _stall(ctx, "summary", "steps.summary_stall", "Summary writes")
 
 
-def warmup_step(ctx):
+def warmup_step(ctx: Context) -> StepMarker | None:
     """The first marked step, as timed, when it is warm-up (analysis.steady_steps): left out of every per-step
     number; else None."""
     return next((left.step for left in ctx.step_set.left_out if left.reason == WARM_UP), None)
 
 
-def warmup_in_profile(ctx):
+def warmup_in_profile(ctx: Context) -> Finding | None:
     first = warmup_step(ctx)
     if first is None:
         return None
@@ -216,7 +225,7 @@ def warmup_in_profile(ctx):
     )
 
 
-def uneven_step_time(ctx):
+def uneven_step_time(ctx: Context) -> Finding | None:
     """Step times vary (coefficient of variation >= STEP_CV_MIN) over the steady steps (warm-up left out)."""
     steps = list(ctx.step_set.timed_steps)
     if len(steps) < STEP_MIN_COUNT:
