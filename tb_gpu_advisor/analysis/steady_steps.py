@@ -2,11 +2,17 @@
 while GPUs work in the others) and a warm-up first step (it compiles, no later step does, and it takes much longer
 than the rest). Every per-step number is measured over the other steps (analysis.steps)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tb_gpu_advisor.model import intervals
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import StepMarker, TraceModel
 
 CUT = "cut"
 WARM_UP = "warm-up"
@@ -18,11 +24,11 @@ WARMUP_MIN_STEPS = 3  # steps a warm-up first step is told from: itself and at l
 class LeftOutStep:
     """A marked step left out of the step statistics, as timed (on the devices where it launched work)."""
 
-    step: object  # model.trace.StepMarker
+    step: StepMarker
     reason: str  # CUT or WARM_UP
 
 
-def complete_steps(model, steps):
+def complete_steps(model: TraceModel, steps: tuple) -> tuple:
     """(complete step count, cut steps): with GPU work in the trace, a first or last step without any is the
     stub the capture cut (Kineto's last ProfilerStep when the profiler stops inside it)."""
     active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
@@ -37,7 +43,7 @@ def complete_steps(model, steps):
     return len(steps) - len(cut), cut
 
 
-def warmup_first(model, markers, timed):
+def warmup_first(model: TraceModel, markers: list, timed: list) -> int | None:
     """Index 0 when the first step is warm-up: it compiles (host `compile` spans inside its marker), no later step
     does (a compile that recurs is recompilation, not warm-up), and it takes over WARMUP_FACTOR times the median
     of the others as timed; else None."""
@@ -53,7 +59,7 @@ def warmup_first(model, markers, timed):
     return None
 
 
-def left_out_steps(model, markers, timed):
+def left_out_steps(model: TraceModel, markers: tuple, timed: tuple) -> tuple:
     """LeftOutStep per marked step that is cut or warm-up, in step order; `timed`: the markers as timed. Nothing is
     left out when no step would remain."""
     _, cut = complete_steps(model, markers)
