@@ -45,6 +45,10 @@ def diagnose(model, analysis):
         if result is not None:
             found.append((order, replace(result, framework=ctx.framework.name)))
     found = [(order, finding) for order, finding in _within_capture(ctx.confidence, found)]
+    busy = max(ctx.analysis.active_busy_pct, default=None)
+    device_busy = None if busy is None else ctx.window_ms * busy / 100.0
+    host_work = ctx.host_work_ms if any(f.id in WAIT_FIXES for _, f in found) else None
+    found = [(order, within_work_left(finding, host_work, device_busy)) for order, finding in found]
     found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
     findings = causes_first(finding for _, finding in found)
     verdict = decide(ctx, findings)
@@ -55,9 +59,6 @@ def diagnose(model, analysis):
         findings = causes_first(finding for _, finding in found)
     # After the verdict, which reads the warm-up findings' time ("As captured: host-bound ..."): their fix is to
     # recapture, so they promise no speedup and the combined estimate leaves them out.
-    busy = max(ctx.analysis.active_busy_pct, default=None)
-    device_busy = None if busy is None else ctx.window_ms * busy / 100.0
-    host_work = ctx.host_work_ms if any(f.id in WAIT_FIXES for f in findings) else None
     findings = tuple(without_recapture_speedup(finding) for finding in findings)
     # The profiler's own time between recorded ops is in no event: the host's untraced time holds it too.
     untraced = ctx.idle_cause_ms("host_untraced") if ctx.model.profiler_options else 0.0
@@ -70,7 +71,7 @@ def diagnose(model, analysis):
         findings = tuple(unprofiled(f, inflation) for f in findings)
         device_busy = None if device_busy is None else inflation.as_profiled(device_busy, host_side=False)
         host_work = None if host_work is None else inflation.as_profiled(host_work, host_side=True)
-    findings = with_overlaps(tuple(within_work_left(f, host_work, device_busy) for f in findings))
+    findings = with_overlaps(findings)
     combined = combined_estimate(findings, ctx.window_ms, device_busy, host_work)
     # A trace too thin for a verdict is too thin for a joint speedup claim in it (the findings keep theirs).
     if ctx.confidence.level != "low":
