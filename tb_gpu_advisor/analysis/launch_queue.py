@@ -13,6 +13,8 @@ full queue when all of:
   time, analysis.confidence's warm-up).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +22,12 @@ import numpy as np
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 QUEUE_FULL_MIN_FACTOR = 10
 QUEUE_FULL_MIN_PS = 50_000_000  # 50 us: a launch call takes about 2-20 us
@@ -37,7 +45,7 @@ class QueueFull:
     total_ps: int
 
 
-def queue_full_launches(model):
+def queue_full_launches(model: TraceModel) -> QueueFull:
     """QueueFull of a TraceModel's host launch calls (module docstring)."""
     host = model.host_activity
     blocked = np.zeros(len(host.launch_correlation_id), dtype=bool)

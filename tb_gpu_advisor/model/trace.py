@@ -3,6 +3,8 @@
 All times are integer picoseconds relative to the model's origin (the earliest line base of the file).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -63,8 +65,8 @@ class DeviceActivity:
     configs: tuple
     op_names: tuple
     copies: tuple
-    program_id: np.ndarray = None
-    tf_signature_id: np.ndarray = None
+    program_id: np.ndarray | None = None
+    tf_signature_id: np.ndarray | None = None
     tf_signatures: tuple = ()
     work: object = None  # model.work.EventWork where the reader costed the events (PyTorch op shapes), else None
 
@@ -72,10 +74,10 @@ class DeviceActivity:
         return len(self.start_ps)
 
     @property
-    def end_ps(self):
+    def end_ps(self) -> np.ndarray:
         return self.start_ps + self.duration_ps
 
-    def mask(self, kind):
+    def mask(self, kind: ActivityKind) -> np.ndarray:
         return self.kind == int(kind)
 
 
@@ -109,7 +111,7 @@ class StepMarker:
     group_id: int | None = None
 
     @property
-    def duration_ps(self):
+    def duration_ps(self) -> int:
         return self.end_ps - self.start_ps
 
 
@@ -135,7 +137,7 @@ class Intervals:
         return len(self.start_ps)
 
     @property
-    def total_ps(self):
+    def total_ps(self) -> int:
         return int((self.end_ps - self.start_ps).sum())
 
 
@@ -185,7 +187,7 @@ class HostActivity:
     thread_waits: tuple = ()
     batch_stages: dict = field(default_factory=dict)
     loss_calls: tuple = ()
-    step_thread_busy: Intervals = None
+    step_thread_busy: Intervals | None = None
 
 
 @dataclass(frozen=True)
