@@ -1,5 +1,7 @@
 """How far a capture can support a verdict: high, medium or low, each reason with how to capture a better trace."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
@@ -12,6 +14,14 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.model.vendor import AMD
 from tb_gpu_advisor.text_match import in_order
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import Intervals
+    from tb_gpu_advisor.model.trace import StepMarker
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 LEVELS = ("high", "medium", "low")
 MIN_STEPS = 2
@@ -44,7 +54,7 @@ class Confidence:
     tpu_only: bool = False  # a TPU profile with no GPU: nothing here measures the accelerators
     counters_only: bool = False  # a GPU capture of hardware counters without kernel times (CUPTI range profiler)
 
-    def to_dict(self):
+    def to_dict(self) -> dict:
         return {"level": self.level, "reasons": list(self.reasons)}
 
 
@@ -284,7 +294,7 @@ def trace_confidence(model, step_set, framework, unused=None):
     )
 
 
-def recurs_in_steps(spans, steps):
+def recurs_in_steps(spans: Intervals, steps: tuple) -> bool:
     """The spans recur as the steps go on: at least half of the steps after the first have one start in them (a
     call that stalls every step is the program's own cost, e.g. allocator churn, not warm-up; one long call
     across steps is not recurring); needs 3 steps or more."""
@@ -295,7 +305,7 @@ def recurs_in_steps(spans, steps):
     return 2 * sum(later) >= len(later)
 
 
-def dropped_events(model):
+def dropped_events(model: TraceModel) -> list:
     """The profiler's errors, and its warnings about lost or dropped events."""
     dropped = [
         text
@@ -306,7 +316,7 @@ def dropped_events(model):
     return dropped + [text for text in model.trace_errors if text not in seen]
 
 
-def warmup_spans(model):
+def warmup_spans(model: TraceModel) -> Intervals:
     """Intervals of first-use setup: the trace's "init" calls, and launch calls of WARMUP_LAUNCH_MIN_PS or more
     while no GPU was busy (module loading on a kernel's first launch)."""
     host = model.host_activity
@@ -350,7 +360,7 @@ def _world_size(model):
     return world if isinstance(world, int) and not isinstance(world, bool) else 0
 
 
-def complete_steps(model, steps):
+def complete_steps(model: TraceModel, steps: tuple) -> tuple:
     """(complete step count, cut steps): with GPU work in the trace, a first or last step without any is the
     stub the capture cut (Kineto's last ProfilerStep when the profiler stops inside it)."""
     active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
@@ -469,7 +479,7 @@ def _all_warmup(model, steps, init):
     """Every step is the run's first (step 0) or has compilation/tracing or first-use setup inside it."""
     compile_spans = model.host_activity.tagged.get("compile", intervals.EMPTY)
 
-    def warm(step):
+    def warm(step: StepMarker) -> bool:
         if step.step_num == 0:
             return True
         return _in(compile_spans, step.start_ps, step.end_ps) > 0 or _in(init, step.start_ps, step.end_ps) > 0
@@ -516,17 +526,17 @@ class _Recapture:
             f"active={RECOMMENDED_STEPS}), ...) with prof.step() after every step."
         )
 
-    def more_steps(self):
+    def more_steps(self) -> str:
         return "Recapture at least 10 steady-state steps. " + self._say(
             self._tf_steps(), self._jax_steps(), self._torch_steps()
         )
 
-    def after_warmup(self):
+    def after_warmup(self) -> str:
         return "Recapture later steps, after warm-up and compilation. " + self._say(
             self._tf_steps(), self._jax_steps(), self._torch_steps()
         )
 
-    def mark_steps(self):
+    def mark_steps(self) -> str:
         return "Mark the steps. " + self._say(
             "Keras fit marks them itself (TensorBoard(profile_batch=(10, 19))); custom loops: wrap each step in "
             "tf.profiler.experimental.Trace('train', step_num=step, _r=1).",
@@ -534,7 +544,7 @@ class _Recapture:
             "call prof.step() after every step (ProfilerStep#N markers).",
         )
 
-    def all_devices(self):
+    def all_devices(self) -> str:
         return "Recapture with every GPU traced for the same steps. " + self._say(
             "With several workers, profile all of them at once: tf.profiler.experimental.server.start(6009) on "
             "each worker, then tf.profiler.experimental.client.trace('grpc://worker0:6009,grpc://worker1:6009', "
@@ -546,7 +556,7 @@ class _Recapture:
             "rank) for the same 10+ steps.",
         )
 
-    def all_ranks(self):
+    def all_ranks(self) -> str:
         return (
             "Capture all ranks for the same steps into one run directory and read this file beside theirs "
             "(the multi-host view compares them). "

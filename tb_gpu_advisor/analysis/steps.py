@@ -1,6 +1,8 @@
 """Finds the steps of a profile: host step markers first, else pre-grouped device `Steps` lines, else none; host
 steps are timed on the device when their launches tie device work to them (analysis.device_steps)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -9,6 +11,11 @@ import numpy as np
 from tb_gpu_advisor.analysis.device_steps import device_steps
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import Intervals
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
 
 
 @dataclass(frozen=True)
@@ -28,7 +35,7 @@ class StepSet:
     device_steps: dict = field(default_factory=dict)  # ordinal -> device_steps.DeviceSteps, for "host" steps
 
     @property
-    def timing(self):
+    def timing(self) -> str:
         """Where the step windows lie: "device" (host steps placed on the devices), else `source`."""
         return "device" if self.device_steps else self.source
 
@@ -49,12 +56,12 @@ class StepSet:
         )
 
     @property
-    def windows(self):
+    def windows(self) -> Intervals:
         """Union of the timed step windows."""
         steps = self.timed_steps
         return intervals.union([s.start_ps for s in steps], [s.end_ps for s in steps])
 
-    def device_windows(self, ordinal):
+    def device_windows(self, ordinal: int) -> Intervals:
         """The windows a device's busy time is measured in: its own Steps markers for pre-grouped traces."""
         own = self.device_markers.get(ordinal)
         if self.source == "device" and own:
@@ -84,7 +91,7 @@ def find_steps(model):
 MIN_STEPS_FOR_STDEV = 3
 
 
-def step_time_stats_ms(step_set):
+def step_time_stats_ms(step_set: StepSet) -> dict:
     """{mean, median, stdev, count} of step times in ms; stdev is the sample deviation (None below
     MIN_STEPS_FOR_STDEV steps: two steps give a deviation, not a spread anyone should read); over the timed
     steps."""
@@ -99,7 +106,7 @@ def step_time_stats_ms(step_set):
     }
 
 
-def analysis_window(model, step_set):
+def analysis_window(model: TraceModel, step_set: StepSet) -> Intervals:
     """Intervals the trace-wide percentages are measured in.
 
     The step windows; without steps, first-to-last GPU activity over all GPUs; without GPU activity, the

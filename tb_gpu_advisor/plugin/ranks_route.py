@@ -53,6 +53,7 @@ def _reason(hosts, ranks, failed):
             "not ranks to compare."
         )
     return (
-        f"None of the run's {hosts} hosts names its rank in a distributed job (PyTorch's distributedInfo, or "
-        "one XPlane per host of one job), so they are compared one by one below, not joined on one timeline."
+        f"None of the run's {hosts} hosts names its rank in a distributed job (PyTorch's distributedInfo) or "
+        "ran a collective (the hosts of one TensorFlow or JAX job meet in them), so they are separate programs, "
+        "not ranks to join on one timeline."
     )

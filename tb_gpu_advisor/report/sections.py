@@ -1,5 +1,7 @@
 """Turns a HostReport dict into titled sections of lines and tables, shared by the text and markdown renderers."""
 
+from __future__ import annotations
+
 import itertools
 from dataclasses import dataclass
 
@@ -46,7 +48,7 @@ class Section:
     terminal_hint: str | None = None  # a last line for the text report only
 
 
-def host_sections(report):
+def host_sections(report: dict) -> list[Section]:
     """Sections of one host, in reading order: verdict and findings first."""
     sections = [_summary(report)]
     findings = _findings(report)
@@ -103,7 +105,7 @@ def _collectives(report):
     )
 
 
-def issued_by_text(row):
+def issued_by_text(row: dict) -> str:
     """The op that issued a collectives row's calls (the most frequent), "kernel name" where only the kernel's
     name told the kind, "-" where nothing did."""
     if row.get("issued_by"):
@@ -219,7 +221,7 @@ def idle_lines(idle):
     return lines
 
 
-def confidence_lines(summary):
+def confidence_lines(summary: dict) -> list[str]:
     """`Confidence: low (framework: tensorflow)` and each reason as an indented line; none for older reports."""
     confidence = summary.get("confidence")
     if not isinstance(confidence, dict) or not confidence.get("level"):
@@ -287,7 +289,7 @@ def _steps(report):
     return Section(title, table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)))
 
 
-def corrected_why(d):
+def corrected_why(d: dict) -> str:
     """Why the HBM roof differs from the trace's figure, in a few words."""
     if (d.get("peak_gbps_source") or "").startswith("published"):
         return "the published figure for this model"
@@ -471,7 +473,7 @@ def _kernels(report):
     )
 
 
-def lost_time_us(kernel):
+def lost_time_us(kernel: dict) -> float | None:
     """Kernel time not spent at the roof that binds: total x (1 - peak share); None if the share is unknown."""
     if kernel.get("peak_pct") is None or kernel.get("total_us") is None:
         return None

@@ -1,6 +1,8 @@
 """Host findings: host work while the GPU idles, eager ops, retracing, Python functions, GC pauses, the
 thread feeding the device blocked on other threads."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
@@ -39,6 +41,12 @@ from tb_gpu_advisor.whatif.dispatch import (
     jit_fused_work_ms,
     kept_with_fused_ms,
 )
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 FEEDER_STEPS_LISTED = 100  # host.feeder_blocked's pointers.per_step_ms: the first steps only
 
@@ -409,7 +417,7 @@ def _top_host_ops(ctx, limit_count=HOST_OPS_LISTED):
     return op_rows((step + others)[:limit_count])
 
 
-def gpu_idle_host_busy(ctx):
+def gpu_idle_host_busy(ctx: Context) -> Finding | None:
     """Every GPU idles while host threads run (not input wait, not launch calls): XProf's "All Others"."""
     if not ctx.has_gpu or not ctx.model.has_host_plane:
         return None
@@ -557,7 +565,7 @@ def _compiled_work(ctx, is_jax):
 _KEPT_IDLE = ("host_wait", "input", "input_prep", "device_wait")
 
 
-def eager_execution(ctx):
+def eager_execution(ctx: Context) -> Finding | None:
     """Individual ops dispatched one by one, many per step, taking >10% of the time: TensorFlow's eager ops
     (`EagerLocalExecute: <Op>`) or JAX's jnp ops outside jit (a PjRt execution per op). The estimate compiles
     the step (whatif.dispatch.compiled_step)."""
@@ -730,7 +738,7 @@ def retracing(ctx):
     )
 
 
-def python_function(ctx):
+def python_function(ctx: Context) -> Finding | None:
     """tf.py_function / tf.numpy_function calls; with tf.data they pace the pipeline the step waits on."""
     ops = ctx.host_ops(lambda name: _op_type(name) in _PY_FUNCTION_TYPES)
     if not ops:

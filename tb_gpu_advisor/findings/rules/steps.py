@@ -1,5 +1,7 @@
 """Step findings: checkpoint and summary stalls, warm-up in the profile, uneven step times."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.findings import links as L
@@ -17,6 +19,13 @@ from tb_gpu_advisor.findings.thresholds import (
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import event_tag
 from tb_gpu_advisor.report.units import durations_ms
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+    from tb_gpu_advisor.model.trace import StepMarker
+
 
 ENTRIES = register(
     "steps",
@@ -182,15 +191,15 @@ def _stall(ctx, tag, finding_id, what):
     )
 
 
-def checkpoint_stall(ctx):
+def checkpoint_stall(ctx: Context) -> None:
     return _stall(ctx, "checkpoint", "steps.checkpoint_stall", "Checkpoint writes")
 
 
-def summary_stall(ctx):
+def summary_stall(ctx: Context) -> None:
     return _stall(ctx, "summary", "steps.summary_stall", "Summary writes")
 
 
-def warmup_step(ctx):
+def warmup_step(ctx: Context) -> StepMarker | None:
     """The first step (as timed) when it is warm-up: much slower than the rest and compiling, while no later step
     compiles (a compile that recurs is recompilation, not warm-up)."""
     markers, steps = ctx.step_set.steps, ctx.step_set.timed_steps
@@ -207,7 +216,7 @@ def warmup_step(ctx):
     return None
 
 
-def warmup_in_profile(ctx):
+def warmup_in_profile(ctx: Context) -> Finding | None:
     first = warmup_step(ctx)
     if first is None:
         return None
@@ -229,7 +238,7 @@ def warmup_in_profile(ctx):
     )
 
 
-def uneven_step_time(ctx):
+def uneven_step_time(ctx: Context) -> Finding | None:
     """Step times vary (coefficient of variation >= STEP_CV_MIN), warm-up excluded."""
     steps = list(ctx.step_set.timed_steps)
     if warmup_step(ctx) is not None:
