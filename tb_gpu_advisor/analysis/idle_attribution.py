@@ -89,7 +89,7 @@ class GpuIdle:
 
 @dataclass(frozen=True)
 class IdleAttribution:
-    """GpuIdle per GPU with activity, in model.gpus order."""
+    """GpuIdle per GPU that ran a kernel or graph, in model.gpus order."""
 
     gpus: tuple
 
@@ -103,7 +103,7 @@ def attribute_idle(
     waits: Intervals | None = None,
     input_prep: Intervals = intervals.EMPTY,
 ) -> IdleAttribution:
-    """IdleAttribution of every GPU with activity. `input_waits`: extra input-wait intervals (the step thread
+    """IdleAttribution of every GPU that ran a kernel or graph. `input_waits`: extra input-wait intervals (the step thread
     blocked on its loaders) beside the trace's own input waits; `waits`: the host's waits on the device
     (analysis.host_wait_spans; without queue-full launches when not given); `input_prep`: the step thread
     building its batch (analysis.batch_prep)."""
@@ -112,7 +112,9 @@ def attribute_idle(
     inputs = (intervals.union_all(host.input_waits, input_waits), input_prep)
     found = []
     for gpu in model.gpus:
-        if len(gpu.activity):
+        # A GPU that ran no kernel (a few copies at most) did no work to be late for: the host's launches and
+        # input were for the others.
+        if np.isin(gpu.activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH)).any():
             found.append(_gpu_idle(gpu, host, waits, inputs))
     return IdleAttribution(gpus=tuple(found))
 

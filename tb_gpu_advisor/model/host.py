@@ -110,6 +110,8 @@ TF_FUNCTION_TAG = "tf_function"
 _TF_FUNCTION_PREFIXES = ("EagerLocalExecute: __inference_", "__inference_")
 # Host calls that block their thread on the device (model.host_waits).
 DEVICE_WAIT_TAG = "device_wait"
+# CUPTI's "Command Buffer Full" overhead records (Kineto `overhead` events): a launch call blocked on a full queue.
+QUEUE_FULL_TAG = "queue_full"
 # The device allocator's calls (model.host_waits.is_allocator_call).
 ALLOCATOR_TAG = "allocator"
 # Threads on which XLA's CPU client executes compiled programs: the "device" of a CPU-only JAX run.

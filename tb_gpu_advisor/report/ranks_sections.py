@@ -40,7 +40,7 @@ def _summary(view):
         )
     else:
         lines.append(
-            f"Slowest rank: {slow['rank']} ({slow['host']}), last to arrive in {slow['late_steps']} of "
+            f"Slowest rank: {_who(slow)}, last to arrive in {slow['late_steps']} of "
             f"{slow['steps']} steps; the others wait {units.duration_ms(slow['held_others_ms_per_step'])} "
             "per step for it."
         )
@@ -195,3 +195,8 @@ def _what_if_words(item):
     if len(item["ranks"]) > 1:
         return RANK_WHAT_IF_WORDS["ranks_at_median"].format(ranks=", ".join(str(r) for r in item["ranks"]))
     return RANK_WHAT_IF_WORDS[item["name"]].format(rank=item["rank"])
+
+
+def _who(slow):
+    """The slowest rank and its host (once, when the host is its name: an XPlane session's hosts)."""
+    return str(slow["rank"]) if slow["rank"] == slow["host"] else f"{slow['rank']} ({slow['host']})"

@@ -743,23 +743,17 @@ def host_batch_prep(ctx: Context) -> Finding | None:
     framework = ctx.framework.name
     if not ctx.batch_prep_shown or not ctx.step_count or prep.total_ps <= 0:
         return None
-    steps = ctx.step_set.timed_steps
-    # Warm-up (steps.warmup_in_profile) compiles: measure the preparation and the gain on the steady steps.
-    steady = range(1 if warmup_step(ctx) is not None else 0, len(steps))
-    steady_count = len(steady)
-    prep_ms = ms(sum(prep.per_step_ps[i] for i in steady))
-    window_ms = ms(sum(steps[i].duration_ps for i in steady)) if steady.start else ctx.window_ms
+    # The steps are the steady ones: a warm-up first step (steps.warmup_in_profile) is left out of the step set.
+    steady_count = len(ctx.step_set.timed_steps)
+    prep_ms = ms(prep.total_ps)
+    window_ms = ctx.window_ms
     share = round(100.0 * prep_ms / window_ms, 2) if window_ms > 0 else 0.0
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
     if severity is None or (prep.certainty == "low" and prep_ms / steady_count < PREP_UNTRACED_MIN_MS):
         return None
-    gain_ms = (
-        ms(sum(min(prep.per_step_ps[i], steps[i].duration_ps - prep.per_step_ps[i]) for i in steady))
-        if steady.start
-        else ms(prep.recoverable_ps)
-    )
+    gain_ms = ms(prep.recoverable_ps)
     mean_ms = window_ms / steady_count
-    which = "steady steps, warm-up excluded" if steady.start else "steps"
+    which = "steady steps, warm-up excluded" if warmup_step(ctx) is not None else "steps"
     calls = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in prep.calls[:5]]
     if prep.device == "gpu":
         one = len(ctx.active_gpus) <= 1
