@@ -189,6 +189,7 @@ class HostActivity:
     batch_stages: dict = field(default_factory=dict)
     loss_calls: tuple = ()
     step_thread_busy: Intervals | None = None
+    py_function_calls: tuple = ()  # XPlane: (starts, ends) ps of each Python-function call on tf.data's threads
 
 
 @dataclass(frozen=True)
