@@ -10,6 +10,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.allocator_churn import slow_recurring_calls
 from tb_gpu_advisor.analysis.device_trace_end import device_trace_stopped
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
+from tb_gpu_advisor.analysis.steady_steps import CUT
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.model.vendor import AMD
@@ -102,7 +103,8 @@ def trace_confidence(model, step_set, framework, unused=None):
 
     fetches = _input_fetches(model)
     one_pass = _one_pass(kernel_gpus) if step_set.source == "none" else None
-    complete, cut = complete_steps(model, steps)
+    cut = tuple(left.step for left in step_set.left_out if left.reason == CUT)
+    complete = len(steps)
     if step_set.source == "none" and framework.tf_data and fetches < MIN_STEPS:
         reasons.append(
             _Reason(
@@ -142,7 +144,7 @@ def trace_confidence(model, step_set, framework, unused=None):
             if cut
             else ""
         )
-        of = f" of the {len(steps)} marked" if cut else ""
+        of = f" of the {len(steps) + len(cut)} marked" if cut else ""
         reasons.append(
             _Reason(
                 "low",
@@ -358,21 +360,6 @@ def _activity_span(model):
 def _world_size(model):
     world = model.environment.get("world_size")
     return world if isinstance(world, int) and not isinstance(world, bool) else 0
-
-
-def complete_steps(model: TraceModel, steps: tuple) -> tuple:
-    """(complete step count, cut steps): with GPU work in the trace, a first or last step without any is the
-    stub the capture cut (Kineto's last ProfilerStep when the profiler stops inside it)."""
-    active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
-    if not steps or not active:
-        return len(steps), ()
-    ends = (steps[0], steps[-1]) if len(steps) > 1 else (steps[0],)
-    cut = tuple(
-        step
-        for step in ends
-        if not any(bool(((a.start_ps < step.end_ps) & (a.end_ps > step.start_ps)).any()) for a in active)
-    )
-    return len(steps) - len(cut), cut
 
 
 def steps_without_gpu_work(model, steps, cut=()):

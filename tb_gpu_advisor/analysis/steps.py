@@ -1,5 +1,7 @@
 """Finds the steps of a profile: host step markers first, else pre-grouped device `Steps` lines, else none; host
-steps are timed on the device when their launches tie device work to them (analysis.device_steps)."""
+steps are timed on the device when their launches tie device work to them (analysis.device_steps). Steps the
+capture cut and a warm-up first step are left out (analysis.steady_steps): every per-step number is over the
+others."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from functools import cached_property
 import numpy as np
 
 from tb_gpu_advisor.analysis.device_steps import device_steps
+from tb_gpu_advisor.analysis.steady_steps import left_out_steps
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import Intervals
 
@@ -33,6 +36,7 @@ class StepSet:
     source: str
     device_markers: dict  # ordinal -> tuple of the device's own (group_id, start, end), for "device" steps
     device_steps: dict = field(default_factory=dict)  # ordinal -> device_steps.DeviceSteps, for "host" steps
+    left_out: tuple = ()  # steady_steps.LeftOutStep: marked steps cut by the capture or warm-up, not in `steps`
 
     @property
     def timing(self) -> str:
@@ -70,7 +74,29 @@ class StepSet:
 
 
 def find_steps(model):
-    """StepSet of the model, following the documented precedence."""
+    """StepSet of the model, following the documented precedence, its cut and warm-up steps left out."""
+    return _steady(model, _marked_steps(model))
+
+
+def _steady(model, found):
+    """`found` without the steps steady_steps leaves out (device timing and device markers of the rest only)."""
+    left_out = left_out_steps(model, found.steps, found.timed_steps)
+    if not left_out:
+        return found
+    gone = {(s.step.start_ps, s.step.name) for s in left_out}
+    timed = found.timed_steps
+    kept = tuple(
+        marker for marker, as_timed in zip(found.steps, timed) if (as_timed.start_ps, as_timed.name) not in gone
+    )
+    if found.source == "host":
+        return StepSet(kept, "host", {}, device_steps(model, kept), left_out)
+    groups = {marker.group_id for marker in kept}
+    markers = {ordinal: tuple(m for m in own if m[0] in groups) for ordinal, own in found.device_markers.items()}
+    return StepSet(kept, found.source, {k: v for k, v in markers.items() if v}, {}, left_out)
+
+
+def _marked_steps(model):
+    """StepSet of every marked step, following the documented precedence."""
     if model.host_step_markers:
         steps = tuple(replace(m, group_id=None) for m in model.host_step_markers)
         return StepSet(steps=steps, source="host", device_markers={}, device_steps=device_steps(model, steps))

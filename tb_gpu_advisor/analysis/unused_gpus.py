@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tb_gpu_advisor.analysis.confidence import MIN_STEPS, complete_steps, dropped_events
+from tb_gpu_advisor.analysis.confidence import MIN_STEPS, dropped_events
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.vocabulary import listed
 
@@ -70,9 +70,8 @@ def unused_gpus(
 ) -> UnusedGpus | None:
     """UnusedGpus of a trace with both idle and working GPU planes and a multi-GPU intent; None otherwise (a
     single GPU at work with nothing that says the job meant more, no GPU worked, or every GPU worked)."""
-    steps = step_set.steps
-    complete, cut = complete_steps(model, steps)
-    windows = [step for step in steps if step not in cut]
+    steps = windows = list(step_set.steps)  # complete: the capture's cut stubs are left out (analysis.steady_steps)
+    complete = len(windows)
     works = [_work(gpu, windows) for gpu in model.gpus]
     working = tuple(work for work in works if work.kernels)
     idle = tuple(work for work in works if not work.kernels)

@@ -39,6 +39,10 @@ def render_host_report(model, analysis):
             "step_time_ms": analysis.step_time_ms,
             "step_source": step_set.source,
             "step_timing": step_set.timing,
+            "steps_left_out": [
+                {"name": left.step.name, "time_ms": ms(left.step.duration_ps), "reason": left.reason}
+                for left in step_set.left_out
+            ],
             "gpu_count": len(model.gpus),
             "tpu_count": model.tpu_count,
             "active_gpu_count": len(analysis.active_busy_pct),

@@ -28,6 +28,8 @@ from tb_gpu_advisor.vocabulary import (
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 37  # characters of a kernel name in the text table
 STEPS_LISTED = 10
+# How the Steps line names a step left out of the step statistics (summary.steps_left_out[].reason).
+LEFT_OUT_WORDS = {"cut": "cut by the capture:", "warm-up": "warm-up:"}
 # How the Time line's 16-bit/32-bit split is read (analysis.kernel_names.kernel_precision): a comparison writes
 # bool, so it counts by the type it compares (as XProf counts it, docs/report.md).
 PRECISION_BASIS = "16-bit/32-bit by the float type a kernel writes, or compares"
@@ -185,7 +187,14 @@ def _summary(report):
         mean, median, stdev = units.durations_ms(st["mean"], st["median"], st["stdev"])
         spread = f", stdev {stdev}" if st["stdev"] is not None else ""
         timed = ", timed on the device" if s.get("step_timing") == "device" and s["step_source"] != "device" else ""
-        lines.append(f"Steps: {st['count']} ({s['step_source']} markers{timed})   mean {mean}, median {median}{spread}")
+        left = s.get("steps_left_out") or []
+        gone = "".join(
+            f"; {LEFT_OUT_WORDS[step['reason']]} {step['name']} ({units.duration_ms(step['time_ms'])}) left out"
+            for step in left
+        )
+        lines.append(
+            f"Steps: {st['count']} ({s['step_source']} markers{timed}{gone})   mean {mean}, median {median}{spread}"
+        )
     else:
         lines.append(f"Steps: none found; measured over {units.duration_ms(s['analysis_window_ms'])} of activity")
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]

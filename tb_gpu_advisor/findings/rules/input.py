@@ -560,7 +560,8 @@ def sequential_map(ctx: Context) -> Finding | None:
         input_steps(ctx), pipeline.has_prefetch, cores, tuple(waiting), steps_on_gpu=ctx.has_gpu
     )
     caveat = ""
-    if any(op in whatif_input.PYTHON_CALLBACK_OPS for op in waiting):
+    python = any(op in whatif_input.PYTHON_CALLBACK_OPS for op in waiting)
+    if python:
         caveat = (
             " Its function calls Python: parallel calls help while the function waits (I/O, sleep), not while "
             "it computes under Python's GIL."
@@ -578,6 +579,10 @@ def sequential_map(ctx: Context) -> Finding | None:
         },
         pointers={"tf_data_stages": list(pipeline.sequential_maps)},
     )
+    if finding is not None and python:
+        # One call at a time cannot show whether the function waits or computes under the GIL: a bound, at most
+        # medium.
+        finding = capped(finding, "medium")
     return estimated(finding, estimate)
 
 
@@ -621,6 +626,11 @@ def map_pool_saturated(ctx: Context) -> Finding | None:
     kinds = sorted({name.rpartition(":")[2] for name, _, _ in ops})
     apis = ", ".join(f"{_WAITING_OP_APIS[kind]} (op {kind})" for kind in kinds)
     python = [kind for kind in kinds if kind in PY_FUNCTION_TYPES]
+    calls = ctx.analysis.py_function_calls
+    if python and len(python) == len(kinds) and calls is not None and calls.serialized:
+        return (
+            None  # the Python calls last longer the more run at once: they compute under the GIL, threads gain nothing
+        )
     gil = " (a Python function that computes holds the GIL and gains nothing)" if python else ""
     stage = _parallel_map_stage(pipeline.paths)
     finding = _input_finding(
@@ -743,23 +753,17 @@ def host_batch_prep(ctx: Context) -> Finding | None:
     framework = ctx.framework.name
     if not ctx.batch_prep_shown or not ctx.step_count or prep.total_ps <= 0:
         return None
-    steps = ctx.step_set.timed_steps
-    # Warm-up (steps.warmup_in_profile) compiles: measure the preparation and the gain on the steady steps.
-    steady = range(1 if warmup_step(ctx) is not None else 0, len(steps))
-    steady_count = len(steady)
-    prep_ms = ms(sum(prep.per_step_ps[i] for i in steady))
-    window_ms = ms(sum(steps[i].duration_ps for i in steady)) if steady.start else ctx.window_ms
+    # The steps are the steady ones: a warm-up first step (steps.warmup_in_profile) is left out of the step set.
+    steady_count = len(ctx.step_set.timed_steps)
+    prep_ms = ms(prep.total_ps)
+    window_ms = ctx.window_ms
     share = round(100.0 * prep_ms / window_ms, 2) if window_ms > 0 else 0.0
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
     if severity is None or (prep.certainty == "low" and prep_ms / steady_count < PREP_UNTRACED_MIN_MS):
         return None
-    gain_ms = (
-        ms(sum(min(prep.per_step_ps[i], steps[i].duration_ps - prep.per_step_ps[i]) for i in steady))
-        if steady.start
-        else ms(prep.recoverable_ps)
-    )
+    gain_ms = ms(prep.recoverable_ps)
     mean_ms = window_ms / steady_count
-    which = "steady steps, warm-up excluded" if steady.start else "steps"
+    which = "steady steps, warm-up excluded" if warmup_step(ctx) is not None else "steps"
     calls = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in prep.calls[:5]]
     if prep.device == "gpu":
         one = len(ctx.active_gpus) <= 1
