@@ -25,6 +25,7 @@ TIER_MODULES = {
         "tests/plugin/test_plugin_remote.py",
         "tests/remote/test_s3_server.py",
         "tests/test_fanout.py",
+        "tests/analysis/ranks/test_scale.py",
     ],
     "capture": [  # real TensorFlow, JAX and PyTorch CPU captures
         "tests/capture/test_cpu_pairs.py",

@@ -93,3 +93,50 @@ def capture_overhead(model, step_count, step_ms, gpu_busy_ps):
         step_ms=step_ms,
         gpu_ms=gpu_busy_ps / step_count / 1e9 if step_count and model.gpus else None,
     )
+
+
+@dataclass(frozen=True)
+class HostInflation:
+    """The profiler's own part of a window's host time: `work_share`, its share of the host's work, and
+    `critical_ms`, its time on the step's critical path (where the GPU idled while the host worked)."""
+
+    window_ms: float
+    work_share: float
+    critical_ms: float
+
+    @property
+    def unprofiled_window_ms(self):
+        return self.window_ms - self.critical_ms
+
+    def as_unprofiled(self, recoverable_ms, host_side):
+        """The time to recover over the profiled window that gives the unprofiled program's ratio: a host-side
+        claim keeps only its share that is the program's own work, and every claim is set against the window
+        without the profiler's time: window / (window - result) = unprofiled window / (it - claim)."""
+        base = self.unprofiled_window_ms
+        kept = recoverable_ms * (1.0 - self.work_share) if host_side else recoverable_ms
+        if base <= 0 or kept <= 0:
+            return 0.0
+        return min(self.window_ms, kept * self.window_ms / base)
+
+    def as_profiled(self, work_ms, host_side):
+        """Work left in the unprofiled program (the GPU's, or the host's when `host_side`), on the profiled
+        window's scale: a floor that as_unprofiled claims are held at."""
+        base = self.unprofiled_window_ms
+        if base <= 0:
+            return work_ms
+        return work_ms * (1.0 - self.work_share if host_side else 1.0) * self.window_ms / base
+
+
+def host_inflation(model, window_ms, host_work_ms, host_critical_ms, untraced_ms=0.0):
+    """HostInflation of a window whose host did `host_work_ms` of traced work, `host_critical_ms` of it with the
+    GPU idle, and `untraced_ms` with the GPU idle and no host event (the profiler's time between ops is in no
+    event), when the profiler recorded options that cost host time per op (PROFILER_HOST_US_PER_OP); None
+    without such options, recorded ops or host time."""
+    host_ms = host_work_ms + untraced_ms
+    if not model.profiler_options or not model.profiled_ops or host_ms <= 0 or window_ms <= 0:
+        return None
+    share = min(1.0, model.profiled_ops * PROFILER_HOST_US_PER_OP / 1000.0 / host_ms)
+    critical = min(share * (host_critical_ms + untraced_ms), window_ms)
+    if critical <= 0:
+        return None
+    return HostInflation(window_ms=window_ms, work_share=share, critical_ms=critical)

@@ -5,7 +5,9 @@ from functools import cached_property
 import numpy as np
 
 from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS
+from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
 from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
+from tb_gpu_advisor.analysis.launch_queue import queue_full_launches
 from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.unfused_attention import attention_kernel_mask
@@ -117,6 +119,15 @@ class Context:
         if len(spans) == 0 or len(self.window) == 0:
             return 0
         return int(intervals.covered_ps(spans, self.window.start_ps, self.window.end_ps).sum())
+
+    @cached_property
+    def host_work_ms(self):
+        """The host's own work over the window, in ms: host events less the spans blocked on the device
+        (analysis.host_wait_spans, full launch queues included) and the input waits. What a step loop must still
+        do once a wait in it is gone."""
+        waits = host_wait_spans(self.model, queue_full_launches(self.model))
+        work = intervals.subtract(intervals.subtract(self.host.busy, waits), self.host.input_waits)
+        return ms(self.in_window_ps(work))
 
     # --- GPUs ----------------------------------------------------------------------------------------------
     @cached_property

@@ -85,7 +85,8 @@ def with_diagnosis(report, diagnosis):
             "speedup_kind": combined.kind,
             "finding_ids": list(combined.counted),
             "shared_ids": list(combined.shared),
-            "capped_by_gpu_work": combined.capped_ms is not None,
+            "capped_by_gpu_work": combined.capped_by == "gpu_work",
+            "capped_by": combined.capped_by,
         }
     )
     # Host batch preparation on the step thread is input time that no IteratorGetNext wait shows: the header

@@ -353,8 +353,10 @@ export const VOCABULARY = Object.freeze({
     },
     "whatIf": {
       "rank_at_median": "if rank {rank} matched the median rank",
+      "ranks_at_median": "if ranks {ranks} matched the median rank",
       "collectives_overlapped": "if the collectives on the critical path overlapped with compute",
       "collectives_at_link_peak": "if the collectives reached the link's peak"
-    }
+    },
+    "asLate": "Ranks {ranks} arrive as late in most steps: they hold the others back as much."
   }
 });

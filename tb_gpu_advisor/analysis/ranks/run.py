@@ -94,7 +94,7 @@ def analyze_ranks(profiles):
     paths = critical_paths(alignment, splits)
     straggler = find_straggler(alignment, splits, rows, profiles)
     what_ifs = (
-        rank_at_median(alignment, splits, straggler.position),
+        rank_at_median(alignment, splits, straggler.position, straggler.tied),
         collectives_overlapped(alignment, paths, rows),
         collectives_at_link_peak(alignment, paths, group, link_gbps),
     )

@@ -77,8 +77,7 @@ which halves bandwidth and makes them synchronous, so they cannot overlap comput
                 (
                     "pytorch:no_dataloader",
                     Idiom(
-                        fix_summary="Keep unchanging tensors on the GPU; pin the others once (.pin_memory()) and copy "
-                        "with non_blocking=True.",
+                        fix_summary="Keep unchanging tensors on the GPU; pin the rest once (.pin_memory()), copy non_blocking=True.",
                         fix="""\
 These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
 at a fraction of the link's rate, and the copy blocks the host. No DataLoader runs in this trace: the copied
