@@ -375,7 +375,11 @@ def test_the_screenshots_in_docs(browser, views):  # noqa: F811
     try:
         shots = (
             ("gpu_advisor_tab", lambda: tab.show(runs["input_bound"])),
-            ("gpu_advisor_tab_pytorch", lambda: tab.show("ddp", "rank1")),
+            # rank 1 of the two: its verdict (the run-level ranks card above it is views/ranks.js's)
+            (
+                "gpu_advisor_tab_pytorch",
+                lambda: (tab.show("ddp", "rank1"), tab.frame.eval_on_selector("#summary", "e => e.scrollIntoView()")),
+            ),
             (
                 "gpu_advisor_tab_compare",
                 lambda: (tab.show(runs["input_bound"]), tab.compare(runs["input_bound_fixed"])),
