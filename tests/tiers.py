@@ -40,6 +40,9 @@ TIER_MODULES = {
         "tests/test_fuzz.py",
     ],
     "perf": [],  # side-by-side benchmarks against a committed baseline ratio (single tests below)
+    "package": [  # pip builds the wheel
+        "tests/test_wheel.py",
+    ],
 }
 
 # tier -> single tests in otherwise fast modules ("module.py::test_name").

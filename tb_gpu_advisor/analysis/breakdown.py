@@ -16,6 +16,8 @@ the launch calls that are not waits, `host` the host's other traced work. A wait
 that the host is slow: rules that read the host's share read `host` and `launch`, never `host_wait`.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +28,14 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.collective_names import runs_on_a_backend_thread
 from tb_gpu_advisor.model.host import XLA_CPU_TAG
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import DeviceActivity
+    from tb_gpu_advisor.model.trace import Intervals
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 BREAKDOWN_CATEGORIES = (
     "compute_16bit",
@@ -52,22 +62,22 @@ class Breakdown:
     window_ps: np.ndarray  # one per window
     category_ps: dict  # category -> np.ndarray, one per window
     gpu_busy_ps: np.ndarray  # one per window: time at least one GPU is busy
-    loader_wait_ps: np.ndarray = None  # one per window: the part of input_wait spent blocked on loader threads
+    loader_wait_ps: np.ndarray | None = None  # one per window: the part of input_wait spent blocked on loader threads
 
     @property
-    def pipeline_wait_ps(self):
+    def pipeline_wait_ps(self) -> np.ndarray:
         """Per window, input_wait without the loader-thread waits: tf.data's IteratorGetNext or the DataLoader."""
         loader = self.loader_wait_ps if self.loader_wait_ps is not None else 0
         return self.category_ps["input_wait"] - loader
 
 
-def compute_mask(activity):
+def compute_mask(activity: DeviceActivity) -> np.ndarray:
     """Boolean mask over a GPU's activity: compute, i.e. kernels and CUDA graphs other than NCCL collectives."""
     nccl = np.array([is_nccl(n) for n in activity.names] + [False], dtype=bool)[activity.name_id]
     return np.isin(activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH)) & ~nccl
 
 
-def compute_busy(model):
+def compute_busy(model: TraceModel) -> Intervals:
     """Intervals when any GPU computes (compute_mask)."""
     parts = [
         intervals.union(gpu.activity.start_ps[mask], gpu.activity.end_ps[mask])

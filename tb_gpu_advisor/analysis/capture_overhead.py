@@ -1,9 +1,17 @@
 """How far the capture itself distorts host time: the PyTorch profiler's recording options (shapes, stacks, memory,
 FLOPs) cost host time per recorded op, so host-side times read longer than in the unprofiled program."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from tb_gpu_advisor.vocabulary import counted
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 # What each recording option records, as the note names it.
 _RECORDS = {
@@ -39,7 +47,7 @@ class CaptureOverhead:
             return None
         return self.ops_per_step * PROFILER_HOST_US_PER_OP / 1000.0
 
-    def note(self):
+    def note(self) -> str | None:
         """One paragraph on what the options cost and how to capture leaner; None when none is on or their
         estimated cost is not a material share of the step."""
         if not self.options:
@@ -85,7 +93,7 @@ class CaptureOverhead:
         )
 
 
-def capture_overhead(model, step_count, step_ms, gpu_busy_ps):
+def capture_overhead(model: TraceModel, step_count: int, step_ms: float | None, gpu_busy_ps: int) -> CaptureOverhead:
     """CaptureOverhead of a trace; `gpu_busy_ps`: the GPU-busy time summed over the steps (analysis.breakdown)."""
     return CaptureOverhead(
         options=tuple(model.profiler_options),

@@ -2,6 +2,8 @@
 step reads, the leading dimension of the data inputs of the compiled JAX step program, or the rows PyTorch's loss
 operator scores (its input and target `Input Dims`); global or per device."""
 
+from __future__ import annotations
+
 import bisect
 import re
 from dataclasses import dataclass
@@ -9,6 +11,12 @@ from dataclasses import dataclass
 from tb_gpu_advisor.analysis.unused_gpus import replica_count
 from tb_gpu_advisor.readers.hlo.signature import entry_signature
 from tb_gpu_advisor.vocabulary import listed
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 GLOBAL = "global"
 PER_DEVICE = "per_device"
@@ -46,15 +54,17 @@ class ExamplesPerStep:
     reason: str | None  # why `examples` is None, or why it is only per device
 
     @property
-    def global_batch(self):
+    def global_batch(self) -> int | None:
         return self.examples if self.scope == GLOBAL else None
 
 
-def unknown(reason):
+def unknown(reason: str) -> ExamplesPerStep:
     return ExamplesPerStep(None, None, None, reason)
 
 
-def examples_per_step(model, strategy, steps, active_gpus):
+def examples_per_step(
+    model: TraceModel, strategy: str | None, steps: tuple, active_gpus: tuple[int, ...]
+) -> ExamplesPerStep:
     """The ExamplesPerStep of a host's trace; pure. `strategy`: what shows a tf.distribute strategy (or None);
     `steps`: the steps found (with start_ps, end_ps); `active_gpus`: the GPUs that ran the steps."""
     host = model.host_activity

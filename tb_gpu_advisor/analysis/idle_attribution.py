@@ -28,6 +28,8 @@ Only the first three causes exist when the host queued the work in time; `launch
 launch call itself, never a call blocked on a full queue before the gap (the GPU was busy then).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +39,13 @@ from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import Intervals
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 IDLE_CAUSES = (
     "device_wait",
@@ -71,16 +80,16 @@ class GpuIdle:
     name: str
     spans: dict
     gap_count: int
-    device_wait_work: dict = None
+    device_wait_work: dict | None = None
 
-    def cause_ps(self, starts, ends):
+    def cause_ps(self, starts: list[int] | np.ndarray, ends: list[int] | np.ndarray) -> dict[str, np.ndarray]:
         """{cause: np.ndarray of ps per window [starts[i], ends[i])}."""
         return {cause: intervals.covered_ps(self.spans[cause], starts, ends) for cause in IDLE_CAUSES}
 
 
 @dataclass(frozen=True)
 class IdleAttribution:
-    """GpuIdle per GPU with activity, in model.gpus order."""
+    """GpuIdle per GPU that ran a kernel or graph, in model.gpus order."""
 
     gpus: tuple
 
@@ -88,8 +97,13 @@ class IdleAttribution:
         return next((gpu for gpu in self.gpus if gpu.ordinal == ordinal), None)
 
 
-def attribute_idle(model, input_waits=intervals.EMPTY, waits=None, input_prep=intervals.EMPTY):
-    """IdleAttribution of every GPU with activity. `input_waits`: extra input-wait intervals (the step thread
+def attribute_idle(
+    model: TraceModel,
+    input_waits: Intervals = intervals.EMPTY,
+    waits: Intervals | None = None,
+    input_prep: Intervals = intervals.EMPTY,
+) -> IdleAttribution:
+    """IdleAttribution of every GPU that ran a kernel or graph. `input_waits`: extra input-wait intervals (the step thread
     blocked on its loaders) beside the trace's own input waits; `waits`: the host's waits on the device
     (analysis.host_wait_spans; without queue-full launches when not given); `input_prep`: the step thread
     building its batch (analysis.batch_prep)."""
@@ -98,7 +112,9 @@ def attribute_idle(model, input_waits=intervals.EMPTY, waits=None, input_prep=in
     inputs = (intervals.union_all(host.input_waits, input_waits), input_prep)
     found = []
     for gpu in model.gpus:
-        if len(gpu.activity):
+        # A GPU that ran no kernel (a few copies at most) did no work to be late for: the host's launches and
+        # input were for the others.
+        if np.isin(gpu.activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH)).any():
             found.append(_gpu_idle(gpu, host, waits, inputs))
     return IdleAttribution(gpus=tuple(found))
 
@@ -114,7 +130,7 @@ def _gpu_idle(gpu, host, waits, inputs):
     gap_start, gap_end = gap_start[keep], gap_end[keep]
     spans = {cause: ([], []) for cause in IDLE_CAUSES}
 
-    def add(cause, starts, ends):
+    def add(cause: str, starts: np.ndarray, ends: np.ndarray) -> None:
         spans[cause][0].append(starts)
         spans[cause][1].append(ends)
 

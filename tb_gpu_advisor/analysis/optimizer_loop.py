@@ -2,11 +2,19 @@
 they come from a per-tensor loop (one small `aten::add_`/`mul_`/`addcmul_`... per parameter) or from foreach /
 fused implementations (`aten::_foreach_*`, `aten::_fused_adam*`, `multi_tensor_apply` kernels)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 OPTIMIZER_STEP_TAG = "optimizer_step"
 OPTIMIZER_STEP_PREFIX = "Optimizer.step#"
@@ -57,7 +65,7 @@ class OptimizerLoop:
         return self.classes[0] if len(self.classes) == 1 else None
 
     @property
-    def kernels_per_step(self):
+    def kernels_per_step(self) -> float:
         return self.kernels / self.steps if self.steps else 0.0
 
 
@@ -75,7 +83,7 @@ def optimizer_classes(names):
     return tuple(sorted(cls for cls in found if cls.isidentifier()))
 
 
-def optimizer_loop(model):
+def optimizer_loop(model: TraceModel) -> OptimizerLoop | None:
     """OptimizerLoop of a trace with `Optimizer.step#` annotations, else None."""
     host = model.host_activity
     spans = host.tagged.get(OPTIMIZER_STEP_TAG)

@@ -1,5 +1,7 @@
 """Runs every rule family over a host's model and analyses and returns the ranked findings and the verdict."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.analysis.capture_overhead import host_inflation
@@ -14,6 +16,16 @@ from tb_gpu_advisor.report.units import speedup_phrase
 from tb_gpu_advisor.findings import pytorch_fixes  # noqa: F401 (registers PyTorch's wording of the findings)
 from tb_gpu_advisor.whatif.combined import CAPPED_BY, DEVICE_POOLS, HOST_POOLS, Claim, combine
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.confidence import Confidence
+    from tb_gpu_advisor.analysis.host_analysis import HostAnalysis
+    from tb_gpu_advisor.findings.finding import Finding
+    from tb_gpu_advisor.model.trace import TraceModel
+    from tb_gpu_advisor.whatif.combined import Combined
+
+
 # The findings whose fixes the combined estimate applies together: the first few of high or medium severity
 # that name a bottleneck (batch-size advice and step-time notes are not a fix of lost time).
 COMBINED_TOP = 5
@@ -27,7 +39,7 @@ class Diagnosis:
     combined: object = None  # whatif.combined.Combined of the top findings, or None
 
 
-def diagnose(model, analysis):
+def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
     """Diagnosis of one host from its model and HostAnalysis: every rule, ranked by severity
     then estimated speedup, and the verdict. With the trace's confidence low, no finding is high and the verdict
     says the trace is not enough."""
@@ -78,7 +90,9 @@ def diagnose(model, analysis):
     return Diagnosis(verdict=verdict, findings=findings, errors=tuple(errors), combined=combined)
 
 
-def combined_estimate(findings, window_ms, device_busy_ms=None, host_work_ms=None):
+def combined_estimate(
+    findings: tuple, window_ms: float, device_busy_ms: float | None = None, host_work_ms: float | None = None
+) -> Combined | None:
     """whatif.combined.Combined of the top high and medium findings with time to recover, or None; never a step
     shorter than the busiest GPU's own work (`device_busy_ms` over the window) that the fixes leave, nor, where a
     fix only removes a wait, than the host's own work (`host_work_ms`) that they leave."""
@@ -152,14 +166,14 @@ _MOSTLY_WARMUP = ("only warm-up steps", "mostly warm-up")
 _NO_SPEEDUP_TO_RECAPTURE = "none: the fix is to recapture after warm-up; this time includes first-use setup"
 
 
-def mostly_warmup(confidence):
+def mostly_warmup(confidence: Confidence) -> bool:
     """Whether the captured time is mostly warm-up: every step (or the activity) is, or the one step holds it."""
     labels = set(confidence.labels)
     one_step = bool(labels & {"1 complete step", "1 step"})
     return bool(labels & set(_MOSTLY_WARMUP)) or ("warm-up in the steps" in labels and one_step)
 
 
-def without_recapture_speedup(finding):
+def without_recapture_speedup(finding: Finding) -> Finding:
     """A finding whose fix is to recapture after warm-up claims no speedup (its time is setup, not the step's)."""
     if finding.condition != "warmup":
         return finding

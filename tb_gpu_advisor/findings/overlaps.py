@@ -6,6 +6,8 @@ findings overlap when they draw from a common pool. The idle after a read back o
 launches again, so it holds host work and launch calls: those findings draw on both.
 """
 
+from __future__ import annotations
+
 from dataclasses import replace
 
 POOLS = {
@@ -67,7 +69,7 @@ POOLS = {
 WAIT_FIXES = frozenset({"transfer.d2h_sync_in_step", "sync.host_syncs_in_step"})
 
 
-def with_overlaps(findings):
+def with_overlaps(findings: tuple) -> tuple:
     """The findings, each with `overlaps_with` = the ids of the others (in the given order) sharing a pool."""
     pools = {f.id: POOLS.get(f.id, set()) if f.recoverable_ms > 0 else set() for f in findings}
     return tuple(

@@ -3,6 +3,8 @@ copies, JAX's and PjRt's waits for a result, TensorFlow's waits on a stream. The
 evidence about what was waited on, never host work.
 """
 
+from __future__ import annotations
+
 import re
 
 # Runtime and driver API calls (Kineto `cuda_runtime`/`cuda_driver` events, XPlane driver-API events): the
@@ -31,7 +33,7 @@ _FRAMEWORK_WAITS = (
 )
 
 
-def is_device_wait(name):
+def is_device_wait(name: str) -> bool:
     """True for a host event that blocks its thread on the device (module docstring)."""
     if _API_WAIT.match(name):
         return True
@@ -45,6 +47,6 @@ def is_device_wait(name):
 _ALLOCATOR = re.compile(r"^(cuda|hip)(Free|Malloc)(Host|Managed|Pitch|Async)?$|^cuMem(Free|Alloc)(Host|Async)?(_v2)?$")
 
 
-def is_allocator_call(name):
+def is_allocator_call(name: str) -> bool:
     """True for a CUDA/HIP runtime or driver call that allocates or frees device (or pinned host) memory."""
     return bool(_ALLOCATOR.match(name))

@@ -1,5 +1,7 @@
 """The Configuration section of a host: how the job ran, as the trace shows it (text, markdown and HTML)."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.vocabulary import BATCH_SCOPE_LABELS, NBSP, NO_MATMUL_PRECISION, NOT_IN_TRACE, counted, listed
 
@@ -21,7 +23,7 @@ VERSION_LABELS = {
 POOLS_LISTED = 10
 
 
-def configuration_rows(config):
+def configuration_rows(config: dict) -> tuple[tuple[str, str], ...]:
     """(setting, value) rows of a report's `configuration`; every row says what the trace does not record."""
     versions = config["versions"]
     gpu = config["gpu"]
@@ -86,7 +88,7 @@ def configuration_rows(config):
     return tuple((label, str(value)) for label, value in rows)
 
 
-def gpu_without_model(arch):
+def gpu_without_model(arch: str) -> str:
     """A GPU whose trace names no model: its vendor and architecture where the trace gives them."""
     if arch and arch.startswith("gfx"):
         return f"AMD {arch} (model not in the trace)"
@@ -95,7 +97,7 @@ def gpu_without_model(arch):
     return "GPU (model not in the trace)"
 
 
-def batch_text(config):
+def batch_text(config: dict) -> str:
     """The global batch row: the number and where it comes from; the per-device batch, or why it is unknown."""
     examples = config.get("examples_per_step") or {}
     if config["global_batch"]:

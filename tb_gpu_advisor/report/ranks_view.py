@@ -70,7 +70,7 @@ def ranks_view(run):
 def _rank(info, cells, held):
     means = {key: round(statistics.mean(getattr(c, key) for c in cells), 6) if cells else None for key in _ROW_KEYS}
     return {
-        "rank": info.rank,
+        "rank": info.rank if info.rank is not None else info.host,
         "host": info.host,
         "device": info.device,
         "steps": info.steps,

@@ -1,5 +1,7 @@
 """Turns a HostReport dict into titled sections of lines and tables, shared by the text and markdown renderers."""
 
+from __future__ import annotations
+
 import itertools
 from dataclasses import dataclass
 
@@ -26,6 +28,8 @@ from tb_gpu_advisor.vocabulary import (
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 37  # characters of a kernel name in the text table
 STEPS_LISTED = 10
+# How the Steps line names a step left out of the step statistics (summary.steps_left_out[].reason).
+LEFT_OUT_WORDS = {"cut": "cut by the capture:", "warm-up": "warm-up:"}
 # How the Time line's 16-bit/32-bit split is read (analysis.kernel_names.kernel_precision): a comparison writes
 # bool, so it counts by the type it compares (as XProf counts it, docs/report.md).
 PRECISION_BASIS = "16-bit/32-bit by the float type a kernel writes, or compares"
@@ -46,7 +50,7 @@ class Section:
     terminal_hint: str | None = None  # a last line for the text report only
 
 
-def host_sections(report):
+def host_sections(report: dict) -> list[Section]:
     """Sections of one host, in reading order: verdict and findings first."""
     sections = [_summary(report)]
     findings = _findings(report)
@@ -103,7 +107,7 @@ def _collectives(report):
     )
 
 
-def issued_by_text(row):
+def issued_by_text(row: dict) -> str:
     """The op that issued a collectives row's calls (the most frequent), "kernel name" where only the kernel's
     name told the kind, "-" where nothing did."""
     if row.get("issued_by"):
@@ -183,7 +187,14 @@ def _summary(report):
         mean, median, stdev = units.durations_ms(st["mean"], st["median"], st["stdev"])
         spread = f", stdev {stdev}" if st["stdev"] is not None else ""
         timed = ", timed on the device" if s.get("step_timing") == "device" and s["step_source"] != "device" else ""
-        lines.append(f"Steps: {st['count']} ({s['step_source']} markers{timed})   mean {mean}, median {median}{spread}")
+        left = s.get("steps_left_out") or []
+        gone = "".join(
+            f"; {LEFT_OUT_WORDS[step['reason']]} {step['name']} ({units.duration_ms(step['time_ms'])}) left out"
+            for step in left
+        )
+        lines.append(
+            f"Steps: {st['count']} ({s['step_source']} markers{timed}{gone})   mean {mean}, median {median}{spread}"
+        )
     else:
         lines.append(f"Steps: none found; measured over {units.duration_ms(s['analysis_window_ms'])} of activity")
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]
@@ -219,7 +230,7 @@ def idle_lines(idle):
     return lines
 
 
-def confidence_lines(summary):
+def confidence_lines(summary: dict) -> list[str]:
     """`Confidence: low (framework: tensorflow)` and each reason as an indented line; none for older reports."""
     confidence = summary.get("confidence")
     if not isinstance(confidence, dict) or not confidence.get("level"):
@@ -287,7 +298,7 @@ def _steps(report):
     return Section(title, table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)))
 
 
-def corrected_why(d):
+def corrected_why(d: dict) -> str:
     """Why the HBM roof differs from the trace's figure, in a few words."""
     if (d.get("peak_gbps_source") or "").startswith("published"):
         return "the published figure for this model"
@@ -471,7 +482,7 @@ def _kernels(report):
     )
 
 
-def lost_time_us(kernel):
+def lost_time_us(kernel: dict) -> float | None:
     """Kernel time not spent at the roof that binds: total x (1 - peak share); None if the share is unknown."""
     if kernel.get("peak_pct") is None or kernel.get("total_us") is None:
         return None

@@ -271,3 +271,11 @@ def test_after_a_sync_the_host_waiting_for_its_input_is_input():
     tf.data pipeline while the GPU idles: the idle is the input's, not the sync's."""
     (gpu,) = _demo("input_bound")["idle_attribution"]["gpus"]
     assert gpu["cause_pct"]["input"] > 71.5 and gpu["cause_pct"]["host_wait"] < 0.1
+
+
+def test_a_gpu_without_kernels_gets_no_idle_attribution(v100_trace):
+    """The V100 worker ran kernels on GPU:4 and GPU:6; GPU:1 ran 19 copies and no kernel: the host's launches and
+    input were for the others, so GPU:1 has no idle causes to give."""
+    report = host_report(load_model(str(v100_trace)))
+    assert [gpu["device"] for gpu in report["idle_attribution"]["gpus"]] == ["/device:GPU:4", "/device:GPU:6"]
+    assert next(d for d in report["devices"] if d["name"] == "/device:GPU:1")["memcpy_count"] == 19

@@ -49,7 +49,7 @@ def test_text_report_leads_with_the_verdict_and_findings_in_80_columns(tmp_path)
     lines = out.getvalue().splitlines()
     assert lines[0] == "worker0"
     assert lines[2].startswith("Verdict: Input-bound: the GPU waits for input 50% of each step. Fixing")
-    assert lines[3] == "  #1, #2 together: up to 2.00× faster (held at the step without the input wait:"
+    assert lines[3] == "  #1, #2 together: up to 2.00× faster (bound #1; model #2; held at the step"
     assert lines.index("Findings") < lines.index("Steps")
     assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00×)"
     assert max(len(line) for line in lines) <= 80
@@ -71,14 +71,14 @@ def test_combined_estimate_adds_time_from_different_pools_once_but_not_past_the_
     assert report["summary"]["combined_estimate"] == {
         "estimated_speedup": 2.0,
         "speedup_kind": "bound",
-        "finding_ids": ["input.gpu_waits_for_input", "fusion.elementwise_kernels"],
+        "finding_ids": ["fusion.elementwise_kernels", "input.gpu_waits_for_input"],
         "shared_ids": [],
         "capped_by_gpu_work": False,
         "capped_by": "loader_pace",
     }
     assert report["summary"]["verdict"].endswith(
-        "Fixing findings #1, #2 together: up to 2.00× faster (held at the step without the input wait: a shorter "
-        "one needs the loader's workers to keep up with it, which this trace cannot show)."
+        "Fixing findings #1, #2 together: up to 2.00× faster (bound #1; model #2; held at the step without the "
+        "input wait: a shorter one needs the loader's workers to keep up with it, which this trace cannot show)."
     )
 
 

@@ -1,5 +1,7 @@
 """Batch findings: a GPU underused by small kernels, which a larger batch would fill."""
 
+from __future__ import annotations
+
 from dataclasses import replace
 
 import numpy as np
@@ -21,6 +23,13 @@ from tb_gpu_advisor.findings.thresholds import (
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import size_bytes
 from tb_gpu_advisor.vocabulary import TIMES
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+    from tb_gpu_advisor.findings.finding import Finding
+
 
 ENTRIES = register(
     "batch",
@@ -90,7 +99,7 @@ If memory is the limit, combine with torch.autocast (halves activation memory). 
 )
 
 
-def gpu_underused(ctx):
+def gpu_underused(ctx: Context) -> Finding | None:
     """GPU busy under half the step with small kernels, and not input-bound (a larger batch would not help)."""
     busy_pct = ctx.analysis.gpu_busy_pct
     if not ctx.has_gpu or busy_pct is None or busy_pct >= BATCH_GPU_BUSY_MAX_PCT:

@@ -1,5 +1,7 @@
 """Fusion findings: many small element-wise kernels that XLA would fuse; attention not fused."""
 
+from __future__ import annotations
+
 from dataclasses import replace
 
 import numpy as np
@@ -20,6 +22,12 @@ from tb_gpu_advisor.findings.thresholds import (
     UNFUSED_ATTENTION_FUSED_ROOF_PCT,
 )
 from tb_gpu_advisor.whatif.fusion import chained, fused
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 ENTRIES = register(
     "fusion",
@@ -107,7 +115,7 @@ reason.""",
 )
 
 
-def elementwise_kernels(ctx):
+def elementwise_kernels(ctx: Context) -> Finding | None:
     """Many element-wise kernels, a large share of kernel time, and no sign of XLA."""
     if not ctx.has_gpu or "jax_version" in ctx.model.environment:
         return None
@@ -222,7 +230,7 @@ def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, 
 _FUSED_ATTENTION_MARKS = ("flash", "fmha", "sdpa", "attention", "attn")
 
 
-def unfused_attention(ctx):
+def unfused_attention(ctx: Context) -> Finding | None:
     """PyTorch attention as batched matmuls around a softmax with no fused attention kernel in the trace. Model:
     those matmuls' FLOPs on a fused kernel at UNFUSED_ATTENTION_FUSED_ROOF_PCT of the matrix roof replace every
     kernel of the attention (analysis.unfused_attention: the matmuls, softmax, scaling, masking, dropout and

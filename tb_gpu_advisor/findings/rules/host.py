@@ -1,6 +1,8 @@
 """Host findings: host work while the GPU idles, eager ops, retracing, Python functions, GC pauses, the
 thread feeding the device blocked on other threads."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
@@ -39,6 +41,12 @@ from tb_gpu_advisor.whatif.dispatch import (
     jit_fused_work_ms,
     kept_with_fused_ms,
 )
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 FEEDER_STEPS_LISTED = 100  # host.feeder_blocked's pointers.per_step_ms: the first steps only
 
@@ -409,7 +417,7 @@ def _top_host_ops(ctx, limit_count=HOST_OPS_LISTED):
     return op_rows((step + others)[:limit_count])
 
 
-def gpu_idle_host_busy(ctx):
+def gpu_idle_host_busy(ctx: Context) -> Finding | None:
     """Every GPU idles while host threads run (not input wait, not launch calls): XProf's "All Others"."""
     if not ctx.has_gpu or not ctx.model.has_host_plane:
         return None
@@ -557,7 +565,7 @@ def _compiled_work(ctx, is_jax):
 _KEPT_IDLE = ("host_wait", "input", "input_prep", "device_wait")
 
 
-def eager_execution(ctx):
+def eager_execution(ctx: Context) -> Finding | None:
     """Individual ops dispatched one by one, many per step, taking >10% of the time: TensorFlow's eager ops
     (`EagerLocalExecute: <Op>`) or JAX's jnp ops outside jit (a PjRt execution per op). The estimate compiles
     the step (whatif.dispatch.compiled_step)."""
@@ -730,7 +738,7 @@ def retracing(ctx):
     )
 
 
-def python_function(ctx):
+def python_function(ctx: Context) -> Finding | None:
     """tf.py_function / tf.numpy_function calls; with tf.data they pace the pipeline the step waits on."""
     ops = ctx.host_ops(lambda name: _op_type(name) in _PY_FUNCTION_TYPES)
     if not ops:
@@ -741,6 +749,9 @@ def python_function(ctx):
     # Run by a tf.data thread, the calls overlap the step except while it waits for input: removing them gains at
     # most that wait.
     in_tf_data = len(ctx.host.tagged.get(TF_DATA_PY_FUNCTION_TAG, intervals.EMPTY)) > 0
+    calls = ctx.analysis.py_function_calls
+    computes = calls is not None and calls.serialized is True
+    unsized = in_tf_data and not computes
     if in_tf_data:
         recoverable = min(total_ms, waiting)
     elif ctx.has_gpu:
@@ -751,6 +762,10 @@ def python_function(ctx):
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT)
     if severity is None:
         return None
+    if unsized:
+        # The trace does not show inside a PyFunc: a function that waits (I/O, sleep) is not sped up by TensorFlow
+        # ops, one that computes is; the wait it paces is not work that goes away.
+        severity, recoverable = min(severity, "medium", key=("low", "medium", "high").index), 0.0
     per_step = count / ctx.step_count if ctx.step_count else None
     wait_note = (
         f"the step waits for input {ctx.share_pct(waiting):.1f}% of the time"
@@ -783,6 +798,15 @@ def python_function(ctx):
                 "map_threads_busy_cores": ctx.pipeline.map_concurrency,
                 "input_wait_ms": round(waiting, 3),
                 "py_function_in_tf_data": in_tf_data,
+                **(
+                    {}
+                    if calls is None
+                    else {
+                        "py_function_alone_ms": calls.alone_ms,
+                        "py_function_overlapped_ms": calls.overlapped_ms,
+                        "py_function_overlapped_in_flight": calls.overlapped_in_flight,
+                    }
+                ),
                 "recoverable_pct": share,
             },
             ladder("recoverable_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT),
@@ -791,10 +815,19 @@ def python_function(ctx):
         recoverable_ms=recoverable,
         window_ms=ctx.window_ms,
         speedup_basis=(
-            "upper bound: the Python calls removed (replaced by TensorFlow ops or precomputed); they run in tf.data, "
-            "overlapped with the step, so at most the input wait goes"
-            if in_tf_data
-            else "upper bound: the input wait (or host time) the Python calls account for removed"
+            f"none: the input wait they pace ({ctx.share_pct(min(total_ms, waiting)):.1f}% of the step) is not "
+            "their work: what TensorFlow ops in their place gain depends on what the function does, which the trace "
+            "does not show inside a Python call (a function that waits on I/O or sleeps gains from parallel calls, "
+            "one that computes under the GIL from TensorFlow ops)"
+            if unsized
+            else (
+                "upper bound: the Python calls removed (replaced by TensorFlow ops or precomputed); they run in "
+                f"tf.data, overlapped with the step, so at most the input wait goes; they compute under the GIL "
+                f"(a call lasts {calls.alone_ms:.2f} ms alone, {calls.overlapped_ms:.2f} ms with "
+                f"{calls.overlapped_in_flight:.2f} in flight)"
+                if in_tf_data
+                else "upper bound: the input wait (or host time) the Python calls account for removed"
+            )
         ),
     )
     # The fix replaces the Python function with TensorFlow ops or precomputes it: the calls leave the critical path,

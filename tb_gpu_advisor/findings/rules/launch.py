@@ -1,5 +1,7 @@
 """Launch findings: the GPU starved by kernel launches, and kernels too short to hide them."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.launch import pair_launches
@@ -27,6 +29,12 @@ from tb_gpu_advisor.findings.thresholds import (
 )
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 # Launch time measured during warm-up is mostly first-use setup; the framework-specific fix comes after.
 WARMUP_IDIOM = Idiom(
@@ -255,7 +263,7 @@ def _kernels_text(ctx):
     return ctx.count_text(launch.kernel_count, "kernel")
 
 
-def gpu_starved_by_launches(ctx):
+def gpu_starved_by_launches(ctx: Context) -> Finding | None:
     """Time the GPUs idle waiting for the launch call of the kernel that ends the gap (analysis.idle_attribution:
     the call was running, or started, after the GPU went idle); copies, syncs and blocked calls are not launches."""
     if not ctx.has_gpu or not ctx.model.has_host_plane:
@@ -318,7 +326,7 @@ def _short_gaps(ctx, gpu):
     return int(lengths.sum()), int(len(lengths)), int(np.median(lengths)) if len(lengths) else 0
 
 
-def tiny_kernels(ctx):
+def tiny_kernels(ctx: Context) -> Finding | None:
     """Most kernels run shorter than their launch call and the GPU works in bursts with short gaps. Kernels replayed
     from a graph have no launch call of their own: not when graphs replay most of the work, and never counted."""
     busy_pct = ctx.analysis.gpu_busy_pct
@@ -393,7 +401,7 @@ def tiny_kernels(ctx):
     )
 
 
-def per_tensor_optimizer(ctx):
+def per_tensor_optimizer(ctx: Context) -> Finding | None:
     """PyTorch optimizer steps that launch many kernels, nearly all from per-parameter element-wise ops, with no
     foreach/fused implementation in the trace. Bound: the optimizer's host time shrinks to its kernels' device
     time (one fused launch per group does the same memory traffic)."""

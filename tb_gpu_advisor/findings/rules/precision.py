@@ -1,5 +1,7 @@
 """Precision findings: FP32 matrix multiplies on GPUs with Tensor Cores."""
 
+from __future__ import annotations
+
 from dataclasses import replace
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
@@ -20,6 +22,13 @@ from tb_gpu_advisor.findings.thresholds import (
 )
 from tb_gpu_advisor.whatif.precision import MatmulKernel, mixed_precision
 from tb_gpu_advisor.whatif.precision import tf32 as whatif_tf32
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+    from tb_gpu_advisor.findings.finding import Finding
+
 
 ENTRIES = register(
     "precision",
@@ -155,14 +164,14 @@ dimensions multiples of 8.""",
 )
 
 
-def fp32_matmul(ctx):
+def fp32_matmul(ctx: Context) -> Finding | None:
     """32-bit matrix math without Tensor Cores on a GPU that has them."""
     cc = ctx.compute_capability
     if not ctx.has_gpu or cc is None or cc < TENSOR_CORE_MIN_CC:
         return None
     eligible = {row.name for row in ctx.analysis.kernels if row.tensor_core_eligible and not row.uses_tensor_cores}
 
-    def is_target(name):
+    def is_target(name: str) -> bool:
         return is_fp32_matmul(name) or (name in eligible and not is_low_precision(name))
 
     ordinal, fp32_ps = busiest_gpu(ctx.kernel_ps_by_gpu(is_target))

@@ -107,7 +107,7 @@ function slowestLines(view) {
   }
   const excess = Object.entries(slow.excess_ms_per_step).map(([key, ms]) => `${key} ${signed(ms, formatMs)}`).join(', ');
   return [
-    h('p', {'data-testid': 'rank-slowest'}, h('strong', {}, `Slowest rank: ${slow.rank} (${slow.host})`),
+    h('p', {'data-testid': 'rank-slowest'}, h('strong', {}, `Slowest rank: ${slow.rank === slow.host ? slow.rank : `${slow.rank} (${slow.host})`}`),
       `, last to arrive in ${slow.late_steps} of ${slow.steps} steps; the others wait ` +
       `${formatMs(slow.held_others_ms_per_step)} per step for it.`),
     slow.as_late?.length ? h('p', {'data-testid': 'rank-as-late'}, WORDS.asLate.replace('{ranks}',
