@@ -28,7 +28,8 @@ setup(
         # playwright drives the system chromium in the browser test (never `playwright install`).
         # holistictraceanalysis: HTA, the reference our Kineto figures are checked against.
         # jsonschema validates every output against tb_gpu_advisor/schema; mcp drives `tb-gpu-advisor mcp`;
-        # ruff lints the repository (ruff.toml, tests/test_lint.py); pytest-xdist runs plain `pytest` on every core.
+        # ruff lints the repository (ruff.toml, tests/test_lint.py); mypy checks the core packages (mypy.ini,
+        # tests/test_mypy.py); pytest-xdist runs plain `pytest` on every core.
         "test": [
             "pytest>=7",
             "pytest-xdist>=3",
@@ -41,6 +42,7 @@ setup(
             "jsonschema>=4.18",
             "mcp>=2",
             "ruff>=0.5",
+            "mypy>=1.10",
         ],
         # Real PyTorch CPU captures in tests; the exact pin takes the CPU wheel, not a several-GB CUDA build.
         "torch": ["torch==2.13.0"],

@@ -75,12 +75,15 @@ def timeline_for_file(path, max_bytes=None, bins=DEFAULT_BINS):
     return timeline_report(load_host_model(path, max_bytes=max_bytes), bins)
 
 
-def keep_rank_profile(kept):
+def keep_rank_profile(kept, hosts_as_ranks=False):
     """An `on_analysis` callback that appends the RankProfile of a host that is a rank of a distributed job to
-    `kept` (the list it fills)."""
+    `kept` (the list it fills): a trace that names its rank (Kineto's distributedInfo), or, with
+    `hosts_as_ranks` (a run of several hosts), a host whose trace names none but ran collectives (an XPlane of
+    one host of a TensorFlow or JAX job: its hosts are its ranks)."""
 
     def keep(model, analysis):
-        if isinstance(model.environment.get("rank"), int):
+        rank = model.environment.get("rank")
+        if isinstance(rank, int) or (hosts_as_ranks and rank is None and analysis.collectives):
             kept.append(rank_profile(model, analysis))
 
     return keep
@@ -93,11 +96,12 @@ def ranks_report(profiles):
     return finite(ranks_view(analyze_ranks(profiles)))
 
 
-def analyze_host_outcome(host, path, max_bytes=None):
-    """HostOutcome of one file or URL; picklable, so it runs the same in a pool worker or on a Dask worker."""
+def analyze_host_outcome(host, path, max_bytes=None, hosts_as_ranks=False):
+    """HostOutcome of one file or URL; picklable, so it runs the same in a pool worker or on a Dask worker.
+    `hosts_as_ranks`: the file is one host of several in its run (keep_rank_profile)."""
     ranks = []
     try:
-        report = analyze_host_file(path, max_bytes=max_bytes, on_analysis=keep_rank_profile(ranks))
+        report = analyze_host_file(path, max_bytes=max_bytes, on_analysis=keep_rank_profile(ranks, hosts_as_ranks))
     except ProfileError as err:
         return HostOutcome(host=host, path=path, report=None, error=err.problem, error_file=err.path)
     report["host"] = host
@@ -107,7 +111,9 @@ def analyze_host_outcome(host, path, max_bytes=None):
 def analyze_hosts(host_files, max_bytes=None, executor=None, on_done=None):
     """[HostOutcome] for `host_files` (files.runs.HostFile), in order, on `executor` (see fanout.map_hosts);
     `on_done(host_file)` as each host finishes."""
-    return map_hosts(functools.partial(analyze_host_outcome, max_bytes=max_bytes), host_files, executor, on_done)
+    host_files = list(host_files)
+    task = functools.partial(analyze_host_outcome, max_bytes=max_bytes, hosts_as_ranks=len(host_files) >= 2)
+    return map_hosts(task, host_files, executor, on_done)
 
 
 def run_report(run, host_files, max_bytes=None, executor=None, on_host_done=None):

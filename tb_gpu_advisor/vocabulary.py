@@ -63,6 +63,7 @@ IDLE_CAUSE_LABELS = {
     "copy_call": "Waiting for a copy call",
     "host_wait": "Host blocked on a device wait",
     "input": "Host waiting for input",
+    "input_prep": "Host preparing input (on the step thread)",
     "host": "Host busy (framework, Python)",
     "host_untraced": "Host not traced",
     "unattributed": "No host call found",
@@ -74,8 +75,8 @@ BUSY_DEFINITIONS = {
     "gpu_compute_busy": "GPU compute busy: the same share, counting kernels and graphs only (collective kernels "
     "left out, and copies and memsets where they add 1 point or more)",
     "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
-    "step_busy": "GPU busy in a step: the share of the step in which at least one GPU runs a kernel, copy, memset "
-    "or graph",
+    "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, "
+    "memset or graph",
 }
 # The kernel table's occupancy column: CUPTI's theoretical occupancy (XPlane) or the PyTorch profiler's estimate
 # of achieved occupancy (Kineto), two different numbers: (column header, what it means).
@@ -100,7 +101,7 @@ BOTTLENECK_LABELS = {
     "transfer": "Transfer-bound",
     "kernel": "Kernel-bound",
     "communication": "Communication-bound",
-    "none": "Healthy",
+    "none": "No bottleneck",
     "unknown": "Not enough data",
 }
 # The keys of `transfers`.
@@ -325,6 +326,22 @@ def counted(count, singular, plural=None):
     A whole number is written without decimals, others with one; thousands are grouped."""
     number = f"{count:,.0f}" if round(count, 1) == round(count) else f"{count:,.1f}"
     return f"{number} {singular if number == '1' else (plural or singular + 's')}"
+
+
+# Items a list read from the trace shows in report text before "and N more".
+LISTED = 5
+
+
+def listed(items, limit=LISTED, last=", "):
+    """Items (strings) joined for a sentence, at most `limit` of them and then "and N more": a list read from a
+    trace stays a few words however many items the trace holds. `last` joins the final shown item (" and ")."""
+    items = [str(item) for item in items]
+    shown, rest = items[:limit], len(items) - limit
+    if rest > 0:
+        return ", ".join(shown) + f" and {rest:,} more"
+    if len(shown) <= 1:
+        return "".join(shown)
+    return ", ".join(shown[:-1]) + last + shown[-1]
 
 
 def collective_bandwidth_gap(row, group_sizes=()):

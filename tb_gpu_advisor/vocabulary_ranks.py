@@ -14,9 +14,12 @@ RANK_STEP_CAUSE_LABELS = {
     "transfer": "transfer",
     "other": "other (untraced or idle)",
 }
-# The what-ifs, by name; {rank} is the rank the estimate moves.
+# Said of the ranks that arrive as late as the slowest one in most steps ({ranks}: their list).
+AS_LATE_WORDS = "Ranks {ranks} arrive as late in most steps: they hold the others back as much."
+# The what-ifs, by name; {rank} is the rank the estimate moves, {ranks} the ranks when it moves several.
 RANK_WHAT_IF_WORDS = {
     "rank_at_median": "if rank {rank} matched the median rank",
+    "ranks_at_median": "if ranks {ranks} matched the median rank",
     "collectives_overlapped": "if the collectives on the critical path overlapped with compute",
     "collectives_at_link_peak": "if the collectives reached the link's peak",
 }
@@ -29,4 +32,5 @@ def exported():
         "collectiveHeaders": list(RANK_COLLECTIVE_HEADERS),
         "causes": RANK_STEP_CAUSE_LABELS,
         "whatIf": RANK_WHAT_IF_WORDS,
+        "asLate": AS_LATE_WORDS,
     }

@@ -21,7 +21,7 @@ def host_report(path, host, max_bytes=None, analyze=analyze_host_file):
         path,
         max_bytes=max_bytes,
         on_model=lambda model: kept.append(timeline_source(model)),
-        on_analysis=keep_rank_profile(ranks),
+        on_analysis=keep_rank_profile(ranks, hosts_as_ranks=True),  # used only for a run of several hosts
     )
     report["host"] = host
     timeline = kept[0] if kept else None

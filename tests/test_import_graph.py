@@ -1,5 +1,6 @@
 """The package's import graph, counting imports inside functions too, has no cycles: neither among its modules nor
-among its top-level packages (files, readers, model, analysis, ...), so data flows one way between layers."""
+among its top-level packages (files, readers, model, analysis, ...), so data flows one way between layers. Imports
+only a type checker runs (under `if TYPE_CHECKING:`) count between packages but not between modules."""
 
 import ast
 from pathlib import Path
@@ -18,11 +19,24 @@ def module_files():
     return found
 
 
-def imports_of(name, path, modules):
-    """The package modules `name` imports, wherever the import statement stands (module level or a function)."""
+def _statements(tree, with_type_imports):
+    """Every node of the tree; without type imports, none under `if TYPE_CHECKING:`."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        yield node
+        if not with_type_imports and isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            pending.extend(node.orelse)
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def imports_of(name, path, modules, with_type_imports=True):
+    """The package modules `name` imports, wherever the import statement stands (module level or a function);
+    without type imports, not those only a type checker runs."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _statements(ast.parse(path.read_text(encoding="utf-8")), with_type_imports):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -37,9 +51,9 @@ def imports_of(name, path, modules):
     return found
 
 
-def import_graph():
+def import_graph(with_type_imports=True):
     modules = module_files()
-    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+    return {name: imports_of(name, path, modules, with_type_imports) for name, path in modules.items()}
 
 
 def package_graph(graph):
@@ -95,6 +109,9 @@ def test_the_checker_sees_a_cycle_made_by_a_function_level_import(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("def f():\n    from tb_gpu_advisor.errors import ProfileError\n")
     assert imports_of("tb_gpu_advisor.m", source, {"tb_gpu_advisor.errors"}) == {"tb_gpu_advisor.errors"}
+    source.write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from tb_gpu_advisor import errors\n")
+    assert imports_of("tb_gpu_advisor.m", source, {"tb_gpu_advisor.errors"}) == {"tb_gpu_advisor.errors"}
+    assert imports_of("tb_gpu_advisor.m", source, {"tb_gpu_advisor.errors"}, with_type_imports=False) == set()
 
 
 def test_the_package_graph_sees_a_cycle_between_packages_of_acyclic_modules():
@@ -116,7 +133,7 @@ def test_the_package_graph_sees_a_cycle_between_packages_of_acyclic_modules():
 
 
 def test_no_import_cycles_among_the_package_modules():
-    assert cycles(import_graph()) == []
+    assert cycles(import_graph(with_type_imports=False)) == []
 
 
 def test_no_import_cycles_among_the_top_level_packages():
@@ -124,5 +141,5 @@ def test_no_import_cycles_among_the_top_level_packages():
 
 
 if __name__ == "__main__":
-    for component in cycles(import_graph()) + cycles(package_graph(import_graph())):
+    for component in cycles(import_graph(with_type_imports=False)) + cycles(package_graph(import_graph())):
         print(" <-> ".join(component))

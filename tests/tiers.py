@@ -25,6 +25,7 @@ TIER_MODULES = {
         "tests/plugin/test_plugin_remote.py",
         "tests/remote/test_s3_server.py",
         "tests/test_fanout.py",
+        "tests/analysis/ranks/test_scale.py",
     ],
     "capture": [  # real TensorFlow, JAX and PyTorch CPU captures
         "tests/capture/test_cpu_pairs.py",
@@ -39,6 +40,9 @@ TIER_MODULES = {
         "tests/test_fuzz.py",
     ],
     "perf": [],  # side-by-side benchmarks against a committed baseline ratio (single tests below)
+    "package": [  # pip builds the wheel
+        "tests/test_wheel.py",
+    ],
 }
 
 # tier -> single tests in otherwise fast modules ("module.py::test_name").

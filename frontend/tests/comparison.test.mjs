@@ -4,7 +4,7 @@ import {test} from 'node:test';
 
 import {
   arrow, badgeText, breakdownDeltas, differenceText, headline, divergingLayout, formatPoints, formatSignedMs, formatSignedPct,
-  measuredText, speedChangeText,
+  measuredText, signedMsIn, speedChangeText,
   formatSignedUs, intervalText, kernelChanges, noiseStatement, pointsDifferenceText, ratioText,
 } from '../../tb_gpu_advisor/static/comparison_format.js';
 import {defaultBaselineHost} from '../../tb_gpu_advisor/static/compare_picker.js';
@@ -161,4 +161,21 @@ test('the per-example tile names what measured the work per step', async () => {
   assert.equal(perExampleBasis({work_ratio: 2, examples_per_step: {baseline: 8, candidate: 16, scope: 'per_device'}}),
     'examples per step per device 8 \u2192 16, from the input tensors');
   assert.equal(perExampleBasis({work_ratio: 2, examples_per_step: null}), 'the candidate does 2.00\u00d7 the work per step');
+});
+
+test('a category at 0% on both sides is not a row of the breakdown change', () => {
+  const rows = [
+    breakdownRow('launch', 0.3, 0.4, {baseline: 0.05, candidate: 0.25, delta: 0.2, ci_low: 0.1, ci_high: 0.3}),
+    breakdownRow('h2d', 29.7, 75.3, {baseline: 4.85, candidate: 37.53, delta: 32.68, ci_low: 32, ci_high: 33}),
+    breakdownRow('d2d', 1.2, 0.2, {baseline: 0.2, candidate: 0.1, delta: -0.0019, ci_low: -0.01, ci_high: 0.01}),
+  ];
+  assert.deepEqual(breakdownDeltas(rows).rows.map((r) => r.key), ['h2d', 'd2d']);
+});
+
+test('every number of the breakdown change reads in the unit of its axis', () => {
+  const format = signedMsIn(50);
+  assert.deepEqual([32.7, -0.025, -0.000551, 0, -0.0000881].map(format),
+    ['+32.7\u00a0ms', `${MINUS}0.025\u00a0ms`, `${MINUS}0.001\u00a0ms`, '0\u00a0ms', '\u00b10\u00a0ms']);
+  assert.equal(signedMsIn(0.5)(-0.025), `${MINUS}25\u00a0µs`);
+  assert.equal(format(null), '\u2014');
 });

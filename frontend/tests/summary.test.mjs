@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
-import {busyFigures, shownCategories, stepTime, verdictCaution} from '../../tb_gpu_advisor/static/views/summary.js';
+import {bottleneckBadge, busyFigures, shownCategories, stepTime, verdictCaution} from '../../tb_gpu_advisor/static/views/summary.js';
 
 const pairs = (figures) => figures.map(({value, hint}) => [value, hint]);
 
@@ -34,9 +34,10 @@ test('the breakdown legend lists no category at 0%', () => {
 test('a weak verdict carries its confidence on itself', () => {
   const low = verdictCaution({confidence: {level: 'low', reasons: ['a single step: no spread']},
     step_time_ms: {count: 1}});
-  assert.equal(low.text, 'tentative: 1 step');
+  assert.equal(low.text, 'tentative: low confidence');  // steps counted on the step tile, cut ones too
   assert.match(low.title, /^confidence: low\na single step/);
-  assert.equal(verdictCaution({confidence: {level: 'medium', reasons: []}, step_time_ms: {count: 16}}).text, 'likely');
+  assert.equal(verdictCaution({confidence: {level: 'medium', reasons: []}, step_time_ms: {count: 16}}).text,
+    'likely: medium confidence');
   assert.equal(verdictCaution({confidence: {level: 'high', reasons: []}, step_time_ms: {count: 1}}), null);
   assert.equal(verdictCaution({}), null);
 });
@@ -45,4 +46,17 @@ test('the step-time tile shows the mean; the spread goes below it', () => {
   assert.deepEqual(stepTime({mean: 124.1, stdev: 35.2, count: 6}), ['124.1\u00a0ms', '± 35.2\u00a0ms over 6 steps']);
   assert.deepEqual(stepTime({mean: 10, stdev: null, count: 1}), ['10\u00a0ms', '1 step']);
   assert.deepEqual(stepTime({count: 0}), ['—', 'no step markers']);
+});
+
+test('"No bottleneck" beside a combined estimate is not the all-clear badge', () => {
+  // kineto v100_2rank_test: no cause costs 10% on its own, the findings together up to 1.68x.
+  const gains = bottleneckBadge({bottleneck: 'none', combined_estimate: {estimated_speedup: 1.68, speedup_kind: 'bound'}});
+  assert.equal(gains.text, 'No bottleneck');
+  assert.equal(gains.className, 'bottleneck-none-gains');
+  assert.match(gains.title, /up to 1\.68× faster/);
+  const clear = bottleneckBadge({bottleneck: 'none', combined_estimate: null});
+  assert.deepEqual([clear.text, clear.className, clear.title], ['No bottleneck', 'bottleneck-none', null]);
+  assert.equal(bottleneckBadge({bottleneck: 'input'}).className, 'bottleneck-input');
+  assert.equal(bottleneckBadge({bottleneck: 'odd'}).className, 'bottleneck-other');
+  assert.equal(bottleneckBadge({}), null);
 });

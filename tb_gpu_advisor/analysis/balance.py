@@ -1,5 +1,7 @@
 """Multi-GPU balance: spread of busy time across GPUs, the least busy one, NCCL's share of kernel time."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 

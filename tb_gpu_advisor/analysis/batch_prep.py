@@ -1,5 +1,7 @@
 """The host preparing the next batch while the device idles: the idle start of each step and what the host ran in it."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -7,6 +9,15 @@ import numpy as np
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import TF_DECODE_OPS, TF_FILE_READ_OPS, TF_FUNCTION_TAG, TF_PREP_TAG, XLA_CPU_TAG
 from tb_gpu_advisor.model.waits import feeder_waits
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.steps import StepSet
+    from tb_gpu_advisor.model.trace import HostActivity
+    from tb_gpu_advisor.model.trace import Intervals
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 # Python-tracer calls (and TensorFlow ops) that wait rather than compute: a background loader hides them even on
 # the step's own cores.
@@ -59,31 +70,31 @@ class BatchPrep:
         return ps / self.total_ps if self.total_ps else 0.0
 
     @property
-    def traced_share(self):
+    def traced_share(self) -> float:
         return self._share(self.host_traced_ps)
 
     @property
-    def prep_call_share(self):
+    def prep_call_share(self) -> float:
         return self._share(self.prep_call_ps)
 
     @property
-    def waits(self):
+    def waits(self) -> bool:
         """The named calls cover mostly waiting (sleep, file reads) rather than computing."""
         waiting = sum(call.ps for call in self.calls if call.waits)
         return waiting >= SEEN_MIN_SHARE * self.prep_call_ps > 0
 
     @property
-    def read_ps(self):
+    def read_ps(self) -> int:
         """Time of the named file-reading calls inside the idle starts."""
         return file_work_ps(self.calls)[0]
 
     @property
-    def decode_ps(self):
+    def decode_ps(self) -> int:
         """Time of the named image-decoding calls inside the idle starts."""
         return file_work_ps(self.calls)[1]
 
     @property
-    def certainty(self):
+    def certainty(self) -> str:
         """How sure the gap is batch preparation: "high" when known preparation calls fill most of it, "medium"
         when other traced host work does, "low" when the trace shows little there (an untraced stall)."""
         if self.prep_call_share >= SEEN_MIN_SHARE:
@@ -98,7 +109,7 @@ class BatchPrep:
         return self.gaps if self.certainty == "high" else self.in_prep_calls
 
 
-def device_busy(model):
+def device_busy(model: TraceModel) -> tuple:
     """(device kind, Intervals when the device works): every GPU event; without GPUs, XLA's CPU executor
     ("xla_cpu"), or TensorFlow running tf.function calls ("tf_cpu": a CPU-only custom loop)."""
     active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
@@ -137,7 +148,7 @@ def _first_at_or_after(times, points):
     return result
 
 
-def batch_prep(model, step_set):
+def batch_prep(model: TraceModel, step_set: StepSet) -> BatchPrep | None:
     """BatchPrep of a model with host steps and a device, else None."""
     kind, busy = device_busy(model)
     steps = step_set.steps
@@ -185,7 +196,7 @@ def batch_prep(model, step_set):
     )
 
 
-def prep_calls(host, spans):
+def prep_calls(host: HostActivity, spans: Intervals) -> tuple[tuple, int]:
     """(PrepCall tuple, most time first; ps of `spans` inside any of them) of the known preparation calls (Python
     tracer, PyTorch's Python stack, TensorFlow's file ops and conversions) inside `spans`."""
     calls, inside = _prep_calls(host, spans)
@@ -211,10 +222,10 @@ def _prep_calls(host, spans):
     return tuple(calls), inside
 
 
-def file_work_ps(calls):
+def file_work_ps(calls: tuple[PrepCall, ...]) -> tuple[int, int]:
     """(read ps, decode ps) of PrepCalls: the file-reading and the image-decoding calls."""
 
-    def total(functions):
+    def total(functions: frozenset[str]) -> int:
         return sum(call.ps for call in calls if call.name.rpartition(" ")[2] in functions)
 
     return total(READ_CALLS), total(DECODE_CALLS)

@@ -3,7 +3,8 @@
 Each instant of a step counts once, for the highest category active then (order of BREAKDOWN_CATEGORIES), so
 the categories add up to the step time. Device categories are over all GPUs: an instant counts as compute if
 any GPU computes. Transfers and collectives therefore count only where they are exposed (no compute
-overlaps them); host categories only where every GPU is idle.
+overlaps them); host categories only where every GPU is idle. A CPU backend's collectives (`gloo:all_reduce` on its
+worker thread) are collectives where the step's threads do no work, never host compute.
 
 Input is what the step waits for or builds its batch with while the device idles: `input_wait` is a tf.data or
 DataLoader wait, or the step thread blocked on its loader threads (analysis.feeder_waits); `input_prep` is the
@@ -15,6 +16,8 @@ the launch calls that are not waits, `host` the host's other traced work. A wait
 that the host is slow: rules that read the host's share read `host` and `launch`, never `host_wait`.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,8 +25,17 @@ import numpy as np
 from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
 from tb_gpu_advisor.analysis.kernel_names import is_nccl, is_runtime_copy, kernel_precision
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.collective_names import runs_on_a_backend_thread
 from tb_gpu_advisor.model.host import XLA_CPU_TAG
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import DeviceActivity
+    from tb_gpu_advisor.model.trace import Intervals
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 BREAKDOWN_CATEGORIES = (
     "compute_16bit",
@@ -50,22 +62,22 @@ class Breakdown:
     window_ps: np.ndarray  # one per window
     category_ps: dict  # category -> np.ndarray, one per window
     gpu_busy_ps: np.ndarray  # one per window: time at least one GPU is busy
-    loader_wait_ps: np.ndarray = None  # one per window: the part of input_wait spent blocked on loader threads
+    loader_wait_ps: np.ndarray | None = None  # one per window: the part of input_wait spent blocked on loader threads
 
     @property
-    def pipeline_wait_ps(self):
+    def pipeline_wait_ps(self) -> np.ndarray:
         """Per window, input_wait without the loader-thread waits: tf.data's IteratorGetNext or the DataLoader."""
         loader = self.loader_wait_ps if self.loader_wait_ps is not None else 0
         return self.category_ps["input_wait"] - loader
 
 
-def compute_mask(activity):
+def compute_mask(activity: DeviceActivity) -> np.ndarray:
     """Boolean mask over a GPU's activity: compute, i.e. kernels and CUDA graphs other than NCCL collectives."""
     nccl = np.array([is_nccl(n) for n in activity.names] + [False], dtype=bool)[activity.name_id]
     return np.isin(activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH)) & ~nccl
 
 
-def compute_busy(model):
+def compute_busy(model: TraceModel) -> Intervals:
     """Intervals when any GPU computes (compute_mask)."""
     parts = [
         intervals.union(gpu.activity.start_ps[mask], gpu.activity.end_ps[mask])
@@ -73,6 +85,18 @@ def compute_busy(model):
         for mask in [compute_mask(gpu.activity)]
     ]
     return intervals.union_all(*parts)
+
+
+def backend_collectives(model):
+    """Intervals a CPU backend's worker thread ran a collective (`gloo:all_reduce`: the communication and its wait
+    for the peers) while the step's own threads did no work: the collective time they did not hide."""
+    calls = [call for call in model.collectives if runs_on_a_backend_thread(call)]
+    if not calls:
+        return intervals.EMPTY
+    starts = np.array([call.start_ps for call in calls], dtype=np.int64)
+    spans = intervals.union(starts, starts + np.array([call.duration_ps for call in calls], dtype=np.int64))
+    step_work = model.host_activity.step_thread_busy
+    return spans if step_work is None else intervals.subtract(spans, step_work)
 
 
 def _category_intervals(model, dtype_by_name, waits):
@@ -139,12 +163,16 @@ def breakdown(
     starts = np.asarray(window_start_ps, dtype=np.int64)
     ends = np.asarray(window_end_ps, dtype=np.int64)
     raw = _category_intervals(model, dtype_by_name or {}, host_wait_spans(model) if waits is None else waits)
+    device_busy = intervals.union_all(
+        *(raw[name] for name in BREAKDOWN_CATEGORIES[: BREAKDOWN_CATEGORIES.index("h2d") + 1])
+    )
+    raw["collectives"] = intervals.union_all(raw["collectives"], backend_collectives(model))
     raw["input_wait"] = intervals.union_all(raw["input_wait"], loader_waits)
     raw["input_prep"] = input_prep
     covered = intervals.EMPTY
     covered_before = np.zeros(len(starts), dtype=np.int64)
     category_ps = {}
-    gpu_busy = None
+    gpu_busy = intervals.covered_ps(device_busy, starts, ends)
     loader_wait = np.zeros(len(starts), dtype=np.int64)
     for name in BREAKDOWN_CATEGORIES[:-1]:
         if name == "input_wait" and len(loader_waits):
@@ -153,8 +181,6 @@ def breakdown(
         covered_now = intervals.covered_ps(covered, starts, ends)
         category_ps[name] = covered_now - covered_before
         covered_before = covered_now
-        if name == "h2d":
-            gpu_busy = covered_now.copy()
     window = ends - starts
     category_ps["idle"] = window - covered_before
     return Breakdown(window_ps=window, category_ps=category_ps, gpu_busy_ps=gpu_busy, loader_wait_ps=loader_wait)

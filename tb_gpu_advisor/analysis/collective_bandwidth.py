@@ -1,7 +1,17 @@
 """Algorithm and bus bandwidth of each sized collective (NCCL's definitions), against the link the GPUs have."""
 
+from __future__ import annotations
+
 import statistics
 from dataclasses import dataclass
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from tb_gpu_advisor.model.trace import DeviceCapabilities
+    from typing import Any
+
 
 # NCCL-tests: bus bandwidth = algorithm bandwidth x this factor of the rank count n, so that it compares with
 # the link's own bandwidth whatever the collective.
@@ -57,7 +67,7 @@ class CollectiveBandwidth:
     group_size_source: str | None = None  # where the rank count comes from (CollectiveCall.group_size_source)
 
 
-def link_of(capabilities, world_size=0):
+def link_of(capabilities: DeviceCapabilities, world_size: int = 0) -> Link | None:
     """The Link of a GPU from its model name and compute capability; None without either. `world_size` > 1: the
     file is one rank of a job of that many processes, whose placement on hosts the trace does not give, so an
     NVLink board is judged against PCIe (the ranks may talk over PCIe or the network)."""
@@ -156,7 +166,7 @@ def _busiest_device_ps(calls):
     return max(by_device.values())
 
 
-def size_source(calls):
+def size_source(calls: Iterator[Any]) -> str | None:
     """Where the sizes of these calls come from, e.g. "hlo" ("hlo, tf_op" when mixed); None without sizes."""
     found = sorted({call.size_source or "profiler" for call in calls})
     return ", ".join(found) if found else None

@@ -1,12 +1,22 @@
 """Collective kernels per kind on the GPUs: calls per step, sizes, dtypes, group sizes and what named them; and
 each GPU's collective time not overlapped with its own compute (exposed communication)."""
 
+from __future__ import annotations
+
 import statistics
 from dataclasses import dataclass
 
 import numpy as np
 
 from tb_gpu_advisor.model import intervals
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from tb_gpu_advisor.model.trace import GpuDevice
+    from typing import Any
+
 
 # Kineto's dtype names and XPlane's HLO/TensorFlow ones -> the short names the report uses.
 _DTYPES = {
@@ -43,7 +53,7 @@ class CollectiveKind:
     issued_by: tuple  # the host ops (or HLO/TF op names' kinds) that issued them, most calls first, at most 3
 
 
-def short_dtype(dtype):
+def short_dtype(dtype: str) -> str:
     return _DTYPES.get(dtype, dtype.lower() if isinstance(dtype, str) else None)
 
 
@@ -117,13 +127,13 @@ class ExposedCommunication:
     exposed_ps: dict  # ordinal -> ps
 
     @property
-    def least_exposed_ps(self):
+    def least_exposed_ps(self) -> int:
         """The least exposed collective time of a GPU: the others' extra is waiting for it (a straggler's
         excess, communication.gpu_imbalance), not communication."""
         return min(self.exposed_ps.values()) if self.exposed_ps else 0
 
     @property
-    def mean_overlapped_ps(self):
+    def mean_overlapped_ps(self) -> float:
         if not self.collective_ps:
             return 0.0
         return sum(self.collective_ps[o] - self.exposed_ps[o] for o in self.collective_ps) / len(self.collective_ps)
@@ -135,7 +145,12 @@ class ExposedCommunication:
         return round(100.0 * (total - sum(self.exposed_ps.values())) / total, 2) if total else None
 
 
-def exposed_communication(gpus, collective_mask, compute_mask, windows_of):
+def exposed_communication(
+    gpus: tuple[GpuDevice, ...],
+    collective_mask: Callable[..., Any],
+    compute_mask: Callable[..., Any],
+    windows_of: Callable[..., Any],
+) -> ExposedCommunication:
     """ExposedCommunication of `gpus`: each GPU's collective kernels (`collective_mask(gpu)`) against its own
     compute kernels (`compute_mask(gpu)`), covered inside `windows_of(gpu)`. A GPU's own compute is what hides
     its communication: another GPU computing meanwhile does not shorten this GPU's step."""

@@ -3,6 +3,8 @@
 runs instruction `fusion.161`); the library kernels (cuBLAS, cuDNN) of one graph launch share the module's
 library-call FLOPs in proportion to their time: the total per launch is exact, the split between them is not."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.kernel_names import is_library_math, uses_tensor_cores
@@ -11,6 +13,7 @@ from tb_gpu_advisor.readers.hlo.library_calls import custom_call_cost
 from tb_gpu_advisor.readers.hlo.op_cost import MATRIX, OpCost
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.model.work import EventWork
+
 
 SPLIT_METHOD = "the module's library-call FLOPs per command-buffer launch, split over its library kernels by time"
 _CONTROL_FLOW = ("while", "conditional", "call")

@@ -1,6 +1,8 @@
 """What the trace shows compiled: torch.compile (Dynamo, AOTAutograd, Inductor), CUDA/HIP graph replays and XLA
 command buffers, XLA modules (JAX jit, TensorFlow jit_compile), tf.function; so no fix advises what is on."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
@@ -9,6 +11,13 @@ import numpy as np
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model.host import TF_FUNCTION_TAG
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.framework import Framework
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 # Host events of torch.compile: Dynamo's compiled regions and cache lookups, AOTAutograd's compiled function and
 # its backward, Inductor's compiled graphs (`## Call CompiledFxGraph <hash> ##`).
@@ -45,16 +54,16 @@ class Compilation:
     jax_dispatch_calls: int = 0  # JAX's `PjitFunction(...)` dispatches: one per step when jitted, one per op eagerly
 
     @property
-    def graph_share(self):
+    def graph_share(self) -> float:
         """Share of the launched device events that graphs replayed (0 without launches)."""
         return self.graph_events / self.launched_events if self.launched_events else 0.0
 
     @property
-    def graphs_hide_launches(self):
+    def graphs_hide_launches(self) -> bool:
         """Most device work is replayed from graphs: the trace has no per-kernel launch to measure."""
         return self.graph_events > 0 and self.graph_share >= GRAPH_HIDES_LAUNCHES_SHARE
 
-    def graph_note(self, framework=None):
+    def graph_note(self, framework: str | None = None) -> str | None:
         """One sentence on what graph replays hide from the launch analysis; None without graphs hiding them."""
         if not self.graphs_hide_launches:
             return None
@@ -84,7 +93,7 @@ def _graph_events(gpu, host):
     return int((counts[inverse] > 1).sum()) + graphs, int(launched.sum()) + graphs
 
 
-def compilation(model, framework):
+def compilation(model: TraceModel, framework: Framework) -> Compilation:
     """The Compilation of a host's trace; pure."""
     names = model.host_activity.op_totals
     torch_events = sorted({name[:60] for name in names if _TORCH_COMPILE_EVENT.match(name)})

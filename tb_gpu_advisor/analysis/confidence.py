@@ -1,5 +1,7 @@
 """How far a capture can support a verdict: high, medium or low, each reason with how to capture a better trace."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
@@ -8,10 +10,19 @@ import numpy as np
 from tb_gpu_advisor.analysis.allocator_churn import slow_recurring_calls
 from tb_gpu_advisor.analysis.device_trace_end import device_trace_stopped
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
+from tb_gpu_advisor.analysis.steady_steps import CUT
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.model.vendor import AMD
 from tb_gpu_advisor.text_match import in_order
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import Intervals
+    from tb_gpu_advisor.model.trace import StepMarker
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 LEVELS = ("high", "medium", "low")
 MIN_STEPS = 2
@@ -44,7 +55,7 @@ class Confidence:
     tpu_only: bool = False  # a TPU profile with no GPU: nothing here measures the accelerators
     counters_only: bool = False  # a GPU capture of hardware counters without kernel times (CUPTI range profiler)
 
-    def to_dict(self):
+    def to_dict(self) -> dict:
         return {"level": self.level, "reasons": list(self.reasons)}
 
 
@@ -92,7 +103,8 @@ def trace_confidence(model, step_set, framework, unused=None):
 
     fetches = _input_fetches(model)
     one_pass = _one_pass(kernel_gpus) if step_set.source == "none" else None
-    complete, cut = complete_steps(model, steps)
+    cut = tuple(left.step for left in step_set.left_out if left.reason == CUT)
+    complete = len(steps)
     if step_set.source == "none" and framework.tf_data and fetches < MIN_STEPS:
         reasons.append(
             _Reason(
@@ -132,7 +144,7 @@ def trace_confidence(model, step_set, framework, unused=None):
             if cut
             else ""
         )
-        of = f" of the {len(steps)} marked" if cut else ""
+        of = f" of the {len(steps) + len(cut)} marked" if cut else ""
         reasons.append(
             _Reason(
                 "low",
@@ -284,7 +296,7 @@ def trace_confidence(model, step_set, framework, unused=None):
     )
 
 
-def recurs_in_steps(spans, steps):
+def recurs_in_steps(spans: Intervals, steps: tuple) -> bool:
     """The spans recur as the steps go on: at least half of the steps after the first have one start in them (a
     call that stalls every step is the program's own cost, e.g. allocator churn, not warm-up; one long call
     across steps is not recurring); needs 3 steps or more."""
@@ -295,7 +307,7 @@ def recurs_in_steps(spans, steps):
     return 2 * sum(later) >= len(later)
 
 
-def dropped_events(model):
+def dropped_events(model: TraceModel) -> list:
     """The profiler's errors, and its warnings about lost or dropped events."""
     dropped = [
         text
@@ -306,7 +318,7 @@ def dropped_events(model):
     return dropped + [text for text in model.trace_errors if text not in seen]
 
 
-def warmup_spans(model):
+def warmup_spans(model: TraceModel) -> Intervals:
     """Intervals of first-use setup: the trace's "init" calls, and launch calls of WARMUP_LAUNCH_MIN_PS or more
     while no GPU was busy (module loading on a kernel's first launch)."""
     host = model.host_activity
@@ -348,21 +360,6 @@ def _activity_span(model):
 def _world_size(model):
     world = model.environment.get("world_size")
     return world if isinstance(world, int) and not isinstance(world, bool) else 0
-
-
-def complete_steps(model, steps):
-    """(complete step count, cut steps): with GPU work in the trace, a first or last step without any is the
-    stub the capture cut (Kineto's last ProfilerStep when the profiler stops inside it)."""
-    active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
-    if not steps or not active:
-        return len(steps), ()
-    ends = (steps[0], steps[-1]) if len(steps) > 1 else (steps[0],)
-    cut = tuple(
-        step
-        for step in ends
-        if not any(bool(((a.start_ps < step.end_ps) & (a.end_ps > step.start_ps)).any()) for a in active)
-    )
-    return len(steps) - len(cut), cut
 
 
 def steps_without_gpu_work(model, steps, cut=()):
@@ -469,7 +466,7 @@ def _all_warmup(model, steps, init):
     """Every step is the run's first (step 0) or has compilation/tracing or first-use setup inside it."""
     compile_spans = model.host_activity.tagged.get("compile", intervals.EMPTY)
 
-    def warm(step):
+    def warm(step: StepMarker) -> bool:
         if step.step_num == 0:
             return True
         return _in(compile_spans, step.start_ps, step.end_ps) > 0 or _in(init, step.start_ps, step.end_ps) > 0
@@ -516,17 +513,17 @@ class _Recapture:
             f"active={RECOMMENDED_STEPS}), ...) with prof.step() after every step."
         )
 
-    def more_steps(self):
+    def more_steps(self) -> str:
         return "Recapture at least 10 steady-state steps. " + self._say(
             self._tf_steps(), self._jax_steps(), self._torch_steps()
         )
 
-    def after_warmup(self):
+    def after_warmup(self) -> str:
         return "Recapture later steps, after warm-up and compilation. " + self._say(
             self._tf_steps(), self._jax_steps(), self._torch_steps()
         )
 
-    def mark_steps(self):
+    def mark_steps(self) -> str:
         return "Mark the steps. " + self._say(
             "Keras fit marks them itself (TensorBoard(profile_batch=(10, 19))); custom loops: wrap each step in "
             "tf.profiler.experimental.Trace('train', step_num=step, _r=1).",
@@ -534,7 +531,7 @@ class _Recapture:
             "call prof.step() after every step (ProfilerStep#N markers).",
         )
 
-    def all_devices(self):
+    def all_devices(self) -> str:
         return "Recapture with every GPU traced for the same steps. " + self._say(
             "With several workers, profile all of them at once: tf.profiler.experimental.server.start(6009) on "
             "each worker, then tf.profiler.experimental.client.trace('grpc://worker0:6009,grpc://worker1:6009', "
@@ -546,7 +543,7 @@ class _Recapture:
             "rank) for the same 10+ steps.",
         )
 
-    def all_ranks(self):
+    def all_ranks(self) -> str:
         return (
             "Capture all ranks for the same steps into one run directory and read this file beside theirs "
             "(the multi-host view compares them). "

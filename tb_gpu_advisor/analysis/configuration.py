@@ -1,5 +1,7 @@
 """The training configuration a trace shows: framework and versions, GPUs, XLA, precision, threads, tf.data."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
@@ -18,6 +20,16 @@ from tb_gpu_advisor.analysis.kernel_names import (
     kernel_precision,
     uses_tensor_cores,
 )
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.compilation import Compilation
+    from tb_gpu_advisor.analysis.framework import Framework
+    from tb_gpu_advisor.analysis.host_cores import Cores
+    from tb_gpu_advisor.analysis.kernels import KernelRow
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 # Metadata keys holding versions, in the order shown; any other `*_version` key follows, sorted.
 _VERSION_ORDER = (
@@ -105,7 +117,16 @@ class Configuration:
     tpu_count: int = 0  # `/device:TPU:N` planes: XLA runs on TPUs, not on the CPU
 
 
-def configuration(model, framework, kernels, active_ordinals, host_cores, steps=(), cores_seen=None, compiled=None):
+def configuration(
+    model: TraceModel,
+    framework: Framework,
+    kernels: tuple[KernelRow, ...],
+    active_ordinals: tuple[int, ...],
+    host_cores: None,
+    steps: tuple = (),
+    cores_seen: Cores | None = None,
+    compiled: Compilation | None = None,
+) -> Configuration:
     """The Configuration of a host's trace; pure. `steps`: the steps found (analysis.steps); `compiled`: its
     analysis.compilation.Compilation (PyTorch's compiler is read from it)."""
     gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active_ordinals)] or list(model.gpus)
@@ -154,7 +175,7 @@ def _xla(model, framework, kernel_names, compiled=None):
     return None
 
 
-def version_text(key, value):
+def version_text(key: str, value: str) -> str:
     """A metadata version as people write it: CUDA's 12020 as 12.2; others as recorded."""
     if key.startswith("cuda") and isinstance(value, (int, str)) and str(value).isdigit() and int(value) >= 1000:
         number = int(value)
@@ -187,7 +208,7 @@ def _kernel_dtype(row):
     return "fp32" if kernel_precision(row.name, row.dtype) == "32bit" else "unknown"
 
 
-def is_matmul_kernel(row):
+def is_matmul_kernel(row: KernelRow) -> bool:
     """A kernel table row that is a matrix multiply or convolution (not a collective)."""
     return (
         row.compute == "matrix" or uses_tensor_cores(row.name) or is_fp32_matmul(row.name) or is_library_math(row.name)

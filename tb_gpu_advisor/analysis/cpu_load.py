@@ -1,6 +1,9 @@
 """How busy the host's CPU cores were: traced thread time over the profiled span, against the machine's cores."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+
 
 # Keys under which `/host:metadata` or Task Environment may record the machine's CPU core count.
 CORE_COUNT_KEYS = ("cpu_count", "num_cpus", "cpu_cores", "host_cpu_count", "logical_cpu_count", "num_cores")
@@ -30,7 +33,7 @@ class CpuLoad:
             return None
         return round(self.busy_cores / self.machine_cores, 2)
 
-    def cores_of(self, prefix):
+    def cores_of(self, prefix: str) -> float:
         """Busy cores of the threads whose kind starts with `prefix` (e.g. "tf_data")."""
         return round(sum(cores for kind, _, cores in self.by_kind if kind.startswith(prefix)), 2)
 

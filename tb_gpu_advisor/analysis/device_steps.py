@@ -13,12 +13,21 @@ whether the host or the device sets the pace; `work_end_ps` is where the step's 
 device work ends and `first_ps` where it starts (HTA's first-to-last-kernel window).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model import intervals
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import GpuDevice
+    from tb_gpu_advisor.model.trace import HostActivity
+    from tb_gpu_advisor.model.trace import TraceModel
 
 
 @dataclass(frozen=True)
@@ -56,7 +65,7 @@ class DeviceSteps:
         return intervals.union([s.start_ps for s in self.steps], [s.end_ps for s in self.steps])
 
 
-def step_of_launch(host_steps, launch_start_ps):
+def step_of_launch(host_steps: tuple, launch_start_ps: np.ndarray) -> np.ndarray:
     """Index of the host step whose [start, end) holds each launch start, -1 outside every step."""
     if not host_steps or not len(launch_start_ps):
         return np.full(len(launch_start_ps), -1, dtype=np.int64)
@@ -68,7 +77,7 @@ def step_of_launch(host_steps, launch_start_ps):
     return np.where(inside, index, -1)
 
 
-def gpu_steps(gpu, host, host_steps):
+def gpu_steps(gpu: GpuDevice, host: HostActivity, host_steps: tuple) -> DeviceSteps | None:
     """DeviceSteps of one GPU; None when none of its events was launched inside a host step."""
     activity = gpu.activity
     launch = pair_launches(host, activity)
@@ -126,7 +135,7 @@ def _ready_ps(activity, first_ps, host_start_ps):
     return np.where(idle_before, np.minimum(first_ps, earliest), first_ps)
 
 
-def device_steps(model, host_steps):
+def device_steps(model: TraceModel, host_steps: tuple) -> dict[int, DeviceSteps]:
     """{ordinal: DeviceSteps} of the GPUs with device work launched inside the host steps."""
     found = {}
     for gpu in model.gpus:

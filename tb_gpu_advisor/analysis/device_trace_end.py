@@ -4,11 +4,14 @@ when its activity buffers reach their limit (Kineto logs "CUPTI stopped early"),
 only part of the device's events; either way the rest of the profile would read as GPU idle time.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 
 from tb_gpu_advisor.analysis.launch import pair_launches
+
 
 # Host calls with a correlation id after the last GPU event: a finished capture has a few (the final syncs: at
 # most 15 in the committed traces); a device trace that stopped has the rest of the run's.

@@ -2,12 +2,21 @@
 step reads, the leading dimension of the data inputs of the compiled JAX step program, or the rows PyTorch's loss
 operator scores (its input and target `Input Dims`); global or per device."""
 
+from __future__ import annotations
+
 import bisect
 import re
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.unused_gpus import replica_count
 from tb_gpu_advisor.readers.hlo.signature import entry_signature
+from tb_gpu_advisor.vocabulary import listed
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 GLOBAL = "global"
 PER_DEVICE = "per_device"
@@ -45,15 +54,17 @@ class ExamplesPerStep:
     reason: str | None  # why `examples` is None, or why it is only per device
 
     @property
-    def global_batch(self):
+    def global_batch(self) -> int | None:
         return self.examples if self.scope == GLOBAL else None
 
 
-def unknown(reason):
+def unknown(reason: str) -> ExamplesPerStep:
     return ExamplesPerStep(None, None, None, reason)
 
 
-def examples_per_step(model, strategy, steps, active_gpus):
+def examples_per_step(
+    model: TraceModel, strategy: str | None, steps: tuple, active_gpus: tuple[int, ...]
+) -> ExamplesPerStep:
     """The ExamplesPerStep of a host's trace; pure. `strategy`: what shows a tf.distribute strategy (or None);
     `steps`: the steps found (with start_ps, end_ps); `active_gpus`: the GPUs that ran the steps."""
     host = model.host_activity
@@ -79,7 +90,7 @@ def _from_tf_data(host, strategy, step_count, active_gpus, environment, replicas
     if len(sizes) > 1:
         return unknown(
             "tf.data batch stages with different batch sizes ("
-            + ", ".join(str(size) for size in sizes)
+            + listed(sizes)
             + "): several pipelines or nested batching"
         )
     size = sizes[0]
@@ -222,7 +233,7 @@ def _from_step_program(model, step_count, active_gpus):
     for _, signature, data in programs[name]:
         leading = {dims[0] for _, _, dims in data}
         if len(leading) > 1:
-            shapes = ", ".join(f"{param} {_shape_text(dtype, dims)}" for param, dtype, dims in data)
+            shapes = listed(f"{param} {_shape_text(dtype, dims)}" for param, dtype, dims in data)
             return unknown(
                 f"the inputs of the step program {signature.module} differ in their leading dimension "
                 f"({shapes}): which is the batch is not known"
@@ -232,7 +243,7 @@ def _from_step_program(model, step_count, active_gpus):
     if len(batches) > 1:
         return unknown(
             f"the step program {programs[name][0][1].module} was compiled for different batches ("
-            + ", ".join(str(b) for b in sorted(batches))
+            + listed(sorted(batches))
             + ")"
         )
     examples = batches.pop()
@@ -258,7 +269,7 @@ def _from_step_program(model, step_count, active_gpus):
 
 
 def _shapes(inputs):
-    return ", ".join(f"{param.removesuffix('.1')} {_shape_text(dtype, dims)}" for param, dtype, dims in inputs)
+    return listed(f"{param.removesuffix('.1')} {_shape_text(dtype, dims)}" for param, dtype, dims in inputs)
 
 
 def _partitioned(signature, inputs, examples, source):
@@ -343,11 +354,7 @@ def _from_loss(model, steps, active_gpus):
             )
         rows.add(dims[0][0])
     if len(rows) > 1:
-        return unknown(
-            "the loss scores different numbers of rows from step to step ("
-            + ", ".join(str(r) for r in sorted(rows))
-            + ")"
-        )
+        return unknown("the loss scores different numbers of rows from step to step (" + listed(sorted(rows)) + ")")
     if "aten::embedding" in model.host_activity.op_totals:
         return unknown(
             f"the loss scores {min(rows)} rows per step, but the model embeds tokens: the rows may be "

@@ -1,6 +1,8 @@
 """The threads that feed the device blocked on other threads (queues, locks, conditions, futures) while every
 device idles, and what the other threads did meanwhile."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np

@@ -1,7 +1,15 @@
 """Which framework ran the profiled program (TensorFlow, JAX, PyTorch), from what its runtime left in the trace."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 FRAMEWORKS = ("tensorflow", "jax", "pytorch", "unknown")
 EVIDENCE_LISTED = 4
@@ -39,15 +47,15 @@ class Framework:
     strategy: str | None = None  # what shows a tf.distribute strategy at work, e.g. "collective_ops threads"
 
     @property
-    def is_tensorflow(self):
+    def is_tensorflow(self) -> bool:
         return self.name == "tensorflow"
 
     @property
-    def is_jax(self):
+    def is_jax(self) -> bool:
         return self.name == "jax"
 
 
-def detect_framework(model):
+def detect_framework(model: TraceModel) -> Framework:
     """Framework of a TraceModel; a JAX program that reads input with tf.data is JAX (with tf_data=True)."""
     names = model.host_activity.op_totals
     threads = model.host_activity.thread_busy
@@ -96,12 +104,12 @@ def detect_framework(model):
     )
 
 
-def distribution_strategy(model):
+def distribution_strategy(model: TraceModel) -> str | None:
     """What shows a tf.distribute strategy at work in a trace with GPUs (threads, ops), or None."""
     return strategy_signals(model) if model.gpus else None
 
 
-def strategy_signals(model):
+def strategy_signals(model: TraceModel) -> str | None:
     """What shows a tf.distribute strategy at work (threads, ops), GPUs or not, or None."""
     found = [
         f"{kind} threads" for kind in sorted(model.host_activity.thread_busy) if kind.startswith(_STRATEGY_THREADS)

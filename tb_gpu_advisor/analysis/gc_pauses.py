@@ -1,5 +1,7 @@
 """Python garbage-collection pauses, from the events the profilers write for them (never from bare stalls)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np

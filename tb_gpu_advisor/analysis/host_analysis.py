@@ -1,5 +1,7 @@
 """Every analysis of one host's TraceModel, computed once: what the report renders and the rules read."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.balance import balance
@@ -81,36 +83,36 @@ class HostAnalysis:
     idle: object = None  # idle_attribution.IdleAttribution: each GPU's idle time by cause
 
     @property
-    def active_busy_pct(self):
+    def active_busy_pct(self) -> tuple[float, ...]:
         """Busy % of the GPUs that took part in the steps."""
         return tuple(u.busy_pct for u in self.usages if u.ordinal in self.active_ordinals)
 
     @property
-    def active_compute_busy_pct(self):
+    def active_compute_busy_pct(self) -> tuple[float, ...]:
         """Compute busy % (collectives alone excluded) of the GPUs that took part in the steps."""
         return tuple(u.compute_busy_pct for u in self.usages if u.ordinal in self.active_ordinals)
 
     @property
-    def active_kernel_busy_pct(self):
+    def active_kernel_busy_pct(self) -> tuple[float, ...]:
         """Kernel busy % (copies, memsets and collectives alone excluded) of the GPUs that took part in the
         steps."""
         return tuple(u.kernel_busy_pct for u in self.usages if u.ordinal in self.active_ordinals)
 
     # The summary numbers, at the report's precision: the report shows them and the rules quote them.
     @property
-    def gpu_busy_pct(self):
+    def gpu_busy_pct(self) -> float | None:
         """Mean busy % of the GPUs that took part in the steps."""
         active = self.active_busy_pct
         return pct(sum(active) / len(active)) if active else None
 
     @property
-    def gpu_compute_busy_pct(self):
+    def gpu_compute_busy_pct(self) -> float | None:
         """Mean compute busy % of the GPUs that took part in the steps."""
         active = self.active_compute_busy_pct
         return pct(sum(active) / len(active)) if active else None
 
     @property
-    def gpu_kernel_busy_pct(self):
+    def gpu_kernel_busy_pct(self) -> float | None:
         """Mean kernel busy % of the GPUs that took part in the steps."""
         active = self.active_kernel_busy_pct
         return pct(sum(active) / len(active)) if active else None
@@ -237,7 +239,7 @@ def analyze_host(model):
         collectives=calls,
         unused_gpus=unused,
         optimizer_loop=optimizer_loop(model),
-        idle=attribute_idle(model, intervals.union_all(loader_waits, input_prep), waits),
+        idle=attribute_idle(model, loader_waits, waits, input_prep),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(
             stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window)) for gpu in model.gpus

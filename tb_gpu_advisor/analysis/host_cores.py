@@ -1,6 +1,8 @@
 """How many CPU cores the host had: the trace's metadata where it records them, else what the runtime's
 process-wide thread pools, sized to the cores by default, show."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.cpu_load import CORE_COUNT_KEYS
@@ -28,10 +30,10 @@ class Cores:
     source: str
 
     @property
-    def known(self):
+    def known(self) -> bool:
         return self.source in (METADATA, AGREEING_POOLS)
 
-    def text(self):
+    def text(self) -> str:
         if self.source == METADATA:
             return f"{self.count} cores (recorded in the trace)"
         if self.source == AGREEING_POOLS:
@@ -45,7 +47,7 @@ class Cores:
             "something)"
         )
 
-    def short_text(self):
+    def short_text(self) -> str:
         """The Configuration row's words."""
         if self.source == METADATA:
             return str(self.count)
@@ -54,7 +56,7 @@ class Cores:
         return f"at least {self.count} (not recorded; the most threads a core-sized pool shows)"
 
 
-def host_cores(environment, thread_busy):
+def host_cores(environment: dict, thread_busy: dict[str, tuple[int, int]]) -> Cores | None:
     """Cores from the trace's environment metadata, else from the core-sized thread pools in `thread_busy`
     ({thread kind: (thread count, busy ps)}) when they show two threads or more; None when neither says."""
     for key in CORE_COUNT_KEYS:

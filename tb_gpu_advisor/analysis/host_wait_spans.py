@@ -7,14 +7,23 @@ ended (a `cudaMemcpyAsync` into pageable memory blocks), and launch calls blocke
 (analysis.launch_queue).
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 
+from typing import TYPE_CHECKING
 
-def host_wait_spans(model, queue_full=None):
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.launch_queue import QueueFull
+    from tb_gpu_advisor.model.trace import Intervals
+    from tb_gpu_advisor.model.trace import TraceModel
+
+
+def host_wait_spans(model: TraceModel, queue_full: QueueFull | None = None) -> Intervals:
     """Intervals in which a host thread was blocked on the device (module docstring); `queue_full`: the
     analysis.launch_queue.QueueFull of the model, or None to leave queue-full launches out."""
     host = model.host_activity

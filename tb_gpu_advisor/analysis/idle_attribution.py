@@ -12,18 +12,23 @@ paired with its host call by correlation id. Each instant of the gap gets one ca
 - `host_wait`: before that call started, the host was blocked on the device (analysis.host_wait_spans: a
   synchronize, a blocking copy, a launch blocked on a full queue, a JAX or TensorFlow wait): a host that waits for the GPU cannot queue work ahead of it. The part of the gap right
   after the GPU went idle, as long as the wait that was running then had lasted (what the host could have
-  done ahead), is this cause; the rest of the gap goes by what the host did at each instant (a wait first:
-  a blocking copy or a blocked launch call is a wait, not a launch);
+  done ahead), is this cause, except where the host then waited for or built its input (that stays `input` or
+  `input_prep`: the pipeline held it); the rest of the gap goes by what the host did at each instant (a wait
+  first: a blocking copy or a blocked launch call is a wait, not a launch);
 - `input`: the host waited for its input pipeline (tf.data, the DataLoader, the step thread's loaders);
+- `input_prep`: the step thread prepared its batch itself (analysis.batch_prep: reading, decoding, augmenting on
+  the thread that feeds the device): input work, not a wait;
 - `host`: the host ran other traced work (framework ops, Python);
 - `host_untraced`: no host event was recorded then (work the profiler does not trace, or an idle host);
 - `unattributed`: the work has no host call in the trace (no host plane, device-side launches), or no work
   follows the gap, and no host event runs then either; where host events do run, the gap goes by what the host
-  did at each instant (`launch`, `host_wait`, `input`, `host`) as the host's part cannot be told from the call.
+  did at each instant (`launch`, `host_wait`, `input`, `input_prep`, `host`) as the host's part cannot be told from the call.
 
 Only the first three causes exist when the host queued the work in time; `launch` is time the GPU waited for a
 launch call itself, never a call blocked on a full queue before the gap (the GPU was busy then).
 """
+
+from __future__ import annotations
 
 from dataclasses import dataclass
 
@@ -35,9 +40,26 @@ from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 
-IDLE_CAUSES = ("device_wait", "launch", "copy_call", "host_wait", "input", "host", "host_untraced", "unattributed")
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import Intervals
+    from tb_gpu_advisor.model.trace import TraceModel
+
+
+IDLE_CAUSES = (
+    "device_wait",
+    "launch",
+    "copy_call",
+    "host_wait",
+    "input",
+    "input_prep",
+    "host",
+    "host_untraced",
+    "unattributed",
+)
 # Causes of time the host, not the device, held the GPU back.
-HOST_CAUSES = ("launch", "copy_call", "host_wait", "input", "host", "host_untraced")
+HOST_CAUSES = ("launch", "copy_call", "host_wait", "input", "input_prep", "host", "host_untraced")
 # A wait that ended this long before the GPU went idle still held the host: clocks of host and device agree to
 # about a microsecond in CUPTI traces.
 WAIT_SLACK_PS = 5_000_000
@@ -58,16 +80,16 @@ class GpuIdle:
     name: str
     spans: dict
     gap_count: int
-    device_wait_work: dict = None
+    device_wait_work: dict | None = None
 
-    def cause_ps(self, starts, ends):
+    def cause_ps(self, starts: list[int] | np.ndarray, ends: list[int] | np.ndarray) -> dict[str, np.ndarray]:
         """{cause: np.ndarray of ps per window [starts[i], ends[i])}."""
         return {cause: intervals.covered_ps(self.spans[cause], starts, ends) for cause in IDLE_CAUSES}
 
 
 @dataclass(frozen=True)
 class IdleAttribution:
-    """GpuIdle per GPU with activity, in model.gpus order."""
+    """GpuIdle per GPU that ran a kernel or graph, in model.gpus order."""
 
     gpus: tuple
 
@@ -75,16 +97,24 @@ class IdleAttribution:
         return next((gpu for gpu in self.gpus if gpu.ordinal == ordinal), None)
 
 
-def attribute_idle(model, input_waits=intervals.EMPTY, waits=None):
-    """IdleAttribution of every GPU with activity. `input_waits`: extra input-wait intervals (the step thread
-    blocked on its loaders, or building its batch) beside the trace's own input waits; `waits`: the host's
-    waits on the device (analysis.host_wait_spans; without queue-full launches when not given)."""
+def attribute_idle(
+    model: TraceModel,
+    input_waits: Intervals = intervals.EMPTY,
+    waits: Intervals | None = None,
+    input_prep: Intervals = intervals.EMPTY,
+) -> IdleAttribution:
+    """IdleAttribution of every GPU that ran a kernel or graph. `input_waits`: extra input-wait intervals (the step thread
+    blocked on its loaders) beside the trace's own input waits; `waits`: the host's waits on the device
+    (analysis.host_wait_spans; without queue-full launches when not given); `input_prep`: the step thread
+    building its batch (analysis.batch_prep)."""
     host = model.host_activity
     waits = host_wait_spans(model) if waits is None else waits
-    inputs = intervals.union_all(host.input_waits, input_waits)
+    inputs = (intervals.union_all(host.input_waits, input_waits), input_prep)
     found = []
     for gpu in model.gpus:
-        if len(gpu.activity):
+        # A GPU that ran no kernel (a few copies at most) did no work to be late for: the host's launches and
+        # input were for the others.
+        if np.isin(gpu.activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH)).any():
             found.append(_gpu_idle(gpu, host, waits, inputs))
     return IdleAttribution(gpus=tuple(found))
 
@@ -100,7 +130,7 @@ def _gpu_idle(gpu, host, waits, inputs):
     gap_start, gap_end = gap_start[keep], gap_end[keep]
     spans = {cause: ([], []) for cause in IDLE_CAUSES}
 
-    def add(cause, starts, ends):
+    def add(cause: str, starts: np.ndarray, ends: np.ndarray) -> None:
         spans[cause][0].append(starts)
         spans[cause][1].append(ends)
 
@@ -148,9 +178,9 @@ def _work_kinds(activity, index):
 
 
 def _host_reasons(start, end, host, waits, inputs, add, serial=True, rest="host_untraced"):
-    """Splits the host-late intervals [start, end) by cause (module docstring); `serial`: the wait running when
-    the GPU went idle holds the host (False where the work's host call is unknown); `rest`: the cause of time
-    without host events."""
+    """Splits the host-late intervals [start, end) by cause (module docstring); `inputs`: (input waits, batch
+    preparation); `serial`: the wait running when the GPU went idle holds the host (False where the work's host
+    call is unknown); `rest`: the cause of time without host events."""
     if not len(start):
         return
     # The wait that was running when the GPU went idle (ends at or after it, less the clocks' slack).
@@ -162,9 +192,20 @@ def _host_reasons(start, end, host, waits, inputs, add, serial=True, rest="host_
         began = waits.start_ps[index]
         valid &= began < start
         held[valid] = np.minimum(end[valid] - start[valid], start[valid] - began[valid])
-    add("host_wait", start[held > 0], start[held > 0] + held[held > 0])
-    left = intervals.union(start + held, end)
-    for cause, source in (("host_wait", waits), ("launch", host.launch_busy), ("input", inputs), ("host", host.busy)):
+    # The host's input (a wait on its pipeline, or building its batch) stays input: the pipeline is what held it.
+    holding = intervals.subtract(
+        intervals.union(start[held > 0], start[held > 0] + held[held > 0]), intervals.union_all(*inputs)
+    )
+    add("host_wait", holding.start_ps, holding.end_ps)
+    left = intervals.subtract(intervals.union(start, end), holding)
+    sources = (
+        ("host_wait", waits),
+        ("launch", host.launch_busy),
+        ("input", inputs[0]),
+        ("input_prep", inputs[1]),
+        ("host", host.busy),
+    )
+    for cause, source in sources:
         part = intervals.intersect(left, source)
         add(cause, part.start_ps, part.end_ps)
         left = intervals.subtract(left, part)

@@ -1,6 +1,8 @@
 """Image batches sent to the GPU as 32-bit numbers: host-to-device copies joined by size to the image-shaped 32-bit
 parameters of the compiled programs (XLA HLO modules the trace carries)."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
@@ -8,6 +10,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.readers.hlo.modules import parse_module
 from tb_gpu_advisor.readers.hlo.shapes import TUPLE, byte_size, type_name
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
+
 
 # 32-bit element types a pixel batch is commonly widened to.
 _WIDE_TYPES = {"f32", "s32", "u32"}
@@ -35,12 +38,12 @@ class WideInput:
     spans: tuple  # ((start_ps, end_ps), ...) of those copies
 
     @property
-    def saved_fraction(self):
+    def saved_fraction(self) -> float:
         """The share of the bytes an 8-bit copy would not send."""
         return 1.0 - 8 / 32
 
 
-def image_shape(dims):
+def image_shape(dims: tuple[int, ...]) -> tuple[int, int, int, int] | None:
     """(batch, height, width, channels) of an NHWC or NCHW batch shape, or None."""
     if len(dims) != 4:
         return None
@@ -107,6 +110,6 @@ def wide_image_inputs(model):
     return tuple(found)
 
 
-def eight_bit_source_events(op_totals):
+def eight_bit_source_events(op_totals: dict[str, tuple[int, int]]) -> list:
     """Host event names that show 8-bit image data on the host (decoding, image reads, astype/Cast)."""
     return sorted(name for name in op_totals if _EIGHT_BIT_SOURCE.search(name))

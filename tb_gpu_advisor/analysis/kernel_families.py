@@ -2,6 +2,8 @@
 GEMM and attention kernels, and the ones whose design is one (or two) large blocks per SM, so that low occupancy
 is not what limits them (they are judged by their FLOP rate against the roof instead)."""
 
+from __future__ import annotations
+
 # cuBLAS/CUTLASS spell the math instruction of a GEMM in its name: `_ffma_` (fp32 fused multiply-add on the CUDA
 # cores) and `simt` mean no Tensor Core, whatever else the name says (`sm80_xmma_gemm_f32f32_..._ffma_...`).
 _SIMT_MARKS = ("_ffma_", "simt", "_fma_")
@@ -44,24 +46,24 @@ LARGE_SHARED_MEMORY_BYTES = 96 * 1024
 _NVJET_INPUT = {"t": "bf16", "h": "f16"}
 
 
-def is_simt_gemm(name):
+def is_simt_gemm(name: str) -> bool:
     """A GEMM/convolution kernel whose name says it runs on the CUDA cores (fp32 FMA, SIMT), not Tensor Cores."""
     lower = name.lower()
     return any(mark in lower for mark in _SIMT_MARKS)
 
 
-def is_tensor_core_family(name):
+def is_tensor_core_family(name: str) -> bool:
     """A Hopper/Blackwell-era tensor-core GEMM or attention kernel, known by its family name."""
     lower = name.lower()
     return not is_simt_gemm(name) and any(family in lower for family in _TENSOR_CORE_FAMILIES)
 
 
-def is_triton_matmul(name):
+def is_triton_matmul(name: str) -> bool:
     lower = name.lower()
     return lower.startswith(("triton", "gemm_fusion")) and any(part in lower for part in _TRITON_MATMUL)
 
 
-def nvjet_input_dtype(name):
+def nvjet_input_dtype(name: str) -> str | None:
     """ "bf16" or "f16" for an nvjet kernel whose type code says so (`nvjet_sm90_tst_...`, `nvjet_hsh_...`); None
     otherwise."""
     if not name.startswith("nvjet_"):
@@ -72,7 +74,7 @@ def nvjet_input_dtype(name):
     return None
 
 
-def occupancy_by_design(name, shared_memory_bytes, uses_tensor_cores, library_math):
+def occupancy_by_design(name: str, shared_memory_bytes: int, uses_tensor_cores: bool, library_math: bool) -> bool:
     """True where low occupancy is the kernel's design rather than its limiter: tensor-core and library GEMMs and
     attention (one large tile per SM), Triton matmuls, and any kernel whose shared memory per block leaves room
     for two blocks at most."""

@@ -1,5 +1,7 @@
 """What a kernel's name (and its op's name) tells: NCCL collective, Tensor Core use, precision, eligibility."""
 
+from __future__ import annotations
+
 import re
 
 from tb_gpu_advisor.analysis.kernel_families import is_simt_gemm, is_tensor_core_family, nvjet_input_dtype
@@ -88,17 +90,17 @@ _MFMA_TILE = re.compile(r"_MI\d+x\d+x\d", re.IGNORECASE)
 _RUNTIME_COPY = re.compile(r"^__amd_rocclr_(copy|fill)", re.IGNORECASE)
 
 
-def is_runtime_copy(name):
+def is_runtime_copy(name: str) -> bool:
     """A kernel the GPU runtime launches to copy or fill memory (ROCm's `__amd_rocclr_copyBuffer*`/`fillBuffer*`)."""
     return bool(_RUNTIME_COPY.match(name))
 
 
-def is_nccl(name):
+def is_nccl(name: str) -> bool:
     """XProf's rule: a collective kernel's name starts with `nccl` (any case); RCCL's own `rccl` prefix too."""
     return name[:4].lower() in ("nccl", "rccl")
 
 
-def uses_tensor_cores(name):
+def uses_tensor_cores(name: str) -> bool:
     """A Tensor Core kernel by its name; never one whose name says fp32 FMA on the CUDA cores (`_ffma_`, simt)."""
     if is_simt_gemm(name):
         return False
@@ -110,7 +112,7 @@ def uses_tensor_cores(name):
     )
 
 
-def uses_matrix_units(name, vendor=None):
+def uses_matrix_units(name: str, vendor: str | None = None) -> bool:
     """Tensor Cores on NVIDIA (and when the vendor is unknown); matrix cores on AMD."""
     if vendor == AMD:
         return bool(_AMD_MATRIX_CORE.search(name)) or (
@@ -145,7 +147,7 @@ _HIGH_DTYPES = ("f32", "f64", "tf32")
 PRECISIONS = ("16bit", "32bit")
 
 
-def kernel_precision(name, dtype=None):
+def kernel_precision(name: str, dtype: str | None = None) -> str | None:
     """ "16bit", "32bit" or None (unknown): the floating-point width a kernel computes in, from the type its name
     says it writes (an Eigen assignment kernel's output tensor, a Tensile type code; for an Eigen kernel writing
     bool or integers the type it reads), else any 16-bit or 32-bit spelling in its name, else `dtype`, its op's
@@ -178,7 +180,7 @@ def kernel_precision(name, dtype=None):
     return None
 
 
-def is_fp32_matmul(name):
+def is_fp32_matmul(name: str) -> bool:
     """A 32-bit matrix-multiply or convolution kernel that does not use Tensor Cores."""
     if is_simt_gemm(name) and ("gemm" in name.lower() or "conv" in name.lower()):
         return not is_low_precision(name)
@@ -196,7 +198,7 @@ def _names_fp32_matmul(name):
     )
 
 
-def is_tensor_core_eligible(op_name, kernel_name):
+def is_tensor_core_eligible(op_name: str, kernel_name: str) -> bool:
     """XProf's eligibility rule on the op name, plus XLA dot/convolution instructions, or TC use itself."""
     if uses_tensor_cores(kernel_name):
         return True
@@ -238,7 +240,7 @@ _LIBRARY_MATH = re.compile(
 )
 
 
-def kernel_class(name):
+def kernel_class(name: str) -> str:
     """One of KERNEL_CLASSES: collective, the runtime's copy/fill, XLA-generated, vendor library, a framework's
     element-wise kernel, or other (reductions, normalization, sort, embedding...)."""
     if is_nccl(name):
@@ -256,7 +258,7 @@ def kernel_class(name):
     return "other"
 
 
-def without_parameters(name):
+def without_parameters(name: str) -> str:
     """A demangled signature without its parameter list: `void f<T>(float*, Philox)` -> `void f<T>`, so the
     types a kernel takes do not classify it."""
     depth = 0
@@ -276,17 +278,17 @@ def without_parameters(name):
     return name
 
 
-def is_elementwise(name):
+def is_elementwise(name: str) -> bool:
     """A framework element-wise kernel: never a library, collective or XLA-generated one."""
     return kernel_class(name) == "elementwise"
 
 
-def is_xla_kernel(name):
+def is_xla_kernel(name: str) -> bool:
     """A kernel XLA generated (the program is already compiled with XLA)."""
     return bool(_XLA_KERNEL.search(name))
 
 
-def is_library_math(name):
+def is_library_math(name: str) -> bool:
     """A vendor library's kernel (cuBLAS, cuDNN, CUTLASS, hipBLASLt/Tensile, composable kernel...) or a
     matrix-multiply or convolution kernel: tuned tiles whose occupancy the user does not choose."""
     return (
@@ -320,7 +322,7 @@ _DTYPE_NAMES = {
 }
 
 
-def collective_dtype(kernel_name, op_name=None):
+def collective_dtype(kernel_name: str, op_name: str | None = None) -> str | None:
     """ "f32", "bf16", "f16", ... the collective reduces in, from its kernel name, else its op (HLO) name; None when
     neither says (e.g. `ncclDevKernel_Generic`)."""
     for text in (kernel_name, op_name or ""):

@@ -4,6 +4,8 @@ The same quantities Holistic Trace Analysis reports (kernel type breakdown, comm
 overlap, temporal breakdown), computed on our trace model so the two can be held to each other.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,6 +13,13 @@ import numpy as np
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import DeviceActivity
+    from tb_gpu_advisor.model.trace import Intervals
+
 
 KERNEL_TYPES = ("computation", "communication", "memory")
 
@@ -28,7 +37,7 @@ class KernelTypeTimes:
     idle_ps: int
     computation_union_ps: int
 
-    def exclusive_pct(self):
+    def exclusive_pct(self) -> dict[str, float]:
         """Shares of the time any work runs, by the set of kernel types running at once (sums to 100)."""
         total = sum(self.exclusive_ps.values())
         return {key: 100.0 * value / total for key, value in self.exclusive_ps.items()} if total else {}
@@ -38,11 +47,11 @@ class KernelTypeTimes:
         return {key: (100.0 * value / total if total else None) for key, value in self.summed_ps.items()}
 
     @property
-    def overlap_pct(self):
+    def overlap_pct(self) -> float | None:
         """Share of communication time during which computation runs; None without communication."""
         return 100.0 * self.overlap_ps / self.communication_ps if self.communication_ps else None
 
-    def temporal_pct(self):
+    def temporal_pct(self) -> dict[str, float] | None:
         """(idle, computation, other work) as shares of the span."""
         if not self.span_ps:
             return None
@@ -54,7 +63,7 @@ class KernelTypeTimes:
         }
 
 
-def kernel_types(activity, keep=None):
+def kernel_types(activity: DeviceActivity, keep: np.ndarray | None = None) -> KernelTypeTimes:
     """KernelTypeTimes of a DeviceActivity, over the events `keep` selects (a boolean mask; all by default)."""
     keep = np.ones(len(activity), dtype=bool) if keep is None else keep
     names = activity.names
@@ -91,7 +100,7 @@ def kernel_types(activity, keep=None):
     )
 
 
-def in_window(activity, window):
+def in_window(activity: DeviceActivity, window: Intervals) -> np.ndarray:
     """Mask of the events that start inside `window` (Intervals)."""
     starts = activity.start_ps
     if not len(window):
@@ -100,7 +109,7 @@ def in_window(activity, window):
     return (position >= 0) & (starts < window.end_ps[np.maximum(position, 0)])
 
 
-def kernel_types_in_window(activity, window):
+def kernel_types_in_window(activity: DeviceActivity, window: Intervals) -> KernelTypeTimes:
     """KernelTypeTimes over the events that start inside `window` (Intervals)."""
     return kernel_types(activity, in_window(activity, window))
 

@@ -1,6 +1,8 @@
 """The kernel table: kernels aggregated by XProf's key (name, grid, block, registers, shared memory, op), with
 the FLOPs and logical bytes of the HLO instruction each kernel runs where the trace carries its module."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -8,6 +10,12 @@ import numpy as np
 from tb_gpu_advisor.analysis.kernel_names import is_tensor_core_eligible, uses_matrix_units
 from tb_gpu_advisor.analysis.plausibility import implausible_values, recorded_occupancy
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.roofline import KernelCosts
+    from tb_gpu_advisor.model.trace import DeviceActivity
 
 
 @dataclass(frozen=True)
@@ -37,7 +45,7 @@ class KernelRow:
     achieved_occupancy_pct: float | None = None  # the trace's estimate of achieved occupancy (Kineto), if any
 
 
-def kernel_table(gpus, costs=None):
+def kernel_table(gpus: tuple, costs: KernelCosts | None = None) -> tuple[KernelRow, ...]:
     """KernelRows over all GPUs, most total time first; only kernels with launch details, like XProf.
 
     `costs` ({(program id, op name): OpCost or None}, analysis.roofline.kernel_costs) fills the FLOPs and bytes.
@@ -124,7 +132,7 @@ def event_costs(activity, costs):
     return flops, nbytes, index, found
 
 
-def execution_shares(activity, events, group, groups):
+def execution_shares(activity: DeviceActivity, events: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
     """Per event of `events` (indices into `activity`, each in one of `groups` HLO ops by `group`): the share of
     one execution of its op's work it did. An op whose kernels all have one name runs one kernel per execution
     (share 1); one that lowers to kernels of several names ran as many times as its most frequent kernel, and

@@ -1,5 +1,7 @@
 """Kernel launch overhead: host launch paired with its kernel by correlation id, latency, tiny kernels."""
 
+from __future__ import annotations
+
 import weakref
 from dataclasses import dataclass
 
@@ -7,6 +9,16 @@ import numpy as np
 
 from tb_gpu_advisor.constants import TINY_KERNEL_US
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.launch_queue import QueueFull
+    from tb_gpu_advisor.analysis.steps import StepSet
+    from tb_gpu_advisor.model.trace import DeviceActivity
+    from tb_gpu_advisor.model.trace import HostActivity
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 # Histogram bin edges of launch-to-start latency, in microseconds.
 LATENCY_BIN_EDGES_US = (0, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, float("inf"))
@@ -29,10 +41,10 @@ class LaunchStats:
 
 
 # activity -> (host, its pairing): about ten analyses and rules ask for each GPU's, a search over every launch.
-_PAIRED = weakref.WeakKeyDictionary()
+_PAIRED: weakref.WeakKeyDictionary[DeviceActivity, tuple[HostActivity, np.ndarray]] = weakref.WeakKeyDictionary()
 
 
-def pair_launches(host, activity):
+def pair_launches(host: HostActivity, activity: DeviceActivity) -> np.ndarray:
     """Index into the host launch arrays for each device event (-1 when no launch shares its correlation id);
     a read-only array, computed once per (host, activity)."""
     cached = _PAIRED.get(activity)
@@ -54,7 +66,7 @@ def _pair_launches(host, activity):
     return np.where(found, position, -1)
 
 
-def launch_stats(model, step_set, queue_full=None):
+def launch_stats(model: TraceModel, step_set: StepSet, queue_full: QueueFull | None = None) -> LaunchStats:
     """LaunchStats over all GPUs; latency = kernel start on the device - launch call start on the host.
     `queue_full`: analysis.launch_queue.QueueFull, whose calls are waits, not launch time."""
     host = model.host_activity

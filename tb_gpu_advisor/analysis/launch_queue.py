@@ -11,7 +11,11 @@ full queue when all of:
   returned is a blocking copy, analysis.host_wait_spans, not this);
 - its first event is not the first of that name (a kernel's first launch may load its module, which is setup
   time, analysis.confidence's warm-up).
+Where the trace carries CUPTI's own "Command Buffer Full" records (HostActivity.tagged[QUEUE_FULL_TAG]), a call
+paired with device work that they cover for more than half its time is blocked too, whatever its length.
 """
+
+from __future__ import annotations
 
 from dataclasses import dataclass
 
@@ -19,11 +23,19 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import QUEUE_FULL_TAG
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 QUEUE_FULL_MIN_FACTOR = 10
 QUEUE_FULL_MIN_PS = 50_000_000  # 50 us: a launch call takes about 2-20 us
 QUEUE_FULL_GPU_BUSY = 0.9
+RECORDED_FULL_SHARE = 0.5  # of a call's time under CUPTI's Command Buffer Full records
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,7 +49,7 @@ class QueueFull:
     total_ps: int
 
 
-def queue_full_launches(model):
+def queue_full_launches(model: TraceModel) -> QueueFull:
     """QueueFull of a TraceModel's host launch calls (module docstring)."""
     host = model.host_activity
     blocked = np.zeros(len(host.launch_correlation_id), dtype=bool)
@@ -50,6 +62,11 @@ def queue_full_launches(model):
         if not len(paired):
             continue
         calls, first, counts = np.unique(index[paired], return_index=True, return_counts=True)
+        recorded = host.tagged.get(QUEUE_FULL_TAG)
+        if recorded is not None and len(recorded):
+            start = host.launch_start_ps[calls]
+            under = intervals.covered_ps(recorded, start, start + host.launch_duration_ps[calls])
+            blocked[calls[under > RECORDED_FULL_SHARE * host.launch_duration_ps[calls]]] = True
         # Each call's earliest device event (np.unique keeps the first in device order, which is by start).
         kernel = paired[first]
         start = host.launch_start_ps[calls]

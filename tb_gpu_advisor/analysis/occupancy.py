@@ -1,5 +1,7 @@
 """Theoretical occupancy of a launch configuration and what limits it, from per-architecture SM limits."""
 
+from __future__ import annotations
+
 import math
 
 REGISTERS_PER_SM = 65536
@@ -22,7 +24,7 @@ SM_LIMITS = {
 }
 
 
-def sm_limits(cc):
+def sm_limits(cc: tuple[int, int]) -> tuple[int, int, int] | None:
     """Limits of the closest known architecture at or below `cc` (None below the oldest)."""
     known = [key for key in SM_LIMITS if key <= tuple(cc)]
     return SM_LIMITS[max(known)] if known else None

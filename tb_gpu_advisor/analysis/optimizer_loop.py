@@ -2,13 +2,22 @@
 they come from a per-tensor loop (one small `aten::add_`/`mul_`/`addcmul_`... per parameter) or from foreach /
 fused implementations (`aten::_foreach_*`, `aten::_fused_adam*`, `multi_tensor_apply` kernels)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 
 from tb_gpu_advisor.model.trace import ActivityKind
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
+
 OPTIMIZER_STEP_TAG = "optimizer_step"
+OPTIMIZER_STEP_PREFIX = "Optimizer.step#"
 # The in-place tensor ops a for-loop optimizer (SGD, Adam, AdamW... with foreach=False) calls once per parameter.
 PER_TENSOR_OPS = frozenset(
     {
@@ -48,9 +57,15 @@ class OptimizerLoop:
     fused_seen: bool
     host_ps: int
     device_ps: int
+    classes: tuple = ()  # the optimizer classes named by `Optimizer.step#<Class>.step`, sorted
 
     @property
-    def kernels_per_step(self):
+    def optimizer_class(self):
+        """The one optimizer class the steps name, or None (none or several)."""
+        return self.classes[0] if len(self.classes) == 1 else None
+
+    @property
+    def kernels_per_step(self) -> float:
         return self.kernels / self.steps if self.steps else 0.0
 
 
@@ -59,7 +74,16 @@ def _is_fused(name):
     return "_foreach_" in lower or "_fused_" in lower or "multi_tensor_apply" in lower
 
 
-def optimizer_loop(model):
+def optimizer_classes(names):
+    """The classes in `Optimizer.step#<Class>.step` names (PyTorch's record_function of Optimizer.step), sorted."""
+    found = set()
+    for name in names:
+        if name.startswith(OPTIMIZER_STEP_PREFIX) and name.endswith(".step"):
+            found.add(name[len(OPTIMIZER_STEP_PREFIX) : -len(".step")])
+    return tuple(sorted(cls for cls in found if cls.isidentifier()))
+
+
+def optimizer_loop(model: TraceModel) -> OptimizerLoop | None:
     """OptimizerLoop of a trace with `Optimizer.step#` annotations, else None."""
     host = model.host_activity
     spans = host.tagged.get(OPTIMIZER_STEP_TAG)
@@ -94,4 +118,5 @@ def optimizer_loop(model):
         fused_seen=fused,
         host_ps=int(spans.total_ps),
         device_ps=device_ps,
+        classes=optimizer_classes(host.op_totals),
     )

@@ -6,8 +6,11 @@ known model, else the trace's `memory_bandwidth`; ROCm reports half the HBM peak
 the trace, 5.3 TB/s published), so an AMD device's value is doubled.
 """
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
+
 
 _TERA, _GIGA = 1e12, 1e9
 
@@ -24,7 +27,7 @@ class DevicePeaks:
     source: str  # where the FLOP/s peaks came from, for the report
     hbm_source: str = ""  # where the HBM figure came from, saying when the trace's was corrected
 
-    def matrix_roof(self, dtype):
+    def matrix_roof(self, dtype: str) -> float | None:
         """Peak TFLOP/s of a matrix op with `dtype` inputs."""
         if self.matrix_tflops is None:
             return None
@@ -36,7 +39,7 @@ class DevicePeaks:
             return self.matrix_tflops * self.tf32_factor if self.tf32_factor else self.vector_tflops
         return self.vector_tflops  # f64 and the rest: no faster than the fp32 vector units on these parts
 
-    def vector_roof(self, dtype):
+    def vector_roof(self, dtype: str) -> float | None:
         """Peak TFLOP/s of element-wise work on `dtype` (16-bit types run packed, two per lane)."""
         if self.vector_tflops is None:
             return None

@@ -1,5 +1,7 @@
 """TensorFlow compute ops that ran on the CPU in a GPU job: host op events that launched no device work."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -7,6 +9,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.step_ops import STEP_OP_MAX_CALLS_PER_STEP
 from tb_gpu_advisor.model.details import byte_total
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
+
 
 # An op is CPU-placed when at least this share of its runs launched nothing (a GPU op launches in every run;
 # other threads' launches may fall inside a long CPU op's run by chance).
@@ -29,7 +32,7 @@ class CpuOp:
     copy_bytes: int
 
     @property
-    def copies(self):
+    def copies(self) -> int:
         return self.d2h_before + self.h2d_after
 
 

@@ -5,9 +5,18 @@ above the architecture's maximum, a block above 1024 threads, shared memory abov
 occupancy outside (0, 100].
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from tb_gpu_advisor.model.vendor import AMD, NVIDIA
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.details import KernelConfig
+    from tb_gpu_advisor.model.trace import DeviceCapabilities
+
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIMS = (1024, 1024, 64)
@@ -41,7 +50,7 @@ class Implausible:
     limit: str  # what it breaks, in words
 
 
-def max_shared_bytes(capabilities):
+def max_shared_bytes(capabilities: DeviceCapabilities) -> int:
     if capabilities.vendor == NVIDIA and capabilities.compute_capability:
         found = [
             limit
@@ -87,7 +96,7 @@ def implausible_values(config, capabilities):
     return tuple(found)
 
 
-def recorded_occupancy(config, implausible):
+def recorded_occupancy(config: KernelConfig, implausible: tuple) -> float | None:
     """The occupancy to report: None when absent, implausible, or 0 (the profiler failed to compute it: a
     kernel that ran had at least one block resident)."""
     if any(item.field == "occupancy_pct" for item in implausible):

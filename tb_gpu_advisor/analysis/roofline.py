@@ -5,6 +5,8 @@ Physics caps both: an HLO op whose counted FLOPs would run faster than any unit 
 cannot be right (a corrupt or crafted module), so it is left out (plausible_costs); a row above the roof that
 binds it shows no share of that roof, and says why (KernelRoofline.implausible)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +20,13 @@ from tb_gpu_advisor.analysis.tf_op_cost import tf_op_cost
 from tb_gpu_advisor.readers.hlo.op_cost import MATRIX
 from tb_gpu_advisor.readers.hlo.modules import op_costs
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.kernels import KernelRow
+    from tb_gpu_advisor.analysis.peaks import DevicePeaks
+
 
 _PS_PER_S = 1e12
 COMPUTE, MEMORY = "compute", "memory"
@@ -97,7 +106,7 @@ def kernel_costs(model):
     return costs
 
 
-def fastest_roof(peaks):
+def fastest_roof(peaks: DevicePeaks) -> float | None:
     """The most TFLOP/s any unit of a GPU with these DevicePeaks does (None when not known)."""
     roofs = [
         roof for roof in (peaks.matrix_roof("f8e4m3fn"), peaks.matrix_roof("bf16"), peaks.vector_roof("bf16")) if roof
@@ -145,13 +154,13 @@ def plausible_costs(model, costs):
     return kept, tuple(dropped[key] for key in sorted(dropped))
 
 
-def shared_peaks(gpus):
+def shared_peaks(gpus: tuple) -> DevicePeaks | None:
     """The DevicePeaks all GPUs with kernels share, or None if they differ (rows merge across GPUs)."""
     found = {device_peaks(gpu.capabilities) for gpu in gpus if len(gpu.activity)}
     return found.pop() if len(found) == 1 else None
 
 
-def runs_on_fp32_units(row):
+def runs_on_fp32_units(row: KernelRow) -> bool:
     """A 32-bit matrix kernel row that cannot use Tensor Cores: its name says fp32 FMA (SIMT), or its op asks for
     full float32 (precision HIGHEST), so its roof is the fp32 vector peak, not the TF32 one."""
     return row.dtype == "f32" and (

@@ -1,5 +1,7 @@
 """Which host ops belong to the training step, which are tf.data's background work, and which XLA cannot compile."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
@@ -31,7 +33,7 @@ class HostOp:
     total_ps: int
 
     @property
-    def label(self):
+    def label(self) -> str:
         """The op type, with the Python API for the callback ops (`EagerPyFunc (tf.py_function)`)."""
         return f"{self.op_type} (tf.py_function)" if self.op_type in _PY_FUNCTION else self.op_type
 
@@ -45,12 +47,12 @@ class StepOps:
     xla_incompatible: tuple  # HostOp among step_ops that XLA cannot compile
 
     @property
-    def xla_blockers(self):
+    def xla_blockers(self) -> tuple[str, str, str, str]:
         """Distinct op types of `xla_incompatible`, as labels."""
         return tuple(dict.fromkeys(op.label for op in self.xla_incompatible))
 
 
-def is_producer_event(name):
+def is_producer_event(name: str) -> bool:
     """tf.data's background producer and function-runner events (`ParallelMapProduce`, `Iterator::...`)."""
     return bool(_PRODUCER.search(name))
 
@@ -59,7 +61,7 @@ def op_type(name):
     return name.rpartition(":")[2]
 
 
-def is_xla_incompatible(op_type_name):
+def is_xla_incompatible(op_type_name: str) -> bool:
     if _XLA_INCOMPATIBLE.match(op_type_name):
         return True
     return bool(_WORD.match(op_type_name)) and (

@@ -1,5 +1,9 @@
 """Finds the steps of a profile: host step markers first, else pre-grouped device `Steps` lines, else none; host
-steps are timed on the device when their launches tie device work to them (analysis.device_steps)."""
+steps are timed on the device when their launches tie device work to them (analysis.device_steps). Steps the
+capture cut and a warm-up first step are left out (analysis.steady_steps): every per-step number is over the
+others."""
+
+from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -7,8 +11,14 @@ from functools import cached_property
 import numpy as np
 
 from tb_gpu_advisor.analysis.device_steps import device_steps
+from tb_gpu_advisor.analysis.steady_steps import left_out_steps
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import Intervals
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
 
 
 @dataclass(frozen=True)
@@ -26,9 +36,10 @@ class StepSet:
     source: str
     device_markers: dict  # ordinal -> tuple of the device's own (group_id, start, end), for "device" steps
     device_steps: dict = field(default_factory=dict)  # ordinal -> device_steps.DeviceSteps, for "host" steps
+    left_out: tuple = ()  # steady_steps.LeftOutStep: marked steps cut by the capture or warm-up, not in `steps`
 
     @property
-    def timing(self):
+    def timing(self) -> str:
         """Where the step windows lie: "device" (host steps placed on the devices), else `source`."""
         return "device" if self.device_steps else self.source
 
@@ -49,12 +60,12 @@ class StepSet:
         )
 
     @property
-    def windows(self):
+    def windows(self) -> Intervals:
         """Union of the timed step windows."""
         steps = self.timed_steps
         return intervals.union([s.start_ps for s in steps], [s.end_ps for s in steps])
 
-    def device_windows(self, ordinal):
+    def device_windows(self, ordinal: int) -> Intervals:
         """The windows a device's busy time is measured in: its own Steps markers for pre-grouped traces."""
         own = self.device_markers.get(ordinal)
         if self.source == "device" and own:
@@ -63,7 +74,29 @@ class StepSet:
 
 
 def find_steps(model):
-    """StepSet of the model, following the documented precedence."""
+    """StepSet of the model, following the documented precedence, its cut and warm-up steps left out."""
+    return _steady(model, _marked_steps(model))
+
+
+def _steady(model, found):
+    """`found` without the steps steady_steps leaves out (device timing and device markers of the rest only)."""
+    left_out = left_out_steps(model, found.steps, found.timed_steps)
+    if not left_out:
+        return found
+    gone = {(s.step.start_ps, s.step.name) for s in left_out}
+    timed = found.timed_steps
+    kept = tuple(
+        marker for marker, as_timed in zip(found.steps, timed) if (as_timed.start_ps, as_timed.name) not in gone
+    )
+    if found.source == "host":
+        return StepSet(kept, "host", {}, device_steps(model, kept), left_out)
+    groups = {marker.group_id for marker in kept}
+    markers = {ordinal: tuple(m for m in own if m[0] in groups) for ordinal, own in found.device_markers.items()}
+    return StepSet(kept, found.source, {k: v for k, v in markers.items() if v}, {}, left_out)
+
+
+def _marked_steps(model):
+    """StepSet of every marked step, following the documented precedence."""
     if model.host_step_markers:
         steps = tuple(replace(m, group_id=None) for m in model.host_step_markers)
         return StepSet(steps=steps, source="host", device_markers={}, device_steps=device_steps(model, steps))
@@ -84,7 +117,7 @@ def find_steps(model):
 MIN_STEPS_FOR_STDEV = 3
 
 
-def step_time_stats_ms(step_set):
+def step_time_stats_ms(step_set: StepSet) -> dict:
     """{mean, median, stdev, count} of step times in ms; stdev is the sample deviation (None below
     MIN_STEPS_FOR_STDEV steps: two steps give a deviation, not a spread anyone should read); over the timed
     steps."""
@@ -99,7 +132,7 @@ def step_time_stats_ms(step_set):
     }
 
 
-def analysis_window(model, step_set):
+def analysis_window(model: TraceModel, step_set: StepSet) -> Intervals:
     """Intervals the trace-wide percentages are measured in.
 
     The step windows; without steps, first-to-last GPU activity over all GPUs; without GPU activity, the

@@ -5,15 +5,29 @@ previous one had finished (the host was late), `kernel_wait` when it was launche
 shorter than `kernel_wait_ps` (launch latency between back-to-back work), and `other` otherwise.
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.launch import pair_launches
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import DeviceActivity
+    from tb_gpu_advisor.model.trace import HostActivity
+
 
 IDLE_CAUSES = ("host_wait", "kernel_wait", "other")
 KERNEL_WAIT_US = 30.0  # HTA's default consecutive_kernel_delay
 
 
-def stream_idle(activity, host, keep=None, kernel_wait_ps=int(KERNEL_WAIT_US * 1e6)):
+def stream_idle(
+    activity: DeviceActivity,
+    host: HostActivity,
+    keep: np.ndarray | None = None,
+    kernel_wait_ps: int = int(KERNEL_WAIT_US * 1e6),
+) -> dict[int, dict[str, int]]:
     """{stream: {cause: idle ps}} over the events `keep` selects (all by default), streams in id order."""
     keep = np.ones(len(activity), dtype=bool) if keep is None else keep
     launch = pair_launches(host, activity)

@@ -1,5 +1,7 @@
 """What the `Iterator::...` host events say about a tf.data pipeline: its stages, prefetch, parallelism, reads."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 # The map function's threads busy less than this many cores' worth of wall time = one element at a time.
@@ -57,15 +59,15 @@ class TfDataPipeline:
     map_threads: int = 0  # tf.data's private threads seen (those that ran something: at most the pool's size)
 
     @property
-    def has_prefetch(self):
+    def has_prefetch(self) -> bool:
         return bool(self.stages & PREFETCH_STAGES)
 
     @property
-    def has_cache(self):
+    def has_cache(self) -> bool:
         return bool(self.stages & CACHE_STAGES)
 
     @property
-    def is_tuned(self):
+    def is_tuned(self) -> bool:
         """Prefetches, runs no map sequentially, reads ahead and has no Python generator: the local tf.data
         knobs are already used. Behind tf.distribute's per-device feed the source pipeline is not in the trace,
         so it cannot be called tuned."""
@@ -84,7 +86,7 @@ class TfDataPipeline:
         return self.paths[0] if self.paths else None
 
 
-def stages_of(path):
+def stages_of(path: str) -> list[str]:
     return path[len(ITERATOR_PREFIX) :].split("::")
 
 

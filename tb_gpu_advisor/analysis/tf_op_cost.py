@@ -1,6 +1,8 @@
 """FLOPs and logical bytes of a TensorFlow op outside XLA from its type and input shapes (the kernel's `shape`
 stat, e.g. "(half[4,384,1024];half[])"): only what those determine exactly, else None (docs/report.md)."""
 
+from __future__ import annotations
+
 import math
 import re
 
@@ -53,7 +55,7 @@ _MATMULS = {"MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"}
 _TENSOR = re.compile(r"^([a-z0-9_]+)\[([0-9,]*)\]$")
 
 
-def parse_shapes(text):
+def parse_shapes(text: str) -> list[tuple[str, list]] | None:
     """[(dtype, dims)] of a `shape` stat; None if any input is not a fully known array of a known dtype."""
     inner = text.strip()
     if not (inner.startswith("(") and inner.endswith(")")):
@@ -81,7 +83,7 @@ def _bytes(dtype, dims):
     return _DTYPES[dtype][1] * math.prod(dims)
 
 
-def tf_op_cost(op_type, shape_text):
+def tf_op_cost(op_type: str, shape_text: str) -> OpCost | None:
     """OpCost of one execution of a TF op, or None when its inputs do not determine the work exactly (or the
     shapes give impossible work, beyond MAX_KERNEL_WORK)."""
     cost = _cost(op_type, shape_text)

@@ -1,5 +1,7 @@
 """Host-to-device, device-to-host and device-to-device copies: bytes, time, bandwidth, pageable, sync."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +25,7 @@ class TransferStats:
     small_count: int
 
     @property
-    def gbps(self):
+    def gbps(self) -> float | None:
         return self.bytes / (self.time_ps / 1e12) / 1e9 if self.time_ps > 0 else None
 
 

@@ -4,10 +4,18 @@ it with no other matrix kernel between them, where a softmax runs in that run. S
 dropout and their casts sit between the matmuls, forward and backward: all of them are the attention's, and a
 fused attention kernel replaces them all."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, is_library_math, uses_tensor_cores
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import DeviceActivity
+
 
 ATTENTION_MATMUL_OPS = frozenset({"aten::bmm", "aten::baddbmm"})
 SOFTMAX_OPS = frozenset({"aten::_softmax", "aten::softmax", "aten::_softmax_backward_data", "aten::_safe_softmax"})
@@ -17,7 +25,7 @@ def _other_matrix(name):
     return uses_tensor_cores(name) or is_fp32_matmul(name) or is_library_math(name)
 
 
-def attention_kernel_mask(activity):
+def attention_kernel_mask(activity: DeviceActivity) -> np.ndarray:
     """Boolean mask over one GPU's events (DeviceActivity): the kernels of its unfused attention runs."""
     count = len(activity)
     mask = np.zeros(count, dtype=bool)

@@ -1,11 +1,23 @@
 """GPUs this process's profile lists that ran no kernel while others worked: named, with what says the job meant
 several GPUs, what says the capture missed their work or other processes own them, and how sure that is."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
-from tb_gpu_advisor.analysis.confidence import MIN_STEPS, complete_steps, dropped_events
+from tb_gpu_advisor.analysis.confidence import MIN_STEPS, dropped_events
 from tb_gpu_advisor.model.trace import ActivityKind
+from tb_gpu_advisor.vocabulary import listed
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.framework import Framework
+    from tb_gpu_advisor.analysis.steps import StepSet
+    from tb_gpu_advisor.model.trace import CollectiveCall
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 # TensorFlow names the ops of replica k > 0 of a tf.distribute strategy `replica_k/...` (replica 0 has no
 # prefix): the largest k + 1 is a lower bound of the replicas this process runs.
@@ -48,17 +60,18 @@ class UnusedGpus:
     missed_by_capture: bool  # the job's replicas outnumber the working GPUs: the capture missed GPU work
 
     @property
-    def claim(self):
+    def claim(self) -> bool:
         """The finding may say the job leaves these GPUs unused."""
         return self.certainty in ("high", "medium")
 
 
-def unused_gpus(model, step_set, framework, calls=()):
+def unused_gpus(
+    model: TraceModel, step_set: StepSet, framework: Framework, calls: tuple[CollectiveCall, ...] = ()
+) -> UnusedGpus | None:
     """UnusedGpus of a trace with both idle and working GPU planes and a multi-GPU intent; None otherwise (a
     single GPU at work with nothing that says the job meant more, no GPU worked, or every GPU worked)."""
-    steps = step_set.steps
-    complete, cut = complete_steps(model, steps)
-    windows = [step for step in steps if step not in cut]
+    steps = windows = list(step_set.steps)  # complete: the capture's cut stubs are left out (analysis.steady_steps)
+    complete = len(windows)
     works = [_work(gpu, windows) for gpu in model.gpus]
     working = tuple(work for work in works if work.kernels)
     idle = tuple(work for work in works if not work.kernels)
@@ -144,7 +157,7 @@ def _work(gpu, windows):
     )
 
 
-def replica_count(model):
+def replica_count(model: TraceModel) -> int | None:
     """The replicas a tf.distribute strategy runs in this process as its host op names show (largest k of
     `replica_k` + 1), or None when no op names one."""
     text = "\n".join(model.host_activity.op_totals)
@@ -157,5 +170,4 @@ def replica_count(model):
 
 
 def _and(values):
-    values = [str(value) for value in values]
-    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+    return listed(values, last=" and ")

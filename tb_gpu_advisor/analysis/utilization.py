@@ -1,5 +1,7 @@
 """Per-GPU busy time and activity totals, and the host's input wait while every GPU is idle."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -8,6 +10,15 @@ from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.analysis.steps import analysis_window
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.steps import StepSet
+    from tb_gpu_advisor.model.trace import DeviceActivity
+    from tb_gpu_advisor.model.trace import GpuDevice
+    from tb_gpu_advisor.model.trace import Intervals
+    from tb_gpu_advisor.model.trace import TraceModel
 
 
 @dataclass(frozen=True)
@@ -33,15 +44,15 @@ class DeviceUsage:
     kernel_busy_ps: int = 0  # a non-collective kernel or graph runs: compute_busy_ps without copies and memsets
 
     @property
-    def kernel_busy_pct(self):
+    def kernel_busy_pct(self) -> float | None:
         return 100.0 * self.kernel_busy_ps / self.window_ps if self.busy_pct is not None and self.window_ps else None
 
     @property
-    def compute_busy_pct(self):
+    def compute_busy_pct(self) -> float | None:
         return 100.0 * self.compute_busy_ps / self.window_ps if self.busy_pct is not None and self.window_ps else None
 
     @property
-    def collective_busy_pct(self):
+    def collective_busy_pct(self) -> float | None:
         return (
             100.0 * self.collective_busy_ps / self.window_ps if self.busy_pct is not None and self.window_ps else None
         )
@@ -56,30 +67,30 @@ class InputWait:
     window_ps: int
 
     @property
-    def pct(self):
+    def pct(self) -> float | None:
         return 100.0 * self.wait_ps / self.window_ps if self.window_ps > 0 else None
 
 
-def busy_intervals(activity):
+def busy_intervals(activity: DeviceActivity) -> Intervals:
     """Union of every kernel, memcpy, memset and graph on one GPU."""
     return intervals.union(activity.start_ps, activity.end_ps)
 
 
-def collective_kernels(activity):
+def collective_kernels(activity: DeviceActivity) -> np.ndarray:
     """Boolean mask of one GPU's collective (NCCL/RCCL) kernels."""
     kernels = activity.mask(ActivityKind.KERNEL)
     nccl_names = np.array([is_nccl(name) for name in activity.names], dtype=bool)
     return kernels & nccl_names[activity.name_id] if len(nccl_names) else kernels & False
 
 
-def compute_intervals(activity, nccl=None):
+def compute_intervals(activity: DeviceActivity, nccl: np.ndarray | None = None) -> Intervals:
     """Union of everything on one GPU except collective (NCCL/RCCL) kernels: its busy time minus collectives alone.
     `nccl`: collective_kernels(activity), when the caller has it."""
     nccl = collective_kernels(activity) if nccl is None else nccl
     return intervals.union(activity.start_ps[~nccl], activity.end_ps[~nccl])
 
 
-def kernel_intervals(activity, nccl=None):
+def kernel_intervals(activity: DeviceActivity, nccl: np.ndarray | None = None) -> Intervals:
     """Union of the non-collective kernels and graphs on one GPU: when it computes, copies and memsets aside.
     `nccl`: collective_kernels(activity), when the caller has it."""
     nccl = collective_kernels(activity) if nccl is None else nccl
@@ -87,12 +98,12 @@ def kernel_intervals(activity, nccl=None):
     return intervals.union(activity.start_ps[computing], activity.end_ps[computing])
 
 
-def all_gpus_busy(model):
+def all_gpus_busy(model: TraceModel) -> Intervals:
     """Union over GPUs of the time at least one GPU is busy."""
     return intervals.union_all(*(busy_intervals(gpu.activity) for gpu in model.gpus))
 
 
-def device_usage(gpu, step_set, window=None):
+def device_usage(gpu: GpuDevice, step_set: StepSet, window: Intervals | None = None) -> DeviceUsage:
     """DeviceUsage of one GPU inside `window` (Intervals): the host's analysis window, shared by all its GPUs so
     their busy times compare (a GPU that starts late and ends early is not "busier"). Pre-grouped traces keep
     each GPU's own Steps markers, which lie at different times on each GPU's timeline. Without a window, the
@@ -138,7 +149,7 @@ def device_usage(gpu, step_set, window=None):
     )
 
 
-def input_wait(model, step_set, loader_waits=intervals.EMPTY):
+def input_wait(model: TraceModel, step_set: StepSet, loader_waits: Intervals = intervals.EMPTY) -> InputWait:
     """InputWait over the analysis window (the steps, else the span of activity). `loader_waits`: the step
     thread's waits on its loader threads while the device idles (FeederWaits.input_blocked)."""
     window = analysis_window(model, step_set)

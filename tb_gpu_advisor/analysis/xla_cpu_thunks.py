@@ -1,6 +1,8 @@
 """The thunks XLA's CPU runtime ran, split by what their HLO instruction computes: element-wise arithmetic and
 data movement, which XLA folds into their neighbours when it compiles them in one program, or other work."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from tb_gpu_advisor.readers.hlo.fusible import fusible_names
@@ -23,7 +25,7 @@ class XlaCpuThunks:
     fusible: tuple
 
     @property
-    def classified(self):
+    def classified(self) -> bool:
         """Some thunk was matched to its HLO instruction (the trace carries the modules)."""
         return self.fusible_ps > 0 or self.other_ps > 0
 

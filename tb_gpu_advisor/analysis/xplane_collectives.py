@@ -1,6 +1,8 @@
 """Collective calls of an XPlane trace: each NCCL/RCCL kernel, sized from the HLO instruction it runs (XLA,
 JAX) or from the input shapes of the TensorFlow collective op that launched it, where the trace records them."""
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 
@@ -11,6 +13,7 @@ from tb_gpu_advisor.analysis.tf_op_cost import parse_shapes
 from tb_gpu_advisor.readers.hlo.collectives import collective_shapes
 from tb_gpu_advisor.model.collective_names import KERNEL_NAME, collective_of
 from tb_gpu_advisor.model.trace import ActivityKind, CollectiveCall
+
 
 HLO, TF_OP = "hlo", "tf_op"
 HLO_NAME = "op_name"  # the kind from the op's (HLO instruction's or TensorFlow op's) name, without its shapes

@@ -4,6 +4,8 @@ Each rule family (findings/rules/<family>.py) registers its entries beside its r
 `<family>.<name>`, the family being the module that defines it.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, replace
 
 
@@ -27,7 +29,7 @@ class Entry:
     `variants` are fixes for a condition a rule detected in the trace: `condition` for TensorFlow (e.g.
     "xla_blocked": the step runs ops XLA cannot compile, so jit_compile=True must not be advised as is),
     `jax:condition` / `pytorch:condition` for those, and `any:condition` for a framework-neutral fix that replaces
-    every idiom.
+    every idiom but that framework's own wording of the same condition.
     """
 
     category: str
@@ -39,11 +41,11 @@ class Entry:
     pytorch: Idiom | None = None
     variants: tuple = ()  # ((condition, Idiom), ...)
 
-    def idiom(self, framework, condition=None):
+    def idiom(self, framework: str, condition: str | None = None) -> Idiom:
         """The fix in `framework`'s idiom; for "unknown" TensorFlow's and JAX's both (labelled)."""
         variants = dict(self.variants)
-        if condition is not None and f"any:{condition}" in variants:
-            return variants[f"any:{condition}"]
+        if condition is not None and f"any:{condition}" in variants:  # the framework's own wording comes first
+            return variants.get(f"{framework}:{condition}") or variants[f"any:{condition}"]
         tensorflow = variants.get(condition) or Idiom(self.fix_summary, self.fix, self.docs)
         if framework == "pytorch":  # without a PyTorch idiom the fix is about what TensorFlow wrote (tf.data)
             return variants.get(f"pytorch:{condition}") or self.pytorch or tensorflow
@@ -59,10 +61,10 @@ class Entry:
         )
 
 
-CATALOG = {}
+CATALOG: dict[str, Entry] = {}
 
 
-def register(family, entries):
+def register(family: str, entries: dict[str, Entry]) -> dict[str, Entry]:
     """Adds a family's entries to CATALOG and returns them; every id must start with `<family>.` and be new."""
     for key, entry in entries.items():
         if key.split(".", 1)[0] != family:
@@ -74,10 +76,10 @@ def register(family, entries):
 
 
 # framework -> {finding id: Entry}: a framework's own wording of shared findings (findings/pytorch_fixes.py).
-VARIANTS = {}
+VARIANTS: dict[str | None, dict[str, Entry]] = {}
 
 
-def register_variants(framework, entries):
+def register_variants(framework: str, entries: dict[str, Entry]) -> dict[str, Entry]:
     """Adds a framework's wording of findings; each must keep its finding's category."""
     for key, entry in entries.items():
         if key in CATALOG and CATALOG[key].category != entry.category:
@@ -86,7 +88,7 @@ def register_variants(framework, entries):
     return entries
 
 
-def entry_for(finding_id, framework=None):
+def entry_for(finding_id: str, framework: str | None = None) -> Entry:
     """The catalog entry of a finding, in the framework's idiom when it has one; the framework's wording keeps
     the catalog entry's variants for that framework (`<framework>:condition`, `any:condition`) it does not
     redefine."""

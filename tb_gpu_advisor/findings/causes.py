@@ -3,10 +3,20 @@ waits for launches, runs tiny kernels, copies slowly) yields its place to a spec
 most of the same time (allocator churn, a per-tensor optimizer loop, eager dispatch, pageable memory): the cause
 is what to fix."""
 
+from __future__ import annotations
+
 from dataclasses import replace
 
 from tb_gpu_advisor.findings.finding import SEVERITIES
 from tb_gpu_advisor.findings.overlaps import POOLS
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from tb_gpu_advisor.findings.finding import Finding
+    from typing import Any
+
 
 # Findings that measure where step time goes, whatever causes it.
 SYMPTOMS = frozenset(
@@ -25,7 +35,7 @@ SUSPICIONS = frozenset({"threading.tf_data_contention", "threading.host_cpu_satu
 CAUSE_MIN_SHARE = 0.5
 
 
-def explains(cause, symptom):
+def explains(cause: Finding, symptom: Finding) -> bool:
     """Whether `cause` (a specific finding of high or medium severity: a low one is not established) accounts for
     most of `symptom`'s time."""
     return (
@@ -38,7 +48,7 @@ def explains(cause, symptom):
     )
 
 
-def causes_first(findings):
+def causes_first(findings: Iterator[Any]) -> tuple:
     """`findings` (ranked) with each symptom's first explaining cause moved just before it, at the symptom's
     severity where that is higher (it carries most of that time)."""
     ranked = list(findings)

@@ -1,8 +1,16 @@
 """Fixes for a step the trace shows compiled already (torch.compile, CUDA graphs, XLA command buffers, a jitted JAX
 step): what is left to do, never what is on; and the condition a rule picks them with."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Idiom
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 GRAPHS_LAUNCH_IDIOM = Idiom(
     fix_summary="Graphs replay the step already: fewer graph launches (graph breaks), a larger batch.",
@@ -77,7 +85,7 @@ A larger batch amortizes the host's fixed cost per step over more examples.""",
 )
 
 
-def launch_condition(ctx):
+def launch_condition(ctx: Context) -> tuple:
     """("graphs", why the launch analysis sees only graph launches) when graphs replay most device work, else
     (None, "") (a jitted JAX step: Context.jax_step_jitted)."""
     compiled = ctx.analysis.compilation
@@ -86,7 +94,7 @@ def launch_condition(ctx):
     return None, ""
 
 
-def host_condition(ctx):
+def host_condition(ctx: Context) -> tuple:
     """("compiled", what shows it) for a PyTorch step under torch.compile, else (None, "")."""
     compiled = ctx.analysis.compilation
     if ctx.framework.name == "pytorch" and compiled is not None and compiled.torch_compile:

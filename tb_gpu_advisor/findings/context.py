@@ -1,11 +1,15 @@
 """What every rule reads: the model, the HostReport so far, the steps and windows, and shared measurements."""
 
+from __future__ import annotations
+
 from functools import cached_property
 
 import numpy as np
 
 from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS
+from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
 from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
+from tb_gpu_advisor.analysis.launch_queue import queue_full_launches
 from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.unfused_attention import attention_kernel_mask
@@ -17,6 +21,18 @@ from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import duration_ms
 from tb_gpu_advisor.vocabulary import counted
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from tb_gpu_advisor.analysis.step_ops import StepOps
+    from tb_gpu_advisor.analysis.tf_data import TfDataPipeline
+    from tb_gpu_advisor.analysis.xla_cpu_thunks import XlaCpuThunks
+    from tb_gpu_advisor.model.trace import GpuDevice
+    from tb_gpu_advisor.model.trace import Intervals
+    from typing import Any
+
+
 PS_PER_MS = 1e9
 # PyTorch's iterator of a DataLoader with num_workers > 0: batches are built in worker processes.
 MULTI_PROCESS_LOADER = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter"
@@ -24,7 +40,7 @@ MULTI_PROCESS_LOADER = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter"
 INDUCTOR_FOREACH_KERNEL = "triton_for_"
 
 
-def ms(ps):
+def ms(ps: float) -> float:
     """Picoseconds as milliseconds with 3 decimals (the unit of evidence times)."""
     return round(float(ps) / PS_PER_MS, 3)
 
@@ -43,7 +59,7 @@ class Context:
         self.window_ms = self.window_ps / PS_PER_MS
         self.host = model.host_activity
 
-    def say(self, tensorflow, jax, pytorch=None):
+    def say(self, tensorflow: str, jax: str, pytorch: str | None = None) -> str:
         """A sentence in the idiom of the framework that ran: TensorFlow's, JAX's, PyTorch's, or TensorFlow's and
         JAX's when unknown."""
         if self.framework.name == "tensorflow":
@@ -56,7 +72,7 @@ class Context:
 
     # --- time shares ---------------------------------------------------------------------------------------
     @property
-    def step_count(self):
+    def step_count(self) -> int:
         return len(self.step_set.steps)
 
     @property
@@ -64,16 +80,16 @@ class Context:
         mean = self.analysis.step_time_ms["mean"]
         return None if mean is None else round(mean, 3)
 
-    def per_step_ms(self, total_ms):
+    def per_step_ms(self, total_ms: float) -> float | None:
         return round(total_ms / self.step_count, 3) if self.step_count else None
 
-    def time_text(self, total_ms):
+    def time_text(self, total_ms: float) -> str:
         """`2.37 ms per step` (`70.0 µs per step`), or `2.37 ms in total` for a profile without steps."""
         if self.step_count:
             return f"{duration_ms(total_ms / self.step_count)} per step"
         return f"{duration_ms(total_ms)} in total"
 
-    def count_text(self, count, singular, plural=None):
+    def count_text(self, count: int, singular: str, plural: str | None = None) -> str:
         """`665 kernels per step` (`1 copy per step`), or `665 kernels in the profile` without steps; the noun
         agrees with the number (vocabulary.counted)."""
         if self.step_count:
@@ -81,7 +97,7 @@ class Context:
         return f"{counted(count, singular, plural)} in the profile"
 
     @property
-    def of_the_step(self):
+    def of_the_step(self) -> str:
         """What a share of the window is a share of: "of the step", or "of the profiled time" without steps."""
         return "of the step" if self.step_count else "of the profiled time"
 
@@ -90,10 +106,10 @@ class Context:
         """ "of the step time", or "of the profiled time" without steps."""
         return "of the step time" if self.step_count else "of the profiled time"
 
-    def share_pct(self, total_ms):
+    def share_pct(self, total_ms: float) -> float:
         return round(100.0 * total_ms / self.window_ms, 2) if self.window_ms > 0 else 0.0
 
-    def category_ms(self, name):
+    def category_ms(self, name: str) -> float:
         """Exposed time of one breakdown category over the analysis window, in ms."""
         if self.step_set.steps:
             return round(
@@ -103,7 +119,7 @@ class Context:
         return round(share * self.window_ms / 100.0, 6) if share else 0.0
 
     @property
-    def pipeline_wait_ms(self):
+    def pipeline_wait_ms(self) -> float:
         """The exposed input wait in tf.data's IteratorGetNext or the DataLoader over the analysis window, in ms:
         category_ms("input_wait") without the step thread's waits on loader threads (host.feeder_blocked's)."""
         if self.step_set.steps:
@@ -113,38 +129,47 @@ class Context:
         share = self.analysis.pipeline_wait_pct
         return round(share * self.window_ms / 100.0, 6) if share else 0.0
 
-    def in_window_ps(self, spans):
+    def in_window_ps(self, spans: Intervals) -> int:
         if len(spans) == 0 or len(self.window) == 0:
             return 0
         return int(intervals.covered_ps(spans, self.window.start_ps, self.window.end_ps).sum())
 
+    @cached_property
+    def host_work_ms(self):
+        """The host's own work over the window, in ms: host events less the spans blocked on the device
+        (analysis.host_wait_spans, full launch queues included) and the input waits. What a step loop must still
+        do once a wait in it is gone."""
+        waits = host_wait_spans(self.model, queue_full_launches(self.model))
+        work = intervals.subtract(intervals.subtract(self.host.busy, waits), self.host.input_waits)
+        return ms(self.in_window_ps(work))
+
     # --- GPUs ----------------------------------------------------------------------------------------------
     @cached_property
-    def active_gpus(self):
+    def active_gpus(self) -> tuple[GpuDevice, ...]:
         """GPUs that took part in the steps (pre-grouped traces: those with Steps markers)."""
         return tuple(gpu for gpu in self.model.gpus if gpu.ordinal in self.analysis.active_ordinals)
 
     @property
-    def has_gpu(self):
+    def has_gpu(self) -> bool:
         return bool(self.active_gpus)
 
-    def gpu_windows(self, gpu):
+    def gpu_windows(self, gpu: GpuDevice) -> Intervals:
         """The windows a GPU's own time is measured in (its own Steps markers in pre-grouped traces)."""
         return self.step_set.device_windows(gpu.ordinal) if self.step_set.steps else self.window
 
-    def covered_ps(self, gpu, spans):
+    def covered_ps(self, gpu: GpuDevice, spans: Intervals) -> int:
         windows = self.gpu_windows(gpu)
         if len(spans) == 0 or len(windows) == 0:
             return 0
         return int(intervals.covered_ps(spans, windows.start_ps, windows.end_ps).sum())
 
-    def idle_spans(self, cause):
+    def idle_spans(self, cause: str) -> Intervals:
         """The instants an active GPU idled for `cause` (analysis.idle_attribution), over all active GPUs."""
         idle = self.analysis.idle
         found = [idle.by_ordinal(gpu.ordinal) for gpu in self.active_gpus] if idle is not None else []
         return intervals.union_all(*(gpu.spans[cause] for gpu in found if gpu is not None))
 
-    def idle_cause_ms(self, cause, leave_out=intervals.EMPTY):
+    def idle_cause_ms(self, cause: str, leave_out: Intervals = intervals.EMPTY) -> float:
         """The mean over active GPUs of their idle time for `cause` in their windows (less `leave_out`), in ms."""
         idle = self.analysis.idle
         if idle is None or not self.active_gpus:
@@ -159,7 +184,7 @@ class Context:
         return round(ms(total) / len(self.active_gpus), 6)
 
     @cached_property
-    def jax_step_jitted(self):
+    def jax_step_jitted(self) -> bool:
         """A JAX step dispatched as a few compiled calls (`PjitFunction`) per step, not one jnp op at a time:
         jax.jit is in use already."""
         if not self.framework.is_jax or not self.step_count:
@@ -172,19 +197,19 @@ class Context:
         return 0 < calls / self.step_count < EAGER_MIN_OPS_PER_STEP
 
     @property
-    def compute_busy(self):
+    def compute_busy(self) -> Intervals:
         """Union over GPUs of compute: kernels and CUDA graphs other than NCCL."""
         return self.analysis.compute_busy
 
     @cached_property
-    def gpu_busy(self):
+    def gpu_busy(self) -> Intervals:
         return intervals.union_all(*self.busy_by_gpu.values())
 
-    def exposed(self, spans):
+    def exposed(self, spans: Intervals) -> Intervals:
         """The part of `spans` no GPU computes during."""
         return intervals.subtract(spans, self.compute_busy)
 
-    def kernel_mask(self, gpu, predicate):
+    def kernel_mask(self, gpu: GpuDevice, predicate: Callable[..., Any]) -> np.ndarray:
         """Boolean mask over a GPU's events: kernels whose name satisfies `predicate`."""
         activity = gpu.activity
         if not len(activity):
@@ -193,27 +218,27 @@ class Context:
         return by_name[activity.name_id] & (activity.kind == ActivityKind.KERNEL)
 
     @cached_property
-    def kernel_ps_all(self):
+    def kernel_ps_all(self) -> dict[int, int]:
         """{ordinal: ps} of all kernels inside each GPU's windows."""
         return self._kernel_ps_by_gpu(lambda name: True)
 
     @cached_property
-    def busy_by_gpu(self):
+    def busy_by_gpu(self) -> dict[int, Intervals]:
         """{ordinal: Intervals} when each GPU has any activity."""
         return {gpu.ordinal: intervals.union(gpu.activity.start_ps, gpu.activity.end_ps) for gpu in self.model.gpus}
 
     @cached_property
-    def attention_kernels(self):
+    def attention_kernels(self) -> dict[int, np.ndarray]:
         """{ordinal: mask over its events} of each active GPU's unfused attention kernels (PyTorch only)."""
         if self.framework.name != "pytorch":
             return {}
         return {gpu.ordinal: attention_kernel_mask(gpu.activity) for gpu in self.active_gpus}
 
-    def masked_ps(self, gpu, mask):
+    def masked_ps(self, gpu: GpuDevice, mask: np.ndarray) -> int:
         """The time `mask`'s events of `gpu` cover inside its windows (overlaps counted once)."""
         return self.covered_ps(gpu, intervals.union(gpu.activity.start_ps[mask], gpu.activity.end_ps[mask]))
 
-    def kernel_ps_by_gpu(self, predicate):
+    def kernel_ps_by_gpu(self, predicate: Callable[..., Any]) -> dict[int, int]:
         """{ordinal: ps} of kernels matching `predicate` inside each GPU's windows (overlaps counted once)."""
         return self._kernel_ps_by_gpu(predicate)
 
@@ -225,7 +250,7 @@ class Context:
             result[gpu.ordinal] = self.covered_ps(gpu, spans)
         return result
 
-    def kernel_count_in_windows(self, gpu, mask):
+    def kernel_count_in_windows(self, gpu: GpuDevice, mask: np.ndarray) -> int:
         windows = self.gpu_windows(gpu)
         starts = gpu.activity.start_ps[mask]
         if len(windows) == 0:
@@ -236,43 +261,43 @@ class Context:
         return int(inside.sum())
 
     @cached_property
-    def compute_capability(self):
+    def compute_capability(self) -> tuple[int, int] | None:
         """The lowest compute capability among the active GPUs, or None when the trace omits it."""
         found = [g.capabilities.compute_capability for g in self.active_gpus if g.capabilities.compute_capability]
         return min(found) if found else None
 
     @cached_property
-    def on_amd(self):
+    def on_amd(self) -> bool:
         """Every active GPU is an AMD GPU (ROCm: HIP graphs, hipBLASLt, RCCL)."""
         vendors = {(g.capabilities.vendor or "").upper() for g in self.active_gpus}
         return vendors == {"AMD"}
 
     @cached_property
-    def sm_count(self):
+    def sm_count(self) -> int | None:
         found = [g.capabilities.sm_count for g in self.active_gpus if g.capabilities.sm_count]
         return min(found) if found else None
 
     # --- host ----------------------------------------------------------------------------------------------
     @cached_property
-    def pipeline(self):
+    def pipeline(self) -> TfDataPipeline:
         return tf_data_pipeline(self.host.op_totals, self.host.thread_busy, self.window_ps)
 
-    def host_ops(self, predicate):
+    def host_ops(self, predicate: Callable[..., Any]) -> list[tuple[str, int, int]]:
         """[(name, count, total_ps)] of host event names matching `predicate`, most time first."""
         found = [(name, count, total) for name, (count, total) in self.host.op_totals.items() if predicate(name)]
         return sorted(found, key=lambda item: (-item[2], item[0]))
 
     @cached_property
-    def step_ops(self):
+    def step_ops(self) -> StepOps:
         """analysis.step_ops.StepOps: the step's own host ops, tf.data's per-element ops, XLA blockers."""
         return step_ops(self.host.op_totals, self.step_count)
 
     @cached_property
-    def xla_cpu_thunks(self):
+    def xla_cpu_thunks(self) -> XlaCpuThunks:
         """analysis.xla_cpu_thunks.XlaCpuThunks: the thunks XLA's CPU runtime ran, by what they compute."""
         return xla_cpu_thunks(self.host.executor_op_totals, self.model.hlo_protos)
 
-    def xla_blocked(self):
+    def xla_blocked(self) -> tuple:
         """(condition, note) for fixes that would advise XLA: ("xla_blocked", why) when the step runs ops XLA
         cannot compile (TensorFlow; JAX steps are compiled already), else (None, "")."""
         blockers = self.step_ops.xla_blockers
@@ -281,11 +306,11 @@ class Context:
         return "xla_blocked", f"Ops in this step that XLA cannot compile: {', '.join(blockers[:4])}."
 
     @cached_property
-    def xla_in_use(self):
+    def xla_in_use(self) -> bool:
         """Some GPU kernel was generated by XLA: the step is compiled already."""
         return any(is_xla_kernel(name) for gpu in self.active_gpus for name in gpu.activity.names)
 
-    def xla_advice(self):
+    def xla_advice(self) -> tuple:
         """(condition, note) for a fix that advises XLA: the blockers first; else, for TensorFlow, what a
         tf.distribute strategy and Keras 3's jit_compile="auto" mean for it."""
         condition, note = self.xla_blocked()
@@ -313,13 +338,13 @@ class Context:
         return None, " ".join(notes)
 
     @cached_property
-    def loader_workers_in_use(self):
+    def loader_workers_in_use(self) -> bool:
         """PyTorch's DataLoader runs worker processes (its `_MultiProcessingDataLoaderIter`): batches are built
         outside the training process already."""
         return any(name.startswith(MULTI_PROCESS_LOADER) for name in self.host.op_totals)
 
     @cached_property
-    def optimizer_fused(self):
+    def optimizer_fused(self) -> bool:
         """A PyTorch optimizer step runs foreach or fused implementations (analysis.optimizer_loop), or Inductor's
         foreach kernels (`triton_for_*`, a compiled optimizer update) run: fused=True, foreach or a compiled
         optimizer is applied already, so no fix advises it."""
@@ -330,7 +355,7 @@ class Context:
             name.startswith(INDUCTOR_FOREACH_KERNEL) for gpu in self.active_gpus for name in gpu.activity.names
         )
 
-    def with_optimizer_fused(self, condition):
+    def with_optimizer_fused(self, condition: str | None) -> str | None:
         """A PyTorch fix's condition, with "optimizer_fused" added where the trace shows a fused optimizer: the
         variant of the fix that does not advise fused=True ("compiled" becomes "compiled_optimizer_fused"); other
         conditions unchanged."""
@@ -339,7 +364,7 @@ class Context:
         return "optimizer_fused" if condition is None else f"{condition}_optimizer_fused"
 
     @cached_property
-    def batch_prep_shown(self):
+    def batch_prep_shown(self) -> bool:
         """The step thread's idle start is batch preparation on this trace's evidence (analysis.batch_prep): a
         framework whose loops the analysis reads, and, where PyTorch's DataLoader builds batches in worker
         processes already, known preparation calls filling most of it (else the time is the step's own host
@@ -350,7 +375,7 @@ class Context:
         return not (self.framework.name == "pytorch" and self.loader_workers_in_use and prep.certainty != "high")
 
     @cached_property
-    def explained_host_time(self):
+    def explained_host_time(self) -> Intervals:
         """Intervals of host time a more specific rule explains: a step's batch preparation
         (input.host_batch_prep), the runs of compute ops placed on the CPU (placement.ops_on_host) and JAX's
         staging of host batches for the device (transfer.pageable_memory)."""
@@ -365,7 +390,7 @@ class Context:
         return intervals.union_all(*spans)
 
     @cached_property
-    def input_time(self):
+    def input_time(self) -> Intervals:
         """Intervals the breakdown counts as input beyond tf.data's and the DataLoader's waits: the step thread
         blocked on its loader threads (input_wait) and its batch preparation (input_prep)."""
         feeders, prep = self.analysis.feeder_waits, self.analysis.batch_prep
@@ -375,14 +400,14 @@ class Context:
         )
 
     @cached_property
-    def has_dataloader(self):
+    def has_dataloader(self) -> bool:
         """PyTorch's DataLoader ran in the trace: its `enumerate(DataLoader)#...__next__` events or iterator calls."""
         return any(name.startswith("enumerate(DataLoader)") or "DataLoaderIter" in name for name in self.host.op_totals)
 
-    def has_thread(self, prefix):
+    def has_thread(self, prefix: str) -> bool:
         return any(kind.startswith(prefix) for kind in self.host.thread_busy)
 
-    def steps_overlapping(self, spans, limit=3):
+    def steps_overlapping(self, spans: Intervals, limit: int = 3) -> list[dict[str, float | str]]:
         """[{name, time_ms, overlap_ms}] of the steps that overlap `spans` most."""
         found = []
         for step in self.step_set.timed_steps:
@@ -392,7 +417,7 @@ class Context:
         found.sort(key=lambda item: (-item["overlap_ms"], item["step"]))
         return found[:limit]
 
-    def longest_ranges_ms(self, spans, limit=3):
+    def longest_ranges_ms(self, spans: Intervals, limit: int = 3) -> list[list[float]]:
         """The `limit` longest intervals of `spans` inside the window, as [start_ms, end_ms]."""
         clipped = intervals.intersect(spans, self.window) if len(self.window) else spans
         if len(clipped) == 0:

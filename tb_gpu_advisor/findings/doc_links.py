@@ -2,6 +2,8 @@
 on the same subject (or is left out where none is listed), on AMD GPUs the ROCm page replaces an NVIDIA one (or
 none where ROCm has no counterpart), and NVIDIA runs get no ROCm pages."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.findings import links as L
 
 # Where a page belongs, by the start of its address (after the scheme): a framework or a GPU vendor.

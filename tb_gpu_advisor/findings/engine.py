@@ -1,16 +1,30 @@
 """Runs every rule family over a host's model and analyses and returns the ranked findings and the verdict."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, replace
 
+from tb_gpu_advisor.analysis.capture_overhead import host_inflation
 from tb_gpu_advisor.findings.causes import causes_first
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES, capped
-from tb_gpu_advisor.findings.overlaps import POOLS, with_overlaps
+from tb_gpu_advisor.findings.host_time import host_critical_ms
+from tb_gpu_advisor.findings.overlaps import POOLS, WAIT_FIXES, with_overlaps
 from tb_gpu_advisor.findings.rules import RULES
 from tb_gpu_advisor.findings.verdict import BOTTLENECK_OF_CATEGORY, decide, not_enough
 from tb_gpu_advisor.report.units import speedup_phrase
 from tb_gpu_advisor.findings import pytorch_fixes  # noqa: F401 (registers PyTorch's wording of the findings)
-from tb_gpu_advisor.whatif.combined import Claim, combine
+from tb_gpu_advisor.whatif.combined import CAPPED_BY, DEVICE_POOLS, HOST_POOLS, Claim, combine
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.confidence import Confidence
+    from tb_gpu_advisor.analysis.host_analysis import HostAnalysis
+    from tb_gpu_advisor.findings.finding import Finding
+    from tb_gpu_advisor.model.trace import TraceModel
+    from tb_gpu_advisor.whatif.combined import Combined
+
 
 # The findings whose fixes the combined estimate applies together: the first few of high or medium severity
 # that name a bottleneck (batch-size advice and step-time notes are not a fix of lost time).
@@ -25,7 +39,7 @@ class Diagnosis:
     combined: object = None  # whatif.combined.Combined of the top findings, or None
 
 
-def diagnose(model, analysis):
+def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
     """Diagnosis of one host from its model and HostAnalysis: every rule, ranked by severity
     then estimated speedup, and the verdict. With the trace's confidence low, no finding is high and the verdict
     says the trace is not enough."""
@@ -53,18 +67,35 @@ def diagnose(model, analysis):
         findings = causes_first(finding for _, finding in found)
     # After the verdict, which reads the warm-up findings' time ("As captured: host-bound ..."): their fix is to
     # recapture, so they promise no speedup and the combined estimate leaves them out.
-    findings = with_overlaps(tuple(without_recapture_speedup(finding) for finding in findings))
     busy = max(ctx.analysis.active_busy_pct, default=None)
-    combined = combined_estimate(findings, ctx.window_ms, None if busy is None else ctx.window_ms * busy / 100.0)
+    device_busy = None if busy is None else ctx.window_ms * busy / 100.0
+    host_work = ctx.host_work_ms if any(f.id in WAIT_FIXES for f in findings) else None
+    findings = tuple(without_recapture_speedup(finding) for finding in findings)
+    # The profiler's own time between recorded ops is in no event: the host's untraced time holds it too.
+    untraced = ctx.idle_cause_ms("host_untraced") if ctx.model.profiler_options else 0.0
+    inflation = (
+        host_inflation(ctx.model, ctx.window_ms, ctx.host_work_ms, host_critical_ms(ctx), untraced)
+        if ctx.model.profiler_options and ctx.has_gpu
+        else None
+    )
+    if inflation is not None:
+        findings = tuple(unprofiled(f, inflation) for f in findings)
+        device_busy = None if device_busy is None else inflation.as_profiled(device_busy, host_side=False)
+        host_work = None if host_work is None else inflation.as_profiled(host_work, host_side=True)
+    findings = with_overlaps(tuple(within_work_left(f, host_work, device_busy) for f in findings))
+    combined = combined_estimate(findings, ctx.window_ms, device_busy, host_work)
     # A trace too thin for a verdict is too thin for a joint speedup claim in it (the findings keep theirs).
     if ctx.confidence.level != "low":
         verdict = with_combined(verdict, combined, findings)
     return Diagnosis(verdict=verdict, findings=findings, errors=tuple(errors), combined=combined)
 
 
-def combined_estimate(findings, window_ms, device_busy_ms=None):
+def combined_estimate(
+    findings: tuple, window_ms: float, device_busy_ms: float | None = None, host_work_ms: float | None = None
+) -> Combined | None:
     """whatif.combined.Combined of the top high and medium findings with time to recover, or None; never a step
-    shorter than the busiest GPU's own work (`device_busy_ms` over the window) that the fixes leave."""
+    shorter than the busiest GPU's own work (`device_busy_ms` over the window) that the fixes leave, nor, where a
+    fix only removes a wait, than the host's own work (`host_work_ms`) that they leave."""
     top = [
         f
         for f in findings
@@ -72,8 +103,19 @@ def combined_estimate(findings, window_ms, device_busy_ms=None):
     ][:COMBINED_TOP]
     return combine(
         window_ms,
-        [Claim(f.id, f.recoverable_ms, f.speedup_kind, frozenset(POOLS.get(f.id, {f.id})), f.what_if) for f in top],
+        [
+            Claim(
+                f.id,
+                f.recoverable_ms,
+                f.speedup_kind,
+                frozenset(POOLS.get(f.id, {f.id})),
+                f.what_if,
+                f.id in WAIT_FIXES,
+            )
+            for f in top
+        ],
         device_busy_ms,
+        host_work_ms,
     )
 
 
@@ -93,8 +135,8 @@ def with_combined(verdict, combined, findings):
             f"#{', #'.join(str(number[i]) for i in sorted(combined.shared, key=number.get))} "
             f"{'shares' if len(combined.shared) == 1 else 'share'} that time, counted once"
         )
-    if combined.capped_ms is not None:
-        notes.append("capped: the GPU's own work left after these fixes takes that long")
+    if combined.capped_by is not None:
+        notes.append(CAPPED_BY[combined.capped_by])
     shared = f" ({'; '.join(notes)})" if notes else ""
     which = f"findings {counted} together" if len(combined.counted) > 1 else f"finding {counted}"
     # Under "no bottleneck" the joint figure is of estimates no measured loss reaches: said as such.
@@ -124,18 +166,53 @@ _MOSTLY_WARMUP = ("only warm-up steps", "mostly warm-up")
 _NO_SPEEDUP_TO_RECAPTURE = "none: the fix is to recapture after warm-up; this time includes first-use setup"
 
 
-def mostly_warmup(confidence):
+def mostly_warmup(confidence: Confidence) -> bool:
     """Whether the captured time is mostly warm-up: every step (or the activity) is, or the one step holds it."""
     labels = set(confidence.labels)
     one_step = bool(labels & {"1 complete step", "1 step"})
     return bool(labels & set(_MOSTLY_WARMUP)) or ("warm-up in the steps" in labels and one_step)
 
 
-def without_recapture_speedup(finding):
+def without_recapture_speedup(finding: Finding) -> Finding:
     """A finding whose fix is to recapture after warm-up claims no speedup (its time is setup, not the step's)."""
     if finding.condition != "warmup":
         return finding
     return replace(finding, recoverable_ms=0.0, what_if=False, speedup_basis=_NO_SPEEDUP_TO_RECAPTURE)
+
+
+def host_side(finding_id):
+    """Whether a finding's time is the host's work (host or launch pools, none of the GPU's own)."""
+    pools = POOLS.get(finding_id, set())
+    return bool(pools & HOST_POOLS) and not pools & DEVICE_POOLS
+
+
+def unprofiled(finding, inflation):
+    """The finding's claim as the unprofiled program's (capture_overhead.HostInflation): host time the profiler
+    added is neither the program's to recover nor in its step."""
+    if finding.recoverable_ms <= 0:
+        return finding
+    return replace(
+        finding,
+        recoverable_ms=inflation.as_unprofiled(finding.recoverable_ms, host_side(finding.id)),
+        speedup_basis=f"{finding.speedup_basis}; on the step without the profiler's own host time",
+    )
+
+
+def within_work_left(finding, host_work_ms, device_busy_ms):
+    """A finding whose fix removes a wait (overlaps.WAIT_FIXES) recovers at most the window less the work that
+    stays, the host's (`host_work_ms`) or the GPU's (`device_busy_ms`), whichever is longer: removing a wait
+    lets them overlap, it does not remove either."""
+    if finding.id not in WAIT_FIXES or finding.recoverable_ms <= 0:
+        return finding
+    left = max(host_work_ms or 0.0, device_busy_ms or 0.0)
+    most = max(0.0, finding.window_ms - left)
+    if finding.recoverable_ms <= most:
+        return finding
+    return replace(
+        finding,
+        recoverable_ms=most,
+        speedup_basis=f"{finding.speedup_basis}, held at the host's or the GPU's own work per step, which stays",
+    )
 
 
 def _within_capture(confidence, found):

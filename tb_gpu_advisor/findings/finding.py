@@ -1,10 +1,19 @@
 """The Finding: one diagnosis with its evidence, estimated speedup and fix; and its JSON shape."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field, replace
 
 from tb_gpu_advisor.findings.catalog import CATALOG, entry_for
 from tb_gpu_advisor.findings.doc_links import matched_docs
 from tb_gpu_advisor.vocabulary import SPEEDUP_CAP
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.catalog import Entry
+    from tb_gpu_advisor.whatif.estimate import Estimate
+
 
 SEVERITIES = ("high", "medium", "low")
 # "model": the fix applied to this trace's own timeline and the step re-derived (worded "about 1.3x");
@@ -39,7 +48,7 @@ class Evidence:
     threshold: dict
     pointers: dict = field(default_factory=dict)
 
-    def to_dict(self):
+    def to_dict(self) -> dict:
         return {
             "metrics": dict(self.metrics),
             "threshold": dict(self.threshold),
@@ -75,15 +84,15 @@ class Finding:
             raise ValueError(f"speedup_kind {self.speedup_kind!r} is not one of {SPEEDUP_KINDS}")
 
     @property
-    def entry(self):
+    def entry(self) -> Entry:
         return CATALOG[self.id]
 
     @property
-    def category(self):
+    def category(self) -> str:
         return self.entry.category
 
     @property
-    def estimated_speedup(self):
+    def estimated_speedup(self) -> float:
         return speedup(self.recoverable_ms, self.window_ms)
 
     def to_dict(self, framework=None, vendor=None):
@@ -109,7 +118,7 @@ class Finding:
         }
 
 
-def speedup(recoverable_ms, window_ms):
+def speedup(recoverable_ms: float, window_ms: float) -> float:
     """Step-time ratio if `recoverable_ms` of `window_ms` went away: an upper bound, >= 1.0, 2 decimals."""
     if window_ms <= 0 or recoverable_ms <= 0:
         return 1.0
@@ -117,7 +126,7 @@ def speedup(recoverable_ms, window_ms):
     return max(1.0, round(window_ms / kept, 2))
 
 
-def estimated(finding, estimate):
+def estimated(finding: Finding, estimate: Estimate) -> Finding:
     """The finding with its speedup from a what-if `estimate` (whatif.estimate.Estimate): the recoverable time is
     the share of the window the fix removes, the kind and basis are the estimate's."""
     return replace(
@@ -129,7 +138,7 @@ def estimated(finding, estimate):
     )
 
 
-def grade(value, high, medium, low=None):
+def grade(value: float, high: float, medium: float, low: float | None = None) -> str | None:
     """ "high", "medium", "low" or None for a value against a rule's thresholds (None: below all)."""
     if value is None:
         return None
@@ -153,7 +162,7 @@ def limit(metric, value, level, direction="above", **more):
     return {"metric": metric, "value": value, "direction": direction, "level": level, **more}
 
 
-def capped(finding, severity):
+def capped(finding: Finding, severity: str) -> Finding:
     """The finding with its severity lowered to at most `severity` (advice that is a larger change)."""
     return replace(finding, severity=min(finding.severity, severity, key=_ORDER.index))
 

@@ -1,10 +1,17 @@
 """The steps as the input what-ifs read them: each step's time and its tf.data/DataLoader input wait."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.analysis.rounding import ms as ms6
 from tb_gpu_advisor.whatif.input import InputStep
 
+from typing import TYPE_CHECKING
 
-def input_steps(ctx):
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
+
+def input_steps(ctx: Context) -> tuple:
     """whatif.input.InputStep per step (the whole window as one step in a profile without step markers)."""
     steps = ctx.step_set.timed_steps
     if not steps:

@@ -1,7 +1,16 @@
 """Helpers of the findings whose recoverable time is modeled kernel time: severity, busiest GPU, top kernels."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade
 from tb_gpu_advisor.findings.thresholds import KERNEL_HIGH_PCT, MODELED_LOW_PCT, MODELED_MEDIUM_PCT
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from tb_gpu_advisor.findings.context import Context
+    from typing import Any
 
 
 def busiest_gpu(by_gpu):
@@ -16,24 +25,24 @@ def gpu_peaks(ctx, ordinal):
     return peaks[index] if index is not None and index < len(peaks) else None
 
 
-def top_kernel_names(ctx, predicate, limit=3):
+def top_kernel_names(ctx: Context, predicate: Callable[..., Any], limit: int = 3) -> list[str]:
     return [row.name for row in ctx.analysis.kernels if predicate(row.name)][:limit]
 
 
 def modeled_finding(
-    ctx,
-    finding_id,
-    summary,
-    recoverable_ms,
-    basis,
-    metrics,
-    crossed,
-    pointers,
-    high=KERNEL_HIGH_PCT,
-    condition=None,
-    fix_note="",
-    graded_ms=None,
-):
+    ctx: Context,
+    finding_id: str,
+    summary: str,
+    recoverable_ms: float,
+    basis: str,
+    metrics: dict,
+    crossed: dict,
+    pointers: dict,
+    high: float = KERNEL_HIGH_PCT,
+    condition: str | None = None,
+    fix_note: str = "",
+    graded_ms: float | None = None,
+) -> Finding | None:
     """The finding, its severity graded on `graded_ms` (default: the recoverable time); None below the ladder."""
     share = ctx.share_pct(recoverable_ms)
     severity = grade(

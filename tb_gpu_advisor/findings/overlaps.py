@@ -2,8 +2,11 @@
 
 Each rule's recoverable time comes out of one or more pools of the step's time: the input wait, host work,
 launch calls, GPU idle, kernel time, exposed collectives, exposed copies, or the excess of slow steps. Two
-findings overlap when they draw from a common pool.
+findings overlap when they draw from a common pool. The idle after a read back or a sync lasts until the host
+launches again, so it holds host work and launch calls: those findings draw on both.
 """
+
+from __future__ import annotations
 
 from dataclasses import replace
 
@@ -47,8 +50,8 @@ POOLS = {
     "transfer.wide_input_copies": {"copies"},
     "transfer.input_copy_in_step": {"copies"},
     "transfer.low_bandwidth": {"copies"},
-    "transfer.d2h_sync_in_step": {"host", "idle"},
-    "sync.host_syncs_in_step": {"host", "idle"},
+    "transfer.d2h_sync_in_step": {"host", "launch", "idle"},
+    "sync.host_syncs_in_step": {"host", "launch", "idle"},
     "memory.zero_grad_fills": {"kernel"},
     "memory.near_limit": set(),
     "memory.allocator_churn": {"host", "idle"},
@@ -61,8 +64,12 @@ POOLS = {
     "steps.uneven_step_time": {"slow_steps"},
 }
 
+# Findings whose fix removes a wait, not work: the GPU's idle after a read back or a sync is the host's work
+# before its next launch (Python, launch calls), which stays and then overlaps the device's work.
+WAIT_FIXES = frozenset({"transfer.d2h_sync_in_step", "sync.host_syncs_in_step"})
 
-def with_overlaps(findings):
+
+def with_overlaps(findings: tuple) -> tuple:
     """The findings, each with `overlaps_with` = the ids of the others (in the given order) sharing a pool."""
     pools = {f.id: POOLS.get(f.id, set()) if f.recoverable_ms > 0 else set() for f in findings}
     return tuple(

@@ -3,8 +3,7 @@ the trace is PyTorch's (summary.framework "pytorch"); ids, numbers and severitie
 
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register_variants
-from tb_gpu_advisor.findings.rules.communication import NOT_ALLREDUCE_IDIOM
-from tb_gpu_advisor.findings.rules.launch import WARMUP_IDIOM
+from tb_gpu_advisor.findings.pytorch_idioms import HOST_WARMUP, LAUNCH_WARMUP, NOT_ALLREDUCE
 
 VARIANTS = register_variants(
     "pytorch",
@@ -79,6 +78,7 @@ tensor values on the host inside the step (.item(), .cpu(): each one drains the 
                         docs=(L.TORCH_COMPILE, L.TORCH_TUNING),
                     ),
                 ),
+                ("pytorch:warmup", HOST_WARMUP),
             ),
         ),
         "launch.gpu_starved_by_launches": Entry(
@@ -143,7 +143,7 @@ launches per step.""",
                         docs=(L.TORCH_COMPILE, L.TORCH_CUDA_GRAPHS),
                     ),
                 ),
-                ("any:warmup", WARMUP_IDIOM),
+                ("pytorch:warmup", LAUNCH_WARMUP),
             ),
         ),
         "launch.tiny_kernels": Entry(
@@ -297,7 +297,7 @@ bf16 autocast and DDP's bf16 compression hook
 (model.register_comm_hook(None, torch.distributed.algorithms.ddp_comm_hooks.default_hooks.bf16_compress_hook))
 halve the bytes sent.""",
             docs=(L.TORCH_DDP, L.NCCL_GUIDE),
-            variants=(("any:not_allreduce", NOT_ALLREDUCE_IDIOM),),
+            variants=(("pytorch:not_allreduce", NOT_ALLREDUCE),),
         ),
         "batch.gpu_underused": Entry(
             category="batch",

@@ -1,5 +1,7 @@
 """The verdict: the single bottleneck that holds the run back most, in one sentence with its number."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
@@ -8,6 +10,14 @@ from tb_gpu_advisor.findings.thresholds import LAUNCH_GAP_MAX_US, UNEXPLAINED_ID
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.waits import WAIT_KIND_TEXT
 from tb_gpu_advisor.report.units import duration_ms
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.confidence import Confidence
+    from tb_gpu_advisor.findings.context import Context
+    from tb_gpu_advisor.findings.finding import Finding
+
 
 BOTTLENECKS = ("input", "host", "launch", "transfer", "kernel", "communication", "none", "unknown")
 # Finding category -> the bottleneck it is evidence of. Batch and "other" findings are advice, not a bottleneck.
@@ -42,7 +52,7 @@ class Verdict:
     reason: str | None = None
     finding_id: str | None = None
 
-    def summary_fields(self):
+    def summary_fields(self) -> dict[str, None | str]:
         return {
             "bottleneck": self.bottleneck,
             "verdict": self.sentence,
@@ -57,7 +67,7 @@ def _p(value):
     return f"{value:.0f}%" if value >= 10 else f"{value:.1f}%"
 
 
-def decide(ctx, findings):
+def decide(ctx: Context, findings: tuple) -> Verdict:
     """Verdict from the ranked findings and the step-time breakdown of `ctx`."""
     breakdown = ctx.analysis.breakdown_pct
     if not ctx.has_gpu and ctx.model.tpu_count and not ctx.model.gpus:
@@ -234,7 +244,7 @@ def _with_straggler(verdict, findings):
     return Verdict(verdict.bottleneck, text, verdict.reason, verdict.finding_id)
 
 
-def not_enough(verdict, confidence, busy_pct=None):
+def not_enough(verdict: Verdict, confidence: Confidence, busy_pct: float | None = None) -> Verdict:
     """The verdict of a low-confidence trace: it says the trace is not enough, then what it shows as captured
     (only the busy share when no step repeats: the time between kernels is not a step's)."""
     if confidence.tpu_only or confidence.counters_only:  # the verdict already says what cannot be told
@@ -273,7 +283,7 @@ def _top(ctx, findings):
     """The finding with the most recoverable time among those that name a bottleneck: medium or high for lost
     time, high for kernel-speed estimates (a busy GPU is not "bottlenecked" by a medium estimate)."""
 
-    def counts(finding):
+    def counts(finding: Finding) -> bool:
         needed = ("high",) if BOTTLENECK_OF_CATEGORY[finding.category] == "kernel" else ("high", "medium")
         return finding.severity in needed and ctx.share_pct(finding.recoverable_ms) >= VERDICT_MIN_PCT
 
@@ -281,7 +291,7 @@ def _top(ctx, findings):
     if not eligible:
         return None
 
-    def share(finding):  # a cause carries the time of the symptoms it explains (findings.causes)
+    def share(finding: Finding) -> float:  # a cause carries the time of the symptoms it explains (findings.causes)
         return max(
             [finding.recoverable_ms / finding.window_ms if finding.window_ms else 0.0]
             + [s.recoverable_ms / s.window_ms for s in eligible if s.window_ms and explains(finding, s)]

@@ -1,5 +1,7 @@
 """Which copy an event is when its name is not CUPTI's `Memcpy*`: ROCm's spelled-out names, `memcpy_details`."""
 
+from __future__ import annotations
+
 import re
 
 from tb_gpu_advisor.model.details import parse_copy_details

@@ -1,7 +1,14 @@
 """Parses CUPTI's `kernel_details` and `memcpy_details` strings, in both the current and the old format."""
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -18,11 +25,11 @@ class KernelConfig:
     achieved_occupancy_pct: float | None = None  # Kineto's `est. achieved occupancy %`
 
     @property
-    def shared_memory_bytes(self):
+    def shared_memory_bytes(self) -> int:
         return self.static_shared_bytes + self.dynamic_shared_bytes
 
     @property
-    def threads_per_block(self):
+    def threads_per_block(self) -> int:
         return self.block[0] * self.block[1] * self.block[2]
 
     @property
@@ -40,7 +47,7 @@ class CopyDetails:
     is_async: bool | None
 
     @property
-    def has_pageable_side(self):
+    def has_pageable_side(self) -> bool | None:
         if self.src_kind is None and self.dst_kind is None:
             return None
         return "pageable" in (self.src_kind, self.dst_kind)
@@ -76,7 +83,7 @@ def _dim3(value):
     return (1, 1, 1) if None in dims else dims
 
 
-def parse_kernel_details(text):
+def parse_kernel_details(text: str) -> KernelConfig:
     """KernelConfig from `regs:.. static_shared:.. dynamic_shared:.. grid:x,y,z block:x,y,z occ_pct:..`.
 
     The old format (`regs:.. shm:.. grid:.. block:..`) has no occupancy; like XProf, its `shm` is not read
@@ -101,7 +108,7 @@ def parse_kernel_details(text):
     )
 
 
-def parse_copy_details(text):
+def parse_copy_details(text: str) -> CopyDetails:
     """CopyDetails from `kind_src:.. kind_dst:.. size:.. dest:.. async:..` or the old `size:.. dest:.. async:..`."""
     fields = _fields(text)
     try:
@@ -116,7 +123,7 @@ def parse_copy_details(text):
     return CopyDetails(size_bytes=size, src_kind=src, dst_kind=dst, is_async=is_async)
 
 
-def byte_total(sizes):
+def byte_total(sizes: np.ndarray) -> int:
     """The exact sum of an array of byte counts, as a Python int: summed in int64 only when it cannot wrap."""
     if not len(sizes):
         return 0

@@ -1,5 +1,7 @@
 """What a device event is from its name: a kernel, a copy (and its direction), a memset, a graph, or no work."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.model.copies import spelled_copy_direction
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 

@@ -2,8 +2,11 @@
 warning, so it is never printed as a fact nor used by an analysis. The bounds are wide (several times today's
 largest parts), so they only catch values no hardware has."""
 
+from __future__ import annotations
+
 import math
 from dataclasses import replace
+
 
 # (field, lowest, highest, in words). Today's largest: 304 compute units (MI300X), 288 GB (B300), about 8 TB/s,
 # boost clocks below 3 GHz.

@@ -1,9 +1,12 @@
 """What host events are, by name and thread: tags (checkpoint, compile, GC, CPU ops, batch preparation...),
 thread kinds, and which step markers count."""
 
+from __future__ import annotations
+
 import re
 
 from tb_gpu_advisor.model.host_waits import is_allocator_call, is_device_wait
+
 
 # Exact names that mark a step (Keras/TF training loops); any event with `_r` and `step_num` does too.
 _MARKER_NAMES = {"train", "test", "TraceContext"}
@@ -107,6 +110,8 @@ TF_FUNCTION_TAG = "tf_function"
 _TF_FUNCTION_PREFIXES = ("EagerLocalExecute: __inference_", "__inference_")
 # Host calls that block their thread on the device (model.host_waits).
 DEVICE_WAIT_TAG = "device_wait"
+# CUPTI's "Command Buffer Full" overhead records (Kineto `overhead` events): a launch call blocked on a full queue.
+QUEUE_FULL_TAG = "queue_full"
 # The device allocator's calls (model.host_waits.is_allocator_call).
 ALLOCATOR_TAG = "allocator"
 # Threads on which XLA's CPU client executes compiled programs: the "device" of a CPU-only JAX run.
@@ -117,11 +122,11 @@ PY_FUNCTION_TYPES = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 TF_DATA_PY_FUNCTION_TAG = "py_function_in_tf_data"
 
 
-def on_tf_data_thread(line_name):
+def on_tf_data_thread(line_name: str) -> bool:
     return thread_kind(line_name).startswith("tf_data")
 
 
-def is_py_function_event(name):
+def is_py_function_event(name: str) -> bool:
     return name.rpartition(":")[2] in PY_FUNCTION_TYPES
 
 
@@ -134,7 +139,7 @@ _HOST_STAGING_EVENTS = frozenset({"H2D Dispatch"})
 _DISPATCH_PREFIXES = ("PjitFunction(", "PmapFunction(", "TorchDynamo Cache Lookup", "Torch-Compiled Region")
 
 
-def event_tag(name):
+def event_tag(name: str) -> str | None:
     """The tag of a host event name or None: "checkpoint", "summary", "compile"; "gc" (PyTorch's Python GC event)
     and "gc_callback" (JAX's gc callback); "cpu_op:<name>" for a TensorFlow compute op (COMPUTE_OP_TYPES,
     `_Mkl*`); "py:<name>" for a Python-tracer call of PREP_FUNCTIONS; "dispatch" for the dispatch of a compiled
@@ -178,7 +183,7 @@ def event_tag(name):
 _TF_FUNCTION_RUN = re.compile(r"^(?:EagerLocalExecute: )?__inference_(.+)_\d+$")
 
 
-def event_tags(meta_names):
+def event_tags(meta_names: dict[int, str]) -> dict[int, str]:
     """{metadata id: tag} of a plane's event names (event_tag); also "tf_function" for the Python call of a
     tf.function, the event TensorFlow names after the Python function (`train_step`) that runs
     `__inference_train_step_<N>`: its argument handling is the call's, not the loop's."""
@@ -193,7 +198,7 @@ def event_tags(meta_names):
     return tags
 
 
-def step_thread_only(tag):
+def step_thread_only(tag: str) -> bool:
     """Tags whose events mean what they say only off tf.data's threads: file ops, conversions and tf.function
     calls there are the pipeline's own work."""
     return tag == TF_FUNCTION_TAG or tag.startswith(TF_PREP_TAG)
@@ -204,7 +209,7 @@ def _eager_op_type(name):
     return op_type if sep and head == "EagerLocalExecute" else ""
 
 
-def thread_kind(line_name):
+def thread_kind(line_name: str) -> str:
     """A thread's name without its `/<id>` suffix: `tf_data_private_threadpool/123` -> `tf_data_private_threadpool`."""
     head, sep, tail = line_name.rpartition("/")
     return head if sep and tail.lstrip("-").isdigit() else line_name

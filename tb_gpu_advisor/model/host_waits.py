@@ -3,6 +3,8 @@ copies, JAX's and PjRt's waits for a result, TensorFlow's waits on a stream. The
 evidence about what was waited on, never host work.
 """
 
+from __future__ import annotations
+
 import re
 
 # Runtime and driver API calls (Kineto `cuda_runtime`/`cuda_driver` events, XPlane driver-API events): the
@@ -13,12 +15,14 @@ _API_WAIT = re.compile(
     r"^hipMemcpyWithStream$|^(cu|cuda|hip)Memset(_v2)?$"
 )
 # JAX, PjRt and TensorFlow: a result read or awaited on the host (`np.asarray(jax.Array)` is JAX's event for a
-# device array turned into a NumPy one, which waits for the computation and copies).
+# device array turned into a NumPy one, which waits for the computation and copies; `TFE_TensorHandleResolve` is
+# TensorFlow's for an eager tensor read on the host, `loss.numpy()`, which waits for the op that makes it).
 _FRAMEWORK_WAITS = (
     "block_until_ready",
     "BlockHostUntilReady",
     "BlockUntilReady",
     "np.asarray(jax.Array)",
+    "TFE_TensorHandleResolve",
     "WaitUntilBufferReady",
     "BlockHostUntilDone",
     "PjRtFuture::Await",
@@ -29,7 +33,7 @@ _FRAMEWORK_WAITS = (
 )
 
 
-def is_device_wait(name):
+def is_device_wait(name: str) -> bool:
     """True for a host event that blocks its thread on the device (module docstring)."""
     if _API_WAIT.match(name):
         return True
@@ -43,6 +47,6 @@ def is_device_wait(name):
 _ALLOCATOR = re.compile(r"^(cuda|hip)(Free|Malloc)(Host|Managed|Pitch|Async)?$|^cuMem(Free|Alloc)(Host|Async)?(_v2)?$")
 
 
-def is_allocator_call(name):
+def is_allocator_call(name: str) -> bool:
     """True for a CUDA/HIP runtime or driver call that allocates or frees device (or pinned host) memory."""
     return bool(_ALLOCATOR.match(name))

@@ -1,5 +1,7 @@
 """Interval arithmetic on sorted numpy arrays: union, covered length inside windows, subtraction."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.model.trace import Intervals
@@ -7,7 +9,7 @@ from tb_gpu_advisor.model.trace import Intervals
 EMPTY = Intervals(np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
-def union(starts, ends):
+def union(starts: list[int] | np.ndarray, ends: list[int] | np.ndarray) -> Intervals:
     """Merges possibly overlapping [start, end) intervals into sorted disjoint ones."""
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
@@ -43,7 +45,9 @@ def union_all(*interval_sets):
     return union(np.concatenate([s.start_ps for s in sets]), np.concatenate([s.end_ps for s in sets]))
 
 
-def covered_ps(intervals, window_start, window_end):
+def covered_ps(
+    intervals: Intervals, window_start: list[int] | np.ndarray, window_end: list[int] | np.ndarray
+) -> np.ndarray:
     """Length of `intervals` inside each window [window_start[i], window_end[i]); vectorized over windows."""
     window_start = np.atleast_1d(np.asarray(window_start, dtype=np.int64))
     window_end = np.atleast_1d(np.asarray(window_end, dtype=np.int64))
@@ -52,7 +56,7 @@ def covered_ps(intervals, window_start, window_end):
     starts, ends = intervals.start_ps, intervals.end_ps
     prefix = np.concatenate([[0], np.cumsum(ends - starts)])
 
-    def covered_before(t):
+    def covered_before(t: np.ndarray) -> np.ndarray:
         # Length of the union that lies before time t.
         index = np.searchsorted(ends, t, side="right")  # intervals wholly before t
         partial = np.where(index < len(starts), np.clip(t - starts[np.minimum(index, len(starts) - 1)], 0, None), 0)
@@ -61,7 +65,7 @@ def covered_ps(intervals, window_start, window_end):
     return np.maximum(covered_before(window_end) - covered_before(window_start), 0)
 
 
-def intersect(intervals, other):
+def intersect(intervals: Intervals, other: Intervals) -> Intervals:
     """Intersection of two Intervals."""
     if len(intervals) == 0 or len(other) == 0:
         return EMPTY
@@ -78,7 +82,7 @@ def intersect(intervals, other):
     return union(seg_start[keep], seg_end[keep])
 
 
-def subtract(intervals, other):
+def subtract(intervals: Intervals, other: Intervals) -> Intervals:
     """Parts of `intervals` not covered by `other`."""
     if len(intervals) == 0 or len(other) == 0:
         return intervals

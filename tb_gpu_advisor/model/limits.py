@@ -2,9 +2,17 @@
 ProfileError for its file, never a report of nonsense numbers (the plane count is bounded as the file is read:
 constants.MAX_PLANES)."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.errors import ProfileError
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 # 2**61 ps is about 26.7 days: further from the profile's origin than any capture runs, and small enough that
 # any start plus any duration, and the sum of disjoint intervals within the bound, fit in int64.
@@ -19,7 +27,7 @@ def time_problem(what):
     )
 
 
-def check_model_times(model):
+def check_model_times(model: TraceModel) -> None:
     """Raises ProfileError when a start, end or duration of `model` lies outside +-MAX_TIME_PS."""
     for gpu in model.gpus:
         activity = gpu.activity

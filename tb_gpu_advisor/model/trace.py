@@ -3,6 +3,8 @@
 All times are integer picoseconds relative to the model's origin (the earliest line base of the file).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -63,8 +65,8 @@ class DeviceActivity:
     configs: tuple
     op_names: tuple
     copies: tuple
-    program_id: np.ndarray = None
-    tf_signature_id: np.ndarray = None
+    program_id: np.ndarray | None = None
+    tf_signature_id: np.ndarray | None = None
     tf_signatures: tuple = ()
     work: object = None  # model.work.EventWork where the reader costed the events (PyTorch op shapes), else None
 
@@ -72,10 +74,10 @@ class DeviceActivity:
         return len(self.start_ps)
 
     @property
-    def end_ps(self):
+    def end_ps(self) -> np.ndarray:
         return self.start_ps + self.duration_ps
 
-    def mask(self, kind):
+    def mask(self, kind: ActivityKind) -> np.ndarray:
         return self.kind == int(kind)
 
 
@@ -109,7 +111,7 @@ class StepMarker:
     group_id: int | None = None
 
     @property
-    def duration_ps(self):
+    def duration_ps(self) -> int:
         return self.end_ps - self.start_ps
 
 
@@ -135,7 +137,7 @@ class Intervals:
         return len(self.start_ps)
 
     @property
-    def total_ps(self):
+    def total_ps(self) -> int:
         return int((self.end_ps - self.start_ps).sum())
 
 
@@ -157,7 +159,8 @@ class HostActivity:
       copies, JAX's and TensorFlow's waits for a result); "allocator": the device allocator's calls (cudaMalloc,
       cudaFree, hipFree...); "host_staging": PJRT's host part of a transfer from a host buffer (`H2D Dispatch`:
       JAX staging a NumPy batch for the device); Kineto traces add "sync" (the host blocked on the
-      device: cuda_sync events and *Synchronize calls) and "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
+      device: cuda_sync events and *Synchronize calls), "queue_full" (CUPTI's `Command Buffer Full` overhead
+      records: a launch call blocked on a full launch queue) and "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
       setup calls of 1 ms or more: context and stream creation, module loading, first allocations);
     - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads);
     - thread_waits: ThreadWaits of each thread with Python-tracer waits or wakes (model.waits), in thread order;
@@ -185,7 +188,7 @@ class HostActivity:
     thread_waits: tuple = ()
     batch_stages: dict = field(default_factory=dict)
     loss_calls: tuple = ()
-    step_thread_busy: Intervals = None
+    step_thread_busy: Intervals | None = None
 
 
 @dataclass(frozen=True)

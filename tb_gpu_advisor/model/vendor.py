@@ -1,7 +1,15 @@
 """A GPU plane's vendor and architecture: NVIDIA (CUDA compute capability, `sm_XY`) or AMD (a gfx name)."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import replace
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import GpuDevice
+
 
 NVIDIA = "NVIDIA"
 AMD = "AMD"
@@ -13,7 +21,7 @@ _TENSILE_ISA = re.compile(r"_ISA([0-9]{1,2}[0-9a-f]{2})_")
 _AMD_KERNEL = re.compile(r"\.kd$|^__amd_rocclr_|^Cijk_")
 
 
-def normalize_vendor(value):
+def normalize_vendor(value: str | None) -> str | None:
     """ "NVIDIA", "AMD", another vendor string as written, or None."""
     if not isinstance(value, str) or not value.strip():
         return None
@@ -25,7 +33,7 @@ def normalize_vendor(value):
     return value.strip()
 
 
-def infer_vendor(written, compute_capability, kernel_names):
+def infer_vendor(written: str | None, compute_capability: tuple[int, int], kernel_names: tuple) -> str:
     """The plane's `device_vendor`, else AMD when kernel names are ROCm's, else NVIDIA when it has a CUDA
     compute capability (older CUPTI traces, such as the real 8xV100 one, write no vendor)."""
     vendor = normalize_vendor(written)
@@ -36,7 +44,7 @@ def infer_vendor(written, compute_capability, kernel_names):
     return NVIDIA if compute_capability else None
 
 
-def amd_arch(plane_strings, kernel_names):
+def amd_arch(plane_strings: list[str], kernel_names: tuple[str, ...]) -> str | None:
     """The gfx name the trace writes (a plane stat, else a Tensile kernel's ISA tag), or None.
 
     Never derived from the capability numbers: gfx908 and gfx90a both read 9.0.
@@ -49,7 +57,9 @@ def amd_arch(plane_strings, kernel_names):
     return "gfx" + tags.pop() if len(tags) == 1 else None
 
 
-def device_arch(vendor, compute_capability, plane_strings, kernel_names):
+def device_arch(
+    vendor: str, compute_capability: tuple[int, int] | None, plane_strings: list[str], kernel_names: tuple
+) -> str | None:
     """`sm_XY` for NVIDIA from its compute capability, the gfx name for AMD, else None."""
     if vendor == NVIDIA and compute_capability:
         return f"sm_{compute_capability[0]}{compute_capability[1]}"
@@ -63,7 +73,7 @@ def shared_arch(gpus):
     through the kernels a GPU ran, so idle GPUs of the same vendor, model, compute-unit count, clock and memory
     take the one gfx name their siblings show (none when the siblings disagree)."""
 
-    def kind(gpu):
+    def kind(gpu: GpuDevice) -> tuple:
         caps = gpu.capabilities
         return (
             caps.vendor,

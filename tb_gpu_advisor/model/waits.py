@@ -7,10 +7,19 @@ XPlane's Python tracer names a call `$<file>:<line> <function>` (`$queue.py:154 
 `<built-in method <name> of <type> object at 0x...>` or `<built-in function <name>>`.
 """
 
+from __future__ import annotations
+
 import re
 
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ThreadWaits
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from tb_gpu_advisor.model.trace import Intervals
+
 
 # Wait kinds, outermost first: a queue's get waits on a condition, which waits on a lock; an instant inside
 # nested waits belongs to the outermost kind (what the program called).
@@ -73,7 +82,7 @@ def _file(location):
     return location.rpartition(":")[0].rpartition("/")[2] if ":" in location else location.rpartition("/")[2]
 
 
-def call_role(name):
+def call_role(name: str) -> tuple | None:
     """("wait", kind), ("wake", None) or None for a host event name."""
     if name.startswith("$"):
         found = _XPLANE.match(name)
@@ -108,12 +117,18 @@ def _c_method(method, owner):
     return None
 
 
-def thread_label(name, thread_id):
+def thread_label(name: str, thread_id: int) -> str:
     """A thread's name for the report: its own, or `thread <id>` when the profiler left it unnamed."""
     return name if name else f"thread {thread_id}"
 
 
-def thread_waits(thread, feeds_device, waits, wakes, busy):
+def thread_waits(
+    thread: str,
+    feeds_device: bool,
+    waits: dict[str, tuple[list, list]],
+    wakes: tuple,
+    busy: tuple[np.ndarray, np.ndarray],
+) -> ThreadWaits:
     """ThreadWaits from (starts, ends) pairs: `waits` per kind, `wakes` and `busy`."""
     return ThreadWaits(
         thread=thread,
@@ -124,14 +139,14 @@ def thread_waits(thread, feeds_device, waits, wakes, busy):
     )
 
 
-def feeder_waits(thread_waits):
+def feeder_waits(thread_waits: tuple) -> Intervals:
     """The union of the waits of the threads that feed the device (ThreadWaits.feeds_device)."""
     return intervals.union_all(
         *(spans for thread in thread_waits if thread.feeds_device for spans in thread.waits.values())
     )
 
 
-def outermost(waits):
+def outermost(waits: dict[str, Intervals]) -> dict[str, Intervals]:
     """{kind: Intervals} with each instant kept only under the outermost kind waiting then (WAIT_KINDS order)."""
     taken, found = intervals.EMPTY, {}
     for kind in WAIT_KINDS:

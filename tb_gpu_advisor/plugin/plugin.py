@@ -26,7 +26,7 @@ from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import limit_bytes
 from tb_gpu_advisor.overview.service import OverviewService
 from tb_gpu_advisor.plugin import comparison, fonts, params, static_files
-from tb_gpu_advisor.plugin.ranks_route import ranks_answer
+from tb_gpu_advisor.plugin.ranks_route import RanksAnswers
 from tb_gpu_advisor.plugin.run_index import RunIndex, relative_path, run_format
 from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.kernel_page import (
@@ -118,6 +118,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             memory_budget_bytes=_mib(getattr(flags, "gpu_advisor_memory_budget_mb", None), DEFAULT_MEMORY_BUDGET_BYTES),
         )
         self.overview = OverviewService(self.service, list_runs=self.index.runs)
+        self.ranks = RanksAnswers()
         self.wait_s = REQUEST_WAIT_S
         self._static = static_files.allowed_files()
         self._fonts_css = fonts.fonts_css(getattr(context, "assets_zip_provider", None)).encode("utf-8")
@@ -236,7 +237,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def ranks_route(self, request):
         """The run-level view of a run's ranks (the run report's `ranks` object), or why it has none."""
         profile_run = self.index.lookup_run(params.identifier(request.args, "run", allow_slash=True))
-        code, body = ranks_answer(self.service, profile_run, self.wait_s)
+        code, body = self.ranks.answer(self.service, profile_run, self.wait_s)
         return _respond_large(request, body) if code == 200 else _respond(request, body, code=code)
 
     @_json_route

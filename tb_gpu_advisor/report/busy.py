@@ -1,5 +1,7 @@
 """The headline GPU busy figures: time computing, then with copies and with collectives where they add to it."""
 
+from __future__ import annotations
+
 # Copies or memsets that add less than this many points to the busy share are not shown apart.
 COPY_SPLIT_MIN_POINTS = 1.0
 

@@ -1,7 +1,9 @@
 """The Configuration section of a host: how the job ran, as the trace shows it (text, markdown and HTML)."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.report import units
-from tb_gpu_advisor.vocabulary import BATCH_SCOPE_LABELS, NBSP, NO_MATMUL_PRECISION, NOT_IN_TRACE, counted
+from tb_gpu_advisor.vocabulary import BATCH_SCOPE_LABELS, NBSP, NO_MATMUL_PRECISION, NOT_IN_TRACE, counted, listed
 
 VERSION_LABELS = {
     "tensorflow_version": "TensorFlow",
@@ -17,7 +19,11 @@ VERSION_LABELS = {
 }
 
 
-def configuration_rows(config):
+# Thread pools a configuration row names before "and N more" (a process has a handful).
+POOLS_LISTED = 10
+
+
+def configuration_rows(config: dict) -> tuple[tuple[str, str], ...]:
     """(setting, value) rows of a report's `configuration`; every row says what the trace does not record."""
     versions = config["versions"]
     gpu = config["gpu"]
@@ -68,8 +74,9 @@ def configuration_rows(config):
     rows.append(("distribution", config["distribution"] or "none seen"))
     rows.append(("global batch", batch_text(config)))
     # A pool's count stays on the line of its noun ("python 1 thread"): a non-breaking space the text turns back.
-    pools = ", ".join(
-        f"{kind} {counted(count, 'thread').replace(' ', NBSP)}" for kind, count in config["thread_pools"].items()
+    pools = listed(
+        [f"{kind} {counted(count, 'thread').replace(' ', NBSP)}" for kind, count in config["thread_pools"].items()],
+        limit=POOLS_LISTED,
     )
     if config["gpu_thread_mode"]:
         pools = f"TF_GPU_THREAD_MODE={config['gpu_thread_mode']}; {pools}"
@@ -81,7 +88,7 @@ def configuration_rows(config):
     return tuple((label, str(value)) for label, value in rows)
 
 
-def gpu_without_model(arch):
+def gpu_without_model(arch: str) -> str:
     """A GPU whose trace names no model: its vendor and architecture where the trace gives them."""
     if arch and arch.startswith("gfx"):
         return f"AMD {arch} (model not in the trace)"
@@ -90,7 +97,7 @@ def gpu_without_model(arch):
     return "GPU (model not in the trace)"
 
 
-def batch_text(config):
+def batch_text(config: dict) -> str:
     """The global batch row: the number and where it comes from; the per-device batch, or why it is unknown."""
     examples = config.get("examples_per_step") or {}
     if config["global_batch"]:

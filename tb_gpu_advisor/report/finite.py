@@ -1,6 +1,8 @@
 """Non-finite numbers (NaN, +-infinity) become null and lone surrogates U+FFFD, the same way in every JSON the CLI
 prints or HTTP serves, so strict parsers (and UTF-8 encoders) accept it."""
 
+from __future__ import annotations
+
 import json
 import math
 
@@ -21,6 +23,6 @@ def finite(value):
     return value
 
 
-def to_json(value):
+def to_json(value: dict) -> str:
     """The JSON text the CLI prints: indented, non-finite numbers as null."""
     return json.dumps(finite(value), indent=2, allow_nan=False) + "\n"

@@ -1,10 +1,13 @@
 """Renders a host's analyses and diagnosis as the HostReport dict (schema_version 1, docs/report.md)."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.analysis.capture_overhead import capture_overhead
 from tb_gpu_advisor.analysis.kernel_names import kernel_precision
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
 from tb_gpu_advisor.analysis.rounding import ms, pct, sig, us
 from tb_gpu_advisor.report.idle_report import idle_attribution_dict
+
 
 HOST_OPS_LISTED = 25
 RANGE_PROFILER_NOTE = (
@@ -36,6 +39,10 @@ def render_host_report(model, analysis):
             "step_time_ms": analysis.step_time_ms,
             "step_source": step_set.source,
             "step_timing": step_set.timing,
+            "steps_left_out": [
+                {"name": left.step.name, "time_ms": ms(left.step.duration_ps), "reason": left.reason}
+                for left in step_set.left_out
+            ],
             "gpu_count": len(model.gpus),
             "tpu_count": model.tpu_count,
             "active_gpu_count": len(analysis.active_busy_pct),
@@ -85,7 +92,8 @@ def with_diagnosis(report, diagnosis):
             "speedup_kind": combined.kind,
             "finding_ids": list(combined.counted),
             "shared_ids": list(combined.shared),
-            "capped_by_gpu_work": combined.capped_ms is not None,
+            "capped_by_gpu_work": combined.capped_by == "gpu_work",
+            "capped_by": combined.capped_by,
         }
     )
     # Host batch preparation on the step thread is input time that no IteratorGetNext wait shows: the header
@@ -99,7 +107,7 @@ def with_diagnosis(report, diagnosis):
     return report
 
 
-def run_vendor(devices):
+def run_vendor(devices: list[dict]) -> str | None:
     """ "NVIDIA" or "AMD" when every GPU with kernels of a report's `devices` is that vendor's, else None."""
     vendors = {(d.get("vendor") or "").upper() for d in devices if d.get("kernel_count")}
     return next(iter(vendors)) if len(vendors) == 1 and vendors <= {"NVIDIA", "AMD"} else None

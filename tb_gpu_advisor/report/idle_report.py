@@ -1,14 +1,23 @@
 """The `idle_attribution` section of the HostReport: each GPU's idle time by cause (analysis.idle_attribution),
 over its step windows on that GPU (analysis.device_steps; the analysis window without steps) and per step."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.idle_attribution import IDLE_CAUSES
 from tb_gpu_advisor.analysis.rounding import ms, pct
 from tb_gpu_advisor.model import intervals
 
+from typing import TYPE_CHECKING
 
-def gpu_steps(step_set, ordinal):
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.host_analysis import HostAnalysis
+    from tb_gpu_advisor.analysis.idle_attribution import GpuIdle
+    from tb_gpu_advisor.analysis.steps import StepSet
+
+
+def gpu_steps(step_set: StepSet, ordinal: int) -> tuple:
     """((name, start ps, end ps), ...) of each step on one GPU: its own window there (analysis.device_steps) when
     the steps are placed on the devices, else the timed step window."""
     own = step_set.device_steps.get(ordinal)
@@ -29,7 +38,7 @@ def gpu_windows(analysis, ordinal):
     return windows.start_ps, windows.end_ps
 
 
-def cause_totals_ps(analysis, gpu_idle):
+def cause_totals_ps(analysis: HostAnalysis, gpu_idle: GpuIdle) -> tuple[int, dict[str, int]]:
     """(window ps, {cause: idle ps}) of one GpuIdle over its GPU's windows."""
     starts, ends = gpu_windows(analysis, gpu_idle.ordinal)
     window = int((np.asarray(ends) - np.asarray(starts)).sum())

@@ -5,6 +5,8 @@ of mean step times across hosts is time the faster hosts spend waiting; and beca
 same step time, the straggler shows in each host's compute per step, not in its step time.
 """
 
+from __future__ import annotations
+
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.sections import Section, Table
 
@@ -84,7 +86,7 @@ def _compute_view(hosts):
     }
 
 
-def multi_host_sections(run_report):
+def multi_host_sections(run_report: dict) -> list:
     """Text/markdown sections of the multi-host view (none for a single host)."""
     view = run_report.get("multi_host")
     if not view:

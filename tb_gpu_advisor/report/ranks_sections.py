@@ -1,15 +1,17 @@
 """Text and markdown sections of the run report's `ranks` object: the run-level view, shown above the ranks' own
 reports."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.sections import Section, Table
-from tb_gpu_advisor.vocabulary_ranks import RANK_COLLECTIVE_HEADERS, RANK_HEADERS, RANK_WHAT_IF_WORDS
+from tb_gpu_advisor.vocabulary_ranks import AS_LATE_WORDS, RANK_COLLECTIVE_HEADERS, RANK_HEADERS, RANK_WHAT_IF_WORDS
 
 MAX_STEP_COLUMNS = 8  # steps shown in the rank x step table (the JSON has them all)
 MAX_RANK_ROWS = 32  # ranks listed in the tables; the slowest and the rest are summarized
 
 
-def ranks_sections(run_report):
+def ranks_sections(run_report: dict) -> list:
     """Sections of the run-level view (none without a `ranks` object)."""
     view = run_report.get("ranks")
     if not view:
@@ -38,10 +40,12 @@ def _summary(view):
         )
     else:
         lines.append(
-            f"Slowest rank: {slow['rank']} ({slow['host']}), last to arrive in {slow['late_steps']} of "
+            f"Slowest rank: {_who(slow)}, last to arrive in {slow['late_steps']} of "
             f"{slow['steps']} steps; the others wait {units.duration_ms(slow['held_others_ms_per_step'])} "
             "per step for it."
         )
+        if slow["as_late"]:
+            lines.append(AS_LATE_WORDS.format(ranks=", ".join(str(r) for r in slow["as_late"])))
         lines.append(
             f"Why: {slow['cause_text']}: {units.duration_ms(slow['cause_ms_per_step'])} more per step "
             "than the median rank."
@@ -59,7 +63,7 @@ def _summary(view):
             continue
         if item["name"] == "rank_at_median" and item["rank"] is None:
             continue
-        words = RANK_WHAT_IF_WORDS[item["name"]].format(rank=item["rank"])
+        words = _what_if_words(item)
         lines.append(
             f"What-if (a model) {words}: {units.duration_ms(item['step_ms'])} per step instead of "
             f"{units.duration_ms(item['baseline_ms'])} ({item['speedup']:g}x). Assumes {item['assumes']}."
@@ -184,3 +188,15 @@ def _chain(segments):
         name = f"{collective} transfer{times}" if kind == "collective" else f"rank {rank} {kind}"
         parts.append(f"{name} {units.duration_ms(length)}")
     return " -> ".join(parts) or "no segment"
+
+
+def _what_if_words(item):
+    """A what-if's condition in words: the rank it moves, or the ranks when it moves several."""
+    if len(item["ranks"]) > 1:
+        return RANK_WHAT_IF_WORDS["ranks_at_median"].format(ranks=", ".join(str(r) for r in item["ranks"]))
+    return RANK_WHAT_IF_WORDS[item["name"]].format(rank=item["rank"])
+
+
+def _who(slow):
+    """The slowest rank and its host (once, when the host is its name: an XPlane session's hosts)."""
+    return str(slow["rank"]) if slow["rank"] == slow["host"] else f"{slow['rank']} ({slow['host']})"

@@ -70,7 +70,7 @@ def ranks_view(run):
 def _rank(info, cells, held):
     means = {key: round(statistics.mean(getattr(c, key) for c in cells), 6) if cells else None for key in _ROW_KEYS}
     return {
-        "rank": info.rank,
+        "rank": info.rank if info.rank is not None else info.host,
         "host": info.host,
         "device": info.device,
         "steps": info.steps,
@@ -132,6 +132,7 @@ def _slowest(run):
         "host": run.ranks[found.position].host,
         "cause": found.cause,
         "cause_text": CAUSE_WORDS[found.cause],
+        "as_late": [_rank_id(run, position) for position in found.tied],
         "late_steps": found.late_steps,
         "steps": found.steps,
         "held_others_ms_per_step": found.held_ms_per_step,
@@ -171,6 +172,7 @@ def _what_if(run, item):
     return {
         "name": item.name,
         "rank": _rank_id(run, item.position),
+        "ranks": [_rank_id(run, p) for p in (item.position, *item.tied)] if item.position is not None else [],
         "step_ms": item.step_ms,
         "baseline_ms": item.baseline_ms,
         "speedup": item.speedup,

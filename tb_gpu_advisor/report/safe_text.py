@@ -3,6 +3,8 @@ terminal, a markdown or an HTML page, so a name cannot retitle a terminal, move 
 shown; a lone surrogate (a JSON `\\ud800` escape, a file name Python could not decode) becomes U+FFFD, so every
 output encodes as UTF-8."""
 
+from __future__ import annotations
+
 import re
 
 # C0 and C1 controls and DEL, the Unicode bidirectional embeddings, overrides and isolates, and the invisible
@@ -12,7 +14,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
 
-def valid_unicode(text):
+def valid_unicode(text: str) -> str:
     """`text` with each surrogate code point (never valid alone in UTF-8) replaced by U+FFFD."""
     return _SURROGATE.sub(REPLACEMENT, text)
 
@@ -22,7 +24,7 @@ def _escaped(match):
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-def escape_controls(text, keep="\n"):
+def escape_controls(text: str, keep: str = "\n") -> str:
     """`text` with each control character except those in `keep` written as a `\\xNN` (or `\\uNNNN`) escape."""
     text = valid_unicode(str(text))
     if keep:

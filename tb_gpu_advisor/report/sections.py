@@ -1,5 +1,7 @@
 """Turns a HostReport dict into titled sections of lines and tables, shared by the text and markdown renderers."""
 
+from __future__ import annotations
+
 import itertools
 from dataclasses import dataclass
 
@@ -17,6 +19,7 @@ from tb_gpu_advisor.vocabulary import (
     TRANSFER_LABELS,
     collective_bandwidth_gap,
     in_sentence,
+    listed,
     matrix_unit_labels,
     OCCUPANCY_LABELS,
     occupancy_kind,
@@ -25,6 +28,11 @@ from tb_gpu_advisor.vocabulary import (
 KERNELS_LISTED = 10
 KERNEL_WIDTH = 37  # characters of a kernel name in the text table
 STEPS_LISTED = 10
+# How the Steps line names a step left out of the step statistics (summary.steps_left_out[].reason).
+LEFT_OUT_WORDS = {"cut": "cut by the capture:", "warm-up": "warm-up:"}
+# How the Time line's 16-bit/32-bit split is read (analysis.kernel_names.kernel_precision): a comparison writes
+# bool, so it counts by the type it compares (as XProf counts it, docs/report.md).
+PRECISION_BASIS = "16-bit/32-bit by the float type a kernel writes, or compares"
 
 
 @dataclass(frozen=True)
@@ -42,7 +50,7 @@ class Section:
     terminal_hint: str | None = None  # a last line for the text report only
 
 
-def host_sections(report):
+def host_sections(report: dict) -> list[Section]:
     """Sections of one host, in reading order: verdict and findings first."""
     sections = [_summary(report)]
     findings = _findings(report)
@@ -84,8 +92,8 @@ def _collectives(report):
             f"{row['calls_per_step']:g}" if row.get("calls_per_step") is not None else "-",
             units.duration_us(row["time_us"]),
             units.size_bytes(row["in_bytes"]) if row["in_bytes"] is not None else "-",
-            ", ".join(row["dtypes"]) or "-",
-            ", ".join(map(str, row["group_sizes"])) or "-",
+            listed(row["dtypes"]) or "-",
+            listed(row["group_sizes"]) or "-",
             COLLECTIVE_SIZE_SOURCES.get(row.get("size_source"), row.get("size_source") or "-"),
             issued_by_text(row),
         )
@@ -99,7 +107,7 @@ def _collectives(report):
     )
 
 
-def issued_by_text(row):
+def issued_by_text(row: dict) -> str:
     """The op that issued a collectives row's calls (the most frequent), "kernel name" where only the kernel's
     name told the kind, "-" where nothing did."""
     if row.get("issued_by"):
@@ -179,7 +187,14 @@ def _summary(report):
         mean, median, stdev = units.durations_ms(st["mean"], st["median"], st["stdev"])
         spread = f", stdev {stdev}" if st["stdev"] is not None else ""
         timed = ", timed on the device" if s.get("step_timing") == "device" and s["step_source"] != "device" else ""
-        lines.append(f"Steps: {st['count']} ({s['step_source']} markers{timed})   mean {mean}, median {median}{spread}")
+        left = s.get("steps_left_out") or []
+        gone = "".join(
+            f"; {LEFT_OUT_WORDS[step['reason']]} {step['name']} ({units.duration_ms(step['time_ms'])}) left out"
+            for step in left
+        )
+        lines.append(
+            f"Steps: {st['count']} ({s['step_source']} markers{timed}{gone})   mean {mean}, median {median}{spread}"
+        )
     else:
         lines.append(f"Steps: none found; measured over {units.duration_ms(s['analysis_window_ms'])} of activity")
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]
@@ -187,9 +202,9 @@ def _summary(report):
     if shares:
         basis = ""
         if s["breakdown_pct"].get("compute_unknown"):
-            basis = "   (16-bit/32-bit by kernel output type; other: no float type in the name)"
+            basis = f"   ({PRECISION_BASIS}; other: no float type in the name)"
         elif s["breakdown_pct"].get("compute_16bit"):
-            basis = "   (16-bit/32-bit by kernel output type)"
+            basis = f"   ({PRECISION_BASIS})"
         lines.append(
             "Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares) + basis
         )
@@ -215,7 +230,7 @@ def idle_lines(idle):
     return lines
 
 
-def confidence_lines(summary):
+def confidence_lines(summary: dict) -> list[str]:
     """`Confidence: low (framework: tensorflow)` and each reason as an indented line; none for older reports."""
     confidence = summary.get("confidence")
     if not isinstance(confidence, dict) or not confidence.get("level"):
@@ -257,30 +272,33 @@ def _steps(report):
     keys = [k for k in sorted(totals, key=lambda k: -totals[k]) if totals[k] > 0][:STEP_COLUMNS]
     keys.sort(key=list(BREAKDOWN_LABELS).index)
     rest = [k for k in BREAKDOWN_LABELS if k not in keys]
-    listed = report["steps"][:STEPS_LISTED]
+    shown = report["steps"][:STEPS_LISTED]
     times = [
         [step["time_ms"]]
         + [step["breakdown_ms"][k] for k in keys]
         + ([sum(step["breakdown_ms"].get(k, 0.0) for k in rest)] if any(totals[k] for k in rest) else [])
-        for step in listed
+        for step in shown
     ]
     texts = iter(units.durations_ms(*(value for row in times for value in row)))  # one unit for the table
+    gpu = bool(report["summary"]["gpu_count"])  # no GPU busy column on a trace without a GPU
     rows = []
-    for step, row in zip(listed, times):
+    for step, row in zip(shown, times):
         cells = [next(texts) for _ in row]
-        rows.append((units.shorten(step["name"], 18), cells[0], units.percent(step["gpu_busy_pct"])) + tuple(cells[1:]))
+        busy = (units.percent(step["gpu_busy_pct"]),) if gpu else ()
+        rows.append((units.shorten(step["name"], 18), cells[0]) + busy + tuple(cells[1:]))
     title = (
         "Steps" if len(report["steps"]) <= STEPS_LISTED else f"Steps (first {STEPS_LISTED} of {len(report['steps'])})"
     )
     headers = (
-        ("step", "time", "GPU busy")
+        ("step", "time")
+        + (("GPU busy",) if gpu else ())
         + tuple(BREAKDOWN_SHORT_LABELS[k] for k in keys)
         + (("other",) if any(totals[k] for k in rest) else ())
     )
     return Section(title, table=Table(headers, tuple(rows), (False,) + (True,) * (len(headers) - 1)))
 
 
-def corrected_why(d):
+def corrected_why(d: dict) -> str:
     """Why the HBM roof differs from the trace's figure, in a few words."""
     if (d.get("peak_gbps_source") or "").startswith("published"):
         return "the published figure for this model"
@@ -464,7 +482,7 @@ def _kernels(report):
     )
 
 
-def lost_time_us(kernel):
+def lost_time_us(kernel: dict) -> float | None:
     """Kernel time not spent at the roof that binds: total x (1 - peak share); None if the share is unknown."""
     if kernel.get("peak_pct") is None or kernel.get("total_us") is None:
         return None

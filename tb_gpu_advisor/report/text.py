@@ -1,5 +1,7 @@
 """Renders reports as plain text for an 80-column terminal."""
 
+from __future__ import annotations
+
 import textwrap
 
 from tb_gpu_advisor.report.multi_host import multi_host_sections
@@ -8,15 +10,22 @@ from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections
 from tb_gpu_advisor.vocabulary import NBSP, bind_units
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.report.sections import Section
+    from tb_gpu_advisor.report.sections import Table
+
+
 WIDTH = 80
 
 
-def render_table(table):
+def render_table(table: Table) -> list[str]:
     headers = [escape_controls(cell, keep="") for cell in table.headers]
     rows = [[escape_controls(cell, keep="") for cell in row] for row in table.rows]
     widths = [max(len(cell) for cell in column) for column in zip(headers, *rows)]
 
-    def line(cells):
+    def line(cells: list[str]) -> str:
         parts = [c.rjust(w) if right else c.ljust(w) for c, w, right in zip(cells, widths, table.numeric)]
         return "  ".join(parts).rstrip()
 
@@ -36,7 +45,7 @@ def render_table(table):
     return out
 
 
-def render_section(section):
+def render_section(section: Section) -> list[str]:
     out = [section.title, "=" * min(len(section.title), WIDTH)]
     for text in section.lines:
         indent = len(text) - len(text.lstrip())
@@ -52,7 +61,7 @@ def render_section(section):
     return out
 
 
-def render_text(report):
+def render_text(report: dict) -> str:
     """The whole report (every host, then any files that could not be read) as text."""
     out = []
     if report.get("run"):

@@ -1,12 +1,14 @@
 """Human-readable numbers with units for the text and markdown reports (words and units: vocabulary.py)."""
 
+from __future__ import annotations
+
 import math
 import re
 
 from tb_gpu_advisor.vocabulary import BYTE_UNITS, KERNEL_PLUMBING, MICRO, SPEEDUP_CAP, TIMES
 
 
-def duration_us(value):
+def duration_us(value: float) -> str:
     """Microseconds as `850 ns`, `12.3 µs`, `4.56 ms` or `1.23 s`."""
     if value is None:
         return "-"
@@ -33,7 +35,7 @@ def duration_axis_ms(scale_max_ms, step_ms):
     return lambda value: f"{value / scale:.{decimals}f} {unit}"
 
 
-def duration_ms(value):
+def duration_ms(value: float) -> str:
     return "-" if value is None else duration_us(value * 1000)
 
 
@@ -75,7 +77,7 @@ def durations_ms(*values):
     return tuple(texts)
 
 
-def size_bytes(value):
+def size_bytes(value: float) -> str:
     """Bytes in binary units, as the tab writes them: `512 B`, `24.0 KiB`, `320.00 MiB`, `39.41 GiB`."""
     if value is None:
         return "-"
@@ -85,15 +87,15 @@ def size_bytes(value):
     return f"{value} B"
 
 
-def percent(value):
+def percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}%"
 
 
-def rate_gbps(value):
+def rate_gbps(value: float) -> str:
     return "-" if value is None else f"{value:.2f} GB/s"
 
 
-def rate(value):
+def rate(value: float) -> str:
     """A rate without its unit, 3 significant digits below 1000 and whole above: `0.0017`, `6.71`, `2237`."""
     if value is None:
         return "-"
@@ -102,14 +104,14 @@ def rate(value):
     return f"{value:.3g}" if value >= 0.001 or value == 0 else "<0.001"
 
 
-def count(value):
+def count(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
 _ANONYMOUS = "(anonymous namespace)"
 
 
-def kernel_name(name, width):
+def kernel_name(name: str, width: int) -> str:
     """A kernel's display name: no `void`, no parameter list, template arguments collapsed to `<...>`, the
     qualified name kept (`tensorflow::(anonymous namespace)::GenerateNormalizedProb<...>`); then `shorten`."""
     text = name[5:] if name.startswith("void ") else name
@@ -134,7 +136,7 @@ def kernel_name(name, width):
     return shorten("".join(out).strip() or name, width)
 
 
-def split_qualifiers(text, separator="::"):
+def split_qualifiers(text: str, separator: str = "::") -> list[str]:
     """`text` split at `separator` outside <...> and (...): the qualifiers of a C++ name, then its function."""
     parts, depth, start, index = [], 0, 0, 0
     while index < len(text):
@@ -153,7 +155,7 @@ def split_qualifiers(text, separator="::"):
     return parts
 
 
-def kernel_label(name, width, detail="", bracket=""):
+def kernel_label(name: str, width: int, detail: str = "", bracket: str = "") -> str:
     """A kernel's label in at most `width` characters that keeps its function name: kernel_name's form, with
     `detail` (the template arguments that tell it apart) inside its `<...>` and `bracket` (launch shape, op)
     after it. Namespace qualifiers go first (`EigenMetaKernel<TensorConversionOp>`, not `Eigen.....>`); then a
@@ -187,10 +189,10 @@ def kernel_label(name, width, detail="", bracket=""):
     return f"{head}<{shorten(inner, max(3, width - len(head) - 2))}>"
 
 
-def launch_dims(grid, block):
+def launch_dims(grid: list[int], block: list[int]) -> str:
     """`32x37 / 256`: grid and block without trailing 1s; `?` for a value no GPU allows (null)."""
 
-    def dims(values):
+    def dims(values: list[int]) -> str:
         if values is None:
             return "?"
         values = list(values)
@@ -201,7 +203,7 @@ def launch_dims(grid, block):
     return f"{dims(grid)} / {dims(block)}"
 
 
-def shorten(name, width):
+def shorten(name: str, width: int) -> str:
     """Keeps the start and end of a long (C++ template) name."""
     if len(name) <= width:
         return name
@@ -219,7 +221,7 @@ def speed_change(ratio):
     return f"{ratio:.2f}{TIMES} faster" if ratio > 1 else f"{1 / ratio:.2f}{TIMES} slower"
 
 
-def speedup_phrase(value, kind):
+def speedup_phrase(value: float, kind: str) -> str | None:
     """A finding's estimated speedup as people say it: a model `about 1.32×`, a bound `up to 3.48×`; None at 1.0."""
     if not isinstance(value, (int, float)) or value <= 1.005:
         return None
@@ -232,7 +234,7 @@ def speedup_phrase(value, kind):
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def kernel_detail(name, count=3):
+def kernel_detail(name: str, count: int = 3) -> str:
     """What tells apart kernels whose short names are alike: the first distinctive identifiers of the template
     arguments (`TensorConversionOp · scalar_right`); "" when there are none. The tab's `kernelDetail` does the
     same with the same words."""

@@ -4,7 +4,7 @@
  */
 
 import {niceMax} from './charts.js';
-import {formatMs, formatPct, formatUs} from './format.js';
+import {durationUnit, formatMs, formatMsIn, formatPct, formatUs} from './format.js';
 
 const DASH = '\u2014';
 const MINUS = '\u2212';
@@ -146,14 +146,15 @@ export function noiseStatement(comparison) {
 }
 
 /**
- * The rows of the diverging breakdown chart: categories used on either side, with the change of their mean
- * time per step (ms) and its interval, or, when a side has no steps, the change of their share (points).
+ * The rows of the diverging breakdown chart: categories whose share reads above 0% on either side (a row
+ * "0% → 0%" says nothing), with the change of their mean time per step (ms) and its interval, or, when a side
+ * has no steps, the change of their share (points).
  */
 export function breakdownDeltas(breakdown, labels = {}) {
   const rows = Array.isArray(breakdown) ? breakdown : [];
   const perStep = rows.length > 0 && rows.every((row) => row.per_step_ms);
-  const used = rows.filter((row) => row.baseline_pct > 0 || row.candidate_pct > 0 ||
-    (perStep ? row.per_step_ms.delta !== 0 : finite(row.delta_pct_points) && row.delta_pct_points !== 0));
+  const shown = (pct) => finite(pct) && formatPct(pct, 0) !== formatPct(0, 0);
+  const used = rows.filter((row) => shown(row.baseline_pct) || shown(row.candidate_pct));
   return {
     unit: perStep ? 'ms' : 'points',
     rows: used.map((row) => ({
@@ -167,6 +168,21 @@ export function breakdownDeltas(breakdown, labels = {}) {
       baselinePct: row.baseline_pct,
       candidatePct: row.candidate_pct,
     })),
+  };
+}
+
+/**
+ * A signed formatter of ms for every number of one chart, in the unit of `extentMs` (its axis end): "−0.03 ms"
+ * beside "+32.7 ms", never "−25 µs"; a change that rounds to zero in that unit reads "±0" with the unit.
+ */
+export function signedMsIn(extentMs) {
+  const unit = durationUnit([extentMs]);
+  const zero = formatMsIn(0, unit);
+  return (ms) => {
+    if (!finite(ms)) return DASH;
+    const text = formatMsIn(Math.abs(ms), unit);
+    if (text === zero || text === formatMsIn(-0, unit)) return ms === 0 ? zero : `\u00b1${zero}`;
+    return `${ms < 0 ? MINUS : '+'}${text}`;
   };
 }
 

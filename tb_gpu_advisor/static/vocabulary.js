@@ -50,7 +50,7 @@ export const VOCABULARY = Object.freeze({
     "transfer": "Transfer-bound",
     "kernel": "Kernel-bound",
     "communication": "Communication-bound",
-    "none": "Healthy",
+    "none": "No bottleneck",
     "unknown": "Not enough data"
   },
   "idleCause": {
@@ -59,6 +59,7 @@ export const VOCABULARY = Object.freeze({
     "copy_call": "Waiting for a copy call",
     "host_wait": "Host blocked on a device wait",
     "input": "Host waiting for input",
+    "input_prep": "Host preparing input (on the step thread)",
     "host": "Host busy (framework, Python)",
     "host_untraced": "Host not traced",
     "unattributed": "No host call found"
@@ -67,7 +68,7 @@ export const VOCABULARY = Object.freeze({
     "gpu_busy": "GPU busy: the share of the analyzed time in which a GPU runs a kernel, copy, memset or graph, averaged over the GPUs that ran anything",
     "gpu_compute_busy": "GPU compute busy: the same share, counting kernels and graphs only (collective kernels left out, and copies and memsets where they add 1 point or more)",
     "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
-    "step_busy": "GPU busy in a step: the share of the step in which at least one GPU runs a kernel, copy, memset or graph"
+    "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, memset or graph"
   },
   "occupancy": {
     "theoretical": [
@@ -351,8 +352,10 @@ export const VOCABULARY = Object.freeze({
     },
     "whatIf": {
       "rank_at_median": "if rank {rank} matched the median rank",
+      "ranks_at_median": "if ranks {ranks} matched the median rank",
       "collectives_overlapped": "if the collectives on the critical path overlapped with compute",
       "collectives_at_link_peak": "if the collectives reached the link's peak"
-    }
+    },
+    "asLate": "Ranks {ranks} arrive as late in most steps: they hold the others back as much."
   }
 });

@@ -1,5 +1,6 @@
 """The joint effect of several fixes on the same step: time two fixes would recover from the same pool of the
-step is counted once, time from different pools adds up; the step shrinks once, by the sum (not a product)."""
+step is counted once, time from different pools adds up; the step shrinks once, by the sum (not a product), but
+never below the work the fixes leave: the GPU's own, and where a fix only removes a wait, the host's own."""
 
 from dataclasses import dataclass
 
@@ -9,6 +10,17 @@ from tb_gpu_advisor.whatif.estimate import BOUND, MODEL
 MIN_KEPT_FRACTION = 0.01
 # Pools of time the GPU itself is busy in: a fix drawing on them shortens the GPU's own work.
 DEVICE_POOLS = frozenset({"kernel", "copies", "collectives"})
+# Pools of the host's own work: a fix drawing on them (and not only removing a wait) shortens the host's work.
+HOST_POOLS = frozenset({"host", "launch"})
+# The pool of the time the step waits for its input.
+INPUT_POOL = "input_wait"
+# What can hold the step above the claims' sum, and how the verdict says it.
+CAPPED_BY = {
+    "gpu_work": "capped: the GPU's own work left after these fixes takes that long",
+    "host_work": "capped: the host's own work per step stays and takes that long",
+    "loader_pace": "held at the step without the input wait: a shorter one needs the loader's workers to keep up "
+    "with it, which this trace cannot show",
+}
 
 
 @dataclass(frozen=True)
@@ -22,6 +34,7 @@ class Claim:
     kind: str
     pools: frozenset
     what_if: bool = True
+    removes_wait: bool = False  # the fix removes a wait (a sync, a read back): the work around it stays
 
 
 @dataclass(frozen=True)
@@ -34,16 +47,22 @@ class Combined:
     counted: tuple
     shared: tuple
     new_window_ms: float
-    capped_ms: float | None = None  # the GPU's own remaining work, where it capped the claims' sum
+    capped_ms: float | None = None  # the floor the claims' sum would undercut, where it held the step
+    capped_by: str | None = None  # which: CAPPED_BY's keys
 
 
-def combine(window_ms, claims, device_busy_ms=None):
+def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     """Combined of `claims` over a window of `window_ms`: what-ifs of a fix first (they say what the fix leaves of
     the lost time), each most time first; a claim counts unless a claim already counted draws on one of its
     pools (its time is then the same time); the window loses the sum of the counted claims, but never drops
     below the GPU's busy time `device_busy_ms` less what the counted claims take off the GPU's own work (kernels,
-    copies, collectives): fixes of idle time cannot make the device's work shorter. Kind MODEL only when every
-    counted claim is a model. None without a claim."""
+    copies, collectives): fixes of idle time cannot make the device's work shorter. Where a counted claim only
+    removes a wait, the host's work around it stays and now overlaps the device's: the window then never drops
+    below the host's work `host_work_ms` (a claim on the host's work shares the wait's pools, so none is counted
+    beside it). Where
+    a counted claim is the input wait, its fix moves the loading into parallel workers whose pace the trace does
+    not show: the window drops by that claim, and other claims add nothing a loader would have to keep up with.
+    Kind MODEL only when every counted claim is a model. None without a claim."""
     counted, shared, taken = [], [], set()
     for claim in sorted(claims, key=lambda c: (not c.what_if, -c.recoverable_ms)):
         if claim.recoverable_ms <= 0:
@@ -56,13 +75,21 @@ def combine(window_ms, claims, device_busy_ms=None):
     if not counted or window_ms <= 0:
         return None
     saved = min(sum(c.recoverable_ms for c in counted), window_ms * (1.0 - MIN_KEPT_FRACTION))
-    new_window = window_ms - saved
-    capped = None
+    floors = {}
     if device_busy_ms:
         device_saved = sum(c.recoverable_ms for c in counted if c.pools and c.pools <= DEVICE_POOLS)
-        floor = min(window_ms, max(0.0, device_busy_ms - device_saved))
+        floors["gpu_work"] = device_busy_ms - device_saved
+    if host_work_ms and any(c.removes_wait for c in counted):
+        floors["host_work"] = host_work_ms
+    if len(counted) > 1 and any(INPUT_POOL in c.pools for c in counted):
+        floors["loader_pace"] = window_ms - max(c.recoverable_ms for c in counted if INPUT_POOL in c.pools)
+    new_window = window_ms - saved
+    capped = capped_by = None
+    for name, floor in floors.items():
+        floor = min(window_ms, max(0.0, floor))
         if new_window < floor:
             new_window = capped = floor
+            capped_by = name
     kind = MODEL if all(c.kind == MODEL for c in counted) else BOUND
     return Combined(
         round(window_ms / new_window, 2),
@@ -71,4 +98,5 @@ def combine(window_ms, claims, device_busy_ms=None):
         tuple(c.id for c in shared),
         new_window,
         capped,
+        capped_by,
     )

@@ -22,3 +22,23 @@ def fused(window_ms, target_ms, kernels, hbm_gbps):
         f"model: the element-wise kernels fused, each moving its bytes at "
         f"{hbm_gbps:g} GB/s ({before:.3g} -> {after:.3g} ms over their rows)",
     )
+
+
+def chained(window_ms, target_ms, runs):
+    """The window with `target_ms` of element-wise kernel time fused where bytes are unknown, from `runs` [(kernels,
+    ps)] of back-to-back element-wise kernels on a stream: a run of n kernels becomes one kernel that moves the
+    run's inputs and outputs once, 1/n of its traffic, so it keeps 1/n of its time (a lone kernel keeps all of it:
+    its bytes are its own). None without runs."""
+    before = sum(ps for _, ps in runs)
+    if before <= 0:
+        return None
+    kept = sum(ps / n for n, ps in runs)
+    chains = [n for n, _ in runs if n > 1]
+    mean = sum(chains) / len(chains) if chains else 1.0
+    return model(
+        window_ms,
+        window_ms - target_ms * (1.0 - kept / before),
+        f"model: each run of back-to-back element-wise kernels on a stream fused into one kernel that moves the "
+        f"run's inputs and outputs once (a run of n kernels keeps 1/n of its time; {len(chains)} runs of 2 or "
+        f"more, {mean:.1f} kernels on average; lone kernels keep theirs), the rest of the step as it is",
+    )

@@ -25,15 +25,18 @@ def _roof_seconds(flops, nbytes, tflops, gbps):
     return max(flops / (tflops * 1e12), nbytes / (gbps * 1e9))
 
 
-def converted_ms(kernel, old_tflops, new_tflops, hbm_gbps, reachable=1.0):
-    """(new time ms, modelled?) of one kernel: with FLOPs and bytes, the time its roofline gives in 16 bits (bytes
-    halved) at the efficiency it reaches now against the 32-bit roof (a TF32 kernel's above it counts as
-    `reachable`), at most `reachable` (0..1); else its time times the ratio of the peaks."""
+def converted_ms(kernel, old_tflops, new_tflops, hbm_gbps, reachable=1.0, bytes_scale=0.5):
+    """(new time ms, modelled?) of one kernel: with FLOPs and bytes, the time its roofline gives in the new
+    precision (bytes times `bytes_scale`: halved in 16 bits, kept in TF32) at the efficiency it reaches now against
+    the 32-bit roof (a TF32 kernel's above it counts as `reachable`), at most `reachable` (0..1); else its time
+    times the ratio of the peaks."""
     if kernel.flops and kernel.bytes is not None and hbm_gbps and kernel.time_ms > 0:
         efficiency = min(
             reachable, _roof_seconds(kernel.flops, kernel.bytes, old_tflops, hbm_gbps) * 1e3 / kernel.time_ms
         )
-        new = _roof_seconds(kernel.flops, kernel.bytes / 2, new_tflops, hbm_gbps) * 1e3 / max(efficiency, 1e-9)
+        new = (
+            _roof_seconds(kernel.flops, kernel.bytes * bytes_scale, new_tflops, hbm_gbps) * 1e3 / max(efficiency, 1e-9)
+        )
         return min(kernel.time_ms, new), True
     return kernel.time_ms * min(1.0, old_tflops / new_tflops), False
 
@@ -81,3 +84,21 @@ def mixed_precision(window_ms, target_ms, kernels, old_tflops, new_tflops, hbm_g
         f"shrinks by the peak ratio {new_tflops:g} / {old_tflops:g} TFLOP/s "
         "(16-bit Tensor Cores over 32-bit without them)",
     )
+
+
+def tf32(window_ms, target_ms, kernels, old_tflops, tf32_tflops, hbm_gbps, reachable=1.0):
+    """The window with `target_ms` of 32-bit matmul time run on Tensor Cores in TF32: the same float32 bytes, the
+    TF32 matrix roof; element-wise kernels unchanged. A model where FLOPs are known for most of that time, else the
+    bound of the peak ratio; None without the peaks or kernels."""
+    if not old_tflops or not tf32_tflops or not kernels:
+        return None
+    converted = [(k, *converted_ms(k, old_tflops, tf32_tflops, hbm_gbps, reachable, bytes_scale=1.0)) for k in kernels]
+    before = sum(k.time_ms for k in kernels)
+    if before <= 0:
+        return None
+    costed_before = sum(k.time_ms for k, _, modelled in converted if modelled)
+    if costed_before >= COSTED_MIN_SHARE * before and costed_before > 0:
+        ratio = sum(new for _, new, modelled in converted if modelled) / costed_before
+        return model(window_ms, window_ms - target_ms * (1.0 - ratio), "model: TF32 on Tensor Cores")
+    after = sum(new for _, new, _ in converted)
+    return bound(window_ms, window_ms - target_ms * (1.0 - after / before), "bound: TF32 peak ratio")

@@ -157,3 +157,35 @@ def test_eigen_kernels_count_as_16_bit_by_the_type_they_write():
     assert is_low_precision(
         assign.format(out="Eigen::bfloat16", expr=to_half.replace("Eigen::half", "Eigen::bfloat16"))
     )
+
+
+def test_the_time_line_says_a_comparison_counts_by_the_type_it_compares(v100_trace):
+    """The real 8xV100 trace's largest comparison, `greater_equal` on halves, writes bool (5.48 ms, 37% of compute);
+    it is 16-bit by the type it compares, as in XProf's own split (its op's inputs are half). The Time line's basis
+    says so instead of promising "output type" (review G14)."""
+    from tb_gpu_advisor.report.text import render_text
+
+    report = analyze_host_file(v100_trace)
+    compare = next(k for k in report["kernels"] if "TensorMap<Eigen::Tensor<bool" in k["name"])
+    assert compare["precision"] == "16bit" and round(compare["total_us"] / 1000, 2) == 5.48
+    time_line = render_text({"hosts": [report]}).split("Time: ", 1)[1].split("\n\n", 1)[0]
+    assert "by the float type a kernel writes, or compares" in " ".join(time_line.split())
+
+
+def test_a_cpu_backends_collectives_are_collectives_not_host_compute():
+    """4-rank gloo DDP on the CPU, rank 0 of the run whose rank 2 sleeps in its DataLoader: rank 0's gloo worker
+    thread spends most of each step in `gloo:all_reduce`, waiting for rank 2, while the main thread has no
+    events. That time is collectives (not hidden by the step thread's work), never host compute; no GPU is busy.
+    Rank 2 itself waits for its input most of the step."""
+    from tests.data import REAL
+
+    def summary(rank):
+        (path,) = (REAL / "ddp_cpu" / "slow_input").glob(f"rank{rank}.*.pt.trace.json.gz")
+        return analyze_host_file(str(path))["summary"]
+
+    waiting, slow = summary(0), summary(2)
+    assert waiting["breakdown_pct"]["collectives"] == pytest.approx(88.7, abs=0.1)
+    assert waiting["breakdown_pct"]["host"] == pytest.approx(9.7, abs=0.1)
+    assert waiting["gpu_busy_pct"] is None or waiting["gpu_busy_pct"] == 0
+    assert slow["breakdown_pct"]["input_wait"] == pytest.approx(57.1, abs=0.1)
+    assert slow["breakdown_pct"]["collectives"] < slow["breakdown_pct"]["input_wait"]

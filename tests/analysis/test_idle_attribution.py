@@ -150,6 +150,7 @@ def test_the_report_gives_each_gpu_and_step_its_causes(tmp_path):
         ("np.asarray(jax.Array)", True),
         ("PjRtStreamExecutorBuffer::BlockHostUntilReady", True),
         ("$array.py:290 block_until_ready", True),
+        ("TFE_TensorHandleResolve", True),
         ("cudaMemcpyAsync", False),
         ("cudaLaunchKernel", False),
         ("LocalDeviceState::WaitFor", False),
@@ -230,3 +231,51 @@ def test_a_jitted_jax_step_that_waits_is_not_told_to_jit():
     for finding in report["findings"]:
         assert "jax.jit the entire step" not in finding["fix"], finding["id"]
     assert "The step is compiled already" in host["fix"]
+
+
+def test_a_step_thread_preparing_its_batch_is_input_work_not_an_input_wait():
+    """The jax_inline_loader demo reads, decodes and augments each batch on the step thread (Python-tracer
+    events) while the GPU idles: that idle is `input_prep`, the breakdown's input preparation, never a wait."""
+    from tests.conftest import REPO_ROOT
+
+    (run,) = (REPO_ROOT / "demo_logs" / "jax_inline_loader" / "plugins" / "profile").iterdir()
+    (path,) = run.glob("*.xplane.pb")
+    report = host_report(load_model(str(path)))
+    (gpu,) = report["idle_attribution"]["gpus"]
+    assert gpu["cause_pct"]["input_prep"] == pytest.approx(report["summary"]["breakdown_pct"]["input_prep"], abs=0.1)
+    assert gpu["cause_pct"]["input_prep"] > 40 and gpu["cause_pct"]["input"] == 0
+    assert report["summary"]["breakdown_pct"]["input_wait"] == 0
+
+
+def _demo(name):
+    from tests.conftest import REPO_ROOT
+
+    (run,) = (REPO_ROOT / "demo_logs" / name / "plugins" / "profile").iterdir()
+    (path,) = run.glob("*.xplane.pb")
+    return host_report(load_model(str(path)))
+
+
+def test_replicas_waiting_for_a_straggler_all_wait_on_the_device():
+    """multi_gpu_straggler: GPU:2 is slow; the other replicas idle at the end of each step until it is done. GPU:0's
+    gap ends with the loss copy queued long before (it waits for every replica: a device wait); GPU:1 and GPU:3's
+    gaps end with the next step's input copy, launched once the host's `loss.numpy()` (TFE_TensorHandleResolve)
+    returned: the host was blocked on the device, never busy working."""
+    gpus = {gpu["device"]: gpu for gpu in _demo("multi_gpu_straggler")["idle_attribution"]["gpus"]}
+    assert gpus["/device:GPU:0"]["cause_pct"]["device_wait"] > 1.2
+    for name in ("/device:GPU:1", "/device:GPU:3"):
+        assert gpus[name]["cause_pct"]["host_wait"] > 1.2 and gpus[name]["cause_pct"]["host"] < 0.1
+
+
+def test_after_a_sync_the_host_waiting_for_its_input_is_input():
+    """input_bound: each step reads its loss (a wait on the device), then waits for its batch from a slow
+    tf.data pipeline while the GPU idles: the idle is the input's, not the sync's."""
+    (gpu,) = _demo("input_bound")["idle_attribution"]["gpus"]
+    assert gpu["cause_pct"]["input"] > 71.5 and gpu["cause_pct"]["host_wait"] < 0.1
+
+
+def test_a_gpu_without_kernels_gets_no_idle_attribution(v100_trace):
+    """The V100 worker ran kernels on GPU:4 and GPU:6; GPU:1 ran 19 copies and no kernel: the host's launches and
+    input were for the others, so GPU:1 has no idle causes to give."""
+    report = host_report(load_model(str(v100_trace)))
+    assert [gpu["device"] for gpu in report["idle_attribution"]["gpus"]] == ["/device:GPU:4", "/device:GPU:6"]
+    assert next(d for d in report["devices"] if d["name"] == "/device:GPU:1")["memcpy_count"] == 19

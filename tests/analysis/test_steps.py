@@ -1,3 +1,5 @@
+import pytest
+
 from tb_gpu_advisor.analysis.steps import find_steps, step_time_stats_ms
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.conftest import model_of, report_of
@@ -87,8 +89,33 @@ def test_real_traces_step_sources():
     assert keras["summary"]["step_source"] == "host"
     assert keras["summary"]["step_time_ms"]["count"] == 21
     jax = report_of_path("jax0102_cpu_steps.xplane.pb")
-    assert jax["summary"]["step_time_ms"]["count"] == 12
-    assert [s["name"] for s in jax["steps"][:2]] == ["train 0", "train 1"]
+    # 12 marked steps; train 0 compiles (warm-up) and is left out of every per-step number
+    assert jax["summary"]["step_time_ms"]["count"] == 11
+    assert [s["name"] for s in jax["steps"][:2]] == ["train 1", "train 2"]
+    assert jax["summary"]["steps_left_out"] == [{"name": "train 0", "time_ms": 36.565247, "reason": "warm-up"}]
+
+
+def test_one_set_of_steady_steps_on_the_compile_step_trace():
+    """jax0102: the step statistics, the Time line and the batch-preparation finding all read the 11 steady steps:
+    one share for one quantity (review G7: 44.3% in the Time line vs 63.8% in the finding before)."""
+    jax = report_of_path("jax0102_cpu_steps.xplane.pb")
+    summary = jax["summary"]
+    assert round(summary["step_time_ms"]["mean"], 2) == 6.28
+    prep = next(f for f in jax["findings"] if f["id"] == "input.host_batch_prep")
+    assert summary["breakdown_pct"]["input_prep"] == pytest.approx(
+        prep["evidence"]["metrics"]["batch_prep_pct"], abs=0.1
+    )
+
+
+def test_a_step_the_capture_cut_is_left_out_of_the_step_statistics():
+    """The MI250 capture's ProfilerStep#2 (49 us, no GPU work: the profiler stopped inside it) is no step: the mean
+    is the one complete step's 9.29 ms, not 4.67 ms (review G7); the confidence still says it was cut."""
+    mi250 = report_of_path("kineto/mi250_minitoy_train.pt.trace.json.gz")
+    summary = mi250["summary"]
+    assert summary["step_time_ms"]["count"] == 1 and round(summary["step_time_ms"]["mean"], 2) == 9.29
+    assert [s["name"] for s in mi250["steps"]] == ["ProfilerStep#1"]
+    assert summary["steps_left_out"][0]["name"] == "ProfilerStep#2" and summary["steps_left_out"][0]["reason"] == "cut"
+    assert any("cut by the capture" in reason for reason in summary["confidence"]["reasons"])
 
 
 def report_of_path(name):

@@ -49,7 +49,7 @@ def test_text_report_leads_with_the_verdict_and_findings_in_80_columns(tmp_path)
     lines = out.getvalue().splitlines()
     assert lines[0] == "worker0"
     assert lines[2].startswith("Verdict: Input-bound: the GPU waits for input 50% of each step. Fixing")
-    assert lines[3] == "  #1, #2 together: up to 20.2× faster."
+    assert lines[3] == "  #1, #2 together: up to 2.00× faster (bound #1; model #2; held at the step"
     assert lines.index("Findings") < lines.index("Steps")
     assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00×)"
     assert max(len(line) for line in lines) <= 80
@@ -63,31 +63,35 @@ def test_markdown_and_json_carry_the_findings(tmp_path):
     assert "Verdict: Input-bound" in out.getvalue()
 
 
-def test_combined_estimate_adds_time_from_different_pools_once():
-    """Input wait 5 ms and element-wise kernels about 4.5 ms of each 10 ms step come from different pools: fixed
-    together the step takes at least about 0.5 ms (20.2x), not the product of 2.0x and 1.8x; a bound, since both
-    are."""
+def test_combined_estimate_adds_time_from_different_pools_once_but_not_past_the_loaders_pace():
+    """Input wait 5 ms and element-wise kernels about 4.5 ms of each 10 ms step come from different pools, but the
+    input fix moves the loading into workers whose pace the trace does not show: the step is held at the 5 ms
+    the input wait leaves (2.0x), not 0.5 ms (20.2x), and the verdict says why; a bound, since both are."""
     report = report_of(mixed_trace())
     assert report["summary"]["combined_estimate"] == {
-        "estimated_speedup": 20.2,
+        "estimated_speedup": 2.0,
         "speedup_kind": "bound",
-        "finding_ids": ["input.gpu_waits_for_input", "fusion.elementwise_kernels"],
+        "finding_ids": ["fusion.elementwise_kernels", "input.gpu_waits_for_input"],
         "shared_ids": [],
         "capped_by_gpu_work": False,
+        "capped_by": "loader_pace",
     }
-    assert report["summary"]["verdict"].endswith("Fixing findings #1, #2 together: up to 20.2× faster.")
+    assert report["summary"]["verdict"].endswith(
+        "Fixing findings #1, #2 together: up to 2.00× faster (bound #1; model #2; held at the step without the "
+        "input wait: a shorter one needs the loader's workers to keep up with it, which this trace cannot show)."
+    )
 
 
 def test_combined_estimate_counts_shared_time_once_and_prefers_what_ifs():
     from tb_gpu_advisor.whatif.combined import Claim, combine
 
     claims = [
-        Claim("wait", 6.0, "bound", frozenset({"input_wait"}), what_if=False),
-        Claim("map", 4.0, "model", frozenset({"input_wait"})),
+        Claim("idle", 6.0, "bound", frozenset({"host"}), what_if=False),
+        Claim("map", 4.0, "model", frozenset({"host"})),
         Claim("copies", 1.0, "model", frozenset({"copies"})),
     ]
     combined = combine(10.0, claims)
-    assert combined.counted == ("map", "copies") and combined.shared == ("wait",)
+    assert combined.counted == ("map", "copies") and combined.shared == ("idle",)
     assert combined.speedup == 2.0 and combined.kind == "model"  # 10 -> 10 - 4 - 1 ms
     assert combine(10.0, []) is None
 
@@ -103,3 +107,27 @@ def test_combined_estimate_never_promises_a_step_shorter_than_the_gpu_work_left(
     faster = combine(10.0, [idle, Claim("kernels", 2.0, "model", frozenset({"kernel"}))], device_busy_ms=6.0)
     assert faster.speedup == 2.5 and faster.capped_ms == 4.0
     assert combine(10.0, [idle], device_busy_ms=1.0).capped_ms is None  # 2 ms left is above the GPU's 1 ms
+
+
+def test_removing_a_wait_never_promises_a_step_shorter_than_the_host_work_left():
+    """A 10 ms step: 6 ms of GPU idle after a read back, 4 ms of GPU work, 7 ms of host work. Without the read the
+    host's work overlaps the GPU's but stays: the step is held at 7 ms (1.43x, not 2.5x). A claim on the host's
+    own work shares the read's pools and is counted instead where it is larger: then no wait fix counts and the
+    host's work is no floor."""
+    from tb_gpu_advisor.whatif.combined import Claim, combine
+
+    read = Claim("read", 6.0, "bound", frozenset({"host", "launch", "idle"}), removes_wait=True)
+    held = combine(10.0, [read], device_busy_ms=4.0, host_work_ms=7.0)
+    assert held.speedup == 1.43 and (held.capped_ms, held.capped_by) == (7.0, "host_work")
+    host = Claim("host", 6.2, "bound", frozenset({"host"}))
+    by_host = combine(10.0, [read, host], device_busy_ms=3.0, host_work_ms=7.0)
+    assert by_host.counted == ("host",) and by_host.shared == ("read",) and by_host.capped_by is None
+
+
+def test_the_input_wait_holds_the_step_only_with_other_claims_beside_it():
+    from tb_gpu_advisor.whatif.combined import Claim, combine
+
+    wait = Claim("wait", 6.0, "bound", frozenset({"input_wait"}))
+    assert combine(10.0, [wait]).speedup == 2.5 and combine(10.0, [wait]).capped_by is None
+    both = combine(10.0, [wait, Claim("copies", 2.0, "model", frozenset({"copies"}))])
+    assert both.speedup == 2.5 and both.capped_by == "loader_pace"

@@ -122,3 +122,13 @@ def test_jax_numpy_batch_staged_on_the_host_is_named_as_the_cause():
     assert "jax.device_put" in report["findings"][0]["fix"]
     for fixed in ("transfer_pinned", "transfer_on_device"):
         assert "transfer.pageable_memory" not in {f["id"] for f in _report("jax", fixed)["findings"]}
+
+
+def test_batch_advice_waits_for_jit_on_an_op_by_op_step():
+    """jax/launch_bound dispatches each jnp op on its own: the batch advice says jit first; launch_jit, whose step is
+    one jitted call, is not told to jit (it is, and its batch advice, if any, is the jitted one)."""
+    eager = {f["id"]: f for f in _report("jax", "launch_bound")["findings"]}["batch.gpu_underused"]
+    assert eager["fix_summary"].startswith("jax.jit the step first")
+    assert "passed to the jitted step" not in eager["fix_summary"]
+    jitted = {f["id"]: f for f in _report("jax", "launch_jit")["findings"]}.get("batch.gpu_underused")
+    assert jitted is None or not jitted["fix_summary"].startswith("jax.jit the step first")

@@ -86,6 +86,13 @@ def test_per_tensor_optimizer_run_is_told_to_fuse_it_without_a_warm_up_caveat():
     assert not any(f["fix_summary"].startswith("Recapture") for f in found.values())
 
 
+def test_per_tensor_optimizer_fix_names_the_optimizer_class_the_trace_shows():
+    """The trace says `Optimizer.step#Adam.step`: the fix keeps Adam (AdamW would change the weight-decay math)."""
+    finding = _found("h200_heldout/torch/optimizer_per_tensor")["launch.per_tensor_optimizer"]
+    assert "torch.optim.Adam(model.parameters(), ..., fused=True)" in finding["fix"]
+    assert "torch.optim.AdamW" not in finding["fix_summary"] + finding["fix"]
+
+
 def test_pinned_copy_is_not_told_to_pin_or_to_copy_asynchronously():
     """`Memcpy HtoD (Pinned -> Device)` from `.to(dev, non_blocking=True)`: the fix left is when the copy is issued
     (or keeping the unchanging table on the GPU); the pageable run of the pair is still told to pin."""
@@ -122,3 +129,14 @@ def test_gemm_fix_names_only_the_causes_its_gemms_show(run):
     assert ("raise the batch" in summary.lower()) == ("small_dims" in reasons)
     assert ("bf16" in summary) == bool(reasons & {"f32_inputs", "f64_inputs"})
     assert "Pad GEMM" not in summary
+
+
+def test_pageable_copy_without_a_dataloader_is_not_told_to_configure_one():
+    """transfer_pageable copies a plain host tensor with `.to(dev)` each step and runs no DataLoader: the fix pins
+    (or keeps on the GPU) the program's own tensor; the input_inline_loader run, which has a DataLoader, keeps
+    DataLoader(pin_memory=True)."""
+    finding = _found("h200_heldout/torch/transfer_pageable")["transfer.pageable_memory"]
+    assert "DataLoader(" not in finding["fix_summary"] + finding["fix"]
+    assert "pin_memory=True" in finding["fix"] and "non_blocking=True" in finding["fix"]
+    loader = _found("h200_heldout/torch/input_inline_loader")["transfer.pageable_memory"]["fix"]
+    assert "DataLoader(" in loader and "pin_memory=True" in loader

@@ -593,6 +593,11 @@ def test_the_confidence_shows_beside_the_verdict_with_its_reasons(tab):
         tab.frame.eval_on_selector("[data-testid=verdict] .badge.bottleneck", "b => getComputedStyle(b).borderTopStyle")
         == "dashed"
     )
+    # and the whole verdict is boxed in dashes, its sentence muted: a low one never reads like a strong one
+    assert tab.frame.eval_on_selector("[data-testid=verdict]", "v => getComputedStyle(v).borderTopStyle") == "dashed"
+    assert tab.frame.eval_on_selector("[data-testid=verdict] .verdict-text", "t => getComputedStyle(t).fontStyle") == (
+        "italic"
+    )
     tab.screenshot("verdict_low_confidence", full=False)
 
 

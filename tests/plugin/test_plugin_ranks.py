@@ -50,3 +50,30 @@ def test_an_unknown_run_is_404(served):
     response, body = get(client, "/ranks", run="nope")
     assert response.status_code == 404 and "no run 'nope'" in body["error"]
     assert get(client, "/ranks")[0].status_code == 400
+
+
+def test_a_run_of_more_hosts_than_the_cache_holds_is_analyzed_once(served, monkeypatch):
+    """The client polls while the ranks are analyzed: the hosts the cache let go are not analyzed again."""
+    from tb_gpu_advisor import service as service_module
+    from tb_gpu_advisor.service import AnalysisService
+    from tests.plugin.conftest import with_service
+
+    logdir, _ = served
+    calls = []
+    real = service_module.analyze_host_file
+    monkeypatch.setattr(service_module, "analyze_host_file", lambda path, **k: calls.append(path) or real(path, **k))
+    plugin = with_service(make_plugin(str(logdir)), AnalysisService(isolated=False, max_entries=2, max_workers=1))
+    try:
+        client = werkzeug_test.Client(application.TensorBoardWSGI([plugin]))
+        plugin.wait_s = 0.05
+        codes = []
+        for _ in range(600):
+            response, body = get(client, "/ranks", run="slow_input")
+            codes.append(response.status_code)
+            if response.status_code == 200:
+                break
+        assert codes[0] == 202 and codes[-1] == 200 and body["ranks"]["rank_count"] == 4
+        assert len(calls) == 4
+        assert get(client, "/ranks", run="slow_input")[1] == body and len(calls) == 4
+    finally:
+        plugin.service.shutdown()

@@ -1,12 +1,14 @@
 """The Ranks card (static/views/ranks.js) in a real TensorBoard and chromium, at 1280 and 1440 px, light and dark:
-the real 4-rank gloo run with one rank given more work and a two-rank A100 run, read as a whole above the rank's
-report; an empty state for several hosts that are not ranks of one job; no card for a run of one host."""
+the real 4-rank gloo run with one rank given more work, a two-rank A100 run and a session of four XPlane hosts,
+each read as a whole above the rank's report; an empty state for several hosts that are not ranks of one job; no
+card for a run of one host."""
 
 import shutil
 
 import pytest
 
 from tb_gpu_advisor.testing.rank_sets import write_rank_set
+from tb_gpu_advisor.testing.xplane_hosts import write_host_session
 from tests.data import REAL
 from tests.plugin.tb_process import TensorBoardProcess, tensorboard_command
 from tests.plugin.test_plugin_browser import ARTIFACTS, Tab, browser  # noqa: F401 (fixture; skips without chromium)
@@ -24,6 +26,7 @@ def board(tmp_path_factory):
     for worker in ("worker0", "worker1"):  # two traces that name no rank: separate processes, not one job
         (logdir / "two_workers").mkdir(exist_ok=True)
         shutil.copy(real_kineto("mi250_minitoy_train"), logdir / "two_workers" / f"{worker}.1.pt.trace.json.gz")
+    write_host_session(str(logdir), extra_us={2: 4000.0}, clock_us=lambda k: 500.0 * k, run="jax_hosts")
     (logdir / "one_host").mkdir()
     shutil.copy(real_kineto("a100_alexnet_sync"), logdir / "one_host" / "worker0.1.pt.trace.json.gz")
     with TensorBoardProcess(tensorboard_command(logdir)) as process:
@@ -86,6 +89,12 @@ def test_the_ranks_card(browser, board, width, scheme):  # noqa: F811
         assert tab.text("[data-testid=rank-link]").startswith("Link: ")
         _audit(tab, "ranks of a100_2rank")
         _shot(tab, "a100_2rank")
+        # a JAX/TensorFlow session, one XPlane per host: the hosts are the ranks
+        assert tab.show("jax_hosts/2026_01_01_00_00_00", "worker1") == "ready"
+        tab.frame.wait_for_selector(READY)
+        assert tab.text("[data-testid=rank-slowest]").startswith("Slowest rank: worker2, last to arrive in 6 of 6")
+        assert tab.text("[data-testid=rank-link]").startswith("Link: the network between the hosts")
+        _audit(tab, "ranks of XPlane hosts")
         # several hosts, no rank of one job: the card says why it has nothing to join
         assert tab.show("two_workers", "worker0") == "ready"
         tab.frame.wait_for_selector("[data-testid=ranks-slot][data-state=empty]")

@@ -23,12 +23,12 @@ def test_cpu_ops_on_the_launch_threads_starve_the_gpu(built):
         "d2h": 0.01,
         "h2d": 0.05,
         "input_wait": 0.1,
-        "launch": 0.78,
-        "host_wait": 0.02,
-        "host": 73.35,
+        "launch": 0.77,
+        "host_wait": 0.05,
+        "host": 73.34,
         "idle": 0.05,
     }
-    assert report["steps"][0]["breakdown_ms"]["host"] == 20.462
+    assert report["steps"][0]["breakdown_ms"]["host"] == 20.458
     # The tokenizer ops take 16.8 ms of every step on the executor thread.
     totals = built("host_bound").model.host_activity.op_totals
     assert sum(host_us for _, host_us in host_bound.TOKENIZER_OPS) == 16800.0

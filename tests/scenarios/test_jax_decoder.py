@@ -23,3 +23,9 @@ def test_it_comes_last_so_the_other_demo_runs_keep_their_times():
     assert list(SCENARIOS)[-1] == "jax_decoder_roofline"
     assert demo_timestamp("input_bound") == "2026_01_15_09_30_00"
     assert demo_timestamp("cpu_placed_op_fixed") == "2026_01_15_09_10_00"
+
+
+def test_the_global_batch_text_is_a_few_items(built):
+    """The step program's operands (hundreds of HLO shapes) are listed as five and a count, not all (review G17)."""
+    text = built("jax_decoder_roofline").report["configuration"]["examples_per_step"]["reason"]
+    assert len(text) < 600 and " more)" in text

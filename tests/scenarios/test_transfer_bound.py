@@ -23,8 +23,8 @@ def test_transfer_bound_copies_pageable_synchronously_every_step(built):
         "d2h": 0.01,
         "h2d": 40.73,
         "launch": 0.02,
-        "host_wait": 0.05,
-        "host": 0.25,
+        "host_wait": 0.07,
+        "host": 0.24,
         "idle": 0.07,
     }
     # The synchronous pageable copy calls return only after their copies end: host waits, not launches.

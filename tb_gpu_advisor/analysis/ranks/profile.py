@@ -1,6 +1,8 @@
 """What the run-level analysis needs of one rank, cut from its TraceModel and HostAnalysis: small and picklable,
 so a pool worker returns it and the rank's model is never held beside the others."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,6 +11,7 @@ from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.analysis.idle_attribution import IDLE_CAUSES
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.model import intervals
+
 
 # Work kinds of the per-rank evidence: the ops or kernels with the most time, at most this many.
 MAX_WORK_ROWS = 40

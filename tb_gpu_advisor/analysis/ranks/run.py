@@ -12,6 +12,7 @@ from tb_gpu_advisor.analysis.ranks.whatif import collectives_at_link_peak, colle
 
 # What a rank's step time went to, beside compute: the cause shown per rank and step.
 STEP_CAUSES = ("compute", "input", "host", "peer_wait", "transfer", "other")
+NETWORK_WORDS = "the network between the hosts, which the traces do not show: no peak to compare with"
 # A component under this share of the step does not name why the rank idled.
 IDLE_CAUSE_SHARE = 0.10
 
@@ -90,11 +91,13 @@ def analyze_ranks(profiles):
         for i in range(len(alignment.steps))
     )
     group = _group_size(alignment, profiles)
-    link_gbps = profiles[0].link_gbps if all(p.link_gbps for p in profiles) else None
+    # Hosts that name no rank are the ranks of an XPlane session, one host each: the network joins them.
+    hosts_as_ranks = all(p.rank is None for p in profiles) and len({p.host for p in profiles}) > 1
+    link_gbps = profiles[0].link_gbps if all(p.link_gbps for p in profiles) and not hosts_as_ranks else None
     paths = critical_paths(alignment, splits)
     straggler = find_straggler(alignment, splits, rows, profiles)
     what_ifs = (
-        rank_at_median(alignment, splits, straggler.position),
+        rank_at_median(alignment, splits, straggler.position, straggler.tied),
         collectives_overlapped(alignment, paths, rows),
         collectives_at_link_peak(alignment, paths, group, link_gbps),
     )
@@ -123,7 +126,7 @@ def analyze_ranks(profiles):
         offset_calls=alignment.offset_calls,
         same_clock=alignment.same_clock,
         notes=_notes(profiles, alignment),
-        link=_link_words(profiles, link_gbps),
+        link=NETWORK_WORDS if hosts_as_ranks else _link_words(profiles, link_gbps),
     )
 
 

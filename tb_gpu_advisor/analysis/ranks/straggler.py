@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 # Below this share of the step, what the last rank costs the others is noise between equal ranks.
 MIN_HELD_SHARE = 0.10
+# A rank that waits at most this share of the others' wait for the last rank arrived as late as it did: when it
+# does so (or is the last itself) in most steps, it holds the others back as much.
+TIED_SHARE = 0.10
 # A name whose calls per step differ by this much between ranks is more (or less) work, not the same work.
 SAME_CALLS_TOLERANCE = 0.5
 MAX_WORK_DIFFS = 8
@@ -41,6 +44,7 @@ class Straggler:
     excess_ms: dict  # component -> its mean per step minus the other ranks' median (compute, input, host, start)
     work: tuple  # WorkDiff, largest time difference first
     same_work_slower: bool | None  # compute cause: True when the extra time is in the same calls, slower
+    tied: tuple = ()  # positions of the other ranks that arrived as late (TIED_SHARE) in most steps
 
 
 def find_straggler(alignment, splits, rows, profiles):
@@ -50,13 +54,17 @@ def find_straggler(alignment, splits, rows, profiles):
     steps = len(alignment.steps)
     held = [[0.0] * steps for _ in range(count)]
     late = [0] * count
+    as_late = [0] * count  # steps in which the rank arrived last or within TIED_SHARE of the last
     for step_index in range(steps):
         calls = [s for s in splits if s.step_index == step_index]
         if not calls:
             continue
         worst = max(calls, key=lambda s: _others_wait(s))
-        held[worst.last_rank][step_index] = _others_wait(worst) / 1e9
+        wait = _others_wait(worst)
+        held[worst.last_rank][step_index] = wait / 1e9
         late[worst.last_rank] += 1
+        for rank, own in enumerate(worst.wait_ps):
+            as_late[rank] += rank == worst.last_rank or (wait > 0 and own <= TIED_SHARE * wait)
     per_rank = tuple(round(sum(h) / steps, 6) if steps else 0.0 for h in held)
     step_ms = statistics.median(r.step_ms for row in rows for r in row) if rows else 0.0
     position = max(range(count), key=lambda r: per_rank[r]) if count and steps else None
@@ -89,6 +97,7 @@ def find_straggler(alignment, splits, rows, profiles):
         excess_ms={k: round(v, 6) for k, v in excess.items()},
         work=work,
         same_work_slower=same,
+        tied=tuple(r for r in range(count) if r != position and 2 * as_late[r] > steps),
     )
 
 

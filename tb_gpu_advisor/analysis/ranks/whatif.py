@@ -18,6 +18,7 @@ class RankWhatIf:
     kind: str  # "model": an estimate from the trace under the assumptions, never a measurement
     assumes: str
     position: int | None = None  # the rank it moves, for rank_at_median
+    tied: tuple = ()  # the other ranks it moves with it (straggler.Straggler.tied)
 
 
 def step_times_ms(alignment):
@@ -25,29 +26,40 @@ def step_times_ms(alignment):
     return [statistics.median(e - s for s, e in zip(step.starts_ps, step.ends_ps)) / 1e9 for step in alignment.steps]
 
 
-def rank_at_median(alignment, splits, position):
-    """The step time if rank `position` arrived at each step's last collective when the median rank did."""
+def rank_at_median(alignment, splits, position, tied=()):
+    """The step time if rank `position` (and the ranks `tied` with it: as late in most steps) arrived at each
+    step's last collective when the median rank did."""
     steps = step_times_ms(alignment)
     gains = [0.0] * len(steps)
+    movers = {position, *tied}
     for step_index in range(len(steps)):
         calls = [s for s in splits if s.step_index == step_index]
         if not calls or position is None:
             continue
         last = max(calls, key=lambda s: (s.end_ps, s.call_index))
         call = alignment.steps[step_index].calls[last.call_index]
-        if last.last_rank != position:
+        if last.last_rank not in movers:
             continue
-        others = [a for r, a in enumerate(call.starts_ps) if r != position]
-        moved = max(max(others), statistics.median(call.starts_ps))
-        gains[step_index] = max(0, call.starts_ps[position] - moved) / 1e9
+        others = [a for r, a in enumerate(call.starts_ps) if r not in movers]
+        moved = max(max(others), statistics.median(call.starts_ps)) if others else statistics.median(call.starts_ps)
+        gains[step_index] = max(0, call.starts_ps[last.last_rank] - moved) / 1e9
+    who = (
+        "the rank's extra time before the step's last collective goes away (it arrives"
+        if not tied
+        else (
+            "the extra time of the rank and of the ranks as late as it before the step's last collective goes away "
+            "(they arrive"
+        )
+    )
     return _what_if(
         "rank_at_median",
         steps,
         gains,
         position=position,
+        tied=tuple(tied),
         assumes=(
-            "the rank's extra time before the step's last collective goes away (it arrives when the median rank "
-            "does); the other ranks, the transfer and the time after the collective stay as measured"
+            f"{who} when the median rank does); the other ranks, the transfer and the time after the collective "
+            "stay as measured"
         ),
     )
 
@@ -108,7 +120,7 @@ def collectives_at_link_peak(alignment, paths, group_size, link_gbps):
     )
 
 
-def _what_if(name, steps, gains, assumes, position=None):
+def _what_if(name, steps, gains, assumes, position=None, tied=()):
     baseline = statistics.mean(steps) if steps else 0.0
     modelled = statistics.mean(s - g for s, g in zip(steps, gains)) if steps else 0.0
     return RankWhatIf(
@@ -119,4 +131,5 @@ def _what_if(name, steps, gains, assumes, position=None):
         kind="model",
         assumes=assumes,
         position=position,
+        tied=tied,
     )

@@ -1,5 +1,7 @@
 """Batch findings: a GPU underused by small kernels, which a larger batch would fill."""
 
+from __future__ import annotations
+
 from dataclasses import replace
 
 import numpy as np
@@ -8,9 +10,11 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.finding import capped, limit
 from tb_gpu_advisor.findings.modeled import modeled_finding
+from tb_gpu_advisor.findings.rules.host import JAX_EXECUTIONS
 from tb_gpu_advisor.findings.thresholds import (
     BATCH_GPU_BUSY_MAX_PCT,
     BATCH_SCALE,
+    EAGER_MIN_OPS_PER_STEP,
     INPUT_HIGH_PCT,
     MEMORY_NEAR_LIMIT_PCT,
     MODELED_HIGH_PCT,
@@ -19,6 +23,13 @@ from tb_gpu_advisor.findings.thresholds import (
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import size_bytes
 from tb_gpu_advisor.vocabulary import TIMES
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+    from tb_gpu_advisor.findings.finding import Finding
+
 
 ENTRIES = register(
     "batch",
@@ -52,6 +63,23 @@ or run several steps per dispatch with jax.lax.scan over a stack of micro-batche
 function. The estimate is per example (throughput), for a doubled batch.""",
                 docs=(L.JAX_GPU_TIPS, L.NVIDIA_DL_PERFORMANCE),
             ),
+            variants=(
+                (
+                    "jax:not_jitted",
+                    Idiom(
+                        fix_summary="jax.jit the step first (see the op-by-op finding); raise the batch only after.",
+                        fix="""\
+The GPU is busy less than half of each step and its kernels are small, but the step is not jitted: each jnp
+op is its own dispatch, so a larger batch would mostly grow the same per-op overhead. Compile the step first:
+
+    train_step = jax.jit(train_step, donate_argnums=0)   # one dispatch per step
+
+then, if the GPU is still underused, raise the per-device batch (watch jax.devices()[0].memory_stats()) and
+scale the learning rate. The estimate is per example (throughput), for a doubled batch.""",
+                        docs=(L.JAX_JIT, L.JAX_GPU_TIPS),
+                    ),
+                ),
+            ),
             pytorch=Idiom(
                 fix_summary="Raise the per-GPU batch size (as memory allows) so fixed per-step costs amortize.",
                 fix="""\
@@ -71,7 +99,7 @@ If memory is the limit, combine with torch.autocast (halves activation memory). 
 )
 
 
-def gpu_underused(ctx):
+def gpu_underused(ctx: Context) -> Finding | None:
     """GPU busy under half the step with small kernels, and not input-bound (a larger batch would not help)."""
     busy_pct = ctx.analysis.gpu_busy_pct
     if not ctx.has_gpu or busy_pct is None or busy_pct >= BATCH_GPU_BUSY_MAX_PCT:
@@ -104,7 +132,15 @@ def gpu_underused(ctx):
         return None
     if ctx.framework.name == "pytorch" and not ctx.has_dataloader:
         finding = replace(finding, condition="no_dataloader")
+    elif ctx.framework.is_jax and _jax_not_jitted(ctx):
+        finding = replace(finding, condition="not_jitted")
     return _with_headroom(ctx, capped(finding, "medium"))
+
+
+def _jax_not_jitted(ctx):
+    """JAX executes many computations per step: jnp ops dispatched one by one, not one jitted step."""
+    executions = ctx.host.op_totals.get(JAX_EXECUTIONS, (0, 0))[0]
+    return bool(ctx.step_count) and executions / ctx.step_count >= EAGER_MIN_OPS_PER_STEP
 
 
 def _with_headroom(ctx, finding):

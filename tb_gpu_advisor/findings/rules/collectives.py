@@ -1,6 +1,8 @@
 """Communication findings from the collective calls (category communication): a step bound by communication that
 compute cannot hide, and gradients all-reduced one tensor at a time."""
 
+from __future__ import annotations
+
 import math
 
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
@@ -22,6 +24,12 @@ from tb_gpu_advisor.findings.thresholds import (
 )
 from tb_gpu_advisor.whatif.communication import beyond_overlap, overlap_collectives
 from tb_gpu_advisor.whatif.estimate import bound, model
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 ENTRIES = register(
     "collectives",
@@ -144,7 +152,7 @@ if you must reduce by hand, flatten first (torch._utils._flatten_dense_tensors) 
 )
 
 
-def comm_bound(ctx):
+def comm_bound(ctx: Context) -> Finding | None:
     """The step's exposed collectives (each GPU's collectives outside its own compute) take at least
     COLLECTIVES_HIGH_PCT of it, and overlapping them with the backward pass hides less than they take: the
     rest (at least COLLECTIVES_MEDIUM_PCT of the step) is communication no overlap can remove."""

@@ -1,5 +1,7 @@
 """Communication findings: exposed all-reduce and unevenly busy GPUs."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
@@ -26,6 +28,14 @@ from tb_gpu_advisor.findings.thresholds import (
 )
 from tb_gpu_advisor.whatif.communication import overlap_collectives, straggler
 from tb_gpu_advisor.vocabulary import TIMES
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.collective_calls import CollectiveKind
+    from tb_gpu_advisor.analysis.collective_calls import ExposedCommunication
+    from tb_gpu_advisor.findings.context import Context
+
 
 # Collective time that is mostly send/recv or all-to-all (pipeline or model parallelism, sharded embeddings)
 # is not gradient all-reduce: bucket and gradient-compression advice does not apply to it.
@@ -294,7 +304,7 @@ GPU; if it sits on a slower link, place the replicas so the ring does not cross 
 )
 
 
-def exposed_collectives_ms(ctx):
+def exposed_collectives_ms(ctx: Context) -> tuple[float, ExposedCommunication]:
     """(exposed ms, ExposedCommunication): each GPU's collectives outside its own compute, on the GPU with the
     least of it (what the others spend beyond it is waiting for that GPU: gpu_imbalance's time), never less than
     the breakdown's `collectives`, which counts only time no GPU computes: with several GPUs in one profile,
@@ -313,7 +323,7 @@ def _exposure(ctx):
     )
 
 
-def kinds_of(ctx):
+def kinds_of(ctx: Context) -> tuple[CollectiveKind, ...]:
     """CollectiveKind rows of the active GPUs' collective kernels inside their windows."""
     active = {gpu.ordinal: gpu for gpu in ctx.active_gpus}
     calls = kernel_calls_in_windows(
@@ -322,7 +332,7 @@ def kinds_of(ctx):
     return collective_kinds(calls, ctx.step_count)
 
 
-def allreduce_exposed(ctx):
+def allreduce_exposed(ctx: Context) -> Finding | None:
     """Collective kernels running while no GPU computes (XProf's "Device Collective Communication")."""
     if not ctx.has_gpu:
         return None

@@ -1,5 +1,7 @@
 """Environment findings: GPU generation, precision support, CUDA and driver versions."""
 
+from __future__ import annotations
+
 import re
 
 from tb_gpu_advisor.analysis.gpu_signals import gpu_library_versions, gpu_requests
@@ -17,6 +19,7 @@ from tb_gpu_advisor.findings.thresholds import (
     TENSOR_CORE_MIN_CC,
 )
 from tb_gpu_advisor.whatif.communication import spread_over_idle_gpus
+
 
 ENTRIES = register(
     "environment",
@@ -221,7 +224,7 @@ CUDA_FOR_CC = {
 NOT_A_SPEEDUP = "none: a correctness/compatibility note, no time is measured as recoverable"
 
 
-def cuda_version(value):
+def cuda_version(value: str) -> tuple[int, int] | None:
     """(major, minor) from "12020" / 12020 (CUDA_VERSION style) or "12.2[.x]"; None when unreadable."""
     text = str(value).strip()
     if re.fullmatch(r"\d{4,6}", text):

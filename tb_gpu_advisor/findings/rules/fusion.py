@@ -1,10 +1,13 @@
 """Fusion findings: many small element-wise kernels that XLA would fuse; attention not fused."""
 
+from __future__ import annotations
+
 from dataclasses import replace
 
 import numpy as np
 
 from tb_gpu_advisor.analysis.configuration import is_matmul_kernel
+from tb_gpu_advisor.analysis.elementwise_runs import elementwise_runs
 from tb_gpu_advisor.analysis.kernel_names import is_elementwise, is_xla_kernel
 from tb_gpu_advisor.analysis.unfused_attention import ATTENTION_MATMUL_OPS, SOFTMAX_OPS
 from tb_gpu_advisor.findings import links as L
@@ -18,7 +21,13 @@ from tb_gpu_advisor.findings.thresholds import (
     FUSION_SAVED_FRACTION,
     UNFUSED_ATTENTION_FUSED_ROOF_PCT,
 )
-from tb_gpu_advisor.whatif.fusion import fused
+from tb_gpu_advisor.whatif.fusion import chained, fused
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 ENTRIES = register(
     "fusion",
@@ -106,7 +115,7 @@ reason.""",
 )
 
 
-def elementwise_kernels(ctx):
+def elementwise_kernels(ctx: Context) -> Finding | None:
     """Many element-wise kernels, a large share of kernel time, and no sign of XLA."""
     if not ctx.has_gpu or "jax_version" in ctx.model.environment:
         return None
@@ -144,34 +153,44 @@ def elementwise_kernels(ctx):
         "device": gpu.name,
         "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else [],
     }
-    finding = modeled_finding(
-        ctx,
-        "fusion.elementwise_kernels",
+    finding_summary = (
         f"{ctx.count_text(count, 'element-wise kernel')} take {share:.1f}% of GPU kernel time "
-        f"({ctx.time_text(elementwise_ms)} on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not in use.",
-        elementwise_ms,
-        "upper bound: fusion removes at most all of the element-wise kernels' time (fused, they still move their "
-        "bytes once)",
-        {
-            "elementwise_kernels_per_step": round(per_step, 1),
-            "elementwise_ms": elementwise_ms,
-            "elementwise_share_of_kernel_time_pct": share,
-            "elementwise_kernel_mean_us": round(elementwise_ms * 1000.0 / count, 3) if count else None,
-        },
-        limit(
-            "elementwise_kernels_per_step",
-            round(per_step, 1),
-            FUSION_MIN_KERNELS_PER_STEP,
-            share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT,
-        ),
-        pointers,
-        condition=condition,
-        fix_note=note,
-        graded_ms=elementwise_ms * FUSION_SAVED_FRACTION,
+        f"({ctx.time_text(elementwise_ms)} on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not in use."
+    )
+    finding_metrics = {
+        "elementwise_kernels_per_step": round(per_step, 1),
+        "elementwise_ms": elementwise_ms,
+        "elementwise_share_of_kernel_time_pct": share,
+        "elementwise_kernel_mean_us": round(elementwise_ms * 1000.0 / count, 3) if count else None,
+    }
+    finding_limit = limit(
+        "elementwise_kernels_per_step",
+        round(per_step, 1),
+        FUSION_MIN_KERNELS_PER_STEP,
+        share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT,
     )
     peaks = gpu_peaks(ctx, ordinal)
     rows = [(row.total_ps / 1e9, row.bytes) for row in ctx.analysis.kernels if is_elementwise(row.name)]
     estimate = fused(ctx.window_ms, elementwise_ms, rows, peaks.hbm_gbps if peaks is not None else None)
+    if estimate is None:
+        estimate = chained(ctx.window_ms, elementwise_ms, elementwise_runs(gpu.activity, masks[ordinal]))
+    # Graded on what the model removes, not on the element-wise time (a fused chain still moves its bytes once).
+    finding = modeled_finding(
+        ctx,
+        "fusion.elementwise_kernels",
+        finding_summary,
+        elementwise_ms,
+        "upper bound: fusion removes at most all of the element-wise kernels' time (fused, they still move their "
+        "bytes once)",
+        finding_metrics,
+        finding_limit,
+        pointers,
+        condition=condition,
+        fix_note=note,
+        graded_ms=elementwise_ms * FUSION_SAVED_FRACTION
+        if estimate is None
+        else estimate.recoverable_of(ctx.window_ms),
+    )
     return finding if finding is None or estimate is None else estimated(finding, estimate)
 
 
@@ -211,7 +230,7 @@ def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, 
 _FUSED_ATTENTION_MARKS = ("flash", "fmha", "sdpa", "attention", "attn")
 
 
-def unfused_attention(ctx):
+def unfused_attention(ctx: Context) -> Finding | None:
     """PyTorch attention as batched matmuls around a softmax with no fused attention kernel in the trace. Model:
     those matmuls' FLOPs on a fused kernel at UNFUSED_ATTENTION_FUSED_ROOF_PCT of the matrix roof replace every
     kernel of the attention (analysis.unfused_attention: the matmuls, softmax, scaling, masking, dropout and

@@ -1,6 +1,8 @@
 """Host findings: host work while the GPU idles, eager ops, retracing, Python functions, GC pauses, the
 thread feeding the device blocked on other threads."""
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
@@ -31,6 +33,7 @@ from tb_gpu_advisor.model.host import TF_DATA_PY_FUNCTION_TAG, TF_DECODE_OPS, TF
 from tb_gpu_advisor.model.waits import PRODUCER_KINDS, WAIT_KIND_TEXT
 from tb_gpu_advisor.report.units import duration_ms
 from tb_gpu_advisor.whatif.estimate import bound as whatif_bound
+from tb_gpu_advisor.vocabulary import listed
 from tb_gpu_advisor.whatif.dispatch import (
     call_overhead_ms,
     compiled_step,
@@ -38,6 +41,12 @@ from tb_gpu_advisor.whatif.dispatch import (
     jit_fused_work_ms,
     kept_with_fused_ms,
 )
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 FEEDER_STEPS_LISTED = 100  # host.feeder_blocked's pointers.per_step_ms: the first steps only
 
@@ -408,7 +417,7 @@ def _top_host_ops(ctx, limit_count=HOST_OPS_LISTED):
     return op_rows((step + others)[:limit_count])
 
 
-def gpu_idle_host_busy(ctx):
+def gpu_idle_host_busy(ctx: Context) -> Finding | None:
     """Every GPU idles while host threads run (not input wait, not launch calls): XProf's "All Others"."""
     if not ctx.has_gpu or not ctx.model.has_host_plane:
         return None
@@ -462,7 +471,7 @@ def gpu_idle_host_busy(ctx):
 # The runtime's execution of one eagerly dispatched op (TensorFlow) or one dispatched computation (JAX's PjRt):
 # what an op costs besides Python. Compiled, the ops still run; the Python between them goes.
 _TF_OP_RUNS = ("KernelAndDeviceFunc::Run", "KernelAndDeviceOp::Run")
-_JAX_EXECUTIONS = "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice"
+JAX_EXECUTIONS = "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice"
 # Host threads on which XLA's CPU client runs the compiled computations (their thunks are the ops' work).
 _XLA_CPU_THREADS = ("XLAPjRtCpuClient", "XLAEigen")
 
@@ -490,7 +499,7 @@ def _dispatched_ops(ctx):
         return ops, sum(c for _, c, _ in ops), sum(t for _, _, t in ops), False
     if not ctx.framework.is_jax:
         return None
-    executions = ctx.host.op_totals.get(_JAX_EXECUTIONS, (0, 0))[0]
+    executions = ctx.host.op_totals.get(JAX_EXECUTIONS, (0, 0))[0]
     calls = ctx.host_ops(lambda name: name.startswith("PjitFunction("))
     if not executions or not calls:
         return None
@@ -511,7 +520,7 @@ def _compiled_work(ctx, is_jax):
             f"run in the trace ({shortest * 1000:.3g} µs)",
             "the ops' own work",
         )
-    executions, executions_ps = ctx.host.op_totals[_JAX_EXECUTIONS]
+    executions, executions_ps = ctx.host.op_totals[JAX_EXECUTIONS]
     compute = ms(
         sum(
             busy
@@ -551,12 +560,12 @@ def _compiled_work(ctx, is_jax):
     )
 
 
-# Idle causes (analysis.idle_attribution) a compiled step keeps: the host waiting on the device or for input, and
-# the GPU waiting on its own queued work.
-_KEPT_IDLE = ("host_wait", "input", "device_wait")
+# Idle causes (analysis.idle_attribution) a compiled step keeps: the host waiting on the device or for input, or
+# preparing its input, and the GPU waiting on its own queued work.
+_KEPT_IDLE = ("host_wait", "input", "input_prep", "device_wait")
 
 
-def eager_execution(ctx):
+def eager_execution(ctx: Context) -> Finding | None:
     """Individual ops dispatched one by one, many per step, taking >10% of the time: TensorFlow's eager ops
     (`EagerLocalExecute: <Op>`) or JAX's jnp ops outside jit (a PjRt execution per op). The estimate compiles
     the step (whatif.dispatch.compiled_step)."""
@@ -729,7 +738,7 @@ def retracing(ctx):
     )
 
 
-def python_function(ctx):
+def python_function(ctx: Context) -> Finding | None:
     """tf.py_function / tf.numpy_function calls; with tf.data they pace the pipeline the step waits on."""
     ops = ctx.host_ops(lambda name: _op_type(name) in _PY_FUNCTION_TYPES)
     if not ops:
@@ -877,7 +886,7 @@ def feeder_blocked(ctx):
     if severity is None:
         return None
     kind = found.main_kind
-    feeders = ", ".join(found.feeders)
+    feeders = listed(found.feeders)
     device = "the GPUs" if found.device == "gpu" else "XLA's CPU executor"
     producer = next((other for other in found.others if other.wakes), None)
     busy_pct = round(100.0 * producer.busy_ps / found.total_ps, 1) if producer is not None else None

@@ -1,5 +1,7 @@
 """Input pipeline findings: the GPU waits for input, and the tf.data stages that make it wait."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
@@ -28,6 +30,12 @@ from tb_gpu_advisor.whatif.estimate import bound as whatif_bound, model as whati
 from tb_gpu_advisor.whatif import input as whatif_input
 from tb_gpu_advisor.findings.input_steps import input_steps
 from tb_gpu_advisor.findings.rules.steps import warmup_step
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 ENTRIES = register(
     "input",
@@ -499,7 +507,7 @@ def _file_work_note(ctx, read_ms, decode_ms, of, gpu):
     return text + (f" Record files remove only the reads: {reads}." if read_ms > 0 else "")
 
 
-def no_prefetch(ctx):
+def no_prefetch(ctx: Context) -> Finding | None:
     """tf.data in use, no Prefetch stage: producer and step take turns. With prefetch each step takes
     max(producer, consumer) (whatif.input.prefetch)."""
     pipeline = ctx.pipeline
@@ -533,7 +541,7 @@ def _map_threads_text(concurrency):
     return f"its worker threads are inside the map function {concurrency:.2f} at a time on average"
 
 
-def sequential_map(ctx):
+def sequential_map(ctx: Context) -> Finding | None:
     """A Map stage, or a MapAndBatch whose worker threads are busy ~one core, while the step waits. The fix
     spreads the producer over the host's cores (whatif.input.parallel_map)."""
     pipeline = ctx.pipeline
@@ -582,7 +590,7 @@ _WAITING_OP_APIS = {
 }
 
 
-def map_pool_saturated(ctx):
+def map_pool_saturated(ctx: Context) -> Finding | None:
     """A parallel map whose function runs ops that may wait (MAP_WAITING_OP_TYPES) keeps every thread of tf.data's
     private pool busy while the step waits: the pool, not the calls, caps the producer, and only a larger pool
     lets more calls wait at once. The threads seen (those that ran something) are taken as the pool's size only
@@ -650,7 +658,7 @@ def _parallel_map_stage(paths):
     return None
 
 
-def python_generator(ctx):
+def python_generator(ctx: Context) -> None:
     """A Generator stage (Dataset.from_generator) feeds a pipeline the step waits on."""
     pipeline = ctx.pipeline
     if not pipeline.generators or not _waits_enough(ctx):
@@ -672,7 +680,7 @@ def _read_ms(ctx, paths):
     return sum(ms(ctx.host.op_totals.get(path, (0, 0))[1]) for path in paths)
 
 
-def demanded_file_reads(ctx):
+def demanded_file_reads(ctx: Context) -> Finding | None:
     """XProf's "demanded" reads: a file reader with nothing above it that reads ahead."""
     pipeline = ctx.pipeline
     if not pipeline.demanded_reads or not _waits_enough(ctx):
@@ -690,7 +698,7 @@ def demanded_file_reads(ctx):
     )
 
 
-def no_cache(ctx):
+def no_cache(ctx: Context) -> Finding | None:
     """Files are read and the pipeline has no cache stage while the step waits."""
     pipeline = ctx.pipeline
     if not pipeline.file_reads or pipeline.has_cache or not _waits_enough(ctx):
@@ -726,7 +734,7 @@ def tf_data_service(ctx):
     return capped(finding, "medium")
 
 
-def host_batch_prep(ctx):
+def host_batch_prep(ctx: Context) -> Finding | None:
     """JAX, TensorFlow and PyTorch loops: each step starts with the host building its batch on the step thread while
     the device idles (analysis.batch_prep), not behind tf.data's IteratorGetNext or the DataLoader's __next__
     (input.gpu_waits_for_input). How sure depends on what the trace shows there: known preparation calls (Python
@@ -735,23 +743,17 @@ def host_batch_prep(ctx):
     framework = ctx.framework.name
     if not ctx.batch_prep_shown or not ctx.step_count or prep.total_ps <= 0:
         return None
-    steps = ctx.step_set.timed_steps
-    # Warm-up (steps.warmup_in_profile) compiles: measure the preparation and the gain on the steady steps.
-    steady = range(1 if warmup_step(ctx) is not None else 0, len(steps))
-    steady_count = len(steady)
-    prep_ms = ms(sum(prep.per_step_ps[i] for i in steady))
-    window_ms = ms(sum(steps[i].duration_ps for i in steady)) if steady.start else ctx.window_ms
+    # The steps are the steady ones: a warm-up first step (steps.warmup_in_profile) is left out of the step set.
+    steady_count = len(ctx.step_set.timed_steps)
+    prep_ms = ms(prep.total_ps)
+    window_ms = ctx.window_ms
     share = round(100.0 * prep_ms / window_ms, 2) if window_ms > 0 else 0.0
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
     if severity is None or (prep.certainty == "low" and prep_ms / steady_count < PREP_UNTRACED_MIN_MS):
         return None
-    gain_ms = (
-        ms(sum(min(prep.per_step_ps[i], steps[i].duration_ps - prep.per_step_ps[i]) for i in steady))
-        if steady.start
-        else ms(prep.recoverable_ps)
-    )
+    gain_ms = ms(prep.recoverable_ps)
     mean_ms = window_ms / steady_count
-    which = "steady steps, warm-up excluded" if steady.start else "steps"
+    which = "steady steps, warm-up excluded" if warmup_step(ctx) is not None else "steps"
     calls = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in prep.calls[:5]]
     if prep.device == "gpu":
         one = len(ctx.active_gpus) <= 1

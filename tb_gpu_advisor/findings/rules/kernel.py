@@ -1,6 +1,8 @@
 """Kernel-efficiency findings from the roofline: time-dominant GEMMs far below the roof that binds them, when
 their shapes or precision say why (docs/report.md, "Roofline")."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.analysis.rounding import pct, sig
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
@@ -16,6 +18,12 @@ from tb_gpu_advisor.findings.thresholds import (
     MODELED_LOW_PCT,
     MODELED_MEDIUM_PCT,
 )
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 _DOCS = (L.NVIDIA_MATMUL_PERFORMANCE, L.NVIDIA_DL_PERFORMANCE)
 # What keeps a GEMM off its roof (the rule's reasons, grouped): the words of the one-line fix and the paragraph
@@ -130,7 +138,7 @@ def _roof_view(row, roof):
     }
 
 
-def gemm_below_roof(ctx):
+def gemm_below_roof(ctx: Context) -> Finding | None:
     """Dominant matrix kernels at < GEMM_FAR_BELOW_ROOF_PCT of their binding roof with odd/small shapes or f32."""
     if not ctx.has_gpu:
         return None

@@ -1,5 +1,7 @@
 """Launch findings: the GPU starved by kernel launches, and kernels too short to hide them."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.launch import pair_launches
@@ -28,6 +30,12 @@ from tb_gpu_advisor.findings.thresholds import (
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ActivityKind
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
+
 # Launch time measured during warm-up is mostly first-use setup; the framework-specific fix comes after.
 WARMUP_IDIOM = Idiom(
     fix_summary="Recapture after warm-up: this launch time includes first-use setup (module loading).",
@@ -52,14 +60,14 @@ ENTRIES = register(
         "launch.per_tensor_optimizer": Entry(
             category="launch",
             title="The optimizer updates each parameter with its own small kernels",
-            fix_summary="Use a foreach or fused optimizer: torch.optim.AdamW(params, fused=True) (or foreach=True).",
+            fix_summary="Keep the optimizer class and pass fused=True (Adam, AdamW, SGD, Adagrad) or foreach=True.",
             fix="""\
 The optimizer step runs a Python loop over the parameters: each update is several small element-wise kernels
 (add_, mul_, addcmul_, addcdiv_, sqrt...) per parameter, each with its own launch. The multi-tensor
-implementations update all parameters in a few kernels:
+implementations of the same optimizer (same class, same math) update all parameters in a few kernels:
 
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)    # one fused kernel per group
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, foreach=True)  # multi-tensor kernels
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, fused=True)    # one fused kernel per group
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)  # multi-tensor kernels
 
 (the default is foreach when every parameter is on the GPU; foreach=False, a custom optimizer or
 parameters on several devices give the per-tensor loop). Custom optimizers: use torch._foreach_* ops.""",
@@ -255,7 +263,7 @@ def _kernels_text(ctx):
     return ctx.count_text(launch.kernel_count, "kernel")
 
 
-def gpu_starved_by_launches(ctx):
+def gpu_starved_by_launches(ctx: Context) -> Finding | None:
     """Time the GPUs idle waiting for the launch call of the kernel that ends the gap (analysis.idle_attribution:
     the call was running, or started, after the GPU went idle); copies, syncs and blocked calls are not launches."""
     if not ctx.has_gpu or not ctx.model.has_host_plane:
@@ -318,7 +326,7 @@ def _short_gaps(ctx, gpu):
     return int(lengths.sum()), int(len(lengths)), int(np.median(lengths)) if len(lengths) else 0
 
 
-def tiny_kernels(ctx):
+def tiny_kernels(ctx: Context) -> Finding | None:
     """Most kernels run shorter than their launch call and the GPU works in bursts with short gaps. Kernels replayed
     from a graph have no launch call of their own: not when graphs replay most of the work, and never counted."""
     busy_pct = ctx.analysis.gpu_busy_pct
@@ -393,7 +401,7 @@ def tiny_kernels(ctx):
     )
 
 
-def per_tensor_optimizer(ctx):
+def per_tensor_optimizer(ctx: Context) -> Finding | None:
     """PyTorch optimizer steps that launch many kernels, nearly all from per-parameter element-wise ops, with no
     foreach/fused implementation in the trace. Bound: the optimizer's host time shrinks to its kernels' device
     time (one fused launch per group does the same memory traffic)."""
@@ -443,7 +451,34 @@ def per_tensor_optimizer(ctx):
             "upper bound: the optimizer's host time falls to its kernels' GPU time (a fused or foreach "
             "optimizer does the same memory traffic in a few launches)"
         ),
+        fix_note=_optimizer_note(loop.optimizer_class),
     )
+
+
+# torch.optim classes with a fused=True implementation (PyTorch 2.x); the others have foreach=True.
+FUSED_OPTIMIZERS = frozenset({"Adam", "AdamW", "SGD", "Adagrad"})
+FOREACH_OPTIMIZERS = frozenset({"Adadelta", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop"})
+
+
+def _optimizer_note(cls):
+    """The fix line for the optimizer class the trace names (`Optimizer.step#<Class>.step`); "" when unknown."""
+    if cls in FUSED_OPTIMIZERS:
+        return (
+            f"The trace's optimizer is torch.optim.{cls} (Optimizer.step#{cls}.step): keep it and construct it "
+            f"with fused=True: torch.optim.{cls}(model.parameters(), ..., fused=True) (or foreach=True)."
+        )
+    if cls in FOREACH_OPTIMIZERS:
+        return (
+            f"The trace's optimizer is torch.optim.{cls} (Optimizer.step#{cls}.step), which has no fused "
+            f"implementation: construct it with foreach=True: torch.optim.{cls}(model.parameters(), ..., "
+            "foreach=True)."
+        )
+    if cls:
+        return (
+            f"The trace's optimizer is {cls} (Optimizer.step#{cls}.step), not a torch.optim class with a fused "
+            "form: write its update with torch._foreach_* ops, or use the fused torch.optim class with the same math."
+        )
+    return ""
 
 
 RULES = (gpu_starved_by_launches, tiny_kernels, per_tensor_optimizer)

@@ -1,6 +1,8 @@
 """Memory findings: a GPU allocator near its limit; optimizer.zero_grad() filling gradients with zeros; device
 allocator calls every step (allocator churn)."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.analysis.allocator_churn import allocator_churn
 from tb_gpu_advisor.analysis.idle_attribution import HOST_CAUSES
 from tb_gpu_advisor.findings import links as L
@@ -10,6 +12,7 @@ from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder, li
 from tb_gpu_advisor.findings.thresholds import HOST_HIGH_PCT, HOST_MEDIUM_PCT, MEMORY_NEAR_LIMIT_PCT, MODELED_LOW_PCT
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.report.units import size_bytes
+
 
 ENTRIES = register(
     "memory",

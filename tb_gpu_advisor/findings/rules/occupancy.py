@@ -1,5 +1,7 @@
 """Occupancy findings: dominant kernels with low occupancy or a grid too small for the GPU."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.kernel_families import occupancy_by_design
@@ -30,6 +32,12 @@ from tb_gpu_advisor.whatif.occupancy import (
     replayed_saving_ps,
     spread_fraction,
 )
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 ENTRIES = register(
     "occupancy",
@@ -194,7 +202,7 @@ def _summary(flagged, plural_verb, singular_verb, top_figure):
     )
 
 
-def low_occupancy(ctx):
+def low_occupancy(ctx: Context) -> None:
     """Dominant non-library kernels whose (recorded, else computed) occupancy is below LOW_OCCUPANCY_PCT. Raised to
     GOOD_OCCUPANCY_PCT, each runs at most occupancy-proportionally faster (whatif.occupancy.occupancy_raised)."""
     cc = ctx.compute_capability
@@ -261,7 +269,7 @@ def _launch_shape_recorded(row):
     return not (row.grid == (1, 1, 1) and row.block in ((1, 1, 1), None))
 
 
-def tiny_grid(ctx):
+def tiny_grid(ctx: Context) -> Finding | None:
     """Dominant kernels launching fewer blocks than the GPU has SMs. Relaunched with a block per SM, each runs its
     work over every SM (whatif.occupancy.relaunched_over_sms)."""
     sms = ctx.sm_count

@@ -1,11 +1,19 @@
 """Placement findings: compute ops that ran with CPU kernels in a GPU run."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms
 from tb_gpu_advisor.findings.thresholds import HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 ENTRIES = register(
     "placement",
@@ -32,7 +40,7 @@ then use GPU-supported dtypes (float32/float16/bfloat16 rather than float64/int6
 )
 
 
-def ops_on_host(ctx):
+def ops_on_host(ctx: Context) -> Finding | None:
     """Compute ops of the step (MatMul, Conv, reductions, `_Mkl*`) whose host runs launched no GPU work
     (analysis.placement), in a run whose GPUs work; at least 1% of the window."""
     ops = ctx.analysis.cpu_ops

@@ -1,5 +1,9 @@
 """Precision findings: FP32 matrix multiplies on GPUs with Tensor Cores."""
 
+from __future__ import annotations
+
+from dataclasses import replace
+
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.analysis.configuration import is_matmul_kernel
 from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, is_low_precision, kernel_class
@@ -17,6 +21,14 @@ from tb_gpu_advisor.findings.thresholds import (
     TF32_MIN_CC,
 )
 from tb_gpu_advisor.whatif.precision import MatmulKernel, mixed_precision
+from tb_gpu_advisor.whatif.precision import tf32 as whatif_tf32
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+    from tb_gpu_advisor.findings.finding import Finding
+
 
 ENTRIES = register(
     "precision",
@@ -152,14 +164,14 @@ dimensions multiples of 8.""",
 )
 
 
-def fp32_matmul(ctx):
+def fp32_matmul(ctx: Context) -> Finding | None:
     """32-bit matrix math without Tensor Cores on a GPU that has them."""
     cc = ctx.compute_capability
     if not ctx.has_gpu or cc is None or cc < TENSOR_CORE_MIN_CC:
         return None
     eligible = {row.name for row in ctx.analysis.kernels if row.tensor_core_eligible and not row.uses_tensor_cores}
 
-    def is_target(name):
+    def is_target(name: str) -> bool:
         return is_fp32_matmul(name) or (name in eligible and not is_low_precision(name))
 
     ordinal, fp32_ps = busiest_gpu(ctx.kernel_ps_by_gpu(is_target))
@@ -202,7 +214,45 @@ def fp32_matmul(ctx):
         fix_note=note,
     )
     estimate = _what_if(ctx, ordinal, fp32_ms, is_target)
-    return finding if finding is None or estimate is None else estimated(finding, estimate)
+    if finding is None or estimate is None:
+        return finding
+    if condition == "tf32_off":
+        finding = replace(finding, fix_note=_join(note, _tf32_step_note(ctx, ordinal, fp32_ms, is_target, estimate)))
+    return estimated(finding, estimate)
+
+
+def _tf32_step_note(ctx, ordinal, fp32_ms, is_target, estimate):
+    """The fix proposes two steps, TF32 and 16-bit mixed precision: the finding's estimate is the 16-bit one; this
+    sentence gives TF32's own (whatif.precision.tf32), smaller, figure. "" without the TF32 peak."""
+    peaks = gpu_peaks(ctx, ordinal)
+    if peaks is None or not peaks.tf32_factor:
+        return ""
+    rows = [
+        MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes) for row in ctx.analysis.kernels if is_target(row.name)
+    ]
+    step = whatif_tf32(
+        ctx.window_ms,
+        fp32_ms,
+        rows,
+        peaks.vector_roof("f32"),
+        peaks.matrix_roof("f32"),
+        peaks.hbm_gbps,
+        GEMM_REACHABLE_ROOF_PCT / 100.0,
+    )
+    if step is None or step.speedup <= 1.0:
+        return ""
+    kind = "about" if step.kind == "model" else "up to"
+    whole = "about" if estimate.kind == "model" else "up to"
+    return (
+        f"Per step of the fix: TF32 alone ({peaks.matrix_roof('f32'):g} TFLOP/s, float32 bytes) {kind} "
+        f"{step.speedup:.2f}×; 16-bit mixed precision ({peaks.matrix_roof('bf16'):g} TFLOP/s, half the bytes) "
+        f"{whole} {estimate.speedup:.2f}×, the estimate of this finding."
+        + (" Peak rates are rarely reached: a bound is above the usual gain." if "up to" in (kind, whole) else "")
+    )
+
+
+def _join(*sentences):
+    return " ".join(s for s in sentences if s)
 
 
 def _what_if(ctx, ordinal, fp32_ms, is_target):

@@ -1,7 +1,10 @@
 """Step findings: checkpoint and summary stalls, warm-up in the profile, uneven step times."""
 
+from __future__ import annotations
+
 import numpy as np
 
+from tb_gpu_advisor.analysis.steady_steps import WARM_UP, WARMUP_FACTOR
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
@@ -17,6 +20,13 @@ from tb_gpu_advisor.findings.thresholds import (
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import event_tag
 from tb_gpu_advisor.report.units import durations_ms
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+    from tb_gpu_advisor.model.trace import StepMarker
+
 
 ENTRIES = register(
     "steps",
@@ -134,9 +144,6 @@ step-variance finding. Profile later steps so averages describe steady state:
 )
 
 
-WARMUP_FACTOR = 2.0  # a first step this many times the median of the others is warm-up
-
-
 def _span(ctx):
     """[first step start, last step end) over the host markers and the steps' windows on the devices (the
     analysis window without steps): stalls between steps count."""
@@ -182,36 +189,25 @@ def _stall(ctx, tag, finding_id, what):
     )
 
 
-def checkpoint_stall(ctx):
+def checkpoint_stall(ctx: Context) -> None:
     return _stall(ctx, "checkpoint", "steps.checkpoint_stall", "Checkpoint writes")
 
 
-def summary_stall(ctx):
+def summary_stall(ctx: Context) -> None:
     return _stall(ctx, "summary", "steps.summary_stall", "Summary writes")
 
 
-def warmup_step(ctx):
-    """The first step (as timed) when it is warm-up: much slower than the rest and compiling, while no later step
-    compiles (a compile that recurs is recompilation, not warm-up)."""
-    markers, steps = ctx.step_set.steps, ctx.step_set.timed_steps
-    if len(steps) < STEP_MIN_COUNT:
-        return None
-    first = steps[0]
-    rest = np.array([s.duration_ps for s in steps[1:]], dtype=np.float64)
-    compile_spans = ctx.host.tagged.get("compile")
-    if compile_spans is None or not len(compile_spans):
-        return None
-    compiled = intervals.covered_ps(compile_spans, [s.start_ps for s in markers], [s.end_ps for s in markers])
-    if compiled[0] > 0 and not compiled[1:].any() and first.duration_ps > WARMUP_FACTOR * np.median(rest):
-        return first
-    return None
+def warmup_step(ctx: Context) -> StepMarker | None:
+    """The first marked step, as timed, when it is warm-up (analysis.steady_steps): left out of every per-step
+    number; else None."""
+    return next((left.step for left in ctx.step_set.left_out if left.reason == WARM_UP), None)
 
 
-def warmup_in_profile(ctx):
+def warmup_in_profile(ctx: Context) -> Finding | None:
     first = warmup_step(ctx)
     if first is None:
         return None
-    rest_ms = np.array([s.duration_ps for s in ctx.step_set.timed_steps[1:]], dtype=np.float64) / 1e9
+    rest_ms = np.array([s.duration_ps for s in ctx.step_set.timed_steps], dtype=np.float64) / 1e9
     median = round(float(np.median(rest_ms)), 3)
     return Finding(
         id="steps.warmup_in_profile",
@@ -229,11 +225,9 @@ def warmup_in_profile(ctx):
     )
 
 
-def uneven_step_time(ctx):
-    """Step times vary (coefficient of variation >= STEP_CV_MIN), warm-up excluded."""
+def uneven_step_time(ctx: Context) -> Finding | None:
+    """Step times vary (coefficient of variation >= STEP_CV_MIN) over the steady steps (warm-up left out)."""
     steps = list(ctx.step_set.timed_steps)
-    if warmup_step(ctx) is not None:
-        steps = steps[1:]
     if len(steps) < STEP_MIN_COUNT:
         return None
     times = np.array([s.duration_ps for s in steps], dtype=np.float64) / 1e9

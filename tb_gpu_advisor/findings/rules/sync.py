@@ -1,5 +1,7 @@
 """Sync findings of PyTorch traces: the host blocking on the GPU inside the step."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.findings import links as L
@@ -10,6 +12,12 @@ from tb_gpu_advisor.findings.thresholds import MODELED_HIGH_PCT, MODELED_LOW_PCT
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import CopyDirection
 from tb_gpu_advisor.vocabulary import counted
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 ENTRIES = register(
     "sync",
@@ -68,7 +76,7 @@ def _d2h_copy_ends(ctx):
     return np.sort(np.concatenate(ends)) if ends else np.zeros(0, np.int64)
 
 
-def host_syncs_in_step(ctx):
+def host_syncs_in_step(ctx: Context) -> Finding | None:
     """The host blocks on the GPU inside the steps (torch.cuda.synchronize, stream or event syncs) and the
     GPU then idles until new work arrives; idle time after device-to-host reads is left to
     transfer.d2h_sync_in_step, and the host's input waits in it to the input findings."""

@@ -1,5 +1,7 @@
 """Threading findings: host CPU cores saturated, and tf.data threads contending with the GPU launch threads."""
 
+from __future__ import annotations
+
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
@@ -10,6 +12,7 @@ from tb_gpu_advisor.findings.thresholds import (
     LAUNCH_HIGH_PCT,
     LAUNCH_MEDIUM_PCT,
 )
+
 
 ENTRIES = register(
     "threading",

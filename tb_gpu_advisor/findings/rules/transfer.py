@@ -1,5 +1,7 @@
 """Transfer findings: pageable, synchronous, small or slow copies between host and GPU."""
 
+from __future__ import annotations
+
 from dataclasses import replace
 
 import numpy as np
@@ -29,6 +31,12 @@ from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.whatif import transfer as whatif_transfer
 from tb_gpu_advisor.whatif.estimate import model as whatif_model
 from tb_gpu_advisor.report.units import size_bytes
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 ENTRIES = register(
     "transfer",
@@ -72,6 +80,25 @@ which halves bandwidth and makes them synchronous, so they cannot overlap comput
     loader = DataLoader(dataset, ..., pin_memory=True)
     x = x.cuda(non_blocking=True)             # asynchronous from pinned memory""",
                 docs=(L.TORCH_PINNED,),
+            ),
+            variants=(
+                (
+                    "pytorch:no_dataloader",
+                    Idiom(
+                        fix_summary="Keep unchanging tensors on the GPU; pin the rest once (.pin_memory()), copy non_blocking=True.",
+                        fix="""\
+These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
+at a fraction of the link's rate, and the copy blocks the host. No DataLoader runs in this trace: the copied
+tensors are the program's own. A tensor that does not change between steps belongs on the GPU, copied once;
+the others can live in pinned memory, allocated once and refilled, and copy asynchronously:
+
+    table = table.to("cuda")                                  # once, before the loop, if it does not change
+    host_buf = torch.empty(shape, dtype=dtype, pin_memory=True)   # once; or x = x.pin_memory()
+    host_buf.copy_(next_batch)                                # each step, on the host
+    x = host_buf.to("cuda", non_blocking=True)                # asynchronous from pinned memory""",
+                        docs=(L.TORCH_PINNED,),
+                    ),
+                ),
             ),
         ),
         "transfer.sync_copies": Entry(
@@ -368,7 +395,7 @@ def _pinned_rate_gbps(ctx):
     return whatif_transfer.best_rate_gbps(sizes, durations)
 
 
-def pageable_memory(ctx):
+def pageable_memory(ctx: Context) -> Finding | None:
     """Host-side copies from or to pageable memory (only traces that record memory kinds). The estimate is the
     ceiling of pinning and overlapping them (whatif.transfer.overlapped); in PyTorch, whose fix pins them, the
     model of pinning with that ceiling in its basis (whatif.transfer.pinned_then_overlapped)."""
@@ -396,6 +423,8 @@ def pageable_memory(ctx):
     copies = whatif_transfer.Copies(size, busy / 1e9, exposed_ps / 1e9)
     faster = whatif_transfer.pinned(ctx.window_ms, copies, _pinned_rate_gbps(ctx), _link_gbps(cc) if cc else None)
     if ctx.framework.name == "pytorch":
+        if not ctx.has_dataloader:
+            finding = replace(finding, condition="no_dataloader")
         return estimated(finding, whatif_transfer.pinned_then_overlapped(ctx.window_ms, copies, faster))
     return estimated(finding, whatif_transfer.overlapped(ctx.window_ms, copies, faster))
 
@@ -432,7 +461,7 @@ def _host_staging(ctx):
     )
 
 
-def sync_copies(ctx):
+def sync_copies(ctx: Context) -> None:
     """Synchronous copies that are not pageable (pageable ones are covered by pageable_memory)."""
     selected = _copies(ctx, lambda c: c.is_async is False and not c.has_pageable_side)
     count, size, busy, exposed_ps, exposed = _summarize(ctx, selected)
@@ -451,7 +480,7 @@ def sync_copies(ctx):
     )
 
 
-def small_copies(ctx):
+def small_copies(ctx: Context) -> None:
     """Many copies below SMALL_COPY_BYTES per step."""
     count, size, busy, exposed_ps, exposed = _summarize(ctx, _copies(ctx, lambda c: c.size_bytes < SMALL_COPY_BYTES))
     per_step = count / ctx.step_count if ctx.step_count else float(count)
@@ -482,7 +511,7 @@ def _link_gbps(cc):
     return PCIE_GBPS_BY_CC[-1][1]
 
 
-def low_bandwidth(ctx):
+def low_bandwidth(ctx: Context) -> Finding | None:
     """Large host-to-device copies well below the practical PCIe bandwidth of the GPU's generation."""
     cc = ctx.compute_capability
     if cc is None:
@@ -519,7 +548,7 @@ def _gaps_after(gpu, busy, mask, windows):
     return intervals.intersect(gaps, windows) if len(windows) else gaps
 
 
-def d2h_sync_in_step(ctx):
+def d2h_sync_in_step(ctx: Context) -> Finding | None:
     """Device-to-host copies inside steps after which the GPU idles (the host waited for the value)."""
     if not ctx.step_count:
         return None
@@ -560,7 +589,7 @@ def _spans_exposed_ps(ctx, spans):
     return ctx.in_window_ps(exposed), exposed
 
 
-def wide_input_copies(ctx):
+def wide_input_copies(ctx: Context) -> Finding | None:
     """Host-to-device copies whose size is an image-shaped 32-bit input of a compiled program (XLA HLO):
     8-bit pixels widened on the host (analysis.input_dtypes). Model: copy time scales with bytes, so the exposed
     copy time shrinks by 3/4."""
@@ -631,7 +660,7 @@ def wide_input_copies(ctx):
     return estimated(finding, whatif_model(ctx.window_ms, ctx.window_ms - ms(saved_ps), finding.speedup_basis))
 
 
-def input_copy_in_step(ctx):
+def input_copy_in_step(ctx: Context) -> Finding | None:
     """Host-to-device copies of 64 KiB or more, asynchronous and not pageable (those rules cover the rest),
     running inside the steps while no GPU computes: nothing copied the batch ahead. The GPU waits for its input,
     so the input ladder grades it (no low level: restructuring the feed for under 5% is not advised)."""

@@ -26,7 +26,7 @@ from tb_gpu_advisor.readers.kineto.values import (
     kernel_config,
 )
 from tb_gpu_advisor.model.device_events import classify_event_name
-from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG
+from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG, QUEUE_FULL_TAG
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection, StepMarker
 
@@ -45,6 +45,7 @@ _DEVICE_CATEGORIES = {
     "gpu_memset": ActivityKind.MEMSET,
 }
 # Categories on the device tracks that are not device work.
+_QUEUE_FULL_OVERHEAD = "Command Buffer Full"
 _DEVICE_SIDE = {"gpu_user_annotation", "cuda_sync", "ac2g", "Trace", "cuda_profiler_range"}
 # PyTorch's profile_memory events: one per (de)allocation, with the allocator's total after it; c10's device type
 # 1 is CUDA (ROCm builds report HIP as CUDA too).
@@ -260,6 +261,8 @@ class Collector:
             self._span(self.sync_start, self.sync_end, start, duration)
         elif cat == "cuda_profiler_range":
             self.profiler_ranges += 1
+        elif cat == "overhead" and name == _QUEUE_FULL_OVERHEAD:
+            self._tagged(QUEUE_FULL_TAG, start, duration)  # CUPTI's record of a launch blocked on a full queue
         elif cat not in _DEVICE_SIDE:
             self._host_event(cat, name, start, duration, event, args)
 

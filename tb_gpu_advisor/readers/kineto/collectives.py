@@ -11,7 +11,14 @@ import math
 import re
 
 from tb_gpu_advisor.readers.kineto.values import clean_text, integer
-from tb_gpu_advisor.model.collective_names import HOST_OP, KERNEL_NAME, PARAM_COMMS, collective_of, host_collective
+from tb_gpu_advisor.model.collective_names import (
+    HOST_OP,
+    KERNEL_NAME,
+    PARAM_COMMS,
+    THREAD_BACKENDS,
+    collective_of,
+    host_collective,
+)
 from tb_gpu_advisor.model.details import MAX_COPY_BYTES
 from tb_gpu_advisor.model.trace import CollectiveCall
 
@@ -53,9 +60,6 @@ _KERNEL_OP = re.compile(r"^nccl(?:Dev)?Kernel_([A-Za-z]+)")
 # Host spans looked at before a launch, innermost first: the chain c10d op > record_param_comms > nccl: is 3 deep.
 _ENCLOSING_LOOKBACK = 8
 _MAX_RANK = 16  # dimensions of one tensor shape read from `Input Dims`
-# Backends whose collectives run on their own worker threads as annotated host spans (`gloo:all_reduce`), with
-# no kernel: on a CPU-only run these spans are the collectives.
-_THREAD_BACKENDS = ("gloo:", "ucc:", "mpi:")
 
 
 def is_collective_kernel(name):
@@ -220,7 +224,7 @@ def _backend_calls(by_thread, shift):
         for op in ops:
             if op.collective is None:
                 continue
-            if op.name.startswith(_THREAD_BACKENDS):
+            if op.name.startswith(THREAD_BACKENDS):
                 spans.append(op)
             elif op.name.startswith("c10d::"):
                 issued.setdefault(op.collective, []).append(op)

@@ -99,6 +99,7 @@ def _build_model(space, reference, progress):
         tpu_count=sum(1 for plane in space.planes if _TPU_PLANE.match(plane.name)),
         hlo_protos=hlo_protos,
         allocators=allocators.result(),
+        time_origin_ps=origin_ns * 1000,  # the profiler's clock (0: the trace's times are already on it)
     )
 
 

@@ -62,6 +62,8 @@ function deviceLabel(name) {
   return String(name || '').replace('/device:', '');
 }
 
+const STEP_BUSY = VOCABULARY.busyDefinitions.step_busy;
+
 function busyCard(comparison) {
   const busy = comparison.gpu_busy_pct || {};
   const devices = comparison.devices || [];
@@ -79,8 +81,11 @@ function busyCard(comparison) {
     h('td', {class: 'num'}, formatPoints(device.delta_points)))) : [];
   return section('GPU busy', {id: 'compare-gpus',
     subtitle: Number.isFinite(busy.delta_points) ? `${formatPoints(busy.delta_points)}, mean over active GPUs` : null},
-  h('div', {class: 'gpu-rows'}, bar('Baseline', busy.baseline), bar('Candidate', busy.candidate)),
-  busy.per_step ? h('p', {class: 'hint'}, `Per step: ${pointsDifferenceText(busy.per_step)}`) : null,
+  h('div', {class: 'gpu-rows', title: VOCABULARY.busyDefinitions.gpu_busy},
+    bar('Baseline', busy.baseline), bar('Candidate', busy.candidate)),
+  // The noise of the change comes from the steps, whose busy share is another figure (any GPU): named apart.
+  busy.per_step ? h('p', {class: 'hint', 'data-testid': 'step-busy-change', title: STEP_BUSY},
+    `${STEP_BUSY.split(':')[0]}, mean over the steps: ${pointsDifferenceText(busy.per_step)}`) : null,
   rows.length ? h('div', {class: 'table-wrap'}, h('table', {},
     h('thead', {}, h('tr', {}, h('th', {}, 'GPU'), h('th', {class: 'num'}, 'Baseline'),
       h('th', {class: 'num'}, 'Candidate'), h('th', {class: 'num'}, 'Change'))),

@@ -4,12 +4,16 @@
  */
 
 import {h, s, tooltip} from '../dom.js';
-import {arrow, breakdownDeltas, divergingLayout, formatPoints, formatSignedMs} from '../comparison_format.js';
+import {textWidth} from '../axis.js';
+import {arrow, breakdownDeltas, divergingLayout, formatPoints, formatSignedMs, signedMsIn} from '../comparison_format.js';
 import {BREAKDOWN_LABELS, formatMs, formatPct} from '../format.js';
 import {emptyState, section} from './common.js';
 
-const W = 600;
+const MIN_W = 600;
+const MIN_PLOT_W = 300;
 const ROW = 26;
+const LABEL_PX = 12;  // .row-label's font size
+const SWATCH_PX = 24;  // the swatch left of each label and the gaps around it
 const M = {left: 132, right: 150, top: 8, bottom: 40};
 
 function rowTooltip(row, unit) {
@@ -20,11 +24,14 @@ function rowTooltip(row, unit) {
 }
 
 function chart(rows, unit) {
-  const plotW = W - M.left - M.right;
+  const left = Math.max(M.left, Math.ceil(Math.max(...rows.map((row) => textWidth(row.label, LABEL_PX))) + SWATCH_PX));
+  const W = Math.max(MIN_W, left + MIN_PLOT_W + M.right);
+  const plotW = W - left - M.right;
   const height = M.top + rows.length * ROW + M.bottom;
   const axisY = M.top + rows.length * ROW;
-  const layout = divergingLayout(rows, M.left, plotW);
-  const format = unit === 'ms' ? formatSignedMs : formatPoints;
+  const layout = divergingLayout(rows, left, plotW);
+  // One unit for every number of the chart, the axis end's: "−0.03 ms" beside "+32.7 ms", never "−25 µs".
+  const format = unit === 'ms' ? signedMsIn(layout.extent) : formatPoints;
   const grid = layout.ticks.map((tick) => s('g', {class: 'tick'},
     s('line', {x1: tick.x, x2: tick.x, y1: M.top, y2: axisY}),
     s('text', {x: tick.x, y: axisY + 14, 'text-anchor': 'middle'}, tick.value === 0 ? '0' : format(tick.value))));
@@ -35,7 +42,7 @@ function chart(rows, unit) {
     const grew = row.delta > 0;
     return s('g', {class: ['delta-row', grew ? 'grew' : 'fell'], 'data-category': row.key},
       s('rect', {class: `cat-${row.key}`, x: 4, y: mid - 4, width: 8, height: 8, rx: 2}),
-      s('text', {class: 'row-label', x: M.left - 8, y: mid + 4, 'text-anchor': 'end'}, row.label),
+      s('text', {class: 'row-label', x: left - 8, y: mid + 4, 'text-anchor': 'end'}, row.label),
       s('rect', {class: 'delta-bar', x: bar.x, y: y + 5, width: Math.max(bar.width, 0.5), height: ROW - 10},
         tooltip(rowTooltip(row, unit))),
       bar.ci ? s('g', {class: 'ci'},
@@ -52,15 +59,15 @@ function chart(rows, unit) {
   grid,
   s('line', {class: 'zero', x1: layout.zero, x2: layout.zero, y1: M.top - 4, y2: axisY}),
   bars,
-  s('text', {class: 'axis-title', x: M.left, y: height - 4}, '\u2190 less time'),
-  s('text', {class: 'axis-title', x: M.left + plotW, y: height - 4, 'text-anchor': 'end'}, 'more time \u2192'),
+  s('text', {class: 'axis-title', x: left, y: height - 4}, '\u2190 less time'),
+  s('text', {class: 'axis-title', x: left + plotW, y: height - 4, 'text-anchor': 'end'}, 'more time \u2192'),
   s('text', {class: 'axis-title', x: W - 4, y: M.top + rows.length * ROW + 14, 'text-anchor': 'end'}, 'share of time'));
 }
 
 /** The breakdown-change card of a HostComparison. */
 export function breakdownDeltaView(comparison) {
   const {unit, rows} = breakdownDeltas(comparison.breakdown, BREAKDOWN_LABELS);
-  const subtitle = unit === 'ms' ? 'candidate − baseline, mean ms per step, with 95% CI' :
+  const subtitle = unit === 'ms' ? 'candidate − baseline, mean time per step, with 95% CI' :
     'candidate − baseline, share of the time (no steps on a side)';
   return section('Where the time went', {id: 'compare-breakdown', subtitle},
     rows.length ? chart(rows, unit) : emptyState('Neither profile has a time breakdown.'));

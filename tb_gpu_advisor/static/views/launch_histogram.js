@@ -6,6 +6,7 @@ import {h, s, tooltip} from '../dom.js';
 import {countTickLabels, rotatedExtent, textWidth} from '../axis.js';
 import {barSlots, ticks} from '../charts.js';
 import {binLabels, formatCount, formatPct, formatUs} from '../format.js';
+import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, section} from './common.js';
 
 const W = 560;
@@ -75,6 +76,7 @@ export function launchView(report) {
     Number.isFinite(launch.per_step) ? ` · ${formatCount(launch.per_step)} per step` : '');
   return section('Launch latency', {id: 'launch', subtitle: 'host launch call → kernel start'},
     counts.some((c) => c > 0) ? [facts, chart(histogram.edges_us, counts), queueNote(report) ?
-      h('p', {class: 'hint', 'data-testid': 'queue-note'}, queueNote(report)) : null] :
+      h('p', {class: 'hint', 'data-testid': 'queue-note', title: VOCABULARY.busyDefinitions.gpu_busy},
+        queueNote(report)) : null] :
       emptyState('No kernel launch could be paired with its kernel (no host plane or no correlation ids).'));
 }

@@ -107,9 +107,11 @@ function slowestLines(view) {
   }
   const excess = Object.entries(slow.excess_ms_per_step).map(([key, ms]) => `${key} ${signed(ms, formatMs)}`).join(', ');
   return [
-    h('p', {'data-testid': 'rank-slowest'}, h('strong', {}, `Slowest rank: ${slow.rank} (${slow.host})`),
+    h('p', {'data-testid': 'rank-slowest'}, h('strong', {}, `Slowest rank: ${slow.rank === slow.host ? slow.rank : `${slow.rank} (${slow.host})`}`),
       `, last to arrive in ${slow.late_steps} of ${slow.steps} steps; the others wait ` +
       `${formatMs(slow.held_others_ms_per_step)} per step for it.`),
+    slow.as_late?.length ? h('p', {'data-testid': 'rank-as-late'}, WORDS.asLate.replace('{ranks}',
+      slow.as_late.join(', '))) : null,
     h('p', {'data-testid': 'rank-why'}, `Why: ${slow.cause_text}: ${formatMs(slow.cause_ms_per_step)} more per ` +
       'step than the median rank.'),
     h('p', {class: 'hint'}, `Against the median rank, per step: ${excess}.`),
@@ -168,7 +170,9 @@ function collectivesTable(view) {
 function whatIfs(view) {
   const items = view.what_if.filter((item) => !(item.name === 'rank_at_median' && item.rank === null));
   return h('ul', {class: 'rank-what-ifs', 'data-testid': 'rank-what-ifs'}, items.map((item) => {
-    const words = WORDS.whatIf[item.name].replace('{rank}', String(item.rank));
+    const words = (item.ranks || []).length > 1 ?
+      WORDS.whatIf.ranks_at_median.replace('{ranks}', item.ranks.join(', ')) :
+      WORDS.whatIf[item.name].replace('{rank}', String(item.rank));
     if (item.step_ms === null || item.step_ms === undefined) {
       return h('li', {class: 'muted', 'data-what-if': item.name}, `What-if ${words}: not estimated; ${item.assumes}.`);
     }

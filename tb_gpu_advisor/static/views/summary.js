@@ -4,7 +4,7 @@
 
 import {h, s, tooltip} from '../dom.js';
 import {VOCABULARY} from '../vocabulary.js';
-import {BOTTLENECK_LABELS, BREAKDOWN_LABELS, bindUnits, formatCount, formatMs, formatPct} from '../format.js';
+import {BOTTLENECK_LABELS, BREAKDOWN_LABELS, bindUnits, formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
 import {legend, section, tile} from './common.js';
 
 const COMPUTE = new Set(['compute_16bit', 'compute_32bit', 'compute_unknown']);
@@ -18,17 +18,36 @@ function largestLoss(breakdown) {
   return best;
 }
 
+/**
+ * The bottleneck badge {text, className, title}: "No bottleneck" is green only when no finding estimates a gain;
+ * beside a combined estimate ("up to 1.68× faster") it is neutral and says why both hold, so the badge never
+ * reads "all is well" next to a speedup.
+ */
+export function bottleneckBadge(summary) {
+  const bottleneck = typeof summary?.bottleneck === 'string' ? summary.bottleneck : null;
+  if (!bottleneck) return null;
+  const known = bottleneck in BOTTLENECK_LABELS;
+  const text = BOTTLENECK_LABELS[bottleneck] || bottleneck;
+  const gain = formatSpeedup(summary.combined_estimate?.estimated_speedup, summary.combined_estimate?.speedup_kind);
+  if (bottleneck === 'none' && gain) {
+    return {text, className: 'bottleneck-none-gains',
+      title: 'No single cause is measured to cost a large share of the step, yet the findings estimate a gain ' +
+        `when their fixes work together (${gain}): worth trying, not a bottleneck.`};
+  }
+  return {text, className: `bottleneck-${known ? bottleneck : 'other'}`, title: null};
+}
+
 function headline(summary) {
-  const bottleneck = typeof summary.bottleneck === 'string' ? summary.bottleneck : null;
-  const label = bottleneck ? BOTTLENECK_LABELS[bottleneck] || bottleneck : null;
+  const badge = bottleneckBadge(summary);
+  const label = badge ? badge.text : null;
   const said = [summary.verdict, summary.bottleneck_reason].find((text) => typeof text === 'string' && text) || null;
   // The badge names the bottleneck: the sentence does not say it again ("Input-bound: Input-bound: ...").
   const verdict = said && label && said.toLowerCase().startsWith(`${label.toLowerCase()}: `) ?
     said.slice(label.length + 2).replace(/^./, (c) => c.toUpperCase()) : said;
   const parts = [];
-  if (bottleneck) {
-    parts.push(h('span', {class: ['badge', 'bottleneck', `bottleneck-${bottleneck in BOTTLENECK_LABELS ? bottleneck : 'other'}`]},
-      BOTTLENECK_LABELS[bottleneck] || bottleneck));
+  if (badge) {
+    parts.push(h('span', {class: ['badge', 'bottleneck', badge.className], 'data-testid': 'bottleneck',
+      title: badge.title}, badge.text));
   }
   const caution = verdictCaution(summary);
   if (caution) {
@@ -50,15 +69,14 @@ function headline(summary) {
 
 /**
  * What the verdict itself says about a weak result: {text, title} for a low or medium confidence ("tentative:
- * 1 step"), so it never looks as sure as a strong one; null for a high one (the confidence line below says so).
+ * low confidence", "likely: medium confidence", the reasons on hover), so it never looks as sure as a strong
+ * one; null for a high one (the confidence line below says so).
  */
 export function verdictCaution(summary) {
   const level = summary?.confidence?.level;
   if (level !== 'low' && level !== 'medium') return null;
-  const steps = summary.step_time_ms?.count;
-  const few = Number.isFinite(steps) && steps > 0 && steps < 3 ? `: ${steps} step${steps === 1 ? '' : 's'}` : '';
   const reasons = (summary.confidence.reasons || []).filter((r) => typeof r === 'string');
-  return {text: `${level === 'low' ? 'tentative' : 'likely'}${few}`,
+  return {text: `${level === 'low' ? 'tentative' : 'likely'}: ${level} confidence`,
     title: [`confidence: ${level}`, ...reasons].join('\n')};
 }
 

@@ -85,3 +85,16 @@ def test_overlap_what_if_is_bounded_by_the_busiest_ranks_own_time():
     overlapped = _what_if(run, "collectives_overlapped")
     # 10 ms compute + 5 ms transfer + 1 ms tail: hiding the transfer leaves the 11 ms of compute and tail.
     assert overlapped.baseline_ms == pytest.approx(16.0) and overlapped.step_ms == pytest.approx(11.0)
+
+
+def test_ranks_as_late_as_the_slowest_are_named_and_moved_with_it():
+    """Of 8 ranks, 2 and 5 compute 18 ms (5 a hair less), the others 10: rank 2 is named, 5 as late as it; fixing
+    rank 2 alone gains nothing (rank 5 still holds the step), moving both gains the 8 ms."""
+    run = analyze_ranks(rank_set([10.0, 10.0, 18.0, 10.0, 10.0, 17.9, 10.0, 10.0]))
+    assert run.straggler.position == 2 and run.straggler.tied == (5,)
+    median = _what_if(run, "rank_at_median")
+    assert median.tied == (5,) and median.baseline_ms == pytest.approx(21.0)
+    assert median.step_ms == pytest.approx(13.0)
+    assert "the ranks as late as it" in median.assumes
+    alone = analyze_ranks(rank_set([10.0, 10.0, 18.0, 10.0, 10.0, 12.0, 10.0, 10.0]))
+    assert alone.straggler.position == 2 and alone.straggler.tied == ()

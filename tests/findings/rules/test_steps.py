@@ -63,11 +63,18 @@ def test_warm_up_step_is_reported_and_left_out_of_the_variance():
         if index == 0:
             python.event("backend_compile_and_load", start, 20_000)
         kernels(gpu, start + durations[index] - 9_900, 9_900)
-    found = findings_by_id(report_of(builder))
+    report = report_of(builder)
+    found = findings_by_id(report)
     warmup = found["steps.warmup_in_profile"]
     assert warmup["severity"] == "low" and warmup["estimated_speedup"] == 1.0
     assert warmup["evidence"]["metrics"] == {"first_step_ms": 30.0, "other_steps_median_ms": 10.0}
     assert "steps.uneven_step_time" not in found and "host.retracing" not in found
+    # every per-step number is over the 3 steady steps (review G7): the warm-up step is named apart
+    summary = report["summary"]
+    assert (summary["step_time_ms"]["count"], summary["step_time_ms"]["mean"]) == (3, 10.0)
+    assert [step["name"] for step in report["steps"]] == ["train 1", "train 2", "train 3"]
+    assert summary["steps_left_out"] == [{"name": "train 0", "time_ms": 30.0, "reason": "warm-up"}]
+    assert summary["analysis_window_ms"] == 30.0
 
 
 def test_step_rules_are_quiet_on_the_healthy_trace():

@@ -1,0 +1,90 @@
+"""A 128-rank run made at test time from the real 4-rank gloo capture whose rank 2 was given more work
+(tests/data/real/ddp_cpu/slow_compute): three ranks are copies of that slow rank, the rest copies of the three
+others, every rank with its own clock offset. Analyzed with the ranks fanned out on the local process pool and on
+a real Dask LocalCluster: the stragglers are found with their cause and the amount of the 4-rank run, the clocks
+are recovered, and the parent process holds per-rank summaries only (its peak bounded), never a rank's trace."""
+
+import json
+import tracemalloc
+
+import pytest
+
+import tb_gpu_advisor
+from tb_gpu_advisor import fanout
+from tb_gpu_advisor.testing.rank_sets import write_straggler_set
+from tests.data import REAL
+
+RUN = REAL / "ddp_cpu" / "slow_compute"
+RANKS = 128
+SLOW = (37, 90, 101)
+# The parent's Python heap may grow by this much per rank (its HostReport and RankProfile): a trace model of one
+# of these ranks is several times as large, so holding the traces (or each rank twice) would break it.
+PARENT_BYTES_PER_RANK = 256 * 2**10
+
+
+def _clock_us(rank):
+    return (rank * 7919) % 5000 - 2500.0
+
+
+@pytest.fixture(scope="module")
+def rank_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ranks128")
+    write_straggler_set(RUN, out, RANKS, SLOW, clock_us=_clock_us)
+    return out
+
+
+@pytest.fixture(scope="module")
+def four_ranks():
+    return tb_gpu_advisor.analyze(str(RUN), executor="inline")["ranks"]
+
+
+@pytest.fixture(scope="module")
+def on_pool(rank_dir):
+    tracemalloc.start()
+    try:
+        with fanout.local_pool(2) as pool:
+            report = tb_gpu_advisor.analyze(str(rank_dir), executor=pool)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return report, peak
+
+
+def test_the_stragglers_of_128_ranks_are_found_with_their_cause_and_amount(on_pool, four_ranks):
+    view = on_pool[0]["ranks"]
+    assert view["rank_count"] == RANKS and view["step_count"] == four_ranks["step_count"] and view["notes"] == []
+    slow = view["slowest"]
+    assert slow["rank"] == SLOW[0] and slow["as_late"] == list(SLOW[1:])
+    assert slow["cause"] == "more_compute" and slow["late_steps"] == slow["steps"]
+    assert slow["cause_ms_per_step"] == pytest.approx(four_ranks["slowest"]["cause_ms_per_step"], rel=0.01)
+    median = next(item for item in view["what_if"] if item["name"] == "rank_at_median")
+    assert median["ranks"] == list(SLOW)
+    reference = next(item for item in four_ranks["what_if"] if item["name"] == "rank_at_median")
+    assert median["speedup"] == pytest.approx(reference["speedup"], rel=0.05)
+
+
+def test_the_clock_offsets_are_recovered(on_pool):
+    """Copies of one source rank differ only by the offset the set added: the estimate recovers it to 10 µs."""
+    offsets = [rank["clock_offset_ms"] for rank in on_pool[0]["ranks"]["ranks"]]
+    fast = [rank for rank in range(RANKS) if rank not in SLOW]
+    same_source = [fast[i] for i in range(0, len(fast), 3)]  # every third fast rank copies the same source rank
+    base = same_source[0]
+    for rank in same_source[1:]:
+        expected_ms = (_clock_us(rank) - _clock_us(base)) / 1000
+        assert offsets[rank] - offsets[base] == pytest.approx(expected_ms, abs=0.01), rank
+
+
+def test_the_parent_holds_summaries_not_traces(on_pool):
+    report, peak = on_pool
+    assert len(report["hosts"]) == RANKS and report["errors"] == []
+    assert peak < RANKS * PARENT_BYTES_PER_RANK, f"parent peak {peak / 2**20:.1f} MiB"
+
+
+def test_dask_gives_the_same_report(rank_dir, on_pool):
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            report = tb_gpu_advisor.analyze(str(rank_dir), executor=client.get_executor(pure=False))
+    assert json.dumps(report, sort_keys=True) == json.dumps(on_pool[0], sort_keys=True)

@@ -1,0 +1,59 @@
+"""The profiler's own host cost (analysis.capture_overhead): the note's size gate and wording, on exact numbers;
+and host_inflation, by which a claim on host time keeps only the program's share of it and every claim is set
+against the step without the profiler's time."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from tb_gpu_advisor.analysis.capture_overhead import PROFILER_HOST_US_PER_OP, CaptureOverhead, host_inflation
+
+
+def test_note_left_out_below_a_material_share_of_the_step():
+    # 290 ops x 2.5 us = 0.725 ms: 4.8% of a 15 ms step, under 5%.
+    assert CaptureOverhead(("record_shapes", "with_flops"), 290.0, 15.0, 14.0).note() is None
+    # 310 ops: 0.775 ms, 5.2%: shown.
+    assert CaptureOverhead(("record_shapes", "with_flops"), 310.0, 15.0, 14.0).note() is not None
+
+
+def test_cost_per_step():
+    assert CaptureOverhead(("record_shapes",), 400.0, 10.0, None).cost_ms == 1.0
+    assert CaptureOverhead((), 400.0, 10.0, None).cost_ms is None
+
+
+def test_without_a_gpu_no_gpu_words():
+    note = CaptureOverhead(("record_shapes",), 400.0, 10.0, None).note()
+    assert "GPU" not in note and "about 1.0 ms of each 10.00 ms step" in note
+
+
+def test_with_a_gpu_the_pace_is_named():
+    note = CaptureOverhead(("record_shapes",), 400.0, 10.0, 9.5).note()
+    assert "the device sets the pace" in note
+
+
+def _model(ops, options=("record_shapes",)):
+    return SimpleNamespace(profiler_options=options, profiled_ops=ops)
+
+
+def test_the_profilers_share_of_host_time_comes_off_host_claims_and_the_step():
+    """8 ms of host time (6 traced, 2 untraced) holds 800 recorded ops: 2 ms of profiler time at 2.5 µs per op,
+    a quarter of the host's time; 6 of the 10 ms step have the host on the critical path, so 1.5 ms of the step is
+    the profiler's. A 6 ms host claim is 4.5 ms of the program's 8.5 ms step: 2.12x, said over the 10 ms window."""
+    assert PROFILER_HOST_US_PER_OP == 2.5
+    inflation = host_inflation(_model(800), 10.0, 6.0, 4.0, untraced_ms=2.0)
+    assert inflation.work_share == pytest.approx(0.25)
+    assert inflation.critical_ms == pytest.approx(1.5)
+    recoverable = inflation.as_unprofiled(6.0, host_side=True)
+    assert 10.0 / (10.0 - recoverable) == pytest.approx(8.5 / 4.0)
+    # A kernel claim keeps its time, on the shorter step: 2 ms of 8.5.
+    assert 10.0 / (10.0 - inflation.as_unprofiled(2.0, host_side=False)) == pytest.approx(8.5 / 6.5)
+    # The GPU's 3 ms of work, on the profiled window's scale, is the floor those claims are held at.
+    assert inflation.as_profiled(3.0, host_side=False) == pytest.approx(3.0 * 10.0 / 8.5)
+
+
+def test_no_inflation_without_recording_options_ops_or_host_time():
+    assert host_inflation(_model(800, options=()), 10.0, 6.0, 4.0) is None
+    assert host_inflation(_model(0), 10.0, 6.0, 4.0) is None
+    assert host_inflation(_model(800), 10.0, 0.0, 0.0) is None
+    # The host off the critical path: the profiler's time hides behind the GPU's.
+    assert host_inflation(_model(800), 10.0, 6.0, 0.0) is None
