@@ -4,7 +4,7 @@ reports."""
 from __future__ import annotations
 
 from tb_gpu_advisor.report import units
-from tb_gpu_advisor.report.sections import Section, Table
+from tb_gpu_advisor.report.section_model import Section, Table
 from tb_gpu_advisor.vocabulary_ranks import AS_LATE_WORDS, RANK_COLLECTIVE_HEADERS, RANK_HEADERS, RANK_WHAT_IF_WORDS
 
 MAX_STEP_COLUMNS = 8  # steps shown in the rank x step table (the JSON has them all)

@@ -284,6 +284,7 @@ class _HostCollector:
             tagged={
                 tag: intervals.union(starts, ends) for tag, (starts, ends) in sorted(self.tagged.items()) if starts
             },
+            py_function_calls=_calls(self.tagged.get(TF_DATA_PY_FUNCTION_TAG)),
             thread_busy={kind: tuple(v) for kind, v in self.thread_busy.items()},
             thread_waits=tuple(self.thread_waits),
             batch_stages={name: tuple(sorted(sizes.items())) for name, sizes in sorted(self.batch_stages.items())},
@@ -301,3 +302,12 @@ _ARRAY_FIELDS = (
     "busy_start",
     "busy_end",
 )
+
+
+def _calls(spans):
+    """(starts, ends) ps arrays of tagged events one by one, sorted by start (not merged); () without them."""
+    if not spans or not spans[0]:
+        return ()
+    starts, ends = np.asarray(spans[0], dtype=np.int64), np.asarray(spans[1], dtype=np.int64)
+    order = np.argsort(starts, kind="stable")
+    return starts[order], ends[order]
