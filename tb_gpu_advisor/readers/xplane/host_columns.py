@@ -25,6 +25,7 @@ from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.readers.xplane.host import _HOST_STATS, _HostCollector
 from tb_gpu_advisor.readers.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, stat_names
+from tb_gpu_advisor.readers.xplane.unique_ids import unique_ids
 from tb_gpu_advisor.readers.xplane.wire_scan import Unusual
 
 _SAFE_PS = 2**61  # |base|, |offset| and |duration| below this: start and end fit in int64
@@ -281,7 +282,7 @@ def _add_totals(totals, meta_id, duration):
         return
     if int(np.abs(duration).max()) * len(duration) >= 2**63:
         raise Unusual("duration totals beyond int64")
-    unique, first, inverse = np.unique(meta_id, return_index=True, return_inverse=True)
+    unique, first, inverse = unique_ids(meta_id)
     sums = np.zeros(len(unique), dtype=np.int64)
     np.add.at(sums, inverse, duration)
     counts = np.bincount(inverse, minlength=len(unique))
