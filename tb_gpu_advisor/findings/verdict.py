@@ -72,8 +72,11 @@ class Verdict:
 
 
 def _p(value):
-    """A share as people say it: 60%, 8.5%."""
+    """A share as people say it: 60%, 8.5%; a share short of all of it never reads 100% (99.8% stays 99.8%, as
+    the busy tile rounds it, beside the 0.2% idle it leaves; 99.96% reads 99.9%)."""
     value = value or 0.0
+    if 99.5 <= value < 100:
+        return f"{min(round(value, 1), 99.9):.1f}%"
     return f"{value:.0f}%" if value >= 10 else f"{value:.1f}%"
 
 
