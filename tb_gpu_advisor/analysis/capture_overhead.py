@@ -113,10 +113,10 @@ class HostInflation:
     critical_ms: float
 
     @property
-    def unprofiled_window_ms(self):
+    def unprofiled_window_ms(self) -> float:
         return self.window_ms - self.critical_ms
 
-    def as_unprofiled(self, recoverable_ms, host_side):
+    def as_unprofiled(self, recoverable_ms: float, host_side: bool) -> float:
         """The time to recover over the profiled window that gives the unprofiled program's ratio: a host-side
         claim keeps only its share that is the program's own work, and every claim is set against the window
         without the profiler's time: window / (window - result) = unprofiled window / (it - claim)."""
@@ -126,7 +126,7 @@ class HostInflation:
             return 0.0
         return min(self.window_ms, kept * self.window_ms / base)
 
-    def as_profiled(self, work_ms, host_side):
+    def as_profiled(self, work_ms: float, host_side: bool) -> float:
         """Work left in the unprofiled program (the GPU's, or the host's when `host_side`), on the profiled
         window's scale: a floor that as_unprofiled claims are held at."""
         base = self.unprofiled_window_ms
@@ -135,7 +135,9 @@ class HostInflation:
         return work_ms * (1.0 - self.work_share if host_side else 1.0) * self.window_ms / base
 
 
-def host_inflation(model, window_ms, host_work_ms, host_critical_ms, untraced_ms=0.0):
+def host_inflation(
+    model: TraceModel, window_ms: float, host_work_ms: float, host_critical_ms: float, untraced_ms: float = 0.0
+) -> HostInflation | None:
     """HostInflation of a window whose host did `host_work_ms` of traced work, `host_critical_ms` of it with the
     GPU idle, and `untraced_ms` with the GPU idle and no host event (the profiler's time between ops is in no
     event), when the profiler recorded options that cost host time per op (PROFILER_HOST_US_PER_OP); None

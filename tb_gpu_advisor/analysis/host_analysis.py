@@ -28,6 +28,7 @@ from tb_gpu_advisor.analysis.input_dtypes import wide_image_inputs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.placement import cpu_placed_ops
 from tb_gpu_advisor.analysis.optimizer_loop import optimizer_loop
+from tb_gpu_advisor.analysis.py_function_calls import py_function_calls
 from tb_gpu_advisor.analysis.roofline import (
     flop_utilization,
     kernel_costs,
@@ -83,6 +84,7 @@ class HostAnalysis:
     unused_gpus: object = None  # unused_gpus.UnusedGpus: GPUs without kernels beside working ones, or None
     compilation: object = None  # compilation.Compilation: torch.compile, graph replays, XLA, tf.function seen
     optimizer_loop: object = None  # optimizer_loop.OptimizerLoop: the PyTorch optimizer step's kernels, or None
+    py_function_calls: object = None  # py_function_calls.PyFunctionCalls: tf.data's Python calls alone vs together
     idle: object = None  # idle_attribution.IdleAttribution: each GPU's idle time by cause
     variance: object = None  # step_variance.StepVariance of the steady steps, or None under 3 steps
 
@@ -247,6 +249,7 @@ def analyze_host(model):
         collectives=calls,
         unused_gpus=unused,
         optimizer_loop=optimizer_loop(model),
+        py_function_calls=py_function_calls(model.host_activity.py_function_calls),
         idle=attribute_idle(model, loader_waits, waits, input_prep),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(

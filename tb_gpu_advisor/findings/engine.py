@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.analysis.capture_overhead import host_inflation
+from tb_gpu_advisor.analysis.confidence import warmup_spans
 from tb_gpu_advisor.findings.causes import causes_first
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES, capped
@@ -19,6 +20,7 @@ from tb_gpu_advisor.whatif.combined import CAPPED_BY, DEVICE_POOLS, HOST_POOLS, 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.capture_overhead import HostInflation
     from tb_gpu_advisor.analysis.confidence import Confidence
     from tb_gpu_advisor.analysis.host_analysis import HostAnalysis
     from tb_gpu_advisor.findings.finding import Finding
@@ -57,19 +59,20 @@ def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
         if result is not None:
             found.append((order, replace(result, framework=ctx.framework.name)))
     found = [(order, finding) for order, finding in _within_capture(ctx.confidence, found)]
+    busy = max(ctx.analysis.active_busy_pct, default=None)
+    device_busy = None if busy is None else ctx.window_ms * busy / 100.0
+    host_work = ctx.host_work_ms if any(f.id in WAIT_FIXES for _, f in found) else None
+    found = [(order, within_work_left(finding, host_work, device_busy)) for order, finding in found]
     found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
     findings = causes_first(finding for _, finding in found)
     verdict = decide(ctx, findings)
     if ctx.confidence.level == "low":
-        verdict = not_enough(verdict, ctx.confidence, ctx.analysis.gpu_busy_pct)
+        verdict = not_enough(verdict, ctx.confidence, ctx.analysis.gpu_busy_pct, _setup_share(ctx, verdict))
         found = [(order, capped(finding, "medium")) for order, finding in found]
         found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
         findings = causes_first(finding for _, finding in found)
     # After the verdict, which reads the warm-up findings' time ("As captured: host-bound ..."): their fix is to
     # recapture, so they promise no speedup and the combined estimate leaves them out.
-    busy = max(ctx.analysis.active_busy_pct, default=None)
-    device_busy = None if busy is None else ctx.window_ms * busy / 100.0
-    host_work = ctx.host_work_ms if any(f.id in WAIT_FIXES for f in findings) else None
     findings = tuple(without_recapture_speedup(finding) for finding in findings)
     # The profiler's own time between recorded ops is in no event: the host's untraced time holds it too.
     untraced = ctx.idle_cause_ms("host_untraced") if ctx.model.profiler_options else 0.0
@@ -82,7 +85,7 @@ def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
         findings = tuple(unprofiled(f, inflation) for f in findings)
         device_busy = None if device_busy is None else inflation.as_profiled(device_busy, host_side=False)
         host_work = None if host_work is None else inflation.as_profiled(host_work, host_side=True)
-    findings = with_overlaps(tuple(within_work_left(f, host_work, device_busy) for f in findings))
+    findings = with_overlaps(findings)
     combined = combined_estimate(findings, ctx.window_ms, device_busy, host_work)
     # A trace too thin for a verdict is too thin for a joint speedup claim in it (the findings keep theirs).
     if ctx.confidence.level != "low":
@@ -180,13 +183,13 @@ def without_recapture_speedup(finding: Finding) -> Finding:
     return replace(finding, recoverable_ms=0.0, what_if=False, speedup_basis=_NO_SPEEDUP_TO_RECAPTURE)
 
 
-def host_side(finding_id):
+def host_side(finding_id: str) -> bool:
     """Whether a finding's time is the host's work (host or launch pools, none of the GPU's own)."""
     pools = POOLS.get(finding_id, set())
     return bool(pools & HOST_POOLS) and not pools & DEVICE_POOLS
 
 
-def unprofiled(finding, inflation):
+def unprofiled(finding: Finding, inflation: HostInflation) -> Finding:
     """The finding's claim as the unprofiled program's (capture_overhead.HostInflation): host time the profiler
     added is neither the program's to recover nor in its step."""
     if finding.recoverable_ms <= 0:
@@ -198,7 +201,7 @@ def unprofiled(finding, inflation):
     )
 
 
-def within_work_left(finding, host_work_ms, device_busy_ms):
+def within_work_left(finding: Finding, host_work_ms: float | None, device_busy_ms: float | None) -> Finding:
     """A finding whose fix removes a wait (overlaps.WAIT_FIXES) recovers at most the window less the work that
     stays, the host's (`host_work_ms`) or the GPU's (`device_busy_ms`), whichever is longer: removing a wait
     lets them overlap, it does not remove either."""
@@ -232,3 +235,19 @@ def _within_capture(confidence, found):
         if confidence.one_rank_of and category == "communication":
             finding = capped(finding, "medium")
         yield order, finding
+
+
+# Verdicts whose time is an idle cause of analysis.idle_attribution that first-use setup can fill.
+_SETUP_CAUSES = {"launch": "launch", "host": "host"}
+
+
+def _setup_share(ctx: Context, verdict) -> float | None:
+    """The share of the verdict's idle cause (launch calls, host work) that is first-use setup
+    (analysis.confidence.warmup_spans); None when the capture has no warm-up or the verdict is no such cause."""
+    cause = _SETUP_CAUSES.get(verdict.bottleneck)
+    if not ctx.confidence.warmup or cause is None:
+        return None
+    total = ctx.idle_cause_ms(cause)
+    if total <= 0:
+        return None
+    return 1.0 - ctx.idle_cause_ms(cause, warmup_spans(ctx.model)) / total

@@ -36,6 +36,16 @@ BOTTLENECK_OF_CATEGORY = {
     "memory": "kernel",
     "communication": "communication",
 }
+# Findings whose bottleneck is not their category's: the GPU's idle after a read back or a sync is the host's
+# dispatch before its next launch (a 4-byte read is no transfer).
+BOTTLENECK_OF_FINDING = {"transfer.d2h_sync_in_step": "host", "sync.host_syncs_in_step": "host"}
+
+
+def bottleneck_of(finding: Finding) -> str | None:
+    """The bottleneck a finding is evidence of, or None for advice (batch size, notes)."""
+    return BOTTLENECK_OF_FINDING.get(finding.id) or BOTTLENECK_OF_CATEGORY.get(finding.category)
+
+
 # The finding whose recoverable time is exactly the breakdown category of a bottleneck.
 DIRECT = {
     "input.gpu_waits_for_input": "input",
@@ -62,8 +72,11 @@ class Verdict:
 
 
 def _p(value):
-    """A share as people say it: 60%, 8.5%."""
+    """A share as people say it: 60%, 8.5%; a share short of all of it never reads 100% (99.8% stays 99.8%, as
+    the busy tile rounds it, beside the 0.2% idle it leaves; 99.96% reads 99.9%)."""
     value = value or 0.0
+    if 99.5 <= value < 100:
+        return f"{min(round(value, 1), 99.9):.1f}%"
     return f"{value:.0f}%" if value >= 10 else f"{value:.1f}%"
 
 
@@ -181,7 +194,7 @@ def _gpu_verdict(ctx, findings, breakdown):
     """The verdict of a profile in which a GPU worked."""
     top = _top(ctx, findings)
     if top is not None:
-        return _with_straggler(_sentence(ctx, BOTTLENECK_OF_CATEGORY[top.category], top), findings)
+        return _with_straggler(_sentence(ctx, bottleneck_of(top), top), findings)
     idle = breakdown.get("idle") or 0.0
     if idle >= UNEXPLAINED_IDLE_PCT:
         cause = (
@@ -244,12 +257,29 @@ def _with_straggler(verdict, findings):
     return Verdict(verdict.bottleneck, text, verdict.reason, verdict.finding_id)
 
 
-def not_enough(verdict: Verdict, confidence: Confidence, busy_pct: float | None = None) -> Verdict:
+# The share of the verdict's idle cause that first-use setup may hold before the "as captured" label names the
+# setup instead of the cause: more than half of it is not the program's steady state.
+SETUP_MOSTLY_SHARE = 0.5
+
+
+def not_enough(
+    verdict: Verdict, confidence: Confidence, busy_pct: float | None = None, setup_share: float | None = None
+) -> Verdict:
     """The verdict of a low-confidence trace: it says the trace is not enough, then what it shows as captured
-    (only the busy share when no step repeats: the time between kernels is not a step's)."""
+    (only the busy share when no step repeats: the time between kernels is not a step's; first-use setup when
+    `setup_share`, the part of the verdict's idle cause that is warm-up, is most of it)."""
     if confidence.tpu_only or confidence.counters_only:  # the verdict already says what cannot be told
         return verdict
     why = "; ".join(confidence.labels)
+    if setup_share is not None and setup_share > SETUP_MOSTLY_SHARE:
+        return Verdict(
+            "unknown",
+            f"Not enough trace for a verdict ({why}; see confidence). As captured: first-use setup (context "
+            "creation, kernel module loading, first allocations) is most of the time the GPU waited for the "
+            "host; nothing steady-state to judge.",
+            "first-use setup in the capture",
+            None,
+        )
     if confidence.no_step and busy_pct is not None:
         return Verdict(
             "unknown",
@@ -284,7 +314,7 @@ def _top(ctx, findings):
     time, high for kernel-speed estimates (a busy GPU is not "bottlenecked" by a medium estimate)."""
 
     def counts(finding: Finding) -> bool:
-        needed = ("high",) if BOTTLENECK_OF_CATEGORY[finding.category] == "kernel" else ("high", "medium")
+        needed = ("high",) if bottleneck_of(finding) == "kernel" else ("high", "medium")
         return finding.severity in needed and ctx.share_pct(finding.recoverable_ms) >= VERDICT_MIN_PCT
 
     eligible = [f for f in findings if f.category in BOTTLENECK_OF_CATEGORY and counts(f)]

@@ -160,7 +160,8 @@ class HostActivity:
       cudaFree, hipFree...); "host_staging": PJRT's host part of a transfer from a host buffer (`H2D Dispatch`:
       JAX staging a NumPy batch for the device); Kineto traces add "sync" (the host blocked on the
       device: cuda_sync events and *Synchronize calls), "queue_full" (CUPTI's `Command Buffer Full` overhead
-      records: a launch call blocked on a full launch queue) and "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
+      records: a launch call blocked on a full launch queue), "copy_op" (aten::copy_, the op a host-device copy runs
+      in) and "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
       setup calls of 1 ms or more: context and stream creation, module loading, first allocations);
     - thread_busy: per thread kind (name without its `/<id>`), (thread count, summed busy ps of its threads);
     - thread_waits: ThreadWaits of each thread with Python-tracer waits or wakes (model.waits), in thread order;
@@ -189,6 +190,8 @@ class HostActivity:
     batch_stages: dict = field(default_factory=dict)
     loss_calls: tuple = ()
     step_thread_busy: Intervals | None = None
+    py_function_calls: tuple = ()  # XPlane: (starts, ends) ps of each Python-function call on tf.data's threads
+    map_ops_in_flight: float | None = None  # XPlane: TF ops on tf.data's threads running at once while any runs
 
 
 @dataclass(frozen=True)

@@ -749,6 +749,9 @@ def python_function(ctx: Context) -> Finding | None:
     # Run by a tf.data thread, the calls overlap the step except while it waits for input: removing them gains at
     # most that wait.
     in_tf_data = len(ctx.host.tagged.get(TF_DATA_PY_FUNCTION_TAG, intervals.EMPTY)) > 0
+    calls = ctx.analysis.py_function_calls
+    computes = calls is not None and calls.serialized is True
+    unsized = in_tf_data and not computes
     if in_tf_data:
         recoverable = min(total_ms, waiting)
     elif ctx.has_gpu:
@@ -759,6 +762,10 @@ def python_function(ctx: Context) -> Finding | None:
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT)
     if severity is None:
         return None
+    if unsized:
+        # The trace does not show inside a PyFunc: a function that waits (I/O, sleep) is not sped up by TensorFlow
+        # ops, one that computes is; the wait it paces is not work that goes away.
+        severity, recoverable = min(severity, "medium", key=("low", "medium", "high").index), 0.0
     per_step = count / ctx.step_count if ctx.step_count else None
     wait_note = (
         f"the step waits for input {ctx.share_pct(waiting):.1f}% of the time"
@@ -791,6 +798,15 @@ def python_function(ctx: Context) -> Finding | None:
                 "map_threads_busy_cores": ctx.pipeline.map_concurrency,
                 "input_wait_ms": round(waiting, 3),
                 "py_function_in_tf_data": in_tf_data,
+                **(
+                    {}
+                    if calls is None
+                    else {
+                        "py_function_alone_ms": calls.alone_ms,
+                        "py_function_overlapped_ms": calls.overlapped_ms,
+                        "py_function_overlapped_in_flight": calls.overlapped_in_flight,
+                    }
+                ),
                 "recoverable_pct": share,
             },
             ladder("recoverable_pct", share, HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT),
@@ -799,10 +815,19 @@ def python_function(ctx: Context) -> Finding | None:
         recoverable_ms=recoverable,
         window_ms=ctx.window_ms,
         speedup_basis=(
-            "upper bound: the Python calls removed (replaced by TensorFlow ops or precomputed); they run in tf.data, "
-            "overlapped with the step, so at most the input wait goes"
-            if in_tf_data
-            else "upper bound: the input wait (or host time) the Python calls account for removed"
+            f"none: the input wait they pace ({ctx.share_pct(min(total_ms, waiting)):.1f}% of the step) is not "
+            "their work: what TensorFlow ops in their place gain depends on what the function does, which the trace "
+            "does not show inside a Python call (a function that waits on I/O or sleeps gains from parallel calls, "
+            "one that computes under the GIL from TensorFlow ops)"
+            if unsized
+            else (
+                "upper bound: the Python calls removed (replaced by TensorFlow ops or precomputed); they run in "
+                f"tf.data, overlapped with the step, so at most the input wait goes; they compute under the GIL "
+                f"(a call lasts {calls.alone_ms:.2f} ms alone, {calls.overlapped_ms:.2f} ms with "
+                f"{calls.overlapped_in_flight:.2f} in flight)"
+                if in_tf_data
+                else "upper bound: the input wait (or host time) the Python calls account for removed"
+            )
         ),
     )
     # The fix replaces the Python function with TensorFlow ops or precomputes it: the calls leave the critical path,

@@ -10,6 +10,7 @@ from tb_gpu_advisor.analysis.batch_prep import file_work_ps, prep_calls
 from tb_gpu_advisor.analysis.tf_data import (
     FILE_READ_STAGES,
     ITERATOR_PREFIX,
+    MAP_SEQUENTIAL_CONCURRENCY,
     MAP_THREADS,
     PARALLEL_MAP_STAGES,
     stages_of,
@@ -549,18 +550,25 @@ def sequential_map(ctx: Context) -> Finding | None:
         return None
     stage = pipeline.sequential_maps[0]
     concurrency = pipeline.map_concurrency
+    in_flight = ctx.host.map_ops_in_flight
     how = (
         _map_threads_text(concurrency)
         if concurrency is not None and not stage.endswith("::Map")
         else "a Map stage runs its function one element at a time"
     )
+    if in_flight is not None and concurrency is not None and concurrency >= MAP_SEQUENTIAL_CONCURRENCY:
+        how = (
+            f"its map function's ops run {in_flight:.2f} at a time while any runs, one element at a time; the "
+            f"worker threads look busy {concurrency:.2f} at a time because the executor's callbacks outlast the ops"
+        )
     cores = ctx.analysis.configuration.cores_seen
     waiting = sorted({name.rpartition(":")[2] for name, _, _ in ctx.host_ops(_may_wait)})
     estimate = whatif_input.parallel_map(
         input_steps(ctx), pipeline.has_prefetch, cores, tuple(waiting), steps_on_gpu=ctx.has_gpu
     )
     caveat = ""
-    if any(op in whatif_input.PYTHON_CALLBACK_OPS for op in waiting):
+    python = any(op in whatif_input.PYTHON_CALLBACK_OPS for op in waiting)
+    if python:
         caveat = (
             " Its function calls Python: parallel calls help while the function waits (I/O, sleep), not while "
             "it computes under Python's GIL."
@@ -578,6 +586,10 @@ def sequential_map(ctx: Context) -> Finding | None:
         },
         pointers={"tf_data_stages": list(pipeline.sequential_maps)},
     )
+    if finding is not None and python:
+        # One call at a time cannot show whether the function waits or computes under the GIL: a bound, at most
+        # medium.
+        finding = capped(finding, "medium")
     return estimated(finding, estimate)
 
 
@@ -621,6 +633,11 @@ def map_pool_saturated(ctx: Context) -> Finding | None:
     kinds = sorted({name.rpartition(":")[2] for name, _, _ in ops})
     apis = ", ".join(f"{_WAITING_OP_APIS[kind]} (op {kind})" for kind in kinds)
     python = [kind for kind in kinds if kind in PY_FUNCTION_TYPES]
+    calls = ctx.analysis.py_function_calls
+    if python and len(python) == len(kinds) and calls is not None and calls.serialized:
+        return (
+            None  # the Python calls last longer the more run at once: they compute under the GIL, threads gain nothing
+        )
     gil = " (a Python function that computes holds the GIL and gains nothing)" if python else ""
     stage = _parallel_map_stage(pipeline.paths)
     finding = _input_finding(

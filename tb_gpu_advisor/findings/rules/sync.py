@@ -79,10 +79,13 @@ def _d2h_copy_ends(ctx):
 def host_syncs_in_step(ctx: Context) -> Finding | None:
     """The host blocks on the GPU inside the steps (torch.cuda.synchronize, stream or event syncs) and the
     GPU then idles until new work arrives; idle time after device-to-host reads is left to
-    transfer.d2h_sync_in_step, and the host's input waits in it to the input findings."""
+    transfer.d2h_sync_in_step, the host's input waits in it to the input findings, and the syncs a copy op issues
+    itself (a pageable copy's) to the transfer findings."""
     if ctx.framework.name != "pytorch" or not ctx.has_gpu or not ctx.step_count:
         return None
     syncs = intervals.intersect(ctx.host.tagged.get("sync", intervals.EMPTY), ctx.window)
+    # A copy from pageable memory synchronizes inside its own op: the copy's wait, which the transfer findings name.
+    syncs = intervals.subtract(syncs, ctx.host.tagged.get("copy_op", intervals.EMPTY))
     if not len(syncs):
         return None
     gaps = intervals.subtract(_refill_gaps(syncs.end_ps, ctx.gpu_busy), _refill_gaps(_d2h_copy_ends(ctx), ctx.gpu_busy))

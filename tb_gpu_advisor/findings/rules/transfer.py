@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.findings.context import Context
+    from tb_gpu_advisor.model.intervals import Intervals
 
 
 ENTRIES = register(
@@ -512,11 +513,14 @@ def _link_gbps(cc):
 
 
 def low_bandwidth(ctx: Context) -> Finding | None:
-    """Large host-to-device copies well below the practical PCIe bandwidth of the GPU's generation."""
+    """Large host-to-device copies well below the practical PCIe bandwidth of the GPU's generation; pageable ones
+    are left to transfer.pageable_memory, whose staging explains their rate (the link is then not in question)."""
     cc = ctx.compute_capability
     if cc is None:
         return None
-    selected = _copies(ctx, lambda c: c.size_bytes >= LARGE_COPY_BYTES, directions=(CopyDirection.H2D,))
+    selected = _copies(
+        ctx, lambda c: c.size_bytes >= LARGE_COPY_BYTES and not c.has_pageable_side, directions=(CopyDirection.H2D,)
+    )
     count, size, busy, exposed_ps, exposed = _summarize(ctx, selected)
     if not count or busy <= 0:
         return None
@@ -539,6 +543,15 @@ def low_bandwidth(ctx: Context) -> Finding | None:
     return finding
 
 
+def _count_within(ends_ps: np.ndarray, windows: Intervals) -> int:
+    """How many of the instants `ends_ps` fall inside `windows` (all of them without windows)."""
+    if not len(windows):
+        return len(ends_ps)
+    inside = np.searchsorted(windows.start_ps, ends_ps, side="right") - 1
+    valid = inside >= 0
+    return int(np.sum(valid & (ends_ps <= windows.end_ps[np.maximum(inside, 0)])))
+
+
 def _gaps_after(gpu, busy, mask, windows):
     """Intervals from the end of each selected copy to the GPU's next activity (`busy`), clipped to `windows`."""
     ends = gpu.activity.end_ps[mask]
@@ -554,20 +567,22 @@ def d2h_sync_in_step(ctx: Context) -> Finding | None:
         return None
     worst = (0, 0, None, intervals.EMPTY)
     for gpu, mask in _copies(ctx, lambda c: True, directions=(CopyDirection.D2H,)):
-        gaps = _gaps_after(gpu, ctx.busy_by_gpu[gpu.ordinal], mask, ctx.gpu_windows(gpu))
+        windows = ctx.gpu_windows(gpu)
+        gaps = _gaps_after(gpu, ctx.busy_by_gpu[gpu.ordinal], mask, windows)
         gaps = intervals.subtract(intervals.subtract(gaps, ctx.host.input_waits), ctx.explained_host_time)
         long = (gaps.end_ps - gaps.start_ps) > SYNC_GAP_MIN_US * 1e6
         gaps = intervals.union(gaps.start_ps[long], gaps.end_ps[long])
         if gaps.total_ps > worst[0]:
-            worst = (gaps.total_ps, int(mask.sum()), gpu.name, gaps)
+            worst = (gaps.total_ps, _count_within(gpu.activity.end_ps[mask], windows), gpu.name, gaps)
     gap_ps, d2h_count, device, gaps = worst
     if gap_ps <= 0:
         return None
     syncs = ctx.host.op_totals.get("cuStreamSynchronize", (0, 0))
+    reads = ctx.count_text(d2h_count, "device-to-host copy", "device-to-host copies")
     return _copy_finding(
         ctx,
         "transfer.d2h_sync_in_step",
-        f"After {len(gaps):,} device-to-host copies the GPU idles {ms(gap_ps):.2f} ms in total "
+        f"After its device-to-host copies ({reads}) the GPU idles {ms(gap_ps):.2f} ms in total "
         f"({ctx.time_text(ms(gap_ps))}) until the host sends more work.",
         gap_ps,
         gaps,

@@ -16,6 +16,8 @@ _INPUT_WAIT_PREFIX = "enumerate(DataLoader)"
 _ZERO_GRAD_PREFIX = "Optimizer.zero_grad"
 _OPTIMIZER_STEP_PREFIX = "Optimizer.step#"  # analysis.optimizer_loop
 _FILL_OPS = {"aten::zero_", "aten::fill_"}
+# The op that copies between host and device (under aten::to / .cuda()): a sync inside it is the copy's own.
+_COPY_OPS = {"aten::copy_"}
 # PyTorch's loss operators, whose input and target `Input Dims` hold the rows a step scores
 # (analysis.examples_per_step); a composite loss (cross entropy) encloses the ones it calls.
 LOSS_OPS = frozenset(
@@ -62,7 +64,7 @@ class HostName(NamedTuple):
     allocator: bool
     sync: bool
     init: bool  # a one-time setup call (counted when long)
-    span: str | None  # "input_wait", "zero_grad", "optimizer_step" or "fill"
+    span: str | None  # "input_wait", "zero_grad", "optimizer_step", "fill" or "copy_op"
     collective: bool  # may issue a collective (kineto.collectives)
     cpu_op: bool
     costed: bool  # an op whose FLOPs come from its shapes (kineto.op_work)
@@ -84,6 +86,8 @@ def host_name(cat, name):
             span = "optimizer_step"
         elif name in _FILL_OPS:
             span = "fill"
+        elif name in _COPY_OPS:
+            span = "copy_op"
     call = python_call_name(name) if cat == "python_function" else None
     return HostName(
         step=step.group(1) if step else None,

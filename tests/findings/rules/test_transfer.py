@@ -77,6 +77,17 @@ def test_low_bandwidth_of_large_copies():
     assert finding["estimated_speedup"] == 1.22
 
 
+def test_pageable_copies_are_not_a_link_problem():
+    """A pageable copy's rate is its staging's: transfer.pageable_memory names it, the link is not in question."""
+
+    def copy(gpu, start):
+        gpu.memcpy("h2d", start, 2_000, 4_000_000, src="pageable", is_async=False)
+        return start + 2_000
+
+    found = findings_by_id(report_of(copy_loop(copy)))
+    assert "transfer.pageable_memory" in found and "transfer.low_bandwidth" not in found
+
+
 def test_device_to_host_read_then_gpu_idle():
     builder = TraceBuilder()
     python = builder.thread("python")
