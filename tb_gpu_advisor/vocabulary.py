@@ -78,6 +78,12 @@ BUSY_DEFINITIONS = {
     "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, "
     "memset or graph",
 }
+# What the time breakdown (summary.breakdown_pct, steps[].breakdown_ms) counts, beside the busy figures above.
+BREAKDOWN_DEFINITION = (
+    "Time by category: each instant of the analyzed time counts once, as compute when any GPU computes, then "
+    "collectives and copies, and as host time only when every GPU is idle; with several GPUs its compute share is "
+    "not the GPU busy figures, which are means over the GPUs"
+)
 # The kernel table's occupancy column: CUPTI's theoretical occupancy (XPlane) or the PyTorch profiler's estimate
 # of achieved occupancy (Kineto), two different numbers: (column header, what it means).
 OCCUPANCY_LABELS = {
@@ -379,6 +385,7 @@ def exported():
         "bottleneck": BOTTLENECK_LABELS,
         "idleCause": IDLE_CAUSE_LABELS,
         "busyDefinitions": BUSY_DEFINITIONS,
+        "breakdownDefinition": BREAKDOWN_DEFINITION,
         "occupancy": {key: list(value) for key, value in OCCUPANCY_LABELS.items()},
         "transfer": TRANSFER_LABELS,
         "keyWords": KEY_WORDS,

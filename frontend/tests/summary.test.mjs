@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
-import {bottleneckBadge, busyFigures, shownCategories, stepTime, verdictCaution} from '../../tb_gpu_advisor/static/views/summary.js';
+import {analyzedHint, bottleneckBadge, busyFigures, sentenceStart, shownCategories, stepTime, verdictCaution} from '../../tb_gpu_advisor/static/views/summary.js';
 
 const pairs = (figures) => figures.map(({value, hint}) => [value, hint]);
 
@@ -59,4 +59,18 @@ test('"No bottleneck" beside a combined estimate is not the all-clear badge', ()
   assert.equal(bottleneckBadge({bottleneck: 'input'}).className, 'bottleneck-input');
   assert.equal(bottleneckBadge({bottleneck: 'odd'}).className, 'bottleneck-other');
   assert.equal(bottleneckBadge({}), null);
+});
+
+test('the analyzed window says where its steps come from, and a profile without steps says so', () => {
+  assert.equal(analyzedHint({step_source: 'host', step_timing: 'device'}), 'window (host steps, timed on the device)');
+  assert.equal(analyzedHint({step_source: 'device', step_timing: 'device'}), 'window (device steps)');
+  assert.equal(analyzedHint({step_source: 'none'}), 'whole profile, no steps');  // never "window (none steps)"
+  assert.equal(analyzedHint({}), 'whole profile, no steps');
+});
+
+test('the verdict after its badge starts as a sentence, code keeps its case', () => {
+  assert.equal(sentenceStart('the GPU idles 74% of each step'), 'The GPU idles 74% of each step');
+  assert.equal(sentenceStart('tf.data map runs one element at a time'), 'tf.data map runs one element at a time');
+  assert.equal(sentenceStart('torch.compile is off'), 'torch.compile is off');
+  assert.equal(sentenceStart('collectives with no compute'), 'Collectives with no compute');
 });

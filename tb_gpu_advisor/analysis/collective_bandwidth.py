@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
+from tb_gpu_advisor.analysis.rounding import ms
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -133,7 +134,7 @@ def collective_bandwidth(calls, link, large_bytes=LARGE_COLLECTIVE_BYTES):
                 sized_calls=len(sized),
                 group_size=ranks[0] if len(ranks) == 1 else None,
                 median_bytes=int(statistics.median(size for size, _ in sized)) if sized else None,
-                total_ms=round(_busiest_device_ps(group) / 1e9, 6),
+                total_ms=ms(_busiest_device_ps(group)),
                 large_calls=len(large),
                 algbw_gbps=algbw_median,
                 busbw_gbps=busbw,

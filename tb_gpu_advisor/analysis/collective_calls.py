@@ -11,6 +11,7 @@ import numpy as np
 from tb_gpu_advisor.model import intervals
 
 from typing import TYPE_CHECKING
+from tb_gpu_advisor.analysis.rounding import ms
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -101,8 +102,8 @@ def collective_kinds(calls, step_count):
                 collective=kind,
                 calls=len(group),
                 calls_per_step=round(len(group) / step_count, 2) if step_count else None,
-                total_ms=round(sum(c.duration_ps for c in group) / 1e9, 6),
-                median_ms=round(statistics.median(c.duration_ps for c in group) / 1e9, 6),
+                total_ms=ms(sum(c.duration_ps for c in group)),
+                median_ms=ms(statistics.median(c.duration_ps for c in group)),
                 sized_calls=len(sized),
                 median_bytes=int(statistics.median(sized)) if sized else None,
                 total_bytes=sum(sized) if sized else None,

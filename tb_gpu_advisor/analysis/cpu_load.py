@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from tb_gpu_advisor.analysis.rounding import ms
 
 
 # Keys under which `/host:metadata` or Task Environment may record the machine's CPU core count.
@@ -56,7 +57,7 @@ def cpu_load(model):
     span_ps = end - start
     cores = core_count(model.environment)
     if not host.thread_busy or span_ps <= 0:
-        return CpuLoad(cores, None, round(max(span_ps, 0) / 1e9, 6), ())
+        return CpuLoad(cores, None, ms(max(span_ps, 0)), ())
     by_kind = tuple(
         sorted(
             ((kind, count, round(busy / span_ps, 2)) for kind, (count, busy) in host.thread_busy.items()),
@@ -68,7 +69,7 @@ def cpu_load(model):
     return CpuLoad(
         cores,
         round(max(total - waiting, 0) / span_ps, 2),
-        round(span_ps / 1e9, 6),
+        ms(span_ps),
         by_kind,
         round(waiting / span_ps, 2),
     )

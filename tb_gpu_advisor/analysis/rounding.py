@@ -11,9 +11,9 @@ def us(ps: float | None) -> float | None:
     return None if ps is None else round(ps / PS_PER_US, 3)
 
 
-def ms(ps: int) -> float:
-    """Picoseconds as milliseconds with 6 decimals."""
-    return None if ps is None else round(ps / PS_PER_MS, 6)
+def ms(ps: float, decimals: int = 6) -> float:
+    """Picoseconds as milliseconds with 6 decimals (evidence times in findings: 3); None stays None."""
+    return None if ps is None else round(float(ps) / PS_PER_MS, decimals)
 
 
 def pct(value: float | None) -> float | None:

@@ -11,6 +11,7 @@ from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.vocabulary import listed
 
 from typing import TYPE_CHECKING
+from tb_gpu_advisor.analysis.rounding import ms
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.analysis.framework import Framework
@@ -151,7 +152,7 @@ def _work(gpu, windows):
         gpu.name,
         gpu.capabilities.model_name,
         int(kernels.sum()),
-        round(float(activity.duration_ps[kernels].sum()) / 1e9, 3),
+        ms(activity.duration_ps[kernels].sum(), 3),
         copies,
         in_steps,
     )

@@ -4,7 +4,7 @@ import html
 
 from tb_gpu_advisor.comparison.predictions import TOLERANCE
 from tb_gpu_advisor.report import units
-from tb_gpu_advisor.report.sections import Section, Table
+from tb_gpu_advisor.report.section_model import Section, Table
 from tb_gpu_advisor.report.text import render_section
 from tb_gpu_advisor.report.finite import to_json
 from tb_gpu_advisor.report.safe_text import escape_controls

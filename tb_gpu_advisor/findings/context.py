@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from functools import cached_property
 
 import numpy as np
 
+from tb_gpu_advisor.analysis import rounding
 from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS
 from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
 from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
@@ -33,16 +35,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-PS_PER_MS = 1e9
 # PyTorch's iterator of a DataLoader with num_workers > 0: batches are built in worker processes.
 MULTI_PROCESS_LOADER = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter"
 # Inductor's foreach kernels: what torch.compile makes of a foreach (optimizer) update.
 INDUCTOR_FOREACH_KERNEL = "triton_for_"
 
 
-def ms(ps: float) -> float:
-    """Picoseconds as milliseconds with 3 decimals (the unit of evidence times)."""
-    return round(float(ps) / PS_PER_MS, 3)
+# Evidence times: milliseconds with 3 decimals (the one ms() helper, analysis.rounding.ms).
+ms = functools.partial(rounding.ms, decimals=3)
 
 
 class Context:
@@ -56,7 +56,7 @@ class Context:
         self.step_set = analysis.step_set
         self.window = analysis.window
         self.window_ps = self.window.total_ps
-        self.window_ms = self.window_ps / PS_PER_MS
+        self.window_ms = self.window_ps / rounding.PS_PER_MS
         self.host = model.host_activity
 
     def say(self, tensorflow: str, jax: str, pytorch: str | None = None) -> str:
@@ -280,7 +280,7 @@ class Context:
     # --- host ----------------------------------------------------------------------------------------------
     @cached_property
     def pipeline(self) -> TfDataPipeline:
-        return tf_data_pipeline(self.host.op_totals, self.host.thread_busy, self.window_ps)
+        return tf_data_pipeline(self.host.op_totals, self.host.thread_busy, self.window_ps, self.host.map_ops_in_flight)
 
     def host_ops(self, predicate: Callable[..., Any]) -> list[tuple[str, int, int]]:
         """[(name, count, total_ps)] of host event names matching `predicate`, most time first."""

@@ -6,7 +6,8 @@ from tb_gpu_advisor import __version__
 from tb_gpu_advisor.report import charts, units
 from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.report.safe_text import escape_controls
-from tb_gpu_advisor.report.sections import host_sections, kernel_row_labels
+from tb_gpu_advisor.report.kernel_sections import kernel_row_labels
+from tb_gpu_advisor.report.sections import host_sections
 from tb_gpu_advisor.vocabulary import (
     BOTTLENECK_LABELS,
     BREAKDOWN_LABELS,

@@ -8,7 +8,7 @@ same step time, the straggler shows in each host's compute per step, not in its 
 from __future__ import annotations
 
 from tb_gpu_advisor.report import units
-from tb_gpu_advisor.report.sections import Section, Table
+from tb_gpu_advisor.report.section_model import Section, Table
 
 
 def multi_host_view(host_reports):

@@ -5,6 +5,7 @@ critical path, the what-ifs)."""
 import statistics
 
 from tb_gpu_advisor.analysis.ranks.run import STEP_CAUSES
+from tb_gpu_advisor.analysis.rounding import ms
 
 # Per-call rows kept in the JSON (the calls of the first steps); the per-kind table covers every call.
 MAX_CALL_ROWS = 256
@@ -52,8 +53,8 @@ def ranks_view(run):
         "clock": {"offsets_from_calls": run.offset_calls, "absolute_times": run.same_clock},
         "ranks": ranks,
         "steps": [
-            {"step": num, "step_time_ms": round(ms, 6), "cells": [_cell(cell) for cell in row]}
-            for num, ms, row in zip(run.step_nums, step_ms, run.rows)
+            {"step": num, "step_time_ms": round(step_time, 6), "cells": [_cell(cell) for cell in row]}
+            for num, step_time, row in zip(run.step_nums, step_ms, run.rows)
         ],
         "cause_order": list(STEP_CAUSES),
         "collectives": [_kind(row) for row in run.bandwidth],
@@ -117,8 +118,8 @@ def _call(run, split):
         "collective": split.collective,
         "bytes": split.bytes,
         "last_rank": _rank_id(run, split.last_rank),
-        "wait_ms": [round(w / 1e9, 6) for w in split.wait_ps],
-        "transfer_ms": [round(t / 1e9, 6) for t in split.transfer_ps],
+        "wait_ms": [ms(w) for w in split.wait_ps],
+        "transfer_ms": [ms(t) for t in split.transfer_ps],
     }
 
 
@@ -154,13 +155,13 @@ def _slowest(run):
 def _path(run, path):
     return {
         "step": path.step_num,
-        "step_ms": round(path.step_ps / 1e9, 6),
+        "step_ms": ms(path.step_ps),
         "segments": [
             {
                 "kind": s.kind,
                 "rank": _rank_id(run, s.position),
-                "start_ms": round(s.start_ps / 1e9, 6),
-                "end_ms": round(s.end_ps / 1e9, 6),
+                "start_ms": ms(s.start_ps),
+                "end_ms": ms(s.end_ps),
                 "collective": s.collective,
             }
             for s in path.segments

@@ -13,8 +13,8 @@ from tb_gpu_advisor.vocabulary import NBSP, bind_units
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.report.sections import Section
-    from tb_gpu_advisor.report.sections import Table
+    from tb_gpu_advisor.report.section_model import Section
+    from tb_gpu_advisor.report.section_model import Table
 
 
 WIDTH = 80

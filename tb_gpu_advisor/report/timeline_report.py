@@ -2,13 +2,8 @@
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.rounding import ms
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS, bin_timeline, timeline_source
-
-_PS_PER_MS = 1e9
-
-
-def _ms(ps):
-    return round(ps / _PS_PER_MS, 6)
 
 
 def _fractions(values):
@@ -30,11 +25,11 @@ def source_timeline_report(source, bins=DEFAULT_BINS):
     """
     timeline = bin_timeline(source, bins)
     return {
-        "start_ms": _ms(timeline.start_ps),
-        "end_ms": _ms(timeline.end_ps),
+        "start_ms": ms(timeline.start_ps),
+        "end_ms": ms(timeline.end_ps),
         "bins": timeline.bin_count,
         "input_wait": _fractions(timeline.input_wait_fraction),
-        "steps_ms": [[_ms(start), _ms(end)] for start, end in timeline.step_bounds_ps],
+        "steps_ms": [[ms(start), ms(end)] for start, end in timeline.step_bounds_ps],
         "devices": [_device(device) for device in timeline.devices],
     }
 
@@ -46,8 +41,8 @@ def _device(device):
     return {
         "ordinal": device.ordinal,
         "name": device.name,
-        "start_ms": _ms(int(edges[0])) if span_ps else None,
-        "end_ms": _ms(int(edges[-1])) if span_ps else None,
+        "start_ms": ms(int(edges[0])) if span_ps else None,
+        "end_ms": ms(int(edges[-1])) if span_ps else None,
         "busy_pct": round(100.0 * busy_ps / span_ps, 2) if span_ps else None,
         "busy": _fractions(device.busy_fraction),
         "compute": _fractions(device.compute_fraction),

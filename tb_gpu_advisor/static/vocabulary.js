@@ -70,6 +70,7 @@ export const VOCABULARY = Object.freeze({
     "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
     "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, memset or graph"
   },
+  "breakdownDefinition": "Time by category: each instant of the analyzed time counts once, as compute when any GPU computes, then collectives and copies, and as host time only when every GPU is idle; with several GPUs its compute share is not the GPU busy figures, which are means over the GPUs",
   "occupancy": {
     "theoretical": [
       "Occupancy",

@@ -133,3 +133,20 @@ def test_a_healthy_verdict_does_not_deny_the_gain_its_findings_claim():
         "still gain, none of them a bottleneck. If their estimates hold, fixing "
         "findings #1, #3 together: up to 1.68× faster (bound #1; model #3)."
     )
+
+
+def test_a_share_short_of_all_never_reads_100_percent():
+    """The verdict's "busy 99.8%" sits beside the 99.8% busy tile and the 0.2% idle of the breakdown."""
+    from tb_gpu_advisor.findings.verdict import _p
+
+    assert [_p(v) for v in (99.84, 99.86, 99.96, 99.5, 100.0, 99.4, 42.4, 8.46, None)] == [
+        "99.8%",
+        "99.9%",
+        "99.9%",
+        "99.5%",
+        "100%",
+        "99%",
+        "42%",
+        "8.5%",
+        "0.0%",
+    ]

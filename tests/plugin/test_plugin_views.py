@@ -199,6 +199,7 @@ def test_every_view_of_every_kind_of_run(browser, views, width, scheme):  # noqa
     try:
         # TensorFlow: idle time per step charted with titled axes; busy defined on hover; TensorFlow's pages only
         assert tab.show(runs["input_bound"]) == "ready"
+        assert tab.frame.query_selector("[data-testid=breakdown-definition]") is None  # one GPU: one figure
         tab.frame.wait_for_selector("[data-testid=idle-step-chart] svg .y-title")
         tab.frame.wait_for_selector("#steps svg.chart .y-title")  # the step chart: step_bars.js's geometry too
         assert any("averaged over the GPUs" in title for title in _busy_titles(tab))
@@ -223,6 +224,9 @@ def test_every_view_of_every_kind_of_run(browser, views, width, scheme):  # noqa
         # several GPUs: one chart per step for the GPU picked, among all
         assert tab.show(runs["multi_gpu_straggler"]) == "ready"
         assert tab.frame.eval_on_selector_all("#idle select option", "os => os.length") == 4
+        # the bar counts an instant once (any GPU), the busy tiles are means over the GPUs: the bar says so
+        definition = tab.frame.eval_on_selector("[data-testid=breakdown-definition]", "p => p.title")
+        assert "any GPU computes" in definition and "means over the GPUs" in definition
         _audit(tab, "TensorFlow multi_gpu_straggler")
         # PyTorch, two ranks: the profiler's estimate of achieved occupancy, PyTorch's pages, a marked verdict
         for host in ("rank0", "rank1"):
@@ -371,7 +375,11 @@ def test_the_screenshots_in_docs(browser, views):  # noqa: F811
     try:
         shots = (
             ("gpu_advisor_tab", lambda: tab.show(runs["input_bound"])),
-            ("gpu_advisor_tab_pytorch", lambda: tab.show("ddp", "rank1")),
+            # rank 1 of the two: its verdict (the run-level ranks card above it is views/ranks.js's)
+            (
+                "gpu_advisor_tab_pytorch",
+                lambda: (tab.show("ddp", "rank1"), tab.frame.eval_on_selector("#summary", "e => e.scrollIntoView()")),
+            ),
             (
                 "gpu_advisor_tab_compare",
                 lambda: (tab.show(runs["input_bound"]), tab.compare(runs["input_bound_fixed"])),

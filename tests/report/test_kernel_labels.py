@@ -1,6 +1,6 @@
 """Kernel names shortened without losing the qualified name; rows of the same kernel told apart."""
 
-from tb_gpu_advisor.report.sections import kernel_row_labels
+from tb_gpu_advisor.report.kernel_sections import kernel_row_labels
 from tb_gpu_advisor.report.units import kernel_label, kernel_name, launch_dims
 
 _ANON = (

@@ -4,7 +4,7 @@ import io
 
 from tb_gpu_advisor.report.safe_text import EscapingWriter, escape_controls
 from tb_gpu_advisor.report.text import render_table
-from tb_gpu_advisor.report.sections import Table
+from tb_gpu_advisor.report.section_model import Table
 
 OSC_TITLE = "k\x1b]0;PWNED\x07\x1b[31mred\u202e\x9b"
 

@@ -4,7 +4,8 @@ import os
 
 from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
-from tb_gpu_advisor.report.sections import Table, host_sections
+from tb_gpu_advisor.report.section_model import Table
+from tb_gpu_advisor.report.sections import host_sections
 from tb_gpu_advisor.report.text import WIDTH, render_section, render_table
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

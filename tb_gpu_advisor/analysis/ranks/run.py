@@ -9,6 +9,7 @@ from tb_gpu_advisor.analysis.ranks.critical_path import critical_paths
 from tb_gpu_advisor.analysis.ranks.straggler import find_straggler
 from tb_gpu_advisor.analysis.ranks.waits import kind_bandwidth, rank_waits, split_calls
 from tb_gpu_advisor.analysis.ranks.whatif import collectives_at_link_peak, collectives_overlapped, rank_at_median
+from tb_gpu_advisor.analysis.rounding import ms
 
 # What a rank's step time went to, beside compute: the cause shown per rank and step.
 STEP_CAUSES = ("compute", "input", "host", "peer_wait", "transfer", "other")
@@ -110,7 +111,7 @@ def analyze_ranks(profiles):
             backend=p.backend,
             world_size=p.world_size,
             steps=len(p.steps),
-            offset_ms=round(alignment.offsets_ps[i] / 1e9, 6),
+            offset_ms=ms(alignment.offsets_ps[i]),
         )
         for i, p in enumerate(profiles)
     )
@@ -146,14 +147,14 @@ def _row(profile, step, step_index, position, waits):
         other = sum(v for k, v in own.idle_ps.items() if k not in ("device_wait", "input")) / 1e9 - host
     return RankStepRow(
         step_ms=round(step_ms, 6),
-        start_ms=round((step.starts_ps[position] - min(step.starts_ps)) / 1e9, 6),
+        start_ms=ms(step.starts_ps[position] - min(step.starts_ps)),
         compute_ms=round(compute, 6),
         input_ms=round(inputs, 6),
         host_ms=round(host, 6),
         peer_wait_ms=round(wait_ms, 6),
         transfer_ms=round(transfer_ms, 6),
         other_ms=round(max(0.0, other), 6),
-        idle_ms={k: round(v / 1e9, 6) for k, v in sorted(own.idle_ps.items())},
+        idle_ms={k: ms(v) for k, v in sorted(own.idle_ps.items())},
     )
 
 

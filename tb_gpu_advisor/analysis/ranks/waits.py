@@ -14,6 +14,7 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.collective_bandwidth import bus_factor
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.analysis.rounding import ms
 
 
 @dataclass(frozen=True)
@@ -116,8 +117,8 @@ def kind_bandwidth(splits, group_size, link_gbps):
                 calls=len(calls),
                 group_size=group_size,
                 median_bytes=int(statistics.median(b for b, _ in sized)) if sized else None,
-                median_transfer_ms=round(statistics.median(transfers) / 1e9, 6),
-                median_wait_ms=round(statistics.median(waits) / 1e9, 6),
+                median_transfer_ms=ms(statistics.median(transfers)),
+                median_wait_ms=ms(statistics.median(waits)),
                 busbw_gbps=busbw,
                 link_gbps=link_gbps,
                 link_ratio=round(busbw / link_gbps, 3) if busbw is not None and link_gbps else None,

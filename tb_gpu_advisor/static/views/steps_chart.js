@@ -6,6 +6,7 @@ import {sampleEvenly} from '../charts.js';
 import {BREAKDOWN_LABELS, formatMs} from '../format.js';
 import {emptyState, legend, section} from './common.js';
 import {stepBarChart} from './step_bars.js';
+import {shownCategories} from './summary.js';
 
 const CATEGORIES = Object.keys(BREAKDOWN_LABELS);
 const MAX_BARS = 60;
@@ -23,11 +24,22 @@ export function breakdownBars(steps) {
   });
 }
 
+/** Each category's share (%) of the steps' summed time: the legend lists those that read above 0%, as the
+ * verdict's bar does, not every category with a sliver somewhere. */
+export function stepShares(steps) {
+  const sums = Object.fromEntries(CATEGORIES.map((key) => [key, 0]));
+  for (const step of steps) {
+    for (const key of CATEGORIES) sums[key] += step?.breakdown_ms?.[key] > 0 ? step.breakdown_ms[key] : 0;
+  }
+  const total = Object.values(sums).reduce((a, b) => a + b, 0);
+  return Object.fromEntries(CATEGORIES.map((key) => [key, total > 0 ? (100 * sums[key]) / total : 0]));
+}
+
 /** The per-step breakdown card. */
 export function stepsView(report) {
   const all = Array.isArray(report.steps) ? report.steps : [];
   const steps = sampleEvenly(all, MAX_BARS);
-  const used = CATEGORIES.filter((key) => all.some((step) => step.breakdown_ms?.[key] > 0));
+  const used = shownCategories(stepShares(all));
   const subtitle = all.length > steps.length ? `${steps.length} of ${all.length} steps, evenly sampled` :
     `${all.length} step${all.length === 1 ? '' : 's'}`;
   const chart = () => stepBarChart(breakdownBars(steps), CATEGORIES, {className: (key) => `cat-${key}`,

@@ -37,13 +37,19 @@ export function bottleneckBadge(summary) {
   return {text, className: `bottleneck-${known ? bottleneck : 'other'}`, title: null};
 }
 
+/** A clause as a sentence: its first word capitalized, unless that word is code ("tf.data map runs ..."). */
+export function sentenceStart(text) {
+  const first = text.split(' ', 1)[0];
+  return /^[a-z]+[,:;]?$/.test(first) ? text.charAt(0).toUpperCase() + text.slice(1) : text;
+}
+
 function headline(summary) {
   const badge = bottleneckBadge(summary);
   const label = badge ? badge.text : null;
   const said = [summary.verdict, summary.bottleneck_reason].find((text) => typeof text === 'string' && text) || null;
   // The badge names the bottleneck: the sentence does not say it again ("Input-bound: Input-bound: ...").
   const verdict = said && label && said.toLowerCase().startsWith(`${label.toLowerCase()}: `) ?
-    said.slice(label.length + 2).replace(/^./, (c) => c.toUpperCase()) : said;
+    sentenceStart(said.slice(label.length + 2)) : said;
   const parts = [];
   if (badge) {
     parts.push(h('span', {class: ['badge', 'bottleneck', badge.className], 'data-testid': 'bottleneck',
@@ -100,9 +106,10 @@ export function shownCategories(breakdown) {
   return Object.keys(BREAKDOWN_LABELS).filter((key) => breakdown?.[key] > 0 && formatPct(breakdown[key]) !== '0%');
 }
 
-function breakdownBar(breakdown) {
+function breakdownBar(breakdown, gpus) {
   const keys = shownCategories(breakdown);
   if (!keys.length) return null;
+  const defined = VOCABULARY.breakdownDefinition;
   let x = 0;
   const rects = keys.map((key) => {
     const width = breakdown[key];
@@ -111,10 +118,14 @@ function breakdownBar(breakdown) {
     x += width;
     return rect;
   });
-  return h('div', {class: 'breakdown-overall'},
+  return h('div', {class: 'breakdown-overall', title: defined},
     s('svg', {class: 'breakdown-bar', viewBox: `0 0 ${Math.max(x, 100)} 10`, preserveAspectRatio: 'none',
       role: 'img', 'aria-label': 'Share of the analysis window by category'}, rects),
-    legend(keys.map((key) => ({key, label: `${BREAKDOWN_LABELS[key]} ${formatPct(breakdown[key])}`}))));
+    legend(keys.map((key) => ({key, label: `${BREAKDOWN_LABELS[key]} ${formatPct(breakdown[key])}`}))),
+    // Over several GPUs the bar's compute share and the busy tiles are two figures: the bar says which it is.
+    gpus > 1 ? h('p', {class: 'hint', 'data-testid': 'breakdown-definition', title: defined},
+      'Time by category, any GPU: an instant counts as compute when any GPU computes (the busy figures above are ' +
+      'means over the GPUs).') : null);
 }
 
 /** [value, hint] of the step-time tile: the mean as the value (never cut at 1280 px), spread and count below. */
@@ -155,6 +166,14 @@ function busyTiles(summary) {
   return busyFigures(summary).map(({label, value, hint, title}) => tile(label, formatPct(value), hint, title));
 }
 
+/** What the analyzed window is: "window (host steps, timed on the device)"; "whole profile, no steps". */
+export function analyzedHint(summary) {
+  const source = typeof summary?.step_source === 'string' && summary.step_source !== 'none' ? summary.step_source : null;
+  if (!source) return 'whole profile, no steps';
+  const device = summary.step_timing === 'device' && source !== 'device' ? ', timed on the device' : '';
+  return `window (${source} steps${device})`;
+}
+
 /** The verdict card of a HostReport. */
 export function summaryView(report) {
   const summary = report.summary || {};
@@ -170,7 +189,7 @@ export function summaryView(report) {
         tile('Host batch prep', formatPct(summary.batch_prep_pct), 'step thread prepares the batch, GPU idle') : null,
       tile('Step time', stepValue, stepHint),
       tile('GPUs', `${formatCount(summary.active_gpu_count)} / ${formatCount(summary.gpu_count)}`, 'active / in profile'),
-      tile('Analyzed', formatMs(summary.analysis_window_ms), `window (${summary.step_source || 'none'} steps${summary.step_timing === 'device' && summary.step_source !== 'device' ? ', timed on the device' : ''})`)),
-    breakdownBar(summary.breakdown_pct),
+      tile('Analyzed', formatMs(summary.analysis_window_ms), analyzedHint(summary))),
+    breakdownBar(summary.breakdown_pct, summary.active_gpu_count),
     notes.length ? h('ul', {class: 'notes', 'data-testid': 'notes'}, notes) : null);
 }
