@@ -268,7 +268,7 @@ def _thread_pools(thread_busy):
 
 
 def _tf_data_options(host):
-    pipeline = tf_data_pipeline(host.op_totals, host.thread_busy, 0)
+    pipeline = tf_data_pipeline(host.op_totals, host.thread_busy, 0, host.map_ops_in_flight)
     options = [label for label, names in _TF_DATA_OPTIONS if pipeline.stages & set(names)]
     if pipeline.generators:
         options.append("from_generator")

@@ -11,10 +11,12 @@ from tb_gpu_advisor.model.host import (
     _MARKER_NAMES,
     XLA_CPU_EXECUTOR_THREADS,
     XLA_CPU_TAG,
+    TF_DATA_MAP_OP_TAG,
     TF_DATA_PY_FUNCTION_TAG,
     _is_input_wait,
     event_tags,
     is_py_function_event,
+    is_tf_op_event,
     on_tf_data_thread,
     step_thread_only,
     thread_kind,
@@ -134,6 +136,7 @@ def host_plane_columns(scan, origin_ns):
     py_function_ids = np.array(
         sorted(k for k, name in meta_names.items() if is_py_function_event(name)), dtype=np.int64
     )
+    tf_op_ids = np.array(sorted(k for k, name in meta_names.items() if is_tf_op_event(name)), dtype=np.int64)
     role_of = {key: role for key, name in meta_names.items() if (role := call_role(name))}
     role_ids = np.array(sorted(role_of), dtype=np.int64)
     dispatch_ids = np.array(sorted(k for k, tag in tag_of.items() if tag == "dispatch"), dtype=np.int64)
@@ -175,6 +178,11 @@ def host_plane_columns(scan, origin_ns):
             spans = tagged.setdefault(XLA_CPU_TAG, ([], []))
             spans[0].extend(start[executing].tolist())
             spans[1].extend(end[executing].tolist())
+        ops_in_tf_data = tf_data[chunk.line[rows]] & np.isin(meta_id, tf_op_ids) & (duration > 0)
+        if ops_in_tf_data.any():
+            spans = tagged.setdefault(TF_DATA_MAP_OP_TAG, ([], []))
+            spans[0].extend(start[ops_in_tf_data].tolist())
+            spans[1].extend(end[ops_in_tf_data].tolist())
         py_in_tf_data = tf_data[chunk.line[rows]] & np.isin(meta_id, py_function_ids) & (duration > 0)
         if py_in_tf_data.any():
             spans = tagged.setdefault(TF_DATA_PY_FUNCTION_TAG, ([], []))
