@@ -11,7 +11,6 @@ from tb_gpu_advisor.analysis.gpu_signals import set_up_for_gpu
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.unused_gpus import replica_count
 from tb_gpu_advisor.analysis.kernel_families import nvjet_input_dtype
-from tb_gpu_advisor.analysis.kernels import op_dtypes_by_name
 from tb_gpu_advisor.analysis.kernel_names import (
     is_fp32_matmul,
     is_library_math,
@@ -192,12 +191,12 @@ def _versions(environment):
     return tuple((key, version_text(key, environment[key])) for key in keys)
 
 
-def _kernel_dtype(row, named=None):
-    """The precision of a matmul/conv row: its op's element type (`row.dtype`, else the one type the costed rows of
-    the same kernel name carry, `named`) before the kernel name, which can mislead (cuDNN names its bf16 attention
-    kernels `_f16_`)."""
+def _kernel_dtype(row, known=None):
+    """The precision of a matmul/conv kernel row: its op's input type (HLO or PyTorch), else that of the rows of
+    the same kernel whose op says one (`known`: name -> their one element type; cuDNN names its bf16 kernels
+    `f16`), else what its name says."""
     tf32 = bool(_TF32.search(row.name) or _TF32_MMA.search(row.name))
-    dtype = row.dtype if row.dtype is not None else (named or {}).get(row.name)
+    dtype = row.dtype or (known or {}).get(row.name)
     if dtype == "f32" and tf32:
         return "tf32"  # float32 operands on TF32 Tensor Cores: the kernel's name says how it computes
     if dtype in _HLO_DTYPES:
@@ -223,10 +222,14 @@ def is_matmul_kernel(row: KernelRow) -> bool:
 def _matmul_dtypes(kernels):
     """((dtype, % of matmul/conv kernel time), ...) from the kernel names (HLO element types where costed)."""
     times = {}
-    named = op_dtypes_by_name(kernels)
+    typed = {}
+    for row in kernels:
+        if row.dtype:
+            typed.setdefault(row.name, set()).add(row.dtype)
+    known = {name: next(iter(found)) for name, found in typed.items() if len(found) == 1}
     for row in kernels:
         if is_matmul_kernel(row):
-            dtype = _kernel_dtype(row, named)
+            dtype = _kernel_dtype(row, known)
             times[dtype] = times.get(dtype, 0) + row.total_ps
     total = sum(times.values())
     if not total:

@@ -261,12 +261,3 @@ def _merge_and_sort(rows):
         key=lambda r: (-r.total_ps, -r.occurrences, -(r.registers_per_thread or 0), r.name, r.grid, r.block or ())
     )
     return tuple(table)
-
-
-def op_dtypes_by_name(kernels):
-    """{kernel name: its op's element type} for the kernel rows with one costed type per name."""
-    found = {}
-    for row in kernels:
-        if row.dtype is not None:
-            found.setdefault(row.name, set()).add(row.dtype)
-    return {name: next(iter(types)) for name, types in found.items() if len(types) == 1}
