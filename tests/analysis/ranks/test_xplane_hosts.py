@@ -1,7 +1,7 @@
 """A TensorFlow/JAX session with one XPlane per host (testing/xplane_hosts.py: 4 hosts, one GPU each, an
 all-reduce per step, host 2 given 4 ms more work per step, a clock offset per host) gets the same run-level view
 as PyTorch ranks: the hosts are the ranks, the slow host and its cause and amount are found, the clocks aligned,
-and the link between hosts is not taken for the GPUs' NVLink."""
+and the link between hosts, which no trace records, is not taken for the GPUs' NVLink."""
 
 import pytest
 
@@ -42,9 +42,9 @@ def test_the_clocks_are_aligned_on_the_collectives(report):
     assert waits[2] == 0 and all(w == pytest.approx(4.0, rel=0.05) for i, w in enumerate(waits) if i != 2)
 
 
-def test_the_link_between_hosts_is_the_network_not_nvlink(report):
+def test_the_link_between_hosts_is_not_taken_for_nvlink(report):
     view = report["ranks"]
-    assert view["link"].startswith("the network between the hosts")
+    assert view["link"].startswith("not in the traces: the hosts name no rank")
     assert [kind["link_gbps"] for kind in view["collectives"]] == [None]
     peak = next(item for item in view["what_if"] if item["name"] == "collectives_at_link_peak")
     assert peak["step_ms"] is None
@@ -61,3 +61,28 @@ def test_hosts_without_collectives_are_not_joined(tmp_path):
         builder.write_run(str(tmp_path), host=host)
     report = tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
     assert "multi_host" in report and "ranks" not in report
+
+
+def test_hosts_that_share_no_step_are_not_joined(tmp_path):
+    """Hosts with collectives but no step number in common are not one job's ranks: no `ranks` object."""
+    write_host_session(str(tmp_path), hosts=2, names=["a", "b"])
+    write_host_session(str(tmp_path), hosts=2, names=["c", "d"], first_step=100)
+    assert "ranks" not in tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
+
+
+def test_pytorch_traces_without_their_rank_are_not_joined(tmp_path):
+    """PyTorch traces that do not name their rank (distributedInfo) are not taken for ranks, collectives or not:
+    nothing says they are processes of one job."""
+    import gzip
+    import json
+
+    from tests.readers.kineto.real import real_kineto
+
+    with gzip.open(real_kineto("a100_2rank_nccl"), "rt") as handle:
+        trace = json.load(handle)
+    del trace["distributedInfo"]
+    for worker in ("worker0", "worker1"):
+        with gzip.open(tmp_path / f"{worker}.1000.pt.trace.json.gz", "wt") as handle:
+            json.dump(trace, handle)
+    report = tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
+    assert len(report["hosts"]) == 2 and "ranks" not in report
