@@ -63,8 +63,7 @@ VARIANTS = register_variants(
         "steps.uneven_step_time": Entry(
             category="other",
             title="Step time varies a lot from step to step",
-            fix_summary="Remove what the slow steps wait on (named above): for input waits more DataLoader workers "
-            "or prefetch; for idle time, open the slowest step in Perfetto.",
+            fix_summary="Remove what the slow steps wait on (named above): input (more DataLoader workers) or idle time.",
             fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open the trace in
 Perfetto (ui.perfetto.dev) and look at them. Usual causes: periodic work inside some steps (evaluation,
@@ -76,8 +75,7 @@ recompiling for new shapes (keep batch shapes fixed: DataLoader(drop_last=True),
                 (
                     "pytorch:work",
                     Idiom(
-                        fix_summary="Nothing to recover from the spread itself: the slow steps do more work. Check "
-                        "that their inputs (sizes, shapes) differ; time on an idle machine.",
+                        fix_summary="Nothing to recover: the slow steps do more work. Compare their input shapes; rerun on an idle box.",
                         fix="""The slow steps' extra time is the step's own work (GPU compute, copies, collectives, waiting on the GPU, or the
 host's compute where there is no GPU), not idle or input time: the work per step varies (batches of different
 sizes or shapes, data-dependent work such as embedding lookups or variable sequence lengths), or the machine

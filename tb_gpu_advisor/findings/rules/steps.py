@@ -92,8 +92,7 @@ Avoid histogram and image summaries inside the step; do not flush the writer eve
         "steps.uneven_step_time": Entry(
             category="other",
             title="Step time varies a lot from step to step",
-            fix_summary="Remove what the slow steps wait on (named above): for input waits a deeper or parallel "
-            "pipeline; for idle time, open the slowest step in the Trace Viewer.",
+            fix_summary="Remove what the slow steps wait on (named above): input (prefetch, parallel map) or idle time.",
             fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open them in the
 Trace Viewer. Usual causes: periodic work inside some steps (evaluation, checkpoints, summaries, logging),
@@ -104,8 +103,7 @@ allocation growth, or recompilation for new shapes (pad batches to fixed shapes,
                 (
                     "any:work",
                     Idiom(
-                        fix_summary="Nothing to recover from the spread itself: the slow steps do more work. Check "
-                        "that their inputs (sizes, shapes) differ; time on an idle machine.",
+                        fix_summary="Nothing to recover: the slow steps do more work. Compare their input shapes; rerun on an idle box.",
                         fix="""The slow steps' extra time is the step's own work (device compute, copies, collectives, waiting on the device,
 or the host's compute where there is no GPU), not idle or input time: the work per step varies (batches of
 different sizes or shapes, data-dependent work such as embedding lookups or variable sequence lengths), or the
