@@ -191,12 +191,16 @@ def _versions(environment):
     return tuple((key, version_text(key, environment[key])) for key in keys)
 
 
-def _kernel_dtype(row):
+def _kernel_dtype(row, known=None):
+    """The precision of a matmul/conv kernel row: its op's input type (HLO or PyTorch), else that of the rows of
+    the same kernel whose op says one (`known`: name -> their one element type; cuDNN names its bf16 kernels
+    `f16`), else what its name says."""
     tf32 = bool(_TF32.search(row.name) or _TF32_MMA.search(row.name))
-    if row.dtype == "f32" and tf32:
+    dtype = row.dtype or (known or {}).get(row.name)
+    if dtype == "f32" and tf32:
         return "tf32"  # float32 operands on TF32 Tensor Cores: the kernel's name says how it computes
-    if row.dtype in _HLO_DTYPES:
-        return _HLO_DTYPES[row.dtype]
+    if dtype in _HLO_DTYPES:
+        return _HLO_DTYPES[dtype]
     if _FP8.search(row.name):
         return "fp8"
     if _BF16.search(row.name) or nvjet_input_dtype(row.name) == "bf16":
@@ -218,9 +222,14 @@ def is_matmul_kernel(row: KernelRow) -> bool:
 def _matmul_dtypes(kernels):
     """((dtype, % of matmul/conv kernel time), ...) from the kernel names (HLO element types where costed)."""
     times = {}
+    typed = {}
+    for row in kernels:
+        if row.dtype:
+            typed.setdefault(row.name, set()).add(row.dtype)
+    known = {name: next(iter(found)) for name, found in typed.items() if len(found) == 1}
     for row in kernels:
         if is_matmul_kernel(row):
-            dtype = _kernel_dtype(row)
+            dtype = _kernel_dtype(row, known)
             times[dtype] = times.get(dtype, 0) + row.total_ps
     total = sum(times.values())
     if not total:
@@ -268,7 +277,7 @@ def _thread_pools(thread_busy):
 
 
 def _tf_data_options(host):
-    pipeline = tf_data_pipeline(host.op_totals, host.thread_busy, 0)
+    pipeline = tf_data_pipeline(host.op_totals, host.thread_busy, 0, host.map_ops_in_flight)
     options = [label for label, names in _TF_DATA_OPTIONS if pipeline.stages & set(names)]
     if pipeline.generators:
         options.append("from_generator")

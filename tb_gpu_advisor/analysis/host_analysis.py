@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from tb_gpu_advisor.analysis.balance import balance
 from tb_gpu_advisor.analysis.batch_prep import batch_prep
 from tb_gpu_advisor.analysis.collective_bandwidth import collective_bandwidth, link_of
@@ -35,6 +37,7 @@ from tb_gpu_advisor.analysis.roofline import (
     shared_peaks,
 )
 from tb_gpu_advisor.analysis.rounding import ms, pct
+from tb_gpu_advisor.analysis.step_variance import step_variance
 from tb_gpu_advisor.analysis.steps import analysis_window, find_steps, step_time_stats_ms
 from tb_gpu_advisor.analysis.kernel_types import in_window, kernel_types_in_window
 from tb_gpu_advisor.analysis.stream_idle import stream_idle
@@ -83,6 +86,7 @@ class HostAnalysis:
     optimizer_loop: object = None  # optimizer_loop.OptimizerLoop: the PyTorch optimizer step's kernels, or None
     py_function_calls: object = None  # py_function_calls.PyFunctionCalls: tf.data's Python calls alone vs together
     idle: object = None  # idle_attribution.IdleAttribution: each GPU's idle time by cause
+    variance: object = None  # step_variance.StepVariance of the steady steps, or None under 3 steps
 
     @property
     def active_busy_pct(self) -> tuple[float, ...]:
@@ -199,6 +203,7 @@ def analyze_host(model):
     starts, ends = [s.start_ps for s in step_set.timed_steps], [s.end_ps for s in step_set.timed_steps]
     queue_full = queue_full_launches(model)
     waits = host_wait_spans(model, queue_full)
+    per_step = breakdown(model, starts, ends, dtypes, loader_waits, input_prep, waits)
     return HostAnalysis(
         step_set=step_set,
         window=window,
@@ -209,7 +214,10 @@ def analyze_host(model):
         kernels=kernels,
         launch=launch_stats(model, step_set, queue_full),
         whole=breakdown(model, window.start_ps, window.end_ps, dtypes, loader_waits, input_prep, waits),
-        per_step=breakdown(model, starts, ends, dtypes, loader_waits, input_prep, waits),
+        per_step=per_step,
+        variance=step_variance(
+            np.array([s.duration_ps for s in step_set.timed_steps], dtype=np.float64) / 1e9, per_step, bool(active)
+        ),
         transfers=transfer_stats(model.gpus),
         balance=balance(list(usages)),
         framework=framework,

@@ -90,14 +90,18 @@ def stages_of(path: str) -> list[str]:
     return path[len(ITERATOR_PREFIX) :].split("::")
 
 
-def tf_data_pipeline(op_totals, thread_busy, window_ps):
-    """TfDataPipeline from HostActivity.op_totals and thread_busy over an analysis window of `window_ps`."""
+def tf_data_pipeline(op_totals, thread_busy, window_ps, ops_in_flight=None):
+    """TfDataPipeline from HostActivity.op_totals and thread_busy over an analysis window of `window_ps`; a map of
+    ambiguous parallelism (MapAndBatch) is sequential when its ops run one at a time (`ops_in_flight`,
+    HostActivity.map_ops_in_flight: the executor's callbacks outlast the ops and make threads look busier), else
+    when its threads are busy under MAP_SEQUENTIAL_CONCURRENCY cores."""
     paths = sorted(
         (name for name in op_totals if name.startswith(ITERATOR_PREFIX)), key=lambda name: (-name.count("::"), name)
     )
     stages = frozenset(stage for path in paths for stage in stages_of(path))
     busy = thread_busy.get(MAP_THREADS)
     concurrency = busy[1] / window_ps if busy and window_ps > 0 else None
+    in_flight = ops_in_flight if ops_in_flight is not None else concurrency
     sequential, reads, demanded, generators, per_device = [], [], [], [], []
     distributed = any(
         name.startswith(_PER_DEVICE_FEED) and ("MultiDeviceIterator" in name or "__next_func" in name)
@@ -115,7 +119,7 @@ def tf_data_pipeline(op_totals, thread_busy, window_ps):
         parts = stages_of(path)
         last = parts[-1]
         if last in SEQUENTIAL_MAP_STAGES or (
-            last in AMBIGUOUS_MAP_STAGES and concurrency is not None and concurrency < MAP_SEQUENTIAL_CONCURRENCY
+            last in AMBIGUOUS_MAP_STAGES and in_flight is not None and in_flight < MAP_SEQUENTIAL_CONCURRENCY
         ):
             sequential.append(path)
         if last in FILE_READ_STAGES:

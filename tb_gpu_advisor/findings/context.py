@@ -280,7 +280,7 @@ class Context:
     # --- host ----------------------------------------------------------------------------------------------
     @cached_property
     def pipeline(self) -> TfDataPipeline:
-        return tf_data_pipeline(self.host.op_totals, self.host.thread_busy, self.window_ps)
+        return tf_data_pipeline(self.host.op_totals, self.host.thread_busy, self.window_ps, self.host.map_ops_in_flight)
 
     def host_ops(self, predicate: Callable[..., Any]) -> list[tuple[str, int, int]]:
         """[(name, count, total_ps)] of host event names matching `predicate`, most time first."""

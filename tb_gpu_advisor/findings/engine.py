@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.analysis.capture_overhead import host_inflation
+from tb_gpu_advisor.analysis.confidence import warmup_spans
 from tb_gpu_advisor.findings.causes import causes_first
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES, capped
@@ -66,7 +67,7 @@ def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
     findings = causes_first(finding for _, finding in found)
     verdict = decide(ctx, findings)
     if ctx.confidence.level == "low":
-        verdict = not_enough(verdict, ctx.confidence, ctx.analysis.gpu_busy_pct)
+        verdict = not_enough(verdict, ctx.confidence, ctx.analysis.gpu_busy_pct, _setup_share(ctx, verdict))
         found = [(order, capped(finding, "medium")) for order, finding in found]
         found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
         findings = causes_first(finding for _, finding in found)
@@ -234,3 +235,19 @@ def _within_capture(confidence, found):
         if confidence.one_rank_of and category == "communication":
             finding = capped(finding, "medium")
         yield order, finding
+
+
+# Verdicts whose time is an idle cause of analysis.idle_attribution that first-use setup can fill.
+_SETUP_CAUSES = {"launch": "launch", "host": "host"}
+
+
+def _setup_share(ctx: Context, verdict) -> float | None:
+    """The share of the verdict's idle cause (launch calls, host work) that is first-use setup
+    (analysis.confidence.warmup_spans); None when the capture has no warm-up or the verdict is no such cause."""
+    cause = _SETUP_CAUSES.get(verdict.bottleneck)
+    if not ctx.confidence.warmup or cause is None:
+        return None
+    total = ctx.idle_cause_ms(cause)
+    if total <= 0:
+        return None
+    return 1.0 - ctx.idle_cause_ms(cause, warmup_spans(ctx.model)) / total

@@ -136,6 +136,10 @@ MEMORY_NEAR_LIMIT_PCT = (
 GEMM_FAR_BELOW_ROOF_PCT = 40.0
 # The share of its roof a reshaped GEMM is modeled to reach: the saving estimate is time x (1 - now/this).
 GEMM_REACHABLE_ROOF_PCT = 70.0
+# A kernel runs at least this long on the device however little work it has (launch, ramp-up, one wave's tail):
+# a GEMM whose mean call is under twice this is bound by its per-call latency, not by its precision or shape,
+# and reaching its roof cannot take it below this.
+KERNEL_LATENCY_FLOOR_US = 5.0
 # A matrix dimension below this fills only part of one tile of the GEMM libraries' common 128x128 tiles.
 GEMM_SMALL_DIM = 128
 # Tensor Core / matrix-core inputs are fetched in 16-byte vectors: dims should be multiples of 16 bytes.

@@ -130,6 +130,15 @@ def is_py_function_event(name: str) -> bool:
     return name.rpartition(":")[2] in PY_FUNCTION_TYPES
 
 
+# TensorFlow op events (`name:Type`) run by a tf.data thread: a map function's ops, one span each (not the executor's
+# wrappers, `ExecutorState::Process`, `ExecutorDoneCallback`, whose spans outlast the ops they run).
+TF_DATA_MAP_OP_TAG = "tf_data_map_op"
+
+
+def is_tf_op_event(name: str) -> bool:
+    return ":" in name and "::" not in name and not name.startswith(("Iterator", "$"))
+
+
 # PJRT's host part of a transfer from a host buffer to the device (JAX passing a NumPy array): staging and
 # relayout of the batch on the host before the copy.
 HOST_STAGING_TAG = "host_staging"

@@ -191,6 +191,7 @@ class HostActivity:
     loss_calls: tuple = ()
     step_thread_busy: Intervals | None = None
     py_function_calls: tuple = ()  # XPlane: (starts, ends) ps of each Python-function call on tf.data's threads
+    map_ops_in_flight: float | None = None  # XPlane: TF ops on tf.data's threads running at once while any runs
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from tb_gpu_advisor.report.section_model import Section, Table
 from tb_gpu_advisor.vocabulary_ranks import AS_LATE_WORDS, RANK_COLLECTIVE_HEADERS, RANK_HEADERS, RANK_WHAT_IF_WORDS
 
 MAX_STEP_COLUMNS = 8  # steps shown in the rank x step table (the JSON has them all)
-MAX_RANK_ROWS = 32  # ranks listed in the tables; the slowest and the rest are summarized
+MAX_RANK_ROWS = 32  # ranks listed in the tables (the first ones, and the slowest and those as late wherever they are)
 
 
 def ranks_sections(run_report: dict) -> list:
@@ -75,6 +75,12 @@ def _summary(view):
         else "Clocks taken as recorded."
     )
     lines.extend(f"Note: {note}." for note in view["notes"])
+    shown = shown_positions(view)
+    if len(shown) < len(view["ranks"]):
+        lines.append(
+            f"The tables list {len(shown)} of the {len(view['ranks'])} ranks: the first {MAX_RANK_ROWS}, and the "
+            "slowest and those as late as it (every rank is in the JSON report)."
+        )
     rows = tuple(
         (
             str(r["rank"]),
@@ -87,7 +93,7 @@ def _summary(view):
             units.duration_ms(r["held_others_ms_per_step"]),
             _signed_ms(r["clock_offset_ms"]),
         )
-        for r in view["ranks"][:MAX_RANK_ROWS]
+        for r in (view["ranks"][position] for position in shown_positions(view))
     )
     table = Table(
         RANK_HEADERS,
@@ -95,6 +101,14 @@ def _summary(view):
         (False,) + (True,) * 8,
     )
     return Section(f"Ranks ({_label(view)})", lines=tuple(lines), table=table)
+
+
+def shown_positions(view):
+    """The positions of the ranks the tables list: the first MAX_RANK_ROWS, then the slowest rank and the ranks
+    as late as it when they come later."""
+    slow = view["slowest"]
+    named = {slow["rank"], *slow["as_late"]} if slow else set()
+    return [i for i, rank in enumerate(view["ranks"]) if i < MAX_RANK_ROWS or rank["rank"] in named]
 
 
 def _signed_ms(value):
@@ -105,7 +119,8 @@ def _heat(view):
     steps = view["steps"][:MAX_STEP_COLUMNS]
     headers = ("rank",) + tuple(f"step {s['step']}" for s in steps)
     rows = []
-    for position, rank in enumerate(view["ranks"][:MAX_RANK_ROWS]):
+    for position in shown_positions(view):
+        rank = view["ranks"][position]
         rows.append(
             (str(rank["rank"]),)
             + tuple(f"{s['cells'][position]['step_ms']:.1f} {_short(s['cells'][position]['cause'])}" for s in steps)

@@ -14,11 +14,13 @@ COSTED_MIN_SHARE = 0.5
 
 @dataclass(frozen=True)
 class MatmulKernel:
-    """One kernel row to convert: its total time in ms and its summed FLOPs and logical bytes (None unknown)."""
+    """One kernel row to convert: its total time in ms and its summed FLOPs and logical bytes (None unknown), and
+    the least its calls take however fast the math (`min_ms`: calls x the device's per-call latency)."""
 
     time_ms: float
     flops: float | None
     bytes: float | None
+    min_ms: float = 0.0
 
 
 def _roof_seconds(flops, nbytes, tflops, gbps):
@@ -29,7 +31,7 @@ def converted_ms(kernel, old_tflops, new_tflops, hbm_gbps, reachable=1.0, bytes_
     """(new time ms, modelled?) of one kernel: with FLOPs and bytes, the time its roofline gives in the new
     precision (bytes times `bytes_scale`: halved in 16 bits, kept in TF32) at the efficiency it reaches now against
     the 32-bit roof (a TF32 kernel's above it counts as `reachable`), at most `reachable` (0..1); else its time
-    times the ratio of the peaks."""
+    times the ratio of the peaks; never under the calls' latency (`min_ms`)."""
     if kernel.flops and kernel.bytes is not None and hbm_gbps and kernel.time_ms > 0:
         efficiency = min(
             reachable, _roof_seconds(kernel.flops, kernel.bytes, old_tflops, hbm_gbps) * 1e3 / kernel.time_ms
@@ -37,8 +39,8 @@ def converted_ms(kernel, old_tflops, new_tflops, hbm_gbps, reachable=1.0, bytes_
         new = (
             _roof_seconds(kernel.flops, kernel.bytes * bytes_scale, new_tflops, hbm_gbps) * 1e3 / max(efficiency, 1e-9)
         )
-        return min(kernel.time_ms, new), True
-    return kernel.time_ms * min(1.0, old_tflops / new_tflops), False
+        return min(kernel.time_ms, max(new, kernel.min_ms)), True
+    return min(kernel.time_ms, max(kernel.time_ms * min(1.0, old_tflops / new_tflops), kernel.min_ms)), False
 
 
 def mixed_precision(window_ms, target_ms, kernels, old_tflops, new_tflops, hbm_gbps, reachable=1.0, vector_ms=0.0):

@@ -43,6 +43,16 @@ def test_map_and_batch_parallelism_comes_from_its_threads():
     assert pipeline(names).sequential_maps == ()  # no thread evidence: not judged
 
 
+def test_map_ops_one_at_a_time_make_a_sequential_map_whatever_the_threads_say():
+    """The executor's callbacks outlast the map's ops and overlap (threads 1.2 busy); the ops run one at a time."""
+    names = ["Iterator::Root::Prefetch::MapAndBatch"]
+    busy = {"tf_data_private_threadpool": (2, 120 * MS)}
+    one = tf_data_pipeline(dict.fromkeys(names, (1, MS)), busy, 100 * MS, ops_in_flight=1.0)
+    assert one.sequential_maps == ("Iterator::Root::Prefetch::MapAndBatch",) and one.map_concurrency == 1.2
+    two = tf_data_pipeline(dict.fromkeys(names, (1, MS)), busy, 100 * MS, ops_in_flight=1.6)
+    assert two.sequential_maps == ()
+
+
 def test_generators():
     assert pipeline(["Iterator::Prefetch", "Iterator::Prefetch::Generator"]).generators == (
         "Iterator::Prefetch::Generator",

@@ -110,23 +110,17 @@ def test_jax_command_buffers_are_not_told_about_graph_breaks():
     assert launch["fix_summary"].startswith("XLA replays the step as command buffers already")
 
 
-@pytest.mark.parametrize(
-    "run",
-    [
-        "h200/jax/launch_jit",
-        "h200/torch/launch_eager",
-        "h200_heldout/torch/optimizer_fused",
-        "h200_heldout/torch/optimizer_per_tensor",
-    ],
-)
+@pytest.mark.parametrize("run", ["h200/jax/launch_jit"])
 def test_gemm_fix_names_only_the_causes_its_gemms_show(run):
-    """Padding only where a flagged GEMM's dims are misaligned, a larger batch only where one is small, bf16 only
-    for f32 inputs; on these runs every flagged GEMM is aligned (multiples of 64)."""
+    """Padding only where a flagged GEMM's dims are misaligned, a larger batch only where one is small (or its
+    calls too short to reach the roof), bf16 only for f32 inputs; on these runs every flagged GEMM is aligned
+    (multiples of 64). launch_eager's and the optimizer runs' 2-5 µs GEMMs are no longer flagged
+    (test_h200_twins)."""
     finding = _found(run)["kernel.gemm_below_roof"]
     reasons = {reason for item in finding["evidence"]["metrics"]["per_kernel"] for reason in item["reasons"]}
     summary = finding["fix_summary"]
     assert ("Pad GEMM" in summary) == any(reason.startswith("dims_not_multiple") for reason in reasons)
-    assert ("raise the batch" in summary.lower()) == ("small_dims" in reasons)
+    assert ("raise the batch" in summary.lower()) == bool(reasons & {"small_dims", "small_work_per_call"})
     assert ("bf16" in summary) == bool(reasons & {"f32_inputs", "f64_inputs"})
     assert "Pad GEMM" not in summary
 

@@ -113,3 +113,12 @@ def test_sync_idle_leaves_the_input_wait_to_the_input_finding():
 @pytest.mark.parametrize("run", ["attention_sdpa", "precision_bf16", "allocator_cached"])
 def test_fix_runs_have_no_false_bottleneck(run):
     assert _report(run)["summary"]["bottleneck"] == "none"
+
+
+@pytest.mark.parametrize("run", ["precision_bf16", "attention_sdpa", "allocator_cached", "transfer_pinned"])
+def test_cudnn_attention_kernels_named_f16_read_as_the_bf16_their_ops_record(run):
+    """cuDNN names its bf16 SDPA kernels `..._f16_...`; their op (aten::_scaled_dot_product_cudnn_attention) records
+    BFloat16 inputs. Calls outside any recorded op take the type the same kernel's other calls record."""
+    configuration = _report(run)["configuration"]
+    assert configuration["precision"] == "bf16"
+    assert "fp16" not in configuration["matmul_dtype_pct"]

@@ -115,3 +115,20 @@ def test_pinned_copy_every_step_is_a_real_remainder(folder, run, measured):
     if measured is not None:
         estimate = summary["combined_estimate"]["estimated_speedup"]
         assert 0.75 * measured <= estimate <= 1.25 * measured
+
+
+@pytest.mark.parametrize(
+    "folder,run",
+    [
+        ("h200/torch", "launch_eager"),
+        ("h200_heldout/torch", "optimizer_fused"),
+        ("h200_heldout/torch", "optimizer_per_tensor"),
+    ],
+)
+def test_gemms_of_a_few_microseconds_are_not_told_to_change_precision(folder, run):
+    """64x512x512 and 64x256x256 fp32 GEMMs of 2-5 µs per call are bound by the device's per-call latency: reaching
+    the roof, or bf16/TF32, cannot take a call below it: no GEMM finding, and the precision finding claims at most
+    what halving the element-wise kernels' bytes gives."""
+    findings = {f["id"]: f for f in _report(folder, run)["findings"]}
+    assert "kernel.gemm_below_roof" not in findings
+    assert "precision.fp32_matmul" not in findings or findings["precision.fp32_matmul"]["estimated_speedup"] <= 1.03

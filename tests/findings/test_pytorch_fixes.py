@@ -141,10 +141,9 @@ def test_dataloader_wait_reads_as_pytorch(tmp_path):
         (
             "v100_2rank_test",
             {
-                "steps.uneven_step_time": "medium",
+                "steps.uneven_step_time": "low",  # the slow steps compute more (review G6): no estimate
                 "precision.fp32_matmul": "medium",
                 "communication.allreduce_exposed": "medium",
-                "transfer.d2h_sync_in_step": "low",
             },
         ),
         # The GPU waits for launch calls 2.9% of the steps (idle attribution): the 3.9% of launch calls in the gaps

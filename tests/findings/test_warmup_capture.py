@@ -22,8 +22,17 @@ def test_recapture_findings_of_a_mostly_warm_up_trace_claim_no_speedup():
         assert finding["fix_summary"].startswith("Recapture after warm-up")
         assert finding["estimated_speedup"] == 1.0 and finding["recoverable_ms"] == 0.0
         assert finding["speedup_basis"].startswith("none: the fix is to recapture after warm-up")
-    # The as-captured verdict still names what the captured time shows.
-    assert "As captured: host-bound: the GPU idles 76%" in result["summary"]["verdict"]
+    # The as-captured verdict names the setup, not a host-bound program: most of the host's time is setup.
+    assert "As captured: first-use setup" in result["summary"]["verdict"]
+    assert result["summary"]["bottleneck"] == "unknown" and "host-bound" not in result["summary"]["verdict"]
+
+
+def test_the_as_captured_label_of_a_step_made_of_one_module_load_is_setup():
+    """mi250_minitoy_train: 6.54 of the 6.64 ms of launch time in its only complete step is one first
+    hipLaunchKernel (code-object load): "launch-bound" would name setup as the program's cause."""
+    summary = report("mi250_minitoy_train")["summary"]
+    assert "As captured: first-use setup" in summary["verdict"] and "launch-bound" not in summary["verdict"]
+    assert summary["bottleneck"] == "unknown" and summary["bottleneck_reason"] == "first-use setup in the capture"
 
 
 def test_no_batch_size_advice_on_a_one_step_warm_up_capture():

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tb_gpu_advisor.testing.rank_sets import write_rank_set
+from tb_gpu_advisor.testing.rank_sets import write_rank_set, write_straggler_set
 from tb_gpu_advisor.testing.xplane_hosts import write_host_session
 from tests.data import REAL
 from tests.plugin.tb_process import TensorBoardProcess, tensorboard_command
@@ -27,6 +27,7 @@ def board(tmp_path_factory):
         (logdir / "two_workers").mkdir(exist_ok=True)
         shutil.copy(real_kineto("mi250_minitoy_train"), logdir / "two_workers" / f"{worker}.1.pt.trace.json.gz")
     write_host_session(str(logdir), extra_us={2: 4000.0}, clock_us=lambda k: 500.0 * k, run="jax_hosts")
+    write_straggler_set(REAL / "ddp_cpu" / "slow_compute", logdir / "ranks128", 128, (37, 90, 101))
     (logdir / "one_host").mkdir()
     shutil.copy(real_kineto("a100_alexnet_sync"), logdir / "one_host" / "worker0.1.pt.trace.json.gz")
     with TensorBoardProcess(tensorboard_command(logdir)) as process:
@@ -93,7 +94,7 @@ def test_the_ranks_card(browser, board, width, scheme):  # noqa: F811
         assert tab.show("jax_hosts/2026_01_01_00_00_00", "worker1") == "ready"
         tab.frame.wait_for_selector(READY)
         assert tab.text("[data-testid=rank-slowest]").startswith("Slowest rank: worker2, last to arrive in 6 of 6")
-        assert tab.text("[data-testid=rank-link]").startswith("Link: the network between the hosts")
+        assert tab.text("[data-testid=rank-link]").startswith("Link: not in the traces: the hosts name no rank")
         _audit(tab, "ranks of XPlane hosts")
         # several hosts, no rank of one job: the card says why it has nothing to join
         assert tab.show("two_workers", "worker0") == "ready"
@@ -104,5 +105,29 @@ def test_the_ranks_card(browser, board, width, scheme):  # noqa: F811
         assert tab.show("one_host") == "ready"
         assert tab.frame.query_selector("#ranks") is None
         assert tab.errors == [] and tab.dialogs == [] and tab.failed == []
+    finally:
+        tab.close()
+
+
+def test_128_ranks(browser, board):  # noqa: F811
+    """A 128-rank run (three slow copies among them): every rank in the heat maps, the slowest outlined and
+    listed in the table though it is not among the first 32, the page no wider than the screen."""
+    tab = Tab(browser, board.url, color_scheme="dark", width=1280)
+    tab.scheme = "dark"
+    try:
+        assert tab.show("ranks128", "rank0") == "ready"
+        tab.frame.wait_for_selector(READY, timeout=300_000)
+        assert _cells(tab, "rank-step-time") == 128 * 10 and _cells(tab, "rank-step-cause") == 128 * 10
+        assert tab.frame.eval_on_selector_all("svg .rank-slowest-row", "rs => rs.length") == 2
+        assert tab.text("[data-testid=rank-slowest]").startswith("Slowest rank: 37 (rank37)")
+        assert tab.text("[data-testid=rank-as-late]").startswith("Ranks 90, 101 arrive as late")
+        listed = tab.frame.eval_on_selector_all(
+            "[data-testid=rank-table] tbody tr td:first-child", "ts => ts.map(t => t.textContent)"
+        )
+        assert listed == [str(r) for r in range(32)] + ["37", "90", "101"]
+        assert "if ranks 37, 90, 101 matched the median rank" in tab.text("[data-what-if=rank_at_median]")
+        _audit(tab, "128 ranks")
+        _shot(tab, "ranks128")
+        assert tab.errors == [] and tab.failed == []
     finally:
         tab.close()

@@ -13,7 +13,10 @@ from tb_gpu_advisor.analysis.rounding import ms
 
 # What a rank's step time went to, beside compute: the cause shown per rank and step.
 STEP_CAUSES = ("compute", "input", "host", "peer_wait", "transfer", "other")
-NETWORK_WORDS = "the network between the hosts, which the traces do not show: no peak to compare with"
+NETWORK_WORDS = (
+    "not in the traces: the hosts name no rank, and what joins them (a network, or a link within one machine) "
+    "is not recorded: no peak to compare with"
+)
 # A component under this share of the step does not name why the rank idled.
 IDLE_CAUSE_SHARE = 0.10
 
@@ -92,7 +95,7 @@ def analyze_ranks(profiles):
         for i in range(len(alignment.steps))
     )
     group = _group_size(alignment, profiles)
-    # Hosts that name no rank are the ranks of an XPlane session, one host each: the network joins them.
+    # Hosts that name no rank (an XPlane session, a trace per host): nothing says what links them.
     hosts_as_ranks = all(p.rank is None for p in profiles) and len({p.host for p in profiles}) > 1
     link_gbps = profiles[0].link_gbps if all(p.link_gbps for p in profiles) and not hosts_as_ranks else None
     paths = critical_paths(alignment, splits)

@@ -10,6 +10,7 @@ from tb_gpu_advisor.analysis.batch_prep import file_work_ps, prep_calls
 from tb_gpu_advisor.analysis.tf_data import (
     FILE_READ_STAGES,
     ITERATOR_PREFIX,
+    MAP_SEQUENTIAL_CONCURRENCY,
     MAP_THREADS,
     PARALLEL_MAP_STAGES,
     stages_of,
@@ -549,11 +550,17 @@ def sequential_map(ctx: Context) -> Finding | None:
         return None
     stage = pipeline.sequential_maps[0]
     concurrency = pipeline.map_concurrency
+    in_flight = ctx.host.map_ops_in_flight
     how = (
         _map_threads_text(concurrency)
         if concurrency is not None and not stage.endswith("::Map")
         else "a Map stage runs its function one element at a time"
     )
+    if in_flight is not None and concurrency is not None and concurrency >= MAP_SEQUENTIAL_CONCURRENCY:
+        how = (
+            f"its map function's ops run {in_flight:.2f} at a time while any runs, one element at a time; the "
+            f"worker threads look busy {concurrency:.2f} at a time because the executor's callbacks outlast the ops"
+        )
     cores = ctx.analysis.configuration.cores_seen
     waiting = sorted({name.rpartition(":")[2] for name, _, _ in ctx.host_ops(_may_wait)})
     estimate = whatif_input.parallel_map(

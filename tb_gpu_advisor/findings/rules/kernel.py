@@ -15,6 +15,7 @@ from tb_gpu_advisor.findings.thresholds import (
     GEMM_REACHABLE_ROOF_PCT,
     GEMM_SMALL_DIM,
     KERNEL_HIGH_PCT,
+    KERNEL_LATENCY_FLOOR_US,
     MODELED_LOW_PCT,
     MODELED_MEDIUM_PCT,
 )
@@ -104,7 +105,7 @@ ENTRIES = register(
 )
 
 # The rule's reason codes by cause (`dims_not_multiple_of_8` is read up to "_of_"); f32/f64 inputs are "fp32".
-_CAUSE_OF = {"dims_not_multiple": "align", "small_dims": "small"}
+_CAUSE_OF = {"dims_not_multiple": "align", "small_dims": "small", "small_work_per_call": "small"}
 _BYTES_PER_ELEMENT = {"f32": 4, "bf16": 2, "f16": 2, "f64": 8}
 
 
@@ -152,7 +153,14 @@ def gemm_below_roof(ctx: Context) -> Finding | None:
         reasons = _reasons(row)
         if not reasons:  # well-shaped 16-bit GEMM: reshaping advice would not apply
             continue
-        saving = 1.0 - peak / GEMM_REACHABLE_ROOF_PCT
+        call_us = kernel_row.total_ps / kernel_row.occurrences / 1e6 if kernel_row.occurrences else 0.0
+        # At the roof a call still takes the device's per-call latency: short calls save only down to it.
+        reached_us = max(call_us * peak / GEMM_REACHABLE_ROOF_PCT, KERNEL_LATENCY_FLOOR_US)
+        if call_us < 2 * KERNEL_LATENCY_FLOOR_US:
+            reasons = ["small_work_per_call"]  # neither precision nor alignment is what holds a short call back
+        saving = max(0.0, 1.0 - reached_us / call_us) if call_us else 0.0
+        if saving <= 0:
+            continue
         flagged.append(
             {
                 "kernel": row["name"],
@@ -210,9 +218,9 @@ def gemm_below_roof(ctx: Context) -> Finding | None:
         speedup_kind="model",
         speedup_basis=(
             f"model: each GEMM reaching {GEMM_REACHABLE_ROOF_PCT:g}% of its roof (large aligned GEMMs "
-            f"commonly run at 60-80%), its time x its % of the roof / {GEMM_REACHABLE_ROOF_PCT:g}%, the kernel "
-            "time saved all off the step; a 16-bit type raises the roof itself, which the precision "
-            "findings estimate"
+            f"commonly run at 60-80%), its time x its % of the roof / {GEMM_REACHABLE_ROOF_PCT:g}%, but no call "
+            f"under the device's {KERNEL_LATENCY_FLOOR_US:g} µs per-call latency; the kernel time saved all off "
+            "the step; a 16-bit type raises the roof itself, which the precision findings estimate"
         ),
         fix_note="Why here: "
         + "; ".join(sorted({reason.replace("_", " ") for item in flagged for reason in item["reasons"]}))

@@ -15,6 +15,7 @@ from tb_gpu_advisor.findings.modeled import busiest_gpu, gpu_peaks, modeled_find
 from tb_gpu_advisor.findings.thresholds import (
     FP32_MATMUL_MIN_SHARE_PCT,
     GEMM_REACHABLE_ROOF_PCT,
+    KERNEL_LATENCY_FLOOR_US,
     LOW_PRECISION_MAX_SHARE_PCT,
     MIXED_PRECISION_GAIN,
     TENSOR_CORE_MIN_CC,
@@ -26,6 +27,7 @@ from tb_gpu_advisor.whatif.precision import tf32 as whatif_tf32
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.kernels import KernelRow
     from tb_gpu_advisor.findings.context import Context
     from tb_gpu_advisor.findings.finding import Finding
 
@@ -228,7 +230,9 @@ def _tf32_step_note(ctx, ordinal, fp32_ms, is_target, estimate):
     if peaks is None or not peaks.tf32_factor:
         return ""
     rows = [
-        MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes) for row in ctx.analysis.kernels if is_target(row.name)
+        MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes, _latency_ms(row))
+        for row in ctx.analysis.kernels
+        if is_target(row.name)
     ]
     step = whatif_tf32(
         ctx.window_ms,
@@ -272,7 +276,7 @@ def _what_if(ctx, ordinal, fp32_ms, is_target):
         ),
     )
     rows = [
-        MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes)
+        MatmulKernel(row.total_ps / 1e9, row.flops, row.bytes, _latency_ms(row))
         for row in ctx.analysis.kernels
         if is_target(row.name) or row.name in tf32
     ]
@@ -290,6 +294,11 @@ def _what_if(ctx, ordinal, fp32_ms, is_target):
         GEMM_REACHABLE_ROOF_PCT / 100.0,
         vector_ms,
     )
+
+
+def _latency_ms(row: KernelRow) -> float:
+    """The least a kernel row's calls take on the device however fast their math: calls x the per-call latency."""
+    return row.occurrences * KERNEL_LATENCY_FLOOR_US / 1000.0
 
 
 def _f32_names(rows, predicate):

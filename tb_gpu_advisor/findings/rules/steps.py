@@ -20,6 +20,7 @@ from tb_gpu_advisor.findings.thresholds import (
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import event_tag
 from tb_gpu_advisor.report.units import durations_ms
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, in_sentence
 
 from typing import TYPE_CHECKING
 
@@ -91,13 +92,40 @@ Avoid histogram and image summaries inside the step; do not flush the writer eve
         "steps.uneven_step_time": Entry(
             category="other",
             title="Step time varies a lot from step to step",
-            fix_summary="Find what the slowest step (named above) does differently and remove or spread it.",
+            fix_summary="Remove what the slow steps wait on (named above): for input waits a deeper or parallel "
+            "pipeline; for idle time, open the slowest step in the Trace Viewer.",
             fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open them in the
 Trace Viewer. Usual causes: periodic work inside some steps (evaluation, checkpoints, summaries, logging),
 input that is slow for some batches (uneven file sizes, cache misses), Python garbage collection, memory
 allocation growth, or recompilation for new shapes (pad batches to fixed shapes, drop_remainder=True).""",
             docs=(L.TF_PROFILER, L.TF_GPU_PERFORMANCE),
+            variants=(
+                (
+                    "any:work",
+                    Idiom(
+                        fix_summary="Nothing to recover from the spread itself: the slow steps do more work. Check "
+                        "that their inputs (sizes, shapes) differ; time on an idle machine.",
+                        fix="""The slow steps' extra time is the step's own work (device compute, copies, collectives, waiting on the device,
+or the host's compute where there is no GPU), not idle or input time: the work per step varies (batches of
+different sizes or shapes, data-dependent work such as embedding lookups or variable sequence lengths), or the
+machine was shared while they ran. Bucket or pad inputs to a few fixed shapes where the variation is not wanted,
+and profile on an otherwise idle machine before reading the spread as a problem.""",
+                        docs=(L.TF_PROFILER,),
+                    ),
+                ),
+                (
+                    "any:one_outlier",
+                    Idiom(
+                        fix_summary="One step makes the spread: recapture more steps to see whether it recurs.",
+                        fix="""Without its slowest step the steps vary little: a one-off in this capture (a collection, a page-in, another
+process on the machine). What it cost in this step is in the evidence; how often it recurs is not in the trace.
+Capture more steps: a stall that recurs every N steps (evaluation, checkpoints, logging) shows as several
+slow steps, and the checkpoint and summary rules name the common ones.""",
+                        docs=(L.TF_PROFILER,),
+                    ),
+                ),
+            ),
         ),
         "steps.warmup_in_profile": Entry(
             category="other",
@@ -226,33 +254,70 @@ def warmup_in_profile(ctx: Context) -> Finding | None:
 
 
 def uneven_step_time(ctx: Context) -> Finding | None:
-    """Step times vary (coefficient of variation >= STEP_CV_MIN) over the steady steps (warm-up left out)."""
+    """Step times vary (coefficient of variation >= STEP_CV_MIN) over the steady steps (warm-up left out). Sized
+    from the slow steps' excess that is recoverable (analysis.step_variance: idle, input or a late host), never
+    from the spread alone: excess that is work has no estimate, and one outlier step is low with none."""
+    variance = ctx.analysis.variance
     steps = list(ctx.step_set.timed_steps)
-    if len(steps) < STEP_MIN_COUNT:
+    if variance is None or len(steps) < STEP_MIN_COUNT:
         return None
-    times = np.array([s.duration_ps for s in steps], dtype=np.float64) / 1e9
-    mean, median, stdev = float(times.mean()), float(np.median(times)), float(times.std(ddof=1))
-    cv = round(stdev / mean, 3) if mean > 0 else 0.0
+    cv = round(variance.cv, 3)
     if cv < STEP_CV_MIN:
         return None
-    excess = float(np.clip(times - median, 0, None).sum())
-    window = float(times.sum())
-    share = round(100.0 * excess / window, 2)
-    severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
+    window = float(sum(variance.times_ms))
     slowest = sorted(steps, key=lambda s: (-s.duration_ps, s.start_ps))[:3]
-    spread, middle, longest = durations_ms(stdev, median, ms(slowest[0].duration_ps))
+    spread, middle, longest = durations_ms(variance.stdev_ms, variance.median_ms, ms(slowest[0].duration_ps))
+    one_outlier = variance.cv_without_slowest is not None and variance.cv_without_slowest < STEP_CV_MIN
+    grown = {name: value for name, value in variance.excess_by_category_ms.items() if value >= 0.005}
+    kept = set(variance.recoverable_categories)
+    parts = _listed_ms(grown.items())
+    recoverable = 0.0 if one_outlier else variance.recoverable_ms
+    share = round(100.0 * recoverable / window, 2) if window > 0 else 0.0
+    excess = durations_ms(variance.excess_ms)[0]
+    summary = (
+        f"Step time varies by {cv:.0%} (stdev {spread} on a {middle} median); the slowest step "
+        f"({slowest[0].name}) takes {longest}."
+    )
+    if one_outlier:
+        condition, severity = "one_outlier", "low"
+        summary += (
+            f" That one step makes the spread: without it steps vary by {variance.cv_without_slowest:.1%}. The "
+            f"slow steps' {excess} over the median step: {parts}."
+        )
+        basis = "none: one outlier step; how often it recurs is not in the capture"
+    elif share < MODELED_LOW_PCT:
+        condition, severity = "work", "low"
+        summary += (
+            f" The slow steps' {excess} over the median step is work ({parts}), not idle or input time: the work "
+            "per step varies, or the machine was shared."
+        )
+        basis = "none: the slow steps' extra time is work, not time a fix recovers"
+        recoverable = 0.0
+    else:
+        condition = None
+        severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
+        idle = _listed_ms((name, value) for name, value in grown.items() if name in kept)
+        work = _listed_ms((name, value) for name, value in grown.items() if name not in kept)
+        summary += (
+            f" Of the slow steps' {excess} over the median step, {durations_ms(variance.recoverable_ms)[0]} is time "
+            f"a steady step does not spend ({idle})" + (f"; the rest is work ({work})." if work else ".")
+        )
+        basis = "upper bound: the slow steps' idle, input and late-host time above the median step's removed"
     return Finding(
         id="steps.uneven_step_time",
         severity=severity,
-        summary=f"Step time varies by {cv:.0%} (stdev {spread} on a {middle} median); the slowest "
-        f"step ({slowest[0].name}) takes {longest}.",
+        summary=summary,
         evidence=Evidence(
             {
-                "step_time_ms_mean": round(mean, 3),
-                "step_time_ms_median": round(median, 3),
-                "step_time_ms_stdev": round(stdev, 3),
+                "step_time_ms_mean": round(variance.mean_ms, 3),
+                "step_time_ms_median": round(variance.median_ms, 3),
+                "step_time_ms_stdev": round(variance.stdev_ms, 3),
                 "coefficient_of_variation": cv,
-                "excess_over_median_ms": round(excess, 3),
+                "excess_over_median_ms": round(variance.excess_ms, 3),
+                "recoverable_excess_ms": round(variance.recoverable_ms, 3),
+                "work_excess_ms": round(variance.work_ms, 3),
+                "excess_by_category_ms": {name: round(value, 3) for name, value in grown.items()},
+                "one_outlier_step": one_outlier,
                 "steps_measured": len(steps),
             },
             limit("coefficient_of_variation", cv, STEP_CV_MIN),
@@ -261,10 +326,17 @@ def uneven_step_time(ctx: Context) -> Finding | None:
                 "time_ranges_ms": [[ms(s.start_ps), ms(s.end_ps)] for s in slowest],
             },
         ),
-        recoverable_ms=excess,
+        recoverable_ms=recoverable,
         window_ms=window,
-        speedup_basis="upper bound: every step as fast as the median",
+        speedup_basis=basis,
+        condition=condition,
     )
+
+
+def _listed_ms(items: object) -> str:
+    """ "idle +2.81 ms, host compute +2.56 ms" of (category, ms) pairs, largest first, at most three."""
+    shown = sorted(items, key=lambda item: -item[1])[:3]  # type: ignore[call-overload]
+    return ", ".join(f"{in_sentence(BREAKDOWN_LABELS[name])} +{durations_ms(value)[0]}" for name, value in shown)
 
 
 RULES = (checkpoint_stall, summary_stall, uneven_step_time, warmup_in_profile)

@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 
 from tb_gpu_advisor.analysis.input_dtypes import eight_bit_source_events
+from tb_gpu_advisor.analysis.idle_attribution import HOST_CAUSES
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
@@ -553,12 +554,24 @@ def _count_within(ends_ps: np.ndarray, windows: Intervals) -> int:
 
 
 def _gaps_after(gpu, busy, mask, windows):
-    """Intervals from the end of each selected copy to the GPU's next activity (`busy`), clipped to `windows`."""
+    """Intervals from the end of each selected copy that left the GPU idle (it ended the GPU's busy block: no
+    other stream still ran) to the GPU's next activity (`busy`), clipped to `windows`."""
     ends = gpu.activity.end_ps[mask]
-    following = np.searchsorted(busy.start_ps, ends, side="left")
-    has_next = following < len(busy)
+    block = np.minimum(np.searchsorted(busy.end_ps, ends, side="left"), max(len(busy) - 1, 0))
+    last = (busy.end_ps[block] == ends) if len(busy) else np.zeros(len(ends), dtype=bool)
+    following = block + 1
+    has_next = last & (following < len(busy))
     gaps = intervals.union(ends[has_next], busy.start_ps[following[has_next]])
     return intervals.intersect(gaps, windows) if len(windows) else gaps
+
+
+def _host_late(ctx, gpu):
+    """The instants `gpu` idled waiting for the host (analysis.idle_attribution HOST_CAUSES); all of its time when
+    the attribution does not cover it."""
+    idle = ctx.analysis.idle.by_ordinal(gpu.ordinal) if ctx.analysis.idle is not None else None
+    if idle is None:
+        return intervals.union([-(2**62)], [2**62])
+    return intervals.union_all(*(idle.spans[cause] for cause in HOST_CAUSES))
 
 
 def d2h_sync_in_step(ctx: Context) -> Finding | None:
@@ -570,6 +583,9 @@ def d2h_sync_in_step(ctx: Context) -> Finding | None:
         windows = ctx.gpu_windows(gpu)
         gaps = _gaps_after(gpu, ctx.busy_by_gpu[gpu.ordinal], mask, windows)
         gaps = intervals.subtract(intervals.subtract(gaps, ctx.host.input_waits), ctx.explained_host_time)
+        # Only the host's lateness (analysis.idle_attribution): where the next work was queued before the gap,
+        # the GPU waited on the device side, not for the host that read the value.
+        gaps = intervals.intersect(gaps, _host_late(ctx, gpu))
         long = (gaps.end_ps - gaps.start_ps) > SYNC_GAP_MIN_US * 1e6
         gaps = intervals.union(gaps.start_ps[long], gaps.end_ps[long])
         if gaps.total_ps > worst[0]:

@@ -28,6 +28,7 @@ from tb_gpu_advisor.readers.xplane.device import (
 )
 from tb_gpu_advisor.readers.xplane.plane_scan import DOUBLE, INT64, UINT64, TextTable, event_chunks, int64_values
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names
+from tb_gpu_advisor.readers.xplane.unique_ids import unique_ids, unique_rows
 from tb_gpu_advisor.readers.xplane.wire_scan import Unusual
 
 _NO_KIND = -1
@@ -50,7 +51,7 @@ class _Tables:
 
     def kinds(self, metadata_ids):
         """(kind, direction, name id) arrays for the events, interning names in first-event order."""
-        unique, first, inverse = np.unique(metadata_ids, return_index=True, return_inverse=True)
+        unique, first, inverse = unique_ids(metadata_ids)
         for index in np.argsort(first, kind="stable"):
             meta_id = int(unique[index])
             if meta_id not in self.event_kinds:
@@ -69,7 +70,7 @@ def _intern_in_order(keys, positions, cache, value_of, interner):
     """Interns value_of(key) for keys not yet cached, in order of their first position; returns ids per row."""
     if not len(keys):
         return np.zeros(0, dtype=np.int64)
-    unique, first, inverse = np.unique(keys, axis=0 if keys.ndim > 1 else None, return_index=True, return_inverse=True)
+    unique, first, inverse = unique_rows(keys) if keys.ndim > 1 else unique_ids(keys)
     inverse = inverse.reshape(-1)
     order = np.argsort(positions[first], kind="stable")
     for index in order:
@@ -86,7 +87,7 @@ def _configs(tables, text_ids, occupancy_ok, occupancy, positions):
     interned in that order (position 2e for the text, 2e + 1 for the variant).
     """
     texts, parsed = tables.texts.values, tables.parsed
-    unique, first, inverse = np.unique(text_ids, return_index=True, return_inverse=True)
+    unique, first, inverse = unique_ids(text_ids)
     for text_id in unique.tolist():
         if text_id not in parsed:
             parsed[text_id] = parse_kernel_details(texts[text_id] or "")
@@ -96,7 +97,7 @@ def _configs(tables, text_ids, occupancy_ok, occupancy, positions):
         (2 * int(positions[first[i]]), 0, t) for i, t in enumerate(unique.tolist()) if t not in tables.config_of_text
     ]
     keys = np.stack([text_ids[variant], occupancy[variant].view(np.int64)], axis=1)
-    unique_v, first_v, inverse_v = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    unique_v, first_v, inverse_v = unique_rows(keys)
     variants = [(int(t), int(bits)) for t, bits in unique_v]
     pending += [
         (2 * int(positions[variant[first_v[i]]]) + 1, 1, key)
@@ -262,7 +263,7 @@ def _signature_ids(tables, chunk, rows, kind, positions):
         ],
         axis=1,
     )
-    unique, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    unique, first, inverse = unique_rows(keys)
     texts = tables.texts.values
     signatures = []
     for key in unique.tolist():

@@ -9,12 +9,14 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import (
     _KERAS3_MARKER,
     _MARKER_NAMES,
+    TF_DATA_MAP_OP_TAG,
     TF_DATA_PY_FUNCTION_TAG,
     XLA_CPU_EXECUTOR_THREADS,
     XLA_CPU_TAG,
     _is_input_wait,
     event_tags,
     is_py_function_event,
+    is_tf_op_event,
     on_tf_data_thread,
     outermost_markers,
     step_thread_only,
@@ -54,6 +56,7 @@ class _HostCollector:
         wait_ids = {key for key, name in meta_names.items() if _is_input_wait(name)}
         tag_ids = event_tags(meta_names)
         py_function_ids = {key for key, name in meta_names.items() if is_py_function_event(name)}
+        tf_op_ids = {key for key, name in meta_names.items() if is_tf_op_event(name)}
         role_ids = {key: role for key, name in meta_names.items() if (role := call_role(name))}
         totals, executor_totals = {}, {}
         for line in plane.lines:
@@ -68,6 +71,7 @@ class _HostCollector:
             )
             pipeline_thread = on_tf_data_thread(line.name)
             py_functions = self.tagged.setdefault(TF_DATA_PY_FUNCTION_TAG, ([], [])) if pipeline_thread else None
+            map_ops = self.tagged.setdefault(TF_DATA_MAP_OP_TAG, ([], [])) if pipeline_thread else None
             top_start = top_end = None
             line_busy = 0
             first_block, line_waits, wakes, feeds = len(self.busy_start), {}, ([], []), False
@@ -105,6 +109,9 @@ class _HostCollector:
                     entry = executor_totals.setdefault(meta_id, [0, 0])
                     entry[0] += 1
                     entry[1] += duration
+                if map_ops is not None and duration > 0 and meta_id in tf_op_ids:
+                    map_ops[0].append(start)
+                    map_ops[1].append(end)
                 if py_functions is not None and duration > 0 and meta_id in py_function_ids:
                     py_functions[0].append(start)
                     py_functions[1].append(end)
@@ -282,9 +289,12 @@ class _HostCollector:
             executor_op_totals={name: tuple(v) for name, v in self.executor_op_totals.items()},
             thread_count=self.threads,
             tagged={
-                tag: intervals.union(starts, ends) for tag, (starts, ends) in sorted(self.tagged.items()) if starts
+                tag: intervals.union(starts, ends)
+                for tag, (starts, ends) in sorted(self.tagged.items())
+                if starts and tag != TF_DATA_MAP_OP_TAG  # kept as map_ops_in_flight only
             },
             py_function_calls=_calls(self.tagged.get(TF_DATA_PY_FUNCTION_TAG)),
+            map_ops_in_flight=_in_flight(self.tagged.get(TF_DATA_MAP_OP_TAG)),
             thread_busy={kind: tuple(v) for kind, v in self.thread_busy.items()},
             thread_waits=tuple(self.thread_waits),
             batch_stages={name: tuple(sorted(sizes.items())) for name, sizes in sorted(self.batch_stages.items())},
@@ -311,3 +321,12 @@ def _calls(spans):
     starts, ends = np.asarray(spans[0], dtype=np.int64), np.asarray(spans[1], dtype=np.int64)
     order = np.argsort(starts, kind="stable")
     return starts[order], ends[order]
+
+
+def _in_flight(spans):
+    """Summed duration over covered time of tagged events (how many run at once while any runs); None without."""
+    if not spans or not spans[0]:
+        return None
+    starts, ends = np.asarray(spans[0], dtype=np.int64), np.asarray(spans[1], dtype=np.int64)
+    covered = intervals.union(starts, ends).total_ps
+    return round(float((ends - starts).sum()) / covered, 3) if covered > 0 else None

@@ -11,10 +11,12 @@ from tb_gpu_advisor.model.host import (
     _MARKER_NAMES,
     XLA_CPU_EXECUTOR_THREADS,
     XLA_CPU_TAG,
+    TF_DATA_MAP_OP_TAG,
     TF_DATA_PY_FUNCTION_TAG,
     _is_input_wait,
     event_tags,
     is_py_function_event,
+    is_tf_op_event,
     on_tf_data_thread,
     step_thread_only,
     thread_kind,
@@ -23,6 +25,7 @@ from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.readers.xplane.host import _HOST_STATS, _HostCollector
 from tb_gpu_advisor.readers.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, stat_names
+from tb_gpu_advisor.readers.xplane.unique_ids import unique_ids
 from tb_gpu_advisor.readers.xplane.wire_scan import Unusual
 
 _SAFE_PS = 2**61  # |base|, |offset| and |duration| below this: start and end fit in int64
@@ -133,6 +136,7 @@ def host_plane_columns(scan, origin_ns):
     py_function_ids = np.array(
         sorted(k for k, name in meta_names.items() if is_py_function_event(name)), dtype=np.int64
     )
+    tf_op_ids = np.array(sorted(k for k, name in meta_names.items() if is_tf_op_event(name)), dtype=np.int64)
     role_of = {key: role for key, name in meta_names.items() if (role := call_role(name))}
     role_ids = np.array(sorted(role_of), dtype=np.int64)
     dispatch_ids = np.array(sorted(k for k, tag in tag_of.items() if tag == "dispatch"), dtype=np.int64)
@@ -174,6 +178,11 @@ def host_plane_columns(scan, origin_ns):
             spans = tagged.setdefault(XLA_CPU_TAG, ([], []))
             spans[0].extend(start[executing].tolist())
             spans[1].extend(end[executing].tolist())
+        ops_in_tf_data = tf_data[chunk.line[rows]] & np.isin(meta_id, tf_op_ids) & (duration > 0)
+        if ops_in_tf_data.any():
+            spans = tagged.setdefault(TF_DATA_MAP_OP_TAG, ([], []))
+            spans[0].extend(start[ops_in_tf_data].tolist())
+            spans[1].extend(end[ops_in_tf_data].tolist())
         py_in_tf_data = tf_data[chunk.line[rows]] & np.isin(meta_id, py_function_ids) & (duration > 0)
         if py_in_tf_data.any():
             spans = tagged.setdefault(TF_DATA_PY_FUNCTION_TAG, ([], []))
@@ -273,7 +282,7 @@ def _add_totals(totals, meta_id, duration):
         return
     if int(np.abs(duration).max()) * len(duration) >= 2**63:
         raise Unusual("duration totals beyond int64")
-    unique, first, inverse = np.unique(meta_id, return_index=True, return_inverse=True)
+    unique, first, inverse = unique_ids(meta_id)
     sums = np.zeros(len(unique), dtype=np.int64)
     np.add.at(sums, inverse, duration)
     counts = np.bincount(inverse, minlength=len(unique))

@@ -12,6 +12,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.readers.xplane import schema
+from tb_gpu_advisor.readers.xplane.unique_ids import unique_ids
 from tb_gpu_advisor.readers.xplane.wire_scan import (
     WIRE_FIXED64,
     WIRE_LEN,
@@ -233,7 +234,7 @@ class TextTable:
         out[kind == NO_VALUE] = 0
         refs = np.flatnonzero(kind == REF)
         if len(refs):
-            unique, inverse = np.unique(column.raw[refs], return_inverse=True)
+            unique, _, inverse = unique_ids(column.raw[refs])
             out[refs] = np.array([self._id(self.names.get(int(r), "")) for r in unique], np.int64)[inverse]
         for row in np.flatnonzero(kind == STR):
             start = int(column.raw[row])

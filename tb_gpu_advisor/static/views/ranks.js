@@ -16,7 +16,7 @@ const WORDS = VOCABULARY.ranks;
 const TIMES = VOCABULARY.times;
 const MAX_STEPS = 60;  // columns of a heat map; more steps are evenly sampled
 const MAX_PATHS = 8;  // steps whose critical path is listed (as the CLI)
-const MAX_RANK_ROWS = 32;  // ranks in the per-rank table (as the CLI); the heat maps show every rank
+const MAX_RANK_ROWS = 32;  // the first ranks in the per-rank table (as the CLI, with the slowest wherever it is)
 const W = 560;
 const MARGIN = {right: 8, top: 8, bottom: 34};
 const Y_TITLE_PX = 16;
@@ -68,9 +68,13 @@ function heatMap(view, {ariaLabel, fill}) {
     y: MARGIN.top + r * rowH + rowH / 2 + 4, 'text-anchor': 'end'}, text)));
   const xLabels = steps.map(({item: step}, c) => (c % stepEvery === 0 ? s('text', {class: 'x-label',
     x: left + c * colW + colW / 2, y: MARGIN.top + plotH + 14, 'text-anchor': 'middle'}, String(step.step)) : null));
+  const slowest = ranks.findIndex((rank) => view.slowest && (rank.rank ?? rank.host) === view.slowest.rank);
+  const outline = slowest < 0 ? null : s('rect', {class: 'rank-slowest-row', x: left - 0.5, width: plotW + 1,
+    y: MARGIN.top + slowest * rowH - 0.5, height: rowH + 1, fill: 'none', stroke: 'currentColor',
+    'stroke-width': 1.5, 'pointer-events': 'none'}, tooltip(`The slowest rank: ${rankName(ranks[slowest])}`));
   const middle = MARGIN.top + plotH / 2;
   return s('svg', {class: 'chart rank-heat', viewBox: `0 0 ${W} ${height}`, role: 'img', 'aria-label': ariaLabel},
-    cells, yLabels, xLabels,
+    cells, outline, yLabels, xLabels,
     s('text', {class: 'axis-title x-title', x: left + plotW / 2, y: height - 4, 'text-anchor': 'middle'}, 'step'),
     s('text', {class: 'axis-title y-title', x: 12, y: middle, 'text-anchor': 'middle',
       transform: `rotate(-90 12 ${middle})`}, 'rank'));
@@ -85,15 +89,16 @@ function heatMaps(view) {
   const causes = view.cause_order.filter((cause) => view.steps.some((step) => step.cells.some((c) => c.cause === cause)));
   const sampledNote = view.steps.length > MAX_STEPS ? ` (${sampled(view.steps, MAX_STEPS).length} of ` +
     `${view.steps.length} steps, evenly sampled)` : '';
+  const outlined = view.slowest ? ` Outlined: the slowest rank, ${view.slowest.rank}.` : '';
   return h('div', {class: 'grid'},
     h('figure', {class: 'rank-figure', style: {margin: '0'}, 'data-testid': 'rank-step-time'},
       h('figcaption', {class: 'hint'}, `Step time of each rank${sampledNote}: the stronger the colour, the slower; ` +
-        `${formatMs(lo)} to ${formatMs(hi)}.`),
+        `${formatMs(lo)} to ${formatMs(hi)}.${outlined}`),
       heatMap(view, {ariaLabel: 'Step time per rank and step', fill: (cell) => ({cls: 'cat-wait',
         opacity: shade(cell.step_ms).toFixed(3)})})),
     h('figure', {class: 'rank-figure', style: {margin: '0'}, 'data-testid': 'rank-step-cause'},
       h('figcaption', {class: 'hint'}, `Where each rank's step went besides compute${sampledNote}: the part ` +
-        'that took the most of it (compute when none took a tenth).'),
+        `that took the most of it (compute when none took a tenth).${outlined}`),
       heatMap(view, {ariaLabel: 'Idle cause per rank and step', fill: (cell) => ({cls: CAUSE_CLASS[cell.cause]})}),
       legend(causes.map((cause) => ({key: CAUSE_CLASS[cause].slice(4), label: WORDS.causes[cause]})))));
 }
@@ -129,12 +134,14 @@ function table(testid, caption, headers, rows, {highlight} = {}) {
 
 /** Each rank's mean time per step by component: the evidence the slowest rank is judged on. */
 function rankTable(view) {
-  const ranks = view.ranks.slice(0, MAX_RANK_ROWS);
+  const named = new Set(view.slowest ? [view.slowest.rank, ...view.slowest.as_late] : []);
+  const ranks = view.ranks.filter((r, i) => i < MAX_RANK_ROWS || named.has(r.rank ?? r.host));
   const keys = ['step_ms', 'compute_ms', 'input_ms', 'host_ms', 'peer_wait_ms', 'transfer_ms'];
   const ms = tableMs(ranks.flatMap((r) => [...keys.map((key) => r.mean[key]), r.held_others_ms_per_step,
     Math.abs(r.clock_offset_ms)]));
   const slow = view.slowest ? ranks.findIndex((r) => (r.rank ?? r.host) === view.slowest.rank) : -1;
-  const more = view.ranks.length > ranks.length ? ` (the first ${ranks.length} of ${view.ranks.length})` : '';
+  const more = view.ranks.length > ranks.length ? ` (${ranks.length} of the ${view.ranks.length}: the first ` +
+    `${MAX_RANK_ROWS}, and the slowest and those as late as it)` : '';
   return table('rank-table', `Each rank per step, mean over the steps${more}`,
     WORDS.headers, ranks.map((r) => [String(r.rank ?? r.host), ...keys.map((key) => ms(r.mean[key])),
       ms(r.held_others_ms_per_step), signed(r.clock_offset_ms, ms)]), {highlight: slow});

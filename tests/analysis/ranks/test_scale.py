@@ -88,3 +88,14 @@ def test_dask_gives_the_same_report(rank_dir, on_pool):
         with Client(cluster) as client:
             report = tb_gpu_advisor.analyze(str(rank_dir), executor=client.get_executor(pure=False))
     assert json.dumps(report, sort_keys=True) == json.dumps(on_pool[0], sort_keys=True)
+
+
+def test_the_text_lists_the_first_ranks_and_the_slow_ones(on_pool):
+    from tb_gpu_advisor.report.ranks_sections import MAX_RANK_ROWS, ranks_sections
+
+    summary, heat = ranks_sections(on_pool[0])[:2]
+    listed = [row[0] for row in summary.table.rows]
+    assert listed == [str(r) for r in range(MAX_RANK_ROWS)] + [str(r) for r in SLOW]
+    assert [row[0] for row in heat.table.rows] == listed
+    assert "Ranks 90, 101 arrive as late in most steps" in "\n".join(summary.lines)
+    assert f"The tables list {len(listed)} of the {RANKS} ranks" in "\n".join(summary.lines)
