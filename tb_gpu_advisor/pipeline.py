@@ -13,6 +13,7 @@ from tb_gpu_advisor.constants import SCHEMA_VERSION
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.fanout import map_hosts
 from tb_gpu_advisor.findings.engine import diagnose
+from tb_gpu_advisor.readers.kineto.build import FORMAT as KINETO
 from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.remote import is_remote_url
 from tb_gpu_advisor.remote.fetch import fetch_remote_file
@@ -78,22 +79,29 @@ def timeline_for_file(path, max_bytes=None, bins=DEFAULT_BINS):
 def keep_rank_profile(kept, hosts_as_ranks=False):
     """An `on_analysis` callback that appends the RankProfile of a host that is a rank of a distributed job to
     `kept` (the list it fills): a trace that names its rank (Kineto's distributedInfo), or, with
-    `hosts_as_ranks` (a run of several hosts), a host whose trace names none but ran collectives (an XPlane of
-    one host of a TensorFlow or JAX job: its hosts are its ranks)."""
+    `hosts_as_ranks` (a run of several hosts), an XPlane host that ran collectives (one host of a TensorFlow or
+    JAX job: its hosts are its ranks). A PyTorch trace without its rank is left out: nothing says which job it
+    belongs to."""
 
     def keep(model, analysis):
         rank = model.environment.get("rank")
-        if isinstance(rank, int) or (hosts_as_ranks and rank is None and analysis.collectives):
+        if isinstance(rank, int) or (
+            hosts_as_ranks and rank is None and model.format != KINETO and analysis.collectives
+        ):
             kept.append(rank_profile(model, analysis))
 
     return keep
 
 
 def ranks_report(profiles):
-    """The run report's `ranks` object of RankProfiles (any order), or None for fewer than two ranks."""
+    """The run report's `ranks` object of RankProfiles (any order), or None for fewer than two ranks, or for
+    hosts that name no rank and share no step (not one job's ranks after all)."""
     if len(profiles) < 2:
         return None
-    return finite(ranks_view(analyze_ranks(profiles)))
+    view = finite(ranks_view(analyze_ranks(profiles)))
+    if all(p.rank is None for p in profiles) and not view["step_count"]:
+        return None
+    return view
 
 
 def analyze_host_outcome(host, path, max_bytes=None, hosts_as_ranks=False):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tb_gpu_advisor.analysis.confidence import MIN_STEPS, dropped_events
+from tb_gpu_advisor.analysis.capture_facts import dropped_events
+from tb_gpu_advisor.analysis.confidence import MIN_STEPS
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.vocabulary import listed
 

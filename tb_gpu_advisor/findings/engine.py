@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.analysis.capture_overhead import host_inflation
-from tb_gpu_advisor.analysis.confidence import warmup_spans
+from tb_gpu_advisor.analysis.capture_facts import warmup_spans
 from tb_gpu_advisor.findings.causes import causes_first
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES, capped
@@ -243,7 +243,7 @@ _SETUP_CAUSES = {"launch": "launch", "host": "host"}
 
 def _setup_share(ctx: Context, verdict) -> float | None:
     """The share of the verdict's idle cause (launch calls, host work) that is first-use setup
-    (analysis.confidence.warmup_spans); None when the capture has no warm-up or the verdict is no such cause."""
+    (analysis.capture_facts.warmup_spans); None when the capture has no warm-up or the verdict is no such cause."""
     cause = _SETUP_CAUSES.get(verdict.bottleneck)
     if not ctx.confidence.warmup or cause is None:
         return None

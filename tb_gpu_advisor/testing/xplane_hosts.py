@@ -19,14 +19,17 @@ def write_host_session(
     clock_us=None,
     run="train",
     timestamp="2026_01_01_00_00_00",
+    first_step=0,
+    names=None,
 ):
     """Writes `<logdir>/<run>/plugins/profile/<timestamp>/worker<k>.xplane.pb` for k < `hosts`; returns the paths.
 
     Each step, host k launches GEMMs for `compute_us` plus `extra_us[k]` of EXTRA kernels (its extra work), then
     the all-reduce: it starts when the host arrives and ends `transfer_us` after the last host arrived, then a
-    200 us tail. `clock_us(k)` is added to every time of host k (its clock offset)."""
+    200 us tail. `clock_us(k)` is added to every time of host k (its clock offset). Steps are numbered from
+    `first_step`; `names` are the hosts' names (worker<k> by default)."""
     extra_us = extra_us or {}
-    builders = [TraceBuilder(hostname=f"worker{k}") for k in range(hosts)]
+    builders = [TraceBuilder(hostname=names[k] if names else f"worker{k}") for k in range(hosts)]
     threads = [b.thread("python") for b in builders]
     gpus = [b.gpu(0) for b in builders]
     start = 1000.0
@@ -37,7 +40,7 @@ def write_host_session(
         for k in range(hosts):
             shift = clock_us(k) if clock_us else 0.0
             python, gpu = threads[k], gpus[k]
-            python.step(step, start + shift, end - start - 10)
+            python.step(first_step + step, start + shift, end - start - 10)
             at = start + 50
             for _ in range(4):
                 gpu.kernel(GEMM, at + shift, compute_us / 4, launch=(python, at + shift - 20, 5))

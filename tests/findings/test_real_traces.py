@@ -252,3 +252,12 @@ def test_gil_bound_python_map_is_not_told_to_grow_its_pool():
     assert "input.map_pool_saturated" not in found
     assert result["findings"][0]["id"] == "host.python_function"
     assert result["findings"][0]["speedup_basis"].startswith("upper bound")
+
+
+def test_per_device_feed_is_not_told_to_add_map_and_prefetch_it_may_have():
+    """v100x8: the trace shows only tf.distribute's per-device feed (`Iterator::Prefetch::Generator` pulling from the
+    source dataset): the source's stages are unknown, so the fix says to profile it, not to add a parallel map and a
+    prefetch that the visible pipeline does not lack."""
+    found = findings_by_id(report("gpu_multi_worker_v100x8.xplane.pb"))["input.gpu_waits_for_input"]
+    assert found["fix_summary"].startswith("Profile the source dataset alone")
+    assert "prefetch(AUTOTUNE)" not in found["fix_summary"]

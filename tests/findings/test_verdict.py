@@ -116,7 +116,7 @@ def test_a_low_confidence_trace_says_it_is_not_enough_and_has_no_high_finding():
 
 
 def test_a_healthy_verdict_does_not_deny_the_gain_its_findings_claim():
-    """v100_2rank_test: no finding is sure enough to be the bottleneck, but findings #1 and #3 together claim up
+    """v100_2rank_test: no finding is sure enough to be the bottleneck, but findings #1 and #2 together claim up
     to 1.67x (1.49x before mixed precision also halved the 32-bit element-wise kernels' time; 1.68x before the
     profiler's recorded-op cost and the kernels' per-call latency were taken off); the verdict once
     said "no single cause costs 10% or more" right before that claim."""
@@ -132,7 +132,7 @@ def test_a_healthy_verdict_does_not_deny_the_gain_its_findings_claim():
         "No bottleneck: the GPU is busy 96% of each step and no cause is measured "
         "to cost 10% or more; the findings below estimate what their fixes could "
         "still gain, none of them a bottleneck. If their estimates hold, fixing "
-        "findings #1, #3 together: up to 1.67× faster (bound #1; model #3)."
+        "findings #1, #2 together: up to 1.67× faster (bound #1; model #2)."
     )
 
 

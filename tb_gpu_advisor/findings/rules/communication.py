@@ -166,6 +166,22 @@ The evidence gives the dtype the NCCL kernels reduce in.""",
             ),
             variants=(
                 (
+                    "any:overlapped_already",
+                    Idiom(
+                        fix_summary="Split and overlapped already: a faster interconnect, or more accumulation per "
+                        "all-reduce.",
+                        fix="""\
+The gradient all-reduce is already split into several collectives per step and part of it already runs
+beside the backward pass (see the summary): packing and overlap are applied, and what is left does not fit
+behind the compute over this interconnect. What still shortens it:
+
+    - a faster link between the GPUs (NVLink/NVSwitch instead of PCIe; InfiniBand/RoCE between hosts)
+    - more gradient accumulation per all-reduce (fewer all-reduces per example), or a larger per-GPU batch
+    - 16-bit gradients in the all-reduce if the evidence's allreduce_dtype is float32""",
+                        docs=(L.NCCL_GUIDE,),
+                    ),
+                ),
+                (
                     "pytorch:fp32_allreduce",
                     Idiom(
                         fix_summary="Gradients are all-reduced in float32 while compute is 16-bit: a bf16 DDP comm hook.",
@@ -360,6 +376,18 @@ def allreduce_exposed(ctx: Context) -> Finding | None:
             f"not gradient all-reduce ({allreduce_pct:.0f}%): advice for data-parallel all-reduce does not "
             "apply."
         )
+    allreduce = next((row for row in rows if row.collective == "allreduce"), None)
+    if (
+        condition is None
+        and allreduce is not None
+        and (allreduce.calls_per_step or 0) >= 2
+        and (overlap_pct or 0) >= ALREADY_OVERLAPPED_PCT
+    ):
+        condition = "overlapped_already"
+        note = (
+            f"{allreduce.calls_per_step:g} all-reduces per step (packed or bucketed gradients) and "
+            f"{overlap_pct:.0f}% of NCCL time beside compute: overlap is in use already."
+        )
     finding = Finding(
         id="communication.allreduce_exposed",
         severity=severity,
@@ -401,6 +429,8 @@ def allreduce_exposed(ctx: Context) -> Finding | None:
 
 
 ALLREDUCE_DOMINANT_PCT = 50.0  # below this share of collective time, all-reduce advice does not fit the job
+# From this share of NCCL time beside compute, collectives are being overlapped (a schedule, not chance).
+ALREADY_OVERLAPPED_PCT = 25.0
 _KIND_WORDS = {
     "sendrecv": "point-to-point send/recv",
     "alltoall": "all-to-all",

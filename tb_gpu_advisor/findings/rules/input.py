@@ -93,6 +93,28 @@ Decode once and cache deterministic work; apply random augmentation after the ca
 Measure the loader alone (iterate it without the model) to know its ceiling.""",
                 docs=(L.TORCH_DATA,),
             ),
+            variants=(
+                (
+                    "per_device_feed",
+                    Idiom(
+                        fix_summary="Profile the source dataset alone (its stages are not in this trace); tune what it "
+                        "lacks.",
+                        fix="""\
+The step blocks in tf.distribute's per-device feed, which pulls each batch from the source dataset through
+a function call; the source pipeline's own stages are not in this trace, so what it lacks is unknown here.
+Time the source dataset alone (iterate it without the model) and give it what it is missing:
+
+    ds = ds.map(parse_and_decode, num_parallel_calls=tf.data.AUTOTUNE)   # if it maps sequentially
+    ds = ds.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+    dist_ds = strategy.experimental_distribute_dataset(ds)
+
+A Dataset.from_generator source runs Python under the GIL and cannot go parallel: read records natively
+(TFRecordDataset with interleave) instead. With one captured step, recapture more to see whether the wait
+recurs.""",
+                        docs=(L.TF_DATA_PERFORMANCE, L.TF_DATA_ANALYSIS, L.TF_DISTRIBUTED),
+                    ),
+                ),
+            ),
         ),
         "input.host_batch_prep": Entry(
             category="input",
@@ -452,6 +474,7 @@ def gpu_waits_for_input(ctx):
     metrics, pointers = _wait_metrics(ctx, wait_ms, share), _wait_pointers(ctx)
     files_note = _file_work_in_waits(ctx, wait_ms, metrics, pointers)
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
+    condition = "per_device_feed" if pipeline.per_device_generators and not pipeline.is_tuned else None
     return Finding(
         id="input.gpu_waits_for_input",
         severity=severity,
@@ -461,6 +484,7 @@ def gpu_waits_for_input(ctx):
         window_ms=ctx.window_ms,
         speedup_basis=UPPER_BOUND.format(what="GPU idle time spent waiting for input"),
         fix_note=f"{note} {files_note}".strip(),
+        condition=condition,
     )
 
 

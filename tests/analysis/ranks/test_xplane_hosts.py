@@ -61,3 +61,28 @@ def test_hosts_without_collectives_are_not_joined(tmp_path):
         builder.write_run(str(tmp_path), host=host)
     report = tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
     assert "multi_host" in report and "ranks" not in report
+
+
+def test_hosts_that_share_no_step_are_not_joined(tmp_path):
+    """Hosts with collectives but no step number in common are not one job's ranks: no `ranks` object."""
+    write_host_session(str(tmp_path), hosts=2, names=["a", "b"])
+    write_host_session(str(tmp_path), hosts=2, names=["c", "d"], first_step=100)
+    assert "ranks" not in tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
+
+
+def test_pytorch_traces_without_their_rank_are_not_joined(tmp_path):
+    """PyTorch traces that do not name their rank (distributedInfo) are not taken for ranks, collectives or not:
+    nothing says they are processes of one job."""
+    import gzip
+    import json
+
+    from tests.readers.kineto.real import real_kineto
+
+    with gzip.open(real_kineto("a100_2rank_nccl"), "rt") as handle:
+        trace = json.load(handle)
+    del trace["distributedInfo"]
+    for worker in ("worker0", "worker1"):
+        with gzip.open(tmp_path / f"{worker}.1000.pt.trace.json.gz", "wt") as handle:
+            json.dump(trace, handle)
+    report = tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
+    assert len(report["hosts"]) == 2 and "ranks" not in report
