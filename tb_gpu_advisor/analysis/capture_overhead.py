@@ -82,9 +82,14 @@ class CaptureOverhead:
                     "the pace, so the step time is the device's and changes little without the profiler."
                 )
             else:
+                cost_text = (
+                    f" by up to about {cost:.1f} ms ({PROFILER_HOST_US_PER_OP:g} µs per recorded op)" if cost else ""
+                )
                 text += (
                     f" The GPU is busy {self.gpu_ms:.2f} ms of each {self.step_ms:.2f} ms step: the host sets "
-                    "the pace, so the unprofiled step is shorter and its host-bound share smaller than here."
+                    f"the pace here, so without the profiler the step is likely shorter{cost_text} and its "
+                    "host-bound share smaller, unless something the profiler does not slow (a loader, another "
+                    "process) sets it; the estimates below are set against the step without that cost."
                 )
         return text + (
             " To time the host, capture leaner: torch.profiler.profile(record_shapes=False, "

@@ -66,12 +66,23 @@ def _pair_launches(host, activity):
     return np.where(found, position, -1)
 
 
+def _first_of_each(launch: np.ndarray, start_ps: np.ndarray) -> np.ndarray:
+    """Indices of the earliest-starting event of each launch call among events paired to `launch`."""
+    if not len(launch):
+        return np.zeros(0, np.int64)
+    order = np.lexsort((start_ps, launch))
+    keep = np.ones(len(order), dtype=bool)
+    keep[1:] = launch[order][1:] != launch[order][:-1]
+    return order[keep]
+
+
 def launch_stats(model: TraceModel, step_set: StepSet, queue_full: QueueFull | None = None) -> LaunchStats:
-    """LaunchStats over all GPUs; latency = kernel start on the device - launch call start on the host.
+    """LaunchStats over all GPUs; latency = kernel start on the device - launch call start on the host, once per
+    call (a graph launch's first kernel).
     `queue_full`: analysis.launch_queue.QueueFull, whose calls are waits, not launch time."""
     host = model.host_activity
     blocked = queue_full.blocked if queue_full is not None else np.zeros(len(host.launch_correlation_id), bool)
-    latencies, kernel_count, tiny, call_ps, call_count, starts = [], 0, 0, 0, 0, []
+    latencies, kernel_count, tiny, call_ps, call_count, starts, paired_count = [], 0, 0, 0, 0, [], 0
     for gpu in model.gpus:
         activity = gpu.activity
         kernels = activity.kind == ActivityKind.KERNEL
@@ -80,7 +91,11 @@ def launch_stats(model: TraceModel, step_set: StepSet, queue_full: QueueFull | N
         starts.append(activity.start_ps[kernels])
         launch_index = pair_launches(host, activity)
         paired = kernels & (launch_index >= 0)
-        latencies.append(activity.start_ps[paired] - host.launch_start_ps[launch_index[paired]])
+        paired_count += int(paired.sum())
+        # A graph launch replays many kernels under one call: its latency is its first kernel's start; the
+        # others start when the graph reaches them, which is no launch latency.
+        first = _first_of_each(launch_index[paired], activity.start_ps[paired])
+        latencies.append(activity.start_ps[paired][first] - host.launch_start_ps[launch_index[paired][first]])
         called = np.zeros(len(blocked), dtype=bool)  # a graph launch is one call for all its kernels
         called[launch_index[paired]] = True
         calls = np.flatnonzero(called & ~blocked)
@@ -103,7 +118,7 @@ def launch_stats(model: TraceModel, step_set: StepSet, queue_full: QueueFull | N
         per_step = float(np.mean(counts))
     return LaunchStats(
         kernel_count=kernel_count,
-        paired_count=int(len(latency)),
+        paired_count=paired_count,
         latency_p50_ps=float(np.percentile(latency, 50)) if len(latency) else None,
         latency_p95_ps=float(np.percentile(latency, 95)) if len(latency) else None,
         latency_max_ps=int(latency.max()) if len(latency) else None,

@@ -54,7 +54,8 @@ class DevicePeaks:
 # 1555 GB/s 40 GB, 2039 GB/s 80 GB SXM); NVIDIA V100 datasheet (Tensor 125 SXM2 / 112 PCIe, FP32 15.7 / 14,
 # 900 GB/s; no bf16 or TF32: 16-bit is fp16); AMD Instinct MI300X / MI300A / MI325X data sheets (BF16 1307.4 /
 # 980.6 / 1307.4 dense, FP32 vector 163.4 / 122.6, 5.3 / 5.3 / 6 TB/s); AMD Instinct MI250X / MI250 data sheets
-# (BF16 383 / 362.1, FP32 vector 95.7 / 90.5, 3.2 TB/s). fp32 GEMMs with TF32 off (cuBLAS `_ffma_`/simt kernels,
+# (BF16 383 / 362.1, FP32 vector 95.7 / 90.5, 3.2 TB/s; one GCD, as ROCm shows it, half of each) and MI210 (as an
+# MI250 GCD: BF16 181, FP32 45.3, 1.6 TB/s). fp32 GEMMs with TF32 off (cuBLAS `_ffma_`/simt kernels,
 # JAX precision HIGHEST) run on the fp32 vector units: their roof is the vector figure (analysis.roofline).
 _BY_NAME = (
     (r"\bh200\b", (989.4, 66.9, 4800, 2, 0.5)),
@@ -79,6 +80,8 @@ _BY_NAME = (
     (r"\bmi325x\b", (1307.4, 163.4, 6000, 2, 0.5)),
     (r"\bmi300x\b", (1307.4, 163.4, 5300, 2, 0.5)),
     (r"\bmi300a\b", (980.6, 122.6, 5300, 2, 0.5)),
+    (r"\bmi250x gcd\b", (191.5, 47.9, 1638, 1, None)),
+    (r"\bmi210\b|\bmi250 gcd\b", (181.0, 45.3, 1638, 1, None)),
     (r"\bmi250x\b", (383.0, 95.7, 3277, 1, None)),
     (r"\bmi250\b", (362.1, 90.5, 3277, 1, None)),
 )

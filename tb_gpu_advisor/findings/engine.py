@@ -125,7 +125,8 @@ def combined_estimate(
 def with_combined(verdict, combined, findings):
     """The verdict with a sentence on the joint effect when two or more fixes count (a single one says its own
     speedup)."""
-    if combined is None or len(combined.counted) < 2:
+    # Under "no bottleneck" no measured loss reaches the findings' estimates: no joint figure in the verdict.
+    if combined is None or len(combined.counted) < 2 or verdict.bottleneck == "none":
         return verdict
     number = {f.id: index for index, f in enumerate(findings, 1)}
     counted = ", ".join(f"#{number[i]}" for i in sorted(combined.counted, key=number.get))
@@ -142,13 +143,11 @@ def with_combined(verdict, combined, findings):
         notes.append(CAPPED_BY[combined.capped_by])
     shared = f" ({'; '.join(notes)})" if notes else ""
     which = f"findings {counted} together" if len(combined.counted) > 1 else f"finding {counted}"
-    # Under "no bottleneck" the joint figure is of estimates no measured loss reaches: said as such.
-    lead = "If their estimates hold, fixing" if verdict.bottleneck == "none" else "Fixing"
-    return replace(verdict, sentence=f"{verdict.sentence} {lead} {which}: {phrase} faster{shared}.")
+    return replace(verdict, sentence=f"{verdict.sentence} Fixing {which}: {phrase} faster{shared}.")
 
 
 def _kinds_text(combined, findings, number):
-    """ "bounds #1, #3; model #2" when the combined number mixes bounds and models: it is then a bound, and the
+    """ "bounds #1, #3; model #2" when the combined number mixes bounds and models: it is then a model, and the
     reader sees which parts are which; "" when all are of one kind."""
     kind = {f.id: f.speedup_kind for f in findings}
     parts = {}

@@ -63,7 +63,8 @@ VARIANTS = register_variants(
         "steps.uneven_step_time": Entry(
             category="other",
             title="Step time varies a lot from step to step",
-            fix_summary="Remove what the slow steps wait on (named above); open the slowest step in Perfetto.",
+            fix_summary="Remove what the slow steps wait on (named above): for input waits more DataLoader workers "
+            "or prefetch; for idle time, open the slowest step in Perfetto.",
             fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open the trace in
 Perfetto (ui.perfetto.dev) and look at them. Usual causes: periodic work inside some steps (evaluation,
@@ -71,6 +72,33 @@ checkpoints, logging), DataLoader batches that are slow to load (uneven file siz
 epoch: persistent_workers=True), Python garbage collection, the caching allocator growing, or torch.compile
 recompiling for new shapes (keep batch shapes fixed: DataLoader(drop_last=True), pad sequences).""",
             docs=(L.TORCH_PROFILER, L.TORCH_TUNING),
+            variants=(
+                (
+                    "pytorch:work",
+                    Idiom(
+                        fix_summary="Nothing to recover from the spread itself: the slow steps do more work. Check "
+                        "that their inputs (sizes, shapes) differ; time on an idle machine.",
+                        fix="""The slow steps' extra time is the step's own work (GPU compute, copies, collectives, waiting on the GPU, or the
+host's compute where there is no GPU), not idle or input time: the work per step varies (batches of different
+sizes or shapes, data-dependent work such as embedding lookups or variable sequence lengths), or the machine
+was shared while they ran. Open the trace in Perfetto (ui.perfetto.dev) to compare a slow step with a fast one;
+bucket or pad inputs to a few fixed shapes where the variation is not wanted (which also keeps torch.compile
+from recompiling), and profile on an otherwise idle machine before reading the spread as a problem.""",
+                        docs=(L.TORCH_PROFILER,),
+                    ),
+                ),
+                (
+                    "pytorch:one_outlier",
+                    Idiom(
+                        fix_summary="One step makes the spread: recapture more steps to see whether it recurs.",
+                        fix="""Without its slowest step the steps vary little: a one-off in this capture (a collection, a page-in, another
+process on the machine). What it cost in this step is in the evidence (open it in Perfetto, ui.perfetto.dev);
+how often it recurs is not in the trace. Capture more steps (torch.profiler.schedule(wait=5, warmup=2,
+active=20)): a stall that recurs every N steps (evaluation, checkpoints, logging) shows as several slow steps.""",
+                        docs=(L.TORCH_PROFILER,),
+                    ),
+                ),
+            ),
         ),
         "occupancy.tiny_grid": Entry(
             category="occupancy",

@@ -90,7 +90,8 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
         if new_window < floor:
             new_window = capped = floor
             capped_by = name
-    kind = MODEL if all(c.kind == MODEL for c in counted) else BOUND
+    # A joint figure is a bound only when every part is one: a model's part may fall short, so the sum may too.
+    kind = BOUND if all(c.kind == BOUND for c in counted) else MODEL
     return Combined(
         round(window_ms / new_window, 2),
         kind,

@@ -61,7 +61,9 @@ def test_configuration_in_the_text_report_and_first_in_compare():
 
 def test_real_traces_state_only_what_they_record():
     v100 = host_report(load_model(real_trace("gpu_multi_worker_v100x8.xplane.pb")))["configuration"]
-    assert (v100["gpu"]["count"], v100["gpu"]["active"], v100["gpu"]["model"]) == (8, 2, None)
+    # the trace names no model; its properties identify one (model.device_identity), said as such
+    assert (v100["gpu"]["count"], v100["gpu"]["active"]) == (8, 2)
+    assert v100["gpu"]["model"] == "Tesla V100-SXM2-16GB (identified from its properties)"
     # No matmul/conv kernel on it: Eigen's Cast kernels (`TensorConversionOp`) are not convolutions.
     assert (v100["xla"], v100["precision"], v100["gpu_thread_mode"]) == (False, None, "gpu_private")
     assert v100["matmul_dtype_pct"] == {}

@@ -34,3 +34,15 @@ def test_memcpy_launches_are_not_counted_as_kernel_launches():
     assert launch["kernel_count"] == 0
     assert launch["count"] == 0
     assert launch["latency_us"]["p50"] is None
+
+
+def test_a_graph_launch_has_one_latency_its_first_kernels():
+    """A graph launch replays many kernels under one call: its latency is the launch call to its first kernel
+    (tests/findings/test_h200_twins.py checks launch_jit's percentiles)."""
+    from tb_gpu_advisor.analysis.launch import _first_of_each
+
+    import numpy as np
+
+    launch = np.array([3, 3, 1, 3, 1])
+    start = np.array([30, 10, 50, 20, 40])
+    assert sorted(_first_of_each(launch, start).tolist()) == [1, 4]

@@ -49,7 +49,7 @@ def test_text_report_leads_with_the_verdict_and_findings_in_80_columns(tmp_path)
     lines = out.getvalue().splitlines()
     assert lines[0] == "worker0"
     assert lines[2].startswith("Verdict: Input-bound: the GPU waits for input 50% of each step. Fixing")
-    assert lines[3] == "  #1, #2 together: up to 2.00× faster (bound #1; model #2; held at the step"
+    assert lines[3] == "  #1, #2 together: about 2.00× faster (bound #1; model #2; held at the step"
     assert lines.index("Findings") < lines.index("Steps")
     assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00×)"
     assert max(len(line) for line in lines) <= 80
@@ -66,18 +66,19 @@ def test_markdown_and_json_carry_the_findings(tmp_path):
 def test_combined_estimate_adds_time_from_different_pools_once_but_not_past_the_loaders_pace():
     """Input wait 5 ms and element-wise kernels about 4.5 ms of each 10 ms step come from different pools, but the
     input fix moves the loading into workers whose pace the trace does not show: the step is held at the 5 ms
-    the input wait leaves (2.0x), not 0.5 ms (20.2x), and the verdict says why; a bound, since both are."""
+    the input wait leaves (2.0x), not 0.5 ms (20.2x), and the verdict says why; a model, since #2 is one (a
+    joint figure is a bound only when every part is)."""
     report = report_of(mixed_trace())
     assert report["summary"]["combined_estimate"] == {
         "estimated_speedup": 2.0,
-        "speedup_kind": "bound",
+        "speedup_kind": "model",
         "finding_ids": ["fusion.elementwise_kernels", "input.gpu_waits_for_input"],
         "shared_ids": [],
         "capped_by_gpu_work": False,
         "capped_by": "loader_pace",
     }
     assert report["summary"]["verdict"].endswith(
-        "Fixing findings #1, #2 together: up to 2.00× faster (bound #1; model #2; held at the step without the "
+        "Fixing findings #1, #2 together: about 2.00× faster (bound #1; model #2; held at the step without the "
         "input wait: a shorter one needs the loader's workers to keep up with it, which this trace cannot show)."
     )
 

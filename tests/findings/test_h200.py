@@ -132,3 +132,11 @@ def test_batch_advice_waits_for_jit_on_an_op_by_op_step():
     assert "passed to the jitted step" not in eager["fix_summary"]
     jitted = {f["id"]: f for f in _report("jax", "launch_jit")["findings"]}.get("batch.gpu_underused")
     assert jitted is None or not jitted["fix_summary"].startswith("jax.jit the step first")
+
+
+def test_host_staged_argument_is_told_to_stay_on_the_device_if_it_does_not_change():
+    """jax/transfer_pageable passes the same 256 MiB NumPy table every call (PJRT's H2D Dispatch stages it each
+    time): the fix puts unchanging arrays on the device once, and prefetches only the arrays that change."""
+    finding = {f["id"]: f for f in _report("jax", "transfer_pageable")["findings"]}["transfer.pageable_memory"]
+    assert finding["fix_summary"].startswith("device_put arrays that do not change once, before the loop")
+    assert 'memory_kind="pinned_host"' in finding["fix"]

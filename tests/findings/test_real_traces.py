@@ -261,3 +261,13 @@ def test_per_device_feed_is_not_told_to_add_map_and_prefetch_it_may_have():
     found = findings_by_id(report("gpu_multi_worker_v100x8.xplane.pb"))["input.gpu_waits_for_input"]
     assert found["fix_summary"].startswith("Profile the source dataset alone")
     assert "prefetch(AUTOTUNE)" not in found["fix_summary"]
+
+
+def test_host_bound_ddp_run_names_the_host_work_the_trace_shows():
+    """a100_2rank_nccl: the host-bound fix names DDP's per-forward buffer broadcast (flatten/unflatten_dense_tensors
+    beside c10d::broadcast_) and the foreach SGD step's host time, each with its own fix, before the generic text."""
+    fix = findings_by_id(report("kineto/a100_2rank_nccl.pt.trace.json.gz"))["host.gpu_idle_host_busy"]["fix"]
+    note = fix.split("\n\n", 1)[0]
+    assert note.startswith("DistributedDataParallel broadcasts module buffers every forward")
+    assert "broadcast_buffers=False" in note
+    assert "The optimizer step (foreach, SGD) takes" in note and "torch.optim.SGD(..., fused=True)" in note

@@ -3,6 +3,7 @@ the real 4-rank gloo run with one rank given more work, a two-rank A100 run and 
 each read as a whole above the rank's report; an empty state for several hosts that are not ranks of one job; no
 card for a run of one host."""
 
+import os
 import shutil
 
 import pytest
@@ -16,6 +17,7 @@ from tests.plugin.test_plugin_views import AUDIT, VIEWS
 from tests.readers.kineto.real import real_kineto
 
 READY = "[data-testid=ranks-slot][data-state=ready]"
+DOCS = ARTIFACTS.parents[1] / "docs"
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +80,11 @@ def test_the_ranks_card(browser, board, width, scheme):  # noqa: F811
         assert "not in the trace (a CPU run)" in tab.text("[data-testid=rank-link]")
         _audit(tab, "ranks of slow_compute")
         _shot(tab, "slow_compute")
+        if (width, scheme) == (1280, "light"):  # docs/gpu_advisor_tab_ranks.png, with the other docs screenshots
+            tab.frame.eval_on_selector("#ranks", "e => e.scrollIntoView()")
+            tab.screenshot("gpu_advisor_tab_ranks", full=False)
+            if os.environ.get("TB_GPU_ADVISOR_WRITE_DOCS_SCREENSHOTS"):
+                shutil.copy(ARTIFACTS / "gpu_advisor_tab_ranks.png", DOCS / "gpu_advisor_tab_ranks.png")
         # two A100 ranks (one real rank, its copy 2.5 ms later): the NCCL collectives and their bus bandwidth
         assert tab.show("a100_2rank", "rank1") == "ready"
         tab.frame.wait_for_selector(READY)

@@ -92,7 +92,7 @@ DEMO_PAIRS = (
 )
 
 _PAIRS_DIR = "tests/data/real/cpu_pairs"
-_PARALLEL_MAP = "the parallel-map what-if (whatif/input.py, whatif/cores.py) was tuned on this pair"
+_PARALLEL_MAP = "the parallel-map what-if (whatif/input.py, with analysis/host_cores.py) was tuned on this pair"
 REAL_PAIRS = (
     RealPair(
         "tf221_cpu_keras_input",

@@ -439,6 +439,8 @@ def gpu_idle_host_busy(ctx: Context) -> Finding | None:
     elif condition is None:
         condition, note = host_condition(ctx)
     condition = ctx.with_optimizer_fused(condition)
+    if ctx.framework.name == "pytorch":
+        note = " ".join(part for part in (note, *_named_host_work(ctx)) if part)
     return Finding(
         id="host.gpu_idle_host_busy",
         severity=severity,
@@ -466,6 +468,48 @@ def gpu_idle_host_busy(ctx: Context) -> Finding | None:
         condition=condition,
         fix_note=note,
     )
+
+
+# DDP's buffer (and parameter) sync each forward: it flattens the tensors, broadcasts them from rank 0 and copies
+# them back; the host ops named by the trace.
+_DDP_SYNC_OPS = ("aten::flatten_dense_tensors", "aten::unflatten_dense_tensors")
+_BROADCAST_OPS = ("c10d::broadcast_", "nccl:broadcast", "gloo:broadcast")
+_FUSED_OPTIMIZER_CLASSES = frozenset({"Adam", "AdamW", "SGD", "Adagrad"})
+
+
+def _named_host_work(ctx):
+    """Sentences naming PyTorch host work the trace shows in the step, each with its fix: DDP's per-forward buffer
+    broadcast and a foreach optimizer whose host time dwarfs its kernels. Named when it takes at least
+    MODELED_LOW_PCT of the step."""
+    steps = ctx.step_count or 1
+    found = []
+    sync_ps = sum(ctx.host.op_totals.get(name, (0, 0))[1] for name in _DDP_SYNC_OPS)
+    broadcasts = max(ctx.host.op_totals.get(name, (0, 0))[0] for name in _BROADCAST_OPS)  # one call, several names
+    if sync_ps and broadcasts and ctx.share_pct(ms(sync_ps)) >= MODELED_LOW_PCT:
+        found.append(
+            f"DistributedDataParallel broadcasts module buffers every forward (flatten/unflatten_dense_tensors "
+            f"{ms(sync_ps) / steps:.2f} ms per step beside {broadcasts / steps:g} broadcasts): if the buffers "
+            "(e.g. BatchNorm running statistics) need no sync between ranks, DistributedDataParallel(model, ..., "
+            "broadcast_buffers=False) removes it (or SyncBatchNorm where they must agree)."
+        )
+    loop = ctx.analysis.optimizer_loop
+    names = ctx.host.op_totals
+    foreach_only = any("_foreach_" in name for name in names) and not any("_fused_" in name for name in names)
+    if loop is not None and loop.steps and foreach_only and loop.host_ps > 2 * loop.device_ps:
+        host_ms = ms(loop.host_ps) / loop.steps
+        if ctx.share_pct(ms(loop.host_ps)) >= MODELED_LOW_PCT:
+            cls = loop.optimizer_class
+            fused = (
+                f"torch.optim.{cls}(..., fused=True)" + (" (PyTorch 2.4+)" if cls in ("SGD", "Adagrad") else "")
+                if cls in _FUSED_OPTIMIZER_CLASSES
+                else "the fused form of the optimizer where it has one"
+            )
+            found.append(
+                f"The optimizer step (foreach, {cls or 'its class not named'}) takes {host_ms:.2f} ms per step on "
+                f"the host for {ms(loop.device_ps) / loop.steps:.2f} ms of GPU work: {fused}, or compile the "
+                "optimizer step (torch.compile of a function calling optimizer.step())."
+            )
+    return found
 
 
 # The runtime's execution of one eagerly dispatched op (TensorFlow) or one dispatched computation (JAX's PjRt):

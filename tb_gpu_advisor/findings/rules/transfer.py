@@ -85,6 +85,26 @@ which halves bandwidth and makes them synchronous, so they cannot overlap comput
             ),
             variants=(
                 (
+                    "jax:host_staging",
+                    Idiom(
+                        fix_summary="device_put arrays that do not change once, before the loop; prefetch the others "
+                        "one step ahead.",
+                        fix="""\
+Each call of the jitted step is given a host (NumPy) array: PJRT copies and lays it out on the host, from
+pageable memory, before the transfer, every call, while the GPU waits. An array that is the same every step
+(a table, a constant, parameters) belongs on the device, put there once:
+
+    table = jax.device_put(table_np, device)          # once, before the loop; pass `table` to the step
+
+For batches that do change, transfer the next one while the current step runs, from pinned host memory
+where the JAX version supports it:
+
+    next_batch = jax.device_put(host_batch, device)   # one step ahead; returns immediately
+    # pinned staging: jax.device_put(x, jax.sharding.SingleDeviceSharding(device, memory_kind="pinned_host"))""",
+                        docs=(L.JAX_DEVICE_PUT, L.CUDA_PINNED),
+                    ),
+                ),
+                (
                     "pytorch:no_dataloader",
                     Idiom(
                         fix_summary="Keep unchanging tensors on the GPU; pin the rest once (.pin_memory()), copy non_blocking=True.",
@@ -443,7 +463,7 @@ def _host_staging(ctx):
     if not len(staging) or idle_ps <= 0:
         return None
     count, size, _, _, _ = _summarize(ctx, _copies(ctx, lambda c: True, directions=(CopyDirection.H2D,)))
-    return _copy_finding(
+    finding = _copy_finding(
         ctx,
         "transfer.pageable_memory",
         f"The host stages each batch for the device from host memory (PJRT's H2D Dispatch, "
@@ -461,6 +481,7 @@ def _host_staging(ctx):
         "upper bound: the GPU idle while the host stages batches removed, the batch put on the device ahead of the "
         "step",
     )
+    return None if finding is None else replace(finding, condition="host_staging")
 
 
 def sync_copies(ctx: Context) -> None:

@@ -10,7 +10,8 @@ from dataclasses import replace
 import numpy as np
 
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
-from tb_gpu_advisor.readers.kineto.collect import Collector, column
+from tb_gpu_advisor.readers.kineto.collect import Collector
+from tb_gpu_advisor.readers.kineto.device_columns import column
 from tb_gpu_advisor.readers.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.files.names import worker_and_span
 from tb_gpu_advisor.readers.kineto.op_work import event_work, launch_work

@@ -15,7 +15,6 @@ from tb_gpu_advisor.readers.kineto.op_work import input_dtype, op_cost
 from tb_gpu_advisor.readers.kineto.times import split_us
 from tb_gpu_advisor.readers.kineto.records import EMPTY_ARGS, UNCACHED, UNSET, Raw, args_dict, decoded, raw_key
 from tb_gpu_advisor.readers.kineto.values import (
-    MAX_US,
     PS_PER_US,
     WINDOW_PS,
     LeftOut,
@@ -23,12 +22,13 @@ from tb_gpu_advisor.readers.kineto.values import (
     copy_details,
     input_dims,
     integer,
-    kernel_config,
 )
 from tb_gpu_advisor.model.device_events import classify_event_name
 from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG, QUEUE_FULL_TAG
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection, StepMarker
+from tb_gpu_advisor.readers.kineto.device_columns import CACHED_NAMES, DeviceColumns, intern, column
+from tb_gpu_advisor.readers.kineto.event_times import PLAIN_US, origin_parts, plausible_us
 
 # Old Kineto spelled the categories differently (PyTorch 1.8-1.9).
 _CATEGORY_ALIASES = {
@@ -51,57 +51,8 @@ _DEVICE_SIDE = {"gpu_user_annotation", "cuda_sync", "ac2g", "Trace", "cuda_profi
 # 1 is CUDA (ROCm builds report HIP as CUDA too).
 _MEMORY_EVENT = "[memory]"
 _CUDA_DEVICE_TYPE = 1
-# Per-name results are kept for at most this many distinct names (a file of all-different names costs no memory).
-_CACHED_NAMES = 1 << 16
 _INIT_MIN_PS = 1_000_000_000  # 1 ms: these calls take microseconds once the process is warm
 _PS_PER_US = Decimal(PS_PER_US)  # the same products as with the int, without converting it each time
-_MAX_US_WHOLE = int(MAX_US)
-_PLAIN_US = (
-    9 * 10**12
-)  # batch times within this many µs of the origin: their ps fit int64 (kineto.times)  # the largest whole number of microseconds below MAX_US (not itself whole)
-
-
-class _Device:
-    """Growing columns of one GPU's events."""
-
-    def __init__(self):
-        self.start, self.duration = array("q"), array("q")
-        self.kind, self.stream, self.correlation = array("b"), array("q"), array("q")
-        self.name_id, self.config_id, self.copy_id, self.direction = (array("i"), array("i"), array("i"), array("b"))
-        self.names, self.configs, self.copies = {}, {}, {}
-        self.config_ids = {}  # the raw launch values of a kernel -> its config id
-
-    def config_id_of(self, args):
-        """The id of a kernel's KernelConfig (kineto.values.kernel_config), worked out once per distinct values."""
-        key = (
-            raw_key(args.registers),
-            raw_key(args.shared),
-            raw_key(args.grid),
-            raw_key(args.block),
-            raw_key(args.occupancy),
-        )
-        found = self.config_ids.get(key) if UNCACHED not in key else None
-        if found is None:
-            config = kernel_config(
-                {
-                    "registers per thread": decoded(args.registers),
-                    "shared memory": decoded(args.shared),
-                    "grid": decoded(args.grid),
-                    "block": decoded(args.block),
-                    "est. achieved occupancy %": args.occupancy,
-                }
-            )
-            found = _intern(self.configs, config)
-            if UNCACHED not in key and len(self.config_ids) < _CACHED_NAMES:
-                self.config_ids[key] = found
-        return found
-
-
-def _intern(table, value):
-    found = table.get(value)
-    if found is None:
-        found = table[value] = len(table)
-    return found
 
 
 class Collector:
@@ -157,7 +108,7 @@ class Collector:
         if (ts_type is not int and ts_type is not Decimal) or (dur_type is not int and dur_type is not Decimal):
             self.left_out.unusable += 1  # not a number (a bool is not one either)
             return None
-        if not (_plausible(ts, ts_type) and _plausible(dur, dur_type)) or dur < 0:
+        if not (plausible_us(ts, ts_type) and plausible_us(dur, dur_type)) or dur < 0:
             self.left_out.implausible(ts, dur)
             return None
         if self.origin_us is None:
@@ -170,7 +121,7 @@ class Collector:
             duration = self.durations.get(dur)
             if duration is None:
                 duration = int(dur * _PS_PER_US)
-                if len(self.durations) < _CACHED_NAMES:
+                if len(self.durations) < CACHED_NAMES:
                     self.durations[dur] = duration
         if not -WINDOW_PS < start <= start + duration < WINDOW_PS:
             self.left_out.far(ts)
@@ -200,7 +151,7 @@ class Collector:
                 self.add(event)
         timed = [event for event in events if event.ph == "X"]
         if self.origin_parts is None and self.origin_us is not None:
-            self.origin_parts = _parts(self.origin_us)
+            self.origin_parts = origin_parts(self.origin_us)
         if not self.origin_parts:  # the origin is not known yet (or not a plain decimal): one at a time
             for event in timed:
                 cat = event.cat
@@ -219,8 +170,8 @@ class Collector:
             & dur_plain
             & (dur_whole >= 0)
             & (dur_ps >= 0)
-            & (np.abs(delta) < _PLAIN_US)
-            & (dur_whole < _PLAIN_US)
+            & (np.abs(delta) < PLAIN_US)
+            & (dur_whole < PLAIN_US)
         )
         starts = (np.where(plain, delta, 0) * PS_PER_US + (ts_ps - origin_ps)).tolist()
         durations = (np.where(plain, dur_whole, 0) * PS_PER_US + dur_ps).tolist()
@@ -246,7 +197,7 @@ class Collector:
             clean = self.clean_names.get(name)
             if clean is None:
                 clean = clean_text(name)
-                if len(self.clean_names) < _CACHED_NAMES:
+                if len(self.clean_names) < CACHED_NAMES:
                     self.clean_names[name] = clean
             name = clean
         else:
@@ -327,7 +278,7 @@ class Collector:
             return
         device = self.devices.get(ordinal)
         if device is None:
-            device = self.devices[ordinal] = _Device()
+            device = self.devices[ordinal] = DeviceColumns()
         config_id = copy_id = -1
         direction = CopyDirection.NONE
         if kind == ActivityKind.KERNEL:
@@ -343,13 +294,13 @@ class Collector:
             direction = cached
             details, implausible = copy_details(name, args_dict(args))
             self.left_out.copy_sizes += implausible
-            copy_id = _intern(device.copies, details)
+            copy_id = intern(device.copies, details)
         device.start.append(start)
         device.duration.append(duration)
         device.kind.append(int(kind))
         device.stream.append(integer(args.stream, integer(event.tid, 0)))
         device.correlation.append(integer(args.correlation))
-        device.name_id.append(_intern(device.names, name))
+        device.name_id.append(intern(device.names, name))
         device.config_id.append(config_id)
         device.copy_id.append(copy_id)
         device.direction.append(int(direction))
@@ -358,7 +309,7 @@ class Collector:
         found = self.host_names.get((cat, name))
         if found is None:
             found = host_name(cat, name)
-            if len(self.host_names) < _CACHED_NAMES:
+            if len(self.host_names) < CACHED_NAMES:
                 self.host_names[(cat, name)] = found
         return found
 
@@ -442,7 +393,7 @@ class Collector:
             columns = self.ops[thread] = (array("q"), array("q"), array("i"), array("q"), array("i"))
         columns[0].append(start)
         columns[1].append(end)
-        columns[2].append(_intern(self.op_names, name))
+        columns[2].append(intern(self.op_names, name))
         cost = None
         if kind.costed or (type(flops) is int and flops > 0):
             cost = op_cost(name, args_dict(args))
@@ -456,7 +407,7 @@ class Collector:
             dtype = self.dtypes_of.get(bytes(types), UNSET) if type(types) is Raw else UNSET
             if dtype is UNSET:
                 dtype = self._input_dtype(types)
-        columns[4].append(_intern(self.op_dtypes, dtype) if dtype else -1)
+        columns[4].append(intern(self.op_dtypes, dtype) if dtype else -1)
         if kind.loss:
             self.loss_calls.append(
                 (name, start, end, input_dims(decoded(args.dims) if args.dims is not UNSET else None))
@@ -469,7 +420,7 @@ class Collector:
         found = self.dtypes_of.get(key, UNSET)
         if found is UNSET:
             found = input_dtype({"Input type": decoded(types)})
-            if len(self.dtypes_of) < _CACHED_NAMES:
+            if len(self.dtypes_of) < CACHED_NAMES:
                 self.dtypes_of[key] = found
         return found
 
@@ -478,25 +429,3 @@ class Collector:
         if spans is None:
             spans = self.tagged[tag] = (array("q"), array("q"))
         self._span(spans[0], spans[1], start, duration)
-
-
-def _parts(origin):
-    """(whole µs, ps) of the origin when it is a plain decimal (kineto.times), else False."""
-    if not -_PLAIN_US < origin < _PLAIN_US:
-        return False
-    scaled = origin * PS_PER_US
-    if scaled != int(scaled):
-        return False
-    whole = int(origin)
-    return whole, int(scaled) - whole * PS_PER_US
-
-
-def _plausible(value, kind):
-    """A finite microsecond number a profiler can record (|value| < 2**63 ns); `kind` is int or Decimal."""
-    if kind is int:
-        return -_MAX_US_WHOLE <= value <= _MAX_US_WHOLE
-    return value.is_finite() and -MAX_US < value < MAX_US
-
-
-def column(values, dtype):
-    return np.frombuffer(values, dtype=dtype).copy() if len(values) else np.zeros(0, dtype)

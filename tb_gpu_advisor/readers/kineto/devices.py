@@ -7,6 +7,7 @@ from tb_gpu_advisor.readers.kineto.gpu_specs import published_spec
 from tb_gpu_advisor.readers.kineto.values import clean_text
 from tb_gpu_advisor.model.device_limits import checked_capabilities
 from tb_gpu_advisor.model.trace import DeviceCapabilities
+from tb_gpu_advisor.model.device_identity import identified
 
 
 def device_events_name(ordinal):
@@ -62,8 +63,10 @@ def capabilities(properties, ordinal):
         device_events_name(ordinal),
     )
     spec = published_spec(caps.model_name, caps.memory_bytes)
-    return replace(
-        caps,
-        clock_mhz=float(spec.clock_mhz) if spec else None,
-        memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s if spec else None,
+    return identified(
+        replace(
+            caps,
+            clock_mhz=float(spec.clock_mhz) if spec else None,
+            memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s if spec else None,
+        )
     ), warnings

@@ -7,6 +7,7 @@ vouch for (wire_scan.Unusual) takes the reference per-event path (device, host),
 
 import logging
 import re
+from dataclasses import replace
 
 from google.protobuf.message import DecodeError
 
@@ -15,6 +16,7 @@ from tb_gpu_advisor.files.names import host_name
 from tb_gpu_advisor.model.device_limits import checked_gpus
 from tb_gpu_advisor.model.limits import check_model_times
 from tb_gpu_advisor.model.trace import TraceModel
+from tb_gpu_advisor.model.device_identity import identified
 from tb_gpu_advisor.model.vendor import shared_arch
 from tb_gpu_advisor.readers.progress import current_progress
 from tb_gpu_advisor.readers.xplane.allocators import AllocatorCollector
@@ -82,7 +84,7 @@ def _build_model(space, reference, progress):
             progress(done, total)
     host_activity, markers = host_result or host.result()
     gpus, device_warnings = checked_gpus(sorted(gpus, key=lambda gpu: gpu.ordinal))
-    gpus = shared_arch(gpus)
+    gpus = [replace(gpu, capabilities=identified(gpu.capabilities)) for gpu in shared_arch(gpus)]
     pre_grouped = any(gpu.step_markers for gpu in gpus)
     return TraceModel(
         path=space.path,

@@ -232,4 +232,5 @@ def test_real_traces_read_with_their_counts(kineto_models):
         "mi250_minitoy_train": (16, 14, 2, 0),
     }
     mi250 = kineto_models["mi250_minitoy_train"].gpus[0].capabilities
-    assert (mi250.vendor, mi250.compute_capability, mi250.clock_mhz) == ("AMD", None, None)
+    # 104 CUs, 64 GiB, no name but "AMD Radeon Graphics": an MI210 or one MI250 GCD (model.device_identity)
+    assert (mi250.vendor, mi250.compute_capability, mi250.clock_mhz) == ("AMD", None, 1700)
