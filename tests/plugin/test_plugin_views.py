@@ -255,12 +255,14 @@ def test_every_view_of_every_kind_of_run(browser, views, width, scheme):  # noqa
             assert not [url for url in links if "tensorflow.org" in url or "docs.jax.dev" in url], links
             assert tab.text("[data-testid=verdict-caution]") == "likely: medium confidence"
             _audit(tab, f"PyTorch ddp {host}")
-        # rank1 (v100_2rank_test): no cause costs 10% alone, the findings together up to ~1.7x: never "Healthy",
-        # and the badge's hover names the same gain as the sentence
+        # rank1 (v100_2rank_test): no cause costs 10% alone, yet the findings together claim a gain: the badge is
+        # never the all-clear one, its hover names that gain, the same as the sentence where it gives one
         badge = tab.frame.eval_on_selector("[data-testid=bottleneck]", "b => [b.textContent, b.className, b.title]")
-        gain = re.search(r"up to [\d.]+\u00d7 faster", tab.text("[data-testid=verdict]"))
         assert badge[0] == "No bottleneck" and "bottleneck-none-gains" in badge[1], badge
-        assert gain and gain.group(0) in badge[2], (gain, badge)
+        claimed = re.compile(r"(up to|about|over) [\d.]+\u00d7 faster")
+        assert claimed.search(badge[2]), badge
+        said = claimed.search(tab.text("[data-testid=verdict] .verdict-text"))
+        assert said is None or said.group(0) in badge[2], (said, badge)
         # PyTorch on AMD: ROCm's pages, never NVIDIA's; one complete step: tentative, boxed in dashes
         assert tab.show("amd_torch") == "ready"
         links = tab.frame.evaluate(LINKS)
