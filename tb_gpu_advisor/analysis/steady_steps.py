@@ -1,5 +1,5 @@
 """The marked steps that are not steady, complete steps: a first or last step the capture cut (no GPU work in it
-while GPUs work in the others) and a warm-up first step (it compiles, no later step does, and it takes much longer
+while GPUs work in the others, and shorter than the others' median) and a warm-up first step (it compiles, no later step does, and it takes much longer
 than the rest). Every per-step number is measured over the other steps (analysis.steps)."""
 
 from __future__ import annotations
@@ -63,7 +63,13 @@ def left_out_steps(model: TraceModel, markers: tuple, timed: tuple) -> tuple:
     """LeftOutStep per marked step that is cut or warm-up, in step order; `timed`: the markers as timed. Nothing is
     left out when no step would remain."""
     _, cut = complete_steps(model, markers)
-    cut_ids = {id(step) for step in cut}
+    # A stub is also short: a full-length step without GPU work is a hole in the capture (analysis.confidence).
+    lengths = [step.duration_ps for step in timed]
+    cut_ids = {
+        id(step)
+        for step in cut
+        if step.duration_ps < float(np.median([d for d, m in zip(lengths, markers) if m is not step] or [0]))
+    }
     reasons = {index: CUT for index, step in enumerate(markers) if id(step) in cut_ids}
     kept = [index for index in range(len(markers)) if index not in reasons]
     if kept and warmup_first(model, [markers[i] for i in kept], [timed[i] for i in kept]) == 0:

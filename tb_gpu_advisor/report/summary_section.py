@@ -30,11 +30,11 @@ def summary_section(report: dict) -> Section:
     lines.extend(confidence_lines(s))
     gpus = f"GPUs: {s['active_gpu_count']} active of {s['gpu_count']}" if s["gpu_count"] else "GPUs: none"
     (label, value), *others = busy_figures(s)
-    busy = f"{label}: {units.percent(value)}"
+    busy = f"{label}: {units.percent(value)}   " if s["gpu_count"] else ""  # no GPU, no GPU busy figure
     if others:
-        busy += " (" + ", ".join(f"{other} {units.percent(pct)}" for other, pct in others) + ")"
+        busy = busy.rstrip() + " (" + ", ".join(f"{other} {units.percent(pct)}" for other, pct in others) + ")   "
     prep = f", host batch prep: {units.percent(s['batch_prep_pct'])}" if s.get("batch_prep_pct") else ""
-    lines.append(f"{gpus}   {busy}   input wait: {units.percent(s['input_wait_pct'])}{prep}")
+    lines.append(f"{gpus}   {busy}input wait: {units.percent(s['input_wait_pct'])}{prep}")
     if st["count"]:
         mean, median, stdev = units.durations_ms(st["mean"], st["median"], st["stdev"])
         spread = f", stdev {stdev}" if st["stdev"] is not None else ""

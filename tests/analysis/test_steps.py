@@ -131,3 +131,19 @@ def test_two_steps_give_no_stdev():
     for index, duration in enumerate((1000, 8000)):
         python.step(index, index * 10_000, duration)
     assert step_time_stats_ms(find_steps(model_of(builder))) == {"mean": 4.5, "median": 4.5, "stdev": None, "count": 2}
+
+
+@pytest.mark.parametrize("last_us, left_out", [(50, ["train 3"]), (10_000, [])])
+def test_only_a_short_last_step_without_gpu_work_is_a_cut_stub(last_us, left_out):
+    """A last step with no GPU work is the capture's cut stub when it is short (the profiler stopped inside it);
+    at full length it is a step whose device events are missing, which stays a step (confidence says so)."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    for index, duration in enumerate([10_000, 10_000, 10_000, last_us]):
+        python.step(index, index * 10_000, duration)
+        if index < 3:
+            gpu.kernel("k", index * 10_000 + 100, 9_000)
+    report = report_of(builder)
+    assert [step["name"] for step in report["summary"]["steps_left_out"]] == left_out
+    assert report["summary"]["step_time_ms"]["count"] == 4 - len(left_out)

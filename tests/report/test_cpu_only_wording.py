@@ -39,3 +39,8 @@ def test_gpu_trace_keeps_the_gpu_column():
 def test_immaterial_overhead_note_is_left_out():
     report = host_report(load_model(str(real_trace("kineto/mi250_minitoy_train.pt.trace.json.gz"))))
     assert not [n for n in report["notes"] if n.startswith("This capture recorded")]
+
+
+def test_cpu_only_header_has_no_gpu_busy_figure(ddp_rank0):
+    header = next(line for line in render_text({"hosts": [ddp_rank0]}).splitlines() if line.startswith("GPUs:"))
+    assert header.startswith("GPUs: none   input wait:") and "busy" not in header
