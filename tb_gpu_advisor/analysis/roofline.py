@@ -168,7 +168,7 @@ def runs_on_fp32_units(row: KernelRow) -> bool:
     )
 
 
-def is_3xtf32_attention(name):
+def is_3xtf32_attention(name: str) -> bool:
     """PyTorch's memory-efficient attention (CUTLASS `fmha_cutlassF/B_f32_*`, from xformers): on float32 inputs on
     sm80+ its GEMMs use CUTLASS's OpMultiplyAddFastF32, three TF32 products per multiply, so its roof is a third of
     the TF32 peak."""
