@@ -207,7 +207,7 @@ TRACE_PATTERNS = [p for p in PATTERNS if (p[0], p[1]) not in NOT_TRACE_STRINGS]
 
 def test_the_scan_finds_the_package_patterns():
     names = {(module, name) for module, name, *_ in PATTERNS}
-    assert ("analysis.kernel_names", "_LOW_PRECISION") in names and ("analysis.confidence", "_DROPPED") in names
+    assert ("analysis.kernel_names", "_LOW_PRECISION") in names and ("analysis.capture_facts", "_DROPPED") in names
     assert len(TRACE_PATTERNS) > 80
 
 

@@ -87,7 +87,7 @@ def compute_busy(model: TraceModel) -> Intervals:
     return intervals.union_all(*parts)
 
 
-def backend_collectives(model):
+def backend_collectives(model: TraceModel) -> Intervals:
     """Intervals a CPU backend's worker thread ran a collective (`gloo:all_reduce`: the communication and its wait
     for the peers) while the step's own threads did no work: the collective time they did not hide."""
     calls = [call for call in model.collectives if runs_on_a_backend_thread(call)]
@@ -147,14 +147,14 @@ def _category_intervals(model, dtype_by_name, waits):
 
 
 def breakdown(
-    model,
-    window_start_ps,
-    window_end_ps,
-    dtype_by_name=None,
-    loader_waits=intervals.EMPTY,
-    input_prep=intervals.EMPTY,
-    waits=None,
-):
+    model: TraceModel,
+    window_start_ps: list[int] | np.ndarray,
+    window_end_ps: list[int] | np.ndarray,
+    dtype_by_name: dict[str, str] | None = None,
+    loader_waits: Intervals = intervals.EMPTY,
+    input_prep: Intervals = intervals.EMPTY,
+    waits: Intervals | None = None,
+) -> Breakdown:
     """Breakdown of each window [start, end). `dtype_by_name`: {kernel name: its op's element type} where the
     kernel table costed it, for the precision of kernels whose names say none (kernel_precision).
     `loader_waits`: the step thread blocked on its loader threads (FeederWaits.input_blocked), input wait;

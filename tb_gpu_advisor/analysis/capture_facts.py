@@ -15,6 +15,7 @@ from tb_gpu_advisor.text_match import in_order
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import GpuDevice
     from tb_gpu_advisor.model.trace import Intervals
     from tb_gpu_advisor.model.trace import StepMarker
     from tb_gpu_advisor.model.trace import TraceModel
@@ -78,18 +79,18 @@ def _gpu_busy(model):
     return intervals.union(np.concatenate([a.start_ps for a in active]), np.concatenate([a.end_ps for a in active]))
 
 
-def covered_in(spans, start, end):
+def covered_in(spans: Intervals, start: int, end: int) -> int:
     return int(intervals.covered_ps(spans, [start], [end])[0]) if len(spans) else 0
 
 
-def activity_span(model):
+def activity_span(model: TraceModel) -> tuple[int, int]:
     active = [gpu.activity for gpu in model.gpus if len(gpu.activity)]
     if not active:
         return model.profile_span_ps
     return min(int(a.start_ps[0]) for a in active), max(int(a.end_ps.max()) for a in active)
 
 
-def world_size(model):
+def world_size(model: TraceModel) -> int:
     world = model.environment.get("world_size")
     return world if isinstance(world, int) and not isinstance(world, bool) else 0
 
@@ -154,18 +155,18 @@ def _short(name):
     return name if len(name) <= 40 else name[:37] + "..."
 
 
-def input_fetches(model):
+def input_fetches(model: TraceModel) -> int:
     """Calls to tf.data's iterator (`IteratorGetNext*`): one per training step in TensorFlow loops."""
     return sum(
         count for name, (count, _) in model.host_activity.op_totals.items() if name[:15].lower() == "iteratorgetnext"
     )
 
 
-def has_kernels(gpu):
+def has_kernels(gpu: GpuDevice) -> bool:
     return bool(len(gpu.activity)) and bool((gpu.activity.kind == ActivityKind.KERNEL).any())
 
 
-def all_warmup(model, steps, init):
+def all_warmup(model: TraceModel, steps: tuple, init: Intervals) -> bool:
     """Every step is the run's first (step 0) or has compilation/tracing or first-use setup inside it."""
     compile_spans = model.host_activity.tagged.get("compile", intervals.EMPTY)
 

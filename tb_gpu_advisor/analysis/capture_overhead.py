@@ -41,7 +41,7 @@ class CaptureOverhead:
     gpu_ms: float | None  # mean time per step some GPU is busy; None without a GPU in the trace
 
     @property
-    def cost_ms(self):
+    def cost_ms(self) -> float | None:
         """The options' estimated host cost per step (ms), or None when ops per step are unknown."""
         if not self.options or not self.ops_per_step:
             return None

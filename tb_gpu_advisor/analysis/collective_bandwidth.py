@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from tb_gpu_advisor.analysis.rounding import ms
 
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from tb_gpu_advisor.model.trace import DeviceCapabilities

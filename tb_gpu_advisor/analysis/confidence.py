@@ -23,6 +23,7 @@ from tb_gpu_advisor.analysis.recapture import Recapture
 from tb_gpu_advisor.analysis.steady_steps import CUT
 from tb_gpu_advisor.model.vendor import AMD
 
+
 LEVELS = ("high", "medium", "low")
 MIN_STEPS = 2
 WARMUP_MIN_SHARE = 0.1  # share of the steps' time (without steps: of the activity) in warm-up calls that counts

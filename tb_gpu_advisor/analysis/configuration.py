@@ -11,6 +11,7 @@ from tb_gpu_advisor.analysis.gpu_signals import set_up_for_gpu
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.unused_gpus import replica_count
 from tb_gpu_advisor.analysis.kernel_families import nvjet_input_dtype
+from tb_gpu_advisor.analysis.kernels import op_dtypes_by_name
 from tb_gpu_advisor.analysis.kernel_names import (
     is_fp32_matmul,
     is_library_math,
@@ -222,11 +223,7 @@ def is_matmul_kernel(row: KernelRow) -> bool:
 def _matmul_dtypes(kernels):
     """((dtype, % of matmul/conv kernel time), ...) from the kernel names (HLO element types where costed)."""
     times = {}
-    typed = {}
-    for row in kernels:
-        if row.dtype:
-            typed.setdefault(row.name, set()).add(row.dtype)
-    known = {name: next(iter(found)) for name, found in typed.items() if len(found) == 1}
+    known = op_dtypes_by_name(kernels)
     for row in kernels:
         if is_matmul_kernel(row):
             dtype = _kernel_dtype(row, known)

@@ -1,11 +1,18 @@
 """Runs of back-to-back element-wise kernels on one stream: the chains a compiler (XLA, torch.compile) would fuse."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from tb_gpu_advisor.model.trace import ActivityKind
 
+from typing import TYPE_CHECKING
 
-def elementwise_runs(activity, mask):
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import DeviceActivity
+
+
+def elementwise_runs(activity: DeviceActivity, mask: np.ndarray) -> list[tuple[int, int]]:
     """[(kernels, total ps)] of the runs of consecutive `mask` kernels on each stream of `activity` (a DeviceActivity;
     `mask` a boolean array over its events): a kernel not in `mask` on the same stream ends a run. Pure."""
     kernels = np.flatnonzero(activity.kind == ActivityKind.KERNEL)

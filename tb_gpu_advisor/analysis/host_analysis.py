@@ -22,7 +22,7 @@ from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
 from tb_gpu_advisor.analysis.idle_attribution import attribute_idle
 from tb_gpu_advisor.analysis.launch_queue import queue_full_launches
 from tb_gpu_advisor.analysis.host_cores import host_cores
-from tb_gpu_advisor.analysis.kernels import kernel_table
+from tb_gpu_advisor.analysis.kernels import kernel_table, op_dtypes_by_name
 from tb_gpu_advisor.analysis.launch import launch_stats
 from tb_gpu_advisor.analysis.input_dtypes import wide_image_inputs
 from tb_gpu_advisor.analysis.peaks import device_peaks
@@ -160,15 +160,6 @@ class HostAnalysis:
     def step_pipeline_wait_ms(self, index):
         """The input wait of step `index` without its waits on loader threads (pipeline_wait_pct), in ms."""
         return ms(int(self.per_step.pipeline_wait_ps[index]))
-
-
-def op_dtypes_by_name(kernels):
-    """{kernel name: its op's element type} for the kernel rows with one costed type per name."""
-    found = {}
-    for row in kernels:
-        if row.dtype is not None:
-            found.setdefault(row.name, set()).add(row.dtype)
-    return {name: next(iter(types)) for name, types in found.items() if len(types) == 1}
 
 
 def analyze_host(model):

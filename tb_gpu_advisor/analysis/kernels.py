@@ -261,3 +261,13 @@ def _merge_and_sort(rows):
         key=lambda r: (-r.total_ps, -r.occurrences, -(r.registers_per_thread or 0), r.name, r.grid, r.block or ())
     )
     return tuple(table)
+
+
+def op_dtypes_by_name(kernels: tuple[KernelRow, ...]) -> dict[str, str]:
+    """{kernel name: its op's element type} for the kernel rows with one type per name: what a row of the same
+    kernel without an op of its own computes in."""
+    found: dict[str, set] = {}
+    for row in kernels:
+        if row.dtype is not None:
+            found.setdefault(row.name, set()).add(row.dtype)
+    return {name: next(iter(types)) for name, types in found.items() if len(types) == 1}

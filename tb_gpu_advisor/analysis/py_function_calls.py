@@ -2,6 +2,8 @@
 others run beside it? Calls that compute under Python's GIL take turns, so a call that overlaps k others lasts
 about k+1 times one that runs alone; calls that wait (I/O, sleep) last the same either way."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,14 +26,14 @@ class PyFunctionCalls:
     overlapped_in_flight: float | None
 
     @property
-    def slowdown(self):
+    def slowdown(self) -> float | None:
         """Overlapped over lone mean duration; None without both kinds of call."""
         if not self.alone_ms or self.overlapped_ms is None:
             return None
         return self.overlapped_ms / self.alone_ms
 
     @property
-    def serialized(self):
+    def serialized(self) -> bool | None:
         """True: calls last longer in step with how many run at once (nearer full serialization, k calls in
         flight lasting k times as long, than no contention); False: they do not; None: the trace cannot tell
         (no lone or no overlapped calls)."""
@@ -41,7 +43,7 @@ class PyFunctionCalls:
         return slowdown >= (1.0 + self.overlapped_in_flight) / 2.0
 
 
-def py_function_calls(calls):
+def py_function_calls(calls: tuple[np.ndarray, np.ndarray]) -> PyFunctionCalls | None:
     """PyFunctionCalls of `calls` ((starts, ends) ps arrays sorted by start; HostActivity.py_function_calls), or
     None without calls. Linear after the sort: each call is compared with the calls that start before it ends."""
     if not calls or not len(calls[0]):

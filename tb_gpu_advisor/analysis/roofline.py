@@ -168,6 +168,14 @@ def runs_on_fp32_units(row: KernelRow) -> bool:
     )
 
 
+def is_3xtf32_attention(name: str) -> bool:
+    """PyTorch's memory-efficient attention (CUTLASS `fmha_cutlassF/B_f32_*`, from xformers): on float32 inputs on
+    sm80+ its GEMMs use CUTLASS's OpMultiplyAddFastF32, three TF32 products per multiply, so its roof is a third of
+    the TF32 peak."""
+    lower = name.lower()
+    return lower.startswith("fmha_cutlass") and "_f32" in lower
+
+
 def kernel_roofline(row, peaks):
     """KernelRoofline of a KernelRow under DevicePeaks (or None peaks)."""
     seconds = row.total_ps / _PS_PER_S
@@ -181,6 +189,8 @@ def kernel_roofline(row, peaks):
         roof = peaks.matrix_roof(row.dtype) if row.compute == MATRIX else peaks.vector_roof(row.dtype)
         if row.compute == MATRIX and runs_on_fp32_units(row):
             roof = peaks.vector_roof("f32")
+        elif row.compute == MATRIX and row.dtype == "f32" and is_3xtf32_attention(row.name) and peaks.tf32_factor:
+            roof = peaks.matrix_roof("f32") / 3.0
     bound = pct = implausible = None
     hbm = peaks.hbm_gbps if peaks is not None else None
     if flops is not None and nbytes is not None and roof and hbm:

@@ -73,7 +73,7 @@ class StepSet:
         return self.windows
 
 
-def find_steps(model):
+def find_steps(model: TraceModel) -> StepSet:
     """StepSet of the model, following the documented precedence, its cut and warm-up steps left out."""
     return _steady(model, _marked_steps(model))
 

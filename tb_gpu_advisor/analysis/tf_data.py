@@ -90,7 +90,12 @@ def stages_of(path: str) -> list[str]:
     return path[len(ITERATOR_PREFIX) :].split("::")
 
 
-def tf_data_pipeline(op_totals, thread_busy, window_ps, ops_in_flight=None):
+def tf_data_pipeline(
+    op_totals,
+    thread_busy,
+    window_ps,
+    ops_in_flight=None,
+):
     """TfDataPipeline from HostActivity.op_totals and thread_busy over an analysis window of `window_ps`; a map of
     ambiguous parallelism (MapAndBatch) is sequential when its ops run one at a time (`ops_in_flight`,
     HostActivity.map_ops_in_flight: the executor's callbacks outlast the ops and make threads look busier), else

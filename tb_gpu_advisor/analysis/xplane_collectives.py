@@ -14,6 +14,11 @@ from tb_gpu_advisor.readers.hlo.collectives import collective_shapes
 from tb_gpu_advisor.model.collective_names import KERNEL_NAME, collective_of
 from tb_gpu_advisor.model.trace import ActivityKind, CollectiveCall
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 HLO, TF_OP = "hlo", "tf_op"
 HLO_NAME = "op_name"  # the kind from the op's (HLO instruction's or TensorFlow op's) name, without its shapes
@@ -60,7 +65,7 @@ _TF_DTYPE = {
 }
 
 
-def xplane_collectives(model):
+def xplane_collectives(model: TraceModel) -> tuple[CollectiveCall, ...]:
     """CollectiveCall per collective kernel of the GPUs (source "kernel"), by start; `size_source` "hlo" or
     "tf_op" where the call is sized, None where neither the HLO nor the op's shapes say."""
     found = []  # (ordinal, activity, kernel indices, distinct (name, op, program, signature) rows, row of each)

@@ -63,7 +63,7 @@ VARIANTS = register_variants(
         "steps.uneven_step_time": Entry(
             category="other",
             title="Step time varies a lot from step to step",
-            fix_summary="Remove what the slow steps wait on (named above): input (more DataLoader workers) or idle time.",
+            fix_summary="Remove what the slow steps wait on (named above): more DataLoader workers; open them in Perfetto.",
             fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open the trace in
 Perfetto (ui.perfetto.dev) and look at them. Usual causes: periodic work inside some steps (evaluation,

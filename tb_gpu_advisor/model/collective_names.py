@@ -3,6 +3,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import CollectiveCall
+
+
 # Where a CollectiveCall's kind comes from (CollectiveCall.named_from), besides XPlane's "hlo" and "tf_op".
 HOST_OP, KERNEL_NAME = "host_op", "kernel_name"
 # Normalized word -> collective, tested in this order (`reducescatter` before `reduce`, `bcast` before `send`);
@@ -63,7 +69,7 @@ def is_collective_host_op(name: str) -> bool:
     return name == PARAM_COMMS or name.startswith(HOST_PREFIXES)
 
 
-def runs_on_a_backend_thread(call):
+def runs_on_a_backend_thread(call: CollectiveCall) -> bool:
     """Whether a CollectiveCall is a CPU backend's worker-thread span (`gloo:all_reduce`): the communication itself
     and its wait for the peers, not an op that enqueues it."""
     return call.source == "host" and (call.issued_by or "").startswith(THREAD_BACKENDS)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def collective_bandwidth_dict(link, rows):
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.collective_bandwidth import CollectiveBandwidth
+    from tb_gpu_advisor.analysis.collective_bandwidth import Link
+
+
+def collective_bandwidth_dict(link: Link | None, rows: tuple[CollectiveBandwidth, ...]) -> dict:
     """Per collective kind: sizes and NCCL-tests bandwidths against the link (analysis.collective_bandwidth)."""
     return {
         "link": None

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.cpu_load import CpuLoad
+
 
 def configuration_dict(config):
     """The `configuration` section (analysis.configuration.Configuration); None without one."""
@@ -45,7 +50,7 @@ def configuration_dict(config):
     }
 
 
-def host_cpu_dict(load):
+def host_cpu_dict(load: CpuLoad) -> dict | None:
     """Host threads' busy cores against the machine's (analysis.cpu_load); None without host threads."""
     if load is None or load.busy_cores is None:
         return None

@@ -5,8 +5,19 @@ from __future__ import annotations
 from tb_gpu_advisor.analysis.kernel_names import kernel_precision
 from tb_gpu_advisor.analysis.rounding import pct, sig, us
 
+from typing import TYPE_CHECKING
 
-def gpu_memory_dict(row):
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.gpu_memory import GpuMemory
+    from tb_gpu_advisor.analysis.kernel_types import KernelTypeTimes
+    from tb_gpu_advisor.analysis.kernels import KernelRow
+    from tb_gpu_advisor.analysis.peaks import DevicePeaks
+    from tb_gpu_advisor.analysis.roofline import KernelRoofline
+    from tb_gpu_advisor.analysis.utilization import DeviceUsage
+    from tb_gpu_advisor.model.trace import GpuDevice
+
+
+def gpu_memory_dict(row: GpuMemory) -> dict:
     """One GPU's peak memory and headroom (analysis.gpu_memory.GpuMemory)."""
     return {
         "device": row.ordinal,
@@ -34,7 +45,7 @@ def _capability_fields(caps):
     }
 
 
-def device_dict(gpu, usage, peaks):
+def device_dict(gpu: GpuDevice, usage: DeviceUsage, peaks: DevicePeaks) -> dict:
     return {
         "name": gpu.name,
         "ordinal": gpu.ordinal,
@@ -62,7 +73,7 @@ def device_dict(gpu, usage, peaks):
     }
 
 
-def work_by_type_dict(times):
+def work_by_type_dict(times: KernelTypeTimes) -> dict:
     """HTA's per-GPU views (analysis.kernel_types) over the device events inside the analysis window."""
     temporal = times.temporal_pct()
     return {
@@ -77,7 +88,7 @@ def stream_idle_dict(by_stream):
     return {str(stream): {cause: us(ps) for cause, ps in causes.items()} for stream, causes in by_stream.items()}
 
 
-def kernel_dict(row, roof):
+def kernel_dict(row: KernelRow, roof: KernelRoofline) -> dict:
     total_ns = row.total_ps // 1000
     return {
         "name": row.name,

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from tb_gpu_advisor.analysis.capture_overhead import capture_overhead
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.host_analysis import HostAnalysis
+    from tb_gpu_advisor.analysis.kernels import KernelRow
+    from tb_gpu_advisor.analysis.steps import StepSet
+    from tb_gpu_advisor.model.trace import TraceModel
+
 
 RANGE_PROFILER_NOTE = (
     "A GPU profile without kernel times: a CUPTI range-profiler capture ({ranges:,} "
@@ -29,7 +37,7 @@ def graph_notes(analysis):
     return [note] if note else []
 
 
-def trace_notes(model, step_set, usages):
+def trace_notes(model: TraceModel, step_set: StepSet, usages: tuple) -> list[str]:
     notes = []
     if not model.gpus and model.gpu_metric_ranges:
         notes.append(RANGE_PROFILER_NOTE.format(ranges=model.gpu_metric_ranges))
@@ -73,7 +81,7 @@ def trace_notes(model, step_set, usages):
     return notes
 
 
-def implausible_notes(table):
+def implausible_notes(table: tuple[KernelRow, ...]) -> list:
     """One note per kernel row carrying a launch value no GPU allows (shown as unknown, never advice)."""
     notes = []
     for row in table:
@@ -85,7 +93,7 @@ def implausible_notes(table):
     return notes
 
 
-def roofline_notes(analysis):
+def roofline_notes(analysis: HostAnalysis) -> list:
     """One note per HLO op whose cost was left out, and per kernel row whose share of its roof was."""
     notes = [
         f"HLO op {item.op_name} (program {item.program_id}): the FLOPs counted from its module would run at "

@@ -3,7 +3,7 @@
 from tb_gpu_advisor.scenarios.common import new_run, run_steps
 from tb_gpu_advisor.scenarios.devices import A100_SXM4_40GB
 from tb_gpu_advisor.scenarios.engine import HostCosts
-from tb_gpu_advisor.scenarios.models import lstm_unrolled, lstm_xla
+from tb_gpu_advisor.scenarios.lstm_models import lstm_unrolled, lstm_xla
 from tb_gpu_advisor.scenarios.tf_host import TEXT_MAP_OPS, PrefetchedPipeline
 from tb_gpu_advisor.scenarios.training import PipelineFeed
 

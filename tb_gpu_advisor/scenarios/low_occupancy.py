@@ -5,7 +5,7 @@ from tb_gpu_advisor.scenarios import kernels as k
 from tb_gpu_advisor.scenarios.common import new_run, run_steps
 from tb_gpu_advisor.scenarios.devices import A100_SXM4_80GB
 from tb_gpu_advisor.scenarios.engine import Op
-from tb_gpu_advisor.scenarios.models import adam, single_kernel_op
+from tb_gpu_advisor.scenarios.optimizers import adam, single_kernel_op
 from tb_gpu_advisor.scenarios.tf_host import PrefetchedPipeline
 from tb_gpu_advisor.scenarios.training import PipelineFeed
 

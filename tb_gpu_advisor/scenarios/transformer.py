@@ -2,7 +2,7 @@
 
 from tb_gpu_advisor.scenarios import kernels as k
 from tb_gpu_advisor.scenarios.engine import Op
-from tb_gpu_advisor.scenarios.models import adam
+from tb_gpu_advisor.scenarios.optimizers import adam
 
 _EIGEN_TYPE = {"fp32": "float", "fp16": "Eigen::half"}
 _ROW_MAX = (

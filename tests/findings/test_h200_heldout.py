@@ -79,6 +79,7 @@ def test_tf32_named_in_the_fix_gets_its_own_figure_below_the_16_bit_estimate():
     assert note.startswith("Per step of the fix: TF32 alone (494.7 TFLOP/s, float32 bytes) about ")
     tf32 = float(note.split("about ", 1)[1].split("×", 1)[0])
     assert 1.5 < tf32 < finding["estimated_speedup"] / 1.5
+    assert finding["fix_summary"].startswith("bf16 autocast for the estimate; TF32 alone")
 
 
 def test_pinning_is_the_pytorch_estimate_and_overlap_its_ceiling():
@@ -122,3 +123,12 @@ def test_cudnn_attention_kernels_named_f16_read_as_the_bf16_their_ops_record(run
     configuration = _report(run)["configuration"]
     assert configuration["precision"] == "bf16"
     assert "fp16" not in configuration["matmul_dtype_pct"]
+
+
+def test_fp32_memory_efficient_attention_is_judged_on_the_3xtf32_roof():
+    """PyTorch's fp32 memory-efficient attention (CUTLASS fmha_cutlassF/B_f32) multiplies with three TF32 products
+    (OpMultiplyAddFastF32): its roof is a third of the 494.7 TFLOP/s TF32 peak, not the TF32 peak itself."""
+    rows = [
+        k for k in _report("precision_fp32")["kernels"] if k["name"].startswith("fmha_cutlass") and k["roof_tflops"]
+    ]
+    assert rows and all(k["roof_tflops"] == 164.9 for k in rows)

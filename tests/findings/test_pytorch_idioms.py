@@ -73,7 +73,7 @@ def test_the_frameworks_own_wording_of_a_condition_wins_over_the_neutral_one():
         ("mi250_minitoy_train", "launch.gpu_starved_by_launches", "HIP graphs on ROCm"),  # warm-up on AMD
         ("a100_alexnet_sync", "host.gpu_idle_host_busy", "torch.profiler.schedule(wait=5"),  # warm-up
         ("a100_8rank_control", "communication.allreduce_exposed", "TorchRec"),  # all-to-all, not all-reduce
-        ("v100_2rank_test", "steps.uneven_step_time", "Perfetto"),
+        ("v100_2rank_test", "steps.uneven_step_time", "the step's own work"),  # neutral: the slow steps do more
     ],
 )
 def test_real_pytorch_runs_read_as_pytorch(name, finding_id, expected):

@@ -68,7 +68,8 @@ Keep dimensions multiples of 8 so Tensor Cores apply.""",
                 (
                     "pytorch:tf32_off",
                     Idiom(
-                        fix_summary="Allow TF32 for matmuls (off by default in PyTorch): set_float32_matmul_precision('high').",
+                        fix_summary="bf16 autocast for the estimate; TF32 alone (set_float32_matmul_precision('high')) "
+                        "gains less.",
                         fix="""\
 On Ampere and newer GPUs these float32 matmuls could run on Tensor Cores in TF32, but PyTorch leaves TF32
 off for matmuls by default (convolutions use it by default). Allow it where full float32 is not needed:
@@ -124,8 +125,8 @@ Keep dimensions multiples of 8.""",
                 (
                     "tf32_off",
                     Idiom(
-                        fix_summary="Turn TF32 back on (it is on by default on Ampere+; something disabled it), then mixed "
-                        "precision.",
+                        fix_summary="Mixed precision for the estimate; turning TF32 back on (something disabled it) gains "
+                        "less.",
                         fix="""\
 On Ampere and newer GPUs TensorFlow (2.4+) runs float32 matmuls and convolutions on Tensor Cores in TF32 by
 default; plain 32-bit kernels (sgemm, scudnn) mean something turned that off. Look for and remove:

@@ -90,7 +90,8 @@ def test_fp32_matmul_on_a_tensor_core_gpu():
 
 def test_tf32_off_on_ampere_leads_the_fix_in_each_frameworks_idiom():
     tf = findings_by_id(report_of(fp32_loop(framework="tensorflow")))["precision.fp32_matmul"]
-    assert tf["fix_summary"].startswith("Turn TF32 back on")
+    # the one-line fix names the step the estimate is for (16-bit), and TF32 as the smaller one
+    assert tf["fix_summary"].startswith("Mixed precision for the estimate; turning TF32 back on")
     assert (
         tf["fix"].index("NVIDIA_TF32_OVERRIDE=0")
         < tf["fix"].index("enable_tensor_float_32_execution(True)")
