@@ -57,3 +57,11 @@ def test_no_inflation_without_recording_options_ops_or_host_time():
     assert host_inflation(_model(800), 10.0, 0.0, 0.0) is None
     # The host off the critical path: the profiler's time hides behind the GPU's.
     assert host_inflation(_model(800), 10.0, 6.0, 0.0) is None
+
+
+def test_the_note_names_the_options_and_the_ops_per_step():
+    note = CaptureOverhead(("record_shapes", "with_flops"), 400.0, 10.0, 9.5).note()
+    assert note.startswith(
+        "This capture recorded input shapes and FLOPs (record_shapes=True, with_flops=True) "
+        "for 400 operator events per step"
+    )

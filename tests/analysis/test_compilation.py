@@ -79,12 +79,7 @@ def test_recording_options_come_from_the_flags_or_the_events(tmp_path):
     assert model.profiled_ops == 3  # two compiled regions and the mm
     bare = _model(tmp_path, _graph_steps(count=2))
     assert bare.profiler_options == ()
-    notes = host_report(model)["notes"]
-    assert any(
-        note.startswith(
-            "This capture recorded input shapes and FLOPs (record_shapes=True, with_flops=True) "
-            "for 2 operator events per step"
-        )
-        for note in notes
-    )
+    # 1.5 recorded ops per 1 ms step cost ~4 us at 2.5 us each: under 5% of the step, so no note (review G11);
+    # the note's wording, once material, is pinned in tests/analysis/test_capture_overhead.py
+    assert not any("This capture recorded" in note for note in host_report(model)["notes"])
     assert not any("This capture recorded" in note for note in host_report(bare)["notes"])
