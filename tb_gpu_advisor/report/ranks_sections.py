@@ -59,6 +59,9 @@ def _summary(view):
                 f"{row['median_calls_per_step']:g} calls, {units.duration_ms(row['median_ms_per_step'])})"
             )
     for item in view["what_if"]:
+        if item["step_ms"] is None and item["name"] == "collectives_overlapped":
+            lines.append(f"What-if {_what_if_words(item)}: none: {item['assumes']}.")
+            continue
         if item["step_ms"] is None:
             continue
         if item["name"] == "rank_at_median" and item["rank"] is None:
@@ -69,11 +72,20 @@ def _summary(view):
             f"{units.duration_ms(item['baseline_ms'])} ({item['speedup']:g}x). Assumes {item['assumes']}."
         )
     clock = view["clock"]
-    lines.append(
-        f"Clocks aligned on {clock['offsets_from_calls']} collective ends."
-        if clock["offsets_from_calls"]
-        else "Clocks taken as recorded."
-    )
+    if clock.get("one_clock"):
+        lines.append("One clock: every rank runs on one machine and its trace gives absolute times, so no offset.")
+    elif clock["offsets_from_calls"]:
+        residual = clock.get("residual_ms")
+        lines.append(
+            f"Clocks aligned on {clock['offsets_from_calls']} collective ends"
+            + (
+                f" (after alignment a call's ends still spread {units.duration_ms(residual)}, the median)."
+                if residual is not None
+                else "."
+            )
+        )
+    else:
+        lines.append("Clocks taken as recorded.")
     lines.extend(f"Note: {note}." for note in view["notes"])
     shown = shown_positions(view)
     if len(shown) < len(view["ranks"]):

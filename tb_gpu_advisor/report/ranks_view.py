@@ -50,7 +50,12 @@ def ranks_view(run):
         "device": devices.pop() if len(devices) == 1 else None,
         "step_count": len(run.step_nums),
         "step_time_ms": round(statistics.mean(step_ms), 6) if step_ms else None,
-        "clock": {"offsets_from_calls": run.offset_calls, "absolute_times": run.same_clock},
+        "clock": {
+            "offsets_from_calls": run.offset_calls,
+            "absolute_times": run.same_clock,
+            "one_clock": run.one_clock,
+            "residual_ms": run.residual_ms,
+        },
         "ranks": ranks,
         "steps": [
             {"step": num, "step_time_ms": round(step_time, 6), "cells": [_cell(cell) for cell in row]}

@@ -176,6 +176,7 @@ def _model(path, c, metadata):
         profiler_options=c.options.options(metadata, c.python_calls, c.memory_events),
         profiled_ops=c.options.ops,
         time_origin_ps=int(round(c.origin_us * PS_PER_US)) + shift if c.origin_us is not None else None,
+        machine=clean_text(metadata["host_name"]) if isinstance(metadata.get("host_name"), str) else None,
     )
 
 

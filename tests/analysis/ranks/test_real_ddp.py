@@ -76,4 +76,16 @@ def test_text_report_leads_with_the_run_level_view(reports):
 
     text = render_text(reports["slow_compute"])
     assert text.index("Ranks (4 ranks, gloo, cpu)") < text.index("Rank x step") < text.index("\nrank0\n")
-    assert "Slowest rank: 2 (rank2)" in text and "What-if (a model) if rank 2 matched the median rank" in text
+    assert "Slowest rank: 2 (vm: rank2)" in text and "What-if (a model) if rank 2 matched the median rank" in text
+
+
+@pytest.mark.parametrize("run", ["balanced", "slow_compute", "slow_input"])
+def test_ranks_on_one_machine_keep_its_clock_and_one_bucket_leaves_nothing_to_overlap(reports, run):
+    """The four ranks name one machine ("vm") with absolute times: one clock, no offsets; DDP sends one 203 KB
+    bucket per step after the last gradient, so there is no collectives-overlapped step to promise."""
+    view = reports[run]["ranks"]
+    assert view["clock"]["one_clock"] and view["clock"]["offsets_from_calls"] == 0
+    assert [rank["clock_offset_ms"] for rank in view["ranks"]] == [0.0] * 4
+    assert [rank["host"] for rank in view["ranks"]] == [f"vm: rank{r}" for r in range(4)]
+    overlapped = _what_if(view, "collectives_overlapped")
+    assert overlapped["step_ms"] is None and "one collective per step" in overlapped["assumes"]
