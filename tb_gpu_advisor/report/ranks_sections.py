@@ -33,7 +33,12 @@ def _summary(view):
         "(the median rank's)."
     ]
     slow = view["slowest"]
-    if slow is None:
+    peer = view.get("late_peer")
+    if peer:
+        lines.extend(_late_peer_lines(peer))
+    if slow is None and peer and peer["late"]:
+        pass
+    elif slow is None:
         lines.append(
             "No rank holds the others back: none came last at the collectives in most steps and cost the "
             "others a tenth of the step."
@@ -113,6 +118,24 @@ def _summary(view):
         (False,) + (True,) * 8,
     )
     return Section(f"Ranks ({_label(view)})", lines=tuple(lines), table=table)
+
+
+def _late_peer_lines(peer):
+    missing = ", ".join(str(r) for r in peer["missing_ranks"])
+    plural = "s" if len(peer["missing_ranks"]) > 1 else ""
+    after = units.duration_ms(peer["after_arrival_ms_per_step"])
+    if not peer["late"]:
+        return [
+            f"Rank{plural} {missing} of the job not captured: the captured ranks' time after their last arrival "
+            f"({after} per step at least) is waiting for a peer that was not captured (rank{plural} {missing}) "
+            "or transfer; the split and the bus bandwidth need every rank's trace."
+        ]
+    return [
+        f"Why the step waits: a late peer, rank{plural} {missing}, not captured: in {peer['steps']} of "
+        f"{peer['of_steps']} steps every captured rank arrived at the collectives and still spent {after} per step "
+        f"there: waiting for a peer that was not captured (rank{plural} {missing}), or transfer (the split needs "
+        "its trace). No captured rank holds the others back; capture every rank into the run directory."
+    ]
 
 
 def shown_positions(view):

@@ -67,6 +67,7 @@ def ranks_view(run):
         "calls": [_call(run, split) for split in run.splits[:MAX_CALL_ROWS]],
         "calls_total": len(run.splits),
         "slowest": _slowest(run),
+        "late_peer": _late_peer(run.late_peer),
         "critical_path": [_path(run, path) for path in run.paths],
         "what_if": [_what_if(run, w) for w in run.what_ifs],
         "notes": list(run.notes),
@@ -154,6 +155,18 @@ def _slowest(run):
             }
             for d in found.work
         ],
+    }
+
+
+def _late_peer(found):
+    if found is None:
+        return None
+    return {
+        "missing_ranks": list(found.missing),
+        "late": found.late,
+        "after_arrival_ms_per_step": found.after_arrival_ms_per_step,
+        "steps": found.steps,
+        "of_steps": found.of_steps,
     }
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.ranks.align import align
 from tb_gpu_advisor.analysis.ranks.critical_path import critical_paths
+from tb_gpu_advisor.analysis.ranks.late_peer import late_peer
 from tb_gpu_advisor.analysis.ranks.straggler import find_straggler
 from tb_gpu_advisor.analysis.ranks.waits import kind_bandwidth, rank_waits, split_calls
 from tb_gpu_advisor.analysis.ranks.whatif import collectives_at_link_peak, collectives_overlapped, rank_at_median
@@ -78,6 +79,7 @@ class RunRanks:
     residual_ms: float | None  # the alignment's residual spread of collective ends, when offsets were estimated
     notes: tuple  # what limits the analysis (ranks missing, steps or calls that did not match)
     link: str | None  # the link the bandwidths are judged against, in words
+    late_peer: object = None  # late_peer.LatePeer when ranks of the job are missing
 
 
 def rank_order(profiles):
@@ -125,7 +127,7 @@ def analyze_ranks(profiles):
         step_nums=tuple(s.step_num for s in alignment.steps),
         rows=rows,
         splits=splits,
-        bandwidth=kind_bandwidth(splits, group, link_gbps),
+        bandwidth=kind_bandwidth(splits, group, link_gbps, complete=not _missing_ranks(profiles)),
         straggler=straggler,
         paths=paths,
         what_ifs=what_ifs,
@@ -135,6 +137,7 @@ def analyze_ranks(profiles):
         residual_ms=ms(alignment.residual_ps) if alignment.residual_ps is not None else None,
         notes=_notes(profiles, alignment),
         link=NETWORK_WORDS if hosts_as_ranks else _link_words(profiles, link_gbps),
+        late_peer=late_peer(profiles, rows),
     )
 
 

@@ -89,3 +89,25 @@ def test_ranks_on_one_machine_keep_its_clock_and_one_bucket_leaves_nothing_to_ov
     assert [rank["host"] for rank in view["ranks"]] == [f"vm: rank{r}" for r in range(4)]
     overlapped = _what_if(view, "collectives_overlapped")
     assert overlapped["step_ms"] is None and "one collective per step" in overlapped["assumes"]
+
+
+def test_a_late_rank_that_was_not_captured_is_named_as_a_late_peer(tmp_path):
+    """slow_input without its late rank 2 (its trace lost): the ~20 ms the others wait for it is not transfer and
+    no captured rank is blamed; the missing rank is named as the late peer, and neither bus bandwidth nor the
+    overlap what-if is given."""
+    from tb_gpu_advisor.report.text import render_text
+
+    for path in (RUNS / "slow_input").glob("rank[013].*"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    report = tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
+    view = report["ranks"]
+    assert view["rank_count"] == 3 and view["slowest"] is None
+    assert view["late_peer"]["missing_ranks"] == [2] and view["late_peer"]["late"]
+    assert view["late_peer"]["after_arrival_ms_per_step"] > 15.0
+    assert view["collectives"][0]["busbw_gbps"] is None
+    assert _what_if(view, "collectives_overlapped")["step_ms"] is None
+    text = render_text(report)
+    assert "a late peer, rank 2, not captured" in text
+    assert "waiting for a peer that was not captured (rank 2)" in text
+    assert "No rank holds the others back" not in text
+    assert validate(report, "report") == []
