@@ -46,6 +46,7 @@ from tb_gpu_advisor.analysis.unused_gpus import unused_gpus
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
 from tb_gpu_advisor.analysis.xplane_collectives import xplane_collectives
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import HOST_STAGING_TAG
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,7 @@ def analyze_host(model):
         variance=step_variance(
             np.array([s.duration_ps for s in step_set.timed_steps], dtype=np.float64) / 1e9, per_step, bool(active)
         ),
-        transfers=transfer_stats(model.gpus),
+        transfers=transfer_stats(model.gpus, model.host_activity.tagged.get(HOST_STAGING_TAG, intervals.EMPTY)),
         balance=balance(list(usages)),
         framework=framework,
         confidence=trace_confidence(model, step_set, framework, unused),

@@ -16,9 +16,9 @@ from tb_gpu_advisor.analysis.step_ops import step_ops
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.unfused_attention import attention_kernel_mask
 from tb_gpu_advisor.analysis.xla_cpu_thunks import xla_cpu_thunks
-from tb_gpu_advisor.findings.thresholds import EAGER_MIN_OPS_PER_STEP
+from tb_gpu_advisor.findings.thresholds import EAGER_MIN_OPS_PER_STEP, HOST_MEDIUM_PCT
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.model.host import HOST_STAGING_TAG
+from tb_gpu_advisor.model.host import HOST_STAGING_TAG, OP_STALL_PREFIX
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import duration_ms
 from tb_gpu_advisor.vocabulary import counted
@@ -375,16 +375,31 @@ class Context:
         return not (self.framework.name == "pytorch" and self.loader_workers_in_use and prep.certainty != "high")
 
     @cached_property
+    def op_stalls(self) -> Intervals:
+        """The step thread's stalls inside op calls (readers.kineto.op_stalls: `op_stall:<op>` host tags) where the
+        GPU idles during them for at least HOST_MEDIUM_PCT of the window (host.op_stall claims them), else EMPTY."""
+        stalls = intervals.union_all(
+            *(spans for tag, spans in self.host.tagged.items() if tag.startswith(OP_STALL_PREFIX))
+        )
+        if not len(stalls) or self.share_pct(self.idle_cause_ms("host") - self.idle_cause_ms("host", stalls)) < (
+            HOST_MEDIUM_PCT
+        ):
+            return intervals.EMPTY
+        return stalls
+
+    @cached_property
     def explained_host_time(self) -> Intervals:
         """Intervals of host time a more specific rule explains: a step's batch preparation
-        (input.host_batch_prep), the runs of compute ops placed on the CPU (placement.ops_on_host) and JAX's
-        staging of host batches for the device (transfer.pageable_memory)."""
+        (input.host_batch_prep), the runs of compute ops placed on the CPU (placement.ops_on_host), JAX's
+        staging of host batches for the device (transfer.pageable_memory) and the step thread's stalls inside op
+        calls (host.op_stall)."""
         spans = [
             self.host.tagged[f"cpu_op:{op.name}"]
             for op in self.analysis.cpu_ops
             if f"cpu_op:{op.name}" in self.host.tagged
         ]
         spans.append(self.host.tagged.get(HOST_STAGING_TAG, intervals.EMPTY))
+        spans.append(self.op_stalls)
         if self.batch_prep_shown:
             spans.append(self.analysis.batch_prep.gaps)
         return intervals.union_all(*spans)

@@ -142,6 +142,10 @@ def is_tf_op_event(name: str) -> bool:
 # PJRT's host part of a transfer from a host buffer to the device (JAX passing a NumPy array): staging and
 # relayout of the batch on the host before the copy.
 HOST_STAGING_TAG = "host_staging"
+# Prefix of the tags of an op's untraced time where its call stalled (readers.kineto.op_stalls), and the tag of
+# the stalls during which another thread started a host event.
+OP_STALL_PREFIX = "op_stall:"
+OP_STALL_NEAR_TAG = "op_stall_near"
 _HOST_STAGING_EVENTS = frozenset({"H2D Dispatch"})
 # The dispatch of a compiled program: JAX's (`PjitFunction(train_step)`) and torch.compile's (Dynamo's guard check
 # and compiled region, which run the step's graphs): from here on the step runs, it no longer prepares its input.

@@ -263,3 +263,4 @@ class TraceModel:
     # The absolute time (ps, on the trace's own clock) of the model's time 0, where the reader knows it (Kineto):
     # what puts several ranks' traces on one timeline.
     time_origin_ps: int | None = None
+    machine: str | None = None  # the machine the trace names (Kineto's host_name), beside `host` (the file's worker)

@@ -33,7 +33,12 @@ def _summary(view):
         "(the median rank's)."
     ]
     slow = view["slowest"]
-    if slow is None:
+    peer = view.get("late_peer")
+    if peer:
+        lines.extend(_late_peer_lines(peer))
+    if slow is None and peer and peer["late"]:
+        pass
+    elif slow is None:
         lines.append(
             "No rank holds the others back: none came last at the collectives in most steps and cost the "
             "others a tenth of the step."
@@ -59,6 +64,9 @@ def _summary(view):
                 f"{row['median_calls_per_step']:g} calls, {units.duration_ms(row['median_ms_per_step'])})"
             )
     for item in view["what_if"]:
+        if item["step_ms"] is None and item["name"] == "collectives_overlapped":
+            lines.append(f"What-if {_what_if_words(item)}: none: {item['assumes']}.")
+            continue
         if item["step_ms"] is None:
             continue
         if item["name"] == "rank_at_median" and item["rank"] is None:
@@ -69,11 +77,20 @@ def _summary(view):
             f"{units.duration_ms(item['baseline_ms'])} ({item['speedup']:g}x). Assumes {item['assumes']}."
         )
     clock = view["clock"]
-    lines.append(
-        f"Clocks aligned on {clock['offsets_from_calls']} collective ends."
-        if clock["offsets_from_calls"]
-        else "Clocks taken as recorded."
-    )
+    if clock.get("one_clock"):
+        lines.append("One clock: every rank runs on one machine and its trace gives absolute times, so no offset.")
+    elif clock["offsets_from_calls"]:
+        residual = clock.get("residual_ms")
+        lines.append(
+            f"Clocks aligned on {clock['offsets_from_calls']} collective ends"
+            + (
+                f" (after alignment a call's ends still spread {units.duration_ms(residual)}, the median)."
+                if residual is not None
+                else "."
+            )
+        )
+    else:
+        lines.append("Clocks taken as recorded.")
     lines.extend(f"Note: {note}." for note in view["notes"])
     shown = shown_positions(view)
     if len(shown) < len(view["ranks"]):
@@ -101,6 +118,24 @@ def _summary(view):
         (False,) + (True,) * 8,
     )
     return Section(f"Ranks ({_label(view)})", lines=tuple(lines), table=table)
+
+
+def _late_peer_lines(peer):
+    missing = ", ".join(str(r) for r in peer["missing_ranks"])
+    plural = "s" if len(peer["missing_ranks"]) > 1 else ""
+    after = units.duration_ms(peer["after_arrival_ms_per_step"])
+    if not peer["late"]:
+        return [
+            f"Rank{plural} {missing} of the job not captured: the captured ranks' time after their last arrival "
+            f"({after} per step at least) is waiting for a peer that was not captured (rank{plural} {missing}) "
+            "or transfer; the split and the bus bandwidth need every rank's trace."
+        ]
+    return [
+        f"Why the step waits: a late peer, rank{plural} {missing}, not captured: in {peer['steps']} of "
+        f"{peer['of_steps']} steps every captured rank arrived at the collectives and still spent {after} per step "
+        f"there: waiting for a peer that was not captured (rank{plural} {missing}), or transfer (the split needs "
+        "its trace). No captured rank holds the others back; capture every rank into the run directory."
+    ]
 
 
 def shown_positions(view):

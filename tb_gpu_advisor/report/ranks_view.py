@@ -50,7 +50,12 @@ def ranks_view(run):
         "device": devices.pop() if len(devices) == 1 else None,
         "step_count": len(run.step_nums),
         "step_time_ms": round(statistics.mean(step_ms), 6) if step_ms else None,
-        "clock": {"offsets_from_calls": run.offset_calls, "absolute_times": run.same_clock},
+        "clock": {
+            "offsets_from_calls": run.offset_calls,
+            "absolute_times": run.same_clock,
+            "one_clock": run.one_clock,
+            "residual_ms": run.residual_ms,
+        },
         "ranks": ranks,
         "steps": [
             {"step": num, "step_time_ms": round(step_time, 6), "cells": [_cell(cell) for cell in row]}
@@ -62,6 +67,7 @@ def ranks_view(run):
         "calls": [_call(run, split) for split in run.splits[:MAX_CALL_ROWS]],
         "calls_total": len(run.splits),
         "slowest": _slowest(run),
+        "late_peer": _late_peer(run.late_peer),
         "critical_path": [_path(run, path) for path in run.paths],
         "what_if": [_what_if(run, w) for w in run.what_ifs],
         "notes": list(run.notes),
@@ -149,6 +155,18 @@ def _slowest(run):
             }
             for d in found.work
         ],
+    }
+
+
+def _late_peer(found):
+    if found is None:
+        return None
+    return {
+        "missing_ranks": list(found.missing),
+        "late": found.late,
+        "after_arrival_ms_per_step": found.after_arrival_ms_per_step,
+        "steps": found.steps,
+        "of_steps": found.of_steps,
     }
 
 

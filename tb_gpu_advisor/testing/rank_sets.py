@@ -6,11 +6,14 @@ import json
 import pathlib
 
 
-def write_rank_set(sources, out_dir, count, world_size=None, clock_us=None, pick=None):
+def write_rank_set(sources, out_dir, count, world_size=None, clock_us=None, pick=None, machine=None):
     """Writes `count` traces `rank<r>.<n>.pt.trace.json.gz` to `out_dir`: rank r is a copy of
     `sources[pick(r)]` (paths of real `.pt.trace.json[.gz]` files; `pick` r % len(sources) by default) with its
     `distributedInfo` rank and world size set and `clock_us(r)` microseconds added to every time (its clock
-    offset; none by default). One source is held in memory at a time. Returns the paths, in rank order."""
+    offset; none by default). `machine(r)` is rank r's `host_name` (ranks naming one machine share its clock, so
+    give them one offset); with offsets and no `machine`, each rank is on a machine of its own (`<host_name>-r<r>`).
+    One source is held in memory at a time. Returns the paths, in rank
+    order."""
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     world = world_size or count
@@ -21,6 +24,10 @@ def write_rank_set(sources, out_dir, count, world_size=None, clock_us=None, pick
         for rank in (r for r in range(count) if pick(r) == index):
             shift = clock_us(rank) if clock_us else 0.0
             copy = dict(trace, distributedInfo=dict(trace.get("distributedInfo") or {}, rank=rank, world_size=world))
+            if machine:
+                copy["host_name"] = machine(rank)
+            elif clock_us:
+                copy["host_name"] = f"{trace.get('host_name') or 'host'}-r{rank}"
             if shift:
                 copy["traceEvents"] = [_shifted(event, shift) for event in trace["traceEvents"]]
             path = out / f"rank{rank}.{1000 + rank}.pt.trace.json.gz"
@@ -43,7 +50,7 @@ def _shifted(event, shift_us):
     return event
 
 
-def write_straggler_set(run_dir, out_dir, count, slow_ranks, slow_source=2, clock_us=None):
+def write_straggler_set(run_dir, out_dir, count, slow_ranks, slow_source=2, clock_us=None, machine=None):
     """A `count`-rank set from one real captured run whose rank `slow_source` was the slow one (such as
     tests/data/real/ddp_cpu/slow_compute, a file `rank<r>.*.pt.trace.json.gz` per rank): the ranks in `slow_ranks`
     are copies of the slow rank, every other rank a copy of one of the others (in turn). All copies come from the
@@ -54,4 +61,4 @@ def write_straggler_set(run_dir, out_dir, count, slow_ranks, slow_source=2, cloc
     order = {}
     for rank in range(count):
         order[rank] = slow_source if rank in slow else fast[sum(1 for r in range(rank) if r not in slow) % len(fast)]
-    return write_rank_set(files, out_dir, count, clock_us=clock_us, pick=order.__getitem__)
+    return write_rank_set(files, out_dir, count, clock_us=clock_us, pick=order.__getitem__, machine=machine)

@@ -120,6 +120,8 @@ def test_jax_numpy_batch_staged_on_the_host_is_named_as_the_cause():
     estimate = summary["combined_estimate"]["estimated_speedup"]
     assert 0.75 * measured <= estimate <= 1.25 * measured
     assert "jax.device_put" in report["findings"][0]["fix"]
+    # The transfers table agrees: the staged copies are pageable (their DMA reads PJRT's pinned bounce buffer).
+    assert report["transfers"]["h2d"]["pageable_count"] == report["findings"][0]["evidence"]["metrics"]["h2d_copies"]
     for fixed in ("transfer_pinned", "transfer_on_device"):
         assert "transfer.pageable_memory" not in {f["id"] for f in _report("jax", fixed)["findings"]}
 

@@ -79,7 +79,7 @@ def test_tf32_named_in_the_fix_gets_its_own_figure_below_the_16_bit_estimate():
     assert note.startswith("Per step of the fix: TF32 alone (494.7 TFLOP/s, float32 bytes) about ")
     tf32 = float(note.split("about ", 1)[1].split("×", 1)[0])
     assert 1.5 < tf32 < finding["estimated_speedup"] / 1.5
-    assert finding["fix_summary"].startswith("bf16 autocast for the estimate; TF32 alone")
+    assert finding["fix_summary"].startswith("bf16 autocast for the estimate; TF32, off by default in PyTorch")
 
 
 def test_pinning_is_the_pytorch_estimate_and_overlap_its_ceiling():

@@ -1,6 +1,8 @@
 """The ranks on one timeline: steps matched by step number, collectives matched by their order in the step, and
 each rank's clock offset estimated from the collectives' end times (the ranks of a group leave a collective
-together, so a rank whose ends sit later than the others' by the same amount every time has its clock ahead)."""
+together, so a rank whose ends sit later than the others' by the same amount every time has its clock ahead).
+Ranks whose traces name the same machine and give absolute times read one clock: they get one offset together,
+and none at all when every rank is on that one machine."""
 
 import statistics
 from dataclasses import dataclass
@@ -40,6 +42,8 @@ class Alignment:
     offsets_ps: tuple  # per rank
     offset_calls: int  # matched calls the offsets were estimated from (0: clocks as recorded)
     same_clock: bool  # every rank's trace gave an absolute time origin
+    one_clock: bool = False  # every rank on one machine with absolute times: no offset to estimate
+    residual_ps: int | None = None  # median spread of a call's ends over the ranks after the offsets (when estimated)
 
 
 def align(profiles):
@@ -49,18 +53,35 @@ def align(profiles):
     base = min(origins) if same_clock else 0
     shifts = [origin - base if same_clock else 0 for origin in origins]
     raw = _matched_steps(profiles, shifts, [0] * len(profiles))
+    clocks = _clocks(profiles) if same_clock else list(range(len(profiles)))
+    one_clock = len(profiles) > 1 and len(set(clocks)) == 1
     ends = [call.ends_ps for step in raw for call in step.calls]
     offsets = [0] * len(profiles)
-    if len(ends) >= MIN_CALLS_FOR_OFFSET:
-        for rank in range(len(profiles)):
-            offsets[rank] = int(statistics.median(e[rank] - statistics.median(e) for e in ends))
+    estimated = len(ends) >= MIN_CALLS_FOR_OFFSET and not one_clock
+    if estimated:
+        own = [statistics.median(e[rank] - statistics.median(e) for e in ends) for rank in range(len(profiles))]
+        for rank, clock in enumerate(clocks):
+            offsets[rank] = int(statistics.median(own[r] for r, c in enumerate(clocks) if c == clock))
     steps = _matched_steps(profiles, shifts, offsets) if any(offsets) else raw
     return Alignment(
         steps=steps,
         offsets_ps=tuple(offsets),
-        offset_calls=len(ends) if len(ends) >= MIN_CALLS_FOR_OFFSET else 0,
+        offset_calls=len(ends) if estimated else 0,
         same_clock=same_clock,
+        one_clock=one_clock,
+        residual_ps=_residual(steps) if estimated else None,
     )
+
+
+def _clocks(profiles):
+    """A clock key per rank: ranks whose traces name the same machine share one; a rank naming none has its own."""
+    return [p.machine if p.machine else ("rank", i) for i, p in enumerate(profiles)]
+
+
+def _residual(steps):
+    """The median over the matched calls of the spread of their ends over the ranks: how well the offsets align."""
+    spreads = [max(call.ends_ps) - min(call.ends_ps) for step in steps for call in step.calls]
+    return int(statistics.median(spreads)) if spreads else None
 
 
 def _matched_steps(profiles, shifts, offsets):

@@ -70,6 +70,7 @@ class RankProfile:
     link_gbps: float | None = None
     link_known: bool = False
     shapes_recorded: bool = False
+    machine: str | None = None  # the machine the trace names (Kineto's host_name), None when it names none
 
 
 def rank_profile(model, analysis):
@@ -118,6 +119,7 @@ def rank_profile(model, analysis):
         link_gbps=link.gbps if link is not None else None,
         link_known=bool(link is not None and link.known),
         shapes_recorded="record_shapes" in model.profiler_options,
+        machine=model.machine,
     )
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.ranks.align import align
 from tb_gpu_advisor.analysis.ranks.critical_path import critical_paths
+from tb_gpu_advisor.analysis.ranks.late_peer import late_peer
 from tb_gpu_advisor.analysis.ranks.straggler import find_straggler
 from tb_gpu_advisor.analysis.ranks.waits import kind_bandwidth, rank_waits, split_calls
 from tb_gpu_advisor.analysis.ranks.whatif import collectives_at_link_peak, collectives_overlapped, rank_at_median
@@ -74,8 +75,11 @@ class RunRanks:
     what_ifs: tuple  # whatif.RankWhatIf
     offset_calls: int
     same_clock: bool
+    one_clock: bool  # every rank on one machine with absolute times: no offsets
+    residual_ms: float | None  # the alignment's residual spread of collective ends, when offsets were estimated
     notes: tuple  # what limits the analysis (ranks missing, steps or calls that did not match)
     link: str | None  # the link the bandwidths are judged against, in words
+    late_peer: object = None  # late_peer.LatePeer when ranks of the job are missing
 
 
 def rank_order(profiles):
@@ -102,14 +106,14 @@ def analyze_ranks(profiles):
     straggler = find_straggler(alignment, splits, rows, profiles)
     what_ifs = (
         rank_at_median(alignment, splits, straggler.position, straggler.tied),
-        collectives_overlapped(alignment, paths, rows),
+        collectives_overlapped(alignment, paths, rows, complete=not _missing_ranks(profiles)),
         collectives_at_link_peak(alignment, paths, group, link_gbps),
     )
     ranks = tuple(
         RankInfo(
             position=i,
             rank=p.rank,
-            host=p.host,
+            host=f"{p.machine}: {p.host}" if p.machine and p.machine != p.host else p.host,
             device=p.device,
             backend=p.backend,
             world_size=p.world_size,
@@ -123,14 +127,17 @@ def analyze_ranks(profiles):
         step_nums=tuple(s.step_num for s in alignment.steps),
         rows=rows,
         splits=splits,
-        bandwidth=kind_bandwidth(splits, group, link_gbps),
+        bandwidth=kind_bandwidth(splits, group, link_gbps, complete=not _missing_ranks(profiles)),
         straggler=straggler,
         paths=paths,
         what_ifs=what_ifs,
         offset_calls=alignment.offset_calls,
         same_clock=alignment.same_clock,
+        one_clock=alignment.one_clock,
+        residual_ms=ms(alignment.residual_ps) if alignment.residual_ps is not None else None,
         notes=_notes(profiles, alignment),
         link=NETWORK_WORDS if hosts_as_ranks else _link_words(profiles, link_gbps),
+        late_peer=late_peer(profiles, rows),
     )
 
 
@@ -181,6 +188,12 @@ def _link_words(profiles, link_gbps):
     )
 
 
+def _missing_ranks(profiles):
+    """Whether the job has ranks that are not in the run: one world size on every rank, larger than the ranks."""
+    worlds = {p.world_size for p in profiles if p.world_size}
+    return len(worlds) == 1 and next(iter(worlds)) > len(profiles)
+
+
 def _notes(profiles, alignment):
     notes = []
     worlds = {p.world_size for p in profiles if p.world_size}
@@ -194,7 +207,7 @@ def _notes(profiles, alignment):
         notes.append("two traces give the same rank: they may come from different jobs")
     if not alignment.steps:
         notes.append("no step number is on every rank: nothing to align")
-    elif not alignment.offset_calls:
+    elif not alignment.offset_calls and not alignment.one_clock:
         notes.append("too few collectives matched to estimate clock offsets: clocks taken as recorded")
     unmatched = sum(s.unmatched_calls for s in alignment.steps)
     if unmatched:

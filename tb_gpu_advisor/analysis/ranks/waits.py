@@ -96,8 +96,9 @@ def rank_waits(alignment, splits, rank_count):
     return tuple(found)
 
 
-def kind_bandwidth(splits, group_size, link_gbps):
-    """KindBandwidth per collective kind, most transfer time first."""
+def kind_bandwidth(splits, group_size, link_gbps, complete=True):
+    """KindBandwidth per collective kind, most transfer time first; no bus bandwidth when ranks of the group are
+    missing (`complete` False): the time after the captured ranks' last arrival may be waiting for them."""
     by_kind = {}
     for split in splits:
         by_kind.setdefault(split.collective, []).append(split)
@@ -107,7 +108,7 @@ def kind_bandwidth(splits, group_size, link_gbps):
         sized = [(c.bytes, t) for c, t in zip(calls, transfers) if c.bytes and t > 0]
         factor = bus_factor(kind, group_size)
         busbw = None
-        if sized and factor is not None:
+        if sized and factor is not None and complete:
             size = statistics.median(b for b, _ in sized)
             busbw = round(size / (statistics.median(t for _, t in sized) / 1e12) / 1e9 * factor, 3)
         waits = [w for c in calls for w in c.wait_ps]

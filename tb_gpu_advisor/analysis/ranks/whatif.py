@@ -64,37 +64,68 @@ def rank_at_median(alignment, splits, position, tied=()):
     )
 
 
-def collectives_overlapped(alignment, paths, rows):
-    """The step time if the collective transfers on the critical path ran under compute, no shorter than the
-    busiest rank's own compute, input and host time."""
+def collectives_overlapped(alignment, paths, rows, complete=True):
+    """The step time if the collective transfers on the critical path ran under the compute that could run beside
+    them: a bucket's transfer overlaps only the backward still to run after it is ready, so per step the hidden
+    time is at most each rank's compute between its first and its last collective of the step (never its input
+    wait or host time), and a step is never shorter than any rank's compute, input and host time or its transfer.
+    None where there is nothing to overlap: one collective per step (launched after the last gradient), or ranks
+    of the group missing (their lateness cannot be told from transfer)."""
     steps = step_times_ms(alignment)
+    if not complete:
+        return _none(
+            "collectives_overlapped",
+            steps,
+            "not every rank of the group is in the run: the time after the captured ranks' arrivals may be waiting "
+            "for an uncaptured peer, not transfer, so there is no transfer to hide",
+        )
+    if all(len(step.calls) < 2 for step in alignment.steps):
+        return _none(
+            "collectives_overlapped",
+            steps,
+            "one collective per step: it starts after the step's last gradient (one bucket), so no compute is left "
+            "to overlap it with; more, smaller buckets (DDP bucket_cap_mb) help only where the backward after the "
+            "first bucket is long enough to hide the transfer",
+        )
     gains = []
     for index, path in enumerate(paths):
+        step = alignment.steps[index]
         exposed = path.share_ps("collective") / 1e9
-        floor = max(r.compute_ms + r.input_ms + r.host_ms for r in rows[index]) if rows[index] else 0.0
-        gains.append(max(0.0, min(exposed, steps[index] - floor)))
+        if len(step.calls) < 2 or not rows[index]:
+            gains.append(0.0)
+            continue
+        first, last = step.calls[0], step.calls[-1]
+        hideable = min(
+            min(row.compute_ms, max(0.0, (last.starts_ps[r] - first.starts_ps[r]) / 1e9))
+            for r, row in enumerate(rows[index])
+        )
+        floor = max(max(r.compute_ms + r.input_ms + r.host_ms, r.transfer_ms) for r in rows[index])
+        modelled = max(steps[index] - min(exposed, hideable), floor)
+        gains.append(max(0.0, steps[index] - modelled))
     return _what_if(
         "collectives_overlapped",
         steps,
         gains,
         assumes=(
-            "each transfer on the critical path hides entirely under compute (as gradient buckets overlap with the "
-            "backward pass), at the same speed; a step is never shorter than its busiest rank's compute, input and "
-            "host time"
+            "each transfer on the critical path hides under the compute each rank runs between its first and its "
+            "last collective of the step (the backward left after the first bucket is ready), at the same speed; "
+            "never under input waits or host time, and a step is never shorter than any rank's compute, input and "
+            "host time or its own transfer"
         ),
     )
+
+
+def _none(name, steps, assumes):
+    return RankWhatIf(name, None, round(statistics.mean(steps), 6) if steps else 0.0, None, "model", assumes)
 
 
 def collectives_at_link_peak(alignment, paths, group_size, link_gbps):
     """The step time if each sized collective on the critical path moved its bytes at the link's peak."""
     steps = step_times_ms(alignment)
     if not link_gbps:
-        return RankWhatIf(
+        return _none(
             "collectives_at_link_peak",
-            None,
-            round(statistics.mean(steps), 6) if steps else 0.0,
-            None,
-            "model",
+            steps,
             "the trace shows no link (a CPU run, or a GPU without its link in the trace): no peak to reach",
         )
     gains = []
@@ -121,13 +152,17 @@ def collectives_at_link_peak(alignment, paths, group_size, link_gbps):
 
 
 def _what_if(name, steps, gains, assumes, position=None, tied=()):
-    baseline = statistics.mean(steps) if steps else 0.0
-    modelled = statistics.mean(s - g for s, g in zip(steps, gains)) if steps else 0.0
+    if not steps:
+        return _none(name, steps, "no step is on every rank: no step time to model")
+    baseline = statistics.mean(steps)
+    modelled = statistics.mean(s - g for s, g in zip(steps, gains))
+    if modelled <= 0:
+        return _none(name, steps, "the steps matched have no time to model")
     return RankWhatIf(
         name=name,
         step_ms=round(modelled, 6),
         baseline_ms=round(baseline, 6),
-        speedup=round(baseline / modelled, 3) if modelled > 0 else None,
+        speedup=round(baseline / modelled, 3),
         kind="model",
         assumes=assumes,
         position=position,

@@ -14,6 +14,7 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.compiled import COMPILED_FUSED_OPTIMIZER_HOST_IDIOM, COMPILED_HOST_IDIOM, host_condition
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
+from tb_gpu_advisor.findings.rules.host_stalls import STALL_ENTRIES, stall_finding
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, host_critical_ms, op_rows
 from tb_gpu_advisor.findings.thresholds import (
     EAGER_MIN_OPS_PER_STEP,
@@ -1090,4 +1091,10 @@ def feeder_blocked(ctx):
     )
 
 
-RULES = (gpu_idle_host_busy, eager_execution, retracing, python_function, gc_pauses, feeder_blocked)
+def op_stall(ctx: Context) -> Finding | None:
+    """The GPU idles while the step thread is blocked inside an op call: a wait, not host work (host_stalls)."""
+    return stall_finding(ctx, "host.op_stall")
+
+
+ENTRIES = {**ENTRIES, **STALL_ENTRIES}
+RULES = (op_stall, gpu_idle_host_busy, eager_execution, retracing, python_function, gc_pauses, feeder_blocked)

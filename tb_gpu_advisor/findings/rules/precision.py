@@ -68,8 +68,7 @@ Keep dimensions multiples of 8 so Tensor Cores apply.""",
                 (
                     "pytorch:tf32_off",
                     Idiom(
-                        fix_summary="bf16 autocast for the estimate; TF32 alone (set_float32_matmul_precision('high')) "
-                        "gains less.",
+                        fix_summary="bf16 autocast for the estimate; TF32, off by default in PyTorch, gains less.",
                         fix="""\
 On Ampere and newer GPUs these float32 matmuls could run on Tensor Cores in TF32, but PyTorch leaves TF32
 off for matmuls by default (convolutions use it by default). Allow it where full float32 is not needed:

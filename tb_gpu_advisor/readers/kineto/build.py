@@ -15,6 +15,7 @@ from tb_gpu_advisor.readers.kineto.device_columns import column
 from tb_gpu_advisor.readers.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.files.names import worker_and_span
 from tb_gpu_advisor.readers.kineto.op_work import event_work, launch_work
+from tb_gpu_advisor.readers.kineto.op_stalls import op_stalls
 from tb_gpu_advisor.readers.kineto.ops import launch_ops
 from tb_gpu_advisor.readers.kineto.process_groups import with_group_sizes
 from tb_gpu_advisor.readers.kineto.profiler_log import capture_warnings
@@ -175,6 +176,7 @@ def _model(path, c, metadata):
         profiler_options=c.options.options(metadata, c.python_calls, c.memory_events),
         profiled_ops=c.options.ops,
         time_origin_ps=int(round(c.origin_us * PS_PER_US)) + shift if c.origin_us is not None else None,
+        machine=clean_text(metadata["host_name"]) if isinstance(metadata.get("host_name"), str) else None,
     )
 
 
@@ -231,6 +233,10 @@ def _host_activity(c, device_correlations):
     )
     if len(fills):
         tagged["zero_grad_fill"] = fills
+    for tag, found in op_stalls(c.ops, c.thread_spans, list(c.op_names)).items():
+        tagged[tag] = intervals.union(
+            np.array([s for s, _ in found], np.int64), np.array([e for _, e in found], np.int64)
+        )
     return HostActivity(
         launch_correlation_id=corr,
         launch_start_ps=start,

@@ -39,6 +39,7 @@ KEPT_KEYS = frozenset(
     {
         "deviceProperties",
         "distributedInfo",
+        "host_name",  # the machine: ranks that name the same one share its clock
         "schemaVersion",
         "record_shapes",
         "with_stack",

@@ -180,7 +180,7 @@ function whatIfs(view) {
     const words = (item.ranks || []).length > 1 ?
       WORDS.whatIf.ranks_at_median.replace('{ranks}', item.ranks.join(', ')) :
       WORDS.whatIf[item.name].replace('{rank}', String(item.rank));
-    if (item.step_ms === null || item.step_ms === undefined) {
+    if (!(item.step_ms > 0) || !(item.speedup > 0)) {
       return h('li', {class: 'muted', 'data-what-if': item.name}, `What-if ${words}: not estimated; ${item.assumes}.`);
     }
     return h('li', {'data-what-if': item.name}, h('strong', {}, `What-if (a ${item.kind}) ${words}: `),
@@ -223,8 +223,13 @@ function label(view) {
 export function ranksBody(answer) {
   const view = answer?.ranks;
   if (!view) return emptyState(answer?.reason || 'This run has no run-level view.');
-  const clock = view.clock.offsets_from_calls ? `Clocks aligned on ${view.clock.offsets_from_calls} collective ends.` :
-    'Clocks taken as recorded.';
+  const residual = view.clock.residual_ms;
+  const clock = view.clock.one_clock ?
+    'One clock: every rank runs on one machine and its trace gives absolute times, so no offset.' :
+    view.clock.offsets_from_calls ? `Clocks aligned on ${view.clock.offsets_from_calls} collective ends` +
+      (residual === null || residual === undefined ? '.' :
+        ` (after alignment a call\u2019s ends still spread ${formatMs(residual)}, the median).`) :
+      'Clocks taken as recorded.';
   return h('div', {class: 'ranks-body', 'data-testid': 'ranks-body'},
     h('p', {}, `${label(view)}: ${view.step_count} steps on every rank, ${formatMs(view.step_time_ms)} per step ` +
       '(the median rank\u2019s).'),

@@ -16,21 +16,31 @@ def rank_set(
     work=None,
     bytes_=4 * 2**20,
     link_gbps=None,
+    buckets=1,
+    machine=None,
+    world_size=None,
 ):
     """RankProfiles of len(compute_ms) ranks; `clock_ms[r]` is added to every time of rank r (its clock offset);
-    `work[r]`: WorkRows of rank r (default: one op, its count and time from compute_ms)."""
+    `work[r]`: WorkRows of rank r (default: one op, its count and time from compute_ms). With `buckets` > 1 each
+    rank launches an all-reduce after each equal share of its compute, the transfers one after the other (each
+    `transfer_ms / buckets` from its last arrival or the previous one's end); `machine(r)` names rank r's machine."""
     count = len(compute_ms)
     input_ms = input_ms or [0.0] * count
     clock_ms = clock_ms or [0.0] * count
     per_rank = [[] for _ in range(count)]
     start = 0.0
     for step in range(steps):
-        arrivals = [start + compute_ms[r] + input_ms[r] for r in range(count)]
-        end_call = max(arrivals) + transfer_ms
+        calls = [[] for _ in range(count)]
+        end_call = start
+        for k in range(buckets):
+            arrivals = [start + input_ms[r] + compute_ms[r] * (k + 1) / buckets for r in range(count)]
+            end_call = max(max(arrivals), end_call) + transfer_ms / buckets
+            for r in range(count):
+                shift = clock_ms[r]
+                calls[r].append(RankCall("allreduce", _ps(arrivals[r] + shift), _ps(end_call + shift), bytes_, count))
         end = end_call + tail_ms
         for r in range(count):
             shift = clock_ms[r]
-            call = RankCall("allreduce", _ps(arrivals[r] + shift), _ps(end_call + shift), bytes_, count)
             per_rank[r].append(
                 RankStep(
                     step_num=step + 1,
@@ -40,7 +50,7 @@ def rank_set(
                     input_ps=_ps(input_ms[r]),
                     host_ps=0,
                     idle_ps={},
-                    calls=(call,),
+                    calls=tuple(calls[r]),
                 )
             )
         start = end
@@ -52,7 +62,7 @@ def rank_set(
                 host=f"rank{r}",
                 path=f"rank{r}.pt.trace.json",
                 rank=r,
-                world_size=count,
+                world_size=world_size or count,
                 backend="nccl",
                 device="NVIDIA A100-SXM4-80GB" if link_gbps else "cpu",
                 origin_ps=0,
@@ -61,6 +71,7 @@ def rank_set(
                 link_kind="nvlink" if link_gbps else None,
                 link_gbps=link_gbps,
                 link_known=bool(link_gbps),
+                machine=machine(r) if machine else None,
             )
         )
     return profiles

@@ -76,4 +76,38 @@ def test_text_report_leads_with_the_run_level_view(reports):
 
     text = render_text(reports["slow_compute"])
     assert text.index("Ranks (4 ranks, gloo, cpu)") < text.index("Rank x step") < text.index("\nrank0\n")
-    assert "Slowest rank: 2 (rank2)" in text and "What-if (a model) if rank 2 matched the median rank" in text
+    assert "Slowest rank: 2 (vm: rank2)" in text and "What-if (a model) if rank 2 matched the median rank" in text
+
+
+@pytest.mark.parametrize("run", ["balanced", "slow_compute", "slow_input"])
+def test_ranks_on_one_machine_keep_its_clock_and_one_bucket_leaves_nothing_to_overlap(reports, run):
+    """The four ranks name one machine ("vm") with absolute times: one clock, no offsets; DDP sends one 203 KB
+    bucket per step after the last gradient, so there is no collectives-overlapped step to promise."""
+    view = reports[run]["ranks"]
+    assert view["clock"]["one_clock"] and view["clock"]["offsets_from_calls"] == 0
+    assert [rank["clock_offset_ms"] for rank in view["ranks"]] == [0.0] * 4
+    assert [rank["host"] for rank in view["ranks"]] == [f"vm: rank{r}" for r in range(4)]
+    overlapped = _what_if(view, "collectives_overlapped")
+    assert overlapped["step_ms"] is None and "one collective per step" in overlapped["assumes"]
+
+
+def test_a_late_rank_that_was_not_captured_is_named_as_a_late_peer(tmp_path):
+    """slow_input without its late rank 2 (its trace lost): the ~20 ms the others wait for it is not transfer and
+    no captured rank is blamed; the missing rank is named as the late peer, and neither bus bandwidth nor the
+    overlap what-if is given."""
+    from tb_gpu_advisor.report.text import render_text
+
+    for path in (RUNS / "slow_input").glob("rank[013].*"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    report = tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
+    view = report["ranks"]
+    assert view["rank_count"] == 3 and view["slowest"] is None
+    assert view["late_peer"]["missing_ranks"] == [2] and view["late_peer"]["late"]
+    assert view["late_peer"]["after_arrival_ms_per_step"] > 15.0
+    assert view["collectives"][0]["busbw_gbps"] is None
+    assert _what_if(view, "collectives_overlapped")["step_ms"] is None
+    text = render_text(report)
+    assert "a late peer, rank 2, not captured" in text
+    assert "waiting for a peer that was not captured (rank 2)" in text
+    assert "No rank holds the others back" not in text
+    assert validate(report, "report") == []

@@ -80,11 +80,54 @@ def test_bus_bandwidth_and_the_link_peak_what_if():
     assert _what_if(analyze_ranks(rank_set([10.0] * 4)), "collectives_at_link_peak").step_ms is None
 
 
-def test_overlap_what_if_is_bounded_by_the_busiest_ranks_own_time():
-    run = analyze_ranks(rank_set([10.0] * 4, transfer_ms=5.0))
+def test_one_collective_per_step_leaves_nothing_to_overlap():
+    """One bucket per step starts after the last gradient: no compute is left to hide it under, so no what-if."""
+    overlapped = _what_if(analyze_ranks(rank_set([10.0] * 4, transfer_ms=5.0)), "collectives_overlapped")
+    assert overlapped.baseline_ms == pytest.approx(16.0) and overlapped.step_ms is None
+    assert "one collective per step" in overlapped.assumes
+
+
+def test_overlap_hides_transfer_only_under_the_compute_after_the_first_bucket():
+    """Two buckets, 4 ms compute (a bucket after each 2 ms), 6 ms transfer each, 1 ms tail: step 15 ms. Only the
+    2 ms of compute after the first bucket can run beside a transfer: 13 ms, not the 5 ms of compute and tail."""
+    run = analyze_ranks(rank_set([4.0] * 4, transfer_ms=12.0, buckets=2))
     overlapped = _what_if(run, "collectives_overlapped")
-    # 10 ms compute + 5 ms transfer + 1 ms tail: hiding the transfer leaves the 11 ms of compute and tail.
-    assert overlapped.baseline_ms == pytest.approx(16.0) and overlapped.step_ms == pytest.approx(11.0)
+    assert overlapped.baseline_ms == pytest.approx(15.0) and overlapped.step_ms == pytest.approx(13.0)
+
+
+def test_overlap_never_hides_transfer_under_an_input_wait():
+    """The same with a 20 ms input wait first on every rank: the wait precedes the backward, nothing hides there."""
+    run = analyze_ranks(rank_set([4.0] * 4, input_ms=[20.0] * 4, transfer_ms=12.0, buckets=2))
+    overlapped = _what_if(run, "collectives_overlapped")
+    assert overlapped.baseline_ms == pytest.approx(35.0) and overlapped.step_ms == pytest.approx(33.0)
+
+
+def test_an_overlapped_step_is_never_shorter_than_its_transfer():
+    """Four buckets, 10 ms compute, 4 ms transfer each: 7.5 ms of compute could hide transfer, but the 16 ms of
+    transfer itself bounds the step."""
+    run = analyze_ranks(rank_set([10.0] * 4, transfer_ms=16.0, buckets=4))
+    overlapped = _what_if(run, "collectives_overlapped")
+    assert overlapped.baseline_ms == pytest.approx(19.5) and overlapped.step_ms == pytest.approx(16.0)
+
+
+def test_no_overlap_what_if_when_ranks_of_the_group_are_missing():
+    run = analyze_ranks(rank_set([4.0] * 4, transfer_ms=12.0, buckets=2, world_size=8))
+    overlapped = _what_if(run, "collectives_overlapped")
+    assert overlapped.step_ms is None and "uncaptured peer" in overlapped.assumes
+
+
+def test_ranks_on_one_machine_share_its_clock():
+    """Four ranks naming one machine: whatever their collective ends say, no offset (one clock)."""
+    run = analyze_ranks(rank_set([10.0, 10.0, 14.0, 10.0], clock_ms=[0.0, 0.0, 0.0, 5.0], machine=lambda r: "vm"))
+    assert [r.offset_ms for r in run.ranks] == [0.0] * 4
+    assert run.one_clock and run.offset_calls == 0 and run.residual_ms is None
+    assert [r.host for r in run.ranks] == ["vm: rank0", "vm: rank1", "vm: rank2", "vm: rank3"]
+
+
+def test_ranks_of_one_machine_get_one_offset_and_the_residual_is_shown():
+    run = analyze_ranks(rank_set([10.0] * 4, clock_ms=[0.0, 0.0, 3.0, 3.0], machine=lambda r: f"node{r // 2}"))
+    assert [r.offset_ms for r in run.ranks] == pytest.approx([-1.5, -1.5, 1.5, 1.5])
+    assert not run.one_clock and run.offset_calls == 5 and run.residual_ms == pytest.approx(0.0)
 
 
 def test_ranks_as_late_as_the_slowest_are_named_and_moved_with_it():

@@ -7,6 +7,8 @@ are recovered, and the parent process holds per-rank summaries only (its peak bo
 import json
 import tracemalloc
 
+import statistics
+
 import pytest
 
 import tb_gpu_advisor
@@ -22,14 +24,22 @@ SLOW = (37, 90, 101)
 PARENT_BYTES_PER_RANK = 256 * 2**10
 
 
+RANKS_PER_NODE = 8
+
+
 def _clock_us(rank):
-    return (rank * 7919) % 5000 - 2500.0
+    """The clock offset of the rank's node (its ranks share one clock)."""
+    return ((rank // RANKS_PER_NODE) * 7919) % 5000 - 2500.0
+
+
+def _node(rank):
+    return f"node{rank // RANKS_PER_NODE}"
 
 
 @pytest.fixture(scope="module")
 def rank_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("ranks128")
-    write_straggler_set(RUN, out, RANKS, SLOW, clock_us=_clock_us)
+    write_straggler_set(RUN, out, RANKS, SLOW, clock_us=_clock_us, machine=_node)
     return out
 
 
@@ -64,14 +74,20 @@ def test_the_stragglers_of_128_ranks_are_found_with_their_cause_and_amount(on_po
 
 
 def test_the_clock_offsets_are_recovered(on_pool):
-    """Copies of one source rank differ only by the offset the set added: the estimate recovers it to 10 µs."""
-    offsets = [rank["clock_offset_ms"] for rank in on_pool[0]["ranks"]["ranks"]]
-    fast = [rank for rank in range(RANKS) if rank not in SLOW]
-    same_source = [fast[i] for i in range(0, len(fast), 3)]  # every third fast rank copies the same source rank
-    base = same_source[0]
-    for rank in same_source[1:]:
-        expected_ms = (_clock_us(rank) - _clock_us(base)) / 1000
-        assert offsets[rank] - offsets[base] == pytest.approx(expected_ms, abs=0.01), rank
+    """The ranks of a node share its clock and get one offset; the nodes' offsets differ by what the set added (the
+    ranks' own collective ends are not synchronous on gloo, so a node's estimate may be off by a fraction of a
+    millisecond: the alignment's residual)."""
+    view = on_pool[0]["ranks"]
+    offsets = [rank["clock_offset_ms"] for rank in view["ranks"]]
+    for rank in range(RANKS):
+        assert offsets[rank] == offsets[rank - rank % RANKS_PER_NODE], rank
+    assert view["clock"]["residual_ms"] is not None and not view["clock"]["one_clock"]
+    errors = [
+        offsets[rank] - offsets[0] - (_clock_us(rank) - _clock_us(0)) / 1000 for rank in range(0, RANKS, RANKS_PER_NODE)
+    ]
+    print("offset errors (ms)", [round(e, 3) for e in errors], "residual", view["clock"]["residual_ms"])
+    assert statistics.median(abs(e) for e in errors) < 0.2
+    assert max(abs(e) for e in errors) < view["clock"]["residual_ms"]
 
 
 def test_the_parent_holds_summaries_not_traces(on_pool):
