@@ -202,8 +202,10 @@ def _collectives(view):
 
 def _paths(view):
     lines = [
-        "What set each step's time: the work of the rank that arrived last at each collective, the "
-        "collective's transfer after it, and the tail of the rank that ended the step last."
+        "What set each step's time, from the first rank's step start to the last rank's end (the step's span, "
+        "which the segments sum to): the work of the rank that arrived last at each collective (after its "
+        "previous step's tail when it started later), the collective's transfer until its last rank left, and the "
+        "tail of the rank that ended the step last."
     ]
     for path in view["critical_path"][:MAX_STEP_COLUMNS]:
         lines.append(f"step {path['step']} ({units.duration_ms(path['step_ms'])}): {_chain(path['segments'])}")

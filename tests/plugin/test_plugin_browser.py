@@ -424,7 +424,7 @@ def test_real_v100_trace(tab, logdir):
     assert "1–15 of 15" in tab.text(".pager-status")
     configuration = tab.text("[data-testid=configuration]")
     assert (
-        "8 x NVIDIA sm_70 (model not in the trace), cc 7.0" in configuration
+        "8 x Tesla V100-SXM2-16GB (identified from its properties), cc 7.0" in configuration
         and "TF_GPU_THREAD_MODE=gpu_private" in configuration
     )
     tab.screenshot("real_v100x8")

@@ -2,8 +2,10 @@
 the step time.
 
 Walking a step's collectives in order, each one could not move data before its last rank arrived: the path runs
-through that rank's work up to its arrival, then the collective's transfer, and after the last collective
-through the tail (optimizer, next step's start) of the rank that ended the step last.
+through that rank's work up to its arrival, then the collective's transfer until the last rank left it, and after
+the last collective through the tail (optimizer, next step's start) of the rank that ended the step last. The path
+starts at the earliest rank's step start: when the rank that arrived last first started its step later, the time
+before is that rank's previous step's tail. So the segments are contiguous and sum to the step's span.
 """
 
 from dataclasses import dataclass
@@ -43,20 +45,26 @@ def critical_paths(alignment, splits):
         origin = min(step.starts_ps)
         segments = []
         point = None  # where the path stands (absolute ps)
+        calls = {call.index: call for call in step.calls}
         for split in sorted(by_step.get(step_index, ()), key=lambda s: s.call_index):
             rank = split.last_rank
+            if point is None and step.starts_ps[rank] > origin:
+                segments.append(PathSegment("tail", rank, 0, step.starts_ps[rank] - origin))
             begin = step.starts_ps[rank] if point is None else max(point, step.starts_ps[rank])
             if split.last_arrival_ps > begin:
                 segments.append(PathSegment("work", rank, begin - origin, split.last_arrival_ps - origin))
             moving = max(split.last_arrival_ps, point if point is not None else split.last_arrival_ps)
-            if split.end_ps > moving:
+            # Until its last rank left it, within the step (an async collective may end after a rank's step).
+            left = max(calls[split.call_index].ends_ps) if split.call_index in calls else split.end_ps
+            left = max(min(left, max(step.ends_ps)), moving)
+            if left > moving:
                 segments.append(
-                    PathSegment(
-                        "collective", None, moving - origin, split.end_ps - origin, split.collective, split.call_index
-                    )
+                    PathSegment("collective", None, moving - origin, left - origin, split.collective, split.call_index)
                 )
-            point = max(split.end_ps, point if point is not None else split.end_ps)
+            point = max(left, point if point is not None else left)
         last = max(range(len(step.ends_ps)), key=lambda r: step.ends_ps[r])
+        if point is None and step.starts_ps[last] > origin:
+            segments.append(PathSegment("tail", last, 0, step.starts_ps[last] - origin))
         begin = point if point is not None else step.starts_ps[last]
         if step.ends_ps[last] > begin:
             segments.append(

@@ -207,8 +207,10 @@ export function pathWords(segments) {
 
 function criticalPaths(view) {
   return h('details', {class: 'rank-paths'}, h('summary', {}, 'Critical path across ranks, per step'),
-    h('p', {class: 'hint'}, 'What set each step\u2019s time: the work of the rank that arrived last at each ' +
-      'collective, the collective\u2019s transfer after it, and the tail of the rank that ended the step last.'),
+    h('p', {class: 'hint'}, 'What set each step\u2019s time, from the first rank\u2019s step start to the last ' +
+      'rank\u2019s end (the step\u2019s span, which the segments sum to): the work of the rank that arrived last at ' +
+      'each collective (after its previous step\u2019s tail when it started later), the collective\u2019s transfer ' +
+      'until its last rank left, and the tail of the rank that ended the step last.'),
     h('ul', {}, view.critical_path.slice(0, MAX_PATHS).map((path) =>
       h('li', {}, `step ${path.step} (${formatMs(path.step_ms)}): ${pathWords(path.segments)}`))));
 }

@@ -111,3 +111,16 @@ def test_a_late_rank_that_was_not_captured_is_named_as_a_late_peer(tmp_path):
     assert "waiting for a peer that was not captured (rank 2)" in text
     assert "No rank holds the others back" not in text
     assert validate(report, "report") == []
+
+
+@pytest.mark.parametrize("run", ["balanced", "slow_compute", "slow_input"])
+def test_the_critical_path_covers_its_step(reports, run):
+    """Each step's path starts at the first rank's step start, is contiguous, and sums to the step it shows (the
+    late rank's time before its own step start is its previous step's tail, not dropped)."""
+    for path in reports[run]["ranks"]["critical_path"]:
+        segments = path["segments"]
+        assert segments[0]["start_ms"] == 0.0, path["step"]
+        for before, after in zip(segments, segments[1:]):
+            assert after["start_ms"] == pytest.approx(before["end_ms"], abs=1e-6), path["step"]
+        total = sum(s["end_ms"] - s["start_ms"] for s in segments)
+        assert total == pytest.approx(path["step_ms"], abs=1e-3), path["step"]
