@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.command_buffers import SPLIT_METHOD
 from tb_gpu_advisor.analysis.kernel_names import is_tensor_core_eligible, uses_matrix_units
 from tb_gpu_advisor.analysis.plausibility import implausible_values, recorded_occupancy
 from tb_gpu_advisor.model.trace import ActivityKind
@@ -43,6 +44,9 @@ class KernelRow:
     matrix_dims: tuple | None = None  # (batch, M, N, K) of its GEMM or first dot
     matrix_precision: str | None = None  # its matrix op's operand precision (HLO precision_config): "HIGHEST"...
     achieved_occupancy_pct: float | None = None  # the trace's estimate of achieved occupancy (Kineto), if any
+    # Its FLOPs and bytes are its share of the module's library calls, split by time over a command buffer's
+    # library kernels (analysis.command_buffers): its rates are the module's average, not its own.
+    cost_shared: bool = False
 
 
 def kernel_table(gpus: tuple, costs: KernelCosts | None = None) -> tuple[KernelRow, ...]:
@@ -255,6 +259,7 @@ def _merge_and_sort(rows):
                 dtype=cost.dtype if cost else None,
                 matrix_dims=cost.matrix_dims if cost else None,
                 matrix_precision=cost.precision if cost else None,
+                cost_shared=cost is not None and cost.method == SPLIT_METHOD,
             )
         )
     table.sort(

@@ -116,6 +116,7 @@ def kernel_dict(row: KernelRow, roof: KernelRoofline) -> dict:
         "roof_tflops": sig(roof.roof_tflops),
         "peak_pct": pct(roof.peak_pct),
         "roofline_implausible": roof.implausible,
+        "cost_shared": row.cost_shared,
         "compute_roof": row.compute,
         "dtype": row.dtype,
         "precision": kernel_precision(row.name, row.dtype),

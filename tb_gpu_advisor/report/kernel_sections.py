@@ -159,7 +159,13 @@ def roofline_section(report):
             )
             break
     rows = []
-    for k in sorted(placed, key=lambda k: -lost_time_us(k))[:KERNELS_LISTED]:
+    listed = sorted(placed, key=lambda k: -lost_time_us(k))[:KERNELS_LISTED]
+    if any(k.get("cost_shared") for k in listed):
+        lines.append(
+            'Lost "module avg": library kernels replayed in a command buffer share their module\'s library-call '
+            "FLOPs by time, so their TFLOP/s, GB/s and roof share are the module's average, not each kernel's."
+        )
+    for k in listed:
         rows.append(
             (
                 units.shorten(k["name"], 22),
@@ -168,7 +174,7 @@ def roofline_section(report):
                 units.rate(k["achieved_gbps"]),
                 k["bound"],
                 units.percent(k["peak_pct"]),
-                units.duration_us(round(lost_time_us(k), 3)),
+                "module avg" if k.get("cost_shared") else units.duration_us(round(lost_time_us(k), 3)),
             )
         )
     return Section(

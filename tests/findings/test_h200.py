@@ -142,3 +142,23 @@ def test_host_staged_argument_is_told_to_stay_on_the_device_if_it_does_not_chang
     finding = {f["id"]: f for f in _report("jax", "transfer_pageable")["findings"]}["transfer.pageable_memory"]
     assert finding["fix_summary"].startswith("device_put arrays that do not change once, before the loop")
     assert 'memory_kind="pinned_host"' in finding["fix"]
+
+
+def test_command_buffer_library_kernels_are_marked_as_module_averages():
+    """precision_bf16's cuBLAS (nvjet) kernels replay in an XLA command buffer: their FLOPs are the module's
+    library calls split by time, so every one shows the same rate. They are marked `cost_shared`, XLA's own
+    fusions (costed from their instruction) are not, and the text roofline lists no per-kernel lost time for them."""
+    from tb_gpu_advisor.report.kernel_sections import roofline_section
+
+    report = _report("jax", "precision_bf16")
+    kernels = [k for k in report["kernels"] if k["peak_pct"] is not None]
+    shared = [k for k in kernels if k["cost_shared"]]
+    assert shared and all(k["name"].startswith("nvjet") for k in shared)
+    rates = [k["achieved_tflops"] for k in shared]
+    assert max(rates) - min(rates) < 0.001 * max(rates)  # one module average (launches differ by rounding only)
+    assert any(k["name"].startswith("fusion_") and not k["cost_shared"] for k in kernels)
+    section = roofline_section(report)
+    lost = {row[0]: row[-1] for row in section.table.rows}
+    assert all(value == "module avg" for name, value in lost.items() if name.startswith("nvjet"))
+    assert all(value != "module avg" for name, value in lost.items() if name.startswith("fusion_"))
+    assert any("module's average" in line for line in section.lines)

@@ -69,10 +69,11 @@ function roofCell(row) {
   if (!Number.isFinite(row.peak_pct)) {
     return h('span', {class: 'muted', title: 'FLOPs or bytes unknown: no HLO for this kernel, or an op we do not cost'}, 'n/a');
   }
-  const detail = `${row.achieved_tflops} TFLOP/s, ${row.achieved_gbps} GB/s (logical), ${row.bound}-bound: ` +
+  const detail = (row.cost_shared ? 'Module average (library kernels of a command buffer share its FLOPs by time): ' : '') +
+    `${row.achieved_tflops} TFLOP/s, ${row.achieved_gbps} GB/s (logical), ${row.bound}-bound: ` +
     `${formatPct(row.peak_pct)} of the ${row.bound === 'compute' ? `${row.roof_tflops} TFLOP/s` : 'HBM'} roof`;
   return h('span', {class: 'occupancy', title: detail}, meter(row.peak_pct, 'roof', detail),
-    h('span', {}, formatPct(row.peak_pct, 0)));
+    h('span', {}, formatPct(row.peak_pct, 0) + (row.cost_shared ? ' avg' : '')));
 }
 
 function kernelRow(row, kernelTimeUs, matrixUnits, occupancy, us) {
