@@ -42,7 +42,11 @@ def rank_at_median(alignment, splits, position, tied=()):
             continue
         others = [a for r, a in enumerate(call.starts_ps) if r not in movers]
         moved = max(max(others), statistics.median(call.starts_ps)) if others else statistics.median(call.starts_ps)
-        gains[step_index] = max(0, call.starts_ps[last.last_rank] - moved) / 1e9
+        kept = [t for r, t in enumerate(last.transfer_ps) if r not in movers]
+        # On one clock the ranks' leaving times are measured, not estimated: where they leave apart (a CPU backend
+        # on a busy host), the transfer is the first to leave's, the later leavers' time grows with the lateness.
+        shorter = statistics.median(kept) - min(kept) if kept and alignment.one_clock else 0
+        gains[step_index] = (max(0, call.starts_ps[last.last_rank] - moved) + max(0, shorter)) / 1e9
     who = (
         "the rank's extra time before the step's last collective goes away (it arrives"
         if not tied
@@ -58,8 +62,15 @@ def rank_at_median(alignment, splits, position, tied=()):
         position=position,
         tied=tuple(tied),
         assumes=(
-            f"{who} when the median rank does); the other ranks, the transfer and the time after the collective "
-            "stay as measured"
+            f"{who} when the median rank does); "
+            + (
+                "the step's last collective moves its data in the time the first of the other ranks to leave it "
+                "took after the last arrival (on one clock the ranks' leaving times are measured: where they leave "
+                "apart, as on a CPU backend with more ranks than cores, the later leavers' time grows with the "
+                "straggler's lateness); the other ranks and the time after the collective stay as measured"
+                if alignment.one_clock
+                else "the other ranks, the transfer and the time after the collective stay as measured"
+            )
         ),
     )
 

@@ -44,11 +44,13 @@ def test_the_slow_rank_and_its_cause_are_named_with_the_injected_amount(reports,
 
 @pytest.mark.parametrize("run", ["slow_compute", "slow_input"])
 def test_rank_at_median_predicts_the_balanced_run(reports, capture, run):
-    """The modelled speedup of the slow rank at the median against the measured one (step times without the
-    profiler, which slows the ops it records): within 25%."""
+    """The modelled speedup of the slow rank at the median against the measured one, profiled against profiled (the
+    traces the model reads are profiled): within 25%. Holding the straggler run's median transfer (8.3 / 12.8 ms
+    against 5.95 ms in the balanced run) missed it by 35% / 42%."""
     item = _what_if(reports[run]["ranks"], "rank_at_median")
     assert item["kind"] == "model" and item["rank"] == capture["runs"][run]["slow_rank"]
-    measured = capture["runs"][run]["step_ms_unprofiled"] / capture["runs"]["balanced"]["step_ms_unprofiled"]
+    assert "first of the other ranks to leave" in item["assumes"]
+    measured = capture["runs"][run]["step_ms_profiled"] / capture["runs"]["balanced"]["step_ms_profiled"]
     assert item["speedup"] == pytest.approx(measured, rel=0.25)
 
 

@@ -49,6 +49,15 @@ def four_ranks():
 
 
 @pytest.fixture(scope="module")
+def one_clock(tmp_path_factory):
+    """The 128 ranks on the source run's one machine and clock, as its 4 ranks are: the same what-if model."""
+    out = tmp_path_factory.mktemp("ranks128_one_clock")
+    write_straggler_set(RUN, out, RANKS, SLOW)
+    with fanout.local_pool(2) as pool:
+        return tb_gpu_advisor.analyze(str(out), executor=pool)["ranks"]
+
+
+@pytest.fixture(scope="module")
 def on_pool(rank_dir):
     tracemalloc.start()
     try:
@@ -69,7 +78,13 @@ def test_the_stragglers_of_128_ranks_are_found_with_their_cause_and_amount(on_po
     assert slow["cause_ms_per_step"] == pytest.approx(four_ranks["slowest"]["cause_ms_per_step"], rel=0.01)
     median = next(item for item in view["what_if"] if item["name"] == "rank_at_median")
     assert median["ranks"] == list(SLOW)
+
+
+def test_rank_at_median_of_128_ranks_is_the_4_rank_runs(one_clock, four_ranks):
+    assert one_clock["clock"]["one_clock"] and one_clock["slowest"]["rank"] == SLOW[0]
+    median = next(item for item in one_clock["what_if"] if item["name"] == "rank_at_median")
     reference = next(item for item in four_ranks["what_if"] if item["name"] == "rank_at_median")
+    assert median["ranks"] == list(SLOW)
     assert median["speedup"] == pytest.approx(reference["speedup"], rel=0.05)
 
 
