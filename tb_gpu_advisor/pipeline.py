@@ -6,6 +6,7 @@ import functools
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.host_analysis import analyze_host
+from tb_gpu_advisor.analysis.recapture import in_run_words
 from tb_gpu_advisor.analysis.ranks.profile import rank_profile
 from tb_gpu_advisor.analysis.ranks.run import analyze_ranks
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
@@ -146,4 +147,14 @@ def assemble_run_report(run, outcomes):
     ranks = ranks_report([o.rank for o in outcomes if o.report is not None and o.rank is not None])
     if ranks is not None:
         report["ranks"] = ranks
+        if ranks["world_size"] == ranks["rank_count"] and not ranks["late_peer"]:
+            for host in hosts:
+                _advice_in_run(host)
     return report
+
+
+def _advice_in_run(host):
+    """Every rank is in the run: the host's confidence reasons point to the Ranks section, not to a recapture."""
+    confidence = host.get("summary", {}).get("confidence")
+    if isinstance(confidence, dict) and isinstance(confidence.get("reasons"), list):
+        confidence["reasons"] = [in_run_words(r) if isinstance(r, str) else r for r in confidence["reasons"]]

@@ -4,6 +4,18 @@ from __future__ import annotations
 
 
 RECOMMENDED_STEPS = 10
+# The start of the all-ranks advice (Recapture.all_ranks): a run that holds every rank replaces it (in_run_words).
+ALL_RANKS_LEAD = "Capture all ranks for the same steps into one run directory"
+ALL_RANKS_IN_RUN = (
+    "Every rank of the job is in this run: the Ranks section joins them and splits each collective into waiting "
+    "for the last rank and transfer."
+)
+
+
+def in_run_words(reason):
+    """A confidence reason with the all-ranks advice replaced by where the run already compares them."""
+    at = reason.find(ALL_RANKS_LEAD)
+    return reason if at < 0 else reason[:at] + ALL_RANKS_IN_RUN
 
 
 def _capitalized(text):
@@ -76,14 +88,10 @@ class Recapture:
         )
 
     def all_ranks(self) -> str:
-        return (
-            "Capture all ranks for the same steps into one run directory and read this file beside theirs "
-            "(the multi-host view compares them). "
-            + self._say(
-                "With several workers: tf.profiler.experimental.client.trace with every worker's address.",
-                "call jax.profiler.start_trace(logdir) in every process for the same steps.",
-                "run torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).",
-            )
+        return f"{ALL_RANKS_LEAD} and read this file beside theirs (the multi-host view compares them). " + self._say(
+            "With several workers: tf.profiler.experimental.client.trace with every worker's address.",
+            "call jax.profiler.start_trace(logdir) in every process for the same steps.",
+            "run torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).",
         )
 
     def gpu_timeline(self):

@@ -124,3 +124,16 @@ def test_the_critical_path_covers_its_step(reports, run):
             assert after["start_ms"] == pytest.approx(before["end_ms"], abs=1e-6), path["step"]
         total = sum(s["end_ms"] - s["start_ms"] for s in segments)
         assert total == pytest.approx(path["step_ms"], abs=1e-3), path["step"]
+
+
+def test_no_capture_all_ranks_advice_when_every_rank_is_in_the_run(reports, tmp_path):
+    """All four ranks are in the run: no rank's section tells the user to capture all ranks; a rank of a run that
+    lacks one still does."""
+    from tb_gpu_advisor.report.text import render_text
+
+    for report in reports.values():
+        assert "Capture all ranks" not in render_text(report)
+        assert all("Ranks section" in r for h in report["hosts"] for r in h["summary"]["confidence"]["reasons"])
+    for path in (RUNS / "balanced").glob("rank[01].*"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    assert "Capture all ranks" in render_text(tb_gpu_advisor.analyze(str(tmp_path), executor="inline"))
