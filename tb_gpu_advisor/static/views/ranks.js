@@ -173,19 +173,28 @@ function collectivesTable(view) {
   ];
 }
 
+/** A what-if in words: `estimated` false (and why) where there is no step time to show, never "0 ms" or "null×". */
+export function whatIfWords(item) {
+  const words = (item.ranks || []).length > 1 ?
+    WORDS.whatIf.ranks_at_median.replace('{ranks}', item.ranks.join(', ')) :
+    WORDS.whatIf[item.name].replace('{rank}', String(item.rank));
+  if (!(item.step_ms > 0) || !(item.speedup > 0)) {
+    return {estimated: false, lead: `What-if ${words}: `,
+      text: `not estimated; ${item.assumes || 'the trace gives no step time to model'}.`};
+  }
+  return {estimated: true, lead: `What-if (a ${item.kind}) ${words}: `,
+    text: `${formatMs(item.step_ms)} per step instead of ${formatMs(item.baseline_ms)} (${item.speedup}${TIMES}). `,
+    hint: `Assumes ${item.assumes}.`};
+}
+
 /** The what-ifs: each a model, with what it assumes; one the trace cannot support says why. */
 function whatIfs(view) {
   const items = view.what_if.filter((item) => !(item.name === 'rank_at_median' && item.rank === null));
   return h('ul', {class: 'rank-what-ifs', 'data-testid': 'rank-what-ifs'}, items.map((item) => {
-    const words = (item.ranks || []).length > 1 ?
-      WORDS.whatIf.ranks_at_median.replace('{ranks}', item.ranks.join(', ')) :
-      WORDS.whatIf[item.name].replace('{rank}', String(item.rank));
-    if (!(item.step_ms > 0) || !(item.speedup > 0)) {
-      return h('li', {class: 'muted', 'data-what-if': item.name}, `What-if ${words}: not estimated; ${item.assumes}.`);
-    }
-    return h('li', {'data-what-if': item.name}, h('strong', {}, `What-if (a ${item.kind}) ${words}: `),
-      `${formatMs(item.step_ms)} per step instead of ${formatMs(item.baseline_ms)} (${item.speedup}${TIMES}). `,
-      h('span', {class: 'hint'}, `Assumes ${item.assumes}.`));
+    const said = whatIfWords(item);
+    if (!said.estimated) return h('li', {class: 'muted', 'data-what-if': item.name}, said.lead + said.text);
+    return h('li', {'data-what-if': item.name}, h('strong', {}, said.lead), said.text,
+      h('span', {class: 'hint'}, said.hint));
   }));
 }
 

@@ -141,3 +141,11 @@ def test_ranks_as_late_as_the_slowest_are_named_and_moved_with_it():
     assert "the ranks as late as it" in median.assumes
     alone = analyze_ranks(rank_set([10.0, 10.0, 18.0, 10.0, 10.0, 12.0, 10.0, 10.0]))
     assert alone.straggler.position == 2 and alone.straggler.tied == ()
+
+
+def test_a_what_if_with_no_step_time_is_none_never_zero():
+    from tb_gpu_advisor.analysis.ranks.whatif import _what_if
+
+    assert _what_if("collectives_overlapped", [], [], "x").step_ms is None
+    gone = _what_if("collectives_overlapped", [5.0, 5.0], [5.0, 5.0], "x")
+    assert gone.step_ms is None and gone.speedup is None and "no time to model" in gone.assumes
