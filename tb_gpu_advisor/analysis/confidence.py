@@ -21,16 +21,13 @@ from tb_gpu_advisor.analysis.device_trace_end import device_trace_stopped
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.analysis.recapture import Recapture
 from tb_gpu_advisor.analysis.steady_steps import CUT
-from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.model.host import OP_STALL_PREFIX
 from tb_gpu_advisor.model.vendor import AMD
 
 
 LEVELS = ("high", "medium", "low")
 MIN_STEPS = 2
 WARMUP_MIN_SHARE = 0.1  # share of the steps' time (without steps: of the activity) in warm-up calls that counts
-WARMUP_MOSTLY_SHARE = 0.5
-STALL_MIN_SHARE = 0.1  # share of the steps' time in untraced stalls inside op calls that makes the cause inferred  # ... and the share that leaves too little else to judge
+WARMUP_MOSTLY_SHARE = 0.5  # ... and the share that leaves too little else to judge
 
 
 @dataclass(frozen=True)
@@ -260,17 +257,6 @@ def trace_confidence(model, step_set, framework, unused=None):
                     "mostly warm-up" if share >= WARMUP_MOSTLY_SHARE else "warm-up in the profile",
                 )
             )
-    stalled = _stalled_share(model, steps)
-    if stalled >= STALL_MIN_SHARE:
-        reasons.append(
-            _Reason(
-                "medium",
-                f"The step thread is blocked inside op calls with nothing traced for {100 * stalled:.0f}% of the "
-                "steps' time: what held it is inferred, not recorded. Sample its stack during a stall "
-                "(py-spy dump --native) or capture with with_stack=True to name the wait.",
-                "untraced stalls inside ops",
-            )
-        )
     world = world_size(model)
     if world > 1:
         rank = model.environment.get("rank")
@@ -297,19 +283,6 @@ def trace_confidence(model, step_set, framework, unused=None):
         no_step=one_pass is not None,
         one_rank_of=world if world > 1 else None,
     )
-
-
-def _stalled_share(model, steps):
-    """The share of the steps' time in which the step thread stalled inside an op call (readers.kineto.op_stalls:
-    the `op_stall:<op>` host tags)."""
-    if not steps:
-        return 0.0
-    tagged = model.host_activity.tagged
-    stalls = intervals.union_all(*(spans for tag, spans in tagged.items() if tag.startswith(OP_STALL_PREFIX)))
-    starts = [step.start_ps for step in steps]
-    ends = [step.end_ps for step in steps]
-    total = sum(end - start for start, end in zip(starts, ends))
-    return float(intervals.covered_ps(stalls, starts, ends).sum()) / total if len(stalls) and total > 0 else 0.0
 
 
 def _duration(ps):

@@ -9,6 +9,7 @@ from tb_gpu_advisor.analysis.capture_facts import warmup_spans
 from tb_gpu_advisor.findings.causes import causes_first
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES, capped
+from tb_gpu_advisor.findings.rules.host_stalls import INFERRED_CAUSES
 from tb_gpu_advisor.findings.host_time import host_critical_ms
 from tb_gpu_advisor.findings.overlaps import POOLS, WAIT_FIXES, with_overlaps
 from tb_gpu_advisor.findings.rules import RULES
@@ -39,6 +40,7 @@ class Diagnosis:
     findings: tuple  # Finding, most impactful first
     errors: tuple  # one line per rule that failed on this trace
     combined: object = None  # whatif.combined.Combined of the top findings, or None
+    inferred: str | None = None  # why the confidence is at most medium: the first finding's cause is inferred
 
 
 def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
@@ -90,7 +92,8 @@ def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
     # A trace too thin for a verdict is too thin for a joint speedup claim in it (the findings keep theirs).
     if ctx.confidence.level != "low":
         verdict = with_combined(verdict, combined, findings)
-    return Diagnosis(verdict=verdict, findings=findings, errors=tuple(errors), combined=combined)
+    inferred = INFERRED_CAUSES.get(findings[0].id) if findings else None
+    return Diagnosis(verdict=verdict, findings=findings, errors=tuple(errors), combined=combined, inferred=inferred)
 
 
 def combined_estimate(

@@ -105,8 +105,18 @@ def with_diagnosis(report, diagnosis):
     framework = report["summary"].get("framework")
     vendor = run_vendor(report["devices"])
     report["findings"] = [finding.to_dict(framework, vendor) for finding in diagnosis.findings]
+    report["summary"]["confidence"] = _with_inferred_cause(report["summary"]["confidence"], diagnosis.inferred)
     report["notes"].extend(diagnosis.errors)
     return report
+
+
+def _with_inferred_cause(confidence: dict, reason: str | None) -> dict:
+    """The summary's confidence, at most medium with `reason` first where the first finding's cause is inferred
+    from a wait the trace does not record (the Diagnosis's `inferred`)."""
+    if reason is None:
+        return confidence
+    level = confidence["level"] if confidence["level"] == "low" else "medium"
+    return {**confidence, "level": level, "reasons": [reason, *confidence["reasons"]]}
 
 
 def run_vendor(devices: list[dict]) -> str | None:

@@ -150,7 +150,7 @@ def test_worker_loader_stall_is_a_wait_not_host_work():
     assert host["evidence"]["metrics"]["host_exposed_pct"] < first["evidence"]["metrics"]["stall_exposed_pct"]
     assert first["evidence"]["metrics"]["stall_exposed_pct"] > 25
     assert report["summary"]["confidence"]["level"] == "medium"
-    assert "blocked inside op calls" in report["summary"]["confidence"]["reasons"][0]
+    assert "The first finding rests on inference" in report["summary"]["confidence"]["reasons"][0]
 
 
 def test_runs_without_stalls_name_none():

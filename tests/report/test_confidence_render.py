@@ -48,3 +48,17 @@ def test_reports_without_confidence_still_render():
     for key in ("confidence", "framework", "framework_evidence"):
         del report["hosts"][0]["summary"][key]
     assert "Confidence" not in render_text(report) and 'class="confidence' not in render_html(report)
+
+
+def test_an_inferred_first_cause_lowers_high_confidence_to_medium_never_raises_low():
+    """A diagnosis whose first finding is host.op_stall (a wait inferred from untraced time) carries the reason;
+    the report's confidence is then at most medium with that reason first, and left as it is without one."""
+    from tb_gpu_advisor.findings.rules.host_stalls import INFERRED_CAUSES, INFERRED_REASON
+    from tb_gpu_advisor.report.host_report import _with_inferred_cause
+
+    assert INFERRED_CAUSES["host.op_stall"] == INFERRED_REASON
+    high = {"level": "high", "reasons": []}
+    low = {"level": "low", "reasons": ["too few steps"]}
+    assert _with_inferred_cause(high, INFERRED_REASON) == {"level": "medium", "reasons": [INFERRED_REASON]}
+    assert _with_inferred_cause(low, INFERRED_REASON) == {"level": "low", "reasons": [INFERRED_REASON, "too few steps"]}
+    assert _with_inferred_cause(high, None) is high

@@ -11,6 +11,15 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import OP_STALL_NEAR_TAG, OP_STALL_PREFIX
 
 
+# The confidence reason of a report whose first finding is the stall: its cause is inferred from untraced time.
+INFERRED_REASON = (
+    "The first finding rests on inference: the step thread was blocked inside op calls with nothing traced, so "
+    "what held it is inferred, not recorded. Sample its stack during a stall (py-spy dump --native) or capture "
+    "with with_stack=True to name the wait."
+)
+# Finding id -> the confidence reason a report gets when that finding comes first (report.host_report).
+INFERRED_CAUSES = {"host.op_stall": INFERRED_REASON}
+
 STALL_ENTRIES = register(
     "host",
     {
