@@ -61,7 +61,9 @@ def test_the_ranks_card(browser, board, width, scheme):  # noqa: F811
         tab.frame.wait_for_selector(READY)
         first = tab.frame.eval_on_selector("main.content > section.card", "c => c.id")
         assert first == "ranks", "the run-level view comes above the rank's own report"
-        assert tab.text("[data-testid=rank-slowest]").startswith("Slowest rank: 2 (rank2), last to arrive in 10 of 10")
+        assert tab.text("[data-testid=rank-slowest]").startswith(
+            "Slowest rank: 2 (vm: rank2), last to arrive in 10 of 10"
+        )
         assert "more compute (more work per step" in tab.text("[data-testid=rank-why]")
         assert _cells(tab, "rank-step-time") == 40 and _cells(tab, "rank-step-cause") == 40
         causes = tab.frame.eval_on_selector_all(
@@ -74,8 +76,8 @@ def test_the_ranks_card(browser, board, width, scheme):  # noqa: F811
         assert slow_row == "2"
         assert tab.text("[data-testid=rank-work] tbody tr td").startswith("aten::")
         median = tab.text("[data-what-if=rank_at_median]")
-        assert median.startswith("What-if (a model) if rank 2 matched the median rank: 14.7 ms per step instead of")
-        assert "2.748\u00d7" in median and "Assumes the rank's extra time" in median
+        assert median.startswith("What-if (a model) if rank 2 matched the median rank: 10 ms per step instead of")
+        assert "4.036\u00d7" in median and "Assumes the rank's extra time" in median
         assert "not estimated; the trace shows no link" in tab.text("[data-what-if=collectives_at_link_peak]")
         assert "not in the trace (a CPU run)" in tab.text("[data-testid=rank-link]")
         _audit(tab, "ranks of slow_compute")
@@ -126,7 +128,7 @@ def test_128_ranks(browser, board):  # noqa: F811
         tab.frame.wait_for_selector(READY, timeout=300_000)
         assert _cells(tab, "rank-step-time") == 128 * 10 and _cells(tab, "rank-step-cause") == 128 * 10
         assert tab.frame.eval_on_selector_all("svg .rank-slowest-row", "rs => rs.length") == 2
-        assert tab.text("[data-testid=rank-slowest]").startswith("Slowest rank: 37 (rank37)")
+        assert tab.text("[data-testid=rank-slowest]").startswith("Slowest rank: 37 (vm: rank37)")
         assert tab.text("[data-testid=rank-as-late]").startswith("Ranks 90, 101 arrive as late")
         listed = tab.frame.eval_on_selector_all(
             "[data-testid=rank-table] tbody tr td:first-child", "ts => ts.map(t => t.textContent)"
