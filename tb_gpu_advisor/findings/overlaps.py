@@ -38,6 +38,7 @@ POOLS = {
     "threading.tf_data_contention": {"launch"},
     "threading.host_cpu_saturated": {"input_wait", "host", "launch"},
     "host.gpu_idle_host_busy": {"host"},
+    "host.op_stall": {"idle"},
     "host.eager_execution": {"host", "launch"},
     "host.retracing": {"host"},
     "host.python_function": {"input_wait", "host", "launch"},
