@@ -14,4 +14,4 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,tf,dask,torch,jax]'
-exec .venv/bin/python -m pytest --all-tiers "$@"   # every tier; plain `pytest` runs only the fast one
+exec .venv/bin/python -m pytest --all-tiers "$@"   # every tier but the timed one (perf); plain `pytest` runs only the fast one

@@ -11,7 +11,7 @@ from tb_gpu_advisor.readers.xplane.reader import parse_space
 from tb_gpu_advisor.report.invariants import report_problems
 from tests.data import real_trace
 from tests.readers.kineto.real import kineto_models  # noqa: F401 (a session fixture for every test module)
-from tests.tiers import TIERS, tier_of
+from tests.tiers import NAMED_ONLY_TIERS, TIERS, tier_of
 
 
 def _checked(produce):
@@ -44,7 +44,7 @@ def pytest_addoption(parser):
     parser.addoption(
         "--all-tiers",
         action="store_true",
-        help="run the slow tiers too (tests/tiers.py); scripts/test.sh and CI pass it",
+        help="run the slow tiers too, all but the timed ones (tests/tiers.py); scripts/test.sh and CI pass it",
     )
 
 
@@ -64,13 +64,20 @@ def pytest_cmdline_main(config):
 
 def pytest_collection_modifyitems(config, items):
     """Marks each test of a slow tier (tests/tiers.py) with its tier. A plain `pytest` deselects them; `-m`,
-    `--all-tiers` or a path or test id on the command line runs what it names."""
+    `--all-tiers` or a path or test id on the command line runs what it names. A timed tier (perf) runs only when
+    named: `-m perf` or a path, never under --all-tiers alone."""
     for item in items:
         module, _, name = item.nodeid.partition("::")
         tier = tier_of(module, name.split("[")[0])
         if tier:
             item.add_marker(getattr(pytest.mark, tier))
-    if config.getoption("--all-tiers") or config.getoption("markexpr") or _names_tests(config):
+    if config.getoption("markexpr") or _names_tests(config):
+        return
+    if config.getoption("--all-tiers"):
+        timed = [item for item in items if any(item.get_closest_marker(tier) for tier in NAMED_ONLY_TIERS)]
+        if timed:
+            config.hook.pytest_deselected(items=timed)
+            items[:] = [item for item in items if item not in set(timed)]
         return
     slow = [item for item in items if any(item.get_closest_marker(tier) for tier in TIERS)]
     if slow:

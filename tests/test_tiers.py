@@ -42,3 +42,26 @@ def test_every_listed_module_exists():
     listed = [m for modules in TIER_MODULES.values() for m in modules]
     listed += [t.split("::")[0] for tests in TIER_TESTS.values() for t in tests]
     assert [m for m in listed if not (ROOT / m).is_file()] == []
+
+
+def _collected(*args):
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
+    return {line.split("::")[-1].split("[")[0] for line in out.splitlines() if "::" in line}
+
+
+def test_all_tiers_leaves_the_timed_tier_out_and_naming_it_runs_it():
+    """CI runs --all-tiers on a shared machine: the speed guard must not run there, but `-m perf` runs it."""
+    guard = "test_the_guard_holds_against_the_committed_baseline"
+    timing = "test_the_timing_catches_backtracking_patterns"
+    every = _collected("--all-tiers", "-k", f"{guard} or {timing}")
+    assert timing in every and guard not in every, every
+    assert guard in _collected("-m", "perf", "-k", guard)

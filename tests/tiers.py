@@ -1,4 +1,4 @@
-"""Which test modules belong to a slow tier: `pytest` runs only the fast tier, `scripts/test.sh` (and CI) all."""
+"""Which test modules belong to a slow tier: `pytest` runs only the fast tier, `scripts/test.sh` (and CI) all but perf."""
 
 # tier -> the modules (paths from the repository root) whose every test is in it. A test module that starts a
 # browser, a TensorBoard process, an S3 server or a Dask cluster, or runs a real capture, belongs here:
@@ -56,6 +56,10 @@ TIER_TESTS = {
 }
 
 TIERS = tuple(TIER_MODULES)
+
+# Tiers whose tests time things: they run only when named (`pytest -m perf`, or a path), never under
+# --all-tiers, because a wall-clock or CPU-time limit on a shared CI machine fails on its load, not on the code.
+NAMED_ONLY_TIERS = ("perf",)
 
 
 def tier_of(module_path, test_name):
