@@ -33,8 +33,10 @@ BREAKDOWN_LABELS = {
     "d2h": f"Device{ARROW}host copy",
     "d2d": f"Device{ARROW}device copy/memset",
     "h2d": f"Host{ARROW}device copy",
+    "device_wait": "Device wait (work queued)",
     "input_wait": "Input wait",
     "input_prep": "Input preparation",
+    "copy_call": "Copy call",
     "launch": "Kernel launch",
     "host_wait": "Host waiting on the device",
     "host": "Host compute",
@@ -49,8 +51,10 @@ BREAKDOWN_SHORT_LABELS = {
     "d2h": f"D{ARROW}H",
     "d2d": f"D{ARROW}D",
     "h2d": f"H{ARROW}D",
+    "device_wait": "dev wait",
     "input_wait": "input",
     "input_prep": "prep",
+    "copy_call": "copy",
     "launch": "launch",
     "host_wait": "wait",
     "host": "host",
@@ -81,8 +85,8 @@ BUSY_DEFINITIONS = {
 # What the time breakdown (summary.breakdown_pct, steps[].breakdown_ms) counts, beside the busy figures above.
 BREAKDOWN_DEFINITION = (
     "Time by category: each instant of the analyzed time counts once, as compute when any GPU computes, then "
-    "collectives and copies, and as host time only when every GPU is idle; with several GPUs its compute share is "
-    "not the GPU busy figures, which are means over the GPUs"
+    "collectives and copies; when every GPU is idle, as the idle cause of the GPU that resumes first (the idle "
+    "attribution); with several GPUs its compute share is not the GPU busy figures, which are means over the GPUs"
 )
 # The kernel table's occupancy column: CUPTI's theoretical occupancy (XPlane) or the PyTorch profiler's estimate
 # of achieved occupancy (Kineto), two different numbers: (column header, what it means).
