@@ -191,6 +191,11 @@ export function kernelTableView(run, host, totalKernels, {filter: initialFilter 
     controller = new AbortController();
     renderHead();
     status.textContent = 'Loading…';
+    // The first page is on its way: say so in the table's place, so it never reads as an empty table.
+    if (!body.children.length) {
+      replace(message, h('p', {class: 'empty', role: 'status', 'data-testid': 'kernels-loading'},
+        h('span', {class: 'spinner', 'aria-hidden': 'true'}), 'Loading the kernels\u2026'));
+    }
     try {
       const page = await getResult('kernels', {run, host, ...state}, {signal: controller.signal});
       const us = tableUs(page.rows.flatMap((row) => [row.total_us, row.avg_us, row.max_us]));
