@@ -145,16 +145,20 @@ def decide(ctx: Context, findings: tuple) -> Verdict:
             return host_input[1]
         if wait >= VERDICT_MIN_PCT:
             return _unknown(
-                f"no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
+                f"no GPU work in this profile ({_no_gpu_work(ctx)}), so GPU "
                 f"bottlenecks cannot be measured; the step computes on the host {_p(host)} of its time "
                 f"and waits for {_input_source(ctx, 'tf.data')} {_p(wait)}, with no input stage "
                 "found to change."
             )
-        return _unknown(
-            "no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
-            "bottlenecks cannot be measured."
-        )
+        return _unknown(f"no GPU work in this profile ({_no_gpu_work(ctx)}), so GPU bottlenecks cannot be measured.")
     return _with_idle_gpus(_gpu_verdict(ctx, findings, breakdown), findings)
+
+
+def _no_gpu_work(ctx):
+    """What the trace lacks, in its own format's words: XPlane's device planes, Kineto's GPU events."""
+    if ctx.model.format == "kineto":
+        return "no kernel, gpu_memcpy or gpu_memset event"
+    return "no /device:GPU plane with kernels or copies"
 
 
 # CPU-only input findings measured on the step thread rather than in the breakdown: (finding id, metric of its share).

@@ -380,6 +380,7 @@ FILLS = """() => [
   [...document.querySelectorAll('[data-testid=compare-breakdown-legend] .swatch')]
     .map((s) => getComputedStyle(s).backgroundColor),
 ]"""
+UNITS_TITLES = "cs => cs.map((c) => [c.textContent, c.title])"
 SPEEDUP_CI = re.compile(r"95% CI ([\d.]+)\u00d7 to ([\d.]+)\u00d7")
 PCT_CI = re.compile(r"\(([\u2212-][\d.]+)% to ([\u2212-][\d.]+)%\)")
 
@@ -428,6 +429,29 @@ def test_what_the_screenshot_review_found_reads_true(browser, views):  # noqa: F
         assert tab.show("ddp", "rank0") == "ready"
         note = tab.text("[data-testid=collectives-exposed]")
         assert "in all (kernels)" in note and "the exposed part" in note, note
+        # PyTorch on ROCm records no launch values: a dash that says so, never 0 registers or a 1x1x1 grid
+        assert tab.show("amd_torch") == "ready"
+        tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+        cells = tab.frame.eval_on_selector_all(
+            "[data-testid=kernel-table] tbody tr",
+            "rs => rs.map((r) => [7, 8, 9].map((i) => [r.cells[i].textContent, r.cells[i].querySelector('[title]')?.title]))",
+        )
+        assert cells and all(cell == ["\u2014", "not in the trace"] for row in cells for cell in row), cells[:2]
+        # copies without sizes have no bandwidth; a tiny one is "<0.01 GB/s", never "0 GB/s"
+        bandwidths = tab.frame.eval_on_selector_all("[data-testid=transfers] tbody td:nth-of-type(4)", UNITS_TITLES)
+        assert bandwidths == [["\u2014", "not in the trace: no copy sizes"]], bandwidths
+        assert tab.show(runs["jax_decoder_roofline"]) == "ready"
+        bandwidths = tab.frame.eval_on_selector_all("[data-testid=transfers] tbody td:nth-of-type(4)", UNITS_TITLES)
+        assert ["<0.01\u00a0GB/s", ""] in bandwidths and not [b for b in bandwidths if b[0].startswith("0\u00a0")]
+        # the kernels' first page on its way: a loading state in the table's place, not an empty table
+        held = []
+        tab.page.route("**/data/plugin/gpu_advisor/kernels?*", lambda route: held.append(route))
+        assert tab.show(runs["launch_bound"]) == "ready"
+        tab.frame.wait_for_selector("[data-testid=kernels-loading] .spinner")
+        assert tab.frame.query_selector("[data-testid=kernel-table] tbody tr") is None
+        tab.page.unroute("**/data/plugin/gpu_advisor/kernels?*")  # Playwright lets the held requests go on
+        tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+        assert tab.frame.query_selector("[data-testid=kernels-loading]") is None
         assert tab.errors == []
     finally:
         tab.close()

@@ -76,8 +76,15 @@ function roofCell(row) {
     h('span', {}, formatPct(row.peak_pct, 0) + (row.cost_shared ? ' avg' : '')));
 }
 
+/** A launch value the trace does not record (null): a dash that says so on hover, never a measured 0. */
+function unrecorded() {
+  return h('span', {class: 'muted', title: VOCABULARY.notInTrace}, '\u2014');
+}
+
 function kernelRow(row, kernelTimeUs, matrixUnits, occupancy, us) {
-  const dims = `${(row.grid || []).join('×')} × ${(row.block || []).join('×')}`;
+  const known = (value) => value !== null && value !== undefined;
+  const dims = known(row.grid) || known(row.block) ?
+    `${(row.grid || ['?']).join('×')} × ${(row.block || ['?']).join('×')}` : unrecorded();
   const share = kernelTimeUs > 0 && Number.isFinite(row.total_us) ? (100 * row.total_us) / kernelTimeUs : null;
   const type = OP_TYPE_LABELS[row.op_type] ? row.op_type : null;
   return h('tr', {'data-op-type': type},
@@ -92,8 +99,8 @@ function kernelRow(row, kernelTimeUs, matrixUnits, occupancy, us) {
     h('td', {class: 'num'}, us(row.avg_us)),
     h('td', {class: 'num'}, us(row.max_us)),
     h('td', {class: 'num'}, occupancyCell(row[occupancy.key], occupancy)),
-    h('td', {class: 'num'}, formatCount(row.registers_per_thread)),
-    h('td', {class: 'num'}, formatBytes(row.shared_memory_bytes)),
+    h('td', {class: 'num'}, known(row.registers_per_thread) ? formatCount(row.registers_per_thread) : unrecorded()),
+    h('td', {class: 'num'}, known(row.shared_memory_bytes) ? formatBytes(row.shared_memory_bytes) : unrecorded()),
     h('td', {class: 'dims'}, dims),
     h('td', {}, tensorCoreBadge(row, matrixUnits)),
     h('td', {class: 'num'}, roofCell(row)));
