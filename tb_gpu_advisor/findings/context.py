@@ -132,9 +132,13 @@ class Context(FixConditions):
         """The host's own work over the window, in ms: host events less the spans blocked on the device
         (analysis.host_wait_spans, full launch queues included) and the input waits. What a step loop must still
         do once a wait in it is gone."""
-        waits = host_wait_spans(self.model, queue_full_launches(self.model))
-        work = intervals.subtract(intervals.subtract(self.host.busy, waits), self.host.input_waits)
+        work = intervals.subtract(intervals.subtract(self.host.busy, self.host_waits), self.host.input_waits)
         return ms(self.in_window_ps(work))
+
+    @cached_property
+    def host_waits(self) -> Intervals:
+        """When a host thread was blocked on the device (analysis.host_wait_spans, full launch queues included)."""
+        return host_wait_spans(self.model, queue_full_launches(self.model))
 
     # --- GPUs ----------------------------------------------------------------------------------------------
     @cached_property
