@@ -381,9 +381,7 @@ class Context:
         stalls = intervals.union_all(
             *(spans for tag, spans in self.host.tagged.items() if tag.startswith(OP_STALL_PREFIX))
         )
-        if not len(stalls) or self.share_pct(self.idle_cause_ms("host") - self.idle_cause_ms("host", stalls)) < (
-            HOST_MEDIUM_PCT
-        ):
+        if not len(stalls) or self.share_pct(self.idle_cause_ms("host_stall")) < HOST_MEDIUM_PCT:
             return intervals.EMPTY
         return stalls
 

@@ -607,7 +607,7 @@ def _compiled_work(ctx, is_jax):
 
 # Idle causes (analysis.idle_attribution) a compiled step keeps: the host waiting on the device or for input, or
 # preparing its input, and the GPU waiting on its own queued work.
-_KEPT_IDLE = ("host_wait", "input", "input_prep", "device_wait")
+_KEPT_IDLE = ("host_wait", "host_stall", "input", "input_prep", "device_wait")
 
 
 def eager_execution(ctx: Context) -> Finding | None:
