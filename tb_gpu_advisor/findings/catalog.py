@@ -1,7 +1,7 @@
 """The catalog of findings: per stable id, its category, title, one-line fix, fix text with code, and docs.
 
-Each rule family (findings/rules/<family>.py) registers its entries beside its rules; an id is
-`<family>.<name>`, the family being the module that defines it.
+Each rule family (findings/rules/<family>.py, or <family>/entries.py of a package) registers its entries beside
+its rules; an id is `<family>.<name>`, the family being the module or package that defines it.
 """
 
 from __future__ import annotations

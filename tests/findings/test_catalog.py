@@ -1,7 +1,10 @@
-"""The catalog: each finding id is `<family>.<name>`, defined with its rules in findings/rules/<family>.py."""
+"""The catalog: each finding id is `<family>.<name>`, defined with its rules in findings/rules/<family>.py or in
+the package findings/rules/<family>/ (its words in <family>/entries.py, its rules in the other modules)."""
 
 import ast
+import importlib
 import inspect
+import pkgutil
 import re
 
 import pytest
@@ -14,7 +17,12 @@ _ID_LITERAL = re.compile(r"""["']([a-z0-9_]+\.[a-z0-9_]+)["']""")
 
 
 def _rules_source(family):
-    """The module's source after its ENTRIES assignment and before RULES: the rule functions."""
+    """The module's source after its ENTRIES assignment and before RULES: the rule functions; of a package, the
+    source of its modules but `entries`."""
+    if hasattr(family, "__path__"):
+        names = [info.name for info in pkgutil.iter_modules(family.__path__) if info.name != "entries"]
+        modules = [family, *(importlib.import_module(f"{family.__name__}.{name}") for name in names)]
+        return "".join(inspect.getsource(module) for module in modules)
     source = inspect.getsource(family)
     lines = source.splitlines(keepends=True)
     tree = ast.parse(source)

@@ -125,6 +125,29 @@ def test_gemm_fix_names_only_the_causes_its_gemms_show(run):
     assert "Pad GEMM" not in summary
 
 
+@pytest.mark.parametrize(
+    "run",
+    ["h200/jax/launch_jit", "h200_heldout/torch/optimizer_per_tensor", "h200_heldout/torch/optimizer_fused"],
+)
+def test_gemms_that_do_not_fill_the_gpu_get_no_precision_advice(run):
+    """launch_jit's Triton f32 dots (8-17 µs, 128 blocks on 132 SMs) and the optimizer runs' 64x256x256 GEMMs
+    (2-5 µs, 16-64 blocks) are held back by their grid and per-call latency: neither bf16 nor TF32 is advised for
+    them, and no precision model enters the combined estimate."""
+    report = _report(run)
+    found = {f["id"]: f for f in report["findings"]}
+    assert "precision.fp32_matmul" not in found
+    gemm = found.get("kernel.gemm_below_roof")
+    if gemm is not None:
+        rows = {row["name"]: row for row in report["kernels"]}
+        for item in gemm["evidence"]["metrics"]["per_kernel"]:
+            grid = rows[item["kernel"]]["grid"]
+            assert grid[0] * grid[1] * grid[2] >= 132, item
+            assert "f32_inputs" not in item["reasons"], item
+        assert "bf16" not in gemm["fix_summary"]
+    combined = report["summary"]["combined_estimate"] or {}
+    assert "precision.fp32_matmul" not in combined.get("finding_ids", [])
+
+
 def test_pageable_copy_without_a_dataloader_is_not_told_to_configure_one():
     """transfer_pageable copies a plain host tensor with `.to(dev)` each step and runs no DataLoader: the fix pins
     (or keeps on the GPU) the program's own tensor; the input_inline_loader run, which has a DataLoader, keeps

@@ -3,6 +3,7 @@ their shapes or precision say why (docs/report.md, "Roofline")."""
 
 from __future__ import annotations
 
+from tb_gpu_advisor.analysis.gpu_fill import PARTIAL_WAVE, SHORT_CALLS, mean_call_us, underfills
 from tb_gpu_advisor.analysis.rounding import pct, sig
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
@@ -153,10 +154,13 @@ def gemm_below_roof(ctx: Context) -> Finding | None:
         reasons = _reasons(row)
         if not reasons:  # well-shaped 16-bit GEMM: reshaping advice would not apply
             continue
-        call_us = kernel_row.total_ps / kernel_row.occurrences / 1e6 if kernel_row.occurrences else 0.0
+        fill = underfills(kernel_row, ctx.sm_count, KERNEL_LATENCY_FLOOR_US)
+        if fill == PARTIAL_WAVE:
+            continue  # fewer blocks than SMs: its grid holds it back (occupancy.tiny_grid), not its roof
+        call_us = mean_call_us(kernel_row)
         # At the roof a call still takes the device's per-call latency: short calls save only down to it.
         reached_us = max(call_us * peak / GEMM_REACHABLE_ROOF_PCT, KERNEL_LATENCY_FLOOR_US)
-        if call_us < 2 * KERNEL_LATENCY_FLOOR_US:
+        if fill == SHORT_CALLS:
             reasons = ["small_work_per_call"]  # neither precision nor alignment is what holds a short call back
         saving = max(0.0, 1.0 - reached_us / call_us) if call_us else 0.0
         if saving <= 0:

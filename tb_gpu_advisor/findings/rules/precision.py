@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.analysis.configuration import is_matmul_kernel
+from tb_gpu_advisor.analysis.gpu_fill import underfills
 from tb_gpu_advisor.analysis.kernel_names import is_fp32_matmul, is_low_precision, kernel_class
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
@@ -172,9 +173,10 @@ def fp32_matmul(ctx: Context) -> Finding | None:
     if not ctx.has_gpu or cc is None or cc < TENSOR_CORE_MIN_CC:
         return None
     eligible = {row.name for row in ctx.analysis.kernels if row.tensor_core_eligible and not row.uses_tensor_cores}
+    unfilled = _unfilled_names(ctx)
 
     def is_target(name: str) -> bool:
-        return is_fp32_matmul(name) or (name in eligible and not is_low_precision(name))
+        return name not in unfilled and (is_fp32_matmul(name) or (name in eligible and not is_low_precision(name)))
 
     ordinal, fp32_ps = busiest_gpu(ctx.kernel_ps_by_gpu(is_target))
     if fp32_ps <= 0:
@@ -221,6 +223,16 @@ def fp32_matmul(ctx: Context) -> Finding | None:
     if condition == "tf32_off":
         finding = replace(finding, fix_note=_join(note, _tf32_step_note(ctx, ordinal, fp32_ms, is_target, estimate)))
     return estimated(finding, estimate)
+
+
+def _unfilled_names(ctx):
+    """Kernel names none of whose launches fill the GPU (analysis.gpu_fill: fewer blocks than SMs, or calls about
+    as short as the per-call latency): their grid or latency holds them back, so a faster precision would not
+    shorten them, and they count neither toward the finding nor its what-if."""
+    filling, unfilled = set(), set()
+    for row in ctx.analysis.kernels:
+        (unfilled if underfills(row, ctx.sm_count, KERNEL_LATENCY_FLOOR_US) else filling).add(row.name)
+    return frozenset(unfilled - filling)
 
 
 def _tf32_step_note(ctx, ordinal, fp32_ms, is_target, estimate):

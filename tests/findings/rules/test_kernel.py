@@ -37,8 +37,9 @@ def _elementwise_module(elements):
     return module
 
 
-def _trace(m, n, k, gemm_us, dtype="bf16", elementwise_us=None, elements=2**26):
-    """An A100 step: a GEMM of the given shape taking gemm_us, and optionally a big element-wise fusion."""
+def _trace(m, n, k, gemm_us, dtype="bf16", elementwise_us=None, elements=2**26, grid=(8, 8, 4)):
+    """An A100 step (108 SMs): a GEMM of the given shape taking gemm_us, launched on `grid`, and optionally a big
+    element-wise fusion."""
     builder = TraceBuilder()
     gpu = builder.gpu(0)
     builder.hlo_module(1, "jit_gemm", _gemm_module(m, n, k, dtype).to_bytes())
@@ -47,7 +48,7 @@ def _trace(m, n, k, gemm_us, dtype="bf16", elementwise_us=None, elements=2**26):
     start = 0.0
     for step in range(4):
         thread.step(step, start, 1000.0)
-        gpu.kernel("ampere_bf16_s16816gemm", start + 1, gemm_us, hlo_op="custom-call.1", program_id=1)
+        gpu.kernel("ampere_bf16_s16816gemm", start + 1, gemm_us, hlo_op="custom-call.1", program_id=1, grid=grid)
         if elementwise_us:
             gpu.kernel("loop_add_fusion", start + 2 + gemm_us, elementwise_us, hlo_op="add_fusion", program_id=2)
         start += 1000.0
@@ -87,6 +88,15 @@ def test_f32_gemm_far_below_its_tf32_roof_fires_for_precision():
     # aligned, large dims: no padding advice, only the precision
     assert finding["fix_summary"] == "TensorFlow: Compute in bf16. JAX: Compute in bf16."
     assert "Pad" not in finding["fix_summary"] and "vocab_size" not in finding["fix"]
+
+
+def test_gemm_of_fewer_blocks_than_sms_is_left_to_the_grid_rule():
+    """The same f32 GEMM far below its roof, launched as 64 blocks on 108 SMs (one partial wave): its grid, not its
+    precision, holds it back, so no bf16 advice and no roof model in the estimate (occupancy.tiny_grid owns it)."""
+    assert RULE in _ids(_trace(4096, 4096, 4096, 2500.0, dtype="f32", grid=(108, 1, 1)))
+    report = _trace(4096, 4096, 4096, 2500.0, dtype="f32", grid=(8, 8, 1))
+    assert RULE not in _ids(report)
+    assert "compute in bf16" not in str(report["summary"]).lower()
 
 
 def test_f32_gemm_at_its_roof_is_left_to_the_precision_rule():

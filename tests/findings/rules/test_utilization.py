@@ -38,7 +38,7 @@ def test_no_batch_advice_when_input_bound():
     assert "batch.gpu_underused" not in findings_by_id(report_of(builder))
 
 
-def fp32_loop(compute_capability=(8, 0), framework=None):
+def fp32_loop(compute_capability=(8, 0), framework=None, grid=(432, 1, 1)):
     builder = TraceBuilder()
     python = builder.thread("python")
     if framework == "tensorflow":
@@ -52,7 +52,7 @@ def fp32_loop(compute_capability=(8, 0), framework=None):
             start,
             8_000,
             name=SGEMM,
-            grid=(432, 1, 1),
+            grid=grid,
             block=(256, 1, 1),
             registers=120,
             occupancy_pct=25.0,
@@ -104,6 +104,15 @@ def test_tf32_off_on_ampere_leads_the_fix_in_each_frameworks_idiom():
     volta = findings_by_id(report_of(fp32_loop(compute_capability=(7, 0), framework="tensorflow")))
     fix = volta["precision.fp32_matmul"]
     assert "TF32" not in fix["fix"] and fix["fix_summary"].startswith("Enable mixed precision")
+
+
+def test_no_precision_advice_for_gemms_that_do_not_fill_the_gpu():
+    """The same sgemm time launched as 64 blocks on the A100's 108 SMs: one partial wave, held back by its grid,
+    not by its precision; the precision finding, and its what-if in the combined estimate, stay out."""
+    report = report_of(fp32_loop(grid=(64, 1, 1)))
+    assert "precision.fp32_matmul" not in findings_by_id(report)
+    assert "precision" not in str(report["summary"].get("combined_estimate") or "")
+    assert "precision.fp32_matmul" in findings_by_id(report_of(fp32_loop(grid=(108, 1, 1))))
 
 
 def test_no_precision_advice_without_tensor_cores():
