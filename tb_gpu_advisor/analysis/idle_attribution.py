@@ -21,7 +21,8 @@ paired with its host call by correlation id. Each instant of the gap gets one ca
 - `input`: the host waited for its input pipeline (tf.data, the DataLoader, the step thread's loaders);
 - `input_prep`: the step thread prepared its batch itself (analysis.batch_prep: reading, decoding, augmenting on
   the thread that feeds the device, from the step's start to its first dispatch): input work, not a wait; where
-  other traced host work runs then, it is that work's (`host`) unless known preparation calls fill the gaps;
+  other traced host work runs then, it is that work's (`host`) unless known preparation calls fill the gaps, and
+  untraced time counts only in a step that then copies host data to the device (the batch it built);
 - `host`: the host ran other traced work (framework ops, Python);
 - `host_untraced`: no host event was recorded then (work the profiler does not trace, or an idle host);
 - `unattributed`: the work has no host call in the trace (no host plane, device-side launches), or no work
@@ -29,8 +30,8 @@ paired with its host call by correlation id. Each instant of the gap gets one ca
   did at each instant as the host's part cannot be told from the call.
 
 Where host events overlap (threads), an instant takes the first cause in that order: a wait or a stall, then the
-launch path, the copy's staging, input, other host work, and the untraced start of a step before its first
-dispatch (input_prep).
+launch path, the copy's staging, input, other host work, and the untraced start of a step that sends host
+data to the device, before its first dispatch (input_prep: the batch it sends being built).
 
 Only the first three causes exist when the host queued the work in time; `launch` is time the GPU waited for a
 launch call itself, never a call blocked on a full queue before the gap (the GPU was busy then).
@@ -71,6 +72,9 @@ IDLE_CAUSES = (
 # Causes of time the host, not the device, held the GPU back.
 HOST_CAUSES = ("launch", "copy_call", "host_wait", "host_stall", "input", "input_prep", "host", "host_untraced")
 _FAR_PS = 2**60
+# A wait that ended this long before the GPU went idle still held the host: clocks of host and device agree to
+# about a microsecond in CUPTI traces.
+WAIT_SLACK_PS = 5_000_000
 
 
 # What the queued work that ended a device-wait gap was: what the GPU waited to run.
@@ -88,6 +92,10 @@ class GpuIdle:
     spans: dict
     gap_count: int
     device_wait_work: dict | None = None
+    # Intervals: the host-late idle right after a wait that ran when the GPU went idle, as long as that wait had
+    # run before (what a host that had not waited could have done ahead), whatever each instant's cause: the
+    # serialization a read each step imposes, which a compiled step keeps (host.eager_execution's model).
+    after_wait: object = intervals.EMPTY
 
     def cause_ps(self, starts: list[int] | np.ndarray, ends: list[int] | np.ndarray) -> dict[str, np.ndarray]:
         """{cause: np.ndarray of ps per window [starts[i], ends[i])}."""
@@ -114,21 +122,23 @@ def attribute_idle(
     """IdleAttribution of every GPU that ran a kernel or graph. `input_waits`: extra input-wait intervals (the step thread
     blocked on its loaders) beside the trace's own input waits; `waits`: the host's waits on the device
     (analysis.host_wait_spans; without queue-full launches when not given); `input_prep`: the step thread
-    building its batch on evidence (analysis.batch_prep's input spans); `prep_gaps`: all of batch_prep's gaps,
-    whose time no host event explains (the step untraced before its first dispatch) is input_prep too."""
+    building its batch on evidence (analysis.batch_prep's input spans); `prep_gaps`: batch_prep's gaps of the steps
+    that send host data to the device, whose time no host event explains (the step thread untraced before its
+    first dispatch, building the batch it sends) is input_prep too."""
     host = model.host_activity
     waits = host_wait_spans(model) if waits is None else waits
     sources = _host_sources(host, waits, intervals.union_all(host.input_waits, input_waits), input_prep, prep_gaps)
+    inputs = intervals.union_all(host.input_waits, input_waits, input_prep, prep_gaps)
     found = []
     for gpu in model.gpus:
         # A GPU that ran no kernel (a few copies at most) did no work to be late for: the host's launches and
         # input were for the others.
         if np.isin(gpu.activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH)).any():
-            found.append(_gpu_idle(gpu, host, sources))
+            found.append(_gpu_idle(gpu, host, sources, waits, inputs))
     return IdleAttribution(gpus=tuple(found))
 
 
-def _gpu_idle(gpu, host, sources):
+def _gpu_idle(gpu, host, sources, waits, inputs):
     activity = gpu.activity
     busy = intervals.union(activity.start_ps, activity.end_ps)
     # Before the first work and after the last the GPU idles too, as far as any window reaches.
@@ -174,8 +184,28 @@ def _gpu_idle(gpu, host, sources):
         kind: intervals.union(gap_start[queued][mask], gap_end[queued][mask]) for kind, mask in waited.items()
     }
     return GpuIdle(
-        ordinal=gpu.ordinal, name=gpu.name, spans=result, gap_count=int(len(gap_start)), device_wait_work=work_spans
+        ordinal=gpu.ordinal,
+        name=gpu.name,
+        spans=result,
+        gap_count=int(len(gap_start)),
+        device_wait_work=work_spans,
+        after_wait=_after_wait(gap_start[behind], issue[behind], waits, inputs),
     )
+
+
+def _after_wait(start, end, waits, inputs):
+    """GpuIdle.after_wait of the host-late intervals [start, end): from each start, as long as the wait running
+    then (ending at or after it, less the clocks' slack) had run before it; the host's input time left out (the
+    pipeline held it, not the wait)."""
+    if not len(start) or not len(waits):
+        return intervals.EMPTY
+    index = np.searchsorted(waits.end_ps, start - WAIT_SLACK_PS, side="left")
+    valid = index < len(waits)
+    index = np.minimum(index, len(waits) - 1)
+    began = waits.start_ps[index]
+    valid &= began < start
+    held = np.where(valid, np.minimum(end - start, start - began), 0)
+    return intervals.subtract(intervals.union(start[held > 0], start[held > 0] + held[held > 0]), inputs)
 
 
 def _work_kinds(activity, index):

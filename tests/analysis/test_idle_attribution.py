@@ -78,6 +78,13 @@ def test_after_a_sync_the_host_is_late_for_what_it_does_next(tmp_path):
         kernel("k2", 37, 10, 2),
     ]
     assert _causes_us(tmp_path, events, 10) == {"host_wait": 1.0, "host": 9.0, "launch": 7.0}
+    # The serialization the wait imposed (a compiled step keeps it): from 20, as long as the wait had run (8 us).
+    model = _model(tmp_path, events)
+    after = attribute_idle(model).gpus[0].after_wait
+    lo = model.profile_span_ps[0]
+    assert [(int(a - lo) // PS_PER_US, int(b - lo) // PS_PER_US) for a, b in zip(after.start_ps, after.end_ps)] == [
+        (20, 28)
+    ]
 
 
 def test_a_blocking_copy_is_a_copy_call_and_a_wait_never_a_launch(tmp_path):
@@ -371,11 +378,13 @@ def test_an_op_that_stalls_untraced_is_a_stall_not_host_work(tmp_path):
     }
 
 
-def test_the_untraced_start_of_a_step_before_its_dispatch_is_input_prep(tmp_path):
+@pytest.mark.parametrize("sends_a_batch", [True, False])
+def test_the_untraced_start_of_a_step_that_sends_a_batch_is_input_prep(tmp_path, sends_a_batch):
     # k1 runs 10-110 before the step (marker 200-10200); the step thread runs untraced until its dispatch
-    # (PjitFunction) at 3000, with a 500 us traced host op 1000-1500 in between; k2 starts at 3200. The GPU idles
-    # 110-3200: 90 us untraced before the step, the step's untraced time before its dispatch is the batch being
-    # built (input_prep: 800 + 1500 us), the op and the dispatch are host work (500 + 100 us), then the launch.
+    # (PjitFunction 3000-3400), with a 500 us traced host op 1000-1500 in between; k2 starts at 3200. With a
+    # host-to-device copy (3050-3100, its call at 3010) before k2, the step's untraced time before the dispatch
+    # built the batch it sent: input_prep (800 + 1500 us); without one it is only untraced. The op and the
+    # dispatch are host work, then the copy call and the launch.
     from tb_gpu_advisor.analysis.batch_prep import batch_prep
     from tb_gpu_advisor.analysis.steps import find_steps
     from tb_gpu_advisor.testing import TraceBuilder
@@ -387,19 +396,26 @@ def test_the_untraced_start_of_a_step_before_its_dispatch_is_input_prep(tmp_path
     python.step(1, 200, 10_000)
     python.event("SomeHostOp", 1000, 500)
     python.event("PjitFunction(step)", 3000, 400)
+    if sends_a_batch:
+        gpu.memcpy("h2d", 3050, 50, 1 << 20, src="pinned", is_async=True, launch=(python, 3010, 20))
     gpu.kernel("k2", 3200, 100, launch=(python, 3100, 20))
     path = tmp_path / "host.xplane.pb"
     builder.write(path)
     model = load_model(str(path))
     prep = batch_prep(model, find_steps(model))
-    gpu_idle = attribute_idle(model, prep_gaps=prep.gaps).gpus[0]
+    gpu_idle = attribute_idle(model, prep_gaps=prep.fed_gaps).gpus[0]
     found = gpu_idle.cause_ps([110 * PS_PER_US], [3200 * PS_PER_US])
-    assert {cause: int(ps[0]) / PS_PER_US for cause, ps in found.items() if ps[0]} == {
-        "host_untraced": 90.0,
-        "input_prep": 2300.0,
-        "host": 600.0,
-        "launch": 100.0,
-    }
+    causes = {cause: int(ps[0]) / PS_PER_US for cause, ps in found.items() if ps[0]}
+    if sends_a_batch:
+        assert causes == {
+            "host_untraced": 90.0,
+            "input_prep": 2300.0,
+            "host": 510.0,
+            "copy_call": 40.0,
+            "launch": 100.0,
+        }
+    else:
+        assert causes == {"host_untraced": 2390.0, "host": 600.0, "launch": 100.0}
 
 
 def test_an_op_stall_the_report_calls_a_wait_is_no_host_work_in_the_idle_line():
