@@ -14,6 +14,15 @@ RANK_STEP_CAUSE_LABELS = {
     "transfer": "transfer",
     "other": "other (untraced or idle)",
 }
+# How the run's step time is defined (analysis.ranks.step_time): the headline, the heat map's run row and every
+# critical path read it.
+STEP_TIME_WORDS = "from the last rank to start each step to the last rank to end it, on one clock"
+# The critical path's definition, before the paths.
+PATH_WORDS = (
+    "What set each step's time, over the run's step window ({step_time}; the segments sum to it): the work of the "
+    "rank that arrived last at each collective, the collective's transfer until its last rank left, and the tail "
+    "of the rank that ended the step last."
+)
 # Said of the ranks that arrive as late as the slowest one in most steps ({ranks}: their list).
 AS_LATE_WORDS = "Ranks {ranks} arrive as late in most steps: they hold the others back as much."
 # The what-ifs, by name; {rank} is the rank the estimate moves, {ranks} the ranks when it moves several.
@@ -33,4 +42,6 @@ def exported():
         "causes": RANK_STEP_CAUSE_LABELS,
         "whatIf": RANK_WHAT_IF_WORDS,
         "asLate": AS_LATE_WORDS,
+        "stepTime": STEP_TIME_WORDS,
+        "path": PATH_WORDS.format(step_time=STEP_TIME_WORDS),
     }

@@ -334,6 +334,7 @@ def _sentence(ctx, bottleneck, top):
     breakdown = ctx.analysis.breakdown_pct
     share = _p(ctx.share_pct(top.recoverable_ms))
     each = "of each step" if ctx.step_set.steps else "of the profiled time"
+    title = top.title or top.entry.title  # a rule's title for what this profile shows, else the catalog's
     if DIRECT.get(top.id) == "input":
         source = _input_source(ctx)
         text = f"Input-bound: the GPU waits for {source} {_p(ctx.analysis.pipeline_wait_pct)} {each}."
@@ -352,8 +353,8 @@ def _sentence(ctx, bottleneck, top):
     elif bottleneck == "kernel":
         compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
         text = (
-            f"Kernel-bound: the GPU computes {_p(compute)} {each}, and {top.entry.title[0].lower()}"
-            f"{top.entry.title[1:]} (up to {share} {'of the step' if ctx.step_set.steps else each} "
+            f"Kernel-bound: the GPU computes {_p(compute)} {each}, and {title[0].lower()}"
+            f"{title[1:]} (up to {share} {'of the step' if ctx.step_set.steps else each} "
             "recoverable)."
         )
     else:
@@ -364,7 +365,7 @@ def _sentence(ctx, bottleneck, top):
             "transfer": "Transfer",
             "communication": "Communication",
         }[bottleneck]
-        text = f"{label}-bound: {top.entry.title[0].lower()}{top.entry.title[1:]} (up to {share} {each})."
+        text = f"{label}-bound: {title[0].lower()}{title[1:]} (up to {share} {each})."
     if not ctx.step_set.steps and bottleneck in ("input", "host", "launch"):
         text += _without_steps(ctx)
     return Verdict(bottleneck, text, finding_id=top.id)

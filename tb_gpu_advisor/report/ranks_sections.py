@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.section_model import Section, Table
-from tb_gpu_advisor.vocabulary_ranks import AS_LATE_WORDS, RANK_COLLECTIVE_HEADERS, RANK_HEADERS, RANK_WHAT_IF_WORDS
+from tb_gpu_advisor.vocabulary_ranks import (
+    AS_LATE_WORDS,
+    PATH_WORDS,
+    RANK_COLLECTIVE_HEADERS,
+    RANK_HEADERS,
+    RANK_WHAT_IF_WORDS,
+    STEP_TIME_WORDS,
+)
 
 MAX_STEP_COLUMNS = 8  # steps shown in the rank x step table (the JSON has them all)
 MAX_RANK_ROWS = 32  # ranks listed in the tables (the first ones, and the slowest and those as late wherever they are)
@@ -30,7 +37,7 @@ def _label(view):
 def _summary(view):
     lines = [
         f"{view['step_count']} steps on every rank, {units.duration_ms(view['step_time_ms'])} per step "
-        "(the median rank's)."
+        f"({STEP_TIME_WORDS})."
     ]
     slow = view["slowest"]
     peer = view.get("late_peer")
@@ -153,7 +160,7 @@ def _signed_ms(value):
 def _heat(view):
     steps = view["steps"][:MAX_STEP_COLUMNS]
     headers = ("rank",) + tuple(f"step {s['step']}" for s in steps)
-    rows = []
+    rows = [("run",) + tuple(f"{s['step_time_ms']:.1f}" for s in steps)]
     for position in shown_positions(view):
         rank = view["ranks"][position]
         rows.append(
@@ -161,8 +168,9 @@ def _heat(view):
             + tuple(f"{s['cells'][position]['step_ms']:.1f} {_short(s['cells'][position]['cause'])}" for s in steps)
         )
     lines = (
-        "Step time (ms) of each rank and where it went besides compute: wait = waiting for the last rank at a "
-        "collective, xfer = transfer, in = input, host, other = untraced or idle.",
+        f"Step time (ms) of the run ({STEP_TIME_WORDS}) and of each rank (its own step's start to end), and where "
+        "the rank's went besides compute: wait = waiting for the last rank at a collective, xfer = transfer, in = "
+        "input, host, other = untraced or idle.",
     )
     return Section("Rank x step", lines=lines, table=Table(headers, tuple(rows), (False,) + (True,) * len(steps)))
 
@@ -201,12 +209,7 @@ def _collectives(view):
 
 
 def _paths(view):
-    lines = [
-        "What set each step's time, from the first rank's step start to the last rank's end (the step's span, "
-        "which the segments sum to): the work of the rank that arrived last at each collective (after its "
-        "previous step's tail when it started later), the collective's transfer until its last rank left, and the "
-        "tail of the rank that ended the step last."
-    ]
+    lines = [PATH_WORDS.format(step_time=STEP_TIME_WORDS)]
     for path in view["critical_path"][:MAX_STEP_COLUMNS]:
         lines.append(f"step {path['step']} ({units.duration_ms(path['step_ms'])}): {_chain(path['segments'])}")
     return Section("Critical path (across ranks)", lines=tuple(lines))

@@ -5,6 +5,7 @@ critical path, the what-ifs)."""
 import statistics
 
 from tb_gpu_advisor.analysis.ranks.run import STEP_CAUSES
+from tb_gpu_advisor.analysis.ranks.step_time import run_step_ms
 from tb_gpu_advisor.analysis.rounding import ms
 
 # Per-call rows kept in the JSON (the calls of the first steps); the per-kind table covers every call.
@@ -42,14 +43,13 @@ def ranks_view(run):
     worlds = {info.world_size for info in run.ranks if info.world_size}
     backends = {info.backend for info in run.ranks if info.backend}
     devices = {info.device for info in run.ranks}
-    step_ms = [statistics.median(r.step_ms for r in row) for row in run.rows]
     return {
         "rank_count": len(run.ranks),
         "world_size": worlds.pop() if len(worlds) == 1 else None,
         "backend": backends.pop() if len(backends) == 1 else None,
         "device": devices.pop() if len(devices) == 1 else None,
         "step_count": len(run.step_nums),
-        "step_time_ms": round(statistics.mean(step_ms), 6) if step_ms else None,
+        "step_time_ms": run_step_ms(run.step_ms),
         "clock": {
             "offsets_from_calls": run.offset_calls,
             "absolute_times": run.same_clock,
@@ -59,7 +59,7 @@ def ranks_view(run):
         "ranks": ranks,
         "steps": [
             {"step": num, "step_time_ms": round(step_time, 6), "cells": [_cell(cell) for cell in row]}
-            for num, step_time, row in zip(run.step_nums, step_ms, run.rows)
+            for num, step_time, row in zip(run.step_nums, run.step_ms, run.rows)
         ],
         "cause_order": list(STEP_CAUSES),
         "collectives": [_kind(row) for row in run.bandwidth],

@@ -358,6 +358,8 @@ export const VOCABULARY = Object.freeze({
       "collectives_overlapped": "if the collectives on the critical path overlapped with compute",
       "collectives_at_link_peak": "if the collectives reached the link's peak"
     },
-    "asLate": "Ranks {ranks} arrive as late in most steps: they hold the others back as much."
+    "asLate": "Ranks {ranks} arrive as late in most steps: they hold the others back as much.",
+    "stepTime": "from the last rank to start each step to the last rank to end it, on one clock",
+    "path": "What set each step's time, over the run's step window (from the last rank to start each step to the last rank to end it, on one clock; the segments sum to it): the work of the rank that arrived last at each collective, the collective's transfer until its last rank left, and the tail of the rank that ended the step last."
   }
 });

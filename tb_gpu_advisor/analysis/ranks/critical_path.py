@@ -4,18 +4,21 @@ the step time.
 Walking a step's collectives in order, each one could not move data before its last rank arrived: the path runs
 through that rank's work up to its arrival, then the collective's transfer until the last rank left it, and after
 the last collective through the tail (optimizer, next step's start) of the rank that ended the step last. The path
-starts at the earliest rank's step start: when the rank that arrived last first started its step later, the time
-before is that rank's previous step's tail. So the segments are contiguous and sum to the step's span.
+covers the run's step window (step_time: the last rank's start to the last rank's end), so the segments are
+contiguous, sum to the run's step time, and the paths of consecutive steps neither overlap nor leave a gap; work a
+rank did before the window began is on the previous step's path.
 """
 
 from dataclasses import dataclass
+
+from tb_gpu_advisor.analysis.ranks.step_time import step_windows_ps
 
 
 @dataclass(frozen=True)
 class PathSegment:
     """One link of the path: `kind` "work" (a rank computing, reading input or running host code up to its
-    arrival), "collective" (the transfer after the last arrival) or "tail"; times in ps from the step's start
-    (the earliest rank's)."""
+    arrival), "collective" (the transfer after the last arrival) or "tail"; times in ps from the start of the
+    step's window (step_time.step_windows_ps)."""
 
     kind: str
     position: int | None  # the rank (position in rank order) whose time it is; None for a collective
@@ -28,7 +31,7 @@ class PathSegment:
 @dataclass(frozen=True)
 class StepPath:
     step_num: int | None
-    step_ps: int  # from the earliest rank's start to the latest rank's end
+    step_ps: int  # the run's step time for the step: its window (step_time.step_windows_ps)
     segments: tuple  # PathSegment
 
     def share_ps(self, kind):
@@ -41,34 +44,26 @@ def critical_paths(alignment, splits):
     for split in splits:
         by_step.setdefault(split.step_index, []).append(split)
     paths = []
-    for step_index, step in enumerate(alignment.steps):
-        origin = min(step.starts_ps)
+    for step_index, (step, (origin, finish)) in enumerate(zip(alignment.steps, step_windows_ps(alignment))):
         segments = []
-        point = None  # where the path stands (absolute ps)
+        point = origin  # where the path stands (absolute ps)
         calls = {call.index: call for call in step.calls}
         for split in sorted(by_step.get(step_index, ()), key=lambda s: s.call_index):
             rank = split.last_rank
-            if point is None and step.starts_ps[rank] > origin:
-                segments.append(PathSegment("tail", rank, 0, step.starts_ps[rank] - origin))
-            begin = step.starts_ps[rank] if point is None else max(point, step.starts_ps[rank])
-            if split.last_arrival_ps > begin:
-                segments.append(PathSegment("work", rank, begin - origin, split.last_arrival_ps - origin))
-            moving = max(split.last_arrival_ps, point if point is not None else split.last_arrival_ps)
+            if split.last_arrival_ps > point:
+                segments.append(PathSegment("work", rank, point - origin, split.last_arrival_ps - origin))
+            moving = max(split.last_arrival_ps, point)
             # Until its last rank left it, within the step (an async collective may end after a rank's step).
             left = max(calls[split.call_index].ends_ps) if split.call_index in calls else split.end_ps
-            left = max(min(left, max(step.ends_ps)), moving)
+            left = max(min(left, finish), moving)
             if left > moving:
                 segments.append(
                     PathSegment("collective", None, moving - origin, left - origin, split.collective, split.call_index)
                 )
-            point = max(left, point if point is not None else left)
+            point = max(left, point)
         last = max(range(len(step.ends_ps)), key=lambda r: step.ends_ps[r])
-        if point is None and step.starts_ps[last] > origin:
-            segments.append(PathSegment("tail", last, 0, step.starts_ps[last] - origin))
-        begin = point if point is not None else step.starts_ps[last]
-        if step.ends_ps[last] > begin:
-            segments.append(
-                PathSegment("work" if point is None else "tail", last, begin - origin, step.ends_ps[last] - origin)
-            )
-        paths.append(StepPath(step_num=step.step_num, step_ps=max(step.ends_ps) - origin, segments=tuple(segments)))
+        if finish > point:
+            kind = "tail" if segments else "work"
+            segments.append(PathSegment(kind, last, point - origin, finish - origin))
+        paths.append(StepPath(step_num=step.step_num, step_ps=max(0, finish - origin), segments=tuple(segments)))
     return tuple(paths)

@@ -31,16 +31,15 @@ def missing_ranks(profiles):
     return tuple(r for r in range(world) if r not in ranks) if len(ranks) == len(profiles) else ()
 
 
-def late_peer(profiles, rows):
-    """LatePeer of the run, None when no rank of the job is missing. `rows`: run.RankStepRow per step per rank."""
+def late_peer(profiles, rows, step_ms):
+    """LatePeer of the run, None when no rank of the job is missing. `rows`: run.RankStepRow per step per rank;
+    `step_ms`: the run's time per step (step_time.step_times_ms)."""
     missing = missing_ranks(profiles)
     if not missing:
         return None
     least = [min(row.transfer_ms for row in step) for step in rows if step]
     held = sum(
-        1
-        for step in rows
-        if step and min(row.transfer_ms for row in step) >= MIN_SHARE * statistics.median(r.step_ms for r in step)
+        1 for step, time in zip(rows, step_ms) if step and min(row.transfer_ms for row in step) >= MIN_SHARE * time
     )
     return LatePeer(
         missing=missing,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.analysis.ranks.align import align
 from tb_gpu_advisor.analysis.ranks.critical_path import critical_paths
 from tb_gpu_advisor.analysis.ranks.late_peer import late_peer
+from tb_gpu_advisor.analysis.ranks.step_time import step_times_ms
 from tb_gpu_advisor.analysis.ranks.straggler import find_straggler
 from tb_gpu_advisor.analysis.ranks.waits import kind_bandwidth, rank_waits, split_calls
 from tb_gpu_advisor.analysis.ranks.whatif import collectives_at_link_peak, collectives_overlapped, rank_at_median
@@ -67,6 +68,7 @@ class RankInfo:
 class RunRanks:
     ranks: tuple  # RankInfo, in rank order
     step_nums: tuple  # the matched steps
+    step_ms: tuple  # the run's time per matched step (step_time.step_times_ms), which every run-level view reads
     rows: tuple  # per matched step, RankStepRow per rank
     splits: tuple  # waits.CallSplit
     bandwidth: tuple  # waits.KindBandwidth
@@ -92,6 +94,7 @@ def analyze_ranks(profiles):
     profiles = rank_order(profiles)
     count = len(profiles)
     alignment = align(profiles)
+    step_ms = tuple(round(t, 6) for t in step_times_ms(alignment))
     splits = split_calls(alignment)
     waits = rank_waits(alignment, splits, count)
     rows = tuple(
@@ -125,6 +128,7 @@ def analyze_ranks(profiles):
     return RunRanks(
         ranks=ranks,
         step_nums=tuple(s.step_num for s in alignment.steps),
+        step_ms=step_ms,
         rows=rows,
         splits=splits,
         bandwidth=kind_bandwidth(splits, group, link_gbps, complete=not _missing_ranks(profiles)),
@@ -137,7 +141,7 @@ def analyze_ranks(profiles):
         residual_ms=ms(alignment.residual_ps) if alignment.residual_ps is not None else None,
         notes=_notes(profiles, alignment),
         link=NETWORK_WORDS if hosts_as_ranks else _link_words(profiles, link_gbps),
-        late_peer=late_peer(profiles, rows),
+        late_peer=late_peer(profiles, rows, step_ms),
     )
 
 

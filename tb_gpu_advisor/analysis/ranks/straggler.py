@@ -9,6 +9,8 @@ the median of the other ranks, component by component, to say why it came late.
 import statistics
 from dataclasses import dataclass
 
+from tb_gpu_advisor.analysis.ranks.step_time import step_times_ms
+
 # Below this share of the step, what the last rank costs the others is noise between equal ranks.
 MIN_HELD_SHARE = 0.10
 # A rank that waits at most this share of the others' wait for the last rank arrived as late as it did: when it
@@ -66,7 +68,7 @@ def find_straggler(alignment, splits, rows, profiles):
         for rank, own in enumerate(worst.wait_ps):
             as_late[rank] += rank == worst.last_rank or (wait > 0 and own <= TIED_SHARE * wait)
     per_rank = tuple(round(sum(h) / steps, 6) if steps else 0.0 for h in held)
-    step_ms = statistics.median(r.step_ms for row in rows for r in row) if rows else 0.0
+    step_ms = statistics.median(step_times_ms(alignment)) if alignment.steps else 0.0
     position = max(range(count), key=lambda r: per_rank[r]) if count and steps else None
     if position is None or per_rank[position] < MIN_HELD_SHARE * step_ms or 2 * late[position] <= steps:
         return Straggler(

@@ -5,6 +5,7 @@ import statistics
 from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.collective_bandwidth import bus_factor
+from tb_gpu_advisor.analysis.ranks.step_time import step_times_ms
 
 
 @dataclass(frozen=True)
@@ -19,11 +20,6 @@ class RankWhatIf:
     assumes: str
     position: int | None = None  # the rank it moves, for rank_at_median
     tied: tuple = ()  # the other ranks it moves with it (straggler.Straggler.tied)
-
-
-def step_times_ms(alignment):
-    """The job's time per matched step: the median of the ranks' step times (synchronous ranks share it)."""
-    return [statistics.median(e - s for s, e in zip(step.starts_ps, step.ends_ps)) / 1e9 for step in alignment.steps]
 
 
 def rank_at_median(alignment, splits, position, tied=()):

@@ -38,7 +38,8 @@ function sampled(items, max) {
 /** The breakdown of one cell in words, for its tooltip. */
 function cellWords(rank, step, cell) {
   const parts = PARTS.filter(([key]) => cell[key] > 0).map(([key, cause]) => `${WORDS.causes[cause]} ${formatMs(cell[key])}`);
-  return `${rankName(rank)}, step ${step.step}: ${formatMs(cell.step_ms)} (${parts.join(', ')})`;
+  return `${rankName(rank)}, step ${step.step} (the run\u2019s: ${formatMs(step.step_time_ms)}): ` +
+    `${formatMs(cell.step_ms)} (${parts.join(', ')})`;
 }
 
 /** A rank x step heat map (SVG): `fill(cell)` gives {class, opacity} of a cell. */
@@ -216,10 +217,7 @@ export function pathWords(segments) {
 
 function criticalPaths(view) {
   return h('details', {class: 'rank-paths'}, h('summary', {}, 'Critical path across ranks, per step'),
-    h('p', {class: 'hint'}, 'What set each step\u2019s time, from the first rank\u2019s step start to the last ' +
-      'rank\u2019s end (the step\u2019s span, which the segments sum to): the work of the rank that arrived last at ' +
-      'each collective (after its previous step\u2019s tail when it started later), the collective\u2019s transfer ' +
-      'until its last rank left, and the tail of the rank that ended the step last.'),
+    h('p', {class: 'hint'}, WORDS.path),
     h('ul', {}, view.critical_path.slice(0, MAX_PATHS).map((path) =>
       h('li', {}, `step ${path.step} (${formatMs(path.step_ms)}): ${pathWords(path.segments)}`))));
 }
@@ -242,8 +240,8 @@ export function ranksBody(answer) {
         ` (after alignment a call\u2019s ends still spread ${formatMs(residual)}, the median).`) :
       'Clocks taken as recorded.';
   return h('div', {class: 'ranks-body', 'data-testid': 'ranks-body'},
-    h('p', {}, `${label(view)}: ${view.step_count} steps on every rank, ${formatMs(view.step_time_ms)} per step ` +
-      '(the median rank\u2019s).'),
+    h('p', {'data-testid': 'rank-step-time-headline'}, `${label(view)}: ${view.step_count} steps on every rank, ` +
+      `${formatMs(view.step_time_ms)} per step (${WORDS.stepTime}).`),
     slowestLines(view),
     view.steps.length ? heatMaps(view) : null,
     h('div', {class: 'grid'}, rankTable(view), workTable(view)),

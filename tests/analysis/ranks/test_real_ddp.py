@@ -117,9 +117,12 @@ def test_a_late_rank_that_was_not_captured_is_named_as_a_late_peer(tmp_path):
 
 @pytest.mark.parametrize("run", ["balanced", "slow_compute", "slow_input"])
 def test_the_critical_path_covers_its_step(reports, run):
-    """Each step's path starts at the first rank's step start, is contiguous, and sums to the step it shows (the
-    late rank's time before its own step start is its previous step's tail, not dropped)."""
-    for path in reports[run]["ranks"]["critical_path"]:
+    """Each step's path starts at its window's start (the last rank's start), is contiguous and sums to the step it
+    shows: the run's step time for that step, which the heat map's run row shows and the headline averages."""
+    view = reports[run]["ranks"]
+    assert [p["step_ms"] for p in view["critical_path"]] == [s["step_time_ms"] for s in view["steps"]]
+    assert view["step_time_ms"] == pytest.approx(sum(s["step_time_ms"] for s in view["steps"]) / 10, abs=1e-6)
+    for path in view["critical_path"]:
         segments = path["segments"]
         assert segments[0]["start_ms"] == 0.0, path["step"]
         for before, after in zip(segments, segments[1:]):

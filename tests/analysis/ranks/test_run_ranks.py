@@ -149,3 +149,34 @@ def test_a_what_if_with_no_step_time_is_none_never_zero():
     assert _what_if("collectives_overlapped", [], [], "x").step_ms is None
     gone = _what_if("collectives_overlapped", [5.0, 5.0], [5.0, 5.0], "x")
     assert gone.step_ms is None and gone.speedup is None and "no time to model" in gone.assumes
+
+
+def test_one_step_time_for_the_headline_the_heat_map_and_the_critical_path():
+    """Rank 1's step boundary falls 4 ms late at the end of odd steps (its own steps 17, 9, 17, 9 ms; the others
+    13 ms): the run's step k is the last start to the last end (17, 9, 17, 9, 13 ms), the windows tile the run (their
+    sum is its wall time, 65 ms) and each step's critical path covers exactly its window."""
+    from dataclasses import replace
+
+    from tb_gpu_advisor.report.ranks_view import ranks_view
+
+    profiles = rank_set([10.0] * 4)
+    moved = [
+        replace(
+            step,
+            start_ps=step.start_ps + (4 * MS if i % 2 else 0),
+            end_ps=step.end_ps + (4 * MS if i < 4 and i % 2 == 0 else 0),
+        )
+        for i, step in enumerate(profiles[1].steps)
+    ]
+    profiles[1] = replace(profiles[1], steps=tuple(moved))
+    run = analyze_ranks(profiles)
+    assert list(run.step_ms) == pytest.approx([17.0, 9.0, 17.0, 9.0, 13.0])
+    assert [p.step_ps / MS for p in run.paths] == pytest.approx(list(run.step_ms))
+    for path in run.paths:
+        assert path.segments[0].start_ps == 0 and path.segments[-1].end_ps == path.step_ps
+        assert all(a.end_ps == b.start_ps for a, b in zip(path.segments, path.segments[1:]))
+    view = ranks_view(run)
+    assert view["step_time_ms"] == pytest.approx(13.0)  # 65 ms of wall time over 5 steps
+    assert [s["step_time_ms"] for s in view["steps"]] == pytest.approx([17.0, 9.0, 17.0, 9.0, 13.0])
+    assert [p["step_ms"] for p in view["critical_path"]] == pytest.approx([17.0, 9.0, 17.0, 9.0, 13.0])
+    assert next(w for w in view["what_if"] if w["name"] == "rank_at_median")["baseline_ms"] == pytest.approx(13.0)

@@ -127,6 +127,6 @@ def test_the_text_lists_the_first_ranks_and_the_slow_ones(on_pool):
     summary, heat = ranks_sections(on_pool[0])[:2]
     listed = [row[0] for row in summary.table.rows]
     assert listed == [str(r) for r in range(MAX_RANK_ROWS)] + [str(r) for r in SLOW]
-    assert [row[0] for row in heat.table.rows] == listed
+    assert [row[0] for row in heat.table.rows] == ["run"] + listed
     assert "Ranks 90, 101 arrive as late in most steps" in "\n".join(summary.lines)
     assert f"The tables list {len(listed)} of the {RANKS} ranks" in "\n".join(summary.lines)

@@ -103,6 +103,36 @@ def test_device_to_host_read_then_gpu_idle():
     assert (metrics["d2h_copies_per_step"], metrics["stalls_after_d2h"], metrics["stall_ms"]) == (1.0, 4, 8.0)
     assert finding["severity"] == "high" and finding["estimated_speedup"] == 1.25
     assert finding["evidence"]["pointers"]["time_ranges_ms"] == [[5.1, 7.1], [15.1, 17.1], [25.1, 27.1]]
+    # the host does its own work through the idle (2 ms of print_loss per step): the read serialized that work
+    # with the GPU, and the finding says the idle is the host's, not the copy's
+    assert (metrics["stall_host_blocked_ms"], metrics["stall_host_dispatch_ms"]) == (0.0, 8.0)
+    assert finding["title"] == "Reading results back each step serializes the host's dispatch with the GPU"
+    assert "100% of it is the host's work on the next call once it has the value" in finding["summary"]
+    assert "about the longer of the host's dispatch and the GPU's work" in finding["fix"]
+    assert report["summary"]["verdict"].startswith(
+        "Host-bound: reading results back each step serializes the host's dispatch with the GPU (up to 20% of"
+    )
+
+
+def test_device_to_host_read_the_host_still_waits_for_stalls_the_gpu():
+    """The host stays blocked on the read (a synchronize that returns 1.5 ms after the copy) for most of the idle:
+    the read itself stalls the GPU, and the finding says so."""
+    builder = TraceBuilder()
+    python = builder.thread("python")
+    gpu = builder.gpu(0)
+    for start in step_starts(python):
+        end = kernels(gpu, start, 4_000)
+        gpu.memcpy("d2h", end, 100, 4, src="device", dst="pinned")
+        python.event("cudaStreamSynchronize", end - 1_000, 2_600)
+        python.event("print_loss", end + 1_600, 500)
+        kernels(gpu, end + 2_100, 3_900)
+    report = report_of(builder)
+    finding = findings_by_id(report)["transfer.d2h_sync_in_step"]
+    metrics = finding["evidence"]["metrics"]
+    assert (metrics["stall_ms"], metrics["stall_host_blocked_ms"], metrics["stall_host_dispatch_ms"]) == (8.0, 6.0, 2.0)
+    assert finding["title"] == "Device-to-host reads stall the GPU inside the step"
+    assert finding["summary"].endswith("until the host sends more work.")
+    assert report["summary"]["verdict"].startswith("Host-bound: device-to-host reads stall the GPU inside the step")
 
 
 def test_transfer_rules_are_quiet_on_the_healthy_trace():

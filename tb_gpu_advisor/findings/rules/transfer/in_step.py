@@ -79,11 +79,26 @@ def d2h_sync_in_step(ctx: Context) -> Finding | None:
         return None
     syncs = ctx.host.op_totals.get("cuStreamSynchronize", (0, 0))
     reads = ctx.count_text(d2h_count, "device-to-host copy", "device-to-host copies")
-    return _copy_finding(
+    # What the host did in the idle: still blocked on the read, or (once it had the value) dispatching the next
+    # call; the read is what serializes that dispatch with the GPU, but the idle is the dispatch's time.
+    blocked_ps = intervals.intersect(gaps, ctx.host_waits).total_ps
+    dispatch_ps = gap_ps - blocked_ps
+    dispatching = dispatch_ps > blocked_ps
+    if dispatching:
+        summary = (
+            f"After its device-to-host reads ({reads}) the GPU idles {ms(gap_ps):.2f} ms in total "
+            f"({ctx.time_text(ms(gap_ps))}): {100.0 * dispatch_ps / gap_ps:.0f}% of it is the host's work on the "
+            f"next call once it has the value (dispatch, Python: {ctx.time_text(ms(dispatch_ps))}), not the copy."
+        )
+    else:
+        summary = (
+            f"After its device-to-host copies ({reads}) the GPU idles {ms(gap_ps):.2f} ms in total "
+            f"({ctx.time_text(ms(gap_ps))}) until the host sends more work."
+        )
+    finding = _copy_finding(
         ctx,
         "transfer.d2h_sync_in_step",
-        f"After its device-to-host copies ({reads}) the GPU idles {ms(gap_ps):.2f} ms in total "
-        f"({ctx.time_text(ms(gap_ps))}) until the host sends more work.",
+        summary,
         gap_ps,
         gaps,
         {
@@ -91,11 +106,36 @@ def d2h_sync_in_step(ctx: Context) -> Finding | None:
             "d2h_copies_per_step": round(d2h_count / ctx.step_count, 1),
             "stalls_after_d2h": len(gaps),
             "stall_ms": ms(gap_ps),
+            "stall_host_blocked_ms": ms(blocked_ps),
+            "stall_host_dispatch_ms": ms(dispatch_ps),
             "host_stream_synchronize_calls": syncs[0],
             "host_stream_synchronize_ms": ms(syncs[1]),
         },
         limit("stalls_after_d2h", len(gaps), 0, gap_min_us=SYNC_GAP_MIN_US),
         "upper bound: the step time without the GPU idle that follows device-to-host reads",
+    )
+    if finding is None or not dispatching:
+        return finding
+    return replace(finding, title=DISPATCH_TITLE, fix_note=_dispatch_note(ctx, ms(dispatch_ps)))
+
+
+# The title where the idle after the reads is mostly the host's next dispatch (the verdict quotes it).
+DISPATCH_TITLE = "Reading results back each step serializes the host's dispatch with the GPU"
+
+
+def _dispatch_note(ctx, dispatch_ms):
+    """Why reading rarely still helps when the idle after a read is the host's dispatch of the next call."""
+    overlap = ctx.say(
+        "TensorFlow's asynchronous execution",
+        "JAX's asynchronous dispatch",
+        "CUDA's asynchronous kernel launches",
+    )
+    return (
+        f"The idle after each read is the host preparing and dispatching the next call "
+        f"({ctx.time_text(dispatch_ms)}), not the copy: the host only starts it once the value arrives. Read "
+        f"rarely and {overlap} prepares the next call while the GPU still runs this one; the step then takes "
+        "about the longer of the host's dispatch and the GPU's work, so past that only less host work per call "
+        "helps."
     )
 
 
