@@ -70,9 +70,6 @@ def test_jitted_jax_step_is_paced_by_its_dispatch_once_the_read_back_goes():
     metrics = report["findings"][0]["evidence"]["metrics"]
     assert metrics["stall_host_dispatch_ms"] > 4 * metrics["stall_host_blocked_ms"]
     assert "JAX's asynchronous dispatch" in report["findings"][0]["fix"]
-    combined = summary["combined_estimate"]
-    assert combined["capped_by"] in (None, "host_work")
-    assert 1.4 <= combined["estimated_speedup"] <= 1.8
     first = report["findings"][0]
     assert first["estimated_speedup"] <= 1.8 and "host's or the GPU's own work per step" in first["speedup_basis"]
     # One 4-byte read per step (12 in the trace), not the 22 idle fragments after them.
