@@ -10,6 +10,7 @@ import re
 import sys
 
 from tb_gpu_advisor import vocabulary_ranks
+from tb_gpu_advisor.vocabulary_kernels import KERNEL_PLUMBING
 
 MICRO = "\u00b5s"  # µs
 ARROW = "\u2192"  # →
@@ -227,53 +228,6 @@ UNIT_SUFFIXES = (
 # Words after a unit suffix that make a figure a rate or a statistic rather than a total ("x_ms_per_step").
 PER_WORDS = ("per_step", "per_call", "per_kernel", "per_gpu", "per_host", "per_launch", "per_batch")
 STATISTIC_WORDS = ("mean", "median", "min", "max", "avg", "p50", "p90", "p95", "p99", "stdev", "first", "last")
-# Words of C++ template arguments that say nothing about what a kernel does: what is left tells apart kernels
-# whose short names are alike (Eigen's EigenMetaKernel<...> above all).
-KERNEL_PLUMBING = (
-    "Eigen",
-    "internal",
-    "tensorflow",
-    "functor",
-    "TensorEvaluator",
-    "TensorAssignOp",
-    "TensorMap",
-    "Tensor",
-    "MakePointer",
-    "GpuDevice",
-    "ThreadPoolDevice",
-    "const",
-    "long",
-    "int",
-    "unsigned",
-    "char",
-    "short",
-    "bool",
-    "float",
-    "double",
-    "half",
-    "bfloat16",
-    "void",
-    "std",
-    "DSizes",
-    "array",
-    "Aligned",
-    "Unaligned",
-    "type2index",
-    "IndexList",
-    "cutlass",
-    "detail",
-    "Params",
-    "true",
-    "false",
-    "signed",
-    "size_t",
-    # Eigen's expression plumbing around the functor that says what the kernel computes (greater_equal).
-    "TensorCwiseUnaryOp",
-    "TensorCwiseBinaryOp",
-    "TensorCwiseNullaryOp",
-    "scalar_left",
-    "scalar_right",
-)
 # Units a number can be written with, for keeping them on one line (`bind_units`).
 BOUND_UNITS = (
     "ns",

@@ -360,6 +360,15 @@ export const VOCABULARY = Object.freeze({
     },
     "asLate": "Ranks {ranks} arrive as late in most steps: they hold the others back as much.",
     "stepTime": "from the last rank to start each step to the last rank to end it, on one clock",
+    "tableNote": "peer wait + transfer is the rank's whole time in collectives, including any time its own work ran beside them (its own report's breakdown counts under Collectives only the time no other work ran: the exposed part)",
+    "evidence": {
+      "ops": "From its trace, its ops per step by self time against the median rank",
+      "kernels": "From its trace, its kernels per step against the median rank",
+      "input": "From its trace, its input spans per step against the median rank",
+      "host": "From its trace, its host ops per step by self time against the median rank"
+    },
+    "computeSplit": "{more} in ops it runs more often, {slower} the same ops running slower",
+    "singleProcessLoader": "Its DataLoader loads each batch in the training process (_SingleProcessDataLoaderIter: num_workers=0), so the loading is on the step: look at what this rank's data or dataset does that the others' does not, and give the loader workers (num_workers > 0) to overlap it with the step.",
     "path": "What set each step's time, over the run's step window (from the last rank to start each step to the last rank to end it, on one clock; the segments sum to it): the work of the rank that arrived last at each collective, the collective's transfer until its last rank left, and the tail of the rank that ended the step last."
   }
 });
