@@ -58,6 +58,7 @@ export const VOCABULARY = Object.freeze({
     "launch": "Waiting for a launch call",
     "copy_call": "Waiting for a copy call",
     "host_wait": "Host blocked on a device wait",
+    "host_stall": "Host stalled inside an op (a wait)",
     "input": "Host waiting for input",
     "input_prep": "Host preparing input (on the step thread)",
     "host": "Host busy (framework, Python)",
@@ -67,6 +68,7 @@ export const VOCABULARY = Object.freeze({
   "busyDefinitions": {
     "gpu_busy": "GPU busy: the share of the analyzed time in which a GPU runs a kernel, copy, memset or graph, averaged over the GPUs that ran anything",
     "gpu_compute_busy": "GPU compute busy: the same share, counting kernels and graphs only (collective kernels left out, and copies and memsets where they add 1 point or more)",
+    "gpu_busy_no_collectives": "GPU busy without collectives: the same share, counting kernels, copies, memsets and graphs but not collective kernels",
     "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
     "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, memset or graph"
   },
@@ -265,6 +267,10 @@ export const VOCABULARY = Object.freeze({
   "batchScope": {
     "global": "global",
     "per_device": "per device"
+  },
+  "workSource": {
+    "examples_per_step": "examples per step, from the input tensors",
+    "kernel_launches_per_step": "kernel launches per step: the median, over the compute kernels both runs launch, of the candidate's launches per step over the baseline's"
   },
   "predictionScore": {
     "within": "within 25%",
