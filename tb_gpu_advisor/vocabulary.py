@@ -63,6 +63,7 @@ IDLE_CAUSE_LABELS = {
     "launch": "Waiting for a launch call",
     "copy_call": "Waiting for a copy call",
     "host_wait": "Host blocked on a device wait",
+    "host_stall": "Host stalled inside an op (a wait)",
     "input": "Host waiting for input",
     "input_prep": "Host preparing input (on the step thread)",
     "host": "Host busy (framework, Python)",
@@ -75,6 +76,8 @@ BUSY_DEFINITIONS = {
     "averaged over the GPUs that ran anything",
     "gpu_compute_busy": "GPU compute busy: the same share, counting kernels and graphs only (collective kernels "
     "left out, and copies and memsets where they add 1 point or more)",
+    "gpu_busy_no_collectives": "GPU busy without collectives: the same share, counting kernels, copies, memsets and "
+    "graphs but not collective kernels",
     "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
     "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, "
     "memset or graph",
@@ -154,6 +157,12 @@ COLLECTIVE_BANDWIDTH_GAPS = {
 }
 # configuration.examples_per_step.scope, as words: the whole step, or one device's share of it.
 BATCH_SCOPE_LABELS = {"global": "global", "per_device": "per device"}
+# comparability.work_per_step.source: what measured how much work a candidate step does against a baseline step.
+WORK_SOURCE_LABELS = {
+    "examples_per_step": "examples per step, from the input tensors",
+    "kernel_launches_per_step": "kernel launches per step: the median, over the compute kernels both runs launch, "
+    "of the candidate's launches per step over the baseline's",
+}
 # predictions[].score of compare's prediction check: a model (a point estimate) is within 25% of the measured
 # speedup or not; a bound (an upper limit) held, held within noise (the measured 95% CI includes it) or the fix
 # beat it (the CI's low end above it). score_text adds the numbers to a bound's words. A finding the combined
@@ -350,6 +359,7 @@ def exported():
         "kernelPlumbing": list(KERNEL_PLUMBING),
         "notInTrace": NOT_IN_TRACE,
         "batchScope": BATCH_SCOPE_LABELS,
+        "workSource": WORK_SOURCE_LABELS,
         "predictionScore": PREDICTION_SCORE_LABELS,
         "findingChange": FINDING_CHANGE_LABELS,
         "noMatmulPrecision": NO_MATMUL_PRECISION,

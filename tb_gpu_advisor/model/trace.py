@@ -150,6 +150,8 @@ class HostActivity:
     - input_waits: the union of `IteratorGetNext*` events;
     - busy: the union of all host events other than step markers;
     - op_totals: per host event name, (count, total duration ps);
+    - op_self_ps: Kineto traces: per cpu_op name, its summed self time ps (its wall time less its direct children's
+      on its thread), so nested operators add up; empty elsewhere;
     - op_shortest_ps: per host event name, the shortest duration of its events (ps);
     - executor_op_totals: per event name on XLA's CPU executor threads (host.XLA_CPU_EXECUTOR_THREADS: the thunks
       of the computations JAX runs on the CPU, named after their HLO instructions), (count, total duration ps);
@@ -158,7 +160,8 @@ class HostActivity:
       "device_wait": calls that block their thread on the device (model.host_waits: synchronize calls, blocking
       copies, JAX's and TensorFlow's waits for a result); "allocator": the device allocator's calls (cudaMalloc,
       cudaFree, hipFree...); "host_staging": PJRT's host part of a transfer from a host buffer (`H2D Dispatch`:
-      JAX staging a NumPy batch for the device); Kineto traces add "sync" (the host blocked on the
+      JAX staging a NumPy batch for the device); "launch_work": XLA's command-buffer update and execution around a graph
+      launch (the launch path's host work); Kineto traces add "sync" (the host blocked on the
       device: cuda_sync events and *Synchronize calls), "queue_full" (CUPTI's `Command Buffer Full` overhead
       records: a launch call blocked on a full launch queue), "copy_op" (aten::copy_, the op a host-device copy runs
       in) and "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime
@@ -181,6 +184,7 @@ class HostActivity:
     busy: Intervals
     launch_busy: Intervals
     op_totals: dict = field(default_factory=dict)
+    op_self_ps: dict = field(default_factory=dict)
     op_shortest_ps: dict = field(default_factory=dict)
     executor_op_totals: dict = field(default_factory=dict)
     thread_count: int = 0

@@ -17,16 +17,8 @@ CAUSE_WORDS = {
     "clocks, thermals, a slower or shared processor, or a larger input the trace does not show)",
     "input": "a late host: its input (the step waits longer for its batch than the other ranks)",
     "host": "a late host: host work (Python, launches) the other ranks do not wait on as long",
-    "late_start": "a late start: it begins its steps after the other ranks (it waited on a peer before, or its "
-    "previous step ended late)",
-}
-# The component of excess_ms each cause is measured by.
-CAUSE_COMPONENT = {
-    "more_compute": "compute",
-    "slower_compute": "compute",
-    "input": "input",
-    "host": "host",
-    "late_start": "start",
+    "late_start": "a late start: it begins its steps after the other ranks by more than it left the previous step's "
+    "collectives late (its own work between the collective and the next step, or a gap between its steps)",
 }
 
 
@@ -133,7 +125,6 @@ def _slowest(run):
     found = run.straggler
     if found.position is None:
         return None
-    component = CAUSE_COMPONENT[found.cause]
     return {
         "rank": _rank_id(run, found.position),
         "host": run.ranks[found.position].host,
@@ -144,7 +135,9 @@ def _slowest(run):
         "steps": found.steps,
         "held_others_ms_per_step": found.held_ms_per_step,
         "excess_ms_per_step": dict(found.excess_ms),
-        "cause_ms_per_step": found.excess_ms[component],
+        "cause_ms_per_step": found.cause_ms,
+        "compute_split_ms": dict(found.compute_split_ms) if found.compute_split_ms else None,
+        "evidence": found.evidence,
         "work": [
             {
                 "name": d.name,
