@@ -10,6 +10,7 @@ import re
 import sys
 
 from tb_gpu_advisor import vocabulary_ranks
+from tb_gpu_advisor.vocabulary_kernels import KERNEL_PLUMBING
 
 MICRO = "\u00b5s"  # µs
 ARROW = "\u2192"  # →
@@ -74,6 +75,8 @@ BUSY_DEFINITIONS = {
     "averaged over the GPUs that ran anything",
     "gpu_compute_busy": "GPU compute busy: the same share, counting kernels and graphs only (collective kernels "
     "left out, and copies and memsets where they add 1 point or more)",
+    "gpu_busy_no_collectives": "GPU busy without collectives: the same share, counting kernels, copies, memsets and "
+    "graphs but not collective kernels",
     "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
     "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, "
     "memset or graph",
@@ -153,6 +156,12 @@ COLLECTIVE_BANDWIDTH_GAPS = {
 }
 # configuration.examples_per_step.scope, as words: the whole step, or one device's share of it.
 BATCH_SCOPE_LABELS = {"global": "global", "per_device": "per device"}
+# comparability.work_per_step.source: what measured how much work a candidate step does against a baseline step.
+WORK_SOURCE_LABELS = {
+    "examples_per_step": "examples per step, from the input tensors",
+    "kernel_launches_per_step": "kernel launches per step: the median, over the compute kernels both runs launch, "
+    "of the candidate's launches per step over the baseline's",
+}
 # predictions[].score of compare's prediction check: a model (a point estimate) is within 25% of the measured
 # speedup or not; a bound (an upper limit) held, held within noise (the measured 95% CI includes it) or the fix
 # beat it (the CI's low end above it). score_text adds the numbers to a bound's words. A finding the combined
@@ -226,53 +235,6 @@ UNIT_SUFFIXES = (
 # Words after a unit suffix that make a figure a rate or a statistic rather than a total ("x_ms_per_step").
 PER_WORDS = ("per_step", "per_call", "per_kernel", "per_gpu", "per_host", "per_launch", "per_batch")
 STATISTIC_WORDS = ("mean", "median", "min", "max", "avg", "p50", "p90", "p95", "p99", "stdev", "first", "last")
-# Words of C++ template arguments that say nothing about what a kernel does: what is left tells apart kernels
-# whose short names are alike (Eigen's EigenMetaKernel<...> above all).
-KERNEL_PLUMBING = (
-    "Eigen",
-    "internal",
-    "tensorflow",
-    "functor",
-    "TensorEvaluator",
-    "TensorAssignOp",
-    "TensorMap",
-    "Tensor",
-    "MakePointer",
-    "GpuDevice",
-    "ThreadPoolDevice",
-    "const",
-    "long",
-    "int",
-    "unsigned",
-    "char",
-    "short",
-    "bool",
-    "float",
-    "double",
-    "half",
-    "bfloat16",
-    "void",
-    "std",
-    "DSizes",
-    "array",
-    "Aligned",
-    "Unaligned",
-    "type2index",
-    "IndexList",
-    "cutlass",
-    "detail",
-    "Params",
-    "true",
-    "false",
-    "signed",
-    "size_t",
-    # Eigen's expression plumbing around the functor that says what the kernel computes (greater_equal).
-    "TensorCwiseUnaryOp",
-    "TensorCwiseBinaryOp",
-    "TensorCwiseNullaryOp",
-    "scalar_left",
-    "scalar_right",
-)
 # Units a number can be written with, for keeping them on one line (`bind_units`).
 BOUND_UNITS = (
     "ns",
@@ -396,6 +358,7 @@ def exported():
         "kernelPlumbing": list(KERNEL_PLUMBING),
         "notInTrace": NOT_IN_TRACE,
         "batchScope": BATCH_SCOPE_LABELS,
+        "workSource": WORK_SOURCE_LABELS,
         "predictionScore": PREDICTION_SCORE_LABELS,
         "findingChange": FINDING_CHANGE_LABELS,
         "noMatmulPrecision": NO_MATMUL_PRECISION,

@@ -3,6 +3,13 @@ the tab's Ranks card through vocabulary.exported()."""
 
 # The per-rank table: a rank's mean time per step by component, the time it holds the others, its clock offset.
 RANK_HEADERS = ("rank", "step", "compute", "input", "host", "peer wait", "transfer", "holds others", "offset")
+# What the per-rank table's peer wait and transfer count: the rank's whole time in collectives.
+RANK_TABLE_NOTE = (
+    "peer wait + transfer is the rank's whole time in collectives, including any time its own work ran beside them "
+    "(its own report's breakdown counts under Collectives only the time no other work ran: the exposed part)"
+)
+# Said under a table or list that shows the first steps only ({shown} of {total}).
+FIRST_STEPS_WORDS = "The first {shown} of the {total} steps (every step is in the JSON report)."
 # The collectives matched across ranks, per kind.
 RANK_COLLECTIVE_HEADERS = ("collective", "calls", "ranks", "size", "wait", "transfer", "bus bw", "link")
 # What a rank's step went to besides compute (ranks.cause_order), as the rank x step view names them.
@@ -22,6 +29,21 @@ PATH_WORDS = (
     "What set each step's time, over the run's step window ({step_time}; the segments sum to it): the work of the "
     "rank that arrived last at each collective, the collective's transfer until its last rank left, and the tail "
     "of the rank that ended the step last."
+)
+# What the slowest rank's evidence rows are (ranks.slowest.evidence), before them.
+EVIDENCE_WORDS = {
+    "ops": "From its trace, its ops per step by self time against the median rank",
+    "kernels": "From its trace, its kernels per step against the median rank",
+    "input": "From its trace, its input spans per step against the median rank",
+    "host": "From its trace, its host ops per step by self time against the median rank",
+}
+# The compute excess split (ranks.slowest.compute_split_ms).
+COMPUTE_SPLIT_WORDS = "{more} in ops it runs more often, {slower} the same ops running slower"
+# An input cause whose evidence is PyTorch's single-process DataLoader iterator (num_workers=0).
+SINGLE_PROCESS_LOADER_WORDS = (
+    "Its DataLoader loads each batch in the training process (_SingleProcessDataLoaderIter: num_workers=0), so the "
+    "loading is on the step: look at what this rank's data or dataset does that the others' does not, and give the "
+    "loader workers (num_workers > 0) to overlap it with the step."
 )
 # Said of the ranks that arrive as late as the slowest one in most steps ({ranks}: their list).
 AS_LATE_WORDS = "Ranks {ranks} arrive as late in most steps: they hold the others back as much."
@@ -43,5 +65,9 @@ def exported():
         "whatIf": RANK_WHAT_IF_WORDS,
         "asLate": AS_LATE_WORDS,
         "stepTime": STEP_TIME_WORDS,
+        "tableNote": RANK_TABLE_NOTE,
+        "evidence": EVIDENCE_WORDS,
+        "computeSplit": COMPUTE_SPLIT_WORDS,
+        "singleProcessLoader": SINGLE_PROCESS_LOADER_WORDS,
         "path": PATH_WORDS.format(step_time=STEP_TIME_WORDS),
     }

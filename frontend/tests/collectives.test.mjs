@@ -95,3 +95,19 @@ test('the reasons follow the text report\'s order', () => {
   assert.deepEqual(texts(rows[0]), ['allgather', '6', `9${NB}GB/s`, 'group size not in the trace']);
   assert.equal(rows[0].cells[3].span, 3);
 });
+
+test('the table total and the verdict card\'s exposed share are told apart, so they reconcile', async () => {
+  const {exposedNote} = await import('../../tb_gpu_advisor/static/views/collectives.js');
+  // tests/data/real/ddp_cpu/slow_compute rank 0: 375.4 ms of gloo calls, 86.85% of the 406.9 ms analyzed exposed
+  const ddp = {collectives: [{source: 'host', collective: 'allreduce', calls: 10, time_us: 375414.775}],
+    summary: {breakdown_pct: {collectives: 86.85}, analysis_window_ms: 406.900088}};
+  const note = exposedNote(ddp);
+  assert.match(note, /375\.4\u00a0ms in all \(host ops\)/);
+  assert.match(note, /Collectives 86\.8% of the 406\.9\u00a0ms analyzed is 353\.4\u00a0ms: the exposed part/);
+  // kernels and host ops recording the same calls: the kernels' time only; agreeing figures need no note
+  const a100 = {...A100, summary: {breakdown_pct: {collectives: 10}, analysis_window_ms: 100}};
+  assert.match(exposedNote(a100), /46\.9\u00a0ms in all \(kernels\)/);
+  const same = {...ddp, summary: {breakdown_pct: {collectives: 92.26}, analysis_window_ms: 406.9}};
+  assert.equal(exposedNote(same), null);
+  assert.equal(exposedNote({collectives: ddp.collectives, summary: {}}), null);
+});

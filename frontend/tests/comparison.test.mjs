@@ -179,3 +179,12 @@ test('every number of the breakdown change reads in the unit of its axis', () =>
   assert.equal(signedMsIn(0.5)(-0.025), `${MINUS}25\u00a0µs`);
   assert.equal(format(null), '\u2014');
 });
+
+test('the per-example tile shows the per-step change and what measured the work, so its figure can be followed', async () => {
+  const {perExampleHint} = await import('../../tb_gpu_advisor/static/views/comparison.js');
+  // torch/transfer_pageable -> transfer_pinned: 3.05x per step, 1.21x the kernel launches per step, 3.69x per example
+  const comparison = {speedup: 3.053, per_example: {work_ratio: 1.2105, speedup: 3.69, source: 'kernel_launches_per_step',
+    examples_per_step: null}};
+  assert.equal(perExampleHint(comparison), 'per step 3.05\u00d7 faster; the candidate does 1.21\u00d7 the work per ' +
+    'step (by its kernel launches per step)');
+});

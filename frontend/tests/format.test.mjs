@@ -133,3 +133,9 @@ test('the durations of one table read in one unit, the largest value\'s', async 
   assert.equal(durationUnit([0.2, 0.5])[1], '\u00b5s');
   assert.equal(durationUnit([])[1], '\u00b5s');
 });
+
+test('a bandwidth that rounds to 0 but is not 0 never reads as 0 GB/s', () => {
+  assert.equal(formatGbps(0.002), '<0.01\u00a0GB/s');  // 20 B of device-to-host copies in 10 µs
+  assert.equal(formatGbps(0), '0\u00a0GB/s');
+  assert.equal(formatGbps(null), '\u2014');
+});

@@ -13,7 +13,11 @@ test('copies are shown apart from compute, as collectives are', () => {
   assert.deepEqual(pairs(busyFigures(single)).slice(1), [[99.9, 'with copies']]);
   const both = {active_gpu_count: 1, gpu_busy_pct: 87.5, gpu_compute_busy_pct: 77.7, gpu_kernel_busy_pct: 73.5};
   assert.deepEqual(pairs(busyFigures(both)), [[73.5, 'mean over active GPUs, copies and collectives excluded'],
-    [77.7, 'with copies'], [87.5, 'with collectives']]);
+    [77.7, 'kernels and copies'], [87.5, 'with copies and collectives']]);
+  // one tile per name (review: two tiles titled "GPU busy", 87.6% and 96.4%): the verdict's figure is "GPU busy"
+  assert.deepEqual(busyFigures(both).map((f) => f.label),
+    ['GPU compute busy', 'GPU busy without collectives', 'GPU busy']);
+  assert.match(busyFigures(both)[1].title, /not collective kernels/);
 });
 
 test('without copies a single GPU keeps one busy figure and several GPUs lead with compute', () => {

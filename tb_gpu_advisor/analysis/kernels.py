@@ -49,6 +49,13 @@ class KernelRow:
     cost_shared: bool = False
 
 
+def launch_recorded(row: KernelRow) -> bool:
+    """False where the trace gave no launch configuration: the readers fill a missing one with a 1 x 1 x 1 grid
+    and block, no registers and no shared memory (Kineto on ROCm), which no real kernel launches with."""
+    blank = tuple(row.grid or ()) == (1, 1, 1) and row.block in ((1, 1, 1), None)
+    return not (blank and not row.registers_per_thread and not row.shared_memory_bytes)
+
+
 def kernel_table(gpus: tuple, costs: KernelCosts | None = None) -> tuple[KernelRow, ...]:
     """KernelRows over all GPUs, most total time first; only kernels with launch details, like XProf.
 

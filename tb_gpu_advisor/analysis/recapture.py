@@ -88,10 +88,13 @@ class Recapture:
         )
 
     def all_ranks(self) -> str:
-        return f"{ALL_RANKS_LEAD} and read this file beside theirs (the multi-host view compares them). " + self._say(
-            "With several workers: tf.profiler.experimental.client.trace with every worker's address.",
-            "call jax.profiler.start_trace(logdir) in every process for the same steps.",
-            "run torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).",
+        return (
+            f"{ALL_RANKS_LEAD} and analyze the directory: its Ranks section joins them on one timeline. "
+            + self._say(
+                "With several workers: tf.profiler.experimental.client.trace with every worker's address.",
+                "call jax.profiler.start_trace(logdir) in every process for the same steps.",
+                "run torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).",
+            )
         )
 
     def gpu_timeline(self):

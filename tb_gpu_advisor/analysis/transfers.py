@@ -32,7 +32,8 @@ class TransferStats:
 
     @property
     def gbps(self) -> float | None:
-        return self.bytes / (self.time_ps / 1e12) / 1e9 if self.time_ps > 0 else None
+        """Achieved bandwidth; None without time or without sizes (a trace that records no copy bytes)."""
+        return self.bytes / (self.time_ps / 1e12) / 1e9 if self.time_ps > 0 and self.bytes > 0 else None
 
 
 def _tri_state(value):

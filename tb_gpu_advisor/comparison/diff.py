@@ -9,9 +9,9 @@ from tb_gpu_advisor.comparison.matching import compare_findings, compare_kernels
 from tb_gpu_advisor.comparison.predictions import combined_check, measured_speedup, prediction_checks
 from tb_gpu_advisor.comparison.stats import (
     mean_difference,
-    mean_ratio,
     ratio_of_means_difference,
     ratio_of_medians_difference,
+    speedup_of,
 )
 from tb_gpu_advisor.comparison.verdict import ZERO_STEPS, change_of, driver_of, verdict_of
 from tb_gpu_advisor.constants import SCHEMA_VERSION
@@ -266,9 +266,9 @@ def _per_example(base, cand, work):
     base_times, cand_times = _step_times(base), _step_times(cand)
     if work_ratio is None or not base_times or not cand_times:
         return None
-    per_example = [t / work_ratio for t in cand_times]
-    difference = difference_dict(ratio_of_means_difference(base_times, per_example))
-    ratio = mean_ratio(base_times, per_example)
+    means = ratio_of_means_difference(base_times, [t / work_ratio for t in cand_times])
+    ratio = speedup_of(means)
+    difference = difference_dict(means)
     return {
         "work_ratio": work_ratio,
         "time_ms": difference,
@@ -284,9 +284,10 @@ def _predictions(base, cand, work_ratio=None):
     if not base_times or not cand_times:
         measured = None
     elif work_ratio is None:
-        measured = measured_speedup(mean_ratio(base_times, cand_times), "per_step")
+        measured = measured_speedup(speedup_of(ratio_of_means_difference(base_times, cand_times)), "per_step")
     else:
-        measured = measured_speedup(mean_ratio(base_times, [t / work_ratio for t in cand_times]), "per_example")
+        per_example = [t / work_ratio for t in cand_times]
+        measured = measured_speedup(speedup_of(ratio_of_means_difference(base_times, per_example)), "per_example")
     rows = prediction_checks(base, cand, measured)
     return {"measured": measured, "findings": rows, "combined": combined_check(base, rows, measured)}
 

@@ -152,18 +152,13 @@ class Ratio:
     method: str
 
 
-def mean_ratio(baseline, candidate, confidence=CONFIDENCE, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED):
-    """Ratio of means with a percentile bootstrap interval, both sides resampled (fixed seed: deterministic);
-    no interval below 2 samples a side; None when the candidate's mean is not above 0."""
-    a = np.asarray(baseline, dtype=np.float64)
-    b = np.asarray(candidate, dtype=np.float64)
-    if not len(a) or not len(b) or b.mean() <= 0:
+def speedup_of(difference):
+    """baseline / candidate of a Difference of means as a Ratio (> 1: the candidate is faster), its interval the
+    Difference's own mapped to a ratio, so a change and its speedup carry one interval; None when the candidate's
+    mean is not above 0."""
+    base, cand = difference.baseline, difference.candidate
+    if not cand > 0:
         return None
-    value = float(a.mean() / b.mean())
-    method = f"bootstrap, {resamples} resamples, seed {seed}, {confidence:.0%} interval"
-    if len(a) < 2 or len(b) < 2:
-        return Ratio(value, None, None, method)
-    ratios = _bootstrap_ratios(a, b, np.mean, resamples, seed)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(ratios, [tail, 100 - tail])
-    return Ratio(value, float(low), float(high), method)
+    if not difference.has_interval:
+        return Ratio(base / cand, None, None, difference.method)
+    return Ratio(base / cand, base / (base + difference.high), base / (base + difference.low), difference.method)

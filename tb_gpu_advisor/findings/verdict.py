@@ -10,6 +10,7 @@ from tb_gpu_advisor.findings.thresholds import LAUNCH_GAP_MAX_US, UNEXPLAINED_ID
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.waits import WAIT_KIND_TEXT
 from tb_gpu_advisor.report.units import duration_ms
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, in_sentence
 
 from typing import TYPE_CHECKING
 
@@ -144,16 +145,20 @@ def decide(ctx: Context, findings: tuple) -> Verdict:
             return host_input[1]
         if wait >= VERDICT_MIN_PCT:
             return _unknown(
-                f"no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
+                f"no GPU work in this profile ({_no_gpu_work(ctx)}), so GPU "
                 f"bottlenecks cannot be measured; the step computes on the host {_p(host)} of its time "
                 f"and waits for {_input_source(ctx, 'tf.data')} {_p(wait)}, with no input stage "
                 "found to change."
             )
-        return _unknown(
-            "no GPU work in this profile (no /device:GPU plane with kernels or copies), so GPU "
-            "bottlenecks cannot be measured."
-        )
+        return _unknown(f"no GPU work in this profile ({_no_gpu_work(ctx)}), so GPU bottlenecks cannot be measured.")
     return _with_idle_gpus(_gpu_verdict(ctx, findings, breakdown), findings)
+
+
+def _no_gpu_work(ctx):
+    """What the trace lacks, in its own format's words: XPlane's device planes, Kineto's GPU events."""
+    if ctx.model.format == "kineto":
+        return "no kernel, gpu_memcpy or gpu_memset event"
+    return "no /device:GPU plane with kernels or copies"
 
 
 # CPU-only input findings measured on the step thread rather than in the breakdown: (finding id, metric of its share).
@@ -211,15 +216,31 @@ def _gpu_verdict(ctx, findings, breakdown):
         )
     else:
         busy = f"the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} {each}"
+    large = _large_categories(breakdown)
     if _possible_gain_pct(ctx, findings) >= VERDICT_MIN_PCT:
         # Estimates and bounds below the verdict's bar can still add up to more than it: do not deny them.
         return Verdict(
             "none",
             f"No bottleneck: {busy} and no cause is measured to cost {VERDICT_MIN_PCT:.0f}% "
-            "or more; the findings below estimate what their fixes could still gain, none of "
+            f"or more{large}; the findings below estimate what their fixes could still gain, none of "
             "them a bottleneck.",
         )
-    return Verdict("none", f"No bottleneck: {busy} and no single cause costs {VERDICT_MIN_PCT:.0f}% or more.")
+    return Verdict("none", f"No bottleneck: {busy} and no single cause costs {VERDICT_MIN_PCT:.0f}% or more{large}.")
+
+
+def _large_categories(breakdown):
+    """ " (device→device copy/memset takes 12% of the step; ...)": the time breakdown's categories other than
+    compute at VERDICT_MIN_PCT or more beside a verdict of no bottleneck, so that it never reads "no cause costs
+    10%" beside a bar showing one; "" when there are none."""
+    large = [
+        (category, pct)
+        for category, pct in breakdown.items()
+        if category not in COMPUTE_CATEGORIES and category in BREAKDOWN_LABELS and (pct or 0.0) >= VERDICT_MIN_PCT
+    ]
+    if not large:
+        return ""
+    named = " and ".join(f"{in_sentence(BREAKDOWN_LABELS[category])} {_p(pct)}" for category, pct in large)
+    return f" ({named} of the step, in the time breakdown, which no finding measures as lost time)"
 
 
 def _possible_gain_pct(ctx, findings):

@@ -150,6 +150,8 @@ class HostActivity:
     - input_waits: the union of `IteratorGetNext*` events;
     - busy: the union of all host events other than step markers;
     - op_totals: per host event name, (count, total duration ps);
+    - op_self_ps: Kineto traces: per cpu_op name, its summed self time ps (its wall time less its direct children's
+      on its thread), so nested operators add up; empty elsewhere;
     - op_shortest_ps: per host event name, the shortest duration of its events (ps);
     - executor_op_totals: per event name on XLA's CPU executor threads (host.XLA_CPU_EXECUTOR_THREADS: the thunks
       of the computations JAX runs on the CPU, named after their HLO instructions), (count, total duration ps);
@@ -181,6 +183,7 @@ class HostActivity:
     busy: Intervals
     launch_busy: Intervals
     op_totals: dict = field(default_factory=dict)
+    op_self_ps: dict = field(default_factory=dict)
     op_shortest_ps: dict = field(default_factory=dict)
     executor_op_totals: dict = field(default_factory=dict)
     thread_count: int = 0

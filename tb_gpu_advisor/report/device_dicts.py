@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.analysis.kernel_names import kernel_precision
+from tb_gpu_advisor.analysis.kernels import launch_recorded
 from tb_gpu_advisor.analysis.rounding import pct, sig, us
 
 from typing import TYPE_CHECKING
@@ -90,6 +91,7 @@ def stream_idle_dict(by_stream):
 
 def kernel_dict(row: KernelRow, roof: KernelRoofline) -> dict:
     total_ns = row.total_ps // 1000
+    recorded = launch_recorded(row)  # else the launch values are the readers' fillers: null, not in the trace
     return {
         "name": row.name,
         "occurrences": row.occurrences,
@@ -100,10 +102,10 @@ def kernel_dict(row: KernelRow, roof: KernelRoofline) -> dict:
         "max_us": us(row.max_ps),
         "occupancy_pct": pct(row.occupancy_pct),
         "achieved_occupancy_pct": pct(row.achieved_occupancy_pct),
-        "registers_per_thread": row.registers_per_thread,
-        "shared_memory_bytes": row.shared_memory_bytes,
-        "grid": list(row.grid),
-        "block": None if row.block is None else list(row.block),
+        "registers_per_thread": row.registers_per_thread if recorded else None,
+        "shared_memory_bytes": row.shared_memory_bytes if recorded else None,
+        "grid": list(row.grid) if recorded else None,
+        "block": None if row.block is None or not recorded else list(row.block),
         "uses_tensor_cores": row.uses_tensor_cores,
         "tensor_core_eligible": row.tensor_core_eligible,
         "op_name": row.op_name,

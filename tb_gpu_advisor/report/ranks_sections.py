@@ -7,9 +7,14 @@ from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.section_model import Section, Table
 from tb_gpu_advisor.vocabulary_ranks import (
     AS_LATE_WORDS,
+    COMPUTE_SPLIT_WORDS,
+    EVIDENCE_WORDS,
+    FIRST_STEPS_WORDS,
+    SINGLE_PROCESS_LOADER_WORDS,
     PATH_WORDS,
     RANK_COLLECTIVE_HEADERS,
     RANK_HEADERS,
+    RANK_TABLE_NOTE,
     RANK_WHAT_IF_WORDS,
     STEP_TIME_WORDS,
 )
@@ -27,7 +32,7 @@ def ranks_sections(run_report: dict) -> list:
 
 
 def _label(view):
-    parts = [f"{view['rank_count']} ranks"]
+    parts = [f"{view['rank_count']} {_unit(view)}s"]
     if view["world_size"] and view["world_size"] != view["rank_count"]:
         parts.append(f"of {view['world_size']}")
     parts += [p for p in (view["backend"], view["device"]) if p]
@@ -36,7 +41,7 @@ def _label(view):
 
 def _summary(view):
     lines = [
-        f"{view['step_count']} steps on every rank, {units.duration_ms(view['step_time_ms'])} per step "
+        f"{view['step_count']} steps on every {_unit(view)}, {units.duration_ms(view['step_time_ms'])} per step "
         f"({STEP_TIME_WORDS})."
     ]
     slow = view["slowest"]
@@ -52,7 +57,7 @@ def _summary(view):
         )
     else:
         lines.append(
-            f"Slowest rank: {_who(slow)}, last to arrive in {slow['late_steps']} of "
+            f"Slowest {_unit(view)}: {_who(slow)}, last to arrive in {slow['late_steps']} of "
             f"{slow['steps']} steps; the others wait {units.duration_ms(slow['held_others_ms_per_step'])} "
             "per step for it."
         )
@@ -62,14 +67,18 @@ def _summary(view):
             f"Why: {slow['cause_text']}: {units.duration_ms(slow['cause_ms_per_step'])} more per step "
             "than the median rank."
         )
-        excess = ", ".join(f"{k} {_signed_ms(v)}" for k, v in slow["excess_ms_per_step"].items())
+        excess = ", ".join(f"{k} {_signed_ms(v)}{_split(slow, k)}" for k, v in slow["excess_ms_per_step"].items())
         lines.append(f"  Against the median rank, per step: {excess}.")
+        if slow["work"]:
+            lines.append(f"  {EVIDENCE_WORDS[slow['evidence']]}:")
         for row in slow["work"][:3]:
             lines.append(
-                f"  {row['name']}: {row['calls_per_step']:g} calls, "
+                f"  {row['name']}: {_calls(row['calls_per_step'])}, "
                 f"{units.duration_ms(row['ms_per_step'])} per step (median rank: "
-                f"{row['median_calls_per_step']:g} calls, {units.duration_ms(row['median_ms_per_step'])})"
+                f"{_calls(row['median_calls_per_step'])}, {units.duration_ms(row['median_ms_per_step'])})"
             )
+        if single_process_loader(slow):
+            lines.append(f"  {SINGLE_PROCESS_LOADER_WORDS}")
     for item in view["what_if"]:
         if item["step_ms"] is None and item["name"] == "collectives_overlapped":
             lines.append(f"What-if {_what_if_words(item)}: none: {item['assumes']}.")
@@ -100,6 +109,7 @@ def _summary(view):
         lines.append("Clocks taken as recorded.")
     lines.extend(f"Note: {note}." for note in view["notes"])
     shown = shown_positions(view)
+    lines.append(f"In the table, {RANK_TABLE_NOTE}.")
     if len(shown) < len(view["ranks"]):
         lines.append(
             f"The tables list {len(shown)} of the {len(view['ranks'])} ranks: the first {MAX_RANK_ROWS}, and the "
@@ -145,6 +155,37 @@ def _late_peer_lines(peer):
     ]
 
 
+def _first_steps(view):
+    """A line saying the steps shown are the first ones, when the run has more."""
+    total = len(view["steps"])
+    return (FIRST_STEPS_WORDS.format(shown=MAX_STEP_COLUMNS, total=total),) if total > MAX_STEP_COLUMNS else ()
+
+
+def _unit(view):
+    """ "host" for the hosts of an XPlane session (they name no rank: each is known by its host name), else "rank"."""
+    return "host" if view["ranks"] and all(isinstance(r["rank"], str) for r in view["ranks"]) else "rank"
+
+
+def _calls(count):
+    return f"{count:g} call" + ("" if count == 1 else "s")
+
+
+def _split(slow, component):
+    """The compute excess in words: how much is more work and how much the same work slower."""
+    split = slow.get("compute_split_ms")
+    if component != "compute" or not split or not (split["more_work"] > 0 or split["same_work_slower"] > 0):
+        return ""
+    words = COMPUTE_SPLIT_WORDS.format(
+        more=units.duration_ms(split["more_work"]), slower=units.duration_ms(split["same_work_slower"])
+    )
+    return f" ({words})"
+
+
+def single_process_loader(slow):
+    """Whether an input cause's evidence is PyTorch's single-process DataLoader iterator."""
+    return slow["evidence"] == "input" and any("_SingleProcessDataLoaderIter" in row["name"] for row in slow["work"])
+
+
 def shown_positions(view):
     """The positions of the ranks the tables list: the first MAX_RANK_ROWS, then the slowest rank and the ranks
     as late as it when they come later."""
@@ -171,7 +212,7 @@ def _heat(view):
         f"Step time (ms) of the run ({STEP_TIME_WORDS}) and of each rank (its own step's start to end), and where "
         "the rank's went besides compute: wait = waiting for the last rank at a collective, xfer = transfer, in = "
         "input, host, other = untraced or idle.",
-    )
+    ) + _first_steps(view)
     return Section("Rank x step", lines=lines, table=Table(headers, tuple(rows), (False,) + (True,) * len(steps)))
 
 
@@ -209,7 +250,7 @@ def _collectives(view):
 
 
 def _paths(view):
-    lines = [PATH_WORDS.format(step_time=STEP_TIME_WORDS)]
+    lines = [PATH_WORDS.format(step_time=STEP_TIME_WORDS), *_first_steps(view)]
     for path in view["critical_path"][:MAX_STEP_COLUMNS]:
         lines.append(f"step {path['step']} ({units.duration_ms(path['step_ms'])}): {_chain(path['segments'])}")
     return Section("Critical path (across ranks)", lines=tuple(lines))

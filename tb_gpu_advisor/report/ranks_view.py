@@ -20,14 +20,6 @@ CAUSE_WORDS = {
     "late_start": "a late start: it begins its steps after the other ranks (it waited on a peer before, or its "
     "previous step ended late)",
 }
-# The component of excess_ms each cause is measured by.
-CAUSE_COMPONENT = {
-    "more_compute": "compute",
-    "slower_compute": "compute",
-    "input": "input",
-    "host": "host",
-    "late_start": "start",
-}
 
 
 def ranks_view(run):
@@ -133,7 +125,6 @@ def _slowest(run):
     found = run.straggler
     if found.position is None:
         return None
-    component = CAUSE_COMPONENT[found.cause]
     return {
         "rank": _rank_id(run, found.position),
         "host": run.ranks[found.position].host,
@@ -144,7 +135,9 @@ def _slowest(run):
         "steps": found.steps,
         "held_others_ms_per_step": found.held_ms_per_step,
         "excess_ms_per_step": dict(found.excess_ms),
-        "cause_ms_per_step": found.excess_ms[component],
+        "cause_ms_per_step": found.cause_ms,
+        "compute_split_ms": dict(found.compute_split_ms) if found.compute_split_ms else None,
+        "evidence": found.evidence,
         "work": [
             {
                 "name": d.name,

@@ -91,8 +91,11 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}%"
 
 
-def rate_gbps(value: float) -> str:
-    return "-" if value is None else f"{value:.2f} GB/s"
+def rate_gbps(value: float | None) -> str:
+    """`12.34 GB/s`; a rate that rounds to 0.00 but is not 0 reads `<0.01 GB/s`, never a bandwidth of 0."""
+    if value is None:
+        return "-"
+    return "<0.01 GB/s" if 0 < value < 0.005 else f"{value:.2f} GB/s"
 
 
 def rate(value: float) -> str:
@@ -189,8 +192,11 @@ def kernel_label(name: str, width: int, detail: str = "", bracket: str = "") -> 
     return f"{head}<{shorten(inner, max(3, width - len(head) - 2))}>"
 
 
-def launch_dims(grid: list[int], block: list[int]) -> str:
-    """`32x37 / 256`: grid and block without trailing 1s; `?` for a value no GPU allows (null)."""
+def launch_dims(grid: list[int] | None, block: list[int] | None) -> str:
+    """`32x37 / 256`: grid and block without trailing 1s; `?` for a value no GPU allows (null); `-` where the
+    trace records no launch configuration (both null)."""
+    if grid is None and block is None:
+        return "-"
 
     def dims(values: list[int]) -> str:
         if values is None:

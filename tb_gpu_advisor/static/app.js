@@ -292,7 +292,8 @@ export function createApp(root) {
   }
 
   function renderReport(report) {
-    const timelineSlot = h('div', {class: 'timeline-slot'}, emptyState('Loading the timeline…'));
+    const timelineSlot = h('div', {class: 'timeline-slot'}, h('p', {class: 'empty', role: 'status'},
+      h('span', {class: 'spinner', 'aria-hidden': 'true'}), 'Loading the timeline…'));
     const hasGpu = Array.isArray(report.devices) && report.devices.length > 0;
     replace(content,
       // a run of several ranks or hosts: the run as a whole, above the report of the host picked

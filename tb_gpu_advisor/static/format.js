@@ -107,7 +107,10 @@ export function formatBytes(bytes) {
 
 /** A bandwidth in GB/s (decimal, as the report). */
 export function formatGbps(gbps) {
-  return finite(gbps) ? `${trim(gbps, gbps < 10 ? 2 : 1)}${NB}GB/s` : DASH;
+  if (!finite(gbps)) return DASH;
+  // A rate that rounds to 0 but is not 0 (20 B in 10 µs) reads "<0.01 GB/s", never a bandwidth of 0.
+  if (gbps > 0 && gbps < 0.005) return `<0.01${NB}GB/s`;
+  return `${trim(gbps, gbps < 10 ? 2 : 1)}${NB}GB/s`;
 }
 
 /**

@@ -67,6 +67,7 @@ export const VOCABULARY = Object.freeze({
   "busyDefinitions": {
     "gpu_busy": "GPU busy: the share of the analyzed time in which a GPU runs a kernel, copy, memset or graph, averaged over the GPUs that ran anything",
     "gpu_compute_busy": "GPU compute busy: the same share, counting kernels and graphs only (collective kernels left out, and copies and memsets where they add 1 point or more)",
+    "gpu_busy_no_collectives": "GPU busy without collectives: the same share, counting kernels, copies, memsets and graphs but not collective kernels",
     "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
     "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, memset or graph"
   },
@@ -266,6 +267,10 @@ export const VOCABULARY = Object.freeze({
     "global": "global",
     "per_device": "per device"
   },
+  "workSource": {
+    "examples_per_step": "examples per step, from the input tensors",
+    "kernel_launches_per_step": "kernel launches per step: the median, over the compute kernels both runs launch, of the candidate's launches per step over the baseline's"
+  },
   "predictionScore": {
     "within": "within 25%",
     "not_within": "not within 25%",
@@ -359,6 +364,15 @@ export const VOCABULARY = Object.freeze({
     },
     "asLate": "Ranks {ranks} arrive as late in most steps: they hold the others back as much.",
     "stepTime": "from the last rank to start each step to the last rank to end it, on one clock",
+    "tableNote": "peer wait + transfer is the rank's whole time in collectives, including any time its own work ran beside them (its own report's breakdown counts under Collectives only the time no other work ran: the exposed part)",
+    "evidence": {
+      "ops": "From its trace, its ops per step by self time against the median rank",
+      "kernels": "From its trace, its kernels per step against the median rank",
+      "input": "From its trace, its input spans per step against the median rank",
+      "host": "From its trace, its host ops per step by self time against the median rank"
+    },
+    "computeSplit": "{more} in ops it runs more often, {slower} the same ops running slower",
+    "singleProcessLoader": "Its DataLoader loads each batch in the training process (_SingleProcessDataLoaderIter: num_workers=0), so the loading is on the step: look at what this rank's data or dataset does that the others' does not, and give the loader workers (num_workers > 0) to overlap it with the step.",
     "path": "What set each step's time, over the run's step window (from the last rank to start each step to the last rank to end it, on one clock; the segments sum to it): the work of the rank that arrived last at each collective, the collective's transfer until its last rank left, and the tail of the rank that ended the step last."
   }
 });

@@ -9,7 +9,7 @@ import pathlib
 def write_rank_set(sources, out_dir, count, world_size=None, clock_us=None, pick=None, machine=None):
     """Writes `count` traces `rank<r>.<n>.pt.trace.json.gz` to `out_dir`: rank r is a copy of
     `sources[pick(r)]` (paths of real `.pt.trace.json[.gz]` files; `pick` r % len(sources) by default) with its
-    `distributedInfo` rank and world size set and `clock_us(r)` microseconds added to every time (its clock
+    `distributedInfo` rank and world size set (its default process group grown to the world) and `clock_us(r)` microseconds added to every time (its clock
     offset; none by default). `machine(r)` is rank r's `host_name` (ranks naming one machine share its clock, so
     give them one offset); with offsets and no `machine`, each rank is on a machine of its own (`<host_name>-r<r>`).
     One source is held in memory at a time. Returns the paths, in rank
@@ -23,7 +23,7 @@ def write_rank_set(sources, out_dir, count, world_size=None, clock_us=None, pick
         trace = _load(source)
         for rank in (r for r in range(count) if pick(r) == index):
             shift = clock_us(rank) if clock_us else 0.0
-            copy = dict(trace, distributedInfo=dict(trace.get("distributedInfo") or {}, rank=rank, world_size=world))
+            copy = dict(trace, distributedInfo=_renamed(trace.get("distributedInfo") or {}, rank, world))
             if machine:
                 copy["host_name"] = machine(rank)
             elif clock_us:
@@ -36,6 +36,22 @@ def write_rank_set(sources, out_dir, count, world_size=None, clock_us=None, pick
             paths.append((rank, path))
         trace = None
     return [path for _, path in sorted(paths)]
+
+
+def _renamed(info, rank, world):
+    """distributedInfo as rank `rank` of a `world`-rank job: the default process group (the one the source's whole
+    world was in) grows to every rank, so the calls' group size is the new world's."""
+    groups = [
+        dict(group, pg_size=world, ranks=list(range(world)))
+        if isinstance(group, dict)
+        and (group.get("pg_desc") == "default_pg" or group.get("pg_size") == info.get("world_size"))
+        else group
+        for group in info.get("pg_config") or ()
+    ]
+    renamed = dict(info, rank=rank, world_size=world)
+    if groups:
+        renamed["pg_config"] = groups
+    return renamed
 
 
 def _load(path):

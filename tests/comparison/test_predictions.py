@@ -5,7 +5,7 @@ import pytest
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.comparison.predictions import check
 from tb_gpu_advisor.comparison.render import render_comparison_markdown, render_comparison_text
-from tb_gpu_advisor.comparison.stats import mean_ratio
+from tb_gpu_advisor.comparison.stats import ratio_of_means_difference, speedup_of
 
 from .reports import host_from_steps
 
@@ -17,14 +17,17 @@ def finding(key, speedup, kind=None):
     return found
 
 
-def test_the_ratio_of_means_has_a_bootstrap_interval_around_it():
-    ratio = mean_ratio([20.0, 22.0, 18.0, 20.0], [10.0, 11.0, 9.0, 10.0])
-    assert ratio.value == pytest.approx(2.0)
+def test_the_speedup_carries_the_interval_of_the_change_of_the_mean():
+    """One change, one interval: the speedup's 95% CI is the mean change's (Welch), mapped to a ratio."""
+    difference = ratio_of_means_difference([20.0, 22.0, 18.0, 20.0], [10.0, 11.0, 9.0, 10.0])
+    ratio = speedup_of(difference)
+    assert ratio.value == pytest.approx(2.0) and ratio.method == difference.method
+    assert ratio.low == pytest.approx(20.0 / (20.0 + difference.high))
+    assert ratio.high == pytest.approx(20.0 / (20.0 + difference.low))
     assert ratio.low < 2.0 < ratio.high
-    assert mean_ratio([20.0, 22.0, 18.0, 20.0], [10.0, 11.0, 9.0, 10.0]) == ratio  # fixed seed
-    single = mean_ratio([20.0], [10.0])
+    single = speedup_of(ratio_of_means_difference([20.0], [10.0]))
     assert (single.value, single.low, single.high) == (2.0, None, None)
-    assert mean_ratio([20.0], [0.0]) is None
+    assert speedup_of(ratio_of_means_difference([20.0], [0.0])) is None
 
 
 def test_within_tolerance_is_a_share_of_the_measured_speedup():
@@ -73,6 +76,9 @@ def test_resolved_and_reduced_findings_are_checked_against_the_measured_speedup(
     measured = predictions["measured"]
     assert measured["value"] == pytest.approx(2.0) and measured["basis"] == "per_step"
     assert measured["low"] < 2.0 < measured["high"]
+    mean = compare_reports(base, cand)["hosts"][0]["step_time_ms"]["mean"]  # the tile's interval, as a ratio
+    assert measured["low"] == pytest.approx(1 / (1 + mean["ci_high_pct"] / 100), abs=1e-3)
+    assert measured["high"] == pytest.approx(1 / (1 + mean["ci_low_pct"] / 100), abs=1e-3)
     rows = predictions["findings"]
     assert [(r["id"], r["status"]) for r in rows] == [("gone", "resolved"), ("smaller", "reduced")]
     gone, smaller = rows

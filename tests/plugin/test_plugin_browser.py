@@ -296,6 +296,8 @@ def test_copy_a_fix_to_the_clipboard(tab):
         "Parse in parallel and prefetch, so that the input is ready before the step asks for it " * 8 + "\n\n"
         "    dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
         "    dataset = dataset.prefetch(tf.data.AUTOTUNE)  # <script>alert(1)</script> & done"
+        + ", with a comment long enough to pass the card's right edge at 1280 px"
+        * 3
     )
     shown = []
 
@@ -315,13 +317,16 @@ def test_copy_a_fix_to_the_clipboard(tab):
     code = tab.frame.eval_on_selector("[data-testid=finding] .fix code", "c => c.textContent")
     expected = shown[-1]
     if expected == fix:
-        # prose wraps inside the card; code keeps its lines (without the indent) and scrolls in its own box
+        # prose wraps inside the card; code keeps its lines (without the indent) and wraps at the card's edge: no
+        # line cut at the right or the bottom (review: comments and the key line clipped at 1280 px)
         assert code.startswith("dataset = dataset.map(") and "\n" in code
         prose = tab.frame.eval_on_selector("[data-testid=finding] .fix-prose", "p => [p.scrollWidth, p.clientWidth]")
         assert prose[0] <= prose[1]
-        assert (
-            tab.frame.eval_on_selector("[data-testid=finding] .fix pre", "p => getComputedStyle(p).overflowX") == "auto"
+        pre = tab.frame.eval_on_selector(
+            "[data-testid=finding] .fix pre",
+            "p => [getComputedStyle(p).whiteSpace, p.scrollWidth - p.clientWidth, p.scrollHeight - p.clientHeight]",
         )
+        assert pre == ["pre-wrap", 0, 0], pre
         assert "up to 2.5× faster" in card.inner_text()
         tab.frame.click("[data-testid=finding] .evidence-fold > summary")  # the evidence is folded
         assert "Input wait" in card.inner_text() and "60" in card.inner_text()

@@ -102,7 +102,7 @@ def test_the_ranks_card(browser, board, width, scheme):  # noqa: F811
         # a JAX/TensorFlow session, one XPlane per host: the hosts are the ranks
         assert tab.show("jax_hosts/2026_01_01_00_00_00", "worker1") == "ready"
         tab.frame.wait_for_selector(READY)
-        assert tab.text("[data-testid=rank-slowest]").startswith("Slowest rank: worker2, last to arrive in 6 of 6")
+        assert tab.text("[data-testid=rank-slowest]").startswith("Slowest host: worker2, last to arrive in 6 of 6")
         assert tab.text("[data-testid=rank-link]").startswith("Link: not in the traces: the hosts name no rank")
         _audit(tab, "ranks of XPlane hosts")
         # several hosts, no rank of one job: the card says why it has nothing to join

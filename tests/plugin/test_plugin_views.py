@@ -374,6 +374,89 @@ def test_each_item_of_the_issue_in_every_view(browser, views, width, scheme):  #
         linked.close()
 
 
+# The fill of each bar of the comparison's breakdown chart and of each swatch of its legend.
+FILLS = """() => [
+  [...new Set([...document.querySelectorAll('#compare-breakdown .delta-bar')].map((b) => getComputedStyle(b).fill))],
+  [...document.querySelectorAll('[data-testid=compare-breakdown-legend] .swatch')]
+    .map((s) => getComputedStyle(s).backgroundColor),
+]"""
+UNITS_TITLES = "cs => cs.map((c) => [c.textContent, c.title])"
+SPEEDUP_CI = re.compile(r"95% CI ([\d.]+)\u00d7 to ([\d.]+)\u00d7")
+PCT_CI = re.compile(r"\(([\u2212-][\d.]+)% to ([\u2212-][\d.]+)%\)")
+
+
+def _pct(text):
+    return float(text.replace("\u2212", "-"))
+
+
+def test_what_the_screenshot_review_found_reads_true(browser, views):  # noqa: F811
+    """The tab review's findings (issue 31, round 3) at 1280 px: where a per-example change comes from, one
+    confidence interval per change, a legend that names the colors its chart draws, one tile per busy name, a
+    no-bottleneck verdict that names a large category of the bar, the collectives table's total beside the bar's
+    exposed share."""
+    board, runs = views
+    tab = Tab(browser, board.url)
+    try:
+        # per example: the per-step change and the measure of the work beside the per-example figure
+        assert tab.show("torch/transfer_pinned") == "ready"
+        assert tab.compare("torch/transfer_pageable") == "ready"
+        tile = tab.frame.eval_on_selector("[data-testid=per-example-tile]", "t => [t.textContent, t.title]")
+        assert "Change per example" in tile[0] and "per step 3.05\u00d7 faster" in tile[0], tile
+        assert "1.21\u00d7 the work per step (by its kernel launches per step)" in tile[0], tile
+        assert "median, over the compute kernels both runs launch" in tile[1], tile
+        assert "per step, not per example" in tab.text("#compare-breakdown .card-subtitle")
+        # one interval: the prediction check's speedup CI is the headline change's CI as a ratio
+        noise, measured = tab.text("[data-testid=noise-statement]"), tab.text("#compare-predictions .card-subtitle")
+        assert PCT_CI.search(noise) and SPEEDUP_CI.search(measured), (noise, measured)
+        low_pct, high_pct = map(_pct, PCT_CI.search(noise).groups())
+        low_x, high_x = map(float, SPEEDUP_CI.search(measured).groups())
+        assert low_x == pytest.approx(1 / (1 + high_pct / 100), abs=0.011), (low_x, high_pct)
+        assert high_x == pytest.approx(1 / (1 + low_pct / 100), abs=0.011), (high_x, low_pct)
+        # the legend names exactly the colors the bars are drawn in
+        bars, swatches = tab.frame.evaluate(FILLS)
+        assert bars and set(bars) <= set(swatches) and len(swatches) == 2, (bars, swatches)
+        _clear(tab)
+        # two ranks, rank 1: each busy tile its own name; the verdict names the 11.8% device-to-device copies
+        assert tab.show("ddp", "rank1") == "ready"
+        labels = tab.frame.eval_on_selector_all("#summary .tile-label", "ls => ls.map((l) => l.textContent)")
+        busy = [label for label in labels if "busy" in label.lower()]
+        assert busy == ["GPU compute busy", "GPU busy without collectives", "GPU busy"], labels
+        verdict = tab.text("[data-testid=verdict] .verdict-text")
+        assert "device\u2192device copy/memset 12% of the step" in verdict, verdict
+        legend = tab.frame.eval_on_selector_all("#summary .legend li", "ls => ls.map((l) => l.textContent)")
+        assert "Device\u2192device copy/memset 11.8%" in legend, legend
+        # rank 0: the collectives table's whole-call time and the bar's exposed share, told apart
+        assert tab.show("ddp", "rank0") == "ready"
+        note = tab.text("[data-testid=collectives-exposed]")
+        assert "in all (kernels)" in note and "the exposed part" in note, note
+        # PyTorch on ROCm records no launch values: a dash that says so, never 0 registers or a 1x1x1 grid
+        assert tab.show("amd_torch") == "ready"
+        tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+        cells = tab.frame.eval_on_selector_all(
+            "[data-testid=kernel-table] tbody tr",
+            "rs => rs.map((r) => [7, 8, 9].map((i) => [r.cells[i].textContent, r.cells[i].querySelector('[title]')?.title]))",
+        )
+        assert cells and all(cell == ["\u2014", "not in the trace"] for row in cells for cell in row), cells[:2]
+        # copies without sizes have no bandwidth; a tiny one is "<0.01 GB/s", never "0 GB/s"
+        bandwidths = tab.frame.eval_on_selector_all("[data-testid=transfers] tbody td:nth-of-type(4)", UNITS_TITLES)
+        assert bandwidths == [["\u2014", "not in the trace: no copy sizes"]], bandwidths
+        assert tab.show(runs["jax_decoder_roofline"]) == "ready"
+        bandwidths = tab.frame.eval_on_selector_all("[data-testid=transfers] tbody td:nth-of-type(4)", UNITS_TITLES)
+        assert ["<0.01\u00a0GB/s", ""] in bandwidths and not [b for b in bandwidths if b[0].startswith("0\u00a0")]
+        # the kernels' first page on its way: a loading state in the table's place, not an empty table
+        held = []
+        tab.page.route("**/data/plugin/gpu_advisor/kernels?*", lambda route: held.append(route))
+        assert tab.show(runs["launch_bound"]) == "ready"
+        tab.frame.wait_for_selector("[data-testid=kernels-loading] .spinner")
+        assert tab.frame.query_selector("[data-testid=kernel-table] tbody tr") is None
+        tab.page.unroute("**/data/plugin/gpu_advisor/kernels?*")  # Playwright lets the held requests go on
+        tab.frame.wait_for_selector("[data-testid=kernel-table] tbody tr")
+        assert tab.frame.query_selector("[data-testid=kernels-loading]") is None
+        assert tab.errors == []
+    finally:
+        tab.close()
+
+
 @pytest.mark.parametrize("view", range(len(VIEWS)), ids=[f"{width}-{scheme}" for width, scheme in VIEWS])
 def test_every_run_of_the_logdir(browser, views, view):  # noqa: F811
     """Each run of the logdir (the demo's 22, the PyTorch folder, AMD, empty) in one of the four views, a quarter

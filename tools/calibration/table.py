@@ -437,8 +437,8 @@ def render_markdown(rows):
         "",
         "Each row takes a problem profile and its fixed twin, and compares the speedup the problem profile's "
         "finding predicted for its fix (`estimated_speedup`, a `model` or a `bound`, docs/findings.md) with the "
-        "speedup `compare` measured: baseline mean step time / candidate mean step time, with its 95% bootstrap "
-        "interval (docs/report.md, Comparison, `predictions`). The finding is the one the fix addresses: for demo "
+        "speedup `compare` measured: baseline mean step time / candidate mean step time, with the 95% interval "
+        "of the mean's change (docs/report.md, Comparison, `predictions`). The finding is the one the fix addresses: for demo "
         "pairs the first-ranked finding of the scenario's category, for real pairs the finding named in "
         "tools/calibration/pairs.py. Predicted / measured above 1 promised too much. "
         f"Within {TOLERANCE:.0%}: |predicted - measured| <= {TOLERANCE:.0%} of measured. A bound is an upper "

@@ -17,6 +17,9 @@ from tb_gpu_advisor.model import intervals
 MAX_WORK_ROWS = 40
 # CPU ops counted as the rank's compute on a CPU-only run (the ATen operators the model runs).
 _CPU_OP_PREFIX = "aten::"
+# The host spans in which a step waits for its batch: PyTorch's DataLoader iteration (Kineto) and TensorFlow's
+# IteratorGetNext (XPlane, any case), the names the readers count as input waits.
+_DATALOADER_PREFIX = "enumerate(DataLoader)"
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,8 @@ class RankStep:
 
 @dataclass(frozen=True)
 class WorkRow:
-    """One op (CPU run) or kernel (GPU run) name: its calls and time over the rank's steps."""
+    """One op (CPU run, its self time where the trace nests ops), kernel (GPU run), input span or host op name: its
+    calls and time over the rank's trace."""
 
     name: str
     count: int
@@ -65,12 +69,14 @@ class RankProfile:
     device: str  # "cpu" or the GPU model
     origin_ps: int | None  # the absolute time of the rank's time 0 (model.time_origin_ps)
     steps: tuple  # RankStep, in time order
-    work: tuple  # WorkRow, most time first
+    work: tuple  # WorkRow, most time first: its compute (kernels, or ATen ops' self time on a CPU run)
     link_kind: str | None = None  # collective_bandwidth.Link of the GPUs, when the trace shows one
     link_gbps: float | None = None
     link_known: bool = False
     shapes_recorded: bool = False
     machine: str | None = None  # the machine the trace names (Kineto's host_name), None when it names none
+    input_work: tuple = ()  # WorkRow of its input spans (the DataLoader's or tf.data iterator's)
+    host_work: tuple = ()  # WorkRow of its host ops by self time (a GPU run: the host work beside the kernels)
 
 
 def rank_profile(model, analysis):
@@ -115,6 +121,8 @@ def rank_profile(model, analysis):
         origin_ps=model.time_origin_ps,
         steps=tuple(found),
         work=_work(model, analysis, on_gpu),
+        input_work=_input_work(model),
+        host_work=_host_work(model) if on_gpu else (),
         link_kind=link.kind if link is not None else None,
         link_gbps=link.gbps if link is not None else None,
         link_known=bool(link is not None and link.known),
@@ -190,10 +198,34 @@ def _work(model, analysis, on_gpu):
     if on_gpu:
         rows = [WorkRow(row.name, row.occurrences, row.total_ps) for row in analysis.kernels if not is_nccl(row.name)]
     else:
+        own = model.host_activity.op_self_ps
         rows = [
-            WorkRow(name, int(count), int(total))
+            WorkRow(name, int(count), int(own.get(name, total) if own else total))
             for name, (count, total) in model.host_activity.op_totals.items()
             if name.startswith(_CPU_OP_PREFIX)
         ]
-    rows.sort(key=lambda row: (-row.total_ps, row.name))
+    return _top(rows)
+
+
+def _top(rows):
+    rows = sorted(rows, key=lambda row: (-row.total_ps, row.name))
     return tuple(rows[:MAX_WORK_ROWS])
+
+
+def _input_work(model):
+    """WorkRows of the spans in which the step waits for its input, by name."""
+    totals = model.host_activity.op_totals
+    return _top(
+        WorkRow(name, int(count), int(total))
+        for name, (count, total) in totals.items()
+        if name.startswith(_DATALOADER_PREFIX) or name[:15].lower() == "iteratorgetnext"
+    )
+
+
+def _host_work(model):
+    """WorkRows of a GPU rank's host ops by self time (Kineto), its host events' totals elsewhere."""
+    own = model.host_activity.op_self_ps
+    totals = model.host_activity.op_totals
+    if own:
+        return _top(WorkRow(name, int(totals[name][0]), int(ps)) for name, ps in own.items() if name in totals)
+    return _top(WorkRow(name, int(count), int(total)) for name, (count, total) in totals.items())

@@ -3,7 +3,9 @@
 
 A rank holds the others back at a collective when it arrives last: each other rank waits for it. A wait is
 never evidence that the waiter is slow, so only the last arriver is charged, and its own time is compared with
-the median of the other ranks, component by component, to say why it came late.
+the median of the other ranks, component by component, to say why it came late. The evidence comes from its own
+trace: for compute, the ops (self time) or kernels it runs more often than the others (more work) apart from the
+same ones running slower; for input, its input spans (the DataLoader's iteration); for host work, its host ops.
 """
 
 import statistics
@@ -44,9 +46,21 @@ class Straggler:
     held_ms_by_rank: tuple  # the same for every rank, in rank order
     cause: str | None  # one of CAUSES, None when no rank holds the others back
     excess_ms: dict  # component -> its mean per step minus the other ranks' median (compute, input, host, start)
-    work: tuple  # WorkDiff, largest time difference first
+    work: tuple  # WorkDiff of the cause's evidence (compute: ops or kernels; input: input spans; host: host ops)
     same_work_slower: bool | None  # compute cause: True when the extra time is in the same calls, slower
     tied: tuple = ()  # positions of the other ranks that arrived as late (TIED_SHARE) in most steps
+    compute_split_ms: dict | None = None  # the compute excess: {"more_work": in ops run more often, "same_work_slower"}
+    evidence: str | None = None  # what `work` lists: "ops" (self time) or "kernels" (compute), "input" or "host"
+
+    @property
+    def cause_ms(self):
+        """The cause's amount per step: for compute, only the part the cause names (more work, or the same work
+        slower); otherwise the component's excess."""
+        if self.cause == "more_compute" and self.compute_split_ms:
+            return self.compute_split_ms["more_work"]
+        if self.cause == "slower_compute" and self.compute_split_ms:
+            return self.compute_split_ms["same_work_slower"]
+        return self.excess_ms.get({"late_start": "start"}.get(self.cause, self.cause), 0.0) if self.cause else 0.0
 
 
 def find_straggler(alignment, splits, rows, profiles):
@@ -83,12 +97,18 @@ def find_straggler(alignment, splits, rows, profiles):
             same_work_slower=None,
         )
     excess = _excess(rows, position, count)
-    work, same = _work_diffs(profiles, position)
+    work, more = _work_diffs(profiles, position)
+    extra = max(0.0, excess["compute"])
+    split = {"more_work": round(min(more, extra), 6), "same_work_slower": round(extra - min(more, extra), 6)}
     cause = max(excess, key=excess.get)
+    evidence = "kernels" if profiles[position].device != "cpu" else "ops"
     if cause == "compute":
-        cause = "slower_compute" if same else "more_compute"
+        cause = "more_compute" if split["more_work"] >= split["same_work_slower"] else "slower_compute"
     elif cause == "start":
         cause = "late_start"
+    elif cause in ("input", "host"):
+        evidence = cause
+        work = _work_diffs(profiles, position, "input_work" if cause == "input" else "host_work")[0]
     return Straggler(
         position=position,
         late_steps=late[position],
@@ -98,8 +118,10 @@ def find_straggler(alignment, splits, rows, profiles):
         cause=cause,
         excess_ms={k: round(v, 6) for k, v in excess.items()},
         work=work,
-        same_work_slower=same,
+        same_work_slower=split["more_work"] < split["same_work_slower"] if extra > 0 else None,
         tied=tuple(r for r in range(count) if r != position and 2 * as_late[r] > steps),
+        compute_split_ms=split,
+        evidence=evidence,
     )
 
 
@@ -126,27 +148,27 @@ def _excess(rows, position, count):
     return found
 
 
-def _work_diffs(profiles, position):
-    """(WorkDiff rows, whether the extra compute time is in calls the others make as often), per step."""
+def _work_diffs(profiles, position, kind="work"):
+    """(WorkDiff rows per step of the rank's `kind` rows (RankProfile.work, input_work or host_work) against the
+    other ranks' median, largest difference first; the extra ms per step in names the rank runs more often than the
+    others: more work, not the same work slower)."""
 
     def per_step(profile):
         steps = max(len(profile.steps), 1)
-        return {row.name: (row.count / steps, row.total_ps / steps / 1e9) for row in profile.work}
+        return {row.name: (row.count / steps, row.total_ps / steps / 1e9) for row in getattr(profile, kind)}
 
     mine = per_step(profiles[position])
     others = [per_step(p) for r, p in enumerate(profiles) if r != position]
     diffs = []
-    more = slower = 0.0
+    more = 0.0
     for name, (calls, ms) in mine.items():
         their_calls = statistics.median(o.get(name, (0, 0))[0] for o in others)
         their_ms = statistics.median(o.get(name, (0, 0))[1] for o in others)
         extra = ms - their_ms
         if extra <= 0:
             continue
-        if abs(calls - their_calls) <= SAME_CALLS_TOLERANCE:
-            slower += extra
-        else:
+        if calls - their_calls > SAME_CALLS_TOLERANCE:
             more += extra
         diffs.append(WorkDiff(name, round(calls, 3), round(their_calls, 3), round(ms, 6), round(their_ms, 6)))
     diffs.sort(key=lambda d: (-(d.ms_per_step - d.median_ms_per_step), d.name))
-    return tuple(diffs[:MAX_WORK_DIFFS]), (slower > more) if diffs else None
+    return tuple(diffs[:MAX_WORK_DIFFS]), more

@@ -14,6 +14,7 @@ from tb_gpu_advisor.readers.kineto.collect import Collector
 from tb_gpu_advisor.readers.kineto.device_columns import column
 from tb_gpu_advisor.readers.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.files.names import worker_and_span
+from tb_gpu_advisor.readers.kineto.op_self import op_self_ps
 from tb_gpu_advisor.readers.kineto.op_work import event_work, launch_work
 from tb_gpu_advisor.readers.kineto.op_stalls import op_stalls
 from tb_gpu_advisor.readers.kineto.ops import launch_ops
@@ -246,6 +247,7 @@ def _host_activity(c, device_correlations):
         busy=intervals.union(column(c.busy_start, np.int64), column(c.busy_end, np.int64)),
         launch_busy=intervals.union(start[launched], start[launched] + duration[launched]),
         op_totals={name: tuple(value) for name, value in c.op_totals.items()},
+        op_self_ps=op_self_ps(c.ops, list(c.op_names)),
         thread_count=len(c.threads),
         tagged=tagged,
         thread_busy={},

@@ -9,6 +9,7 @@ import numpy as np
 
 from tb_gpu_advisor.constants import MAX_PLANES
 from tb_gpu_advisor.readers.kineto.capture_options import OptionCounter
+from tb_gpu_advisor.readers.kineto.collect_threads import ThreadCalls
 from tb_gpu_advisor.readers.kineto.collectives import CollectiveCollector, is_collective_kernel
 from tb_gpu_advisor.readers.kineto.host_names import host_name
 from tb_gpu_advisor.readers.kineto.op_work import input_dtype, op_cost
@@ -25,9 +26,8 @@ from tb_gpu_advisor.readers.kineto.values import (
 )
 from tb_gpu_advisor.model.device_events import classify_event_name
 from tb_gpu_advisor.model.host import ALLOCATOR_TAG, DEVICE_WAIT_TAG, QUEUE_FULL_TAG
-from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection, StepMarker
-from tb_gpu_advisor.readers.kineto.device_columns import CACHED_NAMES, DeviceColumns, intern, column
+from tb_gpu_advisor.readers.kineto.device_columns import CACHED_NAMES, DeviceColumns, intern
 from tb_gpu_advisor.readers.kineto.event_times import PLAIN_US, origin_parts, plausible_us
 
 # Old Kineto spelled the categories differently (PyTorch 1.8-1.9).
@@ -55,7 +55,7 @@ _INIT_MIN_PS = 1_000_000_000  # 1 ms: these calls take microseconds once the pro
 _PS_PER_US = Decimal(PS_PER_US)  # the same products as with the int, without converting it each time
 
 
-class Collector:
+class Collector(ThreadCalls):
     """Takes the events as they stream by and keeps only what the model needs, in compact columns."""
 
     def __init__(self, origin_us=None):
@@ -227,41 +227,6 @@ class Collector:
         entry = self.memory.setdefault(device, [0, 0])
         entry[0] = max(entry[0], allocated)
         entry[1] += 1
-
-    def _python_call(self, thread, name, start, end):
-        """Keeps a Python call's span for its thread's busy time, and its span as a wait or a wake."""
-        spans = self.python_spans.get(thread)
-        if spans is None:
-            spans = self.python_spans[thread] = (array("q"), array("q"))
-        spans[0].append(start)
-        spans[1].append(end)
-        role = self.roles.get(name, ())
-        if role == ():
-            role = self.roles[name] = call_role(name)
-        if role is not None:
-            waits, wakes = self.thread_roles.setdefault(thread, ({}, (array("q"), array("q"))))
-            spans = waits.setdefault(role[1], (array("q"), array("q"))) if role[0] == "wait" else wakes
-            spans[0].append(start)
-            spans[1].append(end)
-
-    def thread_waits(self):
-        """ThreadWaits of the threads with waits or wakes, in order of their first event."""
-        feeding = self.marker_threads | set(self.launch_tid)
-        ids = {index: tid for (_, tid), index in self.threads.items()}
-        found = []
-        for thread in sorted(self.thread_roles):
-            waits, wakes = self.thread_roles[thread]
-            busy = [self.python_spans[thread]] + ([self.ops[thread][:2]] if thread in self.ops else [])
-            found.append(
-                thread_waits(
-                    thread_label("", ids[thread]),
-                    thread in feeding,
-                    {kind: tuple(column(c, np.int64) for c in spans) for kind, spans in waits.items()},
-                    tuple(column(c, np.int64) for c in wakes),
-                    tuple(np.concatenate([column(spans[i], np.int64) for spans in busy]) for i in (0, 1)),
-                )
-            )
-        return tuple(found)
 
     @staticmethod
     def _span(starts, ends, start, duration):

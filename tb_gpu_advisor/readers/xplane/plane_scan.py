@@ -43,6 +43,7 @@ _VALUE_TAGS = tuple(
 )
 _META, _OFFSET, _DURATION = tag_of(1, WIRE_VARINT), tag_of(2, WIRE_VARINT), tag_of(3, WIRE_VARINT)
 _STATS, _OCCURRENCES = tag_of(4, WIRE_LEN), tag_of(5, WIRE_VARINT)
+_FIELD_OF_TAG = {int(_META): "metadata_id", **{int(tag): field for field, tag in _VALUE_TAGS}}
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,6 +129,22 @@ def _chunk(buf, pieces, ids, keys, key_index):
     owners, stat_starts, stat_sizes = [], [], []
     for msg, tag, value, size in token_rounds(buf, starts, ends):
         signed = value.view(np.int64)
+        if (tag == tag[0]).all():  # one field for every message of the round: no selections
+            wanted = int(tag[0])
+            if wanted == _STATS:
+                owners.append(msg)
+                stat_starts.append(value.astype(np.int64))
+                stat_sizes.append(size)
+            elif wanted == _META:
+                metadata_id[msg] = signed
+            elif wanted == _DURATION:
+                duration[msg] = signed
+            elif wanted == _OFFSET:
+                data_value[msg] = signed
+                is_offset[msg] = True
+            elif wanted == _OCCURRENCES:
+                is_offset[msg] = False
+            continue
         for target, wanted in ((metadata_id, _META), (duration, _DURATION), (data_value, _OFFSET)):
             sel = tag == wanted
             target[msg[sel]] = signed[sel]
@@ -174,6 +191,15 @@ def _stat_values(buf, starts, ends):
     raw = np.zeros(count, dtype=np.uint64)
     size = np.zeros(count, dtype=np.int64)
     for msg, tag, value, length in token_rounds(buf, starts, ends):
+        if (tag == tag[0]).all():  # one field for every stat of the round: no selections
+            field = _FIELD_OF_TAG.get(int(tag[0]))
+            if field == "metadata_id":
+                metadata_id[msg] = value.view(np.int64)
+            elif field is not None:
+                kind[msg], raw[msg], size[msg] = field, value, length
+                if field == STR:
+                    check_utf8(buf, value.astype(np.int64), length)
+            continue
         sel = tag == _META
         metadata_id[msg[sel]] = value[sel].view(np.int64)
         for field, wanted in _VALUE_TAGS:

@@ -153,9 +153,12 @@ def varints_at(buf, pos, limit):
     if len(pos) and (pos >= limit).any():
         raise Unusual("truncated varint")
     byte = buf[pos]
-    value = (byte & 0x7F).astype(np.uint64)
     after = pos + 1
-    more = np.flatnonzero(byte & 0x80)
+    high = byte >= 0x80
+    if not high.any():  # one byte each (tags, small values): the byte is the value
+        return byte.astype(np.uint64), after
+    value = (byte & 0x7F).astype(np.uint64)
+    more = np.flatnonzero(high)
     shift = 7
     while len(more):
         at = after[more]
@@ -192,32 +195,46 @@ def token_rounds(buf, starts, ends):
         if (tag >= np.uint64(2**32)).any() or (tag < np.uint64(8)).any():
             raise Unusual("invalid tag")
         wire = tag & np.uint64(7)
-        value = np.zeros(len(msg), dtype=np.uint64)
-        size = np.zeros(len(msg), dtype=np.int64)
-        after = np.empty(len(msg), dtype=np.int64)
-        handled = 0
-        for kind in (WIRE_VARINT, WIRE_FIXED64, WIRE_LEN, WIRE_FIXED32):
-            sel = np.flatnonzero(wire == np.uint64(kind))
-            if not len(sel):
-                continue
-            handled += len(sel)
-            if kind == WIRE_VARINT:
-                value[sel], after[sel] = varints_at(buf, pos[sel], end[sel])
-            elif kind == WIRE_LEN:
-                length, data_start = varints_at(buf, pos[sel], end[sel])
-                if (length > np.uint64(2**40)).any():
-                    raise Unusual("length-delimited field runs past its message")
-                value[sel], size[sel] = data_start.astype(np.uint64), length.astype(np.int64)
-                after[sel] = data_start + size[sel]
-            else:
-                value[sel], after[sel] = _fixed(buf, pos[sel], 8 if kind == WIRE_FIXED64 else 4, end[sel])
-        if handled != len(msg):
-            raise Unusual("group or invalid wire type")
+        first = int(wire[0])
+        if (wire == wire[0]).all():  # every message's field of this round has the same wire type: no selections
+            if first not in _WIRE_TYPES:
+                raise Unusual("group or invalid wire type")
+            value, size, after = _field_values(buf, first, pos, end)
+        else:
+            value = np.zeros(len(msg), dtype=np.uint64)
+            size = np.zeros(len(msg), dtype=np.int64)
+            after = np.empty(len(msg), dtype=np.int64)
+            handled = 0
+            for kind in _WIRE_TYPES:
+                sel = np.flatnonzero(wire == np.uint64(kind))
+                if len(sel):
+                    handled += len(sel)
+                    value[sel], size[sel], after[sel] = _field_values(buf, kind, pos[sel], end[sel])
+            if handled != len(msg):
+                raise Unusual("group or invalid wire type")
         if (after > end).any():
             raise Unusual("field runs past its message")
         yield msg, tag, value, size
         going = after < end
         msg, pos, end = msg[going], after[going], end[going]
+
+
+_WIRE_TYPES = (WIRE_VARINT, WIRE_FIXED64, WIRE_LEN, WIRE_FIXED32)
+
+
+def _field_values(buf, kind, pos, end):
+    """(value, LEN size, next position) of fields of wire type `kind` whose values start at `pos`."""
+    if kind == WIRE_VARINT:
+        value, after = varints_at(buf, pos, end)
+        return value, np.zeros(len(pos), dtype=np.int64), after
+    if kind == WIRE_LEN:
+        length, data_start = varints_at(buf, pos, end)
+        if (length > np.uint64(2**40)).any():
+            raise Unusual("length-delimited field runs past its message")
+        size = length.astype(np.int64)
+        return data_start.astype(np.uint64), size, data_start + size
+    value, after = _fixed(buf, pos, 8 if kind == WIRE_FIXED64 else 4, end)
+    return value, np.zeros(len(pos), dtype=np.int64), after
 
 
 def check_utf8(buf, starts, sizes):

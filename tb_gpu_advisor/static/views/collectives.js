@@ -4,7 +4,7 @@
  */
 
 import {h, replace} from '../dom.js';
-import {formatBytes, formatCount, formatGbps, formatPct, formatUs, tableUs} from '../format.js';
+import {formatBytes, formatCount, formatGbps, formatMs, formatPct, formatUs, tableUs} from '../format.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {section} from './common.js';
 
@@ -167,10 +167,34 @@ function bandwidthTable(report) {
     link ? h('p', {class: 'hint', 'data-testid': 'collective-link'}, link) : null);
 }
 
+/**
+ * How the table's time (each call's whole duration) relates to the verdict card's Collectives share (the exposed
+ * part: inside the analyzed steps with no compute or step-thread work over it), so the two numbers reconcile;
+ * null when there is no share to relate to or the two agree within 1% of the total. GPU calls are counted from
+ * their kernels where both the kernels and the host ops recorded them (the same calls twice).
+ */
+export function exposedNote(report) {
+  const rows = Array.isArray(report?.collectives) ? report.collectives : [];
+  const source = rows.some((row) => row.source === 'kernel') ? 'kernel' : 'host';
+  const totalMs = rows.filter((row) => row.source === source).reduce((sum, row) => sum + (row.time_us || 0), 0) / 1000;
+  const pct = report?.summary?.breakdown_pct?.collectives;
+  const windowMs = report?.summary?.analysis_window_ms;
+  if (!(totalMs > 0) || !Number.isFinite(pct) || !(windowMs > 0)) return null;
+  const exposedMs = pct * windowMs / 100;
+  if (Math.abs(totalMs - exposedMs) < 0.01 * totalMs) return null;
+  return `Time is each call's whole duration: ${formatMs(totalMs)} in all (${source === 'kernel' ? 'kernels' :
+    'host ops'}). The verdict card's Collectives ${formatPct(pct)} of the ${formatMs(windowMs)} analyzed is ` +
+    `${formatMs(exposedMs)}: the exposed part, inside the analyzed steps with no compute or step-thread work ` +
+    'over it.';
+}
+
 /** The collectives card of a HostReport, or null when the host has no collective call. */
 export function collectivesView(report) {
   if (!Array.isArray(report?.collectives) || !report.collectives.length) return null;
   return section('Collectives', {id: 'collectives', wide: true,
     subtitle: 'communication calls, and their bandwidth against the link'},
-  h('div', {class: 'collectives-body'}, collectivesTable(report), bandwidthTable(report)));
+  h('div', {class: 'collectives-body'},
+    h('div', {class: 'collectives-calls'}, collectivesTable(report),
+      exposedNote(report) ? h('p', {class: 'hint', 'data-testid': 'collectives-exposed'}, exposedNote(report)) : null),
+    bandwidthTable(report)));
 }

@@ -42,7 +42,7 @@ function summaryCard(answer, comparison) {
       Number.isFinite(busy.delta_points) ? `${formatPoints(busy.delta_points)}` : 'no GPU activity on a side',
       VOCABULARY.busyDefinitions.gpu_busy),
     tile('Steps', `${formatCount(counts[0])} \u2192 ${formatCount(counts[1])}`, 'samples on each side'),
-    perExample ? tile('Change per example', speedChangeText(line.speedup), perExampleBasis(comparison.per_example)) :
+    perExample ? perExampleTile(comparison) :
       tile('Change per step', speedChangeText(comparison.speedup), 'baseline mean / candidate mean')),
   h('p', {class: ['noise', `tone-${change.tone}`], 'data-testid': 'noise-statement'}, noiseStatement(comparison)),
   notes.length ? h('ul', {class: 'notes'}, notes.map((note) => h('li', {}, note))) : null);
@@ -55,7 +55,27 @@ export function perExampleBasis(perExample) {
     const scope = examples.scope === 'global' ? '' : ` ${VOCABULARY.batchScope[examples.scope] || examples.scope}`;
     return `examples per step${scope} ${examples.baseline} ${VOCABULARY.arrow} ${examples.candidate}, from the input tensors`;
   }
-  return `the candidate does ${perExample.work_ratio.toFixed(2)}${VOCABULARY.times} the work per step`;
+  const launches = perExample.source === 'kernel_launches_per_step' ? ' (by its kernel launches per step)' : '';
+  return `the candidate does ${perExample.work_ratio.toFixed(2)}${VOCABULARY.times} the work per step${launches}`;
+}
+
+/**
+ * Where the per-example change comes from, in the tile's hint: the per-step change, divided by the work ratio
+ * and what measured it ("per step 3.05× faster ÷ 1.21× the work ..."), the measure's definition on hover.
+ */
+export function perExampleHint(comparison) {
+  const perExample = comparison.per_example;
+  const perStep = speedChangeText(comparison.speedup);
+  return `per step ${perStep}; ${perExampleBasis(perExample)}`;
+}
+
+function perExampleTile(comparison) {
+  const perExample = comparison.per_example;
+  const source = VOCABULARY.workSource[perExample.source];
+  const shown = tile('Change per example', speedChangeText(perExample.speedup), perExampleHint(comparison),
+    source ? `Work per step measured by ${source}. Time per example = step time / work per step.` : null);
+  shown.setAttribute('data-testid', 'per-example-tile');
+  return shown;
 }
 
 function deviceLabel(name) {

@@ -1,6 +1,6 @@
 /**
  * The comparison's per-category change as a diverging bar chart (SVG): less time left of zero (green), more
- * right (red); each row's swatch is its category's color elsewhere in the tab.
+ * right (red), the legend naming those two colors, the only ones its bars use.
  */
 
 import {h, s, tooltip} from '../dom.js';
@@ -13,8 +13,8 @@ const MIN_W = 600;
 const MIN_PLOT_W = 300;
 const ROW = 26;
 const LABEL_PX = 12;  // .row-label's font size
-const SWATCH_PX = 24;  // the swatch left of each label and the gaps around it
-const M = {left: 132, right: 150, top: 8, bottom: 40};
+const LABEL_GAP_PX = 12;  // the gaps around each label
+const M = {left: 120, right: 150, top: 22, bottom: 40};
 
 function rowTooltip(row, unit) {
   const change = unit === 'ms' ? formatSignedMs(row.delta) : formatPoints(row.delta);
@@ -24,7 +24,7 @@ function rowTooltip(row, unit) {
 }
 
 function chart(rows, unit) {
-  const left = Math.max(M.left, Math.ceil(Math.max(...rows.map((row) => textWidth(row.label, LABEL_PX))) + SWATCH_PX));
+  const left = Math.max(M.left, Math.ceil(Math.max(...rows.map((row) => textWidth(row.label, LABEL_PX))) + LABEL_GAP_PX));
   const W = Math.max(MIN_W, left + MIN_PLOT_W + M.right);
   const plotW = W - left - M.right;
   const height = M.top + rows.length * ROW + M.bottom;
@@ -41,7 +41,6 @@ function chart(rows, unit) {
     const mid = y + ROW / 2;
     const grew = row.delta > 0;
     return s('g', {class: ['delta-row', grew ? 'grew' : 'fell'], 'data-category': row.key},
-      s('rect', {class: `cat-${row.key}`, x: 4, y: mid - 4, width: 8, height: 8, rx: 2}),
       s('text', {class: 'row-label', x: left - 8, y: mid + 4, 'text-anchor': 'end'}, row.label),
       s('rect', {class: 'delta-bar', x: bar.x, y: y + 5, width: Math.max(bar.width, 0.5), height: ROW - 10},
         tooltip(rowTooltip(row, unit))),
@@ -61,14 +60,26 @@ function chart(rows, unit) {
   bars,
   s('text', {class: 'axis-title', x: left, y: height - 4}, '\u2190 less time'),
   s('text', {class: 'axis-title', x: left + plotW, y: height - 4, 'text-anchor': 'end'}, 'more time \u2192'),
-  s('text', {class: 'axis-title', x: W - 4, y: M.top + rows.length * ROW + 14, 'text-anchor': 'end'}, 'share of time'));
+  // The share column's header above it, apart from the axis and its titles below.
+  s('text', {class: ['axis-title', 'share-title'], x: W - 4, y: M.top - 8, 'text-anchor': 'end'}, 'share of time'));
+}
+
+/** The legend of the chart's two bar colors (comparison.css: .fell, .grew). */
+function directionLegend() {
+  return h('ul', {class: 'legend', 'data-testid': 'compare-breakdown-legend'},
+    [['fell', 'less time in the candidate'], ['grew', 'more time in the candidate']].map(([kind, label]) =>
+      h('li', {'data-kind': kind}, h('span', {class: ['swatch', `delta-${kind}`]}), label)));
 }
 
 /** The breakdown-change card of a HostComparison. */
 export function breakdownDeltaView(comparison) {
   const {unit, rows} = breakdownDeltas(comparison.breakdown, BREAKDOWN_LABELS);
-  const subtitle = unit === 'ms' ? 'candidate − baseline, mean time per step, with 95% CI' :
+  const ratio = comparison.per_example?.work_ratio;
+  // Per step, whatever the verdict's quantity: with different work per step the subtitle says so.
+  const work = Number.isFinite(ratio) ? `; per step, not per example (the candidate does ${ratio.toFixed(2)}× ` +
+    'the work per step)' : '';
+  const subtitle = unit === 'ms' ? `candidate − baseline, mean time per step, with 95% CI${work}` :
     'candidate − baseline, share of the time (no steps on a side)';
   return section('Where the time went', {id: 'compare-breakdown', subtitle},
-    rows.length ? chart(rows, unit) : emptyState('Neither profile has a time breakdown.'));
+    rows.length ? [chart(rows, unit), directionLegend()] : emptyState('Neither profile has a time breakdown.'));
 }

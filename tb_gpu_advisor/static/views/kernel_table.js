@@ -76,8 +76,15 @@ function roofCell(row) {
     h('span', {}, formatPct(row.peak_pct, 0) + (row.cost_shared ? ' avg' : '')));
 }
 
+/** A launch value the trace does not record (null): a dash that says so on hover, never a measured 0. */
+function unrecorded() {
+  return h('span', {class: 'muted', title: VOCABULARY.notInTrace}, '\u2014');
+}
+
 function kernelRow(row, kernelTimeUs, matrixUnits, occupancy, us) {
-  const dims = `${(row.grid || []).join('×')} × ${(row.block || []).join('×')}`;
+  const known = (value) => value !== null && value !== undefined;
+  const dims = known(row.grid) || known(row.block) ?
+    `${(row.grid || ['?']).join('×')} × ${(row.block || ['?']).join('×')}` : unrecorded();
   const share = kernelTimeUs > 0 && Number.isFinite(row.total_us) ? (100 * row.total_us) / kernelTimeUs : null;
   const type = OP_TYPE_LABELS[row.op_type] ? row.op_type : null;
   return h('tr', {'data-op-type': type},
@@ -92,8 +99,8 @@ function kernelRow(row, kernelTimeUs, matrixUnits, occupancy, us) {
     h('td', {class: 'num'}, us(row.avg_us)),
     h('td', {class: 'num'}, us(row.max_us)),
     h('td', {class: 'num'}, occupancyCell(row[occupancy.key], occupancy)),
-    h('td', {class: 'num'}, formatCount(row.registers_per_thread)),
-    h('td', {class: 'num'}, formatBytes(row.shared_memory_bytes)),
+    h('td', {class: 'num'}, known(row.registers_per_thread) ? formatCount(row.registers_per_thread) : unrecorded()),
+    h('td', {class: 'num'}, known(row.shared_memory_bytes) ? formatBytes(row.shared_memory_bytes) : unrecorded()),
     h('td', {class: 'dims'}, dims),
     h('td', {}, tensorCoreBadge(row, matrixUnits)),
     h('td', {class: 'num'}, roofCell(row)));
@@ -191,6 +198,11 @@ export function kernelTableView(run, host, totalKernels, {filter: initialFilter 
     controller = new AbortController();
     renderHead();
     status.textContent = 'Loading…';
+    // The first page is on its way: say so in the table's place, so it never reads as an empty table.
+    if (!body.children.length) {
+      replace(message, h('p', {class: 'empty', role: 'status', 'data-testid': 'kernels-loading'},
+        h('span', {class: 'spinner', 'aria-hidden': 'true'}), 'Loading the kernels\u2026'));
+    }
     try {
       const page = await getResult('kernels', {run, host, ...state}, {signal: controller.signal});
       const us = tableUs(page.rows.flatMap((row) => [row.total_us, row.avg_us, row.max_us]));

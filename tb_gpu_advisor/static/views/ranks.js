@@ -27,6 +27,8 @@ const PARTS = [['compute_ms', 'compute'], ['input_ms', 'input'], ['host_ms', 'ho
   ['transfer_ms', 'transfer'], ['other_ms', 'other']];
 
 const rankName = (rank) => `rank ${rank.rank ?? rank.host}`;
+// "host" for an XPlane session's hosts (they name no rank: each is known by its host name), else "rank"
+const unit = (view) => (view.ranks.length && view.ranks.every((r) => typeof r.rank === 'string') ? 'host' : 'rank');
 const signed = (ms, format) => (ms >= 0 ? '+' : '\u2212') + format(Math.abs(ms));
 
 /** Every `every`-th of `items` so at most `max` remain, with their indices: [{item, index}]. */
@@ -111,9 +113,16 @@ function slowestLines(view) {
     return [h('p', {'data-testid': 'rank-slowest'}, 'No rank holds the others back: none came last at the ' +
       'collectives in most steps and cost the others a tenth of the step.')];
   }
-  const excess = Object.entries(slow.excess_ms_per_step).map(([key, ms]) => `${key} ${signed(ms, formatMs)}`).join(', ');
+  const split = slow.compute_split_ms;
+  const splitWords = split && (split.more_work > 0 || split.same_work_slower > 0) ?
+    ` (${WORDS.computeSplit.replace('{more}', formatMs(split.more_work)).replace('{slower}',
+      formatMs(split.same_work_slower))})` : '';
+  const excess = Object.entries(slow.excess_ms_per_step).map(([key, ms]) =>
+    `${key} ${signed(ms, formatMs)}${key === 'compute' ? splitWords : ''}`).join(', ');
+  const loader = slow.evidence === 'input' && slow.work.some((w) => w.name.includes('_SingleProcessDataLoaderIter'));
   return [
-    h('p', {'data-testid': 'rank-slowest'}, h('strong', {}, `Slowest rank: ${slow.rank === slow.host ? slow.rank : `${slow.rank} (${slow.host})`}`),
+    h('p', {'data-testid': 'rank-slowest'}, h('strong', {}, `Slowest ${unit(view)}: ${slow.rank === slow.host ? slow.rank :
+      `${slow.rank} (${slow.host})`}`),
       `, last to arrive in ${slow.late_steps} of ${slow.steps} steps; the others wait ` +
       `${formatMs(slow.held_others_ms_per_step)} per step for it.`),
     slow.as_late?.length ? h('p', {'data-testid': 'rank-as-late'}, WORDS.asLate.replace('{ranks}',
@@ -121,6 +130,7 @@ function slowestLines(view) {
     h('p', {'data-testid': 'rank-why'}, `Why: ${slow.cause_text}: ${formatMs(slow.cause_ms_per_step)} more per ` +
       'step than the median rank.'),
     h('p', {class: 'hint'}, `Against the median rank, per step: ${excess}.`),
+    loader ? h('p', {'data-testid': 'rank-loader'}, WORDS.singleProcessLoader) : null,
   ];
 }
 
@@ -148,14 +158,15 @@ function rankTable(view) {
       ms(r.held_others_ms_per_step), signed(r.clock_offset_ms, ms)]), {highlight: slow});
 }
 
-/** The ops or kernels of the slowest rank against the median rank's. */
+/** The evidence from the slowest rank's own trace (ops, kernels, input spans or host ops) against the median rank's. */
 function workTable(view) {
   const work = view.slowest?.work || [];
   if (!work.length) return null;
   const ms = tableMs(work.flatMap((w) => [w.ms_per_step, w.median_ms_per_step]));
   const calls = (n) => (Number.isInteger(n) ? formatCount(n) : n.toFixed(1));
-  return table('rank-work', `Rank ${view.slowest.rank}'s work per step against the median rank's`,
-    ['op or kernel', 'calls', 'median rank calls', 'time', 'median rank time'],
+  const name = {ops: 'op', kernels: 'kernel', input: 'input span', host: 'host op'}[view.slowest.evidence] || 'name';
+  return table('rank-work', `Rank ${view.slowest.rank}: ${WORDS.evidence[view.slowest.evidence] ?? 'its work'}`,
+    [name, 'calls', 'median rank calls', 'time', 'median rank time'],
     work.map((w) => [w.name, calls(w.calls_per_step), calls(w.median_calls_per_step), ms(w.ms_per_step),
       ms(w.median_ms_per_step)]));
 }
@@ -223,7 +234,7 @@ function criticalPaths(view) {
 }
 
 function label(view) {
-  const parts = [`${view.rank_count} ranks`];
+  const parts = [`${view.rank_count} ${unit(view)}s`];
   if (view.world_size && view.world_size !== view.rank_count) parts.push(`of ${view.world_size}`);
   return [...parts, view.backend, view.device].filter(Boolean).join(', ');
 }
@@ -240,7 +251,7 @@ export function ranksBody(answer) {
         ` (after alignment a call\u2019s ends still spread ${formatMs(residual)}, the median).`) :
       'Clocks taken as recorded.';
   return h('div', {class: 'ranks-body', 'data-testid': 'ranks-body'},
-    h('p', {'data-testid': 'rank-step-time-headline'}, `${label(view)}: ${view.step_count} steps on every rank, ` +
+    h('p', {'data-testid': 'rank-step-time-headline'}, `${label(view)}: ${view.step_count} steps on every ${unit(view)}, ` +
       `${formatMs(view.step_time_ms)} per step (${WORDS.stepTime}).`),
     slowestLines(view),
     view.steps.length ? heatMaps(view) : null,

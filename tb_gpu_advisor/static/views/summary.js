@@ -155,9 +155,17 @@ export function busyFigures(summary) {
   const figures = [{label: 'GPU compute busy', value: copies ? kernel : compute,
     hint: copies ? 'mean over active GPUs, copies and collectives excluded' :
       'mean over active GPUs, collectives excluded', title: defined.gpu_compute_busy}];
-  if (copies) figures.push({label: 'GPU busy', value: compute, hint: 'with copies', title: defined.gpu_busy});
-  if (multi || (copies && Number.isFinite(busy) && busy - compute >= COPY_SPLIT_MIN_POINTS)) {
-    figures.push({label: 'GPU busy', value: busy, hint: 'with collectives', title: defined.gpu_busy});
+  const collectives = multi || (copies && Number.isFinite(busy) && busy - compute >= COPY_SPLIT_MIN_POINTS);
+  // One tile is "GPU busy", the figure the verdict quotes (everything counted); the others say what they leave out.
+  if (copies && collectives) {
+    figures.push({label: 'GPU busy without collectives', value: compute, hint: 'kernels and copies',
+      title: defined.gpu_busy_no_collectives});
+  } else if (copies) {
+    figures.push({label: 'GPU busy', value: compute, hint: 'with copies', title: defined.gpu_busy});
+  }
+  if (collectives) {
+    figures.push({label: 'GPU busy', value: busy, hint: copies ? 'with copies and collectives' : 'with collectives',
+      title: defined.gpu_busy});
   }
   return figures;
 }

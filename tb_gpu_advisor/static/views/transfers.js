@@ -5,8 +5,12 @@
 import {h} from '../dom.js';
 import {TRANSFER_LABELS, formatBytes, formatCount, formatGbps, tableUs} from '../format.js';
 import {emptyState, section} from './common.js';
+import {VOCABULARY} from '../vocabulary.js';
 
 const DIRECTIONS = TRANSFER_LABELS;
+const HEADERS = [['Direction', null], ['Count', 'copies'], ['Bytes', null], ['Time', 'time the copies ran'],
+  ['Bandwidth', 'bytes / time'], ['Pageable', 'copies from or to pageable (not pinned) host memory'],
+  ['Synchronous', 'copies the host waited for'], ['Small', 'copies under 64 KiB (latency-bound)']];
 
 /** The transfers card of a HostReport. */
 export function transfersView(report) {
@@ -18,16 +22,18 @@ export function transfersView(report) {
     return h('tr', {},
       h('th', {scope: 'row'}, label),
       h('td', {class: 'num'}, formatCount(t.count)),
-      h('td', {class: 'num'}, t.bytes ? formatBytes(t.bytes) : 'not recorded'),
+      h('td', {class: ['num', !t.bytes && 'muted']}, t.bytes ? formatBytes(t.bytes) : VOCABULARY.notInTrace),
       h('td', {class: 'num'}, us(t.time_us)),
-      h('td', {class: 'num'}, formatGbps(t.gbps)),
+      // no bandwidth without the bytes: a dash that says why, never "0 GB/s"
+      Number.isFinite(t.gbps) ? h('td', {class: 'num'}, formatGbps(t.gbps)) :
+        h('td', {class: 'num muted', title: `${VOCABULARY.notInTrace}: no copy sizes`}, '\u2014'),
       h('td', {class: 'num', title: 'from or to pageable (not pinned) host memory'}, t.pageable_count === null ? 'n/a' : formatCount(t.pageable_count)),
       h('td', {class: 'num'}, formatCount(t.sync_count)),
       h('td', {class: 'num'}, formatCount(t.small_count)));
   });
   return section('Transfers', {id: 'transfers', subtitle: 'memory copies by direction'},
     rows.length ? h('div', {class: 'table-wrap'}, h('table', {class: 'transfers', 'data-testid': 'transfers'},
-      h('thead', {}, h('tr', {}, ['Direction', 'Count', 'Bytes', 'Time', 'Bandwidth', 'Pageable', 'Synchronous', 'Small']
-        .map((label, i) => h('th', {scope: 'col', class: i ? 'num' : null}, label)))),
+      h('thead', {}, h('tr', {}, HEADERS.map(([label, title], i) =>
+        h('th', {scope: 'col', class: i ? 'num' : null, title}, label)))),
       h('tbody', {}, rows))) : emptyState('No memory copies in this profile.'));
 }

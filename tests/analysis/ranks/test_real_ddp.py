@@ -42,6 +42,29 @@ def test_the_slow_rank_and_its_cause_are_named_with_the_injected_amount(reports,
     assert slowest["cause_ms_per_step"] == pytest.approx(injected, rel=0.20)
 
 
+def test_the_evidence_comes_from_the_slow_ranks_own_trace(reports, capture):
+    """slow_compute: the ops only rank 2 runs carry the injected work by self time (aten::matmul's time is the
+    aten::mm inside it, counted once), apart from the same ops running slower on the shared cores; slow_input: the
+    DataLoader span of rank 2, never the other ranks' waits."""
+    slow = reports["slow_compute"]["ranks"]["slowest"]
+    injected = capture["runs"]["slow_compute"]["injected"]["measured_ms_per_step_profiled"]
+    assert slow["evidence"] == "ops"
+    assert slow["compute_split_ms"]["more_work"] == pytest.approx(injected, rel=0.05)
+    assert slow["cause_ms_per_step"] == slow["compute_split_ms"]["more_work"]
+    assert sum(slow["compute_split_ms"].values()) == pytest.approx(slow["excess_ms_per_step"]["compute"])
+    rows = {row["name"]: row for row in slow["work"]}
+    assert rows["aten::matmul"]["ms_per_step"] < 0.01 * rows["aten::mm"]["ms_per_step"]
+    extra = sum(r["ms_per_step"] - r["median_ms_per_step"] for r in slow["work"])
+    assert extra <= slow["excess_ms_per_step"]["compute"] * 1.05  # the rows add up: no time counted twice
+    slow = reports["slow_input"]["ranks"]["slowest"]
+    injected = capture["runs"]["slow_input"]["injected"]["measured_ms_per_step_profiled"]
+    assert slow["evidence"] == "input"
+    loader = slow["work"][0]
+    assert loader["name"] == "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+    assert loader["ms_per_step"] - loader["median_ms_per_step"] == pytest.approx(injected, rel=0.05)
+    assert slow["compute_split_ms"]["more_work"] == 0.0  # its compute excess is the same ops, slower
+
+
 @pytest.mark.parametrize("run", ["slow_compute", "slow_input"])
 def test_rank_at_median_predicts_the_balanced_run(reports, capture, run):
     """The modelled speedup of the slow rank at the median against the measured one, profiled against profiled (the

@@ -180,3 +180,73 @@ def test_one_step_time_for_the_headline_the_heat_map_and_the_critical_path():
     assert [s["step_time_ms"] for s in view["steps"]] == pytest.approx([17.0, 9.0, 17.0, 9.0, 13.0])
     assert [p["step_ms"] for p in view["critical_path"]] == pytest.approx([17.0, 9.0, 17.0, 9.0, 13.0])
     assert next(w for w in view["what_if"] if w["name"] == "rank_at_median")["baseline_ms"] == pytest.approx(13.0)
+
+
+def test_the_compute_excess_is_split_into_more_work_and_the_same_work_slower():
+    """Rank 2: 8 ms per step in an op the others never run, and its common op 2 ms slower: 8 ms more work (the
+    cause's amount), 2 ms the same work slower, of a 10 ms compute excess."""
+    common = WorkRow("aten::mm", 50, 50 * MS)
+    work = [(common,)] * 4
+    work[2] = (WorkRow("aten::mm", 50, 60 * MS), WorkRow("aten::tanh", 40, 40 * MS))
+    run = analyze_ranks(rank_set([10.0, 10.0, 20.0, 10.0], work=work))
+    slow = run.straggler
+    assert slow.cause == "more_compute" and slow.evidence == "ops"
+    assert slow.compute_split_ms == pytest.approx({"more_work": 8.0, "same_work_slower": 2.0})
+    assert slow.cause_ms == pytest.approx(8.0)
+    assert [(d.name, d.ms_per_step - d.median_ms_per_step) for d in slow.work] == [
+        ("aten::tanh", pytest.approx(8.0)),
+        ("aten::mm", pytest.approx(2.0)),
+    ]
+
+
+def test_a_late_input_names_its_input_spans_never_the_waits_of_the_others():
+    """Rank 3's DataLoader takes 20 ms a step (the others' 0.1 ms): the evidence is its own input span; the other
+    ranks wait 20 ms at the all-reduce, and none of that makes them slow."""
+    from dataclasses import replace
+
+    profiles = rank_set([10.0] * 4, input_ms=[0.1, 0.1, 0.1, 20.1])
+    loader = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+    profiles = [
+        replace(p, input_work=(WorkRow(loader, 5, int(5 * (20.1 if r == 3 else 0.1) * MS)),))
+        for r, p in enumerate(profiles)
+    ]
+    run = analyze_ranks(profiles)
+    slow = run.straggler
+    assert slow.position == 3 and slow.cause == "input" and slow.evidence == "input"
+    assert slow.cause_ms == pytest.approx(20.0)
+    assert [(d.name, d.ms_per_step, d.median_ms_per_step) for d in slow.work] == [
+        (loader, pytest.approx(20.1), pytest.approx(0.1))
+    ]
+    assert slow.held_ms_by_rank[:3] == (0.0, 0.0, 0.0)
+    assert all(row[r].peer_wait_ms == pytest.approx(20.0) for row in run.rows for r in range(3))
+
+
+def test_a_late_host_names_its_host_ops():
+    from dataclasses import replace
+
+    profiles = rank_set([10.0] * 4, link_gbps=300.0)
+    profiles = [
+        replace(
+            p,
+            steps=tuple(replace(s, host_ps=(12 if r == 1 else 0) * MS) for s in p.steps),
+            host_work=(WorkRow("aten::item", 5, (60 if r == 1 else 1) * MS),),
+        )
+        for r, p in enumerate(profiles)
+    ]
+    # rank 1 arrives 12 ms late: its host held the device that long each step
+    later = rank_set([10.0, 22.0, 10.0, 10.0], link_gbps=300.0)
+    profiles = [
+        replace(
+            p,
+            steps=tuple(
+                replace(s, calls=late.calls, start_ps=late.start_ps, end_ps=late.end_ps, compute_ps=s.compute_ps)
+                for s, late in zip(p.steps, q.steps)
+            ),
+        )
+        for p, q in zip(profiles, later)
+    ]
+    run = analyze_ranks(profiles)
+    slow = run.straggler
+    assert slow.position == 1 and slow.cause == "host" and slow.evidence == "host"
+    assert slow.cause_ms == pytest.approx(12.0)
+    assert [(d.name, d.ms_per_step) for d in slow.work] == [("aten::item", pytest.approx(12.0))]

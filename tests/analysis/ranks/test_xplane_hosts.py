@@ -86,3 +86,12 @@ def test_pytorch_traces_without_their_rank_are_not_joined(tmp_path):
             json.dump(trace, handle)
     report = tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
     assert len(report["hosts"]) == 2 and "ranks" not in report
+
+
+def test_the_text_calls_the_hosts_hosts(report):
+    from tb_gpu_advisor.report.text import render_text
+
+    text = render_text(report)
+    assert "Ranks (4 hosts" in text and "6 steps on every host" in text
+    assert "Slowest host: worker2, last to arrive in 6 of 6" in text
+    assert "From its trace, its kernels per step against the median rank:" in text

@@ -64,6 +64,43 @@ def test_token_rounds_read_every_stat_value_kind():
     assert data[int(value[3]) : int(value[3]) + int(size[3])].decode() == "é" and value[5] == 9
 
 
+def test_rounds_of_one_wire_type_read_the_same_as_mixed_rounds():
+    stats = [
+        schema.XStat(metadata_id=1, double_value=2.5),
+        schema.XStat(metadata_id=2, uint64_value=2**64 - 1),
+        schema.XStat(metadata_id=300, str_value="long " * 40),
+        schema.XStat(metadata_id=4, bytes_value=b"\xff"),
+        schema.XEvent(metadata_id=5, offset_ps=2**40, duration_ps=7),
+    ]
+    raw = [s.SerializeToString() for s in stats] + [b"\x0d\x01\x02\x03\x04"]  # a fixed32 field
+    data = b"".join(raw)
+    buf = np.frombuffer(data, np.uint8)
+    ends = np.cumsum([len(r) for r in raw])
+    starts = ends - [len(r) for r in raw]
+
+    def fields(rounds, starts):
+        found = {}
+        for msg, tag, value, size in rounds:
+            for m, t, v, n in zip(msg.tolist(), tag.tolist(), value.tolist(), size.tolist()):
+                found.setdefault(m, []).append((t, v - int(starts[m]) if (t & 7) == 2 else v, n))
+        return found
+
+    mixed = fields(token_rounds(buf, starts, ends), starts)
+    alone = {}
+    for m, (start, end) in enumerate(zip(starts, ends)):  # one message a call: every round has one wire type
+        one = fields(token_rounds(buf, np.array([start]), np.array([end])), [start])
+        alone[m] = one[0]
+    assert mixed == alone
+    assert mixed[5] == [(int(tag_of(1, 5)), 0x04030201, 0)]
+    assert mixed[2][1] == (int(tag_of(5, 2)), 6, 200)  # a LEN payload: its offset, after the tag and length
+
+
+def test_a_bad_wire_type_in_a_mixed_round_is_unusual():
+    data = b"\x08\x01\x0b"
+    with pytest.raises(Unusual):
+        list(token_rounds(np.frombuffer(data, np.uint8), np.array([0, 2]), np.array([2, 3])))
+
+
 @pytest.mark.parametrize("data", [b"\x0b\x0c", b"\x00\x01", b"\x0f", b"\x0a\x05ab"])
 def test_groups_field_zero_bad_wire_types_and_overruns_are_unusual(data):
     with pytest.raises(Unusual):
