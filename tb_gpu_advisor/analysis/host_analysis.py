@@ -195,7 +195,9 @@ def analyze_host(model):
     starts, ends = [s.start_ps for s in step_set.timed_steps], [s.end_ps for s in step_set.timed_steps]
     queue_full = queue_full_launches(model)
     waits = host_wait_spans(model, queue_full)
-    idle = attribute_idle(model, loader_waits, waits, input_prep)
+    idle = attribute_idle(
+        model, loader_waits, waits, input_prep, prep.fed_gaps if prep is not None else intervals.EMPTY
+    )
     # One attribution: the breakdown's host-side time where every GPU idles is the idle attribution's.
     spans = category_spans(model, dtypes, loader_waits, input_prep, waits, idle)
     per_step = split_windows(spans, starts, ends)
