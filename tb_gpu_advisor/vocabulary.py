@@ -40,6 +40,7 @@ BREAKDOWN_LABELS = {
     "copy_call": "Copy call",
     "launch": "Kernel launch",
     "host_wait": "Host waiting on the device",
+    "host_stall": "Host stalled inside an op (a wait)",
     "host": "Host compute",
     "idle": "Idle",
 }
@@ -58,6 +59,7 @@ BREAKDOWN_SHORT_LABELS = {
     "copy_call": "copy",
     "launch": "launch",
     "host_wait": "wait",
+    "host_stall": "stall",
     "host": "host",
     "idle": "idle",
 }

@@ -8,7 +8,8 @@ collectives count only where they are exposed (no compute overlaps them). A CPU 
 Where every GPU idles, the instant takes its cause in the idle attribution (analysis.idle_attribution, one
 cause per instant across GPUs by analysis.all_idle), through CAUSE_CATEGORY: `device_wait` (work queued, the GPU
 waiting on the device side), `launch` and `copy_call` (the GPU waiting for the call that enqueues its next
-kernel, or copy), `host_wait` (the host blocked on the device held it), `input_wait` (cause `input`),
+kernel, or copy), `host_wait` (the host blocked on the device held it), `host_stall` (the step thread stalled
+inside an op call: a wait on something the trace does not name), `input_wait` (cause `input`),
 `input_prep`, `host`, and `idle` (causes `host_untraced` and `unattributed`: no host event says why). So the
 Time line, the Idle line and the findings read one attribution. Where no GPU ran a kernel there is no
 attribution, and the host categories say what the host did at each instant, in HOST_CATEGORIES order:
@@ -61,6 +62,7 @@ BREAKDOWN_CATEGORIES = (
     "copy_call",
     "launch",
     "host_wait",
+    "host_stall",
     "host",
     "idle",
 )
@@ -75,6 +77,7 @@ CAUSE_CATEGORY = {
     "launch": "launch",
     "copy_call": "copy_call",
     "host_wait": "host_wait",
+    "host_stall": "host_stall",
     "input": "input_wait",
     "input_prep": "input_prep",
     "host": "host",

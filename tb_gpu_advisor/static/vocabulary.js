@@ -27,6 +27,7 @@ export const VOCABULARY = Object.freeze({
     "copy_call": "Copy call",
     "launch": "Kernel launch",
     "host_wait": "Host waiting on the device",
+    "host_stall": "Host stalled inside an op (a wait)",
     "host": "Host compute",
     "idle": "Idle"
   },
@@ -44,6 +45,7 @@ export const VOCABULARY = Object.freeze({
     "copy_call": "copy",
     "launch": "launch",
     "host_wait": "wait",
+    "host_stall": "stall",
     "host": "host",
     "idle": "idle"
   },
