@@ -190,6 +190,16 @@ def test_every_pytorch_variant_rewords_a_known_finding_of_the_same_category():
     assert entry_for("input.gpu_waits_for_input", "tensorflow") is CATALOG["input.gpu_waits_for_input"]
 
 
+def test_a_finding_has_one_pytorch_wording():
+    """A finding PyTorch's variants reword (findings/pytorch_fixes.py) has no inline `pytorch=` idiom as well:
+    entry_for returns the variant for PyTorch runs, so an inline idiom beside it would never be shown."""
+    from tb_gpu_advisor.findings.catalog import CATALOG, VARIANTS, entry_for
+
+    entry_for("input.gpu_waits_for_input", "pytorch")  # loads the variants
+    assert {key for key in VARIANTS["pytorch"] if CATALOG[key].pytorch is not None} == set()
+    assert any(entry.pytorch is not None for entry in CATALOG.values())  # the others keep theirs
+
+
 def test_volta_gets_float16_autocast_with_a_grad_scaler_not_bfloat16(kineto_models):
     """The V100 (cc 7.0) has float16 Tensor Cores only: bfloat16 autocast would run no faster there."""
     report = host_report(kineto_models["v100_2rank_test"])
