@@ -312,6 +312,8 @@ def _top(ctx, findings):
 def _sentence(ctx, bottleneck, top):
     breakdown = ctx.analysis.breakdown_pct
     share = _p(ctx.share_pct(top.recoverable_ms))
+    # The share is what the top finding's fix recovers, in its badge's word: a bound "up to", a model "about".
+    word = "about" if top.speedup_kind == "model" else "up to"
     each = "of each step" if ctx.step_set.steps else "of the profiled time"
     title = top.title or top.entry.title  # a rule's title for what this profile shows, else the catalog's
     if DIRECT.get(top.id) == "input":
@@ -333,7 +335,7 @@ def _sentence(ctx, bottleneck, top):
         compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
         text = (
             f"Kernel-bound: the GPU computes {_p(compute)} {each}, and {title[0].lower()}"
-            f"{title[1:]} (up to {share} {'of the step' if ctx.step_set.steps else each} "
+            f"{title[1:]} ({word} {share} {'of the step' if ctx.step_set.steps else each} "
             "recoverable)."
         )
     else:
@@ -344,7 +346,7 @@ def _sentence(ctx, bottleneck, top):
             "transfer": "Transfer",
             "communication": "Communication",
         }[bottleneck]
-        text = f"{label}-bound: {title[0].lower()}{title[1:]} (up to {share} {each})."
+        text = f"{label}-bound: {title[0].lower()}{title[1:]} ({word} {share} {each} recoverable)."
     if not ctx.step_set.steps and bottleneck in ("input", "host", "launch"):
         text += _without_steps(ctx)
     return Verdict(bottleneck, text, finding_id=top.id)
