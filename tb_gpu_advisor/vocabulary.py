@@ -63,6 +63,7 @@ IDLE_CAUSE_LABELS = {
     "launch": "Waiting for a launch call",
     "copy_call": "Waiting for a copy call",
     "host_wait": "Host blocked on a device wait",
+    "host_stall": "Host stalled inside an op (a wait)",
     "input": "Host waiting for input",
     "input_prep": "Host preparing input (on the step thread)",
     "host": "Host busy (framework, Python)",

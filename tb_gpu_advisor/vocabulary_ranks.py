@@ -8,6 +8,16 @@ RANK_TABLE_NOTE = (
     "peer wait + transfer is the rank's whole time in collectives, including any time its own work ran beside them "
     "(its own report's breakdown counts under Collectives only the time no other work ran: the exposed part)"
 )
+# The slowest rank's components against the median rank's; `start` is not a time it spent.
+EXCESS_WORDS = (
+    "Against the median rank, per step (start: how much later it begins its steps, beyond leaving the previous "
+    "step's last collective later, which is time in the collective, not its own)"
+)
+# What a collective's transfer holds on a CPU backend (gloo), where no link is traced.
+CPU_TRANSFER_WORDS = (
+    "On a CPU backend the transfer is the backend's span after the last arrival (gloo's worker thread): it holds "
+    "the copies and reductions, and the processes' scheduling on a host with more ranks than cores"
+)
 # Said under a table or list that shows the first steps only ({shown} of {total}).
 FIRST_STEPS_WORDS = "The first {shown} of the {total} steps (every step is in the JSON report)."
 # The collectives matched across ranks, per kind.
@@ -66,6 +76,8 @@ def exported():
         "asLate": AS_LATE_WORDS,
         "stepTime": STEP_TIME_WORDS,
         "tableNote": RANK_TABLE_NOTE,
+        "excess": EXCESS_WORDS,
+        "cpuTransfer": CPU_TRANSFER_WORDS,
         "evidence": EVIDENCE_WORDS,
         "computeSplit": COMPUTE_SPLIT_WORDS,
         "singleProcessLoader": SINGLE_PROCESS_LOADER_WORDS,

@@ -8,6 +8,7 @@ import numpy as np
 
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import TF_DECODE_OPS, TF_FILE_READ_OPS, TF_FUNCTION_TAG, TF_PREP_TAG, XLA_CPU_TAG
+from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from tb_gpu_advisor.model.waits import feeder_waits
 
 from typing import TYPE_CHECKING
@@ -65,6 +66,9 @@ class BatchPrep:
     calls: tuple  # PrepCall, most time first (nested calls each count their own time)
     between_steps_ps: int
     in_prep_calls: object = intervals.EMPTY  # Intervals: the gaps inside the known preparation calls
+    # Intervals: the gaps of the steps that then send host data to the device (a host-to-device copy before the
+    # step's first kernel): what the step thread did there built the batch it sent.
+    fed_gaps: object = intervals.EMPTY
 
     def _share(self, ps):
         return ps / self.total_ps if self.total_ps else 0.0
@@ -163,8 +167,9 @@ def batch_prep(model: TraceModel, step_set: StepSet) -> BatchPrep | None:
         ready = busy.start_ps
     # The step thread blocked on another thread (a queue, a lock) is analysis.feeder_waits' finding, not preparation.
     busy_or_waiting = intervals.union_all(busy, host.input_waits, feeder_waits(host.thread_waits))
-    starts, ends, per_step, recoverable = [], [], [], 0
-    for step, first_ready in zip(steps, _first_at_or_after(ready, [step.start_ps for step in steps])):
+    fed = _fed_steps(model, steps)
+    starts, ends, per_step, recoverable, fed_starts, fed_ends = [], [], [], 0, [], []
+    for index, (step, first_ready) in enumerate(zip(steps, _first_at_or_after(ready, [s.start_ps for s in steps]))):
         gap_end = min(first_ready, step.end_ps) if first_ready is not None else step.end_ps
         gap = (
             intervals.subtract(intervals.union([step.start_ps], [gap_end]), busy_or_waiting)
@@ -173,6 +178,9 @@ def batch_prep(model: TraceModel, step_set: StepSet) -> BatchPrep | None:
         )
         starts.extend(gap.start_ps.tolist())
         ends.extend(gap.end_ps.tolist())
+        if fed[index]:
+            fed_starts.extend(gap.start_ps.tolist())
+            fed_ends.extend(gap.end_ps.tolist())
         length = gap.total_ps
         per_step.append(length)
         recoverable += min(length, step.duration_ps - length)
@@ -193,7 +201,26 @@ def batch_prep(model: TraceModel, step_set: StepSet) -> BatchPrep | None:
         calls=calls,
         between_steps_ps=intervals.subtract(between, busy).total_ps,
         in_prep_calls=in_calls,
+        fed_gaps=intervals.union(fed_starts, fed_ends),
     )
+
+
+def _fed_steps(model, steps):
+    """Per step, whether a GPU copied host data to the device in it before the step's first kernel."""
+    fed = np.zeros(len(steps), dtype=bool)
+    step_starts = np.array([step.start_ps for step in steps], dtype=np.int64)
+    step_ends = np.array([step.end_ps for step in steps], dtype=np.int64)
+    for gpu in model.gpus:
+        activity = gpu.activity
+        kernel = np.isin(activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH))
+        h2d = (activity.kind == ActivityKind.MEMCPY) & (activity.copy_direction == CopyDirection.H2D)
+        first_kernel = _first_at_or_after(activity.start_ps[kernel], step_starts.tolist())
+        copy_starts = np.sort(activity.start_ps[h2d])
+        for index, first in enumerate(first_kernel):
+            end = min(first, step_ends[index]) if first is not None else step_ends[index]
+            at = np.searchsorted(copy_starts, step_starts[index], side="left")
+            fed[index] |= bool(at < len(copy_starts) and copy_starts[at] < end)
+    return fed
 
 
 def prep_calls(host: HostActivity, spans: Intervals) -> tuple[tuple, int]:

@@ -242,7 +242,9 @@ def analyze_host(model):
         unused_gpus=unused,
         optimizer_loop=optimizer_loop(model),
         py_function_calls=py_function_calls(model.host_activity.py_function_calls),
-        idle=attribute_idle(model, loader_waits, waits, input_prep),
+        idle=attribute_idle(
+            model, loader_waits, waits, input_prep, prep.fed_gaps if prep is not None else intervals.EMPTY
+        ),
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(
             stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window)) for gpu in model.gpus

@@ -7,22 +7,31 @@ paired with its host call by correlation id. Each instant of the gap gets one ca
 - `device_wait`: the call had returned before the gap began, so the work was queued and the GPU waited on
   something on the device side (another stream or GPU, an event, a peer in a collective, its own start latency);
 - `launch`: the call that enqueued a kernel was still running, or started during the gap: from the call's start
-  to the kernel's start the GPU waited for the launch (the call and its latency);
-- `copy_call`: the same for a copy or memset call (a transfer, never a launch);
+  to the kernel's start the GPU waited for the launch (the call and its latency); before the call, the launch
+  path's own host work (XLA updating and executing a command buffer around its graph launch) too;
+- `copy_call`: the same for a copy or memset call (a transfer, never a launch); before the call, the host staging
+  the copy's data (PJRT's host part of a host-to-device transfer): the host doing the copy;
 - `host_wait`: before that call started, the host was blocked on the device (analysis.host_wait_spans: a
-  synchronize, a blocking copy, a launch blocked on a full queue, a JAX or TensorFlow wait): a host that waits for the GPU cannot queue work ahead of it. The part of the gap right
-  after the GPU went idle, as long as the wait that was running then had lasted (what the host could have
-  done ahead), is this cause, except where the host then waited for or built its input (that stays `input` or
-  `input_prep`: the pipeline held it); the rest of the gap goes by what the host did at each instant (a wait
-  first: a blocking copy or a blocked launch call is a wait, not a launch);
+  synchronize, a blocking copy, a launch blocked on a full queue, a JAX or TensorFlow wait), only while the wait
+  runs: what the host did after it returned is that work's cause (a wait is never evidence that the host is slow,
+  nor that what follows it is a wait);
+- `host_stall`: the step thread stalled inside an operator call, its wall time untraced and far above its usual
+  (readers.kineto.op_stalls): a wait on something the trace does not name (a lock, the GIL, another thread), not
+  host work;
 - `input`: the host waited for its input pipeline (tf.data, the DataLoader, the step thread's loaders);
 - `input_prep`: the step thread prepared its batch itself (analysis.batch_prep: reading, decoding, augmenting on
-  the thread that feeds the device): input work, not a wait;
+  the thread that feeds the device, from the step's start to its first dispatch): input work, not a wait; where
+  other traced host work runs then, it is that work's (`host`) unless known preparation calls fill the gaps, and
+  untraced time counts only in a step that then copies host data to the device (the batch it built);
 - `host`: the host ran other traced work (framework ops, Python);
 - `host_untraced`: no host event was recorded then (work the profiler does not trace, or an idle host);
 - `unattributed`: the work has no host call in the trace (no host plane, device-side launches), or no work
   follows the gap, and no host event runs then either; where host events do run, the gap goes by what the host
-  did at each instant (`launch`, `host_wait`, `input`, `input_prep`, `host`) as the host's part cannot be told from the call.
+  did at each instant as the host's part cannot be told from the call.
+
+Where host events overlap (threads), an instant takes the first cause in that order: a wait or a stall, then the
+launch path, the copy's staging, input, other host work, and the untraced start of a step that sends host
+data to the device, before its first dispatch (input_prep: the batch it sends being built).
 
 Only the first three causes exist when the host queued the work in time; `launch` is time the GPU waited for a
 launch call itself, never a call blocked on a full queue before the gap (the GPU was busy then).
@@ -38,6 +47,7 @@ from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
 from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import HOST_STAGING_TAG, LAUNCH_WORK_TAG, OP_STALL_PREFIX
 from tb_gpu_advisor.model.trace import ActivityKind
 
 from typing import TYPE_CHECKING
@@ -52,6 +62,7 @@ IDLE_CAUSES = (
     "launch",
     "copy_call",
     "host_wait",
+    "host_stall",
     "input",
     "input_prep",
     "host",
@@ -59,11 +70,11 @@ IDLE_CAUSES = (
     "unattributed",
 )
 # Causes of time the host, not the device, held the GPU back.
-HOST_CAUSES = ("launch", "copy_call", "host_wait", "input", "input_prep", "host", "host_untraced")
+HOST_CAUSES = ("launch", "copy_call", "host_wait", "host_stall", "input", "input_prep", "host", "host_untraced")
+_FAR_PS = 2**60
 # A wait that ended this long before the GPU went idle still held the host: clocks of host and device agree to
 # about a microsecond in CUPTI traces.
 WAIT_SLACK_PS = 5_000_000
-_FAR_PS = 2**60
 
 
 # What the queued work that ended a device-wait gap was: what the GPU waited to run.
@@ -81,6 +92,10 @@ class GpuIdle:
     spans: dict
     gap_count: int
     device_wait_work: dict | None = None
+    # Intervals: the host-late idle right after a wait that ran when the GPU went idle, as long as that wait had
+    # run before (what a host that had not waited could have done ahead), whatever each instant's cause: the
+    # serialization a read each step imposes, which a compiled step keeps (host.eager_execution's model).
+    after_wait: object = intervals.EMPTY
 
     def cause_ps(self, starts: list[int] | np.ndarray, ends: list[int] | np.ndarray) -> dict[str, np.ndarray]:
         """{cause: np.ndarray of ps per window [starts[i], ends[i])}."""
@@ -102,24 +117,28 @@ def attribute_idle(
     input_waits: Intervals = intervals.EMPTY,
     waits: Intervals | None = None,
     input_prep: Intervals = intervals.EMPTY,
+    prep_gaps: Intervals = intervals.EMPTY,
 ) -> IdleAttribution:
     """IdleAttribution of every GPU that ran a kernel or graph. `input_waits`: extra input-wait intervals (the step thread
     blocked on its loaders) beside the trace's own input waits; `waits`: the host's waits on the device
     (analysis.host_wait_spans; without queue-full launches when not given); `input_prep`: the step thread
-    building its batch (analysis.batch_prep)."""
+    building its batch on evidence (analysis.batch_prep's input spans); `prep_gaps`: batch_prep's gaps of the steps
+    that send host data to the device, whose time no host event explains (the step thread untraced before its
+    first dispatch, building the batch it sends) is input_prep too."""
     host = model.host_activity
     waits = host_wait_spans(model) if waits is None else waits
-    inputs = (intervals.union_all(host.input_waits, input_waits), input_prep)
+    sources = _host_sources(host, waits, intervals.union_all(host.input_waits, input_waits), input_prep, prep_gaps)
+    inputs = intervals.union_all(host.input_waits, input_waits, input_prep, prep_gaps)
     found = []
     for gpu in model.gpus:
         # A GPU that ran no kernel (a few copies at most) did no work to be late for: the host's launches and
         # input were for the others.
         if np.isin(gpu.activity.kind, (ActivityKind.KERNEL, ActivityKind.GRAPH)).any():
-            found.append(_gpu_idle(gpu, host, waits, inputs))
+            found.append(_gpu_idle(gpu, host, sources, waits, inputs))
     return IdleAttribution(gpus=tuple(found))
 
 
-def _gpu_idle(gpu, host, waits, inputs):
+def _gpu_idle(gpu, host, sources, waits, inputs):
     activity = gpu.activity
     busy = intervals.union(activity.start_ps, activity.end_ps)
     # Before the first work and after the last the GPU idles too, as far as any window reaches.
@@ -141,7 +160,7 @@ def _gpu_idle(gpu, host, waits, inputs):
     launch[has_work] = pair_launches(host, activity)[work[has_work]]
     paired = launch >= 0
     # Without the host call, what the host did at each instant is all there is to tell.
-    _host_reasons(gap_start[~paired], gap_end[~paired], host, waits, inputs, add, serial=False, rest="unattributed")
+    _host_reasons(gap_start[~paired], gap_end[~paired], sources, add, rest="unattributed")
     call_start = np.zeros(len(launch), dtype=np.int64)
     call_start[paired] = host.launch_start_ps[launch[paired]]
     call_end = call_start.copy()
@@ -156,7 +175,7 @@ def _gpu_idle(gpu, host, waits, inputs):
     add("launch", issue[late & kernel], gap_end[late & kernel])
     add("copy_call", issue[late & ~kernel], gap_end[late & ~kernel])
     behind = late & (issue > gap_start)
-    _host_reasons(gap_start[behind], issue[behind], host, waits, inputs, add)
+    _host_reasons(gap_start[behind], issue[behind], sources, add)
     result = {
         cause: intervals.union(np.concatenate(s) if s else [], np.concatenate(e) if e else [])
         for cause, (s, e) in spans.items()
@@ -165,8 +184,28 @@ def _gpu_idle(gpu, host, waits, inputs):
         kind: intervals.union(gap_start[queued][mask], gap_end[queued][mask]) for kind, mask in waited.items()
     }
     return GpuIdle(
-        ordinal=gpu.ordinal, name=gpu.name, spans=result, gap_count=int(len(gap_start)), device_wait_work=work_spans
+        ordinal=gpu.ordinal,
+        name=gpu.name,
+        spans=result,
+        gap_count=int(len(gap_start)),
+        device_wait_work=work_spans,
+        after_wait=_after_wait(gap_start[behind], issue[behind], waits, inputs),
     )
+
+
+def _after_wait(start, end, waits, inputs):
+    """GpuIdle.after_wait of the host-late intervals [start, end): from each start, as long as the wait running
+    then (ending at or after it, less the clocks' slack) had run before it; the host's input time left out (the
+    pipeline held it, not the wait)."""
+    if not len(start) or not len(waits):
+        return intervals.EMPTY
+    index = np.searchsorted(waits.end_ps, start - WAIT_SLACK_PS, side="left")
+    valid = index < len(waits)
+    index = np.minimum(index, len(waits) - 1)
+    began = waits.start_ps[index]
+    valid &= began < start
+    held = np.where(valid, np.minimum(end - start, start - began), 0)
+    return intervals.subtract(intervals.union(start[held > 0], start[held > 0] + held[held > 0]), inputs)
 
 
 def _work_kinds(activity, index):
@@ -177,34 +216,27 @@ def _work_kinds(activity, index):
     return {"collective": nccl & ~copy, "copy": copy, "compute": ~nccl & ~copy}
 
 
-def _host_reasons(start, end, host, waits, inputs, add, serial=True, rest="host_untraced"):
-    """Splits the host-late intervals [start, end) by cause (module docstring); `inputs`: (input waits, batch
-    preparation); `serial`: the wait running when the GPU went idle holds the host (False where the work's host
-    call is unknown); `rest`: the cause of time without host events."""
+def _host_sources(host, waits, input_waits, input_prep, prep_gaps):
+    """((cause, Intervals), ...) of what the host did, in the order an instant takes them (module docstring)."""
+    stalls = intervals.union_all(*(spans for tag, spans in host.tagged.items() if tag.startswith(OP_STALL_PREFIX)))
+    return (
+        ("host_wait", waits),
+        ("host_stall", stalls),
+        ("launch", intervals.union_all(host.launch_busy, host.tagged.get(LAUNCH_WORK_TAG, intervals.EMPTY))),
+        ("copy_call", host.tagged.get(HOST_STAGING_TAG, intervals.EMPTY)),
+        ("input", input_waits),
+        ("input_prep", input_prep),
+        ("host", host.busy),
+        ("input_prep", prep_gaps),
+    )
+
+
+def _host_reasons(start, end, sources, add, rest="host_untraced"):
+    """Splits the host-late intervals [start, end) by what the host did at each instant (`sources`, in order);
+    `rest`: the cause of time without host events."""
     if not len(start):
         return
-    # The wait that was running when the GPU went idle (ends at or after it, less the clocks' slack).
-    index = np.searchsorted(waits.end_ps, start - WAIT_SLACK_PS, side="left")
-    held = np.zeros(len(start), dtype=np.int64)
-    if len(waits) and serial:
-        valid = index < len(waits.start_ps)
-        index = np.minimum(index, max(len(waits.start_ps) - 1, 0))
-        began = waits.start_ps[index]
-        valid &= began < start
-        held[valid] = np.minimum(end[valid] - start[valid], start[valid] - began[valid])
-    # The host's input (a wait on its pipeline, or building its batch) stays input: the pipeline is what held it.
-    holding = intervals.subtract(
-        intervals.union(start[held > 0], start[held > 0] + held[held > 0]), intervals.union_all(*inputs)
-    )
-    add("host_wait", holding.start_ps, holding.end_ps)
-    left = intervals.subtract(intervals.union(start, end), holding)
-    sources = (
-        ("host_wait", waits),
-        ("launch", host.launch_busy),
-        ("input", inputs[0]),
-        ("input_prep", inputs[1]),
-        ("host", host.busy),
-    )
+    left = intervals.union(start, end)
     for cause, source in sources:
         part = intervals.intersect(left, source)
         add(cause, part.start_ps, part.end_ps)

@@ -38,6 +38,7 @@ class LaunchStats:
     launch_call_count: int = 0  # those calls (a graph launch is one call for all its kernels)
     queue_full_count: int = 0  # launch calls blocked on a full launch queue (analysis.launch_queue): waits
     queue_full_ps: int = 0  # their total time
+    paired_call_count: int = 0  # the distinct host calls the paired kernels came from, blocked ones included
 
 
 # activity -> (host, its pairing): about ten analyses and rules ask for each GPU's, a search over every launch.
@@ -83,6 +84,7 @@ def launch_stats(model: TraceModel, step_set: StepSet, queue_full: QueueFull | N
     host = model.host_activity
     blocked = queue_full.blocked if queue_full is not None else np.zeros(len(host.launch_correlation_id), bool)
     latencies, kernel_count, tiny, call_ps, call_count, starts, paired_count = [], 0, 0, 0, 0, [], 0
+    paired_calls = 0
     for gpu in model.gpus:
         activity = gpu.activity
         kernels = activity.kind == ActivityKind.KERNEL
@@ -98,6 +100,7 @@ def launch_stats(model: TraceModel, step_set: StepSet, queue_full: QueueFull | N
         latencies.append(activity.start_ps[paired][first] - host.launch_start_ps[launch_index[paired][first]])
         called = np.zeros(len(blocked), dtype=bool)  # a graph launch is one call for all its kernels
         called[launch_index[paired]] = True
+        paired_calls += int(called.sum())
         calls = np.flatnonzero(called & ~blocked)
         call_ps += int(host.launch_duration_ps[calls].sum())
         call_count += len(calls)
@@ -129,4 +132,5 @@ def launch_stats(model: TraceModel, step_set: StepSet, queue_full: QueueFull | N
         launch_call_count=call_count,
         queue_full_count=queue_full.count if queue_full is not None else 0,
         queue_full_ps=queue_full.total_ps if queue_full is not None else 0,
+        paired_call_count=paired_calls,
     )

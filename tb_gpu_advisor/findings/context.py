@@ -171,6 +171,24 @@ class Context(FixConditions):
         found = [idle.by_ordinal(gpu.ordinal) for gpu in self.active_gpus] if idle is not None else []
         return intervals.union_all(*(gpu.spans[cause] for gpu in found if gpu is not None))
 
+    def idle_union_ms(self, causes: tuple, after_wait: bool = False) -> float:
+        """The mean over active GPUs of their idle time for any of `causes` (and, with `after_wait`, in
+        GpuIdle.after_wait: the serialization after a wait) in their windows, in ms."""
+        idle = self.analysis.idle
+        if idle is None or not self.active_gpus:
+            return 0.0
+        total = sum(
+            self.covered_ps(
+                gpu,
+                intervals.union_all(
+                    *(found.spans[c] for c in causes), found.after_wait if after_wait else intervals.EMPTY
+                ),
+            )
+            for gpu in self.active_gpus
+            if (found := idle.by_ordinal(gpu.ordinal)) is not None
+        )
+        return round(ms(total) / len(self.active_gpus), 6)
+
     def idle_cause_ms(self, cause: str, leave_out: Intervals = intervals.EMPTY) -> float:
         """The mean over active GPUs of their idle time for `cause` in their windows (less `leave_out`), in ms."""
         idle = self.analysis.idle
@@ -306,9 +324,7 @@ class Context(FixConditions):
         stalls = intervals.union_all(
             *(spans for tag, spans in self.host.tagged.items() if tag.startswith(OP_STALL_PREFIX))
         )
-        if not len(stalls) or self.share_pct(self.idle_cause_ms("host") - self.idle_cause_ms("host", stalls)) < (
-            HOST_MEDIUM_PCT
-        ):
+        if not len(stalls) or self.share_pct(self.idle_cause_ms("host_stall")) < HOST_MEDIUM_PCT:
             return intervals.EMPTY
         return stalls
 

@@ -13,7 +13,8 @@ from tb_gpu_advisor.findings.rules.host_stalls import INFERRED_CAUSES
 from tb_gpu_advisor.findings.host_time import host_critical_ms
 from tb_gpu_advisor.findings.overlaps import POOLS, WAIT_FIXES, with_overlaps
 from tb_gpu_advisor.findings.rules import RULES
-from tb_gpu_advisor.findings.verdict import BOTTLENECK_OF_CATEGORY, decide, not_enough
+from tb_gpu_advisor.findings.low_confidence import not_enough
+from tb_gpu_advisor.findings.verdict import BOTTLENECK_OF_CATEGORY, decide
 from tb_gpu_advisor.report.units import speedup_phrase
 from tb_gpu_advisor.findings import pytorch_fixes  # noqa: F401 (registers PyTorch's wording of the findings)
 from tb_gpu_advisor.whatif.combined import CAPPED_BY, DEVICE_POOLS, HOST_POOLS, Claim, combine

@@ -97,8 +97,10 @@ class Finding:
 
     def to_dict(self, framework=None, vendor=None):
         """The JSON shape; `framework` ("pytorch") picks the catalog's wording for that framework's users, and
-        with `vendor` ("NVIDIA", "AMD") the docs are matched to the run (findings.doc_links)."""
-        entry = entry_for(self.id, framework) if framework == "pytorch" else self.entry
+        with `vendor` ("NVIDIA", "AMD") the docs are matched to the run (findings.doc_links). Without `framework`,
+        the finding's own picks the wording."""
+        wording = framework or self.framework
+        entry = entry_for(self.id, wording) if wording == "pytorch" else self.entry
         idiom = entry.idiom(self.framework, self.condition)
         return {
             "id": self.id,

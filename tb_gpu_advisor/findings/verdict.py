@@ -15,7 +15,6 @@ from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, in_sentence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.analysis.confidence import Confidence
     from tb_gpu_advisor.findings.context import Context
     from tb_gpu_advisor.findings.finding import Finding
 
@@ -278,47 +277,6 @@ def _with_straggler(verdict, findings):
     return Verdict(verdict.bottleneck, text, verdict.reason, verdict.finding_id)
 
 
-# The share of the verdict's idle cause that first-use setup may hold before the "as captured" label names the
-# setup instead of the cause: more than half of it is not the program's steady state.
-SETUP_MOSTLY_SHARE = 0.5
-
-
-def not_enough(
-    verdict: Verdict, confidence: Confidence, busy_pct: float | None = None, setup_share: float | None = None
-) -> Verdict:
-    """The verdict of a low-confidence trace: it says the trace is not enough, then what it shows as captured
-    (only the busy share when no step repeats: the time between kernels is not a step's; first-use setup when
-    `setup_share`, the part of the verdict's idle cause that is warm-up, is most of it)."""
-    if confidence.tpu_only or confidence.counters_only:  # the verdict already says what cannot be told
-        return verdict
-    why = "; ".join(confidence.labels)
-    if setup_share is not None and setup_share > SETUP_MOSTLY_SHARE:
-        return Verdict(
-            "unknown",
-            f"Not enough trace for a verdict ({why}; see confidence). As captured: first-use setup (context "
-            "creation, kernel module loading, first allocations) is most of the time the GPU waited for the "
-            "host; nothing steady-state to judge.",
-            "first-use setup in the capture",
-            None,
-        )
-    if confidence.no_step and busy_pct is not None:
-        return Verdict(
-            "unknown",
-            f"Not enough trace for a verdict ({why}; see confidence). As captured: the GPU "
-            f"is busy {_p(busy_pct)} of the profiled time; the host time between kernels "
-            "belongs to the code around them, not to a training step.",
-            "no repeating step in the capture",
-            None,
-        )
-    shown = verdict.sentence[0].lower() + verdict.sentence[1:]
-    return Verdict(
-        verdict.bottleneck,
-        f"Not enough trace for a verdict ({why}; see confidence). As captured: {shown}",
-        verdict.reason,
-        verdict.finding_id,
-    )
-
-
 def _input_source(ctx, otherwise=None):
     """What the step waits on for input, in the framework's words."""
     if ctx.framework.name == "pytorch":
@@ -354,6 +312,8 @@ def _top(ctx, findings):
 def _sentence(ctx, bottleneck, top):
     breakdown = ctx.analysis.breakdown_pct
     share = _p(ctx.share_pct(top.recoverable_ms))
+    # The share is what the top finding's fix recovers, in its badge's word: a bound "up to", a model "about".
+    word = "about" if top.speedup_kind == "model" else "up to"
     each = "of each step" if ctx.step_set.steps else "of the profiled time"
     title = top.title or top.entry.title  # a rule's title for what this profile shows, else the catalog's
     if DIRECT.get(top.id) == "input":
@@ -375,7 +335,7 @@ def _sentence(ctx, bottleneck, top):
         compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
         text = (
             f"Kernel-bound: the GPU computes {_p(compute)} {each}, and {title[0].lower()}"
-            f"{title[1:]} (up to {share} {'of the step' if ctx.step_set.steps else each} "
+            f"{title[1:]} ({word} {share} {'of the step' if ctx.step_set.steps else each} "
             "recoverable)."
         )
     else:
@@ -386,7 +346,7 @@ def _sentence(ctx, bottleneck, top):
             "transfer": "Transfer",
             "communication": "Communication",
         }[bottleneck]
-        text = f"{label}-bound: {title[0].lower()}{title[1:]} (up to {share} {each})."
+        text = f"{label}-bound: {title[0].lower()}{title[1:]} ({word} {share} {each} recoverable)."
     if not ctx.step_set.steps and bottleneck in ("input", "host", "launch"):
         text += _without_steps(ctx)
     return Verdict(bottleneck, text, finding_id=top.id)

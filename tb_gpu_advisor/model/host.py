@@ -147,6 +147,10 @@ HOST_STAGING_TAG = "host_staging"
 OP_STALL_PREFIX = "op_stall:"
 OP_STALL_NEAR_TAG = "op_stall_near"
 _HOST_STAGING_EVENTS = frozenset({"H2D Dispatch"})
+# The launch path's host work around a graph launch call: XLA updating a command buffer (the CUDA graph's
+# arguments) and executing it, which holds the cuGraphLaunch call. The GPU waits on it as on a launch.
+LAUNCH_WORK_TAG = "launch_work"
+_LAUNCH_WORK_EVENTS = frozenset({"command_buffer::update", "command_buffer::execute"})
 # The dispatch of a compiled program: JAX's (`PjitFunction(train_step)`) and torch.compile's (Dynamo's guard check
 # and compiled region, which run the step's graphs): from here on the step runs, it no longer prepares its input.
 _DISPATCH_PREFIXES = ("PjitFunction(", "PmapFunction(", "TorchDynamo Cache Lookup", "Torch-Compiled Region")
@@ -159,7 +163,8 @@ def event_tag(name: str) -> str | None:
     program (JAX's, torch.compile's); "tf_function" for a tf.function call; "tf_prep:<name>" for a TensorFlow file
     read or image decode (TF_FILE_READ_OPS, TF_DECODE_OPS) or a conversion to a tensor (TF_CONVERSIONS), kept only
     off tf.data's threads; "device_wait" for a call that blocks its thread on the device, "allocator" for a device
-    allocator call (model.host_waits); "host_staging" for PJRT's host part of a host-to-device transfer."""
+    allocator call (model.host_waits); "host_staging" for PJRT's host part of a host-to-device transfer;
+    "launch_work" for XLA's command-buffer update and execution around a graph launch."""
     if name == _PYTHON_GC:
         return "gc"
     if name.endswith("_xla_gc_callback") and _JAX_GC_CALLBACK.match(name):
@@ -183,6 +188,8 @@ def event_tag(name: str) -> str | None:
         return "dispatch"
     if name in _HOST_STAGING_EVENTS:
         return HOST_STAGING_TAG
+    if name in _LAUNCH_WORK_EVENTS:
+        return LAUNCH_WORK_TAG
     if name.startswith(_TF_FUNCTION_PREFIXES):
         return TF_FUNCTION_TAG
     file_op = _eager_op_type(name) or (op_type if sep and op_name else "")

@@ -160,7 +160,8 @@ class HostActivity:
       "device_wait": calls that block their thread on the device (model.host_waits: synchronize calls, blocking
       copies, JAX's and TensorFlow's waits for a result); "allocator": the device allocator's calls (cudaMalloc,
       cudaFree, hipFree...); "host_staging": PJRT's host part of a transfer from a host buffer (`H2D Dispatch`:
-      JAX staging a NumPy batch for the device); Kineto traces add "sync" (the host blocked on the
+      JAX staging a NumPy batch for the device); "launch_work": XLA's command-buffer update and execution around a graph
+      launch (the launch path's host work); Kineto traces add "sync" (the host blocked on the
       device: cuda_sync events and *Synchronize calls), "queue_full" (CUPTI's `Command Buffer Full` overhead
       records: a launch call blocked on a full launch queue), "copy_op" (aten::copy_, the op a host-device copy runs
       in) and "zero_grad_fill" (tensors zeroed inside optimizer.zero_grad, i.e. set_to_none=False) and "init" (runtime

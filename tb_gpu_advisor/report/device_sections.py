@@ -87,10 +87,18 @@ def devices_section(report: dict) -> Section:
 def launch_section(report: dict) -> Section:
     launch = report["launch"]
     latency = launch["latency_us"]
+    calls = launch.get("paired_call_count") or 0
+    # Graph (command-buffer) launches replay many kernels under one call: those kernels have no launch of their own.
+    paired = (
+        f"{units.count(launch['count'])} of {units.count(launch['kernel_count'])} kernels traced to "
+        f"{units.count(calls)} host launch call{'' if calls == 1 else 's'} (a graph launch replays many kernels "
+        "under one call); launch-to-start latency per call"
+        if 0 < calls < launch["count"]
+        else f"{units.count(launch['count'])} of {units.count(launch['kernel_count'])} kernels paired with their "
+        "host launch; launch-to-start latency"
+    )
     lines: tuple[str, ...] = (
-        f"{units.count(launch['count'])} of {units.count(launch['kernel_count'])} kernels paired with their host "
-        f"launch; launch-to-start latency p50 {units.duration_us(latency['p50'])}, "
-        f"p95 {units.duration_us(latency['p95'])}",
+        f"{paired} p50 {units.duration_us(latency['p50'])}, p95 {units.duration_us(latency['p95'])}",
         f"Tiny kernels (< 10 {MICRO}): {units.count(launch['tiny_kernel_count'])} "
         f"({units.percent(launch['tiny_kernel_pct'])})"
         + (f"   kernels per step: {launch['per_step']:,.1f}" if launch["per_step"] is not None else ""),

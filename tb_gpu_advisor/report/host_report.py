@@ -144,6 +144,7 @@ def _launch(stats):
         "per_step": None if stats.launches_per_step is None else round(stats.launches_per_step, 3),
         "launch_call_time_us": us(stats.launch_call_ps),
         "launch_call_count": stats.launch_call_count,
+        "paired_call_count": stats.paired_call_count,
         "queue_full": {"count": stats.queue_full_count, "time_us": us(stats.queue_full_ps)},
     }
 

@@ -8,7 +8,9 @@ from tb_gpu_advisor.report.section_model import Section, Table
 from tb_gpu_advisor.vocabulary_ranks import (
     AS_LATE_WORDS,
     COMPUTE_SPLIT_WORDS,
+    CPU_TRANSFER_WORDS,
     EVIDENCE_WORDS,
+    EXCESS_WORDS,
     FIRST_STEPS_WORDS,
     SINGLE_PROCESS_LOADER_WORDS,
     PATH_WORDS,
@@ -68,7 +70,7 @@ def _summary(view):
             "than the median rank."
         )
         excess = ", ".join(f"{k} {_signed_ms(v)}{_split(slow, k)}" for k, v in slow["excess_ms_per_step"].items())
-        lines.append(f"  Against the median rank, per step: {excess}.")
+        lines.append(f"  {EXCESS_WORDS}: {excess}.")
         if slow["work"]:
             lines.append(f"  {EVIDENCE_WORDS[slow['evidence']]}:")
         for row in slow["work"][:3]:
@@ -241,7 +243,7 @@ def _collectives(view):
         "Each call split per rank into waiting for the last rank to arrive and the transfer after it; bus "
         "bandwidth (NCCL-tests' definition) over the median transfer.",
         f"Link: {link}." if link else "Link: not in the trace (a CPU run): no peak to compare with.",
-    )
+    ) + ((f"{CPU_TRANSFER_WORDS}.",) if view["device"] == "cpu" else ())
     return Section(
         "Collectives across ranks",
         lines=lines,

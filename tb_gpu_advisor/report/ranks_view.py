@@ -17,8 +17,8 @@ CAUSE_WORDS = {
     "clocks, thermals, a slower or shared processor, or a larger input the trace does not show)",
     "input": "a late host: its input (the step waits longer for its batch than the other ranks)",
     "host": "a late host: host work (Python, launches) the other ranks do not wait on as long",
-    "late_start": "a late start: it begins its steps after the other ranks (it waited on a peer before, or its "
-    "previous step ended late)",
+    "late_start": "a late start: it begins its steps after the other ranks by more than it left the previous step's "
+    "collectives late (its own work between the collective and the next step, or a gap between its steps)",
 }
 
 

@@ -58,6 +58,7 @@ export const VOCABULARY = Object.freeze({
     "launch": "Waiting for a launch call",
     "copy_call": "Waiting for a copy call",
     "host_wait": "Host blocked on a device wait",
+    "host_stall": "Host stalled inside an op (a wait)",
     "input": "Host waiting for input",
     "input_prep": "Host preparing input (on the step thread)",
     "host": "Host busy (framework, Python)",
@@ -368,6 +369,8 @@ export const VOCABULARY = Object.freeze({
     "asLate": "Ranks {ranks} arrive as late in most steps: they hold the others back as much.",
     "stepTime": "from the last rank to start each step to the last rank to end it, on one clock",
     "tableNote": "peer wait + transfer is the rank's whole time in collectives, including any time its own work ran beside them (its own report's breakdown counts under Collectives only the time no other work ran: the exposed part)",
+    "excess": "Against the median rank, per step (start: how much later it begins its steps, beyond leaving the previous step's last collective later, which is time in the collective, not its own)",
+    "cpuTransfer": "On a CPU backend the transfer is the backend's span after the last arrival (gloo's worker thread): it holds the copies and reductions, and the processes' scheduling on a host with more ranks than cores",
     "evidence": {
       "ops": "From its trace, its ops per step by self time against the median rank",
       "kernels": "From its trace, its kernels per step against the median rank",

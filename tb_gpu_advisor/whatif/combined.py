@@ -62,7 +62,8 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     beside it). Where
     a counted claim is the input wait, its fix moves the loading into parallel workers whose pace the trace does
     not show: the window drops by that claim, and other claims add nothing a loader would have to keep up with.
-    Kind MODEL only when every counted claim is a model. None without a claim."""
+    Kind BOUND when every counted claim is one or a floor that is no model holds the window, else MODEL. None
+    without a claim."""
     counted, shared, taken = [], [], set()
     for claim in sorted(claims, key=lambda c: (not c.what_if, -c.recoverable_ms)):
         if claim.recoverable_ms <= 0:
@@ -90,8 +91,12 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
         if new_window < floor:
             new_window = capped = floor
             capped_by = name
-    # A joint figure is a bound only when every part is one: a model's part may fall short, so the sum may too.
-    kind = BOUND if all(c.kind == BOUND for c in counted) else MODEL
+    # A joint figure is a bound when every part is one, or when a floor that is no model holds it (the host's
+    # work, the step the input fix leaves; the GPU's work less what bounds alone take off it): no fix goes below
+    # it. Otherwise a model's part may fall short, so the sum may too.
+    device_models = any(c.kind != BOUND for c in counted if c.pools and c.pools <= DEVICE_POOLS)
+    held = capped_by is not None and not (capped_by == "gpu_work" and device_models)
+    kind = BOUND if held or all(c.kind == BOUND for c in counted) else MODEL
     return Combined(
         round(window_ms / new_window, 2),
         kind,

@@ -49,7 +49,7 @@ def test_text_report_leads_with_the_verdict_and_findings_in_80_columns(tmp_path)
     lines = out.getvalue().splitlines()
     assert lines[0] == "worker0"
     assert lines[2].startswith("Verdict: Input-bound: the GPU waits for input 50% of each step. Fixing")
-    assert lines[3] == "  #1, #2 together: about 2.00× faster (bound #1; model #2; held at the step"
+    assert lines[3] == "  #1, #2 together: up to 2.00× faster (bound #1; model #2; held at the step"
     assert lines.index("Findings") < lines.index("Steps")
     assert lines[lines.index("Findings") + 2] == "1. [high] The GPU waits for the input pipeline (up to 2.00×)"
     assert max(len(line) for line in lines) <= 80
@@ -66,19 +66,19 @@ def test_markdown_and_json_carry_the_findings(tmp_path):
 def test_combined_estimate_adds_time_from_different_pools_once_but_not_past_the_loaders_pace():
     """Input wait 5 ms and element-wise kernels about 4.5 ms of each 10 ms step come from different pools, but the
     input fix moves the loading into workers whose pace the trace does not show: the step is held at the 5 ms
-    the input wait leaves (2.0x), not 0.5 ms (20.2x), and the verdict says why; a model, since #2 is one (a
-    joint figure is a bound only when every part is)."""
+    the input wait leaves (2.0x), not 0.5 ms (20.2x), and the verdict says why; a bound, "up to" as on #1's
+    badge: the figure is held at the floor the input fix (a bound) leaves, whatever the model #2 adds."""
     report = report_of(mixed_trace())
     assert report["summary"]["combined_estimate"] == {
         "estimated_speedup": 2.0,
-        "speedup_kind": "model",
+        "speedup_kind": "bound",
         "finding_ids": ["fusion.elementwise_kernels", "input.gpu_waits_for_input"],
         "shared_ids": [],
         "capped_by_gpu_work": False,
         "capped_by": "loader_pace",
     }
     assert report["summary"]["verdict"].endswith(
-        "Fixing findings #1, #2 together: about 2.00× faster (bound #1; model #2; held at the step without the "
+        "Fixing findings #1, #2 together: up to 2.00× faster (bound #1; model #2; held at the step without the "
         "input wait: a shorter one needs the loader's workers to keep up with it, which this trace cannot show)."
     )
 
@@ -132,3 +132,18 @@ def test_the_input_wait_holds_the_step_only_with_other_claims_beside_it():
     assert combine(10.0, [wait]).speedup == 2.5 and combine(10.0, [wait]).capped_by is None
     both = combine(10.0, [wait, Claim("copies", 2.0, "model", frozenset({"copies"}))])
     assert both.speedup == 2.5 and both.capped_by == "loader_pace"
+
+
+def test_a_figure_held_at_a_floor_that_is_no_model_is_a_bound():
+    """A model beside a bound is a model, unless a floor holds the figure: the host's work, the step the input fix
+    leaves, or the GPU's work less what bounds alone take off it; a GPU floor lowered by a model stays a model."""
+    from tb_gpu_advisor.whatif.combined import Claim, combine
+
+    read = Claim("read", 6.0, "bound", frozenset({"host", "launch", "idle"}), removes_wait=True)
+    fusion = Claim("fusion", 1.0, "model", frozenset({"fusion_pool"}))
+    assert combine(10.0, [read, fusion], host_work_ms=7.0).kind == "bound"  # held at 7 ms of host work
+    assert combine(10.0, [read, fusion]).kind == "model"  # 3 ms: nothing holds it
+    idle = Claim("idle", 8.0, "bound", frozenset({"host", "idle"}))
+    kernels = Claim("kernels", 2.0, "model", frozenset({"kernel"}))
+    assert combine(10.0, [idle, kernels], device_busy_ms=6.0).kind == "model"  # the floor 4 ms is 6 less a model
+    assert combine(10.0, [idle, fusion], device_busy_ms=6.0).kind == "bound"  # the GPU's own 6 ms

@@ -132,3 +132,23 @@ def test_fp32_memory_efficient_attention_is_judged_on_the_3xtf32_roof():
         k for k in _report("precision_fp32")["kernels"] if k["name"].startswith("fmha_cutlass") and k["roof_tflops"]
     ]
     assert rows and all(k["roof_tflops"] == 164.9 for k in rows)
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_verdict_and_badges_use_one_word_per_kind(run):
+    """The verdict's share is what its finding's fix recovers ("recoverable", not the cause's share of the step:
+    transfer_pageable's copies take 75% of the step, pinning recovers about 64%), in the word of its badge: a bound
+    "up to", a model "about"; the joint figure likewise by its own kind."""
+    report = _report(run)
+    summary = report["summary"]
+    found = {f["id"]: f for f in report["findings"]}
+    top = found.get(summary["bottleneck_finding"])
+    if top is not None and "% of each step recoverable)" in summary["verdict"]:
+        word = "about" if top["speedup_kind"] == "model" else "up to"
+        assert f"({word} " in summary["verdict"], (summary["verdict"], top["speedup_kind"])
+    combined = summary["combined_estimate"]
+    if combined and " together: " in summary["verdict"]:
+        word = "about" if combined["speedup_kind"] == "model" else "up to"
+        assert f" together: {word} " in summary["verdict"], (summary["verdict"], combined["speedup_kind"])
+    if run == "transfer_pageable":
+        assert "(about 64% of each step recoverable)" in summary["verdict"]

@@ -56,7 +56,9 @@ def test_jitted_jax_step_is_paced_by_its_dispatch_once_the_read_back_goes():
     """launch_jit (the jitted fix of launch_bound): 1.19 ms of GPU work and ~2.3 ms of host work (dispatch, XLA's
     command-buffer update, the graph launch) per 3.77 ms step, serialized by the per-step float(loss). Dropping the
     read lets them overlap but removes neither: at most about 1.65x, not the 6.45x that counted the launch calls
-    after the read twice and let the step fall below both works."""
+    after the read twice and let the step fall below both works. The idle after the read is the next call's
+    dispatch (the command-buffer update and its graph launch: launch time), so fewer dispatches per step (more
+    work per replay) is the larger fix, and the joint figure counts it once, with the read's time shared."""
     report = _report("h200/jax", "launch_jit")
     summary = report["summary"]
     assert summary["bottleneck_finding"] == "transfer.d2h_sync_in_step"
@@ -68,15 +70,16 @@ def test_jitted_jax_step_is_paced_by_its_dispatch_once_the_read_back_goes():
     metrics = report["findings"][0]["evidence"]["metrics"]
     assert metrics["stall_host_dispatch_ms"] > 4 * metrics["stall_host_blocked_ms"]
     assert "JAX's asynchronous dispatch" in report["findings"][0]["fix"]
-    combined = summary["combined_estimate"]
-    assert combined["capped_by"] in (None, "host_work")
-    assert 1.4 <= combined["estimated_speedup"] <= 1.8
     first = report["findings"][0]
     assert first["estimated_speedup"] <= 1.8 and "host's or the GPU's own work per step" in first["speedup_basis"]
     # One 4-byte read per step (12 in the trace), not the 22 idle fragments after them.
     assert first["evidence"]["metrics"]["d2h_copies_per_step"] == 1.0
     assert "(1 device-to-host copy per step)" in first["summary"]
-    assert {"host.gpu_idle_host_busy", "launch.gpu_starved_by_launches"} <= set(combined["shared_ids"])
+    # Launch idle 40.6% and the host's other work 11.4% of the step: at most 1 / (1 - 0.52), about 2.08x.
+    combined = summary["combined_estimate"]
+    assert "launch.gpu_starved_by_launches" in combined["finding_ids"]
+    assert "transfer.d2h_sync_in_step" in combined["shared_ids"]
+    assert 1.4 <= combined["estimated_speedup"] <= 2.1
     assert summary["step_time_ms"]["mean"] / combined["estimated_speedup"] >= _gpu_ms_per_step(summary)
 
 

@@ -96,7 +96,7 @@ def find_straggler(alignment, splits, rows, profiles):
             work=(),
             same_work_slower=None,
         )
-    excess = _excess(rows, position, count)
+    excess = _excess(rows, position, count, _own_lateness(alignment, count))
     work, more = _work_diffs(profiles, position)
     extra = max(0.0, excess["compute"])
     split = {"more_work": round(min(more, extra), 6), "same_work_slower": round(extra - min(more, extra), 6)}
@@ -130,21 +130,34 @@ def _others_wait(split):
     return statistics.median(others) if others else 0
 
 
-def _excess(rows, position, count):
-    """{component: the rank's mean per step minus the median of the other ranks' means}."""
+def _excess(rows, position, count, late_start):
+    """{component: the rank's mean per step minus the median of the other ranks' means}; `late_start[step][rank]`:
+    how late (ms) the rank began the step beyond leaving the previous step's last collective late."""
 
     def mean(rank, key):
-        return statistics.mean(key(row[rank]) for row in rows)
+        return statistics.mean(key(step, row[rank], rank) for step, row in enumerate(rows))
 
     found = {}
     for name, key in (
-        ("compute", lambda r: r.compute_ms),
-        ("input", lambda r: r.input_ms),
-        ("host", lambda r: r.host_ms),
-        ("start", lambda r: r.start_ms),
+        ("compute", lambda step, r, rank: r.compute_ms),
+        ("input", lambda step, r, rank: r.input_ms),
+        ("host", lambda step, r, rank: r.host_ms),
+        ("start", lambda step, r, rank: late_start[step][rank]),
     ):
         others = [mean(rank, key) for rank in range(count) if rank != position]
         found[name] = mean(position, key) - statistics.median(others)
+    return found
+
+
+def _own_lateness(alignment, count):
+    """Per step and rank, how much later than the earliest rank it began the step (ms), less how much later than the
+    earliest it left the previous step's last collective: time in a collective is never the rank's own slowness, so
+    a start that only follows a later exit from the collective is not a late start."""
+    found = []
+    for index, step in enumerate(alignment.steps):
+        before = alignment.steps[index - 1].calls if index else ()
+        ends = before[-1].ends_ps if before else (0,) * count
+        found.append([((step.starts_ps[r] - min(step.starts_ps)) - (ends[r] - min(ends))) / 1e9 for r in range(count)])
     return found
 
 

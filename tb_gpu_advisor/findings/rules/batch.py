@@ -80,20 +80,6 @@ scale the learning rate. The estimate is per example (throughput), for a doubled
                     ),
                 ),
             ),
-            pytorch=Idiom(
-                fix_summary="Raise the per-GPU batch size (as memory allows) so fixed per-step costs amortize.",
-                fix="""\
-The GPU is busy less than half of each step and its kernels are small: per-step overhead (launches, Python)
-costs about as much as the math. Give each step more work:
-
-    loader = DataLoader(dataset, batch_size=2 * batch_size, ...)   # watch torch.cuda.max_memory_allocated()
-    for group in optimizer.param_groups:
-        group["lr"] = base_lr * 2                                    # keep convergence: scale LR (or warm up)
-
-If memory is the limit, combine with torch.autocast (halves activation memory). The estimate is per example
-(throughput), for a doubled batch.""",
-                docs=(L.TORCH_PERFORMANCE,),
-            ),
         ),
     },
 )

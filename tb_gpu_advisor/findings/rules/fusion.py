@@ -61,17 +61,6 @@ launch. Under jax.jit XLA fuses them; make sure the whole step is one jitted fun
 Check the next profile: kernel names become fusion_* / loop_* and their count per step drops.""",
                 docs=(L.JAX_JIT,),
             ),
-            pytorch=Idiom(
-                fix_summary="Compile the model (and loss) with torch.compile so element-wise ops fuse.",
-                fix="""\
-Most GPU kernels are separate element-wise operations, each reading and writing memory and costing a
-launch. torch.compile fuses chains of them into a few Triton kernels:
-
-    model = torch.compile(model)                 # or compile the whole step function
-
-Check the next profile: kernel names become triton_* and their count per step drops.""",
-                docs=(L.TORCH_COMPILE,),
-            ),
             variants=(
                 (
                     "xla_blocked",

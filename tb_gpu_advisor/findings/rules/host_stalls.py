@@ -71,7 +71,7 @@ def stall_finding(ctx, finding_id):
     stalls = ctx.op_stalls
     if not len(stalls):
         return None
-    stall_ms = max(ctx.idle_cause_ms("host") - ctx.idle_cause_ms("host", stalls), 0.0)
+    stall_ms = ctx.idle_cause_ms("host_stall")
     share = ctx.share_pct(stall_ms)
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT)
     if severity is None:

@@ -51,20 +51,6 @@ and keep variables in 32 bits:
 
 Keep layer sizes (units, channels, batch) multiples of 8 so Tensor Cores apply.""",
             docs=(L.TF_MIXED_PRECISION, L.NVIDIA_MIXED_PRECISION),
-            pytorch=Idiom(
-                fix_summary="Use torch.autocast(device_type='cuda', dtype=torch.bfloat16) for the forward pass and loss.",
-                fix="""\
-Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Compute in 16 bits
-with automatic mixed precision and keep the parameters in float32:
-
-    with torch.autocast(device_type="cuda", dtype=torch.bfloat16):   # cc 8.0+; float16 on 7.x
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    # float16: scaler = torch.amp.GradScaler("cuda"); scaler.scale(loss).backward(); scaler.step(optimizer)
-
-Keep dimensions multiples of 8 so Tensor Cores apply.""",
-                docs=(L.TORCH_AMP,),
-            ),
             variants=(
                 (
                     "pytorch:tf32_off",

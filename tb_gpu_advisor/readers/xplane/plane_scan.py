@@ -162,17 +162,20 @@ def _chunk(buf, pieces, ids, keys, key_index):
     if len(ids) and len(owner):
         position = np.minimum(np.searchsorted(ids, stats[0]), len(ids) - 1)
         stat_key = np.where(ids[position] == stats[0], key_index[position], -1)
+    chosen = np.flatnonzero(stat_key >= 0)
+    slot = stat_key[chosen] * count + owner[chosen]  # (key, event) of each wanted stat
+    last = np.full(len(keys) * count, -1, dtype=np.int64)
+    np.maximum.at(last, slot, chosen)  # an event's stats come in its field order: the last one wins
+    counts = np.bincount(slot, minlength=len(keys) * count)
     columns = {}
     for k, key in enumerate(keys):
-        chosen = np.flatnonzero(stat_key == k)
-        last = np.full(count, -1, dtype=np.int64)
-        np.maximum.at(last, owner[chosen], chosen)  # an event's stats come in its field order
-        found = np.flatnonzero(last >= 0)
+        last_k = last[k * count : (k + 1) * count]
+        found = np.flatnonzero(last_k >= 0)
         kind = np.zeros(count, dtype=np.int8)
         raw = np.zeros(count, dtype=np.uint64)
         size = np.zeros(count, dtype=np.int64)
-        kind[found], raw[found], size[found] = (column[last[found]] for column in stats[1:])
-        columns[key] = StatColumn(kind=kind, raw=raw, size=size, count=np.bincount(owner[chosen], minlength=count))
+        kind[found], raw[found], size[found] = (column[last_k[found]] for column in stats[1:])
+        columns[key] = StatColumn(kind=kind, raw=raw, size=size, count=counts[k * count : (k + 1) * count].copy())
     return EventChunk(
         line=line,
         metadata_id=metadata_id,

@@ -129,7 +129,7 @@ function slowestLines(view) {
       slow.as_late.join(', '))) : null,
     h('p', {'data-testid': 'rank-why'}, `Why: ${slow.cause_text}: ${formatMs(slow.cause_ms_per_step)} more per ` +
       'step than the median rank.'),
-    h('p', {class: 'hint'}, `Against the median rank, per step: ${excess}.`),
+    h('p', {class: 'hint'}, `${WORDS.excess}: ${excess}.`),
     loader ? h('p', {'data-testid': 'rank-loader'}, WORDS.singleProcessLoader) : null,
   ];
 }
@@ -153,7 +153,7 @@ function rankTable(view) {
   const slow = view.slowest ? ranks.findIndex((r) => (r.rank ?? r.host) === view.slowest.rank) : -1;
   const more = view.ranks.length > ranks.length ? ` (${ranks.length} of the ${view.ranks.length}: the first ` +
     `${MAX_RANK_ROWS}, and the slowest and those as late as it)` : '';
-  return table('rank-table', `Each rank per step, mean over the steps${more}`,
+  return table('rank-table', `Each rank per step, mean over the steps${more}; ${WORDS.tableNote}`,
     WORDS.headers, ranks.map((r) => [String(r.rank ?? r.host), ...keys.map((key) => ms(r.mean[key])),
       ms(r.held_others_ms_per_step), signed(r.clock_offset_ms, ms)]), {highlight: slow});
 }
@@ -181,7 +181,8 @@ function collectivesTable(view) {
       formatCount(k.group_size), formatBytes(k.median_bytes), ms(k.median_wait_ms), ms(k.median_transfer_ms),
       formatGbps(k.busbw_gbps), formatGbps(k.link_gbps)])),
     h('p', {class: 'hint', 'data-testid': 'rank-link'},
-      view.link ? `Link: ${view.link}.` : 'Link: not in the trace (a CPU run): no peak to compare with.'),
+      view.link ? `Link: ${view.link}.` : 'Link: not in the trace (a CPU run): no peak to compare with.',
+      view.device === 'cpu' ? ` ${WORDS.cpuTransfer}.` : ''),
   ];
 }
 

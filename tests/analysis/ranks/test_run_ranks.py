@@ -250,3 +250,30 @@ def test_a_late_host_names_its_host_ops():
     assert slow.position == 1 and slow.cause == "host" and slow.evidence == "host"
     assert slow.cause_ms == pytest.approx(12.0)
     assert [(d.name, d.ms_per_step) for d in slow.work] == [("aten::item", pytest.approx(12.0))]
+
+
+def test_a_start_that_only_follows_a_later_exit_from_the_collective_is_not_a_late_start():
+    """Rank 1 leaves every all-reduce 3 ms after the others and so begins the next step 3 ms late: time in the
+    collective, not its own lateness (0). Rank 2 (the straggler, 4 ms more compute) begins steps 2-5 3 ms late with
+    no later exit: its own late start is 3 ms in 4 of 5 steps (2.4 ms per step)."""
+    from dataclasses import replace
+
+    from tb_gpu_advisor.analysis.ranks.align import align
+    from tb_gpu_advisor.analysis.ranks.straggler import _own_lateness
+
+    profiles = rank_set([10.0, 10.0, 14.0, 10.0], machine=lambda r: "vm")  # one clock: no offsets estimated
+
+    def moved(profile, start_ms, exit_ms):
+        steps = []
+        for i, step in enumerate(profile.steps):
+            calls = tuple(replace(c, end_ps=c.end_ps + int(exit_ms * MS)) for c in step.calls)
+            steps.append(replace(step, start_ps=step.start_ps + (int(start_ms * MS) if i else 0), calls=calls))
+        return replace(profile, steps=tuple(steps))
+
+    profiles[1] = moved(profiles[1], 3.0, 3.0)
+    profiles[2] = moved(profiles[2], 3.0, 0.0)
+    own = _own_lateness(align(profiles), 4)
+    assert [round(row[1], 6) for row in own] == [0.0] * 5
+    assert [round(row[2], 6) for row in own] == [0.0, 3.0, 3.0, 3.0, 3.0]
+    slow = analyze_ranks(profiles).straggler
+    assert slow.position == 2 and slow.excess_ms["start"] == pytest.approx(2.4)

@@ -120,19 +120,6 @@ A larger per-device batch or gradient accumulation (jax.lax.scan over micro-batc
 less often per example. The evidence gives the dtype the NCCL kernels reduce in.""",
                 docs=(L.JAX_SHARDING, L.JAX_GPU_TIPS, L.NCCL_GUIDE),
             ),
-            pytorch=Idiom(
-                fix_summary="Overlap the DDP all-reduce with backward (bucket size), or sync less often.",
-                fix="""\
-Collective (NCCL) kernels run while no GPU computes, so every step waits for communication. DDP overlaps
-the all-reduce of each gradient bucket with the rest of the backward pass; tune it and sync less often:
-
-    model = DDP(model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)
-    with model.no_sync():                     # gradient accumulation: all-reduce once per N micro-batches
-        loss_fn(model(x), y).backward()
-
-The evidence gives the dtype the NCCL kernels reduce in.""",
-                docs=(L.TORCH_DDP, L.NCCL_GUIDE),
-            ),
             variants=(
                 (
                     "any:overlapped_already",

@@ -133,7 +133,7 @@ def _compiled_work(ctx, is_jax):
 
 # Idle causes (analysis.idle_attribution) a compiled step keeps: the host waiting on the device or for input, or
 # preparing its input, and the GPU waiting on its own queued work.
-_KEPT_IDLE = ("host_wait", "input", "input_prep", "device_wait")
+_KEPT_IDLE = ("host_wait", "host_stall", "input", "input_prep", "device_wait")
 
 
 def eager_execution(ctx: Context) -> Finding | None:
@@ -160,8 +160,9 @@ def eager_execution(ctx: Context) -> Finding | None:
     severity = grade(ctx.share_pct(recoverable), HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
     device_ms = ms(ctx.in_window_ps(ctx.gpu_busy)) if ctx.has_gpu else 0.0
     # Compiling removes dispatch, not the GPU's idle while the host waits on it (a read of a result each step)
-    # or for input, nor its waits on its own work: a compiled step keeps them with the device's busy time.
-    waits_ms = sum(ctx.idle_cause_ms(cause) for cause in _KEPT_IDLE) if ctx.has_gpu else 0.0
+    # or for input, nor its waits on its own work: a compiled step keeps them with the device's busy time, and
+    # the host's reaction after a read, which a read each step still serializes (idle_attribution's after_wait).
+    waits_ms = ctx.idle_union_ms(_KEPT_IDLE, after_wait=True) if ctx.has_gpu else 0.0
     device_ms += waits_ms
     device_text = (
         "the device's busy time and its idle while the host waits on it or for input"

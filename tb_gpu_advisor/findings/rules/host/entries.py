@@ -183,19 +183,6 @@ Avoid Python loops and NumPy work on each batch inside the loop; run independent
 background thread. The evidence lists the host events that took the most time.""",
                 docs=(L.JAX_JIT, L.JAX_GPU_TIPS),
             ),
-            pytorch=Idiom(
-                fix_summary="Take Python work off the step: torch.compile, no per-step host syncs, DataLoader workers.",
-                fix="""\
-Part of every step the GPU has nothing to do while the host runs Python. Cut per-step host work:
-
-    model = torch.compile(model)             # fewer Python-level op dispatches
-    if step % 100 == 0:
-        print(loss.item())                   # read values rarely: .item() waits for the GPU
-
-Move data preparation into DataLoader workers (num_workers > 0) and keep logging and metric reads out of
-the step. The evidence lists the host events that took the most time.""",
-                docs=(L.TORCH_PERFORMANCE, L.TORCH_COMPILE),
-            ),
             variants=(
                 (
                     "xla_blocked",

@@ -45,22 +45,6 @@ Measure the pipeline alone to know its ceiling; if it is still slower than the s
 or use a loader with worker processes (grain).""",
                 docs=(L.TF_DATA_PERFORMANCE, L.JAX_DEVICE_PUT),
             ),
-            pytorch=Idiom(
-                fix_summary="Feed the GPU from a DataLoader with worker processes, pinned memory and prefetching.",
-                fix="""\
-The training loop waits for the next batch while no GPU works: the data loading produces batches more
-slowly than the GPU consumes them. Load in parallel worker processes and ahead of time:
-
-    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
-                                         num_workers=8, pin_memory=True, persistent_workers=True,
-                                         prefetch_factor=4, drop_last=True)
-    for x, y in loader:
-        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
-
-Decode once and cache deterministic work; apply random augmentation after the cache, never before it.
-Measure the loader alone (iterate it without the model) to know its ceiling.""",
-                docs=(L.TORCH_DATA,),
-            ),
             variants=(
                 (
                     "per_device_feed",

@@ -75,17 +75,6 @@ see XLA_FLAGS=--xla_gpu_enable_command_buffer), and jax.lax.scan over several mi
 per dispatch.""",
                 docs=(L.JAX_JIT, L.JAX_GPU_TIPS, L.CUDA_GRAPHS),
             ),
-            pytorch=Idiom(
-                fix_summary="Launch less often: torch.compile(mode='reduce-overhead') replays CUDA graphs.",
-                fix="""\
-Between kernels the GPU waits for the host to launch the next one. Fuse and replay:
-
-    model = torch.compile(model, mode="reduce-overhead")   # fused kernels replayed as CUDA graphs
-    # or capture a static step yourself with torch.cuda.graphs (torch.cuda.CUDAGraph)
-
-Keep shapes static (drop_last=True in the DataLoader) so the graphs can be reused.""",
-                docs=(L.TORCH_COMPILE, L.CUDA_GRAPHS),
-            ),
             variants=(
                 (
                     "xla_blocked",
@@ -165,14 +154,6 @@ Most kernels finish sooner than the host needs to launch them, so the GPU runs i
 between. Make each dispatch do more: jax.jit the whole step (XLA fuses small ops), replace Python loops
 over small arrays with jax.vmap or jax.lax.scan, and raise the batch if memory allows.""",
                 docs=(L.JAX_JIT, L.JAX_GPU_TIPS),
-            ),
-            pytorch=Idiom(
-                fix_summary="Fuse tiny kernels (torch.compile) or do more work per kernel (larger batch).",
-                fix="""\
-Most kernels finish sooner than the host needs to launch them, so the GPU runs in short bursts. Make each
-launch do more: torch.compile the model (fusion, and CUDA graphs with mode="reduce-overhead"), replace
-Python loops over small tensors with batched ops (torch.vmap, bmm), and raise the batch if memory allows.""",
-                docs=(L.TORCH_COMPILE,),
             ),
             variants=(
                 (

@@ -39,16 +39,6 @@ the next batch before it is needed (double-buffering), so it overlaps the curren
 Do not pass NumPy arrays straight into the jitted step each call (each one is a synchronous copy).""",
                 docs=(L.JAX_DEVICE_PUT, L.CUDA_PINNED),
             ),
-            pytorch=Idiom(
-                fix_summary="Pin host memory (DataLoader pin_memory=True) and copy with non_blocking=True.",
-                fix="""\
-These copies read or write pageable host memory: the driver stages them through a pinned bounce buffer,
-which halves bandwidth and makes them synchronous, so they cannot overlap compute:
-
-    loader = DataLoader(dataset, ..., pin_memory=True)
-    x = x.cuda(non_blocking=True)             # asynchronous from pinned memory""",
-                docs=(L.TORCH_PINNED,),
-            ),
             variants=(
                 (
                     "jax:host_staging",
@@ -109,14 +99,6 @@ These copies were issued synchronously: the host thread stops until the copy end
 work meanwhile. Transfer the next batch one step ahead (next_batch = jax.device_put(host_batch, device)),
 and avoid jnp.asarray(numpy_array) inside the loop; create device arrays once.""",
                 docs=(L.JAX_DEVICE_PUT, L.CUDA_BEST_PRACTICES),
-            ),
-            pytorch=Idiom(
-                fix_summary="Copy asynchronously from pinned memory: tensor.to('cuda', non_blocking=True).",
-                fix="""\
-These copies were issued synchronously: the host thread stops until the copy ends and cannot launch more
-work meanwhile. Use pinned memory (DataLoader pin_memory=True) and x.to("cuda", non_blocking=True), and do
-not create tensors from NumPy inside the step (torch.tensor(array).cuda()); create device tensors once.""",
-                docs=(L.TORCH_PINNED,),
             ),
         ),
         "transfer.wide_input_copies": Entry(
@@ -198,6 +180,24 @@ and ahead: DataLoader(..., pin_memory=True), x.cuda(non_blocking=True) for batch
             ),
             variants=(
                 (
+                    "jax:pinned",
+                    Idiom(
+                        fix_summary="device_put arrays that do not change once, before the loop; put changing "
+                        "batches on the device one step ahead.",
+                        fix="""\
+The copies come from pinned host memory already, so the memory is not the fix: the device waits for them
+because each is issued when the step needs its data. What is left:
+
+    # an array that is the same every step (a table, constants): put it on the device once, before the loop
+    table = jax.device_put(table_host, device)          # pass `table` to the jitted step
+    # a batch that changes: transfer batch n+1 while step n runs
+    next_batch = jax.device_put(next(host_batches), device)   # returns at once; step n runs meanwhile
+    state, metrics = train_step(state, batch)
+    # or: batches = flax.jax_utils.prefetch_to_device(host_batches, size=2)""",
+                        docs=(L.JAX_DEVICE_PUT,),
+                    ),
+                ),
+                (
                     "pytorch:pinned",
                     Idiom(
                         fix_summary="Pinned already: copy the next batch ahead on a side stream, or keep unchanging data on the "
@@ -237,14 +237,6 @@ per-example or per-feature arrays with np.stack and transfer one pytree per step
 constants on the device (closed over or passed once), and read metrics back together with one
 jax.device_get every N steps.""",
                 docs=(L.CUDA_BEST_PRACTICES, L.JAX_DEVICE_PUT),
-            ),
-            pytorch=Idiom(
-                fix_summary="Batch small copies into one: collate on the host, one .cuda(non_blocking=True) per step.",
-                fix="""\
-Each step issues many copies below 64 KB; each pays the fixed cost of a copy for little data. Collate the
-inputs into a few batched tensors in the DataLoader, keep constants on the GPU instead of re-sending them,
-and read metrics back together (torch.stack(...).cpu() every N steps).""",
-                docs=(L.TORCH_PINNED,),
             ),
         ),
         "transfer.low_bandwidth": Entry(
@@ -303,17 +295,6 @@ asynchronously until a value is read, so read rarely:
     if step % 100 == 0:
         print(jax.device_get(metrics))     # not every step""",
                 docs=(L.JAX_PROFILING,),
-            ),
-            pytorch=Idiom(
-                fix_summary="Stop reading values back every step: no .item()/.cpu()/print(tensor) inside the loop.",
-                fix="""\
-Inside the step the host copies a value back from the GPU and the GPU then idles: the loop waited for that
-value (loss.item(), tensor.cpu(), printing, a Python `if` on a CUDA tensor). Read rarely:
-
-    if step % 100 == 0:
-        print(loss.item())                   # not every step
-    # torch.cuda.set_sync_debug_mode("warn") reports every synchronizing call""",
-                docs=(L.TORCH_PERFORMANCE,),
             ),
         ),
     },
