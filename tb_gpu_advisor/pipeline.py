@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.host_analysis import analyze_host
 from tb_gpu_advisor.analysis.recapture import in_run_words
+from tb_gpu_advisor.analysis.ranks.align import one_capture
 from tb_gpu_advisor.analysis.ranks.profile import rank_profile
 from tb_gpu_advisor.analysis.ranks.run import analyze_ranks
 from tb_gpu_advisor.analysis.timeline import DEFAULT_BINS
@@ -96,8 +97,10 @@ def keep_rank_profile(kept, hosts_as_ranks=False):
 
 def ranks_report(profiles):
     """The run report's `ranks` object of RankProfiles (any order), or None for fewer than two ranks, or for
-    hosts that name no rank and share no step (not one job's ranks after all)."""
+    hosts that name no rank and share no step or no instant of their clocks (not one job's ranks after all)."""
     if len(profiles) < 2:
+        return None
+    if all(p.rank is None for p in profiles) and not one_capture(profiles):
         return None
     view = finite(ranks_view(analyze_ranks(profiles)))
     if all(p.rank is None for p in profiles) and not view["step_count"]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tb_gpu_advisor.analysis.kernels import launch_recorded
+
 if TYPE_CHECKING:
     from tb_gpu_advisor.analysis.kernels import KernelRow
 
@@ -12,11 +14,6 @@ if TYPE_CHECKING:
 # the device's per-call latency is most of them.
 PARTIAL_WAVE = "partial_wave"
 SHORT_CALLS = "short_calls"
-
-
-def launch_shape_recorded(row: KernelRow) -> bool:
-    """False where the trace gave no launch shape: the readers fill a missing grid and block with 1 x 1 x 1."""
-    return bool(row.grid) and not (tuple(row.grid) == (1, 1, 1) and row.block in ((1, 1, 1), None))
 
 
 def blocks(row: KernelRow) -> int:
@@ -34,7 +31,7 @@ def underfills(row: KernelRow, sm_count: int | None, latency_floor_us: float) ->
     some SMs get no work and each busy one holds a single block, so the call's time is one block's latency chain;
     SHORT_CALLS where its mean call is under twice `latency_floor_us`; None where it fills the GPU (or its launch
     shape or the SM count is unknown and its calls are long)."""
-    if sm_count and launch_shape_recorded(row) and 0 < blocks(row) < sm_count:
+    if sm_count and launch_recorded(row) and 0 < blocks(row) < sm_count:
         return PARTIAL_WAVE
     if mean_call_us(row) < 2 * latency_floor_us:
         return SHORT_CALLS

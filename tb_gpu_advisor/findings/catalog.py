@@ -6,7 +6,7 @@ its rules; an id is `<family>.<name>`, the family being the module or package th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 
 ADVICE_FRAMEWORKS = ("tensorflow", "jax", "pytorch")
@@ -61,6 +61,18 @@ class Entry:
         )
 
 
+@dataclass(frozen=True)
+class Wording:
+    """A framework's own wording of a finding: its fix, and its title where it differs from the catalog's (the
+    category is always the finding's). `variants` as in Entry."""
+
+    fix_summary: str
+    fix: str
+    docs: tuple
+    title: str | None = None
+    variants: tuple = ()
+
+
 CATALOG: dict[str, Entry] = {}
 
 
@@ -75,23 +87,23 @@ def register(family: str, entries: dict[str, Entry]) -> dict[str, Entry]:
     return entries
 
 
-# framework -> {finding id: Entry}: a framework's own wording of shared findings (findings/pytorch_fixes.py).
-VARIANTS: dict[str | None, dict[str, Entry]] = {}
+# framework -> {finding id: Wording}: a framework's own wording of shared findings (findings/pytorch_fixes.py).
+VARIANTS: dict[str | None, dict[str, Wording]] = {}
 
 
-def register_variants(framework: str, entries: dict[str, Entry]) -> dict[str, Entry]:
-    """Adds a framework's wording of findings; each must keep its finding's category."""
-    for key, entry in entries.items():
-        if key in CATALOG and CATALOG[key].category != entry.category:
-            raise ValueError(f"{framework} variant of {key} changes its category")
+def register_variants(framework: str, entries: dict[str, Wording]) -> dict[str, Wording]:
+    """Adds a framework's wording of findings; a title it gives must differ from the catalog's."""
+    for key, wording in entries.items():
+        if key in CATALOG and wording.title == CATALOG[key].title:
+            raise ValueError(f"{framework} wording of {key} restates its title")
     VARIANTS.setdefault(framework, {}).update(entries)
     return entries
 
 
 def entry_for(finding_id: str, framework: str | None = None) -> Entry:
     """The catalog entry of a finding, in the framework's idiom when it has one; the framework's wording keeps
-    the catalog entry's variants for that framework (`<framework>:condition`, `any:condition`) it does not
-    redefine."""
+    the catalog entry's category, its title unless the wording gives one, and its variants for that framework
+    (`<framework>:condition`, `any:condition`) it does not redefine."""
     base = CATALOG[finding_id]
     own = VARIANTS.get(framework, {}).get(finding_id)
     if own is None:
@@ -100,4 +112,6 @@ def entry_for(finding_id: str, framework: str | None = None) -> Entry:
     inherited = tuple(
         (key, idiom) for key, idiom in base.variants if key.startswith((f"{framework}:", "any:")) and key not in defined
     )
-    return replace(own, variants=own.variants + inherited) if inherited else own
+    return Entry(
+        base.category, own.title or base.title, own.fix_summary, own.fix, own.docs, variants=own.variants + inherited
+    )

@@ -2,15 +2,13 @@
 the trace is PyTorch's (summary.framework "pytorch"); ids, numbers and severities are the rules' own."""
 
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, Idiom, register_variants
+from tb_gpu_advisor.findings.catalog import Idiom, Wording, register_variants
 from tb_gpu_advisor.findings.pytorch_idioms import HOST_WARMUP, LAUNCH_WARMUP, NOT_ALLREDUCE
 
 VARIANTS = register_variants(
     "pytorch",
     {
-        "transfer.d2h_sync_in_step": Entry(
-            category="sync",
-            title="Device-to-host reads stall the GPU inside the step",
+        "transfer.d2h_sync_in_step": Wording(
             fix_summary="Stop reading tensor values every step: no .item()/.cpu()/.tolist() inside the loop.",
             fix="""\
 Inside the step the host copies a value back from the GPU and the GPU then idles: the program waited for
@@ -25,8 +23,7 @@ Keep values on the GPU and read them rarely:
     torch.cuda.set_sync_debug_mode("warn")   # while debugging: warns where the step synchronizes""",
             docs=(L.TORCH_SYNC_DEBUG, L.TORCH_PIN_MEMORY),
         ),
-        "input.gpu_waits_for_input": Entry(
-            category="input",
+        "input.gpu_waits_for_input": Wording(
             title="The GPU waits for the DataLoader",
             fix_summary="Load in worker processes: DataLoader(num_workers=N, pin_memory=True, persistent_workers=True).",
             fix="""\
@@ -47,9 +44,7 @@ step, move decoding and augmentation to the GPU (torchvision.transforms.v2 on te
 them once offline.""",
             docs=(L.TORCH_DATA, L.TORCH_TUNING),
         ),
-        "host.gpu_idle_host_busy": Entry(
-            category="host",
-            title="The GPU idles while the host works",
+        "host.gpu_idle_host_busy": Wording(
             fix_summary="Take Python work out of the step, torch.compile the model, avoid host syncs in the step.",
             fix="""\
 Between kernels the host runs Python, the autograd engine or runtime calls, and the GPU has nothing queued.
@@ -81,9 +76,7 @@ tensor values on the host inside the step (.item(), .cpu(): each one drains the 
                 ("pytorch:warmup", HOST_WARMUP),
             ),
         ),
-        "launch.gpu_starved_by_launches": Entry(
-            category="launch",
-            title="The GPU idles while kernels are being launched",
+        "launch.gpu_starved_by_launches": Wording(
             fix_summary='torch.compile(model, mode="reduce-overhead") replays the step as CUDA graphs.',
             fix="""\
 Kernels finish faster than the host can launch the next ones: the GPU waits on cudaLaunchKernel. Launch
@@ -146,8 +139,7 @@ launches per step.""",
                 ("pytorch:warmup", LAUNCH_WARMUP),
             ),
         ),
-        "launch.tiny_kernels": Entry(
-            category="launch",
+        "launch.tiny_kernels": Wording(
             title="Most kernels are shorter than their launch",
             fix_summary="torch.compile the model to fuse small ops; use fused optimizers; raise the batch size.",
             fix="""\
@@ -175,8 +167,7 @@ or give each kernel more work with a larger batch.""",
                 ),
             ),
         ),
-        "fusion.elementwise_kernels": Entry(
-            category="fusion",
+        "fusion.elementwise_kernels": Wording(
             title="Many small element-wise kernels are not fused",
             fix_summary="torch.compile(model) fuses chains of element-wise ops into single kernels.",
             fix="""\
@@ -206,9 +197,7 @@ The first steps after compiling are slow (compilation); compare steady-state ste
                 ),
             ),
         ),
-        "precision.fp32_matmul": Entry(
-            category="precision",
-            title="Matrix math runs in 32-bit on a Tensor Core GPU",
+        "precision.fp32_matmul": Wording(
             fix_summary='Run the forward pass under torch.autocast("cuda", dtype=torch.bfloat16) (float16 before Ampere).',
             fix="""\
 Matrix multiplies and convolutions run as 32-bit kernels that do not use Tensor Cores. Autocast runs them in
@@ -232,8 +221,7 @@ On Ampere and newer, TF32 makes the remaining 32-bit matmuls use Tensor Cores wi
 Keep layer sizes multiples of 8 so Tensor Cores apply.""",
             docs=(L.TORCH_AMP, L.TORCH_TF32, L.NVIDIA_MIXED_PRECISION),
         ),
-        "transfer.pageable_memory": Entry(
-            category="transfer",
+        "transfer.pageable_memory": Wording(
             title="Host-device copies use pageable memory",
             fix_summary="DataLoader(pin_memory=True) and tensor.to('cuda', non_blocking=True).",
             fix="""\
@@ -248,8 +236,7 @@ bandwidth and block the host. Pin the batches and copy asynchronously:
 For tensors made outside a DataLoader: t = t.pin_memory() once, then .to("cuda", non_blocking=True).""",
             docs=(L.TORCH_PIN_MEMORY, L.CUDA_PINNED),
         ),
-        "transfer.sync_copies": Entry(
-            category="sync",
+        "transfer.sync_copies": Wording(
             title="Copies block the host",
             fix_summary="Copy from pinned memory with non_blocking=True; avoid .cpu()/.item() inside the step.",
             fix="""\
@@ -259,8 +246,7 @@ pin the source (DataLoader(pin_memory=True)) and pass non_blocking=True to .to()
 steps, or copy into a pinned tensor with non_blocking=True and read it after a torch.cuda.Event.""",
             docs=(L.TORCH_PIN_MEMORY, L.TORCH_SYNC_DEBUG),
         ),
-        "transfer.small_copies": Entry(
-            category="transfer",
+        "transfer.small_copies": Wording(
             title="Many small copies",
             fix_summary="Batch small tensors into one copy; create constants on the GPU, not per step from Python.",
             fix="""\
@@ -270,9 +256,7 @@ tensors once with device="cuda" instead of torch.tensor(python_value).cuda() eve
 scalars that the step computes on the GPU.""",
             docs=(L.TORCH_PIN_MEMORY, L.TORCH_TUNING),
         ),
-        "communication.allreduce_exposed": Entry(
-            category="communication",
-            title="Gradient all-reduce is not hidden behind compute",
+        "communication.allreduce_exposed": Wording(
             fix_summary="Tune DDP: bucket_cap_mb, gradient_as_bucket_view=True, static_graph; no_sync() when accumulating.",
             fix="""\
 NCCL kernels run while no GPU computes, so every step waits for communication. DDP overlaps the all-reduce
@@ -299,9 +283,7 @@ halve the bytes sent.""",
             docs=(L.TORCH_DDP, L.NCCL_GUIDE),
             variants=(("pytorch:not_allreduce", NOT_ALLREDUCE),),
         ),
-        "batch.gpu_underused": Entry(
-            category="batch",
-            title="Small kernels leave the GPU underused",
+        "batch.gpu_underused": Wording(
             fix_summary="Raise the DataLoader batch_size (as memory allows) so fixed per-step costs amortize.",
             fix="""\
 The GPU is busy less than half of each step and its kernels are small: per-step overhead costs about as

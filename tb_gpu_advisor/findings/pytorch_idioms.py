@@ -2,7 +2,7 @@
 that are not an all-reduce, occupancy, uneven steps and the GPU environment (a PyTorch run reads only PyTorch)."""
 
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, Idiom, register_variants
+from tb_gpu_advisor.findings.catalog import Idiom, Wording, register_variants
 
 # The recapture every warm-up idiom ends with: the profiler's schedule skips the first steps.
 _STEADY_STATE = """\
@@ -60,9 +60,7 @@ size, gradient compression hooks) do not change them. What helps:
 VARIANTS = register_variants(
     "pytorch",
     {
-        "steps.uneven_step_time": Entry(
-            category="other",
-            title="Step time varies a lot from step to step",
+        "steps.uneven_step_time": Wording(
             fix_summary="Remove what the slow steps wait on (named above): more DataLoader workers; open them in Perfetto.",
             fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open the trace in
@@ -98,9 +96,7 @@ active=20)): a stall that recurs every N steps (evaluation, checkpoints, logging
                 ),
             ),
         ),
-        "occupancy.tiny_grid": Entry(
-            category="occupancy",
-            title="Time-dominant kernels launch fewer blocks than the GPU has SMs",
+        "occupancy.tiny_grid": Wording(
             fix_summary="Give these kernels more parallel work (larger batch, fused ops) so every SM is used.",
             fix="""\
 These kernels launch fewer thread blocks than the GPU has SMs, so most SMs sit idle while they run. Give
@@ -109,9 +105,7 @@ kernels), or, for your own CUDA or Triton kernels, split the work into more, sma
 loops, split-K for GEMMs).""",
             docs=(L.TORCH_COMPILE, L.NVIDIA_DL_PERFORMANCE, L.CUDA_OCCUPANCY),
         ),
-        "occupancy.low_occupancy": Entry(
-            category="occupancy",
-            title="Time-dominant kernels run at low occupancy",
+        "occupancy.low_occupancy": Wording(
             fix_summary="Raise occupancy of the named kernels (registers, shared memory or block size).",
             fix="""\
 These kernels keep few warps resident per SM, so the SM cannot hide memory latency. The limiter is in the
@@ -127,9 +121,7 @@ of shared memory per block are excluded: they trade occupancy for large tiles by
 judges them by their FLOP rate.""",
             docs=(L.CUDA_OCCUPANCY, L.NVIDIA_DL_PERFORMANCE),
         ),
-        "environment.gpu_not_used": Entry(
-            category="other",
-            title="The job meant to use a GPU but ran without one",
+        "environment.gpu_not_used": Wording(
             fix_summary="Check PyTorch sees the GPU: torch.cuda.is_available(), torch.version.cuda; install a CUDA "
             "build.",
             fix="""\
@@ -147,9 +139,7 @@ then `nvidia-smi` (driver, the CUDA version it supports, the GPU is free) and CU
 move the model and each batch: model.to("cuda"), x.to("cuda", non_blocking=True).""",
             docs=(L.TORCH_INSTALL, L.CUDA_COMPATIBILITY),
         ),
-        "environment.idle_gpus": Entry(
-            category="other",
-            title="GPUs this process sees did no work while the others trained",
+        "environment.idle_gpus": Wording(
             fix_summary="Use every GPU: one process per GPU with torchrun and DistributedDataParallel.",
             fix="""\
 GPUs listed in this process's profile ran no kernel in any captured step while the others trained (see the

@@ -36,6 +36,7 @@ def test_each_instant_counts_once_for_its_highest_category():
             "copy_call": 0.0,
             "launch": 0.02,
             "host_wait": 0.0,
+            "host_stall": 0.0,
             "host": 0.18,
             "idle": 0.3,
         }

@@ -46,7 +46,8 @@ def test_inline_loader_is_still_told_to_use_workers():
 def test_compiled_run_gets_no_loader_compile_or_optimizer_advice():
     """torch.compile(mode="reduce-overhead") with its optimizer update compiled (Inductor's `triton_for_` kernels),
     no DataLoader: the compiled region starts each step (no batch preparation before it), nothing advises
-    compiling, CUDA graphs, a DataLoader or a fused optimizer."""
+    compiling, CUDA graphs, a DataLoader or a fused optimizer, and the fix does not call the compiled plain SGD
+    update a fused optimizer."""
     found = _found("h200/torch/launch_compiled")
     assert "input.host_batch_prep" not in found
     fixes = _fixes("h200/torch/launch_compiled")
@@ -60,7 +61,7 @@ def test_compiled_run_gets_no_loader_compile_or_optimizer_advice():
     ):
         assert applied not in fixes, applied
     assert found["host.gpu_idle_host_busy"]["fix_summary"].startswith(
-        "Compiled already (torch.compile), fused optimizer"
+        "Compiled already (torch.compile), optimizer fused or compiled"
     )
 
 
@@ -100,6 +101,15 @@ def test_pinned_copy_is_not_told_to_pin_or_to_copy_asynchronously():
     assert copy["fix_summary"].startswith("Pinned already")
     assert "pin_memory" not in copy["fix_summary"] and "non_blocking" not in copy["fix_summary"]
     assert "pin_memory=True" in _found("h200_heldout/torch/transfer_pageable")["transfer.pageable_memory"]["fix"]
+
+
+def test_jax_pinned_copy_leads_with_keeping_unchanging_data_on_the_device():
+    """jax/transfer_pinned sends the same 256 MiB from pinned host memory every step: the fix leads with putting
+    an unchanging array on the device once, as the PyTorch twin's does, then the batch one step ahead."""
+    copy = _found("h200/jax/transfer_pinned")["transfer.input_copy_in_step"]
+    assert copy["fix_summary"].startswith("device_put unchanging arrays once, before the loop")
+    assert copy["fix"].index("once, before the loop") < copy["fix"].index("transfer batch n+1")
+    assert "pin_memory" not in copy["fix"] and "torch" not in copy["fix"]
 
 
 def test_jax_command_buffers_are_not_told_about_graph_breaks():
@@ -179,3 +189,12 @@ def test_worker_loader_stall_is_a_wait_not_host_work():
 def test_runs_without_stalls_name_none():
     """The inline-loader twin (the same model, no pin-memory thread) has no op stall."""
     assert "host.op_stall" not in _found("h200_heldout/torch/input_inline_loader")
+
+
+def test_low_certainty_batch_prep_says_why_it_is_held_at_medium():
+    """jax/input_bound: the host is barely traced in the 25.7 ms before each step, so batch preparation is an
+    inference: the finding is medium and says so, not "[medium] ... how sure: low"."""
+    finding = _found("h200/jax/input_bound")["input.host_batch_prep"]
+    assert finding["severity"] == "medium" and finding["evidence"]["metrics"]["certainty"] == "low"
+    assert "how sure: low" not in finding["summary"]
+    assert finding["summary"].endswith("is inferred, as the trace shows little host work there, so at most medium).")

@@ -22,7 +22,7 @@ def test_input_bound_waits_160_ms_per_step_for_the_sequential_map(built):
         "compute_32bit": 0.4,
         "h2d": 0.36,
         "input_wait": 71.28,
-        "host_wait": 0.01,
+        "host": 0.01,
     }
     step = report["steps"][0]
     assert step["name"] == "train 100"

@@ -19,10 +19,11 @@ def test_fp32_run_uses_no_tensor_cores(built):
         "compute_32bit": 99.86,
         "h2d": 0.01,
         "input_wait": 0.04,
+        "input_prep": 0.01,
         "copy_call": 0.02,
         "launch": 0.01,
-        "host_wait": 0.05,
-        "host": 0.01,
+        "host": 0.05,
+        "idle": 0.01,
     }
     kernels = report["kernels"]
     assert not any(k["uses_tensor_cores"] for k in kernels)

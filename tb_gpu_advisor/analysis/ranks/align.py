@@ -73,6 +73,17 @@ def align(profiles):
     )
 
 
+def one_capture(profiles):
+    """Whether the ranks' traces share an instant on their absolute clocks, as the ranks of one job profiled together
+    do; True when a trace gives no absolute time or no step (nothing to tell)."""
+    spans = []
+    for profile in profiles:
+        if profile.origin_ps is None or not profile.steps:
+            return True
+        spans.append((profile.origin_ps + profile.steps[0].start_ps, profile.origin_ps + profile.steps[-1].end_ps))
+    return max(start for start, _ in spans) < min(end for _, end in spans)
+
+
 def _clocks(profiles):
     """A clock key per rank: ranks whose traces name the same machine share one; a rank naming none has its own."""
     return [p.machine if p.machine else ("rank", i) for i, p in enumerate(profiles)]

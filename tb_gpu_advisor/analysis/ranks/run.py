@@ -4,7 +4,7 @@ transfer, the slowest rank and why, the critical path and what-ifs, from each ra
 import statistics
 from dataclasses import dataclass
 
-from tb_gpu_advisor.analysis.ranks.align import align
+from tb_gpu_advisor.analysis.ranks.align import align, one_capture
 from tb_gpu_advisor.analysis.ranks.critical_path import critical_paths
 from tb_gpu_advisor.analysis.ranks.late_peer import late_peer
 from tb_gpu_advisor.analysis.ranks.step_time import step_times_ms
@@ -209,6 +209,8 @@ def _notes(profiles, alignment):
     ranks = [p.rank for p in profiles if p.rank is not None]
     if len(set(ranks)) != len(ranks):
         notes.append("two traces give the same rank: they may come from different jobs")
+    if not one_capture(profiles):
+        notes.append("the traces share no instant on their clocks: they may not be one capture of one job")
     if not alignment.steps:
         notes.append("no step number is on every rank: nothing to align")
     elif not alignment.offset_calls and not alignment.one_clock:

@@ -13,6 +13,11 @@ from tb_gpu_advisor.findings.thresholds import HOST_HIGH_PCT, HOST_MEDIUM_PCT, M
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.report.units import size_bytes
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 ENTRIES = register(
     "memory",
@@ -119,7 +124,7 @@ near the memory limit the allocator frees its cache and retries (torch.cuda.memo
 )
 
 
-def zero_grad_fills(ctx):
+def zero_grad_fills(ctx: Context) -> Finding | None:
     """optimizer.zero_grad() without set_to_none: aten::zero_ on each gradient every step."""
     if ctx.framework.name != "pytorch":
         return None
@@ -144,7 +149,7 @@ def zero_grad_fills(ctx):
     )
 
 
-def near_limit(ctx):
+def near_limit(ctx: Context) -> Finding | None:
     """An active GPU's allocator peak at >= MEMORY_NEAR_LIMIT_PCT of its limit (TensorFlow's memory profile)."""
     active = {gpu.ordinal for gpu in ctx.active_gpus}
     full = [

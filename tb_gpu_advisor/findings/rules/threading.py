@@ -13,6 +13,11 @@ from tb_gpu_advisor.findings.thresholds import (
     LAUNCH_MEDIUM_PCT,
 )
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 ENTRIES = register(
     "threading",
@@ -157,7 +162,7 @@ def tf_data_contention(ctx):
     )
 
 
-def host_cpu_saturated(ctx):
+def host_cpu_saturated(ctx: Context) -> Finding | None:
     """Host threads keep >= CONTENTION_MIN_CORE_FRACTION of the machine's cores busy while the GPU waits on the
     host (input wait, host work, launch calls). Needs the core count in the trace: without it no claim."""
     load = ctx.analysis.cpu_load

@@ -70,6 +70,18 @@ def test_hosts_that_share_no_step_are_not_joined(tmp_path):
     assert "ranks" not in tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
 
 
+def test_hosts_captured_at_different_times_are_not_joined(tmp_path):
+    """Two one-host programs with an all-reduce a step and the same step numbers, captured 1000 s apart: their
+    traces share no instant, so they are not one job's hosts, though their steps and collectives would match."""
+    write_host_session(str(tmp_path), hosts=1, names=["a"])
+    write_host_session(str(tmp_path), hosts=1, names=["b"], clock_us=lambda k: 1e9)
+    report = tb_gpu_advisor.analyze(str(tmp_path), executor="inline")
+    assert "multi_host" in report and "ranks" not in report
+    write_host_session(str(tmp_path / "together"), hosts=1, names=["a"])
+    write_host_session(str(tmp_path / "together"), hosts=1, names=["b"], clock_us=lambda k: 1500.0)
+    assert tb_gpu_advisor.analyze(str(tmp_path / "together"), executor="inline")["ranks"]["rank_count"] == 2
+
+
 def test_pytorch_traces_without_their_rank_are_not_joined(tmp_path):
     """PyTorch traces that do not name their rank (distributedInfo) are not taken for ranks, collectives or not:
     nothing says they are processes of one job."""

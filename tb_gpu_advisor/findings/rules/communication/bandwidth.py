@@ -11,8 +11,13 @@ from tb_gpu_advisor.findings.thresholds import (
     COLLECTIVES_MEDIUM_PCT,
 )
 
+from typing import TYPE_CHECKING
 
-def collective_below_link(ctx):
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
+
+def collective_below_link(ctx: Context) -> Finding | None:
     """The fastest large call of a collective kind reaches < COLLECTIVE_LOW_BUSBW_FRACTION of the link's practical
     bus bandwidth, and that kind takes >= COLLECTIVES_MEDIUM_PCT of the step. Needs sized calls (PyTorch 2.1+;
     XPlane through the HLO instruction or the TensorFlow op's shapes)."""

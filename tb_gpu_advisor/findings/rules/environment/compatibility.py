@@ -14,6 +14,11 @@ from tb_gpu_advisor.findings.thresholds import (
     TENSOR_CORE_MIN_CC,
 )
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 _BF16 = re.compile(r"bf16|bfloat16|__nv_bfloat", re.IGNORECASE)
 
@@ -49,7 +54,7 @@ def _cc_text(cc):
     return f"{cc[0]}.{cc[1]}"
 
 
-def no_tensor_cores(ctx):
+def no_tensor_cores(ctx: Context) -> Finding | None:
     cc = ctx.compute_capability
     if not ctx.has_gpu or cc is None or cc >= TENSOR_CORE_MIN_CC:
         return None
@@ -102,7 +107,7 @@ def _runtime_version(environment):
     return None, None
 
 
-def cuda_older_than_gpu(ctx):
+def cuda_older_than_gpu(ctx: Context) -> Finding | None:
     cc = ctx.compute_capability
     key, version = _runtime_version(ctx.model.environment)
     if not ctx.has_gpu or cc is None or version is None:
@@ -129,7 +134,7 @@ def cuda_older_than_gpu(ctx):
     )
 
 
-def driver_older_than_runtime(ctx):
+def driver_older_than_runtime(ctx: Context) -> Finding | None:
     environment = ctx.model.environment
     key, runtime = _runtime_version(environment)
     driver = cuda_version(environment["cuda_driver_version"]) if "cuda_driver_version" in environment else None
@@ -157,7 +162,7 @@ def _release(text):
     return tuple(int(part) for part in match.groups()) if match else None
 
 
-def versions_misaligned(ctx):
+def versions_misaligned(ctx: Context) -> Finding | None:
     """The trace's metadata records jax and jaxlib versions of different releases (JAX writes both)."""
     environment = ctx.model.environment
     jax, jaxlib = _release(environment.get("jax_version", "")), _release(environment.get("jaxlib_version", ""))

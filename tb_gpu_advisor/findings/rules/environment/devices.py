@@ -9,11 +9,16 @@ from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, limit
 from tb_gpu_advisor.whatif.communication import spread_over_idle_gpus
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.findings.context import Context
+
 
 _VERSION_KEY = re.compile(r"version$")
 
 
-def gpu_not_used(ctx):
+def gpu_not_used(ctx: Context) -> Finding | None:
     """A TensorFlow or JAX profile in which no GPU worked although something GPU-specific says the job meant one
     to: GPU planes without activity, host events that ask for a GPU, CUDA or ROCm versions in the metadata. A
     tf.distribute strategy is no such sign: it runs over CPU devices as well (the real tf_mirrored capture)."""
@@ -67,7 +72,7 @@ def gpu_not_used(ctx):
     )
 
 
-def idle_gpus(ctx):
+def idle_gpus(ctx: Context) -> Finding | None:
     """GPUs this process's profile lists ran no kernel while others worked, the job meant several GPUs
     (analysis.unused_gpus: several working GPUs, a strategy, replica names, collectives over the working GPUs) and
     nothing says the capture missed their work or other processes own them (unused.claim)."""

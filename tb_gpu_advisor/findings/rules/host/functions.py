@@ -195,7 +195,7 @@ def _py_function_apis(ops):
     return ", ".join(apis)
 
 
-def gc_pauses(ctx):
+def gc_pauses(ctx: Context) -> Finding | None:
     """Python GC pauses recorded by the profiler (PyTorch's `Python GC` events, JAX's gc callbacks) that the GPU
     waits through: never inferred from stalls without such events."""
     found = ctx.analysis.gc_pauses

@@ -104,7 +104,7 @@ def host_batch_prep(ctx: Context) -> Finding | None:
         severity=severity,
         summary=f"Each step starts with {prep_ms / steady_count:.2f} ms of host batch preparation while {idles} "
         f"({share:.1f}% of the {mean_ms:.2f} ms mean step over {steady_count} {which}; a loader one "
-        f"batch ahead would save {gain_ms / steady_count:.2f} ms of it per step; how sure: {prep.certainty}).",
+        f"batch ahead would save {gain_ms / steady_count:.2f} ms of it per step; {_sure(prep.certainty)}).",
         evidence=Evidence(
             {
                 "batch_prep_ms": prep_ms,
@@ -163,3 +163,11 @@ def host_batch_prep(ctx: Context) -> Finding | None:
             "computes competes with the step for cores",
         ),
     )
+
+
+def _sure(certainty):
+    """How sure the finding is that the time is batch preparation, in words that agree with its severity: low
+    certainty holds the finding at medium, and says why."""
+    if certainty == "low":
+        return "that it is batch preparation is inferred, as the trace shows little host work there, so at most medium"
+    return f"how sure: {certainty}"

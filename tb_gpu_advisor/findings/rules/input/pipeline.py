@@ -237,7 +237,7 @@ def no_cache(ctx: Context) -> Finding | None:
     )
 
 
-def tf_data_service(ctx):
+def tf_data_service(ctx: Context) -> Finding | None:
     """Several GPUs starve behind a pipeline that already prefetches and maps in parallel."""
     pipeline = ctx.pipeline
     wait_ms, share = _wait(ctx)

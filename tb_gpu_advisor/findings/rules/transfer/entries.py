@@ -180,6 +180,24 @@ and ahead: DataLoader(..., pin_memory=True), x.cuda(non_blocking=True) for batch
             ),
             variants=(
                 (
+                    "jax:pinned",
+                    Idiom(
+                        fix_summary="device_put unchanging arrays once, before the loop; changing batches one step "
+                        "ahead.",
+                        fix="""\
+The copies come from pinned host memory already, so the memory is not the fix: the device waits for them
+because each is issued when the step needs its data. What is left:
+
+    # an array that is the same every step (a table, constants): put it on the device once, before the loop
+    table = jax.device_put(table_host, device)          # pass `table` to the jitted step
+    # a batch that changes: transfer batch n+1 while step n runs
+    next_batch = jax.device_put(next(host_batches), device)   # returns at once; step n runs meanwhile
+    state, metrics = train_step(state, batch)
+    # or: batches = flax.jax_utils.prefetch_to_device(host_batches, size=2)""",
+                        docs=(L.JAX_DEVICE_PUT,),
+                    ),
+                ),
+                (
                     "pytorch:pinned",
                     Idiom(
                         fix_summary="Pinned already: copy the next batch ahead on a side stream, or keep unchanging data on the "
