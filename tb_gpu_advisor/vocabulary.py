@@ -157,6 +157,9 @@ COLLECTIVE_BANDWIDTH_GAPS = {
 }
 # configuration.examples_per_step.scope, as words: the whole step, or one device's share of it.
 BATCH_SCOPE_LABELS = {"global": "global", "per_device": "per device"}
+# A GPU as the framework that wrote the trace names it: PyTorch's cuda:N (on ROCm too) for a Kineto trace's
+# /device:GPU:N; other formats keep the device path (the tab shows it without "/device:").
+DEVICE_NAME_PREFIXES = {"kineto": "cuda:"}
 # comparability.work_per_step.source: what measured how much work a candidate step does against a baseline step.
 WORK_SOURCE_LABELS = {
     "examples_per_step": "examples per step, from the input tensors",
@@ -334,6 +337,15 @@ def in_sentence(label):
     return label[:1].lower() + label[1:]
 
 
+def device_label(name, trace_format=None):
+    """`/device:GPU:2` as its framework names it: `cuda:2` in a Kineto (PyTorch) trace; other formats keep the
+    device path, TensorFlow's own name (the tab shortens it to `GPU:2`)."""
+    text = str(name or "")
+    prefix = DEVICE_NAME_PREFIXES.get(trace_format)
+    ordinal = text[len("/device:GPU:") :] if text.startswith("/device:GPU:") else ""
+    return prefix + ordinal if prefix and ordinal.isdigit() else text
+
+
 def exported():
     """What the tab receives, as JSON-ready data."""
     return {
@@ -360,6 +372,7 @@ def exported():
         "notInTrace": NOT_IN_TRACE,
         "batchScope": BATCH_SCOPE_LABELS,
         "workSource": WORK_SOURCE_LABELS,
+        "deviceNamePrefixes": DEVICE_NAME_PREFIXES,
         "predictionScore": PREDICTION_SCORE_LABELS,
         "findingChange": FINDING_CHANGE_LABELS,
         "noMatmulPrecision": NO_MATMUL_PRECISION,

@@ -55,6 +55,8 @@ _TF32_MMA = re.compile(r"(?<![a-z0-9])(?:tensorop_)?s(?:1688|16816)(?:gemm|cudnn
 _HLO_DTYPES = {"bf16": "bf16", "f16": "fp16", "f32": "fp32", "f64": "fp64", "f8e4m3fn": "fp8", "f8e5m2": "fp8"}
 # A precision holding this share of matmul/conv time names the run's precision; below it the run is mixed.
 DOMINANT_PRECISION_PCT = 90.0
+# XLA runs f32 dots at DEFAULT precision in TF32 on NVIDIA GPUs from this compute capability (Ampere) on.
+XLA_TF32_MIN_CC = (8, 0)
 # JAX's dispatch of a compiled XLA program.
 _COMPILED_DISPATCH = re.compile(r"^(Pjit|Pmap)Function\(")
 # Thread pools whose thread count is a setting (tf.config.threading, tf.data options, TF_GPU_THREAD_COUNT).
@@ -116,6 +118,9 @@ class Configuration:
     #   buffers (analysis.compilation), None without launches
     gpu_arch: str | None = None  # "sm_80", "gfx942": the architecture, where the trace names no model
     tpu_count: int = 0  # `/device:TPU:N` planes: XLA runs on TPUs, not on the CPU
+    # % of matmul/conv time labelled tf32 from XLA's DEFAULT precision on f32 dots (no HIGHEST in their HLO) on an
+    #   NVIDIA GPU of compute capability 8.0+, where the kernel's name does not say (Triton `gemm_fusion_dot`)
+    tf32_by_default_pct: float = 0.0
 
 
 def configuration(
@@ -133,7 +138,14 @@ def configuration(
     gpus = [gpu for gpu in model.gpus if gpu.ordinal in set(active_ordinals)] or list(model.gpus)
     caps = gpus[0].capabilities if gpus else None
     kernel_names = [row.name for row in kernels if not is_nccl(row.name)]
-    dtype_pct = _matmul_dtypes(kernels)
+    xla_tf32 = bool(
+        caps
+        and (caps.vendor or "nvidia").lower() == "nvidia"
+        and caps.compute_capability
+        and tuple(caps.compute_capability) >= XLA_TF32_MIN_CC
+        and framework.name in ("jax", "tensorflow")
+    )
+    dtype_pct, by_default_pct = _matmul_dtypes(kernels, xla_tf32)
     examples = examples_per_step(model, framework.strategy, tuple(steps), tuple(active_ordinals))
     return Configuration(
         framework=framework.name,
@@ -159,6 +171,7 @@ def configuration(
         graph_replay_pct=round(100.0 * compiled.graph_share, 2) if compiled and compiled.launched_events else None,
         gpu_arch=caps.arch if caps else None,
         tpu_count=model.tpu_count,
+        tf32_by_default_pct=by_default_pct,
     )
 
 
@@ -192,14 +205,28 @@ def _versions(environment):
     return tuple((key, version_text(key, environment[key])) for key in keys)
 
 
-def _kernel_dtype(row, known=None):
+def _xla_default_tf32(row, xla_tf32):
+    """An f32 dot XLA compiled at its DEFAULT precision (no HIGHEST in its HLO) into a kernel whose name does not
+    say how it computes (Triton's `gemm_fusion_dot`), where `xla_tf32` (NVIDIA, compute capability 8.0+): XLA runs
+    it in TF32."""
+    return (
+        xla_tf32
+        and row.dtype == "f32"
+        and row.compute == "matrix"
+        and row.matrix_precision in (None, "DEFAULT")
+        and not is_fp32_matmul(row.name)
+        and kernel_precision(row.name, None) != "32bit"
+    )
+
+
+def _kernel_dtype(row, known=None, xla_tf32=False):
     """The precision of a matmul/conv kernel row: its op's input type (HLO or PyTorch), else that of the rows of
     the same kernel whose op says one (`known`: name -> their one element type; cuDNN names its bf16 kernels
-    `f16`), else what its name says."""
+    `f16`), else what its name says; an f32 dot at XLA's DEFAULT precision on TF32 hardware is tf32."""
     tf32 = bool(_TF32.search(row.name) or _TF32_MMA.search(row.name))
     dtype = row.dtype or (known or {}).get(row.name)
-    if dtype == "f32" and tf32:
-        return "tf32"  # float32 operands on TF32 Tensor Cores: the kernel's name says how it computes
+    if dtype == "f32" and (tf32 or _xla_default_tf32(row, xla_tf32)):
+        return "tf32"  # float32 operands on TF32 Tensor Cores: the kernel's name or XLA's default says so
     if dtype in _HLO_DTYPES:
         return _HLO_DTYPES[dtype]
     if _FP8.search(row.name):
@@ -220,22 +247,26 @@ def is_matmul_kernel(row: KernelRow) -> bool:
     ) and not is_nccl(row.name)
 
 
-def _matmul_dtypes(kernels):
-    """((dtype, % of matmul/conv kernel time), ...) from the kernel names (HLO element types where costed)."""
-    times = {}
+def _matmul_dtypes(kernels, xla_tf32=False):
+    """(((dtype, % of matmul/conv kernel time), ...), % of that time tf32 by XLA's default alone) from the
+    kernel names (HLO element types and precision where costed)."""
+    times, by_default = {}, 0
     known = op_dtypes_by_name(kernels)
     for row in kernels:
         if is_matmul_kernel(row):
-            dtype = _kernel_dtype(row, known)
+            dtype = _kernel_dtype(row, known, xla_tf32)
             times[dtype] = times.get(dtype, 0) + row.total_ps
+            if dtype == "tf32" and not (_TF32.search(row.name) or _TF32_MMA.search(row.name)):
+                by_default += row.total_ps
     total = sum(times.values())
     if not total:
-        return ()
-    return tuple(
+        return (), 0.0
+    shares = tuple(
         sorted(
             ((dtype, round(100.0 * ps / total, 2)) for dtype, ps in times.items()), key=lambda item: (-item[1], item[0])
         )
     )
+    return shares, round(100.0 * by_default / total, 2)
 
 
 def _precision(dtype_pct):

@@ -71,8 +71,7 @@ A larger batch amortizes the host's fixed cost per step over more examples.""",
 )
 
 COMPILED_FUSED_OPTIMIZER_HOST_IDIOM = Idiom(
-    fix_summary="Compiled already (torch.compile), optimizer update fused or compiled: cut graph breaks, thin the "
-    "loop.",
+    fix_summary="Compiled already (torch.compile), optimizer fused or compiled: cut graph breaks, thin the loop.",
     fix="""\
 The trace shows torch.compile in use (compiled regions, Inductor's kernels) and an optimizer update that is
 fused, foreach or compiled already, so compiling again changes nothing. The host time left is outside the

@@ -17,6 +17,7 @@ from tb_gpu_advisor.analysis.xla_cpu_thunks import xla_cpu_thunks
 from tb_gpu_advisor.findings.fix_conditions import FixConditions
 from tb_gpu_advisor.findings.thresholds import EAGER_MIN_OPS_PER_STEP, HOST_MEDIUM_PCT
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.vocabulary import device_label
 from tb_gpu_advisor.model.host import HOST_STAGING_TAG, OP_STALL_PREFIX
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import duration_ms
@@ -75,6 +76,10 @@ class Context(FixConditions):
 
     def per_step_ms(self, total_ms: float) -> float | None:
         return round(total_ms / self.step_count, 3) if self.step_count else None
+
+    def device_text(self, name: str) -> str:
+        """A GPU as the trace's framework names it in a sentence: `cuda:0` in a PyTorch trace, else its device path."""
+        return device_label(name, self.model.format)
 
     def time_text(self, total_ms: float) -> str:
         """`2.37 ms per step` (`70.0 µs per step`), or `2.37 ms in total` for a profile without steps."""

@@ -28,6 +28,7 @@ def configuration_dict(config):
         "graph_replay_pct": config.graph_replay_pct,
         "precision": config.precision,
         "matmul_dtype_pct": dict(config.matmul_dtype_pct),
+        "tf32_by_default_pct": config.tf32_by_default_pct,
         "distribution": config.distribution,
         "global_batch": config.global_batch,
         "examples_per_step": {

@@ -68,6 +68,12 @@ def configuration_rows(config: dict) -> tuple[tuple[str, str], ...]:
         )
     if config["precision"]:
         shares = ", ".join(f"{dtype} {units.percent(pct)}" for dtype, pct in config["matmul_dtype_pct"].items())
+        by_default = config.get("tf32_by_default_pct") or 0.0
+        if by_default:
+            shares += (
+                f"; tf32 for {units.percent(by_default)} by XLA's DEFAULT precision on f32 dots, whose kernels do "
+                "not name it: TF32 unless NVIDIA_TF32_OVERRIDE=0"
+            )
         rows.append(("precision", f"{config['precision']} (matmul/conv time: {shares})"))
     else:
         rows.append(("precision", NO_MATMUL_PRECISION))

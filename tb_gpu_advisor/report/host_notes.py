@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.analysis.capture_overhead import capture_overhead
+from tb_gpu_advisor.analysis.clock_drift import clock_drift
 
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,12 @@ def capture_notes(model, analysis):
     )
     note = overhead.note()
     return [note] if note else []
+
+
+def clock_notes(model, analysis):
+    """The same kernels slowing step after step (analysis.clock_drift: a clock lowered during the capture)."""
+    drift = clock_drift(tuple(model.gpus), [(s.start_ps, s.end_ps) for s in analysis.step_set.timed_steps])
+    return [drift.note()] if drift is not None else []
 
 
 def graph_notes(analysis):

@@ -5,7 +5,14 @@ from __future__ import annotations
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
 from tb_gpu_advisor.analysis.rounding import ms, pct, us
 from tb_gpu_advisor.report.idle_report import idle_attribution_dict
-from tb_gpu_advisor.report.host_notes import capture_notes, graph_notes, implausible_notes, trace_notes, roofline_notes
+from tb_gpu_advisor.report.host_notes import (
+    capture_notes,
+    clock_notes,
+    graph_notes,
+    implausible_notes,
+    trace_notes,
+    roofline_notes,
+)
 from tb_gpu_advisor.report.device_dicts import (
     device_dict,
     gpu_memory_dict,
@@ -58,7 +65,8 @@ def render_host_report(model, analysis):
         + roofline_notes(analysis)
         + list(confidence.notes)
         + graph_notes(analysis)
-        + capture_notes(model, analysis),
+        + capture_notes(model, analysis)
+        + clock_notes(model, analysis),
         "devices": [
             {**device_dict(gpu, usage, peaks), **work_by_type_dict(times), "stream_idle_us": stream_idle_dict(idle)}
             for gpu, usage, peaks, times, idle in zip(

@@ -316,7 +316,7 @@ export function createApp(root) {
     showLinkedFinding();
     if (hasGpu) {
       getResult('timeline', {run: state.run, host: state.host}, {signal: state.controller.signal})
-        .then((timeline) => replace(timelineSlot, timelineStrip(timeline, imbalanceOf(report).straggler)))
+        .then((timeline) => replace(timelineSlot, timelineStrip(timeline, imbalanceOf(report).straggler, report.trace_format)))
         .catch((error) => {
           if (error.name !== 'AbortError') replace(timelineSlot, h('p', {class: 'error'}, error.message));
         });

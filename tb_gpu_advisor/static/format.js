@@ -316,3 +316,15 @@ export function analysisProgress(status) {
   parts.push(`${status?.elapsed_s ?? 0}${NB}s`);
   return parts.join(' · ');
 }
+
+/**
+ * A GPU as the framework that wrote the trace names it (vocabulary.device_label): a Kineto trace's
+ * "/device:GPU:2" is PyTorch's "cuda:2"; other formats read "GPU:2".
+ */
+export function deviceName(name, traceFormat) {
+  const text = String(name || '');
+  const prefix = VOCABULARY.deviceNamePrefixes?.[traceFormat];
+  const ordinal = text.startsWith('/device:GPU:') ? text.slice('/device:GPU:'.length) : '';
+  if (prefix && /^\d+$/.test(ordinal)) return prefix + ordinal;
+  return text.replace('/device:', '');
+}

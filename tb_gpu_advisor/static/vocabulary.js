@@ -272,6 +272,9 @@ export const VOCABULARY = Object.freeze({
     "examples_per_step": "examples per step, from the input tensors",
     "kernel_launches_per_step": "kernel launches per step: the median, over the compute kernels both runs launch, of the candidate's launches per step over the baseline's"
   },
+  "deviceNamePrefixes": {
+    "kineto": "cuda:"
+  },
   "predictionScore": {
     "within": "within 25%",
     "not_within": "not within 25%",

@@ -101,3 +101,38 @@ def test_tensor_core_gemms_with_32_bit_inputs_are_tf32_and_use_tensor_cores():
     assert report_of(job(xmma))["configuration"]["matmul_dtype_pct"] == {"tf32": 100.0}
     assert report_of(job("turing_s1688gemm_fp16_128x128_ldg8_f2f_nn"))["configuration"]["precision"] == "fp16"
     assert report_of(job(SGEMM))["configuration"]["precision"] == "fp32"
+
+
+def test_f32_dots_at_xla_default_precision_read_as_tf32_on_ampere_and_later():
+    """jax/launch_jit: Triton `gemm_fusion_dot` kernels of f32 dots with no precision in their HLO (DEFAULT),
+    which XLA runs in TF32 on an H200; the name does not say, so the share is reported with its basis. The
+    precision_fp32 run's dots carry HIGHEST: fp32, as its `_ffma_` kernels say."""
+    from tb_gpu_advisor.pipeline import host_report
+    from tb_gpu_advisor.readers.load import load_model
+    from tests.data import REAL
+
+    def config(run):
+        path = next((REAL / "h200" / "jax" / run).rglob("*.xplane.pb"))
+        return host_report(load_model(str(path)))["configuration"]
+
+    jit = config("launch_jit")
+    assert jit["precision"] == "tf32" and jit["matmul_dtype_pct"] == {"tf32": 100.0}
+    assert 70 < jit["tf32_by_default_pct"] < 80
+    highest = config("precision_fp32")
+    assert highest["precision"] == "fp32" and highest["tf32_by_default_pct"] == 0.0
+
+
+def test_xla_default_tf32_needs_an_nvidia_gpu_of_cc_8_and_an_uncosted_name():
+    from tb_gpu_advisor.analysis.configuration import _matmul_dtypes
+    from tb_gpu_advisor.analysis.kernels import KernelRow
+
+    def row(name, precision=None):
+        return KernelRow(
+            name, 1, 1000, 1000, 1000, None, None, None, (132, 1, 1), (128, 1, 1), False, True, "dot.1",
+            compute="matrix", dtype="f32", matrix_precision=precision,
+        )  # fmt: skip
+
+    assert _matmul_dtypes((row("gemm_fusion_dot_1"),), True) == ((("tf32", 100.0),), 100.0)
+    assert _matmul_dtypes((row("gemm_fusion_dot_1"),), False) == ((("fp32", 100.0),), 0.0)  # Volta, AMD, PyTorch
+    assert _matmul_dtypes((row("gemm_fusion_dot_1", "HIGHEST"),), True)[0] == (("fp32", 100.0),)
+    assert _matmul_dtypes((row("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_ffma"),), True)[0] == (("fp32", 100.0),)

@@ -61,7 +61,7 @@ def test_compiled_run_gets_no_loader_compile_or_optimizer_advice():
     ):
         assert applied not in fixes, applied
     assert found["host.gpu_idle_host_busy"]["fix_summary"].startswith(
-        "Compiled already (torch.compile), optimizer update fused or compiled"
+        "Compiled already (torch.compile), optimizer fused or compiled"
     )
 
 
@@ -107,7 +107,7 @@ def test_jax_pinned_copy_leads_with_keeping_unchanging_data_on_the_device():
     """jax/transfer_pinned sends the same 256 MiB from pinned host memory every step: the fix leads with putting
     an unchanging array on the device once, as the PyTorch twin's does, then the batch one step ahead."""
     copy = _found("h200/jax/transfer_pinned")["transfer.input_copy_in_step"]
-    assert copy["fix_summary"].startswith("device_put arrays that do not change once, before the loop")
+    assert copy["fix_summary"].startswith("device_put unchanging arrays once, before the loop")
     assert copy["fix"].index("once, before the loop") < copy["fix"].index("transfer batch n+1")
     assert "pin_memory" not in copy["fix"] and "torch" not in copy["fix"]
 

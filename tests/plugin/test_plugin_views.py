@@ -381,6 +381,8 @@ FILLS = """() => [
     .map((s) => getComputedStyle(s).backgroundColor),
 ]"""
 UNITS_TITLES = "cs => cs.map((c) => [c.textContent, c.title])"
+DOT_FILLS = "() => [...new Set([...document.querySelectorAll('svg.roofline circle.roof-dot')].map((c) => getComputedStyle(c).fill))]"
+LEGEND_FILLS = "() => [...document.querySelectorAll('LEGEND .swatch')].map((s) => getComputedStyle(s).backgroundColor)"
 SPEEDUP_CI = re.compile(r"95% CI ([\d.]+)\u00d7 to ([\d.]+)\u00d7")
 PCT_CI = re.compile(r"\(([\u2212-][\d.]+)% to ([\u2212-][\d.]+)%\)")
 
@@ -437,12 +439,32 @@ def test_what_the_screenshot_review_found_reads_true(browser, views):  # noqa: F
             "rs => rs.map((r) => [7, 8, 9].map((i) => [r.cells[i].textContent, r.cells[i].querySelector('[title]')?.title]))",
         )
         assert cells and all(cell == ["\u2014", "not in the trace"] for row in cells for cell in row), cells[:2]
+        # PyTorch's name of the GPU, not XPlane's device path
+        labels = tab.frame.eval_on_selector_all(
+            "#gpus [data-device] > .gpu-label, #idle .gpu-label", "ls => ls.map((l) => l.textContent)"
+        )
+        assert labels and all(label.startswith("cuda:2") for label in labels), labels
         # copies without sizes have no bandwidth; a tiny one is "<0.01 GB/s", never "0 GB/s"
         bandwidths = tab.frame.eval_on_selector_all("[data-testid=transfers] tbody td:nth-of-type(4)", UNITS_TITLES)
         assert bandwidths == [["\u2014", "not in the trace: no copy sizes"]], bandwidths
         assert tab.show(runs["jax_decoder_roofline"]) == "ready"
         bandwidths = tab.frame.eval_on_selector_all("[data-testid=transfers] tbody td:nth-of-type(4)", UNITS_TITLES)
         assert ["<0.01\u00a0GB/s", ""] in bandwidths and not [b for b in bandwidths if b[0].startswith("0\u00a0")]
+        # the roofline's legend names each color its dots are drawn in, and only those
+        tab.frame.wait_for_selector("svg.roofline circle.roof-dot")
+        dots = tab.frame.evaluate(DOT_FILLS)
+        swatches = tab.frame.evaluate(LEGEND_FILLS.replace("LEGEND", "[data-testid=roofline-legend]"))
+        assert dots and set(dots) == set(swatches), (dots, swatches)
+        # the healthy run's idle chart: every cause it draws has a legend entry in its color
+        assert tab.show(runs["healthy"]) == "ready"
+        tab.frame.wait_for_selector("[data-testid=idle-step-chart] svg rect")
+        drawn = tab.frame.evaluate(
+            "() => [...new Set([...document.querySelectorAll('[data-testid=idle-step-chart] svg rect[class^=cat-idle-]')]"
+            ".map((r) => getComputedStyle(r).fill))]"
+        )
+        swatches = tab.frame.evaluate(LEGEND_FILLS.replace("LEGEND", "#idle .legend"))
+        assert drawn and set(drawn) <= set(swatches), (drawn, swatches)
+        _audit(tab, "healthy")  # a tiny cause reads "<0.1%" in the legend, never 0%
         # the kernels' first page on its way: a loading state in the table's place, not an empty table
         held = []
         tab.page.route("**/data/plugin/gpu_advisor/kernels?*", lambda route: held.append(route))

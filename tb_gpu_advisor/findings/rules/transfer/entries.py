@@ -182,8 +182,8 @@ and ahead: DataLoader(..., pin_memory=True), x.cuda(non_blocking=True) for batch
                 (
                     "jax:pinned",
                     Idiom(
-                        fix_summary="device_put arrays that do not change once, before the loop; put changing "
-                        "batches on the device one step ahead.",
+                        fix_summary="device_put unchanging arrays once, before the loop; changing batches one step "
+                        "ahead.",
                         fix="""\
 The copies come from pinned host memory already, so the memory is not the fix: the device waits for them
 because each is issued when the step needs its data. What is left:
