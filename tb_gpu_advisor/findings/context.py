@@ -70,7 +70,7 @@ class Context(FixConditions):
         return len(self.step_set.steps)
 
     @property
-    def mean_step_ms(self):
+    def mean_step_ms(self) -> float | None:
         mean = self.analysis.step_time_ms["mean"]
         return None if mean is None else round(mean, 3)
 
@@ -100,7 +100,7 @@ class Context(FixConditions):
         return "of the step" if self.step_count else "of the profiled time"
 
     @property
-    def of_the_step_time(self):
+    def of_the_step_time(self) -> str:
         """ "of the step time", or "of the profiled time" without steps."""
         return "of the step time" if self.step_count else "of the profiled time"
 
@@ -133,7 +133,7 @@ class Context(FixConditions):
         return int(intervals.covered_ps(spans, self.window.start_ps, self.window.end_ps).sum())
 
     @cached_property
-    def host_work_ms(self):
+    def host_work_ms(self) -> float:
         """The host's own work over the window, in ms: host events less the spans blocked on the device
         (analysis.host_wait_spans, full launch queues included) and the input waits. What a step loop must still
         do once a wait in it is gone."""
