@@ -4,10 +4,11 @@ Each GPU's attribution (analysis.idle_attribution) gives every instant of its ow
 every GPU idles at once, the GPUs may disagree (one waits for a launch call, another on a peer), and the instant
 takes one GPU's cause:
 
-- A GPU held by the host (any cause but `device_wait`) outranks a GPU whose work is queued (`device_wait`): while
-  no GPU runs, queued work waits for something no GPU of the trace is doing, an event or a peer the host has not
-  yet started or a device outside the trace, so where the host holds another GPU back, the host holds the
-  machine. Only where every GPU's work is queued is the instant `device_wait`.
+- A GPU held by the host (any cause but `device_wait`, in a gap that work ends: after its last work a GPU waits
+  for nothing) outranks a GPU whose work is queued (`device_wait`) or that has no work left: while no GPU
+  runs, queued work waits for something no GPU of the trace is doing, an event or a peer the host has not yet
+  started or a device outside the trace, so where the host holds another GPU back, the host holds the machine.
+  Only where no GPU is so held is the instant another cause (`device_wait` where work is queued).
 - Among the GPUs so ranked, the one whose gap ends first: its work is what ends the idle time of the whole
   machine, so what held that work held the machine. Equal ends go to the GPU first in the attribution's order.
 
@@ -40,7 +41,7 @@ def all_idle_causes(idle: IdleAttribution, busy: Intervals) -> dict[str, Interva
     everywhere = Intervals(np.array([-_FAR_PS], dtype=np.int64), np.array([_FAR_PS], dtype=np.int64))
     idle_now = intervals.subtract(everywhere, busy)
     gaps = [intervals.union_all(*gpu.spans.values()) for gpu in idle.gpus]
-    held = [intervals.subtract(gap, gpu.spans["device_wait"]) for gap, gpu in zip(gaps, idle.gpus, strict=True)]
+    held = [_held_by_host(gap, gpu.spans["device_wait"]) for gap, gpu in zip(gaps, idle.gpus, strict=True)]
     # Pieces of the idle time over which no GPU's gap or host-held time starts or ends.
     cuts = np.unique(
         np.concatenate([idle_now.start_ps, idle_now.end_ps, *(h.start_ps for h in held), *(h.end_ps for h in held)])
@@ -58,6 +59,13 @@ def all_idle_causes(idle: IdleAttribution, busy: Intervals) -> dict[str, Interva
         )
         for cause in IDLE_CAUSES
     }
+
+
+def _held_by_host(gaps: Intervals, device_wait: Intervals) -> Intervals:
+    """The instants of `gaps` the host held the GPU back: not `device_wait`, and in a gap that work ends (after
+    its last work a GPU waits for nothing, whatever the host does then)."""
+    ended = gaps.end_ps < _FAR_PS
+    return intervals.subtract(Intervals(gaps.start_ps[ended], gaps.end_ps[ended]), device_wait)
 
 
 def _holding(spans: Intervals, at: np.ndarray) -> np.ndarray:

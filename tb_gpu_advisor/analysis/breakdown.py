@@ -195,11 +195,14 @@ def breakdown(
 @dataclass(frozen=True)
 class CategorySpans:
     """The instants of each category over the whole trace, exclusive (BREAKDOWN_CATEGORIES -> Intervals; `idle`
-    left out: what no category covers), the instants a GPU is busy, and the loader-thread part of `input_wait`."""
+    left out: what no category covers), the instants a GPU is busy, the loader-thread part of `input_wait`, and
+    the idle attribution's one cause of each instant every GPU idles (analysis.all_idle: IDLE_CAUSES ->
+    Intervals), which the host-side categories are made of."""
 
     spans: dict
     device_busy: Intervals
     loader_wait: Intervals
+    causes: dict
 
 
 def category_spans(
@@ -243,7 +246,7 @@ def category_spans(
             spans[name] = intervals.union_all(spans[name], part)
             covered = intervals.union_all(covered, part)
     loader = intervals.intersect(loader_waits, spans["input_wait"]) if len(loader_waits) else intervals.EMPTY
-    return CategorySpans(spans=spans, device_busy=device_busy, loader_wait=loader)
+    return CategorySpans(spans=spans, device_busy=device_busy, loader_wait=loader, causes=causes)
 
 
 def split_windows(

@@ -87,6 +87,7 @@ class HostAnalysis:
     optimizer_loop: object = None  # optimizer_loop.OptimizerLoop: the PyTorch optimizer step's kernels, or None
     py_function_calls: object = None  # py_function_calls.PyFunctionCalls: tf.data's Python calls alone vs together
     idle: object = None  # idle_attribution.IdleAttribution: each GPU's idle time by cause
+    idle_causes: object = None  # {IDLE_CAUSES cause: Intervals}: the one cause of each instant every GPU idles
     variance: object = None  # step_variance.StepVariance of the steady steps, or None under 3 steps
 
     @property
@@ -248,6 +249,7 @@ def analyze_host(model):
         optimizer_loop=optimizer_loop(model),
         py_function_calls=py_function_calls(model.host_activity.py_function_calls),
         idle=idle,
+        idle_causes=spans.causes,
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(
             stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window)) for gpu in model.gpus

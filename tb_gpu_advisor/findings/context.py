@@ -166,10 +166,10 @@ class Context(FixConditions):
         return int(intervals.covered_ps(spans, windows.start_ps, windows.end_ps).sum())
 
     def idle_spans(self, cause: str) -> Intervals:
-        """The instants an active GPU idled for `cause` (analysis.idle_attribution), over all active GPUs."""
-        idle = self.analysis.idle
-        found = [idle.by_ordinal(gpu.ordinal) for gpu in self.active_gpus] if idle is not None else []
-        return intervals.union_all(*(gpu.spans[cause] for gpu in found if gpu is not None))
+        """The instants every GPU idled for `cause`: the idle attribution's one cause per instant
+        (analysis.all_idle), which the breakdown's host-side categories are made of."""
+        causes = self.analysis.idle_causes
+        return causes[cause] if causes and self.has_gpu else intervals.EMPTY
 
     def idle_union_ms(self, causes: tuple, after_wait: bool = False) -> float:
         """The mean over active GPUs of their idle time for any of `causes` (and, with `after_wait`, in
@@ -190,18 +190,19 @@ class Context(FixConditions):
         return round(ms(total) / len(self.active_gpus), 6)
 
     def idle_cause_ms(self, cause: str, leave_out: Intervals = intervals.EMPTY) -> float:
-        """The mean over active GPUs of their idle time for `cause` in their windows (less `leave_out`), in ms."""
-        idle = self.analysis.idle
-        if idle is None or not self.active_gpus:
+        """The time every GPU idled for `cause` (idle_spans, less `leave_out`) in the breakdown's windows (each
+        step, or the analysis window), in ms: with one GPU its Idle line's share, with any number the Time
+        line's."""
+        spans = self.idle_spans(cause)
+        if len(leave_out):
+            spans = intervals.subtract(spans, leave_out)
+        if not len(spans):
             return 0.0
-        total = sum(
-            self.covered_ps(
-                gpu, intervals.subtract(found.spans[cause], leave_out) if len(leave_out) else found.spans[cause]
-            )
-            for gpu in self.active_gpus
-            if (found := idle.by_ordinal(gpu.ordinal)) is not None
-        )
-        return round(ms(total) / len(self.active_gpus), 6)
+        steps = self.step_set.timed_steps if self.step_set.steps else ()
+        if not steps:
+            return round(ms(self.in_window_ps(spans)), 6)
+        starts, ends = [s.start_ps for s in steps], [s.end_ps for s in steps]
+        return round(ms(int(intervals.covered_ps(spans, starts, ends).sum())), 6)
 
     @cached_property
     def jax_step_jitted(self) -> bool:

@@ -144,6 +144,23 @@ def test_a_gpu_held_by_the_host_outranks_a_gpu_whose_work_is_queued(tmp_path):
     )
 
 
+def test_a_gpu_with_no_work_left_never_holds_the_machine(tmp_path):
+    # GPU 1 ran its last kernel by 20; GPU 0's k3 was queued at 6 and starts at 40. The host runs an op 20-40:
+    # GPU 1's own split calls that host time, but it waits for nothing; the machine waits on GPU 0's device
+    # side: 20-40 is device_wait.
+    events = [
+        launch(0, 3, 1),
+        launch(3, 3, 2),
+        launch(6, 3, 3),
+        kernel("k1", 10, 10, 1, device=0),
+        kernel("k2", 10, 10, 2, device=1),
+        _op("aten::add", 20, 20),
+        kernel("k3", 40, 10, 3, device=0),
+    ]
+    model = _model(tmp_path, events)
+    assert _categories_us(model, 20, 40) == {"device_wait": 20.0}
+
+
 def _real_traces():
     return sorted(str(p.relative_to(REAL)) for p in REAL.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
 
