@@ -147,3 +147,9 @@ test('a GPU is named as its framework names it: cuda:N in a PyTorch (Kineto) tra
   assert.equal(deviceName('/device:GPU:2'), 'GPU:2');
   assert.equal(deviceName('/device:TPU:0', 'kineto'), 'TPU:0');
 });
+
+test('a speedup that reads 1x is no badge: "up to 1× faster" is no gain', () => {
+  assert.equal(formatSpeedup(1.0, 'bound'), null);
+  assert.equal(formatSpeedup(1.004, 'model'), null);
+  assert.equal(formatSpeedup(1.01, 'model'), 'about 1.01\u00d7 faster');
+});

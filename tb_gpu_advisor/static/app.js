@@ -282,7 +282,7 @@ export function createApp(root) {
 
   function errorCard(error, run, host) {
     if (error instanceof ApiError && error.status === 422) {
-      return messageCard('error', `Host ${host} of run ${run} cannot be analyzed`, error.message,
+      return messageCard('error', `Host \u201c${host}\u201d of run ${run} cannot be analyzed`, error.message,
         'Other runs and hosts are not affected: pick another one above.');
     }
     if (error instanceof ApiError && error.status === 404) {

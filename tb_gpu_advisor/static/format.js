@@ -115,10 +115,11 @@ export function formatGbps(gbps) {
 
 /**
  * The step-time ratio of a finding, worded by its kind: a model (1.8, 'model') -> "about 1.8× faster",
- * a bound or an older report without the kind (1.8) -> "up to 1.8× faster".
+ * a bound or an older report without the kind (1.8) -> "up to 1.8× faster"; null (no badge) for a ratio that
+ * reads 1× (a gain under 0.5%): "up to 1× faster" is no speedup.
  */
 export function formatSpeedup(ratio, kind) {
-  if (!finite(ratio)) return null;
+  if (!finite(ratio) || trim(ratio, 2) === '1') return null;
   const cap = VOCABULARY.speedupCap;
   if (ratio >= cap) return kind === 'model' ? `over ${cap}\u00d7 faster` : `up to ${cap}\u00d7 faster or more`;
   return `${kind === 'model' ? 'about' : 'up to'} ${trim(ratio, ratio < 10 ? 2 : 1)}\u00d7 faster`;

@@ -439,6 +439,9 @@ def test_what_the_screenshot_review_found_reads_true(browser, views):  # noqa: F
             "rs => rs.map((r) => [7, 8, 9].map((i) => [r.cells[i].textContent, r.cells[i].querySelector('[title]')?.title]))",
         )
         assert cells and all(cell == ["\u2014", "not in the trace"] for row in cells for cell in row), cells[:2]
+        # its two findings estimate 1.0x (one warm-up step): no "up to 1x faster" badge
+        assert len(tab.frame.query_selector_all("[data-testid=finding]")) == 2
+        assert tab.frame.query_selector_all("[data-testid=finding] .badge.speedup") == []
         # PyTorch's name of the GPU, not XPlane's device path
         labels = tab.frame.eval_on_selector_all(
             "#gpus [data-device] > .gpu-label, #idle .gpu-label", "ls => ls.map((l) => l.textContent)"
