@@ -10,6 +10,13 @@ import re
 import sys
 
 from tb_gpu_advisor import vocabulary_ranks
+from tb_gpu_advisor.vocabulary_time import (  # noqa: F401 (the breakdown's and idle causes' words, re-exported)
+    ARROW,
+    BREAKDOWN_DEFINITION,
+    BREAKDOWN_LABELS,
+    BREAKDOWN_SHORT_LABELS,
+    IDLE_CAUSE_LABELS,
+)
 from tb_gpu_advisor.vocabulary_kernels import KERNEL_PLUMBING
 from tb_gpu_advisor.vocabulary_collectives import (
     COLLECTIVE_HEADERS,
@@ -19,7 +26,6 @@ from tb_gpu_advisor.vocabulary_collectives import (
 )
 
 MICRO = "\u00b5s"  # µs
-ARROW = "\u2192"  # →
 LEFT_ARROW = "\u2190"  # ←
 TIMES = "\u00d7"  # ×
 # A finding's speedup stops here (at most 99% of the step recoverable): worded "over 100×", never "about 100×".
@@ -31,51 +37,6 @@ BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")  # sizes are binary, in the CLI, 
 NO_MATMUL_PRECISION = "no matmul/conv kernel captured"
 # The matrix units a kernel table's column names, by GPU vendor: (short header, words).
 MATRIX_UNIT_LABELS = {"NVIDIA": ("TC", "Tensor Cores"), "AMD": ("MC", "Matrix cores")}
-# The breakdown categories of summary.breakdown_pct and steps[].breakdown_ms, in the report's order.
-BREAKDOWN_LABELS = {
-    "compute_16bit": "Compute (16-bit)",
-    "compute_32bit": "Compute (32-bit)",
-    "compute_unknown": "Compute (other/unknown dtype)",
-    "collectives": "Collectives",
-    "d2h": f"Device{ARROW}host copy",
-    "d2d": f"Device{ARROW}device copy/memset",
-    "h2d": f"Host{ARROW}device copy",
-    "input_wait": "Input wait",
-    "input_prep": "Input preparation",
-    "launch": "Kernel launch",
-    "host_wait": "Host waiting on the device",
-    "host": "Host compute",
-    "idle": "Idle",
-}
-# Column headers of the text report's step table, where 80 columns leave no room for the full labels.
-BREAKDOWN_SHORT_LABELS = {
-    "compute_16bit": "comp16",
-    "compute_32bit": "comp32",
-    "compute_unknown": "comp?",
-    "collectives": "collect",
-    "d2h": f"D{ARROW}H",
-    "d2d": f"D{ARROW}D",
-    "h2d": f"H{ARROW}D",
-    "input_wait": "input",
-    "input_prep": "prep",
-    "launch": "launch",
-    "host_wait": "wait",
-    "host": "host",
-    "idle": "idle",
-}
-# The causes of idle_attribution (analysis.idle_attribution.IDLE_CAUSES): why a GPU sat idle, gap by gap.
-IDLE_CAUSE_LABELS = {
-    "device_wait": "Queued, waiting on the device",
-    "launch": "Waiting for a launch call",
-    "copy_call": "Waiting for a copy call",
-    "host_wait": "Host blocked on a device wait",
-    "host_stall": "Host stalled inside an op (a wait)",
-    "input": "Host waiting for input",
-    "input_prep": "Host preparing input (on the step thread)",
-    "host": "Host busy (framework, Python)",
-    "host_untraced": "Host not traced",
-    "unattributed": "No host call found",
-}
 # What each "busy" figure means, one definition per figure, shown on hover in the tab and in the HTML report.
 BUSY_DEFINITIONS = {
     "gpu_busy": "GPU busy: the share of the analyzed time in which a GPU runs a kernel, copy, memset or graph, "
@@ -88,12 +49,6 @@ BUSY_DEFINITIONS = {
     "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, "
     "memset or graph",
 }
-# What the time breakdown (summary.breakdown_pct, steps[].breakdown_ms) counts, beside the busy figures above.
-BREAKDOWN_DEFINITION = (
-    "Time by category: each instant of the analyzed time counts once, as compute when any GPU computes, then "
-    "collectives and copies, and as host time only when every GPU is idle; with several GPUs its compute share is "
-    "not the GPU busy figures, which are means over the GPUs"
-)
 # The kernel table's occupancy column: CUPTI's theoretical occupancy (XPlane) or the PyTorch profiler's estimate
 # of achieved occupancy (Kineto), two different numbers: (column header, what it means).
 OCCUPANCY_LABELS = {

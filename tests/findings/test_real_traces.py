@@ -15,19 +15,18 @@ def test_v100_multi_worker_trace():
     summary = result["summary"]
     found = findings_by_id(result)
     assert not [note for note in result["notes"] if note.startswith("Finding rule")]
-    # XProf: "POTENTIALLY input-bound because 30.2% ... 'All Others'". We split that 30%: input wait 11.1%,
-    # host work 10.5%, launch calls 6.3%, idle 2.2%; the GPU's own 70% is element-wise (dropout, casts).
-    # The element-wise kernels are all the GPU ran: no GEMM in a BERT step, so the capture is partial and the
-    # fusion finding promises nothing; the input wait leads the as-captured verdict.
-    assert summary["bottleneck"] == "input"
-    assert summary["bottleneck_finding"] == "input.gpu_waits_for_input"
+    # XProf: "POTENTIALLY input-bound because 30.2% ... 'All Others'". We split that 30% by the idle
+    # attribution (the cause of the GPU the host holds back that resumes first): host work 9.3%, input wait
+    # 9.2%, launch 8.8%, idle 2.2%; the GPU's own 70% is element-wise (dropout, casts). The element-wise kernels
+    # are all the GPU ran: no GEMM in a BERT step, so the capture is partial and the fusion finding promises
+    # nothing; no cause reaches 10% of the step as captured.
+    assert summary["bottleneck"] == "none"
     # One step, MultiWorkerMirroredStrategy, 6 of 8 GPUs without a kernel, no NCCL kernel: not enough trace.
     assert summary["confidence"]["level"] == "low" and len(summary["confidence"]["reasons"]) == 2
     assert summary["framework"] == "tensorflow"
     assert summary["verdict"].startswith(
         "Not enough trace for a verdict (1 step; 6 of 8 GPUs without kernels, "
-        "no collective kernels; see confidence). As captured: input-bound: the "
-        "GPU waits for tf.data 11% of each step"
+        "no collective kernels; see confidence). As captured: no bottleneck"
     )
     assert not [f for f in result["findings"] if f["severity"] == "high"]
     fusion = found["fusion.elementwise_kernels"]
@@ -40,8 +39,8 @@ def test_v100_multi_worker_trace():
     wait = found["input.gpu_waits_for_input"]
     assert (wait["severity"], wait["evidence"]["metrics"]["input_wait_pct"], wait["estimated_speedup"]) == (
         "medium",
-        11.1,
-        1.12,
+        9.18,
+        1.1,
     )
     # Iterator::Prefetch::Generator is MultiWorkerMirroredStrategy's per-device feed (MultiDeviceIterator,
     # RemoteCall __inference__next_func), not Dataset.from_generator.
