@@ -18,6 +18,12 @@ from tb_gpu_advisor.vocabulary_time import (  # noqa: F401 (the breakdown's and 
     IDLE_CAUSE_LABELS,
 )
 from tb_gpu_advisor.vocabulary_kernels import KERNEL_PLUMBING
+from tb_gpu_advisor.vocabulary_collectives import (
+    COLLECTIVE_HEADERS,
+    COLLECTIVE_SIZE_SOURCES,
+    COLLECTIVE_SOURCE_LABELS,
+    collective_bandwidth_gap as collective_bandwidth_gap,
+)
 
 MICRO = "\u00b5s"  # µs
 LEFT_ARROW = "\u2190"  # ←
@@ -79,28 +85,6 @@ TRANSFER_LABELS = {
 }
 # What a configuration row says when the trace does not record the setting.
 NOT_IN_TRACE = "not in the trace"
-# The columns of a host's collectives table (report `collectives[]`), as the text report heads them.
-COLLECTIVE_HEADERS = (
-    "recorded on",
-    "collective",
-    "calls",
-    "per step",
-    "time",
-    "bytes in",
-    "dtype",
-    "group",
-    "sizes from",
-    "issued by",
-)
-# collectives[].source: where a call was recorded.
-COLLECTIVE_SOURCE_LABELS = {"kernel": "NCCL/RCCL kernels on the GPU", "host": "PyTorch's record_param_comms ops"}
-# collectives[].size_source: where the sizes come from, in words.
-COLLECTIVE_SIZE_SOURCES = {
-    "profiler": "profiler args",
-    "hlo": "HLO shapes",
-    "tf_op": "TF op shapes",
-    "host_op": "host op inputs",
-}
 # Why a collective kind has no bus bandwidth (report `collective_bandwidth.collectives[]`, busbw_gbps null):
 # the reasons in the order they are checked (collective_bandwidth_gap).
 COLLECTIVE_BANDWIDTH_GAPS = {
@@ -269,20 +253,6 @@ def listed(items, limit=LISTED, last=", "):
     if len(shown) <= 1:
         return "".join(shown)
     return ", ".join(shown[:-1]) + last + shown[-1]
-
-
-def collective_bandwidth_gap(row, group_sizes=()):
-    """The key of COLLECTIVE_BANDWIDTH_GAPS that says why a `collective_bandwidth.collectives[]` row has no bus
-    bandwidth, or None when it has one; `group_sizes`: the kind's kernel row's `group_sizes` in `collectives[]`."""
-    if row.get("busbw_gbps") is not None:
-        return None
-    if not row.get("sized_calls"):
-        return "no_sizes"
-    if not row.get("large_calls"):
-        return "no_large_calls"
-    if row.get("group_size") is None:
-        return "mixed_groups" if len(group_sizes) > 1 else "no_group"
-    return "no_bus_factor"
 
 
 def in_sentence(label):

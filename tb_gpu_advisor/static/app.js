@@ -204,10 +204,12 @@ export function createApp(root) {
       return;
     }
     replace(runSelect, state.runs.map((r) => h('option', {value: r.run}, r.run)));
-    runSelect.disabled = state.runs.length === 0;
+    // Nothing to pick, compare, list or link in an empty logdir: only Refresh stays live.
+    for (const control of [runSelect, hostSelect, allRuns, copyLink]) control.disabled = state.runs.length === 0;
     search.update(state.runs);
     if (!state.runs.length) {
       replace(hostSelect);
+      hostLabel.hidden = true;
       state.run = null;
       showViewer();
       replace(content, messageCard('info', 'No profiles in this logdir',

@@ -407,6 +407,7 @@ def test_what_the_screenshot_review_found_reads_true(browser, views):  # noqa: F
         assert "1.21\u00d7 the work per step (by its kernel launches per step)" in tile[0], tile
         assert "median, over the compute kernels both runs launch" in tile[1], tile
         assert "per step, not per example" in tab.text("#compare-breakdown .card-subtitle")
+        tab.screenshot("review_compare_per_example", full=False)
         # one interval: the prediction check's speedup CI is the headline change's CI as a ratio
         noise, measured = tab.text("[data-testid=noise-statement]"), tab.text("#compare-predictions .card-subtitle")
         assert PCT_CI.search(noise) and SPEEDUP_CI.search(measured), (noise, measured)
@@ -447,6 +448,8 @@ def test_what_the_screenshot_review_found_reads_true(browser, views):  # noqa: F
             "#gpus [data-device] > .gpu-label, #idle .gpu-label", "ls => ls.map((l) => l.textContent)"
         )
         assert labels and all(label.startswith("cuda:2") for label in labels), labels
+        tab.frame.eval_on_selector("#kernels", "e => e.scrollIntoView()")
+        tab.screenshot("review_rocm_kernels", full=False)
         # copies without sizes have no bandwidth; a tiny one is "<0.01 GB/s", never "0 GB/s"
         bandwidths = tab.frame.eval_on_selector_all("[data-testid=transfers] tbody td:nth-of-type(4)", UNITS_TITLES)
         assert bandwidths == [["\u2014", "not in the trace: no copy sizes"]], bandwidths
@@ -517,6 +520,10 @@ def test_an_empty_logdir_is_a_message_not_a_blank_page(browser, tmp_path, width,
             frame.wait_for_selector("main.content[data-state=empty]")
             assert "No profiles in this logdir" in frame.inner_text("[data-testid=info-message]")
             assert frame.evaluate(AUDIT) == []
+            # nothing to pick, list or link: only Refresh stays live
+            for control in ("run-select", "overview-button", "copy-link"):
+                assert frame.is_disabled(f"[data-testid={control}]"), control
+            assert frame.is_hidden("label.host-picker") and frame.is_enabled("button.refresh")
         finally:
             context.close()
 
