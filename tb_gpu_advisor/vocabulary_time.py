@@ -42,16 +42,18 @@ BREAKDOWN_SHORT_LABELS = {
     "host": "host",
     "idle": "idle",
 }
-# The causes of idle_attribution (analysis.idle_attribution.IDLE_CAUSES): why a GPU sat idle, gap by gap.
+# The causes of idle_attribution (analysis.idle_attribution.IDLE_CAUSES): why a GPU sat idle, gap by gap, in the
+# words of the breakdown category each is counted in (analysis.breakdown.CAUSE_CATEGORY): one attribution, one
+# vocabulary in the Time line, the Idle line and the tab; the two causes of `idle` keep their own words.
 IDLE_CAUSE_LABELS = {
-    "device_wait": "Queued, waiting on the device",
-    "launch": "Waiting for a launch call",
-    "copy_call": "Waiting for a copy call",
-    "host_wait": "Host blocked on a device wait",
-    "host_stall": "Host stalled inside an op (a wait)",
-    "input": "Host waiting for input",
-    "input_prep": "Host preparing input (on the step thread)",
-    "host": "Host busy (framework, Python)",
+    "device_wait": BREAKDOWN_LABELS["device_wait"],
+    "launch": BREAKDOWN_LABELS["launch"],
+    "copy_call": BREAKDOWN_LABELS["copy_call"],
+    "host_wait": BREAKDOWN_LABELS["host_wait"],
+    "host_stall": BREAKDOWN_LABELS["host_stall"],
+    "input": BREAKDOWN_LABELS["input_wait"],
+    "input_prep": BREAKDOWN_LABELS["input_prep"],
+    "host": BREAKDOWN_LABELS["host"],
     "host_untraced": "Host not traced",
     "unattributed": "No host call found",
 }

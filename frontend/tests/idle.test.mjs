@@ -23,8 +23,8 @@ test('each GPU lists its causes largest first, without the zero ones, in the voc
   assert.equal(row.idlePct, 16.41);
   assert.deepEqual(row.causes.map((cause) => cause.key),
     ['host', 'launch', 'device_wait', 'host_wait', 'copy_call', 'input', 'host_untraced']);
-  assert.equal(row.causes[0].label, 'Host busy (framework, Python)');
-  assert.equal(row.causes[1].label, 'Waiting for a launch call');
+  assert.equal(row.causes[0].label, 'Host compute');
+  assert.equal(row.causes[1].label, 'Kernel launch');
 });
 
 test('the step table shows only the causes some step has, in the report\'s order', () => {
@@ -42,12 +42,12 @@ test('the legend lists each cause with its share, never one that reads 0%', () =
   const rows = idleRows(REPORT);
   const labels = causeLegend(rows, CAUSES).map((item) => item.label);
   // input (0.09%) reads 0.1%, host_untraced (0.05%) reads 0.1% too at one decimal; unattributed (0) is left out
-  assert.ok(labels.includes('Host busy (framework, Python) 11%'));
+  assert.ok(labels.includes('Host compute 11%'));
   assert.ok(!labels.some((label) => label.startsWith('No host call found')));
   assert.ok(!labels.some((label) => /\s0(\.0)?%$/.test(label)));
   const second = {...REPORT.idle_attribution.gpus[0], device: '/device:GPU:4', cause_pct: {host: 5.0}};
   const two = idleRows({idle_attribution: {causes: CAUSES, gpus: [REPORT.idle_attribution.gpus[0], second]}});
-  assert.ok(causeLegend(two, CAUSES).some((item) => item.label === 'Host busy (framework, Python) up to 11%'));
+  assert.ok(causeLegend(two, CAUSES).some((item) => item.label === 'Host compute up to 11%'));
   const tiny = idleRows({idle_attribution: {causes: CAUSES, gpus: [{device: '/device:GPU:0', cause_pct: {host: 0.001}, cause_ms: {host: 0.01}}]}});
   assert.deepEqual(causeLegend(tiny, CAUSES), []);
 });
@@ -71,6 +71,6 @@ test('every cause the per-step chart draws is in the legend, a tiny one as "<0.1
   const rows = idleRows({idle_attribution: {causes: CAUSES, gpus: [gpu]}});
   const drawn = stepCauses(CAUSES, rows[0].steps);
   const labels = causeLegend(rows, CAUSES, drawn).map((item) => item.label);
-  assert.deepEqual(labels, ['Waiting for a launch call <0.1%', 'Host busy (framework, Python) 0.1%']);
-  assert.deepEqual(causeLegend(rows, CAUSES).map((item) => item.label), ['Host busy (framework, Python) 0.1%']);
+  assert.deepEqual(labels, ['Kernel launch <0.1%', 'Host compute 0.1%']);
+  assert.deepEqual(causeLegend(rows, CAUSES).map((item) => item.label), ['Host compute 0.1%']);
 });

@@ -60,14 +60,14 @@ export const VOCABULARY = Object.freeze({
     "unknown": "Not enough data"
   },
   "idleCause": {
-    "device_wait": "Queued, waiting on the device",
-    "launch": "Waiting for a launch call",
-    "copy_call": "Waiting for a copy call",
-    "host_wait": "Host blocked on a device wait",
+    "device_wait": "Device wait (work queued)",
+    "launch": "Kernel launch",
+    "copy_call": "Copy call",
+    "host_wait": "Host waiting on the device",
     "host_stall": "Host stalled inside an op (a wait)",
-    "input": "Host waiting for input",
-    "input_prep": "Host preparing input (on the step thread)",
-    "host": "Host busy (framework, Python)",
+    "input": "Input wait",
+    "input_prep": "Input preparation",
+    "host": "Host compute",
     "host_untraced": "Host not traced",
     "unattributed": "No host call found"
   },

@@ -207,3 +207,11 @@ def test_the_listings_hold_gpu_traces():
         if len((host.get("idle_attribution") or {}).get("gpus") or []) == 1
     ]
     assert len(gpu_hosts) >= 45
+
+
+def test_the_idle_line_and_the_time_line_use_the_same_words():
+    from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, IDLE_CAUSE_LABELS
+
+    for cause, category in CAUSE_CATEGORY.items():
+        if category != "idle":
+            assert IDLE_CAUSE_LABELS[cause] == BREAKDOWN_LABELS[category]
