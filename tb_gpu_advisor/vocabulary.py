@@ -10,10 +10,22 @@ import re
 import sys
 
 from tb_gpu_advisor import vocabulary_ranks
+from tb_gpu_advisor.vocabulary_time import (  # noqa: F401 (the breakdown's and idle causes' words, re-exported)
+    ARROW,
+    BREAKDOWN_DEFINITION,
+    BREAKDOWN_LABELS,
+    BREAKDOWN_SHORT_LABELS,
+    IDLE_CAUSE_LABELS,
+)
 from tb_gpu_advisor.vocabulary_kernels import KERNEL_PLUMBING
+from tb_gpu_advisor.vocabulary_collectives import (
+    COLLECTIVE_HEADERS,
+    COLLECTIVE_SIZE_SOURCES,
+    COLLECTIVE_SOURCE_LABELS,
+    collective_bandwidth_gap as collective_bandwidth_gap,
+)
 
 MICRO = "\u00b5s"  # µs
-ARROW = "\u2192"  # →
 LEFT_ARROW = "\u2190"  # ←
 TIMES = "\u00d7"  # ×
 # A finding's speedup stops here (at most 99% of the step recoverable): worded "over 100×", never "about 100×".
@@ -25,51 +37,6 @@ BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")  # sizes are binary, in the CLI, 
 NO_MATMUL_PRECISION = "no matmul/conv kernel captured"
 # The matrix units a kernel table's column names, by GPU vendor: (short header, words).
 MATRIX_UNIT_LABELS = {"NVIDIA": ("TC", "Tensor Cores"), "AMD": ("MC", "Matrix cores")}
-# The breakdown categories of summary.breakdown_pct and steps[].breakdown_ms, in the report's order.
-BREAKDOWN_LABELS = {
-    "compute_16bit": "Compute (16-bit)",
-    "compute_32bit": "Compute (32-bit)",
-    "compute_unknown": "Compute (other/unknown dtype)",
-    "collectives": "Collectives",
-    "d2h": f"Device{ARROW}host copy",
-    "d2d": f"Device{ARROW}device copy/memset",
-    "h2d": f"Host{ARROW}device copy",
-    "input_wait": "Input wait",
-    "input_prep": "Input preparation",
-    "launch": "Kernel launch",
-    "host_wait": "Host waiting on the device",
-    "host": "Host compute",
-    "idle": "Idle",
-}
-# Column headers of the text report's step table, where 80 columns leave no room for the full labels.
-BREAKDOWN_SHORT_LABELS = {
-    "compute_16bit": "comp16",
-    "compute_32bit": "comp32",
-    "compute_unknown": "comp?",
-    "collectives": "collect",
-    "d2h": f"D{ARROW}H",
-    "d2d": f"D{ARROW}D",
-    "h2d": f"H{ARROW}D",
-    "input_wait": "input",
-    "input_prep": "prep",
-    "launch": "launch",
-    "host_wait": "wait",
-    "host": "host",
-    "idle": "idle",
-}
-# The causes of idle_attribution (analysis.idle_attribution.IDLE_CAUSES): why a GPU sat idle, gap by gap.
-IDLE_CAUSE_LABELS = {
-    "device_wait": "Queued, waiting on the device",
-    "launch": "Waiting for a launch call",
-    "copy_call": "Waiting for a copy call",
-    "host_wait": "Host blocked on a device wait",
-    "host_stall": "Host stalled inside an op (a wait)",
-    "input": "Host waiting for input",
-    "input_prep": "Host preparing input (on the step thread)",
-    "host": "Host busy (framework, Python)",
-    "host_untraced": "Host not traced",
-    "unattributed": "No host call found",
-}
 # What each "busy" figure means, one definition per figure, shown on hover in the tab and in the HTML report.
 BUSY_DEFINITIONS = {
     "gpu_busy": "GPU busy: the share of the analyzed time in which a GPU runs a kernel, copy, memset or graph, "
@@ -82,12 +49,6 @@ BUSY_DEFINITIONS = {
     "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, "
     "memset or graph",
 }
-# What the time breakdown (summary.breakdown_pct, steps[].breakdown_ms) counts, beside the busy figures above.
-BREAKDOWN_DEFINITION = (
-    "Time by category: each instant of the analyzed time counts once, as compute when any GPU computes, then "
-    "collectives and copies, and as host time only when every GPU is idle; with several GPUs its compute share is "
-    "not the GPU busy figures, which are means over the GPUs"
-)
 # The kernel table's occupancy column: CUPTI's theoretical occupancy (XPlane) or the PyTorch profiler's estimate
 # of achieved occupancy (Kineto), two different numbers: (column header, what it means).
 OCCUPANCY_LABELS = {
@@ -124,28 +85,6 @@ TRANSFER_LABELS = {
 }
 # What a configuration row says when the trace does not record the setting.
 NOT_IN_TRACE = "not in the trace"
-# The columns of a host's collectives table (report `collectives[]`), as the text report heads them.
-COLLECTIVE_HEADERS = (
-    "recorded on",
-    "collective",
-    "calls",
-    "per step",
-    "time",
-    "bytes in",
-    "dtype",
-    "group",
-    "sizes from",
-    "issued by",
-)
-# collectives[].source: where a call was recorded.
-COLLECTIVE_SOURCE_LABELS = {"kernel": "NCCL/RCCL kernels on the GPU", "host": "PyTorch's record_param_comms ops"}
-# collectives[].size_source: where the sizes come from, in words.
-COLLECTIVE_SIZE_SOURCES = {
-    "profiler": "profiler args",
-    "hlo": "HLO shapes",
-    "tf_op": "TF op shapes",
-    "host_op": "host op inputs",
-}
 # Why a collective kind has no bus bandwidth (report `collective_bandwidth.collectives[]`, busbw_gbps null):
 # the reasons in the order they are checked (collective_bandwidth_gap).
 COLLECTIVE_BANDWIDTH_GAPS = {
@@ -157,6 +96,9 @@ COLLECTIVE_BANDWIDTH_GAPS = {
 }
 # configuration.examples_per_step.scope, as words: the whole step, or one device's share of it.
 BATCH_SCOPE_LABELS = {"global": "global", "per_device": "per device"}
+# A GPU as the framework that wrote the trace names it: PyTorch's cuda:N (on ROCm too) for a Kineto trace's
+# /device:GPU:N; other formats keep the device path (the tab shows it without "/device:").
+DEVICE_NAME_PREFIXES = {"kineto": "cuda:"}
 # comparability.work_per_step.source: what measured how much work a candidate step does against a baseline step.
 WORK_SOURCE_LABELS = {
     "examples_per_step": "examples per step, from the input tensors",
@@ -313,25 +255,20 @@ def listed(items, limit=LISTED, last=", "):
     return ", ".join(shown[:-1]) + last + shown[-1]
 
 
-def collective_bandwidth_gap(row, group_sizes=()):
-    """The key of COLLECTIVE_BANDWIDTH_GAPS that says why a `collective_bandwidth.collectives[]` row has no bus
-    bandwidth, or None when it has one; `group_sizes`: the kind's kernel row's `group_sizes` in `collectives[]`."""
-    if row.get("busbw_gbps") is not None:
-        return None
-    if not row.get("sized_calls"):
-        return "no_sizes"
-    if not row.get("large_calls"):
-        return "no_large_calls"
-    if row.get("group_size") is None:
-        return "mixed_groups" if len(group_sizes) > 1 else "no_group"
-    return "no_bus_factor"
-
-
 def in_sentence(label):
     """A label as it reads inside a sentence: "Input wait" -> "input wait", "GPU busy" stays."""
     if len(label) > 1 and label[1].isupper():
         return label
     return label[:1].lower() + label[1:]
+
+
+def device_label(name, trace_format=None):
+    """`/device:GPU:2` as its framework names it: `cuda:2` in a Kineto (PyTorch) trace; other formats keep the
+    device path, TensorFlow's own name (the tab shortens it to `GPU:2`)."""
+    text = str(name or "")
+    prefix = DEVICE_NAME_PREFIXES.get(trace_format)
+    ordinal = text[len("/device:GPU:") :] if text.startswith("/device:GPU:") else ""
+    return prefix + ordinal if prefix and ordinal.isdigit() else text
 
 
 def exported():
@@ -360,6 +297,7 @@ def exported():
         "notInTrace": NOT_IN_TRACE,
         "batchScope": BATCH_SCOPE_LABELS,
         "workSource": WORK_SOURCE_LABELS,
+        "deviceNamePrefixes": DEVICE_NAME_PREFIXES,
         "predictionScore": PREDICTION_SCORE_LABELS,
         "findingChange": FINDING_CHANGE_LABELS,
         "noMatmulPrecision": NO_MATMUL_PRECISION,

@@ -139,3 +139,17 @@ test('a bandwidth that rounds to 0 but is not 0 never reads as 0 GB/s', () => {
   assert.equal(formatGbps(0), '0\u00a0GB/s');
   assert.equal(formatGbps(null), '\u2014');
 });
+
+test('a GPU is named as its framework names it: cuda:N in a PyTorch (Kineto) trace, GPU:N otherwise', async () => {
+  const {deviceName} = await import('../../tb_gpu_advisor/static/format.js');
+  assert.equal(deviceName('/device:GPU:2', 'kineto'), 'cuda:2');
+  assert.equal(deviceName('/device:GPU:2', 'current'), 'GPU:2');
+  assert.equal(deviceName('/device:GPU:2'), 'GPU:2');
+  assert.equal(deviceName('/device:TPU:0', 'kineto'), 'TPU:0');
+});
+
+test('a speedup that reads 1x is no badge: "up to 1× faster" is no gain', () => {
+  assert.equal(formatSpeedup(1.0, 'bound'), null);
+  assert.equal(formatSpeedup(1.004, 'model'), null);
+  assert.equal(formatSpeedup(1.01, 'model'), 'about 1.01\u00d7 faster');
+});

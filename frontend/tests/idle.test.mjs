@@ -63,3 +63,14 @@ test('the per-step chart has one bar per step, labelled by the step\'s number', 
   assert.equal(stepNumberLabel(null, 3), '3');
   assert.equal(stepNumberLabel(7, 0), '7');
 });
+
+test('every cause the per-step chart draws is in the legend, a tiny one as "<0.1%"', () => {
+  // demo healthy: ~30 µs of steps' idle by causes whose share of the window rounds to 0%
+  const gpu = {device: '/device:GPU:0', cause_pct: {host: 0.12, launch: 0.004}, cause_ms: {host: 0.4, launch: 0.03},
+    steps: [{step: 1, idle_ms: 0.1, cause_ms: {host: 0.07, launch: 0.03}}]};
+  const rows = idleRows({idle_attribution: {causes: CAUSES, gpus: [gpu]}});
+  const drawn = stepCauses(CAUSES, rows[0].steps);
+  const labels = causeLegend(rows, CAUSES, drawn).map((item) => item.label);
+  assert.deepEqual(labels, ['Waiting for a launch call <0.1%', 'Host busy (framework, Python) 0.1%']);
+  assert.deepEqual(causeLegend(rows, CAUSES).map((item) => item.label), ['Host busy (framework, Python) 0.1%']);
+});

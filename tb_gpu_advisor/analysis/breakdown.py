@@ -1,10 +1,18 @@
 """Splits step time into exclusive categories: what the GPUs computed, copied or waited for at each instant.
 
-Each instant of a step counts once, for the highest category active then (order of BREAKDOWN_CATEGORIES), so
-the categories add up to the step time. Device categories are over all GPUs: an instant counts as compute if
-any GPU computes. Transfers and collectives therefore count only where they are exposed (no compute
-overlaps them); host categories only where every GPU is idle. A CPU backend's collectives (`gloo:all_reduce` on its
-worker thread) are collectives where the step's threads do no work, never host compute.
+Each instant of a step counts once, so the categories add up to the step time. Device categories come first
+(DEVICE_CATEGORIES, in order), over all GPUs: an instant counts as compute if any GPU computes, so transfers and
+collectives count only where they are exposed (no compute overlaps them). A CPU backend's collectives
+(`gloo:all_reduce` on its worker thread) are collectives where the step's threads do no work, never host compute.
+
+Where every GPU idles, the instant takes its cause in the idle attribution (analysis.idle_attribution, one
+cause per instant across GPUs by analysis.all_idle), through CAUSE_CATEGORY: `device_wait` (work queued, the GPU
+waiting on the device side), `launch` and `copy_call` (the GPU waiting for the call that enqueues its next
+kernel, or copy), `host_wait` (the host blocked on the device held it), `host_stall` (the step thread stalled
+inside an op call: a wait on something the trace does not name), `input_wait` (cause `input`),
+`input_prep`, `host`, and `idle` (causes `host_untraced` and `unattributed`: no host event says why). So the
+Time line, the Idle line and the findings read one attribution. Where no GPU ran a kernel there is no
+attribution, and the host categories say what the host did at each instant, in HOST_CATEGORIES order:
 
 Input is what the step waits for or builds its batch with while the device idles: `input_wait` is a tf.data or
 DataLoader wait, or the step thread blocked on its loader threads (analysis.feeder_waits); `input_prep` is the
@@ -22,7 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.all_idle import all_idle_causes
 from tb_gpu_advisor.analysis.host_wait_spans import host_wait_spans
+from tb_gpu_advisor.analysis.idle_attribution import IDLE_CAUSES, attribute_idle
 from tb_gpu_advisor.analysis.kernel_names import is_nccl, is_runtime_copy, kernel_precision
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.collective_names import runs_on_a_backend_thread
@@ -32,6 +42,7 @@ from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.idle_attribution import IdleAttribution
     from tb_gpu_advisor.model.trace import DeviceActivity
     from tb_gpu_advisor.model.trace import Intervals
     from tb_gpu_advisor.model.trace import TraceModel
@@ -45,14 +56,34 @@ BREAKDOWN_CATEGORIES = (
     "d2h",
     "d2d",
     "h2d",
+    "device_wait",
     "input_wait",
     "input_prep",
+    "copy_call",
     "launch",
     "host_wait",
+    "host_stall",
     "host",
     "idle",
 )
 COMPUTE_CATEGORIES = ("compute_16bit", "compute_32bit", "compute_unknown")
+# Categories of what the devices did: each instant counts for the first of these active then.
+DEVICE_CATEGORIES = BREAKDOWN_CATEGORIES[: BREAKDOWN_CATEGORIES.index("h2d") + 1]
+# Categories of instants every GPU idles, in the order the host's activity fills them where no cause is known.
+HOST_CATEGORIES = BREAKDOWN_CATEGORIES[BREAKDOWN_CATEGORIES.index("h2d") + 1 : -1]
+# The breakdown category of each idle cause (analysis.idle_attribution.IDLE_CAUSES).
+CAUSE_CATEGORY = {
+    "device_wait": "device_wait",
+    "launch": "launch",
+    "copy_call": "copy_call",
+    "host_wait": "host_wait",
+    "host_stall": "host_stall",
+    "input": "input_wait",
+    "input_prep": "input_prep",
+    "host": "host",
+    "host_untraced": "idle",
+    "unattributed": "idle",
+}
 
 
 @dataclass(frozen=True)
@@ -101,7 +132,7 @@ def backend_collectives(model: TraceModel) -> Intervals:
 
 def _category_intervals(model, dtype_by_name, waits):
     """{category: Intervals} of the raw activity behind each category (host ones not yet exclusive)."""
-    spans = {name: ([], []) for name in BREAKDOWN_CATEGORIES[: BREAKDOWN_CATEGORIES.index("input_wait")]}
+    spans = {name: ([], []) for name in DEVICE_CATEGORIES}
     for gpu in model.gpus:
         activity = gpu.activity
         if not len(activity):
@@ -154,33 +185,82 @@ def breakdown(
     loader_waits: Intervals = intervals.EMPTY,
     input_prep: Intervals = intervals.EMPTY,
     waits: Intervals | None = None,
+    idle: IdleAttribution | None = None,
 ) -> Breakdown:
-    """Breakdown of each window [start, end). `dtype_by_name`: {kernel name: its op's element type} where the
-    kernel table costed it, for the precision of kernels whose names say none (kernel_precision).
+    """Breakdown of each window [start, end) (category_spans, then split_windows)."""
+    spans = category_spans(model, dtype_by_name, loader_waits, input_prep, waits, idle)
+    return split_windows(spans, window_start_ps, window_end_ps)
+
+
+@dataclass(frozen=True)
+class CategorySpans:
+    """The instants of each category over the whole trace, exclusive (BREAKDOWN_CATEGORIES -> Intervals; `idle`
+    left out: what no category covers), the instants a GPU is busy, the loader-thread part of `input_wait`, and
+    the idle attribution's one cause of each instant every GPU idles (analysis.all_idle: IDLE_CAUSES ->
+    Intervals), which the host-side categories are made of."""
+
+    spans: dict
+    device_busy: Intervals
+    loader_wait: Intervals
+    causes: dict
+
+
+def category_spans(
+    model: TraceModel,
+    dtype_by_name: dict[str, str] | None = None,
+    loader_waits: Intervals = intervals.EMPTY,
+    input_prep: Intervals = intervals.EMPTY,
+    waits: Intervals | None = None,
+    idle: IdleAttribution | None = None,
+) -> CategorySpans:
+    """Each category's instants (module docstring). `dtype_by_name`: {kernel name: its op's element type} where
+    the kernel table costed it, for the precision of kernels whose names say none (kernel_precision).
     `loader_waits`: the step thread blocked on its loader threads (FeederWaits.input_blocked), input wait;
     `input_prep`: its batch preparation (BatchPrep.input_spans); `waits`: the host's waits on the device
-    (analysis.host_wait_spans; without queue-full launches when not given)."""
-    starts = np.asarray(window_start_ps, dtype=np.int64)
-    ends = np.asarray(window_end_ps, dtype=np.int64)
-    raw = _category_intervals(model, dtype_by_name or {}, host_wait_spans(model) if waits is None else waits)
-    device_busy = intervals.union_all(
-        *(raw[name] for name in BREAKDOWN_CATEGORIES[: BREAKDOWN_CATEGORIES.index("h2d") + 1])
-    )
+    (analysis.host_wait_spans; without queue-full launches when not given); `idle`: the model's idle
+    attribution with the same inputs (computed when not given)."""
+    waits = host_wait_spans(model) if waits is None else waits
+    if idle is None:
+        idle = attribute_idle(model, loader_waits, waits, input_prep)
+    raw = _category_intervals(model, dtype_by_name or {}, waits)
+    device_busy = intervals.union_all(*(raw[name] for name in DEVICE_CATEGORIES))
     raw["collectives"] = intervals.union_all(raw["collectives"], backend_collectives(model))
     raw["input_wait"] = intervals.union_all(raw["input_wait"], loader_waits)
     raw["input_prep"] = input_prep
+    spans = {}
     covered = intervals.EMPTY
-    covered_before = np.zeros(len(starts), dtype=np.int64)
-    category_ps = {}
-    gpu_busy = intervals.covered_ps(device_busy, starts, ends)
-    loader_wait = np.zeros(len(starts), dtype=np.int64)
-    for name in BREAKDOWN_CATEGORIES[:-1]:
-        if name == "input_wait" and len(loader_waits):
-            loader_wait = intervals.covered_ps(intervals.subtract(loader_waits, covered), starts, ends)
+    for name in DEVICE_CATEGORIES:
+        spans[name] = intervals.subtract(raw[name], covered)
         covered = intervals.union_all(covered, raw[name])
-        covered_now = intervals.covered_ps(covered, starts, ends)
-        category_ps[name] = covered_now - covered_before
-        covered_before = covered_now
+    # Where every GPU idles, the idle attribution's cause; where it has none (no GPU ran a kernel), the host's
+    # activity, in category order.
+    causes = all_idle_causes(idle, device_busy)
+    for name in HOST_CATEGORIES:
+        spans[name] = intervals.subtract(
+            intervals.union_all(*(causes[cause] for cause in IDLE_CAUSES if CAUSE_CATEGORY[cause] == name)), covered
+        )
+    covered = intervals.union_all(covered, *spans.values())
+    for name in HOST_CATEGORIES:
+        if name in raw:
+            part = intervals.subtract(raw[name], covered)
+            spans[name] = intervals.union_all(spans[name], part)
+            covered = intervals.union_all(covered, part)
+    loader = intervals.intersect(loader_waits, spans["input_wait"]) if len(loader_waits) else intervals.EMPTY
+    return CategorySpans(spans=spans, device_busy=device_busy, loader_wait=loader, causes=causes)
+
+
+def split_windows(
+    spans: CategorySpans, window_start_ps: list[int] | np.ndarray, window_end_ps: list[int] | np.ndarray
+) -> Breakdown:
+    """The Breakdown of each window [start, end) of `spans`; `idle` is the rest of each window."""
+    starts = np.asarray(window_start_ps, dtype=np.int64)
+    ends = np.asarray(window_end_ps, dtype=np.int64)
     window = ends - starts
-    category_ps["idle"] = window - covered_before
-    return Breakdown(window_ps=window, category_ps=category_ps, gpu_busy_ps=gpu_busy, loader_wait_ps=loader_wait)
+    category_ps = {name: intervals.covered_ps(spans.spans[name], starts, ends) for name in BREAKDOWN_CATEGORIES[:-1]}
+    category_ps["idle"] = window - sum(category_ps.values())
+    return Breakdown(
+        window_ps=window,
+        category_ps=category_ps,
+        gpu_busy_ps=intervals.covered_ps(spans.device_busy, starts, ends),
+        loader_wait_ps=intervals.covered_ps(spans.loader_wait, starts, ends),
+    )

@@ -9,7 +9,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.balance import balance
 from tb_gpu_advisor.analysis.batch_prep import batch_prep
 from tb_gpu_advisor.analysis.collective_bandwidth import collective_bandwidth, link_of
-from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, breakdown, compute_busy
+from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, category_spans, compute_busy, split_windows
 from tb_gpu_advisor.analysis.compilation import compilation
 from tb_gpu_advisor.analysis.confidence import trace_confidence
 from tb_gpu_advisor.analysis.configuration import configuration
@@ -87,6 +87,7 @@ class HostAnalysis:
     optimizer_loop: object = None  # optimizer_loop.OptimizerLoop: the PyTorch optimizer step's kernels, or None
     py_function_calls: object = None  # py_function_calls.PyFunctionCalls: tf.data's Python calls alone vs together
     idle: object = None  # idle_attribution.IdleAttribution: each GPU's idle time by cause
+    idle_causes: object = None  # {IDLE_CAUSES cause: Intervals}: the one cause of each instant every GPU idles
     variance: object = None  # step_variance.StepVariance of the steady steps, or None under 3 steps
 
     @property
@@ -195,7 +196,12 @@ def analyze_host(model):
     starts, ends = [s.start_ps for s in step_set.timed_steps], [s.end_ps for s in step_set.timed_steps]
     queue_full = queue_full_launches(model)
     waits = host_wait_spans(model, queue_full)
-    per_step = breakdown(model, starts, ends, dtypes, loader_waits, input_prep, waits)
+    idle = attribute_idle(
+        model, loader_waits, waits, input_prep, prep.fed_gaps if prep is not None else intervals.EMPTY
+    )
+    # One attribution: the breakdown's host-side time where every GPU idles is the idle attribution's.
+    spans = category_spans(model, dtypes, loader_waits, input_prep, waits, idle)
+    per_step = split_windows(spans, starts, ends)
     return HostAnalysis(
         step_set=step_set,
         window=window,
@@ -205,7 +211,7 @@ def analyze_host(model):
         input_wait=input_wait(model, step_set, loader_waits),
         kernels=kernels,
         launch=launch_stats(model, step_set, queue_full),
-        whole=breakdown(model, window.start_ps, window.end_ps, dtypes, loader_waits, input_prep, waits),
+        whole=split_windows(spans, window.start_ps, window.end_ps),
         per_step=per_step,
         variance=step_variance(
             np.array([s.duration_ps for s in step_set.timed_steps], dtype=np.float64) / 1e9, per_step, bool(active)
@@ -242,9 +248,8 @@ def analyze_host(model):
         unused_gpus=unused,
         optimizer_loop=optimizer_loop(model),
         py_function_calls=py_function_calls(model.host_activity.py_function_calls),
-        idle=attribute_idle(
-            model, loader_waits, waits, input_prep, prep.fed_gaps if prep is not None else intervals.EMPTY
-        ),
+        idle=idle,
+        idle_causes=spans.causes,
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),
         stream_idle=tuple(
             stream_idle(gpu.activity, model.host_activity, in_window(gpu.activity, window)) for gpu in model.gpus

@@ -17,6 +17,7 @@ from tb_gpu_advisor.analysis.xla_cpu_thunks import xla_cpu_thunks
 from tb_gpu_advisor.findings.fix_conditions import FixConditions
 from tb_gpu_advisor.findings.thresholds import EAGER_MIN_OPS_PER_STEP, HOST_MEDIUM_PCT
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.vocabulary import device_label
 from tb_gpu_advisor.model.host import HOST_STAGING_TAG, OP_STALL_PREFIX
 from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.report.units import duration_ms
@@ -69,12 +70,16 @@ class Context(FixConditions):
         return len(self.step_set.steps)
 
     @property
-    def mean_step_ms(self):
+    def mean_step_ms(self) -> float | None:
         mean = self.analysis.step_time_ms["mean"]
         return None if mean is None else round(mean, 3)
 
     def per_step_ms(self, total_ms: float) -> float | None:
         return round(total_ms / self.step_count, 3) if self.step_count else None
+
+    def device_text(self, name: str) -> str:
+        """A GPU as the trace's framework names it in a sentence: `cuda:0` in a PyTorch trace, else its device path."""
+        return device_label(name, self.model.format)
 
     def time_text(self, total_ms: float) -> str:
         """`2.37 ms per step` (`70.0 µs per step`), or `2.37 ms in total` for a profile without steps."""
@@ -95,7 +100,7 @@ class Context(FixConditions):
         return "of the step" if self.step_count else "of the profiled time"
 
     @property
-    def of_the_step_time(self):
+    def of_the_step_time(self) -> str:
         """ "of the step time", or "of the profiled time" without steps."""
         return "of the step time" if self.step_count else "of the profiled time"
 
@@ -128,7 +133,7 @@ class Context(FixConditions):
         return int(intervals.covered_ps(spans, self.window.start_ps, self.window.end_ps).sum())
 
     @cached_property
-    def host_work_ms(self):
+    def host_work_ms(self) -> float:
         """The host's own work over the window, in ms: host events less the spans blocked on the device
         (analysis.host_wait_spans, full launch queues included) and the input waits. What a step loop must still
         do once a wait in it is gone."""
@@ -161,10 +166,10 @@ class Context(FixConditions):
         return int(intervals.covered_ps(spans, windows.start_ps, windows.end_ps).sum())
 
     def idle_spans(self, cause: str) -> Intervals:
-        """The instants an active GPU idled for `cause` (analysis.idle_attribution), over all active GPUs."""
-        idle = self.analysis.idle
-        found = [idle.by_ordinal(gpu.ordinal) for gpu in self.active_gpus] if idle is not None else []
-        return intervals.union_all(*(gpu.spans[cause] for gpu in found if gpu is not None))
+        """The instants every GPU idled for `cause`: the idle attribution's one cause per instant
+        (analysis.all_idle), which the breakdown's host-side categories are made of."""
+        causes = self.analysis.idle_causes
+        return causes[cause] if causes and self.has_gpu else intervals.EMPTY
 
     def idle_union_ms(self, causes: tuple, after_wait: bool = False) -> float:
         """The mean over active GPUs of their idle time for any of `causes` (and, with `after_wait`, in
@@ -185,18 +190,19 @@ class Context(FixConditions):
         return round(ms(total) / len(self.active_gpus), 6)
 
     def idle_cause_ms(self, cause: str, leave_out: Intervals = intervals.EMPTY) -> float:
-        """The mean over active GPUs of their idle time for `cause` in their windows (less `leave_out`), in ms."""
-        idle = self.analysis.idle
-        if idle is None or not self.active_gpus:
+        """The time every GPU idled for `cause` (idle_spans, less `leave_out`) in the breakdown's windows (each
+        step, or the analysis window), in ms: with one GPU its Idle line's share, with any number the Time
+        line's."""
+        spans = self.idle_spans(cause)
+        if len(leave_out):
+            spans = intervals.subtract(spans, leave_out)
+        if not len(spans):
             return 0.0
-        total = sum(
-            self.covered_ps(
-                gpu, intervals.subtract(found.spans[cause], leave_out) if len(leave_out) else found.spans[cause]
-            )
-            for gpu in self.active_gpus
-            if (found := idle.by_ordinal(gpu.ordinal)) is not None
-        )
-        return round(ms(total) / len(self.active_gpus), 6)
+        steps = self.step_set.timed_steps if self.step_set.steps else ()
+        if not steps:
+            return round(ms(self.in_window_ps(spans)), 6)
+        starts, ends = [s.start_ps for s in steps], [s.end_ps for s in steps]
+        return round(ms(int(intervals.covered_ps(spans, starts, ends).sum())), 6)
 
     @cached_property
     def jax_step_jitted(self) -> bool:

@@ -153,13 +153,13 @@ def grade(value: float, high: float, medium: float, low: float | None = None) ->
     return None
 
 
-def ladder(metric, value, high, medium, low=None):
+def ladder(metric: str, value: float, high: float, medium: float, low: float | None = None) -> dict:
     """Evidence threshold of a severity ladder: the metric, its value, the levels and the one crossed."""
     levels = {"high": high, "medium": medium} if low is None else {"high": high, "medium": medium, "low": low}
     return {"metric": metric, "value": value, **levels, "crossed": grade(value, high, medium, low)}
 
 
-def limit(metric, value, level, direction="above", **more):
+def limit(metric: str, value: float | str, level: float | str, direction: str = "above", **more: object) -> dict:
     """Evidence threshold of a firing condition: the metric went `direction` `level`."""
     return {"metric": metric, "value": value, "direction": direction, "level": level, **more}
 

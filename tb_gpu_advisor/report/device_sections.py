@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.vocabulary import (
+    device_label,
     MICRO,
     TRANSFER_LABELS,
 )
@@ -58,7 +59,7 @@ def devices_section(report: dict) -> Section:
             continue
         split = (units.percent(d.get("compute_busy_pct")), units.percent(d.get("collective_busy_pct"))) if multi else ()
         rows.append(
-            (d["name"], units.percent(d["busy_pct"]))
+            (device_label(d["name"], report.get("trace_format")), units.percent(d["busy_pct"]))
             + split
             + (
                 units.count(d["kernel_count"]),

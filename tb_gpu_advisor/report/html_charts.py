@@ -3,7 +3,7 @@
 from tb_gpu_advisor.report import charts, units
 from tb_gpu_advisor.report.kernel_sections import kernel_row_labels
 from tb_gpu_advisor.report.html_escape import _e
-from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, MICRO
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, MICRO, device_label
 
 STEPS_CHARTED = 60
 KERNELS_CHARTED = 10
@@ -47,9 +47,9 @@ def _charts(host):
     if devices:
         rows = [
             (
-                d["name"],
+                device_label(d["name"], host.get("trace_format")),
                 d["busy_pct"],
-                f"{d['name']}: busy {units.percent(d['busy_pct'])}, compute "
+                f"{device_label(d['name'], host.get('trace_format'))}: busy {units.percent(d['busy_pct'])}, compute "
                 f"{units.percent(d.get('compute_busy_pct'))}, collectives only "
                 f"{units.percent(d.get('collective_busy_pct'))}",
             )
@@ -65,9 +65,9 @@ def _charts(host):
         if len(devices) > 1:
             rows = [
                 (
-                    d["name"],
+                    device_label(d["name"], host.get("trace_format")),
                     d.get("compute_busy_pct") or 0.0,
-                    f"{d['name']}: compute busy {units.percent(d.get('compute_busy_pct'))}",
+                    f"{device_label(d['name'], host.get('trace_format'))}: compute busy {units.percent(d.get('compute_busy_pct'))}",
                 )
                 for d in devices
             ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.vocabulary import (
+    device_label,
     matrix_unit_labels,
     OCCUPANCY_LABELS,
     occupancy_kind,
@@ -152,7 +153,7 @@ def roofline_section(report):
     for d in report["devices"]:
         if d.get("peak_tflops") is not None and d.get("kernel_count"):
             lines.append(
-                f"Peaks of {d['name']}: {d['peak_tflops']:g} TFLOP/s matrix, {d['peak_gbps']:g} GB/s "
+                f"Peaks of {device_label(d['name'], report.get('trace_format'))}: {d['peak_tflops']:g} TFLOP/s matrix, {d['peak_gbps']:g} GB/s "
                 f"HBM ({d['peak_source']}"
                 + (f"; HBM: {d['peak_gbps_source']}" if "corrected" in (d.get("peak_gbps_source") or "") else "")
                 + "; upper bounds at boost clock)."

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.busy import busy_figures
 from tb_gpu_advisor.vocabulary import (
+    device_label,
     BREAKDOWN_LABELS,
     IDLE_CAUSE_LABELS,
     in_sentence,
@@ -60,14 +61,14 @@ def summary_section(report: dict) -> Section:
         lines.append(
             "Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares) + basis
         )
-    lines.extend(idle_lines(report.get("idle_attribution")))
+    lines.extend(idle_lines(report.get("idle_attribution"), report.get("trace_format")))
     return Section(f"{report['host']}", lines=tuple(lines))
 
 
 IDLE_GPUS_LISTED = 4
 
 
-def idle_lines(idle):
+def idle_lines(idle, trace_format=None):
     """One line per GPU (at most IDLE_GPUS_LISTED): its idle share and why, largest cause first."""
     if not idle:
         return []
@@ -75,7 +76,10 @@ def idle_lines(idle):
     for gpu in idle["gpus"][:IDLE_GPUS_LISTED]:
         causes = sorted(((IDLE_CAUSE_LABELS[k], v) for k, v in gpu["cause_pct"].items() if v), key=lambda c: -c[1])
         why = ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in causes)
-        lines.append(f"Idle {gpu['device']}: {units.percent(gpu['idle_pct'])}" + (f" ({why})" if why else ""))
+        lines.append(
+            f"Idle {device_label(gpu['device'], trace_format)}: {units.percent(gpu['idle_pct'])}"
+            + (f" ({why})" if why else "")
+        )
     hidden = len(idle["gpus"]) - IDLE_GPUS_LISTED
     if hidden > 0:
         lines.append(f"  ... {hidden} more GPUs in the JSON report (idle_attribution)")

@@ -204,10 +204,12 @@ export function createApp(root) {
       return;
     }
     replace(runSelect, state.runs.map((r) => h('option', {value: r.run}, r.run)));
-    runSelect.disabled = state.runs.length === 0;
+    // Nothing to pick, compare, list or link in an empty logdir: only Refresh stays live.
+    for (const control of [runSelect, hostSelect, allRuns, copyLink]) control.disabled = state.runs.length === 0;
     search.update(state.runs);
     if (!state.runs.length) {
       replace(hostSelect);
+      hostLabel.hidden = true;
       state.run = null;
       showViewer();
       replace(content, messageCard('info', 'No profiles in this logdir',
@@ -282,7 +284,7 @@ export function createApp(root) {
 
   function errorCard(error, run, host) {
     if (error instanceof ApiError && error.status === 422) {
-      return messageCard('error', `Host ${host} of run ${run} cannot be analyzed`, error.message,
+      return messageCard('error', `Host \u201c${host}\u201d of run ${run} cannot be analyzed`, error.message,
         'Other runs and hosts are not affected: pick another one above.');
     }
     if (error instanceof ApiError && error.status === 404) {
@@ -316,7 +318,7 @@ export function createApp(root) {
     showLinkedFinding();
     if (hasGpu) {
       getResult('timeline', {run: state.run, host: state.host}, {signal: state.controller.signal})
-        .then((timeline) => replace(timelineSlot, timelineStrip(timeline, imbalanceOf(report).straggler)))
+        .then((timeline) => replace(timelineSlot, timelineStrip(timeline, imbalanceOf(report).straggler, report.trace_format)))
         .catch((error) => {
           if (error.name !== 'AbortError') replace(timelineSlot, h('p', {class: 'error'}, error.message));
         });

@@ -3,7 +3,7 @@
  * (time ranges, steps, kernels, devices) spelled out. Pure: returns plain data, the view builds the DOM.
  */
 
-import {formatBytes, formatGbps, formatMs, formatPct, formatUs, formatValue, humanizeKey, shortKernelName,
+import {deviceName, formatBytes, formatGbps, formatMs, formatPct, formatUs, formatValue, humanizeKey, shortKernelName,
   splitUnit} from './format.js';
 import {VOCABULARY} from './vocabulary.js';
 
@@ -142,7 +142,7 @@ function isFlatObject(value) {
  * The evidence's per-item lists (a metric holding a list of flat objects, e.g. `per_gpu`) as tables:
  * [{label, columns: [{key, label, numeric}], rows: [[{text, title?}]]}].
  */
-export function evidenceTables(evidence) {
+export function evidenceTables(evidence, context = {}) {
   const metrics = evidence && typeof evidence === 'object' ? evidence.metrics : null;
   if (!metrics || typeof metrics !== 'object') return [];
   const tables = [];
@@ -152,7 +152,7 @@ export function evidenceTables(evidence) {
     const columns = keys.map((k) => ({key: k, label: humanizeKey(k), numeric: value.some((item) => typeof item[k] === 'number')}));
     const rows = value.map((item) => keys.map((k) => {
       const cell = item[k];
-      if (typeof cell === 'string' && cell.startsWith('/device:')) return {text: cell.replace('/device:', ''), title: cell};
+      if (typeof cell === 'string' && cell.startsWith('/device:')) return {text: deviceName(cell, context.traceFormat), title: cell};
       return {text: formatMetric(k, cell)};
     }));
     tables.push({label: metricLabel(key), columns, rows});

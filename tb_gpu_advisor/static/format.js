@@ -115,10 +115,11 @@ export function formatGbps(gbps) {
 
 /**
  * The step-time ratio of a finding, worded by its kind: a model (1.8, 'model') -> "about 1.8× faster",
- * a bound or an older report without the kind (1.8) -> "up to 1.8× faster".
+ * a bound or an older report without the kind (1.8) -> "up to 1.8× faster"; null (no badge) for a ratio that
+ * reads 1× (a gain under 0.5%): "up to 1× faster" is no speedup.
  */
 export function formatSpeedup(ratio, kind) {
-  if (!finite(ratio)) return null;
+  if (!finite(ratio) || trim(ratio, 2) === '1') return null;
   const cap = VOCABULARY.speedupCap;
   if (ratio >= cap) return kind === 'model' ? `over ${cap}\u00d7 faster` : `up to ${cap}\u00d7 faster or more`;
   return `${kind === 'model' ? 'about' : 'up to'} ${trim(ratio, ratio < 10 ? 2 : 1)}\u00d7 faster`;
@@ -315,4 +316,16 @@ export function analysisProgress(status) {
   }
   parts.push(`${status?.elapsed_s ?? 0}${NB}s`);
   return parts.join(' · ');
+}
+
+/**
+ * A GPU as the framework that wrote the trace names it (vocabulary.device_label): a Kineto trace's
+ * "/device:GPU:2" is PyTorch's "cuda:2"; other formats read "GPU:2".
+ */
+export function deviceName(name, traceFormat) {
+  const text = String(name || '');
+  const prefix = VOCABULARY.deviceNamePrefixes?.[traceFormat];
+  const ordinal = text.startsWith('/device:GPU:') ? text.slice('/device:GPU:'.length) : '';
+  if (prefix && /^\d+$/.test(ordinal)) return prefix + ordinal;
+  return text.replace('/device:', '');
 }

@@ -21,10 +21,13 @@ export const VOCABULARY = Object.freeze({
     "d2h": "Device\u2192host copy",
     "d2d": "Device\u2192device copy/memset",
     "h2d": "Host\u2192device copy",
+    "device_wait": "Device wait (work queued)",
     "input_wait": "Input wait",
     "input_prep": "Input preparation",
+    "copy_call": "Copy call",
     "launch": "Kernel launch",
     "host_wait": "Host waiting on the device",
+    "host_stall": "Host stalled inside an op (a wait)",
     "host": "Host compute",
     "idle": "Idle"
   },
@@ -36,10 +39,13 @@ export const VOCABULARY = Object.freeze({
     "d2h": "D\u2192H",
     "d2d": "D\u2192D",
     "h2d": "H\u2192D",
+    "device_wait": "dev wait",
     "input_wait": "input",
     "input_prep": "prep",
+    "copy_call": "copy",
     "launch": "launch",
     "host_wait": "wait",
+    "host_stall": "stall",
     "host": "host",
     "idle": "idle"
   },
@@ -72,7 +78,7 @@ export const VOCABULARY = Object.freeze({
     "device_busy": "Busy: the share of the analyzed time in which this GPU runs a kernel, copy, memset or graph",
     "step_busy": "GPU busy in a step (any GPU): the share of the step in which at least one GPU runs a kernel, copy, memset or graph"
   },
-  "breakdownDefinition": "Time by category: each instant of the analyzed time counts once, as compute when any GPU computes, then collectives and copies, and as host time only when every GPU is idle; with several GPUs its compute share is not the GPU busy figures, which are means over the GPUs",
+  "breakdownDefinition": "Time by category: each instant of the analyzed time counts once, as compute when any GPU computes, then collectives and copies; when every GPU is idle, as the idle cause of the GPU that resumes first (the idle attribution); with several GPUs its compute share is not the GPU busy figures, which are means over the GPUs",
   "occupancy": {
     "theoretical": [
       "Occupancy",
@@ -271,6 +277,9 @@ export const VOCABULARY = Object.freeze({
   "workSource": {
     "examples_per_step": "examples per step, from the input tensors",
     "kernel_launches_per_step": "kernel launches per step: the median, over the compute kernels both runs launch, of the candidate's launches per step over the baseline's"
+  },
+  "deviceNamePrefixes": {
+    "kineto": "cuda:"
   },
   "predictionScore": {
     "within": "within 25%",

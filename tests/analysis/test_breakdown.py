@@ -30,10 +30,13 @@ def test_each_instant_counts_once_for_its_highest_category():
             "d2h": 0.05,
             "d2d": 0.0,
             "h2d": 0.1,
+            "device_wait": 0.0,
             "input_wait": 0.15,
             "input_prep": 0.0,
+            "copy_call": 0.0,
             "launch": 0.02,
             "host_wait": 0.0,
+            "host_stall": 0.0,
             "host": 0.18,
             "idle": 0.3,
         }

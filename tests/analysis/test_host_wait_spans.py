@@ -25,7 +25,8 @@ def _breakdown_us(tmp_path, events):
 
 def test_a_synchronize_inside_an_op_is_a_wait_and_the_rest_of_the_op_host_work(tmp_path):
     # k1 10-20; aten::item 20-60 holds cudaStreamSynchronize 25-45; k2 launched 60-65, runs 70-80. While the GPU
-    # idles: launch 0-5 and 60-65, host work 20-25 and 45-60, the wait 25-45, nothing 5-10 and 65-70.
+    # idles: the launch calls and their latency 0-10 and 60-70 (idle attribution: the GPU waits for the launch),
+    # host work 20-25 and 45-60, the wait 25-45.
     events = [
         launch(0, 5, 1),
         kernel("k1", 10, 10, 1),
@@ -36,16 +37,17 @@ def test_a_synchronize_inside_an_op_is_a_wait_and_the_rest_of_the_op_host_work(t
     ]
     assert _breakdown_us(tmp_path, events) == {
         "compute_unknown": 20.0,
-        "launch": 10.0,
+        "launch": 20.0,
         "host_wait": 20.0,
         "host": 20.0,
-        "idle": 10.0,
     }
 
 
 def test_a_blocking_copy_call_is_a_wait_never_a_launch(tmp_path):
-    # cudaMemcpyAsync 12-40 into pageable memory: its copy runs 22-30 and the call returns at 40 (blocking). The
-    # call outside the copy (12-22, 30-40) is host_wait: before, every launch-like call counted as `launch`.
+    # cudaMemcpyAsync 12-40 into pageable memory: its copy runs 22-30 and the call returns at 40 (blocking). By
+    # the idle attribution, 12-22 is the GPU waiting for the copy call (`copy_call`), 30-40 the host held in the
+    # blocking call (`host_wait`), 0-10 and 40-50 the launch calls of k1 and k3 with their latency: never a
+    # launch for the copy's call.
     events = [
         launch(0, 5, 1),
         kernel("k1", 10, 2, 1),
@@ -68,9 +70,9 @@ def test_a_blocking_copy_call_is_a_wait_never_a_launch(tmp_path):
     assert _breakdown_us(tmp_path, events) == {
         "compute_unknown": 12.0,
         "d2h": 8.0,
-        "launch": 10.0,
-        "host_wait": 20.0,
-        "idle": 10.0,
+        "copy_call": 10.0,
+        "launch": 20.0,
+        "host_wait": 10.0,
     }
 
 
@@ -100,9 +102,11 @@ def test_the_report_shows_the_wait_apart_from_host_compute():
 
 def test_real_blocking_copies_are_waits_not_launches(kineto_models):
     # v100_2rank_test spends 369 ms in cudaMemcpyAsync, blocking DtoH reads and DtoD copies blocked on a full
-    # queue (analysis.launch_queue): the breakdown counted them as kernel launch (1.8% of the step); they are host
-    # waits (1.13%), and launch is 0.71%.
+    # queue (analysis.launch_queue). By the host's activity alone they were kernel launch (1.8% of the step), then
+    # host waits (1.13%); by the idle attribution the GPU had its work queued in those gaps: 3.53% is a device
+    # wait, and the host held it 0.03% (waits) and 0.01% (launch calls).
     shares = host_report(kineto_models["v100_2rank_test"])["summary"]["breakdown_pct"]
-    assert shares["host_wait"] == pytest.approx(1.13, abs=0.01)
-    assert shares["launch"] == pytest.approx(0.71, abs=0.01)
+    assert shares["device_wait"] == pytest.approx(3.53, abs=0.01)
+    assert shares["host_wait"] == pytest.approx(0.03, abs=0.01)
+    assert shares["launch"] == pytest.approx(0.01, abs=0.01)
     assert sum(shares.values()) == pytest.approx(100.0, abs=0.1)

@@ -70,8 +70,10 @@ def test_an_untraced_stall_is_not_relabelled_as_input():
     report = report_of(jax_loop(4_000, calls=()))
     assert findings_by_id(report)["input.host_batch_prep"]["evidence"]["metrics"]["certainty"] == "low"
     assert _steps(report, "input_prep") == [0.0] * 4
-    # the 4 ms stall, 0.05 ms between the dispatch and the kernel, 0.1 ms after the kernel: idle, untraced
-    assert _steps(report, "idle") == [4.15] * 4
+    # the 4 ms stall and 0.1 ms after the kernel: idle, untraced; the time before the kernel goes by the idle
+    # attribution: the dispatch (host) and the kernel's launch call with its latency (launch)
+    assert _steps(report, "idle") == [4.1] * 4
+    assert (_steps(report, "host"), _steps(report, "launch")) == ([0.04] * 4, [0.06] * 4)
 
 
 def test_medium_certainty_counts_only_the_known_preparation_calls():

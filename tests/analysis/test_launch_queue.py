@@ -67,18 +67,19 @@ def test_not_a_wait_when_short_when_the_gpu_idled_or_on_a_first_launch(tmp_path)
     assert queue_full_launches(_model(tmp_path, _queued_trace(name="fresh"))).count == 0
 
 
-def test_a_blocked_launch_in_a_gap_is_a_host_wait_in_the_breakdown(tmp_path):
+def test_a_blocked_launch_in_a_gap_is_a_host_wait_and_the_gap_its_launch(tmp_path):
     # The queue drains at 1010 while the blocked call (300-1015) returns; its kernel runs at 1020. The GPU is busy
-    # 705 of the call's 715 us (99%): a wait, so 1010-1015 is host_wait, not launch; launch is the first call's
-    # 0-5 (the GPU idle until 10), and 5-10 and 1015-1020 are idle.
+    # 705 of the call's 715 us (99%): the call is a host wait (host_wait_spans). The breakdown follows the idle
+    # attribution: the GPU waits for that kernel's call, still running when it went idle, and the latency to
+    # the kernel (1010-1020: launch), as for the first call's 0-10; nothing is left untraced.
     model = _model(tmp_path, _queued_trace(blocked_dur=715, delay=10))
     assert queue_full_launches(model).count == 1
     lo, hi = model.profile_span_ps
     found = breakdown(model, [lo], [hi], waits=host_wait_spans(model, queue_full_launches(model))).category_ps
     assert {name: int(found[name][0]) // PS_PER_US for name in ("launch", "host_wait", "idle")} == {
-        "launch": 5,
-        "host_wait": 5,
-        "idle": 10,
+        "launch": 20,
+        "host_wait": 0,
+        "idle": 0,
     }
 
 

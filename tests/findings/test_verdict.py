@@ -101,7 +101,7 @@ def test_a_low_confidence_trace_says_it_is_not_enough_and_has_no_high_finding():
     gpu = builder.gpu(0)
     python.step(0, 0, 10_000)
     python.input_wait(0, 6_000)
-    kernels(gpu, 6_100, 3_800, launch_thread=python)
+    kernels(gpu, 6_100, 3_800, launch_thread=python, launch_ahead_us=50)
     report = report_of(builder)
     summary = report["summary"]
     assert summary["confidence"]["level"] == "low"

@@ -381,6 +381,8 @@ FILLS = """() => [
     .map((s) => getComputedStyle(s).backgroundColor),
 ]"""
 UNITS_TITLES = "cs => cs.map((c) => [c.textContent, c.title])"
+DOT_FILLS = "() => [...new Set([...document.querySelectorAll('svg.roofline circle.roof-dot')].map((c) => getComputedStyle(c).fill))]"
+LEGEND_FILLS = "() => [...document.querySelectorAll('LEGEND .swatch')].map((s) => getComputedStyle(s).backgroundColor)"
 SPEEDUP_CI = re.compile(r"95% CI ([\d.]+)\u00d7 to ([\d.]+)\u00d7")
 PCT_CI = re.compile(r"\(([\u2212-][\d.]+)% to ([\u2212-][\d.]+)%\)")
 
@@ -405,6 +407,7 @@ def test_what_the_screenshot_review_found_reads_true(browser, views):  # noqa: F
         assert "1.21\u00d7 the work per step (by its kernel launches per step)" in tile[0], tile
         assert "median, over the compute kernels both runs launch" in tile[1], tile
         assert "per step, not per example" in tab.text("#compare-breakdown .card-subtitle")
+        tab.screenshot("review_compare_per_example", full=False)
         # one interval: the prediction check's speedup CI is the headline change's CI as a ratio
         noise, measured = tab.text("[data-testid=noise-statement]"), tab.text("#compare-predictions .card-subtitle")
         assert PCT_CI.search(noise) and SPEEDUP_CI.search(measured), (noise, measured)
@@ -437,12 +440,37 @@ def test_what_the_screenshot_review_found_reads_true(browser, views):  # noqa: F
             "rs => rs.map((r) => [7, 8, 9].map((i) => [r.cells[i].textContent, r.cells[i].querySelector('[title]')?.title]))",
         )
         assert cells and all(cell == ["\u2014", "not in the trace"] for row in cells for cell in row), cells[:2]
+        # its two findings estimate 1.0x (one warm-up step): no "up to 1x faster" badge
+        assert len(tab.frame.query_selector_all("[data-testid=finding]")) == 2
+        assert tab.frame.query_selector_all("[data-testid=finding] .badge.speedup") == []
+        # PyTorch's name of the GPU, not XPlane's device path
+        labels = tab.frame.eval_on_selector_all(
+            "#gpus [data-device] > .gpu-label, #idle .gpu-label", "ls => ls.map((l) => l.textContent)"
+        )
+        assert labels and all(label.startswith("cuda:2") for label in labels), labels
+        tab.frame.eval_on_selector("#kernels", "e => e.scrollIntoView()")
+        tab.screenshot("review_rocm_kernels", full=False)
         # copies without sizes have no bandwidth; a tiny one is "<0.01 GB/s", never "0 GB/s"
         bandwidths = tab.frame.eval_on_selector_all("[data-testid=transfers] tbody td:nth-of-type(4)", UNITS_TITLES)
         assert bandwidths == [["\u2014", "not in the trace: no copy sizes"]], bandwidths
         assert tab.show(runs["jax_decoder_roofline"]) == "ready"
         bandwidths = tab.frame.eval_on_selector_all("[data-testid=transfers] tbody td:nth-of-type(4)", UNITS_TITLES)
         assert ["<0.01\u00a0GB/s", ""] in bandwidths and not [b for b in bandwidths if b[0].startswith("0\u00a0")]
+        # the roofline's legend names each color its dots are drawn in, and only those
+        tab.frame.wait_for_selector("svg.roofline circle.roof-dot")
+        dots = tab.frame.evaluate(DOT_FILLS)
+        swatches = tab.frame.evaluate(LEGEND_FILLS.replace("LEGEND", "[data-testid=roofline-legend]"))
+        assert dots and set(dots) == set(swatches), (dots, swatches)
+        # the healthy run's idle chart: every cause it draws has a legend entry in its color
+        assert tab.show(runs["healthy"]) == "ready"
+        tab.frame.wait_for_selector("[data-testid=idle-step-chart] svg rect")
+        drawn = tab.frame.evaluate(
+            "() => [...new Set([...document.querySelectorAll('[data-testid=idle-step-chart] svg rect[class^=cat-idle-]')]"
+            ".map((r) => getComputedStyle(r).fill))]"
+        )
+        swatches = tab.frame.evaluate(LEGEND_FILLS.replace("LEGEND", "#idle .legend"))
+        assert drawn and set(drawn) <= set(swatches), (drawn, swatches)
+        _audit(tab, "healthy")  # a tiny cause reads "<0.1%" in the legend, never 0%
         # the kernels' first page on its way: a loading state in the table's place, not an empty table
         held = []
         tab.page.route("**/data/plugin/gpu_advisor/kernels?*", lambda route: held.append(route))
@@ -492,6 +520,10 @@ def test_an_empty_logdir_is_a_message_not_a_blank_page(browser, tmp_path, width,
             frame.wait_for_selector("main.content[data-state=empty]")
             assert "No profiles in this logdir" in frame.inner_text("[data-testid=info-message]")
             assert frame.evaluate(AUDIT) == []
+            # nothing to pick, list or link: only Refresh stays live
+            for control in ("run-select", "overview-button", "copy-link"):
+                assert frame.is_disabled(f"[data-testid={control}]"), control
+            assert frame.is_hidden("label.host-picker") and frame.is_enabled("button.refresh")
         finally:
             context.close()
 

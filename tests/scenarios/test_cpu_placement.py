@@ -15,7 +15,7 @@ def test_the_cpu_placed_matmul_is_named_with_its_copies(built):
         "kernels": 575,
         "kernel_rows": 115,
     }
-    assert breakdown(report)["host"] == 50.15
+    assert breakdown(report)["host"] == 50.09
     top = report["findings"][0]
     assert (top["id"], top["severity"], top["estimated_speedup"]) == ("placement.ops_on_host", "high", 1.99)
     assert top["evidence"]["pointers"]["host_ops"] == [

@@ -21,7 +21,9 @@ def test_healthy_run_is_busy_with_large_tensor_core_kernels(built):
         "compute_unknown": 16.94,
         "h2d": 0.02,
         "input_wait": 0.04,
-        "launch": 0.02,
+        "input_prep": 0.01,
+        "copy_call": 0.01,
+        "launch": 0.01,
         "host": 0.09,
         "idle": 0.01,
     }

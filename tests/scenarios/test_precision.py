@@ -19,7 +19,9 @@ def test_fp32_run_uses_no_tensor_cores(built):
         "compute_32bit": 99.86,
         "h2d": 0.01,
         "input_wait": 0.04,
-        "launch": 0.02,
+        "input_prep": 0.01,
+        "copy_call": 0.02,
+        "launch": 0.01,
         "host": 0.05,
         "idle": 0.01,
     }

@@ -22,10 +22,12 @@ def test_transfer_bound_copies_pageable_synchronously_every_step(built):
         "compute_32bit": 0.71,
         "d2h": 0.01,
         "h2d": 40.73,
-        "launch": 0.02,
-        "host_wait": 0.07,
-        "host": 0.24,
-        "idle": 0.07,
+        "input_prep": 0.02,
+        "copy_call": 0.04,
+        "launch": 0.03,
+        "host_wait": 0.02,
+        "host": 0.23,
+        "idle": 0.04,
     }
     # The synchronous pageable copy calls return only after their copies end: host waits, not launches.
     per_step = transfer_bound.IMAGES + transfer_bound.MASKS

@@ -144,7 +144,8 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
     }
     finding_summary = (
         f"{ctx.count_text(count, 'element-wise kernel')} take {share:.1f}% of GPU kernel time "
-        f"({ctx.time_text(elementwise_ms)} on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not in use."
+        f"({ctx.time_text(elementwise_ms)} on {ctx.device_text(gpu.name)}); "
+        f"{'torch.compile' if pytorch else 'XLA'} is not in use."
     )
     finding_metrics = {
         "elementwise_kernels_per_step": round(per_step, 1),
@@ -190,7 +191,8 @@ def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, 
         id="fusion.elementwise_kernels",
         severity="low",
         summary=f"{ctx.count_text(count, 'element-wise kernel')} take {share:.1f}% of GPU kernel time "
-        f"({ctx.time_text(elementwise_ms)} on {gpu.name}); {'torch.compile' if pytorch else 'XLA'} is not "
+        f"({ctx.time_text(elementwise_ms)} on {ctx.device_text(gpu.name)}); "
+        f"{'torch.compile' if pytorch else 'XLA'} is not "
         "in use. No matmul or convolution kernel was captured, yet a model's step runs them: the capture "
         "looks partial, so how much fusion would save cannot be judged; recapture the whole step first.",
         evidence=Evidence(

@@ -160,7 +160,7 @@ function missed(row) {
 
 function predictionRow(row) {
   const status = row.candidate_estimate == null ? row.status :
-    `${row.status} (now ${formatSpeedup(row.candidate_estimate, row.candidate_kind)})`;
+    `${row.status} (now ${formatSpeedup(row.candidate_estimate, row.candidate_kind) || 'no gain estimated'})`;
   return h('tr', {'data-status': row.status},
     h('td', {}, h('span', {class: 'finding-title'}, row.title || row.id), ' ',
       h('span', {class: 'finding-id'}, row.id)),

@@ -48,7 +48,7 @@ function evidenceList(evidence, context) {
     h('dt', {}, label),
     h('dd', {}, h('ul', {class: 'evidence-items'},
       items.map((item) => h('li', item.title ? {title: item.title} : {}, item.text))))]);
-  const tables = evidenceTables(evidence).map(evidenceTable);
+  const tables = evidenceTables(evidence, context).map(evidenceTable);
   if (!rows.length && !tables.length) return null;
   return h('details', {class: 'evidence-fold'}, h('summary', {}, 'Evidence'),
     rows.length ? h('dl', {class: 'evidence'}, rows) : null, tables);
@@ -108,7 +108,8 @@ export function findingsView(report) {
     findings.length === 0 ? emptyState('No findings: nothing in this profile crossed a threshold.') :
       findings.map((finding, index) => findingCard(finding, index,
         new Map(findings.map((f, i) => [f.id, i + 1])), {steps: report.summary?.step_time_ms?.count,
-          hasCollectives: Array.isArray(report.collectives) && report.collectives.length > 0}));
+          hasCollectives: Array.isArray(report.collectives) && report.collectives.length > 0,
+          traceFormat: report.trace_format}));
   return section('Findings', {id: 'findings', subtitle: findings?.length ? `${findings.length}, most impactful first` : null},
     h('div', {'data-testid': 'findings'}, body));
 }

@@ -4,19 +4,15 @@
  */
 
 import {h, s, tooltip} from '../dom.js';
-import {formatMs, formatPct, formatUs, tableMs} from '../format.js';
+import {deviceName, formatMs, formatPct, formatUs, tableMs} from '../format.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, legend, meter, section} from './common.js';
 
 const IMBALANCE = 'communication.gpu_imbalance';
 
-function shortName(name) {
-  return String(name || '').replace('/device:', '');
-}
-
-function deviceLabel(device) {
+function deviceLabel(device, format) {
   const model = [device.model_name, device.arch].filter((part) => typeof part === 'string' && part).join(' ');
-  return model ? `${shortName(device.name)} · ${model}` : shortName(device.name);
+  return model ? `${deviceName(device.name, format)} · ${model}` : deviceName(device.name, format);
 }
 
 /** {straggler: device name or null, rows: per-GPU rows} of the report's imbalance finding, if it has one. */
@@ -35,7 +31,7 @@ function stragglerBadge() {
     'straggler');
 }
 
-function busyRow(device, multi, straggler) {
+function busyRow(device, multi, straggler, format) {
   const active = Number.isFinite(device.busy_pct);
   const split = multi && Number.isFinite(device.compute_busy_pct);
   const hint = `kernels ${formatUs(device.kernel_time_us)} · copies ${formatUs(device.memcpy_time_us)} · ` +
@@ -52,14 +48,14 @@ function busyRow(device, multi, straggler) {
   const value = !active ? 'no activity' : split ? `${formatPct(device.compute_busy_pct)} compute` :
     `${formatPct(device.busy_pct)} busy`;
   return h('div', {class: ['gpu-row', device.name === straggler && 'is-straggler'], 'data-device': device.name},
-    h('div', {class: 'gpu-label', title: device.name}, deviceLabel(device), device.name === straggler ? stragglerBadge() : null),
+    h('div', {class: 'gpu-label', title: device.name}, deviceLabel(device, format), device.name === straggler ? stragglerBadge() : null),
     bar,
     h('div', {class: ['gpu-value', !active && 'muted'], title: active ? label : 'no kernels, copies or memsets traced'}, value),
     active ? h('div', {class: 'gpu-hint'}, split ?
       `collectives only ${formatPct(device.collective_busy_pct)} · ${hint}` : hint) : null);
 }
 
-function imbalanceTable({straggler, rows}) {
+function imbalanceTable({straggler, rows}, format) {
   if (rows.length < 2) return null;
   const ms = tableMs(rows.flatMap((row) => [row.compute_ms, row.nccl_ms]));
   return [h('h3', {}, 'Load per GPU (from the imbalance finding)'),
@@ -67,7 +63,7 @@ function imbalanceTable({straggler, rows}) {
       h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'GPU'), h('th', {scope: 'col', class: 'num'}, 'Compute'),
         h('th', {scope: 'col', class: 'num'}, 'Compute time'), h('th', {scope: 'col', class: 'num'}, 'Collective time'))),
       h('tbody', {}, rows.map((row) => h('tr', {class: row.device === straggler ? 'is-straggler' : null},
-        h('th', {scope: 'row', title: row.device}, shortName(row.device), row.device === straggler ? stragglerBadge() : null),
+        h('th', {scope: 'row', title: row.device}, deviceName(row.device, format), row.device === straggler ? stragglerBadge() : null),
         h('td', {class: 'num'}, formatPct(row.compute_pct)),
         h('td', {class: 'num'}, ms(row.compute_ms)),
         h('td', {class: 'num'}, ms(row.nccl_ms)))))))];
@@ -98,7 +94,7 @@ function deviceLayers(device) {
 }
 
 /** The timeline from a /timeline answer; `straggler` (a device name) is marked. */
-export function timelineStrip(timeline, straggler = null) {
+export function timelineStrip(timeline, straggler = null, format = null) {
   if (!timeline || !timeline.bins) return emptyState('No activity to draw on a timeline.');
   const own = timeline.devices.some((d) => d.start_ms !== null && (d.start_ms !== timeline.start_ms || d.end_ms !== timeline.end_ms));
   let anyCollective = false;
@@ -107,7 +103,7 @@ export function timelineStrip(timeline, straggler = null) {
     anyCollective = anyCollective || collective.some((value) => value > 0.0005);
     return h('div', {class: ['strip-row', device.name === straggler && 'is-straggler'], 'data-device': device.name},
       h('div', {class: 'gpu-label', title: own && device.start_ms !== null ? `own steps: ${formatMs(device.start_ms)} – ${formatMs(device.end_ms)}` : device.name},
-        shortName(device.name), device.name === straggler ? stragglerBadge() : null),
+        deviceName(device.name, format), device.name === straggler ? stragglerBadge() : null),
       device.busy.length ? strip(layers, `${device.name} activity`, device.start_ms, device.end_ms) : emptyState('—'));
   });
   rows.push(h('div', {class: 'strip-row'}, h('div', {class: 'gpu-label'}, 'Input wait'),
@@ -133,8 +129,8 @@ export function gpusView(report, timelineSlot) {
   const imbalance = imbalanceOf(report);
   return section('GPUs', {id: 'gpus', subtitle: multi ? 'compute, collectives only and idle share of the analysis window' :
     'busy share of the analysis window'},
-  h('div', {class: 'gpu-rows', title: VOCABULARY.busyDefinitions.device_busy}, devices.map((device) => busyRow(device, multi, imbalance.straggler))),
-  imbalanceTable(imbalance),
+  h('div', {class: 'gpu-rows', title: VOCABULARY.busyDefinitions.device_busy}, devices.map((device) => busyRow(device, multi, imbalance.straggler, report.trace_format))),
+  imbalanceTable(imbalance, report.trace_format),
   h('h3', {}, 'Activity over time'),
   timelineSlot);
 }

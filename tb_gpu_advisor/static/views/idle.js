@@ -6,7 +6,7 @@
 
 import {h, replace, s, tooltip} from '../dom.js';
 import {sampleEvenly} from '../charts.js';
-import {formatMs, formatPct, tableMs} from '../format.js';
+import {deviceName, formatMs, formatPct, tableMs} from '../format.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, legend, section} from './common.js';
 import {stepBarChart, stepNumberLabel} from './step_bars.js';
@@ -24,6 +24,7 @@ export function idleRows(report) {
   if (!idle || !Array.isArray(idle.gpus) || !Array.isArray(idle.causes)) return [];
   return idle.gpus.filter((gpu) => gpu && typeof gpu.device === 'string').map((gpu) => ({
     device: gpu.device,
+    name: deviceName(gpu.device, report.trace_format),
     idlePct: Number.isFinite(gpu.idle_pct) ? gpu.idle_pct : null,
     windowMs: gpu.window_ms,
     causes: idle.causes.map((key) => ({key, label: label(key), pct: gpu.cause_pct?.[key], ms: gpu.cause_ms?.[key]}))
@@ -44,15 +45,18 @@ function zeroPct(pct) {
 
 /**
  * The legend of the idle causes: each cause whose share of the analyzed time reads above 0% on some GPU, with
- * its share on the GPU where it is largest ("up to" when several GPUs differ); a cause reading 0% is left out.
+ * its share on the GPU where it is largest ("up to" when several GPUs differ); a cause reading 0% is left out
+ * unless the per-step chart draws it (`drawn`: its keys), where it reads "<0.1%": every color drawn is named.
  */
-export function causeLegend(rows, causes) {
+export function causeLegend(rows, causes, drawn = []) {
   const items = [];
   for (const key of causes) {
     const shares = rows.map((row) => row.causes.find((cause) => cause.key === key)?.pct).filter((pct) => pct > 0);
-    if (!shares.length) continue;
-    const top = Math.max(...shares);
-    if (zeroPct(top)) continue;
+    const top = shares.length ? Math.max(...shares) : 0;
+    if (zeroPct(top)) {
+      if (drawn.includes(key)) items.push({key: `idle-${key}`, label: `${label(key)} <${formatPct(0.1)}`});
+      continue;
+    }
     const many = rows.length > 1 && shares.some((pct) => formatPct(pct) !== formatPct(top));
     items.push({key: `idle-${key}`, label: `${label(key)} ${many ? 'up to ' : ''}${formatPct(top)}`});
   }
@@ -63,7 +67,7 @@ export function causeLegend(rows, causes) {
 export function stepBars(row) {
   return sampleEvenly(row.steps.filter((step) => step && typeof step === 'object'), MAX_BARS).map((step, i) => ({
     label: stepNumberLabel(step.step, i),
-    title: `${row.device.replace('/device:', '')} step ${stepNumberLabel(step.step, i)}, idle ${formatMs(step.idle_ms)}`,
+    title: `${row.name} step ${stepNumberLabel(step.step, i)}, idle ${formatMs(step.idle_ms)}`,
     values: step.cause_ms || {},
   }));
 }
@@ -79,11 +83,11 @@ function stepChart(rows, causes) {
   const picker = withSteps.length > 1 ? h('select', {'aria-label': 'GPU of the per-step chart',
     onchange: (event) => draw(withSteps[Number(event.target.value)])},
   withSteps.map((row, i) => h('option', {value: String(i), selected: row === busiest},
-    `${row.device.replace('/device:', '')}${row === busiest ? ' (most idle)' : ''}`))) : null;
+    `${row.name}${row === busiest ? ' (most idle)' : ''}`))) : null;
   draw(busiest);
   return h('div', {class: 'idle-per-step'},
     h('div', {class: 'idle-per-step-head'},
-      h('h3', {}, `Idle time per step${picker ? '' : `, ${busiest.device.replace('/device:', '')}`}`), picker),
+      h('h3', {}, `Idle time per step${picker ? '' : `, ${busiest.name}`}`), picker),
     slot);
 }
 
@@ -126,12 +130,12 @@ export function idleView(report) {
     return section('Why the GPU idles', {id: 'idle', subtitle: 'each idle gap by what ended it'},
       emptyState('No GPU activity, so no idle time to attribute.'));
   }
-  const items = causeLegend(rows, causes);
+  const items = causeLegend(rows, causes, rows.flatMap((row) => stepCauses(causes, row.steps)));
   return section('Why the GPU idles', {id: 'idle', subtitle: 'each idle gap by the work that ended it and its host call'},
     h('div', {class: 'gpu-rows'}, h('span', {'aria-hidden': 'true'}), h('div', {class: 'gpu-axis', 'aria-hidden': 'true'},
       h('span', {}, '0%'), h('span', {}, 'share of the analyzed time'), h('span', {}, '100%')), h('span', {'aria-hidden': 'true'}),
     rows.map((row) => h('div', {class: 'gpu-row idle-row', 'data-device': row.device},
-      h('div', {class: 'gpu-label', title: row.device}, row.device.replace('/device:', '')),
+      h('div', {class: 'gpu-label', title: row.device}, row.name),
       causeBar(row),
       h('div', {class: 'gpu-value'}, `${formatPct(row.idlePct)} idle`),
       h('div', {class: 'gpu-hint'}, row.causes.length ? row.causes.filter((cause) => !zeroPct(cause.pct)).slice(0, 3)

@@ -6,7 +6,7 @@
 import {h, s, tooltip} from '../dom.js';
 import {textWidth} from '../axis.js';
 import {decades, logScale, rooflineGeometry} from '../charts.js';
-import {formatPct, formatUs, shortKernelName} from '../format.js';
+import {deviceName, formatPct, formatUs, shortKernelName} from '../format.js';
 import {section} from './common.js';
 
 const W = 720;
@@ -59,15 +59,31 @@ function chart(device, points) {
       transform: `rotate(-90 12 ${M.top + plotH / 2})`}, 'TFLOP/s'),
     s('line', {class: 'roof', x1: X(geometry.memory[0][0]), y1: Y(geometry.memory[0][1]),
       x2: X(geometry.memory[1][0]), y2: Y(geometry.memory[1][1])}, tooltip(`HBM roof: ${device.peak_gbps} GB/s`)),
-    geometry.roofs.map((roof) => s('g', {},
-      s('line', {class: roof.tflops === top ? 'roof' : 'roof secondary', x1: X(roof.ridge), y1: Y(roof.tflops),
-        x2: W - M.right, y2: Y(roof.tflops)}, tooltip(`${roof.label} roof: ${roof.tflops} TFLOP/s`)),
-      s('text', {x: W - M.right - 4, y: Y(roof.tflops) - 5, 'text-anchor': 'end'},
-        `${roof.label} ${roof.tflops} TFLOP/s`))),
-    points.slice().sort((a, b) => b.weight - a.weight).map((p) => s('circle', {class: `roof-dot bound-${p.row.bound}`,
+    geometry.roofs.map((roof) => s('line', {class: roof.tflops === top ? 'roof' : 'roof secondary',
+      x1: X(roof.ridge), y1: Y(roof.tflops), x2: W - M.right, y2: Y(roof.tflops)},
+    tooltip(`${roof.label} roof: ${roof.tflops} TFLOP/s`))),
+    points.slice().sort((a, b) => b.weight - a.weight).map((p) => s('circle', {class: `roof-dot bound-${dotBound(p)}`,
       cx: X(p.x), cy: Y(p.y), r: 3 + 11 * Math.sqrt(p.weight / heaviest)},
     tooltip(`${shortKernelName(p.row.name)}: ${p.y.toPrecision(3)} TFLOP/s at ${p.x.toPrecision(3)} FLOP/B, ` +
-      `${formatPct(p.row.peak_pct)} of its ${p.row.bound || ''} roof, ${formatUs(p.row.total_us)} total`))));
+      `${formatPct(p.row.peak_pct)} of its ${p.row.bound || ''} roof, ${formatUs(p.row.total_us)} total`))),
+    // the roofs' labels over the dots, never under them
+    geometry.roofs.map((roof) => s('text', {class: 'roof-label', x: W - M.right - 4, y: Y(roof.tflops) - 5,
+      'text-anchor': 'end'}, `${roof.label} ${roof.tflops} TFLOP/s`)));
+}
+
+const BOUNDS = {compute: 'compute-bound (under a FLOP/s roof)', memory: 'memory-bound (under the HBM roof)',
+  unknown: 'bound not known'};
+
+function dotBound(point) {
+  return point.row.bound in BOUNDS ? point.row.bound : 'unknown';
+}
+
+/** The legend of the dots' colors: one entry per bound the chart draws, in the colors it draws them. */
+export function boundLegend(points) {
+  const drawn = new Set(points.map(dotBound));
+  return h('ul', {class: 'legend', 'data-testid': 'roofline-legend'}, Object.keys(BOUNDS).filter((key) =>
+    drawn.has(key)).map((key) => h('li', {'data-bound': key}, h('span', {class: ['swatch', `bound-${key}`]}),
+    BOUNDS[key])));
 }
 
 /** Where the roofs come from; the HBM roof's source says when the trace's figure was corrected (ROCm). */
@@ -114,6 +130,6 @@ export function rooflineView(report) {
       `${formatPct(summary.flops_utilization_pct)} of the ${device.peak_tflops} TFLOP/s peak used over the window · ` +
       `${formatPct(summary.costed_kernel_time_pct)} of kernel time costed · ` : '',
     roofCaption(device));
-  return section('Roofline', {id: 'roofline', subtitle: `${device.name}: one dot per kernel row, area by time`,
-    wide: true}, facts, chart(device, points));
+  return section('Roofline', {id: 'roofline', subtitle: `${deviceName(device.name, report.trace_format)}: one dot per kernel row, area by time`,
+    wide: true}, facts, chart(device, points), boundLegend(points));
 }

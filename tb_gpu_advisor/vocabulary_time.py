@@ -1,0 +1,63 @@
+"""The words of where the step time went: the breakdown's categories and the idle attribution's causes, one
+attribution shown as the Time line and the Idle line (analysis.breakdown CAUSE_CATEGORY), re-exported by
+vocabulary for the CLI, the HTML report and the tab."""
+
+ARROW = "\u2192"  # →, re-exported by vocabulary
+
+# The breakdown categories of summary.breakdown_pct and steps[].breakdown_ms, in the report's order.
+BREAKDOWN_LABELS = {
+    "compute_16bit": "Compute (16-bit)",
+    "compute_32bit": "Compute (32-bit)",
+    "compute_unknown": "Compute (other/unknown dtype)",
+    "collectives": "Collectives",
+    "d2h": f"Device{ARROW}host copy",
+    "d2d": f"Device{ARROW}device copy/memset",
+    "h2d": f"Host{ARROW}device copy",
+    "device_wait": "Device wait (work queued)",
+    "input_wait": "Input wait",
+    "input_prep": "Input preparation",
+    "copy_call": "Copy call",
+    "launch": "Kernel launch",
+    "host_wait": "Host waiting on the device",
+    "host_stall": "Host stalled inside an op (a wait)",
+    "host": "Host compute",
+    "idle": "Idle",
+}
+# Column headers of the text report's step table, where 80 columns leave no room for the full labels.
+BREAKDOWN_SHORT_LABELS = {
+    "compute_16bit": "comp16",
+    "compute_32bit": "comp32",
+    "compute_unknown": "comp?",
+    "collectives": "collect",
+    "d2h": f"D{ARROW}H",
+    "d2d": f"D{ARROW}D",
+    "h2d": f"H{ARROW}D",
+    "device_wait": "dev wait",
+    "input_wait": "input",
+    "input_prep": "prep",
+    "copy_call": "copy",
+    "launch": "launch",
+    "host_wait": "wait",
+    "host_stall": "stall",
+    "host": "host",
+    "idle": "idle",
+}
+# The causes of idle_attribution (analysis.idle_attribution.IDLE_CAUSES): why a GPU sat idle, gap by gap.
+IDLE_CAUSE_LABELS = {
+    "device_wait": "Queued, waiting on the device",
+    "launch": "Waiting for a launch call",
+    "copy_call": "Waiting for a copy call",
+    "host_wait": "Host blocked on a device wait",
+    "host_stall": "Host stalled inside an op (a wait)",
+    "input": "Host waiting for input",
+    "input_prep": "Host preparing input (on the step thread)",
+    "host": "Host busy (framework, Python)",
+    "host_untraced": "Host not traced",
+    "unattributed": "No host call found",
+}
+# What the time breakdown (summary.breakdown_pct, steps[].breakdown_ms) counts, beside the busy figures above.
+BREAKDOWN_DEFINITION = (
+    "Time by category: each instant of the analyzed time counts once, as compute when any GPU computes, then "
+    "collectives and copies; when every GPU is idle, as the idle cause of the GPU that resumes first (the idle "
+    "attribution); with several GPUs its compute share is not the GPU busy figures, which are means over the GPUs"
+)
