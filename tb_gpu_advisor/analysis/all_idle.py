@@ -46,11 +46,12 @@ def all_idle_causes(idle: IdleAttribution, busy: Intervals) -> dict[str, Interva
     cuts = np.unique(
         np.concatenate([idle_now.start_ps, idle_now.end_ps, *(h.start_ps for h in held), *(h.end_ps for h in held)])
     )
-    inside = _holding(idle_now, cuts[:-1]) >= 0
+    inside = np.asarray(_holding(idle_now, cuts[:-1]) >= 0, dtype=bool)
     start, end = cuts[:-1][inside], cuts[1:][inside]
     ends = np.stack([_gap_end_at(gap, start) for gap in gaps])
     by_host = np.stack([_holding(h, start) >= 0 for h in held])
-    ranked = np.where(by_host.any(axis=0)[None, :] & ~by_host, _NEVER, ends)
+    held_anywhere = np.asarray(by_host.any(axis=0), dtype=bool)
+    ranked = np.where(held_anywhere[None, :] & ~by_host, _NEVER, ends)
     owner = np.argmin(ranked, axis=0)
     owned_by = [intervals.union(start[owner == index], end[owner == index]) for index in range(len(idle.gpus))]
     return {

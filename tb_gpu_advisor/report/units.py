@@ -198,7 +198,7 @@ def launch_dims(grid: list[int] | None, block: list[int] | None) -> str:
     if grid is None and block is None:
         return "-"
 
-    def dims(values: list[int]) -> str:
+    def dims(values: list[int] | None) -> str:
         if values is None:
             return "?"
         values = list(values)
