@@ -71,3 +71,24 @@ def test_fix_balances_and_overlaps_the_all_reduce(built):
         ("ncclDevKernel_AllReduce_Sum_f16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 96)
     ]
     assert len({d["model_name"] for d in report["devices"]}) == 1 and len(report["devices"]) == 4
+
+
+def test_peers_wait_for_the_straggler_inside_the_all_reduce_not_communicate(built):
+    """GPU:0, 1 and 3 enter each all-reduce before GPU:2: their NCCL time up to its arrival is a wait, said as
+    one, and the compute that could hide the all-reduce is theirs, not the straggler's excess (which the
+    straggler finding removes: counting it as overlap room too would count it twice)."""
+    report = built("multi_gpu_straggler").report
+    findings = {f["id"]: f for f in report["findings"]}
+    comm = findings["collectives.comm_bound"]
+    waits = comm["evidence"]["metrics"]["collective_wait_ms_by_gpu"]
+    assert waits["/device:GPU:2"] == 0.0
+    assert {name: round(value / 3, 1) for name, value in waits.items() if name != "/device:GPU:2"} == {
+        "/device:GPU:0": 13.5,
+        "/device:GPU:1": 13.5,
+        "/device:GPU:3": 13.5,
+    }
+    assert "waiting for /device:GPU:2 to arrive" in comm["summary"]
+    assert "that time is spent communicating" not in comm["summary"]
+    assert "inside the collectives waiting for it" in findings["communication.gpu_imbalance"]["summary"]
+    # Overlap room: 2/3 of the others' compute (89.14 ms over 3 steps), not of the straggler's 133.70 ms.
+    assert comm["evidence"]["metrics"]["compute_ms_busiest_gpu"] == 89.138

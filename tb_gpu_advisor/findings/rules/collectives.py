@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import math
 
-from tb_gpu_advisor.analysis.kernel_names import is_nccl
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
-from tb_gpu_advisor.findings.rules.communication import exposed_collectives_ms, kinds_of
+from tb_gpu_advisor.findings.rules.communication import (
+    collective_waits_of,
+    exposed_collectives_ms,
+    kinds_of,
+    late_gpu_waited_for,
+    overlap_compute_ms,
+)
 from tb_gpu_advisor.findings.thresholds import (
     BACKWARD_SHARE_OF_COMPUTE,
     COLLECTIVES_HIGH_PCT,
@@ -162,7 +167,8 @@ def comm_bound(ctx: Context) -> Finding | None:
     share = ctx.share_pct(exposed_ms)
     if share < COLLECTIVES_HIGH_PCT:
         return None
-    compute_ms = ms(max(ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name)).values(), default=0))
+    waits = collective_waits_of(ctx)
+    compute_ms = overlap_compute_ms(ctx, waits)
     overlapped_ms = ms(exposure.mean_overlapped_ps)
     hidden = overlap_collectives(
         ctx.window_ms, exposed_ms, compute_ms, overlapped_ms, BACKWARD_SHARE_OF_COMPUTE
@@ -182,8 +188,8 @@ def comm_bound(ctx: Context) -> Finding | None:
         severity=severity,
         summary=f"Collectives with no compute beside them take {share:.1f}% of the step "
         f"({ctx.time_text(exposed_ms)}); overlapping them with the backward pass could hide about "
-        f"{ctx.time_text(hidden)}, leaving {rest_share:.1f}% of the step to communication. The GPU counts as "
-        f"busy {busy or 0:.0f}% with collectives: that time is spent communicating, not computing.",
+        f"{ctx.time_text(hidden)}, leaving {rest_share:.1f}% of the step to communication. "
+        + _busy_text(ctx, busy, waits),
         evidence=Evidence(
             {
                 "collectives_exposed_pct": share,
@@ -195,6 +201,9 @@ def comm_bound(ctx: Context) -> Finding | None:
                 "collectives_overlapped_ms_per_gpu": round(overlapped_ms, 3),
                 "collective_overlap_with_compute_pct": exposure.overlap_pct,
                 "gpu_busy_pct": busy,
+                "collective_wait_ms_by_gpu": {
+                    ctx.device_text(gpu.name): ms(waits.wait_ps.get(gpu.ordinal, 0)) for gpu in ctx.active_gpus
+                },
                 "collective_ms_by_kind": {row.collective: row.total_ms for row in rows},
             },
             ladder("beyond_overlap_pct", rest_share, COLLECTIVES_HIGH_PCT, COLLECTIVES_MEDIUM_PCT),
@@ -206,6 +215,27 @@ def comm_bound(ctx: Context) -> Finding | None:
         speedup_basis="upper bound: the exposed collectives that overlap cannot hide removed",
     )
     return estimated(finding, beyond_overlap(ctx.window_ms, exposed_ms, hidden))
+
+
+def _busy_text(ctx, busy, waits):
+    """What the GPUs' collective time is: communication, and where GPUs wait in the collectives for a late one,
+    that wait (a wait is no evidence that the waiter's communication is slow)."""
+    waiting = late_gpu_waited_for(waits)
+    if not waiting:
+        return f"The GPU counts as busy {busy or 0:.0f}% with collectives: that time is spent communicating, not computing."
+    names = {gpu.ordinal: ctx.device_text(gpu.name) for gpu in ctx.active_gpus}
+    wait_ms = ms(sum(waits.wait_ps[o] for o in waiting) / len(waiting))
+    return (
+        f"The GPUs count as busy {busy or 0:.0f}% with collectives, but not all of it is communication: "
+        f"{_devices(names[o] for o in waiting)} spend {ctx.time_text(wait_ms)} in the collectives waiting for "
+        f"{names[waits.last_ordinal]} to arrive (the straggler finding's time, counted there), not moving data."
+    )
+
+
+def _devices(names):
+    """`/device:GPU:0, /device:GPU:1 and /device:GPU:3`."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def per_parameter_allreduce(ctx):

@@ -5,6 +5,9 @@ from __future__ import annotations
 from tb_gpu_advisor.findings.rules.communication.entries import ENTRIES as ENTRIES
 from tb_gpu_advisor.findings.rules.communication.exposed import (
     allreduce_exposed,
+    collective_waits_of as collective_waits_of,
+    late_gpu_waited_for as late_gpu_waited_for,
+    overlap_compute_ms as overlap_compute_ms,
     exposed_collectives_ms as exposed_collectives_ms,
     kinds_of as kinds_of,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
+from tb_gpu_advisor.analysis.collective_waits import CollectiveWaits, collective_waits
 from tb_gpu_advisor.analysis.collective_calls import collective_kinds, exposed_communication, kernel_calls_in_windows
 from tb_gpu_advisor.analysis.kernel_names import collective_dtype, is_nccl
 from tb_gpu_advisor.analysis.rounding import pct
@@ -37,6 +38,40 @@ def _exposure(ctx):
         lambda gpu: ctx.kernel_mask(gpu, lambda name: not is_nccl(name)),
         ctx.gpu_windows,
     )
+
+
+def collective_waits_of(ctx: Context) -> CollectiveWaits:
+    """analysis.collective_waits of the active GPUs' collective kernels that start inside their windows."""
+    spans = {}
+    for gpu in ctx.active_gpus:
+        activity, windows = gpu.activity, ctx.gpu_windows(gpu)
+        index = np.flatnonzero(ctx.kernel_mask(gpu, is_nccl))
+        starts = activity.start_ps[index]
+        slot = np.searchsorted(windows.end_ps, starts, side="right")
+        inside = slot < len(windows)
+        inside[inside] = starts[inside] >= windows.start_ps[slot[inside]]
+        index = index[inside][np.argsort(starts[inside], kind="stable")]
+        spans[gpu.ordinal] = (activity.start_ps[index], activity.end_ps[index])
+    return collective_waits(spans)
+
+
+def overlap_compute_ms(ctx: Context, waits: CollectiveWaits) -> float:
+    """The compute that could hide collectives: the busiest GPU's, but where the other GPUs wait in the
+    collectives for a late one (WAIT_SHARE_MIN), the busiest of the others': the late GPU's excess is the
+    straggler finding's to remove, and once removed it hides nothing (counting it in both would count it twice)."""
+    compute = ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name))
+    late = waits.last_ordinal if late_gpu_waited_for(waits) else None
+    return ms(max((ps for ordinal, ps in compute.items() if ordinal != late), default=0))
+
+
+def late_gpu_waited_for(waits: CollectiveWaits) -> tuple:
+    """The GPUs (ordinals) that wait at least WAIT_SHARE_MIN of their collective time for the last-arriving one."""
+    return tuple(o for o in waits.waiting_ordinals(WAIT_SHARE_MIN) if o != waits.last_ordinal)
+
+
+# From this share of a GPU's collective kernel time spent waiting for the last GPU to arrive, the wait is a
+# pattern (a late peer), not the jitter of GPUs entering a collective a few microseconds apart.
+WAIT_SHARE_MIN = 0.05
 
 
 def kinds_of(ctx: Context) -> tuple[CollectiveKind, ...]:
@@ -119,7 +154,7 @@ def allreduce_exposed(ctx: Context) -> Finding | None:
         fix_note=note,
         title=title,
     )
-    compute_ms = ms(max(ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name)).values(), default=0))
+    compute_ms = overlap_compute_ms(ctx, collective_waits_of(ctx))
     return estimated(
         finding,
         overlap_collectives(

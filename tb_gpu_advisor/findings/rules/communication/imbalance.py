@@ -13,6 +13,7 @@ from tb_gpu_advisor.findings.thresholds import (
     MODELED_MEDIUM_PCT,
     STRAGGLER_SLOWDOWN_MIN,
 )
+from tb_gpu_advisor.findings.rules.communication.exposed import collective_waits_of, late_gpu_waited_for
 from tb_gpu_advisor.whatif.communication import straggler
 from tb_gpu_advisor.vocabulary import TIMES
 
@@ -59,7 +60,8 @@ def gpu_imbalance(ctx):
         id="communication.gpu_imbalance",
         severity=severity,
         summary=f"{most['device']} is the straggler: it computes {most['compute_pct']:.1f}% of the step, the "
-        f"least busy GPU {least['compute_pct']:.1f}% ({least['device']}); cause: {cause}.",
+        f"least busy GPU {least['compute_pct']:.1f}% ({least['device']}); cause: {cause}."
+        + _wait_text(ctx, gpus[slowest]),
         evidence=Evidence(
             {
                 "cause": cause,
@@ -81,6 +83,19 @@ def gpu_imbalance(ctx):
         condition=condition,
     )
     return estimated(finding, straggler(ctx.window_ms, recoverable))
+
+
+def _wait_text(ctx, slow):
+    """Where the other GPUs wait in the collectives for the straggler: how long, as a wait (not communication)."""
+    waits = collective_waits_of(ctx)
+    waiting = late_gpu_waited_for(waits)
+    if waits.last_ordinal != slow.ordinal or not waiting:
+        return ""
+    wait_ms = ms(sum(waits.wait_ps[o] for o in waiting) / len(waiting))
+    return (
+        f" The other GPUs spend {ctx.time_text(wait_ms)} inside the collectives waiting for it: NCCL kernel time "
+        "that is a wait, not communication."
+    )
 
 
 def _is_compute(name):
