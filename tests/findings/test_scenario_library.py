@@ -55,7 +55,9 @@ def test_evidence_quotes_the_reports_own_numbers():
     assert pageable["pageable_copies"] == transfer["transfers"]["h2d"]["pageable_count"]
     multi = _report("multi_gpu_straggler")
     ids = [f["id"] for f in multi["findings"]]
-    assert ids[0] == "communication.allreduce_exposed"
+    # Overlap can hide the all-reduce only behind the compute every GPU does (the straggler's excess is the
+    # imbalance finding's): 2/3 of ~30 ms per step of 54 ms, so what overlap cannot hide leads.
+    assert ids[:2] == ["collectives.comm_bound", "communication.allreduce_exposed"]
     imbalance = next(f for f in multi["findings"] if f["id"] == "communication.gpu_imbalance")
     assert imbalance["severity"] in ("medium", "high")
     per_gpu = {entry["device"]: entry["compute_pct"] for entry in imbalance["evidence"]["metrics"]["per_gpu"]}

@@ -168,10 +168,10 @@ def comm_bound(ctx: Context) -> Finding | None:
     if share < COLLECTIVES_HIGH_PCT:
         return None
     waits = collective_waits_of(ctx)
-    compute_ms = overlap_compute_ms(ctx, waits)
+    compute_ms, whose = overlap_compute_ms(ctx, waits)
     overlapped_ms = ms(exposure.mean_overlapped_ps)
     hidden = overlap_collectives(
-        ctx.window_ms, exposed_ms, compute_ms, overlapped_ms, BACKWARD_SHARE_OF_COMPUTE
+        ctx.window_ms, exposed_ms, compute_ms, overlapped_ms, BACKWARD_SHARE_OF_COMPUTE, whose
     ).recoverable_of(ctx.window_ms)
     rest = exposed_ms - hidden
     rest_share = ctx.share_pct(rest)

@@ -55,13 +55,19 @@ def collective_waits_of(ctx: Context) -> CollectiveWaits:
     return collective_waits(spans)
 
 
-def overlap_compute_ms(ctx: Context, waits: CollectiveWaits) -> float:
-    """The compute that could hide collectives: the busiest GPU's, but where the other GPUs wait in the
-    collectives for a late one (WAIT_SHARE_MIN), the busiest of the others': the late GPU's excess is the
+def overlap_compute_ms(ctx: Context, waits: CollectiveWaits) -> tuple[float, str]:
+    """(ms, whose) of the compute that could hide collectives: the busiest GPU's, but where the other GPUs wait
+    in the collectives for a late one (WAIT_SHARE_MIN), the busiest of the others': the late GPU's excess is the
     straggler finding's to remove, and once removed it hides nothing (counting it in both would count it twice)."""
     compute = ctx.kernel_ps_by_gpu(lambda name: not is_nccl(name))
     late = waits.last_ordinal if late_gpu_waited_for(waits) else None
-    return ms(max((ps for ordinal, ps in compute.items() if ordinal != late), default=0))
+    if late is None:
+        return ms(max(compute.values(), default=0)), "the busiest GPU"
+    name = next(ctx.device_text(gpu.name) for gpu in ctx.active_gpus if gpu.ordinal == late)
+    return (
+        ms(max((ps for ordinal, ps in compute.items() if ordinal != late), default=0)),
+        f"the busiest GPU but {name}, which the others wait for",
+    )
 
 
 def late_gpu_waited_for(waits: CollectiveWaits) -> tuple:
@@ -154,11 +160,11 @@ def allreduce_exposed(ctx: Context) -> Finding | None:
         fix_note=note,
         title=title,
     )
-    compute_ms = overlap_compute_ms(ctx, collective_waits_of(ctx))
+    compute_ms, whose = overlap_compute_ms(ctx, collective_waits_of(ctx))
     return estimated(
         finding,
         overlap_collectives(
-            ctx.window_ms, exposed_ms, compute_ms, ms(exposure.mean_overlapped_ps), BACKWARD_SHARE_OF_COMPUTE
+            ctx.window_ms, exposed_ms, compute_ms, ms(exposure.mean_overlapped_ps), BACKWARD_SHARE_OF_COMPUTE, whose
         ),
     )
 
