@@ -127,7 +127,10 @@ class HostAnalysis:
 
     @property
     def input_wait_pct(self):
-        return pct(self.input_wait.pct)
+        """The time line's input wait (breakdown_pct's `input_wait`: the instants every GPU idles while the host
+        waits for or prepares its input, by the idle attribution's one cause per instant): one figure under one
+        definition wherever the report says "input wait"."""
+        return self.breakdown_pct["input_wait"]
 
     @property
     def pipeline_wait_pct(self):

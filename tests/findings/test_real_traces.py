@@ -275,3 +275,11 @@ def test_host_bound_ddp_run_names_the_host_work_the_trace_shows():
     assert note.startswith("DistributedDataParallel broadcasts module buffers every forward")
     assert "broadcast_buffers=False" in note
     assert "The optimizer step (foreach, SGD) takes" in note and "torch.optim.SGD(..., fused=True)" in note
+
+
+def test_header_input_wait_is_the_time_lines_input_wait():
+    """v100x8: the host's input waits while no GPU is busy (11.1% of the window) include instants the idle
+    attribution gives to an earlier cause (work queued on the device, a launch); the header says the time line's
+    input wait, one figure under one definition."""
+    summary = report("gpu_multi_worker_v100x8.xplane.pb")["summary"]
+    assert summary["input_wait_pct"] == summary["breakdown_pct"]["input_wait"] == 7.82
