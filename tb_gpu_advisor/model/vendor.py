@@ -8,6 +8,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from tb_gpu_advisor.model.trace import GpuDevice
 
 
@@ -68,7 +70,7 @@ def device_arch(
     return None
 
 
-def shared_arch(gpus):
+def shared_arch(gpus: Sequence[GpuDevice]) -> list[GpuDevice]:
     """The GpuDevices with the arch of their identical siblings filled in: a ROCm trace names the gfx target only
     through the kernels a GPU ran, so idle GPUs of the same vendor, model, compute-unit count, clock and memory
     take the one gfx name their siblings show (none when the siblings disagree)."""
@@ -84,7 +86,7 @@ def shared_arch(gpus):
             caps.memory_bandwidth_bytes_per_s,
         )
 
-    named = {}
+    named: dict[tuple, set[str]] = {}
     for gpu in gpus:
         if gpu.capabilities.arch:
             named.setdefault(kind(gpu), set()).add(gpu.capabilities.arch)
