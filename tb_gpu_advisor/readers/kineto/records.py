@@ -13,7 +13,7 @@ from decimal import Decimal
 try:
     import msgspec
 except ImportError:  # the standard library path alone: same records, built from dicts
-    msgspec = None
+    msgspec = None  # type: ignore[assignment]
 
 # attribute -> (the JSON key in `args`, kept undecoded until needed, read only for its presence)
 ARG_FIELDS = {
@@ -63,7 +63,7 @@ if msgspec is not None:
         tid: Any = None
         ts: Any = None
         dur: Any = 0
-        args: Args | None = None
+        args: Args | None = None  # type: ignore[valid-type]
 
     class BatchEvent(msgspec.Struct, gc=False):
         """An Event whose ts and dur stay JSON text, read for a whole batch at once (kineto.times)."""
@@ -75,7 +75,7 @@ if msgspec is not None:
         tid: Any = None
         ts: msgspec.Raw = msgspec.Raw(b"null")
         dur: msgspec.Raw = msgspec.Raw(b"0")
-        args: Args | None = None
+        args: Args | None = None  # type: ignore[valid-type]
 
     # A batch of traceEvents items, every one an object; anything else (a NaN, a lone surrogate, a non-object
     # item, a non-object args) makes msgspec refuse the batch, and the standard library reads it instead.
@@ -91,17 +91,17 @@ else:
 
     UNSET = _Unset()
 
-    class Raw:  # never built: every value is decoded on this path
+    class Raw:  # type: ignore[no-redef]  # never built: every value is decoded on this path
         __slots__ = ()
 
-    class Args:
+    class Args:  # type: ignore[no-redef]
         __slots__ = tuple(ARG_FIELDS)
 
         def __init__(self, **values):
             for attribute, (_, _, presence) in ARG_FIELDS.items():
                 setattr(self, attribute, values.get(attribute, UNSET if presence else None))
 
-    class Event:
+    class Event:  # type: ignore[no-redef]
         __slots__ = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "args")
 
         def __init__(self, ph=None, cat=None, name=None, pid=None, tid=None, ts=None, dur=0, args=None):
