@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from os import PathLike
+from typing import Any
 
 from tb_gpu_advisor.files.names import is_kineto_trace
 from tb_gpu_advisor.files.regular import FileChanged
@@ -23,7 +24,7 @@ def load_model(
     `progress(done_bytes, total_bytes)`, if given, is called after each plane. Every plane is read from one
     version of the file; a file that changes while it is read is read once more, then FileChanged.
     """
-    kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
+    kwargs: dict[str, Any] = {} if max_bytes is None else {"max_bytes": max_bytes}
     if is_kineto_trace(path):
         from tb_gpu_advisor.readers.kineto.build import load_kineto_model
 

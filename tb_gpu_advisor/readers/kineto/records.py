@@ -9,6 +9,7 @@ do a batch's times (BatchEvent), read for the whole batch at once.
 
 import json
 from decimal import Decimal
+from typing import Any
 
 try:
     import msgspec
@@ -122,7 +123,7 @@ else:
 EMPTY_ARGS = Args()
 
 
-def record(value):
+def record(value: object) -> Any:
     """The Event of one decoded traceEvents item, or None for an item that is not an object."""
     if not isinstance(value, dict):
         return None
@@ -143,7 +144,7 @@ def record(value):
     )
 
 
-def decoded(value):
+def decoded(value: Any) -> Any:
     """`value`, decoded first when msgspec left it as raw JSON text."""
     if type(value) is Raw:
         return _DECODER.decode(bytes(value).decode("utf-8"))
@@ -153,7 +154,7 @@ def decoded(value):
 UNCACHED = object()
 
 
-def raw_key(value):
+def raw_key(value: object) -> object:
     """A hashable key that stands for `value` (raw JSON text: its bytes), or UNCACHED."""
     if type(value) is Raw:
         return bytes(value)
@@ -162,11 +163,11 @@ def raw_key(value):
     return value if value is None or type(value) is int else UNCACHED
 
 
-def args_dict(args):
+def args_dict(args: Any) -> dict[str, Any]:
     """The args of a record as the dict the standard library would have decoded (only the keys read)."""
     if args is None:
         return {}
-    found = {}
+    found: dict[str, Any] = {}
     for attribute, key in _KEYS.items():
         value = getattr(args, attribute)
         if value is not UNSET and (value is not None or ARG_FIELDS[attribute][2]):
