@@ -4,6 +4,7 @@ names, and tell which version of a host file is there."""
 from __future__ import annotations
 
 import os
+from os import PathLike
 from collections.abc import Iterable
 
 from tb_gpu_advisor.errors import ProfileError
@@ -38,7 +39,7 @@ def discover_runs(
 
 
 def resolve_target(
-    path: str, run: str | None = None, host: str | None = None, confined: bool = False
+    path: str | PathLike[str], run: str | None = None, host: str | None = None, confined: bool = False
 ) -> tuple[str | None, list[HostFile]]:
     """The (run id, [HostFile]) that `analyze PATH` means: a file, a run directory or a logdir (local, or an
     fsspec URL such as s3://bucket/logdir, whose host files stay URLs until analyzed); see resolve.
@@ -91,12 +92,7 @@ def resolve(target: Target, run: str | None = None, host: str | None = None) -> 
         return run_name(target.path, target.name), pick_host(target.path, target.hosts, host)
     if not target.runs:
         raise ProfileError(target.path, NO_PROFILES)
-    chosen: ProfileRun | None
-    if run is None:
-        chosen = target.runs[0]
-    else:
-        chosen = next((r for r in target.runs if r.run == run), None)
-        if chosen is None:
-            raise ProfileError(target.path, f"no run {run!r}; runs: {', '.join(r.run for r in target.runs)}")
-    assert chosen is not None
+    chosen = target.runs[0] if run is None else next((r for r in target.runs if r.run == run), None)
+    if chosen is None:
+        raise ProfileError(target.path, f"no run {run!r}; runs: {', '.join(r.run for r in target.runs)}")
     return chosen.run, pick_host(chosen.path, chosen.hosts, host)
