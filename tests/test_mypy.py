@@ -1,4 +1,4 @@
-"""mypy (configured in mypy.ini) finds nothing in the core packages: model, analysis, findings and report."""
+"""mypy (mypy.ini) finds nothing in the core packages: model, analysis, findings, report, readers, files, remote."""
 
 import subprocess
 import sys

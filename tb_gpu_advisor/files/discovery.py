@@ -1,12 +1,16 @@
 """The file-system layer's entry points, for local paths and fsspec URLs alike: find runs, resolve what a path
 names, and tell which version of a host file is there."""
 
+from __future__ import annotations
+
 import os
+from os import PathLike
+from collections.abc import Iterable
 
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.files.local_listing import local_runs, local_target
 from tb_gpu_advisor.files.names import host_name
-from tb_gpu_advisor.files.runs import HostFile, run_name
+from tb_gpu_advisor.files.runs import HostFile, ProfileRun, Target, run_name
 from tb_gpu_advisor.remote import is_remote_url
 
 NO_PROFILES = (
@@ -16,7 +20,9 @@ NO_PROFILES = (
 )
 
 
-def discover_runs(logdir, follow_symlinks=True, confined=False, memo=None):
+def discover_runs(
+    logdir: str, follow_symlinks: bool = True, confined: bool = False, memo: dict | None = None
+) -> tuple[ProfileRun, ...]:
     """Every ProfileRun under `logdir`, newest first (profile run names are timestamps), like the Profile tab.
 
     follow_symlinks=False refuses local host files and run directories that are symbolic links to places
@@ -32,7 +38,9 @@ def discover_runs(logdir, follow_symlinks=True, confined=False, memo=None):
     return local_runs(logdir, follow_symlinks=follow_symlinks and not confined, enter_links_out=not confined, memo=memo)
 
 
-def resolve_target(path, run=None, host=None, confined=False):
+def resolve_target(
+    path: str | PathLike[str], run: str | None = None, host: str | None = None, confined: bool = False
+) -> tuple[str | None, list[HostFile]]:
     """The (run id, [HostFile]) that `analyze PATH` means: a file, a run directory or a logdir (local, or an
     fsspec URL such as s3://bucket/logdir, whose host files stay URLs until analyzed); see resolve.
     confined=True: local links out of `path` are refused (HostFile.problem) and not entered, as discover_runs.
@@ -47,7 +55,7 @@ def resolve_target(path, run=None, host=None, confined=False):
     return resolve(target, run=run, host=host)
 
 
-def version(path):
+def version(path: str) -> str:
     """What identifies the current content of a host file without reading it: size and modification time
     locally, size, ETag (or generation) and modification time in object storage. ProfileError when unreadable."""
     if is_remote_url(path):
@@ -61,7 +69,7 @@ def version(path):
     return f"{stat.st_size}|{stat.st_mtime_ns}"
 
 
-def pick_host(where, files, host):
+def pick_host(where: str, files: Iterable[HostFile], host: str | None) -> list[HostFile]:
     """All `files`, or the one of `host`; ProfileError listing the hosts when there is none."""
     if host is None:
         return list(files)
@@ -71,7 +79,7 @@ def pick_host(where, files, host):
     return chosen
 
 
-def resolve(target, run=None, host=None):
+def resolve(target: Target, run: str | None = None, host: str | None = None) -> tuple[str | None, list[HostFile]]:
     """The (run id, [HostFile]) that `analyze PATH` means for a listed Target: a file, a run directory or a
     logdir (its newest run unless `run` names one); `host` keeps one host. ProfileError with the choices."""
     if target.is_file:
@@ -84,10 +92,7 @@ def resolve(target, run=None, host=None):
         return run_name(target.path, target.name), pick_host(target.path, target.hosts, host)
     if not target.runs:
         raise ProfileError(target.path, NO_PROFILES)
-    if run is None:
-        chosen = target.runs[0]
-    else:
-        chosen = next((r for r in target.runs if r.run == run), None)
-        if chosen is None:
-            raise ProfileError(target.path, f"no run {run!r}; runs: {', '.join(r.run for r in target.runs)}")
+    chosen = target.runs[0] if run is None else next((r for r in target.runs if r.run == run), None)
+    if chosen is None:
+        raise ProfileError(target.path, f"no run {run!r}; runs: {', '.join(r.run for r in target.runs)}")
     return chosen.run, pick_host(chosen.path, chosen.hosts, host)

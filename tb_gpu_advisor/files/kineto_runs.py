@@ -6,16 +6,20 @@ the run id is the directory; otherwise the k-th spans of the workers form the ru
 named after the first worker's k-th span (a millisecond timestamp, so newer spans sort after older ones).
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+
 from tb_gpu_advisor.files.names import is_kineto_file, worker_and_span
 
 
-def _span_key(span):
+def _span_key(span: str | None) -> tuple[int, int]:
     return (0, int(span)) if span is not None else (-1, 0)
 
 
-def kineto_runs(run_dir, names):
+def kineto_runs(run_dir: str, names: Iterable[str]) -> list[tuple[str, list[tuple[str, str]]]]:
     """[(run id, [(worker, file name)])] for the Kineto files among `names` of the directory `run_dir`."""
-    by_worker = {}
+    by_worker: dict[str, list[tuple[tuple[int, int], str | None, str]]] = {}
     for name in sorted(names):
         if is_kineto_file(name):
             worker, span = worker_and_span(name)

@@ -1,5 +1,7 @@
 """Lists a local path into a runs.Target: a file, a run directory's host files, or a logdir's runs."""
 
+from __future__ import annotations
+
 import functools
 import os
 
@@ -24,7 +26,7 @@ OUTSIDE_LOGDIR = (
 )
 
 
-def local_target(path, confined=False):
+def local_target(path: str, confined: bool = False) -> Target:
     """The Target of a local path; ProfileError saying what it is when it is neither a directory nor a regular
     file (missing, a dangling link, a link loop, a FIFO, a device). `confined`: nothing outside `path` is read
     (local_runs with follow_symlinks and enter_links_out False)."""
@@ -41,13 +43,15 @@ def local_target(path, confined=False):
     return Target(path=path, name=os.path.basename(os.path.normpath(path)), is_file=False, hosts=direct, runs=runs)
 
 
-def local_runs(logdir, follow_symlinks=True, enter_links_out=True, memo=None):
+def local_runs(
+    logdir: str, follow_symlinks: bool = True, enter_links_out: bool = True, memo: dict | None = None
+) -> tuple[ProfileRun, ...]:
     """Every ProfileRun under a local `logdir`, newest first, with absolute paths. follow_symlinks=False
     refuses (HostFile.problem) host files and run directories that are links to places outside the logdir;
     enter_links_out=False also leaves such a run directory unlisted, so not even its file names are read.
     `memo` ({run directory: (its stat, hosts)}, kept by the caller between calls) re-reads only run directories
     whose inode or modification time changed."""
-    runs = []
+    runs: list[ProfileRun] = []
     logdir = os.path.abspath(logdir)
     logdir_real = None if follow_symlinks else os.path.realpath(logdir)
     for directory, subdirs, files in os.walk(logdir, followlinks=False):
@@ -89,7 +93,7 @@ def local_runs(logdir, follow_symlinks=True, enter_links_out=True, memo=None):
     return newest_first(runs)
 
 
-def _remembered_hosts(run_path, logdir_real, memo):
+def _remembered_hosts(run_path: str, logdir_real: str | None, memo: dict) -> tuple[HostFile, ...]:
     """_hosts_in(run_path), from `memo` when the directory (and what a link to it points at) did not change."""
     try:
         stat = os.stat(run_path)
@@ -105,7 +109,7 @@ def _remembered_hosts(run_path, logdir_real, memo):
     return hosts
 
 
-def _hosts_in(directory, logdir_real=None):
+def _hosts_in(directory: str, logdir_real: str | None = None) -> tuple[HostFile, ...]:
     """The HostFiles of every `*.xplane.pb` entry of `directory`, whatever it is: one that is not a regular file
     fails with a line saying what it is when analyzed (files/regular.py). With `logdir_real`, an entry whose real
     path lies outside it is refused (HostFile.problem)."""
@@ -124,14 +128,14 @@ def _hosts_in(directory, logdir_real=None):
     return tuple(hosts)
 
 
-def _modified(path):
+def _modified(path: str) -> float | None:
     try:
         return os.lstat(path).st_mtime
     except OSError:
         return None
 
 
-def _outside_problem(path, logdir_real, linked=False):
+def _outside_problem(path: str, logdir_real: str | None, linked: bool = False) -> str | None:
     """OUTSIDE_LOGDIR when `logdir_real` is given and the real path of `path` lies outside it, else None. The
     directory of `path` was reached through no link (unless `linked`): only a link at `path` can lead out, so
     realpath, a stat per path component, is called only then."""
@@ -140,6 +144,6 @@ def _outside_problem(path, logdir_real, linked=False):
     return None if _inside(path, logdir_real) else OUTSIDE_LOGDIR
 
 
-def _inside(path, root_real):
+def _inside(path: str, root_real: str) -> bool:
     real = os.path.realpath(path)
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)

@@ -1,7 +1,11 @@
 """Lists a remote logdir (no file is downloaded) into files.runs shapes: runs, host files, a Target."""
 
+from __future__ import annotations
+
 import datetime
 import posixpath
+from collections.abc import Mapping
+from typing import Any
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.files.names import host_name, is_kineto_file
@@ -18,7 +22,7 @@ from tb_gpu_advisor.remote.cache import object_version
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
 
-def _host_file(fs, path, info=None):
+def _host_file(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> HostFile:
     """The HostFile of an object; `info`, its listing entry, gives its version without one more request."""
     name = posixpath.basename(path)
     return HostFile(
@@ -26,7 +30,7 @@ def _host_file(fs, path, info=None):
     )
 
 
-def _list(url):
+def _list(url: str) -> tuple[Any, str, Mapping[str, Any], Mapping[str, Mapping[str, Any]]]:
     """(fs, root, root info, {path: info} of every file below root); one listing call for a directory."""
     fs, root = open_url(url)
     root = root.rstrip("/")
@@ -37,7 +41,7 @@ def _list(url):
     return fs, root, info, files
 
 
-def modified_s(info):
+def modified_s(info: Mapping[str, Any]) -> float | None:
     """An object's modification time in seconds since the epoch from its listing entry, None when absent."""
     value = next(
         (info[k] for k in ("LastModified", "mtime", "updated", "last_modified", "created") if info.get(k)), None
@@ -52,9 +56,9 @@ def modified_s(info):
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _kineto_runs(fs, root, files):
+def _kineto_runs(fs: Any, root: str, files: Mapping[str, Mapping[str, Any]]) -> list[ProfileRun]:
     """ProfileRuns of the Kineto trace files, grouped per directory as local_listing does."""
-    by_dir = {}
+    by_dir: dict[str, list[str]] = {}
     for path in sorted(files):
         if is_kineto_file(path) and files[path].get("type", "file") == "file":
             by_dir.setdefault(posixpath.dirname(path), []).append(posixpath.basename(path))
@@ -73,8 +77,8 @@ def _kineto_runs(fs, root, files):
     return found
 
 
-def _runs(fs, root, files):
-    runs = {}
+def _runs(fs: Any, root: str, files: Mapping[str, Mapping[str, Any]]) -> tuple[ProfileRun, ...]:
+    runs: dict[str, tuple[str, list[HostFile]]] = {}
     for path in sorted(files):
         if not path.endswith(XPLANE_SUFFIX) or files[path].get("type", "file") != "file":
             continue
@@ -98,13 +102,13 @@ def _runs(fs, root, files):
     return newest_first(found + _kineto_runs(fs, root, files))
 
 
-def remote_runs(url):
+def remote_runs(url: str) -> tuple[ProfileRun, ...]:
     """Every ProfileRun under a remote logdir, newest first; their paths are URLs. Raises ProfileError."""
     fs, root, _, files = _list(url)
     return _runs(fs, root, files)
 
 
-def remote_target(url):
+def remote_target(url: str) -> Target:
     """The runs.Target of a URL: a file, a run directory's host files or a logdir's runs (URLs)."""
     fs, root, info, files = _list(url)
     name = posixpath.basename(root)

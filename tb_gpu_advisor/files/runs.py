@@ -8,7 +8,10 @@ module reads no file system: local_listing.py and remote_listing.py list directo
 and discovery.py resolves what a path names from them.
 """
 
+from __future__ import annotations
+
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
@@ -31,7 +34,7 @@ class HostFile:
 class ProfileRun:
     run: str  # the Profile tab's run id
     path: str
-    hosts: tuple  # HostFile, sorted by host
+    hosts: tuple[HostFile, ...]  # sorted by host
     # When it was captured, in seconds since the epoch (capture_time), None when unknown: orders the runs.
     captured_at: float | None = field(default=None, compare=False)
     # The series the run belongs to (a directory relative to the logdir: the TensorBoard run holding
@@ -46,16 +49,23 @@ class Target:
     path: str
     name: str  # the last path component
     is_file: bool
-    hosts: tuple = ()  # HostFile directly inside a directory
-    runs: tuple = ()  # ProfileRun below a directory without direct host files, newest first
+    hosts: tuple[HostFile, ...] = ()  # directly inside a directory
+    runs: tuple[ProfileRun, ...] = ()  # below a directory without direct host files, newest first
 
 
-def kineto_profile_runs(run_dir, directory, names, join, problem_of=None, modified_of=None):
+def kineto_profile_runs(
+    run_dir: str,
+    directory: str,
+    names: Iterable[str],
+    join: Callable[[str, str], str],
+    problem_of: Callable[[str], str | None] | None = None,
+    modified_of: Callable[[str], float | None] | None = None,
+) -> list[ProfileRun]:
     """ProfileRuns of the Kineto files among `names` of `directory` (kineto.runs), `join` making their paths;
     `problem_of(path)`, if given, says why a host file is refused (HostFile.problem) or None;
     `modified_of(path)` gives a file's modification time (seconds), for runs whose names carry no timestamp."""
 
-    def host_file(worker, name):
+    def host_file(worker: str, name: str) -> HostFile:
         path = join(directory, name)
         return HostFile(host=worker, path=path, problem=problem_of(path) if problem_of else None)
 
@@ -74,20 +84,22 @@ def kineto_profile_runs(run_dir, directory, names, join, problem_of=None, modifi
     return found
 
 
-def _kineto_capture_time(names, hosts, modified_of):
+def _kineto_capture_time(
+    names: Sequence[str], hosts: Sequence[HostFile], modified_of: Callable[[str], float | None] | None
+) -> float | None:
     """The newest span timestamp of the run's file names (since the epoch, as tensorboard_trace_handler writes
     them: milliseconds in older PyTorch, nanoseconds in newer), else the newest modification time of its files,
     else None."""
-    spans = [_epoch_s(int(span)) for span in (worker_and_span(name)[1] for name in names) if span is not None]
-    spans = [span for span in spans if span is not None]
+    epochs = [_epoch_s(int(span)) for span in (worker_and_span(name)[1] for name in names) if span is not None]
+    spans = [span for span in epochs if span is not None]
     if spans:
         return max(spans)
-    times = [modified_of(host.path) for host in hosts] if modified_of else []
-    times = [t for t in times if t is not None]
+    modified = [modified_of(host.path) for host in hosts] if modified_of else []
+    times = [t for t in modified if t is not None]
     return max(times) if times else None
 
 
-def _epoch_s(span):
+def _epoch_s(span: int) -> float | None:
     """Seconds since the epoch of a span in milliseconds, microseconds or nanoseconds (told apart by size: each
     unit's values from 2001 to 2286 have their own number of digits), else None."""
     for digits, per_second in ((13, 10**3), (16, 10**6), (19, 10**9)):
@@ -96,7 +108,7 @@ def _epoch_s(span):
     return None
 
 
-def capture_time(profile_run):
+def capture_time(profile_run: str) -> float | None:
     """Seconds since the epoch of an XPlane profile run's directory name (`2024_01_31_12_00_00`, the local
     time of the capture, as the Profile tab writes it), None when the name is not such a timestamp."""
     try:
@@ -105,12 +117,12 @@ def capture_time(profile_run):
         return None
 
 
-def run_id(tb_run, profile_run):
+def run_id(tb_run: str, profile_run: str) -> str:
     """The Profile tab's id of profile run `profile_run` under TensorBoard run `tb_run` ("" at the root)."""
     return f"{tb_run}/{profile_run}" if tb_run else profile_run
 
 
-def run_name(path, name):
+def run_name(path: str, name: str) -> str:
     """A run directory's id: `<TensorBoard run>/<timestamp>` when it lies in `<TensorBoard run>/plugins/profile/`
     (so reports name the run, not only its time), else `name`."""
     parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
@@ -119,7 +131,7 @@ def run_name(path, name):
     return name
 
 
-def newest_first(runs):
+def newest_first(runs: Iterable[ProfileRun]) -> tuple[ProfileRun, ...]:
     """Runs with unique ids (unique_ids), newest capture first (ProfileRun.captured_at; runs of unknown time
     last), then by name: XPlane run names are timestamps."""
     return tuple(
@@ -131,11 +143,11 @@ def newest_first(runs):
     )
 
 
-def unique_ids(runs):
+def unique_ids(runs: Iterable[ProfileRun]) -> list[ProfileRun]:
     """`runs` where no two share an id: of the runs listed under one id (an XPlane run `a/2024_...` and a
     Kineto directory `a/2024_...`, say), an XPlane run keeps it (the Profile tab's id), else the one whose path
     sorts first; the others become `<id> (2)`, `<id> (3)`..., the same at every listing while those runs stay."""
-    by_id = {}
+    by_id: dict[str, list[ProfileRun]] = {}
     for profile_run in runs:
         by_id.setdefault(profile_run.run, []).append(profile_run)
     taken = set(by_id)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.model.details import parse_copy_details
+from tb_gpu_advisor.model.details import CopyDetails, parse_copy_details
 from tb_gpu_advisor.model.trace import ActivityKind, CopyDirection
 
 # ROCm spells copies out: CopyHostToDevice, CopyDeviceToHost, CopyDeviceToDevice (on `Stream #N(MemcpyOther)`).
 _SPELLED_COPY = re.compile(r"^Copy(Host|Device|Peer)To(Host|Device|Peer)\b")
-_MEMORY_SIDE = {
+_MEMORY_SIDE: dict[str | None, str] = {  # .get(None): the old format records no kind
     "pageable": "host",
     "pinned": "host",
     "device": "device",
@@ -34,13 +34,13 @@ _KIND_WORDS = (
 )
 
 
-def spelled_copy_direction(name):
+def spelled_copy_direction(name: str) -> CopyDirection | None:
     """The direction of a copy event named as ROCm names them (`CopyDeviceToDevice`), else None."""
     spelled = _SPELLED_COPY.match(name)
     return _copy_direction(spelled.group(1), spelled.group(2)) if spelled else None
 
 
-def _copy_direction(src, dst):
+def _copy_direction(src: str, dst: str) -> CopyDirection:
     src, dst = src.lower(), dst.lower()
     if src == "host" and dst == "device":
         return CopyDirection.H2D
@@ -53,7 +53,7 @@ def _copy_direction(src, dst):
     return CopyDirection.OTHER
 
 
-def copy_direction_from_details(details):
+def copy_direction_from_details(details: CopyDetails) -> CopyDirection:
     """The direction of an event classified as a copy only by its `memcpy_details` (XProf's rule): from the
     memory kinds (`kind_src`/`kind_dst`) or a `kind:` field naming it, else OTHER."""
     src, dst = _MEMORY_SIDE.get(details.src_kind), _MEMORY_SIDE.get(details.dst_kind)
@@ -62,7 +62,9 @@ def copy_direction_from_details(details):
     return CopyDirection.OTHER
 
 
-def reclassified_copy(kind, direction, details_text):
+def reclassified_copy(
+    kind: ActivityKind, direction: CopyDirection, details_text: object
+) -> tuple[ActivityKind, CopyDirection]:
     """(kind, direction) of an event that carries `memcpy_details`: any such event is a copy, as in XProf."""
     if kind != ActivityKind.KERNEL:
         return kind, direction
@@ -73,7 +75,7 @@ def reclassified_copy(kind, direction, details_text):
     return ActivityKind.MEMCPY, found
 
 
-def _kind_field_direction(text):
+def _kind_field_direction(text: str) -> CopyDirection:
     for token in text.split():
         key, _, value = token.partition(":")
         if key == "kind":

@@ -33,7 +33,7 @@ class KernelConfig:
         return self.block[0] * self.block[1] * self.block[2]
 
     @property
-    def blocks(self):
+    def blocks(self) -> int:
         return self.grid[0] * self.grid[1] * self.grid[2]
 
 

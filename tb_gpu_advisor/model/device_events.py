@@ -29,7 +29,7 @@ _COPY_NAMES = {
 }
 
 
-def classify_event_name(name):
+def classify_event_name(name: str) -> tuple[ActivityKind | None, CopyDirection]:
     """(ActivityKind or None for non-work, CopyDirection) from a device event name."""
     if name.startswith("Memcpy"):
         return ActivityKind.MEMCPY, _COPY_NAMES.get(

@@ -5,7 +5,12 @@ largest parts), so they only catch values no hardware has."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import DeviceCapabilities, GpuDevice
 
 
 # (field, lowest, highest, in words). Today's largest: 304 compute units (MI300X), 288 GB (B300), about 8 TB/s,
@@ -19,13 +24,14 @@ _BOUNDS = (
 MAX_CAPABILITY = (20, 9)  # CUDA compute capabilities run 1.0 to 12.x today
 
 
-def _number(value):
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def checked_capabilities(caps, device_name):
+def checked_capabilities(caps: DeviceCapabilities, device_name: str) -> tuple[DeviceCapabilities, tuple[str, ...]]:
     """(DeviceCapabilities without its implausible values, (warning, ...)) for the GPU named `device_name`."""
-    dropped, warnings = {}, []
+    dropped: dict[str, None] = {}
+    warnings: list[str] = []
     for field, low, high, words in _BOUNDS:
         value = getattr(caps, field)
         if value is not None and not (_number(value) and low <= value <= high):
@@ -45,9 +51,10 @@ def checked_capabilities(caps, device_name):
     return (replace(caps, **dropped) if dropped else caps), tuple(warnings)
 
 
-def checked_gpus(gpus):
+def checked_gpus(gpus: Iterable[GpuDevice]) -> tuple[tuple[GpuDevice, ...], tuple[str, ...]]:
     """(GpuDevices with checked_capabilities, every warning)."""
-    checked, warnings = [], []
+    checked: list[GpuDevice] = []
+    warnings: list[str] = []
     for gpu in gpus:
         caps, found = checked_capabilities(gpu.capabilities, gpu.name)
         checked.append(replace(gpu, capabilities=caps) if found else gpu)

@@ -4,8 +4,13 @@ thread kinds, and which step markers count."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from tb_gpu_advisor.model.host_waits import is_allocator_call, is_device_wait
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import StepMarker
 
 
 # Exact names that mark a step (Keras/TF training loops); any event with `_r` and `step_num` does too.
@@ -235,10 +240,10 @@ def thread_kind(line_name: str) -> str:
     return head if sep and tail.lstrip("-").isdigit() else line_name
 
 
-def outermost_markers(markers):
+def outermost_markers(markers: Iterable[StepMarker]) -> tuple[StepMarker, ...]:
     """Drops markers nested inside another marker (a root inside a root belongs to the outer step)."""
     ordered = sorted(markers, key=lambda m: (m.start_ps, -m.end_ps))
-    kept = []
+    kept: list[StepMarker] = []
     for marker in ordered:
         if kept and marker.start_ps >= kept[-1].start_ps and marker.end_ps <= kept[-1].end_ps:
             continue

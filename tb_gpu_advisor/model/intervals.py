@@ -37,7 +37,7 @@ def union(starts: list[int] | np.ndarray, ends: list[int] | np.ndarray) -> Inter
     return Intervals(starts[first], running_end[last])
 
 
-def union_all(*interval_sets):
+def union_all(*interval_sets: Intervals) -> Intervals:
     """Union of several Intervals."""
     sets = [s for s in interval_sets if len(s)]
     if not sets:
@@ -107,7 +107,7 @@ def subtract(intervals: Intervals, other: Intervals) -> Intervals:
     return union(seg_start[keep], seg_end[keep])
 
 
-def clip(intervals, start, end):
+def clip(intervals: Intervals, start: int, end: int) -> Intervals:
     """The part of `intervals` inside [start, end)."""
     if len(intervals) == 0:
         return intervals

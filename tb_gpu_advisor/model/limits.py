@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 MAX_TIME_PS = 2**61
 
 
-def time_problem(what):
+def time_problem(what: str) -> str:
     """The one-line message for a time outside the bound."""
     return (
         f"{what} lies more than {MAX_TIME_PS / 1e12 / 86400:.0f} days from the profile's start: "

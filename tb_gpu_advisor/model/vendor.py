@@ -8,6 +8,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
     from tb_gpu_advisor.model.trace import GpuDevice
 
 
@@ -21,7 +23,7 @@ _TENSILE_ISA = re.compile(r"_ISA([0-9]{1,2}[0-9a-f]{2})_")
 _AMD_KERNEL = re.compile(r"\.kd$|^__amd_rocclr_|^Cijk_")
 
 
-def normalize_vendor(value: str | None) -> str | None:
+def normalize_vendor(value: object) -> str | None:
     """ "NVIDIA", "AMD", another vendor string as written, or None."""
     if not isinstance(value, str) or not value.strip():
         return None
@@ -33,7 +35,9 @@ def normalize_vendor(value: str | None) -> str | None:
     return value.strip()
 
 
-def infer_vendor(written: str | None, compute_capability: tuple[int, int], kernel_names: tuple) -> str:
+def infer_vendor(
+    written: object, compute_capability: tuple[int, int] | None, kernel_names: Iterable[str]
+) -> str | None:
     """The plane's `device_vendor`, else AMD when kernel names are ROCm's, else NVIDIA when it has a CUDA
     compute capability (older CUPTI traces, such as the real 8xV100 one, write no vendor)."""
     vendor = normalize_vendor(written)
@@ -44,7 +48,7 @@ def infer_vendor(written: str | None, compute_capability: tuple[int, int], kerne
     return NVIDIA if compute_capability else None
 
 
-def amd_arch(plane_strings: list[str], kernel_names: tuple[str, ...]) -> str | None:
+def amd_arch(plane_strings: list[str], kernel_names: Iterable[str]) -> str | None:
     """The gfx name the trace writes (a plane stat, else a Tensile kernel's ISA tag), or None.
 
     Never derived from the capability numbers: gfx908 and gfx90a both read 9.0.
@@ -58,7 +62,10 @@ def amd_arch(plane_strings: list[str], kernel_names: tuple[str, ...]) -> str | N
 
 
 def device_arch(
-    vendor: str, compute_capability: tuple[int, int] | None, plane_strings: list[str], kernel_names: tuple
+    vendor: str | None,
+    compute_capability: tuple[int, int] | None,
+    plane_strings: list[str],
+    kernel_names: Iterable[str],
 ) -> str | None:
     """`sm_XY` for NVIDIA from its compute capability, the gfx name for AMD, else None."""
     if vendor == NVIDIA and compute_capability:
@@ -68,7 +75,7 @@ def device_arch(
     return None
 
 
-def shared_arch(gpus):
+def shared_arch(gpus: Sequence[GpuDevice]) -> list[GpuDevice]:
     """The GpuDevices with the arch of their identical siblings filled in: a ROCm trace names the gfx target only
     through the kernels a GPU ran, so idle GPUs of the same vendor, model, compute-unit count, clock and memory
     take the one gfx name their siblings show (none when the siblings disagree)."""
@@ -84,7 +91,7 @@ def shared_arch(gpus):
             caps.memory_bandwidth_bytes_per_s,
         )
 
-    named = {}
+    named: dict[tuple, set[str]] = {}
     for gpu in gpus:
         if gpu.capabilities.arch:
             named.setdefault(kind(gpu), set()).add(gpu.capabilities.arch)

@@ -10,6 +10,7 @@ XPlane's Python tracer names a call `$<file>:<line> <function>` (`$queue.py:154 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.trace import ThreadWaits
@@ -125,9 +126,9 @@ def thread_label(name: str, thread_id: int) -> str:
 def thread_waits(
     thread: str,
     feeds_device: bool,
-    waits: dict[str, tuple[list, list]],
-    wakes: tuple,
-    busy: tuple[np.ndarray, np.ndarray],
+    waits: Mapping[str, tuple[list[int] | np.ndarray, ...]],  # (starts, ends) per kind
+    wakes: tuple[list[int] | np.ndarray, ...],  # (starts, ends)
+    busy: tuple[np.ndarray, ...],  # (starts, ends)
 ) -> ThreadWaits:
     """ThreadWaits from (starts, ends) pairs: `waits` per kind, `wakes` and `busy`."""
     return ThreadWaits(

@@ -1,13 +1,18 @@
 """The progress callback of the analysis running in this thread, for readers whose callers cannot pass one down."""
 
+from __future__ import annotations
+
 import contextlib
 import contextvars
+from collections.abc import Callable, Iterator
 
-_PROGRESS = contextvars.ContextVar("tb_gpu_advisor_progress", default=None)
+Progress = Callable[[int, int], None]  # (done bytes, total bytes)
+
+_PROGRESS: contextvars.ContextVar[Progress | None] = contextvars.ContextVar("tb_gpu_advisor_progress", default=None)
 
 
 @contextlib.contextmanager
-def reporting_progress(callback):
+def reporting_progress(callback: Progress | None) -> Iterator[None]:
     """Within the block, models built in this thread without a `progress` argument report to `callback`."""
     token = _PROGRESS.set(callback)
     try:
@@ -16,13 +21,13 @@ def reporting_progress(callback):
         _PROGRESS.reset(token)
 
 
-def report_progress(done, total):
+def report_progress(done: int, total: int) -> None:
     """Reports to the callback of `reporting_progress`, if any."""
     callback = _PROGRESS.get()
     if callback is not None:
         callback(done, total)
 
 
-def current_progress():
+def current_progress() -> Progress | None:
     """The callback of the innermost `reporting_progress` block of this thread, else None."""
     return _PROGRESS.get()

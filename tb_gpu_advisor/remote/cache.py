@@ -1,17 +1,21 @@
 """A bounded local cache of remote files: keyed by URL and object version, least recently used evicted first."""
 
+from __future__ import annotations
+
 import hashlib
 import os
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 DEFAULT_CACHE_MB = 2048
 STALE_PARTIAL_S = 3600  # an unfinished download older than this is from a process that died
 _PARTIAL = ".partial-"
 
 
-def default_cache_dir():
+def default_cache_dir() -> str:
     """$TB_GPU_ADVISOR_CACHE, else $XDG_CACHE_HOME/tb-gpu-advisor, else ~/.cache/tb-gpu-advisor."""
     if os.environ.get("TB_GPU_ADVISOR_CACHE"):
         return os.environ["TB_GPU_ADVISOR_CACHE"]
@@ -19,7 +23,7 @@ def default_cache_dir():
     return os.path.join(base, "tb-gpu-advisor")
 
 
-def default_cache_bytes():
+def default_cache_bytes() -> int:
     """$TB_GPU_ADVISOR_CACHE_MB megabytes (default 2048)."""
     try:
         megabytes = float(os.environ.get("TB_GPU_ADVISOR_CACHE_MB", DEFAULT_CACHE_MB))
@@ -28,7 +32,7 @@ def default_cache_bytes():
     return int(max(megabytes, 0) * 2**20)
 
 
-def object_version(info):
+def object_version(info: Mapping[str, Any]) -> str:
     """What identifies one version of a remote object: size, ETag (or generation/md5) and modification time."""
     tag = next((info[k] for k in ("ETag", "etag", "generation", "md5Hash", "version_id") if info.get(k)), "")
     modified = next((info[k] for k in ("LastModified", "mtime", "updated", "last_modified") if info.get(k)), "")
@@ -50,13 +54,13 @@ class FileCache:
     root: str
     max_bytes: int
 
-    def key(self, url, version):
+    def key(self, url: str, version: str) -> str:
         return hashlib.sha256(f"{url}\0{version}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
-    def _path(self, url, version):
+    def _path(self, url: str, version: str) -> str:
         return os.path.join(self.root, self.key(url, version), os.path.basename(url.rstrip("/")) or "file")
 
-    def fetch(self, url, version, download):
+    def fetch(self, url: str, version: str, download: Callable[[str], str | None]) -> str:
         """Local path of `url` at `version`; `download(dest_path)` writes it on a miss and may return the version
         it actually wrote (the object may have changed since `version` was read): the copy is kept under that.
         Never touches `url`."""
@@ -77,9 +81,9 @@ class FileCache:
         self.evict(keep=path)
         return path
 
-    def entries(self):
+    def entries(self) -> list[CacheEntry]:
         """CacheEntry of every cached file, least recently used first."""
-        found = []
+        found: list[CacheEntry] = []
         if not os.path.isdir(self.root):
             return found
         for key in os.listdir(self.root):
@@ -102,7 +106,7 @@ class FileCache:
         found.sort(key=lambda e: (e.last_used, e.path))
         return found
 
-    def evict(self, keep=None):
+    def evict(self, keep: str | None = None) -> None:
         """Removes least recently used files (and dead partial downloads) until the cache fits `max_bytes`."""
         entries = self.entries()
         total = sum(e.size for e in entries)
@@ -119,5 +123,5 @@ class FileCache:
                 pass  # gone already, or the directory holds another file
 
 
-def default_cache():
+def default_cache() -> FileCache:
     return FileCache(root=default_cache_dir(), max_bytes=default_cache_bytes())

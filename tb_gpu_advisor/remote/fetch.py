@@ -1,11 +1,15 @@
 """Brings one remote host file into the local cache (reading the bucket only), enforcing the size limit before
 and while it streams, and keeping the copy under the version that was actually downloaded."""
 
+from __future__ import annotations
+
 import functools
+from collections.abc import Mapping
+from typing import Any
 
 from tb_gpu_advisor.errors import ProfileError
 from tb_gpu_advisor.file_size import too_big
-from tb_gpu_advisor.remote.cache import default_cache, object_version
+from tb_gpu_advisor.remote.cache import FileCache, default_cache, object_version
 from tb_gpu_advisor.remote.filesystem import open_url, remote_errors
 
 CHUNK_BYTES = 4 * 2**20
@@ -16,18 +20,18 @@ class _Changed(Exception):
     """The object changed while it was downloaded."""
 
 
-def remote_version(url):
+def remote_version(url: str) -> str:
     """discovery.version of a URL: the object's current size, ETag (or generation) and modification time."""
     return object_version(_current_info(url)[2])
 
 
-def _current_info(url):
+def _current_info(url: str) -> tuple[Any, str, Mapping[str, Any]]:
     """(filesystem, path, info) of the object as it is now, not as a listing remembers it."""
     fs, path = open_url(url)
     return fs, path, _info(fs, path, url)
 
 
-def fetch_remote_file(url, max_bytes=None, cache=None):
+def fetch_remote_file(url: str, max_bytes: int | None = None, cache: FileCache | None = None) -> str:
     """Local path of a cached copy of `url`; downloads it only when the cache lacks this version of it.
 
     Raises ProfileError naming the URL when it is missing, empty, above `max_bytes` (before or while it is
@@ -63,13 +67,13 @@ def fetch_remote_file(url, max_bytes=None, cache=None):
     )
 
 
-def _info(fs, path, url):
+def _info(fs: Any, path: str, url: str) -> Mapping[str, Any]:
     with remote_errors(url, "read"):
         fs.invalidate_cache(path)  # the version must be the object's current one, not a listing's memory
         return fs.info(path)
 
 
-def _download(fs, path, url, destination, max_bytes, version):
+def _download(fs: Any, path: str, url: str, destination: str, max_bytes: int | None, version: str) -> str:
     """Streams the object into `destination`, stopping as soon as it passes `max_bytes`; returns the version
     downloaded, or raises _Changed when the object is not the same after the download as before it."""
     written = 0

@@ -1,7 +1,11 @@
 """Opens an fsspec filesystem for a URL and turns its failures into one-line ProfileErrors naming the URL."""
 
+from __future__ import annotations
+
 import contextlib
 import logging
+from collections.abc import Iterator
+from typing import Any
 
 from tb_gpu_advisor.errors import ProfileError
 
@@ -12,7 +16,7 @@ for _name in _BACKEND_LOGGERS:
     logging.getLogger(_name).addHandler(logging.NullHandler())
 
 
-def open_url(url):
+def open_url(url: str) -> tuple[Any, str]:
     """(filesystem, path without protocol) for `url`; ProfileError when fsspec or the backend is missing."""
     try:
         import fsspec
@@ -27,7 +31,7 @@ def open_url(url):
 
 
 @contextlib.contextmanager
-def remote_errors(url, action):
+def remote_errors(url: str, action: str) -> Iterator[None]:
     """Re-raises any failure of a remote call as ProfileError(url, "cannot <action>: ...")."""
     try:
         yield

@@ -6,7 +6,11 @@ Sync collectives (`all-reduce`), their async pairs (`all-reduce-start` / `-done`
 size, None when the instruction lists no groups (every device: the count is not in the module).
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from tb_gpu_advisor.readers.hlo.modules import parse_module
 from tb_gpu_advisor.readers.hlo.shapes import TUPLE, byte_size, type_name
@@ -44,7 +48,7 @@ class CollectiveIndex:
             if instruction.opcode.endswith("-done") and instruction.operand_ids:
                 self.done_of.setdefault(instruction.operand_ids[0], instruction)
 
-    def collective(self, name):
+    def collective(self, name: str) -> HloCollective | None:
         """HloCollective of the instruction `name` (or of the start its `-done` completes); None if it is not a
         collective or the module is malformed."""
         instruction = self.index.by_name.get(name)
@@ -107,7 +111,7 @@ def _first_type(shape):
     return type_name(shape.element_type)
 
 
-def group_size(instruction):
+def group_size(instruction: Any) -> int | None:
     """Devices in each replica group of a collective (explicit groups, an iota list or mesh axes), the devices a
     collective-permute's pairs name; None when there are no groups or they differ in size."""
     if instruction.source_target_pairs:
@@ -139,10 +143,13 @@ def _mesh_group_size(groups):
     return size if size > 0 and groups.axes else None
 
 
-def collective_shapes(hlo_protos, pairs):
+def collective_shapes(
+    hlo_protos: Mapping[int, bytes], pairs: Iterable[tuple[int, str]]
+) -> dict[tuple[int, str], HloCollective | None]:
     """{(program id, instruction name): HloCollective or None} for the pairs whose module the trace carries,
     parsing each module once."""
-    found, modules = {}, {}
+    found: dict[tuple[int, str], HloCollective | None] = {}
+    modules: dict[int, CollectiveIndex | None] = {}
     for program_id, name in pairs:
         if program_id not in hlo_protos:
             continue

@@ -10,7 +10,11 @@ read once plus every result written once, scratch workspace excluded. An instruc
 count exactly gets None, never an estimate.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
 from dataclasses import replace
+from typing import Any
 
 from tb_gpu_advisor.readers.hlo.library_calls import custom_call_cost
 from tb_gpu_advisor.readers.hlo.op_cost import MATRIX, MAX_KERNEL_WORK, VECTOR, OpCost, highest_precision
@@ -123,12 +127,12 @@ class ModuleIndex:
                 self.by_id[instruction.id] = instruction
                 self.by_name.setdefault(instruction.name, instruction)
 
-    def operands(self, instruction):
+    def operands(self, instruction: Any) -> list[Any] | None:
         found = [self.by_id.get(i) for i in instruction.operand_ids]
         return None if any(o is None for o in found) else found
 
 
-def instruction_cost(instruction, index):
+def instruction_cost(instruction: Any, index: ModuleIndex) -> OpCost | None:
     """OpCost of one instruction of the module `index`; None if it is not work we cost (collectives, control)
     or the module is malformed. FLOPs or bytes beyond MAX_KERNEL_WORK become None."""
     try:
@@ -215,7 +219,13 @@ def _logical_bytes(instruction, operands, results=None):
     return None if any(s is None for s in sizes) else sum(sizes)
 
 
-def memoized(index, question, computation_id, depth, walk):
+def memoized(
+    index: ModuleIndex,
+    question: Hashable,
+    computation_id: int,
+    depth: int,
+    walk: Callable[[Any, ModuleIndex, int], object],
+) -> object:
     """walk(computation) answered once per computation of the module `index` for `question`: UNREACHABLE for a
     computation the module lacks, one met again while it is being walked (a cycle), or one deeper than
     MAX_CALL_DEPTH, so a walk is linear in the module's size whatever its call graph."""

@@ -2,8 +2,11 @@
 GEMMs (2 x batch x M x N x K), cuDNN convolutions, and cuDNN fused attention (forward 4*B*H*S^2*D, halved under
 a causal mask, backward 2.5x forward)."""
 
+from __future__ import annotations
+
 import json
 import math
+from typing import Any
 
 from tb_gpu_advisor.readers.hlo.op_cost import MATRIX, OpCost, highest_precision
 from tb_gpu_advisor.readers.hlo.op_math import conv_flops, dot_dims, dot_flops
@@ -38,7 +41,7 @@ class _Dims:
     """DotDimensionNumbers from a backend config's JSON (lists of decimal strings)."""
 
     def __init__(self, config):
-        def ints(key):
+        def ints(key: str) -> list[int]:
             return [int(v) for v in config.get(key, [])]
 
         self.lhs_contracting_dimensions = ints("lhs_contracting_dimensions")
@@ -47,7 +50,7 @@ class _Dims:
         self.rhs_batch_dimensions = ints("rhs_batch_dimensions")
 
 
-def custom_call_cost(instruction, operands):
+def custom_call_cost(instruction: Any, operands: list[Any]) -> OpCost | None:
     target = instruction.custom_call_target
     results = result_leaves(instruction.shape)
     logical = _logical_bytes(operands, results)

@@ -1,5 +1,8 @@
 """OpCost: the FLOPs and logical bytes of one execution of an op, and which compute roof applies."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 MATRIX, VECTOR = "matrix", "vector"
@@ -23,8 +26,8 @@ class OpCost:
 PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")  # xla.PrecisionConfig.Precision by number
 
 
-def highest_precision(values):
+def highest_precision(values: Iterable[int | str]) -> str | None:
     """The highest of operand precisions given as numbers or names; None when none is known."""
-    ranks = [PRECISIONS.index(v) if v in PRECISIONS else v for v in values]
-    ranks = [r for r in ranks if isinstance(r, int) and 0 <= r < len(PRECISIONS)]
+    given = [PRECISIONS.index(v) if v in PRECISIONS else v for v in values]
+    ranks = [r for r in given if isinstance(r, int) and 0 <= r < len(PRECISIONS)]
     return PRECISIONS[max(ranks)] if ranks else None

@@ -1,6 +1,9 @@
 """Exact multiply-add counts of dots and convolutions from shapes, dimension numbers and windows."""
 
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import numpy as np
 
@@ -10,7 +13,7 @@ MAX_WINDOW = 10**6  # window positions of one spatial dimension we count
 MAX_CONV_POSITIONS = 10**8  # output x window positions of a base-dilated dimension, counted one by one
 
 
-def dot_dims(numbers, lhs, rhs):
+def dot_dims(numbers: Any, lhs: Any, rhs: Any) -> tuple[int, int, int, int] | None:
     """(batch, M, N, K) of a dot: M and N the products of the free dimensions; None for bad dimensions."""
     lhs_dims, rhs_dims = list(lhs.dimensions), list(rhs.dimensions)
     try:
@@ -31,7 +34,7 @@ def dot_dims(numbers, lhs, rhs):
     return (batch, m, n, contracting)
 
 
-def dot_flops(numbers, lhs, rhs, result=None):
+def dot_flops(numbers: Any, lhs: Any, rhs: Any, result: Any = None) -> int | None:
     """2 x batch x M x N x K from the operand shapes and dot dimension numbers; None for complex or bad dims."""
     if lhs.element_type in COMPLEX or rhs.element_type in COMPLEX:
         return None
@@ -59,7 +62,7 @@ def dot_flops(numbers, lhs, rhs, result=None):
     return 2 * batch * lhs_free * rhs_free * contracting
 
 
-def valid_positions(window_dim, input_size, output_size):
+def valid_positions(window_dim: Any, input_size: int, output_size: int) -> int:
     """Pairs (output position, window position) of one spatial dimension that read an input element."""
     stride = window_dim.stride or 1
     dilation = window_dim.window_dilation or 1
@@ -84,7 +87,7 @@ def valid_positions(window_dim, input_size, output_size):
     return count
 
 
-def conv_flops(instruction, input_shape, kernel_shape, output_shape):
+def conv_flops(instruction: Any, input_shape: Any, kernel_shape: Any, output_shape: Any) -> int | None:
     """2 x multiply-adds that read an input element (padding excluded), as XLA counts a convolution."""
     if input_shape.element_type in COMPLEX:
         return None

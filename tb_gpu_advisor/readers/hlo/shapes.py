@@ -1,6 +1,9 @@
 """Element types, element counts and logical byte sizes of HLO shapes."""
 
+from __future__ import annotations
+
 import math
+from typing import Any
 
 TUPLE = 13
 # Bits per element by xla.PrimitiveType number; TUPLE, OPAQUE_TYPE and TOKEN hold no data of their own.
@@ -75,24 +78,24 @@ COMPLEX = {15, 18}
 _BYTE_ELEMENTS = {2, 6}  # s8, u8: what GEMM and attention custom-calls return as scratch workspace
 
 
-def type_name(element_type):
+def type_name(element_type: int) -> str | None:
     """'bf16', 'f32', ... of an element type number; None for tuples and unknown numbers."""
     return _NAMES.get(element_type)
 
 
-def bits(element_type):
+def bits(element_type: int) -> int | None:
     """Bits per element, or None for a type number we do not know."""
     return _BITS.get(element_type)
 
 
-def elements(shape):
+def elements(shape: Any) -> int:
     """Element count of an array shape (1 for a scalar); tuples count 0."""
     if shape.element_type == TUPLE:
         return 0
     return math.prod(int(d) for d in shape.dimensions)
 
 
-def byte_size(shape):
+def byte_size(shape: Any) -> int | None:
     """Logical bytes of a shape, summed over tuple leaves; None if an element type is unknown or a dimension
     negative."""
     if shape.element_type == TUPLE:
@@ -109,7 +112,7 @@ def byte_size(shape):
     return (elements(shape) * width + 7) // 8
 
 
-def result_leaves(shape):
+def result_leaves(shape: Any) -> list[Any]:
     """The array leaves of a custom-call's result without its scratch workspace (a trailing 1-D s8/u8)."""
     if shape.element_type != TUPLE:
         return [shape]

@@ -1,5 +1,7 @@
 """What a compiled XLA program takes and returns: its entry computation's parameters and result arrays."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
@@ -35,7 +37,7 @@ def _leaves(shape):
     return [leaf for inner in shape.tuple_shapes for leaf in _leaves(inner)]
 
 
-def entry_signature(data):
+def entry_signature(data: bytes) -> Signature | None:
     """The Signature of a serialized HloProto, or None if it does not decode or has no entry computation."""
     try:
         module = HloProto.FromString(data).hlo_module

@@ -5,12 +5,17 @@ microseconds (`decimal.Decimal`, never float), so sub-microsecond events keep th
 are gathered by kineto.collect as they stream by; this module turns its columns into the model.
 """
 
+from __future__ import annotations
+
 from dataclasses import replace
+from os import PathLike
 
 import numpy as np
 
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
+from tb_gpu_advisor.model.trace import TraceModel
 from tb_gpu_advisor.readers.kineto.collect import Collector
+from tb_gpu_advisor.readers.progress import Progress
 from tb_gpu_advisor.readers.kineto.device_columns import column
 from tb_gpu_advisor.readers.kineto.devices import capabilities, device_events_name
 from tb_gpu_advisor.files.names import worker_and_span
@@ -26,7 +31,7 @@ from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.allocators import AllocatorStats
 from tb_gpu_advisor.model.host import outermost_markers
 from tb_gpu_advisor.model.limits import check_model_times
-from tb_gpu_advisor.model.trace import DeviceActivity, GpuDevice, HostActivity, StepMarker, TraceModel
+from tb_gpu_advisor.model.trace import DeviceActivity, GpuDevice, HostActivity, StepMarker
 
 FORMAT = "kineto"
 
@@ -63,7 +68,12 @@ def _activity(device, op_of_correlation, op_table):
     )
 
 
-def load_kineto_model(path, max_bytes=DEFAULT_MAX_FILE_BYTES, progress=None, batches=True):
+def load_kineto_model(
+    path: str | PathLike[str],
+    max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+    progress: Progress | None = None,
+    batches: bool = True,
+) -> TraceModel:
     """Reads and models one `.pt.trace.json[.gz]` file; raises ProfileError for bad input.
 
     Times count from the first event with a plausible time. When most events lie outside the window around

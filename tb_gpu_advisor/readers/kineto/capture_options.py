@@ -1,6 +1,11 @@
 """Which of the PyTorch profiler's recording options a Kineto trace was captured with: from the trace's own
 top-level flags (`record_shapes`, `with_flops`, `with_stack`, `profile_memory`) or what its events carry."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
 _FLAGS = ("record_shapes", "with_stack", "profile_memory", "with_flops")
 
 
@@ -14,7 +19,7 @@ class OptionCounter:
         self.stacks = 0
         self.flops = 0
 
-    def options(self, metadata, python_calls, memory_events):
+    def options(self, metadata: Mapping[str, Any], python_calls: int, memory_events: int) -> tuple[str, ...]:
         """The recording options on, in _FLAGS order."""
         seen = {
             "record_shapes": self.shapes > 0,

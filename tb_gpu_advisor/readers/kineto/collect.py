@@ -2,6 +2,10 @@
 ops, steps, waits, syncs, tagged spans, collectives and memory, each event's values checked (kineto.values)
 before it is kept."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from array import array
 from decimal import Decimal
 
@@ -129,7 +133,7 @@ class Collector(ThreadCalls):
         self.kept += 1
         return start, duration
 
-    def add(self, event):
+    def add(self, event: Any) -> None:
         """Takes one event (a kineto.records.Event)."""
         ph = event.ph
         if ph != "X":
@@ -143,7 +147,7 @@ class Collector(ThreadCalls):
         if times is not None:
             self._timed(event, cat, times[0], times[1])
 
-    def add_batch(self, events):
+    def add_batch(self, events: list[Any]) -> None:
         """Takes a batch of events whose times are still JSON text (kineto.records.BatchEvent): the plain ones
         are read at once (kineto.times), the others one at a time as `add` reads them."""
         for event in events:

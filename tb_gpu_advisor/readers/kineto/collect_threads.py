@@ -1,15 +1,28 @@
 """What the Kineto collector keeps of each host thread's Python calls: their spans, as busy time, waits and wakes."""
 
+from __future__ import annotations
+
 from array import array
+from typing import Any
 
 import numpy as np
 
+from tb_gpu_advisor.model.trace import ThreadWaits
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.readers.kineto.device_columns import column
 
 
 class ThreadCalls:
     """A base of kineto.collect.Collector: its python_spans, thread_roles and roles, filled per Python call."""
+
+    # set by Collector.__init__
+    marker_threads: set[int]
+    launch_tid: array
+    threads: dict[tuple[Any, Any], int]  # (pid, tid) as the trace writes them
+    thread_roles: dict[int, tuple[dict[str, tuple[array, array]], tuple[array, array]]]
+    python_spans: dict[int, tuple[array, array]]
+    ops: dict[int, tuple[array, ...]]
+    roles: dict[str, tuple | None]
 
     def _python_call(self, thread, name, start, end):
         """Keeps a Python call's span for its thread's busy time, and its span as a wait or a wake."""
@@ -27,7 +40,7 @@ class ThreadCalls:
             spans[0].append(start)
             spans[1].append(end)
 
-    def thread_waits(self):
+    def thread_waits(self) -> tuple[ThreadWaits, ...]:
         """ThreadWaits of the threads with waits or wakes, in order of their first event."""
         feeding = self.marker_threads | set(self.launch_tid)
         ids = {index: tid for (_, tid), index in self.threads.items()}

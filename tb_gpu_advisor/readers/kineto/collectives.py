@@ -6,6 +6,11 @@ A kernel's collective is read from the host ops around its launch, best first: t
 name only when none says (NCCL runs all-to-all and send/recv as `ncclKernel_SendRecv`, so the name misleads).
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
 import bisect
 import math
 import re
@@ -62,12 +67,12 @@ _ENCLOSING_LOOKBACK = 8
 _MAX_RANK = 16  # dimensions of one tensor shape read from `Input Dims`
 
 
-def is_collective_kernel(name):
+def is_collective_kernel(name: str) -> bool:
     """NCCL (and RCCL, which keeps NCCL's names) kernels."""
     return name[:4].lower() in ("nccl", "rccl")
 
 
-def collective_from_kernel_name(name):
+def collective_from_kernel_name(name: str) -> str | None:
     """`allreduce` from `ncclKernel_AllReduce_RING_LL_Sum_float(...)`; None when the name does not tell."""
     match = _KERNEL_OP.match(name)
     return collective_of(match.group(1)) if match else None
@@ -143,12 +148,12 @@ class CollectiveCollector:
         self.params = []  # (thread, start, duration, args sizes)
         self.host_ops = {}  # thread -> [_HostOp]
 
-    def add_kernel(self, device, name, start, duration, args, correlation=-1):
+    def add_kernel(self, device: int, name: str, start: int, duration: int, args: Any, correlation: int = -1) -> None:
         if not is_collective_kernel(name):
             return
         self.kernels.append((device, name, start, duration, correlation, _sizes(args)))
 
-    def add_host_op(self, thread, name, start, duration, args):
+    def add_host_op(self, thread: int, name: str, start: int, duration: int, args: Any) -> None:
         """A host op on `thread`: kept when it issues a collective (collective_names.is_collective_host_op)."""
         if name == PARAM_COMMS:
             sizes = _sizes(args)
@@ -169,13 +174,13 @@ class CollectiveCollector:
             )
         self.host_ops.setdefault(thread, []).append(op)
 
-    def kernel_correlations(self):
+    def kernel_correlations(self) -> set[int]:
         return {kernel[4] for kernel in self.kernels if kernel[4] >= 0}
 
-    def add_param_comms(self, start, duration, args, thread=-1):
+    def add_param_comms(self, start: int, duration: int, args: Any, thread: int = -1) -> None:
         self.add_host_op(thread, PARAM_COMMS, start, duration, args)
 
-    def result(self, shift, launches=None):
+    def result(self, shift: int, launches: Mapping[int, tuple[int, int]] | None = None) -> tuple[CollectiveCall, ...]:
         """CollectiveCalls by start; `launches` {correlation: (thread, start)} of the kernels' launch calls."""
         by_thread = {thread: sorted(ops, key=lambda op: op.start) for thread, ops in self.host_ops.items()}
         starts = {thread: [op.start for op in ops] for thread, ops in by_thread.items()}

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from array import array
 import numpy as np
+import numpy.typing as npt
 from tb_gpu_advisor.readers.kineto.records import UNCACHED, decoded, raw_key
 from tb_gpu_advisor.readers.kineto.values import (
     kernel_config,
@@ -24,7 +27,7 @@ class DeviceColumns:
         self.names, self.configs, self.copies = {}, {}, {}
         self.config_ids = {}  # the raw launch values of a kernel -> its config id
 
-    def config_id_of(self, args):
+    def config_id_of(self, args: Any) -> int:
         """The id of a kernel's KernelConfig (kineto.values.kernel_config), worked out once per distinct values."""
         key = (
             raw_key(args.registers),
@@ -50,12 +53,12 @@ class DeviceColumns:
         return found
 
 
-def intern(table, value):
+def intern(table: dict[Any, int], value: object) -> int:
     found = table.get(value)
     if found is None:
         found = table[value] = len(table)
     return found
 
 
-def column(values, dtype):
+def column(values: array, dtype: npt.DTypeLike) -> np.ndarray:
     return np.frombuffer(values, dtype=dtype).copy() if len(values) else np.zeros(0, dtype)

@@ -1,5 +1,7 @@
 """DeviceCapabilities of a GPU from a Kineto trace's deviceProperties, completed by the published-spec table."""
 
+from __future__ import annotations
+
 from dataclasses import replace
 
 from tb_gpu_advisor.constants import MAX_DEVICE_NAME_CHARS
@@ -10,7 +12,7 @@ from tb_gpu_advisor.model.trace import DeviceCapabilities
 from tb_gpu_advisor.model.device_identity import identified
 
 
-def device_events_name(ordinal):
+def device_events_name(ordinal: int) -> str:
     """The device's name in reports, as the XPlane reader names GPU planes."""
     return f"/device:GPU:{ordinal}"
 
@@ -33,7 +35,7 @@ def _present(value):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value != 0 else None
 
 
-def capabilities(properties, ordinal):
+def capabilities(properties: object, ordinal: int) -> tuple[DeviceCapabilities, tuple[str, ...]]:
     """(DeviceCapabilities of device `ordinal`, warnings): clock and bandwidth from gpu_specs, or None when not
     listed; a property no GPU has (model.device_limits) is left out with a warning.
 
@@ -45,7 +47,8 @@ def capabilities(properties, ordinal):
         entry = next((p for p in properties if isinstance(p, dict) and p.get("id") == ordinal), None)
     if entry is None:
         return DeviceCapabilities(), ()
-    name = clean_text(entry.get("name")[:MAX_DEVICE_NAME_CHARS]) if isinstance(entry.get("name"), str) else None
+    written = entry.get("name")
+    name = clean_text(written[:MAX_DEVICE_NAME_CHARS]) if isinstance(written, str) else None
     vendor = _vendor(name or "")
     major, minor = entry.get("computeMajor"), entry.get("computeMinor")
     capability = None

@@ -4,6 +4,8 @@ Figures are the vendors' published boost SM clock and peak memory bandwidth. A m
 that does not tell the variant (ROCm reports MI200-series GCDs as "AMD Radeon Graphics"), gets None.
 """
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 
@@ -34,7 +36,7 @@ _TABLE = (
 )
 
 
-def published_spec(model_name, memory_bytes=None):
+def published_spec(model_name: str | None, memory_bytes: int | None = None) -> PublishedSpec | None:
     """PublishedSpec of a device name (and its memory size, which tells 40 from 80 GB parts), or None."""
     if not model_name:
         return None

@@ -1,6 +1,8 @@
 """What a Kineto host event's category and name make of it (a step marker, a launch, a wait, an op with a cost
 from its shapes, a tagged span), worked out once per distinct (category, name)."""
 
+from __future__ import annotations
+
 import re
 from typing import NamedTuple
 
@@ -72,7 +74,7 @@ class HostName(NamedTuple):
     tag: str | None  # model.host.event_tag
 
 
-def host_name(cat, name):
+def host_name(cat: str | None, name: str) -> HostName:
     """The HostName of a host event of category `cat` named `name`."""
     step = _STEP.match(name)
     launch = cat in LAUNCH_CATEGORIES

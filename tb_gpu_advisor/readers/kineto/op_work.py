@@ -3,12 +3,18 @@ arg, else from `Input Dims` for the matrix ops: mm, addmm, bmm, baddbmm and the 
 logical bytes, and the element type of its floating-point inputs (`Input type`). FLOPs follow the profiler's
 own rule: a multiply-add is 2 FLOPs; attention forward is 4*B*H*Sq*Skv*D, halved when causal, backward 2.5x."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import math
 
 import numpy as np
 
 from tb_gpu_advisor.readers.hlo.op_cost import MATRIX, VECTOR, OpCost
 from tb_gpu_advisor.readers.kineto.ops import innermost_enclosing
+from tb_gpu_advisor.model.trace import HostActivity
 from tb_gpu_advisor.model.work import EventWork
 
 DTYPES = {
@@ -46,7 +52,7 @@ _MATRIX_OPS = (
 )
 
 
-def input_dtype(args):
+def input_dtype(args: Mapping[str, Any]) -> str | None:
     """The element type of an op's first floating-point tensor input ("bf16", "f32"...), or None."""
     types = args.get("Input type")
     if not isinstance(types, list):
@@ -69,7 +75,7 @@ def _dims(args):
     return dims
 
 
-def op_cost(name, args):
+def op_cost(name: str, args: Mapping[str, Any]) -> OpCost | None:
     """OpCost of one op from its args, or None when its FLOPs are not known; a recorded `flops` arg wins."""
     dtype = input_dtype(args)
     recorded = args.get("flops")
@@ -123,7 +129,9 @@ def _attention(name, dims, concrete, dtype):
     )
 
 
-def launch_work(host, launch_thread, ops):
+def launch_work(
+    host: HostActivity, launch_thread: np.ndarray, ops: Mapping[int, tuple[np.ndarray, ...]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sorted correlation ids, the innermost costed op instance of each: a global index into the costs, -1 none;
     the innermost op's dtype id, -1 none) for the launches made inside ops.
 
@@ -154,7 +162,13 @@ def launch_work(host, launch_thread, ops):
     return corr[order], np.concatenate(cost_out)[order], np.concatenate(dtype_out)[order]
 
 
-def event_work(correlation, duration, launches, costs, dtypes):
+def event_work(
+    correlation: np.ndarray,
+    duration: np.ndarray,
+    launches: tuple[np.ndarray, np.ndarray, np.ndarray],
+    costs: Sequence[OpCost],
+    dtypes: Sequence[str],
+) -> EventWork | None:
     """EventWork of one GPU's events (their correlation ids and durations) from launch_work's `launches`: each
     op instance's FLOPs and bytes split over the events it launched by their time; an event inside no costed op
     gets the dtype of its innermost op (no FLOPs). None when no event is either."""

@@ -1,9 +1,15 @@
 """Names the PyTorch op behind each launch: the innermost `cpu_op` on the launching thread that encloses it."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+
 import numpy as np
 
+from tb_gpu_advisor.model.trace import HostActivity
 
-def innermost_enclosing(op_start, op_end, times):
+
+def innermost_enclosing(op_start: np.ndarray, op_end: np.ndarray, times: np.ndarray) -> np.ndarray:
     """For each time (sorted), the index of the innermost op interval containing it, or -1.
 
     Ops on one thread nest, as the profiler records call scopes; they need not be sorted.
@@ -11,7 +17,7 @@ def innermost_enclosing(op_start, op_end, times):
     order = np.lexsort((-op_end, op_start))
     starts, ends = op_start[order].tolist(), op_end[order].tolist()
     found = np.full(len(times), -1, dtype=np.int64)
-    stack = []
+    stack: list[int] = []
     i, count = 0, len(starts)
     for k, t in enumerate(times.tolist()):
         while i < count and starts[i] <= t:
@@ -26,7 +32,9 @@ def innermost_enclosing(op_start, op_end, times):
     return found
 
 
-def launch_ops(host, launch_thread, ops):
+def launch_ops(
+    host: HostActivity, launch_thread: np.ndarray, ops: Mapping[int, tuple[np.ndarray, ...]]
+) -> tuple[np.ndarray, np.ndarray]:
     """(correlation ids sorted, op name index per id) for the launches that ran inside a `cpu_op`.
 
     `launch_thread` is the launching thread of each entry of host.launch_*; `ops` maps a thread to its

@@ -2,8 +2,13 @@
 size`), from the trace's `distributedInfo`: the size of its process groups when they all have one size
 (`pg_config`), else the world size when the trace lists no process group (the default group is the world)."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+
 from dataclasses import replace
 
+from tb_gpu_advisor.model.trace import CollectiveCall
 from tb_gpu_advisor.readers.kineto.values import integer
 
 MAX_RANKS = 1 << 20
@@ -11,7 +16,7 @@ MAX_RANKS = 1 << 20
 _POINT_TO_POINT = frozenset({"sendrecv", "send", "recv"})
 
 
-def default_group_size(info):
+def default_group_size(info: object) -> tuple[int | None, str | None]:
     """(rank count, source: "process_groups" or "world_size") from a `distributedInfo` object, (None, None)
     when it does not say or its process groups differ in size (which one a call used is unknown)."""
     if not isinstance(info, dict):
@@ -26,7 +31,7 @@ def default_group_size(info):
     return (world, "world_size") if world is not None and world > 1 else (None, None)
 
 
-def with_group_sizes(calls, info):
+def with_group_sizes(calls: Iterable[CollectiveCall], info: object) -> tuple[CollectiveCall, ...]:
     """The CollectiveCalls with `group_size_source` set: "profiler" where their args gave the size, else the
     default_group_size of `info` where it says one (never for point-to-point calls)."""
     size, source = default_group_size(info)

@@ -4,6 +4,11 @@ early? = 1` when CUPTI stopped collecting before the capture ended (its activity
 limit): device events after that point are missing while host events go on.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
 from tb_gpu_advisor.readers.kineto.values import clean_text
 
 LOG_KEYS = ("INFO", "WARNING", "ERROR")
@@ -24,7 +29,7 @@ def _lines(value):
     return [clean_text(line[:_MAX_LINE]) for line in value[:_MAX_LINES] if isinstance(line, str)]
 
 
-def capture_warnings(metadata):
+def capture_warnings(metadata: Mapping[str, Any]) -> tuple[str, ...]:
     """Trace warnings from the profiler's log in `metadata` (the trace's top-level keys): STOPPED_EARLY_WARNING
     when the record counts say so, then the WARNING and ERROR lines that tell of lost events."""
     found = []

@@ -1,5 +1,7 @@
 """PyTorch profiler Python-stack events (`python_function`) named the way the XPlane Python tracer names calls."""
 
+from __future__ import annotations
+
 import re
 
 # `numpy/_core/shape_base.py(378): stack`, `<built-in function open>`,
@@ -13,7 +15,7 @@ _BUILTIN_METHOD = re.compile(
 _METHOD = re.compile(r"^<method '(?P<function>\w+)' of '(?P<owner>[\w.]+)' objects>$")
 
 
-def python_call_name(name):
+def python_call_name(name: str) -> str | None:
     """`$<where> <function>` for a Kineto Python-stack event name (the XPlane Python tracer's form, object
     addresses dropped so one function is one name), or None for a name of another form."""
     match = _SOURCE.match(name)

@@ -9,11 +9,12 @@ do a batch's times (BatchEvent), read for the whole batch at once.
 
 import json
 from decimal import Decimal
+from typing import Any
 
 try:
     import msgspec
 except ImportError:  # the standard library path alone: same records, built from dicts
-    msgspec = None
+    msgspec = None  # type: ignore[assignment]
 
 # attribute -> (the JSON key in `args`, kept undecoded until needed, read only for its presence)
 ARG_FIELDS = {
@@ -63,7 +64,7 @@ if msgspec is not None:
         tid: Any = None
         ts: Any = None
         dur: Any = 0
-        args: Args | None = None
+        args: Args | None = None  # type: ignore[valid-type]
 
     class BatchEvent(msgspec.Struct, gc=False):
         """An Event whose ts and dur stay JSON text, read for a whole batch at once (kineto.times)."""
@@ -75,7 +76,7 @@ if msgspec is not None:
         tid: Any = None
         ts: msgspec.Raw = msgspec.Raw(b"null")
         dur: msgspec.Raw = msgspec.Raw(b"0")
-        args: Args | None = None
+        args: Args | None = None  # type: ignore[valid-type]
 
     # A batch of traceEvents items, every one an object; anything else (a NaN, a lone surrogate, a non-object
     # item, a non-object args) makes msgspec refuse the batch, and the standard library reads it instead.
@@ -91,17 +92,17 @@ else:
 
     UNSET = _Unset()
 
-    class Raw:  # never built: every value is decoded on this path
+    class Raw:  # type: ignore[no-redef]  # never built: every value is decoded on this path
         __slots__ = ()
 
-    class Args:
+    class Args:  # type: ignore[no-redef]
         __slots__ = tuple(ARG_FIELDS)
 
         def __init__(self, **values):
             for attribute, (_, _, presence) in ARG_FIELDS.items():
                 setattr(self, attribute, values.get(attribute, UNSET if presence else None))
 
-    class Event:
+    class Event:  # type: ignore[no-redef]
         __slots__ = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "args")
 
         def __init__(self, ph=None, cat=None, name=None, pid=None, tid=None, ts=None, dur=0, args=None):
@@ -122,7 +123,7 @@ else:
 EMPTY_ARGS = Args()
 
 
-def record(value):
+def record(value: object) -> Any:
     """The Event of one decoded traceEvents item, or None for an item that is not an object."""
     if not isinstance(value, dict):
         return None
@@ -143,7 +144,7 @@ def record(value):
     )
 
 
-def decoded(value):
+def decoded(value: Any) -> Any:
     """`value`, decoded first when msgspec left it as raw JSON text."""
     if type(value) is Raw:
         return _DECODER.decode(bytes(value).decode("utf-8"))
@@ -153,7 +154,7 @@ def decoded(value):
 UNCACHED = object()
 
 
-def raw_key(value):
+def raw_key(value: object) -> object:
     """A hashable key that stands for `value` (raw JSON text: its bytes), or UNCACHED."""
     if type(value) is Raw:
         return bytes(value)
@@ -162,11 +163,11 @@ def raw_key(value):
     return value if value is None or type(value) is int else UNCACHED
 
 
-def args_dict(args):
+def args_dict(args: Any) -> dict[str, Any]:
     """The args of a record as the dict the standard library would have decoded (only the keys read)."""
     if args is None:
         return {}
-    found = {}
+    found: dict[str, Any] = {}
     for attribute, key in _KEYS.items():
         value = getattr(args, attribute)
         if value is not UNSET and (value is not None or ARG_FIELDS[attribute][2]):

@@ -13,11 +13,16 @@ MAX_VALUE_CHARS characters, and nesting deeper than the decoder's recursion limi
 Python is a one-line error naming the file.
 """
 
+from __future__ import annotations
+
 import codecs
 import gzip
 import json
 import sys
 import zlib
+from collections.abc import Callable
+from os import PathLike
+from typing import Any, NoReturn
 from decimal import Decimal
 
 from tb_gpu_advisor.constants import DEFAULT_MAX_FILE_BYTES
@@ -69,7 +74,7 @@ class _Text:
         self.batches = batches and BATCH_DECODER is not None
         self.single_until = 0  # after a refused batch: events one at a time up to this character of the file
 
-    def more(self):
+    def more(self) -> bool:
         """Reads one more chunk into the window; False at the end of the file."""
         if self.eof:
             return False
@@ -102,7 +107,7 @@ class _Text:
         self.buf += text
         return True
 
-    def peek(self):
+    def peek(self) -> str:
         """The next non-blank character ('' at the end of the file), not consumed."""
         while True:
             buf, pos = self.buf, self.pos
@@ -114,14 +119,14 @@ class _Text:
             if not self.more():
                 return ""
 
-    def expect(self, chars, what):
+    def expect(self, chars: str, what: str) -> str:
         found = self.peek()
         if found == "" or found not in chars:
             self.fail(f"expected {what}")
         self.pos += 1
         return found
 
-    def value(self):
+    def value(self) -> Any:
         """Decodes the next JSON value; reads more text while the value runs past the window."""
         self.peek()
         while True:
@@ -155,7 +160,7 @@ class _Text:
             self.pos = end
             return value
 
-    def batch(self):
+    def batch(self) -> list[Any] | None:
         """The next events, from the read position to the window's last `},`, decoded by msgspec; None when
         there is no such batch (the caller reads one event the standard library's way)."""
         if not self.batches or self.consumed + self.pos < self.single_until:
@@ -174,7 +179,7 @@ class _Text:
         self.pos = end + 2
         return events
 
-    def too_long(self):
+    def too_long(self) -> NoReturn:
         raise ProfileError(
             self.path,
             f"holds a JSON value longer than {MAX_VALUE_CHARS:,} characters (at "
@@ -182,7 +187,7 @@ class _Text:
             "not a trace this tool reads",
         )
 
-    def fail(self, problem, at=None):
+    def fail(self, problem: str, at: int | None = None) -> NoReturn:
         at = self.pos if at is None else at
         if self.eof and self.buf[at:].strip() == "":
             raise ProfileError(self.path, "is truncated: the JSON ends before the trace does")
@@ -198,7 +203,12 @@ def _last_boundary(buf, start, stop):
     return end
 
 
-def stream_trace(path, on_event, max_bytes=DEFAULT_MAX_FILE_BYTES, on_batch=None):
+def stream_trace(
+    path: str | PathLike[str],
+    on_event: Callable[[Any], object],
+    max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+    on_batch: Callable[[list[Any]], object] | None = None,
+) -> dict[str, Any]:
     """Calls `on_event(record)` for each `traceEvents` item that is an object, in file order, or (given
     `on_batch`, with msgspec installed) `on_batch([BatchEvent])` for a batch of them; returns the top-level
     values of KEPT_KEYS found.

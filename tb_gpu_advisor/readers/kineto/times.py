@@ -2,6 +2,10 @@
 as whole microseconds and picoseconds, for the plain decimals profilers write (an optional `-`, at most 15 digits,
 then at most 6 after a point, no exponent). Anything else is left to the per-event path (kineto.values)."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 import numpy as np
 
 _WHOLE = 15  # digits before the point: below 10**15 µs, far inside what a profiler records (values.MAX_US)
@@ -14,7 +18,7 @@ _FRACTION_WEIGHTS = 10 ** np.arange(_FRACTION - 1, -1, -1, dtype=np.int64)
 _MINUS, _POINT, _ZERO, _EXPONENT = ord("-"), ord("."), ord("0"), ord("e")
 
 
-def split_us(texts):
+def split_us(texts: Sequence[bytes | memoryview]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(whole µs, ps after the whole µs, plain) arrays for the JSON texts `texts` (bytes-like, each one valid
     JSON value: a number, or anything else, which is not plain); a negative number has both parts negative."""
     count = len(texts)

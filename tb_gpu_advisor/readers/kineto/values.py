@@ -2,8 +2,12 @@
 32 bits, copy sizes a machine can move, names without lone surrogates. A value outside these is never built
 into the model: the event (or the value) is left out and counted, and the model says so in a warning."""
 
+from __future__ import annotations
+
 import re
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any, overload
 
 from tb_gpu_advisor.model.details import MAX_COPY_BYTES, CopyDetails, KernelConfig
 from tb_gpu_advisor.model.limits import MAX_TIME_PS
@@ -20,23 +24,27 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 _COPY_KINDS = {"pageable": "pageable", "pinned": "pinned", "device": "device", "array": "array", "managed": "managed"}
 
 
-def is_number(value):
+def is_number(value: object) -> bool:
     return isinstance(value, (int, Decimal)) and not isinstance(value, bool)
 
 
-def plausible_us(value):
+def plausible_us(value: int | Decimal) -> int | Decimal | None:
     """A finite microsecond number a profiler can record (|value| < 2**63 ns), else None."""
     if isinstance(value, Decimal) and not value.is_finite():
         return None
     return value if -MAX_US < value < MAX_US else None
 
 
-def integer(value, default=-1, low=_INT64[0], high=_INT64[1]):
+@overload
+def integer(value: object, default: int = ..., low: float = ..., high: float = ...) -> int: ...
+@overload
+def integer(value: object, default: None, low: float = ..., high: float = ...) -> int | None: ...
+def integer(value: object, default: int | None = -1, low: float = _INT64[0], high: float = _INT64[1]) -> int | None:
     """`value` when it is an int (not a bool) within [low, high], else `default`."""
     return value if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high else default
 
 
-def clean_text(text):
+def clean_text(text: str) -> str:
     """`text` with lone surrogates (from `\\ud800` escapes: not Unicode text) replaced by U+FFFD."""
     try:
         text.encode("utf-8")
@@ -51,7 +59,7 @@ def _dim3(value):
     return (1, 1, 1)
 
 
-def kernel_config(args):
+def kernel_config(args: Mapping[str, Any]) -> KernelConfig:
     """KernelConfig from a kernel's args. Kineto records one shared-memory total (static + dynamic), kept as
     static; its `est. achieved occupancy %` is an estimate of achieved occupancy, not CUPTI's theoretical
     occupancy, so it is kept apart (achieved_occupancy_pct), occupancy stays None and the analyses compute the
@@ -75,7 +83,7 @@ def _percent(value):
     return float(value) if 0 < value <= 100 else None
 
 
-def copy_details(name, args):
+def copy_details(name: str, args: Mapping[str, Any]) -> tuple[CopyDetails, bool]:
     """(CopyDetails, implausible) from `Memcpy HtoD (Pageable -> Device)` and the `bytes` arg; kinds None when
     not named; a size above MAX_COPY_BYTES is recorded as 0 (unknown) and `implausible` is True."""
     src = dst = None
@@ -88,11 +96,11 @@ def copy_details(name, args):
     return CopyDetails(size_bytes=0 if implausible else size, src_kind=src, dst_kind=dst, is_async=None), implausible
 
 
-def input_dims(value):
+def input_dims(value: object) -> tuple[tuple[int, ...], ...] | None:
     """An operator's `Input Dims` as a tuple of tuples of ints, or None when not recorded or malformed."""
     if not isinstance(value, list):
         return None
-    found = []
+    found: list[tuple[int, ...]] = []
     for dims in value:
         if not isinstance(dims, list) or not all(integer(d, None) is not None for d in dims):
             return None
@@ -123,17 +131,17 @@ class LeftOut:
         self.implausible_count, self.implausible_example = 0, None
         self.far_count, self.first_far_us = 0, None
 
-    def implausible(self, ts, dur):
+    def implausible(self, ts: object, dur: object) -> None:
         if self.implausible_example is None:
             self.implausible_example = f"ts={_short(ts)} dur={_short(dur)}"
         self.implausible_count += 1
 
-    def far(self, ts_us):
+    def far(self, ts_us: int | Decimal) -> None:
         if self.first_far_us is None:
             self.first_far_us = ts_us
         self.far_count += 1
 
-    def warnings(self):
+    def warnings(self) -> list[str]:
         """One line per reason, for TraceModel.trace_warnings."""
         found = []
         if self.unusable:

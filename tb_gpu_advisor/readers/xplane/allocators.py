@@ -2,12 +2,15 @@
 (`MemoryAllocation`/`MemoryDeallocation` on the host threads): per allocator, the peak bytes in use and the
 allocator's limit."""
 
+from __future__ import annotations
+
 import re
+from typing import Any
 
 import numpy as np
 
 from tb_gpu_advisor.model.allocators import AllocatorStats
-from tb_gpu_advisor.readers.xplane.plane_scan import ABSENT, event_chunks, python_value
+from tb_gpu_advisor.readers.xplane.plane_scan import ABSENT, PlaneScan, event_chunks, python_value
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
 
 MEMORY_EVENTS = frozenset({"MemoryAllocation", "MemoryDeallocation"})
@@ -33,7 +36,7 @@ class AllocatorCollector:
             entry[1] = max(entry[1] or 0, allocated + available)
         entry[2] += 1
 
-    def add_scan(self, scan):
+    def add_scan(self, scan: PlaneScan) -> None:
         """The memory events of a scanned host plane (plane_scan.PlaneScan)."""
         meta_ids = {key for key, meta in scan.meta.event_metadata.items() if meta.name in MEMORY_EVENTS}
         if not meta_ids:
@@ -53,7 +56,7 @@ class AllocatorCollector:
                     }
                 )
 
-    def add_plane(self, plane):
+    def add_plane(self, plane: Any) -> None:
         """The memory events of a decoded host plane (the reference path)."""
         meta_ids = {key for key, meta in plane.event_metadata.items() if meta.name in MEMORY_EVENTS}
         if not meta_ids:
@@ -73,7 +76,7 @@ class AllocatorCollector:
                         }
                     )
 
-    def merge(self, other):
+    def merge(self, other: AllocatorCollector) -> None:
         """Adds another collector's allocators (one plane's, read on the fast path)."""
         for name, (peak, limit, events) in other._found.items():
             entry = self._found.setdefault(name, [0, None, 0])
@@ -81,7 +84,7 @@ class AllocatorCollector:
             entry[1] = limit if entry[1] is None else max(entry[1], limit or 0)
             entry[2] += events
 
-    def result(self):
+    def result(self) -> tuple[AllocatorStats, ...]:
         return tuple(
             AllocatorStats(name, _device(name), peak, limit, events)
             for name, (peak, limit, events) in sorted(self._found.items())

@@ -5,6 +5,8 @@ vouch for (wire_scan.Unusual) takes the reference per-event path (device, host),
 `reference=True` forces the reference path.
 """
 
+from __future__ import annotations
+
 import logging
 import re
 from dataclasses import replace
@@ -18,13 +20,14 @@ from tb_gpu_advisor.model.limits import check_model_times
 from tb_gpu_advisor.model.trace import TraceModel
 from tb_gpu_advisor.model.device_identity import identified
 from tb_gpu_advisor.model.vendor import shared_arch
-from tb_gpu_advisor.readers.progress import current_progress
+from tb_gpu_advisor.readers.progress import Progress, current_progress
 from tb_gpu_advisor.readers.xplane.allocators import AllocatorCollector
 from tb_gpu_advisor.readers.xplane.device import build_gpu_device
 from tb_gpu_advisor.readers.xplane.device_columns import build_gpu_device_from_scan
 from tb_gpu_advisor.readers.xplane.host import _HostCollector
 from tb_gpu_advisor.readers.xplane.host_columns import host_plane_columns
 from tb_gpu_advisor.readers.xplane.plane_scan import scan_plane
+from tb_gpu_advisor.readers.xplane.reader import LazySpace
 from tb_gpu_advisor.readers.xplane.stats import plane_stats
 from tb_gpu_advisor.readers.xplane.wire_scan import WIRE_LEN, Unusual, read_field, scan_line
 from tb_gpu_advisor.readers.xplane import schema
@@ -40,7 +43,7 @@ PROGRAM_ID_STAT = "program_id"
 _WALL_CLOCK_NS = 10**15
 
 
-def build_model(space, reference=False, progress=None):
+def build_model(space: LazySpace, reference: bool = False, progress: Progress | None = None) -> TraceModel:
     """TraceModel from a LazySpace, decoding only the GPU, host and metadata planes; ProfileError when it
     holds times further out than a profile can (model.limits)."""
     try:

@@ -1,7 +1,11 @@
 """Builds one GpuDevice from a decoded `/device:GPU:N` plane: activity arrays, capabilities, Steps markers."""
 
+from __future__ import annotations
+
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -9,7 +13,14 @@ from tb_gpu_advisor.constants import MAX_DEVICE_NAME_CHARS, STEPS_LINE_ID
 from tb_gpu_advisor.model.copies import reclassified_copy
 from tb_gpu_advisor.model.details import parse_copy_details, parse_kernel_details
 from tb_gpu_advisor.model.device_events import classify_event_name
-from tb_gpu_advisor.model.trace import ActivityKind, DeviceActivity, DeviceCapabilities, GpuDevice, StepMarker
+from tb_gpu_advisor.model.trace import (
+    ActivityKind,
+    CopyDirection,
+    DeviceActivity,
+    DeviceCapabilities,
+    GpuDevice,
+    StepMarker,
+)
 from tb_gpu_advisor.model.vendor import NVIDIA, device_arch, infer_vendor
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names, stat_value
 
@@ -30,7 +41,7 @@ _STEP_STATS = {"group_id", "step_name", "device_offset_ps", "device_duration_ps"
 _SKIPPED_LINE_NAMES = ("_counters_", "CUPTI overhead")
 
 
-def op_name_from_tf_op(tf_op):
+def op_name_from_tf_op(tf_op: str | None) -> str:
     """The name part of a TF op full name `name:type` (XProf's ParseTfOpFullname)."""
     if not tf_op:
         return ""
@@ -38,7 +49,7 @@ def op_name_from_tf_op(tf_op):
     return name if sep else tf_op
 
 
-def tf_signature(tf_op, annotation, shape):
+def tf_signature(tf_op: object, annotation: object, shape: object) -> tuple[str, str] | None:
     """(op type, input shape text) of a TensorFlow kernel: the type from `tf_op` ("name:Type"), else from the
     innermost level of its `annotation` ("outer::name:Type#shape=...#"); None without a shape or a type."""
     if not isinstance(shape, str) or not shape:
@@ -52,11 +63,11 @@ def tf_signature(tf_op, annotation, shape):
     return (op_type, shape) if op_type and op_type != "XlaModule" else None
 
 
-def capabilities_from_stats(stats, kernel_names=()):
+def capabilities_from_stats(stats: Mapping[str, Any], kernel_names: Sequence[str] = ()) -> DeviceCapabilities:
     """DeviceCapabilities from a GPU plane's stats (clock_rate is in kHz, memory_bandwidth in B/s) and the
     names of its events (they tell ROCm traces apart and name the gfx target of Tensile kernels)."""
 
-    def number(key):
+    def number(key: str) -> Any:  # a positive int or float stat, else None
         value = stats.get(key)
         return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
@@ -110,7 +121,7 @@ class _Interner:
     def __init__(self):
         self.index, self.values = {}, []
 
-    def get(self, value):
+    def get(self, value: object) -> int:
         found = self.index.get(value)
         if found is None:
             found = self.index[value] = len(self.values)
@@ -118,16 +129,17 @@ class _Interner:
         return found
 
 
-def build_gpu_device(plane, ordinal, origin_ns):
+def build_gpu_device(plane: Any, ordinal: int, origin_ns: int) -> GpuDevice:
     """GpuDevice from a decoded GPU plane; times are ps relative to `origin_ns`."""
     names = stat_names(plane)
     wanted = ids_named(names, _DEVICE_STATS)
     step_ids = ids_named(names, _STEP_STATS)
-    event_kinds = {}
+    event_kinds: dict[int, tuple[ActivityKind | None, CopyDirection, int]] = {}
     cols = _Columns()
     name_table, config_table, op_table, copy_table = _Interner(), _Interner(), _Interner(), _Interner()
     signature_table = _Interner()
-    config_cache, copy_cache = {}, {}
+    config_cache: dict[object, int] = {}
+    copy_cache: dict[object, int] = {}
     markers = []
     for line in plane.lines:
         if line.id == STEPS_LINE_ID or (is_derived_line(line.id) and line.name == "Steps"):
@@ -150,6 +162,8 @@ def build_gpu_device(plane, ordinal, origin_ns):
             kind, direction, name_id = kind_info
             if kind is None:
                 continue
+            config_id: int | None
+            copy_id: int | None
             correlation, config_id, op_id, copy_id, program = -1, -1, -1, -1, -1
             tf_op = hlo_op = annotation = shape = None
             occupancy = None
@@ -262,7 +276,7 @@ def _to_activity(cols, name_table, config_table, op_table, copy_table, signature
     start = np.asarray(cols.start, dtype=np.int64)
     order = np.argsort(start, kind="stable")
 
-    def column(values, dtype):
+    def column(values: list, dtype: type) -> np.ndarray:
         return np.asarray(values, dtype=dtype)[order]
 
     return DeviceActivity(

@@ -5,7 +5,10 @@ chunk's new values are interned in the order of their first event. Cases the ref
 worth vectorizing (a numeric tf_op, two kernel_details on one kernel, ...) raise Unusual.
 """
 
+from __future__ import annotations
+
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -26,7 +29,15 @@ from tb_gpu_advisor.readers.xplane.device import (
     op_name_from_tf_op,
     tf_signature,
 )
-from tb_gpu_advisor.readers.xplane.plane_scan import DOUBLE, INT64, UINT64, TextTable, event_chunks, int64_values
+from tb_gpu_advisor.readers.xplane.plane_scan import (
+    DOUBLE,
+    INT64,
+    UINT64,
+    PlaneScan,
+    TextTable,
+    event_chunks,
+    int64_values,
+)
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, plane_stats, stat_names
 from tb_gpu_advisor.readers.xplane.unique_ids import unique_ids, unique_rows
 from tb_gpu_advisor.readers.xplane.wire_scan import Unusual
@@ -49,7 +60,7 @@ class _Tables:
         self.parsed = {}  # text id -> KernelConfig parsed from it
         self.copy_direction_of_text = {}  # memcpy_details text id -> direction of a kernel-named copy
 
-    def kinds(self, metadata_ids):
+    def kinds(self, metadata_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(kind, direction, name id) arrays for the events, interning names in first-event order."""
         unique, first, inverse = unique_ids(metadata_ids)
         for index in np.argsort(first, kind="stable"):
@@ -118,28 +129,28 @@ def _configs(tables, text_ids, occupancy_ok, occupancy, positions):
     return ids
 
 
-def build_gpu_device_from_scan(scan, ordinal, origin_ns):
+def build_gpu_device_from_scan(scan: PlaneScan, ordinal: int, origin_ns: int) -> GpuDevice:
     """GpuDevice of a scanned GPU plane; the same value `device.build_gpu_device` gives for the decoded plane."""
     meta = scan.meta
     names = stat_names(meta)
     wanted = ids_named(names, _DEVICE_STATS)
     tables = _Tables(scan, names)
-    markers, work_line, bases = [], [], []
+    markers, line_works, line_bases = [], [], []
     for (start, end), line in zip(scan.line_spans, scan.lines):
         base = (line.timestamp_ns - origin_ns) * 1000
-        bases.append(base if abs(base) < _SAFE_PS else 0)
+        line_bases.append(base if abs(base) < _SAFE_PS else 0)
         if line.id == STEPS_LINE_ID or (is_derived_line(line.id) and line.name == "Steps"):
             try:
                 decoded = schema.XLine.FromString(scan.data[start:end])
             except (DecodeError, RuntimeError, ValueError):
                 raise Unusual("Steps line does not decode") from None
             markers.extend(_step_markers(meta, decoded, ids_named(names, _STEP_STATS), names, origin_ns))
-            work_line.append(False)
+            line_works.append(False)
         else:
-            work_line.append(not (is_derived_line(line.id) or line.name in _SKIPPED_LINE_NAMES))
-            if work_line[-1] and abs(base) >= _SAFE_PS:
+            line_works.append(not (is_derived_line(line.id) or line.name in _SKIPPED_LINE_NAMES))
+            if line_works[-1] and abs(base) >= _SAFE_PS:
                 raise Unusual("line base beyond int64 picoseconds")
-    work_line, bases = np.array(work_line, dtype=bool), np.array(bases, dtype=np.int64)
+    work_line, bases = np.array(line_works, dtype=bool), np.array(line_bases, dtype=np.int64)
     stream_of = np.array([line.id for line in scan.lines], dtype=np.int64)
     columns = []
     position = 0  # index of the chunk's first work event among all work events
@@ -308,7 +319,7 @@ def _op_ids(tables, chunk, rows, positions):
     chosen = np.flatnonzero(use_hlo | use_tf)
     texts = tables.texts.values
 
-    def op_name(key):
+    def op_name(key: Any) -> str:
         text = texts[key[0] // 3]
         return op_name_from_tf_op(str(text)) if key[0] % 3 == 1 else str(text)
 
@@ -318,7 +329,7 @@ def _op_ids(tables, chunk, rows, positions):
 
 
 def _activity(columns, tables):
-    def joined(key, dtype):
+    def joined(key: str, dtype: type) -> np.ndarray:
         return np.concatenate([c[key] for c in columns]).astype(dtype) if columns else np.zeros(0, dtype)
 
     start = joined("start", np.int64)

@@ -1,7 +1,10 @@
 """Accumulates HostActivity and step markers over XPlane host planes, decoded (the reference path) or scanned
 (host_columns)."""
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +26,9 @@ from tb_gpu_advisor.model.host import (
     thread_kind,
 )
 from tb_gpu_advisor.model.trace import HostActivity, StepMarker
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.readers.xplane.host_columns import HostPlaneColumns
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, stat_names, stat_value
 
@@ -49,7 +55,7 @@ class _HostCollector:
         self.thread_waits = []  # model.trace.ThreadWaits, in thread order
         self.batch_stages = {}  # tf.data stage event name -> {batch_size: events}
 
-    def add_plane(self, plane, origin_ns):
+    def add_plane(self, plane: Any, origin_ns: int) -> None:
         names = stat_names(plane)
         wanted = ids_named(names, _HOST_STATS)
         meta_names = {key: meta.name for key, meta in plane.event_metadata.items()}
@@ -58,7 +64,8 @@ class _HostCollector:
         py_function_ids = {key for key, name in meta_names.items() if is_py_function_event(name)}
         tf_op_ids = {key for key, name in meta_names.items() if is_tf_op_event(name)}
         role_ids = {key: role for key, name in meta_names.items() if (role := call_role(name))}
-        totals, executor_totals = {}, {}
+        totals: dict[int, list[int]] = {}  # metadata id -> [count, total ps, shortest ps]
+        executor_totals: dict[int, list[int]] = {}  # metadata id -> [count, total ps]
         for line in plane.lines:
             if is_derived_line(line.id):
                 continue
@@ -74,6 +81,8 @@ class _HostCollector:
             map_ops = self.tagged.setdefault(TF_DATA_MAP_OP_TAG, ([], [])) if pipeline_thread else None
             top_start = top_end = None
             line_busy = 0
+            line_waits: dict[str, tuple[list[int], list[int]]]
+            wakes: tuple[list[int], list[int]]
             first_block, line_waits, wakes, feeds = len(self.busy_start), {}, ([], []), False
             for event in line.events:
                 meta_id = event.metadata_id
@@ -208,7 +217,7 @@ class _HostCollector:
         )
         return True
 
-    def add_columns(self, columns):
+    def add_columns(self, columns: HostPlaneColumns) -> None:
         """Adds one plane summarized by model.host_columns (the fast path); keeps the order of planes."""
         self._flush()
         for field in _ARRAY_FIELDS:
@@ -263,7 +272,7 @@ class _HostCollector:
         chunks = [chunk for chunk in self.arrays.pop(field) if len(chunk)]
         return chunks[0] if len(chunks) == 1 else np.concatenate(chunks or [np.zeros(0, np.int64)])
 
-    def result(self):
+    def result(self) -> tuple[HostActivity, tuple[StepMarker, ...]]:
         self._flush()
         corr = self._take("launch_corr")
         launch = [self._take(field) for field in ("launch_start", "launch_dur", "launch_device")]

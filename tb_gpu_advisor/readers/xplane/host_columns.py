@@ -3,7 +3,11 @@ PlaneScan's event columns. Launches, input waits, per-name totals and busy block
 events that may be step markers go through the reference `_note_stats`.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +27,7 @@ from tb_gpu_advisor.model.host import (
 )
 from tb_gpu_advisor.model.waits import call_role, thread_label, thread_waits
 from tb_gpu_advisor.readers.xplane.host import _HOST_STATS, _HostCollector
-from tb_gpu_advisor.readers.xplane.plane_scan import ABSENT, event_chunks, int64_values, python_value
+from tb_gpu_advisor.readers.xplane.plane_scan import ABSENT, PlaneScan, event_chunks, int64_values, python_value
 from tb_gpu_advisor.readers.xplane.stats import ids_named, is_derived_line, stat_names
 from tb_gpu_advisor.readers.xplane.unique_ids import unique_ids
 from tb_gpu_advisor.readers.xplane.wire_scan import Unusual
@@ -65,7 +69,7 @@ class _Busy:
         self.line, self.open = None, None  # the open block (start, end) of line `line`
         self.line_busy = {}  # line index -> summed length of its blocks
 
-    def add(self, line, starts, ends):
+    def add(self, line: int, starts: np.ndarray, ends: np.ndarray) -> None:
         if line != self.line:
             self.close()
             self.line = line
@@ -90,7 +94,7 @@ class _Busy:
         self._count(int((block_end[:-1] - block_start[:-1]).sum()))
         self.open = (int(block_start[-1]), int(block_end[-1]))
 
-    def close(self):
+    def close(self) -> None:
         if self.open is not None:
             self.starts.append(np.array([self.open[0]], dtype=np.int64))
             self.ends.append(np.array([self.open[1]], dtype=np.int64))
@@ -101,13 +105,13 @@ class _Busy:
     def _count(self, length):
         self.line_busy[self.line] = self.line_busy.get(self.line, 0) + length
 
-    def arrays(self):
+    def arrays(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
         self.close()
         return self.starts, self.ends
 
-    def of_lines(self, lines):
+    def of_lines(self, lines: Iterable[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """{line: (starts, ends)} of the closed blocks of the given lines (after `arrays()`)."""
-        found = {line: ([], []) for line in lines}
+        found: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {line: ([], []) for line in lines}
         for (line, count), starts, ends in zip(self.block_lines, self.starts, self.ends):
             if line in found and count:
                 found[line][0].append(starts)
@@ -118,7 +122,7 @@ class _Busy:
         }
 
 
-def host_plane_columns(scan, origin_ns):
+def host_plane_columns(scan: PlaneScan, origin_ns: int) -> HostPlaneColumns:
     """HostPlaneColumns of a scanned `/host:CPU` (or `/host:CUPTI`) plane."""
     meta = scan.meta
     names = stat_names(meta)
@@ -140,16 +144,20 @@ def host_plane_columns(scan, origin_ns):
     role_of = {key: role for key, name in meta_names.items() if (role := call_role(name))}
     role_ids = np.array(sorted(role_of), dtype=np.int64)
     dispatch_ids = np.array(sorted(k for k, tag in tag_of.items() if tag == "dispatch"), dtype=np.int64)
+    line_roles: dict[int, tuple[dict[str, tuple[list[int], list[int]]], tuple[list[int], list[int]]]]
     line_roles, feeding = {}, set()  # line -> ({kind: ([starts], [ends])}, wakes); lines that feed the device
-    bases = []
+    line_bases = []
     for line, is_thread in zip(scan.lines, thread):
         base = (line.timestamp_ns - origin_ns) * 1000
         if is_thread and abs(base) >= _SAFE_PS:
             raise Unusual("line base beyond int64 picoseconds")
-        bases.append(base if is_thread else 0)
-    bases = np.array(bases, dtype=np.int64)
+        line_bases.append(base if is_thread else 0)
+    bases = np.array(line_bases, dtype=np.int64)
     scratch = _HostCollector()  # receives the markers of the events that go through _note_stats
     busy = _Busy()
+    totals: dict[int, list[int]]  # metadata id -> [count, total ps, shortest ps]
+    executor_totals: dict[int, list[int]]
+    tagged: dict[str, tuple[list[int], list[int]]]
     totals, executor_totals, parts, tagged = {}, {}, [], {}
     for chunk in event_chunks(scan, ids_named(names, _HOST_STATS)):
         rows = np.flatnonzero(thread[chunk.line])
@@ -215,27 +223,28 @@ def host_plane_columns(scan, origin_ns):
         )
         for line in sorted(line_roles)
     )
-    thread_busy = {}
+    thread_busy: dict[str, list[int]] = {}
     for index, line in enumerate(scan.lines):
         if thread[index]:
             entry = thread_busy.setdefault(thread_kind(line.name), [0, 0])
             entry[0] += 1
             entry[1] += busy.line_busy.get(index, 0)
 
-    def chunks(index, field=None):
+    def chunks(index: int, field: str | None = None) -> list[Any]:
         return [part[0][field] if index == 0 else part[index] for part in parts]
 
-    op_totals, op_shortest = {}, {}
-    for meta_id, (count, total, shortest) in totals.items():
-        name = meta_names.get(meta_id, "")
+    op_totals: dict[str, list[int]] = {}
+    op_shortest: dict[str, int] = {}
+    for key, (events, total, shortest) in totals.items():
+        name = meta_names.get(key, "")
         entry = op_totals.setdefault(name, [0, 0])
-        entry[0] += count
+        entry[0] += events
         entry[1] += total
         op_shortest[name] = min(op_shortest.get(name, shortest), shortest)
-    executor_op_totals = {}
-    for meta_id, (count, total, _) in executor_totals.items():
-        entry = executor_op_totals.setdefault(meta_names.get(meta_id, ""), [0, 0])
-        entry[0] += count
+    executor_op_totals: dict[str, list[int]] = {}
+    for key, (events, total, _) in executor_totals.items():
+        entry = executor_op_totals.setdefault(meta_names.get(key, ""), [0, 0])
+        entry[0] += events
         entry[1] += total
     return HostPlaneColumns(
         launch_corr=chunks(0, "corr"),

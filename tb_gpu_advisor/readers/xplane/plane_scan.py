@@ -5,8 +5,12 @@ Every event and stat of the plane is tokenized, even on lines no analysis reads,
 reference decoder (upb, `XPlane.FromString`) would reject is never accepted here.
 """
 
+from __future__ import annotations
+
 import struct
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -51,12 +55,12 @@ class PlaneScan:
     """A plane's bytes, its non-line fields decoded (`meta`: an XPlane without lines) and its lines."""
 
     data: bytes
-    meta: object
+    meta: Any  # schema.XPlane
     lines: tuple  # wire_scan.LineScan, in file order
     line_spans: tuple  # (start, end) of each line's bytes
 
 
-def scan_plane(data):
+def scan_plane(data: bytes) -> PlaneScan:
     """PlaneScan of serialized XPlane bytes."""
     parts, spans = [], []
     pos, end = 0, len(data)
@@ -84,7 +88,7 @@ class StatColumn:
     size: np.ndarray
     count: np.ndarray
 
-    def take(self, index):
+    def take(self, index: np.ndarray | slice) -> StatColumn:
         return StatColumn(self.kind[index], self.raw[index], self.size[index], self.count[index])
 
 
@@ -100,7 +104,7 @@ class EventChunk:
     stats: dict  # key name -> StatColumn
 
 
-def event_chunks(scan, key_ids, chunk=CHUNK_EVENTS):
+def event_chunks(scan: PlaneScan, key_ids: Mapping[int, str], chunk: int = CHUNK_EVENTS) -> Iterator[EventChunk]:
     """EventChunks over every event of the plane; `key_ids` maps stat metadata ids to the key names wanted."""
     buf = np.frombuffer(scan.data, dtype=np.uint8)
     ids = np.array(sorted(key_ids), dtype=np.int64)
@@ -215,7 +219,7 @@ def _stat_values(buf, starts, ends):
     return metadata_id, kind, raw, size
 
 
-def python_value(column, row, data, names):
+def python_value(column: StatColumn, row: int, data: bytes, names: Mapping[int, str]) -> Any:
     """The Python value `xplane.stats.stat_value` gives for row `row` of a StatColumn (None when absent)."""
     kind, raw, size = int(column.kind[row]), int(column.raw[row]), int(column.size[row])
     if kind in (ABSENT, NO_VALUE):
@@ -233,7 +237,7 @@ def python_value(column, row, data, names):
     return names.get(raw, "")
 
 
-def int64_values(column, rows=slice(None)):
+def int64_values(column: StatColumn, rows: np.ndarray | slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
     """(is an int, int64 value) of a StatColumn's rows; Unusual for a uint64 that int64 cannot hold."""
     kind, raw = column.kind[rows], column.raw[rows]
     is_int = (kind == UINT64) | (kind == INT64)
@@ -256,7 +260,7 @@ class TextTable:
             self.values.append(text)
         return found
 
-    def ids(self, column):
+    def ids(self, column: StatColumn) -> np.ndarray:
         """Text id per row of a StatColumn: -1 where absent; Unusual for non-text values."""
         kind = column.kind
         out = np.full(len(kind), -1, dtype=np.int64)

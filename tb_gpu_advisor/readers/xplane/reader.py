@@ -3,7 +3,12 @@
 `read_space` streams: it keeps only each plane's place in the file, so memory holds one plane at a time.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from os import PathLike
+from typing import Any, BinaryIO
 
 from google.protobuf.message import DecodeError
 
@@ -27,7 +32,7 @@ _HEAD_BYTES = 32  # enough for a top-level tag and length
 MAX_MESSAGES = 100
 
 
-def decode_plane(raw, name, path):
+def decode_plane(raw: bytes, name: str, path: str) -> Any:
     """The full XPlane message of a plane's bytes; ProfileError if they are corrupt."""
     try:
         return schema.XPlane.FromString(raw)
@@ -44,14 +49,14 @@ class LazyPlane:
     raw: bytes
 
     @property
-    def size(self):
+    def size(self) -> int:
         return len(self.raw)
 
-    def read_bytes(self):
+    def read_bytes(self) -> bytes:
         """The plane's serialized bytes (kept in memory)."""
         return self.raw
 
-    def decode(self, path="<bytes>"):
+    def decode(self, path: str = "<bytes>") -> Any:
         """The full XPlane message; ProfileError if its bytes are corrupt."""
         return decode_plane(self.raw, self.name, path)
 
@@ -66,9 +71,9 @@ class FilePlane:
     path: str
     offset: int
     size: int
-    identity: Identity = None
+    identity: Identity | None = None
 
-    def read_bytes(self):
+    def read_bytes(self) -> bytes:
         """The plane's serialized bytes, read from the file now (each call reads the disk)."""
         handle, identity = open_regular(self.path)
         with handle:
@@ -85,7 +90,7 @@ class FilePlane:
                 check_unchanged(self.path, handle, self.identity)
         return data
 
-    def decode(self, path="<bytes>"):
+    def decode(self, path: str = "<bytes>") -> Any:
         return decode_plane(self.read_bytes(), self.name, path)
 
 
@@ -100,7 +105,7 @@ class LazySpace:
     warnings: tuple
 
 
-def read_space(path, max_bytes=DEFAULT_MAX_FILE_BYTES):
+def read_space(path: str | PathLike[str], max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> LazySpace:
     """Reads `path` into a LazySpace, raising ProfileError with a clear reason for bad input (FileChanged when
     the file changes while it is read). Only a regular file is opened."""
     path = str(path)
@@ -154,7 +159,7 @@ def _stream_space(path, handle, identity):
     )
 
 
-def _fields(handle, pos, end):
+def _fields(handle: BinaryIO, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
     """(field, wire type, payload start, field end) of each field in the file range [pos, end), by seeking."""
     while pos < end:
         handle.seek(pos)
@@ -165,7 +170,7 @@ def _fields(handle, pos, end):
         pos += length
 
 
-def capped(messages, what):
+def capped(messages: Iterable[str | None], what: str) -> tuple[str | None, ...]:
     """The first MAX_MESSAGES of `messages` (None where one was not read), then one line counting the rest."""
     messages = list(messages)
     if len(messages) <= MAX_MESSAGES:
@@ -173,13 +178,13 @@ def capped(messages, what):
     return (*messages[:MAX_MESSAGES], f"{len(messages) - MAX_MESSAGES:,} more {what} of the profiler not shown")
 
 
-def _text(handle, start, end):
+def _text(handle: BinaryIO, start: int, end: int) -> str:
     handle.seek(start)
     data = handle.read(end - start)
     return utf8(data, (0, len(data)))
 
 
-def _plane_header(handle, start, end):
+def _plane_header(handle: BinaryIO, start: int, end: int) -> tuple[int, str]:
     """(id, name) of the XPlane at [start, end), checking its top-level fields as XPlaneName.FromString does."""
     plane_id, name = 0, ""
     for field, wire, payload, field_end in _fields(handle, start, end):
@@ -191,7 +196,7 @@ def _plane_header(handle, start, end):
     return plane_id, name
 
 
-def _check_plane_count(path, count):
+def _check_plane_count(path: str, count: int) -> None:
     if count > MAX_PLANES:
         raise ProfileError(
             path,
@@ -200,7 +205,7 @@ def _check_plane_count(path, count):
         )
 
 
-def parse_space(data, path="<bytes>"):
+def parse_space(data: bytes, path: str = "<bytes>") -> LazySpace:
     """Splits serialized XSpace bytes into planes; raises ProfileError when they are not an XSpace."""
     try:
         shell = schema.XSpaceShell.FromString(data)

@@ -1,12 +1,15 @@
 """np.unique of a chunk's ids by a lookup table over their range instead of a sort (ids span a small range)."""
 
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 
 # A table may be this many entries longer than the array (else np.unique sorts, as before).
 _SLACK = 4096
 
 
-def unique_ids(values):
+def unique_ids(values: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(unique, first, inverse) exactly as np.unique(values, return_index=True, return_inverse=True) gives them,
     for a 1-D integer array."""
     values = np.asarray(values)
@@ -20,7 +23,7 @@ def unique_ids(values):
     return values[first], first, inverse
 
 
-def unique_rows(keys):
+def unique_rows(keys: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(unique, first, inverse) exactly as np.unique(keys, axis=0, return_index=True, return_inverse=True) gives
     them, for a 2-D int64 array (rows in lexicographic order)."""
     keys = np.asarray(keys)
@@ -41,7 +44,7 @@ def unique_rows(keys):
     return keys[first], first, inverse
 
 
-def _from_table(shifted, size):
+def _from_table(shifted: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """(first, inverse) of non-negative ints below `size`, distinct values in increasing order."""
     count = len(shifted)
     first_at = np.full(size, count, dtype=np.intp)

@@ -6,8 +6,12 @@ The scanner accepts exactly what upb would decode the same way and raises `Unusu
 the reference decoding, which reproduces upb's behaviour, errors included.
 """
 
+from __future__ import annotations
+
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,12 +24,12 @@ class Unusual(Exception):
     """Bytes the fast scanner does not handle exactly like upb; decode them the reference way instead."""
 
 
-def as_int64(value):
+def as_int64(value: int) -> int:
     """A varint's uint64 value read as the int64 protobuf stores."""
     return value - _U64 if value >= 2**63 else value
 
 
-def read_varint(data, pos, end):
+def read_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
     """(value, next position) of the varint at `pos` in bytes `data`."""
     result = shift = 0
     while True:
@@ -43,7 +47,7 @@ def read_varint(data, pos, end):
             raise Unusual("varint longer than 10 bytes")
 
 
-def read_tag(data, pos, end):
+def read_tag(data: bytes, pos: int, end: int) -> tuple[int, int, int]:
     """(field number, wire type, next position) of the tag at `pos`."""
     tag, pos = read_varint(data, pos, end)
     if tag >> 3 == 0 or tag >= 2**32:
@@ -51,7 +55,7 @@ def read_tag(data, pos, end):
     return tag >> 3, tag & 7, pos
 
 
-def field_extent(head):
+def field_extent(head: bytes) -> tuple[int, int, int, int]:
     """(field, wire type, value offset, field length) of the field `head` begins with, from its first bytes;
     the value of a LEN field is its payload, after the length."""
     field, wire, pos = read_tag(head, 0, len(head))
@@ -66,8 +70,9 @@ def field_extent(head):
     raise Unusual("group or invalid wire type")
 
 
-def read_field(data, pos, end):
+def read_field(data: bytes, pos: int, end: int) -> tuple[int, int, Any, int]:
     """(field, wire type, value, next position) of the field at `pos`; a LEN value is its payload (start, end)."""
+    value: int | tuple[int, int]
     field, wire, pos = read_tag(data, pos, end)
     if wire == WIRE_VARINT:
         value, pos = read_varint(data, pos, end)
@@ -86,7 +91,7 @@ def read_field(data, pos, end):
     return field, wire, value, pos
 
 
-def utf8(data, span):
+def utf8(data: bytes | np.ndarray, span: tuple[int, int]) -> str:
     try:
         return bytes(data[span[0] : span[1]]).decode("utf-8")
     except UnicodeDecodeError:
@@ -104,9 +109,9 @@ class LineScan:
     event_end: np.ndarray
 
 
-def scan_line(data, start, end):
+def scan_line(data: bytes, start: int, end: int) -> LineScan:
     """LineScan of the XLine in `data[start:end]`; last value wins for repeated singular fields, as in upb."""
-    header = {1: 0, 2: "", 3: 0}
+    header: dict[int, Any] = {1: 0, 2: "", 3: 0}
     short = array("q")  # tag positions of events shorter than 128 bytes: the hot loop records only these
     long_starts, long_ends = array("q"), array("q")
     record = short.append
@@ -143,12 +148,12 @@ def scan_line(data, start, end):
     return LineScan(id=header[1], name=header[2], timestamp_ns=header[3], event_start=starts, event_end=ends)
 
 
-def tag_of(field, wire):
+def tag_of(field: int, wire: int) -> np.uint64:
     """The tag value of a field number and wire type, as token_rounds yields it."""
     return np.uint64((field << 3) | wire)
 
 
-def varints_at(buf, pos, limit):
+def varints_at(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(uint64 values, next positions) of the varints starting at each of `pos`, none reaching `limit`."""
     if len(pos) and (pos >= limit).any():
         raise Unusual("truncated varint")
@@ -181,7 +186,9 @@ def _fixed(buf, pos, width, limit):
     return np.ascontiguousarray(raw).view(f"<u{width}").reshape(-1).astype(np.uint64), pos + width
 
 
-def token_rounds(buf, starts, ends):
+def token_rounds(
+    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """Reads the fields of the messages `buf[starts[i]:ends[i]]` in lock step with numpy.
 
     Yields one round per field position: (msg, tag, value, size) for every message's first field, then
@@ -237,7 +244,7 @@ def _field_values(buf, kind, pos, end):
     return value, np.zeros(len(pos), dtype=np.int64), after
 
 
-def check_utf8(buf, starts, sizes):
+def check_utf8(buf: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> None:
     """Raises Unusual unless every `buf[start:start+size]` is valid UTF-8 (the check upb makes on strings)."""
     if not len(starts) or not sizes.any():
         return
