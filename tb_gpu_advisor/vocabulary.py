@@ -64,10 +64,12 @@ OCCUPANCY_LABELS = {
         "occupancy %`, its estimate of the warp slots the kernel kept busy",
     ),
 }
-# summary.bottleneck, as words.
+# summary.bottleneck, as words. "host" is the host's own work setting the pace; "host_blocked" is a host thread
+# blocked (inside an op call, on a lock) while the GPU idles: a wait, which says nothing of the host being slow.
 BOTTLENECK_LABELS = {
     "input": "Input-bound",
     "host": "Host-bound",
+    "host_blocked": "Host-blocked",
     "launch": "Launch-bound",
     "transfer": "Transfer-bound",
     "kernel": "Kernel-bound",

@@ -44,7 +44,8 @@ BREAKDOWN_SHORT_LABELS = {
 }
 # The causes of idle_attribution (analysis.idle_attribution.IDLE_CAUSES): why a GPU sat idle, gap by gap, in the
 # words of the breakdown category each is counted in (analysis.breakdown.CAUSE_CATEGORY): one attribution, one
-# vocabulary in the Time line, the Idle line and the tab; the two causes of `idle` keep their own words.
+# vocabulary in the Time line, the Idle line and the tab; the two causes of `idle` say "Idle" first, the Time
+# line's word for their sum, then which of the two they are.
 IDLE_CAUSE_LABELS = {
     "device_wait": BREAKDOWN_LABELS["device_wait"],
     "launch": BREAKDOWN_LABELS["launch"],
@@ -54,8 +55,8 @@ IDLE_CAUSE_LABELS = {
     "input": BREAKDOWN_LABELS["input_wait"],
     "input_prep": BREAKDOWN_LABELS["input_prep"],
     "host": BREAKDOWN_LABELS["host"],
-    "host_untraced": "Host not traced",
-    "unattributed": "No host call found",
+    "host_untraced": f"{BREAKDOWN_LABELS['idle']} (host not traced)",
+    "unattributed": f"{BREAKDOWN_LABELS['idle']} (no host call found)",
 }
 # What the time breakdown (summary.breakdown_pct, steps[].breakdown_ms) counts, beside the busy figures above.
 BREAKDOWN_DEFINITION = (

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.analysis.capture_overhead import host_inflation
 from tb_gpu_advisor.analysis.capture_facts import warmup_spans
-from tb_gpu_advisor.findings.causes import causes_first
+from tb_gpu_advisor.findings.causes import causes_first, explains
 from tb_gpu_advisor.findings.context import Context
 from tb_gpu_advisor.findings.finding import SEVERITIES, capped
 from tb_gpu_advisor.findings.rules.host_stalls import INFERRED_CAUSES
@@ -118,6 +118,7 @@ def combined_estimate(
                 frozenset(POOLS.get(f.id, {f.id})),
                 f.what_if,
                 f.id in WAIT_FIXES,
+                f.id in WAIT_FIXES and any(explains(f, other) for other in top),
             )
             for f in top
         ],

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.findings.causes import explains
+from tb_gpu_advisor.findings.wait_link import time_line_link
 from tb_gpu_advisor.findings.thresholds import LAUNCH_GAP_MAX_US, UNEXPLAINED_IDLE_PCT, VERDICT_MIN_PCT
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.waits import WAIT_KIND_TEXT
 from tb_gpu_advisor.report.units import duration_ms
-from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, in_sentence
+from tb_gpu_advisor.vocabulary import BOTTLENECK_LABELS, BREAKDOWN_LABELS, in_sentence
 
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from tb_gpu_advisor.findings.finding import Finding
 
 
-BOTTLENECKS = ("input", "host", "launch", "transfer", "kernel", "communication", "none", "unknown")
+BOTTLENECKS = ("input", "host", "host_blocked", "launch", "transfer", "kernel", "communication", "none", "unknown")
 # Finding category -> the bottleneck it is evidence of. Batch and "other" findings are advice, not a bottleneck.
 BOTTLENECK_OF_CATEGORY = {
     "input": "input",
@@ -37,12 +38,20 @@ BOTTLENECK_OF_CATEGORY = {
     "communication": "communication",
 }
 # Findings whose bottleneck is not their category's: the GPU's idle after a read back or a sync is the host's
-# dispatch before its next launch (a 4-byte read is no transfer).
-BOTTLENECK_OF_FINDING = {"transfer.d2h_sync_in_step": "host", "sync.host_syncs_in_step": "host"}
+# dispatch before its next launch (a 4-byte read is no transfer); a step thread blocked inside an op call with
+# nothing traced is waiting, not working (a wait is no evidence that the waiter is slow).
+BOTTLENECK_OF_FINDING = {
+    "transfer.d2h_sync_in_step": "host",
+    "sync.host_syncs_in_step": "host",
+    "host.op_stall": "host_blocked",
+}
 
 
 def bottleneck_of(finding: Finding) -> str | None:
-    """The bottleneck a finding is evidence of, or None for advice (batch size, notes)."""
+    """The bottleneck a finding is evidence of, or None for advice (batch size, notes). A thread feeding the device
+    that waits on another thread is blocked: on its loader (input), or on a lock another thread holds."""
+    if finding.id == "host.feeder_blocked":
+        return "host_blocked" if finding.evidence.metrics.get("cause") == "lock_contention" else "input"
     return BOTTLENECK_OF_FINDING.get(finding.id) or BOTTLENECK_OF_CATEGORY.get(finding.category)
 
 
@@ -183,8 +192,8 @@ def _host_input(ctx, findings):
         text = f"Input-bound: the host prepares each batch while {idles} ({_p(share)} {each}; "
     elif finding.evidence.metrics.get("cause") == "lock_contention":
         return share, Verdict(
-            "host",
-            f"Host-bound: the step thread waits on a lock another thread holds {_p(share)} "
+            "host_blocked",
+            f"{BOTTLENECK_LABELS['host_blocked']}: the step thread waits on a lock another thread holds {_p(share)} "
             f"{each} (no GPU work in this profile).",
             finding_id=finding.id,
         )
@@ -339,15 +348,9 @@ def _sentence(ctx, bottleneck, top):
             "recoverable)."
         )
     else:
-        label = {
-            "input": "Input",
-            "host": "Host",
-            "launch": "Launch",
-            "transfer": "Transfer",
-            "communication": "Communication",
-        }[bottleneck]
-        text = f"{label}-bound: {title[0].lower()}{title[1:]} ({word} {share} {each} recoverable)."
-    if not ctx.step_set.steps and bottleneck in ("input", "host", "launch"):
+        text = f"{BOTTLENECK_LABELS[bottleneck]}: {title[0].lower()}{title[1:]} ({word} {share} {each} recoverable)."
+        text += time_line_link(top, breakdown)
+    if not ctx.step_set.steps and bottleneck in ("input", "host", "host_blocked", "launch"):
         text += _without_steps(ctx)
     return Verdict(bottleneck, text, finding_id=top.id)
 

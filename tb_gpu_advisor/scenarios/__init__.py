@@ -28,7 +28,7 @@ from tb_gpu_advisor.scenarios.jitter import Jitter
 class Scenario:
     """One trace of the library and what the advisor should say about it.
 
-    `expected_bottleneck` uses the verdict vocabulary of `summary.bottleneck` (input, host, launch, transfer,
+    `expected_bottleneck` uses the verdict vocabulary of `summary.bottleneck` (input, host, host_blocked, launch, transfer,
     kernel, communication, none); `expected_top_finding` is the category of the finding that should come first
     (None: no finding should be high). `fixed_variant_of` names the scenario this one fixes.
     """

@@ -52,6 +52,7 @@ export const VOCABULARY = Object.freeze({
   "bottleneck": {
     "input": "Input-bound",
     "host": "Host-bound",
+    "host_blocked": "Host-blocked",
     "launch": "Launch-bound",
     "transfer": "Transfer-bound",
     "kernel": "Kernel-bound",
@@ -68,8 +69,8 @@ export const VOCABULARY = Object.freeze({
     "input": "Input wait",
     "input_prep": "Input preparation",
     "host": "Host compute",
-    "host_untraced": "Host not traced",
-    "unattributed": "No host call found"
+    "host_untraced": "Idle (host not traced)",
+    "unattributed": "Idle (no host call found)"
   },
   "busyDefinitions": {
     "gpu_busy": "GPU busy: the share of the analyzed time in which a GPU runs a kernel, copy, memset or graph, averaged over the GPUs that ran anything",

@@ -35,6 +35,8 @@ class Claim:
     pools: frozenset
     what_if: bool = True
     removes_wait: bool = False  # the fix removes a wait (a sync, a read back): the work around it stays
+    # The wait exposes another claim's time (findings.causes.explains): that time is this claim's, counted first.
+    leads: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,9 @@ class Combined:
 
 
 def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
-    """Combined of `claims` over a window of `window_ms`: what-ifs of a fix first (they say what the fix leaves of
-    the lost time), each most time first; a claim counts unless a claim already counted draws on one of its
+    """Combined of `claims` over a window of `window_ms`: a wait that exposes another claim's time first (that
+    time is the host's work after the wait: the wait's fix, held at that work, is what it can give), then
+    what-ifs of a fix (they say what the fix leaves of the lost time), each most time first; a claim counts unless a claim already counted draws on one of its
     pools (its time is then the same time); the window loses the sum of the counted claims, but never drops
     below the GPU's busy time `device_busy_ms` less what the counted claims take off the GPU's own work (kernels,
     copies, collectives): fixes of idle time cannot make the device's work shorter. Where a counted claim only
@@ -65,7 +68,7 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     Kind BOUND when every counted claim is one or a floor that is no model holds the window, else MODEL. None
     without a claim."""
     counted, shared, taken = [], [], set()
-    for claim in sorted(claims, key=lambda c: (not c.what_if, -c.recoverable_ms)):
+    for claim in sorted(claims, key=lambda c: (not c.leads, not c.what_if, -c.recoverable_ms)):
         if claim.recoverable_ms <= 0:
             continue
         if claim.pools & taken:

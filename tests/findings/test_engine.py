@@ -125,6 +125,19 @@ def test_removing_a_wait_never_promises_a_step_shorter_than_the_host_work_left()
     assert by_host.counted == ("host",) and by_host.shared == ("read",) and by_host.capped_by is None
 
 
+def test_a_wait_that_exposes_the_host_work_it_shares_is_counted_in_its_place():
+    """The same 10 ms step, where the read is the cause of the host claim's time (it leads: the idle after it is
+    the host's next dispatch): the read counts, the host claim's time is the same time, and the step is held at
+    the host's 7 ms of work (1.43x), not the 2.6x that summing the host claim's own time would promise."""
+    from tb_gpu_advisor.whatif.combined import Claim, combine
+
+    read = Claim("read", 6.0, "bound", frozenset({"host", "launch", "idle"}), removes_wait=True, leads=True)
+    host = Claim("host", 6.2, "bound", frozenset({"host"}))
+    both = combine(10.0, [host, read], device_busy_ms=3.0, host_work_ms=7.0)
+    assert both.counted == ("read",) and both.shared == ("host",)
+    assert both.speedup == 1.43 and both.capped_by == "host_work" and both.kind == "bound"
+
+
 def test_the_input_wait_holds_the_step_only_with_other_claims_beside_it():
     from tb_gpu_advisor.whatif.combined import Claim, combine
 

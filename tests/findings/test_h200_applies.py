@@ -186,6 +186,21 @@ def test_worker_loader_stall_is_a_wait_not_host_work():
     assert "The first finding rests on inference" in report["summary"]["confidence"]["reasons"][0]
 
 
+def test_a_stall_reads_as_a_wait_in_the_verdict_and_its_idle_in_the_words_of_the_time_line():
+    """input_worker_loader's verdict names the stall (finding #1 says "a wait, not slow host work"): it is
+    host_blocked, "Host-blocked", never "Host-bound"; the Time line's idle and the Idle line's untraced host time
+    are the same 13.1% and say "idle" in both."""
+    from tb_gpu_advisor.report.summary_section import idle_lines
+
+    report = _report("h200_heldout/torch/input_worker_loader")
+    summary = report["summary"]
+    assert summary["bottleneck"] == "host_blocked" and summary["bottleneck_finding"] == "host.op_stall"
+    assert summary["verdict"].startswith("Host-blocked: the step thread stalls inside an operator call")
+    assert summary["breakdown_pct"]["idle"] == pytest.approx(13.1, abs=0.05)
+    (line,) = idle_lines(report["idle_attribution"], report["trace_format"])
+    assert "idle (host not traced) 13.1%" in line
+
+
 def test_runs_without_stalls_name_none():
     """The inline-loader twin (the same model, no pin-memory thread) has no op stall."""
     assert "host.op_stall" not in _found("h200_heldout/torch/input_inline_loader")

@@ -65,7 +65,37 @@ def test_gpu_idle_with_nothing_on_the_host_is_unknown():
 
 
 def test_bottleneck_values():
-    assert BOTTLENECKS == ("input", "host", "launch", "transfer", "kernel", "communication", "none", "unknown")
+    assert BOTTLENECKS == (
+        "input",
+        "host",
+        "host_blocked",
+        "launch",
+        "transfer",
+        "kernel",
+        "communication",
+        "none",
+        "unknown",
+    )
+
+
+def test_every_bottleneck_has_its_words_and_a_wait_is_not_host_bound():
+    """One vocabulary: each bottleneck id has a label the CLI, the HTML report and the tab show; a thread blocked
+    inside an op call (host.op_stall) or on a lock is "Host-blocked", never "Host-bound" (a wait is no evidence
+    that the waiter is slow); a feeder blocked on its loader is input."""
+    from tb_gpu_advisor.findings.finding import Evidence, Finding
+    from tb_gpu_advisor.findings.verdict import bottleneck_of
+    from tb_gpu_advisor.vocabulary import BOTTLENECK_LABELS
+
+    assert set(BOTTLENECKS) == set(BOTTLENECK_LABELS)
+    assert BOTTLENECK_LABELS["host_blocked"] == "Host-blocked"
+
+    def finding(finding_id, **metrics):
+        return Finding(finding_id, "high", "", Evidence(metrics, {}), 1.0, 10.0, "upper bound")
+
+    assert bottleneck_of(finding("host.op_stall")) == "host_blocked"
+    assert bottleneck_of(finding("host.feeder_blocked", cause="lock_contention")) == "host_blocked"
+    assert bottleneck_of(finding("host.feeder_blocked", cause="producer_slow")) == "input"
+    assert bottleneck_of(finding("host.gpu_idle_host_busy")) == "host"
 
 
 def test_host_bound_without_steps_says_it_is_not_a_training_step():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 import numpy as np
 from tb_gpu_advisor.analysis.input_dtypes import eight_bit_source_events
+from tb_gpu_advisor.analysis.breakdown import CAUSE_CATEGORY
 from tb_gpu_advisor.analysis.idle_attribution import HOST_CAUSES
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder, limit
@@ -110,6 +111,7 @@ def d2h_sync_in_step(ctx: Context) -> Finding | None:
             "stall_host_dispatch_ms": ms(dispatch_ps),
             "host_stream_synchronize_calls": syncs[0],
             "host_stream_synchronize_ms": ms(syncs[1]),
+            "stall_pct_by_category": _stall_by_category(ctx, gaps),
         },
         limit("stalls_after_d2h", len(gaps), 0, gap_min_us=SYNC_GAP_MIN_US),
         "upper bound: the step time without the GPU idle that follows device-to-host reads",
@@ -117,6 +119,17 @@ def d2h_sync_in_step(ctx: Context) -> Finding | None:
     if finding is None or not dispatching:
         return finding
     return replace(finding, title=DISPATCH_TITLE, fix_note=_dispatch_note(ctx, ms(dispatch_ps)))
+
+
+def _stall_by_category(ctx, gaps):
+    """{breakdown category: % of the step} of the idle after the reads, by the Time line's categories (the idle
+    attribution's host causes), largest first: which of the Time line's shares this idle is."""
+    shares = {}
+    for cause in HOST_CAUSES:
+        inside_ms = ctx.idle_cause_ms(cause) - ctx.idle_cause_ms(cause, gaps)
+        category = CAUSE_CATEGORY[cause]
+        shares[category] = shares.get(category, 0.0) + inside_ms
+    return {k: ctx.share_pct(v) for k, v in sorted(shares.items(), key=lambda item: -item[1]) if ctx.share_pct(v) > 0}
 
 
 # The title where the idle after the reads is mostly the host's next dispatch (the verdict quotes it).
