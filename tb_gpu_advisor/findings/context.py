@@ -16,6 +16,7 @@ from tb_gpu_advisor.analysis.unfused_attention import attention_kernel_mask
 from tb_gpu_advisor.analysis.xla_cpu_thunks import xla_cpu_thunks
 from tb_gpu_advisor.findings.fix_conditions import FixConditions
 from tb_gpu_advisor.findings.thresholds import EAGER_MIN_OPS_PER_STEP, HOST_MEDIUM_PCT
+from tb_gpu_advisor.findings.thresholds import INPUT_MEDIUM_PCT, PREP_UNTRACED_MIN_MS
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.vocabulary import device_label
 from tb_gpu_advisor.model.host import HOST_STAGING_TAG, OP_STALL_PREFIX
@@ -331,8 +332,8 @@ class Context(FixConditions):
 
     @cached_property
     def explained_host_time(self) -> Intervals:
-        """Intervals of host time a more specific rule explains: a step's batch preparation
-        (input.host_batch_prep), the runs of compute ops placed on the CPU (placement.ops_on_host), JAX's
+        """Intervals of host time a more specific rule explains: a step's batch preparation where
+        input.host_batch_prep reports it (time no finding names stays the Time line's host compute), the runs of compute ops placed on the CPU (placement.ops_on_host), JAX's
         staging of host batches for the device (transfer.pageable_memory) and the step thread's stalls inside op
         calls (host.op_stall)."""
         spans = [
@@ -342,9 +343,21 @@ class Context(FixConditions):
         ]
         spans.append(self.host.tagged.get(HOST_STAGING_TAG, intervals.EMPTY))
         spans.append(self.op_stalls)
-        if self.batch_prep_shown:
+        if self.batch_prep_reported:
             spans.append(self.analysis.batch_prep.gaps)
         return intervals.union_all(*spans)
+
+    @cached_property
+    def batch_prep_reported(self) -> bool:
+        """input.host_batch_prep reports the batch preparation: shown, at INPUT_MEDIUM_PCT of the step or more, and,
+        where the trace shows little in it (an untraced stall), PREP_UNTRACED_MIN_MS per step or more."""
+        prep = self.analysis.batch_prep
+        if not self.batch_prep_shown or not self.step_count or prep.total_ps <= 0 or self.window_ms <= 0:
+            return False
+        prep_ms = ms(prep.total_ps)
+        steady = len(self.step_set.timed_steps) or 1
+        untraced_short = prep.certainty == "low" and prep_ms / steady < PREP_UNTRACED_MIN_MS
+        return round(100.0 * prep_ms / self.window_ms, 2) >= INPUT_MEDIUM_PCT and not untraced_short
 
     @cached_property
     def input_time(self) -> Intervals:

@@ -68,3 +68,14 @@ def test_xla_fix_runs_fused_kernels_back_to_back(built):
     assert all(k["op_name"].replace(".", "_") == k["name"] for k in fusions)
     # Fusion names say nothing about precision: they count as 32-bit compute.
     assert not any(is_low_precision(k["name"]) for k in fusions)
+
+
+def test_host_finding_quotes_the_time_lines_host_compute(built):
+    """The fixed run's step starts with host work the batch-preparation analysis sees, too little for
+    input.host_batch_prep to report: no finding names it, so it stays the host finding's, and the finding quotes
+    the Time line's host compute, one figure (it read 7.5% beside the Time line's 8.0%)."""
+    report = built("launch_bound_fixed").report
+    found = {f["id"]: f for f in report["findings"]}
+    assert "input.host_batch_prep" not in found
+    host = found["host.gpu_idle_host_busy"]
+    assert host["evidence"]["metrics"]["host_exposed_pct"] == report["summary"]["breakdown_pct"]["host"]

@@ -54,8 +54,10 @@ def gpu_idle_host_busy(ctx: Context) -> Finding | None:
         return None
     # The idle attribution's `host`: the host was late with the work that ended the gap and ran traced host
     # work meanwhile, not a wait on the device, an input wait or a launch call. Host time a more specific finding
-    # explains (batch preparation, CPU-placed ops) is left to it.
-    host_ms = ctx.idle_cause_ms("host", ctx.explained_host_time)
+    # explains (batch preparation, CPU-placed ops) is left to it. The rest is the Time line's host compute
+    # (its breakdown category) less that explained part: one figure for one time in the report.
+    explained_ms = ctx.idle_cause_ms("host") - ctx.idle_cause_ms("host", ctx.explained_host_time)
+    host_ms = round(max(0.0, ctx.category_ms("host") - explained_ms), 6)
     idle_host = intervals.subtract(ctx.idle_spans("host"), ctx.explained_host_time)
     share = ctx.share_pct(host_ms)
     severity = grade(share, HOST_HIGH_PCT, HOST_MEDIUM_PCT)

@@ -22,7 +22,7 @@ def host_batch_prep(ctx: Context) -> Finding | None:
     tracer, TensorFlow file ops), other host work, or nothing (an untraced stall)."""
     prep = ctx.analysis.batch_prep
     framework = ctx.framework.name
-    if not ctx.batch_prep_shown or not ctx.step_count or prep.total_ps <= 0:
+    if not ctx.batch_prep_reported:  # the gate the host findings read (explained_host_time) too
         return None
     # The steps are the steady ones: a warm-up first step (steps.warmup_in_profile) is left out of the step set.
     steady_count = len(ctx.step_set.timed_steps)

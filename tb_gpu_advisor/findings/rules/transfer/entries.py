@@ -43,8 +43,8 @@ Do not pass NumPy arrays straight into the jitted step each call (each one is a 
                 (
                     "jax:host_staging",
                     Idiom(
-                        fix_summary="device_put arrays that do not change once, before the loop; prefetch the others "
-                        "one step ahead.",
+                        fix_summary="device_put unchanging arrays once, before the loop; prefetch the rest; pin host ones "
+                        "(pinned_host).",
                         fix="""\
 Each call of the jitted step is given a host (NumPy) array: PJRT copies and lays it out on the host, from
 pageable memory, before the transfer, every call, while the GPU waits. An array that is the same every step
@@ -52,11 +52,16 @@ pageable memory, before the transfer, every call, while the GPU waits. An array 
 
     table = jax.device_put(table_np, device)          # once, before the loop; pass `table` to the step
 
-For batches that do change, transfer the next one while the current step runs, from pinned host memory
-where the JAX version supports it:
+For batches that do change, transfer the next one while the current step runs:
 
     next_batch = jax.device_put(host_batch, device)   # one step ahead; returns immediately
-    # pinned staging: jax.device_put(x, jax.sharding.SingleDeviceSharding(device, memory_kind="pinned_host"))""",
+
+An array that must stay on the host can live in pinned (page-locked) host memory, put there once: each
+transfer from it is then a DMA, with no staging copy (JAX's memory kinds, on by default since JAX 0.4.32):
+
+    pinned = jax.sharding.SingleDeviceSharding(device, memory_kind="pinned_host")
+    table_host = jax.device_put(table_np, pinned)     # once, before the loop
+    table = jax.device_put(table_host, device)        # each step: pinned -> device""",
                         docs=(L.JAX_DEVICE_PUT, L.CUDA_PINNED),
                     ),
                 ),
