@@ -214,6 +214,13 @@ def test_a_bound_under_not_above_is_judged_by_the_combined_bound():
     assert not _demo(4.29, 12.11, "bound", NOT_ABOVE, exceeded, low=11.28).meets_tolerance
     assert not _demo(4.29, 12.11, "bound", NOT_ABOVE, None, low=11.28).meets_tolerance
     assert _demo(1.2, 1.1, "model", NOT_ABOVE).meets_tolerance  # a model is still judged as before
+    short = {"predicted": 1.99, "predicted_kind": "model", "ratio": 0.72, "within_tolerance": False}
+    over = {**short, "predicted": 3.6, "ratio": 1.3}
+    assert _demo(1.53, 2.76, "bound", NOT_ABOVE, short, low=2.68).meets_tolerance  # a combined model may fall short
+    assert not _demo(1.53, 2.76, "bound", NOT_ABOVE, over, low=2.68).meets_tolerance  # never 25% above
+    assert _meets_cell(_demo(1.53, 2.76, "bound", NOT_ABOVE, over, low=2.68), "not above").endswith(
+        "the combined estimate 3.60x above)"
+    )
     rows = [_demo(4.29, 12.11, "bound", NOT_ABOVE, held, low=11.28), _demo(2.0, 2.0, "model", EXACT)]
     assert demo_summary_line(rows) == (
         "Demo pairs: 2 of 2 meet their stated tolerance; 1 of them (p) judged by the combined estimate, since a "

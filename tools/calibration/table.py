@@ -96,12 +96,13 @@ class Row:
 
 
 def _combined_met(combined):
-    """A combined estimate meets its check: a bound not exceeded beyond noise, a model within the tolerance."""
+    """A combined estimate meets the pair's `not above`: a bound not exceeded beyond noise, a model at most the
+    tolerance above the measurement (the fix did more than the findings name, so a model may fall short)."""
     if not combined or combined.get("ratio") is None:
         return False
     if combined["predicted_kind"] == BOUND:
         return combined.get("score") != "bound_exceeded"
-    return bool(combined.get("within_tolerance"))
+    return combined["ratio"] <= 1 + TOLERANCE + 1e-9
 
 
 _HELD_WORDS = {"bound_held": "held", "bound_held_noise": "held within noise", "bound_exceeded": "exceeded"}
@@ -280,7 +281,7 @@ def _meets_cell(row, bound):
             return "no (not above; a bound cannot fail it and there is no combined estimate to judge)"
         kind = "bound" if combined["predicted_kind"] == BOUND else "estimate"
         score = _HELD_WORDS.get(combined.get("score")) or (
-            "within" if combined.get("within_tolerance") else "not within"
+            "not above" if combined["ratio"] <= 1 + TOLERANCE + 1e-9 else "above"
         )
         return (
             f"{'yes' if row.meets_tolerance else 'no'}: n/a for the finding (the fix did more than the finding; "
@@ -493,7 +494,7 @@ def render_markdown(rows):
         f"A bound under `within` must hold and be at most {TOLERANCE:.0%} above the measurement. A finding's bound "
         "cannot fail `not above` (it fails only by being exceeded), so there the pair is judged by the combined "
         "estimate, which names every finding the fix addressed: its bound must hold (within noise counts), its "
-        "model be within the tolerance; the finding's own bound, exceeded, is shown as such and never counted a pass. "
+        "model be at most 25% above the measurement (the fix did more, so it may fall short); the finding's own bound, exceeded, is shown as such and never counted a pass. "
         "tests/calibration asserts each.",
         "",
         f"**{demo_summary_line(rows)}**",
