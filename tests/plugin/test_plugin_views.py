@@ -97,6 +97,12 @@ AUDIT = r"""() => {
   for (const prose of content.querySelectorAll('.fix-prose')) {
     if (prose.scrollWidth > prose.clientWidth + 1) problems.push(`a fix text that does not wrap: ${prose.textContent.slice(0, 60)}`);
   }
+  for (const pre of content.querySelectorAll('.fix pre')) {
+    const style = getComputedStyle(pre);
+    const card = pre.closest('section.card').getBoundingClientRect();
+    if (style.whiteSpace !== 'pre' || style.overflowX !== 'auto' || pre.scrollHeight > pre.clientHeight + 1 ||
+      pre.getBoundingClientRect().right > card.right + 1) problems.push(`a fix code block that wraps or is cut: ${pre.textContent.slice(0, 60)}`);
+  }
   if ((content.querySelector('[data-testid=framework]')?.textContent || '').endsWith('pytorch')) {
     const OTHER = /TensorFlow|Keras|\btf\.|\bJAX\b|\bjax\.|\bXLA\b|jit_compile|Trace Viewer/i;
     for (const text of content.querySelectorAll('#findings :is(.finding-title, .fix-summary, [data-testid=fix])')) {
@@ -321,9 +327,10 @@ def test_each_item_of_the_issue_in_every_view(browser, views, width, scheme):  #
     board, runs = views
     tab = Tab(browser, board.url, color_scheme=scheme, width=width)
     try:
-        # 1. different work per step: the badge is the per-example change the verdict leads with, and says so
-        assert tab.show("torch/transfer_pageable") == "ready"
-        assert tab.compare("torch/transfer_pinned") == "ready"
+        # 1. different work per step: the badge is the per-example change the verdict leads with, and says so (the
+        # fixed straggler run accumulates 2 micro-batches per step; the H200 transfer pair is the same work)
+        assert tab.show(runs["multi_gpu_straggler"]) == "ready"
+        assert tab.compare(runs["multi_gpu_straggler_fixed"]) == "ready"
         badge = tab.frame.eval_on_selector(
             "[data-testid=compare-verdict] .badge", "b => [b.textContent, b.dataset.basis]"
         )
