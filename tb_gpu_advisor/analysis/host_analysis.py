@@ -46,7 +46,7 @@ from tb_gpu_advisor.analysis.unused_gpus import unused_gpus
 from tb_gpu_advisor.analysis.utilization import device_usage, input_wait
 from tb_gpu_advisor.analysis.xplane_collectives import xplane_collectives
 from tb_gpu_advisor.model import intervals
-from tb_gpu_advisor.model.host import HOST_STAGING_TAG
+from tb_gpu_advisor.model.host import HOST_STAGING_TAG, TF_FUNCTION_TAG
 
 
 @dataclass(frozen=True)
@@ -250,7 +250,11 @@ def analyze_host(model):
         collectives=calls,
         unused_gpus=unused,
         optimizer_loop=optimizer_loop(model),
-        py_function_calls=py_function_calls(model.host_activity.py_function_calls),
+        py_function_calls=py_function_calls(
+            model.host_activity.py_function_calls,
+            model.host_activity.input_waits,
+            model.host_activity.tagged.get(TF_FUNCTION_TAG),
+        ),
         idle=idle,
         idle_causes=spans.causes,
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),

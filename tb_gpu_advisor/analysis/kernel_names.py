@@ -258,6 +258,23 @@ def kernel_class(name: str) -> str:
     return "other"
 
 
+# Namespaces and prefixes of the kernels frameworks and their libraries ship (PyTorch's at::/c10::, TensorFlow's and
+# Eigen's, CUB/Thrust, FlashAttention, Apex, Transformer Engine, JAX/XLA's runtime, PyTorch's anonymous-namespace
+# kernels such as softmax_warp_forward): not a kernel the user launches.
+_FRAMEWORK_KERNEL = re.compile(
+    r"\b(at|c10|tensorflow|Eigen|cub|thrust|xla|jax|stream_executor|flash|apex|transformer_engine|onnxruntime)::|"
+    r"\(anonymous namespace\)::|^(void )?(flash_|fmha|cub|cunn_|at_|tf_|Eigen)",
+    re.IGNORECASE,
+)
+
+
+def is_custom_kernel(name: str) -> bool:
+    """A kernel neither a library, a framework nor XLA/Triton generated (kernel_class "other" outside the
+    frameworks' namespaces): a custom op's own CUDA kernel, whose grid its own launch code sets
+    (`query_ball_point_gpu`, `farthestpointsamplingKernel`)."""
+    return kernel_class(name) == "other" and not _FRAMEWORK_KERNEL.search(name)
+
+
 def without_parameters(name: str) -> str:
     """A demangled signature without its parameter list: `void f<T>(float*, Philox)` -> `void f<T>`, so the
     types a kernel takes do not classify it."""

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.model.trace import ActivityKind
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.model.trace import TraceModel
+    from tb_gpu_advisor.model.trace import DeviceActivity, HostActivity, TraceModel
 
 
 OPTIMIZER_STEP_TAG = "optimizer_step"
@@ -83,27 +84,31 @@ def optimizer_classes(names):
     return tuple(sorted(cls for cls in found if cls.isidentifier()))
 
 
+def launched_in_optimizer_step(host: HostActivity, activity: DeviceActivity) -> np.ndarray | None:
+    """Per event of a GPU's `activity`, whether its launch call (paired by Kineto's correlation id) ran inside a
+    PyTorch optimizer step (`Optimizer.step#...`, host tag OPTIMIZER_STEP_TAG); None where the trace has no
+    optimizer step or no launch calls to pair with."""
+    spans = host.tagged.get(OPTIMIZER_STEP_TAG)
+    if spans is None or not len(spans) or not len(host.launch_correlation_id):
+        return None
+    index = pair_launches(host, activity)
+    launched = host.launch_start_ps[np.maximum(index, 0)]
+    slot = np.searchsorted(spans.start_ps, launched, side="right") - 1
+    return (index >= 0) & (slot >= 0) & (launched < spans.end_ps[np.maximum(slot, 0)])
+
+
 def optimizer_loop(model: TraceModel) -> OptimizerLoop | None:
     """OptimizerLoop of a trace with `Optimizer.step#` annotations, else None."""
     host = model.host_activity
     spans = host.tagged.get(OPTIMIZER_STEP_TAG)
     if spans is None or not len(spans) or not len(host.launch_correlation_id):
         return None
-    corr, starts = host.launch_correlation_id, host.launch_start_ps
     kernels = per_tensor = device_ps = 0
     fused = any(_is_fused(name) for name in host.op_totals)
     for gpu in model.gpus:
         activity = gpu.activity
-        chosen = (activity.kind == ActivityKind.KERNEL) & (activity.correlation_id >= 0)
-        if not chosen.any():
-            continue
-        events = np.flatnonzero(chosen)
-        position = np.minimum(np.searchsorted(corr, activity.correlation_id[events]), len(corr) - 1)
-        paired = corr[position] == activity.correlation_id[events]
-        events, launched = events[paired], starts[position[paired]]
-        slot = np.searchsorted(spans.start_ps, launched, side="right") - 1
-        inside = (slot >= 0) & (launched < spans.end_ps[np.maximum(slot, 0)])
-        events = events[inside]
+        inside = launched_in_optimizer_step(host, activity)
+        events = np.flatnonzero((activity.kind == ActivityKind.KERNEL) & inside) if inside is not None else ()
         if not len(events):
             continue
         names = [activity.op_names[op] if op >= 0 else "" for op in activity.op_id[events].tolist()]

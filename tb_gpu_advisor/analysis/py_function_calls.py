@@ -8,6 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import Intervals
+
 
 # Calls compared with each call on either side: bounds the work on a trace of many overlapping calls (a pool has
 # far fewer threads than this, so real overlaps are all counted).
@@ -24,6 +29,25 @@ class PyFunctionCalls:
     alone_ms: float | None
     overlapped_ms: float | None
     overlapped_in_flight: float | None
+    # The step thread's Python between an input wait's end and the next tf.function call (the loop's own Python,
+    # normally well under a millisecond): how many such sections were seen, and in how many a call ended.
+    step_sections: int = 0
+    step_sections_after_call: int = 0
+    shortest_section_ms: float | None = None
+    mean_ms: float | None = None  # of all calls
+
+    @property
+    def holds_gil(self) -> bool | None:
+        """True: in most of the step thread's Python sections a call ended, so the step thread's Python waited
+        for the calls to give the GIL back (a call that waits (I/O, sleep) releases it; then its own return waits
+        for the step thread instead, and no call ends there); False: in at most half; None: no section seen, or
+        the loop's own Python (its shortest section) lasts as long as a call, so calls end inside its sections
+        whether or not they hold the GIL."""
+        if not self.step_sections or self.shortest_section_ms is None or self.mean_ms is None:
+            return None
+        if self.shortest_section_ms >= self.mean_ms:
+            return None
+        return self.step_sections_after_call > self.step_sections / 2
 
     @property
     def slowdown(self) -> float | None:
@@ -31,6 +55,24 @@ class PyFunctionCalls:
         if not self.alone_ms or self.overlapped_ms is None:
             return None
         return self.overlapped_ms / self.alone_ms
+
+    @property
+    def gil_evidence(self) -> str:
+        """What shows that the calls hold the GIL, in words (where `computes` is True)."""
+        if self.serialized:
+            return (
+                f"a call lasts {self.alone_ms:.2f} ms alone, {self.overlapped_ms:.2f} ms with "
+                f"{self.overlapped_in_flight:.2f} in flight"
+            )
+        return (
+            f"the step thread's Python waited for a call to end in {self.step_sections_after_call} of its "
+            f"{self.step_sections} sections between an input wait and the step's tf.function call"
+        )
+
+    @property
+    def computes(self) -> bool | None:
+        """The calls compute under the GIL: serialized where calls overlap, else holds_gil."""
+        return self.serialized if self.serialized is not None else self.holds_gil
 
     @property
     def serialized(self) -> bool | None:
@@ -43,9 +85,28 @@ class PyFunctionCalls:
         return slowdown >= (1.0 + self.overlapped_in_flight) / 2.0
 
 
-def py_function_calls(calls: tuple[np.ndarray, np.ndarray]) -> PyFunctionCalls | None:
+def step_sections(calls_end_ps: np.ndarray, input_waits: Intervals, functions: Intervals | None) -> tuple:
+    """(sections, sections in which a call ended, shortest section ms or None): a section runs from each input
+    wait's end to the start of the next tf.function call (HostActivity.tagged["tf_function"]), the step thread's
+    own Python in between."""
+    if functions is None or not len(functions) or not len(input_waits):
+        return 0, 0, None
+    following = np.searchsorted(functions.start_ps, input_waits.end_ps, side="left")
+    seen = following < len(functions)
+    starts, ends = input_waits.end_ps[seen], functions.start_ps[following[seen]]
+    ended = np.sort(calls_end_ps)
+    inside = np.searchsorted(ended, ends, side="right") - np.searchsorted(ended, starts, side="right")
+    if not len(starts):
+        return 0, 0, None
+    return int(seen.sum()), int((inside > 0).sum()), round(float((ends - starts).min()) / 1e9, 4)
+
+
+def py_function_calls(
+    calls: tuple[np.ndarray, np.ndarray], input_waits: Intervals | None = None, functions: Intervals | None = None
+) -> PyFunctionCalls | None:
     """PyFunctionCalls of `calls` ((starts, ends) ps arrays sorted by start; HostActivity.py_function_calls), or
-    None without calls. Linear after the sort: each call is compared with the calls that start before it ends."""
+    None without calls; `input_waits` and `functions` (the step thread's tf.function calls) give step_sections.
+    Linear after the sort: each call is compared with the calls that start before it ends."""
     if not calls or not len(calls[0]):
         return None
     starts, ends = calls
@@ -73,4 +134,11 @@ def py_function_calls(calls: tuple[np.ndarray, np.ndarray]) -> PyFunctionCalls |
         alone_ms=round(float(durations[alone].mean()) / 1e9, 4) if alone.any() else None,
         overlapped_ms=round(float(durations[overlapped].mean()) / 1e9, 4) if overlapped.any() else None,
         overlapped_in_flight=round(float(in_flight.mean()), 3) if overlapped.any() else None,
+        **dict(
+            zip(
+                ("step_sections", "step_sections_after_call", "shortest_section_ms"),
+                step_sections(ends, input_waits, functions) if input_waits is not None else (0, 0, None),
+            )
+        ),
+        mean_ms=round(float(durations.mean()) / 1e9, 4),
     )

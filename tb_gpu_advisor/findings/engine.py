@@ -152,8 +152,8 @@ def with_combined(verdict, combined, findings):
 
 
 def _kinds_text(combined, findings, number):
-    """ "bounds #1, #3; model #2" when the combined number mixes bounds and models: it is then a model, and the
-    reader sees which parts are which; "" when all are of one kind."""
+    """ "bounds #1, #3; model #2" when the combined number mixes bounds and models: it is then a bound (whatif.
+    combined.combine), and the reader sees which parts are which; "" when all are of one kind."""
     kind = {f.id: f.speedup_kind for f in findings}
     parts = {}
     for finding_id in sorted(combined.counted, key=number.get):

@@ -6,10 +6,15 @@ from functools import cached_property
 
 from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS
 from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
+from tb_gpu_advisor.analysis.optimizer_loop import launched_in_optimizer_step
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import numpy as np
+
     from tb_gpu_advisor.analysis.step_ops import StepOps
     from tb_gpu_advisor.model.trace import GpuDevice
     from typing import Any
@@ -19,6 +24,8 @@ if TYPE_CHECKING:
 MULTI_PROCESS_LOADER = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter"
 # Inductor's foreach kernels: what torch.compile makes of a foreach (optimizer) update.
 INDUCTOR_FOREACH_KERNEL = "triton_for_"
+# More than this share of a finding's kernels launched by the optimizer step: the optimizer is what makes them.
+OPTIMIZER_KERNELS_MAJORITY = 0.5
 
 
 class FixConditions:
@@ -101,6 +108,30 @@ class FixConditions:
         if not self.optimizer_fused or condition not in (None, "compiled"):
             return condition
         return "optimizer_fused" if condition is None else f"{condition}_optimizer_fused"
+
+    def optimizer_kernel_share(self, select: Callable[[GpuDevice], np.ndarray]) -> float | None:
+        """Of the events `select(gpu)` picks on the active GPUs, the share launched inside a PyTorch optimizer step
+        (analysis.optimizer_loop.launched_in_optimizer_step, by Kineto's correlation ids); None without optimizer
+        steps or picked events."""
+        if self.framework.name != "pytorch":
+            return None
+        picked = inside = 0
+        for gpu in self.active_gpus:
+            under = launched_in_optimizer_step(self.host, gpu.activity)
+            if under is None:
+                return None
+            mask = select(gpu)
+            picked += int(mask.sum())
+            inside += int((mask & under).sum())
+        return inside / picked if picked else None
+
+    def with_optimizer_kernels(self, condition: str | None, share: float | None) -> str | None:
+        """A PyTorch fix's condition, "optimizer_kernels" where most of the kernels it is about (`share`, of
+        optimizer_kernel_share) run under a per-tensor optimizer step: torch.compile(model) does not touch them,
+        the optimizer's own fused/foreach implementation does; else with_optimizer_fused's."""
+        if share is not None and share > OPTIMIZER_KERNELS_MAJORITY and condition is None and not self.optimizer_fused:
+            return "optimizer_kernels"
+        return self.with_optimizer_fused(condition)
 
     @cached_property
     def batch_prep_shown(self) -> bool:

@@ -3,7 +3,7 @@ the trace is PyTorch's (summary.framework "pytorch"); ids, numbers and severitie
 
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Idiom, Wording, register_variants
-from tb_gpu_advisor.findings.pytorch_idioms import HOST_WARMUP, LAUNCH_WARMUP, NOT_ALLREDUCE
+from tb_gpu_advisor.findings.pytorch_idioms import HOST_WARMUP, LAUNCH_WARMUP, NOT_ALLREDUCE, OPTIMIZER_KERNELS
 
 VARIANTS = register_variants(
     "pytorch",
@@ -165,6 +165,7 @@ or give each kernel more work with a larger batch.""",
                         docs=(L.TORCH_COMPILE, L.TORCH_TUNING),
                     ),
                 ),
+                ("pytorch:optimizer_kernels", OPTIMIZER_KERNELS),
             ),
         ),
         "fusion.elementwise_kernels": Wording(
@@ -195,6 +196,7 @@ The first steps after compiling are slow (compilation); compare steady-state ste
                         docs=(L.TORCH_COMPILE, L.TORCH_TUNING),
                     ),
                 ),
+                ("pytorch:optimizer_kernels", OPTIMIZER_KERNELS),
             ),
         ),
         "precision.fp32_matmul": Wording(

@@ -57,6 +57,26 @@ size, gradient compression hooks) do not change them. What helps:
     docs=(L.TORCH_PIPELINING, L.NCCL_GUIDE),
 )
 
+# The small kernels a fix is about are the optimizer step's per-parameter ones (FixConditions.with_optimizer_kernels):
+# torch.compile(model) compiles the forward and backward, not optimizer.step(), so the fix is the optimizer's.
+OPTIMIZER_KERNELS = Idiom(
+    fix_summary="Fuse the optimizer, not the model: fused=True (Adam, AdamW, SGD) or foreach=True.",
+    fix="""\
+Most of these small kernels are launched by the optimizer step, one or more per parameter (a for-loop
+optimizer: add_, mul_, addcmul_, sqrt... for each tensor). torch.compile(model) compiles the forward and
+backward passes, not optimizer.step(), so it leaves them as they are. Fuse the optimizer itself:
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)   # one kernel set for all parameters
+    # or foreach=True (a few multi-tensor kernels per step), or compile the optimizer step:
+    @torch.compile(fullgraph=False)
+    def optimizer_step():
+        optimizer.step()
+
+Keep the optimizer class and its hyperparameters; fused=True needs the parameters on the GPU in a
+floating-point dtype.""",
+    docs=(L.TORCH_TUNING, L.TORCH_COMPILE),
+)
+
 VARIANTS = register_variants(
     "pytorch",
     {

@@ -65,7 +65,7 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     beside it). Where
     a counted claim is the input wait, its fix moves the loading into parallel workers whose pace the trace does
     not show: the window drops by that claim, and other claims add nothing a loader would have to keep up with.
-    Kind BOUND when every counted claim is one or a floor that is no model holds the window, else MODEL. None
+    Kind BOUND when any counted claim is one or a floor that is no model holds the window, else MODEL. None
     without a claim."""
     counted, shared, taken = [], [], set()
     for claim in sorted(claims, key=lambda c: (not c.leads, not c.what_if, -c.recoverable_ms)):
@@ -94,12 +94,14 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
         if new_window < floor:
             new_window = capped = floor
             capped_by = name
-    # A joint figure is a bound when every part is one, or when a floor that is no model holds it (the host's
-    # work, the step the input fix leaves; the GPU's work less what bounds alone take off it): no fix goes below
-    # it. Otherwise a model's part may fall short, so the sum may too.
+    # A joint figure is a bound when any part is one: a part that is at most its number makes the sum at most
+    # the sum, whatever the models beside it expect (a model's error does not lift a ceiling). It is a bound too
+    # when a floor that is no model holds it (the host's work, the step the input fix leaves; the GPU's work
+    # less what bounds alone take off it): no fix goes below it. Only a sum of models, held by no such floor, is
+    # a model.
     device_models = any(c.kind != BOUND for c in counted if c.pools and c.pools <= DEVICE_POOLS)
     held = capped_by is not None and not (capped_by == "gpu_work" and device_models)
-    kind = BOUND if held or all(c.kind == BOUND for c in counted) else MODEL
+    kind = BOUND if held or any(c.kind == BOUND for c in counted) else MODEL
     return Combined(
         round(window_ms / new_window, 2),
         kind,

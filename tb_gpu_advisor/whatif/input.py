@@ -40,6 +40,24 @@ def prefetch(steps):
 PYTHON_CALLBACK_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 
 
+def python_floor(estimate, steps, python_share, evidence):
+    """`estimate` (of parallel_map) where the map's Python calls hold the GIL: they cannot run at once however
+    many calls tf.data starts, so a step takes at least the Python time it holds now (`python_share` of the time,
+    the calls' time on tf.data's threads over the window): step / max(new step, Python time per step). A bound:
+    it assumes the rest of the map spreads as parallel_map says."""
+    now = sum(s.step_ms for s in steps)
+    floor = now * python_share
+    if floor <= estimate.new_step_ms:
+        return estimate
+    return bound(
+        now,
+        floor,
+        f"upper bound: the map's Python calls hold Python's GIL ({evidence}), so parallel calls cannot run them at "
+        f"once: a step takes at least the Python time per step, {python_share:.0%} of it now (step / max(step - "
+        f"input wait, Python per step), {now / floor:.2f}x; without the GIL, {estimate.speedup:.2f}x)",
+    )
+
+
 def parallel_map(steps, prefetched, cores, waiting_ops=(), steps_on_gpu=True):
     """The map parallelized with `num_parallel_calls=AUTOTUNE` over `cores` (analysis.host_cores.Cores, or None):
     each step becomes at best max(producer / cores, consumer); a parallel map also runs ahead, so producer and

@@ -41,3 +41,34 @@ def test_heldout_python_parallel_computes_under_the_gil():
     found = py_function_calls(model.host_activity.py_function_calls)
     assert (found.calls, found.alone, found.alone_ms, found.overlapped_ms) == (597, 84, 1.928, 4.3745)
     assert found.serialized is True
+
+
+def _intervals(*spans_ms):
+    from tb_gpu_advisor.model import intervals
+
+    starts, ends = _calls(*spans_ms)
+    return intervals.union(starts, ends)
+
+
+def test_the_step_threads_python_waiting_for_calls_to_end_shows_they_hold_the_gil():
+    """Input waits end at 10, 20, 30 ms; the step's tf.function starts 3 ms later. A call (2 ms) ends inside two of
+    the three sections: the loop's Python waited for it. None where its shortest section outlasts a call."""
+    waits, functions = _intervals((9, 10), (19, 20), (29, 30)), _intervals((13, 14), (23, 24), (33, 34))
+    held = py_function_calls(_calls((10, 12), (20, 22), (24, 26)), waits, functions)
+    assert (held.step_sections, held.step_sections_after_call, held.shortest_section_ms) == (3, 2, 3.0)
+    assert held.mean_ms == 2.0 and held.holds_gil is None  # a 3 ms section outlasts a 2 ms call: cannot tell
+    long_calls = py_function_calls(_calls((6, 12), (16, 22), (26, 36)), waits, functions)
+    assert long_calls.holds_gil is True and long_calls.computes is True
+    released = py_function_calls(_calls((4, 10), (14, 19), (24, 29)), waits, functions)
+    assert released.step_sections_after_call == 0 and released.holds_gil is False and released.computes is False
+
+
+def test_heldout_python_sequential_holds_the_gil_and_the_sleeping_map_does_not():
+    """tf_map_python_sequential (one call at a time, so serialized cannot tell): the loop's Python waited for a call
+    to end in 15 of 20 sections; tf_map_sequential's sleeping calls end in none of them."""
+    from tb_gpu_advisor.analysis.host_analysis import analyze_host
+
+    for name, expected in (("heldout/tf_map_python_sequential", (15, True)), ("tf_map_sequential", (0, False))):
+        found = analyze_host(load_model(str(REAL / "cpu_pairs" / f"{name}.xplane.pb"))).py_function_calls
+        assert (found.step_sections, found.serialized) == (20, None)
+        assert (found.step_sections_after_call, found.computes) == expected

@@ -148,15 +148,18 @@ def test_the_input_wait_holds_the_step_only_with_other_claims_beside_it():
 
 
 def test_a_figure_held_at_a_floor_that_is_no_model_is_a_bound():
-    """A model beside a bound is a model, unless a floor holds the figure: the host's work, the step the input fix
-    leaves, or the GPU's work less what bounds alone take off it; a GPU floor lowered by a model stays a model."""
+    """A joint figure with a bound among its parts is a bound: a part at most its number makes the sum at most
+    the sum, whatever a model beside it expects. Models alone make a model, unless a floor holds the figure: the
+    host's work, the step the input fix leaves, or the GPU's work less what bounds alone take off it; a GPU floor
+    lowered by a model stays a model."""
     from tb_gpu_advisor.whatif.combined import Claim, combine
 
     read = Claim("read", 6.0, "bound", frozenset({"host", "launch", "idle"}), removes_wait=True)
     fusion = Claim("fusion", 1.0, "model", frozenset({"fusion_pool"}))
     assert combine(10.0, [read, fusion], host_work_ms=7.0).kind == "bound"  # held at 7 ms of host work
-    assert combine(10.0, [read, fusion]).kind == "model"  # 3 ms: nothing holds it
-    idle = Claim("idle", 8.0, "bound", frozenset({"host", "idle"}))
+    assert combine(10.0, [read, fusion]).kind == "bound"  # 3 ms: nothing holds it, but #read is a bound
+    idle = Claim("idle", 8.0, "model", frozenset({"host", "idle"}))
     kernels = Claim("kernels", 2.0, "model", frozenset({"kernel"}))
+    assert combine(10.0, [idle, fusion]).kind == "model"  # models only, nothing holds them
     assert combine(10.0, [idle, kernels], device_busy_ms=6.0).kind == "model"  # the floor 4 ms is 6 less a model
     assert combine(10.0, [idle, fusion], device_busy_ms=6.0).kind == "bound"  # the GPU's own 6 ms

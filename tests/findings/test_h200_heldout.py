@@ -152,3 +152,17 @@ def test_verdict_and_badges_use_one_word_per_kind(run):
         assert f" together: {word} " in summary["verdict"], (summary["verdict"], combined["speedup_kind"])
     if run == "transfer_pageable":
         assert "(about 64% of each step recoverable)" in summary["verdict"]
+
+
+def test_small_kernels_of_a_per_tensor_optimizer_name_the_optimizer_not_torch_compile_of_the_model():
+    """The short and element-wise kernels are the for-loop Adam's (launched inside `Optimizer.step#...`, by Kineto's
+    correlation ids): torch.compile(model) does not touch them, so both fixes name the optimizer's fused/foreach
+    implementation. The fused side's few kernels keep their own fixes."""
+    found = {f["id"]: f for f in _report("optimizer_per_tensor")["findings"]}
+    for finding_id in ("launch.tiny_kernels", "fusion.elementwise_kernels"):
+        finding = found[finding_id]
+        assert finding["fix_summary"].startswith("Fuse the optimizer, not the model"), finding_id
+        assert "fused=True" in finding["fix"] and "torch.compile(model)" not in finding["fix_summary"]
+        assert finding["evidence"]["metrics"]["optimizer_step_share_pct"] > 50
+    fused = {f["id"]: f for f in _report("optimizer_fused")["findings"]}
+    assert all(not f["fix_summary"].startswith("Fuse the optimizer") for f in fused.values())

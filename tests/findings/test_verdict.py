@@ -151,14 +151,15 @@ def test_a_healthy_verdict_does_not_deny_the_gain_its_findings_claim():
     profiler's recorded-op cost and the kernels' per-call latency were taken off); the verdict once said "no
     single cause costs 10% or more" right before that claim. The verdict says the findings estimate a gain, none
     a bottleneck, and gives no joint figure (a headline speedup under "no bottleneck" reads as a contradiction);
-    the JSON keeps the combined estimate, a model since #2's part is one."""
+    the JSON keeps the combined estimate, a bound (#1 is the peak-ratio bound; #2 hides every exposed
+    collective, a ceiling)."""
     from tb_gpu_advisor.files.discovery import resolve_target
     from tb_gpu_advisor.pipeline import run_report
 
     host = run_report(*resolve_target("tests/data/real/kineto/v100_2rank_test.pt.trace.json.gz"))["hosts"][0]
     summary = host["summary"]
     assert summary["bottleneck"] == "none" and summary["combined_estimate"]["estimated_speedup"] >= 1.4
-    assert summary["combined_estimate"]["speedup_kind"] == "model"
+    assert summary["combined_estimate"]["speedup_kind"] == "bound"
     assert "no single cause costs" not in summary["verdict"]
     # the time breakdown shows device-to-device copies at 11.8%: the verdict names them rather than deny a 10% cause
     assert summary["breakdown_pct"]["d2d"] >= 10

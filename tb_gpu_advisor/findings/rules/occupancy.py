@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from tb_gpu_advisor.analysis.kernel_families import occupancy_by_design
-from tb_gpu_advisor.analysis.kernel_names import is_library_math, is_nccl
+from tb_gpu_advisor.analysis.kernel_names import is_custom_kernel, is_library_math, is_nccl
 from tb_gpu_advisor.analysis.launch import pair_launches
 from tb_gpu_advisor.analysis.occupancy import theoretical_occupancy
 from tb_gpu_advisor.analysis.rounding import pct, us
 from tb_gpu_advisor.findings import links as L
-from tb_gpu_advisor.findings.catalog import Entry, register
+from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, limit
 from tb_gpu_advisor.findings.modeled import busiest_gpu
 from tb_gpu_advisor.findings.thresholds import (
@@ -69,6 +71,28 @@ These kernels launch fewer thread blocks than the GPU has SMs, so most SMs sit i
 them more parallel work: a larger batch, larger tensors per op (fuse small ops with XLA), or, for your own
 kernels, split the work into more, smaller blocks (grid-stride loops, split-K for GEMMs).""",
             docs=(L.NVIDIA_DL_PERFORMANCE, L.CUDA_OCCUPANCY),
+            variants=(
+                (
+                    "any:custom_kernels",
+                    Idiom(
+                        fix_summary="Launch these custom kernels with more blocks (grid size in the op's launch code).",
+                        fix="""\
+These kernels are a custom op's own CUDA kernels (not a library's or the framework's), and their launch
+code fixes a grid smaller than the GPU's SM count, so most SMs sit idle while they run. A larger batch does
+not help when the grid is one block per batch element or a constant. Change the launch: give each block
+less work and launch more of them, for example a block per (batch element, group of points) instead of one
+per batch element, with a grid-stride loop inside the kernel:
+
+    // before: kernel<<<batch, 512>>>(...)   -- one block per batch element
+    dim3 grid(batch, (n + 255) / 256);        // batch x point tiles: enough blocks to fill every SM
+    kernel<<<grid, 256, 0, stream>>>(...);    // in the kernel: b = blockIdx.x, i = blockIdx.y * 256 + threadIdx.x
+
+Where a block must see all points of an element (a sequential farthest-point sampling), split that work
+over several blocks with a reduction step, or run several elements' searches per launch.""",
+                        docs=(L.CUDA_OCCUPANCY, L.NVIDIA_DL_PERFORMANCE),
+                    ),
+                ),
+            ),
         ),
     },
 )
@@ -295,7 +319,7 @@ def tiny_grid(ctx: Context) -> Finding | None:
         )
     if not flagged:
         return None
-    return _finding(
+    finding = _finding(
         ctx,
         "occupancy.tiny_grid",
         flagged,
@@ -314,6 +338,12 @@ def tiny_grid(ctx: Context) -> Finding | None:
             min_share_of_kernel_time_pct=DOMINANT_KERNEL_SHARE_PCT,
         ),
     )
+    if finding is not None and all(is_custom_kernel(item["kernel"]) for item in flagged):
+        # Their own launch code sets the grid (often a block per batch element): a larger batch or fusion is not
+        # the fix, more blocks per launch is. Library and framework kernels keep the batch advice (their grid
+        # scales with the tensors).
+        finding = replace(finding, condition="custom_kernels")
+    return finding
 
 
 RULES = (low_occupancy, tiny_grid)

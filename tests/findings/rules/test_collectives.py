@@ -29,7 +29,8 @@ def test_a_step_mostly_in_collectives_is_comm_bound_not_busy():
         8.0,
         16.0,
     )  # over 4 steps
-    assert (bound["severity"], bound["estimated_speedup"], bound["speedup_kind"]) == ("high", 1.67, "bound")
+    # the bound: all 6 ms of exposed collectives gone (fewer bytes shorten the part overlap could hide too)
+    assert (bound["severity"], bound["estimated_speedup"], bound["speedup_kind"]) == ("high", 2.5, "bound")
     assert found["communication.allreduce_exposed"]["estimated_speedup"] == 1.25  # the overlap model, unchanged
     summary = report["summary"]
     assert (summary["bottleneck"], summary["bottleneck_finding"]) == ("communication", "collectives.comm_bound")

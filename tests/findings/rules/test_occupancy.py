@@ -179,3 +179,14 @@ def test_a_launch_bound_step_keeps_the_time_the_gpu_waited_for_launches():
         "; the step loses the kernel time saved and keeps the rest, 3 of the 27 ms saved, as the GPU then "
         "waits for the host's launches that came later."
     ) in finding["speedup_basis"]
+
+
+def test_a_custom_kernels_tiny_grid_is_fixed_in_its_launch_code_a_librarys_by_more_work():
+    """A custom op's kernel (its own name, no library or framework namespace) gets the grid its launch code sets:
+    the fix is more blocks per launch, not a larger batch; a library GEMM's grid scales with its operands."""
+    custom = findings_by_id(report_of(loop(REDUCE, grid=(4, 1, 1), block=(1024, 1, 1), registers=32)))
+    assert custom["occupancy.tiny_grid"]["fix_summary"].startswith("Launch these custom kernels with more blocks")
+    assert "blockIdx" in custom["occupancy.tiny_grid"]["fix"]
+    framework = "void tensorflow::functor::RowReduceKernel<float>(float const*, float*, int)"
+    library = findings_by_id(report_of(loop(framework, grid=(4, 1, 1), block=(1024, 1, 1), registers=32)))
+    assert library["occupancy.tiny_grid"]["fix_summary"].startswith("Give these kernels more parallel work")

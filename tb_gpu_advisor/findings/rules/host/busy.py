@@ -97,7 +97,8 @@ def gpu_idle_host_busy(ctx: Context) -> Finding | None:
         recoverable_ms=host_ms,
         window_ms=ctx.window_ms,
         speedup_basis="upper bound: the step time if the GPU never idled while the host ran late work (waits "
-        "on the device, input waits and launch calls not counted)",
+        "on the device, input waits, launch calls and host time no event records not counted: a fix that also "
+        "removes those, such as compiling the step or caching allocations, can beat it)",
         condition=condition,
         fix_note=note,
     )

@@ -100,7 +100,7 @@ def python_function(ctx: Context) -> Finding | None:
     # most that wait.
     in_tf_data = len(ctx.host.tagged.get(TF_DATA_PY_FUNCTION_TAG, intervals.EMPTY)) > 0
     calls = ctx.analysis.py_function_calls
-    computes = calls is not None and calls.serialized is True
+    computes = calls is not None and calls.computes is True
     unsized = in_tf_data and not computes
     if in_tf_data:
         recoverable = min(total_ms, waiting)
@@ -173,8 +173,7 @@ def python_function(ctx: Context) -> Finding | None:
             else (
                 "upper bound: the Python calls removed (replaced by TensorFlow ops or precomputed); they run in "
                 f"tf.data, overlapped with the step, so at most the input wait goes; they compute under the GIL "
-                f"(a call lasts {calls.alone_ms:.2f} ms alone, {calls.overlapped_ms:.2f} ms with "
-                f"{calls.overlapped_in_flight:.2f} in flight)"
+                f"({calls.gil_evidence})"
                 if in_tf_data
                 else "upper bound: the input wait (or host time) the Python calls account for removed"
             )

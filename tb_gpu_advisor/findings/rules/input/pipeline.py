@@ -13,7 +13,8 @@ from tb_gpu_advisor.analysis.tf_data import (
     stages_of,
 )
 from tb_gpu_advisor.findings.host_time import op_rows
-from tb_gpu_advisor.model.host import PY_FUNCTION_TYPES
+from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host import PY_FUNCTION_TYPES, TF_DATA_PY_FUNCTION_TAG
 from tb_gpu_advisor.findings.thresholds import (
     INPUT_HIGH_PCT,
     MAP_POOL_BUSY_SHARE,
@@ -72,7 +73,17 @@ def sequential_map(ctx: Context) -> Finding | None:
     )
     caveat = ""
     python = any(op in whatif_input.PYTHON_CALLBACK_OPS for op in waiting)
-    if python:
+    calls = ctx.analysis.py_function_calls
+    holds_gil = python and calls is not None and calls.computes is True
+    if holds_gil:
+        python_share = ctx.in_window_ps(ctx.host.tagged.get(TF_DATA_PY_FUNCTION_TAG, intervals.EMPTY)) / 1e9
+        python_share = min(1.0, python_share / ctx.window_ms) if ctx.window_ms > 0 else 0.0
+        estimate = whatif_input.python_floor(estimate, input_steps(ctx), python_share, calls.gil_evidence)
+        caveat = (
+            f" Its function calls Python that holds the GIL (a call runs {python_share:.0%} of the time): parallel calls "
+            "cannot run that Python at once; replacing it with TensorFlow ops can."
+        )
+    elif python:
         caveat = (
             " Its function calls Python: parallel calls help while the function waits (I/O, sleep), not while "
             "it computes under Python's GIL."

@@ -131,6 +131,7 @@ def tiny_kernels(ctx: Context) -> Finding | None:
         return None
     paired = shorter = 0
     worst = (0, 0, 0, None)
+    short_masks = {}
     for gpu in ctx.active_gpus:
         activity = gpu.activity
         index = pair_launches(ctx.host, activity)
@@ -139,7 +140,10 @@ def tiny_kernels(ctx: Context) -> Finding | None:
             _, inverse, counts = np.unique(activity.correlation_id[kernels], return_inverse=True, return_counts=True)
             kernels[np.flatnonzero(kernels)[counts[inverse] > 1]] = False
         paired += int(kernels.sum())
-        shorter += int((activity.duration_ps[kernels] < ctx.host.launch_duration_ps[index[kernels]]).sum())
+        short = kernels.copy()
+        short[kernels] = activity.duration_ps[kernels] < ctx.host.launch_duration_ps[index[kernels]]
+        short_masks[gpu.ordinal] = short
+        shorter += int(short.sum())
         gaps = _short_gaps(ctx, gpu)
         if gaps[0] > worst[0]:
             worst = (*gaps, gpu.name)
@@ -154,12 +158,19 @@ def tiny_kernels(ctx: Context) -> Finding | None:
     condition, note = ctx.xla_advice()
     if ctx.jax_step_jitted:
         condition, note = "jitted", ""
-    condition = ctx.with_optimizer_fused(condition)
+    optimizer_share = ctx.optimizer_kernel_share(lambda device: short_masks[device.ordinal])
+    condition = ctx.with_optimizer_kernels(condition, optimizer_share)
+    optimizer_text = (
+        f" {optimizer_share:.0%} of those short kernels are launched by the optimizer step."
+        if condition == "optimizer_kernels"
+        else ""
+    )
     return Finding(
         id="launch.tiny_kernels",
         severity=severity,
         summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU sits in "
-        f"{ctx.count_text(worst[1], 'short gap')} ({ctx.time_text(gap_ms)}, {share:.1f}% of the step time).",
+        f"{ctx.count_text(worst[1], 'short gap')} ({ctx.time_text(gap_ms)}, {share:.1f}% of the step time)."
+        + optimizer_text,
         evidence=Evidence(
             {
                 "kernels_shorter_than_launch_pct": shorter_pct,
@@ -171,6 +182,7 @@ def tiny_kernels(ctx: Context) -> Finding | None:
                 "short_gap_pct": share,
                 "gpu_busy_pct": busy_pct,
                 **_launch_metrics(ctx),
+                **({} if optimizer_share is None else {"optimizer_step_share_pct": round(100.0 * optimizer_share, 1)}),
             },
             limit(
                 "kernels_shorter_than_launch_pct",
