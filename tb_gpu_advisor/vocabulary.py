@@ -87,6 +87,14 @@ TRANSFER_LABELS = {
 }
 # What a configuration row says when the trace does not record the setting.
 NOT_IN_TRACE = "not in the trace"
+# How many kernels the launch latency counts ({paired} of {kernels}), in the CLI, the HTML report and the tab's
+# launch card; "graph" where graph (command-buffer) launches replay many kernels under one call ({calls} calls,
+# {s}: "s" unless one).
+LAUNCH_PAIRING_WORDS = {
+    "kernels": "{paired} of {kernels} kernels paired with their host launch",
+    "graph": "{paired} of {kernels} kernels traced to {calls} host launch call{s} (a graph launch replays many "
+    "kernels under one call)",
+}
 # Why a collective kind has no bus bandwidth (report `collective_bandwidth.collectives[]`, busbw_gbps null):
 # the reasons in the order they are checked (collective_bandwidth_gap).
 COLLECTIVE_BANDWIDTH_GAPS = {
@@ -297,6 +305,7 @@ def exported():
         "boundUnits": list(BOUND_UNITS),
         "kernelPlumbing": list(KERNEL_PLUMBING),
         "notInTrace": NOT_IN_TRACE,
+        "launchPairing": LAUNCH_PAIRING_WORDS,
         "batchScope": BATCH_SCOPE_LABELS,
         "workSource": WORK_SOURCE_LABELS,
         "deviceNamePrefixes": DEVICE_NAME_PREFIXES,

@@ -49,11 +49,24 @@ def _h2d_per_step(host):
     return h2d["bytes"] / steps if steps and h2d.get("bytes") else None
 
 
+def _kernel_steps(host):
+    """How many steps' worth of kernels the kernel table counts: its kernels (launch.kernel_count, the table's
+    occurrences summed) over the kernels launched per timed step (launch.per_step). The table counts every kernel
+    of the capture, and a capture holds kernels outside its timed steps (before the first step marker, after the
+    last, a step cut short): a name's occurrences over the timed step count read the same program as more work
+    per step when one capture runs longer past its steps (8 timed steps of each, 8.5 and 10 steps of kernels:
+    1.21x). None without kernels in timed steps."""
+    launch = host.get("launch") or {}
+    per_step, total = launch.get("per_step"), launch.get("kernel_count")
+    return total / per_step if per_step and total else None
+
+
 def _launch_ratio(base, cand):
     """The median, over compute (non-collective) kernels matched by name, of candidate launches per step over
-    baseline launches per step; None unless both sides have steps and share at least
-    MIN_MATCHED_KERNEL_SHARE of their compute kernel time (else the kernels are not the same program)."""
-    base_steps, cand_steps = _steps(base), _steps(cand)
+    baseline launches per step, each side's occurrences over its steps' worth of kernels (`_kernel_steps`); None
+    unless both sides have kernels in timed steps and share at least MIN_MATCHED_KERNEL_SHARE of their compute
+    kernel time (else the kernels are not the same program)."""
+    base_steps, cand_steps = _kernel_steps(base), _kernel_steps(cand)
     if not base_steps or not cand_steps:
         return None
     base_kernels = {n: v for n, v in _per_name(base).items() if not is_nccl(n)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.vocabulary import (
     device_label,
+    LAUNCH_PAIRING_WORDS,
     MICRO,
     TRANSFER_LABELS,
 )
@@ -89,14 +90,13 @@ def launch_section(report: dict) -> Section:
     latency = launch["latency_us"]
     calls = launch.get("paired_call_count") or 0
     # Graph (command-buffer) launches replay many kernels under one call: those kernels have no launch of their own.
-    paired = (
-        f"{units.count(launch['count'])} of {units.count(launch['kernel_count'])} kernels traced to "
-        f"{units.count(calls)} host launch call{'' if calls == 1 else 's'} (a graph launch replays many kernels "
-        "under one call); launch-to-start latency per call"
-        if 0 < calls < launch["count"]
-        else f"{units.count(launch['count'])} of {units.count(launch['kernel_count'])} kernels paired with their "
-        "host launch; launch-to-start latency"
-    )
+    graph = 0 < calls < launch["count"]
+    paired = LAUNCH_PAIRING_WORDS["graph" if graph else "kernels"].format(
+        paired=units.count(launch["count"]),
+        kernels=units.count(launch["kernel_count"]),
+        calls=units.count(calls),
+        s="" if calls == 1 else "s",
+    ) + ("; launch-to-start latency per call" if graph else "; launch-to-start latency")
     lines: tuple[str, ...] = (
         f"{paired} p50 {units.duration_us(latency['p50'])}, p95 {units.duration_us(latency['p95'])}",
         f"Tiny kernels (< 10 {MICRO}): {units.count(launch['tiny_kernel_count'])} "

@@ -3,6 +3,7 @@
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.busy import busy_figures
+from tb_gpu_advisor.report.fix_blocks import fix_blocks
 from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections
 from tb_gpu_advisor.vocabulary import (
@@ -33,7 +34,11 @@ font-weight:600}.cards{display:flex;gap:10px;flex-wrap:wrap;margin:12px 0}.card{
 border-radius:6px;padding:8px 12px;min-width:130px}.card b{display:block;font-size:20px}.card span{color:#59636e;
 font-size:12px}ol.findings li{margin-bottom:8px}.sev{display:inline-block;border-radius:10px;padding:0 8px;
 font-size:12px;color:#fff;background:#59636e;margin-right:6px}.sev-high{background:#cf222e}
-.sev-medium{background:#bc4c00}.sev-low{background:#0969da}.fix{color:#1a7f37}.notes li{color:#59636e}
+.sev-medium{background:#bc4c00}.sev-low{background:#0969da}.fix{color:#1a7f37}
+.fix-text summary{cursor:pointer;color:#59636e;font-size:13px}.fix-text p{margin:6px 0;white-space:normal;
+overflow-wrap:anywhere}.fix-text pre{margin:6px 0;padding:8px 10px;background:#f6f8fa;border:1px solid #d0d7de;
+border-radius:6px;max-width:100%;box-sizing:border-box;overflow-x:auto;white-space:pre}.fix-text code{
+font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre}.notes li{color:#59636e}
 table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}th,td{border-bottom:1px solid #eaeef2;
 padding:3px 8px;text-align:left;vertical-align:top}th{background:#f6f8fa}td.num,th.num{text-align:right;
 white-space:nowrap}td.name{word-break:break-all;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;
@@ -175,8 +180,22 @@ def _findings(findings):
             )
         if finding.get("fix_summary"):
             item += f'<br><span class="fix">Fix: {_e(finding["fix_summary"])}</span>'
+        item += _fix_text(finding.get("fix"))
         out.append(item + "</li>")
     return out + ["</ol>"]
+
+
+def _fix_text(fix):
+    """The whole fix, folded: prose paragraphs that wrap, code blocks that keep their lines and scroll sideways
+    (the tab's split, report.fix_blocks)."""
+    blocks = fix_blocks(fix)
+    if not blocks:
+        return ""
+    body = "".join(
+        f"<pre><code>{_e(block.text)}</code></pre>" if block.kind == "code" else f"<p>{_e(block.text)}</p>"
+        for block in blocks
+    )
+    return f'<details class="fix-text"><summary>How to fix</summary>{body}</details>'
 
 
 def _table(headers, rows, numeric, name_column=None):

@@ -271,6 +271,10 @@ export const VOCABULARY = Object.freeze({
     "scalar_right"
   ],
   "notInTrace": "not in the trace",
+  "launchPairing": {
+    "kernels": "{paired} of {kernels} kernels paired with their host launch",
+    "graph": "{paired} of {kernels} kernels traced to {calls} host launch call{s} (a graph launch replays many kernels under one call)"
+  },
   "batchScope": {
     "global": "global",
     "per_device": "per device"

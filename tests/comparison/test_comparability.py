@@ -14,10 +14,13 @@ GEMM, RELU = "ampere_sgemm_128x64_tn", "void Eigen::internal::EigenMetaKernel<fl
 A100, H100 = "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"
 
 
-def write(tmp_path, name, *, model=A100, gpus=1, batch=32, gemm_us=300.0, micro_batches=1, fused=False, tf_data=False):
+def write(
+    tmp_path, name, *, model=A100, gpus=1, batch=32, gemm_us=300.0, micro_batches=1, fused=False, tf_data=False, tail=0
+):
     """One run: per step an H2D copy of the batch (1 MiB per 32 examples) and, per micro-batch, a GEMM and a
     ReLU on each GPU (or one fused kernel in place of the ReLU); `tf_data`: the batch read from a tf.data
-    pipeline whose batch stage records its batch size."""
+    pipeline whose batch stage records its batch size; `tail`: that many more steps' kernels captured after the
+    last step marker (a capture that runs on past its timed steps)."""
     builder = TraceBuilder()
     python = builder.thread("python")
     pool = builder.thread("tf_data_private_threadpool/1")
@@ -40,6 +43,11 @@ def write(tmp_path, name, *, model=A100, gpus=1, batch=32, gemm_us=300.0, micro_
             cursor += 65
         python.step(step, t, cursor + 10 - t)
         t = cursor + 20
+    for _ in range(tail):
+        for gpu in devices:
+            gpu.kernel(GEMM, t, gemm_us, launch=(python, t - 10, 5))
+            gpu.kernel(RELU, t + gemm_us + 5, 60.0, launch=(python, t + gemm_us - 5, 5))
+        t += gemm_us + 85
     return run_report(*resolve_target(builder.write_run(str(tmp_path / name), run=name)))
 
 
@@ -63,6 +71,16 @@ def test_the_same_program_is_comparable_without_warnings(tmp_path):
         "launch_ratio": 1.0,
     }
     assert "Caution" not in result["verdict"] and result["predictions"]["measured"]["basis"] == "per_step"
+
+
+def test_kernels_captured_past_the_timed_steps_are_not_more_work(tmp_path):
+    """The kernel table counts every kernel of the capture: a candidate whose capture runs 2 steps past its 8
+    timed steps launches no more per step (the H200 transfer_pageable/pinned pair read 1.21x the work when a
+    name's occurrences were divided by the timed steps)."""
+    result = host(write(tmp_path, "base"), write(tmp_path, "longer", tail=2))
+    work = result["comparability"]["work_per_step"]
+    assert (work["launch_ratio"], work["ratio"], work["source"]) == (1.0, None, None)
+    assert result["per_example"] is None and result["comparability"]["warnings"] == []
 
 
 def test_different_gpus_and_gpu_count_are_named_in_the_verdict(tmp_path):

@@ -317,16 +317,18 @@ def test_copy_a_fix_to_the_clipboard(tab):
     code = tab.frame.eval_on_selector("[data-testid=finding] .fix code", "c => c.textContent")
     expected = shown[-1]
     if expected == fix:
-        # prose wraps inside the card; code keeps its lines (without the indent) and wraps at the card's edge: no
-        # line cut at the right or the bottom (review: comments and the key line clipped at 1280 px)
+        # prose wraps inside the card; code keeps its lines (without the indent) unwrapped and scrolls sideways
+        # inside the card: no line cut at the right or the bottom (review: comments and the key line clipped at
+        # 1280 px; a wrapped code line reads as two statements)
         assert code.startswith("dataset = dataset.map(") and "\n" in code
         prose = tab.frame.eval_on_selector("[data-testid=finding] .fix-prose", "p => [p.scrollWidth, p.clientWidth]")
         assert prose[0] <= prose[1]
         pre = tab.frame.eval_on_selector(
             "[data-testid=finding] .fix pre",
-            "p => [getComputedStyle(p).whiteSpace, p.scrollWidth - p.clientWidth, p.scrollHeight - p.clientHeight]",
+            "p => [getComputedStyle(p).whiteSpace, getComputedStyle(p).overflowX, p.scrollHeight - p.clientHeight, "
+            "p.getBoundingClientRect().right <= p.closest('[data-testid=finding]').getBoundingClientRect().right]",
         )
-        assert pre == ["pre-wrap", 0, 0], pre
+        assert pre == ["pre", "auto", 0, True], pre
         assert "up to 2.5× faster" in card.inner_text()
         tab.frame.click("[data-testid=finding] .evidence-fold > summary")  # the evidence is folded
         assert "Input wait" in card.inner_text() and "60" in card.inner_text()

@@ -97,6 +97,12 @@ AUDIT = r"""() => {
   for (const prose of content.querySelectorAll('.fix-prose')) {
     if (prose.scrollWidth > prose.clientWidth + 1) problems.push(`a fix text that does not wrap: ${prose.textContent.slice(0, 60)}`);
   }
+  for (const pre of content.querySelectorAll('.fix pre')) {
+    const style = getComputedStyle(pre);
+    const card = pre.closest('section.card').getBoundingClientRect();
+    if (style.whiteSpace !== 'pre' || style.overflowX !== 'auto' || pre.scrollHeight > pre.clientHeight + 1 ||
+      pre.getBoundingClientRect().right > card.right + 1) problems.push(`a fix code block that wraps or is cut: ${pre.textContent.slice(0, 60)}`);
+  }
   if ((content.querySelector('[data-testid=framework]')?.textContent || '').endsWith('pytorch')) {
     const OTHER = /TensorFlow|Keras|\btf\.|\bJAX\b|\bjax\.|\bXLA\b|jit_compile|Trace Viewer/i;
     for (const text of content.querySelectorAll('#findings :is(.finding-title, .fix-summary, [data-testid=fix])')) {
@@ -321,9 +327,10 @@ def test_each_item_of_the_issue_in_every_view(browser, views, width, scheme):  #
     board, runs = views
     tab = Tab(browser, board.url, color_scheme=scheme, width=width)
     try:
-        # 1. different work per step: the badge is the per-example change the verdict leads with, and says so
-        assert tab.show("torch/transfer_pageable") == "ready"
-        assert tab.compare("torch/transfer_pinned") == "ready"
+        # 1. different work per step: the badge is the per-example change the verdict leads with, and says so (the
+        # fixed straggler run accumulates 2 micro-batches per step; the H200 transfer pair is the same work)
+        assert tab.show(runs["multi_gpu_straggler"]) == "ready"
+        assert tab.compare(runs["multi_gpu_straggler_fixed"]) == "ready"
         badge = tab.frame.eval_on_selector(
             "[data-testid=compare-verdict] .badge", "b => [b.textContent, b.dataset.basis]"
         )
@@ -399,12 +406,19 @@ def test_what_the_screenshot_review_found_reads_true(browser, views):  # noqa: F
     board, runs = views
     tab = Tab(browser, board.url)
     try:
-        # per example: the per-step change and the measure of the work beside the per-example figure
+        # the same program is the same work: both H200 transfer runs launch 78 kernels per step (their 1.21x was
+        # the pinned capture's kernels past its 8 timed steps, 10 steps' worth against 8.5, counted as in them)
         assert tab.show("torch/transfer_pinned") == "ready"
         assert tab.compare("torch/transfer_pageable") == "ready"
+        assert tab.frame.query_selector("[data-testid=per-example-tile]") is None
+        _clear(tab)
+        # per example: the per-step change and the measure of the work beside the per-example figure (the fixed
+        # straggler run accumulates 2 micro-batches per step: each compute kernel launched twice as often)
+        assert tab.show(runs["multi_gpu_straggler_fixed"]) == "ready"
+        assert tab.compare(runs["multi_gpu_straggler"]) == "ready"
         tile = tab.frame.eval_on_selector("[data-testid=per-example-tile]", "t => [t.textContent, t.title]")
-        assert "Change per example" in tile[0] and "per step 3.05\u00d7 faster" in tile[0], tile
-        assert "1.21\u00d7 the work per step (by its kernel launches per step)" in tile[0], tile
+        assert "Change per example" in tile[0] and "per step 1.38\u00d7 faster" in tile[0], tile
+        assert "2.00\u00d7 the work per step (by its kernel launches per step)" in tile[0], tile
         assert "median, over the compute kernels both runs launch" in tile[1], tile
         assert "per step, not per example" in tab.text("#compare-breakdown .card-subtitle")
         tab.screenshot("review_compare_per_example", full=False)

@@ -125,3 +125,19 @@ def test_input_preparation_is_painted_as_the_tab_paints_it(tmp_path):
     document = render_html(run_report(*resolve_target(path)))
     assert "Input preparation" in "".join(_parse(document).text)
     assert document.count("#c2185b") >= 2
+
+
+def test_the_fix_is_prose_that_wraps_and_code_that_scrolls(nasty_report):
+    """The whole fix under the finding, split as the tab splits it: code keeps its lines in <pre> (no wrapping,
+    a horizontal scroll), prose paragraphs wrap; every string escaped."""
+    host = dict(nasty_report["hosts"][0])
+    fix = "Read ahead <now>:\nin parallel.\n\n    ds = ds.map(f, num_parallel_calls=AUTOTUNE)  # a < b\n    ds = ds.prefetch(2)"
+    host["findings"] = [{"id": "GA1", "severity": "high", "title": "t", "fix_summary": "s", "fix": fix}]
+    document = render_html(dict(nasty_report, hosts=[host]))
+    assert (
+        '<details class="fix-text"><summary>How to fix</summary><p>Read ahead &lt;now&gt;: in parallel.</p>'
+        "<pre><code>ds = ds.map(f, num_parallel_calls=AUTOTUNE)  # a &lt; b\nds = ds.prefetch(2)</code></pre>"
+        "</details>"
+    ) in document
+    css = document[document.index("<style>") : document.index("</style>")]
+    assert "overflow-x:auto;white-space:pre}" in css and "overflow-wrap:anywhere" in css.split(".fix-text p{")[1]

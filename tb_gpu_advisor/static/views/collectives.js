@@ -191,7 +191,7 @@ export function exposedNote(report) {
 /** The collectives card of a HostReport, or null when the host has no collective call. */
 export function collectivesView(report) {
   if (!Array.isArray(report?.collectives) || !report.collectives.length) return null;
-  return section('Collectives', {id: 'collectives', wide: true,
+  return section(VOCABULARY.breakdown.collectives, {id: 'collectives', wide: true,
     subtitle: 'communication calls, and their bandwidth against the link'},
   h('div', {class: 'collectives-body'},
     h('div', {class: 'collectives-calls'}, collectivesTable(report),

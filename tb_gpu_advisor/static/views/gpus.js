@@ -8,6 +8,8 @@ import {deviceName, formatMs, formatPct, formatUs, tableMs} from '../format.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, legend, meter, section} from './common.js';
 
+const LABELS = VOCABULARY.breakdown;
+
 const IMBALANCE = 'communication.gpu_imbalance';
 
 function deviceLabel(device, format) {
@@ -106,12 +108,12 @@ export function timelineStrip(timeline, straggler = null, format = null) {
         deviceName(device.name, format), device.name === straggler ? stragglerBadge() : null),
       device.busy.length ? strip(layers, `${device.name} activity`, device.start_ms, device.end_ms) : emptyState('—'));
   });
-  rows.push(h('div', {class: 'strip-row'}, h('div', {class: 'gpu-label'}, 'Input wait'),
-    strip([{className: 'cat-wait', values: timeline.input_wait}], 'Host waiting for input', timeline.start_ms, timeline.end_ms)));
+  rows.push(h('div', {class: 'strip-row'}, h('div', {class: 'gpu-label'}, LABELS.input_wait),
+    strip([{className: 'cat-wait', values: timeline.input_wait}], LABELS.input_wait, timeline.start_ms, timeline.end_ms)));
   const span = timeline.end_ms - timeline.start_ms;
   const keys = [{key: 'busy', label: anyCollective ? 'Compute and copies' : 'GPU busy'},
     anyCollective ? {key: 'collectives', label: 'Collectives only (incl. waiting for other GPUs)'} : null,
-    {key: 'track', label: 'Idle'}, {key: 'wait', label: 'Host waiting for input'}].filter(Boolean);
+    {key: 'track', label: LABELS.idle}, {key: 'wait', label: LABELS.input_wait}].filter(Boolean);
   return h('div', {class: 'timeline', 'data-testid': 'timeline'}, rows,
     h('div', {class: 'strip-axis'},
       h('span', {}, formatMs(timeline.start_ms)),

@@ -114,7 +114,7 @@ function stepTable(row, causes) {
     h('summary', {}, `Per step (${row.steps.length > STEPS_LISTED ? `first ${STEPS_LISTED} of ` : ''}` +
       `${row.steps.length}), idle time by cause`),
     h('div', {class: 'table-wrap'}, h('table', {class: 'idle-steps', 'data-testid': 'idle-steps'},
-      h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'Step'), h('th', {scope: 'col', class: 'num'}, 'Idle'),
+      h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'Step'), h('th', {scope: 'col', class: 'num'}, VOCABULARY.breakdown.idle),
         keys.map((key) => h('th', {scope: 'col', class: 'num'}, label(key))))),
       h('tbody', {}, steps.map((step) => h('tr', {},
         h('th', {scope: 'row'}, String(step.step)),

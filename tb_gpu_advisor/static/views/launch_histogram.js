@@ -64,6 +64,15 @@ export function queueNote(report) {
     'queueing, which keeps the GPU fed; it is not launch overhead.';
 }
 
+/** How many kernels the latency counts, in the CLI's words (VOCABULARY.launchPairing). */
+function pairing(launch) {
+  const calls = Number.isFinite(launch.paired_call_count) ? launch.paired_call_count : 0;
+  const graph = calls > 0 && calls < launch.count;
+  return VOCABULARY.launchPairing[graph ? 'graph' : 'kernels']
+    .replace('{paired}', formatCount(launch.count)).replace('{kernels}', formatCount(launch.kernel_count))
+    .replace('{calls}', formatCount(calls)).replace('{s}', calls === 1 ? '' : 's');
+}
+
 /** The launch card of a HostReport. */
 export function launchView(report) {
   const launch = report.launch || {};
@@ -71,7 +80,7 @@ export function launchView(report) {
   const counts = Array.isArray(histogram.counts) ? histogram.counts : [];
   const latency = launch.latency_us || {};
   const facts = h('p', {class: 'facts'},
-    `${formatCount(launch.count)} launches paired with their kernels · p50 ${formatUs(latency.p50)} · p95 ${formatUs(latency.p95)} · max ${formatUs(latency.max)}`,
+    `${pairing(launch)} · p50 ${formatUs(latency.p50)} · p95 ${formatUs(latency.p95)} · max ${formatUs(latency.max)}`,
     Number.isFinite(launch.tiny_kernel_pct) ? ` · ${formatPct(launch.tiny_kernel_pct)} of kernels are tiny` : '',
     Number.isFinite(launch.per_step) ? ` · ${formatCount(launch.per_step)} per step` : '');
   return section('Launch latency', {id: 'launch', subtitle: 'host launch call → kernel start'},

@@ -192,7 +192,7 @@ export function summaryView(report) {
     confidenceView(summary),
     h('div', {class: 'tiles'},
       ...busyTiles(summary),
-      tile('Input wait', formatPct(summary.input_wait_pct), 'host waits for data, GPUs idle'),
+      tile(BREAKDOWN_LABELS.input_wait, formatPct(summary.input_wait_pct), 'host waits for data, GPUs idle'),
       summary.batch_prep_pct > 0 ?
         tile('Host batch prep', formatPct(summary.batch_prep_pct), 'step thread prepares the batch, GPU idle') : null,
       tile('Step time', stepValue, stepHint),
