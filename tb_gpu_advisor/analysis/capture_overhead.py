@@ -29,6 +29,10 @@ DEVICE_PACED_BUSY_SHARE = 0.9
 PROFILER_HOST_US_PER_OP = 2.5
 # Below this share of the step the options' cost is inside run-to-run noise: no note.
 MATERIAL_STEP_SHARE = 0.05
+# The idle causes (analysis.idle_attribution) of the GPU idling while the host works, which the profiler's host
+# time lengthens (the engine's host_critical_ms and untraced time): not the waits (device_wait, host_wait,
+# host_stall), a loader's input wait, or a copy call.
+PROFILED_IDLE_CAUSES = ("host", "input_prep", "launch", "host_untraced")
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,9 @@ class CaptureOverhead:
     ops_per_step: float | None  # operator events recorded per step
     step_ms: float | None  # mean step time as timed (analysis.steps)
     gpu_ms: float | None  # mean time per step some GPU is busy; None without a GPU in the trace
+    # mean time per step every GPU idles while the host works (PROFILED_IDLE_CAUSES): what the profiler's cost
+    # can take off the step, at most; None where unknown
+    host_idle_ms: float | None = None
 
     @property
     def cost_ms(self) -> float | None:
@@ -76,35 +83,66 @@ class CaptureOverhead:
                 "the host works) are longer than in the unprofiled program."
             )
         if self.step_ms and self.gpu_ms is not None:
-            if self.gpu_ms >= DEVICE_PACED_BUSY_SHARE * self.step_ms:
-                text += (
-                    f" The GPU is busy {self.gpu_ms:.2f} ms of each {self.step_ms:.2f} ms step: the device sets "
-                    "the pace, so the step time is the device's and changes little without the profiler."
-                )
-            else:
-                cost_text = (
-                    f" by up to about {cost:.1f} ms ({PROFILER_HOST_US_PER_OP:g} µs per recorded op)" if cost else ""
-                )
-                text += (
-                    f" The GPU is busy {self.gpu_ms:.2f} ms of each {self.step_ms:.2f} ms step: the host sets "
-                    f"the pace here, so without the profiler the step is likely shorter{cost_text} and its "
-                    "host-bound share smaller, unless something the profiler does not slow (a loader, another "
-                    "process) sets it; the estimates below are set against the step without that cost."
-                )
+            text += self._pace_text(cost)
         return text + (
             " To time the host, capture leaner: torch.profiler.profile(record_shapes=False, "
             "with_stack=False, profile_memory=False, with_flops=False), and keep shapes and FLOPs for a "
             "separate capture that needs them (roofline, MFU)."
         )
 
+    def _pace_text(self, cost: float | None) -> str:
+        """What the options' cost does to the step: little where the GPU is busy most of it or idles little while
+        the host works; else a saving of about `cost` (the per-op model) but at most the time the GPU idles while
+        the host works (a bound: the GPU's own work stays), and the host sets the pace only where that idle is
+        longer than the GPU's work (where the idle is a wait, or the GPU works most of the step, it does not)."""
+        busy = f"The GPU is busy {self.gpu_ms:.2f} ms of each {self.step_ms:.2f} ms step"
+        idle = self.host_idle_ms
+        if self.gpu_ms >= DEVICE_PACED_BUSY_SHARE * self.step_ms:
+            return (
+                f" {busy}: the device sets the pace, so the step time is the device's and changes little without "
+                "the profiler."
+            )
+        if idle is not None and idle < MATERIAL_STEP_SHARE * self.step_ms:
+            return (
+                f" {busy} and idles only {idle:.2f} ms of it while the host works, so the step time changes little "
+                "without the profiler."
+            )
+        per_op = f"{PROFILER_HOST_US_PER_OP:g} µs per recorded op"
+        if idle is not None:
+            busy += f" and idles {idle:.2f} ms of it while the host works"
+        if cost is None:
+            saving = ""
+        elif idle is None:
+            saving = f" by about {cost:.1f} ms (a model: {per_op})"
+        elif cost <= idle:
+            saving = f" by about {cost:.1f} ms (a model: {per_op}; at most that {idle:.2f} ms)"
+        else:
+            saving = f" by up to that {idle:.2f} ms (the model, {per_op}, puts the options' cost higher: {cost:.1f} ms)"
+        pace = (
+            "the host sets the pace here, so without the profiler the step is likely shorter"
+            if idle is None or idle > self.gpu_ms
+            else "without the profiler the step is likely shorter"
+        )
+        return (
+            f" {busy}: {pace}{saving} and its host-bound share smaller, unless something the profiler does not "
+            "slow (a loader, another process) sets it; the estimates below are set against the step without that "
+            "cost."
+        )
 
-def capture_overhead(model: TraceModel, step_count: int, step_ms: float | None, gpu_busy_ps: int) -> CaptureOverhead:
-    """CaptureOverhead of a trace; `gpu_busy_ps`: the GPU-busy time summed over the steps (analysis.breakdown)."""
+
+def capture_overhead(
+    model: TraceModel, step_count: int, step_ms: float | None, gpu_busy_ps: int, host_idle_ps: int | None = None
+) -> CaptureOverhead:
+    """CaptureOverhead of a trace; `gpu_busy_ps`: the GPU-busy time summed over the steps (analysis.breakdown);
+    `host_idle_ps`: the time every GPU idled while the host worked (PROFILED_IDLE_CAUSES), summed over them."""
     return CaptureOverhead(
         options=tuple(model.profiler_options),
         ops_per_step=model.profiled_ops / step_count if step_count and model.profiled_ops else None,
         step_ms=step_ms,
         gpu_ms=gpu_busy_ps / step_count / 1e9 if step_count and model.gpus else None,
+        host_idle_ms=host_idle_ps / step_count / 1e9
+        if step_count and model.gpus and host_idle_ps is not None
+        else None,
     )
 
 

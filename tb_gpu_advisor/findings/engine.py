@@ -118,7 +118,7 @@ def combined_estimate(
                 frozenset(POOLS.get(f.id, {f.id})),
                 f.what_if,
                 f.id in WAIT_FIXES,
-                f.id in WAIT_FIXES and any(explains(f, other) for other in top),
+                any(explains(f, other) for other in top),
             )
             for f in top
         ],

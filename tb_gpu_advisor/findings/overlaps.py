@@ -33,7 +33,7 @@ POOLS = {
     "environment.idle_gpus": {"kernel"},
     "communication.gpu_imbalance": {"kernel"},
     "launch.gpu_starved_by_launches": {"launch"},
-    "launch.tiny_kernels": {"launch", "host", "idle"},
+    "launch.tiny_kernels": {"launch"},
     "launch.per_tensor_optimizer": {"launch", "host"},
     "threading.tf_data_contention": {"launch"},
     "threading.host_cpu_saturated": {"input_wait", "host", "launch"},

@@ -79,3 +79,20 @@ def test_host_finding_quotes_the_time_lines_host_compute(built):
     assert "input.host_batch_prep" not in found
     host = found["host.gpu_idle_host_busy"]
     assert host["evidence"]["metrics"]["host_exposed_pct"] == report["summary"]["breakdown_pct"]["host"]
+
+
+def test_xla_fix_counts_no_queued_gap_as_launch_time(built):
+    """The fixed run's kernels wait a median 143 µs in the queue after their launch: its short gaps between
+    kernels are device waits, not launch time. launch.tiny_kernels counts only the idle attribution's launch
+    time in them, under its threshold here (it read "32 short gaps per step (57.8 µs per step, 6.8%)")."""
+    report = built("launch_bound_fixed").report
+    assert report["launch"]["latency_us"]["p50"] > 100.0
+    assert "launch.tiny_kernels" not in {f["id"] for f in report["findings"]}
+
+
+def test_launch_bound_short_gaps_are_its_launch_time(built):
+    """The LSTM's short gaps hold host work as well as launches: the finding counts only the launch part, the
+    Time line's kernel launch share (it read 76.7%: host compute counted as launch time)."""
+    report = built("launch_bound").report
+    finding = next(f for f in report["findings"] if f["id"] == "launch.tiny_kernels")
+    assert finding["evidence"]["metrics"]["short_gap_pct"] <= report["summary"]["breakdown_pct"]["launch"]

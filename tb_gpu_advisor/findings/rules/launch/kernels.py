@@ -104,13 +104,17 @@ def gpu_starved_by_launches(ctx: Context) -> Finding | None:
 
 
 def _short_gaps(ctx, gpu):
-    """(total ps, count, median ps) of the gaps of at most LAUNCH_GAP_MAX_US between a GPU's activities."""
+    """(total ps, count, median ps) of the time a GPU waited for a launch call (the idle attribution's `launch`
+    cause, as on the Time and Idle lines) inside its gaps of at most LAUNCH_GAP_MAX_US: a gap whose next kernel was
+    queued before it began (device wait), or that the host spent elsewhere, is not launch time."""
     busy = ctx.busy_by_gpu[gpu.ordinal]
-    if len(busy) < 2:
+    idle = ctx.analysis.idle
+    found = idle.by_ordinal(gpu.ordinal) if idle is not None else None
+    if len(busy) < 2 or found is None:
         return 0, 0, 0
     gap_start, gap_end = busy.end_ps[:-1], busy.start_ps[1:]
     short = (gap_end - gap_start) <= LAUNCH_GAP_MAX_US * 1e6
-    gaps = intervals.union(gap_start[short], gap_end[short])
+    gaps = intervals.intersect(intervals.union(gap_start[short], gap_end[short]), found.spans["launch"])
     windows = ctx.gpu_windows(gpu)
     inside = intervals.intersect(gaps, windows) if len(windows) else gaps
     lengths = inside.end_ps - inside.start_ps
@@ -168,7 +172,7 @@ def tiny_kernels(ctx: Context) -> Finding | None:
     return Finding(
         id="launch.tiny_kernels",
         severity=severity,
-        summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU sits in "
+        summary=f"{shorter_pct:.0f}% of kernels run shorter than their launch call; the GPU waits for a launch in "
         f"{ctx.count_text(worst[1], 'short gap')} ({ctx.time_text(gap_ms)}, {share:.1f}% of the step time)."
         + optimizer_text,
         evidence=Evidence(
@@ -198,7 +202,8 @@ def tiny_kernels(ctx: Context) -> Finding | None:
         ),
         recoverable_ms=gap_ms,
         window_ms=ctx.window_ms,
-        speedup_basis=f"upper bound: the step time without the GPU's gaps of at most {LAUNCH_GAP_MAX_US:g} \u00b5s",
+        speedup_basis="upper bound: the step time without the GPU's waits for a launch call in its gaps of at most "
+        f"{LAUNCH_GAP_MAX_US:g} \u00b5s",
         condition=condition,
         fix_note=note,
     )
