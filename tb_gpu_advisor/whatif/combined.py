@@ -35,7 +35,8 @@ class Claim:
     pools: frozenset
     what_if: bool = True
     removes_wait: bool = False  # the fix removes a wait (a sync, a read back): the work around it stays
-    # The wait exposes another claim's time (findings.causes.explains): that time is this claim's, counted first.
+    # A cause that explains another claim's time (findings.causes.explains: a wait that exposes it, or a specific
+    # cause of a symptom): that time is this claim's, counted first.
     leads: bool = False
 
 
@@ -54,8 +55,9 @@ class Combined:
 
 
 def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
-    """Combined of `claims` over a window of `window_ms`: a wait that exposes another claim's time first (that
-    time is the host's work after the wait: the wait's fix, held at that work, is what it can give), then
+    """Combined of `claims` over a window of `window_ms`: a cause that explains another claim's time first (a
+    wait that exposes it: that time is the host's work after the wait, and the wait's fix, held at that work, is
+    what it can give; a specific cause of a symptom: its fix is what the report names), then
     what-ifs of a fix (they say what the fix leaves of the lost time), each most time first; a claim counts unless a claim already counted draws on one of its
     pools (its time is then the same time); the window loses the sum of the counted claims, but never drops
     below the GPU's busy time `device_busy_ms` less what the counted claims take off the GPU's own work (kernels,
