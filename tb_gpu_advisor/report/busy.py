@@ -24,3 +24,10 @@ def busy_figures(summary):
     if multi or (copies and busy is not None and busy - compute >= COPY_SPLIT_MIN_POINTS):
         figures.append(("with collectives", busy))
     return figures
+
+
+def busy_scope(summary):
+    """`mean of 4 GPUs` where several GPUs take part: the headline busy figures are their mean (each GPU's own
+    share is on its Idle line and in the device table); None for one GPU."""
+    count = summary.get("active_gpu_count") or 0
+    return f"mean of {count} GPUs" if count > 1 else None

@@ -2,7 +2,7 @@
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.report import units
-from tb_gpu_advisor.report.busy import busy_figures
+from tb_gpu_advisor.report.busy import busy_figures, busy_scope
 from tb_gpu_advisor.report.fix_blocks import fix_blocks
 from tb_gpu_advisor.report.safe_text import escape_controls
 from tb_gpu_advisor.report.sections import host_sections
@@ -132,7 +132,8 @@ def _host(host):
     ]
     (label, value), *others = busy_figures(s)
     lead = BUSY_DEFINITIONS["gpu_compute_busy" if others else "gpu_busy"]
-    busy = [(label, units.percent(value), lead)] + [
+    scope = busy_scope(s)
+    busy = [(f"{label} ({scope})" if scope else label, units.percent(value), lead)] + [
         (f"GPU busy {other}", units.percent(pct), BUSY_DEFINITIONS["gpu_busy"]) for other, pct in others
     ]
     prep = [("host batch prep", units.percent(s["batch_prep_pct"]), None)] if s.get("batch_prep_pct") else []

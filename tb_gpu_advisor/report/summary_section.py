@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.report import units
-from tb_gpu_advisor.report.busy import busy_figures
+from tb_gpu_advisor.report.busy import busy_figures, busy_scope
 from tb_gpu_advisor.vocabulary import (
     device_label,
     BREAKDOWN_LABELS,
@@ -32,8 +32,10 @@ def summary_section(report: dict) -> Section:
     gpus = f"GPUs: {s['active_gpu_count']} active of {s['gpu_count']}" if s["gpu_count"] else "GPUs: none"
     (label, value), *others = busy_figures(s)
     busy = f"{label}: {units.percent(value)}   " if s["gpu_count"] else ""  # no GPU, no GPU busy figure
-    if others:
-        busy = busy.rstrip() + " (" + ", ".join(f"{other} {units.percent(pct)}" for other, pct in others) + ")   "
+    scope = busy_scope(s) if s["gpu_count"] else None
+    if others or scope:
+        parts = ", ".join(f"{other} {units.percent(pct)}" for other, pct in others)
+        busy = busy.rstrip() + " (" + "; ".join(part for part in (scope, parts) if part) + ")   "
     prep = f", host batch prep: {units.percent(s['batch_prep_pct'])}" if s.get("batch_prep_pct") else ""
     lines.append(f"{gpus}   {busy}input wait: {units.percent(s['input_wait_pct'])}{prep}")
     if st["count"]:

@@ -20,7 +20,10 @@ def _run(gpus, collectives=True):
 
 def test_text_leads_with_compute_busy_on_multi_gpu_runs():
     text = render_text(_run(4))
-    assert "GPU compute busy: 45.0% (with collectives 95.0%)" in text
+    # The headline figures are the mean over the GPUs, and say so (v100x8 read "GPU busy: 72.4%" beside a Time
+    # line and step table of one GPU's 69.9%).
+    assert "GPU compute busy: 45.0% (mean of 4 GPUs; with collectives 95.0%)" in " ".join(text.split())
+    assert "GPU busy: 45.0% (mean of 2 GPUs)" in render_text(_run(2, collectives=False))
     assert "with collectives" not in render_text(_run(2, collectives=False))  # no collective kernel captured
     header = next(line for line in text.splitlines() if line.startswith("device"))
     assert header.split()[:5] == ["device", "busy", "compute", "collectives", "only"]
@@ -35,7 +38,7 @@ def test_text_single_gpu_keeps_gpu_busy():
 
 def test_html_cards_and_chart_show_compute_busy():
     document = render_html(_run(2))
-    assert "<b>45.0%</b><span>GPU compute busy</span>" in document
+    assert "<b>45.0%</b><span>GPU compute busy (mean of 2 GPUs)</span>" in document
     assert "<b>95.0%</b><span>GPU busy with collectives</span>" in document
     assert "GPU compute busy per device" in document
     assert "compute 45.0%, collectives only 50.0%" in document

@@ -96,3 +96,12 @@ def test_launch_bound_short_gaps_are_its_launch_time(built):
     report = built("launch_bound").report
     finding = next(f for f in report["findings"] if f["id"] == "launch.tiny_kernels")
     assert finding["evidence"]["metrics"]["short_gap_pct"] <= report["summary"]["breakdown_pct"]["launch"]
+
+
+def test_host_finding_lists_no_device_wait_as_host_work(built):
+    """TFE_TensorHandleResolve is the loss read waiting on the device (model.host_waits): not an op that blocks
+    the step with host work (it was listed beside XlaLaunch)."""
+    report = built("launch_bound_fixed").report
+    host = next(f for f in report["findings"] if f["id"] == "host.gpu_idle_host_busy")
+    names = [op["name"] for op in host["evidence"]["pointers"]["host_ops"]]
+    assert "StatefulPartitionedCall:XlaLaunch" in names and "TFE_TensorHandleResolve" not in names

@@ -10,6 +10,7 @@ from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, ladder
 from tb_gpu_advisor.findings.host_time import HOST_OPS_LISTED, op_rows
 from tb_gpu_advisor.findings.thresholds import HOST_HIGH_PCT, HOST_MEDIUM_PCT, MODELED_LOW_PCT
 from tb_gpu_advisor.model import intervals
+from tb_gpu_advisor.model.host_waits import is_device_wait
 
 from typing import TYPE_CHECKING
 
@@ -27,8 +28,9 @@ _WRAPPERS = re.compile(
 
 def _top_host_ops(ctx, limit_count=HOST_OPS_LISTED):
     """The ops that block the step, most time first: the step's own TensorFlow ops (a few calls per step), then
-    other host events; never wrappers, step markers, driver calls or tf.data's background producers."""
-    step = [(op.name, op.count, op.total_ps) for op in ctx.step_ops.step_ops]
+    other host events; never wrappers, step markers, driver calls, tf.data's background producers or waits on the
+    device (model.host_waits.is_device_wait: a loss read is the device's time, not the host's work)."""
+    step = [(op.name, op.count, op.total_ps) for op in ctx.step_ops.step_ops if not is_device_wait(op.name)]
     if len(step) >= limit_count:
         return op_rows(step[:limit_count])
     device_names = {name for gpu in ctx.model.gpus for name in gpu.activity.names}
@@ -41,6 +43,7 @@ def _top_host_ops(ctx, limit_count=HOST_OPS_LISTED):
             and name not in device_names
             and not name.startswith(("Memcpy", "Memset", "cu"))
             and not is_producer_event(name)
+            and not is_device_wait(name)
             and name not in per_element
             and name not in listed
         )
