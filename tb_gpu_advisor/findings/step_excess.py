@@ -16,6 +16,11 @@ from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, in_sentence
 # Below this (ms) a category's share of the excess is not named.
 SHOWN_MIN_MS = 0.005
 _INPUT = ("input_wait", "input_prep")
+# The finding's title where its estimate is the slow steps' recoverable time, by condition: what the fix removes.
+TITLES = {
+    "input": "Some steps wait longer for input than a steady step",
+    "host_idle": "Some steps idle longer than a steady step",
+}
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.rules.communication.exposed import collective_waits_of
-from tb_gpu_advisor.findings.step_excess import SHOWN_MIN_MS, VARIANTS, excess_of, listed
+from tb_gpu_advisor.findings.step_excess import SHOWN_MIN_MS, TITLES, VARIANTS, excess_of, listed
 from tb_gpu_advisor.findings.step_excess import condition as excess_condition
 from tb_gpu_advisor.findings.step_excess import sentence as excess_sentence
 from tb_gpu_advisor.findings.thresholds import (
@@ -280,6 +280,7 @@ def uneven_step_time(ctx: Context) -> Finding | None:
         f"Step time varies by {cv:.0%} (stdev {spread} on a {middle} median); the slowest step "
         f"({slowest[0].name}) takes {longest}."
     )
+    title = ""
     if one_outlier:
         condition, severity = "one_outlier", "low"
         summary += (
@@ -306,6 +307,8 @@ def uneven_step_time(ctx: Context) -> Finding | None:
             basis = "none: the slow steps' extra time is waiting; this trace does not show what it waits for"
     else:
         condition = excess_condition(split, share_low=False)
+        # The title names what the estimate removes, so its "(up to N×)" does not read as the size of the spread.
+        title = TITLES[condition]
         severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
         summary += (
             f" Of the slow steps' {excess} over the median step, {durations_ms(variance.recoverable_ms)[0]} is time "
@@ -342,6 +345,7 @@ def uneven_step_time(ctx: Context) -> Finding | None:
         window_ms=window,
         speedup_basis=basis,
         condition=condition,
+        title=title,
     )
 
 

@@ -111,6 +111,8 @@ def test_slow_steps_that_idle_are_not_told_to_add_input_workers():
     """Idle excess with no input wait: the fix names idle time, not input (prefetch, parallel map, workers)."""
     finding = _uneven([10_000, 20_000] * 3, lambda d: 9_900)
     assert "input" not in finding["fix_summary"] and "idle" in finding["fix_summary"]
+    # the title names what the estimate removes (generalB 3: "varies a lot (up to 1.2×)" read as the spread's size)
+    assert finding["title"] == "Some steps idle longer than a steady step"
 
 
 def test_warm_up_step_is_reported_and_left_out_of_the_variance():
