@@ -68,6 +68,26 @@ recurs.""",
                 ),
             ),
         ),
+        "input.main_process_loader": Entry(
+            category="input",
+            title="The step waits for a DataLoader that loads in the training process",
+            fix_summary="Load in worker processes: DataLoader(num_workers=N, persistent_workers=True, prefetch_factor=2).",
+            fix="""\
+The DataLoader builds each batch in the training process (num_workers=0: _SingleProcessDataLoaderIter), so
+loading and the step take turns: the step waits in enumerate(DataLoader) for every batch. Worker processes
+build the next batches while the step runs:
+
+    loader = torch.utils.data.DataLoader(
+        dataset, batch_size=batch_size, shuffle=True,
+        num_workers=4,               # 0 loads in the training process; leave cores for the step on a CPU run
+        persistent_workers=True,     # keep workers between epochs
+        prefetch_factor=2)           # batches each worker keeps ready
+
+On a CPU-only run the workers share the cores with the step: loading that waits (file or network reads)
+overlaps fully, loading that computes only as far as idle cores allow. With several ranks on one machine,
+count every rank's workers against the cores.""",
+            docs=(L.TORCH_DATA, L.TORCH_TUNING),
+        ),
         "input.host_batch_prep": Entry(
             category="input",
             title="The host prepares each batch while the device idles",
