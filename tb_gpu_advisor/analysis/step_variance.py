@@ -1,7 +1,8 @@
 """How step times spread over the steady steps and what the slow steps' extra time is: each slow step's excess over
-the median step split by breakdown category, into time a fix could recover (idle, input, a late host) and work
-(device compute, copies, collectives, waits on the device; on a trace without a GPU the host's compute too), and
-whether one step alone makes the spread."""
+the median step split by breakdown category, into time a fix could recover (idle, input, a late host), work
+(device compute and copies; on a trace without a GPU the host's compute too) and waits (on the device, inside an
+op, in collectives: a collective's time on one rank includes waiting for the others), and whether one step alone
+makes the spread. A wait is never counted as work: it says what the step waits for, not that it is slow."""
 
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ if TYPE_CHECKING:
     from tb_gpu_advisor.analysis.breakdown import Breakdown
 
 # Excess a fix could take out of a slow step: the device idles while nothing, the input or the host's own (late)
-# work holds it. Waits on the device and the device's work are the step's work: more of it is no stall.
+# work holds it.
 _RECOVERABLE_WITH_GPU = ("input_wait", "input_prep", "launch", "host", "idle")
 # Without a GPU the host's compute is the step's work.
 _RECOVERABLE_WITHOUT_GPU = ("input_wait", "input_prep", "idle")
+# Excess spent waiting: on the device (work queued, the host blocked on it), inside an op, or in collectives (which
+# on one rank include waiting for the other ranks). Neither work nor a stall a fix on this side removes.
+WAIT_CATEGORIES = ("collectives", "device_wait", "host_wait", "host_stall")
 MIN_STEPS = 3
 
 
@@ -36,6 +40,12 @@ class StepVariance:
     excess_by_category_ms: dict  # category -> ms of the excess, most first (only categories that grew)
     cv_without_slowest: float | None  # the coefficient of variation with the slowest step left out
     recoverable_categories: tuple  # the categories counted as recoverable on this trace
+    wait_categories: tuple = WAIT_CATEGORIES  # the categories counted as waits
+
+    @property
+    def waits_ms(self) -> float:
+        """The part of the excess spent waiting (WAIT_CATEGORIES)."""
+        return sum(value for name, value in self.excess_by_category_ms.items() if name in self.wait_categories)
 
     @property
     def cv(self) -> float:
@@ -48,8 +58,8 @@ class StepVariance:
 
     @property
     def work_ms(self) -> float:
-        """The part of the excess that is work (not recoverable)."""
-        return max(0.0, self.excess_ms - self.recoverable_ms)
+        """The part of the excess that is work (neither recoverable nor a wait)."""
+        return max(0.0, self.excess_ms - self.recoverable_ms - self.waits_ms)
 
 
 def step_variance(step_ms: np.ndarray, per_step: Breakdown, has_gpu: bool) -> StepVariance | None:

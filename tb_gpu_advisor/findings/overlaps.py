@@ -12,6 +12,7 @@ from dataclasses import replace
 
 POOLS = {
     "input.gpu_waits_for_input": {"input_wait"},
+    "input.main_process_loader": {"input_wait"},
     "input.no_prefetch": {"input_wait"},
     "input.host_batch_prep": {"input_wait", "host"},
     "input.sequential_map": {"input_wait"},

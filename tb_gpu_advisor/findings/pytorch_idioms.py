@@ -81,7 +81,7 @@ VARIANTS = register_variants(
     "pytorch",
     {
         "steps.uneven_step_time": Wording(
-            fix_summary="Remove what the slow steps wait on (named above): more DataLoader workers; open them in Perfetto.",
+            fix_summary="Look at what the slow steps do beyond a steady one (named above): open them in Perfetto.",
             fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open the trace in
 Perfetto (ui.perfetto.dev) and look at them. Usual causes: periodic work inside some steps (evaluation,
@@ -94,8 +94,8 @@ recompiling for new shapes (keep batch shapes fixed: DataLoader(drop_last=True),
                     "pytorch:work",
                     Idiom(
                         fix_summary="Nothing to recover: the slow steps do more work. Compare their input shapes; rerun on an idle box.",
-                        fix="""The slow steps' extra time is the step's own work (GPU compute, copies, collectives, waiting on the GPU, or the
-host's compute where there is no GPU), not idle or input time: the work per step varies (batches of different
+                        fix="""The slow steps' extra time is mostly the step's own work (GPU compute, copies, or the host's compute where
+there is no GPU), not idle, input or waiting: the work per step varies (batches of different
 sizes or shapes, data-dependent work such as embedding lookups or variable sequence lengths), or the machine
 was shared while they ran. Open the trace in Perfetto (ui.perfetto.dev) to compare a slow step with a fast one;
 bucket or pad inputs to a few fixed shapes where the variation is not wanted (which also keeps torch.compile

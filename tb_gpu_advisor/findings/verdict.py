@@ -58,6 +58,7 @@ def bottleneck_of(finding: Finding) -> str | None:
 # The finding whose recoverable time is exactly the breakdown category of a bottleneck.
 DIRECT = {
     "input.gpu_waits_for_input": "input",
+    "input.main_process_loader": "input",
     "host.gpu_idle_host_busy": "host",
     "launch.gpu_starved_by_launches": "launch",
     "communication.allreduce_exposed": "communication",

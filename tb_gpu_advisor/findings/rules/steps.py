@@ -9,6 +9,10 @@ from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
+from tb_gpu_advisor.findings.rules.communication.exposed import collective_waits_of
+from tb_gpu_advisor.findings.step_excess import SHOWN_MIN_MS, TITLES, VARIANTS, excess_of, listed
+from tb_gpu_advisor.findings.step_excess import condition as excess_condition
+from tb_gpu_advisor.findings.step_excess import sentence as excess_sentence
 from tb_gpu_advisor.findings.thresholds import (
     MODELED_HIGH_PCT,
     MODELED_LOW_PCT,
@@ -20,7 +24,6 @@ from tb_gpu_advisor.findings.thresholds import (
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.model.host import event_tag
 from tb_gpu_advisor.report.units import durations_ms
-from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, in_sentence
 
 from typing import TYPE_CHECKING
 
@@ -92,7 +95,7 @@ Avoid histogram and image summaries inside the step; do not flush the writer eve
         "steps.uneven_step_time": Entry(
             category="other",
             title="Step time varies a lot from step to step",
-            fix_summary="Remove what the slow steps wait on (named above): input (prefetch, parallel map) or idle time.",
+            fix_summary="Look at what the slow steps do beyond a steady one (named above): open them in the Trace Viewer.",
             fix="""\
 Some steps take much longer than the median. The slow steps are listed in the evidence: open them in the
 Trace Viewer. Usual causes: periodic work inside some steps (evaluation, checkpoints, summaries, logging),
@@ -104,8 +107,8 @@ allocation growth, or recompilation for new shapes (pad batches to fixed shapes,
                     "any:work",
                     Idiom(
                         fix_summary="Nothing to recover: the slow steps do more work. Compare their input shapes; rerun on an idle box.",
-                        fix="""The slow steps' extra time is the step's own work (device compute, copies, collectives, waiting on the device,
-or the host's compute where there is no GPU), not idle or input time: the work per step varies (batches of
+                        fix="""The slow steps' extra time is mostly the step's own work (device compute, copies, or the host's compute where
+there is no GPU), not idle, input or waiting: the work per step varies (batches of
 different sizes or shapes, data-dependent work such as embedding lookups or variable sequence lengths), or the
 machine was shared while they ran. Bucket or pad inputs to a few fixed shapes where the variation is not wanted,
 and profile on an otherwise idle machine before reading the spread as a problem.""",
@@ -123,6 +126,7 @@ slow steps, and the checkpoint and summary rules name the common ones.""",
                         docs=(L.TF_PROFILER,),
                     ),
                 ),
+                *VARIANTS,
             ),
         ),
         "steps.warmup_in_profile": Entry(
@@ -266,16 +270,17 @@ def uneven_step_time(ctx: Context) -> Finding | None:
     slowest = sorted(steps, key=lambda s: (-s.duration_ps, s.start_ps))[:3]
     spread, middle, longest = durations_ms(variance.stdev_ms, variance.median_ms, ms(slowest[0].duration_ps))
     one_outlier = variance.cv_without_slowest is not None and variance.cv_without_slowest < STEP_CV_MIN
-    grown = {name: value for name, value in variance.excess_by_category_ms.items() if value >= 0.005}
-    kept = set(variance.recoverable_categories)
-    parts = _listed_ms(grown.items())
+    grown = {name: value for name, value in variance.excess_by_category_ms.items() if value >= SHOWN_MIN_MS}
+    parts = listed(grown, ctx.has_gpu)
     recoverable = 0.0 if one_outlier else variance.recoverable_ms
     share = round(100.0 * recoverable / window, 2) if window > 0 else 0.0
     excess = durations_ms(variance.excess_ms)[0]
+    split = excess_of(variance, collective_waits_of(ctx) if ctx.has_gpu else None)
     summary = (
         f"Step time varies by {cv:.0%} (stdev {spread} on a {middle} median); the slowest step "
         f"({slowest[0].name}) takes {longest}."
     )
+    title = ""
     if one_outlier:
         condition, severity = "one_outlier", "low"
         summary += (
@@ -284,21 +289,32 @@ def uneven_step_time(ctx: Context) -> Finding | None:
         )
         basis = "none: one outlier step; how often it recurs is not in the capture"
     elif share < MODELED_LOW_PCT:
-        condition, severity = "work", "low"
-        summary += (
-            f" The slow steps' {excess} over the median step is work ({parts}), not idle or input time: the work "
-            "per step varies, or the machine was shared."
-        )
-        basis = "none: the slow steps' extra time is work, not time a fix recovers"
+        condition, severity = excess_condition(split, share_low=True), "low"
         recoverable = 0.0
+        if condition == "work":
+            summary += (
+                f" The slow steps' {excess} over the median step is mostly work "
+                f"({listed(split.work, ctx.has_gpu, split=split.collective_split)}): the work per step varies, or "
+                "the machine was shared." + _rest(split, ctx.has_gpu, work=False)
+            )
+            basis = "none: the slow steps' extra time is work, not time a fix recovers"
+        else:
+            summary += (
+                f" The slow steps' {excess} over the median step is mostly waiting "
+                f"({listed(split.waits, ctx.has_gpu, waits=True, split=split.collective_split)}): a wait says what "
+                "the step waits for, not that it is slow." + _rest(split, ctx.has_gpu, work=True)
+            )
+            basis = "none: the slow steps' extra time is waiting; this trace does not show what it waits for"
     else:
-        condition = None
+        condition = excess_condition(split, share_low=False)
+        # The title names what the estimate removes, so its "(up to N×)" does not read as the size of the spread.
+        title = TITLES[condition]
         severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
-        idle = _listed_ms((name, value) for name, value in grown.items() if name in kept)
-        work = _listed_ms((name, value) for name, value in grown.items() if name not in kept)
         summary += (
             f" Of the slow steps' {excess} over the median step, {durations_ms(variance.recoverable_ms)[0]} is time "
-            f"a steady step does not spend ({idle})" + (f"; the rest is work ({work})." if work else ".")
+            f"a steady step does not spend ({listed(split.recoverable, ctx.has_gpu)})"
+            + excess_sentence(split, ctx.has_gpu)
+            + "."
         )
         basis = "upper bound: the slow steps' idle, input and late-host time above the median step's removed"
     return Finding(
@@ -313,7 +329,8 @@ def uneven_step_time(ctx: Context) -> Finding | None:
                 "coefficient_of_variation": cv,
                 "excess_over_median_ms": round(variance.excess_ms, 3),
                 "recoverable_excess_ms": round(variance.recoverable_ms, 3),
-                "work_excess_ms": round(variance.work_ms, 3),
+                "work_excess_ms": round(split.work_ms, 3),
+                "wait_excess_ms": round(split.waits_ms, 3),
                 "excess_by_category_ms": {name: round(value, 3) for name, value in grown.items()},
                 "one_outlier_step": one_outlier,
                 "steps_measured": len(steps),
@@ -328,13 +345,21 @@ def uneven_step_time(ctx: Context) -> Finding | None:
         window_ms=window,
         speedup_basis=basis,
         condition=condition,
+        title=title,
     )
 
 
-def _listed_ms(items: object) -> str:
-    """ "idle +2.81 ms, host compute +2.56 ms" of (category, ms) pairs, largest first, at most three."""
-    shown = sorted(items, key=lambda item: -item[1])[:3]  # type: ignore[call-overload]
-    return ", ".join(f"{in_sentence(BREAKDOWN_LABELS[name])} +{durations_ms(value)[0]}" for name, value in shown)
+def _rest(split, has_gpu, work):
+    """ " The rest: work (...); time a steady step does not spend (...)." besides the kind the sentence led with
+    (the waits where it led with the work)."""
+    parts = []
+    other = split.work if work else split.waits
+    if other:
+        kind = "work" if work else "waiting"
+        parts.append(f"{kind} ({listed(other, has_gpu, waits=not work, split=split.collective_split)})")
+    if split.recoverable:
+        parts.append(f"time a steady step does not spend ({listed(split.recoverable, has_gpu)})")
+    return f" The rest: {'; '.join(parts)}." if parts else ""
 
 
 RULES = (checkpoint_stall, summary_stall, uneven_step_time, warmup_in_profile)

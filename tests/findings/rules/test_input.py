@@ -303,3 +303,17 @@ def test_on_a_cpu_only_run_the_map_shares_the_cores_with_the_step():
 def test_a_single_pool_thread_says_nothing_about_the_cores():
     one = findings_by_id(report_of(producer_loop(30_000, 10_000, pool_threads=1)))["input.sequential_map"]
     assert one["evidence"]["metrics"]["host_cores"] is None and one["estimated_speedup"] == 4.0
+
+
+def test_a_cpu_only_pytorch_rank_waiting_for_a_main_process_dataloader_is_input_bound():
+    """ddp_cpu slow_input rank 2 (review generalB 4): 20 ms of injected sleep per batch in a num_workers=0
+    DataLoader, 57% of the step, on a CPU-only gloo rank: the input finding fires with the worker advice."""
+    from tb_gpu_advisor.pipeline import analyze_host_file
+    from tests.data import REAL
+
+    (path,) = (REAL / "ddp_cpu" / "slow_input").glob("rank2.*.pt.trace.json.gz")
+    report = analyze_host_file(str(path))
+    finding = findings_by_id(report)["input.main_process_loader"]
+    assert finding["severity"] == "high" and 55 < finding["evidence"]["metrics"]["input_wait_pct"] < 60
+    assert "num_workers" in finding["fix_summary"]
+    assert report["summary"]["bottleneck_finding"] == "input.main_process_loader"

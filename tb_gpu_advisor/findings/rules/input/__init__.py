@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.findings.rules.input.waits import gpu_waits_for_input, no_prefetch
+from tb_gpu_advisor.findings.rules.input.waits import gpu_waits_for_input, main_process_loader, no_prefetch
 from tb_gpu_advisor.findings.rules.input.pipeline import (
     demanded_file_reads,
     map_pool_saturated,
@@ -17,6 +17,7 @@ from tb_gpu_advisor.findings.rules.input.entries import ENTRIES as ENTRIES
 
 RULES = (
     gpu_waits_for_input,
+    main_process_loader,
     host_batch_prep,
     no_prefetch,
     sequential_map,

@@ -68,6 +68,26 @@ recurs.""",
                 ),
             ),
         ),
+        "input.main_process_loader": Entry(
+            category="input",
+            title="The step waits for a DataLoader that loads in the training process",
+            fix_summary="Load in worker processes: DataLoader(num_workers=N, persistent_workers=True, prefetch_factor=2).",
+            fix="""\
+The DataLoader builds each batch in the training process (num_workers=0: _SingleProcessDataLoaderIter), so
+loading and the step take turns: the step waits in enumerate(DataLoader) for every batch. Worker processes
+build the next batches while the step runs:
+
+    loader = torch.utils.data.DataLoader(
+        dataset, batch_size=batch_size, shuffle=True,
+        num_workers=4,               # 0 loads in the training process; leave cores for the step on a CPU run
+        persistent_workers=True,     # keep workers between epochs
+        prefetch_factor=2)           # batches each worker keeps ready
+
+On a CPU-only run the workers share the cores with the step: loading that waits (file or network reads)
+overlaps fully, loading that computes only as far as idle cores allow. With several ranks on one machine,
+count every rank's workers against the cores.""",
+            docs=(L.TORCH_DATA, L.TORCH_TUNING),
+        ),
         "input.host_batch_prep": Entry(
             category="input",
             title="The host prepares each batch while the device idles",
@@ -129,6 +149,27 @@ Measure the loader alone (iterate it without the model) to know whether it keeps
                 docs=(L.TORCH_DATA, L.TORCH_PINNED),
             ),
             variants=(
+                (
+                    "tf_data_prefetch",
+                    Idiom(
+                        fix_summary="Move the loop's work between next(iterator) and the step into tf.data or the "
+                        "tf.function.",
+                        fix="""\
+The step already reads its batches from a tf.data pipeline that prefetches, but the training loop still
+works on each batch between taking it and calling the step (the time above) while the device has nothing
+to run. Move that work where it overlaps the step:
+
+    ds = ds.map(per_example_work, num_parallel_calls=tf.data.AUTOTUNE)   # before batch and prefetch
+    ds = ds.batch(batch_size).map(per_batch_work).prefetch(tf.data.AUTOTUNE)
+    # or inside the compiled step, as TensorFlow ops
+    @tf.function
+    def train_step(x, y): ...
+
+If the loop only calls the step, the step thread waited for something else there (a lock, Python's GIL held
+by another thread): check what else runs in the process.""",
+                        docs=(L.TF_DATA_PERFORMANCE,),
+                    ),
+                ),
                 (
                     "pytorch:loader_workers",
                     Idiom(

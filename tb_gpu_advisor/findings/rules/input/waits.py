@@ -208,3 +208,31 @@ def no_prefetch(ctx: Context) -> Finding | None:
         pointers={"tf_data_stages": list(pipeline.paths[:5])},
     )
     return estimated(finding, estimate)
+
+
+def main_process_loader(ctx: Context) -> Finding | None:
+    """PyTorch without a GPU: the step waits in a DataLoader that builds each batch in the training process
+    (_SingleProcessDataLoaderIter: num_workers=0), so loading and the step take turns; worker processes would load
+    the next batches while the step runs. With a GPU, input.gpu_waits_for_input says the same."""
+    if ctx.has_gpu or ctx.framework.name != "pytorch" or not _waits_enough(ctx):
+        return None
+    if not any(name.startswith(_SINGLE_PROCESS_LOADER) for name in ctx.host.op_totals):
+        return None
+    wait_ms, share = _wait(ctx)
+    metrics, pointers = _wait_metrics(ctx, wait_ms, share), _wait_pointers(ctx)
+    files_note = _file_work_in_waits(ctx, wait_ms, metrics, pointers)
+    note = (
+        "This is a CPU-only run: worker processes share the cores with the step, so the overlap holds for loading "
+        "that waits (file reads, network, sleep) and less for loading that computes."
+    )
+    return Finding(
+        id="input.main_process_loader",
+        severity=grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
+        summary=f"The step waits for the DataLoader {share:.1f}% of the step time ({ctx.time_text(wait_ms)}), and "
+        "the DataLoader builds each batch in the training process (_SingleProcessDataLoaderIter: num_workers=0).",
+        evidence=Evidence(metrics, ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT), pointers),
+        recoverable_ms=wait_ms,
+        window_ms=ctx.window_ms,
+        speedup_basis=UPPER_BOUND.format(what="time waiting for the DataLoader"),
+        fix_note=f"{note} {files_note}".strip(),
+    )

@@ -1,0 +1,197 @@
+"""What the slow steps' excess over the median step is, in words (steps.uneven_step_time): time a steady step does
+not spend (idle, input, a late host), the step's own work, and waits. A wait is never evidence that the waiter is
+slow: collective time on one rank includes waiting for the other ranks (where the profile holds every GPU of a
+collective, analysis.collective_waits splits it into the wait for the last arrival and the transfer after it),
+and the host waiting on the device waits for the device's work. The fix of each case names only what grew."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.findings.catalog import Idiom
+from tb_gpu_advisor.report.units import durations_ms
+from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, in_sentence
+
+# Below this (ms) a category's share of the excess is not named.
+SHOWN_MIN_MS = 0.005
+_INPUT = ("input_wait", "input_prep")
+# The finding's title where its estimate is the slow steps' recoverable time, by condition: what the fix removes.
+TITLES = {
+    "input": "Some steps wait longer for input than a steady step",
+    "host_idle": "Some steps idle longer than a steady step",
+}
+
+
+@dataclass(frozen=True)
+class Excess:
+    """The slow steps' excess over the median step (ms) by kind: {category: ms}, each largest first."""
+
+    recoverable: dict
+    work: dict
+    waits: dict  # collectives here are the time that may be (or, split, is) waiting for peers
+    collective_split: bool  # the collectives' wait was measured against the last-arriving GPU
+
+    @property
+    def work_ms(self) -> float:
+        return sum(self.work.values())
+
+    @property
+    def waits_ms(self) -> float:
+        return sum(self.waits.values())
+
+    @property
+    def input_ms(self) -> float:
+        return sum(self.recoverable.get(name, 0.0) for name in _INPUT)
+
+
+def excess_of(variance, waits=None) -> Excess:
+    """Excess of a StepVariance; `waits` (analysis.collective_waits.CollectiveWaits) moves the collectives'
+    transfer share to work where every GPU's collectives were matched."""
+    grown = {name: value for name, value in variance.excess_by_category_ms.items() if value >= SHOWN_MIN_MS}
+    recoverable = {n: v for n, v in grown.items() if n in variance.recoverable_categories}
+    wait = {n: v for n, v in grown.items() if n in variance.wait_categories}
+    work = {n: v for n, v in grown.items() if n not in recoverable and n not in wait}
+    split = waits is not None and waits.matched_calls > 0 and "collectives" in wait
+    if split:
+        waited, moved = sum(waits.wait_ps.values()), sum(waits.transfer_ps.values())
+        total = wait.pop("collectives")
+        share = waited / (waited + moved) if waited + moved > 0 else 0.0
+        if total * share >= SHOWN_MIN_MS:
+            wait["collectives"] = total * share
+        if total * (1 - share) >= SHOWN_MIN_MS:
+            work["collectives"] = total * (1 - share)
+    return Excess(_sorted(recoverable), _sorted(work), _sorted(wait), split)
+
+
+def _sorted(values):
+    return dict(sorted(values.items(), key=lambda item: -item[1]))
+
+
+def listed(values: dict, has_gpu: bool = True, waits: bool = False, split: bool = False) -> str:
+    """ "idle +2.81 ms, host compute +2.56 ms" of {category: ms}, largest first, at most three; as `waits`,
+    collectives and the host's wait on a device that is the CPU say what they wait for."""
+    shown = list(values.items())[:3]
+    return ", ".join(f"{_label(name, has_gpu, waits, split)} +{durations_ms(value)[0]}" for name, value in shown)
+
+
+def _label(name, has_gpu, waits, split):
+    label = in_sentence(BREAKDOWN_LABELS[name])
+    if not waits:
+        return "collective transfer" if name == "collectives" and split else label
+    if name == "collectives":
+        return "collectives waiting for the last GPU" if split else "collectives (may be waiting for other ranks)"
+    if name == "host_wait" and not has_gpu:
+        return "host waiting on the device (the CPU executor's compute)"
+    return label
+
+
+def sentence(excess: Excess, has_gpu: bool) -> str:
+    """ "; work: compute (32-bit) +94.77 ms; waits: ..." for what the excess holds besides its recoverable part."""
+    text = ""
+    if excess.work:
+        text += f"; work: {listed(excess.work, has_gpu, split=excess.collective_split)}"
+    if excess.waits:
+        text += f"; waiting, not work: {listed(excess.waits, has_gpu, waits=True, split=excess.collective_split)}"
+    return text
+
+
+def condition(excess: Excess, share_low: bool) -> str:
+    """The fix's condition: "work" (mostly work), "waits" (mostly waiting, most of it in collectives),
+    "device_waits" (mostly waiting on the device or inside ops), "input" (mostly input wait) or
+    "host_idle" (idle or the host's own time)."""
+    if share_low:
+        if excess.work_ms >= excess.waits_ms and excess.work_ms > 0:
+            return "work"
+        return "waits" if excess.waits.get("collectives", 0.0) >= 0.5 * excess.waits_ms else "device_waits"
+    recoverable = sum(excess.recoverable.values())
+    return "input" if excess.input_ms >= 0.5 * recoverable else "host_idle"
+
+
+_WAITS_FIX = """The slow steps' extra time is mostly waiting (named above), and a wait says what a step waits for, not that it is
+slow. Collective time on one rank's trace includes waiting for the other ranks: capture every rank for the same
+steps into one run directory and analyze the directory, whose Ranks section shows which rank arrives late and
+what it does meanwhile. The host waiting on the device waits for the device's work (on a trace without a GPU, the
+framework's CPU executor computing): look at what runs there in the slow steps."""
+_HOST_IDLE_FIX = """The slow steps' extra time is idle (nothing traced runs) or the host's own time, not input: untraced Python, a
+garbage collection, or other processes sharing the machine's cores (several ranks or jobs on fewer cores than they
+use). Open the slow steps in the trace (listed in the evidence) and see what runs before them; profile on an
+otherwise idle machine, with as many cores as the processes on it use, before reading the spread as a problem."""
+
+# Fixes per condition (catalog variants of steps.uneven_step_time).
+VARIANTS = (
+    (
+        "any:waits",
+        Idiom(
+            fix_summary="Nothing to remove on this rank: the slow steps wait (named above). Analyze all ranks together.",
+            fix=_WAITS_FIX,
+            docs=(L.TF_PROFILER, L.JAX_PROFILING),
+        ),
+    ),
+    (
+        "pytorch:waits",
+        Idiom(
+            fix_summary="Nothing to remove on this rank: the slow steps wait (named above). Analyze all ranks together.",
+            fix=_WAITS_FIX
+            + "\nRun torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).",
+            docs=(L.TORCH_PROFILER,),
+        ),
+    ),
+    (
+        "any:device_waits",
+        Idiom(
+            fix_summary="The slow steps wait on the device (named above): look at what it runs in them.",
+            fix="""The slow steps' extra time is mostly the host waiting on the device (named above), and a wait says what a step
+waits for, not that it is slow: the device's work in those steps (on a trace without a GPU, the framework's CPU
+executor computing) takes longer. Open the slow steps in the trace (listed in the evidence) and compare what the
+device runs in them with a steady step.""",
+            docs=(L.TF_PROFILER, L.JAX_PROFILING),
+        ),
+    ),
+    (
+        "any:host_idle",
+        Idiom(
+            fix_summary="The slow steps idle (named above): look for untraced host work or other processes on the cores.",
+            fix=_HOST_IDLE_FIX,
+            docs=(L.TF_PROFILER, L.JAX_PROFILING),
+        ),
+    ),
+    (
+        "pytorch:host_idle",
+        Idiom(
+            fix_summary="The slow steps idle (named above): open them in Perfetto; look for other processes on the cores.",
+            fix=_HOST_IDLE_FIX + "\nOpen the trace in Perfetto (ui.perfetto.dev).",
+            docs=(L.TORCH_PROFILER,),
+        ),
+    ),
+    (
+        "input",
+        Idiom(
+            fix_summary="The slow steps wait for input (named above): let tf.data work ahead (prefetch, parallel map).",
+            fix="""The slow steps wait longer for their batch than a steady step: some batches are slower to produce (uneven file
+sizes, cache misses, a map that is slow for some elements). Let the pipeline work ahead of the step:
+dataset.map(fn, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE).""",
+            docs=(L.TF_DATA_PERFORMANCE,),
+        ),
+    ),
+    (
+        "jax:input",
+        Idiom(
+            fix_summary="The slow steps wait for input (named above): load batches ahead in a background loader (grain).",
+            fix="""The slow steps wait longer for their batch than a steady step: some batches are slower to produce. Load them
+ahead of the step in background workers (grain's DataLoader with worker_count > 0, or a prefetching thread),
+so a slow batch is ready before the step asks for it.""",
+            docs=(L.GRAIN,),
+        ),
+    ),
+    (
+        "pytorch:input",
+        Idiom(
+            fix_summary="The slow steps wait for the DataLoader (named above): more workers, persistent_workers.",
+            fix="""The slow steps wait longer for their batch than a steady step: some batches are slower to load. Let the
+DataLoader work ahead: DataLoader(..., num_workers=N, prefetch_factor=4, persistent_workers=True,
+pin_memory=True), so a slow batch is ready before the step asks for it.""",
+            docs=(L.TORCH_DATA,),
+        ),
+    ),
+)
