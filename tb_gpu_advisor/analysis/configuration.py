@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.examples_per_step import examples_per_step
 from tb_gpu_advisor.analysis.framework import strategy_signals
+from tb_gpu_advisor.analysis.host_cores import METADATA
 from tb_gpu_advisor.analysis.gpu_signals import set_up_for_gpu
 from tb_gpu_advisor.analysis.tf_data import tf_data_pipeline
 from tb_gpu_advisor.analysis.unused_gpus import replica_count
@@ -147,6 +148,11 @@ def configuration(
     )
     dtype_pct, by_default_pct = _matmul_dtypes(kernels, xla_tf32)
     examples = examples_per_step(model, framework.strategy, tuple(steps), tuple(active_ordinals))
+    # A CPU-only step program over several XLA CPU devices (--xla_force_host_platform_device_count): XLA's CPU
+    # thread pools follow the device count, not the cores.
+    cpu_devices = examples.devices if not model.gpus and not model.tpu_count and examples.devices > 1 else 0
+    if cpu_devices and cores_seen is not None and cores_seen.source != METADATA:
+        cores_seen = None
     return Configuration(
         framework=framework.name,
         versions=_versions(model.environment),
@@ -158,7 +164,7 @@ def configuration(
         xla=_xla(model, framework, kernel_names, compiled),
         precision=_precision(dtype_pct),
         matmul_dtype_pct=dtype_pct,
-        distribution=_distribution(model, framework),
+        distribution=_distribution(model, framework) or _sharded(cpu_devices),
         global_batch=examples.global_batch,
         examples=examples,
         thread_pools=_thread_pools(model.host_activity.thread_busy),
@@ -297,6 +303,13 @@ def _distribution(model, framework):
         if set_up_for_gpu(model):
             return f"tf.distribute ({what}; no GPU ran work)"
         return f"tf.distribute ({what} on /cpu devices)" if replicas else f"tf.distribute (on /cpu devices: {what})"
+    return None
+
+
+def _sharded(cpu_devices):
+    """A CPU-only step program's own device assignment, where nothing else says how the job is distributed."""
+    if cpu_devices:
+        return f"{cpu_devices} XLA CPU devices (the step program is sharded over them: jit with shardings, or pmap)"
     return None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.analysis.unused_gpus import replica_count
 from tb_gpu_advisor.readers.hlo.signature import entry_signature
@@ -52,6 +52,7 @@ class ExamplesPerStep:
     scope: str | None  # GLOBAL (the whole step) or PER_DEVICE (one device's share)
     source: str | None  # where the number comes from, in words
     reason: str | None  # why `examples` is None, or why it is only per device
+    devices: int = 1  # the devices the step program spans (its device assignment: SPMD partitions, pmap replicas)
 
     @property
     def global_batch(self) -> int | None:
@@ -282,23 +283,27 @@ def _partitioned(signature, inputs, examples, source):
         split = shards.pop()
         if split > 1 and examples == 1:
             # pmap's inputs stack one slice per device: [devices, batch, ...], split into [1, batch, ...]
-            return unknown(
-                f"the inputs of the step program {signature.module} ({_shapes(inputs)}) have a leading "
-                f"dimension split {split} ways into 1 per device: a device axis (pmap) or a batch of "
-                f"{split}; the trace does not say which"
+            return replace(
+                unknown(
+                    f"the inputs of the step program {signature.module} ({_shapes(inputs)}) have a leading "
+                    f"dimension split {split} ways into 1 per device: a device axis (pmap) or a batch of "
+                    f"{split}; the trace does not say which"
+                ),
+                devices=signature.devices,
             )
         how = (
             "each device takes the whole batch"
             if split == 1
             else f"its inputs are split {split} ways on their leading dimension: {examples} per device"
         )
-        return ExamplesPerStep(examples * split, GLOBAL, f"{source}; {devices}, {how}", None)
+        return ExamplesPerStep(examples * split, GLOBAL, f"{source}; {devices}, {how}", None, signature.devices)
     return ExamplesPerStep(
         examples,
         PER_DEVICE,
         source,
         f"{devices}: its input shapes are one device's share, and the program does not record "
         "how the batch is split across them (no sharding on its inputs, as under pmap)",
+        signature.devices,
     )
 
 

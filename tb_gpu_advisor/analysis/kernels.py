@@ -9,6 +9,7 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.command_buffers import SPLIT_METHOD
 from tb_gpu_advisor.analysis.kernel_names import is_tensor_core_eligible, uses_matrix_units
+from tb_gpu_advisor.analysis.op_split import OP_SPLIT_METHOD, matrix_work, runs_on_tensor_cores
 from tb_gpu_advisor.analysis.plausibility import implausible_values, recorded_occupancy
 from tb_gpu_advisor.model.trace import ActivityKind
 
@@ -47,6 +48,12 @@ class KernelRow:
     # Its FLOPs and bytes are its share of the module's library calls, split by time over a command buffer's
     # library kernels (analysis.command_buffers): its rates are the module's average, not its own.
     cost_shared: bool = False
+    # "module" (above) or "op": a PyTorch op's FLOPs split by time over kernels of several names, none known to
+    # be its matrix kernel (analysis.op_split); None when not shared.
+    cost_shared_by: str | None = None
+
+
+_SHARED_BY = {SPLIT_METHOD: "module", OP_SPLIT_METHOD: "op"}
 
 
 def launch_recorded(row: KernelRow) -> bool:
@@ -133,7 +140,7 @@ def event_costs(activity, costs):
     flops = np.array([np.nan] + [np.nan if c.flops is None else float(c.flops) for c in found[1:]])[index] * share
     nbytes = np.array([np.nan] + [np.nan if c.bytes is None else float(c.bytes) for c in found[1:]])[index] * share
     # Events costed one by one: by the reader (PyTorch op shapes), then by a command buffer's module.
-    for work in (activity.work, getattr(costs, "events", {}).get(activity) if costs else None):
+    for work in (matrix_work(activity), getattr(costs, "events", {}).get(activity) if costs else None):
         if work is not None:
             costed = work.cost_index >= 0
             index[costed] = work.cost_index[costed] + len(found)
@@ -240,7 +247,9 @@ def _merge_and_sort(rows):
         nbytes,
         cost,
     ) in merged.items():
-        tensor_cores = uses_matrix_units(name, capabilities.vendor)
+        tensor_cores = uses_matrix_units(name, capabilities.vendor) or runs_on_tensor_cores(
+            name, cost, flops, total, capabilities
+        )
         implausible = implausible_values(config, capabilities)
         bad = {item.field for item in implausible}
         table.append(
@@ -266,7 +275,8 @@ def _merge_and_sort(rows):
                 dtype=cost.dtype if cost else None,
                 matrix_dims=cost.matrix_dims if cost else None,
                 matrix_precision=cost.precision if cost else None,
-                cost_shared=cost is not None and cost.method == SPLIT_METHOD,
+                cost_shared=cost is not None and cost.method in (SPLIT_METHOD, OP_SPLIT_METHOD),
+                cost_shared_by=None if cost is None else _SHARED_BY.get(cost.method),
             )
         )
     table.sort(

@@ -333,9 +333,10 @@ class Context(FixConditions):
     @cached_property
     def explained_host_time(self) -> Intervals:
         """Intervals of host time a more specific rule explains: a step's batch preparation where
-        input.host_batch_prep reports it (time no finding names stays the Time line's host compute), the runs of compute ops placed on the CPU (placement.ops_on_host), JAX's
-        staging of host batches for the device (transfer.pageable_memory) and the step thread's stalls inside op
-        calls (host.op_stall)."""
+        input.host_batch_prep reports it, or the step thread's wait there for the GIL (host.python_function; time
+        no finding names stays the Time line's host compute), the runs of compute ops placed on the CPU
+        (placement.ops_on_host), JAX's staging of host batches for the device (transfer.pageable_memory) and the
+        step thread's stalls inside op calls (host.op_stall)."""
         spans = [
             self.host.tagged[f"cpu_op:{op.name}"]
             for op in self.analysis.cpu_ops
@@ -343,7 +344,7 @@ class Context(FixConditions):
         ]
         spans.append(self.host.tagged.get(HOST_STAGING_TAG, intervals.EMPTY))
         spans.append(self.op_stalls)
-        if self.batch_prep_reported:
+        if self.batch_prep_reported or self.batch_prep_waits_for_gil:
             spans.append(self.analysis.batch_prep.gaps)
         return intervals.union_all(*spans)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.analysis.capture_overhead import host_inflation
@@ -131,13 +133,23 @@ def with_combined(verdict, combined, findings):
     """The verdict with a sentence on the joint effect when two or more fixes count (a single one says its own
     speedup)."""
     # Under "no bottleneck" no measured loss reaches the findings' estimates: no joint figure in the verdict.
-    if combined is None or len(combined.counted) < 2 or verdict.bottleneck == "none":
+    if combined is None or verdict.bottleneck == "none":
         return verdict
     number = {f.id: index for index, f in enumerate(findings, 1)}
-    counted = ", ".join(f"#{number[i]}" for i in sorted(combined.counted, key=number.get))
+    # One fix counted: the verdict's own says it, unless that fix counts the verdict finding's time (shared).
+    if not combined.counted or (len(combined.counted) < 2 and verdict.finding_id not in combined.shared):
+        return verdict
     phrase = speedup_phrase(combined.speedup, combined.kind)
     if phrase is None:
         return verdict
+    covered = set(combined.counted) | ({*combined.shared} if len(combined.counted) < 2 else set())
+    counted = ", ".join(f"#{number[i]}" for i in sorted(covered & number.keys(), key=number.get))
+    sentence = verdict.sentence
+    if verdict.finding_id in set(combined.counted) | set(combined.shared):
+        # The verdict's share is its finding's alone; the joint fix that holds that time is the one figure.
+        word = "about" if combined.kind == "model" else "up to"
+        share = f"{100.0 * (1.0 - 1.0 / combined.speedup):.0f}%"
+        sentence = _RECOVERABLE.sub(lambda m: f"({word} {share} {m.group(2)} recoverable)", sentence, count=1)
     notes = [text for text in (_kinds_text(combined, findings, number),) if text]
     if combined.shared:
         notes.append(
@@ -147,8 +159,12 @@ def with_combined(verdict, combined, findings):
     if combined.capped_by is not None:
         notes.append(CAPPED_BY[combined.capped_by])
     shared = f" ({'; '.join(notes)})" if notes else ""
-    which = f"findings {counted} together" if len(combined.counted) > 1 else f"finding {counted}"
-    return replace(verdict, sentence=f"{verdict.sentence} Fixing {which}: {phrase} faster{shared}.")
+    which = f"findings {counted} together" if "," in counted else f"finding {counted}"
+    return replace(verdict, sentence=f"{sentence} Fixing {which}: {phrase} faster{shared}.")
+
+
+# The verdict's "(up to 51% of each step recoverable)" (findings.verdict._sentence).
+_RECOVERABLE = re.compile(r"\((about|up to) [0-9.]+% (of each step|of the step|of the profiled time) recoverable\)")
 
 
 def _kinds_text(combined, findings, number):

@@ -140,6 +140,17 @@ class FixConditions:
         processes already, known preparation calls filling most of it (else the time is the step's own host
         work, not a batch being built)."""
         prep = self.analysis.batch_prep
-        if prep is None or self.framework.name not in BATCH_PREP_FRAMEWORKS:
+        if prep is None or self.framework.name not in BATCH_PREP_FRAMEWORKS or self.batch_prep_waits_for_gil:
             return False
         return not (self.framework.name == "pytorch" and self.loader_workers_in_use and prep.certainty != "high")
+
+    @cached_property
+    def batch_prep_waits_for_gil(self) -> bool:
+        """The step thread's idle start is a wait for Python's GIL, not batch preparation: tf.data's Python
+        function calls hold the GIL (analysis.py_function_calls: holds_gil, a call ends in most of the step
+        thread's Python sections between an input wait and the step's tf.function call) and no known preparation
+        call fills the gap. host.python_function claims that time; input.host_batch_prep does not report it."""
+        prep, calls = self.analysis.batch_prep, self.analysis.py_function_calls
+        if prep is None or calls is None or prep.certainty == "high":
+            return False
+        return calls.holds_gil is True

@@ -119,6 +119,7 @@ def kernel_dict(row: KernelRow, roof: KernelRoofline) -> dict:
         "peak_pct": pct(roof.peak_pct),
         "roofline_implausible": roof.implausible,
         "cost_shared": row.cost_shared,
+        "cost_shared_by": row.cost_shared_by,
         "compute_roof": row.compute,
         "dtype": row.dtype,
         "precision": kernel_precision(row.name, row.dtype),

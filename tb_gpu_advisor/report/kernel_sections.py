@@ -130,6 +130,10 @@ def kernels_section(report: dict) -> Section:
     )
 
 
+def _shared_by(kernel: dict) -> str:
+    return kernel.get("cost_shared_by") or "module"
+
+
 def lost_time_us(kernel: dict) -> float | None:
     """Kernel time not spent at the roof that binds: total x (1 - peak share); None if the share is unknown."""
     if kernel.get("peak_pct") is None or kernel.get("total_us") is None:
@@ -161,10 +165,16 @@ def roofline_section(report):
             break
     rows = []
     listed = sorted(placed, key=lambda k: -lost_time_us(k))[:KERNELS_LISTED]
-    if any(k.get("cost_shared") for k in listed):
+    shared = {_shared_by(k) for k in listed if k.get("cost_shared")}
+    if "module" in shared:
         lines.append(
             'Lost "module avg": library kernels replayed in a command buffer share their module\'s library-call '
             "FLOPs by time, so their TFLOP/s, GB/s and roof share are the module's average, not each kernel's."
+        )
+    if "op" in shared:
+        lines.append(
+            'Lost "op avg": the kernels of one op, none known by name to be its matrix kernel, share its FLOPs by '
+            "time, so their TFLOP/s, GB/s and roof share are the op's average, not each kernel's."
         )
     for k in listed:
         rows.append(
@@ -175,7 +185,7 @@ def roofline_section(report):
                 units.rate(k["achieved_gbps"]),
                 k["bound"],
                 units.percent(k["peak_pct"]),
-                "module avg" if k.get("cost_shared") else units.duration_us(round(lost_time_us(k), 3)),
+                f"{_shared_by(k)} avg" if k.get("cost_shared") else units.duration_us(round(lost_time_us(k), 3)),
             )
         )
     return Section(

@@ -115,7 +115,9 @@ def parallel_map(steps, prefetched, cores, waiting_ops=(), steps_on_gpu=True):
         return bound(
             now,
             new,
-            f"upper bound: {division}; on this CPU-only run the step's own ops run on the same "
-            "cores, so the map's calls get fewer of them",
+            f"upper bound while the step's own time stays as this trace measured it: {division}; on this "
+            "CPU-only run the step's own ops share the cores with the map's, before the fix as after it, so the "
+            "step's own time can change either way (the parallel map's calls take cores from it, or finish "
+            "sooner and leave it more): the fix can beat this bound",
         )
     return model(now, new, f"model: {division}")

@@ -348,3 +348,14 @@ def test_the_configuration_section_shows_the_batch_and_where_it_comes_from():
         "not in the trace; 8 examples per step per device (input batch of the XLA step program jit_train_step "
         "(x f32[8,128]); 2 GPUs run the step program"
     ) in " ".join(render_text(report).split())
+
+
+@pytest.mark.parametrize(
+    "name", ["jax_sharded_cpu/jax0102_cpu4_named_sharding.xplane.pb", "jax_sharded_cpu/jax0102_cpu4_pmap.xplane.pb"]
+)
+def test_a_step_program_sharded_over_forced_cpu_devices_is_the_distribution_not_the_cores(name):
+    """4 XLA CPU devices forced on a 2-core machine: the step program spans them (jit with shardings / pmap), and
+    XLA's CPU pools follow the device count, not the cores: no core count from them."""
+    config = host_report(load_model(real_trace(name)))["configuration"]
+    assert config["distribution"].startswith("4 XLA CPU devices (the step program is sharded over them")
+    assert config["host_cores"] is None and config["host_cores_seen"] is None

@@ -178,6 +178,7 @@ def gemm_below_roof(ctx: Context) -> Finding | None:
                 "matrix_dims": row["matrix_dims"],
                 "reasons": reasons,
                 "saving_ms": wall_ms * saving,
+                "tensor_cores": kernel_row.uses_tensor_cores,
             }
         )
     if not flagged:
@@ -199,14 +200,17 @@ def gemm_below_roof(ctx: Context) -> Finding | None:
         severity=severity,
         summary=(
             f"{len(flagged)} time-dominant GEMM(s) run far below their roof, e.g. {label}"
-            f" at {top['peak_pct']:.0f}% of its {top['bound']} roof, {top['dtype']}{shape} "
+            f" at {top['peak_pct']:.0f}% of its {top['bound']} roof, "
+            f"{'tf32' if top['dtype'] == 'f32' and top['tensor_cores'] else top['dtype']}{shape} "
             f"({top['share_of_kernel_time_pct']:.1f}% of kernel time)."
         ),
         evidence=Evidence(
             {
                 "kernels_flagged": len(flagged),
                 "recoverable_pct": share,
-                "per_kernel": [{k: v for k, v in item.items() if k != "saving_ms"} for item in flagged],
+                "per_kernel": [
+                    {k: v for k, v in item.items() if k not in ("saving_ms", "tensor_cores")} for item in flagged
+                ],
             },
             limit(
                 "peak_pct",

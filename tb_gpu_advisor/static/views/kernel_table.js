@@ -69,7 +69,10 @@ function roofCell(row) {
   if (!Number.isFinite(row.peak_pct)) {
     return h('span', {class: 'muted', title: 'FLOPs or bytes unknown: no HLO for this kernel, or an op we do not cost'}, 'n/a');
   }
-  const detail = (row.cost_shared ? 'Module average (library kernels of a command buffer share its FLOPs by time): ' : '') +
+  const shared = row.cost_shared_by === 'op'
+    ? "Op average (the op's kernels, none known to be its matrix kernel, share its FLOPs by time): "
+    : 'Module average (library kernels of a command buffer share its FLOPs by time): ';
+  const detail = (row.cost_shared ? shared : '') +
     `${row.achieved_tflops} TFLOP/s, ${row.achieved_gbps} GB/s (logical), ${row.bound}-bound: ` +
     `${formatPct(row.peak_pct)} of the ${row.bound === 'compute' ? `${row.roof_tflops} TFLOP/s` : 'HBM'} roof`;
   return h('span', {class: 'occupancy', title: detail}, meter(row.peak_pct, 'roof', detail),

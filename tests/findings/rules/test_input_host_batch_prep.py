@@ -358,3 +358,21 @@ def test_a_torch_compile_region_is_the_steps_dispatch_not_batch_preparation(tmp_
     its host work before the graph's first launch is not a batch being prepared."""
     found = findings_by_id(torch_report(tmp_path, 4_000, calls=ATEN_CALLS, compiled=True))
     assert "input.host_batch_prep" not in found
+
+
+def test_tensorflow_step_reading_a_prefetching_pipeline_is_not_told_to_build_one():
+    """A loop that takes each batch from a tf.data pipeline that prefetches, then works on it before the step:
+    the fix moves that work into the pipeline or the tf.function, never "build a tf.data pipeline that
+    prefetches"."""
+    builder = tf_loop(4_000, gpu=False)
+    python = builder.thread("python")
+    pipeline = builder.thread("tf_data_iterator_resource/2")
+    for index in range(4):
+        start = 1_000 + index * STEP_US
+        python.input_wait(start - 300, 200)
+        pipeline.event("Iterator::Prefetch", start - 300, 150)
+        pipeline.event("Iterator::Prefetch::MapAndBatch", start - 280, 100)
+    finding = findings_by_id(report_of(builder))["input.host_batch_prep"]
+    assert finding["fix_summary"].startswith("Move the loop's work between next(iterator) and the step")
+    assert "Build batches in a tf.data pipeline that prefetches" not in finding["fix_summary"]
+    assert "Dataset.from_tensor_slices" not in finding["fix"]

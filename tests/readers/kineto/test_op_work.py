@@ -52,9 +52,10 @@ def _x(cat, name, ts, dur, **args):
     return x_event(cat, name, ts, dur, **args)
 
 
-def test_an_ops_flops_are_split_over_the_kernels_it_launched(tmp_path):
-    """aten::addmm (2 x 64 x 32 x 16 FLOPs) launches a GEMM of 30 µs and a 10 µs reduction: 3/4 and 1/4 of its
-    FLOPs; aten::add_ on floats launches a kernel whose precision its inputs give (32-bit), with no FLOPs."""
+def test_an_ops_flops_go_to_its_matrix_kernel(tmp_path):
+    """aten::addmm (2 x 64 x 32 x 16 FLOPs) launches a GEMM of 30 µs and a 10 µs split-K reduction: the GEMM gets
+    all its FLOPs, the reduction none (analysis.op_split); aten::add_ on floats launches a kernel whose precision
+    its inputs give (32-bit), with no FLOPs."""
     events = [
         _x(
             "cpu_op",
@@ -76,8 +77,8 @@ def test_an_ops_flops_are_split_over_the_kernels_it_launched(tmp_path):
     analysis = analyze_host(load_kineto_model(str(path)))
     rows = {row.name: row for row in analysis.kernels}
     flops = 2 * 64 * 32 * 16
-    assert rows["my_gemm_kernel"].flops == pytest.approx(flops * 0.75)
-    assert rows["splitKreduce_kernel"].flops == pytest.approx(flops * 0.25)
+    assert rows["my_gemm_kernel"].flops == pytest.approx(flops)
+    assert rows["splitKreduce_kernel"].flops is None and rows["splitKreduce_kernel"].dtype == "bf16"
     assert rows["my_gemm_kernel"].dtype == "bf16" and rows["my_gemm_kernel"].compute == "matrix"
     assert rows["elementwise_kernel"].flops is None and rows["elementwise_kernel"].dtype == "f32"
     assert analysis.whole.category_ps["compute_unknown"].sum() == 0

@@ -102,8 +102,11 @@ def python_function(ctx: Context) -> Finding | None:
     calls = ctx.analysis.py_function_calls
     computes = calls is not None and calls.computes is True
     unsized = in_tf_data and not computes
+    # The step thread waiting for the GIL the calls hold, before each step's tf.function call (counted as host
+    # time, not input wait): the calls' time too, gone with them.
+    gil_ms = ms(ctx.analysis.batch_prep.total_ps) if ctx.batch_prep_waits_for_gil else 0.0
     if in_tf_data:
-        recoverable = min(total_ms, waiting)
+        recoverable = min(total_ms, waiting + gil_ms)
     elif ctx.has_gpu:
         recoverable = min(total_ms, waiting + host_critical_ms(ctx))
     else:
@@ -134,11 +137,21 @@ def python_function(ctx: Context) -> Finding | None:
         where = "; tf.data is in use and the step waits for it: its map function calls it per element"
     else:
         where = ""
+    steady = len(ctx.step_set.timed_steps) or 1
+    gil_note = (
+        f" The step thread also waits {gil_ms / steady:.2f} ms per step for the GIL they hold before each step's "
+        f"tf.function call ({ctx.share_pct(gil_ms):.1f}% of the step; the Time line counts it as host compute): "
+        f"a call ended in {calls.step_sections_after_call} of the {calls.step_sections} stretches of the step "
+        "thread's Python between an input wait and the step's call."
+        if gil_ms > 0
+        else ""
+    )
+    gil_goes = " and the step thread's wait for the GIL" if gil_ms > 0 else ""
     finding = Finding(
         id="host.python_function",
         severity=severity,
         summary=f"Python functions ({_py_function_apis(ops)}) ran {count:,} times, {total_ms / count:.2f} ms "
-        f"each{where}.",
+        f"each{where}.{gil_note}",
         evidence=Evidence(
             {
                 "py_function_calls": count,
@@ -148,6 +161,7 @@ def python_function(ctx: Context) -> Finding | None:
                 "map_threads_busy_cores": ctx.pipeline.map_concurrency,
                 "input_wait_ms": round(waiting, 3),
                 "py_function_in_tf_data": in_tf_data,
+                "gil_wait_ms_per_step": round(gil_ms / steady, 3),
                 **(
                     {}
                     if calls is None
@@ -172,8 +186,8 @@ def python_function(ctx: Context) -> Finding | None:
             if unsized
             else (
                 "upper bound: the Python calls removed (replaced by TensorFlow ops or precomputed); they run in "
-                f"tf.data, overlapped with the step, so at most the input wait goes; they compute under the GIL "
-                f"({calls.gil_evidence})"
+                f"tf.data, overlapped with the step, so at most the input wait{gil_goes} goes; they compute under "
+                f"the GIL ({calls.gil_evidence})"
                 if in_tf_data
                 else "upper bound: the input wait (or host time) the Python calls account for removed"
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tb_gpu_advisor.analysis.batch_prep import SEEN_MIN_SHARE
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, grade, ladder
 from tb_gpu_advisor.findings.thresholds import FILES_MIN_SHARE, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT, PREP_UNTRACED_MIN_MS
@@ -26,13 +27,13 @@ def host_batch_prep(ctx: Context) -> Finding | None:
         return None
     # The steps are the steady ones: a warm-up first step (steps.warmup_in_profile) is left out of the step set.
     steady_count = len(ctx.step_set.timed_steps)
-    prep_ms = ms(prep.total_ps)
+    prep_ms = counted_prep_ms(ctx)
     window_ms = ctx.window_ms
     share = round(100.0 * prep_ms / window_ms, 2) if window_ms > 0 else 0.0
     severity = grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT)
     if severity is None or (prep.certainty == "low" and prep_ms / steady_count < PREP_UNTRACED_MIN_MS):
         return None
-    gain_ms = ms(prep.recoverable_ps)
+    gain_ms = min(ms(prep.recoverable_ps), prep_ms)
     mean_ms = window_ms / steady_count
     which = "steady steps, warm-up excluded" if warmup_step(ctx) is not None else "steps"
     calls = [{"function": call.name, "ms": ms(call.ps), "waits": call.waits} for call in prep.calls[:5]]
@@ -68,6 +69,10 @@ def host_batch_prep(ctx: Context) -> Finding | None:
         )
     note = f"{seen} Every step pays it before {starts}."
     condition = None
+    if framework == "tensorflow" and ctx.pipeline.in_use and ctx.pipeline.has_prefetch:
+        # The step reads from a prefetching tf.data iterator already: the fix moves the loop's own work, not the
+        # loading, off the step's path.
+        condition = "tf_data_prefetch"
     if framework == "pytorch" and ctx.loader_workers_in_use:
         condition = "loader_workers"
         note += (
@@ -163,6 +168,16 @@ def host_batch_prep(ctx: Context) -> Finding | None:
             "computes competes with the step for cores",
         ),
     )
+
+
+def counted_prep_ms(ctx: Context) -> float:
+    """The batch preparation in ms, as the Time line counts it where it counts most of it as input preparation
+    (the breakdown's input_prep: on a GPU run the idle attribution gives part of a gap to the launch or copy call
+    that ends it), so the finding, the header and the Time line show one number; else the gaps' whole time (the
+    Time line keeps an uncertain gap as host compute or idle)."""
+    gaps_ms = ms(ctx.analysis.batch_prep.total_ps)
+    counted = ctx.category_ms("input_prep")
+    return round(min(gaps_ms, counted), 3) if counted >= SEEN_MIN_SHARE * gaps_ms else gaps_ms
 
 
 def _sure(certainty):

@@ -150,6 +150,27 @@ Measure the loader alone (iterate it without the model) to know whether it keeps
             ),
             variants=(
                 (
+                    "tf_data_prefetch",
+                    Idiom(
+                        fix_summary="Move the loop's work between next(iterator) and the step into tf.data or the "
+                        "tf.function.",
+                        fix="""\
+The step already reads its batches from a tf.data pipeline that prefetches, but the training loop still
+works on each batch between taking it and calling the step (the time above) while the device has nothing
+to run. Move that work where it overlaps the step:
+
+    ds = ds.map(per_example_work, num_parallel_calls=tf.data.AUTOTUNE)   # before batch and prefetch
+    ds = ds.batch(batch_size).map(per_batch_work).prefetch(tf.data.AUTOTUNE)
+    # or inside the compiled step, as TensorFlow ops
+    @tf.function
+    def train_step(x, y): ...
+
+If the loop only calls the step, the step thread waited for something else there (a lock, Python's GIL held
+by another thread): check what else runs in the process.""",
+                        docs=(L.TF_DATA_PERFORMANCE,),
+                    ),
+                ),
+                (
                     "pytorch:loader_workers",
                     Idiom(
                         fix_summary="Move the per-batch work the loop does after the DataLoader into the Dataset or collate_fn.",
