@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.analysis.capture_overhead import host_inflation
@@ -144,12 +142,8 @@ def with_combined(verdict, combined, findings):
         return verdict
     covered = set(combined.counted) | ({*combined.shared} if len(combined.counted) < 2 else set())
     counted = ", ".join(f"#{number[i]}" for i in sorted(covered & number.keys(), key=number.get))
+    # The verdict's "(up to N% of each step recoverable)" stays its own finding's share; the joint figure follows.
     sentence = verdict.sentence
-    if verdict.finding_id in set(combined.counted) | set(combined.shared):
-        # The verdict's share is its finding's alone; the joint fix that holds that time is the one figure.
-        word = "about" if combined.kind == "model" else "up to"
-        share = f"{100.0 * (1.0 - 1.0 / combined.speedup):.0f}%"
-        sentence = _RECOVERABLE.sub(lambda m: f"({word} {share} {m.group(2)} recoverable)", sentence, count=1)
     notes = [text for text in (_kinds_text(combined, findings, number),) if text]
     if combined.shared:
         notes.append(
@@ -161,10 +155,6 @@ def with_combined(verdict, combined, findings):
     shared = f" ({'; '.join(notes)})" if notes else ""
     which = f"findings {counted} together" if "," in counted else f"finding {counted}"
     return replace(verdict, sentence=f"{sentence} Fixing {which}: {phrase} faster{shared}.")
-
-
-# The verdict's "(up to 51% of each step recoverable)" (findings.verdict._sentence).
-_RECOVERABLE = re.compile(r"\((about|up to) [0-9.]+% (of each step|of the step|of the profiled time) recoverable\)")
 
 
 def _kinds_text(combined, findings, number):

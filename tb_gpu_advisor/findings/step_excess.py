@@ -19,6 +19,7 @@ _INPUT = ("input_wait", "input_prep")
 # The finding's title where its estimate is the slow steps' recoverable time, by condition: what the fix removes.
 TITLES = {
     "input": "Some steps wait longer for input than a steady step",
+    "input_ahead": "Some steps wait longer for input than a steady step",
     "host_idle": "Some steps idle longer than a steady step",
 }
 
@@ -96,16 +97,18 @@ def sentence(excess: Excess, has_gpu: bool) -> str:
     return text
 
 
-def condition(excess: Excess, share_low: bool) -> str:
+def condition(excess: Excess, share_low: bool, works_ahead: bool = False) -> str:
     """The fix's condition: "work" (mostly work), "waits" (mostly waiting, most of it in collectives),
-    "device_waits" (mostly waiting on the device or inside ops), "input" (mostly input wait) or
-    "host_idle" (idle or the host's own time)."""
+    "device_waits" (mostly waiting on the device or inside ops), "input" (mostly input wait; "input_ahead" where
+    the trace shows a tf.data pipeline that already prefetches) or "host_idle" (idle or the host's own time)."""
     if share_low:
         if excess.work_ms >= excess.waits_ms and excess.work_ms > 0:
             return "work"
         return "waits" if excess.waits.get("collectives", 0.0) >= 0.5 * excess.waits_ms else "device_waits"
     recoverable = sum(excess.recoverable.values())
-    return "input" if excess.input_ms >= 0.5 * recoverable else "host_idle"
+    if excess.input_ms < 0.5 * recoverable:
+        return "host_idle"
+    return "input_ahead" if works_ahead else "input"
 
 
 _WAITS_FIX = """The slow steps' extra time is mostly waiting (named above), and a wait says what a step waits for, not that it is
@@ -171,6 +174,19 @@ device runs in them with a steady step.""",
             fix="""The slow steps wait longer for their batch than a steady step: some batches are slower to produce (uneven file
 sizes, cache misses, a map that is slow for some elements). Let the pipeline work ahead of the step:
 dataset.map(fn, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE).""",
+            docs=(L.TF_DATA_PERFORMANCE,),
+        ),
+    ),
+    (
+        "input_ahead",
+        Idiom(
+            fix_summary="The slow steps wait for input (named above) that already prefetches: find the slow batches' cause.",
+            fix="""The slow steps wait longer for their batch than a steady step, although the pipeline already prefetches
+(Configuration, tf.data): some batches are slower to produce (uneven file sizes, cache misses, a map that is
+slow for some elements), or the pipeline's threads share the cores with the step. A map that runs one element
+at a time has a finding of its own. Find which stage is slow in those steps (the Profile tab's input pipeline analyzer, or the tf.data events of the slow
+steps in the trace); cache what does not change (dataset.cache()), move expensive per-element work offline, or
+give the host more cores.""",
             docs=(L.TF_DATA_PERFORMANCE,),
         ),
     ),

@@ -213,3 +213,13 @@ def test_low_certainty_batch_prep_says_why_it_is_held_at_medium():
     assert finding["severity"] == "medium" and finding["evidence"]["metrics"]["certainty"] == "low"
     assert "how sure: low" not in finding["summary"]
     assert finding["summary"].endswith("is inferred, as the trace shows little host work there, so at most medium).")
+
+
+def test_the_verdict_share_is_its_own_finding_and_the_joint_figure_follows():
+    """input_worker_loader (Hopper review 2): the verdict's "(up to N% of each step recoverable)" is the stall's own
+    share (finding #1), never the joint figure of three fixes, which its own sentence carries."""
+    report = _report("h200_heldout/torch/input_worker_loader")
+    verdict, first = report["summary"]["verdict"], report["findings"][0]
+    own = first["evidence"]["metrics"]["stall_exposed_pct"]
+    assert f"(up to {own:.0f}% of each step recoverable)" in verdict and "57%" not in verdict
+    assert "Fixing findings #1, " in verdict and "together: up to 2.35× faster" in verdict

@@ -64,3 +64,13 @@ def test_jax_slow_steps_get_no_tf_data_advice():
     finding = _variance(REAL / "cpu_pairs" / "jax_jit_jit.xplane.pb")
     assert "parallel map" not in finding["fix_summary"] and "input" not in finding["fix_summary"]
     assert "waiting, not work: host waiting on the device" in finding["summary"]
+
+
+@pytest.mark.parametrize("name", ["cpu_pairs/tf_map_parallel.xplane.pb", "tf221_cpu_python_loader_prefetch.xplane.pb"])
+def test_a_pipeline_that_already_prefetches_is_not_told_to(name):
+    """Slow steps that wait for input from a tf.data pipeline the trace shows prefetching (review general2): the fix
+    looks for why some batches are slow, never 'let tf.data work ahead (prefetch, parallel map)'."""
+    finding = _variance(REAL / name)
+    assert finding["title"] == "Some steps wait longer for input than a steady step"
+    assert "already prefetches" in finding["fix_summary"] and "prefetch, parallel map" not in finding["fix_summary"]
+    assert ".prefetch(" not in finding["fix"]

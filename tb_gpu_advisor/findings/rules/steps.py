@@ -306,7 +306,9 @@ def uneven_step_time(ctx: Context) -> Finding | None:
             )
             basis = "none: the slow steps' extra time is waiting; this trace does not show what it waits for"
     else:
-        condition = excess_condition(split, share_low=False)
+        pipeline = ctx.pipeline
+        works_ahead = pipeline.in_use and pipeline.has_prefetch
+        condition = excess_condition(split, share_low=False, works_ahead=works_ahead)
         # The title names what the estimate removes, so its "(up to N×)" does not read as the size of the spread.
         title = TITLES[condition]
         severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
