@@ -80,10 +80,20 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
         taken |= claim.pools
     if not counted or window_ms <= 0:
         return None
-    saved = min(sum(c.recoverable_ms for c in counted), window_ms * (1.0 - MIN_KEPT_FRACTION))
+    saved = sum(c.recoverable_ms for c in counted)
+    # Fixing a set never gains less than fixing one of its members: where a shared what-if (a fix's own figure,
+    # not the whole loss to a cause) takes more from its pools than the counted claims on them, the difference
+    # adds (a bound then makes the joint figure a bound).
+    lifted = _largest_excess(counted, shared)
+    if lifted is not None:
+        saved += lifted[1]
+    saved = min(saved, window_ms * (1.0 - MIN_KEPT_FRACTION))
+    lifted = lifted[0] if lifted is not None else None
     floors = {}
     if device_busy_ms:
         device_saved = sum(c.recoverable_ms for c in counted if c.pools and c.pools <= DEVICE_POOLS)
+        if lifted and lifted.pools and lifted.pools <= DEVICE_POOLS:
+            device_saved += lifted.recoverable_ms - sum(c.recoverable_ms for c in counted if c.pools & lifted.pools)
         floors["gpu_work"] = device_busy_ms - device_saved
     if host_work_ms and any(c.removes_wait for c in counted):
         floors["host_work"] = host_work_ms
@@ -103,7 +113,7 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     # a model.
     device_models = any(c.kind != BOUND for c in counted if c.pools and c.pools <= DEVICE_POOLS)
     held = capped_by is not None and not (capped_by == "gpu_work" and device_models)
-    kind = BOUND if held or any(c.kind == BOUND for c in counted) else MODEL
+    kind = BOUND if held or any(c.kind == BOUND for c in counted) or (lifted and lifted.kind == BOUND) else MODEL
     return Combined(
         round(window_ms / new_window, 2),
         kind,
@@ -113,3 +123,16 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
         capped,
         capped_by,
     )
+
+
+def _largest_excess(counted, shared):
+    """(the shared what-if, the ms it takes beyond the counted claims on its pools) with the largest such excess,
+    or None where no shared what-if takes more than those claims."""
+    best = None
+    for claim in shared:
+        if not claim.what_if:
+            continue
+        excess = claim.recoverable_ms - sum(c.recoverable_ms for c in counted if c.pools & claim.pools)
+        if excess > 1e-9 and (best is None or excess > best[1]):
+            best = (claim, excess)
+    return best

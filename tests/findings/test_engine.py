@@ -97,6 +97,20 @@ def test_combined_estimate_counts_shared_time_once_and_prefers_what_ifs():
     assert combine(10.0, []) is None
 
 
+def test_a_set_of_fixes_never_gains_less_than_a_shared_what_if_among_them():
+    """A cause counted first (leads) takes a pool; a shared what-if that takes more from that pool lifts the joint
+    figure by the difference, and as a bound makes it one; a shared loss (not a what-if) does not."""
+    from tb_gpu_advisor.whatif.combined import Claim, combine
+
+    cause = Claim("cause", 2.0, "model", frozenset({"copies"}), leads=True)
+    overlap = Claim("overlap", 3.0, "bound", frozenset({"copies"}))
+    combined = combine(10.0, [cause, overlap])
+    assert combined.counted == ("cause",) and combined.shared == ("overlap",)
+    assert combined.speedup == round(10.0 / 7.0, 2) and combined.kind == "bound"
+    loss = Claim("loss", 3.0, "bound", frozenset({"copies"}), what_if=False)
+    assert combine(10.0, [cause, loss]).speedup == 1.25 and combine(10.0, [cause, loss]).kind == "model"
+
+
 def test_combined_estimate_never_promises_a_step_shorter_than_the_gpu_work_left():
     """A 10 ms step whose GPU is busy 6 ms: fixes of 8 ms of idle and host time leave the step at the GPU's 6 ms
     (1.67x, not 5x), capped and said so; a kernel fix of 2 ms lowers that floor to 4 ms (2.5x)."""
