@@ -95,14 +95,17 @@ class CaptureOverhead:
         the host works; else a saving of about `cost` (the per-op model) but at most the time the GPU idles while
         the host works (a bound: the GPU's own work stays), and the host sets the pace only where that idle is
         longer than the GPU's work (where the idle is a wait, or the GPU works most of the step, it does not)."""
-        busy = f"The GPU is busy {self.gpu_ms:.2f} ms of each {self.step_ms:.2f} ms step"
+        gpu_ms, step_ms = self.gpu_ms, self.step_ms
+        if gpu_ms is None or not step_ms:  # the caller says nothing of the pace then
+            return ""
+        busy = f"The GPU is busy {gpu_ms:.2f} ms of each {step_ms:.2f} ms step"
         idle = self.host_idle_ms
-        if self.gpu_ms >= DEVICE_PACED_BUSY_SHARE * self.step_ms:
+        if gpu_ms >= DEVICE_PACED_BUSY_SHARE * step_ms:
             return (
                 f" {busy}: the device sets the pace, so the step time is the device's and changes little without "
                 "the profiler."
             )
-        if idle is not None and idle < MATERIAL_STEP_SHARE * self.step_ms:
+        if idle is not None and idle < MATERIAL_STEP_SHARE * step_ms:
             return (
                 f" {busy} and idles only {idle:.2f} ms of it while the host works, so the step time changes little "
                 "without the profiler."
@@ -120,7 +123,7 @@ class CaptureOverhead:
             saving = f" by up to that {idle:.2f} ms (the model, {per_op}, puts the options' cost higher: {cost:.1f} ms)"
         pace = (
             "the host sets the pace here, so without the profiler the step is likely shorter"
-            if idle is None or idle > self.gpu_ms
+            if idle is None or idle > gpu_ms
             else "without the profiler the step is likely shorter"
         )
         return (

@@ -227,7 +227,7 @@ def main_process_loader(ctx: Context) -> Finding | None:
     )
     return Finding(
         id="input.main_process_loader",
-        severity=grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT),
+        severity=grade(share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT) or "low",
         summary=f"The step waits for the DataLoader {share:.1f}% of the step time ({ctx.time_text(wait_ms)}), and "
         "the DataLoader builds each batch in the training process (_SingleProcessDataLoaderIter: num_workers=0).",
         evidence=Evidence(metrics, ladder("input_wait_pct", share, INPUT_HIGH_PCT, INPUT_MEDIUM_PCT), pointers),
