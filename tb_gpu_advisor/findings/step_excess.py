@@ -17,9 +17,10 @@ from tb_gpu_advisor.vocabulary import BREAKDOWN_LABELS, in_sentence
 SHOWN_MIN_MS = 0.005
 _INPUT = ("input_wait", "input_prep")
 # The finding's title where its estimate is the slow steps' recoverable time, by condition: what the fix removes.
+_INPUT_TITLE = "Some steps wait longer for input than a steady step"
 TITLES = {
-    "input": "Some steps wait longer for input than a steady step",
-    "input_ahead": "Some steps wait longer for input than a steady step",
+    "input": _INPUT_TITLE,
+    "input_ahead": _INPUT_TITLE,
     "host_idle": "Some steps idle longer than a steady step",
 }
 
@@ -111,6 +112,7 @@ def condition(excess: Excess, share_low: bool, works_ahead: bool = False) -> str
     return "input_ahead" if works_ahead else "input"
 
 
+_WAITS_SUMMARY = "Nothing to remove on this rank: the slow steps wait (named above). Analyze all ranks together."
 _WAITS_FIX = """The slow steps' extra time is mostly waiting (named above), and a wait says what a step waits for, not that it is
 slow. Collective time on one rank's trace includes waiting for the other ranks: capture every rank for the same
 steps into one run directory and analyze the directory, whose Ranks section shows which rank arrives late and
@@ -126,7 +128,7 @@ VARIANTS = (
     (
         "any:waits",
         Idiom(
-            fix_summary="Nothing to remove on this rank: the slow steps wait (named above). Analyze all ranks together.",
+            fix_summary=_WAITS_SUMMARY,
             fix=_WAITS_FIX,
             docs=(L.TF_PROFILER, L.JAX_PROFILING),
         ),
@@ -134,7 +136,7 @@ VARIANTS = (
     (
         "pytorch:waits",
         Idiom(
-            fix_summary="Nothing to remove on this rank: the slow steps wait (named above). Analyze all ranks together.",
+            fix_summary=_WAITS_SUMMARY,
             fix=_WAITS_FIX
             + "\nRun torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).",
             docs=(L.TORCH_PROFILER,),

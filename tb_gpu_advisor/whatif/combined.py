@@ -84,16 +84,13 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     # Fixing a set never gains less than fixing one of its members: where a shared what-if (a fix's own figure,
     # not the whole loss to a cause) takes more from its pools than the counted claims on them, the difference
     # adds (a bound then makes the joint figure a bound).
-    lifted = _largest_excess(counted, shared)
-    if lifted is not None:
-        saved += lifted[1]
-    saved = min(saved, window_ms * (1.0 - MIN_KEPT_FRACTION))
-    lifted = lifted[0] if lifted is not None else None
+    lifted, extra = _largest_excess(counted, shared)
+    saved = min(saved + extra, window_ms * (1.0 - MIN_KEPT_FRACTION))
     floors = {}
     if device_busy_ms:
         device_saved = sum(c.recoverable_ms for c in counted if c.pools and c.pools <= DEVICE_POOLS)
         if lifted and lifted.pools and lifted.pools <= DEVICE_POOLS:
-            device_saved += lifted.recoverable_ms - sum(c.recoverable_ms for c in counted if c.pools & lifted.pools)
+            device_saved += extra
         floors["gpu_work"] = device_busy_ms - device_saved
     if host_work_ms and any(c.removes_wait for c in counted):
         floors["host_work"] = host_work_ms
@@ -127,12 +124,12 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
 
 def _largest_excess(counted, shared):
     """(the shared what-if, the ms it takes beyond the counted claims on its pools) with the largest such excess,
-    or None where no shared what-if takes more than those claims."""
-    best = None
+    or (None, 0.0) where no shared what-if takes more than those claims."""
+    best = (None, 0.0)
     for claim in shared:
         if not claim.what_if:
             continue
         excess = claim.recoverable_ms - sum(c.recoverable_ms for c in counted if c.pools & claim.pools)
-        if excess > 1e-9 and (best is None or excess > best[1]):
+        if excess > max(best[1], 1e-9):
             best = (claim, excess)
     return best
