@@ -145,9 +145,12 @@ def assemble_run_report(run, outcomes):
     hosts = [outcome.report for outcome in outcomes if outcome.report is not None]
     errors = [{"host": o.host, "file": o.error_file, "error": o.error} for o in outcomes if o.report is None]
     report = {"schema_version": SCHEMA_VERSION, "run": run, "hosts": hosts, "errors": errors}
+    ranked = [o for o in outcomes if o.report is not None and o.rank is not None]
+    ranks = ranks_report([o.rank for o in ranked])
     if len(hosts) >= 2:
-        report["multi_host"] = multi_host_view(hosts)
-    ranks = ranks_report([o.rank for o in outcomes if o.report is not None and o.rank is not None])
+        rank_hosts = {(o.rank.rank if o.rank.rank is not None else o.rank.host): o.host for o in ranked}
+        joined = ranks if ranks is not None and ranks["step_count"] else None
+        report["multi_host"] = multi_host_view(hosts, joined, rank_hosts)
     if ranks is not None:
         report["ranks"] = ranks
         if ranks["world_size"] == ranks["rank_count"] and not ranks["late_peer"]:
