@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.findings.causes import explains
+from tb_gpu_advisor.findings.cpu_verdict import cpu_verdict
 from tb_gpu_advisor.findings.wait_link import time_line_link
 from tb_gpu_advisor.findings.thresholds import LAUNCH_GAP_MAX_US, UNEXPLAINED_IDLE_PCT, VERDICT_MIN_PCT
 from tb_gpu_advisor.model import intervals
@@ -159,6 +160,9 @@ def decide(ctx: Context, findings: tuple) -> Verdict:
                 f"and waits for {_input_source(ctx, 'tf.data')} {_p(wait)}, with no input stage "
                 "found to change."
             )
+        cpu = cpu_verdict(ctx, breakdown, _p)
+        if cpu is not None:
+            return _unknown(cpu[1]) if cpu[0] == "unknown" else Verdict(cpu[0], cpu[1])
         return _unknown(f"no GPU work in this profile ({_no_gpu_work(ctx)}), so GPU bottlenecks cannot be measured.")
     return _with_idle_gpus(_gpu_verdict(ctx, findings, breakdown), findings)
 
