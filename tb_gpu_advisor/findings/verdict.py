@@ -222,10 +222,14 @@ def _gpu_verdict(ctx, findings, breakdown):
         )
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
     each = "of each step" if ctx.step_set.steps else "of the profiled time"
-    if len(ctx.analysis.active_busy_pct) > 1 and ctx.analysis.gpu_compute_busy_pct is not None:
+    gpus = len(ctx.analysis.active_busy_pct)
+    if gpus > 1 and ctx.analysis.gpu_busy_pct is not None:
+        # The Time line's compute (any GPU computing, over the steps), the number shown beside it; the busy mean
+        # over the GPUs' own windows is the header's, named as such.
+        compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
         busy = (
-            f"the GPUs compute {_p(ctx.analysis.gpu_compute_busy_pct)} {each} (busy "
-            f"{_p(ctx.analysis.gpu_busy_pct)} with collectives)"
+            f"at least one of the {gpus} GPUs computes {_p(compute)} {each} (the Time line's compute; GPU busy, the "
+            f"mean over the {gpus} GPUs, is {_p(ctx.analysis.gpu_busy_pct)})"
         )
     else:
         busy = f"the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} {each}"
