@@ -13,6 +13,7 @@ from tb_gpu_advisor.findings.rules.host_stalls import INFERRED_CAUSES
 from tb_gpu_advisor.findings.host_time import host_critical_ms
 from tb_gpu_advisor.findings.overlaps import POOLS, WAIT_FIXES, with_overlaps
 from tb_gpu_advisor.findings.rules import RULES
+from tb_gpu_advisor.findings.step_excess import with_input_named
 from tb_gpu_advisor.findings.low_confidence import not_enough
 from tb_gpu_advisor.findings.verdict import BOTTLENECK_OF_CATEGORY, decide
 from tb_gpu_advisor.report.units import speedup_phrase
@@ -88,7 +89,7 @@ def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
         findings = tuple(unprofiled(f, inflation) for f in findings)
         device_busy = None if device_busy is None else inflation.as_profiled(device_busy, host_side=False)
         host_work = None if host_work is None else inflation.as_profiled(host_work, host_side=True)
-    findings = with_overlaps(findings)
+    findings = with_input_named(with_overlaps(findings))
     combined = combined_estimate(findings, ctx.window_ms, device_busy, host_work)
     # A trace too thin for a verdict is too thin for a joint speedup claim in it (the findings keep theirs).
     if ctx.confidence.level != "low":

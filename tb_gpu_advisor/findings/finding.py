@@ -36,6 +36,8 @@ CATEGORIES = (
     "sync",
     "other",
 )
+# Where a catalog text refers to another finding of the report (Finding.see), its number goes here.
+SEE = "#{see}"
 # Recoverable time is capped just below the whole window so the ratio stays finite.
 MAX_RECOVERABLE_FRACTION = 1.0 - 1.0 / SPEEDUP_CAP
 
@@ -74,6 +76,8 @@ class Finding:
     speedup_kind: str = "bound"  # one of SPEEDUP_KINDS; set with `estimated` from a whatif.Estimate
     what_if: bool = False  # the speedup comes from a what-if of the fix (`estimated`), not the lost time alone
     title: str = ""  # a title naming what this profile shows, in place of the catalog's (empty: the catalog's)
+    # The number of another finding of the report whose fix this one's refers to: "#{see}" in the catalog's text.
+    see: int | None = None
 
     def __post_init__(self):
         if self.id not in CATALOG:
@@ -102,6 +106,12 @@ class Finding:
         wording = framework or self.framework
         entry = entry_for(self.id, wording) if wording == "pytorch" else self.entry
         idiom = entry.idiom(self.framework, self.condition)
+        if self.see is not None:
+            idiom = replace(
+                idiom,
+                fix_summary=idiom.fix_summary.replace(SEE, f"#{self.see}"),
+                fix=idiom.fix.replace(SEE, f"#{self.see}"),
+            )
         return {
             "id": self.id,
             "category": entry.category,

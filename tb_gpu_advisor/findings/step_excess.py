@@ -6,7 +6,7 @@ and the host waiting on the device waits for the device's work. The fix of each 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.findings.catalog import Idiom
@@ -22,9 +22,20 @@ TITLES = {
     "input": _INPUT_TITLE,
     "input_ahead": _INPUT_TITLE,
     "host_idle": "Some steps idle longer than a steady step",
+    "more_work": "Some steps do more work than a steady step",
 }
 # The title where the slow steps mostly wait for other ranks (waits_for_peers): no estimate on this rank.
 PEERS_TITLE = "Some steps wait longer for other ranks than a steady step"
+# Work categories that are the host's own (on a trace without a GPU, the step's compute is the host's).
+_HOST_WORK = ("host", "launch", "copy_call")
+
+
+def title_of(condition: str, excess: Excess) -> str:
+    """The finding's title for `condition` (TITLES): where the slow steps mostly do more work and most of that
+    work is the host's, "host work"."""
+    if condition == "more_work" and max(excess.work, key=excess.work.get, default=None) in _HOST_WORK:
+        return "Some steps do more host work than a steady step"
+    return TITLES[condition]
 
 
 @dataclass(frozen=True)
@@ -112,12 +123,16 @@ def waits_for_peers(excess: Excess) -> bool:
 def condition(excess: Excess, share_low: bool, works_ahead: bool = False) -> str:
     """The fix's condition: "work" (mostly work), "waits" (mostly waiting, most of it in collectives),
     "device_waits" (mostly waiting on the device or inside ops), "input" (mostly input wait; "input_ahead" where
-    the trace shows a tf.data pipeline that already prefetches) or "host_idle" (idle or the host's own time)."""
+    the trace shows a tf.data pipeline that already prefetches) or "host_idle" (idle or the host's own time).
+    With a share to recover, "more_work" where work is the largest part of the excess (more than the recoverable
+    time and the waits): the slow steps are slow in the step itself, whatever part of their excess is input."""
     if share_low:
         if excess.work_ms >= excess.waits_ms and excess.work_ms > 0:
             return "work"
         return "waits" if excess.waits.get("collectives", 0.0) >= 0.5 * excess.waits_ms else "device_waits"
     recoverable = sum(excess.recoverable.values())
+    if excess.work_ms > recoverable and excess.work_ms >= excess.waits_ms:
+        return "more_work"
     if excess.input_ms < 0.5 * recoverable:
         return "host_idle"
     return "input_ahead" if works_ahead else "input"
@@ -133,6 +148,40 @@ _HOST_IDLE_FIX = """The slow steps' extra time is idle (nothing traced runs) or 
 garbage collection, or other processes sharing the machine's cores (several ranks or jobs on fewer cores than they
 use). Open the slow steps in the trace (listed in the evidence) and see what runs before them; profile on an
 otherwise idle machine, with as many cores as the processes on it use, before reading the spread as a problem."""
+
+_MORE_WORK_FIX = """Most of the slow steps' extra time is the step's own work (named in the finding), not the input wait or
+idle beside it, which is all the estimate removes: the step does more in some steps than in others. Either the
+work per step varies (batches of different sizes or shapes, data-dependent work such as variable sequence
+lengths), or something else takes the cores while the slow steps run: other processes or jobs on the machine,
+or the input pipeline's own threads on the cores the step computes on (a machine with few cores). Open the slow
+steps in the trace (listed in the evidence) and compare them with a steady one; profile on an otherwise idle
+machine, with as many cores as the processes on it use, before reading the spread as a problem."""
+
+# Finding ids whose fix removes the step's input wait (findings.overlaps.POOLS' input_wait) and names its cause.
+_INPUT_CATEGORY = "input"
+INPUT_CONDITIONS = ("input", "input_ahead")
+
+
+def with_input_named(findings: tuple) -> tuple:
+    """The findings (in report order), where the step-variance finding's slow steps mostly wait for input and
+    another finding of the report names the input wait's cause and fix (an input finding with time to recover),
+    with its fix pointing to that finding ("see finding #N") rather than to an open search."""
+    named = next((n for n, f in enumerate(findings, 1) if f.category == _INPUT_CATEGORY and f.recoverable_ms > 0), None)
+    if named is None:
+        return findings
+    return tuple(
+        replace(f, condition="input_named", see=named)
+        if f.id == "steps.uneven_step_time" and f.condition in INPUT_CONDITIONS
+        else f
+        for f in findings
+    )
+
+
+_INPUT_NAMED_SUMMARY = "The slow steps wait for input, whose cause and fix another finding names: see finding #{see}."
+_INPUT_NAMED_FIX = """The slow steps wait longer for their batch than a steady step. Finding #{see} of this report names what holds
+the input pipeline back and its fix: a pipeline that keeps up with the step also absorbs the batches that are
+slower to produce. Where slow steps remain after that fix, find which stage of the input pipeline is slow in them
+(its events in the slow steps of the trace, listed in the evidence)."""
 
 _PEERS_SUMMARY = "Slow steps wait for other ranks: analyze the run directory; its Ranks section shows the late rank."
 _PEERS_FIX = """The slow steps' extra time is mostly collectives waiting for the other ranks (named above): a rank that waits is
@@ -152,6 +201,40 @@ VARIANTS = (
             fix_summary=_PEERS_SUMMARY,
             fix=_PEERS_FIX
             + "\nRun torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).",
+            docs=(L.TORCH_PROFILER,),
+        ),
+    ),
+    (
+        "any:input_named",
+        Idiom(
+            fix_summary=_INPUT_NAMED_SUMMARY,
+            fix=_INPUT_NAMED_FIX,
+            docs=(L.TF_DATA_PERFORMANCE,),
+        ),
+    ),
+    (
+        "pytorch:input_named",
+        Idiom(
+            fix_summary=_INPUT_NAMED_SUMMARY,
+            fix=_INPUT_NAMED_FIX,
+            docs=(L.TORCH_DATA,),
+        ),
+    ),
+    (
+        "any:more_work",
+        Idiom(
+            fix_summary="The slow steps mostly do more work: look for other processes on the cores, what varies per "
+            "step.",
+            fix=_MORE_WORK_FIX,
+            docs=(L.TF_PROFILER, L.JAX_PROFILING),
+        ),
+    ),
+    (
+        "pytorch:more_work",
+        Idiom(
+            fix_summary="The slow steps mostly do more work: look for other processes on the cores, what varies per "
+            "step.",
+            fix=_MORE_WORK_FIX + "\nOpen the trace in Perfetto (ui.perfetto.dev).",
             docs=(L.TORCH_PROFILER,),
         ),
     ),

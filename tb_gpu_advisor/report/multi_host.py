@@ -1,8 +1,11 @@
 """The run's multi-host view: each host's step time, the slowest host and how unequal the hosts are.
 
-In synchronous data-parallel training every host waits for the slowest one at each collective, so the spread
-of mean step times across hosts is time the faster hosts spend waiting; and because every host then has the
-same step time, the straggler shows in each host's compute per step, not in its step time.
+In synchronous data-parallel training every host's step ends at the same collective, so the hosts' mean step
+times are equal but for where each host's step markers fall: a host's step time holds its waits for the others,
+and a wait is never evidence that the waiter is slow. When the hosts are ranks joined on one timeline (the run
+report's `ranks`), the slowest host and the imbalance are the Ranks verdict's (the rank the others wait for, and
+the time they wait for it over the run's step); otherwise the straggler shows in each host's compute per step,
+not in its step time.
 """
 
 from __future__ import annotations
@@ -11,8 +14,11 @@ from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.section_model import Section, Table
 
 
-def multi_host_view(host_reports):
-    """The `multi_host` object of a run report from its HostReports (meaningful with two hosts or more)."""
+def multi_host_view(host_reports, ranks=None, rank_hosts=None):
+    """The `multi_host` object of a run report from its HostReports (meaningful with two hosts or more).
+
+    `ranks`: the run report's `ranks` object when the hosts are ranks joined on one timeline, with `rank_hosts`
+    mapping its rank ids to host names: the slowest host and the imbalance are then its verdict's."""
     hosts = []
     for report in host_reports:
         summary = report["summary"]
@@ -33,9 +39,10 @@ def multi_host_view(host_reports):
     slowest = max(timed, key=lambda h: h["step_time_ms"], default=None)
     fastest = min(timed, key=lambda h: h["step_time_ms"], default=None)
     spread = slowest["step_time_ms"] - fastest["step_time_ms"] if len(timed) >= 2 else None
-    return {
+    view = {
         "host_count": len(hosts),
         "hosts": hosts,
+        "ranks_joined": False,
         "slowest_host": slowest["host"] if len(timed) >= 2 else None,
         "fastest_host": fastest["host"] if len(timed) >= 2 else None,
         "step_time_ms_min": round(fastest["step_time_ms"], 6) if len(timed) >= 2 else None,
@@ -45,6 +52,23 @@ def multi_host_view(host_reports):
         if spread is not None and slowest["step_time_ms"] > 0
         else None,
         **_compute_view(hosts),
+    }
+    return _from_ranks(view, ranks, rank_hosts or {}) if ranks else view
+
+
+def _from_ranks(view, ranks, rank_hosts):
+    """The view with the Ranks verdict's slowest host (the rank the others wait for, or none) and imbalance (the
+    time the others wait for it per step, over the run's step): never the host with the longest step, which is a
+    waiter's as often as not."""
+    slow = ranks.get("slowest")
+    step = ranks.get("step_time_ms")
+    held = slow["held_others_ms_per_step"] if slow else None
+    return {
+        **view,
+        "ranks_joined": True,
+        "slowest_host": rank_hosts.get(slow["rank"], slow["host"]) if slow else None,
+        "fastest_host": None,
+        "imbalance_pct": round(100.0 * held / step, 2) if held is not None and step else None,
     }
 
 
@@ -92,7 +116,9 @@ def multi_host_sections(run_report: dict) -> list:
     if not view:
         return []
     lines = []
-    if view["slowest_host"] is not None and not view["step_time_spread_ms"]:
+    if view.get("ranks_joined"):
+        lines.append(_joined_line(run_report.get("ranks") or {}, view))
+    elif view["slowest_host"] is not None and not view["step_time_spread_ms"]:
         lines.append(
             f"Every host takes {units.duration_ms(view['step_time_ms_max'])} per step (synchronous "
             "training makes step times equal, so they cannot show a straggler)."
@@ -111,8 +137,12 @@ def multi_host_sections(run_report: dict) -> list:
             f"Most compute per step: {view['most_compute_host']} "
             f"({units.duration_ms(view['compute_ms_per_step_max'])} on its busiest GPU, "
             f"{units.percent(view['compute_imbalance_pct'])} more than the least, "
-            f"{units.duration_ms(view['compute_ms_per_step_min'])}): in synchronous training the other "
-            "hosts wait for it at each collective."
+            f"{units.duration_ms(view['compute_ms_per_step_min'])})"
+            + (
+                ": who the others wait for is the Ranks section's verdict, from each rank's arrivals."
+                if view.get("ranks_joined")
+                else ": in synchronous training the other hosts wait for it at each collective."
+            )
         )
     rows = tuple(
         (
@@ -129,6 +159,28 @@ def multi_host_sections(run_report: dict) -> list:
     table = Table(
         ("host", "mean step", "steps", "compute/step", "compute busy", "GPU busy", "input wait"),
         rows,
-        (False, True, True, True, True, True),
+        (False, True, True, True, True, True, True),
     )
     return [Section(f"Hosts ({view['host_count']})", lines=tuple(lines), table=table)]
+
+
+def _joined_line(ranks, view):
+    """The Hosts section's verdict when the hosts are ranks joined on one timeline: the Ranks section's."""
+    spread = view["step_time_spread_ms"]
+    steps = (
+        f"Their mean step times differ by {units.duration_ms(spread)}: where each rank's step markers fall around "
+        "the shared collectives (a rank's step holds its waits for the others), not which rank is slow"
+        if spread
+        else "Their mean step times are equal (every rank's step ends at the same collective)"
+    )
+    slow = ranks.get("slowest")
+    peer = ranks.get("late_peer")
+    if slow is None and peer and peer.get("late"):
+        return f"{steps}; the captured hosts wait for a rank that was not captured (the Ranks section's verdict)."
+    if slow is None:
+        return f"{steps}; no host holds the others back (the Ranks section's verdict)."
+    return (
+        f"{steps}; the host the others wait for is {view['slowest_host']} (rank {slow['rank']}, the Ranks "
+        f"section's verdict): {units.duration_ms(slow['held_others_ms_per_step'])} per step, "
+        f"{units.percent(view['imbalance_pct'])} of the run's step."
+    )

@@ -211,9 +211,9 @@ def _heat(view):
             + tuple(f"{s['cells'][position]['step_ms']:.1f} {_short(s['cells'][position]['cause'])}" for s in steps)
         )
     lines = (
-        f"Step time (ms) of the run ({STEP_TIME_WORDS}) and of each rank (its own step's start to end), and where "
-        "the rank's went besides compute: wait = waiting for the last rank at a collective, xfer = transfer, in = "
-        "input, host, other = untraced or idle.",
+        f"Step time (ms) of the run ({STEP_TIME_WORDS}) and of each rank (its own step's start to end), and what "
+        "took most of the rank's: comp = compute (also when nothing else took a tenth of it), wait = waiting for "
+        "the last rank at a collective, xfer = transfer, in = input, host, other = untraced or idle.",
     ) + _first_steps(view)
     return Section("Rank x step", lines=lines, table=Table(headers, tuple(rows), (False,) + (True,) * len(steps)))
 

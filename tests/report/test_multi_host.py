@@ -96,3 +96,48 @@ def test_multi_worker_straggler_shows_in_compute_per_step_not_in_step_time():
     assert "Every host takes 10.00 ms per step (synchronous training makes step times equal" in render_text(
         two
     ).replace("\n  ", " ")
+
+
+def _joined(compute_ms):
+    """The `ranks` object of ranks built from numbers (tests/analysis/ranks/synthetic.py)."""
+    from tb_gpu_advisor.analysis.ranks.run import analyze_ranks
+    from tb_gpu_advisor.report.ranks_view import ranks_view
+    from tests.analysis.ranks.synthetic import rank_set
+
+    return ranks_view(analyze_ranks(rank_set(compute_ms)))
+
+
+def test_joined_ranks_name_the_rank_the_others_wait_for_never_the_longest_step():
+    """Rank 1 computes 8 ms against rank 0's 2 ms: rank 0 waits 6 ms per 11 ms step at the all-reduce. Its host's
+    step markers show the longest mean step (125 µs here), which is a wait, not slowness: the slowest host is the
+    Ranks verdict's, and the imbalance is the time the others wait for it over the run's step (6 / 11 ms)."""
+    ranks = _joined([2.0, 8.0])
+    assert ranks["slowest"]["rank"] == 1 and ranks["step_time_ms"] == 11.0
+    hosts = [_host_report("w0", 125), _host_report("w1", 100)]
+    alone = multi_host_view(hosts)
+    assert (alone["ranks_joined"], alone["slowest_host"]) == (False, "w0")
+    view = multi_host_view(hosts, ranks, {0: "w0", 1: "w1"})
+    assert view["ranks_joined"] and (view["slowest_host"], view["fastest_host"]) == ("w1", None)
+    assert view["imbalance_pct"] == round(100 * 6.0 / 11.0, 2)
+    assert view["step_time_spread_ms"] == 0.025  # the step markers' spread stays as measured
+    text = render_text({"run": "r", "hosts": [], "errors": [], "multi_host": view, "ranks": ranks})
+    hosts_section = text[text.index("Hosts (2)") :].replace("\n  ", " ")
+    assert "the host the others wait for is w1 (rank 1, the Ranks section's verdict): 6.00 ms per step" in hosts_section
+    assert "Slowest host" not in hosts_section and "fastest" not in hosts_section
+
+
+def test_joined_balanced_ranks_have_no_slowest_host():
+    view = multi_host_view([_host_report("w0", 125), _host_report("w1", 100)], _joined([4.0, 4.0]), {0: "w0", 1: "w1"})
+    assert view["ranks_joined"] and view["slowest_host"] is None and view["imbalance_pct"] is None
+    text = render_text({"run": "r", "hosts": [], "errors": [], "multi_host": view, "ranks": _joined([4.0, 4.0])})
+    assert "no host holds the others back (the Ranks section's verdict)" in text.replace("\n  ", " ")
+
+
+def test_the_hosts_table_has_a_header_per_column():
+    text = render_text(
+        assemble_run_report("r", [HostOutcome(h, f"{h}.xplane.pb", _host_report(h, 100)) for h in ("a", "b")])
+    )
+    lines = text[text.index("Hosts (2)") :].splitlines()
+    header = next(line for line in lines if line.startswith("host "))
+    dashes = lines[lines.index(header) + 1]
+    assert header.split()[-2:] == ["input", "wait"] and len(dashes.split()) == 7

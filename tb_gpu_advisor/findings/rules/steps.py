@@ -10,7 +10,7 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.rules.communication.exposed import collective_waits_of
-from tb_gpu_advisor.findings.step_excess import PEERS_TITLE, SHOWN_MIN_MS, TITLES, VARIANTS, excess_of, listed
+from tb_gpu_advisor.findings.step_excess import PEERS_TITLE, SHOWN_MIN_MS, VARIANTS, excess_of, listed, title_of
 from tb_gpu_advisor.findings.step_excess import waits_for_peers
 from tb_gpu_advisor.findings.step_excess import condition as excess_condition
 from tb_gpu_advisor.findings.step_excess import sentence as excess_sentence
@@ -320,7 +320,7 @@ def uneven_step_time(ctx: Context) -> Finding | None:
         works_ahead = pipeline.in_use and pipeline.has_prefetch
         condition = excess_condition(split, share_low=False, works_ahead=works_ahead)
         # The title names what the estimate removes, so its "(up to N×)" does not read as the size of the spread.
-        title = TITLES[condition]
+        title = title_of(condition, split)
         severity = grade(share, MODELED_HIGH_PCT, MODELED_MEDIUM_PCT, MODELED_LOW_PCT) or "low"
         summary += (
             f" Of the slow steps' {excess} over the median step, {durations_ms(variance.recoverable_ms)[0]} is time "

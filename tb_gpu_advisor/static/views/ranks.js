@@ -1,6 +1,6 @@
 /**
  * The Ranks card: a distributed run as a whole, above the report of the rank picked. A rank x step heat map of step
- * time and of where the time went besides compute, the slowest rank and why (with each rank's evidence), the
+ * time and of where the time went, the slowest rank and why (with each rank's evidence), the
  * collectives split into waiting for the last rank and transfer with their bus bandwidth, and the what-ifs (a
  * model, with what each assumes). The same words and units as the CLI's run-level sections.
  */
@@ -100,8 +100,8 @@ function heatMaps(view) {
       heatMap(view, {ariaLabel: 'Step time per rank and step', fill: (cell) => ({cls: 'cat-wait',
         opacity: shade(cell.step_ms).toFixed(3)})})),
     h('figure', {class: 'rank-figure', style: {margin: '0'}, 'data-testid': 'rank-step-cause'},
-      h('figcaption', {class: 'hint'}, `Where each rank's step went besides compute${sampledNote}: the part ` +
-        `that took the most of it (compute when none took a tenth).${outlined}`),
+      h('figcaption', {class: 'hint'}, `Where each rank's step went${sampledNote}: the part ` +
+        `that took the most of it (compute also when nothing else took a tenth).${outlined}`),
       heatMap(view, {ariaLabel: 'Idle cause per rank and step', fill: (cell) => ({cls: CAUSE_CLASS[cell.cause]})}),
       legend(causes.map((cause) => ({key: CAUSE_CLASS[cause].slice(4), label: WORDS.causes[cause]})))));
 }

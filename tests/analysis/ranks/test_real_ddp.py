@@ -165,3 +165,39 @@ def test_no_capture_all_ranks_advice_when_every_rank_is_in_the_run(reports, tmp_
     for path in (RUNS / "balanced").glob("rank[01].*"):
         (tmp_path / path.name).write_bytes(path.read_bytes())
     assert "Capture all ranks" in render_text(tb_gpu_advisor.analyze(str(tmp_path), executor="inline"))
+
+
+@pytest.mark.parametrize("run", ["balanced", "slow_compute", "slow_input"])
+def test_the_hosts_section_agrees_with_the_ranks_verdict(reports, run):
+    """Every rank's step ends at the same all-reduce, so the longest mean step is a waiter's (rank 0 in slow_compute,
+    rank 1 in slow_input, where rank 2, the straggler, had the shortest): the Hosts view names the Ranks verdict's
+    rank, or none in the balanced run."""
+    from tb_gpu_advisor.report.text import render_text
+
+    view, ranks = reports[run]["multi_host"], reports[run]["ranks"]
+    assert view["ranks_joined"] and view["fastest_host"] is None
+    text = render_text(reports[run])
+    hosts = text[text.index("Hosts (4)") :].replace("\n  ", " ")
+    assert "Slowest host" not in hosts and "fastest" not in hosts
+    if run == "balanced":
+        assert view["slowest_host"] is None and view["imbalance_pct"] is None
+        assert "no host holds the others back" in hosts
+    else:
+        assert view["slowest_host"] == "rank2" and ranks["slowest"]["rank"] == 2
+        held = ranks["slowest"]["held_others_ms_per_step"]
+        assert view["imbalance_pct"] == round(100 * held / ranks["step_time_ms"], 2)
+        assert "the host the others wait for is rank2 (rank 2" in hosts
+
+
+def test_the_slow_ranks_own_finding_defers_to_the_run_level_what_if(reports):
+    """slow_input rank 2's DataLoader finding bounds its own step (up to 2.33x); the run gains more (the others'
+    waits and the transfer the lateness stretched go too): the finding says its figure is the rank's own step and
+    quotes the run-level what-if, the same number the Ranks section gives. The waiters' reports are untouched."""
+    report = reports["slow_input"]
+    item = _what_if(report["ranks"], "rank_at_median")
+    (finding,) = [f for f in report["hosts"][2]["findings"] if f["category"] == "input"]
+    assert finding["estimated_speedup"] < item["speedup"]
+    assert "this rank's own step alone" in finding["summary"]
+    assert f"(about {item['speedup']:.2f}×)" in finding["summary"]
+    assert "ranks.what_if" in finding["speedup_basis"]
+    assert not any("Ranks section" in f["summary"] for h in report["hosts"][:2] for f in h["findings"])
