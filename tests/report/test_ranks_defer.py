@@ -41,3 +41,18 @@ def test_nothing_changes_without_a_straggler_or_a_modelled_step():
         hosts = [{"host": "b", "findings": [_finding("input")]}]
         defer_to_run(hosts, ranks, {1: "b"})
         assert hosts[0]["findings"][0]["summary"] == "S."
+
+
+def test_the_critical_path_names_a_ranks_input_inside_its_work_and_small_calls_are_latency_bound():
+    from tb_gpu_advisor.report.ranks_sections import _chain, _latency_bound
+
+    segments = [
+        {"kind": "work", "rank": 2, "start_ms": 0.0, "end_ms": 21.4, "collective": None},
+        {"kind": "collective", "rank": None, "start_ms": 21.4, "end_ms": 36.3, "collective": "allreduce"},
+    ]
+    assert _chain(segments, {2: ("input", 20.3)}) == (
+        "rank 2 work 21.40 ms (its input this step: 20.30 ms) -> allreduce transfer 14.90 ms"
+    )
+    assert _chain(segments, {2: ("input", 0.06)}) == "rank 2 work 21.40 ms -> allreduce transfer 14.90 ms"
+    small = {"collective": "allreduce", "median_bytes": 203304}
+    assert _latency_bound([small]) and not _latency_bound([{**small, "median_bytes": 16 * 2**20}])

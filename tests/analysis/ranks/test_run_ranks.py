@@ -76,7 +76,10 @@ def test_bus_bandwidth_and_the_link_peak_what_if():
     kind = run.bandwidth[0]
     assert kind.collective == "allreduce" and kind.group_size == 4
     assert kind.busbw_gbps == pytest.approx(4 * 2**20 / 2e-3 / 1e9 * 1.5, rel=1e-3)
-    assert kind.link_ratio == pytest.approx(kind.busbw_gbps / 240.0, rel=1e-2)
+    assert kind.link_ratio is None  # a 4 MiB call is latency-bound (under 8 MiB): no share of the link
+    large = analyze_ranks(rank_set([10.0] * 4, link_gbps=240.0, bytes_=16 * 2**20)).bandwidth[0]
+    assert large.link_ratio == pytest.approx(large.busbw_gbps / 240.0, rel=1e-2)
+    assert large.busbw_gbps == pytest.approx(16 * 2**20 / 2e-3 / 1e9 * 1.5, rel=1e-3)
     peak = _what_if(run, "collectives_at_link_peak")
     at_peak_ms = 4 * 2**20 * 1.5 / 240e9 * 1e3
     assert peak.step_ms == pytest.approx(13.0 - 2.0 + at_peak_ms, rel=1e-4)
