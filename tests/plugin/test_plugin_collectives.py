@@ -62,7 +62,7 @@ def test_the_straggler_demo_shows_its_all_reduce_and_what_the_trace_lacks(
             + ["not in the trace"] * 2
             + ["CollectiveReduceV2"]  # f32 from the kernel name, as the all-reduce finding says (issue 31 K4)
         ]
-        assert _rows(tab, "[data-testid=collective-bandwidth]") == [["allreduce", "0", "sizes not in the trace"]]
+        assert _rows(tab, "[data-testid=collective-bandwidth]") == [["allreduce", "\u2014", "sizes not in the trace"]]
         assert tab.frame.query_selector("[data-testid=collective-link]") is None  # nothing measured against it
         # the communication finding points at the table, and the link scrolls to it
         link = tab.frame.wait_for_selector(

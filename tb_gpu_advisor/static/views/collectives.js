@@ -88,7 +88,9 @@ export function bandwidthRows(report) {
     .map((row) => [row.collective, row.group_sizes || []]));
   const rows = kinds.map((row) => {
     const gap = bandwidthGap(row, groups.get(row.collective));
-    const head = [{text: row.collective}, {text: formatCount(row.large_calls)}];
+    // No sizes: how many calls reach 8 MiB is unknown, a dash, never 0 beside "sizes not in the trace".
+    const head = [{text: row.collective}, row.sized_calls ? {text: formatCount(row.large_calls)} :
+      {text: '\u2014', missing: true}];
     if (!gap) {
       const ratio = row.best_busbw_link_ratio;
       return {collective: row.collective, cells: [...head, {text: formatGbps(row.algbw_gbps)},
