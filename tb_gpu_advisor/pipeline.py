@@ -22,6 +22,7 @@ from tb_gpu_advisor.remote.fetch import fetch_remote_file
 from tb_gpu_advisor.report.finite import finite
 from tb_gpu_advisor.report.host_report import render_host_report, with_diagnosis
 from tb_gpu_advisor.report.multi_host import multi_host_view
+from tb_gpu_advisor.report.ranks_defer import defer_to_run
 from tb_gpu_advisor.report.ranks_view import ranks_view
 from tb_gpu_advisor.report.timeline_report import timeline_report
 
@@ -147,12 +148,13 @@ def assemble_run_report(run, outcomes):
     report = {"schema_version": SCHEMA_VERSION, "run": run, "hosts": hosts, "errors": errors}
     ranked = [o for o in outcomes if o.report is not None and o.rank is not None]
     ranks = ranks_report([o.rank for o in ranked])
+    rank_hosts = {(o.rank.rank if o.rank.rank is not None else o.rank.host): o.host for o in ranked}
     if len(hosts) >= 2:
-        rank_hosts = {(o.rank.rank if o.rank.rank is not None else o.rank.host): o.host for o in ranked}
         joined = ranks if ranks is not None and ranks["step_count"] else None
         report["multi_host"] = multi_host_view(hosts, joined, rank_hosts)
     if ranks is not None:
         report["ranks"] = ranks
+        defer_to_run(hosts, ranks, rank_hosts)
         if ranks["world_size"] == ranks["rank_count"] and not ranks["late_peer"]:
             for host in hosts:
                 _advice_in_run(host)

@@ -10,8 +10,8 @@ RANK_TABLE_NOTE = (
 )
 # The slowest rank's components against the median rank's; `start` is not a time it spent.
 EXCESS_WORDS = (
-    "Against the median rank, per step (start: how much later it begins its steps, beyond leaving the previous "
-    "step's last collective later, which is time in the collective, not its own)"
+    "Against the median rank, per step (start: how much later than the median rank it began its step, counted "
+    "from leaving the previous step's last collective)"
 )
 # What a collective's transfer holds on a CPU backend (gloo), where no link is traced.
 CPU_TRANSFER_WORDS = (

@@ -80,6 +80,10 @@ def _bandwidth_lines(bandwidth, groups):
             f"{row['algbw_gbps']:.1f} GB/s, busbw {row['busbw_gbps']:.1f} GB/s (median; best "
             f"{row['best_busbw_gbps']:.1f} GB/s{ratio}{_ranks_from(row)})."
         )
+    bounds = (
+        "These bandwidths are lower bounds: one rank's call time includes waiting for its slowest peer to arrive "
+        "(a run of every rank's trace splits the wait from the transfer)."
+    )
     link = bandwidth.get("link")
     if lines and link:
         outran = not link.get("known") and any(
@@ -94,4 +98,4 @@ def _bandwidth_lines(bandwidth, groups):
                 else ""
             )
         )
-    return tuple(lines + gaps)
+    return tuple(lines + ([bounds] if lines else []) + gaps)

@@ -3,6 +3,7 @@ reports."""
 
 from __future__ import annotations
 
+from tb_gpu_advisor.analysis.collective_bandwidth import LARGE_COLLECTIVE_BYTES
 from tb_gpu_advisor.report import units
 from tb_gpu_advisor.report.section_model import Section, Table
 from tb_gpu_advisor.vocabulary_ranks import (
@@ -211,9 +212,9 @@ def _heat(view):
             + tuple(f"{s['cells'][position]['step_ms']:.1f} {_short(s['cells'][position]['cause'])}" for s in steps)
         )
     lines = (
-        f"Step time (ms) of the run ({STEP_TIME_WORDS}) and of each rank (its own step's start to end), and where "
-        "the rank's went besides compute: wait = waiting for the last rank at a collective, xfer = transfer, in = "
-        "input, host, other = untraced or idle.",
+        f"Step time (ms) of the run ({STEP_TIME_WORDS}) and of each rank (its own step's start to end), and what "
+        "took most of the rank's: comp = compute (also when nothing else took a tenth of it), wait = waiting for "
+        "the last rank at a collective, xfer = transfer, in = input, host, other = untraced or idle.",
     ) + _first_steps(view)
     return Section("Rank x step", lines=lines, table=Table(headers, tuple(rows), (False,) + (True,) * len(steps)))
 
@@ -240,10 +241,14 @@ def _collectives(view):
     )
     link = view["link"]
     lines = (
-        "Each call split per rank into waiting for the last rank to arrive and the transfer after it; bus "
-        "bandwidth (NCCL-tests' definition) over the median transfer.",
-        f"Link: {link}." if link else "Link: not in the trace (a CPU run): no peak to compare with.",
-    ) + ((f"{CPU_TRANSFER_WORDS}.",) if view["device"] == "cpu" else ())
+        (
+            "Each call split per rank into waiting for the last rank to arrive and the transfer after it; bus "
+            "bandwidth (NCCL-tests' definition) over the median transfer.",
+            f"Link: {link}." if link else "Link: not in the trace (a CPU run): no peak to compare with.",
+        )
+        + ((f"{CPU_TRANSFER_WORDS}.",) if view["device"] == "cpu" else ())
+        + _latency_bound(view["collectives"])
+    )
     return Section(
         "Collectives across ranks",
         lines=lines,
@@ -251,15 +256,53 @@ def _collectives(view):
     )
 
 
+def _latency_bound(kinds):
+    """A line naming the kinds whose calls are too small to run at bus bandwidth (NCCL's latency sets their time)."""
+    small = [k for k in kinds if k["median_bytes"] and k["median_bytes"] < LARGE_COLLECTIVE_BYTES]
+    if not small:
+        return ()
+    names = ", ".join(f"{k['collective']} {units.size_bytes(k['median_bytes'])}" for k in small)
+    return (
+        f"Small calls ({names}; under {units.size_bytes(LARGE_COLLECTIVE_BYTES)} a call): per-call latency weighs "
+        "on their time, so their bus bandwidth is a floor, not a measure of the link, and no share of its peak is "
+        "given.",
+    )
+
+
 def _paths(view):
     lines = [PATH_WORDS.format(step_time=STEP_TIME_WORDS), *_first_steps(view)]
+    cells = {step["step"]: step["cells"] for step in view["steps"]}
+    positions = {rank["rank"]: i for i, rank in enumerate(view["ranks"])}
     for path in view["critical_path"][:MAX_STEP_COLUMNS]:
-        lines.append(f"step {path['step']} ({units.duration_ms(path['step_ms'])}): {_chain(path['segments'])}")
+        waits = _waits_in_work(cells.get(path["step"]), positions)
+        lines.append(f"step {path['step']} ({units.duration_ms(path['step_ms'])}): {_chain(path['segments'], waits)}")
     return Section("Critical path (across ranks)", lines=tuple(lines))
 
 
-def _chain(segments):
-    """The path's segments in order, consecutive ones of the same kind and rank merged (`x5`: five calls)."""
+def _waits_in_work(cells, positions):
+    """{rank: (part, ms)}: the input or host time of each rank in the step (its cells), which a "work" segment of
+    that rank holds as well as compute: a DataLoader's wait is on the path, but it is not computing."""
+    found = {}
+    for rank, position in positions.items():
+        cell = cells[position] if cells and position < len(cells) else None
+        if cell:
+            part = max(("input", "host"), key=lambda key: cell[f"{key}_ms"])
+            found[rank] = (part, cell[f"{part}_ms"])
+    return found
+
+
+def _work_words(rank, length, waits):
+    """A work segment's share that is the rank's input (or host) time in the step, when that is a tenth of it."""
+    part, ms = waits.get(rank, (None, 0.0))
+    if not part or ms < 0.1 * length:
+        return ""
+    return f" (its {part} this step: {units.duration_ms(min(ms, length))})"
+
+
+def _chain(segments, waits=None):
+    """The path's segments in order, consecutive ones of the same kind and rank merged (`x5`: five calls); a rank's
+    work names its input or host time in the step (`waits`, _waits_in_work) when that is a tenth of it."""
+    waits = waits or {}
     merged = []
     for segment in segments:
         key = (segment["kind"], segment["rank"], segment["collective"])
@@ -284,7 +327,8 @@ def _chain(segments):
     for (kind, rank, collective), length, calls in merged:
         times = f" x{calls}" if calls > 1 else ""
         name = f"{collective} transfer{times}" if kind == "collective" else f"rank {rank} {kind}"
-        parts.append(f"{name} {units.duration_ms(length)}")
+        extra = _work_words(rank, length, waits) if kind == "work" else ""
+        parts.append(f"{name} {units.duration_ms(length)}{extra}")
     return " -> ".join(parts) or "no segment"
 
 

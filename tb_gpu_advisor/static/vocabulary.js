@@ -380,7 +380,7 @@ export const VOCABULARY = Object.freeze({
     "asLate": "Ranks {ranks} arrive as late in most steps: they hold the others back as much.",
     "stepTime": "from the last rank to start each step to the last rank to end it, on one clock",
     "tableNote": "peer wait + transfer is the rank's whole time in collectives, including any time its own work ran beside them (its own report's breakdown counts under Collectives only the time no other work ran: the exposed part)",
-    "excess": "Against the median rank, per step (start: how much later it begins its steps, beyond leaving the previous step's last collective later, which is time in the collective, not its own)",
+    "excess": "Against the median rank, per step (start: how much later than the median rank it began its step, counted from leaving the previous step's last collective)",
     "cpuTransfer": "On a CPU backend the transfer is the backend's span after the last arrival (gloo's worker thread): it holds the copies and reductions, and the processes' scheduling on a host with more ranks than cores",
     "evidence": {
       "ops": "From its trace, its ops per step by self time against the median rank",

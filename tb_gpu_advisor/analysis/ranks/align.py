@@ -44,6 +44,7 @@ class Alignment:
     same_clock: bool  # every rank's trace gave an absolute time origin
     one_clock: bool = False  # every rank on one machine with absolute times: no offset to estimate
     residual_ps: int | None = None  # median spread of a call's ends over the ranks after the offsets (when estimated)
+    clocks: tuple = ()  # per rank, the key of the clock it reads: ranks with equal keys share one (no offset between)
 
 
 def align(profiles):
@@ -70,6 +71,7 @@ def align(profiles):
         same_clock=same_clock,
         one_clock=one_clock,
         residual_ps=_residual(steps) if estimated else None,
+        clocks=tuple(clocks),
     )
 
 

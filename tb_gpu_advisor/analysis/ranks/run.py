@@ -39,8 +39,9 @@ class RankStepRow:
 
     @property
     def cause(self):
-        """Why the rank was not computing: the component besides compute that took most of the step, "compute"
-        when none took IDLE_CAUSE_SHARE of it."""
+        """Where the rank's step went: the component besides compute that took most of the step, "compute" when
+        compute took more than it (a rank busy with its own work: a straggler's cells say so) or when none took
+        IDLE_CAUSE_SHARE of it."""
         parts = {
             "input": self.input_ms,
             "host": self.host_ms,
@@ -49,7 +50,7 @@ class RankStepRow:
             "other": self.other_ms,
         }
         top = max(parts, key=parts.get)
-        return top if parts[top] >= IDLE_CAUSE_SHARE * self.step_ms else "compute"
+        return top if parts[top] >= max(IDLE_CAUSE_SHARE * self.step_ms, self.compute_ms) else "compute"
 
 
 @dataclass(frozen=True)

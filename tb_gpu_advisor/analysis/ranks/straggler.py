@@ -43,7 +43,8 @@ class Straggler:
     late_steps: int  # steps in which it arrived last at the collective the others waited on longest
     steps: int
     held_ms_per_step: float  # the others' median wait on it, per step (mean over the steps)
-    held_ms_by_rank: tuple  # the same for every rank, in rank order
+    held_ms_by_rank: tuple  # the same for every rank, in rank order (a rank as late as the last: the others' wait
+    # less its own, the time the others would still wait for it)
     cause: str | None  # one of CAUSES, None when no rank holds the others back
     excess_ms: dict  # component -> its mean per step minus the other ranks' median (compute, input, host, start)
     work: tuple  # WorkDiff of the cause's evidence (compute: ops or kernels; input: input spans; host: host ops)
@@ -80,7 +81,10 @@ def find_straggler(alignment, splits, rows, profiles):
         held[worst.last_rank][step_index] = wait / 1e9
         late[worst.last_rank] += 1
         for rank, own in enumerate(worst.wait_ps):
-            as_late[rank] += rank == worst.last_rank or (wait > 0 and own <= TIED_SHARE * wait)
+            tied = rank != worst.last_rank and wait > 0 and own <= TIED_SHARE * wait
+            as_late[rank] += rank == worst.last_rank or tied
+            if tied:  # the others would wait for it all but its own wait: it holds them back as much
+                held[rank][step_index] = (wait - own) / 1e9
     per_rank = tuple(round(sum(h) / steps, 6) if steps else 0.0 for h in held)
     step_ms = statistics.median(step_times_ms(alignment)) if alignment.steps else 0.0
     position = max(range(count), key=lambda r: per_rank[r]) if count and steps else None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.analysis.collective_bandwidth import bus_factor
+from tb_gpu_advisor.analysis.collective_bandwidth import LARGE_COLLECTIVE_BYTES, bus_factor
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.analysis.rounding import ms
 
@@ -122,7 +122,11 @@ def kind_bandwidth(splits, group_size, link_gbps, complete=True):
                 median_wait_ms=ms(statistics.median(waits)),
                 busbw_gbps=busbw,
                 link_gbps=link_gbps,
-                link_ratio=round(busbw / link_gbps, 3) if busbw is not None and link_gbps else None,
+                # a call under LARGE_COLLECTIVE_BYTES runs at NCCL's latency, not at bus bandwidth: no share of
+                # the link (as for one rank's collectives)
+                link_ratio=round(busbw / link_gbps, 3)
+                if busbw is not None and link_gbps and statistics.median(b for b, _ in sized) >= LARGE_COLLECTIVE_BYTES
+                else None,
             )
         )
     return tuple(sorted(rows, key=lambda r: (-r.median_transfer_ms * r.calls, r.collective)))

@@ -39,10 +39,17 @@ def rank_at_median(alignment, splits, position, tied=()):
         others = [a for r, a in enumerate(call.starts_ps) if r not in movers]
         moved = max(max(others), statistics.median(call.starts_ps)) if others else statistics.median(call.starts_ps)
         kept = [t for r, t in enumerate(last.transfer_ps) if r not in movers]
-        # On one clock the ranks' leaving times are measured, not estimated: where they leave apart (a CPU backend
-        # on a busy host), the transfer is the first to leave's, the later leavers' time grows with the lateness.
-        shorter = statistics.median(kept) - min(kept) if kept and alignment.one_clock else 0
+        # Ranks on the last arriver's clock leave at measured times after its arrival, never estimated ones: where
+        # they leave apart (a CPU backend on a busy host), the transfer is the first of them to leave's, the later
+        # leavers' time grows with the lateness. On one clock that is every rank.
+        mates = [
+            t for r, t in enumerate(last.transfer_ps) if r not in movers and _same_clock(alignment, r, last.last_rank)
+        ]
+        shorter = statistics.median(kept) - min(mates) if kept and mates else 0
         gains[step_index] = (max(0, call.starts_ps[last.last_rank] - moved) + max(0, shorter)) / 1e9
+    first_leaver = alignment.one_clock or any(
+        _same_clock(alignment, r, position) for r in range(len(alignment.offsets_ps)) if r not in movers
+    )
     who = (
         "the rank's extra time before the step's last collective goes away (it arrives"
         if not tied
@@ -65,10 +72,27 @@ def rank_at_median(alignment, splits, position, tied=()):
                 "apart, as on a CPU backend with more ranks than cores, the later leavers' time grows with the "
                 "straggler's lateness); the other ranks and the time after the collective stay as measured"
                 if alignment.one_clock
-                else "the other ranks, the transfer and the time after the collective stay as measured"
+                else "the step's last collective moves its data in the time the first of the ranks on the late "
+                "rank's clock (its machine) to leave it took after the last arrival (their leaving times are "
+                "measured on that clock, never estimated: where ranks leave apart, as on a CPU backend with more "
+                "ranks than cores, the later leavers' time grows with the straggler's lateness); the other ranks "
+                "and the time after the collective stay as measured"
+                if first_leaver
+                else "the other ranks, the transfer and the time after the collective stay as measured: no other "
+                "rank reads the late rank's clock, so the transfer the ranks leave apart after its arrival cannot "
+                "be told from the clocks' alignment error, and where the straggler's lateness lengthens the "
+                "transfer (a CPU backend with more ranks than cores) the step gains more: a lower bound"
             )
         ),
     )
+
+
+def _same_clock(alignment, rank, other):
+    """Whether `rank` reads the clock of rank `other` (one clock: every rank does)."""
+    if alignment.one_clock:
+        return True
+    clocks = alignment.clocks
+    return bool(clocks) and other is not None and clocks[rank] == clocks[other]
 
 
 def collectives_overlapped(alignment, paths, rows, complete=True):

@@ -6,7 +6,7 @@
 import {h} from '../dom.js';
 import {CHANGE_LABELS, arrow, badgeText, differenceText, formatPoints, headline, measuredText, noiseStatement,
   speedChangeText, pointsDifferenceText} from '../comparison_format.js';
-import {formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
+import {fixed, formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
 import {emptyState, meter, section, tile} from './common.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {configurationChangesView} from './configuration.js';
@@ -56,7 +56,7 @@ export function perExampleBasis(perExample) {
     return `examples per step${scope} ${examples.baseline} ${VOCABULARY.arrow} ${examples.candidate}, from the input tensors`;
   }
   const launches = perExample.source === 'kernel_launches_per_step' ? ' (by its kernel launches per step)' : '';
-  return `the candidate does ${perExample.work_ratio.toFixed(2)}${VOCABULARY.times} the work per step${launches}`;
+  return `the candidate does ${fixed(perExample.work_ratio, 2)}${VOCABULARY.times} the work per step${launches}`;
 }
 
 /**
@@ -166,13 +166,13 @@ function predictionRow(row) {
       h('span', {class: 'finding-id'}, row.id)),
     h('td', {}, status),
     h('td', {class: 'num'}, formatSpeedup(row.predicted, row.predicted_kind) || '\u2014'),
-    h('td', {class: 'num'}, Number.isFinite(row.ratio) ? row.ratio.toFixed(2) : '\u2014'),
+    h('td', {class: 'num'}, Number.isFinite(row.ratio) ? fixed(row.ratio, 2) : '\u2014'),
     h('td', {class: missed(row) ? 'tone-bad' : null}, scoreText(row)));
 }
 
 function combinedLine(combined) {
   if (!combined) return null;
-  const ratio = Number.isFinite(combined.ratio) ? ` (ratio ${combined.ratio.toFixed(2)})` : '';
+  const ratio = Number.isFinite(combined.ratio) ? ` (ratio ${fixed(combined.ratio, 2)})` : '';
   const model = combined.score === 'within' || combined.score === 'not_within';
   const within = combined.score_text ? combined.score_text + (model ? ' of the measured speedup' : '') :
     combined.within_tolerance === true ? `${VOCABULARY.predictionScore.within} of the measured speedup` :

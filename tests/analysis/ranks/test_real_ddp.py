@@ -187,3 +187,17 @@ def test_the_hosts_section_agrees_with_the_ranks_verdict(reports, run):
         held = ranks["slowest"]["held_others_ms_per_step"]
         assert view["imbalance_pct"] == round(100 * held / ranks["step_time_ms"], 2)
         assert "the host the others wait for is rank2 (rank 2" in hosts
+
+
+def test_the_slow_ranks_own_finding_defers_to_the_run_level_what_if(reports):
+    """slow_input rank 2's DataLoader finding bounds its own step (up to 2.33x); the run gains more (the others'
+    waits and the transfer the lateness stretched go too): the finding says its figure is the rank's own step and
+    quotes the run-level what-if, the same number the Ranks section gives. The waiters' reports are untouched."""
+    report = reports["slow_input"]
+    item = _what_if(report["ranks"], "rank_at_median")
+    (finding,) = [f for f in report["hosts"][2]["findings"] if f["category"] == "input"]
+    assert finding["estimated_speedup"] < item["speedup"]
+    assert "this rank's own step alone" in finding["summary"]
+    assert f"(about {item['speedup']:.2f}×)" in finding["summary"]
+    assert "ranks.what_if" in finding["speedup_basis"]
+    assert not any("Ranks section" in f["summary"] for h in report["hosts"][:2] for f in h["findings"])

@@ -27,7 +27,10 @@ def test_a_rank_with_more_compute_is_named_with_its_excess_and_the_median_what_i
     assert median.kind == "model" and "median" in median.assumes
     assert run.rows[0][0].peer_wait_ms == pytest.approx(8.0) and run.rows[0][2].peer_wait_ms == 0
     assert run.rows[0][0].transfer_ms == pytest.approx(2.0)
-    assert run.rows[0][0].cause == "peer_wait" and run.rows[0][2].cause == "compute"
+    # A cell names what took most of the rank's step: rank 0 computes 11 ms (with its tail) and waits 8 ms
+    assert run.rows[0][0].cause == "compute" and run.rows[0][2].cause == "compute"
+    waits = analyze_ranks(rank_set([2.0, 2.0, 18.0, 2.0]))  # rank 0: 3 ms of compute, 16 ms waiting
+    assert waits.rows[0][0].cause == "peer_wait" and waits.rows[0][2].cause == "compute"
 
 
 def test_the_same_work_slower_is_slower_compute():
@@ -73,7 +76,10 @@ def test_bus_bandwidth_and_the_link_peak_what_if():
     kind = run.bandwidth[0]
     assert kind.collective == "allreduce" and kind.group_size == 4
     assert kind.busbw_gbps == pytest.approx(4 * 2**20 / 2e-3 / 1e9 * 1.5, rel=1e-3)
-    assert kind.link_ratio == pytest.approx(kind.busbw_gbps / 240.0, rel=1e-2)
+    assert kind.link_ratio is None  # a 4 MiB call is latency-bound (under 8 MiB): no share of the link
+    large = analyze_ranks(rank_set([10.0] * 4, link_gbps=240.0, bytes_=16 * 2**20)).bandwidth[0]
+    assert large.link_ratio == pytest.approx(large.busbw_gbps / 240.0, rel=1e-2)
+    assert large.busbw_gbps == pytest.approx(16 * 2**20 / 2e-3 / 1e9 * 1.5, rel=1e-3)
     peak = _what_if(run, "collectives_at_link_peak")
     at_peak_ms = 4 * 2**20 * 1.5 / 240e9 * 1e3
     assert peak.step_ms == pytest.approx(13.0 - 2.0 + at_peak_ms, rel=1e-4)
@@ -135,12 +141,16 @@ def test_ranks_as_late_as_the_slowest_are_named_and_moved_with_it():
     rank 2 alone gains nothing (rank 5 still holds the step), moving both gains the 8 ms."""
     run = analyze_ranks(rank_set([10.0, 10.0, 18.0, 10.0, 10.0, 17.9, 10.0, 10.0]))
     assert run.straggler.position == 2 and run.straggler.tied == (5,)
+    # the others wait 8 ms for rank 2 and would still wait 7.9 ms for rank 5 (its own wait is 0.1 ms): both hold
+    # them back, as the words say; a rank that waited is charged nothing
+    assert run.straggler.held_ms_by_rank == pytest.approx((0.0, 0.0, 8.0, 0.0, 0.0, 7.9, 0.0, 0.0))
     median = _what_if(run, "rank_at_median")
     assert median.tied == (5,) and median.baseline_ms == pytest.approx(21.0)
     assert median.step_ms == pytest.approx(13.0)
     assert "the ranks as late as it" in median.assumes
     alone = analyze_ranks(rank_set([10.0, 10.0, 18.0, 10.0, 10.0, 12.0, 10.0, 10.0]))
     assert alone.straggler.position == 2 and alone.straggler.tied == ()
+    assert alone.straggler.held_ms_by_rank[5] == 0.0  # 6 ms early: a waiter, not as late
 
 
 def test_a_what_if_with_no_step_time_is_none_never_zero():
@@ -277,3 +287,16 @@ def test_a_start_that_only_follows_a_later_exit_from_the_collective_is_not_a_lat
     assert [round(row[2], 6) for row in own] == [0.0, 3.0, 3.0, 3.0, 3.0]
     slow = analyze_ranks(profiles).straggler
     assert slow.position == 2 and slow.excess_ms["start"] == pytest.approx(2.4)
+
+
+def test_the_median_what_if_reads_the_transfer_on_the_late_ranks_clock():
+    """Ranks on two nodes, each node one clock (offset 3 ms): the first of the late rank's node-mates to leave gives
+    the transfer, as on one clock; ranks that share no clock hold the measured transfer, said to be a lower bound."""
+    nodes = analyze_ranks(
+        rank_set([10.0, 18.0, 10.0, 10.0], clock_ms=[0.0, 0.0, 3.0, 3.0], machine=lambda r: f"node{r // 2}")
+    )
+    median = _what_if(nodes, "rank_at_median")
+    assert nodes.straggler.position == 1 and median.step_ms == pytest.approx(13.0)
+    assert "first of the ranks on the late rank's clock" in median.assumes
+    alone = _what_if(analyze_ranks(rank_set([10.0, 18.0, 10.0, 10.0], clock_ms=[0.0, 0.0, 3.0, 3.0])), "rank_at_median")
+    assert alone.step_ms == pytest.approx(13.0) and "a lower bound" in alone.assumes

@@ -121,7 +121,9 @@ def test_the_text_report_shows_bus_bandwidth_and_the_link(kineto_models):
         "best 13.0 GB/s, 54.1% of the link)."
     )
     assert section.lines[1].startswith("Link: 24 GB/s PCIe per GPU (NVIDIA A100-PG509-200: an NVLink (SXM) board")
-    assert section.lines[2] == "broadcast: no bandwidth (no call of 8 MiB or more)."  # says why, not nothing
+    # one rank's NCCL kernel time includes spinning for its peer: the figures are floors (review ranks L6)
+    assert section.lines[2].startswith("These bandwidths are lower bounds: one rank's call time includes waiting")
+    assert section.lines[3] == "broadcast: no bandwidth (no call of 8 MiB or more)."  # says why, not nothing
 
 
 def test_a_kind_without_bus_bandwidth_says_why():

@@ -78,7 +78,7 @@ def test_a_saturated_pool_of_waiting_python_calls_is_the_limit():
     )
     # the GIL caveat is in the summary itself, not only in the basis
     assert "a Python function that computes holds the GIL and gains nothing" in summary
-    assert "GIL" in pool["speedup_basis"] and pool["speedup_basis"].startswith("upper bound")
+    assert "GIL" in pool["speedup_basis"] and pool["speedup_basis"].startswith("estimate: all of the input wait gone")
     assert "private_threadpool_size" in pool["fix"] and "AUTOTUNE" in pool["fix"]
     assert "interleave" in pool["fix"] and "tf.data.experimental.service" in pool["fix"]
     assert "input.sequential_map" not in found

@@ -1,11 +1,27 @@
 """Runs Holistic Trace Analysis on one Kineto trace and returns its figures for one rank, as plain numbers."""
 
+import copy
+import functools
 import logging
 import os
 import shutil
 import tempfile
 
 
+def _memo(analyze):
+    """`analyze(trace_path, rank)` run once per process for each trace, rank and HTA_DISABLE_NS_ROUNDING (HTA reads it
+    when it parses): several test modules compare against the same trace, and HTA takes seconds to parse one. Each
+    caller gets its own copy of the plain result."""
+    cached = functools.cache(lambda path, rank, rounding: analyze(path, rank))
+
+    @functools.wraps(analyze)
+    def figures(trace_path, rank):
+        return copy.deepcopy(cached(str(trace_path), rank, os.environ.get("HTA_DISABLE_NS_ROUNDING")))
+
+    return figures
+
+
+@_memo
 def hta_figures(trace_path, rank):
     """{temporal: {idle, computation, non_computation} %, kernel_types: {type: %}, overlap_pct}."""
     from hta.trace_analysis import TraceAnalysis
@@ -28,6 +44,7 @@ def hta_figures(trace_path, rank):
     }
 
 
+@_memo
 def hta_idle_breakdown(trace_path, rank):
     """{stream: {host_wait|kernel_wait|other: idle µs}} of HTA's get_idle_time_breakdown for one rank."""
     from hta.trace_analysis import TraceAnalysis
