@@ -84,6 +84,17 @@ function deviceLabel(name) {
 
 const STEP_BUSY = VOCABULARY.busyDefinitions.step_busy;
 
+/**
+ * The per-step busy change under the card's title: its own name and levels, so its change never reads as a second
+ * figure for the title's (review issue 31 C1: "+1 pts" in the title, "0 pts" below it).
+ */
+export function stepBusyText(perStep) {
+  const levels = Number.isFinite(perStep.baseline) && Number.isFinite(perStep.candidate) ?
+    `${formatPct(perStep.baseline)} → ${formatPct(perStep.candidate)}, ` : '';
+  return `${STEP_BUSY.split(':')[0]}, mean over the steps: ${levels}${pointsDifferenceText(perStep)}; another ` +
+    'measure than the title\u2019s (busy over the window, mean over active GPUs).';
+}
+
 function busyCard(comparison) {
   const busy = comparison.gpu_busy_pct || {};
   const devices = comparison.devices || [];
@@ -105,7 +116,7 @@ function busyCard(comparison) {
     bar('Baseline', busy.baseline), bar('Candidate', busy.candidate)),
   // The noise of the change comes from the steps, whose busy share is another figure (any GPU): named apart.
   busy.per_step ? h('p', {class: 'hint', 'data-testid': 'step-busy-change', title: STEP_BUSY},
-    `${STEP_BUSY.split(':')[0]}, mean over the steps: ${pointsDifferenceText(busy.per_step)}`) : null,
+    stepBusyText(busy.per_step)) : null,
   rows.length ? h('div', {class: 'table-wrap'}, h('table', {},
     h('thead', {}, h('tr', {}, h('th', {}, 'GPU'), h('th', {class: 'num'}, 'Baseline'),
       h('th', {class: 'num'}, 'Candidate'), h('th', {class: 'num'}, 'Change'))),
