@@ -20,6 +20,7 @@ BREAKDOWN_LABELS = {
     "launch": "Kernel launch",
     "host_wait": "Host waiting on the device",
     "host_stall": "Host stalled inside an op (a wait)",
+    "gil_wait": "Host waiting for the GIL",
     "host": "Host compute",
     "idle": "Idle",
 }
@@ -39,6 +40,7 @@ BREAKDOWN_SHORT_LABELS = {
     "launch": "launch",
     "host_wait": "wait",
     "host_stall": "stall",
+    "gil_wait": "GIL",
     "host": "host",
     "idle": "idle",
 }
@@ -52,6 +54,7 @@ IDLE_CAUSE_LABELS = {
     "copy_call": BREAKDOWN_LABELS["copy_call"],
     "host_wait": BREAKDOWN_LABELS["host_wait"],
     "host_stall": BREAKDOWN_LABELS["host_stall"],
+    "gil_wait": BREAKDOWN_LABELS["gil_wait"],
     "input": BREAKDOWN_LABELS["input_wait"],
     "input_prep": BREAKDOWN_LABELS["input_prep"],
     "host": BREAKDOWN_LABELS["host"],

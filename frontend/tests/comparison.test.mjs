@@ -188,3 +188,10 @@ test('the per-example tile shows the per-step change and what measured the work,
   assert.equal(perExampleHint(comparison), 'per step 3.05\u00d7 faster; the candidate does 1.21\u00d7 the work per ' +
     'step (by its kernel launches per step)');
 });
+
+test('the per-step busy change gives its own levels and says it is not the title\u2019s figure (issue 31 C1)', async () => {
+  const {stepBusyText} = await import('../../tb_gpu_advisor/static/views/comparison.js');
+  const text = stepBusyText({baseline: 99.9, candidate: 99.9, delta: 0, ci_low: 0, ci_high: 0});
+  assert.match(text, /^GPU busy in a step \(any GPU\), mean over the steps: 99\.9% \u2192 99\.9%, /);
+  assert.match(text, /another measure than the title\u2019s/);
+});

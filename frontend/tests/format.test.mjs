@@ -153,3 +153,17 @@ test('a speedup that reads 1x is no badge: "up to 1× faster" is no gain', () =>
   assert.equal(formatSpeedup(1.004, 'model'), null);
   assert.equal(formatSpeedup(1.01, 'model'), 'about 1.01\u00d7 faster');
 });
+
+test('the tab rounds as the text report does: an exact tie to the even digit (review issue 31 D4)', async () => {
+  const {fixed} = await import('../../tb_gpu_advisor/static/format.js');
+  // Python: format(27.25, '.1f') == '27.2', format(1.25, '.1f') == '1.2', format(63.25, '.1f') == '63.2'
+  assert.equal(formatPct(27.25), '27.2%');
+  assert.equal(formatPct(1.25), '1.2%');
+  assert.equal(formatPct(6.25), '6.2%');
+  assert.equal(fixed(27.35, 1), '27.4');  // 27.35 is 27.350000000000001 as a double: no tie, up as in Python
+  assert.equal(fixed(0.35, 1), '0.3');  // 0.34999999999999998: down, as in Python
+  assert.equal(fixed(3.5, 0), '4');
+  assert.equal(fixed(2.5, 0), '2');
+  assert.equal(fixed(-27.25, 1), '-27.2');
+  assert.equal(fixed(27.26, 1), '27.3');
+});

@@ -32,3 +32,25 @@ test('a what-if with no step time says why, never "0 ms" or "null\u00d7"', () =>
   assert.equal(some.estimated, true);
   assert.match(some.text, /per step instead of .*2\.748/);
 });
+
+test('ranks with nothing to join get an empty state that says why, no verdict (review issue 31 P1)', async () => {
+  const {nothingToJoin} = await import('../../tb_gpu_advisor/static/views/ranks.js');
+  const ranks = [{rank: 0, mean: {}}, {rank: 1, mean: {}}];
+  const unjoined = nothingToJoin({rank_count: 2, step_count: 0, ranks, collectives: [], notes: []});
+  assert.match(unjoined, /share no step number/);
+  assert.match(unjoined, /no collective is matched/);
+  assert.match(unjoined, /nothing to join/);
+  assert.doesNotMatch(unjoined, /holds the others back/);
+  assert.match(nothingToJoin({rank_count: 1, step_count: 3, ranks: [ranks[0]], collectives: []}), /Only one rank/);
+  assert.equal(nothingToJoin({rank_count: 2, step_count: 3, ranks, collectives: []}), null);
+});
+
+test('the why line gives the whole compute excess and names its part (review issue 31 K1)', async () => {
+  const {whyWords} = await import('../../tb_gpu_advisor/static/views/ranks.js');
+  const text = whyWords({cause: 'more_compute', cause_text: 'more compute', cause_ms_per_step: 27.4,
+    excess_ms_per_step: {compute: 31.4}});
+  assert.equal(text, `Why: more compute: 31.4${NB}ms more compute per step than the median rank, 27.4${NB}ms of ` +
+    'it in ops it runs more often.');
+  assert.match(whyWords({cause: 'input', cause_text: 'more input', cause_ms_per_step: 5, excess_ms_per_step:
+    {input: 5}}), /5\u00a0ms more per step/);
+});

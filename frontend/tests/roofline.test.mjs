@@ -45,3 +45,21 @@ test('without a roofline the card says why and what capture gives one', () => {
   assert.equal(rooflineMissing({devices: [device],
     kernels: [{name: 'gemm', arithmetic_intensity: 2048, achieved_tflops: 900, total_us: 1}]}), null);
 });
+
+test('a JAX or XLA-on run without costs is told which capture carries them, never to use JAX or XLA', () => {
+  // Review issue 31 D7/D11: "It appears on profiles of XLA-compiled programs: JAX, or TensorFlow with XLA on" on
+  // runs whose header says jax and whose Configuration says "XLA on".
+  const device = {name: '/device:GPU:0', model_name: 'NVIDIA H100', kernel_count: 5, peak_tflops: 989, peak_gbps: 3350};
+  const uncosted = {kernels: [{name: 'loop_add_fusion', arithmetic_intensity: null, achieved_tflops: null, total_us: 9}]};
+  const jax = rooflineMissing({devices: [device], ...uncosted, summary: {framework: 'jax'}});
+  const tfXla = rooflineMissing({devices: [device], ...uncosted, summary: {framework: 'tensorflow'},
+    configuration: {xla: true}});
+  for (const text of [jax, tfXla]) {
+    assert.doesNotMatch(text, /It appears on profiles of XLA-compiled programs/);
+    assert.doesNotMatch(text, /jit_compile=True/);
+    assert.match(text, /\.xplane\.pb/);
+  }
+  assert.match(jax, /jax\.profiler\.trace/);
+  assert.match(tfXla, /XLA is on in this run/);
+  assert.match(tfXla, /tf\.profiler\.experimental\.start/);
+});

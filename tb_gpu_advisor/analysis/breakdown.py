@@ -9,7 +9,8 @@ Where every GPU idles, the instant takes its cause in the idle attribution (anal
 cause per instant across GPUs by analysis.all_idle), through CAUSE_CATEGORY: `device_wait` (work queued, the GPU
 waiting on the device side), `launch` and `copy_call` (the GPU waiting for the call that enqueues its next
 kernel, or copy), `host_wait` (the host blocked on the device held it), `host_stall` (the step thread stalled
-inside an op call: a wait on something the trace does not name), `input_wait` (cause `input`),
+inside an op call: a wait on something the trace does not name), `gil_wait` (the step thread waiting for the
+GIL tf.data's Python-function calls hold), `input_wait` (cause `input`),
 `input_prep`, `host`, and `idle` (causes `host_untraced` and `unattributed`: no host event says why). So the
 Time line, the Idle line and the findings read one attribution. Where no GPU ran a kernel there is no
 attribution, and the host categories say what the host did at each instant, in HOST_CATEGORIES order:
@@ -19,9 +20,11 @@ DataLoader wait, or the step thread blocked on its loader threads (analysis.feed
 step thread preparing its batch (analysis.batch_prep) where the trace shows it.
 
 Host time is work or wait: `host_wait` is a host thread blocked on the device (analysis.host_wait_spans:
-synchronize calls, blocking copies, launches blocked on a full queue, JAX, PjRt and TensorFlow waits), `launch`
+synchronize calls, blocking copies, launches blocked on a full queue, JAX, PjRt and TensorFlow waits), `gil_wait`
+the step thread waiting for the GIL that tf.data's Python-function calls hold (analysis.py_function_calls.gil_waits),
+`launch`
 the launch calls that are not waits, `host` the host's other traced work. A wait says what was waited on, never
-that the host is slow: rules that read the host's share read `host` and `launch`, never `host_wait`.
+that the host is slow: rules that read the host's share read `host` and `launch`, never `host_wait` or `gil_wait`.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ BREAKDOWN_CATEGORIES = (
     "launch",
     "host_wait",
     "host_stall",
+    "gil_wait",
     "host",
     "idle",
 )
@@ -78,6 +82,7 @@ CAUSE_CATEGORY = {
     "copy_call": "copy_call",
     "host_wait": "host_wait",
     "host_stall": "host_stall",
+    "gil_wait": "gil_wait",
     "input": "input_wait",
     "input_prep": "input_prep",
     "host": "host",
@@ -130,7 +135,7 @@ def backend_collectives(model: TraceModel) -> Intervals:
     return spans if step_work is None else intervals.subtract(spans, step_work)
 
 
-def _category_intervals(model, dtype_by_name, waits):
+def _category_intervals(model, dtype_by_name, waits, gil_waits=intervals.EMPTY):
     """{category: Intervals} of the raw activity behind each category (host ones not yet exclusive)."""
     spans = {name: ([], []) for name in DEVICE_CATEGORIES}
     for gpu in model.gpus:
@@ -173,6 +178,7 @@ def _category_intervals(model, dtype_by_name, waits):
     # XLA's CPU executor threads run the program a CPU-only JAX step waits for: their time is work, the wait's
     # thread's is not.
     result["host_wait"] = intervals.subtract(waits, host.tagged.get(XLA_CPU_TAG, intervals.EMPTY))
+    result["gil_wait"] = gil_waits
     result["host"] = host.busy
     return result
 
@@ -186,9 +192,10 @@ def breakdown(
     input_prep: Intervals = intervals.EMPTY,
     waits: Intervals | None = None,
     idle: IdleAttribution | None = None,
+    gil_waits: Intervals = intervals.EMPTY,
 ) -> Breakdown:
     """Breakdown of each window [start, end) (category_spans, then split_windows)."""
-    spans = category_spans(model, dtype_by_name, loader_waits, input_prep, waits, idle)
+    spans = category_spans(model, dtype_by_name, loader_waits, input_prep, waits, idle, gil_waits)
     return split_windows(spans, window_start_ps, window_end_ps)
 
 
@@ -212,17 +219,19 @@ def category_spans(
     input_prep: Intervals = intervals.EMPTY,
     waits: Intervals | None = None,
     idle: IdleAttribution | None = None,
+    gil_waits: Intervals = intervals.EMPTY,
 ) -> CategorySpans:
     """Each category's instants (module docstring). `dtype_by_name`: {kernel name: its op's element type} where
     the kernel table costed it, for the precision of kernels whose names say none (kernel_precision).
     `loader_waits`: the step thread blocked on its loader threads (FeederWaits.input_blocked), input wait;
     `input_prep`: its batch preparation (BatchPrep.input_spans); `waits`: the host's waits on the device
     (analysis.host_wait_spans; without queue-full launches when not given); `idle`: the model's idle
-    attribution with the same inputs (computed when not given)."""
+    attribution with the same inputs (computed when not given); `gil_waits`: the step thread waiting for the GIL
+    (analysis.py_function_calls.gil_waits), a wait, never host compute."""
     waits = host_wait_spans(model) if waits is None else waits
     if idle is None:
-        idle = attribute_idle(model, loader_waits, waits, input_prep)
-    raw = _category_intervals(model, dtype_by_name or {}, waits)
+        idle = attribute_idle(model, loader_waits, waits, input_prep, gil_waits=gil_waits)
+    raw = _category_intervals(model, dtype_by_name or {}, waits, gil_waits)
     device_busy = intervals.union_all(*(raw[name] for name in DEVICE_CATEGORIES))
     raw["collectives"] = intervals.union_all(raw["collectives"], backend_collectives(model))
     raw["input_wait"] = intervals.union_all(raw["input_wait"], loader_waits)

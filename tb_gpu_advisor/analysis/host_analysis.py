@@ -28,7 +28,7 @@ from tb_gpu_advisor.analysis.input_dtypes import wide_image_inputs
 from tb_gpu_advisor.analysis.peaks import device_peaks
 from tb_gpu_advisor.analysis.placement import cpu_placed_ops
 from tb_gpu_advisor.analysis.optimizer_loop import optimizer_loop
-from tb_gpu_advisor.analysis.py_function_calls import py_function_calls
+from tb_gpu_advisor.analysis.py_function_calls import gil_waits, py_function_calls
 from tb_gpu_advisor.analysis.roofline import (
     flop_utilization,
     kernel_costs,
@@ -199,11 +199,17 @@ def analyze_host(model):
     starts, ends = [s.start_ps for s in step_set.timed_steps], [s.end_ps for s in step_set.timed_steps]
     queue_full = queue_full_launches(model)
     waits = host_wait_spans(model, queue_full)
+    py_calls = py_function_calls(
+        model.host_activity.py_function_calls,
+        model.host_activity.input_waits,
+        model.host_activity.tagged.get(TF_FUNCTION_TAG),
+    )
+    gil = gil_waits(prep, py_calls)
     idle = attribute_idle(
-        model, loader_waits, waits, input_prep, prep.fed_gaps if prep is not None else intervals.EMPTY
+        model, loader_waits, waits, input_prep, prep.fed_gaps if prep is not None else intervals.EMPTY, gil
     )
     # One attribution: the breakdown's host-side time where every GPU idles is the idle attribution's.
-    spans = category_spans(model, dtypes, loader_waits, input_prep, waits, idle)
+    spans = category_spans(model, dtypes, loader_waits, input_prep, waits, idle, gil)
     per_step = split_windows(spans, starts, ends)
     return HostAnalysis(
         step_set=step_set,
@@ -250,11 +256,7 @@ def analyze_host(model):
         collectives=calls,
         unused_gpus=unused,
         optimizer_loop=optimizer_loop(model),
-        py_function_calls=py_function_calls(
-            model.host_activity.py_function_calls,
-            model.host_activity.input_waits,
-            model.host_activity.tagged.get(TF_FUNCTION_TAG),
-        ),
+        py_function_calls=py_calls,
         idle=idle,
         idle_causes=spans.causes,
         work_by_type=tuple(kernel_types_in_window(gpu.activity, window) for gpu in model.gpus),

@@ -18,6 +18,8 @@ paired with its host call by correlation id. Each instant of the gap gets one ca
 - `host_stall`: the step thread stalled inside an operator call, its wall time untraced and far above its usual
   (readers.kineto.op_stalls): a wait on something the trace does not name (a lock, the GIL, another thread), not
   host work;
+- `gil_wait`: the step thread waited for Python's GIL that tf.data's Python-function calls hold
+  (analysis.py_function_calls.gil_waits): a wait on other threads' Python, not the step thread's own work;
 - `input`: the host waited for its input pipeline (tf.data, the DataLoader, the step thread's loaders);
 - `input_prep`: the step thread prepared its batch itself (analysis.batch_prep: reading, decoding, augmenting on
   the thread that feeds the device, from the step's start to its first dispatch): input work, not a wait; where
@@ -63,6 +65,7 @@ IDLE_CAUSES = (
     "copy_call",
     "host_wait",
     "host_stall",
+    "gil_wait",
     "input",
     "input_prep",
     "host",
@@ -70,7 +73,17 @@ IDLE_CAUSES = (
     "unattributed",
 )
 # Causes of time the host, not the device, held the GPU back.
-HOST_CAUSES = ("launch", "copy_call", "host_wait", "host_stall", "input", "input_prep", "host", "host_untraced")
+HOST_CAUSES = (
+    "launch",
+    "copy_call",
+    "host_wait",
+    "host_stall",
+    "gil_wait",
+    "input",
+    "input_prep",
+    "host",
+    "host_untraced",
+)
 _FAR_PS = 2**60
 # A wait that ended this long before the GPU went idle still held the host: clocks of host and device agree to
 # about a microsecond in CUPTI traces.
@@ -118,16 +131,20 @@ def attribute_idle(
     waits: Intervals | None = None,
     input_prep: Intervals = intervals.EMPTY,
     prep_gaps: Intervals = intervals.EMPTY,
+    gil_waits: Intervals = intervals.EMPTY,
 ) -> IdleAttribution:
     """IdleAttribution of every GPU that ran a kernel or graph. `input_waits`: extra input-wait intervals (the step thread
     blocked on its loaders) beside the trace's own input waits; `waits`: the host's waits on the device
     (analysis.host_wait_spans; without queue-full launches when not given); `input_prep`: the step thread
     building its batch on evidence (analysis.batch_prep's input spans); `prep_gaps`: batch_prep's gaps of the steps
     that send host data to the device, whose time no host event explains (the step thread untraced before its
-    first dispatch, building the batch it sends) is input_prep too."""
+    first dispatch, building the batch it sends) is input_prep too; `gil_waits`: the step thread waiting for the
+    GIL (analysis.py_function_calls.gil_waits)."""
     host = model.host_activity
     waits = host_wait_spans(model) if waits is None else waits
-    sources = _host_sources(host, waits, intervals.union_all(host.input_waits, input_waits), input_prep, prep_gaps)
+    sources = _host_sources(
+        host, waits, intervals.union_all(host.input_waits, input_waits), input_prep, prep_gaps, gil_waits
+    )
     inputs = intervals.union_all(host.input_waits, input_waits, input_prep, prep_gaps)
     found = []
     for gpu in model.gpus:
@@ -216,12 +233,13 @@ def _work_kinds(activity, index):
     return {"collective": nccl & ~copy, "copy": copy, "compute": ~nccl & ~copy}
 
 
-def _host_sources(host, waits, input_waits, input_prep, prep_gaps):
+def _host_sources(host, waits, input_waits, input_prep, prep_gaps, gil_waits=intervals.EMPTY):
     """((cause, Intervals), ...) of what the host did, in the order an instant takes them (module docstring)."""
     stalls = intervals.union_all(*(spans for tag, spans in host.tagged.items() if tag.startswith(OP_STALL_PREFIX)))
     return (
         ("host_wait", waits),
         ("host_stall", stalls),
+        ("gil_wait", gil_waits),
         ("launch", intervals.union_all(host.launch_busy, host.tagged.get(LAUNCH_WORK_TAG, intervals.EMPTY))),
         ("copy_call", host.tagged.get(HOST_STAGING_TAG, intervals.EMPTY)),
         ("input", input_waits),

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.model import intervals
+
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -142,3 +144,13 @@ def py_function_calls(
         ),
         mean_ms=round(float(durations.mean()) / 1e9, 4),
     )
+
+
+def gil_waits(prep, calls: PyFunctionCalls | None) -> Intervals:
+    """The step thread waiting for the GIL: batch_prep's idle starts (`prep`, a BatchPrep) where tf.data's Python
+    function calls hold the GIL (`calls.holds_gil`: a call ends in most of the step thread's Python sections between
+    an input wait and the step's tf.function call) and no known preparation call fills them (certainty below
+    "high"); else EMPTY. A wait on the calls, never the step thread's own work: the breakdown's `gil_wait`."""
+    if prep is None or calls is None or prep.certainty == "high" or calls.holds_gil is not True:
+        return intervals.EMPTY
+    return prep.gaps

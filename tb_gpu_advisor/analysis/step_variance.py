@@ -23,7 +23,7 @@ _RECOVERABLE_WITH_GPU = ("input_wait", "input_prep", "launch", "host", "idle")
 _RECOVERABLE_WITHOUT_GPU = ("input_wait", "input_prep", "idle")
 # Excess spent waiting: on the device (work queued, the host blocked on it), inside an op, or in collectives (which
 # on one rank include waiting for the other ranks). Neither work nor a stall a fix on this side removes.
-WAIT_CATEGORIES = ("collectives", "device_wait", "host_wait", "host_stall")
+WAIT_CATEGORIES = ("collectives", "device_wait", "host_wait", "host_stall", "gil_wait")
 MIN_STEPS = 3
 
 

@@ -122,7 +122,9 @@ def device_usage(gpu: GpuDevice, step_set: StepSet, window: Intervals | None = N
         )
     busy_ps = int(intervals.covered_ps(busy, windows.start_ps, windows.end_ps).sum())
     window_ps = windows.total_ps
-    gaps = busy.start_ps[1:] - busy.end_ps[:-1]
+    # Idle stretches inside the window the page reports, so the largest one never outgrows it.
+    idle = intervals.subtract(windows, busy)
+    gaps = idle.end_ps - idle.start_ps
     kernels = activity.mask(ActivityKind.KERNEL)
     nccl = collective_kernels(activity)
     compute = compute_intervals(activity, nccl)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.analysis.kernel_names import collective_kind, is_nccl
+from tb_gpu_advisor.analysis.kernel_names import collective_dtype, collective_kind, is_nccl
 from tb_gpu_advisor.analysis.tf_op_cost import parse_shapes
 from tb_gpu_advisor.readers.hlo.collectives import collective_shapes
 from tb_gpu_advisor.model.collective_names import KERNEL_NAME, collective_of
@@ -85,6 +85,9 @@ def xplane_collectives(model: TraceModel) -> tuple[CollectiveCall, ...]:
     for ordinal, activity, index, firsts, rows in found:
         # A call's kind and sizes depend only on its row: work them out once per distinct row.
         described = [_described(activity, int(i), shapes) for i in index[firsts]]
+        # The dtype the call records (HLO, TF op shapes), else its kernel's name's (ncclDevKernel_..._f32_...): the
+        # source the all-reduce finding reads too, so the table and the finding name one dtype (issue 31 K4).
+        named_dtypes = [_name_dtype(activity, int(i)) for i in index[firsts]]
         starts, durations = activity.start_ps[index].tolist(), activity.duration_ps[index].tolist()
         for row, start, duration in zip(rows.tolist(), starts, durations):
             kind, named_from, issued_by, sized = described[row]
@@ -97,7 +100,7 @@ def xplane_collectives(model: TraceModel) -> tuple[CollectiveCall, ...]:
                     duration_ps=duration,
                     in_bytes=sized.in_bytes if sized is not None else None,
                     out_bytes=sized.out_bytes if sized is not None else None,
-                    dtype=sized.dtype if sized is not None else None,
+                    dtype=(sized.dtype if sized is not None else None) or named_dtypes[row],
                     group_size=sized.group_size if sized is not None else None,
                     size_source=sized.source if sized is not None and sized.in_bytes is not None else None,
                     named_from=named_from,
@@ -132,6 +135,12 @@ def _described(activity, i, shapes):
     op_name = activity.op_names[activity.op_id[i]] if activity.op_id[i] >= 0 else None
     sized = _from_hlo(shapes.get(_hlo_key(activity, i))) or _tf_collective(activity, i)
     return (*_named(name, op_name, sized), sized)
+
+
+def _name_dtype(activity, i):
+    """The dtype kernel `i`'s name (else its op's) carries, None when neither says."""
+    op_name = activity.op_names[activity.op_id[i]] if activity.op_id[i] >= 0 else None
+    return collective_dtype(activity.names[activity.name_id[i]], op_name)
 
 
 def _named(kernel_name, op_name, sized):

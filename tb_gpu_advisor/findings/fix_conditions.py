@@ -7,6 +7,7 @@ from functools import cached_property
 from tb_gpu_advisor.analysis.batch_prep import FRAMEWORKS as BATCH_PREP_FRAMEWORKS
 from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
 from tb_gpu_advisor.analysis.optimizer_loop import launched_in_optimizer_step
+from tb_gpu_advisor.analysis.py_function_calls import gil_waits
 
 from typing import TYPE_CHECKING
 
@@ -150,7 +151,4 @@ class FixConditions:
         function calls hold the GIL (analysis.py_function_calls: holds_gil, a call ends in most of the step
         thread's Python sections between an input wait and the step's tf.function call) and no known preparation
         call fills the gap. host.python_function claims that time; input.host_batch_prep does not report it."""
-        prep, calls = self.analysis.batch_prep, self.analysis.py_function_calls
-        if prep is None or calls is None or prep.certainty == "high":
-            return False
-        return calls.holds_gil is True
+        return len(gil_waits(self.analysis.batch_prep, self.analysis.py_function_calls)) > 0

@@ -24,6 +24,8 @@ TITLES = {
     "host_idle": "Some steps idle longer than a steady step",
     "more_work": "Some steps do more work than a steady step",
 }
+# The title where the slow steps mostly wait for other ranks (waits_for_peers): no estimate on this rank.
+PEERS_TITLE = "Some steps wait longer for other ranks than a steady step"
 # Work categories that are the host's own (on a trace without a GPU, the step's compute is the host's).
 _HOST_WORK = ("host", "launch", "copy_call")
 
@@ -109,6 +111,15 @@ def sentence(excess: Excess, has_gpu: bool) -> str:
     return text
 
 
+def waits_for_peers(excess: Excess) -> bool:
+    """The collectives' wait is the largest part of the excess: more than its recoverable time, its work and its
+    other waits each. The slow steps wait for other ranks (or, split, for the last GPU to arrive): what makes them
+    slow is on another rank, which only the run's Ranks view shows."""
+    peers = excess.waits.get("collectives", 0.0)
+    others = (sum(excess.recoverable.values()), excess.work_ms, excess.waits_ms - peers)
+    return peers > 0 and all(peers >= other for other in others)
+
+
 def condition(excess: Excess, share_low: bool, works_ahead: bool = False) -> str:
     """The fix's condition: "work" (mostly work), "waits" (mostly waiting, most of it in collectives),
     "device_waits" (mostly waiting on the device or inside ops), "input" (mostly input wait; "input_ahead" where
@@ -172,8 +183,27 @@ the input pipeline back and its fix: a pipeline that keeps up with the step also
 slower to produce. Where slow steps remain after that fix, find which stage of the input pipeline is slow in them
 (its events in the slow steps of the trace, listed in the evidence)."""
 
+_PEERS_SUMMARY = "Slow steps wait for other ranks: analyze the run directory; its Ranks section shows the late rank."
+_PEERS_FIX = """The slow steps' extra time is mostly collectives waiting for the other ranks (named above): a rank that waits is
+not the slow one, and removing its idle time does not shorten its steps while a peer arrives late. Capture every
+rank for the same steps into one run directory and analyze the directory (tb-gpu-advisor analyze <run dir>): its
+Ranks section shows which rank arrives late in these steps and what that rank does meanwhile; fix that rank."""
+
 # Fixes per condition (catalog variants of steps.uneven_step_time).
 VARIANTS = (
+    (
+        "any:peer_waits",
+        Idiom(fix_summary=_PEERS_SUMMARY, fix=_PEERS_FIX, docs=(L.TF_PROFILER, L.JAX_PROFILING)),
+    ),
+    (
+        "pytorch:peer_waits",
+        Idiom(
+            fix_summary=_PEERS_SUMMARY,
+            fix=_PEERS_FIX
+            + "\nRun torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).",
+            docs=(L.TORCH_PROFILER,),
+        ),
+    ),
     (
         "any:input_named",
         Idiom(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.findings.causes import explains
+from tb_gpu_advisor.findings.cpu_verdict import cpu_verdict
 from tb_gpu_advisor.findings.wait_link import time_line_link
 from tb_gpu_advisor.findings.thresholds import LAUNCH_GAP_MAX_US, UNEXPLAINED_IDLE_PCT, VERDICT_MIN_PCT
 from tb_gpu_advisor.model import intervals
@@ -159,6 +160,9 @@ def decide(ctx: Context, findings: tuple) -> Verdict:
                 f"and waits for {_input_source(ctx, 'tf.data')} {_p(wait)}, with no input stage "
                 "found to change."
             )
+        cpu = cpu_verdict(ctx, breakdown, _p)
+        if cpu is not None:
+            return _unknown(cpu[1]) if cpu[0] == "unknown" else Verdict(cpu[0], cpu[1])
         return _unknown(f"no GPU work in this profile ({_no_gpu_work(ctx)}), so GPU bottlenecks cannot be measured.")
     return _with_idle_gpus(_gpu_verdict(ctx, findings, breakdown), findings)
 
@@ -218,10 +222,14 @@ def _gpu_verdict(ctx, findings, breakdown):
         )
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
     each = "of each step" if ctx.step_set.steps else "of the profiled time"
-    if len(ctx.analysis.active_busy_pct) > 1 and ctx.analysis.gpu_compute_busy_pct is not None:
+    gpus = len(ctx.analysis.active_busy_pct)
+    if gpus > 1 and ctx.analysis.gpu_busy_pct is not None:
+        # The Time line's compute (any GPU computing, over the steps), the number shown beside it; the busy mean
+        # over the GPUs' own windows is the header's, named as such.
+        compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
         busy = (
-            f"the GPUs compute {_p(ctx.analysis.gpu_compute_busy_pct)} {each} (busy "
-            f"{_p(ctx.analysis.gpu_busy_pct)} with collectives)"
+            f"at least one of the {gpus} GPUs computes {_p(compute)} {each} (the Time line's compute; GPU busy, the "
+            f"mean over the {gpus} GPUs, is {_p(ctx.analysis.gpu_busy_pct)})"
         )
     else:
         busy = f"the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} {each}"

@@ -92,6 +92,9 @@ def stream_idle_dict(by_stream):
 def kernel_dict(row: KernelRow, roof: KernelRoofline) -> dict:
     total_ns = row.total_ps // 1000
     recorded = launch_recorded(row)  # else the launch values are the readers' fillers: null, not in the trace
+    # Every kernel uses registers: 0 is a trace that did not record the kernel's resources (ROCm's xplane), so its
+    # registers and its shared memory (0 beside it) are unknown, not zero.
+    resources = recorded and bool(row.registers_per_thread)
     return {
         "name": row.name,
         "occurrences": row.occurrences,
@@ -102,8 +105,8 @@ def kernel_dict(row: KernelRow, roof: KernelRoofline) -> dict:
         "max_us": us(row.max_ps),
         "occupancy_pct": pct(row.occupancy_pct),
         "achieved_occupancy_pct": pct(row.achieved_occupancy_pct),
-        "registers_per_thread": row.registers_per_thread if recorded else None,
-        "shared_memory_bytes": row.shared_memory_bytes if recorded else None,
+        "registers_per_thread": row.registers_per_thread if resources else None,
+        "shared_memory_bytes": row.shared_memory_bytes if resources else None,
         "grid": list(row.grid) if recorded else None,
         "block": None if row.block is None or not recorded else list(row.block),
         "uses_tensor_cores": row.uses_tensor_cores,

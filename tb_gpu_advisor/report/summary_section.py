@@ -55,11 +55,15 @@ def summary_section(report: dict) -> Section:
     shares = [(BREAKDOWN_LABELS[k], v) for k, v in s["breakdown_pct"].items() if v]
     shares.sort(key=lambda item: -item[1])
     if shares:
-        basis = ""
+        notes = []
+        count = s.get("active_gpu_count") or 0
+        if count > 1:  # not the header's busy mean: compute where any of the GPUs computes (BREAKDOWN_DEFINITION)
+            notes.append(f"compute: any of the {count} GPUs computing")
         if s["breakdown_pct"].get("compute_unknown"):
-            basis = f"   ({PRECISION_BASIS}; other: no float type in the name)"
+            notes.append(f"{PRECISION_BASIS}; other: no float type in the name")
         elif s["breakdown_pct"].get("compute_16bit"):
-            basis = f"   ({PRECISION_BASIS})"
+            notes.append(PRECISION_BASIS)
+        basis = f"   ({'; '.join(notes)})" if notes else ""
         lines.append(
             "Time: " + ", ".join(f"{in_sentence(label)} {units.percent(value)}" for label, value in shares) + basis
         )

@@ -4,7 +4,7 @@
  */
 
 import {niceMax} from './charts.js';
-import {durationUnit, formatMs, formatMsIn, formatPct, formatUs} from './format.js';
+import {fixed, durationUnit, formatMs, formatMsIn, formatPct, formatUs} from './format.js';
 
 const DASH = '\u2014';
 const MINUS = '\u2212';
@@ -98,8 +98,8 @@ export function badgeText(comparison) {
 export function ratioText(comparison) {
   const speedup = comparison?.speedup;
   if (!finite(speedup) || speedup <= 0) return null;
-  if (comparison.change === 'faster') return `${speedup.toFixed(2)}\u00d7 faster`;
-  if (comparison.change === 'slower') return `${(1 / speedup).toFixed(2)}\u00d7 slower`;
+  if (comparison.change === 'faster') return `${fixed(speedup, 2)}\u00d7 faster`;
+  if (comparison.change === 'slower') return `${fixed(1 / speedup, 2)}\u00d7 slower`;
   return null;
 }
 
@@ -107,7 +107,7 @@ export function ratioText(comparison) {
 export function speedChangeText(ratio) {
   if (!finite(ratio) || ratio <= 0) return DASH;
   if (Math.round(ratio * 100) === 100) return 'same speed';
-  return ratio > 1 ? `${ratio.toFixed(2)}\u00d7 faster` : `${(1 / ratio).toFixed(2)}\u00d7 slower`;
+  return ratio > 1 ? `${fixed(ratio, 2)}\u00d7 faster` : `${fixed(1 / ratio, 2)}\u00d7 slower`;
 }
 
 /** The measured speedup of a prediction check with its interval: "2.17× faster (95% CI 1.98× to 2.40×)". */
@@ -115,7 +115,7 @@ export function measuredText(measured) {
   if (!measured) return DASH;
   const text = speedChangeText(measured.value);
   if (!finite(measured.low) || !finite(measured.high)) return `${text} (noise unknown)`;
-  return `${text} (95% CI ${measured.low.toFixed(2)}\u00d7 to ${measured.high.toFixed(2)}\u00d7)`;
+  return `${text} (95% CI ${fixed(measured.low, 2)}\u00d7 to ${fixed(measured.high, 2)}\u00d7)`;
 }
 
 /** Whether the headline change (step time, or time per example) stands out of the noise, as a sentence. */

@@ -14,8 +14,26 @@ function finite(value) {
   return typeof value === 'number' && Number.isFinite(value);
 }
 
+/**
+ * `value` with `digits` decimals, rounded as the CLI and HTML report round (Python's format(value, '.1f'):
+ * correctly rounded, an exact tie to the even digit), so one quantity never reads 27.3% in the tab and 27.2% in the
+ * text report. toFixed alone rounds an exact tie (27.25, a JSON value with 2 decimals) up.
+ */
+export function fixed(value, digits = 0) {
+  const text = value.toFixed(digits);
+  const exact = Math.abs(value).toFixed(100);  // the double's whole decimal expansion (JS allows 100 digits)
+  const point = exact.indexOf('.');
+  const rest = exact.slice(point + 1 + digits);
+  if (rest[0] !== '5' || rest.slice(1).replace(/0/g, '') !== '') return text;  // not an exact tie
+  const kept = exact.slice(0, point + 1 + digits).replace(/\.$/, '');
+  if (Number(kept[kept.length - 1]) % 2 === 0) {
+    return `${value < 0 && Number(kept) !== 0 ? '-' : ''}${kept}`;  // the even digit stays: round down
+  }
+  return text;  // toFixed rounded the tie up, to the even digit
+}
+
 function trim(value, digits) {
-  return Number(value.toFixed(digits)).toLocaleString('en-US', {maximumFractionDigits: digits});
+  return Number(fixed(value, digits)).toLocaleString('en-US', {maximumFractionDigits: digits});
 }
 
 /** Milliseconds as a readable duration: 0.42 ms → "420 µs", 1234 ms → "1.23 s". */

@@ -28,6 +28,7 @@ export const VOCABULARY = Object.freeze({
     "launch": "Kernel launch",
     "host_wait": "Host waiting on the device",
     "host_stall": "Host stalled inside an op (a wait)",
+    "gil_wait": "Host waiting for the GIL",
     "host": "Host compute",
     "idle": "Idle"
   },
@@ -46,6 +47,7 @@ export const VOCABULARY = Object.freeze({
     "launch": "launch",
     "host_wait": "wait",
     "host_stall": "stall",
+    "gil_wait": "GIL",
     "host": "host",
     "idle": "idle"
   },
@@ -66,6 +68,7 @@ export const VOCABULARY = Object.freeze({
     "copy_call": "Copy call",
     "host_wait": "Host waiting on the device",
     "host_stall": "Host stalled inside an op (a wait)",
+    "gil_wait": "Host waiting for the GIL",
     "input": "Input wait",
     "input_prep": "Input preparation",
     "host": "Host compute",

@@ -37,6 +37,7 @@ def test_each_instant_counts_once_for_its_highest_category():
             "launch": 0.02,
             "host_wait": 0.0,
             "host_stall": 0.0,
+            "gil_wait": 0.0,
             "host": 0.18,
             "idle": 0.3,
         }

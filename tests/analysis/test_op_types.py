@@ -69,3 +69,44 @@ def test_rollup_shares_add_up_and_come_largest_first():
     assert [r["op_type"] for r in rollup] == ["matmul_conv", "elementwise"]
     assert rollup[0] == {"op_type": "matmul_conv", "total_us": 70.0, "kernels": 2, "occurrences": 4, "share_pct": 87.5}
     assert op_type_rollup([]) == []
+
+
+@pytest.mark.parametrize(
+    "name, op, expected",
+    [
+        # Review issue 31 R1: a dtype cast is no convolution, random numbers are no copy (V100 real trace).
+        (
+            "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
+            "Eigen::Tensor<Eigen::half, 1, 1, long>, 16, Eigen::MakePointer>, Eigen::TensorConversionOp<Eigen::half, "
+            "Eigen::TensorMap<Eigen::Tensor<float const, 1, 1, long>, 16, Eigen::MakePointer> const> const> const, "
+            "Eigen::GpuDevice>, long>(long)",
+            "",
+            "elementwise",
+        ),
+        (
+            "void tensorflow::functor::FillPhiloxRandomKernelLaunch<tensorflow::random::UniformDistribution<"
+            "tensorflow::random::PhiloxRandom, Eigen::half> >(unsigned long long const*)",
+            "",
+            "elementwise",
+        ),
+        ("loop_convert_fusion", "convert.3", "elementwise"),
+        ("wrapped_convert", "convert.1", "elementwise"),
+        # Review issue 31 D2: cuDNN's batch-norm kernels are normalisation, not a GEMM or convolution.
+        ("cudnn::bn_bw_1C11_kernel_new", "model/FusedBatchNormGradV3", "reduction"),
+        ("cudnn::detail::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false>", "Conv2D", "matmul_conv"),
+        ("void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>", "Conv2D", "copy"),
+        ("nvjet_tst_128x64_64x8_2x1_v_bz_coopA_TNN", "aten::mm", "matmul_conv"),
+        ("fusion_12", "model/MatMul", "matmul_conv"),
+        ("redzone_checker", "model/Sum_1", "reduction"),
+        ("redzone_checker", "model/MaxPool", "other"),
+    ],
+)
+def test_op_type_words(name, op, expected):
+    assert op_type(name, op) == expected
+
+
+def test_words_are_whole_words_and_camel_case_pairs():
+    from tb_gpu_advisor.analysis.op_types import name_words
+
+    words = name_words("Eigen::TensorConversionOp<MatMul>s16816gemm")
+    assert {"conversion", "matmul", "gemm"} <= words and "conv" not in words

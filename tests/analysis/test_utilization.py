@@ -144,3 +144,19 @@ def test_single_gpu_without_collectives_compute_busy_is_busy():
     device = report["devices"][0]
     assert (device["busy_pct"], device["compute_busy_pct"], device["collective_busy_pct"]) == (50.0, 50.0, 0.0)
     assert report["summary"]["gpu_compute_busy_pct"] == 50.0
+
+
+def test_largest_gap_lies_inside_the_analysis_window():
+    """Review issue 31 R2 (V100 GPU:6 "largest gap 368 ms" in a 21.3 ms window): a gap is measured inside the
+    window the page reports, never across the whole trace."""
+    builder = TraceBuilder()
+    python = builder.thread()
+    gpu = builder.gpu(0)
+    gpu.kernel("warmup", 0, 100)  # long before the step: its gap to the step's kernels is not in the window
+    python.step(0, 100_000, 1000)
+    gpu.kernel("a", 100_100, 200)
+    gpu.kernel("b", 100_600, 300)
+    device = report_of(builder)["devices"][0]
+    assert device["window_us"] == 1000.0
+    assert device["largest_gap_us"] <= device["window_us"]
+    assert device["largest_gap_us"] == 300.0  # between a (ends 100.3 ms) and b

@@ -134,7 +134,8 @@ def test_dataloader_wait_reads_as_pytorch(tmp_path):
             {
                 "communication.allreduce_exposed": "medium",
                 "host.gpu_idle_host_busy": "medium",
-                "fusion.elementwise_kernels": "medium",
+                # aten::copy_ and aten::fill_ kernels are copies/fills, as the Kernels card says (issue 31): the
+                # element-wise rest is under the 20% bar of fusion.elementwise_kernels
                 "transfer.d2h_sync_in_step": "low",
             },
         ),

@@ -19,10 +19,12 @@ def test_healthy_trace_has_no_bottleneck_and_no_high_finding():
 
 
 def test_no_gpu_and_no_input_wait_is_unknown_with_the_reason():
+    """A CPU-only step that mostly idles (its own compute 30%): no verdict; one mostly its own compute is host-bound
+    (tests/findings/test_cpu_verdict.py)."""
     builder = TraceBuilder()
     python = builder.thread("python")
     for start in step_starts(python):
-        python.event("cpu_work", start, 9_000)
+        python.event("cpu_work", start, 3_000)
     summary = report_of(builder)["summary"]
     assert summary["bottleneck"] == "unknown"
     assert summary["bottleneck_reason"].startswith("no GPU work in this profile")

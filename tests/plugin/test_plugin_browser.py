@@ -70,6 +70,14 @@ def browser():
         instance.close()
 
 
+# The tab has settled: no spinner (report, timeline, kernel table) and no kernel pager still loading.
+SETTLED = (
+    "() => !document.querySelector('.spinner') && "
+    "![...document.querySelectorAll('.pager-status')].some((s) => s.textContent.startsWith('Loading'))"
+)
+MAX_SHOT_PX = 16000  # the tallest single capture Chromium paints reliably; taller pages are split into parts
+
+
 class Tab:
     """The TensorBoard page opened on #gpu_advisor, and our iframe inside it."""
 
@@ -123,11 +131,34 @@ class Tab:
         """The element's text, non-breaking spaces (between numbers and units) read as spaces."""
         return self.frame.inner_text(selector).replace("\xa0", " ")
 
+    def settle(self):
+        """Waits until every view has loaded (no spinner: the kernel table shows its rows or its empty state,
+        not "Loading the kernels…"; no pager still "Loading…"), so a screenshot shows views, not placeholders."""
+        self.frame.wait_for_function(SETTLED)
+
     def screenshot(self, name, full=True):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        self.settle()
         if full:  # the iframe's own document, whole length, as the user scrolls through it
-            height = self.frame.evaluate("document.documentElement.scrollHeight")
-            self.page.set_viewport_size({"width": self.width, "height": min(max(height + 64, 800), 4000)})
+            # Measured after the views settle and again after the resize (the page reflows at the new height),
+            # until the height holds: never cut at a fixed cap or before the kernel table grows the page.
+            height = 0
+            for _ in range(5):
+                measured = self.frame.evaluate("document.documentElement.scrollHeight")
+                if measured + 64 <= height:
+                    break
+                height = max(measured + 64, 800)
+                self.page.set_viewport_size({"width": self.width, "height": min(height, MAX_SHOT_PX)})
+                self.settle()
+            if height > MAX_SHOT_PX:  # past what one capture holds: the rest as further shots, none left out
+                self.page.set_viewport_size({"width": self.width, "height": MAX_SHOT_PX})
+                for part, top in enumerate(range(0, height, MAX_SHOT_PX)):
+                    self.frame.evaluate("y => window.scrollTo(0, y)", top)
+                    suffix = f"_{part + 1}" if part else ""
+                    self.page.screenshot(path=str(ARTIFACTS / f"{name}{suffix}.png"))
+                self.frame.evaluate("window.scrollTo(0, 0)")
+                self.page.set_viewport_size({"width": self.width, "height": 800})
+                return
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
         self.page.set_viewport_size({"width": self.width, "height": 800})
 
@@ -581,17 +612,19 @@ def test_the_comparison_in_dark_mode(browser, board):
 
 def test_the_confidence_shows_beside_the_verdict_with_its_reasons(tab):
     """A low confidence with a reason carrying markup, which stays text."""
+    REASON = "A reason set by this test, with <b>markup</b> that stays text."
 
     def low(route):
         response = route.fetch()
         report = response.json()
-        report["summary"]["confidence"] = {"level": "low", "reasons": ["Only 1 complete step <b>here</b>."]}
+        # a reason true of any run (the screenshot must not show a sentence false for its run), with markup
+        report["summary"]["confidence"] = {"level": "low", "reasons": [REASON]}
         route.fulfill(response=response, body=json.dumps(report))
 
     tab.page.route("**/data/plugin/gpu_advisor/report?*", low)
     assert tab.show(QUICKSTART) == "ready"
     shown = tab.text("[data-testid=confidence]")
-    assert "confidence: low" in shown and "Only 1 complete step <b>here</b>." in shown
+    assert "confidence: low" in shown and REASON in shown
     assert tab.frame.query_selector("[data-testid=confidence] b") is None
     assert tab.frame.query_selector("#summary [data-testid=verdict] + [data-testid=confidence]") is not None
     # the verdict itself looks weak: a caution badge in it, its bottleneck badge dashed

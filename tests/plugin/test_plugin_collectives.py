@@ -58,7 +58,9 @@ def test_the_straggler_demo_shows_its_all_reduce_and_what_the_trace_lacks(
         ]
         # 12 calls over 4 GPUs and 3 steps: 1 per step and GPU, named by TensorFlow's op
         assert _rows(tab, "[data-testid=collectives]") == [
-            ["kernel", "allreduce", "12", "1", "766.9 ms"] + ["not in the trace"] * 4 + ["CollectiveReduceV2"]
+            ["kernel", "allreduce", "12", "1", "766.9 ms", "not in the trace", "f32"]
+            + ["not in the trace"] * 2
+            + ["CollectiveReduceV2"]  # f32 from the kernel name, as the all-reduce finding says (issue 31 K4)
         ]
         assert _rows(tab, "[data-testid=collective-bandwidth]") == [["allreduce", "0", "sizes not in the trace"]]
         assert tab.frame.query_selector("[data-testid=collective-link]") is None  # nothing measured against it

@@ -44,7 +44,14 @@ def _audit(tab, what):
 def _shot(tab, name):
     """The card alone, whole, in artifacts/browser/ (git-ignored): to look at."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    # Its table (or empty state) rendered, and a viewport tall enough to paint the whole card (review issue 31 K3:
+    # the 128-rank shot was two thirds blank below its heat maps).
+    tab.frame.wait_for_selector("#ranks [data-testid=rank-table], #ranks [data-testid=ranks-unjoined], #ranks .empty")
+    bottom = tab.frame.eval_on_selector("#ranks", "e => e.getBoundingClientRect().bottom + window.scrollY")
+    tab.page.set_viewport_size({"width": tab.width, "height": min(max(int(bottom) + 64, 800), 16000)})
+    tab.frame.locator("#ranks [data-testid=rank-table], #ranks .empty").first.wait_for()
     tab.frame.locator("#ranks").screenshot(path=str(ARTIFACTS / f"ranks_{name}_{tab.width}_{tab.scheme}.png"))
+    tab.page.set_viewport_size({"width": tab.width, "height": 800})
 
 
 def _cells(tab, testid):

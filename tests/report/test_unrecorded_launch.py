@@ -61,3 +61,25 @@ def test_a_bandwidth_is_unknown_without_copy_sizes_and_never_reads_0():
     assert unsized.gbps is None and rate_gbps(unsized.gbps) == "-"  # MI250: copies with no bytes recorded
     tiny = TransferStats(count=5, bytes=20, time_ps=10_000_000, pageable_count=0, sync_count=0, small_count=5)
     assert rate_gbps(tiny.gbps) == "<0.01 GB/s" and rate_gbps(12.345) == "12.35 GB/s"
+
+
+def test_zero_registers_are_not_recorded_resources():
+    """Review issue 31 A1 (MI300X xplane GEMMs: "Regs 0", "Shared mem 0 B"): every kernel uses registers, so 0 is
+    a trace that did not record the kernel's resources: registers and shared memory are null (the tab and HTML
+    print "not recorded"), while the grid and block it did record are kept."""
+    from tb_gpu_advisor.testing import TraceBuilder
+    from tests.conftest import report_of
+
+    builder = TraceBuilder()
+    builder.thread().step(0, 0, 1000)
+    gpu = builder.gpu(0)
+    gpu.kernel(
+        "Cijk_Ailk_Bljk_BBS_BH_MT256x224x64_MI16x16x16x1", 10, 100, grid=(32, 37, 1), block=(256, 1, 1), registers=0
+    )
+    gpu.kernel("ampere_sgemm_128x64_tn", 200, 100, registers=128, static_shared=0)
+    rows = {row["name"]: row for row in report_of(builder)["kernels"]}
+    amd = rows["Cijk_Ailk_Bljk_BBS_BH_MT256x224x64_MI16x16x16x1"]
+    assert (amd["registers_per_thread"], amd["shared_memory_bytes"]) == (None, None)
+    assert (amd["grid"], amd["block"]) == ([32, 37, 1], [256, 1, 1])
+    nvidia = rows["ampere_sgemm_128x64_tn"]
+    assert (nvidia["registers_per_thread"], nvidia["shared_memory_bytes"]) == (128, 0)  # 0 B recorded beside regs

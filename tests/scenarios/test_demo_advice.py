@@ -31,3 +31,15 @@ def test_packed_overlapped_allreduce_is_not_told_to_pack_and_overlap(built):
     )
     assert finding["fix_summary"].startswith("Split and overlapped already")
     assert "all-reduces per step (packed or bucketed gradients)" in finding["fix"]
+
+
+def test_the_fusion_finding_counts_what_the_kernel_card_calls_element_wise(built):
+    """Review issue 31 D1/D3: the finding said 27.5% of kernel time is element-wise, the Kernels card 23.9% (demo
+    cpu_placed_op, host_bound): both now come from analysis.op_types.op_type."""
+    from tb_gpu_advisor.analysis.op_types import op_type_rollup
+
+    for name in ("cpu_placed_op", "host_bound"):
+        report = built(name).report
+        card = {row["op_type"]: row["share_pct"] for row in op_type_rollup(report["kernels"])}
+        share = _fusion(report)["evidence"]["metrics"]["elementwise_share_of_kernel_time_pct"]
+        assert abs(share - card["elementwise"]) < 0.05, (name, share, card)

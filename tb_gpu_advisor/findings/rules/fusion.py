@@ -8,13 +8,15 @@ import numpy as np
 
 from tb_gpu_advisor.analysis.configuration import is_matmul_kernel
 from tb_gpu_advisor.analysis.elementwise_runs import elementwise_runs
-from tb_gpu_advisor.analysis.kernel_names import is_elementwise, is_xla_kernel
+from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
+from tb_gpu_advisor.analysis.op_types import is_elementwise_kernel
 from tb_gpu_advisor.analysis.unfused_attention import ATTENTION_MATMUL_OPS, SOFTMAX_OPS
 from tb_gpu_advisor.findings import links as L
+from tb_gpu_advisor.model.trace import ActivityKind
 from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, estimated, limit
-from tb_gpu_advisor.findings.modeled import busiest_gpu, gpu_peaks, modeled_finding, top_kernel_names
+from tb_gpu_advisor.findings.modeled import busiest_gpu, gpu_peaks, modeled_finding
 from tb_gpu_advisor.findings.thresholds import (
     FUSION_MIN_KERNELS_PER_STEP,
     FUSION_MIN_SHARE_PCT,
@@ -116,7 +118,7 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
     # The scaling, masking and dropout kernels of attention computed piece by piece are the attention's
     # (fusion.unfused_attention), not a separate fusion.
     masks = {
-        gpu.ordinal: ctx.kernel_mask(gpu, is_elementwise)
+        gpu.ordinal: elementwise_mask(gpu)
         & ~ctx.attention_kernels.get(gpu.ordinal, np.zeros(len(gpu.activity), dtype=bool))
         for gpu in ctx.active_gpus
     }
@@ -139,7 +141,7 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
     if not any(is_matmul_kernel(row) for row in ctx.analysis.kernels):
         return _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note)
     pointers = {
-        "kernels": top_kernel_names(ctx, is_elementwise),
+        "kernels": _elementwise_names(ctx),
         "device": gpu.name,
         "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else [],
     }
@@ -167,7 +169,9 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
         share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT,
     )
     peaks = gpu_peaks(ctx, ordinal)
-    rows = [(row.total_ps / 1e9, row.bytes) for row in ctx.analysis.kernels if is_elementwise(row.name)]
+    rows = [
+        (row.total_ps / 1e9, row.bytes) for row in ctx.analysis.kernels if is_elementwise_kernel(row.name, row.op_name)
+    ]
     estimate = fused(ctx.window_ms, elementwise_ms, rows, peaks.hbm_gbps if peaks is not None else None)
     if estimate is None:
         estimate = chained(ctx.window_ms, elementwise_ms, elementwise_runs(gpu.activity, masks[ordinal]))
@@ -189,6 +193,25 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
         else estimate.recoverable_of(ctx.window_ms),
     )
     return finding if finding is None or estimate is None else estimated(finding, estimate)
+
+
+def elementwise_mask(gpu):
+    """Boolean mask over a GPU's events: the kernels analysis.op_types.op_type calls element-wise from their name
+    and op, as the Kernels card's Element-wise bar does (one classifier for both, issue 31)."""
+    activity = gpu.activity
+    if not len(activity):
+        return np.zeros(0, dtype=bool)
+    pairs, inverse = np.unique(np.stack([activity.name_id, activity.op_id]), axis=1, return_inverse=True)
+    names, ops = activity.names, activity.op_names
+    by_pair = np.array(
+        [is_elementwise_kernel(names[n] if n >= 0 else "", ops[o] if o >= 0 else "") for n, o in pairs.T], dtype=bool
+    )
+    return by_pair[inverse.reshape(-1)] & (activity.kind == ActivityKind.KERNEL)
+
+
+def _elementwise_names(ctx, limit=3):
+    """The largest element-wise kernels by the Kernels card's classifier (name and op)."""
+    return [row.name for row in ctx.analysis.kernels if is_elementwise_kernel(row.name, row.op_name)][:limit]
 
 
 def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note):
@@ -215,7 +238,7 @@ def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, 
                 FUSION_MIN_KERNELS_PER_STEP,
                 share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT,
             ),
-            {"kernels": top_kernel_names(ctx, is_elementwise), "device": gpu.name},
+            {"kernels": _elementwise_names(ctx), "device": gpu.name},
         ),
         recoverable_ms=0.0,
         window_ms=ctx.window_ms,

@@ -10,7 +10,8 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.rules.communication.exposed import collective_waits_of
-from tb_gpu_advisor.findings.step_excess import SHOWN_MIN_MS, VARIANTS, excess_of, listed, title_of
+from tb_gpu_advisor.findings.step_excess import PEERS_TITLE, SHOWN_MIN_MS, VARIANTS, excess_of, listed, title_of
+from tb_gpu_advisor.findings.step_excess import waits_for_peers
 from tb_gpu_advisor.findings.step_excess import condition as excess_condition
 from tb_gpu_advisor.findings.step_excess import sentence as excess_sentence
 from tb_gpu_advisor.findings.thresholds import (
@@ -288,6 +289,15 @@ def uneven_step_time(ctx: Context) -> Finding | None:
             f"slow steps' {excess} over the median step: {parts}."
         )
         basis = "none: one outlier step; how often it recurs is not in the capture"
+    elif waits_for_peers(split):
+        condition, severity, title, recoverable = "peer_waits", "low", PEERS_TITLE, 0.0
+        who = "the last GPU to arrive" if split.collective_split else "other ranks"
+        summary += (
+            f" The slow steps' {excess} over the median step is mostly collectives waiting for {who} "
+            f"(+{durations_ms(split.waits['collectives'])[0]}): a rank that waits is not the slow one."
+            + _rest(split, ctx.has_gpu, work=True, peers=True)
+        )
+        basis = "none: the slow steps wait for other ranks; what makes them late is on another rank"
     elif share < MODELED_LOW_PCT:
         condition, severity = excess_condition(split, share_low=True), "low"
         recoverable = 0.0
@@ -351,14 +361,17 @@ def uneven_step_time(ctx: Context) -> Finding | None:
     )
 
 
-def _rest(split, has_gpu, work):
+def _rest(split, has_gpu, work, peers=False):
     """ " The rest: work (...); time a steady step does not spend (...)." besides the kind the sentence led with
-    (the waits where it led with the work)."""
+    (the waits where it led with the work; with `peers`, the other waits beside the collectives it led with)."""
     parts = []
     other = split.work if work else split.waits
     if other:
         kind = "work" if work else "waiting"
         parts.append(f"{kind} ({listed(other, has_gpu, waits=not work, split=split.collective_split)})")
+    waits = {name: value for name, value in split.waits.items() if name != "collectives"}
+    if peers and waits:
+        parts.append(f"waiting ({listed(waits, has_gpu, waits=True)})")
     if split.recoverable:
         parts.append(f"time a steady step does not spend ({listed(split.recoverable, has_gpu)})")
     return f" The rest: {'; '.join(parts)}." if parts else ""

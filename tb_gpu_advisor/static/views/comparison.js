@@ -6,7 +6,7 @@
 import {h} from '../dom.js';
 import {CHANGE_LABELS, arrow, badgeText, differenceText, formatPoints, headline, measuredText, noiseStatement,
   speedChangeText, pointsDifferenceText} from '../comparison_format.js';
-import {formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
+import {fixed, formatCount, formatMs, formatPct, formatSpeedup} from '../format.js';
 import {emptyState, meter, section, tile} from './common.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {configurationChangesView} from './configuration.js';
@@ -56,7 +56,7 @@ export function perExampleBasis(perExample) {
     return `examples per step${scope} ${examples.baseline} ${VOCABULARY.arrow} ${examples.candidate}, from the input tensors`;
   }
   const launches = perExample.source === 'kernel_launches_per_step' ? ' (by its kernel launches per step)' : '';
-  return `the candidate does ${perExample.work_ratio.toFixed(2)}${VOCABULARY.times} the work per step${launches}`;
+  return `the candidate does ${fixed(perExample.work_ratio, 2)}${VOCABULARY.times} the work per step${launches}`;
 }
 
 /**
@@ -84,6 +84,17 @@ function deviceLabel(name) {
 
 const STEP_BUSY = VOCABULARY.busyDefinitions.step_busy;
 
+/**
+ * The per-step busy change under the card's title: its own name and levels, so its change never reads as a second
+ * figure for the title's (review issue 31 C1: "+1 pts" in the title, "0 pts" below it).
+ */
+export function stepBusyText(perStep) {
+  const levels = Number.isFinite(perStep.baseline) && Number.isFinite(perStep.candidate) ?
+    `${formatPct(perStep.baseline)} → ${formatPct(perStep.candidate)}, ` : '';
+  return `${STEP_BUSY.split(':')[0]}, mean over the steps: ${levels}${pointsDifferenceText(perStep)}; another ` +
+    'measure than the title\u2019s (busy over the window, mean over active GPUs).';
+}
+
 function busyCard(comparison) {
   const busy = comparison.gpu_busy_pct || {};
   const devices = comparison.devices || [];
@@ -105,7 +116,7 @@ function busyCard(comparison) {
     bar('Baseline', busy.baseline), bar('Candidate', busy.candidate)),
   // The noise of the change comes from the steps, whose busy share is another figure (any GPU): named apart.
   busy.per_step ? h('p', {class: 'hint', 'data-testid': 'step-busy-change', title: STEP_BUSY},
-    `${STEP_BUSY.split(':')[0]}, mean over the steps: ${pointsDifferenceText(busy.per_step)}`) : null,
+    stepBusyText(busy.per_step)) : null,
   rows.length ? h('div', {class: 'table-wrap'}, h('table', {},
     h('thead', {}, h('tr', {}, h('th', {}, 'GPU'), h('th', {class: 'num'}, 'Baseline'),
       h('th', {class: 'num'}, 'Candidate'), h('th', {class: 'num'}, 'Change'))),
@@ -166,13 +177,13 @@ function predictionRow(row) {
       h('span', {class: 'finding-id'}, row.id)),
     h('td', {}, status),
     h('td', {class: 'num'}, formatSpeedup(row.predicted, row.predicted_kind) || '\u2014'),
-    h('td', {class: 'num'}, Number.isFinite(row.ratio) ? row.ratio.toFixed(2) : '\u2014'),
+    h('td', {class: 'num'}, Number.isFinite(row.ratio) ? fixed(row.ratio, 2) : '\u2014'),
     h('td', {class: missed(row) ? 'tone-bad' : null}, scoreText(row)));
 }
 
 function combinedLine(combined) {
   if (!combined) return null;
-  const ratio = Number.isFinite(combined.ratio) ? ` (ratio ${combined.ratio.toFixed(2)})` : '';
+  const ratio = Number.isFinite(combined.ratio) ? ` (ratio ${fixed(combined.ratio, 2)})` : '';
   const model = combined.score === 'within' || combined.score === 'not_within';
   const within = combined.score_text ? combined.score_text + (model ? ' of the measured speedup' : '') :
     combined.within_tolerance === true ? `${VOCABULARY.predictionScore.within} of the measured speedup` :

@@ -6,7 +6,7 @@
 import {h, s, tooltip} from '../dom.js';
 import {textWidth} from '../axis.js';
 import {arrow, breakdownDeltas, divergingLayout, formatPoints, formatSignedMs, signedMsIn} from '../comparison_format.js';
-import {BREAKDOWN_LABELS, formatMs, formatPct} from '../format.js';
+import {fixed, BREAKDOWN_LABELS, formatMs, formatPct} from '../format.js';
 import {emptyState, section} from './common.js';
 
 const MIN_W = 600;
@@ -76,7 +76,7 @@ export function breakdownDeltaView(comparison) {
   const {unit, rows} = breakdownDeltas(comparison.breakdown, BREAKDOWN_LABELS);
   const ratio = comparison.per_example?.work_ratio;
   // Per step, whatever the verdict's quantity: with different work per step the subtitle says so.
-  const work = Number.isFinite(ratio) ? `; per step, not per example (the candidate does ${ratio.toFixed(2)}× ` +
+  const work = Number.isFinite(ratio) ? `; per step, not per example (the candidate does ${fixed(ratio, 2)}× ` +
     'the work per step)' : '';
   const subtitle = unit === 'ms' ? `candidate − baseline, mean time per step, with 95% CI${work}` :
     'candidate − baseline, share of the time (no steps on a side)';

@@ -5,7 +5,7 @@
 
 import {getJson} from '../api.js';
 import {h, replace} from '../dom.js';
-import {BOTTLENECK_LABELS, formatCount, formatPct, formatSpeedup, tableMs} from '../format.js';
+import {fixed, BOTTLENECK_LABELS, formatCount, formatPct, formatSpeedup, tableMs} from '../format.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, section} from './common.js';
 
@@ -22,7 +22,7 @@ export function changeText(change) {
   }
   if (Number.isFinite(change.gpu_busy_pct_points)) {
     const points = change.gpu_busy_pct_points;
-    parts.push(`${points > 0 ? '+' : points < 0 ? '\u2212' : '\u00b1'}${Math.abs(points).toFixed(1)} pt busy`);
+    parts.push(`${points > 0 ? '+' : points < 0 ? '\u2212' : '\u00b1'}${fixed(Math.abs(points), 1)} pt busy`);
   }
   return parts.join(' \u00b7 ');
 }

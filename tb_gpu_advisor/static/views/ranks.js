@@ -8,7 +8,7 @@
 import {getResult} from '../api.js';
 import {h, replace, s, tooltip} from '../dom.js';
 import {textWidth} from '../axis.js';
-import {formatBytes, formatCount, formatGbps, formatMs, tableMs} from '../format.js';
+import {fixed, formatBytes, formatCount, formatGbps, formatMs, tableMs} from '../format.js';
 import {VOCABULARY} from '../vocabulary.js';
 import {emptyState, legend, section} from './common.js';
 
@@ -106,6 +106,21 @@ function heatMaps(view) {
       legend(causes.map((cause) => ({key: CAUSE_CLASS[cause].slice(4), label: WORDS.causes[cause]})))));
 }
 
+/**
+ * The "Why" sentence. A compute cause names the whole compute excess (the number the line below and the table
+ * give) and the part of it the cause is about, never the part alone as the difference (review issue 31 K1:
+ * "27.4 ms more" beside "compute +31.4 ms").
+ */
+export function whyWords(slow) {
+  const compute = slow.excess_ms_per_step?.compute;
+  const part = {more_compute: 'in ops it runs more often', slower_compute: 'the same ops running slower'}[slow.cause];
+  if (part && Number.isFinite(compute) && Math.abs(compute - slow.cause_ms_per_step) >= 0.0005) {
+    return `Why: ${slow.cause_text}: ${formatMs(compute)} more compute per step than the median rank, ` +
+      `${formatMs(slow.cause_ms_per_step)} of it ${part}.`;
+  }
+  return `Why: ${slow.cause_text}: ${formatMs(slow.cause_ms_per_step)} more per step than the median rank.`;
+}
+
 /** The sentences on the slowest rank: who, how late, why, against the median rank. */
 function slowestLines(view) {
   const slow = view.slowest;
@@ -127,8 +142,7 @@ function slowestLines(view) {
       `${formatMs(slow.held_others_ms_per_step)} per step for it.`),
     slow.as_late?.length ? h('p', {'data-testid': 'rank-as-late'}, WORDS.asLate.replace('{ranks}',
       slow.as_late.join(', '))) : null,
-    h('p', {'data-testid': 'rank-why'}, `Why: ${slow.cause_text}: ${formatMs(slow.cause_ms_per_step)} more per ` +
-      'step than the median rank.'),
+    h('p', {'data-testid': 'rank-why'}, whyWords(slow)),
     h('p', {class: 'hint'}, `${WORDS.excess}: ${excess}.`),
     loader ? h('p', {'data-testid': 'rank-loader'}, WORDS.singleProcessLoader) : null,
   ];
@@ -163,7 +177,7 @@ function workTable(view) {
   const work = view.slowest?.work || [];
   if (!work.length) return null;
   const ms = tableMs(work.flatMap((w) => [w.ms_per_step, w.median_ms_per_step]));
-  const calls = (n) => (Number.isInteger(n) ? formatCount(n) : n.toFixed(1));
+  const calls = (n) => (Number.isInteger(n) ? formatCount(n) : fixed(n, 1));
   const name = {ops: 'op', kernels: 'kernel', input: 'input span', host: 'host op'}[view.slowest.evidence] || 'name';
   return table('rank-work', `Rank ${view.slowest.rank}: ${WORDS.evidence[view.slowest.evidence] ?? 'its work'}`,
     [name, 'calls', 'median rank calls', 'time', 'median rank time'],
@@ -240,10 +254,35 @@ function label(view) {
   return [...parts, view.backend, view.device].filter(Boolean).join(', ');
 }
 
+/**
+ * Why the ranks cannot be compared, or null: one rank only, or no step number common to every rank (a per-rank
+ * table would be dashes, and "no rank holds the others back" a verdict on nothing compared).
+ */
+export function nothingToJoin(view) {
+  const n = view.rank_count ?? view.ranks?.length ?? 0;
+  if (n < 2) {
+    return `Only one ${unit(view)}’s trace in this run: nothing to join, so no ${unit(view)} can be ` +
+      'compared with the others. Open the run with every rank’s trace in it.';
+  }
+  if (view.step_count > 0) return null;
+  const calls = view.collectives?.length ? 'their collectives alone (below) give no step to compare' :
+    'and no collective is matched on every one';
+  return `The ${n} ${unit(view)}s’ traces share no step number, ${calls}: nothing to join, so no ` +
+    `${unit(view)} can be compared with the others (no per-${unit(view)} table, no slowest ${unit(view)}). ` +
+    `Capture the same steps on every ${unit(view)} (one profiler schedule, started at the same step).`;
+}
+
 /** The body of the card for a /ranks answer. */
 export function ranksBody(answer) {
   const view = answer?.ranks;
   if (!view) return emptyState(answer?.reason || 'This run has no run-level view.');
+  const unjoined = nothingToJoin(view);
+  if (unjoined) {
+    return h('div', {class: 'ranks-body', 'data-testid': 'ranks-body'},
+      h('p', {class: 'empty', 'data-testid': 'ranks-unjoined'}, `${label(view)}: ${unjoined}`),
+      view.collectives?.length ? collectivesTable(view) : null,
+      view.notes.length ? h('p', {class: 'hint'}, view.notes.map((note) => `Note: ${note}. `)) : null);
+  }
   const residual = view.clock.residual_ms;
   const clock = view.clock.one_clock ?
     'One clock: every rank runs on one machine and its trace gives absolute times, so no offset.' :

@@ -111,6 +111,16 @@ export function rooflineMissing(report) {
     return `${none}. PyTorch kernels get them from the ops that launch them (matrix multiplies and attention, ` +
       'from their input shapes): capture with torch.profiler.profile(record_shapes=True, with_flops=True).';
   }
+  const jax = report.summary?.framework === 'jax';
+  if (jax || report.configuration?.xla === true) {
+    // XLA is already on: advice to use JAX or XLA would be false here; say which capture carries the programs.
+    const capture = jax ? 'jax.profiler.trace(log_dir) (or jax.profiler.start_trace)' :
+      'tf.profiler.experimental.start(log_dir) (or the TensorBoard callback)';
+    return `${none}. ${jax ? 'JAX compiles with XLA' : 'XLA is on in this run'}, so they come from the XLA ` +
+      'programs (HLO) the profiler writes into the .xplane.pb beside the kernels; this profile holds none that ' +
+      `cost these kernels. Open the .xplane.pb written by ${capture} itself: a trace converted to another ` +
+      'format (trace.json, Perfetto) drops the programs.';
+  }
   return `${none} (they come from the XLA programs (HLO) a profile records, or, without XLA, from a few ` +
     'TensorFlow ops\' shapes; none here costs these kernels). It appears on profiles of XLA-compiled programs: ' +
     'JAX, or TensorFlow with XLA on (tf.function(jit_compile=True)), captured with jax.profiler or tf.profiler.';

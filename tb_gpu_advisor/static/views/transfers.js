@@ -3,7 +3,7 @@
  */
 
 import {h} from '../dom.js';
-import {TRANSFER_LABELS, formatBytes, formatCount, formatGbps, tableUs} from '../format.js';
+import {TRANSFER_LABELS, formatBytes, formatCount, formatGbps, formatPct, tableUs} from '../format.js';
 import {emptyState, section} from './common.js';
 import {VOCABULARY} from '../vocabulary.js';
 
@@ -11,6 +11,17 @@ const DIRECTIONS = TRANSFER_LABELS;
 const HEADERS = [['Direction', null], ['Count', 'copies'], ['Bytes', null], ['Time', 'time the copies ran'],
   ['Bandwidth', 'bytes / time'], ['Pageable', 'copies from or to pageable (not pinned) host memory'],
   ['Synchronous', 'copies the host waited for'], ['Small', 'copies under 64 KiB (latency-bound)']];
+
+/**
+ * The empty state: no copy events. Where the time breakdown still shows device-side copy time (ROCm's
+ * __amd_rocclr_copyBuffer, fills: copies the runtime ran as kernels), say so rather than "no copies" beside it.
+ */
+export function noCopiesText(report) {
+  const d2d = report?.summary?.breakdown_pct?.d2d;
+  if (!(d2d > 0)) return 'No memory copies in this profile.';
+  return `No copy events (memcpy) recorded: device-side copies and fills ran as kernels ` +
+    `(${VOCABULARY.breakdown.d2d} ${formatPct(d2d)} of the time; "Copy / layout" in the Kernels card).`;
+}
 
 /** The transfers card of a HostReport. */
 export function transfersView(report) {
@@ -35,5 +46,5 @@ export function transfersView(report) {
     rows.length ? h('div', {class: 'table-wrap'}, h('table', {class: 'transfers', 'data-testid': 'transfers'},
       h('thead', {}, h('tr', {}, HEADERS.map(([label, title], i) =>
         h('th', {scope: 'col', class: i ? 'num' : null, title}, label)))),
-      h('tbody', {}, rows))) : emptyState('No memory copies in this profile.'));
+      h('tbody', {}, rows))) : emptyState(noCopiesText(report)));
 }

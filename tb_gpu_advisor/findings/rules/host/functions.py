@@ -102,9 +102,9 @@ def python_function(ctx: Context) -> Finding | None:
     calls = ctx.analysis.py_function_calls
     computes = calls is not None and calls.computes is True
     unsized = in_tf_data and not computes
-    # The step thread waiting for the GIL the calls hold, before each step's tf.function call (counted as host
-    # time, not input wait): the calls' time too, gone with them.
-    gil_ms = ms(ctx.analysis.batch_prep.total_ps) if ctx.batch_prep_waits_for_gil else 0.0
+    # The step thread waiting for the GIL the calls hold, before each step's tf.function call (the breakdown's
+    # gil_wait, a wait, not input wait nor host compute): the calls' time too, gone with them.
+    gil_ms = ctx.category_ms("gil_wait") if ctx.batch_prep_waits_for_gil else 0.0
     if in_tf_data:
         recoverable = min(total_ms, waiting + gil_ms)
     elif ctx.has_gpu:
@@ -140,7 +140,7 @@ def python_function(ctx: Context) -> Finding | None:
     steady = len(ctx.step_set.timed_steps) or 1
     gil_note = (
         f" The step thread also waits {gil_ms / steady:.2f} ms per step for the GIL they hold before each step's "
-        f"tf.function call ({ctx.share_pct(gil_ms):.1f}% of the step; the Time line counts it as host compute): "
+        f"tf.function call ({ctx.share_pct(gil_ms):.1f}% of the step; on the Time line, host waiting for the GIL): "
         f"a call ended in {calls.step_sections_after_call} of the {calls.step_sections} stretches of the step "
         "thread's Python between an input wait and the step's call."
         if gil_ms > 0
