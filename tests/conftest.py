@@ -51,7 +51,9 @@ def pytest_addoption(parser):
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
     """Plain `pytest` (the whole fast tier) runs on every core through pytest-xdist; `-n N` picks the number of
-    processes (`-n 0`: one), and a run that names tests, a tier or --all-tiers stays in one process unless given -n."""
+    processes (`-n 0`: one), and a run that names tests, a tier or --all-tiers stays in one process unless given -n.
+    Each module runs whole in one process (`--dist loadfile` unless --dist is given): its module fixtures and the
+    analyses its tests share are made once, not once per process."""
     if (
         config.pluginmanager.hasplugin("xdist")
         and not hasattr(config, "workerinput")
@@ -60,6 +62,8 @@ def pytest_cmdline_main(config):
         and not (config.getoption("--all-tiers") or config.getoption("markexpr") or _names_tests(config))
     ):
         config.option.numprocesses = "auto"
+        if config.option.dist == "no":
+            config.option.dist = "loadfile"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,6 +1,7 @@
 """Checks each baseline finding's predicted speedup against the speedup the candidate measured."""
 
 from tb_gpu_advisor.vocabulary import PREDICTION_SCORE_LABELS, TIMES
+from tb_gpu_advisor.whatif.estimate import is_bound
 
 # A prediction is right when it lies within this share of the measured speedup.
 TOLERANCE = 0.25
@@ -30,7 +31,7 @@ def check(predicted, measured, kind=None, low=None):
     if not predicted or not measured:
         return {"ratio": None, "within_tolerance": None, "score": None, "score_text": None}
     within = abs(predicted - measured) <= TOLERANCE * measured + 1e-9
-    if kind == "bound":
+    if is_bound(kind):
         score = bound_score(predicted, measured, low)
         sign = ">" if score == "bound_exceeded" else "\u2264"
         if score == "bound_held_noise":

@@ -8,7 +8,7 @@ from tb_gpu_advisor.analysis.capture_overhead import host_inflation
 from tb_gpu_advisor.analysis.capture_facts import warmup_spans
 from tb_gpu_advisor.findings.causes import causes_first, explains
 from tb_gpu_advisor.findings.context import Context
-from tb_gpu_advisor.findings.finding import SEVERITIES, capped
+from tb_gpu_advisor.findings.finding import SEVERITIES, capped, speedup
 from tb_gpu_advisor.findings.rules.host_stalls import INFERRED_CAUSES
 from tb_gpu_advisor.findings.host_time import host_critical_ms
 from tb_gpu_advisor.findings.overlaps import POOLS, WAIT_FIXES, with_overlaps
@@ -16,9 +16,10 @@ from tb_gpu_advisor.findings.rules import RULES
 from tb_gpu_advisor.findings.step_excess import with_input_named
 from tb_gpu_advisor.findings.low_confidence import not_enough
 from tb_gpu_advisor.findings.verdict import BOTTLENECK_OF_CATEGORY, decide
-from tb_gpu_advisor.report.units import speedup_phrase
+from tb_gpu_advisor.report.units import durations_ms, speedup_phrase
 from tb_gpu_advisor.findings import pytorch_fixes  # noqa: F401 (registers PyTorch's wording of the findings)
-from tb_gpu_advisor.whatif.combined import CAPPED_BY, DEVICE_POOLS, HOST_POOLS, Claim, combine
+from tb_gpu_advisor.whatif.combined import CAPPED_BY, DEVICE_POOLS, HOST_POOLS, INPUT_POOL, Claim, combine
+from tb_gpu_advisor.whatif.estimate import BOUND, MODEL
 
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,8 @@ def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
     device_busy = None if busy is None else ctx.window_ms * busy / 100.0
     host_work = ctx.host_work_ms if any(f.id in WAIT_FIXES for _, f in found) else None
     found = [(order, within_work_left(finding, host_work, device_busy)) for order, finding in found]
+    if not ctx.has_gpu:
+        found = [(order, on_shared_cores(finding)) for order, finding in found]
     found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
     findings = causes_first(finding for _, finding in found)
     verdict = decide(ctx, findings)
@@ -86,7 +89,7 @@ def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
         else None
     )
     if inflation is not None:
-        findings = tuple(unprofiled(f, inflation) for f in findings)
+        findings = tuple(unprofiled(f, inflation, ctx.step_count) for f in findings)
         device_busy = None if device_busy is None else inflation.as_profiled(device_busy, host_side=False)
         host_work = None if host_work is None else inflation.as_profiled(host_work, host_side=True)
     findings = with_input_named(with_overlaps(findings))
@@ -200,16 +203,52 @@ def host_side(finding_id: str) -> bool:
     return bool(pools & HOST_POOLS) and not pools & DEVICE_POOLS
 
 
-def unprofiled(finding: Finding, inflation: HostInflation) -> Finding:
+def unprofiled(finding: Finding, inflation: HostInflation, steps: int = 0) -> Finding:
     """The finding's claim as the unprofiled program's (capture_overhead.HostInflation): host time the profiler
-    added is neither the program's to recover nor in its step."""
+    added is neither the program's to recover nor in its step. Where that moves the finding's speedup off the one
+    its own time and share of the captured step give, the summary says which time is set against which step, so
+    the text, the share and the bound read as one (review final3 5)."""
     if finding.recoverable_ms <= 0:
         return finding
+    side = host_side(finding.id)
+    recoverable = inflation.as_unprofiled(finding.recoverable_ms, side)
+    summary = finding.summary
+    moved = speedup(recoverable, finding.window_ms) != speedup(finding.recoverable_ms, finding.window_ms)
+    if moved and steps > 0 and inflation.unprofiled_window_ms > 0:
+        kept = finding.recoverable_ms * (1.0 - inflation.work_share) if side else finding.recoverable_ms
+        claim, step = durations_ms(kept / steps, inflation.unprofiled_window_ms / steps)
+        what = f"the program's own {claim} per step of its time" if side else f"its {claim} per step"
+        summary += (
+            f" The estimate sets {what} against the step without the profiler's own host time ({step}), so it "
+            f"is {100.0 * kept / inflation.unprofiled_window_ms:.1f}% of that step."
+        )
     return replace(
         finding,
-        recoverable_ms=inflation.as_unprofiled(finding.recoverable_ms, host_side(finding.id)),
+        summary=summary,
+        recoverable_ms=recoverable,
         speedup_basis=f"{finding.speedup_basis}; on the step without the profiler's own host time",
     )
+
+
+# Why the input wait removed is no upper bound where the step computes on the CPU (on_shared_cores).
+_UPPER = "upper bound"
+_SHARED_CORES = (
+    "not a bound: on a profile without a GPU the input pipeline's threads run on the cores the step "
+    "computes on, so its fix can also change the step's own compute time"
+)
+
+
+def on_shared_cores(finding: Finding) -> Finding:
+    """A finding whose time is the input wait alone (overlaps.POOLS), on a profile without a GPU: removing that
+    wait is no upper bound, since the pipeline competes with the step for the same cores and a fix that changes
+    its threads changes the step's compute too (a parallel map measured 1.61x beside a 1.36x "bound": review
+    final3 7). Its figure is an estimate ("about"), not a bound ("up to")."""
+    if POOLS.get(finding.id) != {INPUT_POOL} or finding.speedup_kind != BOUND or finding.recoverable_ms <= 0:
+        return finding
+    basis = finding.speedup_basis
+    if basis.startswith(_UPPER):
+        basis = "estimate" + basis[len(_UPPER) :]
+    return replace(finding, speedup_kind=MODEL, speedup_basis=f"{basis}; {_SHARED_CORES}")
 
 
 def within_work_left(finding: Finding, host_work_ms: float | None, device_busy_ms: float | None) -> Finding:

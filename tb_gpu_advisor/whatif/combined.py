@@ -4,7 +4,7 @@ never below the work the fixes leave: the GPU's own, and where a fix only remove
 
 from dataclasses import dataclass
 
-from tb_gpu_advisor.whatif.estimate import BOUND, MODEL
+from tb_gpu_advisor.whatif.estimate import BOUND, MIXED, MODEL
 
 # Whatever the fixes claim, the step keeps this share of its time (the same cap as a single finding's).
 MIN_KEPT_FRACTION = 0.01
@@ -59,7 +59,8 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     wait that exposes it: that time is the host's work after the wait, and the wait's fix, held at that work, is
     what it can give; a specific cause of a symptom: its fix is what the report names), then
     what-ifs of a fix (they say what the fix leaves of the lost time), each most time first; a claim counts unless a claim already counted draws on one of its
-    pools (its time is then the same time); the window loses the sum of the counted claims, but never drops
+    pools (its time is then the same time); the window loses the sum of the counted claims (where a shared claim
+    takes more from its pools than the counted ones there, that much more), but never drops
     below the GPU's busy time `device_busy_ms` less what the counted claims take off the GPU's own work (kernels,
     copies, collectives): fixes of idle time cannot make the device's work shorter. Where a counted claim only
     removes a wait, the host's work around it stays and now overlaps the device's: the window then never drops
@@ -67,8 +68,8 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     beside it). Where
     a counted claim is the input wait, its fix moves the loading into parallel workers whose pace the trace does
     not show: the window drops by that claim, and other claims add nothing a loader would have to keep up with.
-    Kind BOUND when any counted claim is one or a floor that is no model holds the window, else MODEL. None
-    without a claim."""
+    Kind BOUND when any counted claim is one or a floor that is no model holds the window (MIXED where the counted
+    claims are bounds and models both), else MODEL. None without a claim."""
     counted, shared, taken = [], [], set()
     for claim in sorted(claims, key=lambda c: (not c.leads, not c.what_if, -c.recoverable_ms)):
         if claim.recoverable_ms <= 0:
@@ -81,9 +82,9 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     if not counted or window_ms <= 0:
         return None
     saved = sum(c.recoverable_ms for c in counted)
-    # Fixing a set never gains less than fixing one of its members: where a shared what-if (a fix's own figure,
-    # not the whole loss to a cause) takes more from its pools than the counted claims on them, the difference
-    # adds (a bound then makes the joint figure a bound).
+    # Fixing a set never gains less than fixing one of its members: where a shared claim (a fix's what-if or the
+    # whole loss to a cause, an upper bound) takes more from its pools than the counted claims on them, the
+    # difference adds: over shared time the joint figure is the larger of the two (a bound then makes it a bound).
     lifted, extra = _largest_excess(counted, shared)
     saved = min(saved + extra, window_ms * (1.0 - MIN_KEPT_FRACTION))
     floors = {}
@@ -111,6 +112,10 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     device_models = any(c.kind != BOUND for c in counted if c.pools and c.pools <= DEVICE_POOLS)
     held = capped_by is not None and not (capped_by == "gpu_work" and device_models)
     kind = BOUND if held or any(c.kind == BOUND for c in counted) or (lifted and lifted.kind == BOUND) else MODEL
+    # Counted bounds and models together: "mixed", as the verdict's "(bound #1; model #2)" says; still an upper
+    # limit ("up to").
+    if kind == BOUND and {c.kind for c in counted} >= {BOUND, MODEL}:
+        kind = MIXED
     return Combined(
         round(window_ms / new_window, 2),
         kind,
@@ -123,12 +128,10 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
 
 
 def _largest_excess(counted, shared):
-    """(the shared what-if, the ms it takes beyond the counted claims on its pools) with the largest such excess,
-    or (None, 0.0) where no shared what-if takes more than those claims."""
+    """(the shared claim, the ms it takes beyond the counted claims on its pools) with the largest such excess,
+    or (None, 0.0) where no shared claim takes more than those claims."""
     best = (None, 0.0)
     for claim in shared:
-        if not claim.what_if:
-            continue
         excess = claim.recoverable_ms - sum(c.recoverable_ms for c in counted if c.pools & claim.pools)
         if excess > max(best[1], 1e-9):
             best = (claim, excess)

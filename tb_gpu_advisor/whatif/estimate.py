@@ -4,6 +4,13 @@ from dataclasses import dataclass
 
 MODEL = "model"
 BOUND = "bound"
+# A joint figure summing bounds and models (whatif.combined): at most the sum, so read as a bound ("up to").
+MIXED = "mixed"
+
+
+def is_bound(kind: str | None) -> bool:
+    """Whether a figure of `kind` is an upper limit (a bound, or a mixed sum with a bound in it)."""
+    return kind in (BOUND, MIXED)
 
 
 @dataclass(frozen=True)

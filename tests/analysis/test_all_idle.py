@@ -3,7 +3,6 @@
 causes to categories and for the several-GPU rule; every committed real trace and demo run checks that a host
 with one attributed GPU reports the same shares in its Time line and its Idle line."""
 
-import functools
 import pathlib
 
 import pytest
@@ -11,10 +10,10 @@ import pytest
 from tb_gpu_advisor.analysis.all_idle import all_idle_causes
 from tb_gpu_advisor.analysis.breakdown import BREAKDOWN_CATEGORIES, CAUSE_CATEGORY, breakdown
 from tb_gpu_advisor.analysis.idle_attribution import IDLE_CAUSES, attribute_idle
-from tb_gpu_advisor.api import analyze
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.testing.kineto_trace import kernel, launch, trace_text, x_event
+from tests.analyzed import analyzed
 
 PS_PER_US = 1_000_000
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -169,9 +168,8 @@ def _demo_runs():
     return sorted(p.name for p in DEMO.iterdir() if (p / "plugins" / "profile").is_dir())
 
 
-@functools.cache
 def _report(path):
-    return analyze(path, executor="inline")
+    return analyzed(path)  # shared with the other modules that analyze every committed trace and demo run
 
 
 def _assert_one_attribution(report):

@@ -71,7 +71,7 @@ def test_combined_estimate_adds_time_from_different_pools_once_but_not_past_the_
     report = report_of(mixed_trace())
     assert report["summary"]["combined_estimate"] == {
         "estimated_speedup": 2.0,
-        "speedup_kind": "bound",
+        "speedup_kind": "mixed",
         "finding_ids": ["fusion.elementwise_kernels", "input.gpu_waits_for_input"],
         "shared_ids": [],
         "capped_by_gpu_work": False,
@@ -84,6 +84,8 @@ def test_combined_estimate_adds_time_from_different_pools_once_but_not_past_the_
 
 
 def test_combined_estimate_counts_shared_time_once_and_prefers_what_ifs():
+    """The what-if is counted and the loss on the same pool shared; over that shared time the joint figure is the
+    larger of the two (review final3 4): the loss's 6 ms bound over the what-if's 4 ms, so a bound."""
     from tb_gpu_advisor.whatif.combined import Claim, combine
 
     claims = [
@@ -93,13 +95,16 @@ def test_combined_estimate_counts_shared_time_once_and_prefers_what_ifs():
     ]
     combined = combine(10.0, claims)
     assert combined.counted == ("map", "copies") and combined.shared == ("idle",)
-    assert combined.speedup == 2.0 and combined.kind == "model"  # 10 -> 10 - 4 - 1 ms
+    assert combined.speedup == round(10.0 / 3.0, 2) and combined.kind == "bound"  # 10 -> 10 - max(6, 4) - 1 ms
+    smaller = [Claim("idle", 3.0, "bound", frozenset({"host"}), what_if=False), *claims[1:]]
+    assert combine(10.0, smaller).speedup == 2.0 and combine(10.0, smaller).kind == "model"  # 10 -> 10 - 4 - 1
     assert combine(10.0, []) is None
 
 
 def test_a_set_of_fixes_never_gains_less_than_a_shared_what_if_among_them():
     """A cause counted first (leads) takes a pool; a shared what-if that takes more from that pool lifts the joint
-    figure by the difference, and as a bound makes it one; a shared loss (not a what-if) does not."""
+    figure by the difference, and as a bound makes it one; so does a shared loss (not a what-if): fixing both
+    never gains less than the loss's bound alone (review final3 4, jax_float32_images: 1.20x model -> 1.29x bound)."""
     from tb_gpu_advisor.whatif.combined import Claim, combine
 
     cause = Claim("cause", 2.0, "model", frozenset({"copies"}), leads=True)
@@ -108,7 +113,7 @@ def test_a_set_of_fixes_never_gains_less_than_a_shared_what_if_among_them():
     assert combined.counted == ("cause",) and combined.shared == ("overlap",)
     assert combined.speedup == round(10.0 / 7.0, 2) and combined.kind == "bound"
     loss = Claim("loss", 3.0, "bound", frozenset({"copies"}), what_if=False)
-    assert combine(10.0, [cause, loss]).speedup == 1.25 and combine(10.0, [cause, loss]).kind == "model"
+    assert combine(10.0, [cause, loss]).speedup == round(10.0 / 7.0, 2) and combine(10.0, [cause, loss]).kind == "bound"
 
 
 def test_combined_estimate_never_promises_a_step_shorter_than_the_gpu_work_left():
@@ -170,10 +175,66 @@ def test_a_figure_held_at_a_floor_that_is_no_model_is_a_bound():
 
     read = Claim("read", 6.0, "bound", frozenset({"host", "launch", "idle"}), removes_wait=True)
     fusion = Claim("fusion", 1.0, "model", frozenset({"fusion_pool"}))
-    assert combine(10.0, [read, fusion], host_work_ms=7.0).kind == "bound"  # held at 7 ms of host work
-    assert combine(10.0, [read, fusion]).kind == "bound"  # 3 ms: nothing holds it, but #read is a bound
+    # a bound and a model counted: "mixed", an upper limit as a bound is
+    assert combine(10.0, [read, fusion], host_work_ms=7.0).kind == "mixed"  # held at 7 ms of host work
+    assert combine(10.0, [read, fusion]).kind == "mixed"  # 3 ms: nothing holds it, but #read is a bound
     idle = Claim("idle", 8.0, "model", frozenset({"host", "idle"}))
     kernels = Claim("kernels", 2.0, "model", frozenset({"kernel"}))
     assert combine(10.0, [idle, fusion]).kind == "model"  # models only, nothing holds them
     assert combine(10.0, [idle, kernels], device_busy_ms=6.0).kind == "model"  # the floor 4 ms is 6 less a model
     assert combine(10.0, [idle, fusion], device_busy_ms=6.0).kind == "bound"  # the GPU's own 6 ms
+
+
+def test_a_joint_figure_of_bounds_and_models_is_mixed():
+    """Counted bounds and models: kind "mixed" (review final3 6: the verdict says "(bound #1; model #2)"), worded
+    and scored as a bound; all of one kind stays that kind."""
+    from tb_gpu_advisor.comparison.predictions import check
+    from tb_gpu_advisor.report.units import speedup_phrase
+    from tb_gpu_advisor.whatif.combined import Claim, combine
+
+    bound = Claim("bound", 4.0, "bound", frozenset({"host"}))
+    model = Claim("model", 1.0, "model", frozenset({"kernel"}))
+    mixed = combine(10.0, [bound, model])
+    assert mixed.kind == "mixed" and mixed.speedup == 2.0
+    assert speedup_phrase(mixed.speedup, mixed.kind) == "up to 2.00\u00d7"
+    assert check(mixed.speedup, 2.5, mixed.kind)["score"] == "bound_exceeded"
+    assert combine(10.0, [bound]).kind == "bound" and combine(10.0, [model]).kind == "model"
+
+
+def test_removing_the_input_wait_on_a_cpu_only_profile_is_no_bound():
+    """Without a GPU the input pipeline computes on the step's cores: a finding whose time is the input wait
+    alone is an estimate ("about"), not a bound (review final3 7: a parallel map measured 1.61x beside a 1.36x
+    'up to'); findings on other pools, or already models, keep their kind."""
+    from tb_gpu_advisor.findings.engine import on_shared_cores
+    from tb_gpu_advisor.findings.finding import Evidence, Finding
+
+    def finding(fid, kind="bound"):
+        return Finding(fid, "high", "", Evidence({}, {}), 26.6, 100.0, "upper bound", speedup_kind=kind)
+
+    seq = on_shared_cores(finding("input.sequential_map"))
+    assert seq.speedup_kind == "model" and seq.speedup_basis.startswith("estimate; not a bound: on a profile")
+    assert seq.estimated_speedup == 1.36
+    assert on_shared_cores(finding("host.python_function")).speedup_kind == "bound"
+    assert on_shared_cores(finding("input.no_prefetch", "model")).speedup_basis == "upper bound"
+
+
+def test_a_claim_set_against_the_unprofiled_step_says_so():
+    """Review final3 5: a stall of 4.54 ms per step, 31.4% of a 14.47 ms captured step, bounded on the step
+    without the profiler's own host time (13.92 ms): the summary gives the one stall time against that step, so
+    its share there (32.6%) gives the bound (1/(1 - 0.326) = 1.48x); a claim whose speedup does not move says
+    nothing more."""
+    from tb_gpu_advisor.analysis.capture_overhead import HostInflation
+    from tb_gpu_advisor.findings.engine import unprofiled
+    from tb_gpu_advisor.findings.finding import Evidence, Finding
+
+    window = 14.47 * 8
+    inflation = HostInflation(window, 0.1, window - 13.92 * 8)
+    stall = Finding("host.op_stall", "high", "Stalls.", Evidence({}, {}), 4.54 * 8, window, "upper bound")
+    out = unprofiled(stall, inflation, 8)
+    assert out.estimated_speedup == 1.48 and stall.estimated_speedup == 1.46
+    assert out.summary == (
+        "Stalls. The estimate sets its 4.54 ms per step against the step without the profiler's own host time "
+        "(13.92 ms), so it is 32.6% of that step."
+    )
+    tiny = Finding("host.op_stall", "high", "Tiny.", Evidence({}, {}), 0.01, window, "upper bound")
+    assert unprofiled(tiny, inflation, 8).summary == "Tiny."

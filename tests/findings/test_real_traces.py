@@ -79,7 +79,7 @@ def test_tf_cpu_input_bound_gets_input_findings():
     # the Python function may compute under the GIL; the fix measured 2.17x, docs/calibration.md); a sleeping
     # function could go further only with a larger pool.
     sequential = found["input.sequential_map"]
-    assert (sequential["estimated_speedup"], sequential["speedup_kind"]) == (2.16, "bound")
+    assert (sequential["estimated_speedup"], sequential["speedup_kind"]) == (2.16, "model")  # CPU only: no bound
     assert sequential["evidence"]["metrics"]["host_cores_source"] == "agreeing thread pools"
     assert "up to 13.24x with all of the input wait gone" in sequential["speedup_basis"]
     assert (
@@ -103,7 +103,7 @@ def test_tf_cpu_input_fixed_gets_the_pool_finding():
     assert (metrics["map_threads"], metrics["map_threads_busy_cores"], metrics["map_waiting_share"]) == (2, 1.91, 0.985)
     assert (metrics["host_cores"], metrics["host_cores_source"]) == (2, "agreeing thread pools")
     # a bound: all of the 87% wait gone, 1 / 0.13 = 7.7x, only if the calls wait rather than compute
-    assert (pool["severity"], pool["speedup_kind"], pool["estimated_speedup"]) == ("high", "bound", 7.72)
+    assert (pool["severity"], pool["speedup_kind"], pool["estimated_speedup"]) == ("high", "model", 7.72)
     assert "tf.py_function (op EagerPyFunc), which may wait" in pool["summary"]
     assert "holds the GIL and gains nothing" in pool["summary"]
     assert pool["evidence"]["pointers"]["tf_data_stages"] == ["Iterator::Root::Prefetch::MapAndBatch"]
@@ -127,7 +127,7 @@ def test_tf_map_parallel_pair_side_gets_the_pool_finding():
     pool = findings_by_id(result)["input.map_pool_saturated"]
     metrics = pool["evidence"]["metrics"]
     assert (metrics["map_threads"], metrics["map_threads_busy_cores"], metrics["map_waiting_share"]) == (2, 1.77, 0.973)
-    assert (pool["severity"], pool["speedup_kind"], pool["estimated_speedup"]) == ("high", "bound", 1.71)
+    assert (pool["severity"], pool["speedup_kind"], pool["estimated_speedup"]) == ("high", "model", 1.71)
     assert "tf.numpy_function (op PyFunc)" in pool["summary"]
     assert result["summary"]["bottleneck"] == "input"
     assert result["summary"]["verdict"].startswith("Input-bound: the training step waits for tf.data 42% of its time")

@@ -2,7 +2,6 @@
 the comparison of every demo pair, the check result; and the schemas catch what they promise to catch."""
 
 import copy
-import functools
 import io
 import json
 import pathlib
@@ -13,6 +12,7 @@ from tb_gpu_advisor import cli
 from tb_gpu_advisor.api import analyze
 from tb_gpu_advisor.comparison.diff import compare_reports
 from tb_gpu_advisor.schema import SCHEMA_NAMES, schema, validate
+from tests.analyzed import analyzed
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -30,9 +30,8 @@ def demo_runs():
     return sorted(p.name for p in DEMO.iterdir() if (p / "plugins" / "profile").is_dir())
 
 
-@functools.cache
 def report_of(path):
-    return analyze(path, executor="inline")
+    return analyzed(path)  # shared with the other modules that analyze every committed trace and demo run
 
 
 def test_the_listings_find_the_committed_traces_and_demo_runs():

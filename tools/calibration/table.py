@@ -21,6 +21,7 @@ from tb_gpu_advisor.comparison.predictions import DEFAULT_KIND, bound_score, che
 from tb_gpu_advisor.constants import PROFILE_SUBDIR, XPLANE_SUFFIX
 from tb_gpu_advisor.demo import DEFAULT_DIR as DEMO_DIR
 from tb_gpu_advisor.whatif.estimate import BOUND
+from tb_gpu_advisor.whatif.estimate import is_bound as bound_kind
 from tb_gpu_advisor.readers.load import load_model
 from tb_gpu_advisor.pipeline import host_report
 
@@ -100,7 +101,7 @@ def _combined_met(combined):
     tolerance above the measurement (the fix did more than the findings name, so a model may fall short)."""
     if not combined or combined.get("ratio") is None:
         return False
-    if combined["predicted_kind"] == BOUND:
+    if bound_kind(combined["predicted_kind"]):
         return combined.get("score") != "bound_exceeded"
     return combined["ratio"] <= 1 + TOLERANCE + 1e-9
 
@@ -231,7 +232,7 @@ def _combined_cell(combined):
     if not combined:
         return "-"
     ratio = "" if combined["ratio"] is None else f", ratio {combined['ratio']:.2f}"
-    if combined["ratio"] is not None and combined["predicted_kind"] == BOUND and combined.get("score"):
+    if combined["ratio"] is not None and bound_kind(combined["predicted_kind"]) and combined.get("score"):
         ratio += ", " + _HELD_WORDS[combined["score"]]
     return f"{combined['predicted']:.2f}x ({combined['predicted_kind']}{ratio})"
 
@@ -279,7 +280,7 @@ def _meets_cell(row, bound):
         combined = row.combined
         if not combined or combined.get("ratio") is None:
             return "no (not above; a bound cannot fail it and there is no combined estimate to judge)"
-        kind = "bound" if combined["predicted_kind"] == BOUND else "estimate"
+        kind = "bound" if bound_kind(combined["predicted_kind"]) else "estimate"
         score = _HELD_WORDS.get(combined.get("score")) or (
             "not above" if combined["ratio"] <= 1 + TOLERANCE + 1e-9 else "above"
         )

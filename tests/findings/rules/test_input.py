@@ -294,9 +294,10 @@ def test_a_map_that_may_wait_is_bounded_by_the_pool():
 
 def test_on_a_cpu_only_run_the_map_shares_the_cores_with_the_step():
     """No GPU: the step's own ops run on the cores the map's calls would use, so max(producer / cores, consumer)
-    is an upper bound, not a model."""
+    is no upper bound either (review final3 7: the pipeline's fix can change the step's compute on the same cores;
+    a parallel map measured 1.61x beside a 1.36x 'up to'): an estimate, "about"."""
     found = findings_by_id(report_of(producer_loop(60_000, 10_000, cpu_count=2, gpu=False)))["input.sequential_map"]
-    assert (found["estimated_speedup"], found["speedup_kind"]) == (2.33, "bound")
+    assert (found["estimated_speedup"], found["speedup_kind"]) == (2.33, "model")
     assert "CPU-only run" in found["speedup_basis"]
 
 

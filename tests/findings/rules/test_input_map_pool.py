@@ -45,12 +45,13 @@ def pool_loop(
 
 def test_a_saturated_pool_of_waiting_python_calls_is_the_limit():
     """2 pool threads each inside a tf.py_function 9 of every 10 ms (1.8 at a time over the 40 ms window) while
-    the step waits 6 of 10 ms: all of the wait gone is the bound, 10 / (10 - 6) = 2.5x, high on the input ladder.
+    the step waits 6 of 10 ms: all of the wait gone, 10 / (10 - 6) = 2.5x, high on the input ladder; an estimate,
+    not a bound, on this profile without a GPU (the pipeline shares the step's cores: review final3 7).
     The 2 threads are as many as the 2 recorded cores: the whole of a default pool."""
     report = report_of(pool_loop())
     found = findings_by_id(report)
     pool = found[POOL]
-    assert (pool["severity"], pool["category"], pool["speedup_kind"]) == ("high", "input", "bound")
+    assert (pool["severity"], pool["category"], pool["speedup_kind"]) == ("high", "input", "model")
     assert (pool["estimated_speedup"], pool["recoverable_ms"]) == (2.5, 24.0)
     metrics = pool["evidence"]["metrics"]
     assert metrics == {
@@ -77,7 +78,7 @@ def test_a_saturated_pool_of_waiting_python_calls_is_the_limit():
     )
     # the GIL caveat is in the summary itself, not only in the basis
     assert "a Python function that computes holds the GIL and gains nothing" in summary
-    assert "GIL" in pool["speedup_basis"] and pool["speedup_basis"].startswith("upper bound")
+    assert "GIL" in pool["speedup_basis"] and pool["speedup_basis"].startswith("estimate: all of the input wait gone")
     assert "private_threadpool_size" in pool["fix"] and "AUTOTUNE" in pool["fix"]
     assert "interleave" in pool["fix"] and "tf.data.experimental.service" in pool["fix"]
     assert "input.sequential_map" not in found
