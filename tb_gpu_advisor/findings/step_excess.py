@@ -33,7 +33,8 @@ _HOST_WORK = ("host", "launch", "copy_call")
 def title_of(condition: str, excess: Excess) -> str:
     """The finding's title for `condition` (TITLES): where the slow steps mostly do more work and most of that
     work is the host's, "host work"."""
-    if condition == "more_work" and max(excess.work, key=excess.work.get, default=None) in _HOST_WORK:
+    largest = max(excess.work.items(), key=lambda item: item[1], default=(None, 0.0))[0]
+    if condition == "more_work" and largest in _HOST_WORK:
         return "Some steps do more host work than a steady step"
     return TITLES[condition]
 
