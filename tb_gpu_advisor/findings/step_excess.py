@@ -194,8 +194,7 @@ not the slow one, and removing its idle time does not shorten its steps while a 
 rank for the same steps into one run directory and analyze the directory (tb-gpu-advisor analyze <run dir>): its
 Ranks section shows which rank arrives late in these steps and what that rank does meanwhile; fix that rank."""
 _COLLECTIVES_SUMMARY = (
-    "Slow steps spend longer in collectives: analyze the run directory; its Ranks section splits that time into "
-    "waiting for other ranks and the transfer, and names a late rank if there is one."
+    "Analyze the run directory: its Ranks section splits the collectives into peer wait and transfer."
 )
 _COLLECTIVES_FIX = """The slow steps' extra time is mostly in collectives (named above). One rank's trace cannot tell waiting for the
 other ranks from the transfer itself: a late peer, or a slower transfer (a loaded network or shared cores), look
