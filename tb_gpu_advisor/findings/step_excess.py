@@ -65,12 +65,14 @@ class Excess:
         return sum(self.recoverable.get(name, 0.0) for name in _INPUT)
 
 
-def excess_of(variance, waits=None) -> Excess:
+def excess_of(variance, waits=None, has_gpu: bool = True) -> Excess:
     """Excess of a StepVariance; `waits` (analysis.collective_waits.CollectiveWaits) moves the collectives'
-    transfer share to work where every GPU's collectives were matched."""
+    transfer share to work where every GPU's collectives were matched. Without a GPU the host's wait on the
+    device is the framework's CPU executor computing the step: work, not a wait."""
     grown = {name: value for name, value in variance.excess_by_category_ms.items() if value >= SHOWN_MIN_MS}
     recoverable = {n: v for n, v in grown.items() if n in variance.recoverable_categories}
-    wait = {n: v for n, v in grown.items() if n in variance.wait_categories}
+    executor = () if has_gpu else ("host_wait",)
+    wait = {n: v for n, v in grown.items() if n in variance.wait_categories and n not in executor}
     work = {n: v for n, v in grown.items() if n not in recoverable and n not in wait}
     split = waits is not None and waits.matched_calls > 0 and "collectives" in wait
     if split:
@@ -97,12 +99,12 @@ def listed(values: dict, has_gpu: bool = True, waits: bool = False, split: bool 
 
 def _label(name, has_gpu, waits, split):
     label = in_sentence(BREAKDOWN_LABELS[name])
+    if name == "host_wait" and not has_gpu:
+        return "the CPU executor's compute (the host waiting on it)"
     if not waits:
         return "collective transfer" if name == "collectives" and split else label
     if name == "collectives":
         return "collectives waiting for the last GPU" if split else "collectives (may be waiting for other ranks)"
-    if name == "host_wait" and not has_gpu:
-        return "host waiting on the device (the CPU executor's compute)"
     return label
 
 

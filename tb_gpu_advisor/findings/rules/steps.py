@@ -284,7 +284,7 @@ def uneven_step_time(ctx: Context) -> Finding | None:
     recoverable = 0.0 if one_outlier else variance.recoverable_ms
     share = round(100.0 * recoverable / window, 2) if window > 0 else 0.0
     excess = durations_ms(variance.excess_ms)[0]
-    split = excess_of(variance, collective_waits_of(ctx) if ctx.has_gpu else None)
+    split = excess_of(variance, collective_waits_of(ctx) if ctx.has_gpu else None, ctx.has_gpu)
     summary = (
         f"Step time varies by {cv:.0%} (stdev {spread} on a {middle} median); the slowest step "
         f"({slowest[0].name}) takes {longest}."
