@@ -123,6 +123,18 @@ def compute_busy(model: TraceModel) -> Intervals:
     return intervals.union_all(*parts)
 
 
+def computing_gpus(model: TraceModel, window: Intervals) -> tuple[str, ...]:
+    """Names of the GPUs that compute (compute_mask) inside `window`: whose compute the breakdown's `compute`
+    counts. A GPU whose kernels all lie outside the window (another step of a partial capture) is not one."""
+    found = []
+    for gpu in model.gpus:
+        mask = compute_mask(gpu.activity)
+        spans = intervals.union(gpu.activity.start_ps[mask], gpu.activity.end_ps[mask])
+        if intervals.covered_ps(spans, window.start_ps, window.end_ps).sum() > 0:
+            found.append(gpu.name)
+    return tuple(found)
+
+
 def backend_collectives(model: TraceModel) -> Intervals:
     """Intervals a CPU backend's worker thread ran a collective (`gloo:all_reduce`: the communication and its wait
     for the peers) while the step's own threads did no work: the collective time they did not hide."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
+from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES, computing_gpus
 from tb_gpu_advisor.findings.causes import explains
 from tb_gpu_advisor.findings.cpu_verdict import cpu_verdict
 from tb_gpu_advisor.findings.wait_link import time_line_link
@@ -153,14 +153,18 @@ def decide(ctx: Context, findings: tuple) -> Verdict:
             )
         if host_input is not None:
             return host_input[1]
-        if wait >= VERDICT_MIN_PCT:
+        cpu = cpu_verdict(ctx, breakdown, _p)
+        # A step mostly its own host compute is host-bound whatever smaller input wait no finding acts on.
+        if wait >= VERDICT_MIN_PCT and (cpu is None or cpu[0] != "host"):
             return _unknown(
                 f"no GPU work in this profile ({_no_gpu_work(ctx)}), so GPU "
                 f"bottlenecks cannot be measured; the step computes on the host {_p(host)} of its time "
                 f"and waits for {_input_source(ctx, 'tf.data')} {_p(wait)}, with no input stage "
                 "found to change."
             )
-        cpu = cpu_verdict(ctx, breakdown, _p)
+        if cpu is not None and cpu[0] == "host" and wait >= VERDICT_MIN_PCT:
+            source = _input_source(ctx, "tf.data")
+            return Verdict("host", f"{cpu[1]} It waits for {source} {_p(wait)}, with no input stage found to change.")
         if cpu is not None:
             return _unknown(cpu[1]) if cpu[0] == "unknown" else Verdict(cpu[0], cpu[1])
         return _unknown(f"no GPU work in this profile ({_no_gpu_work(ctx)}), so GPU bottlenecks cannot be measured.")
@@ -224,13 +228,22 @@ def _gpu_verdict(ctx, findings, breakdown):
     each = "of each step" if ctx.step_set.steps else "of the profiled time"
     gpus = len(ctx.analysis.active_busy_pct)
     if gpus > 1 and ctx.analysis.gpu_busy_pct is not None:
-        # The Time line's compute (any GPU computing, over the steps), the number shown beside it; the busy mean
-        # over the GPUs' own windows is the header's, named as such.
+        # The Time line's compute (any GPU computing in the steps; one GPU's, named, where the others' kernels lie
+        # outside them) beside the header's busy mean over the GPUs' own windows, named as such.
         compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
-        busy = (
-            f"at least one of the {gpus} GPUs computes {_p(compute)} {each} (the Time line's compute; GPU busy, the "
-            f"mean over the {gpus} GPUs, is {_p(ctx.analysis.gpu_busy_pct)})"
-        )
+        computing = computing_gpus(ctx.model, ctx.analysis.window)
+        mean = f"GPU busy, the mean over the {gpus} GPUs, is {_p(ctx.analysis.gpu_busy_pct)}"
+        if len(computing) == 1:
+            where = ("the step" if len(ctx.step_set.steps) == 1 else "these steps") if ctx.step_set.steps else "it"
+            busy = (
+                f"{computing[0]} computes {_p(compute)} {each} (the Time line's compute; the other GPUs' kernels lie "
+                f"outside {where}; {mean})"
+            )
+        else:
+            busy = (
+                f"at least one of the {len(computing) or gpus} GPUs computes {_p(compute)} {each} (the Time line's compute; "
+                f"{mean})"
+            )
     else:
         busy = f"the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} {each}"
     large = _large_categories(breakdown)

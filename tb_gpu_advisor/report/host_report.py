@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tb_gpu_advisor.analysis.breakdown import computing_gpus
 from tb_gpu_advisor.analysis.launch import LATENCY_BIN_EDGES_US
 from tb_gpu_advisor.analysis.rounding import ms, pct, us
 from tb_gpu_advisor.report.idle_report import idle_attribution_dict
@@ -55,6 +56,7 @@ def render_host_report(model, analysis):
             "gpu_count": len(model.gpus),
             "tpu_count": model.tpu_count,
             "active_gpu_count": len(analysis.active_busy_pct),
+            "breakdown_gpus": list(computing_gpus(model, analysis.window)),
             "analysis_window_ms": ms(analysis.window_ps),
             "breakdown_pct": {} if tpu_only else analysis.breakdown_pct,
             "flops_utilization_pct": pct(analysis.flop_utilization.pct),

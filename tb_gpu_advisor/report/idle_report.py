@@ -19,11 +19,20 @@ if TYPE_CHECKING:
 
 def gpu_steps(step_set: StepSet, ordinal: int) -> tuple:
     """((name, start ps, end ps), ...) of each step on one GPU: its own window there (analysis.device_steps) when
-    the steps are placed on the devices, else the timed step window."""
+    the steps are placed on the devices, its own Steps markers in pre-grouped traces (each GPU's step is its own,
+    not another GPU's window), else the timed step window."""
     own = step_set.device_steps.get(ordinal)
     if own is not None:
         return tuple((step_set.steps[step.index].name, step.start_ps, step.end_ps) for step in own.steps)
+    markers = step_set.device_markers.get(ordinal)
+    if step_set.source == "device" and markers:
+        names = {step.group_id: step.name for step in step_set.steps}
+        return tuple((names.get(group, str(group)), start, end) for group, start, end in sorted(markers, key=_start))
     return tuple((step.name, step.start_ps, step.end_ps) for step in step_set.timed_steps)
+
+
+def _start(marker):
+    return marker[1]
 
 
 def gpu_windows(analysis, ordinal):
@@ -47,11 +56,12 @@ def cause_totals_ps(analysis: HostAnalysis, gpu_idle: GpuIdle) -> tuple[int, dic
 
 def idle_attribution_dict(analysis):
     """{causes, gpus: [{device, ordinal, window_ms, idle_ms, idle_pct, cause_ms, cause_pct, gaps, device_wait_ms,
-    steps}]};
+    steps}]}, `steps` leaving out, beside other GPUs, a step the GPU idles through (it ran nothing in it);
     None without an attribution (no GPU activity)."""
     if analysis.idle is None or not analysis.idle.gpus:
         return None
     gpus = []
+    several = len(analysis.idle.gpus) > 1
     for gpu in analysis.idle.gpus:
         starts, ends = gpu_windows(analysis, gpu.ordinal)
         window, totals = cause_totals_ps(analysis, gpu)
@@ -78,7 +88,9 @@ def idle_attribution_dict(analysis):
                         "idle_ms": ms(int(sum(per_step[c][i] for c in IDLE_CAUSES))),
                         "cause_ms": {cause: ms(int(per_step[cause][i])) for cause in IDLE_CAUSES},
                     }
-                    for i, (name, _, _) in enumerate(steps)
+                    for i, (name, start, end) in enumerate(steps)
+                    # beside other GPUs, one idle for the whole step took no part in it: no cause held it back
+                    if not several or sum(per_step[c][i] for c in IDLE_CAUSES) < end - start
                 ],
             }
         )

@@ -57,8 +57,11 @@ def summary_section(report: dict) -> Section:
     if shares:
         notes = []
         count = s.get("active_gpu_count") or 0
-        if count > 1:  # not the header's busy mean: compute where any of the GPUs computes (BREAKDOWN_DEFINITION)
-            notes.append(f"compute: any of the {count} GPUs computing")
+        computing = s.get("breakdown_gpus") or []
+        if count > 1 and len(computing) == 1:  # the others' kernels lie outside the steps (a partial capture)
+            notes.append(f"compute: {computing[0]}'s; the other GPUs ran no kernel in the profiled steps")
+        elif count > 1:  # not the header's busy mean: compute where any of the GPUs computes (BREAKDOWN_DEFINITION)
+            notes.append(f"compute: any of the {len(computing) or count} GPUs computing")
         if s["breakdown_pct"].get("compute_unknown"):
             notes.append(f"{PRECISION_BASIS}; other: no float type in the name")
         elif s["breakdown_pct"].get("compute_16bit"):

@@ -224,13 +224,15 @@ def test_keras_cpu_pair_gets_tensorflow_fixes_only():
 
 def test_a_cpu_run_that_mostly_computes_is_not_called_input_bound():
     """tf.distribute on 3 CPU replicas: the step computes on the host 87% of its time and waits for tf.data 13%,
-    and no input stage is found to change: no input verdict, the breakdown said as it is."""
+    and no input stage is found to change: no input verdict, the breakdown said as it is. Review finalB 5: the
+    CPU-only rule that calls a step mostly its own host compute host-bound names this one too, the wait beside it."""
     result = report("tf_mirrored/tf221_cpu_mirrored_3replicas.xplane.pb")
     # 6 tf_data_private_threadpool threads (the replicas' pools share the name) busy 0.07 at a time, no op that
     # may wait: no pool finding either
     assert not [f for f in result["findings"] if f["category"] == "input"]
-    assert result["summary"]["bottleneck"] == "unknown"
-    assert "the step computes on the host 87% of its time and waits for tf.data 13%" in result["summary"]["verdict"]
+    assert result["summary"]["bottleneck"] == "host"
+    assert result["summary"]["verdict"].startswith("Host-bound: the step computes on the CPU 87% of its time")
+    assert "It waits for tf.data 13%, with no input stage found to change." in result["summary"]["verdict"]
     # three per-replica iterators each have a private tf.data pool, all named alike: their 6 threads are no core
     # count; the inter-op pool's 2 threads are the least the host has
     assert result["configuration"]["host_cores_seen"] == {

@@ -106,7 +106,7 @@ export function shownCategories(breakdown) {
   return Object.keys(BREAKDOWN_LABELS).filter((key) => breakdown?.[key] > 0 && formatPct(breakdown[key]) !== '0%');
 }
 
-function breakdownBar(breakdown, gpus) {
+function breakdownBar(breakdown, gpus, computing = []) {
   const keys = shownCategories(breakdown);
   if (!keys.length) return null;
   const defined = VOCABULARY.breakdownDefinition;
@@ -124,8 +124,11 @@ function breakdownBar(breakdown, gpus) {
     legend(keys.map((key) => ({key, label: `${BREAKDOWN_LABELS[key]} ${formatPct(breakdown[key])}`}))),
     // Over several GPUs the bar's compute share and the busy tiles are two figures: the bar says which it is.
     gpus > 1 ? h('p', {class: 'hint', 'data-testid': 'breakdown-definition', title: defined},
-      'Time by category, any GPU: an instant counts as compute when any GPU computes (the busy figures above are ' +
-      'means over the GPUs).') : null);
+      computing.length === 1
+        ? `Time by category: compute is ${computing[0]}'s; the other GPUs ran no kernel in the profiled steps (the ` +
+          'busy figures above are means over the GPUs).'
+        : 'Time by category, any GPU: an instant counts as compute when any GPU computes (the busy figures above ' +
+          'are means over the GPUs).') : null);
 }
 
 /** [value, hint] of the step-time tile: the mean as the value (never cut at 1280 px), spread and count below. */
@@ -198,6 +201,6 @@ export function summaryView(report) {
       tile('Step time', stepValue, stepHint),
       tile('GPUs', `${formatCount(summary.active_gpu_count)} / ${formatCount(summary.gpu_count)}`, 'active / in profile'),
       tile('Analyzed', formatMs(summary.analysis_window_ms), analyzedHint(summary))),
-    breakdownBar(summary.breakdown_pct, summary.active_gpu_count),
+    breakdownBar(summary.breakdown_pct, summary.active_gpu_count, summary.breakdown_gpus || []),
     notes.length ? h('ul', {class: 'notes', 'data-testid': 'notes'}, notes) : null);
 }
