@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES, computing_gpus
+from tb_gpu_advisor.analysis.capture_overhead import UNPROFILED_STEP
+from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
+from tb_gpu_advisor.findings.busy_phrase import busy_phrase
 from tb_gpu_advisor.findings.causes import explains
 from tb_gpu_advisor.findings.cpu_verdict import cpu_verdict
 from tb_gpu_advisor.findings.wait_link import time_line_link
@@ -226,26 +228,7 @@ def _gpu_verdict(ctx, findings, breakdown):
         )
         return _unknown(f"the GPU idles {_p(idle)} of the step and {cause}.")
     each = "of each step" if ctx.step_set.steps else "of the profiled time"
-    gpus = len(ctx.analysis.active_busy_pct)
-    if gpus > 1 and ctx.analysis.gpu_busy_pct is not None:
-        # The Time line's compute (any GPU computing in the steps; one GPU's, named, where the others' kernels lie
-        # outside them) beside the header's busy mean over the GPUs' own windows, named as such.
-        compute = sum(breakdown.get(key) or 0.0 for key in COMPUTE_CATEGORIES)
-        computing = computing_gpus(ctx.model, ctx.analysis.window)
-        mean = f"GPU busy, the mean over the {gpus} GPUs, is {_p(ctx.analysis.gpu_busy_pct)}"
-        if len(computing) == 1:
-            where = ("the step" if len(ctx.step_set.steps) == 1 else "these steps") if ctx.step_set.steps else "it"
-            busy = (
-                f"{computing[0]} computes {_p(compute)} {each} (the Time line's compute; the other GPUs' kernels lie "
-                f"outside {where}; {mean})"
-            )
-        else:
-            busy = (
-                f"at least one of the {len(computing) or gpus} GPUs computes {_p(compute)} {each} (the Time line's compute; "
-                f"{mean})"
-            )
-    else:
-        busy = f"the GPU is busy {_p(ctx.analysis.gpu_busy_pct)} {each}"
+    busy = busy_phrase(ctx, breakdown, each, _p)
     large = _large_categories(breakdown)
     if _possible_gain_pct(ctx, findings) >= VERDICT_MIN_PCT:
         # Estimates and bounds below the verdict's bar can still add up to more than it: do not deny them.
@@ -350,10 +333,13 @@ def _sentence(ctx, bottleneck, top):
     if DIRECT.get(top.id) == "input":
         source = _input_source(ctx)
         text = f"Input-bound: the GPU waits for {source} {_p(ctx.analysis.pipeline_wait_pct)} {each}."
-    elif DIRECT.get(top.id) == "host":
-        text = f"Host-bound: the GPU idles {share} {each} while the host works."
-    elif DIRECT.get(top.id) == "launch":
-        text = f"Launch-bound: the GPU idles {share} {each} waiting for kernel launch calls."
+    elif DIRECT.get(top.id) in ("host", "launch"):
+        # The share is the finding's (its speedup's): of the step the Note sets the estimates against, where
+        # that is the step without the profiler's own host time (review finalA 3).
+        if top.speedup_basis.endswith(UNPROFILED_STEP):
+            each = f"of {UNPROFILED_STEP}"
+        why = "while the host works" if DIRECT[top.id] == "host" else "waiting for kernel launch calls"
+        text = f"{BOTTLENECK_LABELS[DIRECT[top.id]]}: the GPU idles {share} {each} {why}."
     elif DIRECT.get(top.id) == "communication" or top.id == "collectives.comm_bound":
         exposed = top.evidence.metrics.get("collectives_exposed_pct", breakdown["collectives"])
         text = f"Communication-bound: collectives with no compute beside them take {_p(exposed)} {each}"
