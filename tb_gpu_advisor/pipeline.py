@@ -45,8 +45,9 @@ def host_report(model, on_analysis=None):
     analysis = analyze_host(model)
     if on_analysis is not None:
         on_analysis(model, analysis)
-    report = render_host_report(model, analysis)
-    return finite(with_diagnosis(report, diagnose(model, analysis)))
+    diagnosis = diagnose(model, analysis)
+    report = render_host_report(model, analysis, diagnosis.unprofiled)
+    return finite(with_diagnosis(report, diagnosis))
 
 
 def load_host_model(path, max_bytes=None, progress=None):

@@ -3,13 +3,15 @@ FLOPs) cost host time per recorded op, so host-side times read longer than in th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.vocabulary import counted
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis.host_analysis import HostAnalysis
     from tb_gpu_advisor.model.trace import TraceModel
 
 
@@ -29,6 +31,9 @@ DEVICE_PACED_BUSY_SHARE = 0.9
 PROFILER_HOST_US_PER_OP = 2.5
 # Below this share of the step the options' cost is inside run-to-run noise: no note.
 MATERIAL_STEP_SHARE = 0.05
+# How a finding's speedup basis and the verdict name the step its estimate is set against where it is the step
+# without the profiler's own host time (UnprofiledStep).
+UNPROFILED_STEP = "the step without the profiler's own host time"
 # The idle causes (analysis.idle_attribution) of the GPU idling while the host works, which the profiler's host
 # time lengthens (the engine's host_critical_ms and untraced time): not the waits (device_wait, host_wait,
 # host_stall), a loader's input wait, or a copy call.
@@ -46,6 +51,18 @@ class CaptureOverhead:
     # mean time per step every GPU idles while the host works (PROFILED_IDLE_CAUSES): what the profiler's cost
     # can take off the step, at most; None where unknown
     host_idle_ms: float | None = None
+    # the step without the profiler's own host time (UnprofiledStep: the one the findings' estimates use), where
+    # the report's estimates are set against it
+    unprofiled: UnprofiledStep | None = None
+
+    def shortens_step(self) -> bool:
+        """Whether the note says the step is likely shorter without the profiler (and the estimates are set against
+        that step): options on at a material cost, a GPU not busy most of the step, idling materially while the
+        host works."""
+        cost, step_ms, gpu_ms, idle = self.cost_ms, self.step_ms, self.gpu_ms, self.host_idle_ms
+        if not self.options or cost is None or not step_ms or gpu_ms is None or cost < MATERIAL_STEP_SHARE * step_ms:
+            return False
+        return gpu_ms < DEVICE_PACED_BUSY_SHARE * step_ms and (idle is None or idle >= MATERIAL_STEP_SHARE * step_ms)
 
     @property
     def cost_ms(self) -> float | None:
@@ -113,6 +130,18 @@ class CaptureOverhead:
         per_op = f"{PROFILER_HOST_US_PER_OP:g} µs per recorded op"
         if idle is not None:
             busy += f" and idles {idle:.2f} ms of it while the host works"
+        unprofiled = self.unprofiled
+        if unprofiled is not None and cost is not None:
+            # The one step the findings use (review finalA 2): the options' host time lengthens the step only
+            # where the GPU idles while the host works.
+            lead = "the host sets the pace here, and " if idle is None or idle > gpu_ms else ""
+            return (
+                f" {busy}: {lead}the options cost the host about {cost:.1f} ms per step (a model: {per_op}), about "
+                f"{unprofiled.critical_ms:.2f} ms of it while the GPU idles waiting on the host, so without the "
+                f"profiler the step is likely about {unprofiled.step_ms:.2f} ms and its host-bound share smaller, "
+                "unless something the profiler does not slow (a loader, another process) sets it; the estimates "
+                f"below are set against that {unprofiled.step_ms:.2f} ms step."
+            )
         if cost is None:
             saving = ""
         elif idle is None:
@@ -150,6 +179,40 @@ def capture_overhead(
 
 
 @dataclass(frozen=True)
+class UnprofiledStep:
+    """Per step: the profiler's own host time on the step's critical path and the step without it."""
+
+    critical_ms: float
+    step_ms: float
+
+
+def overhead_of(model: TraceModel, analysis: HostAnalysis, unprofiled: UnprofiledStep | None = None) -> CaptureOverhead:
+    """CaptureOverhead of a host's model and HostAnalysis: its steps' GPU busy and the time every GPU idled
+    while the host worked (PROFILED_IDLE_CAUSES) in them."""
+    stats = analysis.step_time_ms
+    steps = analysis.step_set.timed_steps
+    causes = analysis.idle_causes
+    host_idle = (
+        int(
+            sum(
+                intervals.covered_ps(causes[cause], [s.start_ps for s in steps], [s.end_ps for s in steps]).sum()
+                for cause in PROFILED_IDLE_CAUSES
+            )
+        )
+        if causes and steps
+        else None
+    )
+    overhead = capture_overhead(
+        model,
+        stats["count"],
+        stats["mean"],
+        int(analysis.per_step.gpu_busy_ps.sum()) if stats["count"] else 0,
+        host_idle,
+    )
+    return replace(overhead, unprofiled=unprofiled)
+
+
+@dataclass(frozen=True)
 class HostInflation:
     """The profiler's own part of a window's host time: `work_share`, its share of the host's work, and
     `critical_ms`, its time on the step's critical path (where the GPU idled while the host worked)."""
@@ -161,6 +224,9 @@ class HostInflation:
     @property
     def unprofiled_window_ms(self) -> float:
         return self.window_ms - self.critical_ms
+
+    def per_step(self, steps: int) -> UnprofiledStep | None:
+        return UnprofiledStep(self.critical_ms / steps, self.unprofiled_window_ms / steps) if steps > 0 else None
 
     def as_unprofiled(self, recoverable_ms: float, host_side: bool) -> float:
         """The time to recover over the profiled window that gives the unprofiled program's ratio: a host-side

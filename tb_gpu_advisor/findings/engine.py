@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from tb_gpu_advisor.analysis.capture_overhead import host_inflation
+from tb_gpu_advisor.analysis.capture_overhead import UNPROFILED_STEP, host_inflation, overhead_of
 from tb_gpu_advisor.analysis.capture_facts import warmup_spans
 from tb_gpu_advisor.findings.causes import causes_first, explains
 from tb_gpu_advisor.findings.context import Context
@@ -24,7 +24,7 @@ from tb_gpu_advisor.whatif.estimate import BOUND, MODEL
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.analysis.capture_overhead import HostInflation
+    from tb_gpu_advisor.analysis.capture_overhead import HostInflation, UnprofiledStep
     from tb_gpu_advisor.analysis.confidence import Confidence
     from tb_gpu_advisor.analysis.host_analysis import HostAnalysis
     from tb_gpu_advisor.findings.finding import Finding
@@ -44,6 +44,9 @@ class Diagnosis:
     errors: tuple  # one line per rule that failed on this trace
     combined: object = None  # whatif.combined.Combined of the top findings, or None
     inferred: str | None = None  # why the confidence is at most medium: the first finding's cause is inferred
+    # the step without the profiler's own host time that the findings are set against (capture_overhead.
+    # UnprofiledStep), or None where they use the captured step
+    unprofiled: UnprofiledStep | None = None
 
 
 def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
@@ -71,25 +74,23 @@ def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
     if not ctx.has_gpu:
         found = [(order, on_shared_cores(finding)) for order, finding in found]
     found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
-    findings = causes_first(finding for _, finding in found)
+    inflation = _inflation(ctx)
+
+    def ranked():  # the claims set against the step the report's Note gives (review finalA 2, 3)
+        ordered = causes_first(finding for _, finding in found)
+        return ordered if inflation is None else tuple(unprofiled(f, inflation, ctx.step_count) for f in ordered)
+
+    findings = ranked()
     verdict = decide(ctx, findings)
     if ctx.confidence.level == "low":
         verdict = not_enough(verdict, ctx.confidence, ctx.analysis.gpu_busy_pct, _setup_share(ctx, verdict))
         found = [(order, capped(finding, "medium")) for order, finding in found]
         found.sort(key=lambda item: (SEVERITIES.index(item[1].severity), -item[1].estimated_speedup, item[0]))
-        findings = causes_first(finding for _, finding in found)
+        findings = ranked()
     # After the verdict, which reads the warm-up findings' time ("As captured: host-bound ..."): their fix is to
     # recapture, so they promise no speedup and the combined estimate leaves them out.
     findings = tuple(without_recapture_speedup(finding) for finding in findings)
-    # The profiler's own time between recorded ops is in no event: the host's untraced time holds it too.
-    untraced = ctx.idle_cause_ms("host_untraced") if ctx.model.profiler_options else 0.0
-    inflation = (
-        host_inflation(ctx.model, ctx.window_ms, ctx.host_work_ms, host_critical_ms(ctx), untraced)
-        if ctx.model.profiler_options and ctx.has_gpu
-        else None
-    )
     if inflation is not None:
-        findings = tuple(unprofiled(f, inflation, ctx.step_count) for f in findings)
         device_busy = None if device_busy is None else inflation.as_profiled(device_busy, host_side=False)
         host_work = None if host_work is None else inflation.as_profiled(host_work, host_side=True)
     findings = with_input_named(with_overlaps(findings))
@@ -98,7 +99,25 @@ def diagnose(model: TraceModel, analysis: HostAnalysis) -> Diagnosis:
     if ctx.confidence.level != "low":
         verdict = with_combined(verdict, combined, findings)
     inferred = INFERRED_CAUSES.get(findings[0].id) if findings else None
-    return Diagnosis(verdict=verdict, findings=findings, errors=tuple(errors), combined=combined, inferred=inferred)
+    return Diagnosis(
+        verdict=verdict,
+        findings=findings,
+        errors=tuple(errors),
+        combined=combined,
+        inferred=inferred,
+        unprofiled=None if inflation is None else inflation.per_step(ctx.step_count),
+    )
+
+
+def _inflation(ctx: Context) -> HostInflation | None:
+    """The profiler's own host time in the window (capture_overhead.HostInflation) where the report's Note says
+    the step is likely shorter without it (CaptureOverhead.shortens_step): the findings are then set against
+    that step, and only then (review finalA 4)."""
+    if not ctx.model.profiler_options or not ctx.has_gpu or not overhead_of(ctx.model, ctx.analysis).shortens_step():
+        return None
+    # The profiler's own time between recorded ops is in no event: the host's untraced time holds it too.
+    untraced = ctx.idle_cause_ms("host_untraced")
+    return host_inflation(ctx.model, ctx.window_ms, ctx.host_work_ms, host_critical_ms(ctx), untraced)
 
 
 def combined_estimate(
@@ -219,14 +238,14 @@ def unprofiled(finding: Finding, inflation: HostInflation, steps: int = 0) -> Fi
         claim, step = durations_ms(kept / steps, inflation.unprofiled_window_ms / steps)
         what = f"the program's own {claim} per step of its time" if side else f"its {claim} per step"
         summary += (
-            f" The estimate sets {what} against the step without the profiler's own host time ({step}), so it "
+            f" The estimate sets {what} against {UNPROFILED_STEP} ({step}), so it "
             f"is {100.0 * kept / inflation.unprofiled_window_ms:.1f}% of that step."
         )
     return replace(
         finding,
         summary=summary,
         recoverable_ms=recoverable,
-        speedup_basis=f"{finding.speedup_basis}; on the step without the profiler's own host time",
+        speedup_basis=f"{finding.speedup_basis}; on {UNPROFILED_STEP}",
     )
 
 

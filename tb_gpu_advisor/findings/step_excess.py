@@ -24,8 +24,12 @@ TITLES = {
     "host_idle": "Some steps idle longer than a steady step",
     "more_work": "Some steps do more work than a steady step",
 }
-# The title where the slow steps mostly wait for other ranks (waits_for_peers): no estimate on this rank.
+# The title where the slow steps mostly wait for other ranks (waits_for_peers), the wait measured against the last
+# arrival (collective_split): no estimate on this rank.
 PEERS_TITLE = "Some steps wait longer for other ranks than a steady step"
+# The title where the slow steps mostly spend longer in collectives whose wait this trace cannot split from the
+# transfer (one rank's trace): no estimate, no claim that the rank waits.
+COLLECTIVES_TITLE = "Some steps spend longer in collectives than a steady step"
 # Work categories that are the host's own (on a trace without a GPU, the step's compute is the host's).
 _HOST_WORK = ("host", "launch", "copy_call")
 
@@ -189,9 +193,31 @@ _PEERS_FIX = """The slow steps' extra time is mostly collectives waiting for the
 not the slow one, and removing its idle time does not shorten its steps while a peer arrives late. Capture every
 rank for the same steps into one run directory and analyze the directory (tb-gpu-advisor analyze <run dir>): its
 Ranks section shows which rank arrives late in these steps and what that rank does meanwhile; fix that rank."""
+_COLLECTIVES_SUMMARY = (
+    "Analyze the run directory: its Ranks section splits the collectives into peer wait and transfer."
+)
+_COLLECTIVES_FIX = """The slow steps' extra time is mostly in collectives (named above). One rank's trace cannot tell waiting for the
+other ranks from the transfer itself: a late peer, or a slower transfer (a loaded network or shared cores), look
+the same here, and removing this rank's idle time shortens neither. Capture every rank for the same steps into one
+run directory and analyze the directory (tb-gpu-advisor analyze <run dir>): its Ranks section splits each rank's
+collective time into the wait for the last rank to arrive and the transfer after it, and names the late rank
+where one holds the others back; fix that rank, or, where the transfer grows, the link or the cores it shares."""
 
 # Fixes per condition (catalog variants of steps.uneven_step_time).
 VARIANTS = (
+    (
+        "any:collective_time",
+        Idiom(fix_summary=_COLLECTIVES_SUMMARY, fix=_COLLECTIVES_FIX, docs=(L.TF_PROFILER, L.JAX_PROFILING)),
+    ),
+    (
+        "pytorch:collective_time",
+        Idiom(
+            fix_summary=_COLLECTIVES_SUMMARY,
+            fix=_COLLECTIVES_FIX
+            + "\nRun torch.profiler on every rank with tensorboard_trace_handler(logdir) (one file per rank).",
+            docs=(L.TORCH_PROFILER,),
+        ),
+    ),
     (
         "any:peer_waits",
         Idiom(fix_summary=_PEERS_SUMMARY, fix=_PEERS_FIX, docs=(L.TF_PROFILER, L.JAX_PROFILING)),

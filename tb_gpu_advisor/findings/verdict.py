@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tb_gpu_advisor.analysis.capture_overhead import UNPROFILED_STEP
 from tb_gpu_advisor.analysis.breakdown import COMPUTE_CATEGORIES
 from tb_gpu_advisor.findings.causes import explains
 from tb_gpu_advisor.findings.cpu_verdict import cpu_verdict
@@ -337,10 +338,13 @@ def _sentence(ctx, bottleneck, top):
     if DIRECT.get(top.id) == "input":
         source = _input_source(ctx)
         text = f"Input-bound: the GPU waits for {source} {_p(ctx.analysis.pipeline_wait_pct)} {each}."
-    elif DIRECT.get(top.id) == "host":
-        text = f"Host-bound: the GPU idles {share} {each} while the host works."
-    elif DIRECT.get(top.id) == "launch":
-        text = f"Launch-bound: the GPU idles {share} {each} waiting for kernel launch calls."
+    elif DIRECT.get(top.id) in ("host", "launch"):
+        # The share is the finding's (its speedup's): of the step the Note sets the estimates against, where
+        # that is the step without the profiler's own host time (review finalA 3).
+        if top.speedup_basis.endswith(UNPROFILED_STEP):
+            each = f"of {UNPROFILED_STEP}"
+        why = "while the host works" if DIRECT[top.id] == "host" else "waiting for kernel launch calls"
+        text = f"{BOTTLENECK_LABELS[DIRECT[top.id]]}: the GPU idles {share} {each} {why}."
     elif DIRECT.get(top.id) == "communication" or top.id == "collectives.comm_bound":
         exposed = top.evidence.metrics.get("collectives_exposed_pct", breakdown["collectives"])
         text = f"Communication-bound: collectives with no compute beside them take {_p(exposed)} {each}"

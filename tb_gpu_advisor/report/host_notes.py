@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.analysis.capture_overhead import PROFILED_IDLE_CAUSES, capture_overhead
+from tb_gpu_advisor.analysis.capture_overhead import overhead_of
 from tb_gpu_advisor.analysis.clock_drift import clock_drift
-from tb_gpu_advisor.model import intervals
 
 from typing import TYPE_CHECKING
 
@@ -23,29 +22,10 @@ RANGE_PROFILER_NOTE = (
 )
 
 
-def capture_notes(model, analysis):
-    """What the profiler's recording options cost the host (analysis.capture_overhead), when any is on."""
-    stats = analysis.step_time_ms
-    steps = analysis.step_set.timed_steps
-    causes = analysis.idle_causes
-    host_idle = (
-        int(
-            sum(
-                intervals.covered_ps(causes[cause], [s.start_ps for s in steps], [s.end_ps for s in steps]).sum()
-                for cause in PROFILED_IDLE_CAUSES
-            )
-        )
-        if causes and steps
-        else None
-    )
-    overhead = capture_overhead(
-        model,
-        stats["count"],
-        stats["mean"],
-        int(analysis.per_step.gpu_busy_ps.sum()) if stats["count"] else 0,
-        host_idle,
-    )
-    note = overhead.note()
+def capture_notes(model, analysis, unprofiled=None):
+    """What the profiler's recording options cost the host (analysis.capture_overhead), when any is on;
+    `unprofiled`: the step the findings' estimates are set against (capture_overhead.UnprofiledStep), if any."""
+    note = overhead_of(model, analysis, unprofiled).note()
     return [note] if note else []
 
 

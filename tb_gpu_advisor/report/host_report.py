@@ -27,8 +27,9 @@ from tb_gpu_advisor.report.configuration_dict import host_cpu_dict, configuratio
 HOST_OPS_LISTED = 25
 
 
-def render_host_report(model, analysis):
-    """The HostReport dict of a model and its HostAnalysis, without findings (with_diagnosis adds them)."""
+def render_host_report(model, analysis, unprofiled=None):
+    """The HostReport dict of a model and its HostAnalysis, without findings (with_diagnosis adds them);
+    `unprofiled`: the step without the profiler's own host time that the findings use (Diagnosis.unprofiled)."""
     step_set = analysis.step_set
     confidence, framework = analysis.confidence, analysis.framework
     # A TPU profile's host time alone is no step breakdown: the TPUs' own time is not read.
@@ -65,7 +66,7 @@ def render_host_report(model, analysis):
         + roofline_notes(analysis)
         + list(confidence.notes)
         + graph_notes(analysis)
-        + capture_notes(model, analysis)
+        + capture_notes(model, analysis, unprofiled)
         + clock_notes(model, analysis),
         "devices": [
             {**device_dict(gpu, usage, peaks), **work_by_type_dict(times), "stream_idle_us": stream_idle_dict(idle)}

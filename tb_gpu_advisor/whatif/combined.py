@@ -109,6 +109,11 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
     # when a floor that is no model holds it (the host's work, the step the input fix leaves; the GPU's work
     # less what bounds alone take off it): no fix goes below it. Only a sum of models, held by no such floor, is
     # a model.
+    # Where the shared claim's excess sets the figure (no floor holds it), the figure is that claim's over the
+    # counted ones on its pools: it is the one counted there, they the shared ones, so the ids and the verdict's
+    # "#N shares that time" say whose figure it is (review finalA 5).
+    if lifted is not None and capped_by is None:
+        counted, shared = _in_place(lifted, counted, shared)
     device_models = any(c.kind != BOUND for c in counted if c.pools and c.pools <= DEVICE_POOLS)
     held = capped_by is not None and not (capped_by == "gpu_work" and device_models)
     kind = BOUND if held or any(c.kind == BOUND for c in counted) or (lifted and lifted.kind == BOUND) else MODEL
@@ -125,6 +130,15 @@ def combine(window_ms, claims, device_busy_ms=None, host_work_ms=None):
         capped,
         capped_by,
     )
+
+
+def _in_place(lifted, counted, shared):
+    """(counted, shared) with `lifted` counted in the place of the counted claims on its pools, which are shared."""
+    covered = [c for c in counted if c.pools & lifted.pools]
+    at = counted.index(covered[0]) if covered else len(counted)
+    kept = [c for c in counted if c not in covered]
+    kept.insert(min(at, len(kept)), lifted)
+    return kept, covered + [c for c in shared if c is not lifted]
 
 
 def _largest_excess(counted, shared):

@@ -85,3 +85,33 @@ def test_a_model_below_the_bound_says_about_and_names_the_bound():
 def test_little_host_idle_changes_the_step_little():
     note = CaptureOverhead(("record_shapes",), 4000.0, 100.0, 80.0, 2.0).note()
     assert "idles only 2.00 ms of it while the host works, so the step time changes little" in note
+
+
+def test_the_note_gives_the_one_unprofiled_step_the_findings_use():
+    """Review finalA 2: 2,392 ops at 2.5 µs cost the host about 6.0 ms per step, 5.65 ms of it while the GPU idles
+    waiting on the host (UnprofiledStep, from host_inflation): the note names that one step, 26.18 - 5.65 ms."""
+    from tb_gpu_advisor.analysis.capture_overhead import UnprofiledStep
+
+    overhead = CaptureOverhead(("record_shapes",), 2392.0, 26.18, 1.43, 24.66, UnprofiledStep(5.65, 20.53))
+    note = overhead.note()
+    assert "the host sets the pace here, and the options cost the host about 6.0 ms per step" in note
+    assert "about 5.65 ms of it while the GPU idles waiting on the host" in note
+    assert "the step is likely about 20.53 ms" in note and "set against that 20.53 ms step" in note
+    assert "shorter by" not in note and overhead.shortens_step()
+
+
+@pytest.mark.parametrize(
+    "overhead, shortens",
+    [
+        (CaptureOverhead(("record_shapes",), 2392.0, 26.18, 1.43, 24.66), True),
+        (CaptureOverhead(("record_shapes",), 200.0, 26.18, 1.43, 24.66), False),  # 0.5 ms: under 5% of the step
+        (CaptureOverhead(("record_shapes",), 4000.0, 100.0, 95.0, 2.0), False),  # the device sets the pace
+        (CaptureOverhead(("record_shapes",), 4000.0, 100.0, 80.0, 2.0), False),  # idles 2% while the host works
+        (CaptureOverhead((), 4000.0, 100.0, 10.0, 80.0), False),  # no option on
+        (CaptureOverhead(("record_shapes",), 4000.0, 100.0, None, None), False),  # no GPU: no step to shorten
+    ],
+)
+def test_the_step_is_set_shorter_only_where_the_note_says_so(overhead, shortens):
+    """Review finalA 4: the findings use the unprofiled step only where the note says the step is shorter."""
+    assert overhead.shortens_step() is shortens
+    assert shortens is (overhead.note() is not None and "the step is likely shorter" in overhead.note())

@@ -52,7 +52,7 @@ def test_gloo_collective_time_is_never_called_work(rank):
     finding = _variance(path)
     assert "(collectives" not in finding["summary"].split("waiting")[0]
     # the wait for other ranks is the largest part of each rank's excess (review item 4): said so, sized at nothing
-    assert "mostly collectives waiting for other ranks" in finding["summary"]
+    assert "mostly in collectives" in finding["summary"] and "trace cannot tell which" in finding["summary"]
     assert "Ranks section" in finding["fix_summary"] and finding["estimated_speedup"] == 1.0
     metrics = finding["evidence"]["metrics"]
     assert metrics["wait_excess_ms"] >= metrics["excess_by_category_ms"]["collectives"] - 0.001

@@ -10,7 +10,15 @@ from tb_gpu_advisor.findings.catalog import Entry, Idiom, register
 from tb_gpu_advisor.findings.context import ms
 from tb_gpu_advisor.findings.finding import Evidence, Finding, grade, limit
 from tb_gpu_advisor.findings.rules.communication.exposed import collective_waits_of
-from tb_gpu_advisor.findings.step_excess import PEERS_TITLE, SHOWN_MIN_MS, VARIANTS, excess_of, listed, title_of
+from tb_gpu_advisor.findings.step_excess import (
+    COLLECTIVES_TITLE,
+    PEERS_TITLE,
+    SHOWN_MIN_MS,
+    VARIANTS,
+    excess_of,
+    listed,
+    title_of,
+)
 from tb_gpu_advisor.findings.step_excess import waits_for_peers
 from tb_gpu_advisor.findings.step_excess import condition as excess_condition
 from tb_gpu_advisor.findings.step_excess import sentence as excess_sentence
@@ -290,14 +298,25 @@ def uneven_step_time(ctx: Context) -> Finding | None:
         )
         basis = "none: one outlier step; how often it recurs is not in the capture"
     elif waits_for_peers(split):
-        condition, severity, title, recoverable = "peer_waits", "low", PEERS_TITLE, 0.0
-        who = "the last GPU to arrive" if split.collective_split else "other ranks"
-        summary += (
-            f" The slow steps' {excess} over the median step is mostly collectives waiting for {who} "
-            f"(+{durations_ms(split.waits['collectives'])[0]}): a rank that waits is not the slow one."
-            + _rest(split, ctx.has_gpu, work=True, peers=True)
-        )
-        basis = "none: the slow steps wait for other ranks; what makes them late is on another rank"
+        severity, recoverable = "low", 0.0
+        grown_ms = durations_ms(split.waits["collectives"])[0]
+        if split.collective_split:  # the wait was measured against the last GPU to arrive
+            condition, title = "peer_waits", PEERS_TITLE
+            summary += (
+                f" The slow steps' {excess} over the median step is mostly collectives waiting for the last GPU to "
+                f"arrive (+{grown_ms}): a rank that waits is not the slow one."
+            )
+            basis = "none: the slow steps wait for other ranks; what makes them late is on another rank"
+        else:  # one rank's trace: its collective time is the wait and the transfer together
+            condition, title = "collective_time", COLLECTIVES_TITLE
+            summary += (
+                f" The slow steps' {excess} over the median step is mostly in collectives (+{grown_ms}: waiting "
+                "for other ranks or transferring; this rank's trace cannot tell which)."
+            )
+            basis = (
+                "none: the slow steps spend longer in collectives; this rank's trace cannot split wait from transfer"
+            )
+        summary += _rest(split, ctx.has_gpu, work=True, peers=True)
     elif share < MODELED_LOW_PCT:
         condition, severity = excess_condition(split, share_low=True), "low"
         recoverable = 0.0

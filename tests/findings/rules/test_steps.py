@@ -1,4 +1,4 @@
-from tb_gpu_advisor.findings.step_excess import PEERS_TITLE
+from tb_gpu_advisor.findings.step_excess import COLLECTIVES_TITLE
 from tb_gpu_advisor.testing import TraceBuilder
 from tests.findings.scenarios import findings_by_id, healthy, kernels, report_of, step_starts
 
@@ -102,10 +102,13 @@ def test_slow_steps_in_a_collective_wait_and_are_not_called_work():
     finding = findings_by_id(report_of(builder))["steps.uneven_step_time"]
     metrics = finding["evidence"]["metrics"]
     assert metrics["work_excess_ms"] == 0.0 and metrics["wait_excess_ms"] == 15.0
-    assert "mostly collectives waiting for other ranks (+15.00 ms)" in finding["summary"]
-    assert "work" not in finding["summary"].split("mostly collectives")[0]
+    assert (
+        "mostly in collectives (+15.00 ms: waiting for other ranks or transferring; this rank's trace cannot tell which)"
+        in finding["summary"]
+    )
+    assert "work" not in finding["summary"].split("mostly in collectives")[0]
     assert "Nothing to recover" not in finding["fix_summary"] and "Ranks section" in finding["fix_summary"]
-    assert finding["estimated_speedup"] == 1.0 and finding["title"] == PEERS_TITLE
+    assert finding["estimated_speedup"] == 1.0 and finding["title"] == COLLECTIVES_TITLE
 
 
 def test_slow_steps_that_mostly_wait_for_peers_are_not_sized_from_their_idle():
@@ -123,8 +126,8 @@ def test_slow_steps_that_mostly_wait_for_peers_are_not_sized_from_their_idle():
     finding = findings_by_id(report_of(builder))["steps.uneven_step_time"]
     metrics = finding["evidence"]["metrics"]
     assert metrics["excess_by_category_ms"] == {"collectives": 10.5, "idle": 4.5}
-    assert finding["title"] == PEERS_TITLE
-    assert "mostly collectives waiting for other ranks (+10.50 ms)" in finding["summary"]
+    assert finding["title"] == COLLECTIVES_TITLE
+    assert "mostly in collectives (+10.50 ms: waiting for other ranks or transferring" in finding["summary"]
     assert "time a steady step does not spend (idle +4.50 ms)" in finding["summary"]
     assert "run directory" in finding["fix_summary"] and "Perfetto" not in finding["fix_summary"]
     assert finding["severity"] == "low" and finding["estimated_speedup"] == 1.0
@@ -137,8 +140,9 @@ def test_the_balanced_ddp_cpu_rank_waits_for_its_peers():
 
     (path,) = (REAL / "ddp_cpu" / "balanced").glob("rank0.*.pt.trace.json.gz")
     found = {f["id"]: f for f in analyze_host_file(str(path))["findings"]}["steps.uneven_step_time"]
-    assert found["title"] == PEERS_TITLE and found["estimated_speedup"] == 1.0
-    assert "mostly collectives waiting for other ranks (+6.73 ms)" in found["summary"]
+    assert found["title"] == COLLECTIVES_TITLE and found["estimated_speedup"] == 1.0
+    assert "mostly in collectives (+6.73 ms: waiting for other ranks or transferring" in found["summary"]
+    assert "waiting for other ranks" not in found["fix_summary"].split(":")[0]
     assert "Ranks section" in found["fix_summary"]
 
 
