@@ -221,6 +221,35 @@ def is_elementwise_kernel(kernel_name, op_name=None):
     return op_type(kernel_name, op_name) == "elementwise"
 
 
+# The copy-kind words of data movement XLA fuses into its loop and input fusions (concatenate, gather, slice, pad,
+# broadcast of a constant): with XLA off each is its own kernel, under XLA part of a fusion. Runtime copies
+# (memcpy, memset), transposes and layout changes stay out: they are not what jit_compile removes.
+_XLA_FUSIBLE_COPY_WORDS = frozenset({"concat", "concatenate", "gather", "slice", "slicing", "pad", "padding", "fill"})
+# The kinds XLA fuses whole: element-wise ops with the reductions (row/column reduce, softmax, norms) they feed or
+# follow, into loop and input fusions.
+XLA_FUSIBLE_OP_TYPES = ("elementwise", "reduction")
+# Kernels of a library (cudnn::bn_fw_tr_..., cuBLAS, CUTLASS) are one fused kernel each already: XLA's own
+# fusion of the same normalisation reads and writes the same tensors, so they are not counted as fusible.
+_LIBRARY_WORDS = frozenset({"cudnn", "scudnn", "hcudnn", "cublas", "cutlass", "miopen"})
+
+
+def is_xla_fusible_kernel(kernel_name, op_name=None):
+    """What XLA (TensorFlow jit_compile, jax.jit) would fuse with XLA off, from op_type's kinds: element-wise and
+    reduction kernels, and the copy kind's concatenations, gathers, slices, pads and fills (not runtime copies,
+    transposes or layout changes), except a library's kernels (cuDNN batch norm: fused already). The fusion
+    finding counts these for TensorFlow and JAX, whose fix is XLA."""
+    kind = op_type(kernel_name, op_name)
+    name = without_parameters(kernel_name or "")
+    words = name_words(name)
+    if words & _LIBRARY_WORDS:
+        return False  # a library's kernel (cuDNN batch norm) is one fused kernel already
+    if kind in XLA_FUSIBLE_OP_TYPES:
+        return True
+    if kind != "copy" or is_runtime_copy(name) or words & {"memcpy", "memset"}:
+        return False
+    return bool((words | name_words(op_name or "")) & _XLA_FUSIBLE_COPY_WORDS)
+
+
 def op_type_rollup(kernels):
     """[{op_type, total_us, share_pct, kernels, occurrences}] over kernel-table rows (HostReport["kernels"]),
     largest time first, only the kinds present; share_pct is of all kernel time."""

@@ -110,3 +110,29 @@ def test_words_are_whole_words_and_camel_case_pairs():
 
     words = name_words("Eigen::TensorConversionOp<MatMul>s16816gemm")
     assert {"conversion", "matmul", "gemm"} <= words and "conv" not in words
+
+
+@pytest.mark.parametrize(
+    "name, op, fusible",
+    [
+        ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<...>, long>(int)", "model/add", True),
+        ("void tensorflow::functor::RowReduceKernel<float const*, float*, cub::Sum>", "model/Mean", True),
+        ("void tensorflow::(anonymous namespace)::GenerateNormalizedProb<float, float, 4>", "model/Softmax", True),
+        ("void tensorflow::functor::GatherOpKernel<float, int, true>", "model/embedding/GatherV2", True),
+        ("void tensorflow::functor::ConcatKernel<float, int>", "model/concat", True),
+        # a library's kernel is one fused kernel already
+        ("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>", "model/bn/FusedBatchNormV3", False),
+        ("void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>", "Conv2D", False),
+        ("Memcpy DtoD (Device -> Device)", "model/Identity", False),
+        ("void tensorflow::functor::SwapDimension1And2InTensor3<float>", "model/transpose", False),
+        ("ampere_sgemm_128x64_tn", "model/dense/MatMul", False),
+        ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "", False),
+    ],
+)
+def test_xla_fusible_kinds_are_op_types_element_wise_and_reduction_kinds_with_concats_and_gathers(name, op, fusible):
+    from tb_gpu_advisor.analysis.op_types import is_xla_fusible_kernel
+
+    assert is_xla_fusible_kernel(name, op) is fusible
+    # the card's kinds are unchanged: fusible is a set built from them
+    if fusible:
+        assert op_type(name, op) in ("elementwise", "reduction", "copy")

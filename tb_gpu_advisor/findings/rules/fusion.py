@@ -9,7 +9,7 @@ import numpy as np
 from tb_gpu_advisor.analysis.configuration import is_matmul_kernel
 from tb_gpu_advisor.analysis.elementwise_runs import elementwise_runs
 from tb_gpu_advisor.analysis.kernel_names import is_xla_kernel
-from tb_gpu_advisor.analysis.op_types import is_elementwise_kernel
+from tb_gpu_advisor.analysis.op_types import is_elementwise_kernel, is_xla_fusible_kernel
 from tb_gpu_advisor.analysis.unfused_attention import ATTENTION_MATMUL_OPS, SOFTMAX_OPS
 from tb_gpu_advisor.findings import links as L
 from tb_gpu_advisor.model.trace import ActivityKind
@@ -117,8 +117,12 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
         return None  # torch.compile's Inductor kernels: fusion is already in use
     # The scaling, masking and dropout kernels of attention computed piece by piece are the attention's
     # (fusion.unfused_attention), not a separate fusion.
+    # The kernels the fix would fuse: torch.compile's element-wise chains for PyTorch; for TensorFlow with XLA off,
+    # XLA's loop and input fusions, which take the reductions, concatenations and gathers with them.
+    fusible = is_elementwise_kernel if pytorch else is_xla_fusible_kernel
+    what = "element-wise kernel" if pytorch else "fusible kernel (element-wise, reductions, concatenations, gathers)"
     masks = {
-        gpu.ordinal: elementwise_mask(gpu)
+        gpu.ordinal: elementwise_mask(gpu, fusible)
         & ~ctx.attention_kernels.get(gpu.ordinal, np.zeros(len(gpu.activity), dtype=bool))
         for gpu in ctx.active_gpus
     }
@@ -139,14 +143,16 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
     optimizer_share = ctx.optimizer_kernel_share(lambda device: masks[device.ordinal])
     condition = ctx.with_optimizer_kernels(condition, optimizer_share)
     if not any(is_matmul_kernel(row) for row in ctx.analysis.kernels):
-        return _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note)
+        return _partial_capture(
+            ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note, fusible, what
+        )
     pointers = {
-        "kernels": _elementwise_names(ctx),
+        "kernels": _elementwise_names(ctx, fusible),
         "device": gpu.name,
         "xla_incompatible_ops": list(ctx.step_ops.xla_blockers) if condition == "xla_blocked" else [],
     }
     finding_summary = (
-        f"{ctx.count_text(count, 'element-wise kernel')} take {share:.1f}% of GPU kernel time "
+        f"{_count_text(ctx, count, what)} take {share:.1f}% of GPU kernel time "
         f"({ctx.time_text(elementwise_ms)} on {ctx.device_text(gpu.name)}); "
         f"{'torch.compile' if pytorch else 'XLA'} is not in use"
         + (
@@ -169,20 +175,18 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
         share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT,
     )
     peaks = gpu_peaks(ctx, ordinal)
-    rows = [
-        (row.total_ps / 1e9, row.bytes) for row in ctx.analysis.kernels if is_elementwise_kernel(row.name, row.op_name)
-    ]
-    estimate = fused(ctx.window_ms, elementwise_ms, rows, peaks.hbm_gbps if peaks is not None else None)
+    rows = [(row.total_ps / 1e9, row.bytes) for row in ctx.analysis.kernels if fusible(row.name, row.op_name)]
+    kinds = "element-wise kernels" if pytorch else "fusible kernels"
+    estimate = fused(ctx.window_ms, elementwise_ms, rows, peaks.hbm_gbps if peaks is not None else None, kinds)
     if estimate is None:
-        estimate = chained(ctx.window_ms, elementwise_ms, elementwise_runs(gpu.activity, masks[ordinal]))
+        estimate = chained(ctx.window_ms, elementwise_ms, elementwise_runs(gpu.activity, masks[ordinal]), kinds)
     # Graded on what the model removes, not on the element-wise time (a fused chain still moves its bytes once).
     finding = modeled_finding(
         ctx,
         "fusion.elementwise_kernels",
         finding_summary,
         elementwise_ms,
-        "upper bound: fusion removes at most all of the element-wise kernels' time (fused, they still move their "
-        "bytes once)",
+        f"upper bound: fusion removes at most all of the {kinds}' time (fused, they still move their bytes once)",
         finding_metrics,
         finding_limit,
         pointers,
@@ -195,32 +199,37 @@ def elementwise_kernels(ctx: Context) -> Finding | None:
     return finding if finding is None or estimate is None else estimated(finding, estimate)
 
 
-def elementwise_mask(gpu):
-    """Boolean mask over a GPU's events: the kernels analysis.op_types.op_type calls element-wise from their name
-    and op, as the Kernels card's Element-wise bar does (one classifier for both, issue 31)."""
+def elementwise_mask(gpu, fusible=is_elementwise_kernel):
+    """Boolean mask over a GPU's events: the kernels `fusible` (name, op) accepts, by default those
+    analysis.op_types.op_type calls element-wise, as the Kernels card's Element-wise bar does (one classifier for
+    both, issue 31)."""
     activity = gpu.activity
     if not len(activity):
         return np.zeros(0, dtype=bool)
     pairs, inverse = np.unique(np.stack([activity.name_id, activity.op_id]), axis=1, return_inverse=True)
     names, ops = activity.names, activity.op_names
-    by_pair = np.array(
-        [is_elementwise_kernel(names[n] if n >= 0 else "", ops[o] if o >= 0 else "") for n, o in pairs.T], dtype=bool
-    )
+    by_pair = np.array([fusible(names[n] if n >= 0 else "", ops[o] if o >= 0 else "") for n, o in pairs.T], dtype=bool)
     return by_pair[inverse.reshape(-1)] & (activity.kind == ActivityKind.KERNEL)
 
 
-def _elementwise_names(ctx, limit=3):
-    """The largest element-wise kernels by the Kernels card's classifier (name and op)."""
-    return [row.name for row in ctx.analysis.kernels if is_elementwise_kernel(row.name, row.op_name)][:limit]
+def _elementwise_names(ctx, fusible=is_elementwise_kernel, limit=3):
+    """The largest kernels `fusible` accepts, by the Kernels card's classifier (name and op)."""
+    return [row.name for row in ctx.analysis.kernels if fusible(row.name, row.op_name)][:limit]
 
 
-def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note):
+def _count_text(ctx, count, what):
+    """'N element-wise kernels per step', or for XLA 'N fusible kernels per step (element-wise, reductions, ...)'."""
+    noun, paren, kinds = what.partition(" (")
+    return ctx.count_text(count, noun) + (f" ({kinds}" if paren else "")
+
+
+def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, condition, note, fusible, what):
     """Element-wise kernels only, no matmul or convolution: a training step of TensorFlow or PyTorch runs some, so
     the capture missed part of the step, and no share of it can be promised to fusion."""
     return Finding(
         id="fusion.elementwise_kernels",
         severity="low",
-        summary=f"{ctx.count_text(count, 'element-wise kernel')} take {share:.1f}% of GPU kernel time "
+        summary=f"{_count_text(ctx, count, what)} take {share:.1f}% of GPU kernel time "
         f"({ctx.time_text(elementwise_ms)} on {ctx.device_text(gpu.name)}); "
         f"{'torch.compile' if pytorch else 'XLA'} is not "
         "in use. No matmul or convolution kernel was captured, yet a model's step runs them: the capture "
@@ -238,7 +247,7 @@ def _partial_capture(ctx, count, share, elementwise_ms, gpu, pytorch, per_step, 
                 FUSION_MIN_KERNELS_PER_STEP,
                 share_of_kernel_time_pct_above=FUSION_MIN_SHARE_PCT,
             ),
-            {"kernels": _elementwise_names(ctx), "device": gpu.name},
+            {"kernels": _elementwise_names(ctx, fusible), "device": gpu.name},
         ),
         recoverable_ms=0.0,
         window_ms=ctx.window_ms,
