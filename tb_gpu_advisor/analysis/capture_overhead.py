@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from tb_gpu_advisor.model import intervals
 from tb_gpu_advisor.vocabulary import counted
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.analysis.host_analysis import HostAnalysis
@@ -190,8 +190,10 @@ def overhead_of(model: TraceModel, analysis: HostAnalysis, unprofiled: Unprofile
     """CaptureOverhead of a host's model and HostAnalysis: its steps' GPU busy and the time every GPU idled
     while the host worked (PROFILED_IDLE_CAUSES) in them."""
     stats = analysis.step_time_ms
-    steps = analysis.step_set.timed_steps
-    causes = analysis.idle_causes
+    step_set: Any = analysis.step_set  # HostAnalysis types it as object (steps.StepSet)
+    per_step: Any = analysis.per_step  # breakdown.Breakdown
+    steps = step_set.timed_steps
+    causes: Any = analysis.idle_causes
     host_idle = (
         int(
             sum(
@@ -206,7 +208,7 @@ def overhead_of(model: TraceModel, analysis: HostAnalysis, unprofiled: Unprofile
         model,
         stats["count"],
         stats["mean"],
-        int(analysis.per_step.gpu_busy_ps.sum()) if stats["count"] else 0,
+        int(per_step.gpu_busy_ps.sum()) if stats["count"] else 0,
         host_idle,
     )
     return replace(overhead, unprofiled=unprofiled)

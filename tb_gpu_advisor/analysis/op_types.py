@@ -233,6 +233,7 @@ XLA_FUSIBLE_OP_TYPES = ("elementwise", "reduction")
 _LIBRARY_WORDS = frozenset({"cudnn", "scudnn", "hcudnn", "cublas", "cutlass", "miopen"})
 
 
+@lru_cache(maxsize=65536)
 def is_xla_fusible_kernel(kernel_name, op_name=None):
     """What XLA (TensorFlow jit_compile, jax.jit) would fuse with XLA off, from op_type's kinds: element-wise and
     reduction kernels, and the copy kind's concatenations, gathers, slices, pads and fills (not runtime copies,

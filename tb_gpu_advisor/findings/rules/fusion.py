@@ -206,9 +206,18 @@ def elementwise_mask(gpu, fusible=is_elementwise_kernel):
     activity = gpu.activity
     if not len(activity):
         return np.zeros(0, dtype=bool)
-    pairs, inverse = np.unique(np.stack([activity.name_id, activity.op_id]), axis=1, return_inverse=True)
     names, ops = activity.names, activity.op_names
-    by_pair = np.array([fusible(names[n] if n >= 0 else "", ops[o] if o >= 0 else "") for n, o in pairs.T], dtype=bool)
+    # One int64 key per (name, op) pair: a 1-D unique sorts far faster than np.unique(axis=1) on stacked rows.
+    stride = len(ops) + 1
+    keys = (activity.name_id.astype(np.int64) + 1) * stride + (activity.op_id.astype(np.int64) + 1)
+    pairs, inverse = np.unique(keys, return_inverse=True)
+    by_pair = np.array(
+        [
+            fusible(names[n] if n >= 0 else "", ops[o] if o >= 0 else "")
+            for n, o in zip(pairs // stride - 1, pairs % stride - 1)
+        ],
+        dtype=bool,
+    )
     return by_pair[inverse.reshape(-1)] & (activity.kind == ActivityKind.KERNEL)
 
 
